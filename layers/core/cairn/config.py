@@ -1,0 +1,61 @@
+"""The one settings class. Only composition roots (bootstrap, CLI) read it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MiB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
+
+    data_dir: Path = Path(".cairn")
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+    default_brain: str | None = Field(
+        default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")
+    )
+
+    embedder: Literal["onnx", "hash"] = "onnx"
+    """`hash` is a deterministic test embedder: it has no semantic signal, never use it to serve."""
+    onnx_threads: int = 0
+    """Intra-op threads for onnxruntime; 0 lets onnxruntime pick."""
+
+    # Ingest
+    ingest_root: Path | None = None
+    """`cairn serve` reads files for memory_ingest_file only below this directory (default: data_dir/ingest)."""
+    allow_any_local_file: bool = False
+    """Set by `cairn mcp` (stdio): the caller's own process may read the caller's own files."""
+    max_content_chars: int = 5_000_000
+    max_file_bytes: int = 25 * MiB
+    max_url_bytes: int = 5 * MiB
+    url_timeout_s: float = 20.0
+    url_max_redirects: int = 5
+    allow_private_urls: bool = False
+    """Allow memory_ingest_url to fetch loopback/private/link-local addresses (tests, closed networks)."""
+
+    chunk_target_chars: int = 1200
+    chunk_overlap_chars: int = 200
+
+    # Store protocol limits (Jeffs PROTOCOL.md "Body size limits")
+    max_put_bytes: int = 2 * MiB
+    max_batch_bytes: int = 8 * MiB
+    max_batch_ops: int = 1024
+    max_list_items: int = 10_000
+    events_ping_s: float = 25.0
+
+    # Retrieval
+    candidate_pool: int = 100
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+
+    @property
+    def resolved_ingest_root(self) -> Path:
+        return self.ingest_root if self.ingest_root is not None else self.data_dir / "ingest"

@@ -1,0 +1,59 @@
+"""Errors the core raises; each surface maps them onto its own error style."""
+
+from __future__ import annotations
+
+
+class CairnError(Exception):
+    """Base class. `code` is the machine-readable identifier surfaces expose."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(CairnError):
+    code = "not_found"
+
+
+class InvalidInput(CairnError):
+    code = "validation_error"
+
+
+class InvalidPath(InvalidInput):
+    code = "validation_error"
+
+
+class Conflict(CairnError):
+    code = "conflict"
+
+
+class PayloadTooLarge(CairnError):
+    code = "payload_too_large"
+
+
+class FileTooLarge(CairnError):
+    code = "file_too_large"
+
+
+class NoBrain(CairnError):
+    code = "no_brain"
+
+
+class Forbidden(CairnError):
+    code = "forbidden"
+
+
+class FetchRefused(CairnError):
+    """A URL the server will not fetch (private address, bad scheme)."""
+
+    code = "url_refused"
+
+
+class FetchFailed(CairnError):
+    code = "fetch_failed"
+
+
+class UnsupportedContent(InvalidInput):
+    code = "unsupported_content"

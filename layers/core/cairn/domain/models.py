@@ -1,0 +1,240 @@
+"""The shared domain model every surface maps onto (shared/DESIGN.md, "The shared domain model").
+
+Persistence adapters store these models as JSON; surfaces translate them into each seed's
+wire shapes. Fields a given issue does not use yet are kept so that later surfaces and jobs
+share one model.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MetadataValue = str | int | float | bool | None
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Visibility(StrEnum):
+    private = "private"
+    tenant = "tenant"
+    public = "public"
+
+
+class Brain(Model):
+    id: str
+    slug: str
+    name: str
+    visibility: Visibility = Visibility.private
+    owner_tenant: str = "local"
+    embedding_model: str
+    embedding_dim: int
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentSource(StrEnum):
+    ingest = "ingest"
+    extract = "extract"
+    compile = "compile"
+    reflect = "reflect"
+
+
+class DocumentStatus(StrEnum):
+    completed = "completed"
+    queued = "queued"
+    failed = "failed"
+
+
+class MemoryType(StrEnum):
+    event = "event"
+    fact = "fact"
+    decision = "decision"
+    status = "status"
+    note = "note"
+
+
+class MemoryFacet(Model):
+    """The typed part of a small document that is a *memory* (zengram, ThoughtMCP)."""
+
+    type: MemoryType = MemoryType.note
+    key: str | None = None
+    subject: str | None = None
+    status_value: str | None = None
+    importance: float | None = None
+    category: str | None = None
+    sector: str | None = None
+    strength: float | None = None
+    salience: float | None = None
+    source_agent: str | None = None
+    client_id: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    access_count: int = 0
+    last_access: datetime | None = None
+
+
+class Document(Model):
+    """Everything stored is a document; `version` increments on every write (OCC)."""
+
+    id: str
+    brain_id: str
+    path: str
+    title: str
+    content_type: str = "text/markdown"
+    source: DocumentSource = DocumentSource.ingest
+    checksum_sha256: str
+    byte_size: int
+    blob_key: str
+    version: int = 0
+    commit_sha: str
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    memory: MemoryFacet | None = None
+    status: DocumentStatus = DocumentStatus.completed
+    error: str | None = None
+    chunk_count: int = 0
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None = None
+
+
+class Chunk(Model):
+    """A span of a document's text, with the filter fields copied from its document."""
+
+    id: str
+    brain_id: str
+    document_id: str
+    path: str
+    ordinal: int
+    text: str
+    start: int = 0
+    end: int = 0
+    title: str = ""
+    tags: list[str] = Field(default_factory=list)
+    type: str | None = None
+    scope: str | None = None
+    sector: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    active: bool = True
+    created_at: datetime
+
+
+class Link(Model):
+    """A typed, weighted, temporal edge between documents or entities."""
+
+    id: str
+    brain_id: str
+    source_id: str
+    target_id: str
+    kind: str
+    weight: float = 1.0
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class Entity(Model):
+    id: str
+    brain_id: str
+    name: str
+    kind: str = "thing"
+    aliases: list[str] = Field(default_factory=list)
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionStatus(StrEnum):
+    open = "open"
+    closed = "closed"
+
+
+class Session(Model):
+    id: str
+    brain_id: str
+    title: str | None = None
+    actor_id: str | None = None
+    status: SessionStatus = SessionStatus.open
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    created_at: datetime
+    ended_at: datetime | None = None
+
+
+class MessageRole(StrEnum):
+    system = "system"
+    user = "user"
+    assistant = "assistant"
+    tool = "tool"
+
+
+class Message(Model):
+    id: str
+    session_id: str
+    brain_id: str
+    role: MessageRole
+    content: str
+    name: str | None = None
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class GapStatus(StrEnum):
+    open = "open"
+    resolved = "resolved"
+
+
+class Gap(Model):
+    """A question the brain could not answer well: a knowledge gap to fill."""
+
+    id: str
+    brain_id: str
+    query: str
+    context: str | None = None
+    status: GapStatus = GapStatus.open
+    created_at: datetime
+    resolved_at: datetime | None = None
+
+
+class RawData(Model):
+    """The original bytes a document was derived from, per (document, source)."""
+
+    id: str
+    brain_id: str
+    document_id: str
+    source: str
+    content_type: str
+    blob_key: str
+    byte_size: int
+    created_at: datetime
+
+
+class JobStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+
+
+class Job(Model):
+    id: str
+    kind: str
+    brain_id: str | None = None
+    principal: str | None = None
+    status: JobStatus = JobStatus.queued
+    progress: float = 0.0
+    input: dict[str, Any] = Field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 0
+    created_at: datetime
+    updated_at: datetime

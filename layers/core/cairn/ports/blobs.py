@@ -1,0 +1,18 @@
+"""BlobStore: bytes by key. Adapters: files (embedded), S3 (AWS)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class BlobStore(Protocol):
+    def put(self, key: str, data: bytes) -> None:
+        """Store `data` under `key`, replacing what was there; readers never see a partial write."""
+
+    def get(self, key: str) -> bytes:
+        """The bytes under `key`; raises NotFound."""
+
+    def delete(self, key: str) -> None:
+        """Remove `key`; deleting a missing key is not an error."""
+
+    def exists(self, key: str) -> bool: ...

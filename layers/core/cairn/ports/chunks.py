@@ -1,0 +1,65 @@
+"""ChunkIndex: chunks with their vectors, searchable by BM25 and vector similarity, fused.
+
+Filters apply inside each leg (not after fusion), so a filtered query still fills its
+candidate pool from matching chunks only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from cairn.domain.models import Chunk
+from cairn.ports.embedder import Vectors
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    brain_ids: tuple[str, ...]
+    path_prefixes: tuple[str, ...] = ()       # any of these prefixes
+    tags: tuple[str, ...] = ()                # every one of these tags
+    created_from: datetime | None = None      # inclusive
+    created_to: datetime | None = None        # exclusive
+    document_ids: tuple[str, ...] = ()        # restrict to these documents
+    active_only: bool = True
+
+
+@dataclass(frozen=True)
+class ChunkQuery:
+    text: str
+    vector: Sequence[float] | None
+    filter: ChunkFilter
+    top_k: int = 10
+    candidate_pool: int = 100                 # per leg
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    chunk: Chunk
+    score: float
+    bm25_rank: int | None = None              # 1-based rank in the BM25 leg
+    vector_rank: int | None = None            # 1-based rank in the vector leg
+    bm25_score: float | None = None
+    vector_similarity: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class ChunkIndex(Protocol):
+    def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        """Insert or replace chunks by id; `vectors` has one row per chunk."""
+
+    def delete_document(self, brain_id: str, document_id: str) -> int:
+        """Remove every chunk of a document; returns how many were removed."""
+
+    def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        """Hybrid search: both legs filtered, fused by weighted RRF, best first, at most top_k."""
+
+    def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
+        """A document's chunks in ordinal order."""
+
+    def count(self, brain_id: str) -> int: ...

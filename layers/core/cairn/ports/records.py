@@ -1,0 +1,74 @@
+"""RecordStore: versioned JSON items addressed by (partition key, sort key).
+
+One narrow port serves every record type: repositories in the core map domain models onto
+items (a single-table design, so the DynamoDB adapter is the same shape). Every write
+increments the item's `version`; a write may require the version it expects, which is how
+optimistic concurrency works on every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Item:
+    pk: str
+    sk: str
+    data: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+
+
+@dataclass(frozen=True)
+class Put:
+    """Write `item`. expected_version: None = unconditional, 0 = must not exist, N = must be at N."""
+
+    item: Item
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    """Remove (pk, sk). expected_version: None = if present, N = must be at N (0 is invalid)."""
+
+    pk: str
+    sk: str
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Item]
+    next_after: str | None = None
+
+
+class RecordStore(Protocol):
+    def get(self, pk: str, sk: str) -> Item | None: ...
+
+    def put(self, item: Item, expected_version: int | None = None) -> Item:
+        """Store the item and return it with its new version; raises Conflict on a version mismatch."""
+
+    def delete(self, pk: str, sk: str, expected_version: int | None = None) -> bool:
+        """Remove the item; True when it existed. Raises Conflict on a version mismatch."""
+
+    def query(
+        self,
+        pk: str,
+        prefix: str = "",
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        descending: bool = False,
+    ) -> Page:
+        """Items of `pk` whose sort key starts with `prefix`, ordered by sort key (bytewise).
+
+        `after` is an exclusive sort-key cursor; `next_after` is set when `limit` cut the page.
+        """
+
+    def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
+        """Apply every op or none; returns the written items (puts only) in op order.
+
+        Raises Conflict (and writes nothing) when any condition fails.
+        """

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
-
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -12,7 +10,7 @@ MiB = 1024 * 1024
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore", populate_by_name=True)
 
     data_dir: Path = Path(".cairn")
     host: str = "127.0.0.1"
@@ -22,8 +20,6 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")
     )
 
-    embedder: Literal["onnx", "hash"] = "onnx"
-    """`hash` is a deterministic test embedder: it has no semantic signal, never use it to serve."""
     onnx_threads: int = 0
     """Intra-op threads for onnxruntime; 0 lets onnxruntime pick."""
 
@@ -40,8 +36,8 @@ class Settings(BaseSettings):
     allow_private_urls: bool = False
     """Allow memory_ingest_url to fetch loopback/private/link-local addresses (tests, closed networks)."""
 
-    chunk_target_chars: int = 1200
-    chunk_overlap_chars: int = 200
+    chunk_target_chars: int = 700
+    chunk_overlap_chars: int = 120
 
     # Store protocol limits (Jeffs PROTOCOL.md "Body size limits")
     max_put_bytes: int = 2 * MiB

@@ -1,0 +1,195 @@
+"""SQLite schema of the embedded ChunkIndex, row ↔ Chunk mapping and the filter clause.
+
+`chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap);
+title and text live in the brain's own FTS5 table under the same rowid.
+`brain_state.generation` changes in every write transaction touching a brain, so readers can
+cache per-brain row arrays and revalidate them with one indexed lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ChunkFilter
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    brain_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    tags TEXT NOT NULL,
+    type TEXT,
+    scope TEXT,
+    sector TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    active INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    vec_row INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_brain_path ON chunks (brain_id, path);
+CREATE INDEX IF NOT EXISTS chunks_brain_document ON chunks (brain_id, document_id, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_brain_created ON chunks (brain_id, created_ms);
+CREATE INDEX IF NOT EXISTS chunks_brain_rows ON chunks (brain_id, active, vec_row, created_ms);
+
+CREATE TABLE IF NOT EXISTS chunk_tags (
+    tag TEXT NOT NULL,
+    chunk_rowid INTEGER NOT NULL,
+    PRIMARY KEY (tag, chunk_rowid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunk_tags_rowid ON chunk_tags (chunk_rowid);
+
+CREATE TABLE IF NOT EXISTS brain_state (
+    seq INTEGER PRIMARY KEY,
+    brain_id TEXT NOT NULL UNIQUE,
+    generation INTEGER NOT NULL
+);
+"""
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def fts_table(seq: int) -> str:
+    """Each brain has its own FTS5 table (title, text; it also stores them): BM25 statistics
+    and the cost of common terms stay within the brain."""
+    return f"chunks_fts_{seq}"
+
+
+def fts_ddl(seq: int) -> str:
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(seq)} USING fts5(title, text, tokenize='{TOKENIZER}')"
+    )
+
+
+COLUMNS = (
+    'id, brain_id, document_id, path, ordinal, start, "end", tags, type, scope, sector, '
+    "valid_from, valid_to, active, created_at, created_ms, vec_row"
+)
+INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 17)}) RETURNING rowid"
+
+
+def select(table: str, *, by_ids: bool = False) -> str:
+    """Full chunk rows with their title and text from the brain's FTS table; alias `c`.
+
+    With `by_ids` the rows are those whose ids are in the JSON array bound first; CROSS JOIN
+    pins the join order so SQLite looks each one up instead of scanning the brain.
+    """
+    cols = ", ".join(f"c.{col.strip()}" for col in COLUMNS.split(","))
+    driver = "json_each(?) j CROSS JOIN chunks c ON c.id = j.value" if by_ids else "chunks c"
+    return f"SELECT {cols}, f.title, f.text FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MAX_CHAR = "\U0010ffff"
+
+
+def epoch_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch; a naive datetime is taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+def prefix_range(prefix: str) -> tuple[str, str | None]:
+    """[low, high) holding exactly the texts that start with `prefix` (high None: unbounded).
+
+    SQLite compares text as UTF-8 bytes, which orders like code points: bump the last
+    character that can be bumped, skipping the surrogates UTF-8 cannot encode.
+    """
+    stem = prefix.rstrip(_MAX_CHAR)
+    if not stem:
+        return prefix, None
+    following = ord(stem[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:
+        following = 0xE000
+    return prefix, stem[:-1] + chr(following)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
+    return (
+        chunk.id, chunk.brain_id, chunk.document_id, chunk.path, chunk.ordinal, chunk.start,
+        chunk.end, json.dumps(chunk.tags), chunk.type, chunk.scope, chunk.sector,
+        _iso(chunk.valid_from), _iso(chunk.valid_to), int(chunk.active),
+        chunk.created_at.isoformat(), epoch_ms(chunk.created_at), vec_row,
+    )  # fmt: skip
+
+
+def from_row(row: Sequence[Any]) -> Chunk:
+    (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector,
+     valid_from, valid_to, active, created_at, _ms, _vec, title, text) = row  # fmt: skip
+    return Chunk(
+        id=id_,
+        brain_id=brain_id,
+        document_id=document_id,
+        path=path,
+        ordinal=ordinal,
+        text=text,
+        start=start,
+        end=end,
+        title=title,
+        tags=json.loads(tags),
+        type=type_,
+        scope=scope,
+        sector=sector,
+        valid_from=_when(valid_from),
+        valid_to=_when(valid_to),
+        active=bool(active),
+        created_at=datetime.fromisoformat(created_at),
+    )
+
+
+def is_plain(chunk_filter: ChunkFilter) -> bool:
+    """True when the filter only names brains (and maybe active_only): served from caches."""
+    f = chunk_filter
+    return not (
+        f.path_prefixes or f.tags or f.document_ids or f.created_from is not None or f.created_to is not None
+    )
+
+
+def where(chunk_filter: ChunkFilter, brain_ids: Sequence[str]) -> tuple[str, list[object]]:
+    """SQL condition on alias `c` for the filter, restricted to `brain_ids`."""
+    f = chunk_filter
+    parts = [f"c.brain_id IN ({', '.join('?' * len(brain_ids))})"]
+    params: list[object] = list(brain_ids)
+    if f.active_only:
+        parts.append("c.active = 1")
+    if f.path_prefixes and "" not in f.path_prefixes:
+        ranges = [prefix_range(prefix) for prefix in f.path_prefixes]
+        parts.append(
+            "("
+            + " OR ".join("(c.path >= ? AND c.path < ?)" if high else "c.path >= ?" for _, high in ranges)
+            + ")"
+        )
+        for low, high in ranges:
+            params += [low] if high is None else [low, high]
+    for tag in dict.fromkeys(f.tags):
+        parts.append("EXISTS (SELECT 1 FROM chunk_tags t WHERE t.tag = ? AND t.chunk_rowid = c.rowid)")
+        params.append(tag)
+    if f.created_from is not None:
+        parts.append("c.created_ms >= ?")
+        params.append(epoch_ms(f.created_from))
+    if f.created_to is not None:
+        parts.append("c.created_ms < ?")
+        params.append(epoch_ms(f.created_to))
+    if f.document_ids:
+        parts.append(f"c.document_id IN ({', '.join('?' * len(f.document_ids))})")
+        params += list(f.document_ids)
+    return " AND ".join(parts), params

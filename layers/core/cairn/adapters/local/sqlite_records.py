@@ -1,0 +1,277 @@
+"""RecordStore on one SQLite file: a single WAL-mode table of versioned JSON items.
+
+Concurrency: one connection per thread; every write is a `BEGIN IMMEDIATE` transaction, so the
+version check and the write happen under SQLite's single writer lock (no lost updates).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.ports.records import Delete, Item, Page, Put
+
+# Store-protocol batches hold up to 1,024 ops, each writing a document and its id pointer.
+# (DynamoDB caps TransactWriteItems at 100 items; its adapter must stage larger commits.)
+MAX_TRANSACT_OPS = 4096
+MAX_PK_BYTES = 2048
+MAX_SK_BYTES = 1024
+BUSY_TIMEOUT_S = 10.0
+BEGIN_RETRY_S = 30.0  # extra patience when SQLite reports BUSY without waiting (e.g. WAL recovery)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS items (
+    pk TEXT NOT NULL,
+    sk TEXT NOT NULL,
+    data TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (pk, sk)
+) WITHOUT ROWID
+"""
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string above every string that starts with `prefix`; None when unbounded.
+
+    UTF-8 byte order equals code point order, so this works on characters: drop trailing
+    U+10FFFF (nothing sorts after them within the prefix), then bump the last character,
+    skipping the surrogate block that UTF-8 cannot encode.
+    """
+    stem = prefix.rstrip("\U0010ffff")
+    if not stem:
+        return None
+    nxt = ord(stem[-1]) + 1
+    if 0xD800 <= nxt <= 0xDFFF:
+        nxt = 0xE000
+    return stem[:-1] + chr(nxt)
+
+
+def check_key(pk: str, sk: str) -> None:
+    check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
+    check_text("sk", sk, MAX_SK_BYTES, allow_empty=False)
+
+
+def check_text(name: str, value: object, max_bytes: int, *, allow_empty: bool) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if not value and not allow_empty:
+        raise InvalidInput(f"{name} must not be empty")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{name} is not valid Unicode text") from exc
+    if size > max_bytes:
+        raise InvalidInput(f"{name} exceeds {max_bytes} bytes")
+
+
+def encode_data(data: object) -> str:
+    if not isinstance(data, dict):
+        raise InvalidInput("item data must be a JSON object")
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"item data is not plain JSON: {exc}") from exc
+
+
+def validate_ops(ops: Sequence[Put | Delete]) -> None:
+    if len(ops) > MAX_TRANSACT_OPS:
+        raise InvalidInput(f"a transaction takes at most {MAX_TRANSACT_OPS} operations")
+    seen: set[tuple[str, str]] = set()
+    for op in ops:
+        pk, sk = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+        check_key(pk, sk)
+        expected = op.expected_version
+        if expected is not None and (expected < 0 or (isinstance(op, Delete) and expected == 0)):
+            raise InvalidInput(f"invalid expected_version {expected} for {pk!r}/{sk!r}")
+        if (pk, sk) in seen:
+            raise InvalidInput(f"a transaction touches {pk!r}/{sk!r} more than once")
+        seen.add((pk, sk))
+
+
+def check_condition(pk: str, sk: str, expected: int | None, current: int | None) -> None:
+    """Raise Conflict unless the stored version (None = absent) satisfies `expected`."""
+    if expected is None:
+        return
+    found = current or 0
+    if found != expected:
+        state = f"version {found}" if current else "no item"
+        raise Conflict(f"{pk!r}/{sk!r}: expected version {expected}, found {state}")
+
+
+class SqliteRecordStore:
+    def __init__(self, path: Path) -> None:
+        self._path = Path(path)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        self._closed = False
+        conn = self._conn()
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(_SCHEMA)
+
+    # -- RecordStore -------------------------------------------------------------------------
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        check_key(pk, sk)
+        row = (
+            self._conn()
+            .execute("SELECT data, version FROM items WHERE pk = ? AND sk = ?", (pk, sk))
+            .fetchone()
+        )
+        return None if row is None else Item(pk, sk, json.loads(row[0]), row[1])
+
+    def put(self, item: Item, expected_version: int | None = None) -> Item:
+        return self.transact([Put(item, expected_version)])[0]
+
+    def delete(self, pk: str, sk: str, expected_version: int | None = None) -> bool:
+        validate_ops([Delete(pk, sk, expected_version)])
+        with self._write() as conn:
+            current = _version(conn, pk, sk)
+            check_condition(pk, sk, expected_version, current)
+            conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", (pk, sk))
+        return current is not None
+
+    def query(
+        self,
+        pk: str,
+        prefix: str = "",
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        descending: bool = False,
+    ) -> Page:
+        check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
+        check_text("prefix", prefix, MAX_SK_BYTES, allow_empty=True)
+        if after is not None:
+            check_text("after", after, MAX_SK_BYTES, allow_empty=True)
+        if limit is not None and limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        where, args = ["pk = ?"], [pk]
+        upper = prefix_upper_bound(prefix)
+        if prefix:
+            where.append("sk >= ?")
+            args.append(prefix)
+        if upper is not None:
+            where.append("sk < ?")
+            args.append(upper)
+        if after is not None:
+            where.append("sk < ?" if descending else "sk > ?")
+            args.append(after)
+        sql = f"SELECT sk, data, version FROM items WHERE {' AND '.join(where)}"
+        sql += f" ORDER BY sk {'DESC' if descending else 'ASC'}"
+        params: list[Any] = list(args)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit + 1)  # one extra row tells whether the page was cut
+        rows = self._conn().execute(sql, params).fetchall()
+        items = [Item(pk, sk, json.loads(data), version) for sk, data, version in rows]
+        if limit is not None and len(items) > limit:
+            items = items[:limit]
+            return Page(items, next_after=items[-1].sk)
+        return Page(items)
+
+    def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
+        validate_ops(ops)
+        encoded = [encode_data(op.item.data) if isinstance(op, Put) else "" for op in ops]
+        written: list[tuple[Put, str, int]] = []
+        with self._write() as conn:
+            for op, text in zip(ops, encoded, strict=True):
+                if isinstance(op, Put):
+                    written.append((op, text, self._apply_put(conn, op, text)))
+                else:
+                    check_condition(op.pk, op.sk, op.expected_version, _version(conn, op.pk, op.sk))
+                    conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", (op.pk, op.sk))
+        return [Item(op.item.pk, op.item.sk, json.loads(text), v) for op, text, v in written]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every thread's connection; the store is unusable afterwards."""
+        with self._lock:
+            self._closed = True
+            conns, self._conns = self._conns, []
+        for _, conn in conns:
+            conn.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _apply_put(self, conn: sqlite3.Connection, op: Put, text: str) -> int:
+        pk, sk = op.item.pk, op.item.sk
+        current = _version(conn, pk, sk)
+        check_condition(pk, sk, op.expected_version, current)
+        version = (current or 0) + 1
+        conn.execute(
+            "INSERT INTO items (pk, sk, data, version) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (pk, sk) DO UPDATE SET data = excluded.data, version = excluded.version",
+            (pk, sk, text, version),
+        )
+        return version
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("SqliteRecordStore is closed")
+            # check_same_thread=False only so close() may close connections from any thread;
+            # each connection is used solely by the thread that opened it.
+            conn = sqlite3.connect(
+                self._path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._prune_dead_threads()
+            self._conns.append((threading.current_thread(), conn))
+        self._local.conn = conn
+        return conn
+
+    def _prune_dead_threads(self) -> None:
+        alive = []
+        for thread, conn in self._conns:
+            if thread.is_alive():
+                alive.append((thread, conn))
+            else:
+                conn.close()
+        self._conns = alive
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        _begin_immediate(conn)
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+def _version(conn: sqlite3.Connection, pk: str, sk: str) -> int | None:
+    row = conn.execute("SELECT version FROM items WHERE pk = ? AND sk = ?", (pk, sk)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _begin_immediate(conn: sqlite3.Connection) -> None:
+    """Take the write lock, retrying the rare BUSY that SQLite returns without using busy_timeout."""
+    deadline = time.monotonic() + BEGIN_RETRY_S
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # primary code of an extended one
+            if code not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay * (1 + random.random()))
+        delay = min(delay * 2, 0.1)

@@ -1,0 +1,67 @@
+"""One SQLite connection per thread (WAL), with write and read-snapshot transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BUSY_TIMEOUT_S = 30.0
+
+
+class ThreadConnections:
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._local = threading.local()
+        self._conns: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
+        self._lock = threading.Lock()
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.get().execute("PRAGMA journal_mode=WAL")
+
+    def get(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        conn = sqlite3.connect(
+            self.db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+        )
+        conn.execute("PRAGMA synchronous=NORMAL")
+        with self._lock:
+            for ident, (thread, old) in list(self._conns.items()):
+                if not thread.is_alive():  # a finished thread never uses its connection again
+                    old.close()
+                    del self._conns[ident]
+            self._conns[threading.get_ident()] = (threading.current_thread(), conn)
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding SQLite's writer lock from the start."""
+        conn = self.get()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement inside sees the same committed state."""
+        conn = self.get()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            for _thread, conn in self._conns.values():
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()

@@ -1,0 +1,117 @@
+"""Append-only float32 vector files, one per brain, read through a memory map.
+
+A row is written once and never changed: re-upserting a chunk appends a new row and the old
+one is simply no longer referenced (the chunk table holds each chunk's `vec_row`). Readers use
+the current mapping without locks; appends and remaps are serialised per file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+Rows = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float32]
+
+# Above this share of a file's rows, one pass over the whole matrix beats gathering rows
+# (gathering copies every selected row first).
+_FULL_SCAN_SHARE = 0.25
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,100}")
+
+
+def unit_rows(vectors: npt.ArrayLike) -> Floats:
+    """float32 copy with every non-zero row scaled to length 1."""
+    matrix = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
+def file_name(brain_id: str) -> str:
+    if _SAFE_NAME.fullmatch(brain_id):
+        return f"{brain_id}.f32"
+    return f"h-{hashlib.sha256(brain_id.encode()).hexdigest()}.f32"
+
+
+class VectorFile:
+    """The vectors of one brain: `rows × dimension` float32, little-endian, row-major."""
+
+    def __init__(self, path: Path, dimension: int) -> None:
+        self.path = path
+        self.dimension = dimension
+        self._row_bytes = 4 * dimension
+        self._lock = threading.Lock()
+        self._matrix: Floats = np.zeros((0, dimension), dtype=np.float32)
+        if path.exists():
+            with path.open("r+b") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                # A crash mid-append can leave a partial row; drop it so rows stay aligned.
+                size = fh.seek(0, os.SEEK_END)
+                if size % self._row_bytes:
+                    fh.truncate(size - size % self._row_bytes)
+            self._remap()
+
+    @property
+    def rows(self) -> int:
+        return int(self._matrix.shape[0])
+
+    def append(self, vectors: Floats) -> Rows:
+        """Write rows at the end of the file; returns their row numbers."""
+        data = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
+        with self._lock, self.path.open("ab") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)  # another process may append to the same brain
+            first = fh.seek(0, os.SEEK_END) // self._row_bytes
+            fh.write(data)
+            fh.flush()
+            self._remap()
+        return np.arange(first, first + len(data) // self._row_bytes, dtype=np.int64)
+
+    def similarities(self, rows: Rows, query: Floats) -> Floats:
+        """Dot product of each given row with `query` (cosine when both are unit length)."""
+        if rows.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        matrix = self._matrix
+        if int(rows.max()) >= matrix.shape[0]:  # another process appended since our last map
+            with self._lock:
+                self._remap()
+            matrix = self._matrix
+        if rows.size >= _FULL_SCAN_SHARE * matrix.shape[0]:
+            return np.asarray(matrix @ query)[rows]
+        return np.asarray(matrix[rows] @ query)
+
+    def _remap(self) -> None:
+        rows = self.path.stat().st_size // self._row_bytes
+        if rows == 0:
+            self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+            return
+        mapped = np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dimension))
+        self._matrix = np.asarray(mapped)
+
+
+class VectorStore:
+    """Lazily opened VectorFile per brain under one directory."""
+
+    def __init__(self, directory: Path, dimension: int) -> None:
+        self.directory = directory
+        self.dimension = dimension
+        directory.mkdir(parents=True, exist_ok=True)
+        self._files: dict[str, VectorFile] = {}
+        self._lock = threading.Lock()
+
+    def file(self, brain_id: str) -> VectorFile:
+        found = self._files.get(brain_id)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._files.get(brain_id)
+            if found is None:
+                found = VectorFile(self.directory / file_name(brain_id), self.dimension)
+                self._files[brain_id] = found
+            return found

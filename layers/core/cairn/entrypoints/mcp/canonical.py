@@ -1,0 +1,260 @@
+"""The canonical surface: Jeffs Brain's `memory_*` tools (seed 000), translation only.
+
+Each handler resolves the brain, calls one service and shapes the seed's output: a short summary
+in content[0].text and the raw payload in structuredContent. Argument rules live in the models
+below and are advertised verbatim by tools/list; errors follow errors.py.
+
+Where the seed contradicts itself, the pinned wire types win: memory_ingest_file (and the server
+path of memory_ingest_url) return IngestResponse with `status: "completed"` (or "queued" once
+ingest runs as a job), not the `'ingested'` of the tool's sketch. memory_ingest_url always takes the
+server path. Paths on the wire are the brain's canonical relative paths (`memory/global/x.md`, as
+the store protocol has them); the seed's leading-slash spelling is accepted on input.
+Not here yet: memory_ask, memory_extract, memory_reflect, memory_consolidate, and session recall
+(memory_recall with session_id answers `not_implemented`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import AfterValidator, AnyUrl, BaseModel, Field, TypeAdapter, ValidationError, WithJsonSchema
+
+from cairn import __version__
+from cairn.entrypoints.mcp.errors import NotAvailable, error_result
+from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer, ToolArgs, make_tool
+from cairn.entrypoints.mcp.wire import (
+    BrainList,
+    BrainRecord,
+    DocumentRecord,
+    IngestResponse,
+    IngestUrlServer,
+    SearchResponse,
+)
+from cairn.services.search import SearchResult
+
+SUMMARY_HITS = 5
+SUMMARY_CHARS = 320
+
+_url_adapter: TypeAdapter[AnyUrl] = TypeAdapter(AnyUrl)
+
+
+def _valid_url(value: str) -> str:
+    try:
+        _url_adapter.validate_python(value)
+    except ValidationError:
+        raise ValueError("must be a valid URL") from None
+    return value  # the caller's spelling, not pydantic's normalised form
+
+
+BrainRef = Annotated[
+    str | None, Field(description="Brain id or slug (default: JBMCP_DEFAULT_BRAIN, else the first brain).")
+]
+Query = Annotated[str, Field(min_length=1, max_length=4096, description="What to look for.")]
+Url = Annotated[str, AfterValidator(_valid_url), WithJsonSchema({"type": "string", "format": "uri"})]
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class SearchArgs(ToolArgs):
+    query: Query
+    brain: BrainRef = None
+    top_k: Annotated[int, Field(ge=1, le=100, description="How many hits to return.")] = 10
+    scope: Annotated[
+        Literal["all", "global", "project", "agent"] | None,
+        Field(description="Memory namespace: memory/global/, memory/project/…, memory/agent/…, or all."),
+    ] = None
+    sort: Annotated[
+        Literal["relevance", "recency", "relevance_then_recency"] | None,
+        Field(
+            description="Ranking: fused relevance (default), newest first, or relevance with recency ties."
+        ),
+    ] = None
+
+
+class RecallArgs(ToolArgs):
+    query: Query
+    brain: BrainRef = None
+    scope: Annotated[Literal["global", "project", "agent"] | None, Field(description="Memory namespace.")] = (
+        None
+    )
+    session_id: Annotated[
+        str | None, Field(description="Session whose recent context weights the recall.")
+    ] = None
+    top_k: Annotated[int | None, Field(ge=1, le=50, description="How many hits to return (default 10).")] = (
+        None
+    )
+
+
+class RememberArgs(ToolArgs):
+    content: Annotated[str, Field(min_length=1, max_length=5_000_000, description="Markdown body.")]
+    title: Annotated[
+        str | None, Field(min_length=1, max_length=512, description="Title (default: the first heading).")
+    ] = None
+    brain: BrainRef = None
+    tags: Annotated[list[Tag] | None, Field(max_length=64, description="Tags, stored as metadata.tags.")] = (
+        None
+    )
+    path: Annotated[
+        str | None,
+        Field(min_length=1, max_length=1024, description="Document path (default memory/global/<slug>.md)."),
+    ] = None
+
+
+class IngestFileArgs(ToolArgs):
+    path: Annotated[str, Field(description="Absolute or relative local path.")]
+    brain: BrainRef = None
+    as_: Annotated[
+        Literal["markdown", "text", "pdf", "json"] | None,
+        Field(alias="as", description="Content type (default: inferred from the extension)."),
+    ] = None
+
+
+class IngestUrlArgs(ToolArgs):
+    url: Annotated[Url, Field(description="The http(s) URL to fetch.")]
+    brain: BrainRef = None
+
+
+class CreateBrainArgs(ToolArgs):
+    name: Annotated[str, Field(min_length=1, max_length=128, description="Display name.")]
+    slug: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=64,
+            pattern=r"^[a-z0-9][a-z0-9-]*$",
+            description="Default: from the name.",
+        ),
+    ] = None
+    visibility: Literal["private", "tenant", "public"] = "private"
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+def _ok(text: str, payload: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=payload.model_dump(mode="json")
+    )
+
+
+def search_summary(result: SearchResult) -> str:
+    """`#N score=S path` then the hit's first 320 characters, for the top five hits."""
+    if not result.hits:
+        return f"No memory notes match {result.query!r}."
+    return "\n\n".join(
+        f"#{n} score={hit.score:.4f} {hit.path}\n{hit.content[:SUMMARY_CHARS]}"
+        for n, hit in enumerate(result.hits[:SUMMARY_HITS], start=1)
+    )
+
+
+class CanonicalTools:
+    def __init__(self, deps: SurfaceDeps) -> None:
+        self.c = deps.container
+        self.local_files = deps.local_files
+
+    def search(self, a: SearchArgs) -> CallToolResult:
+        brain = self.c.brains.resolve(a.brain)
+        result = self.c.search.search(
+            brain, a.query, top_k=a.top_k, scope=a.scope, sort=a.sort or "relevance"
+        )
+        return _ok(search_summary(result), SearchResponse.of(result))
+
+    def recall(self, a: RecallArgs) -> CallToolResult:
+        if a.session_id:
+            raise NotAvailable(
+                "session recall is not available yet; call memory_recall without session_id "
+                "(it then behaves exactly like memory_search)"
+            )
+        return self.search(SearchArgs(query=a.query, brain=a.brain, top_k=a.top_k or 10, scope=a.scope))
+
+    def remember(self, a: RememberArgs) -> CallToolResult:
+        brain = self.c.brains.resolve(a.brain)
+        doc = self.c.ingest.remember(brain, a.content, title=a.title, tags=a.tags, path=a.path)
+        return _ok(f"Remembered {doc.id} at {doc.path}", DocumentRecord.of(doc))
+
+    def ingest_file(self, a: IngestFileArgs) -> CallToolResult:
+        brain = self.c.brains.resolve(a.brain)
+        result = IngestResponse.of(self.c.ingest.ingest_file(brain, a.path, self.local_files, kind=a.as_))
+        return _ok(_ingest_summary(a.path, result), result)
+
+    def ingest_url(self, a: IngestUrlArgs) -> CallToolResult:
+        brain = self.c.brains.resolve(a.brain)
+        result = IngestResponse.of(self.c.ingest.ingest_url(brain, a.url))
+        return _ok(_ingest_summary(a.url, result), IngestUrlServer(result=result))
+
+    def create_brain(self, a: CreateBrainArgs) -> CallToolResult:
+        brain = BrainRecord.of(self.c.brains.create(a.name, a.slug, a.visibility))
+        return _ok(f"Created brain {brain.slug} ({brain.id}, {brain.visibility})", brain)
+
+    def list_brains(self, _: NoArgs) -> CallToolResult:
+        items = [BrainRecord.of(b) for b in self.c.brains.list()]
+        lines = [f"- {b.slug} ({b.id}): {b.name}" for b in items]
+        return _ok("\n".join([f"{len(items)} brain(s)", *lines]), BrainList(items=items))
+
+
+def _ingest_summary(source: str, r: IngestResponse) -> str:
+    reused = ", unchanged" if r.reused else ""
+    return (
+        f"Ingested {source} as {r.path} ({r.document_id}, {r.chunk_count} chunks{reused}); status {r.status}"
+    )
+
+
+def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
+    t = CanonicalTools(deps)
+    tools = [
+        make_tool(
+            "memory_search",
+            "Search memory notes in a brain and return matching note content with citations. scope selects "
+            "the memory namespace, and sort controls whether relevance or recency wins.",
+            SearchArgs,
+            t.search,
+            SearchResponse,
+        ),
+        make_tool(
+            "memory_recall",
+            "Recall memories for a query. Pass session_id to weight recent session context; otherwise uses "
+            "the dedicated memory-search surface. scope selects the memory namespace rather than a generic "
+            "metadata filter.",
+            RecallArgs,
+            t.recall,
+            SearchResponse,
+        ),
+        make_tool(
+            "memory_remember",
+            "Store a new memory (markdown document) in the brain. Returns the created document id and path.",
+            RememberArgs,
+            t.remember,
+            DocumentRecord,
+        ),
+        make_tool(
+            "memory_ingest_file",
+            "Ingest a local file (<= 25 MB) into the brain. Returns the ingest result.",
+            IngestFileArgs,
+            t.ingest_file,
+            IngestResponse,
+        ),
+        make_tool(
+            "memory_ingest_url",
+            "Fetch a URL and ingest its contents into the brain. Uses the server-side /ingest/url endpoint "
+            "when available; otherwise fetches locally and creates a document.",
+            IngestUrlArgs,
+            t.ingest_url,
+            IngestUrlServer,
+        ),
+        make_tool(
+            "memory_create_brain",
+            "Create a new brain. Generates a slug from the name if one is not provided.",
+            CreateBrainArgs,
+            t.create_brain,
+            BrainRecord,
+        ),
+        make_tool(
+            "memory_list_brains",
+            "List all brains the caller has access to.",
+            NoArgs,
+            t.list_brains,
+            BrainList,
+        ),
+    ]
+    return SurfaceServer("cairn", version=__version__, tools=tools, render_error=error_result)

@@ -1,0 +1,96 @@
+"""MCP over streamable HTTP, mounted on the FastAPI app: `/mcp` (canonical), later `/mcp/<surface>`.
+
+Stateless and per request (shared/DESIGN.md, "Serving MCP under Mangum"): every HTTP request gets a
+fresh streamable-HTTP sub-app whose lifespan is entered around the call, so the same app works
+under uvicorn and under Mangum with `lifespan="off"`. Responses are plain JSON; a tool that streams
+progress (memory_ask, later) needs SSE mode when the request carries a progress token.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from cairn.entrypoints.mcp.server import SURFACES, build_server, http_path
+from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
+from cairn.services.ingest import LocalFilePolicy
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from cairn.bootstrap import Container
+
+NO_STREAM = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "Method Not Allowed: no SSE stream"},
+}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
+MiB = 1024 * 1024
+
+
+class PerRequestMCP:
+    """ASGI endpoint: a fresh stateless session manager per HTTP request."""
+
+    def __init__(
+        self, server: SurfaceServer, *, path: str, security: TransportSecuritySettings, max_body: int
+    ) -> None:
+        self.server = server
+        self.path = path
+        self.security = security
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD"):
+            # Stateless: there is no session a standalone SSE stream could serve, and an idle stream
+            # would hold a Lambda invocation open. The spec allows 405 here.
+            await JSONResponse(NO_STREAM, status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+            return
+        sub = self.server.streamable_http_app(
+            streamable_http_path=self.path,
+            stateless_http=True,
+            json_response=True,
+            transport_security=self.security,
+            max_request_body_size=self.max_body,
+        )
+        async with sub.router.lifespan_context(sub):
+            await sub(scope, receive, send)
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for loopback clients and the configured host. A server bound to
+    every interface is meant to be reached under names it cannot know, so the Host check is off
+    there (authentication, not the Host header, protects such a deployment)."""
+    if host in WILDCARD_BINDS:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    named = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, named]))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for h in hosts for form in (h, f"{h}:*")],
+        allowed_origins=[
+            f"{scheme}://{h}{port}" for h in hosts for scheme in ("http", "https") for port in ("", ":*")
+        ],
+    )
+
+
+def mount_mcp(app: FastAPI, container: Container) -> None:
+    """Route POST/GET/DELETE on every surface's path; memory_ingest_file reads only below the ingest root."""
+    settings = container.settings
+    deps = SurfaceDeps(
+        container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
+    )
+    security = transport_security(settings.host)
+    # A JSON string may escape every character as \uXXXX: room for the largest note plus framing.
+    max_body = 6 * settings.max_content_chars + MiB
+    for surface in SURFACES:
+        path = http_path(surface)
+        endpoint = PerRequestMCP(build_server(surface, deps), path=path, security=security, max_body=max_body)
+        app.router.routes.append(
+            Route(path, endpoint, methods=["POST", "GET", "DELETE"], include_in_schema=False)
+        )

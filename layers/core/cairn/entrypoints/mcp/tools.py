@@ -1,0 +1,140 @@
+"""Surface-independent MCP machinery: tools built from pydantic argument models, clean input
+schemas, and one place where every tool failure becomes the surface's own error result.
+
+A tool is `handler(args) -> CallToolResult`, where `args` is a validated `ToolArgs` model. The
+model is the contract: its JSON Schema (cleaned of pydantic's titles and nullable arms) is what
+tools/list advertises, and the same model validates the call, so a schema violation never reaches
+a service and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cairn.domain.errors import CairnError
+from cairn.services.ingest import LocalFilePolicy
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
+
+log = logging.getLogger("cairn.mcp")
+
+ArgsT = TypeVar("ArgsT", bound="ToolArgs")
+ErrorRenderer = Callable[[str, str], CallToolResult]
+"""(code, message) -> the surface's error result (isError true)."""
+
+
+class ToolArgs(ArgModelBase):
+    """Base of every tool's argument model. Unknown keys are ignored, as the seeds' zod objects do."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+
+@dataclass(frozen=True)
+class SurfaceDeps:
+    """What a surface's tools may use. `local_files` is decided by the transport: below the ingest
+    root over HTTP, the caller's own files over stdio."""
+
+    container: Container
+    local_files: LocalFilePolicy
+
+
+def make_tool(
+    name: str,
+    description: str,
+    args: type[ArgsT],
+    handler: Callable[[ArgsT], CallToolResult],
+    output: type[BaseModel] | None = None,
+) -> Tool:
+    """A sync tool (the SDK runs it in a worker thread) whose input schema is `args`' schema."""
+
+    def fn(**validated: Any) -> CallToolResult:
+        return handler(args.model_validate(validated))
+
+    return Tool(
+        fn=fn,
+        name=name,
+        title=None,
+        description=description,
+        parameters=clean_schema(args.model_json_schema(by_alias=True)),
+        fn_metadata=FuncMetadata(arg_model=args, output_model=output),
+        is_async=False,
+        context_kwarg=None,
+        annotations=None,
+    )
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's `title`s, and turn `anyOf [T, null]` with `default: null` (an optional
+    Python argument) into plain `T`: optional means "may be omitted", as in the seeds."""
+    out = {k: v for k, v in schema.items() if k != "title"}
+    if "properties" in out:
+        out["properties"] = {name: _clean_property(prop) for name, prop in out["properties"].items()}
+    if "items" in out and isinstance(out["items"], dict):
+        out["items"] = clean_schema(out["items"])
+    return out
+
+
+def _clean_property(prop: dict[str, Any]) -> dict[str, Any]:
+    arms = prop.get("anyOf")
+    if isinstance(arms, list) and prop.get("default", ...) is None:
+        kept = [a for a in arms if a != {"type": "null"}]
+        if len(kept) == 1:
+            rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            prop = {**kept[0], **rest}
+    return clean_schema(prop)
+
+
+def validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class SurfaceServer(MCPServer[Any]):
+    """An MCPServer whose tool failures all go through one `ErrorRenderer`:
+    bad arguments -> validation_error, CairnError -> its code and message, a crash -> internal_error
+    (logged with its traceback, its text withheld from the caller)."""
+
+    def __init__(
+        self, name: str, *, version: str, tools: Sequence[Tool], render_error: ErrorRenderer
+    ) -> None:
+        # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
+        super().__init__(name, version=version, tools=list(tools), log_level="WARNING")
+        self.tool_names = frozenset(t.name for t in tools)
+        self.render_error = render_error
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            code, message = self._classify(name, exc)
+            return self.render_error(code, message)
+
+    def _classify(self, name: str, exc: ToolError) -> tuple[str, str]:
+        cause = exc.__cause__
+        if name not in self.tool_names:
+            return "unknown_tool", f"unknown tool: {name}"
+        if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+            log.info("tool %s rejected arguments: %s", name, validation_message(cause))
+            return "validation_error", validation_message(cause)
+        if isinstance(cause, CairnError):
+            log.info("tool %s failed: %s: %s", name, cause.code, cause.message)
+            return cause.code, cause.message
+        log.error("tool %s crashed", name, exc_info=cause or exc)
+        return "internal_error", f"internal error in {name}"

@@ -1,0 +1,135 @@
+"""The Jeffs Brain HTTP store protocol under /v1/brains/{brainId}/documents (PROTOCOL.md).
+
+Reads carry `Cache-Control: no-store`; mutations answer 204 with no caching headers.
+X-Tenant-Id, X-Workspace-Id, Idempotency-Key, If-Match and If-None-Match are ignored (v1.0).
+"""
+
+from typing import Annotated
+
+from anyio import to_thread
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.models import Brain, Document
+from cairn.domain.paths import validate_path
+from cairn.entrypoints.rest.body import (
+    JSON,
+    OCTET_STREAM,
+    json_body_doc,
+    octet_body_doc,
+    parse_json,
+    parse_model,
+    read_capped,
+    require_media_type,
+)
+from cairn.entrypoints.rest.deps import brain_resolver
+from cairn.entrypoints.rest.wire import DocumentList, DocumentRecord, FileInfoRecord, FileList
+
+NO_STORE = {"Cache-Control": "no-store"}
+LISTING_PARAMS = ("dir", "recursive", "include_generated", "glob")
+RENAME_BODY_LIMIT = 64 * 1024
+
+PathParam = Annotated[str, Query(description="Canonical relative POSIX path, e.g. memory/a.md")]
+
+
+class RenameBody(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    from_: str = Field(alias="from", min_length=1)
+    to: str = Field(min_length=1)
+
+
+def documents_router(container: Container) -> APIRouter:
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"])
+    BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
+    docs = container.documents
+    limit = container.settings.max_put_bytes
+
+    @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: {}}}})
+    def read_document(brain: BrainArg, path: PathParam) -> Response:
+        return Response(docs.read(brain, path), media_type=OCTET_STREAM, headers=NO_STORE)
+
+    @router.head("", response_class=Response)
+    def head_document(brain: BrainArg, path: PathParam) -> Response:
+        if not docs.exists(brain, path):
+            raise NotFound(f"not found: {path}")
+        return Response(status_code=200, headers=NO_STORE)
+
+    @router.get("/stat")
+    def stat_document(brain: BrainArg, path: PathParam, response: Response) -> FileInfoRecord:
+        response.headers.update(NO_STORE)
+        return FileInfoRecord.of(docs.stat(brain, path))
+
+    @router.get("", response_model=FileList | DocumentList)
+    def list_documents(
+        brain: BrainArg,
+        request: Request,
+        response: Response,
+        dir: Annotated[str, Query(description="Directory; empty means the brain root")] = "",
+        recursive: bool = False,
+        include_generated: bool = False,
+        glob: Annotated[str | None, Query(description="Shell pattern over base names")] = None,
+    ) -> FileList | DocumentList:
+        """Path listing; with none of dir/recursive/include_generated/glob, the legacy document listing."""
+        response.headers.update(NO_STORE)
+        if not any(p in request.query_params for p in LISTING_PARAMS):
+            return DocumentList(items=[DocumentRecord.of(d) for d in _all_documents(container, brain)])
+        found = docs.list(brain, dir, recursive=recursive, glob=glob, include_generated=include_generated)
+        return FileList(items=[FileInfoRecord.of(i) for i in found])
+
+    @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc())
+    async def put_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
+        data = await _raw_body(request, path, limit)
+        await to_thread.run_sync(lambda: docs.write(brain, path, data))
+        return Response(status_code=204)
+
+    @router.post("/append", status_code=204, response_class=Response, openapi_extra=octet_body_doc())
+    async def append_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
+        data = await _raw_body(request, path, limit)
+        await to_thread.run_sync(lambda: docs.append(brain, path, data))
+        return Response(status_code=204)
+
+    @router.delete("", status_code=204, response_class=Response)
+    def delete_document(
+        brain: BrainArg,
+        path: Annotated[str | None, Query(description="Path to delete")] = None,
+        doc_id: Annotated[str | None, Query(alias="id", description="Legacy: document id")] = None,
+    ) -> Response:
+        """Delete by path; without `path`, the legacy delete by document `id`."""
+        if path is not None:
+            docs.delete(brain, path)
+        elif doc_id:
+            docs.delete(brain, docs.get_by_id(brain, doc_id).path)
+        else:
+            raise InvalidInput("query parameter 'path' (or legacy 'id') is required")
+        return Response(status_code=204)
+
+    @router.post("/rename", status_code=204, response_class=Response, openapi_extra=json_body_doc(RenameBody))
+    async def rename_document(brain: BrainArg, request: Request) -> Response:
+        require_media_type(request, JSON)
+        body = parse_model(RenameBody, parse_json(await read_capped(request, RENAME_BODY_LIMIT)))
+        await to_thread.run_sync(lambda: docs.rename(brain, body.from_, body.to))
+        return Response(status_code=204)
+
+    return router
+
+
+async def _raw_body(request: Request, path: str, limit: int) -> bytes:
+    """415 before 400 before 413: media type, then the path, then the capped body."""
+    require_media_type(request, OCTET_STREAM)
+    validate_path(path)
+    return await read_capped(request, limit)
+
+
+def _all_documents(container: Container, brain: Brain) -> list[Document]:
+    docs = container.documents
+    infos = docs.list(brain, "", recursive=True, include_generated=True)
+    found: list[Document] = []
+    for info in infos:
+        try:
+            found.append(docs.get(brain, info.path))
+        except NotFound:  # deleted between the listing and the lookup
+            continue
+    return found

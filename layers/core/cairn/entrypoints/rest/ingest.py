@@ -1,0 +1,119 @@
+"""Remember and ingest routes: the services the memory_remember / memory_ingest_* tools use."""
+
+from typing import Annotated, Any, Literal, get_args
+
+from anyio import to_thread
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData, UploadFile
+from starlette.types import Message
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import FileTooLarge, InvalidInput
+from cairn.domain.models import Brain
+from cairn.entrypoints.rest.body import require_media_type
+from cairn.entrypoints.rest.deps import brain_resolver, require_json
+from cairn.entrypoints.rest.wire import DocumentRecord, IngestResponse
+
+IngestKind = Literal["markdown", "text", "pdf", "json"]
+MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file
+
+
+class RememberBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, max_length=5_000_000)
+    title: str | None = Field(default=None, min_length=1, max_length=512)
+    tags: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(default=None, max_length=64)
+    path: str | None = Field(default=None, min_length=1, max_length=1024)
+
+
+class IngestUrlBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=8192)
+
+
+_FILE_FORM_DOC: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "as": {"type": "string", "enum": list(get_args(IngestKind))},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def ingest_router(container: Container) -> APIRouter:
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"])
+    BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
+    ingest = container.ingest
+    file_limit = container.settings.max_file_bytes
+
+    @router.post("", status_code=201, dependencies=[Depends(require_json)])
+    def remember(brain: BrainArg, body: RememberBody) -> DocumentRecord:
+        """Store a markdown note (memory_remember); tags are kept comma-joined in metadata.tags."""
+        doc = ingest.remember(brain, body.content, title=body.title, tags=body.tags, path=body.path)
+        return DocumentRecord.of(doc)
+
+    @router.post("/ingest/file", openapi_extra=_FILE_FORM_DOC)
+    async def ingest_file(brain: BrainArg, request: Request) -> IngestResponse:
+        """Upload one file (multipart field `file`, optional `as`) of at most 25 MiB."""
+        require_media_type(request, "multipart/form-data")
+        form = await _capped_form(request, file_limit + MULTIPART_SLACK)
+        try:
+            upload, kind = _file_fields(form)
+            data = await upload.read()
+        finally:
+            await form.close()
+        name = upload.filename or "upload"
+        result = await to_thread.run_sync(
+            lambda: ingest.ingest_bytes(brain, data, name=name, kind=kind, content_type=upload.content_type)
+        )
+        return IngestResponse.of(result)
+
+    @router.post("/ingest/url", dependencies=[Depends(require_json)])
+    def ingest_url(brain: BrainArg, body: IngestUrlBody) -> IngestResponse:
+        """Fetch a public URL and ingest its content."""
+        return IngestResponse.of(ingest.ingest_url(brain, body.url))
+
+    return router
+
+
+async def _capped_form(request: Request, limit: int) -> FormData:
+    """Parse the multipart body, failing with 413 file_too_large once `limit` bytes arrived."""
+    too_large = FileTooLarge(f"file exceeds {limit - MULTIPART_SLACK} bytes")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    received = 0
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise too_large
+        return message
+
+    return await Request(request.scope, receive).form(max_files=1, max_fields=16)
+
+
+def _file_fields(form: FormData) -> tuple[UploadFile, str | None]:
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise InvalidInput("multipart field 'file' (a file) is required")
+    kind = form.get("as")
+    if kind is not None and kind not in get_args(IngestKind):
+        raise InvalidInput(f"'as' must be one of {', '.join(get_args(IngestKind))}")
+    return upload, kind if isinstance(kind, str) else None

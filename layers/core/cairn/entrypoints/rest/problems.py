@@ -1,0 +1,145 @@
+"""Problem+JSON (RFC 7807-style) errors for the REST surface.
+
+Every non-2xx response under /v1 carries `{status, title, detail, code}` (Jeffs PROTOCOL.md
+"Error shape"). CairnError codes map onto statuses here; request-parsing failures become
+`validation_error` 400; anything unexpected becomes a bare `internal_error` 500 whose detail
+never carries exception text.
+
+Mapping choices: `url_refused` is 400 (the caller's URL is the problem, not the upstream);
+`unsupported_content` is 415 (the bytes are of a kind we cannot ingest); `fetch_failed` is 502.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from cairn.domain.errors import CairnError
+
+log = logging.getLogger("cairn.rest")
+
+PROBLEM_JSON = "application/problem+json"
+API_PREFIX = "/v1"
+
+STATUS_BY_CODE: dict[str, int] = {
+    "validation_error": 400,
+    "url_refused": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "no_brain": 404,
+    "conflict": 409,
+    "payload_too_large": 413,
+    "file_too_large": 413,
+    "unsupported_media_type": 415,
+    "unsupported_content": 415,
+    "rate_limited": 429,
+    "internal_error": 500,
+    "fetch_failed": 502,
+    "bad_gateway": 502,
+    "timeout": 504,
+}
+
+# For HTTP errors raised by the framework itself (unknown route, wrong method, ...).
+_CODE_BY_STATUS: dict[int, str] = {
+    400: "validation_error",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    500: "internal_error",
+    502: "bad_gateway",
+    504: "timeout",
+}
+
+
+class UnsupportedMediaType(CairnError):
+    """The request's Content-Type is not the one the endpoint accepts."""
+
+    code = "unsupported_media_type"
+
+
+def problem(status: int, detail: str, code: str | None, **extra: Any) -> JSONResponse:
+    body: dict[str, Any] = {"status": status, "title": _title(status), "detail": detail}
+    if code is not None:
+        body["code"] = code
+    body.update(extra)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+# Titles as PROTOCOL.md writes them where Python's phrase differs (RFC 2616 "Request Entity ...").
+_TITLES = {413: "Payload Too Large", 414: "URI Too Long", 416: "Range Not Satisfiable"}
+
+
+def _title(status: int) -> str:
+    if status in _TITLES:
+        return _TITLES[status]
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _is_api(request: Request) -> bool:
+    path = request.url.path
+    return path == API_PREFIX or path.startswith(API_PREFIX + "/")
+
+
+def validation_detail(errors: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
+    """A one-line summary plus `{loc, msg}` items; submitted values are never echoed."""
+    items = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "invalid"))} for e in errors]
+    summary = "; ".join(f"{'.'.join(i['loc']) or 'request'}: {i['msg']}" for i in items[:5])
+    return summary or "invalid request", items
+
+
+async def _on_cairn_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, CairnError)
+    status = STATUS_BY_CODE.get(exc.code)
+    if status is None or exc.code == "internal_error":  # service text here may describe internals
+        log.error("internal error on %s %s: %s", request.method, request.url.path, exc.message)
+        return problem(500, "internal server error", "internal_error")
+    return problem(status, exc.message, exc.code)
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    if not _is_api(request):
+        return await request_validation_exception_handler(request, exc)
+    detail, items = validation_detail(exc.errors())
+    return problem(400, detail, "validation_error", errors=items)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if not _is_api(request):
+        return await http_exception_handler(request, exc)
+    detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    response = problem(exc.status_code, detail, _CODE_BY_STATUS.get(exc.status_code))
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> Response:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    if not _is_api(request):
+        return PlainTextResponse("Internal Server Error", status_code=500)
+    return problem(500, "internal server error", "internal_error")
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(CairnError, _on_cairn_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,45 @@
+"""POST /v1/brains/{brainId}/search: hybrid search, the same service memory_search uses."""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
+
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain
+from cairn.entrypoints.rest.deps import brain_resolver, require_json
+from cairn.entrypoints.rest.wire import SearchResponse
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4096)
+    top_k: int = Field(default=10, ge=1, le=100)
+    scope: Literal["all", "global", "project", "agent"] | None = None
+    sort: Literal["relevance", "recency", "relevance_then_recency"] = "relevance"
+    tags: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=64
+    )
+    path_prefix: str | None = Field(default=None, min_length=1, max_length=1024)
+
+
+def search_router(container: Container) -> APIRouter:
+    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["search"])
+    BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
+
+    @router.post("/search", dependencies=[Depends(require_json)])
+    def search(brain: BrainArg, body: SearchBody) -> SearchResponse:
+        """Search a brain's documents; `scope` selects a memory namespace, `sort` relevance or recency."""
+        result = container.search.search(
+            brain,
+            body.query,
+            top_k=body.top_k,
+            scope=body.scope,
+            sort=body.sort,
+            tags=body.tags,
+            path_prefix=body.path_prefix,
+        )
+        return SearchResponse.of(result)
+
+    return router

@@ -1,0 +1,114 @@
+"""Small markdown helpers shared by extraction and chunking: front matter, headings, titles."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+MAX_TITLE_CHARS = 512
+
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_FM_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.+?)[ \t]*$", re.M)
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$))")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    title: str
+    start: int
+    """Offset of the heading line's first character."""
+    end: int
+    """Offset just past the heading line (excluding its newline)."""
+
+
+def clean_title(title: str | None) -> str | None:
+    """Collapse whitespace and cap at MAX_TITLE_CHARS; empty titles become None."""
+    if title is None:
+        return None
+    collapsed = " ".join(title.split())
+    return collapsed[:MAX_TITLE_CHARS].rstrip() or None
+
+
+def split_front_matter(text: str) -> tuple[str | None, str]:
+    """Return (front matter title or None, text without the front matter block)."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return None, text
+    title_match = _FM_TITLE.search(match.group(1) or "")
+    title = None
+    if title_match is not None:
+        raw = title_match.group(1).strip()
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            raw = raw[1:-1]
+        title = clean_title(raw)
+    return title, text[match.end() :]
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(offset, line without its newline, is code) for each line; fence lines count as code."""
+    pos = 0
+    fence: str | None = None
+    for raw in text.split("\n"):
+        line = raw.rstrip("\r")
+        fence_match = _FENCE.match(line)
+        if fence_match is not None:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip().strip(marker[0]):
+                fence = None
+            yield pos, line, True
+        else:
+            yield pos, line, fence is not None
+        pos += len(raw) + 1
+
+
+def atx_headings(text: str) -> list[Heading]:
+    """ATX headings (`## Title`) outside fenced code blocks, in order."""
+    headings: list[Heading] = []
+    for offset, line, is_code in iter_lines(text):
+        match = None if is_code else _ATX.match(line)
+        if match is not None:
+            title = (match.group(2) or "").strip()
+            headings.append(Heading(len(match.group(1)), title, offset, offset + len(line)))
+    return headings
+
+
+def title_from_markdown(text: str) -> str | None:
+    """The front matter `title:`, else the first ATX or setext heading, else None."""
+    fm_title, body = split_front_matter(text)
+    return fm_title or heading_title(body)
+
+
+def heading_title(text: str) -> str | None:
+    """The first ATX or setext heading of `text` (no front matter handling), else None."""
+    atx = next((h for h in atx_headings(text) if h.title), None)
+    setext = _first_setext(text)
+    candidates = [c for c in (atx and (atx.start, atx.title), setext) if c]
+    if not candidates:
+        return None
+    return clean_title(min(candidates)[1])
+
+
+def _first_setext(text: str) -> tuple[int, str] | None:
+    previous: tuple[int, str] | None = None
+    for offset, line, is_code in iter_lines(text):
+        if is_code:
+            previous = None
+            continue
+        if previous is not None and _SETEXT.match(line):
+            return previous[0], previous[1].strip()
+        # A setext underline needs a plain paragraph line directly above it.
+        plain = (
+            bool(line.strip())
+            and not _SETEXT.match(line)
+            and not _ATX.match(line)
+            and not _NOT_PARAGRAPH.match(line)
+        )
+        previous = (offset, line) if plain else None
+    return None

@@ -1,0 +1,418 @@
+"""Documents by path: the store protocol's operations, indexed on every committed write.
+
+Every mutation holds the in-process lock of the paths it touches, prepares chunks and
+vectors, commits the records in one conditional transaction, then updates the chunk index
+and publishes change events. Bytes live in the blob store under a content address, so a
+record update is the single atomic step that makes new content visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
+from cairn.domain.paths import glob_match, is_generated, validate_dir, validate_path
+from cairn.ports.blobs import BlobStore
+from cairn.ports.clock import Clock
+from cairn.ports.records import Delete, Put
+from cairn.services.document_text import document_text, title_for
+from cairn.services.events import ChangeEvent, ChangeKind, EventBus
+from cairn.services.indexing import DocumentIndexer, PreparedChunks
+from cairn.services.locks import KeyedLocks
+from cairn.services.repositories import DocumentRepository
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size: int
+    mtime: str
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    """What a writer may say about a document besides its bytes."""
+
+    title: str | None = None
+    tags: Sequence[str] = ()
+    metadata: Mapping[str, MetadataValue] = field(default_factory=dict)
+    source: DocumentSource = DocumentSource.ingest
+    content_type: str | None = None
+    text: str | None = None  # the text to index when it differs from the bytes (PDF, HTML)
+    memory: MemoryFacet | None = None
+
+
+@dataclass(frozen=True)
+class BatchOp:
+    type: str  # write | append | delete | rename
+    path: str
+    content: bytes = b""
+    to: str | None = None
+
+
+@dataclass
+class WriteOutcome:
+    document: Document
+    created: bool
+    changed: bool
+
+
+def checksum(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class DocumentService:
+    def __init__(
+        self,
+        repo: DocumentRepository,
+        blobs: BlobStore,
+        indexer: DocumentIndexer,
+        events: EventBus,
+        clock: Clock,
+        *,
+        max_batch_ops: int = 1024,
+        max_batch_bytes: int = 8 * 1024 * 1024,
+        max_list_items: int = 10_000,
+    ) -> None:
+        self.repo = repo
+        self.blobs = blobs
+        self.indexer = indexer
+        self.events = events
+        self.clock = clock
+        self.locks = KeyedLocks()
+        self.max_batch_ops = max_batch_ops
+        self.max_batch_bytes = max_batch_bytes
+        self.max_list_items = max_list_items
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, brain: Brain, path: str) -> Document:
+        doc = self.repo.get(brain.id, validate_path(path))
+        if doc is None or doc.deleted_at is not None:
+            raise NotFound(f"not found: {path}")
+        return doc
+
+    def get_by_id(self, brain: Brain, doc_id: str) -> Document:
+        doc = self.repo.get_by_id(doc_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+            raise NotFound(f"document not found: {doc_id}")
+        return doc
+
+    def read(self, brain: Brain, path: str) -> bytes:
+        return self.blobs.get(self.get(brain, path).blob_key)
+
+    def exists(self, brain: Brain, path: str) -> bool:
+        try:
+            self.get(brain, path)
+        except NotFound:
+            return False
+        return True
+
+    def stat(self, brain: Brain, path: str) -> FileInfo:
+        try:
+            return _file_info(self.get(brain, path))
+        except NotFound:
+            child = next(self._live(brain, path + "/"), None)
+            if child is None:
+                raise
+            return FileInfo(path=path, size=0, mtime=_stamp(child), is_dir=True)
+
+    def list(
+        self,
+        brain: Brain,
+        directory: str = "",
+        *,
+        recursive: bool = False,
+        glob: str | None = None,
+        include_generated: bool = False,
+    ) -> list[FileInfo]:
+        directory = validate_dir(directory)
+        prefix = f"{directory}/" if directory else ""
+        entries: dict[str, FileInfo] = {}
+        for doc in self._live(brain, prefix):
+            rest = doc.path[len(prefix) :]
+            if not recursive and "/" in rest:
+                name = rest.split("/", 1)[0]
+                path = prefix + name
+                if path not in entries:
+                    entries[path] = FileInfo(path=path, size=0, mtime=_stamp(doc), is_dir=True)
+                continue
+            entries[doc.path] = _file_info(doc)
+        items = [
+            info
+            for path, info in sorted(entries.items())
+            if (include_generated or info.is_dir or not is_generated(path))
+            and (glob is None or glob_match(glob, posixpath.basename(path)))
+        ]
+        return items[: self.max_list_items]
+
+    def _live(self, brain: Brain, prefix: str):  # type: ignore[no-untyped-def]
+        return (doc for doc in self.repo.list(brain.id, prefix) if doc.deleted_at is None)
+
+    # -- single writes ---------------------------------------------------------------------
+
+    def write(
+        self, brain: Brain, path: str, data: bytes, info: DocumentInput | None = None, *, reason: str | None = None
+    ) -> WriteOutcome:
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            existing = self.repo.get(brain.id, path)
+            outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing)
+        if outcome.changed:
+            kind: ChangeKind = "created" if outcome.created else "updated"
+            self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+        return outcome
+
+    def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            existing = self.repo.get(brain.id, path)
+            live = existing if existing and existing.deleted_at is None else None
+            base = self.blobs.get(live.blob_key) if live else b""
+            info = _keep_info(live)
+            outcome = self._write_locked(brain, path, base + data, info, existing)
+        kind: ChangeKind = "created" if outcome.created else "updated"
+        self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+        return outcome
+
+    def delete(self, brain: Brain, path: str, *, reason: str | None = None) -> None:
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            doc = self.get(brain, path)
+            now = self.clock.now()
+            gone = doc.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
+            self.repo.commit([self.repo.put_op(gone, doc.version)])
+            self.indexer.remove(doc)
+        self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
+
+    def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
+        src, dst = validate_path(src), validate_path(dst)
+        if src == dst:
+            return self.get(brain, src)
+        with self.locks.hold([_lock_key(brain, src), _lock_key(brain, dst)]):
+            doc = self.get(brain, src)
+            target = self.repo.get(brain.id, dst)
+            moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
+            prepared = self.indexer.prepare(moved, self._text_of(moved))
+            ops: list[Put | Delete] = [
+                self.repo.put_op(moved, target.version if target else 0),
+                self.repo.pointer_op(moved),
+                Delete(*_doc_item_key(brain, src), expected_version=doc.version),
+            ]
+            moved = self.repo.commit(ops)[0]
+            if target is not None and target.deleted_at is None:
+                self.indexer.remove(target)
+            self.indexer.apply(moved, prepared)
+        self._publish(brain, [ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)])
+        return moved
+
+    def _text_of(self, doc: Document) -> str:
+        return document_text(doc.path, doc.content_type, self.blobs.get(doc.blob_key))
+
+    def _write_locked(
+        self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
+    ) -> WriteOutcome:
+        doc, prepared, changed = self._stage(brain, path, data, info, existing)
+        if not changed:
+            return WriteOutcome(doc, created=False, changed=False)
+        ops: list[Put | Delete] = [
+            self.repo.put_op(doc, existing.version if existing else 0),
+            self.repo.pointer_op(doc),
+        ]
+        committed = self.repo.commit(ops)[0]
+        self.indexer.apply(committed, prepared)
+        created = existing is None or existing.deleted_at is not None
+        return WriteOutcome(committed, created=created, changed=True)
+
+    def _stage(
+        self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
+    ) -> tuple[Document, PreparedChunks, bool]:
+        """Build the next document record and its chunks; store the bytes (content-addressed)."""
+        digest = checksum(data)
+        live = existing if existing and existing.deleted_at is None else None
+        if live and live.checksum_sha256 == digest and _same_info(live, info):
+            return live, self.indexer.nothing(), False
+        text = info.text if info.text is not None else document_text(path, info.content_type, data)
+        now = self.clock.now()
+        blob_key = f"{brain.id}/{digest[:2]}/{digest}"
+        if not self.blobs.exists(blob_key):
+            self.blobs.put(blob_key, data)
+        metadata = dict(info.metadata)
+        if info.tags:
+            metadata["tags"] = ",".join(info.tags)
+        doc = Document(
+            id=existing.id if existing else new_id("doc"),
+            brain_id=brain.id,
+            path=path,
+            title=info.title or title_for(path, text),
+            content_type=info.content_type or _content_type(path),
+            source=info.source,
+            checksum_sha256=digest,
+            byte_size=len(data),
+            blob_key=blob_key,
+            version=existing.version if existing else 0,
+            commit_sha=hashlib.sha1(f"{brain.id}:{path}:{digest}:{now.isoformat()}".encode()).hexdigest(),
+            metadata=metadata,
+            tags=list(info.tags),
+            memory=info.memory,
+            created_at=live.created_at if live else now,
+            updated_at=now,
+        )
+        prepared = self.indexer.prepare(doc, text)
+        return doc.model_copy(update={"chunk_count": len(prepared.chunks)}), prepared, True
+
+    # -- batches ---------------------------------------------------------------------------
+
+    def batch(self, brain: Brain, ops: Sequence[BatchOp], *, reason: str | None = None) -> int:
+        """Apply every op or none. Ops replay over a journal, then commit in one transaction."""
+        if not ops:
+            return 0
+        if len(ops) > self.max_batch_ops:
+            raise PayloadTooLarge(f"batch has {len(ops)} ops; the limit is {self.max_batch_ops}")
+        if sum(len(op.content) for op in ops) > self.max_batch_bytes:
+            raise PayloadTooLarge(f"batch payload exceeds {self.max_batch_bytes} bytes after decoding")
+        paths = _batch_paths(ops)
+        with self.locks.hold(_lock_key(brain, p) for p in paths):
+            before = {p: self.repo.get(brain.id, p) for p in paths}
+            journal, events = self._replay(brain, ops, before)
+            staged: list[tuple[Document, PreparedChunks]] = []
+            removed: list[Document] = []
+            commit_ops: list[Put | Delete] = []
+            for path, state in journal.items():
+                old = before[path]
+                live = old if old and old.deleted_at is None else None
+                if state is None:
+                    if live is not None:
+                        now = self.clock.now()
+                        gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
+                        commit_ops.append(self.repo.put_op(gone, live.version))
+                        removed.append(live)
+                    continue
+                doc, prepared, changed = self._stage(brain, path, state, DocumentInput(), old)
+                if changed:
+                    commit_ops += [self.repo.put_op(doc, old.version if old else 0), self.repo.pointer_op(doc)]
+                    staged.append((doc, prepared))
+            try:
+                committed = self.repo.commit(commit_ops) if commit_ops else []
+            except Conflict as exc:
+                raise Conflict(f"batch lost a race with a concurrent writer: {exc.message}") from None
+            by_path = {d.path: d for d in committed}
+            for doc in removed:
+                self.indexer.remove(doc)
+            for doc, prepared in staged:
+                self.indexer.apply(by_path.get(doc.path, doc), prepared)
+        self._publish(brain, [ChangeEvent(when=self.clock.now(), reason=reason, **e) for e in events])
+        return len(ops)
+
+    def _replay(
+        self, brain: Brain, ops: Sequence[BatchOp], before: Mapping[str, Document | None]
+    ) -> tuple[dict[str, bytes | None], list[dict[str, str | None]]]:
+        """Final state per touched path (bytes, or None = deleted) and one event per op."""
+        journal: dict[str, bytes | None] = {}
+
+        def current(path: str) -> bytes | None:
+            if path in journal:
+                return journal[path]
+            doc = before[path]
+            return self.blobs.get(doc.blob_key) if doc and doc.deleted_at is None else None
+
+        events: list[dict[str, str | None]] = []
+        for index, op in enumerate(ops):
+            existed = current(op.path) is not None
+            if op.type == "write":
+                journal[op.path] = op.content
+                events.append({"kind": "updated" if existed else "created", "path": op.path})
+            elif op.type == "append":
+                journal[op.path] = (current(op.path) or b"") + op.content
+                events.append({"kind": "updated" if existed else "created", "path": op.path})
+            elif op.type == "delete":
+                if not existed:
+                    raise NotFound(f"op {index}: not found: {op.path}")
+                journal[op.path] = None
+                events.append({"kind": "deleted", "path": op.path})
+            elif op.type == "rename":
+                assert op.to is not None
+                content = current(op.path)
+                if content is None:
+                    raise NotFound(f"op {index}: not found: {op.path}")
+                journal[op.to] = content
+                if op.to != op.path:
+                    journal[op.path] = None
+                events.append({"kind": "renamed", "path": op.to, "old_path": op.path})
+            else:
+                raise InvalidInput(f"op {index}: unknown type {op.type!r}")
+        return journal, events
+
+    def _publish(self, brain: Brain, events: list[ChangeEvent]) -> None:
+        self.events.publish(brain.id, events)
+
+
+def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
+    paths: list[str] = []
+    for index, op in enumerate(ops):
+        for p in (op.path, op.to) if op.type == "rename" else (op.path,):
+            if p is None:
+                raise InvalidInput(f"op {index}: rename needs 'to'")
+            try:
+                validate_path(p)
+            except InvalidInput as exc:
+                raise type(exc)(f"op {index}: {exc.message}") from None
+            if p not in paths:
+                paths.append(p)
+    return paths
+
+
+def _lock_key(brain: Brain, path: str) -> str:
+    return f"{brain.id}\x00{path}"
+
+
+def _doc_item_key(brain: Brain, path: str) -> tuple[str, str]:
+    return f"brain#{brain.id}", f"doc#{path}"
+
+
+def _stamp(doc: Document) -> str:
+    return doc.updated_at.isoformat().replace("+00:00", "Z")
+
+
+def _file_info(doc: Document) -> FileInfo:
+    return FileInfo(path=doc.path, size=doc.byte_size, mtime=_stamp(doc), is_dir=False)
+
+
+def _keep_info(doc: Document | None) -> DocumentInput:
+    if doc is None:
+        return DocumentInput()
+    meta = {k: v for k, v in doc.metadata.items() if k != "tags"}
+    return DocumentInput(
+        title=doc.title, tags=doc.tags, metadata=meta, source=doc.source, content_type=doc.content_type, memory=doc.memory
+    )
+
+
+def _same_info(doc: Document, info: DocumentInput) -> bool:
+    """An identical rewrite is a no-op only when nothing the caller said differs either."""
+    return (
+        (info.title is None or info.title == doc.title)
+        and (not info.tags or list(info.tags) == doc.tags)
+        and all(doc.metadata.get(k) == v for k, v in info.metadata.items())
+        and (info.memory is None or info.memory == doc.memory)
+    )
+
+
+_CONTENT_TYPES = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".txt": "text/plain",
+    ".json": "application/json",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+}
+
+
+def _content_type(path: str) -> str:
+    return _CONTENT_TYPES.get(posixpath.splitext(path)[1].lower(), "text/markdown")

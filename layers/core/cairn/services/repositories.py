@@ -1,0 +1,132 @@
+"""Domain models ↔ RecordStore items (single-table layout, documented in docs/ARCHITECTURE.md).
+
+| record        | pk                  | sk                    |
+|---------------|---------------------|-----------------------|
+| brain         | `brains`            | `brain#<id>`          |
+| brain by slug | `brains`            | `slug#<slug>`         |
+| document      | `brain#<brain_id>`  | `doc#<path>`          |
+| doc by id     | `docid#<doc_id>`    | `doc`                 |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from cairn.domain.models import Brain, Document
+from cairn.ports.records import Delete, Item, Put, RecordStore
+
+M = TypeVar("M", bound=BaseModel)
+
+BRAINS_PK = "brains"
+
+
+def brain_key(brain_id: str) -> tuple[str, str]:
+    return BRAINS_PK, f"brain#{brain_id}"
+
+
+def slug_key(slug: str) -> tuple[str, str]:
+    return BRAINS_PK, f"slug#{slug}"
+
+
+def doc_key(brain_id: str, path: str) -> tuple[str, str]:
+    return f"brain#{brain_id}", f"doc#{path}"
+
+
+def doc_id_key(doc_id: str) -> tuple[str, str]:
+    return f"docid#{doc_id}", "doc"
+
+
+def to_item(pk: str, sk: str, model: BaseModel) -> Item:
+    return Item(pk=pk, sk=sk, data=model.model_dump(mode="json"))
+
+
+def from_item(model: type[M], item: Item) -> M:
+    return model.model_validate(item.data)
+
+
+class BrainRepository:
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def create(self, brain: Brain) -> Brain:
+        """Claim the slug and write the brain in one transaction; Conflict when the slug is taken."""
+        self.records.transact(
+            [
+                Put(to_item(*brain_key(brain.id), brain), expected_version=0),
+                Put(Item(*slug_key(brain.slug), data={"brain_id": brain.id}), expected_version=0),
+            ]
+        )
+        return brain
+
+    def get(self, brain_id: str) -> Brain | None:
+        item = self.records.get(*brain_key(brain_id))
+        return from_item(Brain, item) if item else None
+
+    def by_slug(self, slug: str) -> Brain | None:
+        pointer = self.records.get(*slug_key(slug))
+        return self.get(pointer.data["brain_id"]) if pointer else None
+
+    def list(self) -> list[Brain]:
+        return [from_item(Brain, item) for item in _all(self.records, BRAINS_PK, "brain#")]
+
+
+class StoredDocument(BaseModel):
+    """A document together with the record version the next conditional write must expect."""
+
+    document: Document
+    version: int
+
+
+class DocumentRepository:
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def get(self, brain_id: str, path: str) -> Document | None:
+        item = self.records.get(*doc_key(brain_id, path))
+        return _document(item) if item else None
+
+    def get_by_id(self, doc_id: str) -> Document | None:
+        pointer = self.records.get(*doc_id_key(doc_id))
+        if pointer is None:
+            return None
+        return self.get(pointer.data["brain_id"], pointer.data["path"])
+
+    def list(self, brain_id: str, prefix: str = "") -> Iterator[Document]:
+        pk, sk_prefix = doc_key(brain_id, prefix)
+        for item in _all(self.records, pk, sk_prefix):
+            yield _document(item)
+
+    def put_op(self, doc: Document, expected_version: int | None) -> Put:
+        return Put(to_item(*doc_key(doc.brain_id, doc.path), doc), expected_version=expected_version)
+
+    def pointer_op(self, doc: Document) -> Put:
+        return Put(Item(*doc_id_key(doc.id), data={"brain_id": doc.brain_id, "path": doc.path}))
+
+    def delete_ops(self, doc: Document) -> list[Put | Delete]:
+        return [
+            Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version),
+            Delete(*doc_id_key(doc.id)),
+        ]
+
+    def commit(self, ops: list[Put | Delete]) -> list[Document]:
+        """Apply ops atomically; returns the written documents with their new versions."""
+        written = self.records.transact(ops)
+        return [_document(item) for item in written if item.sk.startswith("doc#")]
+
+
+def _document(item: Item) -> Document:
+    doc = from_item(Document, item)
+    return doc.model_copy(update={"version": item.version})
+
+
+def _all(records: RecordStore, pk: str, prefix: str) -> Iterator[Item]:
+    after: str | None = None
+    while True:
+        page = records.query(pk, prefix, after=after, limit=1000)
+        yield from page.items
+        if page.next_after is None:
+            return
+        after = page.next_after

@@ -1,0 +1,159 @@
+"""Hybrid search over a brain: query handling, the index's fused legs, and hit shaping."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain, MetadataValue
+from cairn.domain.paths import scope_prefix
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
+from cairn.ports.embedder import Embedder
+from cairn.services.repositories import DocumentRepository
+
+SortMode = Literal["relevance", "recency", "relevance_then_recency"]
+SORT_MODES: tuple[str, ...] = ("relevance", "recency", "relevance_then_recency")
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    candidate_pool: int = 100
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    score: float
+    path: str
+    content: str
+    chunk_id: str
+    document_id: str
+    brain_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, MetadataValue] = field(default_factory=dict)
+    component_scores: dict[str, float | int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    brain_id: str
+    hits: list[SearchHit]
+    took_ms: float
+
+
+class SearchService:
+    def __init__(
+        self,
+        chunks: ChunkIndex,
+        embedder: Embedder,
+        docs: DocumentRepository,
+        tuning: SearchTuning | None = None,
+    ) -> None:
+        self.chunks = chunks
+        self.embedder = embedder
+        self.docs = docs
+        self.tuning = tuning or SearchTuning()
+
+    def search(
+        self,
+        brain: Brain,
+        query: str,
+        *,
+        top_k: int = 10,
+        scope: str | None = None,
+        sort: str = "relevance",
+        tags: Sequence[str] = (),
+        path_prefix: str | None = None,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
+    ) -> SearchResult:
+        started = time.perf_counter()
+        if not query or not query.strip():
+            raise InvalidInput("query must not be empty")
+        if sort not in SORT_MODES:
+            raise InvalidInput(f"sort must be one of {', '.join(SORT_MODES)}")
+        if top_k < 1:
+            raise InvalidInput("top_k must be at least 1")
+        prefixes = tuple(p for p in (scope_prefix(scope), path_prefix) if p)
+        flt = ChunkFilter(
+            brain_ids=(brain.id,),
+            path_prefixes=prefixes,
+            tags=tuple(tags),
+            created_from=created_from,
+            created_to=created_to,
+        )
+        wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
+        hits = self._retrieve(query, flt, wanted)
+        ordered = _order(hits, sort)[:top_k]
+        shaped = [self._shape(h) for h in ordered]
+        took = (time.perf_counter() - started) * 1000
+        return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
+
+    def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[ChunkHit]:
+        t = self.tuning
+        vector = self.embedder.embed([query])[0].tolist()
+        pool = max(t.candidate_pool, top_k * 3)
+        hits = self.chunks.search(
+            ChunkQuery(
+                text=query,
+                vector=vector,
+                filter=flt,
+                top_k=pool,
+                candidate_pool=pool,
+                rrf_k=t.rrf_k,
+                bm25_weight=t.bm25_weight,
+                vector_weight=t.vector_weight,
+            )
+        )
+        return _best_chunk_per_document(hits)[:top_k]
+
+    def _shape(self, hit: ChunkHit) -> SearchHit:
+        chunk = hit.chunk
+        doc = self.docs.get(chunk.brain_id, chunk.path)
+        return SearchHit(
+            score=round(hit.score, 6),
+            path=chunk.path,
+            content=chunk.text,
+            chunk_id=chunk.id,
+            document_id=chunk.document_id,
+            brain_id=chunk.brain_id,
+            title=doc.title if doc else chunk.title,
+            created_at=chunk.created_at,
+            updated_at=doc.updated_at if doc else chunk.created_at,
+            metadata=dict(doc.metadata) if doc else {},
+            component_scores={
+                "bm25_rank": hit.bm25_rank,
+                "vector_rank": hit.vector_rank,
+                "bm25": hit.bm25_score,
+                "vector": hit.vector_similarity,
+            },
+        )
+
+
+def _best_chunk_per_document(hits: Sequence[ChunkHit]) -> list[ChunkHit]:
+    seen: set[str] = set()
+    out: list[ChunkHit] = []
+    for hit in hits:
+        if hit.chunk.document_id not in seen:
+            seen.add(hit.chunk.document_id)
+            out.append(hit)
+    return out
+
+
+def _order(hits: list[ChunkHit], sort: str) -> list[ChunkHit]:
+    """relevance: fused score. recency: newest matching first. relevance_then_recency: score
+    rounded to 3 significant digits, ties broken by recency."""
+    if sort == "recency":
+        return sorted(hits, key=lambda h: h.chunk.created_at, reverse=True)
+    if sort == "relevance_then_recency":
+        return sorted(hits, key=lambda h: (float(f"{h.score:.3g}"), h.chunk.created_at), reverse=True)
+    return hits

@@ -1,0 +1,79 @@
+"""Adapter factories for the contract suites, one section per port.
+
+To run a suite against another adapter, add a factory to that port's table: a context manager
+taking the pytest request (for tmp_path, moto, ...) and yielding a ready store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.local.file_blobs import FileBlobStore
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.ports.blobs import BlobStore
+from cairn.ports.records import RecordStore
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.records import MemoryRecordStore
+
+
+def _tmp(request: pytest.FixtureRequest) -> Path:
+    path: Path = request.getfixturevalue("tmp_path")
+    return path
+
+
+# -- RecordStore -------------------------------------------------------------------------------
+
+
+@contextmanager
+def _memory_records(request: pytest.FixtureRequest) -> Iterator[RecordStore]:
+    yield MemoryRecordStore()
+
+
+@contextmanager
+def _sqlite_records(request: pytest.FixtureRequest) -> Iterator[RecordStore]:
+    store = SqliteRecordStore(_tmp(request) / "records.db")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+RECORD_STORES: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[RecordStore]]] = {
+    "memory": _memory_records,
+    "sqlite": _sqlite_records,
+}
+
+
+@pytest.fixture(params=list(RECORD_STORES))
+def records(request: pytest.FixtureRequest) -> Iterator[RecordStore]:
+    with RECORD_STORES[request.param](request) as store:
+        yield store
+
+
+# -- BlobStore ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def _memory_blobs(request: pytest.FixtureRequest) -> Iterator[BlobStore]:
+    yield MemoryBlobStore()
+
+
+@contextmanager
+def _file_blobs(request: pytest.FixtureRequest) -> Iterator[BlobStore]:
+    yield FileBlobStore(_tmp(request) / "blobs")
+
+
+BLOB_STORES: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[BlobStore]]] = {
+    "memory": _memory_blobs,
+    "files": _file_blobs,
+}
+
+
+@pytest.fixture(params=list(BLOB_STORES))
+def blobs(request: pytest.FixtureRequest) -> Iterator[BlobStore]:
+    with BLOB_STORES[request.param](request) as store:
+        yield store

@@ -1,0 +1,488 @@
+"""ChunkIndex contract: the in-memory fake and the embedded SQLite index behave the same.
+
+The filter cases build a brain where chunks that fail the filter would fill both legs'
+candidate pools if the filter were applied after fusion; passing means the filter runs inside
+each leg, before the pool is cut.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
+from tests.fakes.chunks import MemoryChunkIndex
+
+DIM = 16
+T0 = datetime(2025, 3, 1, tzinfo=UTC)
+Factory = Callable[[], ChunkIndex]
+
+
+def axis(i: int) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def toward(i: int, j: int, share: float) -> np.ndarray:
+    """A unit vector mostly along axis j with `share` of axis i mixed in."""
+    v = share * axis(i) + (1 - share) * axis(j)
+    return v / np.linalg.norm(v)
+
+
+def chunk(cid: str, text: str, **fields: object) -> Chunk:
+    values: dict[str, object] = {
+        "id": cid,
+        "brain_id": "b1",
+        "document_id": f"doc-{cid}",
+        "path": f"notes/{cid}.md",
+        "ordinal": 0,
+        "text": text,
+        "created_at": T0,
+    }
+    values.update(fields)
+    return Chunk.model_validate(values)
+
+
+def search(index: ChunkIndex, text: str, vector: np.ndarray | None = None, **options: object) -> list[str]:
+    return [h.chunk.id for h in index.search(query(text, vector, **options))]
+
+
+def query(text: str, vector: np.ndarray | None = None, **options: object) -> ChunkQuery:
+    filter_fields = {k: options.pop(k) for k in list(options) if k in ChunkFilter.__dataclass_fields__}
+    chunk_filter = ChunkFilter(**{"brain_ids": ("b1",), **filter_fields})  # type: ignore[arg-type]
+    return ChunkQuery(
+        text=text,
+        vector=None if vector is None else vector.tolist(),
+        filter=chunk_filter,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    opened: list[SqliteChunkIndex] = []
+
+    def make() -> ChunkIndex:
+        if request.param == "memory":
+            return MemoryChunkIndex(DIM)
+        index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM)
+        opened.append(index)
+        return index
+
+    yield make
+    for index in opened:
+        index.close()
+
+
+@pytest.fixture
+def index(make_index: Factory) -> ChunkIndex:
+    return make_index()
+
+
+# -- basic search --------------------------------------------------------------------------
+
+
+def test_keyword_search_finds_the_chunk_with_the_word(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "the heron waded through the marsh"), chunk("b", "a quiet afternoon of reading")],
+        np.stack([axis(0), axis(1)]),
+    )
+    hits = index.search(query("where did the heron go?"))
+    assert [h.chunk.id for h in hits] == ["a"]
+    assert hits[0].bm25_rank == 1 and hits[0].vector_rank is None
+    assert hits[0].bm25_score is not None and hits[0].bm25_score > 0
+
+
+def test_vector_search_ranks_by_cosine(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "alpha"), chunk("b", "beta"), chunk("c", "gamma")],
+        np.stack([axis(0), toward(0, 1, 0.5), axis(2)]),
+    )
+    hits = index.search(query("", axis(0) * 3.0))  # query vectors need not be unit length
+    assert [h.chunk.id for h in hits] == ["a", "b", "c"]
+    assert [h.vector_rank for h in hits] == [1, 2, 3]
+    assert hits[0].vector_similarity == pytest.approx(1.0, abs=1e-6)
+    assert all(h.bm25_rank is None for h in hits)
+
+
+def test_stopword_only_text_with_a_vector_runs_the_vector_leg_alone(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "what is this"), chunk("b", "other")], np.stack([axis(1), axis(0)]))
+    assert search(index, "what is the", axis(0)) == ["b", "a"]
+    assert search(index, "what is the") == []
+
+
+def test_upsert_round_trips_every_chunk_field(index: ChunkIndex) -> None:
+    original = chunk(
+        "a",
+        "body text",
+        title="A title",
+        start=5,
+        end=14,
+        ordinal=3,
+        tags=["x", "y"],
+        type="fact",
+        scope="team",
+        sector="semantic",
+        valid_from=T0 - timedelta(days=1),
+        valid_to=T0 + timedelta(days=1),
+        active=True,
+        created_at=datetime(2025, 3, 1, 12, 30, 45, 123456, tzinfo=UTC),
+    )
+    index.upsert([original], axis(0)[None, :])
+    assert index.get_chunks("b1", original.document_id) == [original]
+    assert index.search(query("body"))[0].chunk == original
+
+
+def test_top_k_limits_and_scores_are_descending(index: ChunkIndex) -> None:
+    chunks = [chunk(f"c{i}", f"lantern {'lantern ' * i}") for i in range(8)]
+    index.upsert(chunks, np.stack([toward(0, 1, i / 10) for i in range(8)]))
+    hits = index.search(query("lantern", axis(0), top_k=3))
+    assert len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+# -- fusion ----------------------------------------------------------------------------------
+
+
+def test_rrf_score_is_the_sum_of_reciprocal_ranks(index: ChunkIndex) -> None:
+    # Given: only "a" has the word (BM25 rank 1); by vector "b" is closest, then "a"
+    index.upsert(
+        [chunk("a", "kestrel sighting"), chunk("b", "nothing relevant"), chunk("c", "more filler")],
+        np.stack([toward(0, 1, 0.8), axis(0), axis(2)]),
+    )
+    hits = {h.chunk.id: h for h in index.search(query("kestrel", axis(0)))}
+    # Then: a = 1/(60+1) + 1/(60+2), b = 1/(60+1), c = 1/(60+3)
+    assert (hits["a"].bm25_rank, hits["a"].vector_rank) == (1, 2)
+    assert hits["a"].score == pytest.approx(1 / 61 + 1 / 62)
+    assert hits["b"].score == pytest.approx(1 / 61)
+    assert hits["c"].score == pytest.approx(1 / 63)
+    assert list(hits) == ["a", "b", "c"]
+
+
+def test_leg_weights_and_rrf_k_scale_the_contributions(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "kestrel sighting"), chunk("b", "nothing relevant")],
+        np.stack([toward(0, 1, 0.8), axis(0)]),
+    )
+    options = {"bm25_weight": 2.0, "vector_weight": 0.5, "rrf_k": 10}
+    hits = {h.chunk.id: h for h in index.search(query("kestrel", axis(0), **options))}
+    assert hits["a"].score == pytest.approx(2.0 / 11 + 0.5 / 12)
+    assert hits["b"].score == pytest.approx(0.5 / 11)
+
+
+def test_a_zero_weight_leg_is_not_run(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "kestrel"), chunk("b", "other")], np.stack([axis(1), axis(0)]))
+    hits = index.search(query("kestrel", axis(0), vector_weight=0.0))
+    assert [(h.chunk.id, h.vector_rank) for h in hits] == [("a", None)]
+
+
+def test_equal_scores_break_ties_by_best_rank_then_id(index: ChunkIndex) -> None:
+    # "b" is first by BM25 and second by vector, "a" the reverse: equal scores, equal best rank
+    index.upsert(
+        [chunk("b", "osprey osprey nest"), chunk("a", "osprey nest tree")],
+        np.stack([toward(0, 1, 0.5), axis(0)]),
+    )
+    hits = index.search(query("osprey", axis(0)))
+    assert [(h.chunk.id, h.bm25_rank, h.vector_rank) for h in hits] == [("a", 2, 1), ("b", 1, 2)]
+    assert hits[0].score == pytest.approx(hits[1].score)
+
+
+def test_negative_weights_or_rrf_k_are_rejected(index: ChunkIndex) -> None:
+    with pytest.raises(InvalidInput):
+        index.search(query("x", bm25_weight=-1.0))
+    with pytest.raises(InvalidInput):
+        index.search(query("x", rrf_k=-1))
+
+
+# -- filters inside each leg ---------------------------------------------------------------
+
+KEEP_TEXT = "the zebra was seen once near the river bank among many other animals today"
+
+
+def _filter_case(name: str) -> tuple[list[Chunk], list[Chunk], dict[str, object]]:
+    """(chunks that pass, chunks that fail but would dominate, filter options)."""
+    keep = [chunk(f"keep{i}", KEEP_TEXT, document_id=f"dk{i % 2}", path=f"keep/a/{i}.md") for i in range(5)]
+    noise = [
+        chunk(f"noise{i:02d}", "zebra zebra zebra", document_id="dn", path=f"noise/{i}.md") for i in range(30)
+    ]
+    if name == "brain":
+        noise = [n.model_copy(update={"brain_id": "b2"}) for n in noise]
+        return keep, noise, {}
+    if name == "path_prefix":
+        return keep, noise, {"path_prefixes": ("keep/",)}
+    if name == "path_prefixes":
+        keep = [k.model_copy(update={"path": f"keep/{'ab'[i % 2]}/{i}.md"}) for i, k in enumerate(keep)]
+        noise = [n.model_copy(update={"path": f"keep/c/{i}.md"}) for i, n in enumerate(noise)]
+        return keep, noise, {"path_prefixes": ("keep/a/", "keep/b/")}
+    if name == "tags":
+        keep = [k.model_copy(update={"tags": ["red", "blue", "extra"]}) for k in keep]
+        noise = [n.model_copy(update={"tags": [["red"], ["blue"]][i % 2]}) for i, n in enumerate(noise)]
+        return keep, noise, {"tags": ("red", "blue")}
+    if name == "created":
+        keep = [k.model_copy(update={"created_at": T0 + timedelta(hours=i)}) for i, k in enumerate(keep)]
+        edges = [T0 - timedelta(milliseconds=1), T0 + timedelta(days=1)]
+        noise = [n.model_copy(update={"created_at": edges[i % 2]}) for i, n in enumerate(noise)]
+        return keep, noise, {"created_from": T0, "created_to": T0 + timedelta(days=1)}
+    if name == "document_ids":
+        return keep, noise, {"document_ids": ("dk0", "dk1")}
+    if name == "inactive":
+        return keep, [n.model_copy(update={"active": False}) for n in noise], {}
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize(
+    "case", ["brain", "path_prefix", "path_prefixes", "tags", "created", "document_ids", "inactive"]
+)
+def test_filters_apply_inside_each_leg_before_the_pool_is_cut(index: ChunkIndex, case: str) -> None:
+    # Given: 30 failing chunks that beat the 5 passing ones in both legs
+    keep, noise, options = _filter_case(case)
+    vectors = [toward(0, 3, 0.3) for _ in keep] + [axis(0) for _ in noise]
+    index.upsert(keep + noise, np.stack(vectors))
+    # When: the pools (10) are smaller than the failing chunks
+    hits = index.search(query("zebra", axis(0), top_k=5, candidate_pool=10, **options))
+    # Then: every passing chunk is found, by both legs
+    assert sorted(h.chunk.id for h in hits) == sorted(k.id for k in keep)
+    assert all(h.bm25_rank is not None and h.vector_rank is not None for h in hits)
+
+
+def test_without_the_filter_the_dominant_chunks_fill_the_results(index: ChunkIndex) -> None:
+    keep, noise, _ = _filter_case("path_prefix")
+    index.upsert(keep + noise, np.stack([toward(0, 3, 0.3) for _ in keep] + [axis(0) for _ in noise]))
+    hits = index.search(query("zebra", axis(0), top_k=5, candidate_pool=10))
+    assert all(h.chunk.id.startswith("noise") for h in hits)
+
+
+def test_inactive_chunks_are_found_when_active_only_is_off(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "walrus", active=False), chunk("b", "walrus")], np.stack([axis(0), axis(1)]))
+    assert search(index, "walrus", axis(0)) == ["b"]
+    assert sorted(search(index, "walrus", axis(0), active_only=False)) == ["a", "b"]
+
+
+def test_an_empty_path_prefix_matches_everything(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "walrus", path="x/1.md"), chunk("b", "walrus", path="y/1.md")], np.stack([axis(0)] * 2)
+    )
+    assert sorted(search(index, "walrus", path_prefixes=("",))) == ["a", "b"]
+
+
+def test_an_unknown_brain_finds_nothing(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "walrus")], axis(0)[None, :])
+    assert (
+        index.search(ChunkQuery(text="walrus", vector=axis(0).tolist(), filter=ChunkFilter(("nope",)))) == []
+    )
+    assert index.count("nope") == 0
+    assert index.get_chunks("nope", "doc-a") == []
+
+
+def test_several_brains_can_be_searched_together(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "walrus"), chunk("b", "walrus", brain_id="b2"), chunk("c", "walrus", brain_id="b3")],
+        np.stack([axis(0), axis(0), axis(0)]),
+    )
+    hits = index.search(ChunkQuery(text="walrus", vector=axis(0).tolist(), filter=ChunkFilter(("b1", "b2"))))
+    assert sorted(h.chunk.id for h in hits) == ["a", "b"]
+
+
+# -- writes --------------------------------------------------------------------------------
+
+
+def test_reupsert_replaces_text_vector_and_fields(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "old pelican words", tags=["t1"]), chunk("b", "other")], np.stack([axis(0), axis(1)])
+    )
+    index.upsert([chunk("a", "new cormorant words", tags=["t2"])], axis(2)[None, :])
+    assert search(index, "pelican") == []
+    assert search(index, "cormorant") == ["a"]
+    assert search(index, "cormorant", tags=("t1",)) == []
+    assert search(index, "cormorant", tags=("t2",)) == ["a"]
+    assert search(index, "", axis(2))[0] == "a"
+    assert index.count("b1") == 2
+
+
+def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("a1", "puffin", document_id="d1"),
+            chunk("a2", "puffin", document_id="d1", ordinal=1),
+            chunk("b1", "puffin", document_id="d2"),
+        ],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    assert index.delete_document("b1", "d1") == 2
+    assert index.delete_document("b1", "d1") == 0
+    assert index.get_chunks("b1", "d1") == []
+    assert search(index, "puffin", axis(0)) == ["b1"]
+    assert index.count("b1") == 1
+
+
+def test_get_chunks_returns_ordinal_order(index: ChunkIndex) -> None:
+    chunks = [chunk(f"c{i}", f"part {i}", document_id="d", ordinal=i) for i in (2, 0, 3, 1)]
+    index.upsert(chunks, np.stack([axis(i) for i in range(4)]))
+    assert [c.ordinal for c in index.get_chunks("b1", "d")] == [0, 1, 2, 3]
+
+
+def test_upsert_rejects_vectors_that_do_not_fit(index: ChunkIndex) -> None:
+    with pytest.raises(InvalidInput):
+        index.upsert([chunk("a", "x"), chunk("b", "y")], axis(0)[None, :])
+    with pytest.raises(InvalidInput):
+        index.upsert([chunk("a", "x")], np.zeros((1, DIM + 1), dtype=np.float32))
+    assert index.count("b1") == 0
+
+
+def test_a_query_vector_of_the_wrong_size_is_rejected(index: ChunkIndex) -> None:
+    with pytest.raises(InvalidInput):
+        index.search(query("x", np.zeros(DIM + 1, dtype=np.float32)))
+
+
+NASTY = [
+    '"',
+    'unbalanced "quote',
+    "*",
+    "zebra*",
+    "AND",
+    "OR NOT AND",
+    "NEAR(zebra river)",
+    "- zebra",
+    "title:zebra",
+    "text : zebra",
+    "(zebra",
+    "zebra)",
+    "{title text}: zebra",
+    "^zebra",
+    "zebra + river",
+    "c'est déjà l'été",
+    "emoji 🦓 zebra",
+    "\x00 nul",
+    "'; DROP TABLE chunks; --",
+    " ",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_fts_syntax_in_query_text_never_raises(index: ChunkIndex, text: str) -> None:
+    index.upsert(
+        [chunk("a", "zebra by the river, déjà vu"), chunk("b", "other")], np.stack([axis(0), axis(1)])
+    )
+    index.search(query(text))
+    hits = index.search(query(text, axis(0)))
+    assert hits and hits[0].chunk.id == "a"
+
+
+def test_diacritics_and_case_are_folded(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "Café Déjà"), chunk("b", "other")], np.stack([axis(0), axis(1)]))
+    assert search(index, "cafe DEJA") == ["a"]
+
+
+def test_concurrent_upserts_and_searches_do_not_fail(index: ChunkIndex) -> None:
+    errors: list[BaseException] = []
+
+    def guarded(work: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # surfaced by the assertion below
+                errors.append(exc)
+
+        return run
+
+    def writer(w: int) -> Callable[[], None]:
+        def work() -> None:
+            for i in range(15):
+                index.upsert(
+                    [
+                        chunk(f"w{w}-{i}-{j}", f"gannet colony {w} {i}", document_id=f"d{w}-{i}")
+                        for j in range(3)
+                    ],
+                    np.stack([toward(0, (w + j) % DIM, 0.5) for j in range(3)]),
+                )
+                if i % 5 == 4:
+                    index.delete_document("b1", f"d{w}-{i - 1}")
+
+        return work
+
+    def reader() -> None:
+        for _ in range(30):
+            for hit in index.search(query("gannet colony", axis(0), tags=(), top_k=5)):
+                assert hit.chunk.text.startswith("gannet")
+
+    threads = [threading.Thread(target=guarded(writer(w))) for w in range(3)]
+    threads += [threading.Thread(target=guarded(reader)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert index.count("b1") == 3 * (15 - 3) * 3
+
+
+# -- SQLite only ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_paths(tmp_path: Path) -> tuple[Path, Path]:
+    return tmp_path / "chunks.db", tmp_path / "vectors"
+
+
+def test_sqlite_index_persists_across_reopen(sqlite_paths: tuple[Path, Path]) -> None:
+    first = SqliteChunkIndex(*sqlite_paths, DIM)
+    stored = [
+        chunk("a", "albatross", tags=["sea"]),
+        chunk("b", "other"),
+        chunk("c", "gone", document_id="dx"),
+    ]
+    first.upsert(stored, np.stack([axis(0), axis(1), axis(2)]))
+    first.upsert([chunk("b", "replaced petrel")], axis(3)[None, :])
+    first.delete_document("b1", "dx")
+    first.close()
+
+    second = SqliteChunkIndex(*sqlite_paths, DIM)
+    try:
+        assert second.count("b1") == 2
+        assert search(second, "albatross", axis(0), tags=("sea",)) == ["a"]
+        assert search(second, "", axis(3))[0] == "b"
+        assert search(second, "petrel") == ["b"]
+        second.upsert([chunk("d", "albatross again")], axis(0)[None, :])
+        assert sorted(search(second, "albatross")) == ["a", "d"]
+    finally:
+        second.close()
+
+
+def test_sqlite_common_terms_are_dropped_above_the_posting_budget(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given: a budget of 5 matching rows, 12 chunks with a common word, 2 with a rare one
+    index = SqliteChunkIndex(*sqlite_paths, DIM, posting_budget=5)
+    try:
+        chunks = [chunk(f"c{i:02d}", f"common words number {i}") for i in range(12)]
+        chunks += [chunk("r1", "rare heron common"), chunk("r2", "rare heron")]
+        index.upsert(chunks, np.stack([axis(i % DIM) for i in range(len(chunks))]))
+        # When / Then: the rare terms still rank their chunks; the common term is planned away
+        assert sorted(search(index, "common heron")) == ["r1", "r2"]
+        # When every term is common, only the newest `budget` matches are ranked
+        assert len(search(index, "common words", top_k=20)) == 5
+    finally:
+        index.close()
+
+
+def test_sqlite_torn_vector_file_is_trimmed_on_open(sqlite_paths: tuple[Path, Path]) -> None:
+    index = SqliteChunkIndex(*sqlite_paths, DIM)
+    index.upsert([chunk("a", "albatross")], axis(0)[None, :])
+    index.close()
+    vector_file = next(sqlite_paths[1].iterdir())
+    with vector_file.open("ab") as fh:
+        fh.write(b"\x00\x01\x02")  # a crash mid-append
+    reopened = SqliteChunkIndex(*sqlite_paths, DIM)
+    try:
+        reopened.upsert([chunk("b", "petrel")], axis(1)[None, :])
+        assert search(reopened, "", axis(1))[0] == "b"
+        assert search(reopened, "", axis(0))[0] == "a"
+    finally:
+        reopened.close()

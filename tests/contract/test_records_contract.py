@@ -1,0 +1,335 @@
+"""RecordStore contract: every adapter (see conftest.RECORD_STORES) must pass all of it."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from cairn.adapters.local.sqlite_records import SqliteRecordStore, prefix_upper_bound
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.ports.records import Delete, Item, Put, RecordStore
+
+PK = "brain#1"
+
+
+def _run_in_threads(n: int, work: Callable[[int], None]) -> None:
+    start = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        start.wait()
+        work(i)
+
+    with ThreadPoolExecutor(n) as pool:
+        for future in [pool.submit(run, i) for i in range(n)]:
+            future.result()
+
+
+def _increment(store: RecordStore) -> None:
+    """One optimistic read-modify-write, retried until no one else got in between."""
+    while True:
+        current = store.get(PK, "counter")
+        assert current is not None
+        try:
+            store.put(Item(PK, "counter", {"n": current.data["n"] + 1}), current.version)
+            return
+        except Conflict:
+            continue
+
+
+# -- single item ---------------------------------------------------------------------------------
+
+
+def test_get_missing_is_none(records: RecordStore) -> None:
+    assert records.get(PK, "nope") is None
+
+
+def test_put_then_get_round_trips_plain_json(records: RecordStore) -> None:
+    data = {
+        "title": "Notes — été 🌲",
+        "n": 3,
+        "x": 1.5,
+        "ok": True,
+        "none": None,
+        "tags": ["a", "b"],
+        "nested": {"deep": [{"k": "v"}]},
+    }
+    stored = records.put(Item(PK, "doc#1", data))
+    assert stored == Item(PK, "doc#1", data, 1)
+    assert records.get(PK, "doc#1") == stored
+
+
+def test_every_write_increments_the_version(records: RecordStore) -> None:
+    # The caller's item.version is ignored: the store owns versions.
+    versions = [records.put(Item(PK, "k", {"i": i}, version=99)).version for i in range(3)]
+    assert versions == [1, 2, 3]
+    assert records.get(PK, "k") == Item(PK, "k", {"i": 2}, 3)
+
+
+def test_returned_data_is_not_shared_with_the_store(records: RecordStore) -> None:
+    records.put(Item(PK, "k", {"list": [1]}))
+    got = records.get(PK, "k")
+    assert got is not None
+    got.data["list"].append(2)
+    assert records.get(PK, "k") == Item(PK, "k", {"list": [1]}, 1)
+
+
+def test_expected_version_zero_creates_only(records: RecordStore) -> None:
+    assert records.put(Item(PK, "k", {"v": 1}), expected_version=0).version == 1
+    with pytest.raises(Conflict):
+        records.put(Item(PK, "k", {"v": 2}), expected_version=0)
+    assert records.get(PK, "k") == Item(PK, "k", {"v": 1}, 1)
+
+
+def test_stale_version_conflicts_and_changes_nothing(records: RecordStore) -> None:
+    records.put(Item(PK, "k", {"v": 1}))
+    records.put(Item(PK, "k", {"v": 2}), expected_version=1)
+    with pytest.raises(Conflict, match="k"):
+        records.put(Item(PK, "k", {"v": 3}), expected_version=1)
+    with pytest.raises(Conflict):
+        records.put(Item(PK, "missing", {"v": 1}), expected_version=1)
+    assert records.get(PK, "k") == Item(PK, "k", {"v": 2}, 2)
+    assert records.get(PK, "missing") is None
+
+
+def test_delete_reports_existence_and_honours_versions(records: RecordStore) -> None:
+    records.put(Item(PK, "k", {}))
+    records.put(Item(PK, "k", {}))
+    with pytest.raises(Conflict):
+        records.delete(PK, "k", expected_version=1)
+    assert records.get(PK, "k") is not None
+    assert records.delete(PK, "k", expected_version=2) is True
+    assert records.get(PK, "k") is None
+    assert records.delete(PK, "k") is False
+    with pytest.raises(Conflict):
+        records.delete(PK, "k", expected_version=1)
+    with pytest.raises(InvalidInput):
+        records.delete(PK, "k", expected_version=0)
+
+
+def test_recreated_item_starts_at_version_one(records: RecordStore) -> None:
+    records.put(Item(PK, "k", {}))
+    records.put(Item(PK, "k", {}))
+    records.delete(PK, "k")
+    assert records.put(Item(PK, "k", {}), expected_version=0).version == 1
+
+
+@pytest.mark.parametrize("data", [{"s": {1, 2}}, {"x": math.nan}, {"b": b"bytes"}])
+def test_non_json_data_is_rejected(records: RecordStore, data: dict[str, object]) -> None:
+    with pytest.raises(InvalidInput):
+        records.put(Item(PK, "k", data))
+    assert records.get(PK, "k") is None
+
+
+@pytest.mark.parametrize(("pk", "sk"), [("", "k"), (PK, ""), (PK, "\ud800")])
+def test_bad_keys_are_rejected(records: RecordStore, pk: str, sk: str) -> None:
+    with pytest.raises(InvalidInput):
+        records.put(Item(pk, sk, {}))
+
+
+# -- transactions --------------------------------------------------------------------------------
+
+
+def test_transact_applies_every_op_and_returns_puts_in_order(records: RecordStore) -> None:
+    records.put(Item(PK, "old", {}))
+    records.put(Item(PK, "gone", {}))
+    written = records.transact(
+        [Put(Item(PK, "new", {"a": 1}), 0), Delete(PK, "gone"), Put(Item(PK, "old", {"b": 2}), 1)]
+    )
+    assert written == [Item(PK, "new", {"a": 1}, 1), Item(PK, "old", {"b": 2}, 2)]
+    assert records.get(PK, "gone") is None
+    assert records.transact([]) == []
+
+
+def test_transact_is_all_or_nothing(records: RecordStore) -> None:
+    records.put(Item(PK, "a", {"v": 1}))
+    records.put(Item(PK, "b", {"v": 1}))
+    ops: list[Put | Delete] = [
+        Put(Item(PK, "a", {"v": 2}), 1),
+        Delete(PK, "b", 1),
+        Put(Item(PK, "c", {"v": 1}), 0),
+        Put(Item(PK, "stale", {"v": 1}), 7),  # fails: no such item
+    ]
+    with pytest.raises(Conflict, match="stale"):
+        records.transact(ops)
+    assert records.get(PK, "a") == Item(PK, "a", {"v": 1}, 1)
+    assert records.get(PK, "b") == Item(PK, "b", {"v": 1}, 1)
+    assert records.get(PK, "c") is None
+
+
+def test_transact_rejects_two_ops_on_one_item(records: RecordStore) -> None:
+    with pytest.raises(InvalidInput):
+        records.transact([Put(Item(PK, "a", {})), Delete(PK, "a")])
+    assert records.get(PK, "a") is None
+
+
+# -- queries -------------------------------------------------------------------------------------
+
+
+def _sks(
+    records: RecordStore, prefix: str = "", *, after: str | None = None, descending: bool = False
+) -> list[str]:
+    return [i.sk for i in records.query(PK, prefix, after=after, descending=descending).items]
+
+
+def test_query_selects_by_prefix_within_the_partition(records: RecordStore) -> None:
+    for sk in ["doc#2", "doc#1", "doc", "docs#1", "chunk#1", "doc#10"]:
+        records.put(Item(PK, sk, {"sk": sk}))
+    records.put(Item("other", "doc#3", {}))
+    page = records.query(PK, "doc#")
+    assert [i.sk for i in page.items] == ["doc#1", "doc#10", "doc#2"]
+    assert page.items[0] == Item(PK, "doc#1", {"sk": "doc#1"}, 1)
+    assert page.next_after is None
+    assert _sks(records, "", descending=True) == ["docs#1", "doc#2", "doc#10", "doc#1", "doc", "chunk#1"]
+    assert _sks(records, "doc#", after="doc#1") == ["doc#10", "doc#2"]
+    assert _sks(records, "doc#", after="doc#10", descending=True) == ["doc#1"]
+    assert records.query("empty").items == []
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_query_pages_through_everything(records: RecordStore, descending: bool) -> None:
+    sks = [f"item#{i:03d}" for i in range(23)]
+    records.transact([Put(Item(PK, sk, {})) for sk in sks])
+    seen: list[str] = []
+    after: str | None = None
+    for _ in range(10):
+        page = records.query(PK, "item#", after=after, limit=5, descending=descending)
+        seen += [i.sk for i in page.items]
+        if page.next_after is None:
+            break
+        assert page.next_after == page.items[-1].sk
+        after = page.next_after
+    assert seen == sorted(sks, reverse=descending)
+    # A page that ends exactly at the last item has nothing after it.
+    assert records.query(PK, "item#", limit=23).next_after is None
+    with pytest.raises(InvalidInput):
+        records.query(PK, limit=0)
+
+
+def test_query_orders_bytewise_on_utf8(records: RecordStore) -> None:
+    # UTF-16 order would put the emoji (surrogates) before U+FB01; UTF-8 bytes put it after.
+    sks = ["a", "B", "Z", "é", "ab", "\ufb01", "\U0001f600", "\U0010ffff", "a\x7f", "a\u0080"]
+    for sk in sks:
+        records.put(Item(PK, sk, {}))
+    assert _sks(records) == sorted(sks, key=lambda s: s.encode("utf-8"))
+    assert _sks(records, descending=True) == sorted(sks, key=lambda s: s.encode("utf-8"), reverse=True)
+
+
+def test_query_prefix_bounds_at_the_top_of_unicode(records: RecordStore) -> None:
+    top = "\U0010ffff"
+    sks = [
+        "a",
+        f"a{top}",
+        f"a{top}z",
+        f"a{top}{top}",
+        f"a{top}{top}x",
+        "b",
+        top,
+        top + top,
+        "\ud7ffx",
+        "\ue000",
+    ]
+    for sk in sks:
+        records.put(Item(PK, sk, {}))
+    assert _sks(records, f"a{top}") == [f"a{top}", f"a{top}z", f"a{top}{top}", f"a{top}{top}x"]
+    assert _sks(records, "a") == [s for s in sorted(sks) if s.startswith("a")]
+    assert _sks(records, top) == [top, top + top]
+    assert _sks(records, "\ud7ff") == ["\ud7ffx"]
+    assert _sks(records, "") == sorted(sks)
+
+
+# -- concurrency ---------------------------------------------------------------------------------
+
+
+def test_threads_doing_optimistic_increments_lose_no_update(records: RecordStore) -> None:
+    records.put(Item(PK, "counter", {"n": 0}))
+
+    def worker(_: int) -> None:
+        for _ in range(50):
+            _increment(records)
+
+    _run_in_threads(16, worker)
+    assert records.get(PK, "counter") == Item(PK, "counter", {"n": 800}, 801)
+
+
+def test_async_tasks_doing_optimistic_increments_lose_no_update(records: RecordStore) -> None:
+    records.put(Item(PK, "counter", {"n": 0}))
+
+    async def worker() -> None:
+        for _ in range(50):
+            await anyio.to_thread.run_sync(_increment, records)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(16):
+                tg.start_soon(worker)
+
+    anyio.run(main)
+    assert records.get(PK, "counter") == Item(PK, "counter", {"n": 800}, 801)
+
+
+def test_concurrent_unconditional_puts_never_tear(records: RecordStore) -> None:
+    writers, rounds = 8, 25
+
+    def write(i: int) -> None:
+        for r in range(rounds):
+            records.put(Item(PK, "shared", {"writer": i, "round": r, "payload": [i] * 2000}))
+
+    def read(_: int) -> None:
+        for _ in range(rounds * 2):
+            item = records.get(PK, "shared")
+            if item is not None:
+                assert item.data["payload"] == [item.data["writer"]] * 2000
+
+    _run_in_threads(writers * 2, lambda i: write(i) if i < writers else read(i))
+    final = records.get(PK, "shared")
+    assert final is not None
+    assert final.version == writers * rounds
+    assert final.data["payload"] == [final.data["writer"]] * 2000
+
+
+# -- SQLite adapter specifics --------------------------------------------------------------------
+
+
+def test_prefix_upper_bound() -> None:
+    top = "\U0010ffff"
+    assert prefix_upper_bound("") is None
+    assert prefix_upper_bound(top + top) is None
+    assert prefix_upper_bound("doc#") == "doc$"
+    assert prefix_upper_bound(f"a{top}{top}") == "b"
+    assert prefix_upper_bound("x\ud7ff") == "x\ue000"  # skips the surrogate block
+
+
+def test_sqlite_persists_across_reopen_and_uses_wal(tmp_path: Path) -> None:
+    store = SqliteRecordStore(tmp_path / "r.db")
+    store.put(Item(PK, "k", {"v": 1}))
+    store.close()
+    with pytest.raises(RuntimeError):
+        store.get(PK, "k")
+    reopened = SqliteRecordStore(tmp_path / "r.db")
+    assert reopened.get(PK, "k") == Item(PK, "k", {"v": 1}, 1)
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    reopened.close()
+
+
+def test_sqlite_stores_sharing_one_file_lose_no_update(tmp_path: Path) -> None:
+    # Two stores on one file stand in for two processes: separate connections, one lock.
+    first, second = SqliteRecordStore(tmp_path / "r.db"), SqliteRecordStore(tmp_path / "r.db")
+    first.put(Item(PK, "counter", {"n": 0}))
+
+    def worker(i: int) -> None:
+        for _ in range(25):
+            _increment(first if i % 2 else second)
+
+    _run_in_threads(16, worker)
+    assert second.get(PK, "counter") == Item(PK, "counter", {"n": 400}, 401)
+    first.close()
+    second.close()

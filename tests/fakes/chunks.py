@@ -1,0 +1,155 @@
+"""In-memory ChunkIndex with the embedded index's semantics, for service unit tests.
+
+BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title + text, per brain, without
+stemming; cosine similarity for vectors; both legs filtered before their pools are cut; the
+same weighted RRF as the SQLite adapter.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.adapters.local.fts_query import query_terms, words
+from cairn.adapters.local.rrf import Leg, fuse
+from cairn.adapters.local.vector_store import unit_rows
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
+from cairn.ports.embedder import Vectors
+
+K1, B = 1.2, 0.75
+
+
+@dataclass
+class _Stored:
+    chunk: Chunk
+    vector: npt.NDArray[np.float32]
+    terms: Counter[str]
+    length: int
+    seq: int  # insertion order, the tie-break inside a leg (like SQLite's rowid)
+
+
+class MemoryChunkIndex:
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.items: dict[str, _Stored] = {}
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        matrix = unit_rows(vectors) if len(chunks) else np.zeros((0, self.dimension), np.float32)
+        if matrix.shape != (len(chunks), self.dimension):
+            raise InvalidInput(f"expected {len(chunks)} vectors of dimension {self.dimension}")
+        with self._lock:
+            for chunk, vector in zip(chunks, matrix, strict=True):
+                tokens = words(f"{chunk.title} {chunk.text}")
+                self._seq += 1
+                self.items.pop(chunk.id, None)
+                self.items[chunk.id] = _Stored(chunk, vector, Counter(tokens), len(tokens), self._seq)
+
+    def delete_document(self, brain_id: str, document_id: str) -> int:
+        with self._lock:
+            doomed = [
+                key
+                for key, item in self.items.items()
+                if item.chunk.brain_id == brain_id and item.chunk.document_id == document_id
+            ]
+            for key in doomed:
+                del self.items[key]
+        return len(doomed)
+
+    def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
+        found = [
+            item.chunk
+            for item in list(self.items.values())
+            if item.chunk.brain_id == brain_id and item.chunk.document_id == document_id
+        ]
+        return sorted(found, key=lambda c: (c.ordinal, c.id))
+
+    def count(self, brain_id: str) -> int:
+        return sum(1 for item in list(self.items.values()) if item.chunk.brain_id == brain_id)
+
+    def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        if query.rrf_k < 0 or query.bm25_weight < 0 or query.vector_weight < 0:
+            raise InvalidInput("rrf_k and the leg weights must not be negative")
+        vector = None
+        if query.vector is not None and query.vector_weight > 0:
+            array = np.asarray(query.vector, dtype=np.float32)
+            if array.shape != (self.dimension,) or not np.isfinite(array).all():
+                raise InvalidInput(f"query vector must be {self.dimension} finite floats")
+            vector = unit_rows(array)[0]
+        if query.top_k <= 0:
+            return []
+        pool = max(query.candidate_pool, query.top_k)
+        items = list(self.items.values())
+        passing = [item for item in items if _passes(item.chunk, query.filter)]
+        terms = query_terms(query.text) if query.bm25_weight > 0 else []
+        bm25 = _bm25(items, passing, terms, pool) if terms else {}
+        similar = _cosine(passing, vector, pool) if vector is not None else {}
+        fused = fuse(
+            [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)], query.rrf_k
+        )
+        by_id = {item.chunk.id: item.chunk for item in items}
+        return [
+            ChunkHit(
+                chunk=by_id[f.id],
+                score=f.score,
+                bm25_rank=f.ranks[0],
+                vector_rank=f.ranks[1],
+                bm25_score=bm25.get(f.id),
+                vector_similarity=similar.get(f.id),
+            )
+            for f in fused[: query.top_k]
+        ]
+
+
+def _passes(chunk: Chunk, f: ChunkFilter) -> bool:
+    created = chunk.created_at
+    return (
+        chunk.brain_id in f.brain_ids
+        and (chunk.active or not f.active_only)
+        and (not f.path_prefixes or any(chunk.path.startswith(p) for p in f.path_prefixes))
+        and all(tag in chunk.tags for tag in f.tags)
+        and (f.created_from is None or created >= f.created_from)
+        and (f.created_to is None or created < f.created_to)
+        and (not f.document_ids or chunk.document_id in f.document_ids)
+    )
+
+
+def _bm25(items: list[_Stored], passing: list[_Stored], terms: list[str], pool: int) -> dict[str, float]:
+    """BM25 of the passing chunks; statistics per brain over all its chunks, as FTS5 keeps them."""
+    stats: dict[str, tuple[int, float, Counter[str]]] = {}
+    for brain_id in {item.chunk.brain_id for item in passing}:
+        brain = [item for item in items if item.chunk.brain_id == brain_id]
+        df: Counter[str] = Counter()
+        for item in brain:
+            df.update(set(item.terms) & set(terms))
+        stats[brain_id] = (len(brain), sum(i.length for i in brain) / len(brain), df)
+    scored: list[tuple[float, int, str]] = []
+    for item in passing:
+        total, avg_length, df = stats[item.chunk.brain_id]
+        score = 0.0
+        matched = False
+        for term in terms:
+            tf = item.terms.get(term, 0)
+            if tf:
+                matched = True
+                idf = math.log((total - df[term] + 0.5) / (df[term] + 0.5))
+                norm = tf + K1 * (1 - B + B * item.length / max(avg_length, 1e-9))
+                score += max(idf, 1e-6) * tf * (K1 + 1) / norm
+        if matched:
+            scored.append((-score, item.seq, item.chunk.id))
+    scored.sort()
+    return {chunk_id: -neg for neg, _seq, chunk_id in scored[:pool]}
+
+
+def _cosine(passing: list[_Stored], vector: npt.NDArray[np.float32], pool: int) -> dict[str, float]:
+    scored = sorted((-float(item.vector @ vector), item.seq, item.chunk.id) for item in passing)
+    return {chunk_id: -neg for neg, _seq, chunk_id in scored[:pool]}

@@ -1,0 +1,28 @@
+"""A container wired onto the in-memory fakes of every port, through the real composition root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cairn.bootstrap import Adapters, Container, build_container
+from cairn.config import Settings
+from cairn.ports.clock import SystemClock
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.chunks import MemoryChunkIndex
+from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.records import MemoryRecordStore
+
+
+def fake_adapters(dimension: int = 64) -> Adapters:
+    return Adapters(
+        records=MemoryRecordStore(),
+        blobs=MemoryBlobStore(),
+        chunks=MemoryChunkIndex(dimension),
+        embedder=HashingEmbedder(dimension),
+        clock=SystemClock(),
+    )
+
+
+def fake_container(tmp_path: Path | None = None, **overrides: object) -> Container:
+    settings = Settings(data_dir=(tmp_path or Path("/nonexistent-cairn")) / "data", **overrides)  # type: ignore[arg-type]
+    return build_container(settings, fake_adapters())

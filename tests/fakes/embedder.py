@@ -1,0 +1,38 @@
+"""A deterministic feature-hashing embedder. Unit tests only: it has no semantic signal."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from cairn.ports.embedder import Vectors
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    def __init__(self, dimension: int = 384) -> None:
+        self._dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        return f"hash-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _WORD.findall(text.lower()):
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self._dimension
+                out[row, index] += 1.0 if digest[4] & 1 else -1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        return out

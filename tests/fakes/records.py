@@ -1,0 +1,87 @@
+"""In-memory RecordStore: a dict under a lock, with the same rules as the SQLite adapter."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+
+from cairn.adapters.local.sqlite_records import (
+    MAX_PK_BYTES,
+    MAX_SK_BYTES,
+    check_condition,
+    check_key,
+    check_text,
+    encode_data,
+    validate_ops,
+)
+from cairn.domain.errors import InvalidInput
+from cairn.ports.records import Delete, Item, Page, Put
+
+
+class MemoryRecordStore:
+    def __init__(self) -> None:
+        # (pk, sk) -> (JSON text, version); storing text gives callers fresh copies, like a database
+        self.rows: dict[tuple[str, str], tuple[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        check_key(pk, sk)
+        with self._lock:
+            row = self.rows.get((pk, sk))
+        return None if row is None else Item(pk, sk, json.loads(row[0]), row[1])
+
+    def put(self, item: Item, expected_version: int | None = None) -> Item:
+        return self.transact([Put(item, expected_version)])[0]
+
+    def delete(self, pk: str, sk: str, expected_version: int | None = None) -> bool:
+        validate_ops([Delete(pk, sk, expected_version)])
+        with self._lock:
+            row = self.rows.get((pk, sk))
+            check_condition(pk, sk, expected_version, row[1] if row else None)
+            return self.rows.pop((pk, sk), None) is not None
+
+    def query(
+        self,
+        pk: str,
+        prefix: str = "",
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        descending: bool = False,
+    ) -> Page:
+        check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
+        check_text("prefix", prefix, MAX_SK_BYTES, allow_empty=True)
+        if after is not None:
+            check_text("after", after, MAX_SK_BYTES, allow_empty=True)
+        if limit is not None and limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        with self._lock:
+            rows = [(sk, row) for (p, sk), row in self.rows.items() if p == pk and sk.startswith(prefix)]
+        # str order is code point order, which is UTF-8 byte order
+        rows.sort(key=lambda r: r[0], reverse=descending)
+        if after is not None:
+            rows = [r for r in rows if (r[0] < after if descending else r[0] > after)]
+        cut = limit is not None and len(rows) > limit
+        rows = rows[:limit] if limit is not None else rows
+        items = [Item(pk, sk, json.loads(text), version) for sk, (text, version) in rows]
+        return Page(items, next_after=items[-1].sk if cut else None)
+
+    def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
+        validate_ops(ops)
+        encoded = [encode_data(op.item.data) if isinstance(op, Put) else "" for op in ops]
+        with self._lock:
+            for op in ops:
+                key = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+                row = self.rows.get(key)
+                check_condition(*key, op.expected_version, row[1] if row else None)
+            written = []
+            for op, text in zip(ops, encoded, strict=True):
+                if isinstance(op, Put):
+                    key = (op.item.pk, op.item.sk)
+                    row = self.rows.get(key)
+                    self.rows[key] = (text, (row[1] if row else 0) + 1)
+                    written.append(Item(*key, json.loads(text), self.rows[key][1]))
+                else:
+                    self.rows.pop((op.pk, op.sk), None)
+        return written

@@ -1,0 +1,30 @@
+"""Fixtures for the REST tests: an app on the in-memory fakes, a client, a brain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain
+from cairn.entrypoints.http import create_app
+from tests.fakes.container import fake_container
+
+
+@pytest.fixture
+def container(tmp_path: Path) -> Container:
+    return fake_container(tmp_path)
+
+
+@pytest.fixture
+def client(container: Container) -> Iterator[TestClient]:
+    with TestClient(create_app(container)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def brain(container: Container) -> Brain:
+    return container.brains.create("Notes", slug="notes")

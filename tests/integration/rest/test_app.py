@@ -1,0 +1,79 @@
+"""The app around the routes: OpenAPI, health, and Problem+JSON for framework and unexpected errors."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import CairnError
+from cairn.domain.models import Brain
+from cairn.entrypoints.http import create_app
+from tests.integration.rest.helpers import assert_problem, docs_url
+
+ROUTES = {
+    "/v1/brains": {"get", "post"},
+    "/v1/brains/{brainId}": {"get"},
+    "/v1/brains/{brainId}/documents": {"get", "head", "put", "delete", "post"},
+    "/v1/brains/{brainId}/documents/read": {"get"},
+    "/v1/brains/{brainId}/documents/stat": {"get"},
+    "/v1/brains/{brainId}/documents/append": {"post"},
+    "/v1/brains/{brainId}/documents/rename": {"post"},
+    "/v1/brains/{brainId}/documents/batch-ops": {"post"},
+    "/v1/brains/{brainId}/documents/ingest/file": {"post"},
+    "/v1/brains/{brainId}/documents/ingest/url": {"post"},
+    "/v1/brains/{brainId}/search": {"post"},
+    "/v1/brains/{brainId}/events": {"get"},
+}
+
+
+def test_openapi_lists_every_route(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    for path, methods in ROUTES.items():
+        assert path in spec["paths"], path
+        assert methods <= set(spec["paths"][path]), path
+    put_body = spec["paths"]["/v1/brains/{brainId}/documents"]["put"]["requestBody"]
+    assert "application/octet-stream" in put_body["content"]
+    batch = spec["paths"]["/v1/brains/{brainId}/documents/batch-ops"]["post"]["requestBody"]
+    assert "ops" in batch["content"]["application/json"]["schema"]["properties"]
+
+
+def test_healthz(client: TestClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+
+
+def test_unknown_route_and_method_are_problems(client: TestClient, brain: Brain) -> None:
+    assert_problem(client.get("/v1/nothing-here"), 404, "not_found")
+    response = client.patch(docs_url("notes"), params={"path": "a.md"})
+    assert response.status_code == 405
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["status"] == 405
+
+
+def test_unexpected_errors_are_500_without_internals(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> bytes:
+        raise RuntimeError("database password is hunter2")
+
+    monkeypatch.setattr(container.documents, "read", boom)
+    with TestClient(create_app(container), raise_server_exceptions=False) as client:
+        response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
+    body = assert_problem(response, 500, "internal_error")
+    assert "hunter2" not in response.text
+    assert body["detail"] == "internal server error"
+
+
+def test_bare_cairn_errors_do_not_leak_their_message(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> bytes:
+        raise CairnError("sqlite at /secret/path is locked")
+
+    monkeypatch.setattr(container.documents, "read", boom)
+    with TestClient(create_app(container)) as client:
+        response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
+    assert_problem(response, 500, "internal_error")
+    assert "/secret/path" not in response.text

@@ -1,0 +1,126 @@
+"""GET /v1/brains/{brainId}/events over a real socket: ready, change frames, pings, cleanup."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from cairn.bootstrap import Container
+from cairn.entrypoints.http import create_app
+from tests.fakes.container import fake_container
+from tests.integration.rest.live import Frame, SseReader, serve
+
+OCTET = {"Content-Type": "application/octet-stream"}
+TIMEOUT = httpx.Timeout(10.0)
+
+
+def _container(tmp_path: Path, ping_s: float) -> Container:
+    container = fake_container(tmp_path, events_ping_s=ping_s)
+    container.brains.create("Notes", slug="notes")
+    return container
+
+
+@contextmanager
+def events_stream(container: Container) -> Iterator[tuple[httpx.Client, SseReader]]:
+    """A live server, a client for mutations, and the brain's event stream read through it."""
+    with (
+        serve(create_app(container)) as base,
+        httpx.Client(base_url=base, timeout=TIMEOUT) as http,
+        http.stream("GET", "/v1/brains/notes/events", headers={"Accept": "text/event-stream"}) as stream,
+    ):
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        assert stream.headers["cache-control"] == "no-cache"
+        yield http, SseReader(stream.iter_lines())
+
+
+def _subscribers(container: Container, brain_slug: str) -> int:
+    brain = container.brains.get(brain_slug)
+    return len(container.events._subs.get(brain.id, []))
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_change_frames_for_every_mutation_in_order(tmp_path: Path) -> None:
+    container = _container(tmp_path, ping_s=300)
+    with events_stream(container) as (http, sse):
+        ready = sse.next()
+        assert (ready.event, ready.data) == ("ready", "ok")
+
+        # When every kind of mutation is committed
+        docs = "/v1/brains/notes/documents"
+        http.put(docs, params={"path": "memory/a.md"}, content=b"1", headers=OCTET).raise_for_status()
+        http.put(docs, params={"path": "memory/a.md"}, content=b"2", headers=OCTET).raise_for_status()
+        http.post(
+            f"{docs}/append", params={"path": "memory/a.md"}, content=b"3", headers=OCTET
+        ).raise_for_status()
+        http.post(f"{docs}/rename", json={"from": "memory/a.md", "to": "memory/b.md"}).raise_for_status()
+        http.delete(docs, params={"path": "memory/b.md"}).raise_for_status()
+        ops = [
+            {"type": "write", "path": "x.md", "content_base64": base64.b64encode(b"x").decode()},
+            {"type": "rename", "path": "x.md", "to": "y.md"},
+            {"type": "delete", "path": "y.md"},
+        ]
+        http.post(f"{docs}/batch-ops", json={"reason": "sync", "ops": ops}).raise_for_status()
+
+        frames = [sse.next() for _ in range(8)]
+
+    # Then one change frame per op, in commit order, with increasing ids
+    assert all(f.event == "change" for f in frames)
+    changes = [json.loads(f.data) for f in frames]
+    assert [(c["kind"], c["path"]) for c in changes] == [
+        ("created", "memory/a.md"),
+        ("updated", "memory/a.md"),
+        ("updated", "memory/a.md"),
+        ("renamed", "memory/b.md"),
+        ("deleted", "memory/b.md"),
+        ("created", "x.md"),
+        ("renamed", "y.md"),
+        ("deleted", "y.md"),
+    ]
+    assert changes[3]["old_path"] == "memory/a.md"
+    assert changes[6]["old_path"] == "x.md"
+    assert [c.get("reason") for c in changes[5:]] == ["sync"] * 3
+    assert all(c["when"].endswith("Z") for c in changes)
+    ids = [ready.id] + [f.id for f in frames]
+    assert ids == sorted(set(ids))
+
+
+def test_pings_keep_the_stream_alive_and_disconnect_unsubscribes(tmp_path: Path) -> None:
+    container = _container(tmp_path, ping_s=0.05)
+    with serve(create_app(container)) as base, httpx.Client(base_url=base, timeout=TIMEOUT) as http:
+        with http.stream("GET", "/v1/brains/notes/events") as stream:
+            sse = SseReader(stream.iter_lines())
+            frames: list[Frame] = [sse.next() for _ in range(4)]
+            assert _subscribers(container, "notes") == 1
+        # When the client goes away, the server drops its subscription
+        assert _wait_for(lambda: _subscribers(container, "notes") == 0)
+
+    assert frames[0].event == "ready"
+    assert [(f.event, f.data) for f in frames[1:]] == [("ping", "keepalive")] * 3
+    assert [f.id for f in frames] == sorted({f.id for f in frames})
+
+
+def test_streams_are_per_brain(tmp_path: Path) -> None:
+    container = _container(tmp_path, ping_s=300)
+    container.brains.create("Other", slug="other")
+    with events_stream(container) as (http, sse):
+        assert sse.next().event == "ready"
+        for slug in ("other", "notes"):
+            url = f"/v1/brains/{slug}/documents"
+            http.put(url, params={"path": f"{slug}.md"}, content=b"x", headers=OCTET).raise_for_status()
+        change = sse.next()
+    assert json.loads(change.data)["path"] == "notes.md"

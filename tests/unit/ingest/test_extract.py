@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import io
+
+import pypdf
+import pytest
+
+from cairn.domain.errors import InvalidInput, UnsupportedContent
+from cairn.ingest.extract import extract_text, infer_kind, title_from_markdown
+from tests.unit.ingest.pdfs import make_pdf
+
+
+class TestInferKind:
+    @pytest.mark.parametrize(
+        ("filename", "kind"),
+        [
+            ("notes.md", "markdown"),
+            ("NOTES.MARKDOWN", "markdown"),
+            ("page.mdx", "markdown"),
+            ("a.txt", "text"),
+            ("a.text", "text"),
+            ("server.log", "text"),
+            ("table.csv", "text"),
+            ("data.json", "json"),
+            ("rows.jsonl", "json"),
+            ("index.html", "html"),
+            ("index.htm", "html"),
+            ("paper.pdf", "pdf"),
+        ],
+    )
+    def test_extension_map(self, filename: str, kind: str) -> None:
+        assert infer_kind(filename, None) == kind
+
+    def test_specific_content_type_wins_over_extension(self) -> None:
+        assert infer_kind("page.md", "text/html; charset=utf-8") == "html"
+        assert infer_kind("download", "application/pdf") == "pdf"
+        assert infer_kind(None, "application/vnd.api+json") == "json"
+
+    def test_generic_text_plain_defers_to_a_known_extension(self) -> None:
+        # raw file hosts serve .md as text/plain
+        assert infer_kind("README.md", "text/plain; charset=utf-8") == "markdown"
+        assert infer_kind("README", "text/plain") == "text"
+
+    def test_sniffs_pdf_and_html_magic(self) -> None:
+        assert infer_kind("blob", None, b"%PDF-1.7\n...") == "pdf"
+        assert infer_kind(None, "application/octet-stream", b"\n<!DOCTYPE html><html></html>") == "html"
+        assert infer_kind(None, None, b"<html><body>x</body></html>") == "html"
+
+    def test_unknown_utf8_is_text(self) -> None:
+        assert infer_kind("notes.unknown", None, "plain words ✓".encode()) == "text"
+
+    def test_binary_is_unsupported(self) -> None:
+        with pytest.raises(UnsupportedContent):
+            infer_kind("image.png", None, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+
+    def test_no_hint_and_no_data_is_unsupported(self) -> None:
+        with pytest.raises(UnsupportedContent):
+            infer_kind("file.xyz", None)
+
+
+class TestMarkdown:
+    def test_front_matter_is_removed_and_supplies_the_title(self) -> None:
+        data = b'---\ntitle: "Release plan"\ntags: [a, b]\n---\n# Heading\n\nBody text.\n'
+        out = extract_text(data, "markdown")
+        assert out.title == "Release plan"
+        assert out.text == "# Heading\n\nBody text."
+        assert out.content_type == "text/markdown"
+
+    def test_title_is_the_first_atx_heading(self) -> None:
+        out = extract_text(b"Intro line\n\n## First *heading* ##\n\n# Later\n", "markdown")
+        assert out.title == "First *heading*"
+
+    def test_setext_heading_counts_when_it_comes_first(self) -> None:
+        assert title_from_markdown("Para\n\nMy Title\n========\n\n# Second\n") == "My Title"
+
+    def test_headings_inside_code_fences_are_ignored(self) -> None:
+        text = "```bash\n# install deps\n```\n\nReal Title\n----------\n"
+        assert title_from_markdown(text) == "Real Title"
+
+    def test_no_heading_means_no_title(self) -> None:
+        assert title_from_markdown("just words\n- a list\n---\n") is None
+
+    def test_title_is_capped_at_512_chars(self) -> None:
+        assert len(title_from_markdown("# " + "x" * 2000) or "") == 512
+
+    def test_front_matter_title_wins(self) -> None:
+        assert title_from_markdown("---\ntitle: FM\n---\n# H\n") == "FM"
+
+
+class TestText:
+    def test_utf8_with_bom(self) -> None:
+        out = extract_text("\ufeffhéllo wörld".encode(), "text")
+        assert out.text == "héllo wörld"
+        assert out.title is None
+        assert out.content_type == "text/plain"
+
+    def test_windows_1252_fallback(self) -> None:
+        assert extract_text("café “quoted”".encode("cp1252"), "text").text == "café “quoted”"
+
+    def test_utf16_with_bom(self) -> None:
+        assert extract_text("utf16 text".encode("utf-16"), "text").text == "utf16 text"
+
+    def test_nul_bytes_mean_binary(self) -> None:
+        with pytest.raises(UnsupportedContent, match="binary"):
+            extract_text(b"abc\x00def", "text")
+
+    def test_unknown_kind_is_invalid(self) -> None:
+        with pytest.raises(InvalidInput):
+            extract_text(b"x", "docx")
+
+
+class TestJson:
+    def test_keys_and_values_are_rendered_as_lines(self) -> None:
+        data = b'{"name": "Cairn", "config": {"port": 8080, "tags": ["a", "b"]}, "on": true, "x": null}'
+        out = extract_text(data, "json")
+        assert out.title == "Cairn"
+        assert out.content_type == "application/json"
+        assert out.text.splitlines() == [
+            "name: Cairn",
+            "config:",
+            "  port: 8080",
+            "  tags:",
+            "    - a",
+            "    - b",
+            "on: true",
+            "x: null",
+        ]
+
+    def test_title_prefers_title_over_name(self) -> None:
+        assert extract_text(b'{"name": "n", "title": "t"}', "json").title == "t"
+
+    def test_json_lines(self) -> None:
+        out = extract_text(b'{"event": "start"}\n{"event": "stop"}\n', "json")
+        assert out.text == "event: start\n\nevent: stop"
+
+    def test_invalid_json_is_invalid_input(self) -> None:
+        with pytest.raises(InvalidInput, match="invalid JSON"):
+            extract_text(b'{"a": ', "json")
+
+    def test_deeply_nested_json_is_rejected_cleanly(self) -> None:
+        with pytest.raises(InvalidInput):
+            extract_text(b"[" * 100_000 + b"]" * 100_000, "json")
+
+
+class TestHtml:
+    PAGE = b"""<!doctype html><html><head><title> Cairn  docs </title>
+        <style>.x { color: red }</style><script>var secret = 1;</script></head>
+        <body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
+        <h1>Getting <em>started</em></h1>
+        <p>Cairn stores
+           memories.</p>
+        <h2>Install</h2>
+        <ul><li>Download</li><li>Run <code>cairn serve</code></li></ul>
+        <noscript>enable js</noscript><footer>(c) 2025</footer></body></html>"""
+
+    def test_boilerplate_is_dropped_and_structure_kept(self) -> None:
+        out = extract_text(self.PAGE, "html")
+        assert out.title == "Cairn docs"
+        assert out.content_type == "text/html"
+        assert out.text == (
+            "# Getting started\n\nCairn stores memories.\n\n## Install\n\n- Download\n- Run cairn serve"
+        )
+        for noise in ("secret", "color", "Home", "enable js", "(c) 2025"):
+            assert noise not in out.text
+
+    def test_title_falls_back_to_first_h1(self) -> None:
+        assert extract_text(b"<body><h1>Only heading</h1><p>x</p></body>", "html").title == "Only heading"
+
+    def test_pre_blocks_keep_their_lines(self) -> None:
+        out = extract_text(b"<pre>line one\n  line two</pre>", "html")
+        assert out.text == "```\nline one\n  line two\n```"
+
+    def test_deep_nesting_does_not_overflow(self) -> None:
+        out = extract_text(b"<div>" * 3000 + b"deep" + b"</div>" * 3000, "html")
+        assert out.text == "deep"
+
+
+class TestPdf:
+    def test_text_from_every_page(self) -> None:
+        pdf = make_pdf([["Hello Cairn world", "second line"], ["Page two words"]], title="Handbook")
+        out = extract_text(pdf, "pdf")
+        assert out.title == "Handbook"
+        assert out.content_type == "application/pdf"
+        assert "Hello Cairn world" in out.text
+        assert "Page two words" in out.text
+        assert "\n\n" in out.text  # pages are separated by a blank line
+
+    def test_title_falls_back_to_first_line(self) -> None:
+        assert (
+            extract_text(make_pdf([["", "Quarterly report", "numbers"]]), "pdf").title == "Quarterly report"
+        )
+
+    def test_password_protected_pdf_is_unsupported(self) -> None:
+        writer = pypdf.PdfWriter(clone_from=io.BytesIO(make_pdf([["secret words"]])))
+        writer.encrypt(user_password="pw", owner_password="owner", algorithm="RC4-128")
+        buffer = io.BytesIO()
+        writer.write(buffer)
+        with pytest.raises(UnsupportedContent, match="encrypted"):
+            extract_text(buffer.getvalue(), "pdf")
+
+    def test_owner_password_only_pdf_is_readable(self) -> None:
+        writer = pypdf.PdfWriter(clone_from=io.BytesIO(make_pdf([["open words"]])))
+        writer.encrypt(user_password="", owner_password="owner", algorithm="RC4-128")
+        buffer = io.BytesIO()
+        writer.write(buffer)
+        assert extract_text(buffer.getvalue(), "pdf").text == "open words"
+
+    @pytest.mark.parametrize("data", [b"", b"%PDF-1.4 garbage", make_pdf([["x"]])[:150]])
+    def test_broken_pdf_is_unsupported(self, data: bytes) -> None:
+        with pytest.raises(UnsupportedContent, match="PDF"):
+            extract_text(data, "pdf")
+
+    def test_pdf_without_text_is_unsupported(self) -> None:
+        with pytest.raises(UnsupportedContent, match="no extractable text"):
+            extract_text(make_pdf([[]]), "pdf")

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import Conflict, InvalidInput, NoBrain, NotFound
+from tests.fakes.container import fake_container
+
+
+def test_slug_is_generated_from_the_name_and_made_unique(container: Container) -> None:
+    first = container.brains.create("My Notes!")
+    second = container.brains.create("My Notes!")
+    assert first.slug == "my-notes"
+    assert second.slug == "my-notes-2"
+    assert first.visibility.value == "private"
+
+
+def test_explicit_slug_must_match_the_pattern_and_be_free(container: Container) -> None:
+    container.brains.create("A", slug="alpha")
+    with pytest.raises(Conflict):
+        container.brains.create("B", slug="alpha")
+    with pytest.raises(InvalidInput):
+        container.brains.create("C", slug="-bad")
+    with pytest.raises(InvalidInput):
+        container.brains.create("C", slug="Upper")
+    with pytest.raises(InvalidInput):
+        container.brains.create("", slug="empty-name")
+    with pytest.raises(InvalidInput):
+        container.brains.create("D", visibility="secret")
+    assert [b.slug for b in container.brains.list()] == ["alpha"]
+
+
+def test_get_accepts_id_or_slug(container: Container) -> None:
+    brain = container.brains.create("Work", slug="work")
+    assert container.brains.get("work").id == brain.id
+    assert container.brains.get(brain.id).slug == "work"
+    with pytest.raises(NotFound):
+        container.brains.get("nope")
+
+
+def test_resolve_prefers_argument_then_default_then_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    c = fake_container(tmp_path)
+    with pytest.raises(NoBrain):
+        c.brains.resolve(None)
+    first = c.brains.create("First", slug="first")
+    c.brains.create("Second", slug="second")
+    assert c.brains.resolve(None).id == first.id
+    assert c.brains.resolve("second").slug == "second"
+    with pytest.raises(NoBrain):
+        c.brains.resolve("missing")
+
+    configured = fake_container(tmp_path, default_brain="second")
+    configured.brains.create("First", slug="first")
+    configured.brains.create("Second", slug="second")
+    assert configured.brains.resolve(None).slug == "second"

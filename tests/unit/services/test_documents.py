@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import InvalidPath, NotFound, PayloadTooLarge
+from cairn.domain.models import Brain
+from cairn.services.documents import BatchOp, DocumentInput
+
+
+def test_write_read_and_version_increments(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    first = docs.write(brain, "memory/a.md", b"# Alpha\n\nfirst")
+    assert first.created and first.document.version == 1
+    assert first.document.title == "Alpha"
+    second = docs.write(brain, "memory/a.md", b"# Alpha\n\nsecond")
+    assert not second.created and second.document.version == 2
+    assert second.document.id == first.document.id
+    assert docs.read(brain, "memory/a.md") == b"# Alpha\n\nsecond"
+
+
+def test_identical_rewrite_changes_nothing(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "a.md", b"same")
+    again = docs.write(brain, "a.md", b"same")
+    assert not again.changed
+    assert again.document.version == 1
+
+
+@pytest.mark.parametrize("bad", ["/a.md", "a/", "a//b", "../a", "a/./b", "a\\b", "a\x00b", ""])
+def test_invalid_paths_are_rejected(container: Container, brain: Brain, bad: str) -> None:
+    with pytest.raises(InvalidPath):
+        container.documents.write(brain, bad, b"x")
+    assert container.documents.list(brain, recursive=True) == []
+
+
+def test_written_documents_are_searchable_and_deleted_ones_are_not(container: Container, brain: Brain) -> None:
+    container.documents.write(brain, "notes/owl.md", b"The barn owl hunts at dusk over the meadow.")
+    container.documents.write(brain, "notes/fish.md", b"Salmon swim upstream to spawn.")
+    hits = container.search.search(brain, "owl hunting at dusk").hits
+    assert hits[0].path == "notes/owl.md"
+    container.documents.delete(brain, "notes/owl.md")
+    assert all(h.path != "notes/owl.md" for h in container.search.search(brain, "owl dusk").hits)
+    with pytest.raises(NotFound):
+        container.documents.read(brain, "notes/owl.md")
+
+
+def test_listing_directories_glob_and_generated(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    for path in ["memory/a.md", "memory/b.txt", "memory/sub/c.md", "memory/_index.md", "top.md"]:
+        docs.write(brain, path, b"x")
+    shallow = docs.list(brain, "memory")
+    assert [(i.path, i.is_dir) for i in shallow] == [
+        ("memory/a.md", False),
+        ("memory/b.txt", False),
+        ("memory/sub", True),
+    ]
+    deep = docs.list(brain, "memory", recursive=True, include_generated=True)
+    assert [i.path for i in deep] == ["memory/_index.md", "memory/a.md", "memory/b.txt", "memory/sub/c.md"]
+    assert [i.path for i in docs.list(brain, "", recursive=True, glob="*.md")] == [
+        "memory/a.md",
+        "memory/sub/c.md",
+        "top.md",
+    ]
+    assert docs.stat(brain, "memory/sub").is_dir
+
+
+def test_concurrent_appends_lose_nothing(container: Container, brain: Brain) -> None:
+    def append(n: int) -> None:
+        for i in range(10):
+            container.documents.append(brain, "log.md", f"[{n}:{i}]".encode())
+
+    threads = [threading.Thread(target=append, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    content = container.documents.read(brain, "log.md").decode()
+    assert sorted(content.replace("]", "]\n").split()) == sorted(f"[{n}:{i}]" for n in range(8) for i in range(10))
+    assert container.documents.get(brain, "log.md").version == 80
+
+
+def test_rename_moves_content_and_index(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "raw/old.md", b"kingfisher by the river")
+    docs.write(brain, "raw/new.md", b"to be overwritten")
+    moved = docs.rename(brain, "raw/old.md", "raw/new.md")
+    assert docs.read(brain, "raw/new.md") == b"kingfisher by the river"
+    assert not docs.exists(brain, "raw/old.md")
+    assert [h.path for h in container.search.search(brain, "kingfisher").hits] == ["raw/new.md"]
+    assert moved.path == "raw/new.md"
+    with pytest.raises(NotFound):
+        docs.rename(brain, "raw/old.md", "raw/x.md")
+
+
+def test_batch_applies_all_ops_in_order(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "old.md", b"old")
+    committed = docs.batch(
+        brain,
+        [
+            BatchOp("write", "a.md", b"alpha"),
+            BatchOp("append", "a.md", b"+beta"),
+            BatchOp("rename", "old.md", to="moved.md"),
+            BatchOp("write", "tmp.md", b"t"),
+            BatchOp("delete", "tmp.md"),
+        ],
+    )
+    assert committed == 5
+    assert docs.read(brain, "a.md") == b"alpha+beta"
+    assert docs.read(brain, "moved.md") == b"old"
+    assert not docs.exists(brain, "old.md")
+    assert not docs.exists(brain, "tmp.md")
+
+
+def test_batch_with_a_failing_op_changes_nothing(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "keep.md", b"keep")
+    with pytest.raises(NotFound):
+        docs.batch(
+            brain,
+            [
+                BatchOp("write", "new.md", b"heron"),
+                BatchOp("write", "keep.md", b"changed"),
+                BatchOp("delete", "missing.md"),
+            ],
+        )
+    assert not docs.exists(brain, "new.md")
+    assert docs.read(brain, "keep.md") == b"keep"
+    assert [h.path for h in container.search.search(brain, "heron").hits] == ["keep.md"]
+
+
+def test_batch_limits(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    with pytest.raises(PayloadTooLarge):
+        docs.batch(brain, [BatchOp("write", f"f{i}.md", b"x") for i in range(1025)])
+    with pytest.raises(InvalidPath):
+        docs.batch(brain, [BatchOp("write", "ok.md", b"x"), BatchOp("write", "/bad.md", b"x")])
+    assert docs.list(brain, recursive=True) == []
+
+
+def test_tags_and_metadata_are_kept(container: Container, brain: Brain) -> None:
+    out = container.documents.write(
+        brain, "t.md", b"hello", DocumentInput(title="Greeting", tags=["a", "b"], metadata={"k": 1})
+    )
+    assert out.document.metadata == {"k": 1, "tags": "a,b"}
+    assert out.document.tags == ["a", "b"]
+    assert out.document.title == "Greeting"

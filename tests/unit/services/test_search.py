@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain
+
+
+def _seed(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "memory/global/coffee.md", b"I drink coffee every morning before work.")
+    docs.write(brain, "memory/project/cairn/coffee.md", b"The cairn project chose coffee-fuelled sprints.")
+    docs.write(brain, "memory/agent/bot/coffee.md", b"The bot remembers coffee orders.")
+    docs.write(brain, "other/coffee.md", b"Coffee beans are roasted seeds.")
+
+
+@pytest.mark.parametrize(
+    ("scope", "prefix"),
+    [("global", "memory/global/"), ("project", "memory/project/"), ("agent", "memory/agent/")],
+)
+def test_scope_selects_the_memory_namespace(container: Container, brain: Brain, scope: str, prefix: str) -> None:
+    _seed(container, brain)
+    hits = container.search.search(brain, "coffee", scope=scope).hits
+    assert hits and all(h.path.startswith(prefix) for h in hits)
+
+
+def test_scope_all_searches_everything(container: Container, brain: Brain) -> None:
+    _seed(container, brain)
+    assert len(container.search.search(brain, "coffee", scope="all").hits) == 4
+
+
+def test_recency_sort_puts_newest_first(container: Container, brain: Brain) -> None:
+    _seed(container, brain)
+    hits = container.search.search(brain, "coffee", sort="recency").hits
+    stamps = [h.created_at for h in hits]
+    assert stamps == sorted(stamps, reverse=True)
+    assert hits[0].path == "other/coffee.md"
+
+
+def test_relevance_then_recency_keeps_best_match_first(container: Container, brain: Brain) -> None:
+    _seed(container, brain)
+    container.documents.write(brain, "x/espresso.md", b"espresso espresso espresso")
+    hits = container.search.search(brain, "espresso", sort="relevance_then_recency").hits
+    assert hits[0].path == "x/espresso.md"
+
+
+def test_top_k_and_one_hit_per_document(container: Container, brain: Brain) -> None:
+    long_text = ("# Birds\n\n" + "Swallows migrate south in autumn. " * 80).encode()
+    container.documents.write(brain, "birds.md", long_text)
+    _seed(container, brain)
+    hits = container.search.search(brain, "swallows migrate", top_k=2).hits
+    assert len(hits) <= 2
+    assert len({h.document_id for h in hits}) == len(hits)
+
+
+def test_bad_queries_are_rejected(container: Container, brain: Brain) -> None:
+    with pytest.raises(InvalidInput):
+        container.search.search(brain, "   ")
+    with pytest.raises(InvalidInput):
+        container.search.search(brain, "x", sort="alphabetical")
+
+
+def test_brains_are_isolated(container: Container, brain: Brain) -> None:
+    other = container.brains.create("Other", slug="other")
+    container.documents.write(other, "secret.md", b"platypus")
+    assert container.search.search(brain, "platypus").hits == []
+    assert [h.path for h in container.search.search(other, "platypus").hits] == ["secret.md"]

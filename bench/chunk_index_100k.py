@@ -153,6 +153,21 @@ def main() -> None:
                 vector_only = [ChunkQuery(text="", vector=q.vector, filter=plain) for q in queries]
                 timed("bm25 only", bm25_only, index.search)
                 timed("vector only", vector_only, index.search)
+        writes = iter(range(args.chunks, args.chunks + len(texts)))
+
+        def write_then_search(query: ChunkQuery) -> None:
+            n = next(writes)
+            index.upsert(
+                [Chunk(id=f"chk_{n:07d}", brain_id=BRAIN, document_id=f"new_{n}", path=f"new/{n}.md",
+                       ordinal=0, text=corpus.text(100), created_at=datetime.now(UTC))],
+                unit_vectors(rng, 1, args.dim),
+            )  # fmt: skip
+            index.search(query)
+
+        mixed = [
+            ChunkQuery(text=t, vector=v.tolist(), filter=plain) for t, v in zip(texts, vectors, strict=True)
+        ]
+        timed("1-chunk upsert, then hybrid", mixed[:100], write_then_search)
         common = [ChunkQuery(text=corpus.common_question(), vector=None, filter=plain) for _ in range(50)]
         timed("bm25, 2 common words", common, index.search)
         unplanned = SqliteChunkIndex(

@@ -40,7 +40,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harness", type=Path, default=DEFAULT_HARNESS)
     parser.add_argument("--data", type=Path, default=DEFAULT_HARNESS.with_name("locomo-dev.json"))
-    parser.add_argument("--data-dir", type=Path, default=None, help="reuse a store (skips ingest if it exists)")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="reuse a store (skips ingest if it exists)"
+    )
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -58,7 +60,9 @@ def main() -> int:
         else:
             brain = container.brains.create(f"LoCoMo {conv.sample_id}", slug=conv.slug)
             for turn in conv.turns:
-                container.ingest.remember(brain, turn.content, title=turn.title, tags=turn.tags, path=turn.path)
+                container.ingest.remember(
+                    brain, turn.content, title=turn.title, tags=turn.tags, path=turn.path
+                )
         rec.add_ingest(conv, 0.0 if reuse else time.perf_counter() - started)
         mapper = rec.mapper(conv)
         for q in conv.questions:

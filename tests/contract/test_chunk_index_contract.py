@@ -324,6 +324,33 @@ def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
     assert index.count("b1") == 1
 
 
+def test_every_write_is_seen_by_the_next_search(index: ChunkIndex) -> None:
+    # Searches between writes: an index that caches per-brain rows must keep them current
+    index.upsert([chunk("a", "heron")], axis(0)[None, :])
+    assert search(index, "", axis(0)) == ["a"]
+    index.upsert([chunk("b", "heron"), chunk("a", "heron moved")], np.stack([axis(0), axis(1)]))
+    hits = index.search(query("", axis(0)))
+    assert [(h.chunk.id, round(h.vector_similarity or 0, 3)) for h in hits] == [("b", 1.0), ("a", 0.0)]
+    assert index.delete_document("b1", "doc-b") == 1
+    assert search(index, "", axis(0)) == ["a"]
+    assert search(index, "", axis(0), top_k=1, candidate_pool=1) == ["a"]  # no slot kept for "b"
+    index.upsert([chunk("c", "heron", active=False, tags=["t"])], axis(0)[None, :])
+    assert search(index, "heron", axis(0)) == ["a"]
+    assert search(index, "heron", axis(0), active_only=False) == ["c", "a"]
+    assert search(index, "heron", axis(0), active_only=False, tags=("t",)) == ["c"]
+
+
+def test_a_chunk_id_repeated_in_one_upsert_keeps_the_last(index: ChunkIndex) -> None:
+    index.upsert([chunk("z", "first")], axis(5)[None, :])
+    assert search(index, "", axis(5)) == ["z"]
+    index.upsert([chunk("x", "older text"), chunk("x", "newer text")], np.stack([axis(2), axis(3)]))
+    assert index.count("b1") == 2
+    assert search(index, "older") == []
+    hit = next(h for h in index.search(query("", axis(2))) if h.chunk.id == "x")
+    assert hit.chunk.text == "newer text"
+    assert hit.vector_similarity == pytest.approx(0.0, abs=1e-6)
+
+
 def test_get_chunks_returns_ordinal_order(index: ChunkIndex) -> None:
     chunks = [chunk(f"c{i}", f"part {i}", document_id="d", ordinal=i) for i in (2, 0, 3, 1)]
     index.upsert(chunks, np.stack([axis(i) for i in range(4)]))
@@ -335,6 +362,8 @@ def test_upsert_rejects_vectors_that_do_not_fit(index: ChunkIndex) -> None:
         index.upsert([chunk("a", "x"), chunk("b", "y")], axis(0)[None, :])
     with pytest.raises(InvalidInput):
         index.upsert([chunk("a", "x")], np.zeros((1, DIM + 1), dtype=np.float32))
+    with pytest.raises(InvalidInput):
+        index.upsert([chunk("a", "x")], np.full((1, DIM), np.nan, dtype=np.float32))
     assert index.count("b1") == 0
 
 
@@ -455,6 +484,27 @@ def test_sqlite_index_persists_across_reopen(sqlite_paths: tuple[Path, Path]) ->
         assert sorted(search(second, "albatross")) == ["a", "d"]
     finally:
         second.close()
+
+
+def test_sqlite_sees_writes_made_through_another_instance(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given two instances on the same files (as two processes would be), one of them searching
+    reader, writer = SqliteChunkIndex(*sqlite_paths, DIM), SqliteChunkIndex(*sqlite_paths, DIM)
+    try:
+        writer.upsert([chunk("a", "albatross")], axis(0)[None, :])
+        assert search(reader, "albatross", axis(0)) == ["a"]
+        # When the other one writes (its vectors land past the reader's memory map)
+        writer.upsert([chunk(f"n{i}", "petrel") for i in range(20)], np.stack([axis(1)] * 20))
+        writer.upsert([chunk("a", "albatross moved")], axis(2)[None, :])
+        # Then the reader finds the new state through both legs
+        assert len(search(reader, "petrel", axis(1), top_k=30)) == 21
+        assert len(search(reader, "petrel", top_k=30)) == 20
+        assert search(reader, "", axis(2))[0] == "a"
+        reader.upsert([chunk("r", "written by the reader")], axis(3)[None, :])
+        assert search(writer, "", axis(3))[0] == "r"
+        assert search(reader, "", axis(3))[0] == "r"
+    finally:
+        reader.close()
+        writer.close()
 
 
 def test_sqlite_common_terms_are_dropped_above_the_posting_budget(sqlite_paths: tuple[Path, Path]) -> None:

@@ -45,8 +45,8 @@ class MemoryChunkIndex:
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         matrix = unit_rows(vectors) if len(chunks) else np.zeros((0, self.dimension), np.float32)
-        if matrix.shape != (len(chunks), self.dimension):
-            raise InvalidInput(f"expected {len(chunks)} vectors of dimension {self.dimension}")
+        if matrix.shape != (len(chunks), self.dimension) or not np.isfinite(matrix).all():
+            raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         with self._lock:
             for chunk, vector in zip(chunks, matrix, strict=True):
                 tokens = words(f"{chunk.title} {chunk.text}")

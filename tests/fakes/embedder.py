@@ -28,7 +28,8 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            for token in _WORD.findall(text.lower()):
+            # A text without words still gets a unit vector (the port promises one per text).
+            for token in _WORD.findall(text.lower()) or [""]:
                 digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self._dimension
                 out[row, index] += 1.0 if digest[4] & 1 else -1.0

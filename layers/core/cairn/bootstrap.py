@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.config import Settings
+from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock, SystemClock
@@ -17,7 +18,6 @@ from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import IngestService
 from cairn.services.repositories import BrainRepository, DocumentRepository
 from cairn.services.search import SearchService, SearchTuning
-from cairn.ingest.fetch import SafeFetcher
 
 
 @dataclass
@@ -77,7 +77,10 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         default_brain=settings.default_brain,
     )
     indexer = DocumentIndexer(
-        a.chunks, a.embedder, target_chars=settings.chunk_target_chars, overlap_chars=settings.chunk_overlap_chars
+        a.chunks,
+        a.embedder,
+        target_chars=settings.chunk_target_chars,
+        overlap_chars=settings.chunk_overlap_chars,
     )
     documents = DocumentService(
         doc_repo,
@@ -109,6 +112,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         documents=documents,
         search=SearchService(a.chunks, a.embedder, doc_repo, tuning),
         ingest=IngestService(
-            documents, fetcher, max_content_chars=settings.max_content_chars, max_file_bytes=settings.max_file_bytes
+            documents,
+            fetcher,
+            max_content_chars=settings.max_content_chars,
+            max_file_bytes=settings.max_file_bytes,
         ),
     )

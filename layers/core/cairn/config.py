@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -25,9 +26,7 @@ class Settings(BaseSettings):
 
     # Ingest
     ingest_root: Path | None = None
-    """`cairn serve` reads files for memory_ingest_file only below this directory (default: data_dir/ingest)."""
-    allow_any_local_file: bool = False
-    """Set by `cairn mcp` (stdio): the caller's own process may read the caller's own files."""
+    """HTTP memory_ingest_file reads only below this directory (default: data_dir/ingest)."""
     max_content_chars: int = 5_000_000
     max_file_bytes: int = 25 * MiB
     max_url_bytes: int = 5 * MiB

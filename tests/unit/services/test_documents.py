@@ -36,7 +36,9 @@ def test_invalid_paths_are_rejected(container: Container, brain: Brain, bad: str
     assert container.documents.list(brain, recursive=True) == []
 
 
-def test_written_documents_are_searchable_and_deleted_ones_are_not(container: Container, brain: Brain) -> None:
+def test_written_documents_are_searchable_and_deleted_ones_are_not(
+    container: Container, brain: Brain
+) -> None:
     container.documents.write(brain, "notes/owl.md", b"The barn owl hunts at dusk over the meadow.")
     container.documents.write(brain, "notes/fish.md", b"Salmon swim upstream to spawn.")
     hits = container.search.search(brain, "owl hunting at dusk").hits
@@ -78,7 +80,9 @@ def test_concurrent_appends_lose_nothing(container: Container, brain: Brain) -> 
     for t in threads:
         t.join()
     content = container.documents.read(brain, "log.md").decode()
-    assert sorted(content.replace("]", "]\n").split()) == sorted(f"[{n}:{i}]" for n in range(8) for i in range(10))
+    assert sorted(content.replace("]", "]\n").split()) == sorted(
+        f"[{n}:{i}]" for n in range(8) for i in range(10)
+    )
     assert container.documents.get(brain, "log.md").version == 80
 
 

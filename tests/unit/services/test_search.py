@@ -19,7 +19,9 @@ def _seed(container: Container, brain: Brain) -> None:
     ("scope", "prefix"),
     [("global", "memory/global/"), ("project", "memory/project/"), ("agent", "memory/agent/")],
 )
-def test_scope_selects_the_memory_namespace(container: Container, brain: Brain, scope: str, prefix: str) -> None:
+def test_scope_selects_the_memory_namespace(
+    container: Container, brain: Brain, scope: str, prefix: str
+) -> None:
     _seed(container, brain)
     hits = container.search.search(brain, "coffee", scope=scope).hits
     assert hits and all(h.path.startswith(prefix) for h in hits)

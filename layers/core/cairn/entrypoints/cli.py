@@ -6,10 +6,15 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn import __version__
 from cairn.config import Settings
 from cairn.domain.errors import CairnError, NoBrain
+from cairn.domain.models import Brain
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
 
 SURFACES = ("canonical", "zengram", "gbrain", "mnemosyne", "thoughtmcp")
 
@@ -29,15 +34,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args, host=args.host, port=args.port)
     app = create_app(build_container(settings))
-    print(f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})")
+    print(
+        f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})"
+    )
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level)
     return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
+    from cairn.entrypoints.mcp.server import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
 
+    require_surface(args.surface)  # fail before opening the store
     run_stdio(build_container(_settings(args)), surface=args.surface)
     return 0
 
@@ -47,7 +56,9 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[Path, str]]:
     for raw in paths:
         root = Path(raw)
         if root.is_dir():
-            for file in sorted(p for p in root.rglob("*") if p.is_file() and not _hidden(p.relative_to(root))):
+            for file in sorted(
+                p for p in root.rglob("*") if p.is_file() and not _hidden(p.relative_to(root))
+            ):
                 yield file, f"ingest/{root.resolve().name}/{file.relative_to(root).as_posix()}"
         else:
             yield root, f"ingest/{root.name}"
@@ -114,7 +125,7 @@ def cmd_brains(args: argparse.Namespace) -> int:
     return 0
 
 
-def _brain(container, ref: str | None, create_default: bool = False):  # type: ignore[no-untyped-def]
+def _brain(container: Container, ref: str | None, create_default: bool = False) -> Brain:
     try:
         return container.brains.resolve(ref)
     except NoBrain:
@@ -129,12 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def data_dir(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data-dir", type=Path, default=None, help="data directory (default ./.cairn or CAIRN_DATA_DIR)")
+        p.add_argument(
+            "--data-dir", type=Path, default=None, help="data directory (default ./.cairn or CAIRN_DATA_DIR)"
+        )
 
     serve = sub.add_parser("serve", help="run the HTTP server (MCP at /mcp, REST under /v1)")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8080)")
-    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     data_dir(serve)
     serve.set_defaults(func=cmd_serve)
 

@@ -18,11 +18,11 @@ from cairn.ports.embedder import Vectors
 @dataclass(frozen=True)
 class ChunkFilter:
     brain_ids: tuple[str, ...]
-    path_prefixes: tuple[str, ...] = ()       # any of these prefixes
-    tags: tuple[str, ...] = ()                # every one of these tags
-    created_from: datetime | None = None      # inclusive
-    created_to: datetime | None = None        # exclusive
-    document_ids: tuple[str, ...] = ()        # restrict to these documents
+    path_prefixes: tuple[str, ...] = ()  # any of these prefixes
+    tags: tuple[str, ...] = ()  # every one of these tags
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # exclusive
+    document_ids: tuple[str, ...] = ()  # restrict to these documents
     active_only: bool = True
 
 
@@ -32,7 +32,7 @@ class ChunkQuery:
     vector: Sequence[float] | None
     filter: ChunkFilter
     top_k: int = 10
-    candidate_pool: int = 100                 # per leg
+    candidate_pool: int = 100  # per leg
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
@@ -42,8 +42,8 @@ class ChunkQuery:
 class ChunkHit:
     chunk: Chunk
     score: float
-    bm25_rank: int | None = None              # 1-based rank in the BM25 leg
-    vector_rank: int | None = None            # 1-based rank in the vector leg
+    bm25_rank: int | None = None  # 1-based rank in the BM25 leg
+    vector_rank: int | None = None  # 1-based rank in the vector leg
     bm25_score: float | None = None
     vector_similarity: float | None = None
     extra: dict[str, float] = field(default_factory=dict)

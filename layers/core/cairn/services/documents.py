@@ -8,9 +8,10 @@ record update is the single atomic step that makes new content visible.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
@@ -152,21 +153,29 @@ class DocumentService:
         ]
         return items[: self.max_list_items]
 
-    def _live(self, brain: Brain, prefix: str):  # type: ignore[no-untyped-def]
+    def documents(self, brain: Brain, prefix: str = "") -> builtins.list[Document]:
+        """Live documents whose path starts with `prefix`, in path order."""
+        return list(self._live(brain, prefix))
+
+    def _live(self, brain: Brain, prefix: str) -> Iterator[Document]:
         return (doc for doc in self.repo.list(brain.id, prefix) if doc.deleted_at is None)
 
     # -- single writes ---------------------------------------------------------------------
 
     def write(
-        self, brain: Brain, path: str, data: bytes, info: DocumentInput | None = None, *, reason: str | None = None
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput | None = None,
+        *,
+        reason: str | None = None,
     ) -> WriteOutcome:
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
             existing = self.repo.get(brain.id, path)
             outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing)
-        if outcome.changed:
-            kind: ChangeKind = "created" if outcome.created else "updated"
-            self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+            self._publish_write(brain, path, outcome, reason)
         return outcome
 
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
@@ -177,8 +186,7 @@ class DocumentService:
             base = self.blobs.get(live.blob_key) if live else b""
             info = _keep_info(live)
             outcome = self._write_locked(brain, path, base + data, info, existing)
-        kind: ChangeKind = "created" if outcome.created else "updated"
-        self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+            self._publish_write(brain, path, outcome, reason)
         return outcome
 
     def delete(self, brain: Brain, path: str, *, reason: str | None = None) -> None:
@@ -189,7 +197,7 @@ class DocumentService:
             gone = doc.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
             self.repo.commit([self.repo.put_op(gone, doc.version)])
             self.indexer.remove(doc)
-        self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
+            self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
 
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)
@@ -209,7 +217,8 @@ class DocumentService:
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
             self.indexer.apply(moved, prepared)
-        self._publish(brain, [ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)])
+            event = ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)
+            self._publish(brain, [event])
         return moved
 
     def _text_of(self, doc: Document) -> str:
@@ -280,7 +289,7 @@ class DocumentService:
         paths = _batch_paths(ops)
         with self.locks.hold(_lock_key(brain, p) for p in paths):
             before = {p: self.repo.get(brain.id, p) for p in paths}
-            journal, events = self._replay(brain, ops, before)
+            journal, events = self._replay(ops, before, reason)
             staged: list[tuple[Document, PreparedChunks]] = []
             removed: list[Document] = []
             commit_ops: list[Put | Delete] = []
@@ -290,13 +299,18 @@ class DocumentService:
                 if state is None:
                     if live is not None:
                         now = self.clock.now()
-                        gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
+                        gone = live.model_copy(
+                            update={"deleted_at": now, "updated_at": now, "chunk_count": 0}
+                        )
                         commit_ops.append(self.repo.put_op(gone, live.version))
                         removed.append(live)
                     continue
                 doc, prepared, changed = self._stage(brain, path, state, DocumentInput(), old)
                 if changed:
-                    commit_ops += [self.repo.put_op(doc, old.version if old else 0), self.repo.pointer_op(doc)]
+                    commit_ops += [
+                        self.repo.put_op(doc, old.version if old else 0),
+                        self.repo.pointer_op(doc),
+                    ]
                     staged.append((doc, prepared))
             try:
                 committed = self.repo.commit(commit_ops) if commit_ops else []
@@ -307,12 +321,12 @@ class DocumentService:
                 self.indexer.remove(doc)
             for doc, prepared in staged:
                 self.indexer.apply(by_path.get(doc.path, doc), prepared)
-        self._publish(brain, [ChangeEvent(when=self.clock.now(), reason=reason, **e) for e in events])
+            self._publish(brain, events)
         return len(ops)
 
     def _replay(
-        self, brain: Brain, ops: Sequence[BatchOp], before: Mapping[str, Document | None]
-    ) -> tuple[dict[str, bytes | None], list[dict[str, str | None]]]:
+        self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
+    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent]]:
         """Final state per touched path (bytes, or None = deleted) and one event per op."""
         journal: dict[str, bytes | None] = {}
 
@@ -322,20 +336,26 @@ class DocumentService:
             doc = before[path]
             return self.blobs.get(doc.blob_key) if doc and doc.deleted_at is None else None
 
-        events: list[dict[str, str | None]] = []
+        events: builtins.list[ChangeEvent] = []
+
+        def event(kind: ChangeKind, path: str, old_path: str | None = None) -> None:
+            events.append(
+                ChangeEvent(kind=kind, path=path, old_path=old_path, when=self.clock.now(), reason=reason)
+            )
+
         for index, op in enumerate(ops):
             existed = current(op.path) is not None
             if op.type == "write":
                 journal[op.path] = op.content
-                events.append({"kind": "updated" if existed else "created", "path": op.path})
+                event("updated" if existed else "created", op.path)
             elif op.type == "append":
                 journal[op.path] = (current(op.path) or b"") + op.content
-                events.append({"kind": "updated" if existed else "created", "path": op.path})
+                event("updated" if existed else "created", op.path)
             elif op.type == "delete":
                 if not existed:
                     raise NotFound(f"op {index}: not found: {op.path}")
                 journal[op.path] = None
-                events.append({"kind": "deleted", "path": op.path})
+                event("deleted", op.path)
             elif op.type == "rename":
                 assert op.to is not None
                 content = current(op.path)
@@ -344,12 +364,18 @@ class DocumentService:
                 journal[op.to] = content
                 if op.to != op.path:
                     journal[op.path] = None
-                events.append({"kind": "renamed", "path": op.to, "old_path": op.path})
+                event("renamed", op.to, op.path)
             else:
                 raise InvalidInput(f"op {index}: unknown type {op.type!r}")
         return journal, events
 
-    def _publish(self, brain: Brain, events: list[ChangeEvent]) -> None:
+    def _publish_write(self, brain: Brain, path: str, outcome: WriteOutcome, reason: str | None) -> None:
+        if outcome.changed:
+            kind: ChangeKind = "created" if outcome.created else "updated"
+            self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+
+    def _publish(self, brain: Brain, events: builtins.list[ChangeEvent]) -> None:
+        """Called with the paths' locks held, so events leave in commit order."""
         self.events.publish(brain.id, events)
 
 
@@ -389,7 +415,12 @@ def _keep_info(doc: Document | None) -> DocumentInput:
         return DocumentInput()
     meta = {k: v for k, v in doc.metadata.items() if k != "tags"}
     return DocumentInput(
-        title=doc.title, tags=doc.tags, metadata=meta, source=doc.source, content_type=doc.content_type, memory=doc.memory
+        title=doc.title,
+        tags=doc.tags,
+        metadata=meta,
+        source=doc.source,
+        content_type=doc.content_type,
+        memory=doc.memory,
     )
 
 

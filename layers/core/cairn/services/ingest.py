@@ -111,7 +111,10 @@ class IngestService:
             source=DocumentSource.ingest,
             content_type=_KIND_TYPE[kind],
             text=extracted.text,
-            metadata={"original_name": posixpath.basename(name)[:256], "original_type": extracted.content_type},
+            metadata={
+                "original_name": posixpath.basename(name)[:256],
+                "original_type": extracted.content_type,
+            },
         )
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
         doc = outcome.document

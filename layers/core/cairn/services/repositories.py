@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from typing import TypeVar
 
@@ -105,13 +106,13 @@ class DocumentRepository:
     def pointer_op(self, doc: Document) -> Put:
         return Put(Item(*doc_id_key(doc.id), data={"brain_id": doc.brain_id, "path": doc.path}))
 
-    def delete_ops(self, doc: Document) -> list[Put | Delete]:
+    def delete_ops(self, doc: Document) -> builtins.list[Put | Delete]:
         return [
             Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version),
             Delete(*doc_id_key(doc.id)),
         ]
 
-    def commit(self, ops: list[Put | Delete]) -> list[Document]:
+    def commit(self, ops: builtins.list[Put | Delete]) -> builtins.list[Document]:
         """Apply ops atomically; returns the written documents with their new versions."""
         written = self.records.transact(ops)
         return [_document(item) for item in written if item.sk.startswith("doc#")]

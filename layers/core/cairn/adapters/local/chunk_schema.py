@@ -9,6 +9,7 @@ cache per-brain row arrays and revalidate them with one indexed lookup.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,17 +38,20 @@ CREATE TABLE IF NOT EXISTS chunks (
     created_ms INTEGER NOT NULL,
     vec_row INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_brain_path ON chunks (brain_id, path);
-CREATE INDEX IF NOT EXISTS chunks_brain_document ON chunks (brain_id, document_id, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_brain_path ON chunks (brain_id, path, vec_row);
+CREATE INDEX IF NOT EXISTS chunks_brain_document ON chunks (brain_id, document_id, ordinal, vec_row);
 CREATE INDEX IF NOT EXISTS chunks_brain_created ON chunks (brain_id, created_ms);
 CREATE INDEX IF NOT EXISTS chunks_brain_rows ON chunks (brain_id, active, vec_row, created_ms);
 
 CREATE TABLE IF NOT EXISTS chunk_tags (
     tag TEXT NOT NULL,
     chunk_rowid INTEGER NOT NULL,
+    brain_id TEXT NOT NULL,
+    vec_row INTEGER NOT NULL,
     PRIMARY KEY (tag, chunk_rowid)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunk_tags_rowid ON chunk_tags (chunk_rowid);
+CREATE INDEX IF NOT EXISTS chunk_tags_brain ON chunk_tags (tag, brain_id, vec_row);
 
 CREATE TABLE IF NOT EXISTS brain_state (
     seq INTEGER PRIMARY KEY,
@@ -76,6 +80,12 @@ COLUMNS = (
     "valid_from, valid_to, active, created_at, created_ms, vec_row"
 )
 INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 17)}) RETURNING rowid"
+
+
+def brain_state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | None:
+    """(seq, generation) of a brain as this transaction sees it; None if never written to."""
+    row = conn.execute("SELECT seq, generation FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def select(table: str, *, by_ids: bool = False) -> str:

@@ -1,10 +1,11 @@
 """The BM25 leg: plan which query terms to match, then rank with FTS5's bm25().
 
-FTS5 scores every row that matches (~5 µs a row here) and scans each term's whole posting list
-for its IDF, so a term found in 20,000 chunks of a brain costs ~100 ms a query while adding
-little to the ranking (the more common a term, the lower its IDF). Above a budget of matching rows the plan drops the most
-common terms, keeping the rarest ones whose postings fit the budget; when every term is common
-it ranks only the newest `budget` matches. Below the budget the query is left untouched.
+FTS5 scores every row that matches (~5 µs a row here) and scans each term's whole posting
+list for its IDF, so a term found in 20,000 chunks of a brain costs ~100 ms a query while
+adding little to the ranking (the more common a term, the lower its IDF). Above a budget of
+matching rows the plan drops the most common terms, keeping the rarest ones whose postings
+fit the budget; when every term is common it ranks only the newest `budget` matches. Below
+the budget the query is left untouched.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import numpy as np
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
+from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_query import query_terms
 from cairn.adapters.local.fts_search import DEFAULT_POSTING_BUDGET, bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
@@ -34,8 +35,6 @@ from cairn.ports.embedder import Vectors
 # title weight 0 / 1 / 2 / 3 all gave the BM25 leg recall@10 0.647; a document's title usually
 # names its subject, so it gets a mild boost.
 DEFAULT_BM25_WEIGHTS = (2.0, 1.0)
-
-_BUMP = "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?"
 
 
 class SqliteChunkIndex:
@@ -66,10 +65,8 @@ class SqliteChunkIndex:
         if not chunks:
             return
         matrix = unit_rows(vectors)
-        if matrix.shape != (len(chunks), self.dimension):
-            raise InvalidInput(
-                f"expected {len(chunks)} vectors of dimension {self.dimension}, got shape {matrix.shape}"
-            )
+        if matrix.shape != (len(chunks), self.dimension) or not np.isfinite(matrix).all():
+            raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         by_brain: dict[str, list[int]] = {}
         for index, chunk in enumerate(chunks):
             by_brain.setdefault(chunk.brain_id, []).append(index)
@@ -79,55 +76,41 @@ class SqliteChunkIndex:
             for brain_id, indexes in by_brain.items():
                 vec_rows[indexes] = self._vectors.file(brain_id).append(matrix[indexes])
             with self._db.transaction() as conn:
-                tables = {
-                    brain_id: schema.fts_table(self._ensure_brain(conn, brain_id)) for brain_id in by_brain
-                }
-                touched = set(by_brain)
+                batch = WriteBatch(conn)
+                for brain_id in by_brain:
+                    batch.ensure_brain(brain_id)
                 for chunk, vec_row in zip(chunks, vec_rows.tolist(), strict=True):
-                    touched.update(self._remove(conn, "id = ?", (chunk.id,)))
-                    rowid = conn.execute(schema.INSERT, schema.to_row(chunk, vec_row)).fetchone()[0]
-                    conn.execute(
-                        f"INSERT INTO {tables[chunk.brain_id]} (rowid, title, text) VALUES (?, ?, ?)",
-                        (rowid, chunk.title, chunk.text),
-                    )
-                    conn.executemany(
-                        "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid) VALUES (?, ?)",
-                        [(tag, rowid) for tag in chunk.tags],
-                    )
-                conn.executemany(_BUMP, [(brain_id,) for brain_id in touched])
+                    batch.remove("id = ?", (chunk.id,))
+                    batch.insert(chunk, vec_row)
+                deltas = batch.finish()
+            self._apply(deltas)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
-        with self._write_lock, self._db.transaction() as conn:
-            removed = self._remove(conn, "brain_id = ? AND document_id = ?", (brain_id, document_id))
-            conn.executemany(_BUMP, [(brain,) for brain in set(removed)])
-        return len(removed)
+        with self._write_lock:
+            with self._db.transaction() as conn:
+                batch = WriteBatch(conn)
+                removed = batch.remove("brain_id = ? AND document_id = ?", (brain_id, document_id))
+                deltas = batch.finish()
+            self._apply(deltas)
+        return removed
 
-    def _remove(self, conn: sqlite3.Connection, condition: str, params: Sequence[object]) -> list[str]:
-        """Delete matching chunks with their text and tags; one brain id per removed chunk."""
-        removed = conn.execute(
-            f"DELETE FROM chunks WHERE {condition} RETURNING rowid, brain_id", params
-        ).fetchall()
-        for rowid, brain_id in removed:
-            seq, _generation = self._state(conn, brain_id) or (None, None)
-            if seq is not None:
-                conn.execute(f"DELETE FROM {schema.fts_table(seq)} WHERE rowid = ?", (rowid,))
-            conn.execute("DELETE FROM chunk_tags WHERE chunk_rowid = ?", (rowid,))
-        return [brain_id for _rowid, brain_id in removed]
-
-    @staticmethod
-    def _ensure_brain(conn: sqlite3.Connection, brain_id: str) -> int:
-        """The brain's number, creating its state row and FTS table in this (uncommitted)
-        transaction; not cached, since other threads must not see it before the commit."""
-        conn.execute("INSERT OR IGNORE INTO brain_state (brain_id, generation) VALUES (?, 0)", (brain_id,))
-        seq = int(conn.execute("SELECT seq FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()[0])
-        conn.execute(schema.fts_ddl(seq))
-        return seq
+    def _apply(self, deltas: dict[str, Delta]) -> None:
+        """After a commit: derive each touched brain's next cached rows from its change."""
+        for brain_id, delta in deltas.items():
+            cached = self._cache.get(brain_id)
+            if cached is None or cached.generation > delta.before:
+                continue  # nothing cached, or a reader already loaded the new state
+            if cached.generation == delta.before:
+                added = list(delta.added.values())
+                self._cache[brain_id] = cached.changed(delta.before + 1, added, delta.removed)
+            else:  # another process wrote in between: load afresh when next needed
+                self._cache.pop(brain_id, None)
 
     # -- reads --------------------------------------------------------------------------
 
     def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
         with self._db.snapshot() as conn:
-            state = self._state(conn, brain_id)
+            state = schema.brain_state(conn, brain_id)
             if state is None:
                 return []
             seq = state[0]
@@ -194,7 +177,7 @@ class SqliteChunkIndex:
                 condition,
                 pool,
                 self.posting_budget,
-                table_rows=rows.rowids.size,
+                table_rows=rows.live_count,
             )
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return dict(ranked[:pool])
@@ -212,7 +195,7 @@ class SqliteChunkIndex:
         rowids: list[Rows] = []
         for brain_id, (_seq, generation) in brains.items():
             rows = self._brain_rows(conn, brain_id, generation)
-            brain_rowids, vec_rows = rows.select(conn, brain_id, chunk_filter)
+            vec_rows, brain_rowids = rows.select(conn, brain_id, chunk_filter)
             if brain_rowids.size:
                 sims.append(self._vectors.file(brain_id).similarities(vec_rows, vector))
                 rowids.append(brain_rowids)
@@ -226,10 +209,19 @@ class SqliteChunkIndex:
         return dict(zip(all_rowids[top].tolist(), all_sims[top].tolist(), strict=True))
 
     def _brain_rows(self, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
+        """The brain's cached rows, unless older than this snapshot's generation.
+
+        Newer rows than the snapshot are fine: chunks the snapshot cannot see are dropped when
+        their ids are looked up in it.
+        """
         cached = self._cache.get(brain_id)
-        if cached is None or cached.generation != generation:
-            cached = self._cache[brain_id] = BrainRows.load(conn, brain_id, generation)
-        return cached
+        if cached is not None and cached.generation >= generation:
+            return cached
+        fresh = BrainRows.load(conn, brain_id, generation)
+        current = self._cache.get(brain_id)
+        if current is None or current.generation < generation:
+            self._cache[brain_id] = fresh
+        return fresh
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -239,20 +231,8 @@ class SqliteChunkIndex:
             raise InvalidInput(f"query vector must be {self.dimension} finite floats")
         return unit_rows(array)[0]
 
-    @staticmethod
-    def _state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | None:
-        """(seq, generation) of a brain in this transaction's view; None if never written to.
-
-        Read inside the caller's transaction every time (not cached): a snapshot older than a
-        brain's creation must not try its FTS table.
-        """
-        row = conn.execute(
-            "SELECT seq, generation FROM brain_state WHERE brain_id = ?", (brain_id,)
-        ).fetchone()
-        return None if row is None else (int(row[0]), int(row[1]))
-
     def _known(self, conn: sqlite3.Connection, brain_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        states = {brain_id: self._state(conn, brain_id) for brain_id in dict.fromkeys(brain_ids)}
+        states = {brain_id: schema.brain_state(conn, brain_id) for brain_id in dict.fromkeys(brain_ids)}
         return {brain_id: state for brain_id, state in states.items() if state is not None}
 
     @staticmethod

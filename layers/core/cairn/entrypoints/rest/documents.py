@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
-from cairn.domain.models import Brain, Document
+from cairn.domain.models import Brain
 from cairn.domain.paths import validate_path
 from cairn.entrypoints.rest.body import (
     JSON,
@@ -75,7 +75,7 @@ def documents_router(container: Container) -> APIRouter:
         """Path listing; with none of dir/recursive/include_generated/glob, the legacy document listing."""
         response.headers.update(NO_STORE)
         if not any(p in request.query_params for p in LISTING_PARAMS):
-            return DocumentList(items=[DocumentRecord.of(d) for d in _all_documents(container, brain)])
+            return DocumentList(items=[DocumentRecord.of(d) for d in container.documents.documents(brain)])
         found = docs.list(brain, dir, recursive=recursive, glob=glob, include_generated=include_generated)
         return FileList(items=[FileInfoRecord.of(i) for i in found])
 
@@ -121,15 +121,3 @@ async def _raw_body(request: Request, path: str, limit: int) -> bytes:
     require_media_type(request, OCTET_STREAM)
     validate_path(path)
     return await read_capped(request, limit)
-
-
-def _all_documents(container: Container, brain: Brain) -> list[Document]:
-    docs = container.documents
-    infos = docs.list(brain, "", recursive=True, include_generated=True)
-    found: list[Document] = []
-    for info in infos:
-        try:
-            found.append(docs.get(brain, info.path))
-        except NotFound:  # deleted between the listing and the lookup
-            continue
-    return found

@@ -1,0 +1,79 @@
+"""One write transaction of the SQLite ChunkIndex: rows, FTS text and tags, change noted per brain.
+
+Each touched brain's generation is bumped once at the end; the noted change (rows added and
+vector rows released, from the generation the write began at) lets the index derive its cached
+BrainRows without reading the brain again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local.brain_rows import Added
+from cairn.domain.models import Chunk
+
+
+@dataclass
+class Delta:
+    """What one write transaction changed in one brain."""
+
+    seq: int
+    before: int  # the brain's generation when the write began
+    added: dict[int, Added] = field(default_factory=dict)  # by chunk rowid
+    removed: list[int] = field(default_factory=list)  # vector rows no longer used
+
+
+class WriteBatch:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.deltas: dict[str, Delta] = {}
+
+    def ensure_brain(self, brain_id: str) -> None:
+        """Create the brain's state row and FTS table (visible to others only after the commit)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO brain_state (brain_id, generation) VALUES (?, 0)", (brain_id,)
+        )
+        self.conn.execute(schema.fts_ddl(self._delta(brain_id).seq))
+
+    def insert(self, chunk: Chunk, vec_row: int) -> None:
+        delta = self._delta(chunk.brain_id)
+        rowid = int(self.conn.execute(schema.INSERT, schema.to_row(chunk, vec_row)).fetchone()[0])
+        self.conn.execute(
+            f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text) VALUES (?, ?, ?)",
+            (rowid, chunk.title, chunk.text),
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",
+            [(tag, rowid, chunk.brain_id, vec_row) for tag in chunk.tags],
+        )
+        delta.added[rowid] = Added(vec_row, rowid, chunk.active, schema.epoch_ms(chunk.created_at))
+
+    def remove(self, condition: str, params: Sequence[object]) -> int:
+        """Delete the chunks matching `condition` (on `chunks`) with their text and tags."""
+        removed = self.conn.execute(
+            f"DELETE FROM chunks WHERE {condition} RETURNING rowid, brain_id, vec_row", params
+        ).fetchall()
+        for rowid, brain_id, vec_row in removed:
+            delta = self._delta(brain_id)
+            self.conn.execute(f"DELETE FROM {schema.fts_table(delta.seq)} WHERE rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM chunk_tags WHERE chunk_rowid = ?", (rowid,))
+            if delta.added.pop(rowid, None) is None:  # else it was inserted earlier in this batch
+                delta.removed.append(vec_row)
+        return len(removed)
+
+    def finish(self) -> dict[str, Delta]:
+        self.conn.executemany(
+            "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?",
+            [(brain_id,) for brain_id in self.deltas],
+        )
+        return self.deltas
+
+    def _delta(self, brain_id: str) -> Delta:
+        if brain_id not in self.deltas:
+            state = schema.brain_state(self.conn, brain_id)
+            assert state is not None, "ensure_brain runs first; a brain with chunks has a state row"
+            self.deltas[brain_id] = Delta(seq=state[0], before=state[1])
+        return self.deltas[brain_id]

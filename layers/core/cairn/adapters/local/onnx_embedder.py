@@ -1,0 +1,107 @@
+"""Local Embedder: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime and tokenizers only.
+
+The model folder (built by scripts/export_minilm.py) holds model.onnx, tokenizer.json and
+config.json. Vectors are the mean of the last hidden states over the attention mask, L2-normalised.
+
+Batching: the default model quantizes activations with one scale per run (onnxruntime dynamic
+quantization), so a text's vector would depend on the other texts in its batch (cosine down to
+~0.95 between the same text embedded alone and in a batch). Such a model (config
+`quantization.batch_invariant: false`) is therefore run one text at a time, which costs little:
+on CPU a 256-token text alone is as fast per text as in a batch. A batch-invariant model is run
+in length-sorted batches of at most `batch_size` texts and `_TOKEN_BUDGET` padded tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from cairn.adapters.local.micro_batch import MicroBatchingEmbedder
+from cairn.ports.embedder import Vectors
+
+__all__ = ["MODEL_ID", "MicroBatchingEmbedder", "OnnxEmbedder", "default_model_dir"]
+
+MODEL_ID = "all-minilm-l6-v2-int8"
+_TOKEN_BUDGET = 4096
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def default_model_dir() -> Path:
+    """The model folder packaged with cairn (package data under cairn/models/)."""
+    return Path(__file__).resolve().parents[2] / "models" / "all-minilm-l6-v2"
+
+
+class OnnxEmbedder:
+    def __init__(self, model_dir: Path | None = None, threads: int = 0, batch_size: int = 32) -> None:
+        """`threads`: onnxruntime intra-op threads, 0 lets it pick (one per physical core)."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        folder = model_dir if model_dir is not None else default_model_dir()
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self._dimension = int(config["dimension"])
+        batch_invariant = bool(config.get("quantization", {}).get("batch_invariant", False))
+        self._batch_size = batch_size if batch_invariant else 1
+        # Configured once here and only read afterwards, so one Tokenizer is safe to share.
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(int(config["max_length"]))
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.log_severity_level = 3
+        # InferenceSession.run is thread-safe: one session serves every caller.
+        self._session = ort.InferenceSession(
+            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.empty((len(texts), self._dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        for batch in self._batches([len(e.ids) for e in encodings]):
+            out[batch] = self._run([encodings[i] for i in batch])
+        return out
+
+    def _batches(self, lengths: list[int]) -> list[list[int]]:
+        """Indices grouped longest first, so each batch pads to little more than its own texts."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        batches: list[list[int]] = []
+        for i in order:
+            current = batches[-1] if batches else None
+            if (
+                current is None
+                or len(current) >= self._batch_size
+                or (len(current) + 1) * lengths[current[0]] > _TOKEN_BUDGET
+            ):
+                batches.append([i])
+            else:
+                current.append(i)
+        return batches
+
+    def _run(self, encodings: list[Encoding]) -> Vectors:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = dict(zip(_INPUTS, (ids, mask, np.zeros_like(ids)), strict=True))
+        hidden: npt.NDArray[np.float32] = self._session.run(None, feeds)[0]
+        weights = mask.astype(np.float32)
+        pooled = np.einsum("bld,bl->bd", hidden, weights) / weights.sum(axis=1, keepdims=True)
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled.astype(np.float32, copy=False)

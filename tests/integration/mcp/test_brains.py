@@ -16,6 +16,7 @@ BRAIN_KEYS = {
     "visibility",
     "embedding_model",
     "embedding_dim",
+    "metadata",
     "created_at",
     "updated_at",
 }

@@ -23,14 +23,8 @@ from pydantic import AfterValidator, AnyUrl, BaseModel, Field, TypeAdapter, Vali
 from cairn import __version__
 from cairn.entrypoints.mcp.errors import NotAvailable, error_result
 from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer, ToolArgs, make_tool
-from cairn.entrypoints.mcp.wire import (
-    BrainList,
-    BrainRecord,
-    DocumentRecord,
-    IngestResponse,
-    IngestUrlServer,
-    SearchResponse,
-)
+from cairn.entrypoints.mcp.wire import IngestUrlServer
+from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.services.search import SearchResult
 
 SUMMARY_HITS = 5

@@ -25,7 +25,8 @@ from cairn.entrypoints.rest.body import (
     require_media_type,
 )
 from cairn.entrypoints.rest.deps import brain_resolver
-from cairn.entrypoints.rest.wire import DocumentList, DocumentRecord, FileInfoRecord, FileList
+from cairn.entrypoints.rest.wire import DocumentList, FileInfoRecord, FileList
+from cairn.entrypoints.wire import DocumentRecord
 
 NO_STORE = {"Cache-Control": "no-store"}
 LISTING_PARAMS = ("dir", "recursive", "include_generated", "glob")

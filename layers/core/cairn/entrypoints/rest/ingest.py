@@ -13,7 +13,7 @@ from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.body import require_media_type
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
-from cairn.entrypoints.rest.wire import DocumentRecord, IngestResponse
+from cairn.entrypoints.wire import DocumentRecord, IngestResponse
 
 IngestKind = Literal["markdown", "text", "pdf", "json"]
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
-from cairn.entrypoints.rest.wire import SearchResponse
+from cairn.entrypoints.wire import SearchResponse
 
 
 class SearchBody(BaseModel):

@@ -2,7 +2,8 @@
 
 Builds one brain of synthetic chunks straight through SqliteChunkIndex in a temporary
 directory, then times hybrid searches (text + vector, top_k 10, candidate_pool 100) without a
-filter, with a path-prefix filter and with a tag filter, plus each leg alone.
+filter, with path-prefix and tag filters, each leg alone, a search right after each 1-chunk
+upsert, and BM25 queries of very common words with and without the posting budget.
 
 Text: one Zipf law (s=1.05) over 30,000 synthetic words whose top ranks are the English
 stopwords (so they are ~half the tokens, as in prose); chunks are 10–250 words (median ~110).

@@ -1,8 +1,8 @@
 """Print OnnxEmbedder throughput: chunk batches, single lines, and 8 concurrent callers.
 
-    .venv/bin/python bench/embed_throughput.py [--model-dir DIR] [--threads N] [--seconds S]
+    .venv/bin/python bench/embed_throughput.py [--model-dir DIR] [--threads N] [--rounds R]
 
-Each figure is the best of three rounds (other processes on a 2-core machine add noise).
+Each figure is the best of R interleaved rounds: other processes on a 2-core machine add noise.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from cairn.adapters.local.micro_batch import MicroBatchingEmbedder
 from cairn.adapters.local.onnx_embedder import OnnxEmbedder
 from cairn.ports.embedder import Embedder
 
@@ -42,13 +41,10 @@ def chunk(rng: random.Random, words: int = 200) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def best_rate(work: Callable[[], int], rounds: int = 3) -> float:
-    rates = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        count = work()
-        rates.append(count / (time.perf_counter() - start))
-    return max(rates)
+def rate(work: Callable[[], int]) -> float:
+    start = time.perf_counter()
+    count = work()
+    return count / (time.perf_counter() - start)
 
 
 def concurrent(embedder: Embedder, threads: int, calls_each: int) -> int:
@@ -68,6 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-dir", type=Path, default=None)
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: auto)")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -77,16 +74,19 @@ def main() -> None:
     chunks = [chunk(rng) for _ in range(64)]
     embedder.embed(chunks[:2])
 
-    rate = best_rate(lambda: sum(len(embedder.embed(chunks[i : i + 32])) for i in range(0, 64, 32)))
-    print(f"chunks (~200 words), batches of 32:     {rate:7.1f} texts/s")
-    rate = best_rate(lambda: sum(len(embedder.embed([line])) for line in LINES * 8))
-    print(f"dialogue lines, one at a time:          {rate:7.1f} texts/s")
-    rate = best_rate(lambda: concurrent(embedder, 8, 16))
-    print(f"8 threads x 1 line per call, direct:    {rate:7.1f} texts/s")
-    for wait in (0.0, 0.002, 0.005):
-        micro = MicroBatchingEmbedder(embedder, max_wait_s=wait)
-        rate = best_rate(partial(concurrent, micro, 8, 16))
-        print(f"8 threads x 1 line, micro-batch {wait * 1000:.0f} ms:  {rate:7.1f} texts/s")
+    cases: dict[str, Callable[[], int]] = {
+        "chunks (~200 words), batches of 32": lambda: sum(
+            len(embedder.embed(chunks[i : i + 32])) for i in range(0, 64, 32)
+        ),
+        "dialogue lines, one at a time": lambda: sum(len(embedder.embed([line])) for line in LINES * 8),
+        "8 threads x 1 line per call, direct": partial(concurrent, embedder, 8, 16),
+    }
+    best = dict.fromkeys(cases, 0.0)
+    for _ in range(args.rounds):  # rounds interleave the cases so a burst of load hits all alike
+        for name, work in cases.items():
+            best[name] = max(best[name], rate(work))
+    for name, value in best.items():
+        print(f"{name + ':':40} {value:7.1f} texts/s")
     print(f"(load average {os.getloadavg()[0]:.2f})")
 
 

@@ -2,11 +2,14 @@
 
 The filter cases build a brain where chunks that fail the filter would fill both legs'
 candidate pools if the filter were applied after fusion; passing means the filter runs inside
-each leg, before the pool is cut.
+each leg, before the pool is cut. The SQLite-only cases (reopen, a second instance on the same
+files, the term planner, a torn vector file) sit at the end, so the port keeps one test file
+(hence its length).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cairn.adapters.local.fts_query import match_expression
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
@@ -536,3 +540,25 @@ def test_sqlite_torn_vector_file_is_trimmed_on_open(sqlite_paths: tuple[Path, Pa
         assert search(reopened, "", axis(0))[0] == "a"
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_match_expression_is_always_valid_fts5(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO t VALUES ('zebra by the river, deja vu')")
+    expression = match_expression(text)
+    if expression is not None:
+        conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+    assert match_expression("Where did the ZEBRA go? zebra!") == '"zebra" OR "go"'
+
+
+def test_context_is_searchable_but_kept_apart_from_the_text(index: ChunkIndex) -> None:
+    # Given a reply whose own words miss the question, with the question as its context
+    reply = chunk("r", "great, my knees stopped hurting", context="how is marathon training")
+    index.upsert([reply, chunk("o", "other words entirely")], np.stack([axis(1), axis(2)]))
+    # When searching by the context's words / Then the reply is found, its text unchanged
+    assert search(index, "marathon training") == ["r"]
+    stored = index.get_chunks("b1", "doc-r")[0]
+    assert stored.text == "great, my knees stopped hurting"
+    assert stored.context == "how is marathon training"

@@ -49,7 +49,7 @@ class MemoryChunkIndex:
             raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         with self._lock:
             for chunk, vector in zip(chunks, matrix, strict=True):
-                tokens = words(f"{chunk.title} {chunk.text}")
+                tokens = words(f"{chunk.title} {chunk.text} {chunk.context}")
                 self._seq += 1
                 self.items.pop(chunk.id, None)
                 self.items[chunk.id] = _Stored(chunk, vector, Counter(tokens), len(tokens), self._seq)

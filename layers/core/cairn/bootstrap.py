@@ -18,6 +18,7 @@ from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import IngestService
 from cairn.services.repositories import BrainRepository, DocumentRepository
 from cairn.services.search import SearchService, SearchTuning
+from cairn.services.siblings import SiblingContext
 
 
 @dataclass
@@ -58,9 +59,9 @@ def local_adapters(settings: Settings) -> Adapters:
 
 
 def _embedder(settings: Settings) -> Embedder:
-    from cairn.adapters.local.onnx_embedder import MicroBatchingEmbedder, OnnxEmbedder
+    from cairn.adapters.local.onnx_embedder import OnnxEmbedder
 
-    return MicroBatchingEmbedder(OnnxEmbedder(threads=settings.onnx_threads))
+    return OnnxEmbedder(threads=settings.onnx_threads)
 
 
 def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:
@@ -91,6 +92,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         max_batch_ops=settings.max_batch_ops,
         max_batch_bytes=settings.max_batch_bytes,
         max_list_items=settings.max_list_items,
+        siblings=SiblingContext(a.records, window_s=settings.sibling_context_window_s),
     )
     fetcher = SafeFetcher(
         max_bytes=settings.max_url_bytes,

@@ -45,11 +45,16 @@ class Settings(BaseSettings):
     max_list_items: int = 10_000
     events_ping_s: float = 25.0
 
+    sibling_context_window_s: float = 600.0
+    """Index a new document with an excerpt of the sibling written just before it in the same
+    folder, when that was at most this long ago (0 disables; see services/siblings.py)."""
+
     # Retrieval
     candidate_pool: int = 100
     rrf_k: int = 60
     bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    vector_weight: float = 0.4
+    """The dense leg counts 0.4 of the BM25 leg in RRF (LoCoMo dev peaked there; docs/PERFORMANCE.md)."""
 
     @property
     def resolved_ingest_root(self) -> Path:

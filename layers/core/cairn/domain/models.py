@@ -101,6 +101,9 @@ class Document(Model):
     status: DocumentStatus = DocumentStatus.completed
     error: str | None = None
     chunk_count: int = 0
+    context: str | None = None
+    """Index-only context: an excerpt of the sibling written just before this document in the
+    same folder (a conversation stored turn by turn; an answer rarely repeats its question)."""
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None = None
@@ -118,6 +121,8 @@ class Chunk(Model):
     start: int = 0
     end: int = 0
     title: str = ""
+    context: str = ""
+    """Index-only text that situates the chunk (see Document.context); never returned as content."""
     tags: list[str] = Field(default_factory=list)
     type: str | None = None
     scope: str | None = None

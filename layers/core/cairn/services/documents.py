@@ -26,6 +26,7 @@ from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PreparedChunks
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository
+from cairn.services.siblings import SiblingContext
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,13 @@ class BatchOp:
     to: str | None = None
 
 
+@dataclass(frozen=True)
+class Staged:
+    document: Document
+    prepared: PreparedChunks
+    ops: list[Put | Delete]
+
+
 @dataclass
 class WriteOutcome:
     document: Document
@@ -80,6 +88,7 @@ class DocumentService:
         max_batch_ops: int = 1024,
         max_batch_bytes: int = 8 * 1024 * 1024,
         max_list_items: int = 10_000,
+        siblings: SiblingContext | None = None,
     ) -> None:
         self.repo = repo
         self.blobs = blobs
@@ -90,6 +99,7 @@ class DocumentService:
         self.max_batch_ops = max_batch_ops
         self.max_batch_bytes = max_batch_bytes
         self.max_list_items = max_list_items
+        self.siblings = siblings or SiblingContext(repo.records, window_s=0)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -227,26 +237,23 @@ class DocumentService:
     def _write_locked(
         self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
     ) -> WriteOutcome:
-        doc, prepared, changed = self._stage(brain, path, data, info, existing)
-        if not changed:
-            return WriteOutcome(doc, created=False, changed=False)
-        ops: list[Put | Delete] = [
-            self.repo.put_op(doc, existing.version if existing else 0),
-            self.repo.pointer_op(doc),
-        ]
-        committed = self.repo.commit(ops)[0]
-        self.indexer.apply(committed, prepared)
+        staged = self._stage(brain, path, data, info, existing)
+        if not staged.ops:
+            return WriteOutcome(staged.document, created=False, changed=False)
+        committed = self.repo.commit(staged.ops)[0]
+        self.indexer.apply(committed, staged.prepared)
         created = existing is None or existing.deleted_at is not None
         return WriteOutcome(committed, created=created, changed=True)
 
     def _stage(
         self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
-    ) -> tuple[Document, PreparedChunks, bool]:
-        """Build the next document record and its chunks; store the bytes (content-addressed)."""
+    ) -> Staged:
+        """Build the next document record, its chunks and the record ops that commit it; store
+        the bytes (content-addressed). No ops means the write would change nothing."""
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
         if live and live.checksum_sha256 == digest and _same_info(live, info):
-            return live, self.indexer.nothing(), False
+            return Staged(live, self.indexer.nothing(), [])
         text = info.text if info.text is not None else document_text(path, info.content_type, data)
         now = self.clock.now()
         blob_key = f"{brain.id}/{digest[:2]}/{digest}"
@@ -270,11 +277,19 @@ class DocumentService:
             metadata=metadata,
             tags=list(info.tags),
             memory=info.memory,
+            context=live.context if live else self.siblings.context_for(brain.id, path, now),
             created_at=live.created_at if live else now,
             updated_at=now,
         )
         prepared = self.indexer.prepare(doc, text)
-        return doc.model_copy(update={"chunk_count": len(prepared.chunks)}), prepared, True
+        doc = doc.model_copy(update={"chunk_count": len(prepared.chunks)})
+        ops: list[Put | Delete] = [
+            self.repo.put_op(doc, existing.version if existing else 0),
+            self.repo.pointer_op(doc),
+        ]
+        if live is None:
+            ops.append(self.siblings.remember_op(doc, text, now))
+        return Staged(doc, prepared, ops)
 
     # -- batches ---------------------------------------------------------------------------
 
@@ -305,15 +320,12 @@ class DocumentService:
                         commit_ops.append(self.repo.put_op(gone, live.version))
                         removed.append(live)
                     continue
-                doc, prepared, changed = self._stage(brain, path, state, DocumentInput(), old)
-                if changed:
-                    commit_ops += [
-                        self.repo.put_op(doc, old.version if old else 0),
-                        self.repo.pointer_op(doc),
-                    ]
-                    staged.append((doc, prepared))
+                next_state = self._stage(brain, path, state, DocumentInput(), old)
+                if next_state.ops:
+                    commit_ops += next_state.ops
+                    staged.append((next_state.document, next_state.prepared))
             try:
-                committed = self.repo.commit(commit_ops) if commit_ops else []
+                committed = self.repo.commit(_last_write_per_item(commit_ops)) if commit_ops else []
             except Conflict as exc:
                 raise Conflict(f"batch lost a race with a concurrent writer: {exc.message}") from None
             by_path = {d.path: d for d in committed}
@@ -392,6 +404,16 @@ def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
             if p not in paths:
                 paths.append(p)
     return paths
+
+
+def _last_write_per_item(ops: list[Put | Delete]) -> list[Put | Delete]:
+    """A batch creating several documents in one folder updates its sibling pointer once."""
+    last: dict[tuple[str, str], Put | Delete] = {}
+    for op in ops:
+        key = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+        last.pop(key, None)
+        last[key] = op
+    return list(last.values())
 
 
 def _lock_key(brain: Brain, path: str) -> str:

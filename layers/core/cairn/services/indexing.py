@@ -35,10 +35,12 @@ def scope_of(path: str) -> str | None:
     return None
 
 
-def embedding_text(title: str, heading: str | None, text: str) -> str:
-    """What the embedder sees: the chunk with its document title and section as context."""
-    context = [part for part in (title, heading) if part and part not in text[: len(part) + 8]]
-    return "\n".join([*context, text])
+def embedding_text(title: str, heading: str | None, text: str, context: str | None = None) -> str:
+    """What the embedder sees: the chunk with its document title and section, then any
+    sequential context (services/siblings.py)."""
+    head = [part for part in (title, heading) if part and part not in text[: len(part) + 8]]
+    tail = [f"({context})"] if context else []
+    return "\n".join([*head, text, *tail])
 
 
 class DocumentIndexer:
@@ -64,6 +66,7 @@ class DocumentIndexer:
                 start=span.start,
                 end=span.end,
                 title=" › ".join(p for p in (doc.title, span.heading) if p),
+                context=(doc.context or "") if i == 0 else "",
                 tags=list(doc.tags),
                 type=memory.type.value if memory else None,
                 scope=scope_of(doc.path),
@@ -75,7 +78,10 @@ class DocumentIndexer:
             )
             for i, span in enumerate(spans)
         ]
-        texts = [embedding_text(doc.title, span.heading, span.text) for span in spans]
+        texts = [
+            embedding_text(doc.title, span.heading, span.text, doc.context if i == 0 else None)
+            for i, span in enumerate(spans)
+        ]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dimension), np.float32)
         return PreparedChunks(chunks, vectors)
 

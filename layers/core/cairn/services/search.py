@@ -24,7 +24,7 @@ class SearchTuning:
     candidate_pool: int = 100
     rrf_k: int = 60
     bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    vector_weight: float = 0.4
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """SQLite schema of the embedded ChunkIndex, row ↔ Chunk mapping and the filter clause.
 
 `chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap);
-title and text live in the brain's own FTS5 table under the same rowid.
+title, text and context live in the brain's own FTS5 table under the same rowid.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
 cache per-brain row arrays and revalidate them with one indexed lookup.
 """
@@ -70,9 +70,8 @@ def fts_table(seq: int) -> str:
 
 
 def fts_ddl(seq: int) -> str:
-    return (
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(seq)} USING fts5(title, text, tokenize='{TOKENIZER}')"
-    )
+    columns = f"title, text, context, tokenize='{TOKENIZER}'"
+    return f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(seq)} USING fts5({columns})"
 
 
 COLUMNS = (
@@ -89,14 +88,16 @@ def brain_state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | No
 
 
 def select(table: str, *, by_ids: bool = False) -> str:
-    """Full chunk rows with their title and text from the brain's FTS table; alias `c`.
+    """Full chunk rows with their title, text and context from the brain's FTS table; alias `c`.
 
     With `by_ids` the rows are those whose ids are in the JSON array bound first; CROSS JOIN
     pins the join order so SQLite looks each one up instead of scanning the brain.
     """
     cols = ", ".join(f"c.{col.strip()}" for col in COLUMNS.split(","))
     driver = "json_each(?) j CROSS JOIN chunks c ON c.id = j.value" if by_ids else "chunks c"
-    return f"SELECT {cols}, f.title, f.text FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+    return (
+        f"SELECT {cols}, f.title, f.text, f.context FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+    )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -144,7 +145,7 @@ def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
 
 def from_row(row: Sequence[Any]) -> Chunk:
     (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector,
-     valid_from, valid_to, active, created_at, _ms, _vec, title, text) = row  # fmt: skip
+     valid_from, valid_to, active, created_at, _ms, _vec, title, text, context) = row  # fmt: skip
     return Chunk(
         id=id_,
         brain_id=brain_id,
@@ -155,6 +156,7 @@ def from_row(row: Sequence[Any]) -> Chunk:
         start=start,
         end=end,
         title=title,
+        context=context,
         tags=json.loads(tags),
         type=type_,
         scope=scope,

@@ -42,8 +42,8 @@ class WriteBatch:
         delta = self._delta(chunk.brain_id)
         rowid = int(self.conn.execute(schema.INSERT, schema.to_row(chunk, vec_row)).fetchone()[0])
         self.conn.execute(
-            f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text) VALUES (?, ?, ?)",
-            (rowid, chunk.title, chunk.text),
+            f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text, context) VALUES (?, ?, ?, ?)",
+            (rowid, chunk.title, chunk.text, chunk.context),
         )
         self.conn.executemany(
             "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",

@@ -58,7 +58,7 @@ def bm25_ranked(
     conn: sqlite3.Connection,
     table: str,
     terms: list[str],
-    weights: tuple[float, float],
+    weights: tuple[float, float, float],
     condition: tuple[str, Sequence[object]] | None,
     pool: int,
     budget: int = DEFAULT_POSTING_BUDGET,
@@ -71,7 +71,7 @@ def bm25_ranked(
     """
     small = table_rows is not None and table_rows <= budget
     plan = TermPlan(terms) if small else plan_terms(conn, table, terms, budget)
-    bm25 = f"bm25({table}, {float(weights[0])!r}, {float(weights[1])!r})"
+    bm25 = f"bm25({table}, {', '.join(repr(float(w)) for w in weights)})"
     where = [f"{table} MATCH ?"]
     params: list[object] = [or_expression(plan.terms)]
     if plan.min_rowid is not None:

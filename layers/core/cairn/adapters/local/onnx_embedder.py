@@ -22,10 +22,9 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
-from cairn.adapters.local.micro_batch import MicroBatchingEmbedder
 from cairn.ports.embedder import Vectors
 
-__all__ = ["MODEL_ID", "MicroBatchingEmbedder", "OnnxEmbedder", "default_model_dir"]
+__all__ = ["MODEL_ID", "OnnxEmbedder", "default_model_dir"]
 
 MODEL_ID = "all-minilm-l6-v2-int8"
 _TOKEN_BUDGET = 4096

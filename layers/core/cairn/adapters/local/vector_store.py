@@ -34,6 +34,12 @@ def unit_rows(vectors: npt.ArrayLike) -> Floats:
     return matrix
 
 
+def _dot(matrix: Floats, query: Floats) -> Floats:
+    """matrix @ query without BLAS: OpenBLAS spreads even a 1,500-row product over threads, and
+    on a busy 2-core machine its p95 was 8 ms against 0.3 ms here (at 100k rows, equal)."""
+    return np.einsum("ij,j->i", matrix, query)
+
+
 def file_name(brain_id: str) -> str:
     if _SAFE_NAME.fullmatch(brain_id):
         return f"{brain_id}.f32"
@@ -83,8 +89,8 @@ class VectorFile:
                 self._remap()
             matrix = self._matrix
         if rows.size >= _FULL_SCAN_SHARE * matrix.shape[0]:
-            return np.asarray(matrix @ query)[rows]
-        return np.asarray(matrix[rows] @ query)
+            return _dot(matrix, query)[rows]
+        return _dot(matrix[rows], query)
 
     def _remap(self) -> None:
         rows = self.path.stat().st_size // self._row_bytes

@@ -562,3 +562,13 @@ def test_context_is_searchable_but_kept_apart_from_the_text(index: ChunkIndex) -
     stored = index.get_chunks("b1", "doc-r")[0]
     assert stored.text == "great, my knees stopped hurting"
     assert stored.context == "how is marathon training"
+
+
+def test_set_context_replaces_the_first_chunks_context(index: ChunkIndex) -> None:
+    first = chunk("p0", "opening words", document_id="doc-p")
+    second = chunk("p1", "closing words", document_id="doc-p", ordinal=1)
+    index.upsert([first, second], np.stack([axis(1), axis(2)]))
+    index.set_context("b1", "doc-p", "kingfisher sightings")
+    assert search(index, "kingfisher") == ["p0"]
+    assert [c.context for c in index.get_chunks("b1", "doc-p")] == ["kingfisher sightings", ""]
+    index.set_context("b1", "doc-missing", "ignored")  # no chunks: nothing happens

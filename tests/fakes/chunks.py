@@ -54,6 +54,15 @@ class MemoryChunkIndex:
                 self.items.pop(chunk.id, None)
                 self.items[chunk.id] = _Stored(chunk, vector, Counter(tokens), len(tokens), self._seq)
 
+    def set_context(self, brain_id: str, document_id: str, context: str) -> None:
+        with self._lock:
+            for item in list(self.items.values()):
+                c = item.chunk
+                if c.brain_id == brain_id and c.document_id == document_id and c.ordinal == 0:
+                    chunk = c.model_copy(update={"context": context})
+                    tokens = words(f"{chunk.title} {chunk.text} {chunk.context}")
+                    self.items[c.id] = _Stored(chunk, item.vector, Counter(tokens), len(tokens), item.seq)
+
     def delete_document(self, brain_id: str, document_id: str) -> int:
         with self._lock:
             doomed = [

@@ -4,14 +4,15 @@ from datetime import UTC, datetime, timedelta
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document
-from cairn.services.siblings import SiblingContext
+from cairn.services.siblings import SiblingContext, natural_key
 from tests.fakes.records import MemoryRecordStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _doc(path: str) -> Document:
-    now = datetime(2026, 1, 1, tzinfo=UTC)
     return Document(
-        id="doc_1",
+        id=f"doc_{path}",
         brain_id="b1",
         path=path,
         title="t",
@@ -19,9 +20,14 @@ def _doc(path: str) -> Document:
         byte_size=1,
         blob_key="k",
         commit_sha="0" * 40,
-        created_at=now,
-        updated_at=now,
+        created_at=T0,
+        updated_at=T0,
     )
+
+
+def _context(container: Container, brain: Brain, path: str) -> str:
+    doc = container.documents.get(brain, path)
+    return container.adapters.chunks.get_chunks(brain.id, doc.id)[0].context
 
 
 def test_a_reply_is_found_by_the_words_of_the_turn_before_it(container: Container, brain: Brain) -> None:
@@ -29,32 +35,45 @@ def test_a_reply_is_found_by_the_words_of_the_turn_before_it(container: Containe
     docs.write(brain, "chat/1.md", b"Alice: how is the marathon training going?")
     docs.write(brain, "chat/2.md", b"Bob: great, my knees finally stopped hurting")
     docs.write(brain, "notes/x.md", b"unrelated note")
-    reply = docs.get(brain, "chat/2.md")
-    assert reply.context == "Alice: how is the marathon training going?"
-    assert docs.get(brain, "chat/1.md").context is None
-    assert docs.get(brain, "notes/x.md").context is None  # another folder has its own sibling
+    assert _context(container, brain, "chat/2.md") == "Alice: how is the marathon training going?"
+    assert _context(container, brain, "chat/1.md") == ""
+    assert _context(container, brain, "notes/x.md") == ""  # another folder has its own siblings
     hits = container.search.search(brain, "marathon training").hits
     assert {h.path for h in hits[:2]} == {"chat/1.md", "chat/2.md"}
-    assert (
-        next(h for h in hits if h.path == "chat/2.md").content
-        == "Bob: great, my knees finally stopped hurting"
-    )
+    reply = next(h for h in hits if h.path == "chat/2.md")
+    assert reply.content == "Bob: great, my knees finally stopped hurting"
 
 
-def test_rewriting_a_document_keeps_its_context(container: Container, brain: Brain) -> None:
+def test_out_of_order_arrivals_are_linked_in_natural_order(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    for n in (1, 3, 10, 2, 9):
+        docs.write(brain, f"chat/turn-{n}.md", f"words of turn {n}".encode())
+    assert _context(container, brain, "chat/turn-2.md") == "words of turn 1"
+    assert _context(container, brain, "chat/turn-3.md") == "words of turn 2"  # repointed
+    assert _context(container, brain, "chat/turn-9.md") == "words of turn 3"
+    assert _context(container, brain, "chat/turn-10.md") == "words of turn 9"  # repointed
+
+
+def test_rewriting_or_renaming_a_document_keeps_its_context(container: Container, brain: Brain) -> None:
     docs = container.documents
     docs.write(brain, "chat/1.md", b"first")
     docs.write(brain, "chat/2.md", b"second")
-    docs.write(brain, "chat/3.md", b"third")
     docs.write(brain, "chat/2.md", b"second, edited")
-    assert docs.get(brain, "chat/2.md").context == "first"
+    assert _context(container, brain, "chat/2.md") == "first"
+    docs.rename(brain, "chat/2.md", "chat/2b.md")
+    assert _context(container, brain, "chat/2b.md") == "first"
 
 
-def test_only_a_recent_sibling_gives_context() -> None:
+def test_only_recent_siblings_give_context() -> None:
     siblings = SiblingContext(MemoryRecordStore(), window_s=600)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    siblings.records.put(siblings.remember_op(_doc("a/1.md"), "one", start).item)
-    assert siblings.context_for("b1", "a/2.md", start + timedelta(seconds=599)) == "one"
-    assert siblings.context_for("b1", "a/2.md", start + timedelta(seconds=601)) is None
-    assert siblings.context_for("b1", "a/1.md", start) is None  # never its own context
-    assert SiblingContext(siblings.records, window_s=0).context_for("b1", "a/2.md", start) is None
+    first = siblings.link(_doc("a/1.md"), "one", T0)
+    assert first.context is None and first.op is not None
+    siblings.records.put(first.op.item)
+    assert siblings.link(_doc("a/2.md"), "two", T0 + timedelta(seconds=599)).context == "one"
+    assert siblings.link(_doc("a/2.md"), "two", T0 + timedelta(seconds=601)).context is None
+    assert SiblingContext(siblings.records, window_s=0).link(_doc("a/2.md"), "two", T0).context is None
+
+
+def test_natural_key_orders_numbers_as_numbers() -> None:
+    paths = ["D1:10.md", "D1:9.md", "D2:1.md", "D1:1.md"]
+    assert sorted(paths, key=natural_key) == ["D1:1.md", "D1:9.md", "D1:10.md", "D2:1.md"]

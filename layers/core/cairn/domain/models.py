@@ -101,9 +101,6 @@ class Document(Model):
     status: DocumentStatus = DocumentStatus.completed
     error: str | None = None
     chunk_count: int = 0
-    context: str | None = None
-    """Index-only context: an excerpt of the sibling written just before this document in the
-    same folder (a conversation stored turn by turn; an answer rarely repeats its question)."""
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None = None
@@ -122,7 +119,7 @@ class Chunk(Model):
     end: int = 0
     title: str = ""
     context: str = ""
-    """Index-only text that situates the chunk (see Document.context); never returned as content."""
+    """Index-only text that situates the chunk (BM25 only; services/siblings.py); never returned."""
     tags: list[str] = Field(default_factory=list)
     type: str | None = None
     scope: str | None = None

@@ -53,6 +53,9 @@ class ChunkIndex(Protocol):
     def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         """Insert or replace chunks by id; `vectors` has one row per chunk."""
 
+    def set_context(self, brain_id: str, document_id: str, context: str) -> None:
+        """Replace the index-only context of a document's first chunk (a no-op if it has none)."""
+
     def delete_document(self, brain_id: str, document_id: str) -> int:
         """Remove every chunk of a document; returns how many were removed."""
 

@@ -26,7 +26,7 @@ from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PreparedChunks
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository
-from cairn.services.siblings import SiblingContext
+from cairn.services.siblings import SiblingContext, folder_of
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ class BatchOp:
 class Staged:
     document: Document
     prepared: PreparedChunks
-    ops: list[Put | Delete]
+    ops: list[Put | Delete]  # none: the write would change nothing
+    text: str
+    created: bool
 
 
 @dataclass
@@ -96,6 +98,7 @@ class DocumentService:
         self.events = events
         self.clock = clock
         self.locks = KeyedLocks()
+        self.folder_locks = KeyedLocks()  # taken after path locks, never before
         self.max_batch_ops = max_batch_ops
         self.max_batch_bytes = max_batch_bytes
         self.max_list_items = max_list_items
@@ -223,10 +226,11 @@ class DocumentService:
                 self.repo.pointer_op(moved),
                 Delete(*_doc_item_key(brain, src), expected_version=doc.version),
             ]
+            context = self.indexer.context_of(doc)
             moved = self.repo.commit(ops)[0]
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
-            self.indexer.apply(moved, prepared)
+            self.indexer.apply(moved, prepared.with_context(context))
             event = ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)
             self._publish(brain, [event])
         return moved
@@ -240,10 +244,17 @@ class DocumentService:
         staged = self._stage(brain, path, data, info, existing)
         if not staged.ops:
             return WriteOutcome(staged.document, created=False, changed=False)
-        committed = self.repo.commit(staged.ops)[0]
-        self.indexer.apply(committed, staged.prepared)
-        created = existing is None or existing.deleted_at is not None
-        return WriteOutcome(committed, created=created, changed=True)
+        if not staged.created:
+            committed = self.repo.commit(staged.ops)[0]
+            self.indexer.apply(committed, staged.prepared.with_context(self.indexer.context_of(committed)))
+            return WriteOutcome(committed, created=False, changed=True)
+        with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
+            linked = self.siblings.link(staged.document, staged.text, self.clock.now())
+            committed = self.repo.commit([*staged.ops, *([linked.op] if linked.op else [])])[0]
+            self.indexer.apply(committed, staged.prepared.with_context(linked.context))
+            for doc_id, context in linked.fixups.items():
+                self.indexer.set_context(brain.id, doc_id, context)
+        return WriteOutcome(committed, created=True, changed=True)
 
     def _stage(
         self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
@@ -253,7 +264,7 @@ class DocumentService:
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
         if live and live.checksum_sha256 == digest and _same_info(live, info):
-            return Staged(live, self.indexer.nothing(), [])
+            return Staged(live, self.indexer.nothing(), [], "", created=False)
         text = info.text if info.text is not None else document_text(path, info.content_type, data)
         now = self.clock.now()
         blob_key = f"{brain.id}/{digest[:2]}/{digest}"
@@ -277,7 +288,6 @@ class DocumentService:
             metadata=metadata,
             tags=list(info.tags),
             memory=info.memory,
-            context=live.context if live else self.siblings.context_for(brain.id, path, now),
             created_at=live.created_at if live else now,
             updated_at=now,
         )
@@ -287,9 +297,7 @@ class DocumentService:
             self.repo.put_op(doc, existing.version if existing else 0),
             self.repo.pointer_op(doc),
         ]
-        if live is None:
-            ops.append(self.siblings.remember_op(doc, text, now))
-        return Staged(doc, prepared, ops)
+        return Staged(doc, prepared, ops, text, created=live is None)
 
     # -- batches ---------------------------------------------------------------------------
 
@@ -323,9 +331,12 @@ class DocumentService:
                 next_state = self._stage(brain, path, state, DocumentInput(), old)
                 if next_state.ops:
                     commit_ops += next_state.ops
-                    staged.append((next_state.document, next_state.prepared))
+                    prepared = next_state.prepared
+                    if not next_state.created:
+                        prepared = prepared.with_context(self.indexer.context_of(next_state.document))
+                    staged.append((next_state.document, prepared))
             try:
-                committed = self.repo.commit(_last_write_per_item(commit_ops)) if commit_ops else []
+                committed = self.repo.commit(commit_ops) if commit_ops else []
             except Conflict as exc:
                 raise Conflict(f"batch lost a race with a concurrent writer: {exc.message}") from None
             by_path = {d.path: d for d in committed}
@@ -404,16 +415,6 @@ def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
             if p not in paths:
                 paths.append(p)
     return paths
-
-
-def _last_write_per_item(ops: list[Put | Delete]) -> list[Put | Delete]:
-    """A batch creating several documents in one folder updates its sibling pointer once."""
-    last: dict[tuple[str, str], Put | Delete] = {}
-    for op in ops:
-        key = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
-        last.pop(key, None)
-        last[key] = op
-    return list(last.values())
 
 
 def _lock_key(brain: Brain, path: str) -> str:

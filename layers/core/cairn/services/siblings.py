@@ -1,47 +1,100 @@
-"""Sequential context: a document written into a folder right after another gets an excerpt of
-that sibling as index-only context.
+"""Sequential context: a document written into a folder among a burst of siblings is indexed
+(BM25 only) with an excerpt of the sibling that precedes it.
 
 Agents store conversations and logs one turn or entry at a time, and an answer rarely repeats
 the words of the question it answers ("Thanks! It's been great for my mental health" after
-"How is the running going?"). Indexing each new document with a short excerpt of the one
-written just before it in the same folder lets both retrieval legs find the answer from the
-question's words. Only siblings written within `window_s` count (one burst of writing: a
-conversation, not unrelated notes days apart); the excerpt never appears in returned content.
-Measured effect on LoCoMo dev in docs/PERFORMANCE.md.
+"How is the running going?"). Indexing each such document with a short excerpt of its
+predecessor lets the question's words find the answer.
+
+The predecessor is the sibling just before it in natural path order (`turn-9` < `turn-10`)
+among the folder's recently written documents, so concurrent writers arriving out of order
+still link each document to the right one: when a document lands between a sibling and that
+sibling's current predecessor, the sibling's context is repointed (a fix-up). Only siblings
+written within `window_s` count: a burst of writing, not unrelated notes days apart. The
+excerpt never appears in returned content. Measured on LoCoMo dev in docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from cairn.domain.models import Document
 from cairn.ports.records import Item, Put, RecordStore
 
+_RUNS = re.compile(r"(\d+)")
+
+
+def natural_key(path: str) -> tuple[tuple[int, int | str], ...]:
+    """Order names as people do: digit runs compare as numbers."""
+    return tuple((0, int(run)) if run.isdigit() else (1, run) for run in _RUNS.split(path) if run)
+
+
+@dataclass(frozen=True)
+class Linked:
+    context: str | None
+    fixups: dict[str, str] = field(default_factory=dict)  # document id -> its new context
+    op: Put | None = None
+
 
 class SiblingContext:
-    def __init__(self, records: RecordStore, *, window_s: float, excerpt_chars: int = 300) -> None:
+    def __init__(
+        self, records: RecordStore, *, window_s: float, excerpt_chars: int = 300, remembered: int = 16
+    ) -> None:
         self.records = records
         self.window_s = window_s
         self.excerpt_chars = excerpt_chars
+        self.remembered = remembered
 
-    def context_for(self, brain_id: str, path: str, now: datetime) -> str | None:
+    def link(self, doc: Document, text: str, now: datetime) -> Linked:
+        """Place a newly created document among its folder's recent siblings.
+
+        Call with the folder's lock held and commit `op` with the document.
+        """
         if self.window_s <= 0:
-            return None
-        item = self.records.get(*_key(brain_id, path))
-        if item is None or item.data["path"] == path:
-            return None
-        written = datetime.fromisoformat(item.data["at"])
-        if (now - written).total_seconds() > self.window_s:
-            return None
-        return str(item.data["excerpt"])
-
-    def remember_op(self, doc: Document, text: str, now: datetime) -> Put:
-        """The record op that makes `doc` the folder's latest sibling (committed with the doc)."""
+            return Linked(None)
+        key = _ring_key(doc.brain_id, doc.path)
+        item = self.records.get(*key)
+        entries: list[dict[str, Any]] = [
+            e
+            for e in (item.data["entries"] if item else [])
+            if _age(e, now) <= self.window_s and e["path"] != doc.path
+        ]
+        mine = natural_key(doc.path)
+        before = [e for e in entries if natural_key(e["path"]) < mine]
+        predecessor = max(before, key=lambda e: natural_key(e["path"]), default=None)
         excerpt = " ".join(text.split())[: self.excerpt_chars]
-        data = {"path": doc.path, "excerpt": excerpt, "at": now.isoformat()}
-        return Put(Item(*_key(doc.brain_id, doc.path), data=data))
+        fixups: dict[str, str] = {}
+        for entry in entries:
+            theirs = natural_key(entry["path"])
+            current = entry.get("after")
+            if theirs > mine and (current is None or natural_key(current) < mine):
+                entry["after"] = doc.path
+                fixups[entry["doc_id"]] = excerpt
+        entries.append(
+            {
+                "path": doc.path,
+                "doc_id": doc.id,
+                "excerpt": excerpt,
+                "after": predecessor["path"] if predecessor else None,
+                "at": now.isoformat(),
+            }
+        )
+        entries = entries[-self.remembered :]
+        op = Put(Item(*key, data={"entries": entries}))
+        return Linked(predecessor["excerpt"] if predecessor else None, fixups, op)
 
 
-def _key(brain_id: str, path: str) -> tuple[str, str]:
-    return f"brain#{brain_id}", f"latest#{posixpath.dirname(path)}/"
+def folder_of(path: str) -> str:
+    return posixpath.dirname(path)
+
+
+def _age(entry: dict[str, Any], now: datetime) -> float:
+    return (now - datetime.fromisoformat(entry["at"])).total_seconds()
+
+
+def _ring_key(brain_id: str, path: str) -> tuple[str, str]:
+    return f"brain#{brain_id}", f"siblings#{folder_of(path)}/"

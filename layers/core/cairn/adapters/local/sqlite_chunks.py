@@ -87,6 +87,17 @@ class SqliteChunkIndex:
                 deltas = batch.finish()
             self._apply(deltas)
 
+    def set_context(self, brain_id: str, document_id: str, context: str) -> None:
+        with self._write_lock, self._db.transaction() as conn:
+            state = schema.brain_state(conn, brain_id)
+            if state is None:
+                return
+            conn.execute(
+                f"UPDATE {schema.fts_table(state[0])} SET context = ? WHERE rowid IN "
+                "(SELECT rowid FROM chunks WHERE brain_id = ? AND document_id = ? AND ordinal = 0)",
+                (context, brain_id, document_id),
+            )
+
     def delete_document(self, brain_id: str, document_id: str) -> int:
         with self._write_lock:
             with self._db.transaction() as conn:

@@ -6,20 +6,21 @@ from pathlib import Path
 
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
-from cairn.ports.clock import SystemClock
+from cairn.ports.clock import Clock
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.chunks import MemoryChunkIndex
+from tests.fakes.clock import FakeClock
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.records import MemoryRecordStore
 
 
-def fake_adapters(dimension: int = 64) -> Adapters:
+def fake_adapters(dimension: int = 64, clock: Clock | None = None) -> Adapters:
     return Adapters(
         records=MemoryRecordStore(),
         blobs=MemoryBlobStore(),
         chunks=MemoryChunkIndex(dimension),
         embedder=HashingEmbedder(dimension),
-        clock=SystemClock(),
+        clock=clock or FakeClock(),
     )
 
 

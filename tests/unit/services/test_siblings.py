@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cairn.bootstrap import Container
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.services.siblings import SiblingContext, natural_key
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
 from tests.fakes.records import MemoryRecordStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -77,3 +80,14 @@ def test_only_recent_siblings_give_context() -> None:
 def test_natural_key_orders_numbers_as_numbers() -> None:
     paths = ["D1:10.md", "D1:9.md", "D2:1.md", "D1:1.md"]
     assert sorted(paths, key=natural_key) == ["D1:1.md", "D1:9.md", "D1:10.md", "D2:1.md"]
+
+
+def test_a_sibling_written_long_before_gives_no_context(tmp_path) -> None:  # type: ignore[no-untyped-def]
+
+    clock = FakeClock()
+    container = build_container(Settings(data_dir=tmp_path), fake_adapters(clock=clock))
+    brain = container.brains.create("Log", slug="log")
+    container.documents.write(brain, "log/1.md", b"monday entry")
+    clock.advance(601)
+    container.documents.write(brain, "log/2.md", b"tuesday entry")
+    assert _context(container, brain, "log/2.md") == ""

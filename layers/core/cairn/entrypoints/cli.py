@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +34,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.entrypoints.http import create_app
 
     settings = _settings(args, host=args.host, port=args.port)
-    app = create_app(build_container(settings))
+    container = build_container(settings)
+    app = create_app(container)
+    # Load the embedding model while uvicorn starts, so /healthz answers at once and the
+    # first search does not pay for the load.
+    threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})"
     )
@@ -95,7 +100,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 failures.append(f"{file}: {exc.code}: {exc.message}")
             progress.advance(task)
     for line in failures:
-        console.print(f"[red]failed[/red] {line}")
+        print(f"failed {line}", file=sys.stderr)
     print(f"created {counts['created']}, reused {counts['reused']}, failed {counts['failed']}")
     return 1 if counts["failed"] else 0
 

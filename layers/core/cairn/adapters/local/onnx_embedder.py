@@ -14,6 +14,7 @@ in length-sorted batches of at most `batch_size` texts and `_TOKEN_BUDGET` padde
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,13 +51,25 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(int(config["max_length"]))
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.log_severity_level = 3
-        # InferenceSession.run is thread-safe: one session serves every caller.
-        self._session = ort.InferenceSession(
-            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
+        self._model_path = folder / "model.onnx"
+        self._threads = threads
+        self._session_lock = threading.Lock()
+        self._loaded: ort.InferenceSession | None = None
+
+    @property
+    def _session(self) -> ort.InferenceSession:
+        """Loaded on first use (~0.2-0.4 s), so a server answers health checks before it is warm."""
+        if self._loaded is None:
+            with self._session_lock:
+                if self._loaded is None:
+                    options = ort.SessionOptions()
+                    options.intra_op_num_threads = self._threads
+                    options.log_severity_level = 3
+                    # InferenceSession.run is thread-safe: one session serves every caller.
+                    self._loaded = ort.InferenceSession(
+                        str(self._model_path), options, providers=["CPUExecutionProvider"]
+                    )
+        return self._loaded
 
     @property
     def model_id(self) -> str:

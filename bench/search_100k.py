@@ -1,0 +1,158 @@
+"""memory_search latency through MCP against `cairn serve` with 100,000 chunks in one brain.
+
+Builds the brain straight through the embedded adapters (document records + chunks with random
+unit vectors: search cost does not depend on vector values, and embedding 100k chunks would take
+~20 minutes), starts `cairn serve` on it, then times memory_search calls one at a time with the
+official MCP client, client-side, as shared/bench/locomo_recall.py does:
+
+    python bench/search_100k.py [--chunks 100000] [--queries 300] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.domain.models import Brain, Chunk, Document
+from cairn.services.indexing import chunk_id
+from cairn.services.repositories import BrainRepository, DocumentRepository
+from chunk_index_100k import Corpus, unit_vectors
+
+CHUNKS_PER_DOC = 5
+DIM = 384
+
+
+def build(data_dir: Path, chunks: int, rng: np.random.Generator) -> str:
+    corpus = Corpus(rng)
+    records = SqliteRecordStore(data_dir / "records.sqlite3")
+    index = SqliteChunkIndex(data_dir / "chunks.sqlite3", data_dir / "vectors", DIM)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    brain = Brain(
+        id="brn_bench100k",
+        slug="bench-100k",
+        name="100k chunks",
+        embedding_model="all-minilm-l6-v2-int8",
+        embedding_dim=DIM,
+        created_at=start,
+        updated_at=start,
+    )
+    BrainRepository(records).create(brain)
+    docs = DocumentRepository(records)
+    for first_doc in range(0, chunks // CHUNKS_PER_DOC, 200):
+        ops, rows = [], []
+        for d in range(first_doc, min(first_doc + 200, chunks // CHUNKS_PER_DOC)):
+            when = start + timedelta(minutes=d)
+            texts = [
+                corpus.text(int(np.clip(rng.lognormal(4.7, 0.6), 10, 250))) for _ in range(CHUNKS_PER_DOC)
+            ]
+            body = "\n\n".join(texts).encode()
+            digest = hashlib.sha256(body).hexdigest()
+            doc = Document(
+                id=f"doc_{d:07d}",
+                brain_id=brain.id,
+                path=f"area{d % 10}/topic{d % 97}/note-{d}.md",
+                title=corpus.text(4),
+                checksum_sha256=digest,
+                byte_size=len(body),
+                blob_key=f"{brain.id}/{digest[:2]}/{digest}",
+                commit_sha=digest[:40],
+                chunk_count=CHUNKS_PER_DOC,
+                created_at=when,
+                updated_at=when,
+            )
+            ops += [docs.put_op(doc, 0), docs.pointer_op(doc)]
+            rows += [
+                Chunk(
+                    id=chunk_id(doc.id, i),
+                    brain_id=brain.id,
+                    document_id=doc.id,
+                    path=doc.path,
+                    ordinal=i,
+                    text=text,
+                    title=doc.title,
+                    created_at=when,
+                )
+                for i, text in enumerate(texts)
+            ]
+        docs.commit(ops)
+        index.upsert(rows, unit_vectors(rng, len(rows), DIM))
+    print(f"built {index.count(brain.id):,} chunks in brain {brain.slug}", flush=True)
+    index.close()
+    records.close()
+    return brain.slug
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def measure(url: str, slug: str, questions: list[str]) -> list[float]:
+    from mcp import Client
+
+    timings = []
+    async with Client(url) as client:
+        await client.call_tool("memory_search", {"query": "warm up", "brain": slug})
+        for q in questions:
+            t0 = time.perf_counter()
+            result = await client.call_tool("memory_search", {"query": q, "brain": slug, "top_k": 10})
+            timings.append((time.perf_counter() - t0) * 1000)
+            if result.is_error:
+                raise SystemExit(f"memory_search failed: {result.content}")
+    return timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--data-dir", type=Path, default=None, help="reuse a store built before")
+    args = parser.parse_args()
+    rng = np.random.default_rng(7)
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-100k-"))
+    if (data_dir / "records.sqlite3").exists():
+        slug = "bench-100k"
+    else:
+        started = time.perf_counter()
+        slug = build(data_dir, args.chunks, rng)
+        print(f"build took {time.perf_counter() - started:.1f} s", flush=True)
+    port = free_port()
+    cairn = Path(sys.executable).with_name("cairn")
+    server = subprocess.Popen(
+        [str(cairn), "serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
+    )
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        corpus = Corpus(np.random.default_rng(11))
+        questions = [corpus.question() for _ in range(args.queries)]
+        timings = asyncio.run(measure(f"http://127.0.0.1:{port}/mcp", slug, questions))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    p50, p95 = np.percentile(timings, [50, 95])
+    print(f"memory_search over MCP, {args.queries} queries: p50 {p50:.1f} ms  p95 {p95:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The `cairn` commands that work on a data directory, run in-process on the real embedded store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.entrypoints.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ingest_a_directory_then_search_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "data")
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "tea.md").write_text("# Tea\n\nGreen tea is steeped at 80 degrees.")
+    (docs / "sub" / "bikes.txt").write_text("Chains need oil every few hundred kilometres.")
+    (docs / "sub" / "broken.bin").write_bytes(b"\x00\x01\x02binary")
+    (docs / ".hidden.md").write_text("skipped")
+
+    code, out, err = run(capsys, "ingest", str(docs), "--data-dir", data)
+    assert code == 1  # one file failed
+    assert "created 2, reused 0, failed 1" in out
+    assert "broken.bin" in err
+
+    code, out, _ = run(capsys, "ingest", str(docs / "tea.md"), "--data-dir", data)
+    assert code == 0 and out.strip().endswith("created 1, reused 0, failed 0")  # a file alone: ingest/tea.md
+    assert (
+        run(capsys, "ingest", str(docs / "tea.md"), "--data-dir", data)[1]
+        .strip()
+        .endswith("reused 1, failed 0")
+    )
+
+    code, out, _ = run(capsys, "search", "how hot should green tea be", "--data-dir", data, "--top-k", "1")
+    assert code == 0
+    assert "#1 score=" in out and "tea.md" in out
+
+    code, out, _ = run(capsys, "brains", "--data-dir", data)
+    assert code == 0 and "default" in out
+
+
+def test_reingesting_the_same_directory_reuses_everything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("alpha")
+    (docs / "b.md").write_text("beta")
+    assert (
+        run(capsys, "ingest", str(docs), "--data-dir", data)[1]
+        .strip()
+        .endswith("created 2, reused 0, failed 0")
+    )
+    assert (
+        run(capsys, "ingest", str(docs), "--data-dir", data)[1]
+        .strip()
+        .endswith("created 0, reused 2, failed 0")
+    )
+
+
+def test_errors_are_clear_and_change_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "data")
+    code, _, err = run(capsys, "search", "anything", "--data-dir", data, "--brain", "missing")
+    assert code == 2 and "no_brain" in err
+    code, _, err = run(capsys, "mcp", "--surface", "gbrain", "--data-dir", data)
+    assert code == 2 and "unknown MCP surface" in err
+    assert run(capsys, "brains", "--data-dir", data)[1].strip() == "no brains yet"
+    with pytest.raises(SystemExit):
+        main(["search", "x", "--top-k", "0", "--data-dir", data])

@@ -7,15 +7,12 @@ import threading
 from collections.abc import Sequence
 
 from cairn.adapters.local.sqlite_records import (
-    MAX_PK_BYTES,
-    MAX_SK_BYTES,
     check_condition,
     check_key,
-    check_text,
     encode_data,
     validate_ops,
+    validate_query,
 )
-from cairn.domain.errors import InvalidInput
 from cairn.ports.records import Delete, Item, Page, Put
 
 
@@ -50,12 +47,7 @@ class MemoryRecordStore:
         limit: int | None = None,
         descending: bool = False,
     ) -> Page:
-        check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
-        check_text("prefix", prefix, MAX_SK_BYTES, allow_empty=True)
-        if after is not None:
-            check_text("after", after, MAX_SK_BYTES, allow_empty=True)
-        if limit is not None and limit < 1:
-            raise InvalidInput("limit must be at least 1")
+        validate_query(pk, prefix, after, limit)
         with self._lock:
             rows = [(sk, row) for (p, sk), row in self.rows.items() if p == pk and sk.startswith(prefix)]
         # str order is code point order, which is UTF-8 byte order

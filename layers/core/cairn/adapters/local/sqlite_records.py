@@ -81,6 +81,15 @@ def encode_data(data: object) -> str:
         raise InvalidInput(f"item data is not plain JSON: {exc}") from exc
 
 
+def validate_query(pk: str, prefix: str, after: str | None, limit: int | None) -> None:
+    check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
+    check_text("prefix", prefix, MAX_SK_BYTES, allow_empty=True)
+    if after is not None:
+        check_text("after", after, MAX_SK_BYTES, allow_empty=True)
+    if limit is not None and limit < 1:
+        raise InvalidInput("limit must be at least 1")
+
+
 def validate_ops(ops: Sequence[Put | Delete]) -> None:
     if len(ops) > MAX_TRANSACT_OPS:
         raise InvalidInput(f"a transaction takes at most {MAX_TRANSACT_OPS} operations")
@@ -149,12 +158,7 @@ class SqliteRecordStore:
         limit: int | None = None,
         descending: bool = False,
     ) -> Page:
-        check_text("pk", pk, MAX_PK_BYTES, allow_empty=False)
-        check_text("prefix", prefix, MAX_SK_BYTES, allow_empty=True)
-        if after is not None:
-            check_text("after", after, MAX_SK_BYTES, allow_empty=True)
-        if limit is not None and limit < 1:
-            raise InvalidInput("limit must be at least 1")
+        validate_query(pk, prefix, after, limit)
         where, args = ["pk = ?"], [pk]
         upper = prefix_upper_bound(prefix)
         if prefix:

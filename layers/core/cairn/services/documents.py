@@ -224,7 +224,7 @@ class DocumentService:
             ops: list[Put | Delete] = [
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),
-                Delete(*_doc_item_key(brain, src), expected_version=doc.version),
+                self.repo.remove_op(doc),
             ]
             context = self.indexer.context_of(doc)
             moved = self.repo.commit(ops)[0]
@@ -419,10 +419,6 @@ def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
 
 def _lock_key(brain: Brain, path: str) -> str:
     return f"{brain.id}\x00{path}"
-
-
-def _doc_item_key(brain: Brain, path: str) -> tuple[str, str]:
-    return f"brain#{brain.id}", f"doc#{path}"
 
 
 def _stamp(doc: Document) -> str:

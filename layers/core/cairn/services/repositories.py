@@ -106,11 +106,9 @@ class DocumentRepository:
     def pointer_op(self, doc: Document) -> Put:
         return Put(Item(*doc_id_key(doc.id), data={"brain_id": doc.brain_id, "path": doc.path}))
 
-    def delete_ops(self, doc: Document) -> builtins.list[Put | Delete]:
-        return [
-            Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version),
-            Delete(*doc_id_key(doc.id)),
-        ]
+    def remove_op(self, doc: Document) -> Delete:
+        """Drop the record at the document's path (it moved); conditional on the version read."""
+        return Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version)
 
     def commit(self, ops: builtins.list[Put | Delete]) -> builtins.list[Document]:
         """Apply ops atomically; returns the written documents with their new versions."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
 from cairn.ports.clock import Clock
@@ -11,16 +12,21 @@ from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.clock import FakeClock
 from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.jobs import MemoryJobRunner
 from tests.fakes.records import MemoryRecordStore
 
 
 def fake_adapters(dimension: int = 64, clock: Clock | None = None) -> Adapters:
+    """Fakes of every port; the extractive generator is real (offline and deterministic)."""
+    clock = clock or FakeClock()
     return Adapters(
         records=MemoryRecordStore(),
         blobs=MemoryBlobStore(),
         chunks=MemoryChunkIndex(dimension),
         embedder=HashingEmbedder(dimension),
-        clock=clock or FakeClock(),
+        clock=clock,
+        generator=ExtractiveGenerator(),
+        jobs=MemoryJobRunner(clock),
     )
 
 

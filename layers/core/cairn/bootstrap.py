@@ -10,14 +10,19 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.embedder import Embedder
+from cairn.ports.generator import Generator
+from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
+from cairn.services.ask import AskService
 from cairn.services.brains import BrainService
 from cairn.services.documents import DocumentService
 from cairn.services.events import EventBus
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import IngestService
-from cairn.services.repositories import BrainRepository, DocumentRepository
+from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
+from cairn.services.session_recall import RecallTuning, SessionRecall
+from cairn.services.sessions import SessionService
 from cairn.services.siblings import SiblingContext
 
 
@@ -28,6 +33,8 @@ class Adapters:
     chunks: ChunkIndex
     embedder: Embedder
     clock: Clock
+    generator: Generator
+    jobs: JobRunner
 
 
 @dataclass
@@ -39,23 +46,48 @@ class Container:
     documents: DocumentService
     search: SearchService
     ingest: IngestService
+    sessions: SessionService
+    ask: AskService
+    jobs: JobRunner
 
 
 def local_adapters(settings: Settings) -> Adapters:
     from cairn.adapters.local.file_blobs import FileBlobStore
     from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+    from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
 
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)
     embedder = _embedder(settings)
+    clock = SystemClock()
     return Adapters(
         records=SqliteRecordStore(data / "records.sqlite3"),
         blobs=FileBlobStore(data / "blobs"),
         chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", embedder.dimension),
         embedder=embedder,
-        clock=SystemClock(),
+        clock=clock,
+        generator=generator_for(settings),
+        jobs=SqliteJobRunner(
+            data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
+        ),
     )
+
+
+def generator_for(settings: Settings) -> Generator:
+    from cairn.adapters.local.extractive import ExtractiveGenerator
+
+    if settings.generator == "openai":
+        from cairn.adapters.local.openai_compat import OpenAICompatGenerator
+
+        key = settings.generator_api_key
+        return OpenAICompatGenerator(
+            settings.generator_base_url,
+            settings.generator_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout_s=settings.generator_timeout_s,
+        )
+    return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
 
 
 def _embedder(settings: Settings) -> Embedder:
@@ -106,17 +138,34 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         bm25_weight=settings.bm25_weight,
         vector_weight=settings.vector_weight,
     )
+    search = SearchService(a.chunks, a.embedder, doc_repo, tuning)
     return Container(
         settings=settings,
         adapters=a,
         events=events,
         brains=brains,
         documents=documents,
-        search=SearchService(a.chunks, a.embedder, doc_repo, tuning),
+        search=search,
         ingest=IngestService(
             documents,
             fetcher,
             max_content_chars=settings.max_content_chars,
             max_file_bytes=settings.max_file_bytes,
         ),
+        sessions=_sessions(settings, a, search),
+        ask=AskService(search, a.generator),
+        jobs=a.jobs,
     )
+
+
+def _sessions(settings: Settings, a: Adapters, search: SearchService) -> SessionService:
+    tuning = RecallTuning(
+        window=settings.session_recall_window,
+        context_weight=settings.session_context_weight,
+        decay=settings.session_context_decay,
+        gate_floor=settings.session_gate_floor,
+        gate_full=settings.session_gate_full,
+        rrf_k=settings.rrf_k,
+    )
+    recall = SessionRecall(search, a.embedder, tuning)
+    return SessionService(SessionRepository(a.records), recall, a.clock)

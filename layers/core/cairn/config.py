@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MiB = 1024 * 1024
@@ -55,6 +56,31 @@ class Settings(BaseSettings):
     bm25_weight: float = 1.0
     vector_weight: float = 0.4
     """The dense leg counts 0.4 of the BM25 leg in RRF (LoCoMo dev peaked there; docs/PERFORMANCE.md)."""
+
+    # Generation (memory_ask)
+    generator: Literal["extractive", "openai"] = "extractive"
+    """`extractive` answers offline from the retrieved sentences; `openai` calls any
+    OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp, …)."""
+    generator_base_url: str = "http://127.0.0.1:11434/v1"
+    generator_model: str = "llama3.1"
+    generator_api_key: SecretStr | None = None
+    generator_timeout_s: float = 60.0
+    extractive_sentences: int = Field(default=5, ge=1, le=20)
+    """Sentences per extractive answer (LoCoMo dev: 3 / 5 / 6 cite an evidence turn for .60 / .68 / .69)."""
+
+    # Jobs
+    job_lease_s: float = 60.0
+    job_max_attempts: int = 3
+
+    # Session recall (services/session_recall.py, docs/SESSIONS.md)
+    session_recall_window: int = Field(default=6, ge=0, le=50)
+    """How many of a session's newest messages weight its recall (0: plain search)."""
+    session_context_weight: float = Field(default=0.5, ge=0.0)
+    session_context_decay: float = Field(default=0.7, ge=0.0, le=1.0)
+    session_gate_floor: float = 0.3
+    session_gate_full: float = 0.6
+    """A message counts in recall from this query-message cosine similarity (floor) and fully at
+    `full`; calibrated for MiniLM-L6 (docs/SESSIONS.md)."""
 
     @property
     def resolved_ingest_root(self) -> Path:

@@ -179,12 +179,13 @@ async def test_recall_without_a_session_is_memory_search(live: LiveServer) -> No
     assert text(searched) == text(recalled)
 
 
-async def test_recall_with_a_session_is_refused_until_sessions_exist(live: LiveServer) -> None:
+async def test_recall_with_an_unknown_session_is_not_found(live: LiveServer) -> None:
+    # Session mode itself is covered in tests/integration/sessions/test_mcp_session_recall.py.
     async with Client(live.url) as client:
         ok(await client.call_tool("memory_create_brain", {"name": "Recall"}))
         err = error(await client.call_tool("memory_recall", {"query": "otter", "session_id": "ses_1"}))
-    assert err["code"] == "not_implemented"
-    assert "session recall is not available yet" in err["message"]
+    assert err["code"] == "not_found"
+    assert "ses_1" in err["message"]
 
 
 async def test_brain_by_id_slug_default_and_first(tmp_path: Path) -> None:

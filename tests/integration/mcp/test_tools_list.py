@@ -25,6 +25,8 @@ DESCRIPTIONS = {
     "/ingest/url endpoint when available; otherwise fetches locally and creates a document.",
     "memory_create_brain": "Create a new brain. Generates a slug from the name if one is not provided.",
     "memory_list_brains": "List all brains the caller has access to.",
+    "memory_ask": "Ask a question grounded in the brain. Streams answer tokens as MCP progress notifications "
+    "and returns the final answer with citations.",
 }
 
 STRING = {"type": "string"}
@@ -84,6 +86,14 @@ SCHEMAS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["name"],
     ),
     "memory_list_brains": ({}, []),
+    "memory_ask": (
+        {
+            "query": {"type": "string", "minLength": 1, "maxLength": 8192},
+            "brain": STRING,
+            "top_k": {"type": "integer", "minimum": 1, "maximum": 50},
+        },
+        ["query"],
+    ),
 }
 
 
@@ -92,7 +102,7 @@ def _bare(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_lists_the_seven_issue_tools_with_verbatim_descriptions(live: LiveServer, mode: str) -> None:
+async def test_lists_the_tools_with_verbatim_descriptions(live: LiveServer, mode: str) -> None:
     async with Client(live.url, mode=mode) as client:
         tools = (await client.list_tools()).tools
     assert {t.name: t.description for t in tools} == DESCRIPTIONS

@@ -234,6 +234,7 @@ class Job(Model):
     principal: str | None = None
     status: JobStatus = JobStatus.queued
     progress: float = 0.0
+    message: str | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     result: dict[str, Any] | None = None
     error: str | None = None

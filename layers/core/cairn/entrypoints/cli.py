@@ -42,7 +42,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})"
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level)
+    container.jobs.start_worker()
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level)
+    finally:
+        container.jobs.stop_worker()
     return 0
 
 

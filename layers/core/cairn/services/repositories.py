@@ -6,6 +6,8 @@
 | brain by slug | `brains`            | `slug#<slug>`         |
 | document      | `brain#<brain_id>`  | `doc#<path>`          |
 | doc by id     | `docid#<doc_id>`    | `doc`                 |
+| session       | `session#<id>`      | `session`             |
+| message       | `session#<id>`      | `msg#<seq, 10 digits>`|
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from cairn.domain.models import Brain, Document
+from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import Delete, Item, Put, RecordStore
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,6 +40,15 @@ def doc_key(brain_id: str, path: str) -> tuple[str, str]:
 
 def doc_id_key(doc_id: str) -> tuple[str, str]:
     return f"docid#{doc_id}", "doc"
+
+
+def session_key(session_id: str) -> tuple[str, str]:
+    return f"session#{session_id}", "session"
+
+
+def message_key(session_id: str, seq: int) -> tuple[str, str]:
+    """Zero-padded so a prefix query on `msg#` lists a session's messages in append order."""
+    return f"session#{session_id}", f"msg#{seq:010d}"
 
 
 def to_item(pk: str, sk: str, model: BaseModel) -> Item:
@@ -129,3 +140,62 @@ def _all(records: RecordStore, pk: str, prefix: str) -> Iterator[Item]:
         if page.next_after is None:
             return
         after = page.next_after
+
+
+class StoredSession(BaseModel):
+    """A session, how many messages it holds, and the version the next conditional write expects."""
+
+    session: Session
+    message_count: int
+    version: int
+
+
+class SessionRepository:
+    """A session item plus its messages in one partition; the message counter lives on the session
+    item, so every append is one conditional transaction (no lost update, no duplicate sequence)."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def get(self, session_id: str) -> StoredSession | None:
+        item = self.records.get(*session_key(session_id))
+        if item is None:
+            return None
+        return StoredSession(
+            session=Session.model_validate(item.data["session"]),
+            message_count=item.data["message_count"],
+            version=item.version,
+        )
+
+    def create(self, session: Session) -> None:
+        self.records.put(_session_item(session, 0), expected_version=0)
+
+    def save(self, stored: StoredSession, session: Session) -> None:
+        """Replace the session record; Conflict when someone wrote it since `stored` was read."""
+        self.records.put(_session_item(session, stored.message_count), expected_version=stored.version)
+
+    def append(self, stored: StoredSession, messages: list[Message]) -> None:
+        """Number `messages` after the stored counter and write them with the new counter, atomically."""
+        count = stored.message_count
+        ops: list[Put | Delete] = [
+            Put(_session_item(stored.session, count + len(messages)), expected_version=stored.version)
+        ]
+        for seq, message in enumerate(messages, start=count + 1):
+            ops.append(Put(to_item(*message_key(message.session_id, seq), message), expected_version=0))
+        self.records.transact(ops)
+
+    def messages(self, session_id: str) -> Iterator[Message]:
+        pk, _ = session_key(session_id)
+        for item in _all(self.records, pk, "msg#"):
+            yield from_item(Message, item)
+
+    def recent(self, session_id: str, limit: int) -> list[Message]:
+        """The newest `limit` messages, newest first."""
+        pk, _ = session_key(session_id)
+        page = self.records.query(pk, "msg#", limit=limit, descending=True)
+        return [from_item(Message, item) for item in page.items]
+
+
+def _session_item(session: Session, message_count: int) -> Item:
+    data = {"session": session.model_dump(mode="json"), "message_count": message_count}
+    return Item(*session_key(session.id), data=data)

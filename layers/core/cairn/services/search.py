@@ -99,10 +99,15 @@ class SearchService:
         return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
 
     def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[ChunkHit]:
+        hits = self.chunks_for(query, flt, max(self.tuning.candidate_pool, top_k * 3))
+        return _best_chunk_per_document(hits)[:top_k]
+
+    def chunks_for(self, query: str, flt: ChunkFilter, top_k: int) -> list[ChunkHit]:
+        """Fused chunk hits for `query` (several may share a document), best first."""
         t = self.tuning
         vector = self.embedder.embed([query])[0].tolist()
-        pool = max(t.candidate_pool, top_k * 3)
-        hits = self.chunks.search(
+        pool = max(t.candidate_pool, top_k)
+        return self.chunks.search(
             ChunkQuery(
                 text=query,
                 vector=vector,
@@ -113,8 +118,7 @@ class SearchService:
                 bm25_weight=t.bm25_weight,
                 vector_weight=t.vector_weight,
             )
-        )
-        return _best_chunk_per_document(hits)[:top_k]
+        )[:top_k]
 
     def _shape(self, hit: ChunkHit) -> SearchHit:
         chunk = hit.chunk

@@ -9,8 +9,8 @@ path of memory_ingest_url) return IngestResponse with `status: "completed"` (or 
 ingest runs as a job), not the `'ingested'` of the tool's sketch. memory_ingest_url always takes the
 server path. Paths on the wire are the brain's canonical relative paths (`memory/global/x.md`, as
 the store protocol has them); the seed's leading-slash spelling is accepted on input.
-Not here yet: memory_ask, memory_extract, memory_reflect, memory_consolidate, and session recall
-(memory_recall with session_id answers `not_implemented`).
+memory_recall with a session_id returns the session recall payload `{chunks: [...]}`
+(entrypoints/wire_sessions.py, docs/SESSIONS.md); its outputSchema admits both of its shapes.
 """
 
 from __future__ import annotations
@@ -18,14 +18,27 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp_types import CallToolResult, TextContent
-from pydantic import AfterValidator, AnyUrl, BaseModel, Field, TypeAdapter, ValidationError, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    AnyUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
 
 from cairn import __version__
-from cairn.entrypoints.mcp.errors import NotAvailable, error_result
+from cairn.entrypoints.mcp.ask_tool import ask_tool
+from cairn.entrypoints.mcp.errors import error_result
 from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer, ToolArgs, make_tool
 from cairn.entrypoints.mcp.wire import IngestUrlServer
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
+from cairn.entrypoints.wire_sessions import SessionRecallResponse
 from cairn.services.search import SearchResult
+from cairn.services.session_recall import RecalledChunk
 
 SUMMARY_HITS = 5
 SUMMARY_CHARS = 320
@@ -142,6 +155,22 @@ def search_summary(result: SearchResult) -> str:
     )
 
 
+def recall_summary(query: str, chunks: list[RecalledChunk]) -> str:
+    """Session mode of memory_recall: the same `#N score=S path` lines as search_summary."""
+    if not chunks:
+        return f"No memories match {query!r}."
+    return "\n\n".join(
+        f"#{n} score={c.score:.4f} {c.path}\n{c.content[:SUMMARY_CHARS]}"
+        for n, c in enumerate(chunks[:SUMMARY_HITS], start=1)
+    )
+
+
+class RecallOutput(RootModel[SearchResponse | SessionRecallResponse]):
+    """memory_recall's structuredContent: SearchResponse without session_id, `{chunks}` with one."""
+
+    model_config = ConfigDict(json_schema_extra={"type": "object"})
+
+
 class CanonicalTools:
     def __init__(self, deps: SurfaceDeps) -> None:
         self.c = deps.container
@@ -156,10 +185,9 @@ class CanonicalTools:
 
     def recall(self, a: RecallArgs) -> CallToolResult:
         if a.session_id:
-            raise NotAvailable(
-                "session recall is not available yet; call memory_recall without session_id "
-                "(it then behaves exactly like memory_search)"
-            )
+            brain = self.c.brains.resolve(a.brain)
+            chunks = self.c.sessions.recall(brain, a.session_id, a.query, top_k=a.top_k or 10, scope=a.scope)
+            return _ok(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks))
         return self.search(SearchArgs(query=a.query, brain=a.brain, top_k=a.top_k or 10, scope=a.scope))
 
     def remember(self, a: RememberArgs) -> CallToolResult:
@@ -197,6 +225,7 @@ def _ingest_summary(source: str, r: IngestResponse) -> str:
 def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
     t = CanonicalTools(deps)
     tools = [
+        ask_tool(deps),
         make_tool(
             "memory_search",
             "Search memory notes in a brain and return matching note content with citations. scope selects "
@@ -212,7 +241,7 @@ def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
             "metadata filter.",
             RecallArgs,
             t.recall,
-            SearchResponse,
+            RecallOutput,
         ),
         make_tool(
             "memory_remember",

@@ -2,18 +2,19 @@
 
 Stateless and per request (shared/DESIGN.md, "Serving MCP under Mangum"): every HTTP request gets a
 fresh streamable-HTTP sub-app whose lifespan is entered around the call, so the same app works
-under uvicorn and under Mangum with `lifespan="off"`. Responses are plain JSON; a tool that streams
-progress (memory_ask, later) needs SSE mode when the request carries a progress token.
+under uvicorn and under Mangum with `lifespan="off"`. Responses are plain JSON, except for a request
+that carries a progress token: JSON-response mode would drop its notifications, so it gets SSE.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from cairn.entrypoints.mcp.server import SURFACES, build_server, http_path
 from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
@@ -51,15 +52,60 @@ class PerRequestMCP:
             # would hold a Lambda invocation open. The spec allows 405 here.
             await JSONResponse(NO_STREAM, status_code=405, headers={"Allow": "POST"})(scope, receive, send)
             return
+        body, receive = await _buffered(receive, self.max_body)
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
             stateless_http=True,
-            json_response=True,
+            # JSON-response mode drops progress notifications; a call that asks for them gets SSE.
+            json_response=not _wants_progress(body),
             transport_security=self.security,
             max_request_body_size=self.max_body,
         )
         async with sub.router.lifespan_context(sub):
             await sub(scope, receive, send)
+
+
+async def _buffered(receive: Receive, limit: int) -> tuple[bytes, Receive]:
+    """Read the request body (up to `limit` + 1 bytes; the SDK rejects larger ones) and return a
+    `receive` that replays it."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more and size <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": more}
+        return await receive()
+
+    return body, replay
+
+
+def _wants_progress(body: bytes) -> bool:
+    """True when a JSON-RPC request (or any request of a batch) carries `_meta.progressToken`."""
+    if b"progressToken" not in body:
+        return False
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return False
+    requests = payload if isinstance(payload, list) else [payload]
+    for request in requests:
+        params = request.get("params") if isinstance(request, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and meta.get("progressToken") is not None:
+            return True
+    return False
 
 
 def transport_security(host: str) -> TransportSecuritySettings:

@@ -10,9 +10,9 @@ a service and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import CallToolResult, InputRequiredResult
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cairn.domain.errors import CairnError
 from cairn.services.ingest import LocalFilePolicy
@@ -33,6 +33,11 @@ log = logging.getLogger("cairn.mcp")
 ArgsT = TypeVar("ArgsT", bound="ToolArgs")
 ErrorRenderer = Callable[[str, str], CallToolResult]
 """(code, message) -> the surface's error result (isError true)."""
+
+
+BrainRef = Annotated[
+    str | None, Field(description="Brain id or slug (default: JBMCP_DEFAULT_BRAIN, else the first brain).")
+]
 
 
 class ToolArgs(ArgModelBase):
@@ -71,6 +76,31 @@ def make_tool(
         fn_metadata=FuncMetadata(arg_model=args, output_model=output),
         is_async=False,
         context_kwarg=None,
+        annotations=None,
+    )
+
+
+def make_streaming_tool(
+    name: str,
+    description: str,
+    args: type[ArgsT],
+    handler: Callable[[ArgsT, Context[Any, Any]], Awaitable[CallToolResult]],
+    output: type[BaseModel] | None = None,
+) -> Tool:
+    """An async tool that receives the request Context (to send progress notifications)."""
+
+    async def fn(ctx: Context[Any, Any], **validated: Any) -> CallToolResult:
+        return await handler(args.model_validate(validated), ctx)
+
+    return Tool(
+        fn=fn,
+        name=name,
+        title=None,
+        description=description,
+        parameters=clean_schema(args.model_json_schema(by_alias=True)),
+        fn_metadata=FuncMetadata(arg_model=args, output_model=output),
+        is_async=True,
+        context_kwarg="ctx",
         annotations=None,
     )
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from cairn.bootstrap import Container
+from cairn.entrypoints.rest.ask import ask_router
 from cairn.entrypoints.rest.batch import batch_router
 from cairn.entrypoints.rest.brains import brains_router
 from cairn.entrypoints.rest.documents import documents_router
 from cairn.entrypoints.rest.events import events_router
 from cairn.entrypoints.rest.ingest import ingest_router
+from cairn.entrypoints.rest.jobs import jobs_router
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.entrypoints.rest.search import search_router
+from cairn.entrypoints.rest.sessions import sessions_router
 
 __all__ = ["install_rest"]
 
@@ -26,5 +29,8 @@ def install_rest(app: FastAPI, container: Container) -> None:
         ingest_router(container),
         search_router(container),
         events_router(container),
+        sessions_router(container),
+        ask_router(container),
+        jobs_router(container.jobs),
     ):
         app.include_router(router)

@@ -1,0 +1,298 @@
+"""The JobRunner semantics shared by the SQLite queue and the in-memory fake.
+
+A `JobStore` holds rows and claims them atomically; `JobEngine` decides everything else
+(retries, unknown kinds, fencing, the worker thread), so both runners behave identically.
+
+Fencing: a claim sets the row running and increments `attempts`; every later write by that
+attempt is conditional on `status = running AND attempts = <its attempt>`. When a lease expired
+and another worker re-claimed the job, the stale attempt's writes change nothing and its
+context calls raise LeaseLost, which stops its handler.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
+from cairn.domain.ids import new_id
+from cairn.domain.models import Job, JobStatus
+from cairn.ports.clock import Clock
+from cairn.ports.jobs import JobHandler
+
+log = logging.getLogger("cairn.jobs")
+
+MAX_ERROR_CHARS = 500
+MAX_MESSAGE_CHARS = 500
+MAX_NAME_CHARS = 200  # kinds, idempotency keys, checkpoint keys
+
+
+class LeaseLost(Conflict):
+    """This attempt no longer owns its job (its lease expired and another worker took it)."""
+
+
+@dataclass
+class JobRow:
+    """A job as stored, with the fields only the runner sees."""
+
+    id: str
+    kind: str
+    created_at: datetime
+    updated_at: datetime
+    brain_id: str | None = None
+    principal: str | None = None
+    status: JobStatus = JobStatus.queued
+    progress: float = 0.0
+    message: str | None = None
+    input: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 0
+    idempotency_key: str | None = None
+    checkpoints: dict[str, Any] = field(default_factory=dict)
+    lease_until: float | None = None  # POSIX seconds
+
+    def to_job(self) -> Job:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "brain_id": self.brain_id,
+            "principal": self.principal,
+            "status": self.status,
+            "progress": self.progress,
+            "input": self.input,
+            "result": self.result,
+            "error": self.error,
+            "attempts": self.attempts,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+        if "message" in Job.model_fields:  # the domain model may not carry it yet
+            data["message"] = self.message
+        return Job.model_validate(data)
+
+
+class JobStore(Protocol):
+    def insert(self, row: JobRow) -> JobRow:
+        """Store a new row; when its idempotency key is taken, store nothing and return that row."""
+
+    def get(self, job_id: str) -> JobRow | None: ...
+
+    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
+        """Atomically take the oldest row that is queued, or running with a lease before `now`:
+        set it running with `lease_until`, attempts + 1, and return it."""
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
+
+    def close(self) -> None: ...
+
+
+def plain_json(value: Any, what: str) -> Any:
+    """A deep copy of `value` through JSON; InvalidInput when it is not plain JSON."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{what} is not plain JSON: {exc}") from exc
+
+
+def json_object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{what} must be a JSON object")
+    copied: dict[str, Any] = plain_json(value, what)
+    return copied
+
+
+def check_name(what: str, value: object) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME_CHARS:
+        raise InvalidInput(f"{what} must be a non-empty string of at most {MAX_NAME_CHARS} characters")
+    return value
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for callers: a CairnError's message, else `Type: message`; never a traceback."""
+    text = exc.message if isinstance(exc, CairnError) else f"{type(exc).__name__}: {exc}".rstrip(": ")
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first[:MAX_ERROR_CHARS]
+
+
+class _Context:
+    def __init__(self, engine: JobEngine, row: JobRow) -> None:
+        self._engine, self._row = engine, row
+        self._checkpoints = dict(row.checkpoints)
+
+    def progress(self, fraction: float, message: str | None = None) -> None:
+        if not isinstance(fraction, int | float) or math.isnan(fraction):
+            raise InvalidInput("progress must be a number")
+        changes: dict[str, Any] = {"progress": min(max(float(fraction), 0.0), 1.0)}
+        if message is not None:
+            changes["message"] = str(message)[:MAX_MESSAGE_CHARS]
+        self._engine._write(self._row, changes)
+
+    def checkpoint(self, key: str, value: Any = True) -> None:
+        check_name("checkpoint key", key)
+        updated = {**self._checkpoints, key: plain_json(value, f"checkpoint {key!r}")}
+        self._engine._write(self._row, {"checkpoints": updated})
+        self._checkpoints = updated
+
+    def checkpoints(self) -> dict[str, Any]:
+        copied: dict[str, Any] = plain_json(self._checkpoints, "checkpoints")
+        return copied
+
+
+class JobEngine:
+    """JobRunner over a JobStore: register, start, status, run_pending, start/stop_worker."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        *,
+        lease_s: float = 60.0,
+        max_attempts: int = 3,
+        poll_s: float = 1.0,
+    ) -> None:
+        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0:
+            raise ValueError("lease_s and poll_s must be positive, max_attempts at least 1")
+        self._store, self._clock = store, clock
+        self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
+        self._handlers: dict[str, JobHandler] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+        self._worker_lock = threading.Lock()
+
+    # -- JobRunner ---------------------------------------------------------------------------
+
+    def register(self, kind: str, handler: JobHandler) -> None:
+        self._handlers[check_name("job kind", kind)] = handler
+
+    def start(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        brain_id: str | None = None,
+        principal: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        check_name("job kind", kind)
+        if idempotency_key is not None:
+            check_name("idempotency_key", idempotency_key)
+        now = self._clock.now()
+        row = JobRow(
+            id=new_id("job"),
+            kind=kind,
+            brain_id=brain_id,
+            principal=principal,
+            input=json_object(payload, "job payload"),
+            idempotency_key=idempotency_key,
+            created_at=now,
+            updated_at=now,
+        )
+        stored = self._store.insert(row)
+        if stored.kind != kind:
+            raise Conflict(f"idempotency key already used for a job of kind {stored.kind!r}")
+        if stored.id == row.id:
+            self._wake.set()
+        return stored.to_job()
+
+    def status(self, job_id: str) -> Job:
+        row = self._store.get(job_id) if isinstance(job_id, str) and job_id else None
+        if row is None:
+            raise NotFound(f"job {job_id!r} not found")
+        return row.to_job()
+
+    def run_pending(self) -> int:
+        ran = 0
+        while self._run_next():
+            ran += 1
+        return ran
+
+    def start_worker(self) -> None:
+        with self._worker_lock:
+            if self._worker is not None and self._worker.is_alive():
+                return
+            self._stop.clear()
+            self._worker = threading.Thread(target=self._work, name="cairn-jobs", daemon=True)
+            self._worker.start()
+
+    def stop_worker(self) -> None:
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+            self._stop.set()
+            self._wake.set()
+        if worker is not None and worker is not threading.current_thread():
+            worker.join()
+
+    def close(self) -> None:
+        self.stop_worker()
+        self._store.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                ran = self._run_next()
+            except Exception:  # a store error must not kill the worker; the job's lease recovers it
+                log.exception("job worker: claiming or running a job failed")
+                ran = False
+            if not ran:
+                self._wake.wait(self.poll_s)  # start() sets it; polling catches other processes
+                self._wake.clear()
+
+    def _run_next(self) -> bool:
+        now = self._clock.now()
+        row = self._store.claim(now, now.timestamp() + self.lease_s)
+        if row is None:
+            return False
+        self._execute(row)
+        return True
+
+    def _execute(self, row: JobRow) -> None:
+        handler = self._handlers.get(row.kind)
+        if handler is None:
+            self._finish(row, JobStatus.failed, error=f"no handler is registered for job kind {row.kind!r}")
+            return
+        if row.attempts > self.max_attempts:  # earlier attempts died without finishing
+            error = f"gave up after {row.attempts - 1} attempts: the worker running the job stopped"
+            self._finish(row, JobStatus.failed, error=error)
+            return
+        try:
+            result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
+        except LeaseLost:
+            log.warning("job %s attempt %d lost its lease; another worker owns it", row.id, row.attempts)
+        except Exception as exc:
+            log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=True)
+            retry = row.attempts < self.max_attempts
+            self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
+        else:
+            self._finish(row, JobStatus.completed, result=result)
+
+    def _finish(
+        self,
+        row: JobRow,
+        status: JobStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        changes: dict[str, Any] = {"status": status, "error": error, "lease_until": None}
+        if status is JobStatus.completed:
+            changes.update(result=result, progress=1.0)
+        if not self._store.update(row.id, row.attempts, self._clock.now(), changes):
+            log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
+
+    def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
+        """A running attempt's progress/checkpoint write; it also renews the lease."""
+        now = self._clock.now()
+        if not self._store.update(
+            row.id, row.attempts, now, {**changes, "lease_until": now.timestamp() + self.lease_s}
+        ):
+            raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")

@@ -1,0 +1,280 @@
+"""A generator over any OpenAI-compatible chat completions endpoint (Ollama, vLLM, llama.cpp, …).
+
+The model sees the passages numbered and is told to answer only from them, citing [n]; markers
+become citations as sentences complete (extractive_markers). Requests stream (SSE). Rate limits,
+server errors and refused connections are retried with exponential backoff and jitter, honouring
+Retry-After, but only until the first delta: once text has reached the caller a failure is
+raised, never papered over by a second answer. `timeout_s` bounds connecting and each wait for
+the next bytes of the stream, not the whole answer. No error message carries the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anyio
+import httpx
+
+from cairn.adapters.local.extractive import NO_MEMORY
+from cairn.adapters.local.extractive_markers import MarkerCitations
+from cairn.ports.generator import (
+    Answer,
+    Delta,
+    Done,
+    GenerationCode,
+    GenerationError,
+    GenerationEvent,
+    Passage,
+    collect,
+)
+
+SYSTEM_PROMPT = (
+    "You answer questions from the user's memory, using only the numbered passages given. "
+    "End every sentence with the numbers of the passages that support it in square brackets, "
+    "like [1] or [2][3]. Use no other knowledge. If the passages do not answer the question, "
+    "say that no supporting memory was found. Be concise."
+)
+_ERROR_BODY_BYTES = 4096
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class _Transient(Exception):
+    """A failure before any text was streamed: worth another attempt after a pause."""
+
+    def __init__(self, error: GenerationError, retry_after: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after = retry_after
+
+
+class OpenAICompatGenerator:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        transport: httpx.AsyncBaseTransport | None = None,
+        backoff_s: float = 0.5,
+        *,
+        max_wait_s: float = 30.0,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        url = httpx.URL(self.url)
+        self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        self.model = model
+        self._api_key = api_key
+        self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
+        self.max_retries = max_retries
+        self.transport = transport
+        self.backoff_s = backoff_s
+        self.max_wait_s = max_wait_s  # a Retry-After longer than this fails at once (rate_limited)
+        self._sleep = sleep or anyio.sleep
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    async def complete(self, question: str, passages: Sequence[Passage]) -> Answer:
+        return await collect(self.stream(question, passages))
+
+    async def stream(self, question: str, passages: Sequence[Passage]) -> AsyncIterator[GenerationEvent]:
+        if not passages:  # nothing to ground an answer in: don't let the model improvise one
+            yield Delta(NO_MEMORY)
+            yield Done(NO_MEMORY, self.model)
+            return
+        body = {
+            "model": self.model,
+            "messages": messages(question, passages),
+            "stream": True,
+            "temperature": 0,
+        }
+        attempt = 0
+        while True:
+            citations = MarkerCitations(passages)
+            failure: _Transient | None = None
+            try:
+                async with aclosing(self._attempt(body, citations)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except _Transient as exc:
+                failure = exc
+            # raised out here, so the error carries no context chain back to httpx and its headers
+            delay = self._delay(attempt, failure.retry_after)
+            if citations.answer or attempt >= self.max_retries or delay is None:
+                raise failure.error
+            await self._sleep(delay)
+            attempt += 1
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_wait_s else None
+        return min(self.backoff_s * 2**attempt * (0.5 + random.random()), self.max_wait_s)
+
+    def _error(self, code: GenerationCode, message: str, retryable: bool) -> GenerationError:
+        if self._api_key:
+            message = message.replace(self._api_key, "[redacted]")
+        return GenerationError(code, message, retryable=retryable)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    async def _attempt(
+        self, body: dict[str, Any], citations: MarkerCitations
+    ) -> AsyncGenerator[GenerationEvent, None]:
+        where = f"the model server at {self.server}"
+        failure: Exception | None = None
+        try:
+            async with (
+                httpx.AsyncClient(transport=self.transport, timeout=self.timeout) as client,
+                client.stream("POST", self.url, json=body, headers=self._headers()) as response,
+            ):
+                if response.status_code != 200:
+                    raise await self._refusal(response, where)
+                async with aclosing(self._events(response, citations)) as events:
+                    async for event in events:
+                        yield event
+        except httpx.HTTPError as exc:
+            failure = self._transport_failure(exc, where, streamed=bool(citations.answer))
+        if failure is not None:
+            raise failure  # outside the except block: no context chain to the httpx request
+
+    def _transport_failure(self, exc: httpx.HTTPError, where: str, *, streamed: bool) -> Exception:
+        name = type(exc).__name__
+        if isinstance(exc, httpx.TimeoutException):
+            error = self._error("generation_timeout", f"{where} timed out ({name})", True)
+            connecting = isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+            return _Transient(error) if connecting else error
+        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+            if streamed:
+                return self._error("generation_failed", f"{where} dropped the connection mid-answer", True)
+            what = f"could not get an answer from {where} ({name}: {exc})"
+            return _Transient(self._error("generation_failed", what, True))
+        return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
+
+    async def _refusal(self, response: httpx.Response, where: str) -> Exception:
+        detail = _server_message(await _read_some(response))
+        status = response.status_code
+        suffix = f": {detail}" if detail else ""
+        if status == 429:
+            error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
+            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+        if status in _RETRY_STATUS or status >= 500:
+            error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
+            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+        return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
+
+    async def _events(
+        self, response: httpx.Response, citations: MarkerCitations
+    ) -> AsyncGenerator[GenerationEvent, None]:
+        finished = False
+        if response.headers.get("content-type", "").startswith("application/json"):
+            content, _ = self._chunk(await response.aread(), whole=True)  # a server that ignored stream=true
+            for event in _text(content, citations):
+                yield event
+            finished = True
+        else:
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue  # blank separators, comments, event:/id: fields
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    finished = True
+                    break
+                content, finish_reason = self._chunk(data, whole=False)
+                finished = finished or finish_reason is not None
+                for event in _text(content, citations):
+                    yield event
+        if not finished:
+            raise self._error("bad_response", "the answer stream ended before it was complete", True)
+        for citation in citations.finish():
+            yield citation
+        yield Done(citations.answer, self.model)
+
+    def _chunk(self, data: str | bytes, *, whole: bool) -> tuple[str | None, str | None]:
+        """(content, finish_reason) of one streamed chunk, or of a whole non-streamed completion."""
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise self._error("bad_response", "the model server sent malformed JSON", False) from None
+        if isinstance(obj, dict) and "error" in obj:
+            detail = _server_message(json.dumps(obj).encode())
+            raise self._error("generation_failed", f"the model server reported an error: {detail}", True)
+        choices = obj.get("choices") if isinstance(obj, dict) else None
+        if not isinstance(choices, list):
+            raise self._error("bad_response", "a response chunk has no choices", False)
+        if not choices:
+            return None, None  # e.g. a usage-only chunk
+        choice = choices[0]
+        part = choice.get("message" if whole else "delta") if isinstance(choice, dict) else None
+        if not isinstance(part, dict):
+            raise self._error("bad_response", "a response chunk has no delta", False)
+        content = part.get("content")
+        if content is not None and not isinstance(content, str):
+            raise self._error("bad_response", "a response chunk has non-text content", False)
+        finish = choice.get("finish_reason")
+        return content, finish if isinstance(finish, str) else None
+
+
+def messages(question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
+    numbered = "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, 1))
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": f"Passages:\n\n{numbered}\n\nQuestion: {question}"},
+    ]
+
+
+def _text(content: str | None, citations: MarkerCitations) -> list[GenerationEvent]:
+    """The delta for a piece of streamed text and the citations of the sentences it completes."""
+    if not content:
+        return []
+    return [Delta(content), *citations.feed(content)]
+
+
+async def _read_some(response: httpx.Response) -> bytes:
+    data = b""
+    async for part in response.aiter_bytes():
+        data += part
+        if len(data) >= _ERROR_BODY_BYTES:
+            break
+    return data[:_ERROR_BODY_BYTES]
+
+
+def _server_message(body: bytes) -> str:
+    """The server's own words about an error: OpenAI's {"error": {"message"}}, else the text."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text[:300]
+    error = obj.get("error", obj) if isinstance(obj, dict) else obj
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message if message is not None else error)[:300]
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

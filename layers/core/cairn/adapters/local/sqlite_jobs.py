@@ -1,0 +1,177 @@
+"""The embedded JobRunner: a durable queue in one SQLite file, worked in-process.
+
+Jobs survive restarts: a queued job waits in the file; a job whose process died mid-run stays
+`running` until its lease expires, then the next claim (by any runner on the file) takes it
+again. Claims and fenced updates are single `BEGIN IMMEDIATE` transactions in WAL mode, so
+several threads or processes may work the same file. Semantics live in JobEngine.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cairn.adapters.local.job_engine import JobEngine, JobRow
+from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.domain.models import JobStatus
+from cairn.ports.clock import Clock
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    brain_id TEXT,
+    principal TEXT,
+    status TEXT NOT NULL,
+    progress REAL NOT NULL DEFAULT 0,
+    message TEXT,
+    input TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    idempotency_key TEXT UNIQUE,
+    checkpoints TEXT NOT NULL DEFAULT '{}',
+    lease_until REAL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, lease_until);
+"""
+
+_COLUMNS = (
+    "id, kind, brain_id, principal, status, progress, message, input, result, error, attempts, "
+    "idempotency_key, checkpoints, lease_until, created_at, updated_at"
+)
+_JSON_COLUMNS = {"input", "result", "checkpoints"}
+_UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints", "lease_until"}
+
+# The oldest claimable job: queued, or running under a lease that has run out (its worker died).
+_CLAIM = f"""
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
+WHERE id = (
+    SELECT id FROM jobs
+    WHERE status = 'queued' OR (status = 'running' AND lease_until < ?)
+    ORDER BY rowid LIMIT 1
+)
+RETURNING {_COLUMNS}
+"""
+
+
+class SqliteJobStore:
+    def __init__(self, path: Path) -> None:
+        self._db = ThreadConnections(Path(path))
+        self._db.get().executescript(_SCHEMA)
+
+    def insert(self, row: JobRow) -> JobRow:
+        values = _encode(row)
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                f"INSERT INTO jobs ({_COLUMNS}) VALUES ({', '.join('?' * len(values))}) "
+                "ON CONFLICT (idempotency_key) DO NOTHING",
+                values,
+            )
+            if cur.rowcount == 1:
+                return row
+            found = conn.execute(
+                f"SELECT {_COLUMNS} FROM jobs WHERE idempotency_key = ?", (row.idempotency_key,)
+            ).fetchone()
+        return _decode(found)
+
+    def get(self, job_id: str) -> JobRow | None:
+        found = self._db.get().execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return None if found is None else _decode(found)
+
+    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
+        with self._db.transaction() as conn:
+            rows = conn.execute(_CLAIM, (lease_until, now.isoformat(), now.timestamp())).fetchall()
+        return _decode(rows[0]) if rows else None
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        unknown = set(changes) - _UPDATABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        names = sorted(changes)
+        values = [_encode_value(name, changes[name]) for name in names]
+        assignments = ", ".join(f"{name} = ?" for name in [*names, "updated_at"])
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                f"UPDATE jobs SET {assignments} WHERE id = ? AND status = 'running' AND attempts = ?",
+                (*values, now.isoformat(), job_id, attempt),
+            )
+        return cur.rowcount == 1
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class SqliteJobRunner(JobEngine):
+    """JobRunner on `path`; register handlers, then `start_worker()` (serve) or `run_pending()`."""
+
+    def __init__(
+        self,
+        path: Path,
+        clock: Clock,
+        *,
+        lease_s: float = 60.0,
+        max_attempts: int = 3,
+        poll_s: float = 1.0,
+    ) -> None:
+        super().__init__(
+            SqliteJobStore(path), clock, lease_s=lease_s, max_attempts=max_attempts, poll_s=poll_s
+        )
+
+
+def _encode_value(name: str, value: Any) -> Any:
+    if name in _JSON_COLUMNS:
+        return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    if isinstance(value, JobStatus):
+        return value.value
+    return value
+
+
+def _encode(row: JobRow) -> tuple[Any, ...]:
+    return (
+        row.id,
+        row.kind,
+        row.brain_id,
+        row.principal,
+        row.status.value,
+        row.progress,
+        row.message,
+        _encode_value("input", row.input),
+        _encode_value("result", row.result),
+        row.error,
+        row.attempts,
+        row.idempotency_key,
+        _encode_value("checkpoints", row.checkpoints),
+        row.lease_until,
+        row.created_at.isoformat(),
+        row.updated_at.isoformat(),
+    )
+
+
+def _decode(found: Sequence[Any] | sqlite3.Row) -> JobRow:
+    (id_, kind, brain_id, principal, status, progress, message, input_, result, error, attempts,
+     key, checkpoints, lease_until, created_at, updated_at) = found  # fmt: skip
+    return JobRow(
+        id=id_,
+        kind=kind,
+        brain_id=brain_id,
+        principal=principal,
+        status=JobStatus(status),
+        progress=float(progress),
+        message=message,
+        input=json.loads(input_),
+        result=None if result is None else json.loads(result),
+        error=error,
+        attempts=int(attempts),
+        idempotency_key=key,
+        checkpoints=json.loads(checkpoints),
+        lease_until=lease_until,
+        created_at=datetime.fromisoformat(created_at),
+        updated_at=datetime.fromisoformat(updated_at),
+    )

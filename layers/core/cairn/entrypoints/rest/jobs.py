@@ -1,0 +1,55 @@
+"""GET /v1/jobs/{jobId}: a background job's status, progress and result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path
+
+from cairn.domain.models import Job
+from cairn.entrypoints.wire import Timestamp, Wire
+from cairn.ports.jobs import JobRunner
+
+JobIdParam = Annotated[str, Path(alias="jobId", min_length=1, max_length=128, description="Job id (job_...)")]
+
+
+class JobRecord(Wire):
+    id: str
+    kind: str
+    status: Literal["queued", "running", "completed", "failed"]
+    progress: float
+    message: str | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @classmethod
+    def of(cls, job: Job) -> JobRecord:
+        return cls(
+            id=job.id,
+            kind=job.kind,
+            status=job.status.value,
+            progress=job.progress,
+            message=getattr(job, "message", None),  # until the domain Job carries it everywhere
+            result=job.result,
+            error=job.error,
+            attempts=job.attempts,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+        )
+
+
+def jobs_router(jobs: JobRunner | Callable[[], JobRunner]) -> APIRouter:
+    """`jobs` is the runner, or a getter for it (so the router can be built before the runner)."""
+    runner: Callable[[], JobRunner] = jobs if callable(jobs) else (lambda: jobs)
+    router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+    @router.get("/{jobId}", response_model_exclude_none=True)
+    def get_job(job_id: JobIdParam) -> JobRecord:
+        """A job's status (queued, running, completed, failed), progress in [0, 1] and result."""
+        return JobRecord.of(runner().status(job_id))
+
+    return router

@@ -1,0 +1,111 @@
+"""Session wire types shared by the REST API and the canonical MCP surface (seed: schemas/session.ts).
+
+SessionMessageRecord is the seed's MessageSchema: `name` appears only when set, and the metadata
+bag accepted on create (actor_id, skip_extract, ...) is never part of it. The session recall
+payload is `{chunks: [...]}`; each chunk is a search hit of the chunk that matched, with the
+fused session score (docs/SESSIONS.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
+from cairn.domain.models import Message, MetadataValue, Session
+from cairn.entrypoints.wire import Timestamp, Wire
+from cairn.services.session_recall import RecalledChunk
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class SessionRecord(Wire):
+    id: str
+    brain_id: str
+    title: str | None
+    actor_id: str | None
+    status: Literal["open", "closed"]
+    created_at: Timestamp
+    ended_at: Timestamp | None
+
+    @classmethod
+    def of(cls, s: Session) -> SessionRecord:
+        return cls(
+            id=s.id,
+            brain_id=s.brain_id,
+            title=s.title,
+            actor_id=s.actor_id,
+            status=s.status.value,
+            created_at=s.created_at,
+            ended_at=s.ended_at,
+        )
+
+
+class SessionMessageRecord(Wire):
+    id: str
+    session_id: str
+    role: Role
+    content: str
+    name: str | None = None
+    created_at: Timestamp
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_name(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("name") is None:
+            data.pop("name", None)
+        return data
+
+    @classmethod
+    def of(cls, m: Message) -> SessionMessageRecord:
+        return cls(
+            id=m.id,
+            session_id=m.session_id,
+            role=m.role.value,
+            content=m.content,
+            name=m.name,
+            created_at=m.created_at,
+        )
+
+
+class SessionView(Wire):
+    session: SessionRecord
+    messages: list[SessionMessageRecord]
+
+
+class RecalledChunkRecord(Wire):
+    chunk_id: str
+    document_id: str
+    brain_id: str
+    path: str
+    title: str
+    score: float
+    content: str
+    metadata: dict[str, MetadataValue]
+    component_scores: dict[str, Any]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @classmethod
+    def of(cls, c: RecalledChunk) -> RecalledChunkRecord:
+        return cls(
+            chunk_id=c.chunk_id,
+            document_id=c.document_id,
+            brain_id=c.brain_id,
+            path=c.path,
+            title=c.title,
+            score=c.score,
+            content=c.content,
+            metadata=dict(c.metadata),
+            component_scores=dict(c.component_scores),
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+        )
+
+
+class SessionRecallResponse(Wire):
+    chunks: list[RecalledChunkRecord]
+
+    @classmethod
+    def of(cls, chunks: list[RecalledChunk]) -> SessionRecallResponse:
+        return cls(chunks=[RecalledChunkRecord.of(c) for c in chunks])

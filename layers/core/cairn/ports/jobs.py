@@ -1,0 +1,77 @@
+"""JobRunner: durable background jobs with progress, retries and idempotent steps.
+
+Adapters: a SQLite queue worked by an in-process thread (embedded), Step Functions (AWS).
+
+Delivery is at least once: a handler may run again after a failure or after the process
+running it died. Jobs are *exactly once in effect* only when handlers make every side effect
+idempotent — the JobContext contract:
+
+- Split the work into named steps. Before a step, look it up in `ctx.checkpoints()`; if it is
+  there, skip it (and reuse its recorded value). After the step's side effect is durable, call
+  `ctx.checkpoint(step, value)`.
+- A crash between a side effect and its checkpoint reruns that one step, so each step must also
+  tolerate being redone (write by deterministic id/path, upsert rather than append).
+- Report progress with `ctx.progress(fraction, message)`; each report (and each checkpoint)
+  renews the job's lease, so a handler that runs longer than the lease must report.
+- Raise to fail an attempt; the runner retries up to its max_attempts, then marks the job
+  failed. The error text shown to callers is the exception's message (one line, truncated);
+  raise CairnError subclasses with messages that carry no secrets.
+- Return a JSON-serialisable dict: it becomes `job.result`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from cairn.domain.models import Job
+
+
+class JobContext(Protocol):
+    """What a running handler may do to its own job."""
+
+    def progress(self, fraction: float, message: str | None = None) -> None:
+        """Record progress in [0, 1] (clamped) and an optional human-readable message."""
+
+    def checkpoint(self, key: str, value: Any = True) -> None:
+        """Durably record that step `key` is done, with a JSON value to reuse on a rerun."""
+
+    def checkpoints(self) -> dict[str, Any]:
+        """The steps recorded so far, by this attempt and every earlier one."""
+
+
+JobHandler = Callable[[Job, JobContext], dict[str, Any]]
+"""Runs one attempt of a job in a worker thread (synchronously) and returns its result."""
+
+
+class JobRunner(Protocol):
+    def register(self, kind: str, handler: JobHandler) -> None:
+        """Handle jobs of `kind` with `handler`; register every kind before running jobs."""
+
+    def start(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        brain_id: str | None = None,
+        principal: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        """Queue a job and return it (status queued).
+
+        A repeated `idempotency_key` returns the job first queued with it, whatever its state,
+        and queues nothing (the first payload wins); a different `kind` raises Conflict.
+        A payload that is not a JSON object raises InvalidInput.
+        """
+
+    def status(self, job_id: str) -> Job:
+        """The job as it is now; raises NotFound."""
+
+    def run_pending(self) -> int:
+        """Run queued jobs in the calling thread until none is left; returns attempts run."""
+
+    def start_worker(self) -> None:
+        """Start the background worker (idempotent); start() wakes it."""
+
+    def stop_worker(self) -> None:
+        """Stop the worker after its current job and wait for it (idempotent)."""

@@ -1,0 +1,75 @@
+"""In-memory JobRunner: the SQLite runner's engine over a dict, so semantics are identical.
+
+Rows are copied in and out (as a database would), and claims/updates happen under one lock.
+Nothing survives the process, so crash recovery only matters within one runner (a handler that
+aborts with a BaseException leaves its job running until the lease expires).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from cairn.adapters.local.job_engine import JobEngine, JobRow
+from cairn.domain.models import JobStatus
+from cairn.ports.clock import Clock
+from tests.fakes.clock import FakeClock
+
+
+class MemoryJobStore:
+    def __init__(self) -> None:
+        self.rows: dict[str, JobRow] = {}  # insertion order is claim order
+        self._lock = threading.Lock()
+
+    def insert(self, row: JobRow) -> JobRow:
+        with self._lock:
+            for existing in self.rows.values():
+                if row.idempotency_key is not None and existing.idempotency_key == row.idempotency_key:
+                    return copy.deepcopy(existing)
+            self.rows[row.id] = copy.deepcopy(row)
+            return copy.deepcopy(row)
+
+    def get(self, job_id: str) -> JobRow | None:
+        with self._lock:
+            row = self.rows.get(job_id)
+            return None if row is None else copy.deepcopy(row)
+
+    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
+        deadline = now.timestamp()
+        with self._lock:
+            for row in self.rows.values():
+                expired = row.status is JobStatus.running and (row.lease_until or 0.0) < deadline
+                if row.status is JobStatus.queued or expired:
+                    row.status, row.attempts = JobStatus.running, row.attempts + 1
+                    row.lease_until, row.updated_at = lease_until, now
+                    return copy.deepcopy(row)
+        return None
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        with self._lock:
+            row = self.rows.get(job_id)
+            if row is None or row.status is not JobStatus.running or row.attempts != attempt:
+                return False
+            self.rows[job_id] = replace(row, **copy.deepcopy(changes), updated_at=now)
+            return True
+
+    def close(self) -> None:
+        pass
+
+
+class MemoryJobRunner(JobEngine):
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        lease_s: float = 60.0,
+        max_attempts: int = 3,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.store = MemoryJobStore()
+        super().__init__(
+            self.store, clock or FakeClock(), lease_s=lease_s, max_attempts=max_attempts, poll_s=poll_s
+        )

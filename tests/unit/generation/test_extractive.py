@@ -1,0 +1,144 @@
+"""ExtractiveGenerator: answers made only of the passages' own sentences, each cited exactly."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cairn.adapters.local.extractive import NO_MEMORY, ExtractiveGenerator, word_groups
+from cairn.ports.generator import Answer, Citation, Delta, Done, Passage
+
+pytestmark = pytest.mark.anyio
+
+DIARY = [
+    Passage(
+        "c1",
+        "d1",
+        "1:56 pm on 8 May, 2023 — Caroline: Hey Mel! Good to see you. How have you been?",
+        0.9,
+    ),
+    Passage(
+        "c2",
+        "d2",
+        "1:57 pm on 8 May, 2023 — Caroline: I went to a LGBTQ support group yesterday and it was so "
+        "powerful. The stories there gave me courage.",
+        0.8,
+    ),
+    Passage("c3", "d3", "Melanie: Did you go to the support group with anyone? Groups can be scary.", 0.7),
+    Passage(
+        "c4",
+        "d4",
+        "## Weekend\n\n- Melanie painted a sunrise by the lake in 2022.\n- She ran a charity race.",
+        0.3,
+    ),
+]
+
+
+def answer_sentences(answer: Answer) -> list[str]:
+    return [answer.text[c.answer_start : c.answer_end] for c in answer.citations]
+
+
+async def test_every_answer_sentence_is_lifted_verbatim_from_a_passage() -> None:
+    texts = {p.chunk_id: p.text for p in DIARY}
+    for question in (
+        "When did Caroline go to the LGBTQ support group?",
+        "Who painted a sunrise?",
+        "charity race",
+    ):
+        answer = await ExtractiveGenerator().complete(question, DIARY)
+        assert answer.citations, question
+        for citation, sentence in zip(answer.citations, answer_sentences(answer), strict=True):
+            assert sentence == citation.quote and sentence in texts[citation.chunk_id]
+        # and the answer is nothing but those sentences and the separators between them
+        rest = answer.text
+        for sentence in answer_sentences(answer):
+            rest = rest.replace(sentence, "", 1)
+        assert rest.strip() == ""
+
+
+async def test_picks_the_sentence_that_answers_over_distractors() -> None:
+    answer = await ExtractiveGenerator(max_sentences=1).complete(
+        "When did Caroline go to the LGBTQ support group?", DIARY
+    )
+    assert answer_sentences(answer) == [DIARY[1].text.split(" The stories")[0]]  # date, speaker and all
+
+
+async def test_a_relevant_sentence_from_a_lower_ranked_passage_wins_over_rank_alone() -> None:
+    answer = await ExtractiveGenerator(max_sentences=1).complete("Who painted a sunrise by the lake?", DIARY)
+    assert answer.citations[0].chunk_id == "c4"
+    assert answer.text == "Melanie painted a sunrise by the lake in 2022."  # the bullet marker is trimmed
+
+
+async def test_statements_beat_questions_that_repeat_the_words() -> None:
+    # Given a higher-ranked turn asking exactly what the question asks, and the reply below it
+    passages = [
+        Passage("ask", "d1", "Did you take the pottery class with Anna?", 0.9),
+        Passage("reply", "d2", "Yes, I took the pottery class with Anna.", 0.8),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=1).complete(
+        "Did Jo take the pottery class with Anna?", passages
+    )
+    assert answer_sentences(answer) == ["Yes, I took the pottery class with Anna."]
+
+
+async def test_the_same_sentence_in_overlapping_chunks_is_quoted_once() -> None:
+    text = "Alice moved to Lisbon in March. She loves the tram."
+    passages = [
+        Passage("a", "d", text, 0.9),
+        Passage("b", "d", text, 0.8),
+        Passage("c", "e", text.upper(), 0.1),
+    ]
+    answer = await ExtractiveGenerator().complete("Where did Alice move to?", passages)
+    assert answer_sentences(answer) == ["Alice moved to Lisbon in March."]
+    assert answer.citations[0].chunk_id == "a"
+
+
+async def test_at_most_max_sentences_and_a_passage_reads_in_order() -> None:
+    passage = Passage(
+        "p", "d", "Tea is grown in Assam. Green tea is steamed. Black tea is oxidised. Tea is drunk hot."
+    )
+    answer = await ExtractiveGenerator(max_sentences=2).complete(
+        "How is green and black tea made?", [passage]
+    )
+    sentences = answer_sentences(answer)
+    assert len(sentences) == 2
+    assert sentences == sorted(sentences, key=passage.text.index)
+
+
+async def test_each_sentence_streams_in_word_groups_followed_by_its_citation() -> None:
+    events = [e async for e in ExtractiveGenerator(words_per_delta=3).stream("support group", DIARY[1:2])]
+    assert isinstance(events[-1], Done) and events[-1].model == "extractive"
+    answer = ""
+    for event in events[:-1]:
+        if isinstance(event, Delta):
+            assert len(event.text.split()) <= 3
+            answer += event.text
+        else:
+            assert isinstance(event, Citation)
+            assert answer.endswith(event.quote) and event.answer_end == len(answer)
+    assert answer == events[-1].answer
+    assert isinstance(events[-2], Citation)
+
+
+@pytest.mark.parametrize("passages", [[], [Passage("x", "y", "The boiler was serviced in autumn.")]])
+async def test_nothing_relevant_says_so_without_citations(passages: list[Passage]) -> None:
+    answer = await ExtractiveGenerator().complete("What is Caroline's favourite quantum algorithm?", passages)
+    assert answer == Answer(NO_MEMORY, [], "extractive")
+
+
+async def test_headings_and_empty_passages_are_not_quoted() -> None:
+    passages = [
+        Passage("h", "d", "# Shopping\n\n---\n"),
+        Passage("e", "d", ""),
+        Passage("s", "d", "Buy shopping bags."),
+    ]
+    answer = await ExtractiveGenerator().complete("shopping", passages)
+    assert answer_sentences(answer) == ["Buy shopping bags."]
+
+
+def test_word_groups_concatenate_back_to_the_text() -> None:
+    text = " one two  three\nfour five six seven"
+    groups = word_groups(text, 2)
+    assert "".join(groups) == text
+    assert [len(re.findall(r"\S+", g)) for g in groups] == [2, 2, 2, 1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
 from cairn.domain.models import Message, MetadataValue, Session
 from cairn.entrypoints.wire import Timestamp, Wire
@@ -46,15 +46,8 @@ class SessionMessageRecord(Wire):
     session_id: str
     role: Role
     content: str
-    name: str | None = None
+    name: str | None = Field(default=None, exclude_if=lambda name: name is None)
     created_at: Timestamp
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_name(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("name") is None:
-            data.pop("name", None)
-        return data
 
     @classmethod
     def of(cls, m: Message) -> SessionMessageRecord:

@@ -1,4 +1,4 @@
-"""Fixtures: the REST app in-process on the fakes, and a live server for the MCP client."""
+"""Fixtures: a live server for the MCP client (the in-process app is in tests/integration/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,29 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from cairn.bootstrap import Container
-from cairn.domain.models import Brain
-from cairn.entrypoints.http import create_app
-from tests.fakes.container import fake_container
 from tests.integration.mcp.conftest import LiveServer, start_server
-
-
-@pytest.fixture
-def container(tmp_path: Path) -> Container:
-    return fake_container(tmp_path)
-
-
-@pytest.fixture
-def client(container: Container) -> Iterator[TestClient]:
-    with TestClient(create_app(container)) as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def brain(container: Container) -> Brain:
-    return container.brains.create("Notes", slug="notes")
 
 
 @pytest.fixture

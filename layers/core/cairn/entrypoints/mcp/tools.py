@@ -67,17 +67,7 @@ def make_tool(
     def fn(**validated: Any) -> CallToolResult:
         return handler(args.model_validate(validated))
 
-    return Tool(
-        fn=fn,
-        name=name,
-        title=None,
-        description=description,
-        parameters=clean_schema(args.model_json_schema(by_alias=True)),
-        fn_metadata=FuncMetadata(arg_model=args, output_model=output),
-        is_async=False,
-        context_kwarg=None,
-        annotations=None,
-    )
+    return _tool(fn, name, description, args, output, context_kwarg=None)
 
 
 def make_streaming_tool(
@@ -92,6 +82,18 @@ def make_streaming_tool(
     async def fn(ctx: Context[Any, Any], **validated: Any) -> CallToolResult:
         return await handler(args.model_validate(validated), ctx)
 
+    return _tool(fn, name, description, args, output, context_kwarg="ctx")
+
+
+def _tool(
+    fn: Callable[..., Any],
+    name: str,
+    description: str,
+    args: type[ToolArgs],
+    output: type[BaseModel] | None,
+    *,
+    context_kwarg: str | None,
+) -> Tool:
     return Tool(
         fn=fn,
         name=name,
@@ -99,8 +101,8 @@ def make_streaming_tool(
         description=description,
         parameters=clean_schema(args.model_json_schema(by_alias=True)),
         fn_metadata=FuncMetadata(arg_model=args, output_model=output),
-        is_async=True,
-        context_kwarg="ctx",
+        is_async=context_kwarg is not None,
+        context_kwarg=context_kwarg,
         annotations=None,
     )
 

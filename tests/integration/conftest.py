@@ -1,4 +1,4 @@
-"""Fixtures for the REST tests: an app on the in-memory fakes, a client, a brain."""
+"""Fixtures shared by the integration tests: the app in-process on the fakes, a client, a brain."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
+from tests.integration.mcp.conftest import LiveServer, start_server
 
 
 @pytest.fixture
@@ -28,3 +29,14 @@ def client(container: Container) -> Iterator[TestClient]:
 @pytest.fixture
 def brain(container: Container) -> Brain:
     return container.brains.create("Notes", slug="notes")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveServer]:
+    """A real server on a free 127.0.0.1 port, driven by the official MCP client or httpx."""
+    yield from start_server(tmp_path)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,19 +11,9 @@ from mcp import Client
 
 from cairn.ports.generator import Delta, GenerationError
 from tests.fakes.generator import ScriptedGenerator
-from tests.integration.mcp.conftest import LiveServer, error, ok, start_server
+from tests.integration.mcp.conftest import LiveServer, error, ok
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
 
 
 def seed(server: LiveServer) -> None:

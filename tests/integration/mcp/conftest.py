@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import uvicorn
 from mcp import Client
 from mcp_types import CallToolResult
@@ -19,11 +18,6 @@ from mcp_types import CallToolResult
 from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @dataclass
@@ -76,11 +70,6 @@ def start_server(tmp_path: Path, **settings: Any) -> Iterator[LiveServer]:
     with ServerThread(container) as st:
         base = f"http://127.0.0.1:{st.port}"
         yield LiveServer(url=f"{base}/mcp", base=base, container=container, ingest_root=root)
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
 
 
 async def call(url: str, tool: str, args: dict[str, Any], mode: str = "auto") -> CallToolResult:

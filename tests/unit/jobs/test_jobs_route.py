@@ -88,15 +88,6 @@ def test_an_unknown_job_is_a_404_problem(client: TestClient) -> None:
     assert "job_nope" in body["detail"]
 
 
-def test_the_router_also_takes_a_getter_for_the_runner(runner: MemoryJobRunner) -> None:
-    app = FastAPI()
-    install_problem_handlers(app)
-    app.include_router(jobs_router(lambda: runner))
-    job = runner.start("sum", {"values": [5]})
-    with TestClient(app) as client:
-        assert client.get(f"/v1/jobs/{job.id}").json()["status"] == "queued"
-
-
 def test_an_overlong_job_id_is_a_validation_problem(client: TestClient) -> None:
     response = client.get("/v1/jobs/" + "x" * 200)
     assert response.status_code == 400

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
@@ -33,7 +32,7 @@ class JobRecord(Wire):
             kind=job.kind,
             status=job.status.value,
             progress=job.progress,
-            message=getattr(job, "message", None),  # until the domain Job carries it everywhere
+            message=job.message,
             result=job.result,
             error=job.error,
             attempts=job.attempts,
@@ -42,14 +41,12 @@ class JobRecord(Wire):
         )
 
 
-def jobs_router(jobs: JobRunner | Callable[[], JobRunner]) -> APIRouter:
-    """`jobs` is the runner, or a getter for it (so the router can be built before the runner)."""
-    runner: Callable[[], JobRunner] = jobs if callable(jobs) else (lambda: jobs)
+def jobs_router(jobs: JobRunner) -> APIRouter:
     router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
     @router.get("/{jobId}", response_model_exclude_none=True)
     def get_job(job_id: JobIdParam) -> JobRecord:
         """A job's status (queued, running, completed, failed), progress in [0, 1] and result."""
-        return JobRecord.of(runner().status(job_id))
+        return JobRecord.of(jobs.status(job_id))
 
     return router

@@ -8,6 +8,8 @@ from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
 from cairn.ports.clock import Clock
+from cairn.ports.facts import FactExtractor
+from cairn.ports.reflection import Reflector
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.clock import FakeClock
@@ -16,9 +18,23 @@ from tests.fakes.jobs import MemoryJobRunner
 from tests.fakes.records import MemoryRecordStore
 
 
-def fake_adapters(dimension: int = 64, clock: Clock | None = None) -> Adapters:
-    """Fakes of every port; the extractive generator is real (offline and deterministic)."""
+def fake_adapters(
+    dimension: int = 64,
+    clock: Clock | None = None,
+    extractor: FactExtractor | None = None,
+    reflector: Reflector | None = None,
+) -> Adapters:
+    """Fakes of every port; the extractive generator and the rule-based fact extractor and
+    reflector are the real offline adapters (deterministic, no model)."""
     clock = clock or FakeClock()
+    if extractor is None:
+        from cairn.adapters.local.rule_facts import RuleFactExtractor
+
+        extractor = RuleFactExtractor()
+    if reflector is None:
+        from cairn.adapters.local.rule_reflect import RuleReflector
+
+        reflector = RuleReflector()
     return Adapters(
         records=MemoryRecordStore(),
         blobs=MemoryBlobStore(),
@@ -27,6 +43,8 @@ def fake_adapters(dimension: int = 64, clock: Clock | None = None) -> Adapters:
         clock=clock,
         generator=ExtractiveGenerator(),
         jobs=MemoryJobRunner(clock),
+        extractor=extractor,
+        reflector=reflector,
     )
 
 

@@ -10,15 +10,21 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.embedder import Embedder
+from cairn.ports.facts import FactExtractor
 from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
+from cairn.ports.reflection import Reflector
 from cairn.services.ask import AskService
 from cairn.services.brains import BrainService
+from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.documents import DocumentService
 from cairn.services.events import EventBus
+from cairn.services.extraction import EXTRACT_JOB, ExtractionService
+from cairn.services.fact_memory import FactMemory
 from cairn.services.indexing import DocumentIndexer
-from cairn.services.ingest import IngestService
+from cairn.services.ingest import INGEST_JOB, IngestService
+from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
 from cairn.services.session_recall import RecallTuning, SessionRecall
@@ -35,6 +41,8 @@ class Adapters:
     clock: Clock
     generator: Generator
     jobs: JobRunner
+    extractor: FactExtractor
+    reflector: Reflector
 
 
 @dataclass
@@ -49,6 +57,9 @@ class Container:
     sessions: SessionService
     ask: AskService
     jobs: JobRunner
+    extraction: ExtractionService
+    reflection: ReflectionService
+    consolidation: ConsolidationService
 
 
 def local_adapters(settings: Settings) -> Adapters:
@@ -61,6 +72,7 @@ def local_adapters(settings: Settings) -> Adapters:
     data.mkdir(parents=True, exist_ok=True)
     embedder = _embedder(settings)
     clock = SystemClock()
+    extractor, reflector = distillers_for(settings)
     return Adapters(
         records=SqliteRecordStore(data / "records.sqlite3"),
         blobs=FileBlobStore(data / "blobs"),
@@ -71,7 +83,36 @@ def local_adapters(settings: Settings) -> Adapters:
         jobs=SqliteJobRunner(
             data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
         ),
+        extractor=extractor,
+        reflector=reflector,
     )
+
+
+def distillers_for(settings: Settings) -> tuple[FactExtractor, Reflector]:
+    """The fact extractor and reflector: the generator's model when one is configured, else rules."""
+    if settings.generator == "openai":
+        from cairn.adapters.local.openai_chat import OpenAIChat
+        from cairn.adapters.local.openai_facts import OpenAIFactExtractor
+        from cairn.adapters.local.openai_reflect import OpenAIReflector
+
+        key = settings.generator_api_key
+        chat = OpenAIChat(
+            settings.generator_base_url,
+            settings.extractor_model or settings.generator_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout_s=settings.extractor_timeout_s,
+            max_retries=settings.extractor_max_retries,
+        )
+        extractor = OpenAIFactExtractor(
+            chat,
+            max_batch_utterances=settings.extractor_batch_utterances,
+            max_batch_chars=settings.extractor_batch_chars,
+        )
+        return extractor, OpenAIReflector(chat, max_chars=settings.extractor_batch_chars)
+    from cairn.adapters.local.rule_facts import RuleFactExtractor
+    from cairn.adapters.local.rule_reflect import RuleReflector
+
+    return RuleFactExtractor(), RuleReflector()
 
 
 def generator_for(settings: Settings) -> Generator:
@@ -86,6 +127,8 @@ def generator_for(settings: Settings) -> Generator:
             settings.generator_model,
             api_key=key.get_secret_value() if key else None,
             timeout_s=settings.generator_timeout_s,
+            max_retries=settings.generator_max_retries,
+            backoff_s=settings.generator_backoff_s,
         )
     return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
 
@@ -139,6 +182,25 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         vector_weight=settings.vector_weight,
     )
     search = SearchService(a.chunks, a.embedder, doc_repo, tuning)
+    sessions = _sessions(settings, a, search)
+    facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
+    extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
+    sessions.listeners.append(extraction.on_appended)
+    consolidation = ConsolidationService(
+        brains, documents, a.embedder, a.jobs, a.clock, _consolidation_tuning(settings)
+    )
+    ingest = IngestService(
+        documents,
+        fetcher,
+        max_content_chars=settings.max_content_chars,
+        max_file_bytes=settings.max_file_bytes,
+        jobs=a.jobs,
+        brains=brains,
+        queue_above_bytes=settings.ingest_queue_bytes,
+    )
+    a.jobs.register(INGEST_JOB, ingest.run_job)
+    a.jobs.register(EXTRACT_JOB, extraction.run)
+    a.jobs.register(CONSOLIDATE_JOB, consolidation.run)
     return Container(
         settings=settings,
         adapters=a,
@@ -146,15 +208,24 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         brains=brains,
         documents=documents,
         search=search,
-        ingest=IngestService(
-            documents,
-            fetcher,
-            max_content_chars=settings.max_content_chars,
-            max_file_bytes=settings.max_file_bytes,
-        ),
-        sessions=_sessions(settings, a, search),
+        ingest=ingest,
+        sessions=sessions,
         ask=AskService(search, a.generator),
         jobs=a.jobs,
+        extraction=extraction,
+        reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
+        consolidation=consolidation,
+    )
+
+
+def _consolidation_tuning(settings: Settings) -> ConsolidationTuning:
+    return ConsolidationTuning(
+        merge_min_cosine=settings.merge_min_cosine,
+        merge_min_overlap=settings.merge_min_overlap,
+        promote_confirmations=settings.promote_confirmations,
+        prune_after_days=settings.prune_after_days,
+        prune_max_importance=settings.prune_max_importance,
+        summary_min_notes=settings.summary_min_notes,
     )
 
 

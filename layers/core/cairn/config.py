@@ -65,12 +65,35 @@ class Settings(BaseSettings):
     generator_model: str = "llama3.1"
     generator_api_key: SecretStr | None = None
     generator_timeout_s: float = 60.0
+    generator_max_retries: int = Field(default=3, ge=0)
+    generator_backoff_s: float = Field(default=0.5, ge=0.0)
+    extractor_model: str | None = None
+    """The model fact extraction and reflection use with `generator=openai` (default: generator_model)."""
+    extractor_timeout_s: float = Field(default=180.0, gt=0)
+    """Extraction waits for a whole JSON completion, not a stream: allow more than generator_timeout_s."""
+    extractor_max_retries: int = Field(default=3, ge=0)
+    extractor_batch_utterances: int = Field(default=60, ge=1)
+    extractor_batch_chars: int = Field(default=24_000, ge=1_000)
     extractive_sentences: int = Field(default=5, ge=1, le=20)
     """Sentences per extractive answer (LoCoMo dev: 3 / 5 / 6 cite an evidence turn for .60 / .68 / .69)."""
 
     # Jobs
     job_lease_s: float = 60.0
     job_max_attempts: int = 3
+    ingest_queue_bytes: int = Field(default=8 * MiB, ge=0)
+    """File ingests larger than this answer `queued` with a job id and finish in the background."""
+
+    # Extraction, reflection, consolidation (docs/MEMORY.md)
+    fact_dedupe_overlap: float = Field(default=0.85, ge=0.0, le=1.0)
+    """Two extracted facts are one when one's words contain the other's or overlap this much."""
+    consolidate_every_s: float | None = Field(default=None, gt=0)
+    """`cairn serve` queues a consolidation of every brain this often (off by default)."""
+    merge_min_cosine: float = Field(default=0.9, ge=0.0, le=1.0)
+    merge_min_overlap: float = Field(default=0.7, ge=0.0, le=1.0)
+    promote_confirmations: int = Field(default=2, ge=1)
+    prune_after_days: float = Field(default=30.0, ge=0.0)
+    prune_max_importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    summary_min_notes: int = Field(default=3, ge=1)
 
     # Session recall (services/session_recall.py, docs/SESSIONS.md)
     session_recall_window: int = Field(default=6, ge=0, le=50)

@@ -11,7 +11,7 @@ from mcp import Client
 
 from cairn.ports.generator import Delta, GenerationError
 from tests.fakes.generator import ScriptedGenerator
-from tests.integration.mcp.conftest import LiveServer, error, ok
+from tests.integration.mcp.conftest import LiveServer, error, ok, text
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +70,7 @@ async def test_a_stream_error_is_a_text_only_error_with_retryable(live: LiveServ
     async with Client(live.url) as client:
         result = await client.call_tool("memory_ask", {"query": "tea", "brain": "notes"})
     assert result.is_error and result.structured_content is None
-    body = json.loads(result.content[0].text)
+    body = json.loads(text(result))
     assert body == {"code": "generation_timeout", "message": "slow", "retryable": True}
 
 

@@ -118,7 +118,7 @@ async def test_no_brain_at_all_is_no_brain(live: LiveServer, tool: str, args: di
 
 
 async def test_an_unknown_tool_is_a_tool_error(seeded: LiveServer) -> None:
-    assert (await _refused(seeded, "memory_extract", {"messages": []}))["code"] == "unknown_tool"
+    assert (await _refused(seeded, "memory_forget", {"id": "x"}))["code"] == "unknown_tool"
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -86,7 +86,8 @@ async def test_cairn_serve_speaks_the_canonical_surface(served: tuple[str, Path]
 
     assert names == {
         "memory_search", "memory_recall", "memory_remember", "memory_ingest_file", "memory_ingest_url",
-        "memory_create_brain", "memory_list_brains", "memory_ask",
+        "memory_create_brain", "memory_list_brains", "memory_ask", "memory_extract", "memory_reflect",
+        "memory_consolidate",
     }  # fmt: skip
     assert note["brain_id"] == brain["id"]
     assert ingested["status"] == "completed" and ingested["chunk_count"] >= 1

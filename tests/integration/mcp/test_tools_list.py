@@ -27,6 +27,12 @@ DESCRIPTIONS = {
     "memory_list_brains": "List all brains the caller has access to.",
     "memory_ask": "Ask a question grounded in the brain. Streams answer tokens as MCP progress notifications "
     "and returns the final answer with citations.",
+    "memory_extract": "Submit a conversation transcript so the server can asynchronously extract memorable "
+    "facts. If session_id is provided the messages are appended to that session; otherwise a transcript "
+    "document is created.",
+    "memory_reflect": "Close a session and trigger server-side reflection over its messages.",
+    "memory_consolidate": "Trigger a consolidation pass on the brain (compile summaries, promote stable "
+    "notes, prune stale episodic memory).",
 }
 
 STRING = {"type": "string"}
@@ -94,6 +100,33 @@ SCHEMAS: dict[str, tuple[dict[str, Any], list[str]]] = {
         },
         ["query"],
     ),
+    "memory_extract": (
+        {
+            "messages": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 500,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "role": {"type": "string", "enum": ["system", "user", "assistant", "tool"]},
+                        "content": {"type": "string", "minLength": 1, "maxLength": 1_000_000},
+                    },
+                    "required": ["role", "content"],
+                },
+            },
+            "brain": STRING,
+            "actor_id": {"type": "string", "minLength": 1, "maxLength": 256},
+            "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
+        },
+        ["messages"],
+    ),
+    "memory_reflect": (
+        {"session_id": {"type": "string", "minLength": 1, "maxLength": 128}, "brain": STRING},
+        ["session_id"],
+    ),
+    "memory_consolidate": ({"brain": STRING}, []),
 }
 
 

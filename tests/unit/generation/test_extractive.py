@@ -142,3 +142,65 @@ def test_word_groups_concatenate_back_to_the_text() -> None:
     groups = word_groups(text, 2)
     assert "".join(groups) == text
     assert [len(re.findall(r"\S+", g)) for g in groups] == [2, 2, 2, 1]
+
+
+async def test_sentences_spread_over_the_retrieved_passages_before_repeating_one() -> None:
+    # Given a top passage full of the question's words and two lower ones that only touch on it
+    passages = [
+        Passage(
+            "top",
+            "d1",
+            "The garden has roses. The garden roses are red. Roses in the garden bloom in May.",
+            0.9,
+        ),
+        Passage("mid", "d2", "Our roses came from a nursery in Kent.", 0.8),
+        Passage("low", "d3", "A late frost hurt the garden this year.", 0.7),
+    ]
+    # When three sentences are asked for
+    answer = await ExtractiveGenerator(max_sentences=3).complete("Tell me about the garden roses", passages)
+    # Then each passage is quoted once, the best-covering one first
+    assert [c.chunk_id for c in answer.citations] == ["top", "mid", "low"]
+
+
+async def test_a_high_ranked_passage_that_shares_no_word_is_still_quoted() -> None:
+    # Given the retrieval's second passage, which answers in words of its own
+    passages = [
+        Passage("echo", "d1", "Alice asked where Bob spent his holiday.", 0.9),
+        Passage("answer", "d2", "He stayed in a cabin near Tromsø for a fortnight.", 0.8),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=2).complete("Where did Bob spend his holiday?", passages)
+    assert [c.chunk_id for c in answer.citations] == ["echo", "answer"]
+
+
+async def test_the_statement_answering_a_question_just_before_it_is_quoted() -> None:
+    # Given a passage whose matching sentence is itself a question, answered by the next sentence
+    passages = [Passage("p", "d", "Did you ever go to Peru? Yes, we hiked the Inca trail in 2019.")]
+    answer = await ExtractiveGenerator(max_sentences=1).complete("When did they go to Peru?", passages)
+    assert answer.text == "Yes, we hiked the Inca trail in 2019."
+
+
+async def test_a_passage_is_quoted_by_its_informative_sentence_not_its_greeting() -> None:
+    passages = [
+        Passage("topic", "d1", "The concert for my daughter's birthday was great.", 0.9),
+        Passage("reply", "d2", "Thanks, Caroline! It was Matt Patterson, he sang so well.", 0.8),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=2).complete(
+        "Who performed at Melanie's daughter's birthday concert?", passages
+    )
+    assert answer_sentences(answer)[1] == "It was Matt Patterson, he sang so well."
+
+
+async def test_of_two_sentences_saying_as_much_the_shorter_is_quoted() -> None:
+    passages = [
+        Passage("topic", "d1", "We went sailing in Norway.", 0.9),
+        Passage(
+            "trip",
+            "d2",
+            "That long and bright summer we slowly drifted past many small rocky islands, deep quiet "
+            "fjords, white glaciers and tiny fishing villages. "
+            "We passed islands, fjords, glaciers and villages.",
+            0.8,
+        ),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=2).complete("Where did they go sailing?", passages)
+    assert answer_sentences(answer)[1] == "We passed islands, fjords, glaciers and villages."

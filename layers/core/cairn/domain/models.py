@@ -104,6 +104,10 @@ class Document(Model):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None = None
+    deleted_reason: str | None = None
+    """Why a soft delete happened when a job did it (`merged`, `pruned`), for the record."""
+    replaced_by: str | None = None
+    """The id of the document that now carries this one's content (merge, prune into an archive)."""
 
 
 class Chunk(Model):
@@ -161,6 +165,28 @@ class SessionStatus(StrEnum):
     closed = "closed"
 
 
+class ReflectionStatus(StrEnum):
+    completed = "completed"
+    no_result = "no_result"
+    failed = "failed"
+
+
+class Reflection(Model):
+    """What reflecting on a closed session concluded; kept on the session."""
+
+    status: ReflectionStatus
+    outcome: str | None = None
+    should_record_episode: bool = False
+    path: str | None = None
+    retry_feedback: str | None = None
+    summary: str | None = None
+    episode_id: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    reflected_by: str | None = None
+    reflected_at: datetime
+
+
 class Session(Model):
     id: str
     brain_id: str
@@ -170,6 +196,9 @@ class Session(Model):
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
     created_at: datetime
     ended_at: datetime | None = None
+    reflection: Reflection | None = None
+    extracted_upto: int = 0
+    """How many of the session's messages fact extraction has covered."""
 
 
 class MessageRole(StrEnum):

@@ -16,6 +16,7 @@ from cairn.domain.models import Brain
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
+    from cairn.services.schedule import ConsolidationSchedule
 
 SURFACES = ("canonical", "zengram", "gbrain", "mnemosyne", "thoughtmcp")
 
@@ -42,12 +43,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})"
     )
+    schedule = _schedule(container)
     container.jobs.start_worker()
+    if schedule is not None:
+        schedule.start()
     try:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level)
     finally:
+        if schedule is not None:
+            schedule.stop()
         container.jobs.stop_worker()
     return 0
+
+
+def _schedule(container: Container) -> ConsolidationSchedule | None:
+    from cairn.services.schedule import ConsolidationSchedule
+
+    every = container.settings.consolidate_every_s
+    if every is None:
+        return None
+    print(f"consolidating every brain every {every:g} s")
+    return ConsolidationSchedule(container.brains, container.consolidation, container.adapters.clock, every)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -56,7 +72,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.entrypoints.mcp.stdio import run_stdio
 
     require_surface(args.surface)  # fail before opening the store
-    run_stdio(build_container(_settings(args)), surface=args.surface)
+    container = build_container(_settings(args))
+    container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
+    try:
+        run_stdio(container, surface=args.surface)
+    finally:
+        container.jobs.stop_worker()
     return 0
 
 
@@ -97,7 +118,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for file, target in files:
             parts = [safe_name(p) for p in target.split("/")]
             try:
-                result = container.ingest.ingest_file(brain, str(file), policy, target="/".join(parts))
+                result = container.ingest.ingest_file(
+                    brain, str(file), policy, target="/".join(parts), queue=False
+                )
                 counts["reused" if result.reused else "created"] += 1
             except CairnError as exc:
                 counts["failed"] += 1

@@ -99,6 +99,7 @@ class IngestResponse(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     status: Literal["completed", "queued"]
+    job_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     document_id: str
     path: str
     hash: str
@@ -111,13 +112,14 @@ class IngestResponse(BaseModel):
     def of(cls, result: IngestResult) -> IngestResponse:
         return cls(
             status="queued" if result.status == "queued" else "completed",
-            document_id=result.document.id,
-            path=result.document.path,
+            document_id=result.document_id,
+            path=result.path,
             hash=result.hash,
             chunk_count=result.chunk_count,
             embedded_count=result.embedded_count,
             duration_ms=result.duration_ms,
             reused=result.reused,
+            job_id=result.job_id,
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
@@ -48,6 +48,7 @@ class DocumentInput:
     content_type: str | None = None
     text: str | None = None  # the text to index when it differs from the bytes (PDF, HTML)
     memory: MemoryFacet | None = None
+    doc_id: str | None = None  # the id a new document gets (queued ingest promised it); else fresh
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,17 @@ class DocumentService:
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
             raise NotFound(f"document not found: {doc_id}")
         return doc
+
+    def record_by_id(self, brain: Brain, doc_id: str) -> Document:
+        """The document's record even when soft-deleted (to follow `replaced_by`); NotFound otherwise."""
+        doc = self.repo.get_by_id(doc_id)
+        if doc is None or doc.brain_id != brain.id:
+            raise NotFound(f"document not found: {doc_id}")
+        return doc
+
+    def content(self, doc: Document) -> bytes:
+        """The bytes of any record, live or soft-deleted (blobs outlive soft deletes)."""
+        return self.blobs.get(doc.blob_key)
 
     def read(self, brain: Brain, path: str) -> bytes:
         return self.blobs.get(self.get(brain, path).blob_key)
@@ -203,14 +215,35 @@ class DocumentService:
         return outcome
 
     def delete(self, brain: Brain, path: str, *, reason: str | None = None) -> None:
+        self.retire(brain, path, reason=reason)
+
+    def retire(
+        self,
+        brain: Brain,
+        path: str,
+        *,
+        reason: str | None = None,
+        why: str | None = None,
+        replaced_by: str | None = None,
+    ) -> Document:
+        """Soft-delete, recording `why` (merged, pruned, ...) and the document that replaced it."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
             doc = self.get(brain, path)
             now = self.clock.now()
-            gone = doc.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
-            self.repo.commit([self.repo.put_op(gone, doc.version)])
+            gone = doc.model_copy(
+                update={
+                    "deleted_at": now,
+                    "updated_at": now,
+                    "chunk_count": 0,
+                    "deleted_reason": why,
+                    "replaced_by": replaced_by,
+                }
+            )
+            committed = self.repo.commit([self.repo.put_op(gone, doc.version)])[0]
             self.indexer.remove(doc)
             self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
+        return committed
 
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)
@@ -234,6 +267,27 @@ class DocumentService:
             event = ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)
             self._publish(brain, [event])
         return moved
+
+    def modify(
+        self,
+        brain: Brain,
+        path: str,
+        change: Callable[[Document | None, bytes | None], tuple[bytes, DocumentInput] | None],
+        *,
+        reason: str | None = None,
+    ) -> WriteOutcome | None:
+        """Read-modify-write under the path's lock: `change` sees the live document and its bytes
+        (or None, None) and returns what to write, or None to leave it alone."""
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            existing = self.repo.get(brain.id, path)
+            live = existing if existing and existing.deleted_at is None else None
+            wanted = change(live, self.blobs.get(live.blob_key) if live else None)
+            if wanted is None:
+                return None
+            outcome = self._write_locked(brain, path, wanted[0], wanted[1], existing)
+            self._publish_write(brain, path, outcome, reason)
+        return outcome
 
     def _text_of(self, doc: Document) -> str:
         return document_text(doc.path, doc.content_type, self.blobs.get(doc.blob_key))
@@ -274,7 +328,7 @@ class DocumentService:
         if info.tags:
             metadata["tags"] = ",".join(info.tags)
         doc = Document(
-            id=existing.id if existing else new_id("doc"),
+            id=existing.id if existing else (info.doc_id or new_id("doc")),
             brain_id=brain.id,
             path=path,
             title=info.title or title_for(path, text),

@@ -8,16 +8,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Document, DocumentSource
+from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import read_local_file
+from cairn.ports.jobs import JobContext, JobRunner
+from cairn.services.brains import BrainService
 from cairn.services.documents import DocumentInput, DocumentService, checksum
 
+INGEST_JOB = "ingest"
 MAX_TAG = 64
 MAX_TAGS = 64
 MAX_TITLE = 512
@@ -33,13 +37,16 @@ _KIND_TYPE = {
 
 @dataclass(frozen=True)
 class IngestResult:
-    document: Document
+    document_id: str
+    path: str
     hash: str
     chunk_count: int
     embedded_count: int
     duration_ms: int
     reused: bool
-    status: str = "completed"
+    status: str = "completed"  # or "queued": `job_id` finishes it and `document` is None until then
+    document: Document | None = None
+    job_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,18 @@ class IngestService:
         *,
         max_content_chars: int = 5_000_000,
         max_file_bytes: int = 25 * 1024 * 1024,
+        jobs: JobRunner | None = None,
+        brains: BrainService | None = None,
+        queue_above_bytes: int | None = None,
     ) -> None:
+        """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job."""
         self.documents = documents
         self.fetcher = fetcher
         self.max_content_chars = max_content_chars
         self.max_file_bytes = max_file_bytes
+        self.jobs = jobs
+        self.brains = brains
+        self.queue_above_bytes = queue_above_bytes
 
     def remember(
         self,
@@ -95,22 +109,29 @@ class IngestService:
         kind: str | None = None,
         content_type: str | None = None,
         path: str | None = None,
+        doc_id: str | None = None,
+        queue: bool = True,
     ) -> IngestResult:
-        """Store a file's text as a document at `path` (default `ingest/<file name>`)."""
+        """Store a file's text as a document at `path` (default `ingest/<file name>`); a file
+        above the queueing threshold is handed to a job instead (`status: "queued"`)."""
         started = time.perf_counter()
         if len(data) > self.max_file_bytes:
             raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
         kind = kind or infer_kind(name, content_type, data)
+        path = normalize_user_path(path or f"ingest/{safe_name(name)}")
+        threshold = self.queue_above_bytes
+        if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
+            return self._queue(brain, data, name, kind, path, started)
         extracted = extract_text(data, kind)
         if len(extracted.text) > self.max_content_chars:
             raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
-        path = normalize_user_path(path or f"ingest/{safe_name(name)}")
         stored = data if kind in ("markdown", "text", "json") else extracted.text.encode("utf-8")
         info = DocumentInput(
             title=extracted.title,
             source=DocumentSource.ingest,
             content_type=_KIND_TYPE[kind],
             text=extracted.text,
+            doc_id=doc_id,
             metadata={
                 "original_name": posixpath.basename(name)[:256],
                 "original_type": extracted.content_type,
@@ -119,6 +140,8 @@ class IngestService:
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
         doc = outcome.document
         return IngestResult(
+            document_id=doc.id,
+            path=doc.path,
             document=doc,
             hash=checksum(stored),
             chunk_count=doc.chunk_count,
@@ -134,9 +157,89 @@ class IngestService:
         policy: LocalFilePolicy,
         kind: str | None = None,
         target: str | None = None,
+        queue: bool = True,
     ) -> IngestResult:
         local = read_local_file(path, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes))
-        return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target)
+        return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
+
+    def _queue(
+        self, brain: Brain, data: bytes, name: str, kind: str, path: str, started: float
+    ) -> IngestResult:
+        """Keep the bytes as an upload blob and queue the ingest; the same bytes to the same path
+        while a job for them exists return that job (idempotency key) and its promised id."""
+        assert self.jobs is not None
+        digest = checksum(data)
+        upload_key = f"{brain.id}/uploads/{digest}"
+        if not self.documents.blobs.exists(upload_key):
+            self.documents.blobs.put(upload_key, data)
+        live = self.documents.repo.get(brain.id, path)
+        payload = {
+            "upload_key": upload_key,
+            "name": name,
+            "kind": kind,
+            "path": path,
+            "document_id": live.id if live else new_id("doc"),
+        }
+        key = f"ingest:{brain.id}:{path}:{digest}"
+        job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, idempotency_key=key)
+        if job.status is JobStatus.failed:  # asking again is a retry, not a replay of the failure
+            retry = f"{key}:{new_id('r')}"
+            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, idempotency_key=retry)
+        if job.status is JobStatus.completed and job.result:
+            r = job.result
+            return IngestResult(
+                document_id=str(r["document_id"]),
+                path=str(r["path"]),
+                hash=digest,
+                chunk_count=int(r["chunk_count"]),
+                embedded_count=0,
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                reused=True,
+                job_id=job.id,
+            )
+        return IngestResult(
+            document_id=str(job.input["document_id"]),
+            path=path,
+            hash=digest,
+            chunk_count=0,
+            embedded_count=0,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            reused=False,
+            status="queued",
+            job_id=job.id,
+        )
+
+    def run_job(self, job: Job, ctx: JobContext) -> dict[str, Any]:
+        """The queued ingest: the same path as a small file, then the upload blob is dropped."""
+        assert self.brains is not None
+        brain = self.brains.get(job.brain_id or "")
+        p = job.input
+        upload_key = str(p["upload_key"])
+        done = ctx.checkpoints().get("ingested")
+        if done is None:
+            ctx.progress(0.1, f"extracting and indexing {p['name']}")
+            result = self.ingest_bytes(
+                brain,
+                self.documents.blobs.get(upload_key),
+                name=str(p["name"]),
+                kind=str(p["kind"]),
+                path=str(p["path"]),
+                doc_id=str(p["document_id"]),
+                queue=False,
+            )
+            done = {
+                "status": "completed",
+                "document_id": result.document_id,
+                "path": result.path,
+                "hash": result.hash,
+                "chunk_count": result.chunk_count,
+                "embedded_count": result.embedded_count,
+                "reused": result.reused,
+            }
+            ctx.checkpoint("ingested", done)
+        if self.documents.blobs.exists(upload_key):
+            self.documents.blobs.delete(upload_key)
+        return dict(done)
 
     def ingest_url(self, brain: Brain, url: str) -> IngestResult:
         fetched = self.fetcher.fetch(url)

@@ -45,11 +45,16 @@ class NewMessage:
     metadata: Mapping[str, MetadataValue] | None = None
 
 
+AppendListener = Callable[[Brain, Session, int, list[Message]], None]
+"""Told (brain, session, message count after the append, the new messages) after each append."""
+
+
 class SessionService:
     def __init__(self, repo: SessionRepository, recall: SessionRecall, clock: Clock) -> None:
         self.repo = repo
         self.recaller = recall
         self.clock = clock
+        self.listeners: list[AppendListener] = []
 
     def create(
         self,
@@ -90,7 +95,7 @@ class SessionService:
             raise InvalidInput(f"append 1..{MAX_BATCH} messages at a time")
         checked = [_checked(item) for item in items]
 
-        def attempt() -> list[Message]:
+        def attempt() -> tuple[StoredSession, list[Message]]:
             stored = self._stored(brain, session_id)
             if stored.session.status is SessionStatus.closed:
                 raise SessionClosed(f"session {session_id} is closed; messages cannot be appended to it")
@@ -102,24 +107,40 @@ class SessionService:
                 for c in checked
             ]
             self.repo.append(stored, messages)
-            return messages
+            return stored, messages
+
+        stored, messages = _retry(attempt)
+        for listener in self.listeners:
+            listener(brain, stored.session, stored.message_count + len(messages), messages)
+        return messages
+
+    def messages(self, brain: Brain, session_id: str) -> list[Message]:
+        """Every message of the session, oldest first."""
+        return list(self.repo.messages(self._stored(brain, session_id).session.id))
+
+    def update(self, brain: Brain, session_id: str, change: Callable[[Session], Session | None]) -> Session:
+        """Apply `change` to the session record without losing a concurrent update (retried on
+        a lost race); `change` returns None to leave it as it is."""
+
+        def attempt() -> Session:
+            stored = self._stored(brain, session_id)
+            changed = change(stored.session)
+            if changed is None:
+                return stored.session
+            self.repo.save(stored, changed)
+            return changed
 
         return _retry(attempt)
 
     def close(self, brain: Brain, session_id: str) -> Session:
         """Mark the session closed with `ended_at`; closing a closed session returns it unchanged."""
 
-        def attempt() -> Session:
-            stored = self._stored(brain, session_id)
-            if stored.session.status is SessionStatus.closed:
-                return stored.session
-            closed = stored.session.model_copy(
-                update={"status": SessionStatus.closed, "ended_at": self.clock.now()}
-            )
-            self.repo.save(stored, closed)
-            return closed
+        def closing(session: Session) -> Session | None:
+            if session.status is SessionStatus.closed:
+                return None
+            return session.model_copy(update={"status": SessionStatus.closed, "ended_at": self.clock.now()})
 
-        return _retry(attempt)
+        return self.update(brain, session_id, closing)
 
     def recent(self, brain: Brain, session_id: str, limit: int) -> list[Message]:
         """The newest `limit` messages, newest first."""

@@ -1,10 +1,20 @@
-"""Choosing the sentences of an extractive answer: score, deduplicate, order.
+"""Choosing the sentences of an extractive answer: one per passage first, then order.
 
-A sentence's score is the share of the question's weighted content terms it contains, plus a
-prior for the passage it comes from (retrieval already ranked the passages, and that ranking saw
-context and vectors a lexical scorer cannot), plus small bonuses when it has the kind of thing
-the question asks for (a date for "when", a number for "how many"). Questions are answered by
-statements, so interrogative sentences are discounted.
+Retrieval already ranked the passages, and that ranking saw what a lexical scorer cannot (vectors,
+neighbouring context), so it decides which passages are quoted: the answer leads with the passage
+whose best sentence answers best (helped by the passage's own coverage and a prior for its rank),
+then quotes the other passages in retrieval order, one sentence each. On LoCoMo dev a passage
+that answers often shares no word with the question, and spreading the sentences over passages
+cites an answering passage far more often than quoting the lexically best sentences wherever they
+are. Only when there are fewer passages than sentences wanted do passages give further sentences,
+and only ones that share words with the question.
+
+Within a passage the sentence is chosen by its share of the question's weighted content terms,
+some of the share of the sentence before it (an answer often follows the sentence that raises the
+topic), a bonus for saying something the question does not (greetings and echoes of the question
+answer nothing), a bonus when it has the kind of thing the question asks for (a date for "when",
+a number for "how many"), and a small cost per character. Interrogative sentences are discounted.
+An answer is given only when some sentence shares a content term with the question.
 """
 
 from __future__ import annotations
@@ -16,13 +26,16 @@ from dataclasses import dataclass
 from cairn.adapters.local.extractive_text import Scorer, sentences, terms
 from cairn.ports.generator import Passage
 
-RANK_WEIGHT = 0.25  # prior of the top passage; the passage at rank r gets RANK_WEIGHT / (1 + r)
-SCORE_WEIGHT = 0.1  # prior from Passage.score relative to the best passage's
+RANK_WEIGHT = 0.25  # lead prior of the top passage; the passage at rank r gets RANK_WEIGHT / (1 + r)
+SCORE_WEIGHT = 0.1  # lead prior from Passage.score relative to the best passage's
+CONTEXT_WEIGHT = 0.5  # the whole passage's coverage, in choosing the lead passage
+FOLLOW_WEIGHT = 0.8  # share of the previous sentence's coverage a sentence inherits
+NEW_TERMS_BONUS = 0.1  # for content terms the question lacks, full at NEW_TERMS_FULL of them
+NEW_TERMS_FULL = 5
+LENGTH_COST = 0.05  # per 100 characters
 HINT_BONUS = 0.1
 QUESTION_DISCOUNT = 0.6
 LONG_SENTENCE_TERMS = 40
-CONTEXT_WEIGHT = 0.5  # the whole passage's coverage, shared by its sentences
-SAME_PASSAGE = 0.5  # a second sentence from a quoted passage competes at this share of its score
 
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -48,7 +61,8 @@ class Pick:
     rank: int  # the passage's position in the input
     position: int  # the sentence's index within its passage
     text: str
-    score: float
+    score: float  # how well the sentence answers, comparable within a question
+    coverage: float  # its share of the question's weighted terms
 
 
 def _hint(question: str) -> re.Pattern[str] | None:
@@ -72,62 +86,97 @@ def _priors(passages: Sequence[Passage]) -> list[float]:
     ]
 
 
+def _is_question(text: str) -> bool:
+    return text.rstrip("\"') ").endswith("?")
+
+
 def _key(text: str) -> str:
     return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
 
 
+class _Scoring:
+    """The question's scorer and hint, shared by every sentence of every passage."""
+
+    def __init__(self, question: str, passage_terms: list[list[list[str]]]) -> None:
+        self.scorer = Scorer(question, [t for sentence_terms in passage_terms for t in sentence_terms])
+        self.question_terms = set(self.scorer.question)
+        self.hint = _hint(question)
+
+    def picks(
+        self, passage: Passage, rank: int, texts: list[str], found_terms: list[list[str]]
+    ) -> list[Pick]:
+        coverages = [self.scorer.coverage(t) for t in found_terms]
+        out = []
+        for pos, (text, sentence_terms) in enumerate(zip(texts, found_terms, strict=True)):
+            score = coverages[pos] + (FOLLOW_WEIGHT * coverages[pos - 1] if pos else 0.0)
+            new_terms = len(set(sentence_terms) - self.question_terms)
+            score += NEW_TERMS_BONUS * min(new_terms, NEW_TERMS_FULL) / NEW_TERMS_FULL
+            score -= LENGTH_COST * len(text) / 100
+            if self.hint is not None and self.hint.search(text):
+                score += HINT_BONUS
+            if _is_question(text):
+                score *= QUESTION_DISCOUNT
+            if len(sentence_terms) > LONG_SENTENCE_TERMS:
+                score *= LONG_SENTENCE_TERMS / len(sentence_terms)
+            out.append(Pick(passage, rank, pos, text, score, coverages[pos]))
+        return sorted(out, key=lambda p: (-p.score, p.position))
+
+
 def select(question: str, passages: Sequence[Passage], k: int, min_relative: float = 0.4) -> list[Pick]:
-    """Up to k distinct sentences that answer the question, in answer order; [] if none is relevant."""
-    found = [
-        (rank, pos, s.text) for rank, p in enumerate(passages) for pos, s in enumerate(sentences(p.text))
-    ]
-    found_terms = [terms(_LABEL.sub("", text, count=1)) for _, _, text in found]
-    scorer = Scorer(question, found_terms)
-    context = [scorer.coverage(terms(p.text)) for p in passages]
+    """Up to k distinct sentences that answer the question, in answer order; [] if none is relevant.
+
+    `min_relative` bounds the further sentences of an already quoted passage: each must score at
+    least that share of the lead sentence's score.
+    """
+    texts = [[s.text for s in sentences(p.text)] for p in passages]
+    passage_terms = [[terms(_LABEL.sub("", t, count=1)) for t in ts] for ts in texts]
+    scoring = _Scoring(question, passage_terms)
+    ranked = [scoring.picks(p, rank, texts[rank], passage_terms[rank]) for rank, p in enumerate(passages)]
+    if not any(pick.coverage > 0 for picks in ranked for pick in picks):
+        return []
+    lead = _lead(scoring.scorer, passages, ranked)
+    order = [lead] + [rank for rank, picks in enumerate(ranked) if picks and rank != lead]
+    chosen = _choose([ranked[rank][0] for rank in order], k, [])
+    if len(chosen) < k:
+        floor = min_relative * chosen[0].score if chosen else 0.0
+        extra = [p for picks in ranked for p in picks[1:] if p.coverage > 0 and p.score >= floor]
+        chosen = _choose(sorted(extra, key=lambda p: (-p.score, p.rank, p.position)), k, chosen)
+    return _in_answer_order(chosen)
+
+
+def _lead(scorer: Scorer, passages: Sequence[Passage], ranked: list[list[Pick]]) -> int:
+    """The passage whose best sentence, with the passage's coverage and rank, answers best."""
     priors = _priors(passages)
-    hint = _hint(question)
-    scored: list[Pick] = []
-    for (rank, pos, text), sentence_terms in zip(found, found_terms, strict=True):
-        coverage = scorer.coverage(sentence_terms)
-        if coverage <= 0:
+    best = -1
+    best_score = float("-inf")
+    for rank, picks in enumerate(ranked):
+        if not picks:
             continue
-        score = coverage + CONTEXT_WEIGHT * context[rank] + priors[rank]
-        if hint is not None and hint.search(text):
-            score += HINT_BONUS
-        if text.rstrip("\"') ").endswith("?"):
-            score *= QUESTION_DISCOUNT
-        if len(sentence_terms) > LONG_SENTENCE_TERMS:
-            score *= LONG_SENTENCE_TERMS / len(sentence_terms)
-        scored.append(Pick(passages[rank], rank, pos, text, score))
-    return _in_answer_order(_choose(scored, k, min_relative))
+        score = picks[0].score + CONTEXT_WEIGHT * scorer.coverage(terms(passages[rank].text)) + priors[rank]
+        if _is_question(picks[0].text):
+            score *= QUESTION_DISCOUNT  # a question makes a poor first sentence of an answer
+        if score > best_score:
+            best, best_score = rank, score
+    return best
 
 
-def _choose(scored: list[Pick], k: int, min_relative: float) -> list[Pick]:
-    """Greedy: the best remaining sentence each time, discounting passages already quoted."""
-    chosen: list[Pick] = []
-    keys: list[str] = []
-    used: set[int] = set()
-    remaining = sorted(scored, key=lambda p: (-p.score, p.rank, p.position))
-    while remaining and len(chosen) < k:
-        best = max(remaining, key=lambda p: _adjusted(p, used))
-        remaining.remove(best)
-        if chosen and _adjusted(best, used) < min_relative * chosen[0].score:
+def _choose(candidates: list[Pick], k: int, chosen: list[Pick]) -> list[Pick]:
+    """`chosen` plus the candidates in order, skipping repeats, up to k sentences."""
+    out = list(chosen)
+    keys = [_key(p.text) for p in out]
+    for pick in candidates:
+        if len(out) >= k:
             break
-        key = _key(best.text)
+        key = _key(pick.text)
         if any(key in seen for seen in keys):
             continue  # the same sentence again (overlapping chunks) or a fragment of a chosen one
-        chosen.append(best)
+        out.append(pick)
         keys.append(key)
-        used.add(best.rank)
-    return chosen
-
-
-def _adjusted(pick: Pick, used: set[int]) -> float:
-    return pick.score * (SAME_PASSAGE if pick.rank in used else 1.0)
+    return out
 
 
 def _in_answer_order(chosen: list[Pick]) -> list[Pick]:
-    """Passages in the order of their best sentence; a passage's sentences in reading order."""
+    """Passages in the order of their first quoted sentence; a passage's sentences in reading order."""
     lead: dict[int, int] = {}
     for i, pick in enumerate(chosen):
         lead.setdefault(pick.rank, i)

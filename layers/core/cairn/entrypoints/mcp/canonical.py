@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from pydantic import (
     AfterValidator,
     AnyUrl,
-    BaseModel,
     ConfigDict,
     Field,
     RootModel,
@@ -33,7 +32,8 @@ from pydantic import (
 from cairn import __version__
 from cairn.entrypoints.mcp.ask_tool import ask_tool
 from cairn.entrypoints.mcp.errors import error_result
-from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer, ToolArgs, make_tool
+from cairn.entrypoints.mcp.memory_tools import memory_tools
+from cairn.entrypoints.mcp.tools import BrainRef, SurfaceDeps, SurfaceServer, ToolArgs, make_tool, ok_result
 from cairn.entrypoints.mcp.wire import IngestUrlServer
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
@@ -54,9 +54,6 @@ def _valid_url(value: str) -> str:
     return value  # the caller's spelling, not pydantic's normalised form
 
 
-BrainRef = Annotated[
-    str | None, Field(description="Brain id or slug (default: JBMCP_DEFAULT_BRAIN, else the first brain).")
-]
 Query = Annotated[str, Field(min_length=1, max_length=4096, description="What to look for.")]
 Url = Annotated[str, AfterValidator(_valid_url), WithJsonSchema({"type": "string", "format": "uri"})]
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -139,12 +136,6 @@ class NoArgs(ToolArgs):
     pass
 
 
-def _ok(text: str, payload: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=payload.model_dump(mode="json")
-    )
-
-
 def search_summary(result: SearchResult) -> str:
     """`#N score=S path` then the hit's first 320 characters, for the top five hits."""
     if not result.hits:
@@ -181,38 +172,38 @@ class CanonicalTools:
         result = self.c.search.search(
             brain, a.query, top_k=a.top_k, scope=a.scope, sort=a.sort or "relevance"
         )
-        return _ok(search_summary(result), SearchResponse.of(result))
+        return ok_result(search_summary(result), SearchResponse.of(result))
 
     def recall(self, a: RecallArgs) -> CallToolResult:
         if a.session_id:
             brain = self.c.brains.resolve(a.brain)
             chunks = self.c.sessions.recall(brain, a.session_id, a.query, top_k=a.top_k or 10, scope=a.scope)
-            return _ok(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks))
+            return ok_result(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks))
         return self.search(SearchArgs(query=a.query, brain=a.brain, top_k=a.top_k or 10, scope=a.scope))
 
     def remember(self, a: RememberArgs) -> CallToolResult:
         brain = self.c.brains.resolve(a.brain)
         doc = self.c.ingest.remember(brain, a.content, title=a.title, tags=a.tags, path=a.path)
-        return _ok(f"Remembered {doc.id} at {doc.path}", DocumentRecord.of(doc))
+        return ok_result(f"Remembered {doc.id} at {doc.path}", DocumentRecord.of(doc))
 
     def ingest_file(self, a: IngestFileArgs) -> CallToolResult:
         brain = self.c.brains.resolve(a.brain)
         result = IngestResponse.of(self.c.ingest.ingest_file(brain, a.path, self.local_files, kind=a.as_))
-        return _ok(_ingest_summary(a.path, result), result)
+        return ok_result(_ingest_summary(a.path, result), result)
 
     def ingest_url(self, a: IngestUrlArgs) -> CallToolResult:
         brain = self.c.brains.resolve(a.brain)
         result = IngestResponse.of(self.c.ingest.ingest_url(brain, a.url))
-        return _ok(_ingest_summary(a.url, result), IngestUrlServer(result=result))
+        return ok_result(_ingest_summary(a.url, result), IngestUrlServer(result=result))
 
     def create_brain(self, a: CreateBrainArgs) -> CallToolResult:
         brain = BrainRecord.of(self.c.brains.create(a.name, a.slug, a.visibility))
-        return _ok(f"Created brain {brain.slug} ({brain.id}, {brain.visibility})", brain)
+        return ok_result(f"Created brain {brain.slug} ({brain.id}, {brain.visibility})", brain)
 
     def list_brains(self, _: NoArgs) -> CallToolResult:
         items = [BrainRecord.of(b) for b in self.c.brains.list()]
         lines = [f"- {b.slug} ({b.id}): {b.name}" for b in items]
-        return _ok("\n".join([f"{len(items)} brain(s)", *lines]), BrainList(items=items))
+        return ok_result("\n".join([f"{len(items)} brain(s)", *lines]), BrainList(items=items))
 
 
 def _ingest_summary(source: str, r: IngestResponse) -> str:
@@ -279,5 +270,6 @@ def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
             t.list_brains,
             BrainList,
         ),
+        *memory_tools(deps),
     ]
     return SurfaceServer("cairn", version=__version__, tools=tools, render_error=error_result)

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cairn.domain.errors import CairnError
@@ -53,6 +53,13 @@ class SurfaceDeps:
 
     container: Container
     local_files: LocalFilePolicy
+
+
+def ok_result(text: str, payload: BaseModel) -> CallToolResult:
+    """A summary in content[0].text and the payload as structuredContent."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=payload.model_dump(mode="json")
+    )
 
 
 def make_tool(
@@ -107,25 +114,30 @@ def _tool(
     )
 
 
-def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's `title`s, and turn `anyOf [T, null]` with `default: null` (an optional
-    Python argument) into plain `T`: optional means "may be omitted", as in the seeds."""
-    out = {k: v for k, v in schema.items() if k != "title"}
+def clean_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Drop pydantic's `title`s, inline `$defs` references (the seeds spell nested objects out),
+    and turn `anyOf [T, null]` with `default: null` (an optional Python argument) into plain `T`:
+    optional means "may be omitted", as in the seeds."""
+    defs = {**(defs or {}), **schema.get("$defs", {})}
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
+        schema = {**defs[ref[8:]], **{k: v for k, v in schema.items() if k != "$ref"}}
+    out = {k: v for k, v in schema.items() if k not in ("title", "$defs")}
     if "properties" in out:
-        out["properties"] = {name: _clean_property(prop) for name, prop in out["properties"].items()}
+        out["properties"] = {name: _clean_property(prop, defs) for name, prop in out["properties"].items()}
     if "items" in out and isinstance(out["items"], dict):
-        out["items"] = clean_schema(out["items"])
+        out["items"] = clean_schema(out["items"], defs)
     return out
 
 
-def _clean_property(prop: dict[str, Any]) -> dict[str, Any]:
+def _clean_property(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     arms = prop.get("anyOf")
     if isinstance(arms, list) and prop.get("default", ...) is None:
         kept = [a for a in arms if a != {"type": "null"}]
         if len(kept) == 1:
             rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
             prop = {**kept[0], **rest}
-    return clean_schema(prop)
+    return clean_schema(prop, defs)
 
 
 def validation_message(exc: ValidationError) -> str:

@@ -12,6 +12,7 @@ from cairn.entrypoints.rest.documents import documents_router
 from cairn.entrypoints.rest.events import events_router
 from cairn.entrypoints.rest.ingest import ingest_router
 from cairn.entrypoints.rest.jobs import jobs_router
+from cairn.entrypoints.rest.memory import memory_router
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.entrypoints.rest.search import search_router
 from cairn.entrypoints.rest.sessions import sessions_router
@@ -31,6 +32,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         events_router(container),
         sessions_router(container),
         ask_router(container),
+        memory_router(container),
         jobs_router(container.jobs),
     ):
         app.include_router(router)

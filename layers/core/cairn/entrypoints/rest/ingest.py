@@ -3,7 +3,7 @@
 from typing import Annotated, Any, Literal, get_args
 
 from anyio import to_thread
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 from starlette.types import Message
@@ -66,8 +66,9 @@ def ingest_router(container: Container) -> APIRouter:
         return DocumentRecord.of(doc)
 
     @router.post("/ingest/file", openapi_extra=_FILE_FORM_DOC)
-    async def ingest_file(brain: BrainArg, request: Request) -> IngestResponse:
-        """Upload one file (multipart field `file`, optional `as`) of at most 25 MiB."""
+    async def ingest_file(brain: BrainArg, request: Request, response: Response) -> IngestResponse:
+        """Upload one file (multipart field `file`, optional `as`) of at most 25 MiB; a file above
+        the queueing threshold answers 202 `queued` with the `job_id` that finishes it."""
         require_media_type(request, "multipart/form-data")
         form = await _capped_form(request, file_limit + MULTIPART_SLACK)
         try:
@@ -79,6 +80,8 @@ def ingest_router(container: Container) -> APIRouter:
         result = await to_thread.run_sync(
             lambda: ingest.ingest_bytes(brain, data, name=name, kind=kind, content_type=upload.content_type)
         )
+        if result.status == "queued":
+            response.status_code = 202
         return IngestResponse.of(result)
 
     @router.post("/ingest/url", dependencies=[Depends(require_json)])

@@ -15,6 +15,7 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
+from cairn.services.access import AccessLog
 from cairn.services.ask import AskService
 from cairn.services.brains import BrainService
 from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
@@ -181,13 +182,14 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         bm25_weight=settings.bm25_weight,
         vector_weight=settings.vector_weight,
     )
-    search = SearchService(a.chunks, a.embedder, doc_repo, tuning)
+    access = AccessLog(a.records, a.clock)
+    search = SearchService(a.chunks, a.embedder, doc_repo, tuning, access)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
     sessions.listeners.append(extraction.on_appended)
     consolidation = ConsolidationService(
-        brains, documents, a.embedder, a.jobs, a.clock, _consolidation_tuning(settings)
+        brains, documents, a.embedder, a.jobs, a.clock, _consolidation_tuning(settings), access
     )
     ingest = IngestService(
         documents,

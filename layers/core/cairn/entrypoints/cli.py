@@ -53,6 +53,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if schedule is not None:
             schedule.stop()
         container.jobs.stop_worker()
+        if container.search.access is not None:
+            container.search.access.flush()
     return 0
 
 

@@ -71,6 +71,7 @@ class AskService:
 
     def _retrieve(self, brain: Brain, query: str, top_k: int) -> list[Passage]:
         hits = self.search.chunks_for(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
+        self.search.note_access(brain.id, [h.chunk.document_id for h in hits])
         return [
             Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=h.score)
             for h in hits

@@ -25,7 +25,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from cairn.domain.models import Brain, Document, DocumentSource, Job
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import JobContext, JobRunner
+from cairn.services.access import AccessLog
 from cairn.services.brains import BrainService
 from cairn.services.consolidation_notes import (
     Note,
@@ -76,6 +77,7 @@ class ConsolidationService:
         jobs: JobRunner,
         clock: Clock,
         tuning: ConsolidationTuning | None = None,
+        access: AccessLog | None = None,
     ) -> None:
         self.brains = brains
         self.documents = documents
@@ -83,6 +85,7 @@ class ConsolidationService:
         self.jobs = jobs
         self.clock = clock
         self.tuning = tuning or ConsolidationTuning()
+        self.access = access
 
     def queue(self, brain: Brain, idempotency_key: str | None = None) -> Job:
         return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, idempotency_key=idempotency_key)
@@ -167,13 +170,15 @@ class ConsolidationService:
 
     def prune(self, brain: Brain, report: Progress) -> dict[str, Any]:
         cutoff = self.clock.now() - timedelta(days=self.tuning.prune_after_days)
+        if self.access is not None:
+            self.access.flush()
         stale = [
             n
             for n in self.notes(brain)
             if n.is_episode
             and n.doc.created_at < cutoff
-            and n.accessed_since(cutoff) is False
             and n.importance < self.tuning.prune_max_importance
+            and not self._accessed_since(brain, n, cutoff)
         ]
         by_archive: dict[str, list[Note]] = {}
         for note in stale:
@@ -238,6 +243,12 @@ class ConsolidationService:
 
         outcome = self.documents.modify(brain, path, change, reason="consolidate")
         return outcome.document if outcome else self.documents.get(brain, path)
+
+    def _accessed_since(self, brain: Brain, note: Note, cutoff: datetime) -> bool:
+        if note.accessed_since(cutoff):
+            return True
+        last = self.access.get(brain.id, note.doc.id).last if self.access is not None else None
+        return last is not None and last >= cutoff
 
     def _retire(self, brain: Brain, doc: Document, why: str, replaced_by: str) -> bool:
         try:

@@ -184,7 +184,7 @@ class FactMemory:
 
     def _near_duplicate(self, brain: Brain, ns: str, text: str) -> Document | None:
         tokens = fact_tokens(text)
-        result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns)
+        result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False)
         for hit in result.hits:
             if hit.metadata.get("kind") != FACT_KIND:
                 continue

@@ -13,6 +13,7 @@ from cairn.domain.models import Brain, MetadataValue
 from cairn.domain.paths import scope_prefix
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
+from cairn.services.access import AccessLog
 from cairn.services.repositories import DocumentRepository
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
@@ -57,11 +58,13 @@ class SearchService:
         embedder: Embedder,
         docs: DocumentRepository,
         tuning: SearchTuning | None = None,
+        access: AccessLog | None = None,
     ) -> None:
         self.chunks = chunks
         self.embedder = embedder
         self.docs = docs
         self.tuning = tuning or SearchTuning()
+        self.access = access
 
     def search(
         self,
@@ -75,7 +78,10 @@ class SearchService:
         path_prefix: str | None = None,
         created_from: datetime | None = None,
         created_to: datetime | None = None,
+        count_access: bool = True,
     ) -> SearchResult:
+        """Hybrid search; the documents returned count as accessed unless `count_access` is off
+        (internal lookups: dedupe, session recall's intermediate legs)."""
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
@@ -95,8 +101,15 @@ class SearchService:
         hits = self._retrieve(query, flt, wanted)
         ordered = _order(hits, sort)[:top_k]
         shaped = [self._shape(h) for h in ordered]
+        if count_access:
+            self.note_access(brain.id, [h.document_id for h in shaped])
         took = (time.perf_counter() - started) * 1000
         return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
+
+    def note_access(self, brain_id: str, document_ids: Sequence[str]) -> None:
+        """Record that these documents were handed back to a caller (services/access.py)."""
+        if self.access is not None and document_ids:
+            self.access.saw(brain_id, document_ids)
 
     def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[ChunkHit]:
         hits = self.chunks_for(query, flt, max(self.tuning.candidate_pool, top_k * 3))

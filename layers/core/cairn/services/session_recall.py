@@ -106,7 +106,9 @@ class SessionRecall:
         echoes = _Echoes(texts if t.demote_echoes else [])
         flagged = [(echoes.match(f.hit.content), f) for f in ranked]
         flagged.sort(key=lambda pair: pair[0])  # stable: echoes last, score order kept within each group
-        return [_chunk(f, echo=echo) for echo, f in flagged[:top_k]]
+        chunks = [_chunk(f, echo=echo) for echo, f in flagged[:top_k]]
+        self.search.note_access(brain.id, [c.document_id for c in chunks])
+        return chunks
 
     def _gates(self, query: str, texts: list[str]) -> list[float]:
         if not texts or self.tuning.context_weight <= 0:
@@ -117,7 +119,7 @@ class SessionRecall:
         return [min(1.0, max(0.0, (float(vectors[0] @ v) - floor) / span)) for v in vectors[1:]]
 
     def _hits(self, brain: Brain, text: str, pool: int, scope: str | None) -> list[SearchHit]:
-        return self.search.search(brain, text, top_k=pool, scope=scope).hits
+        return self.search.search(brain, text, top_k=pool, scope=scope, count_access=False).hits
 
     def _fuse(self, lists: list[tuple[float, list[SearchHit]]], session_id: str) -> list[_Fused]:
         k = self.tuning.rrf_k

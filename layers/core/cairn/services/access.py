@@ -1,0 +1,80 @@
+"""Which memories were handed back to callers, how often and when last (pruning reads it).
+
+Reads must stay cheap, so `saw` only counts in memory; counts reach the record store in batches
+(`flush`, every `flush_at` pending documents and before each prune), one item per document under
+`access#<brain>`, each increment a conditional write retried on a lost race, so concurrent
+flushers never lose a count. Counts not yet flushed when the process dies are lost: access is a
+hint for pruning, not an audit trail.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from cairn.domain.errors import Conflict
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+
+_RETRIES = 32
+
+
+@dataclass(frozen=True)
+class Access:
+    count: int
+    last: datetime | None
+
+
+def _key(brain_id: str, doc_id: str) -> tuple[str, str]:
+    return f"access#{brain_id}", doc_id
+
+
+class AccessLog:
+    def __init__(self, records: RecordStore, clock: Clock, *, flush_at: int = 256) -> None:
+        self.records = records
+        self.clock = clock
+        self.flush_at = flush_at
+        self._pending: dict[tuple[str, str], tuple[int, datetime]] = {}
+        self._lock = threading.Lock()
+
+    def saw(self, brain_id: str, doc_ids: Iterable[str]) -> None:
+        now = self.clock.now()
+        with self._lock:
+            for doc_id in dict.fromkeys(doc_ids):
+                count, _ = self._pending.get((brain_id, doc_id), (0, now))
+                self._pending[(brain_id, doc_id)] = (count + 1, now)
+            full = len(self._pending) >= self.flush_at
+        if full:
+            self.flush()
+
+    def flush(self) -> int:
+        """Write pending counts; returns how many documents were updated."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for (brain_id, doc_id), (count, last) in pending.items():
+            self._add(brain_id, doc_id, count, last)
+        return len(pending)
+
+    def get(self, brain_id: str, doc_id: str) -> Access:
+        item = self.records.get(*_key(brain_id, doc_id))
+        with self._lock:
+            count, last = self._pending.get((brain_id, doc_id), (0, None))
+        stored_last = datetime.fromisoformat(item.data["last"]) if item else None
+        newest = max((t for t in (last, stored_last) if t is not None), default=None)
+        return Access((item.data["count"] if item else 0) + count, newest)
+
+    def _add(self, brain_id: str, doc_id: str, count: int, last: datetime) -> None:
+        pk, sk = _key(brain_id, doc_id)
+        for _ in range(_RETRIES):
+            item = self.records.get(pk, sk)
+            total = (item.data["count"] if item else 0) + count
+            newest = max(last, datetime.fromisoformat(item.data["last"])) if item else last
+            data = {"count": total, "last": newest.isoformat()}
+            try:
+                self.records.put(Item(pk, sk, data=data), expected_version=item.version if item else 0)
+                return
+            except Conflict:
+                continue
+        raise Conflict(f"access count of {doc_id} kept losing races")

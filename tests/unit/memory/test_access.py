@@ -1,0 +1,68 @@
+"""Access counts: cheap to record, flushed without losing a count, and honoured by pruning."""
+
+from __future__ import annotations
+
+import threading
+
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain, DocumentSource, MemoryFacet, MemoryType
+from cairn.services.access import AccessLog
+from cairn.services.documents import DocumentInput
+from tests.fakes.clock import FakeClock
+from tests.fakes.records import MemoryRecordStore
+
+
+def test_counts_add_up_across_flushes_and_pending() -> None:
+    log = AccessLog(MemoryRecordStore(), FakeClock(), flush_at=1000)
+    log.saw("b", ["d1", "d2", "d1"])  # one call counts a document once
+    log.flush()
+    log.saw("b", ["d1"])
+    got = log.get("b", "d1")
+    assert got.count == 2 and got.last is not None
+    assert log.get("b", "d2").count == 1 and log.get("b", "d3").count == 0
+    assert log.get("other", "d1").count == 0
+
+
+def test_concurrent_flushers_lose_no_count() -> None:
+    records = MemoryRecordStore()
+    logs = [AccessLog(records, FakeClock(), flush_at=1) for _ in range(8)]
+
+    def hammer(log: AccessLog) -> None:
+        for _ in range(50):
+            log.saw("b", ["hot"])
+
+    threads = [threading.Thread(target=hammer, args=(log,)) for log in logs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert AccessLog(records, FakeClock()).get("b", "hot").count == 400
+
+
+def test_search_counts_what_it_returns_but_dedupe_does_not(container: Container, brain: Brain) -> None:
+    doc = container.ingest.remember(brain, "The boiler is serviced in March.")
+    container.search.search(brain, "boiler")
+    container.search.search(brain, "boiler", count_access=False)
+    assert container.search.access is not None
+    assert container.search.access.get(brain.id, doc.id).count == 1
+
+
+def test_a_recently_recalled_episode_is_not_pruned(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    info = DocumentInput(
+        source=DocumentSource.reflect,
+        metadata={"kind": "episode"},
+        memory=MemoryFacet(type=MemoryType.event, importance=0.1, sector="episodic"),
+    )
+    used = container.documents.write(brain, "memory/global/episodes/a.md", b"We tuned the sourdough.", info)
+    unused = container.documents.write(brain, "memory/global/episodes/b.md", b"We fixed the gutter.", info)
+    clock.advance(45 * 86400)
+    container.search.search(brain, "sourdough", path_prefix="memory/global/episodes/a")  # a hit on a only
+
+    job = container.consolidation.queue(brain)
+    container.jobs.run_pending()
+
+    assert container.jobs.status(job.id).result["prune"] == {"pruned": 1}  # type: ignore[index]
+    assert container.documents.get_by_id(brain, used.document.id).deleted_at is None
+    assert container.documents.record_by_id(brain, unused.document.id).deleted_reason == "pruned"

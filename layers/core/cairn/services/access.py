@@ -1,10 +1,10 @@
 """Which memories were handed back to callers, how often and when last (pruning reads it).
 
 Reads must stay cheap, so `saw` only counts in memory; counts reach the record store in batches
-(`flush`, every `flush_at` pending documents and before each prune), one item per document under
-`access#<brain>`, each increment a conditional write retried on a lost race, so concurrent
-flushers never lose a count. Counts not yet flushed when the process dies are lost: access is a
-hint for pruning, not an audit trail.
+(`flush`: in a background thread once `flush_at` documents are pending, and before each prune),
+one item per document under `access#<brain>`, each increment a conditional write retried on a
+lost race, so concurrent flushers never lose a count. Counts not yet flushed when the process
+dies are lost: access is a hint for pruning, not an audit trail.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ class AccessLog:
         self.flush_at = flush_at
         self._pending: dict[tuple[str, str], tuple[int, datetime]] = {}
         self._lock = threading.Lock()
+        self._flushing = False
+        self._flush_lock = threading.Lock()
 
     def saw(self, brain_id: str, doc_ids: Iterable[str]) -> None:
         now = self.clock.now()
@@ -45,16 +47,27 @@ class AccessLog:
             for doc_id in dict.fromkeys(doc_ids):
                 count, _ = self._pending.get((brain_id, doc_id), (0, now))
                 self._pending[(brain_id, doc_id)] = (count + 1, now)
-            full = len(self._pending) >= self.flush_at
-        if full:
+            start = len(self._pending) >= self.flush_at and not self._flushing
+            if start:
+                self._flushing = True
+        if start:  # off the request path: the caller is a search waiting to answer
+            threading.Thread(target=self._flush_in_background, daemon=True).start()
+
+    def _flush_in_background(self) -> None:
+        try:
             self.flush()
+        finally:
+            with self._lock:
+                self._flushing = False
 
     def flush(self) -> int:
-        """Write pending counts; returns how many documents were updated."""
-        with self._lock:
-            pending, self._pending = self._pending, {}
-        for (brain_id, doc_id), (count, last) in pending.items():
-            self._add(brain_id, doc_id, count, last)
+        """Write pending counts; returns how many documents were updated. Returns only once any
+        flush already under way has finished too, so a caller reads every count it saw."""
+        with self._flush_lock:
+            with self._lock:
+                pending, self._pending = self._pending, {}
+            for (brain_id, doc_id), (count, last) in pending.items():
+                self._add(brain_id, doc_id, count, last)
         return len(pending)
 
     def get(self, brain_id: str, doc_id: str) -> Access:

@@ -214,3 +214,13 @@ class _Ctx:
 
     def checkpoints(self) -> dict:
         return dict(self.saved)
+
+
+def test_a_fact_the_user_already_wrote_down_is_not_stored_again(container: Container, brain: Brain) -> None:
+    note = container.ingest.remember(brain, "Reminder: user said: I am allergic to peanuts. Carry the pen.")
+    session = container.sessions.create(brain)
+    container.extraction.submit_session(brain, session.id, [Said("user", "I am allergic to peanuts.")])
+    container.jobs.run_pending()
+
+    assert facts(container, brain) == []
+    assert container.documents.get_by_id(brain, note.id).version == note.version

@@ -181,7 +181,7 @@ class ExtractionService:
             ctx.progress(0.05, f"extracting facts from {len(utterances)} messages")
             drafts = self.extractor.extract(utterances)
             ctx.checkpoint("drafts", [_dump(d) for d in drafts])
-        counts = {"created": 0, "confirmed": 0, "unchanged": 0}
+        counts = {"created": 0, "confirmed": 0, "unchanged": 0, "known": 0}
         paths: list[str] = []
         for i, draft in enumerate(drafts):
             stored = self.facts.store(brain, draft, _with_sources(prov, draft.source_ids))

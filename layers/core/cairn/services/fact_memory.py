@@ -2,11 +2,12 @@
 
 A fact lives at a path derived from its normalised text inside the speaker's namespace
 (`memory/agent/<actor>/` when an actor is known, else `memory/global/`), so extracting the same
-fact again lands on the same document. Before creating a note, the namespace is searched for a
-fact that says the same thing in other words (token overlap at least `dedupe_overlap`); a match
-is *confirmed* instead: its provenance gains the new origin (session or transcript) and source
-ids, and `confirmations` counts distinct origins — consolidation promotes facts confirmed in
-several sessions. Provenance lives in flat metadata so every surface can show it.
+fact again lands on the same document. Before creating a note, the namespace is searched: a
+fact that says the same thing in other words (same_fact) is *confirmed* instead — its provenance
+gains the new origin (session or transcript) and source ids, and `confirmations` counts distinct
+origins (consolidation promotes facts confirmed in several sessions) — and a note someone wrote
+that already contains every word of the fact makes it `known` (nothing is written). Provenance
+lives in flat metadata so every surface can show it.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class Provenance:
 @dataclass(frozen=True)
 class StoredFact:
     document: Document
-    outcome: Literal["created", "confirmed", "unchanged"]
+    outcome: Literal["created", "confirmed", "unchanged", "known"]
+    """`known`: a note that is not an extracted fact (one the user wrote) already says it all."""
 
 
 def fact_tokens(text: str) -> frozenset[str]:
@@ -144,6 +146,8 @@ class FactMemory:
         ns = namespace(prov.actor_id)
         path = fact_path(ns, draft.text)
         twin = None if self.documents.exists(brain, path) else self._near_duplicate(brain, ns, draft.text)
+        if twin is not None and twin.metadata.get("kind") != FACT_KIND:
+            return StoredFact(twin, "known")  # never rewrite someone's own note
         target = twin.path if twin is not None else path
         state: dict[str, Literal["created", "confirmed", "unchanged"]] = {}
 
@@ -186,9 +190,11 @@ class FactMemory:
         tokens = fact_tokens(text)
         result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False)
         for hit in result.hits:
-            if hit.metadata.get("kind") != FACT_KIND:
-                continue
-            if same_fact(tokens, fact_tokens(hit.content), self.dedupe_overlap):
+            words = fact_tokens(hit.content)
+            if hit.metadata.get("kind") == FACT_KIND:
+                if same_fact(tokens, words, self.dedupe_overlap):
+                    return self.documents.get_by_id(brain, hit.document_id)
+            elif tokens and tokens <= words:
                 return self.documents.get_by_id(brain, hit.document_id)
         return None
 

@@ -16,6 +16,7 @@ from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.ports.blobs import BlobStore
 from cairn.ports.records import RecordStore
+from tests.contract.aws_storage import dynamodb_records, s3_blobs
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.records import MemoryRecordStore
 
@@ -45,6 +46,7 @@ def _sqlite_records(request: pytest.FixtureRequest) -> Iterator[RecordStore]:
 RECORD_STORES: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[RecordStore]]] = {
     "memory": _memory_records,
     "sqlite": _sqlite_records,
+    "dynamodb": dynamodb_records,  # under moto
 }
 
 
@@ -68,6 +70,7 @@ def _file_blobs(request: pytest.FixtureRequest) -> Iterator[BlobStore]:
 
 
 BLOB_STORES: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[BlobStore]]] = {
+    "s3": s3_blobs,  # under moto
     "memory": _memory_blobs,
     "files": _file_blobs,
 }

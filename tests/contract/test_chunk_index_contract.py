@@ -1,4 +1,5 @@
-"""ChunkIndex contract: the in-memory fake and the embedded SQLite index behave the same.
+"""ChunkIndex contract: the in-memory fake, the embedded SQLite index and OpenSearch (on a real
+cluster when OPENSEARCH_URL is set) behave the same.
 
 The filter cases build a brain where chunks that fail the filter would fill both legs'
 candidate pools if the filter were applied after fusion; passing means the filter runs inside
@@ -23,6 +24,7 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
+from tests.contract.aws_opensearch import opensearch_chunks, opensearch_hybrid_chunks
 from tests.fakes.chunks import MemoryChunkIndex
 
 DIM = 16
@@ -71,8 +73,13 @@ def query(text: str, vector: np.ndarray | None = None, **options: object) -> Chu
     )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "opensearch", "opensearch-hybrid"])
 def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    if request.param.startswith("opensearch"):  # a real cluster: skipped unless OPENSEARCH_URL is set
+        factory = opensearch_chunks if request.param == "opensearch" else opensearch_hybrid_chunks
+        with factory(request) as cluster_index:
+            yield lambda: cluster_index
+        return
     opened: list[SqliteChunkIndex] = []
 
     def make() -> ChunkIndex:

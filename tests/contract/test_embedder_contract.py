@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 from cairn.adapters.local.onnx_embedder import OnnxEmbedder
 from cairn.ports.embedder import Embedder, Vectors
+from tests.contract.aws_bedrock import bedrock_embedder
 from tests.fakes.embedder import HashingEmbedder
 
 LONG = " ".join(f"word{i % 97} memory agent document" for i in range(400))
@@ -25,11 +28,15 @@ def onnx_embedder() -> OnnxEmbedder:
     return OnnxEmbedder()
 
 
-@pytest.fixture(params=["hash", "onnx"])
-def embedder(request: pytest.FixtureRequest, onnx_embedder: OnnxEmbedder) -> Embedder:
+@pytest.fixture(params=["hash", "onnx", "bedrock"])
+def embedder(request: pytest.FixtureRequest, onnx_embedder: OnnxEmbedder) -> Iterator[Embedder]:
     if request.param == "hash":
-        return HashingEmbedder(384)
-    return onnx_embedder
+        yield HashingEmbedder(384)
+    elif request.param == "onnx":
+        yield onnx_embedder
+    else:
+        with bedrock_embedder(request) as bedrock:
+            yield bedrock
 
 
 def cosine(a: Vectors, b: Vectors) -> float:
@@ -40,7 +47,7 @@ def test_shape_and_dtype(embedder: Embedder) -> None:
     vectors = embedder.embed(["one text", "another text"])
     assert vectors.shape == (2, embedder.dimension)
     assert vectors.dtype == np.float32
-    assert embedder.dimension == 384
+    assert embedder.dimension in (384, 1024, 512, 256)  # MiniLM; Titan Text Embeddings V2
     assert embedder.model_id
 
 

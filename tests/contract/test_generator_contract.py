@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 import httpx
@@ -17,6 +18,7 @@ import pytest
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.adapters.local.openai_compat import OpenAICompatGenerator
 from cairn.ports.generator import Citation, Delta, Done, GenerationEvent, Generator, Passage, collect
+from tests.contract.aws_bedrock import bedrock_generator
 
 pytestmark = pytest.mark.anyio
 
@@ -58,20 +60,30 @@ class Subject:
     quotes_are_answer_spans: bool  # extractive answers are their quotes
 
 
-ADAPTERS: dict[str, Callable[[], Subject]] = {
-    "extractive": lambda: Subject(ExtractiveGenerator(), True),
-    "openai": lambda: Subject(
-        OpenAICompatGenerator(
-            "http://model.test/v1", "scripted-model", transport=httpx.MockTransport(scripted_model)
-        ),
-        False,
+@contextmanager
+def _bedrock(request: pytest.FixtureRequest) -> Iterator[Subject]:
+    with bedrock_generator(request) as generator:
+        yield Subject(generator, False)
+
+
+ADAPTERS: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[Subject]]] = {
+    "extractive": lambda _: nullcontext(Subject(ExtractiveGenerator(), True)),
+    "openai": lambda _: nullcontext(
+        Subject(
+            OpenAICompatGenerator(
+                "http://model.test/v1", "scripted-model", transport=httpx.MockTransport(scripted_model)
+            ),
+            False,
+        )
     ),
+    "bedrock": _bedrock,
 }
 
 
 @pytest.fixture(params=list(ADAPTERS))
-def subject(request: pytest.FixtureRequest) -> Subject:
-    return ADAPTERS[request.param]()
+def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
+    with ADAPTERS[request.param](request) as made:
+        yield made
 
 
 async def run(generator: Generator, passages: list[Passage]) -> list[tuple[GenerationEvent, str]]:

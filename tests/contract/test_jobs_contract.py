@@ -18,6 +18,7 @@ from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext
 from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobRunner
+from tests.support.sfn_runner import sfn_jobs_for_contract
 
 LEASE_S = 60.0
 has_message = pytest.mark.skipif(
@@ -34,9 +35,27 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+ENGINE_ONLY = {
+    # Leases, a worker thread and a dying process are how the embedded engine runs jobs; on Step
+    # Functions the service owns those (tests/integration/aws/test_job_state_machine.py).
+    "test_a_job_abandoned_mid_run_is_taken_again_once_its_lease_expires",
+    "test_an_attempt_that_lost_its_lease_cannot_overwrite_the_new_owner",
+    "test_a_job_whose_workers_keep_dying_fails_after_max_attempts",
+    "test_worker_runs_started_jobs_in_the_background_and_stops_cleanly",
+}
+
+
+@pytest.fixture(params=["memory", "sqlite", "stepfunctions"])
 def runner(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> Iterator[JobEngine]:
     engine: JobEngine
+    if request.param == "stepfunctions":
+        if request.node.originalname in ENGINE_ONLY:
+            pytest.skip("embedded engine only: Step Functions owns leases, workers and retries")
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            request.getfixturevalue("monkeypatch").setenv(key, "testing")
+        with sfn_jobs_for_contract(request) as sfn:
+            yield sfn  # type: ignore[misc]  # a JobRunner, though not a JobEngine
+        return
     if request.param == "memory":
         engine = MemoryJobRunner(clock, lease_s=LEASE_S, max_attempts=3)
     else:

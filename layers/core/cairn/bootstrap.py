@@ -63,6 +63,15 @@ class Container:
     consolidation: ConsolidationService
 
 
+def _adapters(settings: Settings) -> Adapters:
+    if settings.backend == "aws":
+        from cairn.bootstrap_aws import aws_adapters
+
+        built: Adapters = aws_adapters(settings)
+        return built
+    return local_adapters(settings)
+
+
 def local_adapters(settings: Settings) -> Adapters:
     from cairn.adapters.local.file_blobs import FileBlobStore
     from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
@@ -71,7 +80,7 @@ def local_adapters(settings: Settings) -> Adapters:
 
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)
-    embedder = _embedder(settings)
+    embedder = local_embedder(settings)
     clock = SystemClock()
     extractor, reflector = distillers_for(settings)
     return Adapters(
@@ -134,7 +143,7 @@ def generator_for(settings: Settings) -> Generator:
     return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
 
 
-def _embedder(settings: Settings) -> Embedder:
+def local_embedder(settings: Settings) -> Embedder:
     from cairn.adapters.local.onnx_embedder import OnnxEmbedder
 
     return OnnxEmbedder(threads=settings.onnx_threads)
@@ -142,7 +151,7 @@ def _embedder(settings: Settings) -> Embedder:
 
 def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:
     """Wire services onto adapters; tests pass fakes through `adapters`."""
-    a = adapters or local_adapters(settings)
+    a = adapters or _adapters(settings)
     events = EventBus()
     brain_repo = BrainRepository(a.records)
     doc_repo = DocumentRepository(a.records)

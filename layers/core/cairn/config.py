@@ -22,6 +22,28 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")
     )
 
+    backend: Literal["local", "aws"] = "local"
+    """`local`: SQLite, files, ONNX in the data directory. `aws`: S3, DynamoDB, OpenSearch, Bedrock,
+    Step Functions, named by the settings below (the SAM template sets them on every function)."""
+    aws_region: str = "us-east-1"
+    aws_endpoint_url: str | None = None
+    """Send every AWS client to this endpoint (a moto server for local emulation)."""
+    bucket: str | None = None
+    table: str | None = None
+    opensearch_url: str | None = None
+    opensearch_auth: Literal["sigv4", "none"] = "sigv4"
+    opensearch_index_prefix: str = "cairn-chunks"
+    opensearch_pipeline: str = "cairn-hybrid-rrf"
+    opensearch_fusion: Literal["pipeline", "client"] = "pipeline"
+    """`pipeline`: the score-ranker-processor RRF fuses server-side where the cluster can (equal
+    leg weights from 2.19, weighted from 3.1), else the adapter fuses; `client`: always fuse here."""
+    embedder: Literal["onnx", "bedrock"] = "onnx"
+    bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
+    bedrock_embedding_dim: Literal[1024, 512, 256] = 1024
+    bedrock_generation_model: str = "amazon.nova-lite-v1:0"
+    state_machine_arns: dict[str, str] = Field(default_factory=dict)
+    """Job kind -> Step Functions state machine ARN (`ingest`, `consolidate`, `job` for the rest)."""
+
     onnx_threads: int = 0
     """Intra-op threads for onnxruntime; 0 lets onnxruntime pick."""
 
@@ -58,7 +80,7 @@ class Settings(BaseSettings):
     """The dense leg counts 0.4 of the BM25 leg in RRF (LoCoMo dev peaked there; docs/PERFORMANCE.md)."""
 
     # Generation (memory_ask)
-    generator: Literal["extractive", "openai"] = "extractive"
+    generator: Literal["extractive", "openai", "bedrock"] = "extractive"
     """`extractive` answers offline from the retrieved sentences; `openai` calls any
     OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp, …)."""
     generator_base_url: str = "http://127.0.0.1:11434/v1"

@@ -39,7 +39,7 @@ def test_a_large_file_is_queued_then_ingested_by_the_job(container: Container, b
     assert doc.id == queued.document_id == job.result["document_id"]
     assert job.result["chunk_count"] == doc.chunk_count > 0
     assert container.search.search(brain, "rotate tyres").hits[0].document_id == doc.id
-    assert not container.documents.blobs.exists(f"{brain.id}/uploads/{queued.hash}")
+    assert not container.documents.blobs.exists(f"uploads/{brain.id}/{queued.hash}")
 
 
 def test_small_files_are_ingested_at_once(container: Container, brain: Brain) -> None:

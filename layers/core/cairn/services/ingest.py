@@ -169,7 +169,7 @@ class IngestService:
         while a job for them exists return that job (idempotency key) and its promised id."""
         assert self.jobs is not None
         digest = checksum(data)
-        upload_key = f"{brain.id}/uploads/{digest}"
+        upload_key = f"uploads/{brain.id}/{digest}"  # one prefix: the bucket expires leftovers
         if not self.documents.blobs.exists(upload_key):
             self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)

@@ -59,6 +59,7 @@ class OpenAIChat:
         url = httpx.URL(self.url)
         self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
         self.model = model
+        self.provider = "openai"
         self._api_key = api_key
         self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         self.max_retries = max_retries

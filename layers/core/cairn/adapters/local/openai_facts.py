@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from cairn.adapters.local.openai_chat import OpenAIChat
+from cairn.adapters.json_chat import JsonChat
 from cairn.domain.models import MemoryType
 from cairn.ports.facts import FactDraft, Utterance
 from cairn.ports.generator import GenerationError
@@ -88,7 +88,7 @@ class _Fact(BaseModel):
 class OpenAIFactExtractor:
     def __init__(
         self,
-        chat: OpenAIChat,
+        chat: JsonChat,
         *,
         max_batch_utterances: int = MAX_BATCH_UTTERANCES,
         max_batch_chars: int = MAX_BATCH_CHARS,
@@ -99,7 +99,7 @@ class OpenAIFactExtractor:
 
     @property
     def name(self) -> str:
-        return f"openai:{self.chat.model}"
+        return f"{self.chat.provider}:{self.chat.model}"
 
     def extract(self, utterances: Sequence[Utterance]) -> list[FactDraft]:
         facts: list[FactDraft] = []

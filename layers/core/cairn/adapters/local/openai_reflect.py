@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from cairn.adapters.local.openai_chat import OpenAIChat
+from cairn.adapters.json_chat import JsonChat
 from cairn.adapters.local.openai_facts import utterance_line
 from cairn.ports.facts import Utterance
 from cairn.ports.generator import GenerationError
@@ -83,13 +83,13 @@ class _Reflection(BaseModel):
 
 
 class OpenAIReflector:
-    def __init__(self, chat: OpenAIChat, *, max_chars: int = MAX_CHARS) -> None:
+    def __init__(self, chat: JsonChat, *, max_chars: int = MAX_CHARS) -> None:
         self.chat = chat
         self.max_chars = max_chars
 
     @property
     def name(self) -> str:
-        return f"openai:{self.chat.model}"
+        return f"{self.chat.provider}:{self.chat.model}"
 
     def reflect(self, title: str | None, utterances: Sequence[Utterance]) -> ReflectionDraft | None:
         spoken = [u for u in utterances if u.text.strip()]

@@ -131,7 +131,9 @@ def mount_mcp(app: FastAPI, container: Container) -> None:
     deps = SurfaceDeps(
         container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
     )
-    security = transport_security(settings.host)
+    # Behind API Gateway the Host header is the API's domain, which the function cannot know in
+    # advance (a 421 otherwise); the JWT authorizer, not the Host check, guards that deployment.
+    security = transport_security("0.0.0.0" if settings.backend == "aws" else settings.host)
     # A JSON string may escape every character as \uXXXX: room for the largest note plus framing.
     max_body = 6 * settings.max_content_chars + MiB
     for surface in SURFACES:

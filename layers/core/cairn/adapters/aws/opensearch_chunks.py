@@ -1,0 +1,281 @@
+"""ChunkIndex on OpenSearch: BM25 + faiss HNSW k-NN in one index per vector dimension.
+
+Layout. One index per dimension (`{index_prefix}-{dimension}`) holds every brain's chunks, with
+`brain_id` a keyword that both legs filter on. A knn_vector field has one fixed dimension, so
+brains with another embedding size get their own index; an index per brain would cost a shard
+(and its HNSW graphs) per brain on a small domain, an index creation on each new brain, and a
+multi-index query for multi-brain searches. The price: BM25's document frequencies are shared
+by the brains of one index (the embedded index keeps them per brain), which shifts scores, not
+which chunks match.
+
+Writes. A chunk's `_id` is its id, so re-ingesting overwrites. `upsert` is one or more `_bulk`
+requests (split below `bulk_bytes`, as managed domains refuse bodies over 10 MiB) with
+`refresh=wait_for` by default: the call returns once its chunks are searchable, without forcing
+a refresh of its own (an ingest made of many batches would otherwise write a small segment per
+batch); `refresh="true"` trades that for speed in tests. `delete_document` is a
+`_delete_by_query` on brain and document, `set_context` an `_update_by_query` on the document's
+ordinal-0 chunk, both refreshed before they return, so every write is seen by the next search.
+
+Search. Terms come from the embedded index's query parser and vectors are scaled to unit length
+(inner product = cosine), so the legs match the embedded ones; each leg carries the whole filter.
+A query with one leg (no terms, no vector, or a zero weight) runs as that leg alone. With two:
+`fusion="client"` sends both legs in one `_msearch` and fuses them here exactly as the embedded
+index does (ranks, raw scores, any rrf_k and weights). `fusion="pipeline"` sends one `hybrid`
+query fused by the `score-ranker-processor` pipeline, created with the index on first use,
+whenever the cluster can fuse that query (OpenSearch 2.19+, 3.1+ for unequal leg weights, rrf_k
+>= 1; the first use reads the version) and falls back to client fusion otherwise. Its hits carry
+the fused score but no per-leg ranks or raw scores (opensearch_fusion.py).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+from opensearchpy import NotFoundError, OpenSearch, OpenSearchException, RequestError
+
+from cairn.adapters.aws.opensearch_client import cluster_version, opensearch_client
+from cairn.adapters.aws.opensearch_errors import describe, error_type, failed_items, translate
+from cairn.adapters.aws.opensearch_fusion import fuse_legs, leg_hits, pipeline_hits, server_fusion
+from cairn.adapters.aws.opensearch_queries import (
+    DEFAULT_FIELD_WEIGHTS,
+    SOURCE,
+    Body,
+    bm25_query,
+    brain_query,
+    document_query,
+    hybrid_body,
+    knn_query,
+    leg_body,
+)
+from cairn.adapters.aws.opensearch_schema import index_body, pipeline_body, pipeline_rank_constant, to_source
+from cairn.adapters.local.fts_query import query_terms
+from cairn.adapters.local.vector_store import Floats, unit_rows
+from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ChunkHit, ChunkQuery
+from cairn.ports.embedder import Vectors
+
+__all__ = ["OpenSearchChunkIndex", "opensearch_client"]
+
+Fusion = Literal["pipeline", "client"]
+Refresh = Literal["wait_for", "true"]
+T = TypeVar("T")
+
+HYBRID_RRF = (2, 19)  # hybrid query + score-ranker-processor
+WEIGHTED_RRF = (3, 1)  # ... with per-sub-query weights
+MAX_WINDOW = 10_000  # index.max_result_window: the deepest a leg (k, pagination_depth) may go
+_PAGE = 1_000
+_SET_CONTEXT = "ctx._source.context = params.context"
+
+
+class OpenSearchChunkIndex:
+    def __init__(
+        self,
+        client: OpenSearch,
+        dimension: int,
+        *,
+        index_prefix: str = "cairn-chunks",
+        pipeline: str = "cairn-hybrid-rrf",
+        candidate_pool: int = 100,
+        fusion: Fusion = "pipeline",
+        refresh: Refresh = "wait_for",
+        field_weights: tuple[float, float, float] = DEFAULT_FIELD_WEIGHTS,
+        bulk_bytes: int = 5_000_000,
+    ) -> None:
+        """`candidate_pool` caps each leg's depth (never below the query's top_k)."""
+        if dimension <= 0 or candidate_pool <= 0:
+            raise ValueError("dimension and candidate_pool must be positive")
+        self.client = client
+        self.dimension = dimension
+        self.index = f"{index_prefix}-{dimension}"
+        self.pipeline = pipeline
+        self.candidate_pool = candidate_pool
+        self.fusion = fusion
+        self.refresh = refresh
+        self.field_weights = field_weights
+        self.bulk_bytes = bulk_bytes
+        self._rank_constant = pipeline_rank_constant()
+        self._version = (0, 0)  # the cluster's, learnt by ensure() for pipeline fusion
+        self._ready = False
+        self._lock = threading.Lock()
+
+    # -- setup --------------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        """Create the index (and, for pipeline fusion, the search pipeline) unless they exist."""
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self._call("index creation", self._create_index)
+                if self.fusion == "pipeline":
+                    self._version = self._call("version check", cluster_version, client=self.client)
+                    if self._version >= HYBRID_RRF:
+                        self._call("search pipeline creation", self._create_pipeline)
+                self._ready = True
+
+    def _create_index(self) -> None:
+        if self.client.indices.exists(index=self.index):
+            return
+        try:
+            self.client.indices.create(index=self.index, body=index_body(self.dimension))
+        except RequestError as exc:
+            if error_type(exc) != "resource_already_exists_exception":  # another process won the race
+                raise
+
+    def _create_pipeline(self) -> None:
+        try:
+            self.client.search_pipeline.get(id=self.pipeline)
+        except NotFoundError:
+            self.client.search_pipeline.put(id=self.pipeline, body=pipeline_body())
+
+    # -- writes -------------------------------------------------------------------------
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        if not chunks:
+            return
+        matrix = unit_rows(vectors)
+        if matrix.shape != (len(chunks), self.dimension) or not np.isfinite(matrix).all():
+            raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
+        self.ensure()
+        for body, count in self._bulk_bodies(chunks, matrix):
+            response = self._call("bulk index", self.client.bulk, body=body, params={"refresh": self.refresh})
+            failures = failed_items(response)
+            if failures:
+                raise CairnError(
+                    f"OpenSearch refused {len(failures)} of {count} chunks (first: {failures[0]})"
+                )
+
+    def _bulk_bodies(self, chunks: Sequence[Chunk], matrix: Floats) -> Iterator[tuple[bytes, int]]:
+        """NDJSON bulk bodies of at most `bulk_bytes` (or one chunk), in the chunks' order."""
+        lines: list[bytes] = []
+        size = 0
+        for chunk, vector in zip(chunks, matrix.astype(np.float64).tolist(), strict=True):
+            action = {"index": {"_index": self.index, "_id": chunk.id}}
+            pair = (_ndjson(action) + _ndjson(to_source(chunk, vector))).encode("utf-8")
+            if lines and size + len(pair) > self.bulk_bytes:
+                yield b"".join(lines), len(lines)
+                lines, size = [], 0
+            lines.append(pair)
+            size += len(pair)
+        if lines:
+            yield b"".join(lines), len(lines)
+
+    def set_context(self, brain_id: str, document_id: str, context: str) -> None:
+        self.ensure()
+        script = {"source": _SET_CONTEXT, "lang": "painless", "params": {"context": context}}
+        body = {"query": document_query(brain_id, document_id, first_only=True), "script": script}
+        self._call(
+            "context update",
+            self.client.update_by_query,
+            index=self.index,
+            body=body,
+            params={"refresh": "true"},
+        )
+
+    def delete_document(self, brain_id: str, document_id: str) -> int:
+        self.ensure()
+        body = {"query": document_query(brain_id, document_id)}
+        params = {"refresh": "true", "conflicts": "proceed"}
+        response = self._call(
+            "document delete",
+            self.client.delete_by_query,
+            index=self.index,
+            body=body,
+            params=params,
+        )
+        return int(response.get("deleted", 0))
+
+    # -- reads --------------------------------------------------------------------------
+
+    def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
+        self.ensure()
+        body: Body = {
+            "size": _PAGE,
+            "query": document_query(brain_id, document_id),
+            "sort": [{"ordinal": "asc"}, {"id": "asc"}],
+            "_source": SOURCE,
+        }
+        chunks: list[Chunk] = []
+        while True:
+            response = self._call("chunk listing", self.client.search, index=self.index, body=body)
+            hits = response["hits"]["hits"]
+            chunks += [Chunk.model_validate(hit["_source"]) for hit in hits]
+            if len(hits) < _PAGE:
+                return chunks
+            body = {**body, "search_after": hits[-1]["sort"]}
+
+    def count(self, brain_id: str) -> int:
+        self.ensure()
+        body = {"query": brain_query(brain_id)}
+        response = self._call("count", self.client.count, index=self.index, body=body)
+        return int(response["count"])
+
+    def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        if query.rrf_k < 0 or query.bm25_weight < 0 or query.vector_weight < 0:
+            raise InvalidInput("rrf_k and the leg weights must not be negative")
+        if query.top_k <= 0 or not query.filter.brain_ids:
+            return []
+        terms = query_terms(query.text) if query.bm25_weight > 0 else []
+        use_vector = query.vector is not None and query.vector_weight > 0
+        vector = self._query_vector(query.vector) if use_vector else None
+        if not terms and vector is None:
+            return []
+        self.ensure()
+        pool = min(max(query.candidate_pool, query.top_k), max(self.candidate_pool, query.top_k), MAX_WINDOW)
+        bm25 = bm25_query(terms, query.filter, self.field_weights) if terms else None
+        knn = knn_query(vector, query.filter, pool) if vector is not None else None
+        if bm25 is not None and knn is not None and self.fusion == "pipeline" and self._version >= HYBRID_RRF:
+            fusion = server_fusion(query, self._rank_constant, weighted=self._version >= WEIGHTED_RRF)
+            if fusion is not None:
+                body = hybrid_body([bm25, knn], pool, min(query.top_k, MAX_WINDOW), fusion.inline)
+                params = {"search_pipeline": self.pipeline} if fusion.inline is None else {}
+                response = self._call(
+                    "hybrid search", self.client.search, index=self.index, body=body, params=params
+                )
+                return pipeline_hits(response, fusion.scale)
+        return self._fused_on_client(bm25, knn, pool, query)
+
+    def _fused_on_client(
+        self, bm25: Body | None, knn: Body | None, pool: int, query: ChunkQuery
+    ) -> list[ChunkHit]:
+        searches: list[Body] = []
+        for leg in (bm25, knn):
+            if leg is not None:
+                searches += [{"index": self.index}, leg_body(leg, pool)]
+        response = self._call("search", self.client.msearch, body=searches)
+        results = response["responses"]
+        for result in results:
+            if "error" in result:
+                error = InvalidInput if result.get("status") == 400 else CairnError
+                raise error(
+                    f"OpenSearch search leg failed with status {result.get('status')} ({describe(result)})"
+                )
+        bm25_hits = leg_hits(results[0]) if bm25 is not None else []
+        knn_hits = leg_hits(results[-1]) if knn is not None else []
+        return fuse_legs(bm25_hits, knn_hits, query)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _query_vector(self, vector: Sequence[float] | None) -> list[float]:
+        array = np.asarray(vector, dtype=np.float32)
+        if array.shape != (self.dimension,) or not np.isfinite(array).all():
+            raise InvalidInput(f"query vector must be {self.dimension} finite floats")
+        unit: list[float] = unit_rows(array)[0].astype(np.float64).tolist()
+        return unit
+
+    def _call(self, operation: str, request: Callable[..., T], **arguments: Any) -> T:
+        try:
+            return request(**arguments)
+        except OpenSearchException as exc:
+            if isinstance(exc, NotFoundError) and error_type(exc) == "index_not_found_exception":
+                self._ready = False  # deleted behind our back: the next call creates it again
+            raise translate(exc, operation) from exc
+
+
+def _ndjson(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -1,0 +1,98 @@
+"""Query DSL for the OpenSearch ChunkIndex: the filter, the two legs and the hybrid query.
+
+Both legs carry the whole filter: the BM25 leg in its bool `filter`, the k-NN leg inside the
+`knn` clause (faiss efficient filtering, so the k nearest are taken among matching chunks only,
+not cut first and filtered after). Query text never reaches a query parser: it is reduced to the
+embedded index's terms (folded words, stopwords dropped, `fts_query.query_terms`) and sent to a
+`multi_match`, which analyses it as plain text, so user input can never be query syntax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body
+from cairn.adapters.local.chunk_schema import epoch_ms
+from cairn.ports.chunks import ChunkFilter
+
+# Field boosts of the BM25 leg (title, text, context): the embedded index's bm25() column
+# weights (sqlite_chunks.DEFAULT_BM25_WEIGHTS), summed over fields as FTS5 sums its columns.
+DEFAULT_FIELD_WEIGHTS = (2.0, 1.0, 0.5)
+SOURCE = {"excludes": [VECTOR_FIELD]}
+
+
+def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
+    """Filter-context clauses (no scoring) for every condition of the filter."""
+    f = chunk_filter
+    clauses: list[Body] = [{"terms": {"brain_id": list(dict.fromkeys(f.brain_ids))}}]
+    if f.active_only:
+        clauses.append({"term": {"active": True}})
+    if f.path_prefixes and "" not in f.path_prefixes:
+        prefixes = [{"prefix": {"path": prefix}} for prefix in dict.fromkeys(f.path_prefixes)]
+        clauses.append({"bool": {"should": prefixes, "minimum_should_match": 1}})
+    clauses.extend({"term": {"tags": tag}} for tag in dict.fromkeys(f.tags))
+    created: dict[str, Any] = {}
+    if f.created_from is not None:
+        created["gte"] = epoch_ms(f.created_from)
+    if f.created_to is not None:
+        created["lt"] = epoch_ms(f.created_to)
+    if created:
+        clauses.append({"range": {"created_at": {**created, "format": "epoch_millis"}}})
+    if f.document_ids:
+        clauses.append({"terms": {"document_id": list(dict.fromkeys(f.document_ids))}})
+    return clauses
+
+
+def bm25_query(
+    terms: Sequence[str],
+    chunk_filter: ChunkFilter,
+    field_weights: tuple[float, float, float] = DEFAULT_FIELD_WEIGHTS,
+) -> Body:
+    title, text, context = field_weights
+    match = {
+        "multi_match": {
+            "query": " ".join(terms),
+            "fields": [f"title^{title}", f"text^{text}", f"context^{context}"],
+            "type": "most_fields",
+            "operator": "or",
+        }
+    }
+    return {"bool": {"must": [match], "filter": filter_clauses(chunk_filter)}}
+
+
+def knn_query(vector: Sequence[float], chunk_filter: ChunkFilter, k: int) -> Body:
+    clause = {"vector": list(vector), "k": k, "filter": {"bool": {"filter": filter_clauses(chunk_filter)}}}
+    return {"knn": {VECTOR_FIELD: clause}}
+
+
+def leg_body(query: Body, size: int) -> Body:
+    """One leg searched on its own: its best `size` chunks, without their vectors."""
+    return {"size": size, "query": query, "_source": SOURCE, "track_total_hits": False}
+
+
+def hybrid_body(legs: Sequence[Body], pool: int, size: int, pipeline: Body | None = None) -> Body:
+    """A hybrid query over the legs, each cut at `pool` per shard, fused by a search pipeline.
+
+    `pipeline` is an inline (temporary) pipeline definition; without it the request must name
+    a stored one in its `search_pipeline` parameter.
+    """
+    body: Body = {
+        "size": size,
+        "query": {"hybrid": {"queries": list(legs), "pagination_depth": pool}},
+        "_source": SOURCE,
+    }
+    if pipeline is not None:
+        body["search_pipeline"] = pipeline
+    return body
+
+
+def document_query(brain_id: str, document_id: str, *, first_only: bool = False) -> Body:
+    clauses: list[Body] = [{"term": {"brain_id": brain_id}}, {"term": {"document_id": document_id}}]
+    if first_only:
+        clauses.append({"term": {"ordinal": 0}})
+    return {"bool": {"filter": clauses}}
+
+
+def brain_query(brain_id: str) -> Body:
+    return {"bool": {"filter": [{"term": {"brain_id": brain_id}}]}}

@@ -1,0 +1,85 @@
+"""The OpenSearch chunk index's definitions, and the mapping between a stored document and a Chunk.
+
+The index body (settings + mapping) and the RRF search pipeline are JSON files. The canonical
+ones are infra/opensearch/*.json, what an operator reads or applies by hand at deploy; the
+package ships identical copies in opensearch/ beside this module, because a Lambda bundle carries
+the package and not the repository (a unit test asserts the two stay byte-identical). The index
+file's vector dimension is a placeholder: `index_body` sets the adapter's own.
+
+A stored document is the Chunk's JSON (datetimes as ISO-8601 strings, so `created_at` keeps its
+microseconds while its `date` field filters at millisecond resolution, as the embedded index does)
+plus the unit-length vector under `embedding`, which searches never fetch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from cairn.domain.models import Chunk
+
+INDEX_FILE = "chunks-index.json"
+PIPELINE_FILE = "hybrid-pipeline.json"
+VECTOR_FIELD = "embedding"
+RRF_PROCESSOR = "score-ranker-processor"
+
+Body = dict[str, Any]
+
+
+@cache
+def _text(name: str) -> str:
+    return resources.files("cairn.adapters.aws").joinpath("opensearch", name).read_text("utf-8")
+
+
+def resource_text(name: str) -> str:
+    """The packaged copy of an infra/opensearch file, as text."""
+    return _text(name)
+
+
+def index_body(dimension: int) -> Body:
+    """Settings and mapping of a chunk index whose vectors have `dimension` floats."""
+    body: Body = json.loads(_text(INDEX_FILE))
+    body["mappings"]["properties"][VECTOR_FIELD]["dimension"] = dimension
+    return body
+
+
+def pipeline_body(rank_constant: int | None = None, weights: Sequence[float] | None = None) -> Body:
+    """The RRF search pipeline; with arguments, a variant for one request (an inline pipeline).
+
+    `weights` (one per hybrid sub-query, summing to 1) need OpenSearch 3.1 or later.
+    """
+    body: Body = json.loads(_text(PIPELINE_FILE))
+    combination = body["phase_results_processors"][0][RRF_PROCESSOR]["combination"]
+    if rank_constant is not None:
+        combination["rank_constant"] = rank_constant
+    if weights is not None:
+        combination["parameters"] = {"weights": list(weights)}
+    return body
+
+
+def pipeline_rank_constant() -> int:
+    """The rank constant the named pipeline is created with."""
+    combination = pipeline_body()["phase_results_processors"][0][RRF_PROCESSOR]["combination"]
+    return int(combination.get("rank_constant", 60))
+
+
+def to_source(chunk: Chunk, vector: Sequence[float]) -> Body:
+    source: Body = chunk.model_dump(mode="json")
+    source[VECTOR_FIELD] = list(vector)
+    return source
+
+
+def from_source(source: Mapping[str, Any]) -> Chunk:
+    fields = {key: value for key, value in source.items() if key != VECTOR_FIELD}
+    return Chunk.model_validate(fields)
+
+
+def similarity(score: float) -> float:
+    """The inner product (cosine, on unit vectors) behind a faiss `innerproduct` k-NN score.
+
+    OpenSearch scores a distance d = -ip as 1 / (1 + d) when d >= 0, else 1 - d.
+    """
+    return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score

@@ -1,0 +1,80 @@
+"""BlobStore on an S3 bucket: key "a/b.md" is the object <prefix>a/b.md.
+
+A PutObject replaces an object atomically (readers see the old or the new bytes), so no temp
+objects are needed. Encryption is the bucket's default (the SAM template sets it); nothing is
+set per call. Keys follow the file adapter's rules so every backend accepts the same keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cairn.adapters.local.file_blobs import MAX_KEY_BYTES, validate_key
+from cairn.domain.errors import CairnError, InvalidInput, NotFound
+
+_MISSING = {"NoSuchKey", "404", "NotFound"}
+
+
+class S3BlobStore:
+    def __init__(self, client: Any, bucket: str, prefix: str = "") -> None:
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        if prefix:
+            validate_key(prefix.rstrip("/"))
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def put(self, key: str, data: bytes) -> None:
+        object_key = self._key(key)
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=object_key, Body=bytes(data))
+        except ClientError as exc:
+            raise _error("PutObject", exc) from exc
+
+    def get(self, key: str) -> bytes:
+        object_key = self._key(key)
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=object_key)
+            body: bytes = response["Body"].read()
+        except ClientError as exc:
+            if _code(exc) in _MISSING:
+                raise NotFound(f"no blob {key!r}") from None
+            raise _error("GetObject", exc) from exc
+        return body
+
+    def delete(self, key: str) -> None:
+        """Deleting a missing key succeeds in S3 too (on a versioned bucket: a delete marker)."""
+        object_key = self._key(key)
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=object_key)
+        except ClientError as exc:
+            raise _error("DeleteObject", exc) from exc
+
+    def exists(self, key: str) -> bool:
+        object_key = self._key(key)
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=object_key)
+        except ClientError as exc:
+            if _code(exc) in _MISSING:
+                return False
+            raise _error("HeadObject", exc) from exc
+        return True
+
+    def _key(self, key: str) -> str:
+        validate_key(key)
+        full = self.prefix + key
+        if len(full.encode("utf-8")) > MAX_KEY_BYTES:
+            raise InvalidInput(f"blob key exceeds {MAX_KEY_BYTES} bytes with the store's prefix")
+        return full
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", "Unknown"))
+
+
+def _error(action: str, exc: ClientError) -> CairnError:
+    """The S3 error code only: messages can name the account, role or request ids."""
+    return CairnError(f"S3 {action} failed ({_code(exc)})")

@@ -1,0 +1,293 @@
+"""The AWS JobRunner: each job is one Step Functions execution; its state lives in the RecordStore.
+
+Two sides share this class. The API side calls `start` and `status`; the task function (a
+Lambda invoked by the state machine) calls `execute` and `fail` through `task_handler`, with the
+same handlers registered as in the embedded runner. Records (sfn_job_records):
+`job#<job id>`/`job` holds the job (the domain Job's fields + execution ARN), and
+`job#<job id>`/`checkpoint#<key>` one checkpoint each; every write is conditional on the version.
+
+- start: writes the job record (conditional create, keys in sfn_job_records) BEFORE
+  StartExecution, with input {"job_id", "kind"}, on state_machine_arns[kind] or the generic
+  machine (infra/statemachines/job.asl.json). The execution name is a hash of the job input
+  (sfn_names), and a repeated idempotency key maps to the same job id, so a repeat never starts
+  a second execution; it re-sends StartExecution only for a job that never ran (a crash between
+  the record and the call), which Step Functions answers idempotently.
+- execute: one attempt. Counts it, runs the handler with a JobContext on the records, records
+  the result; a handler error is recorded (job back to `queued`) and raised as JobAttemptFailed,
+  so the state machine's Retry decides; when retries run out, its Catch calls `fail`. Failures
+  that a retry cannot fix (unknown kind, a result that is not a JSON object) fail the job at once
+  and return {"status": "failed"}, which the state machine turns into a failed execution.
+- status: the record; while it is queued or running, DescribeExecution reconciles it (an
+  execution that ended FAILED, TIMED_OUT or ABORTED without marking the job marks it failed).
+- run_pending: waits for the executions this runner started (for tests and the CLI); Step
+  Functions is the worker, so start_worker/stop_worker do nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, SfnJobContext, failure_text
+from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
+from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
+from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
+from cairn.adapters.local.job_engine import JobRow, check_name, error_text, json_object
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
+from cairn.domain.ids import new_id
+from cairn.domain.models import Job, JobStatus
+from cairn.ports.clock import Clock
+from cairn.ports.jobs import JobHandler
+from cairn.ports.records import RecordStore
+
+log = logging.getLogger("cairn.jobs.sfn")
+
+_UNFINISHED = (JobStatus.queued, JobStatus.running)
+_ENDED_BADLY = ("FAILED", "TIMED_OUT", "ABORTED")
+
+
+class StepFunctionsJobRunner:
+    def __init__(
+        self,
+        sfn_client: SfnClient,
+        records: RecordStore,
+        clock: Clock,
+        state_machine_arns: dict[str, str],
+        *,
+        default_kind_key: str = "job",
+        run_timeout_s: float = 120.0,
+        poll_s: float = 0.05,
+        start_grace_s: float = 300.0,
+    ) -> None:
+        self._executions, self._jobs, self._clock = Executions(sfn_client), JobRecords(records), clock
+        self._machines, self._default_key = dict(state_machine_arns), default_kind_key
+        self.run_timeout_s, self.poll_s, self.start_grace_s = run_timeout_s, poll_s, start_grace_s
+        self._handlers: dict[str, JobHandler] = {}
+        self._started: dict[str, tuple[str, int]] = {}  # execution ARN -> (job id, attempts before)
+        self._lock = threading.Lock()
+
+    # -- JobRunner: the API side ---------------------------------------------------------------
+
+    def register(self, kind: str, handler: JobHandler) -> None:
+        self._handlers[check_name("job kind", kind)] = handler
+
+    def start(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        brain_id: str | None = None,
+        principal: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        check_name("job kind", kind)
+        if idempotency_key is not None:
+            check_name("idempotency_key", idempotency_key)
+        payload = json_object(payload, "job payload")
+        machine = self._machine_for(kind)
+        job_id = job_id_for_key(idempotency_key) if idempotency_key is not None else new_id("job")
+        now = self._clock.now()
+        row = JobRow(
+            id=job_id,
+            kind=kind,
+            brain_id=brain_id,
+            principal=principal,
+            input=payload,
+            idempotency_key=idempotency_key,
+            created_at=now,
+            updated_at=now,
+        )
+        stored, _ = self._jobs.create(row, execution_arn(machine, execution_name(job_id, kind, payload)))
+        if stored.row.kind != kind or stored.row.idempotency_key != idempotency_key:
+            raise Conflict(f"idempotency key already used for a job of kind {stored.row.kind!r}")
+        if stored.row.status is JobStatus.queued and stored.row.attempts == 0:
+            self._start_execution(stored, machine)
+        return stored.row.to_job()
+
+    def status(self, job_id: str) -> Job:
+        stored = self._get(job_id)
+        if stored.row.status in _UNFINISHED:
+            stored = self._reconcile(stored)
+        return stored.row.to_job()
+
+    def run_pending(self) -> int:
+        """Wait (bounded by run_timeout_s) for this runner's executions; returns the attempts they ran."""
+        deadline = time.monotonic() + self.run_timeout_s
+        ran = 0
+        while True:
+            with self._lock:
+                started = dict(self._started)
+            for arn, (job_id, before) in started.items():
+                if self._executions.describe(arn).get("status") == "RUNNING":
+                    continue
+                with self._lock:
+                    self._started.pop(arn, None)
+                stored = self._jobs.get(job_id)
+                if stored is not None and stored.row.status in _UNFINISHED:
+                    stored = self._reconcile(stored)
+                ran += max((stored.row.attempts if stored else before) - before, 0)
+            with self._lock:
+                left = len(self._started)
+            if not left:
+                return ran
+            if time.monotonic() > deadline:
+                log.warning("run_pending: %d executions still running after %.0f s", left, self.run_timeout_s)
+                return ran
+            time.sleep(self.poll_s)
+
+    def start_worker(self) -> None:
+        """Nothing to start: Step Functions runs the jobs."""
+
+    def stop_worker(self) -> None:
+        """Nothing to stop."""
+
+    def close(self) -> None:
+        """Nothing to release: the clients belong to the caller."""
+
+    # -- the task side (the Lambda function the state machine invokes) -------------------------
+
+    def execute(self, job_id: str) -> dict[str, Any]:
+        """Run one attempt of the job; returns {"job_id", "status", "error"} for the state machine."""
+        claimed = self._jobs.update(job_id, self._clock.now(), _claim)
+        if claimed is None:
+            stored = self._jobs.get(job_id)
+            if stored is None:
+                return _outcome(job_id, JobStatus.failed, f"job {job_id!r} not found")
+            return _outcome(job_id, stored.row.status, stored.row.error)  # finished: a repeat delivery
+        row = claimed.row
+        handler = self._handlers.get(row.kind)
+        if handler is None:
+            return self._finish(
+                row, JobStatus.failed, error=f"no handler is registered for job kind {row.kind!r}"
+            )
+        try:
+            returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, row.attempts))
+        except Exception as exc:
+            error = error_text(exc)
+            log.warning("job %s (%s) attempt %d failed", job_id, row.kind, row.attempts, exc_info=True)
+            self._finish(row, JobStatus.queued, error=error)
+            raise JobAttemptFailed(error) from None
+        try:
+            result = json_object(returned, "job result")
+        except InvalidInput as exc:
+            return self._finish(row, JobStatus.failed, error=error_text(exc))
+        return self._finish(row, JobStatus.completed, result=result)
+
+    def fail(self, job_id: str, error: Any = None) -> dict[str, Any]:
+        """Mark the job failed after the state machine caught `error` ({"Error", "Cause"} or text)."""
+        text = failure_text(error)
+        stored = self._jobs.update(
+            job_id,
+            self._clock.now(),
+            lambda row: {"status": JobStatus.failed, "error": text} if row.status in _UNFINISHED else None,
+        ) or self._jobs.get(job_id)
+        if stored is None:
+            return _outcome(job_id, JobStatus.failed, text)
+        return _outcome(job_id, stored.row.status, stored.row.error or text)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _machine_for(self, kind: str) -> str:
+        machine = self._machines.get(kind) or self._machines.get(self._default_key)
+        if not machine:
+            raise CairnError(f"no state machine is configured for job kind {kind!r}")
+        return machine
+
+    def _get(self, job_id: str) -> StoredJob:
+        valid = isinstance(job_id, str) and 0 < len(job_id) <= 200
+        stored = self._jobs.get(job_id) if valid else None
+        if stored is None:
+            raise NotFound(f"job {job_id!r} not found")
+        return stored
+
+    def _start_execution(self, stored: StoredJob, machine: str) -> None:
+        name = stored.execution_arn.rsplit(":", 1)[1]
+        self._executions.start(machine, name, execution_input(stored.row.id, stored.row.kind))
+        with self._lock:
+            self._started.setdefault(stored.execution_arn, (stored.row.id, stored.row.attempts))
+
+    def _reconcile(self, stored: StoredJob) -> StoredJob:
+        execution = self._executions.describe(stored.execution_arn)
+        state = execution.get("status")
+        if state in _ENDED_BADLY:
+            error = f"the job's execution ended {state}: {execution.get('error') or 'no error given'}"
+        elif state == MISSING and self._never_started(stored):
+            error = "the job's execution was never started"
+        else:
+            return stored
+        marked = self._jobs.update(
+            stored.row.id,
+            self._clock.now(),
+            lambda row: (
+                {"status": JobStatus.failed, "error": failure_text(error)}
+                if row.status in _UNFINISHED
+                else None
+            ),
+        )
+        return marked or self._jobs.get(stored.row.id) or stored
+
+    def _never_started(self, stored: StoredJob) -> bool:
+        age = self._clock.now() - stored.row.created_at
+        return stored.row.attempts == 0 and age > timedelta(seconds=self.start_grace_s)
+
+    def _finish(
+        self,
+        row: JobRow,
+        status: JobStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        changes: dict[str, Any] = {"status": status, "error": error}
+        if status is JobStatus.completed:
+            changes.update(result=result, progress=1.0)
+        attempt = row.attempts
+        written = self._jobs.update(
+            row.id,
+            self._clock.now(),
+            lambda now_row: changes if owned_by(now_row, attempt) else None,
+        )
+        if written is None:
+            log.warning("job %s attempt %d finished after another attempt took over", row.id, attempt)
+            raise JobAttemptFailed(f"job {row.id} attempt {attempt} no longer owns the job")
+        return _outcome(row.id, status, error)
+
+
+def _claim(row: JobRow) -> dict[str, Any] | None:
+    if row.status not in _UNFINISHED:
+        return None
+    return {"status": JobStatus.running, "attempts": row.attempts + 1}
+
+
+def _outcome(job_id: str, status: JobStatus, error: str | None) -> dict[str, Any]:
+    return {"job_id": job_id, "status": status.value, "error": error}
+
+
+class TaskEvent(BaseModel):
+    """What the state machine sends the task function (infra/statemachines/job.asl.json)."""
+
+    model_config = ConfigDict(extra="ignore")
+    action: Literal["execute", "fail"]
+    job_id: str
+    error: Any = None
+
+
+def task_handler(runner: StepFunctionsJobRunner) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The task Lambda's handler: `handler = task_handler(container.jobs)` in its app.py."""
+
+    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        try:
+            task = TaskEvent.model_validate(event)
+        except ValueError as exc:
+            raise InvalidInput(f"not a job task event: {error_text(exc)}") from None
+        if task.action == "execute":
+            return runner.execute(task.job_id)
+        return runner.fail(task.job_id, task.error)
+
+    return handle

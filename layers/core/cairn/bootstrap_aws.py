@@ -1,0 +1,168 @@
+"""The AWS half of the composition root: clients and adapters from Settings, one port at a time.
+
+Each port takes its AWS adapter when its resource is configured and the embedded one otherwise,
+so the same code serves the deployment (everything on AWS), local emulation (S3 and DynamoDB on a
+moto server, the rest embedded; scripts/aws_local.py) and mixes in between. Clients are built
+once per process with botocore's standard retry mode; `aws_endpoint_url` sends every client to
+one endpoint (moto).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cairn.config import Settings
+from cairn.ports.blobs import BlobStore
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.clock import Clock, SystemClock
+from cairn.ports.embedder import Embedder
+from cairn.ports.facts import FactExtractor
+from cairn.ports.generator import Generator
+from cairn.ports.jobs import JobRunner
+from cairn.ports.records import RecordStore
+from cairn.ports.reflection import Reflector
+
+
+class AwsClients:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._made: dict[str, Any] = {}
+
+    def __call__(self, service: str) -> Any:
+        if service not in self._made:
+            import boto3
+            from botocore.config import Config
+
+            s = self.settings
+            if service == "bedrock-runtime":
+                # The Bedrock adapters retry throttling themselves (with backoff, and only before
+                # a stream has started): botocore must not multiply their attempts.
+                config = Config(
+                    retries={"mode": "standard", "total_max_attempts": 1},
+                    connect_timeout=5,
+                    read_timeout=60,
+                    max_pool_connections=16,
+                )
+            elif service == "dynamodb":
+                # Large transactions lock and apply items from 8 threads (dynamodb_staged.py).
+                config = Config(
+                    retries={"mode": "standard", "max_attempts": 10},
+                    connect_timeout=3,
+                    read_timeout=10,
+                    max_pool_connections=32,
+                )
+            else:
+                config = Config(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
+            self._made[service] = boto3.client(
+                service, region_name=s.aws_region, endpoint_url=s.aws_endpoint_url or None, config=config
+            )
+        return self._made[service]
+
+
+def aws_adapters(settings: Settings) -> Any:
+    """Adapters for `backend = "aws"` (returns bootstrap.Adapters)."""
+    from cairn.bootstrap import Adapters, distillers_for, generator_for, local_embedder
+
+    clients = AwsClients(settings)
+    data = settings.data_dir
+    data.mkdir(parents=True, exist_ok=True)
+    clock: Clock = SystemClock()
+    records = _records(settings, clients, data)
+    embedder = _embedder(settings, clients) if settings.embedder == "bedrock" else local_embedder(settings)
+    generator = _generator(settings, clients) if settings.generator == "bedrock" else generator_for(settings)
+    extractor, reflector = (
+        _distillers(settings, clients) if settings.generator == "bedrock" else distillers_for(settings)
+    )
+    return Adapters(
+        records=records,
+        blobs=_blobs(settings, clients, data),
+        chunks=_chunks(settings, embedder.dimension, data),
+        embedder=embedder,
+        clock=clock,
+        generator=generator,
+        jobs=_jobs(settings, clients, records, clock, data),
+        extractor=extractor,
+        reflector=reflector,
+    )
+
+
+def _records(settings: Settings, clients: AwsClients, data: Any) -> RecordStore:
+    if settings.table:
+        from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
+
+        return DynamoRecordStore(clients("dynamodb"), settings.table)
+    from cairn.adapters.local.sqlite_records import SqliteRecordStore
+
+    return SqliteRecordStore(data / "records.sqlite3")
+
+
+def _blobs(settings: Settings, clients: AwsClients, data: Any) -> BlobStore:
+    if settings.bucket:
+        from cairn.adapters.aws.s3_blobs import S3BlobStore
+
+        return S3BlobStore(clients("s3"), settings.bucket)
+    from cairn.adapters.local.file_blobs import FileBlobStore
+
+    return FileBlobStore(data / "blobs")
+
+
+def _chunks(settings: Settings, dimension: int, data: Any) -> ChunkIndex:
+    if settings.opensearch_url:
+        from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex, opensearch_client
+
+        client = opensearch_client(settings.opensearch_url, settings.aws_region, settings.opensearch_auth)
+        return OpenSearchChunkIndex(
+            client,
+            dimension,
+            index_prefix=settings.opensearch_index_prefix,
+            pipeline=settings.opensearch_pipeline,
+            candidate_pool=settings.candidate_pool,
+            fusion=settings.opensearch_fusion,
+        )
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+
+    return SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", dimension)
+
+
+def _embedder(settings: Settings, clients: AwsClients) -> Embedder:
+    from cairn.adapters.aws.bedrock_embedder import BedrockEmbedder
+
+    return BedrockEmbedder(
+        clients("bedrock-runtime"), settings.bedrock_embedding_model, settings.bedrock_embedding_dim
+    )
+
+
+def _generator(settings: Settings, clients: AwsClients) -> Generator:
+    from cairn.adapters.aws.bedrock_generator import BedrockGenerator
+
+    return BedrockGenerator(clients("bedrock-runtime"), settings.bedrock_generation_model)
+
+
+def _distillers(settings: Settings, clients: AwsClients) -> tuple[FactExtractor, Reflector]:
+    from cairn.adapters.aws.bedrock_chat import BedrockChat
+    from cairn.adapters.local.openai_facts import OpenAIFactExtractor
+    from cairn.adapters.local.openai_reflect import OpenAIReflector
+
+    chat = BedrockChat(
+        clients("bedrock-runtime"), settings.extractor_model or settings.bedrock_generation_model
+    )
+    extractor = OpenAIFactExtractor(
+        chat,
+        max_batch_utterances=settings.extractor_batch_utterances,
+        max_batch_chars=settings.extractor_batch_chars,
+    )
+    return extractor, OpenAIReflector(chat, max_chars=settings.extractor_batch_chars)
+
+
+def _jobs(
+    settings: Settings, clients: AwsClients, records: RecordStore, clock: Clock, data: Any
+) -> JobRunner:
+    if settings.state_machine_arns:
+        from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
+
+        return StepFunctionsJobRunner(clients("stepfunctions"), records, clock, settings.state_machine_arns)
+    from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
+
+    return SqliteJobRunner(
+        data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
+    )

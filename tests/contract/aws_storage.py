@@ -1,0 +1,166 @@
+"""Contract-suite factories for the AWS storage adapters, under moto's in-process mock_aws.
+
+`s3_blobs(request)` and `dynamodb_records(request)` start moto, create the bucket / table the
+way the SAM template does (docs/DYNAMODB.md), and yield a ready adapter. No socket is opened.
+
+moto's backends are not thread-safe (a conditional write is a read then a write in Python,
+and a TransactWriteItems rollback restores a copy of the whole table), while S3 and DynamoDB
+apply each request atomically. The factories therefore serialise moto's request handling, so
+the concurrency tests exercise the adapters against the guarantees the real services give.
+They also make moto snapshot a table once per TransactWriteItems instead of once per item
+(the same state each time; 100 copies of a large table made the staged-transaction tests slow).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import boto3
+import pytest
+from botocore.config import Config
+from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
+from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.models.table import Table
+
+from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
+from cairn.adapters.aws.s3_blobs import S3BlobStore
+
+REGION = "us-east-1"
+BUCKET = "cairn-test-blobs"
+TABLE = "cairn-test-records"
+TTL_ATTRIBUTE = "expires_at"
+
+# What bootstrap should pass to boto3: standard retries (throttling backs off and retries),
+# short connect timeouts, and a pool as large as the threads that share one client.
+DYNAMODB_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 10},
+    connect_timeout=3,
+    read_timeout=10,
+    max_pool_connections=32,
+)
+S3_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 5},
+    connect_timeout=3,
+    read_timeout=30,
+    max_pool_connections=32,
+)
+
+
+def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """So boto3 never looks for real credentials (files, instance metadata)."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class _SnapshotOnce:
+    """Stands in for the `copy` module in moto's DynamoDB backend: one copy of a table per request."""
+
+    def __init__(self) -> None:
+        self.tables: dict[int, Table] = {}
+
+    def deepcopy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if not isinstance(value, Table):
+            return copy.deepcopy(value, memo)
+        if id(value) not in self.tables:
+            self.tables[id(value)] = copy.deepcopy(value)
+        return self.tables[id(value)]
+
+
+@contextmanager
+def serialized_moto() -> Iterator[None]:
+    """One moto request at a time: each request atomic, as the real services guarantee."""
+    lock = threading.Lock()
+    snapshots = _SnapshotOnce()
+    original = BotocoreStubber.process_request
+
+    def process_request(self: BotocoreStubber, request: Any) -> Any:
+        with lock:
+            snapshots.tables.clear()
+            return original(self, request)
+
+    with (
+        mock.patch.object(BotocoreStubber, "process_request", process_request),
+        mock.patch.object(dynamodb_models, "copy", snapshots),
+    ):
+        yield
+
+
+@contextmanager
+def mocked_aws(request: pytest.FixtureRequest) -> Iterator[None]:
+    fake_credentials(request.getfixturevalue("monkeypatch"))
+    with mock_aws(), serialized_moto():
+        yield
+
+
+def create_table(client: Any, name: str) -> None:
+    """The table as template.yaml declares it: pk/sk strings, on-demand, TTL, PITR, SSE."""
+    client.create_table(
+        TableName=name,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        SSESpecification={"Enabled": True},
+    )
+    client.get_waiter("table_exists").wait(TableName=name)
+    client.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+    )
+    client.update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+    )
+
+
+def create_bucket(client: Any, name: str) -> None:
+    """The bucket as template.yaml declares it: versioned, encrypted by default, never public."""
+    client.create_bucket(Bucket=name)
+    client.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    client.put_bucket_encryption(
+        Bucket=name,
+        ServerSideEncryptionConfiguration={
+            "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
+        },
+    )
+    client.put_public_access_block(
+        Bucket=name,
+        PublicAccessBlockConfiguration={
+            "BlockPublicAcls": True,
+            "IgnorePublicAcls": True,
+            "BlockPublicPolicy": True,
+            "RestrictPublicBuckets": True,
+        },
+    )
+
+
+@contextmanager
+def s3_blobs(request: pytest.FixtureRequest) -> Iterator[S3BlobStore]:
+    with mocked_aws(request):
+        client = boto3.client("s3", region_name=REGION, config=S3_CONFIG)
+        create_bucket(client, BUCKET)
+        yield S3BlobStore(client, BUCKET, prefix="blobs")
+
+
+@contextmanager
+def dynamodb_records(request: pytest.FixtureRequest) -> Iterator[DynamoRecordStore]:
+    with mocked_aws(request):
+        client = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
+        create_table(client, TABLE)
+        yield DynamoRecordStore(client, TABLE)

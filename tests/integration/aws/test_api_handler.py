@@ -1,0 +1,81 @@
+"""The API function driven with API Gateway HTTP API v2 events: REST and MCP across many warm
+invocations of one handler (the Mangum lifespan trap), on the fake adapters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cairn.bootstrap import Container
+from cairn.entrypoints.aws_lambda import Handler, api_handler
+from tests.events.apigw import body_of, http_event, json_of
+from tests.fakes.container import fake_container
+
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def handler(tmp_path: Path) -> tuple[Handler, list[Container]]:
+    built: list[Container] = []
+
+    def make() -> Container:
+        built.append(fake_container(tmp_path, backend="aws"))
+        return built[-1]
+
+    return api_handler(make), built
+
+
+def rpc(h: Handler, method: str, params: dict[str, Any], n: int, version: str = "2025-11-25") -> Any:
+    headers = {**MCP_HEADERS, "mcp-protocol-version": version}
+    body = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+    response = h(http_event("POST", "/mcp", body=json.dumps(body), headers=headers), None)
+    assert response["statusCode"] == 200, body_of(response)
+    return json.loads(body_of(response))
+
+
+def test_rest_routes_answer_over_many_warm_invocations(tmp_path: Path) -> None:
+    h, built = handler(tmp_path)
+    assert json_of(h(http_event("GET", "/healthz"), None))["status"] == "ok"
+    created = h(http_event("POST", "/v1/brains", body={"name": "Team"}), None)
+    assert created["statusCode"] == 201
+    slug = json_of(created)["slug"]
+    for i in range(12):
+        put = h(
+            http_event(
+                "PUT",
+                f"/v1/brains/{slug}/documents",
+                query={"path": f"memory/global/n{i}.md"},
+                body=f"Note {i}: the boiler is serviced in March.".encode(),
+                headers={"content-type": "application/octet-stream"},
+            ),
+            None,
+        )
+        assert put["statusCode"] == 204, body_of(put)
+    found = json_of(h(http_event("POST", f"/v1/brains/{slug}/search", body={"query": "boiler"}), None))
+    assert len(found["hits"]) == 10
+    missing = h(http_event("GET", "/v1/brains/nope"), None)
+    assert missing["statusCode"] == 404 and missing["headers"]["content-type"] == "application/problem+json"
+    assert len(built) == 1  # one container for the execution environment
+
+
+def test_mcp_over_many_warm_invocations_with_the_api_gateway_host(tmp_path: Path) -> None:
+    h, _ = handler(tmp_path)
+    init = rpc(h, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}}, 1)  # fmt: skip
+    assert init["result"]["serverInfo"]["name"] == "cairn"
+    tools = rpc(h, "tools/list", {}, 2)["result"]["tools"]
+    assert "memory_extract" in {t["name"] for t in tools}
+    made = rpc(h, "tools/call", {"name": "memory_create_brain", "arguments": {"name": "Ops"}}, 3)
+    assert made["result"]["structuredContent"]["slug"] == "ops"
+    for i in range(10):
+        note = {"name": "memory_remember", "arguments": {"content": f"Runbook {i}: restart the queue."}}
+        assert not rpc(h, "tools/call", note, 10 + i)["result"].get("isError")
+    hits = rpc(h, "tools/call", {"name": "memory_search", "arguments": {"query": "restart queue"}}, 99)
+    assert len(hits["result"]["structuredContent"]["hits"]) == 10
+
+
+def test_a_malformed_mcp_body_is_a_json_rpc_error_and_the_next_call_still_works(tmp_path: Path) -> None:
+    h, _ = handler(tmp_path)
+    bad = h(http_event("POST", "/mcp", body="{not json", headers=MCP_HEADERS), None)
+    assert bad["statusCode"] == 400 and "error" in json.loads(body_of(bad))
+    assert rpc(h, "tools/list", {}, 1)["result"]["tools"]

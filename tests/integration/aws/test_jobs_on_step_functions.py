@@ -1,0 +1,84 @@
+"""The core's jobs on Step Functions (moto runs job.asl.json, its Lambda task routed in-process to
+the real job task handler): extraction, queued ingest and scheduled consolidation complete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import JobStatus
+from cairn.entrypoints.aws_lambda import jobs_handler
+from cairn.services.extraction import Said
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
+from tests.support.moto_lambda import route_lambda
+from tests.support.sfn_runner import TASK_FUNCTION, moto_job_runner
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def container(tmp_path: Path, aws_env: None) -> Iterator[Container]:
+    clock = FakeClock()
+    with moto_job_runner(clock, records="dynamodb") as mj:
+        adapters = replace(fake_adapters(clock=clock), records=mj.records, jobs=mj.runner)
+        c = build_container(Settings(data_dir=tmp_path, ingest_queue_bytes=512), adapters)
+        # The task Lambda is the real job task function's handler, on this container.
+        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: c)}):
+            yield c
+
+
+def test_extraction_runs_as_a_step_functions_execution(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    session = container.sessions.create(brain)
+    container.extraction.submit_session(brain, session.id, [Said("user", "I moved to Porto in 2021.")])
+    container.jobs.run_pending()
+
+    facts = [d for d in container.documents.documents(brain, "memory/") if d.metadata.get("kind") == "fact"]
+    assert facts and facts[0].metadata["origins"] == session.id
+    assert container.sessions.get(brain, session.id)[0].extracted_upto == 1
+
+
+def test_a_large_ingest_is_queued_and_completed_by_step_functions(container: Container) -> None:
+    brain = container.brains.create("Docs", slug="docs")
+    queued = container.ingest.ingest_bytes(
+        brain, b"# Manual\n\n" + b"Bleed the radiators yearly. " * 40, name="m.md"
+    )
+    assert queued.status == "queued" and queued.job_id
+    container.jobs.run_pending()
+
+    job = container.jobs.status(queued.job_id)
+    assert (
+        job.status is JobStatus.completed and job.result and job.result["document_id"] == queued.document_id
+    )
+    assert container.search.search(brain, "radiators").hits[0].document_id == queued.document_id
+
+
+def test_the_schedule_action_queues_one_consolidation_per_brain(container: Container) -> None:
+    for name in ("A", "B"):
+        brain = container.brains.create(name)
+        for note in ("Ana likes jazz.", "Ana plays the cello.", "Ana lives in Porto."):
+            container.ingest.remember(brain, note)
+    handler = jobs_handler(lambda: container)
+
+    queued = handler({"action": "schedule"}, None)["queued"]
+    again = handler({"action": "schedule"}, None)["queued"]
+    container.jobs.run_pending()
+
+    assert len(queued) == 2 and again == queued
+    for job_id in queued:
+        job = container.jobs.status(job_id)
+        assert job.status is JobStatus.completed and job.result and job.result["summaries"]["written"] == 1

@@ -101,6 +101,19 @@ def event_of(request: Request, body: bytes) -> dict[str, Any]:
     }
 
 
+class LocalContext:
+    """What the handler reads from Lambda's context object."""
+
+    function_name = "cairn-api-local"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-api-local"
+    memory_limit_in_mb = 1024
+    aws_request_id = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
 def _is_text(content_type: str) -> bool:
     return content_type.startswith(("text/", "application/json", "application/x-www-form-urlencoded"))
 
@@ -109,7 +122,7 @@ def front(handler: Any) -> Starlette:
     async def call(request: Request) -> Response:
         event = event_of(request, await request.body())
         # Mangum runs its own event loop: call it from a worker thread, as Lambda would.
-        result = await anyio.to_thread.run_sync(handler, event, None)
+        result = await anyio.to_thread.run_sync(handler, event, LocalContext())
         body = result.get("body") or ""
         raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
         headers = dict(result.get("headers") or {})

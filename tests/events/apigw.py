@@ -69,3 +69,18 @@ def body_of(response: dict[str, Any]) -> bytes:
 
 def json_of(response: dict[str, Any]) -> Any:
     return json.loads(body_of(response))
+
+
+class LambdaContext:
+    """The attributes of the Lambda context object that Powertools reads."""
+
+    function_name = "cairn-api-test"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-api-test"
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+    log_group_name = "/aws/lambda/cairn-api-test"
+    log_stream_name = "2026/11/22/[$LATEST]abcdef"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000

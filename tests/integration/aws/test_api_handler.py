@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cairn.bootstrap import Container
 from cairn.entrypoints.aws_lambda import Handler, api_handler
-from tests.events.apigw import body_of, http_event, json_of
+from tests.events.apigw import LambdaContext, body_of, http_event, json_of
 from tests.fakes.container import fake_container
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -28,15 +30,15 @@ def handler(tmp_path: Path) -> tuple[Handler, list[Container]]:
 def rpc(h: Handler, method: str, params: dict[str, Any], n: int, version: str = "2025-11-25") -> Any:
     headers = {**MCP_HEADERS, "mcp-protocol-version": version}
     body = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
-    response = h(http_event("POST", "/mcp", body=json.dumps(body), headers=headers), None)
+    response = h(http_event("POST", "/mcp", body=json.dumps(body), headers=headers), LambdaContext())
     assert response["statusCode"] == 200, body_of(response)
     return json.loads(body_of(response))
 
 
 def test_rest_routes_answer_over_many_warm_invocations(tmp_path: Path) -> None:
     h, built = handler(tmp_path)
-    assert json_of(h(http_event("GET", "/healthz"), None))["status"] == "ok"
-    created = h(http_event("POST", "/v1/brains", body={"name": "Team"}), None)
+    assert json_of(h(http_event("GET", "/healthz"), LambdaContext()))["status"] == "ok"
+    created = h(http_event("POST", "/v1/brains", body={"name": "Team"}), LambdaContext())
     assert created["statusCode"] == 201
     slug = json_of(created)["slug"]
     for i in range(12):
@@ -48,12 +50,14 @@ def test_rest_routes_answer_over_many_warm_invocations(tmp_path: Path) -> None:
                 body=f"Note {i}: the boiler is serviced in March.".encode(),
                 headers={"content-type": "application/octet-stream"},
             ),
-            None,
+            LambdaContext(),
         )
         assert put["statusCode"] == 204, body_of(put)
-    found = json_of(h(http_event("POST", f"/v1/brains/{slug}/search", body={"query": "boiler"}), None))
+    found = json_of(
+        h(http_event("POST", f"/v1/brains/{slug}/search", body={"query": "boiler"}), LambdaContext())
+    )
     assert len(found["hits"]) == 10
-    missing = h(http_event("GET", "/v1/brains/nope"), None)
+    missing = h(http_event("GET", "/v1/brains/nope"), LambdaContext())
     assert missing["statusCode"] == 404 and missing["headers"]["content-type"] == "application/problem+json"
     assert len(built) == 1  # one container for the execution environment
 
@@ -76,6 +80,20 @@ def test_mcp_over_many_warm_invocations_with_the_api_gateway_host(tmp_path: Path
 
 def test_a_malformed_mcp_body_is_a_json_rpc_error_and_the_next_call_still_works(tmp_path: Path) -> None:
     h, _ = handler(tmp_path)
-    bad = h(http_event("POST", "/mcp", body="{not json", headers=MCP_HEADERS), None)
+    bad = h(http_event("POST", "/mcp", body="{not json", headers=MCP_HEADERS), LambdaContext())
     assert bad["statusCode"] == 400 and "error" in json.loads(body_of(bad))
     assert rpc(h, "tools/list", {}, 1)["result"]["tools"]
+
+
+def test_each_invocation_emits_metrics_and_never_logs_the_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    h, _ = handler(tmp_path)
+    secret = "Bearer sk-do-not-log-me"
+    for _ in range(2):
+        h(http_event("GET", "/healthz", headers={"authorization": secret}), LambdaContext())
+    out = capsys.readouterr().out
+    emf = [json.loads(line) for line in out.splitlines() if line.startswith("{") and "_aws" in line]
+    names = [m["Name"] for e in emf for m in e["_aws"]["CloudWatchMetrics"][0]["Metrics"]]
+    assert names.count("Invocations") == 2  # (ColdStart: once per process, whichever test is first)
+    assert secret not in out

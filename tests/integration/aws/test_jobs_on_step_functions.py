@@ -14,6 +14,7 @@ from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
 from cairn.services.extraction import Said
+from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.support.moto_lambda import route_lambda
@@ -74,8 +75,8 @@ def test_the_schedule_action_queues_one_consolidation_per_brain(container: Conta
             container.ingest.remember(brain, note)
     handler = jobs_handler(lambda: container)
 
-    queued = handler({"action": "schedule"}, None)["queued"]
-    again = handler({"action": "schedule"}, None)["queued"]
+    queued = handler({"action": "schedule"}, LambdaContext())["queued"]
+    again = handler({"action": "schedule"}, LambdaContext())["queued"]
     container.jobs.run_pending()
 
     assert len(queued) == 2 and again == queued

@@ -1,8 +1,12 @@
-"""Lambda entry points: the API function (FastAPI through Mangum) over the same app as `cairn serve`.
+"""Lambda entry points: the API function (FastAPI through Mangum) over the same app as `cairn serve`,
+and the job task function.
 
 The container and app are built once per execution environment (cold start) and reused by every
 warm invocation; Mangum runs with `lifespan="off"` because the MCP endpoints enter their own
 per-request lifespan (entrypoints/mcp/http.py), the pattern that survives warm invocations.
+Powertools logs each invocation with its Lambda context (structured JSON, request id as the
+correlation id) and emits a ColdStart metric; X-Ray tracing is the functions' active tracing
+(template.yaml). Events are never logged: they carry bearer tokens and memory contents.
 """
 
 from __future__ import annotations
@@ -13,6 +17,23 @@ from typing import Any
 from cairn.bootstrap import Container
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def observed(handler: Handler) -> Handler:
+    """The handler with Powertools' structured logging and cold-start metric."""
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    logger = Logger(service="cairn")
+    metrics = Metrics(namespace="Cairn", service="cairn")
+
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    @logger.inject_lambda_context(log_event=False, correlation_id_path="requestContext.requestId")
+    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        metrics.add_metric(name="Invocations", unit=MetricUnit.Count, value=1)
+        return handler(event, context)
+
+    return handle
 
 
 def api_handler(make_container: Callable[[], Container]) -> Handler:
@@ -29,7 +50,7 @@ def api_handler(make_container: Callable[[], Container]) -> Handler:
         response: dict[str, Any] = built["app"](event, context)
         return response
 
-    return handle
+    return observed(handle)
 
 
 def jobs_handler(make_container: Callable[[], Container]) -> Handler:
@@ -58,4 +79,4 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
         result: dict[str, Any] = built["task"](event, context)
         return result
 
-    return handle
+    return observed(handle)

@@ -9,6 +9,7 @@ one endpoint (moto).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cairn.config import Settings
@@ -86,7 +87,7 @@ def aws_adapters(settings: Settings) -> Any:
     )
 
 
-def _records(settings: Settings, clients: AwsClients, data: Any) -> RecordStore:
+def _records(settings: Settings, clients: AwsClients, data: Path) -> RecordStore:
     if settings.table:
         from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
 
@@ -96,7 +97,7 @@ def _records(settings: Settings, clients: AwsClients, data: Any) -> RecordStore:
     return SqliteRecordStore(data / "records.sqlite3")
 
 
-def _blobs(settings: Settings, clients: AwsClients, data: Any) -> BlobStore:
+def _blobs(settings: Settings, clients: AwsClients, data: Path) -> BlobStore:
     if settings.bucket:
         from cairn.adapters.aws.s3_blobs import S3BlobStore
 
@@ -106,7 +107,7 @@ def _blobs(settings: Settings, clients: AwsClients, data: Any) -> BlobStore:
     return FileBlobStore(data / "blobs")
 
 
-def _chunks(settings: Settings, dimension: int, data: Any) -> ChunkIndex:
+def _chunks(settings: Settings, dimension: int, data: Path) -> ChunkIndex:
     if settings.opensearch_url:
         from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex, opensearch_client
 
@@ -155,7 +156,7 @@ def _distillers(settings: Settings, clients: AwsClients) -> tuple[FactExtractor,
 
 
 def _jobs(
-    settings: Settings, clients: AwsClients, records: RecordStore, clock: Clock, data: Any
+    settings: Settings, clients: AwsClients, records: RecordStore, clock: Clock, data: Path
 ) -> JobRunner:
     if settings.state_machine_arns:
         from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner

@@ -82,4 +82,7 @@ def test_the_schedule_action_queues_one_consolidation_per_brain(container: Conta
     assert len(queued) == 2 and again == queued
     for job_id in queued:
         job = container.jobs.status(job_id)
-        assert job.status is JobStatus.completed and job.result and job.result["summaries"]["written"] == 1
+        assert job.status is JobStatus.completed and job.result, (job.attempts, job.error)
+        assert job.result["summaries"]["folders"] == 1, (job.attempts, job.result)
+        brain = container.brains.get(job.brain_id or "")
+        assert "Ana plays the cello." in container.documents.read(brain, "memory/global/_summary.md").decode()

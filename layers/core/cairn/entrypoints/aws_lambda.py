@@ -75,7 +75,11 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
             schedule = ConsolidationSchedule(
                 container.brains, container.consolidation, container.adapters.clock, every
             )
-            return {"queued": schedule.tick()}
+            records = container.adapters.records
+            # Tidy large DynamoDB transactions a crashed writer left behind (correctness never
+            # depends on it: the next writer of an item finishes or aborts them too).
+            recovered = records.recover() if hasattr(records, "recover") else 0
+            return {"queued": schedule.tick(), "recovered": recovered}
         result: dict[str, Any] = built["task"](event, context)
         return result
 

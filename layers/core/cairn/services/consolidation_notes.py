@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.domain.models import Document, MemoryFacet, MetadataValue
-from cairn.services.documents import DocumentInput
-from cairn.services.fact_memory import MAX_ORIGINS, MAX_SOURCE_IDS
+from cairn.domain.models import Document, MemoryFacet
+from cairn.services.documents import DocumentInput, keep_info
+from cairn.services.fact_memory import MAX_ORIGINS, MAX_SOURCE_IDS, csv_values
 
 SUMMARY_LINES_PER_CATEGORY = 40
 SUMMARY_LINE_CHARS = 200
@@ -63,30 +63,14 @@ class Note:
         return (self.confirmations, self.importance, -self.doc.created_at.timestamp())
 
 
-def _csv(value: MetadataValue) -> list[str]:
-    return [v for v in str(value).split(",") if v] if value else []
-
-
-def _keep(doc: Document, metadata: dict[str, MetadataValue], memory: MemoryFacet | None) -> DocumentInput:
-    metadata.pop("tags", None)
-    return DocumentInput(
-        title=doc.title,
-        tags=doc.tags,
-        metadata=metadata,
-        source=doc.source,
-        content_type=doc.content_type,
-        memory=memory,
-    )
-
-
 def merged_info(doc: Document, others: Sequence[Note]) -> DocumentInput:
     meta = dict(doc.metadata)
-    origins = _csv(meta.get("origins"))
-    sources = _csv(meta.get("source_ids"))
-    merged_from = _csv(meta.get("merged_from"))
+    origins = csv_values(meta.get("origins"))
+    sources = csv_values(meta.get("source_ids"))
+    merged_from = csv_values(meta.get("merged_from"))
     for other in others:
-        origins += _csv(other.doc.metadata.get("origins"))
-        sources += _csv(other.doc.metadata.get("source_ids"))
+        origins += csv_values(other.doc.metadata.get("origins"))
+        sources += csv_values(other.doc.metadata.get("source_ids"))
         merged_from.append(other.doc.id)
     if origins:
         unique = list(dict.fromkeys(origins))[-MAX_ORIGINS:]
@@ -94,7 +78,7 @@ def merged_info(doc: Document, others: Sequence[Note]) -> DocumentInput:
     if sources:
         meta["source_ids"] = ",".join(list(dict.fromkeys(sources))[-MAX_SOURCE_IDS:])
     meta["merged_from"] = ",".join(list(dict.fromkeys(merged_from))[-MAX_MERGED_FROM:])
-    return _keep(doc, meta, doc.memory)
+    return keep_info(doc, metadata=meta)
 
 
 def promoted_info(doc: Document, now: datetime) -> DocumentInput:
@@ -103,7 +87,7 @@ def promoted_info(doc: Document, now: datetime) -> DocumentInput:
     memory = doc.memory or MemoryFacet()
     importance = max(memory.importance or 0.0, 0.8)
     memory = memory.model_copy(update={"sector": "semantic", "importance": importance})
-    return _keep(doc, meta, memory)
+    return keep_info(doc, metadata=meta, memory=memory)
 
 
 def archive_marker(doc: Document) -> str:

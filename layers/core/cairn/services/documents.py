@@ -209,7 +209,7 @@ class DocumentService:
             existing = self.repo.get(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
             base = self.blobs.get(live.blob_key) if live else b""
-            info = _keep_info(live)
+            info = keep_info(live)
             outcome = self._write_locked(brain, path, base + data, info, existing)
             self._publish_write(brain, path, outcome, reason)
         return outcome
@@ -483,17 +483,24 @@ def _file_info(doc: Document) -> FileInfo:
     return FileInfo(path=doc.path, size=doc.byte_size, mtime=_stamp(doc), is_dir=False)
 
 
-def _keep_info(doc: Document | None) -> DocumentInput:
+def keep_info(
+    doc: Document | None,
+    *,
+    metadata: Mapping[str, MetadataValue] | None = None,
+    memory: MemoryFacet | None = None,
+) -> DocumentInput:
+    """What a rewrite of `doc` says about it: everything it had, with `metadata` and `memory`
+    replaced when given (tags are kept as tags, not as the metadata.tags they are stored in)."""
     if doc is None:
         return DocumentInput()
-    meta = {k: v for k, v in doc.metadata.items() if k != "tags"}
+    meta = {k: v for k, v in (doc.metadata if metadata is None else metadata).items() if k != "tags"}
     return DocumentInput(
         title=doc.title,
         tags=doc.tags,
         metadata=meta,
         source=doc.source,
         content_type=doc.content_type,
-        memory=doc.memory,
+        memory=doc.memory if memory is None else memory,
     )
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
 from cairn.domain.paths import AGENT_PREFIX, GLOBAL_PREFIX
 from cairn.ports.facts import FactDraft
-from cairn.services.documents import DocumentInput, DocumentService
+from cairn.services.documents import DocumentInput, DocumentService, keep_info
 from cairn.services.search import SearchService
 
 FACT_KIND = "fact"
@@ -127,7 +127,8 @@ def fact_path(ns: str, text: str) -> str:
     return f"{ns}{slug}-{digest}.md"
 
 
-def _csv(value: MetadataValue) -> list[str]:
+def csv_values(value: MetadataValue) -> list[str]:
+    """The items of a comma-joined metadata value (origins, source ids, ...)."""
     return [v for v in str(value).split(",") if v] if value else []
 
 
@@ -155,8 +156,8 @@ class FactMemory:
             if doc is None:
                 state["outcome"] = "created"
                 return draft.text.encode("utf-8"), self._new_info(draft, prov)
-            origins = _csv(doc.metadata.get("origins"))
-            sources = _csv(doc.metadata.get("source_ids"))
+            origins = csv_values(doc.metadata.get("origins"))
+            sources = csv_values(doc.metadata.get("source_ids"))
             if prov.origin in origins and set(prov.source_ids) <= set(sources):  # a rerun
                 state["outcome"] = "unchanged"
                 return None
@@ -165,22 +166,13 @@ class FactMemory:
             body = merged_body(text, [draft.text]).encode("utf-8")
             origins = _merged(origins, [prov.origin], MAX_ORIGINS)
             meta = dict(doc.metadata)
-            meta.pop("tags", None)
             meta.update(
                 origins=",".join(origins),
                 source_ids=",".join(_merged(sources, prov.source_ids, MAX_SOURCE_IDS)),
                 confirmations=len(origins),
             )
             facet = (doc.memory or MemoryFacet()).model_copy(update={"strength": float(len(origins))})
-            info = DocumentInput(
-                title=doc.title,
-                tags=doc.tags,
-                metadata=meta,
-                source=doc.source,
-                content_type=doc.content_type,
-                memory=facet,
-            )
-            return body, info
+            return body, keep_info(doc, metadata=meta, memory=facet)
 
         outcome = self.documents.modify(brain, target, change, reason="extract")
         doc = outcome.document if outcome else self.documents.get(brain, target)

@@ -16,7 +16,6 @@ retries off: `Config(retries={"mode": "standard", "total_max_attempts": 1})`.
 
 from __future__ import annotations
 
-import random
 import re
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from cairn.adapters.backoff import backoff_delay
 from cairn.ports.generator import GenerationCode, GenerationError
 
 BedrockRuntime = Any  # a boto3 "bedrock-runtime" client; no type stubs are installed for it
@@ -117,7 +117,7 @@ class RetryPolicy:
     sleep: Callable[[float], Any] = field(default=time.sleep)
 
     def delay(self, attempt: int) -> float:
-        return min(self.backoff_s * 2**attempt * (0.5 + random.random()), self.max_wait_s)
+        return backoff_delay(attempt, self.backoff_s, self.max_wait_s)
 
 
 def call_with_retries(

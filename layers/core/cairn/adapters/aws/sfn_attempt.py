@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from cairn.adapters.aws.sfn_job_records import JobRecords, owned_by
 from cairn.adapters.local.job_engine import (
     MAX_ERROR_CHARS,
-    MAX_MESSAGE_CHARS,
     check_name,
     plain_json,
+    progress_changes,
 )
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
 
 
@@ -39,11 +38,7 @@ class SfnJobContext:
         self._checkpoints = records.checkpoints(job_id)
 
     def progress(self, fraction: float, message: str | None = None) -> None:
-        if not isinstance(fraction, int | float) or math.isnan(fraction):
-            raise InvalidInput("progress must be a number")
-        changes: dict[str, Any] = {"progress": min(max(float(fraction), 0.0), 1.0)}
-        if message is not None:
-            changes["message"] = str(message)[:MAX_MESSAGE_CHARS]
+        changes = progress_changes(fraction, message)
         written = self._records.update(
             self._job_id,
             self._clock.now(),

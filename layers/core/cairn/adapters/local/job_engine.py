@@ -29,6 +29,18 @@ log = logging.getLogger("cairn.jobs")
 
 MAX_ERROR_CHARS = 500
 MAX_MESSAGE_CHARS = 500
+
+
+def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
+    """The job fields a progress report sets: the fraction clamped to [0, 1], a short message."""
+    if not isinstance(fraction, int | float) or math.isnan(fraction):
+        raise InvalidInput("progress must be a number")
+    changes: dict[str, Any] = {"progress": min(max(float(fraction), 0.0), 1.0)}
+    if message is not None:
+        changes["message"] = str(message)[:MAX_MESSAGE_CHARS]
+    return changes
+
+
 MAX_NAME_CHARS = 200  # kinds, idempotency keys, checkpoint keys
 
 
@@ -127,11 +139,7 @@ class _Context:
         self._checkpoints = dict(row.checkpoints)
 
     def progress(self, fraction: float, message: str | None = None) -> None:
-        if not isinstance(fraction, int | float) or math.isnan(fraction):
-            raise InvalidInput("progress must be a number")
-        changes: dict[str, Any] = {"progress": min(max(float(fraction), 0.0), 1.0)}
-        if message is not None:
-            changes["message"] = str(message)[:MAX_MESSAGE_CHARS]
+        changes = progress_changes(fraction, message)
         self._engine._write(self._row, changes)
 
     def checkpoint(self, key: str, value: Any = True) -> None:

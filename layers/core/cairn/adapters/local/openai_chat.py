@@ -15,7 +15,6 @@ message carries the API key, and no error chains back to httpx (whose request ho
 from __future__ import annotations
 
 import json
-import random
 import re
 import time
 from collections.abc import Callable
@@ -24,7 +23,8 @@ from typing import Any
 
 import httpx
 
-from cairn.adapters.local.openai_compat import _retry_after, _server_message
+from cairn.adapters.backoff import retry_delay
+from cairn.adapters.local.openai_compat import _retry_after, _server_message, auth_headers, redacted_error
 from cairn.ports.generator import GenerationCode, GenerationError
 
 _ERROR_BODY_CHARS = 4096
@@ -155,20 +155,13 @@ class OpenAIChat:
         return parsed
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:
-        if retry_after is not None:
-            return retry_after if retry_after <= self.max_wait_s else None
-        return min(self.backoff_s * 2**attempt * (0.5 + random.random()), self.max_wait_s)
+        return retry_delay(attempt, retry_after, self.backoff_s, self.max_wait_s)
 
     def _error(self, code: GenerationCode, message: str, retryable: bool) -> GenerationError:
-        if self._api_key:
-            message = message.replace(self._api_key, "[redacted]")
-        return GenerationError(code, message, retryable=retryable)
+        return redacted_error(code, message, retryable, self._api_key)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+        return auth_headers("application/json", self._api_key)
 
 
 def parse_json_object(content: str) -> dict[str, Any] | None:

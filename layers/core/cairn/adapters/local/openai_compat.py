@@ -11,7 +11,6 @@ the next bytes of the stream, not the whole answer. No error message carries the
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from typing import Any
 import anyio
 import httpx
 
+from cairn.adapters.backoff import retry_delay
 from cairn.adapters.local.extractive import NO_MEMORY
 from cairn.adapters.local.extractive_markers import MarkerCitations
 from cairn.ports.generator import (
@@ -116,20 +116,13 @@ class OpenAICompatGenerator:
             attempt += 1
 
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:
-        if retry_after is not None:
-            return retry_after if retry_after <= self.max_wait_s else None
-        return min(self.backoff_s * 2**attempt * (0.5 + random.random()), self.max_wait_s)
+        return retry_delay(attempt, retry_after, self.backoff_s, self.max_wait_s)
 
     def _error(self, code: GenerationCode, message: str, retryable: bool) -> GenerationError:
-        if self._api_key:
-            message = message.replace(self._api_key, "[redacted]")
-        return GenerationError(code, message, retryable=retryable)
+        return redacted_error(code, message, retryable, self._api_key)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+        return auth_headers("text/event-stream", self._api_key)
 
     async def _attempt(
         self, body: dict[str, Any], citations: MarkerCitations
@@ -226,6 +219,22 @@ class OpenAICompatGenerator:
             raise self._error("bad_response", "a response chunk has non-text content", False)
         finish = choice.get("finish_reason")
         return content, finish if isinstance(finish, str) else None
+
+
+def redacted_error(
+    code: GenerationCode, message: str, retryable: bool, api_key: str | None
+) -> GenerationError:
+    """A GenerationError whose message cannot carry the API key, whatever a server echoed."""
+    if api_key:
+        message = message.replace(api_key, "[redacted]")
+    return GenerationError(code, message, retryable=retryable)
+
+
+def auth_headers(accept: str, api_key: str | None) -> dict[str, str]:
+    headers = {"Accept": accept}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
 
 
 def messages(question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:

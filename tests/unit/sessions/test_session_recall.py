@@ -14,7 +14,8 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.services.documents import DocumentInput
-from cairn.services.session_recall import RecalledChunk, SessionRecall
+from cairn.services.search import SearchHit
+from cairn.services.session_recall import SessionRecall
 
 QUERY = "when is the match"
 CHESS = "memory/global/chess.md"
@@ -40,7 +41,7 @@ def notes(container: Container, brain: Brain) -> None:
         container.documents.write(brain, path, text.encode())
 
 
-def _paths(chunks: list[RecalledChunk]) -> list[str]:
+def _paths(chunks: list[SearchHit]) -> list[str]:
     return [c.path for c in chunks]
 
 

@@ -8,13 +8,13 @@ fused session score (docs/SESSIONS.md).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from cairn.domain.models import Message, MetadataValue, Session
-from cairn.entrypoints.wire import Timestamp, Wire
-from cairn.services.session_recall import RecalledChunk
+from cairn.domain.models import Message, Session
+from cairn.entrypoints.wire import SearchHitRecord, Timestamp, Wire
+from cairn.services.search import SearchHit
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -66,39 +66,9 @@ class SessionView(Wire):
     messages: list[SessionMessageRecord]
 
 
-class RecalledChunkRecord(Wire):
-    chunk_id: str
-    document_id: str
-    brain_id: str
-    path: str
-    title: str
-    score: float
-    content: str
-    metadata: dict[str, MetadataValue]
-    component_scores: dict[str, Any]
-    created_at: Timestamp
-    updated_at: Timestamp
-
-    @classmethod
-    def of(cls, c: RecalledChunk) -> RecalledChunkRecord:
-        return cls(
-            chunk_id=c.chunk_id,
-            document_id=c.document_id,
-            brain_id=c.brain_id,
-            path=c.path,
-            title=c.title,
-            score=c.score,
-            content=c.content,
-            metadata=dict(c.metadata),
-            component_scores=dict(c.component_scores),
-            created_at=c.created_at,
-            updated_at=c.updated_at,
-        )
-
-
 class SessionRecallResponse(Wire):
-    chunks: list[RecalledChunkRecord]
+    chunks: list[SearchHitRecord]
 
     @classmethod
-    def of(cls, chunks: list[RecalledChunk]) -> SessionRecallResponse:
-        return cls(chunks=[RecalledChunkRecord.of(c) for c in chunks])
+    def of(cls, chunks: list[SearchHit]) -> SessionRecallResponse:
+        return cls(chunks=[SearchHitRecord.of(c) for c in chunks])

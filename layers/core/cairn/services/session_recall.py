@@ -21,10 +21,9 @@ The weighting (docs/SESSIONS.md has the measurements behind every number):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, replace
 
-from cairn.domain.models import Brain, Message, MessageRole, MetadataValue, Session
+from cairn.domain.models import Brain, Message, MessageRole, Session
 from cairn.ports.embedder import Embedder
 from cairn.services.search import SearchHit, SearchService
 
@@ -52,21 +51,6 @@ class RecallTuning:
     roles: tuple[str, ...] = (MessageRole.user.value, MessageRole.assistant.value)
 
 
-@dataclass(frozen=True)
-class RecalledChunk:
-    chunk_id: str
-    document_id: str
-    brain_id: str
-    path: str
-    title: str
-    content: str
-    score: float
-    created_at: datetime
-    updated_at: datetime
-    metadata: dict[str, MetadataValue] = field(default_factory=dict)
-    component_scores: dict[str, float | int | bool | None] = field(default_factory=dict)
-
-
 @dataclass
 class _Fused:
     hit: SearchHit
@@ -91,7 +75,7 @@ class SessionRecall:
         *,
         top_k: int = 10,
         scope: str | None = None,
-    ) -> list[RecalledChunk]:
+    ) -> list[SearchHit]:
         """`context` is the session's recent messages, newest first."""
         t = self.tuning
         texts = [m.content[: t.context_chars] for m in context if m.role.value in t.roles][: t.window]
@@ -156,18 +140,10 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _chunk(f: _Fused, *, echo: bool) -> RecalledChunk:
-    hit = f.hit
-    return RecalledChunk(
-        chunk_id=hit.chunk_id,
-        document_id=hit.document_id,
-        brain_id=hit.brain_id,
-        path=hit.path,
-        title=hit.title,
-        content=hit.content,
+def _chunk(f: _Fused, *, echo: bool) -> SearchHit:
+    """The hit of the chunk that matched, with the fused session score and its parts."""
+    return replace(
+        f.hit,
         score=round(f.score, 6),
-        created_at=hit.created_at,
-        updated_at=hit.updated_at,
-        metadata=dict(hit.metadata),
         component_scores={"query_rank": f.query_rank, "context_rank": f.context_rank, "echo": echo},
     )

@@ -20,7 +20,8 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Message, MessageRole, MetadataValue, Session, SessionStatus
 from cairn.ports.clock import Clock
 from cairn.services.repositories import SessionRepository, StoredSession
-from cairn.services.session_recall import RecalledChunk, SessionRecall
+from cairn.services.search import SearchHit
+from cairn.services.session_recall import SessionRecall
 
 MAX_CONTENT = 1_000_000
 MAX_NAME = 128
@@ -149,7 +150,7 @@ class SessionService:
 
     def recall(
         self, brain: Brain, session_id: str, query: str, top_k: int = 10, scope: str | None = None
-    ) -> list[RecalledChunk]:
+    ) -> list[SearchHit]:
         """Search for `query` weighted by the session's recent messages (services/session_recall.py)."""
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY:
             raise InvalidInput(f"query must be 1..{MAX_QUERY} characters")

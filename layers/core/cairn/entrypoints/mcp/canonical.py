@@ -37,8 +37,7 @@ from cairn.entrypoints.mcp.tools import BrainRef, SurfaceDeps, SurfaceServer, To
 from cairn.entrypoints.mcp.wire import IngestUrlServer
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
-from cairn.services.search import SearchResult
-from cairn.services.session_recall import RecalledChunk
+from cairn.services.search import SearchHit, SearchResult
 
 SUMMARY_HITS = 5
 SUMMARY_CHARS = 320
@@ -136,24 +135,21 @@ class NoArgs(ToolArgs):
     pass
 
 
-def search_summary(result: SearchResult) -> str:
+def _hit_lines(hits: list[SearchHit]) -> str:
     """`#N score=S path` then the hit's first 320 characters, for the top five hits."""
-    if not result.hits:
-        return f"No memory notes match {result.query!r}."
     return "\n\n".join(
         f"#{n} score={hit.score:.4f} {hit.path}\n{hit.content[:SUMMARY_CHARS]}"
-        for n, hit in enumerate(result.hits[:SUMMARY_HITS], start=1)
+        for n, hit in enumerate(hits[:SUMMARY_HITS], start=1)
     )
 
 
-def recall_summary(query: str, chunks: list[RecalledChunk]) -> str:
-    """Session mode of memory_recall: the same `#N score=S path` lines as search_summary."""
-    if not chunks:
-        return f"No memories match {query!r}."
-    return "\n\n".join(
-        f"#{n} score={c.score:.4f} {c.path}\n{c.content[:SUMMARY_CHARS]}"
-        for n, c in enumerate(chunks[:SUMMARY_HITS], start=1)
-    )
+def search_summary(result: SearchResult) -> str:
+    return _hit_lines(result.hits) if result.hits else f"No memory notes match {result.query!r}."
+
+
+def recall_summary(query: str, chunks: list[SearchHit]) -> str:
+    """Session mode of memory_recall: the same lines as search_summary."""
+    return _hit_lines(chunks) if chunks else f"No memories match {query!r}."
 
 
 class RecallOutput(RootModel[SearchResponse | SessionRecallResponse]):

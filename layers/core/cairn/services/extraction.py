@@ -138,11 +138,11 @@ class ExtractionService:
     def _run_session(self, brain: Brain, job: Job, ctx: JobContext) -> dict[str, Any]:
         session_id = str(job.input["session_id"])
         upto = int(job.input["upto"])
-        session, messages = self.sessions.get(brain, session_id)
+        session = self.sessions.session(brain, session_id)
         start = session.extracted_upto
         if start >= upto:
             return {"mode": "session", "session_id": session_id, "messages": 0, "facts": 0, "skipped": True}
-        window = messages[start:upto]
+        window = self.sessions.messages(brain, session_id, after=start)[: upto - start]
         utterances = [utterance_of(m) for m in window]
         prov = Provenance(session_id, (), self.extractor.name, session.actor_id or _actor(window))
         result = self._extract_and_store(brain, utterances, prov, ctx)

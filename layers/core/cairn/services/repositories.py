@@ -132,8 +132,7 @@ def _document(item: Item) -> Document:
     return doc.model_copy(update={"version": item.version})
 
 
-def _all(records: RecordStore, pk: str, prefix: str) -> Iterator[Item]:
-    after: str | None = None
+def _all(records: RecordStore, pk: str, prefix: str, after: str | None = None) -> Iterator[Item]:
     while True:
         page = records.query(pk, prefix, after=after, limit=1000)
         yield from page.items
@@ -184,9 +183,10 @@ class SessionRepository:
             ops.append(Put(to_item(*message_key(message.session_id, seq), message), expected_version=0))
         self.records.transact(ops)
 
-    def messages(self, session_id: str) -> Iterator[Message]:
-        pk, _ = session_key(session_id)
-        for item in _all(self.records, pk, "msg#"):
+    def messages(self, session_id: str, after_seq: int = 0) -> Iterator[Message]:
+        """The session's messages numbered after `after_seq` (all of them from 0), in order."""
+        pk, after = message_key(session_id, after_seq)
+        for item in _all(self.records, pk, "msg#", after if after_seq > 0 else None):
             yield from_item(Message, item)
 
     def recent(self, session_id: str, limit: int) -> list[Message]:

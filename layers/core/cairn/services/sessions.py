@@ -115,9 +115,12 @@ class SessionService:
             listener(brain, stored.session, stored.message_count + len(messages), messages)
         return messages
 
-    def messages(self, brain: Brain, session_id: str) -> list[Message]:
-        """Every message of the session, oldest first."""
-        return list(self.repo.messages(self._stored(brain, session_id).session.id))
+    def session(self, brain: Brain, session_id: str) -> Session:
+        return self._stored(brain, session_id).session
+
+    def messages(self, brain: Brain, session_id: str, after: int = 0) -> list[Message]:
+        """The session's messages after the first `after` of them (every one from 0), oldest first."""
+        return list(self.repo.messages(self._stored(brain, session_id).session.id, after))
 
     def update(self, brain: Brain, session_id: str, change: Callable[[Session], Session | None]) -> Session:
         """Apply `change` to the session record without losing a concurrent update (retried on

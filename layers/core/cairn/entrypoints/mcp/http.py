@@ -108,11 +108,12 @@ def _wants_progress(body: bytes) -> bool:
     return False
 
 
-def transport_security(host: str) -> TransportSecuritySettings:
+def transport_security(host: str, *, behind_gateway: bool = False) -> TransportSecuritySettings:
     """DNS-rebinding protection for loopback clients and the configured host. A server bound to
-    every interface is meant to be reached under names it cannot know, so the Host check is off
+    every interface, or behind API Gateway (whose Host is the API's domain, unknown in advance: a
+    421 otherwise), is meant to be reached under names it cannot know, so the Host check is off
     there (authentication, not the Host header, protects such a deployment)."""
-    if host in WILDCARD_BINDS:
+    if behind_gateway or host in WILDCARD_BINDS:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     named = f"[{host}]" if ":" in host and not host.startswith("[") else host
     hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, named]))
@@ -131,9 +132,7 @@ def mount_mcp(app: FastAPI, container: Container) -> None:
     deps = SurfaceDeps(
         container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
     )
-    # Behind API Gateway the Host header is the API's domain, which the function cannot know in
-    # advance (a 421 otherwise); the JWT authorizer, not the Host check, guards that deployment.
-    security = transport_security("0.0.0.0" if settings.backend == "aws" else settings.host)
+    security = transport_security(settings.host, behind_gateway=settings.backend == "aws")
     # A JSON string may escape every character as \uXXXX: room for the largest note plus framing.
     max_body = 6 * settings.max_content_chars + MiB
     for surface in SURFACES:

@@ -173,3 +173,31 @@ async def test_a_large_file_ingest_answers_queued_and_completes_through_the_runn
         found = (await http.post("/v1/brains/docs/search", json={"query": "brake fluid"})).json()
     assert job["status"] == "completed" and job["result"]["document_id"] == payload["document_id"]
     assert found["hits"][0]["document_id"] == payload["document_id"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("memory_reflect", {"session_id": ""}),
+        ("memory_reflect", {"session_id": "ses_x", "brain": "nope"}),
+        ("memory_consolidate", {"brain": "nope"}),
+    ],
+)
+async def test_bad_reflect_and_consolidate_input_is_refused_and_queues_nothing(
+    live: LiveServer, tool: str, args: dict
+) -> None:
+    async with Client(live.url) as client:
+        ok(await client.call_tool("memory_create_brain", {"name": "Chat", "slug": "chat"}))
+        before = live.snapshot()
+        body = error(await client.call_tool(tool, args))
+    assert body["code"] in {"validation_error", "not_found", "no_brain"}
+    assert live.snapshot() == before and live.container.jobs.run_pending() == 0
+
+
+async def test_rest_memory_routes_refuse_an_unknown_brain(live: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=live.base) as http:
+        extract = await http.post("/v1/brains/nope/extract", json={"messages": CHAT})
+        reflect = await http.post("/v1/brains/nope/sessions/ses_x/reflect")
+        consolidate = await http.post("/v1/brains/nope/consolidate")
+    assert [r.status_code for r in (extract, reflect, consolidate)] == [404, 404, 404]
+    assert live.container.jobs.run_pending() == 0

@@ -335,6 +335,110 @@ def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
     assert index.count("b1") == 1
 
 
+# -- staged versions: upserted inactive under new ids, then activated or dropped ---------------
+
+
+def staged(cid: str, text: str, ordinal: int = 0, **fields: object) -> Chunk:
+    """A chunk of a new version of document "d", not live yet."""
+    return chunk(cid, text, document_id="d", ordinal=ordinal, active=False, **fields)
+
+
+def live(cid: str, text: str, ordinal: int = 0, **fields: object) -> Chunk:
+    return chunk(cid, text, document_id="d", ordinal=ordinal, **fields)
+
+
+def ids_and_active(index: ChunkIndex, document_id: str = "d", brain_id: str = "b1") -> list[tuple[str, bool]]:
+    return [(c.id, c.active) for c in index.get_chunks(brain_id, document_id)]
+
+
+def test_staged_chunks_stay_hidden_until_activate_swaps_them_in(index: ChunkIndex) -> None:
+    # Given a live version of "d" (searched once, so an index that caches rows has them cached)
+    index.upsert(
+        [live("d_0", "old grebe words"), live("d_1", "old grebe tail", 1), chunk("o", "grebe elsewhere")],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    assert sorted(search(index, "grebe", axis(0))) == ["d_0", "d_1", "o"]
+    # When a new version is staged under other ids
+    index.upsert(
+        [staged("d~j_0", "new grebe words"), staged("d~j_1", "new grebe tail", 1)], np.stack([axis(0)] * 2)
+    )
+    # Then searches still see the live version only, while the staged chunks are stored
+    assert sorted(search(index, "grebe", axis(0))) == ["d_0", "d_1", "o"]
+    assert search(index, "new") == [] and search(index, "", axis(0))[0] == "d_0"
+    assert sorted(search(index, "new", active_only=False)) == ["d~j_0", "d~j_1"]
+    assert index.count("b1") == 5
+    # When the staged version is activated
+    index.activate("b1", "d", ["d~j_0", "d~j_1"])
+    # Then it is the document, found by both legs, and the old version is gone
+    assert sorted(search(index, "grebe", axis(0))) == ["d~j_0", "d~j_1", "o"]
+    assert search(index, "old", active_only=False) == []
+    assert sorted(search(index, "", axis(0), top_k=2)) == ["d~j_0", "d~j_1"]
+    assert all(h.chunk.active for h in index.search(query("new")))
+    assert ids_and_active(index) == [("d~j_0", True), ("d~j_1", True)]
+    assert index.count("b1") == 3
+
+
+def test_activate_is_idempotent_and_ignores_unknown_ids(index: ChunkIndex) -> None:
+    index.upsert(
+        [live("d_0", "old tern"), staged("s0", "new tern"), staged("s1", "new tern tail", 1)],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    index.activate("b1", "d", ["s0", "ghost", "s1"])
+    once = (ids_and_active(index), sorted(search(index, "tern", axis(1))), index.count("b1"))
+    index.activate("b1", "d", ["s0", "ghost", "s1"])  # a retry
+    assert (ids_and_active(index), sorted(search(index, "tern", axis(1))), index.count("b1")) == once
+    assert once == ([("s0", True), ("s1", True)], ["s0", "s1"], 2)
+
+
+def test_delete_chunks_drops_only_the_named_staged_chunks(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            live("d_0", "live skua"),
+            live("d_1", "live skua", 1),
+            staged("s0", "staged skua"),
+            staged("s1", "x", 1),
+        ],
+        np.stack([axis(0), axis(1), axis(2), axis(3)]),
+    )
+    assert index.delete_chunks("b1", ["s0", "s1", "ghost", "s0"]) == 2
+    assert index.delete_chunks("b1", ["s0"]) == 0
+    assert index.delete_chunks("b2", ["d_0"]) == 0  # another brain's call cannot reach b1's chunks
+    assert index.delete_chunks("b1", []) == 0
+    assert sorted(search(index, "skua", axis(0))) == ["d_0", "d_1"]
+    assert search(index, "staged", active_only=False) == []
+    assert ids_and_active(index) == [("d_0", True), ("d_1", True)]
+    assert index.count("b1") == 2
+
+
+def test_activate_keeps_what_was_staged_and_touches_nothing_else(index: ChunkIndex) -> None:
+    # Given: of the planned s0..s2 only s0 and s1 were upserted; "d" also exists in brain b2, and
+    # document "e" of b1 has a staged chunk of its own
+    index.upsert(
+        [
+            live("d_0", "old auk"),
+            staged("s0", "new auk"),
+            staged("s1", "new auk", 1),
+            live("d_0-b2", "auk", brain_id="b2"),
+            chunk("e0", "staged auk of e", document_id="e", active=False),
+        ],
+        np.stack([axis(0), axis(1), axis(2), axis(3), axis(4)]),
+    )
+    # When
+    index.activate("b1", "d", ["s0", "s1", "s2", "e0"])
+    # Then: just the present ones are the document; b2 and document "e" are as they were
+    assert ids_and_active(index) == [("s0", True), ("s1", True)]
+    assert ids_and_active(index, brain_id="b2") == [("d_0-b2", True)]
+    assert ids_and_active(index, "e") == [("e0", False)]
+    assert (index.count("b1"), index.count("b2")) == (3, 1)
+
+
+def test_activate_with_no_chunk_ids_leaves_the_document_empty(index: ChunkIndex) -> None:
+    index.upsert([live("d_0", "murre"), staged("s0", "murre"), chunk("o", "murre")], np.stack([axis(0)] * 3))
+    index.activate("b1", "d", [])
+    assert index.get_chunks("b1", "d") == []
+    assert search(index, "murre", axis(0), active_only=False) == ["o"]
+
+
 def test_every_write_is_seen_by_the_next_search(index: ChunkIndex) -> None:
     # Searches between writes: an index that caches per-brain rows must keep them current
     index.upsert([chunk("a", "heron")], axis(0)[None, :])

@@ -74,6 +74,26 @@ class MemoryChunkIndex:
                 del self.items[key]
         return len(doomed)
 
+    def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
+        live = set(chunk_ids)
+        with self._lock:
+            for key, item in list(self.items.items()):
+                c = item.chunk
+                if c.brain_id != brain_id or c.document_id != document_id:
+                    continue
+                if key not in live:
+                    del self.items[key]
+                elif not c.active:
+                    item.chunk = c.model_copy(update={"active": True})
+
+    def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
+        with self._lock:
+            doomed = [key for key in dict.fromkeys(chunk_ids) if key in self.items]
+            doomed = [key for key in doomed if self.items[key].chunk.brain_id == brain_id]
+            for key in doomed:
+                del self.items[key]
+        return len(doomed)
+
     def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
         found = [
             item.chunk

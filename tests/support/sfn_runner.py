@@ -24,15 +24,16 @@ from cairn.ports.records import RecordStore
 from tests.fakes.records import MemoryRecordStore
 from tests.support.moto_lambda import Invocation, no_retry_waits, route_lambda
 
-ASL = Path(__file__).resolve().parents[2] / "infra" / "statemachines" / "job.asl.json"
+MACHINES = Path(__file__).resolve().parents[2] / "infra" / "statemachines"
+ASL = MACHINES / "job.asl.json"
 REGION = "us-east-1"
 TASK_FUNCTION = "cairn-job-task"
 MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
 
-def job_definition(task_function_arn: str = TASK_FUNCTION) -> str:
-    """job.asl.json with its DefinitionSubstitutions applied, as CloudFormation would."""
-    text = ASL.read_text().replace("${TaskFunctionArn}", task_function_arn)
+def job_definition(task_function_arn: str = TASK_FUNCTION, machine: str = "job") -> str:
+    """<machine>.asl.json with its DefinitionSubstitutions applied, as CloudFormation would."""
+    text = (MACHINES / f"{machine}.asl.json").read_text().replace("${TaskFunctionArn}", task_function_arn)
     json.loads(text)  # every placeholder must sit inside a JSON string
     return text
 
@@ -61,18 +62,26 @@ def dynamodb_records(table: str = "cairn-jobs") -> RecordStore:
 
 @contextmanager
 def moto_job_runner(
-    clock: Clock, records: Literal["memory", "dynamodb"] = "memory", **runner_opts: Any
+    clock: Clock,
+    records: Literal["memory", "dynamodb"] = "memory",
+    machines: tuple[str, ...] = ("job",),
+    **runner_opts: Any,
 ) -> Iterator[MotoJobs]:
-    """The runner on MemoryRecordStore, or on DynamoRecordStore in the same moto."""
+    """The runner on MemoryRecordStore, or on DynamoRecordStore in the same moto, with the named
+    machines (`job`, and the `ingest` and `consolidate` kinds' own) all invoking one task function."""
     with mock_aws(config=MOTO_CONFIG):
         sfn = boto3.client("stepfunctions", region_name=REGION)
-        arn = sfn.create_state_machine(
-            name="cairn-job",
-            definition=job_definition(),
-            roleArn="arn:aws:iam::123456789012:role/cairn-job-machine",
-        )["stateMachineArn"]
+        arns = {
+            machine: sfn.create_state_machine(
+                name=f"cairn-{machine}",
+                definition=job_definition(machine=machine),
+                roleArn="arn:aws:iam::123456789012:role/cairn-job-machine",
+            )["stateMachineArn"]
+            for machine in machines
+        }
+        arn = arns["job"]
         store = dynamodb_records() if records == "dynamodb" else MemoryRecordStore()
-        runner = StepFunctionsJobRunner(sfn, store, clock, {"job": arn}, **runner_opts)
+        runner = StepFunctionsJobRunner(sfn, store, clock, arns, **runner_opts)
         with route_lambda({TASK_FUNCTION: task_handler(runner)}) as calls, no_retry_waits() as waits:
             yield MotoJobs(runner, sfn, store, arn, calls, waits)
             runner.run_pending()  # let nothing run on after moto's mock is gone

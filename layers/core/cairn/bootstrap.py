@@ -12,7 +12,7 @@ from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.embedder import Embedder
 from cairn.ports.facts import FactExtractor
 from cairn.ports.generator import Generator
-from cairn.ports.jobs import JobRunner
+from cairn.ports.jobs import JobRunner, SteppedJobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.services.access import AccessLog
@@ -25,6 +25,7 @@ from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
+from cairn.services.ingest_steps import StagedIngest
 from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
@@ -212,6 +213,10 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     a.jobs.register(INGEST_JOB, ingest.run_job)
     a.jobs.register(EXTRACT_JOB, extraction.run)
     a.jobs.register(CONSOLIDATE_JOB, consolidation.run)
+    if isinstance(a.jobs, SteppedJobRunner):  # Step Functions: one state per step
+        staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
+        a.jobs.register_steps(INGEST_JOB, staged.steps())
+        a.jobs.register_steps(CONSOLIDATE_JOB, consolidation.steps())
     return Container(
         settings=settings,
         adapters=a,

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
     job_max_attempts: int = 3
     ingest_queue_bytes: int = Field(default=8 * MiB, ge=0)
     """File ingests larger than this answer `queued` with a job id and finish in the background."""
+    ingest_batch_chunks: int = Field(default=32, ge=1, le=1000)
+    """Chunks per batch in the ingest state machine's Map (one task embeds and indexes one batch)."""
 
     # Extraction, reflection, consolidation (docs/MEMORY.md)
     fact_dedupe_overlap: float = Field(default=0.85, ge=0.0, le=1.0)

@@ -5,9 +5,10 @@
 and `cluster.calls` records what would have gone over the wire. The cluster emulates the subset
 of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count, search with
 bool/term/terms/prefix/range/multi_match (Lucene-style BM25 summed over fields), knn with an
-efficient filter (faiss innerproduct scores), sort + search_after, msearch, delete/update by
-query, search pipelines and the hybrid query fused by `score-ranker-processor` (RRF over the
-sub-queries' positions, weights per sub-query). Analysis is folding + lowercasing, no stemming.
+efficient filter (faiss innerproduct scores), ids, bool must_not, sort + search_after, msearch,
+delete/update by query (the index's own painless scripts), search pipelines and the hybrid query
+fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights per sub-query).
+Analysis is folding + lowercasing, no stemming.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
 
@@ -25,7 +26,10 @@ from opensearchpy import Connection, OpenSearch
 from cairn.adapters.local.fts_query import words
 
 Json = dict[str, Any]
-_SCRIPT = "ctx._source.context = params.context"
+_SCRIPTS = {  # the painless scripts the chunk index sends, as updates of the source
+    "ctx._source.context = params.context": lambda params: {"context": params["context"]},
+    "ctx._source.active = true": lambda params: {"active": True},
+}
 
 
 @dataclass
@@ -102,11 +106,12 @@ class FakeCluster:
             return 200, {"deleted": len(matched)}
         if action == "_update_by_query":
             script = body["script"]
-            if script["source"] != _SCRIPT:
+            if script["source"] not in _SCRIPTS:
                 return 400, _error("script_exception", "unsupported script")
+            changes = _SCRIPTS[script["source"]](script.get("params", {}))
             matched = self._matching(index, body["query"])
             for doc_id in matched:
-                index.docs[doc_id] = {**index.docs[doc_id], "context": script["params"]["context"]}
+                index.docs[doc_id] = {**index.docs[doc_id], **changes}
             return 200, {"updated": len(matched)}
         return 400, _error("illegal_argument_exception", f"unsupported {method} {path}")
 
@@ -225,6 +230,8 @@ class FakeCluster:
             return self._bool(index, spec, doc_id)
         if kind == "multi_match":
             return self._bm25(index, spec, doc_id)
+        if kind == "ids":
+            return 1.0 if doc_id in spec["values"] else None
         if kind == "knn":
             ((fld, clause),) = spec.items()
             if "filter" in clause and self._score(index, clause["filter"], doc_id) is None:
@@ -251,6 +258,9 @@ class FakeCluster:
         total = 0.0
         for clause in spec.get("filter", []):
             if self._score(index, clause, doc_id) is None:
+                return None
+        for clause in spec.get("must_not", []):
+            if self._score(index, clause, doc_id) is not None:
                 return None
         for clause in spec.get("must", []):
             score = self._score(index, clause, doc_id)

@@ -5,8 +5,8 @@ The container and app are built once per execution environment (cold start) and 
 warm invocation; Mangum runs with `lifespan="off"` because the MCP endpoints enter their own
 per-request lifespan (entrypoints/mcp/http.py), the pattern that survives warm invocations.
 Powertools logs each invocation with its Lambda context (structured JSON, request id as the
-correlation id) and emits a ColdStart metric; X-Ray tracing is the functions' active tracing
-(template.yaml). Events are never logged: they carry bearer tokens and memory contents.
+correlation id), emits a ColdStart metric and traces each invocation with X-Ray (Tracer; a no-op
+outside Lambda). Events are never logged: they carry bearer tokens and memory contents.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def observed(handler: Handler) -> Handler:
-    """The handler with Powertools' structured logging and cold-start metric."""
-    from aws_lambda_powertools import Logger, Metrics
+    """The handler with Powertools' structured logging, cold-start metric and X-Ray tracing."""
+    from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.metrics import MetricUnit
 
     logger = Logger(service="cairn")
     metrics = Metrics(namespace="Cairn", service="cairn")
+    tracer = Tracer(service="cairn")
 
+    @tracer.capture_lambda_handler(capture_response=False)  # responses carry memory contents
     @metrics.log_metrics(capture_cold_start_metric=True)
     @logger.inject_lambda_context(log_event=False, correlation_id_path="requestContext.requestId")
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -68,7 +70,13 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
                 raise RuntimeError(
                     "the job task function needs CAIRN_STATE_MACHINE_ARNS (Step Functions jobs)"
                 )
-            built["container"], built["task"] = container, task_handler(container.jobs)
+            task = task_handler(container.jobs)
+            table = container.settings.table
+            if table:  # steps become idempotent on the record table (entrypoints/aws_steps.py)
+                from cairn.entrypoints.aws_steps import idempotent_steps
+
+                task = idempotent_steps(task, table, _dynamodb_client(container))
+            built["container"], built["task"] = container, task
         container = built["container"]
         if event.get("action") == "schedule":
             every = container.settings.consolidate_every_s or 86400.0
@@ -84,3 +92,8 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
         return result
 
     return observed(handle)
+
+
+def _dynamodb_client(container: Container) -> Any:
+    """The record store's own DynamoDB client when it has one (same endpoint and retries)."""
+    return getattr(container.adapters.records, "client", None)

@@ -59,6 +59,18 @@ class ChunkIndex(Protocol):
     def delete_document(self, brain_id: str, document_id: str) -> int:
         """Remove every chunk of a document; returns how many were removed."""
 
+    def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
+        """Make exactly `chunk_ids` the document's live chunks: set them active, remove its others.
+
+        Chunks upserted with active=False (staged, under ids apart from the live ones) stay out of
+        active-only searches until then. Empty `chunk_ids`: the document has no chunks now.
+        Idempotent and safe to retry after a partial failure: ids not present (or not of this
+        document) are ignored.
+        """
+
+    def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
+        """Remove these chunks of the brain (a staged version that will not go live); returns how many."""
+
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
         """Hybrid search: both legs filtered, fused by weighted RRF, best first, at most top_k."""
 

@@ -21,8 +21,9 @@ idempotent — the JobContext contract:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from cairn.domain.models import Job
 
@@ -75,3 +76,27 @@ class JobRunner(Protocol):
 
     def stop_worker(self) -> None:
         """Stop the worker after its current job and wait for it (idempotent)."""
+
+
+StepHandler = Callable[[Job, JobContext, dict[str, Any]], dict[str, Any]]
+"""Runs one named step of a job; `item` is the step's input (a Map item on Step Functions, or {})."""
+
+
+@dataclass(frozen=True)
+class JobSteps:
+    """A job kind split into named steps, for a runner that runs each step as its own task (one
+    state of a Step Functions machine). The embedded runner runs the kind's whole handler instead,
+    so the two must do the same work; steps follow the JobContext contract above.
+
+    `finish` names the step whose return value is the job's result; `cleanup`, when given, runs
+    with the job's checkpoints after the job failed for good (it must tolerate running twice)."""
+
+    steps: Mapping[str, StepHandler]
+    finish: str
+    cleanup: Callable[[Job, dict[str, Any]], None] | None = None
+
+
+@runtime_checkable
+class SteppedJobRunner(Protocol):
+    def register_steps(self, kind: str, steps: JobSteps) -> None:
+        """Run jobs of `kind` step by step (registered besides the kind's whole handler)."""

@@ -34,7 +34,7 @@ from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, DocumentSource, Job
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
-from cairn.ports.jobs import JobContext, JobRunner
+from cairn.ports.jobs import JobContext, JobRunner, JobSteps, StepHandler
 from cairn.services.access import AccessLog
 from cairn.services.brains import BrainService
 from cairn.services.consolidation_notes import (
@@ -66,6 +66,8 @@ class ConsolidationTuning:
 
 
 Progress = Callable[[float, str], None]
+STEPS = ("merge", "promote", "prune", "summaries")
+_SPANS = {"merge": (0.0, 0.55), "promote": (0.55, 0.7), "prune": (0.7, 0.85), "summaries": (0.85, 1.0)}
 
 
 class ConsolidationService:
@@ -91,27 +93,43 @@ class ConsolidationService:
         return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, idempotency_key=idempotency_key)
 
     def run(self, job: Job, ctx: JobContext) -> dict[str, Any]:
-        brain = self.brains.get(job.brain_id or "")
-        done = ctx.checkpoints()
-        steps: list[tuple[str, Callable[[Brain, Progress], dict[str, Any]], float, float]] = [
-            ("merge", self.merge, 0.0, 0.55),
-            ("promote", self.promote, 0.55, 0.7),
-            ("prune", self.prune, 0.7, 0.85),
-            ("summaries", self.summaries, 0.85, 1.0),
-        ]
-        result: dict[str, Any] = {}
-        for name, step, lo, hi in steps:
-            if name in done:
-                result[name] = done[name]
-                continue
-
-            def report(fraction: float, message: str, lo: float = lo, hi: float = hi) -> None:
-                ctx.progress(lo + (hi - lo) * fraction, message)
-
-            report(0.0, f"{name}: starting")
-            result[name] = step(brain, report)
-            ctx.checkpoint(name, result[name])
+        """The whole consolidation: each step in order, skipping those already checkpointed."""
+        result = {name: self.run_step(job, ctx, name) for name in STEPS}
         ctx.progress(1.0, "done")
+        return result
+
+    def steps(self) -> JobSteps:
+        """The same work as `run`, one step per state (infra/statemachines/consolidate.asl.json);
+        the last returns every step's result."""
+
+        def one(name: str) -> StepHandler:
+            def handle(job: Job, ctx: JobContext, item: dict[str, Any]) -> dict[str, Any]:
+                outcome = self.run_step(job, ctx, name)
+                if name != STEPS[-1]:
+                    return {name: outcome}
+                done = ctx.checkpoints()
+                ctx.progress(1.0, "done")
+                return {step: done[step] for step in STEPS}
+
+            return handle
+
+        return JobSteps({name: one(name) for name in STEPS}, finish=STEPS[-1])
+
+    def run_step(self, job: Job, ctx: JobContext, name: str) -> Any:
+        """One step, checkpointed; a step already done returns its recorded result."""
+        done = ctx.checkpoints()
+        if name in done:
+            return done[name]
+        steps = {"merge": self.merge, "promote": self.promote, "prune": self.prune}
+        step = steps[name] if name != "summaries" else self.summaries
+        lo, hi = _SPANS[name]
+
+        def report(fraction: float, message: str) -> None:
+            ctx.progress(lo + (hi - lo) * fraction, message)
+
+        report(0.0, f"{name}: starting")
+        result = step(self.brains.get(job.brain_id or ""), report)
+        ctx.checkpoint(name, result)
         return result
 
     # -- steps -------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ class DocumentInput:
     text: str | None = None  # the text to index when it differs from the bytes (PDF, HTML)
     memory: MemoryFacet | None = None
     doc_id: str | None = None  # the id a new document gets (queued ingest promised it); else fresh
+    staged_chunks: Sequence[str] | None = None  # its chunks, already indexed inactive (staged ingest)
 
 
 @dataclass(frozen=True)
@@ -345,8 +346,11 @@ class DocumentService:
             created_at=live.created_at if live else now,
             updated_at=now,
         )
-        prepared = self.indexer.prepare(doc, text)
-        doc = doc.model_copy(update={"chunk_count": len(prepared.chunks)})
+        if info.staged_chunks is not None:
+            prepared = self.indexer.staged(info.staged_chunks)
+        else:
+            prepared = self.indexer.prepare(doc, text)
+        doc = doc.model_copy(update={"chunk_count": prepared.count})
         ops: list[Put | Delete] = [
             self.repo.put_op(doc, existing.version if existing else 0),
             self.repo.pointer_op(doc),

@@ -6,7 +6,8 @@ writer can prepare before it commits the record and apply right after.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,11 +22,20 @@ from cairn.ports.embedder import Embedder, Vectors
 class PreparedChunks:
     chunks: list[Chunk]
     vectors: Vectors
+    staged: tuple[str, ...] | None = None
+    """Instead of `chunks`: the ids of chunks already in the index, inactive (a staged ingest)."""
+    context: str | None = None  # for staged chunks: the first one's context, set when they go live
+
+    @property
+    def count(self) -> int:
+        return len(self.staged) if self.staged is not None else len(self.chunks)
 
     def with_context(self, context: str | None) -> PreparedChunks:
         """The same chunks, the first carrying index-only `context`."""
-        if not context or not self.chunks:
+        if not context or not self.count:
             return self
+        if self.staged is not None:
+            return replace(self, context=context)
         first = self.chunks[0].model_copy(update={"context": context})
         return PreparedChunks([first, *self.chunks[1:]], self.vectors)
 
@@ -33,6 +43,12 @@ class PreparedChunks:
 def chunk_id(document_id: str, ordinal: int) -> str:
     """Deterministic per (document, ordinal), so re-indexing overwrites instead of duplicating."""
     return f"chk_{document_id.removeprefix('doc_')}_{ordinal}"
+
+
+def staged_chunk_id(document_id: str, stage: str, ordinal: int) -> str:
+    """A chunk of a version being indexed in the background: apart from the live chunk ids, so the
+    live version stays searchable until the staged one is activated."""
+    return f"chk_{document_id.removeprefix('doc_')}~{stage}_{ordinal}"
 
 
 def scope_of(path: str) -> str | None:
@@ -60,6 +76,16 @@ class DocumentIndexer:
         self.overlap_chars = overlap_chars
 
     def prepare(self, doc: Document, text: str) -> PreparedChunks:
+        pairs = self.chunks_of(doc, text)
+        return PreparedChunks([c for c, _ in pairs], self.embed([t for _, t in pairs]))
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return (
+            self.embedder.embed(list(texts)) if texts else np.zeros((0, self.embedder.dimension), np.float32)
+        )
+
+    def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
+        """The document's chunks, each with the text the embedder sees for it."""
         spans = chunk_text(text, self.target_chars, self.overlap_chars) if text.strip() else []
         memory = doc.memory
         chunks = [
@@ -85,13 +111,20 @@ class DocumentIndexer:
             for i, span in enumerate(spans)
         ]
         texts = [embedding_text(doc.title, span.heading, span.text) for span in spans]
-        vectors = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dimension), np.float32)
-        return PreparedChunks(chunks, vectors)
+        return list(zip(chunks, texts, strict=True))
 
     def nothing(self) -> PreparedChunks:
         return PreparedChunks([], np.zeros((0, self.embedder.dimension), np.float32))
 
+    def staged(self, chunk_ids: Sequence[str]) -> PreparedChunks:
+        return replace(self.nothing(), staged=tuple(chunk_ids))
+
     def apply(self, doc: Document, prepared: PreparedChunks) -> None:
+        if prepared.staged is not None:
+            self.index.activate(doc.brain_id, doc.id, prepared.staged)
+            if prepared.context and prepared.staged:
+                self.index.set_context(doc.brain_id, doc.id, prepared.context)
+            return
         self.index.delete_document(doc.brain_id, doc.id)
         if prepared.chunks:
             self.index.upsert(prepared.chunks, prepared.vectors)

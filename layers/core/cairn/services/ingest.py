@@ -122,6 +122,24 @@ class IngestService:
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
             return self._queue(brain, data, name, kind, path, started)
+        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id)
+        outcome = self.documents.write(brain, path, stored, info, reason="ingest")
+        doc = outcome.document
+        return IngestResult(
+            document_id=doc.id,
+            path=doc.path,
+            document=doc,
+            hash=checksum(stored),
+            chunk_count=doc.chunk_count,
+            embedded_count=doc.chunk_count if outcome.changed else 0,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            reused=not outcome.changed,
+        )
+
+    def extracted(
+        self, data: bytes, *, name: str, kind: str, doc_id: str | None = None
+    ) -> tuple[bytes, DocumentInput]:
+        """The bytes to store for a file (its text, for PDF and HTML) and what to say about them."""
         extracted = extract_text(data, kind)
         if len(extracted.text) > self.max_content_chars:
             raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
@@ -137,18 +155,7 @@ class IngestService:
                 "original_type": extracted.content_type,
             },
         )
-        outcome = self.documents.write(brain, path, stored, info, reason="ingest")
-        doc = outcome.document
-        return IngestResult(
-            document_id=doc.id,
-            path=doc.path,
-            document=doc,
-            hash=checksum(stored),
-            chunk_count=doc.chunk_count,
-            embedded_count=doc.chunk_count if outcome.changed else 0,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            reused=not outcome.changed,
-        )
+        return stored, info
 
     def ingest_file(
         self,

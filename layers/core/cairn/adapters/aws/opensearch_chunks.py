@@ -15,6 +15,9 @@ a refresh of its own (an ingest made of many batches would otherwise write a sma
 batch); `refresh="true"` trades that for speed in tests. `delete_document` is a
 `_delete_by_query` on brain and document, `set_context` an `_update_by_query` on the document's
 ordinal-0 chunk, both refreshed before they return, so every write is seen by the next search.
+A staged version (chunks upserted inactive) goes live by `activate`: an `_update_by_query` on its
+ids, then a `_delete_by_query` of the document's other chunks; either one that meets a version
+conflict or a shard failure raises, and a retry finishes the job.
 
 Search. Terms come from the embedded index's query parser and vectors are scaled to unit length
 (inner product = cosine), so the legs match the embedded ones; each leg carries the whole filter.
@@ -29,9 +32,8 @@ the fused score but no per-leg ranks or raw scores (opensearch_fusion.py).
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -46,15 +48,19 @@ from cairn.adapters.aws.opensearch_queries import (
     Body,
     bm25_query,
     brain_query,
+    bulk_bodies,
+    chunks_query,
     document_query,
     hybrid_body,
     knn_query,
     leg_body,
+    others_query,
+    staged_query,
 )
-from cairn.adapters.aws.opensearch_schema import index_body, pipeline_body, pipeline_rank_constant, to_source
+from cairn.adapters.aws.opensearch_schema import index_body, pipeline_body, pipeline_rank_constant
 from cairn.adapters.local.fts_query import query_terms
-from cairn.adapters.local.vector_store import Floats, unit_rows
-from cairn.domain.errors import CairnError, InvalidInput
+from cairn.adapters.local.vector_store import unit_rows
+from cairn.domain.errors import CairnError, Conflict, InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
@@ -70,6 +76,10 @@ WEIGHTED_RRF = (3, 1)  # ... with per-sub-query weights
 MAX_WINDOW = 10_000  # index.max_result_window: the deepest a leg (k, pagination_depth) may go
 _PAGE = 1_000
 _SET_CONTEXT = "ctx._source.context = params.context"
+_ACTIVATE = "ctx._source.active = true"
+# The most chunk ids one activate / delete_chunks takes (a document has at most ~5k chunks); the
+# ids travel in the request body, which a managed domain caps at 10 MiB.
+MAX_CHUNK_IDS = 100_000
 
 
 class OpenSearchChunkIndex:
@@ -142,28 +152,13 @@ class OpenSearchChunkIndex:
         if matrix.shape != (len(chunks), self.dimension) or not np.isfinite(matrix).all():
             raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         self.ensure()
-        for body, count in self._bulk_bodies(chunks, matrix):
+        for body, count in bulk_bodies(self.index, chunks, matrix, self.bulk_bytes):
             response = self._call("bulk index", self.client.bulk, body=body, params={"refresh": self.refresh})
             failures = failed_items(response)
             if failures:
                 raise CairnError(
                     f"OpenSearch refused {len(failures)} of {count} chunks (first: {failures[0]})"
                 )
-
-    def _bulk_bodies(self, chunks: Sequence[Chunk], matrix: Floats) -> Iterator[tuple[bytes, int]]:
-        """NDJSON bulk bodies of at most `bulk_bytes` (or one chunk), in the chunks' order."""
-        lines: list[bytes] = []
-        size = 0
-        for chunk, vector in zip(chunks, matrix.astype(np.float64).tolist(), strict=True):
-            action = {"index": {"_index": self.index, "_id": chunk.id}}
-            pair = (_ndjson(action) + _ndjson(to_source(chunk, vector))).encode("utf-8")
-            if lines and size + len(pair) > self.bulk_bytes:
-                yield b"".join(lines), len(lines)
-                lines, size = [], 0
-            lines.append(pair)
-            size += len(pair)
-        if lines:
-            yield b"".join(lines), len(lines)
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         self.ensure()
@@ -189,6 +184,35 @@ class OpenSearchChunkIndex:
             params=params,
         )
         return int(response.get("deleted", 0))
+
+    def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
+        _check_size(chunk_ids)
+        self.ensure()
+        if chunk_ids:
+            script = {"source": _ACTIVATE, "lang": "painless"}
+            body = {"query": staged_query(brain_id, document_id, chunk_ids), "script": script}
+            self._by_query("activation", self.client.update_by_query, body)
+        body = {"query": others_query(brain_id, document_id, chunk_ids)}
+        self._by_query("activation cleanup", self.client.delete_by_query, body)
+
+    def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
+        _check_size(chunk_ids)
+        if not chunk_ids:
+            return 0
+        self.ensure()
+        body = {"query": chunks_query(brain_id, chunk_ids)}
+        return int(self._by_query("chunk delete", self.client.delete_by_query, body).get("deleted", 0))
+
+    def _by_query(self, operation: str, request: Callable[..., Body], body: Body) -> Body:
+        """An update/delete by query, refreshed; one that left documents untouched raises."""
+        params = {"refresh": "true", "conflicts": "proceed"}
+        response = self._call(operation, request, index=self.index, body=body, params=params)
+        conflicts, failures = int(response.get("version_conflicts", 0)), response.get("failures") or []
+        if conflicts:
+            raise Conflict(f"OpenSearch {operation} met {conflicts} concurrent writes: retry it")
+        if failures:
+            raise CairnError(f"OpenSearch {operation} failed on {len(failures)} chunks: retry it")
+        return response
 
     # -- reads --------------------------------------------------------------------------
 
@@ -277,5 +301,6 @@ class OpenSearchChunkIndex:
             raise translate(exc, operation) from exc
 
 
-def _ndjson(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+def _check_size(chunk_ids: Sequence[str]) -> None:
+    if len(chunk_ids) > MAX_CHUNK_IDS:
+        raise InvalidInput(f"at most {MAX_CHUNK_IDS} chunk ids per call, got {len(chunk_ids)}")

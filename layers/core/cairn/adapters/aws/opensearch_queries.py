@@ -1,4 +1,5 @@
-"""Query DSL for the OpenSearch ChunkIndex: the filter, the two legs and the hybrid query.
+"""Request bodies of the OpenSearch ChunkIndex: the filter, the two legs, the hybrid query, the
+by-query writes (a document, a list of chunk ids, a staged version) and the bulk bodies.
 
 Both legs carry the whole filter: the BM25 leg in its bool `filter`, the k-NN leg inside the
 `knn` clause (faiss efficient filtering, so the k nearest are taken among matching chunks only,
@@ -9,11 +10,16 @@ embedded index's terms (folded words, stopwords dropped, `fts_query.query_terms`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body
+import numpy as np
+
+from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body, to_source
 from cairn.adapters.local.chunk_schema import epoch_ms
+from cairn.adapters.local.vector_store import Floats
+from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter
 
 # Field boosts of the BM25 leg (title, text, context): the embedded index's bm25() column
@@ -96,3 +102,66 @@ def document_query(brain_id: str, document_id: str, *, first_only: bool = False)
 
 def brain_query(brain_id: str) -> Body:
     return {"bool": {"filter": [{"term": {"brain_id": brain_id}}]}}
+
+
+# The chunk ids of one `ids` clause: well under index.max_terms_count (65,536), which an `ids`
+# query counts against; a longer list is split over several clauses of one bool query.
+IDS_PER_CLAUSE = 10_000
+
+
+def _ids_clauses(chunk_ids: Sequence[str]) -> list[Body]:
+    unique = list(dict.fromkeys(chunk_ids))
+    return [
+        {"ids": {"values": unique[start : start + IDS_PER_CLAUSE]}}
+        for start in range(0, len(unique), IDS_PER_CLAUSE)
+    ]
+
+
+def _ids_filter(chunk_ids: Sequence[str]) -> Body:
+    """Documents whose `_id` is one of `chunk_ids` (none when it is empty)."""
+    clauses = _ids_clauses(chunk_ids)
+    if len(clauses) <= 1:
+        return clauses[0] if clauses else {"ids": {"values": []}}
+    return {"bool": {"should": clauses, "minimum_should_match": 1}}
+
+
+def chunks_query(brain_id: str, chunk_ids: Sequence[str]) -> Body:
+    """The brain's chunks among `chunk_ids`."""
+    return {"bool": {"filter": [_ids_filter(chunk_ids), {"term": {"brain_id": brain_id}}]}}
+
+
+def staged_query(brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> Body:
+    """The document's inactive chunks among `chunk_ids`: those an activation switches on."""
+    clauses = [_ids_filter(chunk_ids), *document_query(brain_id, document_id)["bool"]["filter"]]
+    return {"bool": {"filter": [*clauses, {"term": {"active": False}}]}}
+
+
+def others_query(brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> Body:
+    """The document's chunks not among `chunk_ids`: those an activation removes."""
+    query = document_query(brain_id, document_id)
+    if chunk_ids:
+        query["bool"]["must_not"] = _ids_clauses(chunk_ids)
+    return query
+
+
+def bulk_bodies(
+    index: str, chunks: Sequence[Chunk], matrix: Floats, max_bytes: int
+) -> Iterator[tuple[bytes, int]]:
+    """NDJSON `_bulk` bodies indexing the chunks (in order) into `index`, each at most
+    `max_bytes` (or one chunk), with how many chunks each holds."""
+    lines: list[bytes] = []
+    size = 0
+    for chunk, vector in zip(chunks, matrix.astype(np.float64).tolist(), strict=True):
+        action = {"index": {"_index": index, "_id": chunk.id}}
+        pair = (_ndjson(action) + _ndjson(to_source(chunk, vector))).encode("utf-8")
+        if lines and size + len(pair) > max_bytes:
+            yield b"".join(lines), len(lines)
+            lines, size = [], 0
+        lines.append(pair)
+        size += len(pair)
+    if lines:
+        yield b"".join(lines), len(lines)
+
+
+def _ndjson(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -25,6 +25,11 @@ class JobAttemptFailed(Exception):
     """
 
 
+class JobStepRejected(Exception):
+    """A step failed in a way a retry cannot fix (invalid input, something missing): the state
+    machines retry JobAttemptFailed but not this, so it goes straight to their Catch."""
+
+
 class AttemptSuperseded(Conflict):
     """This attempt no longer owns its job: another attempt started, or the job finished."""
 
@@ -87,7 +92,7 @@ def failure_text(error: Any) -> str:
     if isinstance(payload, dict) and isinstance(payload.get("errorMessage"), str):
         message = one_line(payload["errorMessage"])
         kind = str(payload.get("errorType") or name)
-        if kind == JobAttemptFailed.__name__:
+        if kind in (JobAttemptFailed.__name__, JobStepRejected.__name__):
             return message or "the job failed"
         return one_line(f"{kind}: {message}" if message else kind)
     return one_line(f"{name}: the job's task could not run")

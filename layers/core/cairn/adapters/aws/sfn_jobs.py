@@ -19,6 +19,13 @@ same handlers registered as in the embedded runner. Records (sfn_job_records):
   and return {"status": "failed"}, which the state machine turns into a failed execution.
 - status: the record; while it is queued or running, DescribeExecution reconciles it (an
   execution that ended FAILED, TIMED_OUT or ABORTED without marking the job marks it failed).
+- begin / step: a kind registered with `register_steps` runs as a machine with one state per
+  step (infra/statemachines/ingest.asl.json, consolidate.asl.json). `begin` claims the job (one
+  execution is one attempt) and returns the attempt number the later states carry; `step` runs
+  one named step fenced on that attempt (Map items run concurrently under the same attempt), and
+  the kind's `finish` step records the job's result. A step that fails with an error a retry
+  cannot fix (invalid input, something missing) raises JobStepRejected, which the machines do
+  not retry; any other raises JobAttemptFailed, which they do. `fail` runs the kind's cleanup.
 - run_pending: waits for the executions this runner started (for tests and the CLI); Step
   Functions is the worker, so start_worker/stop_worker do nothing.
 """
@@ -34,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, SfnJobContext, failure_text
+from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, SfnJobContext, failure_text
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
@@ -43,7 +50,7 @@ from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
-from cairn.ports.jobs import JobHandler
+from cairn.ports.jobs import JobHandler, JobSteps
 from cairn.ports.records import RecordStore
 
 log = logging.getLogger("cairn.jobs.sfn")
@@ -69,6 +76,7 @@ class StepFunctionsJobRunner:
         self._machines, self._default_key = dict(state_machine_arns), default_kind_key
         self.run_timeout_s, self.poll_s, self.start_grace_s = run_timeout_s, poll_s, start_grace_s
         self._handlers: dict[str, JobHandler] = {}
+        self._steps: dict[str, JobSteps] = {}
         self._started: dict[str, tuple[str, int]] = {}  # execution ARN -> (job id, attempts before)
         self._lock = threading.Lock()
 
@@ -76,6 +84,11 @@ class StepFunctionsJobRunner:
 
     def register(self, kind: str, handler: JobHandler) -> None:
         self._handlers[check_name("job kind", kind)] = handler
+
+    def register_steps(self, kind: str, steps: JobSteps) -> None:
+        if steps.finish not in steps.steps:
+            raise ValueError(f"the finish step {steps.finish!r} is not one of the steps")
+        self._steps[check_name("job kind", kind)] = steps
 
     def start(
         self,
@@ -179,8 +192,51 @@ class StepFunctionsJobRunner:
             return self._finish(row, JobStatus.failed, error=error_text(exc))
         return self._finish(row, JobStatus.completed, result=result)
 
+    def begin(self, job_id: str) -> dict[str, Any]:
+        """Claim a stepped job for this execution: {"job_id", "status", "error", "attempt"}.
+
+        A job that already finished (a repeated delivery) answers its status, so the machine ends."""
+        claimed = self._jobs.update(job_id, self._clock.now(), _claim)
+        if claimed is None:
+            stored = self._jobs.get(job_id)
+            if stored is None:
+                return {**_outcome(job_id, JobStatus.failed, f"job {job_id!r} not found"), "attempt": 0}
+            return {**_outcome(job_id, stored.row.status, stored.row.error), "attempt": stored.row.attempts}
+        row = claimed.row
+        if row.kind not in self._steps:
+            error = f"job kind {row.kind!r} has no registered steps"
+            return {**self._finish(row, JobStatus.failed, error=error), "attempt": row.attempts}
+        return {**_outcome(job_id, JobStatus.running, None), "attempt": row.attempts}
+
+    def step(self, job_id: str, attempt: int, name: str, item: dict[str, Any]) -> dict[str, Any]:
+        """Run step `name` of the job's attempt; the finish step also records the job's result."""
+        stored = self._jobs.get(job_id)
+        if stored is None:
+            raise JobStepRejected(f"job {job_id!r} not found")
+        row = stored.row
+        steps = self._steps.get(row.kind)
+        handler = steps.steps.get(name) if steps else None
+        if steps is None or handler is None:
+            raise JobStepRejected(f"job kind {row.kind!r} has no step {name!r}")
+        if name == steps.finish and row.status is JobStatus.completed and row.attempts == attempt:
+            return {**_outcome(job_id, row.status, None), "result": row.result}  # a repeated finish
+        if not owned_by(row, attempt):
+            raise JobStepRejected(f"job {job_id} attempt {attempt} no longer owns the job")
+        try:
+            returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, attempt), item)
+            result = json_object(returned, f"step {name!r} result")
+        except (InvalidInput, NotFound) as exc:
+            raise JobStepRejected(error_text(exc)) from None
+        except Exception as exc:
+            log.warning("job %s (%s) step %s failed", job_id, row.kind, name, exc_info=True)
+            raise JobAttemptFailed(error_text(exc)) from None
+        if name == steps.finish:
+            return {**self._finish(row, JobStatus.completed, result=result), "result": result}
+        return result
+
     def fail(self, job_id: str, error: Any = None) -> dict[str, Any]:
-        """Mark the job failed after the state machine caught `error` ({"Error", "Cause"} or text)."""
+        """Mark the job failed after the state machine caught `error` ({"Error", "Cause"} or text),
+        then run its kind's cleanup (again on a repeat: cleanups tolerate it)."""
         text = failure_text(error)
         stored = self._jobs.update(
             job_id,
@@ -189,6 +245,9 @@ class StepFunctionsJobRunner:
         ) or self._jobs.get(job_id)
         if stored is None:
             return _outcome(job_id, JobStatus.failed, text)
+        steps = self._steps.get(stored.row.kind)
+        if steps is not None and steps.cleanup is not None and stored.row.status is JobStatus.failed:
+            steps.cleanup(stored.row.to_job(), self._jobs.checkpoints(job_id))
         return _outcome(job_id, stored.row.status, stored.row.error or text)
 
     # -- internals -----------------------------------------------------------------------------
@@ -273,9 +332,12 @@ class TaskEvent(BaseModel):
     """What the state machine sends the task function (infra/statemachines/job.asl.json)."""
 
     model_config = ConfigDict(extra="ignore")
-    action: Literal["execute", "fail"]
+    action: Literal["execute", "fail", "begin", "step"]
     job_id: str
     error: Any = None
+    attempt: int = 0
+    step: str = ""
+    item: dict[str, Any] = {}
 
 
 def task_handler(runner: StepFunctionsJobRunner) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
@@ -288,6 +350,10 @@ def task_handler(runner: StepFunctionsJobRunner) -> Callable[[dict[str, Any], An
             raise InvalidInput(f"not a job task event: {error_text(exc)}") from None
         if task.action == "execute":
             return runner.execute(task.job_id)
+        if task.action == "begin":
+            return runner.begin(task.job_id)
+        if task.action == "step":
+            return runner.step(task.job_id, task.attempt, task.step, task.item)
         return runner.fail(task.job_id, task.error)
 
     return handle

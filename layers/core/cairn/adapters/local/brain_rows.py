@@ -56,8 +56,14 @@ class BrainRows:
         )
         return empty._with(table[:, 1], table[:, 0], table[:, 2] == 1, table[:, 3])
 
-    def changed(self, generation: int, added: Sequence[Added], removed: Sequence[int]) -> BrainRows:
-        """The snapshot after a write that added and removed these vector rows."""
+    def changed(
+        self,
+        generation: int,
+        added: Sequence[Added],
+        removed: Sequence[int],
+        activated: Sequence[int] = (),
+    ) -> BrainRows:
+        """The snapshot after a write that added, removed and made active these vector rows."""
         size = max([self.rowid_of.size, *(a.vec_row + 1 for a in added)])
         grow = size - self.rowid_of.size
         base = BrainRows(
@@ -67,6 +73,7 @@ class BrainRows:
             np.concatenate([self.created_ms, np.zeros(grow, np.int64)]),
         )
         base.rowid_of[np.asarray(removed, dtype=np.int64)] = -1
+        base.active[np.asarray(activated, dtype=np.int64)] = True
         return base._with(
             np.array([a.vec_row for a in added], dtype=np.int64),
             np.array([a.rowid for a in added], dtype=np.int64),

@@ -1,15 +1,15 @@
 """One write transaction of the SQLite ChunkIndex: rows, FTS text and tags, change noted per brain.
 
-Each touched brain's generation is bumped once at the end; the noted change (rows added and
-vector rows released, from the generation the write began at) lets the index derive its cached
-BrainRows without reading the brain again.
+Each touched brain's generation is bumped once at the end; the noted change (rows added, vector
+rows released and rows made active, from the generation the write began at) lets the index
+derive its cached BrainRows without reading the brain again.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import Added
@@ -24,6 +24,7 @@ class Delta:
     before: int  # the brain's generation when the write began
     added: dict[int, Added] = field(default_factory=dict)  # by chunk rowid
     removed: list[int] = field(default_factory=list)  # vector rows no longer used
+    activated: list[int] = field(default_factory=list)  # vector rows (not in `added`) made active
 
 
 class WriteBatch:
@@ -63,6 +64,22 @@ class WriteBatch:
             if delta.added.pop(rowid, None) is None:  # else it was inserted earlier in this batch
                 delta.removed.append(vec_row)
         return len(removed)
+
+    def activate(self, condition: str, params: Sequence[object]) -> int:
+        """Set the inactive chunks matching `condition` (on `chunks`) active; returns how many."""
+        changed = self.conn.execute(
+            f"UPDATE chunks SET active = 1 WHERE active = 0 AND {condition} "
+            "RETURNING rowid, brain_id, vec_row",
+            params,
+        ).fetchall()
+        for rowid, brain_id, vec_row in changed:
+            delta = self._delta(brain_id)
+            added = delta.added.get(rowid)
+            if added is not None:  # inserted earlier in this batch
+                delta.added[rowid] = replace(added, active=True)
+            else:
+                delta.activated.append(vec_row)
+        return len(changed)
 
     def finish(self) -> dict[str, Delta]:
         self.conn.executemany(

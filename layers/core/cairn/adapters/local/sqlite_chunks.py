@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from cairn.ports.embedder import Vectors
 # is weighted 0.5: on LoCoMo dev, weights 0.2 / 0.3 / 0.5 / 1.0 / 1.5 gave hybrid recall@10
 # .746 / .756 / .764 / .742 / .718.
 DEFAULT_BM25_WEIGHTS = (2.0, 1.0, 0.5)
+_DOCUMENT = "brain_id = ? AND document_id = ?"
+T = TypeVar("T")
 
 
 class SqliteChunkIndex:
@@ -99,13 +102,30 @@ class SqliteChunkIndex:
             )
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
+        return self._write(lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
+
+    def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
+        params = (brain_id, document_id, json.dumps(list(chunk_ids)))
+
+        def work(batch: WriteBatch) -> None:
+            batch.activate(f"{_DOCUMENT} AND id IN (SELECT value FROM json_each(?))", params)
+            batch.remove(f"{_DOCUMENT} AND id NOT IN (SELECT value FROM json_each(?))", params)
+
+        self._write(work)
+
+    def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
+        condition = "brain_id = ? AND id IN (SELECT value FROM json_each(?))"
+        return self._write(lambda batch: batch.remove(condition, (brain_id, json.dumps(list(chunk_ids)))))
+
+    def _write(self, work: Callable[[WriteBatch], T]) -> T:
+        """Run `work` in one write transaction, then bring the cached rows up to date."""
         with self._write_lock:
             with self._db.transaction() as conn:
                 batch = WriteBatch(conn)
-                removed = batch.remove("brain_id = ? AND document_id = ?", (brain_id, document_id))
+                result = work(batch)
                 deltas = batch.finish()
             self._apply(deltas)
-        return removed
+        return result
 
     def _apply(self, deltas: dict[str, Delta]) -> None:
         """After a commit: derive each touched brain's next cached rows from its change."""
@@ -115,7 +135,9 @@ class SqliteChunkIndex:
                 continue  # nothing cached, or a reader already loaded the new state
             if cached.generation == delta.before:
                 added = list(delta.added.values())
-                self._cache[brain_id] = cached.changed(delta.before + 1, added, delta.removed)
+                self._cache[brain_id] = cached.changed(
+                    delta.before + 1, added, delta.removed, delta.activated
+                )
             else:  # another process wrote in between: load afresh when next needed
                 self._cache.pop(brain_id, None)
 

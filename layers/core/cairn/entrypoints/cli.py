@@ -1,4 +1,4 @@
-"""The `cairn` command: serve, mcp (stdio), ingest, search, brains."""
+"""The `cairn` command: serve, mcp (stdio), ingest, search, brains, keys."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cairn import __version__
+from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.config import Settings
 from cairn.domain.errors import CairnError, NoBrain
 from cairn.domain.models import Brain
@@ -159,6 +160,33 @@ def cmd_brains(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys(args: argparse.Namespace) -> int:
+    """API keys: stored as hashes in the data directory's records; the key is printed once."""
+    from cairn.auth.api_keys import ApiKeyService
+    from cairn.bootstrap import build_container
+
+    container = build_container(_settings(args))
+    keys = ApiKeyService(container.adapters.records, container.adapters.clock)
+    if args.keys_command == "create":
+        brains = [container.brains.get(ref).id for ref in args.brain] if args.brain else None
+        created = keys.create(name=args.name, tenant=args.tenant, scopes=args.scope, brains=brains)
+        print(f"{created.key.id} created for tenant {created.key.tenant}: {' '.join(created.key.scopes)}")
+        print(f"key (shown once, store it now): {created.plaintext}")
+    elif args.keys_command == "list":
+        listed = keys.list(args.tenant)
+        for k in listed:
+            state = "active" if k.active else f"revoked {k.revoked_at:%Y-%m-%d}"
+            brains = ",".join(k.brains) if k.brains is not None else "*"
+            scopes = " ".join(k.scopes)
+            print(f"{k.id}  …{k.last4}  {k.tenant:<20} {k.name:<24} {scopes}  brains={brains}  {state}")
+        if not listed:
+            print("no API keys")
+    else:
+        revoked = keys.revoke(args.key_id)
+        print(f"{revoked.id} revoked")
+    return 0
+
+
 def _brain(container: Container, ref: str | None, create_default: bool = False) -> Brain:
     try:
         return container.brains.resolve(ref)
@@ -208,6 +236,23 @@ def build_parser() -> argparse.ArgumentParser:
     brains = sub.add_parser("brains", help="list brains")
     data_dir(brains)
     brains.set_defaults(func=cmd_brains)
+
+    keys = sub.add_parser("keys", help="create, list and revoke API keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    create.add_argument("--name", required=True)
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--scope", action="append", required=True, choices=KEY_SCOPES, help="repeat for more")
+    create.add_argument(
+        "--brain", action="append", default=None, help="limit the key to this brain, id or slug (repeat)"
+    )
+    listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
+    listing.add_argument("--tenant", default=None)
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
+    revoke.add_argument("key_id")
+    for p in (create, listing, revoke):
+        data_dir(p)
+    keys.set_defaults(func=cmd_keys)
     return parser
 
 

@@ -1,0 +1,137 @@
+"""API keys and opaque bearer tokens (the zengram BRAIN_API_KEY and Mnemosyne token models).
+
+A key is `cairn_<key id>_<secret>`: the id finds its record, the secret is 256 random bits. Only
+the SHA-256 of the whole key is stored (a slow hash buys nothing for a secret this long); the
+plaintext is shown once, when the key is created. Each key names a tenant, scopes and, optionally,
+an explicit list of the brains it may touch. Records: `apikeys` / `key#<id>` in the RecordStore.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from cairn.auth.principal import SCOPES, Principal, Via
+from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.ids import new_id
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+
+KEYS_PK = "apikeys"
+PREFIX = "cairn_"
+_KEY = re.compile(r"^cairn_(key_[0-9a-z]{26})_([A-Za-z0-9_-]{43})$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,127}$")
+
+
+class ApiKey(BaseModel):
+    """A key's record: everything about it except the key itself."""
+
+    id: str
+    name: str
+    tenant: str
+    scopes: list[str]
+    brains: list[str] | None = None
+    key_sha256: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+    last4: str
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class CreatedKey(BaseModel):
+    key: ApiKey
+    plaintext: str  # shown once; never stored
+
+
+class ApiKeyService:
+    def __init__(self, records: RecordStore, clock: Clock) -> None:
+        self.records = records
+        self.clock = clock
+
+    def create(
+        self, *, name: str, tenant: str, scopes: Iterable[str], brains: Sequence[str] | None = None
+    ) -> CreatedKey:
+        if not _NAME.match(name):
+            raise InvalidInput("a key name is 1..128 letters, digits, spaces or . _ @ : -")
+        if not _NAME.match(tenant):
+            raise InvalidInput("a tenant is 1..128 letters, digits, spaces or . _ @ : -")
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted or any(s not in SCOPES for s in wanted):
+            raise InvalidInput(f"scopes must be one or more of {', '.join(SCOPES)}")
+        if brains is not None and (not brains or any(not b for b in brains)):
+            raise InvalidInput("an explicit brain list must name at least one brain")
+        key_id = new_id("key")
+        plaintext = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+        key = ApiKey(
+            id=key_id,
+            name=name,
+            tenant=tenant,
+            scopes=wanted,
+            brains=list(dict.fromkeys(brains)) if brains is not None else None,
+            key_sha256=_digest(plaintext),
+            created_at=self.clock.now(),
+            last4=plaintext[-4:],
+        )
+        self.records.put(Item(KEYS_PK, f"key#{key_id}", key.model_dump(mode="json")), expected_version=0)
+        return CreatedKey(key=key, plaintext=plaintext)
+
+    def list(self, tenant: str | None = None) -> list[ApiKey]:
+        keys: list[ApiKey] = []
+        after: str | None = None
+        while True:
+            page = self.records.query(KEYS_PK, "key#", after=after)
+            keys += [ApiKey.model_validate(i.data) for i in page.items]
+            if page.next_after is None:
+                break
+            after = page.next_after
+        return [k for k in keys if tenant is None or k.tenant == tenant]
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """Revoke a key (idempotent); NotFound for an unknown id."""
+        for _ in range(5):
+            item = self.records.get(KEYS_PK, f"key#{key_id}") if _looks_like_id(key_id) else None
+            if item is None:
+                raise NotFound(f"API key not found: {key_id}")
+            key = ApiKey.model_validate(item.data)
+            if not key.active:
+                return key
+            revoked = key.model_copy(update={"revoked_at": self.clock.now()})
+            try:
+                self.records.put(
+                    Item(KEYS_PK, item.sk, revoked.model_dump(mode="json")), expected_version=item.version
+                )
+            except Conflict:
+                continue
+            return revoked
+        raise Conflict(f"API key {key_id} kept changing while being revoked")
+
+    def authenticate(self, presented: str) -> Principal | None:
+        """The principal of a live key, or None (unknown, revoked, or not a Cairn key at all)."""
+        match = _KEY.match(presented)
+        if match is None:
+            return None
+        item = self.records.get(KEYS_PK, f"key#{match.group(1)}")
+        if item is None:
+            return None
+        key = ApiKey.model_validate(item.data)
+        if not hmac.compare_digest(key.key_sha256, _digest(presented)) or not key.active:
+            return None
+        brains = frozenset(key.brains) if key.brains is not None else None
+        return Principal(key.tenant, f"key:{key.id}", frozenset(key.scopes), Via.api_key, brains)
+
+
+def _digest(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+def _looks_like_id(key_id: str) -> bool:
+    return re.fullmatch(r"key_[0-9a-z]{26}", key_id) is not None

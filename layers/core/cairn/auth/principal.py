@@ -1,0 +1,32 @@
+"""The caller as the core sees it, whatever proved who it is (JWT, IAM, API key, static token)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+READ = "documents:read"
+WRITE = "documents:write"
+ADMIN = "brains:admin"
+SCOPES = (READ, WRITE, ADMIN)  # the Jeffs store protocol's names
+
+
+class Via(StrEnum):
+    jwt = "jwt"
+    iam = "iam"
+    api_key = "api_key"
+    static_token = "static_token"
+    open = "open"  # no authentication: the embedded server on loopback only
+
+
+@dataclass(frozen=True)
+class Principal:
+    tenant: str
+    subject: str
+    scopes: frozenset[str]
+    via: Via
+    brains: frozenset[str] | None = None
+    """An explicit allow-list of brain ids (an API key limited to some brains); None: no list."""
+
+    def has(self, scope: str) -> bool:
+        return scope in self.scopes

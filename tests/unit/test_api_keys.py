@@ -1,0 +1,104 @@
+"""API keys: stored only as hashes, each with a tenant, scopes and optionally its brains."""
+
+from __future__ import annotations
+
+import pytest
+
+from cairn.auth.api_keys import KEYS_PK, ApiKeyService
+from cairn.auth.principal import ADMIN, READ, WRITE, Via
+from cairn.domain.errors import InvalidInput, NotFound
+from tests.fakes.clock import FakeClock
+from tests.fakes.records import MemoryRecordStore
+
+
+@pytest.fixture
+def keys() -> ApiKeyService:
+    return ApiKeyService(MemoryRecordStore(), FakeClock())
+
+
+def test_a_created_key_authenticates_as_its_tenant_with_its_scopes_and_brains(keys: ApiKeyService) -> None:
+    created = keys.create(name="ci bot", tenant="acme", scopes=[READ, WRITE], brains=["brn_a"])
+
+    principal = keys.authenticate(created.plaintext)
+
+    assert principal is not None
+    assert (principal.tenant, principal.via) == ("acme", Via.api_key)
+    assert principal.subject == f"key:{created.key.id}"
+    assert principal.scopes == frozenset({READ, WRITE}) and principal.brains == frozenset({"brn_a"})
+    assert created.plaintext.startswith(f"cairn_{created.key.id}_")
+
+
+def test_only_a_hash_of_the_key_is_stored(keys: ApiKeyService) -> None:
+    created = keys.create(name="ci", tenant="acme", scopes=[READ])
+
+    stored = keys.records.query(KEYS_PK, "key#").items
+    secret = created.plaintext.rsplit("_", 1)[1]
+
+    assert len(stored) == 1 and secret not in repr(stored[0].data)
+    assert stored[0].data["key_sha256"] != created.plaintext and len(stored[0].data["key_sha256"]) == 64
+
+
+def test_a_key_without_brains_is_not_limited_to_any(keys: ApiKeyService) -> None:
+    principal = keys.authenticate(keys.create(name="ops", tenant="acme", scopes=[ADMIN]).plaintext)
+    assert principal is not None and principal.brains is None
+
+
+@pytest.mark.parametrize(
+    "presented",
+    ["", "Bearer x", "cairn_key_x_y", "not-a-key", "cairn_key_01m80x4bc2sr9b7zb6nrchstdj_" + "A" * 43],
+)
+def test_unknown_or_malformed_keys_do_not_authenticate(keys: ApiKeyService, presented: str) -> None:
+    keys.create(name="ci", tenant="acme", scopes=[READ])
+    assert keys.authenticate(presented) is None
+
+
+def test_a_key_with_a_changed_secret_does_not_authenticate(keys: ApiKeyService) -> None:
+    created = keys.create(name="ci", tenant="acme", scopes=[READ])
+    last = created.plaintext[-1]
+    forged = created.plaintext[:-1] + ("A" if last != "A" else "B")
+    assert keys.authenticate(forged) is None
+
+
+def test_a_revoked_key_stops_working_and_revoking_again_is_harmless(keys: ApiKeyService) -> None:
+    created = keys.create(name="ci", tenant="acme", scopes=[READ])
+
+    revoked = keys.revoke(created.key.id)
+    again = keys.revoke(created.key.id)
+
+    assert keys.authenticate(created.plaintext) is None
+    assert revoked.revoked_at is not None and again.revoked_at == revoked.revoked_at
+
+
+def test_listing_filters_by_tenant_and_never_shows_keys(keys: ApiKeyService) -> None:
+    a = keys.create(name="a", tenant="acme", scopes=[READ])
+    keys.create(name="b", tenant="globex", scopes=[READ])
+
+    listed = keys.list("acme")
+
+    assert [k.id for k in listed] == [a.key.id] and len(keys.list()) == 2
+    assert a.plaintext not in repr(listed)
+
+
+@pytest.mark.parametrize(
+    ("name", "tenant", "scopes", "brains"),
+    [
+        ("", "acme", [READ], None),
+        ("ci", "", [READ], None),
+        ("ci", "acme", [], None),
+        ("ci", "acme", ["documents:delete"], None),
+        ("ci", "acme", [READ], []),
+    ],
+)
+def test_bad_input_is_refused_and_stores_nothing(
+    keys: ApiKeyService, name: str, tenant: str, scopes: list[str], brains: list[str] | None
+) -> None:
+    with pytest.raises(InvalidInput):
+        keys.create(name=name, tenant=tenant, scopes=scopes, brains=brains)
+    assert keys.list() == []
+
+
+def test_revoking_an_unknown_key_is_not_found(keys: ApiKeyService) -> None:
+    with pytest.raises(NotFound):
+        keys.revoke("key_01m80x4bc2sr9b7zb6nrchstdj")
+    with pytest.raises(NotFound):
+        keys.revoke("../etc")

@@ -7,6 +7,9 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
+OWNER_CLAIMS = {"sub": "user-1", "tenant": "acme", "scope": "documents:read documents:write brains:admin"}
+"""What API Gateway's JWT authorizer passes on for a caller with every scope."""
+
 
 def http_event(
     method: str,
@@ -17,7 +20,12 @@ def http_event(
     query: dict[str, str] | None = None,
     iam: dict[str, str] | None = None,
     claims: dict[str, str] | None = None,
+    anonymous: bool = False,
 ) -> dict[str, Any]:
+    """An event for `method path`; a JWT-authorized caller (OWNER_CLAIMS) unless `claims`, `iam`
+    or `anonymous` (a route without an authorizer) say otherwise."""
+    if claims is None and iam is None and not anonymous:
+        claims = OWNER_CLAIMS
     raw = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
     encoded = isinstance(raw, bytes)
     hdrs = {"host": "abc123.execute-api.us-east-1.amazonaws.com", **(headers or {})}

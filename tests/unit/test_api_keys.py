@@ -32,7 +32,8 @@ def test_only_a_hash_of_the_key_is_stored(keys: ApiKeyService) -> None:
     created = keys.create(name="ci", tenant="acme", scopes=[READ])
 
     stored = keys.records.query(KEYS_PK, "key#").items
-    secret = created.plaintext.rsplit("_", 1)[1]
+    secret = created.plaintext.removeprefix(f"cairn_{created.key.id}_")
+    assert len(secret) == 43
 
     assert len(stored) == 1 and secret not in repr(stored[0].data)
     assert stored[0].data["key_sha256"] != created.plaintext and len(stored[0].data["key_sha256"]) == 64

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.authenticate import Authenticator
 from cairn.config import Settings
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.blobs import BlobStore
@@ -17,6 +19,7 @@ from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.services.access import AccessLog
 from cairn.services.ask import AskService
+from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.documents import DocumentService
@@ -62,6 +65,9 @@ class Container:
     extraction: ExtractionService
     reflection: ReflectionService
     consolidation: ConsolidationService
+    keys: ApiKeyService
+    authenticator: Authenticator
+    audit: AuditLog
 
 
 def _adapters(settings: Settings) -> Adapters:
@@ -210,6 +216,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         brains=brains,
         queue_above_bytes=settings.ingest_queue_bytes,
     )
+    keys = ApiKeyService(a.records, a.clock)
     a.jobs.register(INGEST_JOB, ingest.run_job)
     a.jobs.register(EXTRACT_JOB, extraction.run)
     a.jobs.register(CONSOLIDATE_JOB, consolidation.run)
@@ -231,6 +238,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         extraction=extraction,
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,
+        keys=keys,
+        authenticator=Authenticator(settings, keys),
+        audit=AuditLog(a.records, a.clock),
     )
 
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, BeforeValidator, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MiB = 1024 * 1024
+
+
+def _int_from_env(value: object) -> object:
+    """Environment variables are strings; a Literal of ints only matches ints."""
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
 
 class Settings(BaseSettings):
@@ -17,6 +22,35 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".cairn")
     host: str = "127.0.0.1"
     port: int = 8080
+
+    # Authentication (docs/AUTH.md). With none of token / JWT configured, the embedded server is
+    # open, but only on a loopback address unless allow_open says otherwise.
+    token: SecretStr | None = None
+    """A static bearer token (`cairn serve --token`, CAIRN_TOKEN) granting every scope in `token_tenant`."""
+    token_tenant: str = "local"
+    allow_open: bool = False
+    """Serve without authentication beyond loopback (or, on AWS, requests without an authorizer)."""
+    jwt_issuer: str | None = None
+    jwt_audience: list[str] = Field(default_factory=list)
+    """Audiences a token may carry (RFC 8707: this server's resource URL or client id)."""
+    jwt_jwks_url: str | None = None
+    """Default: `<issuer>/.well-known/jwks.json`."""
+    jwt_tenant_claim: str = "tenant"
+    jwt_default_tenant: str | None = None
+    jwt_leeway_s: float = Field(default=60.0, ge=0, le=600)
+    iam_tenants: dict[str, str] = Field(default_factory=dict)
+    """SigV4 callers: account id or role/user ARN prefix -> tenant (the longest match wins)."""
+    iam_scopes: dict[str, list[str]] = Field(
+        default_factory=lambda: {"*": ["documents:read", "documents:write"]}
+    )
+    """SigV4 callers' scopes, keyed like iam_tenants (`*`: any mapped caller)."""
+    jwt_scope_prefix: str | None = None
+    """Stripped from scope names first (a Cognito resource server's `<id>/documents:read`)."""
+    rate_limit_per_s: float = Field(default=50.0, ge=0)
+    """Requests per second per principal on the embedded server (0: unlimited); burst below."""
+    rate_limit_burst: int = Field(default=100, ge=1)
+    public_url: str | None = None
+    """This server's base URL as clients see it (resource metadata); default: from the request."""
 
     default_brain: str | None = Field(
         default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")
@@ -39,7 +73,7 @@ class Settings(BaseSettings):
     leg weights from 2.19, weighted from 3.1), else the adapter fuses; `client`: always fuse here."""
     embedder: Literal["onnx", "bedrock"] = "onnx"
     bedrock_embedding_model: str = "amazon.titan-embed-text-v2:0"
-    bedrock_embedding_dim: Literal[1024, 512, 256] = 1024
+    bedrock_embedding_dim: Annotated[Literal[1024, 512, 256], BeforeValidator(_int_from_env)] = 1024
     bedrock_generation_model: str = "amazon.nova-lite-v1:0"
     state_machine_arns: dict[str, str] = Field(default_factory=dict)
     """Job kind -> Step Functions state machine ARN (`ingest`, `consolidate`, `job` for the rest)."""

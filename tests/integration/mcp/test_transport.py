@@ -45,7 +45,7 @@ def test_a_foreign_host_or_origin_is_refused(live: LiveServer) -> None:
 
 @pytest.fixture
 def named(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path, host="mcp.example.com")
+    yield from start_server(tmp_path, host="mcp.example.com", allow_open=True)  # host checks, not auth
 
 
 def test_the_configured_host_is_allowed(named: LiveServer) -> None:
@@ -56,7 +56,7 @@ def test_the_configured_host_is_allowed(named: LiveServer) -> None:
 
 @pytest.fixture
 def wildcard(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path, host="0.0.0.0")
+    yield from start_server(tmp_path, host="0.0.0.0", allow_open=True)
 
 
 def test_a_server_bound_to_every_interface_does_not_check_the_host(wildcard: LiveServer) -> None:

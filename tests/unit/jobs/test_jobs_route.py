@@ -14,7 +14,11 @@ from cairn.domain.models import Job
 from cairn.entrypoints.rest.jobs import jobs_router
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.ports.jobs import JobContext
+from cairn.services.brains import BrainService
+from cairn.services.repositories import BrainRepository
+from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobRunner
+from tests.fakes.records import MemoryRecordStore
 
 RFC3339_WITH_OFFSET = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$")
 
@@ -35,7 +39,9 @@ def _fail(job: Job, ctx: JobContext) -> dict[str, Any]:
 def client(runner: MemoryJobRunner) -> Iterator[TestClient]:
     app = FastAPI()
     install_problem_handlers(app)
-    app.include_router(jobs_router(runner))
+    repo = BrainRepository(MemoryRecordStore())
+    brains = BrainService(repo, FakeClock(), embedding_model="m", embedding_dim=8)
+    app.include_router(jobs_router(runner, brains))
     with TestClient(app) as test_client:
         yield test_client
 

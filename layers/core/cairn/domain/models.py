@@ -32,6 +32,8 @@ class Brain(Model):
     name: str
     visibility: Visibility = Visibility.private
     owner_tenant: str = "local"
+    owner: str | None = None
+    """The subject that created it; a private brain is theirs alone (None: the whole tenant's)."""
     embedding_model: str
     embedding_dim: int
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)

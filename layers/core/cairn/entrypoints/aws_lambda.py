@@ -5,8 +5,9 @@ The container and app are built once per execution environment (cold start) and 
 warm invocation; Mangum runs with `lifespan="off"` because the MCP endpoints enter their own
 per-request lifespan (entrypoints/mcp/http.py), the pattern that survives warm invocations.
 Powertools logs each invocation with its Lambda context (structured JSON, request id as the
-correlation id), emits a ColdStart metric and traces each invocation with X-Ray (Tracer; a no-op
-outside Lambda). Events are never logged: they carry bearer tokens and memory contents.
+correlation id) and emits a ColdStart metric; the task functions also trace with Powertools'
+Tracer (a no-op outside Lambda), the API function with Lambda's active tracing alone. Events are
+never logged: they carry bearer tokens and memory contents.
 """
 
 from __future__ import annotations
@@ -19,23 +20,30 @@ from cairn.bootstrap import Container
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def observed(handler: Handler) -> Handler:
-    """The handler with Powertools' structured logging, cold-start metric and X-Ray tracing."""
-    from aws_lambda_powertools import Logger, Metrics, Tracer
+def observed(handler: Handler, *, traced: bool = False) -> Handler:
+    """The handler with Powertools' structured logging and cold-start metric, and with `traced`
+    its X-Ray subsegments (Tracer). The API function leaves Tracer out: importing the X-Ray SDK
+    costs ~0.4 s of every cold start, and Lambda's active tracing already traces each call."""
+    from aws_lambda_powertools import Logger, Metrics
     from aws_lambda_powertools.metrics import MetricUnit
 
     logger = Logger(service="cairn")
     metrics = Metrics(namespace="Cairn", service="cairn")
-    tracer = Tracer(service="cairn")
 
-    @tracer.capture_lambda_handler(capture_response=False)  # responses carry memory contents
     @metrics.log_metrics(capture_cold_start_metric=True)
     @logger.inject_lambda_context(log_event=False, correlation_id_path="requestContext.requestId")
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         metrics.add_metric(name="Invocations", unit=MetricUnit.Count, value=1)
         return handler(event, context)
 
-    return handle
+    if not traced:
+        return handle
+    from aws_lambda_powertools import Tracer
+
+    tracer = Tracer(service="cairn")
+    # Responses are not captured: they hold memories.
+    traced_handle: Handler = tracer.capture_lambda_handler(handle, capture_response=False)
+    return traced_handle
 
 
 def api_handler(make_container: Callable[[], Container]) -> Handler:
@@ -91,7 +99,7 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
         result: dict[str, Any] = built["task"](event, context)
         return result
 
-    return observed(handle)
+    return observed(handle, traced=True)
 
 
 def _dynamodb_client(container: Container) -> Any:

@@ -32,17 +32,29 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from cairn.auth.authenticate import open_allowed
     from cairn.bootstrap import build_container
     from cairn.entrypoints.http import create_app
 
-    settings = _settings(args, host=args.host, port=args.port)
+    settings = _settings(
+        args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
+    )
+    if not open_allowed(settings) and settings.token is None and settings.jwt_issuer is None:
+        print(
+            f"error: refusing to serve {settings.host} without authentication: give --token "
+            "(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, bind 127.0.0.1, or pass --allow-open",
+            file=sys.stderr,
+        )
+        return 2
     container = build_container(settings)
     app = create_app(container)
     # Load the embedding model while uvicorn starts, so /healthz answers at once and the
     # first search does not pay for the load.
     threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
+    auth = "none (open)" if open_allowed(settings) else "required"
     print(
-        f"cairn {__version__} serving on http://{settings.host}:{settings.port} (data: {settings.data_dir})"
+        f"cairn {__version__} serving on http://{settings.host}:{settings.port} "
+        f"(data: {settings.data_dir}; authentication: {auth})"
     )
     schedule = _schedule(container)
     container.jobs.start_worker()
@@ -176,9 +188,9 @@ def cmd_keys(args: argparse.Namespace) -> int:
         listed = keys.list(args.tenant)
         for k in listed:
             state = "active" if k.active else f"revoked {k.revoked_at:%Y-%m-%d}"
-            brains = ",".join(k.brains) if k.brains is not None else "*"
+            allowed = ",".join(k.brains) if k.brains is not None else "*"
             scopes = " ".join(k.scopes)
-            print(f"{k.id}  …{k.last4}  {k.tenant:<20} {k.name:<24} {scopes}  brains={brains}  {state}")
+            print(f"{k.id}  …{k.last4}  {k.tenant:<20} {k.name:<24} {scopes}  brains={allowed}  {state}")
         if not listed:
             print("no API keys")
     else:
@@ -209,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP server (MCP at /mcp, REST under /v1)")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8080)")
+    serve.add_argument("--token", default=None, help="require this bearer token (or CAIRN_TOKEN)")
+    serve.add_argument(
+        "--allow-open", action="store_true", help="serve without authentication on a non-loopback address"
+    )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )

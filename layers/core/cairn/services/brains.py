@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Visibility
@@ -48,6 +49,7 @@ class BrainService:
             vis = Visibility(visibility or Visibility.private)
         except ValueError:
             raise InvalidInput("visibility must be one of private, tenant, public") from None
+        tenant, owner = access.creator()
         chosen = slug or self._free_slug(slugify(name))
         now = self.clock.now()
         brain = Brain(
@@ -55,6 +57,8 @@ class BrainService:
             slug=chosen,
             name=name,
             visibility=vis,
+            owner_tenant=tenant,
+            owner=owner,
             embedding_model=self.embedding_model,
             embedding_dim=self.embedding_dim,
             created_at=now,
@@ -75,15 +79,16 @@ class BrainService:
         raise Conflict(f"no free slug derived from {base!r}")
 
     def list(self) -> list[Brain]:
-        return sorted(self.repo.list(), key=lambda b: (b.created_at, b.id))
+        """The brains the caller may read (auth/access.py), oldest first."""
+        return access.readable(sorted(self.repo.list(), key=lambda b: (b.created_at, b.id)))
 
     def get(self, ref: str) -> Brain:
-        """A brain by id or slug; NotFound otherwise."""
+        """A brain by id or slug; NotFound otherwise, Forbidden when the caller may not use it."""
         brain = self.repo.get(ref) if ref.startswith("brn_") else None
         brain = brain or self.repo.by_slug(ref)
         if brain is None:
             raise NotFound(f"brain not found: {ref}")
-        return brain
+        return access.check_brain(brain)
 
     def resolve(self, ref: str | None) -> Brain:
         """The brain a tool call means: the given id/slug, else the default, else the first brain."""

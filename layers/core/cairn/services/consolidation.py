@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from cairn.auth import access
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, DocumentSource, Job
 from cairn.ports.clock import Clock
@@ -90,7 +91,8 @@ class ConsolidationService:
         self.access = access
 
     def queue(self, brain: Brain, idempotency_key: str | None = None) -> Job:
-        return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, idempotency_key=idempotency_key)
+        key, by = idempotency_key, access.started_by()
+        return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, principal=by, idempotency_key=key)
 
     def run(self, job: Job, ctx: JobContext) -> dict[str, Any]:
         """The whole consolidation: each step in order, skipping those already checkpointed."""

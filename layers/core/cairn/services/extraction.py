@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from cairn.auth import access
 from cairn.domain.errors import InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, MemoryType, Message, Session
@@ -110,6 +111,7 @@ class ExtractionService:
             EXTRACT_JOB,
             {"mode": "transcript", "document_id": doc.document.id, "raw_key": raw_key, "actor_id": actor_id},
             brain_id=brain.id,
+            principal=access.started_by(),
             idempotency_key=f"extract:{doc.document.id}",
         )
         return doc.document
@@ -119,6 +121,7 @@ class ExtractionService:
             EXTRACT_JOB,
             {"mode": "session", "session_id": session.id, "upto": upto},
             brain_id=brain.id,
+            principal=access.started_by(),
             idempotency_key=f"extract:{session.id}:{upto}",
         )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cairn.auth import access
 from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
@@ -188,10 +189,11 @@ class IngestService:
             "document_id": live.id if live else new_id("doc"),
         }
         key = f"ingest:{brain.id}:{path}:{digest}"
-        job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, idempotency_key=key)
+        by = access.started_by()
+        job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
         if job.status is JobStatus.failed:  # asking again is a retry, not a replay of the failure
             retry = f"{key}:{new_id('r')}"
-            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, idempotency_key=retry)
+            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
         if job.status is JobStatus.completed and job.result:
             r = job.result
             return IngestResult(

@@ -30,7 +30,9 @@ from pydantic import (
 )
 
 from cairn import __version__
+from cairn.auth.principal import ADMIN, READ, WRITE
 from cairn.entrypoints.mcp.ask_tool import ask_tool
+from cairn.entrypoints.mcp.audit import tool_audit
 from cairn.entrypoints.mcp.errors import error_result
 from cairn.entrypoints.mcp.memory_tools import memory_tools
 from cairn.entrypoints.mcp.tools import BrainRef, SurfaceDeps, SurfaceServer, ToolArgs, make_tool, ok_result
@@ -268,4 +270,27 @@ def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
         ),
         *memory_tools(deps),
     ]
-    return SurfaceServer("cairn", version=__version__, tools=tools, render_error=error_result)
+    return SurfaceServer(
+        "cairn",
+        version=__version__,
+        tools=tools,
+        render_error=error_result,
+        scopes=CANONICAL_SCOPES,
+        audit=tool_audit(deps.container),
+    )
+
+
+CANONICAL_SCOPES = {
+    "memory_list_brains": READ,
+    "memory_create_brain": ADMIN,
+    "memory_search": READ,
+    "memory_recall": READ,
+    "memory_ask": READ,
+    "memory_remember": WRITE,
+    "memory_ingest_file": WRITE,
+    "memory_ingest_url": WRITE,
+    "memory_extract": WRITE,
+    "memory_reflect": WRITE,
+    "memory_consolidate": WRITE,
+}
+"""The scope each tool needs; a tool missing here is refused to every authenticated caller."""

@@ -10,7 +10,8 @@ a service and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -22,6 +23,8 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cairn.auth import access
+from cairn.auth.principal import READ
 from cairn.domain.errors import CairnError
 from cairn.services.ingest import LocalFilePolicy
 
@@ -154,18 +157,39 @@ class SurfaceServer(MCPServer[Any]):
     (logged with its traceback, its text withheld from the caller)."""
 
     def __init__(
-        self, name: str, *, version: str, tools: Sequence[Tool], render_error: ErrorRenderer
+        self,
+        name: str,
+        *,
+        version: str,
+        tools: Sequence[Tool],
+        render_error: ErrorRenderer,
+        scopes: Mapping[str, str],
+        audit: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
         super().__init__(name, version=version, tools=list(tools), log_level="WARNING")
         self.tool_names = frozenset(t.name for t in tools)
         self.render_error = render_error
+        self.scopes = dict(scopes)
+        self.audit = audit
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        """The tool, run as the caller with the tool's scope (auth/access.py); refused when the
+        caller lacks it or the tool declares none."""
+        scope = self.scopes.get(name)
         try:
-            return await super().call_tool(name, arguments, context)
+            if scope is None and name in self.tool_names and access.current() is not None:
+                raise access.InsufficientScope(None)
+            with access.needing(scope) if scope else nullcontext():
+                result = await super().call_tool(name, arguments, context)
+                changed = scope != READ and isinstance(result, CallToolResult) and not result.is_error
+                if changed and self.audit is not None:
+                    self.audit(name, arguments)
+                return result
+        except CairnError as exc:  # refused before the tool ran
+            return self.render_error(exc.code, exc.message)
         except ToolError as exc:
             code, message = self._classify(name, exc)
             return self.render_error(code, message)

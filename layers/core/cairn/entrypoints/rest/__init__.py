@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from cairn.bootstrap import Container
+from cairn.entrypoints.rest.admin import admin_router
 from cairn.entrypoints.rest.ask import ask_router
+from cairn.entrypoints.rest.authz import route_guard
 from cairn.entrypoints.rest.batch import batch_router
 from cairn.entrypoints.rest.brains import brains_router
 from cairn.entrypoints.rest.documents import documents_router
@@ -23,6 +25,7 @@ __all__ = ["install_rest"]
 def install_rest(app: FastAPI, container: Container) -> None:
     """Mount every /v1 router and the Problem+JSON error handlers on `app`."""
     install_problem_handlers(app)
+    guard = route_guard(container.brains, container.audit)
     for router in (
         brains_router(container),
         documents_router(container),
@@ -33,6 +36,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         sessions_router(container),
         ask_router(container),
         memory_router(container),
-        jobs_router(container.jobs),
+        jobs_router(container.jobs, container.brains),
+        admin_router(container),
     ):
-        app.include_router(router)
+        app.include_router(router, dependencies=[Depends(guard)])

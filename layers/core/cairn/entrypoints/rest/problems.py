@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from cairn.auth.access import InsufficientScope
 from cairn.domain.errors import CairnError
 
 log = logging.getLogger("cairn.rest")
@@ -33,6 +34,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "validation_error": 400,
     "url_refused": 400,
     "unauthorized": 401,
+    "invalid_token": 401,
     "forbidden": 403,
     "not_found": 404,
     "no_brain": 404,
@@ -45,6 +47,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "internal_error": 500,
     "fetch_failed": 502,
     "bad_gateway": 502,
+    "auth_unavailable": 503,
     "timeout": 504,
 }
 
@@ -109,6 +112,11 @@ async def _on_cairn_error(request: Request, exc: Exception) -> Response:
     if status is None or exc.code == "internal_error":  # service text here may describe internals
         log.error("internal error on %s %s: %s", request.method, request.url.path, exc.message)
         return problem(500, "internal server error", "internal_error")
+    if isinstance(exc, InsufficientScope):  # RFC 6750: the scope the request needed
+        response = problem(status, exc.message, exc.code)
+        needed = f', scope="{exc.scope}"' if exc.scope else ""
+        response.headers["WWW-Authenticate"] = f'Bearer error="insufficient_scope"{needed}'
+        return response
     return problem(status, exc.message, exc.code)
 
 

@@ -1,0 +1,128 @@
+"""One place that turns a request's credentials into a Principal.
+
+In order:
+1. API Gateway already verified the caller: its authorizer context in the Lambda event (JWT
+   claims or the SigV4 IAM identity) is trusted as is.
+2. `Authorization: Bearer <credential>`: the static token, then a Cairn API key (`cairn_...`),
+   then a JWT verified here against the issuer's JWKS (embedded server, `sam local`).
+3. No credential: the open principal, only where open serving is allowed (a loopback bind, or
+   `allow_open`); otherwise Unauthorized.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from cairn.auth.api_keys import PREFIX as KEY_PREFIX
+from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.errors import INVALID_TOKEN, AuthError
+from cairn.auth.principal import SCOPES, Principal, Via
+from cairn.config import Settings
+
+OPEN = Principal("local", "local", frozenset(SCOPES), Via.open)
+
+
+class Unauthenticated(AuthError):
+    """No credential where one is required (401 without an error code, RFC 6750 3.1)."""
+
+    def __init__(self) -> None:
+        super().__init__("authentication required: send Authorization: Bearer <token>", "unauthorized")
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "::1"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def open_allowed(settings: Settings) -> bool:
+    """Serving without authentication: loopback only, unless forced; never implied on AWS."""
+    if settings.allow_open:
+        return True
+    configured = settings.token is not None or settings.jwt_issuer is not None
+    return not configured and settings.backend == "local" and is_loopback(settings.host)
+
+
+class Authenticator:
+    def __init__(self, settings: Settings, keys: ApiKeyService, *, http: httpx.Client | None = None) -> None:
+        self.settings = settings
+        self.keys = keys
+        self.open = open_allowed(settings)
+        self._token = settings.token.get_secret_value().encode() if settings.token else None
+        self._jwt: Any = None
+        if settings.jwt_issuer:
+            from cairn.auth.jwks import JwksCache
+            from cairn.auth.jwt_verify import JwtVerifier
+
+            jwks_url = settings.jwt_jwks_url or settings.jwt_issuer.rstrip("/") + "/.well-known/jwks.json"
+            client = http or httpx.Client(timeout=5.0)
+            self._jwt = JwtVerifier(
+                JwksCache(jwks_url, client),
+                issuer=settings.jwt_issuer,
+                audiences=settings.jwt_audience,
+                leeway_s=settings.jwt_leeway_s,
+            )
+
+    def authenticate(
+        self, authorization: str | None, aws_event: Mapping[str, Any] | None = None
+    ) -> Principal:
+        """The caller's principal; AuthError (401, or 403 for an unmapped IAM caller) otherwise."""
+        if aws_event is not None and _authorizer(aws_event):
+            from cairn.auth.claims import principal_from_apigw
+
+            verified = principal_from_apigw(
+                aws_event,
+                tenant_claim=self.settings.jwt_tenant_claim,
+                default_tenant=self.settings.jwt_default_tenant,
+                scope_prefix=self.settings.jwt_scope_prefix,
+                iam_tenants=self.settings.iam_tenants,
+                iam_scopes=self.settings.iam_scopes,
+            )
+            if verified is not None:
+                return verified
+        credential = _bearer(authorization)
+        if credential is None:
+            if self.open:
+                return OPEN
+            raise Unauthenticated()
+        if self._token is not None and hmac.compare_digest(credential.encode(), self._token):
+            return Principal(self.settings.token_tenant, "token", frozenset(SCOPES), Via.static_token)
+        if credential.startswith(KEY_PREFIX):
+            principal = self.keys.authenticate(credential)
+            if principal is None:
+                raise AuthError("unknown or revoked API key", INVALID_TOKEN)
+            return principal
+        if self._jwt is not None and credential.count(".") == 2:
+            from cairn.auth.claims import principal_from_claims
+
+            claims = self._jwt.verify(credential)
+            return principal_from_claims(
+                claims,
+                tenant_claim=self.settings.jwt_tenant_claim,
+                default_tenant=self.settings.jwt_default_tenant,
+                scope_prefix=self.settings.jwt_scope_prefix,
+            )
+        raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
+
+
+def _bearer(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, credential = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not credential.strip():
+        raise AuthError("the Authorization header must be `Bearer <token>`", INVALID_TOKEN)
+    return credential.strip()
+
+
+def _authorizer(event: Mapping[str, Any]) -> bool:
+    context = event.get("requestContext")
+    authorizer = context.get("authorizer") if isinstance(context, Mapping) else None
+    return isinstance(authorizer, Mapping) and bool(authorizer.get("jwt") or authorizer.get("iam"))

@@ -1,0 +1,137 @@
+"""Verifying a JWT bearer token ourselves, when no API Gateway authorizer did it first.
+
+Checks, in order: a well-formed header; `alg` among the allowed asymmetric algorithms (never `none`
+or HMAC, so an HS256 token "signed" with the RSA public key fails before any key is touched); a
+`kid` the issuer's JWKS holds, whose JWK alg/kty/crv fit `alg`; the signature; `iss`; `aud` among
+this server's audiences (RFC 8707); `exp`, `nbf` and `iat` with leeway.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jwt
+from jwt.exceptions import (
+    DecodeError,
+    InvalidAlgorithmError,
+    InvalidAudienceError,
+    InvalidIssuerError,
+    InvalidKeyError,
+    InvalidSignatureError,
+    MissingRequiredClaimError,
+    PyJWTError,
+)
+
+from cairn.auth.errors import AuthError
+from cairn.auth.jwks import KEY_TYPES, JwksCache
+
+DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
+MAX_TOKEN_CHARS = 16_384
+
+
+class JwtVerifier:
+    def __init__(
+        self,
+        jwks: JwksCache,
+        *,
+        issuer: str,
+        audiences: Sequence[str],
+        algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
+        leeway_s: float = 60,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        refused = [alg for alg in algorithms if alg not in KEY_TYPES]
+        if refused or not algorithms:
+            raise ValueError(f"JWT algorithms must be asymmetric, one of {sorted(KEY_TYPES)}; got {refused}")
+        if not issuer:
+            raise ValueError("a JWT issuer is required")
+        if isinstance(audiences, str) or not audiences or not all(audiences):
+            raise ValueError("audiences must be a non-empty list of this server's identifiers")
+        self.jwks = jwks
+        self.issuer = issuer
+        self.audiences = tuple(audiences)
+        self.algorithms = frozenset(algorithms)
+        self.leeway_s = leeway_s
+        self._clock = clock
+
+    def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims if it is valid for this server; AuthError("...", "invalid_token") if not."""
+        header = _header(token)
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            raise AuthError("the token's alg is not allowed")
+        if "crit" in header:
+            raise AuthError("the token has critical header parameters this server does not understand")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise AuthError("the token names no signing key (kid)")
+        key = self.jwks.key_for(kid, alg)
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key,
+                algorithms=[alg],
+                audience=list(self.audiences),
+                issuer=self.issuer,
+                # Times are checked below, against an injectable clock and with strict number types.
+                options={
+                    "require": ["exp", "iss", "aud"],
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                },
+            )
+        except PyJWTError as error:
+            raise AuthError(_reason(error)) from None
+        self._check_times(claims)
+        return claims
+
+    def _check_times(self, claims: Mapping[str, Any]) -> None:
+        now = self._clock()
+        if _number(claims, "exp") <= now - self.leeway_s:
+            raise AuthError("the token has expired")
+        if "nbf" in claims and _number(claims, "nbf") > now + self.leeway_s:
+            raise AuthError("the token is not valid yet (nbf)")
+        if "iat" in claims and _number(claims, "iat") > now + self.leeway_s:
+            raise AuthError("the token was issued in the future (iat)")
+
+
+def _header(token: str) -> dict[str, Any]:
+    if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
+        raise AuthError("the token is malformed")
+    try:
+        header = jwt.get_unverified_header(token)
+    except PyJWTError:
+        raise AuthError("the token is malformed") from None
+    if not isinstance(header, dict):
+        raise AuthError("the token is malformed")
+    return header
+
+
+def _number(claims: Mapping[str, Any], name: str) -> float:
+    value = claims[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AuthError(f"the token's {name} claim is not a number")
+    return float(value)
+
+
+def _reason(error: PyJWTError) -> str:
+    # PyJWT's own messages are not passed on: ours are fixed strings that cannot carry the token.
+    if isinstance(error, InvalidSignatureError):
+        return "the token's signature is not valid"
+    if isinstance(error, InvalidAudienceError):
+        return "the token is not meant for this server (aud)"
+    if isinstance(error, InvalidIssuerError):
+        return "the token is from another issuer (iss)"
+    if isinstance(error, MissingRequiredClaimError):
+        return f"the token has no {error.claim} claim"
+    if isinstance(error, InvalidAlgorithmError):
+        return "the token's alg is not allowed"
+    if isinstance(error, InvalidKeyError):
+        return "the signing key does not fit the token's alg"
+    if isinstance(error, DecodeError):
+        return "the token is malformed"
+    return "the token is not valid"

@@ -1,0 +1,80 @@
+"""Per-principal token buckets for the embedded server (API Gateway throttles in AWS).
+
+Each key has a bucket of `burst` tokens that refills continuously at `rate_per_s`; a request
+takes `cost` tokens or is refused with the seconds until it could succeed (the `Retry-After`).
+Memory is bounded: past `max_keys` buckets the least recently used is dropped, which only ever
+errs towards allowing (a dropped key comes back with a full bucket).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Float refill arithmetic can land a hair under a whole token after waiting exactly Retry-After.
+_EPSILON = 1e-9
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    updated: float
+
+
+class RateLimiter:
+    def __init__(
+        self,
+        rate_per_s: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 10_000,
+    ) -> None:
+        if math.isnan(rate_per_s):
+            raise ValueError("rate_per_s must be a number (<= 0 means unlimited)")
+        self.unlimited = rate_per_s <= 0 or math.isinf(rate_per_s)
+        if not self.unlimited and burst < 1:
+            raise ValueError("burst must be at least 1")
+        if max_keys < 1:
+            raise ValueError("max_keys must be at least 1")
+        self.rate = rate_per_s
+        self.burst = burst
+        self.max_keys = max_keys
+        self._clock = clock
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, key: str, cost: float = 1.0) -> float | None:
+        """None when allowed (the tokens are taken); otherwise seconds until it would be allowed."""
+        if self.unlimited:
+            return None
+        if not 0 < cost <= self.burst:
+            raise ValueError(f"cost must be in (0, {self.burst}]: a bigger cost could never be allowed")
+        with self._lock:
+            now = self._clock()
+            bucket = self._touch(key, now)
+            bucket.tokens = min(self.burst, bucket.tokens + max(0.0, now - bucket.updated) * self.rate)
+            bucket.updated = now
+            if bucket.tokens + _EPSILON >= cost:
+                bucket.tokens = max(0.0, bucket.tokens - cost)
+                return None
+            return (cost - bucket.tokens) / self.rate
+
+    def __len__(self) -> int:
+        """Buckets held (bounded by max_keys)."""
+        with self._lock:
+            return len(self._buckets)
+
+    def _touch(self, key: str, now: float) -> _Bucket:
+        bucket = self._buckets.get(key)
+        if bucket is not None:
+            self._buckets.move_to_end(key)
+            return bucket
+        bucket = self._buckets[key] = _Bucket(tokens=float(self.burst), updated=now)
+        while len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return bucket

@@ -1,0 +1,108 @@
+"""HTTP authentication for every route but health and the resource metadata: an ASGI middleware
+that resolves the caller's principal (auth/authenticate.py), rate-limits it, and runs the app as it.
+
+Failures follow the MCP authorization spec and RFC 6750/9728: `401` with
+`WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource"` (plus
+`error="invalid_token"` when a credential was sent and refused), Problem+JSON under /v1 and an
+OAuth-style JSON error elsewhere; `429` with `Retry-After` past the principal's rate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import anyio
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from cairn.auth import access
+from cairn.auth.authenticate import Authenticator
+from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
+from cairn.auth.principal import SCOPES
+from cairn.auth.rate_limit import RateLimiter
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc")
+
+
+class AuthMiddleware:
+    def __init__(
+        self, app: ASGIApp, authenticator: Authenticator, limiter: RateLimiter | None, public_url: str | None
+    ) -> None:
+        self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in PUBLIC or path.startswith(METADATA_PATH):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        try:
+            principal = await anyio.to_thread.run_sync(
+                self.authenticator.authenticate, headers.get("authorization"), scope.get("aws.event")
+            )
+        except AuthError as exc:
+            await self._refuse(scope, send, exc, headers)
+            return
+        if self.limiter is not None:
+            wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
+            if wait is not None:
+                retry = str(max(1, math.ceil(wait)))
+                await _send(send, scope, 429, {"Retry-After": retry}, "rate_limited", "too many requests")
+                return
+        with access.acting_as(principal):
+            await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, send: Send, exc: AuthError, headers: dict[str, str]) -> None:
+        if exc.code == FORBIDDEN:
+            await _send(send, scope, 403, {}, "forbidden", exc.reason)
+            return
+        if exc.code == UNAVAILABLE:
+            await _send(send, scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
+            return
+        challenge = f'Bearer resource_metadata="{base_url(scope, headers, self.public_url)}{METADATA_PATH}"'
+        if exc.code != "unauthorized":
+            challenge += ', error="invalid_token"'
+        await _send(send, scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
+
+
+def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> str:
+    """This server's base URL as the client reached it (or as configured)."""
+    if public_url:
+        return public_url.rstrip("/")
+    proto = headers.get("x-forwarded-proto") or scope.get("scheme", "http")
+    host = headers.get("x-forwarded-host") or headers.get("host") or "localhost"
+    return f"{proto}://{host}{scope.get('root_path', '')}".rstrip("/")
+
+
+def resource_metadata(base: str, issuer: str | None) -> dict[str, Any]:
+    """RFC 9728 metadata for the MCP endpoint."""
+    document: dict[str, Any] = {
+        "resource": f"{base}/mcp",
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": list(SCOPES),
+        "resource_name": "Cairn",
+    }
+    if issuer:
+        document["authorization_servers"] = [issuer]
+    return document
+
+
+async def _send(
+    send: Send, scope: Scope, status: int, headers: dict[str, str], code: str, detail: str
+) -> None:
+    if scope.get("path", "").startswith("/v1"):
+        body: dict[str, Any] = {"status": status, "title": _TITLES.get(status, "Error"), "detail": detail}
+        body["code"] = "unauthorized" if status == 401 else code
+        media = "application/problem+json"
+    else:
+        body, media = {"error": code, "error_description": detail}, "application/json"
+    raw = json.dumps(body).encode()
+    head = [(b"content-type", media.encode()), (b"content-length", str(len(raw)).encode())]
+    head += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": raw})
+
+
+_TITLES = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests", 503: "Service Unavailable"}

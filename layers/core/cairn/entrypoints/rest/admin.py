@@ -1,0 +1,101 @@
+"""/v1/admin: API keys and the audit log of the caller's own tenant (brains:admin)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from cairn.auth import access
+from cairn.auth.api_keys import ApiKey
+from cairn.auth.principal import SCOPES
+from cairn.bootstrap import Container
+from cairn.domain.errors import NotFound
+from cairn.entrypoints.rest.deps import require_json
+from cairn.entrypoints.wire import Timestamp, Wire
+from cairn.services.audit import AuditEntry
+
+KeyIdParam = Annotated[str, Path(alias="keyId", min_length=1, max_length=64)]
+
+
+class CreateKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=128)
+    scopes: list[str] = Field(min_length=1, max_length=len(SCOPES))
+    brains: list[str] | None = Field(default=None, min_length=1, max_length=1000)
+
+
+class KeyRecord(Wire):
+    id: str
+    name: str
+    tenant: str
+    scopes: list[str]
+    brains: list[str] | None = None
+    last4: str
+    created_at: Timestamp
+    revoked_at: Timestamp | None = None
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyRecord:
+        fields = key.model_dump(include=set(cls.model_fields))
+        return cls.model_validate(fields)
+
+
+class CreatedKeyRecord(KeyRecord):
+    key: str  # shown once
+
+
+class KeyList(Wire):
+    items: list[KeyRecord]
+
+
+class AuditPage(Wire):
+    items: list[AuditEntry]
+    next_cursor: str | None = None
+
+
+def _tenant() -> str:
+    current = access.current()
+    return current.principal.tenant if current else "local"
+
+
+def admin_router(container: Container) -> APIRouter:
+    router = APIRouter(prefix="/v1/admin", tags=["admin"])
+    keys = container.keys
+
+    @router.post("/keys", status_code=201, dependencies=[Depends(require_json)])
+    def create_key(body: CreateKey) -> CreatedKeyRecord:
+        """An API key for the caller's tenant; `brains` limits it to those brains. Shown once."""
+        brains = [container.brains.get(ref).id for ref in body.brains] if body.brains else None
+        created = keys.create(name=body.name, tenant=_tenant(), scopes=body.scopes, brains=brains)
+        return CreatedKeyRecord(**KeyRecord.of(created.key).model_dump(), key=created.plaintext)
+
+    @router.get("/keys")
+    def list_keys() -> KeyList:
+        return KeyList(items=[KeyRecord.of(k) for k in keys.list(_tenant())])
+
+    @router.delete("/keys/{keyId}")
+    def revoke_key(key_id: KeyIdParam) -> KeyRecord:
+        if not any(k.id == key_id for k in keys.list(_tenant())):
+            raise NotFound(f"API key not found: {key_id}")  # another tenant's key is not found either
+        return KeyRecord.of(keys.revoke(key_id))
+
+    @router.get("/audit")
+    def audit(
+        brain: Annotated[str | None, Query(max_length=128)] = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        cursor: Annotated[str | None, Query(max_length=512)] = None,
+    ) -> AuditPage:
+        """Mutations in the caller's tenant, newest first (a brain's, when `brain` is given)."""
+        brain_id = container.brains.get(brain).id if brain else None
+        entries, after = container.audit.query(
+            tenant=_tenant(), brain_id=brain_id, since=since, until=until, limit=limit, after=cursor
+        )
+        return AuditPage(items=entries, next_cursor=after)
+
+    return router

@@ -1,0 +1,100 @@
+"""The scope each /v1 route needs, in one table; a route missing from it is refused (fail closed).
+
+Runs as a dependency of every /v1 router, before the route's own parameters are resolved, so an
+unauthorized caller gets 403 even when its request is otherwise malformed. The brain itself is
+checked where it is resolved (BrainService.get, auth/access.py). A route that needs
+documents:write or brains:admin and succeeds is recorded in the audit log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import Request
+
+from cairn.auth import access
+from cairn.auth.principal import ADMIN, READ, WRITE
+from cairn.domain.errors import CairnError
+from cairn.services.audit import AuditLog
+from cairn.services.brains import BrainService
+
+log = logging.getLogger("cairn.audit")
+
+B = "/v1/brains/{brainId}"
+S = f"{B}/sessions/{{sessionId}}"
+
+ROUTE_SCOPES: dict[tuple[str, str], str] = {
+    ("GET", "/v1/brains"): READ,
+    ("POST", "/v1/brains"): ADMIN,
+    ("GET", B): READ,
+    ("GET", f"{B}/documents/read"): READ,
+    ("GET", f"{B}/documents"): READ,
+    ("HEAD", f"{B}/documents"): READ,
+    ("GET", f"{B}/documents/stat"): READ,
+    ("PUT", f"{B}/documents"): WRITE,
+    ("POST", f"{B}/documents"): WRITE,
+    ("DELETE", f"{B}/documents"): WRITE,
+    ("POST", f"{B}/documents/append"): WRITE,
+    ("POST", f"{B}/documents/rename"): WRITE,
+    ("POST", f"{B}/documents/batch-ops"): WRITE,
+    ("POST", f"{B}/documents/ingest/file"): WRITE,
+    ("POST", f"{B}/documents/ingest/url"): WRITE,
+    ("POST", f"{B}/search"): READ,
+    ("GET", f"{B}/events"): READ,
+    ("POST", f"{B}/sessions"): WRITE,
+    ("POST", f"{S}/messages"): WRITE,
+    ("GET", S): READ,
+    ("POST", f"{S}/recall"): READ,
+    ("POST", f"{S}/close"): WRITE,
+    ("POST", f"{B}/ask"): READ,
+    ("POST", f"{B}/extract"): WRITE,
+    ("POST", f"{S}/reflect"): WRITE,
+    ("POST", f"{B}/consolidate"): WRITE,
+    ("GET", "/v1/jobs/{jobId}"): READ,
+    ("POST", "/v1/admin/keys"): ADMIN,
+    ("GET", "/v1/admin/keys"): ADMIN,
+    ("DELETE", "/v1/admin/keys/{keyId}"): ADMIN,
+    ("GET", "/v1/admin/audit"): ADMIN,
+}
+
+
+def route_guard(brains: BrainService, audit: AuditLog) -> Callable[[Request], AsyncIterator[None]]:
+    async def guard(request: Request) -> AsyncIterator[None]:
+        """Declare the matched route's scope for this request; 403 when the principal lacks it."""
+        route = request.scope.get("route")
+        template = str(getattr(route, "path_format", None) or getattr(route, "path", ""))
+        head_as_get = request.method == "HEAD" and ("HEAD", template) not in ROUTE_SCOPES
+        method = "GET" if head_as_get else request.method
+        scope = ROUTE_SCOPES.get((method, template))
+        current = access.current()
+        if scope is None:
+            if current is not None:
+                raise access.InsufficientScope(None)
+            yield
+            return
+        access.set_scope(scope)
+        yield
+        if scope != READ and current is not None:
+            name = getattr(route, "name", None) or "route"
+            detail = {"route": f"{method} {template}"}
+            try:
+                audit.record(current.principal, f"rest.{name}", detail=detail, **_subject(request, brains))
+            except CairnError:  # the mutation happened; say so loudly rather than fail its response
+                log.exception("audit record failed for %s %s", method, template)
+
+    return guard
+
+
+def _subject(request: Request, brains: BrainService) -> dict[str, Any]:
+    """The brain (by id) and the path, session or key the request acted on."""
+    params = request.path_params
+    brain_id = None
+    if "brainId" in params:
+        try:
+            brain_id = brains.get(str(params["brainId"])).id
+        except CairnError:
+            brain_id = str(params["brainId"])
+    target = request.query_params.get("path") or params.get("sessionId") or params.get("keyId")
+    return {"brain_id": brain_id, "target": str(target) if target else None}

@@ -1,0 +1,215 @@
+"""An append-only audit record of every mutation: who, what, which brain, which path or id, when.
+
+Layout (one item per entry and index, each written with expected_version=0, never overwritten):
+
+| record          | pk                                    | sk                                |
+|-----------------|---------------------------------------|-----------------------------------|
+| entry by tenant | `audit#<tenant>#<yyyy-mm-dd>`         | `<yyyy-mm-ddThh:mm:ss.ffffff>Z#<id>` |
+| entry by brain  | `audit-brain#<brain_id>#<yyyy-mm-dd>` | the same                          |
+
+Day partitions keep each partition small and let a query walk a time window with one Query per
+day and no scans. Queries return entries **newest first**; the cursor is the sort key of the
+last entry returned, so the next page resumes strictly before it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator, Mapping
+from datetime import UTC, date, datetime, timedelta
+
+from pydantic import BaseModel
+
+from cairn.auth.principal import Principal
+from cairn.domain.errors import InvalidInput
+from cairn.domain.ids import new_id
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, Put, RecordStore
+
+SYSTEM = "system"
+MAX_VALUE_CHARS = 512
+MAX_DETAIL_KEYS = 32
+MAX_LIMIT = 1000
+MAX_RANGE = timedelta(days=92)
+DEFAULT_RANGE = timedelta(days=7)
+
+_TOKEN = re.compile(r"^[a-z][a-z0-9_.:-]{0,63}$")  # actions ("document.write") and outcomes
+_DETAIL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+_SECRET_KEY = re.compile(r"token|secret|passw|authorization|api_?key|cookie|credential|private_?key", re.I)
+_SK = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z#aud_[0-9a-z]{26}$")
+
+
+class AuditEntry(BaseModel):
+    id: str
+    at: datetime
+    tenant: str
+    subject: str
+    via: str
+    action: str
+    brain_id: str | None = None
+    target: str | None = None  # a path or an id
+    outcome: str = "ok"
+    detail: dict[str, str | int | bool] = {}
+
+
+class AuditLog:
+    def __init__(self, records: RecordStore, clock: Clock) -> None:
+        self.records = records
+        self.clock = clock
+
+    def record(
+        self,
+        principal: Principal | None,
+        action: str,
+        *,
+        brain_id: str | None = None,
+        target: str | None = None,
+        outcome: str = "ok",
+        detail: Mapping[str, str | int | bool] | None = None,
+    ) -> AuditEntry:
+        """Append one entry; principal None is the system itself (jobs, the CLI)."""
+        if not _TOKEN.match(action):
+            raise InvalidInput("an audit action is 1..64 of a-z 0-9 _ . : - (e.g. doc.write)")
+        if not _TOKEN.match(outcome):
+            raise InvalidInput("an audit outcome is 1..64 of a-z 0-9 _ . : - (e.g. ok, denied)")
+        if brain_id is not None and not brain_id:
+            raise InvalidInput("brain_id must not be empty")
+        entry = AuditEntry(
+            id=new_id("aud"),
+            at=_utc(self.clock.now()),
+            tenant=principal.tenant if principal else SYSTEM,
+            subject=principal.subject if principal else SYSTEM,
+            via=str(principal.via) if principal else SYSTEM,
+            action=action,
+            brain_id=brain_id,
+            target=_clip(target) if target is not None else None,
+            outcome=outcome,
+            detail=_clean_detail(detail or {}),
+        )
+        sk = f"{_stamp(entry.at)}#{entry.id}"
+        data = entry.model_dump(mode="json")
+        day = entry.at.date()
+        ops = [Put(Item(_tenant_pk(entry.tenant, day), sk, data), expected_version=0)]
+        if brain_id is not None:
+            ops.append(Put(Item(_brain_pk(brain_id, day), sk, data), expected_version=0))
+        self.records.transact(ops)
+        return entry
+
+    def query(
+        self,
+        *,
+        tenant: str | None = None,
+        brain_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        after: str | None = None,
+    ) -> tuple[list[AuditEntry], str | None]:
+        """Entries newest first within [since, until] (default: the last 7 days) and the next cursor.
+
+        By brain when `brain_id` is given (narrowed to `tenant` if both are), else by tenant.
+        Naive datetimes are taken as UTC. The cursor is None when nothing older is left.
+        """
+        if tenant is None and brain_id is None:
+            raise InvalidInput("an audit query names a tenant or a brain")
+        if tenant == "" or brain_id == "":
+            raise InvalidInput("tenant and brain_id must not be empty")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+        end = _utc(until) if until is not None else _utc(self.clock.now())
+        try:
+            start = _utc(since) if since is not None else end - DEFAULT_RANGE
+        except OverflowError as exc:
+            raise InvalidInput("until is too early for the default window; give since") from exc
+        if start > end:
+            raise InvalidInput("since must not be later than until")
+        if end - start > MAX_RANGE:
+            raise InvalidInput(f"an audit query spans at most {MAX_RANGE.days} days")
+        # Exclusive upper bound on sort keys: `$` sorts just after `#`, so entries at `end` are kept.
+        upper = _stamp(end) + "$"
+        if after is not None:
+            upper = min(upper, _decode_cursor(after))
+        lower = _stamp(start)
+
+        entries: list[AuditEntry] = []
+        last_sk = ""
+        for item in self._walk(tenant, brain_id, lower, upper, page_size=min(limit + 1, MAX_LIMIT)):
+            entry = AuditEntry.model_validate(item.data)
+            if tenant is not None and entry.tenant != tenant:
+                continue
+            if len(entries) == limit:  # one more exists: the page is full and has a successor
+                return entries, _encode_cursor(last_sk)
+            entries.append(entry)
+            last_sk = item.sk
+        return entries, None
+
+    def _walk(
+        self, tenant: str | None, brain_id: str | None, lower: str, upper: str, *, page_size: int
+    ) -> Iterator[Item]:
+        """Items with lower <= sk < upper, newest first, one day partition after another."""
+        day, first = date.fromisoformat(upper[:10]), date.fromisoformat(lower[:10])
+        bound: str | None = upper
+        while day >= first:
+            pk = _brain_pk(brain_id, day) if brain_id is not None else _tenant_pk(tenant or "", day)
+            while True:
+                page = self.records.query(pk, after=bound, limit=page_size, descending=True)
+                for item in page.items:
+                    if item.sk < lower:
+                        return
+                    yield item
+                if page.next_after is None:
+                    break
+                bound = page.next_after
+            day, bound = day - timedelta(days=1), None
+
+
+def _tenant_pk(tenant: str, day: date) -> str:
+    return f"audit#{tenant}#{day.isoformat()}"
+
+
+def _brain_pk(brain_id: str, day: date) -> str:
+    return f"audit-brain#{brain_id}#{day.isoformat()}"
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _stamp(moment: datetime) -> str:
+    """Fixed width (years zero-padded), so sort keys order by time."""
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def _clean_detail(detail: Mapping[str, str | int | bool]) -> dict[str, str | int | bool]:
+    if len(detail) > MAX_DETAIL_KEYS:
+        raise InvalidInput(f"audit detail takes at most {MAX_DETAIL_KEYS} keys")
+    clean: dict[str, str | int | bool] = {}
+    for key, value in detail.items():
+        if not isinstance(key, str) or not _DETAIL_KEY.match(key):
+            raise InvalidInput(f"bad audit detail key {str(key)[:64]!r}")
+        if _SECRET_KEY.search(key):
+            raise InvalidInput(f"audit detail must not carry secrets; refused key {key!r}")
+        if not isinstance(value, str | int | bool):
+            raise InvalidInput(f"audit detail {key!r} must be a string, an integer or a boolean")
+        clean[key] = _clip(value) if isinstance(value, str) else value
+    return clean
+
+
+def _encode_cursor(sk: str) -> str:
+    return base64.urlsafe_b64encode(sk.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        sk = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        sk = ""
+    if not _SK.match(sk):
+        raise InvalidInput("bad audit cursor")
+    return sk

@@ -1,0 +1,367 @@
+"""The authorization matrix: every REST route (from the OpenAPI document) and every MCP tool of every
+surface (from the surface registry, through tools/list) against every kind of caller, on a real
+server on loopback whose JWTs are verified against a JWKS served on loopback.
+
+Callers: no credentials, an expired token, a token for another audience, another tenant's token,
+a read-only key on writes, a key limited to one brain touching another, and the rightful owner.
+Each route or tool's needed scope is the one it declares (ROUTE_SCOPES, the surface's scopes);
+a route or tool that declares none is refused to the owner too, so the owner column catches it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from cairn.auth import access
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
+from cairn.bootstrap import Container
+from cairn.entrypoints.mcp.server import SURFACES, http_path
+from cairn.entrypoints.rest.authz import ROUTE_SCOPES
+from tests.fakes.container import fake_container
+from tests.integration.auth.jwks_server import jwks_server
+from tests.integration.mcp.conftest import ServerThread
+from tests.unit.auth.tokens import AUDIENCE, ISSUER, SigningKey, claims, jwks, rsa_key
+
+PUBLIC_ROUTES = {"/healthz", "/.well-known/oauth-protected-resource"}
+ALL = f"{READ} {WRITE} {ADMIN}"
+CALLERS = ("none", "expired", "wrong_audience", "other_tenant", "read_only", "other_brain", "owner")
+
+
+@dataclass
+class World:
+    base: str
+    container: Container
+    tokens: dict[str, str | None]
+    brain_a: str  # acme's brain the callers aim at
+    brain_b: str  # another acme brain (the one-brain key is limited to it)
+    session: str
+    job: str
+    key_id: str
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    signer = rsa_key("k1")
+    tmp = tmp_path_factory.mktemp("matrix")
+    (tmp / "ingest-root").mkdir()
+    with jwks_server(jwks(signer)) as issuer_keys:
+        container = fake_container(
+            tmp,
+            ingest_root=tmp / "ingest-root",
+            jwt_issuer=ISSUER,
+            jwt_jwks_url=issuer_keys.url,
+            jwt_audience=[AUDIENCE],
+            rate_limit_per_s=0,
+        )
+        owner = Principal("acme", "user-1", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+        with access.acting_as(owner, ADMIN):
+            a = container.brains.create("Alpha", slug="alpha", visibility="tenant")
+            b = container.brains.create("Beta", slug="beta", visibility="tenant")
+            container.brains.create("Diary", slug="diary")  # private: user-1's alone
+        container.ingest.remember(a, "# Note\n\nThe boiler is serviced in June.", path="notes/a.md")
+        session = container.sessions.create(a).id
+        job = container.consolidation.queue(a).id
+        read_key = container.keys.create(name="reader", tenant="acme", scopes=[READ])
+        victim = container.keys.create(name="victim", tenant="acme", scopes=[READ])  # DELETE .../keys/{keyId}
+        beta_key = container.keys.create(name="beta", tenant="acme", scopes=[READ, WRITE], brains=[b.id])
+        tokens = {
+            "none": None,
+            "expired": token(signer, exp=int(time.time()) - 3600, iat=int(time.time()) - 7200),
+            "wrong_audience": token(signer, aud="https://someone-else.example/mcp"),
+            "other_tenant": token(signer, tenant="globex", sub="mallory"),
+            "read_only": read_key.plaintext,
+            "other_brain": beta_key.plaintext,
+            "owner": token(signer),
+        }
+        with ServerThread(container) as st:
+            yield World(
+                f"http://127.0.0.1:{st.port}", container, tokens, a.id, b.id, session, job, victim.key.id
+            )
+
+
+def token(signer: SigningKey, **overrides: Any) -> str:
+    return signer.sign(claims(now=time.time(), scope=ALL, **overrides))
+
+
+# -- the expected outcome ------------------------------------------------------------------------
+
+
+def expected(caller: str, scope: str | None, brain_scoped: bool) -> str:
+    """`unauthorized`, `forbidden` or `allowed` (anything but 401/403: the request got through)."""
+    if caller in ("none", "expired", "wrong_audience"):
+        return "unauthorized"
+    if scope is None:
+        return "forbidden"  # a route or tool without a declared scope is refused to everyone
+    if caller == "owner":
+        return "allowed"
+    if caller == "read_only":
+        return "allowed" if scope == READ else "forbidden"
+    if caller == "other_brain":  # read+write on brain B only, aimed at brain A
+        return "forbidden" if scope == ADMIN or brain_scoped else "allowed"
+    assert caller == "other_tenant"
+    return "forbidden" if brain_scoped else "allowed"
+
+
+# -- REST ------------------------------------------------------------------------------------------
+
+
+def rest_routes(world: World) -> list[tuple[str, str]]:
+    schema = httpx.get(f"{world.base}/openapi.json").json()
+    return sorted(
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if path not in PUBLIC_ROUTES
+    )
+
+
+def rest_request(world: World, method: str, template: str) -> httpx.Request:
+    path = (
+        template.replace("{brainId}", world.brain_a)
+        .replace("{sessionId}", world.session)
+        .replace("{jobId}", world.job)
+        .replace("{keyId}", world.key_id)
+    )
+    params = {"path": "notes/a.md"} if "/documents" in template else {}
+    body = json.dumps({"query": "boiler", "content": "x", "name": "n", "scopes": [READ]})
+    headers = {"content-type": "application/json"}
+    return httpx.Request(method, f"{world.base}{path}", params=params, content=body, headers=headers)
+
+
+def rest_outcome(status: int) -> str:
+    return {401: "unauthorized", 403: "forbidden"}.get(status, "allowed")
+
+
+def test_every_rest_route_for_every_caller(world: World) -> None:
+    routes = rest_routes(world)
+    assert len(routes) >= 25, routes  # the OpenAPI document lists the whole /v1 surface
+    unexpected = []
+    with httpx.Client(timeout=30) as http:
+        for caller in CALLERS:
+            for method, template in routes:
+                request = rest_request(world, method, template)
+                if world.tokens[caller]:
+                    request.headers["authorization"] = f"Bearer {world.tokens[caller]}"
+                response = http.send(request, stream=True)  # the events route streams forever
+                scope = ROUTE_SCOPES.get((method, template))
+                want = expected(caller, scope, "{brainId}" in template or "{jobId}" in template)
+                got = rest_outcome(response.status_code)
+                text = response.read().decode(errors="replace") if got != "allowed" else ""
+                response.close()
+                if got != want:
+                    unexpected.append((caller, method, template, want, response.status_code, text[:160]))
+                if got in ("unauthorized", "forbidden"):
+                    assert response.headers["content-type"].startswith("application/problem+json")
+                    assert "boiler" not in text  # refusals carry no data
+    size = len(routes) * len(CALLERS)
+    print(f"\nREST matrix: {len(routes)} routes x {len(CALLERS)} callers = {size} requests")
+    assert unexpected == []
+
+
+def test_listings_show_another_tenant_nothing(world: World) -> None:
+    headers = {"authorization": f"Bearer {world.tokens['other_tenant']}"}
+    brains = httpx.get(f"{world.base}/v1/brains", headers=headers).json()["items"]
+    keys = httpx.get(f"{world.base}/v1/admin/keys", headers=headers).json()["items"]
+    audit = httpx.get(f"{world.base}/v1/admin/audit", headers=headers).json()["items"]
+    assert world.brain_a not in json.dumps(brains) and keys == []
+    assert {e["tenant"] for e in audit} <= {"globex"} and world.brain_a not in json.dumps(audit)
+    limited = httpx.get(
+        f"{world.base}/v1/brains", headers={"authorization": f"Bearer {world.tokens['other_brain']}"}
+    ).json()["items"]
+    assert [b["id"] for b in limited] == [world.brain_b]
+
+
+def test_a_private_brain_is_its_owners_alone(world: World) -> None:
+    reader = {"authorization": f"Bearer {world.tokens['read_only']}"}  # same tenant, another subject
+    owner = {"authorization": f"Bearer {world.tokens['owner']}"}
+    listed = httpx.get(f"{world.base}/v1/brains", headers=reader).json()["items"]
+    assert "diary" not in [b["slug"] for b in listed]
+    assert httpx.get(f"{world.base}/v1/brains/diary", headers=reader).status_code == 403
+    assert httpx.get(f"{world.base}/v1/brains/diary", headers=owner).status_code == 200
+
+
+# -- MCP -------------------------------------------------------------------------------------------
+
+
+def arguments_for(schema: dict[str, Any], brain: str) -> dict[str, Any]:
+    """Arguments that pass a tool's input schema, aimed at `brain`."""
+    props: dict[str, Any] = schema.get("properties", {})
+    args = {name: sample(props[name]) for name in schema.get("required", [])}
+    if "brain" in props:
+        args["brain"] = brain
+    return args
+
+
+def sample(prop: dict[str, Any]) -> Any:
+    if "enum" in prop:
+        return prop["enum"][0]
+    kind = prop.get("type")
+    if kind == "string":
+        if prop.get("format") == "uri" or "url" in prop.get("description", "").lower():
+            return "https://example.com/a.md"
+        return "boiler" * max(1, int(prop.get("minLength", 1)))
+    if kind in ("integer", "number"):
+        return prop.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return [sample(prop.get("items", {"type": "string"})) for _ in range(int(prop.get("minItems", 0)))]
+    if kind == "object":
+        return arguments_for(prop, "")
+    return "boiler"
+
+
+def tool_outcome(result: Any) -> str:
+    if not result.is_error:
+        return "allowed"
+    text = result.content[0].text if result.content else ""
+    try:
+        code = json.loads(text).get("code")
+    except (ValueError, AttributeError):
+        code = None
+    return {"forbidden": "forbidden", "unauthorized": "unauthorized"}.get(str(code), "allowed")
+
+
+def mcp_client(url: str, credential: str) -> Client:
+    """The official MCP client over streamable HTTP, sending `credential` as a bearer token."""
+    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {credential}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+async def tools_of(url: str, credential: str) -> list[Any]:
+    async with mcp_client(url, credential) as client:
+        listed = await client.list_tools()
+    return list(listed.tools)
+
+
+@pytest.mark.anyio
+async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) -> None:
+    owner = world.tokens["owner"]
+    assert owner is not None
+    unexpected: list[tuple[Any, ...]] = []
+    calls = 0
+    for surface in SURFACES:
+        url = f"{world.base}{http_path(surface)}"
+        server_scopes = _scopes_of(world.container, surface)
+        tools = await tools_of(url, owner)
+        assert tools, surface
+        for caller in CALLERS:
+            credential = world.tokens[caller]
+            for tool in tools:
+                calls += 1
+                args = arguments_for(tool.input_schema, world.brain_a)
+                want = expected(caller, server_scopes.get(tool.name), "brain" in args)
+                if credential is None or caller in ("expired", "wrong_audience"):
+                    got = await _raw_call(url, credential, tool.name, args)
+                else:
+                    async with mcp_client(url, credential) as client:
+                        got = tool_outcome(await client.call_tool(tool.name, args))
+                if got != want:
+                    unexpected.append((surface, caller, tool.name, want, got))
+    print(f"\nMCP matrix: {calls} tool calls ({len(SURFACES)} surfaces x tools x {len(CALLERS)} callers)")
+    assert unexpected == []
+
+
+async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str, Any]) -> str:
+    """A tools/call without a usable credential: the endpoint itself must refuse it (401)."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    if credential:
+        headers["authorization"] = f"Bearer {credential}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}
+    async with httpx.AsyncClient() as http:
+        response = await http.post(url, json=body, headers=headers)
+    if response.status_code == 401:
+        challenge = response.headers["www-authenticate"]
+        assert challenge.startswith('Bearer resource_metadata="') and "oauth-protected-resource" in challenge
+    return rest_outcome(response.status_code)
+
+
+def _scopes_of(container: Container, surface: str) -> dict[str, str]:
+    from cairn.entrypoints.mcp.server import build_server
+    from cairn.entrypoints.mcp.tools import SurfaceDeps
+    from cairn.services.ingest import LocalFilePolicy
+
+    server = build_server(
+        surface, SurfaceDeps(container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
+    )
+    return dict(server.scopes)
+
+
+# -- the spec's own checks -------------------------------------------------------------------------
+
+
+def test_a_401_names_the_resource_metadata_which_needs_no_credentials(world: World) -> None:
+    refused = httpx.post(f"{world.base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 401
+    challenge = refused.headers["www-authenticate"]
+    metadata_url = challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
+
+    metadata = httpx.get(metadata_url)
+
+    assert metadata.status_code == 200
+    document = metadata.json()
+    assert document["resource"] == f"{world.base}/mcp" and document["authorization_servers"] == [ISSUER]
+    assert set(document["scopes_supported"]) == {READ, WRITE, ADMIN}
+
+
+def test_an_invalid_token_says_so_and_a_missing_scope_says_which(world: World) -> None:
+    expired = httpx.get(
+        f"{world.base}/v1/brains", headers={"authorization": f"Bearer {world.tokens['expired']}"}
+    )
+    assert expired.status_code == 401 and 'error="invalid_token"' in expired.headers["www-authenticate"]
+    write = httpx.post(
+        f"{world.base}/v1/brains/{world.brain_a}/documents/append",
+        params={"path": "notes/a.md"},
+        content=b"more",
+        headers={"authorization": f"Bearer {world.tokens['read_only']}"},
+    )
+    assert write.status_code == 403 and write.json()["code"] == "forbidden"
+    assert write.headers["www-authenticate"] == f'Bearer error="insufficient_scope", scope="{WRITE}"'
+
+
+def test_mutations_are_audited_with_the_principal_and_refusals_change_nothing(world: World) -> None:
+    owner = {"authorization": f"Bearer {world.tokens['owner']}", "content-type": "application/octet-stream"}
+    url = f"{world.base}/v1/brains/alpha/documents"
+    assert httpx.put(url, params={"path": "notes/c.md"}, content=b"kept", headers=owner).status_code < 300
+    refused = httpx.put(
+        url,
+        params={"path": "notes/c.md"},
+        content=b"overwritten",
+        headers={**owner, "authorization": f"Bearer {world.tokens['other_tenant']}"},
+    )
+    written = httpx.put(url, params={"path": "notes/b.md"}, content=b"new", headers=owner)
+
+    assert refused.status_code == 403 and written.status_code < 300
+    with access.acting_as(Principal("acme", "user-1", frozenset({READ}), Via.jwt), READ):
+        assert world.container.documents.read(world.container.brains.get("alpha"), "notes/c.md") == b"kept"
+    entries = httpx.get(f"{world.base}/v1/admin/audit", params={"brain": "alpha"}, headers=owner).json()[
+        "items"
+    ]
+    mine = [e for e in entries if e["target"] == "notes/b.md"]
+    assert mine and mine[0]["subject"] == "user-1" and mine[0]["tenant"] == "acme"
+    assert mine[0]["action"] == "rest.put_document" and mine[0]["brain_id"] == world.brain_a
+    assert mine[0]["detail"] == {"route": "PUT /v1/brains/{brainId}/documents"}
+    assert not [e for e in entries if e["subject"] == "mallory"]
+
+
+def test_a_job_records_who_started_it_and_only_its_brains_readers_see_it(world: World) -> None:
+    owner = {"authorization": f"Bearer {world.tokens['owner']}"}
+    stranger = {"authorization": f"Bearer {world.tokens['other_tenant']}"}
+    started = httpx.post(f"{world.base}/v1/brains/alpha/consolidate", json={}, headers=owner)
+    assert started.status_code == 202, started.text
+    job_id = started.json()["job_id"]
+
+    assert world.container.jobs.status(job_id).principal == "acme/user-1"
+    assert httpx.get(f"{world.base}/v1/jobs/{job_id}", headers=owner).status_code == 200
+    assert httpx.get(f"{world.base}/v1/jobs/{job_id}", headers=stranger).status_code == 403

@@ -1,0 +1,75 @@
+"""The embedded server's own authentication: open on loopback only, a static token, API keys,
+rate limits per principal, and `cairn serve` refusing to start open beyond loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cairn.entrypoints.cli import main
+from tests.fakes.container import fake_container
+from tests.integration.mcp.conftest import ServerThread
+
+
+def served(tmp_path: Path, **settings: object) -> Iterator[str]:
+    container = fake_container(tmp_path, **settings)
+    with ServerThread(container) as st:
+        yield f"http://127.0.0.1:{st.port}"
+
+
+@pytest.fixture
+def open_server(tmp_path: Path) -> Iterator[str]:
+    yield from served(tmp_path)
+
+
+@pytest.fixture
+def token_server(tmp_path: Path) -> Iterator[str]:
+    yield from served(tmp_path, token="s3cret-token-value")
+
+
+def test_without_any_configuration_loopback_is_open(open_server: str) -> None:
+    assert httpx.get(f"{open_server}/v1/brains").status_code == 200
+
+
+def test_a_static_token_is_required_once_configured(token_server: str) -> None:
+    missing = httpx.get(f"{token_server}/v1/brains")
+    wrong = httpx.get(f"{token_server}/v1/brains", headers={"authorization": "Bearer nope"})
+    right = httpx.get(f"{token_server}/v1/brains", headers={"authorization": "Bearer s3cret-token-value"})
+
+    assert missing.status_code == 401 and missing.json()["code"] == "unauthorized"
+    assert 'resource_metadata="' in missing.headers["www-authenticate"]
+    assert wrong.status_code == 401 and 'error="invalid_token"' in wrong.headers["www-authenticate"]
+    assert "s3cret" not in wrong.text
+    assert right.status_code == 200
+    assert httpx.get(f"{token_server}/healthz").status_code == 200  # health needs no credentials
+
+
+def test_an_api_key_authenticates_until_revoked(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token="admin-token")
+    created = container.keys.create(name="ci", tenant="local", scopes=["documents:read"])
+    with ServerThread(container) as st:
+        url = f"http://127.0.0.1:{st.port}/v1/brains"
+        headers = {"authorization": f"Bearer {created.plaintext}"}
+        assert httpx.get(url, headers=headers).status_code == 200
+        container.keys.revoke(created.key.id)
+        refused = httpx.get(url, headers=headers)
+    assert refused.status_code == 401 and created.plaintext not in refused.text
+
+
+def test_a_principal_past_its_rate_gets_429_with_retry_after(tmp_path: Path) -> None:
+    for url in served(tmp_path, rate_limit_per_s=0.5, rate_limit_burst=2):
+        statuses = [httpx.get(f"{url}/v1/brains").status_code for _ in range(3)]
+        limited = httpx.get(f"{url}/v1/brains")
+        assert statuses == [200, 200, 429] and limited.status_code == 429
+        assert int(limited.headers["retry-after"]) >= 1 and limited.json()["code"] == "rate_limited"
+
+
+def test_serve_refuses_to_start_open_beyond_loopback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2 and "refusing to serve 0.0.0.0 without authentication" in err

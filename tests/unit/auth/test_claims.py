@@ -1,0 +1,180 @@
+"""Claims and API Gateway request contexts to Principals: subject, tenant, scopes, IAM mapping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cairn.auth.claims import (
+    principal_from_apigw,
+    principal_from_claims,
+    principal_from_iam,
+    scopes_from_claims,
+)
+from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, AuthError
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
+from tests.events.apigw import http_event
+
+ACCOUNT = "123456789012"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/CairnWriter"
+SESSION_ARN = f"arn:aws:sts::{ACCOUNT}:assumed-role/CairnWriter/build-42"
+
+
+def test_subject_tenant_and_scopes_from_plain_claims() -> None:
+    principal = principal_from_claims({"sub": "u1", "tenant": "acme", "scope": "documents:read openid"})
+    assert principal == Principal("acme", "u1", frozenset({READ}), Via.jwt)
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        ({"scope": "documents:read documents:write brains:admin"}, {READ, WRITE, ADMIN}),
+        ({"scope": "  documents:read   profile "}, {READ}),
+        ({"scp": ["documents:write", "email"]}, {WRITE}),
+        ({"scp": "documents:read documents:write"}, {READ, WRITE}),
+        ({"cognito:groups": ["brains:admin", "staff"]}, {ADMIN}),
+        ({"cognito:groups": "[documents:read staff]"}, {READ}),  # how API Gateway passes a list claim
+        ({"cognito:groups": '["documents:write"]'}, {WRITE}),
+        ({"cognito:groups": "documents:read,documents:write"}, {READ, WRITE}),
+        ({"scope": "documents:read", "cognito:groups": ["documents:write"]}, {READ, WRITE}),
+        ({"scope": "DOCUMENTS:READ documents:readx admin"}, set()),
+        ({"scope": 7, "scp": {"documents:read": True}, "cognito:groups": [1, None]}, set()),
+        ({}, set()),
+    ],
+)
+def test_scopes_keep_only_known_names(claims: dict[str, Any], expected: set[str]) -> None:
+    assert scopes_from_claims(claims) == expected
+
+
+def test_a_scope_prefix_is_stripped_for_cognito_resource_servers() -> None:
+    claims = {"scope": "cairn/documents:read cairn/brains:admin other/documents:write"}
+    assert scopes_from_claims(claims, scope_prefix="cairn/") == {READ, ADMIN}
+    assert scopes_from_claims(claims) == set()
+
+
+def test_the_tenant_claim_is_configurable_and_a_plain_key() -> None:
+    claims = {"sub": "u1", "custom:tenant": "globex", "custom": {"tenant": "nested"}}
+    assert principal_from_claims(claims, tenant_claim="custom:tenant").tenant == "globex"
+    with pytest.raises(AuthError):
+        principal_from_claims(claims, tenant_claim="custom.tenant")
+
+
+def test_a_missing_tenant_falls_back_to_the_default() -> None:
+    assert principal_from_claims({"sub": "u1"}, default_tenant="local").tenant == "local"
+    assert principal_from_claims({"sub": "u1", "tenant": None}, default_tenant="local").tenant == "local"
+    assert principal_from_claims({"sub": "u1", "tenant": "acme"}, default_tenant="local").tenant == "acme"
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"tenant": "acme"},
+        {"sub": "", "tenant": "acme"},
+        {"sub": 42, "tenant": "acme"},
+        {"sub": "u1"},
+        {"sub": "u1", "tenant": ""},
+        {"sub": "u1", "tenant": ["acme"]},
+        {"sub": "u1", "tenant": "x" * 129},
+    ],
+)
+def test_claims_without_a_usable_subject_or_tenant_are_refused(claims: dict[str, Any]) -> None:
+    with pytest.raises(AuthError) as caught:
+        principal_from_claims(claims)
+    assert caught.value.code == INVALID_TOKEN
+
+
+def test_an_api_gateway_jwt_event_becomes_a_jwt_principal() -> None:
+    # API Gateway passes every claim as a string, list claims as "[a b]"
+    claims = {
+        "sub": "8f1c-user",
+        "custom:tenant": "acme",
+        "cognito:groups": "[documents:read documents:write admins]",
+        "scope": "aws.cognito.signin.user.admin",
+        "exp": "1800000300",
+    }
+    event = http_event("GET", "/v1/brains", claims=claims)
+    principal = principal_from_apigw(event, tenant_claim="custom:tenant")
+    assert principal == Principal("acme", "8f1c-user", frozenset({READ, WRITE}), Via.jwt)
+
+
+IAM_TENANTS = {
+    ACCOUNT: "acme",
+    ROLE_ARN: "acme-builds",
+    f"arn:aws:iam::{ACCOUNT}:user/": "acme-people",
+    "210987654321": "globex",
+}
+IAM_SCOPES = {"*": [READ], ROLE_ARN: [READ, WRITE, "s3:GetObject"]}
+
+
+def iam_identity(
+    user_arn: str, account: str = ACCOUNT, caller_id: str = "AROAEXAMPLE:build-42"
+) -> dict[str, Any]:
+    return {
+        "accessKey": "ASIAEXAMPLE",
+        "accountId": account,
+        "callerId": caller_id,
+        "cognitoIdentity": None,
+        "principalOrgId": "o-abc123",
+        "userArn": user_arn,
+        "userId": caller_id,
+    }
+
+
+@pytest.mark.parametrize(
+    ("user_arn", "account", "tenant", "scopes"),
+    [
+        (SESSION_ARN, ACCOUNT, "acme-builds", {READ, WRITE}),  # the assumed role's ARN is the longest key
+        (
+            f"arn:aws:sts::{ACCOUNT}:assumed-role/CairnWriterOld/s",
+            ACCOUNT,
+            "acme",
+            {READ},
+        ),  # no /Dev ~ /DevOps
+        (f"arn:aws:iam::{ACCOUNT}:user/alice", ACCOUNT, "acme-people", {READ}),
+        (f"arn:aws:iam::{ACCOUNT}:root", ACCOUNT, "acme", {READ}),
+        ("arn:aws:iam::210987654321:user/bob", "210987654321", "globex", {READ}),
+    ],
+)
+def test_iam_callers_map_by_the_longest_matching_key(
+    user_arn: str, account: str, tenant: str, scopes: set[str]
+) -> None:
+    event = http_event("POST", "/v1/brains", iam=iam_identity(user_arn, account))
+    principal = principal_from_apigw(event, iam_tenants=IAM_TENANTS, iam_scopes=IAM_SCOPES)
+    assert principal == Principal(tenant, user_arn, frozenset(scopes), Via.iam)
+
+
+def test_a_caller_id_prefix_maps_too() -> None:
+    identity = iam_identity("arn:aws:sts::999999999999:assumed-role/X/s", account="999999999999")
+    principal = principal_from_iam(identity, tenants={"AROAEXAMPLE": "initech"}, scopes={})
+    assert (principal.tenant, principal.scopes) == ("initech", frozenset())
+
+
+def test_an_unmapped_iam_caller_is_forbidden() -> None:
+    event = http_event(
+        "GET", "/v1/brains", iam=iam_identity("arn:aws:iam::555555555555:user/eve", "555555555555")
+    )
+    with pytest.raises(AuthError) as caught:
+        principal_from_apigw(event, iam_tenants=IAM_TENANTS, iam_scopes=IAM_SCOPES)
+    assert caught.value.code == FORBIDDEN
+    with pytest.raises(AuthError):
+        principal_from_apigw(event)  # no mapping configured at all
+
+
+def test_an_account_id_matches_only_exactly() -> None:
+    identity = iam_identity("arn:aws:iam::123456789012:user/a", account="123456789012")
+    with pytest.raises(AuthError):
+        principal_from_iam(identity, tenants={"1234": "prefix-of-account"}, scopes={})
+
+
+def test_the_wildcard_key_maps_every_caller_and_loses_to_any_other() -> None:
+    tenants = {"*": "everyone", ROLE_ARN: "builds"}
+    assert principal_from_iam(iam_identity(SESSION_ARN), tenants=tenants, scopes={}).tenant == "builds"
+    other = iam_identity("arn:aws:iam::555555555555:user/eve", "555555555555")
+    assert principal_from_iam(other, tenants=tenants, scopes={}).tenant == "everyone"
+
+
+def test_an_event_without_an_authorizer_has_no_principal() -> None:
+    assert principal_from_apigw(http_event("GET", "/v1/brains", anonymous=True)) is None
+    assert principal_from_apigw({"requestContext": {"authorizer": {"lambda": {"x": 1}}}}) is None
+    assert principal_from_apigw({}) is None

@@ -15,7 +15,7 @@ import pytest
 
 from cairn.adapters.local.sqlite_records import SqliteRecordStore, prefix_upper_bound
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
 
 PK = "brain#1"
 
@@ -168,6 +168,74 @@ def test_transact_rejects_two_ops_on_one_item(records: RecordStore) -> None:
     with pytest.raises(InvalidInput):
         records.transact([Put(Item(PK, "a", {})), Delete(PK, "a")])
     assert records.get(PK, "a") is None
+
+
+# -- batch reads ---------------------------------------------------------------------------------
+
+
+def _each_get(records: RecordStore, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+    """What get_many must return: `get` of every key that has an item."""
+    return {k: item for k in keys if (item := records.get(*k)) is not None}
+
+
+def test_get_many_returns_what_get_returns_for_each_key(records: RecordStore) -> None:
+    # Given items in two partitions, one of them deleted and one rewritten
+    records.transact([Put(Item(PK, f"doc#{i}", {"i": i})) for i in range(5)])
+    records.put(Item("docid#a", "doc", {"path": "p"}))
+    records.delete(PK, "doc#1")
+    records.put(Item(PK, "doc#2", {"i": 22}))
+    keys = [(PK, f"doc#{i}") for i in range(6)] + [("docid#a", "doc"), ("docid#b", "doc")]
+    # When they are read in one call
+    found = records.get_many(keys)
+    # Then present keys map to the same items as get; missing and deleted ones are absent
+    assert found == _each_get(records, keys)
+    assert set(found) == {(PK, "doc#0"), (PK, "doc#2"), (PK, "doc#3"), (PK, "doc#4"), ("docid#a", "doc")}
+    assert found[(PK, "doc#2")] == Item(PK, "doc#2", {"i": 22}, 2)
+
+
+def test_get_many_takes_duplicates_and_empty_input(records: RecordStore) -> None:
+    records.put(Item(PK, "a", {"v": 1}))
+    assert records.get_many([(PK, "a"), (PK, "nope"), (PK, "a"), (PK, "a")]) == {
+        (PK, "a"): Item(PK, "a", {"v": 1}, 1)
+    }
+    assert records.get_many([]) == {}
+    assert records.get_many([(PK, "nope"), (PK, "nope")]) == {}
+
+
+def test_get_many_reads_after_a_large_transaction(records: RecordStore) -> None:
+    # More ops than one DynamoDB transaction takes (the adapter stages them)
+    records.transact([Put(Item(PK, f"old#{i:03d}", {"i": i})) for i in range(30)])
+    ops: list[Put | Delete] = [Put(Item(PK, f"new#{i:03d}", {"i": i}), 0) for i in range(110)]
+    ops += [Put(Item(PK, f"old#{i:03d}", {"i": -i}), 1) for i in range(15)]
+    ops += [Delete(PK, f"old#{i:03d}") for i in range(15, 30)]
+    records.transact(ops)
+    keys = [(PK, f"new#{i:03d}") for i in range(0, 120, 3)] + [(PK, f"old#{i:03d}") for i in range(30)]
+    found = records.get_many(keys)
+    assert found == _each_get(records, keys)
+    assert len(found) == 37 + 15
+    assert found[(PK, "old#003")] == Item(PK, "old#003", {"i": -3}, 2)
+
+
+def test_get_many_takes_up_to_the_bound_and_refuses_more(records: RecordStore) -> None:
+    records.transact([Put(Item(PK, f"k#{i:04d}", {"i": i})) for i in range(0, MAX_GET_MANY, 7)])
+    keys = [(PK, f"k#{i:04d}") for i in range(MAX_GET_MANY)]
+    found = records.get_many(keys)
+    assert sorted(found) == [(PK, f"k#{i:04d}") for i in range(0, MAX_GET_MANY, 7)]
+    assert found[(PK, "k#0994")] == Item(PK, "k#0994", {"i": 994}, 1)
+    with pytest.raises(InvalidInput, match=str(MAX_GET_MANY)):
+        records.get_many([*keys, (PK, "one-more")])
+
+
+@pytest.mark.parametrize(("pk", "sk"), [("", "k"), (PK, ""), (PK, "\ud800")])
+def test_get_many_rejects_bad_keys(records: RecordStore, pk: str, sk: str) -> None:
+    with pytest.raises(InvalidInput):
+        records.get_many([(PK, "ok"), (pk, sk)])
+
+
+def test_get_many_returns_fresh_copies(records: RecordStore) -> None:
+    records.put(Item(PK, "k", {"list": [1]}))
+    records.get_many([(PK, "k")])[(PK, "k")].data["list"].append(2)
+    assert records.get_many([(PK, "k")]) == {(PK, "k"): Item(PK, "k", {"list": [1]}, 1)}
 
 
 # -- queries -------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from cairn.adapters.local.sqlite_records import (
     check_condition,
     check_key,
     encode_data,
+    validate_keys,
     validate_ops,
     validate_query,
 )
@@ -27,6 +28,12 @@ class MemoryRecordStore:
         with self._lock:
             row = self.rows.get((pk, sk))
         return None if row is None else Item(pk, sk, json.loads(row[0]), row[1])
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+        wanted = validate_keys(keys)
+        with self._lock:
+            rows = {key: self.rows[key] for key in wanted if key in self.rows}
+        return {key: Item(*key, json.loads(text), version) for key, (text, version) in rows.items()}
 
     def put(self, item: Item, expected_version: int | None = None) -> Item:
         return self.transact([Put(item, expected_version)])[0]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
 from cairn.config import Settings
+from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
@@ -14,7 +17,7 @@ from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.embedder import Embedder
 from cairn.ports.facts import FactExtractor
 from cairn.ports.generator import Generator
-from cairn.ports.jobs import JobRunner, SteppedJobRunner
+from cairn.ports.jobs import JobContext, JobHandler, JobRunner, JobSteps, StepHandler, SteppedJobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.services.access import AccessLog
@@ -217,13 +220,13 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         queue_above_bytes=settings.ingest_queue_bytes,
     )
     keys = ApiKeyService(a.records, a.clock)
-    a.jobs.register(INGEST_JOB, ingest.run_job)
-    a.jobs.register(EXTRACT_JOB, extraction.run)
-    a.jobs.register(CONSOLIDATE_JOB, consolidation.run)
+    a.jobs.register(INGEST_JOB, as_starter(ingest.run_job))
+    a.jobs.register(EXTRACT_JOB, as_starter(extraction.run))
+    a.jobs.register(CONSOLIDATE_JOB, as_starter(consolidation.run))
     if isinstance(a.jobs, SteppedJobRunner):  # Step Functions: one state per step
         staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
-        a.jobs.register_steps(INGEST_JOB, staged.steps())
-        a.jobs.register_steps(CONSOLIDATE_JOB, consolidation.steps())
+        a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
+        a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
     return Container(
         settings=settings,
         adapters=a,
@@ -242,6 +245,27 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         authenticator=Authenticator(settings, keys),
         audit=AuditLog(a.records, a.clock),
     )
+
+
+def as_starter(handler: JobHandler) -> JobHandler:
+    """The handler, run as the principal that started the job (auth/access.py)."""
+
+    def run(job: Job, ctx: JobContext) -> dict[str, Any]:
+        with access.on_behalf_of(job.principal):
+            return handler(job, ctx)
+
+    return run
+
+
+def steps_as_starter(steps: JobSteps) -> JobSteps:
+    def wrap(step: StepHandler) -> StepHandler:
+        def run(job: Job, ctx: JobContext, item: dict[str, Any]) -> dict[str, Any]:
+            with access.on_behalf_of(job.principal):
+                return step(job, ctx, item)
+
+        return run
+
+    return replace(steps, steps={name: wrap(step) for name, step in steps.steps.items()})
 
 
 def _consolidation_tuning(settings: Settings) -> ConsolidationTuning:

@@ -83,6 +83,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             "read_only": read_key.plaintext,
             "other_brain": beta_key.plaintext,
             "owner": token(signer),
+            "scopeless": token(signer, scope=None),  # not a matrix column: a token for nothing here
         }
         with ServerThread(container) as st:
             yield World(
@@ -91,7 +92,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def token(signer: SigningKey, **overrides: Any) -> str:
-    return signer.sign(claims(now=time.time(), scope=ALL, **overrides))
+    return signer.sign(claims(now=time.time(), **{"scope": ALL, **overrides}))
 
 
 # -- the expected outcome ------------------------------------------------------------------------
@@ -365,3 +366,14 @@ def test_a_job_records_who_started_it_and_only_its_brains_readers_see_it(world: 
     assert world.container.jobs.status(job_id).principal == "acme/user-1"
     assert httpx.get(f"{world.base}/v1/jobs/{job_id}", headers=owner).status_code == 200
     assert httpx.get(f"{world.base}/v1/jobs/{job_id}", headers=stranger).status_code == 403
+
+
+def test_a_token_with_no_cairn_scope_gets_403_insufficient_scope_from_mcp(world: World) -> None:
+    scopeless = world.tokens["scopeless"]
+    refused = httpx.post(
+        f"{world.base}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"authorization": f"Bearer {scopeless}"},
+    )
+    assert refused.status_code == 403
+    assert refused.headers["www-authenticate"].startswith('Bearer error="insufficient_scope"')

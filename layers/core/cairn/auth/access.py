@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
-from cairn.auth.principal import ADMIN, READ, Principal
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.domain.errors import Forbidden
 from cairn.domain.models import Brain, Visibility
 
@@ -110,6 +110,18 @@ def started_by() -> str | None:
     """`tenant/subject` of the current principal, recorded on the jobs it starts; None: the system."""
     access = _current.get()
     return f"{access.principal.tenant}/{access.principal.subject}" if access else None
+
+
+@contextmanager
+def on_behalf_of(started_by: str | None) -> Iterator[None]:
+    """Run a job as the principal that started it (`tenant/subject`, see `started_by`), with the
+    read and write scopes its start needed; as the system when nobody did (a schedule)."""
+    if not started_by:
+        yield
+        return
+    tenant, _, subject = started_by.partition("/")
+    with acting_as(Principal(tenant, subject, frozenset({READ, WRITE}), Via.job), WRITE):
+        yield
 
 
 def creator() -> tuple[str, str | None]:

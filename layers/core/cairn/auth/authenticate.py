@@ -71,6 +71,10 @@ class Authenticator:
                 leeway_s=settings.jwt_leeway_s,
             )
 
+    def may_wait(self, authorization: str | None) -> bool:
+        """Whether authenticating this header may wait on the network (a JWKS fetch for a JWT)."""
+        return self._jwt is not None and authorization is not None and authorization.count(".") == 2
+
     def authenticate(
         self, authorization: str | None, aws_event: Mapping[str, Any] | None = None
     ) -> Principal:

@@ -17,6 +17,7 @@ class Via(StrEnum):
     api_key = "api_key"
     static_token = "static_token"
     open = "open"  # no authentication: the embedded server on loopback only
+    job = "job"  # a background job, acting for the principal that started it
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
-from cairn.auth.principal import SCOPES
+from cairn.auth.principal import READ, SCOPES
 from cairn.auth.rate_limit import RateLimiter
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -38,12 +38,21 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        authorization, event = headers.get("authorization"), scope.get("aws.event")
         try:
-            principal = await anyio.to_thread.run_sync(
-                self.authenticator.authenticate, headers.get("authorization"), scope.get("aws.event")
-            )
+            if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
+                authenticate = self.authenticator.authenticate
+                principal = await anyio.to_thread.run_sync(authenticate, authorization, event)
+            else:
+                principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
             await self._refuse(scope, send, exc, headers)
+            return
+        if not principal.scopes and path.startswith("/mcp"):  # authenticated, but for nothing here
+            metadata = f"{base_url(scope, headers, self.public_url)}{METADATA_PATH}"
+            challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
+            detail = "the token grants no Cairn scope"
+            await _send(send, scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
             return
         if self.limiter is not None:
             wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")

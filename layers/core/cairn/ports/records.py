@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+MAX_GET_MANY = 1000  # keys per get_many call; above it InvalidInput
+
 
 @dataclass(frozen=True)
 class Item:
@@ -46,6 +48,13 @@ class Page:
 
 class RecordStore(Protocol):
     def get(self, pk: str, sk: str) -> Item | None: ...
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+        """What `get` returns for each key, read in as few round trips as the store allows.
+
+        Keys with no item are absent from the result; duplicates are allowed. At most
+        MAX_GET_MANY keys (duplicates counted); more, or any bad key, raises InvalidInput.
+        """
 
     def put(self, item: Item, expected_version: int | None = None) -> Item:
         """Store the item and return it with its new version; raises Conflict on a version mismatch."""

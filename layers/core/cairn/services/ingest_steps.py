@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain, Chunk, Document, DocumentSource, Job
 from cairn.domain.paths import normalize_user_path
 from cairn.ingest.extract import KINDS
@@ -109,6 +109,16 @@ class StagedIngest:
         chunks = [Chunk.model_validate(row["chunk"]) for row in rows]
         vectors = self.index.embed([str(row["embed"]) for row in rows])
         self.index.index.upsert(chunks, vectors)
+        batches = int(ctx.checkpoints()["chunked"]["batches"])
+        try:  # also asks whether the job still runs: a failed job has discarded its staged chunks
+            ctx.progress(
+                0.25 + 0.7 * (batch + 1) / max(batches, 1), f"indexed batch {batch + 1} of {batches}"
+            )
+        except Conflict:
+            # The job failed (another batch ran out of retries) while this one was writing, and
+            # its discard may have run before this upsert: take these chunks back out.
+            self.index.index.delete_chunks(job.brain_id or "", [c.id for c in chunks])
+            raise
         return {"batch": batch, "indexed": len(chunks)}
 
     def finalize(self, job: Job, ctx: JobContext, item: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Literal
 
 from cairn.domain.errors import InvalidInput
-from cairn.domain.models import Brain, MetadataValue
+from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.paths import scope_prefix
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
@@ -100,7 +100,8 @@ class SearchService:
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         hits = self._retrieve(query, flt, wanted)
         ordered = _order(hits, sort)[:top_k]
-        shaped = [self._shape(h) for h in ordered]
+        docs = self.docs.get_many((h.chunk.brain_id, h.chunk.path) for h in ordered)  # one batch read
+        shaped = [_shape(h, docs.get((h.chunk.brain_id, h.chunk.path))) for h in ordered]
         if count_access:
             self.note_access(brain.id, [h.document_id for h in shaped])
         took = (time.perf_counter() - started) * 1000
@@ -133,28 +134,6 @@ class SearchService:
             )
         )[:top_k]
 
-    def _shape(self, hit: ChunkHit) -> SearchHit:
-        chunk = hit.chunk
-        doc = self.docs.get(chunk.brain_id, chunk.path)
-        return SearchHit(
-            score=round(hit.score, 6),
-            path=chunk.path,
-            content=chunk.text,
-            chunk_id=chunk.id,
-            document_id=chunk.document_id,
-            brain_id=chunk.brain_id,
-            title=doc.title if doc else chunk.title,
-            created_at=chunk.created_at,
-            updated_at=doc.updated_at if doc else chunk.created_at,
-            metadata=dict(doc.metadata) if doc else {},
-            component_scores={
-                "bm25_rank": hit.bm25_rank,
-                "vector_rank": hit.vector_rank,
-                "bm25": hit.bm25_score,
-                "vector": hit.vector_similarity,
-            },
-        )
-
 
 def _best_chunk_per_document(hits: Sequence[ChunkHit]) -> list[ChunkHit]:
     seen: set[str] = set()
@@ -174,3 +153,26 @@ def _order(hits: list[ChunkHit], sort: str) -> list[ChunkHit]:
     if sort == "relevance_then_recency":
         return sorted(hits, key=lambda h: (float(f"{h.score:.3g}"), h.chunk.created_at), reverse=True)
     return hits
+
+
+def _shape(hit: ChunkHit, doc: Document | None) -> SearchHit:
+    """A hit from its chunk and the document now at the chunk's path (None: gone since indexing)."""
+    chunk = hit.chunk
+    return SearchHit(
+        score=round(hit.score, 6),
+        path=chunk.path,
+        content=chunk.text,
+        chunk_id=chunk.id,
+        document_id=chunk.document_id,
+        brain_id=chunk.brain_id,
+        title=doc.title if doc else chunk.title,
+        created_at=chunk.created_at,
+        updated_at=doc.updated_at if doc else chunk.created_at,
+        metadata=dict(doc.metadata) if doc else {},
+        component_scores={
+            "bm25_rank": hit.bm25_rank,
+            "vector_rank": hit.vector_rank,
+            "bm25": hit.bm25_score,
+            "vector": hit.vector_similarity,
+        },
+    )

@@ -5,7 +5,7 @@ demand the version it expects (a ConditionExpression; Conflict when it fails), q
 partition's sort-key range in UTF-8 byte order (DynamoDB's own string order), and `transact`
 is all or nothing: one TransactWriteItems call when the ops fit (100 items, 4 MB), else a
 staged transaction (dynamodb_staged.py). Reads are strongly consistent, so a caller reads its
-own writes as with SQLite. Only Query and GetItem read: never Scan.
+own writes as with SQLite. Only Query, GetItem and BatchGetItem read: never Scan.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cairn.adapters.aws import dynamodb_writes as writes
+from cairn.adapters.aws.dynamodb_batch import batch_get
 from cairn.adapters.aws.dynamodb_codec import (
     LOCK,
     PK,
@@ -41,7 +42,7 @@ from cairn.adapters.aws.dynamodb_txn import (
     read_versions,
     send_transaction,
 )
-from cairn.adapters.local.sqlite_records import validate_ops, validate_query
+from cairn.adapters.local.sqlite_records import validate_keys, validate_ops, validate_query
 from cairn.domain.errors import Conflict
 from cairn.ports.records import Delete, Item, Page, Put
 
@@ -79,6 +80,17 @@ class DynamoRecordStore:
             if not isinstance(seen, Reread):
                 return seen
         return committed(raw) if raw else None
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+        wanted = validate_keys(keys)
+        for pk, _ in wanted:
+            check_caller_pk(pk)
+        found: dict[tuple[str, str], Item] = {}
+        for k, raw in batch_get(self.client, self.table, wanted, sleep=self._sleep).items():
+            item = self._visible(raw)  # as `get` sees it: through a staged transaction's lock
+            if item is not None:
+                found[k] = item
+        return found
 
     def put(self, item: Item, expected_version: int | None = None) -> Item:
         validate_ops([Put(item, expected_version)])

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import Delete, Item, Page, Put
+from cairn.ports.records import MAX_GET_MANY, Delete, Item, Page, Put
 
 # Store-protocol batches hold up to 1,024 ops, each writing a document and its id pointer.
 # (DynamoDB caps TransactWriteItems at 100 items; its adapter must stage larger commits.)
 MAX_TRANSACT_OPS = 4096
 MAX_PK_BYTES = 2048
 MAX_SK_BYTES = 1024
+GET_MANY_CHUNK = 400  # keys per SELECT: two variables each, under SQLite's historic 999 limit
 BUSY_TIMEOUT_S = 10.0
 BEGIN_RETRY_S = 30.0  # extra patience when SQLite reports BUSY without waiting (e.g. WAL recovery)
 
@@ -90,6 +91,17 @@ def validate_query(pk: str, prefix: str, after: str | None, limit: int | None) -
         raise InvalidInput("limit must be at least 1")
 
 
+def validate_keys(keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Check a get_many request; returns its distinct keys in first-seen order."""
+    if len(keys) > MAX_GET_MANY:
+        raise InvalidInput(f"get_many takes at most {MAX_GET_MANY} keys, got {len(keys)}")
+    for key in keys:
+        if not isinstance(key, tuple) or len(key) != 2:
+            raise InvalidInput("get_many keys must be (pk, sk) pairs")
+        check_key(*key)
+    return list(dict.fromkeys(keys))
+
+
 def validate_ops(ops: Sequence[Put | Delete]) -> None:
     if len(ops) > MAX_TRANSACT_OPS:
         raise InvalidInput(f"a transaction takes at most {MAX_TRANSACT_OPS} operations")
@@ -137,6 +149,23 @@ class SqliteRecordStore:
             .fetchone()
         )
         return None if row is None else Item(pk, sk, json.loads(row[0]), row[1])
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+        wanted = validate_keys(keys)
+        found: dict[tuple[str, str], Item] = {}
+        conn = self._conn()
+        for start in range(0, len(wanted), GET_MANY_CHUNK):
+            chunk = wanted[start : start + GET_MANY_CHUNK]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            # A VALUES table joined on the primary key: one index lookup per key.
+            sql = (
+                f"WITH wanted(pk, sk) AS (VALUES {values}) "
+                "SELECT items.pk, items.sk, data, version FROM wanted "
+                "JOIN items ON items.pk = wanted.pk AND items.sk = wanted.sk"
+            )
+            for pk, sk, data, version in conn.execute(sql, [part for key in chunk for part in key]):
+                found[(pk, sk)] = Item(pk, sk, json.loads(data), version)
+        return found
 
     def put(self, item: Item, expected_version: int | None = None) -> Item:
         return self.transact([Put(item, expected_version)])[0]

@@ -73,3 +73,29 @@ def test_serve_refuses_to_start_open_beyond_loopback(
     code = main(["serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "data")])
     err = capsys.readouterr().err
     assert code == 2 and "refusing to serve 0.0.0.0 without authentication" in err
+
+
+def test_admin_routes_refuse_bad_input_and_change_nothing(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token="admin-token")
+    admin = {"authorization": "Bearer admin-token"}
+    with ServerThread(container) as st:
+        base = f"http://127.0.0.1:{st.port}/v1/admin"
+        bad_scope = httpx.post(
+            f"{base}/keys", json={"name": "ci", "scopes": ["documents:delete"]}, headers=admin
+        )
+        no_scopes = httpx.post(f"{base}/keys", json={"name": "ci", "scopes": []}, headers=admin)
+        unknown_brain = httpx.post(
+            f"{base}/keys",
+            json={"name": "ci", "scopes": ["documents:read"], "brains": ["nope"]},
+            headers=admin,
+        )
+        backwards = httpx.get(
+            f"{base}/audit",
+            params={"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
+            headers=admin,
+        )
+        unknown_key = httpx.delete(f"{base}/keys/key_01m80x4bc2sr9b7zb6nrchstdj", headers=admin)
+    assert bad_scope.status_code == 400 and bad_scope.json()["code"] == "validation_error"
+    assert no_scopes.status_code == 400 and unknown_brain.status_code == 404
+    assert backwards.status_code == 400 and unknown_key.status_code == 404
+    assert container.keys.list() == []

@@ -18,7 +18,8 @@ import pytest
 from moto import mock_aws
 
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
-from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner, task_handler
+from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
+from cairn.adapters.aws.sfn_tasks import task_handler
 from cairn.ports.clock import Clock
 from cairn.ports.records import RecordStore
 from tests.fakes.records import MemoryRecordStore

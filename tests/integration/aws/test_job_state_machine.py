@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner, task_handler
+from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
+from cairn.adapters.aws.sfn_tasks import task_handler
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext

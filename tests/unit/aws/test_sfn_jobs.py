@@ -12,8 +12,9 @@ from botocore.exceptions import ClientError
 
 from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, failure_text
 from cairn.adapters.aws.sfn_executions import JobNotStarted
-from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner, task_handler
+from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
 from cairn.adapters.aws.sfn_names import execution_arn, execution_name, job_id_for_key
+from cairn.adapters.aws.sfn_tasks import task_handler
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext

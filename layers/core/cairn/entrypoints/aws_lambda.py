@@ -66,7 +66,8 @@ def api_handler(make_container: Callable[[], Container]) -> Handler:
 def jobs_handler(make_container: Callable[[], Container]) -> Handler:
     """The job task function: Step Functions' `execute` / `fail` for a job, and EventBridge's
     `schedule` (queue a consolidation of every brain for this window)."""
-    from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner, task_handler
+    from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
+    from cairn.adapters.aws.sfn_tasks import task_handler
     from cairn.services.schedule import ConsolidationSchedule
 
     built: dict[str, Any] = {}

@@ -1,8 +1,8 @@
 """The AWS JobRunner: each job is one Step Functions execution; its state lives in the RecordStore.
 
 Two sides share this class. The API side calls `start` and `status`; the task function (a
-Lambda invoked by the state machine) calls `execute` and `fail` through `task_handler`, with the
-same handlers registered as in the embedded runner. Records (sfn_job_records):
+Lambda invoked by the state machine) calls `execute` and `fail` through `task_handler`
+(sfn_tasks.py), with the same handlers registered as in the embedded runner. Records (sfn_job_records):
 `job#<job id>`/`job` holds the job (the domain Job's fields + execution ARN), and
 `job#<job id>`/`checkpoint#<key>` one checkpoint each; every write is conditional on the version.
 
@@ -35,11 +35,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, SfnJobContext, failure_text
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
@@ -326,34 +323,3 @@ def _claim(row: JobRow) -> dict[str, Any] | None:
 
 def _outcome(job_id: str, status: JobStatus, error: str | None) -> dict[str, Any]:
     return {"job_id": job_id, "status": status.value, "error": error}
-
-
-class TaskEvent(BaseModel):
-    """What the state machine sends the task function (infra/statemachines/job.asl.json)."""
-
-    model_config = ConfigDict(extra="ignore")
-    action: Literal["execute", "fail", "begin", "step"]
-    job_id: str
-    error: Any = None
-    attempt: int = 0
-    step: str = ""
-    item: dict[str, Any] = {}
-
-
-def task_handler(runner: StepFunctionsJobRunner) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """The task Lambda's handler: `handler = task_handler(container.jobs)` in its app.py."""
-
-    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        try:
-            task = TaskEvent.model_validate(event)
-        except ValueError as exc:
-            raise InvalidInput(f"not a job task event: {error_text(exc)}") from None
-        if task.action == "execute":
-            return runner.execute(task.job_id)
-        if task.action == "begin":
-            return runner.begin(task.job_id)
-        if task.action == "step":
-            return runner.step(task.job_id, task.attempt, task.step, task.item)
-        return runner.fail(task.job_id, task.error)
-
-    return handle

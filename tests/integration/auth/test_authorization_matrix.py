@@ -377,3 +377,16 @@ def test_a_token_with_no_cairn_scope_gets_403_insufficient_scope_from_mcp(world:
     )
     assert refused.status_code == 403
     assert refused.headers["www-authenticate"].startswith('Bearer error="insufficient_scope"')
+
+
+def test_a_brain_one_may_use_does_not_open_another_brains_session_or_job(world: World) -> None:
+    beta_only = {"authorization": f"Bearer {world.tokens['other_brain']}"}
+    session = httpx.get(f"{world.base}/v1/brains/beta/sessions/{world.session}", headers=beta_only)
+    recall = httpx.post(
+        f"{world.base}/v1/brains/beta/sessions/{world.session}/recall",
+        json={"query": "boiler"},
+        headers=beta_only,
+    )
+    job = httpx.get(f"{world.base}/v1/jobs/{world.job}", headers=beta_only)
+    assert session.status_code == 404 and recall.status_code == 404  # alpha's session, asked through beta
+    assert job.status_code == 403 and "boiler" not in session.text + recall.text + job.text

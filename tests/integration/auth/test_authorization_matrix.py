@@ -390,3 +390,25 @@ def test_a_brain_one_may_use_does_not_open_another_brains_session_or_job(world: 
     job = httpx.get(f"{world.base}/v1/jobs/{world.job}", headers=beta_only)
     assert session.status_code == 404 and recall.status_code == 404  # alpha's session, asked through beta
     assert job.status_code == 403 and "boiler" not in session.text + recall.text + job.text
+
+
+def test_a_public_brain_is_readable_by_any_tenant_and_writable_only_by_its_own(world: World) -> None:
+    owner = {"authorization": f"Bearer {world.tokens['owner']}"}
+    stranger = {"authorization": f"Bearer {world.tokens['other_tenant']}"}
+    created = httpx.post(
+        f"{world.base}/v1/brains", json={"name": "Handbook", "visibility": "public"}, headers=owner
+    )
+    assert created.status_code == 201
+    slug = created.json()["slug"]
+
+    read = httpx.get(f"{world.base}/v1/brains/{slug}", headers=stranger)
+    search = httpx.post(f"{world.base}/v1/brains/{slug}/search", json={"query": "x"}, headers=stranger)
+    write = httpx.post(
+        f"{world.base}/v1/brains/{slug}/documents",
+        json={"content": "defaced"},
+        headers=stranger,
+    )
+    listed = httpx.get(f"{world.base}/v1/brains", headers=stranger).json()["items"]
+
+    assert read.status_code == 200 and search.status_code == 200 and write.status_code == 403
+    assert slug in [b["slug"] for b in listed]

@@ -15,6 +15,7 @@ from cairn.adapters.aws.sfn_tasks import task_handler
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext
+from tests.contract.aws_storage import fake_credentials
 from tests.fakes.clock import FakeClock
 from tests.support.moto_lambda import LambdaServiceError, route_lambda
 from tests.support.sfn_runner import TASK_FUNCTION, MotoJobs, job_definition, moto_job_runner
@@ -35,9 +36,7 @@ class Crash(BaseException):
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
-        monkeypatch.setenv(name, "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    fake_credentials(monkeypatch)
 
 
 @pytest.fixture(params=["memory", "dynamodb"])

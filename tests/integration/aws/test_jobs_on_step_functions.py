@@ -14,6 +14,7 @@ from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
 from cairn.services.extraction import Said
+from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -22,17 +23,8 @@ from tests.support.sfn_runner import TASK_FUNCTION, moto_job_runner
 
 
 @pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-
-
-@pytest.fixture
-def container(tmp_path: Path, aws_env: None) -> Iterator[Container]:
+def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Container]:
+    fake_credentials(monkeypatch)
     clock = FakeClock()
     with moto_job_runner(clock, records="dynamodb") as mj:
         adapters = replace(fake_adapters(clock=clock), records=mj.records, jobs=mj.runner)

@@ -18,6 +18,7 @@ from cairn.domain.models import Brain, JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
 from cairn.entrypoints.aws_steps import IDEMPOTENCY_PARTITION
 from cairn.ports.embedder import Vectors
+from tests.contract.aws_storage import fake_credentials
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -55,17 +56,8 @@ class Stack:
 
 
 @pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-
-
-@pytest.fixture
-def stack(tmp_path: Path, aws_env: None) -> Iterator[Stack]:
+def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    fake_credentials(monkeypatch)
     clock = FakeClock()
     machines = ("job", "ingest", "consolidate")
     with moto_job_runner(clock, records="dynamodb", machines=machines, run_timeout_s=60) as mj:

@@ -9,13 +9,7 @@ import pytest
 from cairn.auth.api_keys import ApiKeyService
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.entrypoints.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.integration.cli.test_cli import run
 
 
 def test_create_list_and_revoke_a_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from cairn.entrypoints.aws_steps import IDEMPOTENCY_PARTITION, idempotent_steps
+from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 
 TABLE = "cairn-records"
@@ -17,9 +18,7 @@ TABLE = "cairn-records"
 
 @pytest.fixture
 def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(name, "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    fake_credentials(monkeypatch)
     with mock_aws():
         ddb = boto3.client("dynamodb", region_name="us-east-1")
         ddb.create_table(

@@ -19,6 +19,7 @@ from opensearchpy import (
 from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex, opensearch_client
 from cairn.adapters.aws.opensearch_errors import error_type, failed_items, translate
 from cairn.domain.errors import CairnError, Conflict, InvalidInput
+from tests.contract.aws_storage import fake_credentials
 from tests.contract.test_chunk_index_contract import DIM, axis
 from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
 from tests.unit.aws.test_opensearch_requests import query, ready
@@ -26,14 +27,7 @@ from tests.unit.aws.test_opensearch_requests import query, ready
 
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    fake_credentials(monkeypatch)
 
 
 def connection(client: Any) -> Any:

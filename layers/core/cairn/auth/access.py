@@ -50,30 +50,35 @@ def acting_as(principal: Principal, scope: str | None = None) -> Iterator[Access
         _current.reset(token)
 
 
+def _scoped(scope: str) -> Access | None:
+    """The current access, now for an operation that needs `scope`; InsufficientScope if lacking."""
+    access = _current.get()
+    if access is None:
+        return None
+    if not access.principal.has(scope):
+        raise InsufficientScope(scope)
+    return replace(access, scope=scope)
+
+
 @contextmanager
 def needing(scope: str) -> Iterator[Access | None]:
     """The current principal, now for an operation that needs `scope` (checked at once)."""
-    access = _current.get()
-    if access is None:
+    scoped = _scoped(scope)
+    if scoped is None:
         yield None
         return
-    if not access.principal.has(scope):
-        raise InsufficientScope(scope)
-    token = _current.set(replace(access, scope=scope))
+    token = _current.set(scoped)
     try:
-        yield _current.get()
+        yield scoped
     finally:
         _current.reset(token)
 
 
 def set_scope(scope: str) -> None:
     """Like `needing`, for the rest of the current context (a REST route's dependency)."""
-    access = _current.get()
-    if access is None:
-        return
-    if not access.principal.has(scope):
-        raise InsufficientScope(scope)
-    _current.set(replace(access, scope=scope))
+    scoped = _scoped(scope)
+    if scoped is not None:
+        _current.set(scoped)
 
 
 def may(principal: Principal, brain: Brain, scope: str) -> bool:
@@ -103,7 +108,9 @@ def readable(brains: list[Brain]) -> list[Brain]:
     access = _current.get()
     if access is None:
         return brains
-    return [b for b in brains if access.principal.has(READ) and may(access.principal, b, READ)]
+    if not access.principal.has(READ):
+        return []
+    return [b for b in brains if may(access.principal, b, READ)]
 
 
 def started_by() -> str | None:

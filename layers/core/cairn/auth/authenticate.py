@@ -20,6 +20,7 @@ import httpx
 
 from cairn.auth.api_keys import PREFIX as KEY_PREFIX
 from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.claims import principal_from_apigw, principal_from_claims
 from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.config import Settings
@@ -79,9 +80,7 @@ class Authenticator:
         self, authorization: str | None, aws_event: Mapping[str, Any] | None = None
     ) -> Principal:
         """The caller's principal; AuthError (401, or 403 for an unmapped IAM caller) otherwise."""
-        if aws_event is not None and _authorizer(aws_event):
-            from cairn.auth.claims import principal_from_apigw
-
+        if aws_event is not None:
             verified = principal_from_apigw(
                 aws_event,
                 tenant_claim=self.settings.jwt_tenant_claim,
@@ -105,8 +104,6 @@ class Authenticator:
                 raise AuthError("unknown or revoked API key", INVALID_TOKEN)
             return principal
         if self._jwt is not None and credential.count(".") == 2:
-            from cairn.auth.claims import principal_from_claims
-
             claims = self._jwt.verify(credential)
             return principal_from_claims(
                 claims,
@@ -124,9 +121,3 @@ def _bearer(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not credential.strip():
         raise AuthError("the Authorization header must be `Bearer <token>`", INVALID_TOKEN)
     return credential.strip()
-
-
-def _authorizer(event: Mapping[str, Any]) -> bool:
-    context = event.get("requestContext")
-    authorizer = context.get("authorizer") if isinstance(context, Mapping) else None
-    return isinstance(authorizer, Mapping) and bool(authorizer.get("jwt") or authorizer.get("iam"))

@@ -9,18 +9,19 @@ OAuth-style JSON error elsewhere; `429` with `Retry-After` past the principal's 
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import anyio
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
-from cairn.auth.principal import READ, SCOPES
+from cairn.auth.principal import READ, SCOPES, Principal
 from cairn.auth.rate_limit import RateLimiter
+from cairn.entrypoints.rest.problems import problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc")
@@ -46,34 +47,38 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
-            await self._refuse(scope, send, exc, headers)
+            await self._refused(scope, exc, headers)(scope, receive, send)
             return
-        if not principal.scopes and path.startswith("/mcp"):  # authenticated, but for nothing here
+        refusal = self._refusal_of(scope, principal, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        with access.acting_as(principal):
+            await self.app(scope, receive, send)
+
+    def _refusal_of(self, scope: Scope, principal: Principal, headers: dict[str, str]) -> Response | None:
+        """What an authenticated caller still gets refused for: no scope at all on /mcp, or its rate."""
+        if not principal.scopes and scope.get("path", "").startswith("/mcp"):
             metadata = f"{base_url(scope, headers, self.public_url)}{METADATA_PATH}"
             challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
-            await _send(send, scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
-            return
+            return _refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
         if self.limiter is not None:
             wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
             if wait is not None:
                 retry = str(max(1, math.ceil(wait)))
-                await _send(send, scope, 429, {"Retry-After": retry}, "rate_limited", "too many requests")
-                return
-        with access.acting_as(principal):
-            await self.app(scope, receive, send)
+                return _refusal(scope, 429, {"Retry-After": retry}, "rate_limited", "too many requests")
+        return None
 
-    async def _refuse(self, scope: Scope, send: Send, exc: AuthError, headers: dict[str, str]) -> None:
+    def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
         if exc.code == FORBIDDEN:
-            await _send(send, scope, 403, {}, "forbidden", exc.reason)
-            return
+            return _refusal(scope, 403, {}, "forbidden", exc.reason)
         if exc.code == UNAVAILABLE:
-            await _send(send, scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
-            return
+            return _refusal(scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
         challenge = f'Bearer resource_metadata="{base_url(scope, headers, self.public_url)}{METADATA_PATH}"'
         if exc.code != "unauthorized":
             challenge += ', error="invalid_token"'
-        await _send(send, scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
+        return _refusal(scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
 
 
 def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> str:
@@ -98,20 +103,12 @@ def resource_metadata(base: str, issuer: str | None) -> dict[str, Any]:
     return document
 
 
-async def _send(
-    send: Send, scope: Scope, status: int, headers: dict[str, str], code: str, detail: str
-) -> None:
+def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, detail: str) -> Response:
+    """Problem+JSON under /v1 (code `unauthorized` for every 401, as the store protocol says), an
+    OAuth-style JSON error elsewhere."""
     if scope.get("path", "").startswith("/v1"):
-        body: dict[str, Any] = {"status": status, "title": _TITLES.get(status, "Error"), "detail": detail}
-        body["code"] = "unauthorized" if status == 401 else code
-        media = "application/problem+json"
+        response: Response = problem(status, detail, "unauthorized" if status == 401 else code)
     else:
-        body, media = {"error": code, "error_description": detail}, "application/json"
-    raw = json.dumps(body).encode()
-    head = [(b"content-type", media.encode()), (b"content-length", str(len(raw)).encode())]
-    head += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
-    await send({"type": "http.response.start", "status": status, "headers": head})
-    await send({"type": "http.response.body", "body": raw})
-
-
-_TITLES = {401: "Unauthorized", 403: "Forbidden", 429: "Too Many Requests", 503: "Service Unavailable"}
+        response = JSONResponse({"error": code, "error_description": detail}, status_code=status)
+    response.headers.update(headers)
+    return response

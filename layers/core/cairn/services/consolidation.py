@@ -122,8 +122,13 @@ class ConsolidationService:
         done = ctx.checkpoints()
         if name in done:
             return done[name]
-        steps = {"merge": self.merge, "promote": self.promote, "prune": self.prune}
-        step = steps[name] if name != "summaries" else self.summaries
+        steps = {
+            "merge": self.merge,
+            "promote": self.promote,
+            "prune": self.prune,
+            "summaries": self.summaries,
+        }
+        step = steps[name]
         lo, hi = _SPANS[name]
 
         def report(fraction: float, message: str) -> None:

@@ -50,7 +50,7 @@ class StagedIngest:
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.ingest, self.documents, self.brains, self.clock = ingest, ingest.documents, brains, clock
-        self.blobs, self.index = ingest.documents.blobs, ingest.documents.indexer
+        self.blobs, self.indexer = ingest.documents.blobs, ingest.documents.indexer
         self.batch_size = batch_size
 
     def steps(self) -> JobSteps:
@@ -107,8 +107,8 @@ class StagedIngest:
             raise InvalidInput("an index step needs a batch number")
         rows = json.loads(self.blobs.get(self._key(job, f"batch-{batch:05d}.json")))
         chunks = [Chunk.model_validate(row["chunk"]) for row in rows]
-        vectors = self.index.embed([str(row["embed"]) for row in rows])
-        self.index.index.upsert(chunks, vectors)
+        vectors = self.indexer.embed([str(row["embed"]) for row in rows])
+        self.indexer.index.upsert(chunks, vectors)
         batches = int(ctx.checkpoints()["chunked"]["batches"])
         try:  # also asks whether the job still runs: a failed job has discarded its staged chunks
             ctx.progress(
@@ -117,7 +117,7 @@ class StagedIngest:
         except Conflict:
             # The job failed (another batch ran out of retries) while this one was writing, and
             # its discard may have run before this upsert: take these chunks back out.
-            self.index.index.delete_chunks(job.brain_id or "", [c.id for c in chunks])
+            self.indexer.index.delete_chunks(job.brain_id or "", [c.id for c in chunks])
             raise
         return {"batch": batch, "indexed": len(chunks)}
 
@@ -153,9 +153,9 @@ class StagedIngest:
             ids = _staged_ids(job, chunked)
             live = self.documents.repo.get(job.brain_id or "", _payload(job).path)
             if live is not None and live.metadata.get(INGEST_JOB_MARK) == job.id and live.deleted_at is None:
-                self.index.index.activate(live.brain_id, live.id, ids)
+                self.indexer.index.activate(live.brain_id, live.id, ids)
             else:
-                self.index.index.delete_chunks(job.brain_id or "", ids)
+                self.indexer.index.delete_chunks(job.brain_id or "", ids)
         self._tidy(job, int(chunked["batches"]) if chunked else 0, drop_upload=False)
 
     # -- internals -----------------------------------------------------------------------------
@@ -183,7 +183,7 @@ class StagedIngest:
             created_at=live.created_at if live else now,
             updated_at=now,
         )
-        pairs = self.index.chunks_of(doc, text)
+        pairs = self.indexer.chunks_of(doc, text)
         stage = _stage(job)
         batches = 0
         for start in range(0, len(pairs), self.batch_size):
@@ -214,9 +214,9 @@ class StagedIngest:
         if existing is not None and existing.id != chunked["document_id"]:
             raise InvalidInput(f"{p.path} was replaced while it was being ingested; ingest it again")
         if existing and existing.deleted_at is None and existing.metadata.get(INGEST_JOB_MARK) == job.id:
-            self.index.index.activate(brain.id, existing.id, ids)  # committed before a crash
+            self.indexer.index.activate(brain.id, existing.id, ids)  # committed before a crash
             return existing
-        present = {c.id for c in self.index.index.get_chunks(brain.id, chunked["document_id"])}
+        present = {c.id for c in self.indexer.index.get_chunks(brain.id, chunked["document_id"])}
         if missing := [i for i in ids if i not in present]:
             raise InvalidInput(f"{len(missing)} staged chunks of {p.path} are gone; ingest it again")
         text = self.blobs.get(self._key(job, "text")).decode("utf-8")

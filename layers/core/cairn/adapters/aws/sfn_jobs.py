@@ -166,10 +166,7 @@ class StepFunctionsJobRunner:
         """Run one attempt of the job; returns {"job_id", "status", "error"} for the state machine."""
         claimed = self._jobs.update(job_id, self._clock.now(), _claim)
         if claimed is None:
-            stored = self._jobs.get(job_id)
-            if stored is None:
-                return _outcome(job_id, JobStatus.failed, f"job {job_id!r} not found")
-            return _outcome(job_id, stored.row.status, stored.row.error)  # finished: a repeat delivery
+            return self._unclaimed(job_id)[0]
         row = claimed.row
         handler = self._handlers.get(row.kind)
         if handler is None:
@@ -195,10 +192,8 @@ class StepFunctionsJobRunner:
         A job that already finished (a repeated delivery) answers its status, so the machine ends."""
         claimed = self._jobs.update(job_id, self._clock.now(), _claim)
         if claimed is None:
-            stored = self._jobs.get(job_id)
-            if stored is None:
-                return {**_outcome(job_id, JobStatus.failed, f"job {job_id!r} not found"), "attempt": 0}
-            return {**_outcome(job_id, stored.row.status, stored.row.error), "attempt": stored.row.attempts}
+            outcome, attempts = self._unclaimed(job_id)
+            return {**outcome, "attempt": attempts}
         row = claimed.row
         if row.kind not in self._steps:
             error = f"job kind {row.kind!r} has no registered steps"
@@ -248,6 +243,14 @@ class StepFunctionsJobRunner:
         return _outcome(job_id, stored.row.status, stored.row.error or text)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _unclaimed(self, job_id: str) -> tuple[dict[str, Any], int]:
+        """The outcome and attempts of a job no attempt could claim: missing, or already finished
+        (a repeated delivery)."""
+        stored = self._jobs.get(job_id)
+        if stored is None:
+            return _outcome(job_id, JobStatus.failed, f"job {job_id!r} not found"), 0
+        return _outcome(job_id, stored.row.status, stored.row.error), stored.row.attempts
 
     def _machine_for(self, kind: str) -> str:
         machine = self._machines.get(kind) or self._machines.get(self._default_key)

@@ -17,6 +17,7 @@ from fastapi import Request
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE
 from cairn.domain.errors import CairnError
+from cairn.domain.models import Brain
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 
@@ -90,8 +91,9 @@ def route_guard(brains: BrainService, audit: AuditLog) -> Callable[[Request], As
 def _subject(request: Request, brains: BrainService) -> dict[str, Any]:
     """The brain (by id) and the path, session or key the request acted on."""
     params = request.path_params
-    brain_id = None
-    if "brainId" in params:
+    brain = getattr(request.state, "brain", None)  # resolved by the route's brain dependency
+    brain_id = brain.id if isinstance(brain, Brain) else None
+    if brain_id is None and "brainId" in params:
         try:
             brain_id = brains.get(str(params["brainId"])).id
         except CairnError:

@@ -14,11 +14,14 @@ from cairn.entrypoints.rest.body import JSON, require_media_type
 BrainIdParam = Annotated[str, Path(alias="brainId", description="Brain id (brn_...) or slug")]
 
 
-def brain_resolver(container: Container) -> Callable[[str], Brain]:
-    """`{brainId}` accepts an id or a slug everywhere; unknown brains are 404 not_found."""
+def brain_resolver(container: Container) -> Callable[[str, Request], Brain]:
+    """`{brainId}` accepts an id or a slug everywhere; unknown brains are 404 not_found. The brain
+    is kept on the request for the audit record (rest/authz.py)."""
 
-    def brain(brain_id: BrainIdParam) -> Brain:
-        return container.brains.get(brain_id)
+    def brain(brain_id: BrainIdParam, request: Request) -> Brain:
+        resolved = container.brains.get(brain_id)
+        request.state.brain = resolved
+        return resolved
 
     return brain
 

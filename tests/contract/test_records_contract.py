@@ -15,7 +15,7 @@ import pytest
 
 from cairn.adapters.local.sqlite_records import SqliteRecordStore, prefix_upper_bound
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
+from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 
 PK = "brain#1"
 
@@ -279,6 +279,51 @@ def test_query_pages_through_everything(records: RecordStore, descending: bool) 
     assert records.query(PK, "item#", limit=23).next_after is None
     with pytest.raises(InvalidInput):
         records.query(PK, limit=0)
+
+
+def test_query_resumes_after_keys_that_are_not_stored(records: RecordStore) -> None:
+    # Listings resume after a position, not after an item: a cursor's item may be gone, and
+    # a caller passes over a whole range of keys (a directory) by resuming past its last key.
+    sks = ["doc#a.md", "doc#b/1", "doc#b/2", "doc#b/3/x", "doc#b0", "doc#c"]
+    records.transact([Put(Item(PK, sk, {})) for sk in sks])
+    records.put(Item(PK, "other", {}))
+    assert _sks(records, "doc#", after="doc#a.mdz") == sks[1:]
+    assert _sks(records, "doc#", after="doc#b/2a") == ["doc#b/3/x", "doc#b0", "doc#c"]
+    top = "\U0010ffff"
+    assert _sks(records, "doc#", after="doc#b/" + top) == ["doc#b0", "doc#c"]
+    assert _sks(records, "doc#", after="doc#b/" + top, descending=True) == sks[3::-1]
+    assert _sks(records, "doc#", after="doc#zz") == []
+    assert _sks(records, "doc#", after="doc#zz", descending=True) == sks[::-1]
+
+
+def test_query_takes_an_after_as_long_as_a_sort_key(records: RecordStore) -> None:
+    # The largest position below every key under a prefix: the prefix padded with U+10FFFF up
+    # to the sort-key bound (what DocumentRepository.past builds to skip a directory).
+    prefix = "doc#b/"
+    padded = prefix + "\U0010ffff" * ((MAX_SK_BYTES - len(prefix)) // 4)
+    assert MAX_SK_BYTES - 4 < len(padded.encode()) <= MAX_SK_BYTES
+    longest = prefix + "z" * (MAX_SK_BYTES - len(prefix))
+    records.transact([Put(Item(PK, sk, {})) for sk in ["doc#a", "doc#b/1", longest, "doc#b0"]])
+    assert _sks(records, "doc#", after=padded) == ["doc#b0"]
+    page = records.query(PK, "doc#", after=padded, limit=1)
+    assert [i.sk for i in page.items] == ["doc#b0"] and page.next_after is None
+    assert _sks(records, "doc#", after=longest) == ["doc#b0"]
+    with pytest.raises(InvalidInput):
+        records.query(PK, "doc#", after=padded + "\U0010ffff")
+
+
+def test_query_pages_one_item_at_a_time_within_a_prefix(records: RecordStore) -> None:
+    inside = [f"doc#p/{i:02d}" for i in range(7)]
+    records.transact([Put(Item(PK, sk, {})) for sk in ["doc#o", *inside, "doc#q"]])
+    seen: list[str] = []
+    after: str | None = None
+    while True:
+        page = records.query(PK, "doc#p/", after=after, limit=1)
+        seen += [i.sk for i in page.items]
+        if page.next_after is None:
+            break
+        after = page.next_after
+    assert seen == inside
 
 
 def test_query_orders_bytewise_on_utf8(records: RecordStore) -> None:

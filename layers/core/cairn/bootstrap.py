@@ -90,6 +90,8 @@ def local_adapters(settings: Settings) -> Adapters:
 
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)
+    # HTTP memory_ingest_file reads only below it and names it when refusing: it should exist.
+    settings.resolved_ingest_root.mkdir(parents=True, exist_ok=True)
     embedder = local_embedder(settings)
     clock = SystemClock()
     extractor, reflector = distillers_for(settings)

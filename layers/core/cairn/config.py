@@ -16,10 +16,19 @@ def _int_from_env(value: object) -> object:
     return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
 
+def default_data_dir() -> Path:
+    """One store per user, so `cairn serve` and `cairn mcp` started from anywhere share it."""
+    from platformdirs import user_data_path
+
+    return user_data_path("cairn", appauthor=False)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore", populate_by_name=True)
 
-    data_dir: Path = Path(".cairn")
+    data_dir: Path = Field(default_factory=default_data_dir)
+    """Default: the user's data directory (`~/.local/share/cairn` on Linux, `~/Library/Application
+    Support/cairn` on macOS, `%LOCALAPPDATA%\\cairn` on Windows), whatever the current directory."""
     host: str = "127.0.0.1"
     port: int = 8080
 
@@ -46,8 +55,9 @@ class Settings(BaseSettings):
     """SigV4 callers' scopes, keyed like iam_tenants (`*`: any mapped caller)."""
     jwt_scope_prefix: str | None = None
     """Stripped from scope names first (a Cognito resource server's `<id>/documents:read`)."""
-    rate_limit_per_s: float = Field(default=50.0, ge=0)
-    """Requests per second per principal on the embedded server (0: unlimited); burst below."""
+    rate_limit_per_s: float | None = Field(default=None, ge=0)
+    """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
+    50). The open loopback owner is limited only when this is set explicitly. Burst below."""
     rate_limit_burst: int = Field(default=100, ge=1)
     public_url: str | None = None
     """This server's base URL as clients see it (resource metadata); default: from the request."""
@@ -85,6 +95,14 @@ class Settings(BaseSettings):
     ingest_root: Path | None = None
     """HTTP memory_ingest_file reads only below this directory (default: data_dir/ingest)."""
     max_content_chars: int = 5_000_000
+    max_json_body_bytes: int | None = Field(default=None, ge=1024)
+    """The cap on a JSON request body (REST and /mcp), refused with 413 before it is parsed. Default:
+    6 bytes per character of the largest note (`max_content_chars`) plus 1 MiB for the rest of the
+    request. An ASCII-only JSON encoder (Python's json, requests) writes a non-ASCII character as a
+    6-byte `\\uXXXX` escape, more than UTF-8's 4 bytes, so the largest note fits however a client
+    encodes it; only characters beyond the BMP (12 bytes as escaped surrogate pairs) must come as
+    UTF-8 to fit all 5,000,000. Routes with caps of their own (store writes, batch-ops, file
+    upload) keep them."""
     max_file_bytes: int = 25 * MiB
     max_url_bytes: int = 5 * MiB
     url_timeout_s: float = 20.0
@@ -162,6 +180,12 @@ class Settings(BaseSettings):
     session_gate_full: float = 0.6
     """A message counts in recall from this query-message cosine similarity (floor) and fully at
     `full`; calibrated for MiniLM-L6 (docs/SESSIONS.md)."""
+
+    @property
+    def json_body_limit(self) -> int:
+        if self.max_json_body_bytes is not None:
+            return self.max_json_body_bytes
+        return 6 * self.max_content_chars + MiB
 
     @property
     def resolved_ingest_root(self) -> Path:

@@ -66,11 +66,53 @@ def test_reingesting_the_same_directory_reuses_everything(
 
 
 def test_errors_are_clear_and_change_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = str(tmp_path / "data")
-    code, _, err = run(capsys, "search", "anything", "--data-dir", data, "--brain", "missing")
-    assert code == 2 and "no_brain" in err
-    code, _, err = run(capsys, "mcp", "--surface", "gbrain", "--data-dir", data)
-    assert code == 2 and "unknown MCP surface" in err
-    assert run(capsys, "brains", "--data-dir", data)[1].strip() == "no brains yet"
+    data = tmp_path / "data"
+    run(capsys, "brains", "create", "Notes", "--data-dir", str(data))
+    code, _, err = run(capsys, "search", "anything", "--data-dir", str(data), "--brain", "missing")
+    assert code == 2 and "no_brain" in err and "cairn brains create missing" in err
     with pytest.raises(SystemExit):
-        main(["search", "x", "--top-k", "0", "--data-dir", data])
+        main(["mcp", "--surface", "gbrain", "--data-dir", str(data)])
+    assert "invalid choice: 'gbrain'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["search", "x", "--top-k", "0", "--data-dir", str(data)])
+    assert "must be between 1 and 100, not 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv", [["search", "tea"], ["brains"], ["brains", "list"], ["keys", "list"], ["keys", "revoke", "key_x"]]
+)
+def test_a_read_command_on_a_mistyped_data_dir_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    typo = tmp_path / "dtaa"
+    code, _, err = run(capsys, *argv, "--data-dir", str(typo))
+    assert code == 2 and "no_store" in err and str(typo) in err
+    assert not typo.exists()
+
+
+def test_brains_create_list_and_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "data")
+    code, out, _ = run(capsys, "brains", "create", "Team notes", "--slug", "team", "--data-dir", data)
+    assert code == 0 and "created brain team" in out
+    code, out, _ = run(
+        capsys, "brains", "update", "team", "--visibility", "tenant", "--owner", "ana", "--data-dir", data
+    )
+    assert code == 0 and out.strip() == "team: tenant, owner local/ana"
+    code, out, _ = run(capsys, "brains", "--data-dir", data)
+    assert "team" in out and "tenant" in out and "local/ana" in out
+    code, _, err = run(capsys, "brains", "update", "team", "--data-dir", data)
+    assert code == 2 and "nothing to change" in err
+
+
+def test_ingest_names_its_brain_and_creates_a_missing_one_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    note = tmp_path / "tea.md"
+    note.write_text("# Tea\n\nGreen tea.")
+    code, out, err = run(capsys, "ingest", str(note), "--data-dir", data)
+    assert code == 0 and "brain: default (no --brain given" in err
+    code, _, err = run(capsys, "ingest", str(note), "--brain", "work", "--data-dir", data)
+    assert code == 2 and "cairn brains create work" in err and "--create" in err
+    code, out, err = run(capsys, "ingest", str(note), "--brain", "work", "--create", "--data-dir", data)
+    assert code == 0 and "brain: work" in err and "created 1" in out

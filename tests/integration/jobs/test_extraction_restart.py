@@ -46,7 +46,7 @@ def test_extraction_queued_before_a_crash_runs_after_restart(tmp_path: Path) -> 
     session = first.sessions.create(brain)
     said = [Said("user", "I moved to Porto in 2021."), Said("user", "My sister Ana lives in Braga.")]
     first.extraction.submit_session(brain, session.id, said)
-    transcript = first.extraction.submit_transcript(brain, [Said("user", "I am allergic to peanuts.")])
+    transcript, _ = first.extraction.submit_transcript(brain, [Said("user", "I am allergic to peanuts.")])
     assert facts(first, "home") == []
     del first  # the process dies before its worker gets to the jobs
 

@@ -59,6 +59,28 @@ CORE_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("memory_create_brain", {"name": "   "}, V),
     ("memory_create_brain", {"name": "Taken", "slug": "seeded"}, "conflict"),
     ("memory_ingest_file", {"path": ""}, V),
+    ("memory_remember", {"content": "x", "path": "memory/global/be\x07ll.md"}, V),
+    ("memory_remember", {"content": "x", "path": "memory/global/a\x1fb.md"}, V),
+    ("memory_remember", {"content": "x", "path": "memory/global/invoice\u202egnp.exe"}, V),
+    ("memory_remember", {"content": "x", "path": "memory/global/\u2066x\u2069.md"}, V),
+    ("memory_remember", {"content": "x", "path": "memory/global/" + "é" * 1000}, V),
+    ("memory_remember", {"content": "x", "title": "red \x1b[31m title"}, V),
+    ("memory_remember", {"content": "x", "title": "two\nlines"}, V),
+    ("memory_remember", {"content": "x", "tags": ["ok", "nul\x00tag"]}, V),
+    ("memory_remember", {"content": "x", "tags": ["line\nbreak"]}, V),
+]
+
+# Every tool that takes `brain`: an empty one is a caller's bug, not the default brain.
+EMPTY_BRAIN: list[tuple[str, dict[str, Any]]] = [
+    ("memory_search", {"query": "q"}),
+    ("memory_recall", {"query": "q"}),
+    ("memory_remember", {"content": "x"}),
+    ("memory_ingest_file", {"path": "note.md"}),
+    ("memory_ingest_url", {"url": "https://example.com/"}),
+    ("memory_ask", {"query": "q"}),
+    ("memory_extract", {"messages": [{"role": "user", "content": "I like tea"}]}),
+    ("memory_reflect", {"session_id": "ses_0000000000000000000000000"}),
+    ("memory_consolidate", {}),
 ]
 
 BRAIN_SCOPED: list[tuple[str, dict[str, Any]]] = [
@@ -128,3 +150,25 @@ async def test_both_protocol_generations_get_the_same_error(seeded: LiveServer, 
         fine = ok(await client.call_tool("memory_list_brains", {}))
     assert err == {"code": V, "message": "top_k: Input should be greater than or equal to 1"}
     assert [b["slug"] for b in fine["items"]] == ["seeded"]
+
+
+@pytest.mark.parametrize(("tool", "args"), EMPTY_BRAIN)
+async def test_an_empty_brain_is_refused_not_the_default(
+    seeded: LiveServer, tool: str, args: dict[str, Any]
+) -> None:
+    err = await _refused(seeded, tool, {**args, "brain": ""})
+    assert err["code"] == V and "brain must not be empty" in err["message"], err
+
+
+@pytest.mark.parametrize("field", ["session_id", "path"])
+async def test_errors_quote_only_a_short_excerpt_of_huge_input(seeded: LiveServer, field: str) -> None:
+    huge = "s" * 6_000_000
+    args = {"query": "q", "session_id": huge} if field == "session_id" else {"content": "x", "path": huge}
+    tool = "memory_recall" if field == "session_id" else "memory_remember"
+    err = await _refused(seeded, tool, args)
+    assert len(err["message"]) < 300, len(err["message"])
+
+
+async def test_storage_internals_never_reach_the_caller(seeded: LiveServer) -> None:
+    err = await _refused(seeded, "memory_remember", {"content": "x", "path": "memory/" + "é" * 1000})
+    assert err["code"] == V and "sk" not in err["message"].split() and "bytes" in err["message"], err

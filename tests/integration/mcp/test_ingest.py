@@ -3,7 +3,11 @@ address refusals (each leaving the brain unchanged)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,10 +76,59 @@ async def test_as_overrides_the_extension(brained: LiveServer) -> None:
     assert brained.container.documents.get(brain, result["path"]).content_type == "text/markdown"
 
 
-async def test_path_traversal_is_refused(brained: LiveServer, tmp_path: Path) -> None:
+async def test_path_traversal_is_refused_naming_where_files_may_be_read(
+    brained: LiveServer, tmp_path: Path
+) -> None:
     (tmp_path / "secret.md").write_text("do not read")
     err = await _refused(brained, "memory_ingest_file", {"path": "../secret.md"})
     assert err["code"] == "forbidden"
+    assert err["message"] == f"../secret.md is outside {brained.ingest_root}, the directory files may be read from"
+
+
+async def test_swapping_a_directory_for_an_outside_symlink_never_ingests_the_outside_file(
+    brained: LiveServer, tmp_path: Path
+) -> None:
+    # Given a directory under the ingest root that a thread keeps swapping (by rename) for a
+    # symlink to an outside directory holding a file of the same name
+    root = brained.ingest_root
+    (root / "real").mkdir()
+    (root / "real" / "f.txt").write_text("inside")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "f.txt").write_text("OUTSIDE SECRET")
+    (root / "evil").symlink_to(tmp_path / "outside", target_is_directory=True)
+    leaked = hashlib.sha256(b"OUTSIDE SECRET").hexdigest()
+    outcomes: Counter[str] = Counter()
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            for parked in ("real", "evil"):
+                os.rename(root / parked, root / "d")
+                os.rename(root / "d", root / parked)
+            outcomes["swaps"] += 1
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    swapper.start()
+    try:
+        # When memory_ingest_file reads through the swapped name hundreds of times
+        async with Client(brained.url) as client:
+            for _ in range(300):
+                result = await client.call_tool("memory_ingest_file", {"path": "d/f.txt"})
+                if result.is_error:
+                    outcomes[error(result)["code"]] += 1
+                else:
+                    outcomes["leaked" if ok(result)["hash"] == leaked else "ingested"] += 1
+    finally:
+        stop.set()
+        swapper.join(timeout=10)
+        sys.setswitchinterval(interval)
+    # Then the outside file is never ingested, and both sides of the race were seen
+    assert outcomes["leaked"] == 0, outcomes
+    assert outcomes["ingested"] > 0 and outcomes["swaps"] > 50, outcomes
+    brain = brained.container.brains.get("docs")
+    assert brained.container.documents.read(brain, "ingest/f.txt") == b"inside"
 
 
 async def test_an_absolute_path_outside_the_root_is_refused(brained: LiveServer, tmp_path: Path) -> None:

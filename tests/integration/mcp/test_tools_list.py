@@ -78,7 +78,9 @@ SCHEMAS: dict[str, tuple[dict[str, Any], list[str]]] = {
         {
             "path": STRING,
             "brain": STRING,
-            "as": {"type": "string", "enum": ["markdown", "text", "pdf", "json"]},
+            # The Jeffs schema's four kinds plus html, which the server extracts too (a superset:
+            # every call a Jeffs client makes is still valid).
+            "as": {"type": "string", "enum": ["markdown", "text", "pdf", "json", "html"]},
         },
         ["path"],
     ),

@@ -144,10 +144,15 @@ async def test_rest_routes_for_extract_reflect_and_consolidate(live: LiveServer)
         session_mode = await http.post("/v1/brains/chat/extract", json={"messages": CHAT, "session_id": sid})
         transcript = await http.post("/v1/brains/chat/extract", json={"messages": CHAT[:1]})
         bad = await http.post("/v1/brains/chat/extract", json={"messages": []})
+        jobs = [
+            (await http.get(f"/v1/jobs/{r.json()['job_id']}")).json() for r in (session_mode, transcript)
+        ]
         reflected = await http.post(f"/v1/brains/chat/sessions/{sid}/reflect")
         queued = await http.post("/v1/brains/chat/consolidate")
     assert session_mode.status_code == 202 and session_mode.json()["mode"] == "session"
     assert transcript.status_code == 202 and transcript.json()["document"]["source"] == "extract"
+    assert [j["kind"] for j in jobs] == ["extract", "extract"]
+    assert all(j["status"] in ("queued", "running", "completed") for j in jobs)
     assert bad.status_code == 400 and bad.headers["content-type"].startswith("application/problem+json")
     assert reflected.status_code == 200 and reflected.json()["reflection_status"] == "completed"
     assert queued.status_code == 202 and queued.json()["kind"] == "consolidate"

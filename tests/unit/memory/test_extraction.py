@@ -29,9 +29,10 @@ def test_session_mode_marks_all_but_the_last_and_extracts_in_a_job(
         Said("assistant", "Nice, how do you like it?"),
         Said("user", "I love the tiles. I work at a bakery now."),
     ]
-    messages = container.extraction.submit_session(brain, session.id, said, actor_id=None)
+    messages, job = container.extraction.submit_session(brain, session.id, said, actor_id=None)
 
     assert [m.content for m in messages] == [s.content for s in said]
+    assert job is not None and job.kind == "extract"
     assert [md["skip_extract"] for md in stored_metadata(container, session.id)] == [True, True, False]
     assert facts(container, brain) == []  # nothing until the job runs
 
@@ -59,7 +60,7 @@ def test_each_run_covers_only_messages_since_the_watermark(
     container: Container, brain: Brain, extractor: FakeFactExtractor
 ) -> None:
     session = container.sessions.create(brain)
-    first = container.extraction.submit_session(brain, session.id, [Said("user", "I have a dog.")])
+    first, _ = container.extraction.submit_session(brain, session.id, [Said("user", "I have a dog.")])
     container.jobs.run_pending()
     second = container.sessions.append(brain, session.id, "user", "I have a cat.")
     container.jobs.run_pending()
@@ -84,7 +85,7 @@ def test_the_same_fact_from_another_session_is_confirmed_not_duplicated(
     container.extraction.submit_session(brain, a.id, [Said("user", "I run every Saturday morning.")])
     container.jobs.run_pending()
     (only,) = facts(container, brain)
-    msg = container.extraction.submit_session(brain, b.id, [Said("user", "I run every Saturday morning!")])
+    msg, _ = container.extraction.submit_session(brain, b.id, [Said("user", "I run every Saturday morning!")])
     container.jobs.run_pending()
 
     (again,) = facts(container, brain)
@@ -140,9 +141,10 @@ def test_transcript_mode_stores_a_transcript_document_then_extracts(
     container: Container, brain: Brain
 ) -> None:
     said = [Said("user", "I am allergic to peanuts."), Said("assistant", "Noted. I will remember that.")]
-    doc = container.extraction.submit_transcript(brain, said, actor_id=None)
+    doc, job = container.extraction.submit_transcript(brain, said, actor_id=None)
 
     assert doc.source is DocumentSource.extract and doc.path.startswith("transcripts/")
+    assert job.input["document_id"] == doc.id
     body = container.documents.read(brain, doc.path).decode()
     assert "I am allergic to peanuts." in body and "**assistant**" in body
     container.jobs.run_pending()

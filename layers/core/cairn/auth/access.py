@@ -85,6 +85,8 @@ def may(principal: Principal, brain: Brain, scope: str) -> bool:
     """Whether `principal` may do what `scope` allows on `brain` (scopes checked separately)."""
     if principal.brains is not None and brain.id not in principal.brains:
         return False
+    if brain.owner_tenant == principal.tenant and principal.brains is not None:
+        return True  # the key names this brain: a grant by whoever could use it (admin or operator)
     if brain.owner_tenant == principal.tenant:
         owner = brain.owner
         return brain.visibility is not Visibility.private or owner is None or owner == principal.subject

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
+from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 
@@ -100,7 +101,7 @@ class ApiKeyService:
         for _ in range(5):
             item = self.records.get(KEYS_PK, f"key#{key_id}") if _looks_like_id(key_id) else None
             if item is None:
-                raise NotFound(f"API key not found: {key_id}")
+                raise NotFound(f"API key not found: {excerpt(key_id)}")
             key = ApiKey.model_validate(item.data)
             if not key.active:
                 return key

@@ -25,7 +25,10 @@ from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.config import Settings
 
-OPEN = Principal("local", "local", frozenset(SCOPES), Via.open)
+OWNER = "local"
+"""The machine owner's subject: the open loopback caller and the static token's holder are one
+principal, so what they create stays theirs whichever way they authenticate locally."""
+OPEN = Principal("local", OWNER, frozenset(SCOPES), Via.open)
 
 
 class Unauthenticated(AuthError):
@@ -97,7 +100,7 @@ class Authenticator:
                 return OPEN
             raise Unauthenticated()
         if self._token is not None and hmac.compare_digest(credential.encode(), self._token):
-            return Principal(self.settings.token_tenant, "token", frozenset(SCOPES), Via.static_token)
+            return Principal(self.settings.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
         if credential.startswith(KEY_PREFIX):
             principal = self.keys.authenticate(credential)
             if principal is None:

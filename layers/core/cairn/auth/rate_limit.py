@@ -15,6 +15,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+DEFAULT_RATE_PER_S = 50.0
+"""Per authenticated principal when CAIRN_RATE_LIMIT_PER_S is unset."""
+
 # Float refill arithmetic can land a hair under a whole token after waiting exactly Retry-After.
 _EPSILON = 1e-9
 

@@ -7,8 +7,12 @@ class CairnError(Exception):
     """Base class. `code` is the machine-readable identifier surfaces expose."""
 
     code = "internal_error"
+    max_message = 1000
+    """A message built from a caller's input never grows with it (quote with domain/text.excerpt)."""
 
     def __init__(self, message: str) -> None:
+        if len(message) > self.max_message:
+            message = message[: self.max_message] + "…"
         super().__init__(message)
         self.message = message
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase
@@ -16,8 +17,23 @@ def _encode(value: int, length: int) -> str:
     return "".join(reversed(out))
 
 
+_lock = threading.Lock()
+_last = (0, 0)  # (millis, random part) of the newest id
+
+
 def new_id(prefix: str) -> str:
-    """A ULID-like id: 48-bit millisecond time + 80 random bits, sortable by creation."""
-    millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
+    """A ULID-like id: 48-bit millisecond time + 80 random bits, sortable by creation.
+
+    Monotonic within a process: an id made in the same millisecond as the one before (or while
+    the clock steps back) takes the previous random part plus one, so id order is creation order
+    and listings in id order (brains) list oldest first."""
+    global _last
+    with _lock:
+        millis = max(time.time_ns() // 1_000_000, _last[0])
+        rand = int.from_bytes(os.urandom(10), "big")
+        if millis == _last[0]:
+            rand = _last[1] + 1
+            if rand >= 1 << 80:  # 2^80 ids in one millisecond: borrow the next one
+                millis, rand = millis + 1, 0
+        _last = (millis, rand)
     return f"{prefix}_{_encode(millis, 10)}{_encode(rand, 16)}"

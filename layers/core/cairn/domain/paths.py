@@ -5,9 +5,12 @@ from __future__ import annotations
 import posixpath
 import re
 
-from cairn.domain.errors import InvalidPath
+from cairn.domain.errors import InvalidInput, InvalidPath
+from cairn.domain.text import check_path_text, excerpt
 
 MAX_PATH_LENGTH = 1024
+MAX_PATH_BYTES = 1000
+"""What fits in a record key with its prefix on every store (DynamoDB sort keys hold 1,024 bytes)."""
 
 GLOBAL_PREFIX = "memory/global/"
 PROJECT_PREFIX = "memory/project/"
@@ -28,6 +31,12 @@ def validate_path(path: str) -> str:
         raise InvalidPath(f"path exceeds {MAX_PATH_LENGTH} characters")
     if "\x00" in path:
         raise InvalidPath("path must not contain a NUL byte")
+    try:
+        check_path_text(path)
+    except InvalidInput as exc:
+        raise InvalidPath(exc.message) from None
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise InvalidPath(f"path exceeds {MAX_PATH_BYTES} bytes in UTF-8")
     if "\\" in path:
         raise InvalidPath("path must not contain a backslash")
     if path.startswith("/"):
@@ -89,13 +98,13 @@ def _compile_glob(pattern: str) -> re.Pattern[str]:
         elif ch == "[":
             end = pattern.find("]", i + 1)
             if end == -1:
-                raise InvalidPath(f"malformed glob pattern: {pattern!r}")
+                raise InvalidPath(f"malformed glob pattern: {excerpt(pattern)}")
             body = pattern[i + 1 : end]
             negate = body[:1] in ("!", "^")
             if negate:
                 body = body[1:]
             if not body:
-                raise InvalidPath(f"malformed glob pattern: {pattern!r}")
+                raise InvalidPath(f"malformed glob pattern: {excerpt(pattern)}")
             escaped = "".join("\\" + c if c in "\\]^[" else c for c in body)
             out.append(f"[{'^' if negate else ''}{escaped}]")
             i = end

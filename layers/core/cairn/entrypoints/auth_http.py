@@ -4,7 +4,8 @@ that resolves the caller's principal (auth/authenticate.py), rate-limits it, and
 Failures follow the MCP authorization spec and RFC 6750/9728: `401` with
 `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource"` (plus
 `error="invalid_token"` when a credential was sent and refused), Problem+JSON under /v1 and an
-OAuth-style JSON error elsewhere; `429` with `Retry-After` past the principal's rate.
+OAuth-style JSON error elsewhere; `429` with `Retry-After` past the principal's rate (on /mcp a
+JSON-RPC error body, which MCP clients surface as the failed call's message).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
-from cairn.auth.principal import READ, SCOPES, Principal
+from cairn.auth.principal import READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
 from cairn.entrypoints.rest.problems import problem
 
@@ -29,9 +30,17 @@ PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc")
 
 class AuthMiddleware:
     def __init__(
-        self, app: ASGIApp, authenticator: Authenticator, limiter: RateLimiter | None, public_url: str | None
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        limiter: RateLimiter | None,
+        public_url: str | None,
+        *,
+        limit_open: bool = False,
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
+        self.limit_open = limit_open
+        """Whether the open loopback owner is rate-limited too (only when a rate was set explicitly)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -63,12 +72,19 @@ class AuthMiddleware:
             challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
             return _refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
-        if self.limiter is not None:
-            wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
-            if wait is not None:
-                retry = str(max(1, math.ceil(wait)))
-                return _refusal(scope, 429, {"Retry-After": retry}, "rate_limited", "too many requests")
-        return None
+        if self.limiter is None or (principal.via is Via.open and not self.limit_open):
+            return None
+        wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
+        if wait is None:
+            return None
+        retry = max(1, math.ceil(wait))
+        detail = (
+            f"rate limit exceeded: {self.limiter.rate:g} requests/s per caller "
+            f"(bursts of {self.limiter.burst}); retry after {retry} s"
+        )
+        if scope.get("path", "").startswith("/mcp"):
+            return _jsonrpc_refusal(429, {"Retry-After": str(retry)}, detail, {"retry_after_s": retry})
+        return _refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 
     def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
         if exc.code == FORBIDDEN:
@@ -101,6 +117,13 @@ def resource_metadata(base: str, issuer: str | None) -> dict[str, Any]:
     if issuer:
         document["authorization_servers"] = [issuer]
     return document
+
+
+def _jsonrpc_refusal(status: int, headers: dict[str, str], message: str, data: dict[str, Any]) -> Response:
+    """A JSON-RPC error at an HTTP error status: MCP clients report its message as the call's
+    failure instead of a bare status (the request id is unknown here; clients put back their own)."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message, "data": data}}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, detail: str) -> Response:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,12 @@ if TYPE_CHECKING:
     from cairn.bootstrap import Container
     from cairn.services.schedule import ConsolidationSchedule
 
-SURFACES = ("canonical", "zengram", "gbrain", "mnemosyne", "thoughtmcp")
+STORE_FILE = "records.sqlite3"
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+class NoStore(CairnError):
+    code = "no_store"
 
 
 def _settings(args: argparse.Namespace, **extra: object) -> Settings:
@@ -27,6 +33,20 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
     if getattr(args, "data_dir", None) is not None:
         overrides["data_dir"] = args.data_dir
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def _open(args: argparse.Namespace, *, existing: bool) -> Container:
+    """The store in the data directory. A command that only reads it (`existing`) refuses a
+    directory holding no store instead of creating an empty one there (a mistyped --data-dir)."""
+    from cairn.bootstrap import build_container
+
+    settings = _settings(args)
+    if existing and settings.backend == "local" and not (settings.data_dir / STORE_FILE).is_file():
+        raise NoStore(
+            f"no Cairn store in {settings.data_dir.resolve()}: check --data-dir (or CAIRN_DATA_DIR); "
+            "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
+        )
+    return build_container(settings)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -54,7 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     auth = "none (open)" if open_allowed(settings) else "required"
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} "
-        f"(data: {settings.data_dir}; authentication: {auth})"
+        f"(data: {settings.data_dir.resolve()}; authentication: {auth})"
     )
     schedule = _schedule(container)
     container.jobs.start_worker()
@@ -87,7 +107,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.entrypoints.mcp.stdio import run_stdio
 
     require_surface(args.surface)  # fail before opening the store
-    container = build_container(_settings(args))
+    settings = _settings(args)
+    container = build_container(settings)
+    print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     try:
         run_stdio(container, surface=args.surface)
@@ -114,43 +136,73 @@ def _hidden(rel: Path) -> bool:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    files = list(_files(args.paths))
+    if args.server:
+        return _ingest_remote(args, files)
+    from cairn.services.ingest import LocalFilePolicy
+
+    container = _open(args, existing=False)
+    brain = _brain(container, args.brain, writes=True, create=args.create)
+    policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
+
+    def ingest(file: Path, target: str) -> bool:
+        result = container.ingest.ingest_file(brain, str(file), policy, target=target, queue=False)
+        return result.reused
+
+    return _ingest_all(brain.slug, files, ingest, lambda: 0.0)
+
+
+def _ingest_remote(args: argparse.Namespace, files: list[tuple[Path, str]]) -> int:
+    from cairn.entrypoints.cli_remote import RemoteStore
+
+    token = args.token or _settings(args).token
+    secret = token.get_secret_value() if token is not None and not isinstance(token, str) else token
+    remote = RemoteStore(args.server, secret)
+    brain = remote.brain(args.brain, create=args.create)
+    _say_brain(args.brain, str(brain["slug"]))
+
+    def ingest(file: Path, target: str) -> bool:
+        return bool(remote.upload(str(brain["id"]), file, target).get("reused"))
+
+    return _ingest_all(str(brain["slug"]), files, ingest, lambda: remote.waited_s)
+
+
+def _ingest_all(
+    slug: str,
+    files: list[tuple[Path, str]],
+    ingest: Callable[[Path, str], bool],
+    waited_s: Callable[[], float],
+) -> int:
+    """Ingest every file with a progress bar; a file that fails is reported and the rest go on."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cairn.bootstrap import build_container
-    from cairn.services.ingest import LocalFilePolicy, safe_name
+    from cairn.services.ingest import safe_name
 
-    container = build_container(_settings(args))
-    brain = _brain(container, args.brain, create_default=True)
-    files = list(_files(args.paths))
-    policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
     console = Console(stderr=True)
     counts = {"created": 0, "reused": 0, "failed": 0}
     failures: list[str] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(f"ingesting into {brain.slug}", total=len(files))
+        task = progress.add_task(f"ingesting into {slug}", total=len(files))
         for file, target in files:
-            parts = [safe_name(p) for p in target.split("/")]
             try:
-                result = container.ingest.ingest_file(
-                    brain, str(file), policy, target="/".join(parts), queue=False
-                )
-                counts["reused" if result.reused else "created"] += 1
+                reused = ingest(file, "/".join(safe_name(p) for p in target.split("/")))
+                counts["reused" if reused else "created"] += 1
             except CairnError as exc:
                 counts["failed"] += 1
                 failures.append(f"{file}: {exc.code}: {exc.message}")
             progress.advance(task)
     for line in failures:
         print(f"failed {line}", file=sys.stderr)
+    if waited_s() > 0:
+        print(f"waited {waited_s():.0f} s for the server's rate limit (Retry-After)", file=sys.stderr)
     print(f"created {counts['created']}, reused {counts['reused']}, failed {counts['failed']}")
     return 1 if counts["failed"] else 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from cairn.bootstrap import build_container
-
-    container = build_container(_settings(args))
+    container = _open(args, existing=True)
     brain = _brain(container, args.brain)
     result = container.search.search(brain, args.query, top_k=args.top_k)
     for n, hit in enumerate(result.hits, start=1):
@@ -161,23 +213,33 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_brains(args: argparse.Namespace) -> int:
-    from cairn.bootstrap import build_container
-
-    container = build_container(_settings(args))
+    command = getattr(args, "brains_command", None) or "list"
+    if command == "create":
+        container = _open(args, existing=False)
+        brain = container.brains.create(args.name, slug=args.slug, visibility=args.visibility)
+        print(f"created brain {brain.slug} ({brain.id}, {brain.visibility.value})")
+        return 0
+    container = _open(args, existing=True)
+    if command == "update":
+        brain = container.brains.update(
+            args.brain, visibility=args.visibility, owner=args.owner, tenant=args.tenant
+        )
+        print(f"{brain.slug}: {brain.visibility.value}, owner {brain.owner_tenant}/{brain.owner or '*'}")
+        return 0
     brains = container.brains.list()
     for b in brains:
-        print(f"{b.id}  {b.slug:<32} {b.visibility.value:<8} {b.name}")
+        owner = f"{b.owner_tenant}/{b.owner or '*'}"
+        print(f"{b.id}  {b.slug:<32} {b.visibility.value:<8} {owner:<24} {b.name}")
     if not brains:
-        print("no brains yet")
+        print("no brains yet: create one with `cairn brains create NAME`")
     return 0
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
     """API keys: stored as hashes in the data directory's records; the key is printed once."""
     from cairn.auth.api_keys import ApiKeyService
-    from cairn.bootstrap import build_container
 
-    container = build_container(_settings(args))
+    container = _open(args, existing=args.keys_command != "create")
     keys = ApiKeyService(container.adapters.records, container.adapters.clock)
     if args.keys_command == "create":
         brains = [container.brains.get(ref).id for ref in args.brain] if args.brain else None
@@ -199,13 +261,38 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-def _brain(container: Container, ref: str | None, create_default: bool = False) -> Brain:
+def _brain(container: Container, ref: str | None, *, writes: bool = False, create: bool = False) -> Brain:
+    """The brain a command acts on, said on stderr: `ref` (created when `create`), else the
+    default or first brain, else, for a command that `writes`, a new `default` brain."""
     try:
-        return container.brains.resolve(ref)
+        brain = container.brains.resolve(ref)
     except NoBrain:
-        if ref is None and create_default:
-            return container.brains.create("default", slug="default")
-        raise
+        if ref is None and writes:
+            brain = container.brains.create("default", slug="default")
+        elif ref is None:
+            raise NoBrain("no brain exists yet: create one with `cairn brains create NAME`") from None
+        elif create:
+            brain = container.brains.create(ref, slug=ref if SLUG.match(ref) else None)
+        else:
+            raise NoBrain(
+                f"no brain matches {ref!r}: create it with `cairn brains create {ref}` (or pass --create)"
+            ) from None
+    _say_brain(ref, brain.slug)
+    return brain
+
+
+def _say_brain(ref: str | None, slug: str) -> None:
+    print(f"brain: {slug}" + ("" if ref else " (no --brain given: the default brain)"), file=sys.stderr)
+
+
+def _top_k(value: str) -> int:
+    try:
+        top_k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if not 1 <= top_k <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100, not {top_k}")
+    return top_k
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,9 +300,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cairn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def data_dir(p: argparse.ArgumentParser) -> None:
+    def data_dir(p: argparse.ArgumentParser, default: object = None) -> None:
         p.add_argument(
-            "--data-dir", type=Path, default=None, help="data directory (default ./.cairn or CAIRN_DATA_DIR)"
+            "--data-dir",
+            type=Path,
+            default=default,
+            help="data directory (default: CAIRN_DATA_DIR, else your user data directory, "
+            "e.g. ~/.local/share/cairn)",
         )
 
     serve = sub.add_parser("serve", help="run the HTTP server (MCP at /mcp, REST under /v1)")
@@ -231,26 +322,49 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(serve)
     serve.set_defaults(func=cmd_serve)
 
+    from cairn.entrypoints.mcp.server import SURFACES
+
     mcp = sub.add_parser("mcp", help="serve MCP over stdio")
-    mcp.add_argument("--surface", default="canonical", choices=SURFACES)
+    mcp.add_argument("--surface", default="canonical", choices=list(SURFACES))
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
     ingest = sub.add_parser("ingest", help="ingest files and directories (recursively)")
     ingest.add_argument("paths", nargs="+")
     ingest.add_argument("--brain", default=None, help="brain id or slug (default: the default brain)")
+    ingest.add_argument("--create", action="store_true", help="create the --brain when it does not exist")
+    ingest.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="upload to a running Cairn (e.g. http://127.0.0.1:8080) instead of opening the data directory",
+    )
+    ingest.add_argument("--token", default=None, help="bearer token for --server (default CAIRN_TOKEN)")
     data_dir(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
     search = sub.add_parser("search", help="search a brain")
     search.add_argument("query")
     search.add_argument("--brain", default=None)
-    search.add_argument("--top-k", type=int, default=10, choices=range(1, 101), metavar="1..100")
+    search.add_argument("--top-k", type=_top_k, default=10, metavar="1..100")
     data_dir(search)
     search.set_defaults(func=cmd_search)
 
-    brains = sub.add_parser("brains", help="list brains")
+    brains = sub.add_parser("brains", help="list, create and update brains (default: list)")
     data_dir(brains)
+    brains_sub = brains.add_subparsers(dest="brains_command")
+    listing = brains_sub.add_parser("list", help="list brains with their owner and visibility")
+    new_brain = brains_sub.add_parser("create", help="create a brain")
+    new_brain.add_argument("name")
+    new_brain.add_argument("--slug", default=None, help="default: from the name")
+    new_brain.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
+    update = brains_sub.add_parser("update", help="change a brain's visibility, owner or tenant")
+    update.add_argument("brain", help="brain id or slug")
+    update.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
+    update.add_argument("--owner", default=None, help="the subject that owns it (the local owner is `local`)")
+    update.add_argument("--tenant", default=None, help="move it to this tenant")
+    for p in (listing, new_brain, update):
+        data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
     brains.set_defaults(func=cmd_brains)
 
     keys = sub.add_parser("keys", help="create, list and revoke API keys")
@@ -262,11 +376,11 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument(
         "--brain", action="append", default=None, help="limit the key to this brain, id or slug (repeat)"
     )
-    listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
-    listing.add_argument("--tenant", default=None)
+    key_listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
+    key_listing.add_argument("--tenant", default=None)
     revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
     revoke.add_argument("key_id")
-    for p in (create, listing, revoke):
+    for p in (create, key_listing, revoke):
         data_dir(p)
     keys.set_defaults(func=cmd_keys)
     return parser

@@ -7,11 +7,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from cairn import __version__
-from cairn.auth.rate_limit import RateLimiter
+from cairn.auth.rate_limit import DEFAULT_RATE_PER_S, RateLimiter
 from cairn.bootstrap import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
+from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.mcp.http import mount_mcp
-from cairn.entrypoints.rest import install_rest
+from cairn.entrypoints.rest import body_limit, install_rest
 
 
 def create_app(container: Container) -> FastAPI:
@@ -37,9 +38,17 @@ def create_app(container: Container) -> FastAPI:
     install_rest(app, container)
     mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
-    limited = settings.backend == "local" and settings.rate_limit_per_s > 0
-    limiter = RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst) if limited else None
+    rate = settings.rate_limit_per_s
+    limiter = None
+    if settings.backend == "local":
+        limiter = RateLimiter(DEFAULT_RATE_PER_S if rate is None else rate, settings.rate_limit_burst)
     app.add_middleware(
-        AuthMiddleware, authenticator=container.authenticator, limiter=limiter, public_url=settings.public_url
+        AuthMiddleware,
+        authenticator=container.authenticator,
+        limiter=limiter,
+        limit_open=rate is not None,
+        public_url=settings.public_url,
     )
+    # Outermost: an oversized body is refused before anything, authentication included, reads it.
+    app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
     return app

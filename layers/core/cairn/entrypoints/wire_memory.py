@@ -36,19 +36,23 @@ ExtractMessages = Annotated[list[ExtractMessage], Field(min_length=1, max_length
 class ExtractSessionResult(Wire):
     mode: Literal["session"] = "session"
     messages: list[SessionMessageRecord]
+    job_id: str | None = Field(default=None, exclude_if=_absent)
+    """The extraction job to poll (`GET /v1/jobs/{job_id}`); absent over MCP."""
 
     @classmethod
-    def of(cls, messages: list[Message]) -> ExtractSessionResult:
-        return cls(messages=[SessionMessageRecord.of(m) for m in messages])
+    def of(cls, messages: list[Message], job: Job | None = None) -> ExtractSessionResult:
+        return cls(messages=[SessionMessageRecord.of(m) for m in messages], job_id=job.id if job else None)
 
 
 class ExtractTranscriptResult(Wire):
     mode: Literal["transcript"] = "transcript"
     document: DocumentRecord
+    job_id: str | None = Field(default=None, exclude_if=_absent)
+    """The extraction job to poll (`GET /v1/jobs/{job_id}`); absent over MCP."""
 
     @classmethod
-    def of(cls, doc: Document) -> ExtractTranscriptResult:
-        return cls(document=DocumentRecord.of(doc))
+    def of(cls, doc: Document, job: Job | None = None) -> ExtractTranscriptResult:
+        return cls(document=DocumentRecord.of(doc), job_id=job.id if job else None)
 
 
 class ReflectionRecord(Wire):

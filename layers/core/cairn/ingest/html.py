@@ -1,9 +1,16 @@
-"""HTML → markdown-ish text: headings become `#` lines, blocks become paragraphs, lists `- ` lines."""
+"""HTML → markdown-ish text: headings become `#` lines, blocks become paragraphs, lists `- ` lines.
+
+Only the page's main content is kept: the `<main>` element (or the single top-level `<article>`)
+when there is one, else the body; hidden elements and page furniture (navigation, banners, sidebars,
+menus, pop-ups, comments, share and cookie widgets) are dropped first. The rules and how they
+measure against a boilerplate-removal library are in docs/CHUNKING.md ("HTML extraction").
+"""
 
 from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
@@ -11,9 +18,36 @@ from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingIn
 from cairn.ingest.markdown import clean_title
 
 _DROP = frozenset(
-    {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button"}
+    {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button",
+     "menu", "dialog", "select", "textarea", "input", "label"}
+)  # fmt: skip
+_FURNITURE_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "search", "menu", "menubar", "dialog", "alertdialog",
+     "complementary", "toolbar", "tooltip"}
+)  # fmt: skip
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_HIDDEN_CLASSES = frozenset(
+    {"hidden", "is-hidden", "d-none", "hide", "invisible", "visually-hidden", "sr-only", "screen-reader-text"}
 )
+_PERMALINK_CLASSES = frozenset({"headerlink", "hash-link", "anchor-link", "anchorjs-link"})
+# Words of a class or id (split at -, _ and camelCase) that mark furniture...
+_FURNITURE_WORDS = frozenset(
+    {"sidebar", "navbar", "nav", "navigation", "menu", "breadcrumb", "breadcrumbs", "toc", "popup",
+     "modal", "cookie", "cookies", "consent", "share", "sharing", "sharedaddy", "social", "comments",
+     "related", "promo", "newsletter", "ad", "ads", "advert", "advertisement", "masthead", "skip",
+     "pagination", "pager", "ticker", "votes", "feedback", "subscribe", "search", "searchbar"}
+)  # fmt: skip
+# ...and runs of words that do, once separators are removed.
+_FURNITURE_RUNS = ("tableofcontents", "backtotop", "skiptocontent")
+# "header"/"footer" mark furniture alone or with these words ("site-header"), not in "article-header".
+_PAGE_WORDS = frozenset({"site", "page", "global", "top", "bottom", "main", "mobile"})
+_CALLOUT_WORDS = frozenset(
+    {"note", "tip", "warning", "caution", "important", "callout", "admonition", "info", "danger"}
+)
+_SECTIONING = ["article", "aside", "main", "nav", "section"]
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_HEADING_NAMES = list(_HEADINGS)
 _BLOCKS = frozenset(
     {
         "p", "div", "section", "article", "main", "header", "aside", "blockquote", "figure",
@@ -71,17 +105,106 @@ def _title(soup: BeautifulSoup) -> str | None:
 
 
 def html_to_text(data: bytes) -> tuple[str, str | None]:
-    """Return (text, title). The title comes from <title>, else the first <h1>."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        soup = BeautifulSoup(data, "html.parser")
+    """Return (text, title) of the main content. The title comes from <title>, else the first <h1>."""
+    soup = parse(data)
     title = _title(soup)
     for tag in soup.find_all(_DROP):
         tag.decompose()
+    _drop(soup, _is_hidden)
+    root = main_content(soup)
+    _drop(root, _FurnitureRule(root))
+    return render(root), title
+
+
+def parse(data: bytes) -> BeautifulSoup:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        return BeautifulSoup(data, "html.parser")
+
+
+def render(root: Tag) -> str:
     out = _Writer()
-    _walk(soup, out)
+    _walk(root, out)
     out.flush()
-    return out.render(), title
+    return out.render()
+
+
+def main_content(soup: BeautifulSoup) -> Tag:
+    """The first non-empty `<main>` (or role=main), else the only top-level `<article>`, else the body."""
+    for tag in soup.find_all(lambda t: t.name == "main" or _attr(t, "role") == "main"):
+        if tag.get_text(strip=True):
+            return tag
+    articles = [a for a in soup.find_all("article") if a.find_parent("article") is None]
+    if len(articles) == 1 and articles[0].get_text(strip=True):
+        return articles[0]
+    return soup.body or soup
+
+
+def _drop(root: Tag, rule: Callable[[Tag], bool]) -> None:
+    for tag in root.find_all(True):
+        if not tag.decomposed and rule(tag):
+            tag.decompose()
+
+
+def _attr(tag: Tag, name: str) -> str:
+    value = tag.get(name)
+    if isinstance(value, list):
+        return " ".join(value)
+    return value.strip().lower() if isinstance(value, str) else ""
+
+
+def _is_hidden(tag: Tag) -> bool:
+    if tag.has_attr("hidden") and _attr(tag, "hidden") != "until-found":  # until-found is searchable
+        return True
+    if _attr(tag, "aria-hidden") == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(_attr(tag, "style")))
+
+
+class _FurnitureRule:
+    """Tags and roles are trusted; class and id names are guesses, so they never drop a heading's
+    contents, the main heading's ancestors, or (on a page without an h1) most of the text."""
+
+    def __init__(self, root: Tag) -> None:
+        h1 = root.find("h1")
+        self.protected = {id(p) for p in h1.parents} if h1 is not None else set()  # Tag == compares markup
+        self.total = len(root.get_text(strip=True)) if h1 is None else 0
+
+    def __call__(self, tag: Tag) -> bool:
+        names = [*(tag.get("class") or []), str(tag.get("id") or "")]
+        lowered = {name.lower() for name in names}
+        if lowered & _PERMALINK_CLASSES:
+            return True
+        if tag.name == "aside":
+            return not (_words(names) & _CALLOUT_WORDS)
+        if _attr(tag, "role") in _FURNITURE_ROLES:
+            return True
+        if id(tag) in self.protected:
+            return False
+        if tag.name == "header":  # the page's own header, not an article's
+            return tag.find_parent(_SECTIONING) is None
+        if tag.find_parent(_HEADING_NAMES) is not None or not _named_furniture(names, lowered):
+            return False
+        return self.total == 0 or len(tag.get_text(strip=True)) * 2 < self.total
+
+
+def _named_furniture(names: list[str], lowered: set[str]) -> bool:
+    if lowered & _HIDDEN_CLASSES:
+        return True
+    for name in names:
+        words = _words([name])
+        if words & _FURNITURE_WORDS:
+            return True
+        if words & {"header", "footer"} and not words - {"header", "footer"} - _PAGE_WORDS:
+            return True
+        if any(run in re.sub(r"[-_\s]", "", name.lower()) for run in _FURNITURE_RUNS):
+            return True
+    return False
+
+
+def _words(names: list[str]) -> set[str]:
+    """Words of class or id names, split at -, _ and camelCase humps: tocCollapsible → toc, collapsible."""
+    return {w.lower() for name in names for w in _WORD.findall(name)}
 
 
 def _walk(root: Tag, out: _Writer) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 MAX_GET_MANY = 1000  # keys per get_many call; above it InvalidInput
+MAX_PK_BYTES = 2048  # UTF-8 bytes of a partition key on every adapter; above it InvalidInput
+MAX_SK_BYTES = 1024  # UTF-8 bytes of a sort key (DynamoDB's bound), the `after` cursor included
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,9 @@ class RecordStore(Protocol):
     ) -> Page:
         """Items of `pk` whose sort key starts with `prefix`, ordered by sort key (bytewise).
 
-        `after` is an exclusive sort-key cursor; `next_after` is set when `limit` cut the page.
+        `after` is an exclusive sort-key cursor; it need not be a stored key (any string within
+        MAX_SK_BYTES is a position), so a caller may resume past a whole range of keys.
+        `next_after` is set exactly when `limit` cut the page: more items follow it.
         """
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:

@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import builtins
 import re
 import unicodedata
 
 from cairn.auth import access
-from cairn.domain.errors import Conflict, InvalidInput, NoBrain, NotFound
+from cairn.auth.principal import ADMIN
+from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Visibility
+from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.services.repositories import BrainRepository
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_PRINCIPAL_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,128}$")
 MAX_SLUG = 64
 MAX_NAME = 128
+MAX_PAGE = 1000  # brains per page
+READ_AHEAD = 100
+_CURSOR_ID = re.compile(r"^brn_[0-9A-Za-z_-]{1,64}$")
+
+
+def _encode_cursor(brain_id: str) -> str:
+    return base64.urlsafe_b64encode(brain_id.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        brain_id = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        brain_id = ""
+    if not _CURSOR_ID.match(brain_id) or _encode_cursor(brain_id) != cursor:
+        raise InvalidInput("cursor is not one this listing handed out: start again without it")
+    return brain_id
 
 
 def slugify(name: str) -> str:
@@ -69,6 +92,50 @@ class BrainService:
         except Conflict:
             raise Conflict(f"a brain with slug {chosen!r} already exists") from None
 
+    def update(
+        self,
+        ref: str,
+        *,
+        visibility: str | None = None,
+        owner: str | None = None,
+        tenant: str | None = None,
+    ) -> Brain:
+        """Change who a brain belongs to and who else may see it. The caller needs brains:admin on
+        the brain (its owner, or its tenant's admins for a `tenant`/`public` brain); moving it to
+        another tenant is for the operator only (no principal: the CLI)."""
+        with access.needing(ADMIN):
+            brain = self.get(ref)
+        if visibility is None and owner is None and tenant is None:
+            raise InvalidInput("nothing to change: give visibility, owner or tenant")
+        try:
+            vis = Visibility(visibility) if visibility is not None else None
+        except ValueError:
+            raise InvalidInput("visibility must be one of private, tenant, public") from None
+        for what, value in (("owner", owner), ("tenant", tenant)):
+            if value is not None and not _PRINCIPAL_NAME.match(value):
+                raise InvalidInput(f"{what} must be 1..128 characters without spaces or control characters")
+        if tenant is not None and access.current() is not None:
+            raise Forbidden(
+                "only the operator (`cairn brains update --tenant`) may move a brain to another tenant"
+            )
+
+        def change(stored: Brain) -> Brain:
+            updates: dict[str, object] = {"updated_at": self.clock.now()}
+            if vis is not None:
+                updates["visibility"] = vis
+            if owner is not None:
+                updates["owner"] = owner
+            if tenant is not None:
+                updates["owner_tenant"] = tenant
+            return stored.model_copy(update=updates)
+
+        for _ in range(5):
+            try:
+                return self.repo.update(brain.id, change)
+            except Conflict:
+                continue
+        raise Conflict(f"brain {brain.slug} kept changing while being updated; try again")
+
     def _free_slug(self, base: str) -> str:
         if self.repo.by_slug(base) is None:
             return base
@@ -79,26 +146,55 @@ class BrainService:
         raise Conflict(f"no free slug derived from {base!r}")
 
     def list(self) -> list[Brain]:
-        """The brains the caller may read (auth/access.py), oldest first."""
-        return access.readable(sorted(self.repo.list(), key=lambda b: (b.created_at, b.id)))
+        """Every brain the caller may read (auth/access.py), oldest first (in id order: ids are
+        time-ordered)."""
+        brains: builtins.list[Brain] = []
+        cursor: str | None = None
+        while True:
+            page, cursor = self.page(limit=MAX_PAGE, cursor=cursor)
+            brains += page
+            if cursor is None:
+                return brains
+
+    def page(self, *, limit: int, cursor: str | None = None) -> tuple[builtins.list[Brain], str | None]:
+        """Up to `limit` of the brains `list` returns, after `cursor`; and the cursor of the next
+        page, None when nothing follows. The cursor is the base64url of the last brain's id."""
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}")
+        after = _decode_cursor(cursor) if cursor is not None else None
+        found: builtins.list[Brain] = []
+        while True:
+            # read ahead of what is missing: the access filter may drop much of a batch
+            batch, after = self.repo.page(after=after, limit=max(limit + 1 - len(found), READ_AHEAD))
+            found += access.readable(batch)
+            if len(found) > limit:
+                return found[:limit], _encode_cursor(found[limit - 1].id)
+            if after is None:
+                return found, None
 
     def get(self, ref: str) -> Brain:
         """A brain by id or slug; NotFound otherwise, Forbidden when the caller may not use it."""
         brain = self.repo.get(ref) if ref.startswith("brn_") else None
         brain = brain or self.repo.by_slug(ref)
         if brain is None:
-            raise NotFound(f"brain not found: {ref}")
+            raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
 
     def resolve(self, ref: str | None) -> Brain:
-        """The brain a tool call means: the given id/slug, else the default, else the first brain."""
+        """The brain a tool call means: the given id/slug, else the default, else the first brain.
+        An empty reference is refused rather than taken to mean the default (it is a caller's bug)."""
+        if ref is not None and not ref.strip():
+            raise InvalidInput("brain must not be empty: give a brain id or slug, or leave it out")
         wanted = ref or self.default_brain
         if wanted:
             try:
                 return self.get(wanted)
             except NotFound:
-                raise NoBrain(f"no brain matches {wanted!r}") from None
+                raise NoBrain(f"no brain matches {excerpt(wanted)}") from None
         brains = self.list()
         if not brains:
-            raise NoBrain("no brain exists yet: create one with memory_create_brain")
+            raise NoBrain(
+                "no brain exists yet: create one first (`cairn brains create NAME`, "
+                "POST /v1/brains, or the memory_create_brain tool)"
+            )
         return brains[0]

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
-from cairn.domain.paths import glob_match, is_generated, validate_dir, validate_path
+from cairn.domain.paths import validate_path
+from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
+from cairn.services import listing
 from cairn.services.document_text import document_text, title_for
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PreparedChunks
@@ -111,20 +113,20 @@ class DocumentService:
     def get(self, brain: Brain, path: str) -> Document:
         doc = self.repo.get(brain.id, validate_path(path))
         if doc is None or doc.deleted_at is not None:
-            raise NotFound(f"not found: {path}")
+            raise NotFound(f"not found: {excerpt(path)}")
         return doc
 
     def get_by_id(self, brain: Brain, doc_id: str) -> Document:
         doc = self.repo.get_by_id(doc_id)
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
-            raise NotFound(f"document not found: {doc_id}")
+            raise NotFound(f"document not found: {excerpt(doc_id)}")
         return doc
 
     def record_by_id(self, brain: Brain, doc_id: str) -> Document:
         """The document's record even when soft-deleted (to follow `replaced_by`); NotFound otherwise."""
         doc = self.repo.get_by_id(doc_id)
         if doc is None or doc.brain_id != brain.id:
-            raise NotFound(f"document not found: {doc_id}")
+            raise NotFound(f"document not found: {excerpt(doc_id)}")
         return doc
 
     def content(self, doc: Document) -> bytes:
@@ -159,25 +161,64 @@ class DocumentService:
         glob: str | None = None,
         include_generated: bool = False,
     ) -> list[FileInfo]:
-        directory = validate_dir(directory)
-        prefix = f"{directory}/" if directory else ""
-        entries: dict[str, FileInfo] = {}
-        for doc in self._live(brain, prefix):
-            rest = doc.path[len(prefix) :]
-            if not recursive and "/" in rest:
-                name = rest.split("/", 1)[0]
-                path = prefix + name
-                if path not in entries:
-                    entries[path] = FileInfo(path=path, size=0, mtime=_stamp(doc), is_dir=True)
-                continue
-            entries[doc.path] = _file_info(doc)
-        items = [
-            info
-            for path, info in sorted(entries.items())
-            if (include_generated or info.is_dir or not is_generated(path))
-            and (glob is None or glob_match(glob, posixpath.basename(path)))
+        """Every entry of the listing, all pages of `list_page` read in turn."""
+        items: list[FileInfo] = []
+        cursor: str | None = None
+        while True:
+            page = self.list_page(
+                brain,
+                directory,
+                recursive=recursive,
+                glob=glob,
+                include_generated=include_generated,
+                cursor=cursor,
+            )
+            items += page.items
+            if page.next_cursor is None:
+                return items
+            cursor = page.next_cursor
+
+    def list_page(
+        self,
+        brain: Brain,
+        directory: str = "",
+        *,
+        recursive: bool = False,
+        glob: str | None = None,
+        include_generated: bool = False,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> listing.Page[FileInfo]:
+        """One page of the path listing (at most `max_list_items`, the default); `next_cursor`
+        resumes it. Order and cursor: services/listing.py."""
+        page = listing.entries(
+            self.repo,
+            brain.id,
+            directory,
+            recursive=recursive,
+            glob=glob,
+            include_generated=include_generated,
+            limit=self._page_limit(limit),
+            cursor=cursor,
+        )
+        infos = [
+            FileInfo(path=e.path, size=0, mtime=_stamp(e.document), is_dir=True)
+            if e.is_dir
+            else _file_info(e.document)
+            for e in page.items
         ]
-        return items[: self.max_list_items]
+        return listing.Page(infos, page.next_cursor)
+
+    def documents_page(
+        self, brain: Brain, *, limit: int | None = None, cursor: str | None = None
+    ) -> listing.Page[Document]:
+        """One page of every live document in path order (the legacy listing)."""
+        return listing.documents(self.repo, brain.id, limit=self._page_limit(limit), cursor=cursor)
+
+    def _page_limit(self, limit: int | None) -> int:
+        if limit is not None and not 1 <= limit <= self.max_list_items:
+            raise InvalidInput(f"limit must be between 1 and {self.max_list_items}")
+        return self.max_list_items if limit is None else limit
 
     def documents(self, brain: Brain, prefix: str = "") -> builtins.list[Document]:
         """Live documents whose path starts with `prefix`, in path order."""
@@ -434,20 +475,20 @@ class DocumentService:
                 event("updated" if existed else "created", op.path)
             elif op.type == "delete":
                 if not existed:
-                    raise NotFound(f"op {index}: not found: {op.path}")
+                    raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
                 journal[op.path] = None
                 event("deleted", op.path)
             elif op.type == "rename":
                 assert op.to is not None
                 content = current(op.path)
                 if content is None:
-                    raise NotFound(f"op {index}: not found: {op.path}")
+                    raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
                 journal[op.to] = content
                 if op.to != op.path:
                     journal[op.path] = None
                 event("renamed", op.to, op.path)
             else:
-                raise InvalidInput(f"op {index}: unknown type {op.type!r}")
+                raise InvalidInput(f"op {index}: unknown type {excerpt(op.type)}")
         return journal, events
 
     def _publish_write(self, brain: Brain, path: str, outcome: WriteOutcome, reason: str | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +34,9 @@ from cairn.services.sessions import NewMessage, SessionService
 EXTRACT_JOB = "extract"
 MAX_MESSAGES = 500
 MAX_REPORTED = 50
+
+_queued_here: ContextVar[list[Job] | None] = ContextVar("cairn_extract_queued", default=None)
+"""Set while submit_session appends: the append listener reports the job it queued there."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,9 @@ class ExtractionService:
 
     def submit_session(
         self, brain: Brain, session_id: str, said: Sequence[Said], actor_id: str | None = None
-    ) -> list[Message]:
-        """Append `said` to the session, `skip_extract` on all but the last, which queues extraction."""
+    ) -> tuple[list[Message], Job | None]:
+        """Append `said` to the session, `skip_extract` on all but the last, which queues extraction;
+        the messages and the job that extracts them."""
         _check_count(said)
         last = len(said) - 1
         items = [
@@ -80,10 +85,19 @@ class ExtractionService:
             )
             for i, s in enumerate(said)
         ]
-        return self.sessions.append_many(brain, session_id, items)
+        queued: list[Job] = []
+        token = _queued_here.set(queued)
+        try:
+            messages = self.sessions.append_many(brain, session_id, items)
+        finally:
+            _queued_here.reset(token)
+        return messages, queued[-1] if queued else None
 
-    def submit_transcript(self, brain: Brain, said: Sequence[Said], actor_id: str | None = None) -> Document:
-        """Store the conversation as a transcript document (source `extract`) and queue extraction."""
+    def submit_transcript(
+        self, brain: Brain, said: Sequence[Said], actor_id: str | None = None
+    ) -> tuple[Document, Job]:
+        """Store the conversation as a transcript document (source `extract`) and queue extraction;
+        the document and the job."""
         _check_count(said)
         for s in said:
             if s.role not in ("system", "user", "assistant", "tool") or not s.content:
@@ -107,14 +121,14 @@ class ExtractionService:
         )
         body = _transcript_markdown(said, now).encode("utf-8")
         doc = self.documents.write(brain, path, body, info, reason="extract")
-        self.jobs.start(
+        job = self.jobs.start(
             EXTRACT_JOB,
             {"mode": "transcript", "document_id": doc.document.id, "raw_key": raw_key, "actor_id": actor_id},
             brain_id=brain.id,
             principal=access.started_by(),
             idempotency_key=f"extract:{doc.document.id}",
         )
-        return doc.document
+        return doc.document, job
 
     def queue_session(self, brain: Brain, session: Session, upto: int) -> Job:
         return self.jobs.start(
@@ -128,7 +142,10 @@ class ExtractionService:
     def on_appended(self, brain: Brain, session: Session, upto: int, messages: list[Message]) -> None:
         """SessionService listener: a message without `skip_extract` queues extraction up to it."""
         if messages and messages[-1].metadata.get("skip_extract") is not True:
-            self.queue_session(brain, session, upto)
+            job = self.queue_session(brain, session, upto)
+            queued = _queued_here.get()
+            if queued is not None:
+                queued.append(job)
 
     # -- the job -----------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
+from cairn.domain.text import check_label
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import read_local_file
@@ -96,6 +97,8 @@ class IngestService:
             raise InvalidInput(f"content exceeds {self.max_content_chars} characters")
         if title is not None and not 1 <= len(title) <= MAX_TITLE:
             raise InvalidInput(f"title must be 1..{MAX_TITLE} characters")
+        if title is not None:
+            check_label("title", title)
         clean_tags = _tags(tags or [])
         target = normalize_user_path(path) if path else _note_path(title or content)
         info = DocumentInput(title=title, tags=clean_tags, source=source, content_type="text/markdown")
@@ -264,6 +267,7 @@ def _tags(tags: Sequence[str]) -> list[str]:
             raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
         if "," in tag:
             raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
+        check_label("a tag", tag)
     return list(dict.fromkeys(tags))
 
 

@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel
 
+from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, Message, Session
-from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
+from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -77,6 +78,26 @@ class BrainRepository:
         )
         return brain
 
+    def update(self, brain_id: str, change: Callable[[Brain], Brain]) -> Brain:
+        """Rewrite a brain and its slug pointer together, conditional on both versions; Conflict
+        when a concurrent writer got there first (the caller reads again and retries)."""
+        item = self.records.get(*brain_key(brain_id))
+        if item is None:
+            raise NotFound(f"brain not found: {brain_id}")
+        before = from_item(Brain, item)
+        after = change(before)
+        pointer = self.records.get(*slug_key(before.slug))
+        data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
+        self.records.transact(
+            [
+                Put(to_item(*brain_key(after.id), after), expected_version=item.version),
+                Put(
+                    Item(*slug_key(after.slug), data=data), expected_version=pointer.version if pointer else 0
+                ),
+            ]
+        )
+        return after
+
     def get(self, brain_id: str) -> Brain | None:
         item = self.records.get(*brain_key(brain_id))
         return from_item(Brain, item) if item else None
@@ -91,6 +112,12 @@ class BrainRepository:
 
     def list(self) -> list[Brain]:
         return [from_item(Brain, item) for item in _all(self.records, BRAINS_PK, "brain#")]
+
+    def page(self, *, after: str | None, limit: int) -> tuple[builtins.list[Brain], str | None]:
+        """Up to `limit` brains in id order after the id `after`; the id to resume after when more follow."""
+        page = self.records.query(BRAINS_PK, "brain#", after=f"brain#{after}" if after else None, limit=limit)
+        brains = [from_item(Brain, item) for item in page.items]
+        return brains, brains[-1].id if page.next_after is not None else None
 
 
 class StoredDocument(BaseModel):
@@ -136,6 +163,26 @@ class DocumentRepository:
         pk, sk_prefix = doc_key(brain_id, prefix)
         for item in _all(self.records, pk, sk_prefix):
             yield _document(item)
+
+    def page(
+        self, brain_id: str, prefix: str, *, after: str | None, limit: int
+    ) -> tuple[builtins.list[Document], str | None]:
+        """Up to `limit` records (soft-deleted ones too) whose path starts with `prefix`, in path
+        order, after the path `after`; and the path to resume after when more follow."""
+        pk, sk_prefix = doc_key(brain_id, prefix)
+        page = self.records.query(
+            pk, sk_prefix, after=f"doc#{after}" if after is not None else None, limit=limit
+        )
+        docs = [_document(item) for item in page.items]
+        return docs, docs[-1].path if page.next_after is not None else None
+
+    @staticmethod
+    def past(prefix: str) -> str:
+        """A position to resume `page` after that sorts past every stored path starting with
+        `prefix`: the prefix padded with U+10FFFF, the highest character, up to the sort-key bound
+        (a path would have to fill the key with U+10FFFF to sort beyond it)."""
+        room = MAX_SK_BYTES - len(f"doc#{prefix}".encode())
+        return prefix + "\U0010ffff" * max(room // 4, 0)
 
     def put_op(self, doc: Document, expected_version: int | None) -> Put:
         return Put(to_item(*doc_key(doc.brain_id, doc.path), doc), expected_version=expected_version)

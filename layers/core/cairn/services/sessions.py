@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Message, MessageRole, MetadataValue, Session, SessionStatus
+from cairn.domain.text import check_label, excerpt
 from cairn.ports.clock import Clock
 from cairn.services.repositories import SessionRepository, StoredSession
 from cairn.services.search import SearchHit
@@ -99,7 +100,9 @@ class SessionService:
         def attempt() -> tuple[StoredSession, list[Message]]:
             stored = self._stored(brain, session_id)
             if stored.session.status is SessionStatus.closed:
-                raise SessionClosed(f"session {session_id} is closed; messages cannot be appended to it")
+                raise SessionClosed(
+                    f"session {excerpt(session_id)} is closed; messages cannot be appended to it"
+                )
             now = self.clock.now()
             messages = [
                 Message(
@@ -167,7 +170,7 @@ class SessionService:
     def _stored(self, brain: Brain, session_id: str) -> StoredSession:
         stored = self.repo.get(session_id) if _plausible_id(session_id) else None
         if stored is None or stored.session.brain_id != brain.id:
-            raise NotFound(f"no session {session_id!r} in brain {brain.slug!r}")
+            raise NotFound(f"no session {excerpt(session_id)} in brain {brain.slug!r}")
         return stored
 
 
@@ -209,7 +212,7 @@ def _optional_text(field: str, value: str | None, limit: int) -> str | None:
         return None
     if not isinstance(value, str) or not 1 <= len(value) <= limit:
         raise InvalidInput(f"{field} must be 1..{limit} characters")
-    return value
+    return check_label(field, value)
 
 
 def _metadata(value: Mapping[str, Any] | None) -> dict[str, MetadataValue]:

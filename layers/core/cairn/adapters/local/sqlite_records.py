@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import MAX_GET_MANY, Delete, Item, Page, Put
+from cairn.ports.records import MAX_GET_MANY, MAX_PK_BYTES, MAX_SK_BYTES, Delete, Item, Page, Put
 
 # Store-protocol batches hold up to 1,024 ops, each writing a document and its id pointer.
 # (DynamoDB caps TransactWriteItems at 100 items; its adapter must stage larger commits.)
 MAX_TRANSACT_OPS = 4096
-MAX_PK_BYTES = 2048
-MAX_SK_BYTES = 1024
 GET_MANY_CHUNK = 400  # keys per SELECT: two variables each, under SQLite's historic 999 limit
 BUSY_TIMEOUT_S = 10.0
 BEGIN_RETRY_S = 30.0  # extra patience when SQLite reports BUSY without waiting (e.g. WAL recovery)
@@ -61,16 +59,18 @@ def check_key(pk: str, sk: str) -> None:
 
 
 def check_text(name: str, value: object, max_bytes: int, *, allow_empty: bool) -> None:
+    # `name` (pk, sk, …) is the store's own vocabulary: it stays out of messages callers may see.
+    del name
     if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string")
+        raise InvalidInput("an identifier must be text")
     if not value and not allow_empty:
-        raise InvalidInput(f"{name} must not be empty")
+        raise InvalidInput("an identifier must not be empty")
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{name} is not valid Unicode text") from exc
+        raise InvalidInput("an identifier is not valid Unicode text") from exc
     if size > max_bytes:
-        raise InvalidInput(f"{name} exceeds {max_bytes} bytes")
+        raise InvalidInput(f"an identifier or path is too long to store (at most {max_bytes} bytes)")
 
 
 def encode_data(data: object) -> str:

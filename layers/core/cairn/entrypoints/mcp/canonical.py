@@ -9,8 +9,10 @@ path of memory_ingest_url) return IngestResponse with `status: "completed"` (or 
 ingest runs as a job), not the `'ingested'` of the tool's sketch. memory_ingest_url always takes the
 server path. Paths on the wire are the brain's canonical relative paths (`memory/global/x.md`, as
 the store protocol has them); the seed's leading-slash spelling is accepted on input.
-memory_recall with a session_id returns the session recall payload `{chunks: [...]}`
-(entrypoints/wire_sessions.py, docs/SESSIONS.md); its outputSchema admits both of its shapes.
+memory_ingest_file's `as` also takes `html` (the server extracts HTML files too; a superset of the
+Jeffs schema's four kinds, so every Jeffs call stays valid). memory_recall with a session_id returns
+the session recall payload `{chunks: [...]}` (entrypoints/wire_sessions.py, docs/SESSIONS.md); its
+outputSchema admits both of its shapes.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class IngestFileArgs(ToolArgs):
     path: Annotated[str, Field(description="Absolute or relative local path.")]
     brain: BrainRef = None
     as_: Annotated[
-        Literal["markdown", "text", "pdf", "json"] | None,
+        Literal["markdown", "text", "pdf", "json", "html"] | None,
         Field(alias="as", description="Content type (default: inferred from the extension)."),
     ] = None
 

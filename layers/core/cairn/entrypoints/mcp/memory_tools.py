@@ -52,10 +52,10 @@ class MemoryTools:
         brain = self.c.brains.resolve(a.brain)
         said = [Said(m.role, m.content) for m in a.messages]
         if a.session_id:
-            messages = self.c.extraction.submit_session(brain, a.session_id, said, a.actor_id)
+            messages, _ = self.c.extraction.submit_session(brain, a.session_id, said, a.actor_id)
             text = f"Appended {len(messages)} message(s) to session {a.session_id}; fact extraction queued."
             return ok_result(text, ExtractSessionResult.of(messages))
-        doc = self.c.extraction.submit_transcript(brain, said, a.actor_id)
+        doc, _ = self.c.extraction.submit_transcript(brain, said, a.actor_id)
         text = f"Stored transcript {doc.id} at {doc.path} ({len(said)} messages); fact extraction queued."
         return ok_result(text, ExtractTranscriptResult.of(doc))
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.mcp.admin import build_admin
 from cairn.entrypoints.mcp.canonical import build_canonical
 from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
 
 SurfaceBuilder = Callable[[SurfaceDeps], SurfaceServer]
 
-SURFACES: dict[str, SurfaceBuilder] = {"canonical": build_canonical}
+SURFACES: dict[str, SurfaceBuilder] = {"canonical": build_canonical, "admin": build_admin}
 
 
 def http_path(surface: str) -> str:

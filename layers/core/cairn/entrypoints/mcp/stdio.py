@@ -6,10 +6,13 @@ can (no ingest root), unlike the HTTP server.
 
 from __future__ import annotations
 
+import logging
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.server import build_server, require_surface
@@ -20,9 +23,44 @@ if TYPE_CHECKING:
     from cairn.bootstrap import Container
 
 
+log = logging.getLogger(__name__)
+
+# How long a result waits for the client's answer to the ping below; a client that never answers
+# pings (the spec says it must) gets its result after this delay, as it would have without the ping.
+PONG_TIMEOUT_S = 5.0
+
+
+async def progress_before_result(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Answer a request that asked for progress only after the client has handled every progress
+    notification sent for it.
+
+    The notifications and the result are written in order, one flushed line each, yet the
+    TypeScript SDK client lost some of them: when one pipe read carries notifications and the result
+    together, it handles each notification on a later microtask but the result at once, and the
+    result retires the request's progress handler, so the notifications behind it are dropped as
+    "unknown token". No write pattern can stop reads from coalescing; a round trip can. A client
+    answers a ping only after handling the messages before it, so the result leaves after the pong.
+    Over HTTP each SSE event is its own read, and this is not needed.
+    """
+    result = await call_next(ctx)
+    if ctx.request_id is not None and ctx.method != "initialize" and _progress_token(ctx.params) is not None:
+        with anyio.move_on_after(PONG_TIMEOUT_S):
+            try:
+                await ctx.session.send_ping()
+            except Exception:  # a client that refuses pings still gets its result
+                log.debug("ping before the result of %s failed", ctx.method, exc_info=True)
+    return result
+
+
+def _progress_token(params: Mapping[str, Any] | None) -> object:
+    meta = params.get("_meta") if params is not None else None
+    return meta.get("progressToken") if isinstance(meta, Mapping) else None
+
+
 def run_stdio(container: Container, surface: str = "canonical") -> None:
     deps = SurfaceDeps(container, LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes))
     server = build_server(surface, deps)
+    server.middleware.append(progress_before_result)
     anyio.run(server.run_stdio_async)
 
 

@@ -36,6 +36,8 @@ log = logging.getLogger("cairn.mcp")
 ArgsT = TypeVar("ArgsT", bound="ToolArgs")
 ErrorRenderer = Callable[[str, str], CallToolResult]
 """(code, message) -> the surface's error result (isError true)."""
+ToolAudit = Callable[[str, BaseModel, CallToolResult], None]
+"""(tool, validated arguments, result) -> records a call that changed something."""
 
 
 BrainRef = Annotated[
@@ -164,7 +166,7 @@ class SurfaceServer(MCPServer[Any]):
         tools: Sequence[Tool],
         render_error: ErrorRenderer,
         scopes: Mapping[str, str],
-        audit: Callable[[str, dict[str, Any]], None] | None = None,
+        audit: ToolAudit | None = None,
     ) -> None:
         # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
         super().__init__(name, version=version, tools=list(tools), log_level="WARNING")
@@ -185,14 +187,27 @@ class SurfaceServer(MCPServer[Any]):
             with access.needing(scope) if scope else nullcontext():
                 result = await super().call_tool(name, arguments, context)
                 changed = scope != READ and isinstance(result, CallToolResult) and not result.is_error
-                if changed and self.audit is not None:
-                    self.audit(name, arguments)
+                if changed and self.audit is not None and isinstance(result, CallToolResult):
+                    self._audit(name, arguments, result)
                 return result
         except CairnError as exc:  # refused before the tool ran
             return self.render_error(exc.code, exc.message)
         except ToolError as exc:
             code, message = self._classify(name, exc)
             return self.render_error(code, message)
+
+    def _audit(self, name: str, arguments: dict[str, Any], result: CallToolResult) -> None:
+        """Audit a call that changed something, from its validated arguments (the call succeeded, so
+        they validate); a failing audit is logged and never turns that success into an error."""
+        assert self.audit is not None
+        try:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                return
+            args = tool.fn_metadata.arg_model.model_validate(arguments)
+            self.audit(name, args, result)
+        except Exception:
+            log.exception("audit of tool %s failed", name)
 
     def _classify(self, name: str, exc: ToolError) -> tuple[str, str]:
         cause = exc.__cause__

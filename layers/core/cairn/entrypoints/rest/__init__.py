@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import Depends, FastAPI
+from starlette.types import Scope
 
 from cairn.bootstrap import Container
+from cairn.config import Settings
 from cairn.entrypoints.rest.admin import admin_router
 from cairn.entrypoints.rest.ask import ask_router
 from cairn.entrypoints.rest.authz import route_guard
@@ -15,16 +19,22 @@ from cairn.entrypoints.rest.events import events_router
 from cairn.entrypoints.rest.ingest import ingest_router
 from cairn.entrypoints.rest.jobs import jobs_router
 from cairn.entrypoints.rest.memory import memory_router
+from cairn.entrypoints.rest.openapi import install_openapi
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.entrypoints.rest.search import search_router
 from cairn.entrypoints.rest.sessions import sessions_router
 
-__all__ = ["install_rest"]
+__all__ = ["body_limit", "install_rest"]
+
+# POST routes that read their bodies under caps of their own, above the JSON cap: batch-ops (the
+# base64 of max_batch_bytes, rest/batch.py) and file upload (max_file_bytes, rest/ingest.py).
+SELF_CAPPED = ("/documents/batch-ops", "/documents/ingest/file")
 
 
 def install_rest(app: FastAPI, container: Container) -> None:
-    """Mount every /v1 router and the Problem+JSON error handlers on `app`."""
+    """Mount every /v1 router, the Problem+JSON error handlers and the OpenAPI corrections on `app`."""
     install_problem_handlers(app)
+    install_openapi(app)
     guard = route_guard(container.brains, container.audit)
     for router in (
         brains_router(container),
@@ -40,3 +50,17 @@ def install_rest(app: FastAPI, container: Container) -> None:
         admin_router(container),
     ):
         app.include_router(router, dependencies=[Depends(guard)])
+
+
+def body_limit(settings: Settings) -> Callable[[Scope], int | None]:
+    """The request body cap of entrypoints/body_limit.py: the JSON cap, but none for the routes
+    that enforce their own (they answer their own 413s: `file_too_large` for an upload)."""
+    cap = settings.json_body_limit
+
+    def limit(scope: Scope) -> int | None:
+        path = scope.get("path", "")
+        if scope.get("method") == "POST" and path.startswith("/v1/brains/") and path.endswith(SELF_CAPPED):
+            return None
+        return cap
+
+    return limit

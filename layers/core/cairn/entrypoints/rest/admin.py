@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.auth import access
@@ -13,7 +13,9 @@ from cairn.auth.api_keys import ApiKey
 from cairn.auth.principal import SCOPES
 from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound
+from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.deps import require_json
+from cairn.entrypoints.rest.paging import announce_next
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.audit import AuditEntry
 
@@ -80,7 +82,9 @@ def admin_router(container: Container) -> APIRouter:
     @router.delete("/keys/{keyId}")
     def revoke_key(key_id: KeyIdParam) -> KeyRecord:
         if not any(k.id == key_id for k in keys.list(_tenant())):
-            raise NotFound(f"API key not found: {key_id}")  # another tenant's key is not found either
+            raise NotFound(
+                f"API key not found: {excerpt(key_id)}"
+            )  # another tenant's key is not found either
         return KeyRecord.of(keys.revoke(key_id))
 
     @router.get("/audit")
@@ -90,12 +94,17 @@ def admin_router(container: Container) -> APIRouter:
         until: datetime | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         cursor: Annotated[str | None, Query(max_length=512)] = None,
+        *,
+        request: Request,
+        response: Response,
     ) -> AuditPage:
-        """Mutations in the caller's tenant, newest first (a brain's, when `brain` is given)."""
+        """Mutations in the caller's tenant, newest first (a brain's, when `brain` is given).
+        `next_cursor` (also a Link rel="next" header) is set while older entries remain."""
         brain_id = container.brains.get(brain).id if brain else None
         entries, after = container.audit.query(
             tenant=_tenant(), brain_id=brain_id, since=since, until=until, limit=limit, after=cursor
         )
+        announce_next(request, response, after)
         return AuditPage(items=entries, next_cursor=after)
 
     return router

@@ -17,7 +17,11 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.events import SSE_HEADERS, frame
+from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.services.ask import AskEvent
+
+
+ASK_EVENTS = ("retrieve", "answer_delta", "citation", "done", "error")
 
 
 class AskBody(BaseModel):
@@ -42,7 +46,7 @@ def ask_router(container: Container) -> APIRouter:
         "/ask",
         dependencies=[Depends(require_json)],
         response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}, "description": "SSE ask stream"}},
+        responses=sse_responses("SSE ask stream", ASK_EVENTS),
     )
     async def ask(brain: BrainArg, body: AskBody) -> StreamingResponse:
         """Answer from the brain's memories: retrieve, answer_delta, citation, done (or error)."""

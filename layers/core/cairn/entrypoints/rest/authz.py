@@ -30,6 +30,7 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("GET", "/v1/brains"): READ,
     ("POST", "/v1/brains"): ADMIN,
     ("GET", B): READ,
+    ("PATCH", B): ADMIN,
     ("GET", f"{B}/documents/read"): READ,
     ("GET", f"{B}/documents"): READ,
     ("HEAD", f"{B}/documents"): READ,

@@ -2,13 +2,17 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
-from cairn.entrypoints.wire import BrainList, BrainRecord
+from cairn.entrypoints.rest.paging import CursorParam, announce_next
+from cairn.entrypoints.rest.wire import BrainPage
+from cairn.entrypoints.wire import BrainRecord
+from cairn.entrypoints.wire_admin import BrainAccess, BrainAccessChange
+from cairn.services.brains import MAX_PAGE
 
 
 class CreateBrain(BaseModel):
@@ -29,11 +33,26 @@ def brains_router(container: Container) -> APIRouter:
         return BrainRecord.of(container.brains.create(body.name, slug=body.slug, visibility=body.visibility))
 
     @router.get("")
-    def list_brains() -> BrainList:
-        return BrainList(items=[BrainRecord.of(b) for b in container.brains.list()])
+    def list_brains(
+        request: Request,
+        response: Response,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page size")] = MAX_PAGE,
+        cursor: CursorParam = None,
+    ) -> BrainPage:
+        """The brains the caller may read, oldest first. Paged: while more follow, the body's
+        `next_cursor` and a Link rel="next" header say so."""
+        brains, after = container.brains.page(limit=limit, cursor=cursor)
+        announce_next(request, response, after)
+        return BrainPage(items=[BrainRecord.of(b) for b in brains], next_cursor=after)
 
     @router.get("/{brainId}")
     def get_brain(brain: BrainArg) -> BrainRecord:
         return BrainRecord.of(brain)
+
+    @router.patch("/{brainId}", dependencies=[Depends(require_json)])
+    def update_brain(brain: BrainArg, body: BrainAccessChange) -> BrainAccess:
+        """Change the brain's visibility or owning subject (brains:admin on the brain)."""
+        changed = container.brains.update(brain.id, visibility=body.visibility, owner=body.owner)
+        return BrainAccess.of(changed)
 
     return router

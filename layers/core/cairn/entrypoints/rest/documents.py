@@ -14,6 +14,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.domain.paths import validate_path
+from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.body import (
     JSON,
     OCTET_STREAM,
@@ -25,6 +26,7 @@ from cairn.entrypoints.rest.body import (
     require_media_type,
 )
 from cairn.entrypoints.rest.deps import brain_resolver
+from cairn.entrypoints.rest.paging import CursorParam, announce_next
 from cairn.entrypoints.rest.wire import DocumentList, FileInfoRecord, FileList
 from cairn.entrypoints.wire import DocumentRecord
 
@@ -47,6 +49,7 @@ def documents_router(container: Container) -> APIRouter:
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     docs = container.documents
     limit = container.settings.max_put_bytes
+    max_page = container.settings.max_list_items
 
     @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: {}}}})
     def read_document(brain: BrainArg, path: PathParam) -> Response:
@@ -55,7 +58,7 @@ def documents_router(container: Container) -> APIRouter:
     @router.head("", response_class=Response)
     def head_document(brain: BrainArg, path: PathParam) -> Response:
         if not docs.exists(brain, path):
-            raise NotFound(f"not found: {path}")
+            raise NotFound(f"not found: {excerpt(path)}")
         return Response(status_code=200, headers=NO_STORE)
 
     @router.get("/stat")
@@ -72,13 +75,31 @@ def documents_router(container: Container) -> APIRouter:
         recursive: bool = False,
         include_generated: bool = False,
         glob: Annotated[str | None, Query(description="Shell pattern over base names")] = None,
+        limit: Annotated[
+            int | None, Query(ge=1, le=max_page, description=f"Page size (default {max_page})")
+        ] = None,
+        cursor: CursorParam = None,
     ) -> FileList | DocumentList:
-        """Path listing; with none of dir/recursive/include_generated/glob, the legacy document listing."""
+        """Path listing; with none of dir/recursive/include_generated/glob, the legacy document listing.
+        Paged: while more follows, the body's `next_cursor` and a Link rel="next" header say so."""
         response.headers.update(NO_STORE)
         if not any(p in request.query_params for p in LISTING_PARAMS):
-            return DocumentList(items=[DocumentRecord.of(d) for d in container.documents.documents(brain)])
-        found = docs.list(brain, dir, recursive=recursive, glob=glob, include_generated=include_generated)
-        return FileList(items=[FileInfoRecord.of(i) for i in found])
+            legacy = docs.documents_page(brain, limit=limit, cursor=cursor)
+            announce_next(request, response, legacy.next_cursor)
+            return DocumentList(
+                items=[DocumentRecord.of(d) for d in legacy.items], next_cursor=legacy.next_cursor
+            )
+        page = docs.list_page(
+            brain,
+            dir,
+            recursive=recursive,
+            glob=glob,
+            include_generated=include_generated,
+            limit=limit,
+            cursor=cursor,
+        )
+        announce_next(request, response, page.next_cursor)
+        return FileList(items=[FileInfoRecord.of(i) for i in page.items], next_cursor=page.next_cursor)
 
     @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc())
     async def put_document(brain: BrainArg, path: PathParam, request: Request) -> Response:

@@ -16,6 +16,7 @@ from fastapi.responses import StreamingResponse
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver
+from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.services.events import EventBus
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -55,7 +56,7 @@ def events_router(container: Container) -> APIRouter:
     @router.get(
         "/events",
         response_class=StreamingResponse,
-        responses={200: {"content": {"text/event-stream": {}}, "description": "SSE change stream"}},
+        responses=sse_responses("SSE change stream", ("ready", "change", "ping")),
     )
     async def brain_events(brain: BrainArg, request: Request) -> StreamingResponse:
         """Server-sent events: ready, change (one per committed mutation), ping."""

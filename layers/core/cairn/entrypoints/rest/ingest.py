@@ -15,7 +15,7 @@ from cairn.entrypoints.rest.body import require_media_type
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire import DocumentRecord, IngestResponse
 
-IngestKind = Literal["markdown", "text", "pdf", "json"]
+IngestKind = Literal["markdown", "text", "pdf", "json", "html"]
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file
 
 
@@ -45,6 +45,7 @@ _FILE_FORM_DOC: dict[str, Any] = {
                     "properties": {
                         "file": {"type": "string", "format": "binary"},
                         "as": {"type": "string", "enum": list(get_args(IngestKind))},
+                        "path": {"type": "string", "minLength": 1, "maxLength": 1024},
                     },
                 }
             }
@@ -67,18 +68,21 @@ def ingest_router(container: Container) -> APIRouter:
 
     @router.post("/ingest/file", openapi_extra=_FILE_FORM_DOC)
     async def ingest_file(brain: BrainArg, request: Request, response: Response) -> IngestResponse:
-        """Upload one file (multipart field `file`, optional `as`) of at most 25 MiB; a file above
-        the queueing threshold answers 202 `queued` with the `job_id` that finishes it."""
+        """Upload one file (multipart field `file`, optional `as` and `path`: where to store it,
+        default `ingest/<file name>`) of at most 25 MiB; a file above the queueing threshold answers
+        202 `queued` with the `job_id` that finishes it."""
         require_media_type(request, "multipart/form-data")
         form = await _capped_form(request, file_limit + MULTIPART_SLACK)
         try:
-            upload, kind = _file_fields(form)
+            upload, kind, path = _file_fields(form)
             data = await upload.read()
         finally:
             await form.close()
         name = upload.filename or "upload"
         result = await to_thread.run_sync(
-            lambda: ingest.ingest_bytes(brain, data, name=name, kind=kind, content_type=upload.content_type)
+            lambda: ingest.ingest_bytes(
+                brain, data, name=name, kind=kind, content_type=upload.content_type, path=path
+            )
         )
         if result.status == "queued":
             response.status_code = 202
@@ -112,11 +116,14 @@ async def _capped_form(request: Request, limit: int) -> FormData:
     return await Request(request.scope, receive).form(max_files=1, max_fields=16)
 
 
-def _file_fields(form: FormData) -> tuple[UploadFile, str | None]:
+def _file_fields(form: FormData) -> tuple[UploadFile, str | None, str | None]:
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
         raise InvalidInput("multipart field 'file' (a file) is required")
     kind = form.get("as")
     if kind is not None and kind not in get_args(IngestKind):
         raise InvalidInput(f"'as' must be one of {', '.join(get_args(IngestKind))}")
-    return upload, kind if isinstance(kind, str) else None
+    path = form.get("path")
+    if path is not None and not (isinstance(path, str) and path):
+        raise InvalidInput("'path' must be a non-empty document path")
+    return upload, kind if isinstance(kind, str) else None, path if isinstance(path, str) else None

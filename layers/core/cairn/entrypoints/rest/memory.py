@@ -1,6 +1,6 @@
 """Extraction, reflection and consolidation over REST; each queues or runs one service call.
 
-POST /v1/brains/{brainId}/extract            202 {mode: session|transcript, ...}; extraction runs as a job
+POST /v1/brains/{brainId}/extract            202 {mode, ..., job_id}: poll GET /v1/jobs/{job_id}
 POST /v1/brains/{brainId}/sessions/{id}/reflect  200 the reflection (closes the session)
 POST /v1/brains/{brainId}/consolidate        202 the queued job (GET /v1/jobs/{jobId} to follow it)
 """
@@ -43,9 +43,10 @@ def memory_router(container: Container) -> APIRouter:
         store a transcript document (source `extract`)."""
         said = [Said(m.role, m.content) for m in body.messages]
         if body.session_id:
-            messages = container.extraction.submit_session(brain, body.session_id, said, body.actor_id)
-            return ExtractSessionResult.of(messages)
-        return ExtractTranscriptResult.of(container.extraction.submit_transcript(brain, said, body.actor_id))
+            messages, job = container.extraction.submit_session(brain, body.session_id, said, body.actor_id)
+            return ExtractSessionResult.of(messages, job)
+        doc, queued = container.extraction.submit_transcript(brain, said, body.actor_id)
+        return ExtractTranscriptResult.of(doc, queued)
 
     @router.post("/sessions/{sessionId}/reflect", response_model_exclude_none=True)
     def reflect(brain: BrainArg, session_id: SessionId) -> ReflectResponse:

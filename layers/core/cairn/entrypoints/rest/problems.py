@@ -21,6 +21,7 @@ from fastapi.exception_handlers import http_exception_handler, request_validatio
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from cairn.auth.access import InsufficientScope
 from cairn.domain.errors import CairnError
@@ -51,12 +52,15 @@ STATUS_BY_CODE: dict[str, int] = {
     "timeout": 504,
 }
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
 # For HTTP errors raised by the framework itself (unknown route, wrong method, ...).
 _CODE_BY_STATUS: dict[int, str] = {
     400: "validation_error",
     401: "unauthorized",
     403: "forbidden",
     404: "not_found",
+    405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
@@ -130,6 +134,8 @@ async def _on_validation_error(request: Request, exc: Exception) -> Response:
 
 async def _on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 405:
+        exc.headers = {**(exc.headers or {}), "Allow": allowed_methods(request)}
     if not _is_api(request):
         return await http_exception_handler(request, exc)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
@@ -137,6 +143,17 @@ async def _on_http_error(request: Request, exc: Exception) -> Response:
     if exc.headers:
         response.headers.update(exc.headers)
     return response
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path; Starlette's 405 names only the first route's."""
+    routes = request.app.router.routes
+    allowed = [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
+    return ", ".join(allowed)
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> Response:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from cairn.entrypoints.wire import DocumentRecord, Wire
+from cairn.entrypoints.rest.paging import next_cursor_field
+from cairn.entrypoints.wire import BrainRecord, DocumentRecord, Wire
 from cairn.services.documents import FileInfo
 
 
 class DocumentList(Wire):
     items: list[DocumentRecord]
+    next_cursor: str | None = next_cursor_field()
+
+
+class BrainPage(Wire):
+    items: list[BrainRecord]
+    next_cursor: str | None = next_cursor_field()
 
 
 class FileInfoRecord(Wire):
@@ -23,6 +30,7 @@ class FileInfoRecord(Wire):
 
 class FileList(Wire):
     items: list[FileInfoRecord]
+    next_cursor: str | None = next_cursor_field()
 
 
 class BatchResult(Wire):

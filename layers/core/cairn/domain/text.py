@@ -1,0 +1,43 @@
+"""Rules for the short texts callers name things with (titles, tags, paths), and the excerpt of a
+caller's input that an error message may quote."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from cairn.domain.errors import InvalidInput
+
+EXCERPT_CHARS = 64
+
+# Explicit bidirectional embeddings, overrides and isolates, and the implicit marks: in a path they
+# make one name display as another ("Trojan Source").
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """`value` quoted for an error message: at most `limit` characters, marked when cut."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
+def has_control(value: str) -> bool:
+    """Whether `value` holds a C0/C1 control character (NUL, newline, escape, DEL, …)."""
+    return any(unicodedata.category(ch) == "Cc" for ch in value)
+
+
+def check_label(what: str, value: str) -> str:
+    """A title or tag: no control characters."""
+    if has_control(value):
+        raise InvalidInput(f"{what} must not contain control characters")
+    return value
+
+
+def check_path_text(value: str) -> str:
+    """A store path: no control characters and no bidirectional controls."""
+    if has_control(value):
+        raise InvalidInput("path must not contain control characters")
+    if any(ch in BIDI_CONTROLS for ch in value):
+        raise InvalidInput("path must not contain bidirectional control characters")
+    return value

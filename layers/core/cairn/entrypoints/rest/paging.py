@@ -1,0 +1,38 @@
+"""Paged REST listings: `limit` and `cursor` in; `next_cursor` and a `Link: <…>; rel="next"` out.
+
+A listing answers everything it holds in one response when that fits its page size; otherwise the
+response carries both announcements, and the next request is the same one with `cursor` set.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query, Request, Response
+from pydantic import Field
+
+MAX_CURSOR_CHARS = 8192
+
+CursorParam = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=MAX_CURSOR_CHARS,
+        description="Opaque: the `next_cursor` of the previous page (or its Link rel=next)",
+    ),
+]
+
+
+def next_cursor_field() -> Any:
+    """`next_cursor` of a paged wire shape: present only when more items follow."""
+    return Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Present only when more items follow: pass it back as `cursor`",
+    )
+
+
+def announce_next(request: Request, response: Response, cursor: str | None) -> None:
+    """Set `Link: <this request with cursor=…>; rel="next"` when another page follows."""
+    if cursor is not None:
+        response.headers["Link"] = f'<{request.url.include_query_params(cursor=cursor)}>; rel="next"'

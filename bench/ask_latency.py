@@ -1,17 +1,19 @@
 """memory_ask time to first progress notification, through MCP against `cairn serve`.
 
-Run it against a server whose brain already holds LoCoMo (e.g. the store the retrieval harness
-filled): asks each conversation's first N questions with a progress token and prints p50/p95 of
+Run it against a server whose brains already hold LoCoMo, stored one brain per conversation
+(slug `locomo-<sample_id>`) as the LoCoMo recall harness and bench/locomo_inprocess.py store it:
+asks each conversation's first N questions with a progress token and prints p50/p95 of
 the time from the call to its first notifications/progress, and of the whole call.
 
-    python bench/ask_latency.py --mcp-url http://127.0.0.1:8765/mcp [--per-brain 40]
+    python bench/ask_latency.py --data locomo-dev.json --mcp-url http://127.0.0.1:8765/mcp [--per-brain 40]
+
+--data is the LoCoMo dev split (snap-research/locomo), default $CAIRN_LOCOMO_DATA.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -19,17 +21,12 @@ from pathlib import Path
 import numpy as np
 from mcp import Client
 
-HARNESS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo_recall.py"
+import locomo_data
 
 
-def questions(per_brain: int) -> list[tuple[str, str]]:
-    spec = importlib.util.spec_from_file_location("locomo_recall", HARNESS)
-    assert spec and spec.loader
-    h = importlib.util.module_from_spec(spec)
-    sys.modules["locomo_recall"] = h
-    spec.loader.exec_module(h)
+def questions(data: Path, per_brain: int) -> list[tuple[str, str]]:
     out = []
-    for conv in h.load_conversations(HARNESS.with_name("locomo-dev.json")):
+    for conv in locomo_data.load_conversations(data):
         out += [(conv.slug, q.question) for q in conv.questions[:per_brain]]
     return out
 
@@ -63,10 +60,12 @@ async def run(url: str, asks: list[tuple[str, str]]) -> tuple[list[float], list[
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    locomo_data.add_data_argument(parser)
     parser.add_argument("--mcp-url", default="http://127.0.0.1:8080/mcp")
     parser.add_argument("--per-brain", type=int, default=40)
     args = parser.parse_args()
-    first, total = asyncio.run(run(args.mcp_url, questions(args.per_brain)))
+    asks = questions(locomo_data.data_path(parser, args), args.per_brain)
+    first, total = asyncio.run(run(args.mcp_url, asks))
     f50, f95 = np.percentile(first, [50, 95])
     t50, t95 = np.percentile(total, [50, 95])
     print(f"{len(total)} asks; first progress p50 {f50:.1f} ms, p95 {f95:.1f} ms")

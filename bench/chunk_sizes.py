@@ -2,15 +2,15 @@
 
 all-MiniLM-L6-v2 truncates its input at 256 word pieces, so whatever a chunk holds past that is
 never embedded. This prints, per setting, the chunk count and the mean / p95 / max chunk length
-in tokens, and the share of chunks over 256, on the project's own markdown (shared/*.md,
-shared/*/README.md, shared/reference/jeffs-brain/*.md).
+in tokens, and the share of chunks over 256, on this repository's own markdown (README.md and
+docs/*.md) unless --files names other files.
 
 Tokens are counted with the bundled tokenizer (cairn/models/all-minilm-l6-v2/tokenizer.json)
 when it exists; otherwise the script says so and estimates 1 token ≈ 4 characters, which
 undercounts technical markdown (code and punctuation split into many pieces).
 
     .venv/bin/python bench/chunk_sizes.py
-    .venv/bin/python bench/chunk_sizes.py --tokenizer path/to/tokenizer.json --corpus a.md b.md
+    .venv/bin/python bench/chunk_sizes.py --tokenizer path/to/tokenizer.json --files a.md b.md
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ from cairn.ingest.chunking import chunk_text
 from cairn.ingest.markdown import split_front_matter
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 DEFAULT_TOKENIZER = REPO / "layers/core/cairn/models/all-minilm-l6-v2/tokenizer.json"
 SETTINGS = [(600, 100), (700, 120), (800, 150), (1000, 150), (1200, 200), (1600, 250)]
 MODEL_LIMIT = 256
 
 
 def corpus_files() -> list[Path]:
-    patterns = ["*.md", "*/README.md", "reference/jeffs-brain/*.md"]
-    return sorted({p for pattern in patterns for p in SHARED.glob(pattern)})
+    """This repository's own markdown: README.md and docs/*.md."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def token_counter(path: Path) -> tuple[Callable[[str], int], str]:
@@ -60,10 +59,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tokenizer", type=Path, default=DEFAULT_TOKENIZER)
-    parser.add_argument("--corpus", type=Path, nargs="*", default=None)
+    parser.add_argument(
+        "--files",
+        "--corpus",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="markdown files to measure (default: README.md and docs/*.md)",
+    )
     args = parser.parse_args()
 
-    files = args.corpus or corpus_files()
+    files = args.files or corpus_files()
     texts = [split_front_matter(f.read_text(encoding="utf-8"))[1] for f in files]
     count_tokens, how = token_counter(args.tokenizer)
     total_chars = sum(len(t) for t in texts)

@@ -8,7 +8,7 @@ every half second, printing progress as a client would see it:
 
     python bench/consolidate_5000.py [--notes 5000] [--data-dir DIR]
 
-Target (issue 3): a 5,000-memory brain consolidates in at most 60 s.
+The target: a 5,000-memory brain consolidates in at most 60 s.
 """
 
 from __future__ import annotations

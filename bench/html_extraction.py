@@ -26,7 +26,9 @@ from cairn.ingest import html
 FIXTURES = Path(__file__).resolve().parents[1] / "tests/fixtures/html"
 RUNS = 5
 # What the extractor dropped before it selected the main content and pruned hidden elements.
-_BASELINE_DROP = ["script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button"]
+_BASELINE_DROP = frozenset(
+    {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button"}
+)
 
 Extractor = Callable[[bytes], str]
 

@@ -1,15 +1,19 @@
 """LoCoMo dev through memory_ask's code path in-process: do the answers cite an evidence turn?
 
-Stores every turn exactly as shared/bench/locomo_recall.py does (via bench/locomo_inprocess.py's
-harness loader), then asks every scored question through AskService (retrieve, then generate, as
-memory_ask does) and maps each citation's document back to its dialog id. A question "cites
-evidence" when any citation is on one of its evidence turns; "gold" when its SQuAD-normalised
-answer contains the normalised gold answer (whole words). Issue 3's target is category 4
-(single-hop) cites-evidence >= 0.70 with the extractive generator:
+Stores every turn as bench/locomo_inprocess.py does (one brain per conversation, one memory per
+turn at `locomo/<sample_id>/<dia_id>.md`, title `<speaker>, <session date>`, content
+`<session date> — <speaker>: <text>`, tags `locomo` and the sample id), then asks every scored
+question through AskService (retrieve, then generate, as memory_ask does) and maps each
+citation's document back to its dialog id. A question "cites evidence" when any citation is on one
+of its evidence turns; "gold" when its SQuAD-normalised answer contains the normalised gold
+answer (whole words). The target is category 4 (single-hop) cites-evidence >= 0.70 with the
+extractive generator:
 
-    python bench/locomo_ask_citations.py [--data-dir DIR] [--sentences N] [--top-k 8]
+    python bench/locomo_ask_citations.py --data locomo-dev.json [--data-dir DIR] [--sentences N]
 
-Settings come from CAIRN_* environment variables; --sentences overrides extractive_sentences.
+--data is the LoCoMo dev split (snap-research/locomo), default $CAIRN_LOCOMO_DATA. Settings come
+from CAIRN_* environment variables; --sentences overrides extractive_sentences, --top-k (default
+8, as memory_ask) the chunks retrieved per ask.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -34,7 +37,7 @@ from cairn.config import Settings
 from cairn.domain.models import Brain
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo_inprocess import DEFAULT_HARNESS, load_harness
+import locomo_data as h
 
 TARGET_CATEGORY = 4
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
@@ -91,9 +94,7 @@ async def ask(container: Container, brain: Brain, question: str, top_k: int) -> 
     return {"answer": answer, "cited": cited, "retrieved": retrieved}, ms
 
 
-async def run_conversation(
-    h: ModuleType, container: Container, conv: Any, reuse: bool, top_k: int
-) -> list[Outcome]:
+async def run_conversation(container: Container, conv: Any, reuse: bool, top_k: int) -> list[Outcome]:
     brain = ingest(container, conv, reuse)
     dia_of = {
         doc.id: h.dia_id_from_path(doc.path, conv.sample_id)
@@ -132,7 +133,7 @@ def row(label: str, rows: list[Outcome]) -> str:
     )
 
 
-def report(h: ModuleType, outcomes: list[Outcome]) -> str:
+def report(outcomes: list[Outcome]) -> str:
     header = f"{'':<22}{'n':>5}{'cites':>9}{'gold':>7}{'retrieved':>11}{'chars':>7}{'sents':>6}"
     header += f"{'p50 ms':>8}{'p95 ms':>8}"
     target = [o for o in outcomes if o.category == TARGET_CATEGORY]
@@ -149,8 +150,7 @@ def report(h: ModuleType, outcomes: list[Outcome]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--harness", type=Path, default=DEFAULT_HARNESS)
-    parser.add_argument("--data", type=Path, default=DEFAULT_HARNESS.with_name("locomo-dev.json"))
+    h.add_data_argument(parser)
     parser.add_argument(
         "--data-dir", type=Path, default=None, help="reuse a store (skips ingest if it exists)"
     )
@@ -160,8 +160,7 @@ def main() -> int:
     parser.add_argument("--top-k", type=int, default=8, help="chunks retrieved per ask (memory_ask: 8)")
     args = parser.parse_args()
 
-    h = load_harness(args.harness)
-    conversations = h.load_conversations(args.data)
+    conversations = h.load_conversations(h.data_path(parser, args))
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-locomo-ask-"))
     reuse = (data_dir / "records.sqlite3").exists()
     overrides = {} if args.sentences is None else {"extractive_sentences": args.sentences}
@@ -173,12 +172,12 @@ def main() -> int:
     async def run_all() -> list[Outcome]:
         outcomes: list[Outcome] = []
         for conv in conversations:
-            outcomes += await run_conversation(h, container, conv, reuse, args.top_k)
+            outcomes += await run_conversation(container, conv, reuse, args.top_k)
         return outcomes
 
     outcomes = anyio.run(run_all)
     print(f"extractive_sentences={settings.extractive_sentences} top_k={args.top_k}")
-    print(report(h, outcomes))
+    print(report(outcomes))
     target = [o for o in outcomes if o.category == TARGET_CATEGORY]
     print(f"data dir: {data_dir}")
     print(

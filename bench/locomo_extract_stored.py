@@ -10,7 +10,10 @@ provenance (source message ids -> dia_ids):
   fact recall@10      share of questions whose top 10 search hits *among fact notes only* include
                       a fact sourced from one of its evidence turns
 
-    .venv/bin/python bench/locomo_extract_stored.py [--data ../shared/bench/locomo-dev.json]
+    .venv/bin/python bench/locomo_extract_stored.py --data locomo-dev.json [--data-dir DIR]
+
+--data is the LoCoMo dev split (snap-research/locomo, a JSON list of conversations), default
+$CAIRN_LOCOMO_DATA.
 """
 
 from __future__ import annotations
@@ -29,16 +32,16 @@ from cairn.config import Settings
 from cairn.services.sessions import NewMessage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import locomo_data
 from rule_facts_yield import evidence, sessions
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    locomo_data.add_data_argument(parser)
     parser.add_argument("--data-dir", type=Path, default=None)
     args = parser.parse_args()
+    data = locomo_data.data_path(parser, args)
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-extract-"))
     container = build_container(Settings(data_dir=data_dir))
@@ -47,7 +50,7 @@ def main() -> int:
     evidence_total = evidence_kept = turns = facts = confirmed = questions = found = 0
     q_by_cat: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     started = time.perf_counter()
-    for sample in json.loads(args.data.read_text()):
+    for sample in json.loads(data.read_text()):
         brain = container.brains.create(f"LoCoMo {sample['sample_id']}")
         dia_of: dict[str, str] = {}
         for dialogue in sessions(sample):

@@ -1,45 +1,34 @@
 """LoCoMo retrieval through Cairn's services in-process (no MCP): fast iteration on retrieval.
 
-Stores every turn exactly as shared/bench/locomo_recall.py does (same path, title, content,
-tags), asks every scored question through SearchService, and scores with the harness's own
-RunRecorder, so numbers are comparable with the MCP run. The MCP run stays the reference:
+Stores every turn the way the LoCoMo recall harness does over MCP (one brain per conversation,
+slug `locomo-<sample_id>`; one memory per turn at `locomo/<sample_id>/<dia_id>.md`, title
+`<speaker>, <session date>`, content `<session date> — <speaker>: <text>`, tags `locomo` and the
+sample id; see bench/locomo_data.py), asks every scored question through SearchService, and scores
+with the same recall@k / hit@5 / MRR@10 code (bench/locomo_data.py), so numbers are comparable
+with the MCP run. The MCP run stays the reference:
 
-    python bench/locomo_inprocess.py [--data ../shared/bench/locomo-dev.json] [--data-dir DIR]
+    python bench/locomo_inprocess.py --data locomo-dev.json [--data-dir DIR]
 
-Settings come from CAIRN_* environment variables (e.g. CAIRN_BM25_WEIGHT=1.0 CAIRN_VECTOR_WEIGHT=0.5).
+--data is the LoCoMo dev split (snap-research/locomo), default $CAIRN_LOCOMO_DATA. Settings come
+from CAIRN_* environment variables (e.g. CAIRN_BM25_WEIGHT=1.0 CAIRN_VECTOR_WEIGHT=0.5).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
+import locomo_data as h
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-
-HERE = Path(__file__).resolve().parent
-DEFAULT_HARNESS = HERE.parent.parent / "shared" / "bench" / "locomo_recall.py"
-
-
-def load_harness(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("locomo_recall", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load the harness at {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["locomo_recall"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--harness", type=Path, default=DEFAULT_HARNESS)
-    parser.add_argument("--data", type=Path, default=DEFAULT_HARNESS.with_name("locomo-dev.json"))
+    h.add_data_argument(parser)
     parser.add_argument(
         "--data-dir", type=Path, default=None, help="reuse a store (skips ingest if it exists)"
     )
@@ -47,12 +36,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    h = load_harness(args.harness)
-    conversations = h.load_conversations(args.data)
+    data = h.data_path(parser, args)
+    conversations = h.load_conversations(data)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
     reuse = (data_dir / "records.sqlite3").exists()
     container = build_container(Settings(data_dir=data_dir))
-    rec = h.RunRecorder(system="cairn-inprocess", data_path=args.data, top_k=args.top_k)
+    rec = h.RunRecorder(system="cairn-inprocess", data_path=data, top_k=args.top_k)
     for conv in conversations:
         started = time.perf_counter()
         if reuse:

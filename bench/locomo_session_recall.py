@@ -1,12 +1,14 @@
 """Session recall vs plain search on LoCoMo dev, in-process (numbers and reasoning: docs/SESSIONS.md).
 
-Every turn is stored exactly as shared/bench/locomo_recall.py stores it (as bench/locomo_inprocess.py
-does; pass its --data-dir to reuse that store, ingest happens only for missing brains). For every
-scored question and every scenario below a Cairn session is built through SessionService (create,
-then append: speaker_a's turns as `user` messages, speaker_b's as `assistant`, content
-"<speaker>: <text>"), and the question is asked three ways, each scored by the harness's
-RunRecorder: plain SearchService.search; SessionService.recall with the context lists switched off
-(so only the echo rule acts); SessionService.recall as configured.
+Every turn is stored as bench/locomo_inprocess.py stores it (one brain per conversation, one
+memory per turn at `locomo/<sample_id>/<dia_id>.md`, title `<speaker>, <session date>`, content
+`<session date> — <speaker>: <text>`, tags `locomo` and the sample id); pass its --data-dir to
+reuse that store, ingest happens only for missing brains. For every scored question and every
+scenario below a Cairn session is built through SessionService (create, then append: speaker_a's
+turns as `user` messages, speaker_b's as `assistant`, content "<speaker>: <text>"), and the
+question is asked three ways, each scored with bench/locomo_data.py's RunRecorder: plain
+SearchService.search; SessionService.recall with the context lists switched off (so only the echo
+rule acts); SessionService.recall as configured.
 
 Scenarios (6 turns each; evidence turns are never put in a session, so the answer must come from
 memory, not from the context window):
@@ -18,9 +20,10 @@ memory, not from the context window):
   conversation-end  the last turns of the whole conversation, whatever the question: mostly
                     unrelated context, which measures what noise costs.
 
-    python bench/locomo_session_recall.py --data-dir /tmp/locomo-store [--grid]
+    python bench/locomo_session_recall.py --data locomo-dev.json --data-dir /tmp/locomo-store [--grid]
 
-Settings come from CAIRN_* variables (CAIRN_SESSION_CONTEXT_WEIGHT, ..._DECAY, ..._GATE_FLOOR).
+--data is the LoCoMo dev split (snap-research/locomo), default $CAIRN_LOCOMO_DATA. Settings come
+from CAIRN_* variables (CAIRN_SESSION_CONTEXT_WEIGHT, ..._DECAY, ..._GATE_FLOOR).
 """
 
 from __future__ import annotations
@@ -34,13 +37,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import locomo_data as h
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain
 from cairn.services.search import SearchResult, SearchService
 from cairn.services.session_recall import SessionRecall
 from cairn.services.sessions import NewMessage
-from locomo_inprocess import DEFAULT_HARNESS, load_harness
 
 TURNS = 6
 SCENARIOS = ("lead-in", "dialogue-end", "conversation-end")
@@ -105,9 +108,7 @@ def build_sessions(c: Container, convs: list[Any], scenario: str) -> dict[tuple[
     return ids
 
 
-def score(
-    h: Any, c: Container, convs: list[Any], ask: Callable[[Brain, Any], Hits]
-) -> tuple[Any, list[float]]:
+def score(c: Container, convs: list[Any], ask: Callable[[Brain, Any], Hits]) -> tuple[Any, list[float]]:
     rec = h.RunRecorder(system="cairn-sessions", data_path="locomo-dev", top_k=10)
     times: list[float] = []
     for conv in convs:
@@ -130,14 +131,12 @@ def line(label: str, report: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--harness", type=Path, default=DEFAULT_HARNESS)
-    parser.add_argument("--data", type=Path, default=DEFAULT_HARNESS.with_name("locomo-dev.json"))
+    h.add_data_argument(parser)
     parser.add_argument("--data-dir", type=Path, default=None, help="reuse a store (ingests what is missing)")
     parser.add_argument("--grid", action="store_true", help="also score the settings in GRID")
     args = parser.parse_args()
 
-    h = load_harness(args.harness)
-    convs = h.load_conversations(args.data)
+    convs = h.load_conversations(h.data_path(parser, args))
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
     c = build_container(Settings(data_dir=data_dir))
     ensure_store(c, convs)
@@ -157,7 +156,7 @@ def main() -> int:
 
         return ask
 
-    base, _ = score(h, c, convs, plain)
+    base, _ = score(c, convs, plain)
     print(line("plain search (the same for every scenario)", base))
     echo_only = SessionRecall(c.search, c.search.embedder, replace(tuning, context_weight=0.0))
     cached = CachedSearch(c.search)
@@ -171,10 +170,10 @@ def main() -> int:
         print(
             line(
                 f"[{scenario}] session recall, echo rule only",
-                score(h, c, convs, recall_with(echo_only, ids))[0],
+                score(c, convs, recall_with(echo_only, ids))[0],
             )
         )
-        report, times = score(h, c, convs, service)
+        report, times = score(c, convs, service)
         print(line(f"[{scenario}] session recall (SessionService.recall)", report))
         print(
             f"[{scenario}] session recall latency ms: "
@@ -182,8 +181,8 @@ def main() -> int:
         )
         for setting in GRID if args.grid else []:
             recaller = SessionRecall(cached, c.search.embedder, replace(tuning, **setting))
-            print(line(f"[{scenario}] {setting}", score(h, c, convs, recall_with(recaller, ids))[0]))
-    _, plain_ms = score(h, c, convs, plain)
+            print(line(f"[{scenario}] {setting}", score(c, convs, recall_with(recaller, ids))[0]))
+    _, plain_ms = score(c, convs, plain)
     print(
         f"plain search latency ms: p50 {h.percentile(plain_ms, 50):.1f} p95 {h.percentile(plain_ms, 95):.1f}"
     )

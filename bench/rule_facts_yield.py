@@ -8,7 +8,10 @@ turn's speaker, said_at = the session's date). Printed:
   selectivity          share of all turns that yield >= 1 fact: lower means more chit-chat dropped
   facts per turn, a few sample facts, and extraction speed (turns/s)
 
-    .venv/bin/python bench/rule_facts_yield.py [--data shared/bench/locomo-dev.json] [--samples 12]
+    .venv/bin/python bench/rule_facts_yield.py --data locomo-dev.json [--samples 12]
+
+--data is the LoCoMo dev split (snap-research/locomo, a JSON list of conversations), default
+$CAIRN_LOCOMO_DATA.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import locomo_data
 from cairn.adapters.local.rule_facts import RuleFactExtractor
 from cairn.ports.facts import FactDraft, Utterance
 
-DEFAULT_DATA = Path("/work/shared/bench/locomo-dev.json")
 _SESSION = re.compile(r"^session_(\d+)$")
 
 
@@ -99,7 +102,7 @@ def main(data: Path, samples: int, seed: int = 3) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    locomo_data.add_data_argument(parser)
     parser.add_argument("--samples", type=int, default=12)
     args = parser.parse_args()
-    main(args.data, args.samples)
+    main(locomo_data.data_path(parser, args), args.samples)

@@ -3,7 +3,8 @@
 Builds the brain straight through the embedded adapters (document records + chunks with random
 unit vectors: search cost does not depend on vector values, and embedding 100k chunks would take
 ~20 minutes), starts `cairn serve` on it, then times memory_search calls one at a time with the
-official MCP client, client-side, as shared/bench/locomo_recall.py does:
+official MCP client, client-side (wall time around each call_tool, as the LoCoMo recall harness
+measures memory_search):
 
     python bench/search_100k.py [--chunks 100000] [--queries 300] [--data-dir DIR]
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,14 @@ from fastapi.testclient import TestClient
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.domain.models import Brain
+from cairn.domain.models import Brain, Message, MessageRole
 from cairn.entrypoints.http import create_app
+from cairn.services import listing
+from cairn.services.repositories import DocumentRepository
+from tests.contract.conftest import RECORD_STORES
 from tests.fakes.container import fake_adapters
 from tests.integration.rest.helpers import assert_problem, docs_url, put
-from tests.support.documents import seed_documents
+from tests.support.documents import WHEN, seed_documents
 
 MANY = 10_050  # more than the protocol's 10,000 items per listing
 
@@ -69,6 +73,34 @@ def test_10050_documents_list_recursively_complete_across_pages(
     assert set(pages[0].json()) == {"items", "next_cursor"}
     assert set(pages[-1].json()) == {"items"}
     assert pages[0].headers["cache-control"] == "no-store"
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite", "dynamodb"])
+def test_listings_page_alike_on_every_record_store(request: pytest.FixtureRequest, store: str) -> None:
+    # Given a tree with subdirectories, names sorting around `/`, and a deleted document
+    paths = ["a-b.md", "a.md", "a/1.md", "a/2/3.md", "a0.md", "b/_gen.md", "b/x.md", "gone/x.md", "z.md"]
+    with ExitStack() as stack:
+        records = stack.enter_context(RECORD_STORES[store](request))
+        repo = DocumentRepository(records)
+        seed_documents(repo, "brn_any", paths, deleted=["gone/x.md"])
+        expected = {
+            False: ["a-b.md", "a.md", "a", "a0.md", "b", "z.md"],
+            True: ["a-b.md", "a.md", "a/1.md", "a/2/3.md", "a0.md", "b/x.md", "z.md"],
+        }
+        for recursive, want in expected.items():
+            for limit in (1, 2, 4):
+                # When each listing is read `limit` entries at a time
+                seen: list[str] = []
+                cursor: str | None = None
+                while True:
+                    page = listing.entries(repo, "brn_any", recursive=recursive, limit=limit, cursor=cursor)
+                    seen += [e.path for e in page.items]
+                    if page.next_cursor is None:
+                        break
+                    assert len(page.items) == limit
+                    cursor = page.next_cursor
+                # Then every adapter gives the same entries, once each, in the same order
+                assert seen == want, (store, recursive, limit)
 
 
 def test_the_legacy_listing_pages_the_same_way(stored: tuple[TestClient, Container, Brain]) -> None:
@@ -141,3 +173,29 @@ def test_audit_pages_with_a_small_limit(client: TestClient) -> None:
     assert [e["at"] for e in entries] == sorted((e["at"] for e in entries), reverse=True)
     assert pages[-1].json()["next_cursor"] is None  # the audit page always carries the field
     assert_problem(client.get("/v1/admin/audit", params={"cursor": "bogus"}), 400, "validation_error")
+
+
+def test_a_session_returns_every_message_beyond_one_store_page(
+    container: Container, client: TestClient
+) -> None:
+    # Sessions are not paged: reading one returns all its messages, however many store pages they fill.
+    brain = container.brains.create("Talks", slug="talks")
+    session = container.sessions.create(brain)
+    repo = container.sessions.repo
+    for start in range(0, 2_500, 500):
+        stored = repo.get(session.id)
+        assert stored is not None
+        repo.append(stored, [_message(session.id, brain.id, f"m{n}") for n in range(start, start + 500)])
+    body = client.get(f"/v1/brains/talks/sessions/{session.id}").json()
+    assert [m["content"] for m in body["messages"]] == [f"m{n}" for n in range(2_500)]
+
+
+def _message(session_id: str, brain_id: str, content: str) -> Message:
+    return Message(
+        id=f"msg_{content}",
+        session_id=session_id,
+        brain_id=brain_id,
+        role=MessageRole.user,
+        content=content,
+        created_at=WHEN,
+    )

@@ -35,7 +35,7 @@ from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
 from tests.integration.rest.live import serve
 
-MAX_EXAMPLES = 150
+MAX_EXAMPLES = 100
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -98,8 +98,8 @@ schema = schemathesis.openapi.from_dict(DOCUMENT).exclude(path_regex=r"/events$"
 
 @schema.hook
 def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> Any:
-    if not path_parameters:
-        return st.just(path_parameters)
+    if not path_parameters or context.operation.method.upper() == "PATCH":
+        return st.just(path_parameters)  # handing the brain to another owner would end the run
     aimed = {name: KNOWN.get(name, value) for name, value in path_parameters.items()}
     return st.sampled_from([path_parameters, aimed])
 
@@ -115,7 +115,7 @@ def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
 @settings(
     max_examples=MAX_EXAMPLES,
     deadline=None,
-    derandomize=False,
+    derandomize=True,
     database=None,
     suppress_health_check=list(HealthCheck),
 )

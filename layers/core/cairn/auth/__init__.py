@@ -1,1 +1,1 @@
-"""Who is calling: principals, and the ways a caller proves who it is (docs/AUTH.md, issue 5)."""
+"""Who is calling: principals, and the ways a caller proves who it is (docs/AUTH.md)."""

@@ -1,4 +1,4 @@
-"""The shared domain model every surface maps onto (shared/DESIGN.md, "The shared domain model").
+"""The shared domain model every surface maps onto (docs/ARCHITECTURE.md).
 
 Persistence adapters store these models as JSON; surfaces translate them into each seed's
 wire shapes. Fields a given issue does not use yet are kept so that later surfaces and jobs

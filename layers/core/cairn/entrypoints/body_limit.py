@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cairn.entrypoints.rest.problems import problem
+from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 LimitFor = Callable[[Scope], int | None]
 """The cap for a request, or None for a route that reads its body under a cap of its own."""
@@ -77,10 +77,8 @@ class BodyLimitMiddleware:
 
 def refusal(scope: Scope, limit: int) -> Response:
     detail = f"request body exceeds {limit} bytes"
-    path = scope.get("path", "")
-    if path == "/mcp" or path.startswith("/mcp/"):
-        error = {"code": -32600, "message": detail}
-        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=413)
+    if is_mcp(scope.get("path", "")):
+        return mcp_error(413, detail)
     return problem(413, detail, "payload_too_large")
 
 

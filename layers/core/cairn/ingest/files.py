@@ -81,11 +81,10 @@ class _Beneath:
         return Forbidden(f"{self.shown} is outside {self.root}, the directory files may be read from")
 
     def read(self, path: str, max_bytes: int) -> LocalFile:
-        pending = self._relative_parts(path)
-        fd = self._walk(pending)
-        if fd is None:
+        found = self._walk(self._relative_parts(path))
+        if found is None:
             raise self.outside()  # the path names the root itself, which is never a file
-        descriptor, names = fd
+        descriptor, names = found
         try:
             info = os.fstat(descriptor)
             if stat.S_ISREG(info.st_mode) and info.st_nlink > 1 and info.st_uid != os.geteuid():
@@ -125,7 +124,8 @@ class _Beneath:
             raise NotFound(f"{self.root}, the directory files may be read from, does not exist") from exc
         except OSError as exc:
             raise Forbidden(f"{self.root}, the directory files may be read from, cannot be opened") from exc
-        stack, names, links = [root_fd], [], 0
+        stack, links = [root_fd], 0
+        names: list[str] = []
         try:
             while pending:
                 part = pending.pop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable
+from typing import NamedTuple
 
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
@@ -19,7 +20,7 @@ from cairn.ingest.markdown import clean_title
 
 _DROP = frozenset(
     {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button",
-     "menu", "dialog", "select", "textarea", "input", "label"}
+     "menu", "dialog", "select", "textarea", "input"}
 )  # fmt: skip
 _FURNITURE_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "search", "menu", "menubar", "dialog", "alertdialog",
@@ -44,10 +45,9 @@ _PAGE_WORDS = frozenset({"site", "page", "global", "top", "bottom", "main", "mob
 _CALLOUT_WORDS = frozenset(
     {"note", "tip", "warning", "caution", "important", "callout", "admonition", "info", "danger"}
 )
-_SECTIONING = ["article", "aside", "main", "nav", "section"]
+_SECTIONING = frozenset({"article", "aside", "main", "nav", "section"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_HEADING_NAMES = list(_HEADINGS)
 _BLOCKS = frozenset(
     {
         "p", "div", "section", "article", "main", "header", "aside", "blockquote", "figure",
@@ -110,9 +110,9 @@ def html_to_text(data: bytes) -> tuple[str, str | None]:
     title = _title(soup)
     for tag in soup.find_all(_DROP):
         tag.decompose()
-    _drop(soup, _is_hidden)
+    _prune(soup, lambda tag, where: _is_hidden(tag))
     root = main_content(soup)
-    _drop(root, _FurnitureRule(root))
+    _prune(root, _FurnitureRule(root))
     return render(root), title
 
 
@@ -131,25 +131,54 @@ def render(root: Tag) -> str:
 
 def main_content(soup: BeautifulSoup) -> Tag:
     """The first non-empty `<main>` (or role=main), else the only top-level `<article>`, else the body."""
-    for tag in soup.find_all(lambda t: t.name == "main" or _attr(t, "role") == "main"):
+    for tag in _outermost(soup, lambda t: t.name == "main" or _attr(t, "role") == "main"):
         if tag.get_text(strip=True):
             return tag
-    articles = [a for a in soup.find_all("article") if a.find_parent("article") is None]
+    articles = _outermost(soup, lambda t: t.name == "article")
     if len(articles) == 1 and articles[0].get_text(strip=True):
         return articles[0]
     return soup.body or soup
 
 
-def _drop(root: Tag, rule: Callable[[Tag], bool]) -> None:
-    for tag in root.find_all(True):
-        if not tag.decomposed and rule(tag):
+class _Where(NamedTuple):
+    """What encloses a tag: a heading, and a sectioning element (article, aside, main, nav, section)."""
+
+    heading: bool = False
+    sectioned: bool = False
+
+    def inside(self, tag: Tag) -> _Where:
+        return _Where(self.heading or tag.name in _HEADINGS, self.sectioned or tag.name in _SECTIONING)
+
+
+def _prune(root: Tag, doomed: Callable[[Tag, _Where], bool]) -> None:
+    """Decompose every tag below `root` that `doomed` picks; one pass, top-down, never recursive."""
+    stack = [(child, _Where()) for child in root.contents if isinstance(child, Tag)]
+    while stack:
+        tag, where = stack.pop()
+        if doomed(tag, where):
             tag.decompose()
+            continue
+        inner = where.inside(tag)
+        stack.extend((child, inner) for child in tag.contents if isinstance(child, Tag))
+
+
+def _outermost(root: Tag, match: Callable[[Tag], bool]) -> list[Tag]:
+    """Tags that `match` and have no matching ancestor, in document order."""
+    found: list[Tag] = []
+    stack = [child for child in reversed(root.contents) if isinstance(child, Tag)]
+    while stack:
+        tag = stack.pop()
+        if match(tag):
+            found.append(tag)
+        else:
+            stack.extend(child for child in reversed(tag.contents) if isinstance(child, Tag))
+    return found
 
 
 def _attr(tag: Tag, name: str) -> str:
     value = tag.get(name)
     if isinstance(value, list):
-        return " ".join(value)
+        value = " ".join(value)
     return value.strip().lower() if isinstance(value, str) else ""
 
 
@@ -166,11 +195,13 @@ class _FurnitureRule:
     contents, the main heading's ancestors, or (on a page without an h1) most of the text."""
 
     def __init__(self, root: Tag) -> None:
+        self.root = root
         h1 = root.find("h1")
         self.protected = {id(p) for p in h1.parents} if h1 is not None else set()  # Tag == compares markup
-        self.total = len(root.get_text(strip=True)) if h1 is None else 0
+        self.by_size = h1 is None
+        self.sizes: dict[int, int] = {}
 
-    def __call__(self, tag: Tag) -> bool:
+    def __call__(self, tag: Tag, where: _Where) -> bool:
         names = [*(tag.get("class") or []), str(tag.get("id") or "")]
         lowered = {name.lower() for name in names}
         if lowered & _PERMALINK_CLASSES:
@@ -182,10 +213,31 @@ class _FurnitureRule:
         if id(tag) in self.protected:
             return False
         if tag.name == "header":  # the page's own header, not an article's
-            return tag.find_parent(_SECTIONING) is None
-        if tag.find_parent(_HEADING_NAMES) is not None or not _named_furniture(names, lowered):
+            return not where.sectioned
+        if where.heading or not _named_furniture(names, lowered):
             return False
-        return self.total == 0 or len(tag.get_text(strip=True)) * 2 < self.total
+        if not self.by_size:
+            return True
+        self.sizes = self.sizes or _text_sizes(self.root)
+        return self.sizes.get(id(tag), 0) * 2 < self.sizes[id(self.root)]
+
+
+def _text_sizes(root: Tag) -> dict[int, int]:
+    """Characters of stripped text below each tag (by id), in one bottom-up pass."""
+    sizes: dict[int, int] = {}
+    for tag in reversed([root, *root.find_all(True)]):
+        size = 0
+        for child in tag.contents:
+            if isinstance(child, Tag):
+                size += sizes.get(id(child), 0)
+            elif isinstance(child, NavigableString) and _is_text(child):
+                size += len(child.strip())
+        sizes[id(tag)] = size
+    return sizes
+
+
+def _is_text(node: PageElement) -> bool:
+    return isinstance(node, NavigableString) and not isinstance(node, _SKIP_STRINGS)
 
 
 def _named_furniture(names: list[str], lowered: set[str]) -> bool:
@@ -214,7 +266,7 @@ def _walk(root: Tag, out: _Writer) -> None:
     while stack:
         node, leaving = stack.pop()
         if isinstance(node, NavigableString):
-            if not isinstance(node, _SKIP_STRINGS):
+            if _is_text(node):
                 out.text(str(node))
             continue
         if not isinstance(node, Tag):

@@ -118,11 +118,19 @@ class AuditLog:
             raise InvalidInput("tenant and brain_id must not be empty")
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-        end = _utc(until) if until is not None else _utc(self.clock.now())
         try:
-            start = _utc(since) if since is not None else end - DEFAULT_RANGE
-        except OverflowError as exc:
-            raise InvalidInput("until is too early for the default window; give since") from exc
+            end = _utc(until) if until is not None else _utc(self.clock.now())
+        except OverflowError:
+            raise InvalidInput("until is out of range once taken to UTC") from None
+        try:
+            start = _utc(since) if since is not None else None
+        except OverflowError:
+            raise InvalidInput("since is out of range once taken to UTC") from None
+        if start is None:
+            try:
+                start = end - DEFAULT_RANGE
+            except OverflowError as exc:
+                raise InvalidInput("until is too early for the default window; give since") from exc
         if start > end:
             raise InvalidInput("since must not be later than until")
         if end - start > MAX_RANGE:
@@ -162,6 +170,8 @@ class AuditLog:
                 if page.next_after is None:
                     break
                 bound = page.next_after
+            if day == first:
+                return
             day, bound = day - timedelta(days=1), None
 
 

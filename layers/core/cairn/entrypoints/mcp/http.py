@@ -1,6 +1,6 @@
 """MCP over streamable HTTP, mounted on the FastAPI app: `/mcp` (canonical), later `/mcp/<surface>`.
 
-Stateless and per request (shared/DESIGN.md, "Serving MCP under Mangum"): every HTTP request gets a
+Stateless and per request (docs/ARCHITECTURE.md, "MCP serving"): every HTTP request gets a
 fresh streamable-HTTP sub-app whose lifespan is entered around the call, so the same app works
 under uvicorn and under Mangum with `lifespan="off"`. Responses are plain JSON, except for a request
 that carries a progress token: JSON-response mode would drop its notifications, so it gets SSE.
@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
@@ -25,11 +24,6 @@ if TYPE_CHECKING:
 
     from cairn.bootstrap import Container
 
-NO_STREAM = {
-    "jsonrpc": "2.0",
-    "id": None,
-    "error": {"code": -32600, "message": "Method Not Allowed: no SSE stream"},
-}
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 MiB = 1024 * 1024
@@ -47,11 +41,6 @@ class PerRequestMCP:
         self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] in ("GET", "HEAD"):
-            # Stateless: there is no session a standalone SSE stream could serve, and an idle stream
-            # would hold a Lambda invocation open. The spec allows 405 here.
-            await JSONResponse(NO_STREAM, status_code=405, headers={"Allow": "POST"})(scope, receive, send)
-            return
         body, receive = await _buffered(receive, self.max_body)
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
@@ -127,7 +116,7 @@ def transport_security(host: str, *, behind_gateway: bool = False) -> TransportS
 
 
 def mount_mcp(app: FastAPI, container: Container) -> None:
-    """Route POST/GET/DELETE on every surface's path; memory_ingest_file reads only below the ingest root."""
+    """Route POST on every surface's path; memory_ingest_file reads only below the ingest root."""
     settings = container.settings
     deps = SurfaceDeps(
         container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
@@ -138,6 +127,7 @@ def mount_mcp(app: FastAPI, container: Container) -> None:
     for surface in SURFACES:
         path = http_path(surface)
         endpoint = PerRequestMCP(build_server(surface, deps), path=path, security=security, max_body=max_body)
-        app.router.routes.append(
-            Route(path, endpoint, methods=["POST", "GET", "DELETE"], include_in_schema=False)
-        )
+        # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve, and an
+        # idle stream would hold a Lambda invocation open; nor one to end (DELETE). The spec allows
+        # the 405 (with `Allow: POST`) the router gives both.
+        app.router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))

@@ -26,9 +26,16 @@ from cairn.entrypoints.rest.sessions import sessions_router
 
 __all__ = ["body_limit", "install_rest"]
 
-# POST routes that read their bodies under caps of their own, above the JSON cap: batch-ops (the
-# base64 of max_batch_bytes, rest/batch.py) and file upload (max_file_bytes, rest/ingest.py).
-SELF_CAPPED = ("/documents/batch-ops", "/documents/ingest/file")
+# Routes that read their bodies themselves, under caps of their own (rest/body.py read_capped,
+# rest/ingest.py): store writes and appends (max_put_bytes), rename, batch-ops (the base64 of
+# max_batch_bytes) and file upload (max_file_bytes, answered `file_too_large`).
+SELF_CAPPED = (
+    ("PUT", "/documents"),
+    ("POST", "/documents/append"),
+    ("POST", "/documents/rename"),
+    ("POST", "/documents/batch-ops"),
+    ("POST", "/documents/ingest/file"),
+)
 
 
 def install_rest(app: FastAPI, container: Container) -> None:
@@ -53,13 +60,15 @@ def install_rest(app: FastAPI, container: Container) -> None:
 
 
 def body_limit(settings: Settings) -> Callable[[Scope], int | None]:
-    """The request body cap of entrypoints/body_limit.py: the JSON cap, but none for the routes
-    that enforce their own (they answer their own 413s: `file_too_large` for an upload)."""
+    """The request body cap of entrypoints/body_limit.py: the JSON cap everywhere, but none for
+    the routes that keep their own caps and answer their own 413s."""
     cap = settings.json_body_limit
 
     def limit(scope: Scope) -> int | None:
-        path = scope.get("path", "")
-        if scope.get("method") == "POST" and path.startswith("/v1/brains/") and path.endswith(SELF_CAPPED):
+        path, method = scope.get("path", ""), scope.get("method")
+        if path.startswith("/v1/brains/") and any(
+            method == m and path.endswith(suffix) for m, suffix in SELF_CAPPED
+        ):
             return None
         return cap
 

@@ -15,18 +15,19 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.deps import require_json
-from cairn.entrypoints.rest.paging import announce_next
+from cairn.entrypoints.rest.paging import NEXT_LINK, announce_next
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.audit import AuditEntry
 
 KeyIdParam = Annotated[str, Path(alias="keyId", min_length=1, max_length=64)]
+ScopeName = Annotated[str, Field(json_schema_extra={"enum": list(SCOPES)})]  # checked by ApiKeys.create
 
 
 class CreateKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=128)
-    scopes: list[str] = Field(min_length=1, max_length=len(SCOPES))
+    scopes: list[ScopeName] = Field(min_length=1, max_length=len(SCOPES))
     brains: list[str] | None = Field(default=None, min_length=1, max_length=1000)
 
 
@@ -87,7 +88,7 @@ def admin_router(container: Container) -> APIRouter:
             )  # another tenant's key is not found either
         return KeyRecord.of(keys.revoke(key_id))
 
-    @router.get("/audit")
+    @router.get("/audit", responses=NEXT_LINK)
     def audit(
         brain: Annotated[str | None, Query(max_length=128)] = None,
         since: datetime | None = None,

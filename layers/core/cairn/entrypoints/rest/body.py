@@ -43,9 +43,12 @@ class _Inflate:
     def feed(self, data: bytes, room: int) -> bytes:
         # Output stops at `room`; reaching it means the body is over the cap anyway.
         try:
-            return self._z.decompress(data, room)
+            out = self._z.decompress(data, room)
         except zlib.error:
             raise InvalidInput("request body is not valid compressed data") from None
+        if self._z.unused_data:  # zlib would keep whatever follows the stream, unbounded
+            raise InvalidInput("request body has data after its compressed stream")
+        return out
 
     def finish(self, room: int) -> bytes:
         try:
@@ -133,6 +136,10 @@ def json_body_doc(model: type[BaseModel]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {JSON: {"schema": inline_schema(model)}}}}
 
 
-def octet_body_doc() -> dict[str, Any]:
-    schema = {"type": "string", "format": "binary"}
-    return {"requestBody": {"required": True, "content": {OCTET_STREAM: {"schema": schema}}}}
+BINARY: dict[str, Any] = {"schema": {"type": "string", "format": "binary"}}
+
+
+def octet_body_doc(limit: int) -> dict[str, Any]:
+    description = f"The document's bytes, at most {limit} after decoding a gzip or deflate Content-Encoding"
+    body = {"required": True, "description": description, "content": {OCTET_STREAM: BINARY}}
+    return {"requestBody": body}

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
-from cairn.entrypoints.rest.paging import CursorParam, announce_next
+from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next
 from cairn.entrypoints.rest.wire import BrainPage
 from cairn.entrypoints.wire import BrainRecord
 from cairn.entrypoints.wire_admin import BrainAccess, BrainAccessChange
@@ -32,7 +32,7 @@ def brains_router(container: Container) -> APIRouter:
         """Create a brain; the slug is derived from the name when omitted."""
         return BrainRecord.of(container.brains.create(body.name, slug=body.slug, visibility=body.visibility))
 
-    @router.get("")
+    @router.get("", responses=NEXT_LINK)
     def list_brains(
         request: Request,
         response: Response,

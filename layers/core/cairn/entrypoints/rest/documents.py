@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
-from cairn.domain.paths import validate_path
+from cairn.domain.paths import MAX_PATH_LENGTH, validate_path
 from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.body import (
+    BINARY,
     JSON,
     OCTET_STREAM,
     json_body_doc,
@@ -26,7 +27,7 @@ from cairn.entrypoints.rest.body import (
     require_media_type,
 )
 from cairn.entrypoints.rest.deps import brain_resolver
-from cairn.entrypoints.rest.paging import CursorParam, announce_next
+from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next
 from cairn.entrypoints.rest.wire import DocumentList, FileInfoRecord, FileList
 from cairn.entrypoints.wire import DocumentRecord
 
@@ -34,7 +35,14 @@ NO_STORE = {"Cache-Control": "no-store"}
 LISTING_PARAMS = ("dir", "recursive", "include_generated", "glob")
 RENAME_BODY_LIMIT = 64 * 1024
 
-PathParam = Annotated[str, Query(description="Canonical relative POSIX path, e.g. memory/a.md")]
+PathParam = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=MAX_PATH_LENGTH,
+        description="Canonical relative POSIX path, e.g. memory/a.md",
+    ),
+]
 
 
 class RenameBody(BaseModel):
@@ -51,7 +59,7 @@ def documents_router(container: Container) -> APIRouter:
     limit = container.settings.max_put_bytes
     max_page = container.settings.max_list_items
 
-    @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: {}}}})
+    @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: BINARY}}})
     def read_document(brain: BrainArg, path: PathParam) -> Response:
         return Response(docs.read(brain, path), media_type=OCTET_STREAM, headers=NO_STORE)
 
@@ -66,7 +74,7 @@ def documents_router(container: Container) -> APIRouter:
         response.headers.update(NO_STORE)
         return FileInfoRecord.of(docs.stat(brain, path))
 
-    @router.get("", response_model=FileList | DocumentList)
+    @router.get("", response_model=FileList | DocumentList, responses=NEXT_LINK)
     def list_documents(
         brain: BrainArg,
         request: Request,
@@ -101,13 +109,13 @@ def documents_router(container: Container) -> APIRouter:
         announce_next(request, response, page.next_cursor)
         return FileList(items=[FileInfoRecord.of(i) for i in page.items], next_cursor=page.next_cursor)
 
-    @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc())
+    @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc(limit))
     async def put_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
         data = await _raw_body(request, path, limit)
         await to_thread.run_sync(lambda: docs.write(brain, path, data))
         return Response(status_code=204)
 
-    @router.post("/append", status_code=204, response_class=Response, openapi_extra=octet_body_doc())
+    @router.post("/append", status_code=204, response_class=Response, openapi_extra=octet_body_doc(limit))
     async def append_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
         data = await _raw_body(request, path, limit)
         await to_thread.run_sync(lambda: docs.append(brain, path, data))
@@ -116,7 +124,14 @@ def documents_router(container: Container) -> APIRouter:
     @router.delete("", status_code=204, response_class=Response)
     def delete_document(
         brain: BrainArg,
-        path: Annotated[str | None, Query(description="Path to delete")] = None,
+        path: Annotated[
+            str | None,
+            Query(
+                min_length=1,
+                max_length=MAX_PATH_LENGTH,
+                description="Path to delete (the deprecated `id` is still accepted instead)",
+            ),
+        ] = None,
         doc_id: Annotated[str | None, Query(alias="id", description="Legacy: document id")] = None,
     ) -> Response:
         """Delete by path; without `path`, the legacy delete by document `id`."""

@@ -66,7 +66,11 @@ def ingest_router(container: Container) -> APIRouter:
         doc = ingest.remember(brain, body.content, title=body.title, tags=body.tags, path=body.path)
         return DocumentRecord.of(doc)
 
-    @router.post("/ingest/file", openapi_extra=_FILE_FORM_DOC)
+    @router.post(
+        "/ingest/file",
+        openapi_extra=_FILE_FORM_DOC,
+        responses={202: {"model": IngestResponse, "description": "Queued: `job_id` finishes it"}},
+    )
     async def ingest_file(brain: BrainArg, request: Request, response: Response) -> IngestResponse:
         """Upload one file (multipart field `file`, optional `as` and `path`: where to store it,
         default `ingest/<file name>`) of at most 25 MiB; a file above the queueing threshold answers

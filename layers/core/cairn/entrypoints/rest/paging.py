@@ -23,6 +23,19 @@ CursorParam = Annotated[
 ]
 
 
+NEXT_LINK: dict[int | str, dict[str, Any]] = {
+    200: {
+        "headers": {
+            "Link": {
+                "description": 'Present only when more items follow: `<next page URL>; rel="next"`',
+                "schema": {"type": "string"},
+            }
+        }
+    }
+}
+"""A paged listing route's `responses=`: its 200 may carry the Link header."""
+
+
 def next_cursor_field() -> Any:
     """`next_cursor` of a paged wire shape: present only when more items follow."""
     return Field(

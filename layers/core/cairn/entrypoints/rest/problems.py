@@ -98,6 +98,16 @@ def _title(status: int) -> str:
         return "Error"
 
 
+def is_mcp(path: str) -> bool:
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+def mcp_error(status: int, message: str) -> JSONResponse:
+    """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, no id."""
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    return JSONResponse(error, status_code=status)
+
+
 def _is_api(request: Request) -> bool:
     path = request.url.path
     return path == API_PREFIX or path.startswith(API_PREFIX + "/")
@@ -136,10 +146,13 @@ async def _on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 405:
         exc.headers = {**(exc.headers or {}), "Allow": allowed_methods(request)}
-    if not _is_api(request):
-        return await http_exception_handler(request, exc)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
-    response = problem(exc.status_code, detail, _CODE_BY_STATUS.get(exc.status_code))
+    if is_mcp(request.url.path):
+        response: Response = mcp_error(exc.status_code, detail)
+    elif _is_api(request):
+        response = problem(exc.status_code, detail, _CODE_BY_STATUS.get(exc.status_code))
+    else:
+        return await http_exception_handler(request, exc)
     if exc.headers:
         response.headers.update(exc.headers)
     return response

@@ -136,6 +136,7 @@ def test_upsert_round_trips_every_chunk_field(index: ChunkIndex) -> None:
         "a",
         "body text",
         title="A title",
+        fingerprint="e1:r1",
         start=5,
         end=14,
         ordinal=3,
@@ -333,6 +334,76 @@ def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
     assert index.get_chunks("b1", "d1") == []
     assert search(index, "puffin", axis(0)) == ["b1"]
     assert index.count("b1") == 1
+
+
+# -- rewrites: what the index holds of a document, and the vectors it lends -------------------
+
+
+def test_fingerprints_name_every_chunk_of_the_document(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("d_0", "first", document_id="d", fingerprint="e0:r0"),
+            chunk("d_1", "second", document_id="d", ordinal=1, fingerprint="e1:r1"),
+            chunk("d~s_0", "staged", document_id="d", active=False, fingerprint="e2:r2"),
+            chunk("d_2", "no fingerprint", document_id="d", ordinal=2),
+            chunk("e_0", "another document", document_id="e", fingerprint="e3:r3"),
+            chunk("d_0-b2", "another brain", document_id="d", brain_id="b2", fingerprint="e4:r4"),
+        ],
+        np.stack([axis(i) for i in range(6)]),
+    )
+    assert index.fingerprints("b1", "d") == {"d_0": "e0:r0", "d_1": "e1:r1", "d~s_0": "e2:r2", "d_2": ""}
+    index.upsert(
+        [chunk("d_1", "second, rewritten", document_id="d", ordinal=1, fingerprint="e5:r5")], axis(7)[None, :]
+    )
+    index.delete_chunks("b1", ["d~s_0"])
+    assert index.fingerprints("b1", "d") == {"d_0": "e0:r0", "d_1": "e5:r5", "d_2": ""}
+    assert index.fingerprints("b1", "missing") == {}
+    assert index.fingerprints("b9", "d") == {}
+
+
+def test_get_vectors_lends_the_stored_unit_vectors(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "alpha"), chunk("b", "beta"), chunk("c", "gamma", brain_id="b2")],
+        np.stack([axis(0) * 3.0, toward(1, 2, 0.5), axis(3)]),
+    )
+    index.upsert([chunk("b", "beta again")], np.stack([axis(4) * 0.5]))  # replaced: its new vector
+    found = index.get_vectors("b1", ["a", "b", "c", "ghost", "a"])
+    assert sorted(found) == ["a", "b"]  # another brain's chunk and unknown ids are left out
+    np.testing.assert_allclose(found["a"], axis(0), atol=1e-6)
+    np.testing.assert_allclose(found["b"], axis(4), atol=1e-6)
+    assert index.get_vectors("b1", []) == {}
+
+
+def test_rewriting_only_what_changed_leaves_the_index_as_a_full_rewrite_does(index: ChunkIndex) -> None:
+    """What a rewrite of a document does: upsert its changed chunks (one with a stored vector),
+    delete the ones it no longer has, leave the rest. Brain b1 is rewritten that way, brain b2
+    gets the final chunks written once: both answer every search alike. Scores never tie here
+    (a tie is broken by insertion order, which the two brains do not share)."""
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(6, DIM)).astype(np.float32)
+    texts = ["heron " * (i + 1) + f"words {w}" for i, w in enumerate(["one", "two", "three", "four"])]
+    old = [chunk(f"d_{i}", text, document_id="d", ordinal=i) for i, text in enumerate(texts)]
+    new = [*old[:2], chunk("d_2", "grebe heron heron grebe words", document_id="d", ordinal=2)]
+    others = [chunk("o", "heron elsewhere today"), chunk("p", "grebe elsewhere")]
+    index.upsert([*old, *others], vectors)
+    search(index, "heron", vectors[0])  # an index that caches rows has them cached now
+    lent = index.get_vectors("b1", ["d_3"])
+    index.upsert([new[2]], lent["d_3"][None, :])  # the changed chunk, with d_3's vector
+    index.delete_chunks("b1", ["d_3"])
+
+    def in_b2(c: Chunk) -> Chunk:
+        return c.model_copy(update={"id": f"f-{c.id}", "brain_id": "b2"})
+
+    index.upsert([in_b2(c) for c in [*new, *others]], vectors[[0, 1, 3, 4, 5]])
+    assert [in_b2(c) for c in index.get_chunks("b1", "d")] == index.get_chunks("b2", "d")
+    for text in ["heron", "grebe", "words", "heron grebe elsewhere"]:
+        probe = rng.normal(size=DIM).astype(np.float32)
+        for vector in (None, probe):
+            got = index.search(query(text, vector))
+            want = index.search(query(text, vector, brain_ids=("b2",)))
+            assert [f"f-{h.chunk.id}" for h in got] == [h.chunk.id for h in want]
+            assert [h.score for h in got] == pytest.approx([h.score for h in want])
+    assert index.count("b1") == index.count("b2") == 5
 
 
 # -- staged versions: upserted inactive under new ids, then activated or dropped ---------------
@@ -649,6 +720,26 @@ def test_sqlite_torn_vector_file_is_trimmed_on_open(sqlite_paths: tuple[Path, Pa
         reopened.upsert([chunk("b", "petrel")], axis(1)[None, :])
         assert search(reopened, "", axis(1))[0] == "b"
         assert search(reopened, "", axis(0))[0] == "a"
+    finally:
+        reopened.close()
+
+
+def test_sqlite_opens_an_index_made_before_fingerprints(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given an index whose chunks table has no fingerprint column (an earlier version's)
+    first = SqliteChunkIndex(*sqlite_paths, DIM)
+    first.upsert([chunk("a", "albatross", document_id="d")], axis(0)[None, :])
+    first.close()
+    conn = sqlite3.connect(sqlite_paths[0])
+    conn.execute("ALTER TABLE chunks DROP COLUMN fingerprint")
+    conn.commit()
+    conn.close()
+    # When it is opened / Then its chunks read as unknown and new ones keep their fingerprints
+    reopened = SqliteChunkIndex(*sqlite_paths, DIM)
+    try:
+        assert reopened.fingerprints("b1", "d") == {"a": ""}
+        reopened.upsert([chunk("b", "petrel", document_id="d", fingerprint="e:r")], axis(1)[None, :])
+        assert reopened.fingerprints("b1", "d") == {"a": "", "b": "e:r"}
+        assert search(reopened, "albatross") == ["a"]
     finally:
         reopened.close()
 

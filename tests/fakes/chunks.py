@@ -102,6 +102,21 @@ class MemoryChunkIndex:
         ]
         return sorted(found, key=lambda c: (c.ordinal, c.id))
 
+    def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
+        return {
+            item.chunk.id: item.chunk.fingerprint
+            for item in list(self.items.values())
+            if item.chunk.brain_id == brain_id and item.chunk.document_id == document_id
+        }
+
+    def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
+        found = {key: self.items.get(key) for key in chunk_ids}
+        return {
+            key: item.vector.copy()
+            for key, item in found.items()
+            if item is not None and item.chunk.brain_id == brain_id
+        }
+
     def count(self, brain_id: str) -> int:
         return sum(1 for item in list(self.items.values()) if item.chunk.brain_id == brain_id)
 

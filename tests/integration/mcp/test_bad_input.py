@@ -70,18 +70,6 @@ CORE_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("memory_remember", {"content": "x", "tags": ["line\nbreak"]}, V),
 ]
 
-# Every tool that takes `brain`: an empty one is a caller's bug, not the default brain.
-EMPTY_BRAIN: list[tuple[str, dict[str, Any]]] = [
-    ("memory_search", {"query": "q"}),
-    ("memory_recall", {"query": "q"}),
-    ("memory_remember", {"content": "x"}),
-    ("memory_ingest_file", {"path": "note.md"}),
-    ("memory_ingest_url", {"url": "https://example.com/"}),
-    ("memory_ask", {"query": "q"}),
-    ("memory_extract", {"messages": [{"role": "user", "content": "I like tea"}]}),
-    ("memory_reflect", {"session_id": "ses_0000000000000000000000000"}),
-    ("memory_consolidate", {}),
-]
 
 BRAIN_SCOPED: list[tuple[str, dict[str, Any]]] = [
     ("memory_search", {"query": "q"}),
@@ -89,6 +77,15 @@ BRAIN_SCOPED: list[tuple[str, dict[str, Any]]] = [
     ("memory_remember", {"content": "x"}),
     ("memory_ingest_file", {"path": "note.md"}),
     ("memory_ingest_url", {"url": "https://example.com/"}),
+]
+
+# Every tool that takes `brain`: an empty one is a caller's bug, not the default brain.
+EMPTY_BRAIN: list[tuple[str, dict[str, Any]]] = [
+    *BRAIN_SCOPED,
+    ("memory_ask", {"query": "q"}),
+    ("memory_extract", {"messages": [{"role": "user", "content": "I like tea"}]}),
+    ("memory_reflect", {"session_id": "ses_0000000000000000000000000"}),
+    ("memory_consolidate", {}),
 ]
 
 

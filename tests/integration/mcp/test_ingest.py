@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ import pytest
 from mcp import Client
 
 from tests.integration.mcp.conftest import LiveServer, error, ok, start_server, text
+from tests.support.swap_race import OUTSIDE, lay_out, swapping
 
 pytestmark = pytest.mark.anyio
 
@@ -92,27 +91,10 @@ async def test_swapping_a_directory_for_an_outside_symlink_never_ingests_the_out
     # Given a directory under the ingest root that a thread keeps swapping (by rename) for a
     # symlink to an outside directory holding a file of the same name
     root = brained.ingest_root
-    (root / "real").mkdir()
-    (root / "real" / "f.txt").write_text("inside")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "f.txt").write_text("OUTSIDE SECRET")
-    (root / "evil").symlink_to(tmp_path / "outside", target_is_directory=True)
-    leaked = hashlib.sha256(b"OUTSIDE SECRET").hexdigest()
+    lay_out(root, tmp_path / "outside")
+    leaked = hashlib.sha256(OUTSIDE).hexdigest()
     outcomes: Counter[str] = Counter()
-    stop = threading.Event()
-
-    def swap() -> None:
-        while not stop.is_set():
-            for parked in ("real", "evil"):
-                os.rename(root / parked, root / "d")
-                os.rename(root / "d", root / parked)
-            outcomes["swaps"] += 1
-
-    swapper = threading.Thread(target=swap, daemon=True)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    swapper.start()
-    try:
+    with swapping(root, outcomes):
         # When memory_ingest_file reads through the swapped name hundreds of times
         async with Client(brained.url) as client:
             for _ in range(300):
@@ -121,10 +103,6 @@ async def test_swapping_a_directory_for_an_outside_symlink_never_ingests_the_out
                     outcomes[error(result)["code"]] += 1
                 else:
                     outcomes["leaked" if ok(result)["hash"] == leaked else "ingested"] += 1
-    finally:
-        stop.set()
-        swapper.join(timeout=10)
-        sys.setswitchinterval(interval)
     # Then the outside file is never ingested, and both sides of the race were seen
     assert outcomes["leaked"] == 0, outcomes
     assert outcomes["ingested"] > 0 and outcomes["swaps"] > 50, outcomes

@@ -199,3 +199,13 @@ def _message(session_id: str, brain_id: str, content: str) -> Message:
         content=content,
         created_at=WHEN,
     )
+
+
+def test_the_openapi_document_announces_paging(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    for path in ("/v1/brains/{brainId}/documents", "/v1/brains", "/v1/admin/audit"):
+        operation = spec["paths"][path]["get"]
+        assert "Link" in operation["responses"]["200"]["headers"], path
+        assert {"limit", "cursor"} <= {p["name"] for p in operation["parameters"]}, path
+    for shape in ("FileList", "DocumentList", "BrainPage", "AuditPage"):
+        assert "next_cursor" in spec["components"]["schemas"][shape]["properties"], shape

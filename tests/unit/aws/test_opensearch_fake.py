@@ -6,8 +6,9 @@ and `cluster.calls` records what would have gone over the wire. The cluster emul
 of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count, search with
 bool/term/terms/prefix/range/multi_match (Lucene-style BM25 summed over fields), knn with an
 efficient filter (faiss innerproduct scores), ids, bool must_not, sort + search_after, msearch,
-delete/update by query (the index's own painless scripts), search pipelines and the hybrid query
-fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights per sub-query).
+delete/update by query (the index's own painless scripts), mapping updates, search pipelines and
+the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
+per sub-query).
 Analysis is folding + lowercasing, no stemming.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
@@ -113,6 +114,9 @@ class FakeCluster:
             for doc_id in matched:
                 index.docs[doc_id] = {**index.docs[doc_id], **changes}
             return 200, {"updated": len(matched)}
+        if action == "_mapping" and method == "PUT":  # adding fields to a strict mapping
+            index.properties.update(body["properties"])
+            return 200, {"acknowledged": True}
         return 400, _error("illegal_argument_exception", f"unsupported {method} {path}")
 
     def _index_admin(self, method: str, name: str, body: Any) -> tuple[int, Any]:

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 
-from cairn.ingest.chunking import TextSpan, chunk_text
+from cairn.ingest.chunking import _UNIT_BREAK, TextSpan, chunk, chunk_text
 
 WORDS = [
     "alpha",
@@ -156,3 +157,109 @@ class TestHeadings:
         for before, after in itertools.pairwise(spans):
             if before.heading != after.heading:
                 assert after.start > before.end
+
+
+def appendix(rng: random.Random) -> str:
+    """Text an append may add: a line, a heading, a word carried on, a fence, a long token..."""
+    roll = rng.random()
+    if roll < 0.3:
+        return rng.choice(["\n", "\n\n", " ", "", "\n- "]) + sentence(rng, rng.randint(1, 30))
+    if roll < 0.45:
+        hashes = "#" * rng.randint(1, 7)
+        body = rng.choice(["", "\n\nBody of the new section."])
+        return rng.choice(["\n", "", " "]) + hashes + rng.choice([" ", ""]) + sentence(rng, 3) + body
+    if roll < 0.55:
+        return "y" * rng.randint(1, 400)
+    if roll < 0.65:
+        return rng.choice(["", "\n"]) + "```\n# in a fence\n" + sentence(rng, 10)
+    if roll < 0.75:
+        return rng.choice(['"', ")", ".", "!", "…"]) + rng.choice([" ", "\n", ""]) + sentence(rng, 5)
+    return random_markdown(rng)
+
+
+class TestAppending:
+    """Chunking runs forward: an append changes only the last chunks, and `chunk` extends the
+    previous chunking to exactly what cutting the whole text gives."""
+
+    @pytest.mark.parametrize("seed", range(300))
+    def test_extending_the_previous_chunking_equals_chunking_the_whole_text(self, seed: int) -> None:
+        rng = random.Random(seed)
+        text = random_markdown(rng)
+        target = rng.choice([40, 80, 300, 1200])
+        overlap = rng.choice([0, target // 6, target // 3])
+        previous = chunk(text, target, overlap)
+        for _ in range(4):
+            text += appendix(rng)
+            extended = chunk(text, target, overlap, previous)
+            assert list(extended.spans) == chunk_text(text, target, overlap)
+            assert extended.spans[: extended.reused] == previous.spans[: extended.reused]
+            previous = extended
+
+    @pytest.mark.parametrize("seed", range(300))
+    def test_an_append_changes_at_most_the_last_two_chunks(self, seed: int) -> None:
+        # Given a text whose last section has a body (a trailing body-less heading would be
+        # renamed by an appended heading, with every chunk it spans)
+        rng = random.Random(seed)
+        text = random_markdown(rng) + "\n\n" + sentence(rng, rng.randint(1, 40))
+        target = rng.choice([40, 80, 300, 1200])
+        overlap = rng.choice([0, target // 6, target // 3])
+        before = chunk_text(text, target, overlap)
+        # When anything is appended / Then all chunks but the last two are unchanged
+        after = chunk_text(text + appendix(rng), target, overlap)
+        assert after[: max(len(before) - 2, 0)] == before[:-2]
+        # When what is appended starts with whitespace / Then all but the last one are
+        spaced = rng.choice(["\n", " ", "\n\n", "\t"]) + appendix(rng)
+        after = chunk_text(text + spaced, target, overlap)
+        assert after[: max(len(before) - 1, 0)] == before[:-1]
+
+    def test_carrying_on_the_last_word_can_change_the_chunk_before_the_last(self) -> None:
+        # Given: the last unit does not fit beside the first chunk's sentence
+        text = "One two three four. seven eight nine tenelevenx"
+        before = chunk_text(text, target_chars=40, overlap_chars=0)
+        assert [s.text for s in before] == ["One two three four.", "seven eight nine tenelevenx"]
+        # When the append carries on its last word past the target, the unit is cut at its last
+        # space, and its first piece now fits beside the sentence: the first chunk changes,
+        # though it ended 28 characters before the old end
+        after = chunk_text(text + "y" * 30, target_chars=40, overlap_chars=0)
+        assert [s.text for s in after] == [
+            "One two three four. seven eight nine",
+            "teneleven" + "x" + "y" * 30,
+        ]
+        # When the append starts with whitespace instead, only the last chunk can change
+        spaced = chunk_text(text + " " + "y" * 30, target_chars=40, overlap_chars=0)
+        assert spaced[:2] == before
+
+    def test_an_append_reuses_every_chunk_it_cannot_change(self) -> None:
+        rng = random.Random(7)
+        text = "# Notes\n\n" + "\n\n".join(sentence(rng, 30) for _ in range(200))
+        previous = chunk(text, 300, 50)
+        extended = chunk(text + "\n- one more line", 300, 50, previous)
+        assert extended.reused == len(previous.spans) - 2
+        assert all(a is b for a, b in zip(extended.spans, previous.spans[: extended.reused], strict=False))
+
+    def test_a_text_that_does_not_extend_the_previous_one_is_cut_afresh(self) -> None:
+        rng = random.Random(8)
+        text = "\n\n".join(sentence(rng, 30) for _ in range(50))
+        previous = chunk(text, 300, 50)
+        edited = "Changed start. " + text
+        again = chunk(edited, 300, 50, previous)
+        assert again.reused == 0
+        assert list(again.spans) == chunk_text(edited, 300, 50)
+        assert chunk(text, 200, 50, previous).reused == 0  # other sizes: nothing to reuse
+
+
+# The unit-break pattern as first written: one alternative per break kind, lookbehinds first.
+# chunking.py's pattern is a faster form of it and must find exactly the same breaks.
+PLAIN_UNIT_BREAK = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’)\]]))\s+|(?<!\s)\s*\n\s*")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_unit_breaks_are_those_of_the_plain_pattern(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = ["a", "b", " ", "\n", "\t", "\r", ".", "!", "…", '"', ")", "]", "’", "\u2028", "\x0b"]
+    for _ in range(250):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        start = rng.randint(0, len(text))
+        end = rng.randint(start, len(text))
+        plain = [m.span() for m in PLAIN_UNIT_BREAK.finditer(text, start, end)]
+        assert [m.span() for m in _UNIT_BREAK.finditer(text, start, end)] == plain

@@ -1,17 +1,14 @@
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from cairn.domain.errors import FileTooLarge, Forbidden, InvalidInput, NotFound
 from cairn.ingest.files import read_local_file
+from tests.support.swap_race import lay_out, swapping
 
 MiB = 1024 * 1024
 
@@ -229,13 +226,9 @@ class TestRaces:
         # Given a directory under the root that another thread keeps swapping (by rename) for a
         # symlink to an outside directory holding a file of the same name
         root = tmp_path / "root"
-        (root / "real").mkdir(parents=True)
-        (root / "real" / "f.txt").write_text("inside")
-        (tmp_path / "outside").mkdir()
-        (tmp_path / "outside" / "f.txt").write_text("OUTSIDE SECRET")
-        (root / "evil").symlink_to(tmp_path / "outside", target_is_directory=True)
+        lay_out(root, tmp_path / "outside")
         outcomes: Counter[str] = Counter()
-        with _swapping(root, outcomes):
+        with swapping(root, outcomes):
             # When the reader reads through the swapped name hundreds of times
             for _ in range(600):
                 try:
@@ -248,27 +241,3 @@ class TestRaces:
         assert outcomes["OUTSIDE SECRET"] == 0, outcomes
         assert outcomes["inside"] > 0 and outcomes["refused"] > 0, outcomes
         assert outcomes["swaps"] > 100, outcomes
-
-
-@contextmanager
-def _swapping(root: Path, outcomes: Counter[str]) -> Iterator[None]:
-    """A thread renames `real` and `evil` in and out of the name `d` until the block ends."""
-    stop = threading.Event()
-
-    def swap() -> None:
-        while not stop.is_set():
-            for parked in ("real", "evil"):
-                os.rename(root / parked, root / "d")
-                os.rename(root / "d", root / parked)
-            outcomes["swaps"] += 1
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # interleave the two threads finely
-    thread = threading.Thread(target=swap, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        sys.setswitchinterval(interval)

@@ -126,6 +126,9 @@ class Chunk(Model):
     title: str = ""
     context: str = ""
     """Index-only text that situates the chunk (BM25 only; services/siblings.py); never returned."""
+    fingerprint: str = ""
+    """What the chunk was indexed from, summarised by its writer (services/indexing.py), so a
+    rewrite can leave it alone or reuse its vector; empty when unknown."""
     tags: list[str] = Field(default_factory=list)
     type: str | None = None
     scope: str | None = None

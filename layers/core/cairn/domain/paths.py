@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
@@ -76,25 +77,47 @@ def scope_prefix(scope: str | None) -> str | None:
 
 
 def glob_match(pattern: str, name: str) -> bool:
-    """Shell-style match of a base name with Go `path.Match` semantics (`*`, `?`, `[...]`)."""
-    return _compile_glob(pattern).fullmatch(name) is not None
+    """Shell-style match of a base name with Go `path.Match` semantics (`*`, `?`, `[...]`).
+
+    Matched by the classic last-star backtracking, in O(len(pattern) x len(name)): a regular
+    expression of several stars backtracks exponentially (`*a*a…*b` against `aaa…` took minutes).
+    """
+    tokens = _glob_tokens(pattern)
+    p = n = 0
+    star, mark = -1, 0  # the last star seen, and where in `name` it began to match
+    while n < len(name):
+        if p < len(tokens) and tokens[p] is None:
+            star, mark, p = p, n, p + 1
+        elif p < len(tokens) and _matches_one(tokens[p], name[n]):
+            p, n = p + 1, n + 1
+        elif star >= 0 and name[mark] != "/":  # let the last star take one more character
+            mark += 1
+            p, n = star + 1, mark
+        else:
+            return False
+    return all(token is None for token in tokens[p:])
 
 
-_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+GlobToken = str | re.Pattern[str] | None
+"""A literal character, a one-character class, or None for a star."""
+_ANY_BUT_SLASH = re.compile("[^/]")
 
 
-def _compile_glob(pattern: str) -> re.Pattern[str]:
-    cached = _GLOB_CACHE.get(pattern)
-    if cached is not None:
-        return cached
-    out: list[str] = []
+def _matches_one(token: GlobToken, ch: str) -> bool:
+    return token == ch if isinstance(token, str) else token is not None and token.fullmatch(ch) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_tokens(pattern: str) -> tuple[GlobToken, ...]:
+    tokens: list[GlobToken] = []
     i = 0
     while i < len(pattern):
         ch = pattern[i]
         if ch == "*":
-            out.append("[^/]*")
+            if not tokens or tokens[-1] is not None:  # a run of stars is one star
+                tokens.append(None)
         elif ch == "?":
-            out.append("[^/]")
+            tokens.append(_ANY_BUT_SLASH)
         elif ch == "[":
             end = pattern.find("]", i + 1)
             if end == -1:
@@ -106,14 +129,15 @@ def _compile_glob(pattern: str) -> re.Pattern[str]:
             if not body:
                 raise InvalidPath(f"malformed glob pattern: {excerpt(pattern)}")
             escaped = "".join("\\" + c if c in "\\]^[" else c for c in body)
-            out.append(f"[{'^' if negate else ''}{escaped}]")
+            try:
+                tokens.append(re.compile(f"[{'^' if negate else ''}{escaped}]", re.DOTALL))
+            except re.error:  # a reversed range such as [z-a]
+                raise InvalidPath(f"malformed glob pattern: {excerpt(pattern)}") from None
             i = end
         elif ch == "\\" and i + 1 < len(pattern):
             i += 1
-            out.append(re.escape(pattern[i]))
+            tokens.append(pattern[i])
         else:
-            out.append(re.escape(ch))
+            tokens.append(ch)
         i += 1
-    compiled = re.compile("".join(out), re.DOTALL)
-    _GLOB_CACHE[pattern] = compiled
-    return compiled
+    return tuple(tokens)

@@ -3,12 +3,14 @@
 Every span is `text[start:end]` of the original text, starts and ends on a non-whitespace
 character, and the spans together cover every non-whitespace character.
 
-Chunking runs forward, so appending to a text changes only its last chunks: a section's spans
-depend on nothing but its own text (and the two characters before it), and within the section
-that grew, every chunk but the last two stays as it was (the last unit may grow or be cut anew,
-which can change the chunk ending just before it; appended text that starts with whitespace
-changes only the last chunk). `chunk` uses this to extend the chunking of a text it is given
-instead of starting over; the result is always exactly what chunking the whole text gives.
+Chunking runs forward, so appending to a text changes only its last chunks. A section's spans
+depend on nothing but its own text and heading path (and the two characters before it), so every
+section but the last stays as it was. The last one keeps its heading path unless the text ended
+with a body-less heading and the append starts with another; if it does, every chunk of it but
+the last two stays as it was: the last unit may grow or be cut anew, which can change the chunk
+ending just before it (appended text that starts with whitespace changes only the last chunk).
+`chunk` uses this to extend a previous chunking instead of starting over; the result is always
+exactly what chunking the whole text gives.
 """
 
 from __future__ import annotations
@@ -129,9 +131,11 @@ def _section_spans(text: str, section: Section, target: int, overlap: int) -> li
     return [TextSpan(text[a:b], a, b, heading) for a, b in _pack(text, units, target, overlap)]
 
 
-def _resumed(text: str, section: Section, old: Sequence[TextSpan], target: int, overlap: int) -> list[TextSpan]:
-    """The spans of a section that grew, from its third-to-last old span on (the ones before
-    are unchanged). Units are cut again only from the last line break before that span."""
+def _resumed(
+    text: str, section: Section, old: Sequence[TextSpan], target: int, overlap: int
+) -> list[TextSpan]:
+    """The spans of a section that grew, from its second-to-last old span on (the old spans
+    before that one are unchanged). Units are cut again only from the last line break before it."""
     if len(old) < 3:
         return _section_spans(text, section, target, overlap)
     start, end, heading = section
@@ -142,8 +146,8 @@ def _resumed(text: str, section: Section, old: Sequence[TextSpan], target: int, 
         run_start -= 1
     if newline < 0 or run_start <= start:
         return _section_spans(text, section, target, overlap)[len(old) - 2 :]
-    # The whitespace run around that line break ends a unit wherever chunking started from:
-    # units from its end on are those of the whole section.
+    # A whitespace run holding a line break is a unit break whatever comes before it, so the
+    # units cut from its end on are the section's own units from there.
     units = _units(text, _lstrip(text, newline), end, target, previous_end=run_start)
     first = sum(1 for unit in units if unit.end <= before.end)
     packed = _pack(text, units, target, overlap, first=first, start=resume.start)

@@ -86,29 +86,22 @@ def title_from_markdown(text: str) -> str | None:
 
 
 def heading_title(text: str) -> str | None:
-    """The first ATX or setext heading of `text` (no front matter handling), else None."""
-    atx = next((h for h in atx_headings(text) if h.title), None)
-    setext = _first_setext(text)
-    candidates = [c for c in (atx and (atx.start, atx.title), setext) if c]
-    if not candidates:
-        return None
-    return clean_title(min(candidates)[1])
+    """The first ATX or setext heading of `text` (no front matter handling), else None.
 
-
-def _first_setext(text: str) -> tuple[int, str] | None:
-    previous: tuple[int, str] | None = None
-    for offset, line, is_code in iter_lines(text):
+    One pass that stops at the first heading: writers call it on every write of a document."""
+    previous: str | None = None  # the line above, when it is a plain paragraph line
+    for _offset, line, is_code in iter_lines(text):
         if is_code:
             previous = None
             continue
         if previous is not None and _SETEXT.match(line):
-            return previous[0], previous[1].strip()
+            return clean_title(previous.strip())
+        atx = _ATX.match(line)
+        if atx is not None and (atx.group(2) or "").strip():
+            return clean_title(atx.group(2).strip())
         # A setext underline needs a plain paragraph line directly above it.
         plain = (
-            bool(line.strip())
-            and not _SETEXT.match(line)
-            and not _ATX.match(line)
-            and not _NOT_PARAGRAPH.match(line)
+            bool(line.strip()) and not _SETEXT.match(line) and atx is None and not _NOT_PARAGRAPH.match(line)
         )
-        previous = (offset, line) if plain else None
+        previous = line if plain else None
     return None

@@ -1,7 +1,9 @@
 """ChunkIndex: chunks with their vectors, searchable by BM25 and vector similarity, fused.
 
 Filters apply inside each leg (not after fusion), so a filtered query still fills its
-candidate pool from matching chunks only.
+candidate pool from matching chunks only. A rewrite of a document touches only what changed:
+`fingerprints` tells what the index holds, `get_vectors` lends the vectors of unchanged text, and
+`upsert` / `delete_chunks` apply the difference (services/indexing.py).
 """
 
 from __future__ import annotations
@@ -76,5 +78,12 @@ class ChunkIndex(Protocol):
 
     def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
         """A document's chunks in ordinal order."""
+
+    def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
+        """Chunk id → fingerprint (as upserted) of each of a document's chunks, live or staged."""
+
+    def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
+        """Chunk id → stored unit-length vector (one row) of those of `chunk_ids` in the brain;
+        ids it does not hold are left out."""
 
     def count(self, brain_id: str) -> int: ...

@@ -1,9 +1,10 @@
 """Documents by path: the store protocol's operations, indexed on every committed write.
 
 Every mutation holds the in-process lock of the paths it touches, prepares chunks and
-vectors, commits the records in one conditional transaction, then updates the chunk index
-and publishes change events. Bytes live in the blob store under a content address, so a
-record update is the single atomic step that makes new content visible.
+vectors (embedding only the chunks whose text changed), commits the records in one conditional
+transaction, then updates the chunk index and publishes change events. Bytes live in the blob
+store under a content address, so a record update is the single atomic step that makes new
+content visible.
 """
 
 from __future__ import annotations
@@ -295,17 +296,16 @@ class DocumentService:
             doc = self.get(brain, src)
             target = self.repo.get(brain.id, dst)
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
-            prepared = self.indexer.prepare(moved, self._text_of(moved))
+            prepared = self.indexer.prepare(moved, self._text_of(moved))  # same text: no embedding
             ops: list[Put | Delete] = [
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),
                 self.repo.remove_op(doc),
             ]
-            context = self.indexer.context_of(doc)
             moved = self.repo.commit(ops)[0]
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
-            self.indexer.apply(moved, prepared.with_context(context))
+            self.indexer.apply(moved, prepared)
             event = ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)
             self._publish(brain, [event])
         return moved
@@ -342,7 +342,7 @@ class DocumentService:
             return WriteOutcome(staged.document, created=False, changed=False)
         if not staged.created:
             committed = self.repo.commit(staged.ops)[0]
-            self.indexer.apply(committed, staged.prepared.with_context(self.indexer.context_of(committed)))
+            self.indexer.apply(committed, staged.prepared)
             return WriteOutcome(committed, created=False, changed=True)
         with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
@@ -431,8 +431,8 @@ class DocumentService:
                 if next_state.ops:
                     commit_ops += next_state.ops
                     prepared = next_state.prepared
-                    if not next_state.created:
-                        prepared = prepared.with_context(self.indexer.context_of(next_state.document))
+                    if next_state.created:
+                        prepared = prepared.with_context(None)
                     staged.append((next_state.document, prepared))
             try:
                 committed = self.repo.commit(commit_ops) if commit_ops else []

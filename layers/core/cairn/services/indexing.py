@@ -1,43 +1,58 @@
-"""Turn a document's text into embedded chunks in the ChunkIndex.
+"""Turn a document's text into embedded chunks in the ChunkIndex, embedding only what changed.
 
-Preparing (chunk + embed, the slow part) is separate from applying (index writes), so a
+Preparing (chunk, compare with the index, embed) is separate from applying (index writes), so a
 writer can prepare before it commits the record and apply right after.
+
+A rewrite is a diff against what the index holds. Every chunk carries a fingerprint: a digest of
+the text its vector is embedded from (and the embedding model), then a digest of everything else
+the chunk holds but its context. Chunks the index already has under the same id and fingerprint
+are left alone; the others are written, with the stored vector of any chunk of the document
+embedded from the same text, or a new one; chunks the text no longer yields are removed. The
+index ends up as a full re-index would leave it, and appending a line embeds one or two chunks.
+Chunking an append extends the document's previous chunking, kept in memory for recently
+written documents (ingest/chunking.py), instead of cutting the whole text again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from cairn.domain.models import Chunk, Document
 from cairn.domain.paths import SCOPE_PREFIXES
-from cairn.ingest.chunking import chunk_text
+from cairn.ingest.chunking import Chunked, TextSpan, chunk
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors
+
+DEFAULT_REMEMBERED_CHARS = 16_000_000
+"""Text the indexer keeps the chunking of, over all recently written documents."""
+REMEMBERED_FROM_CHARS = 16_384
+"""Shorter texts are not kept: cutting and fingerprinting 16 KiB again takes under a millisecond."""
 
 
 @dataclass(frozen=True)
 class PreparedChunks:
     chunks: list[Chunk]
-    vectors: Vectors
+    """The chunks to write: new or changed since the index last saw the document."""
+    vectors: Vectors  # one row per chunk to write
+    count: int = 0  # how many chunks the document has
+    removed: tuple[str, ...] = ()  # ids of indexed chunks the document no longer has
     staged: tuple[str, ...] | None = None
     """Instead of `chunks`: the ids of chunks already in the index, inactive (a staged ingest)."""
-    context: str | None = None  # for staged chunks: the first one's context, set when they go live
-
-    @property
-    def count(self) -> int:
-        return len(self.staged) if self.staged is not None else len(self.chunks)
+    context: str | None = None
+    explicit_context: bool = False
+    """Whether the first chunk gets `context`; otherwise it keeps the one it has in the index."""
 
     def with_context(self, context: str | None) -> PreparedChunks:
-        """The same chunks, the first carrying index-only `context`."""
-        if not context or not self.count:
-            return self
-        if self.staged is not None:
-            return replace(self, context=context)
-        first = self.chunks[0].model_copy(update={"context": context})
-        return PreparedChunks([first, *self.chunks[1:]], self.vectors)
+        """The same chunks, the first carrying index-only `context` (None: none)."""
+        return replace(self, context=context, explicit_context=True)
 
 
 def chunk_id(document_id: str, ordinal: int) -> str:
@@ -66,18 +81,76 @@ def embedding_text(title: str, heading: str | None, text: str) -> str:
     return "\n".join([*context, text])
 
 
+def embedding_key(fingerprint: str) -> str:
+    """The part of a fingerprint that names the vector: equal keys, interchangeable vectors."""
+    return fingerprint.partition(":")[0]
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """A document's spans, each with its fingerprint and the text its vector is embedded from."""
+
+    chunked: Chunked
+    title: str
+    fields: dict[str, Any]  # what every chunk copies from the document
+    fields_key: str  # digest of the title, the fields and the embedding model
+    fingerprints: tuple[str, ...]
+
+
 class DocumentIndexer:
     def __init__(
-        self, chunks: ChunkIndex, embedder: Embedder, *, target_chars: int, overlap_chars: int
+        self,
+        chunks: ChunkIndex,
+        embedder: Embedder,
+        *,
+        target_chars: int,
+        overlap_chars: int,
+        remembered_chars: int = DEFAULT_REMEMBERED_CHARS,
     ) -> None:
         self.index = chunks
         self.embedder = embedder
         self.target_chars = target_chars
         self.overlap_chars = overlap_chars
+        self._recent = _Recent(remembered_chars)
 
     def prepare(self, doc: Document, text: str) -> PreparedChunks:
-        pairs = self.chunks_of(doc, text)
-        return PreparedChunks([c for c, _ in pairs], self.embed([t for _, t in pairs]))
+        """Chunk `text` and embed what the index does not already hold for `doc`."""
+        cut = self._cut(doc, text)
+        spans, prints = cut.chunked.spans, cut.fingerprints
+        ids = [chunk_id(doc.id, i) for i in range(len(spans))]
+        stored = self.index.fingerprints(doc.brain_id, doc.id)
+        changed = [i for i, cid in enumerate(ids) if stored.get(cid) != prints[i]]
+        wanted = set(ids)
+        removed = tuple(cid for cid in stored if cid not in wanted)
+        vectors = self._vectors_for(doc, cut, changed, stored)
+        chunks = [self._chunk(doc, cut, i) for i in changed]
+        return PreparedChunks(chunks, vectors, count=len(spans), removed=removed)
+
+    def _vectors_for(
+        self, doc: Document, cut: _Cut, changed: Sequence[int], stored: dict[str, str]
+    ) -> Vectors:
+        """A row per changed chunk: the stored vector of a chunk embedded from the same text, else new."""
+        holders: dict[str, str] = {}  # embedding key -> a stored chunk embedded that way
+        for cid, fingerprint in stored.items():
+            if fingerprint:
+                holders.setdefault(embedding_key(fingerprint), cid)
+        lenders = {i: holders[key] for i in changed if (key := embedding_key(cut.fingerprints[i])) in holders}
+        found = self.index.get_vectors(doc.brain_id, sorted(set(lenders.values()))) if lenders else {}
+        rows = {i: found[cid] for i, cid in lenders.items() if cid in found}
+        missing = [i for i in changed if i not in rows]
+        rows.update(zip(missing, self.embed([self._embedding_text(cut, i) for i in missing]), strict=True))
+        matrix = np.zeros((len(changed), self.embedder.dimension), np.float32)
+        for row, i in enumerate(changed):
+            matrix[row] = rows[i]
+        return matrix
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return (
@@ -86,48 +159,76 @@ class DocumentIndexer:
 
     def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
         """The document's chunks, each with the text the embedder sees for it."""
-        spans = chunk_text(text, self.target_chars, self.overlap_chars) if text.strip() else []
-        memory = doc.memory
-        chunks = [
-            Chunk(
-                id=chunk_id(doc.id, i),
-                brain_id=doc.brain_id,
-                document_id=doc.id,
-                path=doc.path,
-                ordinal=i,
-                text=span.text,
-                start=span.start,
-                end=span.end,
-                title=" › ".join(p for p in (doc.title, span.heading) if p),
-                tags=list(doc.tags),
-                type=memory.type.value if memory else None,
-                scope=scope_of(doc.path),
-                sector=memory.sector if memory else None,
-                valid_from=memory.valid_from if memory else None,
-                valid_to=memory.valid_to if memory else None,
-                active=memory is None or memory.superseded_by is None,
-                created_at=doc.created_at,
-            )
-            for i, span in enumerate(spans)
+        cut = self._cut(doc, text)
+        return [
+            (self._chunk(doc, cut, i), self._embedding_text(cut, i)) for i in range(len(cut.fingerprints))
         ]
-        texts = [embedding_text(doc.title, span.heading, span.text) for span in spans]
-        return list(zip(chunks, texts, strict=True))
+
+    def _cut(self, doc: Document, text: str) -> _Cut:
+        """Chunk and fingerprint the text, reusing the previous cut of the document where the
+        text only grew and the document's own fields did not change."""
+        previous = self._recent.get(doc.id)
+        fields = _copied_fields(doc)
+        fields_key = _digest(
+            self.embedder.model_id, doc.title, json.dumps(fields, sort_keys=True, default=str)
+        )
+        chunked = chunk(text, self.target_chars, self.overlap_chars, previous.chunked if previous else None)
+        kept = chunked.reused if previous is not None and previous.fields_key == fields_key else 0
+        prints = list(previous.fingerprints[:kept]) if previous is not None else []
+        for ordinal in range(kept, len(chunked.spans)):
+            span = chunked.spans[ordinal]
+            embedded = _digest(self.embedder.model_id, embedding_text(doc.title, span.heading, span.text))
+            row = _digest(
+                fields_key, str(ordinal), str(span.start), str(span.end), _title(doc, span), span.text
+            )
+            prints.append(f"{embedded}:{row}")
+        cut = _Cut(chunked, doc.title, fields, fields_key, tuple(prints))
+        self._recent.put(doc.id, cut if len(text) >= REMEMBERED_FROM_CHARS else None, len(text))
+        return cut
+
+    def _chunk(self, doc: Document, cut: _Cut, ordinal: int) -> Chunk:
+        span = cut.chunked.spans[ordinal]
+        return Chunk(
+            id=chunk_id(doc.id, ordinal),
+            ordinal=ordinal,
+            text=span.text,
+            start=span.start,
+            end=span.end,
+            title=_title(doc, span),
+            fingerprint=cut.fingerprints[ordinal],
+            **cut.fields,
+        )
+
+    @staticmethod
+    def _embedding_text(cut: _Cut, ordinal: int) -> str:
+        span = cut.chunked.spans[ordinal]
+        return embedding_text(cut.title, span.heading, span.text)
 
     def nothing(self) -> PreparedChunks:
         return PreparedChunks([], np.zeros((0, self.embedder.dimension), np.float32))
 
     def staged(self, chunk_ids: Sequence[str]) -> PreparedChunks:
-        return replace(self.nothing(), staged=tuple(chunk_ids))
+        return replace(self.nothing(), staged=tuple(chunk_ids), count=len(chunk_ids))
 
     def apply(self, doc: Document, prepared: PreparedChunks) -> None:
+        """Write what `prepare` found changed; the first chunk keeps its indexed context unless
+        the prepared chunks say otherwise."""
         if prepared.staged is not None:
+            context = prepared.context if prepared.explicit_context else self.context_of(doc)
             self.index.activate(doc.brain_id, doc.id, prepared.staged)
-            if prepared.context and prepared.staged:
-                self.index.set_context(doc.brain_id, doc.id, prepared.context)
+            if context and prepared.staged:
+                self.index.set_context(doc.brain_id, doc.id, context)
             return
-        self.index.delete_document(doc.brain_id, doc.id)
-        if prepared.chunks:
-            self.index.upsert(prepared.chunks, prepared.vectors)
+        chunks = prepared.chunks
+        if chunks and chunks[0].ordinal == 0:  # read before the write replaces it
+            context = prepared.context if prepared.explicit_context else self.context_of(doc)
+            chunks = [chunks[0].model_copy(update={"context": context or ""}), *chunks[1:]]
+        elif prepared.explicit_context and prepared.count:
+            self.index.set_context(doc.brain_id, doc.id, prepared.context or "")
+        if chunks:
+            self.index.upsert(chunks, prepared.vectors)
+        if prepared.removed:
+            self.index.delete_chunks(doc.brain_id, prepared.removed)
 
     def context_of(self, doc: Document) -> str | None:
         """The context a document's first chunk carries now (kept when it is re-indexed)."""
@@ -139,3 +240,56 @@ class DocumentIndexer:
 
     def remove(self, doc: Document) -> None:
         self.index.delete_document(doc.brain_id, doc.id)
+
+
+def _copied_fields(doc: Document) -> dict[str, Any]:
+    memory = doc.memory
+    return {
+        "brain_id": doc.brain_id,
+        "document_id": doc.id,
+        "path": doc.path,
+        "tags": list(doc.tags),
+        "type": memory.type.value if memory else None,
+        "scope": scope_of(doc.path),
+        "sector": memory.sector if memory else None,
+        "valid_from": memory.valid_from if memory else None,
+        "valid_to": memory.valid_to if memory else None,
+        "active": memory is None or memory.superseded_by is None,
+        "created_at": doc.created_at,
+    }
+
+
+def _title(doc: Document, span: TextSpan) -> str:
+    return " › ".join(p for p in (doc.title, span.heading) if p)
+
+
+class _Recent:
+    """The latest cut of recently written documents, least recently used dropped first."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._cuts: OrderedDict[str, tuple[_Cut, int]] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, doc_id: str) -> _Cut | None:
+        with self._lock:
+            found = self._cuts.get(doc_id)
+            if found is None:
+                return None
+            self._cuts.move_to_end(doc_id)
+            return found[0]
+
+    def put(self, doc_id: str, cut: _Cut | None, chars: int) -> None:
+        """Keep `cut` as the document's latest (None: forget the document)."""
+        with self._lock:
+            old = self._cuts.pop(doc_id, None)
+            if old is not None:
+                self._chars -= old[1]
+            if cut is None or chars > self.max_chars:
+                return
+            self._cuts[doc_id] = (cut, chars)
+            self._chars += chars
+            while self._chars > self.max_chars:
+                _, (_, size) = self._cuts.popitem(last=False)
+                self._chars -= size

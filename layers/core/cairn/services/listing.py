@@ -82,8 +82,9 @@ def entries(
         else:
             name = prefix + rest.split("/", 1)[0]
             scan.skip(name)
-            if not _is_live_file(repo, brain_id, name):  # a file and a directory of one name: the file
-                entry = _globbed(glob, Entry(name, True, doc))
+            entry = _globbed(glob, Entry(name, True, doc))
+            if entry is not None and _is_live_file(repo, brain_id, name):
+                entry = None  # a file and a directory of one name: the file is listed
         if entry is None:
             continue
         if len(out) == limit:  # one more exists: the page is full and has a successor

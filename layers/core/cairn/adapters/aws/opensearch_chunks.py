@@ -19,6 +19,11 @@ A staged version (chunks upserted inactive) goes live by `activate`: an `_update
 ids, then a `_delete_by_query` of the document's other chunks; either one that meets a version
 conflict or a shard failure raises, and a retry finishes the job.
 
+Rewrites. `fingerprints` lists a document's chunk ids and fingerprints (sources without text or
+vectors, paged like `get_chunks`); `get_vectors` reads the stored embeddings of some chunks, a
+thousand ids a request. An index created before chunks had fingerprints refuses them (its
+mapping is strict): the first bulk refused for that adds the field to the mapping and is sent again.
+
 Search. Terms come from the embedded index's query parser and vectors are scaled to unit length
 (inner product = cosine), so the legs match the embedded ones; each leg carries the whole filter.
 A query with one leg (no terms, no vector, or a zero weight) runs as that leg alone. With two:
@@ -57,7 +62,12 @@ from cairn.adapters.aws.opensearch_queries import (
     others_query,
     staged_query,
 )
-from cairn.adapters.aws.opensearch_schema import index_body, pipeline_body, pipeline_rank_constant
+from cairn.adapters.aws.opensearch_schema import (
+    VECTOR_FIELD,
+    index_body,
+    pipeline_body,
+    pipeline_rank_constant,
+)
 from cairn.adapters.local.fts_query import query_terms
 from cairn.adapters.local.vector_store import unit_rows
 from cairn.domain.errors import CairnError, Conflict, InvalidInput
@@ -75,6 +85,7 @@ HYBRID_RRF = (2, 19)  # hybrid query + score-ranker-processor
 WEIGHTED_RRF = (3, 1)  # ... with per-sub-query weights
 MAX_WINDOW = 10_000  # index.max_result_window: the deepest a leg (k, pagination_depth) may go
 _PAGE = 1_000
+_HEAVY = ["text", "title", "context"]  # left out of the sources a rewrite reads
 _SET_CONTEXT = "ctx._source.context = params.context"
 _ACTIVATE = "ctx._source.active = true"
 # The most chunk ids one activate / delete_chunks takes (a document has at most ~5k chunks); the
@@ -153,12 +164,25 @@ class OpenSearchChunkIndex:
             raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         self.ensure()
         for body, count in bulk_bodies(self.index, chunks, matrix, self.bulk_bytes):
-            response = self._call("bulk index", self.client.bulk, body=body, params={"refresh": self.refresh})
-            failures = failed_items(response)
+            failures = self._bulk(body)
+            if failures and all(_unmapped_fingerprint(f) for f in failures):
+                self._map_fingerprint()
+                failures = self._bulk(body)
             if failures:
                 raise CairnError(
                     f"OpenSearch refused {len(failures)} of {count} chunks (first: {failures[0]})"
                 )
+
+    def _bulk(self, body: bytes) -> list[str]:
+        response = self._call("bulk index", self.client.bulk, body=body, params={"refresh": self.refresh})
+        return failed_items(response)
+
+    def _map_fingerprint(self) -> None:
+        """Add the fingerprint field to an index created before chunks had one (its mapping is
+        strict); adding a field to a mapping is allowed, and adding it again changes nothing."""
+        field = index_body(self.dimension)["mappings"]["properties"]["fingerprint"]
+        body = {"properties": {"fingerprint": field}}
+        self._call("mapping update", self.client.indices.put_mapping, index=self.index, body=body)
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         self.ensure()
@@ -233,6 +257,39 @@ class OpenSearchChunkIndex:
                 return chunks
             body = {**body, "search_after": hits[-1]["sort"]}
 
+    def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
+        self.ensure()
+        body: Body = {
+            "size": _PAGE,
+            "query": document_query(brain_id, document_id),
+            "sort": [{"ordinal": "asc"}, {"id": "asc"}],
+            "_source": {"excludes": [*_HEAVY, VECTOR_FIELD]},
+        }
+        found: dict[str, str] = {}
+        while True:
+            response = self._call("fingerprint listing", self.client.search, index=self.index, body=body)
+            hits = response["hits"]["hits"]
+            found.update((hit["_source"]["id"], hit["_source"].get("fingerprint", "")) for hit in hits)
+            if len(hits) < _PAGE:
+                return found
+            body = {**body, "search_after": hits[-1]["sort"]}
+
+    def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
+        _check_size(chunk_ids)
+        if not chunk_ids:
+            return {}
+        self.ensure()
+        found: dict[str, Vectors] = {}
+        unique = list(dict.fromkeys(chunk_ids))
+        for first in range(0, len(unique), _PAGE):
+            page = unique[first : first + _PAGE]
+            body = {"size": len(page), "query": chunks_query(brain_id, page), "_source": {"excludes": _HEAVY}}
+            response = self._call("vector read", self.client.search, index=self.index, body=body)
+            for hit in response["hits"]["hits"]:
+                source = hit["_source"]
+                found[source["id"]] = np.asarray(source[VECTOR_FIELD], dtype=np.float32)
+        return found
+
     def count(self, brain_id: str) -> int:
         self.ensure()
         body = {"query": brain_query(brain_id)}
@@ -299,6 +356,10 @@ class OpenSearchChunkIndex:
             if isinstance(exc, NotFoundError) and error_type(exc) == "index_not_found_exception":
                 self._ready = False  # deleted behind our back: the next call creates it again
             raise translate(exc, operation) from exc
+
+
+def _unmapped_fingerprint(failure: str) -> bool:
+    return "strict_dynamic_mapping_exception" in failure and "fingerprint" in failure
 
 
 def _check_size(chunk_ids: Sequence[str]) -> None:

@@ -1,7 +1,8 @@
 """SQLite schema of the embedded ChunkIndex, row ↔ Chunk mapping and the filter clause.
 
-`chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap);
-title, text and context live in the brain's own FTS5 table under the same rowid.
+`chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap) and
+each chunk's fingerprint (read per document by rewrites); title, text and context live in the
+brain's own FTS5 table under the same rowid.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
 cache per-brain row arrays and revalidate them with one indexed lookup.
 """
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     active INTEGER NOT NULL,
     created_at TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
-    vec_row INTEGER NOT NULL
+    vec_row INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_brain_path ON chunks (brain_id, path, vec_row);
 CREATE INDEX IF NOT EXISTS chunks_brain_document ON chunks (brain_id, document_id, ordinal, vec_row);
@@ -76,9 +78,16 @@ def fts_ddl(seq: int) -> str:
 
 COLUMNS = (
     'id, brain_id, document_id, path, ordinal, start, "end", tags, type, scope, sector, '
-    "valid_from, valid_to, active, created_at, created_ms, vec_row"
+    "valid_from, valid_to, active, created_at, created_ms, vec_row, fingerprint"
 )
-INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 17)}) RETURNING rowid"
+INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 18)}) RETURNING rowid"
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring a database made by an earlier version up to SCHEMA (run after it)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+    if "fingerprint" not in columns:  # chunks written before fingerprints: rewritten in full once
+        conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
 
 
 def brain_state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | None:
@@ -139,13 +148,13 @@ def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
         chunk.id, chunk.brain_id, chunk.document_id, chunk.path, chunk.ordinal, chunk.start,
         chunk.end, json.dumps(chunk.tags), chunk.type, chunk.scope, chunk.sector,
         _iso(chunk.valid_from), _iso(chunk.valid_to), int(chunk.active),
-        chunk.created_at.isoformat(), epoch_ms(chunk.created_at), vec_row,
+        chunk.created_at.isoformat(), epoch_ms(chunk.created_at), vec_row, chunk.fingerprint,
     )  # fmt: skip
 
 
 def from_row(row: Sequence[Any]) -> Chunk:
-    (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector,
-     valid_from, valid_to, active, created_at, _ms, _vec, title, text, context) = row  # fmt: skip
+    (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector, valid_from,
+     valid_to, active, created_at, _ms, _vec, fingerprint, title, text, context) = row  # fmt: skip
     return Chunk(
         id=id_,
         brain_id=brain_id,
@@ -157,6 +166,7 @@ def from_row(row: Sequence[Any]) -> Chunk:
         end=end,
         title=title,
         context=context,
+        fingerprint=fingerprint,
         tags=json.loads(tags),
         type=type_,
         scope=scope,

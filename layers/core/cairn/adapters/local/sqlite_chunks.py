@@ -63,6 +63,8 @@ class SqliteChunkIndex:
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self._db.get().executescript(schema.SCHEMA)
+        with self._db.transaction() as conn:  # the writer lock: one process migrates
+            schema.migrate(conn)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -155,6 +157,27 @@ class SqliteChunkIndex:
                 (brain_id, document_id),
             ).fetchall()
         return [schema.from_row(row) for row in rows]
+
+    def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
+        rows = self._db.get().execute(
+            "SELECT id, fingerprint FROM chunks WHERE brain_id = ? AND document_id = ?",
+            (brain_id, document_id),
+        )
+        return dict(rows.fetchall())
+
+    def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
+        if not chunk_ids:
+            return {}
+        found = self._db.get().execute(
+            "SELECT c.id, c.vec_row FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+            "WHERE c.brain_id = ?",
+            (json.dumps(list(chunk_ids)), brain_id),
+        )
+        rows = found.fetchall()
+        if not rows:
+            return {}
+        matrix = self._vectors.file(brain_id).read(np.array([r[1] for r in rows], dtype=np.int64))
+        return {row[0]: matrix[i] for i, row in enumerate(rows)}
 
     def count(self, brain_id: str) -> int:
         row = self._db.get().execute("SELECT count(*) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()

@@ -83,14 +83,24 @@ class VectorFile:
         """Dot product of each given row with `query` (cosine when both are unit length)."""
         if rows.size == 0:
             return np.zeros(0, dtype=np.float32)
-        matrix = self._matrix
-        if int(rows.max()) >= matrix.shape[0]:  # another process appended since our last map
-            with self._lock:
-                self._remap()
-            matrix = self._matrix
+        matrix = self._current(rows)
         if rows.size >= _FULL_SCAN_SHARE * matrix.shape[0]:
             return _dot(matrix, query)[rows]
         return _dot(matrix[rows], query)
+
+    def read(self, rows: Rows) -> Floats:
+        """A copy of the given rows."""
+        matrix = self._current(rows)
+        return np.array(matrix[rows], dtype=np.float32)
+
+    def _current(self, rows: Rows) -> Floats:
+        """The mapped matrix, remapped first if another process appended rows past it."""
+        matrix = self._matrix
+        if rows.size and int(rows.max()) >= matrix.shape[0]:
+            with self._lock:
+                self._remap()
+            matrix = self._matrix
+        return matrix
 
     def _remap(self) -> None:
         rows = self.path.stat().st_size // self._row_bytes

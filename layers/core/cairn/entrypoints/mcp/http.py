@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
-MiB = 1024 * 1024
 
 
 class PerRequestMCP:
@@ -122,8 +121,7 @@ def mount_mcp(app: FastAPI, container: Container) -> None:
         container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
     )
     security = transport_security(settings.host, behind_gateway=settings.backend == "aws")
-    # A JSON string may escape every character as \uXXXX: room for the largest note plus framing.
-    max_body = 6 * settings.max_content_chars + MiB
+    max_body = settings.json_body_limit  # the largest note, however escaped (config.py)
     for surface in SURFACES:
         path = http_path(surface)
         endpoint = PerRequestMCP(build_server(surface, deps), path=path, security=security, max_body=max_body)

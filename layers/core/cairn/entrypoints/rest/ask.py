@@ -20,7 +20,6 @@ from cairn.entrypoints.rest.events import SSE_HEADERS, frame
 from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.services.ask import AskEvent
 
-
 ASK_EVENTS = ("retrieve", "answer_delta", "citation", "done", "error")
 
 

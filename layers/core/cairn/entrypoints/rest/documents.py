@@ -79,10 +79,14 @@ def documents_router(container: Container) -> APIRouter:
         brain: BrainArg,
         request: Request,
         response: Response,
-        dir: Annotated[str, Query(description="Directory; empty means the brain root")] = "",
+        dir: Annotated[
+            str, Query(max_length=MAX_PATH_LENGTH, description="Directory; empty means the brain root")
+        ] = "",
         recursive: bool = False,
         include_generated: bool = False,
-        glob: Annotated[str | None, Query(description="Shell pattern over base names")] = None,
+        glob: Annotated[
+            str | None, Query(max_length=MAX_PATH_LENGTH, description="Shell pattern over base names")
+        ] = None,
         limit: Annotated[
             int | None, Query(ge=1, le=max_page, description=f"Page size (default {max_page})")
         ] = None,

@@ -118,7 +118,7 @@ def correct(document: dict[str, Any]) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
-    schemas["Problem"] = _problem_schema()
+    schemas["Problem"] = inline_schema(Problem)
     for template, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
             _correct_operation(method.upper(), template, operation)
@@ -189,6 +189,3 @@ def _require(operation: dict[str, Any], name: str, legacy: str) -> None:
         elif parameter.get("name") == legacy:
             parameter["deprecated"] = True
 
-
-def _problem_schema() -> dict[str, Any]:
-    return inline_schema(Problem)

@@ -11,13 +11,14 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 from pydantic import Field
 
-MAX_CURSOR_CHARS = 8192
+from cairn.services.listing import MAX_CURSOR_CHARS
 
 CursorParam = Annotated[
     str | None,
     Query(
         min_length=1,
         max_length=MAX_CURSOR_CHARS,
+        pattern=r"^[A-Za-z0-9_-]+$",  # base64url, as every listing makes them
         description="Opaque: the `next_cursor` of the previous page (or its Link rel=next)",
     ),
 ]

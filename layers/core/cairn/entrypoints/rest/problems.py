@@ -7,6 +7,10 @@ never carries exception text.
 
 Mapping choices: `url_refused` is 400 (the caller's URL is the problem, not the upstream);
 `unsupported_content` is 415 (the bytes are of a kind we cannot ingest); `fetch_failed` is 502.
+
+The framework's own errors are handled here for the whole app: a 405 names in `Allow` every
+method the path serves, and on the MCP endpoints the error is a JSON-RPC error, as the MCP SDK
+shapes its own.
 """
 
 from __future__ import annotations

@@ -81,7 +81,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if schedule is not None:
         schedule.start()
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level)
+        # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
+        uvicorn.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=args.log_level,
+            h11_max_incomplete_event_size=64 * 1024,
+        )
     finally:
         if schedule is not None:
             schedule.stop()

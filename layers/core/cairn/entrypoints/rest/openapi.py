@@ -188,4 +188,3 @@ def _require(operation: dict[str, Any], name: str, legacy: str) -> None:
             parameter["required"] = True
         elif parameter.get("name") == legacy:
             parameter["deprecated"] = True
-

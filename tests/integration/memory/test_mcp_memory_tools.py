@@ -144,9 +144,7 @@ async def test_rest_routes_for_extract_reflect_and_consolidate(live: LiveServer)
         session_mode = await http.post("/v1/brains/chat/extract", json={"messages": CHAT, "session_id": sid})
         transcript = await http.post("/v1/brains/chat/extract", json={"messages": CHAT[:1]})
         bad = await http.post("/v1/brains/chat/extract", json={"messages": []})
-        jobs = [
-            (await http.get(f"/v1/jobs/{r.json()['job_id']}")).json() for r in (session_mode, transcript)
-        ]
+        jobs = [(await http.get(f"/v1/jobs/{r.json()['job_id']}")).json() for r in (session_mode, transcript)]
         reflected = await http.post(f"/v1/brains/chat/sessions/{sid}/reflect")
         queued = await http.post("/v1/brains/chat/consolidate")
     assert session_mode.status_code == 202 and session_mode.json()["mode"] == "session"

@@ -48,14 +48,19 @@ def queued(container: Container) -> tuple[Job, StagedIngest]:
     )
 
 
-def test_the_steps_in_order_leave_the_document_indexed_and_nothing_staged(container: Container) -> None:
-    job, staged = queued(container)
+def run_steps(staged: StagedIngest, job: Job) -> dict[str, Any]:
+    """Every step of a staged ingest in order, as the state machine runs them; finalize's result."""
     ctx = Context()
     for name in ("validate", "extract", "chunk"):
         out = staged.steps().steps[name](job, ctx, {})
     for batch in out["batches"]:
         staged.index_batch(job, ctx, {"batch": batch})
-    result = staged.finalize(job, ctx, {})
+    return dict(staged.finalize(job, ctx, {}))
+
+
+def test_the_steps_in_order_leave_the_document_indexed_and_nothing_staged(container: Container) -> None:
+    job, staged = queued(container)
+    result = run_steps(staged, job)
 
     doc = container.documents.record_by_id(container.brains.get(job.brain_id or ""), result["document_id"])
     chunks = container.adapters.chunks.get_chunks(doc.brain_id, doc.id)

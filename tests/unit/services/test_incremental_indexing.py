@@ -28,6 +28,7 @@ from cairn.services.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer, chun
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder
+from tests.support.documents import a_document
 
 DOC_ID = "doc_rewritten"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -188,18 +189,7 @@ def test_documents_past_the_memory_budget_are_cut_afresh_alike(monkeypatch: pyte
 
 
 def document(doc_id: str, path: str) -> Document:
-    return Document(
-        id=doc_id,
-        brain_id="b1",
-        path=path,
-        title="Notes",
-        checksum_sha256="0" * 64,
-        byte_size=1,
-        blob_key="k",
-        commit_sha="0" * 40,
-        created_at=T0,
-        updated_at=T0,
-    )
+    return a_document(doc_id, path, when=T0)
 
 
 def test_appending_a_line_embeds_only_the_chunks_it_changed(tmp_path: Path) -> None:
@@ -302,7 +292,7 @@ def test_context_stays_with_a_rewritten_first_chunk(tmp_path: Path) -> None:
 
 
 def test_an_append_after_a_staged_ingest_reuses_its_vectors(tmp_path: Path) -> None:
-    from tests.unit.test_staged_ingest import Context, queued
+    from tests.unit.test_staged_ingest import queued, run_steps
 
     adapters = fake_adapters()
     embedder = CountingEmbedder(adapters.embedder.dimension)
@@ -310,12 +300,7 @@ def test_an_append_after_a_staged_ingest_reuses_its_vectors(tmp_path: Path) -> N
     settings = Settings(data_dir=tmp_path / "data", ingest_queue_bytes=64, chunk_target_chars=200)
     container = build_container(settings, adapters)
     job, staged = queued(container)
-    ctx = Context()
-    for name in ("validate", "extract", "chunk"):
-        out = staged.steps().steps[name](job, ctx, {})
-    for batch in out["batches"]:
-        staged.index_batch(job, ctx, {"batch": batch})
-    result = staged.finalize(job, ctx, {})
+    result = run_steps(staged, job)
     brain = container.brains.get(job.brain_id or "")
     doc = container.documents.record_by_id(brain, result["document_id"])
     embedder.taken()

@@ -9,23 +9,13 @@ from cairn.services.siblings import SiblingContext, natural_key
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.fakes.records import MemoryRecordStore
+from tests.support.documents import a_document
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _doc(path: str) -> Document:
-    return Document(
-        id=f"doc_{path}",
-        brain_id="b1",
-        path=path,
-        title="t",
-        checksum_sha256="0" * 64,
-        byte_size=1,
-        blob_key="k",
-        commit_sha="0" * 40,
-        created_at=T0,
-        updated_at=T0,
-    )
+    return a_document(f"doc_{path}", path, when=T0)
 
 
 def _context(container: Container, brain: Brain, path: str) -> str:

@@ -48,7 +48,7 @@ def tools_call(name: str, arguments: dict[str, Any]) -> str:
 
 
 def embedded_settings(data: Path) -> Settings:
-    return Settings(data_dir=data, backend="aws")
+    return Settings(data_dir=data, backend="aws", aws_local_fallbacks=True)
 
 
 @contextmanager
@@ -66,7 +66,13 @@ def moto_stores(data: Path) -> Iterator[Settings]:
     env = {"CAIRN_AWS_REGION": "us-east-1", "CAIRN_BUCKET": "cairn-bench", "CAIRN_TABLE": "cairn-bench"}
     with mock_aws():
         aws_local.create_resources(None, env)  # None: boto3's default endpoints, which mock_aws serves
-        yield Settings(data_dir=data, backend="aws", bucket=env["CAIRN_BUCKET"], table=env["CAIRN_TABLE"])
+        yield Settings(
+            data_dir=data,
+            backend="aws",
+            aws_local_fallbacks=True,  # chunks and jobs stay embedded
+            bucket=env["CAIRN_BUCKET"],
+            table=env["CAIRN_TABLE"],
+        )
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:

@@ -45,7 +45,7 @@ LAMBDA_ENV = {
     "CAIRN_BEDROCK_EMBEDDING_MODEL": "amazon.titan-embed-text-v2:0",
     "CAIRN_BEDROCK_EMBEDDING_DIM": "1024",
     "CAIRN_BEDROCK_GENERATION_MODEL": "amazon.nova-lite-v1:0",
-    "CAIRN_STATE_MACHINE_ARNS": json.dumps({"job": ARN}),
+    "CAIRN_STATE_MACHINE_ARNS": json.dumps({kind: ARN for kind in ("job", "ingest", "consolidate")}),
     "POWERTOOLS_SERVICE_NAME": "cairn",
     "POWERTOOLS_METRICS_NAMESPACE": "Cairn",
     "AWS_REGION": "us-east-1",

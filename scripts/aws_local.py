@@ -6,28 +6,39 @@ Starts moto's server on 127.0.0.1 (S3, DynamoDB), creates the bucket and the tab
 template.yaml declares them, then serves HTTP on 127.0.0.1:<port> by turning every request into
 an API Gateway HTTP API (v2) event for `functions/api/app.py`'s handler — the same handler
 Lambda runs, with the environment of infra/local/env.json (the file `sam local start-api
---env-vars` takes on machines with Docker). Chunks, embeddings and background jobs use the
-embedded adapters there (no OpenSearch, Bedrock or Step Functions emulator runs offline).
+--env-vars` takes on machines with Docker): only what the Lambda layer can run. Embeddings go
+through the Bedrock adapter to moto, whose Titan stand-in answers deterministic hashed
+bag-of-words vectors (moto's own InvokeModel answers none); chunks and background jobs use the
+embedded adapters (no OpenSearch or Step Functions emulator runs offline).
+
+Lambda gives each execution environment one invocation at a time, and Mangum drives the app on
+the event loop of the thread that built it: every handler call here runs on one dedicated
+thread, in arrival order, while the HTTP server accepts any number of concurrent clients.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
+import hashlib
 import importlib.util
 import json
 import logging
+import math
 import os
+import re
 import socket
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import anyio
 import boto3
 import uvicorn
 from cfnlint.decode import decode_str
+from moto.bedrockruntime.models import BedrockRuntimeBackend
 from moto.server import ThreadedMotoServer
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -62,6 +73,22 @@ def create_resources(endpoint: str, env: dict[str, str]) -> None:
         TableName=env["CAIRN_TABLE"],
         TimeToLiveSpecification={"AttributeName": str(ttl["AttributeName"]), "Enabled": True},
     )
+
+
+def titan_stand_in(self: BedrockRuntimeBackend, payload: dict[str, Any], model_id: str) -> dict[str, Any]:
+    """Titan Text Embeddings V2's reply shape: each word hashed to a signed dimension, L2-normalised,
+    so texts sharing words land near each other (enough for the dense leg to rank sensibly)."""
+    dimension = int(payload.get("dimensions", 1024))
+    vector = [0.0] * dimension
+    words = re.findall(r"\w+", str(payload.get("inputText", "")).lower())
+    for word in words:
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "big") % dimension
+        vector[slot] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    if not any(vector):
+        vector[0], norm = 1.0, 1.0
+    return {"embedding": [v / norm for v in vector], "inputTextTokenCount": len(words)}
 
 
 def load_handler() -> Any:
@@ -118,11 +145,13 @@ def _is_text(content_type: str) -> bool:
     return content_type.startswith(("text/", "application/json", "application/x-www-form-urlencoded"))
 
 
-def front(handler: Any) -> Starlette:
+def front(handler: Any, invoker: ThreadPoolExecutor) -> Starlette:
+    """`invoker` must have exactly one thread: Mangum's event loop belongs to the thread that first
+    called the handler, and Lambda never runs two invocations in one environment at once."""
+
     async def call(request: Request) -> Response:
         event = event_of(request, await request.body())
-        # Mangum runs its own event loop: call it from a worker thread, as Lambda would.
-        result = await anyio.to_thread.run_sync(handler, event, LocalContext())
+        result = await asyncio.wrap_future(invoker.submit(handler, event, LocalContext()))
         body = result.get("body") or ""
         raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
         headers = dict(result.get("headers") or {})
@@ -143,20 +172,26 @@ def main() -> int:
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
     moto_port = args.moto_port or free_port()
+    BedrockRuntimeBackend.invoke_model = titan_stand_in  # type: ignore[method-assign]
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
     moto.start()
     endpoint = f"http://127.0.0.1:{moto_port}"
     env = {k: str(v) for k, v in json.loads(args.env.read_text())["ApiFunction"].items()}
     env["CAIRN_AWS_ENDPOINT_URL"] = endpoint  # the file names Docker's host; here moto is local
     env["CAIRN_DATA_DIR"] = str(args.data_dir or tempfile.mkdtemp(prefix="cairn-aws-local-"))
+    # Only S3 and DynamoDB run on moto: the other ports take their embedded adapters, by request
+    # (a deployed function without its OpenSearch URL or state machines refuses to start).
+    env["CAIRN_AWS_LOCAL_FALLBACKS"] = "true"
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(key, "testing")
     os.environ.update(env)
     create_resources(endpoint, env)
     print(f"moto on {endpoint}; API function on http://127.0.0.1:{args.port}", flush=True)
+    invoker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lambda-invoke")
     try:
-        uvicorn.run(front(load_handler()), host="127.0.0.1", port=args.port, log_level="warning")
+        uvicorn.run(front(load_handler(), invoker), host="127.0.0.1", port=args.port, log_level="warning")
     finally:
+        invoker.shutdown(cancel_futures=True)
         moto.stop()
     return 0
 

@@ -28,12 +28,19 @@ def resolve(value: Any, params: dict[str, Any]) -> str:
         return re.sub(r"\$\{([^}]+)\}", lambda m: values.get(m[1]) or resolve({"Ref": m[1]}, params), text)
     if name == "Fn::If":
         return resolve(arg[1], params)
+    if name == "Fn::Join":
+        separator, items = arg
+        parts = resolve(items, params).split(",") if isinstance(items, dict) else items
+        return str(separator).join(resolve(part, params) for part in parts)
     return "x"
 
 
-def environments() -> dict[str, dict[str, str]]:
+def environments(**parameters: str) -> dict[str, dict[str, str]]:
+    """Each function's environment with the parameters' defaults, or the values given here."""
     template, _ = decode_str(TEMPLATE.read_text())
     params = template["Parameters"]
+    for key, value in parameters.items():
+        params[key]["Default"] = value
     shared = template["Globals"]["Function"]["Environment"]["Variables"]
     out = {}
     for name, resource in template["Resources"].items():
@@ -55,3 +62,17 @@ def test_the_function_environment_is_valid_settings(function: str, monkeypatch: 
     assert set(settings.state_machine_arns) == {"job", "ingest", "consolidate"}
     assert settings.iam_tenants == {"123456789012": "dev"} and settings.jwt_default_tenant == "dev"
     assert json.loads(env["CAIRN_STATE_MACHINE_ARNS"])["ingest"].endswith(":stateMachine:cairn-ingest-dev")
+    # SigV4 callers of the deploying account get every scope by default (IamScopes).
+    assert settings.iam_scopes == {"123456789012": ["documents:read", "documents:write", "brains:admin"]}
+
+
+def test_iam_scopes_follow_the_parameter(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in environments(IamScopes="documents:read")["ApiFunction"].items():
+        monkeypatch.setenv(key, value)
+    assert Settings().iam_scopes == {"123456789012": ["documents:read"]}
+
+
+def test_the_job_function_knows_the_consolidation_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in environments(ConsolidationSchedule="rate(6 hours)")["JobTaskFunction"].items():
+        monkeypatch.setenv(key, value)
+    assert Settings().consolidation_schedule == "rate(6 hours)"

@@ -1,10 +1,12 @@
 """The AWS half of the composition root: clients and adapters from Settings, one port at a time.
 
-Each port takes its AWS adapter when its resource is configured and the embedded one otherwise,
-so the same code serves the deployment (everything on AWS), local emulation (S3 and DynamoDB on a
-moto server, the rest embedded; scripts/aws_local.py) and mixes in between. Clients are built
-once per process with botocore's standard retry mode; `aws_endpoint_url` sends every client to
-one endpoint (moto).
+Every storage port needs its AWS resource (bucket, table, OpenSearch URL, the state machines):
+without one, `aws_adapters` refuses to start and names what is missing, rather than quietly
+keeping that port's data in the container's /tmp, where each Lambda container would see its own
+and lose it. Local emulation (S3 and DynamoDB on a moto server, the rest embedded;
+scripts/aws_local.py) asks for the embedded fallbacks explicitly with `aws_local_fallbacks`.
+Clients are built once per process with botocore's standard retry mode; `aws_endpoint_url` sends
+every client to one endpoint (moto).
 """
 
 from __future__ import annotations
@@ -22,6 +24,44 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
+
+JOB_MACHINES = ("job", "ingest", "consolidate")
+"""The job kinds with a state machine of their own: ingest and consolidate run one state per step,
+so they cannot fall back to the generic machine."""
+
+
+class IncompleteAwsSettings(ValueError):
+    """`backend = "aws"` without a resource it needs (the message names the settings)."""
+
+
+def missing_aws_settings(settings: Settings) -> list[str]:
+    """The environment variables `backend = "aws"` still needs, in a stable order."""
+    missing = [
+        env
+        for env, value in (
+            ("CAIRN_BUCKET", settings.bucket),
+            ("CAIRN_TABLE", settings.table),
+            ("CAIRN_OPENSEARCH_URL", settings.opensearch_url),
+        )
+        if not (value and value.strip())
+    ]
+    kinds = [kind for kind in JOB_MACHINES if not settings.state_machine_arns.get(kind)]
+    if kinds:
+        missing.append(f"CAIRN_STATE_MACHINE_ARNS ({', '.join(kinds)})")
+    return missing
+
+
+def check_aws_settings(settings: Settings) -> None:
+    if settings.aws_local_fallbacks:
+        return
+    missing = missing_aws_settings(settings)
+    if missing:
+        raise IncompleteAwsSettings(
+            "CAIRN_BACKEND=aws needs every AWS resource, and these are not configured: "
+            + "; ".join(missing)
+            + ". Set them (template.yaml does), or for local emulation only set "
+            "CAIRN_AWS_LOCAL_FALLBACKS=true to use embedded adapters under CAIRN_DATA_DIR instead."
+        )
 
 
 class AwsClients:
@@ -64,6 +104,7 @@ def aws_adapters(settings: Settings) -> Any:
     """Adapters for `backend = "aws"` (returns bootstrap.Adapters)."""
     from cairn.bootstrap import Adapters, distillers_for, generator_for, local_embedder
 
+    check_aws_settings(settings)
     clients = AwsClients(settings)
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)

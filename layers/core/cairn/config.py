@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     aws_region: str = "us-east-1"
     aws_endpoint_url: str | None = None
     """Send every AWS client to this endpoint (a moto server for local emulation)."""
+    aws_local_fallbacks: bool = False
+    """Local emulation only (scripts/aws_local.py, `sam local`): a port whose AWS resource is not
+    configured uses its embedded adapter under data_dir. Otherwise `backend = "aws"` refuses to
+    start without the bucket, table, OpenSearch URL and state machines."""
     bucket: str | None = None
     table: str | None = None
     opensearch_url: str | None = None
@@ -163,7 +167,11 @@ class Settings(BaseSettings):
     fact_dedupe_overlap: float = Field(default=0.85, ge=0.0, le=1.0)
     """Two extracted facts are one when one's words contain the other's or overlap this much."""
     consolidate_every_s: float | None = Field(default=None, gt=0)
-    """`cairn serve` queues a consolidation of every brain this often (off by default)."""
+    """`cairn serve` queues a consolidation of every brain this often (off by default). On AWS it
+    overrides the idempotency window derived from consolidation_schedule."""
+    consolidation_schedule: str | None = None
+    """The EventBridge schedule expression that invokes the AWS scheduled consolidation (`rate(6
+    hours)`, `cron(...)`), from which its idempotency window is derived (services/schedule.py)."""
     merge_min_cosine: float = Field(default=0.9, ge=0.0, le=1.0)
     merge_min_overlap: float = Field(default=0.7, ge=0.0, le=1.0)
     promote_confirmations: int = Field(default=2, ge=1)

@@ -3,11 +3,16 @@ authorizer verified, SigV4 (IAM) identities mapped to tenants, and events with n
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from cairn.entrypoints.aws_lambda import Handler, api_handler
-from tests.events.apigw import LambdaContext, http_event, json_of
+from tests.events.apigw import LambdaContext, body_of, http_event, json_of
 from tests.fakes.container import fake_container
+from tests.unit.test_template_settings import environments
 
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:sts::{ACCOUNT}:assumed-role/cairn-agents/session-1"
@@ -102,3 +107,115 @@ def test_an_event_without_an_authorizer_or_credential_is_refused(tmp_path: Path)
     assert "resource_metadata=" in refused["headers"]["www-authenticate"]
     assert health["statusCode"] == 200 and metadata["statusCode"] == 200
     assert json_of(metadata)["resource"] == "https://abc123.execute-api.us-east-1.amazonaws.com/mcp"
+
+
+# What mcp-proxy-for-aws sends: the MCP SDK's streamable-HTTP POSTs, signed with SigV4 for
+# execute-api; API Gateway's IAM authorizer checks the signature and passes every header on, with
+# the caller's identity in requestContext.authorizer.iam.
+PROXY_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "user-agent": "python-httpx/0.28.1",
+    "x-amz-date": "20261122T040000Z",
+    "x-amz-security-token": "IQoJb3JpZ2luX2VjEXAMPLE",
+    "authorization": (
+        "AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261122/us-east-1/execute-api/aws4_request, "
+        "SignedHeaders=accept;content-type;host;x-amz-date;x-amz-security-token, Signature=0f1e2d3c"
+    ),
+    "x-forwarded-proto": "https",
+    "x-forwarded-port": "443",
+}
+
+
+def proxy_event(session: str, message: dict[str, Any], role: str = "cairn-agents") -> dict[str, Any]:
+    headers = dict(PROXY_HEADERS)
+    if message.get("method") != "initialize":
+        headers["mcp-protocol-version"] = "2025-06-18"
+    event = http_event("POST", "/mcp", body=json.dumps(message), headers=headers, anonymous=True)
+    event["routeKey"] = event["requestContext"]["routeKey"] = "ANY /mcp"
+    event["requestContext"]["authorizer"] = {
+        "iam": {
+            "accessKey": "ASIAEXAMPLE",
+            "accountId": ACCOUNT,
+            "callerId": f"AROAEXAMPLE:{session}",
+            "cognitoIdentity": None,
+            "principalOrgId": None,
+            "userArn": f"arn:aws:sts::{ACCOUNT}:assumed-role/{role}/{session}",
+            "userId": f"AROAEXAMPLE:{session}",
+        }
+    }
+    return event
+
+
+def proxy_session(
+    h: Handler, session: str, calls: list[tuple[str, dict[str, Any]]], role: str = "cairn-agents"
+) -> list[Any]:
+    """One proxy run: initialize, notifications/initialized, then each tools/call; their results."""
+    init = {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "mcp-proxy-for-aws", "version": "1.1.0"}}  # fmt: skip
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+    answer = h(proxy_event(session, initialize, role), CTX)
+    assert answer["statusCode"] == 200, body_of(answer)
+    assert json.loads(body_of(answer))["result"]["serverInfo"]["name"] == "cairn"
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert h(proxy_event(session, note, role), CTX)["statusCode"] == 202
+    results = []
+    for n, (tool, arguments) in enumerate(calls, start=1):
+        call = {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        answer = h(proxy_event(session, call, role), CTX)
+        assert answer["statusCode"] == 200, body_of(answer)
+        results.append(json.loads(body_of(answer))["result"])
+    return results
+
+
+CTX = LambdaContext()
+
+
+def template_handler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **parameters: str) -> Handler:
+    """The API function with the environment template.yaml gives it (its IAM tenants and scopes)."""
+    for key, value in environments(**parameters)["ApiFunction"].items():
+        monkeypatch.setenv(key, value)
+    return api_handler(lambda: fake_container(tmp_path))
+
+
+def test_the_proxy_creates_a_brain_with_the_template_default_scopes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = template_handler(tmp_path, monkeypatch)
+
+    (made,) = proxy_session(h, "botocore-session-1", [("memory_create_brain", {"name": "Agent notes"})])
+
+    assert not made.get("isError"), made
+    assert made["structuredContent"]["slug"] == "agent-notes"
+    assert made["structuredContent"]["visibility"] == "private"
+
+
+def test_a_new_session_of_the_same_role_sees_its_private_brain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = template_handler(tmp_path, monkeypatch)
+    proxy_session(h, "botocore-session-1", [("memory_create_brain", {"name": "Agent notes"})])
+
+    (mine,) = proxy_session(h, "botocore-session-2", [("memory_list_brains", {})])
+    (other_role,) = proxy_session(h, "s3", [("memory_list_brains", {})], role="another-role")
+
+    assert [b["slug"] for b in mine["structuredContent"]["items"]] == ["agent-notes"]
+    assert other_role["structuredContent"]["items"] == []  # private: the role's own
+
+
+def test_narrower_iam_scopes_refuse_creating_a_brain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    h = template_handler(tmp_path, monkeypatch, IamScopes="documents:read,documents:write")
+
+    made, listed = proxy_session(
+        h,
+        "botocore-session-1",
+        [("memory_create_brain", {"name": "Agent notes"}), ("memory_list_brains", {})],
+    )
+
+    assert made.get("isError") and "brains:admin" in json.dumps(made), made
+    assert listed["structuredContent"]["items"] == []

@@ -3,6 +3,7 @@ over real HTTP with httpx and the official MCP client, then stopped."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import boto3
 import httpx
 import pytest
@@ -62,7 +64,11 @@ def emulated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[
         yield base, moto
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
 
 
 async def test_rest_and_mcp_through_the_api_handler_on_moto(emulated: tuple[str, str]) -> None:
@@ -89,3 +95,40 @@ async def test_rest_and_mcp_through_the_api_handler_on_moto(emulated: tuple[str,
     objects = boto3.client("s3", **kw).list_objects_v2(Bucket="cairn-local").get("Contents", [])
     items = boto3.client("dynamodb", **kw).scan(TableName="cairn-local", Select="COUNT")["Count"]
     assert objects and items > 2
+
+
+async def test_concurrent_clients_get_no_errors(emulated: tuple[str, str]) -> None:
+    """Lambda runs one invocation per environment, on the loop Mangum built: aws_local queues calls
+    onto that one thread instead of failing the ones that land on another."""
+    base, _ = emulated
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        assert (await http.post("/v1/brains", json={"name": "Busy"})).status_code == 201
+
+        async def healthz(i: int) -> int:
+            return (await http.get("/healthz")).status_code
+
+        async def rest(i: int) -> int:
+            path = f"memory/global/n{i}.md"
+            put = await http.put(
+                "/v1/brains/busy/documents",
+                params={"path": path},
+                content=f"Note {i}: the kettle descales on Fridays.".encode(),
+                headers={"content-type": "application/octet-stream"},
+            )
+            if put.status_code != 204:
+                return put.status_code
+            return (await http.post("/v1/brains/busy/search", json={"query": "kettle"})).status_code
+
+        async def mcp(i: int) -> int:
+            async with Client(f"{base}/mcp") as client:
+                note = {"brain": "busy", "content": f"Runbook {i}: restart the queue."}
+                result = await client.call_tool("memory_remember", note)
+            return 500 if result.is_error else 200
+
+        calls = [f(i) for i in range(16) for f in (healthz, rest, mcp)]
+        with anyio.fail_after(30):  # a client stuck on a failed exchange fails the test, not CI
+            outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        listed = await http.get("/v1/brains/busy/documents/stat", params={"path": "memory/global/n15.md"})
+    failures = [o for o in outcomes if o != 200 and o != 204]
+    assert len(outcomes) == 48 and failures == []
+    assert listed.status_code == 200

@@ -122,26 +122,45 @@ def iam_identity(
 
 
 @pytest.mark.parametrize(
-    ("user_arn", "account", "tenant", "scopes"),
+    ("user_arn", "account", "tenant", "scopes", "subject"),
     [
-        (SESSION_ARN, ACCOUNT, "acme-builds", {READ, WRITE}),  # the assumed role's ARN is the longest key
+        # the assumed role's ARN is the longest key, and the subject (not the session)
+        (SESSION_ARN, ACCOUNT, "acme-builds", {READ, WRITE}, ROLE_ARN),
         (
             f"arn:aws:sts::{ACCOUNT}:assumed-role/CairnWriterOld/s",
             ACCOUNT,
             "acme",
             {READ},
+            f"arn:aws:iam::{ACCOUNT}:role/CairnWriterOld",
         ),  # no /Dev ~ /DevOps
-        (f"arn:aws:iam::{ACCOUNT}:user/alice", ACCOUNT, "acme-people", {READ}),
-        (f"arn:aws:iam::{ACCOUNT}:root", ACCOUNT, "acme", {READ}),
-        ("arn:aws:iam::210987654321:user/bob", "210987654321", "globex", {READ}),
+        (f"arn:aws:iam::{ACCOUNT}:user/alice", ACCOUNT, "acme-people", {READ}, None),
+        (f"arn:aws:iam::{ACCOUNT}:root", ACCOUNT, "acme", {READ}, None),
+        ("arn:aws:iam::210987654321:user/bob", "210987654321", "globex", {READ}, None),
+        (f"arn:aws:sts::{ACCOUNT}:federated-user/carol", ACCOUNT, "acme", {READ}, None),
     ],
 )
 def test_iam_callers_map_by_the_longest_matching_key(
-    user_arn: str, account: str, tenant: str, scopes: set[str]
+    user_arn: str, account: str, tenant: str, scopes: set[str], subject: str | None
 ) -> None:
     event = http_event("POST", "/v1/brains", iam=iam_identity(user_arn, account))
     principal = principal_from_apigw(event, iam_tenants=IAM_TENANTS, iam_scopes=IAM_SCOPES)
-    assert principal == Principal(tenant, user_arn, frozenset(scopes), Via.iam)
+    assert principal == Principal(tenant, subject or user_arn, frozenset(scopes), Via.iam)
+
+
+def test_every_session_of_a_role_is_the_same_subject() -> None:
+    sessions = [
+        iam_identity(
+            f"arn:aws:sts::{ACCOUNT}:assumed-role/CairnWriter/{name}", caller_id=f"AROAEXAMPLE:{name}"
+        )
+        for name in ("build-42", "botocore-session-1712345678")
+    ]
+    first, second = (principal_from_iam(i, tenants=IAM_TENANTS, scopes=IAM_SCOPES) for i in sessions)
+    assert first.subject == second.subject == ROLE_ARN
+    # A role with a path: the assumed-role ARN drops it, and so does the subject.
+    pathed = iam_identity(f"arn:aws-cn:sts::{ACCOUNT}:assumed-role/agents/s1")
+    assert principal_from_iam(pathed, tenants=IAM_TENANTS, scopes={}).subject == (
+        f"arn:aws-cn:iam::{ACCOUNT}:role/agents"
+    )
 
 
 def test_a_caller_id_prefix_maps_too() -> None:

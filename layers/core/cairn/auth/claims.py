@@ -10,6 +10,12 @@ is also tried as its role's ARN (`arn:aws:iam::<acct>:role/<role>`, without the 
 prefix matches only at a boundary (the key ends in `/` or `:`, or the caller's ARN continues with
 one), so `role/Dev` does not match `role/DevOps`. The longest matching key wins; `*` matches every
 caller and loses to any other key.
+
+An IAM caller's subject is its role's ARN, not the session's: every session of a role (each
+`mcp-proxy-for-aws` start, each refreshed credential) is one owner, so its private brains outlive
+the session. The assumed-role ARN does not carry the role's path, so the subject of a role
+`role/team/agents` is `arn:aws:iam::<acct>:role/agents` (role names are unique in an account
+regardless of path, so it names one role). IAM users and federated users keep their ARN.
 """
 
 from __future__ import annotations
@@ -78,7 +84,9 @@ def principal_from_iam(
     if tenant is None:
         raise AuthError("this AWS caller is not mapped to a tenant", FORBIDDEN)
     granted = _longest_match(scopes, exact, prefixed) or ()
-    subject = next((v for v in (user_arn, caller_id, account) if isinstance(v, str) and v), None)
+    subject = next(
+        (v for v in (_role_arn(user_arn), user_arn, caller_id, account) if isinstance(v, str) and v), None
+    )
     if subject is None:
         raise AuthError("the request's IAM identity is empty", FORBIDDEN)
     return Principal(

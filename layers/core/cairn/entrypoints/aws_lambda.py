@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cairn.bootstrap import Container
+from cairn.config import Settings
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -88,9 +89,11 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
             built["container"], built["task"] = container, task
         container = built["container"]
         if event.get("action") == "schedule":
-            every = container.settings.consolidate_every_s or 86400.0
             schedule = ConsolidationSchedule(
-                container.brains, container.consolidation, container.adapters.clock, every
+                container.brains,
+                container.consolidation,
+                container.adapters.clock,
+                schedule_window_s(container.settings),
             )
             records = container.adapters.records
             # Tidy large DynamoDB transactions a crashed writer left behind (correctness never
@@ -101,6 +104,18 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
         return result
 
     return observed(handle, traced=True)
+
+
+def schedule_window_s(settings: Settings) -> float:
+    """The scheduled consolidation's idempotency window: CAIRN_CONSOLIDATE_EVERY_S, else derived
+    from the rule's expression (CAIRN_CONSOLIDATION_SCHEDULE, set by the template), else a day."""
+    from cairn.services.schedule import window_for
+
+    if settings.consolidate_every_s:
+        return settings.consolidate_every_s
+    if settings.consolidation_schedule and settings.consolidation_schedule != "off":
+        return window_for(settings.consolidation_schedule)
+    return 86400.0
 
 
 def _dynamodb_client(container: Container) -> Any:

@@ -3,6 +3,10 @@
 Frames: `ready` once attached (the subscription exists before it is sent, so nothing committed
 after it is missed), one `change` per committed mutation, `ping` every `events_ping_s` seconds
 whatever the traffic. Every frame carries an `id:` that increases per stream.
+
+On AWS (`backend = "aws"`) the route answers 405 instead: API Gateway and Mangum buffer a response
+whole, so an endless stream would only end at the integration timeout as a 5xx, and the
+in-process bus never sees the writes other Lambda instances commit.
 """
 
 import json
@@ -11,15 +15,21 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
+from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
 from cairn.services.events import EventBus
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+NOT_ON_AWS = (
+    "the change stream is not served on AWS: API Gateway buffers responses, so a stream would only "
+    "end at its 29 s timeout, and Lambda instances do not share change events; poll the document "
+    "listing or stat the paths you watch instead"
+)
 
 
 def frame(frame_id: int, event: str, data: str) -> bytes:
@@ -49,9 +59,34 @@ async def change_stream(
         sub.close()
 
 
+class ProblemResponse(JSONResponse):
+    media_type = PROBLEM_JSON
+
+
 def events_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/brains/{brainId}", tags=["store"])
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
+    if container.settings.backend == "aws":
+        refusal = {
+            "description": f"method_not_allowed: {NOT_ON_AWS}",
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            "headers": {"Allow": {"description": "Empty: no method", "schema": {"type": "string"}}},
+        }
+
+        @router.get(
+            "/events",
+            name="brain_events",
+            status_code=405,
+            response_class=ProblemResponse,
+            responses={405: refusal},
+        )
+        async def brain_events_on_aws(brain: BrainArg) -> JSONResponse:
+            """Not served on AWS: poll listings or stat documents instead."""
+            response = problem(405, NOT_ON_AWS, "method_not_allowed")
+            response.headers["Allow"] = ""  # RFC 9110: the resource allows no method here
+            return response
+
+        return router
 
     @router.get(
         "/events",

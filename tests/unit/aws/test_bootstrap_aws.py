@@ -1,0 +1,113 @@
+"""`backend = "aws"` refuses to start without every AWS resource it needs, naming the missing
+settings, instead of keeping that port's data in the container's /tmp; local emulation asks for the
+embedded fallbacks explicitly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
+from cairn.bootstrap import build_container
+from cairn.bootstrap_aws import IncompleteAwsSettings, aws_adapters, check_aws_settings
+from cairn.config import Settings
+from tests.contract.aws_storage import fake_credentials
+
+ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:cairn-{}-dev"
+COMPLETE = {
+    "backend": "aws",
+    "bucket": "cairn-dev-documentbucket",
+    "table": "cairn-dev-RecordTable",
+    "opensearch_url": "https://search-cairn-dev.us-east-1.es.amazonaws.com",
+    "state_machine_arns": {
+        "job": ARN.format("jobs"),
+        "ingest": ARN.format("ingest"),
+        "consolidate": ARN.format("consolidate"),
+    },
+    "embedder": "bedrock",
+    "generator": "extractive",
+}
+
+
+def settings(tmp_path: Path, **changes: object) -> Settings:
+    values = {**COMPLETE, "data_dir": tmp_path / "data", **changes}
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def test_a_complete_configuration_passes() -> None:
+    check_aws_settings(Settings(**COMPLETE))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"bucket": None}, "CAIRN_BUCKET"),
+        ({"table": ""}, "CAIRN_TABLE"),
+        ({"opensearch_url": ""}, "CAIRN_OPENSEARCH_URL"),  # OpenSearchMode=existing, no endpoint
+        ({"opensearch_url": "  "}, "CAIRN_OPENSEARCH_URL"),
+        ({"state_machine_arns": {}}, "CAIRN_STATE_MACHINE_ARNS (job, ingest, consolidate)"),
+        (
+            {"state_machine_arns": {"job": ARN.format("jobs")}},
+            "CAIRN_STATE_MACHINE_ARNS (ingest, consolidate)",
+        ),
+    ],
+)
+def test_each_missing_resource_is_refused_by_name(
+    tmp_path: Path, changes: dict[str, object], named: str
+) -> None:
+    with pytest.raises(IncompleteAwsSettings) as refused:
+        aws_adapters(settings(tmp_path, **changes))
+
+    assert named in str(refused.value)
+    assert "CAIRN_AWS_LOCAL_FALLBACKS" in str(refused.value)
+    assert not (tmp_path / "data").exists()  # refused before anything was created
+
+
+def test_every_missing_setting_is_named_at_once(tmp_path: Path) -> None:
+    bare = Settings(backend="aws", data_dir=tmp_path)
+    with pytest.raises(IncompleteAwsSettings) as refused:
+        build_container(bare)
+    message = str(refused.value)
+    for env in ("CAIRN_BUCKET", "CAIRN_TABLE", "CAIRN_OPENSEARCH_URL", "CAIRN_STATE_MACHINE_ARNS"):
+        assert env in message
+
+
+def test_the_environment_of_a_half_configured_function_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What a stack deployed with OpenSearchMode=existing and an empty endpoint used to run with.
+    for key, value in {
+        "CAIRN_BACKEND": "aws",
+        "CAIRN_DATA_DIR": str(tmp_path),
+        "CAIRN_BUCKET": "b",
+        "CAIRN_TABLE": "t",
+        "CAIRN_OPENSEARCH_URL": "",
+        "CAIRN_STATE_MACHINE_ARNS": json.dumps(COMPLETE["state_machine_arns"]),
+    }.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(IncompleteAwsSettings, match="CAIRN_OPENSEARCH_URL"):
+        aws_adapters(Settings())
+
+
+def test_local_emulation_asks_for_the_embedded_fallbacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_credentials(monkeypatch)
+    local = settings(
+        tmp_path, aws_local_fallbacks=True, opensearch_url="", state_machine_arns={}, bucket=None, table=None
+    )
+
+    adapters = aws_adapters(local)
+
+    assert isinstance(adapters.chunks, SqliteChunkIndex) and isinstance(adapters.jobs, SqliteJobRunner)
+    assert (tmp_path / "data" / "chunks.sqlite3").exists()
+    assert Settings().aws_local_fallbacks is False
+
+
+def test_the_local_emulation_environment_sets_the_fallbacks() -> None:
+    env = json.loads((Path(__file__).resolve().parents[3] / "infra/local/env.json").read_text())
+    for function in env.values():
+        assert function["CAIRN_OPENSEARCH_URL"] == "" and function["CAIRN_AWS_LOCAL_FALLBACKS"] == "true"

@@ -219,3 +219,24 @@ def test_narrower_iam_scopes_refuse_creating_a_brain(tmp_path: Path, monkeypatch
 
     assert made.get("isError") and "brains:admin" in json.dumps(made), made
     assert listed["structuredContent"]["items"] == []
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/admin"])
+def test_every_mcp_path_names_its_metadata_and_the_authorization_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    h = template_handler(tmp_path, monkeypatch)
+    base = "https://abc123.execute-api.us-east-1.amazonaws.com"
+    suffixed = h(http_event("GET", f"/.well-known/oauth-protected-resource{path}", anonymous=True), CTX)
+    bare = h(http_event("GET", "/.well-known/oauth-protected-resource", anonymous=True), CTX)
+    refused = h(
+        http_event("POST", path, body={"jsonrpc": "2.0", "id": 1, "method": "ping"}, anonymous=True), CTX
+    )
+
+    issuer = environments()["ApiFunction"]["CAIRN_JWT_ISSUER"]
+    assert suffixed["statusCode"] == 200 and json_of(suffixed)["resource"] == f"{base}{path}"
+    assert json_of(suffixed)["authorization_servers"] == [issuer] == json_of(bare)["authorization_servers"]
+    assert set(json_of(suffixed)["scopes_supported"]) == {"documents:read", "documents:write", "brains:admin"}
+    challenge = refused["headers"]["www-authenticate"]
+    assert refused["statusCode"] == 401
+    assert challenge == f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource{path}"'

@@ -68,7 +68,7 @@ class AuthMiddleware:
     def _refusal_of(self, scope: Scope, principal: Principal, headers: dict[str, str]) -> Response | None:
         """What an authenticated caller still gets refused for: no scope at all on /mcp, or its rate."""
         if not principal.scopes and scope.get("path", "").startswith("/mcp"):
-            metadata = f"{base_url(scope, headers, self.public_url)}{METADATA_PATH}"
+            metadata = metadata_url(base_url(scope, headers, self.public_url), scope.get("path", ""))
             challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
             return _refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
@@ -91,7 +91,8 @@ class AuthMiddleware:
             return _refusal(scope, 403, {}, "forbidden", exc.reason)
         if exc.code == UNAVAILABLE:
             return _refusal(scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
-        challenge = f'Bearer resource_metadata="{base_url(scope, headers, self.public_url)}{METADATA_PATH}"'
+        metadata = metadata_url(base_url(scope, headers, self.public_url), scope.get("path", ""))
+        challenge = f'Bearer resource_metadata="{metadata}"'
         if exc.code != "unauthorized":
             challenge += ', error="invalid_token"'
         return _refusal(scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
@@ -106,10 +107,16 @@ def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> s
     return f"{proto}://{host}{scope.get('root_path', '')}".rstrip("/")
 
 
-def resource_metadata(base: str, issuer: str | None) -> dict[str, Any]:
-    """RFC 9728 metadata for the MCP endpoint."""
+def metadata_url(base: str, path: str) -> str:
+    """The metadata document for the endpoint at `path`: path-suffixed for an MCP endpoint (RFC 9728
+    3.1), the bare document for everything else."""
+    return f"{base}{METADATA_PATH}{path if path.startswith('/mcp') else ''}"
+
+
+def resource_metadata(base: str, issuer: str | None, resource: str = "/mcp") -> dict[str, Any]:
+    """RFC 9728 metadata for the MCP endpoint at `resource`."""
     document: dict[str, Any] = {
-        "resource": f"{base}/mcp",
+        "resource": f"{base}{resource}",
         "bearer_methods_supported": ["header"],
         "scopes_supported": list(SCOPES),
         "resource_name": "Cairn",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -12,6 +13,7 @@ from cairn.bootstrap import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.mcp.http import mount_mcp
+from cairn.entrypoints.mcp.server import SURFACES, http_path
 from cairn.entrypoints.rest import body_limit, install_rest
 
 
@@ -28,12 +30,21 @@ def create_app(container: Container) -> FastAPI:
 
     settings = container.settings
 
-    @app.get(METADATA_PATH, tags=["auth"])
-    @app.get(f"{METADATA_PATH}/mcp", include_in_schema=False)
-    def protected_resource(request: Request) -> dict[str, Any]:
-        """RFC 9728 protected resource metadata: where clients get tokens for /mcp."""
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        return resource_metadata(base_url(request.scope, headers, settings.public_url), settings.jwt_issuer)
+    def metadata_of(resource: str) -> Callable[[Request], dict[str, Any]]:
+        def protected_resource(request: Request) -> dict[str, Any]:
+            """RFC 9728 protected resource metadata: where clients get tokens for this endpoint."""
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            base = base_url(request.scope, headers, settings.public_url)
+            return resource_metadata(base, settings.jwt_issuer, resource)
+
+        return protected_resource
+
+    # The bare document names /mcp; each MCP endpoint also has its path-suffixed one (RFC 9728 3.1),
+    # which MCP clients ask for first.
+    app.get(METADATA_PATH, tags=["auth"])(metadata_of("/mcp"))
+    for surface in SURFACES:
+        path = http_path(surface)
+        app.get(f"{METADATA_PATH}{path}", include_in_schema=False)(metadata_of(path))
 
     install_rest(app, container)
     mount_mcp(app, container)

@@ -50,3 +50,8 @@ def test_alarms_watch_both_apis_and_the_search_domain(resources: dict[str, Any])
         for n, a in alarms.items()
         if a["Namespace"] == "AWS/ES"
     )
+
+
+def test_browsers_may_post_presigned_uploads_to_the_bucket(resources: dict[str, Any]) -> None:
+    (rule,) = resources["DocumentBucket"]["Properties"]["CorsConfiguration"]["CorsRules"]
+    assert rule["AllowedMethods"] == ["POST"] and rule["AllowedOrigins"] == {"Ref": "CorsAllowOrigins"}

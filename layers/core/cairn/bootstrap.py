@@ -20,6 +20,7 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobContext, JobHandler, JobRunner, JobSteps, StepHandler, SteppedJobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
+from cairn.ports.uploads import UploadSigner
 from cairn.services.access import AccessLog
 from cairn.services.ask import AskService
 from cairn.services.audit import AuditLog
@@ -51,6 +52,7 @@ class Adapters:
     jobs: JobRunner
     extractor: FactExtractor
     reflector: Reflector
+    uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
 
 
 @dataclass

@@ -115,9 +115,12 @@ def aws_adapters(settings: Settings) -> Any:
     extractor, reflector = (
         _distillers(settings, clients) if settings.generator == "bedrock" else distillers_for(settings)
     )
+    blobs = _blobs(settings, clients, data)
+    from cairn.adapters.aws.s3_blobs import S3BlobStore
+
     return Adapters(
         records=records,
-        blobs=_blobs(settings, clients, data),
+        blobs=blobs,
         chunks=_chunks(settings, embedder.dimension, data),
         embedder=embedder,
         clock=clock,
@@ -125,6 +128,7 @@ def aws_adapters(settings: Settings) -> Any:
         jobs=_jobs(settings, clients, records, clock, data),
         extractor=extractor,
         reflector=reflector,
+        uploads=blobs if isinstance(blobs, S3BlobStore) else None,
     )
 
 

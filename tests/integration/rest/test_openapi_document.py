@@ -28,6 +28,8 @@ EXPECTED: dict[tuple[str, str], set[int]] = {
     ("post", f"{B}/documents/append"): COMMON | {400, 404, 409, 413, 415},
     ("post", f"{B}/documents/batch-ops"): COMMON | {400, 404, 409, 413, 415},
     ("post", f"{B}/documents/ingest/url"): COMMON | {400, 404, 409, 413, 415, 502},
+    ("post", f"{B}/documents/uploads"): COMMON | {400, 404, 409, 413, 415},
+    ("post", f"{B}/documents/ingest/upload"): COMMON | {400, 404, 409, 413, 415},
     ("post", f"{B}/search"): COMMON | {400, 404, 413, 415},
     ("get", f"{B}/events"): COMMON | {400, 404},
     ("post", f"{B}/sessions/{{sessionId}}/messages"): COMMON | {400, 404, 409, 413, 415},

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import FileTooLarge, InvalidInput
+from cairn.domain.errors import FileTooLarge, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
@@ -20,6 +20,7 @@ from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
+from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.documents import DocumentInput, DocumentService, checksum
 
@@ -27,6 +28,7 @@ INGEST_JOB = "ingest"
 MAX_TAG = 64
 MAX_TAGS = 64
 MAX_TITLE = 512
+UPLOAD_TTL_S = 15 * 60
 
 _KIND_TYPE = {
     "markdown": "text/markdown",
@@ -115,9 +117,11 @@ class IngestService:
         path: str | None = None,
         doc_id: str | None = None,
         queue: bool = True,
+        upload_key: str | None = None,
     ) -> IngestResult:
         """Store a file's text as a document at `path` (default `ingest/<file name>`); a file
-        above the queueing threshold is handed to a job instead (`status: "queued"`)."""
+        above the queueing threshold is handed to a job instead (`status: "queued"`), which reads
+        it from `upload_key` when the bytes are already a blob there."""
         started = time.perf_counter()
         if len(data) > self.max_file_bytes:
             raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
@@ -125,7 +129,7 @@ class IngestService:
         path = normalize_user_path(path or f"ingest/{safe_name(name)}")
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
-            return self._queue(brain, data, name, kind, path, started)
+            return self._queue(brain, data, name, kind, path, started, upload_key)
         stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id)
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
         doc = outcome.document
@@ -173,16 +177,63 @@ class IngestService:
         local = read_local_file(path, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes))
         return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
 
-    def _queue(
-        self, brain: Brain, data: bytes, name: str, kind: str, path: str, started: float
+    def presign_upload(
+        self, brain: Brain, signer: UploadSigner, file_name: str, content_type: str | None, size: int | None
+    ) -> tuple[str, PresignedUpload]:
+        """A fresh key under the brain's uploads and a POST that may store at most 25 MiB there."""
+        if size is not None and size > self.max_file_bytes:
+            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+        key = f"{_uploads(brain)}{new_id('upl')}/{safe_name(file_name)}"
+        post = signer.presign_upload(
+            key, max_bytes=self.max_file_bytes, content_type=content_type, expires_in=UPLOAD_TTL_S
+        )
+        return key, post
+
+    def ingest_upload(
+        self,
+        brain: Brain,
+        signer: UploadSigner,
+        key: str,
+        *,
+        kind: str | None = None,
+        path: str | None = None,
     ) -> IngestResult:
-        """Keep the bytes as an upload blob and queue the ingest; the same bytes to the same path
-        while a job for them exists return that job (idempotency key) and its promised id."""
+        """Ingest a presigned upload by key: only this brain's, sized (HEAD) before it is read;
+        the object is dropped once ingested (or by the queued job)."""
+        parts = key.split("/")
+        # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
+        if not key.startswith(_uploads(brain)) or len(parts) != 4 or not parts[2].startswith("upl_"):
+            raise NotFound(f"no upload {key!r} in this brain")
+        size = signer.size(key)
+        if size is None:
+            raise NotFound(f"no upload {key!r} in this brain")
+        if size > self.max_file_bytes:
+            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+        data = self.documents.blobs.get(key)
+        result = self.ingest_bytes(brain, data, name=parts[-1], kind=kind, path=path, upload_key=key)
+        if result.status != "queued":
+            self.documents.blobs.delete(key)
+        return result
+
+    def _queue(
+        self,
+        brain: Brain,
+        data: bytes,
+        name: str,
+        kind: str,
+        path: str,
+        started: float,
+        upload_key: str | None = None,
+    ) -> IngestResult:
+        """Keep the bytes as an upload blob (unless they are one) and queue the ingest; the same
+        bytes to the same path while a job for them exists return that job (idempotency key) and
+        its promised id."""
         assert self.jobs is not None
         digest = checksum(data)
-        upload_key = f"uploads/{brain.id}/{digest}"  # one prefix: the bucket expires leftovers
-        if not self.documents.blobs.exists(upload_key):
-            self.documents.blobs.put(upload_key, data)
+        if upload_key is None:
+            upload_key = f"{_uploads(brain)}{digest}"  # one prefix: the bucket expires leftovers
+            if not self.documents.blobs.exists(upload_key):
+                self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)
         payload = {
             "upload_key": upload_key,
@@ -257,6 +308,10 @@ class IngestService:
         fetched = self.fetcher.fetch(url)
         name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
         return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type)
+
+
+def _uploads(brain: Brain) -> str:
+    return f"uploads/{brain.id}/"
 
 
 def _tags(tags: Sequence[str]) -> list[str]:

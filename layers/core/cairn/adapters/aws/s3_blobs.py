@@ -3,16 +3,19 @@
 A PutObject replaces an object atomically (readers see the old or the new bytes), so no temp
 objects are needed. Encryption is the bucket's default (the SAM template sets it); nothing is
 set per call. Keys follow the file adapter's rules so every backend accepts the same keys.
+The store is also the UploadSigner (ports/uploads.py): presigned POSTs into those same keys.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from cairn.adapters.local.file_blobs import MAX_KEY_BYTES, validate_key
 from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.ports.uploads import PresignedUpload
 
 _MISSING = {"NoSuchKey", "404", "NotFound"}
 
@@ -62,6 +65,40 @@ class S3BlobStore:
                 return False
             raise _error("HeadObject", exc) from exc
         return True
+
+    def presign_upload(
+        self, key: str, *, max_bytes: int, content_type: str | None, expires_in: int
+    ) -> PresignedUpload:
+        """A presigned POST whose policy pins the key, the size range (S3 answers EntityTooLarge
+        above it) and, when given, the Content-Type."""
+        object_key = self._key(key)
+        fields: dict[str, str] = {}
+        conditions: list[Any] = [["content-length-range", 1, max_bytes]]
+        if content_type:
+            fields["Content-Type"] = content_type
+            conditions.append({"Content-Type": content_type})
+        try:
+            post = self.client.generate_presigned_post(
+                Bucket=self.bucket,
+                Key=object_key,
+                Fields=fields,
+                Conditions=conditions,
+                ExpiresIn=expires_in,
+            )
+        except ClientError as exc:  # pragma: no cover - signing is local; only a bad config fails
+            raise _error("presign", exc) from exc
+        expires_at = datetime.now(UTC) + timedelta(seconds=expires_in)
+        return PresignedUpload(url=post["url"], fields=dict(post["fields"]), expires_at=expires_at)
+
+    def size(self, key: str) -> int | None:
+        object_key = self._key(key)
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=object_key)
+        except ClientError as exc:
+            if _code(exc) in _MISSING:
+                return None
+            raise _error("HeadObject", exc) from exc
+        return int(head["ContentLength"])
 
     def _key(self, key: str) -> str:
         validate_key(key)

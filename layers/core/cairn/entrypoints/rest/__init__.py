@@ -23,6 +23,7 @@ from cairn.entrypoints.rest.openapi import install_openapi
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.entrypoints.rest.search import search_router
 from cairn.entrypoints.rest.sessions import sessions_router
+from cairn.entrypoints.rest.uploads import uploads_router
 
 __all__ = ["body_limit", "install_rest"]
 
@@ -48,6 +49,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         documents_router(container),
         batch_router(container),
         ingest_router(container),
+        uploads_router(container),
         search_router(container),
         events_router(container),
         sessions_router(container),

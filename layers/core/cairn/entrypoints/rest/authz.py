@@ -43,6 +43,8 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("POST", f"{B}/documents/batch-ops"): WRITE,
     ("POST", f"{B}/documents/ingest/file"): WRITE,
     ("POST", f"{B}/documents/ingest/url"): WRITE,
+    ("POST", f"{B}/documents/uploads"): WRITE,
+    ("POST", f"{B}/documents/ingest/upload"): WRITE,
     ("POST", f"{B}/search"): READ,
     ("GET", f"{B}/events"): READ,
     ("POST", f"{B}/sessions"): WRITE,

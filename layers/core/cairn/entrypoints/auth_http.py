@@ -22,7 +22,7 @@ from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
 from cairn.auth.principal import READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
-from cairn.entrypoints.rest.problems import problem
+from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc")
@@ -67,7 +67,7 @@ class AuthMiddleware:
 
     def _refusal_of(self, scope: Scope, principal: Principal, headers: dict[str, str]) -> Response | None:
         """What an authenticated caller still gets refused for: no scope at all on /mcp, or its rate."""
-        if not principal.scopes and scope.get("path", "").startswith("/mcp"):
+        if not principal.scopes and is_mcp(scope.get("path", "")):
             metadata = metadata_url(base_url(scope, headers, self.public_url), scope.get("path", ""))
             challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
@@ -82,8 +82,9 @@ class AuthMiddleware:
             f"rate limit exceeded: {self.limiter.rate:g} requests/s per caller "
             f"(bursts of {self.limiter.burst}); retry after {retry} s"
         )
-        if scope.get("path", "").startswith("/mcp"):
-            return _jsonrpc_refusal(429, {"Retry-After": str(retry)}, detail, {"retry_after_s": retry})
+        if is_mcp(scope.get("path", "")):
+            data = {"retry_after_s": retry}
+            return mcp_error(429, detail, code=-32000, data=data, headers={"Retry-After": str(retry)})
         return _refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 
     def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
@@ -110,7 +111,7 @@ def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> s
 def metadata_url(base: str, path: str) -> str:
     """The metadata document for the endpoint at `path`: path-suffixed for an MCP endpoint (RFC 9728
     3.1), the bare document for everything else."""
-    return f"{base}{METADATA_PATH}{path if path.startswith('/mcp') else ''}"
+    return f"{base}{METADATA_PATH}{path if is_mcp(path) else ''}"
 
 
 def resource_metadata(base: str, issuer: str | None, resource: str = "/mcp") -> dict[str, Any]:
@@ -124,13 +125,6 @@ def resource_metadata(base: str, issuer: str | None, resource: str = "/mcp") -> 
     if issuer:
         document["authorization_servers"] = [issuer]
     return document
-
-
-def _jsonrpc_refusal(status: int, headers: dict[str, str], message: str, data: dict[str, Any]) -> Response:
-    """A JSON-RPC error at an HTTP error status: MCP clients report its message as the call's
-    failure instead of a bare status (the request id is unknown here; clients put back their own)."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message, "data": data}}
-    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, detail: str) -> Response:

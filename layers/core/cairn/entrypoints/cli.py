@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -15,13 +14,13 @@ from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.config import Settings
 from cairn.domain.errors import CairnError, NoBrain
 from cairn.domain.models import Brain
+from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
     from cairn.services.schedule import ConsolidationSchedule
 
 STORE_FILE = "records.sqlite3"
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
 class NoStore(CairnError):
@@ -279,7 +278,7 @@ def _brain(container: Container, ref: str | None, *, writes: bool = False, creat
         elif ref is None:
             raise NoBrain("no brain exists yet: create one with `cairn brains create NAME`") from None
         elif create:
-            brain = container.brains.create(ref, slug=ref if SLUG.match(ref) else None)
+            brain = container.brains.create(ref, slug=ref if is_slug(ref) else None)
         else:
             raise NoBrain(
                 f"no brain matches {ref!r}: create it with `cairn brains create {ref}` (or pass --create)"

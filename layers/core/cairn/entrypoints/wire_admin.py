@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.domain.models import Brain
 from cairn.entrypoints.wire import Timestamp, Wire
+from cairn.services.brains import PRINCIPAL_NAME
 
-Principal = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s\x00-\x1f\x7f]+$")]
+Principal = Annotated[str, Field(min_length=1, max_length=128, pattern=PRINCIPAL_NAME.pattern)]
 
 
 class BrainAccess(Wire):

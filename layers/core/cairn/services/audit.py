@@ -27,6 +27,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.ids import new_id
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, Put, RecordStore
+from cairn.services.listing import encode_cursor
 
 SYSTEM = "system"
 MAX_VALUE_CHARS = 512
@@ -148,7 +149,7 @@ class AuditLog:
             if tenant is not None and entry.tenant != tenant:
                 continue
             if len(entries) == limit:  # one more exists: the page is full and has a successor
-                return entries, _encode_cursor(last_sk)
+                return entries, encode_cursor(last_sk)
             entries.append(entry)
             last_sk = item.sk
         return entries, None
@@ -209,10 +210,6 @@ def _clean_detail(detail: Mapping[str, str | int | bool]) -> dict[str, str | int
             raise InvalidInput(f"audit detail {key!r} must be a string, an integer or a boolean")
         clean[key] = _clip(value) if isinstance(value, str) else value
     return clean
-
-
-def _encode_cursor(sk: str) -> str:
-    return base64.urlsafe_b64encode(sk.encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: str) -> str:

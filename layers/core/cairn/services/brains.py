@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
 import re
 import unicodedata
@@ -15,10 +13,12 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Visibility
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
+from cairn.services.listing import decode_cursor, encode_cursor
 from cairn.services.repositories import BrainRepository
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_PRINCIPAL_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,128}$")
+PRINCIPAL_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,128}$")
+"""A tenant or owning subject: 1..128 characters, no spaces or control characters."""
 MAX_SLUG = 64
 MAX_NAME = 128
 MAX_PAGE = 1000  # brains per page
@@ -26,18 +26,15 @@ READ_AHEAD = 100
 _CURSOR_ID = re.compile(r"^brn_[0-9A-Za-z_-]{1,64}$")
 
 
-def _encode_cursor(brain_id: str) -> str:
-    return base64.urlsafe_b64encode(brain_id.encode()).decode().rstrip("=")
-
-
 def _decode_cursor(cursor: str) -> str:
-    try:
-        brain_id = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        brain_id = ""
-    if not _CURSOR_ID.match(brain_id) or _encode_cursor(brain_id) != cursor:
+    brain_id = decode_cursor(cursor)
+    if brain_id is None or not _CURSOR_ID.match(brain_id):
         raise InvalidInput("cursor is not one this listing handed out: start again without it")
     return brain_id
+
+
+def is_slug(value: str) -> bool:
+    return len(value) <= MAX_SLUG and SLUG_RE.match(value) is not None
 
 
 def slugify(name: str) -> str:
@@ -66,7 +63,7 @@ class BrainService:
         name = name.strip() if isinstance(name, str) else ""
         if not 1 <= len(name) <= MAX_NAME:
             raise InvalidInput(f"name must be 1..{MAX_NAME} characters")
-        if slug is not None and (len(slug) > MAX_SLUG or not SLUG_RE.match(slug)):
+        if slug is not None and not is_slug(slug):
             raise InvalidInput(f"slug must match {SLUG_RE.pattern} and be 1..{MAX_SLUG} characters")
         try:
             vis = Visibility(visibility or Visibility.private)
@@ -112,7 +109,7 @@ class BrainService:
         except ValueError:
             raise InvalidInput("visibility must be one of private, tenant, public") from None
         for what, value in (("owner", owner), ("tenant", tenant)):
-            if value is not None and not _PRINCIPAL_NAME.match(value):
+            if value is not None and not PRINCIPAL_NAME.match(value):
                 raise InvalidInput(f"{what} must be 1..128 characters without spaces or control characters")
         if tenant is not None and access.current() is not None:
             raise Forbidden(
@@ -168,7 +165,7 @@ class BrainService:
             batch, after = self.repo.page(after=after, limit=max(limit + 1 - len(found), READ_AHEAD))
             found += access.readable(batch)
             if len(found) > limit:
-                return found[:limit], _encode_cursor(found[limit - 1].id)
+                return found[:limit], encode_cursor(found[limit - 1].id)
             if after is None:
                 return found, None
 

@@ -15,7 +15,7 @@ from cairn.domain.errors import FileTooLarge, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
-from cairn.domain.text import check_label
+from cairn.domain.text import check_label, excerpt
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import read_local_file
@@ -123,8 +123,7 @@ class IngestService:
         above the queueing threshold is handed to a job instead (`status: "queued"`), which reads
         it from `upload_key` when the bytes are already a blob there."""
         started = time.perf_counter()
-        if len(data) > self.max_file_bytes:
-            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+        self._check_size(len(data))
         kind = kind or infer_kind(name, content_type, data)
         path = normalize_user_path(path or f"ingest/{safe_name(name)}")
         threshold = self.queue_above_bytes
@@ -181,8 +180,8 @@ class IngestService:
         self, brain: Brain, signer: UploadSigner, file_name: str, content_type: str | None, size: int | None
     ) -> tuple[str, PresignedUpload]:
         """A fresh key under the brain's uploads and a POST that may store at most 25 MiB there."""
-        if size is not None and size > self.max_file_bytes:
-            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+        if size is not None:
+            self._check_size(size)
         key = f"{_uploads(brain)}{new_id('upl')}/{safe_name(file_name)}"
         post = signer.presign_upload(
             key, max_bytes=self.max_file_bytes, content_type=content_type, expires_in=UPLOAD_TTL_S
@@ -202,18 +201,20 @@ class IngestService:
         the object is dropped once ingested (or by the queued job)."""
         parts = key.split("/")
         # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
-        if not key.startswith(_uploads(brain)) or len(parts) != 4 or not parts[2].startswith("upl_"):
-            raise NotFound(f"no upload {key!r} in this brain")
-        size = signer.size(key)
+        presigned = key.startswith(_uploads(brain)) and len(parts) == 4 and parts[2].startswith("upl_")
+        size = signer.size(key) if presigned else None
         if size is None:
-            raise NotFound(f"no upload {key!r} in this brain")
-        if size > self.max_file_bytes:
-            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+            raise NotFound(f"no upload {excerpt(key)} in this brain")
+        self._check_size(size)
         data = self.documents.blobs.get(key)
         result = self.ingest_bytes(brain, data, name=parts[-1], kind=kind, path=path, upload_key=key)
         if result.status != "queued":
             self.documents.blobs.delete(key)
         return result
+
+    def _check_size(self, size: int) -> None:
+        if size > self.max_file_bytes:
+            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
 
     def _queue(
         self,

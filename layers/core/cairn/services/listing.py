@@ -170,23 +170,35 @@ def _check_limit(limit: int) -> None:
         raise InvalidInput("limit must be a positive integer")
 
 
-def _encode(is_dir: bool, path: str) -> str:
-    raw = ("d" if is_dir else "f") + path
+def encode_cursor(raw: str) -> str:
+    """An opaque cursor: unpadded base64url of `raw`."""
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    """What `encode_cursor` encoded, or None for anything it could not have made."""
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return raw if encode_cursor(raw) == cursor else None
+
+
+def _encode(is_dir: bool, path: str) -> str:
+    return encode_cursor(("d" if is_dir else "f") + path)
 
 
 def _decode(cursor: str) -> tuple[str, str]:
     """(kind, path) of a cursor this module made; InvalidInput for anything else."""
     if not isinstance(cursor, str) or not 0 < len(cursor) <= MAX_CURSOR_CHARS:
         raise _bad_cursor()
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
-        kind, path = raw[:1], validate_path(raw[1:])
-    except (binascii.Error, UnicodeDecodeError, ValueError, InvalidInput):
-        raise _bad_cursor() from None
-    if kind not in ("f", "d") or _encode(kind == "d", path) != cursor:
+    raw = decode_cursor(cursor)
+    if raw is None or raw[:1] not in ("f", "d"):
         raise _bad_cursor()
-    return kind, path
+    try:
+        return raw[:1], validate_path(raw[1:])
+    except InvalidInput:
+        raise _bad_cursor() from None
 
 
 def _bad_cursor() -> InvalidInput:

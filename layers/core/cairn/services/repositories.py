@@ -110,9 +110,6 @@ class BrainRepository:
             return Brain.model_validate(pointer.data["brain"])
         return self.get(pointer.data["brain_id"])  # a pointer written before it carried the brain
 
-    def list(self) -> list[Brain]:
-        return [from_item(Brain, item) for item in _all(self.records, BRAINS_PK, "brain#")]
-
     def page(self, *, after: str | None, limit: int) -> tuple[builtins.list[Brain], str | None]:
         """Up to `limit` brains in id order after the id `after`; the id to resume after when more follow."""
         page = self.records.query(BRAINS_PK, "brain#", after=f"brain#{after}" if after else None, limit=limit)

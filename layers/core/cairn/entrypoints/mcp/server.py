@@ -1,18 +1,27 @@
 """The registry of MCP tool surfaces. Each surface is served at its own path (`/mcp` for canonical,
-`/mcp/<name>` for the others) and over stdio (`cairn mcp --surface <name>`)."""
+`/mcp/<name>` for the others) and over stdio (`cairn mcp --surface <name>`).
+
+Builders are named, not imported: the CLI reads the surface names for every command, and importing
+the surfaces (the MCP SDK with them) would cost every `cairn` command half a second."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from cairn.domain.errors import InvalidInput
-from cairn.entrypoints.mcp.admin import build_admin
-from cairn.entrypoints.mcp.canonical import build_canonical
-from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
 
-SurfaceBuilder = Callable[[SurfaceDeps], SurfaceServer]
+if TYPE_CHECKING:
+    from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
 
-SURFACES: dict[str, SurfaceBuilder] = {"canonical": build_canonical, "admin": build_admin}
+SurfaceBuilder = Callable[["SurfaceDeps"], "SurfaceServer"]
+
+SURFACES: dict[str, str] = {
+    "canonical": "cairn.entrypoints.mcp.canonical:build_canonical",
+    "admin": "cairn.entrypoints.mcp.admin:build_admin",
+}
+"""Surface name -> `module:function` of its builder."""
 
 
 def http_path(surface: str) -> str:
@@ -21,10 +30,12 @@ def http_path(surface: str) -> str:
 
 def require_surface(surface: str) -> SurfaceBuilder:
     try:
-        return SURFACES[surface]
+        module, _, function = SURFACES[surface].partition(":")
     except KeyError:
         known = ", ".join(SURFACES)
         raise InvalidInput(f"unknown MCP surface {surface!r} (available: {known})") from None
+    builder: SurfaceBuilder = getattr(import_module(module), function)
+    return builder
 
 
 def build_server(surface: str, deps: SurfaceDeps) -> SurfaceServer:

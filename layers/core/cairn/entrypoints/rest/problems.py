@@ -106,10 +106,21 @@ def is_mcp(path: str) -> bool:
     return path == "/mcp" or path.startswith("/mcp/")
 
 
-def mcp_error(status: int, message: str) -> JSONResponse:
-    """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, no id."""
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-    return JSONResponse(error, status_code=status)
+def mcp_error(
+    status: int,
+    message: str,
+    *,
+    code: int = -32600,
+    data: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, no id
+    (unknown here; clients put back their request's). MCP clients report its message as the failed
+    call's error instead of a bare HTTP status."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status, headers=headers)
 
 
 def _is_api(request: Request) -> bool:

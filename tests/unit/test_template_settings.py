@@ -20,8 +20,10 @@ def resolve(value: Any, params: dict[str, Any]) -> str:
     if isinstance(value, (str, int, float)):
         return str(value)
     ((name, arg),) = value.items()
-    if name == "Ref":
-        return str(params.get(arg, {}).get("Default", "123456789012" if "Account" in arg else "x"))
+    if name == "Ref":  # a parameter's default; a resource's own logical id stands for its physical id
+        if arg in params:
+            return str(params[arg].get("Default", "x"))
+        return "123456789012" if "Account" in arg else arg if "::" not in arg else "x"
     if name == "Fn::Sub":
         text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
         values = {k: resolve(v, params) for k, v in extra.items()}

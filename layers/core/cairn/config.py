@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     """SigV4 callers' scopes, keyed like iam_tenants (`*`: any mapped caller)."""
     jwt_scope_prefix: str | None = None
     """Stripped from scope names first (a Cognito resource server's `<id>/documents:read`)."""
+    jwt_user_groups: bool = False
+    """A user's token gets only its groups' scopes (auth/claims.py); machine tokens their `scope`."""
     rate_limit_per_s: float | None = Field(default=None, ge=0)
     """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""

@@ -4,6 +4,8 @@ authorizer verified, SigV4 (IAM) identities mapped to tenants, and events with n
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ import pytest
 from cairn.entrypoints.aws_lambda import Handler, api_handler
 from tests.events.apigw import LambdaContext, body_of, http_event, json_of
 from tests.fakes.container import fake_container
+from tests.integration.auth.jwks_server import jwks_server
+from tests.unit.auth.tokens import SigningKey, jwks, rsa_key
 from tests.unit.test_template_settings import environments
 
 ACCOUNT = "123456789012"
@@ -221,12 +225,15 @@ def test_narrower_iam_scopes_refuse_creating_a_brain(tmp_path: Path, monkeypatch
     assert listed["structuredContent"]["items"] == []
 
 
-@pytest.mark.parametrize("path", ["/mcp", "/mcp/admin"])
+MCP_PATHS = ["/mcp", "/mcp/admin"]
+BASE = "https://abc123.execute-api.us-east-1.amazonaws.com"
+
+
+@pytest.mark.parametrize("path", MCP_PATHS)
 def test_every_mcp_path_names_its_metadata_and_the_authorization_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     h = template_handler(tmp_path, monkeypatch)
-    base = "https://abc123.execute-api.us-east-1.amazonaws.com"
     suffixed = h(http_event("GET", f"/.well-known/oauth-protected-resource{path}", anonymous=True), CTX)
     bare = h(http_event("GET", "/.well-known/oauth-protected-resource", anonymous=True), CTX)
     refused = h(
@@ -234,9 +241,130 @@ def test_every_mcp_path_names_its_metadata_and_the_authorization_server(
     )
 
     issuer = environments()["ApiFunction"]["CAIRN_JWT_ISSUER"]
-    assert suffixed["statusCode"] == 200 and json_of(suffixed)["resource"] == f"{base}{path}"
+    assert suffixed["statusCode"] == 200 and json_of(suffixed)["resource"] == f"{BASE}{path}"
     assert json_of(suffixed)["authorization_servers"] == [issuer] == json_of(bare)["authorization_servers"]
-    assert set(json_of(suffixed)["scopes_supported"]) == {"documents:read", "documents:write", "brains:admin"}
+    # Scopes as the Cognito resource server names them, so a client can ask for them verbatim.
+    assert set(json_of(suffixed)["scopes_supported"]) == {
+        "cairn/documents:read",
+        "cairn/documents:write",
+        "cairn/brains:admin",
+    }
     challenge = refused["headers"]["www-authenticate"]
     assert refused["statusCode"] == 401
-    assert challenge == f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource{path}"'
+    assert challenge == f'Bearer resource_metadata="{BASE}/.well-known/oauth-protected-resource{path}"'
+
+
+# The MCP routes are open at the gateway (template.yaml): the function verifies Cognito's tokens
+# itself, against the pool's JWKS (served here on loopback, keys made in the test).
+@pytest.fixture(scope="module")
+def pool_key() -> SigningKey:
+    return rsa_key("cognito-2026")
+
+
+@pytest.fixture
+def cognito(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_key: SigningKey
+) -> Iterator[tuple[Handler, dict[str, str]]]:
+    env = environments()["ApiFunction"]
+    with jwks_server(jwks(pool_key)) as keys:
+        monkeypatch.setenv("CAIRN_JWT_JWKS_URL", keys.url)
+        yield template_handler(tmp_path, monkeypatch), env
+
+
+def access_token(key: SigningKey, env: dict[str, str], client: str, **claims: Any) -> str:
+    """What Cognito's token endpoint issues: an access token with client_id and no aud."""
+    now = int(time.time())
+    base = {"iss": env["CAIRN_JWT_ISSUER"], "client_id": client, "token_use": "access",
+            "iat": now, "exp": now + 3600}  # fmt: skip
+    return key.sign({**base, **claims})
+
+
+def mcp_call(path: str, token: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        message["params"] = params
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    return http_event("POST", path, body=json.dumps(message), headers=headers, anonymous=True)
+
+
+def tool(h: Handler, path: str, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    answer = h(mcp_call(path, token, "tools/call", {"name": name, "arguments": arguments}), CTX)
+    assert answer["statusCode"] == 200, body_of(answer)
+    result: dict[str, Any] = json.loads(body_of(answer))["result"]
+    return result
+
+
+USER_ASKS_ALL = "openid email cairn/documents:read cairn/documents:write cairn/brains:admin"
+
+
+@pytest.mark.parametrize("path", MCP_PATHS)
+def test_a_signed_in_user_gets_its_groups_scopes_on_every_mcp_path(
+    cognito: tuple[Handler, dict[str, str]], pool_key: SigningKey, path: str
+) -> None:
+    h, env = cognito
+
+    def user(name: str, *groups: str) -> str:
+        return access_token(
+            pool_key, env, "SignInClient", sub=f"u-{name}", username=name, scope=USER_ASKS_ALL,
+            **{"cognito:groups": list(groups)},
+        )  # fmt: skip
+
+    reader, admin = user("bob", "documents:read"), user("al", "documents:read", "brains:admin")
+
+    listed = h(mcp_call(path, reader, "tools/list", {}), CTX)
+    assert listed["statusCode"] == 200 and json.loads(body_of(listed))["result"]["tools"]
+    if path == "/mcp":
+        denied = tool(h, path, reader, "memory_create_brain", {"name": "Ops"})
+        made = tool(h, path, admin, "memory_create_brain", {"name": "Ops", "visibility": "tenant"})
+        assert denied.get("isError") and "brains:admin" in json.dumps(denied)  # asked for it, not in a group
+        assert not made.get("isError") and made["structuredContent"]["slug"] == "ops"
+    else:
+        tool(h, "/mcp", admin, "memory_create_brain", {"name": "Ops", "visibility": "tenant"})
+        denied = tool(h, path, reader, "admin_update_brain", {"brain": "ops", "visibility": "private"})
+        seen = tool(h, path, reader, "admin_list_brains", {})
+        assert denied.get("isError") and "brains:admin" in json.dumps(denied)
+        assert "ops" in json.dumps(seen["structuredContent"])
+
+
+@pytest.mark.parametrize("path", MCP_PATHS)
+def test_a_machine_client_acts_with_its_client_scopes_on_every_mcp_path(
+    cognito: tuple[Handler, dict[str, str]], pool_key: SigningKey, path: str
+) -> None:
+    h, env = cognito
+    machine = access_token(pool_key, env, "MachineClient", sub="MachineClient",
+                           scope="cairn/documents:read cairn/documents:write")  # fmt: skip
+
+    answer = h(mcp_call(path, machine, "tools/list", {}), CTX)
+    names = {t["name"] for t in json.loads(body_of(answer))["result"]["tools"]}
+
+    assert answer["statusCode"] == 200
+    assert names and all(n.startswith("memory_" if path == "/mcp" else "admin_") for n in names)
+
+
+@pytest.mark.parametrize("path", MCP_PATHS)
+def test_tokens_of_other_clients_or_without_scopes_are_refused_on_every_mcp_path(
+    cognito: tuple[Handler, dict[str, str]], pool_key: SigningKey, path: str
+) -> None:
+    h, env = cognito
+    foreign = access_token(pool_key, env, "someone-elses-client", sub="x", scope="cairn/documents:read")
+    impostor = rsa_key("cognito-2026")  # the pool's kid, another key
+    forged = access_token(impostor, env, "MachineClient", sub="x", scope="cairn/documents:read")
+    scopeless = access_token(pool_key, env, "SignInClient", sub="u-eve", username="eve", scope="openid email")
+    metadata = f"{BASE}/.well-known/oauth-protected-resource{path}"
+
+    for token in (foreign, forged):
+        answer = h(mcp_call(path, token, "tools/list", {}), CTX)
+        assert answer["statusCode"] == 401
+        assert answer["headers"]["www-authenticate"] == (
+            f'Bearer resource_metadata="{metadata}", error="invalid_token"'
+        )
+    answer = h(mcp_call(path, scopeless, "tools/list", {}), CTX)
+    assert answer["statusCode"] == 403
+    assert answer["headers"]["www-authenticate"] == (
+        f'Bearer error="insufficient_scope", scope="cairn/documents:read", resource_metadata="{metadata}"'
+    )

@@ -197,3 +197,40 @@ def test_an_event_without_an_authorizer_has_no_principal() -> None:
     assert principal_from_apigw(http_event("GET", "/v1/brains", anonymous=True)) is None
     assert principal_from_apigw({"requestContext": {"authorizer": {"lambda": {"x": 1}}}}) is None
     assert principal_from_apigw({}) is None
+
+
+ALL_ASKED = "openid email cairn/documents:read cairn/documents:write cairn/brains:admin"
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        # A user asking the sign-in client for everything gets only what its groups grant.
+        ({"username": "bob", "scope": ALL_ASKED, "cognito:groups": ["documents:read"]}, {READ}),
+        ({"username": "bob", "scope": ALL_ASKED}, set()),
+        # A user may ask for less than its groups grant, never more.
+        (
+            {
+                "username": "al",
+                "scope": "openid cairn/documents:read",
+                "cognito:groups": [READ, WRITE, ADMIN],
+            },
+            {READ},
+        ),
+        ({"username": "al", "scope": "openid email", "cognito:groups": [READ, WRITE]}, {READ, WRITE}),
+        # An ID token names its user as cognito:username.
+        ({"cognito:username": "al", "cognito:groups": "[documents:read brains:admin]"}, {READ, ADMIN}),
+        # A machine token (client credentials) keeps the scopes its client was allowed.
+        ({"scope": "cairn/documents:read cairn/documents:write"}, {READ, WRITE}),
+        ({"scope": "cairn/documents:read", "cognito:groups": [ADMIN]}, {READ}),
+    ],
+)
+def test_with_user_groups_a_user_never_gets_more_than_its_groups(
+    claims: dict[str, Any], expected: set[str]
+) -> None:
+    assert scopes_from_claims(claims, scope_prefix="cairn/", user_groups=True) == expected
+
+
+def test_without_user_groups_scopes_are_the_union_as_before() -> None:
+    claims = {"username": "bob", "scope": ALL_ASKED, "cognito:groups": ["documents:read"]}
+    assert scopes_from_claims(claims, scope_prefix="cairn/") == {READ, WRITE, ADMIN}

@@ -172,3 +172,30 @@ def test_malformed_tokens_are_refused(token: str, issuer: FakeIssuer) -> None:
 def test_unsafe_configurations_are_refused(options: dict[str, Any], issuer: FakeIssuer) -> None:
     with pytest.raises(ValueError):
         verifier(issuer, **options)
+
+
+def cognito_access(**overrides: Any) -> dict[str, Any]:
+    """A Cognito access token's claims: client_id and token_use, no aud."""
+    return claims(**{"aud": None, "token_use": "access", "client_id": AUDIENCE, **overrides})
+
+
+def test_a_cognito_access_token_passes_by_its_client_id(rsa1: SigningKey, issuer: FakeIssuer) -> None:
+    assert verifier(issuer).verify(rsa1.sign(cognito_access()))["client_id"] == AUDIENCE
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({"client_id": "another-app-client"}, "(client_id)"),
+        ({"token_use": "id"}, "no aud claim"),
+        ({"token_use": None}, "no aud claim"),
+        ({"client_id": None}, "no aud claim"),
+        ({"aud": "another-app-client"}, "(aud)"),  # a present aud is what counts, not client_id
+        ({"aud": [1, 2]}, "malformed"),
+    ],
+)
+def test_client_id_stands_in_only_for_a_missing_aud_on_access_tokens(
+    overrides: dict[str, Any], reason: str, rsa1: SigningKey, issuer: FakeIssuer
+) -> None:
+    error = refused(verifier(issuer), rsa1.sign(cognito_access(**overrides)))
+    assert reason in error.reason

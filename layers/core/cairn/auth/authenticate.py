@@ -89,6 +89,7 @@ class Authenticator:
                 tenant_claim=self.settings.jwt_tenant_claim,
                 default_tenant=self.settings.jwt_default_tenant,
                 scope_prefix=self.settings.jwt_scope_prefix,
+                user_groups=self.settings.jwt_user_groups,
                 iam_tenants=self.settings.iam_tenants,
                 iam_scopes=self.settings.iam_scopes,
             )
@@ -113,6 +114,7 @@ class Authenticator:
                 tenant_claim=self.settings.jwt_tenant_claim,
                 default_tenant=self.settings.jwt_default_tenant,
                 scope_prefix=self.settings.jwt_scope_prefix,
+                user_groups=self.settings.jwt_user_groups,
             )
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
 

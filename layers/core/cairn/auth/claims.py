@@ -4,6 +4,12 @@ Scopes are the union of `scope` (space-separated), `scp` (list or string) and `c
 group named like a scope grants it), keeping only the known SCOPES. API Gateway HTTP APIs hand the
 Lambda every claim as a string, lists included (`"[a b]"`), which `_names` reads too.
 
+With `user_groups` (a Cognito pool whose app clients may ask for every Cairn scope), a token issued
+to a user (it names a `username`) gets only its groups' scopes, narrowed by the Cairn scopes its
+`scope` claim names if it names any: any user of the pool may ask the sign-in client for
+`brains:admin`, so the request alone must not grant it. A machine token (client credentials, no
+user) keeps its `scope` claim: the client's allowed scopes are what an administrator granted.
+
 IAM callers are mapped by configuration. A key is an account id (matched exactly), or a prefix of
 the caller's ARN or callerId; an assumed-role ARN (`arn:aws:sts::<acct>:assumed-role/<role>/<session>`)
 is also tried as its role's ARN (`arn:aws:iam::<acct>:role/<role>`, without the role's path). A
@@ -41,6 +47,7 @@ def principal_from_claims(
     tenant_claim: str = "tenant",
     default_tenant: str | None = None,
     scope_prefix: str | None = None,
+    user_groups: bool = False,
 ) -> Principal:
     """`scope_prefix` is stripped from scope names first (Cognito's `<resource server>/documents:read`)."""
     subject = claims.get("sub")
@@ -56,16 +63,26 @@ def principal_from_claims(
     return Principal(
         tenant=tenant.strip(),
         subject=subject,
-        scopes=scopes_from_claims(claims, scope_prefix=scope_prefix),
+        scopes=scopes_from_claims(claims, scope_prefix=scope_prefix, user_groups=user_groups),
         via=Via.jwt,
     )
 
 
-def scopes_from_claims(claims: Mapping[str, Any], *, scope_prefix: str | None = None) -> frozenset[str]:
-    names = [name for claim in ("scope", "scp", "cognito:groups") for name in _names(claims.get(claim))]
-    if scope_prefix:
-        names = [name.removeprefix(scope_prefix) for name in names]
-    return frozenset(name for name in names if name in KNOWN_SCOPES)
+def scopes_from_claims(
+    claims: Mapping[str, Any], *, scope_prefix: str | None = None, user_groups: bool = False
+) -> frozenset[str]:
+    def known(*names: str) -> frozenset[str]:
+        found = [name for claim in names for name in _names(claims.get(claim))]
+        if scope_prefix:
+            found = [name.removeprefix(scope_prefix) for name in found]
+        return frozenset(name for name in found if name in KNOWN_SCOPES)
+
+    if not user_groups:
+        return known("scope", "scp", "cognito:groups")
+    if not any(isinstance(claims.get(c), str) and claims[c] for c in ("username", "cognito:username")):
+        return known("scope", "scp")
+    granted, asked = known("cognito:groups"), known("scope", "scp")
+    return granted & asked if asked else granted
 
 
 def principal_from_iam(
@@ -103,6 +120,7 @@ def principal_from_apigw(
     tenant_claim: str = "tenant",
     default_tenant: str | None = None,
     scope_prefix: str | None = None,
+    user_groups: bool = False,
     iam_tenants: Mapping[str, str] | None = None,
     iam_scopes: Mapping[str, Iterable[str]] | None = None,
 ) -> Principal | None:
@@ -117,7 +135,11 @@ def principal_from_apigw(
     jwt = authorizer.get("jwt")
     if isinstance(jwt, Mapping) and isinstance(jwt.get("claims"), Mapping):
         return principal_from_claims(
-            jwt["claims"], tenant_claim=tenant_claim, default_tenant=default_tenant, scope_prefix=scope_prefix
+            jwt["claims"],
+            tenant_claim=tenant_claim,
+            default_tenant=default_tenant,
+            scope_prefix=scope_prefix,
+            user_groups=user_groups,
         )
     iam = authorizer.get("iam")
     if isinstance(iam, Mapping):

@@ -4,6 +4,10 @@ Checks, in order: a well-formed header; `alg` among the allowed asymmetric algor
 or HMAC, so an HS256 token "signed" with the RSA public key fails before any key is touched); a
 `kid` the issuer's JWKS holds, whose JWK alg/kty/crv fit `alg`; the signature; `iss`; `aud` among
 this server's audiences (RFC 8707); `exp`, `nbf` and `iat` with leeway.
+
+A token without `aud` passes the audience check only as an access token (`token_use: access`)
+whose `client_id` is among the audiences: Cognito's access tokens name their app client that way
+and carry no `aud`, and API Gateway's JWT authorizer accepts them by the same rule.
 """
 
 from __future__ import annotations
@@ -74,11 +78,12 @@ class JwtVerifier:
                 token,
                 key,
                 algorithms=[alg],
-                audience=list(self.audiences),
                 issuer=self.issuer,
-                # Times are checked below, against an injectable clock and with strict number types.
+                # Times are checked below, against an injectable clock and with strict number types;
+                # the audience after, because a Cognito access token carries client_id instead.
                 options={
-                    "require": ["exp", "iss", "aud"],
+                    "require": ["exp", "iss"],
+                    "verify_aud": False,
                     "verify_exp": False,
                     "verify_nbf": False,
                     "verify_iat": False,
@@ -86,8 +91,24 @@ class JwtVerifier:
             )
         except PyJWTError as error:
             raise AuthError(_reason(error)) from None
+        self._check_audience(claims)
         self._check_times(claims)
         return claims
+
+    def _check_audience(self, claims: Mapping[str, Any]) -> None:
+        if "aud" in claims:
+            aud = claims["aud"]
+            named = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else None
+            if named is None or not all(isinstance(a, str) for a in named):
+                raise AuthError("the token's aud claim is malformed")
+            if not set(named) & set(self.audiences):
+                raise AuthError("the token is not meant for this server (aud)")
+            return
+        if claims.get("token_use") == "access" and "client_id" in claims:
+            if claims["client_id"] not in self.audiences:
+                raise AuthError("the token is not meant for this server (client_id)")
+            return
+        raise AuthError("the token has no aud claim")
 
     def _check_times(self, claims: Mapping[str, Any]) -> None:
         now = self._clock()

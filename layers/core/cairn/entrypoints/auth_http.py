@@ -37,10 +37,12 @@ class AuthMiddleware:
         public_url: str | None,
         *,
         limit_open: bool = False,
+        scope_prefix: str | None = None,
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
         self.limit_open = limit_open
         """Whether the open loopback owner is rate-limited too (only when a rate was set explicitly)."""
+        self.scope_prefix = scope_prefix or ""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -69,7 +71,8 @@ class AuthMiddleware:
         """What an authenticated caller still gets refused for: no scope at all on /mcp, or its rate."""
         if not principal.scopes and is_mcp(scope.get("path", "")):
             metadata = metadata_url(base_url(scope, headers, self.public_url), scope.get("path", ""))
-            challenge = f'Bearer error="insufficient_scope", scope="{READ}", resource_metadata="{metadata}"'
+            wanted = f"{self.scope_prefix}{READ}"
+            challenge = f'Bearer error="insufficient_scope", scope="{wanted}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
             return _refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
         if self.limiter is None or (principal.via is Via.open and not self.limit_open):
@@ -114,12 +117,14 @@ def metadata_url(base: str, path: str) -> str:
     return f"{base}{METADATA_PATH}{path if is_mcp(path) else ''}"
 
 
-def resource_metadata(base: str, issuer: str | None, resource: str = "/mcp") -> dict[str, Any]:
-    """RFC 9728 metadata for the MCP endpoint at `resource`."""
+def resource_metadata(
+    base: str, issuer: str | None, resource: str = "/mcp", scope_prefix: str | None = None
+) -> dict[str, Any]:
+    """RFC 9728 metadata for the MCP endpoint at `resource`; scopes as the issuer names them."""
     document: dict[str, Any] = {
         "resource": f"{base}{resource}",
         "bearer_methods_supported": ["header"],
-        "scopes_supported": list(SCOPES),
+        "scopes_supported": [f"{scope_prefix or ''}{scope}" for scope in SCOPES],
         "resource_name": "Cairn",
     }
     if issuer:

@@ -35,7 +35,7 @@ def create_app(container: Container) -> FastAPI:
             """RFC 9728 protected resource metadata: where clients get tokens for this endpoint."""
             headers = {k.lower(): v for k, v in request.headers.items()}
             base = base_url(request.scope, headers, settings.public_url)
-            return resource_metadata(base, settings.jwt_issuer, resource)
+            return resource_metadata(base, settings.jwt_issuer, resource, settings.jwt_scope_prefix)
 
         return protected_resource
 
@@ -59,6 +59,7 @@ def create_app(container: Container) -> FastAPI:
         limiter=limiter,
         limit_open=rate is not None,
         public_url=settings.public_url,
+        scope_prefix=settings.jwt_scope_prefix,
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
     app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))

@@ -75,3 +75,13 @@ def test_keys_follow_the_blob_rules_and_the_prefix(store: S3BlobStore) -> None:
     assert post_upload(post.url, post.fields, b"hello").status_code == 204
     assert prefixed.size("uploads/b/upl_4/n.md") == 5
     assert store.size("uploads/b/upl_4/n.md") is None
+
+
+def test_an_s3_url_names_a_key_only_in_this_bucket_and_below_the_prefix(store: S3BlobStore) -> None:
+    assert store.key_of(f"s3://{UPLOAD_BUCKET}/uploads/b/upl_5/a.md") == "uploads/b/upl_5/a.md"
+    assert store.key_of("s3://another-bucket/uploads/b/upl_5/a.md") is None
+    assert store.key_of(f"https://{UPLOAD_BUCKET}.s3.amazonaws.com/uploads/b/upl_5/a.md") is None
+    assert store.key_of(f"s3://{UPLOAD_BUCKET}") is None
+    prefixed = S3BlobStore(store.client, UPLOAD_BUCKET, "blobs/")
+    assert prefixed.key_of(f"s3://{UPLOAD_BUCKET}/blobs/uploads/b/upl_5/a.md") == "uploads/b/upl_5/a.md"
+    assert prefixed.key_of(f"s3://{UPLOAD_BUCKET}/uploads/b/upl_5/a.md") is None

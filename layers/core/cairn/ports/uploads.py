@@ -1,8 +1,9 @@
 """UploadSigner: lets a client put a file straight into the blob store, past the API's body limit.
 
 On AWS a request through API Gateway and Lambda carries at most 6 MB, so files up to the 25 MiB
-ingest limit go to S3 with a presigned POST and are then ingested by key. The embedded server has
-no such limit (it takes the file in the multipart upload) and offers no signer.
+ingest limit go to S3 with a presigned POST and are then ingested by key (REST ingest/upload, or
+memory_ingest_file with the key as its `path`). The embedded server has no such limit (it takes the
+file in the multipart upload) and offers no signer.
 """
 
 from __future__ import annotations
@@ -27,3 +28,7 @@ class UploadSigner(Protocol):
 
     def size(self, key: str) -> int | None:
         """The size of blob `key` without reading it; None when it does not exist."""
+
+    def key_of(self, url: str) -> str | None:
+        """The blob key an object URL of this store names (S3: `s3://<bucket>/<prefix><key>`);
+        None when `url` names anything else (another bucket, an object outside the prefix)."""

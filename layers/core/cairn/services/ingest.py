@@ -172,7 +172,14 @@ class IngestService:
         kind: str | None = None,
         target: str | None = None,
         queue: bool = True,
+        uploads: UploadSigner | None = None,
     ) -> IngestResult:
+        """memory_ingest_file's `path`: where uploads go to the blob store (`uploads`: S3, whose
+        server's disk the caller cannot reach), the key of a presigned upload, ingested as
+        ingest_upload does; otherwise a local file read under `policy`. Without a root (stdio, the
+        CLI) the process runs as the caller, so a local path means what it says on every backend."""
+        if uploads is not None and policy.root is not None:
+            return self.ingest_upload(brain, uploads, path, kind=kind, path=target)
         local = read_local_file(path, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes))
         return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
 
@@ -197,8 +204,9 @@ class IngestService:
         kind: str | None = None,
         path: str | None = None,
     ) -> IngestResult:
-        """Ingest a presigned upload by key: only this brain's, sized (HEAD) before it is read;
-        the object is dropped once ingested (or by the queued job)."""
+        """Ingest a presigned upload by key (or the store's URL of it): only this brain's, sized
+        (HEAD) before it is read; the object is dropped once ingested (or by the queued job)."""
+        key = _upload_key(signer, key)
         parts = key.split("/")
         # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
         presigned = key.startswith(_uploads(brain)) and len(parts) == 4 and parts[2].startswith("upl_")
@@ -313,6 +321,24 @@ class IngestService:
 
 def _uploads(brain: Brain) -> str:
     return f"uploads/{brain.id}/"
+
+
+def _upload_key(signer: UploadSigner, location: str) -> str:
+    """The blob key `location` names, refusing what cannot be an upload: the URL of another
+    bucket, and anything outside `uploads/` (such as a path on the caller's own disk)."""
+    key = location
+    if "://" in location:
+        named = signer.key_of(location)
+        if named is None:
+            raise InvalidInput(f"{excerpt(location)} is not an object of this server's upload bucket")
+        key = named
+    if not key.startswith("uploads/"):
+        raise InvalidInput(
+            f"{excerpt(key)} is not an upload key: this server ingests files from its upload store. "
+            "POST /v1/brains/{brainId}/documents/uploads, send the file to the URL it returns, "
+            "then pass its key (uploads/...)"
+        )
+    return key
 
 
 def _tags(tags: Sequence[str]) -> list[str]:

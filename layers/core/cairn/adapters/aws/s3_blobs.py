@@ -100,6 +100,14 @@ class S3BlobStore:
             raise _error("HeadObject", exc) from exc
         return int(head["ContentLength"])
 
+    def key_of(self, url: str) -> str | None:
+        if not url.startswith("s3://"):
+            return None
+        bucket, _, object_key = url.removeprefix("s3://").partition("/")
+        if bucket != self.bucket or not object_key.startswith(self.prefix):
+            return None
+        return object_key.removeprefix(self.prefix) or None
+
     def _key(self, key: str) -> str:
         validate_key(key)
         full = self.prefix + key

@@ -188,7 +188,10 @@ class CanonicalTools:
 
     def ingest_file(self, a: IngestFileArgs) -> CallToolResult:
         brain = self.c.brains.resolve(a.brain)
-        result = IngestResponse.of(self.c.ingest.ingest_file(brain, a.path, self.local_files, kind=a.as_))
+        uploads = self.c.adapters.uploads  # set: `path` is an upload key (services/ingest.py)
+        result = IngestResponse.of(
+            self.c.ingest.ingest_file(brain, a.path, self.local_files, kind=a.as_, uploads=uploads)
+        )
         return ok_result(_ingest_summary(a.path, result), result)
 
     def ingest_url(self, a: IngestUrlArgs) -> CallToolResult:

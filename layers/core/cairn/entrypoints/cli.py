@@ -109,7 +109,7 @@ def _schedule(container: Container) -> ConsolidationSchedule | None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
-    from cairn.entrypoints.mcp.server import require_surface
+    from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
 
     require_surface(args.surface)  # fail before opening the store
@@ -328,10 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(serve)
     serve.set_defaults(func=cmd_serve)
 
-    from cairn.entrypoints.mcp.server import SURFACES
+    from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
 
     mcp = sub.add_parser("mcp", help="serve MCP over stdio")
-    mcp.add_argument("--surface", default="canonical", choices=list(SURFACES))
+    mcp.add_argument("--surface", default=DEFAULT_SURFACE, choices=list(SURFACES))
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
 

@@ -13,7 +13,7 @@ from cairn.bootstrap import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.mcp.http import mount_mcp
-from cairn.entrypoints.mcp.server import SURFACES, http_path
+from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path
 from cairn.entrypoints.rest import body_limit, install_rest
 
 
@@ -41,7 +41,7 @@ def create_app(container: Container) -> FastAPI:
 
     # The bare document names /mcp; each MCP endpoint also has its path-suffixed one (RFC 9728 3.1),
     # which MCP clients ask for first.
-    app.get(METADATA_PATH, tags=["auth"])(metadata_of("/mcp"))
+    app.get(METADATA_PATH, tags=["auth"])(metadata_of(http_path(DEFAULT_SURFACE)))
     for surface in SURFACES:
         path = http_path(surface)
         app.get(f"{METADATA_PATH}{path}", include_in_schema=False)(metadata_of(path))

@@ -1,4 +1,4 @@
-"""MCP over streamable HTTP, mounted on the FastAPI app: `/mcp` (canonical), later `/mcp/<surface>`.
+"""MCP over streamable HTTP, mounted on the FastAPI app: every surface of the registry at its path.
 
 Stateless and per request (docs/ARCHITECTURE.md, "MCP serving"): every HTTP request gets a
 fresh streamable-HTTP sub-app whose lifespan is entered around the call, so the same app works
@@ -15,8 +15,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from cairn.entrypoints.mcp.server import SURFACES, build_server, http_path
-from cairn.entrypoints.mcp.tools import SurfaceDeps, SurfaceServer
+from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
+from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_path
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:

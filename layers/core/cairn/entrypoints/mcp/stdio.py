@@ -15,8 +15,8 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
-from cairn.entrypoints.mcp.server import build_server, require_surface
-from cairn.entrypoints.mcp.tools import SurfaceDeps
+from cairn.entrypoints.mcp.kit import SurfaceDeps
+from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _progress_token(params: Mapping[str, Any] | None) -> object:
     return meta.get("progressToken") if isinstance(meta, Mapping) else None
 
 
-def run_stdio(container: Container, surface: str = "canonical") -> None:
+def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
     deps = SurfaceDeps(container, LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes))
     server = build_server(surface, deps)
     server.middleware.append(progress_before_result)
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
     from cairn.bootstrap import build_container
     from cairn.config import Settings
 
-    surface = argv[0] if argv else "canonical"
+    surface = argv[0] if argv else DEFAULT_SURFACE
     try:
         require_surface(surface)  # before opening any storage
     except CairnError as exc:

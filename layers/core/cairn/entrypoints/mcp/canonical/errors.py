@@ -5,9 +5,9 @@ Every failure is a tool result with `isError: true` and one text block holding a
     {"code": "no_brain", "message": "no brain matches 'x'"}
 
 `code` is machine-readable (validation_error, no_brain, not_found, conflict, file_too_large,
-url_refused, fetch_failed, unsupported_content, forbidden, payload_too_large, not_implemented,
-unknown_tool, internal_error); `message` is for humans. No structuredContent is sent with an error,
-so clients never validate it against a tool's outputSchema.
+url_refused, fetch_failed, unsupported_content, forbidden, payload_too_large, unknown_tool,
+internal_error); `message` is for humans. No structuredContent is sent with an error, so clients
+never validate it against a tool's outputSchema.
 """
 
 from __future__ import annotations
@@ -16,15 +16,14 @@ import json
 
 from mcp_types import CallToolResult, TextContent
 
-from cairn.domain.errors import CairnError
-
-
-class NotAvailable(CairnError):
-    """A tool mode this server does not offer (yet)."""
-
-    code = "not_implemented"
-
 
 def error_result(code: str, message: str) -> CallToolResult:
     body = json.dumps({"code": code, "message": message}, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
+
+
+class JsonToolErrors:
+    """The ErrorPolicy of the canonical surface (and of the admin one, which answers alike)."""
+
+    def tool_error(self, code: str, message: str) -> CallToolResult:
+        return error_result(code, message)

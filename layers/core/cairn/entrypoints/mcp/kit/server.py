@@ -1,0 +1,157 @@
+"""SurfaceServer: an MCPServer built from tool declarations, an error policy and an audit sink.
+
+tools/list advertises each declaration's cleaned input schema and its output schema. tools/call:
+
+1. an unknown tool -> `unknown_tool`;
+2. the tool's scope is checked (auth/access.py) and held while it runs; a caller without it ->
+   the refusal's code (`forbidden`…);
+3. the raw arguments are validated once, with the declaration's model (after the SDK's pre-parsing
+   of JSON-encoded strings) -> `validation_error` with every field's complaint;
+4. the handler runs with that model: a sync one in a worker thread, a streaming one on the event
+   loop with the request Context; a CairnError -> its code and message; an MCPError passes through
+   (a JSON-RPC error); anything else -> `internal_error`, logged with its traceback, its text
+   withheld from the caller;
+5. a successful result is checked against the output model (as the SDK does), and, when the tool's
+   scope is not read, audited from the same validated model; a failing audit is logged and never
+   turns that success into an error.
+
+Every failure goes through the surface's ErrorPolicy (errors.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+
+from cairn.auth import access
+from cairn.auth.principal import READ
+from cairn.domain.errors import CairnError
+from cairn.entrypoints.mcp.kit.audit import CallAudit
+from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
+from cairn.entrypoints.mcp.kit.schema import clean_schema
+from cairn.entrypoints.mcp.kit.spec import SurfaceDeps, ToolArgs, ToolSpec
+
+log = logging.getLogger("cairn.mcp")
+
+
+class SurfaceServer(MCPServer[Any]):
+    """One surface: its tool declarations served with its error policy and audit (module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str,
+        tools: Sequence[ToolSpec[Any]],
+        deps: SurfaceDeps,
+        errors: ErrorPolicy,
+        audit: CallAudit | None = None,
+    ) -> None:
+        specs = {spec.name: spec for spec in tools}
+        if len(specs) != len(tools):
+            raise ValueError(f"{name}: two tools share a name")
+        registered = [_listed(spec) for spec in tools]
+        # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
+        super().__init__(name, version=version, tools=registered, log_level="WARNING")
+        self.specs = specs
+        self._fn_metadata = {tool.name: tool.fn_metadata for tool in registered}
+        self.deps = deps
+        self.errors = errors
+        self.audit = audit
+
+    @property
+    def scopes(self) -> dict[str, str]:
+        """The scope each tool needs."""
+        return {name: spec.scope for name, spec in self.specs.items()}
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        spec = self.specs.get(name)
+        if spec is None:
+            return self.errors.tool_error("unknown_tool", f"unknown tool: {name}")
+        try:
+            with access.needing(spec.scope):
+                return await self._call(spec, arguments, context)
+        except CairnError as exc:  # refused before the tool ran
+            return self.errors.tool_error(exc.code, exc.message)
+
+    async def _call(
+        self, spec: ToolSpec[Any], arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult | InputRequiredResult:
+        metadata = self._fn_metadata[spec.name]
+        try:
+            args = spec.args.model_validate(metadata.pre_parse_json(arguments))
+        except MCPError:
+            raise
+        except ValidationError as exc:
+            message = validation_message(exc)
+            log.info("tool %s rejected arguments: %s", spec.name, message)
+            return self.errors.tool_error("validation_error", message)
+        except Exception as exc:  # a validator that raises something else: as if the tool raised it
+            return self._failed(spec.name, exc)
+        try:
+            result = await self._run(spec, args, context)
+            converted = metadata.convert_result(result)  # the output model's check, as the SDK does it
+        except MCPError:
+            raise
+        except Exception as exc:
+            return self._failed(spec.name, exc)
+        if not isinstance(converted, CallToolResult):
+            return converted
+        if spec.scope != READ and not converted.is_error and self.audit is not None:
+            self._audit(self.audit, spec, args, converted)
+        return converted
+
+    async def _run(self, spec: ToolSpec[Any], args: ToolArgs, context: Context[Any, Any] | None) -> Any:
+        if spec.handler is not None:
+            return await anyio.to_thread.run_sync(functools.partial(spec.handler, self.deps, args))
+        assert spec.streaming is not None
+        if context is None:  # called directly rather than through tools/call
+            context = Context(mcp_server=self, subscriptions=self._subscriptions)
+        return await spec.streaming(self.deps, args, context)
+
+    def _failed(self, name: str, exc: Exception) -> CallToolResult:
+        if isinstance(exc, CairnError):
+            log.info("tool %s failed: %s: %s", name, exc.code, exc.message)
+            return self.errors.tool_error(exc.code, exc.message)
+        log.error("tool %s crashed", name, exc_info=exc)
+        return self.errors.tool_error("internal_error", f"internal error in {name}")
+
+    @staticmethod
+    def _audit(sink: CallAudit, spec: ToolSpec[Any], args: ToolArgs, result: CallToolResult) -> None:
+        try:
+            sink.record(spec, args, result)
+        except Exception:
+            log.exception("audit of tool %s failed", spec.name)
+
+
+def _listed(spec: ToolSpec[Any]) -> Tool:
+    """The SDK's record of the tool: what tools/list shows, and the output model results are checked
+    against. SurfaceServer.call_tool runs the tool itself, so the SDK never calls `fn`."""
+
+    def fn(**_: Any) -> None:
+        raise RuntimeError(f"tool {spec.name} runs through SurfaceServer.call_tool")
+
+    return Tool(
+        fn=fn,
+        name=spec.name,
+        title=None,
+        description=spec.description,
+        parameters=clean_schema(spec.args.model_json_schema(by_alias=True)),
+        fn_metadata=FuncMetadata(arg_model=spec.args, output_model=spec.output),
+        is_async=spec.streaming is not None,
+        context_kwarg="ctx" if spec.streaming is not None else None,
+        annotations=None,
+    )

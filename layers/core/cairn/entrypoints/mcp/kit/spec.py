@@ -1,0 +1,93 @@
+"""A tool, declared once: name, description, argument model, output model, scope, handler and
+what its audit records.
+
+The argument model is the contract: its JSON Schema (cleaned, schema.py) is what tools/list
+advertises, and the same model validates a call once, so a schema violation never reaches a service
+and changes nothing. A handler takes the surface's deps first, so a declaration is plain data
+(module level): tools/list, the scope table and the audit target can be read without a container.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict
+
+from cairn.auth.principal import READ
+from cairn.services.ingest import LocalFilePolicy
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
+
+
+class ToolArgs(ArgModelBase):
+    """Base of every tool's argument model. Unknown keys are ignored, as the seeds' zod objects do."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+
+@dataclass(frozen=True)
+class SurfaceDeps:
+    """What a surface's tools may use. `local_files` is decided by the transport: below the ingest
+    root over HTTP, the caller's own files over stdio."""
+
+    container: Container
+    local_files: LocalFilePolicy
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """What the audit records for a call that changed something: its brain (`brain_id` when the call
+    knows it, e.g. the brain it created; else `brain`, a reference the audit resolves as the tool
+    did, None meaning the default brain) and its target (a path, session, URL…), if any."""
+
+    brain: str | None = None
+    brain_id: str | None = None
+    target: str | None = None
+
+
+Handler = Callable[[SurfaceDeps, ArgsT], CallToolResult]
+"""Sync: the server runs it in a worker thread (services are synchronous)."""
+StreamingHandler = Callable[[SurfaceDeps, ArgsT, Context[Any, Any]], Awaitable[CallToolResult]]
+"""Async, on the event loop, with the request Context (progress notifications)."""
+ToolAudit = Callable[[ArgsT, CallToolResult], AuditTarget]
+"""(validated arguments, successful result) -> what the audit records."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec(Generic[ArgsT]):
+    """One tool. Exactly one of `handler` and `streaming`. `scope` is required: a tool that needs
+    nothing cannot be declared. A tool that may change something (any scope but read) says what its
+    audit records."""
+
+    name: str
+    description: str
+    args: type[ArgsT]
+    output: type[BaseModel] | None
+    scope: str
+    handler: Handler[ArgsT] | None = None
+    streaming: StreamingHandler[ArgsT] | None = None
+    audit: ToolAudit[ArgsT] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scope, str) or not self.scope:
+            raise ValueError(f"tool {self.name}: a scope is required")
+        if (self.handler is None) == (self.streaming is None):
+            raise ValueError(f"tool {self.name}: give exactly one of handler and streaming")
+        if self.scope != READ and self.audit is None:
+            raise ValueError(f"tool {self.name}: a tool needing {self.scope} must say what its audit records")
+
+
+def ok_result(text: str, payload: BaseModel) -> CallToolResult:
+    """A summary in content[0].text and the payload as structuredContent."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=payload.model_dump(mode="json")
+    )

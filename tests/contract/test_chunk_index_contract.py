@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -147,11 +147,23 @@ def test_upsert_round_trips_every_chunk_field(index: ChunkIndex) -> None:
         valid_from=T0 - timedelta(days=1),
         valid_to=T0 + timedelta(days=1),
         active=True,
+        current=False,
+        facets={"type": "fact", "client_id": "c-1", "knowledge_category": "héron 🦓", "any name": "x"},
+        importance=0.123456789,
         created_at=datetime(2025, 3, 1, 12, 30, 45, 123456, tzinfo=UTC),
     )
     index.upsert([original], axis(0)[None, :])
     assert index.get_chunks("b1", original.document_id) == [original]
     assert index.search(query("body"))[0].chunk == original
+    assert index.search(query("", axis(0)))[0].chunk == original
+
+
+def test_a_chunk_upserted_without_memory_fields_reads_back_current_and_bare(index: ChunkIndex) -> None:
+    index.upsert([chunk("a", "body text")], axis(0)[None, :])
+    (stored,) = index.get_chunks("b1", "doc-a")
+    assert (stored.current, stored.facets, stored.importance) == (True, {}, None)
+    (hit,) = index.search(query("body", axis(0)))
+    assert (hit.chunk.current, hit.chunk.facets, hit.chunk.importance) == (True, {}, None)
 
 
 def test_top_k_limits_and_scores_are_descending(index: ChunkIndex) -> None:
@@ -248,12 +260,113 @@ def _filter_case(name: str) -> tuple[list[Chunk], list[Chunk], dict[str, object]
         return keep, noise, {"document_ids": ("dk0", "dk1")}
     if name == "inactive":
         return keep, [n.model_copy(update={"active": False}) for n in noise], {}
+    return _memory_filter_case(name, keep, noise)
+
+
+PLUS2, MINUS5 = timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))
+MS = timedelta(milliseconds=1)
+# (valid_from, valid_to) valid at T0: a start at T0 itself is in, a start 1 ms before T0 written
+# at -05:00 sorts after T0 as text but is before it in time
+VALID_AT_T0 = [
+    (T0.astimezone(PLUS2), None),
+    (None, T0 + MS),
+    (None, None),
+    (T0 - timedelta(days=1), T0 + timedelta(days=1)),
+    ((T0 - MS).astimezone(MINUS5), (T0 + timedelta(hours=1)).astimezone(PLUS2)),
+]
+# ... and not: an end at T0 itself is out; a start 1 ms after T0 at -05:00 sorts before T0 as
+# text, an end 1 hour before T0 at +02:00 sorts after it
+INVALID_AT_T0 = [
+    (None, T0),
+    ((T0 + MS).astimezone(MINUS5), None),
+    (T0 + timedelta(days=1), None),
+    (T0 - timedelta(days=2), T0 - timedelta(days=1)),
+    (None, (T0 - timedelta(hours=1)).astimezone(PLUS2)),
+]
+FACT_C1 = {"type": "fact", "client_id": "c1", "source_agent": "claude"}
+
+
+def _memory_filter_case(
+    name: str, keep: list[Chunk], noise: list[Chunk]
+) -> tuple[list[Chunk], list[Chunk], dict[str, object]]:
+    """The filters on a chunk's memory: facets, importance, validity and the current version."""
+
+    def cycle(chunks: list[Chunk], updates: list[dict[str, object]]) -> list[Chunk]:
+        return [c.model_copy(update=updates[i % len(updates)]) for i, c in enumerate(chunks)]
+
+    if name == "facets":  # any of the values within a name, every name; a missing facet fails
+        keep = cycle(keep, [{"facets": FACT_C1}, {"facets": {"type": "decision", "client_id": "c1"}}])
+        noise = cycle(
+            noise,
+            [
+                {"facets": {"type": "event", "client_id": "c1"}},
+                {"facets": {"type": "fact", "client_id": "c2"}},
+                {"facets": {"type": "fact"}},
+                {"facets": {}},
+                {"facets": {"kind": "fact", "client": "c1"}},
+            ],
+        )
+        return keep, noise, {"facets": (("type", ("fact", "decision")), ("client_id", ("c1",)))}
+    if name == "importance":  # at least the minimum; no importance never passes
+        keep = cycle(keep, [{"importance": v} for v in (0.5, 0.6, 0.75, 0.9, 1.0)])
+        noise = cycle(noise, [{"importance": v} for v in (None, 0.4999, 0.0, -1.0)])
+        return keep, noise, {"importance_min": 0.5}
+    if name == "valid_at":
+        keep = cycle(keep, [{"valid_from": low, "valid_to": high} for low, high in VALID_AT_T0])
+        noise = cycle(noise, [{"valid_from": low, "valid_to": high} for low, high in INVALID_AT_T0])
+        return keep, noise, {"valid_at": T0.astimezone(MINUS5)}
+    if name == "current":
+        return keep, [n.model_copy(update={"current": False}) for n in noise], {"current_only": True}
+    if name == "combined":  # every filter at once; each noise chunk fails exactly one of them
+        passing: dict[str, object] = {"facets": FACT_C1, "importance": 0.8, "tags": ["red"]}
+        keep = cycle(keep, [passing])
+        noise = cycle(
+            noise,
+            [
+                {**passing, "path": "keep/n.md", **change}
+                for change in (
+                    {"current": False},
+                    {"importance": 0.1},
+                    {"facets": {**FACT_C1, "type": "event"}},
+                    {"facets": {"type": "fact"}},
+                    {"valid_to": T0},
+                    {"tags": ["blue"]},
+                    {"path": "noise/n.md"},
+                    {"active": False},
+                    {"created_at": T0 - MS},
+                )
+            ],
+        )
+        options: dict[str, object] = {
+            "facets": (("type", ("fact",)), ("client_id", ("c1", "c3"))),
+            "importance_min": 0.5,
+            "valid_at": T0,
+            "current_only": True,
+            "tags": ("red",),
+            "path_prefixes": ("keep/",),
+            "created_from": T0,
+        }
+        return keep, noise, options
     raise AssertionError(name)
 
 
-@pytest.mark.parametrize(
-    "case", ["brain", "path_prefix", "path_prefixes", "tags", "created", "document_ids", "inactive"]
-)
+FILTER_CASES = [
+    "brain",
+    "path_prefix",
+    "path_prefixes",
+    "tags",
+    "created",
+    "document_ids",
+    "inactive",
+    "facets",
+    "importance",
+    "valid_at",
+    "current",
+    "combined",
+]
+
+
+@pytest.mark.parametrize("case", FILTER_CASES)
 def test_filters_apply_inside_each_leg_before_the_pool_is_cut(index: ChunkIndex, case: str) -> None:
     # Given: 30 failing chunks that beat the 5 passing ones in both legs
     keep, noise, options = _filter_case(case)
@@ -264,6 +377,18 @@ def test_filters_apply_inside_each_leg_before_the_pool_is_cut(index: ChunkIndex,
     # Then: every passing chunk is found, by both legs
     assert sorted(h.chunk.id for h in hits) == sorted(k.id for k in keep)
     assert all(h.bm25_rank is not None and h.vector_rank is not None for h in hits)
+
+
+@pytest.mark.parametrize("case", FILTER_CASES)
+def test_filters_pick_the_same_chunks_however_the_legs_are_fused(index: ChunkIndex, case: str) -> None:
+    # As above without asserting per-leg ranks, so that a hybrid query fused by the cluster,
+    # whose hits carry none, is held to it too; and each leg on its own
+    keep, noise, options = _filter_case(case)
+    index.upsert(keep + noise, np.stack([toward(0, 3, 0.3) for _ in keep] + [axis(0) for _ in noise]))
+    expected = sorted(k.id for k in keep)
+    for text, vector in [("zebra", axis(0)), ("zebra", None), ("", axis(0))]:
+        hits = index.search(query(text, vector, top_k=5, candidate_pool=10, **options))
+        assert sorted(h.chunk.id for h in hits) == expected, (text, vector is not None)
 
 
 def test_without_the_filter_the_dominant_chunks_fill_the_results(index: ChunkIndex) -> None:
@@ -277,6 +402,127 @@ def test_inactive_chunks_are_found_when_active_only_is_off(index: ChunkIndex) ->
     index.upsert([chunk("a", "walrus", active=False), chunk("b", "walrus")], np.stack([axis(0), axis(1)]))
     assert search(index, "walrus", axis(0)) == ["b"]
     assert sorted(search(index, "walrus", axis(0), active_only=False)) == ["a", "b"]
+
+
+# -- the filters on a chunk's memory ------------------------------------------------------------
+
+
+def memories(index: ChunkIndex, *chunks: Chunk) -> None:
+    """Upsert chunks that all hold the word "walrus", with vectors close to axis 0."""
+    index.upsert(list(chunks), np.stack([toward(i % DIM, 0, 0.1) for i in range(len(chunks))]))
+
+
+def both_legs(index: ChunkIndex, **options: object) -> list[str]:
+    """The ids found by each leg alone, which must agree; sorted."""
+    by_text = sorted(search(index, "walrus", None, top_k=50, **options))
+    by_vector = sorted(search(index, "", axis(0), top_k=50, **options))
+    assert by_text == by_vector, options
+    return by_text
+
+
+def test_facets_match_any_value_of_a_name_and_every_name(index: ChunkIndex) -> None:
+    memories(
+        index,
+        chunk("a", "walrus", facets={"type": "fact", "client_id": "c1"}),
+        chunk("b", "walrus", facets={"type": "decision", "client_id": "c1", "category": "work"}),
+        chunk("c", "walrus", facets={"type": "fact", "client_id": "c2"}),
+        chunk("d", "walrus"),
+        chunk("e", "walrus", facets={"type": "event", "client_id": "c1"}),
+        chunk("f", "walrus", facets={"client_id": "c1"}),
+    )
+    assert both_legs(index) == ["a", "b", "c", "d", "e", "f"]
+    assert both_legs(index, facets=(("type", ("fact",)),)) == ["a", "c"]
+    assert both_legs(index, facets=(("type", ("fact", "decision")),)) == ["a", "b", "c"]
+    assert both_legs(index, facets=(("type", ("fact", "decision")), ("client_id", ("c1",)))) == ["a", "b"]
+    assert both_legs(index, facets=(("client_id", ("c1",)),)) == ["a", "b", "e", "f"]
+    assert both_legs(index, facets=(("category", ("work",)),)) == ["b"]
+    assert both_legs(index, facets=(("type", ("Fact", "fac")),)) == []  # exact, case-sensitive values
+    assert both_legs(index, facets=(("subject", ("fact",)),)) == []  # nobody has it
+    assert both_legs(index, facets=(("type", ()),)) == []  # one of no values: none
+    # the same name twice: both must hold
+    assert both_legs(index, facets=(("type", ("fact", "event")), ("type", ("event",)))) == ["e"]
+
+
+def test_importance_min_keeps_chunks_at_or_above_it_and_never_those_without(index: ChunkIndex) -> None:
+    memories(
+        index,
+        chunk("a", "walrus", importance=0.9),
+        chunk("b", "walrus", importance=0.5),
+        chunk("c", "walrus", importance=0.4999),
+        chunk("d", "walrus"),
+        chunk("e", "walrus", importance=0.0),
+        chunk("f", "walrus", importance=-0.5),
+    )
+    assert both_legs(index) == ["a", "b", "c", "d", "e", "f"]
+    assert both_legs(index, importance_min=0.5) == ["a", "b"]
+    assert both_legs(index, importance_min=0.0) == ["a", "b", "c", "e"]
+    assert both_legs(index, importance_min=-1.0) == ["a", "b", "c", "e", "f"]
+    assert both_legs(index, importance_min=0.95) == []
+
+
+def test_valid_at_includes_the_start_excludes_the_end_and_ignores_time_zones(index: ChunkIndex) -> None:
+    valid = [
+        chunk(f"v{i}", "walrus", valid_from=low, valid_to=high) for i, (low, high) in enumerate(VALID_AT_T0)
+    ]
+    invalid = [
+        chunk(f"x{i}", "walrus", valid_from=low, valid_to=high) for i, (low, high) in enumerate(INVALID_AT_T0)
+    ]
+    memories(index, *valid, *invalid)
+    expected = sorted(c.id for c in valid)
+    assert both_legs(index, valid_at=T0) == expected
+    assert both_legs(index, valid_at=T0.astimezone(PLUS2)) == expected  # the same moment
+    assert both_legs(index, valid_at=T0.replace(tzinfo=None)) == expected  # naive: UTC
+    # 1 ms later: v1 has ended, x1 has begun; much earlier: only the open-started ones
+    assert both_legs(index, valid_at=T0 + MS) == ["v0", "v2", "v3", "v4", "x1"]
+    assert both_legs(index, valid_at=T0 - timedelta(days=10)) == ["v1", "v2", "x0", "x4"]
+    assert len(both_legs(index)) == 10
+
+
+def test_current_only_leaves_out_superseded_chunks(index: ChunkIndex) -> None:
+    memories(
+        index,
+        chunk("now", "walrus"),
+        chunk("old", "walrus", current=False),
+        chunk("staged", "walrus", active=False),
+        chunk("staged-old", "walrus", active=False, current=False),
+    )
+    assert both_legs(index) == ["now", "old"]
+    assert both_legs(index, current_only=True) == ["now"]
+    # staged chunks stay out whatever current_only says; with active_only off they are searched
+    assert both_legs(index, current_only=False) == ["now", "old"]
+    assert both_legs(index, active_only=False) == ["now", "old", "staged", "staged-old"]
+    assert both_legs(index, active_only=False, current_only=True) == ["now", "staged"]
+    # when nothing is superseded, current_only leaves everything in
+    index.delete_chunks("b1", ["old", "staged-old"])
+    assert both_legs(index, current_only=True) == ["now"]
+    assert both_legs(index, current_only=True, active_only=False) == ["now", "staged"]
+
+
+def test_memory_filters_follow_every_write(index: ChunkIndex) -> None:
+    # Searched between writes: an index that caches per-brain rows must keep them current
+    memories(index, chunk("a", "walrus", facets=FACT_C1, importance=0.9), chunk("b", "walrus"))
+    fact_c1 = {"facets": (("type", ("fact",)), ("client_id", ("c1",)))}
+    assert both_legs(index, current_only=True, importance_min=0.5, **fact_c1) == ["a"]
+    # When "a" is superseded, its facets and importance change, and "b" gains them
+    memories(
+        index,
+        chunk("a", "walrus", facets={"type": "event"}, current=False, valid_to=T0),
+        chunk("b", "walrus", facets=FACT_C1, importance=0.7, valid_from=T0),
+    )
+    # Then every filter sees the new values
+    assert both_legs(index, current_only=True) == ["b"]
+    assert both_legs(index, importance_min=0.5) == ["b"]
+    assert both_legs(index, **fact_c1) == ["b"]
+    assert both_legs(index, facets=(("type", ("event",)),)) == ["a"]
+    assert both_legs(index, valid_at=T0) == ["b"]
+    assert both_legs(index, valid_at=T0 - MS) == ["a"]
+    # When "b" is staged again and activated, and "a" deleted, the filters still hold
+    index.upsert([chunk("b2", "walrus", document_id="doc-b", facets=FACT_C1, active=False)], axis(0)[None, :])
+    assert both_legs(index, **fact_c1) == ["b"]
+    index.activate("b1", "doc-b", ["b2"])
+    assert both_legs(index, current_only=True, **fact_c1) == ["b2"]
+    assert index.delete_document("b1", "doc-a") == 1
+    assert both_legs(index, facets=(("type", ("event",)),)) == []
 
 
 def test_an_empty_path_prefix_matches_everything(index: ChunkIndex) -> None:

@@ -1,8 +1,9 @@
 """In-memory ChunkIndex with the embedded index's semantics, for service unit tests.
 
 BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title + text, per brain, without
-stemming; cosine similarity for vectors; both legs filtered before their pools are cut; the
-same weighted RRF as the SQLite adapter.
+stemming; cosine similarity for vectors; both legs filtered before their pools are cut (validity
+at millisecond resolution, as the adapters compare it); the same weighted RRF as the SQLite
+adapter.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
+from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.fts_query import query_terms, words
 from cairn.adapters.local.rrf import Leg, fuse
 from cairn.adapters.local.vector_store import unit_rows
@@ -159,11 +162,26 @@ def _passes(chunk: Chunk, f: ChunkFilter) -> bool:
     return (
         chunk.brain_id in f.brain_ids
         and (chunk.active or not f.active_only)
+        and (chunk.current or not f.current_only)
         and (not f.path_prefixes or any(chunk.path.startswith(p) for p in f.path_prefixes))
         and all(tag in chunk.tags for tag in f.tags)
         and (f.created_from is None or created >= f.created_from)
         and (f.created_to is None or created < f.created_to)
         and (not f.document_ids or chunk.document_id in f.document_ids)
+        and all(chunk.facets.get(name) in values for name, values in f.facets)
+        and (
+            f.importance_min is None
+            or (chunk.importance is not None and chunk.importance >= f.importance_min)
+        )
+        and (f.valid_at is None or _valid_at(chunk, f.valid_at))
+    )
+
+
+def _valid_at(chunk: Chunk, moment: datetime) -> bool:
+    """At millisecond resolution, as the adapters compare dates."""
+    at = epoch_ms(moment)
+    return (chunk.valid_from is None or epoch_ms(chunk.valid_from) <= at) and (
+        chunk.valid_to is None or epoch_ms(chunk.valid_to) > at
     )
 
 

@@ -4,11 +4,11 @@
 `FakeCluster.handle`: requests go through opensearch-py's own URL building and serialisation,
 and `cluster.calls` records what would have gone over the wire. The cluster emulates the subset
 of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count, search with
-bool/term/terms/prefix/range/multi_match (Lucene-style BM25 summed over fields), knn with an
-efficient filter (faiss innerproduct scores), ids, bool must_not, sort + search_after, msearch,
-delete/update by query (the index's own painless scripts), mapping updates, search pipelines and
-the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
-per sub-query).
+bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25 summed over
+fields), dot paths into flat_object fields, knn with an efficient filter (faiss innerproduct
+scores), ids, bool must_not, sort + search_after, msearch, delete/update by query (the index's
+own painless scripts), mapping reads and updates, search pipelines and the hybrid query fused by
+`score-ranker-processor` (RRF over the sub-queries' positions, weights per sub-query).
 Analysis is folding + lowercasing, no stemming.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
@@ -117,6 +117,8 @@ class FakeCluster:
         if action == "_mapping" and method == "PUT":  # adding fields to a strict mapping
             index.properties.update(body["properties"])
             return 200, {"acknowledged": True}
+        if action == "_mapping" and method == "GET":
+            return 200, {name: {"mappings": index.body["mappings"]}}
         return 400, _error("illegal_argument_exception", f"unsupported {method} {path}")
 
     def _index_admin(self, method: str, name: str, body: Any) -> tuple[int, Any]:
@@ -242,20 +244,21 @@ class FakeCluster:
                 return None
             ip = sum(a * b for a, b in zip(doc[fld], clause["vector"], strict=True))
             return ip + 1.0 if ip >= 0 else 1.0 / (1.0 - ip)
+        if kind == "match_none":
+            return None
+        if kind == "exists":
+            return 1.0 if _lookup(index, doc, spec["field"]) not in (None, []) else None
         ((fld, value),) = spec.items()
-        found = doc.get(fld)
+        found = _lookup(index, doc, fld)
         values = found if isinstance(found, list) else [found]
         if kind == "term":
-            return 1.0 if value in values else None
+            return 1.0 if _same(value, values) else None
         if kind == "terms":
-            return 1.0 if set(value) & set(values) else None
+            return 1.0 if any(_same(v, values) for v in value) else None
         if kind == "prefix":
             return 1.0 if isinstance(found, str) and found.startswith(value) else None
         if kind == "range":
-            assert value.get("format") == "epoch_millis"
-            ms = _epoch_ms(str(found))
-            low_ok = "gte" not in value or ms >= value["gte"]
-            return 1.0 if low_ok and ("lt" not in value or ms < value["lt"]) else None
+            return 1.0 if _in_range(index, fld, found, value) else None
         raise AssertionError(f"the fake does not know {kind}")
 
     def _bool(self, index: FakeIndex, spec: Json, doc_id: str) -> float | None:
@@ -339,6 +342,36 @@ def _error(kind: str, reason: str) -> Json:
 
 def _without(source: Json, excludes: set[str]) -> Json:
     return {key: value for key, value in source.items() if key not in excludes}
+
+
+def _lookup(index: FakeIndex, doc: Json, name: str) -> Any:
+    """A field's value; `parent.key` reaches a key of a flat_object field (its values keywords)."""
+    parent, dot, key = name.partition(".")
+    if dot and index.properties.get(parent, {}).get("type") == "flat_object":
+        inner = doc.get(parent) or {}
+        return inner.get(key)
+    return doc.get(name)
+
+
+def _same(value: Any, values: list[Any]) -> bool:
+    """A term matches a stored value of the same kind (True is not 1, as a boolean field knows)."""
+    return any(type(value) is type(v) and value == v for v in values)
+
+
+_BOUNDS = {"gte": float.__ge__, "gt": float.__gt__, "lte": float.__le__, "lt": float.__lt__}
+
+
+def _in_range(index: FakeIndex, name: str, found: Any, spec: Json) -> bool:
+    """A range on a date (bounds in epoch_millis, as the adapter sends them) or a number field."""
+    if found is None:
+        return False  # a document without the field never matches a range
+    kind = index.properties[name]["type"]
+    if kind == "date":
+        assert spec.get("format") == "epoch_millis", spec
+        found = _epoch_ms(str(found))
+    else:
+        assert kind in ("double", "float", "integer", "long"), kind
+    return all(test(float(found), float(spec[op])) for op, test in _BOUNDS.items() if op in spec)
 
 
 def _epoch_ms(value: str) -> int:

@@ -22,8 +22,8 @@ def test_an_index_made_before_fingerprints_learns_the_field_on_the_first_write()
     index.upsert([chunk("a", "albatross", fingerprint="e:r")], axis(0)[None, :])
     index.upsert([chunk("b", "petrel", fingerprint="e2:r2")], axis(1)[None, :])
     # Then the field is added once, the refused bulk is sent again, and both chunks are stored
-    (mapping,) = calls_to(cluster, "/_mapping")
-    assert (mapping.method, mapping.body) == ("PUT", {"properties": {"fingerprint": field}})
+    (mapping,) = [call for call in calls_to(cluster, "/_mapping") if call.method == "PUT"]
+    assert mapping.body == {"properties": {"fingerprint": field}}
     assert len(calls_to(cluster, "/_bulk")) == 3
     assert index.fingerprints("b1", "doc-a") == {"a": "e:r"}
     assert index.fingerprints("b1", "doc-b") == {"b": "e2:r2"}

@@ -82,6 +82,7 @@ def test_existing_index_and_pipeline_are_left_alone() -> None:
     make(cluster, index_prefix="shared").ensure()  # a second process, a cold start later
     assert [(c.method, c.path) for c in cluster.calls] == [
         ("HEAD", f"/shared-{DIM}"),
+        ("GET", f"/shared-{DIM}/_mapping"),  # up to date: nothing to add
         ("GET", "/"),
         ("GET", "/_search/pipeline/cairn-hybrid-rrf"),
     ]

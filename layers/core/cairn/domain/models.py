@@ -79,8 +79,19 @@ class MemoryFacet(Model):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    expired_at: datetime | None = None
+    """Soft-expired by consolidation (an event nobody read); kept, no longer current."""
+    knowledge_category: str | None = None
+    content_hash: str | None = None
+    """Of the stored (scrubbed) text: duplicates are found by it within a client and type."""
     access_count: int = 0
     last_access: datetime | None = None
+
+    @property
+    def current(self) -> bool:
+        """Neither superseded nor expired: what searches see unless asked for history."""
+        return self.superseded_by is None and self.expired_at is None
 
 
 class Document(Model):
@@ -136,6 +147,12 @@ class Chunk(Model):
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     active: bool = True
+    """False while staged (a queued ingest not yet live): never in results."""
+    current: bool = True
+    """False once its memory is superseded or expired: in results only when history is asked for."""
+    facets: dict[str, str] = Field(default_factory=dict)
+    """Keyword fields of its memory (type, client_id, source_agent, category, ...) to filter on."""
+    importance: float | None = None
     created_at: datetime
 
 
@@ -155,11 +172,19 @@ class Link(Model):
 
 
 class Entity(Model):
+    """Something memories mention (a client, person, technology, ...): services/entities.py."""
+
     id: str
     brain_id: str
     name: str
+    """The canonical name; lookups by it or an alias ignore case."""
     kind: str = "thing"
+    """The entity type (services/entities.py ENTITY_TYPES: client, person, technology, ...)."""
     aliases: list[str] = Field(default_factory=list)
+    mention_count: int = 0
+    """How many memories mention it (each memory counted once)."""
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime

@@ -26,6 +26,12 @@ class ChunkFilter:
     created_to: datetime | None = None  # exclusive
     document_ids: tuple[str, ...] = ()  # restrict to these documents
     active_only: bool = True
+    facets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(name, values): the chunk's facet `name` is one of `values`, for every pair."""
+    importance_min: float | None = None  # importance >= this (chunks without one never match)
+    valid_at: datetime | None = None
+    """Valid then: valid_from absent or <= it, and valid_to absent or > it."""
+    current_only: bool = False  # leave out superseded and expired memories
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.domain.models import Chunk, Document
+from cairn.domain.models import Chunk, Document, MemoryFacet
 from cairn.domain.paths import SCOPE_PREFIXES
 from cairn.ingest.chunking import Chunked, TextSpan, chunk
 from cairn.ports.chunks import ChunkIndex
@@ -254,9 +254,22 @@ def _copied_fields(doc: Document) -> dict[str, Any]:
         "sector": memory.sector if memory else None,
         "valid_from": memory.valid_from if memory else None,
         "valid_to": memory.valid_to if memory else None,
-        "active": memory is None or memory.superseded_by is None,
+        "current": memory is None or memory.current,
+        "facets": memory_facets(memory),
+        "importance": memory.importance if memory else None,
         "created_at": doc.created_at,
     }
+
+
+FACET_FIELDS = ("type", "client_id", "source_agent", "category", "knowledge_category", "key", "subject")
+
+
+def memory_facets(memory: MemoryFacet | None) -> dict[str, str]:
+    """The keyword fields of a memory its chunks carry, for filters inside each search leg."""
+    if memory is None:
+        return {}
+    values = {name: getattr(memory, name) for name in FACET_FIELDS}
+    return {name: str(value) for name, value in values.items() if value is not None}
 
 
 def _title(doc: Document, span: TextSpan) -> str:

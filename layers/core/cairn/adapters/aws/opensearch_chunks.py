@@ -21,8 +21,14 @@ conflict or a shard failure raises, and a retry finishes the job.
 
 Rewrites. `fingerprints` lists a document's chunk ids and fingerprints (sources without text or
 vectors, paged like `get_chunks`); `get_vectors` reads the stored embeddings of some chunks, a
-thousand ids a request. An index created before chunks had fingerprints refuses them (its
-mapping is strict): the first bulk refused for that adds the field to the mapping and is sent again.
+thousand ids a request.
+
+Older indexes. An index created by an earlier version lacks the fields added since (fingerprint,
+then current / facets / importance; opensearch_schema.ADDED_FIELDS) and refuses them, its mapping
+being strict. Opening an existing index reads its mapping and adds what it lacks; a bulk still
+refused for one of those fields (the index re-created behind our back by an older process) does
+the same and is sent again. Its chunks stored before then have no `current` (read as current),
+no facets and no importance.
 
 Search. Terms come from the embedded index's query parser and vectors are scaled to unit length
 (inner product = cosine), so the legs match the embedded ones; each leg carries the whole filter.
@@ -63,8 +69,10 @@ from cairn.adapters.aws.opensearch_queries import (
     staged_query,
 )
 from cairn.adapters.aws.opensearch_schema import (
+    ADDED_FIELDS,
     VECTOR_FIELD,
     index_body,
+    missing_fields,
     pipeline_body,
     pipeline_rank_constant,
 )
@@ -141,6 +149,7 @@ class OpenSearchChunkIndex:
 
     def _create_index(self) -> None:
         if self.client.indices.exists(index=self.index):
+            self._add_missing_fields()
             return
         try:
             self.client.indices.create(index=self.index, body=index_body(self.dimension))
@@ -165,8 +174,8 @@ class OpenSearchChunkIndex:
         self.ensure()
         for body, count in bulk_bodies(self.index, chunks, matrix, self.bulk_bytes):
             failures = self._bulk(body)
-            if failures and all(_unmapped_fingerprint(f) for f in failures):
-                self._map_fingerprint()
+            if failures and all(_unmapped_added_field(f) for f in failures):
+                self._add_missing_fields()
                 failures = self._bulk(body)
             if failures:
                 raise CairnError(
@@ -177,12 +186,15 @@ class OpenSearchChunkIndex:
         response = self._call("bulk index", self.client.bulk, body=body, params={"refresh": self.refresh})
         return failed_items(response)
 
-    def _map_fingerprint(self) -> None:
-        """Add the fingerprint field to an index created before chunks had one (its mapping is
-        strict); adding a field to a mapping is allowed, and adding it again changes nothing."""
-        field = index_body(self.dimension)["mappings"]["properties"]["fingerprint"]
-        body = {"properties": {"fingerprint": field}}
-        self._call("mapping update", self.client.indices.put_mapping, index=self.index, body=body)
+    def _add_missing_fields(self) -> None:
+        """Add the fields an index created by an earlier version lacks to its (strict) mapping:
+        adding a field to a mapping is allowed, and adding it again changes nothing."""
+        found: Body = self._call("mapping read", self.client.indices.get_mapping, index=self.index)
+        index: Body = next(iter(found.values()), {})  # keyed by the concrete index name
+        properties = index.get("mappings", {}).get("properties", {})
+        body = missing_fields(self.dimension, properties)
+        if body:
+            self._call("mapping update", self.client.indices.put_mapping, index=self.index, body=body)
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         self.ensure()
@@ -358,8 +370,9 @@ class OpenSearchChunkIndex:
             raise translate(exc, operation) from exc
 
 
-def _unmapped_fingerprint(failure: str) -> bool:
-    return "strict_dynamic_mapping_exception" in failure and "fingerprint" in failure
+def _unmapped_added_field(failure: str) -> bool:
+    """A bulk item refused because the index was created before one of ADDED_FIELDS."""
+    return "strict_dynamic_mapping_exception" in failure and any(name in failure for name in ADDED_FIELDS)
 
 
 def _check_size(chunk_ids: Sequence[str]) -> None:

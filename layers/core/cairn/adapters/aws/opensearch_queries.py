@@ -3,9 +3,11 @@ by-query writes (a document, a list of chunk ids, a staged version) and the bulk
 
 Both legs carry the whole filter: the BM25 leg in its bool `filter`, the k-NN leg inside the
 `knn` clause (faiss efficient filtering, so the k nearest are taken among matching chunks only,
-not cut first and filtered after). Query text never reaches a query parser: it is reduced to the
-embedded index's terms (folded words, stopwords dropped, `fts_query.query_terms`) and sent to a
-`multi_match`, which analyses it as plain text, so user input can never be query syntax.
+not cut first and filtered after); the hybrid query is made of the same two legs. Dates are
+compared as epoch milliseconds, so time zones never matter. Query text never reaches a query
+parser: it is reduced to the embedded index's terms (folded words, stopwords dropped,
+`fts_query.query_terms`) and sent to a `multi_match`, which analyses it as plain text, so user
+input can never be query syntax.
 """
 
 from __future__ import annotations
@@ -47,7 +49,34 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
         clauses.append({"range": {"created_at": {**created, "format": "epoch_millis"}}})
     if f.document_ids:
         clauses.append({"terms": {"document_id": list(dict.fromkeys(f.document_ids))}})
+    if f.current_only:  # "not superseded": a chunk indexed before the field existed is current
+        clauses.append({"bool": {"must_not": [{"term": {"current": False}}]}})
+    clauses.extend(_facet_clause(name, values) for name, values in f.facets)
+    if f.importance_min is not None:  # a chunk without importance has no value, so never matches
+        clauses.append({"range": {"importance": {"gte": float(f.importance_min)}}})
+    if f.valid_at is not None:
+        moment = epoch_ms(f.valid_at)
+        clauses += [_absent_or("valid_from", {"lte": moment}), _absent_or("valid_to", {"gt": moment})]
     return clauses
+
+
+def _facet_clause(name: str, values: Sequence[str]) -> Body:
+    """The facet `name` (a key of the `facets` flat_object) is one of `values`.
+
+    One `term` per value: a dot path `term` is what flat_object supports since it came (2.7).
+    No values match nothing (a bool without clauses would match everything).
+    """
+    options = [{"term": {f"facets.{name}": value}} for value in dict.fromkeys(values)]
+    if not options:
+        return {"match_none": {}}
+    return {"bool": {"should": options, "minimum_should_match": 1}}
+
+
+def _absent_or(date_field: str, bound: Body) -> Body:
+    """The date field is absent (an open end) or within `bound` (epoch milliseconds)."""
+    within = {"range": {date_field: {**bound, "format": "epoch_millis"}}}
+    absent = {"bool": {"must_not": [{"exists": {"field": date_field}}]}}
+    return {"bool": {"should": [within, absent], "minimum_should_match": 1}}
 
 
 def bm25_query(

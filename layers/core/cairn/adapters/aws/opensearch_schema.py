@@ -9,6 +9,17 @@ file's vector dimension is a placeholder: `index_body` sets the adapter's own.
 A stored document is the Chunk's JSON (datetimes as ISO-8601 strings, so `created_at` keeps its
 microseconds while its `date` field filters at millisecond resolution, as the embedded index does)
 plus the unit-length vector under `embedding`, which searches never fetch.
+
+`facets` (the keyword fields of a chunk's memory: type, client_id, ..., any names) is a
+`flat_object` (OpenSearch 2.7+; keys with dots need 2.12+): the whole object is one field of the
+mapping, its values are exact keywords reached by dot path (`facets.client_id`). Mapping each
+name as its own keyword (an object with a dynamic template) would add a field to the mapping,
+through the cluster manager, the first time any client used a new name, in an index every brain
+shares, until the mapping's field limit refused writes. `importance` is a `double`, so
+`importance_min` compares the value as stored, without float32 rounding.
+
+Fields added to the mapping after indexes were first created (ADDED_FIELDS) are put into an
+existing index's mapping when the adapter opens it; adding a field is always allowed.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ INDEX_FILE = "chunks-index.json"
 PIPELINE_FILE = "hybrid-pipeline.json"
 VECTOR_FIELD = "embedding"
 RRF_PROCESSOR = "score-ranker-processor"
+ADDED_FIELDS = ("fingerprint", "current", "facets", "importance")
 
 Body = dict[str, Any]
 
@@ -44,6 +56,13 @@ def index_body(dimension: int) -> Body:
     body: Body = json.loads(_text(INDEX_FILE))
     body["mappings"]["properties"][VECTOR_FIELD]["dimension"] = dimension
     return body
+
+
+def missing_fields(dimension: int, properties: Mapping[str, Any]) -> Body:
+    """The mapping update adding the ADDED_FIELDS an index's `properties` lack ({} when none)."""
+    wanted = index_body(dimension)["mappings"]["properties"]
+    missing = {name: wanted[name] for name in ADDED_FIELDS if name not in properties}
+    return {"properties": missing} if missing else {}
 
 
 def pipeline_body(rank_constant: int | None = None, weights: Sequence[float] | None = None) -> Body:

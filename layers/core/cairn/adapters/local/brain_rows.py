@@ -1,13 +1,15 @@
 """Which vector rows of a brain hold live chunks, and which of them pass a filter.
 
 `BrainRows` is an immutable per-brain snapshot indexed by vector row: the chunk rowid using the
-row (-1 when none: deleted, replaced or never committed), `active` and `created_ms`. Loading it
-reads the whole brain (~0.2 s at 100k chunks), so the index loads it once and then derives the
-next snapshot from each of its own writes (`changed`); a write by anyone else shows up as a
-generation it did not make, and the snapshot is loaded again.
+row (-1 when none: deleted, replaced or never committed), `active`, `current`, `created_ms`,
+the validity range in epoch ms (open ends as the int64 extremes) and `importance` (NaN when
+none). Loading it reads the whole brain (~0.2 s at 100k chunks), so the index loads it once and
+then derives the next snapshot from each of its own writes (`changed`); a write by anyone else
+shows up as a generation it did not make, and the snapshot is loaded again.
 
-Filters: `active_only` and the created range are masks; path prefixes, document ids and tags
-each run one index-only query that returns vector rows.
+Filters: `active_only`, `current_only`, the created range, `valid_at` and `importance_min` are
+masks; path prefixes, document ids, tags and facets each run one index-only query that returns
+vector rows.
 """
 
 from __future__ import annotations
@@ -23,9 +25,14 @@ import numpy.typing as npt
 
 from cairn.adapters.local.chunk_schema import epoch_ms, prefix_range
 from cairn.adapters.local.vector_store import Rows
+from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter
 
 Mask = npt.NDArray[np.bool_]
+Doubles = npt.NDArray[np.float64]
+OPEN_FROM = np.iinfo(np.int64).min  # valid_from absent: valid since always
+OPEN_TO = np.iinfo(np.int64).max  # valid_to absent: valid for ever
+_INTS = 7  # rowid, vec_row, active, created_ms, is_current, valid_from_ms, valid_to_ms
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,23 @@ class Added:
     rowid: int
     active: bool
     created_ms: int
+    current: bool = True
+    valid_from_ms: int = OPEN_FROM
+    valid_to_ms: int = OPEN_TO
+    importance: float = float("nan")
+
+    @classmethod
+    def of(cls, chunk: Chunk, vec_row: int, rowid: int) -> Added:
+        return cls(
+            vec_row,
+            rowid,
+            chunk.active,
+            epoch_ms(chunk.created_at),
+            chunk.current,
+            OPEN_FROM if chunk.valid_from is None else epoch_ms(chunk.valid_from),
+            OPEN_TO if chunk.valid_to is None else epoch_ms(chunk.valid_to),
+            float("nan") if chunk.importance is None else chunk.importance,
+        )
 
 
 @dataclass(frozen=True)
@@ -42,19 +66,48 @@ class BrainRows:
     rowid_of: Rows  # by vector row; -1 = no live chunk
     active: Mask
     created_ms: Rows
+    current: Mask
+    valid_from_ms: Rows
+    valid_to_ms: Rows
+    importance: Doubles
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
         rows = conn.execute(
-            "SELECT rowid, vec_row, active, created_ms FROM chunks WHERE brain_id = ?", (brain_id,)
+            "SELECT rowid, vec_row, active, created_ms, is_current, coalesce(valid_from_ms, ?), "
+            "coalesce(valid_to_ms, ?), importance FROM chunks WHERE brain_id = ?",
+            (int(OPEN_FROM), int(OPEN_TO), brain_id),
         ).fetchall()
-        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=4 * len(rows))
-        table = flat.reshape(-1, 4)
-        size = int(table[:, 1].max()) + 1 if len(rows) else 0
-        empty = cls(
-            generation, np.full(size, -1, np.int64), np.zeros(size, np.bool_), np.zeros(size, np.int64)
+        ints = itertools.chain.from_iterable(row[:_INTS] for row in rows)
+        table = np.fromiter(ints, dtype=np.int64, count=_INTS * len(rows)).reshape(-1, _INTS)
+        importance = np.fromiter(
+            (np.nan if row[_INTS] is None else row[_INTS] for row in rows), dtype=np.float64, count=len(rows)
         )
-        return empty._with(table[:, 1], table[:, 0], table[:, 2] == 1, table[:, 3])
+        size = int(table[:, 1].max()) + 1 if len(rows) else 0
+        empty = cls.empty(generation, size)
+        return empty._with(
+            table[:, 1],
+            table[:, 0],
+            table[:, 2] == 1,
+            table[:, 3],
+            table[:, 4] == 1,
+            table[:, 5],
+            table[:, 6],
+            importance,
+        )
+
+    @classmethod
+    def empty(cls, generation: int, size: int) -> BrainRows:
+        return cls(
+            generation,
+            np.full(size, -1, np.int64),
+            np.zeros(size, np.bool_),
+            np.zeros(size, np.int64),
+            np.ones(size, np.bool_),
+            np.full(size, OPEN_FROM, np.int64),
+            np.full(size, OPEN_TO, np.int64),
+            np.full(size, np.nan, np.float64),
+        )
 
     def changed(
         self,
@@ -65,12 +118,13 @@ class BrainRows:
     ) -> BrainRows:
         """The snapshot after a write that added, removed and made active these vector rows."""
         size = max([self.rowid_of.size, *(a.vec_row + 1 for a in added)])
-        grow = size - self.rowid_of.size
+        grow = BrainRows.empty(generation, size - self.rowid_of.size)
         base = BrainRows(
             generation,
-            np.concatenate([self.rowid_of, np.full(grow, -1, np.int64)]),
-            np.concatenate([self.active, np.zeros(grow, np.bool_)]),
-            np.concatenate([self.created_ms, np.zeros(grow, np.int64)]),
+            *(
+                np.concatenate([mine, extra])
+                for mine, extra in zip(self._arrays(), grow._arrays(), strict=True)
+            ),
         )
         base.rowid_of[np.asarray(removed, dtype=np.int64)] = -1
         base.active[np.asarray(activated, dtype=np.int64)] = True
@@ -79,12 +133,41 @@ class BrainRows:
             np.array([a.rowid for a in added], dtype=np.int64),
             np.array([a.active for a in added], dtype=np.bool_),
             np.array([a.created_ms for a in added], dtype=np.int64),
+            np.array([a.current for a in added], dtype=np.bool_),
+            np.array([a.valid_from_ms for a in added], dtype=np.int64),
+            np.array([a.valid_to_ms for a in added], dtype=np.int64),
+            np.array([a.importance for a in added], dtype=np.float64),
         )
 
-    def _with(self, vec_rows: Rows, rowids: Rows, active: Mask, created_ms: Rows) -> BrainRows:
+    def _arrays(self) -> tuple[npt.NDArray[np.generic], ...]:
+        return (
+            self.rowid_of,
+            self.active,
+            self.created_ms,
+            self.current,
+            self.valid_from_ms,
+            self.valid_to_ms,
+            self.importance,
+        )
+
+    def _with(
+        self,
+        vec_rows: Rows,
+        rowids: Rows,
+        active: Mask,
+        created_ms: Rows,
+        current: Mask,
+        valid_from_ms: Rows,
+        valid_to_ms: Rows,
+        importance: Doubles,
+    ) -> BrainRows:
         self.rowid_of[vec_rows] = rowids
         self.active[vec_rows] = active
         self.created_ms[vec_rows] = created_ms
+        self.current[vec_rows] = current
+        self.valid_from_ms[vec_rows] = valid_from_ms
+        self.valid_to_ms[vec_rows] = valid_to_ms
+        self.importance[vec_rows] = importance
         return self
 
     @cached_property
@@ -99,14 +182,26 @@ class BrainRows:
     def has_inactive(self) -> bool:
         return bool((self.live & ~self.active).any())
 
+    @cached_property
+    def has_noncurrent(self) -> bool:
+        return bool((self.live & ~self.current).any())
+
     def select(self, conn: sqlite3.Connection, brain_id: str, chunk_filter: ChunkFilter) -> tuple[Rows, Rows]:
         """(vector rows, chunk rowids) of the live chunks that pass the filter."""
         f = chunk_filter
         mask = self.live & self.active if f.active_only else self.live.copy()
+        if f.current_only:
+            mask &= self.current
         if f.created_from is not None:
             mask &= self.created_ms >= epoch_ms(f.created_from)
         if f.created_to is not None:
             mask &= self.created_ms < epoch_ms(f.created_to)
+        if f.valid_at is not None:
+            moment = epoch_ms(f.valid_at)
+            mask &= (self.valid_from_ms <= moment) & (self.valid_to_ms > moment)
+        if f.importance_min is not None:
+            with np.errstate(invalid="ignore"):
+                mask &= self.importance >= f.importance_min  # NaN (no importance) never passes
         for sql, params in _restrictions(brain_id, f):
             if not mask.any():
                 break
@@ -135,4 +230,8 @@ def _restrictions(brain_id: str, f: ChunkFilter) -> list[tuple[str, Sequence[obj
         out.append((sql, [brain_id, *f.document_ids]))
     for tag in dict.fromkeys(f.tags):
         out.append(("SELECT vec_row FROM chunk_tags WHERE tag = ? AND brain_id = ?", [tag, brain_id]))
+    for name, values in f.facets:
+        marks = ", ".join("?" * len(values))
+        sql = f"SELECT vec_row FROM chunk_facets WHERE name = ? AND value IN ({marks}) AND brain_id = ?"
+        out.append((sql, [name, *values, brain_id]))
     return out

@@ -2,7 +2,10 @@
 
 `chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap) and
 each chunk's fingerprint (read per document by rewrites); title, text and context live in the
-brain's own FTS5 table under the same rowid.
+brain's own FTS5 table under the same rowid. Tags and facets are kept twice: as JSON in `chunks`
+(read back into the Chunk) and one row each in `chunk_tags` / `chunk_facets` (filtered on).
+Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms`, ...), never
+by ISO text, which would order `...+02:00` against `...Z` wrongly.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
 cache per-brain row arrays and revalidate them with one indexed lookup.
 """
@@ -38,12 +41,16 @@ CREATE TABLE IF NOT EXISTS chunks (
     created_at TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     vec_row INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL DEFAULT ''
+    fingerprint TEXT NOT NULL DEFAULT '',
+    is_current INTEGER NOT NULL DEFAULT 1,
+    facets TEXT NOT NULL DEFAULT '{}',
+    importance REAL,
+    valid_from_ms INTEGER,
+    valid_to_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_brain_path ON chunks (brain_id, path, vec_row);
 CREATE INDEX IF NOT EXISTS chunks_brain_document ON chunks (brain_id, document_id, ordinal, vec_row);
 CREATE INDEX IF NOT EXISTS chunks_brain_created ON chunks (brain_id, created_ms);
-CREATE INDEX IF NOT EXISTS chunks_brain_rows ON chunks (brain_id, active, vec_row, created_ms);
 
 CREATE TABLE IF NOT EXISTS chunk_tags (
     tag TEXT NOT NULL,
@@ -54,6 +61,16 @@ CREATE TABLE IF NOT EXISTS chunk_tags (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunk_tags_rowid ON chunk_tags (chunk_rowid);
 CREATE INDEX IF NOT EXISTS chunk_tags_brain ON chunk_tags (tag, brain_id, vec_row);
+
+CREATE TABLE IF NOT EXISTS chunk_facets (
+    chunk_rowid INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    brain_id TEXT NOT NULL,
+    vec_row INTEGER NOT NULL,
+    PRIMARY KEY (chunk_rowid, name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunk_facets_value ON chunk_facets (name, value, brain_id, vec_row);
 
 CREATE TABLE IF NOT EXISTS brain_state (
     seq INTEGER PRIMARY KEY,
@@ -78,16 +95,49 @@ def fts_ddl(seq: int) -> str:
 
 COLUMNS = (
     'id, brain_id, document_id, path, ordinal, start, "end", tags, type, scope, sector, '
-    "valid_from, valid_to, active, created_at, created_ms, vec_row, fingerprint"
+    "valid_from, valid_to, active, created_at, created_ms, vec_row, fingerprint, "
+    "is_current, facets, importance, valid_from_ms, valid_to_ms"
 )
-INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 18)}) RETURNING rowid"
+INSERT = f"INSERT INTO chunks ({COLUMNS}) VALUES ({', '.join('?' * 23)}) RETURNING rowid"
+
+# Columns added after the first release, with the definition that fills existing rows: every
+# chunk written before memories had a lifecycle is current, has no facets and no importance.
+_ADDED_COLUMNS = {
+    "fingerprint": "TEXT NOT NULL DEFAULT ''",  # unknown: such chunks are rewritten in full once
+    "is_current": "INTEGER NOT NULL DEFAULT 1",
+    "facets": "TEXT NOT NULL DEFAULT '{}'",
+    "importance": "REAL",
+    "valid_from_ms": "INTEGER",
+    "valid_to_ms": "INTEGER",
+}
+# What BrainRows.load reads for a brain, all of it in the index so the load never visits the table.
+_ROWS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS chunks_brain_rows_v2 ON chunks "
+    "(brain_id, active, vec_row, created_ms, is_current, valid_from_ms, valid_to_ms, importance)"
+)
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Bring a database made by an earlier version up to SCHEMA (run after it)."""
+    """Bring a database made by an earlier version up to SCHEMA (run after it, in one write
+    transaction, so one process migrates and the others see the result)."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
-    if "fingerprint" not in columns:  # chunks written before fingerprints: rewritten in full once
-        conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
+    for name, definition in _ADDED_COLUMNS.items():
+        if name not in columns:
+            conn.execute(f"ALTER TABLE chunks ADD COLUMN {name} {definition}")
+    if "valid_from_ms" not in columns:  # the validity range was kept as ISO text only
+        _fill_valid_ms(conn)
+    conn.execute("DROP INDEX IF EXISTS chunks_brain_rows")  # narrower predecessor of _ROWS_INDEX
+    conn.execute(_ROWS_INDEX)
+
+
+def _fill_valid_ms(conn: sqlite3.Connection) -> None:
+    rows = conn.execute(
+        "SELECT rowid, valid_from, valid_to FROM chunks WHERE valid_from IS NOT NULL OR valid_to IS NOT NULL"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE chunks SET valid_from_ms = ?, valid_to_ms = ? WHERE rowid = ?",
+        [(_ms(_when(low)), _ms(_when(high)), rowid) for rowid, low, high in rows],
+    )
 
 
 def brain_state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | None:
@@ -143,18 +193,25 @@ def _when(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
 
 
+def _ms(moment: datetime | None) -> int | None:
+    return None if moment is None else epoch_ms(moment)
+
+
 def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
     return (
         chunk.id, chunk.brain_id, chunk.document_id, chunk.path, chunk.ordinal, chunk.start,
         chunk.end, json.dumps(chunk.tags), chunk.type, chunk.scope, chunk.sector,
         _iso(chunk.valid_from), _iso(chunk.valid_to), int(chunk.active),
         chunk.created_at.isoformat(), epoch_ms(chunk.created_at), vec_row, chunk.fingerprint,
+        int(chunk.current), json.dumps(chunk.facets), chunk.importance, _ms(chunk.valid_from),
+        _ms(chunk.valid_to),
     )  # fmt: skip
 
 
 def from_row(row: Sequence[Any]) -> Chunk:
     (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector, valid_from,
-     valid_to, active, created_at, _ms, _vec, fingerprint, title, text, context) = row  # fmt: skip
+     valid_to, active, created_at, _created_ms, _vec, fingerprint, current, facets, importance,
+     _from_ms, _to_ms, title, text, context) = row  # fmt: skip
     return Chunk(
         id=id_,
         brain_id=brain_id,
@@ -174,6 +231,9 @@ def from_row(row: Sequence[Any]) -> Chunk:
         valid_from=_when(valid_from),
         valid_to=_when(valid_to),
         active=bool(active),
+        current=bool(current),
+        facets=json.loads(facets),
+        importance=importance,
         created_at=datetime.fromisoformat(created_at),
     )
 
@@ -182,7 +242,12 @@ def is_plain(chunk_filter: ChunkFilter) -> bool:
     """True when the filter only names brains (and maybe active_only): served from caches."""
     f = chunk_filter
     return not (
-        f.path_prefixes or f.tags or f.document_ids or f.created_from is not None or f.created_to is not None
+        f.path_prefixes
+        or f.tags
+        or f.document_ids
+        or f.facets
+        or f.current_only
+        or any(v is not None for v in (f.created_from, f.created_to, f.importance_min, f.valid_at))
     )
 
 
@@ -214,4 +279,19 @@ def where(chunk_filter: ChunkFilter, brain_ids: Sequence[str]) -> tuple[str, lis
     if f.document_ids:
         parts.append(f"c.document_id IN ({', '.join('?' * len(f.document_ids))})")
         params += list(f.document_ids)
+    if f.current_only:
+        parts.append("c.is_current = 1")
+    for name, values in f.facets:
+        parts.append(
+            "EXISTS (SELECT 1 FROM chunk_facets x WHERE x.chunk_rowid = c.rowid AND x.name = ? "
+            f"AND x.value IN ({', '.join('?' * len(values))}))"
+        )
+        params += [name, *values]
+    if f.importance_min is not None:
+        parts.append("c.importance >= ?")  # NULL never passes
+        params.append(float(f.importance_min))
+    if f.valid_at is not None:
+        parts.append("(c.valid_from_ms IS NULL OR c.valid_from_ms <= ?)")
+        parts.append("(c.valid_to_ms IS NULL OR c.valid_to_ms > ?)")
+        params += [epoch_ms(f.valid_at)] * 2
     return " AND ".join(parts), params

@@ -1,4 +1,5 @@
-"""One write transaction of the SQLite ChunkIndex: rows, FTS text and tags, change noted per brain.
+"""One write transaction of the SQLite ChunkIndex: rows, FTS text, tags and facets, change noted
+per brain.
 
 Each touched brain's generation is bumped once at the end; the noted change (rows added, vector
 rows released and rows made active, from the generation the write began at) lets the index
@@ -50,10 +51,14 @@ class WriteBatch:
             "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",
             [(tag, rowid, chunk.brain_id, vec_row) for tag in chunk.tags],
         )
-        delta.added[rowid] = Added(vec_row, rowid, chunk.active, schema.epoch_ms(chunk.created_at))
+        self.conn.executemany(
+            "INSERT INTO chunk_facets (chunk_rowid, name, value, brain_id, vec_row) VALUES (?, ?, ?, ?, ?)",
+            [(rowid, name, value, chunk.brain_id, vec_row) for name, value in chunk.facets.items()],
+        )
+        delta.added[rowid] = Added.of(chunk, vec_row, rowid)
 
     def remove(self, condition: str, params: Sequence[object]) -> int:
-        """Delete the chunks matching `condition` (on `chunks`) with their text and tags."""
+        """Delete the chunks matching `condition` (on `chunks`) with their text, tags and facets."""
         removed = self.conn.execute(
             f"DELETE FROM chunks WHERE {condition} RETURNING rowid, brain_id, vec_row", params
         ).fetchall()
@@ -61,6 +66,7 @@ class WriteBatch:
             delta = self._delta(brain_id)
             self.conn.execute(f"DELETE FROM {schema.fts_table(delta.seq)} WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM chunk_tags WHERE chunk_rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM chunk_facets WHERE chunk_rowid = ?", (rowid,))
             if delta.added.pop(rowid, None) is None:  # else it was inserted earlier in this batch
                 delta.removed.append(vec_row)
         return len(removed)

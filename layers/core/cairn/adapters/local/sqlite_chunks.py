@@ -1,11 +1,12 @@
 """Embedded ChunkIndex: SQLite FTS5 BM25 + exact vector search, fused by weighted RRF.
 
-Chunks live in SQLite (WAL, one connection per thread): filter fields in `chunks`, title and
-text in the brain's own FTS5 table; vectors in one append-only float32 file per brain
-(vector_store.py). Both legs apply the whole filter before cutting their candidate pool: BM25
-joins the chunks table in SQL, the vector leg scores only the rows the filter lets through. An
-unfiltered search takes its rows from a per-brain cache revalidated by
-`brain_state.generation`, so it runs no SQL for them beyond that lookup.
+Chunks live in SQLite (WAL, one connection per thread): filter fields in `chunks` (tags and
+facets also one row each in `chunk_tags` / `chunk_facets`), title and text in the brain's own
+FTS5 table; vectors in one append-only float32 file per brain (vector_store.py). Both legs
+apply the whole filter before cutting their candidate pool: BM25 joins the chunks table in SQL,
+the vector leg scores only the rows the filter lets through. An unfiltered search takes its
+rows from a per-brain cache revalidated by `brain_state.generation`, so it runs no SQL for them
+beyond that lookup.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -225,7 +227,7 @@ class SqliteChunkIndex:
         for brain_id, (seq, generation) in brains.items():
             rows = self._brain_rows(conn, brain_id, generation)
             condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
-            if schema.is_plain(chunk_filter) and not (chunk_filter.active_only and rows.has_inactive):
+            if _every_row_passes(chunk_filter, rows):
                 condition = None  # every row of the brain's table qualifies: skip the join
             ranked += bm25_ranked(
                 conn,
@@ -324,3 +326,14 @@ class SqliteChunkIndex:
             bm25_score=bm25.get(fused.id),
             vector_similarity=similar.get(fused.id),
         )
+
+
+def _every_row_passes(chunk_filter: ChunkFilter, rows: BrainRows) -> bool:
+    """True when the filter lets through every live chunk of the brain: only its flags are set
+    (active_only, current_only), and the brain has no inactive or superseded chunk to drop."""
+    flags_only = schema.is_plain(replace(chunk_filter, current_only=False))
+    return (
+        flags_only
+        and not (chunk_filter.active_only and rows.has_inactive)
+        and not (chunk_filter.current_only and rows.has_noncurrent)
+    )

@@ -27,12 +27,15 @@ from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.documents import DocumentService
+from cairn.services.entities import EntityService
+from cairn.services.entity_rules import RuleEntityExtractor
 from cairn.services.events import EventBus
 from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
+from cairn.services.memories import MemoryService
 from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
@@ -63,6 +66,8 @@ class Container:
     brains: BrainService
     documents: DocumentService
     search: SearchService
+    memories: MemoryService
+    entities: EntityService
     ingest: IngestService
     sessions: SessionService
     ask: AskService
@@ -211,8 +216,17 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
     sessions.listeners.append(extraction.on_appended)
+    entities = EntityService(a.records, a.clock, RuleEntityExtractor())
+    memories = MemoryService(documents, a.records, search, a.clock, access, entities=entities)
     consolidation = ConsolidationService(
-        brains, documents, a.embedder, a.jobs, a.clock, _consolidation_tuning(settings), access
+        brains,
+        documents,
+        a.embedder,
+        a.jobs,
+        a.clock,
+        _consolidation_tuning(settings),
+        access,
+        expire_events=memories.expire_events,
     )
     ingest = IngestService(
         documents,
@@ -238,6 +252,8 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         brains=brains,
         documents=documents,
         search=search,
+        memories=memories,
+        entities=entities,
         ingest=ingest,
         sessions=sessions,
         ask=AskService(search, a.generator),

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""
     rate_limit_burst: int = Field(default=100, ge=1)
     public_url: str | None = None
+    zengram_brain: str | None = None
+    """The brain zengram's API and `brain_*` tools serve (id or slug); default: a key's only brain,
+    else the default brain, else "Shared Brain", created by the first store."""
     """This server's base URL as clients see it (resource metadata); default: from the request."""
 
     default_brain: str | None = Field(

@@ -65,6 +65,6 @@ def test_a_recently_recalled_episode_is_not_pruned(
     job = container.consolidation.queue(brain)
     container.jobs.run_pending()
 
-    assert container.jobs.status(job.id).result["prune"] == {"pruned": 1}  # type: ignore[index]
+    assert container.jobs.status(job.id).result["prune"] == {"pruned": 1, "events_expired": 0}  # type: ignore[index]
     assert container.documents.get_by_id(brain, used.document.id).deleted_at is None
     assert container.documents.record_by_id(brain, unused.document.id).deleted_reason == "pruned"

@@ -101,7 +101,7 @@ def test_stale_unimportant_episodes_move_into_the_archive(
     clock.advance(40 * 86400)
     recent_minor = episode(container, brain, "gamma", importance=0.2)
 
-    assert consolidate(container, brain)["prune"] == {"pruned": 1}
+    assert consolidate(container, brain)["prune"] == {"pruned": 1, "events_expired": 0}
     gone = container.documents.record_by_id(brain, old_minor.id)
     assert gone.deleted_reason == "pruned"
     archive = container.documents.record_by_id(brain, gone.replaced_by or "")

@@ -25,7 +25,9 @@ from cairn.auth.rate_limit import RateLimiter
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc")
+PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc", "/zengram/health")
+ZENGRAM = "/zengram/"
+"""zengram's API: `x-api-key` carries the credential, refusals are `{"error": ...}` bodies."""
 
 
 class AuthMiddleware:
@@ -51,6 +53,9 @@ class AuthMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         authorization, event = headers.get("authorization"), scope.get("aws.event")
+        api_key = path.startswith(ZENGRAM) and not authorization and headers.get("x-api-key")
+        if api_key:
+            authorization = f"Bearer {api_key}"
         try:
             if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
@@ -58,8 +63,12 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
-            await self._refused(scope, exc, headers)(scope, receive, send)
-            return
+            if api_key and self.authenticator.open:
+                # zengram's wrapper always sends a key; on an open loopback server any will do.
+                principal = self.authenticator.authenticate(None, event)
+            else:
+                await self._refused(scope, exc, headers)(scope, receive, send)
+                return
         refusal = self._refusal_of(scope, principal, headers)
         if refusal is not None:
             await refusal(scope, receive, send)
@@ -88,9 +97,24 @@ class AuthMiddleware:
         if is_mcp(scope.get("path", "")):
             data = {"retry_after_s": retry}
             return mcp_error(429, detail, code=-32000, data=data, headers={"Retry-After": str(retry)})
+        if scope.get("path", "").startswith(ZENGRAM):
+            kind = "read" if scope.get("method") in ("GET", "HEAD") else "write"
+            body = {
+                "error": f"Rate limit exceeded for {kind} requests. Try again in {retry}s.",
+                "limit": self.limiter.burst,
+                "window_seconds": max(1, math.ceil(self.limiter.burst / self.limiter.rate))
+                if self.limiter.rate
+                else 1,
+            }
+            return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
         return _refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 
     def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
+        if scope.get("path", "").startswith(ZENGRAM):
+            if exc.code == FORBIDDEN:
+                return JSONResponse({"error": exc.reason}, status_code=403)
+            sent = headers.get("x-api-key") or headers.get("authorization")
+            return JSONResponse({"error": "Invalid API key" if sent else "Missing API key"}, status_code=401)
         if exc.code == FORBIDDEN:
             return _refusal(scope, 403, {}, "forbidden", exc.reason)
         if exc.code == UNAVAILABLE:

@@ -81,6 +81,7 @@ class ConsolidationService:
         clock: Clock,
         tuning: ConsolidationTuning | None = None,
         access: AccessLog | None = None,
+        expire_events: Callable[[Brain], int] | None = None,
     ) -> None:
         self.brains = brains
         self.documents = documents
@@ -89,6 +90,8 @@ class ConsolidationService:
         self.clock = clock
         self.tuning = tuning or ConsolidationTuning()
         self.access = access
+        self.expire_events = expire_events
+        """Typed memories' expiry (services/memories.py), run with the prune step."""
 
     def queue(self, brain: Brain, idempotency_key: str | None = None) -> Job:
         key, by = idempotency_key, access.started_by()
@@ -217,7 +220,8 @@ class ConsolidationService:
                     pruned += 1
                 done += 1
                 report(done / len(stale), f"prune: {done} of {len(stale)}")
-        return {"pruned": pruned}
+        expired = self.expire_events(brain) if self.expire_events is not None else 0
+        return {"pruned": pruned, "events_expired": expired}
 
     def summaries(self, brain: Brain, report: Progress) -> dict[str, Any]:
         by_folder: dict[str, list[Note]] = {}

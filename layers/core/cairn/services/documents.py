@@ -238,11 +238,14 @@ class DocumentService:
         info: DocumentInput | None = None,
         *,
         reason: str | None = None,
+        also: Sequence[Put | Delete] = (),
     ) -> WriteOutcome:
+        """Write the document; `also` commits in the same transaction (a caller's claims and
+        companion records): a Conflict on any of them writes nothing, indexes nothing."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
             existing = self.repo.get(brain.id, path)
-            outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing)
+            outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing, also)
             self._publish_write(brain, path, outcome, reason)
         return outcome
 
@@ -331,22 +334,36 @@ class DocumentService:
             self._publish_write(brain, path, outcome, reason)
         return outcome
 
+    def reindex(self, doc: Document) -> None:
+        """Bring a document's chunks in line with a record committed outside `write` (a facet
+        changed in someone else's transaction): vectors are reused, only fields change."""
+        if doc.deleted_at is None:
+            self.indexer.apply(doc, self.indexer.prepare(doc, self._text_of(doc)))
+
     def _text_of(self, doc: Document) -> str:
         return document_text(doc.path, doc.content_type, self.blobs.get(doc.blob_key))
 
     def _write_locked(
-        self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput,
+        existing: Document | None,
+        also: Sequence[Put | Delete] = (),
     ) -> WriteOutcome:
         staged = self._stage(brain, path, data, info, existing)
         if not staged.ops:
+            if also:
+                self.repo.commit(list(also))
             return WriteOutcome(staged.document, created=False, changed=False)
         if not staged.created:
-            committed = self.repo.commit(staged.ops)[0]
+            committed = self.repo.commit([*staged.ops, *also])[0]
             self.indexer.apply(committed, staged.prepared)
             return WriteOutcome(committed, created=False, changed=True)
         with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
-            committed = self.repo.commit([*staged.ops, *([linked.op] if linked.op else [])])[0]
+            committed = self.repo.commit([*staged.ops, *([linked.op] if linked.op else []), *also])[0]
             self.indexer.apply(committed, staged.prepared.with_context(linked.context))
             for doc_id, context in linked.fixups.items():
                 self.indexer.set_context(brain.id, doc_id, context)

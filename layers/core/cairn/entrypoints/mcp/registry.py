@@ -30,6 +30,7 @@ class Surface:
 SURFACES: dict[str, Surface] = {
     "canonical": Surface("cairn.entrypoints.mcp.canonical:build_canonical", "/mcp"),
     "admin": Surface("cairn.entrypoints.mcp.admin:build_admin", "/mcp/admin"),
+    "zengram": Surface("cairn.entrypoints.mcp.zengram:build_zengram", "/mcp/zengram"),
 }
 DEFAULT_SURFACE = "canonical"
 """What `cairn mcp` serves without --surface, and whose path the bare resource metadata names."""

@@ -24,6 +24,7 @@ from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.entrypoints.rest.search import search_router
 from cairn.entrypoints.rest.sessions import sessions_router
 from cairn.entrypoints.rest.uploads import uploads_router
+from cairn.entrypoints.rest.zengram.routes import zengram_router
 
 __all__ = ["body_limit", "install_rest"]
 
@@ -59,6 +60,8 @@ def install_rest(app: FastAPI, container: Container) -> None:
         admin_router(container),
     ):
         app.include_router(router, dependencies=[Depends(guard)])
+    # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.
+    app.include_router(zengram_router(container))
 
 
 def body_limit(settings: Settings) -> Callable[[Scope], int | None]:

@@ -1,0 +1,52 @@
+"""Credentials taken out of text before it is stored as a memory.
+
+Agents paste logs, configs and commands into memories; a stored secret would be searchable by
+every reader of the brain and copied into exports. Each kind of credential is replaced by a
+marker naming its kind, so the memory still says what was there.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
+        "[PRIVATE_KEY_REDACTED]",
+    ),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), "[JWT_REDACTED]"),
+    (
+        re.compile(
+            r"\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver)"
+            r"://[^\s:/@]+:[^\s@]+@[^\s]+",
+            re.I,
+        ),
+        "[CONNECTION_STRING_REDACTED]",
+    ),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[AWS_KEY_REDACTED]"),
+    (
+        re.compile(r"(?i)\b(aws_secret_access_key\s*[=:]\s*)[\"']?[A-Za-z0-9/+=]{40}[\"']?"),
+        r"\1[AWS_SECRET_REDACTED]",
+    ),
+    (
+        re.compile(
+            r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+            r"|xox[abprs]-[A-Za-z0-9-]{10,}|cairn_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_-]{35})"
+        ),
+        "[API_KEY_REDACTED]",
+    ),
+    (
+        re.compile(
+            r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|pwd)"
+            r"\s*[=:]\s*)[\"']?[^\s\"',;]{8,}[\"']?"
+        ),
+        r"\1[SECRET_REDACTED]",
+    ),
+)
+
+
+def scrub(text: str) -> str:
+    """`text` with every credential it recognises replaced by a `[..._REDACTED]` marker."""
+    for pattern, marker in _RULES:
+        text = pattern.sub(marker, text)
+    return text

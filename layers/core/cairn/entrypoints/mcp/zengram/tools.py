@@ -1,0 +1,331 @@
+"""The 13 `brain_*` tools. Each does what zengram's wrapper does: check the arguments it checks,
+turn the call into the request it would send, and answer what the API answered. The request
+goes to the same operations the /zengram HTTP API runs (rest/zengram/ops.py), in process.
+
+A success is the API body as JSON text (pretty, as zengram 4.3.0 prints it); a failure is
+`isError` text `Error: API <METHOD> <path and query>: <status> <body>`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from mcp_types import CallToolResult, TextContent
+
+from cairn.auth.principal import READ, WRITE
+from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
+from cairn.entrypoints.mcp.zengram import args as a
+from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi
+from cairn.entrypoints.rest.zengram.routes import run
+from cairn.entrypoints.rest.zengram.validate import MEMORY_TYPES
+
+DEFAULT_AGENT = "claude-code"
+BRAIN_META = "cairn.dev/brain"
+"""The brain a call used, in the result's _meta, for the audit (zengram's results are text only)."""
+
+
+def text(body: str, *, error: bool = False, brain: str | None = None) -> CallToolResult:
+    result = CallToolResult(content=[TextContent(type="text", text=body)], is_error=error)
+    return result.model_copy(update={"meta": {BRAIN_META: brain}}) if brain else result
+
+
+def local_error(message: str) -> CallToolResult:
+    return text(f"Error: {message}", error=True)
+
+
+def _query(pairs: list[tuple[str, Any]]) -> str:
+    """URLSearchParams of the truthy values, in order (spaces as `+`), as the wrapper builds it."""
+    kept = [(k, _str(v)) for k, v in pairs if v not in (None, "", False, 0)]
+    return f"?{urlencode(kept)}" if kept else ""
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _params(pairs: list[tuple[str, Any]]) -> dict[str, str]:
+    return {k: _str(v) for k, v in pairs if v not in (None, "", False, 0)}
+
+
+def _truthy(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v not in (None, "", False, 0)}
+
+
+def call(deps: SurfaceDeps, method: str, path: str, op: Callable[[ZengramApi], Reply]) -> CallToolResult:
+    api = ZengramApi(deps.container)
+    reply = run(lambda: op(api))
+    brain = _brain_id(api)
+    if 200 <= reply.status < 300:
+        return text(json.dumps(reply.body, indent=2, ensure_ascii=False), brain=brain)
+    raw = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False)
+    return text(f"Error: API {method} {path}: {reply.status} {raw}", error=True, brain=brain)
+
+
+def _brain_id(api: ZengramApi) -> str | None:
+    try:
+        return api.brain().id
+    except Exception:  # no brain yet, or none the caller may see: nothing to name
+        return None
+
+
+def store(deps: SurfaceDeps, x: a.StoreArgs) -> CallToolResult:
+    if not x.type:
+        return local_error(f'"type" is required (one of: {", ".join(MEMORY_TYPES)})')
+    if not x.content or not x.content.strip():
+        return local_error('"content" is required (non-empty string)')
+    body = _truthy(
+        {
+            "type": x.type,
+            "content": x.content,
+            "source_agent": x.source_agent or DEFAULT_AGENT,
+            "client_id": x.client_id,
+            "category": x.category,
+            "importance": x.importance,
+            "key": x.key,
+            "subject": x.subject,
+            "status_value": x.status_value,
+            "knowledge_category": x.knowledge_category,
+            "valid_from": x.valid_from,
+            "valid_to": x.valid_to,
+        }
+    )
+    return call(deps, "POST", "/memory", lambda api: api.store(body))
+
+
+def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
+    if not x.query or not x.query.strip():
+        return local_error('"query" is required (non-empty string)')
+    pairs: list[tuple[str, Any]] = [
+        ("q", x.query),
+        ("type", x.type),
+        ("source_agent", x.source_agent),
+        ("client_id", x.client_id),
+        ("limit", x.limit),
+        ("format", x.format or "compact"),
+        ("include_superseded", "true" if x.include_superseded else None),
+        ("knowledge_category", x.knowledge_category),
+        ("at_time", x.at_time),
+    ]
+    return call(deps, "GET", f"/memory/search{_query(pairs)}", lambda api: api.search(_params(pairs)))
+
+
+def briefing(deps: SurfaceDeps, x: a.BriefingArgs) -> CallToolResult:
+    pairs: list[tuple[str, Any]] = [
+        ("since", x.since),
+        ("agent", x.agent),
+        ("include", x.include),
+        ("format", x.format or "compact"),
+        ("limit", x.limit),
+    ]
+    return call(deps, "GET", f"/briefing{_query(pairs)}", lambda api: api.briefing(_params(pairs)))
+
+
+def query(deps: SurfaceDeps, x: a.QueryArgs) -> CallToolResult:
+    pairs: list[tuple[str, Any]] = [
+        ("type", x.type),
+        ("source_agent", x.source_agent),
+        ("category", x.category),
+        ("client_id", x.client_id),
+        ("since", x.since),
+        ("key", x.key),
+        ("subject", x.subject),
+    ]
+    return call(deps, "GET", f"/memory/query{_query(pairs)}", lambda api: api.query(_params(pairs)))
+
+
+def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
+    return call(deps, "GET", "/stats", lambda api: api.stats())
+
+
+def consolidate(deps: SurfaceDeps, x: a.ConsolidateArgs) -> CallToolResult:
+    if x.action == "status":
+        return call(deps, "GET", "/consolidate/status", lambda api: api.consolidation_status())
+    if x.action == "job" and x.job_id:
+        job_id = x.job_id
+        path = f"/consolidate/job/{quote(job_id, safe='')}"
+        return call(deps, "GET", path, lambda api: api.consolidation_job(job_id))
+    query_string = "?sync=true" if x.sync else ""
+    params = {"sync": "true"} if x.sync else {}
+    return call(deps, "POST", f"/consolidate{query_string}", lambda api: api.consolidate(params))
+
+
+def delete(deps: SurfaceDeps, x: a.DeleteArgs) -> CallToolResult:
+    if not x.memory_id:
+        return local_error("memory_id is required")
+    memory_id = x.memory_id
+    body = _truthy({"reason": x.reason})
+    return call(
+        deps, "DELETE", f"/memory/{quote(memory_id, safe='')}", lambda api: api.delete(memory_id, body)
+    )
+
+
+def update(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
+    if not x.memory_id:
+        return local_error("memory_id is required")
+    body = _truthy(
+        {
+            "content": x.content,
+            "importance": x.importance,
+            "knowledge_category": x.knowledge_category,
+            "metadata": x.metadata,
+        }
+    )
+    if not body:
+        return local_error(
+            "must provide at least one field to update (content, importance, knowledge_category, metadata)"
+        )
+    memory_id = x.memory_id
+    return call(
+        deps, "PATCH", f"/memory/{quote(memory_id, safe='')}", lambda api: api.update(memory_id, body)
+    )
+
+
+def entities(deps: SurfaceDeps, x: a.EntitiesArgs) -> CallToolResult:
+    if x.action in ("get", "memories") and not x.name:
+        return local_error("name is required for get/memories actions")
+    if x.action == "stats":
+        return call(deps, "GET", "/entities/stats", lambda api: api.entity_stats())
+    if x.action in ("get", "memories"):
+        name = x.name or ""
+        path = f"/entities/{quote(name, safe='')}"
+        if x.action == "get":
+            return call(deps, "GET", path, lambda api: api.entity(name))
+        pairs: list[tuple[str, Any]] = [("limit", x.limit)]
+        return call(
+            deps,
+            "GET",
+            f"{path}/memories{_query(pairs)}",
+            lambda api: api.entity_memories(name, _params(pairs)),
+        )
+    pairs = [("type", x.type), ("limit", x.limit)]
+    return call(deps, "GET", f"/entities{_query(pairs)}", lambda api: api.entities(_params(pairs)))
+
+
+def not_yet(method: str, path: str) -> Callable[[SurfaceDeps, Any], CallToolResult]:
+    """A route Cairn does not serve yet: the API's honest 501, as the wrapper would show it."""
+
+    def handler(deps: SurfaceDeps, _: ToolArgs) -> CallToolResult:
+        return call(deps, method, path, lambda api: api.not_implemented(method, path))
+
+    return handler
+
+
+def _memory(x: a.DeleteArgs | a.UpdateArgs, result: CallToolResult) -> AuditTarget:
+    return AuditTarget(brain_id=(result.meta or {}).get(BRAIN_META), target=x.memory_id)
+
+
+def _brain(_: ToolArgs, result: CallToolResult) -> AuditTarget:
+    return AuditTarget(brain_id=(result.meta or {}).get(BRAIN_META))
+
+
+def spec(
+    name: str, description: str, args: type[Any], scope: str, handler: Any, audit: Any = None
+) -> ToolSpec[Any]:
+    return ToolSpec(
+        name=name,
+        description=description,
+        args=args,
+        output=None,
+        scope=scope,
+        handler=handler,
+        audit=audit or (_brain if scope != READ else None),
+    )
+
+
+ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
+    spec(
+        "brain_store",
+        "Store a memory in the Shared Brain. Supports four memory types with automatic "
+        "deduplication, entity extraction, and supersedes logic.",
+        a.StoreArgs,
+        WRITE,
+        store,
+    ),
+    spec(
+        "brain_search",
+        "Multi-path search using vector (semantic) and keyword (BM25 exact match) retrieval "
+        "in parallel, fused with Reciprocal Rank Fusion.",
+        a.SearchArgs,
+        READ,
+        search,
+    ),
+    spec(
+        "brain_briefing",
+        "Get a session briefing showing what happened across all agents since a given time. "
+        "Excludes the requesting agent's own entries by default.",
+        a.BriefingArgs,
+        READ,
+        briefing,
+    ),
+    spec(
+        "brain_query",
+        "Structured database query. Use for exact lookups by key, subject, or time range. "
+        "Unlike brain_search, this queries the structured Postgres store directly -- no semantic matching.",
+        a.QueryArgs,
+        READ,
+        query,
+    ),
+    spec("brain_stats", "Get memory health statistics. No parameters.", a.NoArgs, READ, stats),
+    spec(
+        "brain_consolidate",
+        "Trigger or monitor the consolidation engine.",
+        a.ConsolidateArgs,
+        WRITE,
+        consolidate,
+    ),
+    spec(
+        "brain_entities",
+        "Query the entity knowledge graph.",
+        a.EntitiesArgs,
+        READ,
+        entities,
+    ),
+    spec("brain_delete", "Soft-delete a memory by ID.", a.DeleteArgs, WRITE, delete, _memory),
+    spec(
+        "brain_update",
+        "Update an existing memory in place without creating a new version.",
+        a.UpdateArgs,
+        WRITE,
+        update,
+        _memory,
+    ),
+    spec(
+        "brain_export",
+        "Export memories as JSON for backup or migration.",
+        a.ExportArgs,
+        READ,
+        not_yet("GET", "/export"),
+    ),
+    spec(
+        "brain_import",
+        "Import memories from JSON backup.",
+        a.ImportArgs,
+        WRITE,
+        not_yet("POST", "/export/import"),
+    ),
+    spec(
+        "brain_reflect",
+        "LLM-powered synthesis that analyzes memories about a topic and identifies patterns, "
+        "timeline, contradictions, and knowledge gaps.",
+        a.ReflectArgs,
+        READ,
+        not_yet("POST", "/reflect"),
+    ),
+    spec(
+        "brain_research",
+        "Agentic, iterate-until-sufficient retrieval for hard multi-hop questions. Runs a "
+        "bounded loop: retrieve, judge whether the gathered memories actually answer the question, search "
+        "the named gap if not, repeat. Then synthesizes a grounded answer with per-claim [mem:<id>] "
+        "citations (fabricated citations are stripped).",
+        a.ResearchArgs,
+        READ,
+        not_yet("POST", "/research"),
+    ),
+)

@@ -1,0 +1,122 @@
+"""zengram's consolidation routes on Cairn's consolidation job (services/consolidation.py), which
+runs on the JobRunner: the embedded queue, or Step Functions on AWS.
+
+One consolidation per brain at a time: the brain's last run is a record (`zengram#<brain>`), taken
+with a conditional write, so two concurrent POSTs start one job and the other is `skipped`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import Conflict, NotFound
+from cairn.domain.models import Brain, Job, JobStatus
+from cairn.entrypoints.rest.zengram.shapes import iso
+from cairn.entrypoints.rest.zengram.validate import Refused
+from cairn.ports.records import Item
+from cairn.services.consolidation import CONSOLIDATE_JOB
+
+SYNC_WAIT_S = 110.0
+"""How long `?sync=true` waits (zengram's wrapper gives consolidation 120 s)."""
+PICKUP_S = 0.3
+"""How long a queued job may wait for the server's worker before the request runs it itself."""
+_STATUS = {
+    JobStatus.queued: "running",
+    JobStatus.running: "running",
+    JobStatus.completed: "complete",
+    JobStatus.failed: "failed",
+}
+
+
+def _key(brain: Brain) -> tuple[str, str]:
+    return f"zengram#{brain.id}", "consolidation"
+
+
+def start(c: Container, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any]]:
+    last = c.adapters.records.get(*_key(brain))
+    if last is not None:
+        try:
+            running = c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
+        except NotFound:
+            running = False
+        if running:
+            return 409, {"status": "skipped", "reason": "Consolidation already running"}
+    job = c.consolidation.queue(brain)
+    record = {"job_id": job.id, "started_at": iso(job.created_at)}
+    try:
+        c.adapters.records.put(Item(*_key(brain), data=record), expected_version=last.version if last else 0)
+    except Conflict:
+        return 409, {"status": "skipped", "reason": "Consolidation already running"}
+    if not sync:
+        return 202, {"status": "started", "job_id": job.id}
+    began = time.monotonic()
+    while True:
+        done = c.jobs.status(job.id)
+        if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > SYNC_WAIT_S:
+            break
+        if done.status is JobStatus.queued and time.monotonic() - began > PICKUP_S:
+            c.jobs.run_pending()  # no worker took it (a server without one): run it here
+        time.sleep(0.05)
+    return 200, summary(done)
+
+
+def summary(job: Job) -> dict[str, Any]:
+    """A run's summary in zengram's terms, from Cairn's step results."""
+    result = job.result or {}
+    merge, promote, prune = (result.get(step, {}) for step in ("merge", "promote", "prune"))
+    started = job.created_at
+    out: dict[str, Any] = {
+        "status": "complete" if job.status is JobStatus.completed else "partial",
+        "memories_processed": int(merge.get("notes", 0) or 0),
+        "groups_processed": int(merge.get("groups", 0) or 0),
+        "merged_facts": int(merge.get("merged", 0) or 0),
+        "contradictions_found": 0,
+        "connections_found": 0,
+        "compressed_summaries": int((result.get("summaries") or {}).get("written", 0) or 0),
+        "skipped_dedup": 0,
+        "categories_updated": 0,
+        "promoted": int(promote.get("promoted", 0) or 0),
+        "events_expired": int(prune.get("events_expired", 0) or 0),
+        "duration_ms": int((job.updated_at - started).total_seconds() * 1000),
+        "llm": None,
+    }
+    if job.error:
+        out["errors"] = [job.error]
+    return out
+
+
+def job_status(c: Container, job_id: str) -> dict[str, Any]:
+    try:
+        job = c.jobs.status(job_id)
+    except NotFound:
+        raise Refused(404, "Job not found or expired") from None
+    if job.kind != CONSOLIDATE_JOB:
+        raise Refused(404, "Job not found or expired")
+    finished = job.status in (JobStatus.completed, JobStatus.failed)
+    return {
+        "job_id": job.id,
+        "status": _STATUS[job.status],
+        "startedAt": iso(job.created_at),
+        "result": summary(job) if finished and job.status is JobStatus.completed else None,
+        "error": job.error,
+    }
+
+
+def status(c: Container, brain: Brain) -> dict[str, Any]:
+    last = c.adapters.records.get(*_key(brain))
+    running = False
+    if last is not None:
+        try:
+            running = c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
+        except NotFound:
+            running = False
+    generator = c.settings.generator
+    return {
+        "is_running": running,
+        "last_run_at": last.data.get("started_at") if last else None,
+        "llm": {"provider": generator, "model": getattr(c.adapters.generator, "model_id", None)},
+        "enabled": True,
+        "interval": c.settings.consolidation_schedule or "manual",
+    }

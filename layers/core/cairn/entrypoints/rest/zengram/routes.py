@@ -1,0 +1,165 @@
+"""zengram's HTTP API under /zengram: the routes its published MCP wrapper calls.
+
+Every answer is JSON with an `x-request-id` header (the caller's, or a fresh one); errors are
+`{"error": "..."}` with zengram's statuses. Callers authenticate with `x-api-key` (a Cairn API
+key, or any other Cairn credential; entrypoints/auth_http.py); `GET /zengram/health` is open.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from starlette.responses import JSONResponse, Response
+
+from cairn.auth import access
+from cairn.auth.access import InsufficientScope
+from cairn.auth.principal import READ, WRITE
+from cairn.bootstrap import Container
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound
+from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi, refusal
+from cairn.entrypoints.rest.zengram.validate import Refused
+
+log = logging.getLogger("cairn.zengram")
+PREFIX = "/zengram"
+
+
+def answer(reply: Reply, request_id: str) -> Response:
+    return JSONResponse(reply.body, status_code=reply.status, headers={"x-request-id": request_id})
+
+
+def run(op: Callable[[], Reply]) -> Reply:
+    """An operation's reply; every failure as zengram answers it."""
+    try:
+        return op()
+    except Refused as exc:
+        return refusal(exc)
+    except (InsufficientScope, Forbidden) as exc:
+        return Reply(403, {"error": exc.message})
+    except (NotFound, NoBrain) as exc:
+        return Reply(404, {"error": exc.message})
+    except InvalidInput as exc:
+        return Reply(400, {"error": exc.message})
+    except Conflict as exc:
+        return Reply(409, {"error": exc.message})
+    except CairnError as exc:
+        return Reply(400, {"error": exc.message})
+    except Exception:
+        log.exception("zengram API operation failed")
+        return Reply(500, {"error": "Internal server error"})
+
+
+async def _json(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise Refused(400, "Invalid JSON body") from None
+
+
+def zengram_router(container: Container) -> APIRouter:
+    api = ZengramApi(container)
+    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+
+    async def respond(request: Request, op: Callable[[Any], Reply], *, with_body: bool = False) -> Response:
+        """Run `op` with the scope its method needs: reads documents:read, writes documents:write."""
+        request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
+        try:
+            body = await _json(request) if with_body else None
+        except Refused as exc:
+            return answer(refusal(exc), request_id)
+        scope = READ if request.method in ("GET", "HEAD") else WRITE
+
+        def scoped() -> Reply:
+            with access.needing(scope):
+                return op(body)
+
+        reply = await anyio.to_thread.run_sync(lambda: run(scoped))
+        return answer(reply, request_id)
+
+    def params(request: Request) -> dict[str, str]:
+        return dict(request.query_params)
+
+    @router.get("/health")
+    async def health(request: Request) -> Response:
+        return await respond(request, lambda _: api.health())
+
+    @router.post("/memory")
+    async def store(request: Request) -> Response:
+        return await respond(request, api.store, with_body=True)
+
+    @router.get("/memory/search")
+    async def search(request: Request) -> Response:
+        return await respond(request, lambda _: api.search(params(request)))
+
+    @router.get("/memory/query")
+    async def query(request: Request) -> Response:
+        return await respond(request, lambda _: api.query(params(request)))
+
+    @router.patch("/memory/{memory_id}")
+    async def update(memory_id: str, request: Request) -> Response:
+        return await respond(request, lambda body: api.update(memory_id, body), with_body=True)
+
+    @router.delete("/memory/{memory_id}")
+    async def delete(memory_id: str, request: Request) -> Response:
+        return await respond(request, lambda body: api.delete(memory_id, body), with_body=True)
+
+    @router.get("/briefing")
+    async def briefing(request: Request) -> Response:
+        return await respond(request, lambda _: api.briefing(params(request)))
+
+    @router.get("/stats")
+    async def stats(request: Request) -> Response:
+        return await respond(request, lambda _: api.stats())
+
+    @router.get("/entities")
+    async def entities(request: Request) -> Response:
+        return await respond(request, lambda _: api.entities(params(request)))
+
+    @router.get("/entities/stats")
+    async def entity_stats(request: Request) -> Response:
+        return await respond(request, lambda _: api.entity_stats())
+
+    @router.get("/entities/{name}")
+    async def entity(name: str, request: Request) -> Response:
+        return await respond(request, lambda _: api.entity(name))
+
+    @router.get("/entities/{name}/memories")
+    async def entity_memories(name: str, request: Request) -> Response:
+        return await respond(request, lambda _: api.entity_memories(name, params(request)))
+
+    @router.post("/consolidate")
+    async def consolidate(request: Request) -> Response:
+        return await respond(request, lambda _: api.consolidate(params(request)))
+
+    @router.get("/consolidate/status")
+    async def consolidation_status(request: Request) -> Response:
+        return await respond(request, lambda _: api.consolidation_status())
+
+    @router.get("/consolidate/job/{job_id}")
+    async def consolidation_job(job_id: str, request: Request) -> Response:
+        return await respond(request, lambda _: api.consolidation_job(job_id))
+
+    for method, path in NOT_YET:
+
+        async def not_yet(request: Request, method: str = method, path: str = path) -> Response:
+            return await respond(request, lambda _: api.not_implemented(method, path))
+
+        router.add_api_route(path, not_yet, methods=[method])
+    return router
+
+
+NOT_YET = (
+    ("GET", "/export"),
+    ("POST", "/export/import"),
+    ("POST", "/reflect"),
+    ("POST", "/research"),
+)
+"""zengram routes not served yet: an honest 501 rather than a 404 that hides what is missing."""

@@ -1,0 +1,82 @@
+"""zengram's wire shapes of a memory: the stored payload, and the search and briefing rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from cairn.domain.models import Document, MemoryFacet, MemoryType
+from cairn.services.access import Access
+from cairn.services.memories import SUPERSEDES
+from cairn.services.memory_ranking import importance_name
+
+METADATA_KEY = "zengram.metadata"
+"""The caller's metadata object, JSON in one flat metadata value (documents keep flat metadata)."""
+
+
+def iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def user_metadata(doc: Document) -> dict[str, Any] | None:
+    raw = doc.metadata.get(METADATA_KEY)
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def facet_of(doc: Document) -> MemoryFacet:
+    """A document's memory facet; a plain document (a canonical note, an ingested file) reads as a
+    memory of type `note`, so what other surfaces write shows in zengram's searches too."""
+    return doc.memory or MemoryFacet(type=MemoryType.note)
+
+
+def payload(doc: Document, text: str, access: Access | None = None) -> dict[str, Any]:
+    """The whole stored memory (export rows, `format=full` search rows)."""
+    m = facet_of(doc)
+    seen = access or Access(m.access_count, m.last_access)
+    return {
+        "id": doc.id,
+        "content": text,
+        "type": m.type.value,
+        "key": m.key,
+        "subject": m.subject,
+        "status_value": m.status_value,
+        "client_id": m.client_id or "global",
+        "knowledge_category": m.knowledge_category or "general",
+        "category": m.category or "episodic",
+        "source_agent": m.source_agent,
+        "importance": importance_name(m.importance),
+        "confidence": 1.0,
+        "access_count": seen.count,
+        "active": doc.deleted_at is None and m.current,
+        "supersedes": doc.metadata.get(SUPERSEDES),
+        "superseded_by": m.superseded_by,
+        "superseded_at": iso(m.superseded_at),
+        "deleted_at": iso(doc.deleted_at),
+        "deletion_reason": doc.deleted_reason if doc.deleted_at else None,
+        "expired_at": iso(m.expired_at),
+        "created_at": iso(doc.created_at),
+        "last_accessed_at": iso(seen.last),
+        "valid_from": iso(m.valid_from),
+        "valid_to": iso(m.valid_to),
+        "consolidated": False,
+        "metadata": user_metadata(doc),
+        "content_hash": m.content_hash,
+    }
+
+
+def truncated(text: str, chars: int = 200) -> str:
+    return text if len(text) <= chars else text[:chars] + "..."
+
+
+def summary_line(text: str, chars: int = 80) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:chars]

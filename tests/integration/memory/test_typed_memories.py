@@ -1,0 +1,289 @@
+"""Typed memories in the core (services/memories.py), on every record store: the in-memory fake,
+SQLite and DynamoDB under moto. Supersede by key and subject, deduplication by content hash, soft
+delete, in-place update, event expiry, and concurrent writers racing on one key."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import boto3
+import pytest
+
+from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.models import Brain, MemoryType
+from cairn.ports.records import RecordStore
+from cairn.services.memories import MemoryInput
+from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
+from tests.fakes.records import MemoryRecordStore
+
+START = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+@pytest.fixture(params=["fake", "sqlite", "dynamodb"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
+    if request.param == "fake":
+        yield MemoryRecordStore()
+    elif request.param == "sqlite":
+        yield SqliteRecordStore(tmp_path / "records.sqlite3")
+    else:
+        with mocked_aws(request):
+            client = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
+            create_table(client, TABLE)
+            yield DynamoRecordStore(client, TABLE)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+@pytest.fixture
+def container(store: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
+    adapters = replace(fake_adapters(clock=clock), records=store)
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+@pytest.fixture
+def brain(container: Container) -> Brain:
+    return container.brains.create("Team memory")
+
+
+def fact(content: str, key: str | None = "acme-stack", **kw: object) -> MemoryInput:
+    return MemoryInput(type=MemoryType.fact, content=content, key=key, client_id="acme", **kw)  # type: ignore[arg-type]
+
+
+def current(container: Container, brain: Brain, kind: MemoryType) -> list[str]:
+    return sorted(
+        container.memories.text(d)
+        for d in container.memories.of_type(brain, [kind])
+        if d.deleted_at is None and d.memory is not None and d.memory.current
+    )
+
+
+def test_a_fact_with_a_key_supersedes_the_current_one(container: Container, brain: Brain) -> None:
+    first = container.memories.store(brain, fact("Acme runs WordPress"))
+    second = container.memories.store(brain, fact("Acme moved to Next.js 14"))
+
+    old = container.memories.record(brain, first.memory.id)
+    assert second.supersedes == first.memory.id and not second.deduplicated
+    assert old.memory is not None and old.memory.superseded_by == second.memory.id
+    assert old.memory.valid_to is not None and old.memory.superseded_at is not None
+    assert current(container, brain, MemoryType.fact) == ["Acme moved to Next.js 14"]
+    # The superseded fact's chunks are no longer current in the index, but still there.
+    chunks = container.adapters.chunks.get_chunks(brain.id, first.memory.id)
+    assert chunks and not any(c.current for c in chunks)
+
+
+def test_statuses_supersede_by_subject_and_other_types_never(container: Container, brain: Brain) -> None:
+    def status(value: str) -> MemoryInput:
+        return MemoryInput(
+            type=MemoryType.status, content=f"deploy is {value}", subject="deploy", status_value=value
+        )
+
+    container.memories.store(brain, status("green"))
+    container.memories.store(brain, status("red"))
+    for text in ("we shipped v2", "we shipped v3"):
+        container.memories.store(brain, MemoryInput(type=MemoryType.event, content=text))
+        container.memories.store(brain, MemoryInput(type=MemoryType.decision, content=f"decided: {text}"))
+    container.memories.store(brain, fact("an unkeyed fact", key=None))
+    container.memories.store(brain, fact("another unkeyed fact", key=None))
+
+    assert current(container, brain, MemoryType.status) == ["deploy is red"]
+    assert len(current(container, brain, MemoryType.event)) == 2
+    assert len(current(container, brain, MemoryType.decision)) == 2
+    assert len(current(container, brain, MemoryType.fact)) == 2  # without a key nothing is superseded
+
+
+def test_the_same_text_for_the_same_client_and_type_is_a_duplicate(
+    container: Container, brain: Brain
+) -> None:
+    one = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="Deployed v2", client_id="acme")
+    )
+    again = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content=" Deployed v2 ", client_id="acme")
+    )
+    other_client = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="Deployed v2", client_id="globex")
+    )
+    other_type = container.memories.store(
+        brain, MemoryInput(type=MemoryType.decision, content="Deployed v2", client_id="acme")
+    )
+
+    assert again.deduplicated and again.memory.id == one.memory.id
+    assert not other_client.deduplicated and not other_type.deduplicated
+    # Once the first is deleted, the same text is stored anew.
+    container.memories.delete(brain, one.memory.id, reason="wrong")
+    fresh = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="Deployed v2", client_id="acme")
+    )
+    assert not fresh.deduplicated and fresh.memory.id != one.memory.id
+
+
+def test_credentials_are_scrubbed_before_anything_is_stored(container: Container, brain: Brain) -> None:
+    stored = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="rotated key AKIAIOSFODNN7EXAMPLE today")
+    )
+    text = container.memories.text(stored.memory)
+    chunks = container.adapters.chunks.get_chunks(brain.id, stored.memory.id)
+    assert "AKIA" not in text and "[AWS_KEY_REDACTED]" in text
+    assert all("AKIA" not in c.text for c in chunks)
+
+
+def test_facts_and_statuses_are_valid_from_their_writing(container: Container, brain: Brain) -> None:
+    keyed = container.memories.store(brain, fact("Acme uses Postgres"))
+    event = container.memories.store(brain, MemoryInput(type=MemoryType.event, content="a thing happened"))
+    dated = container.memories.store(
+        brain, fact("Acme used MySQL", key="acme-db-2020", valid_from=datetime(2020, 1, 1, tzinfo=UTC))
+    )
+
+    assert keyed.memory.memory is not None and keyed.memory.memory.valid_from is not None
+    assert event.memory.memory is not None and event.memory.memory.valid_from is None
+    assert dated.memory.memory is not None and dated.memory.memory.valid_from == datetime(
+        2020, 1, 1, tzinfo=UTC
+    )
+    with pytest.raises(InvalidInput):
+        container.memories.store(brain, fact("x", valid_from=START, valid_to=START - timedelta(days=1)))
+
+
+def test_update_changes_in_place_and_reindexes_new_text(container: Container, brain: Brain) -> None:
+    stored = container.memories.store(brain, fact("Acme runs WordPress", key=None))
+
+    updated = container.memories.update(brain, stored.memory.id, content="Acme runs Ghost", importance=0.85)
+    unchanged = container.memories.update(brain, stored.memory.id, importance=0.85)
+
+    assert updated.memory.id == stored.memory.id
+    assert updated.fields == ["content", "content_hash", "importance"]
+    assert unchanged.fields == []
+    assert container.memories.text(updated.memory) == "Acme runs Ghost"
+    chunks = container.adapters.chunks.get_chunks(brain.id, stored.memory.id)
+    assert [c.text for c in chunks] == ["Acme runs Ghost"] and chunks[0].importance == 0.85
+    with pytest.raises(InvalidInput):
+        container.memories.update(brain, stored.memory.id)
+    with pytest.raises(NotFound):
+        container.memories.update(brain, "mem_nope", importance=0.5)
+
+
+def test_delete_is_soft_and_idempotent(container: Container, brain: Brain) -> None:
+    stored = container.memories.store(brain, MemoryInput(type=MemoryType.event, content="a mistake"))
+
+    first = container.memories.delete(brain, stored.memory.id, reason="incorrect")
+    second = container.memories.delete(brain, stored.memory.id)
+
+    assert not first.already_inactive and first.memory.deleted_at is not None
+    assert second.already_inactive
+    assert container.memories.record(brain, stored.memory.id).deleted_reason == "incorrect"
+    assert container.adapters.chunks.get_chunks(brain.id, stored.memory.id) == []
+    with pytest.raises(NotFound):
+        container.memories.delete(brain, "mem_missing")
+
+
+def test_unread_medium_and_low_events_expire_after_thirty_days(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    low = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="low event", importance=0.5)
+    )
+    read = container.memories.store(brain, MemoryInput(type=MemoryType.event, content="read event"))
+    high = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="high event", importance=0.85)
+    )
+    kept_fact = container.memories.store(brain, fact("a fact never expires"))
+    assert container.search.access is not None
+    container.search.access.saw(brain.id, [read.memory.id])
+    clock.advance(29 * 86_400)
+    assert container.memories.expire_events(brain) == 0
+    clock.advance(2 * 86_400)
+    young = container.memories.store(brain, MemoryInput(type=MemoryType.event, content="young event"))
+
+    assert container.memories.expire_events(brain) == 1
+    assert container.memories.expire_events(brain) == 0  # already expired: nothing more
+    expired = container.memories.record(brain, low.memory.id)
+    assert expired.memory is not None and expired.memory.expired_at is not None
+    for kept in (read, high, kept_fact, young):
+        record = container.memories.record(brain, kept.memory.id)
+        assert record.memory is not None and record.memory.current
+    chunks = container.adapters.chunks.get_chunks(brain.id, low.memory.id)
+    assert chunks and not chunks[0].current
+
+
+def test_since_reads_the_time_range_newest_first(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    container.memories.store(brain, MemoryInput(type=MemoryType.event, content="old"))
+    clock.advance(3600)
+    cut = clock.now()
+    names = [f"new {i}" for i in range(5)]
+    for name in names:
+        container.memories.store(brain, MemoryInput(type=MemoryType.event, content=name))
+
+    got = container.memories.since(brain, cut, limit=100)
+    capped = container.memories.since(brain, cut, limit=2)
+
+    assert [container.memories.text(d) for d in got] == list(reversed(names))
+    assert [container.memories.text(d) for d in capped] == ["new 4", "new 3"]
+
+
+def test_eight_concurrent_writers_of_one_key_leave_exactly_one_current(
+    container: Container, brain: Brain
+) -> None:
+    writers, rounds = 8, 3
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers)
+
+    def write(n: int) -> None:
+        try:
+            start.wait()
+            for r in range(rounds):
+                container.memories.store(brain, fact(f"version {n}.{r} of the stack"))
+                container.memories.store(
+                    brain,
+                    MemoryInput(type=MemoryType.status, content=f"deploy {n}.{r}", subject="deploy"),
+                )
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    facts = [d for d in container.memories.of_type(brain, [MemoryType.fact]) if d.deleted_at is None]
+    statuses = [d for d in container.memories.of_type(brain, [MemoryType.status]) if d.deleted_at is None]
+    assert len(facts) == len(statuses) == writers * rounds  # nothing lost
+    for docs in (facts, statuses):
+        live = [d for d in docs if d.memory is not None and d.memory.current]
+        assert len(live) == 1
+        # Every other memory was superseded by exactly one successor: one chain, no fork.
+        successors = [d.memory.superseded_by for d in docs if d.memory is not None and d.memory.superseded_by]
+        assert len(successors) == len(set(successors)) == len(docs) - 1
+    # The index agrees: exactly one fact's chunks are current.
+    chunks = [c for d in facts for c in container.adapters.chunks.get_chunks(brain.id, d.id)]
+    assert sum(1 for c in chunks if c.current) == 1
+
+
+def test_the_consolidation_job_expires_stale_events(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    stale = container.memories.store(brain, MemoryInput(type=MemoryType.event, content="nobody read this"))
+    clock.advance(31 * 86_400)
+
+    job = container.consolidation.queue(brain)
+    container.jobs.run_pending()
+    done = container.jobs.status(job.id)
+
+    assert done.result is not None and done.result["prune"]["events_expired"] == 1
+    record = container.memories.record(brain, stale.memory.id)
+    assert record.memory is not None and record.memory.expired_at is not None

@@ -1,0 +1,225 @@
+"""zengram's HTTP API under /zengram on Cairn: routes, statuses, bodies and messages as zengram's
+wrapper expects them, `x-api-key` authentication, and bad input that changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.bootstrap import Container
+from cairn.entrypoints.http import create_app
+from tests.fakes.container import fake_container
+
+Z = "/zengram"
+
+
+@pytest.fixture
+def container(tmp_path: Path) -> Container:
+    return fake_container(tmp_path)
+
+
+@pytest.fixture
+def client(container: Container) -> Iterator[TestClient]:
+    with TestClient(create_app(container)) as test_client:
+        yield test_client
+
+
+def store(client: TestClient, **body: Any) -> Any:
+    body.setdefault("source_agent", "claude-code")
+    return client.post(f"{Z}/memory", json=body)
+
+
+def total(client: TestClient) -> int:
+    response = client.get(f"{Z}/stats")
+    return int(response.json()["total_memories"]) if response.status_code == 200 else 0
+
+
+def test_health_is_open_and_names_the_service(client: TestClient) -> None:
+    body = client.get(f"{Z}/health").json()
+    assert body["status"] == "ok" and body["service"] == "zengram" and body["timestamp"].endswith("Z")
+
+
+def test_store_dedupe_and_supersede(client: TestClient) -> None:
+    first = store(client, type="fact", content="Acme runs WordPress", key="acme-stack", client_id="acme")
+    again = store(client, type="fact", content="Acme runs WordPress", key="acme-stack", client_id="acme")
+    second = store(
+        client, type="fact", content="Acme moved to Next.js 14", key="acme-stack", client_id="acme"
+    )
+    unkeyed = store(client, type="fact", content="Acme likes blue")
+
+    assert first.status_code == 201 and first.json()["deduplicated"] is False
+    assert first.json()["stored_in"] == {"vector": True, "structured_db": True}
+    assert len(first.json()["content_hash"]) == 16 and first.json()["supersedes"] is None
+    assert again.status_code == 200 and again.json()["deduplicated"] is True
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["message"] == "Exact duplicate — returning existing memory"
+    assert second.status_code == 201 and second.json()["supersedes"] == first.json()["id"]
+    assert unkeyed.json()["warning"].startswith("Fact stored without key")
+    facts = client.get(f"{Z}/memory/query", params={"type": "facts", "key": "ACME"}).json()
+    assert facts["count"] == 1 and facts["results"][0]["value"] == "Acme moved to Next.js 14"
+    assert facts["results"][0]["key"] == "acme-stack"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"content": "x"}, "type is required"),
+        (
+            {"type": "note", "content": "x"},
+            "Invalid type: note. Must be one of: event, fact, decision, status",
+        ),
+        ({"type": "event"}, "content is required"),
+        (
+            {"type": "event", "content": "x" * 10_001},
+            "content exceeds maximum length of 10000 characters (got 10001)",
+        ),
+        ({"type": "event", "content": "x", "source_agent": "has space"}, "Invalid source_agent"),
+        ({"type": "event", "content": "x", "importance": "urgent"}, "Invalid importance: urgent"),
+        ({"type": "event", "content": "x", "key": "k" * 129}, "key exceeds maximum length of 128"),
+        ({"type": "event", "content": "x", "metadata": {"a": {"b": {"c": 1}}}}, "maximum nesting depth of 3"),
+        ({"type": "event", "content": "x", "metadata": [1]}, "metadata must be a plain object"),
+        (
+            {"type": "event", "content": "see <tool_call>rm</tool_call>"},
+            "content contains tool-call control markup",
+        ),
+        (
+            {"type": "fact", "content": "x", "valid_from": "2026-02-01", "valid_to": "2026-01-01"},
+            "valid_from must be before valid_to",
+        ),
+        ({"type": "fact", "content": "x", "valid_from": "yesterday"}, "Invalid valid_from"),
+    ],
+)
+def test_bad_memories_are_refused_with_zengrams_message_and_change_nothing(
+    client: TestClient, body: dict[str, Any], error: str
+) -> None:
+    store(client, type="event", content="the first memory makes the brain")
+    before = total(client)
+
+    response = client.post(f"{Z}/memory", json={"source_agent": "claude-code", **body})
+
+    assert response.status_code == 400 and error in response.json()["error"], response.text
+    assert total(client) == before
+    assert "x-request-id" in response.headers
+
+
+def test_nested_metadata_up_to_depth_three_is_kept(client: TestClient) -> None:
+    made = store(client, type="event", content="with metadata", metadata={"a": {"b": 1}})
+    assert made.status_code == 201
+    full = client.get(f"{Z}/memory/search", params={"q": "with metadata", "format": "full"}).json()
+    assert full["results"][0]["metadata"] == {"a": {"b": 1}}
+
+
+def test_search_shapes_filters_and_plus_encoded_queries(client: TestClient) -> None:
+    store(
+        client,
+        type="fact",
+        content="Acme deploys with GitHub Actions every Friday",
+        client_id="acme",
+        key="ci",
+    )
+    store(client, type="event", content="Globex deployed the billing service", client_id="globex")
+
+    compact = client.get(f"{Z}/memory/search?q=deploys+with+github&client_id=acme").json()
+    index = client.get(f"{Z}/memory/search", params={"q": "deployed", "format": "index"}).json()
+    full = client.get(f"{Z}/memory/search", params={"q": "deploys", "format": "full", "type": "fact"}).json()
+    nothing = client.get(f"{Z}/memory/search", params={"q": "deploys", "client_id": "initech"}).json()
+    missing = client.get(f"{Z}/memory/search")
+
+    assert compact["query"] == "deploys with github" and compact["count"] >= 1
+    row = compact["results"][0]
+    assert set(row) == {"id", "score", "effective_score", "type", "content", "source_agent", "client_id",
+                        "importance", "created_at"}  # fmt: skip
+    assert row["client_id"] == "acme" and all(r["client_id"] == "acme" for r in compact["results"])
+    assert set(index["results"][0]) == {"id", "effective_score", "type", "summary", "importance", "client_id",
+                                        "created_at"}  # fmt: skip
+    assert full["retrieval"]["multi_path"] is True and all(r["type"] == "fact" for r in full["results"])
+    assert "text" in full["results"][0] and "confidence" in full["results"][0]
+    assert nothing == {"query": "deploys", "count": 0, "results": []}
+    assert missing.status_code == 400 and missing.json() == {"error": "Missing required query parameter: q"}
+
+
+def test_superseded_memories_show_only_when_asked(client: TestClient) -> None:
+    old = store(client, type="status", content="deploy pipeline is green", subject="deploy").json()["id"]
+    store(client, type="status", content="deploy pipeline is red", subject="deploy")
+
+    current = client.get(f"{Z}/memory/search", params={"q": "deploy pipeline"}).json()
+    history = client.get(
+        f"{Z}/memory/search", params={"q": "deploy pipeline", "include_superseded": "true"}
+    ).json()
+
+    assert old not in {r["id"] for r in current["results"]}
+    assert old in {r["id"] for r in history["results"]}
+
+
+def test_update_and_delete(client: TestClient) -> None:
+    made = store(client, type="fact", content="Acme runs Ghost", key="cms").json()["id"]
+
+    updated = client.patch(f"{Z}/memory/{made}", json={"importance": "critical", "content": "Acme runs Hugo"})
+    empty = client.patch(f"{Z}/memory/{made}", json={"importance": ""})
+    missing = client.patch(f"{Z}/memory/mem_nope", json={"importance": "low"})
+    deleted = client.request("DELETE", f"{Z}/memory/{made}", json={"reason": "wrong"})
+    again = client.request("DELETE", f"{Z}/memory/{made}", json={})
+
+    assert updated.status_code == 200 and updated.json()["updated"] is True
+    assert updated.json()["updated_fields"] == ["text", "content_hash", "importance"]
+    assert empty.status_code == 400 and empty.json()["error"].startswith("Must provide at least one field")
+    assert missing.status_code == 404 and missing.json() == {"error": "Memory not found"}
+    assert deleted.json()["deleted"] is True and deleted.json()["deleted_at"].endswith("Z")
+    assert again.json() == {"id": made, "already_inactive": True, "message": "Memory was already inactive"}
+
+
+def test_briefing_excludes_the_requesting_agent_unless_asked(client: TestClient) -> None:
+    store(client, type="event", content="agent a shipped", source_agent="agent-a", importance="high")
+    store(client, type="decision", content="agent b chose Postgres", source_agent="agent-b")
+
+    since = "2000-01-01T00:00:00Z"
+    for_a = client.get(f"{Z}/briefing", params={"since": since, "agent": "agent-a"}).json()
+    everything = client.get(
+        f"{Z}/briefing", params={"since": since, "agent": "agent-a", "include": "all"}
+    ).json()
+    summary = client.get(f"{Z}/briefing", params={"since": since, "format": "summary"}).json()
+    missing = client.get(f"{Z}/briefing")
+
+    assert [e["content"] for e in for_a["decisions"]] == ["agent b chose Postgres"] and for_a["events"] == []
+    assert for_a["requesting_agent"] == "agent-a" and for_a["summary"]["total_in_period"] == 2
+    assert [e["content"] for e in everything["events"]] == ["agent a shipped"]
+    assert summary["top_decisions"][0]["headline"] == "agent b chose Postgres"
+    assert missing.status_code == 400 and "example" in missing.json()
+
+
+def test_stats_count_by_type_and_superseded(client: TestClient) -> None:
+    store(client, type="fact", content="v1", key="k")
+    store(client, type="fact", content="v2", key="k")
+    store(client, type="event", content="e")
+
+    stats = client.get(f"{Z}/stats").json()
+
+    assert stats["total_memories"] == 3 and stats["active"] == 2 and stats["superseded"] == 1
+    assert stats["by_type"] == {"event": 1, "fact": 2, "decision": 0, "status": 0}
+    assert stats["decay_config"] == {"factor": 0.98, "affected_types": ["fact", "status"]}
+
+
+def test_x_api_key_maps_onto_cairn_api_keys(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token="owner-token")
+    key = container.keys.create(
+        name="zengram", tenant="local", scopes=["documents:read", "documents:write", "brains:admin"]
+    ).plaintext
+    with TestClient(create_app(container)) as client:
+        missing = client.get(f"{Z}/stats")
+        wrong = client.get(f"{Z}/stats", headers={"x-api-key": "nope"})
+        made = store_with(client, key)
+        health = client.get(f"{Z}/health")
+
+    assert missing.status_code == 401 and missing.json() == {"error": "Missing API key"}
+    assert wrong.status_code == 401 and wrong.json() == {"error": "Invalid API key"}
+    assert made.status_code == 201
+    assert health.status_code == 200
+
+
+def store_with(client: TestClient, key: str) -> Any:
+    body = {"type": "event", "content": "stored with a key", "source_agent": "claude-code"}
+    return client.post(f"{Z}/memory", json=body, headers={"x-api-key": key})

@@ -1,0 +1,245 @@
+"""The zengram MCP surface (`/mcp/zengram`, `cairn mcp --surface zengram`) through the official MCP
+client: tools/list as seed 001 has it, every tool over HTTP and stdio, results and failures as
+zengram's wrapper shows them, and one brain seen through both zengram and the canonical surface."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult
+
+from tests.integration.mcp.conftest import LiveServer, ok, start_server
+
+pytestmark = pytest.mark.anyio
+CAIRN = str(Path(sys.executable).parent / "cairn")
+
+# Seed 001: each tool's parameters and which are required (brain_import's operator_approved and
+# brain_search's `index` format are the real server's additions).
+SEED: dict[str, tuple[set[str], set[str]]] = {
+    "brain_store": (
+        {
+            "type",
+            "content",
+            "source_agent",
+            "client_id",
+            "category",
+            "importance",
+            "key",
+            "subject",
+            "status_value",
+            "knowledge_category",
+            "valid_from",
+            "valid_to",
+        },
+        {"type", "content", "source_agent"},
+    ),
+    "brain_search": (
+        {
+            "query",
+            "type",
+            "source_agent",
+            "client_id",
+            "limit",
+            "format",
+            "include_superseded",
+            "knowledge_category",
+            "at_time",
+        },
+        {"query"},
+    ),
+    "brain_briefing": ({"since", "agent", "include", "format", "limit"}, {"since"}),
+    "brain_query": ({"type", "source_agent", "category", "client_id", "since", "key", "subject"}, {"type"}),
+    "brain_stats": (set(), set()),
+    "brain_consolidate": ({"action", "job_id", "sync"}, set()),
+    "brain_entities": ({"action", "name", "type", "limit"}, {"action"}),
+    "brain_delete": ({"memory_id", "reason"}, {"memory_id"}),
+    "brain_update": ({"memory_id", "content", "importance", "knowledge_category", "metadata"}, {"memory_id"}),
+    "brain_export": ({"client_id", "type", "since", "limit"}, set()),
+    "brain_import": ({"data", "operator_approved"}, {"data", "operator_approved"}),
+    "brain_reflect": ({"topic", "client_id", "limit"}, {"topic"}),
+    "brain_research": ({"topic", "client_id", "max_iterations"}, {"topic"}),
+}
+TYPES = {
+    "limit": "number",
+    "include_superseded": "boolean",
+    "sync": "boolean",
+    "metadata": "object",
+    "data": "array",
+    "operator_approved": "boolean",
+    "max_iterations": "number",
+}
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveServer]:
+    yield from start_server(tmp_path)
+
+
+def body(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    block = result.content[0]
+    assert block.type == "text"
+    return json.loads(block.text)
+
+
+def failure(result: CallToolResult) -> str:
+    assert result.is_error, result.content
+    block = result.content[0]
+    assert block.type == "text"
+    return block.text
+
+
+async def test_tools_list_matches_the_seed(live: LiveServer) -> None:
+    async with Client(f"{live.base}/mcp/zengram") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        info = client.server_info if hasattr(client, "server_info") else None
+
+    assert set(tools) == set(SEED)
+    for name, (params, required) in SEED.items():
+        schema = tools[name].input_schema
+        assert set(schema.get("properties", {})) == params, name
+        assert set(schema.get("required", [])) == required, name
+        for param, kind in TYPES.items():
+            if param in params:
+                assert schema["properties"][param]["type"] == kind, (name, param)
+    assert "index" in tools["brain_search"].input_schema["properties"]["format"]["enum"]
+    assert info is None or info.name == "zengram"
+
+
+async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> None:
+    async with Client(f"{live.base}/mcp/zengram") as z:
+        stored = body(
+            await z.call_tool(
+                "brain_store",
+                {"type": "fact", "content": "Acme runs Next.js 14", "key": "acme-stack", "client_id": "acme"},
+            )
+        )
+        event = body(
+            await z.call_tool(
+                "brain_store",
+                {"type": "event", "content": "Deployed the Acme site", "source_agent": "deploy-bot"},
+            )
+        )
+        found = body(await z.call_tool("brain_search", {"query": "Acme runs Next.js"}))
+        brief = body(
+            await z.call_tool("brain_briefing", {"since": "2000-01-01T00:00:00Z", "agent": "claude-code"})
+        )
+        facts = body(await z.call_tool("brain_query", {"type": "facts", "key": "acme"}))
+        stats = body(await z.call_tool("brain_stats", {}))
+        started = body(await z.call_tool("brain_consolidate", {"action": "run", "sync": True}))
+        status = body(await z.call_tool("brain_consolidate", {"action": "status"}))
+        updated = body(await z.call_tool("brain_update", {"memory_id": event["id"], "importance": "high"}))
+        deleted = body(await z.call_tool("brain_delete", {"memory_id": event["id"]}))
+        unserved = [
+            failure(await z.call_tool(tool, arguments))
+            for tool, arguments in (
+                ("brain_export", {}),
+                ("brain_import", {"data": [], "operator_approved": True}),
+                ("brain_reflect", {"topic": "acme"}),
+                ("brain_research", {"topic": "what does acme run?"}),
+            )
+        ]
+        techs = body(await z.call_tool("brain_entities", {"action": "list", "type": "technology"}))
+        nextjs = body(await z.call_tool("brain_entities", {"action": "get", "name": "nextjs"}))
+        linked = body(await z.call_tool("brain_entities", {"action": "memories", "name": "acme"}))
+        entity_stats = body(await z.call_tool("brain_entities", {"action": "stats"}))
+        nameless = failure(await z.call_tool("brain_entities", {"action": "get"}))
+        badtype = failure(await z.call_tool("brain_entities", {"action": "list", "type": "planet"}))
+        local = failure(await z.call_tool("brain_store", {"content": "no type"}))
+        api = failure(await z.call_tool("brain_store", {"type": "rumour", "content": "x"}))
+        nothing = failure(await z.call_tool("brain_update", {"memory_id": stored["id"]}))
+        missing = failure(await z.call_tool("brain_delete", {"memory_id": "mem_nope"}))
+        unknown = failure(await z.call_tool("brain_teleport", {}))
+        # The result text is the API body, pretty-printed as zengram 4.3.0 prints it.
+        raw = (await z.call_tool("brain_stats", {})).content[0]
+
+    assert stored["deduplicated"] is False and len(stored["content_hash"]) == 16
+    assert found["results"][0]["id"] == stored["id"]
+    assert [e["content"] for e in brief["events"]] == ["Deployed the Acme site"]
+    assert facts["results"][0]["value"] == "Acme runs Next.js 14"
+    assert stats["by_type"] == {"event": 1, "fact": 1, "decision": 0, "status": 0}
+    assert started["status"] == "complete" and "events_expired" in started
+    assert status["is_running"] is False and status["last_run_at"]
+    assert updated["updated_fields"] == ["importance"] and deleted["deleted"] is True
+    assert all(" 501 " in text and "not implemented" in text for text in unserved)
+    assert "Next.js" in {e["canonical_name"] for e in techs["entities"]}
+    assert nextjs["canonical_name"] == "Next.js" and nextjs["entity_type"] == "technology"
+    assert linked["entity"] == "acme" and [m["memory_id"] for m in linked["memory_links"]] == [stored["id"]]
+    assert entity_stats["total"] >= 3 and entity_stats["by_type"]["client"] == 1
+    assert nameless == "Error: name is required for get/memories actions"
+    assert (
+        badtype.startswith("Error: API GET /entities?type=planet: 400") and "Invalid entity type" in badtype
+    )
+    assert local == 'Error: "type" is required (one of: event, fact, decision, status)'
+    assert api.startswith('Error: API POST /memory: 400 {"error":"Invalid type: rumour.')
+    assert nothing.startswith("Error: must provide at least one field to update")
+    assert missing == 'Error: API DELETE /memory/mem_nope: 404 {"error":"Memory not found"}'
+    assert unknown == "Unknown tool: brain_teleport"
+    assert raw.type == "text" and raw.text.startswith('{\n  "total_memories"')
+
+
+async def test_one_brain_through_both_surfaces(live: LiveServer) -> None:
+    async with Client(f"{live.base}/mcp/zengram") as z, Client(live.url) as canonical:
+        body(
+            await z.call_tool("brain_store", {"type": "decision", "content": "We chose Postgres for billing"})
+        )
+        brain = ok(await canonical.call_tool("memory_list_brains", {}))["items"][0]["slug"]
+        hits = ok(await canonical.call_tool("memory_search", {"brain": brain, "query": "postgres billing"}))[
+            "hits"
+        ]
+        ok(
+            await canonical.call_tool(
+                "memory_remember",
+                {
+                    "brain": brain,
+                    "path": "memory/global/kettle.md",
+                    "content": "The kettle descales on Fridays.",
+                },
+            )
+        )
+        seen = body(await z.call_tool("brain_search", {"query": "kettle descales"}))
+
+    assert any("Postgres for billing" in h["content"] for h in hits)
+    assert seen["results"] and seen["results"][0]["content"] == "The kettle descales on Fridays."
+    assert seen["results"][0]["type"] == "note"
+
+
+async def test_the_tools_over_stdio(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    params = StdioServerParameters(
+        command=CAIRN,
+        args=["mcp", "--surface", "zengram", "--data-dir", str(data)],
+        env={"CAIRN_DATA_DIR": str(data)},
+    )
+    async with Client(params) as z:
+        names = {t.name for t in (await z.list_tools()).tools}
+        stored = body(
+            await z.call_tool(
+                "brain_store",
+                {
+                    "type": "status",
+                    "content": "deploys are green",
+                    "subject": "deploys",
+                    "status_value": "green",
+                },
+            )
+        )
+        again = body(
+            await z.call_tool(
+                "brain_store",
+                {"type": "status", "content": "deploys are red", "subject": "deploys", "status_value": "red"},
+            )
+        )
+        statuses = body(await z.call_tool("brain_query", {"type": "statuses"}))
+        found = body(await z.call_tool("brain_search", {"query": "deploys", "include_superseded": True}))
+
+    assert names == set(SEED)
+    assert again["supersedes"] == stored["id"]
+    assert [r["status"] for r in statuses["results"]] == ["red"]
+    assert {r["id"] for r in found["results"]} == {stored["id"], again["id"]}

@@ -1,0 +1,116 @@
+"""zengram's own published MCP wrapper, `@zensystemai/zengram-mcp@4.5.0` (pinned in tests/clients),
+run unmodified against `cairn serve`'s /zengram API and driven by the official MCP client over
+stdio: what an agent configured for zengram sees when it is pointed at Cairn."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp_types import CallToolResult
+
+from tests.integration.mcp.conftest import LiveServer, start_server
+from tests.integration.mcp.node_clients import CLIENTS, node
+
+pytestmark = pytest.mark.anyio
+WRAPPER = CLIENTS / "node_modules" / "@zensystemai" / "zengram-mcp" / "src" / "index.js"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveServer]:
+    yield from start_server(tmp_path)
+
+
+def wrapper(base: str) -> StdioServerParameters:
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH: zengram's wrapper is a Node program")
+    env = {"PATH": os.environ.get("PATH", ""), "BRAIN_API_URL": f"{base}/zengram", "BRAIN_API_KEY": "any-key"}
+    return StdioServerParameters(command=node(), args=[str(WRAPPER)], env=env)
+
+
+def body(result: CallToolResult) -> Any:
+    assert not result.is_error, result.content
+    block = result.content[0]
+    assert block.type == "text"
+    return json.loads(block.text)
+
+
+def failure(result: CallToolResult) -> str:
+    assert result.is_error
+    block = result.content[0]
+    assert block.type == "text"
+    return block.text
+
+
+async def test_the_wrapper_stores_searches_queries_briefs_updates_and_deletes(live: LiveServer) -> None:
+    async with stdio_client(wrapper(live.base)) as (read, write), ClientSession(read, write) as mcp:
+        init = await mcp.initialize()
+        names = {t.name for t in (await mcp.list_tools()).tools}
+
+        first = body(
+            await mcp.call_tool(
+                "brain_store",
+                {"type": "fact", "content": "Acme runs WordPress", "key": "acme-stack", "client_id": "acme"},
+            )
+        )
+        second = body(
+            await mcp.call_tool(
+                "brain_store",
+                {
+                    "type": "fact",
+                    "content": "Acme moved to Next.js 14",
+                    "key": "acme-stack",
+                    "client_id": "acme",
+                    "importance": "high",
+                },
+            )
+        )
+        event = body(
+            await mcp.call_tool(
+                "brain_store",
+                {"type": "event", "content": "Deployed the Acme site", "source_agent": "deploy-bot"},
+            )
+        )
+        found = body(
+            await mcp.call_tool("brain_search", {"query": "what does acme run", "client_id": "acme"})
+        )
+        index = body(await mcp.call_tool("brain_search", {"query": "acme", "format": "index"}))
+        facts = body(await mcp.call_tool("brain_query", {"type": "facts", "key": "acme"}))
+        brief = body(
+            await mcp.call_tool("brain_briefing", {"since": "2000-01-01T00:00:00Z", "agent": "claude-code"})
+        )
+        stats = body(await mcp.call_tool("brain_stats", {}))
+        updated = body(
+            await mcp.call_tool("brain_update", {"memory_id": event["id"], "importance": "critical"})
+        )
+        deleted = body(await mcp.call_tool("brain_delete", {"memory_id": event["id"], "reason": "test"}))
+        techs = body(await mcp.call_tool("brain_entities", {"action": "list", "type": "technology"}))
+        mentions = body(await mcp.call_tool("brain_entities", {"action": "memories", "name": "next.js"}))
+        run = body(await mcp.call_tool("brain_consolidate", {"action": "run", "sync": True}))
+        status = body(await mcp.call_tool("brain_consolidate", {"action": "status"}))
+        missing = failure(await mcp.call_tool("brain_delete", {"memory_id": "mem_nope"}))
+        bad = failure(await mcp.call_tool("brain_store", {"type": "rumour", "content": "x"}))
+
+    assert init.server_info.name == "zengram"
+    assert len(names) == 13 and {"brain_store", "brain_search", "brain_research"} <= names
+    assert second["supersedes"] == first["id"] and event["deduplicated"] is False
+    assert [r["id"] for r in found["results"]][:1] == [second["id"]]
+    assert found["results"][0]["content"] == "Acme moved to Next.js 14"
+    assert {"summary", "effective_score"} <= set(index["results"][0])
+    assert [r["value"] for r in facts["results"]] == ["Acme moved to Next.js 14"]
+    assert [e["content"] for e in brief["events"]] == ["Deployed the Acme site"]  # deploy-bot's, not ours
+    assert stats["by_type"]["fact"] == 2 and stats["active"] == 2
+    assert updated["updated_fields"] == ["importance"]
+    assert deleted["deleted"] is True
+    assert {"Next.js", "WordPress"} <= {e["canonical_name"] for e in techs["entities"]}
+    assert [m["memory_id"] for m in mentions["memory_links"]] == [second["id"]]
+    assert run["status"] == "complete" and status["is_running"] is False
+    assert missing.startswith("Error: API DELETE /memory/mem_nope: 404") and '"Memory not found"' in missing
+    assert bad.startswith("Error: API POST /memory: 400") and "Invalid type: rumour" in bad

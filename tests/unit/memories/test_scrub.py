@@ -1,0 +1,53 @@
+"""Credentials never reach a stored memory: each kind becomes a marker, the prose around it stays."""
+
+from __future__ import annotations
+
+import pytest
+
+from cairn.domain.scrub import scrub
+
+JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "marker"),
+    [
+        (f"the token was {JWT} yesterday", JWT, "[JWT_REDACTED]"),
+        ("key AKIAIOSFODNN7EXAMPLE in the env", "AKIAIOSFODNN7EXAMPLE", "[AWS_KEY_REDACTED]"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "[AWS_SECRET_REDACTED]",
+        ),
+        (
+            "db postgres://app:hunter2hunter2@db.internal:5432/app ok",
+            "hunter2hunter2",
+            "[CONNECTION_STRING_REDACTED]",
+        ),
+        (
+            "use sk-proj-abcdefghijklmnopqrstuvwx123 for it",
+            "sk-proj-abcdefghijklmnopqrstuvwx123",
+            "[API_KEY_REDACTED]",
+        ),
+        (
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789 pushed",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "[API_KEY_REDACTED]",
+        ),
+        ('config: password="correct-horse-battery"', "correct-horse-battery", "[SECRET_REDACTED]"),
+        ("API_KEY=zq81lmn0pp23xx91 set", "zq81lmn0pp23xx91", "[SECRET_REDACTED]"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY----- after",
+            "MIIEpAIBAAKCAQEA",
+            "[PRIVATE_KEY_REDACTED]",
+        ),
+    ],
+)
+def test_each_kind_of_credential_becomes_its_marker(text: str, secret: str, marker: str) -> None:
+    cleaned = scrub(text)
+    assert secret not in cleaned and marker in cleaned
+
+
+def test_plain_prose_is_left_alone() -> None:
+    text = "Acme migrated to Next.js 14 in March 2026; the password policy needs 12 characters."
+    assert scrub(text) == text

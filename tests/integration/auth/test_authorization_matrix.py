@@ -227,6 +227,9 @@ def tool_outcome(result: Any) -> str:
     if not result.is_error:
         return "allowed"
     text = result.content[0].text if result.content else ""
+    if text.startswith("Error: "):  # zengram's style: `Error: <message>` or `Error: API … 403 {…}`
+        refused = "insufficient_scope" in text or ": 403 " in text
+        return "forbidden" if refused else "allowed"
     try:
         code = json.loads(text).get("code")
     except (ValueError, AttributeError):

@@ -5,9 +5,10 @@ The container and app are built once per execution environment (cold start) and 
 warm invocation; Mangum runs with `lifespan="off"` because the MCP endpoints enter their own
 per-request lifespan (entrypoints/mcp/http.py), the pattern that survives warm invocations.
 Powertools logs each invocation with its Lambda context (structured JSON, request id as the
-correlation id) and emits a ColdStart metric; the task functions also trace with Powertools'
-Tracer (a no-op outside Lambda), the API function with Lambda's active tracing alone. Events are
-never logged: they carry bearer tokens and memory contents.
+correlation id) and emits a ColdStart metric and an Invocations metric per call; the task
+functions also trace with Powertools' Tracer (a no-op outside Lambda), the API function with
+Lambda's active tracing alone. Events are never logged: they carry bearer tokens and memory
+contents.
 """
 
 from __future__ import annotations
@@ -25,16 +26,26 @@ def observed(handler: Handler, *, traced: bool = False) -> Handler:
     """The handler with Powertools' structured logging and cold-start metric, and with `traced`
     its X-Ray subsegments (Tracer). The API function leaves Tracer out: importing the X-Ray SDK
     costs ~0.4 s of every cold start, and Lambda's active tracing already traces each call."""
-    from aws_lambda_powertools import Logger, Metrics
-    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools import Logger
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
     logger = Logger(service="cairn")
-    metrics = Metrics(namespace="Cairn", service="cairn")
+    cold = [True]
+    service = {"service": "cairn"}
 
-    @metrics.log_metrics(capture_cold_start_metric=True)
+    # single_metric, not Metrics.log_metrics: each invocation flushes its own metric set. Metrics
+    # shares one set per process, and two invocations at once (the tests run Step Functions' Map
+    # iterations in threads) could flush it empty under the other and fail the call.
     @logger.inject_lambda_context(log_event=False, correlation_id_path="requestContext.requestId")
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        metrics.add_metric(name="Invocations", unit=MetricUnit.Count, value=1)
+        if cold[0]:
+            cold[0] = False
+            with single_metric(
+                "ColdStart", MetricUnit.Count, 1, namespace="Cairn", default_dimensions=service
+            ):
+                pass
+        with single_metric("Invocations", MetricUnit.Count, 1, namespace="Cairn", default_dimensions=service):
+            pass
         return handler(event, context)
 
     if not traced:

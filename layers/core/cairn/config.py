@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     """The brain zengram's API and `brain_*` tools serve (id or slug); default: a key's only brain,
     else the default brain, else "Shared Brain", created by the first store."""
     """This server's base URL as clients see it (resource metadata); default: from the request."""
+    zengram_research_enabled: bool = False
+    """Serve zengram's `POST /research` (`brain_research`): a loop of several generator calls,
+    off by default as in zengram; while off it answers 503 `research_disabled`."""
 
     default_brain: str | None = Field(
         default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")

@@ -136,15 +136,15 @@ async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> 
         status = body(await z.call_tool("brain_consolidate", {"action": "status"}))
         updated = body(await z.call_tool("brain_update", {"memory_id": event["id"], "importance": "high"}))
         deleted = body(await z.call_tool("brain_delete", {"memory_id": event["id"]}))
-        unserved = [
-            failure(await z.call_tool(tool, arguments))
-            for tool, arguments in (
-                ("brain_export", {}),
-                ("brain_import", {"data": [], "operator_approved": True}),
-                ("brain_reflect", {"topic": "acme"}),
-                ("brain_research", {"topic": "what does acme run?"}),
-            )
-        ]
+        exported = body(await z.call_tool("brain_export", {"client_id": "acme"}))
+        restored = body(
+            await z.call_tool("brain_import", {"data": exported["memories"], "operator_approved": True})
+        )
+        unapproved = failure(await z.call_tool("brain_import", {"data": exported["memories"]}))
+        reflected = body(await z.call_tool("brain_reflect", {"topic": "what does acme run", "limit": 5}))
+        topicless = failure(await z.call_tool("brain_reflect", {"topic": " "}))
+        disabled = failure(await z.call_tool("brain_research", {"topic": "what does acme run?"}))
+        fractional = failure(await z.call_tool("brain_research", {"topic": "x", "max_iterations": 1.5}))
         techs = body(await z.call_tool("brain_entities", {"action": "list", "type": "technology"}))
         nextjs = body(await z.call_tool("brain_entities", {"action": "get", "name": "nextjs"}))
         linked = body(await z.call_tool("brain_entities", {"action": "memories", "name": "acme"}))
@@ -167,7 +167,17 @@ async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> 
     assert started["status"] == "complete" and "events_expired" in started
     assert status["is_running"] is False and status["last_run_at"]
     assert updated["updated_fields"] == ["importance"] and deleted["deleted"] is True
-    assert all(" 501 " in text and "not implemented" in text for text in unserved)
+    assert [m["id"] for m in exported["memories"]] == [stored["id"]] and exported["limit"] == 500
+    assert restored == {"imported": 0, "skipped": 1, "errors": 0}
+    assert unapproved == (
+        'Error: "operator_approved" must be true — import overwrites live memories and needs explicit '
+        "operator authorization"
+    )
+    assert reflected["memories_analyzed"] >= 1 and stored["id"] in reflected["cited_memory_ids"]
+    assert reflected["llm"] == {"provider": "extractive", "model": "extractive"}
+    assert topicless == 'Error: "topic" is required (non-empty string)'
+    assert disabled.startswith('Error: API POST /research: 503 {"error":"research_disabled"')
+    assert fractional == 'Error: "max_iterations" must be an integer (1-4)'
     assert "Next.js" in {e["canonical_name"] for e in techs["entities"]}
     assert nextjs["canonical_name"] == "Next.js" and nextjs["entity_type"] == "technology"
     assert linked["entity"] == "acme" and [m["memory_id"] for m in linked["memory_links"]] == [stored["id"]]
@@ -182,6 +192,26 @@ async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> 
     assert missing == 'Error: API DELETE /memory/mem_nope: 404 {"error":"Memory not found"}'
     assert unknown == "Unknown tool: brain_teleport"
     assert raw.type == "text" and raw.text.startswith('{\n  "total_memories"')
+
+
+async def test_export_import_and_research_when_enabled(tmp_path: Path) -> None:
+    for live in start_server(tmp_path, zengram_research_enabled=True):
+        async with Client(f"{live.base}/mcp/zengram") as z:
+            made = body(
+                await z.call_tool(
+                    "brain_store", {"type": "decision", "content": "Redis runs the API cache, as we decided"}
+                )
+            )
+            dump = body(await z.call_tool("brain_export", {}))["memories"]
+            body(await z.call_tool("brain_delete", {"memory_id": made["id"]}))
+            restored = body(await z.call_tool("brain_import", {"data": dump, "operator_approved": True}))
+            found = body(await z.call_tool("brain_search", {"query": "Redis API cache"}))
+            answer = body(await z.call_tool("brain_research", {"topic": "What runs the API cache?"}))
+
+        assert restored == {"imported": 1, "skipped": 0, "errors": 0}
+        assert found["results"][0]["id"] == made["id"]
+        assert answer["partial"] is False and answer["cited_memory_ids"] == [made["id"]]
+        assert answer["query_trace"][0]["query"] == "What runs the API cache?"
 
 
 async def test_one_brain_through_both_surfaces(live: LiveServer) -> None:

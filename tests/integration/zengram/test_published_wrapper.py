@@ -114,3 +114,59 @@ async def test_the_wrapper_stores_searches_queries_briefs_updates_and_deletes(li
     assert run["status"] == "complete" and status["is_running"] is False
     assert missing.startswith("Error: API DELETE /memory/mem_nope: 404") and '"Memory not found"' in missing
     assert bad.startswith("Error: API POST /memory: 400") and "Invalid type: rumour" in bad
+
+
+async def test_the_wrapper_exports_imports_reflects_and_researches(tmp_path: Path) -> None:
+    for live in start_server(tmp_path, zengram_research_enabled=True):
+        async with stdio_client(wrapper(live.base)) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            decision = body(
+                await mcp.call_tool(
+                    "brain_store",
+                    {
+                        "type": "decision",
+                        "content": "Redis runs the API cache, as we decided",
+                        "client_id": "acme",
+                    },
+                )
+            )
+            status = body(
+                await mcp.call_tool(
+                    "brain_store",
+                    {
+                        "type": "status",
+                        "content": "The API is degraded",
+                        "subject": "api",
+                        "client_id": "acme",
+                    },
+                )
+            )
+            dump = body(await mcp.call_tool("brain_export", {"client_id": "acme"}))
+            refused = failure(await mcp.call_tool("brain_import", {"data": dump["memories"]}))
+            for m in (decision, status):
+                body(await mcp.call_tool("brain_delete", {"memory_id": m["id"]}))
+            restored = body(
+                await mcp.call_tool("brain_import", {"data": dump["memories"], "operator_approved": True})
+            )
+            after = body(await mcp.call_tool("brain_export", {"client_id": "acme"}))
+            reflected = body(
+                await mcp.call_tool("brain_reflect", {"topic": "API cache", "client_id": "acme"})
+            )
+            answer = body(
+                await mcp.call_tool(
+                    "brain_research", {"topic": "What runs the API cache?", "max_iterations": 2}
+                )
+            )
+            fractional = failure(await mcp.call_tool("brain_research", {"topic": "x", "max_iterations": 1.5}))
+
+    assert {m["id"] for m in dump["memories"]} == {decision["id"], status["id"]} and dump["limit"] == 500
+    assert refused.startswith('Error: "operator_approved" must be true')
+    assert restored == {"imported": 2, "skipped": 0, "errors": 0}
+    assert {m["id"]: m["content"] for m in after["memories"]} == {
+        m["id"]: m["content"] for m in dump["memories"]
+    }
+    assert reflected["memories_analyzed"] == 2 and reflected["llm"]["provider"] == "extractive"
+    assert set(reflected["cited_memory_ids"]) == {decision["id"], status["id"]}
+    assert answer["partial"] is False and decision["id"] in answer["cited_memory_ids"]
+    assert answer["iterations"] == 1 and "extractive" in answer["warning"]
+    assert fractional == 'Error: "max_iterations" must be an integer (1-4)'

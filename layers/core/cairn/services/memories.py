@@ -27,6 +27,7 @@ when history is asked for; deletes are soft.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -59,6 +60,8 @@ TITLE_CHARS = 80
 SUPERSEDES = "supersedes"
 """Metadata of a memory that superseded another: that one's id."""
 _RETRIES = 64
+MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+"""A caller's own memory id (a restore): it becomes part of the memory's path."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,8 @@ class MemoryService:
         text = _checked(m)
         digest = content_hash(text)
         client = m.client_id or "global"
+        if m.memory_id is not None:
+            self._check_restore(brain, m.type, m.memory_id)
         for _ in range(_RETRIES):
             duplicate = self._duplicate(brain, m.type, client, digest)
             if duplicate is not None:
@@ -186,6 +191,17 @@ class MemoryService:
             except Conflict:
                 continue  # another writer moved a claim we read: read them again
         raise Conflict("too many concurrent writers of this memory's key, subject or text; retry")
+
+    def _check_restore(self, brain: Brain, kind: MemoryType, memory_id: str) -> None:
+        """A kept id may overwrite the memory it names (upsert), never another document: one of
+        another brain, another type, or not a memory."""
+        if not MEMORY_ID.match(memory_id):
+            raise InvalidInput(
+                "memory id must be 1-128 letters, digits, '_', '.' or '-', starting alphanumeric"
+            )
+        held = self.documents.repo.get_by_id(memory_id)
+        if held is not None and (held.brain_id != brain.id or held.path != memory_path(kind, memory_id)):
+            raise InvalidInput(f"memory id {excerpt(memory_id)} is already used by another document")
 
     def _store_once(self, brain: Brain, m: MemoryInput, text: str, digest: str, client: str) -> Stored:
         now = self.clock.now()
@@ -240,8 +256,11 @@ class MemoryService:
         if self.entities is not None:  # after the commit; idempotent, so a retry repairs a crash here
             doc = outcome.document
             mentions = self.entities.extract(text, client_id=client, source_agent=m.source_agent)
-            self.entities.record_mentions(brain, doc.id, mentions, doc.created_at)
-        return Stored(outcome.document, deduplicated=False, supersedes=old.id if old else None)
+            # a kept id may be an upsert: drop the links its old text had
+            link = self.entities.relink if m.memory_id else self.entities.record_mentions
+            link(brain, doc.id, mentions, doc.created_at)
+        replaced = old.id if old is not None and old.id != memory_id else None
+        return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
     def _supersede_key(self, brain: Brain, m: MemoryInput) -> tuple[str, str] | None:
         if m.type is MemoryType.fact and m.key:
@@ -457,6 +476,7 @@ class MemoryService:
             if len(fresh) < len(page.items) or page.next_after is None:
                 break
             after = page.next_after
+        ids = list(dict.fromkeys(ids))  # a restored (upserted) memory has a time item per write
         docs = self.documents.repo.get_many_by_id(ids[:limit])
         return [docs[i] for i in ids[:limit] if i in docs and docs[i].brain_id == brain.id]
 

@@ -23,6 +23,7 @@ from cairn.entrypoints.rest.zengram.routes import run
 from cairn.entrypoints.rest.zengram.validate import MEMORY_TYPES
 
 DEFAULT_AGENT = "claude-code"
+TOPIC_REQUIRED = '"topic" is required (non-empty string)'
 BRAIN_META = "cairn.dev/brain"
 """The brain a call used, in the result's _meta, for the audit (zengram's results are text only)."""
 
@@ -208,13 +209,49 @@ def entities(deps: SurfaceDeps, x: a.EntitiesArgs) -> CallToolResult:
     return call(deps, "GET", f"/entities{_query(pairs)}", lambda api: api.entities(_params(pairs)))
 
 
-def not_yet(method: str, path: str) -> Callable[[SurfaceDeps, Any], CallToolResult]:
-    """A route Cairn does not serve yet: the API's honest 501, as the wrapper would show it."""
+def export(deps: SurfaceDeps, x: a.ExportArgs) -> CallToolResult:
+    pairs: list[tuple[str, Any]] = [
+        ("client_id", x.client_id),
+        ("type", x.type),
+        ("since", x.since),
+        ("limit", x.limit or 500),
+    ]
+    return call(deps, "GET", f"/export{_query(pairs)}", lambda api: api.export(_params(pairs)))
 
-    def handler(deps: SurfaceDeps, _: ToolArgs) -> CallToolResult:
-        return call(deps, method, path, lambda api: api.not_implemented(method, path))
 
-    return handler
+def import_(deps: SurfaceDeps, x: a.ImportArgs) -> CallToolResult:
+    if x.operator_approved is not True:
+        return local_error(
+            '"operator_approved" must be true — import overwrites live memories and needs explicit '
+            "operator authorization"
+        )
+    body = {"data": x.data, "operator_approved": True}
+    return call(deps, "POST", "/export/import", lambda api: api.import_(body, {}))
+
+
+def reflect(deps: SurfaceDeps, x: a.ReflectArgs) -> CallToolResult:
+    if not x.topic or not x.topic.strip():
+        return local_error(TOPIC_REQUIRED)
+    body = _given({"topic": x.topic, "client_id": x.client_id, "limit": _number(x.limit)})
+    return call(deps, "POST", "/reflect", lambda api: api.reflect(body))
+
+
+def research(deps: SurfaceDeps, x: a.ResearchArgs) -> CallToolResult:
+    if not x.topic or not x.topic.strip():
+        return local_error(TOPIC_REQUIRED)
+    if x.max_iterations is not None and not float(x.max_iterations).is_integer():
+        return local_error('"max_iterations" must be an integer (1-4)')
+    body = _given({"topic": x.topic, "client_id": x.client_id, "max_iterations": _number(x.max_iterations)})
+    return call(deps, "POST", "/research", lambda api: api.research(body))
+
+
+def _given(body: dict[str, Any]) -> dict[str, Any]:
+    """What JSON.stringify sends: every value but the undefined ones."""
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _number(value: float | None) -> float | int | None:
+    return int(value) if value is not None and float(value).is_integer() else value
 
 
 def _memory(x: a.DeleteArgs | a.UpdateArgs, result: CallToolResult) -> AuditTarget:
@@ -301,14 +338,14 @@ ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
         "Export memories as JSON for backup or migration.",
         a.ExportArgs,
         READ,
-        not_yet("GET", "/export"),
+        export,
     ),
     spec(
         "brain_import",
         "Import memories from JSON backup.",
         a.ImportArgs,
         WRITE,
-        not_yet("POST", "/export/import"),
+        import_,
     ),
     spec(
         "brain_reflect",
@@ -316,7 +353,7 @@ ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
         "timeline, contradictions, and knowledge gaps.",
         a.ReflectArgs,
         READ,
-        not_yet("POST", "/reflect"),
+        reflect,
     ),
     spec(
         "brain_research",
@@ -326,6 +363,6 @@ ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
         "citations (fabricated citations are stripped).",
         a.ResearchArgs,
         READ,
-        not_yet("POST", "/research"),
+        research,
     ),
 )

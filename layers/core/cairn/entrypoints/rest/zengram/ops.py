@@ -17,7 +17,7 @@ from typing import Any
 from cairn.bootstrap import Container
 from cairn.domain.errors import NoBrain, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.entrypoints.rest.zengram import consolidation
+from cairn.entrypoints.rest.zengram import consolidation, insight, transfer
 from cairn.entrypoints.rest.zengram.shapes import (
     METADATA_KEY,
     facet_of,
@@ -550,11 +550,19 @@ class ZengramApi:
     def consolidation_status(self) -> Reply:
         return Reply(200, consolidation.status(self.c, self.brain()))
 
-    def not_implemented(self, method: str, path: str) -> Reply:
-        """A zengram route Cairn does not serve yet: said plainly, never faked."""
-        return Reply(
-            501, {"error": f"{method} {path.split('?')[0]} is not implemented by this Cairn server yet"}
-        )
+    # -- export, import, reflect, research ---------------------------------------------------------
+
+    def export(self, q: Mapping[str, str]) -> Reply:
+        return Reply(200, transfer.export(self.c, self.brain(), q))
+
+    def import_(self, body: Any, q: Mapping[str, str]) -> Reply:
+        return Reply(200, transfer.restore(self.c, lambda: self.brain(create=True), body, q))
+
+    def reflect(self, body: Any) -> Reply:
+        return Reply(200, insight.reflect(self.c, self.brain, body))
+
+    def research(self, body: Any) -> Reply:
+        return Reply(200, insight.research(self.c, self.brain, body))
 
     def health(self) -> Reply:
         return Reply(200, {"status": "ok", "service": SERVICE, "timestamp": iso(self.c.adapters.clock.now())})

@@ -68,14 +68,17 @@ def zengram_router(container: Container) -> APIRouter:
     api = ZengramApi(container)
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
 
-    async def respond(request: Request, op: Callable[[Any], Reply], *, with_body: bool = False) -> Response:
-        """Run `op` with the scope its method needs: reads documents:read, writes documents:write."""
+    async def respond(
+        request: Request, op: Callable[[Any], Reply], *, with_body: bool = False, scope: str | None = None
+    ) -> Response:
+        """Run `op` with the scope it needs: by its method (reads documents:read, writes
+        documents:write) unless given; reflect and research are POSTs that only read."""
         request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
         try:
             body = await _json(request) if with_body else None
         except Refused as exc:
             return answer(refusal(exc), request_id)
-        scope = READ if request.method in ("GET", "HEAD") else WRITE
+        scope = scope or (READ if request.method in ("GET", "HEAD") else WRITE)
 
         def scoped() -> Reply:
             with access.needing(scope):
@@ -147,19 +150,20 @@ def zengram_router(container: Container) -> APIRouter:
     async def consolidation_job(job_id: str, request: Request) -> Response:
         return await respond(request, lambda _: api.consolidation_job(job_id))
 
-    for method, path in NOT_YET:
+    @router.get("/export")
+    async def export(request: Request) -> Response:
+        return await respond(request, lambda _: api.export(params(request)))
 
-        async def not_yet(request: Request, method: str = method, path: str = path) -> Response:
-            return await respond(request, lambda _: api.not_implemented(method, path))
+    @router.post("/export/import")
+    async def restore(request: Request) -> Response:
+        return await respond(request, lambda body: api.import_(body, params(request)), with_body=True)
 
-        router.add_api_route(path, not_yet, methods=[method])
+    @router.post("/reflect")
+    async def reflect(request: Request) -> Response:
+        return await respond(request, api.reflect, with_body=True, scope=READ)
+
+    @router.post("/research")
+    async def research(request: Request) -> Response:
+        return await respond(request, api.research, with_body=True, scope=READ)
+
     return router
-
-
-NOT_YET = (
-    ("GET", "/export"),
-    ("POST", "/export/import"),
-    ("POST", "/reflect"),
-    ("POST", "/research"),
-)
-"""zengram routes not served yet: an honest 501 rather than a 404 that hides what is missing."""

@@ -20,6 +20,9 @@ from cairn.services.consolidation import CONSOLIDATE_JOB
 
 SYNC_WAIT_S = 110.0
 """How long `?sync=true` waits (zengram's wrapper gives consolidation 120 s)."""
+SYNC_WAIT_LAMBDA_S = 24.0
+"""On AWS, within the API function's 29 s (API Gateway's limit): a longer run answers `partial`
+with the job still running (poll it with GET /consolidate/job/<id>)."""
 PICKUP_S = 0.3
 """How long a queued job may wait for the server's worker before the request runs it itself."""
 _STATUS = {
@@ -52,9 +55,10 @@ def start(c: Container, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any
     if not sync:
         return 202, {"status": "started", "job_id": job.id}
     began = time.monotonic()
+    wait = SYNC_WAIT_LAMBDA_S if c.settings.backend == "aws" else SYNC_WAIT_S
     while True:
         done = c.jobs.status(job.id)
-        if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > SYNC_WAIT_S:
+        if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > wait:
             break
         if done.status is JobStatus.queued and time.monotonic() - began > PICKUP_S:
             c.jobs.run_pending()  # no worker took it (a server without one): run it here
@@ -69,6 +73,7 @@ def summary(job: Job) -> dict[str, Any]:
     started = job.created_at
     out: dict[str, Any] = {
         "status": "complete" if job.status is JobStatus.completed else "partial",
+        "job_id": job.id,
         "memories_processed": int(merge.get("notes", 0) or 0),
         "groups_processed": int(merge.get("groups", 0) or 0),
         "merged_facts": int(merge.get("merged", 0) or 0),

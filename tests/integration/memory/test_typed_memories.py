@@ -287,3 +287,12 @@ def test_the_consolidation_job_expires_stale_events(
     assert done.result is not None and done.result["prune"]["events_expired"] == 1
     record = container.memories.record(brain, stale.memory.id)
     assert record.memory is not None and record.memory.expired_at is not None
+
+
+def test_the_memory_count_is_cached_for_at_most_its_max_age(container: Container, brain: Brain) -> None:
+    container.memories.store(brain, MemoryInput(type=MemoryType.event, content="one"))
+    assert container.memories.count(brain) == 1
+    container.memories.store(brain, MemoryInput(type=MemoryType.event, content="two"))
+
+    assert container.memories.count(brain) == 1  # within 30 s: the cached total
+    assert container.memories.count(brain, max_age_s=0) == 2

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -60,6 +62,8 @@ TITLE_CHARS = 80
 SUPERSEDES = "supersedes"
 """Metadata of a memory that superseded another: that one's id."""
 _RETRIES = 64
+COUNT_MAX_AGE_S = 30.0
+COUNTED_TYPES = (MemoryType.event, MemoryType.fact, MemoryType.decision, MemoryType.status)
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 """A caller's own memory id (a restore): it becomes part of the memory's path."""
 
@@ -165,6 +169,8 @@ class MemoryService:
         entities: EntityService | None = None,
     ) -> None:
         self.entities = entities
+        self._counted: dict[str, tuple[float, int]] = {}
+        self._counted_lock = threading.Lock()
         """Entity extraction and links at store time (services/entities.py); None: none kept."""
         self.documents = documents
         self.records = records
@@ -479,6 +485,19 @@ class MemoryService:
         ids = list(dict.fromkeys(ids))  # a restored (upserted) memory has a time item per write
         docs = self.documents.repo.get_many_by_id(ids[:limit])
         return [docs[i] for i in ids[:limit] if i in docs and docs[i].brain_id == brain.id]
+
+    def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> int:
+        """How many memories the brain holds (deleted ones too), counted at most `max_age_s` ago:
+        counting reads every record, and briefings show the total on each call."""
+        now = time.monotonic()
+        with self._counted_lock:
+            cached = self._counted.get(brain.id)
+        if cached is not None and now - cached[0] <= max_age_s:
+            return cached[1]
+        total = sum(1 for _ in self.of_type(brain, list(COUNTED_TYPES)))
+        with self._counted_lock:
+            self._counted[brain.id] = (now, total)
+        return total
 
     def of_type(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Document]:
         """Every stored memory of these types (deleted ones too), in path order."""

@@ -468,7 +468,8 @@ class ZengramApi:
         return out
 
     def _counts(self, brain: Brain) -> dict[str, int]:
-        total = sum(1 for _ in self.c.memories.of_type(brain, list(_TYPES)))
+        # At most 30 s old: counting reads every memory record (services/memories.py count).
+        total = self.c.memories.count(brain)
         return {"total_memories": total, "vectors_count": self.c.adapters.chunks.count(brain.id)}
 
     def stats(self) -> Reply:

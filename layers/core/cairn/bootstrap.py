@@ -28,7 +28,7 @@ from cairn.services.brains import BrainService
 from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.documents import DocumentService
 from cairn.services.entities import EntityService
-from cairn.services.entity_rules import RuleEntityExtractor
+from cairn.services.entity_llm import entity_extractor_for
 from cairn.services.events import EventBus
 from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
@@ -216,7 +216,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
     sessions.listeners.append(extraction.on_appended)
-    entities = EntityService(a.records, a.clock, RuleEntityExtractor())
+    entities = EntityService(a.records, a.clock, entity_extractor_for(a.generator))  # rules alone offline
     memories = MemoryService(documents, a.records, search, a.clock, access, entities=entities)
     consolidation = ConsolidationService(
         brains,

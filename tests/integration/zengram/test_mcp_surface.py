@@ -240,36 +240,47 @@ async def test_one_brain_through_both_surfaces(live: LiveServer) -> None:
     assert seen["results"][0]["type"] == "note"
 
 
-async def test_the_tools_over_stdio(tmp_path: Path) -> None:
+async def test_every_tool_over_stdio(tmp_path: Path) -> None:
     data = tmp_path / "data"
     params = StdioServerParameters(
         command=CAIRN,
         args=["mcp", "--surface", "zengram", "--data-dir", str(data)],
         env={"CAIRN_DATA_DIR": str(data)},
     )
+    green = {"type": "status", "content": "deploys are green", "subject": "deploys", "status_value": "green"}
+    red = {"type": "status", "content": "deploys are red", "subject": "deploys", "status_value": "red"}
+    called: set[str] = set()
     async with Client(params) as z:
-        names = {t.name for t in (await z.list_tools()).tools}
-        stored = body(
-            await z.call_tool(
-                "brain_store",
-                {
-                    "type": "status",
-                    "content": "deploys are green",
-                    "subject": "deploys",
-                    "status_value": "green",
-                },
-            )
-        )
-        again = body(
-            await z.call_tool(
-                "brain_store",
-                {"type": "status", "content": "deploys are red", "subject": "deploys", "status_value": "red"},
-            )
-        )
-        statuses = body(await z.call_tool("brain_query", {"type": "statuses"}))
-        found = body(await z.call_tool("brain_search", {"query": "deploys", "include_superseded": True}))
 
-    assert names == set(SEED)
+        async def tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
+            called.add(name)
+            return await z.call_tool(name, arguments)
+
+        names = {t.name for t in (await z.list_tools()).tools}
+        stored = body(await tool("brain_store", green))
+        again = body(await tool("brain_store", red))
+        note = body(await tool("brain_store", {"type": "event", "content": "Rolled Kubernetes to 1.31"}))
+        statuses = body(await tool("brain_query", {"type": "statuses"}))
+        found = body(await tool("brain_search", {"query": "deploys", "include_superseded": True}))
+        brief = body(await tool("brain_briefing", {"since": "2000-01-01T00:00:00Z"}))
+        stats = body(await tool("brain_stats", {}))
+        entities = body(await tool("brain_entities", {"action": "get", "name": "k8s"}))
+        updated = body(await tool("brain_update", {"memory_id": note["id"], "importance": "high"}))
+        exported = body(await tool("brain_export", {"type": "status"}))
+        deleted = body(await tool("brain_delete", {"memory_id": note["id"]}))
+        imported = body(await tool("brain_import", {"data": exported["memories"], "operator_approved": True}))
+        reflected = body(await tool("brain_reflect", {"topic": "deploys"}))
+        consolidated = body(await tool("brain_consolidate", {"action": "run", "sync": True}))
+        research = failure(await tool("brain_research", {"topic": "why are deploys red?"}))
+
+    assert names == set(SEED) == called
     assert again["supersedes"] == stored["id"]
     assert [r["status"] for r in statuses["results"]] == ["red"]
-    assert {r["id"] for r in found["results"]} == {stored["id"], again["id"]}
+    assert {r["id"] for r in found["results"]} >= {stored["id"], again["id"]}
+    assert brief["summary"]["status_changes"] == 2 and stats["by_type"]["status"] == 2
+    assert entities["canonical_name"] == "Kubernetes"
+    assert updated["updated_fields"] == ["importance"] and deleted["deleted"] is True
+    assert {m["id"] for m in exported["memories"]} == {again["id"]}  # active only, by default
+    assert imported["imported"] + imported["skipped"] == 1 and imported["errors"] == 0
+    assert reflected["memories_analyzed"] >= 1 and consolidated["status"] == "complete"
+    assert research.startswith("Error: API POST /research: 503") and "research_disabled" in research

@@ -16,6 +16,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.entrypoints.http import create_app
 from cairn.ports.generator import Answer, GenerationError, GenerationEvent, Passage, collect
+from cairn.services.entity_llm import PROMPT as ENTITY_PROMPT
 from tests.fakes.container import fake_adapters, fake_container
 from tests.fakes.generator import ScriptedGenerator
 
@@ -32,6 +33,8 @@ class Replies:
         self.calls: list[tuple[str, list[Passage]]] = []
 
     def stream(self, question: str, passages: Sequence[Passage]) -> AsyncIterator[GenerationEvent]:
+        if question == ENTITY_PROMPT:  # entity extraction at store time: no entities, not counted
+            return ScriptedGenerator.answer("[]").stream(question, passages)
         self.calls.append((question, list(passages)))
         reply = self.replies.pop(0)
         script = (

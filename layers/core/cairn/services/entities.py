@@ -1,11 +1,12 @@
 """Entities: what memories mention (clients, people, technologies, ...), counted and linked.
 
-A memory's text yields mentions (an EntityExtractor: the offline rules in entity_rules.py; a
-Generator-backed one is not written yet), plus its client (`client`, role `about`, unless
-"global") and its source agent (`agent`, role `source`). Each mention resolves to one entity
-of the brain by name or alias, ignoring case, and is created the first time; the memory gets a
-`mentions` link to it (services/links.py, role in the link's metadata), and the entity's
-mention_count and last_seen move once per (entity, memory), in the same transaction as the link.
+A memory's text yields mentions (an EntityExtractor: the offline rules in entity_rules.py, or
+those and the configured language model's in entity_llm.py), plus its client (`client`, role
+`about`, unless "global") and its source agent (`agent`, role `source`). Each mention resolves
+to one entity of the brain by name or alias, ignoring case, and is created the first time; the
+memory gets a `mentions` link to it (services/links.py, role in the link's metadata), and the
+entity's mention_count and last_seen move once per (entity, memory), in the same transaction as
+the link.
 
 Records, one partition per brain (`entities#<brain_id>`):
 

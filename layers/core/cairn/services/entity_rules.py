@@ -33,8 +33,8 @@ count and briefing, and an agent cannot tell it from a real one. The rules, in o
    lexicon name are left to rule 1.
 
 Clients come from a memory's client_id and agents from its source agent (EntityService.extract),
-never from text. A Generator-backed extractor (EntityExtractor port in services/entities.py)
-is not written yet.
+never from text. With a language model configured, entity_llm.py adds the model's finds to
+these rules'.
 """
 
 from __future__ import annotations

@@ -1,0 +1,71 @@
+"""Which brain zengram's API serves (CAIRN_ZENGRAM_BRAIN, a key's only brain, the default) and how
+a limited caller is refused (zengram's 429 body with Retry-After)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from cairn.auth.principal import ADMIN, READ, WRITE
+from cairn.bootstrap import Container
+from cairn.domain.models import MemoryType
+from cairn.entrypoints.http import create_app
+from tests.fakes.container import fake_container
+
+Z = "/zengram"
+
+
+def key(container: Container, name: str, brains: list[str] | None = None) -> str:
+    created = container.keys.create(name=name, tenant="local", scopes=[READ, WRITE, ADMIN], brains=brains)
+    return created.plaintext
+
+
+def store(client: TestClient, credential: str, content: str) -> Any:
+    body = {"type": "event", "content": content, "source_agent": "claude-code"}
+    return client.post(f"{Z}/memory", json=body, headers={"x-api-key": credential})
+
+
+def texts(container: Container, slug: str) -> list[str]:
+    brain = container.brains.get(slug)
+    return [container.memories.text(d) for d in container.memories.of_type(brain, [MemoryType.event])]
+
+
+def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token="owner-token")
+    first = container.brains.create("First", slug="first")
+    second = container.brains.create("Second", slug="second")
+    only_second = key(container, "second-only", brains=[second.id])
+    any_brain = key(container, "any")
+    with TestClient(create_app(container)) as client:
+        assert store(client, only_second, "into the second brain").status_code == 201
+        assert store(client, any_brain, "into the default brain").status_code == 201
+
+    assert texts(container, "second") == ["into the second brain"]
+    assert texts(container, "first") == ["into the default brain"]  # the first brain is the default
+    assert first.id != second.id
+
+    configured = fake_container(tmp_path / "configured", token="owner-token", zengram_brain="second")
+    configured.brains.create("First", slug="first")
+    configured.brains.create("Second", slug="second")
+    with TestClient(create_app(configured)) as client:
+        assert store(client, key(configured, "any"), "where the setting says").status_code == 201
+    assert texts(configured, "second") == ["where the setting says"] and texts(configured, "first") == []
+
+
+def test_a_caller_over_its_rate_gets_zengrams_429(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token="owner-token", rate_limit_per_s=0.5, rate_limit_burst=2)
+    container.brains.create("Shared", slug="shared")
+    credential = key(container, "limited")
+    with TestClient(create_app(container)) as client:
+        answers = [client.get(f"{Z}/stats", headers={"x-api-key": credential}) for _ in range(3)]
+        write = store(client, credential, "one write too many")
+
+    limited = answers[-1]
+    assert answers[0].status_code == 200 and limited.status_code == 429
+    body = limited.json()
+    assert body["error"].startswith("Rate limit exceeded for read requests. Try again in ")
+    assert body["limit"] == 2 and body["window_seconds"] >= 1
+    assert int(limited.headers["retry-after"]) >= 1
+    assert write.status_code == 429 and "write requests" in write.json()["error"]

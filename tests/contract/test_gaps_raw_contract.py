@@ -1,0 +1,91 @@
+"""Knowledge gaps and raw data on every record store: a gap keeps only the query's hash and is
+logged once per hash, whatever the concurrency; one raw row per (document, source) unless
+overwritten."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+import pytest
+
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain
+from cairn.ports.records import RecordStore
+from cairn.services.gaps import GapService, query_hash
+from cairn.services.raw_data import RawDataExists, RawDataService
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.clock import FakeClock
+
+NOW = datetime(2026, 5, 1, tzinfo=UTC)
+BRAIN = Brain(
+    id="brn_1", slug="work", name="Work", embedding_model="m", embedding_dim=4, created_at=NOW, updated_at=NOW
+)
+
+
+def test_a_gap_stores_only_the_hash_and_is_idempotent(records: RecordStore) -> None:
+    gaps = GapService(records, FakeClock(NOW))
+    secret = "what is alice's salary?"
+
+    first, created = gaps.log(BRAIN, secret, context="asked in the standup", page_id="doc_1")
+    again, created_again = gaps.log(BRAIN, secret, context="another context")
+    other, _ = gaps.log(BRAIN, "another question")
+
+    assert created and not created_again and again.id == first.id
+    assert first.query_hash == query_hash(secret) and other.id == first.id + 1
+    stored = [i.data for pk in (f"gaps#{BRAIN.id}",) for i in records.query(pk).items]
+    assert all(secret not in str(d) and "standup" not in str(d) for d in stored)
+    assert [g.id for g in gaps.list(BRAIN)] == [other.id, first.id]  # newest first
+
+
+def test_resolved_gaps_are_listed_only_when_asked(records: RecordStore) -> None:
+    gaps = GapService(records, FakeClock(NOW))
+    a, _ = gaps.log(BRAIN, "a?")
+    b, _ = gaps.log(BRAIN, "b?")
+    gaps.resolve(BRAIN, a.id, by="work::answers/a")
+
+    assert [g.id for g in gaps.list(BRAIN)] == [b.id]
+    assert [g.id for g in gaps.list(BRAIN, resolved=True)] == [b.id, a.id]
+    assert gaps.list(BRAIN, resolved=True, limit=1)[0].id == b.id
+    with pytest.raises(InvalidInput, match="query must not be empty"):
+        gaps.log(BRAIN, "  ")
+    with pytest.raises(InvalidInput, match="context exceeds maximum length of 500"):
+        gaps.log(BRAIN, "c?", context="x" * 501)
+
+
+def test_concurrent_logs_of_one_question_make_one_gap(records: RecordStore) -> None:
+    gaps = GapService(records, FakeClock(NOW))
+    ids: list[int] = []
+    start = threading.Barrier(8)
+
+    def log() -> None:
+        start.wait()
+        ids.append(gaps.log(BRAIN, "who owns billing?")[0].id)
+
+    threads = [threading.Thread(target=log) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(ids)) == 1 and len(gaps.list(BRAIN, resolved=True)) == 1
+
+
+def test_raw_data_keeps_one_row_per_source_unless_overwritten(records: RecordStore) -> None:
+    raw = RawDataService(records, MemoryBlobStore(), FakeClock(NOW))
+
+    first = raw.put(BRAIN, "doc_1", "crustdata", {"employees": 12})
+    with pytest.raises(RawDataExists):
+        raw.put(BRAIN, "doc_1", "crustdata", {"employees": 13})
+    kept = raw.get(BRAIN, "doc_1", "crustdata")
+    replaced = raw.put(BRAIN, "doc_1", "crustdata", {"employees": 14}, overwrite=True)
+    other = raw.put(BRAIN, "doc_1", "exa", {"hits": []})
+
+    assert kept is not None and kept[1] == {"employees": 12} and kept[0].id == first.id
+    assert replaced.id > first.id and raw.get(BRAIN, "doc_1", "crustdata")[1] == {"employees": 14}  # type: ignore[index]
+    assert sorted(raw.sources(BRAIN, "doc_1")) == ["crustdata", "exa"] and other.id > replaced.id
+    for bad, message in (([1, 2], "must be a JSON object"), ("x", "must be a JSON object")):
+        with pytest.raises(InvalidInput, match=message):
+            raw.put(BRAIN, "doc_1", "api", bad)
+    with pytest.raises(InvalidInput, match="source must not be empty"):
+        raw.put(BRAIN, "doc_1", " ", {})
+    assert raw.remove_all_of(BRAIN, "doc_1") == 2 and raw.sources(BRAIN, "doc_1") == []

@@ -1,24 +1,46 @@
 """Links: typed, weighted, temporal edges between nodes of a brain (documents, memories, entities).
 
-Each link is two items, written and removed in one transaction, so either direction is one
-query on one partition and nothing ever scans:
+Two families share this repository; neither ever scans, and either direction is one query on
+one partition.
+
+**Keyed links** (zengram's entity mentions): one link per (source, kind, target), two items
+written and removed in one transaction:
 
 | item     | pk                              | sk                |
 |----------|---------------------------------|-------------------|
 | outgoing | `links#<brain_id>#out#<source>` | `<kind>#<target>` |
 | incoming | `links#<brain_id>#in#<target>`  | `<kind>#<source>` |
 
-Both carry the whole Link. A link is identified by (source, kind, target): adding it again keeps
-the first one. A link is never rewritten (its items stay at version 1; changing one is remove
-then add), which is what lets `remove_ops` require that the link still exists. Within a kind,
-edges list in node-id order; Cairn's ids are time-ordered, so `descending=True` is newest first.
+Both carry the whole Link. Adding (source, kind, target) again keeps the first one. A keyed link
+is never rewritten (its items stay at version 1; changing one is remove then add), which is what
+lets `remove_ops` require that the link still exists. Within a kind, edges list in node-id order;
+Cairn's ids are time-ordered, so `descending=True` is newest first.
+
+**Numbered links** (the document graph: gbrain's links, and the graphs of later surfaces): each
+has an integer id, so a (source, kind, target) may hold several over time (closed intervals and
+an open one), and closing one rewrites its validity. Three items, written in one transaction:
+
+| item     | pk                               | sk                  |
+|----------|----------------------------------|---------------------|
+| outgoing | `links#<brain_id>#nout#<source>` | `<20-digit id>`     |
+| incoming | `links#<brain_id>#nin#<target>`  | `<20-digit id>`     |
+| by id    | `links#<brain_id>#id#<id>`       | `link`              |
+
+The outgoing and incoming items carry the whole link (`NumberedLink`), so both directions list in
+id order, oldest first or (descending) newest first; the by-id item holds only the two node ids,
+which locate the other two. Validity values are kept as given, in one of three forms: `YYYY-MM`,
+`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SSZ`. Each is a prefix of the last, so comparing them needs no
+stored second form: `validity_instant` pads a value to a full instant (a month to its first day,
+a day to midnight), and instants compare as strings.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Final
 
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Link
@@ -29,7 +51,40 @@ MAX_NODE_BYTES: Final = 512
 _PAGE = 500
 _LINKS_PER_COMMIT = 50  # two items each: DynamoDB's 100-item transaction, unstaged
 _RETRIES = 16
-_PRESENT = 1  # the version of a link item (links are never rewritten)
+_PRESENT = 1  # the version of a keyed link item (keyed links are never rewritten)
+_ID_DIGITS = 20  # a numbered link's id in its sort keys: any u64, in numeric order
+_NUMBERED_PER_COMMIT = 33  # three items each: DynamoDB's 100-item transaction, unstaged
+_NUMBERED_PAGE = 1000
+_VALIDITY = re.compile(r"[0-9]{4}-[0-9]{2}(?:-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?)?")
+_PAD: Final = {7: "-01T00:00:00Z", 10: "T00:00:00Z", 20: ""}
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedLink:
+    """A link with an integer id (see the module docstring); validity values as given."""
+
+    id: int
+    brain_id: str
+    source_id: str
+    target_id: str
+    kind: str
+    created_at: datetime
+    valid_from: str | None = None
+    valid_until: str | None = None
+    weight: float = 1.0
+
+    @property
+    def is_open(self) -> bool:
+        return self.valid_until is None
+
+    def active_on(self, day: str) -> bool:
+        """Whether the link holds on `day` (`YYYY-MM-DD`), compared as days: it has started
+        (no valid_from, or its day is `day` or earlier) and not ended (no valid_until, or its day
+        is `day` or later). A month counts as its first day."""
+        start, end = self.valid_from, self.valid_until
+        return (start is None or validity_instant(start)[:10] <= day) and (
+            end is None or validity_instant(end)[:10] >= day
+        )
 
 
 def out_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, str]:
@@ -38,6 +93,38 @@ def out_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, st
 
 def in_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, str]:
     return f"links#{brain_id}#in#{target}", f"{kind}#{source}"
+
+
+def nout_key(brain_id: str, source: str, link_id: int) -> tuple[str, str]:
+    return f"links#{brain_id}#nout#{source}", f"{link_id:0{_ID_DIGITS}d}"
+
+
+def nin_key(brain_id: str, target: str, link_id: int) -> tuple[str, str]:
+    return f"links#{brain_id}#nin#{target}", f"{link_id:0{_ID_DIGITS}d}"
+
+
+def nid_key(brain_id: str, link_id: int) -> tuple[str, str]:
+    return f"links#{brain_id}#id#{link_id}", "link"
+
+
+def check_validity(value: str | None) -> str | None:
+    """A validity value in one of the three forms (whether the date exists is the caller's check)."""
+    if value is not None and not (isinstance(value, str) and _VALIDITY.fullmatch(value)):
+        raise InvalidInput("a validity is YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
+    return value
+
+
+def validity_instant(value: str) -> str:
+    """`value` as a full instant `YYYY-MM-DDTHH:MM:SSZ`: a month from its first day, a day from
+    midnight. Instants compare correctly as strings."""
+    return value + _PAD[len(value)]
+
+
+def check_interval(valid_from: str | None, valid_until: str | None) -> None:
+    if valid_from is None or valid_until is None:
+        return
+    if validity_instant(valid_until) < validity_instant(valid_from):
+        raise InvalidInput(f"valid_until {valid_until} is before valid_from {valid_from}")
 
 
 def check_kind(kind: str) -> str:
@@ -163,8 +250,169 @@ class LinkRepository:
                 return
             after = page.next_after
 
+    # -- numbered links ----------------------------------------------------------------------
+
+    def add_numbered_ops(self, link: NumberedLink) -> list[Put | Delete]:
+        """The three items of a new numbered link, each conditional on not existing yet."""
+        _check(link.source_id, link.kind, link.target_id)
+        if link.id < 1 or len(str(link.id)) > _ID_DIGITS:
+            raise InvalidInput("a link id is a positive integer of at most 20 digits")
+        check_interval(check_validity(link.valid_from), check_validity(link.valid_until))
+        data = _numbered_data(link)
+        pointer = {"source_id": link.source_id, "target_id": link.target_id}
+        return [
+            Put(Item(*nout_key(link.brain_id, link.source_id, link.id), data), 0),
+            Put(Item(*nin_key(link.brain_id, link.target_id, link.id), data), 0),
+            Put(Item(*nid_key(link.brain_id, link.id), pointer), 0),
+        ]
+
+    def add_numbered(self, links: Sequence[NumberedLink]) -> None:
+        """Store new numbered links, several per transaction (each link's items always together)."""
+        for start in range(0, len(links), _NUMBERED_PER_COMMIT):
+            chunk = links[start : start + _NUMBERED_PER_COMMIT]
+            self.records.transact([op for link in chunk for op in self.add_numbered_ops(link)])
+
+    def numbered(self, brain_id: str, link_id: int) -> NumberedLink | None:
+        item = self._numbered_item(brain_id, link_id)
+        return None if item is None else _numbered(brain_id, item.data)
+
+    def set_valid_until(self, brain_id: str, link_id: int, valid_until: str) -> NumberedLink | None:
+        """Set the link's valid_until (closing it, or moving its end); None when there is no such
+        link, InvalidInput when valid_until is before its valid_from."""
+        check_validity(valid_until)
+        for _ in range(_RETRIES):
+            item = self._numbered_item(brain_id, link_id)
+            if item is None:
+                return None
+            link = replace(_numbered(brain_id, item.data), valid_until=valid_until)
+            check_interval(link.valid_from, valid_until)
+            try:
+                self.records.transact(self._rewrite_ops(link, item.version))
+                return link
+            except Conflict:
+                continue  # closed or removed meanwhile: read it again
+        raise Conflict("too many concurrent changes of this link; retry")
+
+    def close_open(
+        self, brain_id: str, source: str, kind: str, target: str, valid_until: str
+    ) -> list[NumberedLink]:
+        """Set valid_until on every open numbered link (source, kind, target); returns them,
+        oldest first ([] when none is open). InvalidInput, and nothing closed, when valid_until
+        is before the valid_from of any of them."""
+        _check(source, kind, target)
+        check_validity(valid_until)
+        closed: list[NumberedLink] = []
+        for _ in range(_RETRIES):
+            found = [
+                (replace(link, valid_until=valid_until), version)
+                for link, version in self._numbered_edges(f"links#{brain_id}#nout#{source}", brain_id)
+                if link.is_open and link.kind == kind and link.target_id == target
+            ]
+            for link, _version in found:
+                check_interval(link.valid_from, valid_until)
+            if not found:
+                return closed
+            batch = found[:_LINKS_PER_COMMIT]  # two items each
+            try:
+                self.records.transact([op for link, v in batch for op in self._rewrite_ops(link, v)])
+            except Conflict:
+                continue  # one changed meanwhile: read them again
+            closed.extend(link for link, _version in batch)
+        raise Conflict("too many concurrent changes of this link; retry")
+
+    def outgoing_numbered(
+        self, brain_id: str, source: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
+    ) -> Iterator[NumberedLink]:
+        """Numbered links from `source` in id order, read `page` at a time from one partition."""
+        pk = f"links#{brain_id}#nout#{check_node(source)}"
+        return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page))
+
+    def incoming_numbered(
+        self, brain_id: str, target: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
+    ) -> Iterator[NumberedLink]:
+        """Numbered links to `target` in id order, read `page` at a time from one partition."""
+        pk = f"links#{brain_id}#nin#{check_node(target)}"
+        return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page))
+
+    def remove_numbered_all_of(self, brain_id: str, node: str) -> int:
+        """Remove every numbered link from or to `node`; returns how many were removed."""
+        check_node(node)
+        removed = 0
+        for direction in ("nout", "nin"):
+            while True:
+                page = self.records.query(f"links#{brain_id}#{direction}#{node}", limit=_NUMBERED_PER_COMMIT)
+                if not page.items:
+                    break
+                ops: list[Put | Delete] = []
+                for item in page.items:
+                    link = _numbered(brain_id, item.data)
+                    ops.append(Delete(*nout_key(brain_id, link.source_id, link.id)))
+                    ops.append(Delete(*nin_key(brain_id, link.target_id, link.id)))
+                    ops.append(Delete(*nid_key(brain_id, link.id)))
+                self.records.transact(ops)
+                removed += len(page.items)
+        return removed
+
+    def _numbered_item(self, brain_id: str, link_id: int) -> Item | None:
+        """The outgoing item of link `link_id` (found through its by-id item)."""
+        if link_id < 1 or len(str(link_id)) > _ID_DIGITS:
+            return None
+        pointer = self.records.get(*nid_key(brain_id, link_id))
+        if pointer is None:
+            return None
+        return self.records.get(*nout_key(brain_id, str(pointer.data["source_id"]), link_id))
+
+    def _rewrite_ops(self, link: NumberedLink, version: int) -> list[Put | Delete]:
+        # The outgoing and incoming items are only ever written together, so they share a version.
+        data = _numbered_data(link)
+        return [
+            Put(Item(*nout_key(link.brain_id, link.source_id, link.id), data), version),
+            Put(Item(*nin_key(link.brain_id, link.target_id, link.id), data), version),
+        ]
+
+    def _numbered_edges(
+        self, pk: str, brain_id: str, descending: bool = False, page_size: int = _NUMBERED_PAGE
+    ) -> Iterator[tuple[NumberedLink, int]]:
+        after: str | None = None
+        while True:
+            page = self.records.query(pk, after=after, limit=page_size, descending=descending)
+            for item in page.items:
+                yield _numbered(brain_id, item.data), item.version
+            if page.next_after is None:
+                return
+            after = page.next_after
+            page_size = _NUMBERED_PAGE
+
 
 def _check(source: str, kind: str, target: str) -> None:
     check_node(source)
     check_kind(kind)
     check_node(target)
+
+
+def _numbered_data(link: NumberedLink) -> dict[str, Any]:
+    return {
+        "id": link.id,
+        "source_id": link.source_id,
+        "target_id": link.target_id,
+        "kind": link.kind,
+        "valid_from": link.valid_from,
+        "valid_until": link.valid_until,
+        "weight": link.weight,
+        "created_at": link.created_at.isoformat(),
+    }
+
+
+def _numbered(brain_id: str, data: dict[str, Any]) -> NumberedLink:
+    # Plain construction, no model validation: a graph walk decodes hundreds of these per call.
+    return NumberedLink(
+        id=data["id"],
+        brain_id=brain_id,
+        source_id=data["source_id"],
+        target_id=data["target_id"],
+        kind=data["kind"],
+        created_at=datetime.fromisoformat(data["created_at"]),
+        valid_from=data["valid_from"],
+        valid_until=data["valid_until"],
+        weight=data["weight"],
+    )

@@ -33,6 +33,18 @@ class Conflict(CairnError):
     code = "conflict"
 
 
+class VersionConflict(Conflict):
+    """A write that expected one version of a document found another.
+
+    `current_version` is the version there now, None when no live document is there;
+    `expected_version` is what the writer sent (None: it meant to create)."""
+
+    def __init__(self, message: str, *, current_version: int | None, expected_version: int | None) -> None:
+        super().__init__(message)
+        self.current_version = current_version
+        self.expected_version = expected_version
+
+
 class PayloadTooLarge(CairnError):
     code = "payload_too_large"
 

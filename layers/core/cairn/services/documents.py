@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
 from cairn.domain.paths import validate_path
@@ -249,6 +249,41 @@ class DocumentService:
             self._publish_write(brain, path, outcome, reason)
         return outcome
 
+    def write_at_version(
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput | Callable[[Document | None], DocumentInput] | None = None,
+        *,
+        expected_version: int | None,
+        reason: str | None = None,
+        also: Sequence[Put | Delete] = (),
+    ) -> WriteOutcome:
+        """Write only at the version the caller holds: `expected_version` None creates (no live
+        document at the path), N replaces the live document whose version is N. Anything else is a
+        VersionConflict carrying the version found. `info` may be a function of the live document
+        (what to keep from it). Every write here commits a new version, identical bytes included:
+        the caller counts on the version it gets back.
+
+        The check that decides is the record store's conditional transaction (the version read
+        is the one the commit expects), so it holds between processes; the path lock only keeps
+        this process's writers in line. A commit that loses to another process is reported with
+        the version that process left."""
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            existing = self.repo.get(brain.id, path)
+            _expect_version(path, existing, expected_version)
+            live = existing if existing and existing.deleted_at is None else None
+            chosen = info(live) if callable(info) else (info or DocumentInput())
+            try:
+                outcome = self._write_locked(brain, path, data, chosen, existing, also, force=True)
+            except Conflict:
+                _expect_version(path, self.repo.get(brain.id, path), expected_version)
+                raise  # the document is as expected: a companion record (`also`, siblings) moved
+            self._publish_write(brain, path, outcome, reason)
+        return outcome
+
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
@@ -351,8 +386,10 @@ class DocumentService:
         info: DocumentInput,
         existing: Document | None,
         also: Sequence[Put | Delete] = (),
+        *,
+        force: bool = False,
     ) -> WriteOutcome:
-        staged = self._stage(brain, path, data, info, existing)
+        staged = self._stage(brain, path, data, info, existing, force=force)
         if not staged.ops:
             if also:
                 self.repo.commit(list(also))
@@ -370,13 +407,21 @@ class DocumentService:
         return WriteOutcome(committed, created=True, changed=True)
 
     def _stage(
-        self, brain: Brain, path: str, data: bytes, info: DocumentInput, existing: Document | None
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput,
+        existing: Document | None,
+        *,
+        force: bool = False,
     ) -> Staged:
         """Build the next document record, its chunks and the record ops that commit it; store
-        the bytes (content-addressed). No ops means the write would change nothing."""
+        the bytes (content-addressed). No ops means the write would change nothing (never when
+        `force`: the caller wants a new version)."""
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
-        if live and live.checksum_sha256 == digest and _same_info(live, info):
+        if not force and live and live.checksum_sha256 == digest and _same_info(live, info):
             return Staged(live, self.indexer.nothing(), [], "", created=False)
         text = info.text if info.text is not None else document_text(path, info.content_type, data)
         now = self.clock.now()
@@ -531,6 +576,20 @@ def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
             if p not in paths:
                 paths.append(p)
     return paths
+
+
+def _expect_version(path: str, found: Document | None, expected: int | None) -> None:
+    """Raise VersionConflict unless the live document at `path` is at `expected` (None: absent)."""
+    current = found.version if found is not None and found.deleted_at is None else None
+    if current == expected:
+        return
+    if expected is None:
+        message = f"a document already exists at {excerpt(path)} (version {current})"
+    elif current is None:
+        message = f"no document exists at {excerpt(path)} (expected version {expected})"
+    else:
+        message = f"{excerpt(path)} is at version {current}, not {expected}"
+    raise VersionConflict(message, current_version=current, expected_version=expected)
 
 
 def _lock_key(brain: Brain, path: str) -> str:

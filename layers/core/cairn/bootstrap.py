@@ -32,10 +32,14 @@ from cairn.services.entity_llm import entity_extractor_for
 from cairn.services.events import EventBus
 from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
+from cairn.services.gaps import GapService
+from cairn.services.graph import GraphService
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
 from cairn.services.memories import MemoryService
+from cairn.services.pages import PageService
+from cairn.services.raw_data import RawDataService
 from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
@@ -68,6 +72,10 @@ class Container:
     search: SearchService
     memories: MemoryService
     entities: EntityService
+    pages: PageService
+    graph: GraphService
+    gaps: GapService
+    raw_data: RawDataService
     ingest: IngestService
     sessions: SessionService
     ask: AskService
@@ -254,6 +262,10 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         search=search,
         memories=memories,
         entities=entities,
+        pages=PageService(brains, documents),
+        graph=GraphService(a.records, a.clock),
+        gaps=GapService(a.records, a.clock),
+        raw_data=RawDataService(a.records, a.blobs, a.clock),
         ingest=ingest,
         sessions=sessions,
         ask=AskService(search, a.generator),

@@ -101,9 +101,13 @@ DEPS = SurfaceDeps(container=cast(Any, None), local_files=LocalFilePolicy(root=N
 
 
 class TextErrors:
-    """A surface whose failures are tool results: isError, `code: message`."""
+    """A surface whose failures are tool results: isError, `code: message`; it keeps each cause."""
 
-    def tool_error(self, code: str, message: str) -> CallToolResult:
+    def __init__(self) -> None:
+        self.causes: list[BaseException | None] = []
+
+    def tool_error(self, code: str, message: str, cause: BaseException | None = None) -> CallToolResult:
+        self.causes.append(cause)
         return CallToolResult(content=[TextContent(type="text", text=f"{code}: {message}")], is_error=True)
 
 
@@ -342,3 +346,14 @@ async def test_a_streaming_tool_sends_progress_and_its_result() -> None:
 
     assert result.structured_content == {"text": "one two", "tags": None}
     assert seen == [(0, "one"), (1, "two")]
+
+
+@pytest.mark.anyio
+async def test_the_policy_gets_the_cores_error_for_its_details() -> None:
+    policy = TextErrors()
+    async with Client(toy(errors=policy)) as client:
+        await client.call_tool("toy_missing", {})
+        await client.call_tool("toy_crash", {})
+
+    assert isinstance(policy.causes[0], NoBrain) and str(policy.causes[0]) == "no brain matches 'x'"
+    assert policy.causes[1] is None  # a crash's own error stays in the log, never with the policy

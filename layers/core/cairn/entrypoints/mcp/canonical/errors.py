@@ -25,5 +25,5 @@ def error_result(code: str, message: str) -> CallToolResult:
 class JsonToolErrors:
     """The ErrorPolicy of the canonical surface (and of the admin one, which answers alike)."""
 
-    def tool_error(self, code: str, message: str) -> CallToolResult:
+    def tool_error(self, code: str, message: str, cause: BaseException | None = None) -> CallToolResult:
         return error_result(code, message)

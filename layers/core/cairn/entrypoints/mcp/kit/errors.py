@@ -17,8 +17,9 @@ from pydantic import ValidationError
 
 
 class ErrorPolicy(Protocol):
-    def tool_error(self, code: str, message: str) -> CallToolResult:
-        """The failed call's result (isError true), or raise MCPError for a JSON-RPC error."""
+    def tool_error(self, code: str, message: str, cause: BaseException | None = None) -> CallToolResult:
+        """The failed call's result (isError true), or raise MCPError for a JSON-RPC error. `cause` is
+        the core's error when there is one, for the details a surface puts in its error data."""
         ...
 
 
@@ -37,7 +38,7 @@ class JsonRpcErrors:
         self.codes = dict(codes)
         self.default = default
 
-    def tool_error(self, code: str, message: str) -> NoReturn:
+    def tool_error(self, code: str, message: str, cause: BaseException | None = None) -> NoReturn:
         raise MCPError(self.codes.get(code, self.default), message, data={"code": code})
 
 

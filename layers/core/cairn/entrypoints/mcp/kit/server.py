@@ -85,7 +85,7 @@ class SurfaceServer(MCPServer[Any]):
             with access.needing(spec.scope):
                 return await self._call(spec, arguments, context)
         except CairnError as exc:  # refused before the tool ran
-            return self.errors.tool_error(exc.code, exc.message)
+            return self.errors.tool_error(exc.code, exc.message, exc)
 
     async def _call(
         self, spec: ToolSpec[Any], arguments: dict[str, Any], context: Context[Any, Any] | None
@@ -125,7 +125,7 @@ class SurfaceServer(MCPServer[Any]):
     def _failed(self, name: str, exc: Exception) -> CallToolResult:
         if isinstance(exc, CairnError):
             log.info("tool %s failed: %s: %s", name, exc.code, exc.message)
-            return self.errors.tool_error(exc.code, exc.message)
+            return self.errors.tool_error(exc.code, exc.message, exc)
         log.error("tool %s crashed", name, exc_info=exc)
         return self.errors.tool_error("internal_error", f"internal error in {name}")
 

@@ -18,7 +18,7 @@ class WrapperErrors:
     """Failures the way zengram's wrapper answers them: text results with isError, never JSON-RPC
     errors; an unknown tool is `Unknown tool: <name>`."""
 
-    def tool_error(self, code: str, message: str) -> CallToolResult:
+    def tool_error(self, code: str, message: str, cause: BaseException | None = None) -> CallToolResult:
         if code == "unknown_tool":
             return text(f"Unknown tool: {message.removeprefix('unknown tool: ')}", error=True)
         return local_error(message)

@@ -22,6 +22,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
@@ -237,6 +238,20 @@ def tool_outcome(result: Any) -> str:
     return {"forbidden": "forbidden", "unauthorized": "unauthorized"}.get(str(code), "allowed")
 
 
+def json_rpc_outcome(exc: MCPError) -> str:
+    """A surface that answers failures with JSON-RPC errors (gbrain) names Cairn's refusals in
+    data.code (gbrain: -32003 with {"code": "forbidden"}); any other error got past authorization."""
+    code = exc.data.get("code") if isinstance(exc.data, dict) else None
+    return {"forbidden": "forbidden", "unauthorized": "unauthorized"}.get(str(code), "allowed")
+
+
+async def call_outcome(client: Client, tool: str, args: dict[str, Any]) -> str:
+    try:
+        return tool_outcome(await client.call_tool(tool, args))
+    except MCPError as exc:
+        return json_rpc_outcome(exc)
+
+
 def mcp_client(url: str, credential: str) -> Client:
     """The official MCP client over streamable HTTP, sending `credential` as a bearer token."""
     http = httpx2.AsyncClient(headers={"authorization": f"Bearer {credential}"}, timeout=30)
@@ -270,7 +285,7 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
                     got = await _raw_call(url, credential, tool.name, args)
                 else:
                     async with mcp_client(url, credential) as client:
-                        got = tool_outcome(await client.call_tool(tool.name, args))
+                        got = await call_outcome(client, tool.name, args)
                 if got != want:
                     unexpected.append((surface, caller, tool.name, want, got))
     print(f"\nMCP matrix: {calls} tool calls ({len(SURFACES)} surfaces x tools x {len(CALLERS)} callers)")

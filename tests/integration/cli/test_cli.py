@@ -71,8 +71,8 @@ def test_errors_are_clear_and_change_nothing(tmp_path: Path, capsys: pytest.Capt
     code, _, err = run(capsys, "search", "anything", "--data-dir", str(data), "--brain", "missing")
     assert code == 2 and "no_brain" in err and "cairn brains create missing" in err
     with pytest.raises(SystemExit):
-        main(["mcp", "--surface", "gbrain", "--data-dir", str(data)])
-    assert "invalid choice: 'gbrain'" in capsys.readouterr().err
+        main(["mcp", "--surface", "nosuch", "--data-dir", str(data)])
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["search", "x", "--top-k", "0", "--data-dir", str(data)])
     assert "must be between 1 and 100, not 0" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound, VersionConflict
@@ -270,8 +270,12 @@ class PageService:
     # -- reads ------------------------------------------------------------------------------------
 
     def get(self, text: str) -> Page:
+        return self.locate(text)[1]
+
+    def locate(self, text: str) -> tuple[Brain, Page]:
+        """The existing page a reference means, with its collection."""
         brain, slug = self.resolve(text)
-        return self._page(brain, slug)
+        return brain, self._page(brain, slug)
 
     def _page(self, brain: Brain, slug: str) -> Page:
         try:
@@ -309,6 +313,16 @@ class PageService:
             if page_type is None or page.type == page_type:
                 pages.append(page)
         return pages
+
+    def pages_of(self, brain: Brain) -> Iterator[Page]:
+        """Every page of the collection (its live documents whose path is a slug), in path order."""
+        for doc in self.documents.documents(brain):
+            if is_slug(doc.path):
+                yield self._from_document(brain, doc)
+
+    def page_of(self, brain: Brain, doc: Document) -> Page:
+        """The page a live document of `brain` is (its path must be a slug)."""
+        return self._from_document(brain, doc)
 
     def timeline(self, text: str, limit: int = 20) -> builtins.list[str]:
         return timeline_entries(self.get(text).text)[: min(max(limit, 0), MAX_LIMIT)]

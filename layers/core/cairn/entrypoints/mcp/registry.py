@@ -31,6 +31,7 @@ SURFACES: dict[str, Surface] = {
     "canonical": Surface("cairn.entrypoints.mcp.canonical:build_canonical", "/mcp"),
     "admin": Surface("cairn.entrypoints.mcp.admin:build_admin", "/mcp/admin"),
     "zengram": Surface("cairn.entrypoints.mcp.zengram:build_zengram", "/mcp/zengram"),
+    "gbrain": Surface("cairn.entrypoints.mcp.gbrain:build_gbrain", "/mcp/gbrain"),
 }
 DEFAULT_SURFACE = "canonical"
 """What `cairn mcp` serves without --surface, and whose path the bare resource metadata names."""

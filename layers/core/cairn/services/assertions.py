@@ -1,0 +1,208 @@
+"""Assertions and their contradictions: offline rules that read subject–attribute–value claims out
+of pages, and flag two pages that give one (subject, attribute) different values.
+
+Rules (no model):
+
+- **frontmatter**: every scalar entry but the page's own bookkeeping (title, type, slug, tags, …)
+  is an attribute of the page's subject (its title, else its slug): `role: CEO` on "Alice" is
+  (Alice, role, CEO);
+- **key-value lines** of the compiled truth, `Key: value` (a list bullet and `**bold**` keys are
+  fine), with a key of at most four words and a short value: (page subject, key, value);
+- **sentences** of the compiled truth naming a capitalised subject: `X is a Y` / `X is an Y`
+  (is_a), `X works at Y` (works_at), `X founded Y` (founded), and `X is Y.` when Y ends the
+  sentence in at most five words (is).
+
+Subjects and values compare case-insensitively with their whitespace and trailing punctuation
+normalised; attributes are lowercased with spaces as `_`. Two assertions conflict when they come
+from different pages, share subject and attribute, and differ in value. A page asserting several
+values itself (someone is both a founder and an investor) is not a contradiction.
+
+Nothing is stored: assertions are read from the pages each time, and a contradiction's
+`detected_at` is when the later of its two pages was last written (when the conflict arose).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from cairn.domain.pages import PageText
+
+CONFLICT_TYPE = "assertion_conflict"
+BOOKKEEPING_KEYS = frozenset(
+    {
+        "title",
+        "type",
+        "slug",
+        "gbrain_id",
+        "tags",
+        "aliases",
+        "summary",
+        "wing",
+        "room",
+        "created",
+        "updated",
+        "created_at",
+        "updated_at",
+        "date",
+        "source",
+        "sources",
+        "id",
+    }
+)
+MAX_VALUE_CHARS = 80
+MAX_VALUE_WORDS = 8
+MIN_VALUE_CHARS = 2
+PRONOUNS = frozenset({"he", "she", "it", "they", "this", "that", "there", "we", "i", "you", "what", "who"})
+
+_NAME = r"[A-Z][A-Za-z0-9'&-]*(?: [A-Z][A-Za-z0-9'&-]*){0,4}"
+_PHRASE = r"[A-Za-z0-9][A-Za-z0-9'&-]*(?: [A-Za-z0-9][A-Za-z0-9'&-]*){0,5}"
+_SENTENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("is_a", re.compile(rf"(?<![\w'])(?P<subject>{_NAME}) is an? (?P<value>{_PHRASE})")),
+    ("works_at", re.compile(rf"(?<![\w'])(?P<subject>{_NAME}) works at (?P<value>{_NAME})")),
+    ("founded", re.compile(rf"(?<![\w'])(?P<subject>{_NAME}) founded (?P<value>{_NAME})")),
+    (
+        "is",
+        re.compile(
+            rf"(?<![\w'])(?P<subject>{_NAME}) is (?!an? |not )"
+            r"(?P<value>[A-Za-z0-9][\w'&-]*(?: [\w'&-]+){0,4})(?=[.!;]\s|[.!;]?$)",
+            re.MULTILINE,
+        ),
+    ),
+)
+_KEY_VALUE = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+){0,3})"
+    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<value>\S.*?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    subject: str
+    attribute: str
+    value: str
+    evidence: str
+    """Where it was read: `frontmatter`, or the line or sentence it came from."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (_fold(self.subject), self.attribute)
+
+
+@dataclass(frozen=True)
+class AssertedPage:
+    """What the rules need of a page: its name in the output, its subject, text and last write."""
+
+    slug: str
+    subject: str
+    text: PageText
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    page_slug: str
+    other_page_slug: str
+    type: str
+    description: str
+    detected_at: datetime
+
+
+def extract(text: PageText, subject: str) -> list[Assertion]:
+    """The page's assertions in reading order (frontmatter first), each (subject, attribute,
+    value) once."""
+    found: list[Assertion] = []
+    for key in sorted(text.frontmatter):
+        attribute = _attribute(key)
+        value = _value(text.frontmatter[key])
+        if attribute not in BOOKKEEPING_KEYS and _short(value):
+            found.append(Assertion(subject, attribute, value, "frontmatter"))
+    in_fence = False
+    for line in text.compiled_truth.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence or line.lstrip().startswith(("#", ">", "|")):
+            continue
+        pair = _KEY_VALUE.match(line)
+        if pair and "://" not in line:
+            value = _value(pair["value"])
+            if _short(value):
+                found.append(Assertion(subject, _attribute(pair["key"]), value, line.strip()))
+                continue
+        for attribute, pattern in _SENTENCES:
+            for match in pattern.finditer(line):
+                value = _value(match["value"])
+                if _short(value) and _fold(match["subject"]) not in PRONOUNS:
+                    found.append(Assertion(_value(match["subject"]), attribute, value, _value(match[0])))
+    seen: set[tuple[str, str, str]] = set()
+    unique: list[Assertion] = []
+    for assertion in found:
+        marker = (*assertion.key, _fold(assertion.value))
+        if marker not in seen:
+            seen.add(marker)
+            unique.append(assertion)
+    return unique
+
+
+def contradictions(pages: Iterable[AssertedPage], *, focus: str | None = None) -> list[Contradiction]:
+    """Every pair of pages asserting different values for one (subject, attribute), one entry per
+    conflicting pair of values; with `focus` (a page's slug) only those touching that page. Sorted
+    by page, other page and description."""
+    by_key: dict[tuple[str, str], list[tuple[AssertedPage, Assertion]]] = defaultdict(list)
+    for page in pages:
+        for assertion in extract(page.text, page.subject):
+            by_key[assertion.key].append((page, assertion))
+    found: dict[tuple[str, str, str], Contradiction] = {}
+    for claims in by_key.values():
+        for i, (left_page, left) in enumerate(claims):
+            for right_page, right in claims[i + 1 :]:
+                if left_page.slug == right_page.slug or _fold(left.value) == _fold(right.value):
+                    continue
+                if focus is not None and focus not in (left_page.slug, right_page.slug):
+                    continue
+                first, second = sorted([(left_page, left), (right_page, right)], key=lambda c: c[0].slug)
+                values = sorted([left.value, right.value], key=_fold)
+                description = (
+                    f"{first[1].subject} has conflicting {left.attribute} assertions: "
+                    f"{values[0]} vs {values[1]}"
+                )
+                marker = (first[0].slug, second[0].slug, description)
+                found.setdefault(
+                    marker,
+                    Contradiction(
+                        page_slug=first[0].slug,
+                        other_page_slug=second[0].slug,
+                        type=CONFLICT_TYPE,
+                        description=description,
+                        detected_at=max(_utc(first[0].updated_at), _utc(second[0].updated_at)),
+                    ),
+                )
+    return [found[k] for k in sorted(found)]
+
+
+def count_assertions(pages: Sequence[AssertedPage]) -> int:
+    return sum(len(extract(page.text, page.subject)) for page in pages)
+
+
+def _attribute(key: str) -> str:
+    return re.sub(r"\s+", "_", key.strip().lower())
+
+
+def _value(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().rstrip(".!?;:,").strip().strip("*_`").strip()
+
+
+def _short(value: str) -> bool:
+    return MIN_VALUE_CHARS <= len(value) <= MAX_VALUE_CHARS and len(value.split()) <= MAX_VALUE_WORDS
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)

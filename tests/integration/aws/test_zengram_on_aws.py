@@ -6,90 +6,26 @@ in `x-api-key` (or as a bearer token over MCP); the events carry no authorizer."
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
-from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
-from cairn.adapters.aws.s3_blobs import S3BlobStore
-from cairn.bootstrap import Container, build_container
-from cairn.bootstrap_aws import JOB_MACHINES
-from cairn.config import Settings
-from cairn.domain.models import Brain, MemoryType
-from cairn.entrypoints.aws_lambda import Handler, api_handler, jobs_handler
+from cairn.domain.models import MemoryType
 from cairn.services.memories import MemoryInput
-from tests.contract.aws_storage import (
-    BUCKET,
-    REGION,
-    S3_CONFIG,
-    create_bucket,
-    fake_credentials,
-    serialized_moto,
-)
-from tests.events.apigw import LambdaContext, body_of, http_event, json_of
-from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
-from tests.support.moto_lambda import Invocation, route_lambda
-from tests.support.sfn_runner import TASK_FUNCTION, MotoJobs, moto_job_runner
-from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
+from tests.contract.aws_storage import BUCKET, serialized_moto
+from tests.events.apigw import http_event, json_of
+from tests.support.aws_stack import CTX, Stack, aws_stack, mcp_session, text_of
 
-DIM = 64
-TABLE = "cairn-jobs"  # moto_job_runner's table: records and the step tasks' idempotency items
-SCOPES = ["documents:read", "documents:write", "brains:admin"]
 INVALID_TYPE = "Invalid type: note. Must be one of: event, fact, decision, status"
-CTX = LambdaContext()
-
-
-@dataclass
-class Stack:
-    core: Container
-    api: Handler
-    jobs: MotoJobs
-    blobs: S3BlobStore
-    calls: list[Invocation]  # the job task function's invocations
-    key: str  # a Cairn API key, as zengram's wrapper sends it
-
-    def steps(self) -> list[str]:
-        return [str(c.event.get("step") or c.event["action"]) for c in self.calls]
-
-    def items(self) -> int:
-        """Every item of the DynamoDB table."""
-        client = self.jobs.records.client  # type: ignore[attr-defined]
-        return sum(
-            page["Count"] for page in client.get_paginator("scan").paginate(TableName=TABLE, Select="COUNT")
-        )
-
-    def objects(self) -> int:
-        return int(self.blobs.client.list_objects_v2(Bucket=BUCKET)["KeyCount"])
-
-    def brain(self) -> Brain:
-        (brain,) = self.core.brains.list()
-        return brain
 
 
 @pytest.fixture
 def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    fake_credentials(monkeypatch)
-    clock = FakeClock()
-    with moto_job_runner(clock, records="dynamodb", machines=JOB_MACHINES, run_timeout_s=60) as mj:
-        s3 = boto3.client("s3", region_name=REGION, config=S3_CONFIG)
-        create_bucket(s3, BUCKET)
-        blobs = S3BlobStore(s3, BUCKET, prefix="blobs")
-        chunks = OpenSearchChunkIndex(fake_client(FakeCluster()), DIM)  # production's fusion and refresh
-        adapters = replace(
-            fake_adapters(DIM, clock=clock), records=mj.records, blobs=blobs, chunks=chunks, jobs=mj.runner
-        )
-        settings = Settings(data_dir=tmp_path / "data", backend="aws", table=TABLE)
-        core = build_container(settings, adapters)
-        key = core.keys.create(name="zengram", tenant="acme", scopes=SCOPES).plaintext
-        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: core)}) as calls:
-            yield Stack(core, api_handler(lambda: core), mj, blobs, calls, key)
+    with aws_stack(tmp_path, monkeypatch, key_name="zengram") as built:
+        yield built
 
 
 def z(stack: Stack, method: str, path: str, body: Any = None, **query: str) -> tuple[int, Any]:
@@ -124,45 +60,6 @@ def ids(answer: dict[str, Any]) -> list[str]:
 
 def current_chunks(stack: Stack, memory_id: str) -> list[bool]:
     return [c.current for c in stack.core.adapters.chunks.get_chunks(stack.brain().id, memory_id)]
-
-
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-def mcp_session(stack: Stack, path: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    """What an MCP client sends over streamable HTTP: initialize, notifications/initialized, then
-    each tools/call, every message one POST; the calls' results."""
-
-    def post(message: dict[str, Any]) -> dict[str, Any]:
-        headers = {**MCP_HEADERS, "authorization": f"Bearer {stack.key}"}
-        if message["method"] != "initialize":
-            headers["mcp-protocol-version"] = "2025-06-18"
-        return stack.api(
-            http_event("POST", path, body=json.dumps(message), headers=headers, anonymous=True), CTX
-        )
-
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    answer = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
-    assert answer["statusCode"] == 200, body_of(answer)
-    assert post({"jsonrpc": "2.0", "method": "notifications/initialized"})["statusCode"] == 202
-    results = []
-    for n, (tool, arguments) in enumerate(calls, start=1):
-        call = {
-            "jsonrpc": "2.0",
-            "id": n,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
-        answer = post(call)
-        assert answer["statusCode"] == 200, body_of(answer)
-        result = json.loads(body_of(answer))["result"]
-        assert not result.get("isError"), result
-        results.append(result)
-    return results
-
-
-def text_of(result: dict[str, Any]) -> Any:
-    return json.loads(result["content"][0]["text"])
 
 
 def test_store_supersedes_deduplicates_and_refuses_bad_input_without_writing(stack: Stack) -> None:

@@ -192,6 +192,37 @@ def render_page(text: PageText, *, canonical_slug: str, gbrain_id: str) -> str:
 def parse_frontmatter(source: str) -> dict[str, str]:
     """The scalar entries of a YAML mapping, as text (null is ""); lists and maps are dropped;
     anything but a valid YAML mapping is no frontmatter at all."""
+    simple = _simple_frontmatter(source)
+    return simple if simple is not None else _yaml_frontmatter(source)
+
+
+# `key: value` lines whose value is plain text that no YAML resolver claims (it starts with a
+# letter, so only the null and bool words could be read as anything but itself): what the YAML
+# loader makes of them is the text, so they need no parser. PyYAML's pure-Python parser took 80 %
+# of brain_graph's time (a frontmatter per node) on such frontmatter.
+_SIMPLE_LINE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_-]*): +([A-Za-z](?:[A-Za-z0-9 _,.()/-]*[A-Za-z0-9_,.()/-])?)"
+)
+_RESOLVED_WORDS = frozenset({"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"})
+
+
+def _simple_frontmatter(source: str) -> dict[str, str] | None:
+    """The entries when every line is a simple `key: value` (or empty), else None."""
+    out: dict[str, str] = {}
+    for line in source.split("\n"):
+        if not line:
+            continue
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.groups()
+        if key in _RESOLVED_WORDS or value in _RESOLVED_WORDS:
+            return None
+        out[key] = value
+    return out or None
+
+
+def _yaml_frontmatter(source: str) -> dict[str, str]:
     try:
         loaded = yaml.load(source, Loader=_ScalarLoader)  # a SafeLoader: no arbitrary objects
     except (yaml.YAMLError, ValueError, RecursionError, OverflowError):

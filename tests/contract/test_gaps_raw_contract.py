@@ -68,6 +68,7 @@ def test_concurrent_logs_of_one_question_make_one_gap(records: RecordStore) -> N
     for t in threads:
         t.join()
     assert len(set(ids)) == 1 and len(gaps.list(BRAIN, resolved=True)) == 1
+    assert gaps.count(BRAIN) == 1
 
 
 def test_raw_data_keeps_one_row_per_source_unless_overwritten(records: RecordStore) -> None:

@@ -126,7 +126,15 @@ class GapService:
         return done
 
     def count(self, brain: Brain) -> int:
-        return self.sequences.current(f"gaps#{brain.id}")
+        """How many gaps the brain holds (its sequence would also count numbers taken by loggers
+        that lost a race to log the same question)."""
+        total, after = 0, None
+        while True:
+            page = self.records.query(_pk(brain.id), "gap#", after=after, limit=1000)
+            total += len(page.items)
+            if page.next_after is None:
+                return total
+            after = page.next_after
 
     def _get(self, brain: Brain, gap_id: int) -> KnowledgeGap:
         item = self.records.get(_pk(brain.id), _gap_sk(gap_id))

@@ -379,7 +379,7 @@ class MemoryService:
             and (doc.memory.importance if doc.memory.importance is not None else DEFAULT_IMPORTANCE)
             <= DEFAULT_IMPORTANCE
         ]
-        unread = self._access_of(brain, [d.id for d in stale])
+        unread = self.access_of(brain, [d.id for d in stale])
         expired = 0
         for doc in stale:
             if expired >= limit or unread[doc.id].count > 0:
@@ -442,7 +442,7 @@ class MemoryService:
             for doc_id, doc in docs.items()
             if doc.deleted_at is None and (not current_only or doc.memory is None or doc.memory.current)
         }
-        access = self._access_of(brain, list(live))
+        access = self.access_of(brain, list(live))
         now = self.clock.now()
         ranked: list[MemoryHit] = []
         for doc_id, doc in live.items():
@@ -504,7 +504,8 @@ class MemoryService:
         for kind in kinds:
             yield from self.documents.repo.list(brain.id, f"{PREFIX}{kind.value}/")
 
-    def _access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
+    def access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
+        """How often and when last each memory was read, in one batch read."""
         if self.access is None or not doc_ids:
             return {doc_id: Access(0, None) for doc_id in doc_ids}
         return self.access.get_many(brain.id, doc_ids)

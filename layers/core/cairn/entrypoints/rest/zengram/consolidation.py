@@ -37,15 +37,20 @@ def _key(brain: Brain) -> tuple[str, str]:
     return f"zengram#{brain.id}", "consolidation"
 
 
+def _running(c: Container, last: Item | None) -> bool:
+    """Whether the brain's last consolidation (its record) is still queued or running."""
+    if last is None:
+        return False
+    try:
+        return c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
+    except NotFound:
+        return False
+
+
 def start(c: Container, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any]]:
     last = c.adapters.records.get(*_key(brain))
-    if last is not None:
-        try:
-            running = c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
-        except NotFound:
-            running = False
-        if running:
-            return 409, {"status": "skipped", "reason": "Consolidation already running"}
+    if _running(c, last):
+        return 409, {"status": "skipped", "reason": "Consolidation already running"}
     job = c.consolidation.queue(brain)
     record = {"job_id": job.id, "started_at": iso(job.created_at)}
     try:
@@ -111,12 +116,7 @@ def job_status(c: Container, job_id: str) -> dict[str, Any]:
 
 def status(c: Container, brain: Brain) -> dict[str, Any]:
     last = c.adapters.records.get(*_key(brain))
-    running = False
-    if last is not None:
-        try:
-            running = c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
-        except NotFound:
-            running = False
+    running = _running(c, last)
     generator = c.settings.generator
     return {
         "is_running": running,

@@ -143,7 +143,7 @@ class ZengramApi:
         query = (q.get("q") or "").strip()
         if not query:
             raise bad("Missing required query parameter: q")
-        limit = _int(q.get("limit"), "limit", default=10, low=1, high=100)
+        limit = _int(q.get("limit"), default=10, low=1, high=100)
         fmt = q.get("format") or "compact"
         if fmt not in ("compact", "full", "index"):
             raise bad("Invalid format: must be one of compact, full, index")
@@ -225,7 +225,7 @@ class ZengramApi:
 
     def query(self, q: Mapping[str, str]) -> Reply:
         kind = q.get("type") or ""
-        limit = _int(q.get("limit"), "limit", default=50, low=1, high=500)
+        limit = _int(q.get("limit"), default=50, low=1, high=500)
         since = parse_time(q["since"], "since") if q.get("since") else None
         brain = self.brain()
         if kind in ("fact", "facts"):
@@ -341,7 +341,7 @@ class ZengramApi:
         fmt = q.get("format") or "compact"
         if fmt not in ("compact", "summary", "full"):
             raise bad("Invalid format: must be one of compact, summary, full")
-        limit = min(max(_int(q.get("limit"), "limit", default=100, low=-(10**9), high=10**9), 1), 500)
+        limit = _int(q.get("limit"), default=100, low=1, high=500)
         agent = q.get("agent") or None
         brain = self.brain()
         docs = self.c.memories.since(brain, since, limit=limit * 4 + 50)
@@ -385,9 +385,10 @@ class ZengramApi:
             picked.sort(key=lambda e: _RANK[importance_name(e[0].memory.importance if e[0].memory else None)])
             return picked
 
+        reads = self.c.memories.access_of(brain, [d.id for d, _ in entries])
+
         def confidence(doc: Document) -> float:
-            seen = self.c.search.access.get(brain.id, doc.id).last if self.c.search.access else None
-            return effective_confidence(doc.memory, doc.created_at, seen, now)
+            return effective_confidence(doc.memory, doc.created_at, reads[doc.id].last, now)
 
         buckets = {
             "events": "event",
@@ -483,14 +484,11 @@ class ZengramApi:
             key=lambda d: d.created_at,
             reverse=True,
         )[:100]
-        access = self.c.search.access
+        reads = self.c.memories.access_of(brain, [d.id for d in newest_facts])
         decayed = sum(
             1
             for d in newest_facts
-            if effective_confidence(
-                d.memory, d.created_at, access.get(brain.id, d.id).last if access else None, now
-            )
-            < 0.5
+            if effective_confidence(d.memory, d.created_at, reads[d.id].last, now) < 0.5
         )
         return Reply(
             200,
@@ -518,8 +516,8 @@ class ZengramApi:
         kind = q.get("type") or None
         if kind is not None and kind not in ENTITY_TYPES:
             raise bad(f"Invalid entity type: {kind}")
-        limit = _int(q.get("limit"), "limit", default=50, low=1, high=100)
-        offset = _int(q.get("offset"), "offset", default=0, low=0, high=10**9)
+        limit = _int(q.get("limit"), default=50, low=1, high=100)
+        offset = _int(q.get("offset"), default=0, low=0, high=10**9)
         listed = self.c.entities.list(self.brain(), entity_type=kind, limit=limit, offset=offset)
         return Reply(200, {"count": len(listed), "entities": [entity_wire(e) for e in listed]})
 
@@ -530,7 +528,7 @@ class ZengramApi:
             raise Refused(404, "Entity not found") from None
 
     def entity_memories(self, name: str, q: Mapping[str, str]) -> Reply:
-        limit = _int(q.get("limit"), "limit", default=20, low=1, high=100)
+        limit = _int(q.get("limit"), default=20, low=1, high=100)
         try:
             return Reply(200, self.c.entities.memories(self.brain(), name, limit=limit).wire())
         except NotFound:
@@ -580,7 +578,7 @@ def _matches(value: str | None, wanted: str | None) -> bool:
     return not wanted or value == wanted
 
 
-def _int(raw: str | None, name: str, *, default: int, low: int, high: int) -> int:
+def _int(raw: str | None, *, default: int, low: int, high: int) -> int:
     """zengram's parseInt: absent or unparsable -> the default; clamped to low..high."""
     if raw is None or raw == "":
         return default

@@ -38,6 +38,7 @@ from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
 from cairn.services.memories import MemoryService
+from cairn.services.page_assertions import PageAssertions
 from cairn.services.pages import PageService
 from cairn.services.raw_data import RawDataService
 from cairn.services.reflection import ReflectionService
@@ -73,6 +74,7 @@ class Container:
     memories: MemoryService
     entities: EntityService
     pages: PageService
+    assertions: PageAssertions
     graph: GraphService
     gaps: GapService
     raw_data: RawDataService
@@ -263,6 +265,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         memories=memories,
         entities=entities,
         pages=PageService(brains, documents),
+        assertions=PageAssertions(
+            a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
+        ),
         graph=GraphService(a.records, a.clock),
         gaps=GapService(a.records, a.clock),
         raw_data=RawDataService(a.records, a.blobs, a.clock),

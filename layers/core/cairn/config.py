@@ -160,6 +160,8 @@ class Settings(BaseSettings):
     extractor_max_retries: int = Field(default=3, ge=0)
     extractor_batch_utterances: int = Field(default=60, ge=1)
     extractor_batch_chars: int = Field(default=24_000, ge=1_000)
+    assertion_model_pages_per_check: int = Field(default=20, ge=0)
+    """Pages whose claims gbrain's brain_check may ask the model for per call (0: rules only)."""
     extractive_sentences: int = Field(default=5, ge=1, le=20)
     """Sentences per extractive answer (LoCoMo dev: 3 / 5 / 6 cite an evidence turn for .60 / .68 / .69)."""
 

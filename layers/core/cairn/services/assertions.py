@@ -17,15 +17,16 @@ normalised; attributes are lowercased with spaces as `_`. Two assertions conflic
 from different pages, share subject and attribute, and differ in value. A page asserting several
 values itself (someone is both a founder and an investor) is not a contradiction.
 
-Nothing is stored: assertions are read from the pages each time, and a contradiction's
-`detected_at` is when the later of its two pages was last written (when the conflict arose).
+The rules' assertions are read from the pages each time (page_assertions.py adds and keeps a
+language model's); contradictions are not stored, so one's `detected_at` is when the later of its
+two pages was last written (when the conflict arose).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -100,6 +101,9 @@ class AssertedPage:
     subject: str
     text: PageText
     updated_at: datetime
+    brain_id: str = ""
+    document_id: str = ""
+    version: int = 0
 
 
 @dataclass(frozen=True)
@@ -148,13 +152,20 @@ def extract(text: PageText, subject: str) -> list[Assertion]:
     return unique
 
 
-def contradictions(pages: Iterable[AssertedPage], *, focus: str | None = None) -> list[Contradiction]:
+def contradictions(
+    pages: Iterable[AssertedPage],
+    *,
+    focus: str | None = None,
+    extract: Callable[[AssertedPage], list[Assertion]] | None = None,
+) -> list[Contradiction]:
     """Every pair of pages asserting different values for one (subject, attribute), one entry per
     conflicting pair of values; with `focus` (a page's slug) only those touching that page. Sorted
-    by page, other page and description."""
+    by page, other page and description. `extract` gives a page's assertions (the rules' by
+    default)."""
+    claims_of = extract or _by_rules
     by_key: dict[tuple[str, str], list[tuple[AssertedPage, Assertion]]] = defaultdict(list)
     for page in pages:
-        for assertion in extract(page.text, page.subject):
+        for assertion in claims_of(page):
             by_key[assertion.key].append((page, assertion))
     found: dict[tuple[str, str, str], Contradiction] = {}
     for claims in by_key.values():
@@ -184,8 +195,39 @@ def contradictions(pages: Iterable[AssertedPage], *, focus: str | None = None) -
     return [found[k] for k in sorted(found)]
 
 
-def count_assertions(pages: Sequence[AssertedPage]) -> int:
-    return sum(len(extract(page.text, page.subject)) for page in pages)
+def _by_rules(page: AssertedPage) -> list[Assertion]:
+    return extract(page.text, page.subject)
+
+
+def merged(rules: list[Assertion], more: Iterable[Assertion]) -> list[Assertion]:
+    """The rules' assertions, then those of `more` that none of them repeats (subject, attribute
+    and value, ignoring case)."""
+    seen = {(*a.key, _fold(a.value)) for a in rules}
+    out = list(rules)
+    for assertion in more:
+        marker = (*assertion.key, _fold(assertion.value))
+        if marker not in seen:
+            seen.add(marker)
+            out.append(assertion)
+    return out
+
+
+def claim(subject: str, attribute: str, value: str) -> tuple[str, str, str] | None:
+    """(subject, attribute, value) normalised as the rules normalise theirs, or None when a part
+    is empty or the value is not short (a model's triple passes through here)."""
+    subject, attribute, value = _value(subject), _attribute(attribute), _value(value)
+    if not subject or len(subject) > MAX_VALUE_CHARS or not attribute or len(attribute) > MAX_VALUE_CHARS:
+        return None
+    if attribute in BOOKKEEPING_KEYS or _fold(subject) in PRONOUNS or not _short(value):
+        return None
+    return subject, attribute, value
+
+
+def page_source(text: PageText) -> str:
+    """What a model reads of a page: its frontmatter as `key: value` lines, then its compiled
+    truth (the timeline records history, not current claims)."""
+    head = "\n".join(f"{key}: {text.frontmatter[key]}" for key in sorted(text.frontmatter))
+    return f"{head}\n\n{text.compiled_truth}".strip()
 
 
 def _attribute(key: str) -> str:

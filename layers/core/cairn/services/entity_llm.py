@@ -17,16 +17,10 @@ rules run alone (`entity_extractor_for`).
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-from collections.abc import Callable, Coroutine
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-import anyio
-import anyio.from_thread
-
-from cairn.ports.generator import Answer, GenerationError, Generator, Passage
+from cairn.ports.generator import Generator, Passage
 from cairn.services.entities import (
     ENTITY_TYPES,
     MAX_MENTIONS,
@@ -37,9 +31,8 @@ from cairn.services.entities import (
     name_key,
 )
 from cairn.services.entity_rules import RuleEntityExtractor
+from cairn.services.model_calls import complete, failure_reason, json_list, offline
 
-EXTRACTIVE: Final = "extractive"
-"""The offline generator's model id (as in memory_reflection.py)."""
 TIMEOUT_S: Final = 20.0
 MAX_TEXT_CHARS: Final = 12_000  # what the model is shown of a memory
 MAX_ALIASES: Final = 10
@@ -53,11 +46,6 @@ name), technology (a language, framework, database or tool), workflow, agent (an
 Only names that identify one thing; never generic words such as "the database" or "a meeting"."""
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-class ReplyInvalid(Exception):
-    """The model's reply is not a JSON array of entities."""
 
 
 class GeneratorEntityExtractor:
@@ -75,21 +63,21 @@ class GeneratorEntityExtractor:
         if not text.strip():
             return found
         try:
-            answer = _wait(self._ask, text[:MAX_TEXT_CHARS])
+            passage = Passage("memory", "memory", text[:MAX_TEXT_CHARS])
+            answer = complete(self.generator, PROMPT, [passage], timeout_s=self.timeout_s)
             suggested = mentions_from_reply(answer.text)
         except Exception as exc:  # any failure of the model leaves the rules' mentions
-            log.warning("entity extraction by the model failed (%s); the rules' entities are kept", _why(exc))
+            log.warning(
+                "entity extraction by the model failed (%s); the rules' entities are kept",
+                failure_reason(exc),
+            )
             return found
         return merged(found, suggested)
-
-    async def _ask(self, text: str) -> Answer:
-        with anyio.fail_after(self.timeout_s):
-            return await self.generator.complete(PROMPT, [Passage("memory", "memory", text)])
 
 
 def entity_extractor_for(generator: Generator) -> EntityExtractor:
     """The rules alone with the offline extractive generator, else the rules and the model."""
-    if generator.model_id == EXTRACTIVE:
+    if offline(generator):
         return RuleEntityExtractor()
     return GeneratorEntityExtractor(generator, RuleEntityExtractor())
 
@@ -112,7 +100,7 @@ def merged(rules: list[Mention], model: list[Mention]) -> list[Mention]:
 def mentions_from_reply(reply: str) -> list[Mention]:
     """The valid entries of the model's JSON array (a fenced block, or an object holding the
     array under `entities`, too), at most MAX_MENTIONS; ReplyInvalid when there is no array."""
-    items = _array(reply)
+    items = json_list(reply, "entities")
     out: dict[str, Mention] = {}
     for item in items:
         if len(out) == MAX_MENTIONS:
@@ -137,46 +125,3 @@ def _name(value: Any) -> str | None:
         return None
     name = clean_name(value)
     return name if 0 < len(name) <= MAX_NAME_CHARS else None
-
-
-def _array(reply: str) -> list[Any]:
-    text = reply.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-    if fenced:
-        text = fenced.group(1)
-    value: Any
-    try:
-        value = json.loads(text)
-    except ValueError:
-        start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
-        if start < 0:
-            raise ReplyInvalid("no JSON in the reply") from None
-        try:
-            value, _ = json.JSONDecoder().raw_decode(text, start)
-        except ValueError:
-            raise ReplyInvalid("the reply is not valid JSON") from None
-    if isinstance(value, dict):
-        value = value.get("entities")
-    if not isinstance(value, list):
-        raise ReplyInvalid("the reply is not a JSON array")
-    return value
-
-
-def _why(exc: Exception) -> str:
-    """What failed, without anything the message could quote from the memory or the reply."""
-    if isinstance(exc, GenerationError):
-        return f"GenerationError {exc.code}"
-    if isinstance(exc, TimeoutError):
-        return "no reply in time"
-    if isinstance(exc, ReplyInvalid):
-        return str(exc)
-    return type(exc).__name__
-
-
-def _wait(fn: Callable[[str], Coroutine[Any, Any, T]], arg: str) -> T:
-    """Run the coroutine from a service thread: on the caller's event loop when the thread is
-    one of its workers (HTTP routes, MCP tools), else on a loop of its own (jobs, the CLI)."""
-    try:
-        return anyio.from_thread.run(fn, arg)
-    except anyio.NoEventLoopError:
-        return anyio.run(fn, arg)

@@ -15,23 +15,19 @@ question is answered sufficiently when each of its terms appears in a gathered m
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
-
-import anyio
-import anyio.from_thread
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.ports.generator import Answer, Generator, Passage
 from cairn.services.memories import MemoryQuery, MemoryService
+from cairn.services.model_calls import EXTRACTIVE, complete, json_object
 
-EXTRACTIVE = "extractive"
 """The offline generator's model id."""
 RESEARCH_PER_ROUND = 15
 MAX_CONTEXT = 40
@@ -313,16 +309,7 @@ class MemoryReflection:
         return [Recalled(h.memory, self.memories.text(h.memory)) for h in hits]
 
     def _complete(self, question: str, passages: Sequence[Passage]) -> Answer:
-        return _wait(self.generator.complete, question, passages)
-
-
-def _wait(fn: Callable[[str, Sequence[Passage]], Coroutine[Any, Any, T]], *args: Any) -> T:
-    """Run the generator's coroutine from a service thread: the caller's event loop when the
-    thread is one of its workers (HTTP routes, MCP tools), else a loop of its own."""
-    try:
-        return anyio.from_thread.run(fn, *args)
-    except anyio.NoEventLoopError:
-        return anyio.run(fn, *args)
+        return complete(self.generator, question, passages)
 
 
 # -- passages and replies ------------------------------------------------------------------------
@@ -347,22 +334,7 @@ def _labelled(found: Sequence[Recalled]) -> list[Passage]:
 
 
 def _object(answer: Answer) -> dict[str, Any] | None:
-    """The JSON object of a model's reply (a fenced block too), or None."""
-    text = answer.text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        value = json.loads(text)
-    except ValueError:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            return None
-        try:
-            value = json.loads(text[start : end + 1])
-        except ValueError:
-            return None
-    return value if isinstance(value, dict) else None
+    return json_object(answer.text)
 
 
 def _text(value: Any) -> str:

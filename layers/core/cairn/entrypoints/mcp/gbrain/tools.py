@@ -108,7 +108,12 @@ def all_pages(c: Container) -> list[Page]:
 
 
 def asserted(pages: Iterable[Page]) -> list[assertions.AssertedPage]:
-    return [assertions.AssertedPage(p.canonical, p.title, p.text, p.document.updated_at) for p in pages]
+    return [
+        assertions.AssertedPage(
+            p.canonical, p.title, p.text, p.document.updated_at, p.document.brain_id, p.document.id, p.version
+        )
+        for p in pages
+    ]
 
 
 def page_search(c: Container) -> PageSearch:
@@ -192,7 +197,7 @@ def graph(deps: SurfaceDeps, x: a.GraphArgs) -> CallToolResult:
 def check_contradictions(deps: SurfaceDeps, x: a.CheckArgs) -> CallToolResult:
     c = deps.container
     focus = c.pages.get(x.slug).canonical if x.slug is not None else None
-    found = assertions.contradictions(asserted(all_pages(c)), focus=focus)
+    found = c.assertions.contradictions(asserted(all_pages(c)), focus=focus)
     return as_json(
         [
             {
@@ -244,7 +249,7 @@ def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
     brains = c.pages.collections()
     pages = [page for brain in brains for page in c.pages.pages_of(brain)]
     by_id = {b.slug: b for b in brains}
-    claims = asserted(pages)
+    assertion_count, contradiction_count = c.assertions.stats(asserted(pages))
     return as_json(
         {
             "page_count": len(pages),
@@ -252,8 +257,8 @@ def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
                 sum(1 for _ in c.graph.links.outgoing_numbered(by_id[p.collection].id, p.document.id))
                 for p in pages
             ),
-            "assertion_count": assertions.count_assertions(claims),
-            "contradiction_count": len(assertions.contradictions(claims)),
+            "assertion_count": assertion_count,
+            "contradiction_count": contradiction_count,
             "gap_count": sum(c.gaps.count(b) for b in brains),
             "embedding_count": sum(c.search.chunks.count(b.id) for b in brains),
             "active_model": c.search.embedder.model_id,

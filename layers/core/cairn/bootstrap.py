@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from cairn.auth import access
@@ -22,6 +23,7 @@ from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.ports.uploads import UploadSigner
 from cairn.services.access import AccessLog
+from cairn.services.archive import BrainArchive
 from cairn.services.ask import AskService
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
@@ -88,6 +90,20 @@ class Container:
     keys: ApiKeyService
     authenticator: Authenticator
     audit: AuditLog
+
+    @cached_property
+    def archive(self) -> BrainArchive:
+        """Whole-brain export and import (services/archive.py), over the services above."""
+        return BrainArchive(
+            self.brains,
+            self.documents,
+            self.memories,
+            self.pages,
+            self.graph,
+            self.gaps,
+            self.raw_data,
+            self.adapters.clock,
+        )
 
 
 def _adapters(settings: Settings) -> Adapters:

@@ -1,18 +1,19 @@
-"""The `cairn` command: serve, mcp (stdio), ingest, search, brains, keys."""
+"""The `cairn` command: serve, mcp (stdio), ingest, search, brains, export, import, keys."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.config import Settings
-from cairn.domain.errors import CairnError, NoBrain
+from cairn.domain.errors import CairnError, InvalidInput, NoBrain
 from cairn.domain.models import Brain
 from cairn.services.brains import is_slug
 
@@ -241,6 +242,102 @@ def cmd_brains(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """A brain as JSON Lines (services/archive.py), to stdout or a file (gzip when it ends in .gz)."""
+    import json
+    from collections import Counter
+
+    container = _open(args, existing=True)
+    brain = container.brains.resolve(args.brain)
+    counts: Counter[str] = Counter()
+    with _archive_out(args.output) as out:
+        for record in container.archive.export(brain):
+            counts[record["kind"]] += 1
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    print(f"exported brain {brain.slug}: {_counts(counts)}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    container = _open(args, existing=False)
+    try:
+        with _archive_in(args.file) as lines:
+            report = container.archive.import_(args.brain, _records(lines))
+    except OSError as exc:
+        raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
+    for line in report.errors:
+        print(f"refused {line}", file=sys.stderr)
+    made = " (created)" if report.created_brain else ""
+    print(
+        f"imported into brain {report.brain.slug}{made}: {_counts(report.written)}; "
+        f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}"
+    )
+    return 1 if report.errors else 0
+
+
+@contextmanager
+def _archive_out(name: str | None) -> Iterator[TextIO]:
+    """stdout, or the file, written beside it and moved into place once complete."""
+    if name is None:
+        yield sys.stdout
+        return
+    import os
+
+    path = Path(name)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with _text_file(partial, "w", gzipped=path.suffix == ".gz") as out:
+            yield out
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextmanager
+def _archive_in(name: str) -> Iterator[Iterable[str]]:
+    if name == "-":
+        yield sys.stdin
+        return
+    path = Path(name)
+    with _text_file(path, "r", gzipped=path.suffix == ".gz") as f:
+        yield f
+
+
+def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
+    import gzip
+
+    if gzipped:
+        return cast(TextIO, gzip.open(path, mode + "t", encoding="utf-8"))
+    return cast(TextIO, path.open(mode, encoding="utf-8"))
+
+
+def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """One JSON object per line (the archive counts the lines and names the one that is not)."""
+    import json
+
+    read = iter(lines)
+    while True:
+        try:
+            text = next(read)
+        except StopIteration:
+            return
+        except (OSError, EOFError, UnicodeDecodeError) as exc:  # a truncated gzip, not UTF-8, ...
+            raise InvalidInput(f"cannot read the archive: {exc}") from None
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise InvalidInput(f"not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise InvalidInput("not a JSON object")
+        yield record
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    from cairn.services.archive import KINDS
+
+    return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in KINDS)
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     """API keys: stored as hashes in the data directory's records; the key is printed once."""
     from cairn.auth.api_keys import ApiKeyService
@@ -372,6 +469,20 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (listing, new_brain, update):
         data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
     brains.set_defaults(func=cmd_brains)
+
+    export = sub.add_parser("export", help="write a brain's archive as JSON Lines (backup)")
+    export.add_argument("brain", help="brain id or slug")
+    export.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout; .gz: gzip")
+    data_dir(export)
+    export.set_defaults(func=cmd_export)
+
+    restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
+    restore.add_argument("file", metavar="FILE", help="the archive; - for stdin; .gz: gzip")
+    restore.add_argument(
+        "--brain", default=None, help="restore into this brain (default: the archive's slug)"
+    )
+    data_dir(restore)
+    restore.set_defaults(func=cmd_import)
 
     keys = sub.add_parser("keys", help="create, list and revoke API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)

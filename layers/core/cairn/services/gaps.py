@@ -10,6 +10,8 @@ conditional transaction). Ids are integers (services/sequences.py).
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,6 +24,7 @@ from cairn.services.sequences import Sequences
 MAX_CONTEXT = 500
 MAX_LIMIT = 1000
 _ID_DIGITS = 20
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
@@ -75,19 +78,46 @@ class GapService:
         if context is not None and len(context) > MAX_CONTEXT:
             raise InvalidInput(f"context exceeds maximum length of {MAX_CONTEXT} characters")
         digest = query_hash(query)
+
+        def gap(gap_id: int) -> KnowledgeGap:
+            return KnowledgeGap(gap_id, brain.id, digest, page_id, confidence, "internal", self.clock.now())
+
+        return self._log(brain, digest, gap)
+
+    def restore(
+        self,
+        brain: Brain,
+        digest: str,
+        *,
+        detected_at: datetime,
+        page_id: str | None = None,
+        confidence: float | None = None,
+        sensitivity: str = "internal",
+        resolved_at: datetime | None = None,
+        resolved_by: str | None = None,
+    ) -> tuple[KnowledgeGap, bool]:
+        """Log a gap known only by its query's hash (an archive's), keeping its stamps; the gap
+        already logged for that hash, unchanged, when there is one (and False)."""
+        if not _DIGEST.match(digest):
+            raise InvalidInput("query_hash must be a SHA-256 digest: 64 lowercase hex digits")
+        by = resolved_by
+
+        def gap(gap_id: int) -> KnowledgeGap:
+            return KnowledgeGap(
+                gap_id, brain.id, digest, page_id, confidence, sensitivity, detected_at, resolved_at, by
+            )
+
+        return self._log(brain, digest, gap)
+
+    def _log(
+        self, brain: Brain, digest: str, gap_numbered: Callable[[int], KnowledgeGap]
+    ) -> tuple[KnowledgeGap, bool]:
+        """The gap already logged for `digest` (and False), else `gap_numbered(next id)` logged."""
         for _ in range(3):
             claim = self.records.get(_pk(brain.id), _hash_sk(digest))
             if claim is not None:
                 return self._get(brain, int(claim.data["id"])), False
-            gap = KnowledgeGap(
-                id=self.sequences.next(f"gaps#{brain.id}"),
-                brain_id=brain.id,
-                query_hash=digest,
-                page_id=page_id,
-                confidence_score=confidence,
-                sensitivity="internal",
-                detected_at=self.clock.now(),
-            )
+            gap = gap_numbered(self.sequences.next(f"gaps#{brain.id}"))
             try:
                 self.records.transact(
                     [
@@ -99,6 +129,17 @@ class GapService:
             except Conflict:
                 continue  # someone logged it first: theirs is the gap
         raise Conflict("this gap kept being logged concurrently; retry")
+
+    def every(self, brain: Brain) -> Iterator[KnowledgeGap]:
+        """Every gap of the brain, oldest first, read a page at a time."""
+        after: str | None = None
+        while True:
+            page = self.records.query(_pk(brain.id), "gap#", after=after, limit=MAX_LIMIT, descending=True)
+            for item in page.items:
+                yield _gap(brain.id, item)
+            if page.next_after is None:
+                return
+            after = page.next_after
 
     def list(self, brain: Brain, *, resolved: bool = False, limit: int = 20) -> list[KnowledgeGap]:
         """Newest first: unresolved gaps, or with `resolved` every gap (resolved or not)."""

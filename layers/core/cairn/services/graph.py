@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Final, Literal
 
@@ -46,13 +46,15 @@ MAX_LIMIT: Final = 1000
 
 @dataclass(frozen=True)
 class LinkDraft:
-    """A link to create (`GraphService.add_many`)."""
+    """A link to create (`GraphService.add_many`); a restore keeps its weight and creation time."""
 
     from_doc_id: str
     to_doc_id: str
     relationship: str
     valid_from: str | None = None
     valid_until: str | None = None
+    weight: float = 1.0
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,12 @@ class GraphService:
         if not drafts:
             return []
         first = self.sequences.next(_sequence(brain), count=len(drafts))
-        links = [
-            self._draft(
+        links: list[NumberedLink] = []
+        for i, d in enumerate(drafts):
+            link = self._draft(
                 brain, first + i, d.from_doc_id, d.to_doc_id, d.relationship, d.valid_from, d.valid_until
             )
-            for i, d in enumerate(drafts)
-        ]
+            links.append(replace(link, weight=d.weight, created_at=d.created_at or link.created_at))
         self.links.add_numbered(links)
         return links
 

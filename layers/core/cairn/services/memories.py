@@ -486,6 +486,28 @@ class MemoryService:
         docs = self.documents.repo.get_many_by_id(ids[:limit])
         return [docs[i] for i in ids[:limit] if i in docs and docs[i].brain_id == brain.id]
 
+    def oldest_first(self, brain: Brain, *, page: int = 500) -> Iterator[Document]:
+        """Every stored memory (deleted and superseded ones too) in the order it was stored,
+        `page` at a time from the memories-by-time records. A memory stored again under its own
+        id (an upsert) comes once, at its first store: later stores are stamped after the
+        creation time its document keeps."""
+        pk = f"memtime#{brain.id}"
+        after: str | None = None
+        while True:
+            found = self.records.query(pk, after=after, limit=page)
+            docs = self.documents.repo.get_many_by_id(item.data["doc_id"] for item in found.items)
+            for item in found.items:
+                doc = docs.get(item.data["doc_id"])
+                if (
+                    doc is not None
+                    and doc.brain_id == brain.id
+                    and item.sk.split("#", 1)[0] <= _sortable(doc.created_at)
+                ):
+                    yield doc
+            if found.next_after is None:
+                return
+            after = found.next_after
+
     def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> int:
         """How many memories the brain holds (deleted ones too), counted at most `max_age_s` ago:
         counting reads every record, and briefings show the total on each call."""

@@ -1,0 +1,51 @@
+"""Whole-brain archives (services/archive.py) on the AWS adapters (tests/support/aws_stack.py):
+records on DynamoDB and document bytes and raw rows on S3 under moto, chunks on the OpenSearch
+fake. The store already holds the exported brain, so the restore is a copy into another brain:
+ids held by the original are not taken (memories get ids derived from theirs), links are rebuilt
+by path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cairn.domain.models import MemoryType
+from cairn.services.memories import MemoryQuery
+from tests.support.archive_scenario import counts, exported, fill, snapshot
+from tests.support.aws_stack import Stack, aws_stack
+
+
+@pytest.fixture
+def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    with aws_stack(tmp_path, monkeypatch, key_name="archive") as built:
+        yield built
+
+
+def test_export_and_restore_on_dynamodb_s3_and_opensearch(stack: Stack) -> None:
+    c = stack.core
+    filled = fill(c)
+    records = exported(c, filled.brain)
+    assert [r["kind"] for r in records].count("memory") == 4
+
+    report = stack.process().archive.import_("restored", records)  # another Lambda instance
+    restored = c.brains.get("restored")
+
+    assert report.errors == [] and report.created_brain
+    assert dict(report.written) == {"document": 5, "memory": 4, "link": 3, "raw": 1, "gap": 2}
+    assert snapshot(c, restored, ids=False) == snapshot(c, filled.brain, ids=False)
+    assert c.pages.state(restored).state == "active"
+    current = [
+        c.memories.text(d)
+        for d in c.memories.of_type(restored, [MemoryType.fact])
+        if d.memory is not None and d.memory.current
+    ]
+    assert current == ["Acme moved its billing to CockroachDB"]
+    hits = c.memories.search(restored, "billing CockroachDB", MemoryQuery(client_ids=("acme",)))
+    assert hits and c.memories.text(hits[0].memory) == current[0]
+
+    held = counts(c, restored)
+    again = c.archive.import_("restored", records)
+    assert sum(again.written.values()) == 0 and again.errors == []
+    assert counts(c, restored) == held

@@ -1,0 +1,236 @@
+"""Whole-brain archives (services/archive.py) on the embedded store: SQLite records, file blobs,
+the SQLite chunk index, through the real composition root. Export, restore into a fresh store and
+into another brain of the same store, re-runs, refused headers and records, the restoring gate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.adapters.local.file_blobs import FileBlobStore
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.models import MemoryType
+from cairn.domain.pages import CollectionRestoring
+from cairn.entrypoints.mcp.gbrain import tools as gbrain
+from cairn.entrypoints.mcp.gbrain.args import NoArgs
+from cairn.entrypoints.mcp.kit import SurfaceDeps
+from cairn.services.archive import RestoreIncomplete
+from cairn.services.ingest import LocalFilePolicy
+from cairn.services.memories import MemoryQuery
+from tests.fakes.container import fake_adapters
+from tests.support.archive_scenario import ASKED, SLUG, counts, exported, fill, snapshot
+
+DIM = 64
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Callable[[str], Container]:
+    """A new embedded store (its own data directory) per name."""
+
+    def make(name: str) -> Container:
+        data = tmp_path / name
+        data.mkdir()
+        adapters = replace(
+            fake_adapters(DIM),
+            records=SqliteRecordStore(data / "records.sqlite3"),
+            blobs=FileBlobStore(data / "blobs"),
+            chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", DIM),
+        )
+        return build_container(Settings(data_dir=data), adapters)
+
+    return make
+
+
+def test_a_restore_into_a_fresh_store_gives_back_every_item(store: Callable[[str], Container]) -> None:
+    source = store("source")
+    filled = fill(source)
+    records = exported(source, filled.brain)
+
+    kinds = [r["kind"] for r in records]
+    assert kinds[0] == "cairn-archive" and records[0]["format"] == 1
+    assert kinds.count("document") == 5 and kinds.count("memory") == 4  # the deleted note stays behind
+    assert kinds.count("link") == 3 and kinds.count("raw") == 1 and kinds.count("gap") == 2
+    memories = [r["id"] for r in records if r["kind"] == "memory"]
+    assert memories.index(filled.old_fact) < memories.index(filled.new_fact)  # oldest first
+    binary = next(r for r in records if r.get("path") == "files/blob.bin")
+    assert binary["content"] is None and binary["content_base64"]
+    assert all("query" not in r for r in records if r["kind"] == "gap")
+
+    target = store("target")
+    report = target.archive.import_(None, records)
+    brain = target.brains.get(SLUG)
+    assert report.created_brain and report.brain.id == brain.id and brain.name == "Team notes"
+    assert dict(report.written) == {"document": 5, "memory": 4, "link": 3, "raw": 1, "gap": 2}
+    assert report.errors == [] and target.pages.state(brain).state == "active"
+
+    before, after = snapshot(source, filled.brain), snapshot(target, brain)
+    for part in ("docs", "pages", "memories", "links", "raw", "gaps"):
+        assert after[part] == before[part], part
+    assert (
+        target.pages.get(f"{SLUG}::people/alice").render()
+        == source.pages.get(f"{SLUG}::people/alice").render()
+    )
+
+    current = [
+        d.id
+        for d in target.memories.of_type(brain, [MemoryType.fact])
+        if d.memory is not None and d.memory.current
+    ]
+    assert current == [filled.new_fact]
+    old = target.memories.record(brain, filled.old_fact)
+    assert old.memory is not None and old.memory.superseded_by == filled.new_fact
+    hits = target.memories.search(brain, "billing CockroachDB", MemoryQuery(client_ids=("acme",)))
+    assert [h.memory.id for h in hits][:1] == [filled.new_fact]
+    assert {g[0] for g in after["gaps"]} == {hashlib.sha256(q.encode()).hexdigest() for q in ASKED}
+
+
+def test_running_the_import_again_changes_nothing(store: Callable[[str], Container]) -> None:
+    source = store("source")
+    filled = fill(source)
+    records = exported(source, filled.brain)
+    target = store("target")
+    target.archive.import_(None, records)
+    brain = target.brains.get(SLUG)
+    held, before = counts(target, brain), snapshot(target, brain)
+    versions = {d.path: d.version for d in target.documents.repo.list(brain.id)}
+
+    again = target.archive.import_(None, records)
+
+    assert not again.created_brain and sum(again.written.values()) == 0 and again.errors == []
+    assert dict(again.unchanged) == {"document": 5, "memory": 4, "link": 3, "raw": 1, "gap": 2}
+    assert counts(target, brain) == held and snapshot(target, brain) == before
+    assert {d.path: d.version for d in target.documents.repo.list(brain.id)} == versions
+
+
+def test_a_copy_into_another_brain_of_the_same_store(store: Callable[[str], Container]) -> None:
+    c = store("one")
+    filled = fill(c)
+    records = exported(c, filled.brain)
+
+    report = c.archive.import_("copy", records)
+    again = c.archive.import_("copy", records)
+
+    copy = c.brains.get("copy")
+    assert report.errors == [] and dict(report.written)["memory"] == 4
+    assert sum(again.written.values()) == 0 and again.errors == []
+    assert snapshot(c, copy, ids=False) == snapshot(c, filled.brain, ids=False)
+    assert counts(c, copy) == counts(c, filled.brain)
+    kept = c.memories.record(filled.brain, filled.new_fact)  # the original is untouched
+    assert kept.memory is not None and kept.memory.current
+
+
+def test_a_header_that_is_not_format_1_is_refused_and_nothing_is_written(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+
+    for header, message in (
+        ({**records[0], "format": 2}, "archive format 2 is not one this Cairn reads"),
+        ({"kind": "zengram-export"}, "not a Cairn archive"),
+        ({**records[0], "brain": {"slug": SLUG}}, "line 1: bad header: brain.name"),
+    ):
+        with pytest.raises(InvalidInput, match=message):
+            target.archive.import_(None, [header, *records[1:]])
+    with pytest.raises(InvalidInput, match="empty"):
+        target.archive.import_(None, [])
+    assert target.brains.list() == []
+
+
+def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_rerun(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+    first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
+    broken = {k: v for k, v in records[first_link].items() if k != "target"}
+
+    with pytest.raises(RestoreIncomplete) as stopped:
+        target.archive.import_(None, [*records[:first_link], broken, *records[first_link + 1 :]])
+
+    message = stopped.value.message
+    assert f"line {first_link + 1}: bad record: link.target: Field required" in message
+    assert "stays `restoring`" in message and "run the import again" in message
+    brain = target.brains.get(SLUG)
+    assert target.pages.state(brain).state == "restoring"
+    with pytest.raises(CollectionRestoring):
+        target.pages.put(f"{SLUG}::people/carol", "---\ntitle: Carol\n---\nCarol.\n")
+    deps = SurfaceDeps(target, LocalFilePolicy(root=None, max_bytes=1))
+    (listed,) = json.loads(gbrain.collections(deps, NoArgs()).content[0].text)  # type: ignore[union-attr]
+    assert listed["name"] == SLUG and listed["state"] == "restoring" and listed["restore_in_progress"]
+    assert counts(target, brain)[1] == 0  # nothing after the bad record
+
+    resumed = target.archive.import_(None, records)
+    assert resumed.errors == [] and target.pages.state(target.brains.get(SLUG)).state == "active"
+    assert dict(resumed.written) == {"link": 3, "raw": 1, "gap": 2}
+    assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_the_collection_is_restoring_while_records_are_written(store: Callable[[str], Container]) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+    seen: list[str] = []
+
+    def watched() -> Iterator[dict[str, Any]]:
+        yield records[0]
+        for record in records[1:]:
+            seen.append(target.pages.state(target.brains.get(SLUG)).state)
+            yield record
+
+    target.archive.import_(None, watched())
+    assert set(seen) == {"restoring"} and len(seen) == len(records) - 1
+    assert target.pages.state(target.brains.get(SLUG)).state == "active"
+
+
+def test_records_the_brain_refuses_are_reported_by_line_and_the_rest_restored(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    stray = {**next(r for r in records if r["kind"] == "link"), "source": "people/nobody"}
+    unknown = {"kind": "session", "id": "x"}
+    target = store("target")
+
+    report = target.archive.import_(None, [*records, stray])
+    assert report.errors == [
+        f"line {len(records) + 1}: link: link source not found in the brain: people/nobody"
+    ]
+    assert target.pages.state(target.brains.get(SLUG)).state == "active"
+
+    with pytest.raises(RestoreIncomplete, match=f"line {len(records) + 1}: bad record: .*session"):
+        target.archive.import_(None, [*records, unknown])
+
+
+def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
+    store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+
+    def lost(*_: object) -> None:
+        raise Conflict("the store is unreachable")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(target.graph, "add_many", lost)
+        with pytest.raises(RestoreIncomplete, match="writing links: the store is unreachable — the restore"):
+            target.archive.import_(None, records)
+    assert target.pages.state(target.brains.get(SLUG)).state == "restoring"
+
+    finished = target.archive.import_(None, records)
+    assert finished.written["link"] == 3 and finished.written["document"] == 0
+    assert target.pages.state(target.brains.get(SLUG)).state == "active"
+    assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, source.brains.get(SLUG))

@@ -620,6 +620,108 @@ def test_get_vectors_lends_the_stored_unit_vectors(index: ChunkIndex) -> None:
     assert index.get_vectors("b1", []) == {}
 
 
+# -- reads by chunk id ----------------------------------------------------------------------
+
+
+def test_get_chunk_reads_a_live_chunk_as_get_chunks_does(index: ChunkIndex) -> None:
+    original = chunk(
+        "a",
+        "the whole body text",
+        title="A title",
+        path="notes/deep/a.md",
+        ordinal=0,
+        start=7,
+        end=26,
+        tags=["x"],
+        fingerprint="e1:r1",
+        facets={"type": "fact", "client_id": "c-1"},
+        importance=0.5,
+    )
+    index.upsert([original, chunk("b", "other text")], np.stack([axis(0), axis(1)]))
+    index.set_context("b1", "doc-a", "what came before")
+    got = index.get_chunk("b1", "a")
+    assert got is not None
+    assert (got.text, got.path, got.ordinal, got.facets) == (
+        "the whole body text",
+        "notes/deep/a.md",
+        0,
+        {"type": "fact", "client_id": "c-1"},
+    )
+    assert got.active and got.context == "what came before"
+    assert (
+        got
+        == index.get_chunks("b1", "doc-a")[0]
+        == original.model_copy(update={"context": "what came before"})
+    )
+
+
+def test_get_chunk_reads_a_staged_chunk_as_inactive(index: ChunkIndex) -> None:
+    index.upsert([live("d_0", "live text"), staged("d~s_0", "staged text")], np.stack([axis(0), axis(1)]))
+    got = index.get_chunk("b1", "d~s_0")
+    assert got is not None and (got.text, got.active) == ("staged text", False)
+    index.activate("b1", "d", ["d~s_0"])
+    got = index.get_chunk("b1", "d~s_0")
+    assert got is not None and got.active
+    assert index.get_chunk("b1", "d_0") is None  # removed by the activation
+
+
+def test_get_chunk_is_none_for_an_unknown_id_another_brains_chunk_or_a_deleted_one(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("a", "alpha", document_id="d1"),
+            chunk("a2", "beta", document_id="d1", ordinal=1),
+            chunk("c", "gamma", brain_id="b2"),
+        ],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    assert index.get_chunk("b1", "ghost") is None
+    assert index.get_chunk("b1", "c") is None  # held, but by brain b2
+    assert index.get_chunk("b9", "a") is None  # a brain never written to
+    got = index.get_chunk("b2", "c")
+    assert got is not None and got.brain_id == "b2"
+    index.delete_document("b1", "d1")
+    assert index.get_chunk("b1", "a") is None and index.get_chunk("b1", "a2") is None
+    index.upsert([chunk("s", "staged", active=False)], axis(3)[None, :])
+    index.delete_chunks("b1", ["s"])
+    assert index.get_chunk("b1", "s") is None
+
+
+def test_get_many_returns_exactly_the_brains_chunks_among_the_ids(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("a", "alpha", document_id="d", ordinal=0),
+            chunk("b", "beta", document_id="d", ordinal=1),
+            chunk("s", "staged", document_id="d", ordinal=2, active=False),
+            chunk("n", "not asked"),
+            chunk("c", "gamma", brain_id="b2"),
+        ],
+        np.stack([axis(i) for i in range(5)]),
+    )
+    found = index.get_many("b1", ["b", "ghost", "c", "s", "a", "b"])
+    assert sorted(found) == ["a", "b", "s"]
+    assert all(key == c.id and c.brain_id == "b1" for key, c in found.items())
+    assert found["a"].text == "alpha" and found["s"].active is False
+    by_document = {c.id: c for c in index.get_chunks("b1", "d")}
+    assert found == by_document
+    assert index.get_many("b1", []) == {}
+    assert index.get_many("b1", ["ghost", "c"]) == {}
+    assert index.get_many("b9", ["a"]) == {}
+    assert sorted(index.get_many("b2", ["a", "c"])) == ["c"]
+
+
+def test_get_many_takes_more_ids_than_one_request_holds(index: ChunkIndex) -> None:
+    """1,150 held ids among 1,300 asked: past SQLite's 500-id chunks and OpenSearch's 1,000-id pages."""
+    held = [chunk(f"h{i:04d}", f"text {i}", document_id=f"d{i // 100}", ordinal=i % 100) for i in range(1150)]
+    theirs = [chunk(f"t{i:03d}", "other brain", brain_id="b2", document_id="o", ordinal=i) for i in range(75)]
+    vectors = np.random.default_rng(3).normal(size=(len(held) + len(theirs), DIM)).astype(np.float32)
+    index.upsert([*held, *theirs], vectors)
+    asked = [c.id for c in held] + [c.id for c in theirs] + [f"ghost{i}" for i in range(75)]
+    asked = asked[::2] + asked[1::2]  # interleaved, so every request mixes held and not held
+    found = index.get_many("b1", asked)
+    assert sorted(found) == [c.id for c in held]
+    assert found["h1149"].text == "text 1149" and found["h1149"].ordinal == 49
+
+
 def test_rewriting_only_what_changed_leaves_the_index_as_a_full_rewrite_does(index: ChunkIndex) -> None:
     """What a rewrite of a document does: upsert its changed chunks (one with a stored vector),
     delete the ones it no longer has, leave the rest. Brain b1 is rewritten that way, brain b2

@@ -105,6 +105,14 @@ class MemoryChunkIndex:
         ]
         return sorted(found, key=lambda c: (c.ordinal, c.id))
 
+    def get_chunk(self, brain_id: str, chunk_id: str) -> Chunk | None:
+        item = self.items.get(chunk_id)
+        return item.chunk if item is not None and item.chunk.brain_id == brain_id else None
+
+    def get_many(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        found = {key: self.get_chunk(brain_id, key) for key in chunk_ids}
+        return {key: chunk for key, chunk in found.items() if chunk is not None}
+
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         return {
             item.chunk.id: item.chunk.fingerprint

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
+from cairn.adapters.rerankers import reranker_for
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
 from cairn.ports.clock import Clock
@@ -49,5 +50,8 @@ def fake_adapters(
 
 
 def fake_container(tmp_path: Path | None = None, **overrides: object) -> Container:
+    """Fake storage; a re-ranker when the settings configure one (a test's loopback server)."""
     settings = Settings(data_dir=(tmp_path or Path("/nonexistent-cairn")) / "data", **overrides)  # type: ignore[arg-type]
-    return build_container(settings, fake_adapters())
+    adapters = fake_adapters()
+    adapters.reranker = reranker_for(settings)
+    return build_container(settings, adapters)

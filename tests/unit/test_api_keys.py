@@ -87,7 +87,7 @@ def test_listing_filters_by_tenant_and_never_shows_keys(keys: ApiKeyService) -> 
         ("ci", "", [READ], None),
         ("ci", "acme", [], None),
         ("ci", "acme", ["documents:delete"], None),
-        ("ci", "acme", [READ], []),
+        ("ci", "acme", [READ], [""]),
     ],
 )
 def test_bad_input_is_refused_and_stores_nothing(
@@ -96,6 +96,12 @@ def test_bad_input_is_refused_and_stores_nothing(
     with pytest.raises(InvalidInput):
         keys.create(name=name, tenant=tenant, scopes=scopes, brains=brains)
     assert keys.list() == []
+
+
+def test_an_empty_brain_list_is_a_key_that_reads_no_brain(keys: ApiKeyService) -> None:
+    made = keys.create(name="nothing", tenant="acme", scopes=[READ], brains=[])
+    principal = keys.authenticate(made.plaintext)
+    assert principal is not None and principal.brains == frozenset()
 
 
 def test_revoking_an_unknown_key_is_not_found(keys: ApiKeyService) -> None:

@@ -37,7 +37,7 @@ def routes(template: dict[str, Any]) -> dict[tuple[str, str], Any]:
 
 def test_mcp_routes_are_guarded_by_the_function_and_rest_by_the_gateway(template: dict[str, Any]) -> None:
     by_route = routes(template)
-    assert by_route[("HttpApi", "/mcp")] == by_route[("HttpApi", "/mcp/{surface}")] == "NONE"
+    assert by_route[("HttpApi", "/mcp")] == by_route[("HttpApi", "/mcp/{proxy+}")] == "NONE"
     assert by_route[("HttpApi", "/zengram/{proxy+}")] == "NONE"  # x-api-key, checked by the function
     assert by_route[("HttpApi", "/v1/{proxy+}")] is None  # the API's default: the JWT authorizer
     assert template["Resources"]["HttpApi"]["Properties"]["Auth"]["DefaultAuthorizer"] == "Jwt"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from cairn.adapters.rerankers import reranker_for
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
@@ -21,12 +22,15 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobContext, JobHandler, JobRunner, JobSteps, StepHandler, SteppedJobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
+from cairn.ports.reranker import Reranker
 from cairn.ports.uploads import UploadSigner
 from cairn.services.access import AccessLog
 from cairn.services.archive import BrainArchive
 from cairn.services.ask import AskService
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
+from cairn.services.concept_rules import ConceptRules
+from cairn.services.concepts import ConceptGraph
 from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.documents import DocumentService
 from cairn.services.entities import EntityService
@@ -36,9 +40,16 @@ from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
 from cairn.services.gaps import GapService
 from cairn.services.graph import GraphService
+from cairn.services.health import HealthService
+from cairn.services.image_items import ImageItems
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
+from cairn.services.item_status import ItemStatusLog
+from cairn.services.libraries import LibraryService
+from cairn.services.library_profiles import LibraryProfiles
+from cairn.services.library_search import LibrarySearch
+from cairn.services.links import LinkRepository
 from cairn.services.memories import MemoryService
 from cairn.services.page_assertions import PageAssertions
 from cairn.services.pages import PageService
@@ -63,6 +74,7 @@ class Adapters:
     extractor: FactExtractor
     reflector: Reflector
     uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
+    reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
 
 
 @dataclass
@@ -76,6 +88,10 @@ class Container:
     memories: MemoryService
     entities: EntityService
     pages: PageService
+    libraries: LibraryService
+    concepts: ConceptGraph
+    library_search: LibrarySearch
+    health: HealthService
     assertions: PageAssertions
     graph: GraphService
     gaps: GapService
@@ -140,6 +156,7 @@ def local_adapters(settings: Settings) -> Adapters:
         ),
         extractor=extractor,
         reflector=reflector,
+        reranker=reranker_for(settings),
     )
 
 
@@ -212,6 +229,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         a.embedder,
         target_chars=settings.chunk_target_chars,
         overlap_chars=settings.chunk_overlap_chars,
+        profiles=LibraryProfiles(brain_repo),
     )
     documents = DocumentService(
         doc_repo,
@@ -254,6 +272,10 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         access,
         expire_events=memories.expire_events,
     )
+    item_status = ItemStatusLog(a.records, a.clock)
+    concepts = ConceptGraph(
+        LinkRepository(a.records), ConceptRules(entity_extractor_for(a.generator)), a.chunks, a.clock
+    )
     ingest = IngestService(
         documents,
         fetcher,
@@ -262,6 +284,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         jobs=a.jobs,
         brains=brains,
         queue_above_bytes=settings.ingest_queue_bytes,
+        status=item_status,
+        concepts=concepts,
+        images=ImageItems(a.records, documents),
     )
     keys = ApiKeyService(a.records, a.clock)
     a.jobs.register(INGEST_JOB, as_starter(ingest.run_job))
@@ -271,6 +296,16 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
         a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
         a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
+    libraries = LibraryService(
+        brains,
+        documents,
+        a.records,
+        a.chunks,
+        item_status,
+        a.clock,
+        keep_listings=settings.backend == "local",
+    )
+    events.listen(libraries.forget_listing)
     return Container(
         settings=settings,
         adapters=a,
@@ -281,6 +316,12 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         memories=memories,
         entities=entities,
         pages=PageService(brains, documents),
+        libraries=libraries,
+        concepts=concepts,
+        health=HealthService(
+            a.records, a.blobs, a.chunks, a.embedder, a.reranker, on_aws=settings.backend == "aws"
+        ),
+        library_search=LibrarySearch(a.chunks, a.embedder, concepts, documents, a.reranker),
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
         ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cairn.adapters.rerankers import reranker_for
 from cairn.config import Settings
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
@@ -92,6 +93,14 @@ class AwsClients:
                     read_timeout=10,
                     max_pool_connections=32,
                 )
+            elif service == "bedrock-agent-runtime":
+                # BedrockReranker retries throttling itself, and a search waits on it.
+                config = Config(
+                    retries={"mode": "standard", "total_max_attempts": 1},
+                    connect_timeout=5,
+                    read_timeout=s.reranker_timeout_s,
+                    max_pool_connections=16,
+                )
             else:
                 config = Config(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
             self._made[service] = boto3.client(
@@ -129,6 +138,7 @@ def aws_adapters(settings: Settings) -> Any:
         extractor=extractor,
         reflector=reflector,
         uploads=blobs if isinstance(blobs, S3BlobStore) else None,
+        reranker=reranker_for(settings, bedrock_client_factory=clients),
     )
 
 

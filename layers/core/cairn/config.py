@@ -165,6 +165,17 @@ class Settings(BaseSettings):
     extractive_sentences: int = Field(default=5, ge=1, le=20)
     """Sentences per extractive answer (LoCoMo dev: 3 / 5 / 6 cite an evidence turn for .60 / .68 / .69)."""
 
+    # Reranking (docs/RERANKING.md)
+    reranker: Literal["none", "http", "bedrock"] = "none"
+    """`http`: a server of the common `/rerank` API at reranker_base_url; `bedrock`: Bedrock's Rerank API."""
+    reranker_base_url: str = "http://127.0.0.1:8000/v1"
+    reranker_model: str = "BAAI/bge-reranker-v2-m3"
+    reranker_api_key: SecretStr | None = None
+    reranker_timeout_s: float = Field(default=10.0, gt=0)
+    reranker_max_retries: int = Field(default=2, ge=0)
+    bedrock_rerank_model: str = "amazon.rerank-v1:0"
+    """A model id (amazon.rerank-v1:0, cohere.rerank-v3-5:0) or a model ARN."""
+
     # Jobs
     job_lease_s: float = 60.0
     job_max_attempts: int = 3

@@ -23,10 +23,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
 
 from cairn.auth import access
-from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
+from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
+from cairn.entrypoints.mcp.registry import anonymous_paths
 from cairn.entrypoints.mcp.server import SURFACES, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from tests.fakes.container import fake_container
@@ -101,7 +103,11 @@ def token(signer: SigningKey, **overrides: Any) -> str:
 
 def expected(caller: str, scope: str | None, brain_scoped: bool) -> str:
     """`unauthorized`, `forbidden` or `allowed` (anything but 401/403: the request got through)."""
-    if caller in ("none", "expired", "wrong_audience"):
+    if caller in ("expired", "wrong_audience"):
+        return "unauthorized"  # a credential refused: never taken for no credential at all
+    if scope == PUBLIC:
+        return "allowed"
+    if caller == "none":
         return "unauthorized"
     if scope is None:
         return "forbidden"  # a route or tool without a declared scope is refused to everyone
@@ -228,6 +234,10 @@ def tool_outcome(result: Any) -> str:
     if not result.is_error:
         return "allowed"
     text = result.content[0].text if result.content else ""
+    if text.startswith("authentication required"):  # Mnemosyne's style: the message as the text
+        return "unauthorized"
+    if text.startswith("insufficient_scope"):
+        return "forbidden"
     if text.startswith("Error: "):  # zengram's style: `Error: <message>` or `Error: API … 403 {…}`
         refused = "insufficient_scope" in text or ": 403 " in text
         return "forbidden" if refused else "allowed"
@@ -300,6 +310,13 @@ async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str,
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}
     async with httpx.AsyncClient() as http:
         response = await http.post(url, json=body, headers=headers)
+    if response.status_code == 200 and credential is None:  # an endpoint that lets anyone in
+        assert url.endswith(anonymous_paths()), url
+        reply = response.json()
+        if "error" in reply:
+            error = reply["error"]
+            return json_rpc_outcome(MCPError(error["code"], error["message"], error.get("data")))
+        return tool_outcome(CallToolResult.model_validate(reply["result"]))
     if response.status_code == 401:
         challenge = response.headers["www-authenticate"]
         assert challenge.startswith('Bearer resource_metadata="') and "oauth-protected-resource" in challenge

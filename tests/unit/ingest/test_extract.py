@@ -51,7 +51,7 @@ class TestInferKind:
 
     def test_binary_is_unsupported(self) -> None:
         with pytest.raises(UnsupportedContent):
-            infer_kind("image.png", None, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+            infer_kind("archive.zip", None, b"PK\x03\x04\x14\x00\x00\x00")  # PNG is an image now
 
     def test_no_hint_and_no_data_is_unsupported(self) -> None:
         with pytest.raises(UnsupportedContent):

@@ -28,6 +28,15 @@ class InsufficientScope(Forbidden):
         super().__init__(f"insufficient_scope: this operation needs {needed}")
 
 
+class Unauthenticated(Forbidden):
+    """No credential was sent, and the operation needs one."""
+
+    code = "unauthorized"
+
+    def __init__(self) -> None:
+        super().__init__("authentication required: send Authorization: Bearer <token>")
+
+
 @dataclass(frozen=True)
 class Access:
     principal: Principal
@@ -56,6 +65,8 @@ def _scoped(scope: str) -> Access | None:
     if access is None:
         return None
     if not access.principal.has(scope):
+        if access.principal.via is Via.anonymous:
+            raise Unauthenticated()
         raise InsufficientScope(scope)
     return replace(access, scope=scope)
 

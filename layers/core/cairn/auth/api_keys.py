@@ -68,8 +68,8 @@ class ApiKeyService:
         wanted = list(dict.fromkeys(scopes))
         if not wanted or any(s not in SCOPES for s in wanted):
             raise InvalidInput(f"scopes must be one or more of {', '.join(SCOPES)}")
-        if brains is not None and (not brains or any(not b for b in brains)):
-            raise InvalidInput("an explicit brain list must name at least one brain")
+        if brains is not None and any(not b for b in brains):
+            raise InvalidInput("a brain list names brains by id; an empty list reads no brain at all")
         key_id = new_id("key")
         plaintext = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
         key = ApiKey(

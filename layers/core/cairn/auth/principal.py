@@ -9,6 +9,9 @@ READ = "documents:read"
 WRITE = "documents:write"
 ADMIN = "brains:admin"
 SCOPES = (READ, WRITE, ADMIN)  # the Jeffs store protocol's names
+PUBLIC = "public"
+"""What an operation that needs no credential declares (a health check): every caller has it, the
+anonymous one included. Never granted, so never in SCOPES."""
 
 
 class Via(StrEnum):
@@ -17,6 +20,7 @@ class Via(StrEnum):
     api_key = "api_key"
     static_token = "static_token"
     open = "open"  # no authentication: the embedded server on loopback only
+    anonymous = "anonymous"  # no credential, on an endpoint that lets it reach public operations
     job = "job"  # a background job, acting for the principal that started it
 
 
@@ -30,4 +34,9 @@ class Principal:
     """An explicit allow-list of brain ids (an API key limited to some brains); None: no list."""
 
     def has(self, scope: str) -> bool:
-        return scope in self.scopes
+        return scope == PUBLIC or scope in self.scopes
+
+
+ANONYMOUS = Principal("", "anonymous", frozenset(), Via.anonymous, frozenset())
+"""The caller without a credential where one may come in at all (Mnemosyne's endpoint): it may do
+what needs PUBLIC and nothing else, and reads no brain (an empty allow-list)."""

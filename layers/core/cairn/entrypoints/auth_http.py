@@ -20,8 +20,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
-from cairn.auth.principal import READ, SCOPES, Principal, Via
+from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
+from cairn.entrypoints.mcp.registry import anonymous_paths
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -45,6 +46,7 @@ class AuthMiddleware:
         self.limit_open = limit_open
         """Whether the open loopback owner is rate-limited too (only when a rate was set explicitly)."""
         self.scope_prefix = scope_prefix or ""
+        self.anonymous_paths = frozenset(anonymous_paths())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -56,6 +58,10 @@ class AuthMiddleware:
         api_key = path.startswith(ZENGRAM) and not authorization and headers.get("x-api-key")
         if api_key:
             authorization = f"Bearer {api_key}"
+        if not authorization and path in self.anonymous_paths:
+            with access.acting_as(ANONYMOUS):  # its tools refuse it, bar the public ones
+                await self.app(scope, receive, send)
+            return
         try:
             if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
@@ -63,8 +69,9 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
-            if api_key and self.authenticator.open:
-                # zengram's wrapper always sends a key; on an open loopback server any will do.
+            if (api_key or path in self.anonymous_paths) and self.authenticator.open:
+                # zengram's wrapper always sends a key, Mnemosyne's clients a bearer token: on an
+                # open loopback server any will do.
                 principal = self.authenticator.authenticate(None, event)
             else:
                 await self._refused(scope, exc, headers)(scope, receive, send)

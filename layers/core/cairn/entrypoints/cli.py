@@ -14,11 +14,13 @@ from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.config import Settings
 from cairn.domain.errors import CairnError, InvalidInput, NoBrain
+from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.domain.models import Brain
 from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
+    from cairn.services.libraries import Library
     from cairn.services.schedule import ConsolidationSchedule
 
 STORE_FILE = "records.sqlite3"
@@ -151,12 +153,26 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     container = _open(args, existing=False)
     brain = _brain(container, args.brain, writes=True, create=args.create)
     policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
+    if args.collection is not None:
+        files = _into_collection(container, brain, args.collection, files)
 
     def ingest(file: Path, target: str) -> bool:
         result = container.ingest.ingest_file(brain, str(file), policy, target=target, queue=False)
         return result.reused
 
     return _ingest_all(brain.slug, files, ingest, lambda: 0.0)
+
+
+def _into_collection(
+    container: Container, brain: Brain, name: str, files: list[tuple[Path, str]]
+) -> list[tuple[Path, str]]:
+    """The files placed under the collection's folder (the collection made when it is new)."""
+    library = container.libraries.library(brain.id)
+    collection = container.libraries.collection_named(library, name)
+    if collection is None:
+        collection = container.libraries.create_collection(library, name)
+        print(f"created collection {collection.name!r} ({collection.uid})", file=sys.stderr)
+    return [(file, f"{collection.folder}/{target.removeprefix('ingest/')}") for file, target in files]
 
 
 def _ingest_remote(args: argparse.Namespace, files: list[tuple[Path, str]]) -> int:
@@ -224,13 +240,19 @@ def cmd_brains(args: argparse.Namespace) -> int:
     if command == "create":
         container = _open(args, existing=False)
         brain = container.brains.create(args.name, slug=args.slug, visibility=args.visibility)
-        print(f"created brain {brain.slug} ({brain.id}, {brain.visibility.value})")
+        library = _describe_library(container, brain.id, args)
+        kind = f", {library.library_type} library" if library is not None else ""
+        print(f"created brain {brain.slug} ({brain.id}, {brain.visibility.value}{kind})")
         return 0
     container = _open(args, existing=True)
     if command == "update":
-        brain = container.brains.update(
-            args.brain, visibility=args.visibility, owner=args.owner, tenant=args.tenant
-        )
+        described = _describe_library(container, args.brain, args)
+        if described is not None and args.visibility is None and args.owner is None and args.tenant is None:
+            brain = described.brain
+        else:
+            brain = container.brains.update(
+                args.brain, visibility=args.visibility, owner=args.owner, tenant=args.tenant
+            )
         print(f"{brain.slug}: {brain.visibility.value}, owner {brain.owner_tenant}/{brain.owner or '*'}")
         return 0
     brains = container.brains.list()
@@ -239,6 +261,39 @@ def cmd_brains(args: argparse.Namespace) -> int:
         print(f"{b.id}  {b.slug:<32} {b.visibility.value:<8} {owner:<24} {b.name}")
     if not brains:
         print("no brains yet: create one with `cairn brains create NAME`")
+    return 0
+
+
+def _describe_library(container: Container, ref: str, args: argparse.Namespace) -> Library | None:
+    """Set the brain's library type, description or workspace when the command gives any."""
+    fields = {
+        "library_type": args.library_type,
+        "description": args.description,
+        "workspace_id": args.workspace,
+    }
+    if all(value is None for value in fields.values()):
+        return None
+    return container.libraries.describe(ref, **fields)
+
+
+def cmd_collections(args: argparse.Namespace) -> int:
+    container = _open(args, existing=args.collections_command != "create")
+    if args.collections_command == "create":
+        library = container.libraries.library(container.brains.get(args.brain).id)
+        made = container.libraries.create_collection(
+            library, args.name, description=args.description or "", folder=args.folder
+        )
+        where = f"in {library.brain.slug}: its items live under {made.folder}/"
+        print(f"created collection {made.name!r} ({made.uid}) {where}")
+        return 0
+    libraries = container.libraries.libraries()
+    if args.brain is not None:
+        libraries = [lib for lib in libraries if args.brain in (lib.uid, lib.brain.slug)]
+    found = container.libraries.collections(libraries)
+    for col in found:
+        print(f"{col.uid}  {col.library.brain.slug:<24} {col.folder + '/':<32} {col.name}")
+    if not found:
+        print("no collections yet: create one with `cairn collections create BRAIN NAME`")
     return 0
 
 
@@ -437,6 +492,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--brain", default=None, help="brain id or slug (default: the default brain)")
     ingest.add_argument("--create", action="store_true", help="create the --brain when it does not exist")
     ingest.add_argument(
+        "--collection", default=None, help="put the files in this collection of the brain (made when new)"
+    )
+    ingest.add_argument(
         "--server",
         default=None,
         metavar="URL",
@@ -461,14 +519,34 @@ def build_parser() -> argparse.ArgumentParser:
     new_brain.add_argument("name")
     new_brain.add_argument("--slug", default=None, help="default: from the name")
     new_brain.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
-    update = brains_sub.add_parser("update", help="change a brain's visibility, owner or tenant")
+    update = brains_sub.add_parser(
+        "update", help="change a brain's visibility, owner, tenant or library fields"
+    )
     update.add_argument("brain", help="brain id or slug")
     update.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
     update.add_argument("--owner", default=None, help="the subject that owns it (the local owner is `local`)")
     update.add_argument("--tenant", default=None, help="move it to this tenant")
+    for p in (new_brain, update):
+        p.add_argument("--library-type", default=None, choices=LIBRARY_TYPES, help="its type as a library")
+        p.add_argument("--description", default=None, help="its description as a library")
+        p.add_argument("--workspace", default=None, help="the workspace it belongs to ('' for none)")
     for p in (listing, new_brain, update):
         data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
     brains.set_defaults(func=cmd_brains)
+
+    collections = sub.add_parser("collections", help="list and create collections of a library")
+    data_dir(collections)
+    collections_sub = collections.add_subparsers(dest="collections_command")
+    col_list = collections_sub.add_parser("list", help="list collections")
+    col_list.add_argument("--brain", default=None, help="only this brain's (id or slug)")
+    col_new = collections_sub.add_parser("create", help="create a collection")
+    col_new.add_argument("brain", help="brain id or slug")
+    col_new.add_argument("name")
+    col_new.add_argument("--description", default=None)
+    col_new.add_argument("--folder", default=None, help="where its items live (default collections/<name>)")
+    for p in (col_list, col_new):
+        data_dir(p, default=argparse.SUPPRESS)  # `cairn collections --data-dir D list` keeps D
+    collections.set_defaults(func=cmd_collections, collections_command="list", brain=None)
 
     export = sub.add_parser("export", help="write a brain's archive as JSON Lines (backup)")
     export.add_argument("brain", help="brain id or slug")

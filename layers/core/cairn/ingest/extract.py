@@ -6,15 +6,17 @@ import io
 import json
 import logging
 import os
+import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cairn.domain.errors import InvalidInput, UnsupportedContent
 from cairn.ingest.markdown import clean_title, heading_title, split_front_matter, title_from_markdown
 
-__all__ = ["KINDS", "Extracted", "extract_text", "infer_kind", "title_from_markdown"]
+__all__ = ["KINDS", "Extracted", "extract_image", "extract_text", "infer_kind", "title_from_markdown"]
 
-KINDS = ("markdown", "text", "json", "html", "pdf")
+KINDS = ("markdown", "text", "json", "html", "pdf", "image")
 
 CONTENT_TYPES = {
     "markdown": "text/markdown",
@@ -22,6 +24,7 @@ CONTENT_TYPES = {
     "json": "application/json",
     "html": "text/html",
     "pdf": "application/pdf",
+    "image": "image/png",  # the sniffed type decides: image/png, image/jpeg or image/webp
 }
 
 _EXTENSIONS = {
@@ -30,6 +33,7 @@ _EXTENSIONS = {
     **dict.fromkeys((".json", ".jsonl"), "json"),
     **dict.fromkeys((".html", ".htm"), "html"),
     ".pdf": "pdf",
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".webp"), "image"),
 }
 
 _MEDIA_TYPES = {
@@ -44,6 +48,7 @@ _MEDIA_TYPES = {
     "text/html": "html",
     "application/xhtml+xml": "html",
     "application/pdf": "pdf",
+    **dict.fromkeys(("image/png", "image/jpeg", "image/jpg", "image/pjpeg", "image/webp"), "image"),
 }
 
 _SNIFF_BYTES = 1024
@@ -81,6 +86,10 @@ def _sniff(data: bytes) -> str:
     head = data[:_SNIFF_BYTES]
     if head.startswith(b"%PDF-"):
         return "pdf"
+    from cairn.ingest.images import sniff_image_type
+
+    if sniff_image_type(head) is not None:
+        return "image"
     lowered = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered:
         return "html"
@@ -88,9 +97,12 @@ def _sniff(data: bytes) -> str:
     return "text"
 
 
-def extract_text(data: bytes, kind: str) -> Extracted:
+def extract_text(data: bytes, kind: str, filename: str = "") -> Extracted:
+    """`filename` (its base name) is part of an image's text; other kinds ignore it."""
     if kind not in KINDS:
         raise InvalidInput(f"unknown content kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if kind == "image":
+        return extract_image(data, filename)
     if kind == "pdf":
         text, title = _pdf(data)
     elif kind == "html":
@@ -105,6 +117,22 @@ def extract_text(data: bytes, kind: str) -> Extracted:
     else:
         text, title = _decode_text(data), None
     return Extracted(text=text.strip(), title=clean_title(title), content_type=CONTENT_TYPES[kind])
+
+
+def extract_image(data: bytes, filename: str, captions: Sequence[str] = ()) -> Extracted:
+    """A PNG, JPEG or WebP file's searchable text (docs/IMAGES.md): what it says about itself, the
+    `captions` documents give it (alt texts, titles, captions) and its file name's words. The title
+    is the image's own, else the file name's words. Anything else is UnsupportedContent."""
+    from cairn.ingest.images import ImageReference, describe_image, image_text
+
+    facts = describe_image(data, posixpath.basename(filename))
+    if facts is None:
+        raise UnsupportedContent("content is not a readable PNG, JPEG or WebP image")
+    references = [ImageReference("", caption, None, None) for caption in captions]
+    title = facts.title.split("\n", 1)[0] if facts.title else facts.filename_words
+    return Extracted(
+        text=image_text(facts, references), title=clean_title(title), content_type=f"image/{facts.image_type}"
+    )
 
 
 def _decode_text(data: bytes) -> str:

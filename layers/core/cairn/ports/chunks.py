@@ -3,7 +3,8 @@
 Filters apply inside each leg (not after fusion), so a filtered query still fills its
 candidate pool from matching chunks only. A rewrite of a document touches only what changed:
 `fingerprints` tells what the index holds, `get_vectors` lends the vectors of unchanged text, and
-`upsert` / `delete_chunks` apply the difference (services/indexing.py).
+`upsert` / `delete_chunks` apply the difference (services/indexing.py). `get_chunk` / `get_many`
+read chunks by id, for surfaces that hold chunk ids rather than documents.
 """
 
 from __future__ import annotations
@@ -84,6 +85,15 @@ class ChunkIndex(Protocol):
 
     def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
         """A document's chunks in ordinal order."""
+
+    def get_chunk(self, brain_id: str, chunk_id: str) -> Chunk | None:
+        """The brain's chunk with this id as get_chunks reads it (context included), live or staged
+        (callers check `active`); None when the brain holds no such chunk."""
+
+    def get_many(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunk id → chunk (as get_chunk reads it) of those of `chunk_ids` in the brain, in one
+        round trip where the store allows; ids it does not hold, another brain's among them, are
+        left out."""
 
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         """Chunk id → fingerprint (as upserted) of each of a document's chunks, live or staged."""

@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
+from collections.abc import Mapping, Sequence
 
 from cairn.domain.errors import InvalidInput
-from cairn.ingest.extract import extract_text, infer_kind, title_from_markdown
+from cairn.ingest.extract import extract_image, extract_text, infer_kind, title_from_markdown
 
 MAX_TITLE = 512
+CAPTIONS_KEY = "image_captions"
+"""An image document's metadata: the alt texts, titles and captions documents give it, as a JSON
+array of strings (metadata values are scalars), so re-indexing from the blob keeps them."""
 
 
-def document_text(path: str, content_type: str | None, data: bytes) -> str:
-    """Text to index; bytes that are not text (or not parseable) are stored but not indexed."""
+def document_text(
+    path: str, content_type: str | None, data: bytes, captions: Sequence[str] | None = None
+) -> str:
+    """Text to index; bytes that are not text (or not parseable) are stored but not indexed. An
+    image's text includes `captions` (what documents say about it)."""
     try:
-        kind = infer_kind(posixpath.basename(path), content_type, data)
-        return extract_text(data, kind).text
+        name = posixpath.basename(path)
+        kind = infer_kind(name, content_type, data)
+        if kind == "image":
+            return extract_image(data, name, captions or ()).text
+        return extract_text(data, kind, name).text
     except InvalidInput:
         return ""
+
+
+def image_captions(metadata: Mapping[str, object]) -> list[str]:
+    """The captions stored in a document's metadata (CAPTIONS_KEY); none when absent or malformed."""
+    raw = metadata.get(CAPTIONS_KEY)
+    if not isinstance(raw, str):
+        return []
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def title_for(path: str, text: str) -> str:

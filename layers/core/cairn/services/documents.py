@@ -24,7 +24,7 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
 from cairn.services import listing
-from cairn.services.document_text import document_text, title_for
+from cairn.services.document_text import document_text, image_captions, title_for
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PreparedChunks
 from cairn.services.locks import KeyedLocks
@@ -376,7 +376,9 @@ class DocumentService:
             self.indexer.apply(doc, self.indexer.prepare(doc, self._text_of(doc)))
 
     def _text_of(self, doc: Document) -> str:
-        return document_text(doc.path, doc.content_type, self.blobs.get(doc.blob_key))
+        return document_text(
+            doc.path, doc.content_type, self.blobs.get(doc.blob_key), image_captions(doc.metadata)
+        )
 
     def _write_locked(
         self,
@@ -394,10 +396,12 @@ class DocumentService:
             if also:
                 self.repo.commit(list(also))
             return WriteOutcome(staged.document, created=False, changed=False)
-        if not staged.created:
+        # An image item is described by its own text only: it neither takes nor gives a sibling's
+        # excerpt (services/siblings.py; docs/IMAGES.md).
+        if not staged.created or staged.document.content_type.startswith("image/"):
             committed = self.repo.commit([*staged.ops, *also])[0]
             self.indexer.apply(committed, staged.prepared)
-            return WriteOutcome(committed, created=False, changed=True)
+            return WriteOutcome(committed, created=staged.created, changed=True)
         with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
             committed = self.repo.commit([*staged.ops, *([linked.op] if linked.op else []), *also])[0]
@@ -423,7 +427,10 @@ class DocumentService:
         live = existing if existing and existing.deleted_at is None else None
         if not force and live and live.checksum_sha256 == digest and _same_info(live, info):
             return Staged(live, self.indexer.nothing(), [], "", created=False)
-        text = info.text if info.text is not None else document_text(path, info.content_type, data)
+        if info.text is not None:
+            text = info.text
+        else:
+            text = document_text(path, info.content_type, data, image_captions(info.metadata))
         now = self.clock.now()
         blob_key = f"{brain.id}/{digest[:2]}/{digest}"
         if not self.blobs.exists(blob_key):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -67,6 +67,13 @@ class EventBus:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subs: dict[str, list[Subscription]] = {}
+        self._listeners: list[Callable[[str], None]] = []
+
+    def listen(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(brain_id)` in the publishing thread whenever a brain's documents change
+        in this process (a cache keeps itself exact with it)."""
+        with self._lock:
+            self._listeners.append(listener)
 
     def subscribe(self, brain_id: str) -> Subscription:
         """Attach a subscriber; must be called from the event loop that will consume it."""
@@ -84,6 +91,9 @@ class EventBus:
     def publish(self, brain_id: str, events: list[ChangeEvent]) -> None:
         with self._lock:
             subs = list(self._subs.get(brain_id, []))
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(brain_id)
         for sub in subs:
             for event in events:
                 try:

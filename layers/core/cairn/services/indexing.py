@@ -19,7 +19,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ import numpy as np
 from cairn.domain.models import Chunk, Document, MemoryFacet
 from cairn.domain.paths import SCOPE_PREFIXES
 from cairn.ingest.chunking import Chunked, TextSpan, chunk
+from cairn.ingest.profiles import LibraryProfile, chunk_for
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors
 
@@ -114,16 +115,22 @@ class DocumentIndexer:
         target_chars: int,
         overlap_chars: int,
         remembered_chars: int = DEFAULT_REMEMBERED_CHARS,
+        profiles: Callable[[str], LibraryProfile | None] | None = None,
     ) -> None:
+        """`profiles(brain_id)`: the profile a brain's documents are cut with (its library type's,
+        services/library_profiles.py); without it, or when it gives None, the default cut."""
         self.index = chunks
         self.embedder = embedder
         self.target_chars = target_chars
         self.overlap_chars = overlap_chars
         self._recent = _Recent(remembered_chars)
+        self._profiles = profiles
 
-    def prepare(self, doc: Document, text: str) -> PreparedChunks:
-        """Chunk `text` and embed what the index does not already hold for `doc`."""
-        cut = self._cut(doc, text)
+    def prepare(self, doc: Document, text: str, profile: LibraryProfile | None = None) -> PreparedChunks:
+        """Chunk `text` and embed what the index does not already hold for `doc`.
+
+        `profile`: the library type's cutting rules (ingest/profiles.py); None: the brain's."""
+        cut = self._cut(doc, text, profile if profile is not None else self._profile_of(doc))
         spans, prints = cut.chunked.spans, cut.fingerprints
         ids = [chunk_id(doc.id, i) for i in range(len(spans))]
         stored = self.index.fingerprints(doc.brain_id, doc.id)
@@ -159,14 +166,19 @@ class DocumentIndexer:
 
     def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
         """The document's chunks, each with the text the embedder sees for it."""
-        cut = self._cut(doc, text)
+        cut = self._cut(doc, text, self._profile_of(doc))
         return [
             (self._chunk(doc, cut, i), self._embedding_text(cut, i)) for i in range(len(cut.fingerprints))
         ]
 
-    def _cut(self, doc: Document, text: str) -> _Cut:
+    def _profile_of(self, doc: Document) -> LibraryProfile | None:
+        return self._profiles(doc.brain_id) if self._profiles is not None else None
+
+    def _cut(self, doc: Document, text: str, profile: LibraryProfile | None = None) -> _Cut:
         """Chunk and fingerprint the text, reusing the previous cut of the document where the
         text only grew and the document's own fields did not change."""
+        if profile is not None and not profile.cuts_like_default:
+            return self._profiled_cut(doc, text, profile)
         previous = self._recent.get(doc.id)
         fields = _copied_fields(doc)
         fields_key = _digest(
@@ -185,6 +197,23 @@ class DocumentIndexer:
         cut = _Cut(chunked, doc.title, fields, fields_key, tuple(prints))
         self._recent.put(doc.id, cut if len(text) >= REMEMBERED_FROM_CHARS else None, len(text))
         return cut
+
+    def _profiled_cut(self, doc: Document, text: str, profile: LibraryProfile) -> _Cut:
+        """A profile's cut is not extended on append (a boundary may reach back): cut afresh,
+        each span's context in front of its heading path (chunk title and embedded text)."""
+        spans = tuple(TextSpan(s.text, s.start, s.end, s.label) for s in chunk_for(profile, text))
+        chunked = Chunked(text, profile.target_chars, profile.overlap_chars, spans, (), ())
+        fields = _copied_fields(doc)
+        fields_key = _digest(
+            self.embedder.model_id, doc.title, json.dumps(fields, sort_keys=True, default=str)
+        )
+        prints = tuple(
+            f"{_digest(self.embedder.model_id, embedding_text(doc.title, span.heading, span.text))}:"
+            f"{_digest(fields_key, str(i), str(span.start), str(span.end), _title(doc, span), span.text)}"
+            for i, span in enumerate(spans)
+        )
+        self._recent.put(doc.id, None, len(text))
+        return _Cut(chunked, doc.title, fields, fields_key, prints)
 
     def _chunk(self, doc: Document, cut: _Cut, ordinal: int) -> Chunk:
         span = cut.chunked.spans[ordinal]

@@ -22,7 +22,10 @@ from cairn.ingest.files import read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
 from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
+from cairn.services.concepts import ConceptGraph
 from cairn.services.documents import DocumentInput, DocumentService, checksum
+from cairn.services.image_items import ImageItems
+from cairn.services.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
 INGEST_JOB = "ingest"
 MAX_TAG = 64
@@ -72,8 +75,13 @@ class IngestService:
         jobs: JobRunner | None = None,
         brains: BrainService | None = None,
         queue_above_bytes: int | None = None,
+        status: ItemStatusLog | None = None,
+        concepts: ConceptGraph | None = None,
+        images: ImageItems | None = None,
     ) -> None:
-        """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job."""
+        """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job,
+        whose progress `status` records (queued, processing, failed) until it commits. With
+        `images`, images become image items captioned by the documents that show them."""
         self.documents = documents
         self.fetcher = fetcher
         self.max_content_chars = max_content_chars
@@ -81,6 +89,9 @@ class IngestService:
         self.jobs = jobs
         self.brains = brains
         self.queue_above_bytes = queue_above_bytes
+        self.status = status
+        self.concepts = concepts
+        self.images = images
 
     def remember(
         self,
@@ -129,9 +140,20 @@ class IngestService:
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
             return self._queue(brain, data, name, kind, path, started, upload_key)
-        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id)
+        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
+        shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
+        if shown is not None:
+            info = shown.info
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
         doc = outcome.document
+        if shown is not None and self.images is not None:
+            self.images.record(brain, path, shown)
+        if self.status is not None and not queue:  # a queued ingest (or its retry) has committed
+            self.status.completed(brain.id, doc.id)
+        if outcome.changed:
+            self.link_concepts(
+                brain.id, doc.id, info.text if info.text is not None else stored.decode("utf-8", "replace")
+            )
         return IngestResult(
             document_id=doc.id,
             path=doc.path,
@@ -143,18 +165,25 @@ class IngestService:
             reused=not outcome.changed,
         )
 
+    def link_concepts(self, brain_id: str, document_id: str, text: str) -> None:
+        """The concept graph's links of a newly ingested version's chunks (services/concepts.py)."""
+        if self.concepts is not None:
+            self.concepts.index_document(brain_id, document_id, text)
+
     def extracted(
-        self, data: bytes, *, name: str, kind: str, doc_id: str | None = None
+        self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
     ) -> tuple[bytes, DocumentInput]:
-        """The bytes to store for a file (its text, for PDF and HTML) and what to say about them."""
-        extracted = extract_text(data, kind)
+        """The bytes to store for a file (its text, for PDF and HTML; an image itself) and what to
+        say about them. An image's text names the base name of `path` (else `name`), as
+        re-indexing it from its blob will."""
+        extracted = extract_text(data, kind, posixpath.basename(path or name))
         if len(extracted.text) > self.max_content_chars:
             raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
-        stored = data if kind in ("markdown", "text", "json") else extracted.text.encode("utf-8")
+        stored = data if kind in ("markdown", "text", "json", "image") else extracted.text.encode("utf-8")
         info = DocumentInput(
             title=extracted.title,
             source=DocumentSource.ingest,
-            content_type=_KIND_TYPE[kind],
+            content_type=extracted.content_type if kind == "image" else _KIND_TYPE[kind],
             text=extracted.text,
             doc_id=doc_id,
             metadata={
@@ -269,6 +298,8 @@ class IngestService:
                 reused=True,
                 job_id=job.id,
             )
+        if self.status is not None:
+            self.status.mark(brain.id, str(job.input["document_id"]), path, QUEUED, job_id=job.id)
         return IngestResult(
             document_id=str(job.input["document_id"]),
             path=path,
@@ -290,15 +321,23 @@ class IngestService:
         done = ctx.checkpoints().get("ingested")
         if done is None:
             ctx.progress(0.1, f"extracting and indexing {p['name']}")
-            result = self.ingest_bytes(
-                brain,
-                self.documents.blobs.get(upload_key),
-                name=str(p["name"]),
-                kind=str(p["kind"]),
-                path=str(p["path"]),
-                doc_id=str(p["document_id"]),
-                queue=False,
-            )
+            doc_id, path = str(p["document_id"]), str(p["path"])
+            if self.status is not None:
+                self.status.mark(brain.id, doc_id, path, PROCESSING, job_id=job.id)
+            try:
+                result = self.ingest_bytes(
+                    brain,
+                    self.documents.blobs.get(upload_key),
+                    name=str(p["name"]),
+                    kind=str(p["kind"]),
+                    path=path,
+                    doc_id=doc_id,
+                    queue=False,
+                )
+            except Exception as exc:
+                if self.status is not None:
+                    self.status.mark(brain.id, doc_id, path, FAILED, job_id=job.id, error=failure_text(exc))
+                raise
             done = {
                 "status": "completed",
                 "document_id": result.document_id,

@@ -28,6 +28,7 @@ from cairn.services.document_text import title_for
 from cairn.services.documents import DocumentInput, checksum
 from cairn.services.indexing import staged_chunk_id
 from cairn.services.ingest import IngestService
+from cairn.services.item_status import FAILED, PROCESSING
 
 INGEST_JOB_MARK = "ingest_job"  # metadata naming the job that committed a version
 
@@ -77,6 +78,8 @@ class StagedIngest:
             raise InvalidInput(f"not a normalized document path: {p.path!r}")
         if not self.blobs.exists(p.upload_key):
             raise NotFound("the uploaded file is gone (uploads expire); ingest it again")
+        if self.ingest.status is not None:
+            self.ingest.status.mark(job.brain_id or "", p.document_id, p.path, PROCESSING, job_id=job.id)
         ctx.progress(0.05, f"validated {p.name}")
         return {}
 
@@ -131,6 +134,8 @@ class StagedIngest:
             doc = self.documents.get(brain, p.path)
         else:
             doc = self._commit(job, brain, p, chunked, done["extracted"], content)
+            text = self.blobs.get(self._key(job, "text")).decode("utf-8", "replace")
+            self.ingest.link_concepts(brain.id, doc.id, text)
         result = {
             "status": "completed",
             "document_id": doc.id,
@@ -141,6 +146,8 @@ class StagedIngest:
             "reused": bool(chunked["reused"]),
         }
         ctx.checkpoint("finalized", result)
+        if self.ingest.status is not None:
+            self.ingest.status.completed(brain.id, p.document_id)
         ctx.progress(1.0, "done")
         self._tidy(job, int(chunked.get("batches", 0)), drop_upload=True)
         return result
@@ -148,6 +155,12 @@ class StagedIngest:
     def discard(self, job: Job, checkpoints: dict[str, Any]) -> None:
         """After a failure: drop the staged chunks and working files. If this job already
         committed the document's record, its chunks go live instead (the record counts on them)."""
+        p = _payload(job)
+        if self.ingest.status is not None and "finalized" not in checkpoints:
+            error = job.error or "ingest failed"
+            self.ingest.status.mark(
+                job.brain_id or "", p.document_id, p.path, FAILED, job_id=job.id, error=error
+            )
         chunked = checkpoints.get("chunked")
         if chunked and not chunked["reused"]:
             ids = _staged_ids(job, chunked)

@@ -161,6 +161,11 @@ class DocumentRepository:
         for item in _all(self.records, pk, sk_prefix):
             yield _document(item)
 
+    def raw(self, brain_id: str, prefix: str = "") -> Iterator[Item]:
+        """The document records (soft-deleted ones too) under `prefix`, in path order, undecoded."""
+        pk, sk_prefix = doc_key(brain_id, prefix)
+        return _all(self.records, pk, sk_prefix)
+
     def page(
         self, brain_id: str, prefix: str, *, after: str | None, limit: int
     ) -> tuple[builtins.list[Document], str | None]:

@@ -21,7 +21,8 @@ conflict or a shard failure raises, and a retry finishes the job.
 
 Rewrites. `fingerprints` lists a document's chunk ids and fingerprints (sources without text or
 vectors, paged like `get_chunks`); `get_vectors` reads the stored embeddings of some chunks, a
-thousand ids a request.
+thousand ids a request. `get_chunk` / `get_many` read whole chunks by id the same way (an `ids`
+query filtered on the brain, since one index holds every brain's chunks).
 
 Older indexes. An index created by an earlier version lacks the fields added since (fingerprint,
 then current / facets / importance; opensearch_schema.ADDED_FIELDS) and refuses them, its mapping
@@ -286,20 +287,31 @@ class OpenSearchChunkIndex:
                 return found
             body = {**body, "search_after": hits[-1]["sort"]}
 
+    def get_chunk(self, brain_id: str, chunk_id: str) -> Chunk | None:
+        return self.get_many(brain_id, [chunk_id]).get(chunk_id)
+
+    def get_many(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        sources = self._sources("chunk read", brain_id, chunk_ids, SOURCE)
+        return {source["id"]: Chunk.model_validate(source) for source in sources}
+
     def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
         _check_size(chunk_ids)
+        sources = self._sources("vector read", brain_id, chunk_ids, {"excludes": _HEAVY})
+        return {source["id"]: np.asarray(source[VECTOR_FIELD], dtype=np.float32) for source in sources}
+
+    def _sources(self, operation: str, brain_id: str, chunk_ids: Sequence[str], source: Body) -> list[Body]:
+        """The sources of the brain's chunks among `chunk_ids`, a thousand ids a search: the brain
+        is filtered on by the cluster, so another brain's chunk under one of the ids never comes back."""
         if not chunk_ids:
-            return {}
+            return []
         self.ensure()
-        found: dict[str, Vectors] = {}
+        found: list[Body] = []
         unique = list(dict.fromkeys(chunk_ids))
         for first in range(0, len(unique), _PAGE):
             page = unique[first : first + _PAGE]
-            body = {"size": len(page), "query": chunks_query(brain_id, page), "_source": {"excludes": _HEAVY}}
-            response = self._call("vector read", self.client.search, index=self.index, body=body)
-            for hit in response["hits"]["hits"]:
-                source = hit["_source"]
-                found[source["id"]] = np.asarray(source[VECTOR_FIELD], dtype=np.float32)
+            body = {"size": len(page), "query": chunks_query(brain_id, page), "_source": source}
+            response = self._call(operation, self.client.search, index=self.index, body=body)
+            found += [hit["_source"] for hit in response["hits"]["hits"]]
         return found
 
     def count(self, brain_id: str) -> int:

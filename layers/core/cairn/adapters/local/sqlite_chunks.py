@@ -160,6 +160,19 @@ class SqliteChunkIndex:
             ).fetchall()
         return [schema.from_row(row) for row in rows]
 
+    def get_chunk(self, brain_id: str, chunk_id: str) -> Chunk | None:
+        return self.get_many(brain_id, [chunk_id]).get(chunk_id)
+
+    def get_many(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """One query however many ids: they are bound as one JSON array, not one variable each."""
+        if not chunk_ids:
+            return {}
+        with self._db.snapshot() as conn:
+            state = schema.brain_state(conn, brain_id)
+            if state is None:
+                return {}
+            return self._load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
+
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         rows = self._db.get().execute(
             "SELECT id, fingerprint FROM chunks WHERE brain_id = ? AND document_id = ?",

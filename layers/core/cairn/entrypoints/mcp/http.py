@@ -16,7 +16,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
-from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_path
+from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -123,9 +123,10 @@ def mount_mcp(app: FastAPI, container: Container) -> None:
     security = transport_security(settings.host, behind_gateway=settings.backend == "aws")
     max_body = settings.json_body_limit  # the largest note, however escaped (config.py)
     for surface in SURFACES:
-        path = http_path(surface)
-        endpoint = PerRequestMCP(build_server(surface, deps), path=path, security=security, max_body=max_body)
-        # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve, and an
-        # idle stream would hold a Lambda invocation open; nor one to end (DELETE). The spec allows
-        # the 405 (with `Allow: POST`) the router gives both.
-        app.router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
+        server = build_server(surface, deps)
+        for path in http_paths(surface):
+            endpoint = PerRequestMCP(server, path=path, security=security, max_body=max_body)
+            # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
+            # and an idle stream would hold a Lambda invocation open; nor one to end (DELETE). The
+            # spec allows the 405 (with `Allow: POST`) the router gives both.
+            app.router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))

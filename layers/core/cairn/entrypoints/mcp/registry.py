@@ -25,6 +25,11 @@ class Surface:
     builder: str
     """`module:function` of its builder, imported when the surface is first built."""
     http_path: str
+    trailing_slash: bool = False
+    """Also served at `http_path` + "/" (where the real server lives at `/mcp/`)."""
+    anonymous: bool = False
+    """Requests without a credential reach it, as the anonymous caller (auth/principal.py), so that
+    initialize, tools/list and its public tools work; every other tool refuses them."""
 
 
 SURFACES: dict[str, Surface] = {
@@ -32,6 +37,12 @@ SURFACES: dict[str, Surface] = {
     "admin": Surface("cairn.entrypoints.mcp.admin:build_admin", "/mcp/admin"),
     "zengram": Surface("cairn.entrypoints.mcp.zengram:build_zengram", "/mcp/zengram"),
     "gbrain": Surface("cairn.entrypoints.mcp.gbrain:build_gbrain", "/mcp/gbrain"),
+    "mnemosyne": Surface(
+        "cairn.entrypoints.mcp.mnemosyne:build_mnemosyne",
+        "/mcp/mnemosyne",
+        trailing_slash=True,
+        anonymous=True,
+    ),
 }
 DEFAULT_SURFACE = "canonical"
 """What `cairn mcp` serves without --surface, and whose path the bare resource metadata names."""
@@ -47,6 +58,17 @@ def _surface(name: str) -> Surface:
 
 def http_path(surface: str) -> str:
     return _surface(surface).http_path
+
+
+def http_paths(surface: str) -> tuple[str, ...]:
+    """Every path the surface is served at over HTTP."""
+    found = _surface(surface)
+    return (found.http_path, found.http_path + "/") if found.trailing_slash else (found.http_path,)
+
+
+def anonymous_paths() -> tuple[str, ...]:
+    """HTTP paths where a request without a credential proceeds as the anonymous caller."""
+    return tuple(path for name, s in SURFACES.items() if s.anonymous for path in http_paths(name))
 
 
 def require_surface(surface: str) -> SurfaceBuilder:

@@ -35,12 +35,11 @@ from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from cairn.auth import access
-from cairn.auth.principal import READ
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit.audit import CallAudit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
 from cairn.entrypoints.mcp.kit.schema import clean_schema
-from cairn.entrypoints.mcp.kit.spec import SurfaceDeps, ToolArgs, ToolSpec
+from cairn.entrypoints.mcp.kit.spec import UNAUDITED, SurfaceDeps, ToolArgs, ToolSpec
 
 log = logging.getLogger("cairn.mcp")
 
@@ -57,13 +56,17 @@ class SurfaceServer(MCPServer[Any]):
         deps: SurfaceDeps,
         errors: ErrorPolicy,
         audit: CallAudit | None = None,
+        instructions: str | None = None,
+        nullable_optionals: bool = False,
     ) -> None:
         specs = {spec.name: spec for spec in tools}
         if len(specs) != len(tools):
             raise ValueError(f"{name}: two tools share a name")
-        registered = [_listed(spec) for spec in tools]
+        registered = [_listed(spec, nullable_optionals) for spec in tools]
         # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
-        super().__init__(name, version=version, tools=registered, log_level="WARNING")
+        super().__init__(
+            name, version=version, instructions=instructions, tools=registered, log_level="WARNING"
+        )
         self.specs = specs
         self._fn_metadata = {tool.name: tool.fn_metadata for tool in registered}
         self.deps = deps
@@ -110,7 +113,7 @@ class SurfaceServer(MCPServer[Any]):
             return self._failed(spec.name, exc)
         if not isinstance(converted, CallToolResult):
             return converted
-        if spec.scope != READ and not converted.is_error and self.audit is not None:
+        if spec.scope not in UNAUDITED and not converted.is_error and self.audit is not None:
             self._audit(self.audit, spec, args, converted)
         return converted
 
@@ -137,7 +140,7 @@ class SurfaceServer(MCPServer[Any]):
             log.exception("audit of tool %s failed", spec.name)
 
 
-def _listed(spec: ToolSpec[Any]) -> Tool:
+def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:
     """The SDK's record of the tool: what tools/list shows, and the output model results are checked
     against. SurfaceServer.call_tool runs the tool itself, so the SDK never calls `fn`."""
 
@@ -149,7 +152,7 @@ def _listed(spec: ToolSpec[Any]) -> Tool:
         name=spec.name,
         title=None,
         description=spec.description,
-        parameters=clean_schema(spec.args.model_json_schema(by_alias=True)),
+        parameters=clean_schema(spec.args.model_json_schema(by_alias=True), nullable=nullable),
         fn_metadata=FuncMetadata(arg_model=spec.args, output_model=spec.output),
         is_async=spec.streaming is not None,
         context_kwarg="ctx" if spec.streaming is not None else None,

@@ -18,11 +18,15 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict
 
-from cairn.auth.principal import READ
+from cairn.auth.principal import PUBLIC, READ
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
+
+
+UNAUDITED = (READ, PUBLIC)
+"""Scopes of tools that change nothing (a read, a health check): nothing to audit."""
 
 
 class ToolArgs(ArgModelBase):
@@ -82,7 +86,7 @@ class ToolSpec(Generic[ArgsT]):
             raise ValueError(f"tool {self.name}: a scope is required")
         if (self.handler is None) == (self.streaming is None):
             raise ValueError(f"tool {self.name}: give exactly one of handler and streaming")
-        if self.scope != READ and self.audit is None:
+        if self.scope not in UNAUDITED and self.audit is None:
             raise ValueError(f"tool {self.name}: a tool needing {self.scope} must say what its audit records")
 
 

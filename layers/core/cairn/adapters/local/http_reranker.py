@@ -1,0 +1,229 @@
+"""A reranker over the common `/rerank` HTTP API (Jina, Cohere v2, vLLM, Synesis, TEI-style replies).
+
+POST `<base_url>/rerank` with `{model, query, documents, top_n, return_documents: false}` and, only
+when the caller gives one, `instruction` (servers ignore fields they do not know). The reply is
+`{results: [{index, relevance_score}], ...}` (`score` accepted for `relevance_score`) or TEI's bare
+list `[{index, score}]`. Every document goes in one request: a server's own limit on documents
+per request shows as its refusal (rerank_failed).
+
+Rate limits (429), server errors (5xx) and connections that fail before a reply are retried with
+exponential backoff and jitter, honouring a Retry-After in seconds. A reply that does not come
+within `timeout_s` is not retried (the model was working on it): rerank_timeout. Error messages
+and logs carry the server's address and status, never the query, a document or the API key
+(rerank_replies.safe_detail).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx
+
+from cairn.adapters.backoff import retry_delay
+from cairn.adapters.rerank_replies import ranked, results_wanted, safe_detail
+from cairn.ports.reranker import Ranked, RerankCode, RerankError
+
+log = logging.getLogger(__name__)
+
+_ERROR_BODY_BYTES = 4096
+_SCORE_KEYS = ("relevance_score", "score")
+
+
+class _Transient(Exception):
+    """A failure worth another attempt after a pause."""
+
+    def __init__(self, error: RerankError, retry_after: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after = retry_after
+
+
+class HttpReranker:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 10.0,
+        max_retries: int = 2,
+        *,
+        backoff_s: float = 0.25,
+        max_wait_s: float = 10.0,
+        sleep: Callable[[float], Any] = time.sleep,
+    ) -> None:
+        """`base_url` up to the API version (`https://api.jina.ai/v1`, `http://127.0.0.1:8000/v1`);
+        `timeout_s` bounds connecting and each wait for the reply's bytes; `max_retries` counts
+        attempts after the first; a Retry-After longer than `max_wait_s` fails at once."""
+        if max_retries < 0:
+            raise ValueError("max_retries must be at least 0")
+        self.url = base_url.rstrip("/") + "/rerank"
+        url = httpx.URL(self.url)
+        self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        self.model = model
+        self._api_key = api_key
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_wait_s = max_wait_s
+        self._sleep = sleep
+        self._where = f"the reranker at {self.server}"
+        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
+        # One pooled client for every call; httpx.Client may be shared by threads.
+        self._client = httpx.Client(timeout=timeout, headers=self._headers())
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    def close(self) -> None:
+        self._client.close()
+
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        *,
+        instruction: str | None = None,
+        top_n: int | None = None,
+    ) -> list[Ranked]:
+        wanted = results_wanted(top_n, len(documents))
+        if not documents:
+            return []
+        body: dict[str, Any] = {
+            "model": self.model,
+            "query": query,
+            "documents": list(documents),
+            "top_n": wanted,
+            "return_documents": False,
+        }
+        if instruction is not None:
+            body["instruction"] = instruction
+        inputs = [query, *documents, *([instruction] if instruction else [])]
+        reply = self._post(body, inputs)
+        return ranked(
+            _results(reply, self._where), len(documents), where=self._where, score_keys=_SCORE_KEYS
+        )[:wanted]
+
+    def _post(self, body: dict[str, Any], inputs: Sequence[str]) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return self._attempt(body, inputs)
+            except _Transient as exc:
+                failure = exc
+            # raised out here, so the error carries no context chain back to httpx and the request
+            delay = retry_delay(attempt, failure.retry_after, self.backoff_s, self.max_wait_s)
+            if attempt >= self.max_retries or delay is None:
+                raise failure.error
+            log.info("%s; retrying in %.2f s", failure.error.message, delay)
+            self._sleep(delay)
+            attempt += 1
+
+    def _attempt(self, body: dict[str, Any], inputs: Sequence[str]) -> Any:
+        failure: Exception | None = None
+        try:
+            with self._client.stream("POST", self.url, json=body) as response:
+                if response.status_code != 200:
+                    raise self._refusal(response, inputs)
+                data = response.read()
+        except httpx.HTTPError as exc:
+            failure = self._transport_failure(exc)
+        if failure is not None:
+            raise failure  # outside the except block: no context chain to the httpx request
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise self._error("rerank_bad_response", f"{self._where} sent malformed JSON", False) from None
+
+    def _transport_failure(self, exc: httpx.HTTPError) -> Exception:
+        name = type(exc).__name__
+        if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+            return _Transient(
+                self._error("rerank_timeout", f"connecting to {self._where} timed out ({name})", True)
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return self._error("rerank_timeout", f"{self._where} did not answer in time ({name})", True)
+        if isinstance(exc, httpx.ConnectError):
+            return _Transient(
+                self._error("rerank_unavailable", f"could not connect to {self._where} ({name})", True)
+            )
+        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+            return _Transient(
+                self._error("rerank_failed", f"lost the connection to {self._where} ({name})", True)
+            )
+        return self._error("rerank_failed", f"the request to {self._where} failed ({name})", False)
+
+    def _refusal(self, response: httpx.Response, inputs: Sequence[str]) -> Exception:
+        status = response.status_code
+        detail = safe_detail(_server_words(_read_some(response)), inputs, [self._api_key or ""])
+        suffix = f": {detail}" if detail else ""
+        if status == 429:
+            error = self._error(
+                "rerank_failed", f"{self._where} is rate limiting requests (HTTP 429){suffix}", True
+            )
+            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+        if status >= 500:
+            error = self._error("rerank_failed", f"{self._where} failed (HTTP {status}){suffix}", True)
+            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+        code: RerankCode = "rerank_unavailable" if status in (401, 403, 404) else "rerank_failed"
+        return self._error(code, f"{self._where} refused the request (HTTP {status}){suffix}", False)
+
+    def _error(self, code: RerankCode, message: str, retryable: bool) -> RerankError:
+        if self._api_key:
+            message = message.replace(self._api_key, "[redacted]")
+        return RerankError(code, message, retryable=retryable)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+
+def _results(reply: Any, where: str) -> Any:
+    """The results list: `{results: [...]}` or TEI's bare list."""
+    if isinstance(reply, list):
+        return reply
+    if isinstance(reply, dict) and "results" in reply:
+        return reply["results"]
+    raise RerankError("rerank_bad_response", f"{where} sent a reply without results", retryable=False)
+
+
+def _read_some(response: httpx.Response) -> bytes:
+    data = b""
+    for part in response.iter_bytes():
+        data += part
+        if len(data) >= _ERROR_BODY_BYTES:
+            break
+    return data[:_ERROR_BODY_BYTES]
+
+
+def _server_words(body: bytes) -> str:
+    """What the server said about an error: `{"error": {"message"}}`, `{"detail"}`, `{"message"}`,
+    else the text itself."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(obj, dict):
+        for key in ("error", "detail", "message"):
+            if key in obj:
+                obj = obj[key]
+                break
+        if isinstance(obj, dict) and "message" in obj:
+            obj = obj["message"]
+    return obj if isinstance(obj, str) else json.dumps(obj)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds; the HTTP-date form falls back to backoff."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

@@ -1,0 +1,255 @@
+"""Mnemosyne's six tools on Cairn's libraries (services/libraries.py, services/library_search.py).
+
+Results are FastMCP's for a returned dict: the object as structuredContent and as JSON text
+(indented). Limits are clamped into 1..200 (never refused); a negative offset is refused. A
+filter naming a library, collection or type outside what the caller may read matches nothing, as
+the real server's `lib.uid IN $resolved_libraries` clause does; a chunk id outside them is not
+found.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+
+from cairn.auth.principal import PUBLIC, READ
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
+from cairn.entrypoints.mcp.mnemosyne import args as a
+from cairn.services.libraries import LIBRARY_TYPES, Collection, Library, LibraryItem
+from cairn.services.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
+
+MAX_LIMIT = 200
+
+
+def result(value: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(value, indent=2, ensure_ascii=False))],
+        structured_content=value,
+        is_error=error,
+    )
+
+
+def clamp(limit: int) -> int:
+    return max(1, min(limit, MAX_LIMIT))
+
+
+# -- search and chunks --------------------------------------------------------------------------
+
+
+def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
+    c = deps.container
+    types = list(SEARCH_TYPES) if x.search_types is None else x.search_types
+    unknown = [t for t in types if t not in SEARCH_TYPES]
+    if unknown or not types:
+        raise InvalidInput(f"search_types must name one or more of: {', '.join(SEARCH_TYPES)}")
+    if not x.query.strip():
+        raise InvalidInput("query must not be empty")
+    libraries = c.libraries.scope(
+        workspace_id=x.workspace_id, library_uid=x.library_uid, library_type=x.library_type
+    )
+    collection: Collection | None = None
+    if x.collection_uid is not None:
+        try:
+            collection = c.libraries.collection(x.collection_uid, libraries)
+        except NotFound:
+            libraries = []  # another library's, or none: nothing matches
+    outcome = c.library_search.search(
+        SearchRequest(
+            query=x.query,
+            libraries=libraries,
+            collection=collection,
+            limit=clamp(x.limit),
+            search_types=types,
+            rerank=x.rerank,
+            include_images=x.include_images,
+        )
+    )
+    return result(
+        {
+            "query": x.query,
+            "candidates": [_candidate(found) for found in outcome.candidates],
+            "images": [_image(found) for found in outcome.images],
+            "total_candidates": outcome.total_candidates,
+            "search_time_ms": outcome.search_time_ms,
+            "reranker_used": outcome.reranker_used,
+            "reranker_model": outcome.reranker_model,
+            "search_types_used": outcome.search_types_used,
+        }
+    )
+
+
+def _candidate(found: Candidate) -> dict[str, Any]:
+    return {
+        "chunk_uid": found.chunk.id,
+        "item_uid": found.document.id,
+        "item_title": found.document.title,
+        "library_type": found.library.library_type,
+        "text_preview": found.preview,
+        "score": round(found.score, 6),
+        "source": found.source,
+    }
+
+
+def _image(found: Candidate) -> dict[str, Any]:
+    doc = found.document
+    return {
+        "image_uid": found.chunk.id,
+        "item_uid": doc.id,
+        "item_title": doc.title,
+        "image_type": doc.content_type.removeprefix("image/"),
+        "description": preview(found.chunk.text),
+        "s3_key": doc.blob_key,
+        "score": round(found.score, 6),
+        "source": found.source,
+    }
+
+
+def get_chunk(deps: SurfaceDeps, x: a.GetChunkArgs) -> CallToolResult:
+    c = deps.container
+    found = c.libraries.get_chunk(x.chunk_uid, c.libraries.libraries(x.workspace_id))
+    return result(
+        {
+            "chunk_uid": found.chunk.id,
+            "chunk_index": found.chunk.ordinal,
+            "item_uid": found.document.id,
+            "item_title": found.document.title,
+            "library_type": found.library.library_type,
+            "text": found.chunk.text,
+        }
+    )
+
+
+# -- listings -----------------------------------------------------------------------------------
+
+
+def list_libraries(deps: SurfaceDeps, x: a.ListLibrariesArgs) -> CallToolResult:
+    limit = clamp(x.limit)
+    page = deps.container.libraries.libraries(x.workspace_id)[x.offset : x.offset + limit]
+    return result({"libraries": [_library(lib) for lib in page], "limit": limit, "offset": x.offset})
+
+
+def _library(lib: Library) -> dict[str, Any]:
+    return {
+        "uid": lib.uid,
+        "name": lib.name,
+        "library_type": lib.library_type,
+        "description": lib.description,
+    }
+
+
+def list_collections(deps: SurfaceDeps, x: a.ListCollectionsArgs) -> CallToolResult:
+    c = deps.container
+    limit = clamp(x.limit)
+    libraries = c.libraries.scope(workspace_id=x.workspace_id, library_uid=x.library_uid)
+    page = c.libraries.collections(libraries)[x.offset : x.offset + limit]
+    collections = [
+        {
+            "uid": col.uid,
+            "name": col.name,
+            "description": col.description,
+            "library_uid": col.library.uid,
+            "library_name": col.library.name,
+        }
+        for col in page
+    ]
+    return result({"collections": collections, "limit": limit, "offset": x.offset})
+
+
+def list_items(deps: SurfaceDeps, x: a.ListItemsArgs) -> CallToolResult:
+    c = deps.container
+    limit = clamp(x.limit)
+    libraries = c.libraries.scope(workspace_id=x.workspace_id, library_uid=x.library_uid)
+    collection: Collection | None = None
+    if x.collection_uid is not None:
+        try:
+            collection = c.libraries.collection(x.collection_uid, libraries)
+        except NotFound:
+            libraries = []
+    found = c.libraries.items(libraries, collection=collection, limit=limit, offset=x.offset)
+    return result({"items": [_item(item) for item in found], "limit": limit, "offset": x.offset})
+
+
+def _item(item: LibraryItem) -> dict[str, Any]:
+    return {
+        "uid": item.uid,
+        "title": item.title,
+        "item_type": item.item_type,
+        "file_type": item.file_type,
+        "chunk_count": item.chunk_count,
+        "image_count": item.image_count,
+        "embedding_status": item.embedding_status,
+    }
+
+
+def get_health(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
+    health = deps.container.health.check()
+    checks: dict[str, dict[str, Any]] = {}
+    for name, check in health.checks.items():
+        checks[name] = {"status": check.status, "duration_ms": check.duration_ms}
+        if check.model is not None:
+            checks[name]["model"] = check.model
+    return result({"status": health.status, "checks": checks})
+
+
+# -- declarations -------------------------------------------------------------------------------
+
+
+def spec(name: str, description: str, args: type[Any], scope: str, handler: Any) -> ToolSpec[Any]:
+    return ToolSpec(name=name, description=description, args=args, output=None, scope=scope, handler=handler)
+
+
+TYPES = ", ".join(LIBRARY_TYPES)
+MNEMOSYNE_TOOLS: tuple[ToolSpec[Any], ...] = (
+    spec(
+        "search",
+        "Hybrid retrieval: vector + full-text + concept-graph candidates fused by RRF (Reciprocal Rank "
+        "Fusion), with optional re-ranking. Returns ranked evidence with ~500-character previews; "
+        "use get_chunk for a chunk's full text.",
+        a.SearchArgs,
+        READ,
+        search,
+    ),
+    spec(
+        "get_chunk",
+        "Fetch the full text of a single chunk by its UID. Use this when the text_preview returned by "
+        "search is not enough.",
+        a.GetChunkArgs,
+        READ,
+        get_chunk,
+    ),
+    spec(
+        "list_libraries",
+        "Enumerate libraries the caller is authorized to read. Use the returned uid or library_type "
+        f"to scope a subsequent search. Library types: {TYPES}.",
+        a.ListLibrariesArgs,
+        READ,
+        list_libraries,
+    ),
+    spec(
+        "list_collections",
+        "Enumerate collections, optionally filtered to a single library. Use the returned uid to scope "
+        "search or list_items to one collection.",
+        a.ListCollectionsArgs,
+        READ,
+        list_collections,
+    ),
+    spec(
+        "list_items",
+        "Enumerate indexed documents/files, optionally filtered by library or collection. Check "
+        'embedding_status before searching: only "completed" items appear in search results.',
+        a.ListItemsArgs,
+        READ,
+        list_items,
+    ),
+    spec(
+        "get_health",
+        "Health check for infrastructure pollers. Does not require authentication. Returns "
+        "{status: ok|degraded|error, checks: {<dependency>: {status, duration_ms}}}.",
+        a.NoArgs,
+        PUBLIC,
+        get_health,
+    ),
+)

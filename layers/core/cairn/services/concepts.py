@@ -1,0 +1,230 @@
+"""The concept graph: which chunks mention which concepts, in the shared Link repository.
+
+At ingest a document's text yields its concepts (concept_rules.py: offline rules, plus the
+configured language model's entities when there is one), and each chunk gets a keyed `concept`
+link to every concept whose name or alias it contains (word-bounded, ignoring case):
+
+| item                | pk                                        | sk                        |
+|---------------------|-------------------------------------------|---------------------------|
+| chunk -> concept    | `links#<brain>#out#<chunk id>`            | `concept#concept:<key>`   |
+| concept <- chunk    | `links#<brain>#in#concept:<key>`          | `concept#<chunk id>`      |
+
+Re-ingesting a document changes only the links of chunks whose concepts changed. The `graph`
+search leg reads the query's candidate concepts (its word n-grams, up to four words, and what the
+rules find in it) one partition each, and ranks the chunks they lead to by the concepts they share
+with the query, rarer and longer concepts weighing more. Links of chunks that no longer exist
+are passed over (the caller reads the chunks), so a shrunken document needs no sweep.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from cairn.domain.errors import Conflict
+from cairn.domain.ids import new_id
+from cairn.domain.models import Chunk, Link
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.clock import Clock
+from cairn.ports.records import Delete, Put
+from cairn.services.concept_rules import ConceptMention, ConceptRules, concept_key
+from cairn.services.links import LinkRepository
+
+CONCEPT: Final = "concept"  # link kind: chunk -> concept
+NODE_PREFIX: Final = "concept:"
+MAX_TEXT_CHARS: Final = 200_000  # what concepts are read from, per document
+MAX_NGRAM: Final = 4
+MAX_DF: Final = 500  # chunks read per concept; a concept on more is common, weighed as if on this many
+MIN_IDF: Final = 0.1  # a concept on more than ~90 % of a brain's chunks is passed over
+_LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
+_WORDS = re.compile(r"[\w'’&-]+")
+_STOP: Final = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "and",
+        "or",
+        "but",
+        "not",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "when",
+        "where",
+        "why",
+        "do",
+        "does",
+        "did",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "his",
+        "her",
+        "our",
+        "their",
+        "about",
+        "into",
+        "than",
+        "then",
+        "there",
+        "here",
+        "as",
+        "if",
+        "so",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ConceptHit:
+    chunk_id: str
+    brain_id: str
+    score: float
+    concepts: tuple[str, ...]
+
+
+class ConceptGraph:
+    def __init__(self, links: LinkRepository, rules: ConceptRules, chunks: ChunkIndex, clock: Clock) -> None:
+        self.links = links
+        self.rules = rules
+        self.chunks = chunks
+        self.query_rules = ConceptRules()  # no model per query: the rules alone
+        self.clock = clock
+
+    def index_document(self, brain_id: str, document_id: str, text: str) -> int:
+        """`index` over the document's live chunks (after an ingest committed them)."""
+        live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
+        return self.index(brain_id, text, live)
+
+    def index(self, brain_id: str, text: str, chunks: Sequence[Chunk]) -> int:
+        """Link each of a document's chunks to the concepts it mentions; returns links changed."""
+        concepts = self.rules.extract(text[:MAX_TEXT_CHARS])
+        patterns = [(c, _pattern(c)) for c in concepts]
+        ops: list[Put | Delete] = []
+        now = self.clock.now()
+        for chunk in chunks:
+            wanted = {_node(c.name): c.name for c, rx in patterns if rx.search(chunk.text)}
+            held = {link.target_id for link in self.links.outgoing(brain_id, chunk.id, CONCEPT)}
+            for node in held - wanted.keys():
+                ops += self.links.remove_ops(brain_id, chunk.id, CONCEPT, node)
+            for node in wanted.keys() - held:
+                link = Link(
+                    id=new_id("lnk"),
+                    brain_id=brain_id,
+                    source_id=chunk.id,
+                    target_id=node,
+                    kind=CONCEPT,
+                    metadata={"name": wanted[node][:200]},
+                    created_at=now,
+                )
+                ops += self.links.add_ops(link)
+        for start in range(0, len(ops), 2 * _LINKS_PER_COMMIT):
+            batch = ops[start : start + 2 * _LINKS_PER_COMMIT]
+            try:
+                self.links.records.transact(batch)
+            except Conflict:  # a concurrent re-ingest of the same chunks: apply one op at a time
+                for op in batch:
+                    try:
+                        self.links.records.transact([op])
+                    except Conflict:
+                        continue
+        return len(ops) // 2
+
+    def concepts_of(self, brain_id: str, chunk_id: str) -> list[str]:
+        return [
+            str(link.metadata.get("name") or link.target_id)
+            for link in self.links.outgoing(brain_id, chunk_id, CONCEPT)
+        ]
+
+    def search(
+        self, brain_ids: Sequence[str], query: str, *, limit: int, sizes: Mapping[str, int] | None = None
+    ) -> list[ConceptHit]:
+        """Chunks reached from the query's concepts, best first. A concept weighs its length in
+        words times its inverse chunk frequency in its brain (BM25's idf, `sizes` giving each
+        brain's chunk count): a concept nearly every chunk mentions (a diary's author) leads
+        nowhere in particular and weighs next to nothing."""
+        candidates = _query_concepts(query, self.query_rules.extract(query))
+        scores: dict[tuple[str, str], float] = defaultdict(float)
+        matched: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for brain_id in brain_ids:
+            total = max((sizes or {}).get(brain_id, 0), 1)
+            for key, words in candidates.items():
+                linked = self.links.incoming(brain_id, NODE_PREFIX + key, CONCEPT, limit=MAX_DF)
+                if not linked:
+                    continue
+                df = len(linked)
+                idf = math.log(1.0 + max(total - df + 0.5, 0.0) / (df + 0.5))
+                if idf < MIN_IDF:
+                    continue
+                for link in linked:
+                    scores[(brain_id, link.source_id)] += words * idf
+                    matched[(brain_id, link.source_id)].append(key)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0][1]))[:limit]
+        return [
+            ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]))
+            for (brain, chunk), score in ranked
+        ]
+
+
+def _node(name: str) -> str:
+    return NODE_PREFIX + concept_key(name)[:400]
+
+
+def _pattern(concept: ConceptMention) -> re.Pattern[str]:
+    forms = sorted({concept.name, *concept.aliases}, key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, form.split())) for form in forms if form.strip())
+    return re.compile(rf"(?<![\w]){'(?:' + alternatives + ')'}(?![\w])", re.IGNORECASE)
+
+
+def _query_concepts(query: str, found: Sequence[ConceptMention]) -> dict[str, int]:
+    """Concept key -> its length in words: the query's n-grams (not all stopwords) and finds."""
+    words = _WORDS.findall(query)
+    keys: dict[str, int] = {}
+    for n in range(1, MAX_NGRAM + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0].casefold() in _STOP or gram[-1].casefold() in _STOP:
+                continue
+            key = concept_key(" ".join(gram))
+            if key:
+                keys[key] = n
+    for mention in found:
+        for form in (mention.name, *mention.aliases):
+            key = concept_key(form)
+            if key:
+                keys.setdefault(key, len(key.split()))
+    return keys

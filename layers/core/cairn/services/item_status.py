@@ -1,0 +1,111 @@
+"""Where a queued ingest stands: an item's `embedding_status` before its document is committed.
+
+An ingest small enough to run at once commits its document with live chunks: the item is
+`completed` and no record is kept. A queued ingest (embedded job queue or the ingest state
+machine) records `queued` when it is queued, `processing` when a worker picks it up, and on
+success the record is removed (the committed document is the completed item); on failure it
+stays `failed` with the error, until a retry queues it again or the item is ingested anew.
+
+| record          | pk                  | sk              |
+|-----------------|---------------------|-----------------|
+| pending ingest  | `pending#<brain>`   | `<document id>` |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from cairn.domain.errors import CairnError
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+
+QUEUED: Final = "queued"
+PROCESSING: Final = "processing"
+COMPLETED: Final = "completed"
+FAILED: Final = "failed"
+MAX_ERROR: Final = 500
+
+
+@dataclass(frozen=True)
+class PendingItem:
+    brain_id: str
+    document_id: str
+    path: str
+    status: str
+    error: str | None
+    job_id: str | None
+    updated_at: datetime
+
+
+class ItemStatusLog:
+    def __init__(self, records: RecordStore, clock: Clock) -> None:
+        self.records = records
+        self.clock = clock
+
+    def mark(
+        self,
+        brain_id: str,
+        document_id: str,
+        path: str,
+        status: str,
+        *,
+        job_id: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record the ingest of `document_id` at `status` (queued, processing or failed). Queuing
+        a path forgets what an earlier ingest of it under another document id left (a failure)."""
+        if status == QUEUED:
+            for stale in self.pending(brain_id):
+                if stale.path == path and stale.document_id != document_id:
+                    self.records.delete(_pk(brain_id), stale.document_id)
+        data = {
+            "path": path,
+            "status": status,
+            "error": error[:MAX_ERROR] if error else None,
+            "job_id": job_id,
+            "updated_at": self.clock.now().isoformat(),
+        }
+        self.records.put(Item(_pk(brain_id), document_id, data))
+
+    def completed(self, brain_id: str, document_id: str) -> None:
+        self.records.delete(_pk(brain_id), document_id)
+
+    def get(self, brain_id: str, document_id: str) -> PendingItem | None:
+        item = self.records.get(_pk(brain_id), document_id)
+        return _pending(brain_id, item) if item is not None else None
+
+    def pending(self, brain_id: str) -> list[PendingItem]:
+        found: list[PendingItem] = []
+        after: str | None = None
+        while True:
+            page = self.records.query(_pk(brain_id), after=after, limit=500)
+            found += [_pending(brain_id, item) for item in page.items]
+            if page.next_after is None:
+                return found
+            after = page.next_after
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed item says went wrong: Cairn's own message, else only the kind of failure."""
+    if isinstance(exc, CairnError):
+        return exc.message
+    return f"ingest failed ({type(exc).__name__})"
+
+
+def _pk(brain_id: str) -> str:
+    return f"pending#{brain_id}"
+
+
+def _pending(brain_id: str, item: Item) -> PendingItem:
+    d = item.data
+    return PendingItem(
+        brain_id=brain_id,
+        document_id=item.sk,
+        path=str(d["path"]),
+        status=str(d["status"]),
+        error=d.get("error"),
+        job_id=d.get("job_id"),
+        updated_at=datetime.fromisoformat(str(d["updated_at"])),
+    )

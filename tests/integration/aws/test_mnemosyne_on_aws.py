@@ -119,3 +119,31 @@ def test_without_a_credential_only_get_health_answers_through_the_api_function(s
     assert not health.get("isError") and json.loads(health["content"][0]["text"])["status"] == "ok"
     assert listed["isError"] is True
     assert listed["content"][0]["text"] == "authentication required: send Authorization: Bearer <token>"
+
+
+def test_a_queued_document_captions_the_images_it_shows(stack: Stack) -> None:
+    import io
+
+    from PIL import Image
+
+    from cairn.services.library_search import SearchRequest
+
+    c = stack.core
+    library = austen(stack)
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4), "white").save(png, format="PNG")
+    c.ingest.ingest_bytes(library.brain, png.getvalue(), name="plate-7.png", path="plates/plate-7.png")
+    c.ingest.queue_above_bytes = 1000
+    doc = f"# Letters\n\n![A heron on the weir at Pemberley](../plates/plate-7.png)\n\n{PADDING}"
+    queued = c.ingest.ingest_bytes(library.brain, doc.encode(), name="letters.md", path="notes/letters.md")
+    assert queued.status == "queued"
+    c.jobs.run_pending()
+
+    assert c.jobs.status(queued.job_id or "").status is JobStatus.completed
+    letters = c.documents.get(library.brain, "notes/letters.md")
+    assert letters.metadata.get("image_count") == 1
+    found = c.library_search.search(
+        SearchRequest("heron weir", [c.libraries.library(library.uid)], rerank=False)
+    )
+    assert [i.document.path for i in found.images] == ["plates/plate-7.png"]
+    assert "A heron on the weir at Pemberley" in found.images[0].chunk.text

@@ -26,6 +26,7 @@ from cairn.ports.jobs import JobContext, JobSteps
 from cairn.services.brains import BrainService
 from cairn.services.document_text import title_for
 from cairn.services.documents import DocumentInput, checksum
+from cairn.services.image_items import Prepared
 from cairn.services.indexing import staged_chunk_id
 from cairn.services.ingest import IngestService
 from cairn.services.item_status import FAILED, PROCESSING
@@ -87,10 +88,20 @@ class StagedIngest:
         if "extracted" in ctx.checkpoints():
             return {}
         p = _payload(job)
-        stored, info = self.ingest.extracted(self.blobs.get(p.upload_key), name=p.name, kind=p.kind)
+        data = self.blobs.get(p.upload_key)
+        stored, info = self.ingest.extracted(data, name=p.name, kind=p.kind, path=p.path)
+        images = self.ingest.images
+        prepared = images.prepare(self._brain(job), p.path, p.kind, data, info) if images else None
+        if prepared is not None:
+            info = prepared.info  # an image's captions in its text, image_count in the metadata
         self.blobs.put(self._key(job, "content"), stored)
         self.blobs.put(self._key(job, "text"), (info.text or "").encode("utf-8"))
-        described = {"title": info.title, "content_type": info.content_type, "metadata": dict(info.metadata)}
+        described = {
+            "title": info.title,
+            "content_type": info.content_type,
+            "metadata": dict(info.metadata),
+            "shown": prepared.shown if prepared is not None else None,
+        }
         ctx.checkpoint("extracted", described)
         ctx.progress(0.15, f"extracted {p.name}")
         return {}
@@ -136,6 +147,9 @@ class StagedIngest:
             doc = self._commit(job, brain, p, chunked, done["extracted"], content)
             text = self.blobs.get(self._key(job, "text")).decode("utf-8", "replace")
             self.ingest.link_concepts(brain.id, doc.id, text)
+            shown = done["extracted"].get("shown")
+            if shown is not None and self.ingest.images is not None:  # the images this document shows
+                self.ingest.images.record(brain, p.path, Prepared(DocumentInput(), shown))
         result = {
             "status": "completed",
             "document_id": doc.id,

@@ -11,8 +11,9 @@
    take part (a queued re-ingest's staged chunks are never live; its previous version stays
    searchable).
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
-   re-ordered by it (with the library type's instruction); if it fails, the fused order stands
-   and `reranker_used` says false. Scores are the re-ranker's when it ran, else the RRF sums.
+   re-ordered by it (with the library type's profile's instruction, when it has one); if it
+   fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
+   when it ran, else the RRF sums.
 5. Image items are not candidates: with `include_images`, the image items among the fused
    results are returned as `images`, found through their text (metadata, alt text, captions).
 """
@@ -43,17 +44,6 @@ POOL: Final = 100  # candidates per leg
 RERANK_POOL: Final = 50
 PREVIEW_CHARS: Final = 500
 MAX_LIMIT: Final = 200
-RERANK_INSTRUCTIONS: Final = {
-    "fiction": "Find passages of the story (scenes, characters, events) that answer the query.",
-    "nonfiction": "Find passages of general prose that answer the query.",
-    "technical": "Find passages of technical documentation, code or reference tables that answer the query.",
-    "music": "Find lyrics or liner notes that answer the query.",
-    "film": "Find script scenes or synopses that answer the query.",
-    "art": "Find catalogue entries or descriptions of artworks that answer the query.",
-    "journal": "Find personal journal entries, and their dates, that answer the query.",
-    "business": "Find passages of proposals, marketing, sales or strategy that answer the query.",
-    "finance": "Find statements or commentary whose figures answer the query exactly.",
-}
 
 log = logging.getLogger(__name__)
 
@@ -145,18 +135,16 @@ class LibrarySearch:
     def _index_legs(
         self, query: str, chunk_filter: ChunkFilter, used: Sequence[str]
     ) -> dict[str, list[Chunk]]:
-        """Each index leg run on its own, so its order is its ranking on every adapter (a fused
-        query's per-leg ranks are not known where the cluster fuses)."""
+        """Each index leg run on its own, so its order is its ranking on every adapter (where
+        OpenSearch fuses a hybrid query, only the fused score comes back)."""
         legs: dict[str, list[Chunk]] = {}
         if "vector" in used:
             vector = self.embedder.embed([query])[0].tolist()
-            legs["vector"] = self._leg(
-                ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
-            )
+            dense = ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
+            legs["vector"] = self._leg(dense)
         if "fulltext" in used:
-            legs["fulltext"] = self._leg(
-                ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
-            )
+            words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
+            legs["fulltext"] = self._leg(words)
         return legs
 
     def _leg(self, query: ChunkQuery) -> list[Chunk]:
@@ -194,12 +182,15 @@ class LibrarySearch:
                 scores[chunk.id] = scores.get(chunk.id, 0.0) + weight / (RRF_K + rank)
                 ranks.setdefault(chunk.id, {})[leg] = rank
                 chunks.setdefault(chunk.id, chunk)
-        docs = self.documents.repo.get_many_by_id({c.document_id for c in chunks.values()})
+        # A chunk names its document's brain and path: one batch read, no id pointers to follow.
+        docs = self.documents.repo.get_many({(c.brain_id, c.path) for c in chunks.values()})
         fused: list[Candidate] = []
         for chunk_id, score in scores.items():
             chunk = chunks[chunk_id]
-            doc = docs.get(chunk.document_id)
-            if doc is None or doc.deleted_at is not None or doc.brain_id not in libraries:
+            doc = docs.get((chunk.brain_id, chunk.path))
+            if doc is None or doc.id != chunk.document_id or doc.deleted_at is not None:
+                continue
+            if doc.brain_id not in libraries:
                 continue
             best = min(ranks[chunk_id].items(), key=lambda kv: (kv[1], SEARCH_TYPES.index(kv[0])))
             fused.append(Candidate(chunk, libraries[doc.brain_id], doc, score, best[0], ranks[chunk_id]))
@@ -213,7 +204,7 @@ class LibrarySearch:
             return None, None
         head, tail = fused[:RERANK_POOL], fused[RERANK_POOL:]
         types = {c.library.library_type for c in head}
-        instruction = RERANK_INSTRUCTIONS.get(types.pop()) if len(types) == 1 else None
+        instruction = profile_for(types.pop()).rerank_instruction if len(types) == 1 else None
         try:
             ranked = self.reranker.rerank(
                 request.query, [c.chunk.text for c in head], instruction=instruction

@@ -1,0 +1,91 @@
+"""The concept graph (services/concepts.py, concept_rules.py): concepts read by the rules (and the
+model's entities when one is configured), chunk links kept in step with re-ingests, and the graph
+leg's ranking by rarer and longer concepts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from cairn.domain.models import Chunk
+from cairn.services.concept_rules import ConceptRules
+from cairn.services.concepts import CONCEPT, ConceptGraph
+from cairn.services.entity_llm import GeneratorEntityExtractor
+from cairn.services.links import LinkRepository
+from tests.fakes.chunks import MemoryChunkIndex
+from tests.fakes.clock import FakeClock
+from tests.fakes.generator import ScriptedGenerator
+from tests.fakes.records import MemoryRecordStore
+
+BRAIN = "brn_1"
+
+
+def chunk(ordinal: int, text: str) -> Chunk:
+    return Chunk(
+        id=f"chk_doc1_{ordinal}", brain_id=BRAIN, document_id="doc_doc1", path="a.md", ordinal=ordinal,
+        text=text, created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+
+
+def graph(rules: ConceptRules | None = None) -> tuple[ConceptGraph, LinkRepository]:
+    links = LinkRepository(MemoryRecordStore())
+    return ConceptGraph(links, rules or ConceptRules(), MemoryChunkIndex(8), FakeClock()), links
+
+
+def concepts_of(links: LinkRepository, chunk_id: str) -> set[str]:
+    return {link.target_id for link in links.outgoing(BRAIN, chunk_id, CONCEPT)}
+
+
+def test_the_rules_read_names_acronyms_and_skip_sentence_openers() -> None:
+    text = (
+        "Elizabeth Bennet walked to Netherfield Park. Mr. Darcy watched. Then Jane left. "
+        "However, the Bank of England cut rates under GDPR. The weather was fine."
+    )
+    names = {m.name for m in ConceptRules().extract(text)}
+    assert names == {"Elizabeth Bennet", "Netherfield Park", "Darcy", "Jane", "Bank of England", "GDPR"}
+
+
+def test_chunks_link_to_the_concepts_they_name_and_relink_when_they_change() -> None:
+    g, links = graph()
+    text = "Elizabeth Bennet met Darcy at Netherfield Park.\n\nDarcy wrote to Elizabeth Bennet."
+    first = [
+        chunk(0, "Elizabeth Bennet met Darcy at Netherfield Park."),
+        chunk(1, "Darcy wrote to Elizabeth Bennet."),
+    ]
+    assert g.index(BRAIN, text, first) == 5
+    assert concepts_of(links, first[0].id) == {
+        "concept:elizabeth bennet", "concept:darcy", "concept:netherfield park",
+    }  # fmt: skip
+    again = [
+        chunk(0, "Elizabeth Bennet met Darcy at Netherfield Park."),
+        chunk(1, "Darcy wrote to Jane Bennet."),
+    ]
+    assert g.index(BRAIN, text.replace("Elizabeth Bennet.", "Jane Bennet."), again) == 2  # one gone, one new
+    assert concepts_of(links, again[1].id) == {"concept:darcy", "concept:jane bennet"}
+    assert g.index(BRAIN, text.replace("Elizabeth Bennet.", "Jane Bennet."), again) == 0  # nothing changed
+
+
+def test_the_graph_leg_prefers_rare_and_long_concepts_and_passes_over_ubiquitous_ones() -> None:
+    g, _ = graph()
+    chunks = [chunk(i, f"Darcy spoke of dinner number {i}.") for i in range(20)]
+    chunks.append(chunk(20, "Darcy rode past Longbourn to Netherfield Park."))
+    chunks.append(chunk(21, "Netherfield Park was let at last."))
+    chunks.append(chunk(22, "Longbourn was quiet that week."))
+    g.index(BRAIN, "\n\n".join(c.text for c in chunks), chunks)
+    sizes = {BRAIN: len(chunks)}
+
+    hits = g.search([BRAIN], "Did Darcy ride from Longbourn to Netherfield Park?", limit=5, sizes=sizes)
+    assert [h.chunk_id for h in hits] == ["chk_doc1_20", "chk_doc1_21", "chk_doc1_22"]
+    assert sorted(hits[0].concepts) == ["longbourn", "netherfield park"]  # darcy: on 21 of 23 chunks
+    assert hits[1].score > hits[2].score  # a two-word concept outweighs a one-word one as rare
+    assert g.search([BRAIN], "Darcy", limit=5, sizes=sizes) == []
+
+
+def test_a_configured_model_adds_concepts_the_rules_miss() -> None:
+    reply = json.dumps([{"name": "pemberley estate", "type": "system"}])
+    model = ScriptedGenerator.answer(reply, model_id="llama-test")
+    g, links = graph(ConceptRules(GeneratorEntityExtractor(model)))
+    text = "they drove out to the pemberley estate in june."
+    g.index(BRAIN, text, [chunk(0, text)])
+    assert concepts_of(links, "chk_doc1_0") == {"concept:pemberley estate"}  # lower case: no rule sees it
+    assert model.calls and model.calls[0][1][0].text == text

@@ -131,3 +131,40 @@ async def test_a_workspace_narrows_to_its_libraries(live: LiveServer) -> None:
 
 def _doc(c: Any, brain_id: str) -> str:
     return next(d.id for d in c.documents.documents(c.brains.get(brain_id)))
+
+
+async def test_a_per_turn_jwt_reads_only_the_libraries_its_libs_claim_names(tmp_path: Path) -> None:
+    import time
+
+    from tests.integration.auth.jwks_server import jwks_server
+    from tests.unit.auth.tokens import AUDIENCE, ISSUER, claims, jwks, rsa_key
+
+    signer = rsa_key("k1")
+    (tmp_path / "ingest-root").mkdir()
+    with jwks_server(jwks(signer)) as keys:
+        gen = start_server(
+            tmp_path, jwt_issuer=ISSUER, jwt_jwks_url=keys.url, jwt_audience=[AUDIENCE], rate_limit_per_s=0
+        )
+        live = next(gen)
+        try:
+            c = live.container
+            admin = Principal("acme", "user-1", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+            with access.acting_as(admin, ADMIN):
+                made = [
+                    c.libraries.describe(c.brains.create(n, visibility="tenant").id, library_type="journal")
+                    for n in ("Diary", "Logbook")
+                ]
+
+            def token(**extra: Any) -> str:
+                return signer.sign(claims(now=time.time(), scope="documents:read", **extra))
+
+            async with mnemosyne(live, token(libs=[made[1].uid])) as m:
+                one = body(await m.call_tool("list_libraries", {}))["libraries"]
+            async with mnemosyne(live, token(libs=[])) as m:
+                none = body(await m.call_tool("list_libraries", {}))["libraries"]
+            async with mnemosyne(live, token()) as m:
+                both = body(await m.call_tool("list_libraries", {}))["libraries"]
+        finally:
+            next(gen, None)
+    assert [lib["name"] for lib in one] == ["Logbook"] and none == []
+    assert [lib["name"] for lib in both] == ["Diary", "Logbook"]

@@ -234,3 +234,13 @@ def test_with_user_groups_a_user_never_gets_more_than_its_groups(
 def test_without_user_groups_scopes_are_the_union_as_before() -> None:
     claims = {"username": "bob", "scope": ALL_ASKED, "cognito:groups": ["documents:read"]}
     assert scopes_from_claims(claims, scope_prefix="cairn/") == {READ, WRITE, ADMIN}
+
+
+def test_a_libs_claim_limits_the_token_to_those_libraries() -> None:
+    base = {"sub": "u1", "tenant": "acme", "scope": "documents:read"}
+    assert principal_from_claims(base).brains is None  # no claim: the tenant's rules alone
+    assert principal_from_claims({**base, "libs": ["brn_a", "brn_b"]}).brains == frozenset({"brn_a", "brn_b"})
+    assert principal_from_claims({**base, "libs": []}).brains == frozenset()  # reads nothing
+    for bad in ("brn_a", [1], [""], None):
+        with pytest.raises(AuthError, match="libs"):
+            principal_from_claims({**base, "libs": bad})

@@ -41,6 +41,9 @@ T = TypeVar("T")
 _ASSUMED_ROLE = re.compile(r"^arn:([\w-]+):sts::(\d{12}):assumed-role/([^/]+)/")
 
 
+_MAX_LIBS = 1000
+
+
 def principal_from_claims(
     claims: Mapping[str, Any],
     *,
@@ -65,7 +68,19 @@ def principal_from_claims(
         subject=subject,
         scopes=scopes_from_claims(claims, scope_prefix=scope_prefix, user_groups=user_groups),
         via=Via.jwt,
+        brains=libraries_from_claims(claims),
     )
+
+
+def libraries_from_claims(claims: Mapping[str, Any]) -> frozenset[str] | None:
+    """The `libs` claim (Mnemosyne's per-turn tokens): the brain ids the token may use, however
+    many its tenant holds; an empty list reads nothing. None when the token has no such claim."""
+    if "libs" not in claims:
+        return None
+    libs = claims["libs"]
+    if not isinstance(libs, list) or not all(isinstance(b, str) and b for b in libs) or len(libs) > _MAX_LIBS:
+        raise AuthError("the token's 'libs' claim is not a list of library ids")
+    return frozenset(libs)
 
 
 def scopes_from_claims(

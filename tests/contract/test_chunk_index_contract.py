@@ -21,6 +21,7 @@ import pytest
 
 from cairn.adapters.local.fts_query import match_expression
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, parse
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
@@ -986,6 +987,174 @@ def test_concurrent_upserts_and_searches_do_not_fail(index: ChunkIndex) -> None:
         thread.join()
     assert errors == []
     assert index.count("b1") == 3 * (15 - 3) * 3
+
+
+# -- boolean full-text queries and any-of tag groups --------------------------------------------
+
+BIRDS = {
+    "a": "the heron waded through the marsh",
+    "b": "a heron nested by the river",
+    "c": "otters play in the river",
+    "d": "marsh birds and river birds",
+    "e": "new york is a city by the river",
+    "f": "york is new to me",
+}
+
+
+def birds(index: ChunkIndex) -> None:
+    chunks = [chunk(cid, text) for cid, text in BIRDS.items()]
+    index.upsert(chunks, np.stack([axis(i) for i in range(len(chunks))]))
+
+
+def matching(index: ChunkIndex, text: str, **options: object) -> list[str]:
+    """The ids a boolean query finds (BM25 leg alone), sorted."""
+    return sorted(h.chunk.id for h in index.search(query("", None, boolean=parse(text), top_k=50, **options)))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("heron AND marsh", ["a"]),
+        ("heron marsh", ["a"]),  # adjacent terms: an implicit AND
+        ("heron & marsh", ["a"]),
+        ("heron OR otters", ["a", "b", "c"]),
+        ("heron | otters", ["a", "b", "c"]),
+        ("heron NOT river", ["a"]),
+        ("river -heron", ["c", "d", "e"]),
+        ("river AND !heron", ["c", "d", "e"]),
+        ("(river OR marsh) NOT heron", ["c", "d", "e"]),  # NOT drops what river and marsh found
+        ('"new york"', ["e"]),  # f holds both words, not side by side
+        ('"york new"', []),
+        ("new AND york", ["e", "f"]),
+        ("heron AND marsh OR otters", ["a", "c"]),  # AND binds tighter than OR
+        ("heron AND (marsh OR otters)", ["a"]),
+        ("otters OR heron river", ["b", "c"]),
+        ("river NOT (heron OR otters)", ["d", "e"]),
+        ("river NOT (NOT otters NOT heron)", ["b", "c"]),  # river AND (otters OR heron)
+        ("heron AND otters", []),
+        ("walrus", []),
+    ],
+)
+def test_a_boolean_query_keeps_exactly_the_chunks_it_matches(
+    index: ChunkIndex, text: str, expected: list[str]
+) -> None:
+    birds(index)
+    assert matching(index, text) == expected
+
+
+def test_a_boolean_query_replaces_the_text_of_the_bm25_leg(index: ChunkIndex) -> None:
+    birds(index)
+    hits = index.search(query("otters", boolean=parse("heron NOT river")))
+    assert [h.chunk.id for h in hits] == ["a"]
+    assert hits[0].bm25_rank == 1 and hits[0].bm25_score is not None and hits[0].bm25_score > 0
+
+
+def test_boolean_matches_rank_by_bm25_of_the_positive_terms(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("once", "zebra grass plain dust"),
+            chunk("twice", "zebra zebra grass plain"),
+            chunk("gone", "zebra zebra zebra lion"),
+            chunk("other", "grass plain dust wind"),
+        ],
+        np.stack([axis(0), axis(1), axis(2), axis(3)]),
+    )
+    hits = index.search(query("", boolean=parse("zebra AND grass NOT lion")))
+    assert [h.chunk.id for h in hits] == ["twice", "once"]
+    assert [h.bm25_rank for h in hits] == [1, 2]
+    scores = [h.bm25_score for h in hits]
+    assert scores[0] is not None and scores[1] is not None and scores[0] > scores[1] > 0
+
+
+def test_a_phrase_sits_within_one_field_and_a_term_in_any(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("split", "york city", title="New"), chunk("titled", "a city", title="New York")],
+        np.stack([axis(0), axis(1)]),
+    )
+    assert matching(index, '"new york"') == ["titled"]
+    assert matching(index, "new AND york") == ["split", "titled"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("zebra*", ["a"]),
+        ('"zebra*"', ["a"]),
+        ("^zebra", ["a"]),
+        ("zebra:", ["a"]),
+        ("zebra + river", ["a"]),
+        ('"zebra" AND "river"', ["a"]),
+        ("déjà OR nothing", ["a"]),
+        ("NEAR(zebra river)", []),  # near is a word to find, not FTS5's NEAR
+        ("zebra NEAR river", []),
+        ("title:zebra", []),  # the phrase "title zebra", not a column filter
+        ("{title text}: zebra", []),
+        ("'; DROP TABLE chunks; --", []),
+    ],
+)
+def test_fts_syntax_in_a_boolean_query_is_only_ever_words(
+    index: ChunkIndex, text: str, expected: list[str]
+) -> None:
+    index.upsert(
+        [chunk("a", "zebra by the river, déjà vu"), chunk("b", "other")], np.stack([axis(0), axis(1)])
+    )
+    assert matching(index, text) == expected
+    assert matching(index, "zebra") == ["a"]  # the index is still there
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        Not(Term("heron")),
+        And((Not(Term("heron")), Not(Term("river")))),
+        Or((Term("heron"), Not(Term("river")))),
+        Term('zeb"ra'),
+        Term("Heron"),
+        Phrase(("new", "york*")),
+        Or(()),
+    ],
+)
+def test_a_boolean_tree_parse_would_not_make_is_refused(index: ChunkIndex, tree: BoolQuery) -> None:
+    birds(index)
+    with pytest.raises(InvalidInput):
+        index.search(query("", boolean=tree))
+
+
+def test_a_boolean_query_stays_within_its_brains(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "heron marsh"), chunk("b", "heron marsh", brain_id="b2"), chunk("c", "heron river")],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    assert matching(index, "heron NOT river") == ["a"]
+    assert matching(index, "heron NOT river", brain_ids=("b1", "b2")) == ["a", "b"]
+    assert matching(index, "heron", brain_ids=("b2",)) == ["b"]
+
+
+def test_a_boolean_query_applies_the_filter(index: ChunkIndex) -> None:
+    index.upsert(
+        [chunk("a", "heron marsh", tags=["x"]), chunk("b", "heron marsh", tags=["y"]), chunk("c", "heron")],
+        np.stack([axis(0), axis(1), axis(2)]),
+    )
+    assert matching(index, "heron marsh", any_tags=(("x", "z"),)) == ["a"]
+    assert matching(index, "heron NOT marsh", tags=("x",)) == []
+
+
+def test_any_tags_overlap_within_a_group_and_every_group_must_hold(index: ChunkIndex) -> None:
+    memories(
+        index,
+        chunk("p", "walrus", tags=["red", "cat"], facets={"type": "fact"}),
+        chunk("q", "walrus", tags=["blue", "cat"]),
+        chunk("r", "walrus", tags=["red", "dog"], facets={"type": "event"}),
+        chunk("s", "walrus", tags=["green"]),
+        chunk("t", "walrus"),
+    )
+    assert both_legs(index, any_tags=(("red", "blue"),)) == ["p", "q", "r"]
+    assert both_legs(index, any_tags=(("red", "blue"), ("dog", "green"))) == ["r"]
+    assert both_legs(index, any_tags=(("red", "blue"),), tags=("cat",)) == ["p", "q"]
+    assert both_legs(index, any_tags=(("red",),), facets=(("type", ("fact",)),)) == ["p"]
+    assert both_legs(index, any_tags=(("Red", "gree"),)) == []  # exact, case-sensitive tags
+    assert both_legs(index, any_tags=((),)) == []  # an empty group matches nothing
+    assert both_legs(index, any_tags=()) == ["p", "q", "r", "s", "t"]
 
 
 # -- SQLite only ---------------------------------------------------------------------------

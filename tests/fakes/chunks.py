@@ -1,7 +1,8 @@
 """In-memory ChunkIndex with the embedded index's semantics, for service unit tests.
 
 BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title + text, per brain, without
-stemming; cosine similarity for vectors; both legs filtered before their pools are cut (validity
+stemming (a boolean query keeps the chunks `boolean_query.matches` accepts, ranked by its positive
+terms); cosine similarity for vectors; both legs filtered before their pools are cut (validity
 at millisecond resolution, as the adapters compare it); the same weighted RRF as the SQLite
 adapter.
 """
@@ -19,9 +20,11 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.adapters.local.chunk_schema import epoch_ms
-from cairn.adapters.local.fts_query import query_terms, words
+from cairn.adapters.local.fts_boolean import leg_terms
+from cairn.adapters.local.fts_query import words
 from cairn.adapters.local.rrf import Leg, fuse
 from cairn.adapters.local.vector_store import unit_rows
+from cairn.domain.boolean_query import BoolQuery, matches
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
@@ -145,8 +148,10 @@ class MemoryChunkIndex:
         pool = max(query.candidate_pool, query.top_k)
         items = list(self.items.values())
         passing = [item for item in items if _passes(item.chunk, query.filter)]
-        terms = query_terms(query.text) if query.bm25_weight > 0 else []
-        bm25 = _bm25(items, passing, terms, pool) if terms else {}
+        boolean = query.boolean
+        terms = leg_terms(query)
+        texts = passing if boolean is None else [i for i in passing if _satisfies(boolean, i.chunk)]
+        bm25 = _bm25(items, texts, terms, pool) if terms else {}
         similar = _cosine(passing, vector, pool) if vector is not None else {}
         fused = fuse(
             [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)], query.rrf_k
@@ -173,6 +178,7 @@ def _passes(chunk: Chunk, f: ChunkFilter) -> bool:
         and (chunk.current or not f.current_only)
         and (not f.path_prefixes or any(chunk.path.startswith(p) for p in f.path_prefixes))
         and all(tag in chunk.tags for tag in f.tags)
+        and all(any(tag in chunk.tags for tag in group) for group in f.any_tags)
         and (f.created_from is None or created >= f.created_from)
         and (f.created_to is None or created < f.created_to)
         and (not f.document_ids or chunk.document_id in f.document_ids)
@@ -183,6 +189,11 @@ def _passes(chunk: Chunk, f: ChunkFilter) -> bool:
         )
         and (f.valid_at is None or _valid_at(chunk, f.valid_at))
     )
+
+
+def _satisfies(boolean: BoolQuery, chunk: Chunk) -> bool:
+    """The boolean query holds on the chunk's fields (a phrase within one of them)."""
+    return matches(boolean, chunk.title, chunk.text, chunk.context)
 
 
 def _valid_at(chunk: Chunk, moment: datetime) -> bool:

@@ -185,6 +185,7 @@ MEMORY_FILTERS: list[dict[str, Any]] = [
     {"facets": (("type", ("fact",)),)},
     {"importance_min": 0.0},
     {"valid_at": T0},
+    {"any_tags": (("red", "blue"),)},  # not a memory field, but never plain either
 ]
 
 

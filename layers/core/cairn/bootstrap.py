@@ -51,15 +51,18 @@ from cairn.services.library_profiles import LibraryProfiles
 from cairn.services.library_search import LibrarySearch
 from cairn.services.links import LinkRepository
 from cairn.services.memories import MemoryService
+from cairn.services.metacognition import MetacognitionService
 from cairn.services.page_assertions import PageAssertions
 from cairn.services.pages import PageService
 from cairn.services.raw_data import RawDataService
+from cairn.services.reasoning.service import ReasoningService
 from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
 from cairn.services.session_recall import RecallTuning, SessionRecall
 from cairn.services.sessions import SessionService
 from cairn.services.siblings import SiblingContext
+from cairn.services.thoughts import ThoughtContext, ThoughtMemories
 
 
 @dataclass
@@ -91,6 +94,9 @@ class Container:
     libraries: LibraryService
     concepts: ConceptGraph
     library_search: LibrarySearch
+    thoughts: ThoughtMemories
+    reasoning: ReasoningService
+    metacognition: MetacognitionService
     health: HealthService
     assertions: PageAssertions
     graph: GraphService
@@ -119,6 +125,7 @@ class Container:
             self.gaps,
             self.raw_data,
             self.adapters.clock,
+            self.thoughts,
         )
 
 
@@ -296,6 +303,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
         a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
         a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
+    thoughts = ThoughtMemories(
+        documents, a.records, a.chunks, a.embedder, a.clock, keep_rows=settings.backend == "local"
+    )
     libraries = LibraryService(
         brains,
         documents,
@@ -321,6 +331,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         health=HealthService(
             a.records, a.blobs, a.chunks, a.embedder, a.reranker, on_aws=settings.backend == "aws"
         ),
+        thoughts=thoughts,
+        reasoning=ReasoningService(a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain)),
+        metacognition=MetacognitionService(a.generator, clock=a.clock),
         library_search=LibrarySearch(a.chunks, a.embedder, concepts, documents, a.reranker),
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check

@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     rate_limit_burst: int = Field(default=100, ge=1)
     public_url: str | None = None
     zengram_brain: str | None = None
+    thoughtmcp_brain: str | None = None
+    """The brain ThoughtMCP's memories live in (default: the default brain; a first remember makes one)."""
     """The brain zengram's API and `brain_*` tools serve (id or slug); default: a key's only brain,
     else the default brain, else "Shared Brain", created by the first store."""
     """This server's base URL as clients see it (resource metadata); default: from the request."""

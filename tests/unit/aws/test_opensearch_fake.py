@@ -4,11 +4,12 @@
 `FakeCluster.handle`: requests go through opensearch-py's own URL building and serialisation,
 and `cluster.calls` records what would have gone over the wire. The cluster emulates the subset
 of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count, search with
-bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25 summed over
-fields), dot paths into flat_object fields, knn with an efficient filter (faiss innerproduct
-scores), ids, bool must_not, sort + search_after, msearch, delete/update by query (the index's
-own painless scripts), mapping reads and updates, search pipelines and the hybrid query fused by
-`score-ranker-processor` (RRF over the sub-queries' positions, weights per sub-query).
+bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25, fields summed for
+most_fields, else the best field; operator `and`; type `phrase`), dot paths into flat_object
+fields, knn with an efficient filter (faiss innerproduct scores), ids, bool must_not, sort +
+search_after, msearch, delete/update by query (the index's own painless scripts), mapping reads
+and updates, search pipelines and the hybrid query fused by `score-ranker-processor` (RRF over
+the sub-queries' positions, weights per sub-query).
 Analysis is folding + lowercasing, no stemming.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
@@ -280,21 +281,40 @@ class FakeCluster:
         return total + sum(s for s in should if s is not None)
 
     def _bm25(self, index: FakeIndex, spec: Json, doc_id: str) -> float | None:
-        terms = set(words(spec["query"]))
-        total, matched = 0.0, False
+        """A multi_match: per field a match (any term, or every term with operator `and`) or a
+        match_phrase (type `phrase`: the words adjacent, scored by phrase frequency and the sum of
+        the words' IDF, as Lucene's PhraseQuery); fields summed (most_fields) or the best one."""
+        kind = spec.get("type", "best_fields")
+        query = words(spec["query"])
+        scores: list[float] = []
         for entry in spec["fields"]:
             name, _, boost = entry.partition("^")
             tokens, average = self._field(index, name)
-            for term in terms:
-                tf = tokens[doc_id].count(term)
+            doc_tokens = tokens[doc_id]
+            if kind == "phrase":
+                parts = [(_phrase_count(doc_tokens, query), query)]
+            elif spec.get("operator", "or") == "and" and not all(term in doc_tokens for term in query):
+                continue
+            else:
+                parts = [(doc_tokens.count(term), [term]) for term in dict.fromkeys(query)]
+            score, matched = 0.0, False
+            for tf, group in parts:
                 if not tf:
                     continue
                 matched = True
-                df = sum(term in doc_tokens for doc_tokens in tokens.values())
-                idf = math.log(1 + (len(index.docs) - df + 0.5) / (df + 0.5))
-                norm = tf / (tf + 1.2 * (0.25 + 0.75 * len(tokens[doc_id]) / average))
-                total += float(boost or 1.0) * idf * norm
-        return total if matched else None
+                idf = sum(self._idf(index, tokens, term) for term in group)
+                norm = tf / (tf + 1.2 * (0.25 + 0.75 * len(doc_tokens) / average))
+                score += float(boost or 1.0) * idf * norm
+            if matched:
+                scores.append(score)
+        if not scores:
+            return None
+        return sum(scores) if kind == "most_fields" else max(scores)
+
+    @staticmethod
+    def _idf(index: FakeIndex, tokens: dict[str, list[str]], term: str) -> float:
+        df = sum(term in doc_tokens for doc_tokens in tokens.values())
+        return math.log(1 + (len(index.docs) - df + 0.5) / (df + 0.5))
 
     def _field(self, index: FakeIndex, name: str) -> tuple[dict[str, list[str]], float]:
         """Every document's tokens in one field, and their average count (cached per request)."""
@@ -334,6 +354,12 @@ def _parse(raw: bytes | str | None, ndjson: bool) -> Any:
     if ndjson:
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     return json.loads(text) if text else None
+
+
+def _phrase_count(tokens: list[str], phrase: list[str]) -> int:
+    """How often the words of `phrase` stand next to each other, in order, in `tokens`."""
+    size = len(phrase)
+    return sum(tokens[i : i + size] == phrase for i in range(len(tokens) - size + 1)) if size else 0
 
 
 def _error(kind: str, reason: str) -> Json:

@@ -87,6 +87,11 @@ class MemoryFacet(Model):
     """Of the stored (scrubbed) text: duplicates are found by it within a client and type."""
     access_count: int = 0
     last_access: datetime | None = None
+    user_id: str | None = None
+    """ThoughtMCP's userId: whose memory it is (services/thoughts.py); only they recall it there."""
+    session_id: str | None = None
+    keywords: list[str] | None = None
+    context: str | None = None
 
     @property
     def current(self) -> bool:

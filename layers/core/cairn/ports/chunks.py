@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from cairn.domain.boolean_query import BoolQuery
 from cairn.domain.models import Chunk
 from cairn.ports.embedder import Vectors
 
@@ -23,6 +24,8 @@ class ChunkFilter:
     brain_ids: tuple[str, ...]
     path_prefixes: tuple[str, ...] = ()  # any of these prefixes
     tags: tuple[str, ...] = ()  # every one of these tags
+    any_tags: tuple[tuple[str, ...], ...] = ()
+    """For every group, at least one of its tags (an empty group matches nothing)."""
     created_from: datetime | None = None  # inclusive
     created_to: datetime | None = None  # exclusive
     document_ids: tuple[str, ...] = ()  # restrict to these documents
@@ -45,6 +48,11 @@ class ChunkQuery:
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    boolean: BoolQuery | None = None
+    """A boolean full-text query (domain/boolean_query.py) for the BM25 leg, in place of `text`:
+    the leg keeps only chunks whose title, text or context satisfy it (a phrase within one of
+    them; NOT excludes), ranked by BM25 of its positive terms. It does not touch the vector leg:
+    callers pass vector=None (given a vector, the legs are fused as usual)."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from cairn.services.memories import (
 )
 from cairn.services.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
 from cairn.services.raw_data import RawDataService
+from cairn.services.thoughts import ThoughtMemories
 
 KIND: Final = "cairn-archive"
 FORMAT: Final = 1
@@ -229,7 +230,11 @@ class BrainArchive:
         gaps: GapService,
         raw_data: RawDataService,
         clock: Clock,
+        thoughts: ThoughtMemories | None = None,
     ) -> None:
+        """`thoughts`: a restored ThoughtMCP memory (a document with a user) gets its row back and
+        its waypoint links made again (services/thoughts.py)."""
+        self.thoughts = thoughts
         self.brains = brains
         self.documents = documents
         self.memories = memories
@@ -387,7 +392,11 @@ class _Restore:
             memory=r.memory,
             doc_id=r.id if keep_id else None,
         )
-        return self.a.documents.write(self.brain, r.path, r.data(), info, reason="restore").changed
+        outcome = self.a.documents.write(self.brain, r.path, r.data(), info, reason="restore")
+        doc = outcome.document
+        if self.a.thoughts is not None and doc.memory is not None and doc.memory.user_id is not None:
+            self.a.thoughts.adopt(self.brain, doc)
+        return outcome.changed
 
     def _memory(self, r: MemoryRecord) -> bool:
         memory_id = self._memory_id(r.id)

@@ -28,7 +28,7 @@ from cairn.services.document_text import document_text, image_captions, title_fo
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PreparedChunks
 from cairn.services.locks import KeyedLocks
-from cairn.services.repositories import DocumentRepository
+from cairn.services.repositories import DocumentRepository, doc_id_key, doc_key
 from cairn.services.siblings import SiblingContext, folder_of
 
 
@@ -326,6 +326,30 @@ class DocumentService:
             self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
         return committed
 
+    def erase(
+        self, brain: Brain, path: str, *, also: Sequence[Put | Delete] = (), reason: str | None = None
+    ) -> Document | None:
+        """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
+        content blob, with `also` in the same transaction. Only for documents whose bytes no other
+        document can share (blobs are content-addressed): ThoughtMCP memories, whose text is
+        stored with their own id. None when there is no such document."""
+        path = validate_path(path)
+        with self.locks.hold([_lock_key(brain, path)]):
+            doc = self.repo.get(brain.id, path)
+            if doc is None:
+                return None
+            gone = [
+                Delete(*doc_key(brain.id, path), expected_version=doc.version),
+                Delete(*doc_id_key(doc.id)),
+            ]
+            self.repo.records.transact([*gone, *also])
+            self.indexer.remove(doc)
+            self.blobs.delete(doc.blob_key)
+            self._publish(
+                brain, [ChangeEvent(kind="deleted", path=path, when=self.clock.now(), reason=reason)]
+            )
+        return doc
+
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)
         if src == dst:
@@ -397,8 +421,9 @@ class DocumentService:
                 self.repo.commit(list(also))
             return WriteOutcome(staged.document, created=False, changed=False)
         # An image item is described by its own text only: it neither takes nor gives a sibling's
-        # excerpt (services/siblings.py; docs/IMAGES.md).
-        if not staged.created or staged.document.content_type.startswith("image/"):
+        # excerpt (services/siblings.py; docs/IMAGES.md). Nor does a user's memory (ThoughtMCP), whose
+        # hard forget must leave no trace of its text in another memory's index context.
+        if not staged.created or _keeps_to_itself(staged.document):
             committed = self.repo.commit([*staged.ops, *also])[0]
             self.indexer.apply(committed, staged.prepared)
             return WriteOutcome(committed, created=staged.created, changed=True)
@@ -568,6 +593,12 @@ class DocumentService:
     def _publish(self, brain: Brain, events: builtins.list[ChangeEvent]) -> None:
         """Called with the paths' locks held, so events leave in commit order."""
         self.events.publish(brain.id, events)
+
+
+def _keeps_to_itself(doc: Document) -> bool:
+    return doc.content_type.startswith("image/") or (
+        doc.memory is not None and doc.memory.user_id is not None
+    )
 
 
 def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:

@@ -254,6 +254,9 @@ class DocumentIndexer:
             chunks = [chunks[0].model_copy(update={"context": context or ""}), *chunks[1:]]
         elif prepared.explicit_context and prepared.count:
             self.index.set_context(doc.brain_id, doc.id, prepared.context or "")
+        owner = owner_token(doc.memory.user_id) if doc.memory and doc.memory.user_id else None
+        if owner is not None:  # a user's memory: every chunk names its owner for full-text leg filters
+            chunks = [c.model_copy(update={"context": owner}) for c in chunks]
         if chunks:
             self.index.upsert(chunks, prepared.vectors)
         if prepared.removed:
@@ -285,12 +288,31 @@ def _copied_fields(doc: Document) -> dict[str, Any]:
         "valid_to": memory.valid_to if memory else None,
         "current": memory is None or memory.current,
         "facets": memory_facets(memory),
-        "importance": memory.importance if memory else None,
+        "importance": _ranked_importance(memory),
         "created_at": doc.created_at,
     }
 
 
-FACET_FIELDS = ("type", "client_id", "source_agent", "category", "knowledge_category", "key", "subject")
+FACET_FIELDS = (
+    "type", "client_id", "source_agent", "category", "knowledge_category", "key", "subject",
+    "user_id", "sector",
+)  # fmt: skip
+
+
+def owner_token(user_id: str) -> str:
+    """An index-only word naming a user (ThoughtMCP's memories carry it in every chunk's context):
+    ANDed into a boolean full-text query, the index intersects the user's rows instead of
+    filtering every match. Letters then digits, which no tokenizer or stemmer alters."""
+    digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()
+    return "owner" + str(int(digest[:15], 16))
+
+
+def _ranked_importance(memory: MemoryFacet | None) -> float | None:
+    """What a chunk's importance filter compares: a memory's salience where it has one (ThoughtMCP's
+    minSalience), else its importance (zengram's)."""
+    if memory is None:
+        return None
+    return memory.salience if memory.salience is not None else memory.importance
 
 
 def memory_facets(memory: MemoryFacet | None) -> dict[str, str]:

@@ -31,7 +31,8 @@ refused for one of those fields (the index re-created behind our back by an olde
 the same and is sent again. Its chunks stored before then have no `current` (read as current),
 no facets and no importance.
 
-Search. Terms come from the embedded index's query parser and vectors are scaled to unit length
+Search. Terms come from the embedded index's query parser (a boolean query's positive terms, the
+query itself a filter of the BM25 leg: opensearch_queries.py) and vectors are scaled to unit length
 (inner product = cosine), so the legs match the embedded ones; each leg carries the whole filter.
 A query with one leg (no terms, no vector, or a zero weight) runs as that leg alone. With two:
 `fusion="client"` sends both legs in one `_msearch` and fuses them here exactly as the embedded
@@ -77,7 +78,7 @@ from cairn.adapters.aws.opensearch_schema import (
     pipeline_body,
     pipeline_rank_constant,
 )
-from cairn.adapters.local.fts_query import query_terms
+from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.vector_store import unit_rows
 from cairn.domain.errors import CairnError, Conflict, InvalidInput
 from cairn.domain.models import Chunk
@@ -325,14 +326,15 @@ class OpenSearchChunkIndex:
             raise InvalidInput("rrf_k and the leg weights must not be negative")
         if query.top_k <= 0 or not query.filter.brain_ids:
             return []
-        terms = query_terms(query.text) if query.bm25_weight > 0 else []
+        boolean = query.boolean
+        terms = leg_terms(query)
         use_vector = query.vector is not None and query.vector_weight > 0
         vector = self._query_vector(query.vector) if use_vector else None
         if not terms and vector is None:
             return []
         self.ensure()
         pool = min(max(query.candidate_pool, query.top_k), max(self.candidate_pool, query.top_k), MAX_WINDOW)
-        bm25 = bm25_query(terms, query.filter, self.field_weights) if terms else None
+        bm25 = bm25_query(terms, query.filter, self.field_weights, boolean) if terms else None
         knn = knn_query(vector, query.filter, pool) if vector is not None else None
         if bm25 is not None and knn is not None and self.fusion == "pipeline" and self._version >= HYBRID_RRF:
             fusion = server_fusion(query, self._rank_constant, weighted=self._version >= WEIGHTED_RRF)

@@ -7,7 +7,11 @@ not cut first and filtered after); the hybrid query is made of the same two legs
 compared as epoch milliseconds, so time zones never matter. Query text never reaches a query
 parser: it is reduced to the embedded index's terms (folded words, stopwords dropped,
 `fts_query.query_terms`) and sent to a `multi_match`, which analyses it as plain text, so user
-input can never be query syntax.
+input can never be query syntax. A boolean query (domain/boolean_query.py) is a bool query in
+the BM25 leg's filter, over the same fields: a `multi_match` per term, one of type `phrase` per
+phrase (adjacent within one field), AND as `must` with NOT as `must_not`, OR as `should` with
+minimum_should_match 1; the leg's scoring `multi_match` then holds its positive terms, so it is
+ranked as the embedded index ranks it.
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ import numpy as np
 from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body, to_source
 from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.vector_store import Floats
+from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, check
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter
 
 # Field boosts of the BM25 leg (title, text, context): the embedded index's bm25() column
 # weights (sqlite_chunks.DEFAULT_BM25_WEIGHTS), summed over fields as FTS5 sums its columns.
 DEFAULT_FIELD_WEIGHTS = (2.0, 1.0, 0.5)
+TEXT_FIELDS = ["title", "text", "context"]
 SOURCE = {"excludes": [VECTOR_FIELD]}
 
 
@@ -40,6 +46,7 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
         prefixes = [{"prefix": {"path": prefix}} for prefix in dict.fromkeys(f.path_prefixes)]
         clauses.append({"bool": {"should": prefixes, "minimum_should_match": 1}})
     clauses.extend({"term": {"tags": tag}} for tag in dict.fromkeys(f.tags))
+    clauses.extend({"terms": {"tags": list(dict.fromkeys(group))}} for group in f.any_tags)  # any of
     created: dict[str, Any] = {}
     if f.created_from is not None:
         created["gte"] = epoch_ms(f.created_from)
@@ -83,7 +90,10 @@ def bm25_query(
     terms: Sequence[str],
     chunk_filter: ChunkFilter,
     field_weights: tuple[float, float, float] = DEFAULT_FIELD_WEIGHTS,
+    boolean: BoolQuery | None = None,
 ) -> Body:
+    """The BM25 leg: `terms` scored over the fields; with `boolean`, only the chunks it matches
+    (`terms` then being its positive terms)."""
     title, text, context = field_weights
     match = {
         "multi_match": {
@@ -93,7 +103,26 @@ def bm25_query(
             "operator": "or",
         }
     }
-    return {"bool": {"must": [match], "filter": filter_clauses(chunk_filter)}}
+    clauses = filter_clauses(chunk_filter)
+    if boolean is not None:
+        check(boolean)
+        clauses.append(boolean_clause(boolean))
+    return {"bool": {"must": [match], "filter": clauses}}
+
+
+def boolean_clause(node: BoolQuery) -> Body:
+    """A (checked) boolean query tree as an OpenSearch query, for a filter context."""
+    if isinstance(node, Term):
+        return {"multi_match": {"query": node.word, "fields": TEXT_FIELDS, "operator": "and"}}
+    if isinstance(node, Phrase):
+        return {"multi_match": {"query": " ".join(node.words), "fields": TEXT_FIELDS, "type": "phrase"}}
+    if isinstance(node, Or):
+        return {"bool": {"should": [boolean_clause(item) for item in node.items], "minimum_should_match": 1}}
+    if isinstance(node, And):
+        must = [boolean_clause(item) for item in node.items if not isinstance(item, Not)]
+        must_not = [boolean_clause(item.item) for item in node.items if isinstance(item, Not)]
+        return {"bool": {"must": must, **({"must_not": must_not} if must_not else {})}}
+    raise AssertionError("check() leaves NOT only inside an AND")
 
 
 def knn_query(vector: Sequence[float], chunk_filter: ChunkFilter, k: int) -> Body:

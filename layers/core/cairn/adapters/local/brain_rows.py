@@ -8,8 +8,8 @@ then derives the next snapshot from each of its own writes (`changed`); a write 
 shows up as a generation it did not make, and the snapshot is loaded again.
 
 Filters: `active_only`, `current_only`, the created range, `valid_at` and `importance_min` are
-masks; path prefixes, document ids, tags and facets each run one index-only query that returns
-vector rows.
+masks; path prefixes, document ids, tags, any-of tag groups and facets each run one index-only
+query that returns vector rows.
 """
 
 from __future__ import annotations
@@ -230,6 +230,10 @@ def _restrictions(brain_id: str, f: ChunkFilter) -> list[tuple[str, Sequence[obj
         out.append((sql, [brain_id, *f.document_ids]))
     for tag in dict.fromkeys(f.tags):
         out.append(("SELECT vec_row FROM chunk_tags WHERE tag = ? AND brain_id = ?", [tag, brain_id]))
+    for group in f.any_tags:
+        marks = ", ".join("?" * len(group))
+        sql = f"SELECT vec_row FROM chunk_tags WHERE tag IN ({marks}) AND brain_id = ?"
+        out.append((sql, [*group, brain_id]))
     for name, values in f.facets:
         marks = ", ".join("?" * len(values))
         sql = f"SELECT vec_row FROM chunk_facets WHERE name = ? AND value IN ({marks}) AND brain_id = ?"

@@ -244,6 +244,7 @@ def is_plain(chunk_filter: ChunkFilter) -> bool:
     return not (
         f.path_prefixes
         or f.tags
+        or f.any_tags
         or f.document_ids
         or f.facets
         or f.current_only
@@ -270,6 +271,12 @@ def where(chunk_filter: ChunkFilter, brain_ids: Sequence[str]) -> tuple[str, lis
     for tag in dict.fromkeys(f.tags):
         parts.append("EXISTS (SELECT 1 FROM chunk_tags t WHERE t.tag = ? AND t.chunk_rowid = c.rowid)")
         params.append(tag)
+    for group in f.any_tags:
+        parts.append(
+            "EXISTS (SELECT 1 FROM chunk_tags t WHERE t.chunk_rowid = c.rowid "
+            f"AND t.tag IN ({', '.join('?' * len(group))}))"
+        )
+        params += list(group)
     if f.created_from is not None:
         parts.append("c.created_ms >= ?")
         params.append(epoch_ms(f.created_from))

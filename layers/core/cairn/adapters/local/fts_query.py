@@ -5,56 +5,17 @@ lowercased, stopwords dropped, and the rest OR-ed, each one quoted: FTS5 operato
 user (`AND`, `NOT`, `*`, `:`, `-`, `"`, parentheses) are therefore only ever plain words or
 separators. The FTS5 tokenizer still stems quoted terms (porter), so `running` finds `runs`.
 
-The stopword list is the common 179-word English list. It drops question words too: on the
-LoCoMo dev split (BM25 leg alone, through SqliteChunkIndex) recall@10 was 0.647 with it,
-0.604 with a 22-word list that keeps `what`/`when`/`did` and 0.606 with no list at all.
+The word rules live in domain/words.py, which boolean queries share. The stopword list is the
+common 179-word English list. It drops question words too: on the LoCoMo dev split (BM25 leg
+alone, through SqliteChunkIndex) recall@10 was 0.647 with it, 0.604 with a 22-word list that
+keeps `what`/`when`/`did` and 0.606 with no list at all.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from cairn.domain.words import MAX_TERMS, STOPWORDS, query_terms, words
 
-MAX_TERMS = 32
-
-_STOPWORD_TEXT = """
-    i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
-    yourselves he him his himself she she's her hers herself it it's its itself they them their
-    theirs themselves what which who whom this that that'll these those am is are was were be
-    been being have has had having do does did doing a an the and but if or because as until
-    while of at by for with about against between into through during before after above below
-    to from up down in out on off over under again further then once here there when where why
-    how all any both each few more most other some such no nor not only own same so than too
-    very s t can will just don don't should should've now d ll m o re ve y ain aren aren't
-    couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma
-    mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren
-    weren't won won't wouldn wouldn't
-"""
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _fold(text: str) -> str:
-    """Lowercase and strip diacritics (unicode61 `remove_diacritics 2` does the same)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def words(text: str) -> list[str]:
-    """Every word of `text`, folded, in order (stopwords kept)."""
-    return _WORD.findall(_fold(text))
-
-
-def query_terms(text: str) -> list[str]:
-    """The distinct non-stopword words of a query, in first-seen order, at most MAX_TERMS."""
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word not in STOPWORDS and word not in seen:
-            seen[word] = None
-            if len(seen) == MAX_TERMS:
-                break
-    return list(seen)
+__all__ = ["MAX_TERMS", "STOPWORDS", "match_expression", "or_expression", "query_terms", "words"]
 
 
 def or_expression(terms: list[str]) -> str:

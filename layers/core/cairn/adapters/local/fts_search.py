@@ -71,18 +71,32 @@ def bm25_ranked(
     """
     small = table_rows is not None and table_rows <= budget
     plan = TermPlan(terms) if small else plan_terms(conn, table, terms, budget)
-    bm25 = f"bm25({table}, {', '.join(repr(float(w)) for w in weights)})"
     where = [f"{table} MATCH ?"]
     params: list[object] = [or_expression(plan.terms)]
     if plan.min_rowid is not None:
         where.append(f"{table}.rowid >= ?")
         params.append(plan.min_rowid)
+    return ranked_matches(conn, table, weights, where, params, condition, pool)
+
+
+def ranked_matches(
+    conn: sqlite3.Connection,
+    table: str,
+    weights: tuple[float, float, float],
+    where: list[str],
+    params: list[object],
+    condition: tuple[str, Sequence[object]] | None,
+    pool: int,
+) -> list[tuple[int, float]]:
+    """(rowid, BM25 score where higher is better) of the rows `where` matches, best first, at
+    most `pool`, each also meeting `condition` (a filter on the chunk row)."""
+    bm25 = f"bm25({table}, {', '.join(repr(float(w)) for w in weights)})"
     source = table
     if condition is not None:
         # CROSS JOIN keeps FTS5 as the outer loop: the MATCH drives, the filter checks each match.
         source = f"{table} CROSS JOIN chunks c ON c.rowid = {table}.rowid"
-        where.append(condition[0])
-        params.extend(condition[1])
+        where = [*where, condition[0]]
+        params = [*params, *condition[1]]
     rows = conn.execute(
         f"SELECT {table}.rowid, {bm25} AS score FROM {source} WHERE {' AND '.join(where)} "
         f"ORDER BY score, {table}.rowid LIMIT ?",

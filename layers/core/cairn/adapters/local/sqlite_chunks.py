@@ -24,11 +24,12 @@ import numpy as np
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
-from cairn.adapters.local.fts_query import query_terms
+from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
 from cairn.adapters.local.fts_search import DEFAULT_POSTING_BUDGET, bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
+from cairn.domain.boolean_query import BoolQuery
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
@@ -204,12 +205,13 @@ class SqliteChunkIndex:
         if query.top_k <= 0 or not query.filter.brain_ids:
             return []
         pool = max(query.candidate_pool, query.top_k)
-        terms = query_terms(query.text) if query.bm25_weight > 0 else []
+        boolean = query.boolean
+        terms = leg_terms(query)
         use_vector = query.vector is not None and query.vector_weight > 0
         vector = self._query_vector(query.vector) if use_vector else None
         with self._db.snapshot() as conn:
             brains = self._known(conn, query.filter.brain_ids)
-            bm25 = self._bm25_leg(conn, terms, query.filter, brains, pool) if terms else {}
+            bm25 = self._bm25_leg(conn, terms, boolean, query.filter, brains, pool) if terms else {}
             similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
             ids = self._ids(conn, [*bm25, *similar])
             legs = [
@@ -231,20 +233,26 @@ class SqliteChunkIndex:
         self,
         conn: sqlite3.Connection,
         terms: list[str],
+        boolean: BoolQuery | None,
         chunk_filter: ChunkFilter,
         brains: dict[str, tuple[int, int]],
         pool: int,
     ) -> dict[int, float]:
-        """rowid → BM25 score (higher is better), best first, merged over the brains."""
+        """rowid → BM25 score (higher is better), best first, merged over the brains; with a
+        boolean query, of the rows it matches (fts_boolean.py), `terms` being its positive terms."""
         ranked: list[tuple[int, float]] = []
         for brain_id, (seq, generation) in brains.items():
             rows = self._brain_rows(conn, brain_id, generation)
             condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
             if _every_row_passes(chunk_filter, rows):
                 condition = None  # every row of the brain's table qualifies: skip the join
+            table = schema.fts_table(seq)
+            if boolean is not None:
+                ranked += boolean_ranked(conn, table, boolean, self.bm25_weights, condition, pool)
+                continue
             ranked += bm25_ranked(
                 conn,
-                schema.fts_table(seq),
+                table,
                 terms,
                 self.bm25_weights,
                 condition,

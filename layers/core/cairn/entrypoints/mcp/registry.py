@@ -43,6 +43,7 @@ SURFACES: dict[str, Surface] = {
         trailing_slash=True,
         anonymous=True,
     ),
+    "thoughtmcp": Surface("cairn.entrypoints.mcp.thoughtmcp:build_thoughtmcp", "/mcp/thoughtmcp"),
 }
 DEFAULT_SURFACE = "canonical"
 """What `cairn mcp` serves without --surface, and whose path the bare resource metadata names."""

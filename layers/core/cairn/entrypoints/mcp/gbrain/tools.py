@@ -23,7 +23,7 @@ from cairn.domain.pages import MAX_LIMIT, is_slug, timeline_entries
 from cairn.entrypoints.mcp.gbrain import args as a
 from cairn.entrypoints.mcp.gbrain import check
 from cairn.entrypoints.mcp.gbrain.errors import AmbiguousLink
-from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
+from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.services import assertions
 from cairn.services.gaps import MAX_CONTEXT, KnowledgeGap
 from cairn.services.page_search import PageHit, PageSearch
@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 BACKLINKS_LIMIT = 100
 MAX_GRAPH_DEPTH = 10
 DEFAULT_COLLECTION_NAME = "default"
-BRAIN_META = "cairn.dev/brain"
-TARGET_META = "cairn.dev/target"
-"""What a mutation changed, in the result's _meta, for the audit (the answers are text)."""
 
 
 # -- answers ---------------------------------------------------------------------------------------
@@ -48,7 +45,7 @@ def text(body: str, *, brain: Brain | None = None, target: str | None = None) ->
     result = CallToolResult(content=[TextContent(type="text", text=body)])
     if brain is None:
         return result
-    return result.model_copy(update={"meta": {BRAIN_META: brain.id, TARGET_META: target}})
+    return audit_meta(result, brain.id, target)
 
 
 def as_json(value: Any, *, brain: Brain | None = None, target: str | None = None) -> CallToolResult:
@@ -403,21 +400,8 @@ def raw(deps: SurfaceDeps, x: a.RawArgs) -> CallToolResult:
 # -- declarations ----------------------------------------------------------------------------------
 
 
-def _audited(_: ToolArgs, result: CallToolResult) -> AuditTarget:
-    meta = result.meta or {}
-    return AuditTarget(brain_id=meta.get(BRAIN_META), target=meta.get(TARGET_META))
-
-
 def spec(name: str, description: str, args: type[Any], scope: str, handler: Any) -> ToolSpec[Any]:
-    return ToolSpec(
-        name=name,
-        description=description,
-        args=args,
-        output=None,
-        scope=scope,
-        handler=handler,
-        audit=_audited if scope != READ else None,
-    )
+    return declare(name, description, args, scope, handler)
 
 
 GBRAIN_TOOLS: tuple[ToolSpec[Any], ...] = (

@@ -6,7 +6,16 @@ from cairn.entrypoints.mcp.kit.audit import AuditSink, CallAudit, container_audi
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, JsonRpcErrors, validation_message
 from cairn.entrypoints.mcp.kit.schema import clean_schema
 from cairn.entrypoints.mcp.kit.server import SurfaceServer
-from cairn.entrypoints.mcp.kit.spec import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, ok_result
+from cairn.entrypoints.mcp.kit.spec import (
+    AuditTarget,
+    SurfaceDeps,
+    ToolArgs,
+    ToolSpec,
+    audit_from_meta,
+    audit_meta,
+    declare,
+    ok_result,
+)
 
 __all__ = [
     "AuditSink",
@@ -18,8 +27,11 @@ __all__ = [
     "SurfaceServer",
     "ToolArgs",
     "ToolSpec",
+    "audit_from_meta",
+    "audit_meta",
     "clean_schema",
     "container_audit",
+    "declare",
     "ok_result",
     "validation_message",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -94,4 +94,35 @@ def ok_result(text: str, payload: BaseModel) -> CallToolResult:
     """A summary in content[0].text and the payload as structuredContent."""
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=payload.model_dump(mode="json")
+    )
+
+
+AUDIT_BRAIN: Final = "cairn.dev/brain"
+AUDIT_TARGET: Final = "cairn.dev/target"
+"""Where a text-only answer carries what its mutation changed (the result's _meta), for the audit."""
+
+
+def audit_meta(result: CallToolResult, brain_id: str, target: str | None) -> CallToolResult:
+    """The result, naming the brain and target its mutation changed (see `declare`)."""
+    return result.model_copy(update={"meta": {AUDIT_BRAIN: brain_id, AUDIT_TARGET: target}})
+
+
+def audit_from_meta(_: ToolArgs, result: CallToolResult) -> AuditTarget:
+    meta = result.meta or {}
+    return AuditTarget(brain_id=meta.get(AUDIT_BRAIN), target=meta.get(AUDIT_TARGET))
+
+
+def declare(
+    name: str, description: str, args: type[ArgsT], scope: str, handler: Handler[ArgsT]
+) -> ToolSpec[ArgsT]:
+    """A tool with no output schema whose answers are text; a mutation's audit reads the brain and
+    target its handler put in the result (`audit_meta`)."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        args=args,
+        output=None,
+        scope=scope,
+        handler=handler,
+        audit=audit_from_meta if scope not in UNAUDITED else None,
     )

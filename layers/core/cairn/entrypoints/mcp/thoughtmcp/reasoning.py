@@ -1,0 +1,134 @@
+"""ThoughtMCP's reasoning tools (think, analyze, ponder, breakdown: services/reasoning/) and its
+metacognitive tools (assess_confidence, detect_bias, detect_emotion, evaluate:
+services/metacognition/), in the surface's envelope. With no language model configured every answer
+is the rules' and says so (`method: "rule-based"`, `model: null`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_types import CallToolResult
+
+from cairn.auth.principal import READ
+from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
+from cairn.entrypoints.mcp.thoughtmcp import args as a
+from cairn.entrypoints.mcp.thoughtmcp.envelope import success
+from cairn.services.thoughts import check_user
+
+
+def _context(ctx: a.ReasoningContext | None) -> dict[str, Any] | None:
+    if ctx is None:
+        return None
+    return {"background": ctx.background, "constraints": ctx.constraints or [], "goals": ctx.goals or []}
+
+
+def _user(user_id: str | None) -> str | None:
+    if user_id is not None:
+        check_user(user_id)  # its memories become the reasoning's context: it must be the caller's
+    return user_id
+
+
+def think(deps: SurfaceDeps, x: a.ThinkArgs) -> CallToolResult:
+    r = deps.container.reasoning
+    return success(r.think(x.problem, x.mode, context=_context(x.context), user_id=_user(x.userId)))
+
+
+def analyze(deps: SurfaceDeps, x: a.AnalyzeArgs) -> CallToolResult:
+    r = deps.container.reasoning
+    data = r.analyze(x.problem, x.preferredFramework, context=_context(x.context), user_id=_user(x.userId))
+    return success(data)
+
+
+def ponder(deps: SurfaceDeps, x: a.PonderArgs) -> CallToolResult:
+    r = deps.container.reasoning
+    timeout = int(x.timeout) if x.timeout is not None else 30000
+    return success(r.ponder(x.problem, timeout, context=_context(x.context), user_id=_user(x.userId)))
+
+
+def breakdown(deps: SurfaceDeps, x: a.BreakdownArgs) -> CallToolResult:
+    r = deps.container.reasoning
+    depth = int(x.maxDepth) if x.maxDepth is not None else 3
+    return success(r.breakdown(x.problem, depth, context=_context(x.context), user_id=_user(x.userId)))
+
+
+def assess_confidence(deps: SurfaceDeps, x: a.AssessArgs) -> CallToolResult:
+    data, metadata = deps.container.metacognition.assess_confidence(x.reasoning, x.evidence, x.context)
+    return success(data, metadata)
+
+
+def detect_bias(deps: SurfaceDeps, x: a.BiasArgs) -> CallToolResult:
+    data, metadata = deps.container.metacognition.detect_bias(x.reasoning, x.context)
+    return success(data, metadata)
+
+
+def detect_emotion(deps: SurfaceDeps, x: a.EmotionArgs) -> CallToolResult:
+    include = x.includeDiscrete if x.includeDiscrete is not None else True
+    data, metadata = deps.container.metacognition.detect_emotion(x.text, include)
+    return success(data, metadata)
+
+
+def evaluate(deps: SurfaceDeps, x: a.EvaluateArgs) -> CallToolResult:
+    data, metadata = deps.container.metacognition.evaluate(
+        x.reasoning,
+        x.context,
+        include_confidence=x.includeConfidence if x.includeConfidence is not None else True,
+        include_bias=x.includeBias if x.includeBias is not None else True,
+        include_emotion=bool(x.includeEmotion),
+    )
+    return success(data, metadata)
+
+
+def spec(name: str, description: str, args: type[Any], handler: Any) -> ToolSpec[Any]:
+    return ToolSpec(name=name, description=description, args=args, output=None, scope=READ, handler=handler)
+
+
+REASONING_TOOLS: tuple[ToolSpec[Any], ...] = (
+    spec(
+        "think",
+        "Perform reasoning with specified mode (analytical, creative, critical, synthetic, parallel).",
+        a.ThinkArgs,
+        think,
+    ),
+    spec(
+        "analyze",
+        "Analyze problem using systematic thinking framework with dynamic framework selection.",
+        a.AnalyzeArgs,
+        analyze,
+    ),
+    spec(
+        "ponder",
+        "Execute parallel reasoning streams with coordination and synthesis.",
+        a.PonderArgs,
+        ponder,
+    ),
+    spec(
+        "breakdown",
+        "Decompose problem into hierarchical sub-problems with dependency mapping.",
+        a.BreakdownArgs,
+        breakdown,
+    ),
+    spec(
+        "assess_confidence",
+        "Assess confidence in reasoning with multi-dimensional analysis.",
+        a.AssessArgs,
+        assess_confidence,
+    ),
+    spec(
+        "detect_bias",
+        "Detect cognitive biases in reasoning with real-time monitoring.",
+        a.BiasArgs,
+        detect_bias,
+    ),
+    spec(
+        "detect_emotion",
+        "Detect emotions using Circumplex model and discrete classification.",
+        a.EmotionArgs,
+        detect_emotion,
+    ),
+    spec(
+        "evaluate",
+        "Analyze reasoning quality with comprehensive assessment.",
+        a.EvaluateArgs,
+        evaluate,
+    ),
+)

@@ -1,0 +1,309 @@
+"""ThoughtMCP's memory tools on services/thoughts.py (the reasoning and metacognitive tools are in
+reasoning.py). Every answer goes out in the surface's envelope (envelope.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mcp_types import CallToolResult
+
+from cairn.auth.principal import READ, WRITE
+from cairn.bootstrap import Container
+from cairn.domain.boolean_query import highlight, matched_terms
+from cairn.domain.boolean_query import parse as parse_query
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain
+from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
+from cairn.entrypoints.mcp.thoughtmcp import args as a
+from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
+from cairn.services.thoughts import (
+    MAX_LIMIT,
+    NOT_FOUND_SUGGESTION,
+    Filters,
+    Metadata,
+    NewMemory,
+    Recalled,
+    ThoughtError,
+    check_user,
+    parse_moment,
+    thought_brain,
+    wire_memory,
+)
+
+
+def brain_of(c: Container, *, create: bool = False) -> Brain | None:
+    return thought_brain(c.brains, c.settings.thoughtmcp_brain, create=create)
+
+
+def audited(result: CallToolResult, brain: Brain, target: str | None) -> CallToolResult:
+    return audit_meta(result, brain.id, target)
+
+
+def _metadata(m: a.MemoryMetadata | a.MetadataUpdate | None) -> Metadata | None:
+    if m is None:
+        return None
+    return Metadata(
+        keywords=tuple(m.keywords) if m.keywords is not None else None,
+        tags=tuple(m.tags) if m.tags is not None else None,
+        category=m.category,
+        context=m.context,
+        importance=m.importance,
+    )
+
+
+def _filters(x: a.Filtered) -> Filters:
+    dates = x.dateRange or a.DateRange()
+    meta = x.metadata or a.MetadataFilter()
+    return Filters(
+        sectors=tuple(x.sectors or ()),
+        primary_sector=x.primarySector,
+        min_strength=x.minStrength,
+        min_salience=x.minSalience,
+        date_from=parse_moment(dates.start, "dateRange.start") if dates.start else None,
+        date_to=parse_moment(dates.end, "dateRange.end") if dates.end else None,
+        keywords=tuple(meta.keywords or ()),
+        tags=tuple(meta.tags or ()),
+        category=meta.category,
+    )
+
+
+def _page(x: a.Filtered) -> tuple[int, int]:
+    limit = int(x.limit) if x.limit is not None else 10
+    offset = int(x.offset) if x.offset is not None else 0
+    return max(1, min(limit, MAX_LIMIT)), max(0, offset)
+
+
+# -- memory tools ---------------------------------------------------------------------------------
+
+
+def remember(deps: SurfaceDeps, x: a.RememberArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c, create=True)
+    assert brain is not None
+    memory = NewMemory(x.content, x.userId, x.sessionId, x.primarySector, _metadata(x.metadata) or Metadata())
+    data = c.thoughts.remember(brain, memory)
+    return audited(success(data), brain, data["memoryId"])
+
+
+def recall(deps: SurfaceDeps, x: a.RecallArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c)
+    filters = _filters(x)
+    limit, offset = _page(x)
+    if x.minSimilarity is not None and not 0 <= x.minSimilarity <= 1:
+        raise ThoughtError("minSimilarity must be between 0 and 1", "Give minSimilarity in 0..1")
+    with_text = x.text is not None and x.text.strip() != ""
+    if brain is None:
+        found: list[Recalled] = []
+        total = 0
+    else:
+        found, total = c.thoughts.recall(
+            brain,
+            x.userId,
+            text=x.text,
+            filters=filters,
+            limit=limit,
+            offset=offset,
+            min_similarity=x.minSimilarity if x.minSimilarity is not None else 0.5,
+        )
+    memories = [{**wire_memory(f), "score": f.score.wire()} for f in found]
+    return success(
+        {
+            "memories": memories,
+            "totalCount": total,
+            "scores": {f.row.id: round(f.score.total, 6) for f in found},
+            "rankingMethod": "similarity" if with_text else "salience",
+        }
+    )
+
+
+def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c)
+    filters = _filters(x)
+    limit, offset = _page(x)
+    if x.text is None or not x.text.strip():
+        found, total = (
+            c.thoughts.recall(brain, x.userId, text=None, filters=filters, limit=limit, offset=offset)
+            if brain is not None
+            else ([], 0)
+        )
+        return success(
+            {
+                "memories": [{**wire_memory(f), "score": f.score.wire()} for f in found],
+                "totalCount": total,
+                "scores": {f.row.id: round(f.score.total, 6) for f in found},
+                "searchType": "vector-metadata",
+            }
+        )
+    try:
+        query = parse_query(x.text)
+    except InvalidInput as exc:
+        return failure(exc.message, 'Use terms, "quoted phrases", AND, OR, NOT and balanced parentheses')
+    ranked, total = (
+        c.thoughts.search(brain, x.userId, query, filters=filters, limit=limit, offset=offset)
+        if brain is not None
+        else ([], 0)
+    )
+    memories = []
+    for hit, rank in ranked:
+        wired = wire_memory(hit, with_access=False)
+        memories.append(
+            {
+                "id": wired["id"],
+                "content": wired["content"],
+                "createdAt": wired["createdAt"],
+                "strength": wired["strength"],
+                "salience": wired["salience"],
+                "rank": round(rank, 6),
+                "highlight": highlight(query, hit.content),
+                "matchedTerms": matched_terms(query, hit.content),
+            }
+        )
+    return success({"memories": memories, "totalCount": total, "searchType": "full-text"})
+
+
+def update_memory(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c)
+    if brain is None:
+        return failure(
+            "Memory not found", "Check that memoryId is correct and belongs to the specified userId"
+        )
+    data = c.thoughts.update(
+        brain,
+        x.memoryId,
+        x.userId,
+        content=x.content,
+        strength=x.strength,
+        salience=x.salience,
+        metadata=_metadata(x.metadata),
+    )
+    return audited(success(data), brain, x.memoryId)
+
+
+def forget(deps: SurfaceDeps, x: a.ForgetArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c)
+    if brain is None:
+        raise ThoughtError("Memory not found or does not belong to user", NOT_FOUND_SUGGESTION)
+    data = c.thoughts.forget(brain, x.memoryId, x.userId, soft=bool(x.soft))
+    return audited(success(data), brain, x.memoryId)
+
+
+def batch_remember(deps: SurfaceDeps, x: a.BatchRememberArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    started = time.perf_counter()
+    brain = brain_of(c, create=True)
+    assert brain is not None
+    created: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for index, item in enumerate(x.memories):
+        memory = NewMemory(
+            item.content, x.userId, x.sessionId, item.primarySector, _metadata(item.metadata) or Metadata()
+        )
+        try:
+            created.append({"index": index, **c.thoughts.remember(brain, memory)})
+        except ThoughtError as exc:
+            failures.append({"index": index, "error": exc.message})
+    data = {
+        "successCount": len(created),
+        "failureCount": len(failures),
+        "created": created,
+        "failures": failures,
+        "processingTime": round((time.perf_counter() - started) * 1000),
+    }
+    return audited(success(data), brain, None)
+
+
+def batch_recall(deps: SurfaceDeps, x: a.BatchRecallArgs) -> CallToolResult:
+    c = deps.container
+    check_user(x.userId)
+    brain = brain_of(c)
+    found = c.thoughts.get_many(brain, x.userId, x.memoryIds) if brain is not None else {}
+    memories = [
+        wire_memory(found[i])
+        for i in x.memoryIds
+        if i in found and (x.includeDeleted or found[i].strength > 0)
+    ]
+    missing = [i for i in x.memoryIds if i not in {m["id"] for m in memories}]
+    return success({"memories": memories, "foundCount": len(memories), "notFound": missing})
+
+
+def batch_forget(deps: SurfaceDeps, x: a.BatchForgetArgs) -> CallToolResult:
+    c = deps.container
+    brain = brain_of(c)
+    deleted: list[str] = []
+    failures: list[dict[str, str]] = []
+    for memory_id in x.memoryIds:
+        try:
+            if brain is None:
+                raise ThoughtError("Memory not found")
+            c.thoughts.forget(brain, memory_id, None, soft=bool(x.soft))
+            deleted.append(memory_id)
+        except ThoughtError as exc:
+            failures.append({"memoryId": memory_id, "error": exc.message})
+    data = {
+        "successCount": len(deleted),
+        "failureCount": len(failures),
+        "deletionType": "soft" if x.soft else "hard",
+        "deleted": deleted,
+        "failures": failures,
+    }
+    return audited(success(data), brain, None) if brain is not None else success(data)
+
+
+# -- declarations ---------------------------------------------------------------------------------
+
+
+spec = declare
+
+
+MEMORY_TOOLS: tuple[ToolSpec[Any], ...] = (
+    spec(
+        "remember",
+        "Store a new memory with automatic embedding generation and waypoint graph connections.",
+        a.RememberArgs,
+        WRITE,
+        remember,
+    ),
+    spec(
+        "recall",
+        "Retrieve memories using composite scoring with vector similarity, metadata filtering, and "
+        "pagination.",
+        a.RecallArgs,
+        READ,
+        recall,
+    ),
+    spec(
+        "update_memory",
+        "Update an existing memory with selective field updates.",
+        a.UpdateArgs,
+        WRITE,
+        update_memory,
+    ),
+    spec("forget", "Delete a memory with cascade deletion options.", a.ForgetArgs, WRITE, forget),
+    spec(
+        "search",
+        "Advanced memory search combining full-text search, vector similarity, and metadata filtering.",
+        a.SearchArgs,
+        READ,
+        search,
+    ),
+    spec(
+        "batch_remember",
+        "Store several memories of one user and session in one call.",
+        a.BatchRememberArgs,
+        WRITE,
+        batch_remember,
+    ),
+    spec("batch_recall", "Retrieve memories of a user by their IDs.", a.BatchRecallArgs, READ, batch_recall),
+    spec("batch_forget", "Delete several memories by their IDs.", a.BatchForgetArgs, WRITE, batch_forget),
+)

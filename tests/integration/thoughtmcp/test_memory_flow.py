@@ -1,0 +1,152 @@
+"""remember, recall, search, update_memory, forget and the batch tools through the official MCP
+client over HTTP, with ThoughtMCP's envelope and messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.mcp.conftest import LiveServer
+from tests.integration.thoughtmcp.conftest import data, refused, thought
+
+pytestmark = pytest.mark.anyio
+ALICE = "alice"
+
+
+async def test_remember_recall_search_update_forget(live: LiveServer) -> None:
+    async with thought(live) as t:
+        first = data(
+            await t.call_tool(
+                "remember",
+                {
+                    "content": "User prefers dark mode for all applications",
+                    "userId": ALICE,
+                    "sessionId": "s1",
+                    "primarySector": "semantic",
+                    "metadata": {
+                        "keywords": ["dark mode", "preference"],
+                        "tags": ["settings"],
+                        "importance": 0.8,
+                    },
+                },
+            )
+        )
+        second = data(
+            await t.call_tool(
+                "remember",
+                {
+                    "content": "Deployed the billing service to production after the critical fix",
+                    "userId": ALICE,
+                    "sessionId": "s1",
+                    "primarySector": "episodic",
+                },
+            )
+        )
+        recalled = data(await t.call_tool("recall", {"userId": ALICE, "text": "dark mode preference"}))
+        listed = data(await t.call_tool("recall", {"userId": ALICE, "primarySector": "episodic"}))
+        found = data(
+            await t.call_tool("search", {"userId": ALICE, "text": "billing AND production NOT staging"})
+        )
+        none = data(await t.call_tool("search", {"userId": ALICE, "text": "billing AND staging"}))
+        bad = refused(await t.call_tool("search", {"userId": ALICE, "text": "(billing AND"}))
+        updated = data(
+            await t.call_tool(
+                "update_memory",
+                {
+                    "memoryId": first["memoryId"],
+                    "userId": ALICE,
+                    "content": "User strongly prefers dark mode",
+                },
+            )
+        )
+        soft = data(
+            await t.call_tool("forget", {"memoryId": second["memoryId"], "userId": ALICE, "soft": True})
+        )
+        after_soft = data(await t.call_tool("recall", {"userId": ALICE}))
+        with_deleted = data(await t.call_tool("recall", {"userId": ALICE, "minStrength": 0}))
+        hard = data(await t.call_tool("forget", {"memoryId": first["memoryId"], "userId": ALICE}))
+        gone = refused(await t.call_tool("forget", {"memoryId": first["memoryId"], "userId": ALICE}))
+        short = refused(
+            await t.call_tool(
+                "remember",
+                {"content": "too short", "userId": ALICE, "sessionId": "s", "primarySector": "semantic"},
+            )
+        )
+
+    assert first["memoryId"].startswith("mem_") and first["salience"] == pytest.approx((0.5 + 0.8) / 2)
+    assert first["strength"] == 1.0 and first["linksCreated"] == 0
+    assert second["salience"] == pytest.approx(0.6)  # "critical"
+    top = recalled["memories"][0]
+    assert top["id"] == first["memoryId"] and recalled["rankingMethod"] == "similarity"
+    assert set(top["score"]) == {"total", "similarity", "salience", "recency", "linkWeight"}
+    assert recalled["scores"][top["id"]] == top["score"]["total"]
+    assert [m["id"] for m in listed["memories"]] == [second["memoryId"]] and listed[
+        "rankingMethod"
+    ] == "salience"
+    assert [m["id"] for m in found["memories"]] == [second["memoryId"]] and found["searchType"] == "full-text"
+    hit = found["memories"][0]
+    assert "<b>billing</b>" in hit["highlight"] and hit["matchedTerms"] == ["billing", "production"]
+    assert none["memories"] == [] and none["totalCount"] == 0
+    assert "unbalanced parenthesis" in bad["error"]
+    assert updated == {
+        "memoryId": first["memoryId"],
+        "embeddingsRegenerated": True,
+        "connectionsUpdated": 0,
+        "strength": 1.0,
+        "salience": first["salience"],
+    }
+    assert soft["deletionType"] == "soft" and soft["message"] == "Memory strength set to 0, data preserved"
+    assert second["memoryId"] not in [m["id"] for m in after_soft["memories"]]
+    assert second["memoryId"] in [m["id"] for m in with_deleted["memories"]]
+    assert hard == {
+        "memoryId": first["memoryId"],
+        "deletionType": "hard",
+        "message": "Memory and all related data removed",
+    }
+    assert gone["error"] == "Memory not found or does not belong to user"
+    assert short["code"] == "CONTENT_TOO_SHORT" and short["details"]["actualLength"] == 9
+    assert short["error"] == "Content length 9 is below minimum. Allowed range: 10-100000 characters"
+
+
+async def test_users_never_see_each_others_memories(live: LiveServer) -> None:
+    async with thought(live) as t:
+        mine = data(
+            await t.call_tool(
+                "remember",
+                {
+                    "content": "Alice's secret launch date is March",
+                    "userId": "alice",
+                    "sessionId": "s",
+                    "primarySector": "episodic",
+                },
+            )
+        )
+        theirs = data(await t.call_tool("recall", {"userId": "bob", "text": "secret launch date"}))
+        search = data(await t.call_tool("search", {"userId": "bob", "text": "secret"}))
+        steal = refused(
+            await t.call_tool(
+                "update_memory", {"memoryId": mine["memoryId"], "userId": "bob", "strength": 0.1}
+            )
+        )
+        drop = refused(await t.call_tool("forget", {"memoryId": mine["memoryId"], "userId": "bob"}))
+        batch = data(await t.call_tool("batch_recall", {"userId": "bob", "memoryIds": [mine["memoryId"]]}))
+        still = data(await t.call_tool("recall", {"userId": "alice"}))
+    assert theirs["memories"] == [] and search["memories"] == [] and batch["memories"] == []
+    assert (
+        steal["error"] == "Memory does not belong to user"
+        and drop["error"] == "Memory not found or does not belong to user"
+    )
+    assert [m["id"] for m in still["memories"]] == [mine["memoryId"]] and still["memories"][0][
+        "strength"
+    ] > 0.99
+
+
+async def test_unknown_tool_and_missing_parameters(live: LiveServer) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with thought(live) as t:
+        missing = refused(await t.call_tool("remember", {"userId": "u"}))
+        with pytest.raises(MCPError, match="Unknown tool: nope"):
+            await t.call_tool("nope", {})
+        names = {tool.name for tool in (await t.list_tools()).tools}
+    assert missing["error"].startswith("Missing required parameter: ") and "content" in missing["error"]
+    assert {"remember", "recall", "update_memory", "forget", "search", "batch_remember"} <= names

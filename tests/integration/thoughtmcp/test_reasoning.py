@@ -1,0 +1,194 @@
+"""The reasoning and metacognitive tools through the official MCP client: offline (rule-based and
+saying so), with a user's memories as context, and against a loopback OpenAI-compatible server that
+answers well, answers malformed JSON (repaired once, then a clear error) or fails."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from cairn.bootstrap import build_container, generator_for
+from cairn.config import Settings
+from tests.fakes.container import fake_adapters
+from tests.integration.mcp.conftest import LiveServer, ServerThread
+from tests.integration.thoughtmcp.conftest import data, envelope, thought
+
+pytestmark = pytest.mark.anyio
+PROBLEM = "Design the schema, then build the API and write tests"
+
+
+async def test_every_reasoning_tool_offline_says_it_is_rule_based(live: LiveServer) -> None:
+    calls: dict[str, dict[str, Any]] = {
+        "think": {"problem": PROBLEM, "mode": "analytical", "context": {"goals": ["ship by Friday"]}},
+        "think-parallel": {"problem": PROBLEM, "mode": "parallel"},
+        "analyze": {"problem": "Why did the payments API fail every night after the deploy?"},
+        "ponder": {"problem": PROBLEM, "timeout": 5000},
+        "breakdown": {"problem": PROBLEM, "maxDepth": 2},
+        "assess_confidence": {"reasoning": "Latency might drop 40% because the cache hit rate rose to 90%."},
+        "detect_bias": {"reasoning": "We already spent $2M on this, so we can't stop now."},
+        "detect_emotion": {"text": "I'm thrilled and so grateful the release went well!"},
+        "evaluate": {"reasoning": "The cache helps because reads dominate.", "includeEmotion": True},
+    }
+    out: dict[str, Any] = {}
+    async with thought(live) as t:
+        for name, arguments in calls.items():
+            result = await t.call_tool(name.split("-")[0], arguments)
+            out[name] = envelope(result)
+    for name, body in out.items():
+        assert body["success"] is True, (name, body)
+        assert body["data"]["method"] == "rule-based" and body["data"]["model"] is None, name
+    think = out["think"]["data"]
+    assert think["status"] == "completed" and all(isinstance(i, str) for i in think["insights"])
+    assert think["memoriesUsed"] == []
+    parallel = out["think-parallel"]["data"]
+    assert {s for i in parallel["insights"] for s in i["sources"]} <= {
+        "analytical",
+        "creative",
+        "critical",
+        "synthetic",
+    }
+    assert isinstance(parallel["quality"], float) and all(
+        isinstance(r["rationale"], str) for r in parallel["recommendations"]
+    )
+    assert out["analyze"]["data"]["framework"]["id"] == "root-cause-analysis"
+    breakdown = out["breakdown"]["data"]
+    assert [s["description"] for s in breakdown["subProblems"][1:]][:3] == [
+        "Design the schema",
+        "Build the API",
+        "Write tests",
+    ]
+    assert breakdown["executionOrder"][0] == breakdown["subProblems"][0]["id"]
+    confidence = out["assess_confidence"]
+    assert set(confidence["data"]["dimensions"]) == {
+        "evidenceQuality", "reasoningCoherence", "completeness", "uncertaintyLevel", "biasFreedom",
+    }  # fmt: skip
+    assert confidence["metadata"]["evidenceSource"] == "extracted"
+    biases = out["detect_bias"]["data"]["biases"]
+    assert biases[0]["type"] == "sunk_cost" and isinstance(biases[0]["correction"], str)
+    discrete = out["detect_emotion"]["data"]["discrete"]
+    assert (
+        discrete["primary"] in ("joy", "gratitude")
+        and out["detect_emotion"]["data"]["circumplex"]["valence"] > 0
+    )
+    assert {
+        "quality",
+        "strengths",
+        "weaknesses",
+        "recommendations",
+        "confidence",
+        "biases",
+        "emotion",
+    } <= set(out["evaluate"]["data"])
+
+
+async def test_a_users_memories_inform_the_reasoning(live: LiveServer) -> None:
+    async with thought(live) as t:
+        data(
+            await t.call_tool(
+                "remember",
+                {"content": "The API schema must keep backwards compatibility for mobile clients",
+                 "userId": "alice", "sessionId": "s", "primarySector": "semantic"},
+            )
+        )  # fmt: skip
+        with_memories = data(
+            await t.call_tool("think", {"problem": PROBLEM, "mode": "critical", "userId": "alice"})
+        )
+        nobody = data(await t.call_tool("think", {"problem": PROBLEM, "mode": "critical", "userId": "bob"}))
+    used = with_memories["memoriesUsed"]
+    assert [m["content"] for m in used] == [
+        "The API schema must keep backwards compatibility for mobile clients"
+    ]
+    assert (
+        set(used[0]) == {"id", "content", "primarySector", "relevanceScore"} and nobody["memoriesUsed"] == []
+    )
+
+
+# -- a model behind an OpenAI-compatible API ----------------------------------------------------
+
+
+class ChatModel(BaseHTTPRequestHandler):
+    """/v1/chat/completions answering the next scripted reply (text, or an HTTP status)."""
+
+    replies: ClassVar[list[str | int]] = []
+    prompts: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        type(self).prompts.append(json.dumps(sent["messages"]))
+        reply = type(self).replies.pop(0) if type(self).replies else 500
+        if isinstance(reply, int):
+            self.send_response(reply)
+            self.end_headers()
+            return
+        choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+        body = json.dumps(
+            {"id": "c", "object": "chat.completion", "model": "llama-test", "choices": [choice]}
+        )
+        body_bytes = body.encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body_bytes)))
+        self.end_headers()
+        self.wfile.write(body_bytes)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def model_live(tmp_path: Path) -> Iterator[LiveServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    ChatModel.replies, ChatModel.prompts = [], []
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        generator="openai",
+        generator_base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+        generator_model="llama-test",
+        generator_max_retries=0,
+        generator_timeout_s=10,
+    )
+    container = build_container(settings, replace(fake_adapters(), generator=generator_for(settings)))
+    try:
+        with ServerThread(container) as st:
+            base = f"http://127.0.0.1:{st.port}"
+            yield LiveServer(url=f"{base}/mcp", base=base, container=container, ingest_root=tmp_path)
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+GOOD_THINK = json.dumps(
+    {
+        "conclusion": "Start with the schema",
+        "reasoning": ["The API depends on it"],
+        "insights": ["Schema first"],
+        "confidence": 0.8,
+    }
+)
+
+
+async def test_model_answers_are_validated_repaired_once_and_failures_are_clear(
+    model_live: LiveServer,
+) -> None:
+    ChatModel.replies = [GOOD_THINK, "not json at all", GOOD_THINK, "{}", "[1,2]", 500]
+    async with thought(model_live) as t:
+        good = data(await t.call_tool("think", {"problem": PROBLEM, "mode": "analytical"}))
+        repaired = data(await t.call_tool("think", {"problem": PROBLEM, "mode": "analytical"}))
+        twice = await t.call_tool("think", {"problem": PROBLEM, "mode": "analytical"})
+        down = await t.call_tool("think", {"problem": PROBLEM, "mode": "analytical"})
+    assert good["method"] == "language-model" and good["model"] == "llama-test"
+    assert good["conclusion"] == "Start with the schema"
+    assert repaired["conclusion"] == "Start with the schema"
+    assert "not json at all" in ChatModel.prompts[2]  # the repair shows the model its bad reply
+    for failed in (twice, down):
+        body = envelope(failed)
+        assert failed.is_error and body["success"] is False and PROBLEM not in body["error"]

@@ -1,0 +1,104 @@
+"""breakdown offline: the problem's own clause structure, dependencies from ordering words, a
+topological execution order, honest marking, and the input checks."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cairn.adapters.local.extractive import ExtractiveGenerator
+from cairn.domain.errors import InvalidInput
+from cairn.services.reasoning.models import BreakdownResult
+from cairn.services.reasoning.service import ReasoningService
+
+
+@pytest.fixture
+def service() -> ReasoningService:
+    return ReasoningService(ExtractiveGenerator())
+
+
+def deps(data: dict, kind: str) -> set[tuple[str, str]]:
+    return {(d["from"], d["to"]) for d in data["dependencies"] if d["type"] == kind}
+
+
+def test_then_and_splits_into_ordered_sub_problems(service: ReasoningService) -> None:
+    data = service.breakdown("Design the schema, then build the API and write tests")
+    BreakdownResult.model_validate(data)
+    assert (data["method"], data["model"]) == ("rule-based", None)
+    subs = {s["id"]: s for s in data["subProblems"]}
+    children = [s for s in data["subProblems"] if s.get("parent") == "problem-1"]
+    assert [c["description"] for c in children] == ["Design the schema", "Build the API", "Write tests"]
+    schema, api, tests = (c["id"] for c in children)
+    assert "parent" not in subs["problem-1"] and subs["problem-1"]["depth"] == 1
+    assert deps(data, "sequential") == {(schema, api), (schema, tests)}  # "then" covers both
+    assert deps(data, "hierarchical") == {("problem-1", c["id"]) for c in children}
+    assert data["executionOrder"] == ["problem-1", schema, api, tests]
+    assert data["totalSubProblems"] == 4 and data["maxDepth"] == 3
+    assert [c["domain"] for c in children] == ["database", "api", "testing"]
+    assert data["memoriesUsed"] == []
+
+
+def test_after_and_first_put_the_prerequisite_first(service: ReasoningService) -> None:
+    data = service.breakdown("Deploy the service after the tests pass. First, back up the database.")
+    by_text = {s["description"]: s["id"] for s in data["subProblems"]}
+    order = data["executionOrder"]
+    assert order.index(by_text["Back up the database"]) < order.index(
+        by_text["Deploy the service after the tests pass"]
+    )
+    assert order.index(by_text["The tests pass"]) < order.index(by_text["Deploy the service"])
+    assert (by_text["The tests pass"], by_text["Deploy the service"]) in deps(data, "prerequisite")
+
+
+def test_execution_order_respects_every_dependency(service: ReasoningService) -> None:
+    data = service.breakdown(
+        "Migrate the billing system, which requires a data audit, and train the support team by "
+        "running workshops. Then retire the old system and finally write the report.",
+        max_depth=5,
+    )
+    position = {node: i for i, node in enumerate(data["executionOrder"])}
+    assert sorted(position) == sorted(s["id"] for s in data["subProblems"])
+    assert all(position[d["from"]] < position[d["to"]] for d in data["dependencies"])
+    assert max(s["depth"] for s in data["subProblems"]) <= 5
+
+
+def test_max_depth_bounds_the_tree(service: ReasoningService) -> None:
+    problem = "Reduce costs and improve reliability without hiring, so that margins grow"
+    assert service.breakdown(problem, max_depth=1)["totalSubProblems"] == 1
+    two = service.breakdown(problem, max_depth=2)
+    three = service.breakdown(problem, max_depth=3)
+    assert max(s["depth"] for s in two["subProblems"]) == 2
+    assert max(s["depth"] for s in three["subProblems"]) == 3
+    assert three["totalSubProblems"] > two["totalSubProblems"]
+
+
+def test_context_goals_and_constraints_become_sub_problems(service: ReasoningService) -> None:
+    data = service.breakdown(
+        "Build a scalable web application",
+        context={"constraints": ["No new servers"], "goals": ["Serve 10k users"]},
+    )
+    children = [s for s in data["subProblems"] if s.get("parent") == "problem-1"]
+    assert [c["description"] for c in children] == ["Serve 10k users", "No new servers"]
+    assert "goal" in children[0]["details"] and "constraint" in children[1]["details"]
+
+
+def test_same_input_same_output_and_fast(service: ReasoningService) -> None:
+    problem = "Design the schema, then build the API and write tests; document the endpoints. " * 20
+    started = time.perf_counter()
+    first = service.breakdown(problem, max_depth=5)
+    assert time.perf_counter() - started < 0.2
+    second = service.breakdown(problem, max_depth=5)
+    first.pop("processingTime", None), second.pop("processingTime", None)
+    assert first == second
+
+
+@pytest.mark.parametrize("depth", [0, 6, 2.5, True])
+def test_max_depth_outside_1_to_5_is_refused(service: ReasoningService, depth: object) -> None:
+    with pytest.raises(InvalidInput, match="maxDepth"):
+        service.breakdown("Build it", max_depth=depth)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("problem", ["", "   \n "])
+def test_an_empty_problem_is_refused(service: ReasoningService, problem: str) -> None:
+    with pytest.raises(InvalidInput, match="problem is required"):
+        service.breakdown(problem)

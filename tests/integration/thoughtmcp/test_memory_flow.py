@@ -150,3 +150,44 @@ async def test_unknown_tool_and_missing_parameters(live: LiveServer) -> None:
         names = {tool.name for tool in (await t.list_tools()).tools}
     assert missing["error"].startswith("Missing required parameter: ") and "content" in missing["error"]
     assert {"remember", "recall", "update_memory", "forget", "search", "batch_remember"} <= names
+
+
+async def test_the_batch_tools(live: LiveServer) -> None:
+    async with thought(live) as t:
+        made = data(
+            await t.call_tool(
+                "batch_remember",
+                {
+                    "userId": "dana",
+                    "sessionId": "s9",
+                    "memories": [
+                        {
+                            "content": "Dana ships the mobile release on Thursdays",
+                            "primarySector": "procedural",
+                        },
+                        {"content": "short", "primarySector": "semantic"},
+                        {"content": "Dana felt proud of the smooth launch", "primarySector": "emotional"},
+                    ],
+                },
+            )
+        )
+        ids = [c["memoryId"] for c in made["created"]]
+        recalled = data(
+            await t.call_tool("batch_recall", {"userId": "dana", "memoryIds": [*ids, "mem_none"]})
+        )
+        soft = data(await t.call_tool("batch_forget", {"memoryIds": ids[:1], "soft": True}))
+        hidden = data(await t.call_tool("batch_recall", {"userId": "dana", "memoryIds": ids}))
+        shown = data(
+            await t.call_tool("batch_recall", {"userId": "dana", "memoryIds": ids, "includeDeleted": True})
+        )
+        hard = data(await t.call_tool("batch_forget", {"memoryIds": [*ids, "mem_none"]}))
+        left = data(await t.call_tool("recall", {"userId": "dana", "minStrength": 0}))
+    assert (made["successCount"], made["failureCount"]) == (2, 1)
+    assert made["failures"][0]["index"] == 1 and "below minimum" in made["failures"][0]["error"]
+    assert [m["id"] for m in recalled["memories"]] == ids and recalled["notFound"] == ["mem_none"]
+    assert soft["successCount"] == 1 and soft["deletionType"] == "soft"
+    assert [m["id"] for m in hidden["memories"]] == ids[1:] and [m["id"] for m in shown["memories"]] == ids
+    assert hard["deleted"] == ids and hard["failures"] == [
+        {"memoryId": "mem_none", "error": "Memory not found or does not belong to user"}
+    ]
+    assert left["memories"] == []

@@ -192,3 +192,57 @@ async def test_model_answers_are_validated_repaired_once_and_failures_are_clear(
     for failed in (twice, down):
         body = envelope(failed)
         assert failed.is_error and body["success"] is False and PROBLEM not in body["error"]
+
+
+GOOD_EMOTION = json.dumps(
+    {
+        "circumplex": {"valence": 0.8, "arousal": 0.7, "dominance": 0.4, "confidence": 0.9},
+        "discrete": {
+            "primary": "joy",
+            "emotions": [
+                {
+                    "emotion": "joy",
+                    "score": 0.9,
+                    "intensity": "high",
+                    "confidence": 0.9,
+                    "evidence": ["thrilled"],
+                }
+            ],
+            "confidence": 0.9,
+        },
+    }
+)
+EVERY_TOOL: dict[str, dict[str, Any]] = {
+    "think": {"problem": PROBLEM, "mode": "synthetic"},
+    "analyze": {"problem": PROBLEM},
+    "ponder": {"problem": PROBLEM, "timeout": 5000},
+    "breakdown": {"problem": PROBLEM},
+    "assess_confidence": {"reasoning": "It works because the benchmark says so."},
+    "detect_bias": {"reasoning": "We already spent a lot, so we continue."},
+    "detect_emotion": {"text": "I'm thrilled!"},
+    "evaluate": {"reasoning": "It works because the benchmark says so."},
+}
+
+
+async def test_every_tool_with_a_model_that_fails_or_keeps_answering_malformed_json(
+    model_live: LiveServer,
+) -> None:
+    outcomes = {}
+    async with thought(model_live) as t:
+        for name, arguments in EVERY_TOOL.items():
+            ChatModel.replies = ["not json", "still not json"] * 4  # every stream and its repair
+            malformed = await t.call_tool(name, arguments)
+            ChatModel.replies = [500] * 8
+            failing = await t.call_tool(name, arguments)
+            outcomes[name] = (malformed, failing)
+        ChatModel.replies = [GOOD_EMOTION]
+        good = data(await t.call_tool("detect_emotion", {"text": "I'm thrilled!"}))
+    for name, results in outcomes.items():
+        for result in results:
+            body = envelope(result)
+            assert result.is_error and body["success"] is False, (name, body)
+            assert name.split("_")[0] in body["error"] or "model" in body["error"].lower(), (
+                name,
+                body["error"],
+            )
+    assert good["method"] == "language-model" and good["discrete"]["primary"] == "joy"

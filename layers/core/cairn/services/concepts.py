@@ -125,13 +125,14 @@ class ConceptGraph:
         self.query_rules = ConceptRules()  # no model per query: the rules alone
         self.clock = clock
 
-    def index_document(self, brain_id: str, document_id: str, text: str) -> int:
+    def index_document(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> int:
         """`index` over the document's live chunks (after an ingest committed them)."""
         live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
-        return self.index(brain_id, text, live)
+        return self.index(brain_id, text, live, fresh=fresh)
 
-    def index(self, brain_id: str, text: str, chunks: Sequence[Chunk]) -> int:
-        """Link each of a document's chunks to the concepts it mentions; returns links changed."""
+    def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
+        """Link each of a document's chunks to the concepts it mentions; returns links changed.
+        `fresh`: chunks of a document created just now (new ids: no links yet, none to read)."""
         concepts = [_Matcher(c) for c in self.rules.extract(text[:MAX_TEXT_CHARS])]
         ops: list[Put | Delete] = []
         now = self.clock.now()
@@ -140,7 +141,11 @@ class ConceptGraph:
             wanted = {
                 _node(m.concept.name): m.concept.name for m in concepts if m.mentioned(chunk.text, lowered)
             }
-            held = {link.target_id for link in self.links.outgoing(brain_id, chunk.id, CONCEPT)}
+            held = (
+                set()
+                if fresh
+                else {link.target_id for link in self.links.outgoing(brain_id, chunk.id, CONCEPT)}
+            )
             for node in held - wanted.keys():
                 ops += self.links.remove_ops(brain_id, chunk.id, CONCEPT, node)
             for node in wanted.keys() - held:

@@ -152,7 +152,10 @@ class IngestService:
             self.status.completed(brain.id, doc.id)
         if outcome.changed:
             self.link_concepts(
-                brain.id, doc.id, info.text if info.text is not None else stored.decode("utf-8", "replace")
+                brain.id,
+                doc.id,
+                info.text if info.text is not None else stored.decode("utf-8", "replace"),
+                fresh=outcome.created,
             )
         return IngestResult(
             document_id=doc.id,
@@ -165,10 +168,11 @@ class IngestService:
             reused=not outcome.changed,
         )
 
-    def link_concepts(self, brain_id: str, document_id: str, text: str) -> None:
-        """The concept graph's links of a newly ingested version's chunks (services/concepts.py)."""
+    def link_concepts(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> None:
+        """The concept graph's links of a newly ingested version's chunks (services/concepts.py);
+        `fresh`: the document was just created, so its chunks have no links to compare with."""
         if self.concepts is not None:
-            self.concepts.index_document(brain_id, document_id, text)
+            self.concepts.index_document(brain_id, document_id, text, fresh=fresh)
 
     def extracted(
         self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
@@ -268,6 +272,7 @@ class IngestService:
                     brain.id,
                     doc.id,
                     info.text if info.text is not None else stored.decode("utf-8", "replace"),
+                    fresh=outcome.created,
                 )
             results[n] = IngestResult(
                 document_id=doc.id,

@@ -371,6 +371,30 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    from cairn.ports.chunks import CompactableChunks
+
+    container = _open(args, existing=True)
+    chunks = container.adapters.chunks
+    if not isinstance(chunks, CompactableChunks):
+        print("nothing to compact: this store's search index manages its own storage")
+        return 0
+    brains = [container.brains.resolve(name) for name in args.brain]
+    ids = [brain.id for brain in brains] if brains else chunks.brain_ids()
+    names = {brain.id: brain.slug for brain in brains or container.brains.list()}
+    for brain_id in ids:
+        done = chunks.compact(brain_id, threads=args.threads)
+        if done is None:
+            print(f"{names.get(brain_id, brain_id)}: stopped before it finished")
+            continue
+        print(
+            f"{names.get(brain_id, brain_id)}: {done.live_rows:,} live vectors, {done.reclaimed:,} dead rows "
+            f"reclaimed ({done.rows_before:,} → {done.rows_after:,}), {done.indexed_rows:,} in the index, "
+            f"{done.seconds:.1f} s"
+        )
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     container = _open(args, existing=False)
     try:
@@ -611,6 +635,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout; .gz: gzip")
     data_dir(export)
     export.set_defaults(func=cmd_export)
+
+    compact = sub.add_parser(
+        "compact", help="reclaim dead vector rows and rebuild the vector index of brains (default: all)"
+    )
+    compact.add_argument("brain", nargs="*", help="brain ids or slugs")
+    compact.add_argument(
+        "--threads", type=int, default=None, help="index build threads (default: every core)"
+    )
+    data_dir(compact)
+    compact.set_defaults(func=cmd_compact)
 
     restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
     restore.add_argument("file", metavar="FILE", help="the archive; - for stdin; .gz: gzip")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from cairn.domain.boolean_query import BoolQuery
 from cairn.domain.models import Chunk
@@ -111,3 +111,31 @@ class ChunkIndex(Protocol):
         ids it does not hold are left out."""
 
     def count(self, brain_id: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What compacting one brain's vectors did: rows of its vector file before and after, the
+    live rows, the rows its approximate index covers and how long it took."""
+
+    brain_id: str
+    epoch: int
+    rows_before: int
+    rows_after: int
+    live_rows: int
+    indexed_rows: int
+    seconds: float
+
+    @property
+    def reclaimed(self) -> int:
+        return self.rows_before - self.rows_after
+
+
+@runtime_checkable
+class CompactableChunks(Protocol):
+    """A ChunkIndex that keeps its own vector files (the embedded store); OpenSearch merges its
+    segments itself."""
+
+    def brain_ids(self) -> list[str]: ...
+
+    def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...

@@ -186,8 +186,26 @@ class BrainRows:
     def has_noncurrent(self) -> bool:
         return bool((self.live & ~self.current).any())
 
+    def permuted(self, generation: int, sources: Rows) -> BrainRows:
+        """The snapshot after compaction moved old row `sources[i]` to row i."""
+        return BrainRows(
+            generation,
+            self.rowid_of[sources],
+            self.active[sources],
+            self.created_ms[sources],
+            self.current[sources],
+            self.valid_from_ms[sources],
+            self.valid_to_ms[sources],
+            self.importance[sources],
+        )
+
     def select(self, conn: sqlite3.Connection, brain_id: str, chunk_filter: ChunkFilter) -> tuple[Rows, Rows]:
         """(vector rows, chunk rowids) of the live chunks that pass the filter."""
+        vec_rows = np.flatnonzero(self.allowed(conn, brain_id, chunk_filter))
+        return vec_rows, self.rowid_of[vec_rows]
+
+    def allowed(self, conn: sqlite3.Connection, brain_id: str, chunk_filter: ChunkFilter) -> Mask:
+        """By vector row: does it hold a live chunk that passes the filter."""
         f = chunk_filter
         mask = self.live & self.active if f.active_only else self.live.copy()
         if f.current_only:
@@ -209,8 +227,7 @@ class BrainRows:
             hit = np.zeros(mask.size, dtype=np.bool_)
             hit[found[found < mask.size]] = True  # rows past the snapshot are not live in it
             mask &= hit
-        vec_rows = np.flatnonzero(mask)
-        return vec_rows, self.rowid_of[vec_rows]
+        return mask
 
 
 def _restrictions(brain_id: str, f: ChunkFilter) -> list[tuple[str, Sequence[object]]]:

@@ -75,7 +75,8 @@ CREATE INDEX IF NOT EXISTS chunk_facets_value ON chunk_facets (name, value, brai
 CREATE TABLE IF NOT EXISTS brain_state (
     seq INTEGER PRIMARY KEY,
     brain_id TEXT NOT NULL UNIQUE,
-    generation INTEGER NOT NULL
+    generation INTEGER NOT NULL,
+    vec_epoch INTEGER NOT NULL DEFAULT 0
 );
 """
 
@@ -126,6 +127,8 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE chunks ADD COLUMN {name} {definition}")
     if "valid_from_ms" not in columns:  # the validity range was kept as ISO text only
         _fill_valid_ms(conn)
+    if "vec_epoch" not in {row[1] for row in conn.execute("PRAGMA table_info(brain_state)")}:
+        conn.execute("ALTER TABLE brain_state ADD COLUMN vec_epoch INTEGER NOT NULL DEFAULT 0")
     conn.execute("DROP INDEX IF EXISTS chunks_brain_rows")  # narrower predecessor of _ROWS_INDEX
     conn.execute(_ROWS_INDEX)
 
@@ -144,6 +147,13 @@ def brain_state(conn: sqlite3.Connection, brain_id: str) -> tuple[int, int] | No
     """(seq, generation) of a brain as this transaction sees it; None if never written to."""
     row = conn.execute("SELECT seq, generation FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()
     return None if row is None else (int(row[0]), int(row[1]))
+
+
+def vector_epoch(conn: sqlite3.Connection, brain_id: str) -> int:
+    """Which vector file of the brain this transaction's `vec_row`s number (compaction moves
+    the live rows into the next epoch's file, vector_compaction.py)."""
+    row = conn.execute("SELECT vec_epoch FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def select(table: str, *, by_ids: bool = False) -> str:

@@ -23,6 +23,7 @@ class Delta:
 
     seq: int
     before: int  # the brain's generation when the write began
+    epoch: int  # the brain's vector epoch (vector_compaction.py)
     added: dict[int, Added] = field(default_factory=dict)  # by chunk rowid
     removed: list[int] = field(default_factory=list)  # vector rows no longer used
     activated: list[int] = field(default_factory=list)  # vector rows (not in `added`) made active
@@ -98,5 +99,6 @@ class WriteBatch:
         if brain_id not in self.deltas:
             state = schema.brain_state(self.conn, brain_id)
             assert state is not None, "ensure_brain runs first; a brain with chunks has a state row"
-            self.deltas[brain_id] = Delta(seq=state[0], before=state[1])
+            epoch = schema.vector_epoch(self.conn, brain_id)
+            self.deltas[brain_id] = Delta(seq=state[0], before=state[1], epoch=epoch)
         return self.deltas[brain_id]

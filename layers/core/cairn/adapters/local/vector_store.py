@@ -1,14 +1,16 @@
-"""Append-only float32 vector files, one per brain, read through a memory map.
+"""Append-only float32 vector files, one per brain and epoch, read through a memory map.
 
 A row is written once and never changed: re-upserting a chunk appends a new row and the old
 one is simply no longer referenced (the chunk table holds each chunk's `vec_row`). Readers use
-the current mapping without locks; appends and remaps are serialised per file.
+the current mapping without locks; appends and remaps are serialised per file. Compaction
+(vector_compaction.py) copies the live rows into the next epoch's file and renumbers them.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import mmap
 import os
 import re
 import threading
@@ -40,10 +42,17 @@ def _dot(matrix: Floats, query: Floats) -> Floats:
     return np.einsum("ij,j->i", matrix, query)
 
 
-def file_name(brain_id: str) -> str:
-    if _SAFE_NAME.fullmatch(brain_id):
-        return f"{brain_id}.f32"
-    return f"h-{hashlib.sha256(brain_id.encode()).hexdigest()}.f32"
+def stem(brain_id: str, epoch: int = 0) -> str:
+    """The file name, without suffix, of a brain's vectors (`.f32`) and index (`.faiss`) in an
+    epoch; `~` cannot occur in a brain id's name, so epochs never collide with another brain."""
+    name = (
+        brain_id if _SAFE_NAME.fullmatch(brain_id) else f"h-{hashlib.sha256(brain_id.encode()).hexdigest()}"
+    )
+    return name if epoch == 0 else f"{name}~{epoch}"
+
+
+def file_name(brain_id: str, epoch: int = 0) -> str:
+    return f"{stem(brain_id, epoch)}.f32"
 
 
 class VectorFile:
@@ -108,6 +117,9 @@ class VectorFile:
             self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
             return
         mapped = np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dimension))
+        # Searches read a few scattered rows (the index's candidates): without this each one
+        # faults in the kernel's read-ahead around it, and RSS grows toward the file's size.
+        mapped._mmap.madvise(mmap.MADV_RANDOM)  # type: ignore[attr-defined]
         self._matrix = np.asarray(mapped)
 
 
@@ -118,16 +130,31 @@ class VectorStore:
         self.directory = directory
         self.dimension = dimension
         directory.mkdir(parents=True, exist_ok=True)
-        self._files: dict[str, VectorFile] = {}
+        self._files: dict[tuple[str, int], VectorFile] = {}
         self._lock = threading.Lock()
 
-    def file(self, brain_id: str) -> VectorFile:
-        found = self._files.get(brain_id)
+    def file(self, brain_id: str, epoch: int = 0) -> VectorFile:
+        key = (brain_id, epoch)
+        found = self._files.get(key)
         if found is not None:
             return found
         with self._lock:
-            found = self._files.get(brain_id)
+            found = self._files.get(key)
             if found is None:
-                found = VectorFile(self.directory / file_name(brain_id), self.dimension)
-                self._files[brain_id] = found
+                found = VectorFile(self.directory / file_name(brain_id, epoch), self.dimension)
+                self._files[key] = found
             return found
+
+    def forget(self, brain_id: str, epoch: int) -> None:
+        """Drop the open file of one epoch (its file is being deleted)."""
+        with self._lock:
+            self._files.pop((brain_id, epoch), None)
+
+    def retire(self, brain_id: str, epoch: int) -> None:
+        """Forget and delete the files of a brain's epochs before `epoch` (readers still holding
+        a mapping keep it: the pages stay until they drop it)."""
+        with self._lock:
+            for key in [k for k in self._files if k[0] == brain_id and k[1] < epoch]:
+                del self._files[key]
+        for old in range(epoch):
+            self.directory.joinpath(file_name(brain_id, old)).unlink(missing_ok=True)

@@ -1,0 +1,149 @@
+"""Approximate nearest neighbours over one brain's vector rows (faiss HNSW, docs/ANN.md).
+
+An index's ids are the brain's vector rows. It has two parts:
+
+- the **base**, `IndexHNSWSQ` with an 8-bit trained quantizer over rows `[0, base_rows)`, written
+  by compaction (vector_compaction.py) and opened memory-mapped and read-only, so opening it
+  reads nothing and many searches may use it at once;
+- the **delta**, an in-memory `IndexHNSWFlat` over the rows appended since, `[base_rows,
+  indexed_rows)`, grown by every write (`add`). faiss crashes when a search runs while rows are
+  added, so the delta is searched and grown under one lock.
+
+Rows past `indexed_rows` (written by another process, or not yet caught up) and parts whose
+allowed rows are few are scored exactly by the caller; deleted or filtered-out rows never pass
+the allowed bitmap, so nothing is removed from the index until compaction rebuilds it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cairn.adapters.local.vector_store import Floats, Rows
+
+Mask = npt.NDArray[np.bool_]
+M = 16
+EF_CONSTRUCTION = 128
+TRAIN_ROWS = 100_000
+_local = threading.local()
+
+
+def _faiss() -> Any:
+    """faiss, imported on first use (it is not installed where vectors live in OpenSearch), with
+    one OpenMP thread for this thread's searches: a single query gains nothing from more."""
+    import faiss
+
+    if not getattr(_local, "single", False):
+        faiss.omp_set_num_threads(1)
+        _local.single = True
+    return faiss
+
+
+def ef_search(rows: int, pool: int, share: float) -> int:
+    """efSearch measured for recall@10 >= 0.98 (docs/ANN.md): 96 at 100,000 rows, 384 at a
+    million, log-linear between; doubled when under a tenth of the rows may be returned; never
+    below the pool asked for."""
+    scale = max(0.0, math.log10(max(rows, 1) / 100_000))
+    ef = 96 * 4**scale
+    if share < 0.1:
+        ef *= 2
+    return int(max(ef, pool))
+
+
+class BrainAnn:
+    """The index of one brain's vector file in one epoch."""
+
+    def __init__(self, path: Path, dimension: int) -> None:
+        faiss = _faiss()
+        self.path = path
+        self.dimension = dimension
+        self._base: Any = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC) if path.exists() else None
+        self.base_rows = int(self._base.ntotal) if self._base is not None else 0
+        self._delta: Any = faiss.IndexHNSWFlat(dimension, M, faiss.METRIC_INNER_PRODUCT)
+        self._delta.hnsw.efConstruction = EF_CONSTRUCTION
+        self._lock = threading.Lock()
+
+    @property
+    def indexed_rows(self) -> int:
+        return self.base_rows + int(self._delta.ntotal)
+
+    @property
+    def delta_rows(self) -> int:
+        return int(self._delta.ntotal)
+
+    def add(self, first_row: int, vectors: Floats) -> None:
+        """Index rows `first_row, first_row + 1, …`; rows already indexed are skipped, and rows
+        after a gap are left to be scored exactly until the gap is caught up."""
+        with self._lock:
+            skip = self.indexed_rows - first_row
+            if skip < 0 or skip >= len(vectors):
+                return
+            self._delta.add(np.ascontiguousarray(vectors[skip:], dtype=np.float32))
+
+    def search(self, query: Floats, allowed: Mask, pool: int, exact_max: int) -> tuple[Rows, Rows]:
+        """(candidate rows found by the graph, allowed rows to score exactly) among the indexed
+        rows: a part with at most `exact_max` allowed rows is left to exact scoring."""
+        base = _part(self._base, 0, self.base_rows, query, allowed, pool, exact_max)
+        with self._lock:
+            delta = _part(self._delta, self.base_rows, self.delta_rows, query, allowed, pool, exact_max)
+        return np.concatenate([base[0], delta[0]]), np.concatenate([base[1], delta[1]])
+
+
+def _part(
+    index: Any, first: int, count: int, query: Floats, allowed: Mask, pool: int, exact_max: int
+) -> tuple[Rows, Rows]:
+    """(graph candidates, rows to score exactly) among the rows `[first, first + count)`."""
+    empty = np.zeros(0, dtype=np.int64)
+    if index is None or count == 0:
+        return empty, empty
+    part = np.zeros(count, dtype=np.bool_)
+    visible = allowed[first : first + count]  # rows past the caller's snapshot are not allowed
+    part[: visible.size] = visible
+    allowed_count = int(part.sum())
+    if allowed_count == 0:
+        return empty, empty
+    if allowed_count <= exact_max:
+        return empty, np.flatnonzero(part) + first
+    ef = ef_search(count, pool, allowed_count / count)
+    return _graph_search(index, query, part, pool, ef) + first, empty
+
+
+def _graph_search(index: Any, query: Floats, allowed: Mask, pool: int, ef: int) -> Rows:
+    faiss = _faiss()
+    bits = np.packbits(allowed, bitorder="little")  # kept referenced until the search returns
+    selector = faiss.IDSelectorBitmap(bits.size, faiss.swig_ptr(bits))  # size in bytes
+    params = faiss.SearchParametersHNSW(efSearch=ef, sel=selector)
+    _distances, ids = index.search(query.reshape(1, -1), pool, params=params)
+    rows: Rows = ids[0][ids[0] >= 0].astype(np.int64)
+    return rows
+
+
+def build(vectors: Floats, path: Path, *, threads: int, stop: threading.Event | None = None) -> bool:
+    """Write a base index over `vectors` (row i = id i) to `path` atomically; False if `stop`
+    was set before it finished (nothing is written then)."""
+    faiss = _faiss()
+    rows, dimension = vectors.shape
+    index = faiss.IndexHNSWSQ(dimension, faiss.ScalarQuantizer.QT_8bit, M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = EF_CONSTRUCTION
+    sample = vectors
+    if rows > TRAIN_ROWS:
+        picked = np.sort(np.random.default_rng(rows).choice(rows, TRAIN_ROWS, replace=False))
+        sample = vectors[picked]
+    faiss.omp_set_num_threads(threads)
+    try:
+        index.train(np.ascontiguousarray(sample, dtype=np.float32))
+        for first in range(0, rows, 20_000):
+            if stop is not None and stop.is_set():
+                return False
+            index.add(np.ascontiguousarray(vectors[first : first + 20_000], dtype=np.float32))
+    finally:
+        faiss.omp_set_num_threads(1)
+    partial = path.with_name(path.name + ".partial")
+    faiss.write_index(index, str(partial))
+    partial.replace(path)
+    return True

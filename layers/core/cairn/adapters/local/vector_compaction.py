@@ -1,0 +1,311 @@
+"""Each brain's ANN index and the compaction that reclaims dead vector rows.
+
+Vector files only grow: an updated or deleted chunk leaves its old row behind, unreferenced.
+Compaction copies the live rows, in order, into the next epoch's file, builds the base index over
+them, then in one write transaction copies the rows written meanwhile, renumbers `vec_row` in
+`chunks`, `chunk_tags` and `chunk_facets` and moves `brain_state.vec_epoch` on. Searches never
+wait: until that commit they read the old epoch, whose files stay mapped by whoever uses them.
+Writers wait only for the final transaction. When no row is dead, only the index is rebuilt.
+
+Compaction runs in the background (one daemon thread, after writes make a brain need it: an
+index is missing at `ann_min_rows` live rows, a fifth of the rows are dead, or more rows are
+outside the base index than a tenth of it) and on demand (`cairn compact`). A file lock per
+brain keeps two processes from compacting the same brain at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local.ann_index import BrainAnn, build
+from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.adapters.local.vector_store import Rows, VectorFile, VectorStore, stem
+from cairn.ports.chunks import Compaction
+
+log = logging.getLogger(__name__)
+ANN_MIN_ROWS = 20_000  # below this many live rows exact search is as fast (docs/ANN.md)
+DEAD_SHARE = 0.2
+CATCH_UP_BATCH = 256  # rows added to a delta per lock hold when catching up
+_COPY_ROWS = 50_000
+
+
+# Called with (brain_id, generation before the swap, new epoch, sources) after a rewrite commits,
+# `sources[i]` being the old row now at row i, so the caller can move its cached rows along.
+Swapped = Callable[[str, int, int, Rows], None]
+
+
+class VectorMaintenance:
+    def __init__(
+        self,
+        db: ThreadConnections,
+        vectors: VectorStore,
+        write_lock: threading.Lock,
+        swapped: Swapped,
+        *,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        background: bool = True,
+    ) -> None:
+        self.db = db
+        self.vectors = vectors
+        self.write_lock = write_lock
+        self.swapped = swapped
+        self.ann_min_rows = ann_min_rows
+        self.background = background
+        self._anns: dict[tuple[str, int], BrainAnn] = {}
+        self._lock = threading.Lock()
+        self._wanted: set[str] = set()
+        self._wake = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+
+    # -- the indexes ----------------------------------------------------------------------
+
+    def ann(self, brain_id: str, epoch: int) -> BrainAnn | None:
+        """The brain's index in this epoch, opened (memory-mapped) on first use; None when it
+        has none yet."""
+        key = (brain_id, epoch)
+        found = self._anns.get(key)
+        if found is not None:
+            return found
+        path = self.index_path(brain_id, epoch)
+        if not path.exists():
+            return None
+        with self._lock:
+            found = self._anns.get(key)
+            if found is None:
+                found = BrainAnn(path, self.vectors.dimension)
+                self._anns[key] = found
+        self.poke(brain_id, epoch)  # rows written since the base was built are caught up
+        return found
+
+    def index_path(self, brain_id: str, epoch: int) -> Path:
+        return self.vectors.directory / f"{stem(brain_id, epoch)}.faiss"
+
+    def added(self, brain_id: str, epoch: int, first_row: int, vectors: np.ndarray) -> None:
+        """A write appended these rows: grow the open index, then see if compaction is due."""
+        ann = self._anns.get((brain_id, epoch))
+        if ann is not None:
+            for start in range(0, len(vectors), CATCH_UP_BATCH):  # searches wait one batch at most
+                ann.add(first_row + start, vectors[start : start + CATCH_UP_BATCH])
+        self.poke(brain_id, epoch)
+
+    # -- the background worker ------------------------------------------------------------
+
+    def poke(self, brain_id: str, epoch: int) -> None:
+        """Note that the brain changed; the worker starts only for brains big enough to index."""
+        if not self.background or self.vectors.file(brain_id, epoch).rows < self.ann_min_rows:
+            return
+        with self._lock:
+            self._wanted.add(brain_id)
+            if self._worker is None and not self._stop.is_set():
+                self._worker = threading.Thread(
+                    target=self._run, name="cairn-vector-maintenance", daemon=True
+                )
+                self._worker.start()
+            self._wake.notify()
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._wake.notify()
+            worker = self._worker
+        if worker is not None:
+            worker.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                while not self._wanted and not self._stop.is_set():
+                    self._wake.wait()
+                brains = list(self._wanted)
+                self._wanted.clear()
+            for brain_id in brains:
+                if self._stop.is_set():
+                    return
+                try:
+                    self._maintain(brain_id)
+                except Exception:  # the next write pokes it again; searches stay exact meanwhile
+                    log.exception("vector maintenance of a brain failed")
+
+    def _maintain(self, brain_id: str) -> None:
+        with self.db.snapshot() as conn:
+            epoch = schema.vector_epoch(conn, brain_id)
+            live = _live_count(conn, brain_id)
+        file = self.vectors.file(brain_id, epoch)
+        ann = self.ann(brain_id, epoch)
+        if ann is not None and ann.indexed_rows < file.rows:
+            first = ann.indexed_rows
+            for start in range(first, file.rows, CATCH_UP_BATCH):
+                rows = np.arange(start, min(start + CATCH_UP_BATCH, file.rows), dtype=np.int64)
+                ann.add(start, file.read(rows))
+                if self._stop.is_set():
+                    return
+        if self._due(file.rows, live, ann):
+            self.compact(brain_id, threads=1, wait=False)
+
+    def _due(self, rows: int, live: int, ann: BrainAnn | None) -> bool:
+        dead = rows - live
+        if dead >= max(self.ann_min_rows / 20, DEAD_SHARE * rows):  # 1,000 rows by default
+            return True
+        if live < self.ann_min_rows:
+            return False
+        return ann is None or ann.delta_rows + (rows - ann.indexed_rows) > max(
+            self.ann_min_rows, ann.base_rows / 10
+        )
+
+    # -- compaction -----------------------------------------------------------------------
+
+    def compact(self, brain_id: str, *, threads: int | None = None, wait: bool = True) -> Compaction | None:
+        """Reclaim the brain's dead rows and rebuild its index; None if another process is
+        compacting it and `wait` is False."""
+        started = time.perf_counter()
+        with _brain_lock(self.vectors.directory / f"{stem(brain_id)}.compact.lock", wait) as held:
+            if not held:
+                return None
+            with self.db.snapshot() as conn:
+                epoch = schema.vector_epoch(conn, brain_id)
+                live = np.array(
+                    [
+                        r[0]
+                        for r in conn.execute("SELECT vec_row FROM chunks WHERE brain_id = ?", (brain_id,))
+                    ],
+                    dtype=np.int64,
+                )
+                old = self.vectors.file(brain_id, epoch)
+                rows_before = old.rows  # read inside the snapshot: every row it references is below
+            live = np.unique(live)
+            self._drop_leftovers(brain_id, epoch)
+            rewrite = live.size < rows_before
+            target = epoch + 1 if rewrite else epoch
+            current = self.ann(brain_id, epoch)
+            if not rewrite and (current.base_rows if current else 0) == (
+                rows_before if live.size >= self.ann_min_rows else 0
+            ):
+                return Compaction(
+                    brain_id,
+                    epoch,
+                    rows_before,
+                    rows_before,
+                    int(live.size),
+                    rows_before if current else 0,
+                    time.perf_counter() - started,
+                )
+            if rewrite:
+                self._copy(old, live, self.vectors.file(brain_id, target))
+            new_rows = live.size if rewrite else rows_before
+            indexed = 0
+            index = self.index_path(brain_id, target)
+            if live.size >= self.ann_min_rows:
+                matrix = self.vectors.file(brain_id, target).read(np.arange(new_rows, dtype=np.int64))
+                if not build(matrix, index, threads=threads or os.cpu_count() or 1, stop=self._stop):
+                    return None
+                indexed = new_rows
+            else:
+                index.unlink(missing_ok=True)
+            rows_after = self._swap(brain_id, epoch, live) if rewrite else rows_before
+            with self._lock:
+                self._anns.pop((brain_id, target), None)
+                for key in [k for k in self._anns if k[0] == brain_id and k[1] < target]:
+                    del self._anns[key]
+            if rewrite:
+                self.vectors.retire(brain_id, target)
+                for previous in range(target):
+                    self.index_path(brain_id, previous).unlink(missing_ok=True)
+            return Compaction(
+                brain_id,
+                target,
+                rows_before,
+                rows_after,
+                int(live.size),
+                indexed,
+                time.perf_counter() - started,
+            )
+
+    @staticmethod
+    def _copy(old: VectorFile, live: Rows, new: VectorFile) -> None:
+        for first in range(0, live.size, _COPY_ROWS):
+            new.append(old.read(live[first : first + _COPY_ROWS]))
+
+    def _swap(self, brain_id: str, epoch: int, live: Rows) -> int:
+        """Commit the move of the rows in `live` to rows 0..n-1 of the next epoch, after copying
+        the rows written since the copy was taken; returns the new file's row count."""
+        new = self.vectors.file(brain_id, epoch + 1)
+        with self.write_lock, self.db.transaction() as conn:
+            if schema.vector_epoch(conn, brain_id) != epoch:
+                raise RuntimeError("the brain was compacted by another process meanwhile")
+            state = schema.brain_state(conn, brain_id)
+            assert state is not None
+            now = np.unique(
+                np.array(
+                    [
+                        r[0]
+                        for r in conn.execute("SELECT vec_row FROM chunks WHERE brain_id = ?", (brain_id,))
+                    ],
+                    dtype=np.int64,
+                )
+            )
+            extra = np.setdiff1d(now, live, assume_unique=True)
+            if extra.size:
+                new.append(self.vectors.file(brain_id, epoch).read(extra))
+            sources = np.concatenate([live, extra])
+            moves = np.full(int(sources.max()) + 1 if sources.size else 0, -1, dtype=np.int64)
+            moves[sources] = np.arange(sources.size, dtype=np.int64)
+            conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS vec_moves (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)"
+            )
+            conn.execute("DELETE FROM vec_moves")
+            conn.execute(
+                "INSERT INTO vec_moves SELECT key, value FROM json_each(?) WHERE value >= 0",
+                (json.dumps(moves.tolist()),),
+            )
+            for table in ("chunks", "chunk_tags", "chunk_facets"):
+                conn.execute(
+                    f"UPDATE {table} SET vec_row = m.new FROM vec_moves m "
+                    f"WHERE {table}.brain_id = ? AND m.old = {table}.vec_row",
+                    (brain_id,),
+                )
+            conn.execute("DELETE FROM vec_moves")
+            conn.execute(
+                "UPDATE brain_state SET vec_epoch = ?, generation = generation + 1 WHERE brain_id = ?",
+                (epoch + 1, brain_id),
+            )
+            self.swapped(brain_id, state[1], epoch + 1, sources)
+        return int(sources.size)
+
+    def _drop_leftovers(self, brain_id: str, epoch: int) -> None:
+        """Files of later epochs are what a compaction that stopped before its commit left."""
+        for path in self.vectors.directory.glob(f"{stem(brain_id)}~*"):
+            suffix = path.name[len(stem(brain_id)) + 1 :].split(".", 1)[0]
+            if suffix.isdigit() and int(suffix) > epoch:
+                self.vectors.forget(brain_id, int(suffix))
+                path.unlink(missing_ok=True)
+
+
+def _live_count(conn: sqlite3.Connection, brain_id: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()[0])
+
+
+@contextmanager
+def _brain_lock(path: Path, wait: bool) -> Iterator[bool]:
+    with path.open("a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,73 @@
+"""`cairn compact` in-process on the real embedded store: dead vector rows are reclaimed and
+every search answers as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.local.vector_store import file_name
+from cairn.bootstrap import build_container
+from cairn.config import Settings
+from cairn.entrypoints.cli import main
+from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from tests.support.archive_scenario import SLUG, fill, snapshot
+
+QUERIES = ["meeting notes", "the release plan", "what changed", "a memory about the launch"]
+
+
+def answers(data: Path) -> list[list[tuple[str, float]]]:
+    c = build_container(Settings(data_dir=data))
+    brain = c.brains.get(SLUG)
+    out = []
+    for text in QUERIES:
+        query = ChunkQuery(
+            text=text, vector=c.adapters.embedder.embed([text])[0], filter=ChunkFilter(brain_ids=(brain.id,))
+        )
+        out.append([(hit.chunk.id, round(hit.score, 9)) for hit in c.adapters.chunks.search(query)])
+    return out
+
+
+def test_compact_reclaims_dead_rows_and_changes_no_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    c = build_container(Settings(data_dir=data))
+    filled = fill(c)
+    brain = filled.brain
+    before_state = snapshot(c, brain)
+    chunks = c.adapters.chunks
+    live = chunks.count(brain.id)
+    # the scenario rewrites and deletes documents, so its vector file already holds dead rows
+    rows = (data / "vectors" / file_name(brain.id)).stat().st_size // (4 * c.adapters.embedder.dimension)
+    assert rows > live
+    before = answers(data)
+
+    assert main(["compact", SLUG, "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(
+        f"{SLUG}: {live:,} live vectors, {rows - live:,} dead rows reclaimed ({rows:,} → {live:,})"
+    )
+    assert not (data / "vectors" / file_name(brain.id)).exists()
+    assert (
+        data / "vectors" / file_name(brain.id, 1)
+    ).stat().st_size == live * 4 * c.adapters.embedder.dimension
+    assert answers(data) == before
+    again = build_container(Settings(data_dir=data))
+    assert snapshot(again, again.brains.get(SLUG)) == before_state
+
+    assert main(["compact", "--data-dir", str(data)]) == 0  # every brain; nothing left to reclaim
+    assert f"{SLUG}: {live:,} live vectors, 0 dead rows reclaimed" in capsys.readouterr().out
+
+
+def test_compact_refuses_an_unknown_brain_and_a_missing_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    fill(build_container(Settings(data_dir=data)))
+    assert main(["compact", "no-such-brain", "--data-dir", str(data)]) == 2
+    assert "no brain matches" in capsys.readouterr().err
+    assert main(["compact", "--data-dir", str(tmp_path / "empty")]) == 2
+    assert "no Cairn store" in capsys.readouterr().err
+    assert not (tmp_path / "empty").exists()

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -37,15 +38,25 @@ CHUNKS_PER_DOC = 5
 DIM = 384
 
 
-def build(data_dir: Path, chunks: int, rng: np.random.Generator) -> str:
+def build(
+    data_dir: Path,
+    chunks: int,
+    rng: np.random.Generator,
+    vectors: Callable[[int, int], np.ndarray] | None = None,
+    slug: str = "bench-100k",
+) -> str:
+    """The brain `slug` of `chunks` chunks; `vectors(first, count)` gives the vectors of chunks
+    first.. (default random unit vectors). No index is built while loading: `cairn compact` does."""
     corpus = Corpus(rng)
     records = SqliteRecordStore(data_dir / "records.sqlite3")
-    index = SqliteChunkIndex(data_dir / "chunks.sqlite3", data_dir / "vectors", DIM)
+    index = SqliteChunkIndex(
+        data_dir / "chunks.sqlite3", data_dir / "vectors", DIM, background_maintenance=False
+    )
     start = datetime(2025, 1, 1, tzinfo=UTC)
     brain = Brain(
-        id="brn_bench100k",
-        slug="bench-100k",
-        name="100k chunks",
+        id=f"brn_{slug.replace('-', '')}",
+        slug=slug,
+        name=f"{chunks:,} chunks",
         embedding_model="all-minilm-l6-v2-int8",
         embedding_dim=DIM,
         created_at=start,
@@ -90,7 +101,10 @@ def build(data_dir: Path, chunks: int, rng: np.random.Generator) -> str:
                 for i, text in enumerate(texts)
             ]
         docs.commit(ops)
-        index.upsert(rows, unit_vectors(rng, len(rows), DIM))
+        first = first_doc * CHUNKS_PER_DOC
+        index.upsert(
+            rows, unit_vectors(rng, len(rows), DIM) if vectors is None else vectors(first, len(rows))
+        )
     print(f"built {index.count(brain.id):,} chunks in brain {brain.slug}", flush=True)
     index.close()
     records.close()

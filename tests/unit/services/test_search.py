@@ -68,3 +68,27 @@ def test_brains_are_isolated(container: Container, brain: Brain) -> None:
     container.documents.write(other, "secret.md", b"platypus")
     assert container.search.search(brain, "platypus").hits == []
     assert [h.path for h in container.search.search(other, "platypus").hits] == ["secret.md"]
+
+
+def test_a_document_filling_the_first_hits_does_not_crowd_out_the_others(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paragraph = "Coffee coffee espresso coffee beans, coffee grinder and coffee cups. " * 12
+    container.documents.write(brain, "notes/coffee-book.md", "\n\n".join([paragraph] * 40).encode())
+    for i in range(6):
+        container.documents.write(brain, f"notes/other-{i}.md", f"Note {i}: tea, and once a coffee.".encode())
+    asked: list[int] = []
+    real = container.search.chunks.search
+
+    def spy(query):  # type: ignore[no-untyped-def]
+        asked.append(query.top_k)
+        return real(query)
+
+    monkeypatch.setattr(container.search.chunks, "search", spy)
+    hits = container.search.search(brain, "coffee", top_k=5).hits
+    paths = [h.path for h in hits]
+    assert len(paths) == 5 and len(set(paths)) == 5 and "notes/coffee-book.md" in paths
+    assert asked == [15, 100]  # the first 15 chunks held fewer than 5 documents: the whole pool
+    asked.clear()
+    assert [h.path for h in container.search.search(brain, "tea", top_k=5).hits][:1] != []
+    assert asked == [15]

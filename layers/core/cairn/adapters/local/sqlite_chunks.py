@@ -321,7 +321,7 @@ class SqliteChunkIndex:
             rows = self._brain_rows(conn, brain_id, generation)
             epoch = schema.vector_epoch(conn, brain_id)
             allowed = rows.allowed(conn, brain_id, chunk_filter)
-            vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool)
+            vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
             if vec_rows.size:
                 sims.append(self._vectors.file(brain_id, epoch).similarities(vec_rows, vector))
                 rowids.append(rows.rowid_of[vec_rows])
@@ -335,12 +335,12 @@ class SqliteChunkIndex:
         return dict(zip(all_rowids[top].tolist(), all_sims[top].tolist(), strict=True))
 
     def _candidates(
-        self, brain_id: str, epoch: int, vector: Floats, allowed: npt.NDArray[np.bool_], pool: int
+        self, brain_id: str, epoch: int, vector: Floats, allowed: npt.NDArray[np.bool_], pool: int, live: int
     ) -> Rows:
         """The vector rows to score exactly: every allowed row when they are few or the brain has
         no index, else the graph's candidates plus the allowed rows it does not cover yet."""
         every = np.flatnonzero(allowed)
-        if every.size <= self.exact_max_rows:
+        if every.size <= self.exact_max_rows or live < self._maintenance.ann_min_rows:
             return every
         ann = self._maintenance.ann(brain_id, epoch)
         if ann is None:

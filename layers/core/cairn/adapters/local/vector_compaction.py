@@ -208,7 +208,7 @@ class VectorMaintenance:
             indexed = 0
             index = self.index_path(brain_id, target)
             if live.size >= self.ann_min_rows:
-                matrix = self.vectors.file(brain_id, target).read(np.arange(new_rows, dtype=np.int64))
+                matrix = self.vectors.file(brain_id, target).head(new_rows)  # build copies a slice at a time
                 if not build(matrix, index, threads=threads or os.cpu_count() or 1, stop=self._stop):
                     return None
                 indexed = new_rows

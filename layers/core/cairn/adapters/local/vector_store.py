@@ -97,6 +97,10 @@ class VectorFile:
             return _dot(matrix, query)[rows]
         return _dot(matrix[rows], query)
 
+    def head(self, rows: int) -> Floats:
+        """The first `rows` rows as a read-only view of the mapping (nothing is copied)."""
+        return self._current(np.array([rows - 1], dtype=np.int64))[:rows] if rows else self._matrix[:0]
+
     def read(self, rows: Rows) -> Floats:
         """A copy of the given rows."""
         matrix = self._current(rows)

@@ -21,6 +21,11 @@ Each step is timed and printed:
    second SqliteChunkIndex that never uses the index): recall@10 and leg latency for noisy copies
    of stored vectors (cosine 0.6-0.9 to their source), the same under a path filter letting 10 %
    of rows through, and the LoCoMo questions embedded by the real model.
+7. with `--real-chars N`: a brain of real text only, in its own data directory: documents found
+   on this machine (bench/ingest_throughput.py's folder: this repository's docs, package
+   descriptions and docs, the standard library's sources) up to N characters, plus the LoCoMo
+   sessions, through `cairn ingest` (real chunking and embeddings); its index is built and the
+   LoCoMo questions and noisy copies of its vectors are searched against exact, as in step 6.
 """
 
 from __future__ import annotations
@@ -168,17 +173,24 @@ def recall(data_dir: Path, brain_id: str, chunks: int, real: np.ndarray | None, 
         background_maintenance=False,
     )
     rng = np.random.default_rng([SEED, 3])
-    sources = rng.choice(chunks, size=queries, replace=False)
-    ids = [chunk_id(f"doc_{s // CHUNKS_PER_DOC:07d}", s % CHUNKS_PER_DOC) for s in sources.tolist()]
-    stored = exact.get_vectors(brain_id, ids)
-    base = unit(np.stack([np.asarray(stored[i], dtype=np.float32) for i in ids]))
-    cosines = rng.uniform(0.6, 0.9, size=queries).astype(np.float32)[:, None]
-    noise = unit(rng.standard_normal((queries, DIM), dtype=np.float32))
-    noise = unit(noise - (noise * base).sum(axis=1, keepdims=True) * base)  # orthogonal to the source
-    noisy = unit(cosines * base + np.sqrt(1 - cosines**2) * noise)
+
+    def noisy(sources: np.ndarray) -> np.ndarray:
+        ids = [chunk_id(f"doc_{s // CHUNKS_PER_DOC:07d}", s % CHUNKS_PER_DOC) for s in sources.tolist()]
+        stored = exact.get_vectors(brain_id, ids)
+        base = unit(np.stack([np.asarray(stored[i], dtype=np.float32) for i in ids]))
+        cosines = rng.uniform(0.6, 0.9, size=len(ids)).astype(np.float32)[:, None]
+        noise = unit(rng.standard_normal((len(ids), DIM), dtype=np.float32))
+        noise = unit(noise - (noise * base).sum(axis=1, keepdims=True) * base)  # orthogonal to the source
+        return unit(cosines * base + np.sqrt(1 - cosines**2) * noise)
+
+    anywhere = noisy(rng.choice(chunks, size=queries, replace=False))
+    # Documents d with d % 10 == 3 live under area3/ (search_100k.build): sources there, so the
+    # filtered queries have neighbours inside the filter, as a scoped question does.
+    docs = rng.choice(np.arange(3, chunks // CHUNKS_PER_DOC, 10), size=queries, replace=False)
+    inside = noisy(docs * CHUNKS_PER_DOC + rng.integers(0, CHUNKS_PER_DOC, size=queries))
     sets = [
-        ("noisy copies of stored vectors", noisy, ()),
-        ("same, path filter (10 % of rows)", noisy, ("area3/",)),
+        ("noisy copies of stored vectors", anywhere, ()),
+        ("same, sources and filter under area3/ (10 % of rows)", inside, ("area3/",)),
     ]
     if real is not None:
         sets.append(("LoCoMo questions, real embeddings", real, ()))
@@ -199,12 +211,81 @@ def recall(data_dir: Path, brain_id: str, chunks: int, real: np.ndarray | None, 
     exact.close()
 
 
+def real_brain(data_dir: Path, chars: int, locomo: Path | None, queries: int) -> None:
+    import locomo_data as h
+    from cairn.adapters.local.vector_store import file_name
+    from ingest_throughput import build_folder
+
+    folder = data_dir.with_name(data_dir.name + "-files")
+    if not data_dir.exists():
+        files, copied = build_folder(folder / "docs", chars)
+        for conversation in h.load_conversations(locomo) if locomo is not None else []:
+            lines = [f"[{t.dia_id}] {t.speaker}: {t.text}" for t in conversation.turns]
+            (folder / "locomo").mkdir(parents=True, exist_ok=True)
+            (folder / "locomo" / f"{conversation.sample_id}.md").write_text("\n\n".join(lines))
+        started = time.perf_counter()
+        cairn = Path(sys.executable).with_name("cairn")
+        subprocess.run(
+            [str(cairn), "ingest", str(folder), "--brain", "real", "--create", "--data-dir", str(data_dir)],
+            check=True,
+            capture_output=True,
+        )
+        took = time.perf_counter() - started
+        print(f"real-text brain: {files} files, {copied:,} characters ingested in {took:.0f} s", flush=True)
+    ann = SqliteChunkIndex(
+        data_dir / "chunks.sqlite3",
+        data_dir / "vectors",
+        DIM,
+        ann_min_rows=1_000,
+        background_maintenance=False,
+    )
+    exact = SqliteChunkIndex(
+        data_dir / "chunks.sqlite3",
+        data_dir / "vectors",
+        DIM,
+        ann_min_rows=10**12,
+        background_maintenance=False,
+    )
+    (brain_id,) = ann.brain_ids()
+    done = ann.compact(brain_id)
+    assert done is not None
+    print(f"real-text brain: {done.live_rows:,} chunks, index built in {done.seconds:.0f} s", flush=True)
+    rows = (data_dir / "vectors" / file_name(brain_id, done.epoch)).stat().st_size // (4 * DIM)
+    rng = np.random.default_rng([SEED, 4])
+    stored = np.memmap(data_dir / "vectors" / file_name(brain_id, done.epoch), dtype="<f4", mode="r")
+    base = unit(np.array(stored.reshape(rows, DIM)[np.sort(rng.choice(rows, size=queries, replace=False))]))
+    cosines = rng.uniform(0.6, 0.9, size=queries).astype(np.float32)[:, None]
+    noise = unit(rng.standard_normal((queries, DIM), dtype=np.float32))
+    noise = unit(noise - (noise * base).sum(axis=1, keepdims=True) * base)
+    sets = [
+        ("real brain, noisy copies of its vectors", unit(cosines * base + np.sqrt(1 - cosines**2) * noise))
+    ]
+    if locomo is not None:
+        sets.append(("real brain, LoCoMo questions", locomo_questions(locomo, data_dir)))
+    for name, vectors in sets:
+        vector_leg(ann, brain_id, vectors[:5])
+        got, ann_ms = vector_leg(ann, brain_id, vectors)
+        truth, exact_ms = vector_leg(exact, brain_id, vectors)
+        r = np.mean([len(set(a) & set(t)) / max(1, len(t)) for a, t in zip(got, truth, strict=True)])
+        print(
+            f"recall@10, {name} ({len(vectors)}): {r:.3f}; vector leg p50/p95 index "
+            f"{np.percentile(ann_ms, 50):.1f}/{np.percentile(ann_ms, 95):.1f} ms, exact "
+            f"{np.percentile(exact_ms, 50):.1f}/{np.percentile(exact_ms, 95):.1f} ms",
+            flush=True,
+        )
+    ann.close()
+    exact.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--data-dir", type=Path, default=None, help="reuse a store built before")
     parser.add_argument("--locomo", type=Path, default=None, help="LoCoMo JSON: add its turns as real text")
+    parser.add_argument(
+        "--real-chars", type=int, default=0, help="also a real-text brain of this many characters"
+    )
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}", flush=True)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-1m-"))
@@ -263,6 +344,8 @@ def main() -> int:
         server.wait(timeout=30)
     real = locomo_questions(args.locomo, data_dir) if args.locomo is not None else None
     recall(data_dir, brain_id, args.chunks, real, args.queries)
+    if args.real_chars:
+        real_brain(data_dir.with_name(data_dir.name + "-real"), args.real_chars, args.locomo, args.queries)
     print(f"load average after: {os.getloadavg()}", flush=True)
     return 0
 

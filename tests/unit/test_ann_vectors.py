@@ -290,3 +290,51 @@ def test_a_stopped_compaction_leaves_nothing_that_matters(tmp_path: Path) -> Non
     assert report is not None and report.rows_after == 500
     assert vector_ids(index, vectors[300], k=1) == ["c300"]
     index.close()
+
+
+def test_compaction_without_dead_rows_extends_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index, vectors = loaded(tmp_path)
+    index.compact(BRAIN)
+    fresh = clustered(np.random.default_rng(13), 300)
+    index.upsert([chunk(6000 + i) for i in range(300)], fresh)
+    extended: list[bool] = []
+    real_build = vector_compaction.build
+
+    def spy(*args: object, **kwargs: object) -> bool:
+        extended.append(bool(kwargs.get("extend")))
+        return real_build(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vector_compaction, "build", spy)
+    report = index.compact(BRAIN)
+    assert extended == [True]
+    assert report is not None and (report.epoch, report.reclaimed, report.indexed_rows) == (0, 0, 900)
+    ann = index._maintenance.ann(BRAIN, 0)
+    assert ann is not None and (ann.base_rows, ann.delta_rows) == (900, 0)
+    assert vector_ids(index, fresh[123], k=1) == ["c6123"]
+    assert vector_ids(index, vectors[45], k=1) == ["c45"]
+    index.close()
+
+
+def test_warm_opens_the_indexes_and_rows_of_big_brains_only(tmp_path: Path) -> None:
+    index, _ = loaded(tmp_path)
+    index.upsert([chunk(99999, brain_id="small")], clustered(np.random.default_rng(1), 1))
+    index.compact(BRAIN)
+    index.close()
+    fresh = make(tmp_path)
+    fresh.warm()
+    assert set(fresh._cache) == {BRAIN}
+    assert set(fresh._maintenance._anns) == {(BRAIN, 0)}
+    fresh.close()
+
+
+def test_a_repeated_filter_is_answered_from_the_snapshot_and_never_goes_stale(tmp_path: Path) -> None:
+    index, vectors = loaded(tmp_path)
+    first = vector_ids(index, vectors[8], k=3, path_prefixes=("even/",))
+    assert first[0] == "c8" and vector_ids(index, vectors[8], k=3, path_prefixes=("even/",)) == first
+    index.upsert([chunk(7000, path="even/new.md")], vectors[8:9])  # same vector, same prefix
+    assert set(vector_ids(index, vectors[8], k=2, path_prefixes=("even/",))) == {"c8", "c7000"}
+    index.delete_chunks(BRAIN, ["c8"])
+    assert vector_ids(index, vectors[8], k=1, path_prefixes=("even/",)) == ["c7000"]
+    index.close()

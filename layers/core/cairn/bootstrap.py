@@ -213,9 +213,13 @@ def generator_for(settings: Settings) -> Generator:
 
 
 def local_embedder(settings: Settings) -> Embedder:
-    from cairn.adapters.local.onnx_embedder import OnnxEmbedder
+    from cairn.adapters.local.onnx_embedder import OnnxEmbedder, bulk_threads
 
-    return OnnxEmbedder(threads=settings.onnx_threads, workers=settings.onnx_workers)
+    threads, workers = settings.onnx_threads, settings.onnx_workers
+    if threads == 0:  # not configured: one thread a run, one run a core (see bulk_threads)
+        threads, cores = bulk_threads()
+        workers = max(workers, cores)
+    return OnnxEmbedder(threads=threads, workers=workers)
 
 
 def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:

@@ -170,3 +170,16 @@ def test_parallel_runs_give_the_vectors_of_one_run_at_a_time() -> None:
     alone = OnnxEmbedder(threads=1).embed(texts)
     parallel = OnnxEmbedder(threads=1, workers=3).embed(texts)
     np.testing.assert_allclose(parallel, alone, atol=1e-6)
+
+
+def test_the_served_embedder_runs_one_thread_a_text_and_one_text_a_core_unless_configured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cairn.bootstrap import local_embedder
+    from cairn.config import Settings
+
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    served = local_embedder(Settings())
+    assert (served._threads, served._workers) == (1, 4)
+    assert (lambda e: (e._threads, e._workers))(local_embedder(Settings(onnx_threads=2))) == (2, 1)
+    assert (lambda e: (e._threads, e._workers))(local_embedder(Settings(onnx_workers=6))) == (1, 6)

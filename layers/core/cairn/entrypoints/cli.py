@@ -57,6 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.auth.authenticate import open_allowed
     from cairn.bootstrap import build_container
     from cairn.entrypoints.http import create_app
+    from cairn.ports.chunks import CompactableChunks
 
     settings = _settings(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
@@ -73,6 +74,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Load the embedding model while uvicorn starts, so /healthz answers at once and the
     # first search does not pay for the load.
     threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
+    chunks = container.adapters.chunks
+    if isinstance(chunks, CompactableChunks):  # big brains' vector indexes and rows, likewise
+        threading.Thread(target=chunks.warm, daemon=True).start()
     auth = "none (open)" if open_allowed(settings) else "required"
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} "

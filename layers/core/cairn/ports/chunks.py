@@ -133,9 +133,11 @@ class Compaction:
 
 @runtime_checkable
 class CompactableChunks(Protocol):
-    """A ChunkIndex that keeps its own vector files (the embedded store); OpenSearch merges its
-    segments itself."""
+    """A ChunkIndex that keeps its own vector files and index (the embedded store): compacted on
+    demand, warmed in the background at start-up. OpenSearch manages its segments itself."""
 
     def brain_ids(self) -> list[str]: ...
 
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...
+
+    def warm(self) -> None: ...

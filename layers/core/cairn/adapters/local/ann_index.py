@@ -45,11 +45,12 @@ def _faiss() -> Any:
 
 
 def ef_search(rows: int, pool: int, share: float) -> int:
-    """efSearch measured for recall@10 >= 0.98 (docs/ANN.md): 96 at 100,000 rows, 384 at a
-    million, log-linear between; doubled when under a tenth of the rows may be returned; never
-    below the pool asked for."""
+    """efSearch for recall@10 >= 0.98 with the candidates re-scored exactly: 96 at 100,000 rows
+    (bench/ann_choice.py), 768 at a million (bench/search_1m.py's noisy queries: ef 384 gave
+    0.979, 512 0.985, 768 0.992 at p95 3.4 ms), log-linear between; doubled when under a tenth of
+    the rows may be returned; never below the pool asked for."""
     scale = max(0.0, math.log10(max(rows, 1) / 100_000))
-    ef = 96 * 4**scale
+    ef = 96 * 8**scale
     if share < 0.1:
         ef *= 2
     return int(max(ef, pool))
@@ -101,10 +102,10 @@ def _part(
     empty = np.zeros(0, dtype=np.int64)
     if index is None or count == 0:
         return empty, empty
-    part = np.zeros(count, dtype=np.bool_)
-    visible = allowed[first : first + count]  # rows past the caller's snapshot are not allowed
-    part[: visible.size] = visible
-    allowed_count = int(part.sum())
+    part = allowed[first : first + count]
+    if part.size < count:  # rows past the caller's snapshot are not allowed
+        part = np.concatenate([part, np.zeros(count - part.size, dtype=np.bool_)])
+    allowed_count = int(np.count_nonzero(part))
     if allowed_count == 0:
         return empty, empty
     if allowed_count <= exact_max:
@@ -123,21 +124,29 @@ def _graph_search(index: Any, query: Floats, allowed: Mask, pool: int, ef: int) 
     return rows
 
 
-def build(vectors: Floats, path: Path, *, threads: int, stop: threading.Event | None = None) -> bool:
+def build(
+    vectors: Floats, path: Path, *, threads: int, stop: threading.Event | None = None, extend: bool = False
+) -> bool:
     """Write a base index over `vectors` (row i = id i) to `path` atomically; False if `stop`
-    was set before it finished (nothing is written then)."""
+    was set before it finished (nothing is written then). With `extend`, the index already at
+    `path` (over a prefix of the same rows) is read whole and only the rows past it are added,
+    keeping its trained quantizer: cheaper than a rebuild when nothing was deleted."""
     faiss = _faiss()
     rows, dimension = vectors.shape
-    index = faiss.IndexHNSWSQ(dimension, faiss.ScalarQuantizer.QT_8bit, M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
-    sample = vectors
-    if rows > TRAIN_ROWS:
-        picked = np.sort(np.random.default_rng(rows).choice(rows, TRAIN_ROWS, replace=False))
-        sample = vectors[picked]
+    if extend:
+        index = faiss.read_index(str(path))
+    else:
+        index = faiss.IndexHNSWSQ(dimension, faiss.ScalarQuantizer.QT_8bit, M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = EF_CONSTRUCTION
     faiss.omp_set_num_threads(threads)
     try:
-        index.train(np.ascontiguousarray(sample, dtype=np.float32))
-        for first in range(0, rows, 20_000):
+        if not extend:
+            sample = vectors
+            if rows > TRAIN_ROWS:
+                picked = np.sort(np.random.default_rng(rows).choice(rows, TRAIN_ROWS, replace=False))
+                sample = vectors[picked]
+            index.train(np.ascontiguousarray(sample, dtype=np.float32))
+        for first in range(int(index.ntotal), rows, 20_000):
             if stop is not None and stop.is_set():
                 return False
             index.add(np.ascontiguousarray(vectors[first : first + 20_000], dtype=np.float32))

@@ -183,6 +183,17 @@ class SqliteChunkIndex:
         """Reclaim the brain's dead vector rows and rebuild its ANN index now."""
         return self._maintenance.compact(brain_id, threads=threads)
 
+    def warm(self) -> None:
+        """Open the index and load the rows of every brain that has an index, so the first search
+        of a big brain after a start does not pay for them (run in a background thread)."""
+        for brain_id in self.brain_ids():
+            with self._db.snapshot() as conn:
+                state = schema.brain_state(conn, brain_id)
+                epoch = schema.vector_epoch(conn, brain_id)
+                if state is None or self._maintenance.ann(brain_id, epoch) is None:
+                    continue
+                self._brain_rows(conn, brain_id, state[1])
+
     def brain_ids(self) -> list[str]:
         return [row[0] for row in self._db.get().execute("SELECT brain_id FROM brain_state ORDER BY seq")]
 
@@ -339,15 +350,15 @@ class SqliteChunkIndex:
     ) -> Rows:
         """The vector rows to score exactly: every allowed row when they are few or the brain has
         no index, else the graph's candidates plus the allowed rows it does not cover yet."""
-        every = np.flatnonzero(allowed)
-        if every.size <= self.exact_max_rows or live < self._maintenance.ann_min_rows:
-            return every
+        if np.count_nonzero(allowed) <= self.exact_max_rows or live < self._maintenance.ann_min_rows:
+            return np.flatnonzero(allowed)
         ann = self._maintenance.ann(brain_id, epoch)
         if ann is None:
-            return every
+            return np.flatnonzero(allowed)
         indexed = ann.indexed_rows  # read first: rows indexed meanwhile are merely found twice
         found, exact = ann.search(vector, allowed, pool, self.exact_max_rows)
-        return np.unique(np.concatenate([found, exact, every[every >= indexed]]))
+        tail = np.flatnonzero(allowed[indexed:]) + indexed
+        return np.unique(np.concatenate([found, exact, tail]))
 
     def _brain_rows(self, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
         """The brain's cached rows, unless older than this snapshot's generation.

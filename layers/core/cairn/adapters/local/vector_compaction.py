@@ -209,7 +209,9 @@ class VectorMaintenance:
             index = self.index_path(brain_id, target)
             if live.size >= self.ann_min_rows:
                 matrix = self.vectors.file(brain_id, target).head(new_rows)  # build copies a slice at a time
-                if not build(matrix, index, threads=threads or os.cpu_count() or 1, stop=self._stop):
+                extend = not rewrite and current is not None and 0 < current.base_rows <= new_rows
+                cores = threads or os.cpu_count() or 1
+                if not build(matrix, index, threads=cores, stop=self._stop, extend=extend):
                     return None
                 indexed = new_rows
             else:

@@ -25,7 +25,7 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
-from cairn.adapters.local.fts_search import DEFAULT_POSTING_BUDGET, bm25_ranked
+from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
@@ -53,14 +53,12 @@ class SqliteChunkIndex:
         dimension: int,
         *,
         bm25_weights: tuple[float, float, float] = DEFAULT_BM25_WEIGHTS,
-        posting_budget: int = DEFAULT_POSTING_BUDGET,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
         self.db_path = db_path
         self.dimension = dimension
         self.bm25_weights = bm25_weights
-        self.posting_budget = posting_budget
         self._vectors = VectorStore(vectors_dir, dimension)
         self._db = ThreadConnections(db_path)
         self._write_lock = threading.Lock()
@@ -257,7 +255,6 @@ class SqliteChunkIndex:
                 self.bm25_weights,
                 condition,
                 pool,
-                self.posting_budget,
                 table_rows=rows.live_count,
             )
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EMBEDDED_ONLY = {"onnxruntime", "tokenizers", "rich", "uvicorn"}
+EMBEDDED_ONLY = {"onnxruntime", "tokenizers", "rich", "uvicorn", "faiss-cpu"}
 
 
 def pins(lines: list[str]) -> dict[str, str]:

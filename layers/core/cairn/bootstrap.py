@@ -215,7 +215,7 @@ def generator_for(settings: Settings) -> Generator:
 def local_embedder(settings: Settings) -> Embedder:
     from cairn.adapters.local.onnx_embedder import OnnxEmbedder
 
-    return OnnxEmbedder(threads=settings.onnx_threads)
+    return OnnxEmbedder(threads=settings.onnx_threads, workers=settings.onnx_workers)
 
 
 def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:

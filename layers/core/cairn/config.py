@@ -104,6 +104,8 @@ class Settings(BaseSettings):
 
     onnx_threads: int = 0
     """Intra-op threads for onnxruntime; 0 lets onnxruntime pick."""
+    onnx_workers: int = Field(default=1, ge=1)
+    """Texts of one embed() call run at once, each on its own thread (`cairn ingest`: one per core)."""
 
     # Ingest
     ingest_root: Path | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,17 @@ def test_ingest_names_its_brain_and_creates_a_missing_one_only_when_asked(
     assert code == 2 and "cairn brains create work" in err and "--create" in err
     code, out, err = run(capsys, "ingest", str(note), "--brain", "work", "--create", "--data-dir", data)
     assert code == 0 and "brain: work" in err and "created 1" in out
+
+
+def test_ingest_reports_its_throughput(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3):
+        (docs / f"n{n}.md").write_text(f"# Note {n}\n\n" + "Tea is steeped at eighty degrees. " * 60)
+    code, out, err = run(capsys, "ingest", str(docs), "--data-dir", str(tmp_path / "data"))
+    assert code == 0
+    assert "3/3 files" in err and re.search(r"\d+ chunks, \d+\.\d chunks/s", err)  # the progress line
+    summary = re.fullmatch(
+        r"(\d+) chunks in \d+\.\d s \((\d+\.\d) chunks/s\); created 3, reused 0, failed 0", out.strip()
+    )
+    assert summary is not None and int(summary[1]) >= 6 and float(summary[2]) > 0

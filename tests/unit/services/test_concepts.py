@@ -89,3 +89,19 @@ def test_a_configured_model_adds_concepts_the_rules_miss() -> None:
     g.index(BRAIN, text, [chunk(0, text)])
     assert concepts_of(links, "chk_doc1_0") == {"concept:pemberley estate"}  # lower case: no rule sees it
     assert model.calls and model.calls[0][1][0].text == text
+
+
+def test_a_fresh_document_links_the_same_without_reading_any_links() -> None:
+    text = "Elizabeth Bennet met Darcy at Netherfield Park.\n\nDarcy wrote to Elizabeth Bennet."
+    chunks = [
+        chunk(0, "Elizabeth Bennet met Darcy at Netherfield Park."),
+        chunk(1, "Darcy wrote to Elizabeth Bennet."),
+    ]
+    read, plain = graph()
+    g, links = graph()
+    reads: list[str] = []
+    outgoing = links.outgoing
+    links.outgoing = lambda *a, **k: reads.append(a[1]) or outgoing(*a, **k)  # type: ignore[method-assign]
+    assert g.index(BRAIN, text, chunks, fresh=True) == read.index(BRAIN, text, chunks) == 5
+    assert reads == []
+    assert [concepts_of(links, c.id) for c in chunks] == [concepts_of(plain, c.id) for c in chunks]

@@ -6,7 +6,7 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -144,23 +144,51 @@ def _hidden(rel: Path) -> bool:
     return any(part.startswith(".") for part in rel.parts)
 
 
+GROUP_FILES = 64
+GROUP_BYTES = 512 * 1024
+"""Files ingested together: their chunks are embedded in one call (~1,000 chunks at most)."""
+
+Ingested = tuple[bool, int] | CairnError  # (reused, chunks written), or why the file failed
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     files = list(_files(args.paths))
     if args.server:
         return _ingest_remote(args, files)
-    from cairn.services.ingest import LocalFilePolicy
+    from cairn.bootstrap import build_container
+    from cairn.services.ingest import IngestResult, LocalFilePolicy
 
-    container = _open(args, existing=False)
+    settings = _settings(args)
+    if settings.onnx_threads == 0:  # not configured: the bulk setting (onnx_embedder.bulk_threads)
+        from cairn.adapters.local.onnx_embedder import bulk_threads
+
+        threads, workers = bulk_threads()
+        settings = settings.model_copy(update={"onnx_threads": threads, "onnx_workers": workers})
+    container = build_container(settings)
     brain = _brain(container, args.brain, writes=True, create=args.create)
     policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
     if args.collection is not None:
         files = _into_collection(container, brain, args.collection, files)
 
-    def ingest(file: Path, target: str) -> bool:
-        result = container.ingest.ingest_file(brain, str(file), policy, target=target, queue=False)
-        return result.reused
+    def ingest(group: list[tuple[Path, str]]) -> list[Ingested]:
+        done = container.ingest.ingest_files(brain, [(str(file), target) for file, target in group], policy)
+        return [(r.reused, r.embedded_count) if isinstance(r, IngestResult) else r for r in done]
 
     return _ingest_all(brain.slug, files, ingest, lambda: 0.0)
+
+
+def _groups(files: list[tuple[Path, str]]) -> Iterator[list[tuple[Path, str]]]:
+    group: list[tuple[Path, str]] = []
+    size = 0
+    for file, target in files:
+        with suppress(OSError):  # the ingest reports it
+            size += file.stat().st_size
+        group.append((file, target))
+        if len(group) >= GROUP_FILES or size >= GROUP_BYTES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
 
 
 def _into_collection(
@@ -184,19 +212,33 @@ def _ingest_remote(args: argparse.Namespace, files: list[tuple[Path, str]]) -> i
     brain = remote.brain(args.brain, create=args.create)
     _say_brain(args.brain, str(brain["slug"]))
 
-    def ingest(file: Path, target: str) -> bool:
-        return bool(remote.upload(str(brain["id"]), file, target).get("reused"))
+    def ingest(group: list[tuple[Path, str]]) -> list[Ingested]:
+        done: list[Ingested] = []
+        for file, target in group:
+            try:
+                result = remote.upload(str(brain["id"]), file, target)
+            except CairnError as exc:
+                done.append(exc)
+                continue
+            reused = bool(result.get("reused"))
+            done.append((reused, int(result.get("embedded_count") or 0)))
+        return done
 
-    return _ingest_all(str(brain["slug"]), files, ingest, lambda: remote.waited_s)
+    return _ingest_all(str(brain["slug"]), files, ingest, lambda: remote.waited_s, group_files=1)
 
 
 def _ingest_all(
     slug: str,
     files: list[tuple[Path, str]],
-    ingest: Callable[[Path, str], bool],
+    ingest: Callable[[list[tuple[Path, str]]], list[Ingested]],
     waited_s: Callable[[], float],
+    *,
+    group_files: int = GROUP_FILES,
 ) -> int:
-    """Ingest every file with a progress bar; a file that fails is reported and the rest go on."""
+    """Ingest every file, in groups, with a progress bar showing files and chunks/s; a file that
+    fails is reported and the rest go on."""
+    import time
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -205,22 +247,38 @@ def _ingest_all(
     console = Console(stderr=True)
     counts = {"created": 0, "reused": 0, "failed": 0}
     failures: list[str] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    chunks = 0
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files, {task.fields[chunks]} chunks, {task.fields[rate]:.1f} chunks/s"),
+        TimeElapsedColumn(),
+    )
+    started = time.perf_counter()
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(f"ingesting into {slug}", total=len(files))
-        for file, target in files:
-            try:
-                reused = ingest(file, "/".join(safe_name(p) for p in target.split("/")))
-                counts["reused" if reused else "created"] += 1
-            except CairnError as exc:
-                counts["failed"] += 1
-                failures.append(f"{file}: {exc.code}: {exc.message}")
-            progress.advance(task)
+        task = progress.add_task(f"ingesting into {slug}", total=len(files), chunks=0, rate=0.0)
+        groups = _groups(files) if group_files > 1 else ([f] for f in files)
+        for group in groups:
+            named = [(file, "/".join(safe_name(p) for p in target.split("/"))) for file, target in group]
+            for (file, _), done in zip(group, ingest(named), strict=True):
+                if isinstance(done, CairnError):
+                    counts["failed"] += 1
+                    failures.append(f"{file}: {done.code}: {done.message}")
+                    continue
+                counts["reused" if done[0] else "created"] += 1
+                chunks += done[1]
+            rate = chunks / max(time.perf_counter() - started, 1e-9)
+            progress.update(task, advance=len(group), chunks=chunks, rate=rate)
+    seconds = time.perf_counter() - started
     for line in failures:
         print(f"failed {line}", file=sys.stderr)
     if waited_s() > 0:
         print(f"waited {waited_s():.0f} s for the server's rate limit (Retry-After)", file=sys.stderr)
-    print(f"created {counts['created']}, reused {counts['reused']}, failed {counts['failed']}")
+    print(
+        f"{chunks} chunks in {seconds:.1f} s ({chunks / max(seconds, 1e-9):.1f} chunks/s); "
+        f"created {counts['created']}, reused {counts['reused']}, failed {counts['failed']}"
+    )
     return 1 if counts["failed"] else 0
 
 

@@ -13,9 +13,9 @@ import builtins
 import hashlib
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from cairn.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
 from cairn.domain.paths import validate_path
@@ -26,7 +26,7 @@ from cairn.ports.records import Delete, Put
 from cairn.services import listing
 from cairn.services.document_text import document_text, image_captions, title_for
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
-from cairn.services.indexing import DocumentIndexer, PreparedChunks
+from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChunks
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository, doc_id_key, doc_key
 from cairn.services.siblings import SiblingContext, folder_of
@@ -70,6 +70,7 @@ class Staged:
     ops: list[Put | Delete]  # none: the write would change nothing
     text: str
     created: bool
+    planned: PlannedChunks | None = None  # staged with `defer`: the chunks whose vectors `prepared` lacks
 
 
 @dataclass
@@ -416,6 +417,12 @@ class DocumentService:
         force: bool = False,
     ) -> WriteOutcome:
         staged = self._stage(brain, path, data, info, existing, force=force)
+        return self._commit_staged(brain, path, staged, also)
+
+    def _commit_staged(
+        self, brain: Brain, path: str, staged: Staged, also: Sequence[Put | Delete] = ()
+    ) -> WriteOutcome:
+        """Commit a staged write (its chunks prepared) and index it, as `write` does."""
         if not staged.ops:
             if also:
                 self.repo.commit(list(also))
@@ -444,10 +451,12 @@ class DocumentService:
         existing: Document | None,
         *,
         force: bool = False,
+        defer: bool = False,
     ) -> Staged:
         """Build the next document record, its chunks and the record ops that commit it; store
         the bytes (content-addressed). No ops means the write would change nothing (never when
-        `force`: the caller wants a new version)."""
+        `force`: the caller wants a new version). With `defer`, the new vectors are left for
+        `_embed_staged` to make (`planned`), so many writes embed together."""
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
         if not force and live and live.checksum_sha256 == digest and _same_info(live, info):
@@ -481,8 +490,12 @@ class DocumentService:
             created_at=live.created_at if live else now,
             updated_at=now,
         )
+        planned: PlannedChunks | None = None
         if info.staged_chunks is not None:
             prepared = self.indexer.staged(info.staged_chunks)
+        elif defer:
+            planned = self.indexer.plan(doc, text)
+            prepared = replace(self.indexer.nothing(), count=planned.count)
         else:
             prepared = self.indexer.prepare(doc, text)
         doc = doc.model_copy(update={"chunk_count": prepared.count})
@@ -490,7 +503,64 @@ class DocumentService:
             self.repo.put_op(doc, existing.version if existing else 0),
             self.repo.pointer_op(doc),
         ]
-        return Staged(doc, prepared, ops, text, created=live is None)
+        return Staged(doc, prepared, ops, text, created=live is None, planned=planned)
+
+    def _embed_staged(self, staged: Sequence[Staged]) -> builtins.list[Staged]:
+        """The staged writes with their chunks prepared: the new vectors of all of them made in
+        one embedding call (the embedder's batches and parallel runs span documents)."""
+        plans = [s.planned for s in staged if s.planned is not None]
+        prepared = iter(self.indexer.finish(plans))
+        return [s if s.planned is None else replace(s, prepared=next(prepared), planned=None) for s in staged]
+
+    # -- bulk writes -----------------------------------------------------------------------
+
+    def write_many(
+        self,
+        brain: Brain,
+        items: Sequence[tuple[str, bytes, DocumentInput]],
+        *,
+        reason: str | None = None,
+    ) -> builtins.list[WriteOutcome | CairnError]:
+        """`write` of each (path, bytes, info) in order, with the new chunks of all of them embedded
+        together. Each document still commits alone, atomically with its chunks, and ends as
+        `write` would leave it; one that fails gets its CairnError in its place and the others
+        are written. A path that repeats starts a new group, so the later write sees the earlier."""
+        results: builtins.list[WriteOutcome | CairnError] = []
+        group: builtins.list[tuple[str, bytes, DocumentInput]] = []
+        for item in items:
+            if any(item[0] == path for path, _, _ in group):
+                results += self._write_group(brain, group, reason)
+                group = []
+            group.append(item)
+        return results + self._write_group(brain, group, reason) if group else results
+
+    def _write_group(
+        self, brain: Brain, items: Sequence[tuple[str, bytes, DocumentInput]], reason: str | None
+    ) -> builtins.list[WriteOutcome | CairnError]:
+        results: builtins.list[WriteOutcome | CairnError | None] = [None] * len(items)
+        paths: dict[int, str] = {}
+        for n, (path, _, _) in enumerate(items):
+            try:
+                paths[n] = validate_path(path)
+            except CairnError as exc:
+                results[n] = exc
+        with self.locks.hold(_lock_key(brain, p) for p in paths.values()):
+            staged: dict[int, Staged] = {}
+            for n, path in paths.items():
+                try:
+                    existing = self.repo.get(brain.id, path)
+                    staged[n] = self._stage(brain, path, items[n][1], items[n][2], existing, defer=True)
+                except CairnError as exc:
+                    results[n] = exc
+            for n, ready in zip(staged, self._embed_staged(list(staged.values())), strict=True):
+                try:
+                    outcome = self._commit_staged(brain, paths[n], ready)
+                except CairnError as exc:
+                    results[n] = exc
+                    continue
+                self._publish_write(brain, paths[n], outcome, reason)
+                results[n] = outcome
+        return [r for r in results if r is not None]
 
     # -- batches ---------------------------------------------------------------------------
 
@@ -506,6 +576,7 @@ class DocumentService:
         with self.locks.hold(_lock_key(brain, p) for p in paths):
             before = {p: self.repo.get(brain.id, p) for p in paths}
             journal, events = self._replay(ops, before, reason)
+            written: list[Staged] = []
             staged: list[tuple[Document, PreparedChunks]] = []
             removed: list[Document] = []
             commit_ops: list[Put | Delete] = []
@@ -521,13 +592,14 @@ class DocumentService:
                         commit_ops.append(self.repo.put_op(gone, live.version))
                         removed.append(live)
                     continue
-                next_state = self._stage(brain, path, state, DocumentInput(), old)
+                next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
                 if next_state.ops:
                     commit_ops += next_state.ops
-                    prepared = next_state.prepared
-                    if next_state.created:
-                        prepared = prepared.with_context(None)
-                    staged.append((next_state.document, prepared))
+                    written.append(next_state)
+            # The new chunks of every written document are embedded together.
+            for ready in self._embed_staged(written):
+                prepared = ready.prepared.with_context(None) if ready.created else ready.prepared
+                staged.append((ready.document, prepared))
             try:
                 committed = self.repo.commit(commit_ops) if commit_ops else []
             except Conflict as exc:

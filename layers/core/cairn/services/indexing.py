@@ -56,6 +56,18 @@ class PreparedChunks:
         return replace(self, context=context, explicit_context=True)
 
 
+@dataclass(frozen=True)
+class PlannedChunks:
+    """A document's chunks to write before their new vectors exist (`DocumentIndexer.plan`)."""
+
+    chunks: list[Chunk]  # one per ordinal in `changed`
+    changed: list[int]  # ordinals of the chunks to write
+    reused: dict[int, Vectors]  # ordinal -> vector of a stored chunk, same text
+    missing: list[tuple[int, str]]  # ordinal -> text to embed
+    count: int = 0
+    removed: tuple[str, ...] = ()
+
+
 def chunk_id(document_id: str, ordinal: int) -> str:
     """Deterministic per (document, ordinal), so re-indexing overwrites instead of duplicating."""
     return f"chk_{document_id.removeprefix('doc_')}_{ordinal}"
@@ -130,6 +142,10 @@ class DocumentIndexer:
         """Chunk `text` and embed what the index does not already hold for `doc`.
 
         `profile`: the library type's cutting rules (ingest/profiles.py); None: the brain's."""
+        return self.finish([self.plan(doc, text, profile)])[0]
+
+    def plan(self, doc: Document, text: str, profile: LibraryProfile | None = None) -> PlannedChunks:
+        """`prepare` up to the embedding: `finish` embeds the texts of many plans together."""
         cut = self._cut(doc, text, profile if profile is not None else self._profile_of(doc))
         spans, prints = cut.chunked.spans, cut.fingerprints
         ids = [chunk_id(doc.id, i) for i in range(len(spans))]
@@ -137,27 +153,36 @@ class DocumentIndexer:
         changed = [i for i, cid in enumerate(ids) if stored.get(cid) != prints[i]]
         wanted = set(ids)
         removed = tuple(cid for cid in stored if cid not in wanted)
-        vectors = self._vectors_for(doc, cut, changed, stored)
+        reused = self._reused_vectors(doc, cut, changed, stored)
+        missing = [(i, self._embedding_text(cut, i)) for i in changed if i not in reused]
         chunks = [self._chunk(doc, cut, i) for i in changed]
-        return PreparedChunks(chunks, vectors, count=len(spans), removed=removed)
+        return PlannedChunks(chunks, changed, reused, missing, count=len(spans), removed=removed)
 
-    def _vectors_for(
+    def finish(self, plans: Sequence[PlannedChunks]) -> list[PreparedChunks]:
+        """The plans' chunks with their vectors: every text to embed goes in one `embed()` call
+        (a text's vector depends on its text only, so this equals embedding plan by plan)."""
+        vectors = iter(self.embed([text for plan in plans for _, text in plan.missing]))
+        prepared: list[PreparedChunks] = []
+        for plan in plans:
+            rows = dict(plan.reused)
+            rows.update((i, next(vectors)) for i, _ in plan.missing)
+            matrix = np.zeros((len(plan.changed), self.embedder.dimension), np.float32)
+            for row, i in enumerate(plan.changed):
+                matrix[row] = rows[i]
+            prepared.append(PreparedChunks(plan.chunks, matrix, count=plan.count, removed=plan.removed))
+        return prepared
+
+    def _reused_vectors(
         self, doc: Document, cut: _Cut, changed: Sequence[int], stored: dict[str, str]
-    ) -> Vectors:
-        """A row per changed chunk: the stored vector of a chunk embedded from the same text, else new."""
+    ) -> dict[int, Vectors]:
+        """Changed chunks embedded from the same text as a stored chunk: that chunk's vector."""
         holders: dict[str, str] = {}  # embedding key -> a stored chunk embedded that way
         for cid, fingerprint in stored.items():
             if fingerprint:
                 holders.setdefault(embedding_key(fingerprint), cid)
         lenders = {i: holders[key] for i in changed if (key := embedding_key(cut.fingerprints[i])) in holders}
         found = self.index.get_vectors(doc.brain_id, sorted(set(lenders.values()))) if lenders else {}
-        rows = {i: found[cid] for i, cid in lenders.items() if cid in found}
-        missing = [i for i in changed if i not in rows]
-        rows.update(zip(missing, self.embed([self._embedding_text(cut, i) for i in missing]), strict=True))
-        matrix = np.zeros((len(changed), self.embedder.dimension), np.float32)
-        for row, i in enumerate(changed):
-            matrix[row] = rows[i]
-        return matrix
+        return {i: found[cid] for i, cid in lenders.items() if cid in found}
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return (

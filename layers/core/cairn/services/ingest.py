@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import FileTooLarge, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
@@ -24,7 +24,7 @@ from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.concepts import ConceptGraph
 from cairn.services.documents import DocumentInput, DocumentService, checksum
-from cairn.services.image_items import ImageItems
+from cairn.services.image_items import ImageItems, Prepared
 from cairn.services.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
 INGEST_JOB = "ingest"
@@ -152,7 +152,10 @@ class IngestService:
             self.status.completed(brain.id, doc.id)
         if outcome.changed:
             self.link_concepts(
-                brain.id, doc.id, info.text if info.text is not None else stored.decode("utf-8", "replace")
+                brain.id,
+                doc.id,
+                info.text if info.text is not None else stored.decode("utf-8", "replace"),
+                fresh=outcome.created,
             )
         return IngestResult(
             document_id=doc.id,
@@ -165,10 +168,11 @@ class IngestService:
             reused=not outcome.changed,
         )
 
-    def link_concepts(self, brain_id: str, document_id: str, text: str) -> None:
-        """The concept graph's links of a newly ingested version's chunks (services/concepts.py)."""
+    def link_concepts(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> None:
+        """The concept graph's links of a newly ingested version's chunks (services/concepts.py);
+        `fresh`: the document was just created, so its chunks have no links to compare with."""
         if self.concepts is not None:
-            self.concepts.index_document(brain_id, document_id, text)
+            self.concepts.index_document(brain_id, document_id, text, fresh=fresh)
 
     def extracted(
         self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
@@ -211,6 +215,76 @@ class IngestService:
             return self.ingest_upload(brain, uploads, path, kind=kind, path=target)
         local = read_local_file(path, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes))
         return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
+
+    def ingest_files(
+        self, brain: Brain, files: Sequence[tuple[str, str]], policy: LocalFilePolicy
+    ) -> list[IngestResult | CairnError]:
+        """`ingest_file` of each (local path, document path), never queued, with the new chunks of
+        the documents embedded together (DocumentService.write_many): the same documents, chunks
+        and links as ingesting them one by one. A file that fails gets its CairnError in its place."""
+        started = time.perf_counter()
+        results: list[IngestResult | CairnError | None] = [None] * len(files)
+        pending: list[tuple[int, str, bytes, DocumentInput, Prepared | None]] = []
+        for n, (file, target) in enumerate(files):
+            try:
+                local = read_local_file(
+                    file, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes)
+                )
+                kind = infer_kind(local.name, None, local.data)
+                if kind == "image":  # its captions come from documents written before it
+                    self._write_pending(brain, pending, results, started)
+                    results[n] = self.ingest_bytes(
+                        brain, local.data, name=local.name, path=target, queue=False
+                    )
+                    continue
+                self._check_size(len(local.data))
+                path = normalize_user_path(target)
+                stored, info = self.extracted(local.data, name=local.name, kind=kind, path=path)
+                shown = self.images.prepare(brain, path, kind, local.data, info) if self.images else None
+                pending.append((n, path, stored, shown.info if shown else info, shown))
+            except CairnError as exc:
+                results[n] = exc
+        self._write_pending(brain, pending, results, started)
+        return [r for r in results if r is not None]
+
+    def _write_pending(
+        self,
+        brain: Brain,
+        pending: list[tuple[int, str, bytes, DocumentInput, Prepared | None]],
+        results: list[IngestResult | CairnError | None],
+        started: float,
+    ) -> None:
+        """Write the pending files together, then do what `ingest_bytes` does after each write."""
+        items = [(path, stored, info) for _, path, stored, info, _ in pending]
+        for (n, path, stored, info, shown), outcome in zip(
+            pending, self.documents.write_many(brain, items, reason="ingest"), strict=True
+        ):
+            if isinstance(outcome, CairnError):
+                results[n] = outcome
+                continue
+            doc = outcome.document
+            if shown is not None and self.images is not None:
+                self.images.record(brain, path, shown)
+            if self.status is not None:
+                self.status.completed(brain.id, doc.id)
+            if outcome.changed:
+                self.link_concepts(
+                    brain.id,
+                    doc.id,
+                    info.text if info.text is not None else stored.decode("utf-8", "replace"),
+                    fresh=outcome.created,
+                )
+            results[n] = IngestResult(
+                document_id=doc.id,
+                path=doc.path,
+                document=doc,
+                hash=checksum(stored),
+                chunk_count=doc.chunk_count,
+                embedded_count=doc.chunk_count if outcome.changed else 0,
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                reused=not outcome.changed,
+            )
+        pending.clear()
 
     def presign_upload(
         self, brain: Brain, signer: UploadSigner, file_name: str, content_type: str | None, size: int | None

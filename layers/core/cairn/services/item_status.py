@@ -20,6 +20,7 @@ from typing import Final
 from cairn.domain.errors import CairnError
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
+from cairn.services.repositories import all_items
 
 QUEUED: Final = "queued"
 PROCESSING: Final = "processing"
@@ -77,14 +78,7 @@ class ItemStatusLog:
         return _pending(brain_id, item) if item is not None else None
 
     def pending(self, brain_id: str) -> list[PendingItem]:
-        found: list[PendingItem] = []
-        after: str | None = None
-        while True:
-            page = self.records.query(_pk(brain_id), after=after, limit=500)
-            found += [_pending(brain_id, item) for item in page.items]
-            if page.next_after is None:
-                return found
-            after = page.next_after
+        return [_pending(brain_id, item) for item in all_items(self.records, _pk(brain_id))]
 
 
 def failure_text(exc: BaseException) -> str:

@@ -42,6 +42,7 @@ from cairn.ports.records import Item, Put, RecordStore
 from cairn.services.brains import BrainService
 from cairn.services.documents import DocumentService
 from cairn.services.item_status import COMPLETED, ItemStatusLog, PendingItem
+from cairn.services.repositories import all_items
 
 DESCRIPTION_KEY: Final = "description"
 WORKSPACE_KEY: Final = "workspace_id"
@@ -239,15 +240,11 @@ class LibraryService:
 
     def collections(self, libraries: Sequence[Library]) -> list[Collection]:
         """The libraries' collections, by library name, then collection name."""
-        found: list[Collection] = []
-        for lib in libraries:
-            after: str | None = None
-            while True:
-                page = self.records.query(_pk(lib.uid), prefix="col#", after=after, limit=500)
-                found += [_collection(lib, item) for item in page.items]
-                if page.next_after is None:
-                    break
-                after = page.next_after
+        found = [
+            _collection(lib, item)
+            for lib in libraries
+            for item in all_items(self.records, _pk(lib.uid), "col#")
+        ]
         return sorted(
             found, key=lambda c: (c.library.name.casefold(), c.library.uid, c.name.casefold(), c.uid)
         )

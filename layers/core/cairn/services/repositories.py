@@ -158,13 +158,13 @@ class DocumentRepository:
 
     def list(self, brain_id: str, prefix: str = "") -> Iterator[Document]:
         pk, sk_prefix = doc_key(brain_id, prefix)
-        for item in _all(self.records, pk, sk_prefix):
+        for item in all_items(self.records, pk, sk_prefix):
             yield _document(item)
 
     def raw(self, brain_id: str, prefix: str = "") -> Iterator[Item]:
         """The document records (soft-deleted ones too) under `prefix`, in path order, undecoded."""
         pk, sk_prefix = doc_key(brain_id, prefix)
-        return _all(self.records, pk, sk_prefix)
+        return all_items(self.records, pk, sk_prefix)
 
     def page(
         self, brain_id: str, prefix: str, *, after: str | None, limit: int
@@ -215,7 +215,8 @@ def _get_many(records: RecordStore, keys: Sequence[tuple[str, str]]) -> dict[tup
     return found
 
 
-def _all(records: RecordStore, pk: str, prefix: str, after: str | None = None) -> Iterator[Item]:
+def all_items(records: RecordStore, pk: str, prefix: str = "", after: str | None = None) -> Iterator[Item]:
+    """Every item of the partition under `prefix` (after `after`), in sort-key order, a page at a time."""
     while True:
         page = records.query(pk, prefix, after=after, limit=1000)
         yield from page.items
@@ -269,7 +270,7 @@ class SessionRepository:
     def messages(self, session_id: str, after_seq: int = 0) -> Iterator[Message]:
         """The session's messages numbered after `after_seq` (all of them from 0), in order."""
         pk, after = message_key(session_id, after_seq)
-        for item in _all(self.records, pk, "msg#", after if after_seq > 0 else None):
+        for item in all_items(self.records, pk, "msg#", after if after_seq > 0 else None):
             yield from_item(Message, item)
 
     def recent(self, session_id: str, limit: int) -> list[Message]:

@@ -49,6 +49,7 @@ from cairn.services.documents import DocumentInput, DocumentService
 from cairn.services.indexing import chunk_id, owner_token
 from cairn.services.links import LinkRepository
 from cairn.services.reasoning.context import RelevantMemory
+from cairn.services.repositories import all_items
 
 MIN_CONTENT: Final = 10
 MAX_CONTENT: Final = 100_000
@@ -323,14 +324,17 @@ class ThoughtMemories:
             "strength": row.strength,
         }
 
-    def _write(self, brain: Brain, row: Row, content: str, *, created: bool) -> Document:
-        """The memory's document and its row, in one transaction (a new row, or at its version)."""
+    def _write(
+        self, brain: Brain, row: Row, content: str, *, created: bool, forgotten: datetime | None = None
+    ) -> Document:
+        """The memory's document and its row, in one transaction (a new row, or at its version);
+        `forgotten`: when it was soft-forgotten (its chunks then hidden from current-only search)."""
         item = Item(_pk(brain.id, row.user_id), row.id, row.data())
         ops = [Put(item, 0 if created else row.version)]
         info = DocumentInput(
             title=_title(content),
             tags=[*(f"kw:{k}" for k in row.keywords), *(f"tag:{t}" for t in row.tags)],
-            memory=self._facet(row),
+            memory=self._facet(row, forgotten=forgotten),
             doc_id=row.id,
             source=_SOURCE,
             content_type="text/markdown",
@@ -701,7 +705,7 @@ class ThoughtMemories:
         row = self._owned(brain, memory_id, user_id, combined=True)
         if soft:
             row.strength = 0.0
-            self._write_forgotten(brain, row)
+            self._write(brain, row, self._content(brain, row), created=False, forgotten=self.clock.now())
             return {
                 "memoryId": row.id,
                 "deletionType": "soft",
@@ -715,20 +719,6 @@ class ThoughtMemories:
         self.documents.erase(brain, row.path, also=also, reason="forget")
         self._touched(brain.id, row.user_id, row.id)
         return {"memoryId": row.id, "deletionType": "hard", "message": "Memory and all related data removed"}
-
-    def _write_forgotten(self, brain: Brain, row: Row) -> None:
-        text = self._content(brain, row)
-        item = Item(_pk(brain.id, row.user_id), row.id, row.data())
-        info = DocumentInput(
-            title=_title(text),
-            tags=[*(f"kw:{k}" for k in row.keywords), *(f"tag:{t}" for t in row.tags)],
-            memory=self._facet(row, forgotten=self.clock.now()),
-            doc_id=row.id,
-            source=_SOURCE,
-            content_type="text/markdown",
-        )
-        self.documents.write(brain, row.path, _stored(row.id, text), info, also=[Put(item, row.version)])
-        self._touched(brain.id, row.user_id, row.id)
 
     def adopt(self, brain: Brain, doc: Document) -> bool:
         """Give a restored memory document (an archive's: services/archive.py) its row, from its
@@ -864,14 +854,7 @@ class ThoughtMemories:
                 held[2].update(memory_ids)
 
     def _read_rows(self, brain_id: str, user_id: str) -> list[Row]:
-        rows: list[Row] = []
-        after: str | None = None
-        while True:
-            page = self.records.query(_pk(brain_id, user_id), after=after, limit=1000)
-            rows += [_row(item) for item in page.items]
-            if page.next_after is None:
-                return rows
-            after = page.next_after
+        return [_row(item) for item in all_items(self.records, _pk(brain_id, user_id))]
 
     def _newest(self, brain_id: str, user_id: str, count: int) -> list[Row]:
         page = self.records.query(

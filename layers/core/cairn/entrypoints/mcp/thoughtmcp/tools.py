@@ -109,15 +109,16 @@ def recall(deps: SurfaceDeps, x: a.RecallArgs) -> CallToolResult:
             offset=offset,
             min_similarity=x.minSimilarity if x.minSimilarity is not None else 0.5,
         )
-    memories = [{**wire_memory(f), "score": f.score.wire()} for f in found]
-    return success(
-        {
-            "memories": memories,
-            "totalCount": total,
-            "scores": {f.row.id: round(f.score.total, 6) for f in found},
-            "rankingMethod": "similarity" if with_text else "salience",
-        }
-    )
+    return success({**_ranked(found, total), "rankingMethod": "similarity" if with_text else "salience"})
+
+
+def _ranked(found: list[Recalled], total: int) -> dict[str, Any]:
+    """Memories by composite score, as recall (and search without text) answer them."""
+    return {
+        "memories": [{**wire_memory(f), "score": f.score.wire()} for f in found],
+        "totalCount": total,
+        "scores": {f.row.id: round(f.score.total, 6) for f in found},
+    }
 
 
 def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
@@ -132,14 +133,7 @@ def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
             if brain is not None
             else ([], 0)
         )
-        return success(
-            {
-                "memories": [{**wire_memory(f), "score": f.score.wire()} for f in found],
-                "totalCount": total,
-                "scores": {f.row.id: round(f.score.total, 6) for f in found},
-                "searchType": "vector-metadata",
-            }
-        )
+        return success({**_ranked(found, total), "searchType": "vector-metadata"})
     try:
         query = parse_query(x.text)
     except InvalidInput as exc:

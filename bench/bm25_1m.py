@@ -1,15 +1,17 @@
-"""The BM25 leg at a million chunks in one brain: exact top-k against the old posting budget.
+"""The BM25 leg at a million chunks in one brain: exact top-k from the term postings.
 
 Builds one brain through SqliteChunkIndex.upsert (bench/chunk_index_100k.py's Zipf corpus and
 chunks; 4-dimensional random vectors, since only the BM25 leg is timed), then runs the leg in
 process (`fts_search.bm25_ranked`, pool 100, no filter) for queries of 2–6 words, each word one
 of the 20 most common content words (df ~5–7%) with probability 0.4, else a Zipf draw (mostly
-rarer words). For comparison it runs the planner the leg used before (a budget of 10,000 matching
-rows: drop the most common terms, or rank only the newest 10,000 matches) and counts how often
-its top 100 differs from the exact one.
+rarer words), and checks every answer against FTS5 ranking every match (ids and scores).
+A brain built before the term postings existed is migrated when the index opens.
+With --write-overhead N it also builds N chunks twice, with and without the term postings,
+and reports the upsert cost per chunk of each.
 
-    .venv/bin/python bench/bm25_1m.py                              # ~5 min build, ~2 GB in /tmp
+    .venv/bin/python bench/bm25_1m.py                              # ~8 min build, ~2.8 GB in /tmp
     .venv/bin/python bench/bm25_1m.py --data-dir /tmp/bm25-1m      # keep / reuse the brain
+    .venv/bin/python bench/bm25_1m.py --chunks 100000 --write-overhead 100000
 """
 
 from __future__ import annotations
@@ -26,44 +28,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_postings
 from cairn.adapters.local.fts_query import or_expression, query_terms
 from cairn.adapters.local.fts_search import bm25_ranked, ranked_matches
 from cairn.adapters.local.sqlite_chunks import DEFAULT_BM25_WEIGHTS, SqliteChunkIndex
 from chunk_index_100k import BRAIN, Corpus, build
 
 POOL = 100
-OLD_BUDGET = 10_000
-
-
-def old_budget_ranked(conn: sqlite3.Connection, table: str, terms: list[str]) -> list[tuple[int, float]]:
-    """The leg before exact top-k: above 10,000 matching rows, keep the rarest terms whose matches
-    fit the budget, or when every term is common rank only the newest 10,000 matches."""
-
-    def capped(expression: str) -> int:
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
-        return int(conn.execute(sql, (expression, OLD_BUDGET + 1)).fetchone()[0])
-
-    where: list[str] = [f"{table} MATCH ?"]
-    params: list[object] = [or_expression(terms)]
-    if capped(or_expression(terms)) > OLD_BUDGET:
-        counted = sorted((capped(or_expression([t])), i, t) for i, t in enumerate(terms))
-        chosen: list[str] = []
-        total = 0
-        for count, _index, term in counted:
-            if count > OLD_BUDGET or (chosen and total + count > OLD_BUDGET):
-                break
-            chosen.append(term)
-            total += count
-        if chosen:
-            params = [or_expression(chosen)]
-        else:
-            edge = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (or_expression(terms), OLD_BUDGET - 1),
-            ).fetchone()
-            where.append(f"{table}.rowid >= ?")
-            params.append(int(edge[0]))
-    return ranked_matches(conn, table, DEFAULT_BM25_WEIGHTS, where, params, None, POOL)
 
 
 def queries(corpus: Corpus, count: int) -> list[list[str]]:
@@ -102,6 +73,31 @@ def line(label: str, ms: list[float]) -> str:
     return f"{label:<34} n={len(ms):3d}  p50 {p50:7.2f} ms  p95 {p95:7.2f} ms  max {max(ms):7.2f} ms"
 
 
+def write_overhead(chunks: int, seed: int) -> None:
+    """Upsert cost per chunk of building `chunks` in batches of 1,000, with the term postings
+    and with them switched off (their writer made a no-op)."""
+    results: dict[str, float] = {}
+    for label in ("without term postings", "with term postings"):
+        saved = fts_postings.PostingsWriter.apply
+        if label.startswith("without"):
+            fts_postings.PostingsWriter.apply = lambda self, conn: None  # type: ignore[method-assign]
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                index = SqliteChunkIndex(Path(tmp) / "chunks.db", Path(tmp) / "vectors", 4)
+                seconds = build(index, Corpus(np.random.default_rng(seed)), chunks, 4, batch=1000)
+                index.close()
+                size = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file())
+        finally:
+            fts_postings.PostingsWriter.apply = saved  # type: ignore[method-assign]
+        results[label] = seconds
+        print(
+            f"upsert {chunks:,} chunks {label}: {seconds / chunks * 1e6:.0f} µs/chunk, {size / 1e6:.0f} MB",
+            flush=True,
+        )
+    extra = results["with term postings"] - results["without term postings"]
+    print(f"term postings add {extra / chunks * 1e6:.0f} µs/chunk", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -110,8 +106,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the brain here (reused if built)")
+    parser.add_argument("--write-overhead", type=int, default=0, help="also time N upserts with/without")
     args = parser.parse_args()
 
+    if args.write_overhead:
+        write_overhead(args.write_overhead, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data_dir or Path(tmp)
         data.mkdir(parents=True, exist_ok=True)
@@ -139,29 +138,23 @@ def main() -> None:
         classes = [
             "all common" if min(df(t) for t in terms) > common else "some term in ≤1%" for terms in batch
         ]
-        old_budget_ranked(conn, table, batch[0])  # warm the page cache
+        bm25_ranked(conn, table, batch[0], DEFAULT_BM25_WEIGHTS, None, POOL, rows)  # warm the caches
         new_ms, new = timed(
             lambda terms: bm25_ranked(conn, table, terms, DEFAULT_BM25_WEIGHTS, None, POOL, rows), batch
         )
-        old_ms, old = timed(lambda terms: old_budget_ranked(conn, table, terms), batch)
-        print(line("exact top-k, all queries", new_ms))
+        print(line("term postings, all queries", new_ms))
         for kind in ("some term in ≤1%", "all common"):
             picked = [ms for ms, c in zip(new_ms, classes, strict=True) if c == kind]
-            print(line(f"exact top-k, {kind}", picked))
-        print(line("old posting budget, all queries", old_ms))
-        differs = sum(a != b for a, b in zip(old, new, strict=True))
-        ids_differ = sum([r for r, _ in a] != [r for r, _ in b] for a, b in zip(old, new, strict=True))
-        print(
-            f"old budget's top {POOL} differs from exact: {differs}/{len(batch)} queries (ids: {ids_differ})"
-        )
-        checked = 0
-        for terms, got in list(zip(batch, new, strict=True))[:20]:
-            everything = ranked_matches(
+            print(line(f"term postings, {kind}", picked))
+        every_ms, everything = timed(
+            lambda terms: ranked_matches(
                 conn, table, DEFAULT_BM25_WEIGHTS, [f"{table} MATCH ?"], [or_expression(terms)], None, POOL
-            )
-            assert got == everything, terms
-            checked += 1
-        print(f"exact top-k equals ranking every match on the first {checked} queries")
+            ),
+            batch,
+        )
+        print(line("FTS5 ranking every match", every_ms))
+        exact = sum(a == b for a, b in zip(new, everything, strict=True))
+        print(f"exact (ids and scores equal FTS5 ranking every match): {exact}/{len(batch)} queries")
         conn.close()
 
 

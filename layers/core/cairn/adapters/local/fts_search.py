@@ -1,27 +1,23 @@
-"""The BM25 leg: the exact top `pool` rows by FTS5's bm25(), without scoring every match.
+"""The BM25 leg: exactly the top `pool` rows by FTS5's bm25(), fast for common terms too.
 
-FTS5 scores every row an expression matches (~1 µs a row), so ranking all rows of a query with a
-common term costs ~100 ms at a million chunks. Exact top-k (max-score pruning at the level of
-term sets) instead:
+FTS5 scores a row in ~1.7 µs and ranks every row an expression matches, so a query with a term
+in 7% of a million chunks costs ~100 ms or more; capping the rows it ranks loses true top rows.
+Instead the leg scores every matching row itself, vectorized, from the term postings kept beside
+the FTS5 table (fts_postings.py: per term, each row's title / text / context counts and length,
+as FTS5 itself tokenized the row), reading only the query terms' segments:
 
-- Per term t, its document frequency df (one `count(*)` of its matches) and an upper bound of its
-  contribution. FTS5 computes, per phrase, idf × f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)) with
-  k1 = 1.2, b = 0.75, f the column-weighted count of its instances in the row and D the row's
-  length; idf = ln((N − df + 0.5) / (df + 0.5)), at least 1e-6. The denominator's second part is
-  at least k1·(1 − b) > 0, so f / (f + …) < 1 for any f ≥ 0 whatever the column weights: the
-  contribution is strictly below ub(t) = idf × (k1 + 1). (Weights scale f, not the bound.)
-- A row holding the set S of query terms scores below Σ ub(S). For a threshold θ, the rows that
-  can reach θ are those holding some minimal term set with Σ ub ≥ θ: an FTS5 expression
-  `(a AND b) OR (a AND c) OR …` finds them (rowids only, the filter applied) and FTS5 walks it by
-  seeking in posting lists, cheap even when a term is common.
-- Those candidates are scored exactly by bm25() of the plain OR of all terms, restricted to them,
-  so scores equal what ranking every match gives. If `pool` candidates score at least θ, every
-  other row scores below them: the answer is exact. Otherwise θ is lowered (to the pool-th best
-  exact score once known, else to reach ~8× more estimated candidates) and the round repeated;
-  when θ would reach the smallest bound every match is a candidate and all matches are ranked.
+bm25() is, per row, −Σ over the query's phrases of idf × f(k1+1) / (f + k1(1 − b + b·D/avgdl))
+with k1 = 1.2, b = 0.75, f the column-weighted count of the phrase in the row, D the row's
+length, avgdl the table's tokens / rows and idf = ln((N − df + 0.5) / (df + 0.5)), at least
+1e-6 (FTS5's fts5_aux.c). N and the token total come from FTS5's own averages record, df from
+the postings, and each row's score is computed with the same float operations in the same
+order (phrase by phrase from 0.0; f summed instance by instance), so it equals bm25()'s bit for
+bit and the ranking (ties by rowid) is the one of ranking every match. With a filter, the best
+rows are checked against it in growing slices until `pool` of them pass.
 
-θ starts where the estimated candidates (df / N independent per term) are ~2 × pool. Queries
-whose terms are all common still rank every match (the bounds cannot prune them).
+Query terms that FTS5 makes into other than one token or into a stopword's token, negative
+weights, a count or row length too large for the postings, and small tables (at most
+SMALL_TABLE rows) are ranked by FTS5 over every match instead.
 """
 
 from __future__ import annotations
@@ -29,15 +25,20 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from cairn.adapters.local import fts_postings
 from cairn.adapters.local.fts_query import or_expression
+from cairn.adapters.local.fts_tokens import SATURATED, TOKENS
 
 K1 = 1.2
 B = 0.75
 SMALL_TABLE = 20_000  # at most this many rows: rank every match, it is cheap
-_SLACK = 1 + 1e-9  # bounds are compared with float sums taken in another order
-_MAX_SETS = 256  # more minimal term sets than this: rank every match instead
+_DENSE_SPAN = 1 << 22  # rowid spans below this are scored in one reused dense array (9 B a rowid)
+_FIRST_CHECK = 4  # with a filter: first check the best 4 × pool rows, then 4× more each time
 
 
 def bm25_ranked(
@@ -55,140 +56,166 @@ def bm25_ranked(
     `condition` is an SQL filter on the chunks table (alias `c`) with its parameters, or None
     when every row of the table may be returned; the top `pool` is taken after filtering.
     """
-    everything = or_expression(terms)
-    if len(terms) < 2 or (table_rows is not None and table_rows <= SMALL_TABLE):
-        return ranked_matches(conn, table, weights, [f"{table} MATCH ?"], [everything], condition, pool)
-    rows = row_count(conn, table)
-    df = [_count(conn, table, or_expression([t])) for t in terms]
-    bounds = [upper_bound(rows, d) for d in df]
-    scored: dict[int, float] = {}
-    target = 2.0 * pool
-    known: float | None = None  # the pool-th best exact score found so far
-    while True:
-        theta = _threshold(bounds, df, rows, target)
-        if known is not None:
-            theta = known if theta is None else max(theta, known)
-        sets = None if theta is None or theta <= min(bounds) else minimal_sets(bounds, theta)
-        if theta is None or sets is None:
-            return ranked_matches(conn, table, weights, [f"{table} MATCH ?"], [everything], condition, pool)
-        expression = " OR ".join("(" + " AND ".join(f'"{terms[i]}"' for i in s) + ")" for s in sets)
-        fresh = [r for r in _matching(conn, table, expression, condition) if r not in scored]
-        scored.update(_scores(conn, table, weights, everything, fresh))
-        top = sorted(scored.items(), key=lambda pair: (-pair[1], pair[0]))[:pool]
-        if len(top) == pool and top[-1][1] >= theta:
-            return top
-        known = top[-1][1] if len(top) == pool else None
-        target *= 8
-
-
-def upper_bound(rows: int, df: int) -> float:
-    """A bound (strict, with slack for rounding) of one phrase's bm25() contribution."""
-    idf = math.log((rows - df + 0.5) / (df + 0.5))
-    return (idf if idf > 0 else 1e-6) * (K1 + 1.0) * _SLACK
-
-
-def minimal_sets(bounds: list[float], theta: float) -> list[list[int]] | None:
-    """The minimal sets of term indexes whose bounds sum to at least θ; None when too many.
-
-    Terms are added in descending bound order and a set stops growing as soon as it reaches θ,
-    so removing its last (smallest) term, and so any term, drops it below θ."""
-    order = sorted(range(len(bounds)), key=lambda i: -bounds[i])
-    rest = [0.0] * (len(order) + 1)
-    for k in range(len(order) - 1, -1, -1):
-        rest[k] = rest[k + 1] + bounds[order[k]]
-    found: list[list[int]] = []
-
-    def walk(start: int, chosen: list[int], total: float) -> bool:
-        for k in range(start, len(order)):
-            if total + rest[k] < theta:
-                return True
-            reached = total + bounds[order[k]]
-            if reached >= theta:
-                found.append([*chosen, order[k]])
-                if len(found) > _MAX_SETS:
-                    return False
-            elif not walk(k + 1, [*chosen, order[k]], reached):
-                return False
-        return True
-
-    return found if walk(0, [], 0.0) else None
-
-
-def _threshold(bounds: list[float], df: list[int], rows: int, target: float) -> float | None:
-    """The largest θ (to 1e-3 of the bound sum) whose estimated candidates reach `target`; None
-    when even the smallest bound's θ falls short (every match will have to be ranked)."""
-    p = [min(1.0, d / max(rows, 1)) for d in df]
-
-    def estimate(theta: float) -> float:
-        sets = minimal_sets(bounds, theta)
-        if sets is None:
-            return math.inf
-        return sum(rows * math.prod(p[i] for i in s) for s in sets)
-
-    low, high = min(bounds), sum(bounds)
-    if estimate(low) < target:
-        return None
-    for _ in range(20):
-        middle = (low + high) / 2
-        if estimate(middle) >= target:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def row_count(conn: sqlite3.Connection, table: str) -> int:
-    """The table's row count as bm25() reads it: the first varint of FTS5's averages record."""
-    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-    if row is None:
-        return 0
-    value = 0
-    for index, byte in enumerate(bytes(row[0])[:9]):
-        if index == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            break
-    return value
-
-
-def _count(conn: sqlite3.Connection, table: str, expression: str) -> int:
-    row = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)).fetchone()
-    return int(row[0])
-
-
-def _matching(
-    conn: sqlite3.Connection, table: str, expression: str, condition: tuple[str, Sequence[object]] | None
-) -> list[int]:
+    if not terms or pool <= 0:
+        return []
+    where: list[str] = [f"{table} MATCH ?"]
+    params: list[object] = [or_expression(terms)]
+    small = table_rows is not None and table_rows <= SMALL_TABLE
+    if small or min(weights) < 0 or not fts_postings.exists(conn, table):
+        return ranked_matches(conn, table, weights, where, params, condition, pool)
+    tokens = [TOKENS.of_term(term) for term in terms]
+    phrases = [t[0] for t in tokens if len(t) == 1]
+    if len(phrases) < len(terms) or not fts_postings.skipped(conn, table).isdisjoint(phrases):
+        return ranked_matches(conn, table, weights, where, params, condition, pool)
+    scored = _scores(conn, table, phrases, weights)
+    if scored is None:
+        return ranked_matches(conn, table, weights, where, params, condition, pool)
+    rows, scores = scored
     if condition is None:
-        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
-        return [r for (r,) in conn.execute(sql, (expression,))]
-    sql = (
-        f"SELECT {table}.rowid FROM {table} CROSS JOIN chunks c ON c.rowid = {table}.rowid "
-        f"WHERE {table} MATCH ? AND {condition[0]}"
-    )
-    return [r for (r,) in conn.execute(sql, [expression, *condition[1]])]
+        rows, scores = _best(rows, scores, pool)
+    else:
+        rows, scores = _filtered(conn, condition, rows, scores, pool)
+    return [(int(r), float(s)) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
 
 
 def _scores(
+    conn: sqlite3.Connection, table: str, phrases: list[str], weights: tuple[float, float, float]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rowids ascending, scores) of every row holding a phrase; None when a saturated count or
+    length makes the postings inexact."""
+    rows_total, tokens_total = fts_postings.averages(conn, table)
+    if rows_total == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    avgdl = float(tokens_total) / float(rows_total)
+    postings = fts_postings.names(table)[0]
+    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # rowids, f, D
+    for token in dict.fromkeys(phrases):
+        segments = conn.execute(f"SELECT data FROM {postings} WHERE term = ? ORDER BY start", (token,))
+        packed = b"".join(data for (data,) in segments)
+        # A posting is six little-endian u16: rowid (low, high), c0, c1, c2, length
+        fields = np.frombuffer(packed, dtype="<u2").reshape(-1, 6)
+        if len(fields) and int(fields[:, 2:].max()) >= SATURATED:
+            return None
+        rowids = fields[:, 0].astype(np.int64) | (fields[:, 1].astype(np.int64) << 16)
+        freq = _weighted(fields[:, 2], fields[:, 3], fields[:, 4], weights)
+        found[token] = (rowids, freq, fields[:, 5])
+    every = np.concatenate([found[p][0] for p in phrases])
+    if not len(every):
+        return every, np.empty(0)
+    low, high = int(every.min()), int(every.max())
+    if high - low >= _DENSE_SPAN:
+        rows = np.unique(every)
+        score = np.zeros(len(rows))
+        _add_phrases(score, phrases, found, lambda rowids: np.searchsorted(rows, rowids), rows_total, avgdl)
+        return rows, score
+    # Rowids are near-consecutive: score into a reused all-zero array indexed by rowid − low
+    # (fresh 8 MB arrays would cost a page fault per 4 KB), zeroed again where touched.
+    scratch = _scratch(high - low + 1)
+    at = every - low
+    try:
+        scratch.mark[at] = True
+        rows = np.flatnonzero(scratch.mark[: high - low + 1]) + low
+        _add_phrases(scratch.score, phrases, found, lambda rowids: rowids - low, rows_total, avgdl)
+        return rows, scratch.score[rows - low]
+    finally:
+        scratch.mark[at] = False
+        scratch.score[at] = 0.0
+
+
+def _add_phrases(
+    score: np.ndarray,
+    phrases: list[str],
+    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    position: Callable[[np.ndarray], np.ndarray],
+    rows_total: int,
+    avgdl: float,
+) -> None:
+    """Add each phrase's contribution to its rows' scores, in bm25()'s order."""
+    longest = max(int(found[p][2].max()) for p in phrases if len(found[p][0]))
+    # k1(1 − b + b·D/avgdl) per length D, computed as bm25() computes it
+    norm = K1 * ((1 - B) + (B * np.arange(longest + 1, dtype=np.float64)) / avgdl)
+    for phrase in phrases:  # phrase by phrase, from 0.0
+        rowids, freq, length = found[phrase]
+        if not len(rowids):
+            continue
+        df = len(rowids)
+        idf = math.log((rows_total - df + 0.5) / (df + 0.5))
+        idf = idf if idf > 0.0 else 1e-6
+        at = position(rowids)
+        # a row without the phrase would add idf × 0.0, which changes nothing
+        score[at] = score[at] + idf * ((freq * (K1 + 1.0)) / (freq + norm[length]))
+
+
+class _Scratch(threading.local):
+    def __init__(self) -> None:
+        self.score = np.zeros(0)
+        self.mark = np.zeros(0, dtype=bool)
+
+
+_SCRATCH = _Scratch()
+
+
+def _scratch(size: int) -> _Scratch:
+    if len(_SCRATCH.score) < size:
+        _SCRATCH.score = np.zeros(size)
+        _SCRATCH.mark = np.zeros(size, dtype=bool)
+    return _SCRATCH
+
+
+def _weighted(
+    c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, weights: tuple[float, float, float]
+) -> np.ndarray:
+    """f per posting as bm25() sums it: 0.0 plus each instance's column weight in turn."""
+    if all(_exact_multiple(w) for w in weights):
+        return c0 * float(weights[0]) + c1 * float(weights[1]) + c2 * float(weights[2])
+    freq = np.zeros(len(c0))
+    for column, weight in zip((c0, c1, c2), weights, strict=True):
+        for k in range(int(column.max()) if len(column) else 0):
+            freq = freq + np.where(k < column, weight, 0.0)
+    return freq
+
+
+def _exact_multiple(weight: float) -> bool:
+    """True when any count (< 2^16) times `weight`, and sums of three such, are exact floats (a
+    multiple of 2^-10 below 2^10): then c·w equals adding w c times, as bm25() does."""
+    scaled = weight * 2**10
+    return 0 <= weight < 2**10 and scaled == int(scaled)
+
+
+def _best(rows: np.ndarray, scores: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best `count` (score descending, then rowid), in that order."""
+    if len(rows) > count:
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        keep = scores >= kth
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:count]
+    return rows[order], scores[order]
+
+
+def _filtered(
     conn: sqlite3.Connection,
-    table: str,
-    weights: tuple[float, float, float],
-    expression: str,
-    rowids: list[int],
-) -> list[tuple[int, float]]:
-    """Exact bm25() of `expression` for these rows. One statement, so FTS5 computes each
-    phrase's IDF once (`rowid IN (...)` as a constraint would rerun it per row: seconds); the
-    unary `+` keeps the set a filter on the rows FTS5 walks between the smallest and largest."""
-    if not rowids:
-        return []
-    bm25 = f"bm25({table}, {', '.join(repr(float(w)) for w in weights)})"
-    rows = conn.execute(
-        f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ? "
-        "AND +rowid IN (SELECT value FROM json_each(?))",
-        (expression, min(rowids), max(rowids), json.dumps(rowids)),
-    ).fetchall()
-    return [(int(rowid), -float(score)) for rowid, score in rows]
+    condition: tuple[str, Sequence[object]],
+    rows: np.ndarray,
+    scores: np.ndarray,
+    pool: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best `pool` rows meeting the filter: check the best m rows, then the best 4m, ...;
+    once `pool` of the checked rows pass, no unchecked row (all ranked below) can enter."""
+    sql = f"SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value WHERE {condition[0]}"
+    checked = 0
+    passing: list[int] = []
+    size = _FIRST_CHECK * pool
+    while True:
+        best_rows, _ = _best(rows, scores, size)
+        fresh = best_rows[checked:]
+        found = conn.execute(sql, [json.dumps(fresh.tolist()), *condition[1]]).fetchall()
+        passing += [r[0] for r in found]
+        checked = len(best_rows)
+        if len(passing) >= pool or checked >= len(rows):
+            break
+        size *= 4
+    keep = np.isin(rows, np.array(passing, dtype=np.int64))
+    return _best(rows[keep], scores[keep], pool)
 
 
 def ranked_matches(

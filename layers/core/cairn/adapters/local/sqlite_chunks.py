@@ -25,6 +25,8 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
+from cairn.adapters.local.fts_postings import PostingsWriter
+from cairn.adapters.local.fts_postings import migrate as migrate_postings
 from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
@@ -66,6 +68,7 @@ class SqliteChunkIndex:
         self._db.get().executescript(schema.SCHEMA)
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
+            migrate_postings(conn)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -98,11 +101,17 @@ class SqliteChunkIndex:
             state = schema.brain_state(conn, brain_id)
             if state is None:
                 return
-            conn.execute(
-                f"UPDATE {schema.fts_table(state[0])} SET context = ? WHERE rowid IN "
-                "(SELECT rowid FROM chunks WHERE brain_id = ? AND document_id = ? AND ordinal = 0)",
-                (context, brain_id, document_id),
-            )
+            table = schema.fts_table(state[0])
+            rows = conn.execute(
+                f"SELECT f.rowid, f.title, f.text, f.context FROM chunks c CROSS JOIN {table} f "
+                "ON f.rowid = c.rowid WHERE c.brain_id = ? AND c.document_id = ? AND c.ordinal = 0",
+                (brain_id, document_id),
+            ).fetchall()
+            postings = PostingsWriter(table)
+            for rowid, title, text, old in rows:
+                conn.execute(f"UPDATE {table} SET context = ? WHERE rowid = ?", (context, rowid))
+                postings.replace(rowid, (title, text, old), (title, text, context))
+            postings.apply(conn)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
         return self._write(lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))

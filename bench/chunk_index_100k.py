@@ -3,7 +3,7 @@
 Builds one brain of synthetic chunks straight through SqliteChunkIndex in a temporary
 directory, then times hybrid searches (text + vector, top_k 10, candidate_pool 100) without a
 filter, with path-prefix and tag filters, each leg alone, a search right after each 1-chunk
-upsert, and BM25 queries of very common words with and without the posting budget.
+upsert, and BM25 queries of very common words.
 
 Text: one Zipf law (s=1.05) over 30,000 synthetic words whose top ranks are the English
 stopwords (so they are ~half the tokens, as in prose); chunks are 10–250 words (median ~110).
@@ -171,11 +171,6 @@ def main() -> None:
         timed("1-chunk upsert, then hybrid", mixed[:100], write_then_search)
         common = [ChunkQuery(text=corpus.common_question(), vector=None, filter=plain) for _ in range(50)]
         timed("bm25, 2 common words", common, index.search)
-        unplanned = SqliteChunkIndex(
-            Path(tmp) / "chunks.db", Path(tmp) / "vectors", args.dim, posting_budget=10**9
-        )
-        timed("bm25, 2 common words, no budget", common, unplanned.search)
-        unplanned.close()
         index.close()
 
 

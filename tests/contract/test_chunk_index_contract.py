@@ -1210,17 +1210,17 @@ def test_sqlite_sees_writes_made_through_another_instance(sqlite_paths: tuple[Pa
         writer.close()
 
 
-def test_sqlite_common_terms_are_dropped_above_the_posting_budget(sqlite_paths: tuple[Path, Path]) -> None:
-    # Given: a budget of 5 matching rows, 12 chunks with a common word, 2 with a rare one
-    index = SqliteChunkIndex(*sqlite_paths, DIM, posting_budget=5)
+def test_sqlite_common_terms_are_never_dropped(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given: 12 chunks with a common word, 2 with a rare one
+    index = SqliteChunkIndex(*sqlite_paths, DIM)
     try:
         chunks = [chunk(f"c{i:02d}", f"common words number {i}") for i in range(12)]
         chunks += [chunk("r1", "rare heron common"), chunk("r2", "rare heron")]
         index.upsert(chunks, np.stack([axis(i % DIM) for i in range(len(chunks))]))
-        # When / Then: the rare terms still rank their chunks; the common term is planned away
-        assert sorted(search(index, "common heron")) == ["r1", "r2"]
-        # When every term is common, only the newest `budget` matches are ranked
-        assert len(search(index, "common words", top_k=20)) == 5
+        # When / Then: the rare term ranks its chunks first and the common term still counts
+        assert sorted(search(index, "common heron", top_k=20)[:2]) == ["r1", "r2"]
+        assert len(search(index, "common heron", top_k=20)) == 14
+        assert len(search(index, "common words", top_k=20)) == 13
     finally:
         index.close()
 

@@ -8,6 +8,9 @@ Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms
 by ISO text, which would order `...+02:00` against `...Z` wrongly.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
 cache per-brain row arrays and revalidate them with one indexed lookup.
+Beside each brain's FTS5 table, `{fts}_postings` and `{fts}_skipped` hold the term postings the
+BM25 leg scores (their DDL, upkeep and the migration that fills them for brains written before
+they existed: fts_postings.py, run by SqliteChunkIndex after `migrate`).
 """
 
 from __future__ import annotations

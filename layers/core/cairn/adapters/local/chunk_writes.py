@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import Added
+from cairn.adapters.local.fts_postings import PostingsWriter, ensure
 from cairn.domain.models import Chunk
 
 
@@ -33,13 +34,16 @@ class WriteBatch:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.deltas: dict[str, Delta] = {}
+        self.postings: dict[int, PostingsWriter] = {}  # by brain seq: FTS changes for its term postings
 
     def ensure_brain(self, brain_id: str) -> None:
         """Create the brain's state row and FTS table (visible to others only after the commit)."""
         self.conn.execute(
             "INSERT OR IGNORE INTO brain_state (brain_id, generation) VALUES (?, 0)", (brain_id,)
         )
-        self.conn.execute(schema.fts_ddl(self._delta(brain_id).seq))
+        seq = self._delta(brain_id).seq
+        self.conn.execute(schema.fts_ddl(seq))
+        ensure(self.conn, schema.fts_table(seq))
 
     def insert(self, chunk: Chunk, vec_row: int) -> None:
         delta = self._delta(chunk.brain_id)
@@ -48,6 +52,7 @@ class WriteBatch:
             f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text, context) VALUES (?, ?, ?, ?)",
             (rowid, chunk.title, chunk.text, chunk.context),
         )
+        self._postings(delta.seq).insert(rowid, (chunk.title, chunk.text, chunk.context))
         self.conn.executemany(
             "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",
             [(tag, rowid, chunk.brain_id, vec_row) for tag in chunk.tags],
@@ -65,7 +70,13 @@ class WriteBatch:
         ).fetchall()
         for rowid, brain_id, vec_row in removed:
             delta = self._delta(brain_id)
-            self.conn.execute(f"DELETE FROM {schema.fts_table(delta.seq)} WHERE rowid = ?", (rowid,))
+            table = schema.fts_table(delta.seq)
+            old = self.conn.execute(
+                f"SELECT title, text, context FROM {table} WHERE rowid = ?", (rowid,)
+            ).fetchone()
+            if old is not None:
+                self._postings(delta.seq).remove(rowid, (old[0], old[1], old[2]))
+            self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM chunk_tags WHERE chunk_rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM chunk_facets WHERE chunk_rowid = ?", (rowid,))
             if delta.added.pop(rowid, None) is None:  # else it was inserted earlier in this batch
@@ -89,11 +100,18 @@ class WriteBatch:
         return len(changed)
 
     def finish(self) -> dict[str, Delta]:
+        for writer in self.postings.values():
+            writer.apply(self.conn)
         self.conn.executemany(
             "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?",
             [(brain_id,) for brain_id in self.deltas],
         )
         return self.deltas
+
+    def _postings(self, seq: int) -> PostingsWriter:
+        if seq not in self.postings:
+            self.postings[seq] = PostingsWriter(schema.fts_table(seq))
+        return self.postings[seq]
 
     def _delta(self, brain_id: str) -> Delta:
         if brain_id not in self.deltas:

@@ -28,7 +28,9 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
-from cairn.adapters.local.fts_search import DEFAULT_POSTING_BUDGET, bm25_ranked
+from cairn.adapters.local.fts_postings import PostingsWriter
+from cairn.adapters.local.fts_postings import migrate as migrate_postings
+from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
@@ -60,7 +62,6 @@ class SqliteChunkIndex:
         dimension: int,
         *,
         bm25_weights: tuple[float, float, float] = DEFAULT_BM25_WEIGHTS,
-        posting_budget: int = DEFAULT_POSTING_BUDGET,
         ann_min_rows: int = ANN_MIN_ROWS,
         exact_max_rows: int = EXACT_MAX_ROWS,
         background_maintenance: bool = True,
@@ -70,7 +71,6 @@ class SqliteChunkIndex:
         self.db_path = db_path
         self.dimension = dimension
         self.bm25_weights = bm25_weights
-        self.posting_budget = posting_budget
         self._vectors = VectorStore(vectors_dir, dimension)
         self._db = ThreadConnections(db_path)
         self._write_lock = threading.Lock()
@@ -79,6 +79,7 @@ class SqliteChunkIndex:
         self._db.get().executescript(schema.SCHEMA)
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
+            migrate_postings(conn)
         self._maintenance = VectorMaintenance(
             self._db,
             self._vectors,
@@ -124,11 +125,17 @@ class SqliteChunkIndex:
             state = schema.brain_state(conn, brain_id)
             if state is None:
                 return
-            conn.execute(
-                f"UPDATE {schema.fts_table(state[0])} SET context = ? WHERE rowid IN "
-                "(SELECT rowid FROM chunks WHERE brain_id = ? AND document_id = ? AND ordinal = 0)",
-                (context, brain_id, document_id),
-            )
+            table = schema.fts_table(state[0])
+            rows = conn.execute(
+                f"SELECT f.rowid, f.title, f.text, f.context FROM chunks c CROSS JOIN {table} f "
+                "ON f.rowid = c.rowid WHERE c.brain_id = ? AND c.document_id = ? AND c.ordinal = 0",
+                (brain_id, document_id),
+            ).fetchall()
+            postings = PostingsWriter(table)
+            for rowid, title, text, old in rows:
+                conn.execute(f"UPDATE {table} SET context = ? WHERE rowid = ?", (context, rowid))
+                postings.replace(rowid, (title, text, old), (title, text, context))
+            postings.apply(conn)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
         return self._write(lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
@@ -311,7 +318,6 @@ class SqliteChunkIndex:
                 self.bm25_weights,
                 condition,
                 pool,
-                self.posting_budget,
                 table_rows=rows.live_count,
             )
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))

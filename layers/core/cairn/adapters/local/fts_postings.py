@@ -1,0 +1,214 @@
+"""Term postings beside each brain's FTS5 table: what the BM25 leg scores.
+
+`{fts}_postings` holds, per term, the rows holding it in segments of at most CAP consecutive
+postings (by rowid), keyed by (term, first rowid): each posting is the row, its title / text /
+context counts of the term and the row's length (fts_tokens.POSTING), as FTS5 itself tokenized
+the row, so a term's df (the rows bm25() counts) is the sum of its segments' `n`. They are kept
+in the write transaction that changes the FTS5 table: new rows join the term's last segment,
+removed rows leave theirs, and only the segments touched are rewritten.
+
+The tokens of the stopwords (`{fts}_skipped`, fixed when the table is made) get no postings:
+query terms never are stopwords, and they are about half of all tokens. A query term whose token
+is one of them (a word stemming like a stopword) is ranked by FTS5 instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+
+from cairn.adapters.local.fts_query import STOPWORDS
+from cairn.adapters.local.fts_tokens import POSTING, TOKENS, Postings, Texts
+
+CAP = 512  # postings per segment at most: a write rewrites at most this many per term
+
+
+def names(table: str) -> tuple[str, str]:
+    return f"{table}_postings", f"{table}_skipped"
+
+
+def exists(conn: sqlite3.Connection, table: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (names(table)[1],)).fetchone()
+    return row is not None
+
+
+def skipped(conn: sqlite3.Connection, table: str) -> frozenset[str]:
+    return frozenset(r[0] for r in conn.execute(f"SELECT term FROM {names(table)[1]}"))
+
+
+def averages(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """(rows, tokens in all columns) as bm25() reads them: FTS5's averages record (varints)."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None:
+        return 0, 0
+    data = bytes(row[0])
+    values: list[int] = []
+    i = 0
+    while i < len(data):
+        value = 0
+        for k in range(9):
+            byte = data[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    return (values[0], sum(values[1:])) if values else (0, 0)
+
+
+class PostingsWriter:
+    """The changes one write transaction makes to one brain's FTS5 table, applied at its end."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.added: dict[int, Texts] = {}
+        self.removed: dict[int, Texts] = {}  # rows indexed before this transaction: old texts
+
+    def insert(self, rowid: int, texts: Texts) -> None:
+        self.added[rowid] = texts
+
+    def remove(self, rowid: int, old: Texts) -> None:
+        if self.added.pop(rowid, None) is None:
+            self.removed.setdefault(rowid, old)
+
+    def replace(self, rowid: int, old: Texts, new: Texts) -> None:
+        if rowid not in self.added:
+            self.removed.setdefault(rowid, old)
+        self.added[rowid] = new
+
+    def apply(self, conn: sqlite3.Connection) -> None:
+        if not self.added and not self.removed:
+            return
+        skip = skipped(conn, self.table)
+        gone = TOKENS.postings(sorted(self.removed.items()), skip).by_term()
+        new = TOKENS.postings(sorted(self.added.items()), skip)
+        for term, records in gone.items():  # removals first: a rewritten row's old postings go
+            _merge(conn, self.table, term, records["rowid"].astype(np.int64), records[:0])
+        _append(conn, self.table, new)
+
+
+def _append(conn: sqlite3.Connection, table: str, new: Postings) -> None:
+    """Add new rows' postings. Rows usually come after every row a term already has: their
+    bytes then extend the term's last segment (split at CAP) without decoding anything."""
+    postings = names(table)[0]
+    last = {
+        term: (start, n, data)
+        for term, start, n, data in conn.execute(
+            f"SELECT j.value, p.start, p.n, p.data FROM json_each(?) j CROSS JOIN {postings} p "
+            f"ON p.term = j.value AND p.start = (SELECT max(start) FROM {postings} WHERE term = j.value)",
+            (json.dumps(new.terms),),
+        )
+    }
+    size = POSTING.itemsize
+    data = new.records.astype(POSTING).tobytes()
+    starts = new.starts.tolist()
+    rows: list[tuple[str, int, int, bytes]] = []
+    for i, term in enumerate(new.terms):
+        fresh = data[starts[i] * size : starts[i + 1] * size]
+        tail = last.get(term)
+        if tail is None:
+            rows += _segments(term, fresh, None)
+        elif _rowid(fresh, 0) > _rowid(tail[2], tail[1] - 1):
+            rows += _segments(term, tail[2] + fresh, tail[0])
+        else:  # a row below the term's last one (a reused rowid): merge in order
+            records = new.records[starts[i] : starts[i + 1]]
+            _merge(conn, table, term, np.empty(0, dtype=np.int64), records)
+    conn.executemany(f"INSERT OR REPLACE INTO {postings} (term, start, n, data) VALUES (?, ?, ?, ?)", rows)
+
+
+def _rowid(data: bytes, index: int) -> int:
+    at = index * POSTING.itemsize
+    return int.from_bytes(data[at : at + 4], "little")
+
+
+def _segments(term: str, data: bytes, first: int | None) -> list[tuple[str, int, int, bytes]]:
+    """(term, start, n, data) rows of at most CAP postings; the first keeps start `first`."""
+    size = POSTING.itemsize
+    count = len(data) // size
+    out = []
+    for i in range(0, count, CAP):
+        start = first if i == 0 and first is not None else _rowid(data, i)
+        out.append((term, start, min(CAP, count - i), data[i * size : (i + CAP) * size]))
+    return out
+
+
+def _merge(conn: sqlite3.Connection, table: str, term: str, purge: np.ndarray, fresh: np.ndarray) -> None:
+    """Rewrite the term's segments that hold or will hold these rows."""
+    postings = names(table)[0]
+    touched = np.concatenate([purge, fresh["rowid"].astype(np.int64)])
+    low, high = int(touched.min()), int(touched.max())
+    loaded = conn.execute(
+        f"SELECT start, data FROM {postings} WHERE term = ?1 AND start <= ?3 AND start >= "
+        f"coalesce((SELECT max(start) FROM {postings} WHERE term = ?1 AND start <= ?2), -1)",
+        (term, low, high),
+    ).fetchall()
+    old = np.concatenate([np.frombuffer(data, dtype=POSTING) for _, data in loaded] or [fresh[:0]])
+    old = old[~np.isin(old["rowid"].astype(np.int64), purge)]  # before the rows' new postings join
+    merged = np.concatenate([old, fresh])
+    merged = merged[np.argsort(merged["rowid"], kind="stable")]
+    conn.executemany(f"DELETE FROM {postings} WHERE term = ? AND start = ?", [(term, s) for s, _ in loaded])
+    _insert(conn, postings, term, merged)
+
+
+def _insert(conn: sqlite3.Connection, postings: str, term: str, records: np.ndarray) -> None:
+    data = records.astype(POSTING).tobytes()
+    size = POSTING.itemsize
+    rows = records["rowid"].tolist()
+    conn.executemany(
+        f"INSERT INTO {postings} (term, start, n, data) VALUES (?, ?, ?, ?)",
+        [
+            (term, rows[i], min(CAP, len(rows) - i), data[i * size : (i + CAP) * size])
+            for i in range(0, len(rows), CAP)
+        ],
+    )
+
+
+def ensure(conn: sqlite3.Connection, table: str) -> None:
+    """Give an FTS5 table its postings, filled from its rows if it has any."""
+    if not exists(conn, table):
+        rebuild(conn, table)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Fill the postings of every brain's FTS5 table made before they existed (one pass over
+    each such table, in the caller's write transaction)."""
+    for (seq,) in conn.execute("SELECT seq FROM brain_state").fetchall():
+        table = f"chunks_fts_{int(seq)}"
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None:
+            ensure(conn, table)
+
+
+def rebuild(conn: sqlite3.Connection, table: str, step: int = 16_384) -> None:
+    """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time."""
+    postings, skipped_table = names(table)
+    conn.execute(f"DROP TABLE IF EXISTS {postings}")
+    conn.execute(f"DROP TABLE IF EXISTS {skipped_table}")
+    conn.execute(
+        f"CREATE TABLE {postings} (term TEXT NOT NULL, start INTEGER NOT NULL, n INTEGER NOT NULL, "
+        "data BLOB NOT NULL, PRIMARY KEY (term, start)) WITHOUT ROWID"
+    )
+    conn.execute(f"CREATE TABLE {skipped_table} (term TEXT PRIMARY KEY) WITHOUT ROWID")
+    skip = frozenset(token for word in STOPWORDS for token in TOKENS.of_term(word))
+    conn.executemany(f"INSERT INTO {skipped_table} (term) VALUES (?)", [(t,) for t in sorted(skip)])
+    top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
+    tail: dict[str, np.ndarray] = {}  # each term's postings not yet written (under CAP)
+    for low in range(0, int(top or 0) + 1, step):
+        rows = conn.execute(
+            f"SELECT rowid, title, text, context FROM {table} WHERE rowid >= ? AND rowid < ?",
+            (low, low + step),
+        ).fetchall()
+        found = TOKENS.postings([(int(r[0]), (r[1], r[2], r[3])) for r in rows], skip).by_term()
+        for term, records in found.items():
+            pending = np.concatenate([tail[term], records]) if term in tail else records
+            whole = len(pending) - len(pending) % CAP
+            if whole:
+                _insert(conn, postings, term, pending[:whole])
+            tail[term] = pending[whole:]
+    for term, records in tail.items():
+        if len(records):
+            _insert(conn, postings, term, records)

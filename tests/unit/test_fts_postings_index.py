@@ -1,0 +1,89 @@
+"""Through SqliteChunkIndex: every write that changes a brain's FTS5 text (upserts, re-upserts of
+the same ids, chunk and document deletes, a document's context written later) keeps its term
+postings in step, so the BM25 leg stays exactly FTS5's ranking of every match, per brain and
+merged over two brains. The small-table shortcut is turned off so the term
+postings are what answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_search
+from cairn.adapters.local.fts_query import or_expression
+from cairn.adapters.local.fts_search import ranked_matches
+from cairn.adapters.local.sqlite_chunks import DEFAULT_BM25_WEIGHTS, SqliteChunkIndex
+from cairn.ports.chunks import ChunkFilter
+from tests.contract.test_chunk_index_contract import DIM, chunk
+
+WORDS = [f"w{i}x" for i in range(400)]
+
+
+def _text(rng: np.random.Generator, count: int) -> str:
+    p = 1.0 / np.arange(1, len(WORDS) + 1)
+    return " ".join(rng.choice(WORDS, size=count, p=p / p.sum()).tolist())
+
+
+def _reference(index: SqliteChunkIndex, brain: str, terms: list[str], pool: int) -> list[tuple[int, float]]:
+    conn = index._db.get()
+    state = schema.brain_state(conn, brain)
+    assert state is not None
+    table = schema.fts_table(state[0])
+    return ranked_matches(
+        conn, table, DEFAULT_BM25_WEIGHTS, [f"{table} MATCH ?"], [or_expression(terms)], None, pool
+    )
+
+
+@pytest.fixture
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SqliteChunkIndex:
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 0)
+
+    def refuse(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        raise AssertionError("ranked every match instead of the term postings")
+
+    monkeypatch.setattr(fts_search, "ranked_matches", refuse)
+    return SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM)
+
+
+def test_every_write_keeps_the_leg_exact(index: SqliteChunkIndex) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, DIM)).astype(np.float32)
+    chunks = [
+        chunk(
+            f"c{n}",
+            _text(rng, int(rng.integers(3, 80))),
+            brain_id="b1" if n % 3 else "b2",
+            document_id=f"d{n // 5}",
+            ordinal=n % 5,
+            title=_text(rng, 2),
+        )
+        for n in range(300)
+    ]
+    for first in range(0, 300, 60):
+        index.upsert(chunks[first : first + 60], vectors[first : first + 60])
+    again = [c.model_copy(update={"text": _text(rng, 40)}) for c in chunks[10:40]]
+    index.upsert(again, vectors[10:40])  # same ids: old rows removed, new rowids
+    index.delete_chunks("b1", [f"c{n}" for n in range(100, 160) if n % 3])
+    index.delete_document("b2", "d30")
+    index.set_context("b1", "d2", _text(rng, 30))
+    index.set_context("b2", "d40", _text(rng, 12))
+
+    queries = [[WORDS[0], WORDS[1]], [WORDS[3], WORDS[150], WORDS[390]], [WORDS[7]], [WORDS[2], WORDS[2]]]
+    queries += [rng.choice(WORDS[:200], size=3, replace=False).tolist() for _ in range(20)]
+    conn = index._db.get()
+    brains = {b: schema.brain_state(conn, b) for b in ("b1", "b2")}
+    for terms in queries:
+        for brain, state in brains.items():
+            assert state is not None
+            table = schema.fts_table(state[0])
+            got = fts_search.bm25_ranked(conn, table, terms, DEFAULT_BM25_WEIGHTS, None, 10)
+            assert got == _reference(index, brain, terms, 10), (brain, terms)
+        merged = index._bm25_leg(conn, terms, None, ChunkFilter(brain_ids=("b1", "b2")), brains, 10)  # type: ignore[arg-type]
+        expected = sorted(
+            _reference(index, "b1", terms, 10) + _reference(index, "b2", terms, 10),
+            key=lambda p: (-p[1], p[0]),
+        )[:10]
+        assert list(merged.items()) == expected, terms

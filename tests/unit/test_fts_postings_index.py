@@ -87,3 +87,44 @@ def test_every_write_keeps_the_leg_exact(index: SqliteChunkIndex) -> None:
             key=lambda p: (-p[1], p[0]),
         )[:10]
         assert list(merged.items()) == expected, terms
+
+
+def test_postings_are_made_when_a_brain_grows_past_the_small_table_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.adapters.local import fts_postings
+
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
+    index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM)
+    rng = np.random.default_rng(4)
+    chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(120)]
+    vectors = rng.standard_normal((120, DIM)).astype(np.float32)
+    conn = index._db.get()
+    index.upsert(chunks[:40], vectors[:40])
+    state = schema.brain_state(conn, "b1")
+    assert state is not None
+    table = schema.fts_table(state[0])
+    assert not fts_postings.exists(conn, table)  # a small brain pays nothing for them
+    index.upsert(chunks[40:80], vectors[40:80])  # past 50 rows: made from every row, in this write
+    assert fts_postings.exists(conn, table)
+    index.upsert(chunks[80:], vectors[80:])
+    index.delete_chunks("b1", ["c3", "c90"])
+
+    def refuse(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        raise AssertionError("ranked every match instead of the term postings")
+
+    for terms in ([WORDS[0], WORDS[5]], [WORDS[2]], [WORDS[9], WORDS[30], WORDS[99]]):
+        expected = _reference(index, "b1", terms, 20)
+        monkeypatch.setattr(fts_search, "ranked_matches", refuse)
+        got = fts_search.bm25_ranked(conn, table, terms, DEFAULT_BM25_WEIGHTS, None, 20, table_rows=118)
+        monkeypatch.setattr(fts_search, "ranked_matches", ranked_matches)
+        assert got == expected
+
+    # a brain already past the size without postings (made by an older version) gets them from
+    # the maintenance hook, as `cairn compact` runs it
+    conn.execute(f"DROP TABLE {fts_postings.names(table)[0]}")
+    conn.execute(f"DROP TABLE {fts_postings.names(table)[1]}")
+    assert not fts_postings.exists(conn, table)
+    index.compact("b1")
+    assert fts_postings.exists(conn, table)
+    index.close()

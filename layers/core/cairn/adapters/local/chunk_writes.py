@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_postings, fts_search
 from cairn.adapters.local.brain_rows import Added
-from cairn.adapters.local.fts_postings import PostingsWriter, ensure
+from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.domain.models import Chunk
 
 
@@ -34,16 +35,16 @@ class WriteBatch:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.deltas: dict[str, Delta] = {}
-        self.postings: dict[int, PostingsWriter] = {}  # by brain seq: FTS changes for its term postings
+        # By brain seq: FTS changes for its term postings, None while the brain has none (they
+        # are made once it holds more rows than the BM25 leg ranks through FTS5 alone).
+        self.postings: dict[int, PostingsWriter | None] = {}
 
     def ensure_brain(self, brain_id: str) -> None:
         """Create the brain's state row and FTS table (visible to others only after the commit)."""
         self.conn.execute(
             "INSERT OR IGNORE INTO brain_state (brain_id, generation) VALUES (?, 0)", (brain_id,)
         )
-        seq = self._delta(brain_id).seq
-        self.conn.execute(schema.fts_ddl(seq))
-        ensure(self.conn, schema.fts_table(seq))
+        self.conn.execute(schema.fts_ddl(self._delta(brain_id).seq))
 
     def insert(self, chunk: Chunk, vec_row: int) -> None:
         delta = self._delta(chunk.brain_id)
@@ -52,7 +53,9 @@ class WriteBatch:
             f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text, context) VALUES (?, ?, ?, ?)",
             (rowid, chunk.title, chunk.text, chunk.context),
         )
-        self._postings(delta.seq).insert(rowid, (chunk.title, chunk.text, chunk.context))
+        postings = self._postings(delta.seq)
+        if postings is not None:
+            postings.insert(rowid, (chunk.title, chunk.text, chunk.context))
         self.conn.executemany(
             "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",
             [(tag, rowid, chunk.brain_id, vec_row) for tag in chunk.tags],
@@ -71,11 +74,14 @@ class WriteBatch:
         for rowid, brain_id, vec_row in removed:
             delta = self._delta(brain_id)
             table = schema.fts_table(delta.seq)
-            old = self.conn.execute(
-                f"SELECT title, text, context FROM {table} WHERE rowid = ?", (rowid,)
-            ).fetchone()
-            if old is not None:
-                self._postings(delta.seq).remove(rowid, (old[0], old[1], old[2]))
+            postings = self._postings(delta.seq)
+            old = None
+            if postings is not None:
+                old = self.conn.execute(
+                    f"SELECT title, text, context FROM {table} WHERE rowid = ?", (rowid,)
+                ).fetchone()
+            if postings is not None and old is not None:
+                postings.remove(rowid, (old[0], old[1], old[2]))
             self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM chunk_tags WHERE chunk_rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM chunk_facets WHERE chunk_rowid = ?", (rowid,))
@@ -100,17 +106,21 @@ class WriteBatch:
         return len(changed)
 
     def finish(self) -> dict[str, Delta]:
-        for writer in self.postings.values():
-            writer.apply(self.conn)
+        for seq, writer in self.postings.items():
+            if writer is not None:
+                writer.apply(self.conn)
+            elif fts_postings.averages(self.conn, schema.fts_table(seq))[0] > fts_search.SMALL_TABLE:
+                fts_postings.ensure(self.conn, schema.fts_table(seq))  # from every row, this batch's too
         self.conn.executemany(
             "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?",
             [(brain_id,) for brain_id in self.deltas],
         )
         return self.deltas
 
-    def _postings(self, seq: int) -> PostingsWriter:
+    def _postings(self, seq: int) -> PostingsWriter | None:
         if seq not in self.postings:
-            self.postings[seq] = PostingsWriter(schema.fts_table(seq))
+            table = schema.fts_table(seq)
+            self.postings[seq] = PostingsWriter(table) if fts_postings.exists(self.conn, table) else None
         return self.postings[seq]
 
     def _delta(self, brain_id: str) -> Delta:

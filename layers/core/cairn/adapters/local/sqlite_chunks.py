@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_postings, fts_search
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
-from cairn.adapters.local.fts_postings import migrate as migrate_postings
 from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused, Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
@@ -79,12 +79,12 @@ class SqliteChunkIndex:
         self._db.get().executescript(schema.SCHEMA)
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
-            migrate_postings(conn)
         self._maintenance = VectorMaintenance(
             self._db,
             self._vectors,
             self._write_lock,
             self._swapped,
+            grown=self._ensure_postings,
             ann_min_rows=ann_min_rows,
             background=background_maintenance,
         )
@@ -131,11 +131,13 @@ class SqliteChunkIndex:
                 "ON f.rowid = c.rowid WHERE c.brain_id = ? AND c.document_id = ? AND c.ordinal = 0",
                 (brain_id, document_id),
             ).fetchall()
-            postings = PostingsWriter(table)
+            postings = PostingsWriter(table) if fts_postings.exists(conn, table) else None
             for rowid, title, text, old in rows:
                 conn.execute(f"UPDATE {table} SET context = ? WHERE rowid = ?", (context, rowid))
-                postings.replace(rowid, (title, text, old), (title, text, context))
-            postings.apply(conn)
+                if postings is not None:
+                    postings.replace(rowid, (title, text, old), (title, text, context))
+            if postings is not None:
+                postings.apply(conn)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
         return self._write(lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
@@ -185,6 +187,22 @@ class SqliteChunkIndex:
             self._cache[brain_id] = cached.permuted(before + 1, sources)
         else:
             self._cache.pop(brain_id, None)
+
+    def _ensure_postings(self, brain_id: str) -> None:
+        """Give a big brain made before term postings existed its postings (writes make them when
+        a brain grows past fts_search.SMALL_TABLE; this catches brains that are already past)."""
+        with self._db.snapshot() as conn:
+            state = schema.brain_state(conn, brain_id)
+            if state is None:
+                return
+            table = schema.fts_table(state[0])
+            if (
+                fts_postings.exists(conn, table)
+                or fts_postings.averages(conn, table)[0] <= fts_search.SMALL_TABLE
+            ):
+                return
+        with self._write_lock, self._db.transaction() as conn:
+            fts_postings.ensure(conn, table)
 
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None:
         """Reclaim the brain's dead vector rows and rebuild its ANN index now."""

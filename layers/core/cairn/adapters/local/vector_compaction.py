@@ -54,6 +54,7 @@ class VectorMaintenance:
         write_lock: threading.Lock,
         swapped: Swapped,
         *,
+        grown: Callable[[str], None] = lambda brain_id: None,
         ann_min_rows: int = ANN_MIN_ROWS,
         background: bool = True,
     ) -> None:
@@ -61,6 +62,7 @@ class VectorMaintenance:
         self.vectors = vectors
         self.write_lock = write_lock
         self.swapped = swapped
+        self.grown = grown  # the brain's other upkeep at this size (its full-text postings)
         self.ann_min_rows = ann_min_rows
         self.background = background
         self._anns: dict[tuple[str, int], BrainAnn] = {}
@@ -140,6 +142,7 @@ class VectorMaintenance:
                     log.exception("vector maintenance of a brain failed")
 
     def _maintain(self, brain_id: str) -> None:
+        self.grown(brain_id)
         with self.db.snapshot() as conn:
             epoch = schema.vector_epoch(conn, brain_id)
             live = _live_count(conn, brain_id)
@@ -171,6 +174,7 @@ class VectorMaintenance:
         """Reclaim the brain's dead rows and rebuild its index; None if another process is
         compacting it and `wait` is False."""
         started = time.perf_counter()
+        self.grown(brain_id)
         with _brain_lock(self.vectors.directory / f"{stem(brain_id)}.compact.lock", wait) as held:
             if not held:
                 return None

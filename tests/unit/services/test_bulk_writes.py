@@ -179,7 +179,12 @@ def test_the_served_embedder_runs_one_thread_a_text_and_one_text_a_core_unless_c
     from cairn.config import Settings
 
     monkeypatch.setattr("os.cpu_count", lambda: 4)
-    served = local_embedder(Settings())
-    assert (served._threads, served._workers) == (1, 4)
-    assert (lambda e: (e._threads, e._workers))(local_embedder(Settings(onnx_threads=2))) == (2, 1)
-    assert (lambda e: (e._threads, e._workers))(local_embedder(Settings(onnx_workers=6))) == (1, 6)
+
+    def configured(settings: Settings) -> tuple[int, int]:
+        embedder = local_embedder(settings)
+        assert isinstance(embedder, OnnxEmbedder)
+        return embedder._threads, embedder._workers
+
+    assert configured(Settings()) == (1, 4)
+    assert configured(Settings(onnx_threads=2)) == (2, 1)
+    assert configured(Settings(onnx_workers=6)) == (1, 6)

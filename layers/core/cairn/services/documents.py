@@ -12,7 +12,9 @@ from __future__ import annotations
 import builtins
 import hashlib
 import posixpath
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
@@ -53,6 +55,20 @@ class DocumentInput:
     memory: MemoryFacet | None = None
     doc_id: str | None = None  # the id a new document gets (queued ingest promised it); else fresh
     staged_chunks: Sequence[str] | None = None  # its chunks, already indexed inactive (staged ingest)
+
+
+STEP_CHUNKS = 64
+"""Texts write_many embeds per step of its pipeline: small enough that the work before the first
+step and after the last (staging, committing, the caller's `done`) overlaps nearly everything."""
+
+
+@dataclass(frozen=True)
+class DeferredWrite:
+    """An item of `write_many` whose bytes and input are made when it is staged, in the pipeline
+    (an ingest extracts a file's text then); a CairnError `make` raises is the item's result."""
+
+    path: str
+    make: Callable[[], tuple[bytes, DocumentInput]]
 
 
 @dataclass(frozen=True)
@@ -517,50 +533,105 @@ class DocumentService:
     def write_many(
         self,
         brain: Brain,
-        items: Sequence[tuple[str, bytes, DocumentInput]],
+        items: Sequence[tuple[str, bytes, DocumentInput] | DeferredWrite],
         *,
         reason: str | None = None,
+        done: Callable[[int, WriteOutcome | CairnError], None] | None = None,
+        step_chunks: int | None = None,
     ) -> builtins.list[WriteOutcome | CairnError]:
-        """`write` of each (path, bytes, info) in order, with the new chunks of all of them embedded
+        """`write` of each (path, bytes, info) in order, the new chunks of many documents embedded
         together. Each document still commits alone, atomically with its chunks, and ends as
         `write` would leave it; one that fails gets its CairnError in its place and the others
-        are written. A path that repeats starts a new group, so the later write sees the earlier."""
-        results: builtins.list[WriteOutcome | CairnError] = []
-        group: builtins.list[tuple[str, bytes, DocumentInput]] = []
-        for item in items:
-            if any(item[0] == path for path, _, _ in group):
-                results += self._write_group(brain, group, reason)
-                group = []
-            group.append(item)
-        return results + self._write_group(brain, group, reason) if group else results
+        are written. A path that repeats waits for the earlier write to commit, so it sees it.
 
-    def _write_group(
-        self, brain: Brain, items: Sequence[tuple[str, bytes, DocumentInput]], reason: str | None
-    ) -> builtins.list[WriteOutcome | CairnError]:
+        A pipeline: the writes are staged (chunked; a DeferredWrite made) in steps of about
+        `step_chunks` (default STEP_CHUNKS) texts to embed; a step is embedded on a background
+        thread while this thread commits the step before it and stages the one after (at most two
+        steps staged and not committed). Every read and write of the stores stays on this thread,
+        in item order, so an interrupt leaves what stopping `write` one by one would.
+        `done(n, result)` is called for every item in order, right after its commit, with no lock
+        held (it may write). A write is staged without its path's lock and committed under it; a
+        document written in between by another writer is staged again there, as `write` would."""
+        step_chunks = STEP_CHUNKS if step_chunks is None else step_chunks
+        if step_chunks < 1:
+            raise ValueError("step_chunks must be positive")
         results: builtins.list[WriteOutcome | CairnError | None] = [None] * len(items)
-        paths: dict[int, str] = {}
-        for n, (path, _, _) in enumerate(items):
-            try:
-                paths[n] = validate_path(path)
-            except CairnError as exc:
-                results[n] = exc
-        with self.locks.hold(_lock_key(brain, p) for p in paths.values()):
-            staged: dict[int, Staged] = {}
-            for n, path in paths.items():
+        flight: deque[tuple[_Step, Future[builtins.list[Staged]]]] = deque()
+        step = _Step()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="write-many-embed")
+
+        def submit() -> None:
+            nonlocal step
+            if step.entries:
+                flight.append((step, pool.submit(self._embed_staged, step.staged())))
+                step = _Step()
+
+        def commit_oldest() -> None:
+            waiting, future = flight.popleft()
+            self._commit_step(brain, waiting, future.result(), results, reason, done)
+
+        try:
+            for n, item in enumerate(items):
                 try:
-                    existing = self.repo.get(brain.id, path)
-                    staged[n] = self._stage(brain, path, items[n][1], items[n][2], existing, defer=True)
+                    path = validate_path(item.path if isinstance(item, DeferredWrite) else item[0])
                 except CairnError as exc:
-                    results[n] = exc
-            for n, ready in zip(staged, self._embed_staged(list(staged.values())), strict=True):
-                try:
-                    outcome = self._commit_staged(brain, paths[n], ready)
-                except CairnError as exc:
-                    results[n] = exc
+                    step.entries.append(_Entry(n, exc))
                     continue
-                self._publish_write(brain, paths[n], outcome, reason)
-                results[n] = outcome
+                if step.holds(path) or any(s.holds(path) for s, _ in flight):
+                    submit()
+                    while flight:
+                        commit_oldest()
+                try:
+                    data, info = item.make() if isinstance(item, DeferredWrite) else (item[1], item[2])
+                    existing = self.repo.get(brain.id, path)
+                    staged = self._stage(brain, path, data, info, existing, defer=True)
+                except CairnError as exc:
+                    step.entries.append(_Entry(n, exc))
+                    continue
+                step.add(_Entry(n, None, path, data, info, existing, staged))
+                if step.chunks >= step_chunks:
+                    submit()
+                    if len(flight) > 1:
+                        commit_oldest()
+            submit()
+            while flight:
+                commit_oldest()
+        finally:  # after an error or an interrupt, drop the steps not yet embedded
+            pool.shutdown(wait=False, cancel_futures=True)
         return [r for r in results if r is not None]
+
+    def _commit_step(
+        self,
+        brain: Brain,
+        step: _Step,
+        ready: builtins.list[Staged],
+        results: builtins.list[WriteOutcome | CairnError | None],
+        reason: str | None,
+        done: Callable[[int, WriteOutcome | CairnError], None] | None,
+    ) -> None:
+        embedded = iter(ready)
+        for entry in step.entries:
+            result: WriteOutcome | CairnError
+            if entry.error is not None:
+                result = entry.error
+            else:
+                try:
+                    result = self._commit_entry(brain, entry, next(embedded), reason)
+                except CairnError as exc:
+                    result = exc
+            results[entry.n] = result
+            if done is not None:
+                done(entry.n, result)
+
+    def _commit_entry(self, brain: Brain, entry: _Entry, staged: Staged, reason: str | None) -> WriteOutcome:
+        assert entry.path is not None and entry.data is not None and entry.info is not None
+        with self.locks.hold([_lock_key(brain, entry.path)]):
+            current = self.repo.get(brain.id, entry.path)
+            if _state_of(current) != _state_of(entry.existing):  # written since it was staged
+                staged = self._stage(brain, entry.path, entry.data, entry.info, current)
+            outcome = self._commit_staged(brain, entry.path, staged)
+            self._publish_write(brain, entry.path, outcome, reason)
+        return outcome
 
     # -- batches ---------------------------------------------------------------------------
 
@@ -700,6 +771,45 @@ def _expect_version(path: str, found: Document | None, expected: int | None) -> 
     else:
         message = f"{excerpt(path)} is at version {current}, not {expected}"
     raise VersionConflict(message, current_version=current, expected_version=expected)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """An item of a write_many step: its error, or what it was staged from and the staged write."""
+
+    n: int
+    error: CairnError | None
+    path: str | None = None
+    data: bytes | None = None
+    info: DocumentInput | None = None
+    existing: Document | None = None
+    staged: Staged | None = None
+
+
+@dataclass
+class _Step:
+    """Items of write_many staged together, whose new chunks are embedded in one call."""
+
+    entries: list[_Entry] = field(default_factory=list)
+    chunks: int = 0  # texts to embed
+    paths: set[str] = field(default_factory=set)
+
+    def add(self, entry: _Entry) -> None:
+        assert entry.staged is not None and entry.path is not None
+        self.entries.append(entry)
+        self.paths.add(entry.path)
+        if entry.staged.planned is not None:
+            self.chunks += len(entry.staged.planned.missing)
+
+    def holds(self, path: str) -> bool:
+        return path in self.paths
+
+    def staged(self) -> list[Staged]:
+        return [e.staged for e in self.entries if e.staged is not None]
+
+
+def _state_of(doc: Document | None) -> tuple[str, int, object] | None:
+    return (doc.id, doc.version, doc.deleted_at) if doc is not None else None
 
 
 def _lock_key(brain: Brain, path: str) -> str:

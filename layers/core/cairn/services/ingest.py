@@ -18,12 +18,12 @@ from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
 from cairn.domain.text import check_label, excerpt
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
-from cairn.ingest.files import read_local_file
+from cairn.ingest.files import LocalFile, read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
 from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.concepts import ConceptGraph
-from cairn.services.documents import DocumentInput, DocumentService, checksum
+from cairn.services.documents import DeferredWrite, DocumentInput, DocumentService, WriteOutcome, checksum
 from cairn.services.image_items import ImageItems, Prepared
 from cairn.services.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
@@ -219,12 +219,14 @@ class IngestService:
     def ingest_files(
         self, brain: Brain, files: Sequence[tuple[str, str]], policy: LocalFilePolicy
     ) -> list[IngestResult | CairnError]:
-        """`ingest_file` of each (local path, document path), never queued, with the new chunks of
-        the documents embedded together (DocumentService.write_many): the same documents, chunks
-        and links as ingesting them one by one. A file that fails gets its CairnError in its place."""
+        """`ingest_file` of each (local path, document path), never queued, through
+        DocumentService.write_many's pipeline: a file's text is extracted when it is staged, the
+        new chunks of many documents are embedded together while the documents before them are
+        committed and linked to their concepts. The same documents, chunks and links as ingesting
+        them one by one; a file that fails gets its CairnError in its place."""
         started = time.perf_counter()
         results: list[IngestResult | CairnError | None] = [None] * len(files)
-        pending: list[tuple[int, str, bytes, DocumentInput, Prepared | None]] = []
+        run: list[tuple[int, str, LocalFile, str]] = []  # documents since the last image
         for n, (file, target) in enumerate(files):
             try:
                 local = read_local_file(
@@ -232,36 +234,46 @@ class IngestService:
                 )
                 kind = infer_kind(local.name, None, local.data)
                 if kind == "image":  # its captions come from documents written before it
-                    self._write_pending(brain, pending, results, started)
+                    self._write_run(brain, run, results, started)
                     results[n] = self.ingest_bytes(
                         brain, local.data, name=local.name, path=target, queue=False
                     )
                     continue
                 self._check_size(len(local.data))
-                path = normalize_user_path(target)
-                stored, info = self.extracted(local.data, name=local.name, kind=kind, path=path)
-                shown = self.images.prepare(brain, path, kind, local.data, info) if self.images else None
-                pending.append((n, path, stored, shown.info if shown else info, shown))
+                run.append((n, normalize_user_path(target), local, kind))
             except CairnError as exc:
                 results[n] = exc
-        self._write_pending(brain, pending, results, started)
+        self._write_run(brain, run, results, started)
         return [r for r in results if r is not None]
 
-    def _write_pending(
+    def _write_run(
         self,
         brain: Brain,
-        pending: list[tuple[int, str, bytes, DocumentInput, Prepared | None]],
+        run: list[tuple[int, str, LocalFile, str]],
         results: list[IngestResult | CairnError | None],
         started: float,
     ) -> None:
-        """Write the pending files together, then do what `ingest_bytes` does after each write."""
-        items = [(path, stored, info) for _, path, stored, info, _ in pending]
-        for (n, path, stored, info, shown), outcome in zip(
-            pending, self.documents.write_many(brain, items, reason="ingest"), strict=True
-        ):
+        """Write the run's files together; after each commit, what `ingest_bytes` does after its
+        write (while the next documents are embedded)."""
+        made: dict[int, tuple[bytes, DocumentInput, Prepared | None]] = {}
+
+        def deferred(k: int, path: str, local: LocalFile, kind: str) -> DeferredWrite:
+            def make() -> tuple[bytes, DocumentInput]:
+                stored, info = self.extracted(local.data, name=local.name, kind=kind, path=path)
+                shown = self.images.prepare(brain, path, kind, local.data, info) if self.images else None
+                info = shown.info if shown else info
+                made[k] = (stored, info, shown)
+                return stored, info
+
+            return DeferredWrite(path, make)
+
+        def done(k: int, outcome: WriteOutcome | CairnError) -> None:
+            n, path = run[k][0], run[k][1]
             if isinstance(outcome, CairnError):
                 results[n] = outcome
-                continue
+                made.pop(k, None)
+                return
+            stored, info, shown = made.pop(k)
             doc = outcome.document
             if shown is not None and self.images is not None:
                 self.images.record(brain, path, shown)
@@ -284,7 +296,10 @@ class IngestService:
                 duration_ms=int((time.perf_counter() - started) * 1000),
                 reused=not outcome.changed,
             )
-        pending.clear()
+
+        items = [deferred(k, path, local, kind) for k, (_, path, local, kind) in enumerate(run)]
+        self.documents.write_many(brain, items, reason="ingest", done=done)
+        run.clear()
 
     def presign_upload(
         self, brain: Brain, signer: UploadSigner, file_name: str, content_type: str | None, size: int | None

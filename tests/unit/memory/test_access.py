@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, DocumentSource, MemoryFacet, MemoryType
+from cairn.ports.records import Delete, Item, Put
 from cairn.services.access import AccessLog
 from cairn.services.documents import DocumentInput
 from tests.fakes.clock import FakeClock
@@ -39,6 +41,32 @@ def test_concurrent_flushers_lose_no_count() -> None:
     for log in logs:
         log.flush()  # what background flushes had not written yet
     assert AccessLog(records, FakeClock()).get("b", "hot").count == 400
+
+
+def test_a_flush_writes_a_hundred_documents_a_transaction_and_survives_a_lost_race() -> None:
+    records = MemoryRecordStore()
+    log = AccessLog(records, FakeClock(), flush_at=10_000)
+    log.saw("b", [f"d{i}" for i in range(250)])
+    log.flush()
+    calls: list[int] = []
+    real = records.transact
+
+    def transact(ops: Sequence[Put | Delete]) -> list[Item]:
+        calls.append(len(ops))
+        if len(calls) == 2:  # another process counted d150 meanwhile: this batch's condition fails
+            other = AccessLog(records, FakeClock())
+            other.saw("b", ["d150"])
+            other._add("b", "d150", 1, FakeClock().now())
+        return real(ops)
+
+    records.transact = transact  # type: ignore[method-assign]
+    log.saw("b", [f"d{i}" for i in range(250)])
+    log.flush()
+    # the failed batch was then written one document at a time (the fake's put is a transaction)
+    assert calls[:2] == [100, 100] and calls[-1] == 50 and set(calls[2:-1]) == {1}
+    fresh = AccessLog(records, FakeClock())
+    assert [fresh.get("b", f"d{i}").count for i in (0, 99, 100, 149, 249)] == [2, 2, 2, 2, 2]
+    assert fresh.get("b", "d150").count == 3
 
 
 def test_search_counts_what_it_returns_but_dedupe_does_not(container: Container, brain: Brain) -> None:

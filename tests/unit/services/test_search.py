@@ -88,7 +88,7 @@ def test_a_document_filling_the_first_hits_does_not_crowd_out_the_others(
     hits = container.search.search(brain, "coffee", top_k=5).hits
     paths = [h.path for h in hits]
     assert len(paths) == 5 and len(set(paths)) == 5 and "notes/coffee-book.md" in paths
-    assert asked == [15, 100]  # the first 15 chunks held fewer than 5 documents: the whole pool
+    assert asked == [25, 100]  # the first 25 chunks held fewer than 5 documents: the whole pool
     asked.clear()
     assert [h.path for h in container.search.search(brain, "tea", top_k=5).hits][:1] != []
-    assert asked == [15]
+    assert asked == [25]

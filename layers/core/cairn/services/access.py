@@ -16,9 +16,10 @@ from datetime import datetime
 
 from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
-from cairn.ports.records import Item, RecordStore
+from cairn.ports.records import Delete, Item, Put, RecordStore
 
 _RETRIES = 32
+_BATCH = 100  # documents per transaction (DynamoDB takes at most 100 items in one)
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,29 @@ class AccessLog:
         with self._flush_lock:
             with self._lock:
                 pending, self._pending = self._pending, {}
-            for (brain_id, doc_id), (count, last) in pending.items():
-                self._add(brain_id, doc_id, count, last)
+            items = list(pending.items())
+            for start in range(0, len(items), _BATCH):
+                self._add_batch(items[start : start + _BATCH])
         return len(pending)
+
+    def _add_batch(self, batch: list[tuple[tuple[str, str], tuple[int, datetime]]]) -> None:
+        """The counts of many documents in one conditional transaction (one read, one commit: a
+        flush of 256 documents one by one was 512 store calls competing with the searches that
+        caused it); a lost race falls back to one document at a time."""
+        keys = [_key(brain_id, doc_id) for (brain_id, doc_id), _ in batch]
+        stored = self.records.get_many(keys)
+        ops: list[Put | Delete] = []
+        for key, (_, (count, last)) in zip(keys, batch, strict=True):
+            item = stored.get(key)
+            total = (item.data["count"] if item else 0) + count
+            newest = max(last, datetime.fromisoformat(item.data["last"])) if item else last
+            data = {"count": total, "last": newest.isoformat()}
+            ops.append(Put(Item(*key, data=data), expected_version=item.version if item else 0))
+        try:
+            self.records.transact(ops)
+        except Conflict:
+            for (brain_id, doc_id), (count, last) in batch:
+                self._add(brain_id, doc_id, count, last)
 
     def get_many(self, brain_id: str, doc_ids: Iterable[str]) -> dict[str, Access]:
         """`get` for each document, in one batch read (ranking reads every hit's count)."""

@@ -165,6 +165,21 @@ def test_batch_ops_embed_their_documents_together_and_stay_atomic(container: Con
     assert not container.documents.exists(brain, "c/new.md") and counting.calls == []
 
 
+def test_batch_ops_log_their_throughput(
+    container: Container, brain: Brain, caplog: pytest.LogCaptureFixture
+) -> None:
+    ops = [BatchOp("write", f"t/{n}.md", (PROSE * (n + 2)).encode()) for n in range(3)]
+    with caplog.at_level("INFO", logger="cairn.services.documents"):
+        container.documents.batch(brain, ops)
+        docs = [container.documents.get(brain, f"t/{n}.md") for n in range(3)]
+        chunks = sum(len(container.adapters.chunks.get_chunks(brain.id, d.id)) for d in docs)
+        container.documents.batch(brain, [BatchOp("delete", "t/0.md")])  # nothing to embed: no line
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("batch-ops")]
+    assert len(lines) == 1 and chunks >= 3
+    assert lines[0].startswith(f"batch-ops on {brain.slug}: 3 ops, 3 documents, {chunks} chunks prepared in ")
+    assert lines[0].endswith(" chunks/s)")
+
+
 def test_parallel_runs_give_the_vectors_of_one_run_at_a_time() -> None:
     texts = [PROSE[: 40 + 37 * n] for n in range(6)]
     alone = OnnxEmbedder(threads=1).embed(texts)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import logging
 import posixpath
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,6 +34,8 @@ from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChun
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository, doc_id_key, doc_key
 from cairn.services.siblings import SiblingContext, folder_of
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -668,9 +672,11 @@ class DocumentService:
                     commit_ops += next_state.ops
                     written.append(next_state)
             # The new chunks of every written document are embedded together.
+            started = time.perf_counter()
             for ready in self._embed_staged(written):
                 prepared = ready.prepared.with_context(None) if ready.created else ready.prepared
                 staged.append((ready.document, prepared))
+            _log_throughput(brain, len(ops), staged, time.perf_counter() - started)
             try:
                 committed = self.repo.commit(commit_ops) if commit_ops else []
             except Conflict as exc:
@@ -868,3 +874,20 @@ _CONTENT_TYPES = {
 
 def _content_type(path: str) -> str:
     return _CONTENT_TYPES.get(posixpath.splitext(path)[1].lower(), "text/markdown")
+
+
+def _log_throughput(
+    brain: Brain, ops: int, staged: Sequence[tuple[Document, PreparedChunks]], seconds: float
+) -> None:
+    """A batch's progress line: how many chunks its documents needed and how fast they came."""
+    chunks = sum(len(prepared.chunks) for _, prepared in staged)
+    if chunks:
+        log.info(
+            "batch-ops on %s: %d ops, %d documents, %d chunks prepared in %.2f s (%.1f chunks/s)",
+            brain.slug,
+            ops,
+            len(staged),
+            chunks,
+            seconds,
+            chunks / max(seconds, 1e-9),
+        )

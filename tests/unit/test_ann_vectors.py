@@ -338,3 +338,18 @@ def test_a_repeated_filter_is_answered_from_the_snapshot_and_never_goes_stale(tm
     index.delete_chunks(BRAIN, ["c8"])
     assert vector_ids(index, vectors[8], k=1, path_prefixes=("even/",)) == ["c7000"]
     index.close()
+
+
+def test_compaction_counts_rows_another_process_appended(tmp_path: Path) -> None:
+    index, vectors = loaded(tmp_path)
+    index.delete_chunks(BRAIN, [f"c{i}" for i in range(50)])
+    other = make(tmp_path)  # another process appends rows this one has not mapped
+    fresh = clustered(np.random.default_rng(23), 30)
+    other.upsert([chunk(8000 + i) for i in range(30)], fresh)
+    report = index.compact(BRAIN)
+    assert report is not None and (report.rows_before, report.rows_after, report.live_rows) == (630, 580, 580)
+    got = index.get_vectors(BRAIN, ["c8000", "c8029", "c599"])
+    assert np.allclose(got["c8000"], fresh[0]) and np.allclose(got["c8029"], fresh[29])
+    assert np.allclose(got["c599"], vectors[599])
+    other.close()
+    index.close()

@@ -39,6 +39,7 @@ ANN_MIN_ROWS = 20_000  # below this many live rows exact search is as fast (docs
 DEAD_SHARE = 0.2
 CATCH_UP_BATCH = 256  # rows added to a delta per lock hold when catching up
 _COPY_ROWS = 50_000
+_MOVES = "CREATE TEMP TABLE IF NOT EXISTS vec_moves (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)"
 
 
 # Called with (brain_id, generation before the swap, new epoch, sources) after a rewrite commits,
@@ -180,16 +181,9 @@ class VectorMaintenance:
                 return None
             with self.db.snapshot() as conn:
                 epoch = schema.vector_epoch(conn, brain_id)
-                live = np.array(
-                    [
-                        r[0]
-                        for r in conn.execute("SELECT vec_row FROM chunks WHERE brain_id = ?", (brain_id,))
-                    ],
-                    dtype=np.int64,
-                )
+                live = _referenced(conn, brain_id)
                 old = self.vectors.file(brain_id, epoch)
-                rows_before = old.rows  # read inside the snapshot: every row it references is below
-            live = np.unique(live)
+                rows_before = old.stored_rows()  # inside the snapshot: every row it uses is below
             self._drop_leftovers(brain_id, epoch)
             rewrite = live.size < rows_before
             target = epoch + 1 if rewrite else epoch
@@ -248,46 +242,36 @@ class VectorMaintenance:
         """Commit the move of the rows in `live` to rows 0..n-1 of the next epoch, after copying
         the rows written since the copy was taken; returns the new file's row count."""
         new = self.vectors.file(brain_id, epoch + 1)
-        with self.write_lock, self.db.transaction() as conn:
-            if schema.vector_epoch(conn, brain_id) != epoch:
-                raise RuntimeError("the brain was compacted by another process meanwhile")
-            state = schema.brain_state(conn, brain_id)
-            assert state is not None
-            now = np.unique(
-                np.array(
-                    [
-                        r[0]
-                        for r in conn.execute("SELECT vec_row FROM chunks WHERE brain_id = ?", (brain_id,))
-                    ],
-                    dtype=np.int64,
-                )
-            )
-            extra = np.setdiff1d(now, live, assume_unique=True)
-            if extra.size:
-                new.append(self.vectors.file(brain_id, epoch).read(extra))
-            sources = np.concatenate([live, extra])
-            moves = np.full(int(sources.max()) + 1 if sources.size else 0, -1, dtype=np.int64)
-            moves[sources] = np.arange(sources.size, dtype=np.int64)
-            conn.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS vec_moves (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)"
-            )
-            conn.execute("DELETE FROM vec_moves")
-            conn.execute(
-                "INSERT INTO vec_moves SELECT key, value FROM json_each(?) WHERE value >= 0",
-                (json.dumps(moves.tolist()),),
-            )
-            for table in ("chunks", "chunk_tags", "chunk_facets"):
+        with self.write_lock:
+            with self.db.transaction() as conn:
+                if schema.vector_epoch(conn, brain_id) != epoch:
+                    raise RuntimeError("the brain was compacted by another process meanwhile")
+                state = schema.brain_state(conn, brain_id)
+                assert state is not None
+                extra = np.setdiff1d(_referenced(conn, brain_id), live, assume_unique=True)
+                if extra.size:
+                    new.append(self.vectors.file(brain_id, epoch).read(extra))
+                sources = np.concatenate([live, extra])
+                moves = np.full(int(sources.max()) + 1 if sources.size else 0, -1, dtype=np.int64)
+                moves[sources] = np.arange(sources.size, dtype=np.int64)
+                conn.execute(_MOVES)
+                conn.execute("DELETE FROM vec_moves")
                 conn.execute(
-                    f"UPDATE {table} SET vec_row = m.new FROM vec_moves m "
-                    f"WHERE {table}.brain_id = ? AND m.old = {table}.vec_row",
-                    (brain_id,),
+                    "INSERT INTO vec_moves SELECT key, value FROM json_each(?) WHERE value >= 0",
+                    (json.dumps(moves.tolist()),),
                 )
-            conn.execute("DELETE FROM vec_moves")
-            conn.execute(
-                "UPDATE brain_state SET vec_epoch = ?, generation = generation + 1 WHERE brain_id = ?",
-                (epoch + 1, brain_id),
-            )
-            self.swapped(brain_id, state[1], epoch + 1, sources)
+                for table in ("chunks", "chunk_tags", "chunk_facets"):
+                    conn.execute(
+                        f"UPDATE {table} SET vec_row = m.new FROM vec_moves m "
+                        f"WHERE {table}.brain_id = ? AND m.old = {table}.vec_row",
+                        (brain_id,),
+                    )
+                conn.execute("DELETE FROM vec_moves")
+                conn.execute(
+                    "UPDATE brain_state SET vec_epoch = ?, generation = generation + 1 WHERE brain_id = ?",
+                    (epoch + 1, brain_id),
+                )
+            self.swapped(brain_id, state[1], epoch + 1, sources)  # after the commit
         return int(sources.size)
 
     def _drop_leftovers(self, brain_id: str, epoch: int) -> None:
@@ -297,6 +281,12 @@ class VectorMaintenance:
             if suffix.isdigit() and int(suffix) > epoch:
                 self.vectors.forget(brain_id, int(suffix))
                 path.unlink(missing_ok=True)
+
+
+def _referenced(conn: sqlite3.Connection, brain_id: str) -> Rows:
+    """The brain's vector rows its chunks use, ascending."""
+    rows = conn.execute("SELECT vec_row FROM chunks WHERE brain_id = ?", (brain_id,))
+    return np.unique(np.fromiter((r[0] for r in rows), dtype=np.int64))
 
 
 def _live_count(conn: sqlite3.Connection, brain_id: str) -> int:

@@ -84,6 +84,10 @@ class VectorFile:
     def rows(self) -> int:
         return int(self._matrix.shape[0])
 
+    def stored_rows(self) -> int:
+        """Rows in the file now, whoever appended them (`rows` is what this process has mapped)."""
+        return self.path.stat().st_size // self._row_bytes if self.path.exists() else 0
+
     def append(self, vectors: Floats) -> Rows:
         """Write rows at the end of the file; returns their row numbers."""
         data = np.ascontiguousarray(vectors, dtype="<f4").tobytes()

@@ -3,6 +3,7 @@ every search answers as before."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,7 @@ def test_compact_reclaims_dead_rows_and_changes_no_answer(
     assert out.startswith(
         f"{SLUG}: {live:,} live vectors, {rows - live:,} dead rows reclaimed ({rows:,} → {live:,})"
     )
+    assert re.search(r", 0 in the index, \d+\.\d s \(writes paused \d+\.\d\d s\)$", out), out
     assert not (data / "vectors" / file_name(brain.id)).exists()
     assert (
         data / "vectors" / file_name(brain.id, 1)

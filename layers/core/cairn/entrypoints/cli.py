@@ -394,7 +394,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         print(
             f"{names.get(brain_id, brain_id)}: {done.live_rows:,} live vectors, {done.reclaimed:,} dead rows "
             f"reclaimed ({done.rows_before:,} → {done.rows_after:,}), {done.indexed_rows:,} in the index, "
-            f"{done.seconds:.1f} s"
+            f"{done.seconds:.1f} s (writes paused {done.writes_paused:.2f} s)"
         )
     return 0
 

@@ -116,7 +116,8 @@ class ChunkIndex(Protocol):
 @dataclass(frozen=True)
 class Compaction:
     """What compacting one brain's vectors did: rows of its vector file before and after, the
-    live rows, the rows its approximate index covers and how long it took."""
+    live rows, the rows its approximate index covers, how long it took and how long writers
+    waited for it (the final renumbering transaction)."""
 
     brain_id: str
     epoch: int
@@ -125,6 +126,7 @@ class Compaction:
     live_rows: int
     indexed_rows: int
     seconds: float
+    writes_paused: float = 0.0
 
     @property
     def reclaimed(self) -> int:

@@ -214,7 +214,9 @@ class VectorMaintenance:
                 indexed = new_rows
             else:
                 index.unlink(missing_ok=True)
+            paused = time.perf_counter()
             rows_after = self._swap(brain_id, epoch, live) if rewrite else rows_before
+            paused = time.perf_counter() - paused if rewrite else 0.0
             with self._lock:
                 self._anns.pop((brain_id, target), None)
                 for key in [k for k in self._anns if k[0] == brain_id and k[1] < target]:
@@ -231,6 +233,7 @@ class VectorMaintenance:
                 int(live.size),
                 indexed,
                 time.perf_counter() - started,
+                paused,
             )
 
     @staticmethod

@@ -136,6 +136,19 @@ def test_bulk_ingest_ends_as_one_by_one_and_embeds_once_per_group(tmp_path: Path
         np.testing.assert_allclose(got[path]["vectors"], doc["vectors"], atol=1e-6)
 
 
+def test_ingest_files_reports_each_file_as_it_is_settled(tmp_path: Path) -> None:
+    files = _corpus(tmp_path / "files")
+    bulk = fake_container(tmp_path / "bulk")
+    brain = bulk.brains.create("Test brain", slug="test")
+    seen: list[tuple[int, IngestResult | CairnError]] = []
+    got = bulk.ingest.ingest_files(
+        brain, files, LocalFilePolicy(root=None, max_bytes=1 << 20), lambda n, r: seen.append((n, r))
+    )
+    assert sorted(n for n, _ in seen) == list(range(len(files)))  # each file once
+    assert [r for _, r in sorted(seen, key=lambda pair: pair[0])] == got
+    assert seen[0][0] == 2  # the unreadable file is settled first, before any document commits
+
+
 def test_write_many_reports_a_failing_document_and_writes_the_others(
     container: Container, brain: Brain
 ) -> None:

@@ -105,3 +105,34 @@ def test_a_fresh_document_links_the_same_without_reading_any_links() -> None:
     assert g.index(BRAIN, text, chunks, fresh=True) == read.index(BRAIN, text, chunks) == 5
     assert reads == []
     assert [concepts_of(links, c.id) for c in chunks] == [concepts_of(plain, c.id) for c in chunks]
+
+
+def test_the_cheap_tests_agree_with_the_pattern_on_every_text() -> None:
+    import random
+
+    from cairn.services.concept_rules import ConceptMention
+    from cairn.services.concepts import _TOKEN, _Matcher, _pattern
+
+    rng = random.Random(7)
+    words = ["Cairn", "cairns", "MCP", "mcp_server", "Node.js", "C++", "Jeffs", "Brain", "x2", "café", "the"]
+    seps = [" ", "  ", ", ", ".", "-", "_", "\n", "(", ")", "/", "'"]
+    concepts = [
+        ConceptMention("Cairn"),
+        ConceptMention("MCP", ("Model Context Protocol",)),
+        ConceptMention("Jeffs Brain"),
+        ConceptMention("Node.js"),
+        ConceptMention("C++"),
+        ConceptMention("x2", ("X2",)),
+        ConceptMention("café"),
+        ConceptMention("mcp_server"),
+    ]
+    checked = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 12)))
+        lowered = text.lower() if text.isascii() else None
+        tokens = set(_TOKEN.findall(lowered)) if lowered is not None else None
+        for concept in concepts:
+            expected = _pattern(concept).search(text) is not None
+            assert _Matcher(concept).mentioned(text, lowered, tokens) == expected, (concept, text)
+            checked += expected
+    assert checked > 1000  # the texts do mention them

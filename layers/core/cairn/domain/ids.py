@@ -30,10 +30,11 @@ def new_id(prefix: str) -> str:
     global _last
     with _lock:
         millis = max(time.time_ns() // 1_000_000, _last[0])
-        rand = int.from_bytes(os.urandom(10), "big")
-        if millis == _last[0]:
+        if millis == _last[0]:  # no fresh randomness needed (a burst of links: most ids)
             rand = _last[1] + 1
             if rand >= 1 << 80:  # 2^80 ids in one millisecond: borrow the next one
                 millis, rand = millis + 1, 0
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
         _last = (millis, rand)
     return f"{prefix}_{_encode(millis, 10)}{_encode(rand, 16)}"

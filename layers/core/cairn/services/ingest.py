@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -217,15 +217,26 @@ class IngestService:
         return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
 
     def ingest_files(
-        self, brain: Brain, files: Sequence[tuple[str, str]], policy: LocalFilePolicy
+        self,
+        brain: Brain,
+        files: Sequence[tuple[str, str]],
+        policy: LocalFilePolicy,
+        progress: Callable[[int, IngestResult | CairnError], None] | None = None,
     ) -> list[IngestResult | CairnError]:
         """`ingest_file` of each (local path, document path), never queued, through
         DocumentService.write_many's pipeline: a file's text is extracted when it is staged, the
         new chunks of many documents are embedded together while the documents before them are
         committed and linked to their concepts. The same documents, chunks and links as ingesting
-        them one by one; a file that fails gets its CairnError in its place."""
+        them one by one; a file that fails gets its CairnError in its place. `progress(n, result)`
+        is called as each file's result is settled (not in file order)."""
         started = time.perf_counter()
         results: list[IngestResult | CairnError | None] = [None] * len(files)
+
+        def settle(n: int, result: IngestResult | CairnError) -> None:
+            results[n] = result
+            if progress is not None:
+                progress(n, result)
+
         run: list[tuple[int, str, LocalFile, str]] = []  # documents since the last image
         for n, (file, target) in enumerate(files):
             try:
@@ -234,23 +245,21 @@ class IngestService:
                 )
                 kind = infer_kind(local.name, None, local.data)
                 if kind == "image":  # its captions come from documents written before it
-                    self._write_run(brain, run, results, started)
-                    results[n] = self.ingest_bytes(
-                        brain, local.data, name=local.name, path=target, queue=False
-                    )
+                    self._write_run(brain, run, settle, started)
+                    settle(n, self.ingest_bytes(brain, local.data, name=local.name, path=target, queue=False))
                     continue
                 self._check_size(len(local.data))
                 run.append((n, normalize_user_path(target), local, kind))
             except CairnError as exc:
-                results[n] = exc
-        self._write_run(brain, run, results, started)
+                settle(n, exc)
+        self._write_run(brain, run, settle, started)
         return [r for r in results if r is not None]
 
     def _write_run(
         self,
         brain: Brain,
         run: list[tuple[int, str, LocalFile, str]],
-        results: list[IngestResult | CairnError | None],
+        settle: Callable[[int, IngestResult | CairnError], None],
         started: float,
     ) -> None:
         """Write the run's files together; after each commit, what `ingest_bytes` does after its
@@ -270,7 +279,7 @@ class IngestService:
         def done(k: int, outcome: WriteOutcome | CairnError) -> None:
             n, path = run[k][0], run[k][1]
             if isinstance(outcome, CairnError):
-                results[n] = outcome
+                settle(n, outcome)
                 made.pop(k, None)
                 return
             stored, info, shown = made.pop(k)
@@ -286,15 +295,18 @@ class IngestService:
                     info.text if info.text is not None else stored.decode("utf-8", "replace"),
                     fresh=outcome.created,
                 )
-            results[n] = IngestResult(
-                document_id=doc.id,
-                path=doc.path,
-                document=doc,
-                hash=checksum(stored),
-                chunk_count=doc.chunk_count,
-                embedded_count=doc.chunk_count if outcome.changed else 0,
-                duration_ms=int((time.perf_counter() - started) * 1000),
-                reused=not outcome.changed,
+            settle(
+                n,
+                IngestResult(
+                    document_id=doc.id,
+                    path=doc.path,
+                    document=doc,
+                    hash=checksum(stored),
+                    chunk_count=doc.chunk_count,
+                    embedded_count=doc.chunk_count if outcome.changed else 0,
+                    duration_ms=int((time.perf_counter() - started) * 1000),
+                    reused=not outcome.changed,
+                ),
             )
 
         items = [deferred(k, path, local, kind) for k, (_, path, local, kind) in enumerate(run)]

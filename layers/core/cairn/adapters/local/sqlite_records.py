@@ -216,13 +216,27 @@ class SqliteRecordStore:
         validate_ops(ops)
         encoded = [encode_data(op.item.data) if isinstance(op, Put) else "" for op in ops]
         written: list[tuple[Put, str, int]] = []
+        keys = [(op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk) for op in ops]
         with self._write() as conn:
-            for op, text in zip(ops, encoded, strict=True):
+            # One read of every version and two statements, not two per op: a transaction of
+            # many items (concept links: hundreds a document) is mostly per-statement overhead.
+            current = _versions(conn, keys) if len(ops) > 1 else {k: _version(conn, *k) for k in keys}
+            rows: list[tuple[str, str, str, int]] = []
+            for op, key, text in zip(ops, keys, encoded, strict=True):
+                check_condition(*key, op.expected_version, current.get(key))
                 if isinstance(op, Put):
-                    written.append((op, text, self._apply_put(conn, op, text)))
-                else:
-                    check_condition(op.pk, op.sk, op.expected_version, _version(conn, op.pk, op.sk))
-                    conn.execute("DELETE FROM items WHERE pk = ? AND sk = ?", (op.pk, op.sk))
+                    version = (current.get(key) or 0) + 1
+                    rows.append((*key, text, version))
+                    written.append((op, text, version))
+            conn.executemany(
+                "INSERT INTO items (pk, sk, data, version) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (pk, sk) DO UPDATE SET data = excluded.data, version = excluded.version",
+                rows,
+            )
+            conn.executemany(
+                "DELETE FROM items WHERE pk = ? AND sk = ?",
+                [key for op, key in zip(ops, keys, strict=True) if isinstance(op, Delete)],
+            )
         return [Item(op.item.pk, op.item.sk, json.loads(text), v) for op, text, v in written]
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -236,18 +250,6 @@ class SqliteRecordStore:
             conn.close()
 
     # -- internals ---------------------------------------------------------------------------
-
-    def _apply_put(self, conn: sqlite3.Connection, op: Put, text: str) -> int:
-        pk, sk = op.item.pk, op.item.sk
-        current = _version(conn, pk, sk)
-        check_condition(pk, sk, op.expected_version, current)
-        version = (current or 0) + 1
-        conn.execute(
-            "INSERT INTO items (pk, sk, data, version) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (pk, sk) DO UPDATE SET data = excluded.data, version = excluded.version",
-            (pk, sk, text, version),
-        )
-        return version
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -287,6 +289,21 @@ class SqliteRecordStore:
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def _versions(conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int | None]:
+    """The stored version of each key (absent keys are missing from the answer)."""
+    found: dict[tuple[str, str], int | None] = {}
+    for start in range(0, len(keys), GET_MANY_CHUNK):
+        chunk = keys[start : start + GET_MANY_CHUNK]
+        values = ", ".join(["(?, ?)"] * len(chunk))
+        sql = (
+            f"WITH wanted(pk, sk) AS (VALUES {values}) SELECT items.pk, items.sk, version FROM wanted "
+            "JOIN items ON items.pk = wanted.pk AND items.sk = wanted.sk"
+        )
+        for pk, sk, version in conn.execute(sql, [part for key in chunk for part in key]):
+            found[(pk, sk)] = int(version)
+    return found
 
 
 def _version(conn: sqlite3.Connection, pk: str, sk: str) -> int | None:

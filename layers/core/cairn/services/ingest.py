@@ -145,10 +145,27 @@ class IngestService:
         if shown is not None:
             info = shown.info
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
+        # A queued ingest (or its retry) has committed: its job marks the status.
+        return self._written(brain, path, outcome, stored, info, shown, started, completed=not queue)
+
+    def _written(
+        self,
+        brain: Brain,
+        path: str,
+        outcome: WriteOutcome,
+        stored: bytes,
+        info: DocumentInput,
+        shown: Prepared | None,
+        started: float,
+        *,
+        completed: bool,
+    ) -> IngestResult:
+        """What follows an ingest's write: the image record, the completed status, the concept
+        links of a changed version, and the result."""
         doc = outcome.document
         if shown is not None and self.images is not None:
             self.images.record(brain, path, shown)
-        if self.status is not None and not queue:  # a queued ingest (or its retry) has committed
+        if self.status is not None and completed:
             self.status.completed(brain.id, doc.id)
         if outcome.changed:
             self.link_concepts(
@@ -283,31 +300,7 @@ class IngestService:
                 made.pop(k, None)
                 return
             stored, info, shown = made.pop(k)
-            doc = outcome.document
-            if shown is not None and self.images is not None:
-                self.images.record(brain, path, shown)
-            if self.status is not None:
-                self.status.completed(brain.id, doc.id)
-            if outcome.changed:
-                self.link_concepts(
-                    brain.id,
-                    doc.id,
-                    info.text if info.text is not None else stored.decode("utf-8", "replace"),
-                    fresh=outcome.created,
-                )
-            settle(
-                n,
-                IngestResult(
-                    document_id=doc.id,
-                    path=doc.path,
-                    document=doc,
-                    hash=checksum(stored),
-                    chunk_count=doc.chunk_count,
-                    embedded_count=doc.chunk_count if outcome.changed else 0,
-                    duration_ms=int((time.perf_counter() - started) * 1000),
-                    reused=not outcome.changed,
-                ),
-            )
+            settle(n, self._written(brain, path, outcome, stored, info, shown, started, completed=True))
 
         items = [deferred(k, path, local, kind) for k, (_, path, local, kind) in enumerate(run)]
         self.documents.write_many(brain, items, reason="ingest", done=done)

@@ -220,7 +220,7 @@ class SqliteRecordStore:
         with self._write() as conn:
             # One read of every version and two statements, not two per op: a transaction of
             # many items (concept links: hundreds a document) is mostly per-statement overhead.
-            current = _versions(conn, keys) if len(ops) > 1 else {k: _version(conn, *k) for k in keys}
+            current = _versions(conn, keys)
             rows: list[tuple[str, str, str, int]] = []
             for op, key, text in zip(ops, keys, encoded, strict=True):
                 check_condition(*key, op.expected_version, current.get(key))

@@ -6,18 +6,22 @@ Builds a folder by copying documents found on this machine (no network): the rep
 and README, the package descriptions (dist-info METADATA, saved as .md) and the .md/.rst/.txt files
 of the virtualenv's site-packages, then the standard library's .py sources saved as .txt, until
 `--chars` characters. Runs the real CLI (`python -m cairn.entrypoints.cli ingest DIR`, a fresh data
-directory each time) `--rounds` times and keeps the fastest (wall clock: process start to exit,
-imports and model load included), as the ceiling keeps its best round: on a shared machine a best
-of one against a best of several would measure the neighbours.
+directory each time) `--rounds` times (wall clock: process start to exit, imports and model load
+included).
 
-The ceiling is the embedder's own rate on the same texts, in the same run: the embedding texts of
-the chunks the ingest stored (read back from its data directory), a sample of `--sample` of them
-embedded in one `embed()` call, best of `--rounds`, by the embedder in its default configuration
-and in the bulk one `cairn ingest` uses; the ratio is to the better of the two. The synthetic
-figure of bench/embed_throughput.py (~200-word chunks, batches of 32) is printed beside it.
-The machine is shared: load averages are printed before and after each ingest. So is the CPU time
-per chunk of the ingest (all its threads, start-up included) and of the embedder alone: how much
-work the ingest adds to the embedding, which no neighbour changes.
+The ceiling is the embedder's own rate on the same texts, measured in every round right after
+that round's ingest: the embedding texts of the chunks the ingest stored (read back from its data
+directory), all of them (or a sample of `--sample`) embedded in one `embed()` call by the embedder
+with onnxruntime's own threading (one run at a time) and in the bulk configuration `cairn ingest`
+uses, each for about as long as the ingest ran. A round's ratio is its ingest's rate to the better
+of the two; the summary gives each round's ratio, their median, and the best
+ingest against the best ceiling of all rounds. The machine is shared and its speed drifts over
+minutes (the embedder's CPU time per chunk moved by 15 % within an hour here), so the two are
+measured side by side rather than all ingests first. The synthetic figure of
+bench/embed_throughput.py (~200-word chunks, batches of 32) is printed beside it. Load averages are
+printed before and after each ingest, and so is the CPU time per chunk of the ingest (all its
+threads, start-up included) and of the embedder alone: how much work the ingest adds to the
+embedding, which no neighbour changes.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -35,7 +40,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from cairn.adapters.local.onnx_embedder import bulk_threads
+from cairn.adapters.local.onnx_embedder import OnnxEmbedder, bulk_threads
 from cairn.bootstrap import build_container, local_embedder
 from cairn.config import Settings
 from cairn.ports.embedder import Embedder
@@ -124,16 +129,13 @@ def stored_texts(data: Path) -> list[str]:
     return texts
 
 
-def ceiling(embedder: Embedder, texts: list[str], rounds: int) -> tuple[float, float]:
-    """The best rate of `rounds` and the CPU seconds per text."""
-    best = 0.0
+def ceiling(embedder: Embedder, texts: list[str]) -> tuple[float, float]:
+    """The rate of one `embed()` of `texts` and the CPU seconds per text."""
     embedder.embed(texts[:2])
     cpu = _own_cpu()
-    for _ in range(rounds):
-        started = time.perf_counter()
-        embedder.embed(texts)
-        best = max(best, len(texts) / (time.perf_counter() - started))
-    return best, (_own_cpu() - cpu) / (rounds * len(texts))
+    started = time.perf_counter()
+    embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - started), (_own_cpu() - cpu) / len(texts)
 
 
 def synthetic(embedder: Embedder, rounds: int) -> float:
@@ -152,7 +154,7 @@ def synthetic(embedder: Embedder, rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chars", type=int, default=2_000_000, help="characters of documents to copy")
-    parser.add_argument("--sample", type=int, default=600, help="chunks the ceiling embeds")
+    parser.add_argument("--sample", type=int, default=0, help="chunks the ceiling embeds (0: all)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", type=Path, default=None, help="build the folder and store here")
     args = parser.parse_args()
@@ -163,48 +165,56 @@ def main() -> None:
         sys.exit(f"{data} exists: the ingest needs a fresh data directory")
     files, chars = build_folder(folder, args.chars)
     print(f"folder: {files} files, {chars:,} characters ({folder})")
+    threads, workers = bulk_threads()
+    embedders: dict[str, Embedder] = {
+        "onnxruntime's own threads, one run at a time": OnnxEmbedder(threads=0, workers=1),
+        f"bulk, as cairn runs it ({threads} thread per run, {workers} runs at once)": local_embedder(
+            Settings(data_dir=data, onnx_threads=threads, onnx_workers=workers)
+        ),
+    }
     try:
-        runs: list[tuple[float, float]] = []
+        ingests: list[tuple[float, float, int]] = []  # seconds, CPU seconds, chunks
+        ceilings: list[tuple[float, float]] = []  # the round's best rate, its CPU seconds per text
         for n in range(args.rounds):
             run_data = data if n == 0 else work / f"data-{n}"
             load_before = os.getloadavg()[0]
             seconds, cpu, output = ingest(folder, run_data)
             print(output if n == 0 else output.splitlines()[-1])
-            print(f"  ingest round {n + 1}: {seconds:.1f} s; load average {load_before:.2f} before, ", end="")
-            print(f"{os.getloadavg()[0]:.2f} after")
-            runs.append((seconds, cpu))
+            texts = stored_texts(run_data)
+            step = max(1, len(texts) // args.sample) if args.sample else 1
+            sample = texts[::step][: args.sample or None]
+            rates = {name: ceiling(embedder, sample) for name, embedder in embedders.items()}
+            best_name = max(rates, key=lambda name: rates[name][0])
+            ingests.append((seconds, cpu, len(texts)))
+            ceilings.append(rates[best_name])
+            rate = len(texts) / seconds
+            print(
+                f"  round {n + 1}: ingest {seconds:.1f} s = {rate:.1f} chunks/s "
+                f"({cpu / len(texts) * 1000:.1f} CPU ms each); embedder alone on {len(sample)} of its "
+                + ", ".join(f"{name} {r:.1f}/s ({c * 1000:.1f} CPU ms)" for name, (r, c) in rates.items())
+                + f"; ratio {rate / rates[best_name][0]:.2f}; load average {load_before:.2f} before, "
+                f"{os.getloadavg()[0]:.2f} after"
+            )
             if run_data != data:
                 shutil.rmtree(run_data, ignore_errors=True)
-        seconds, cpu = min(runs)
-        texts = stored_texts(data)
-        step = max(1, len(texts) // args.sample)
-        sample = texts[::step][: args.sample]
-        threads, workers = bulk_threads()
-        configs = {
-            "default (onnxruntime's threads, one run at a time)": Settings(data_dir=data),
-            f"bulk ({threads} thread per run, {workers} runs at once)": Settings(
-                data_dir=data, onnx_threads=threads, onnx_workers=workers
-            ),
-        }
-        own, own_cpu = 0.0, 0.0
-        for name, settings in configs.items():
-            embedder = local_embedder(settings)
-            (rate, per_text), other = ceiling(embedder, sample, args.rounds), synthetic(embedder, args.rounds)
-            print(
-                f"embedder {name}: {rate:.1f} chunks/s on {len(sample)} of the stored chunks "
-                f"(best of {args.rounds}, {per_text * 1000:.1f} CPU ms each); "
-                f"embed_throughput's synthetic chunks {other:.1f}/s"
-            )
-            if rate > own:
-                own, own_cpu = rate, per_text
-        rate = len(texts) / seconds
-        print(
-            f"ingest: {len(texts):,} chunks in {seconds:.1f} s = {rate:.1f} chunks/s (wall clock, best of "
-            f"{args.rounds}); {cpu / len(texts) * 1000:.1f} CPU ms per chunk"
+        for name, embedder in embedders.items():
+            print(f"embed_throughput's synthetic chunks, {name}: {synthetic(embedder, args.rounds):.1f}/s")
+        ratios = sorted(
+            chunks / seconds / best for (seconds, _, chunks), (best, _) in zip(ingests, ceilings, strict=True)
         )
-        print(f"ratio: {rate / own:.2f} of the embedder's best ({own:.1f} chunks/s)")
+        median = statistics.median(ratios)
+        seconds, cpu, chunks = min(ingests)
+        own, own_cpu = max(ceilings)
         print(
-            f"CPU per chunk: {cpu / len(texts) / own_cpu:.2f} times the embedder's; "
+            f"ingest: {chunks:,} chunks in {seconds:.1f} s = {chunks / seconds:.1f} chunks/s "
+            f"(wall clock, best of {args.rounds}); {cpu / chunks * 1000:.1f} CPU ms per chunk"
+        )
+        print(
+            f"ratio: {median:.2f} median of the rounds ({', '.join(f'{r:.2f}' for r in ratios)}); "
+            f"best ingest to best embedder {chunks / seconds / own:.2f} ({own:.1f} chunks/s)"
+        )
+        print(
+            f"CPU per chunk: {cpu / chunks / own_cpu:.2f} times the embedder's; "
             f"load average at the end {os.getloadavg()[0]:.2f}"
         )
     finally:

@@ -163,6 +163,38 @@ def test_a_step_is_embedded_while_the_one_before_is_linked(tmp_path: Path) -> No
     assert recorder.gate_opened is True
 
 
+def test_the_next_step_is_embedded_while_the_one_before_still_is(tmp_path: Path) -> None:
+    """Two steps embed at once: the next one is tokenized and its runs queued behind the runs of
+    the one before, so the embedder's workers never wait between steps."""
+    container = fake_container(tmp_path)
+    brain = container.brains.create("Test brain", slug="test")
+    inner = container.documents.indexer.embedder
+    second_started = threading.Event()
+    overlapped: list[bool] = []
+    calls = iter(range(1, 1000))
+    lock = threading.Lock()
+
+    class Overlapping:
+        model_id = inner.model_id
+        dimension = inner.dimension
+
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            with lock:
+                call = next(calls)
+            if call == 1:  # waits for the second step's embedding to begin
+                overlapped.append(second_started.wait(timeout=10))
+            elif call == 2:
+                second_started.set()
+            return inner.embed(texts)
+
+    container.documents.indexer.embedder = Overlapping()
+    items = [(f"p/{n}.md", (PROSE * 2).encode(), DocumentInput()) for n in range(4)]
+    results = container.documents.write_many(brain, items, step_chunks=1)
+    assert overlapped == [True]
+    assert _whole(container, brain) == [f"p/{n}.md" for n in range(4)]
+    assert all(isinstance(r, WriteOutcome) for r in results)
+
+
 def test_done_is_called_in_order_outside_the_locks_and_a_write_in_between_is_not_lost(
     tmp_path: Path,
 ) -> None:

@@ -36,6 +36,7 @@ from cairn.services.concept_rules import ConceptMention, ConceptRules, concept_k
 from cairn.services.links import LinkRepository
 
 _TOKEN = re.compile(r"\w+")
+_FOLDS_ONTO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 CONCEPT: Final = "concept"  # link kind: chunk -> concept
 NODE_PREFIX: Final = "concept:"
 MAX_TEXT_CHARS: Final = 200_000  # what concepts are read from, per document
@@ -135,17 +136,11 @@ class ConceptGraph:
     def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
         """Link each of a document's chunks to the concepts it mentions; returns links changed.
         `fresh`: chunks of a document created just now (new ids: no links yet, none to read)."""
-        concepts = [_Matcher(c) for c in self.rules.extract(text[:MAX_TEXT_CHARS])]
+        concepts = _Matchers(self.rules.extract(text[:MAX_TEXT_CHARS]))
         ops: list[Put | Delete] = []
         now = self.clock.now()
         for chunk in chunks:
-            lowered = chunk.text.lower() if chunk.text.isascii() else None
-            tokens = set(_TOKEN.findall(lowered)) if lowered is not None else None
-            wanted = {
-                _node(m.concept.name): m.concept.name
-                for m in concepts
-                if m.mentioned(chunk.text, lowered, tokens)
-            }
+            wanted = {_node(concept.name): concept.name for concept in concepts.mentioned(chunk.text)}
             held = (
                 set()
                 if fresh
@@ -216,37 +211,120 @@ def _node(name: str) -> str:
     return NODE_PREFIX + concept_key(name)[:400]
 
 
+class _Matchers:
+    """A document's concepts, looked up by a chunk's words rather than each tried on each chunk
+    (a document names up to MAX_CONCEPTS of them; a chunk mentions a few). In `plain` text an
+    ASCII form can only match where each of its `\\w+` runs is one of the text's words, case aside:
+    the pattern's ends and the `\\s+` between its words fall on non-word characters. So a concept is
+    tried only on chunks holding the longest run of one of its forms; one with a form that is not
+    ASCII, or has no word character, is tried on every chunk, and every concept on a chunk that is
+    not plain."""
+
+    def __init__(self, concepts: Sequence[ConceptMention]) -> None:
+        self.matchers = [_Matcher(c) for c in concepts]
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.everywhere: list[int] = []
+        for n, matcher in enumerate(self.matchers):
+            if matcher.keys is None:
+                self.everywhere.append(n)
+            for word in matcher.keys or ():
+                self.by_word[word].append(n)
+
+    def mentioned(self, text: str) -> list[ConceptMention]:
+        """The concepts `text` mentions, in the order they were given."""
+        if not plain(text):
+            return [m.concept for m in self.matchers if m.mentioned(text, None)]
+        lowered = text.lower()
+        tokens = set(_TOKEN.findall(lowered))
+        spaced = " ".join(lowered.split())
+        tried = set(self.everywhere)
+        for word in tokens.intersection(self.by_word):
+            tried.update(self.by_word[word])
+        found = (self.matchers[n] for n in sorted(tried))
+        return [m.concept for m in found if m.mentioned(text, lowered, tokens, spaced)]
+
+
 class _Matcher:
-    """A concept's pattern, compiled when first needed, behind cheap tests. In ASCII text, a form
-    that is one ASCII word is mentioned exactly when it is one of the text's words, case aside
-    (the pattern asks for it between non-word characters); any other ASCII form can only match
-    where its longest word occurs (most concepts of a document are absent from most of its
-    chunks; a substring test is ~20 times cheaper than the pattern)."""
+    """A concept's pattern, compiled when first needed, behind cheap tests that answer as it would
+    (most concepts of a document are absent from most of its chunks, and a search was the half of
+    concept linking's time in `cairn ingest`). In `plain` text with every form ASCII:
+
+    - a form that is one word is mentioned exactly when it is one of the text's words, case aside
+      (the pattern asks for it between non-word characters);
+    - any other form is mentioned exactly when its lower-cased words, one space apart, occur
+      between non-word characters in the lower-cased text with each run of whitespace made one
+      space (`spaced`): the pattern joins a form's words by `\\s+`. It can only be there if each of
+      its `\\w+` runs is one of the text's words, which is tested first.
+
+    In other text the pattern decides, behind a substring test of each form's longest word.
+    `keys`: the longest `\\w+` run of each form, lower-cased (see _Matchers), or None when a form
+    has none or is not ASCII."""
 
     def __init__(self, concept: ConceptMention) -> None:
         self.concept = concept
         names = [form.strip() for form in (concept.name, *concept.aliases) if form.strip()]
+        runs = [_TOKEN.findall(name.lower()) if name.isascii() else [] for name in names]
+        keys = frozenset(max(found, key=len) for found in runs if found)
+        self.keys = keys if names and all(runs) else None
         single = [name for name in names if name.isascii() and _TOKEN.fullmatch(name)]
         self.tokens = frozenset(name.lower() for name in single)
         self.others = len(single) < len(names)
+        self.phrases = (
+            [
+                (frozenset(found), " ".join(name.lower().split()))
+                for name, found in zip(names, runs, strict=True)
+                if name not in single
+            ]
+            if all(name.isascii() for name in names)
+            else None
+        )
         forms = [name.split() for name in names]
         words = [max(words, key=len).lower() for words in forms]
         self.words = words if words and all(word.isascii() for word in words) else None
         self._pattern: re.Pattern[str] | None = None
 
-    def mentioned(self, text: str, lowered: str | None, tokens: set[str] | None = None) -> bool:
-        """Whether `text` mentions the concept; `lowered`: `text.lower()` and `tokens`: its words
-        (`\\w+` runs of `lowered`), when `text` is ASCII."""
+    def mentioned(
+        self, text: str, lowered: str | None, tokens: set[str] | None = None, spaced: str | None = None
+    ) -> bool:
+        """Whether `text` mentions the concept; when `text` is `plain`, `lowered` is `text.lower()`,
+        `tokens` its words (`\\w+` runs of `lowered`) and `spaced` `" ".join(lowered.split())`."""
         if tokens is not None:
             if not self.tokens.isdisjoint(tokens):
                 return True
             if not self.others:
                 return False
+            if spaced is not None and self.phrases is not None:
+                return any(found <= tokens and _bounded_in(spaced, phrase) for found, phrase in self.phrases)
         if lowered is not None and self.words is not None and not any(w in lowered for w in self.words):
             return False
         if self._pattern is None:
             self._pattern = _pattern(self.concept)
         return self._pattern.search(text) is not None
+
+
+def plain(text: str) -> bool:
+    """Whether `text` has none of the four characters that match an ASCII letter case-insensitively
+    or lower-case to something else than one character (İ ı ſ K). In such text a pattern of ASCII
+    forms matches exactly ASCII characters that lower-case to the form, and lower-casing keeps
+    every character a word, space or other character as it was (checked over all of Unicode)."""
+    return text.isascii() or _FOLDS_ONTO_ASCII.search(text) is None
+
+
+def _bounded_in(text: str, phrase: str) -> bool:
+    """Whether `phrase` occurs in `text` with no word character right before or after it."""
+    start = text.find(phrase)
+    while start >= 0:
+        end = start + len(phrase)
+        if (start == 0 or not _word_char(text[start - 1])) and (
+            end == len(text) or not _word_char(text[end])
+        ):
+            return True
+        start = text.find(phrase, start + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 @functools.lru_cache(maxsize=8192)

@@ -214,7 +214,13 @@ class SqliteRecordStore:
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
         validate_ops(ops)
-        encoded = [encode_data(op.item.data) if isinstance(op, Put) else "" for op in ops]
+        texts: dict[int, str] = {}  # by the data's identity: a link's two items share one dict
+        encoded = [
+            texts.get(id(op.item.data)) or texts.setdefault(id(op.item.data), encode_data(op.item.data))
+            if isinstance(op, Put)
+            else ""
+            for op in ops
+        ]
         written: list[tuple[Put, str, int]] = []
         keys = [(op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk) for op in ops]
         with self._write() as conn:

@@ -141,3 +141,32 @@ def test_named_things_need_two_words_or_quotes_and_no_lexicon_name() -> None:
 def test_mentions_are_valid_for_the_service() -> None:
     for m in RuleEntityExtractor().extract("Met with Sarah Chen on acme.com about the Lead Intake workflow."):
         assert isinstance(m, Mention) and m.name.strip() == m.name and m.role == "mentioned"
+
+
+def test_skipping_a_kind_whose_cues_a_text_lacks_finds_what_running_every_rule_finds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from cairn.services import entity_rules
+
+    rng = random.Random(5)
+    pieces = ["Billing Ledger", "Harbor", "the", "Our New", '"Night Shift"', "`etl-job`", "We", "run"]
+    pieces += ["workflow", "Pipeline", "SYSTEM", "dashboards", "platform-wide", "API", "microservice"]
+    pieces += ["service", "called", "named", "CRM", "ERP", "Kubernetes", "Alice Walker"]
+    pieces += ["\u017fystem", "pipel\u0131ne", "playboo\u212a", "micro\u017fervice", "café", "—"]  # İ ı ſ K
+    seps = [" ", "  ", "\t", ", ", ". ", "\n", "-", "_", "/", ""]
+    texts = [
+        "".join(rng.choice(pieces) + rng.choice(seps) for _ in range(rng.randint(1, 14))) for _ in range(3000)
+    ]
+    texts += [
+        f"The Billing Ledger {cue} is down" for cue in ("\u017fystem", "pipel\u0131ne", "playboo\u212a")
+    ]
+    extractor = RuleEntityExtractor()
+    found = [extractor.extract(text) for text in texts]
+    # The reference: every text holds every cue, so every kind's pass runs.
+    monkeypatch.setattr(entity_rules, "plain", lambda text: True)
+    monkeypatch.setattr(entity_rules, "runs", lambda lowered: set(entity_rules._CUE_WORDS))
+    assert found == [extractor.extract(text) for text in texts]
+    named = [m for mentions in found for m in mentions if m.type in entity_rules._NAMED_CUES]
+    assert len(named) > 150 and {m.type for m in named} == set(entity_rules._NAMED_CUES)

@@ -28,11 +28,12 @@ PROSE = (
 
 
 class CountingEmbedder:
-    """The container's embedder, counting its calls."""
+    """The container's embedder, counting its calls and keeping the texts it was given."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.calls: list[int] = []
+        self.texts: list[str] = []
 
     @property
     def model_id(self) -> str:
@@ -44,6 +45,7 @@ class CountingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.calls.append(len(texts))
+        self.texts += texts
         return self.inner.embed(texts)
 
 
@@ -120,10 +122,10 @@ def test_bulk_ingest_ends_as_one_by_one_and_embeds_once_per_group(tmp_path: Path
     assert [(r.path, r.chunk_count, r.reused) for r in together if isinstance(r, IngestResult)] == [
         (r.path, r.chunk_count, r.reused) for r in one_by_one if isinstance(r, IngestResult)
     ]
-    # The repeated path splits the files in two groups: two embedding calls, not one per document.
-    assert len(counting.calls) == 2 and sum(counting.calls) == sum(
-        r.embedded_count for r in together if isinstance(r, IngestResult)
-    )
+    # The repeated path splits the files in two groups: two embedding calls, not one per document,
+    # and a text the notes repeat (PROSE) is embedded once.
+    assert len(counting.calls) == 2 and len(counting.texts) == len(set(counting.texts))
+    assert sum(counting.calls) < sum(r.embedded_count for r in together if isinstance(r, IngestResult))
 
     expected, got = _state(single, single_brain), _state(bulk, bulk_brain)
     assert got.keys() == expected.keys()
@@ -216,3 +218,38 @@ def test_the_served_embedder_runs_one_thread_a_text_and_one_text_a_core_unless_c
     assert configured(Settings()) == (1, 4)
     assert configured(Settings(onnx_threads=2)) == (2, 1)
     assert configured(Settings(onnx_workers=6)) == (1, 6)
+
+
+def test_a_passage_many_documents_repeat_is_embedded_once(tmp_path: Path) -> None:
+    """Documents that repeat a licence word for word: its chunks' text is embedded once in the
+    whole pipeline (across steps too), and every document gets the vectors one by one gives."""
+    from cairn.services.documents import DocumentInput
+
+    licence = "# Licence\n\n" + "Permission is hereby granted to use this software freely. " * 30
+    items = [
+        (
+            f"pkg{n}.md",
+            (licence if n % 2 else f"# Package {n}\n\n" + PROSE * (n + 1)).encode(),
+            DocumentInput(),
+        )
+        for n in range(6)
+    ]
+    single = fake_container(tmp_path / "single")
+    single_brain = single.brains.create("Test brain", slug="test")
+    for path, data, info in items:
+        single.documents.write(single_brain, path, data, info)
+
+    bulk = fake_container(tmp_path / "bulk")
+    bulk_brain = bulk.brains.create("Test brain", slug="test")
+    texts = _counting(bulk).texts
+    bulk.documents.write_many(bulk_brain, items, step_chunks=1)  # a step per document
+
+    assert len(texts) == len(set(texts))  # no text embedded twice
+    want, have = _state(single, single_brain), _state(bulk, bulk_brain)
+    assert list(have) == list(want)
+    for path, doc in want.items():
+        assert have[path]["chunks"] == doc["chunks"], path
+        np.testing.assert_allclose(have[path]["vectors"], doc["vectors"], atol=1e-6)
+    repeated = [text for text in texts if "Permission is hereby granted" in text]
+    assert repeated and len(repeated) == len(have["pkg1.md"]["chunks"])  # embedded for pkg1 only
+    np.testing.assert_array_equal(have["pkg5.md"]["vectors"], have["pkg1.md"]["vectors"])

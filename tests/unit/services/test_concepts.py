@@ -111,8 +111,10 @@ def test_a_fresh_document_links_the_same_without_reading_any_links() -> None:
 def test_the_cheap_tests_agree_with_the_pattern_on_every_text() -> None:
     import random
 
+    from cairn.domain.plain_text import RUN as _TOKEN
+    from cairn.domain.plain_text import plain
     from cairn.services.concept_rules import ConceptMention
-    from cairn.services.concepts import _TOKEN, _Matcher, _pattern, plain
+    from cairn.services.concepts import _Matcher, _pattern
 
     rng = random.Random(7)
     words = ["Cairn", "cairns", "MCP", "mcp_server", "Node.js", "C++", "Jeffs", "Brain", "x2", "café", "the"]
@@ -160,7 +162,7 @@ def test_the_cheap_tests_agree_with_the_pattern_on_every_text() -> None:
 def test_plain_text_is_all_of_unicode_but_four_characters_that_fold_onto_ascii() -> None:
     import sys
 
-    from cairn.services.concepts import plain
+    from cairn.domain.plain_text import plain
 
     ascii_word = re.compile(r"[a-z0-9_]", re.IGNORECASE)
     folding = []
@@ -182,8 +184,10 @@ def test_plain_text_is_all_of_unicode_but_four_characters_that_fold_onto_ascii()
 def test_looking_concepts_up_by_a_chunks_words_finds_what_trying_each_finds() -> None:
     import random
 
+    from cairn.domain.plain_text import RUN as _TOKEN
+    from cairn.domain.plain_text import plain
     from cairn.services.concept_rules import ConceptMention
-    from cairn.services.concepts import _TOKEN, _Matcher, _Matchers, plain
+    from cairn.services.concepts import _Matcher, _Matchers
 
     rng = random.Random(11)
     words = ["Cairn", "cairns", "MCP", "Model", "Context", "Protocol", "Node.js", "node", "js", "C++", "c"]

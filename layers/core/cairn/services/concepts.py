@@ -29,14 +29,13 @@ from typing import Final
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Chunk, Link
+from cairn.domain.plain_text import RUN, plain, runs
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
 from cairn.services.concept_rules import ConceptMention, ConceptRules, concept_key
 from cairn.services.links import LinkRepository
 
-_TOKEN = re.compile(r"\w+")
-_FOLDS_ONTO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 CONCEPT: Final = "concept"  # link kind: chunk -> concept
 NODE_PREFIX: Final = "concept:"
 MAX_TEXT_CHARS: Final = 200_000  # what concepts are read from, per document
@@ -213,7 +212,8 @@ def _node(name: str) -> str:
 
 class _Matchers:
     """A document's concepts, looked up by a chunk's words rather than each tried on each chunk
-    (a document names up to MAX_CONCEPTS of them; a chunk mentions a few). In `plain` text an
+    (a document names up to MAX_CONCEPTS of them; a chunk mentions a few). In `plain` text
+    (domain/plain_text.py) an
     ASCII form can only match where each of its `\\w+` runs is one of the text's words, case aside:
     the pattern's ends and the `\\s+` between its words fall on non-word characters. So a concept is
     tried only on chunks holding the longest run of one of its forms; one with a form that is not
@@ -235,7 +235,7 @@ class _Matchers:
         if not plain(text):
             return [m.concept for m in self.matchers if m.mentioned(text, None)]
         lowered = text.lower()
-        tokens = set(_TOKEN.findall(lowered))
+        tokens = runs(lowered)
         spaced = " ".join(lowered.split())
         tried = set(self.everywhere)
         for word in tokens.intersection(self.by_word):
@@ -263,10 +263,10 @@ class _Matcher:
     def __init__(self, concept: ConceptMention) -> None:
         self.concept = concept
         names = [form.strip() for form in (concept.name, *concept.aliases) if form.strip()]
-        runs = [_TOKEN.findall(name.lower()) if name.isascii() else [] for name in names]
+        runs = [RUN.findall(name.lower()) if name.isascii() else [] for name in names]
         keys = frozenset(max(found, key=len) for found in runs if found)
         self.keys = keys if names and all(runs) else None
-        single = [name for name in names if name.isascii() and _TOKEN.fullmatch(name)]
+        single = [name for name in names if name.isascii() and RUN.fullmatch(name)]
         self.tokens = frozenset(name.lower() for name in single)
         self.others = len(single) < len(names)
         self.phrases = (
@@ -300,14 +300,6 @@ class _Matcher:
         if self._pattern is None:
             self._pattern = _pattern(self.concept)
         return self._pattern.search(text) is not None
-
-
-def plain(text: str) -> bool:
-    """Whether `text` has none of the four characters that match an ASCII letter case-insensitively
-    or lower-case to something else than one character (İ ı ſ K). In such text a pattern of ASCII
-    forms matches exactly ASCII characters that lower-case to the form, and lower-casing keeps
-    every character a word, space or other character as it was (checked over all of Unicode)."""
-    return text.isascii() or _FOLDS_ONTO_ASCII.search(text) is None
 
 
 def _bounded_in(text: str, phrase: str) -> bool:

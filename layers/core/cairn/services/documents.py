@@ -30,7 +30,7 @@ from cairn.ports.records import Delete, Put
 from cairn.services import listing
 from cairn.services.document_text import document_text, image_captions, title_for
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
-from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChunks
+from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository, doc_id_key, doc_key
 from cairn.services.siblings import SiblingContext, folder_of
@@ -525,11 +525,14 @@ class DocumentService:
         ]
         return Staged(doc, prepared, ops, text, created=live is None, planned=planned)
 
-    def _embed_staged(self, staged: Sequence[Staged]) -> builtins.list[Staged]:
+    def _embed_staged(
+        self, staged: Sequence[Staged], recent: RecentVectors | None = None
+    ) -> builtins.list[Staged]:
         """The staged writes with their chunks prepared: the new vectors of all of them made in
-        one embedding call (the embedder's batches and parallel runs span documents)."""
+        one embedding call (the embedder's batches and parallel runs span documents); with
+        `recent`, texts embedded by an earlier step are not embedded again."""
         plans = [s.planned for s in staged if s.planned is not None]
-        prepared = iter(self.indexer.finish(plans))
+        prepared = iter(self.indexer.finish(plans, recent))
         return [s if s.planned is None else replace(s, prepared=next(prepared), planned=None) for s in staged]
 
     # -- bulk writes -----------------------------------------------------------------------
@@ -553,7 +556,9 @@ class DocumentService:
         thread while this thread commits the step before it and stages the one after (at most two
         steps staged and not committed). Both may be embedding at once, on two threads: the later
         one is tokenized and its runs queue behind the earlier one's, so the embedder's workers do
-        not idle between steps (3 % of their time when one step was embedded at a time). Every
+        not idle between steps (3 % of their time when one step was embedded at a time). A text
+        that an earlier step embedded (a licence or footer many documents repeat) is not embedded
+        again (RecentVectors keeps the last few thousand). Every
         read and write of the stores stays on this thread, in item order, so an interrupt leaves
         what stopping `write` one by one would.
         `done(n, result)` is called for every item in order, right after its commit, with no lock
@@ -566,11 +571,12 @@ class DocumentService:
         flight: deque[tuple[_Step, Future[builtins.list[Staged]]]] = deque()
         step = _Step()
         pool = ThreadPoolExecutor(2, thread_name_prefix="write-many-embed")
+        recent = RecentVectors()
 
         def submit() -> None:
             nonlocal step
             if step.entries:
-                flight.append((step, pool.submit(self._embed_staged, step.staged())))
+                flight.append((step, pool.submit(self._embed_staged, step.staged(), recent)))
                 step = _Step()
 
         def commit_oldest() -> None:

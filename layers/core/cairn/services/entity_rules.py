@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cairn.domain.plain_text import plain, runs
 from cairn.services.entities import Mention
 
 
@@ -240,7 +241,8 @@ _NAMED_CUES = {
     "system": r"system|platform|dashboard|portal|CRM|ERP",
     "service": r"service|microservice|API",
 }
-_CUE_WORDS = frozenset(w.casefold() for cues in _NAMED_CUES.values() for w in cues.split("|"))
+_KIND_CUES = {kind: frozenset(w.casefold() for w in cues.split("|")) for kind, cues in _NAMED_CUES.items()}
+_CUE_WORDS = frozenset().union(*_KIND_CUES.values())
 _NAMED_RE = {
     kind: re.compile(
         r"(?:" + _QUOTED + r"[ \t]+|(?<![\w.-])((?:[A-Z][\w&+-]*[ \t]+){1,4}))(?i:" + cues + r")(?![\w-])"
@@ -259,8 +261,13 @@ class RuleEntityExtractor:
         found += _lexicon(text)
         found += _domains(text)
         found += _people(text)
+        # Every match of rule 4 has a cue between non-word characters: in plain text, one of its
+        # words (domain/plain_text.py). Most documents lack some kinds' cues, and a pass costs
+        # as much as the lexicon's.
+        held = runs(text.lower()) if plain(text) else None
         for kind in _NAMED_CUES:
-            found += _named(text, kind)
+            if held is None or not held.isdisjoint(_KIND_CUES[kind]):
+                found += _named(text, kind)
         found.sort(key=lambda pair: pair[0])
         seen: set[str] = set()
         out: list[Mention] = []

@@ -158,10 +158,13 @@ class DocumentIndexer:
         chunks = [self._chunk(doc, cut, i) for i in changed]
         return PlannedChunks(chunks, changed, reused, missing, count=len(spans), removed=removed)
 
-    def finish(self, plans: Sequence[PlannedChunks]) -> list[PreparedChunks]:
-        """The plans' chunks with their vectors: every text to embed goes in one `embed()` call
-        (a text's vector depends on its text only, so this equals embedding plan by plan)."""
-        vectors = iter(self.embed([text for plan in plans for _, text in plan.missing]))
+    def finish(
+        self, plans: Sequence[PlannedChunks], recent: RecentVectors | None = None
+    ) -> list[PreparedChunks]:
+        """The plans' chunks with their vectors: every distinct text to embed goes in one
+        `embed()` call (a text's vector depends on its text only, so this equals embedding plan by
+        plan, text by text). With `recent`, a text embedded by an earlier call is not embedded again."""
+        vectors = iter(self._embed_distinct([text for plan in plans for _, text in plan.missing], recent))
         prepared: list[PreparedChunks] = []
         for plan in plans:
             rows = dict(plan.reused)
@@ -188,6 +191,22 @@ class DocumentIndexer:
         return (
             self.embedder.embed(list(texts)) if texts else np.zeros((0, self.embedder.dimension), np.float32)
         )
+
+    def _embed_distinct(self, texts: Sequence[str], recent: RecentVectors | None) -> Vectors:
+        out = np.empty((len(texts), self.embedder.dimension), np.float32)
+        rows: dict[str, list[int]] = {}  # text -> the rows that want its vector
+        for row, text in enumerate(texts):
+            known = recent.get(text) if recent is not None else None
+            if known is None:
+                rows.setdefault(text, []).append(row)
+            else:
+                out[row] = known
+        if rows:
+            for (text, wanted), vector in zip(rows.items(), self.embed(list(rows)), strict=True):
+                out[wanted] = vector
+                if recent is not None:
+                    recent.put(text, vector)
+        return out
 
     def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
         """The document's chunks, each with the text the embedder sees for it."""
@@ -382,3 +401,27 @@ class _Recent:
             while self._chars > self.max_chars:
                 _, (_, size) = self._cuts.popitem(last=False)
                 self._chars -= size
+
+
+class RecentVectors:
+    """The vectors of the last `size` distinct texts embedded, for a bulk write whose documents
+    repeat passages (licences, footers, quoted mail): thread-safe, oldest dropped first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> Vectors | None:
+        with self._lock:
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+            return vector
+
+    def put(self, text: str, vector: Vectors) -> None:
+        with self._lock:
+            self._vectors[text] = vector.copy()
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)

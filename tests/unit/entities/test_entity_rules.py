@@ -143,9 +143,9 @@ def test_mentions_are_valid_for_the_service() -> None:
         assert isinstance(m, Mention) and m.name.strip() == m.name and m.role == "mentioned"
 
 
-def test_skipping_a_kind_whose_cues_a_text_lacks_finds_what_running_every_rule_finds(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_word_checks_find_what_running_every_rule_in_full_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lexicon forms absent from a text's words and kinds of rule 4 whose cues it lacks are
+    skipped; the reference runs every form and every kind over every text."""
     import random
 
     from cairn.services import entity_rules
@@ -154,19 +154,44 @@ def test_skipping_a_kind_whose_cues_a_text_lacks_finds_what_running_every_rule_f
     pieces = ["Billing Ledger", "Harbor", "the", "Our New", '"Night Shift"', "`etl-job`", "We", "run"]
     pieces += ["workflow", "Pipeline", "SYSTEM", "dashboards", "platform-wide", "API", "microservice"]
     pieces += ["service", "called", "named", "CRM", "ERP", "Kubernetes", "Alice Walker"]
+    pieces += [
+        "Amazon",
+        "S3",
+        "aws",
+        "LAMBDA",
+        "Lambda",
+        "node",
+        "JS",
+        "Node.js",
+        "nodejs",
+        "k8s",
+        "Step Functions",
+    ]
+    pieces += ["Functions", "claude code", "GitHub Copilot", "Copilot", "Google", "Cloud", "redis", "SQLITE3"]
+    pieces += ["Tailwind", "CSS", "React.js", "n8n", "Postgres", "psql", "Web", "Services", "e.g."]
     pieces += ["\u017fystem", "pipel\u0131ne", "playboo\u212a", "micro\u017fervice", "café", "—"]  # İ ı ſ K
-    seps = [" ", "  ", "\t", ", ", ". ", "\n", "-", "_", "/", ""]
+    pieces += ["\u212a8s", "Red\u0131s", "\u017fqlite", "AW\u017f", "\u0130"]
+    seps = [" ", "  ", "\t", ", ", ". ", "\n", "-", "_", "/", "", ".", "@", "#"]
     texts = [
-        "".join(rng.choice(pieces) + rng.choice(seps) for _ in range(rng.randint(1, 14))) for _ in range(3000)
+        "".join(rng.choice(pieces) + rng.choice(seps) for _ in range(rng.randint(1, 14))) for _ in range(4000)
     ]
     texts += [
         f"The Billing Ledger {cue} is down" for cue in ("\u017fystem", "pipel\u0131ne", "playboo\u212a")
     ]
     extractor = RuleEntityExtractor()
     found = [extractor.extract(text) for text in texts]
-    # The reference: every text holds every cue, so every kind's pass runs.
-    monkeypatch.setattr(entity_rules, "plain", lambda text: True)
-    monkeypatch.setattr(entity_rules, "runs", lambda lowered: set(entity_rules._CUE_WORDS))
+    monkeypatch.setattr(entity_rules, "plain", lambda text: False)
     assert found == [extractor.extract(text) for text in texts]
     named = [m for mentions in found for m in mentions if m.type in entity_rules._NAMED_CUES]
     assert len(named) > 150 and {m.type for m in named} == set(entity_rules._NAMED_CUES)
+    lexicon = {m.name for mentions in found for m in mentions if m.type in ("technology", "service", "agent")}
+    assert {"S3", "Lambda", "Node.js", "Kubernetes", "Step Functions", "Claude Code", "Redis"} <= lexicon
+    # Found in text with the four characters too, where the word checks cannot be made:
+    assert {m.name for m in extractor.extract("we run \u212a8s and Red\u0131s")} == {"Kubernetes", "Redis"}
+
+
+def test_every_lexicon_form_is_ascii() -> None:
+    """What the word check of the lexicon's forms rests on (domain/plain_text.py)."""
+    from cairn.services import entity_rules
+
+    assert all(form.isascii() for form in entity_rules._LOOSE_ORDER)

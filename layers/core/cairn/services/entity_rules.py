@@ -41,8 +41,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from cairn.domain.plain_text import plain, runs
+from cairn.domain.plain_text import RUN, plain, runs
 from cairn.services.entities import Mention
 
 
@@ -172,6 +173,8 @@ for _term in LEXICON:
     for _form in _term.exact:
         _EXACT[_form] = _term
 _LOOSE_RE = re.compile(_BEFORE + "(" + _alternation(list(_BY_FORM)) + ")" + _AFTER, re.IGNORECASE)
+_LOOSE_ORDER = tuple(sorted(_BY_FORM, key=len, reverse=True))  # _LOOSE_RE's alternation order
+_FORM_RUNS = {form: frozenset(RUN.findall(form)) for form in _LOOSE_ORDER}  # every form is ASCII
 _EXACT_RE = re.compile(_BEFORE + "(" + _alternation(list(_EXACT)) + ")" + _AFTER)
 _ALL_FORMS = {*_BY_FORM, *(f.casefold() for f in _EXACT)}
 _LEXICON_WORDS = frozenset(f for f in _ALL_FORMS if " " not in f)
@@ -257,14 +260,15 @@ class RuleEntityExtractor:
     """EntityExtractor by the rules of this module's docstring."""
 
     def extract(self, text: str) -> list[Mention]:
+        # In plain text (domain/plain_text.py) a lexicon form, or a cue of rule 4, between
+        # non-word characters can only match where each of its `\w+` runs is one of the text's
+        # words. Most documents hold few of the forms and lack some kinds' cues, and a full pass
+        # of either is among the costliest steps of linking a document's concepts.
+        held = runs(text.lower()) if plain(text) else None
         found: list[tuple[int, Mention]] = []
-        found += _lexicon(text)
+        found += _lexicon(text, held)
         found += _domains(text)
         found += _people(text)
-        # Every match of rule 4 has a cue between non-word characters: in plain text, one of its
-        # words (domain/plain_text.py). Most documents lack some kinds' cues, and a pass costs
-        # as much as the lexicon's.
-        held = runs(text.lower()) if plain(text) else None
         for kind in _NAMED_CUES:
             if held is None or not held.isdisjoint(_KIND_CUES[kind]):
                 found += _named(text, kind)
@@ -284,12 +288,39 @@ def _mention(term: _Term) -> Mention:
     return Mention(term.name, term.type, aliases=aliases)
 
 
-def _lexicon(text: str) -> list[tuple[int, Mention]]:
-    found = [(m.start(), _mention(_BY_FORM[m.group(1).casefold()])) for m in _LOOSE_RE.finditer(text)]
+def _lexicon(text: str, held: set[str] | None) -> list[tuple[int, Mention]]:
+    """`held`: the words of a plain text (see RuleEntityExtractor.extract), None to try every form."""
+    loose = (
+        _LOOSE_RE if held is None else _loose_re(frozenset(f for f in _LOOSE_ORDER if _FORM_RUNS[f] <= held))
+    )
+    found = (
+        []
+        if loose is None
+        else [(m.start(), _mention(_loose_term(m.group(1)))) for m in loose.finditer(text)]
+    )
     for m in _EXACT_RE.finditer(text):
         if not _SENTENCE_START.search(text[max(0, m.start() - 40) : m.start()]):
             found.append((m.start(), _mention(_EXACT[m.group(1)])))
     return found
+
+
+def _loose_term(matched: str) -> _Term:
+    """The term of a form a case-insensitive pattern matched, which takes ı and İ for i too."""
+    term = _BY_FORM.get(matched.casefold())
+    if term is None:
+        term = next(t for f, t in _BY_FORM.items() if re.fullmatch(re.escape(f), matched, re.IGNORECASE))
+    return term
+
+
+@lru_cache(maxsize=512)
+def _loose_re(forms: frozenset[str]) -> re.Pattern[str] | None:
+    """_LOOSE_RE with only `forms` (the others cannot match), in the same order."""
+    kept = [form for form in _LOOSE_ORDER if form in forms]
+    return (
+        re.compile(_BEFORE + "(" + "|".join(map(re.escape, kept)) + ")" + _AFTER, re.IGNORECASE)
+        if kept
+        else None
+    )
 
 
 def _domains(text: str) -> list[tuple[int, Mention]]:

@@ -318,6 +318,21 @@ def _memory_filter_case(
         return keep, noise, {"valid_at": T0.astimezone(MINUS5)}
     if name == "current":
         return keep, [n.model_copy(update={"current": False}) for n in noise], {"current_only": True}
+    if name == "owners":  # unowned, the subject's own and its sub-users' pass; nobody else's, in b1 only
+        keep = cycle(
+            keep, [{"facets": {}}, {"facets": {"user_id": "alice"}}, {"facets": {"user_id": "alice:bot"}}]
+        )
+        noise = cycle(
+            noise,
+            [
+                {"facets": {"user_id": owner, "type": "fact"}}
+                for owner in ("bob", "alicex", "alice-2", "ali", ":alice")
+            ],
+        )
+        return keep, noise, {"owners": (("b1", "alice"), ("b2", None))}
+    if name == "no_owners":  # None: no owned chunk of the brain passes
+        noise = cycle(noise, [{"facets": {"user_id": owner}} for owner in ("alice", "bob", "")])
+        return keep, noise, {"owners": (("b1", None),)}
     if name == "combined":  # every filter at once; each noise chunk fails exactly one of them
         passing: dict[str, object] = {"facets": FACT_C1, "importance": 0.8, "tags": ["red"]}
         keep = cycle(keep, [passing])
@@ -363,6 +378,8 @@ FILTER_CASES = [
     "importance",
     "valid_at",
     "current",
+    "owners",
+    "no_owners",
     "combined",
 ]
 

@@ -188,7 +188,13 @@ def _passes(chunk: Chunk, f: ChunkFilter) -> bool:
             or (chunk.importance is not None and chunk.importance >= f.importance_min)
         )
         and (f.valid_at is None or _valid_at(chunk, f.valid_at))
+        and all(_owner_passes(chunk, subject) for brain_id, subject in f.owners if brain_id == chunk.brain_id)
     )
+
+
+def _owner_passes(chunk: Chunk, subject: str | None) -> bool:
+    owner = chunk.owner
+    return owner is None or (subject is not None and (owner == subject or owner.startswith(f"{subject}:")))
 
 
 def _satisfies(boolean: BoolQuery, chunk: Chunk) -> bool:

@@ -186,6 +186,7 @@ MEMORY_FILTERS: list[dict[str, Any]] = [
     {"importance_min": 0.0},
     {"valid_at": T0},
     {"any_tags": (("red", "blue"),)},  # not a memory field, but never plain either
+    {"owners": (("b1", "alice"),)},  # the access rule's: never plain either
 ]
 
 

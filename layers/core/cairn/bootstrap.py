@@ -52,6 +52,7 @@ from cairn.services.library_search import LibrarySearch
 from cairn.services.links import LinkRepository
 from cairn.services.memories import MemoryService
 from cairn.services.metacognition import MetacognitionService
+from cairn.services.migrations import migrate
 from cairn.services.page_assertions import PageAssertions
 from cairn.services.pages import PageService
 from cairn.services.raw_data import RawDataService
@@ -63,6 +64,8 @@ from cairn.services.session_recall import RecallTuning, SessionRecall
 from cairn.services.sessions import SessionService
 from cairn.services.siblings import SiblingContext
 from cairn.services.thoughts import ThoughtContext, ThoughtMemories
+from cairn.services.visible_chunks import VisibleChunks
+from cairn.services.visible_jobs import VisibleJobs
 
 
 @dataclass
@@ -106,6 +109,7 @@ class Container:
     sessions: SessionService
     ask: AskService
     jobs: JobRunner
+    job_status: VisibleJobs
     extraction: ExtractionService
     reflection: ReflectionService
     consolidation: ConsolidationService
@@ -225,9 +229,11 @@ def local_embedder(settings: Settings) -> Embedder:
 def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:
     """Wire services onto adapters; tests pass fakes through `adapters`."""
     a = adapters or _adapters(settings)
+    migrate(a.records)  # what this release changes in data an earlier one stored (services/migrations.py)
     events = EventBus()
     brain_repo = BrainRepository(a.records)
     doc_repo = DocumentRepository(a.records)
+    chunks = VisibleChunks(a.chunks, brain_repo)  # what services read: the access rule applied
     brains = BrainService(
         brain_repo,
         a.clock,
@@ -236,7 +242,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         default_brain=settings.default_brain,
     )
     indexer = DocumentIndexer(
-        a.chunks,
+        chunks,
         a.embedder,
         target_chars=settings.chunk_target_chars,
         overlap_chars=settings.chunk_overlap_chars,
@@ -266,7 +272,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         vector_weight=settings.vector_weight,
     )
     access = AccessLog(a.records, a.clock)
-    search = SearchService(a.chunks, a.embedder, doc_repo, tuning, access)
+    search = SearchService(chunks, a.embedder, doc_repo, tuning, access)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
@@ -285,7 +291,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     )
     item_status = ItemStatusLog(a.records, a.clock)
     concepts = ConceptGraph(
-        LinkRepository(a.records), ConceptRules(entity_extractor_for(a.generator)), a.chunks, a.clock
+        LinkRepository(a.records), ConceptRules(entity_extractor_for(a.generator)), chunks, a.clock
     )
     ingest = IngestService(
         documents,
@@ -308,13 +314,13 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
         a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
     thoughts = ThoughtMemories(
-        documents, a.records, a.chunks, a.embedder, a.clock, keep_rows=settings.backend == "local"
+        documents, a.records, chunks, a.embedder, a.clock, keep_rows=settings.backend == "local"
     )
     libraries = LibraryService(
         brains,
         documents,
         a.records,
-        a.chunks,
+        chunks,
         item_status,
         a.clock,
         keep_listings=settings.backend == "local",
@@ -338,7 +344,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         thoughts=thoughts,
         reasoning=ReasoningService(a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain)),
         metacognition=MetacognitionService(a.generator, clock=a.clock),
-        library_search=LibrarySearch(a.chunks, a.embedder, concepts, documents, a.reranker),
+        library_search=LibrarySearch(chunks, a.embedder, concepts, documents, a.reranker),
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
         ),
@@ -349,6 +355,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         sessions=sessions,
         ask=AskService(search, a.generator),
         jobs=a.jobs,
+        job_status=VisibleJobs(a.jobs, brains),
         extraction=extraction,
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,

@@ -18,7 +18,7 @@ def test_create_list_and_revoke_a_key(tmp_path: Path, capsys: pytest.CaptureFixt
     brain = container.brains.create("Team", slug="team")
 
     code, out, _ = run(
-        capsys, "keys", "create", "--name", "ci", "--tenant", "acme", "--scope", "documents:read",
+        capsys, "keys", "create", "--name", "ci", "--tenant", "local", "--scope", "documents:read",
         "--brain", "team", "--data-dir", data,
     )  # fmt: skip
     assert code == 0
@@ -26,7 +26,7 @@ def test_create_list_and_revoke_a_key(tmp_path: Path, capsys: pytest.CaptureFixt
     key_id = out.split()[0]
 
     code, listed, _ = run(capsys, "keys", "list", "--data-dir", data)
-    assert code == 0 and key_id in listed and "acme" in listed and f"brains={brain.id}" in listed
+    assert code == 0 and key_id in listed and "local" in listed and f"brains={brain.id}" in listed
     assert plaintext not in listed and "active" in listed
 
     reopened = build_container(Settings(data_dir=Path(data)))
@@ -37,6 +37,23 @@ def test_create_list_and_revoke_a_key(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(capsys, "keys", "revoke", key_id, "--data-dir", data)
     assert code == 0 and f"{key_id} revoked" in out
     assert keys.authenticate(plaintext) is None
+
+
+def test_a_key_is_never_limited_to_another_tenants_brain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    build_container(Settings(data_dir=Path(data))).brains.create("Team", slug="team", visibility="public")
+
+    code, out, err = run(
+        capsys, "keys", "create", "--name", "ci", "--tenant", "acme", "--scope", "documents:read",
+        "--brain", "team", "--data-dir", data,
+    )  # fmt: skip
+
+    assert code == 2 and "validation_error" in err and "belongs to tenant local, not acme" in err
+    assert "store it now" not in out
+    code, listed, _ = run(capsys, "keys", "list", "--data-dir", data)
+    assert "no API keys" in listed  # nothing was made
 
 
 def test_an_unknown_brain_or_key_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

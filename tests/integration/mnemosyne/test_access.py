@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
@@ -23,20 +24,78 @@ def live(tmp_path: Path) -> Iterator[LiveServer]:
     yield from start_server(tmp_path, token="sekret-owner-token", rate_limit_per_s=0)
 
 
-async def test_without_a_credential_only_get_health_answers(live: LiveServer) -> None:
-    shelf = stock(live.container)
-    calls: list[tuple[str, dict[str, Any]]] = [
-        ("search", {"query": "Bennet"}),
-        ("get_chunk", {"chunk_uid": "chk_x_0"}),
-        ("list_libraries", {}),
-        ("list_collections", {"library_uid": shelf.novels.uid}),
-        ("list_items", {}),
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def _post(live: LiveServer, message: dict[str, Any], path: str = "/mcp/mnemosyne/") -> Any:
+    import httpx
+
+    return httpx.post(f"{live.base}{path}", json={"jsonrpc": "2.0", "id": 1, **message}, headers=MCP_HEADERS)
+
+
+async def test_without_a_credential_get_health_answers_and_every_other_tool_asks_to_sign_in(
+    live: LiveServer,
+) -> None:
+    stock(live.container)
+    health = _post(live, {"method": "tools/call", "params": {"name": "get_health", "arguments": {}}})
+    handshake = [
+        _post(live, {"method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                         "clientInfo": {"name": "poller", "version": "1"}}}),
+        _post(live, {"method": "tools/list", "params": {}}),
+        _post(live, {"method": "ping"}),
+    ]  # fmt: skip
+    refused = [
+        _post(live, {"method": "tools/call", "params": {"name": name, "arguments": args}}, path)
+        for path in ("/mcp/mnemosyne/", "/mcp/mnemosyne")
+        for name, args in (
+            ("search", {"query": "Bennet"}),
+            ("get_chunk", {"chunk_uid": "chk_x_0"}),
+            ("list_libraries", {}),
+            ("list_collections", {}),
+            ("list_items", {}),
+        )
     ]
-    async with mnemosyne(live, credential=None) as m:
-        refusals = [failure(await m.call_tool(name, args)) for name, args in calls]
-        health = body(await m.call_tool("get_health", {}))
-    assert refusals == [NEEDS_AUTH] * len(calls)
-    assert health["status"] == "ok"
+    odd = [_post(live, {"method": "resources/list"}), _post(live, {"method": "tools/call"})]
+
+    assert health.status_code == 200 and health.json()["result"]["structuredContent"]["status"] == "ok"
+    assert [r.status_code for r in handshake] == [200, 200, 200]
+    assert {t["name"] for t in handshake[1].json()["result"]["tools"]} >= {"search", "get_health"}
+    for response in [*refused, *odd]:  # as every other endpoint answers a caller without a credential
+        assert response.status_code == 401, response.text
+        challenge = response.headers["www-authenticate"]
+        assert (
+            challenge
+            == f'Bearer resource_metadata="{live.base}/.well-known/oauth-protected-resource/mcp/mnemosyne"'
+        )
+        assert "Bennet" not in response.text
+    for suffix in ("/mcp/mnemosyne", "/mcp/mnemosyne/"):  # the challenge's, and the one derived from the URL
+        metadata = __import__("httpx").get(f"{live.base}/.well-known/oauth-protected-resource{suffix}")
+        assert metadata.status_code == 200 and metadata.json()["resource"] == f"{live.base}/mcp/mnemosyne"
+    async with mnemosyne(live, credential=None) as m:  # a poller on the official client: health only
+        assert body(await m.call_tool("get_health", {}))["status"] == "ok"
+    with pytest.raises(ExceptionGroup) as refused_client:
+        async with mnemosyne(live, credential=None) as m:
+            await m.call_tool("list_libraries", {})
+    assert refused_client.group_contains(MCPError)
+
+
+async def test_an_open_loopback_server_lets_the_anonymous_caller_reach_get_health_only(
+    tmp_path: Path,
+) -> None:
+    for live in start_server(tmp_path):  # no token: open on loopback, nothing to sign in to
+        shelf = stock(live.container)
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("search", {"query": "Bennet"}),
+            ("get_chunk", {"chunk_uid": "chk_x_0"}),
+            ("list_libraries", {}),
+            ("list_collections", {"library_uid": shelf.novels.uid}),
+            ("list_items", {}),
+        ]
+        async with mnemosyne(live, credential=None) as m:
+            refusals = [failure(await m.call_tool(name, args)) for name, args in calls]
+            health = body(await m.call_tool("get_health", {}))
+        assert refusals == [NEEDS_AUTH] * len(calls)
+        assert health["status"] == "ok"
 
 
 async def test_a_refused_credential_is_not_taken_for_none(live: LiveServer) -> None:

@@ -34,8 +34,8 @@ def texts(container: Container, slug: str) -> list[str]:
 
 def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="owner-token")
-    first = container.brains.create("First", slug="first")
-    second = container.brains.create("Second", slug="second")
+    first = container.brains.create("First", slug="first", visibility="tenant")
+    second = container.brains.create("Second", slug="second", visibility="tenant")
     only_second = key(container, "second-only", brains=[second.id])
     any_brain = key(container, "any")
     with TestClient(create_app(container)) as client:
@@ -47,8 +47,8 @@ def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(
     assert first.id != second.id
 
     configured = fake_container(tmp_path / "configured", token="owner-token", zengram_brain="second")
-    configured.brains.create("First", slug="first")
-    configured.brains.create("Second", slug="second")
+    configured.brains.create("First", slug="first", visibility="tenant")
+    configured.brains.create("Second", slug="second", visibility="tenant")
     with TestClient(create_app(configured)) as client:
         assert store(client, key(configured, "any"), "where the setting says").status_code == 201
     assert texts(configured, "second") == ["where the setting says"] and texts(configured, "first") == []
@@ -56,7 +56,7 @@ def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(
 
 def test_a_caller_over_its_rate_gets_zengrams_429(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="owner-token", rate_limit_per_s=0.5, rate_limit_burst=2)
-    container.brains.create("Shared", slug="shared")
+    container.brains.create("Shared", slug="shared", visibility="tenant")
     credential = key(container, "limited")
     with TestClient(create_app(container)) as client:
         answers = [client.get(f"{Z}/stats", headers={"x-api-key": credential}) for _ in range(3)]

@@ -16,6 +16,7 @@ from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.ports.jobs import JobContext
 from cairn.services.brains import BrainService
 from cairn.services.repositories import BrainRepository
+from cairn.services.visible_jobs import VisibleJobs
 from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobRunner
 from tests.fakes.records import MemoryRecordStore
@@ -41,7 +42,7 @@ def client(runner: MemoryJobRunner) -> Iterator[TestClient]:
     install_problem_handlers(app)
     repo = BrainRepository(MemoryRecordStore())
     brains = BrainService(repo, FakeClock(), embedding_model="m", embedding_dim=8)
-    app.include_router(jobs_router(runner, brains))
+    app.include_router(jobs_router(VisibleJobs(runner, brains)))
     with TestClient(app) as test_client:
         yield test_client
 

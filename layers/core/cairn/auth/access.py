@@ -1,18 +1,27 @@
-"""Who the current request acts as, and what the route or tool it reached needs.
+"""Who the current request acts as, what the route or tool it reached needs, and the one rule
+that decides what it may see and change.
 
-Surfaces set both (HTTP middleware: the principal; a REST route or an MCP tool: the scope) in a
-context variable, which follows the request into worker threads. BrainService checks every brain
-it hands out against it. No access set means the system itself (jobs, the CLI, tests), which may
-do anything; an access without a scope means a route or tool that declared none, which may do
-nothing: a missing declaration fails closed.
+Surfaces set the first two (HTTP middleware: the principal; a REST route or an MCP tool: the
+scope) in a context variable, which follows the request into worker threads. No access set means
+the system itself (jobs, the CLI, tests), which may do anything; an access without a scope means
+a route or tool that declared none, which may do nothing: a missing declaration fails closed.
+
+The rule (`may_see`, `may_change`) has two parts, both decided here and nowhere else:
+- the brain: tenant, owner, visibility, a key's brain list or a JWT's `libs` (`may`);
+- the item's owner, where an item has one (a ThoughtMCP memory's `userId`): a principal acts for
+  the owners of its own tenant's brains that are itself or its sub-users (`<subject>:<name>`), or
+  for all of them as the open loopback owner or with brains:admin (`acts_for`).
+BrainService checks every brain it hands out; the repositories (services/repositories.py,
+services/visible_chunks.py) apply the item rule inside every read, so no surface decides it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Final
 
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.domain.errors import Forbidden
@@ -41,6 +50,9 @@ class Unauthenticated(Forbidden):
 class Access:
     principal: Principal
     scope: str | None = None
+    brains: dict[str, Brain | None] = field(default_factory=dict, compare=False, repr=False)
+    """Brains this request has looked up, by id (repositories check an item's brain through it, so a
+    request reads each brain's record once)."""
 
 
 _current: ContextVar[Access | None] = ContextVar("cairn_access", default=None)
@@ -52,9 +64,21 @@ def current() -> Access | None:
 
 @contextmanager
 def acting_as(principal: Principal, scope: str | None = None) -> Iterator[Access]:
-    token = _current.set(Access(principal, scope))
+    entered = Access(principal, scope)
+    token = _current.set(entered)
     try:
-        yield Access(principal, scope)
+        yield entered
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
+def as_system() -> Iterator[None]:
+    """Run as the system (no principal): what a request does on the system's behalf once it has
+    been authorised for it, such as an erasure's removals."""
+    token = _current.set(None)
+    try:
+        yield
     finally:
         _current.reset(token)
 
@@ -93,15 +117,97 @@ def set_scope(scope: str) -> None:
 
 
 def may(principal: Principal, brain: Brain, scope: str) -> bool:
-    """Whether `principal` may do what `scope` allows on `brain` (scopes checked separately)."""
+    """Whether `principal` may do what `scope` allows on `brain` (scopes checked separately).
+
+    A private brain belongs to its owner; one without an owner (made before every brain had one)
+    belongs to nobody a credential can name until the operator gives it one."""
     if principal.brains is not None and brain.id not in principal.brains:
         return False
     if brain.owner_tenant == principal.tenant and principal.brains is not None:
         return True  # the key names this brain: a grant by whoever could use it (admin or operator)
     if brain.owner_tenant == principal.tenant:
-        owner = brain.owner
-        return brain.visibility is not Visibility.private or owner is None or owner == principal.subject
+        return brain.visibility is not Visibility.private or (
+            brain.owner is not None and brain.owner == principal.subject
+        )
     return brain.visibility is Visibility.public and scope == READ
+
+
+def acts_for(principal: Principal, tenant: str, owner: str) -> bool:
+    """Whether `principal` may act for `owner` (a ThoughtMCP userId) in a brain of `tenant`: the
+    open loopback owner and admins for anyone of their own tenant, anyone else for itself and its
+    sub-users (`<subject>:<name>`: an agent's key acting for its own users). Nobody acts for the
+    users of another tenant's brain, public or not."""
+    if tenant != principal.tenant:
+        return False
+    if principal.via is Via.open or principal.has(ADMIN):
+        return True
+    return owner == principal.subject or owner.startswith(f"{principal.subject}:")
+
+
+def may_see(principal: Principal, brain: Brain, owner: str | None = None) -> bool:
+    """The read rule: the brain is readable and, for an item with an owner, the principal acts for
+    it. Scopes are the operation's business, checked where it is declared."""
+    return may(principal, brain, READ) and (owner is None or acts_for(principal, brain.owner_tenant, owner))
+
+
+def may_change(principal: Principal, brain: Brain, owner: str | None = None) -> bool:
+    """The write rule: the brain is writable and, for an item with an owner, the principal acts for it."""
+    return may(principal, brain, WRITE) and (owner is None or acts_for(principal, brain.owner_tenant, owner))
+
+
+ALL_OWNERS: Final = "*"
+"""`owner_view` for a principal that sees every owner's items of a brain."""
+
+
+def owner_view(principal: Principal, brain: Brain) -> str | None:
+    """Which owned items of `brain` the principal sees: ALL_OWNERS, a subject (its own and its
+    sub-users'), or None (none: another tenant's brain). Unowned items are governed by `may` alone."""
+    if brain.owner_tenant != principal.tenant:
+        return None
+    if principal.via is Via.open or principal.has(ADMIN):
+        return ALL_OWNERS
+    return principal.subject
+
+
+def view_of(brain: Brain) -> str | None:
+    """`owner_view` for the current access (the system sees every owner): what a cache of a brain's
+    listing or counts is kept per, when it holds owned items."""
+    access = _current.get()
+    return ALL_OWNERS if access is None else owner_view(access.principal, brain)
+
+
+def sees(brain: Brain, owner: str | None = None) -> bool:
+    """`may_see` for the current access (the system sees everything)."""
+    access = _current.get()
+    return access is None or may_see(access.principal, brain, owner)
+
+
+def check_change(brain: Brain, owner: str | None, what: str) -> None:
+    """Forbidden unless the current access may change `what` (an item of `owner` in `brain`)."""
+    access = _current.get()
+    if access is not None and not may_change(access.principal, brain, owner):
+        raise Forbidden(f"this credential may not change {what}")
+
+
+def check_acts_for(brain: Brain | None, owner: str) -> None:
+    """Forbidden unless the current access may act for `owner` (a ThoughtMCP userId) in `brain`,
+    or, with None, in a brain of its own tenant (one a first write is about to make)."""
+    access = _current.get()
+    if access is None:
+        return
+    tenant = brain.owner_tenant if brain is not None else access.principal.tenant
+    if not acts_for(access.principal, tenant, owner):
+        raise Forbidden(f"this credential may not act as user {owner[:64]!r}")
+
+
+def remembered_brain(brain_id: str, lookup: Callable[[str], Brain | None]) -> Brain | None:
+    """The brain `brain_id` as this request first looked it up (through `lookup` the first time)."""
+    access = _current.get()
+    if access is None:
+        return lookup(brain_id)
+    if brain_id not in access.brains:
+        access.brains[brain_id] = lookup(brain_id)
+    return access.brains[brain_id]
 
 
 def check_brain(brain: Brain) -> Brain:
@@ -113,6 +219,7 @@ def check_brain(brain: Brain) -> Brain:
         raise InsufficientScope(access.scope)
     if not may(access.principal, brain, access.scope):
         raise Forbidden(f"brain {brain.slug} belongs to another tenant or owner, or this key is not for it")
+    access.brains[brain.id] = brain
     return brain
 
 
@@ -124,6 +231,16 @@ def readable(brains: list[Brain]) -> list[Brain]:
     if not access.principal.has(READ):
         return []
     return [b for b in brains if may(access.principal, b, READ)]
+
+
+def defaults(brains: list[Brain]) -> list[Brain]:
+    """Of `brains`, those a tool may take when the caller names none: the caller's own tenant's
+    brains that it may use for the current scope (another tenant's public brain is never a default)."""
+    access = _current.get()
+    if access is None:
+        return brains
+    p, scope = access.principal, access.scope or READ
+    return [b for b in brains if b.owner_tenant == p.tenant and may(p, b, scope)]
 
 
 def started_by() -> str | None:
@@ -144,11 +261,18 @@ def on_behalf_of(started_by: str | None) -> Iterator[None]:
         yield
 
 
-def creator() -> tuple[str, str | None]:
-    """(tenant, owner subject) for a brain created now; needs brains:admin from a principal."""
+LOCAL_TENANT: Final = "local"
+LOCAL_OWNER: Final = "local"
+"""The machine owner (tenant and subject): the open loopback caller, the static token's holder and
+the operator at the command line, whose brains are theirs whichever way they come in."""
+
+
+def creator() -> tuple[str, str]:
+    """(tenant, owner subject) for a brain created now; needs brains:admin from a principal. The
+    system (the CLI) creates for the machine's owner."""
     access = _current.get()
     if access is None:
-        return "local", None
+        return LOCAL_TENANT, LOCAL_OWNER
     if not access.principal.has(ADMIN):
         raise InsufficientScope(ADMIN)
     return access.principal.tenant, access.principal.subject

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from cairn.auth.access import LOCAL_OWNER
 from cairn.auth.api_keys import PREFIX as KEY_PREFIX
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.claims import principal_from_apigw, principal_from_claims
@@ -25,7 +26,7 @@ from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.config import Settings
 
-OWNER = "local"
+OWNER = LOCAL_OWNER
 """The machine owner's subject: the open loopback caller and the static token's holder are one
 principal, so what they create stays theirs whichever way they authenticate locally."""
 OPEN = Principal("local", OWNER, frozenset(SCOPES), Via.open)

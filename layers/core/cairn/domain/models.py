@@ -127,6 +127,12 @@ class Document(Model):
     replaced_by: str | None = None
     """The id of the document that now carries this one's content (merge, prune into an archive)."""
 
+    @property
+    def owner(self) -> str | None:
+        """Whom the item belongs to inside its brain where a surface promises that (a ThoughtMCP
+        memory's userId); None: whoever may read the brain (auth/access.py decides both)."""
+        return self.memory.user_id if self.memory is not None else None
+
 
 class Chunk(Model):
     """A span of a document's text, with the filter fields copied from its document."""
@@ -159,6 +165,15 @@ class Chunk(Model):
     """Keyword fields of its memory (type, client_id, source_agent, category, ...) to filter on."""
     importance: float | None = None
     created_at: datetime
+
+    @property
+    def owner(self) -> str | None:
+        """Its document's owner (Document.owner), kept as the facet OWNER_FACET."""
+        return self.facets.get(OWNER_FACET)
+
+
+OWNER_FACET = "user_id"
+"""The chunk facet naming an owned item's owner (its document's memory.user_id)."""
 
 
 class Link(Model):

@@ -10,19 +10,20 @@ JSON-RPC error body, which MCP clients surface as the failed call's message).
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
 from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
-from cairn.entrypoints.mcp.registry import anonymous_paths
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -41,12 +42,14 @@ class AuthMiddleware:
         *,
         limit_open: bool = False,
         scope_prefix: str | None = None,
+        public_tools: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
         self.limit_open = limit_open
         """Whether the open loopback owner is rate-limited too (only when a rate was set explicitly)."""
         self.scope_prefix = scope_prefix or ""
-        self.anonymous_paths = frozenset(anonymous_paths())
+        self.public_tools = dict(public_tools or {})
+        """Path -> the tools a call without a credential may make there (Mnemosyne's get_health)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -58,10 +61,17 @@ class AuthMiddleware:
         api_key = path.startswith(ZENGRAM) and not authorization and headers.get("x-api-key")
         if api_key:
             authorization = f"Bearer {api_key}"
-        if not authorization and path in self.anonymous_paths:
-            with access.acting_as(ANONYMOUS):  # its tools refuse it, bar the public ones
-                await self.app(scope, receive, send)
-            return
+        if not authorization and path in self.public_tools:
+            if self.authenticator.open:  # no sign-in to discover: its tools refuse it, bar the public ones
+                with access.acting_as(ANONYMOUS):
+                    await self.app(scope, receive, send)
+                return
+            body = await _read_small_body(receive)
+            if body is not None and _is_public(body, self.public_tools[path]):
+                with access.acting_as(ANONYMOUS):  # a health poller's session and get_health: no credential
+                    await self.app(scope, _replay(body), send)
+                return
+            receive = _replay(body or b"")  # anything else is asked to sign in, as every endpoint does
         try:
             if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
@@ -69,7 +79,7 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
-            if (api_key or path in self.anonymous_paths) and self.authenticator.open:
+            if (api_key or path in self.public_tools) and self.authenticator.open:
                 # zengram's wrapper always sends a key, Mnemosyne's clients a bearer token: on an
                 # open loopback server any will do.
                 principal = self.authenticator.authenticate(None, event)
@@ -133,6 +143,58 @@ class AuthMiddleware:
         return _refusal(scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
 
 
+SMALL_BODY = 64 * 1024
+"""The most of a request body read to tell a public tool call (a get_health call is ~100 bytes)."""
+
+
+async def _read_small_body(receive: Receive) -> bytes | None:
+    """The request's body, or None when it passes SMALL_BODY (the rest is left unread)."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > SMALL_BODY:
+            return None
+        if not message.get("more_body", False):
+            return body
+
+
+def _replay(body: bytes) -> Receive:
+    """A receive that hands the app `body` as the whole request, then waits as Starlette expects."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    return receive
+
+
+SESSION_METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list"})
+"""What an MCP client sends before it calls a public tool (the official SDKs list the tools to know
+their output schemas): the handshake and the tool list, which tell nothing the seed does not."""
+
+
+def _is_public(body: bytes, tools: frozenset[str]) -> bool:
+    """Whether the body is one JSON-RPC message of the handshake or a call of one of `tools`."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(message, dict):
+        return False
+    if message.get("method") in SESSION_METHODS:
+        return True
+    params = message.get("params")
+    return message.get("method") == "tools/call" and isinstance(params, dict) and params.get("name") in tools
+
+
 def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> str:
     """This server's base URL as the client reached it (or as configured)."""
     if public_url:
@@ -145,7 +207,7 @@ def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> s
 def metadata_url(base: str, path: str) -> str:
     """The metadata document for the endpoint at `path`: path-suffixed for an MCP endpoint (RFC 9728
     3.1), the bare document for everything else."""
-    return f"{base}{METADATA_PATH}{path if is_mcp(path) else ''}"
+    return f"{base}{METADATA_PATH}{path.rstrip('/') if is_mcp(path) else ''}"
 
 
 def resource_metadata(

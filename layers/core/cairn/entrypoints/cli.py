@@ -492,7 +492,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     container = _open(args, existing=args.keys_command != "create")
     keys = ApiKeyService(container.adapters.records, container.adapters.clock)
     if args.keys_command == "create":
-        brains = [container.brains.get(ref).id for ref in args.brain] if args.brain else None
+        brains = container.brains.for_key(args.brain, args.tenant) if args.brain else None
         created = keys.create(name=args.name, tenant=args.tenant, scopes=args.scope, brains=brains)
         print(f"{created.key.id} created for tenant {created.key.tenant}: {' '.join(created.key.scopes)}")
         print(f"key (shown once, store it now): {created.plaintext}")

@@ -13,7 +13,7 @@ from cairn.bootstrap import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.mcp.http import mount_mcp
-from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path
+from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
 from cairn.entrypoints.rest import body_limit, install_rest
 
 
@@ -44,10 +44,11 @@ def create_app(container: Container) -> FastAPI:
     app.get(METADATA_PATH, tags=["auth"])(metadata_of(http_path(DEFAULT_SURFACE)))
     for surface in SURFACES:
         path = http_path(surface)
-        app.get(f"{METADATA_PATH}{path}", include_in_schema=False)(metadata_of(path))
+        for served in http_paths(surface):  # also `/mcp/mnemosyne/`, which clients may derive from the URL
+            app.get(f"{METADATA_PATH}{served}", include_in_schema=False)(metadata_of(path))
 
     install_rest(app, container)
-    mount_mcp(app, container)
+    public_tools = mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     rate = settings.rate_limit_per_s
     limiter = None
@@ -60,6 +61,7 @@ def create_app(container: Container) -> FastAPI:
         limit_open=rate is not None,
         public_url=settings.public_url,
         scope_prefix=settings.jwt_scope_prefix,
+        public_tools=public_tools,
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
     app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))

@@ -36,6 +36,11 @@ class ChunkFilter:
     valid_at: datetime | None = None
     """Valid then: valid_from absent or <= it, and valid_to absent or > it."""
     current_only: bool = False  # leave out superseded and expired memories
+    owners: tuple[tuple[str, str | None], ...] = ()
+    """(brain id, subject): in that brain a chunk with an owner (its facet OWNER_FACET, a ThoughtMCP
+    userId) passes only when the owner is `subject` or `subject:<name>`, and none passes with None.
+    Brains not named pass every owner. Set from the access rule by services/visible_chunks.py, inside
+    both legs like every other part of the filter; no surface sets it."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from cairn.auth import access
 from cairn.auth.principal import ADMIN
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Visibility
+from cairn.domain.models import Brain, MetadataValue, Visibility
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.services.listing import decode_cursor, encode_cursor
@@ -59,7 +59,13 @@ class BrainService:
         self.embedding_dim = embedding_dim
         self.default_brain = default_brain
 
-    def create(self, name: str, slug: str | None = None, visibility: str | None = None) -> Brain:
+    def create(
+        self,
+        name: str,
+        slug: str | None = None,
+        visibility: str | None = None,
+        metadata: dict[str, MetadataValue] | None = None,
+    ) -> Brain:
         name = name.strip() if isinstance(name, str) else ""
         if not 1 <= len(name) <= MAX_NAME:
             raise InvalidInput(f"name must be 1..{MAX_NAME} characters")
@@ -81,6 +87,7 @@ class BrainService:
             owner=owner,
             embedding_model=self.embedding_model,
             embedding_dim=self.embedding_dim,
+            metadata=dict(metadata or {}),
             created_at=now,
             updated_at=now,
         )
@@ -177,21 +184,45 @@ class BrainService:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
 
+    def for_key(self, refs: builtins.list[str], tenant: str) -> builtins.list[str]:
+        """The ids of the brains an API key of `tenant` is to be limited to, each resolved as the
+        caller may see it; InvalidInput for one of another tenant (a key never reaches past its own)."""
+        ids: builtins.list[str] = []
+        for ref in refs:
+            brain = self.get(ref)
+            if brain.owner_tenant != tenant:
+                raise InvalidInput(
+                    f"brain {brain.slug} belongs to tenant {brain.owner_tenant}, not {tenant}: "
+                    "a key may only be limited to brains of its own tenant"
+                )
+            ids.append(brain.id)
+        return ids
+
     def resolve(self, ref: str | None) -> Brain:
         """The brain a tool call means: the given id/slug, else the default, else the first brain.
-        An empty reference is refused rather than taken to mean the default (it is a caller's bug)."""
+        An empty reference is refused rather than taken to mean the default (it is a caller's bug).
+        A default (configured or first) is always one of the caller's own tenant that it may use
+        for the operation at hand: never another tenant's public brain."""
         if ref is not None and not ref.strip():
             raise InvalidInput("brain must not be empty: give a brain id or slug, or leave it out")
-        wanted = ref or self.default_brain
-        if wanted:
+        if ref:
             try:
-                return self.get(wanted)
+                return self.get(ref)
             except NotFound:
-                raise NoBrain(f"no brain matches {excerpt(wanted)}") from None
-        brains = self.list()
+                raise NoBrain(f"no brain matches {excerpt(ref)}") from None
+        if self.default_brain:
+            try:
+                configured = self.get(self.default_brain)
+            except NotFound:
+                raise NoBrain(f"no brain matches {excerpt(self.default_brain)}") from None
+            except Forbidden:
+                configured = None  # another tenant's or owner's: not this caller's default
+            if configured is not None and access.defaults([configured]):
+                return configured
+        brains = access.defaults(self.list())
         if not brains:
             raise NoBrain(
-                "no brain exists yet: create one first (`cairn brains create NAME`, "
-                "POST /v1/brains, or the memory_create_brain tool)"
+                "no brain this caller may use exists yet: create one first (`cairn brains create NAME`, "
+                "POST /v1/brains, or the memory_create_brain tool), or name one"
             )
         return brains[0]

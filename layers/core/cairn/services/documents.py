@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from cairn.auth import access
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
@@ -265,7 +266,7 @@ class DocumentService:
         companion records): a Conflict on any of them writes nothing, indexes nothing."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            existing = self.repo.get(brain.id, path)
+            existing = self.repo.stored(brain.id, path)
             outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing, also)
             self._publish_write(brain, path, outcome, reason)
         return outcome
@@ -293,14 +294,14 @@ class DocumentService:
         the version that process left."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            existing = self.repo.get(brain.id, path)
+            existing = self.repo.stored(brain.id, path)
             _expect_version(path, existing, expected_version)
             live = existing if existing and existing.deleted_at is None else None
             chosen = info(live) if callable(info) else (info or DocumentInput())
             try:
                 outcome = self._write_locked(brain, path, data, chosen, existing, also, force=True)
             except Conflict:
-                _expect_version(path, self.repo.get(brain.id, path), expected_version)
+                _expect_version(path, self.repo.stored(brain.id, path), expected_version)
                 raise  # the document is as expected: a companion record (`also`, siblings) moved
             self._publish_write(brain, path, outcome, reason)
         return outcome
@@ -308,7 +309,7 @@ class DocumentService:
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            existing = self.repo.get(brain.id, path)
+            existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
             base = self.blobs.get(live.blob_key) if live else b""
             info = keep_info(live)
@@ -332,6 +333,7 @@ class DocumentService:
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
             doc = self.get(brain, path)
+            access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
             now = self.clock.now()
             gone = doc.model_copy(
                 update={
@@ -356,9 +358,10 @@ class DocumentService:
         stored with their own id. None when there is no such document."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            doc = self.repo.get(brain.id, path)
+            doc = self.repo.stored(brain.id, path)
             if doc is None:
                 return None
+            access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
             gone = [
                 Delete(*doc_key(brain.id, path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
@@ -377,7 +380,10 @@ class DocumentService:
             return self.get(brain, src)
         with self.locks.hold([_lock_key(brain, src), _lock_key(brain, dst)]):
             doc = self.get(brain, src)
-            target = self.repo.get(brain.id, dst)
+            target = self.repo.stored(brain.id, dst)
+            for held in (doc, target):
+                if held is not None:
+                    access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
             prepared = self.indexer.prepare(moved, self._text_of(moved))  # same text: no embedding
             ops: list[Put | Delete] = [
@@ -405,7 +411,7 @@ class DocumentService:
         (or None, None) and returns what to write, or None to leave it alone."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            existing = self.repo.get(brain.id, path)
+            existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
             wanted = change(live, self.blobs.get(live.blob_key) if live else None)
             if wanted is None:
@@ -477,6 +483,10 @@ class DocumentService:
         the bytes (content-addressed). No ops means the write would change nothing (never when
         `force`: the caller wants a new version). With `defer`, the new vectors are left for
         `_embed_staged` to make (`planned`), so many writes embed together."""
+        if existing is not None:
+            access.check_change(brain, existing.owner, f"the document at {excerpt(path)}")
+        if info.memory is not None and info.memory.user_id is not None:
+            access.check_change(brain, info.memory.user_id, f"memories of {excerpt(info.memory.user_id)}")
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
         if not force and live and live.checksum_sha256 == digest and _same_info(live, info):
@@ -596,7 +606,7 @@ class DocumentService:
                         commit_oldest()
                 try:
                     data, info = item.make() if isinstance(item, DeferredWrite) else (item[1], item[2])
-                    existing = self.repo.get(brain.id, path)
+                    existing = self.repo.stored(brain.id, path)
                     staged = self._stage(brain, path, data, info, existing, defer=True)
                 except CairnError as exc:
                     step.entries.append(_Entry(n, exc))
@@ -639,7 +649,7 @@ class DocumentService:
     def _commit_entry(self, brain: Brain, entry: _Entry, staged: Staged, reason: str | None) -> WriteOutcome:
         assert entry.path is not None and entry.data is not None and entry.info is not None
         with self.locks.hold([_lock_key(brain, entry.path)]):
-            current = self.repo.get(brain.id, entry.path)
+            current = self.repo.stored(brain.id, entry.path)
             if _state_of(current) != _state_of(entry.existing):  # written since it was staged
                 staged = self._stage(brain, entry.path, entry.data, entry.info, current)
             outcome = self._commit_staged(brain, entry.path, staged)
@@ -658,7 +668,10 @@ class DocumentService:
             raise PayloadTooLarge(f"batch payload exceeds {self.max_batch_bytes} bytes after decoding")
         paths = _batch_paths(ops)
         with self.locks.hold(_lock_key(brain, p) for p in paths):
-            before = {p: self.repo.get(brain.id, p) for p in paths}
+            before = {p: self.repo.stored(brain.id, p) for p in paths}
+            for path, held in before.items():
+                if held is not None:
+                    access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
             journal, events = self._replay(ops, before, reason)
             written: list[Staged] = []
             staged: list[tuple[Document, PreparedChunks]] = []

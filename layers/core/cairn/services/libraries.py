@@ -140,7 +140,9 @@ class LibraryService:
         self.chunks = chunks
         self.status = status
         self.clock = clock
-        self.listings: dict[str, tuple[float, list[LibraryItem]]] | None = {} if keep_listings else None
+        self.listings: dict[tuple[str, str | None], tuple[float, list[LibraryItem]]] | None = (
+            {} if keep_listings else None
+        )
         self._generation: dict[str, int] = {}
         self._listing_lock = threading.Lock()
 
@@ -307,8 +309,9 @@ class LibraryService:
         """The library's live documents as items, in path order, read from the raw records (a
         listing decodes no Document model). Kept per brain when this process is the store's only
         writer (the embedded store), dropped whenever one of the brain's documents changes."""
+        key = (lib.uid, access.view_of(lib.brain))  # what the caller may see of it (auth/access.py)
         with self._listing_lock:
-            held = self.listings.get(lib.uid) if self.listings is not None else None
+            held = self.listings.get(key) if self.listings is not None else None
             generation = self._generation.get(lib.uid, 0)
         if held is not None and time.monotonic() - held[0] < LISTING_TTL_S:
             return held[1]
@@ -317,14 +320,15 @@ class LibraryService:
         entries = [row for row in rows if row is not None]
         with self._listing_lock:  # kept only when no write landed while it was read
             if self.listings is not None and self._generation.get(lib.uid, 0) == generation:
-                self.listings[lib.uid] = (started, entries)
+                self.listings[key] = (started, entries)
         return entries
 
     def forget_listing(self, brain_id: str) -> None:
-        """A document of the brain changed (EventBus.listen): its kept listing is stale."""
+        """A document of the brain changed (EventBus.listen): its kept listings are stale."""
         with self._listing_lock:
             if self.listings is not None:
-                self.listings.pop(brain_id, None)
+                for key in [k for k in self.listings if k[0] == brain_id]:
+                    del self.listings[key]
             self._generation[brain_id] = self._generation.get(brain_id, 0) + 1
 
     # -- chunks --------------------------------------------------------------------------------

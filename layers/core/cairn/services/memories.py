@@ -34,6 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
@@ -169,7 +170,7 @@ class MemoryService:
         entities: EntityService | None = None,
     ) -> None:
         self.entities = entities
-        self._counted: dict[str, tuple[float, int]] = {}
+        self._counted: dict[tuple[str, str | None], tuple[float, tuple[int, int]]] = {}
         self._counted_lock = threading.Lock()
         """Entity extraction and links at store time (services/entities.py); None: none kept."""
         self.documents = documents
@@ -508,18 +509,23 @@ class MemoryService:
                 return
             after = found.next_after
 
-    def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> int:
-        """How many memories the brain holds (deleted ones too), counted at most `max_age_s` ago:
-        counting reads every record, and briefings show the total on each call."""
+    def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> tuple[int, int]:
+        """How many memories the brain holds (deleted ones too) and how many chunks the live ones
+        have, as the caller may see them, counted at most `max_age_s` ago: counting reads every
+        record, and briefings show the totals on each call."""
         now = time.monotonic()
+        key = (brain.id, access.view_of(brain))
         with self._counted_lock:
-            cached = self._counted.get(brain.id)
+            cached = self._counted.get(key)
         if cached is not None and now - cached[0] <= max_age_s:
             return cached[1]
-        total = sum(1 for _ in self.of_type(brain, list(COUNTED_TYPES)))
+        total = chunks = 0
+        for doc in self.of_type(brain, list(COUNTED_TYPES)):
+            total += 1
+            chunks += doc.chunk_count if doc.deleted_at is None else 0
         with self._counted_lock:
-            self._counted[brain.id] = (now, total)
-        return total
+            self._counted[key] = (now, (total, chunks))
+        return total, chunks
 
     def of_type(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Document]:
         """Every stored memory of these types (deleted ones too), in path order."""

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from cairn.auth import access
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
@@ -125,10 +126,38 @@ class StoredDocument(BaseModel):
 
 
 class DocumentRepository:
+    """Document records. Every read applies the access rule (auth/access.py) for the current
+    principal: a document it may not see is absent, from a single read as from a listing, whose
+    pages are filled from what follows rather than shrunk. Writers read through `stored`, which
+    sees everything and refuses a document the principal may not change."""
+
     def __init__(self, records: RecordStore) -> None:
         self.records = records
+        self.brains = BrainRepository(records)
+
+    def _seen(self) -> Callable[[str, str | None], bool] | None:
+        """The read rule for the current access as (brain id, owner) -> visible; None: the system."""
+        current = access.current()
+        if current is None:
+            return None
+        principal = current.principal
+
+        def visible(brain_id: str, owner: str | None) -> bool:
+            brain = access.remembered_brain(brain_id, self.brains.get)
+            return brain is not None and access.may_see(principal, brain, owner)
+
+        return visible
+
+    def _visible(self, docs: Iterable[Document]) -> Iterator[Document]:
+        seen = self._seen()
+        return iter(docs) if seen is None else (d for d in docs if seen(d.brain_id, d.owner))
 
     def get(self, brain_id: str, path: str) -> Document | None:
+        doc = self.stored(brain_id, path)
+        return next(self._visible([doc]), None) if doc is not None else None
+
+    def stored(self, brain_id: str, path: str) -> Document | None:
+        """The record at `path` whoever may see it: for writers, which check `may_change` on it."""
         item = self.records.get(*doc_key(brain_id, path))
         return _document(item) if item else None
 
@@ -142,7 +171,9 @@ class DocumentRepository:
         """The documents found at these (brain id, path) locations; missing ones are absent."""
         wanted = {doc_key(brain_id, path): (brain_id, path) for brain_id, path in locations}
         items = _get_many(self.records, builtins.list(wanted))
-        return {wanted[k]: _document(item) for k, item in items.items()}
+        found = {wanted[k]: _document(item) for k, item in items.items()}
+        seen = self._seen()
+        return found if seen is None else {k: d for k, d in found.items() if seen(d.brain_id, d.owner)}
 
     def get_many_by_id(self, doc_ids: Iterable[str]) -> dict[str, Document]:
         """What `get_by_id` returns for each id, in two batch reads (pointers, then documents)."""
@@ -158,25 +189,38 @@ class DocumentRepository:
 
     def list(self, brain_id: str, prefix: str = "") -> Iterator[Document]:
         pk, sk_prefix = doc_key(brain_id, prefix)
-        for item in all_items(self.records, pk, sk_prefix):
-            yield _document(item)
+        return self._visible(_document(item) for item in all_items(self.records, pk, sk_prefix))
 
     def raw(self, brain_id: str, prefix: str = "") -> Iterator[Item]:
         """The document records (soft-deleted ones too) under `prefix`, in path order, undecoded."""
         pk, sk_prefix = doc_key(brain_id, prefix)
-        return all_items(self.records, pk, sk_prefix)
+        items = all_items(self.records, pk, sk_prefix)
+        seen = self._seen()
+        return items if seen is None else (i for i in items if seen(brain_id, record_owner(i.data)))
 
     def page(
         self, brain_id: str, prefix: str, *, after: str | None, limit: int
     ) -> tuple[builtins.list[Document], str | None]:
         """Up to `limit` records (soft-deleted ones too) whose path starts with `prefix`, in path
-        order, after the path `after`; and the path to resume after when more follow."""
+        order, after the path `after`; and the path to resume after when more follow. Records the
+        caller may not see are passed over inside the read: a page is short only at the end."""
         pk, sk_prefix = doc_key(brain_id, prefix)
-        page = self.records.query(
-            pk, sk_prefix, after=f"doc#{after}" if after is not None else None, limit=limit
-        )
-        docs = [_document(item) for item in page.items]
-        return docs, docs[-1].path if page.next_after is not None else None
+        seen = self._seen()
+        cursor = f"doc#{after}" if after is not None else None
+        if seen is None:
+            page = self.records.query(pk, sk_prefix, after=cursor, limit=limit)
+            everything = [_document(item) for item in page.items]
+            return everything, everything[-1].path if page.next_after is not None else None
+        docs: builtins.list[Document] = []
+        while True:  # one record past the page tells whether a visible one follows
+            page = self.records.query(pk, sk_prefix, after=cursor, limit=limit + 1 - len(docs))
+            got = [_document(item) for item in page.items]
+            docs += got if seen is None else [d for d in got if seen(d.brain_id, d.owner)]
+            if len(docs) > limit:
+                return docs[:limit], docs[limit - 1].path
+            if page.next_after is None:
+                return docs, None
+            cursor = page.next_after
 
     @staticmethod
     def past(prefix: str) -> str:
@@ -200,6 +244,13 @@ class DocumentRepository:
         """Apply ops atomically; returns the written documents with their new versions."""
         written = self.records.transact(ops)
         return [_document(item) for item in written if item.sk.startswith("doc#")]
+
+
+def record_owner(data: dict[str, object]) -> str | None:
+    """A raw document record's owner (Document.owner) without decoding the record."""
+    memory = data.get("memory")
+    owner = memory.get("user_id") if isinstance(memory, dict) else None
+    return owner if isinstance(owner, str) else None
 
 
 def _document(item: Item) -> Document:

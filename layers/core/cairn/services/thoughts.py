@@ -34,9 +34,8 @@ from typing import Any, Final
 import numpy as np
 
 from cairn.auth import access
-from cairn.auth.principal import ADMIN, Via
 from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain
+from cairn.domain.errors import CairnError, Conflict, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link, MemoryFacet, MemoryType
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
@@ -44,7 +43,7 @@ from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services import thought_scoring as ts
-from cairn.services.brains import BrainService
+from cairn.services.brains import MAX_SLUG, BrainService, slugify
 from cairn.services.documents import DocumentInput, DocumentService
 from cairn.services.indexing import chunk_id, owner_token
 from cairn.services.links import LinkRepository
@@ -284,7 +283,7 @@ class ThoughtMemories:
     # -- remember ----------------------------------------------------------------------------
 
     def remember(self, brain: Brain, m: NewMemory) -> dict[str, Any]:
-        check_user(m.user_id)
+        check_user(m.user_id, brain)
         check_content(m.content)
         check_sector(m.sector)
         if not m.session_id.strip():
@@ -458,7 +457,7 @@ class ThoughtMemories:
         reinforce: bool = True,
     ) -> tuple[list[Recalled], int]:
         """The user's memories by composite score, best first: the page and the count of matches."""
-        check_user(user_id)
+        check_user(user_id, brain)
         check_filters(filters)
         limit = max(1, min(limit, MAX_LIMIT))
         offset = max(0, offset)
@@ -613,7 +612,7 @@ class ThoughtMemories:
     ) -> tuple[list[tuple[Recalled, float]], int]:
         """Memories matching the boolean query (domain/boolean_query.py), by BM25 rank, with every
         filter inside the index leg; (memory, rank) pairs of the page and the count of matches."""
-        check_user(user_id)
+        check_user(user_id, brain)
         check_filters(filters)
         limit = max(1, min(limit, MAX_LIMIT))
         now = self.clock.now()
@@ -653,7 +652,7 @@ class ThoughtMemories:
         salience: float | None = None,
         metadata: Metadata | None = None,
     ) -> dict[str, Any]:
-        check_user(user_id)
+        check_user(user_id, brain)
         if content is None and strength is None and salience is None and metadata is None:
             raise ThoughtError("No fields to update", "Provide content, strength, salience or metadata")
         if content is not None:
@@ -701,7 +700,7 @@ class ThoughtMemories:
         """Soft: strength 0, kept (hidden from recall and search unless minStrength is 0). Hard:
         the document, its chunks and blob, its links both ways and its row, all removed."""
         if user_id is not None:
-            check_user(user_id)
+            check_user(user_id, brain)
         row = self._owned(brain, memory_id, user_id, combined=True)
         if soft:
             row.strength = 0.0
@@ -766,7 +765,7 @@ class ThoughtMemories:
     # -- batches, lookups --------------------------------------------------------------------
 
     def get_many(self, brain: Brain, user_id: str, memory_ids: Sequence[str]) -> dict[str, Recalled]:
-        check_user(user_id)
+        check_user(user_id, brain)
         now = self.clock.now()
         rows = self._rows(brain.id, user_id, list(memory_ids))
         found = self._with_content(brain, [self._recalled(r, None, now) for r in rows.values()])
@@ -786,7 +785,7 @@ class ThoughtMemories:
                 NOT_FOUND_SUGGESTION,
             )
         if user_id is None:
-            check_user(owner)
+            check_user(owner, brain)
         elif owner != user_id:
             raise ThoughtError(
                 "Memory not found or does not belong to user"
@@ -866,22 +865,20 @@ class ThoughtMemories:
 # -- validation and authorization -------------------------------------------------------------
 
 
-def check_user(user_id: str) -> None:
-    """A caller acts as the users its credential may: the system, the open owner and admins as
-    anyone; any other principal as its own subject, or a sub-user `<subject>:<name>`."""
+def check_user_id(user_id: str) -> None:
+    """A userId is given and at most 256 characters (what the caller may do with it is the access
+    rule's: check_user)."""
     if not isinstance(user_id, str) or not user_id.strip():
         raise ThoughtError("userId is required", "Provide the userId the memories belong to")
     if len(user_id) > 256:
         raise ThoughtError("userId must be at most 256 characters", "Use a shorter userId")
-    current = access.current()
-    if current is None:
-        return
-    principal = current.principal
-    if principal.via is Via.open or principal.has(ADMIN):
-        return
-    if user_id == principal.subject or user_id.startswith(f"{principal.subject}:"):
-        return
-    raise Forbidden(f"this credential may not act as user {user_id[:64]!r}")
+
+
+def check_user(user_id: str, brain: Brain | None = None) -> None:
+    """A valid userId the caller acts for (auth/access.py `acts_for`) in `brain`, or in a brain of
+    its own tenant when there is none yet."""
+    check_user_id(user_id)
+    access.check_acts_for(brain, user_id)
 
 
 def check_content(content: str) -> None:
@@ -1059,17 +1056,36 @@ def parse_moment(value: str, name: str) -> datetime:
 # -- the brain, and memories as reasoning context ------------------------------------------------
 
 DEFAULT_BRAIN_NAME: Final = "ThoughtMCP"
+BRAIN_MARK: Final = "thoughtmcp_brain"
+"""Brain metadata marking the brain a tenant's ThoughtMCP memories live in when none is configured."""
 
 
-def thought_brain(brains: BrainService, ref: str | None, *, create: bool = False) -> Brain | None:
-    """The brain ThoughtMCP's memories live in: `ref` (CAIRN_THOUGHTMCP_BRAIN), else the default
-    brain; a first write makes one named ThoughtMCP; None for a read before any brain exists."""
+def thought_brain(
+    brains: BrainService, ref: str | None, *, user_id: str | None = None, create: bool = False
+) -> Brain | None:
+    """The brain ThoughtMCP's memories live in: `ref` (CAIRN_THOUGHTMCP_BRAIN), else the caller's
+    tenant's brain marked as ThoughtMCP's, never another library (a first write makes one, named
+    ThoughtMCP); None for a read before it exists. With `user_id`, for a call about that user's
+    memories: refused (check_user) unless the caller acts for the user there, before anything is made."""
+    if user_id is not None:
+        check_user_id(user_id)
+    brain = brains.resolve(ref) if ref else _marked(brains)
+    if user_id is not None:
+        check_user(user_id, brain)
+    if brain is not None or not create:
+        return brain
+    tenant, _ = access.creator()
+    slug = "thoughtmcp" if tenant == access.LOCAL_TENANT else f"thoughtmcp-{slugify(tenant)}"[:MAX_SLUG]
     try:
-        return brains.resolve(ref)
-    except NoBrain:
-        if ref:
-            raise
-        return brains.create(DEFAULT_BRAIN_NAME, visibility="tenant") if create else None
+        return brains.create(DEFAULT_BRAIN_NAME, slug=slug, visibility="tenant", metadata={BRAIN_MARK: True})
+    except Conflict:  # made meanwhile by another first write, or the slug is someone else's
+        return _marked(brains) or brains.create(
+            DEFAULT_BRAIN_NAME, visibility="tenant", metadata={BRAIN_MARK: True}
+        )
+
+
+def _marked(brains: BrainService) -> Brain | None:
+    return next((b for b in access.defaults(brains.list()) if b.metadata.get(BRAIN_MARK) is True), None)
 
 
 class ThoughtContext:
@@ -1082,7 +1098,7 @@ class ThoughtContext:
         self.ref = ref
 
     def relevant(self, user_id: str, text: str, limit: int) -> list[RelevantMemory]:
-        brain = thought_brain(self.brains, self.ref)
+        brain = thought_brain(self.brains, self.ref, user_id=user_id)
         if brain is None:
             return []
         found, _ = self.thoughts.recall(

@@ -26,7 +26,7 @@ from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body, to_source
 from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.vector_store import Floats
 from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, check
-from cairn.domain.models import Chunk
+from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.ports.chunks import ChunkFilter
 
 # Field boosts of the BM25 leg (title, text, context): the embedded index's bm25() column
@@ -64,7 +64,17 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
     if f.valid_at is not None:
         moment = epoch_ms(f.valid_at)
         clauses += [_absent_or("valid_from", {"lte": moment}), _absent_or("valid_to", {"gt": moment})]
+    clauses.extend(_owners_clause(brain_id, subject) for brain_id, subject in f.owners)
     return clauses
+
+
+def _owners_clause(brain_id: str, subject: str | None) -> Body:
+    """ChunkFilter.owners for one brain: no chunk of it whose owner the subject does not act for."""
+    owner = f"facets.{OWNER_FACET}"
+    hidden: Body = {"filter": [{"term": {"brain_id": brain_id}}, {"exists": {"field": owner}}]}
+    if subject is not None:
+        hidden["must_not"] = [{"term": {owner: subject}}, {"prefix": {owner: f"{subject}:"}}]
+    return {"bool": {"must_not": [{"bool": hidden}]}}
 
 
 def _facet_clause(name: str, values: Sequence[str]) -> Body:

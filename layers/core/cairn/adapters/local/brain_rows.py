@@ -9,7 +9,7 @@ shows up as a generation it did not make, and the snapshot is loaded again.
 
 Filters: `active_only`, `current_only`, the created range, `valid_at` and `importance_min` are
 masks; path prefixes, document ids, tags, any-of tag groups and facets each run one index-only
-query that returns vector rows.
+query that returns vector rows, and owners one that returns the rows to leave out.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from cairn.adapters.local.chunk_schema import epoch_ms, prefix_range
+from cairn.adapters.local.chunk_schema import epoch_ms, hidden_owners, prefix_range
 from cairn.adapters.local.vector_store import Rows
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter
@@ -242,6 +242,11 @@ class BrainRows:
             if not mask.any():
                 break
             mask &= self._restriction(conn, sql, params)
+        for owner_brain, subject in f.owners:
+            if owner_brain == brain_id and mask.any():
+                hidden, params = hidden_owners(subject)
+                sql = f"SELECT vec_row FROM chunk_facets WHERE brain_id = ? AND {hidden}"
+                mask &= ~self._restriction(conn, sql, [brain_id, *params])
         return mask
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from cairn.domain.models import Chunk
+from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.ports.chunks import ChunkFilter
 
 SCHEMA = """
@@ -261,6 +261,7 @@ def is_plain(chunk_filter: ChunkFilter) -> bool:
         or f.document_ids
         or f.facets
         or f.current_only
+        or f.owners
         or any(v is not None for v in (f.created_from, f.created_to, f.importance_min, f.valid_at))
     )
 
@@ -314,4 +315,23 @@ def where(chunk_filter: ChunkFilter, brain_ids: Sequence[str]) -> tuple[str, lis
         parts.append("(c.valid_from_ms IS NULL OR c.valid_from_ms <= ?)")
         parts.append("(c.valid_to_ms IS NULL OR c.valid_to_ms > ?)")
         params += [epoch_ms(f.valid_at)] * 2
+    for brain_id, subject in f.owners:
+        if brain_id not in brain_ids:
+            continue
+        hidden, hidden_params = hidden_owners(subject)
+        parts.append(
+            "NOT (c.brain_id = ? AND EXISTS (SELECT 1 FROM chunk_facets x WHERE x.chunk_rowid = c.rowid "
+            f"AND {hidden}))"
+        )
+        params += [brain_id, *hidden_params]
     return " AND ".join(parts), params
+
+
+def hidden_owners(subject: str | None) -> tuple[str, list[object]]:
+    """SQL condition on a `chunk_facets` row (unaliased columns) that names an owner the subject
+    does not act for (ChunkFilter.owners): any owner when `subject` is None."""
+    if subject is None:
+        return "name = ?", [OWNER_FACET]
+    low, high = prefix_range(f"{subject}:")
+    assert high is not None  # a prefix ending in ":" always has an upper bound
+    return "name = ? AND value <> ? AND NOT (value >= ? AND value < ?)", [OWNER_FACET, subject, low, high]

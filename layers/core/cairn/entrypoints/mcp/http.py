@@ -15,6 +15,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from cairn.auth.principal import PUBLIC
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.services.ingest import LocalFilePolicy
@@ -114,19 +115,26 @@ def transport_security(host: str, *, behind_gateway: bool = False) -> TransportS
     )
 
 
-def mount_mcp(app: FastAPI, container: Container) -> None:
-    """Route POST on every surface's path; memory_ingest_file reads only below the ingest root."""
+def mount_mcp(app: FastAPI, container: Container) -> dict[str, frozenset[str]]:
+    """Route POST on every surface's path; memory_ingest_file reads only below the ingest root.
+    Returns, for each path of a surface that lets callers without a credential in (the registry's
+    `anonymous`), the tools they may call there: those declared `public`."""
+    public: dict[str, frozenset[str]] = {}
     settings = container.settings
     deps = SurfaceDeps(
         container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
     )
     security = transport_security(settings.host, behind_gateway=settings.backend == "aws")
     max_body = settings.json_body_limit  # the largest note, however escaped (config.py)
-    for surface in SURFACES:
+    for surface, declared in SURFACES.items():
         server = build_server(surface, deps)
+        if declared.anonymous:
+            tools = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)
+            public.update(dict.fromkeys(http_paths(surface), tools))
         for path in http_paths(surface):
             endpoint = PerRequestMCP(server, path=path, security=security, max_body=max_body)
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
             # and an idle stream would hold a Lambda invocation open; nor one to end (DELETE). The
             # spec allows the 405 (with `Allow: POST`) the router gives both.
             app.router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
+    return public

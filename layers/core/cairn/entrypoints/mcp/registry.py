@@ -28,8 +28,12 @@ class Surface:
     trailing_slash: bool = False
     """Also served at `http_path` + "/" (where the real server lives at `/mcp/`)."""
     anonymous: bool = False
-    """Requests without a credential reach it, as the anonymous caller (auth/principal.py), so that
-    initialize, tools/list and its public tools work; every other tool refuses them."""
+    """A call of one of its `public` tools needs no credential (Mnemosyne's get_health), nor does the
+    handshake and tool list a client makes first: without one they run as the anonymous caller
+    (auth/principal.py). Any other request without a credential (every other tool call) is asked to
+    sign in, 401 with the resource metadata, on a server with authentication, so OAuth clients
+    discover sign-in there as on every endpoint; on an open loopback server it runs as the anonymous
+    caller too, whom every other tool refuses."""
 
 
 SURFACES: dict[str, Surface] = {

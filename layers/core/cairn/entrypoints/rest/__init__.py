@@ -56,7 +56,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         sessions_router(container),
         ask_router(container),
         memory_router(container),
-        jobs_router(container.jobs, container.brains),
+        jobs_router(container.job_status),
         admin_router(container),
     ):
         app.include_router(router, dependencies=[Depends(guard)])

@@ -72,8 +72,9 @@ def admin_router(container: Container) -> APIRouter:
     @router.post("/keys", status_code=201, dependencies=[Depends(require_json)])
     def create_key(body: CreateKey) -> CreatedKeyRecord:
         """An API key for the caller's tenant; `brains` limits it to those brains. Shown once."""
-        brains = [container.brains.get(ref).id for ref in body.brains] if body.brains else None
-        created = keys.create(name=body.name, tenant=_tenant(), scopes=body.scopes, brains=brains)
+        tenant = _tenant()
+        brains = container.brains.for_key(body.brains, tenant) if body.brains else None
+        created = keys.create(name=body.name, tenant=tenant, scopes=body.scopes, brains=brains)
         return CreatedKeyRecord(**KeyRecord.of(created.key).model_dump(), key=created.plaintext)
 
     @router.get("/keys")

@@ -13,7 +13,7 @@ from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import success
-from cairn.services.thoughts import check_user
+from cairn.services.thoughts import check_user_id
 
 
 def _context(ctx: a.ReasoningContext | None) -> dict[str, Any] | None:
@@ -24,7 +24,7 @@ def _context(ctx: a.ReasoningContext | None) -> dict[str, Any] | None:
 
 def _user(user_id: str | None) -> str | None:
     if user_id is not None:
-        check_user(user_id)  # its memories become the reasoning's context: it must be the caller's
+        check_user_id(user_id)  # the access rule is checked where its memories are read
     return user_id
 
 

@@ -25,15 +25,16 @@ from cairn.services.thoughts import (
     NewMemory,
     Recalled,
     ThoughtError,
-    check_user,
     parse_moment,
     thought_brain,
     wire_memory,
 )
 
 
-def brain_of(c: Container, *, create: bool = False) -> Brain | None:
-    return thought_brain(c.brains, c.settings.thoughtmcp_brain, create=create)
+def brain_of(c: Container, user_id: str | None, *, create: bool = False) -> Brain | None:
+    """ThoughtMCP's brain, for a call about `user_id`'s memories (the core refuses a caller that
+    does not act for the user: services/thoughts.py thought_brain)."""
+    return thought_brain(c.brains, c.settings.thoughtmcp_brain, user_id=user_id, create=create)
 
 
 def audited(result: CallToolResult, brain: Brain, target: str | None) -> CallToolResult:
@@ -79,8 +80,7 @@ def _page(x: a.Filtered) -> tuple[int, int]:
 
 def remember(deps: SurfaceDeps, x: a.RememberArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c, create=True)
+    brain = brain_of(c, x.userId, create=True)
     assert brain is not None
     memory = NewMemory(x.content, x.userId, x.sessionId, x.primarySector, _metadata(x.metadata) or Metadata())
     data = c.thoughts.remember(brain, memory)
@@ -89,8 +89,7 @@ def remember(deps: SurfaceDeps, x: a.RememberArgs) -> CallToolResult:
 
 def recall(deps: SurfaceDeps, x: a.RecallArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c)
+    brain = brain_of(c, x.userId)
     filters = _filters(x)
     limit, offset = _page(x)
     if x.minSimilarity is not None and not 0 <= x.minSimilarity <= 1:
@@ -123,8 +122,7 @@ def _ranked(found: list[Recalled], total: int) -> dict[str, Any]:
 
 def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c)
+    brain = brain_of(c, x.userId)
     filters = _filters(x)
     limit, offset = _page(x)
     if x.text is None or not x.text.strip():
@@ -163,8 +161,7 @@ def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
 
 def update_memory(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c)
+    brain = brain_of(c, x.userId)
     if brain is None:
         return failure(
             "Memory not found", "Check that memoryId is correct and belongs to the specified userId"
@@ -183,8 +180,7 @@ def update_memory(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
 
 def forget(deps: SurfaceDeps, x: a.ForgetArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c)
+    brain = brain_of(c, x.userId)
     if brain is None:
         raise ThoughtError("Memory not found or does not belong to user", NOT_FOUND_SUGGESTION)
     data = c.thoughts.forget(brain, x.memoryId, x.userId, soft=bool(x.soft))
@@ -193,9 +189,8 @@ def forget(deps: SurfaceDeps, x: a.ForgetArgs) -> CallToolResult:
 
 def batch_remember(deps: SurfaceDeps, x: a.BatchRememberArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
     started = time.perf_counter()
-    brain = brain_of(c, create=True)
+    brain = brain_of(c, x.userId, create=True)
     assert brain is not None
     created: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
@@ -219,8 +214,7 @@ def batch_remember(deps: SurfaceDeps, x: a.BatchRememberArgs) -> CallToolResult:
 
 def batch_recall(deps: SurfaceDeps, x: a.BatchRecallArgs) -> CallToolResult:
     c = deps.container
-    check_user(x.userId)
-    brain = brain_of(c)
+    brain = brain_of(c, x.userId)
     found = c.thoughts.get_many(brain, x.userId, x.memoryIds) if brain is not None else {}
     memories = [
         wire_memory(found[i])
@@ -233,7 +227,7 @@ def batch_recall(deps: SurfaceDeps, x: a.BatchRecallArgs) -> CallToolResult:
 
 def batch_forget(deps: SurfaceDeps, x: a.BatchForgetArgs) -> CallToolResult:
     c = deps.container
-    brain = brain_of(c)
+    brain = brain_of(c, None)
     deleted: list[str] = []
     failures: list[dict[str, str]] = []
     for memory_id in x.memoryIds:

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from cairn.bootstrap import Container
-from cairn.domain.errors import Conflict, NotFound
+from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain, Job, JobStatus
 from cairn.entrypoints.rest.zengram.shapes import iso
 from cairn.entrypoints.rest.zengram.validate import Refused
@@ -99,8 +99,8 @@ def summary(job: Job) -> dict[str, Any]:
 
 def job_status(c: Container, job_id: str) -> dict[str, Any]:
     try:
-        job = c.jobs.status(job_id)
-    except NotFound:
+        job = c.job_status.status(job_id)
+    except (NotFound, Forbidden):  # another brain's job is not told apart from none
         raise Refused(404, "Job not found or expired") from None
     if job.kind != CONSOLIDATE_JOB:
         raise Refused(404, "Job not found or expired")

@@ -470,8 +470,8 @@ class ZengramApi:
 
     def _counts(self, brain: Brain) -> dict[str, int]:
         # At most 30 s old: counting reads every memory record (services/memories.py count).
-        total = self.c.memories.count(brain)
-        return {"total_memories": total, "vectors_count": self.c.adapters.chunks.count(brain.id)}
+        total, vectors = self.c.memories.count(brain)
+        return {"total_memories": total, "vectors_count": vectors}
 
     def stats(self) -> Reply:
         brain = self.brain()
@@ -490,11 +490,12 @@ class ZengramApi:
             for d in newest_facts
             if effective_confidence(d.memory, d.created_at, reads[d.id].last, now) < 0.5
         )
+        vectors = sum(d.chunk_count for d in docs)  # a memory's chunks are its vectors, as in zengram's store
         return Reply(
             200,
             {
                 "total_memories": len(docs),
-                "vectors_count": self.c.adapters.chunks.count(brain.id),
+                "vectors_count": vectors,
                 "active": len(active),
                 "superseded": len(docs) - len(active),
                 "consolidated": 0,
@@ -505,7 +506,7 @@ class ZengramApi:
                 "retrieval": {
                     "multi_path": True,
                     "keyword_search": True,
-                    "keyword_index_count": self.c.adapters.chunks.count(brain.id),
+                    "keyword_index_count": vectors,
                 },
             },
         )

@@ -1,0 +1,27 @@
+"""Background jobs' status as the access rule lets a caller see it (auth/access.py): a job is
+visible to whoever may read its brain; one that belongs to no brain only to the system."""
+
+from __future__ import annotations
+
+from cairn.auth import access
+from cairn.auth.principal import READ
+from cairn.domain.errors import Forbidden
+from cairn.domain.models import Job
+from cairn.ports.jobs import JobRunner
+from cairn.services.brains import BrainService
+
+
+class VisibleJobs:
+    def __init__(self, jobs: JobRunner, brains: BrainService) -> None:
+        self.jobs = jobs
+        self.brains = brains
+
+    def status(self, job_id: str) -> Job:
+        """The job; NotFound for an unknown id, Forbidden when the caller may not read its brain."""
+        job = self.jobs.status(job_id)
+        if job.brain_id is not None:
+            with access.needing(READ):
+                self.brains.get(job.brain_id)
+        elif access.current() is not None:
+            raise Forbidden("this job belongs to no brain the caller may read")
+        return job

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from cairn.adapters.local.file_blobs import FileBlobStore
+from cairn.adapters.aws import s3_blobs as s3_module
+from cairn.adapters.local.file_blobs import TEMP_PREFIX, FileBlobStore
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.ports.blobs import BlobStore
+from tests.contract.aws_storage import s3_blobs
 
+BAD_PREFIXES = ["", "brn_1", "/", "brn_1//", "../", "brn_1/../", "./", "/abs/", "a\\b/", "a\x00/"]
 BAD_KEYS = ["", "/abs", "a/../b", "..", "a/./b", "a//b", "a/", "a\\b", "a\x00b", "\ud800", "x" * 1025]
 
 
@@ -93,7 +96,96 @@ def test_concurrent_writers_of_one_key_never_tear(blobs: BlobStore) -> None:
     assert blobs.get("shared/blob") in contents
 
 
+FOLDER = ["brn_1/a", "brn_1/docs/b.md", "brn_1/docs/deep/c", "brn_1/docs/deep/d"]
+AROUND = ["brn_1x/a", "brn_10/docs/b.md", "brn_0/a", "other/brn_1/a", "brn_1.md"]
+
+
+def test_delete_prefix_removes_exactly_the_folder(blobs: BlobStore) -> None:
+    for key in FOLDER + AROUND:
+        blobs.put(key, key.encode())
+    assert blobs.delete_prefix("brn_1/docs/deep/") == 2
+    assert [blobs.exists(k) for k in FOLDER] == [True, True, False, False]
+    assert blobs.delete_prefix("brn_1/") == 2
+    assert not any(blobs.exists(k) for k in FOLDER)
+    with pytest.raises(NotFound):
+        blobs.get("brn_1/docs/b.md")
+    assert [blobs.get(k) for k in AROUND] == [k.encode() for k in AROUND]
+    # The folder can be filled again afterwards.
+    blobs.put("brn_1/docs/b.md", b"new")
+    assert blobs.get("brn_1/docs/b.md") == b"new"
+
+
+def test_delete_prefix_of_a_missing_folder_removes_nothing(blobs: BlobStore) -> None:
+    blobs.put("brn_1x/a", b"x")
+    blobs.put("brn_2", b"a blob, not a folder")
+    assert blobs.delete_prefix("brn_1/") == 0
+    assert blobs.delete_prefix("brn_2/") == 0
+    assert blobs.delete_prefix("never/there/") == 0
+    assert blobs.get("brn_1x/a") == b"x"
+    assert blobs.get("brn_2") == b"a blob, not a folder"
+
+
+@pytest.mark.parametrize("prefix", BAD_PREFIXES)
+def test_delete_prefix_refuses_anything_but_a_folder(blobs: BlobStore, prefix: str) -> None:
+    blobs.put("brn_1/a", b"x")
+    with pytest.raises(InvalidInput):
+        blobs.delete_prefix(prefix)
+    assert blobs.get("brn_1/a") == b"x"
+
+
+# -- S3 adapter specifics ------------------------------------------------------------------------
+
+
+def test_s3_delete_prefix_pages_through_listings_and_batches(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(s3_module, "DELETE_BATCH", 2)
+    with s3_blobs(request) as store:
+        keys = [f"brn_1/doc{i}" for i in range(7)]
+        for key in [*keys, "brn_10/doc", "brn_1x"]:
+            store.put(key, b"x")
+        assert store.delete_prefix("brn_1/") == 7
+        assert not any(store.exists(k) for k in keys)
+        assert store.exists("brn_10/doc") and store.exists("brn_1x")
+        listed = store.client.list_objects_v2(Bucket=store.bucket)["Contents"]
+        assert sorted(o["Key"] for o in listed) == ["blobs/brn_10/doc", "blobs/brn_1x"]
+
+
 # -- file adapter specifics ----------------------------------------------------------------------
+
+
+def test_files_delete_prefix_removes_the_directories_and_leftover_temp_files(tmp_path: Path) -> None:
+    store = FileBlobStore(tmp_path / "root")
+    for key in [*FOLDER, "brn_1x/a", "brn_2/deep/a"]:
+        store.put(key, b"x")
+    (tmp_path / "root/brn_1/docs" / f"{TEMP_PREFIX}interrupted").write_bytes(b"half a put")
+    (tmp_path / "root/brn_1/empty/dir").mkdir(parents=True)
+    assert store.delete_prefix("brn_1/") == 4
+    assert store.delete_prefix("brn_2/deep/") == 1
+    remaining = sorted(p.relative_to(tmp_path / "root").as_posix() for p in (tmp_path / "root").rglob("*"))
+    assert remaining == ["brn_1x", "brn_1x/a", "brn_2"]  # brn_2 stays: a parent of the folder
+
+
+def test_files_delete_prefix_never_follows_symlinks_out_of_the_root(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret").write_bytes(b"keep")
+    (outside / "sub/secret").write_bytes(b"keep")
+    store = FileBlobStore(tmp_path / "root")
+    store.put("brn_1/a", b"x")
+    (tmp_path / "root/brn_1/to_dir").symlink_to(outside / "sub", target_is_directory=True)
+    (tmp_path / "root/brn_1/to_file").symlink_to(outside / "secret")
+    (tmp_path / "root/brn_2").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "root/brn_3").mkdir()
+    (tmp_path / "root/brn_3/via").symlink_to(outside, target_is_directory=True)
+    assert store.delete_prefix("brn_1/") == 2  # "a", and the link that stood as a file
+    assert not (tmp_path / "root/brn_1").exists()
+    with pytest.raises(Conflict):
+        store.delete_prefix("brn_2/")
+    with pytest.raises(Conflict):
+        store.delete_prefix("brn_3/via/sub/")
+    assert (outside / "secret").read_bytes() == b"keep"
+    assert (outside / "sub/secret").read_bytes() == b"keep"
 
 
 def test_files_leave_no_temp_files_and_map_keys_to_paths(tmp_path: Path) -> None:

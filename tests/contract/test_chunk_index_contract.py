@@ -24,7 +24,7 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, parse
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
+from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery, ScrubbableChunks
 from tests.contract.aws_opensearch import opensearch_chunks, opensearch_hybrid_chunks
 from tests.fakes.chunks import MemoryChunkIndex
 
@@ -598,6 +598,93 @@ def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
     assert index.get_chunks("b1", "d1") == []
     assert search(index, "puffin", axis(0)) == ["b1"]
     assert index.count("b1") == 1
+
+
+def test_drop_brain_removes_exactly_that_brains_chunks(index: ChunkIndex) -> None:
+    # Given two brains, the first with two documents
+    index.upsert(
+        [
+            chunk("a1", "osprey nest", document_id="d1", tags=["t"]),
+            chunk("a2", "osprey dive", document_id="d1", ordinal=1),
+            chunk("a3", "osprey call", document_id="d2", facets={"kind": "note"}),
+            chunk("k1", "osprey kept", brain_id="b2"),
+        ],
+        np.stack([axis(0), axis(1), axis(2), axis(0)]),
+    )
+    # When the first brain is dropped / Then all its chunks go, and only its
+    assert index.drop_brain("b1") == 3
+    assert index.count("b1") == 0
+    assert index.get_chunks("b1", "d1") == [] and index.get_many("b1", ["a1", "a2", "a3"]) == {}
+    assert search(index, "osprey", axis(0)) == []
+    assert search(index, "osprey", axis(0), tags=("t",)) == []
+    assert index.count("b2") == 1
+    b2 = ChunkFilter(("b2",))
+    assert [h.chunk.id for h in index.search(ChunkQuery(text="osprey", vector=None, filter=b2))] == ["k1"]
+    assert [h.chunk.id for h in index.search(ChunkQuery(text="", vector=axis(0).tolist(), filter=b2))] == [
+        "k1"
+    ]
+    # And dropping again, or an unknown brain, removes nothing
+    assert index.drop_brain("b1") == 0
+    assert index.drop_brain("never-written") == 0
+    # And the brain can be written again, holding only what is written now
+    index.upsert([chunk("n1", "osprey returns", document_id="d1")], axis(3)[None, :])
+    assert index.count("b1") == 1
+    assert search(index, "osprey") == ["n1"]
+    assert search(index, "", axis(3)) == ["n1"]
+    assert [c.id for c in index.get_chunks("b1", "d1")] == ["n1"]
+    assert index.get_vectors("b1", ["n1", "a1"]).keys() == {"n1"}
+
+
+def test_scrub_leaves_the_live_chunks_as_they_were(index: ChunkIndex) -> None:
+    if not isinstance(index, ScrubbableChunks):
+        pytest.skip("this index keeps no files of its own")
+    index.upsert(
+        [chunk(f"c{i}", f"curlew flock {i}", document_id=f"d{i}") for i in range(6)],
+        np.stack([toward(i, (i + 1) % DIM, 0.3) for i in range(6)]),
+    )
+    index.delete_document("b1", "d2")
+    before = [index.search(query("curlew flock", axis(i), top_k=10)) for i in range(4)]
+    index.scrub("b1")
+    index.scrub("never-written")
+    after = [index.search(query("curlew flock", axis(i), top_k=10)) for i in range(4)]
+    assert [[(h.chunk.id, h.score) for h in hits] for hits in after] == [
+        [(h.chunk.id, h.score) for h in hits] for hits in before
+    ]
+    assert index.count("b1") == 5
+
+
+def test_searches_never_fail_while_a_brain_is_dropped(index: ChunkIndex) -> None:
+    index.upsert([chunk("k", "grebe kept", brain_id="b2")], axis(0)[None, :])
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        both = ChunkFilter(("b1", "b2"))
+        try:
+            while not done.is_set():
+                for vector in (axis(0).tolist(), None):
+                    hits = index.search(ChunkQuery(text="grebe", vector=vector, filter=both, top_k=50))
+                    assert "k" in {h.chunk.id for h in hits}
+        except BaseException as exc:  # surfaced by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for cycle in range(15):
+            index.upsert(
+                [chunk(f"g{cycle}-{i}", f"grebe {i}", document_id=f"d{i}") for i in range(20)],
+                np.stack([toward(0, i % DIM, 0.5) for i in range(20)]),
+            )
+            index.delete_document("b1", "d3")
+            assert index.drop_brain("b1") == 19
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    assert search(index, "grebe", axis(0)) == []
 
 
 # -- rewrites: what the index holds of a document, and the vectors it lends -------------------
@@ -1276,6 +1363,186 @@ def test_sqlite_opens_an_index_made_before_fingerprints(sqlite_paths: tuple[Path
         assert search(reopened, "albatross") == ["a"]
     finally:
         reopened.close()
+
+
+def _brain_seq(db_path: Path, brain_id: str) -> int | None:
+    conn = sqlite3.connect(db_path)
+    try:
+        row = conn.execute("SELECT seq FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()
+        return None if row is None else int(row[0])
+    finally:
+        conn.close()
+
+
+def _tables(db_path: Path, pattern: str) -> list[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE ?", (pattern,))]
+    finally:
+        conn.close()
+
+
+MARKER = "quillwortzyx"
+MARKED = MARKER[:9].encode()  # what any copy holds: FTS5 keeps the stemmed term
+
+
+def _stored_bytes(db_path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists())
+
+
+def test_sqlite_drop_brain_leaves_no_file_or_table_of_the_brain(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given a brain with an ANN index, compacted once (files of a second epoch), and another brain
+    index = SqliteChunkIndex(*sqlite_paths, DIM, ann_min_rows=20, background_maintenance=False)
+    try:
+        rng = np.random.default_rng(3)
+        vectors = rng.standard_normal((40, DIM)).astype(np.float32)
+        index.upsert([chunk(f"c{i}", f"wren {i}", tags=["t"], facets={"k": "v"}) for i in range(40)], vectors)
+        index.upsert([chunk("k", "wren kept", brain_id="b2")], axis(0)[None, :])
+        index.upsert([chunk("m", f"{MARKER} wren " + "song " * 900)], axis(1)[None, :])
+        index.delete_document("b1", "doc-c0")
+        index.compact("b1")
+        vectors_dir = sqlite_paths[1]
+        assert {p.name for p in vectors_dir.iterdir() if p.name.startswith("b1")} >= {
+            "b1~1.f32",
+            "b1~1.faiss",
+        }
+        seq = _brain_seq(sqlite_paths[0], "b1")
+        assert MARKED in _stored_bytes(sqlite_paths[0])
+        # When it is dropped, then scrubbed
+        assert index.drop_brain("b1") == 40
+        assert sorted(p.name for p in vectors_dir.iterdir()) == ["b2.f32"]
+        index.scrub("b1")
+        # Then none of its files, tables, rows or text is left; the other brain's are
+        assert sorted(p.name for p in vectors_dir.iterdir()) == ["b2.f32"]
+        assert MARKED not in _stored_bytes(sqlite_paths[0])
+        assert _brain_seq(sqlite_paths[0], "b1") is None
+        assert _tables(sqlite_paths[0], f"chunks_fts_{seq}%") == []
+        conn = sqlite3.connect(sqlite_paths[0])
+        try:
+            for table in ("chunks", "chunk_tags", "chunk_facets"):
+                assert conn.execute(f"SELECT count(*) FROM {table} WHERE brain_id = 'b1'").fetchone() == (0,)
+        finally:
+            conn.close()
+        assert search(index, "wren", axis(0), brain_ids=("b2",)) == ["k"]
+        # And the brain written again starts past the dropped one's epochs, with no ANN index
+        index.upsert([chunk("n", "wren anew")], axis(1)[None, :])
+        assert search(index, "wren", axis(1)) == ["n"]
+        assert sorted(p.name for p in vectors_dir.iterdir()) == ["b1~2.f32", "b2.f32"]
+    finally:
+        index.close()
+
+
+def test_sqlite_another_instance_forgets_a_dropped_brain(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given two instances on the same files, the reader having cached the brain's rows and vectors
+    reader, writer = SqliteChunkIndex(*sqlite_paths, DIM), SqliteChunkIndex(*sqlite_paths, DIM)
+    try:
+        writer.upsert([chunk("a", "albatross"), chunk("b", "petrel")], np.stack([axis(0), axis(1)]))
+        assert search(reader, "", axis(0)) == ["a", "b"]
+        assert reader.get_vectors("b1", ["a"]).keys() == {"a"}
+        # When the writer drops the brain and writes it again, in as many writes as before
+        assert writer.drop_brain("b1") == 2
+        writer.upsert(
+            [chunk("c", "cormorant"), chunk("d", "cormorant"), chunk("e", "cormorant")],
+            np.stack([axis(2), axis(3), axis(4)]),
+        )
+        # Then the reader serves the new brain, not what it kept of the old one
+        hits = reader.search(query("", axis(4)))
+        assert [h.chunk.id for h in hits] == ["e", "c", "d"]
+        assert hits[0].vector_similarity == pytest.approx(1.0, abs=1e-6)
+        assert np.allclose(reader.get_vectors("b1", ["c"])["c"], axis(2))
+        assert search(reader, "albatross") == []
+        reader.upsert([chunk("f", "cormorant diving")], axis(5)[None, :])
+        assert sorted(search(writer, "cormorant")) == ["c", "d", "e", "f"]
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _vector_rows(vectors_dir: Path) -> np.ndarray:
+    rows = [np.fromfile(p, dtype="<f4").reshape(-1, DIM) for p in vectors_dir.glob("*.f32")]
+    return np.concatenate(rows) if rows else np.zeros((0, DIM), np.float32)
+
+
+def _hits(index: ChunkIndex, vector: np.ndarray) -> list[tuple[str, float]]:
+    return [(h.chunk.id, round(h.score, 9)) for h in index.search(query("sedge marsh", vector, top_k=50))]
+
+
+def test_sqlite_scrub_leaves_nothing_of_a_deleted_chunk(sqlite_paths: tuple[Path, Path]) -> None:
+    # Given a brain (too small for an ANN index) and a deleted document whose text and vector are known
+    db_path, vectors_dir = sqlite_paths
+    index = SqliteChunkIndex(db_path, vectors_dir, DIM, background_maintenance=False)
+    try:
+        rng = np.random.default_rng(11)
+        kept = rng.standard_normal((30, DIM)).astype(np.float32)
+        kept[:, 15] = 0.0  # nothing kept points along the deleted vector
+        index.upsert([chunk(f"c{i}", f"sedge marsh note {i}") for i in range(30)], kept)
+        long_text = f"{MARKER} sedge marsh " + "reed bunting song " * 600  # spills over pages
+        index.upsert(
+            [chunk("x", long_text, document_id="secret", title=f"{MARKER} title")], axis(15)[None, :]
+        )
+        assert index.delete_document("b1", "secret") == 1
+        assert MARKED in _stored_bytes(db_path)
+        assert (_vector_rows(vectors_dir) @ axis(15)).max() > 0.999
+        queries = [axis(15), *(kept[i] for i in range(5))]
+        before = [_hits(index, q) for q in queries]
+        # When the brain is scrubbed
+        index.scrub("b1")
+        # Then neither the database, its log nor any vector file holds anything of it
+        assert MARKED not in _stored_bytes(db_path)
+        rows = _vector_rows(vectors_dir)
+        assert rows.shape == (30, DIM)
+        cosines = rows @ axis(15) / np.maximum(np.linalg.norm(rows, axis=1), 1e-12)
+        assert cosines.max() < 1 - 1e-3
+        assert sorted(p.name for p in vectors_dir.glob("b1*")) == ["b1.compact.lock", "b1~1.f32"]
+        # And the remaining chunks are found exactly as before
+        assert [_hits(index, q) for q in queries] == before
+        assert search(index, MARKER) == []
+    finally:
+        index.close()
+    reopened = SqliteChunkIndex(db_path, vectors_dir, DIM)
+    try:
+        assert reopened.count("b1") == 30
+        assert search(reopened, "sedge marsh note 7", kept[7], top_k=1) == ["c7"]
+    finally:
+        reopened.close()
+
+
+def test_sqlite_scrub_rebuilds_the_ann_index_from_live_rows_only(sqlite_paths: tuple[Path, Path]) -> None:
+    faiss = pytest.importorskip("faiss")
+    # Given a brain big enough for an ANN index (by the lowered threshold), indexed with a chunk since deleted
+    db_path, vectors_dir = sqlite_paths
+    index = SqliteChunkIndex(
+        db_path, vectors_dir, DIM, ann_min_rows=40, exact_max_rows=5, background_maintenance=False
+    )
+    try:
+        rng = np.random.default_rng(5)
+        kept = rng.standard_normal((60, DIM)).astype(np.float32)
+        kept[:, 15] = 0.0
+        kept /= np.linalg.norm(kept, axis=1, keepdims=True)
+        index.upsert([chunk(f"c{i}", f"sedge marsh {i}") for i in range(60)], kept)
+        index.upsert([chunk("x", "sedge marsh secret", document_id="secret")], axis(15)[None, :])
+        first = index.compact("b1")
+        assert first is not None and first.indexed_rows == 61
+        indexed = faiss.read_index(str(vectors_dir / "b1.faiss"))
+        assert (indexed.reconstruct_n(0, indexed.ntotal) @ axis(15)).max() > 0.99
+        index.delete_document("b1", "secret")
+        queries = [kept[i] + 0.1 * rng.standard_normal(DIM).astype(np.float32) for i in range(5)]
+        before = [_hits(index, q) for q in queries]
+        # When it is scrubbed
+        index.scrub("b1")
+        # Then its index covers the live rows only, and the old epoch's files are gone
+        assert sorted(p.name for p in vectors_dir.glob("b1*")) == [
+            "b1.compact.lock",
+            "b1~1.f32",
+            "b1~1.faiss",
+        ]
+        rebuilt = faiss.read_index(str(vectors_dir / "b1~1.faiss"))
+        assert rebuilt.ntotal == 60
+        assert (rebuilt.reconstruct_n(0, rebuilt.ntotal) @ axis(15)).max() < 0.5
+        assert (_vector_rows(vectors_dir) @ axis(15)).max() < 1e-3
+        assert [_hits(index, q) for q in queries] == before
+    finally:
+        index.close()
 
 
 @pytest.mark.parametrize("text", NASTY)

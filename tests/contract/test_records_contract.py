@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import sqlite3
 import threading
@@ -15,7 +17,19 @@ import pytest
 
 from cairn.adapters.local.sqlite_records import SqliteRecordStore, prefix_upper_bound
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
+from cairn.ports.records import (
+    MAX_GET_MANY,
+    MAX_PK_BYTES,
+    MAX_SCAN_PREFIXES,
+    MAX_SK_BYTES,
+    Delete,
+    Item,
+    Put,
+    RecordStore,
+    ScrubbableRecords,
+)
+from tests.contract.aws_storage import dynamodb_records
+from tests.fakes.records import MemoryRecordStore
 
 PK = "brain#1"
 
@@ -358,6 +372,131 @@ def test_query_prefix_bounds_at_the_top_of_unicode(records: RecordStore) -> None
     assert _sks(records, "") == sorted(sks)
 
 
+# -- scans ---------------------------------------------------------------------------------------
+
+
+def _scan_all(records: RecordStore, prefixes: list[str], limit: int = 1000) -> list[Item]:
+    """Every page of a scan, in the order returned; fails on an oversized or endless scan."""
+    items: list[Item] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        page = records.scan(prefixes, cursor=cursor, limit=limit)
+        assert len(page.items) <= limit
+        items += page.items
+        if page.cursor is None:
+            return items
+        cursor = page.cursor
+    raise AssertionError("the scan never ended")
+
+
+def _by_key(items: list[Item]) -> list[Item]:
+    return sorted(items, key=lambda i: (i.pk, i.sk))
+
+
+def test_scan_returns_exactly_the_items_of_matching_partitions(records: RecordStore) -> None:
+    wanted = [("links#b1#doc1", "a"), ("links#b1#doc1", "b"), ("links#b1#doc2", "a"), ("docs#b1", "x")]
+    unwanted = [("links#b10#doc1", "a"), ("links#b", "a"), ("links#b2#doc1", "a"), ("docs#b2", "x")]
+    unwanted += [("docs#b", "x"), ("links#", "a"), ("other", "links#b1#doc1")]
+    records.transact([Put(Item(pk, sk, {"k": [pk, sk]})) for pk, sk in wanted + unwanted])
+    records.put(Item("links#b1#doc2", "a", {"k": "again"}))
+    expected = [records.get(pk, sk) for pk, sk in wanted]
+    assert [i.version for i in expected if i] == [1, 1, 2, 1]
+    assert _by_key(_scan_all(records, ["links#b1#", "docs#b1"])) == _by_key([i for i in expected if i])
+    assert _by_key(_scan_all(records, ["docs#b1"])) == [Item("docs#b1", "x", {"k": ["docs#b1", "x"]}, 1)]
+    assert _scan_all(records, ["nothing#"]) == []
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 7])
+def test_scan_pages_lose_and_repeat_nothing(records: RecordStore, limit: int) -> None:
+    keys = [(f"p#{b}#{d}", f"s{i}") for b in range(3) for d in range(3) for i in range(3)]
+    records.transact([Put(Item(pk, sk, {})) for pk, sk in [*keys, ("q#0#0", "s0"), ("p#", "s0")]])
+    seen = [(i.pk, i.sk) for i in _scan_all(records, ["p#0#", "p#2#", "p#1#1"], limit)]
+    assert len(seen) == len(set(seen))
+    assert sorted(seen) == sorted(k for k in keys if not k[0].startswith(("p#1#0", "p#1#2")))
+
+
+def test_scan_visits_each_item_once_when_prefixes_overlap(records: RecordStore) -> None:
+    keys = [("a#", "1"), ("a#b", "1"), ("a#b#c", "1"), ("a#b#c", "2"), ("a#c", "1"), ("b", "1")]
+    records.transact([Put(Item(pk, sk, {})) for pk, sk in keys])
+    for limit in (1, 2, 1000):
+        seen = [(i.pk, i.sk) for i in _scan_all(records, ["a#b", "a#", "a#b#c", "a#b"], limit)]
+        assert sorted(seen) == keys[:5]
+
+
+def test_scan_returns_every_item_that_outlives_it_exactly_once(records: RecordStore) -> None:
+    # Deletes and puts between pages: a deleted item (even the page's last, the cursor's own)
+    # may or may not come back, a new one may or may not, and every survivor comes back once.
+    keys = [(f"s#{p}", f"{i:02d}") for p in range(4) for i in range(5)]
+    records.transact([Put(Item(pk, sk, {})) for pk, sk in keys])
+    deleted: set[tuple[str, str]] = set()
+    added: set[tuple[str, str]] = set()
+    seen: list[tuple[str, str]] = []
+    page = records.scan(["s#"], limit=3)
+    while True:
+        seen += [(i.pk, i.sk) for i in page.items]
+        if page.cursor is None:
+            break
+        if page.items:
+            last = (page.items[-1].pk, page.items[-1].sk)
+            records.delete(*last)
+            deleted.add(last)
+        for key in keys:
+            if key not in deleted and key not in seen:
+                records.delete(*key)
+                deleted.add(key)
+                break
+        added.add(("s#new", f"{len(seen):02d}"))
+        records.put(Item("s#new", f"{len(seen):02d}", {}))
+        page = records.scan(["s#"], cursor=page.cursor, limit=3)
+    assert len(seen) == len(set(seen))
+    assert {k for k in keys if k not in deleted} <= set(seen)
+    assert set(seen) <= set(keys) | added
+    assert deleted and added
+
+
+@pytest.mark.parametrize(
+    "prefixes",
+    [[], [""], ["ok#", ""], "links#", ["x" * (MAX_PK_BYTES + 1)], ["\ud800"], [None]],
+    ids=["none", "empty", "one-empty", "a-string", "too-long", "not-unicode", "not-text"],
+)
+def test_scan_refuses_anything_but_prefixes(records: RecordStore, prefixes: list[str]) -> None:
+    records.put(Item("links#b1", "a", {}))
+    with pytest.raises(InvalidInput):
+        records.scan(prefixes)
+
+
+def test_scan_bounds_its_limit_and_prefixes(records: RecordStore) -> None:
+    records.put(Item("p#1", "a", {}))
+    assert records.scan(["p#"], limit=MAX_GET_MANY).items == [Item("p#1", "a", {}, 1)]
+    assert len(records.scan([f"p#{i}" for i in range(MAX_SCAN_PREFIXES)]).items) == 1
+    assert records.scan(["x" * MAX_PK_BYTES]).items == []
+    for limit in (0, -1, MAX_GET_MANY + 1):
+        with pytest.raises(InvalidInput):
+            records.scan(["p#"], limit=limit)
+    with pytest.raises(InvalidInput):
+        records.scan([f"p#{i}" for i in range(MAX_SCAN_PREFIXES + 1)])
+
+
+def test_scan_refuses_a_cursor_it_did_not_hand_out(records: RecordStore) -> None:
+    records.transact([Put(Item(f"p#{i}", "a", {})) for i in range(3)])
+    cursor = records.scan(["p#"], limit=1).cursor
+    assert cursor is not None
+    garbled = [
+        "",
+        "not a cursor!",
+        cursor[:-4],
+        base64.urlsafe_b64encode(b"\xff\xfe").decode(),
+        base64.urlsafe_b64encode(json.dumps(["p#1", "a"]).encode()).decode(),
+        base64.urlsafe_b64encode(json.dumps({"pk": "p#1", "sk": "a"}).encode()).decode(),
+    ]
+    for bad in garbled:
+        with pytest.raises(InvalidInput):
+            records.scan(["p#"], cursor=bad, limit=1)
+    with pytest.raises(InvalidInput):  # a cursor of another scan
+        records.scan(["p#1", "p#2"], cursor=cursor, limit=1)
+    assert len(_scan_all(records, ["p#"], 1)) == 3
+
+
 # -- concurrency ---------------------------------------------------------------------------------
 
 
@@ -456,3 +595,39 @@ def test_sqlite_stores_sharing_one_file_lose_no_update(tmp_path: Path) -> None:
     assert second.get(PK, "counter") == Item(PK, "counter", {"n": 400}, 401)
     first.close()
     second.close()
+
+
+def test_sqlite_scrub_leaves_no_deleted_bytes_in_its_files(tmp_path: Path) -> None:
+    # A small item lives in its leaf page (secure_delete zeroes it there); one over ~1 KB
+    # spills to overflow pages, which a delete frees untouched; the WAL keeps older page images.
+    store = SqliteRecordStore(tmp_path / "r.db")
+    assert isinstance(store, ScrubbableRecords)
+    assert not isinstance(MemoryRecordStore(), ScrubbableRecords)
+    store.transact([Put(Item(f"keep#{i}", "k", {"text": "filler " * 40})) for i in range(40)])
+    small, large = "ERASE-ME-small-7f3c", "ERASE-ME-large-9d2e"
+    store.put(Item("person#1", "note", {"text": small}))
+    store.put(Item("person#1", "page", {"text": large * 1000}))
+    store.put(Item("person#1", "edited", {"text": large + " then " + small}))
+    store.put(Item("person#1", "edited", {"text": "rewritten"}))
+
+    def files() -> bytes:
+        return b"".join(p.read_bytes() for p in (tmp_path / "r.db", tmp_path / "r.db-wal") if p.exists())
+
+    assert small.encode() in files() and large.encode() in files()
+    store.delete("person#1", "note")
+    store.delete("person#1", "page")
+    store.scrub()
+    assert small.encode() not in files()
+    assert large.encode() not in files()
+    assert store.get("person#1", "edited") == Item("person#1", "edited", {"text": "rewritten"}, 2)
+    assert len(_scan_all(store, ["keep#"])) == 40
+    store.close()
+
+
+def test_dynamodb_scan_leaves_out_its_transaction_records(request: pytest.FixtureRequest) -> None:
+    with dynamodb_records(request) as store:
+        store.put(Item("#mine", "a", {}))
+        store.client.put_item(TableName=store.table, Item={"pk": {"S": "#txns"}, "sk": {"S": "t1"}})
+        assert store.scan(["#"]).items == [Item("#mine", "a", {}, 1)]
+        with pytest.raises(InvalidInput):
+            store.scan(["#tx"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from cairn.adapters.local.file_blobs import validate_key
+from cairn.adapters.local.file_blobs import validate_key, validate_prefix
 from cairn.domain.errors import NotFound
 
 
@@ -35,3 +35,11 @@ class MemoryBlobStore:
         validate_key(key)
         with self._lock:
             return key in self.items
+
+    def delete_prefix(self, prefix: str) -> int:
+        validate_prefix(prefix)
+        with self._lock:
+            doomed = [key for key in self.items if key.startswith(prefix)]
+            for key in doomed:
+                del self.items[key]
+        return len(doomed)

@@ -100,6 +100,13 @@ class MemoryChunkIndex:
                 del self.items[key]
         return len(doomed)
 
+    def drop_brain(self, brain_id: str) -> int:
+        with self._lock:
+            doomed = [key for key, item in self.items.items() if item.chunk.brain_id == brain_id]
+            for key in doomed:
+                del self.items[key]
+        return len(doomed)
+
     def get_chunks(self, brain_id: str, document_id: str) -> list[Chunk]:
         found = [
             item.chunk

@@ -9,12 +9,15 @@ from collections.abc import Sequence
 from cairn.adapters.local.sqlite_records import (
     check_condition,
     check_key,
+    decode_cursor,
+    encode_cursor,
     encode_data,
     validate_keys,
     validate_ops,
     validate_query,
+    validate_scan,
 )
-from cairn.ports.records import Delete, Item, Page, Put
+from cairn.ports.records import Delete, Item, Page, Put, ScanPage
 
 
 class MemoryRecordStore:
@@ -65,6 +68,22 @@ class MemoryRecordStore:
         rows = rows[:limit] if limit is not None else rows
         items = [Item(pk, sk, json.loads(text), version) for sk, (text, version) in rows]
         return Page(items, next_after=items[-1].sk if cut else None)
+
+    def scan(self, prefixes: Sequence[str], *, cursor: str | None = None, limit: int = 1000) -> ScanPage:
+        """In key order, like the SQLite adapter; the cursor is the last key returned."""
+        ranges = validate_scan(prefixes, limit)
+        start = None if cursor is None else decode_cursor(ranges, cursor)
+        with self._lock:
+            rows = [
+                (key, row)
+                for key, row in self.rows.items()
+                if key[0].startswith(tuple(ranges)) and (start is None or key > start)
+            ]
+        rows.sort(key=lambda r: r[0])
+        items = [Item(*key, json.loads(text), version) for key, (text, version) in rows[:limit]]
+        if len(rows) > limit:
+            return ScanPage(items, encode_cursor(ranges, items[-1].pk, items[-1].sk))
+        return ScanPage(items)
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
         validate_ops(ops)

@@ -35,6 +35,9 @@ from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, 
 from cairn.services.documents import DocumentService
 from cairn.services.entities import EntityService
 from cairn.services.entity_llm import entity_extractor_for
+from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.log import ErasureLog
+from cairn.services.erasure.service import ErasureService
 from cairn.services.events import EventBus
 from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
@@ -130,6 +133,36 @@ class Container:
             self.raw_data,
             self.adapters.clock,
             self.thoughts,
+        )
+
+    @cached_property
+    def erasure(self) -> ErasureService:
+        """Erasing a subject and deleting a brain (services/erasure/), over the services above."""
+        a = self.adapters
+        eraser = DocumentEraser(
+            documents=self.documents,
+            chunks=self.search.chunks,
+            records=a.records,
+            blobs=a.blobs,
+            links=self.entities.links,
+            entities=self.entities,
+            memories=self.memories,
+            raw_data=self.raw_data,
+            images=ImageItems(a.records, self.documents),
+            status=ItemStatusLog(a.records, a.clock),
+            access=self.search.access or AccessLog(a.records, a.clock),
+        )
+        return ErasureService(
+            brains=self.brains,
+            documents=self.documents.repo,
+            eraser=eraser,
+            thoughts=self.thoughts,
+            chunks=a.chunks,
+            records=a.records,
+            blobs=a.blobs,
+            audit=self.audit,
+            erasures=ErasureLog(a.records, a.clock),
+            clock=a.clock,
         )
 
 

@@ -7,9 +7,10 @@ of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count,
 bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25, fields summed for
 most_fields, else the best field; operator `and`; type `phrase`), dot paths into flat_object
 fields, knn with an efficient filter (faiss innerproduct scores), ids, bool must_not, sort +
-search_after, msearch, delete/update by query (the index's own painless scripts), mapping reads
-and updates, search pipelines and the hybrid query fused by `score-ranker-processor` (RRF over
-the sub-queries' positions, weights per sub-query).
+search_after, msearch, delete/update by query (the index's own painless scripts), force merge
+(segments are not modelled: it only answers), mapping reads and updates, search pipelines and
+the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
+per sub-query).
 Analysis is folding + lowercasing, no stemming.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
@@ -115,6 +116,8 @@ class FakeCluster:
             for doc_id in matched:
                 index.docs[doc_id] = {**index.docs[doc_id], **changes}
             return 200, {"updated": len(matched)}
+        if action == "_forcemerge" and method == "POST":  # no segments here: nothing to expunge
+            return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
         if action == "_mapping" and method == "PUT":  # adding fields to a strict mapping
             index.properties.update(body["properties"])
             return 200, {"acknowledged": True}
@@ -453,3 +456,16 @@ def test_fake_refuses_a_hybrid_query_without_a_pipeline_and_unknown_fields() -> 
         assert exc.status_code == 400
     else:
         raise AssertionError("expected a 400")
+
+
+def test_fake_answers_the_force_merge_a_scrub_sends() -> None:
+    from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
+
+    cluster = FakeCluster()
+    OpenSearchChunkIndex(fake_client(cluster), 2, refresh="true").scrub("b1")
+    call = cluster.calls[-1]
+    assert (call.method, call.path, call.params) == (
+        "POST",
+        "/cairn-chunks-2/_forcemerge",
+        {"only_expunge_deletes": "true"},
+    )

@@ -54,15 +54,29 @@ def test_encryption_is_the_buckets_default_not_set_per_call(blobs: S3BlobStore) 
     assert head["ServerSideEncryption"] == "AES256"
 
 
-def test_delete_on_a_versioned_bucket_hides_the_blob(blobs: S3BlobStore) -> None:
+def test_delete_on_a_versioned_bucket_removes_every_version(blobs: S3BlobStore) -> None:
     blobs.put("a", b"1")
     blobs.put("a", b"2")
+    blobs.put("ab", b"neighbour")
     blobs.delete("a")
     assert not blobs.exists("a")
     with pytest.raises(NotFound, match="'a'"):
         blobs.get("a")
     versions = blobs.client.list_object_versions(Bucket=BUCKET, Prefix="blobs/a")
-    assert len(versions["Versions"]) == 2  # old bytes stay until the lifecycle rule expires them
+    left = [v["Key"] for v in [*versions.get("Versions", []), *versions.get("DeleteMarkers", [])]]
+    assert left == ["blobs/ab"]  # a hard delete is for good: no old bytes wait for a lifecycle rule
+
+
+def test_delete_prefix_on_a_versioned_bucket_removes_every_version(blobs: S3BlobStore) -> None:
+    blobs.put("brn_1/x", b"1")
+    blobs.put("brn_1/x", b"2")
+    blobs.put("brn_1/y", b"3")
+    blobs.delete("brn_1/y")  # only versions left behind a delete marker: still the folder's
+    blobs.put("brn_10/z", b"kept")
+    assert blobs.delete_prefix("brn_1/") == 1
+    versions = blobs.client.list_object_versions(Bucket=BUCKET, Prefix="blobs/brn_1")
+    left = [v["Key"] for v in [*versions.get("Versions", []), *versions.get("DeleteMarkers", [])]]
+    assert left == ["blobs/brn_10/z"]
 
 
 def test_large_binary_round_trips(blobs: S3BlobStore) -> None:

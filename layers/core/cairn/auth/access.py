@@ -201,13 +201,27 @@ def check_acts_for(brain: Brain | None, owner: str) -> None:
 
 
 def remembered_brain(brain_id: str, lookup: Callable[[str], Brain | None]) -> Brain | None:
-    """The brain `brain_id` as this request first looked it up (through `lookup` the first time)."""
+    """The brain `brain_id` as this request first looked it up (through `lookup` the first time);
+    None for one that does not exist or is being deleted."""
     access = _current.get()
     if access is None:
-        return lookup(brain_id)
+        found = lookup(brain_id)
+        return found if found is not None and found.deleted_at is None else None
     if brain_id not in access.brains:
-        access.brains[brain_id] = lookup(brain_id)
+        found = lookup(brain_id)
+        access.brains[brain_id] = found if found is not None and found.deleted_at is None else None
     return access.brains[brain_id]
+
+
+def may_erase(brain: Brain) -> bool:
+    """Whether the current access may erase a subject in `brain` or delete it: the system, or a
+    principal that may change the brain and is its owner or holds brains:admin."""
+    access = _current.get()
+    if access is None:
+        return True
+    p = access.principal
+    owns = brain.owner is not None and brain.owner == p.subject
+    return may(p, brain, WRITE) and (p.has(ADMIN) or owns)
 
 
 def check_brain(brain: Brain) -> Brain:

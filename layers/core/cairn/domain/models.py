@@ -39,6 +39,9 @@ class Brain(Model):
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
+    deleted_at: datetime | None = None
+    """Set when the brain is being deleted: it is gone for every caller while its data is purged
+    (services/erasure/service.py)."""
 
 
 class DocumentSource(StrEnum):

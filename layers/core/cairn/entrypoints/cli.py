@@ -1,4 +1,4 @@
-"""The `cairn` command: serve, mcp (stdio), ingest, search, brains, export, import, keys."""
+"""The `cairn` command: serve, mcp (stdio), ingest, search, brains, export, import, keys, erase."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from cairn.config import Settings
 from cairn.domain.errors import CairnError, InvalidInput, NoBrain
 from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.domain.models import Brain
+from cairn.entrypoints.cli_erasure import add_erase_parser, cmd_erase
 from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     container = build_container(settings)
     app = create_app(container)
+    threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
     # Load the embedding model while uvicorn starts, so /healthz answers at once and the
     # first search does not pay for the load.
     threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
@@ -313,6 +315,10 @@ def cmd_brains(args: argparse.Namespace) -> int:
         print(f"created brain {brain.slug} ({brain.id}, {brain.visibility.value}{kind})")
         return 0
     container = _open(args, existing=True)
+    if command == "delete":
+        from cairn.entrypoints.cli_erasure import delete_brain
+
+        return delete_brain(container, args.brain, yes=args.yes)
     if command == "update":
         described = _describe_library(container, args.brain, args)
         if described is not None and args.visibility is None and args.owner is None and args.tenant is None:
@@ -622,9 +628,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--library-type", default=None, choices=LIBRARY_TYPES, help="its type as a library")
         p.add_argument("--description", default=None, help="its description as a library")
         p.add_argument("--workspace", default=None, help="the workspace it belongs to ('' for none)")
-    for p in (listing, new_brain, update):
+    deletion = brains_sub.add_parser("delete", help="delete a brain and everything it holds (asks first)")
+    deletion.add_argument("brain", help="brain id or slug")
+    deletion.add_argument("--yes", action="store_true", help="do not ask to confirm")
+    for p in (listing, new_brain, update, deletion):
         data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
     brains.set_defaults(func=cmd_brains)
+
+    erase = add_erase_parser(sub)
+    data_dir(erase)
+    erase.set_defaults(func=lambda args: cmd_erase(_open(args, existing=True), args))
 
     collections = sub.add_parser("collections", help="list and create collections of a library")
     data_dir(collections)

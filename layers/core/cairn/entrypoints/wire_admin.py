@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.domain.models import Brain
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.brains import PRINCIPAL_NAME
+from cairn.services.erasure.log import Receipt
 
 Principal = Annotated[str, Field(min_length=1, max_length=128, pattern=PRINCIPAL_NAME.pattern)]
 
@@ -46,3 +47,37 @@ class BrainAccessChange(BaseModel):
 
     visibility: Literal["private", "tenant", "public"] | None = None
     owner: Principal | None = Field(default=None, description="The subject that owns a private brain.")
+
+
+SubjectKindName = Literal["thoughtmcp_user", "source_agent", "agent_scope", "session_actor", "any"]
+
+
+class EraseSubject(BaseModel):
+    """Who to erase: a ThoughtMCP user, a zengram source agent, a Jeffs Brain agent scope, a
+    session's actor, or `any` of them under that name at once, in the named brains (default: every
+    brain the caller may erase in)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: SubjectKindName = Field(description="What `subject` names.")
+    subject: str = Field(min_length=1, max_length=256, description="The userId, agent or actor.")
+    brains: list[Annotated[str, Field(min_length=1, max_length=128)]] | None = Field(
+        default=None, min_length=1, max_length=100, description="Brain ids or slugs; default every one."
+    )
+
+
+class ErasureReceipt(Wire):
+    """What an erasure or a brain deletion removed, counted by kind; it never names the subject."""
+
+    id: str
+    kind: str
+    subject_digest: str
+    brains: list[str]
+    removed: dict[str, int]
+    status: Literal["running", "completed"]
+    started_at: Timestamp
+    finished_at: Timestamp | None = None
+
+    @classmethod
+    def of(cls, receipt: Receipt) -> ErasureReceipt:
+        return cls.model_validate(receipt.model_dump(exclude={"by"}))

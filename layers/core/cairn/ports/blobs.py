@@ -16,3 +16,10 @@ class BlobStore(Protocol):
         """Remove `key`; deleting a missing key is not an error."""
 
     def exists(self, key: str) -> bool: ...
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Remove every key that starts with `prefix` and return how many were removed.
+
+        `prefix` must be non-empty and end with '/' (InvalidInput otherwise): a whole folder
+        such as a brain's, never a partial name. A missing folder removes nothing and returns 0.
+        """

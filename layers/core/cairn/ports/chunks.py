@@ -4,7 +4,10 @@ Filters apply inside each leg (not after fusion), so a filtered query still fill
 candidate pool from matching chunks only. A rewrite of a document touches only what changed:
 `fingerprints` tells what the index holds, `get_vectors` lends the vectors of unchanged text, and
 `upsert` / `delete_chunks` apply the difference (services/indexing.py). `get_chunk` / `get_many`
-read chunks by id, for surfaces that hold chunk ids rather than documents.
+read chunks by id, for surfaces that hold chunk ids rather than documents. Deleting a brain or
+erasing a person goes through `drop_brain` (a whole brain) or the document deletes, then
+`ScrubbableChunks.scrub` where the index keeps files of its own, so the text and vectors are gone
+for good rather than merely unreferenced.
 """
 
 from __future__ import annotations
@@ -117,6 +120,11 @@ class ChunkIndex(Protocol):
 
     def count(self, brain_id: str) -> int: ...
 
+    def drop_brain(self, brain_id: str) -> int:
+        """Remove every chunk of the brain and everything the index keeps for it; returns how many
+        chunks were removed. Idempotent (0 for an unknown brain); a later upsert into the brain
+        starts it afresh."""
+
 
 @dataclass(frozen=True)
 class Compaction:
@@ -148,3 +156,18 @@ class CompactableChunks(Protocol):
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...
 
     def warm(self) -> None: ...
+
+
+@runtime_checkable
+class ScrubbableChunks(Protocol):
+    """A ChunkIndex whose files may keep what deleted chunks left behind (a deleted row stays in
+    storage until it is merged or overwritten): erasure (deleting a brain, erasing a person)
+    scrubs the brain once its deletes are done. The embedded index implements it; so does
+    OpenSearch, as far as a force merge reaches (opensearch_chunks.py says how far)."""
+
+    def scrub(self, brain_id: str) -> None:
+        """Leave nothing of the brain's deleted chunks in the index's own files: their text, terms
+        and vectors are rewritten out of the storage that still holds them (vector files, ANN
+        index, full-text segments, free pages, logs), so they cannot be read back from disk.
+        Chunks deleted while it runs may remain; a brain already dropped is scrubbed of what the
+        drop left behind."""

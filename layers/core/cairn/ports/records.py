@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 MAX_GET_MANY = 1000  # keys per get_many call; above it InvalidInput
 MAX_PK_BYTES = 2048  # UTF-8 bytes of a partition key on every adapter; above it InvalidInput
 MAX_SK_BYTES = 1024  # UTF-8 bytes of a sort key (DynamoDB's bound), the `after` cursor included
+MAX_SCAN_PREFIXES = 100  # prefixes per scan call (DynamoDB's 4 KB expression bound); above it InvalidInput
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,14 @@ class Delete:
 class Page:
     items: list[Item]
     next_after: str | None = None
+
+
+@dataclass(frozen=True)
+class ScanPage:
+    """One page of `RecordStore.scan`: `cursor` is opaque, and None once the scan is done."""
+
+    items: list[Item]
+    cursor: str | None = None
 
 
 class RecordStore(Protocol):
@@ -85,3 +94,27 @@ class RecordStore(Protocol):
 
         Raises Conflict (and writes nothing) when any condition fails.
         """
+
+    def scan(self, prefixes: Sequence[str], *, cursor: str | None = None, limit: int = 1000) -> ScanPage:
+        """Items of every partition whose key starts with one of `prefixes`, across partitions,
+        in no promised order; resume with the returned cursor until it is None.
+
+        For maintenance that cannot know every partition in advance (deleting a brain, erasing
+        a person): on DynamoDB it is a table Scan, so it is never for a request's hot path.
+        `prefixes` must be non-empty (at most MAX_SCAN_PREFIXES), each a non-empty string within
+        MAX_PK_BYTES: a scan of everything is never meant. `limit` is 1..MAX_GET_MANY. Anything
+        else raises InvalidInput, as does a garbled cursor or one from a scan of other prefixes.
+
+        A page may hold fewer than `limit` items, even none, while `cursor` is not None
+        (DynamoDB filters after reading), so callers loop until the cursor is None. Items
+        deleted during a scan may or may not be returned; every item that exists for the whole
+        scan is returned exactly once, with its version as `query` returns it.
+        """
+
+
+@runtime_checkable
+class ScrubbableRecords(Protocol):
+    """A store that keeps its own files: make deleted items unrecoverable from them."""
+
+    def scrub(self) -> None:
+        """Purge what deleted items left in the store's files (e.g. old page images in a log)."""

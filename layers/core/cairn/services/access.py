@@ -127,3 +127,12 @@ class AccessLog:
             except Conflict:
                 continue
         raise Conflict(f"access count of {doc_id} kept losing races")
+
+    def forget(self, brain_id: str, doc_ids: Iterable[str]) -> int:
+        """Drop the read counts of these documents, stored and pending (an erasure); how many were stored."""
+        ids = list(dict.fromkeys(doc_ids))
+        with self._flush_lock:  # after any flush under way, so it cannot write them back
+            with self._lock:
+                for doc_id in ids:
+                    self._pending.pop((brain_id, doc_id), None)
+            return sum(self.records.delete(*_key(brain_id, doc_id)) for doc_id in ids)

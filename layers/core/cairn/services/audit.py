@@ -17,16 +17,17 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import suppress
 from datetime import UTC, date, datetime, timedelta
 
 from pydantic import BaseModel
 
 from cairn.auth.principal import Principal
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.ports.clock import Clock
-from cairn.ports.records import Item, Put, RecordStore
+from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
 from cairn.services.listing import encode_cursor
 
 SYSTEM = "system"
@@ -40,6 +41,10 @@ _TOKEN = re.compile(r"^[a-z][a-z0-9_.:-]{0,63}$")  # actions ("document.write") 
 _DETAIL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _SECRET_KEY = re.compile(r"token|secret|passw|authorization|api_?key|cookie|credential|private_?key", re.I)
 _SK = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z#aud_[0-9a-z]{26}$")
+
+
+REDACTED = "[erased]"
+"""What an erased subject's name or target reads as in the audit afterwards."""
 
 
 class AuditEntry(BaseModel):
@@ -153,6 +158,36 @@ class AuditLog:
             entries.append(entry)
             last_sk = item.sk
         return entries, None
+
+    def redact(
+        self, *, tenants: Iterable[str], brain_ids: Iterable[str], names: Callable[[AuditEntry], set[str]]
+    ) -> int:
+        """Rewrite the entries of these tenants and brains that name an erased subject (an
+        erasure, the one rewrite an append-only entry gets): `names(entry)` says which of its
+        fields (`subject`, `target`) named it; those read REDACTED. Returns how many entries changed
+        (each is kept twice: under its tenant and under its brain)."""
+        prefixes = [f"audit#{t}#" for t in dict.fromkeys(tenants)]
+        prefixes += [f"audit-brain#{b}#" for b in dict.fromkeys(brain_ids)]
+        changed: set[str] = set()
+        for start in range(0, len(prefixes), MAX_SCAN_PREFIXES):
+            cursor: str | None = None
+            while True:
+                page = self.records.scan(prefixes[start : start + MAX_SCAN_PREFIXES], cursor=cursor)
+                for item in page.items:
+                    entry = AuditEntry.model_validate(item.data)
+                    fields = names(entry) & {"subject", "target"}
+                    if not fields:
+                        continue
+                    redacted = entry.model_copy(update=dict.fromkeys(fields, REDACTED))
+                    with suppress(Conflict):  # written meanwhile: it is the same entry, redacted again
+                        self.records.put(
+                            Item(item.pk, item.sk, redacted.model_dump(mode="json")), item.version
+                        )
+                    changed.add(entry.id)
+                if page.cursor is None:
+                    break
+                cursor = page.cursor
+        return len(changed)
 
     def _walk(
         self, tenant: str | None, brain_id: str | None, lower: str, upper: str, *, page_size: int

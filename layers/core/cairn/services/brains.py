@@ -170,17 +170,18 @@ class BrainService:
         while True:
             # read ahead of what is missing: the access filter may drop much of a batch
             batch, after = self.repo.page(after=after, limit=max(limit + 1 - len(found), READ_AHEAD))
-            found += access.readable(batch)
+            found += access.readable([b for b in batch if b.deleted_at is None])
             if len(found) > limit:
                 return found[:limit], encode_cursor(found[limit - 1].id)
             if after is None:
                 return found, None
 
     def get(self, ref: str) -> Brain:
-        """A brain by id or slug; NotFound otherwise, Forbidden when the caller may not use it."""
+        """A brain by id or slug; NotFound otherwise (a brain being deleted too), Forbidden when
+        the caller may not use it."""
         brain = self.repo.get(ref) if ref.startswith("brn_") else None
         brain = brain or self.repo.by_slug(ref)
-        if brain is None:
+        if brain is None or brain.deleted_at is not None:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
 

@@ -350,12 +350,19 @@ class DocumentService:
         return committed
 
     def erase(
-        self, brain: Brain, path: str, *, also: Sequence[Put | Delete] = (), reason: str | None = None
+        self,
+        brain: Brain,
+        path: str,
+        *,
+        also: Sequence[Put | Delete] = (),
+        reason: str | None = None,
+        keep_blob: bool = False,
     ) -> Document | None:
         """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
-        content blob, with `also` in the same transaction. Only for documents whose bytes no other
-        document can share (blobs are content-addressed): ThoughtMCP memories, whose text is
-        stored with their own id. None when there is no such document."""
+        content blob, with `also` in the same transaction. The blob goes too unless `keep_blob`:
+        blobs are content-addressed, so a caller that cannot tell that no other document holds the
+        same bytes keeps it (ThoughtMCP memories store their own id in their bytes, so theirs are
+        never shared). None when there is no such document."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
@@ -368,7 +375,8 @@ class DocumentService:
             ]
             self.repo.records.transact([*gone, *also])
             self.indexer.remove(doc)
-            self.blobs.delete(doc.blob_key)
+            if not keep_blob:
+                self.blobs.delete(doc.blob_key)
             self._publish(
                 brain, [ChangeEvent(kind="deleted", path=path, when=self.clock.now(), reason=reason)]
             )

@@ -53,6 +53,7 @@ from cairn.services.memory_ranking import (
     effective_score,
     similarity_score,
 )
+from cairn.services.repositories import all_items
 from cairn.services.search import SearchService
 
 PREFIX = "memories/"
@@ -531,6 +532,19 @@ class MemoryService:
         """Every stored memory of these types (deleted ones too), in path order."""
         for kind in kinds:
             yield from self.documents.repo.list(brain.id, f"{PREFIX}{kind.value}/")
+
+    def forget_records(self, brain: Brain, doc_ids: set[str]) -> int:
+        """Remove the claims (key, subject, text hash) and the by-time entries that name these
+        memories (an erasure: their documents are gone); returns how many records went."""
+        gone = 0
+        for pk in (f"memory#{brain.id}", f"memtime#{brain.id}"):
+            doomed = [item for item in all_items(self.records, pk) if item.data.get("doc_id") in doc_ids]
+            for item in doomed:
+                gone += self.records.delete(item.pk, item.sk)
+        with self._counted_lock:
+            for key in [k for k in self._counted if k[0] == brain.id]:
+                del self._counted[key]
+        return gone
 
     def access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
         """How often and when last each memory was read, in one batch read."""

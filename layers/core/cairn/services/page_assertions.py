@@ -120,6 +120,11 @@ class PageAssertions:
         return found
 
 
+def forget_claims(records: RecordStore, brain_id: str, doc_ids: set[str]) -> int:
+    """Drop the model's claims read from these documents (an erasure); how many there were."""
+    return sum(records.delete(_pk(brain_id), doc_id) for doc_id in doc_ids)
+
+
 def claims_from_reply(reply: str, subject: str) -> list[Assertion]:
     """The valid triples of the model's JSON array (or an object's `assertions`), at most
     MAX_MODEL_ASSERTIONS, normalised as the rules normalise theirs; a triple without a subject

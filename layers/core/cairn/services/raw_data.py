@@ -102,6 +102,26 @@ class RawDataService:
         page = self.records.query(_pk(brain.id, document_id), "src#")
         return [item.sk.removeprefix("src#") for item in page.items]
 
+    def erase_all_of(self, brain: Brain, document_id: str) -> tuple[int, set[str]]:
+        """Remove the document's raw rows (an erasure): how many, and the keys of their bytes,
+        which the caller removes once no other row holds them (they are content-addressed)."""
+        keys = {
+            str(item.data["blob_key"])
+            for item in self.records.query(_pk(brain.id, document_id), "src#").items
+        }
+        return self.remove_all_of(brain, document_id), keys
+
+    def blob_keys(self, brain: Brain) -> set[str]:
+        """The keys of the bytes every raw row of the brain holds (a scan: for erasures only)."""
+        keys: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = self.records.scan([f"raw#{brain.id}#"], cursor=cursor)
+            keys.update(str(item.data["blob_key"]) for item in page.items if "blob_key" in item.data)
+            if page.cursor is None:
+                return keys
+            cursor = page.cursor
+
     def remove_all_of(self, brain: Brain, document_id: str) -> int:
         gone = 0
         for item in self.records.query(_pk(brain.id, document_id), "src#").items:

@@ -79,24 +79,25 @@ class BrainRepository:
         )
         return brain
 
-    def update(self, brain_id: str, change: Callable[[Brain], Brain]) -> Brain:
+    def update(self, brain_id: str, change: Callable[[Brain], Brain], *, keep_slug: bool = True) -> Brain:
         """Rewrite a brain and its slug pointer together, conditional on both versions; Conflict
-        when a concurrent writer got there first (the caller reads again and retries)."""
+        when a concurrent writer got there first (the caller reads again and retries). Without
+        `keep_slug` the slug pointer is left alone (a deleted brain's slug is free for another)."""
         item = self.records.get(*brain_key(brain_id))
         if item is None:
             raise NotFound(f"brain not found: {brain_id}")
         before = from_item(Brain, item)
         after = change(before)
-        pointer = self.records.get(*slug_key(before.slug))
-        data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
-        self.records.transact(
-            [
-                Put(to_item(*brain_key(after.id), after), expected_version=item.version),
+        ops = [Put(to_item(*brain_key(after.id), after), expected_version=item.version)]
+        if keep_slug:
+            pointer = self.records.get(*slug_key(before.slug))
+            data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
+            ops.append(
                 Put(
                     Item(*slug_key(after.slug), data=data), expected_version=pointer.version if pointer else 0
-                ),
-            ]
-        )
+                )
+            )
+        self.records.transact(ops)
         return after
 
     def get(self, brain_id: str) -> Brain | None:
@@ -159,7 +160,7 @@ class DocumentRepository:
     def stored(self, brain_id: str, path: str) -> Document | None:
         """The record at `path` whoever may see it: for writers, which check `may_change` on it."""
         item = self.records.get(*doc_key(brain_id, path))
-        return _document(item) if item else None
+        return document_of(item) if item else None
 
     def get_by_id(self, doc_id: str) -> Document | None:
         pointer = self.records.get(*doc_id_key(doc_id))
@@ -171,7 +172,7 @@ class DocumentRepository:
         """The documents found at these (brain id, path) locations; missing ones are absent."""
         wanted = {doc_key(brain_id, path): (brain_id, path) for brain_id, path in locations}
         items = _get_many(self.records, builtins.list(wanted))
-        found = {wanted[k]: _document(item) for k, item in items.items()}
+        found = {wanted[k]: document_of(item) for k, item in items.items()}
         seen = self._seen()
         return found if seen is None else {k: d for k, d in found.items() if seen(d.brain_id, d.owner)}
 
@@ -189,7 +190,7 @@ class DocumentRepository:
 
     def list(self, brain_id: str, prefix: str = "") -> Iterator[Document]:
         pk, sk_prefix = doc_key(brain_id, prefix)
-        return self._visible(_document(item) for item in all_items(self.records, pk, sk_prefix))
+        return self._visible(document_of(item) for item in all_items(self.records, pk, sk_prefix))
 
     def raw(self, brain_id: str, prefix: str = "") -> Iterator[Item]:
         """The document records (soft-deleted ones too) under `prefix`, in path order, undecoded."""
@@ -209,12 +210,12 @@ class DocumentRepository:
         cursor = f"doc#{after}" if after is not None else None
         if seen is None:
             page = self.records.query(pk, sk_prefix, after=cursor, limit=limit)
-            everything = [_document(item) for item in page.items]
+            everything = [document_of(item) for item in page.items]
             return everything, everything[-1].path if page.next_after is not None else None
         docs: builtins.list[Document] = []
         while True:  # one record past the page tells whether a visible one follows
             page = self.records.query(pk, sk_prefix, after=cursor, limit=limit + 1 - len(docs))
-            got = [_document(item) for item in page.items]
+            got = [document_of(item) for item in page.items]
             docs += got if seen is None else [d for d in got if seen(d.brain_id, d.owner)]
             if len(docs) > limit:
                 return docs[:limit], docs[limit - 1].path
@@ -241,9 +242,20 @@ class DocumentRepository:
         return Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version)
 
     def commit(self, ops: builtins.list[Put | Delete]) -> builtins.list[Document]:
-        """Apply ops atomically; returns the written documents with their new versions."""
+        """Apply ops atomically; returns the written documents with their new versions.
+
+        A write that lands once its brain is being deleted (it resolved the brain before) is taken
+        back and refused: the deletion, which marks the brain before it lists what to purge, would
+        otherwise miss it. A deleted brain's record stays as that mark (services/erasure/)."""
         written = self.records.transact(ops)
-        return [_document(item) for item in written if item.sk.startswith("doc#")]
+        docs = [document_of(item) for item in written if item.sk.startswith("doc#")]
+        for brain_id in {d.brain_id for d in docs}:
+            brain = self.brains.get(brain_id)
+            if brain is not None and brain.deleted_at is not None:
+                for item in written:
+                    self.records.delete(item.pk, item.sk)
+                raise NotFound(f"brain not found: {brain_id} (deleted while this write was under way)")
+        return docs
 
 
 def record_owner(data: dict[str, object]) -> str | None:
@@ -253,7 +265,7 @@ def record_owner(data: dict[str, object]) -> str | None:
     return owner if isinstance(owner, str) else None
 
 
-def _document(item: Item) -> Document:
+def document_of(item: Item) -> Document:
     doc = from_item(Document, item)
     return doc.model_copy(update={"version": item.version})
 

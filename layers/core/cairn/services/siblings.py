@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cairn.domain.errors import Conflict
 from cairn.domain.models import Document
 from cairn.ports.records import Item, Put, RecordStore
 
@@ -98,3 +99,27 @@ def _age(entry: dict[str, Any], now: datetime) -> float:
 
 def _ring_key(brain_id: str, path: str) -> tuple[str, str]:
     return f"brain#{brain_id}", f"siblings#{folder_of(path)}/"
+
+
+def forget_siblings(records: RecordStore, brain_id: str, paths: set[str]) -> set[str]:
+    """Take these documents out of their folders' recent siblings (an erasure: the ring keeps an
+    excerpt of each); returns the ids of the siblings whose indexed context was one of them."""
+    cleared: set[str] = set()
+    for folder in {folder_of(p) for p in paths}:
+        key = (f"brain#{brain_id}", f"siblings#{folder}/")
+        for _ in range(16):
+            item = records.get(*key)
+            if item is None:
+                break
+            entries = item.data["entries"]
+            kept = [e for e in entries if e["path"] not in paths]
+            for entry in kept:
+                if entry.get("after") in paths:
+                    cleared.add(entry["doc_id"])
+                    entry["after"] = None
+            try:
+                records.put(Item(*key, data={"entries": kept}), expected_version=item.version)
+                break
+            except Conflict:
+                continue
+    return cleared

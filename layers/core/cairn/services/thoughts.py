@@ -762,6 +762,16 @@ class ThoughtMemories:
         self._link(brain, row)
         return True
 
+    def forget_user(self, brain: Brain, user_id: str) -> int:
+        """Remove every row of the user (an erasure: their memories' documents go on their own);
+        returns how many."""
+        pk = _pk(brain.id, user_id)
+        gone = sum(self.records.delete(item.pk, item.sk) for item in list(all_items(self.records, pk)))
+        if self._kept is not None:
+            with self._kept_lock:
+                self._kept.pop(pk, None)
+        return gone
+
     # -- batches, lookups --------------------------------------------------------------------
 
     def get_many(self, brain: Brain, user_id: str, memory_ids: Sequence[str]) -> dict[str, Recalled]:

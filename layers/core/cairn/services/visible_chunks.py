@@ -81,6 +81,9 @@ class VisibleChunks:
     def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
         return self.index.delete_chunks(brain_id, chunk_ids)
 
+    def drop_brain(self, brain_id: str) -> int:
+        return self.index.drop_brain(brain_id)
+
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         return self.index.fingerprints(brain_id, document_id)
 

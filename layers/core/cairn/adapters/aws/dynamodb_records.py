@@ -5,7 +5,8 @@ demand the version it expects (a ConditionExpression; Conflict when it fails), q
 partition's sort-key range in UTF-8 byte order (DynamoDB's own string order), and `transact`
 is all or nothing: one TransactWriteItems call when the ops fit (100 items, 4 MB), else a
 staged transaction (dynamodb_staged.py). Reads are strongly consistent, so a caller reads its
-own writes as with SQLite. Only Query, GetItem and BatchGetItem read: never Scan.
+own writes as with SQLite. Requests read with Query, GetItem and BatchGetItem; only `scan`,
+which is for maintenance (deleting a brain, erasing a person), reads with Scan.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from cairn.adapters.aws.dynamodb_batch import batch_get
 from cairn.adapters.aws.dynamodb_codec import (
     LOCK,
     PK,
+    RESERVED_PK_PREFIX,
     SK,
     VERSION,
     Op,
@@ -42,12 +44,20 @@ from cairn.adapters.aws.dynamodb_txn import (
     read_versions,
     send_transaction,
 )
-from cairn.adapters.local.sqlite_records import validate_keys, validate_ops, validate_query
+from cairn.adapters.local.sqlite_records import (
+    decode_cursor,
+    encode_cursor,
+    validate_keys,
+    validate_ops,
+    validate_query,
+    validate_scan,
+)
 from cairn.domain.errors import Conflict
-from cairn.ports.records import Delete, Item, Page, Put
+from cairn.ports.records import Delete, Item, Page, Put, ScanPage
 
 DEFAULT_LEASE_S = 60.0  # a staged transaction must commit within this; then anyone may abort it
 DEFAULT_LOCK_WAIT_S = 5.0  # how long a writer waits for a live staged transaction to finish
+SCAN_REQUESTS_PER_PAGE = 8  # Scan calls one `scan` page may make while its filter finds little
 
 
 class DynamoRecordStore:
@@ -156,6 +166,33 @@ class DynamoRecordStore:
             return Page(items, next_after=items[-1].sk)
         return Page(items)
 
+    def scan(self, prefixes: Sequence[str], *, cursor: str | None = None, limit: int = 1000) -> ScanPage:
+        """A strongly consistent Scan filtered on the partition key; the cursor is the Scan's own
+        LastEvaluatedKey. DynamoDB applies Limit before the filter, so each call asks only for
+        what the page still lacks, and a page stops after SCAN_REQUESTS_PER_PAGE calls even when
+        short: one page's latency stays bounded on a table that is mostly other partitions."""
+        ranges = validate_scan(prefixes, limit)
+        for prefix in ranges:
+            check_caller_pk(prefix)
+        request = _scan_request(self.table, ranges)
+        if cursor is not None:
+            request["ExclusiveStartKey"] = key(*decode_cursor(ranges, cursor))
+        items: list[Item] = []
+        for _ in range(SCAN_REQUESTS_PER_PAGE):
+            request["Limit"] = limit - len(items)
+            try:
+                response = self.client.scan(**request)
+            except ClientError as exc:
+                raise storage_error("Scan", exc) from exc
+            items += [i for i in map(self._visible, response.get("Items", [])) if i is not None]
+            if "LastEvaluatedKey" not in response:
+                return ScanPage(items)
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+            if len(items) >= limit:
+                break
+        last = request["ExclusiveStartKey"]
+        return ScanPage(items, encode_cursor(ranges, str(last[PK]["S"]), str(last[SK]["S"])))
+
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
         validate_ops(ops)
         encoded = [encode_op(op) for op in ops]
@@ -260,3 +297,22 @@ class DynamoRecordStore:
 
     def _patience(self) -> Patience:
         return Patience(self._lock_wait_s, now=time.monotonic, sleep=self._sleep)
+
+
+def _scan_request(table: str, prefixes: Sequence[str]) -> dict[str, Any]:
+    """The Scan for partitions under any of `prefixes`: begins_with on the partition key, OR'ed.
+
+    A prefix as short as "#" would also match the adapter's own transaction records (under
+    RESERVED_PK_PREFIX), so the filter then leaves those out."""
+    values = {f":p{i}": {"S": prefix} for i, prefix in enumerate(prefixes)}
+    condition = " OR ".join(f"begins_with(#pk, {name})" for name in values)
+    if any(RESERVED_PK_PREFIX.startswith(prefix) for prefix in prefixes):
+        condition = f"({condition}) AND NOT begins_with(#pk, :reserved)"
+        values[":reserved"] = {"S": RESERVED_PK_PREFIX}
+    return {
+        "TableName": table,
+        "FilterExpression": condition,
+        "ExpressionAttributeNames": {"#pk": PK},
+        "ExpressionAttributeValues": values,
+        "ConsistentRead": True,
+    }

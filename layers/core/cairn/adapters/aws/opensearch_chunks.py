@@ -17,7 +17,10 @@ batch); `refresh="true"` trades that for speed in tests. `delete_document` is a
 ordinal-0 chunk, both refreshed before they return, so every write is seen by the next search.
 A staged version (chunks upserted inactive) goes live by `activate`: an `_update_by_query` on its
 ids, then a `_delete_by_query` of the document's other chunks; either one that meets a version
-conflict or a shard failure raises, and a retry finishes the job.
+conflict or a shard failure raises, and a retry finishes the job. `drop_brain` is a
+`_delete_by_query` on the brain (refreshed, raising like `activate`); `scrub` a force merge
+expunging deleted documents from the index's segments, which Lucene otherwise keeps, only marked
+deleted, until merges get to them.
 
 Rewrites. `fingerprints` lists a document's chunk ids and fingerprints (sources without text or
 vectors, paged like `get_chunks`); `get_vectors` reads the stored embeddings of some chunks, a
@@ -240,6 +243,31 @@ class OpenSearchChunkIndex:
         self.ensure()
         body = {"query": chunks_query(brain_id, chunk_ids)}
         return int(self._by_query("chunk delete", self.client.delete_by_query, body).get("deleted", 0))
+
+    def drop_brain(self, brain_id: str) -> int:
+        """A delete by query on the brain; refreshed ("true") whatever `refresh` says, as every
+        by-query write here: `_delete_by_query` takes no "wait_for"."""
+        self.ensure()
+        body = {"query": brain_query(brain_id)}
+        return int(self._by_query("brain delete", self.client.delete_by_query, body).get("deleted", 0))
+
+    def scrub(self, brain_id: str) -> None:
+        """Force merge the index with only_expunge_deletes, so the segments holding deleted
+        chunks are rewritten without them. One index holds every brain's chunks, so it runs on
+        all of them. OpenSearch still leaves segments whose deleted share is under
+        index.merge.policy.expunge_deletes_allowed (10 % by default) and the deletes it retains
+        for its operation history (index.soft_deletes.retention_lease.period, 12 h): later merges
+        remove those."""
+        self.ensure()
+        response: Body = self._call(
+            "force merge",
+            self.client.indices.forcemerge,
+            index=self.index,
+            params={"only_expunge_deletes": "true"},
+        )
+        failed = int(response.get("_shards", {}).get("failed", 0))
+        if failed:
+            raise CairnError(f"OpenSearch force merge failed on {failed} shards: retry it")
 
     def _by_query(self, operation: str, request: Callable[..., Body], body: Body) -> Body:
         """An update/delete by query, refreshed; one that left documents untouched raises."""

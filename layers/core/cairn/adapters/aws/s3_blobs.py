@@ -13,11 +13,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from cairn.adapters.local.file_blobs import MAX_KEY_BYTES, validate_key
+from cairn.adapters.local.file_blobs import MAX_KEY_BYTES, validate_key, validate_prefix
 from cairn.domain.errors import CairnError, InvalidInput, NotFound
 from cairn.ports.uploads import PresignedUpload
 
 _MISSING = {"NoSuchKey", "404", "NotFound"}
+DELETE_BATCH = 1000  # DeleteObjects' limit per request (ListObjectsV2 pages are no larger)
 
 
 class S3BlobStore:
@@ -49,12 +50,29 @@ class S3BlobStore:
         return body
 
     def delete(self, key: str) -> None:
-        """Deleting a missing key succeeds in S3 too (on a versioned bucket: a delete marker)."""
+        """For good: every version the bucket keeps of the key goes too (the template's bucket is
+        versioned, and a bare DeleteObject would only add a delete marker: a hard delete is an
+        erasure's or a forget's, never a document's soft delete). A missing key is fine."""
         object_key = self._key(key)
-        try:
-            self.client.delete_object(Bucket=self.bucket, Key=object_key)
-        except ClientError as exc:
-            raise _error("DeleteObject", exc) from exc
+        versions = [v for v in self._versions(object_key) if v["Key"] == object_key]
+        self._delete_batch(versions)
+
+    def _versions(self, prefix: str) -> list[dict[str, str]]:
+        """Every version and delete marker under `prefix` as {Key, VersionId} (an unversioned
+        bucket's objects have the version "null")."""
+        request: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix, "MaxKeys": DELETE_BATCH}
+        found: list[dict[str, str]] = []
+        while True:
+            try:
+                page = self.client.list_object_versions(**request)
+            except ClientError as exc:
+                raise _error("ListObjectVersions", exc) from exc
+            for entry in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]:
+                found.append({"Key": entry["Key"], "VersionId": entry["VersionId"]})
+            if not page.get("IsTruncated"):
+                return found
+            request["KeyMarker"] = page["NextKeyMarker"]
+            request["VersionIdMarker"] = page["NextVersionIdMarker"]
 
     def exists(self, key: str) -> bool:
         object_key = self._key(key)
@@ -65,6 +83,21 @@ class S3BlobStore:
                 return False
             raise _error("HeadObject", exc) from exc
         return True
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Every object of the folder, for good as `delete`: each version and delete marker, a
+        DeleteObjects per thousand. Returns how many objects there were (not versions)."""
+        folder = self._key(validate_prefix(prefix)[:-1]) + "/"
+        versions = self._versions(folder)
+        live: set[str] = set()
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=folder)
+            live = {obj["Key"] for page in pages for obj in page.get("Contents", [])}
+        except ClientError as exc:
+            raise _error("ListObjectsV2", exc) from exc
+        for start in range(0, len(versions), DELETE_BATCH):
+            self._delete_batch(versions[start : start + DELETE_BATCH])
+        return len(live)
 
     def presign_upload(
         self, key: str, *, max_bytes: int, content_type: str | None, expires_in: int
@@ -107,6 +140,22 @@ class S3BlobStore:
         if bucket != self.bucket or not object_key.startswith(self.prefix):
             return None
         return object_key.removeprefix(self.prefix) or None
+
+    def _delete_batch(self, objects: list[dict[str, str]]) -> int:
+        """Delete up to DELETE_BATCH object versions; a per-key failure fails the whole call."""
+        if not objects:
+            return 0
+        try:
+            response = self.client.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True}
+            )
+        except ClientError as exc:
+            raise _error("DeleteObjects", exc) from exc
+        errors = response.get("Errors", [])
+        if errors:
+            code = str(errors[0].get("Code", "Unknown"))
+            raise CairnError(f"S3 DeleteObjects failed for {len(errors)} objects ({code})")
+        return len(objects)
 
     def _key(self, key: str) -> str:
         validate_key(key)

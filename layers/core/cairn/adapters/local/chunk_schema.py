@@ -7,7 +7,10 @@ brain's own FTS5 table under the same rowid. Tags and facets are kept twice: as 
 Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms`, ...), never
 by ISO text, which would order `...+02:00` against `...Z` wrongly.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
-cache per-brain row arrays and revalidate them with one indexed lookup.
+cache per-brain row arrays and revalidate them with one indexed lookup. A dropped brain's state
+row goes with it; `brain_floor` keeps the highest generation and vector epoch a dropped brain
+reached, and a brain created afterwards starts past them, so no instance that cached the old
+brain's rows, index or files (by brain id and generation or epoch) mistakes them for the new one's.
 Beside each brain's FTS5 table, `{fts}_postings` and `{fts}_skipped` hold the term postings the
 BM25 leg scores (their DDL, upkeep and the migration that fills them for brains written before
 they existed: fts_postings.py, run by SqliteChunkIndex after `migrate`).
@@ -80,6 +83,12 @@ CREATE TABLE IF NOT EXISTS brain_state (
     brain_id TEXT NOT NULL UNIQUE,
     generation INTEGER NOT NULL,
     vec_epoch INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS brain_floor (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    generation INTEGER NOT NULL,
+    vec_epoch INTEGER NOT NULL
 );
 """
 

@@ -40,9 +40,12 @@ class WriteBatch:
         self.postings: dict[int, PostingsWriter | None] = {}
 
     def ensure_brain(self, brain_id: str) -> None:
-        """Create the brain's state row and FTS table (visible to others only after the commit)."""
+        """Create the brain's state row and FTS table (visible to others only after the commit);
+        a new brain starts at the floor dropped brains left (chunk_schema.py)."""
         self.conn.execute(
-            "INSERT OR IGNORE INTO brain_state (brain_id, generation) VALUES (?, 0)", (brain_id,)
+            "INSERT OR IGNORE INTO brain_state (brain_id, generation, vec_epoch) "
+            "SELECT ?, coalesce(max(generation), 0), coalesce(max(vec_epoch), 0) FROM brain_floor",
+            (brain_id,),
         )
         self.conn.execute(schema.fts_ddl(self._delta(brain_id).seq))
 

@@ -2,7 +2,8 @@
 
 Writes go to a temp file in the target directory, are fsynced, then renamed over the target,
 so a reader sees the old bytes or the new bytes, never a mix. Empty directories left by
-deletes are kept (removing them would race with concurrent puts).
+deletes are kept (removing them would race with concurrent puts), except by `delete_prefix`,
+which removes a whole folder: nothing should be writing into a folder being deleted.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ def validate_key(key: str) -> str:
     if any(seg in ("", ".", "..") for seg in segments):
         raise InvalidInput("blob key must not contain empty, '.' or '..' segments")
     return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return `prefix` when it names a whole folder ("a/b/": a clean key and a '/'), else raise
+    InvalidInput: deleting by a partial name ("brn_1" would take "brn_10/") is never meant."""
+    if not isinstance(prefix, str) or not prefix.endswith("/"):
+        raise InvalidInput("a blob prefix must be a folder ending with '/'")
+    validate_key(prefix[:-1])
+    return prefix
 
 
 class FileBlobStore:
@@ -81,11 +91,47 @@ class FileBlobStore:
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
+    def delete_prefix(self, prefix: str) -> int:
+        """Delete the folder's files bottom-up, then its directories once empty.
+
+        Never follows a symbolic link: one below the folder is removed as a link, and a folder
+        reached through one is refused (Conflict), as it would lead out of the root. Leftover
+        temp files of interrupted puts go too, uncounted: they are not keys."""
+        folder = self._path(validate_prefix(prefix)[:-1])
+        current = self._root
+        for part in folder.relative_to(self._root).parts:
+            current = current / part
+            if current.is_symlink():
+                raise Conflict(f"blob folder {prefix!r} is reached through a symbolic link")
+        if not folder.is_dir():
+            return 0
+        removed = 0
+        for parent, dirs, files in os.walk(folder, topdown=False, followlinks=False):
+            for name in files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(parent, name))
+                    if not name.startswith(TEMP_PREFIX):
+                        removed += 1
+            for name in dirs:
+                _remove_dir_entry(os.path.join(parent, name))
+        _remove_dir_entry(str(folder))
+        return removed
+
     def _path(self, key: str) -> Path:
         validate_key(key)
         if any(len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES for seg in key.split("/")):
             raise InvalidInput(f"blob key segments must be at most {MAX_SEGMENT_BYTES} bytes")
         return self._root.joinpath(*key.split("/"))
+
+
+def _remove_dir_entry(path: str) -> None:
+    """Unlink a symbolic link to a directory, or remove a directory if it is empty by now."""
+    if os.path.islink(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    with contextlib.suppress(OSError):  # gone, or a concurrent put wrote into it: leave it
+        os.rmdir(path)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -29,6 +29,12 @@ def names(table: str) -> tuple[str, str]:
     return f"{table}_postings", f"{table}_skipped"
 
 
+def drop(conn: sqlite3.Connection, table: str) -> None:
+    """Drop the postings of an FTS5 table (its brain is being dropped)."""
+    for name in names(table):
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+
+
 def exists(conn: sqlite3.Connection, table: str) -> bool:
     row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (names(table)[1],)).fetchone()
     return row is not None
@@ -186,8 +192,7 @@ def migrate(conn: sqlite3.Connection) -> None:
 def rebuild(conn: sqlite3.Connection, table: str, step: int = 16_384) -> None:
     """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time."""
     postings, skipped_table = names(table)
-    conn.execute(f"DROP TABLE IF EXISTS {postings}")
-    conn.execute(f"DROP TABLE IF EXISTS {skipped_table}")
+    drop(conn, table)
     conn.execute(
         f"CREATE TABLE {postings} (term TEXT NOT NULL, start INTEGER NOT NULL, n INTEGER NOT NULL, "
         "data BLOB NOT NULL, PRIMARY KEY (term, start)) WITHOUT ROWID"

@@ -9,6 +9,9 @@ vector leg passes the rows the filter lets through to the graph as a bitmap, or 
 exactly when they are few; either way the candidates' cosines are computed exactly from the
 file. An unfiltered search takes its rows from a per-brain cache revalidated by
 `brain_state.generation`, so it runs no SQL for them beyond that lookup.
+
+Erasure: `drop_brain` removes a brain's rows, tables and files (a search whose snapshot predates
+it skips that brain's vector leg); `scrub` wipes what deletes left behind (brain_erasure.py).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from cairn.adapters.local import brain_erasure, fts_postings, fts_search
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import fts_postings, fts_search
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
@@ -36,7 +39,7 @@ from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.boolean_query import BoolQuery
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction
 from cairn.ports.embedder import Vectors
@@ -72,7 +75,7 @@ class SqliteChunkIndex:
         self.dimension = dimension
         self.bm25_weights = bm25_weights
         self._vectors = VectorStore(vectors_dir, dimension)
-        self._db = ThreadConnections(db_path)
+        self._db = ThreadConnections(db_path, secure_delete=True)
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows
@@ -154,6 +157,39 @@ class SqliteChunkIndex:
     def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
         condition = "brain_id = ? AND id IN (SELECT value FROM json_each(?))"
         return self._write(lambda batch: batch.remove(condition, (brain_id, json.dumps(list(chunk_ids)))))
+
+    def drop_brain(self, brain_id: str) -> int:
+        """Under the brain's compaction lock and the write lock: its files are listed inside the
+        transaction (no writer can add one then) and deleted after the commit, which is safe as a
+        brain created meanwhile starts at later epochs (chunk_schema.py), never at theirs."""
+        with self._maintenance.exclusive(brain_id):
+            with self._db.transaction() as conn:
+                files = self._vectors.files_of(brain_id)
+                removed = brain_erasure.drop_rows(conn, brain_id, max(files.values(), default=-1))
+            for path in files:
+                path.unlink(missing_ok=True)
+            self._forget(brain_id)
+        return removed
+
+    def scrub(self, brain_id: str) -> None:
+        """Compact the brain's vectors however few rows are dead (live rows only in the new file
+        and ANN index, the old epoch's files deleted), purge its full-text index and the free
+        pages (brain_erasure.py), then truncate the WAL, which holds pages as they were. Raises
+        CairnError if the index closed meanwhile or readers kept the WAL busy (retry later)."""
+        if self._maintenance.compact(brain_id) is None:
+            raise CairnError("the chunk index closed before the brain's vectors were compacted")
+        with self._write_lock, self._db.transaction(zero_freed=True) as conn:
+            brain_erasure.purge_text(conn, brain_id)
+            brain_erasure.wipe_free_pages(conn)
+        busy, _, _ = self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise CairnError("the chunk index is busy: its write-ahead log could not be emptied")
+
+    def _forget(self, brain_id: str) -> None:
+        """Let go of everything kept in memory of a dropped brain."""
+        self._cache.pop(brain_id, None)
+        self._maintenance.forget(brain_id)
+        self._vectors.forget_brain(brain_id)
 
     def _write(self, work: Callable[[WriteBatch], T]) -> T:
         """Run `work` in one write transaction, then bring the cached rows up to date."""
@@ -269,8 +305,10 @@ class SqliteChunkIndex:
             ).fetchall()
         if not rows:
             return {}
-        vectors = self._vectors.file(brain_id, epoch)
-        matrix = vectors.read(np.array([r[1] for r in rows], dtype=np.int64))
+        try:
+            matrix = self._vectors.file(brain_id, epoch).read(np.array([r[1] for r in rows], dtype=np.int64))
+        except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
+            return {}
         return {row[0]: matrix[i] for i, row in enumerate(rows)}
 
     def count(self, brain_id: str) -> int:
@@ -356,10 +394,12 @@ class SqliteChunkIndex:
             rows = self._brain_rows(conn, brain_id, generation)
             epoch = schema.vector_epoch(conn, brain_id)
             allowed = rows.allowed(conn, brain_id, chunk_filter)
-            vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
-            if vec_rows.size:
+            try:
+                vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
                 sims.append(self._vectors.file(brain_id, epoch).similarities(vec_rows, vector))
-                rowids.append(rows.rowid_of[vec_rows])
+            except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
+                continue
+            rowids.append(rows.rowid_of[vec_rows])
         if not rowids:
             return {}
         all_sims, all_rowids = np.concatenate(sims), np.concatenate(rowids)
@@ -409,6 +449,9 @@ class SqliteChunkIndex:
 
     def _known(self, conn: sqlite3.Connection, brain_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         states = {brain_id: schema.brain_state(conn, brain_id) for brain_id in dict.fromkeys(brain_ids)}
+        for brain_id, state in states.items():
+            if state is None and brain_id in self._cache:  # dropped, maybe by another process
+                self._forget(brain_id)
         return {brain_id: state for brain_id, state in states.items() if state is not None}
 
     @staticmethod

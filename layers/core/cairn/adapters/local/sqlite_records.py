@@ -2,10 +2,18 @@
 
 Concurrency: one connection per thread; every write is a `BEGIN IMMEDIATE` transaction, so the
 version check and the write happen under SQLite's single writer lock (no lost updates).
+
+Erasure: connections run with `secure_delete = FAST`, so a delete zeroes the item's cells in
+the pages it rewrites anyway (no extra I/O), and `scrub` purges what remains (old page images
+in the WAL, freed overflow pages). The same helpers (validation, scan cursors) serve the other
+adapters.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import random
 import sqlite3
@@ -16,8 +24,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cairn.domain.errors import Conflict, InvalidInput
-from cairn.ports.records import MAX_GET_MANY, MAX_PK_BYTES, MAX_SK_BYTES, Delete, Item, Page, Put
+from cairn.domain.errors import CairnError, Conflict, InvalidInput
+from cairn.ports.records import (
+    MAX_GET_MANY,
+    MAX_PK_BYTES,
+    MAX_SCAN_PREFIXES,
+    MAX_SK_BYTES,
+    Delete,
+    Item,
+    Page,
+    Put,
+    ScanPage,
+)
 
 # Store-protocol batches hold up to 1,024 ops, each writing a document and its id pointer.
 # (DynamoDB caps TransactWriteItems at 100 items; its adapter must stage larger commits.)
@@ -89,6 +107,51 @@ def validate_query(pk: str, prefix: str, after: str | None, limit: int | None) -
         check_text("after", after, MAX_SK_BYTES, allow_empty=True)
     if limit is not None and limit < 1:
         raise InvalidInput("limit must be at least 1")
+
+
+def validate_scan(prefixes: Sequence[str], limit: int) -> list[str]:
+    """Check a scan request; returns its prefixes sorted, less those another prefix covers.
+
+    What is left selects disjoint key ranges in ascending order, so one pass visits each
+    partition once even when the caller's prefixes overlap ("a#" and "a#b")."""
+    if isinstance(prefixes, str) or not prefixes:
+        raise InvalidInput("a scan takes a non-empty list of key prefixes")
+    if len(prefixes) > MAX_SCAN_PREFIXES:
+        raise InvalidInput(f"a scan takes at most {MAX_SCAN_PREFIXES} prefixes, got {len(prefixes)}")
+    for prefix in prefixes:
+        check_text("prefix", prefix, MAX_PK_BYTES, allow_empty=False)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_GET_MANY:
+        raise InvalidInput(f"limit must be between 1 and {MAX_GET_MANY}")
+    kept: list[str] = []
+    for prefix in sorted(set(prefixes)):
+        if not kept or not prefix.startswith(kept[-1]):
+            kept.append(prefix)
+    return kept
+
+
+def encode_cursor(prefixes: list[str], pk: str, sk: str) -> str:
+    """An opaque scan cursor: the key the next page starts after, tied to the scan's prefixes
+    (as `validate_scan` returns them) so a cursor from another scan is refused, not misread."""
+    text = json.dumps([_scan_tag(prefixes), pk, sk], ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def decode_cursor(prefixes: list[str], cursor: str) -> tuple[str, str]:
+    """The key an `encode_cursor` cursor of the same scan names; InvalidInput for anything else."""
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8"))
+    except (AttributeError, binascii.Error, UnicodeError, ValueError):
+        value = None
+    if not isinstance(value, list) or len(value) != 3 or value[0] != _scan_tag(prefixes):
+        raise InvalidInput("not a cursor of this scan")
+    pk, sk = value[1], value[2]
+    check_key(pk, sk)
+    return pk, sk
+
+
+def _scan_tag(prefixes: list[str]) -> str:
+    text = json.dumps(prefixes, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def validate_keys(keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -212,6 +275,33 @@ class SqliteRecordStore:
             return Page(items, next_after=items[-1].sk)
         return Page(items)
 
+    def scan(self, prefixes: Sequence[str], *, cursor: str | None = None, limit: int = 1000) -> ScanPage:
+        """One primary-key range per prefix, in key order; the cursor is the last key returned."""
+        ranges = validate_scan(prefixes, limit)
+        start = None if cursor is None else decode_cursor(ranges, cursor)
+        conn = self._conn()
+        rows: list[tuple[str, str, str, int]] = []
+        for prefix in ranges:
+            upper = prefix_upper_bound(prefix)
+            if start is not None and upper is not None and start[0] >= upper:
+                continue  # the scan is past this range
+            # One lower bound only: beside `pk >= ?` the planner would not seek to the cursor.
+            if start is not None and start[0] >= prefix:
+                where, args = ["(pk, sk) > (?, ?)"], list(start)
+            else:
+                where, args = ["pk >= ?"], [prefix]
+            if upper is not None:
+                where.append("pk < ?")
+                args.append(upper)
+            sql = f"SELECT pk, sk, data, version FROM items WHERE {' AND '.join(where)} ORDER BY pk, sk"
+            rows += conn.execute(f"{sql} LIMIT ?", [*args, limit + 1 - len(rows)]).fetchall()
+            if len(rows) > limit:  # one extra row tells whether the scan goes on
+                break
+        items = [Item(pk, sk, json.loads(data), version) for pk, sk, data, version in rows[:limit]]
+        if len(rows) > limit:
+            return ScanPage(items, encode_cursor(ranges, items[-1].pk, items[-1].sk))
+        return ScanPage(items)
+
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
         validate_ops(ops)
         texts: dict[int, str] = {}  # by the data's identity: a link's two items share one dict
@@ -245,6 +335,25 @@ class SqliteRecordStore:
             )
         return [Item(op.item.pk, op.item.sk, json.loads(text), v) for op, text, v in written]
 
+    # -- maintenance -------------------------------------------------------------------------
+
+    def scrub(self) -> None:
+        """Leave no deleted item's bytes in the database file or its WAL.
+
+        secure_delete zeroes a deleted item's cells in the pages its delete rewrote, but the WAL
+        still holds those pages as they were, and data over ~1 KB lives on overflow pages that a
+        delete moves to the freelist untouched. So: checkpoint, VACUUM when any page is free (a
+        rewrite of the whole file: this is maintenance, after erasing, not a request's work),
+        and checkpoint again with TRUNCATE, which empties the WAL. Raises CairnError when
+        readers kept the last checkpoint from finishing (try again later)."""
+        conn = self._conn()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if conn.execute("PRAGMA freelist_count").fetchone()[0]:
+            conn.execute("VACUUM")
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise CairnError("the record store is busy: its write-ahead log could not be emptied")
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -270,6 +379,7 @@ class SqliteRecordStore:
                 self._path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA secure_delete=FAST")
             self._prune_dead_threads()
             self._conns.append((threading.current_thread(), conn))
         self._local.conn = conn

@@ -1,4 +1,10 @@
-"""One SQLite connection per thread (WAL), with write and read-snapshot transactions."""
+"""One SQLite connection per thread (WAL), with write and read-snapshot transactions.
+
+With `secure_delete`, connections run with `secure_delete = FAST`: a delete zeroes the deleted
+cells in the pages it writes anyway (no extra I/O), so deleted text does not linger beside live
+rows; pages freed whole keep their bytes, unless the transaction that frees them zeroes them
+(`transaction(zero_freed=True)`, secure_delete ON for its length).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_TIMEOUT_S = 30.0
+_SECURE_DELETE = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reads back
 
 
 class ThreadConnections:
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, *, secure_delete: bool = False) -> None:
         self.db_path = db_path
+        self.secure_delete = secure_delete
         self._local = threading.local()
         self._conns: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
         self._lock = threading.Lock()
@@ -28,6 +36,8 @@ class ThreadConnections:
             self.db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
         )
         conn.execute("PRAGMA synchronous=NORMAL")
+        if self.secure_delete:
+            conn.execute("PRAGMA secure_delete=FAST")
         with self._lock:
             for ident, (thread, old) in list(self._conns.items()):
                 if not thread.is_alive():  # a finished thread never uses its connection again
@@ -38,16 +48,25 @@ class ThreadConnections:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction holding SQLite's writer lock from the start."""
+    def transaction(self, *, zero_freed: bool = False) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding SQLite's writer lock from the start; with `zero_freed`,
+        every page it frees is overwritten with zeros, not only the cells it deletes."""
         conn = self.get()
-        conn.execute("BEGIN IMMEDIATE")
+        restore = None
+        if zero_freed:
+            restore = _SECURE_DELETE[int(conn.execute("PRAGMA secure_delete").fetchone()[0])]
+            conn.execute("PRAGMA secure_delete=ON")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            if restore is not None:
+                conn.execute(f"PRAGMA secure_delete={restore}")
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

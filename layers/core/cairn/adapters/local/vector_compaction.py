@@ -9,8 +9,10 @@ Writers wait only for the final transaction. When no row is dead, only the index
 
 Compaction runs in the background (one daemon thread, after writes make a brain need it: an
 index is missing at `ann_min_rows` live rows, a fifth of the rows are dead, or more rows are
-outside the base index than a tenth of it) and on demand (`cairn compact`). A file lock per
-brain keeps two processes from compacting the same brain at once.
+outside the base index than a tenth of it) and on demand (`cairn compact`, and a scrub, which
+needs the dead rows gone however few they are). A file lock per brain keeps two processes from
+compacting the same brain at once; dropping the brain takes it too (`exclusive`), then removes it
+with the brain's other files.
 """
 
 from __future__ import annotations
@@ -88,7 +90,12 @@ class VectorMaintenance:
         with self._lock:
             found = self._anns.get(key)
             if found is None:
-                found = BrainAnn(path, self.vectors.dimension)
+                try:
+                    found = BrainAnn(path, self.vectors.dimension)
+                except RuntimeError:  # faiss could not read it
+                    if path.exists():
+                        raise
+                    return None  # deleted since: compacted away, or the brain dropped
                 self._anns[key] = found
         self.poke(brain_id, epoch)  # rows written since the base was built are caught up
         return found
@@ -103,6 +110,23 @@ class VectorMaintenance:
             for start in range(0, len(vectors), CATCH_UP_BATCH):  # searches wait one batch at most
                 ann.add(first_row + start, vectors[start : start + CATCH_UP_BATCH])
         self.poke(brain_id, epoch)
+
+    def forget(self, brain_id: str) -> None:
+        """Let go of the brain's open indexes (every epoch) and of any pending work on it."""
+        with self._lock:
+            for key in [k for k in self._anns if k[0] == brain_id]:
+                del self._anns[key]
+            self._wanted.discard(brain_id)
+
+    @contextmanager
+    def exclusive(self, brain_id: str) -> Iterator[None]:
+        """Hold the brain's compaction lock (no process compacts it meanwhile), then the write
+        lock; the lock file is removed before it is let go: for dropping the brain."""
+        with _brain_lock(self._lock_path(brain_id), wait=True, remove=True), self.write_lock:
+            yield
+
+    def _lock_path(self, brain_id: str) -> Path:
+        return self.vectors.directory / f"{stem(brain_id)}.compact.lock"
 
     # -- the background worker ------------------------------------------------------------
 
@@ -173,13 +197,19 @@ class VectorMaintenance:
 
     def compact(self, brain_id: str, *, threads: int | None = None, wait: bool = True) -> Compaction | None:
         """Reclaim the brain's dead rows and rebuild its index; None if another process is
-        compacting it and `wait` is False."""
+        compacting it and `wait` is False. An unknown (or dropped) brain has nothing to compact,
+        and no lock file is made for it."""
         started = time.perf_counter()
         self.grown(brain_id)
-        with _brain_lock(self.vectors.directory / f"{stem(brain_id)}.compact.lock", wait) as held:
+        nothing = Compaction(brain_id, 0, 0, 0, 0, 0, 0.0)
+        if not self._exists(brain_id):
+            return nothing
+        with _brain_lock(self._lock_path(brain_id), wait) as held:
             if not held:
                 return None
             with self.db.snapshot() as conn:
+                if schema.brain_state(conn, brain_id) is None:  # dropped meanwhile: any file of
+                    return nothing  # its name is a brain's created since, not a leftover
                 epoch = schema.vector_epoch(conn, brain_id)
                 live = _referenced(conn, brain_id)
                 old = self.vectors.file(brain_id, epoch)
@@ -277,12 +307,17 @@ class VectorMaintenance:
             self.swapped(brain_id, state[1], epoch + 1, sources)  # after the commit
         return int(sources.size)
 
+    def _exists(self, brain_id: str) -> bool:
+        with self.db.snapshot() as conn:
+            return schema.brain_state(conn, brain_id) is not None
+
     def _drop_leftovers(self, brain_id: str, epoch: int) -> None:
-        """Files of later epochs are what a compaction that stopped before its commit left."""
-        for path in self.vectors.directory.glob(f"{stem(brain_id)}~*"):
-            suffix = path.name[len(stem(brain_id)) + 1 :].split(".", 1)[0]
-            if suffix.isdigit() and int(suffix) > epoch:
-                self.vectors.forget(brain_id, int(suffix))
+        """Files of other epochs than the committed one are what a compaction left: of a later
+        one, a compaction that stopped before its commit; of an earlier one, one that stopped
+        after it, before deleting them (they still hold the rows it reclaimed)."""
+        for path, other in self.vectors.files_of(brain_id).items():
+            if other != epoch:
+                self.vectors.forget(brain_id, other)
                 path.unlink(missing_ok=True)
 
 
@@ -297,14 +332,32 @@ def _live_count(conn: sqlite3.Connection, brain_id: str) -> int:
 
 
 @contextmanager
-def _brain_lock(path: Path, wait: bool) -> Iterator[bool]:
-    with path.open("a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
+def _brain_lock(path: Path, wait: bool, *, remove: bool = False) -> Iterator[bool]:
+    """Lock the file at `path` (True), or yield False when another holds it and `wait` is False.
+    With `remove` the file is deleted before the lock is let go; whoever got the lock of a file
+    deleted meanwhile locks the one now at the path instead."""
+    while True:
+        with path.open("a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            if not _same_file(fh.fileno(), path):
+                continue
+            try:
+                yield True
+            finally:
+                if remove:
+                    path.unlink(missing_ok=True)
+                fcntl.flock(fh, fcntl.LOCK_UN)
             return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (found.st_dev, found.st_ino)

@@ -191,6 +191,23 @@ class VectorStore:
         with self._lock:
             self._files.pop((brain_id, epoch), None)
 
+    def forget_brain(self, brain_id: str) -> None:
+        """Drop the open files of every epoch of a brain (it is being dropped)."""
+        with self._lock:
+            for key in [k for k in self._files if k[0] == brain_id]:
+                del self._files[key]
+
+    def files_of(self, brain_id: str) -> dict[Path, int]:
+        """Every file of the brain in the directory, whatever its epoch (vectors, ANN indexes and
+        indexes left half-written), with that epoch."""
+        name = re.compile(rf"{re.escape(stem(brain_id))}(?:~(\d+))?\.(?:f32|faiss|faiss\.partial)")
+        found: dict[Path, int] = {}
+        for path in self.directory.glob(f"{stem(brain_id)}*"):  # a stem holds no glob syntax
+            match = name.fullmatch(path.name)
+            if match is not None:
+                found[path] = int(match.group(1) or 0)
+        return found
+
     def retire(self, brain_id: str, epoch: int) -> None:
         """Forget and delete the files of a brain's epochs before `epoch` (readers still holding
         a mapping keep it: the pages stay until they drop it)."""

@@ -15,6 +15,7 @@ from cairn.entrypoints.rest.authz import route_guard
 from cairn.entrypoints.rest.batch import batch_router
 from cairn.entrypoints.rest.brains import brains_router
 from cairn.entrypoints.rest.documents import documents_router
+from cairn.entrypoints.rest.erasure import erasure_router
 from cairn.entrypoints.rest.events import events_router
 from cairn.entrypoints.rest.ingest import ingest_router
 from cairn.entrypoints.rest.jobs import jobs_router
@@ -58,6 +59,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         memory_router(container),
         jobs_router(container.job_status),
         admin_router(container),
+        erasure_router(container.erasure),
     ):
         app.include_router(router, dependencies=[Depends(guard)])
     # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.

@@ -31,6 +31,7 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("POST", "/v1/brains"): ADMIN,
     ("GET", B): READ,
     ("PATCH", B): ADMIN,
+    ("DELETE", B): ADMIN,
     ("GET", f"{B}/documents/read"): READ,
     ("GET", f"{B}/documents"): READ,
     ("HEAD", f"{B}/documents"): READ,
@@ -61,6 +62,8 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("GET", "/v1/admin/keys"): ADMIN,
     ("DELETE", "/v1/admin/keys/{keyId}"): ADMIN,
     ("GET", "/v1/admin/audit"): ADMIN,
+    ("POST", "/v1/erasures"): ADMIN,
+    ("GET", "/v1/erasures/{erasureId}"): ADMIN,
 }
 
 

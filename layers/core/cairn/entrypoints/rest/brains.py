@@ -11,7 +11,7 @@ from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next
 from cairn.entrypoints.rest.wire import BrainPage
 from cairn.entrypoints.wire import BrainRecord
-from cairn.entrypoints.wire_admin import BrainAccess, BrainAccessChange
+from cairn.entrypoints.wire_admin import BrainAccess, BrainAccessChange, ErasureReceipt
 from cairn.services.brains import MAX_PAGE
 
 
@@ -54,5 +54,12 @@ def brains_router(container: Container) -> APIRouter:
         """Change the brain's visibility or owning subject (brains:admin on the brain)."""
         changed = container.brains.update(brain.id, visibility=body.visibility, owner=body.owner)
         return BrainAccess.of(changed)
+
+    @router.delete("/{brainId}")
+    def delete_brain(brain: BrainArg) -> ErasureReceipt:
+        """Delete the brain and everything it holds, on every surface (brains:admin on it: its
+        owner, or an admin of its tenant for a shared one); answers once it is done, with what
+        went, counted by kind. From the first moment the brain is gone for every caller."""
+        return ErasureReceipt.of(container.erasure.delete_brain(brain.id))
 
     return router

@@ -1,17 +1,27 @@
 """The admin surface (`/mcp/admin`, `cairn mcp --surface admin`): who owns a brain and who else may
-see it. Cairn's own tools, apart from the memory surfaces agents are configured for. Its failures
-read as the canonical surface's do."""
+see it, deleting a brain, erasing a subject. Cairn's own tools, apart from the memory surfaces
+agents are configured for. Its failures read as the canonical surface's do."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cairn import __version__
-from cairn.entrypoints.mcp.admin.tools import ADMIN_LIST_BRAINS, ADMIN_UPDATE_BRAIN
+from cairn.entrypoints.mcp.admin.tools import (
+    ADMIN_DELETE_BRAIN,
+    ADMIN_ERASE_SUBJECT,
+    ADMIN_LIST_BRAINS,
+    ADMIN_UPDATE_BRAIN,
+)
 from cairn.entrypoints.mcp.canonical.errors import JsonToolErrors
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
 
-ADMIN_TOOLS: tuple[ToolSpec[Any], ...] = (ADMIN_LIST_BRAINS, ADMIN_UPDATE_BRAIN)
+ADMIN_TOOLS: tuple[ToolSpec[Any], ...] = (
+    ADMIN_LIST_BRAINS,
+    ADMIN_UPDATE_BRAIN,
+    ADMIN_DELETE_BRAIN,
+    ADMIN_ERASE_SUBJECT,
+)
 
 ADMIN_SCOPES = {spec.name: spec.scope for spec in ADMIN_TOOLS}
 

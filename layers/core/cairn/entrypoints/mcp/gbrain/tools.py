@@ -257,7 +257,7 @@ def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
             "assertion_count": assertion_count,
             "contradiction_count": contradiction_count,
             "gap_count": sum(c.gaps.count(b) for b in brains),
-            "embedding_count": sum(c.search.chunks.count(b.id) for b in brains),
+            "embedding_count": sum(p.document.chunk_count for p in pages),
             "active_model": c.search.embedder.model_id,
             "db_size_bytes": sum(p.document.byte_size for p in pages),
         }

@@ -1,0 +1,110 @@
+"""Removing documents for good (an erasure), with every record that names them or was drawn from
+their text: each family of records is removed by the service that keeps it.
+
+For each document: its entity mentions (counts go down; an entity mentioned by nobody else goes),
+its links both ways (keyed: waypoints, concepts of its chunks; numbered: gbrain's), its raw rows,
+the image references it made (the images' captions are made again), a pending ingest, then the
+document itself (record, id pointer, chunks, content blob unless another document holds the same
+bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
+read from them, raw bytes nobody else holds, extraction transcripts' raw bytes, and the context the
+next sibling in a folder was indexed with (an excerpt of its predecessor's text)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from cairn.domain.models import Brain, Document, DocumentSource
+from cairn.ports.blobs import BlobStore
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.records import RecordStore
+from cairn.services.access import AccessLog
+from cairn.services.documents import DocumentInput, DocumentService
+from cairn.services.entities import EntityService
+from cairn.services.image_items import ImageItems, Prepared
+from cairn.services.item_status import ItemStatusLog
+from cairn.services.links import LinkRepository
+from cairn.services.memories import MemoryService
+from cairn.services.page_assertions import forget_claims
+from cairn.services.raw_data import RawDataService
+from cairn.services.siblings import forget_siblings, natural_key
+
+
+@dataclass
+class DocumentEraser:
+    documents: DocumentService
+    chunks: ChunkIndex
+    records: RecordStore
+    blobs: BlobStore
+    links: LinkRepository
+    entities: EntityService
+    memories: MemoryService
+    raw_data: RawDataService
+    images: ImageItems
+    status: ItemStatusLog
+    access: AccessLog
+
+    def erase(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> Counter[str]:
+        """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
+        brain's other documents, whose bytes, raw rows and contexts must survive."""
+        counts: Counter[str] = Counter()
+        ids = {d.id for d in doomed}
+        kept_blobs = {d.blob_key for d in others}
+        entities_before = self.entities.repo.counters(brain.id)[0]
+        raw_gone: set[str] = set()
+        for doc in doomed:
+            chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
+            counts["links"] += self.entities.forget(brain, doc.id)
+            counts["links"] += self.links.remove_all_of(brain.id, doc.id)
+            counts["links"] += self.links.remove_numbered_all_of(brain.id, doc.id)
+            counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)
+            rows, keys = self.raw_data.erase_all_of(brain, doc.id)
+            counts["records"] += rows
+            raw_gone |= keys
+            self.images.record(brain, doc.path, Prepared(DocumentInput(), shown={}))
+            self.status.completed(brain.id, doc.id)
+            if doc.source is DocumentSource.extract:  # a transcript: its turns are kept beside it
+                counts["blobs"] += self.blobs.delete_prefix(f"{brain.id}/raw/{doc.id}/")
+            shared = doc.blob_key in kept_blobs
+            if self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure") is not None:
+                counts["documents"] += 1
+                counts["chunks"] += len(chunk_ids)
+                counts["blobs"] += 0 if shared else 1
+        counts["records"] += self.memories.forget_records(brain, ids)
+        counts["records"] += self.access.forget(brain.id, ids)
+        counts["records"] += forget_claims(self.records, brain.id, ids)
+        still_held = self.raw_data.blob_keys(brain)
+        for key in raw_gone - still_held:
+            self.blobs.delete(key)
+            counts["blobs"] += 1
+        counts["entities"] += max(0, entities_before - self.entities.repo.counters(brain.id)[0])
+        counts["records"] += self._clear_contexts(brain, doomed, others)
+        return counts
+
+    def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
+        """The documents that were indexed with an excerpt of a doomed one (the sibling after it in
+        its folder, services/siblings.py) lose that context; returns how many changed."""
+        paths = {d.path for d in doomed}
+        cleared = forget_siblings(self.records, brain.id, paths)
+        by_folder: dict[str, list[tuple[tuple[tuple[int, int | str], ...], str, bool]]] = {}
+        for doc in [*doomed, *others]:
+            takes_context = doc.owner is None and not doc.content_type.startswith("image/")
+            if doc.path in paths or (doc.deleted_at is None and takes_context):
+                folder = posixpath.dirname(doc.path)
+                by_folder.setdefault(folder, []).append((natural_key(doc.path), doc.id, doc.path in paths))
+        for entries in by_folder.values():
+            entries.sort()
+            for (_, _, was_doomed), (_, following, follows_doomed) in pairwise(entries):
+                if was_doomed and not follows_doomed:
+                    cleared.add(following)
+        ids = {d.id for d in doomed}
+        changed = 0
+        for doc_id in cleared - ids:
+            chunks = self.chunks.get_chunks(brain.id, doc_id)
+            if chunks and chunks[0].context:
+                self.chunks.set_context(brain.id, doc_id, "")
+                changed += 1
+        return changed

@@ -1,0 +1,141 @@
+"""Erasures and brain deletions as records: what was asked, by whom, how far it got, and the receipt.
+
+| record                   | pk          | sk              |
+|--------------------------|-------------|-----------------|
+| an erasure or a deletion | `erasures`  | `<erasure id>`  |
+
+The record is written before anything is removed and updated as each brain is finished, so an
+erasure stopped half-way (a crash, kill -9) is found and finished when a store is next opened
+(services/erasure/service.py `resume`). While it runs the record holds what it must find (the
+subject, the brain); once it is done only a digest of the subject stays, with the counts: the audit
+of an erasure says that it happened and by whom, never whose data it was.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cairn.domain.errors import Conflict, NotFound
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+from cairn.services.repositories import all_items
+
+PK = "erasures"
+REMOVED_KINDS = (
+    "documents", "chunks", "blobs", "links", "entities", "memory_rows", "sessions", "messages",
+    "records", "audit_entries",
+)  # fmt: skip
+"""What a receipt counts: documents (and their records), their chunks, content blobs, links,
+entities left with no mention, ThoughtMCP memory rows, sessions and messages, other records that
+named what was removed (claims, timelines, read counts, raw rows, image references, pending
+ingests), and audit entries whose subject or target was redacted."""
+
+
+class Receipt(BaseModel):
+    """What an erasure or a brain deletion removed, counted by kind."""
+
+    id: str
+    kind: str = Field(description="the subject's kind (thoughtmcp_user, ...), or `brain` for a deletion")
+    subject_digest: str = Field(description="a digest of the subject: never the subject itself")
+    brains: list[str]
+    removed: dict[str, int]
+    status: Literal["running", "completed"]
+    by: str | None = None
+    started_at: datetime
+    finished_at: datetime | None = None
+
+
+class Pending(BaseModel):
+    """An erasure's record while it runs."""
+
+    receipt: Receipt
+    subject: str | None = None
+    done: list[str] = Field(default_factory=list)
+    """Brains finished so far."""
+
+
+class ErasureLog:
+    def __init__(self, records: RecordStore, clock: Clock) -> None:
+        self.records = records
+        self.clock = clock
+
+    def start(self, receipt: Receipt, subject: str | None) -> Pending:
+        pending = Pending(receipt=receipt, subject=subject)
+        self.records.put(Item(PK, receipt.id, pending.model_dump(mode="json")), expected_version=0)
+        return pending
+
+    def get(self, erasure_id: str) -> Pending:
+        item = self.records.get(PK, erasure_id)
+        if item is None:
+            raise NotFound(f"erasure not found: {erasure_id[:64]}")
+        return Pending.model_validate(item.data)
+
+    def advance(self, erasure_id: str, brain_id: str, removed: Counter[str]) -> Pending:
+        """One brain finished with these counts (idempotent: a brain is counted once)."""
+
+        def change(pending: Pending) -> Pending | None:
+            if brain_id in pending.done:
+                return None
+            _count(pending, removed)
+            pending.done.append(brain_id)
+            return pending
+
+        return self._update(erasure_id, change)
+
+    def add(self, erasure_id: str, removed: Counter[str]) -> Pending:
+        """Counts of work that belongs to no one brain (audit redaction)."""
+
+        def change(pending: Pending) -> Pending:
+            _count(pending, removed)
+            return pending
+
+        return self._update(erasure_id, change)
+
+    def finish(self, erasure_id: str) -> Receipt:
+        """Done: the subject is dropped from the record, the receipt kept."""
+
+        def change(pending: Pending) -> Pending | None:
+            if pending.receipt.status == "completed":
+                return None
+            finished = {"status": "completed", "finished_at": self.clock.now()}
+            return Pending(receipt=pending.receipt.model_copy(update=finished), done=pending.done)
+
+        return self._update(erasure_id, change).receipt
+
+    def _update(self, erasure_id: str, change: Callable[[Pending], Pending | None]) -> Pending:
+        """Read, change and write the record conditionally, again on a lost race."""
+        for _ in range(16):
+            item = self.records.get(PK, erasure_id)
+            if item is None:
+                raise NotFound(f"erasure not found: {erasure_id[:64]}")
+            changed = change(Pending.model_validate(item.data))
+            if changed is None:
+                return Pending.model_validate(item.data)
+            try:
+                self.records.put(Item(PK, erasure_id, changed.model_dump(mode="json")), item.version)
+                return changed
+            except Conflict:
+                continue
+        raise Conflict(f"erasure {erasure_id} kept changing while being recorded")
+
+    def running(self) -> Iterator[Pending]:
+        """Erasures started and not finished (by this process or one that died)."""
+        for item in all_items(self.records, PK):
+            pending = Pending.model_validate(item.data)
+            if pending.receipt.status == "running":
+                yield pending
+
+
+def empty_counts() -> dict[str, int]:
+    return dict.fromkeys(REMOVED_KINDS, 0)
+
+
+def _count(pending: Pending, removed: Counter[str]) -> None:
+    totals = Counter(pending.receipt.removed)
+    totals.update(removed)
+    pending.receipt.removed = {k: totals.get(k, 0) for k in REMOVED_KINDS}

@@ -1,0 +1,314 @@
+"""Erasing a subject from everything Cairn holds, and deleting a brain with all it holds.
+
+Both are asked by a principal, checked once, recorded (services/erasure/log.py), then run as the
+system, brain by brain: a brain finished is recorded as done, so one stopped by a crash or kill -9
+resumes where it stopped (`resume`, run when the server starts). Every step is idempotent: what is
+gone is simply not found again.
+
+An erasure, in each brain: the audit entries that name the subject or one of its documents are
+redacted first (they are found by what is about to go), then its documents go with every record
+drawn from them (documents.py), its ThoughtMCP rows and its sessions. Once every brain is done the
+stores' own files are scrubbed (vector files compacted, full-text segments merged, the record store
+vacuumed), so nothing of it can be read back from them either. Who may: the system, or a principal
+that may change the brain and is its owner or holds brains:admin (auth/access.py `may_erase`).
+
+A deletion marks the brain deleted at once (every lookup then answers NotFound, and a write that
+lands meanwhile is taken back: services/repositories.py), then purges every record family the brain
+keeps, its blobs and its chunks, and last its own record and slug.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cairn.auth import access
+from cairn.auth.principal import ADMIN
+from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Document
+from cairn.ports.blobs import BlobStore
+from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
+from cairn.ports.clock import Clock
+from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
+from cairn.services.audit import AuditEntry, AuditLog
+from cairn.services.brains import BrainService
+from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
+from cairn.services.erasure.subjects import Subject, SubjectKind
+from cairn.services.repositories import DocumentRepository, all_items, document_of, slug_key
+from cairn.services.thoughts import ThoughtMemories
+
+log = logging.getLogger(__name__)
+BRAIN_KIND = "brain"
+DELETED = "[deleted]"  # a deleted brain's name: its record stays, as a mark, and says no more
+_BATCH = 100  # deletes per transaction (DynamoDB's bound)
+
+
+def _brain_prefixes(brain_id: str) -> list[str]:
+    """Every record family a brain keeps under its own id (docs/ARCHITECTURE.md's table)."""
+    return [
+        f"brain#{brain_id}", f"memory#{brain_id}", f"memtime#{brain_id}", f"entities#{brain_id}",
+        f"links#{brain_id}#", f"gaps#{brain_id}", f"assertions#{brain_id}", f"access#{brain_id}",
+        f"collections#{brain_id}", f"pending#{brain_id}", f"zengram#{brain_id}", f"raw#{brain_id}#",
+        f"thoughts#{brain_id}#", f"imgref#{brain_id}#", f"seq#links#{brain_id}", f"seq#gaps#{brain_id}",
+        f"seq#raw#{brain_id}",
+    ]  # fmt: skip
+
+
+@dataclass
+class ErasureService:
+    brains: BrainService
+    documents: DocumentRepository
+    eraser: DocumentEraser
+    thoughts: ThoughtMemories
+    chunks: ChunkIndex
+    records: RecordStore
+    blobs: BlobStore
+    audit: AuditLog
+    erasures: ErasureLog
+    clock: Clock
+
+    # -- asking ------------------------------------------------------------------------------------
+
+    def erase(self, kind: str, value: str, brains: list[str] | None = None) -> Receipt:
+        """Erase the subject from the named brains (default: every brain the caller may erase in);
+        the receipt of what went. NotFound when nothing of it is stored there (never stored, or
+        erased already)."""
+        subject = Subject.of(kind, value)
+        targets = self._targets(brains)
+        with access.as_system():
+            if not any(self._holds(brain, subject) for brain in targets):
+                raise NotFound(
+                    f"nothing of {subject.kind} {value[:64]!r} is stored in the brains this caller may "
+                    "erase in (never stored, or erased already)"
+                )
+        receipt = self._receipt(subject.kind, subject.digest, targets)
+        self.erasures.start(receipt, subject.value)
+        return self._finish(receipt.id)
+
+    def delete_brain(self, ref: str) -> Receipt:
+        """Delete a brain and everything it holds (brains:admin on it: its owner, or an admin of its
+        tenant for a shared one); the receipt of what went."""
+        with access.needing(ADMIN):
+            brain = self.brains.get(ref)
+        receipt = self._receipt(BRAIN_KIND, brain.id, [brain])
+        self.erasures.start(receipt, brain.id)
+        self._mark_deleted(brain)  # first: from now on every lookup of it answers NotFound
+        return self._finish(receipt.id)
+
+    def _mark_deleted(self, brain: Brain) -> None:
+        for _ in range(16):
+            try:
+                self.brains.repo.update(
+                    brain.id, lambda b: b.model_copy(update={"deleted_at": self.clock.now()})
+                )
+                return
+            except NotFound:
+                return
+            except Conflict:  # a lost race on the record: read it again
+                continue
+        raise Conflict(f"brain {brain.slug} kept changing while being deleted; try again")
+
+    def receipt(self, erasure_id: str) -> Receipt:
+        return self.erasures.get(erasure_id).receipt
+
+    def resume(self) -> list[Receipt]:
+        """Finish every erasure and deletion left running (by a process that died)."""
+        done = []
+        for pending in list(self.erasures.running()):
+            log.info("resuming erasure %s", pending.receipt.id)
+            done.append(self._finish(pending.receipt.id))
+        return done
+
+    def _targets(self, refs: list[str] | None) -> list[Brain]:
+        if refs is not None:
+            if not refs:
+                raise InvalidInput("brains, when given, names at least one brain")
+            targets = [self.brains.get(ref) for ref in dict.fromkeys(refs)]
+            refused = [b.slug for b in targets if not access.may_erase(b)]
+            if refused:
+                raise Forbidden(f"only a brain's owner or an admin may erase in it: {', '.join(refused)}")
+            return targets
+        targets = [b for b in self.brains.list() if access.may_erase(b)]
+        if not targets:
+            raise Forbidden("this caller may erase in no brain: only a brain's owner or an admin may")
+        return targets
+
+    def _receipt(self, kind: str, digest: str, targets: list[Brain]) -> Receipt:
+        return Receipt(
+            id=new_id("era"),
+            kind=kind,
+            subject_digest=digest,
+            brains=[b.id for b in targets],
+            removed=empty_counts(),
+            status="running",
+            by=access.started_by(),
+            started_at=self.clock.now(),
+        )
+
+    def _finish(self, erasure_id: str) -> Receipt:
+        current = access.current()
+        principal = current.principal if current is not None else None
+        with access.as_system():
+            receipt = self._run(erasure_id)
+        detail: dict[str, str | int | bool] = {"kind": receipt.kind}
+        detail.update({k: v for k, v in receipt.removed.items() if v})
+        self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
+        return receipt
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def _run(self, erasure_id: str) -> Receipt:
+        pending = self.erasures.get(erasure_id)
+        receipt = pending.receipt
+        if receipt.status == "completed":
+            return receipt
+        for brain_id in receipt.brains:
+            if brain_id in pending.done:
+                continue
+            brain = self.brains.repo.get(brain_id)
+            if receipt.kind == BRAIN_KIND:
+                counts = self._purge(brain_id)
+            elif brain is None or pending.subject is None:
+                counts = Counter()  # the brain went meanwhile: nothing of the subject is left in it
+            else:
+                counts = self._erase_in(brain, Subject(SubjectKind(receipt.kind), pending.subject))
+            self.erasures.advance(erasure_id, brain_id, counts)
+        self._scrub(receipt.brains, dropped=receipt.kind == BRAIN_KIND)
+        return self.erasures.finish(erasure_id)
+
+    def _holds(self, brain: Brain, subject: Subject) -> bool:
+        if any(True for _ in self._sessions(brain.id, subject)):
+            return True
+        return any(subject.selects(item.data) for item in self.documents.raw(brain.id, subject.prefix))
+
+    def _erase_in(self, brain: Brain, subject: Subject) -> Counter[str]:
+        doomed: list[Document] = []
+        others: list[Document] = []
+        for item in self.documents.raw(brain.id):
+            (doomed if subject.selects(item.data) else others).append(document_of(item))
+        sessions = list(self._sessions(brain.id, subject))
+        counts: Counter[str] = Counter()
+        counts["audit_entries"] += self._redact(brain, subject, doomed, sessions)
+        if doomed:
+            counts += self.eraser.erase(brain, doomed, others)
+        if subject.covers(SubjectKind.thoughtmcp_user):
+            counts["memory_rows"] += self.thoughts.forget_user(brain, subject.value)
+        for _session, whole, items in sessions:
+            gone = self._delete_items(items)
+            counts["messages"] += gone - (1 if whole else 0)
+            counts["sessions"] += 1 if whole else 0
+        return counts
+
+    def _sessions(self, brain_id: str, subject: Subject | None) -> Iterator[tuple[str, bool, list[Item]]]:
+        """(session id, whether the whole session goes, the items that go) of the brain's sessions:
+        with a subject, the actor's own sessions whole and its messages in the others (only for
+        `session_actor`); without, every session whole (a deletion)."""
+        if subject is not None and not subject.covers(SubjectKind.session_actor):
+            return
+        by_session: dict[str, list[Item]] = {}
+        for item in self._scan(["session#"]):
+            by_session.setdefault(item.pk, []).append(item)
+        for pk, items in by_session.items():
+            head = next((i for i in items if i.sk == "session"), None)
+            if head is None or head.data.get("session", {}).get("brain_id") != brain_id:
+                continue
+            if subject is None or subject.selects_session(head.data["session"]):
+                yield pk.removeprefix("session#"), True, items
+                continue
+            mine = [i for i in items if i.sk.startswith("msg#") and subject.selects_message(i.data)]
+            if mine:
+                yield pk.removeprefix("session#"), False, mine
+
+    def _redact(
+        self,
+        brain: Brain,
+        subject: Subject,
+        doomed: list[Document],
+        sessions: list[tuple[str, bool, list[Item]]],
+    ) -> int:
+        named = {
+            subject.value,
+            *(d.id for d in doomed),
+            *(d.path for d in doomed),
+            *(s for s, _, _ in sessions),
+        }
+
+        def names(entry: AuditEntry) -> set[str]:
+            fields = {"subject"} if subject.names(entry.subject) else set()
+            return fields | ({"target"} if entry.target in named else set())
+
+        return self.audit.redact(tenants=[brain.owner_tenant], brain_ids=[brain.id], names=names)
+
+    def _purge(self, brain_id: str) -> Counter[str]:
+        """Everything a brain being deleted holds, then the brain itself."""
+        counts: Counter[str] = Counter()
+        pointers: list[Item] = []
+        for item in all_items(self.records, f"brain#{brain_id}", "doc#"):
+            counts["documents"] += 1
+            pointers.append(Item(f"docid#{item.data['id']}", "doc"))
+        for item in all_items(self.records, f"collections#{brain_id}", "col#"):
+            pointers.append(Item(f"colid#{item.data['uid']}", "collection"))
+        self._delete_items(pointers)
+        for _session, _whole, items in self._sessions(brain_id, None):
+            counts["sessions"] += 1
+            counts["messages"] += self._delete_items(items) - 1
+        counts["chunks"] += self.chunks.drop_brain(brain_id)
+        counts["blobs"] += self.blobs.delete_prefix(f"{brain_id}/") + self.blobs.delete_prefix(
+            f"uploads/{brain_id}/"
+        )
+        counts["records"] += (
+            self._delete_items(list(self._scan(_brain_prefixes(brain_id)))) - counts["documents"]
+        )
+        brain = self.brains.repo.get(brain_id)
+        if brain is not None:  # its record stays as the mark late writers meet, nameless; its slug is free
+            self._delete_items([Item(*slug_key(brain.slug))])
+            self._forget_name(brain)
+        return counts
+
+    def _forget_name(self, brain: Brain) -> None:
+        for _ in range(16):
+            try:
+                self.brains.repo.update(
+                    brain.id,
+                    lambda b: b.model_copy(update={"name": DELETED, "metadata": {}}),
+                    keep_slug=False,
+                )
+                return
+            except Conflict:
+                continue
+
+    def _scrub(self, brain_ids: list[str], *, dropped: bool) -> None:
+        """Leave nothing of what went in the stores' own files (the embedded store's)."""
+        if isinstance(self.chunks, ScrubbableChunks) and not dropped:
+            for brain_id in brain_ids:
+                self.chunks.scrub(brain_id)
+        if isinstance(self.records, ScrubbableRecords):
+            self.records.scrub()
+
+    # -- records -----------------------------------------------------------------------------------
+
+    def _scan(self, prefixes: list[str]) -> Iterator[Item]:
+        for start in range(0, len(prefixes), MAX_SCAN_PREFIXES):
+            cursor: str | None = None
+            while True:
+                page = self.records.scan(prefixes[start : start + MAX_SCAN_PREFIXES], cursor=cursor)
+                yield from page.items
+                if page.cursor is None:
+                    break
+                cursor = page.cursor
+
+    def _delete_items(self, items: list[Item]) -> int:
+        """Delete these items, a transaction at a time; returns how many were there (an item gone
+        already is not counted, so a resumed run counts each item once)."""
+        gone = 0
+        for start in range(0, len(items), _BATCH):
+            keys = list(dict.fromkeys((i.pk, i.sk) for i in items[start : start + _BATCH]))
+            present = self.records.get_many(keys)
+            if present:
+                self.records.transact([Delete(pk, sk) for pk, sk in present])
+            gone += len(present)
+        return gone

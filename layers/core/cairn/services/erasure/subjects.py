@@ -1,0 +1,95 @@
+"""Whom an erasure removes: a subject is a kind of identity a surface records and its value.
+
+| kind              | what it selects                                                          |
+|-------------------|--------------------------------------------------------------------------|
+| `thoughtmcp_user` | ThoughtMCP memories of that userId (their rows and waypoint links too)   |
+| `source_agent`    | zengram memories stored by that agent (`source_agent`)                   |
+| `agent_scope`     | documents under the Jeffs Brain agent scope `memory/agent/<agent>/`      |
+| `session_actor`   | sessions of that actor with their messages, and what was drawn from them |
+|                   | (transcripts, extracted facts and episodes name the actor in `actor_id`) |
+| `any`             | all of the above under that name at once: one person or agent, whichever |
+|                   | surface recorded it                                                      |
+
+Selection reads stored records as they are (not decoded), so it runs over a whole brain cheaply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from cairn.domain.errors import InvalidInput
+from cairn.domain.paths import AGENT_PREFIX
+
+MAX_VALUE = 256
+
+
+class SubjectKind(StrEnum):
+    thoughtmcp_user = "thoughtmcp_user"
+    source_agent = "source_agent"
+    agent_scope = "agent_scope"
+    session_actor = "session_actor"
+    any = "any"
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: SubjectKind
+    value: str
+
+    @classmethod
+    def of(cls, kind: str, value: str) -> Subject:
+        """A subject from a caller's words; InvalidInput for an unknown kind or an empty value."""
+        try:
+            chosen = SubjectKind(kind)
+        except ValueError:
+            known = ", ".join(k.value for k in SubjectKind)
+            raise InvalidInput(f"kind must be one of {known}") from None
+        if not isinstance(value, str) or not value.strip() or len(value) > MAX_VALUE:
+            raise InvalidInput(f"subject must be 1..{MAX_VALUE} characters")
+        if chosen is SubjectKind.agent_scope and ("/" in value or value in (".", "..")):
+            raise InvalidInput("an agent scope is one path segment (the agent's slug)")
+        return cls(chosen, value)
+
+    @property
+    def digest(self) -> str:
+        """What an erasure keeps of the subject once it is done: a digest, never the value."""
+        return hashlib.sha256(f"{self.kind}\x00{self.value}".encode()).hexdigest()[:16]
+
+    @property
+    def prefix(self) -> str:
+        """The document paths every selected document starts with ("" when any path may be)."""
+        if self.kind is SubjectKind.agent_scope:
+            return f"{AGENT_PREFIX}{self.value}/"
+        return ""
+
+    def covers(self, kind: SubjectKind) -> bool:
+        return self.kind in (kind, SubjectKind.any)
+
+    def selects(self, record: dict[str, Any]) -> bool:
+        """Whether a stored document record (raw data of the record store) is the subject's."""
+        memory = record.get("memory") if isinstance(record.get("memory"), dict) else {}
+        metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+        assert isinstance(memory, dict) and isinstance(metadata, dict)
+        path = str(record.get("path", ""))
+        return (
+            (self.covers(SubjectKind.thoughtmcp_user) and memory.get("user_id") == self.value)
+            or (self.covers(SubjectKind.source_agent) and memory.get("source_agent") == self.value)
+            or (self.covers(SubjectKind.agent_scope) and path.startswith(f"{AGENT_PREFIX}{self.value}/"))
+            or (self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value)
+        )
+
+    def selects_session(self, session: dict[str, Any]) -> bool:
+        return self.covers(SubjectKind.session_actor) and session.get("actor_id") == self.value
+
+    def selects_message(self, message: dict[str, Any]) -> bool:
+        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        assert isinstance(metadata, dict)
+        return self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value
+
+    def names(self, who: str) -> bool:
+        """Whether an audit entry's subject (who acted) is this subject (a ThoughtMCP user or an
+        agent acting under its own name)."""
+        return who == self.value

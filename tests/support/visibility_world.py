@@ -34,6 +34,8 @@ class DataSet:
     marker: str
     probe: str
     brain: Brain
+    texts: list[str] = field(default_factory=list)
+    """The stored texts of its memories (ThoughtMCP, zengram) and notes, word for word."""
     ids: set[str] = field(default_factory=set)
     """Every id of the set a response could carry (documents, chunks, memories, sessions, jobs...)."""
     values: dict[str, Any] = field(default_factory=dict)
@@ -90,6 +92,7 @@ def _brain_set(c: Container, name: str, brain: Brain) -> DataSet:
     c.gaps.log(brain, f"who owns the {m} budget")
     c.raw_data.put(brain, page.id, "crm", {"note": f"{m} raw"})
     job = c.consolidation.queue(brain)
+    s.texts = [c.documents.read(brain, d.path).decode() for d in (note, agent, fact, item)]
     for doc in (note, agent, fact, page, other, item):
         s.ids.add(doc.id)
         s.ids.update(chunk.id for chunk in c.adapters.chunks.get_chunks(brain.id, doc.id))
@@ -116,14 +119,15 @@ def _brain_set(c: Container, name: str, brain: Brain) -> DataSet:
 def _user_set(c: Container, name: str, brain: Brain) -> DataSet:
     m, p = MARKERS[name], PROBES[name]
     s = DataSet(name, m, p, brain)
+    s.texts = [
+        f"The {p} vault code ({m}) is written on the garage wall, behind the boiler.",
+        f"The {p} bicycle lock code ({m}) is kept in the blue notebook near the boiler.",
+    ]
     made = [
         c.thoughts.remember(
             brain, NewMemory(content=text, user_id=USERS[name], session_id="s1", sector="semantic")
         )
-        for text in (
-            f"The {p} vault code ({m}) is written on the garage wall, behind the boiler.",
-            f"The {p} bicycle lock code ({m}) is kept in the blue notebook near the boiler.",
-        )
+        for text in s.texts
     ]
     ids = [row["memoryId"] for row in made]
     for memory_id in ids:

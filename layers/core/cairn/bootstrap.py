@@ -162,6 +162,7 @@ class Container:
             blobs=a.blobs,
             audit=self.audit,
             erasures=ErasureLog(a.records, a.clock),
+            keys=self.keys,
             clock=a.clock,
         )
 

@@ -136,9 +136,18 @@ def rest_routes(world: World) -> list[tuple[str, str]]:
     )
 
 
+def throwaway(world: World) -> str:
+    """A brain of acme's like brain A, for a call that deletes what it is aimed at: the world the
+    other cells use stays whole."""
+    owner = Principal("acme", "user-1", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+    with access.acting_as(owner, ADMIN):
+        return world.container.brains.create("Throwaway", visibility="tenant").id
+
+
 def rest_request(world: World, method: str, template: str) -> httpx.Request:
+    aimed = throwaway(world) if (method, template) == ("DELETE", "/v1/brains/{brainId}") else world.brain_a
     path = (
-        template.replace("{brainId}", world.brain_a)
+        template.replace("{brainId}", aimed)
         .replace("{sessionId}", world.session)
         .replace("{jobId}", world.job)
         .replace("{keyId}", world.key_id)
@@ -291,7 +300,8 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
             credential = world.tokens[caller]
             for tool in tools:
                 calls += 1
-                args = arguments_for(tool.input_schema, world.brain_a)
+                destructive = tool.annotations is not None and tool.annotations.destructive_hint
+                args = arguments_for(tool.input_schema, throwaway(world) if destructive else world.brain_a)
                 want = expected(caller, server_scopes.get(tool.name), "brain" in args)
                 if want == "allowed" and "userId" in args and caller in KEYS_ACTING_AS_THEMSELVES:
                     want = "forbidden"  # ThoughtMCP: a key without brains:admin acts only as its own users

@@ -99,5 +99,5 @@ async def test_the_admin_mcp_surface_changes_visibility(tmp_path: Path, adapters
                 await client.call_tool("admin_update_brain", {"brain": "notes", "visibility": "public"})
             )
             listed = ok(await client.call_tool("admin_list_brains", {}))
-    assert names == {"admin_list_brains", "admin_update_brain"}
+    assert names == {"admin_list_brains", "admin_update_brain", "admin_delete_brain", "admin_erase_subject"}
     assert changed["visibility"] == "public" and listed["items"][0]["owner"] == "local"

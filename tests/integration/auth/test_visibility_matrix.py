@@ -19,11 +19,10 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import httpx2
 import pytest
@@ -32,11 +31,6 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
-from cairn.adapters.aws.s3_blobs import S3BlobStore
-from cairn.adapters.local.file_blobs import FileBlobStore
-from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
-from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
@@ -46,22 +40,11 @@ from cairn.entrypoints.mcp.registry import SURFACES, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from cairn.services.memories import MemoryInput
 from cairn.services.thoughts import NewMemory
-from tests.contract.aws_storage import (
-    BUCKET,
-    DYNAMODB_CONFIG,
-    REGION,
-    S3_CONFIG,
-    TABLE,
-    create_bucket,
-    create_table,
-    mocked_aws,
-)
-from tests.fakes.container import fake_adapters
 from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
+from tests.support.shapes import SHAPES, adapters_for
 from tests.support.visibility_world import SETS, USERS, DataSet, build
 from tests.unit.auth.tokens import AUDIENCE, ISSUER, claims, jwks, rsa_key
-from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
 
 pytestmark = pytest.mark.integration
 OWNER_TOKEN = "owner-static-token"
@@ -112,41 +95,11 @@ class World:
 # -- the worlds ------------------------------------------------------------------------------------
 
 
-def _embedded(tmp: Path) -> Adapters:
-    data = tmp / "data"
-    data.mkdir()
-    return replace(
-        fake_adapters(),
-        records=SqliteRecordStore(data / "records.sqlite3"),
-        chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", 64),
-        blobs=FileBlobStore(data / "blobs"),
-    )
-
-
-def _aws() -> Adapters:
-    dynamodb = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
-    create_table(dynamodb, TABLE)
-    s3 = boto3.client("s3", region_name=REGION, config=S3_CONFIG)
-    create_bucket(s3, BUCKET)
-    from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
-
-    return replace(
-        fake_adapters(),
-        records=DynamoRecordStore(dynamodb, TABLE),
-        blobs=S3BlobStore(s3, BUCKET, prefix="blobs"),
-        chunks=OpenSearchChunkIndex(fake_client(FakeCluster()), 64),
-    )
-
-
-@pytest.fixture(params=["embedded", "aws"])
+@pytest.fixture(params=SHAPES)
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     signer = rsa_key("k1")
-    with jwks_server(jwks(signer)) as issuer_keys:
-        if request.param == "aws":
-            with mocked_aws(request):
-                yield from _world(request.param, _aws(), tmp_path, signer, issuer_keys.url)
-        else:
-            yield from _world(request.param, _embedded(tmp_path), tmp_path, signer, issuer_keys.url)
+    with jwks_server(jwks(signer)) as issuer_keys, adapters_for(request.param, request, tmp_path) as adapters:
+        yield from _world(request.param, adapters, tmp_path, signer, issuer_keys.url)
 
 
 def _world(shape: str, adapters: Adapters, tmp: Path, signer: Any, jwks_url: str) -> Iterator[World]:

@@ -115,6 +115,32 @@ class ApiKeyService:
             return revoked
         raise Conflict(f"API key {key_id} kept changing while being revoked")
 
+    def forget_brain(self, brain_id: str) -> int:
+        """Take a deleted brain off every key's brain list; returns how many keys named it. A key
+        left with an empty list reads nothing, as such a key always has."""
+        changed = 0
+        for key in self.list():
+            if key.brains is None or brain_id not in key.brains:
+                continue
+            for _ in range(5):
+                item = self.records.get(KEYS_PK, f"key#{key.id}")
+                if item is None:
+                    break
+                held = ApiKey.model_validate(item.data)
+                kept = [b for b in held.brains or [] if b != brain_id]
+                try:
+                    self.records.put(
+                        Item(
+                            KEYS_PK, item.sk, held.model_copy(update={"brains": kept}).model_dump(mode="json")
+                        ),
+                        expected_version=item.version,
+                    )
+                    changed += 1
+                    break
+                except Conflict:
+                    continue
+        return changed
+
     def authenticate(self, presented: str) -> Principal | None:
         """The principal of a live key, or None (unknown, revoked, or not a Cairn key at all)."""
         match = _KEY.match(presented)

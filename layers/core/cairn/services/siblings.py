@@ -118,7 +118,10 @@ def forget_siblings(records: RecordStore, brain_id: str, paths: set[str]) -> set
                     cleared.add(entry["doc_id"])
                     entry["after"] = None
             try:
-                records.put(Item(*key, data={"entries": kept}), expected_version=item.version)
+                if kept:
+                    records.put(Item(*key, data={"entries": kept}), expected_version=item.version)
+                else:  # the folder's ring is empty: its key names the folder, which may be theirs
+                    records.delete(*key, expected_version=item.version)
                 break
             except Conflict:
                 continue

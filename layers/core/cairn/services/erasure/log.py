@@ -96,6 +96,17 @@ class ErasureLog:
 
         return self._update(erasure_id, change)
 
+    def unname(self, erasure_id: str) -> Pending:
+        """Every brain is done: the subject leaves the record before the stores' files are
+        scrubbed (its name must not outlive them there), the record stays running until then."""
+
+        def change(pending: Pending) -> Pending | None:
+            if pending.subject is None:
+                return None
+            return Pending(receipt=pending.receipt, done=pending.done)
+
+        return self._update(erasure_id, change)
+
     def finish(self, erasure_id: str) -> Receipt:
         """Done: the subject is dropped from the record, the receipt kept."""
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cairn.auth import access
+from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.principal import ADMIN
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import new_id
@@ -69,6 +70,7 @@ class ErasureService:
     blobs: BlobStore
     audit: AuditLog
     erasures: ErasureLog
+    keys: ApiKeyService
     clock: Clock
 
     # -- asking ------------------------------------------------------------------------------------
@@ -177,7 +179,8 @@ class ErasureService:
             else:
                 counts = self._erase_in(brain, Subject(SubjectKind(receipt.kind), pending.subject))
             self.erasures.advance(erasure_id, brain_id, counts)
-        self._scrub(receipt.brains, dropped=receipt.kind == BRAIN_KIND)
+        self.erasures.unname(erasure_id)
+        self._scrub(receipt.brains)
         return self.erasures.finish(erasure_id)
 
     def _holds(self, brain: Brain, subject: Subject) -> bool:
@@ -263,6 +266,7 @@ class ErasureService:
         counts["records"] += (
             self._delete_items(list(self._scan(_brain_prefixes(brain_id)))) - counts["documents"]
         )
+        counts["records"] += self.keys.forget_brain(brain_id)
         brain = self.brains.repo.get(brain_id)
         if brain is not None:  # its record stays as the mark late writers meet, nameless; its slug is free
             self._delete_items([Item(*slug_key(brain.slug))])
@@ -281,9 +285,10 @@ class ErasureService:
             except Conflict:
                 continue
 
-    def _scrub(self, brain_ids: list[str], *, dropped: bool) -> None:
-        """Leave nothing of what went in the stores' own files (the embedded store's)."""
-        if isinstance(self.chunks, ScrubbableChunks) and not dropped:
+    def _scrub(self, brain_ids: list[str]) -> None:
+        """Leave nothing of what went in the stores' own files (the embedded store's: a dropped
+        brain's text lingers in freed pages and the log until its scrub too)."""
+        if isinstance(self.chunks, ScrubbableChunks):
             for brain_id in brain_ids:
                 self.chunks.scrub(brain_id)
         if isinstance(self.records, ScrubbableRecords):

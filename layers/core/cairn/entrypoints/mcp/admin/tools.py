@@ -118,6 +118,7 @@ ADMIN_DELETE_BRAIN = ToolSpec(
     scope=ADMIN,
     handler=delete_brain,
     audit=receipt_target,
+    destructive=True,
 )
 
 ADMIN_ERASE_SUBJECT = ToolSpec(
@@ -133,4 +134,5 @@ ADMIN_ERASE_SUBJECT = ToolSpec(
     scope=ADMIN,
     handler=erase_subject,
     audit=receipt_target,
+    destructive=True,
 )

@@ -31,7 +31,7 @@ from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from cairn.auth import access
@@ -156,5 +156,5 @@ def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:
         fn_metadata=FuncMetadata(arg_model=spec.args, output_model=spec.output),
         is_async=spec.streaming is not None,
         context_kwarg="ctx" if spec.streaming is not None else None,
-        annotations=None,
+        annotations=ToolAnnotations(destructive_hint=True) if spec.destructive else None,
     )

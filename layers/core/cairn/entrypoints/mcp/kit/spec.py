@@ -80,6 +80,9 @@ class ToolSpec(Generic[ArgsT]):
     handler: Handler[ArgsT] | None = None
     streaming: StreamingHandler[ArgsT] | None = None
     audit: ToolAudit[ArgsT] | None = None
+    destructive: bool = False
+    """It removes for good (a brain, a subject's data): tools/list says so (`destructiveHint`), so a
+    client can ask its user first."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.scope, str) or not self.scope:

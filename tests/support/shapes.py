@@ -1,0 +1,69 @@
+"""The two shapes a core capability is tested on: the embedded store (SQLite records and chunk
+index, files for blobs) and the AWS adapters (DynamoDB and S3 under moto, OpenSearch over the fake
+cluster); the embedder is the fake's either way. `adapters_for(shape, request, tmp)` yields them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import boto3
+import pytest
+
+from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
+from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
+from cairn.adapters.aws.s3_blobs import S3BlobStore
+from cairn.adapters.local.file_blobs import FileBlobStore
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap import Adapters
+from tests.contract.aws_storage import (
+    BUCKET,
+    DYNAMODB_CONFIG,
+    REGION,
+    S3_CONFIG,
+    TABLE,
+    create_bucket,
+    create_table,
+    mocked_aws,
+)
+from tests.fakes.container import fake_adapters
+from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
+
+SHAPES = ("embedded", "aws")
+DIM = 64
+
+
+def embedded(data: Path) -> Adapters:
+    data.mkdir(parents=True, exist_ok=True)
+    return replace(
+        fake_adapters(DIM),
+        records=SqliteRecordStore(data / "records.sqlite3"),
+        chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", DIM),
+        blobs=FileBlobStore(data / "blobs"),
+    )
+
+
+def aws() -> Adapters:
+    """Inside mocked_aws: the table and the versioned bucket as the template makes them."""
+    dynamodb = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
+    create_table(dynamodb, TABLE)
+    s3 = boto3.client("s3", region_name=REGION, config=S3_CONFIG)
+    create_bucket(s3, BUCKET)
+    return replace(
+        fake_adapters(DIM),
+        records=DynamoRecordStore(dynamodb, TABLE),
+        blobs=S3BlobStore(s3, BUCKET, prefix="blobs"),
+        chunks=OpenSearchChunkIndex(fake_client(FakeCluster()), DIM),
+    )
+
+
+@contextmanager
+def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Iterator[Adapters]:
+    if shape == "aws":
+        with mocked_aws(request):
+            yield aws()
+    else:
+        yield embedded(tmp / "data")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from cairn.entrypoints.cli_erasure import confirmed
-from tests.integration.erasure.conftest import Live
+from tests.support.live_world import Live
 
 pytestmark = pytest.mark.anyio
 KEPT = ("brains", "erasures")

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.integration.erasure.conftest import Live
+from tests.support.live_world import Live
 from tests.support.visibility_world import USERS
 
 pytestmark = pytest.mark.anyio
@@ -159,3 +159,22 @@ async def test_only_an_owner_or_an_admin_of_the_brain_may_erase(live: Live) -> N
     assert live.records_holding(x.marker)  # nothing was erased
     for text in x.texts:
         assert await _found_anywhere(live, text, USERS["X"], x.ids)
+
+
+async def test_asking_for_an_erasure_left_running_finishes_it(live: Live) -> None:
+    from cairn.services.erasure.subjects import Subject
+
+    c = live.container
+    y = live.sets["Y"]
+    subject = Subject.of("thoughtmcp_user", USERS["Y"])
+    receipt = c.erasure._receipt(subject.kind, subject.digest, [y.brain])  # as a process that then died
+    c.erasure.erasures.start(receipt, subject.value)
+    stranger = live.rest("GET", f"/v1/erasures/{receipt.id}", who="other_tenant")
+    assert stranger.status_code == 404  # another tenant's erasure is not told apart from none
+    assert live.records_holding(y.marker)  # and asking did not run it
+
+    answer = live.rest("GET", f"/v1/erasures/{receipt.id}")
+
+    assert answer.status_code == 200 and answer.json()["status"] == "completed"
+    assert answer.json()["removed"]["memory_rows"] == 2
+    assert live.records_holding(y.marker, USERS["Y"]) == []

@@ -6,8 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from cairn.auth import access
-from cairn.domain.errors import NotFound
 from cairn.entrypoints.rest.deps import require_json
 from cairn.entrypoints.wire_admin import EraseSubject, ErasureReceipt
 from cairn.services.erasure.service import ErasureService
@@ -30,13 +28,8 @@ def erasure_router(erasure: ErasureService) -> APIRouter:
 
     @router.get("/{erasureId}")
     def get_erasure(erasure_id: ErasureIdParam) -> ErasureReceipt:
-        """An erasure's or a brain deletion's receipt, to admins of the tenant that asked for it
-        (the machine owner's, for the operator's at the command line)."""
-        receipt = erasure.receipt(erasure_id)
-        current = access.current()
-        asked_by = (receipt.by or access.LOCAL_TENANT).partition("/")[0]
-        if current is not None and asked_by != current.principal.tenant:
-            raise NotFound(f"erasure not found: {erasure_id}")
-        return ErasureReceipt.of(receipt)
+        """An erasure's or a brain deletion's receipt, to admins of the tenant that asked for it;
+        one left running (a restart, a Lambda past its time) is carried to its end first."""
+        return ErasureReceipt.of(erasure.receipt(erasure_id))
 
     return router

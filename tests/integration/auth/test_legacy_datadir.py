@@ -64,3 +64,30 @@ def test_opening_twice_migrates_once(data: Path) -> None:
     second = build_container(Settings(data_dir=data))
     after = second.adapters.records.get(*MARKER)
     assert before is not None and after is not None and after.version == before.version
+
+
+def test_an_aws_table_of_the_previous_release_gets_its_brains_owned_on_open(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from dataclasses import replace
+
+    from cairn.domain.models import Brain
+    from cairn.services.repositories import BrainRepository
+    from tests.contract.aws_storage import dynamodb_records
+    from tests.fakes.clock import FakeClock
+    from tests.fakes.container import fake_adapters
+
+    with dynamodb_records(request) as records:
+        now = FakeClock().now()
+        legacy = Brain(  # as the CLI made them before: private, no owner
+            id="brn_01legacyaws0000000000000000", slug="ops", name="Ops", embedding_model="m",
+            embedding_dim=64, created_at=now, updated_at=now,
+        )  # fmt: skip
+        BrainRepository(records).create(legacy)
+
+        c = build_container(
+            Settings(data_dir=tmp_path / "data", backend="aws"), replace(fake_adapters(), records=records)
+        )
+
+        assert c.brains.repo.get(legacy.id).owner == "local"  # type: ignore[union-attr]
+        assert records.get(*MARKER) is not None

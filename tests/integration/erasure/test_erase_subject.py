@@ -62,6 +62,10 @@ async def test_a_thoughtmcp_user_is_gone_from_every_surface_and_every_store(live
     for text in y.texts:  # the other user's memories stay, found as before
         assert "thoughtmcp" in await _found_anywhere(live, text, USERS["Y"], y.ids), text
     assert live.records_holding(x.marker, USERS["X"], *x.ids) == []
+    archive = json.dumps(list(live.container.archive.export(x.brain)), default=str)  # `cairn export`
+    assert x.marker not in archive and USERS["X"] not in archive and y.marker in archive
+    zengram_export = await live.tool("/mcp/zengram", "brain_export", {})
+    assert x.marker not in zengram_export
     assert live.blobs_holding(x.marker.encode()) == []
     if live.shape == "embedded":
         assert live.files_holding(x.marker.encode()) == []

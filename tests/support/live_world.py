@@ -158,6 +158,7 @@ def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
             "key_a": c.keys.create(
                 name="a", tenant="local", scopes=[READ, WRITE], brains=[sets["A"].brain.id]
             ).plaintext,
+            "read_only": c.keys.create(name="reader", tenant="local", scopes=[READ]).plaintext,
             "other_tenant": c.keys.create(name="acme", tenant="acme", scopes=[READ, WRITE, ADMIN]).plaintext,
             "user_x": signer.sign(claims(now=now, sub=USERS["X"], tenant="local", scope=f"{READ} {WRITE}")),
         }

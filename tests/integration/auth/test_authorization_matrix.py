@@ -222,9 +222,13 @@ def arguments_for(schema: dict[str, Any], brain: str) -> dict[str, Any]:
     return args
 
 
-def sample(prop: dict[str, Any]) -> Any:
+def sample(prop: dict[str, Any], min_items: int = 0) -> Any:
+    """A value the property's schema accepts; arrays hold at least `min_items` values."""
     if "enum" in prop:
         return prop["enum"][0]
+    options = prop.get("anyOf")
+    if options:
+        return sample(next((o for o in options if o.get("type") != "null"), options[0]), min_items)
     kind = prop.get("type")
     if kind == "string":
         if prop.get("format") == "uri" or "url" in prop.get("description", "").lower():
@@ -235,7 +239,8 @@ def sample(prop: dict[str, Any]) -> Any:
     if kind == "boolean":
         return False
     if kind == "array":
-        return [sample(prop.get("items", {"type": "string"})) for _ in range(int(prop.get("minItems", 0)))]
+        count = max(min_items, int(prop.get("minItems", 0)))
+        return [sample(prop.get("items", {"type": "string"}), min_items) for _ in range(count)]
     if kind == "object":
         return arguments_for(prop, "")
     return "boiler"

@@ -17,9 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +29,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE
-from cairn.bootstrap import Adapters, Container, build_container
-from cairn.config import Settings
+from cairn.auth.principal import PUBLIC, READ
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp.registry import SURFACES, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from cairn.services.memories import MemoryInput
 from cairn.services.thoughts import NewMemory
-from tests.integration.auth.jwks_server import jwks_server
-from tests.integration.mcp.conftest import ServerThread
-from tests.support.shapes import SHAPES, adapters_for
-from tests.support.visibility_world import SETS, USERS, DataSet, build
-from tests.unit.auth.tokens import AUDIENCE, ISSUER, claims, jwks, rsa_key
+from tests.integration.auth.test_authorization_matrix import sample
+from tests.support.live_world import Live, live
+from tests.support.visibility_world import SETS, USERS, DataSet
 
 pytestmark = pytest.mark.integration
-OWNER_TOKEN = "owner-static-token"
+__all__ = ["live"]
 PRINCIPALS = ("owner", "key_a", "read_only", "other_tenant", "user_x", "anonymous")
 VISIBLE = {
     "owner": {"A", "B", "X", "Y"},
@@ -83,52 +77,17 @@ ROLES = {
 SINCE = "2000-01-01T00:00:00Z"
 
 
-@dataclass
-class World:
-    base: str
-    container: Container
-    sets: dict[str, DataSet]
-    credentials: dict[str, str | None]
-    shape: str
+World = Live
+"""The live visibility world (tests/support/live_world.py); the anonymous caller sends no credential."""
 
 
-# -- the worlds ------------------------------------------------------------------------------------
+@pytest.fixture
+def world(live: Live) -> Live:
+    return live
 
 
-@pytest.fixture(params=SHAPES)
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    signer = rsa_key("k1")
-    with jwks_server(jwks(signer)) as issuer_keys, adapters_for(request.param, request, tmp_path) as adapters:
-        yield from _world(request.param, adapters, tmp_path, signer, issuer_keys.url)
-
-
-def _world(shape: str, adapters: Adapters, tmp: Path, signer: Any, jwks_url: str) -> Iterator[World]:
-    (tmp / "ingest-root").mkdir()
-    settings = Settings(
-        data_dir=tmp / "data",
-        ingest_root=tmp / "ingest-root",
-        token=OWNER_TOKEN,
-        jwt_issuer=ISSUER,
-        jwt_jwks_url=jwks_url,
-        jwt_audience=[AUDIENCE],
-        rate_limit_per_s=0,
-    )
-    c = build_container(settings, adapters)
-    sets = build(c)
-    keys = c.keys
-    now = time.time()
-    credentials: dict[str, str | None] = {
-        "owner": OWNER_TOKEN,
-        "key_a": keys.create(
-            name="a", tenant="local", scopes=[READ, WRITE], brains=[sets["A"].brain.id]
-        ).plaintext,
-        "read_only": keys.create(name="reader", tenant="local", scopes=[READ]).plaintext,
-        "other_tenant": keys.create(name="acme", tenant="acme", scopes=[READ, WRITE, ADMIN]).plaintext,
-        "user_x": signer.sign(claims(now=now, sub=USERS["X"], tenant="local", scope=f"{READ} {WRITE}")),
-        "anonymous": None,
-    }
-    with ServerThread(c) as st:
-        yield World(f"http://127.0.0.1:{st.port}", c, sets, credentials, shape)
+def credential_of(world: World, principal: str) -> str | None:
+    return None if principal == "anonymous" else world.credentials[principal]
 
 
 # -- cells -----------------------------------------------------------------------------------------
@@ -169,7 +128,7 @@ def aimed(schema: dict[str, Any], data: DataSet) -> list[dict[str, Any]]:
         if value is not None and _fits(value, prop):
             base[name] = value
         elif name in required:
-            base[name] = sample(prop)
+            base[name] = sample(prop, min_items=1)
     enums = [(n, props[n]["enum"]) for n in required if "enum" in props[n] and n not in ROLES]
     if not enums:
         return [base]
@@ -183,29 +142,6 @@ def _fits(value: Any, prop: dict[str, Any]) -> bool:
     """A list only where the schema takes an array, and a scalar only where it takes no array."""
     kinds = {p.get("type") for p in prop.get("anyOf", [prop])}
     return ("array" in kinds) == isinstance(value, list)
-
-
-def sample(prop: dict[str, Any]) -> Any:
-    if "enum" in prop:
-        return prop["enum"][0]
-    options = prop.get("anyOf")
-    if options:
-        return sample(next((o for o in options if o.get("type") != "null"), options[0]))
-    kind = prop.get("type")
-    if kind == "string":
-        return "boiler" * max(1, int(prop.get("minLength", 1)))
-    if kind in ("integer", "number"):
-        return prop.get("minimum", 1)
-    if kind == "boolean":
-        return False
-    if kind == "array":
-        return [
-            sample(prop.get("items", {"type": "string"})) for _ in range(max(1, int(prop.get("minItems", 1))))
-        ]
-    if kind == "object":
-        props = prop.get("properties", {})
-        return {name: sample(props[name]) for name in prop.get("required", [])}
-    return "boiler"
 
 
 GROWTHS = (("B", "Y"), ("X",))
@@ -350,7 +286,6 @@ def _anonymous(url: str, tool: str, args: dict[str, Any]) -> str:
 
 async def _read_tools(world: World, url: str) -> list[Any]:
     owner = world.credentials["owner"]
-    assert owner is not None
     async with _client(url, owner) as client:
         tools = (await client.list_tools()).tools
     return [t for t in tools if _scope(world, url, t.name) in (READ, PUBLIC)]
@@ -385,7 +320,7 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
     async def run(principals: tuple[str, ...]) -> None:
         for surface, url, tool in calls:
             for principal in principals:
-                credential = world.credentials[principal]
+                credential = credential_of(world, principal)
                 client = _client(url, credential) if credential else None
                 async with client if client is not None else _nothing():
                     for name in SETS:
@@ -463,7 +398,7 @@ def test_no_read_route_shows_a_principal_what_it_may_not_see(world: World) -> No
     def run(principals: tuple[str, ...]) -> None:
         with httpx.Client(timeout=60) as http:
             for principal in principals:
-                credential = world.credentials[principal]
+                credential = credential_of(world, principal)
                 headers = {"authorization": f"Bearer {credential}"} if credential else {}
                 if credential and principal not in ("user_x", "owner"):
                     headers["x-api-key"] = credential  # zengram's wrapper sends its key so

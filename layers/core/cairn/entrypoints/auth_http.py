@@ -17,13 +17,14 @@ from typing import Any
 
 import anyio
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
 from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
+from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -66,12 +67,12 @@ class AuthMiddleware:
                 with access.acting_as(ANONYMOUS):
                     await self.app(scope, receive, send)
                 return
-            body = await _read_small_body(receive)
-            if body is not None and _is_public(body, self.public_tools[path]):
+            body, receive = await buffered(receive, SMALL_BODY)
+            if len(body) <= SMALL_BODY and _is_public(body, self.public_tools[path]):
                 with access.acting_as(ANONYMOUS):  # a health poller's session and get_health: no credential
-                    await self.app(scope, _replay(body), send)
+                    await self.app(scope, receive, send)
                 return
-            receive = _replay(body or b"")  # anything else is asked to sign in, as every endpoint does
+            # anything else is asked to sign in below, as every endpoint does
         try:
             if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
@@ -145,35 +146,6 @@ class AuthMiddleware:
 
 SMALL_BODY = 64 * 1024
 """The most of a request body read to tell a public tool call (a get_health call is ~100 bytes)."""
-
-
-async def _read_small_body(receive: Receive) -> bytes | None:
-    """The request's body, or None when it passes SMALL_BODY (the rest is left unread)."""
-    body = b""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        body += message.get("body", b"")
-        if len(body) > SMALL_BODY:
-            return None
-        if not message.get("more_body", False):
-            return body
-
-
-def _replay(body: bytes) -> Receive:
-    """A receive that hands the app `body` as the whole request, then waits as Starlette expects."""
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    return receive
 
 
 SESSION_METHODS = frozenset({"initialize", "notifications/initialized", "ping", "tools/list"})

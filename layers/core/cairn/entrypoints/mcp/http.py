@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from cairn.auth.principal import PUBLIC
+from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.services.ingest import LocalFilePolicy
@@ -41,7 +42,7 @@ class PerRequestMCP:
         self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body, receive = await _buffered(receive, self.max_body)
+        body, receive = await buffered(receive, self.max_body)
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
             stateless_http=True,
@@ -52,32 +53,6 @@ class PerRequestMCP:
         )
         async with sub.router.lifespan_context(sub):
             await sub(scope, receive, send)
-
-
-async def _buffered(receive: Receive, limit: int) -> tuple[bytes, Receive]:
-    """Read the request body (up to `limit` + 1 bytes; the SDK rejects larger ones) and return a
-    `receive` that replays it."""
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more and size <= limit:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        more = message.get("more_body", False)
-    body = b"".join(chunks)
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": more}
-        return await receive()
-
-    return body, replay
 
 
 def _wants_progress(body: bytes) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
@@ -39,6 +39,7 @@ from cairn.services.brains import BrainService
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
+from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository, all_items, document_of, slug_key
 from cairn.services.thoughts import ThoughtMemories
 
@@ -72,6 +73,7 @@ class ErasureService:
     erasures: ErasureLog
     keys: ApiKeyService
     clock: Clock
+    _running: KeyedLocks = field(default_factory=KeyedLocks, init=False, repr=False)
 
     # -- asking ------------------------------------------------------------------------------------
 
@@ -161,16 +163,20 @@ class ErasureService:
 
     def _finish(self, erasure_id: str) -> Receipt:
         """Run it to the end as the system; the audit records the erasure once, when it ends,
-        under the principal that ran its last part (the one that asked, unless it was resumed)."""
-        if self.erasures.get(erasure_id).receipt.status == "completed":
-            return self.erasures.get(erasure_id).receipt
-        current = access.current()
-        principal = current.principal if current is not None else None
-        with access.as_system():
-            receipt = self._run(erasure_id)
-        detail: dict[str, str | int | bool] = {"kind": receipt.kind}
-        detail.update({k: v for k, v in receipt.removed.items() if v})
-        self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
+        under the principal that ran its last part (the one that asked, unless it was resumed).
+        One run at a time in this process (a resume at start and a request for the receipt may
+        both come for it): the second waits and finds it done."""
+        with self._running.hold([erasure_id]):
+            receipt = self.erasures.get(erasure_id).receipt
+            if receipt.status == "completed":
+                return receipt
+            current = access.current()
+            principal = current.principal if current is not None else None
+            with access.as_system():
+                receipt = self._run(erasure_id)
+            detail: dict[str, str | int | bool] = {"kind": receipt.kind}
+            detail.update({k: v for k, v in receipt.removed.items() if v})
+            self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
         return receipt
 
     # -- running -----------------------------------------------------------------------------------

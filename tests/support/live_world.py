@@ -45,9 +45,11 @@ class Live:
     shape: str
     data: Path
 
-    def rest(self, method: str, path: str, who: str = "owner", **kwargs: Any) -> httpx.Response:
-        headers = {"authorization": f"Bearer {self.credentials[who]}"}
-        return httpx.request(method, f"{self.base}{path}", headers=headers, timeout=120, **kwargs)
+    def rest(
+        self, method: str, path: str, who: str = "owner", headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        sent = {"authorization": f"Bearer {self.credentials[who]}", **(headers or {})}
+        return httpx.request(method, f"{self.base}{path}", headers=sent, timeout=120, **kwargs)
 
     async def tool(self, surface_path: str, tool: str, args: dict[str, Any], who: str = "owner") -> str:
         """The answer of one tool call (result or error) as text."""

@@ -151,3 +151,53 @@ async def test_thoughtmcp_memories_land_in_a_brain_of_their_own_not_the_first(tm
     )
     mine = reopened.search.search(brains["thoughtmcp"], "Ada locker code 2718", top_k=10)
     assert any("2718" in h.content for h in mine.hits)
+
+
+async def test_the_change_stream_tells_no_one_of_a_memory_they_may_not_see(live: Live) -> None:
+    import threading
+
+    heard: dict[str, list[str]] = {"owner": [], "key_a": [], "user_x": []}
+    ready = threading.Barrier(4)
+
+    def listen(who: str) -> None:
+        headers = {"authorization": f"Bearer {live.credentials[who]}"}
+        with httpx.stream("GET", f"{live.base}/v1/brains/alpha/events", headers=headers, timeout=5) as stream:
+            lines = stream.iter_lines()
+            for line in lines:
+                if line.startswith("event: ready"):
+                    ready.wait()
+                    break
+            try:
+                for line in lines:
+                    if line.startswith("data: {"):
+                        heard[who].append(line)
+            except httpx.ReadTimeout:
+                return
+
+    threads = [threading.Thread(target=listen, args=(who,)) for who in heard]
+    for t in threads:
+        t.start()
+    ready.wait()
+    said = {
+        "content": "Xavier's xraytell is 31.",
+        "userId": USERS["X"],
+        "sessionId": "s",
+        "primarySector": "semantic",
+    }
+    assert (await live.tool_json("/mcp/thoughtmcp", "remember", said, who="user_x"))["success"] is True
+    put = live.rest(
+        "PUT",
+        "/v1/brains/alpha/documents",
+        params={"path": "notes/open.md"},
+        content=b"# Open\n\nFor all.",
+        headers={"content-type": "application/octet-stream"},
+    )
+    assert put.status_code < 300, put.text
+    for t in threads:
+        t.join(timeout=20)
+
+    assert any("thoughts/" in line for line in heard["owner"]) and any(
+        "thoughts/" in line for line in heard["user_x"]
+    )
+    assert not any("thoughts/" in line for line in heard["key_a"])
+    assert any("notes/open.md" in line for line in heard["key_a"])  # what it may see, it hears of

@@ -176,10 +176,14 @@ def view_of(brain: Brain) -> str | None:
     return ALL_OWNERS if access is None else owner_view(access.principal, brain)
 
 
-def sees(brain: Brain, owner: str | None = None) -> bool:
-    """`may_see` for the current access (the system sees everything)."""
+def seer(brain: Brain) -> Callable[[str | None], bool]:
+    """`may_see` of `brain`'s items by owner, for the current access, to be asked later (a change
+    stream's subscriber told of each change); the system sees everything."""
     access = _current.get()
-    return access is None or may_see(access.principal, brain, owner)
+    if access is None:
+        return lambda owner: True
+    principal = access.principal
+    return lambda owner: may_see(principal, brain, owner)
 
 
 def check_change(brain: Brain, owner: str | None, what: str) -> None:

@@ -346,7 +346,9 @@ class DocumentService:
             )
             committed = self.repo.commit([self.repo.put_op(gone, doc.version)])[0]
             self.indexer.remove(doc)
-            self._publish(brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason)])
+            self._publish(
+                brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason, owner=doc.owner)]
+            )
         return committed
 
     def erase(
@@ -378,7 +380,12 @@ class DocumentService:
             if not keep_blob:
                 self.blobs.delete(doc.blob_key)
             self._publish(
-                brain, [ChangeEvent(kind="deleted", path=path, when=self.clock.now(), reason=reason)]
+                brain,
+                [
+                    ChangeEvent(
+                        kind="deleted", path=path, when=self.clock.now(), reason=reason, owner=doc.owner
+                    )
+                ],
             )
         return doc
 
@@ -403,7 +410,14 @@ class DocumentService:
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
             self.indexer.apply(moved, prepared)
-            event = ChangeEvent(kind="renamed", path=dst, old_path=src, when=self.clock.now(), reason=reason)
+            event = ChangeEvent(
+                kind="renamed",
+                path=dst,
+                old_path=src,
+                when=self.clock.now(),
+                reason=reason,
+                owner=moved.owner,
+            )
             self._publish(brain, [event])
         return moved
 
@@ -734,8 +748,12 @@ class DocumentService:
         events: builtins.list[ChangeEvent] = []
 
         def event(kind: ChangeKind, path: str, old_path: str | None = None) -> None:
+            held = before.get(old_path or path)
+            owner = held.owner if held is not None else None
             events.append(
-                ChangeEvent(kind=kind, path=path, old_path=old_path, when=self.clock.now(), reason=reason)
+                ChangeEvent(
+                    kind=kind, path=path, old_path=old_path, when=self.clock.now(), reason=reason, owner=owner
+                )
             )
 
         for index, op in enumerate(ops):
@@ -767,7 +785,10 @@ class DocumentService:
     def _publish_write(self, brain: Brain, path: str, outcome: WriteOutcome, reason: str | None) -> None:
         if outcome.changed:
             kind: ChangeKind = "created" if outcome.created else "updated"
-            self._publish(brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason)])
+            owner = outcome.document.owner
+            self._publish(
+                brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason, owner=owner)]
+            )
 
     def _publish(self, brain: Brain, events: builtins.list[ChangeEvent]) -> None:
         """Called with the paths' locks held, so events leave in commit order."""

@@ -24,6 +24,9 @@ class ChangeEvent:
     when: datetime
     old_path: str | None = None
     reason: str | None = None
+    owner: str | None = None
+    """The changed document's owner (Document.owner), never sent: a subscriber that may not see
+    the owner's items is not told of it (auth/access.py)."""
 
     def wire(self) -> dict[str, str]:
         body = {"kind": self.kind, "path": self.path}
@@ -36,13 +39,17 @@ class ChangeEvent:
 
 
 class Subscription:
-    def __init__(self, bus: EventBus, brain_id: str) -> None:
+    def __init__(self, bus: EventBus, brain_id: str, sees: Callable[[str | None], bool]) -> None:
         self._bus = bus
         self.brain_id = brain_id
+        self.sees = sees
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=10_000)
 
     def _deliver(self, event: ChangeEvent) -> None:
+        if not self.sees(event.owner):
+            return
+
         def put() -> None:
             if not self._queue.full():  # a consumer that stopped reading loses events, never blocks writers
                 self._queue.put_nowait(event)
@@ -75,9 +82,13 @@ class EventBus:
         with self._lock:
             self._listeners.append(listener)
 
-    def subscribe(self, brain_id: str) -> Subscription:
-        """Attach a subscriber; must be called from the event loop that will consume it."""
-        sub = Subscription(self, brain_id)
+    def subscribe(
+        self, brain_id: str, sees: Callable[[str | None], bool] = lambda owner: True
+    ) -> Subscription:
+        """Attach a subscriber; must be called from the event loop that will consume it. `sees`
+        says, by a changed document's owner, whether the subscriber may be told of the change
+        (auth/access.py `seer`: the access rule of the request that subscribed)."""
+        sub = Subscription(self, brain_id, sees)
         with self._lock:
             self._subs.setdefault(brain_id, []).append(sub)
         return sub

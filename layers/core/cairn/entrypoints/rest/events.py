@@ -17,6 +17,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver
@@ -37,10 +38,8 @@ def frame(frame_id: int, event: str, data: str) -> bytes:
     return f"id: {frame_id}\nevent: {event}\n{lines}\n".encode()
 
 
-async def change_stream(
-    bus: EventBus, brain_id: str, ping_s: float, request: Request
-) -> AsyncIterator[bytes]:
-    sub = bus.subscribe(brain_id)
+async def change_stream(bus: EventBus, brain: Brain, ping_s: float, request: Request) -> AsyncIterator[bytes]:
+    sub = bus.subscribe(brain.id, access.seer(brain))  # the caller hears of what it may see
     try:
         frame_id = 1
         yield frame(frame_id, "ready", "ok")
@@ -95,7 +94,7 @@ def events_router(container: Container) -> APIRouter:
     )
     async def brain_events(brain: BrainArg, request: Request) -> StreamingResponse:
         """Server-sent events: ready, change (one per committed mutation), ping."""
-        stream = change_stream(container.events, brain.id, container.settings.events_ping_s, request)
+        stream = change_stream(container.events, brain, container.settings.events_ping_s, request)
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

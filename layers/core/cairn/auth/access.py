@@ -137,11 +137,8 @@ def acts_for(principal: Principal, tenant: str, owner: str) -> bool:
     open loopback owner and admins for anyone of their own tenant, anyone else for itself and its
     sub-users (`<subject>:<name>`: an agent's key acting for its own users). Nobody acts for the
     users of another tenant's brain, public or not."""
-    if tenant != principal.tenant:
-        return False
-    if principal.via is Via.open or principal.has(ADMIN):
-        return True
-    return owner == principal.subject or owner.startswith(f"{principal.subject}:")
+    view = _owners_seen(principal, tenant)
+    return view == ALL_OWNERS or (view is not None and (owner == view or owner.startswith(f"{view}:")))
 
 
 def may_see(principal: Principal, brain: Brain, owner: str | None = None) -> bool:
@@ -161,8 +158,13 @@ ALL_OWNERS: Final = "*"
 
 def owner_view(principal: Principal, brain: Brain) -> str | None:
     """Which owned items of `brain` the principal sees: ALL_OWNERS, a subject (its own and its
-    sub-users'), or None (none: another tenant's brain). Unowned items are governed by `may` alone."""
-    if brain.owner_tenant != principal.tenant:
+    sub-users', as `acts_for` says), or None (none: another tenant's brain). Unowned items are
+    governed by `may` alone."""
+    return _owners_seen(principal, brain.owner_tenant)
+
+
+def _owners_seen(principal: Principal, tenant: str) -> str | None:
+    if tenant != principal.tenant:
         return None
     if principal.via is Via.open or principal.has(ADMIN):
         return ALL_OWNERS
@@ -208,13 +210,13 @@ def remembered_brain(brain_id: str, lookup: Callable[[str], Brain | None]) -> Br
     """The brain `brain_id` as this request first looked it up (through `lookup` the first time);
     None for one that does not exist or is being deleted."""
     access = _current.get()
-    if access is None:
-        found = lookup(brain_id)
-        return found if found is not None and found.deleted_at is None else None
-    if brain_id not in access.brains:
-        found = lookup(brain_id)
-        access.brains[brain_id] = found if found is not None and found.deleted_at is None else None
-    return access.brains[brain_id]
+    if access is not None and brain_id in access.brains:
+        return access.brains[brain_id]
+    found = lookup(brain_id)
+    live = found if found is not None and found.deleted_at is None else None
+    if access is not None:
+        access.brains[brain_id] = live
+    return live
 
 
 def may_erase(brain: Brain) -> bool:

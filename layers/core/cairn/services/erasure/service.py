@@ -84,7 +84,8 @@ class ErasureService:
         subject = Subject.of(kind, value)
         targets = self._targets(brains)
         with access.as_system():
-            if not any(self._holds(brain, subject) for brain in targets):
+            sessions = self._sessions_by_brain(subject)
+            if not any(self._holds(brain, subject, sessions.get(brain.id, [])) for brain in targets):
                 raise NotFound(
                     f"nothing of {subject.kind} {value[:64]!r} is stored in the brains this caller may "
                     "erase in (never stored, or erased already)"
@@ -186,32 +187,38 @@ class ErasureService:
         receipt = pending.receipt
         if receipt.status == "completed":
             return receipt
+        subject = None
+        if receipt.kind != BRAIN_KIND and pending.subject is not None:
+            subject = Subject(SubjectKind(receipt.kind), pending.subject)
+        sessions = (
+            self._sessions_by_brain(subject) if any(b not in pending.done for b in receipt.brains) else {}
+        )
         for brain_id in receipt.brains:
             if brain_id in pending.done:
                 continue
             brain = self.brains.repo.get(brain_id)
             if receipt.kind == BRAIN_KIND:
-                counts = self._purge(brain_id)
-            elif brain is None or pending.subject is None:
+                counts = self._purge(brain_id, sessions.get(brain_id, []))
+            elif brain is None or subject is None:
                 counts = Counter()  # the brain went meanwhile: nothing of the subject is left in it
             else:
-                counts = self._erase_in(brain, Subject(SubjectKind(receipt.kind), pending.subject))
+                counts = self._erase_in(brain, subject, sessions.get(brain_id, []))
             self.erasures.advance(erasure_id, brain_id, counts)
         self.erasures.unname(erasure_id)
         self._scrub(receipt.brains)
         return self.erasures.finish(erasure_id)
 
-    def _holds(self, brain: Brain, subject: Subject) -> bool:
-        if any(True for _ in self._sessions(brain.id, subject)):
+    def _holds(self, brain: Brain, subject: Subject, sessions: list[list[Item]]) -> bool:
+        if any(True for _ in _sessions_of(sessions, subject)):
             return True
         return any(subject.selects(item.data) for item in self.documents.raw(brain.id, subject.prefix))
 
-    def _erase_in(self, brain: Brain, subject: Subject) -> Counter[str]:
+    def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]]) -> Counter[str]:
         doomed: list[Document] = []
         others: list[Document] = []
         for item in self.documents.raw(brain.id):
             (doomed if subject.selects(item.data) else others).append(document_of(item))
-        sessions = list(self._sessions(brain.id, subject))
+        sessions = list(_sessions_of(held, subject))
         counts: Counter[str] = Counter()
         counts["audit_entries"] += self._redact(brain, subject, doomed, sessions)
         if doomed:
@@ -224,25 +231,20 @@ class ErasureService:
             counts["sessions"] += 1 if whole else 0
         return counts
 
-    def _sessions(self, brain_id: str, subject: Subject | None) -> Iterator[tuple[str, bool, list[Item]]]:
-        """(session id, whether the whole session goes, the items that go) of the brain's sessions:
-        with a subject, the actor's own sessions whole and its messages in the others (only for
-        `session_actor`); without, every session whole (a deletion)."""
+    def _sessions_by_brain(self, subject: Subject | None) -> dict[str, list[list[Item]]]:
+        """Every session's items (its record and its messages), by brain, in one scan; none when
+        the subject cannot have any (only an actor has sessions; a deletion takes them all)."""
         if subject is not None and not subject.covers(SubjectKind.session_actor):
-            return
+            return {}
         by_session: dict[str, list[Item]] = {}
         for item in self._scan(["session#"]):
             by_session.setdefault(item.pk, []).append(item)
-        for pk, items in by_session.items():
+        by_brain: dict[str, list[list[Item]]] = {}
+        for items in by_session.values():
             head = next((i for i in items if i.sk == "session"), None)
-            if head is None or head.data.get("session", {}).get("brain_id") != brain_id:
-                continue
-            if subject is None or subject.selects_session(head.data["session"]):
-                yield pk.removeprefix("session#"), True, items
-                continue
-            mine = [i for i in items if i.sk.startswith("msg#") and subject.selects_message(i.data)]
-            if mine:
-                yield pk.removeprefix("session#"), False, mine
+            if head is not None:
+                by_brain.setdefault(str(head.data.get("session", {}).get("brain_id")), []).append(items)
+        return by_brain
 
     def _redact(
         self,
@@ -264,7 +266,7 @@ class ErasureService:
 
         return self.audit.redact(tenants=[brain.owner_tenant], brain_ids=[brain.id], names=names)
 
-    def _purge(self, brain_id: str) -> Counter[str]:
+    def _purge(self, brain_id: str, sessions: list[list[Item]]) -> Counter[str]:
         """Everything a brain being deleted holds, then the brain itself."""
         counts: Counter[str] = Counter()
         pointers: list[Item] = []
@@ -274,7 +276,7 @@ class ErasureService:
         for item in all_items(self.records, f"collections#{brain_id}", "col#"):
             pointers.append(Item(f"colid#{item.data['uid']}", "collection"))
         self._delete_items(pointers)
-        for _session, _whole, items in self._sessions(brain_id, None):
+        for items in sessions:
             counts["sessions"] += 1
             counts["messages"] += self._delete_items(items) - 1
         counts["chunks"] += self.chunks.drop_brain(brain_id)
@@ -335,3 +337,17 @@ class ErasureService:
                 self.records.transact([Delete(pk, sk) for pk, sk in present])
             gone += len(present)
         return gone
+
+
+def _sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple[str, bool, list[Item]]]:
+    """(session id, whether the whole session goes, the items that go) of the subject's among a
+    brain's sessions: an actor's own sessions whole, and its messages in the others."""
+    for items in sessions:
+        head = next(i for i in items if i.sk == "session")
+        session_id = head.pk.removeprefix("session#")
+        if subject.selects_session(head.data["session"]):
+            yield session_id, True, items
+            continue
+        mine = [i for i in items if i.sk.startswith("msg#") and subject.selects_message(i.data)]
+        if mine:
+            yield session_id, False, mine

@@ -145,7 +145,10 @@ class ErasureService:
             if refused:
                 raise Forbidden(f"only a brain's owner or an admin may erase in it: {', '.join(refused)}")
             return targets
-        targets = [b for b in self.brains.list() if access.may_erase(b)]
+        visible = self.brains.list()
+        targets = [b for b in visible if access.may_erase(b)]
+        if not visible:
+            raise NotFound("there is no brain this caller may see: nothing to erase")
         if not targets:
             raise Forbidden("this caller may erase in no brain: only a brain's owner or an admin may")
         return targets

@@ -73,6 +73,7 @@ class DocumentEraser:
                 counts["documents"] += 1
                 counts["chunks"] += len(chunk_ids)
                 counts["blobs"] += 0 if shared else 1
+            kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
         counts["records"] += forget_claims(self.records, brain.id, ids)

@@ -33,6 +33,19 @@ class Conflict(CairnError):
     code = "conflict"
 
 
+class RecordConflict(Conflict):
+    """A conditional write of the record store lost to another writer. Its `message`, what every
+    surface tells a caller, names no record: record keys are internal. `str()` (logs, tests) says
+    which record and which versions."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("another writer changed the same record first: try again")
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 class VersionConflict(Conflict):
     """A write that expected one version of a document found another.
 

@@ -662,6 +662,25 @@ class ThoughtMemories:
                 raise ThoughtError(f"{name.capitalize()} must be between 0 and 1", f"Give {name} in 0..1")
         if metadata is not None:
             check_metadata(metadata)
+        for _ in range(_UPDATE_TRIES):
+            try:
+                return self._update_once(brain, memory_id, user_id, content, strength, salience, metadata)
+            except Conflict:
+                continue  # another update of it landed first: apply this one on top of it
+        raise ThoughtError(
+            "Memory kept changing while it was being updated", "Try the update again", code="CONFLICT"
+        )
+
+    def _update_once(
+        self,
+        brain: Brain,
+        memory_id: str,
+        user_id: str,
+        content: str | None,
+        strength: float | None,
+        salience: float | None,
+        metadata: Metadata | None,
+    ) -> dict[str, Any]:
         row = self._owned(brain, memory_id, user_id)
         before = _stored(row.id, self._content(brain, row))
         text = content if content is not None else _unstored(before)
@@ -1066,6 +1085,7 @@ def parse_moment(value: str, name: str) -> datetime:
 # -- the brain, and memories as reasoning context ------------------------------------------------
 
 DEFAULT_BRAIN_NAME: Final = "ThoughtMCP"
+_UPDATE_TRIES: Final = 16
 BRAIN_MARK: Final = "thoughtmcp_brain"
 """Brain metadata marking the brain a tenant's ThoughtMCP memories live in when none is configured."""
 

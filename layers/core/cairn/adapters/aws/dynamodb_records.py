@@ -52,7 +52,7 @@ from cairn.adapters.local.sqlite_records import (
     validate_query,
     validate_scan,
 )
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import RecordConflict
 from cairn.ports.records import Delete, Item, Page, Put, ScanPage
 
 DEFAULT_LEASE_S = 60.0  # a staged transaction must commit within this; then anyone may abort it
@@ -234,7 +234,7 @@ class DynamoRecordStore:
         if code == "ConditionalCheckFailedException":
             raw: dict[str, Any] | None = exc.response.get("Item")
             if raw is None or LOCK not in raw:
-                raise Conflict(conflict_message(op, op.expected, raw)) from None
+                raise RecordConflict(conflict_message(op, op.expected, raw)) from None
             if not self._locks.clear(raw):
                 patience.again(f"{op.pk!r}/{op.sk!r} is locked by another transaction in progress")
         elif code == "TransactionConflictException":

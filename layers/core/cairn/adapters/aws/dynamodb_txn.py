@@ -27,7 +27,7 @@ from cairn.adapters.aws.dynamodb_codec import (
     storage_error,
 )
 from cairn.adapters.aws.dynamodb_locks import Locks
-from cairn.domain.errors import Conflict, PayloadTooLarge
+from cairn.domain.errors import Conflict, PayloadTooLarge, RecordConflict
 
 T = TypeVar("T")
 PARALLEL_CALLS = 8
@@ -94,7 +94,7 @@ def send_transaction(
             if not locks.clear(raw):
                 waiting = f"{op.pk!r}/{op.sk!r} is locked by another transaction in progress"
         elif code == "ConditionalCheckFailed" and wanted is not None:
-            raise Conflict(conflict_message(op, wanted, raw))
+            raise RecordConflict(conflict_message(op, wanted, raw))
         elif code not in RETRY_CODES and code != "ConditionalCheckFailed":
             if "size" in str(reason.get("Message", "")).lower():
                 raise PayloadTooLarge(f"{op.pk!r}/{op.sk!r}: DynamoDB refused the item's size")

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cairn.domain.errors import CairnError, Conflict, InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput, RecordConflict
 from cairn.ports.records import (
     MAX_GET_MANY,
     MAX_PK_BYTES,
@@ -187,7 +187,7 @@ def check_condition(pk: str, sk: str, expected: int | None, current: int | None)
     found = current or 0
     if found != expected:
         state = f"version {found}" if current else "no item"
-        raise Conflict(f"{pk!r}/{sk!r}: expected version {expected}, found {state}")
+        raise RecordConflict(f"{pk!r}/{sk!r}: expected version {expected}, found {state}")
 
 
 class SqliteRecordStore:

@@ -16,9 +16,11 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from cairn.auth.principal import PUBLIC
+from cairn.domain import json_input
 from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
+from cairn.entrypoints.rest.problems import mcp_error
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -43,6 +45,14 @@ class PerRequestMCP:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, receive = await buffered(receive, self.max_body)
+        lone = json_input.lone_surrogate(body)
+        if lone is not None:  # the SDK's parser would only say "unexpected end of hex escape"
+            at, escape = lone
+            message = (
+                f"Parse error: a lone surrogate ({escape}) at byte {at}: JSON strings must be valid Unicode"
+            )
+            await mcp_error(400, message, code=-32700)(scope, receive, send)
+            return
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
             stateless_http=True,

@@ -6,13 +6,13 @@ PROTOCOL.md counts them), never on Content-Length alone.
 
 from __future__ import annotations
 
-import json
 import zlib
 from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
+from cairn.domain import json_input
 from cairn.domain.errors import CairnError, InvalidInput, PayloadTooLarge
 from cairn.entrypoints.rest.problems import UnsupportedMediaType, validation_detail
 
@@ -99,10 +99,7 @@ async def read_capped(
 
 
 def parse_json(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InvalidInput("request body is not valid JSON") from None
+    return json_input.loads(data)
 
 
 def parse_model(model: type[M], value: Any) -> M:

@@ -28,7 +28,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from cairn.auth.access import InsufficientScope
-from cairn.domain.errors import CairnError
+from cairn.domain import json_input
+from cairn.domain.errors import CairnError, InvalidInput
 
 log = logging.getLogger("cairn.rest")
 
@@ -128,9 +129,30 @@ def _is_api(request: Request) -> bool:
     return path == API_PREFIX or path.startswith(API_PREFIX + "/")
 
 
+_FASTAPI_BODY_ERROR = "There was an error parsing the body"
+_MESSAGES = {"string_unicode": "holds a lone surrogate: JSON strings must be valid Unicode"}
+"""Pydantic's messages said again where a caller would not recognise what they meant."""
+
+
+async def _why_not_json(request: Request) -> str:
+    """What FastAPI only calls "an error parsing the body": not JSON, nested too deep, or a lone
+    surrogate (the body is kept on the request once read)."""
+    try:
+        json_input.loads(await request.body())
+    except InvalidInput as exc:
+        return exc.message
+    return _FASTAPI_BODY_ERROR
+
+
 def validation_detail(errors: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
     """A one-line summary plus `{loc, msg}` items; submitted values are never echoed."""
-    items = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "invalid"))} for e in errors]
+    items = [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "msg": _MESSAGES.get(e.get("type"), str(e.get("msg", "invalid"))),
+        }
+        for e in errors
+    ]
     summary = "; ".join(f"{'.'.join(i['loc']) or 'request'}: {i['msg']}" for i in items[:5])
     return summary or "invalid request", items
 
@@ -162,6 +184,8 @@ async def _on_http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         exc.headers = {**(exc.headers or {}), "Allow": allowed_methods(request)}
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    if exc.status_code == 400 and detail == _FASTAPI_BODY_ERROR:
+        detail = await _why_not_json(request)
     if is_mcp(request.url.path):
         response: Response = mcp_error(exc.status_code, detail)
     elif _is_api(request):

@@ -7,7 +7,6 @@ key, or any other Cairn credential; entrypoints/auth_http.py); `GET /zengram/hea
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from cairn.auth import access
 from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import READ, WRITE
 from cairn.bootstrap import Container
+from cairn.domain import json_input
 from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi, refusal
 from cairn.entrypoints.rest.zengram.validate import Refused
@@ -59,9 +59,9 @@ async def _json(request: Request) -> Any:
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise Refused(400, "Invalid JSON body") from None
+        return json_input.loads(raw)
+    except InvalidInput as exc:
+        raise Refused(400, "Invalid JSON body" if "not valid JSON" in exc.message else exc.message) from None
 
 
 def zengram_router(container: Container) -> APIRouter:

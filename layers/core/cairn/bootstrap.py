@@ -45,6 +45,7 @@ from cairn.services.gaps import GapService
 from cairn.services.graph import GraphService
 from cairn.services.health import HealthService
 from cairn.services.image_items import ImageItems
+from cairn.services.index_intents import IndexIntents
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
@@ -266,7 +267,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     migrate(a.records)  # what this release changes in data an earlier one stored (services/migrations.py)
     events = EventBus()
     brain_repo = BrainRepository(a.records)
-    doc_repo = DocumentRepository(a.records)
+    doc_repo = DocumentRepository(a.records, IndexIntents(a.records, lambda: a.clock.now().timestamp()))
     chunks = VisibleChunks(a.chunks, brain_repo)  # what services read: the access rule applied
     brains = BrainService(
         brain_repo,

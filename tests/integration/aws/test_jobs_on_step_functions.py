@@ -9,15 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from cairn import faults
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
+from cairn.faults import InjectedFault
 from cairn.services.extraction import Said
+from cairn.services.index_sweeper import GRACE_S
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
+from tests.support.index_check import index_problems
 from tests.support.moto_lambda import route_lambda
 from tests.support.sfn_runner import TASK_FUNCTION, moto_job_runner
 
@@ -78,3 +82,20 @@ def test_the_schedule_action_queues_one_consolidation_per_brain(container: Conta
         assert job.result["summaries"]["folders"] == 1, (job.attempts, job.result)
         brain = container.brains.get(job.brain_id or "")
         assert "Ana plays the cello." in container.documents.read(brain, "memory/global/_summary.md").decode()
+
+
+def test_the_sweep_action_indexes_what_a_stopped_writer_committed(container: Container) -> None:
+    """A Lambda dies between a document's commit and its index writes: the scheduled sweep (a
+    minute on) indexes it, and leaves alone an intent young enough to be a writer still at work."""
+    brain = container.brains.create("Team", slug="team")
+    with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+        container.documents.write(brain, "notes/tide.md", b"# Tide\n\nHigh water at Porto is 14:05.")
+    handler = jobs_handler(lambda: container)
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0}  # too young to be abandoned
+    assert container.search.search(brain, "high water Porto").hits == []
+    assert isinstance(container.adapters.clock, FakeClock)
+    container.adapters.clock.advance(GRACE_S + 1)
+
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 1}
+    assert container.search.search(brain, "high water Porto").hits[0].path == "notes/tide.md"
+    assert index_problems(container) == []

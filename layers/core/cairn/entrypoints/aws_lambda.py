@@ -77,7 +77,8 @@ def api_handler(make_container: Callable[[], Container]) -> Handler:
 
 def jobs_handler(make_container: Callable[[], Container]) -> Handler:
     """The job task function: Step Functions' `execute` / `fail` for a job, and EventBridge's
-    `schedule` (queue a consolidation of every brain for this window)."""
+    `schedule` (queue a consolidation of every brain for this window) and `sweep` (index the
+    documents whose writer stopped between its commit and its index writes)."""
     from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
     from cairn.adapters.aws.sfn_tasks import task_handler
     from cairn.services.schedule import ConsolidationSchedule
@@ -99,6 +100,10 @@ def jobs_handler(make_container: Callable[[], Container]) -> Handler:
                 task = idempotent_steps(task, table, _dynamodb_client(container))
             built["container"], built["task"] = container, task
         container = built["container"]
+        if event.get("action") == "sweep":
+            from cairn.services.index_sweeper import IndexSweeper
+
+            return {"settled": IndexSweeper(container.documents).tick()}
         if event.get("action") == "schedule":
             schedule = ConsolidationSchedule(
                 container.brains,

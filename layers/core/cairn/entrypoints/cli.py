@@ -49,7 +49,17 @@ def _open(args: argparse.Namespace, *, existing: bool) -> Container:
             f"no Cairn store in {settings.data_dir.resolve()}: check --data-dir (or CAIRN_DATA_DIR); "
             "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
         )
-    return build_container(settings)
+    container = build_container(settings)
+    _settle(container)
+    return container
+
+
+def _settle(container: Container) -> None:
+    """Index what a process that died mid-write committed but did not index (index intents); on
+    stderr, as stdout may be an export or the MCP protocol."""
+    settled = container.documents.settle_pending()
+    if settled:
+        print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -59,6 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
     from cairn.entrypoints.http import create_app
     from cairn.ports.chunks import CompactableChunks
+    from cairn.services.index_sweeper import IndexSweeper
 
     settings = _settings(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
@@ -71,6 +82,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     container = build_container(settings)
+    _settle(container)
     app = create_app(container)
     threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
     # Load the embedding model while uvicorn starts, so /healthz answers at once and the
@@ -85,7 +97,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"(data: {settings.data_dir.resolve()}; authentication: {auth})"
     )
     schedule = _schedule(container)
+    sweeper = IndexSweeper(container.documents)
     container.jobs.start_worker()
+    sweeper.start()
     if schedule is not None:
         schedule.start()
     try:
@@ -100,6 +114,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if schedule is not None:
             schedule.stop()
+        sweeper.stop()
         container.jobs.stop_worker()
         if container.search.access is not None:
             container.search.access.flush()
@@ -120,15 +135,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
+    from cairn.services.index_sweeper import IndexSweeper
 
     require_surface(args.surface)  # fail before opening the store
     settings = _settings(args)
     container = build_container(settings)
     print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)
+    _settle(container)
+    sweeper = IndexSweeper(container.documents)
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
+    sweeper.start()
     try:
         run_stdio(container, surface=args.surface)
     finally:
+        sweeper.stop()
         container.jobs.stop_worker()
     return 0
 
@@ -174,6 +194,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         threads, workers = bulk_threads()
         settings = settings.model_copy(update={"onnx_threads": threads, "onnx_workers": workers})
     container = build_container(settings)
+    _settle(container)
     brain = _brain(container, args.brain, writes=True, create=args.create)
     policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
     if args.collection is not None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, DocumentSource, Job
@@ -173,6 +174,7 @@ class ConsolidationService:
             survivor = max(members, key=Note.rank)
             others = [m for m in members if m is not survivor]
             self._fold_into(brain, survivor, others)
+            faults.reached("consolidation.merged")
             for other in others:
                 if self._retire(brain, other.doc, "merged", survivor.doc.id):
                     merged += 1

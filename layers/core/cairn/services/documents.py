@@ -5,6 +5,11 @@ vectors (embedding only the chunks whose text changed), commits the records in o
 transaction, then updates the chunk index and publishes change events. Bytes live in the blob
 store under a content address, so a record update is the single atomic step that makes new
 content visible.
+
+The commit carries an index intent per document it changes (services/index_intents.py); a
+write answers only once its chunks are applied and the intent is finished, and a document whose
+intent outlives its writer (a crash, a later commit landing in between) is reconciled from its
+record (`reconcile`), by the writer itself, a later process (`settle_pending`) or its next write.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import logging
 import posixpath
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
 from cairn.domain.ids import new_id
@@ -33,10 +39,11 @@ from cairn.services.document_text import document_text, image_captions, title_fo
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
 from cairn.services.locks import KeyedLocks
-from cairn.services.repositories import DocumentRepository, doc_id_key, doc_key
+from cairn.services.repositories import Committed, DocumentRepository, doc_id_key, doc_key
 from cairn.services.siblings import SiblingContext, folder_of
 
 log = logging.getLogger(__name__)
+_RECONCILE_TRIES = 16
 
 
 @dataclass(frozen=True)
@@ -344,12 +351,15 @@ class DocumentService:
                     "replaced_by": replaced_by,
                 }
             )
-            committed = self.repo.commit([self.repo.put_op(gone, doc.version)])[0]
+            committed = self.repo.commit([self.repo.put_op(gone, doc.version)])
+            faults.reached("documents.committed")
             self.indexer.remove(doc)
+            faults.reached("documents.indexed")
+            self._settle(committed, [doc.id])
             self._publish(
                 brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason, owner=doc.owner)]
             )
-        return committed
+        return committed.documents[0]
 
     def erase(
         self,
@@ -375,8 +385,11 @@ class DocumentService:
                 Delete(*doc_key(brain.id, path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
             ]
-            self.repo.records.transact([*gone, *also])
+            committed = self.repo.commit([*gone, *also], touched=[(brain.id, doc.id)])
+            faults.reached("documents.committed")
             self.indexer.remove(doc)
+            faults.reached("documents.indexed")
+            self._settle(committed, [doc.id])
             if not keep_blob:
                 self.blobs.delete(doc.blob_key)
             self._publish(
@@ -406,10 +419,15 @@ class DocumentService:
                 self.repo.pointer_op(moved),
                 self.repo.remove_op(doc),
             ]
-            moved = self.repo.commit(ops)[0]
+            overwritten = [(brain.id, target.id)] if target is not None else []
+            committed = self.repo.commit(ops, touched=overwritten)
+            faults.reached("documents.committed")
+            moved = committed.documents[0]
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
-            self.indexer.apply(moved, prepared)
+            applied = self.indexer.apply(moved, prepared)
+            faults.reached("documents.indexed")
+            self._settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
             event = ChangeEvent(
                 kind="renamed",
                 path=dst,
@@ -443,10 +461,66 @@ class DocumentService:
         return outcome
 
     def reindex(self, doc: Document) -> None:
-        """Bring a document's chunks in line with a record committed outside `write` (a facet
-        changed in someone else's transaction): vectors are reused, only fields change."""
-        if doc.deleted_at is None:
-            self.indexer.apply(doc, self.indexer.prepare(doc, self._text_of(doc)))
+        """Bring a document's chunks in line with its record (vectors are reused, only what
+        changed is written)."""
+        self.reconcile(doc.brain_id, doc.id)
+
+    def reconcile(self, brain_id: str, doc_id: str) -> bool:
+        """Make the document's chunks what its record says, whatever the index holds now (none,
+        an older version's, a staged version's), and finish its intent; a record gone or
+        soft-deleted leaves no chunk. Safe beside any writer, in this process or another: an
+        index write of an older version landing after this one shows as a moved intent or
+        record, and the document is reconciled again. False when it kept moving (its intent,
+        if any, stays for a later reconcile)."""
+        with access.as_system():
+            for _ in range(_RECONCILE_TRIES):
+                intent = self.repo.intents.get(doc_id)
+                doc = self.repo.stored_by_id(doc_id)
+                self._index_as_recorded(brain_id, doc_id, doc)
+                if intent is not None:
+                    if not self.repo.intents.finish([intent]):
+                        return True
+                elif _state_of(self.repo.stored_by_id(doc_id)) == _state_of(doc):
+                    return True
+        log.warning("document %s kept changing while its chunks were reconciled", doc_id)
+        return False
+
+    def settle_pending(self, older_than_s: float = 0.0) -> int:
+        """Reconcile every document whose intent is still standing (written at least
+        `older_than_s` ago): what a crash left between a commit and its index writes. Returns
+        how many were settled; one that fails is logged and left for the next sweep."""
+        settled = 0
+        for intent in list(self.repo.intents.pending(older_than_s)):
+            try:
+                settled += self.reconcile(intent.brain_id, intent.doc_id)
+            except CairnError as exc:
+                log.warning("could not reconcile document %s: %s", intent.doc_id, exc.message)
+        return settled
+
+    def _index_as_recorded(self, brain_id: str, doc_id: str, doc: Document | None) -> None:
+        if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
+            self.indexer.index.delete_document(brain_id, doc_id)
+            return
+        prepared = self.indexer.prepare(doc, self._text_of(doc))
+        context = None if _keeps_to_itself(doc) else self.siblings.context_of(doc)
+        if context is not None:  # as the write that linked it among its siblings gave it
+            prepared = prepared.with_context(context or None)
+        self.indexer.apply(doc, prepared)
+
+    def _settle(self, committed: Committed, applied: Iterable[str]) -> None:
+        """After a commit and the index writes of the documents in `applied`: finish their
+        intents; the commit's other documents, and those whose intent moved, are reconciled."""
+        done = set(applied)
+        moved = self.repo.intents.finish(i for d, i in committed.intents.items() if d in done)
+        for intent in [*moved, *(i for d, i in committed.intents.items() if d not in done)]:
+            self.reconcile(intent.brain_id, intent.doc_id)
+
+    def _ensure_indexed(self, doc: Document) -> None:
+        """A write that changes nothing still repairs what a crash left: a standing intent, or
+        chunks that do not match the record's count."""
+        held = self.indexer.index.fingerprints(doc.brain_id, doc.id)
+        if len(held) != doc.chunk_count or self.repo.intents.get(doc.id) is not None:
+            self.reconcile(doc.brain_id, doc.id)
 
     def _text_of(self, doc: Document) -> str:
         return document_text(
@@ -473,22 +547,37 @@ class DocumentService:
         """Commit a staged write (its chunks prepared) and index it, as `write` does."""
         if not staged.ops:
             if also:
-                self.repo.commit(list(also))
+                self._settle(self.repo.commit(list(also)), [])
+            if staged.document.deleted_at is None:
+                self._ensure_indexed(staged.document)
             return WriteOutcome(staged.document, created=False, changed=False)
         # An image item is described by its own text only: it neither takes nor gives a sibling's
         # excerpt (services/siblings.py; docs/IMAGES.md). Nor does a user's memory (ThoughtMCP), whose
         # hard forget must leave no trace of its text in another memory's index context.
         if not staged.created or _keeps_to_itself(staged.document):
-            committed = self.repo.commit([*staged.ops, *also])[0]
-            self.indexer.apply(committed, staged.prepared)
-            return WriteOutcome(committed, created=staged.created, changed=True)
+            committed = self.repo.commit([*staged.ops, *also])
+            faults.reached("documents.committed")
+            doc = committed.documents[0]
+            applied = self.indexer.apply(doc, staged.prepared)
+            faults.reached("documents.indexed")
+            self._settle(committed, [doc.id] if applied else [])
+            return WriteOutcome(doc, created=staged.created, changed=True)
         with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
-            committed = self.repo.commit([*staged.ops, *([linked.op] if linked.op else []), *also])[0]
-            self.indexer.apply(committed, staged.prepared.with_context(linked.context))
+            committed = self.repo.commit(
+                [*staged.ops, *([linked.op] if linked.op else []), *also],
+                touched=[(brain.id, doc_id) for doc_id in linked.fixups],
+            )
+            faults.reached("documents.committed")
+            doc = committed.documents[0]
+            applied = self.indexer.apply(doc, staged.prepared.with_context(linked.context))
             for doc_id, context in linked.fixups.items():
                 self.indexer.set_context(brain.id, doc_id, context)
-        return WriteOutcome(committed, created=True, changed=True)
+            faults.reached("documents.indexed")
+            rewritten = {d.id for d in committed.documents}  # their records changed: more than a context
+            fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
+            self._settle(committed, [*([doc.id] if applied else []), *fixed])
+        return WriteOutcome(doc, created=True, changed=True)
 
     def _stage(
         self,
@@ -722,14 +811,22 @@ class DocumentService:
                 staged.append((ready.document, prepared))
             _log_throughput(brain, len(ops), staged, time.perf_counter() - started)
             try:
-                committed = self.repo.commit(commit_ops) if commit_ops else []
+                committed = self.repo.commit(commit_ops) if commit_ops else None
             except Conflict as exc:
                 raise Conflict(f"batch lost a race with a concurrent writer: {exc.message}") from None
-            by_path = {d.path: d for d in committed}
+            faults.reached("batch.committed")
+            by_path = {d.path: d for d in committed.documents} if committed else {}
+            applied: list[str] = []
             for doc in removed:
                 self.indexer.remove(doc)
-            for doc, prepared in staged:
-                self.indexer.apply(by_path.get(doc.path, doc), prepared)
+                applied.append(doc.id)
+            for n, (doc, prepared) in enumerate(staged):
+                if n == len(staged) // 2:
+                    faults.reached("batch.indexed")
+                if self.indexer.apply(by_path.get(doc.path, doc), prepared):
+                    applied.append(doc.id)
+            if committed is not None:
+                self._settle(committed, applied)
             self._publish(brain, events)
         return len(ops)
 

@@ -283,15 +283,18 @@ class DocumentIndexer:
     def staged(self, chunk_ids: Sequence[str]) -> PreparedChunks:
         return replace(self.nothing(), staged=tuple(chunk_ids), count=len(chunk_ids))
 
-    def apply(self, doc: Document, prepared: PreparedChunks) -> None:
+    def apply(self, doc: Document, prepared: PreparedChunks) -> bool:
         """Write what `prepare` found changed; the first chunk keeps its indexed context unless
-        the prepared chunks say otherwise."""
+        the prepared chunks say otherwise. False when staged chunks to activate were gone (a
+        reconcile of the document took them meanwhile): the caller indexes it from its text."""
         if prepared.staged is not None:
             context = prepared.context if prepared.explicit_context else self.context_of(doc)
             self.index.activate(doc.brain_id, doc.id, prepared.staged)
+            if set(self.index.fingerprints(doc.brain_id, doc.id)) != set(prepared.staged):
+                return False
             if context and prepared.staged:
                 self.index.set_context(doc.brain_id, doc.id, context)
-            return
+            return True
         chunks = prepared.chunks
         if chunks and chunks[0].ordinal == 0:  # read before the write replaces it
             context = prepared.context if prepared.explicit_context else self.context_of(doc)
@@ -305,6 +308,7 @@ class DocumentIndexer:
             self.index.upsert(chunks, prepared.vectors)
         if prepared.removed:
             self.index.delete_chunks(doc.brain_id, prepared.removed)
+        return True
 
     def context_of(self, doc: Document) -> str | None:
         """The context a document's first chunk carries now (kept when it is re-indexed)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from cairn import faults
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain, Chunk, Document, DocumentSource, Job
 from cairn.domain.paths import normalize_user_path
@@ -123,6 +124,7 @@ class StagedIngest:
         chunks = [Chunk.model_validate(row["chunk"]) for row in rows]
         vectors = self.indexer.embed([str(row["embed"]) for row in rows])
         self.indexer.index.upsert(chunks, vectors)
+        faults.reached("ingest.staged")
         batches = int(ctx.checkpoints()["chunked"]["batches"])
         try:  # also asks whether the job still runs: a failed job has discarded its staged chunks
             ctx.progress(
@@ -180,7 +182,7 @@ class StagedIngest:
             ids = _staged_ids(job, chunked)
             live = self.documents.repo.get(job.brain_id or "", _payload(job).path)
             if live is not None and live.metadata.get(INGEST_JOB_MARK) == job.id and live.deleted_at is None:
-                self.indexer.index.activate(live.brain_id, live.id, ids)
+                self.documents.reconcile(live.brain_id, live.id)  # from its record, staged vectors reused
             else:
                 self.indexer.index.delete_chunks(job.brain_id or "", ids)
         self._tidy(job, int(chunked["batches"]) if chunked else 0, drop_upload=False)
@@ -241,7 +243,7 @@ class StagedIngest:
         if existing is not None and existing.id != chunked["document_id"]:
             raise InvalidInput(f"{p.path} was replaced while it was being ingested; ingest it again")
         if existing and existing.deleted_at is None and existing.metadata.get(INGEST_JOB_MARK) == job.id:
-            self.indexer.index.activate(brain.id, existing.id, ids)  # committed before a crash
+            self.documents.reconcile(brain.id, existing.id)  # committed before a crash
             return existing
         present = {c.id for c in self.indexer.index.get_chunks(brain.id, chunked["document_id"])}
         if missing := [i for i in ids if i not in present]:

@@ -256,11 +256,8 @@ class MemoryService:
         info = DocumentInput(
             title=_title(text), tags=m.tags, metadata=metadata, memory=facet, doc_id=memory_id
         )
+        # The superseded memory's record changes in the same commit: its chunks follow it there.
         outcome = self.documents.write(brain, memory_path(m.type, memory_id), text.encode(), info, also=ops)
-        if old is not None and old.id != memory_id:
-            ended_doc = self.documents.repo.get_by_id(old.id)
-            if ended_doc is not None:
-                self.documents.reindex(ended_doc)  # its chunks: no longer current
         if self.entities is not None:  # after the commit; idempotent, so a retry repairs a crash here
             doc = outcome.document
             mentions = self.entities.extract(text, client_id=client, source_agent=m.source_agent)

@@ -8,12 +8,14 @@
 | doc by id     | `docid#<doc_id>`    | `doc`                 |
 | session       | `session#<id>`      | `session`             |
 | message       | `session#<id>`      | `msg#<seq, 10 digits>`|
+| index intent  | `reindex#<shard>`   | `<doc_id>`            |
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -22,6 +24,7 @@ from cairn.auth import access
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
+from cairn.services.index_intents import IndexIntents, Intent
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -132,9 +135,10 @@ class DocumentRepository:
     pages are filled from what follows rather than shrunk. Writers read through `stored`, which
     sees everything and refuses a document the principal may not change."""
 
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: RecordStore, intents: IndexIntents | None = None) -> None:
         self.records = records
         self.brains = BrainRepository(records)
+        self.intents = intents or IndexIntents(records)
 
     def _seen(self) -> Callable[[str, str | None], bool] | None:
         """The read rule for the current access as (brain id, owner) -> visible; None: the system."""
@@ -167,6 +171,15 @@ class DocumentRepository:
         if pointer is None:
             return None
         return self.get(pointer.data["brain_id"], pointer.data["path"])
+
+    def stored_by_id(self, doc_id: str) -> Document | None:
+        """The record of the document with this id whoever may see it, soft-deleted or not; None
+        once it is erased (a pointer left to a path another document took counts as erased)."""
+        pointer = self.records.get(*doc_id_key(doc_id))
+        if pointer is None:
+            return None
+        doc = self.stored(pointer.data["brain_id"], pointer.data["path"])
+        return doc if doc is not None and doc.id == doc_id else None
 
     def get_many(self, locations: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """The documents found at these (brain id, path) locations; missing ones are absent."""
@@ -241,21 +254,42 @@ class DocumentRepository:
         """Drop the record at the document's path (it moved); conditional on the version read."""
         return Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version)
 
-    def commit(self, ops: builtins.list[Put | Delete]) -> builtins.list[Document]:
-        """Apply ops atomically; returns the written documents with their new versions.
+    def commit(self, ops: Sequence[Put | Delete], touched: Iterable[tuple[str, str]] = ()) -> Committed:
+        """Apply ops atomically, with an index intent (services/index_intents.py) for every
+        document record they write and every (brain id, document id) in `touched` (documents
+        whose chunks must change though no record of theirs is written: erased, overwritten).
+        Returns the written documents with their new versions, and the intents.
 
         A write that lands once its brain is being deleted (it resolved the brain before) is taken
         back and refused: the deletion, which marks the brain before it lists what to purge, would
         otherwise miss it. A deleted brain's record stays as that mark (services/erasure/)."""
-        written = self.records.transact(ops)
-        docs = [document_of(item) for item in written if item.sk.startswith("doc#")]
+        refs = [
+            (str(op.item.data["brain_id"]), str(op.item.data["id"]))
+            for op in ops
+            if isinstance(op, Put) and _is_document(op.item)
+        ]
+        written = self.records.transact([*ops, *self.intents.put_ops([*refs, *touched])])
+        docs = [document_of(item) for item in written if _is_document(item)]
         for brain_id in {d.brain_id for d in docs}:
             brain = self.brains.get(brain_id)
             if brain is not None and brain.deleted_at is not None:
                 for item in written:
                     self.records.delete(item.pk, item.sk)
                 raise NotFound(f"brain not found: {brain_id} (deleted while this write was under way)")
-        return docs
+        return Committed(docs, IndexIntents.written(written))
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What a document commit wrote: the documents, and an intent per document whose chunks must
+    follow (by document id)."""
+
+    documents: builtins.list[Document]
+    intents: dict[str, Intent]
+
+
+def _is_document(item: Item) -> bool:
+    return item.pk.startswith("brain#") and item.sk.startswith("doc#")
 
 
 def record_owner(data: dict[str, object]) -> str | None:

@@ -88,6 +88,22 @@ class SiblingContext:
         op = Put(Item(*key, data={"entries": entries}))
         return Linked(predecessor["excerpt"] if predecessor else None, fixups, op)
 
+    def context_of(self, doc: Document) -> str | None:
+        """The context `link` gave the document (fix-ups included), as its folder's recent
+        siblings still record it: "" for none, None when they no longer tell (it left the ring,
+        or its predecessor did). For a reconcile that finds the document's chunks missing."""
+        if self.window_s <= 0:
+            return None
+        item = self.records.get(*_ring_key(doc.brain_id, doc.path))
+        entries: list[dict[str, Any]] = item.data["entries"] if item else []
+        mine = next((e for e in entries if e["doc_id"] == doc.id and e["path"] == doc.path), None)
+        if mine is None:
+            return None
+        if mine.get("after") is None:
+            return ""
+        predecessor = next((e for e in entries if e["path"] == mine["after"]), None)
+        return str(predecessor["excerpt"]) if predecessor is not None else None
+
 
 def folder_of(path: str) -> str:
     return posixpath.dirname(path)

@@ -17,6 +17,7 @@ the allowed bitmap, so nothing is removed from the index until compaction rebuil
 from __future__ import annotations
 
 import math
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cairn.adapters.local.vector_store import Floats, Rows
+from cairn.adapters.local.vector_store import Floats, Rows, fsync_directory
 
 Mask = npt.NDArray[np.bool_]
 M = 16
@@ -156,5 +157,8 @@ def build(
         faiss.omp_set_num_threads(1)
     partial = path.with_name(path.name + ".partial")
     faiss.write_index(index, str(partial))
+    with partial.open("rb") as written:
+        os.fsync(written.fileno())
     partial.replace(path)
+    fsync_directory(path.parent)
     return True

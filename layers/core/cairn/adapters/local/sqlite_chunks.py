@@ -27,6 +27,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from cairn import faults
 from cairn.adapters.local import brain_erasure, fts_postings, fts_search
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
@@ -114,6 +115,7 @@ class SqliteChunkIndex:
                     # a crash before the commit leaves only unreferenced rows behind.
                     epochs[brain_id] = schema.vector_epoch(conn, brain_id)
                     vec_rows[indexes] = self._vectors.file(brain_id, epochs[brain_id]).append(matrix[indexes])
+                faults.reached("chunks.vectors_appended")
                 for chunk, vec_row in zip(chunks, vec_rows.tolist(), strict=True):
                     batch.remove("id = ?", (chunk.id,))
                     batch.insert(chunk, vec_row)

@@ -378,7 +378,7 @@ class SqliteRecordStore:
             conn = sqlite3.connect(
                 self._path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA synchronous=FULL")  # a commit survives a power loss, not only a crash
             conn.execute("PRAGMA secure_delete=FAST")
             self._prune_dead_threads()
             self._conns.append((threading.current_thread(), conn))

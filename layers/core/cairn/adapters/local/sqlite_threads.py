@@ -35,7 +35,7 @@ class ThreadConnections:
         conn = sqlite3.connect(
             self.db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
         )
-        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA synchronous=FULL")  # a commit survives a power loss, not only a crash
         if self.secure_delete:
             conn.execute("PRAGMA secure_delete=FAST")
         with self._lock:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.ann_index import BrainAnn, build
 from cairn.adapters.local.sqlite_threads import ThreadConnections
@@ -232,6 +233,7 @@ class VectorMaintenance:
                 )
             if rewrite:
                 self._copy(old, live, self.vectors.file(brain_id, target))
+                faults.reached("compaction.copied")
             new_rows = live.size if rewrite else rows_before
             indexed = 0
             index = self.index_path(brain_id, target)
@@ -246,6 +248,7 @@ class VectorMaintenance:
                 index.unlink(missing_ok=True)
             paused = time.perf_counter()
             rows_after = self._swap(brain_id, epoch, live) if rewrite else rows_before
+            faults.reached("compaction.swapped")
             paused = time.perf_counter() - paused if rewrite else 0.0
             with self._lock:
                 self._anns.pop((brain_id, target), None)

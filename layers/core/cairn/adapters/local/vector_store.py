@@ -61,6 +61,15 @@ def file_name(brain_id: str, epoch: int = 0) -> str:
     return f"{stem(brain_id, epoch)}.f32"
 
 
+def fsync_directory(path: Path) -> None:
+    """Make a file created (or renamed) in the directory survive a power loss."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class VectorFile:
     """The vectors of one brain: `rows × dimension` float32, little-endian, row-major."""
 
@@ -89,13 +98,21 @@ class VectorFile:
         return self.path.stat().st_size // self._row_bytes if self.path.exists() else 0
 
     def append(self, vectors: Floats) -> Rows:
-        """Write rows at the end of the file; returns their row numbers."""
+        """Write rows at the end of the file, durably (fsynced before the chunk rows that point
+        at them commit); returns their row numbers."""
         data = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-        with self._lock, self.path.open("ab") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)  # another process may append to the same brain
-            first = fh.seek(0, os.SEEK_END) // self._row_bytes
-            fh.write(data)
-            fh.flush()
+        with self._lock:
+            created = not self.path.exists()
+            with self.path.open("ab") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)  # another process may append to the same brain
+                first = fh.seek(0, os.SEEK_END) // self._row_bytes
+                if first * self._row_bytes != fh.tell():  # a crash left a partial row: drop it
+                    fh.truncate(first * self._row_bytes)
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if created:
+                fsync_directory(self.path.parent)
             self._remap()
         return np.arange(first, first + len(data) // self._row_bytes, dtype=np.int64)
 

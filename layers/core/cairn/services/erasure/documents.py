@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from cairn import faults
 from cairn.domain.models import Brain, Document, DocumentSource
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
@@ -74,6 +75,7 @@ class DocumentEraser:
                 counts["chunks"] += len(chunk_ids)
                 counts["blobs"] += 0 if shared else 1
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
+            faults.reached("erasure.documents")
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
         counts["records"] += forget_claims(self.records, brain.id, ids)

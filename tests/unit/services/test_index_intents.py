@@ -1,0 +1,185 @@
+"""A write's chunks are as durable as its records: a process that dies between the commit and the
+index writes (or between those and finishing the intent) leaves an intent that the next process
+settles, on the fakes, the embedded store and the AWS adapters; two writers of one document in
+different processes never leave the index one write behind."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cairn import faults
+from cairn.bootstrap import Adapters, Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import Brain, MemoryType
+from cairn.faults import InjectedFault
+from cairn.services.documents import BatchOp, DocumentInput
+from cairn.services.memories import MemoryInput
+from tests.fakes.container import fake_adapters
+from tests.support.index_check import index_problems
+from tests.support.shapes import adapters_for
+
+SHAPES = ("fakes", "embedded", "aws")
+LONG = "\n\n".join(f"Paragraph {i} about the lighthouse keeper's log, entry {i}. " * 6 for i in range(12))
+
+
+@pytest.fixture(params=SHAPES)
+def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
+    if request.param == "fakes":
+        yield fake_adapters(64)
+        return
+    with adapters_for(request.param, request, tmp_path) as built:
+        yield built
+
+
+def process(adapters: Adapters, tmp_path: Path) -> Container:
+    """A container over the stores, as one process (its own services, locks and caches)."""
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+@pytest.fixture
+def first(adapters: Adapters, tmp_path: Path) -> Container:
+    return process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(first: Container) -> Brain:
+    brain = first.brains.create("Crash test", slug="crash")
+    first.documents.write(brain, "notes/keep.md", b"# Keep\n\nA note that stays as it is.")
+    first.documents.write(brain, "notes/old.md", LONG.encode())
+    first.documents.write(brain, "notes/target.md", b"# Target\n\nThe file a rename replaces.")
+    return brain
+
+
+Operation = Callable[[Container, Brain], object]
+
+OPERATIONS: dict[str, Operation] = {
+    "create": lambda c, b: c.documents.write(b, "notes/new.md", b"# New\n\nThe heron waits by the weir."),
+    "rewrite": lambda c, b: c.documents.write(b, "notes/old.md", (LONG + "\n\nA new closing line.").encode()),
+    "shrink": lambda c, b: c.documents.write(b, "notes/old.md", b"# Old\n\nNow one short paragraph."),
+    "append": lambda c, b: c.documents.append(b, "notes/old.md", b"\n\nAppended: the lamp was lit at six."),
+    "retire": lambda c, b: c.documents.delete(b, "notes/old.md"),
+    "erase": lambda c, b: c.documents.erase(b, "notes/old.md"),
+    "rename": lambda c, b: c.documents.rename(b, "notes/old.md", "notes/target.md"),
+    "write_many": lambda c, b: c.documents.write_many(
+        b,
+        [
+            (f"bulk/{i}.md", f"# Bulk {i}\n\nItem {i} of the bulk load.".encode(), DocumentInput())
+            for i in range(5)
+        ],
+    ),
+    "supersede": lambda c, b: [
+        c.memories.store(b, MemoryInput(MemoryType.fact, f"The boat is painted {colour}.", key="boat-colour"))
+        for colour in ("blue", "green")
+    ],
+}
+
+
+@pytest.mark.parametrize("point", ["documents.committed", "documents.indexed"])
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+def test_a_write_cut_short_is_settled_by_the_next_process(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path, operation: str, point: str
+) -> None:
+    at = 3 if operation == "write_many" else 2 if operation == "supersede" else 1
+    with faults.armed(point, at=at), pytest.raises(InjectedFault):
+        OPERATIONS[operation](first, brain)
+    restarted = process(adapters, tmp_path)
+    assert list(restarted.documents.repo.intents.pending()), "the cut-short write left no intent"
+    assert restarted.documents.settle_pending() >= 1
+    assert index_problems(restarted) == []
+
+
+@pytest.mark.parametrize("point", ["batch.committed", "batch.indexed"])
+def test_a_batch_cut_short_is_settled_by_the_next_process(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path, point: str
+) -> None:
+    ops = [
+        *(
+            BatchOp("write", f"batch/{i}.md", f"# Batch {i}\n\nThe tide table for day {i}.".encode())
+            for i in range(6)
+        ),
+        BatchOp("delete", "notes/keep.md"),
+        BatchOp("rename", "notes/old.md", to="notes/moved.md"),
+    ]
+    with faults.armed(point), pytest.raises(InjectedFault):
+        first.documents.batch(brain, ops)
+    restarted = process(adapters, tmp_path)
+    assert restarted.documents.settle_pending() >= 1
+    assert index_problems(restarted) == []
+    assert restarted.documents.exists(brain, "batch/5.md") and not restarted.documents.exists(
+        brain, "notes/keep.md"
+    )
+
+
+def test_resending_what_a_crash_cut_short_repairs_it(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    body = b"# Sent twice\n\nThe ferry leaves at nine."
+    with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+        first.documents.write(brain, "notes/twice.md", body)
+    restarted = process(adapters, tmp_path)  # no settling: the client just sends it again
+    again = restarted.documents.write(brain, "notes/twice.md", body)
+    assert not again.changed
+    assert index_problems(restarted) == []
+    assert restarted.search.search(brain, "when does the ferry leave").hits[0].path == "notes/twice.md"
+
+
+def test_settling_twice_and_settling_nothing_change_nothing(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    assert first.documents.settle_pending() == 0
+    with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+        first.documents.write(brain, "notes/once.md", b"# Once\n\nThe curlew called over the saltmarsh.")
+    restarted = process(adapters, tmp_path)
+    assert restarted.documents.settle_pending() == 2  # the note, and the sibling it now precedes
+    assert restarted.documents.settle_pending() == 0
+    assert index_problems(restarted) == []
+
+
+def test_an_older_write_landing_late_does_not_leave_the_index_behind(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    """Process A commits version 2, stalls before its index writes; process B commits version 3 and
+    indexes it; A's index writes then land (older text over newer). A must notice and repair."""
+    other = process(adapters, tmp_path)
+    paused, resume = threading.Event(), threading.Event()
+
+    def stall() -> None:
+        paused.set()
+        assert resume.wait(30)
+
+    errors: list[BaseException] = []
+
+    def a() -> None:
+        try:
+            first.documents.write(brain, "notes/old.md", b"# Old\n\nVersion two mentions the walrus.")
+        except BaseException as exc:
+            errors.append(exc)
+
+    with faults.armed("documents.committed", action=stall):
+        writer = threading.Thread(target=a)
+        writer.start()
+        assert paused.wait(30)
+    other.documents.write(brain, "notes/old.md", b"# Old\n\nVersion three mentions the narwhal.")
+    resume.set()
+    writer.join(30)
+    assert not errors
+    assert index_problems(other) == []
+    (chunk,) = other.adapters.chunks.get_chunks(brain.id, other.documents.get(brain, "notes/old.md").id)
+    assert "narwhal" in chunk.text
+
+
+def test_a_reconcile_of_an_erased_document_leaves_no_ghost(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    doc = first.documents.get(brain, "notes/old.md")
+    with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+        first.documents.erase(brain, "notes/old.md")
+    assert first.adapters.chunks.get_chunks(brain.id, doc.id), "the crash came before the chunks went"
+    restarted = process(adapters, tmp_path)
+    restarted.documents.settle_pending()
+    assert restarted.adapters.chunks.get_chunks(brain.id, doc.id) == []
+    assert index_problems(restarted) == []

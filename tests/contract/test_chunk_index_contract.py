@@ -1261,6 +1261,23 @@ def test_any_tags_overlap_within_a_group_and_every_group_must_hold(index: ChunkI
     assert both_legs(index, any_tags=()) == ["p", "q", "r", "s", "t"]
 
 
+def test_held_counts_each_documents_active_chunks(index: ChunkIndex) -> None:
+    index.upsert(
+        [
+            chunk("a0", "alpha", document_id="A", ordinal=0),
+            chunk("a1", "alpha two", document_id="A", ordinal=1),
+            chunk("b0", "beta", document_id="B"),
+            chunk("s0", "staged", document_id="S", active=False),
+        ],
+        np.stack([axis(0), axis(1), axis(2), axis(3)]),
+    )
+    index.upsert([chunk("o0", "other brain", document_id="O", brain_id="b2")], axis(4)[None, :])
+    assert index.held("b1") == {"A": 2, "B": 1}
+    index.delete_document("b1", "A")
+    assert index.held("b1") == {"B": 1}
+    assert index.held("nobody") == {}
+
+
 # -- SQLite only ---------------------------------------------------------------------------
 
 
@@ -1535,6 +1552,7 @@ def test_sqlite_scrub_rebuilds_the_ann_index_from_live_rows_only(sqlite_paths: t
             "b1.compact.lock",
             "b1~1.f32",
             "b1~1.faiss",
+            "b1~1.faiss.sum",
         ]
         rebuilt = faiss.read_index(str(vectors_dir / "b1~1.faiss"))
         assert rebuilt.ntotal == 60

@@ -138,6 +138,13 @@ class MemoryChunkIndex:
             if item is not None and item.chunk.brain_id == brain_id
         }
 
+    def held(self, brain_id: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for item in list(self.items.values()):
+            if item.chunk.brain_id == brain_id and item.chunk.active:
+                found[item.chunk.document_id] = found.get(item.chunk.document_id, 0) + 1
+        return found
+
     def count(self, brain_id: str) -> int:
         return sum(1 for item in list(self.items.values()) if item.chunk.brain_id == brain_id)
 

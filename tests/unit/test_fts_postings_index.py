@@ -13,6 +13,7 @@ import pytest
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_search
+from cairn.adapters.local.chunk_reads import bm25_leg
 from cairn.adapters.local.fts_query import or_expression
 from cairn.adapters.local.fts_search import ranked_matches
 from cairn.adapters.local.sqlite_chunks import DEFAULT_BM25_WEIGHTS, SqliteChunkIndex
@@ -81,7 +82,16 @@ def test_every_write_keeps_the_leg_exact(index: SqliteChunkIndex) -> None:
             table = schema.fts_table(state[0])
             got = fts_search.bm25_ranked(conn, table, terms, DEFAULT_BM25_WEIGHTS, None, 10)
             assert got == _reference(index, brain, terms, 10), (brain, terms)
-        merged = index._bm25_leg(conn, terms, None, ChunkFilter(brain_ids=("b1", "b2")), brains, 10)  # type: ignore[arg-type]
+        merged = bm25_leg(
+            conn,
+            index._rows_of(conn),
+            DEFAULT_BM25_WEIGHTS,
+            terms,
+            None,
+            ChunkFilter(brain_ids=("b1", "b2")),
+            brains,  # type: ignore[arg-type]
+            10,
+        )
         expected = sorted(
             _reference(index, "b1", terms, 10) + _reference(index, "b2", terms, 10),
             key=lambda p: (-p[1], p[0]),

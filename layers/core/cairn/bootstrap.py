@@ -14,7 +14,7 @@ from cairn.config import Settings
 from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.blobs import BlobStore
-from cairn.ports.chunks import ChunkIndex
+from cairn.ports.chunks import ChunkIndex, VerifiableChunks
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.embedder import Embedder
 from cairn.ports.facts import FactExtractor
@@ -46,6 +46,7 @@ from cairn.services.graph import GraphService
 from cairn.services.health import HealthService
 from cairn.services.image_items import ImageItems
 from cairn.services.index_intents import IndexIntents
+from cairn.services.index_repair import IndexRepair
 from cairn.services.indexing import DocumentIndexer
 from cairn.services.ingest import INGEST_JOB, IngestService
 from cairn.services.ingest_steps import StagedIngest
@@ -61,6 +62,7 @@ from cairn.services.page_assertions import PageAssertions
 from cairn.services.pages import PageService
 from cairn.services.raw_data import RawDataService
 from cairn.services.reasoning.service import ReasoningService
+from cairn.services.rebuilding import RebuildingBrains
 from cairn.services.reflection import ReflectionService
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search import SearchService, SearchTuning
@@ -120,6 +122,7 @@ class Container:
     keys: ApiKeyService
     authenticator: Authenticator
     audit: AuditLog
+    repair: IndexRepair
 
     @cached_property
     def archive(self) -> BrainArchive:
@@ -268,7 +271,8 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     events = EventBus()
     brain_repo = BrainRepository(a.records)
     doc_repo = DocumentRepository(a.records, IndexIntents(a.records, lambda: a.clock.now().timestamp()))
-    chunks = VisibleChunks(a.chunks, brain_repo)  # what services read: the access rule applied
+    rebuilding = RebuildingBrains()  # brains whose index is being rebuilt: their searches wait
+    chunks = VisibleChunks(a.chunks, brain_repo, rebuilding)  # what services read: the access rule applied
     brains = BrainService(
         brain_repo,
         a.clock,
@@ -294,6 +298,9 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         max_list_items=settings.max_list_items,
         siblings=SiblingContext(a.records, window_s=settings.sibling_context_window_s),
     )
+    repair = IndexRepair(documents, a.chunks, rebuilding)
+    if isinstance(a.chunks, VerifiableChunks):  # files found damaged in use are rebuilt at once
+        a.chunks.on_damage(repair.request)
     fetcher = SafeFetcher(
         max_bytes=settings.max_url_bytes,
         timeout_s=settings.url_timeout_s,
@@ -374,7 +381,13 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         libraries=libraries,
         concepts=concepts,
         health=HealthService(
-            a.records, a.blobs, a.chunks, a.embedder, a.reranker, on_aws=settings.backend == "aws"
+            a.records,
+            a.blobs,
+            a.chunks,
+            a.embedder,
+            a.reranker,
+            on_aws=settings.backend == "aws",
+            rebuilding=rebuilding,
         ),
         thoughts=thoughts,
         reasoning=ReasoningService(a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain)),
@@ -397,6 +410,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         keys=keys,
         authenticator=Authenticator(settings, keys),
         audit=AuditLog(a.records, a.clock),
+        repair=repair,
     )
 
 

@@ -192,10 +192,17 @@ class FakeCluster:
             ranked = self._ranked(index, query)
         if "sort" in body:
             ranked = self._sorted(index, ranked, body["sort"], body.get("search_after"))
-        excludes = set(body.get("_source", {}).get("excludes", []))
+        source = body.get("_source", {})
+        if isinstance(source, list):  # a list of fields is `includes`, as OpenSearch reads it
+            source = {"includes": source}
+        excludes = set(source.get("excludes", []))
+        includes = source.get("includes")
         hits = []
         for doc_id, score, sort in ranked[:size]:
-            hit = {"_id": doc_id, "_score": score, "_source": _without(index.docs[doc_id], excludes)}
+            kept = _without(index.docs[doc_id], excludes)
+            if includes is not None:
+                kept = {k: v for k, v in kept.items() if k in includes}
+            hit = {"_id": doc_id, "_score": score, "_source": kept}
             if sort is not None:
                 hit["sort"] = sort
             hits.append(hit)

@@ -58,6 +58,17 @@ class VersionConflict(Conflict):
         self.expected_version = expected_version
 
 
+class Unavailable(CairnError):
+    """What the request needs is not ready yet (a brain's index being rebuilt): the caller should
+    retry after `retry_after_s` seconds; nothing is wrong with the request."""
+
+    code = "unavailable"
+
+    def __init__(self, message: str, *, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class PayloadTooLarge(CairnError):
     code = "payload_too_large"
 

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.config import Settings
-from cairn.domain.errors import CairnError, InvalidInput, NoBrain
+from cairn.domain.errors import CairnError, InvalidInput, NoBrain, Unavailable
 from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.domain.models import Brain
+from cairn.entrypoints.cli_check import add_check_parser, cmd_check, settle, start_repairs
 from cairn.entrypoints.cli_erasure import add_erase_parser, cmd_erase
 from cairn.services.brains import is_slug
 
@@ -38,9 +39,10 @@ def _settings(args: argparse.Namespace, **extra: object) -> Settings:
     return Settings(**overrides)  # type: ignore[arg-type]
 
 
-def _open(args: argparse.Namespace, *, existing: bool) -> Container:
+def _open(args: argparse.Namespace, *, existing: bool, settled: bool = True) -> Container:
     """The store in the data directory. A command that only reads it (`existing`) refuses a
-    directory holding no store instead of creating an empty one there (a mistyped --data-dir)."""
+    directory holding no store instead of creating an empty one there (a mistyped --data-dir).
+    What a stopped process left unindexed is indexed first, unless not `settled`."""
     from cairn.bootstrap import build_container
 
     settings = _settings(args)
@@ -50,16 +52,9 @@ def _open(args: argparse.Namespace, *, existing: bool) -> Container:
             "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
         )
     container = build_container(settings)
-    _settle(container)
-    return container
-
-
-def _settle(container: Container) -> None:
-    """Index what a process that died mid-write committed but did not index (index intents); on
-    stderr, as stdout may be an export or the MCP protocol."""
-    settled = container.documents.settle_pending()
     if settled:
-        print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
+        settle(container)
+    return container
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -82,7 +77,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     container = build_container(settings)
-    _settle(container)
+    settle(container)
+    start_repairs(container)
     app = create_app(container)
     threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
     # Load the embedding model while uvicorn starts, so /healthz answers at once and the
@@ -115,6 +111,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if schedule is not None:
             schedule.stop()
         sweeper.stop()
+        container.repair.stop()
         container.jobs.stop_worker()
         if container.search.access is not None:
             container.search.access.flush()
@@ -141,7 +138,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     settings = _settings(args)
     container = build_container(settings)
     print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)
-    _settle(container)
+    settle(container)
+    start_repairs(container)
     sweeper = IndexSweeper(container.documents)
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     sweeper.start()
@@ -149,6 +147,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         run_stdio(container, surface=args.surface)
     finally:
         sweeper.stop()
+        container.repair.stop()
         container.jobs.stop_worker()
     return 0
 
@@ -194,7 +193,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         threads, workers = bulk_threads()
         settings = settings.model_copy(update={"onnx_threads": threads, "onnx_workers": workers})
     container = build_container(settings)
-    _settle(container)
+    settle(container)
     brain = _brain(container, args.brain, writes=True, create=args.create)
     policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
     if args.collection is not None:
@@ -318,7 +317,12 @@ def _ingest_all(
 def cmd_search(args: argparse.Namespace) -> int:
     container = _open(args, existing=True)
     brain = _brain(container, args.brain)
-    result = container.search.search(brain, args.query, top_k=args.top_k)
+    try:
+        result = container.search.search(brain, args.query, top_k=args.top_k)
+    except Unavailable:  # its index needs rebuilding, and no server is doing it here: do it now
+        print(f"rebuilding the search index of brain {brain.slug} first", file=sys.stderr)
+        container.repair.check(brain)
+        result = container.search.search(brain, args.query, top_k=args.top_k)
     for n, hit in enumerate(result.hits, start=1):
         preview = " ".join(hit.content.split())[:200]
         print(f"#{n} score={hit.score:.4f} {hit.path}\n   {preview}")
@@ -689,6 +693,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data_dir(compact)
     compact.set_defaults(func=cmd_compact)
+
+    check = add_check_parser(sub)
+    data_dir(check)
+    check.set_defaults(
+        func=lambda args: cmd_check(_open(args, existing=True, settled=not args.dry_run), args)
+    )
 
     restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
     restore.add_argument("file", metavar="FILE", help="the archive; - for stdin; .gz: gzip")

@@ -12,7 +12,7 @@ for good rather than merely unreferenced.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -120,6 +120,11 @@ class ChunkIndex(Protocol):
 
     def count(self, brain_id: str) -> int: ...
 
+    def held(self, brain_id: str) -> dict[str, int]:
+        """Document id -> how many active chunks the index holds of it in the brain (staged ones,
+        of an ingest not yet committed, are left out): what a check compares with the records
+        (services/index_repair.py)."""
+
     def drop_brain(self, brain_id: str) -> int:
         """Remove every chunk of the brain and everything the index keeps for it; returns how many
         chunks were removed. Idempotent (0 for an unknown brain); a later upsert into the brain
@@ -156,6 +161,39 @@ class CompactableChunks(Protocol):
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...
 
     def warm(self) -> None: ...
+
+
+ANN_NONE = "none"  # the brain is small enough for exact search: no approximate index
+ANN_OK = "ok"
+ANN_REBUILDING = "rebuilding"  # missing, stale or damaged: exact search until it is built again
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """What checking the files an index keeps for one brain found: the whole rows its vector file
+    holds, how many chunks point at vectors that cannot be read back as written (unsound: the
+    brain's vector search is refused until they are embedded again), and its ANN index's state."""
+
+    brain_id: str
+    vector_rows: int
+    unsound_chunks: int
+    ann: str
+
+
+@runtime_checkable
+class VerifiableChunks(Protocol):
+    """A ChunkIndex that keeps its own derived files (the embedded store's vector files and ANN
+    indexes): they are checked against what the index records, and what is damaged is set aside
+    for the core to rebuild from the records (services/index_repair.py). OpenSearch keeps its own
+    segments' integrity."""
+
+    def check(self, brain_id: str) -> FileCheck: ...
+
+    def discard_unsound(self, brain_id: str) -> dict[str, list[str]]:
+        """Remove the chunks whose vectors are unsound; document id -> their chunk ids."""
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(brain_id)` whenever the index finds a brain's files damaged in use."""
 
 
 @runtime_checkable

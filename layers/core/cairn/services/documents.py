@@ -413,7 +413,7 @@ class DocumentService:
                 if held is not None:
                     access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
-            prepared = self.indexer.prepare(moved, self._text_of(moved))  # same text: no embedding
+            prepared = self.indexer.prepare(moved, self.text_of(moved))  # same text: no embedding
             ops: list[Put | Delete] = [
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),
@@ -501,7 +501,7 @@ class DocumentService:
         if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
             self.indexer.index.delete_document(brain_id, doc_id)
             return
-        prepared = self.indexer.prepare(doc, self._text_of(doc))
+        prepared = self.indexer.prepare(doc, self.text_of(doc))
         context = None if _keeps_to_itself(doc) else self.siblings.context_of(doc)
         if context is not None:  # as the write that linked it among its siblings gave it
             prepared = prepared.with_context(context or None)
@@ -522,7 +522,8 @@ class DocumentService:
         if len(held) != doc.chunk_count or self.repo.intents.get(doc.id) is not None:
             self.reconcile(doc.brain_id, doc.id)
 
-    def _text_of(self, doc: Document) -> str:
+    def text_of(self, doc: Document) -> str:
+        """The text a document's chunks are cut from (its blob, extracted again)."""
         return document_text(
             doc.path, doc.content_type, self.blobs.get(doc.blob_key), image_captions(doc.metadata)
         )

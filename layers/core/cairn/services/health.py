@@ -4,7 +4,8 @@ One check per dependency: the record store, the blob store and the chunk index (
 OpenSearch on AWS) each answer one cheap read; the embedding model is checked for being
 configured (a model id and a dimension) without a paid call; a configured re-ranker likewise.
 A failing store or index is critical (`error`); a missing embedding model or re-ranker is not
-(`degraded`). Each check reports its status and how long it took, and nothing else: no endpoint,
+(`degraded`), nor is a brain whose index is being rebuilt (`degraded`, with the brain's progress).
+Each check reports its status and how long it took, and nothing else: no endpoint,
 table, bucket or error text is ever part of the answer (the failure is logged).
 """
 
@@ -21,6 +22,7 @@ from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder
 from cairn.ports.records import RecordStore
 from cairn.ports.reranker import Reranker
+from cairn.services.rebuilding import Progress, RebuildingBrains
 
 OK: Final = "ok"
 DEGRADED: Final = "degraded"
@@ -41,6 +43,8 @@ class Check:
 class Health:
     status: str
     checks: dict[str, Check] = field(default_factory=dict)
+    rebuilding: dict[str, Progress] = field(default_factory=dict)
+    """Brain id -> the rebuild of its index under way (its searches answer 503 meanwhile)."""
 
 
 class HealthService:
@@ -53,12 +57,14 @@ class HealthService:
         reranker: Reranker | None,
         *,
         on_aws: bool,
+        rebuilding: RebuildingBrains | None = None,
     ) -> None:
         self.records = records
         self.blobs = blobs
         self.chunks = chunks
         self.embedder = embedder
         self.reranker = reranker
+        self.rebuilding = rebuilding or RebuildingBrains()
         local = ("record_store", "blob_store", "chunk_index")
         self.names = ("dynamodb", "s3", "opensearch") if on_aws else local
 
@@ -75,9 +81,10 @@ class HealthService:
             reranker = _timed("reranker", lambda: self._configured(self.reranker), critical=False)
             model = self.reranker.model_id or None
             checks["reranker"] = Check(reranker.status, reranker.duration_ms, model)
-        statuses = {c.status for c in checks.values()}
+        rebuilding = self.rebuilding.now()
+        statuses = {c.status for c in checks.values()} | ({DEGRADED} if rebuilding else set())
         overall = ERROR if ERROR in statuses else DEGRADED if DEGRADED in statuses else OK
-        return Health(overall, checks)
+        return Health(overall, checks, rebuilding)
 
     def _embedder_configured(self) -> None:
         if not self.embedder.model_id or self.embedder.dimension < 1:

@@ -16,18 +16,23 @@ from cairn.auth import access
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Vectors
+from cairn.services.rebuilding import RebuildingBrains
 from cairn.services.repositories import BrainRepository
 
 
 class VisibleChunks:
-    def __init__(self, index: ChunkIndex, brains: BrainRepository) -> None:
+    def __init__(
+        self, index: ChunkIndex, brains: BrainRepository, rebuilding: RebuildingBrains | None = None
+    ) -> None:
         self.index = index
         self.brains = brains
+        self.rebuilding = rebuilding or RebuildingBrains()
 
     def _brain(self, brain_id: str) -> Brain | None:
         return access.remembered_brain(brain_id, self.brains.get)
 
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        self.rebuilding.guard(query.filter.brain_ids)  # an index being rebuilt would answer wrong
         current = access.current()
         if current is None:
             return self.index.search(query)
@@ -92,3 +97,6 @@ class VisibleChunks:
 
     def count(self, brain_id: str) -> int:
         return self.index.count(brain_id)
+
+    def held(self, brain_id: str) -> dict[str, int]:
+        return self.index.held(brain_id)

@@ -16,9 +16,11 @@ the allowed bitmap, so nothing is removed from the index until compaction rebuil
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +161,61 @@ def build(
     faiss.write_index(index, str(partial))
     with partial.open("rb") as written:
         os.fsync(written.fileno())
+    _write_sum(path, partial, rows)
     partial.replace(path)
     fsync_directory(path.parent)
     return True
+
+
+# -- the index file's sum -------------------------------------------------------------------------
+
+
+def sum_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sum")
+
+
+def _write_sum(path: Path, built: Path, rows: int) -> None:
+    """Record (rows, bytes, CRC-32) of the index about to replace `path` beside it. Written and
+    renamed into place before the index is: a crash between the two leaves the old index with the
+    new sum, which no longer matches (rebuilt), never a wrong index taken as sound."""
+    size, crc = file_crc(built)
+    partial = sum_path(path).with_name(sum_path(path).name + ".partial")
+    partial.write_text(json.dumps({"rows": rows, "bytes": size, "crc": crc}))
+    with partial.open("rb") as written:
+        os.fsync(written.fileno())
+    partial.replace(sum_path(path))
+
+
+def verified(path: Path, *, adopt: bool = True) -> bool:
+    """Whether the index at `path` is whole and is what its sum says. An index built before sums
+    were kept (no sum beside it) is read in full once: if faiss reads it, its sum is recorded."""
+    try:
+        recorded = json.loads(sum_path(path).read_text())
+        rows, size, crc = int(recorded["rows"]), int(recorded["bytes"]), int(recorded["crc"])
+    except FileNotFoundError:
+        return adopt and _adopted(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    try:
+        return path.stat().st_size == size and file_crc(path) == (size, crc) and rows >= 0
+    except OSError:
+        return False
+
+
+def _adopted(path: Path) -> bool:
+    try:
+        index = _faiss().read_index(str(path))
+    except (RuntimeError, OSError):
+        return False
+    _write_sum(path, path, int(index.ntotal))
+    return True
+
+
+def file_crc(path: Path) -> tuple[int, int]:
+    """(size in bytes, CRC-32) of a whole file."""
+    crc = size = 0
+    with path.open("rb") as fh:
+        while block := fh.read(4 * 1024 * 1024):
+            crc = zlib.crc32(block, crc)
+            size += len(block)
+    return size, crc

@@ -20,7 +20,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,21 +27,20 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn import faults
-from cairn.adapters.local import brain_erasure, fts_postings, fts_search
+from cairn.adapters.local import brain_erasure, fts_postings, fts_search, vector_health, vector_sums
+from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
-from cairn.adapters.local.fts_boolean import boolean_ranked, leg_terms
+from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
-from cairn.adapters.local.fts_search import bm25_ranked
-from cairn.adapters.local.rrf import Fused, Leg, fuse
+from cairn.adapters.local.rrf import Leg, fuse
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
-from cairn.domain.boolean_query import BoolQuery
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, FileCheck
 from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
@@ -80,7 +78,7 @@ class SqliteChunkIndex:
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows
-        self._db.get().executescript(schema.SCHEMA)
+        self._db.get().executescript(schema.SCHEMA + vector_sums.SCHEMA + vector_health.SCHEMA)
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
         self._maintenance = VectorMaintenance(
@@ -92,6 +90,7 @@ class SqliteChunkIndex:
             ann_min_rows=ann_min_rows,
             background=background_maintenance,
         )
+        self._health = vector_health.FileHealth(self._db, self._vectors, self._write_lock, self._maintenance)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -113,8 +112,11 @@ class SqliteChunkIndex:
                     batch.ensure_brain(brain_id)
                     # Inside the transaction, so compaction cannot renumber the file meanwhile;
                     # a crash before the commit leaves only unreferenced rows behind.
-                    epochs[brain_id] = schema.vector_epoch(conn, brain_id)
-                    vec_rows[indexes] = self._vectors.file(brain_id, epochs[brain_id]).append(matrix[indexes])
+                    epoch = epochs[brain_id] = schema.vector_epoch(conn, brain_id)
+                    file = self._vectors.file(brain_id, epoch)
+                    floor = self._health.floor(conn, brain_id, epoch)
+                    rows = vec_rows[indexes] = file.append(matrix[indexes], floor=floor)
+                    vector_sums.extend(conn, brain_id, epoch, file, int(rows[-1]) + 1)
                 faults.reached("chunks.vectors_appended")
                 for chunk, vec_row in zip(chunks, vec_rows.tolist(), strict=True):
                     batch.remove("id = ?", (chunk.id,))
@@ -168,6 +170,8 @@ class SqliteChunkIndex:
             with self._db.transaction() as conn:
                 files = self._vectors.files_of(brain_id)
                 removed = brain_erasure.drop_rows(conn, brain_id, max(files.values(), default=-1))
+                vector_sums.forget(conn, brain_id)
+                vector_health.forget(conn, brain_id)
             for path in files:
                 path.unlink(missing_ok=True)
             self._forget(brain_id)
@@ -242,6 +246,28 @@ class SqliteChunkIndex:
         with self._write_lock, self._db.transaction() as conn:
             fts_postings.ensure(conn, table)
 
+    # -- the files' health (vector_health.py) -------------------------------------------------
+
+    def check(self, brain_id: str) -> FileCheck:
+        """Re-read the brain's vector file against its sums and its chunks; record what is unsound
+        (its vector search answers IndexDamaged until `discard_unsound`), and check its ANN index
+        (a damaged one is set aside: exact search until compaction builds it again)."""
+        return self._health.check(brain_id)
+
+    def on_damage(self, listener: Callable[[str], None]) -> None:
+        self._health.listeners.append(listener)
+
+    def discard_unsound(self, brain_id: str) -> dict[str, list[str]]:
+        """Remove the chunks whose vectors were found unsound; document id -> chunk ids removed
+        (the caller indexes those documents again)."""
+        with self._write_lock:
+            with self._db.transaction() as conn:
+                batch = WriteBatch(conn)
+                removed = self._health.discard(conn, brain_id, batch)
+                deltas = batch.finish()
+            self._apply(deltas)
+        return removed
+
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None:
         """Reclaim the brain's dead vector rows and rebuild its ANN index now."""
         return self._maintenance.compact(brain_id, threads=threads)
@@ -250,6 +276,7 @@ class SqliteChunkIndex:
         """Open the index and load the rows of every brain that has an index, so the first search
         of a big brain after a start does not pay for them (run in a background thread)."""
         for brain_id in self.brain_ids():
+            self._health.ensure_checked([brain_id])
             with self._db.snapshot() as conn:
                 state = schema.brain_state(conn, brain_id)
                 epoch = schema.vector_epoch(conn, brain_id)
@@ -286,7 +313,7 @@ class SqliteChunkIndex:
             state = schema.brain_state(conn, brain_id)
             if state is None:
                 return {}
-            return self._load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
+            return reads.load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
 
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         rows = self._db.get().execute(
@@ -302,8 +329,9 @@ class SqliteChunkIndex:
             epoch = schema.vector_epoch(conn, brain_id)
             rows = conn.execute(
                 "SELECT c.id, c.vec_row FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
-                "WHERE c.brain_id = ?",
-                (json.dumps(list(chunk_ids)), brain_id),
+                "WHERE c.brain_id = ? AND NOT EXISTS (SELECT 1 FROM vector_damage d WHERE d.brain_id = ? "
+                "AND d.epoch = ? AND c.vec_row >= d.low AND c.vec_row < d.high)",
+                (json.dumps(list(chunk_ids)), brain_id, brain_id, epoch),
             ).fetchall()
         if not rows:
             return {}
@@ -312,6 +340,13 @@ class SqliteChunkIndex:
         except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
             return {}
         return {row[0]: matrix[i] for i, row in enumerate(rows)}
+
+    def held(self, brain_id: str) -> dict[str, int]:
+        rows = self._db.get().execute(
+            "SELECT document_id, count(*) FROM chunks WHERE brain_id = ? AND active = 1 GROUP BY document_id",
+            (brain_id,),
+        )
+        return {document_id: int(n) for document_id, n in rows.fetchall()}
 
     def count(self, brain_id: str) -> int:
         row = self._db.get().execute("SELECT count(*) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()
@@ -327,59 +362,34 @@ class SqliteChunkIndex:
         terms = leg_terms(query)
         use_vector = query.vector is not None and query.vector_weight > 0
         vector = self._query_vector(query.vector) if use_vector else None
+        if vector is not None:
+            self._health.ensure_checked(query.filter.brain_ids)
         with self._db.snapshot() as conn:
             brains = self._known(conn, query.filter.brain_ids)
-            bm25 = self._bm25_leg(conn, terms, boolean, query.filter, brains, pool) if terms else {}
+            bm25 = (
+                reads.bm25_leg(
+                    conn, self._rows_of(conn), self.bm25_weights, terms, boolean, query.filter, brains, pool
+                )
+                if terms
+                else {}
+            )
             similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
-            ids = self._ids(conn, [*bm25, *similar])
+            ids = reads.ids_of(conn, [*bm25, *similar])
             legs = [
                 Leg([ids[r] for r in bm25 if r in ids], query.bm25_weight),
                 Leg([ids[r] for r in similar if r in ids], query.vector_weight),
             ]
             fused = fuse(legs, query.rrf_k, query.top_k)
-            chunks = self._load(conn, brains, [f.id for f in fused])
+            chunks = reads.load(conn, brains, [f.id for f in fused])
         by_id_bm25 = {ids[r]: s for r, s in bm25.items() if r in ids}
         by_id_similar = {ids[r]: s for r, s in similar.items() if r in ids}
-        return [self._hit(f, chunks[f.id], by_id_bm25, by_id_similar) for f in fused if f.id in chunks]
+        return [reads.hit(f, chunks[f.id], by_id_bm25, by_id_similar) for f in fused if f.id in chunks]
 
     def close(self) -> None:
         self._maintenance.close()
         self._db.close()
 
     # -- legs ---------------------------------------------------------------------------
-
-    def _bm25_leg(
-        self,
-        conn: sqlite3.Connection,
-        terms: list[str],
-        boolean: BoolQuery | None,
-        chunk_filter: ChunkFilter,
-        brains: dict[str, tuple[int, int]],
-        pool: int,
-    ) -> dict[int, float]:
-        """rowid → BM25 score (higher is better), best first, merged over the brains; with a
-        boolean query, of the rows it matches (fts_boolean.py), `terms` being its positive terms."""
-        ranked: list[tuple[int, float]] = []
-        for brain_id, (seq, generation) in brains.items():
-            rows = self._brain_rows(conn, brain_id, generation)
-            condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
-            if _every_row_passes(chunk_filter, rows):
-                condition = None  # every row of the brain's table qualifies: skip the join
-            table = schema.fts_table(seq)
-            if boolean is not None:
-                ranked += boolean_ranked(conn, table, boolean, self.bm25_weights, condition, pool)
-                continue
-            ranked += bm25_ranked(
-                conn,
-                table,
-                terms,
-                self.bm25_weights,
-                condition,
-                pool,
-                table_rows=rows.live_count,
-            )
-        ranked.sort(key=lambda pair: (-pair[1], pair[0]))
-        return dict(ranked[:pool])
 
     def _vector_leg(
         self,
@@ -395,6 +405,7 @@ class SqliteChunkIndex:
         for brain_id, (_seq, generation) in brains.items():
             rows = self._brain_rows(conn, brain_id, generation)
             epoch = schema.vector_epoch(conn, brain_id)
+            self._health.guard(conn, brain_id, epoch)
             allowed = rows.allowed(conn, brain_id, chunk_filter)
             try:
                 vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
@@ -426,6 +437,9 @@ class SqliteChunkIndex:
         tail = np.flatnonzero(allowed[indexed:]) + indexed
         return np.unique(np.concatenate([found, exact, tail]))
 
+    def _rows_of(self, conn: sqlite3.Connection) -> Callable[[str, int], BrainRows]:
+        return lambda brain_id, generation: self._brain_rows(conn, brain_id, generation)
+
     def _brain_rows(self, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
         """The brain's cached rows, unless older than this snapshot's generation.
 
@@ -455,46 +469,3 @@ class SqliteChunkIndex:
             if state is None and brain_id in self._cache:  # dropped, maybe by another process
                 self._forget(brain_id)
         return {brain_id: state for brain_id, state in states.items() if state is not None}
-
-    @staticmethod
-    def _ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-        rows = conn.execute(
-            "SELECT c.rowid, c.id FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value",
-            (json.dumps(list(rowids)),),
-        )
-        return dict(rows.fetchall())
-
-    @staticmethod
-    def _load(
-        conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], ids: Sequence[str]
-    ) -> dict[str, Chunk]:
-        chunks: dict[str, Chunk] = {}
-        for brain_id, (seq, _generation) in brains.items():
-            rows = conn.execute(
-                f"{schema.select(schema.fts_table(seq), by_ids=True)} WHERE c.brain_id = ?",
-                (json.dumps(list(ids)), brain_id),
-            )
-            chunks.update((chunk.id, chunk) for chunk in map(schema.from_row, rows.fetchall()))
-        return chunks
-
-    @staticmethod
-    def _hit(fused: Fused, chunk: Chunk, bm25: dict[str, float], similar: dict[str, float]) -> ChunkHit:
-        return ChunkHit(
-            chunk=chunk,
-            score=fused.score,
-            bm25_rank=fused.ranks[0],
-            vector_rank=fused.ranks[1],
-            bm25_score=bm25.get(fused.id),
-            vector_similarity=similar.get(fused.id),
-        )
-
-
-def _every_row_passes(chunk_filter: ChunkFilter, rows: BrainRows) -> bool:
-    """True when the filter lets through every live chunk of the brain: only its flags are set
-    (active_only, current_only), and the brain has no inactive or superseded chunk to drop."""
-    flags_only = schema.is_plain(replace(chunk_filter, current_only=False))
-    return (
-        flags_only
-        and not (chunk_filter.active_only and rows.has_inactive)
-        and not (chunk_filter.current_only and rows.has_noncurrent)
-    )

@@ -32,10 +32,11 @@ import numpy as np
 
 from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local.ann_index import BrainAnn, build
+from cairn.adapters.local import vector_health, vector_sums
+from cairn.adapters.local.ann_index import BrainAnn, build, sum_path, verified
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import Rows, VectorFile, VectorStore, stem
-from cairn.ports.chunks import Compaction
+from cairn.ports.chunks import ANN_NONE, ANN_OK, ANN_REBUILDING, Compaction
 
 log = logging.getLogger(__name__)
 ANN_MIN_ROWS = 20_000  # below this many live rows exact search is as fast (docs/ANN.md)
@@ -70,6 +71,7 @@ class VectorMaintenance:
         self.ann_min_rows = ann_min_rows
         self.background = background
         self._anns: dict[tuple[str, int], BrainAnn] = {}
+        self._unsound: dict[tuple[str, int], tuple[int, int, int]] = {}  # index files found damaged
         self._lock = threading.Lock()
         self._wanted: set[str] = set()
         self._wake = threading.Condition(self._lock)
@@ -79,27 +81,45 @@ class VectorMaintenance:
     # -- the indexes ----------------------------------------------------------------------
 
     def ann(self, brain_id: str, epoch: int) -> BrainAnn | None:
-        """The brain's index in this epoch, opened (memory-mapped) on first use; None when it
-        has none yet."""
+        """The brain's index in this epoch, opened (memory-mapped) on first use once its file is
+        checked against its sum; None when it has none, or none that is sound (exact search then,
+        and compaction builds it again)."""
         key = (brain_id, epoch)
         found = self._anns.get(key)
         if found is not None:
             return found
         path = self.index_path(brain_id, epoch)
-        if not path.exists():
+        signature = _signature(path)
+        if signature is None or self._unsound.get(key) == signature:
             return None
         with self._lock:
             found = self._anns.get(key)
             if found is None:
                 try:
+                    if not verified(path):
+                        raise RuntimeError("the index does not match its sum")
                     found = BrainAnn(path, self.vectors.dimension)
-                except RuntimeError:  # faiss could not read it
-                    if path.exists():
-                        raise
-                    return None  # deleted since: compacted away, or the brain dropped
+                except (RuntimeError, OSError):  # damaged, half-written, or deleted since
+                    if _signature(path) is not None:
+                        log.warning("a vector index is damaged: searching exactly until it is rebuilt")
+                        self._unsound[key] = signature
+                        self._wanted.add(brain_id)
+                    return None
                 self._anns[key] = found
         self.poke(brain_id, epoch)  # rows written since the base was built are caught up
         return found
+
+    def ann_state(self, brain_id: str, epoch: int) -> str:
+        """ANN_OK, ANN_NONE (exact search is as fast), or ANN_REBUILDING (none sound yet: exact
+        search until compaction builds it)."""
+        if self.ann(brain_id, epoch) is not None:
+            return ANN_OK
+        with self.db.snapshot() as conn:
+            live = _live_count(conn, brain_id)
+        if live < self.ann_min_rows:
+            return ANN_NONE
+        self.poke(brain_id, epoch)
+        return ANN_REBUILDING
 
     def index_path(self, brain_id: str, epoch: int) -> Path:
         return self.vectors.directory / f"{stem(brain_id, epoch)}.faiss"
@@ -212,6 +232,8 @@ class VectorMaintenance:
                 if schema.brain_state(conn, brain_id) is None:  # dropped meanwhile: any file of
                     return nothing  # its name is a brain's created since, not a leftover
                 epoch = schema.vector_epoch(conn, brain_id)
+                if vector_health.damaged(conn, brain_id, epoch):
+                    return None  # its unsound rows are rebuilt first (vector_health.py)
                 live = _referenced(conn, brain_id)
                 old = self.vectors.file(brain_id, epoch)
                 rows_before = old.stored_rows()  # inside the snapshot: every row it uses is below
@@ -246,6 +268,7 @@ class VectorMaintenance:
                 indexed = new_rows
             else:
                 index.unlink(missing_ok=True)
+                sum_path(index).unlink(missing_ok=True)
             paused = time.perf_counter()
             rows_after = self._swap(brain_id, epoch, live) if rewrite else rows_before
             faults.reached("compaction.swapped")
@@ -258,6 +281,7 @@ class VectorMaintenance:
                 self.vectors.retire(brain_id, target)
                 for previous in range(target):
                     self.index_path(brain_id, previous).unlink(missing_ok=True)
+                    sum_path(self.index_path(brain_id, previous)).unlink(missing_ok=True)
             return Compaction(
                 brain_id,
                 target,
@@ -307,6 +331,9 @@ class VectorMaintenance:
                     "UPDATE brain_state SET vec_epoch = ?, generation = generation + 1 WHERE brain_id = ?",
                     (epoch + 1, brain_id),
                 )
+                vector_sums.forget(conn, brain_id, below_epoch=epoch + 1)
+                vector_health.forget(conn, brain_id, below_epoch=epoch + 1)
+                vector_sums.extend(conn, brain_id, epoch + 1, new, int(sources.size))
             self.swapped(brain_id, state[1], epoch + 1, sources)  # after the commit
         return int(sources.size)
 
@@ -364,3 +391,13 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
     mine = os.fstat(fd)
     return (mine.st_dev, mine.st_ino) == (found.st_dev, found.st_ino)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of a file, None if there is none: a damaged index is passed over until
+    its file changes (compaction replaces it)."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns

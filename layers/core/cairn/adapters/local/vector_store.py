@@ -15,6 +15,8 @@ import os
 import re
 import threading
 import weakref
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +33,7 @@ _FULL_SCAN_SHARE = 0.25
 # (up to 64 KB of neighbouring cached pages) into the process, so RSS grew by ~24 KB a row read
 # (785 MB after 300 searches at a million rows); pread copies only the row.
 _PREAD_ROWS = 512
+_CRC_BLOCK = 4 * 1024 * 1024
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,100}")
 
 
@@ -97,9 +100,10 @@ class VectorFile:
         """Rows in the file now, whoever appended them (`rows` is what this process has mapped)."""
         return self.path.stat().st_size // self._row_bytes if self.path.exists() else 0
 
-    def append(self, vectors: Floats) -> Rows:
+    def append(self, vectors: Floats, *, floor: int = 0) -> Rows:
         """Write rows at the end of the file, durably (fsynced before the chunk rows that point
-        at them commit); returns their row numbers."""
+        at them commit); returns their row numbers. A file holding fewer than `floor` rows (it
+        lost some) is first padded with zero rows up to it, so no new row takes a lost number."""
         data = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
         with self._lock:
             created = not self.path.exists()
@@ -108,6 +112,9 @@ class VectorFile:
                 first = fh.seek(0, os.SEEK_END) // self._row_bytes
                 if first * self._row_bytes != fh.tell():  # a crash left a partial row: drop it
                     fh.truncate(first * self._row_bytes)
+                if first < floor:
+                    fh.write(bytes((floor - first) * self._row_bytes))
+                    first = floor
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -115,6 +122,46 @@ class VectorFile:
                 fsync_directory(self.path.parent)
             self._remap()
         return np.arange(first, first + len(data) // self._row_bytes, dtype=np.int64)
+
+    def pad_to(self, rows: int) -> None:
+        """Grow the file with zero rows to `rows` rows (a file that lost rows its chunks point at:
+        rows appended later must not take the lost rows' numbers)."""
+        with self._lock, self.path.open("ab") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            have = fh.seek(0, os.SEEK_END) // self._row_bytes
+            fh.truncate(have * self._row_bytes)
+            if have < rows:
+                fh.write(bytes((rows - have) * self._row_bytes))
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._remap()
+
+    def crc(self, first_row: int, rows: int) -> int:
+        """CRC-32 of rows `[first_row, first_row + rows)` as the file holds them (fewer bytes when
+        the file is shorter: the sum then differs)."""
+        return self.crcs([(first_row, rows)])[0]
+
+    def crcs(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+        """`crc` of each (first row, rows), the file opened once; 0 for every piece when there is
+        no file."""
+        size = self._row_bytes
+        sums: list[int] = []
+        try:
+            fh = self.path.open("rb")
+        except FileNotFoundError:
+            return [0] * len(pieces)
+        with fh:
+            for first_row, rows in pieces:
+                fh.seek(first_row * size)
+                crc, left = 0, rows * size
+                while left > 0:
+                    block = fh.read(min(_CRC_BLOCK, left))
+                    if not block:
+                        break
+                    crc = zlib.crc32(block, crc)
+                    left -= len(block)
+                sums.append(crc)
+        return sums
 
     def similarities(self, rows: Rows, query: Floats) -> Floats:
         """Dot product of each given row with `query` (cosine when both are unit length)."""
@@ -217,7 +264,7 @@ class VectorStore:
     def files_of(self, brain_id: str) -> dict[Path, int]:
         """Every file of the brain in the directory, whatever its epoch (vectors, ANN indexes and
         indexes left half-written), with that epoch."""
-        name = re.compile(rf"{re.escape(stem(brain_id))}(?:~(\d+))?\.(?:f32|faiss|faiss\.partial)")
+        name = re.compile(rf"{re.escape(stem(brain_id))}(?:~(\d+))?\.(?:f32|faiss(?:\.sum)?(?:\.partial)?)")
         found: dict[Path, int] = {}
         for path in self.directory.glob(f"{stem(brain_id)}*"):  # a stem holds no glob syntax
             match = name.fullmatch(path.name)

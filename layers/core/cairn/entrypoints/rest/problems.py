@@ -29,7 +29,7 @@ from starlette.routing import Match
 
 from cairn.auth.access import InsufficientScope
 from cairn.domain import json_input
-from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput, Unavailable
 
 log = logging.getLogger("cairn.rest")
 
@@ -54,6 +54,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "fetch_failed": 502,
     "bad_gateway": 502,
     "auth_unavailable": 503,
+    "unavailable": 503,
     "timeout": 504,
 }
 
@@ -168,7 +169,10 @@ async def _on_cairn_error(request: Request, exc: Exception) -> Response:
         needed = f', scope="{exc.scope}"' if exc.scope else ""
         response.headers["WWW-Authenticate"] = f'Bearer error="insufficient_scope"{needed}'
         return response
-    return problem(status, exc.message, exc.code)
+    response = problem(status, exc.message, exc.code)
+    if isinstance(exc, Unavailable):
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> Response:

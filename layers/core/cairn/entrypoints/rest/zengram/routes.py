@@ -21,7 +21,7 @@ from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import READ, WRITE
 from cairn.bootstrap import Container
 from cairn.domain import json_input
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound, Unavailable
 from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi, refusal
 from cairn.entrypoints.rest.zengram.validate import Refused
 
@@ -30,7 +30,9 @@ PREFIX = "/zengram"
 
 
 def answer(reply: Reply, request_id: str) -> Response:
-    return JSONResponse(reply.body, status_code=reply.status, headers={"x-request-id": request_id})
+    return JSONResponse(
+        reply.body, status_code=reply.status, headers={**reply.headers, "x-request-id": request_id}
+    )
 
 
 def run(op: Callable[[], Reply]) -> Reply:
@@ -47,6 +49,8 @@ def run(op: Callable[[], Reply]) -> Reply:
         return Reply(400, {"error": exc.message})
     except Conflict as exc:
         return Reply(409, {"error": exc.message})
+    except Unavailable as exc:
+        return Reply(503, {"error": exc.message}, {"Retry-After": str(exc.retry_after_s)})
     except CairnError as exc:
         return Reply(400, {"error": exc.message})
     except Exception:

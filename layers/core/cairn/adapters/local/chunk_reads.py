@@ -1,0 +1,97 @@
+"""The reads of SqliteChunkIndex's search that need no state of its own: the BM25 leg over each
+brain's FTS5 table, chunk ids and rows by rowid, and the hits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local.brain_rows import BrainRows
+from cairn.adapters.local.fts_boolean import boolean_ranked
+from cairn.adapters.local.fts_search import bm25_ranked
+from cairn.adapters.local.rrf import Fused
+from cairn.domain.boolean_query import BoolQuery
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ChunkFilter, ChunkHit
+
+
+def bm25_leg(
+    conn: sqlite3.Connection,
+    rows_of: Callable[[str, int], BrainRows],
+    weights: tuple[float, float, float],
+    terms: list[str],
+    boolean: BoolQuery | None,
+    chunk_filter: ChunkFilter,
+    brains: dict[str, tuple[int, int]],
+    pool: int,
+) -> dict[int, float]:
+    """rowid → BM25 score (higher is better), best first, merged over the brains; with a
+    boolean query, of the rows it matches (fts_boolean.py), `terms` being its positive terms."""
+    ranked: list[tuple[int, float]] = []
+    for brain_id, (seq, generation) in brains.items():
+        rows = rows_of(brain_id, generation)
+        condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
+        if every_row_passes(chunk_filter, rows):
+            condition = None  # every row of the brain's table qualifies: skip the join
+        table = schema.fts_table(seq)
+        if boolean is not None:
+            ranked += boolean_ranked(conn, table, boolean, weights, condition, pool)
+            continue
+        ranked += bm25_ranked(
+            conn,
+            table,
+            terms,
+            weights,
+            condition,
+            pool,
+            table_rows=rows.live_count,
+        )
+    ranked.sort(key=lambda pair: (-pair[1], pair[0]))
+    return dict(ranked[:pool])
+
+
+def ids_of(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT c.rowid, c.id FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value",
+        (json.dumps(list(rowids)),),
+    )
+    return dict(rows.fetchall())
+
+
+def load(
+    conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], ids: Sequence[str]
+) -> dict[str, Chunk]:
+    chunks: dict[str, Chunk] = {}
+    for brain_id, (seq, _generation) in brains.items():
+        rows = conn.execute(
+            f"{schema.select(schema.fts_table(seq), by_ids=True)} WHERE c.brain_id = ?",
+            (json.dumps(list(ids)), brain_id),
+        )
+        chunks.update((chunk.id, chunk) for chunk in map(schema.from_row, rows.fetchall()))
+    return chunks
+
+
+def hit(fused: Fused, chunk: Chunk, bm25: dict[str, float], similar: dict[str, float]) -> ChunkHit:
+    return ChunkHit(
+        chunk=chunk,
+        score=fused.score,
+        bm25_rank=fused.ranks[0],
+        vector_rank=fused.ranks[1],
+        bm25_score=bm25.get(fused.id),
+        vector_similarity=similar.get(fused.id),
+    )
+
+
+def every_row_passes(chunk_filter: ChunkFilter, rows: BrainRows) -> bool:
+    """True when the filter lets through every live chunk of the brain: only its flags are set
+    (active_only, current_only), and the brain has no inactive or superseded chunk to drop."""
+    flags_only = schema.is_plain(replace(chunk_filter, current_only=False))
+    return (
+        flags_only
+        and not (chunk_filter.active_only and rows.has_inactive)
+        and not (chunk_filter.current_only and rows.has_noncurrent)
+    )

@@ -1,0 +1,203 @@
+"""Whether a brain's vector file still holds what its chunks point at, and what to do when not.
+
+`check` re-reads the file against its sums (vector_sums.py) and against the rows the brain's
+chunks point at. Rows that cannot be trusted are recorded in `vector_damage`, which every
+process's vector leg consults (one indexed lookup) before reading the file: a brain with damage
+is not searched by vector (IndexDamaged, a 503 with Retry-After) until `discard_unsound` removes
+the chunks that point into it and the caller embeds their documents again. A file shorter than
+what its chunks point at is padded with zero rows up to that length first, so rows appended later
+never take the numbers of lost ones (a chunk would read another's vector).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import vector_sums
+from cairn.adapters.local.chunk_writes import WriteBatch
+from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.adapters.local.vector_store import VectorFile, VectorStore
+from cairn.domain.errors import Unavailable
+from cairn.ports.chunks import ANN_NONE, FileCheck
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS vector_damage (
+    brain_id TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    low INTEGER NOT NULL,
+    high INTEGER NOT NULL,
+    PRIMARY KEY (brain_id, epoch, low)
+) WITHOUT ROWID;
+"""
+RETRY_AFTER_S = 10
+
+
+class Maintenance(Protocol):
+    def ann_state(self, brain_id: str, epoch: int) -> str: ...
+
+
+class IndexDamaged(Unavailable):
+    """The brain's vectors are being rebuilt: its vector search waits for them."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this brain's search index is being rebuilt from its documents; retry shortly",
+            retry_after_s=RETRY_AFTER_S,
+        )
+
+
+@dataclass(frozen=True)
+class Found:
+    """What `check` found in one brain's vector file."""
+
+    epoch: int
+    file_rows: int
+    unsound_rows: int  # rows chunks point at that cannot be read back as written
+
+
+class FileHealth:
+    """The checks of one index's vector files, and who is told of a brain found damaged."""
+
+    def __init__(
+        self,
+        db: ThreadConnections,
+        vectors: VectorStore,
+        write_lock: threading.Lock,
+        maintenance: Maintenance,
+    ) -> None:
+        self.db = db
+        self.vectors = vectors
+        self.write_lock = write_lock
+        self.maintenance = maintenance
+        self.listeners: list[Callable[[str], None]] = []
+        self._checked: set[tuple[str, int]] = set()  # (brain, epoch) this process has checked
+
+    def check(self, brain_id: str) -> FileCheck:
+        found = check(self.db, self.vectors, brain_id, self.write_lock)
+        if found is None:
+            return FileCheck(brain_id, 0, 0, ANN_NONE)
+        self._checked.add((brain_id, found.epoch))
+        if found.unsound_rows:
+            self.tell(brain_id)
+        return FileCheck(
+            brain_id, found.file_rows, found.unsound_rows, self.maintenance.ann_state(brain_id, found.epoch)
+        )
+
+    def ensure_checked(self, brain_ids: Sequence[str]) -> None:
+        """Check each brain's files the first time this process reads its vectors."""
+        for brain_id in brain_ids:
+            with self.db.snapshot() as conn:
+                epoch = schema.vector_epoch(conn, brain_id)
+            if (brain_id, epoch) not in self._checked:
+                self.check(brain_id)
+
+    def guard(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> None:
+        """Refuse the brain's vector leg while it has damage (before anything reads the file)."""
+        if damaged(conn, brain_id, epoch):
+            self.tell(brain_id)
+            raise IndexDamaged()
+
+    def floor(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> int:
+        """Inside a write transaction: the rows the brain's file must hold before an append, what
+        its sums cover. A file that lost some (truncated while in use) is padded by the append and
+        the loss recorded, so no new row takes a lost row's number."""
+        floor = vector_sums.covered(conn, brain_id, epoch)
+        have = self.vectors.file(brain_id, epoch).stored_rows()
+        if have < floor:
+            conn.execute(
+                "INSERT OR REPLACE INTO vector_damage (brain_id, epoch, low, high) VALUES (?, ?, ?, ?)",
+                (brain_id, epoch, have, floor),
+            )
+            self.tell(brain_id)
+        return floor
+
+    def discard(self, conn: sqlite3.Connection, brain_id: str, batch: WriteBatch) -> dict[str, list[str]]:
+        if schema.brain_state(conn, brain_id) is None:
+            return {}
+        file = self.vectors.file(brain_id, schema.vector_epoch(conn, brain_id))
+        return discard_unsound(conn, brain_id, batch, file)
+
+    def tell(self, brain_id: str) -> None:
+        for listener in list(self.listeners):
+            listener(brain_id)
+
+
+def damaged(conn: sqlite3.Connection, brain_id: str, epoch: int) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM vector_damage WHERE brain_id = ? AND epoch = ? LIMIT 1", (brain_id, epoch)
+    ).fetchone()
+    return row is not None
+
+
+def check(
+    db: ThreadConnections, vectors: VectorStore, brain_id: str, write_lock: threading.Lock
+) -> Found | None:
+    """Check the brain's vector file; record what is unsound. None for a brain the index does not
+    hold. The file is read outside any transaction; a bad segment is recorded only if its sum did
+    not change meanwhile (another process rebased it)."""
+    with db.snapshot() as conn:
+        if schema.brain_state(conn, brain_id) is None:
+            return None
+        epoch = schema.vector_epoch(conn, brain_id)
+        sums = vector_sums.pieces(conn, brain_id, epoch)
+        top = conn.execute("SELECT max(vec_row) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()[0]
+    file = vectors.file(brain_id, epoch)
+    found = vector_sums.check_sums(file, sums)
+    wanted = max(found.covered_rows, -1 if top is None else int(top) + 1)
+    lost = (found.file_rows, wanted) if wanted > found.file_rows else None
+    with write_lock, db.transaction() as conn:
+        if schema.vector_epoch(conn, brain_id) != epoch:
+            return Found(epoch, found.file_rows, 0)  # compacted meanwhile: the next check sees it
+        now = vector_sums.pieces(conn, brain_id, epoch)
+        ranges = [(low, high) for low, high in found.bad if now.get(low) == sums.get(low)]
+        if lost is not None:
+            file.pad_to(lost[1])
+            ranges.append(lost)
+        elif found.covered_rows < found.file_rows:  # rows no piece covers: written before the sums
+            vector_sums.extend(conn, brain_id, epoch, file, found.file_rows)
+        conn.executemany(
+            "INSERT OR REPLACE INTO vector_damage (brain_id, epoch, low, high) VALUES (?, ?, ?, ?)",
+            [(brain_id, epoch, low, high) for low, high in ranges],
+        )
+        unsound = _unsound_rows(conn, brain_id, epoch)
+    return Found(epoch, file.stored_rows(), unsound)
+
+
+def discard_unsound(
+    conn: sqlite3.Connection, brain_id: str, batch: WriteBatch, file: VectorFile
+) -> dict[str, list[str]]:
+    """Inside a write transaction: remove the chunks that point at damaged rows, forget the damage
+    and take the file as it is now as what its sums describe. Document id -> chunk ids removed."""
+    epoch = schema.vector_epoch(conn, brain_id)
+    removed: dict[str, list[str]] = {}
+    for chunk_id, document_id in conn.execute(
+        f"SELECT id, document_id FROM chunks WHERE {_IN_DAMAGE}", (brain_id, epoch)
+    ).fetchall():
+        removed.setdefault(document_id, []).append(chunk_id)
+    if removed:
+        batch.remove(_IN_DAMAGE, (brain_id, epoch))
+    conn.execute("DELETE FROM vector_damage WHERE brain_id = ?", (brain_id,))
+    vector_sums.rebase(conn, brain_id, epoch, file)
+    return removed
+
+
+def forget(conn: sqlite3.Connection, brain_id: str, *, below_epoch: int | None = None) -> None:
+    limit = below_epoch if below_epoch is not None else 1 << 62
+    conn.execute("DELETE FROM vector_damage WHERE brain_id = ? AND epoch < ?", (brain_id, limit))
+
+
+_IN_DAMAGE = (
+    "brain_id = ? AND EXISTS (SELECT 1 FROM vector_damage d WHERE d.brain_id = chunks.brain_id "
+    "AND d.epoch = ? AND chunks.vec_row >= d.low AND chunks.vec_row < d.high)"
+)
+
+
+def _unsound_rows(conn: sqlite3.Connection, brain_id: str, epoch: int) -> int:
+    return int(
+        conn.execute(f"SELECT count(*) FROM chunks WHERE {_IN_DAMAGE}", (brain_id, epoch)).fetchone()[0]
+    )

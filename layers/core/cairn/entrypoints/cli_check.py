@@ -1,0 +1,80 @@
+"""What a process does to the data it opens before trusting it, and `cairn check`.
+
+Opening: every document a stopped process committed but did not index is indexed (its intent
+settled, services/index_intents.py). A server (`cairn serve`, `cairn mcp`) then compares every
+brain's index with its records and files (services/index_repair.py) and rebuilds what differs in
+the background, refusing those brains' searches (503) until it is done. `cairn check` does the
+same in the foreground and reports brain by brain; `--deep` also compares every document chunk
+by chunk, `--dry-run` only reports (it indexes nothing; vector rows found damaged are still
+recorded as such by the index, so that no search reads them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
+    from cairn.services.index_repair import BrainCheck
+
+
+def settle(container: Container) -> None:
+    """Index what a process that died mid-write committed but did not index; on stderr, as stdout
+    may be an export or the MCP protocol."""
+    settled = container.documents.settle_pending()
+    if settled:
+        print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
+
+
+def start_repairs(container: Container) -> None:
+    """Compare every brain now; rebuild what differs in the background (those brains answer 503
+    meanwhile), and any brain the index later finds damaged."""
+    found = container.repair.check_all(container.brains.list(), repair=False)
+    for check in found:
+        if not check.sound:
+            print(f"{describe(check)}: rebuilding it in the background", file=sys.stderr)
+    container.repair.start(found)
+
+
+def describe(check: BrainCheck) -> str:
+    problems = [
+        f"{len(check.stale)} documents whose chunks differ from their records" if check.stale else "",
+        f"{len(check.ghosts)} deleted documents still indexed" if check.ghosts else "",
+        f"{check.unsound_chunks} chunks whose vectors are damaged" if check.unsound_chunks else "",
+    ]
+    return f"brain {check.slug}: " + ("; ".join(p for p in problems if p) or "sound")
+
+
+def cmd_check(container: Container, args: argparse.Namespace) -> int:
+    """Exit 0 when every brain checked is sound (after repairs), 1 when something is not."""
+    brains = [container.brains.resolve(ref) for ref in args.brain] or container.brains.list()
+    left = 0
+    for brain in brains:
+        check = container.repair.check(brain, repair=not args.dry_run, deep=args.deep)
+        line = (
+            f"{describe(check)} ({check.documents} documents, {check.chunks} chunks, "
+            f"{check.vector_rows} vector rows, ANN index {check.ann})"
+        )
+        if check.repaired or check.failed:
+            line += f": indexed {check.repaired} documents again"
+            line += f", {len(check.failed)} could not be" if check.failed else ""
+        print(line)
+        left += bool(check.failed) or (args.dry_run and not check.sound)
+    return 1 if left else 0
+
+
+def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    check = sub.add_parser(
+        "check",
+        help="compare brains' search indexes with their documents and files; rebuild what differs",
+    )
+    check.add_argument("brain", nargs="*", help="brain ids or slugs (default: every brain)")
+    check.add_argument("--deep", action="store_true", help="also compare every document chunk by chunk")
+    check.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="report only: index and embed nothing (damage found is still recorded, so no search reads it)",
+    )
+    return check

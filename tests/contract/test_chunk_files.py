@@ -1,0 +1,197 @@
+"""The embedded index's own files, damaged every way a disk, a crash or a person can: a vector file
+short by a row or a partial row, emptied, deleted, or with garbage in the middle; an ANN index
+truncated, emptied, with a garbage header, or deleted. Whatever the damage, no search raises
+anything but IndexDamaged (a 503), no search reads a damaged row, a damaged ANN index is passed
+over for exact search, and once the unsound chunks are discarded and written again the index
+answers as it did before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.vector_health import IndexDamaged
+from cairn.adapters.local.vector_sums import PIECE_ROWS
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Chunk
+from cairn.ports.chunks import ANN_NONE, ANN_OK, ANN_REBUILDING, ChunkFilter, ChunkIndex, ChunkQuery
+from tests.contract.test_chunk_index_contract import chunk
+
+DIM = 16
+ROW = 4 * DIM
+ROWS = 60
+
+
+def vectors(n: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((n, DIM)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def chunks(n: int) -> list[Chunk]:
+    return [chunk(f"c{i}", f"heron {i} wades the estuary at dawn", document_id=f"d{i}") for i in range(n)]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return tmp_path / "chunks.sqlite3", tmp_path / "vectors"
+
+
+def opened(files: tuple[Path, Path], **options: int) -> SqliteChunkIndex:
+    return SqliteChunkIndex(files[0], files[1], DIM, background_maintenance=False, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def written(files: tuple[Path, Path]) -> Iterator[np.ndarray]:
+    """A brain of ROWS chunks, one upsert per ten (so the sums grow commit by commit)."""
+    index = opened(files)
+    matrix = vectors(ROWS)
+    for first in range(0, ROWS, 10):
+        index.upsert(chunks(ROWS)[first : first + 10], matrix[first : first + 10])
+    index.close()
+    yield matrix
+
+
+def top(index: ChunkIndex, vector: np.ndarray, k: int = 5) -> list[str]:
+    query = ChunkQuery(text="", vector=vector.tolist(), filter=ChunkFilter(brain_ids=("b1",)), top_k=k)
+    return [h.chunk.id for h in index.search(query)]
+
+
+def damage_truncate(rows: float) -> Callable[[Path], None]:
+    def cut(path: Path) -> None:
+        with path.open("r+b") as fh:
+            fh.truncate(max(0, path.stat().st_size - int(rows * ROW)))
+
+    return cut
+
+
+def damage_garbage(row: int) -> Callable[[Path], None]:
+    def scribble(path: Path) -> None:
+        with path.open("r+b") as fh:
+            fh.seek(row * ROW + 8)
+            fh.write(b"\x7f" * 24)
+
+    return scribble
+
+
+LAST_COMMIT = {f"c{i}" for i in range(50, 60)}  # the fixture writes ten rows a commit: one sum each
+VECTOR_DAMAGE: dict[str, tuple[Callable[[Path], None], set[str]]] = {
+    "short by one row": (damage_truncate(1), LAST_COMMIT),
+    "short by a partial row": (damage_truncate(0.5), LAST_COMMIT),
+    "short by a whole commit": (damage_truncate(10), LAST_COMMIT),
+    "garbage in the middle": (damage_garbage(23), {f"c{i}" for i in range(20, 30)}),
+    "emptied": (damage_truncate(ROWS), {f"c{i}" for i in range(ROWS)}),
+    "deleted": (lambda path: path.unlink(), {f"c{i}" for i in range(ROWS)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VECTOR_DAMAGE))
+def test_a_damaged_vector_file_is_never_read_and_is_rebuilt(
+    files: tuple[Path, Path], written: np.ndarray, case: str
+) -> None:
+    damage, lost = VECTOR_DAMAGE[case]
+    before = [top(opened(files), written[i]) for i in (3, 40, 59)]
+    damage(files[1] / "b1.f32")
+    index = opened(files)  # a restart on the damaged files
+    check = index.check("b1")
+    assert check.unsound_chunks == len(lost)
+    with pytest.raises(IndexDamaged) as refused:
+        top(index, written[3])
+    assert isinstance(refused.value, Unavailable) and refused.value.retry_after_s > 0
+    text = ChunkQuery(text="heron estuary", vector=None, filter=ChunkFilter(brain_ids=("b1",)))
+    assert len(index.search(text)) == 10  # the full-text leg reads no vector: it still answers
+    assert index.get_vectors("b1", sorted(lost)) == {}  # a damaged vector is never lent to a rewrite
+    # The repair: the unsound chunks go, and are written again (as their documents' reconcile does)
+    removed = index.discard_unsound("b1")
+    assert {cid for ids in removed.values() for cid in ids} == lost
+    order = sorted(lost, key=lambda cid: int(cid[1:]))
+    positions = [int(cid[1:]) for cid in order]
+    index.upsert([chunks(ROWS)[i] for i in positions], written[positions])
+    assert index.check("b1").unsound_chunks == 0
+    assert [top(index, written[i]) for i in (3, 40, 59)] == before
+    index.close()
+    assert opened(files).check("b1").unsound_chunks == 0  # and it stays sound across a restart
+
+
+def test_rows_appended_after_a_loss_never_take_a_lost_rows_number(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    damage_truncate(3)(files[1] / "b1.f32")
+    index = opened(files)  # not checked yet: the write itself finds the file short
+    extra = vectors(2, seed=9)
+    index.upsert([chunk("n0", "new one", document_id="n0"), chunk("n1", "new two", document_id="n1")], extra)
+    assert index.check("b1").unsound_chunks == len(LAST_COMMIT)
+    assert set(index.discard_unsound("b1")) == {f"d{i}" for i in range(50, 60)}
+    # The new rows sit past the rows the lost chunks pointed at: their vectors are theirs alone
+    assert top(index, extra[0], 1) == ["n0"] and top(index, extra[1], 1) == ["n1"]
+    assert top(index, written[3], 1) == ["c3"]
+
+
+def test_damage_found_while_serving_tells_the_listeners(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    index = opened(files)
+    told: list[str] = []
+    index.on_damage(told.append)
+    assert top(index, written[0])  # sound: checked once, nothing said
+    assert told == []
+    damage_truncate(1)(files[1] / "b1.f32")
+    index.upsert([chunk("late", "a late heron", document_id="late")], vectors(1, seed=3))
+    assert told == ["b1"]  # the write found the file short of what its sums cover
+    with pytest.raises(IndexDamaged):
+        top(index, written[0])
+
+
+def test_a_sound_brain_checks_sound_and_an_unknown_one_is_none(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    index = opened(files)
+    check = index.check("b1")
+    assert (check.vector_rows, check.unsound_chunks, check.ann) == (ROWS, 0, ANN_NONE)
+    assert index.check("nobody").vector_rows == 0
+
+
+def test_sums_cover_more_than_one_segment(files: tuple[Path, Path]) -> None:
+    index = opened(files)
+    many = PIECE_ROWS + 50
+    index.upsert(
+        [chunk(f"m{i}", f"marsh {i}", document_id=f"m{i}") for i in range(many)], vectors(many, seed=4)
+    )
+    index.close()
+    damage_garbage(PIECE_ROWS + 10)(files[1] / "b1.f32")
+    index = opened(files)
+    assert index.check("b1").unsound_chunks == 50  # only the second piece's rows
+
+
+ANN_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "truncated": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
+    "emptied": lambda path: path.write_bytes(b""),
+    "garbage header": lambda path: path.write_bytes(b"\x00garbage" * 8 + path.read_bytes()[64:]),
+    "one byte changed": lambda path: path.write_bytes(
+        (data := bytearray(path.read_bytes())) and bytes(data[:-100] + bytes([data[-100] ^ 1]) + data[-99:])
+    ),
+    "deleted": lambda path: path.unlink(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANN_DAMAGE))
+def test_a_damaged_ann_index_is_passed_over_for_exact_search_and_rebuilt(
+    files: tuple[Path, Path], written: np.ndarray, case: str
+) -> None:
+    pytest.importorskip("faiss")
+    options = {"ann_min_rows": 40, "exact_max_rows": 5}
+    index = opened(files, **options)
+    assert index.compact("b1") is not None and index.check("b1").ann == ANN_OK
+    before = [top(index, written[i]) for i in range(0, ROWS, 7)]
+    index.close()
+    ANN_DAMAGE[case](files[1] / "b1.faiss")
+    index = opened(files, **options)
+    assert [top(index, written[i]) for i in range(0, ROWS, 7)] == before  # exact: the same answers
+    assert index.check("b1").ann == ANN_REBUILDING
+    assert index.compact("b1") is not None
+    assert index.check("b1").ann == ANN_OK
+    assert [top(index, written[i]) for i in range(0, ROWS, 7)] == before

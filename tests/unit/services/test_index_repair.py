@@ -1,0 +1,213 @@
+"""The index checked against the records and rebuilt from them, on the fakes, the embedded store and
+the AWS adapters: chunks missing, left behind by a deleted document, or an older version's (as many
+as the new one's, which only a deep check sees); on the embedded store also the chunk database
+deleted outright and a damaged vector file. Whatever was wrong, the repaired index answers every
+query as the undamaged one did, and searches of the brain are refused while it is rebuilt."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.bootstrap import Adapters, Container, build_container
+from cairn.config import Settings
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Brain, Chunk
+from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.services.rebuilding import Progress
+from tests.fakes.container import fake_adapters
+from tests.support.index_check import index_problems
+from tests.support.shapes import adapters_for, embedded
+
+SHAPES = ("fakes", "embedded", "aws")
+NOTES = {
+    f"notes/{n}.md": f"# Note {n}\n\n{text}"
+    for n, text in enumerate(
+        [
+            "The heron waits by the weir at dawn.",
+            "Tide tables for the estuary are printed weekly.",
+            "The lighthouse keeper logs every passing ship.",
+            "Salt marsh grasses flood twice a day.",
+            "Oystercatchers nest on the shingle spit.",
+            "The ferry to the island leaves at nine.",
+        ]
+    )
+}
+QUERIES = ["heron weir", "when does the ferry leave", "marsh flooding", "who logs the ships", "tide"]
+
+
+@pytest.fixture(params=SHAPES)
+def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
+    if request.param == "fakes":
+        yield fake_adapters(64)
+        return
+    with adapters_for(request.param, request, tmp_path) as built:
+        yield built
+
+
+def process(adapters: Adapters, tmp_path: Path) -> Container:
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+def answers(container: Container, brain: Brain) -> list[dict[str, tuple[float, float]]]:
+    """What each leg of the index scores every chunk with, per query: what a repaired index must
+    give back exactly (fused ranks also depend on the order ties were inserted in, and the search
+    service weighs in reads, which every search records)."""
+    found = []
+    for text in QUERIES:
+        vector = container.adapters.embedder.embed([text])[0].tolist()
+        query = ChunkQuery(text=text, vector=vector, filter=ChunkFilter(brain_ids=(brain.id,)), top_k=50)
+        found.append(
+            {
+                h.chunk.path: (round(h.bm25_score or 0.0, 4), round(h.vector_similarity or 0.0, 4))
+                for h in container.search.chunks.search(query)
+            }
+        )
+    return found
+
+
+@pytest.fixture
+def world(adapters: Adapters, tmp_path: Path) -> tuple[Container, Brain, Brain, list[list[str]]]:
+    container = process(adapters, tmp_path)
+    brain = container.brains.create("Shore", slug="shore")
+    other = container.brains.create("Other", slug="other")
+    for path, body in NOTES.items():
+        container.documents.write(brain, path, body.encode())
+    container.documents.write(other, "x.md", b"# X\n\nAn unrelated brain about the heron too.")
+    return container, brain, other, answers(container, brain)
+
+
+def test_a_sound_brain_checks_sound_and_nothing_is_repaired(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    container, brain, _, _ = world
+    found = container.repair.check(brain, deep=True)
+    assert found.sound and found.repaired == 0
+    assert (found.documents, found.chunks) == (len(NOTES), len(NOTES))
+
+
+def test_missing_ghost_and_older_chunks_are_found_and_rebuilt(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    container, brain, other, before = world
+    chunks = container.adapters.chunks
+    docs = {d.path: d for d in container.documents.documents(brain)}
+    chunks.delete_document(brain.id, docs["notes/0.md"].id)  # missing
+    old = chunks.get_chunks(brain.id, docs["notes/1.md"].id)[0]
+    stale = old.model_copy(update={"text": "Nothing about tides at all.", "fingerprint": "x:y"})
+    vector = container.adapters.embedder.embed(["Nothing about tides at all."])
+    chunks.upsert([stale], vector)  # an older version's chunk, as many as the record says
+    ghost = Chunk.model_validate({**old.model_dump(), "id": "chk_ghost_0", "document_id": "doc_ghost"})
+    chunks.upsert([ghost], vector)  # a document no record knows
+
+    shallow = container.repair.compare(brain)
+    assert shallow.stale == (docs["notes/0.md"].id,) and shallow.ghosts == ("doc_ghost",)
+    deep = container.repair.compare(brain, deep=True)
+    assert set(deep.stale) == {docs["notes/0.md"].id, docs["notes/1.md"].id}
+    repaired = container.repair.repair(deep)
+    assert repaired.repaired == 3 and not repaired.failed
+    assert index_problems(container) == []
+    assert container.repair.check(brain, deep=True).sound
+    assert answers(container, brain) == before
+    assert container.repair.check(other).sound  # the other brain was never touched
+
+
+def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    container, brain, other, before = world
+    container.adapters.chunks.drop_brain(brain.id)  # every chunk gone: every document stale
+    found = container.repair.compare(brain)
+    assert len(found.stale) == len(NOTES)
+    started, release = threading.Event(), threading.Event()
+    reconcile = container.documents.reconcile
+
+    def slow(brain_id: str, doc_id: str) -> bool:
+        started.set()
+        assert release.wait(30)
+        return reconcile(brain_id, doc_id)
+
+    container.documents.reconcile = slow  # type: ignore[method-assign]
+    container.repair.start([found])
+    try:
+        assert started.wait(30)
+        with pytest.raises(Unavailable) as refused:
+            container.search.search(brain, "heron")
+        assert 2 <= refused.value.retry_after_s <= 300 and "rebuilt" in refused.value.message
+        assert container.search.search(other, "heron").hits  # another brain answers meanwhile
+        assert set(container.health.check().rebuilding) == {brain.id}
+        assert container.health.check().status == "degraded"
+    finally:
+        release.set()
+        container.repair.stop()
+    assert container.repair.rebuilding.now() == {}
+    assert answers(container, brain) == before
+    assert index_problems(container) == []
+
+
+def test_the_retry_estimate_follows_progress() -> None:
+    progress = Progress(total=100)
+    assert progress.retry_after_s() == 10  # nothing done yet: a guess
+    progress.done = 50
+    progress.started -= 5.0  # 50 done in 5 s: 50 more take about 5 s
+    assert 4 <= progress.retry_after_s() <= 6
+
+
+# -- the embedded store's own files --------------------------------------------------------------
+
+
+@pytest.fixture
+def on_disk(tmp_path: Path) -> tuple[Path, Container, Brain, list[list[str]]]:
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data), embedded(data))
+    brain = container.brains.create("Shore", slug="shore")
+    for path, body in NOTES.items():
+        container.documents.write(brain, path, body.encode())
+    return data, container, brain, answers(container, brain)
+
+
+def reopened(data: Path) -> Container:
+    return build_container(Settings(data_dir=data), embedded(data))
+
+
+def test_a_deleted_chunk_database_is_rebuilt_from_the_records(
+    on_disk: tuple[Path, Container, Brain, list[list[str]]],
+) -> None:
+    data, first, brain, before = on_disk
+    first.adapters.chunks.close()  # type: ignore[attr-defined]
+    for path in data.glob("chunks.sqlite3*"):
+        path.unlink()
+    shutil.rmtree(data / "vectors")
+    again = reopened(data)
+    found = again.repair.compare(brain)
+    assert len(found.stale) == len(NOTES) and found.chunks == 0
+    again.repair.repair(found)
+    assert index_problems(again) == []
+    assert answers(again, brain) == before
+
+
+@pytest.mark.parametrize("cut_rows", [1, 0.5, 3])
+def test_a_vector_file_short_of_rows_is_rebuilt_and_answers_as_before(
+    on_disk: tuple[Path, Container, Brain, list[list[str]]], cut_rows: float
+) -> None:
+    data, first, brain, before = on_disk
+    first.adapters.chunks.close()  # type: ignore[attr-defined]
+    (vectors,) = (data / "vectors").glob("*.f32")
+    row = 4 * first.adapters.embedder.dimension
+    with vectors.open("r+b") as fh:
+        fh.truncate(vectors.stat().st_size - int(cut_rows * row))
+    again = reopened(data)
+    found = again.repair.compare(brain)
+    assert found.unsound_chunks == int(np.ceil(cut_rows))  # each note its own commit: its own sum
+    with pytest.raises(Unavailable):  # the vector leg will not read a damaged file
+        again.search.search(brain, "heron")
+    repaired = again.repair.repair(found)
+    assert repaired.repaired == int(np.ceil(cut_rows))
+    assert index_problems(again) == []
+    assert answers(again, brain) == before
+    assert reopened(data).repair.compare(brain).sound

@@ -21,5 +21,5 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     # Unix sockets stay allowed: asyncio's event loop wakes itself through a socketpair.
     if suite in ("unit", "contract"):
         disable_socket(allow_unix_socket=True)
-    elif suite in ("integration", "e2e"):
+    elif suite in ("integration", "e2e", "crash"):
         socket_allow_hosts(LOOPBACK, allow_unix_socket=True, resolution_cache=_resolved)

@@ -181,13 +181,14 @@ def _adapters(settings: Settings) -> Adapters:
 
 
 def local_adapters(settings: Settings) -> Adapters:
+    from cairn.adapters.local.durable_dirs import make_directories
     from cairn.adapters.local.file_blobs import FileBlobStore
     from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
     from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
 
     data = settings.data_dir
-    data.mkdir(parents=True, exist_ok=True)
+    make_directories(data)
     # HTTP memory_ingest_file reads only below it and names it when refusing: it should exist.
     settings.resolved_ingest_root.mkdir(parents=True, exist_ok=True)
     embedder = local_embedder(settings)

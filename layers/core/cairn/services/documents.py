@@ -10,6 +10,13 @@ The commit carries an index intent per document it changes (services/index_inten
 write answers only once its chunks are applied and the intent is finished, and a document whose
 intent outlives its writer (a crash, a later commit landing in between) is reconciled from its
 record (`reconcile`), by the writer itself, a later process (`settle_pending`) or its next write.
+A commit that loses to a writer of the same path in another process is staged and committed again
+(`_again`): in-process writers of a path wait on its lock; other processes only show up there.
+
+Why one long module: every write path (single, versioned, append, modify, rename, delete, erase,
+batch, bulk) shares the same path locks, staging, conditional commit, index settling and events;
+kept together, the transaction protocol reads in one place. The index's side of it is in
+index_sync.py, indexing.py and index_intents.py.
 """
 
 from __future__ import annotations
@@ -20,13 +27,22 @@ import logging
 import posixpath
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from cairn import faults
 from cairn.auth import access
-from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound, PayloadTooLarge, VersionConflict
+from cairn.domain.errors import (
+    CairnError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    RecordConflict,
+    VersionConflict,
+)
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
 from cairn.domain.paths import validate_path
@@ -37,13 +53,15 @@ from cairn.ports.records import Delete, Put
 from cairn.services import listing
 from cairn.services.document_text import document_text, image_captions, title_for
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
+from cairn.services.index_sync import IndexSync, state_of
 from cairn.services.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
 from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import Committed, DocumentRepository, doc_id_key, doc_key
-from cairn.services.siblings import SiblingContext, folder_of
+from cairn.services.siblings import SiblingContext, folder_of, keeps_to_itself
 
 log = logging.getLogger(__name__)
-_RECONCILE_TRIES = 16
+_WRITE_TRIES = 16
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -137,6 +155,7 @@ class DocumentService:
         self.max_batch_bytes = max_batch_bytes
         self.max_list_items = max_list_items
         self.siblings = siblings or SiblingContext(repo.records, window_s=0)
+        self.sync = IndexSync(repo, indexer, self.siblings, self.text_of)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -273,8 +292,13 @@ class DocumentService:
         companion records): a Conflict on any of them writes nothing, indexes nothing."""
         path = validate_path(path)
         with self.locks.hold([_lock_key(brain, path)]):
-            existing = self.repo.stored(brain.id, path)
-            outcome = self._write_locked(brain, path, data, info or DocumentInput(), existing, also)
+            outcome = self._again(
+                brain,
+                [path],
+                lambda: self._write_locked(
+                    brain, path, data, info or DocumentInput(), self.repo.stored(brain.id, path), also
+                ),
+            )
             self._publish_write(brain, path, outcome, reason)
         return outcome
 
@@ -315,12 +339,15 @@ class DocumentService:
 
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
         path = validate_path(path)
-        with self.locks.hold([_lock_key(brain, path)]):
+
+        def attempt() -> WriteOutcome:
             existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
             base = self.blobs.get(live.blob_key) if live else b""
-            info = keep_info(live)
-            outcome = self._write_locked(brain, path, base + data, info, existing)
+            return self._write_locked(brain, path, base + data, keep_info(live), existing)
+
+        with self.locks.hold([_lock_key(brain, path)]):
+            outcome = self._again(brain, [path], attempt)
             self._publish_write(brain, path, outcome, reason)
         return outcome
 
@@ -338,7 +365,8 @@ class DocumentService:
     ) -> Document:
         """Soft-delete, recording `why` (merged, pruned, ...) and the document that replaced it."""
         path = validate_path(path)
-        with self.locks.hold([_lock_key(brain, path)]):
+
+        def attempt() -> tuple[Document, Committed]:
             doc = self.get(brain, path)
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
             now = self.clock.now()
@@ -351,15 +379,24 @@ class DocumentService:
                     "replaced_by": replaced_by,
                 }
             )
-            committed = self.repo.commit([self.repo.put_op(gone, doc.version)])
+            return doc, self.repo.commit([self.repo.put_op(gone, doc.version)])
+
+        with self.locks.hold([_lock_key(brain, path)]):
+            doc, committed = self._again(brain, [path], attempt)
             faults.reached("documents.committed")
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
-            self._settle(committed, [doc.id])
+            self.sync.settle(committed, [doc.id])
+            gone = committed.documents[0]
             self._publish(
-                brain, [ChangeEvent(kind="deleted", path=path, when=now, reason=reason, owner=doc.owner)]
+                brain,
+                [
+                    ChangeEvent(
+                        kind="deleted", path=path, when=gone.updated_at, reason=reason, owner=doc.owner
+                    )
+                ],
             )
-        return committed.documents[0]
+        return gone
 
     def erase(
         self,
@@ -389,7 +426,7 @@ class DocumentService:
             faults.reached("documents.committed")
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
-            self._settle(committed, [doc.id])
+            self.sync.settle(committed, [doc.id])
             if not keep_blob:
                 self.blobs.delete(doc.blob_key)
             self._publish(
@@ -406,7 +443,8 @@ class DocumentService:
         src, dst = validate_path(src), validate_path(dst)
         if src == dst:
             return self.get(brain, src)
-        with self.locks.hold([_lock_key(brain, src), _lock_key(brain, dst)]):
+
+        def attempt() -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
             doc = self.get(brain, src)
             target = self.repo.stored(brain.id, dst)
             for held in (doc, target):
@@ -420,14 +458,17 @@ class DocumentService:
                 self.repo.remove_op(doc),
             ]
             overwritten = [(brain.id, target.id)] if target is not None else []
-            committed = self.repo.commit(ops, touched=overwritten)
+            return target, prepared, overwritten, self.repo.commit(ops, touched=overwritten)
+
+        with self.locks.hold([_lock_key(brain, src), _lock_key(brain, dst)]):
+            target, prepared, overwritten, committed = self._again(brain, [src, dst], attempt)
             faults.reached("documents.committed")
             moved = committed.documents[0]
             if target is not None and target.deleted_at is None:
                 self.indexer.remove(target)
             applied = self.indexer.apply(moved, prepared)
             faults.reached("documents.indexed")
-            self._settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
+            self.sync.settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
             event = ChangeEvent(
                 kind="renamed",
                 path=dst,
@@ -450,14 +491,19 @@ class DocumentService:
         """Read-modify-write under the path's lock: `change` sees the live document and its bytes
         (or None, None) and returns what to write, or None to leave it alone."""
         path = validate_path(path)
-        with self.locks.hold([_lock_key(brain, path)]):
+
+        def attempt() -> WriteOutcome | None:
             existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
             wanted = change(live, self.blobs.get(live.blob_key) if live else None)
             if wanted is None:
                 return None
-            outcome = self._write_locked(brain, path, wanted[0], wanted[1], existing)
-            self._publish_write(brain, path, outcome, reason)
+            return self._write_locked(brain, path, wanted[0], wanted[1], existing)
+
+        with self.locks.hold([_lock_key(brain, path)]):
+            outcome = self._again(brain, [path], attempt)
+            if outcome is not None:
+                self._publish_write(brain, path, outcome, reason)
         return outcome
 
     def reindex(self, doc: Document) -> None:
@@ -466,67 +512,32 @@ class DocumentService:
         self.reconcile(doc.brain_id, doc.id)
 
     def reconcile(self, brain_id: str, doc_id: str) -> bool:
-        """Make the document's chunks what its record says, whatever the index holds now (none,
-        an older version's, a staged version's), and finish its intent; a record gone or
-        soft-deleted leaves no chunk. Safe beside any writer, in this process or another: an
-        index write of an older version landing after this one shows as a moved intent or
-        record, and the document is reconciled again. False when it kept moving (its intent,
-        if any, stays for a later reconcile)."""
-        with access.as_system():
-            for _ in range(_RECONCILE_TRIES):
-                intent = self.repo.intents.get(doc_id)
-                doc = self.repo.stored_by_id(doc_id)
-                self._index_as_recorded(brain_id, doc_id, doc)
-                if intent is not None:
-                    if not self.repo.intents.finish([intent]):
-                        return True
-                elif _state_of(self.repo.stored_by_id(doc_id)) == _state_of(doc):
-                    return True
-        log.warning("document %s kept changing while its chunks were reconciled", doc_id)
-        return False
+        """Make the document's chunks what its record says (services/index_sync.py)."""
+        return self.sync.reconcile(brain_id, doc_id)
 
     def settle_pending(self, older_than_s: float = 0.0) -> int:
-        """Reconcile every document whose intent is still standing (written at least
-        `older_than_s` ago): what a crash left between a commit and its index writes. Returns
-        how many were settled; one that fails is logged and left for the next sweep."""
-        settled = 0
-        for intent in list(self.repo.intents.pending(older_than_s)):
-            try:
-                settled += self.reconcile(intent.brain_id, intent.doc_id)
-            except CairnError as exc:
-                log.warning("could not reconcile document %s: %s", intent.doc_id, exc.message)
-        return settled
-
-    def _index_as_recorded(self, brain_id: str, doc_id: str, doc: Document | None) -> None:
-        if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
-            self.indexer.index.delete_document(brain_id, doc_id)
-            return
-        prepared = self.indexer.prepare(doc, self.text_of(doc))
-        context = None if _keeps_to_itself(doc) else self.siblings.context_of(doc)
-        if context is not None:  # as the write that linked it among its siblings gave it
-            prepared = prepared.with_context(context or None)
-        self.indexer.apply(doc, prepared)
-
-    def _settle(self, committed: Committed, applied: Iterable[str]) -> None:
-        """After a commit and the index writes of the documents in `applied`: finish their
-        intents; the commit's other documents, and those whose intent moved, are reconciled."""
-        done = set(applied)
-        moved = self.repo.intents.finish(i for d, i in committed.intents.items() if d in done)
-        for intent in [*moved, *(i for d, i in committed.intents.items() if d not in done)]:
-            self.reconcile(intent.brain_id, intent.doc_id)
-
-    def _ensure_indexed(self, doc: Document) -> None:
-        """A write that changes nothing still repairs what a crash left: a standing intent, or
-        chunks that do not match the record's count."""
-        held = self.indexer.index.fingerprints(doc.brain_id, doc.id)
-        if len(held) != doc.chunk_count or self.repo.intents.get(doc.id) is not None:
-            self.reconcile(doc.brain_id, doc.id)
+        """Reconcile every document whose index intent a stopped writer left standing."""
+        return self.sync.settle_pending(older_than_s)
 
     def text_of(self, doc: Document) -> str:
         """The text a document's chunks are cut from (its blob, extracted again)."""
         return document_text(
             doc.path, doc.content_type, self.blobs.get(doc.blob_key), image_captions(doc.metadata)
         )
+
+    def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[], T]) -> T:
+        """`attempt` (which reads the documents at `paths` and commits), again when its commit
+        lost to a writer of one of them in another process: this process's writers of a path wait
+        on its lock, another process's only show in the conditional commit. A conflict that leaves
+        the documents as they were (a caller's claims moved) is the caller's to handle."""
+        for _ in range(_WRITE_TRIES):
+            before = [state_of(self.repo.stored(brain.id, path)) for path in paths]
+            try:
+                return attempt()
+            except RecordConflict:
+                if [state_of(self.repo.stored(brain.id, path)) for path in paths] == before:
+                    raise
+        raise Conflict(f"{excerpt(paths[0])} kept changing under other writers; try again")
 
     def _write_locked(
         self,
@@ -548,20 +559,18 @@ class DocumentService:
         """Commit a staged write (its chunks prepared) and index it, as `write` does."""
         if not staged.ops:
             if also:
-                self._settle(self.repo.commit(list(also)), [])
+                self.sync.settle(self.repo.commit(list(also)), [])
             if staged.document.deleted_at is None:
-                self._ensure_indexed(staged.document)
+                self.sync.ensure_indexed(staged.document)
             return WriteOutcome(staged.document, created=False, changed=False)
-        # An image item is described by its own text only: it neither takes nor gives a sibling's
-        # excerpt (services/siblings.py; docs/IMAGES.md). Nor does a user's memory (ThoughtMCP), whose
-        # hard forget must leave no trace of its text in another memory's index context.
-        if not staged.created or _keeps_to_itself(staged.document):
+        # Images and users' memories neither take nor give a sibling's excerpt (keeps_to_itself).
+        if not staged.created or keeps_to_itself(staged.document):
             committed = self.repo.commit([*staged.ops, *also])
             faults.reached("documents.committed")
             doc = committed.documents[0]
             applied = self.indexer.apply(doc, staged.prepared)
             faults.reached("documents.indexed")
-            self._settle(committed, [doc.id] if applied else [])
+            self.sync.settle(committed, [doc.id] if applied else [])
             return WriteOutcome(doc, created=staged.created, changed=True)
         with self.folder_locks.hold([_lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
@@ -577,7 +586,7 @@ class DocumentService:
             faults.reached("documents.indexed")
             rewritten = {d.id for d in committed.documents}  # their records changed: more than a context
             fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
-            self._settle(committed, [*([doc.id] if applied else []), *fixed])
+            self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
         return WriteOutcome(doc, created=True, changed=True)
 
     def _stage(
@@ -760,12 +769,18 @@ class DocumentService:
 
     def _commit_entry(self, brain: Brain, entry: _Entry, staged: Staged, reason: str | None) -> WriteOutcome:
         assert entry.path is not None and entry.data is not None and entry.info is not None
-        with self.locks.hold([_lock_key(brain, entry.path)]):
-            current = self.repo.stored(brain.id, entry.path)
-            if _state_of(current) != _state_of(entry.existing):  # written since it was staged
-                staged = self._stage(brain, entry.path, entry.data, entry.info, current)
-            outcome = self._commit_staged(brain, entry.path, staged)
-            self._publish_write(brain, entry.path, outcome, reason)
+        path, data, info = entry.path, entry.data, entry.info
+
+        def attempt() -> WriteOutcome:
+            current = self.repo.stored(brain.id, path)
+            ready = staged
+            if state_of(current) != state_of(entry.existing):  # written since it was staged
+                ready = self._stage(brain, path, data, info, current)
+            return self._commit_staged(brain, path, ready)
+
+        with self.locks.hold([_lock_key(brain, path)]):
+            outcome = self._again(brain, [path], attempt)
+            self._publish_write(brain, path, outcome, reason)
         return outcome
 
     # -- batches ---------------------------------------------------------------------------
@@ -779,42 +794,15 @@ class DocumentService:
         if sum(len(op.content) for op in ops) > self.max_batch_bytes:
             raise PayloadTooLarge(f"batch payload exceeds {self.max_batch_bytes} bytes after decoding")
         paths = _batch_paths(ops)
+        recent = RecentVectors()  # a retry after a lost race embeds nothing twice
+
+        def attempt() -> tuple[_Batch, Committed | None]:
+            batch = self._stage_batch(brain, ops, paths, reason, recent)
+            return batch, self.repo.commit(batch.commit_ops) if batch.commit_ops else None
+
         with self.locks.hold(_lock_key(brain, p) for p in paths):
-            before = {p: self.repo.stored(brain.id, p) for p in paths}
-            for path, held in before.items():
-                if held is not None:
-                    access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
-            journal, events = self._replay(ops, before, reason)
-            written: list[Staged] = []
-            staged: list[tuple[Document, PreparedChunks]] = []
-            removed: list[Document] = []
-            commit_ops: list[Put | Delete] = []
-            for path, state in journal.items():
-                old = before[path]
-                live = old if old and old.deleted_at is None else None
-                if state is None:
-                    if live is not None:
-                        now = self.clock.now()
-                        gone = live.model_copy(
-                            update={"deleted_at": now, "updated_at": now, "chunk_count": 0}
-                        )
-                        commit_ops.append(self.repo.put_op(gone, live.version))
-                        removed.append(live)
-                    continue
-                next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
-                if next_state.ops:
-                    commit_ops += next_state.ops
-                    written.append(next_state)
-            # The new chunks of every written document are embedded together.
-            started = time.perf_counter()
-            for ready in self._embed_staged(written):
-                prepared = ready.prepared.with_context(None) if ready.created else ready.prepared
-                staged.append((ready.document, prepared))
-            _log_throughput(brain, len(ops), staged, time.perf_counter() - started)
-            try:
-                committed = self.repo.commit(commit_ops) if commit_ops else None
-            except Conflict as exc:
-                raise Conflict(f"batch lost a race with a concurrent writer: {exc.message}") from None
+            batch, committed = self._again(brain, paths, attempt)
+            removed, staged, events = batch.removed, batch.staged, batch.events
             faults.reached("batch.committed")
             by_path = {d.path: d for d in committed.documents} if committed else {}
             applied: list[str] = []
@@ -827,9 +815,47 @@ class DocumentService:
                 if self.indexer.apply(by_path.get(doc.path, doc), prepared):
                     applied.append(doc.id)
             if committed is not None:
-                self._settle(committed, applied)
+                self.sync.settle(committed, applied)
             self._publish(brain, events)
         return len(ops)
+
+    def _stage_batch(
+        self,
+        brain: Brain,
+        ops: Sequence[BatchOp],
+        paths: Sequence[str],
+        reason: str | None,
+        recent: RecentVectors,
+    ) -> _Batch:
+        """The batch replayed over what the paths hold now: the record ops to commit, and the
+        chunks of every written document, embedded together."""
+        before = {p: self.repo.stored(brain.id, p) for p in paths}
+        for path, held in before.items():
+            if held is not None:
+                access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
+        journal, events = self._replay(ops, before, reason)
+        batch = _Batch(events=events)
+        written: list[Staged] = []
+        for path, state in journal.items():
+            old = before[path]
+            live = old if old and old.deleted_at is None else None
+            if state is None:
+                if live is not None:
+                    now = self.clock.now()
+                    gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
+                    batch.commit_ops.append(self.repo.put_op(gone, live.version))
+                    batch.removed.append(live)
+                continue
+            next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
+            if next_state.ops:
+                batch.commit_ops += next_state.ops
+                written.append(next_state)
+        started = time.perf_counter()
+        for ready in self._embed_staged(written, recent):
+            prepared = ready.prepared.with_context(None) if ready.created else ready.prepared
+            batch.staged.append((ready.document, prepared))
+        _log_throughput(brain, len(ops), batch.staged, time.perf_counter() - started)
+        return batch
 
     def _replay(
         self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
@@ -893,12 +919,6 @@ class DocumentService:
         self.events.publish(brain.id, events)
 
 
-def _keeps_to_itself(doc: Document) -> bool:
-    return doc.content_type.startswith("image/") or (
-        doc.memory is not None and doc.memory.user_id is not None
-    )
-
-
 def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
     paths: list[str] = []
     for index, op in enumerate(ops):
@@ -926,6 +946,17 @@ def _expect_version(path: str, found: Document | None, expected: int | None) -> 
     else:
         message = f"{excerpt(path)} is at version {current}, not {expected}"
     raise VersionConflict(message, current_version=current, expected_version=expected)
+
+
+@dataclass
+class _Batch:
+    """A batch staged: the record ops to commit, the documents it deletes, the written documents
+    with their prepared chunks, and one event per op."""
+
+    events: list[ChangeEvent]
+    commit_ops: list[Put | Delete] = field(default_factory=list)
+    removed: list[Document] = field(default_factory=list)
+    staged: list[tuple[Document, PreparedChunks]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -961,10 +992,6 @@ class _Step:
 
     def staged(self) -> list[Staged]:
         return [e.staged for e in self.entries if e.staged is not None]
-
-
-def _state_of(doc: Document | None) -> tuple[str, int, object] | None:
-    return (doc.id, doc.version, doc.deleted_at) if doc is not None else None
 
 
 def _lock_key(brain: Brain, path: str) -> str:

@@ -105,6 +105,15 @@ class SiblingContext:
         return str(predecessor["excerpt"]) if predecessor is not None else None
 
 
+def keeps_to_itself(doc: Document) -> bool:
+    """An image item is described by its own text only: it neither takes nor gives a sibling's
+    excerpt (docs/IMAGES.md). Nor does a user's memory (ThoughtMCP), whose hard forget must leave
+    no trace of its text in another memory's index context."""
+    return doc.content_type.startswith("image/") or (
+        doc.memory is not None and doc.memory.user_id is not None
+    )
+
+
 def folder_of(path: str) -> str:
     return posixpath.dirname(path)
 

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cairn.adapters.local.vector_store import Floats, Rows, fsync_directory
+from cairn.adapters.local.durable_dirs import fsync_directory
+from cairn.adapters.local.vector_store import Floats, Rows
 
 Mask = npt.NDArray[np.bool_]
 M = 16

@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 
 MAX_KEY_BYTES = 1024  # S3's limit, kept here so backends agree
@@ -52,7 +53,7 @@ def validate_prefix(prefix: str) -> str:
 class FileBlobStore:
     def __init__(self, root: Path) -> None:
         self._root = Path(root)
-        self._root.mkdir(parents=True, exist_ok=True)
+        make_directories(self._root)
 
     @property
     def root(self) -> Path:
@@ -61,7 +62,7 @@ class FileBlobStore:
     def put(self, key: str, data: bytes) -> None:
         target = self._path(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_directories(target.parent)
         except (FileExistsError, NotADirectoryError) as exc:
             raise Conflict(f"blob key {key!r} is below an existing blob") from exc
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=target.parent)
@@ -76,7 +77,7 @@ class FileBlobStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-        _fsync_dir(target.parent)
+        fsync_directory(target.parent)
 
     def get(self, key: str) -> bytes:
         try:
@@ -132,15 +133,3 @@ def _remove_dir_entry(path: str) -> None:
         return
     with contextlib.suppress(OSError):  # gone, or a concurrent put wrote into it: leave it
         os.rmdir(path)
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make the rename durable; a no-op where directories cannot be opened (Windows)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
+
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
 
@@ -62,15 +64,6 @@ def stem(brain_id: str, epoch: int = 0) -> str:
 
 def file_name(brain_id: str, epoch: int = 0) -> str:
     return f"{stem(brain_id, epoch)}.f32"
-
-
-def fsync_directory(path: Path) -> None:
-    """Make a file created (or renamed) in the directory survive a power loss."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class VectorFile:
@@ -234,7 +227,7 @@ class VectorStore:
     def __init__(self, directory: Path, dimension: int) -> None:
         self.directory = directory
         self.dimension = dimension
-        directory.mkdir(parents=True, exist_ok=True)
+        make_directories(directory)
         self._files: dict[tuple[str, int], VectorFile] = {}
         self._lock = threading.Lock()
 

@@ -1,0 +1,209 @@
+"""The crash suite: a real Cairn process killed with SIGKILL (what `kill -9` sends) at an injected
+point inside a write, a batch, an ingest, a compaction, an erasure or a consolidation
+(cairn/faults.py), then a restart on the same data directory. Whatever the point, every write the
+killed process acknowledged is there, found by both search legs, nothing is found twice, no deleted
+document is still found, and the index holds exactly what the records say. Each case first checks
+that the process really died at its point: a point never reached would prove nothing.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain, MemoryType
+from cairn.services.memories import MemoryInput
+from tests.support.index_check import index_problems
+from tests.support.processes import Server, batch, cli, put, serving, start
+from tests.support.soundness import assert_sound, note, opened
+
+pytestmark = pytest.mark.integration
+KILLED = -signal.SIGKILL
+QUICK_JOBS = {"CAIRN_JOB_LEASE_S": "1", "CAIRN_INGEST_QUEUE_BYTES": "2000"}
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Iterator[Path]:
+    """A data directory with a brain `shore` holding ten notes, written by a process that exited."""
+    data = tmp_path / "data"
+    assert cli("brains", "create", "Shore", "--data-dir", str(data)).returncode == 0
+    with serving(data) as server:
+        assert batch(server.base, "shore", {f"notes/{n}.md": note(n) for n in range(10)}).status_code == 200
+    yield data
+
+
+def died(server: Server, wait_s: float = 120) -> bool:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and server.alive():
+        time.sleep(0.05)
+    return server.process.poll() == KILLED
+
+
+def settled(data: Path, *, extra: dict[str, str] | None = None, until: str | None = None) -> Container:
+    """Restart on the data (the server settles, compares and rebuilds), wait until it is done (and
+    `until` says a job finished), stop it, and open the data in this process."""
+    with serving(data, extra=extra) as server:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            health = httpx.get(f"{server.base}/healthz", timeout=10).json()
+            jobs_done = until is None or _job_done(server, until)
+            if health["status"] == "ok" and jobs_done:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"the restarted server never settled: {health}")
+    return opened(data)
+
+
+def _job_done(server: Server, job_id: str) -> bool:
+    job = httpx.get(f"{server.base}/v1/jobs/{job_id}", timeout=10).json()
+    return job.get("status") == "completed"
+
+
+WRITE_POINTS = ["documents.committed", "documents.indexed", "chunks.vectors_appended"]
+
+
+@pytest.mark.parametrize("point", WRITE_POINTS)
+def test_a_write_killed_at_each_point(data: Path, point: str) -> None:
+    server = start(data, faults=f"{point}:4")
+    acknowledged: dict[str, str] = {}
+    sending: dict[str, str] = {}
+    with pytest.raises(httpx.HTTPError):
+        for n in range(5, 30):
+            sending = {f"notes/{n}.md": note(n, 1)}
+            if put(server.base, "shore", f"notes/{n}.md", sending[f"notes/{n}.md"]).status_code == 204:
+                acknowledged.update(sending)
+    assert died(server) and len(acknowledged) == 3
+    assert_sound(settled(data), acknowledged, in_flight=sending)
+
+
+@pytest.mark.parametrize("point", ["batch.committed", "batch.indexed"])
+def test_batch_ops_killed_at_each_point(data: Path, point: str) -> None:
+    server = start(data, faults=f"{point}:2")
+    acknowledged: dict[str, str] = {}
+    writes: dict[str, str] = {}
+    with pytest.raises(httpx.HTTPError):
+        for round_ in range(1, 5):
+            writes = {f"notes/{n}.md": note(n, round_) for n in range(round_ * 5, round_ * 5 + 10)}
+            if batch(server.base, "shore", writes).status_code == 200:
+                acknowledged.update(writes)
+    assert died(server) and len(acknowledged) == 10
+    assert_sound(settled(data), acknowledged, in_flight=writes)
+
+
+def test_deletes_killed_between_the_commit_and_the_index(data: Path) -> None:
+    server = start(data, faults="documents.committed:3")
+    gone: set[str] = set()
+    with pytest.raises(httpx.HTTPError):
+        for n in range(10):
+            answer = httpx.delete(
+                f"{server.base}/v1/brains/shore/documents", params={"path": f"notes/{n}.md"}
+            )
+            if answer.status_code == 204:
+                gone.add(f"notes/{n}.md")
+    assert died(server) and len(gone) == 2
+    container = settled(data)
+    # The delete in flight committed before the kill: it is a delete, with no chunk left behind
+    assert_sound(container, {}, gone | {"notes/2.md"})
+
+
+def test_a_bulk_ingest_killed_mid_way_is_finished_by_running_it_again(data: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for n in range(12):
+        (folder / f"f{n}.md").write_text(note(100 + n))
+    killed = cli(
+        "ingest", str(folder), "--brain", "shore", "--data-dir", str(data), faults="documents.committed:6"
+    )
+    assert killed.returncode == KILLED
+    listed = cli("brains", "--data-dir", str(data))  # the next command to open the data settles it
+    assert "documents a stopped process had written but not indexed" in listed.stderr
+    assert index_problems(opened(data)) == []
+    again = cli("ingest", str(folder), "--brain", "shore", "--data-dir", str(data))
+    assert again.returncode == 0, again.stderr
+    expected = {f"ingest/folder/f{n}.md": note(100 + n) for n in range(12)}
+    assert_sound(opened(data), expected)
+
+
+def test_a_queued_ingest_killed_in_its_job_is_finished_after_the_restart(data: Path) -> None:
+    server = start(data, faults="documents.committed:1", extra=QUICK_JOBS)
+    body = (note(500) + "\n\n" + "The sanderling runs with the waves. " * 80).encode()
+    answer = httpx.post(
+        f"{server.base}/v1/brains/shore/documents/ingest/file",
+        files={"file": ("long.md", body)},
+        data={"path": "notes/long.md"},
+        timeout=60,
+    )
+    assert answer.status_code == 202, answer.text
+    job_id = answer.json()["job_id"]
+    assert died(server)
+    container = settled(data, extra=QUICK_JOBS, until=job_id)
+    assert_sound(container, {"notes/long.md": body.decode()})
+
+
+@pytest.mark.parametrize("point", ["compaction.copied", "compaction.swapped"])
+def test_a_compaction_killed_at_each_point(data: Path, point: str) -> None:
+    with serving(data) as server:  # rewrites leave dead vector rows for compaction to reclaim
+        written = {f"notes/{n}.md": note(n, 2) for n in range(10)}
+        assert batch(server.base, "shore", written).status_code == 200
+    killed = cli("compact", "--data-dir", str(data), faults=point)
+    assert killed.returncode == KILLED
+    assert_sound(settled(data), written)
+    done = cli("compact", "--data-dir", str(data))
+    assert done.returncode == 0, done.stderr
+    assert_sound(opened(data), written)
+
+
+def _memories(container: Container, brain: Brain, agent: str, count: int) -> list[str]:
+    return [
+        container.memories.store(
+            brain,
+            MemoryInput(
+                MemoryType.fact, f"{agent} noted fact number {i} about the saltings.", source_agent=agent
+            ),
+        ).memory.path
+        for i in range(count)
+    ]
+
+
+def test_an_erasure_killed_mid_way_is_finished_after_the_restart(data: Path) -> None:
+    container = opened(data)
+    brain = container.brains.resolve("shore")
+    doomed = _memories(container, brain, "victor", 6)
+    kept = _memories(container, brain, "wanda", 3)
+    killed = cli(
+        "erase", "source_agent", "victor", "--yes", "--data-dir", str(data), faults="erasure.documents:2"
+    )
+    assert killed.returncode == KILLED
+    after = settled(data)  # the restarted server resumes the erasure
+    brain = after.brains.resolve("shore")
+    deadline = time.monotonic() + 60
+    while any(after.documents.exists(brain, path) for path in doomed) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    texts = {path: container.documents.read(brain, path).decode() for path in kept}
+    assert_sound(after, texts, set(doomed))
+
+
+def test_a_consolidation_killed_after_a_merge_is_finished_after_the_restart(data: Path) -> None:
+    container = opened(data)
+    brain = container.brains.resolve("shore")
+    for text in ("Ana likes jazz.", "Ana really likes jazz.", "Ana likes jazz a lot.", "Ben owns two cats."):
+        container.ingest.remember(brain, text)
+    server = start(data, faults="consolidation.merged", extra=QUICK_JOBS)
+    answer = httpx.post(f"{server.base}/v1/brains/shore/consolidate", timeout=30)
+    assert answer.status_code == 202, answer.text
+    assert died(server)
+    after = settled(data, extra=QUICK_JOBS, until=answer.json()["job_id"])
+    brain = after.brains.resolve("shore")
+    live = " ".join(
+        after.documents.read(brain, d.path).decode() for d in after.documents.documents(brain, "memory/")
+    )
+    assert "jazz" in live and "two cats" in live  # merged, not lost
+    assert index_problems(after) == []
+    assert after.repair.compare(brain, deep=True).sound

@@ -9,8 +9,9 @@ Alternates two kinds of round on one data directory, `--rounds` of each:
   server is killed with SIGKILL from outside (no fault hook: wherever it happens to be). The
   batch in flight is not acknowledged; the next round's server starts and the client sends that
   batch again first, as a client whose request failed would.
-- bulk ingest: `cairn ingest DIR` of `--files` new files is killed with SIGKILL after a random
-  0.5-4 s, then run again to the end (a rerun is how a user finishes an ingest).
+- bulk ingest: `cairn ingest DIR` of `--files` new files (about 8 s of writing after 2 s of
+  start-up here) is killed with SIGKILL after a random 2.5-9 s, then run again to the end (a rerun
+  is how a user finishes an ingest).
 
 At the end the data directory is opened in this process and every acknowledged document is
 checked: its record holds the last acknowledged text, and its chunks are found by the full-text
@@ -163,7 +164,7 @@ def ingest_round(
         (folder / name).write_text(text)
     args = [CAIRN, "ingest", str(folder), "--brain", "crash", "--data-dir", str(data)]
     victim = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
-    time.sleep(rng.uniform(0.5, 4.0))
+    time.sleep(rng.uniform(2.5, 9.0))
     killed = victim.poll() is None
     if killed:
         victim.send_signal(signal.SIGKILL)
@@ -212,7 +213,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="rounds of each kind")
     parser.add_argument("--batch", type=int, default=100, help="new documents per batch-ops")
-    parser.add_argument("--files", type=int, default=60, help="files per bulk ingest")
+    parser.add_argument("--files", type=int, default=1500, help="files per bulk ingest")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

@@ -33,7 +33,16 @@ def vectors(n: int, seed: int = 1) -> np.ndarray:
 
 
 def chunks(n: int) -> list[Chunk]:
-    return [chunk(f"c{i}", f"heron {i} wades the estuary at dawn", document_id=f"d{i}") for i in range(n)]
+    """One chunk per document; the even ones carry index-only context (a sibling's excerpt)."""
+    return [
+        chunk(
+            f"c{i}",
+            f"heron {i} wades the estuary at dawn",
+            document_id=f"d{i}",
+            context=f"before it: note {i - 1}" if i % 2 == 0 else "",
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -107,7 +116,11 @@ def test_a_damaged_vector_file_is_never_read_and_is_rebuilt(
     assert index.get_vectors("b1", sorted(lost)) == {}  # a damaged vector is never lent to a rewrite
     # The repair: the unsound chunks go, and are written again (as their documents' reconcile does)
     removed = index.discard_unsound("b1")
-    assert {cid for ids in removed.values() for cid in ids} == lost
+    assert {cid for gone in removed.values() for cid in gone.chunk_ids} == lost
+    # what a rebuild needs to write them as they were: the context each first chunk carried
+    assert {doc: gone.context for doc, gone in removed.items()} == {
+        f"d{cid[1:]}": f"before it: note {int(cid[1:]) - 1}" if int(cid[1:]) % 2 == 0 else "" for cid in lost
+    }
     order = sorted(lost, key=lambda cid: int(cid[1:]))
     positions = [int(cid[1:]) for cid in order]
     index.upsert([chunks(ROWS)[i] for i in positions], written[positions])

@@ -61,9 +61,9 @@ def rebuilding(tmp_path: Path) -> Iterator[Rebuilding]:
     release = threading.Event()
     reconcile = container.documents.reconcile
 
-    def held_back(brain_id: str, doc_id: str) -> bool:
+    def held_back(brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
         assert release.wait(60)
-        return reconcile(brain_id, doc_id)
+        return reconcile(brain_id, doc_id, context=context)
 
     container.documents.reconcile = held_back  # type: ignore[method-assign]
     container.repair.start(found)

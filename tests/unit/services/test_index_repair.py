@@ -127,10 +127,10 @@ def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(
     started, release = threading.Event(), threading.Event()
     reconcile = container.documents.reconcile
 
-    def slow(brain_id: str, doc_id: str) -> bool:
+    def slow(brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
         started.set()
         assert release.wait(30)
-        return reconcile(brain_id, doc_id)
+        return reconcile(brain_id, doc_id, context=context)
 
     container.documents.reconcile = slow  # type: ignore[method-assign]
     container.repair.start([found])
@@ -191,11 +191,17 @@ def test_a_deleted_chunk_database_is_rebuilt_from_the_records(
     assert answers(again, brain) == before
 
 
+@pytest.mark.parametrize("ring", ["kept", "aged out"])
 @pytest.mark.parametrize("cut_rows", [1, 0.5, 3])
 def test_a_vector_file_short_of_rows_is_rebuilt_and_answers_as_before(
-    on_disk: tuple[Path, Container, Brain, list[list[str]]], cut_rows: float
+    on_disk: tuple[Path, Container, Brain, list[list[str]]], cut_rows: float, ring: str
 ) -> None:
+    """The notes were written in a burst, so each carries its predecessor's excerpt as index-only
+    context; rebuilt, they carry it again (BM25 scores equal), even once the folder's recent
+    siblings no longer record it (the rebuild reads it from the chunks it discards)."""
     data, first, brain, before = on_disk
+    if ring == "aged out":
+        assert first.adapters.records.delete(f"brain#{brain.id}", "siblings#notes/")
     first.adapters.chunks.close()  # type: ignore[attr-defined]
     (vectors,) = (data / "vectors").glob("*.f32")
     row = 4 * first.adapters.embedder.dimension

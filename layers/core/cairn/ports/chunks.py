@@ -180,6 +180,16 @@ class FileCheck:
     ann: str
 
 
+@dataclass(frozen=True)
+class Discarded:
+    """A document's chunks removed because their vectors were unsound, and the index-only context
+    its first chunk carried when that chunk was among them (None otherwise): a rebuild gives it
+    back where the document's siblings no longer record it."""
+
+    chunk_ids: tuple[str, ...]
+    context: str | None = None
+
+
 @runtime_checkable
 class VerifiableChunks(Protocol):
     """A ChunkIndex that keeps its own derived files (the embedded store's vector files and ANN
@@ -189,8 +199,8 @@ class VerifiableChunks(Protocol):
 
     def check(self, brain_id: str) -> FileCheck: ...
 
-    def discard_unsound(self, brain_id: str) -> dict[str, list[str]]:
-        """Remove the chunks whose vectors are unsound; document id -> their chunk ids."""
+    def discard_unsound(self, brain_id: str) -> dict[str, Discarded]:
+        """Remove the chunks whose vectors are unsound; document id -> what was removed."""
 
     def on_damage(self, listener: Callable[[str], None]) -> None:
         """Call `listener(brain_id)` whenever the index finds a brain's files damaged in use."""

@@ -511,9 +511,9 @@ class DocumentService:
         changed is written)."""
         self.reconcile(doc.brain_id, doc.id)
 
-    def reconcile(self, brain_id: str, doc_id: str) -> bool:
+    def reconcile(self, brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
         """Make the document's chunks what its record says (services/index_sync.py)."""
-        return self.sync.reconcile(brain_id, doc_id)
+        return self.sync.reconcile(brain_id, doc_id, context=context)
 
     def settle_pending(self, older_than_s: float = 0.0) -> int:
         """Reconcile every document whose index intent a stopped writer left standing."""

@@ -110,7 +110,7 @@ class IndexRepair:
         """Rebuild what `found` says differs; the brain's searches are refused meanwhile."""
         if found.sound:
             return found
-        todo = dict.fromkeys([*found.stale, *found.ghosts])
+        todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context
         progress = Progress(total=len(todo) + found.unsound_chunks)
         self.rebuilding.mark(found.brain_id, progress)
         failed: list[str] = []
@@ -118,11 +118,11 @@ class IndexRepair:
             with access.as_system():
                 if found.unsound_chunks and isinstance(self.chunks, VerifiableChunks):
                     removed = self.chunks.discard_unsound(found.brain_id)
-                    todo.update(dict.fromkeys(removed))
+                    todo.update({doc_id: gone.context for doc_id, gone in removed.items()})
                     progress.total = len(todo)
-                for doc_id in todo:
+                for doc_id, context in todo.items():
                     try:
-                        self.documents.reconcile(found.brain_id, doc_id)
+                        self.documents.reconcile(found.brain_id, doc_id, context=context)
                     except CairnError as exc:  # its blob is gone, say: left for the next check
                         log.warning("could not index document %s again: %s", doc_id, exc.message)
                         failed.append(doc_id)

@@ -41,18 +41,19 @@ class IndexSync:
         self.siblings = siblings
         self.text_of = text_of
 
-    def reconcile(self, brain_id: str, doc_id: str) -> bool:
+    def reconcile(self, brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
         """Make the document's chunks what its record says, whatever the index holds now (none,
         an older version's, a staged version's), and finish its intent; a record gone or
         soft-deleted leaves no chunk. Safe beside any writer, in this process or another: an
         index write of an older version landing after this one shows as a moved intent or
         record, and the document is reconciled again. False when it kept moving (its intent,
-        if any, stays for a later reconcile)."""
+        if any, stays for a later reconcile). `context` is the index-only context the document's
+        chunks carried, for when its siblings no longer record it (a rebuild read it from them)."""
         with access.as_system():
             for _ in range(_RECONCILE_TRIES):
                 intent = self.repo.intents.get(doc_id)
                 doc = self.repo.stored_by_id(doc_id)
-                self._index_as_recorded(brain_id, doc_id, doc)
+                self._index_as_recorded(brain_id, doc_id, doc, context)
                 if intent is not None:
                     if not self.repo.intents.finish([intent]):
                         return True
@@ -73,12 +74,15 @@ class IndexSync:
                 log.warning("could not reconcile document %s: %s", intent.doc_id, exc.message)
         return settled
 
-    def _index_as_recorded(self, brain_id: str, doc_id: str, doc: Document | None) -> None:
+    def _index_as_recorded(
+        self, brain_id: str, doc_id: str, doc: Document | None, carried: str | None = None
+    ) -> None:
         if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
             self.indexer.index.delete_document(brain_id, doc_id)
             return
         prepared = self.indexer.prepare(doc, self.text_of(doc))
         context = None if keeps_to_itself(doc) else self.siblings.context_of(doc)
+        context = carried if context is None and not keeps_to_itself(doc) else context
         if context is not None:  # as the write that linked it among its siblings gave it
             prepared = prepared.with_context(context or None)
         self.indexer.apply(doc, prepared)

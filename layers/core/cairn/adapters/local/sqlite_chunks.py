@@ -40,7 +40,7 @@ from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenan
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, FileCheck
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck
 from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
@@ -257,8 +257,8 @@ class SqliteChunkIndex:
     def on_damage(self, listener: Callable[[str], None]) -> None:
         self._health.listeners.append(listener)
 
-    def discard_unsound(self, brain_id: str) -> dict[str, list[str]]:
-        """Remove the chunks whose vectors were found unsound; document id -> chunk ids removed
+    def discard_unsound(self, brain_id: str) -> dict[str, Discarded]:
+        """Remove the chunks whose vectors were found unsound; document id -> what was removed
         (the caller indexes those documents again)."""
         with self._write_lock:
             with self._db.transaction() as conn:

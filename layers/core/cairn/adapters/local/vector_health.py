@@ -23,7 +23,7 @@ from cairn.adapters.local.chunk_writes import WriteBatch
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import VectorFile, VectorStore
 from cairn.domain.errors import Unavailable
-from cairn.ports.chunks import ANN_NONE, FileCheck
+from cairn.ports.chunks import ANN_NONE, Discarded, FileCheck
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_damage (
@@ -116,7 +116,7 @@ class FileHealth:
             self.tell(brain_id)
         return floor
 
-    def discard(self, conn: sqlite3.Connection, brain_id: str, batch: WriteBatch) -> dict[str, list[str]]:
+    def discard(self, conn: sqlite3.Connection, brain_id: str, batch: WriteBatch) -> dict[str, Discarded]:
         if schema.brain_state(conn, brain_id) is None:
             return {}
         file = self.vectors.file(brain_id, schema.vector_epoch(conn, brain_id))
@@ -170,15 +170,22 @@ def check(
 
 def discard_unsound(
     conn: sqlite3.Connection, brain_id: str, batch: WriteBatch, file: VectorFile
-) -> dict[str, list[str]]:
+) -> dict[str, Discarded]:
     """Inside a write transaction: remove the chunks that point at damaged rows, forget the damage
-    and take the file as it is now as what its sums describe. Document id -> chunk ids removed."""
+    and take the file as it is now as what its sums describe. Document id -> what was removed."""
     epoch = schema.vector_epoch(conn, brain_id)
-    removed: dict[str, list[str]] = {}
-    for chunk_id, document_id in conn.execute(
-        f"SELECT id, document_id FROM chunks WHERE {_IN_DAMAGE}", (brain_id, epoch)
+    state = schema.brain_state(conn, brain_id)
+    table = schema.fts_table(state[0]) if state is not None else None
+    ids: dict[str, list[str]] = {}
+    contexts: dict[str, str | None] = {}
+    for chunk_id, document_id, ordinal, rowid in conn.execute(
+        f"SELECT id, document_id, ordinal, rowid FROM chunks WHERE {_IN_DAMAGE}", (brain_id, epoch)
     ).fetchall():
-        removed.setdefault(document_id, []).append(chunk_id)
+        ids.setdefault(document_id, []).append(chunk_id)
+        if ordinal == 0 and table is not None:  # index-only context lives on the first chunk
+            found = conn.execute(f"SELECT context FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+            contexts[document_id] = (found[0] or "") if found else None
+    removed = {doc: Discarded(tuple(chunk_ids), contexts.get(doc)) for doc, chunk_ids in ids.items()}
     if removed:
         batch.remove(_IN_DAMAGE, (brain_id, epoch))
     conn.execute("DELETE FROM vector_damage WHERE brain_id = ?", (brain_id,))

@@ -124,7 +124,7 @@ def stored_texts(data: Path) -> list[str]:
     brain = container.brains.resolve(None)
     texts: list[str] = []
     for doc in container.documents.documents(brain):
-        text = container.documents._text_of(doc)
+        text = container.documents.text_of(doc)
         texts += [embedded for _, embedded in container.documents.indexer.chunks_of(doc, text)]
     return texts
 

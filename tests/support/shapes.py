@@ -62,7 +62,11 @@ def aws() -> Adapters:
 
 @contextmanager
 def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Iterator[Adapters]:
-    if shape == "aws":
+    """`fakes` (every port in memory), `embedded` (SQLite and files under `tmp`) or `aws` (moto
+    and the OpenSearch fake)."""
+    if shape == "fakes":
+        yield fake_adapters(64)
+    elif shape == "aws":
         with mocked_aws(request):
             yield aws()
     else:

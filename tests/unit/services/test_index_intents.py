@@ -18,7 +18,6 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.faults import InjectedFault
 from cairn.services.documents import BatchOp, DocumentInput
 from cairn.services.memories import MemoryInput
-from tests.fakes.container import fake_adapters
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for
 
@@ -28,9 +27,6 @@ LONG = "\n\n".join(f"Paragraph {i} about the lighthouse keeper's log, entry {i}.
 
 @pytest.fixture(params=SHAPES)
 def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
-    if request.param == "fakes":
-        yield fake_adapters(64)
-        return
     with adapters_for(request.param, request, tmp_path) as built:
         yield built
 

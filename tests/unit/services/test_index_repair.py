@@ -20,7 +20,6 @@ from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.rebuilding import Progress
-from tests.fakes.container import fake_adapters
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for, embedded
 
@@ -43,9 +42,6 @@ QUERIES = ["heron weir", "when does the ferry leave", "marsh flooding", "who log
 
 @pytest.fixture(params=SHAPES)
 def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
-    if request.param == "fakes":
-        yield fake_adapters(64)
-        return
     with adapters_for(request.param, request, tmp_path) as built:
         yield built
 

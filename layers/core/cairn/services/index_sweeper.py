@@ -11,9 +11,9 @@ scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py).
 from __future__ import annotations
 
 import logging
-import threading
 
 from cairn.services.documents import DocumentService
+from cairn.services.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ class IndexSweeper:
         self.documents = documents
         self.every_s = every_s
         self.grace_s = grace_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic(
+            "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
+        )
 
     def tick(self) -> int:
         settled = self.documents.settle_pending(self.grace_s)
@@ -40,21 +41,7 @@ class IndexSweeper:
         return settled
 
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="cairn-index-sweeper", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            try:
-                self.tick()
-            except Exception:  # a failed sweep must not end the sweeper: the next one retries
-                log.exception("the index sweep failed")
+        self._loop.stop()

@@ -16,15 +16,12 @@ the window explicitly).
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
 from cairn.services.consolidation import ConsolidationService
-
-log = logging.getLogger(__name__)
+from cairn.services.periodic import Periodic
 
 CRON_WINDOW_S = 3600.0
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400}
@@ -52,8 +49,13 @@ class ConsolidationSchedule:
         self.consolidation = consolidation
         self.clock = clock
         self.every_s = every_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic(
+            "cairn-consolidation-schedule",
+            every_s,
+            self.tick,
+            first_at_once=True,
+            failure="scheduled consolidation could not be queued",
+        )
 
     def tick(self) -> list[str]:
         """Queue this window's pass for every brain; returns the job ids (existing ones included)."""
@@ -64,22 +66,7 @@ class ConsolidationSchedule:
         ]
 
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="cairn-consolidation-schedule", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.tick()
-            except Exception:  # a failed tick must not end the schedule
-                log.exception("scheduled consolidation could not be queued")
-            self._stop.wait(self.every_s)
+        self._loop.stop()

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -220,6 +222,13 @@ def test_a_rate_limit_is_retried_after_the_servers_retry_after(sleeps: list[floa
         assert reranker(fake.base_url, sleeps).rerank(QUERY, DOCS) == BEST_FIRST
     assert len(fake.seen) == 2
     assert sleeps == [1.5]
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(sleeps: list[float]) -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    with serving(Reply(503, {"error": {"message": "warming up"}}, {"Retry-After": when}), GOOD) as fake:
+        assert reranker(fake.base_url, sleeps, max_wait_s=60).rerank(QUERY, DOCS) == BEST_FIRST
+    assert len(sleeps) == 1 and 17 <= sleeps[0] <= 20
 
 
 def test_server_errors_are_retried_then_rerank_failed(sleeps: list[float]) -> None:

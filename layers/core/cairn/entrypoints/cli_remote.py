@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +15,7 @@ from urllib.parse import quote
 import httpx
 
 from cairn.domain.errors import CairnError, NoBrain
+from cairn.retry_after import parse_retry_after
 
 RETRYABLE = (429, 503)
 
@@ -29,15 +29,9 @@ class RemoteError(CairnError):
 
 
 def retry_after_s(value: str | None, default: float = 1.0) -> float:
-    """Seconds from a Retry-After header: delta-seconds or an HTTP date (RFC 9110 10.2.3)."""
-    if not value:
-        return default
-    if value.strip().isdigit():
-        return float(value.strip())
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return default
+    """Seconds from a Retry-After header (cairn/retry_after.py); `default` when it says none."""
+    seconds = parse_retry_after(value)
+    return default if seconds is None else seconds
 
 
 class RemoteStore:

@@ -7,7 +7,7 @@ list `[{index, score}]`. Every document goes in one request: a server's own limi
 per request shows as its refusal (rerank_failed).
 
 Rate limits (429), server errors (5xx) and connections that fail before a reply are retried with
-exponential backoff and jitter, honouring a Retry-After in seconds. A reply that does not come
+exponential backoff and jitter, honouring a Retry-After (seconds or an HTTP date). A reply that does not come
 within `timeout_s` is not retried (the model was working on it): rerank_timeout. Error messages
 and logs carry the server's address and status, never the query, a document or the API key
 (rerank_replies.safe_detail).
@@ -26,6 +26,7 @@ import httpx
 from cairn.adapters.backoff import retry_delay
 from cairn.adapters.rerank_replies import ranked, results_wanted, safe_detail
 from cairn.ports.reranker import Ranked, RerankCode, RerankError
+from cairn.retry_after import parse_retry_after
 
 log = logging.getLogger(__name__)
 
@@ -164,10 +165,10 @@ class HttpReranker:
             error = self._error(
                 "rerank_failed", f"{self._where} is rate limiting requests (HTTP 429){suffix}", True
             )
-            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
         if status >= 500:
             error = self._error("rerank_failed", f"{self._where} failed (HTTP {status}){suffix}", True)
-            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
         code: RerankCode = "rerank_unavailable" if status in (401, 403, 404) else "rerank_failed"
         return self._error(code, f"{self._where} refused the request (HTTP {status}){suffix}", False)
 
@@ -217,13 +218,3 @@ def _server_words(body: bytes) -> str:
         if isinstance(obj, dict) and "message" in obj:
             obj = obj["message"]
     return obj if isinstance(obj, str) else json.dumps(obj)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds; the HTTP-date form falls back to backoff."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -24,8 +24,9 @@ from typing import Any
 import httpx
 
 from cairn.adapters.backoff import retry_delay
-from cairn.adapters.local.openai_compat import _retry_after, _server_message, auth_headers, redacted_error
+from cairn.adapters.local.openai_compat import _server_message, auth_headers, redacted_error
 from cairn.ports.generator import GenerationCode, GenerationError
+from cairn.retry_after import parse_retry_after
 
 _ERROR_BODY_CHARS = 4096
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -125,7 +126,7 @@ class OpenAIChat:
         where, status = f"the model server at {self.server}", response.status_code
         detail = _server_message(response.content[:_ERROR_BODY_CHARS])
         suffix = f": {detail}" if detail else ""
-        retry_after = _retry_after(response.headers.get("retry-after"))
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
         if status == 429:
             error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
             return _Transient(error, retry_after)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import anyio
@@ -33,6 +31,7 @@ from cairn.ports.generator import (
     Passage,
     collect,
 )
+from cairn.retry_after import parse_retry_after
 
 SYSTEM_PROMPT = (
     "You answer questions from the user's memory, using only the numbered passages given. "
@@ -163,10 +162,10 @@ class OpenAICompatGenerator:
         suffix = f": {detail}" if detail else ""
         if status == 429:
             error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
-            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
         if status in _RETRY_STATUS or status >= 500:
             error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
-            return _Transient(error, _retry_after(response.headers.get("retry-after")))
+            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
         return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
 
     async def _events(
@@ -271,19 +270,3 @@ def _server_message(body: bytes) -> str:
     error = obj.get("error", obj) if isinstance(obj, dict) else obj
     message = error.get("message") if isinstance(error, dict) else error
     return str(message if message is not None else error)[:300]
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())

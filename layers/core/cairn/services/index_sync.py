@@ -81,10 +81,11 @@ class IndexSync:
             self.indexer.index.delete_document(brain_id, doc_id)
             return
         prepared = self.indexer.prepare(doc, self.text_of(doc))
-        context = None if keeps_to_itself(doc) else self.siblings.context_of(doc)
-        context = carried if context is None and not keeps_to_itself(doc) else context
-        if context is not None:  # as the write that linked it among its siblings gave it
-            prepared = prepared.with_context(context or None)
+        if not keeps_to_itself(doc):  # as the write that linked it among its siblings gave it
+            context = self.siblings.context_of(doc)
+            context = carried if context is None else context
+            if context is not None:
+                prepared = prepared.with_context(context or None)
         self.indexer.apply(doc, prepared)
 
     def settle(self, committed: Committed, applied: Iterable[str]) -> None:

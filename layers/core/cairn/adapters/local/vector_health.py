@@ -175,16 +175,18 @@ def discard_unsound(
     and take the file as it is now as what its sums describe. Document id -> what was removed."""
     epoch = schema.vector_epoch(conn, brain_id)
     state = schema.brain_state(conn, brain_id)
-    table = schema.fts_table(state[0]) if state is not None else None
+    if state is None:
+        return {}
     ids: dict[str, list[str]] = {}
     contexts: dict[str, str | None] = {}
-    for chunk_id, document_id, ordinal, rowid in conn.execute(
-        f"SELECT id, document_id, ordinal, rowid FROM chunks WHERE {_IN_DAMAGE}", (brain_id, epoch)
+    for chunk_id, document_id, ordinal, indexed, context in conn.execute(
+        f"SELECT chunks.id, chunks.document_id, chunks.ordinal, f.rowid, f.context FROM chunks "
+        f"LEFT JOIN {schema.fts_table(state[0])} f ON f.rowid = chunks.rowid WHERE {_IN_DAMAGE}",
+        (brain_id, epoch),
     ).fetchall():
         ids.setdefault(document_id, []).append(chunk_id)
-        if ordinal == 0 and table is not None:  # index-only context lives on the first chunk
-            found = conn.execute(f"SELECT context FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-            contexts[document_id] = (found[0] or "") if found else None
+        if ordinal == 0:  # index-only context lives on the first chunk
+            contexts[document_id] = (context or "") if indexed is not None else None
     removed = {doc: Discarded(tuple(chunk_ids), contexts.get(doc)) for doc, chunk_ids in ids.items()}
     if removed:
         batch.remove(_IN_DAMAGE, (brain_id, epoch))

@@ -18,7 +18,8 @@ from cairn.adapters.aws.s3_blobs import S3BlobStore
 from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
-from cairn.bootstrap import Adapters
+from cairn.bootstrap import Adapters, Container, build_container
+from cairn.config import Settings
 from tests.contract.aws_storage import (
     BUCKET,
     DYNAMODB_CONFIG,
@@ -71,3 +72,8 @@ def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Itera
             yield aws()
     else:
         yield embedded(tmp / "data")
+
+
+def process(adapters: Adapters, tmp: Path) -> Container:
+    """A container over the stores, as one process (its own services, locks and caches)."""
+    return build_container(Settings(data_dir=tmp / "data"), adapters)

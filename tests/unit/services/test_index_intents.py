@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 from cairn import faults
-from cairn.bootstrap import Adapters, Container, build_container
-from cairn.config import Settings
+from cairn.bootstrap import Adapters, Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.faults import InjectedFault
 from cairn.services.documents import BatchOp, DocumentInput
 from cairn.services.memories import MemoryInput
 from tests.support.index_check import index_problems
-from tests.support.shapes import adapters_for
+from tests.support.shapes import adapters_for, process
 
 SHAPES = ("fakes", "embedded", "aws")
 LONG = "\n\n".join(f"Paragraph {i} about the lighthouse keeper's log, entry {i}. " * 6 for i in range(12))
@@ -29,11 +28,6 @@ LONG = "\n\n".join(f"Paragraph {i} about the lighthouse keeper's log, entry {i}.
 def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
     with adapters_for(request.param, request, tmp_path) as built:
         yield built
-
-
-def process(adapters: Adapters, tmp_path: Path) -> Container:
-    """A container over the stores, as one process (its own services, locks and caches)."""
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.rebuilding import Progress
 from tests.support.index_check import index_problems
-from tests.support.shapes import adapters_for, embedded
+from tests.support.shapes import adapters_for, embedded, process
 
 SHAPES = ("fakes", "embedded", "aws")
 NOTES = {
@@ -44,10 +44,6 @@ QUERIES = ["heron weir", "when does the ferry leave", "marsh flooding", "who log
 def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
     with adapters_for(request.param, request, tmp_path) as built:
         yield built
-
-
-def process(adapters: Adapters, tmp_path: Path) -> Container:
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 def answers(container: Container, brain: Brain) -> list[dict[str, tuple[float, float]]]:

@@ -10,10 +10,10 @@ import pytest
 from botocore.stub import Stubber
 
 from cairn.adapters.aws.bedrock_chat import BedrockChat
-from cairn.adapters.aws.bedrock_errors import RetryPolicy
 from cairn.adapters.local.openai_facts import SYSTEM_PROMPT as FACTS_PROMPT
 from cairn.adapters.local.openai_facts import OpenAIFactExtractor
 from cairn.adapters.local.openai_reflect import OpenAIReflector
+from cairn.adapters.retrying import RetryPolicy
 from cairn.ports.facts import Utterance
 from cairn.ports.generator import GenerationError
 from tests.contract.aws_bedrock import ACCESS_KEY, SECRET_KEY, bedrock_client

@@ -14,7 +14,7 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from cairn.adapters.aws.bedrock_embedder import BedrockEmbedder, EmbeddingError
-from cairn.adapters.aws.bedrock_errors import RetryPolicy
+from cairn.adapters.retrying import RetryPolicy
 from tests.contract.aws_bedrock import ACCESS_KEY, SECRET_KEY, ScriptedBedrock, bedrock_client
 
 MODEL = "amazon.titan-embed-text-v2:0"

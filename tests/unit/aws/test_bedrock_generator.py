@@ -11,9 +11,9 @@ import urllib3.exceptions
 from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from cairn.adapters.aws.bedrock_errors import RetryPolicy
 from cairn.adapters.aws.bedrock_generator import BedrockGenerator
-from cairn.adapters.local.openai_compat import SYSTEM_PROMPT
+from cairn.adapters.grounded import SYSTEM_PROMPT
+from cairn.adapters.retrying import RetryPolicy
 from cairn.ports.generator import Citation, Delta, Done, GenerationError, GenerationEvent, Passage
 from tests.contract.aws_bedrock import (
     ACCESS_KEY,

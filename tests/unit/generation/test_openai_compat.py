@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from cairn.adapters.local.openai_compat import SYSTEM_PROMPT
+from cairn.adapters.grounded import SYSTEM_PROMPT
 from cairn.ports.generator import Citation, Delta, Done, Passage
 from tests.unit.generation.helpers import (
     SECRET,

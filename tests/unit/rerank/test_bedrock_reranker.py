@@ -14,8 +14,8 @@ from botocore.config import Config
 from botocore.exceptions import EndpointConnectionError, NoCredentialsError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from cairn.adapters.aws.bedrock_errors import RetryPolicy
 from cairn.adapters.aws.bedrock_reranker import MAX_SOURCES, MAX_TEXT_CHARS, BedrockReranker, model_arn
+from cairn.adapters.retrying import RetryPolicy
 from cairn.ports.reranker import Ranked, RerankError
 from tests.contract.aws_bedrock import ACCESS_KEY, REGION, SECRET_KEY
 

@@ -27,8 +27,8 @@ def reranker_for(
             max_retries=settings.reranker_max_retries,
         )
     if settings.reranker == "bedrock":
-        from cairn.adapters.aws.bedrock_errors import RetryPolicy
         from cairn.adapters.aws.bedrock_reranker import BedrockReranker
+        from cairn.adapters.retrying import RetryPolicy
 
         factory = bedrock_client_factory or _client_factory(settings)
         return BedrockReranker(

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.adapters.aws.bedrock_errors import BedrockRuntime, RetryPolicy, call_with_retries
+from cairn.adapters.aws.bedrock_errors import BedrockRuntime, call_with_retries
 from cairn.adapters.local.openai_chat import parse_json_object
+from cairn.adapters.retrying import RetryPolicy
 from cairn.ports.generator import GenerationError
 
 

@@ -3,7 +3,7 @@
 Titan V2 embeds one text per request, so a batch runs as concurrent calls on a thread pool (boto3
 clients are thread-safe; the client's connection pool should hold `concurrency` connections,
 botocore's default is 10). Throttling, an unavailable service or a model still loading are retried
-with exponential backoff and jitter (bedrock_errors.RetryPolicy); the first text that still fails
+with exponential backoff and jitter (retrying.RetryPolicy); the first text that still fails
 cancels the rest of the batch and raises EmbeddingError.
 
 Rows come back float32 and L2-normalised again here (Titan normalises in float64). A blank text
@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from cairn.adapters.aws.bedrock_errors import BedrockRuntime, Failure, RetryPolicy, call_with_retries
+from cairn.adapters.aws.bedrock_errors import BedrockRuntime, Failure, call_with_retries
+from cairn.adapters.retrying import RetryPolicy
 from cairn.domain.errors import CairnError
 from cairn.ports.embedder import Vectors
 from cairn.ports.generator import GenerationCode

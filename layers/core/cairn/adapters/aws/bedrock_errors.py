@@ -17,9 +17,8 @@ retries off: `Config(retries={"mode": "standard", "total_max_attempts": 1})`.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import urllib3.exceptions
@@ -33,7 +32,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from cairn.adapters.backoff import backoff_delay
+from cairn.adapters.retrying import RetryPolicy, Transient, retrying
 from cairn.ports.generator import GenerationCode, GenerationError
 
 BedrockRuntime = Any  # a boto3 "bedrock-runtime" client; no type stubs are installed for it
@@ -107,37 +106,20 @@ def clean(message: str) -> str:
     return _ACCESS_KEY.sub("[redacted]", " ".join(message.split()))[:_MESSAGE_CHARS]
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter: attempt n waits backoff_s * 2**n * U(0.5, 1.5), at most max_wait_s."""
-
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    max_wait_s: float = 20.0
-    sleep: Callable[[float], Any] = field(default=time.sleep)
-
-    def delay(self, attempt: int) -> float:
-        return backoff_delay(attempt, self.backoff_s, self.max_wait_s)
-
-
 def call_with_retries(
     call: Callable[[], T],
     model_id: str,
     policy: RetryPolicy,
     error: Callable[[Failure], Exception] = Failure.error,
 ) -> T:
-    """`call()`, tried again after transient failures; any other failure raises `error(failure)`.
+    """`call()`, tried again after transient failures (retrying); others raise `error(failure)`."""
 
-    The error is raised outside the except block, so it carries no context chain back to botocore
-    (whose exceptions hold the request).
-    """
-    attempt = 0
-    while True:
+    def attempt() -> T:
         try:
             return call()
         except TRANSPORT_ERRORS as exc:
             failure = describe(exc, model_id)
-        if not failure.transient or attempt >= policy.max_retries:
-            raise error(failure)
-        policy.sleep(policy.delay(attempt))
-        attempt += 1
+        # raised out here: no context chain back to botocore, whose exceptions hold the request
+        raise Transient(error(failure)) if failure.transient else error(failure)
+
+    return retrying(attempt, policy)

@@ -1,6 +1,6 @@
 """Generator over Bedrock ConverseStream: a grounded answer streamed with [n] citations.
 
-The model gets the same prompt as the OpenAI-compatible generator (openai_compat.messages: the
+The model gets the same prompt as the OpenAI-compatible generator (grounded.messages: the
 passages numbered, "cite [n]"), and the markers become citations sentence by sentence
 (MarkerCitations). Bedrock's native citations are not used: they need document or search-result
 content blocks that only some Anthropic models accept, while markers work with every Converse
@@ -8,14 +8,14 @@ model (the default, Nova Lite, included); a `citation` delta, if a model sends o
 
 boto3 is synchronous, so the call and each read of the event stream run in a worker thread.
 Throttling, an unavailable service and refused connections are retried with exponential backoff
-and jitter, but only until the first delta: once text has reached the caller a failure is raised,
-never papered over by a second answer. A stream that ends without `messageStop`, or with an event
-that cannot be read, is a bad_response. No error carries the request or chains back to botocore.
+and jitter, but only until the first delta (grounded.GroundedGenerator). A stream that ends
+without `messageStop`, or with an event that cannot be read, is a bad_response. No error
+carries the request or chains back to botocore.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
 from functools import partial
 from typing import Any
@@ -23,24 +23,16 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from cairn.adapters.aws.bedrock_errors import TRANSPORT_ERRORS, BedrockRuntime, Failure, RetryPolicy, describe
-from cairn.adapters.local.extractive import NO_MEMORY
+from cairn.adapters.aws.bedrock_errors import TRANSPORT_ERRORS, BedrockRuntime, Failure, describe
+from cairn.adapters.grounded import GroundedGenerator, messages
 from cairn.adapters.local.extractive_markers import MarkerCitations
-from cairn.adapters.local.openai_compat import messages
-from cairn.ports.generator import Answer, Delta, Done, GenerationError, GenerationEvent, Passage, collect
+from cairn.adapters.retrying import RetryPolicy, Transient
+from cairn.ports.generator import Delta, Done, GenerationError, GenerationEvent, Passage
 
 _UNREADABLE_STOPS = frozenset({"malformed_model_output"})
 
 
-class _Transient(Exception):
-    """A failure before any text was streamed: worth another attempt after a pause."""
-
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-
-
-class BedrockGenerator:
+class BedrockGenerator(GroundedGenerator):
     def __init__(
         self,
         client: BedrockRuntime,
@@ -50,40 +42,14 @@ class BedrockGenerator:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        super().__init__(retry or RetryPolicy(), sleep or anyio.sleep)
         self._client = client
         self._model = model_id
         self._max_tokens = max_tokens
-        self._retry = retry or RetryPolicy()
-        self._sleep = sleep or anyio.sleep
 
     @property
     def model_id(self) -> str:
         return self._model
-
-    async def complete(self, question: str, passages: Sequence[Passage]) -> Answer:
-        return await collect(self.stream(question, passages))
-
-    async def stream(self, question: str, passages: Sequence[Passage]) -> AsyncIterator[GenerationEvent]:
-        if not passages:  # nothing to ground an answer in: don't let the model improvise one
-            yield Delta(NO_MEMORY)
-            yield Done(NO_MEMORY, self._model)
-            return
-        request = self._request(question, passages)
-        attempt = 0
-        while True:
-            citations = MarkerCitations(passages)
-            try:
-                async with aclosing(self._attempt(request, citations)) as events:
-                    async for event in events:
-                        yield event
-                return
-            except _Transient as exc:
-                failure = exc.failure
-            # raised out here, so the error carries no context chain back to botocore
-            if citations.answer or attempt >= self._retry.max_retries:
-                raise failure.error()
-            await self._sleep(self._retry.delay(attempt))
-            attempt += 1
 
     def _request(self, question: str, passages: Sequence[Passage]) -> dict[str, Any]:
         system, user = messages(question, passages)
@@ -111,7 +77,7 @@ class BedrockGenerator:
             if stream is not None:
                 stream.close()  # releases the connection, also when the caller stops early
         if failure is not None:
-            raise _Transient(failure) if failure.transient and not citations.answer else failure.error()
+            raise Transient(failure.error()) if failure.transient else failure.error()
 
     async def _events(
         self, stream: Iterator[dict[str, Any]], citations: MarkerCitations

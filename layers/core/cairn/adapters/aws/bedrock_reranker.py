@@ -11,7 +11,7 @@ different batches compare), each batch asked for at most top_n. A text longer th
 characters is cut to that length, and an empty one is sent as a single space (the API refuses
 empty text). The API takes no instruction: `instruction` is ignored.
 
-Throttling and server-side failures are retried with backoff (bedrock_errors.RetryPolicy); the
+Throttling and server-side failures are retried with backoff (retrying.RetryPolicy); the
 client should be built with botocore's retries off, as for the other Bedrock adapters.
 Errors name the model and the service's error code; the service's message is kept only when it
 does not quote the input (rerank_replies.safe_detail), and never an access key id.
@@ -19,17 +19,16 @@ does not quote the input (rerank_replies.safe_detail), and never an access key i
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError, NoCredentialsError, PartialCredentialsError
 
-from cairn.adapters.aws.bedrock_errors import TRANSPORT_ERRORS, RetryPolicy, clean, describe
-from cairn.adapters.rerank_replies import best, ranked, results_wanted, safe_detail
+from cairn.adapters.aws.bedrock_errors import TRANSPORT_ERRORS, clean, describe
+from cairn.adapters.remote_reranker import RemoteReranker
+from cairn.adapters.rerank_replies import best, ranked, safe_detail
+from cairn.adapters.retrying import RetryPolicy, Transient
 from cairn.ports.reranker import Ranked, RerankCode, RerankError
-
-log = logging.getLogger(__name__)
 
 BedrockAgentRuntime = Any  # a boto3 "bedrock-agent-runtime" client; no type stubs are installed for it
 DEFAULT_MODEL = "amazon.rerank-v1:0"
@@ -72,7 +71,7 @@ def model_arn(model: str, region: str) -> str:
     return f"arn:{partition}:bedrock:{region}::foundation-model/{model}"
 
 
-class BedrockReranker:
+class BedrockReranker(RemoteReranker):
     def __init__(
         self,
         client: BedrockAgentRuntime,
@@ -82,10 +81,10 @@ class BedrockReranker:
         retry: RetryPolicy | None = None,
     ) -> None:
         """`model`: a model id (amazon.rerank-v1:0) or a model ARN; `region` defaults to the client's."""
+        super().__init__(retry or RetryPolicy())
         self._client = client
         self._model = model
         self._arn = model_arn(model, region or str(client.meta.region_name))
-        self._retry = retry or RetryPolicy()
         self._where = f"Bedrock reranker {model.rsplit('/', 1)[-1]}"
 
     @property
@@ -96,17 +95,9 @@ class BedrockReranker:
     def arn(self) -> str:
         return self._arn
 
-    def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        instruction: str | None = None,
-        top_n: int | None = None,
+    def _rank(
+        self, query: str, documents: Sequence[str], instruction: str | None, wanted: int
     ) -> list[Ranked]:
-        wanted = results_wanted(top_n, len(documents))
-        if not documents:
-            return []
         inputs = [query, *documents]
         results: list[Ranked] = []
         for start in range(0, len(documents), MAX_SOURCES):
@@ -150,19 +141,15 @@ class BedrockReranker:
         return ranked(items, len(batch), where=self._where, score_keys=_SCORE_KEYS, offset=offset)[:wanted]
 
     def _call(self, request: dict[str, Any], inputs: Sequence[str]) -> Any:
-        attempt = 0
-        while True:
+        def attempt() -> Any:
             try:
                 return self._client.rerank(**request)
             except TRANSPORT_ERRORS as exc:
                 error, transient = self._failure(exc, inputs)
             # raised out here: no context chain back to botocore, whose exceptions hold the request
-            if not transient or attempt >= self._retry.max_retries:
-                raise error
-            delay = self._retry.delay(attempt)
-            log.info("%s; retrying in %.2f s", error.message, delay)
-            self._retry.sleep(delay)
-            attempt += 1
+            raise Transient(error) if transient else error
+
+        return self._retrying(attempt)
 
     def _failure(self, exc: BaseException, inputs: Sequence[str]) -> tuple[RerankError, bool]:
         """The RerankError for a failed call, and whether to try again after a pause."""

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from cairn.adapters.aws.dynamodb_codec import PK, SK, key, storage_error
 from cairn.adapters.aws.dynamodb_txn import chunked, parallel
-from cairn.adapters.backoff import backoff_delay
+from cairn.adapters.retrying import backoff_delay
 from cairn.domain.errors import CairnError
 
 BATCH_GET_MAX_KEYS = 100  # BatchGetItem's limit per request

@@ -16,34 +16,23 @@ and logs carry the server's address and status, never the query, a document or t
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
 
-from cairn.adapters.backoff import retry_delay
-from cairn.adapters.rerank_replies import ranked, results_wanted, safe_detail
+from cairn.adapters.remote_reranker import RemoteReranker
+from cairn.adapters.rerank_replies import ranked, safe_detail
+from cairn.adapters.retrying import RetryPolicy, Transient
 from cairn.ports.reranker import Ranked, RerankCode, RerankError
 from cairn.retry_after import parse_retry_after
-
-log = logging.getLogger(__name__)
 
 _ERROR_BODY_BYTES = 4096
 _SCORE_KEYS = ("relevance_score", "score")
 
 
-class _Transient(Exception):
-    """A failure worth another attempt after a pause."""
-
-    def __init__(self, error: RerankError, retry_after: float | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.retry_after = retry_after
-
-
-class HttpReranker:
+class HttpReranker(RemoteReranker):
     def __init__(
         self,
         base_url: str,
@@ -61,6 +50,7 @@ class HttpReranker:
         attempts after the first; a Retry-After longer than `max_wait_s` fails at once."""
         if max_retries < 0:
             raise ValueError("max_retries must be at least 0")
+        super().__init__(RetryPolicy(max_retries, backoff_s, max_wait_s, sleep))
         self.url = base_url.rstrip("/") + "/rerank"
         url = httpx.URL(self.url)
         self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
@@ -69,7 +59,6 @@ class HttpReranker:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
-        self._sleep = sleep
         self._where = f"the reranker at {self.server}"
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         # One pooled client for every call; httpx.Client may be shared by threads.
@@ -82,17 +71,9 @@ class HttpReranker:
     def close(self) -> None:
         self._client.close()
 
-    def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        instruction: str | None = None,
-        top_n: int | None = None,
+    def _rank(
+        self, query: str, documents: Sequence[str], instruction: str | None, wanted: int
     ) -> list[Ranked]:
-        wanted = results_wanted(top_n, len(documents))
-        if not documents:
-            return []
         body: dict[str, Any] = {
             "model": self.model,
             "query": query,
@@ -103,25 +84,10 @@ class HttpReranker:
         if instruction is not None:
             body["instruction"] = instruction
         inputs = [query, *documents, *([instruction] if instruction else [])]
-        reply = self._post(body, inputs)
+        reply = self._retrying(lambda: self._attempt(body, inputs))
         return ranked(
             _results(reply, self._where), len(documents), where=self._where, score_keys=_SCORE_KEYS
         )[:wanted]
-
-    def _post(self, body: dict[str, Any], inputs: Sequence[str]) -> Any:
-        attempt = 0
-        while True:
-            try:
-                return self._attempt(body, inputs)
-            except _Transient as exc:
-                failure = exc
-            # raised out here, so the error carries no context chain back to httpx and the request
-            delay = retry_delay(attempt, failure.retry_after, self.backoff_s, self.max_wait_s)
-            if attempt >= self.max_retries or delay is None:
-                raise failure.error
-            log.info("%s; retrying in %.2f s", failure.error.message, delay)
-            self._sleep(delay)
-            attempt += 1
 
     def _attempt(self, body: dict[str, Any], inputs: Sequence[str]) -> Any:
         failure: Exception | None = None
@@ -142,17 +108,17 @@ class HttpReranker:
     def _transport_failure(self, exc: httpx.HTTPError) -> Exception:
         name = type(exc).__name__
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-            return _Transient(
+            return Transient(
                 self._error("rerank_timeout", f"connecting to {self._where} timed out ({name})", True)
             )
         if isinstance(exc, httpx.TimeoutException):
             return self._error("rerank_timeout", f"{self._where} did not answer in time ({name})", True)
         if isinstance(exc, httpx.ConnectError):
-            return _Transient(
+            return Transient(
                 self._error("rerank_unavailable", f"could not connect to {self._where} ({name})", True)
             )
         if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-            return _Transient(
+            return Transient(
                 self._error("rerank_failed", f"lost the connection to {self._where} ({name})", True)
             )
         return self._error("rerank_failed", f"the request to {self._where} failed ({name})", False)
@@ -165,10 +131,10 @@ class HttpReranker:
             error = self._error(
                 "rerank_failed", f"{self._where} is rate limiting requests (HTTP 429){suffix}", True
             )
-            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
+            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
         if status >= 500:
             error = self._error("rerank_failed", f"{self._where} failed (HTTP {status}){suffix}", True)
-            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
+            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
         code: RerankCode = "rerank_unavailable" if status in (401, 403, 404) else "rerank_failed"
         return self._error(code, f"{self._where} refused the request (HTTP {status}){suffix}", False)
 

@@ -18,13 +18,12 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from cairn.adapters.backoff import retry_delay
 from cairn.adapters.local.openai_compat import _server_message, auth_headers, redacted_error
+from cairn.adapters.retrying import RetryPolicy, Transient, retrying
 from cairn.ports.generator import GenerationCode, GenerationError
 from cairn.retry_after import parse_retry_after
 
@@ -32,14 +31,6 @@ _ERROR_BODY_CHARS = 4096
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-@dataclass
-class _Transient:
-    """A failed attempt worth repeating after a pause."""
-
-    error: GenerationError
-    retry_after: float | None = None
 
 
 class OpenAIChat:
@@ -67,73 +58,57 @@ class OpenAIChat:
         self.transport = transport
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
-        self._sleep = sleep or time.sleep
+        self._retry = RetryPolicy(max_retries, backoff_s, max_wait_s, sleep or time.sleep)
         self._json_mode = True  # switched off for good once the server says it has no such option
 
     def complete_json(self, system: str, user: str) -> dict[str, Any]:
         """The model's reply to one system + user turn, as a JSON object. Raises GenerationError."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        attempt = 0
-        while True:
-            outcome = self._attempt(messages)
-            if isinstance(outcome, dict):
-                return outcome
-            delay = self._delay(attempt, outcome.retry_after)
-            if attempt >= self.max_retries or delay is None:
-                raise outcome.error
-            self._sleep(delay)
-            attempt += 1
+        return retrying(lambda: self._attempt(messages), self._retry)
 
-    def _attempt(self, messages: list[dict[str, str]]) -> dict[str, Any] | _Transient:
+    def _attempt(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         response = self._post(messages)
-        if isinstance(response, _Transient):
-            return response
         if response.status_code == 400 and self._json_mode and "response_format" in response.text:
             self._json_mode = False
             response = self._post(messages)
-            if isinstance(response, _Transient):
-                return response
         if response.status_code != 200:
-            return self._refusal(response)
+            raise self._refusal(response)
         return self._reply(response)
 
-    def _post(self, messages: list[dict[str, str]]) -> httpx.Response | _Transient:
+    def _post(self, messages: list[dict[str, str]]) -> httpx.Response:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "stream": False}
         if self._json_mode:
             body["response_format"] = {"type": "json_object"}
-        failure: GenerationError | _Transient | None = None
+        failure: Exception | None = None
         try:
             with httpx.Client(transport=self.transport, timeout=self.timeout) as client:
                 return client.post(self.url, json=body, headers=self._headers())
         except httpx.HTTPError as exc:
             failure = self._transport_failure(exc)
-        # raised out here, so the error carries no context chain back to httpx and its headers
-        if isinstance(failure, GenerationError):
-            raise failure
-        return failure
+        raise failure  # out here, so the error carries no context chain back to httpx and its headers
 
-    def _transport_failure(self, exc: httpx.HTTPError) -> GenerationError | _Transient:
+    def _transport_failure(self, exc: httpx.HTTPError) -> Exception:
         where, name = f"the model server at {self.server}", type(exc).__name__
         if isinstance(exc, httpx.TimeoutException):
             error = self._error("generation_timeout", f"{where} timed out ({name})", True)
-            return _Transient(error) if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout) else error
+            return Transient(error) if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout) else error
         if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
             what = f"no reply from {where} ({name}: {exc})"
-            return _Transient(self._error("generation_failed", what, True))
+            return Transient(self._error("generation_failed", what, True))
         return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
 
-    def _refusal(self, response: httpx.Response) -> _Transient:
+    def _refusal(self, response: httpx.Response) -> Exception:
         where, status = f"the model server at {self.server}", response.status_code
         detail = _server_message(response.content[:_ERROR_BODY_CHARS])
         suffix = f": {detail}" if detail else ""
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         if status == 429:
             error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
-            return _Transient(error, retry_after)
+            return Transient(error, retry_after)
         if status in _RETRY_STATUS or status >= 500:
             error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
-            return _Transient(error, retry_after)
-        raise self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
+            return Transient(error, retry_after)
+        return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
 
     def _reply(self, response: httpx.Response) -> dict[str, Any]:
         completion = _json_or_none(response.content)
@@ -154,9 +129,6 @@ class OpenAIChat:
             why = " (cut off at the token limit)" if cut else ""
             raise self._error("bad_response", f"the model's reply is not a JSON object{why}", False)
         return parsed
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
-        return retry_delay(attempt, retry_after, self.backoff_s, self.max_wait_s)
 
     def _error(self, code: GenerationCode, message: str, retryable: bool) -> GenerationError:
         return redacted_error(code, message, retryable, self._api_key)

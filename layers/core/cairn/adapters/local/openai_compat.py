@@ -11,48 +11,24 @@ the next bytes of the stream, not the whole answer. No error message carries the
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import anyio
 import httpx
 
-from cairn.adapters.backoff import retry_delay
-from cairn.adapters.local.extractive import NO_MEMORY
+from cairn.adapters.grounded import GroundedGenerator, messages
 from cairn.adapters.local.extractive_markers import MarkerCitations
-from cairn.ports.generator import (
-    Answer,
-    Delta,
-    Done,
-    GenerationCode,
-    GenerationError,
-    GenerationEvent,
-    Passage,
-    collect,
-)
+from cairn.adapters.retrying import RetryPolicy, Transient
+from cairn.ports.generator import Delta, Done, GenerationCode, GenerationError, GenerationEvent, Passage
 from cairn.retry_after import parse_retry_after
 
-SYSTEM_PROMPT = (
-    "You answer questions from the user's memory, using only the numbered passages given. "
-    "End every sentence with the numbers of the passages that support it in square brackets, "
-    "like [1] or [2][3]. Use no other knowledge. If the passages do not answer the question, "
-    "say that no supporting memory was found. Be concise."
-)
 _ERROR_BODY_BYTES = 4096
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
-class _Transient(Exception):
-    """A failure before any text was streamed: worth another attempt after a pause."""
-
-    def __init__(self, error: GenerationError, retry_after: float | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.retry_after = retry_after
-
-
-class OpenAICompatGenerator:
+class OpenAICompatGenerator(GroundedGenerator):
     def __init__(
         self,
         base_url: str,
@@ -66,6 +42,7 @@ class OpenAICompatGenerator:
         max_wait_s: float = 30.0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        super().__init__(RetryPolicy(max_retries, backoff_s, max_wait_s), sleep or anyio.sleep)
         self.url = base_url.rstrip("/") + "/chat/completions"
         url = httpx.URL(self.url)
         self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
@@ -76,46 +53,18 @@ class OpenAICompatGenerator:
         self.transport = transport
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s  # a Retry-After longer than this fails at once (rate_limited)
-        self._sleep = sleep or anyio.sleep
 
     @property
     def model_id(self) -> str:
         return self.model
 
-    async def complete(self, question: str, passages: Sequence[Passage]) -> Answer:
-        return await collect(self.stream(question, passages))
-
-    async def stream(self, question: str, passages: Sequence[Passage]) -> AsyncIterator[GenerationEvent]:
-        if not passages:  # nothing to ground an answer in: don't let the model improvise one
-            yield Delta(NO_MEMORY)
-            yield Done(NO_MEMORY, self.model)
-            return
-        body = {
+    def _request(self, question: str, passages: Sequence[Passage]) -> dict[str, Any]:
+        return {
             "model": self.model,
             "messages": messages(question, passages),
             "stream": True,
             "temperature": 0,
         }
-        attempt = 0
-        while True:
-            citations = MarkerCitations(passages)
-            failure: _Transient | None = None
-            try:
-                async with aclosing(self._attempt(body, citations)) as events:
-                    async for event in events:
-                        yield event
-                return
-            except _Transient as exc:
-                failure = exc
-            # raised out here, so the error carries no context chain back to httpx and its headers
-            delay = self._delay(attempt, failure.retry_after)
-            if citations.answer or attempt >= self.max_retries or delay is None:
-                raise failure.error
-            await self._sleep(delay)
-            attempt += 1
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
-        return retry_delay(attempt, retry_after, self.backoff_s, self.max_wait_s)
 
     def _error(self, code: GenerationCode, message: str, retryable: bool) -> GenerationError:
         return redacted_error(code, message, retryable, self._api_key)
@@ -148,12 +97,12 @@ class OpenAICompatGenerator:
         if isinstance(exc, httpx.TimeoutException):
             error = self._error("generation_timeout", f"{where} timed out ({name})", True)
             connecting = isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
-            return _Transient(error) if connecting else error
+            return Transient(error) if connecting else error
         if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
             if streamed:
                 return self._error("generation_failed", f"{where} dropped the connection mid-answer", True)
             what = f"could not get an answer from {where} ({name}: {exc})"
-            return _Transient(self._error("generation_failed", what, True))
+            return Transient(self._error("generation_failed", what, True))
         return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
 
     async def _refusal(self, response: httpx.Response, where: str) -> Exception:
@@ -162,10 +111,10 @@ class OpenAICompatGenerator:
         suffix = f": {detail}" if detail else ""
         if status == 429:
             error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
-            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
+            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
         if status in _RETRY_STATUS or status >= 500:
             error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
-            return _Transient(error, parse_retry_after(response.headers.get("retry-after")))
+            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
         return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
 
     async def _events(
@@ -234,14 +183,6 @@ def auth_headers(accept: str, api_key: str | None) -> dict[str, str]:
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     return headers
-
-
-def messages(question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
-    numbered = "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(passages, 1))
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": f"Passages:\n\n{numbered}\n\nQuestion: {question}"},
-    ]
 
 
 def _text(content: str | None, citations: MarkerCitations) -> list[GenerationEvent]:

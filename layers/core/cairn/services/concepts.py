@@ -30,6 +30,7 @@ from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Chunk, Link
 from cairn.domain.plain_text import RUN, plain, runs
+from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
@@ -44,71 +45,6 @@ MAX_DF: Final = 500  # chunks read per concept; a concept on more is common, wei
 MIN_IDF: Final = 0.1  # a concept on more than ~90 % of a brain's chunks is passed over
 _LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
 _WORDS = re.compile(r"[\w'’&-]+")
-_STOP: Final = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "from",
-        "with",
-        "and",
-        "or",
-        "but",
-        "not",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "how",
-        "when",
-        "where",
-        "why",
-        "do",
-        "does",
-        "did",
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "me",
-        "my",
-        "your",
-        "his",
-        "her",
-        "our",
-        "their",
-        "about",
-        "into",
-        "than",
-        "then",
-        "there",
-        "here",
-        "as",
-        "if",
-        "so",
-    ]
-)
 
 
 @dataclass(frozen=True)

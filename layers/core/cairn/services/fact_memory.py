@@ -20,6 +20,7 @@ from typing import Literal
 
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
 from cairn.domain.paths import AGENT_PREFIX, GLOBAL_PREFIX
+from cairn.domain.stopwords import FACT_MATCH as _STOP
 from cairn.ports.facts import FactDraft
 from cairn.services.documents import DocumentInput, DocumentService, keep_info
 from cairn.services.search import SearchService
@@ -32,35 +33,6 @@ DEDUPE_CANDIDATES = 5
 VARIANTS_HEADING = "Also recorded as:"
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-    ]
-)
 
 
 @dataclass(frozen=True)

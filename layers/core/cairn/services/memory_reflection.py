@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
+from cairn.domain.stopwords import REFLECTION as _STOPWORDS
 from cairn.ports.generator import Answer, Generator, Passage
 from cairn.services.memories import MemoryQuery, MemoryService
 from cairn.services.model_calls import EXTRACTIVE, complete, json_object
@@ -36,12 +37,6 @@ MAX_FINDINGS = 8
 SUFFICIENT, INSUFFICIENT = "SUFFICIENT", "INSUFFICIENT"
 CITATION = re.compile(r"[ \t]*\[mem:([^\]\s]+)\]")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
-_STOPWORDS_TEXT = """a about after again all also an and any are as at be been before being but by can could
-did do does doing done for from had has have how i if in into is it its just me more most my no not
-now of on once only or other our out over own same she should so some such than that the their them
-then there these they this those through to too under until up very was we were what when where
-which while who whom why will with would you your"""
-_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 T = TypeVar("T")
 
 

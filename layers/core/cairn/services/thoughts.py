@@ -38,6 +38,7 @@ from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
 from cairn.domain.errors import CairnError, Conflict, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link, MemoryFacet, MemoryType
+from cairn.domain.stopwords import KEYWORDS as _STOP
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
@@ -64,83 +65,6 @@ AUTO_KEYWORDS: Final = 8
 FOLDER: Final = "thoughts"
 LINK_KINDS: Final = ("semantic", "temporal", "causal", "analogical")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
-_STOP: Final = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "have",
-        "has",
-        "had",
-        "was",
-        "were",
-        "are",
-        "is",
-        "be",
-        "been",
-        "being",
-        "not",
-        "but",
-        "you",
-        "your",
-        "they",
-        "them",
-        "their",
-        "our",
-        "out",
-        "all",
-        "any",
-        "can",
-        "will",
-        "would",
-        "should",
-        "could",
-        "about",
-        "into",
-        "over",
-        "than",
-        "then",
-        "there",
-        "here",
-        "when",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "how",
-        "why",
-        "where",
-        "its",
-        "it's",
-        "also",
-        "just",
-        "very",
-        "more",
-        "most",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "other",
-        "each",
-        "few",
-        "both",
-        "those",
-        "these",
-        "after",
-        "before",
-        "again",
-        "further",
-        "once",
-        "because",
-        "while",
-    ]
-)
 SOURCE_AGENT: Final = "thoughtmcp"
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -44,7 +45,6 @@ from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
 from cairn.adapters.local.job_engine import JobRow, check_name, error_text, json_object
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
-from cairn.domain.ids import new_id
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHandler, JobSteps
@@ -96,24 +96,18 @@ class StepFunctionsJobRunner:
         principal: str | None = None,
         idempotency_key: str | None = None,
     ) -> Job:
-        check_name("job kind", kind)
-        if idempotency_key is not None:
-            check_name("idempotency_key", idempotency_key)
-        payload = json_object(payload, "job payload")
-        machine = self._machine_for(kind)
-        job_id = job_id_for_key(idempotency_key) if idempotency_key is not None else new_id("job")
-        now = self._clock.now()
-        row = JobRow(
-            id=job_id,
-            kind=kind,
+        row = JobRow.new(
+            kind,
+            payload,
+            self._clock.now(),
             brain_id=brain_id,
             principal=principal,
-            input=payload,
             idempotency_key=idempotency_key,
-            created_at=now,
-            updated_at=now,
         )
-        stored, _ = self._jobs.create(row, execution_arn(machine, execution_name(job_id, kind, payload)))
+        machine = self._machine_for(kind)
+        job_id = row.id if idempotency_key is None else job_id_for_key(idempotency_key)
+        row = replace(row, id=job_id)
+        stored, _ = self._jobs.create(row, execution_arn(machine, execution_name(job_id, kind, row.input)))
         if stored.row.kind != kind or stored.row.idempotency_key != idempotency_key:
             raise Conflict(f"idempotency key already used for a job of kind {stored.row.kind!r}")
         if stored.row.status is JobStatus.queued and stored.row.attempts == 0:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from cairn.domain.stopwords import EXTRACTIVE as STOPWORDS
+
 MAX_SENTENCE_CHARS = 400
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
@@ -23,20 +25,7 @@ _LIST_MARKER = re.compile(r"\s*(?:>\s*|[-*+]\s+|\d{1,3}[.)]\s+)+")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _ABBREVIATIONS_TEXT = """mr mrs ms dr prof sr jr st vs etc inc ltd co corp jan feb mar apr jun jul aug
     sep sept oct nov dec e.g i.e no fig approx dept est"""
-_STOPWORDS_TEXT = """a about above after again against all am an and any are aren't as at be because been
-    before being below between both but by can can't could couldn't did didn't do does doesn't doing don't
-    down during each few for from further had hadn't has hasn't have haven't having he he'd he'll
-    he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is
-    isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only or
-    other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't
-    so some such than that that's the their theirs them themselves then there there's these they
-    they'd they'll they're they've this those through to too under until up very was wasn't we we'd
-    we'll we're we've were weren't what what's when when's where where's which while who who's whom
-    why why's will with won't would wouldn't you you'd you'll you're you've your yours yourself
-    yourselves also just like likely really get got go going went know think yes yeah oh hey hi ok
-    okay so much many kind sort thing things would could might may must shall one"""
 _ABBREVIATIONS = frozenset(_ABBREVIATIONS_TEXT.split())
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,32 @@ class JobRow:
     checkpoints: dict[str, Any] = field(default_factory=dict)
     lease_until: float | None = None  # POSIX seconds
 
+    @classmethod
+    def new(
+        cls,
+        kind: str,
+        payload: dict[str, Any],
+        now: datetime,
+        *,
+        brain_id: str | None = None,
+        principal: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> JobRow:
+        """A queued job, its kind, key and payload checked (InvalidInput); every runner starts one so."""
+        check_name("job kind", kind)
+        if idempotency_key is not None:
+            check_name("idempotency_key", idempotency_key)
+        return cls(
+            id=new_id("job"),
+            kind=kind,
+            brain_id=brain_id,
+            principal=principal,
+            input=json_object(payload, "job payload"),
+            idempotency_key=idempotency_key,
+            created_at=now,
+            updated_at=now,
+        )
+
     def to_job(self) -> Job:
         data: dict[str, Any] = {
             "id": self.id,
@@ -189,19 +215,13 @@ class JobEngine:
         principal: str | None = None,
         idempotency_key: str | None = None,
     ) -> Job:
-        check_name("job kind", kind)
-        if idempotency_key is not None:
-            check_name("idempotency_key", idempotency_key)
-        now = self._clock.now()
-        row = JobRow(
-            id=new_id("job"),
-            kind=kind,
+        row = JobRow.new(
+            kind,
+            payload,
+            self._clock.now(),
             brain_id=brain_id,
             principal=principal,
-            input=json_object(payload, "job payload"),
             idempotency_key=idempotency_key,
-            created_at=now,
-            updated_at=now,
         )
         stored = self._store.insert(row)
         if stored.kind != kind:

@@ -11,22 +11,12 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
+from cairn.domain.stopwords import REASONING as STOPWORDS
+
 
 def wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
-
-STOPWORDS: Final = wordset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each either else few
-    for from further had has have having he her here hers him his how i if in into is it its itself
-    just let me more most my no nor not now of off on once only or other our ours out over own same
-    shall she should so some such than that the their theirs them then there these they this those
-    through to too under until up upon us very was we were what when where which while who whom why
-    will with would you your yours yet via per within without across among get got make made way
-    thing things need needs want wants using use used able much many lot lots really think believe
-    probably maybe perhaps likely possibly seems seem guess assume hopefully"""
-)
 
 # leading verbs dropped from key phrases: "optimize database performance" is about "database performance"
 ACTION_VERBS: Final = wordset(

@@ -41,7 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cairn.adapters.local.onnx_embedder import OnnxEmbedder, bulk_threads
-from cairn.bootstrap import build_container, local_embedder
+from cairn.bootstrap import build_container
+from cairn.bootstrap.models import local_embedder
 from cairn.config import Settings
 from cairn.ports.embedder import Embedder
 from embed_throughput import chunk  # bench/ is the script's folder

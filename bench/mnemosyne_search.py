@@ -43,7 +43,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cairn.bootstrap import build_container, local_adapters, local_embedder
+from cairn.bootstrap import build_container
+from cairn.bootstrap.local import local_adapters
+from cairn.bootstrap.models import local_embedder
 from cairn.config import Settings
 from chunk_index_100k import Corpus
 from gbrain_graph import Timings, serving, text_of

@@ -77,7 +77,7 @@ def clustered(rows: int) -> Callable[[int, int], np.ndarray]:
 def add_locomo(data_dir: Path, brain_id: str, path: Path) -> int:
     """The LoCoMo dev turns as chunks of one document per conversation, real vectors."""
     import locomo_data as h
-    from cairn.bootstrap import local_embedder
+    from cairn.bootstrap.models import local_embedder
     from cairn.config import Settings
 
     embedder = local_embedder(Settings(data_dir=data_dir))
@@ -110,7 +110,7 @@ def add_locomo(data_dir: Path, brain_id: str, path: Path) -> int:
 
 def locomo_questions(path: Path, data_dir: Path) -> np.ndarray:
     import locomo_data as h
-    from cairn.bootstrap import local_embedder
+    from cairn.bootstrap.models import local_embedder
     from cairn.config import Settings
 
     questions = [q.question for c in h.load_conversations(path) for q in c.questions]

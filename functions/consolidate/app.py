@@ -1,7 +1,5 @@
 """The consolidation task function: the steps of infra/statemachines/consolidate.asl.json."""
 
-from cairn.bootstrap import build_container
-from cairn.config import Settings
-from cairn.entrypoints.aws_lambda import jobs_handler
+from cairn.bootstrap.functions import jobs_function
 
-handler = jobs_handler(lambda: build_container(Settings()))
+handler = jobs_function()

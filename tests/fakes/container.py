@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
-from cairn.adapters.rerankers import reranker_for
 from cairn.bootstrap import Adapters, Container, build_container
+from cairn.bootstrap.models import reranker_for
 from cairn.config import Settings
 from cairn.ports.clock import Clock
 from cairn.ports.facts import FactExtractor

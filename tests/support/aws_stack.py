@@ -19,7 +19,8 @@ import pytest
 from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
 from cairn.adapters.aws.s3_blobs import S3BlobStore
 from cairn.bootstrap import Container, build_container
-from cairn.bootstrap_aws import JOB_MACHINES
+from cairn.bootstrap.aws import JOB_MACHINES
+from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
 from cairn.domain.models import Brain
 from cairn.entrypoints.aws_lambda import Handler, api_handler, jobs_handler
@@ -46,6 +47,7 @@ class Stack:
     blobs: S3BlobStore
     calls: list[Invocation]  # the job task function's invocations
     key: str  # a Cairn API key
+    settings: Settings
 
     def steps(self) -> list[str]:
         return [str(c.event.get("step") or c.event["action"]) for c in self.calls]
@@ -67,8 +69,7 @@ class Stack:
     def process(self) -> Container:
         """Another container over the same DynamoDB table, bucket and index, as a second Lambda
         instance would be: its own services and path locks."""
-        settings = Settings(data_dir=self.core.settings.data_dir, backend="aws", table=TABLE)
-        return build_container(settings, self.core.adapters)
+        return build_container(self.settings, self.core.adapters)
 
 
 @contextmanager
@@ -86,8 +87,8 @@ def aws_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key_name: str) ->
         settings = Settings(data_dir=tmp_path / "data", backend="aws", table=TABLE)
         core = build_container(settings, adapters)
         key = core.keys.create(name=key_name, tenant="acme", scopes=SCOPES).plaintext
-        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: core)}) as calls:
-            yield Stack(core, api_handler(lambda: core), mj, blobs, calls, key)
+        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: job_tasks(core, settings))}) as calls:
+            yield Stack(core, api_handler(lambda: core), mj, blobs, calls, key, settings)
 
 
 def mcp_client(stack: Stack, path: str) -> Callable[[str, dict[str, Any]], dict[str, Any]]:

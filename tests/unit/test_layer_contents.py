@@ -22,7 +22,7 @@ sys.meta_path.insert(0, Refuse())
 import cairn.adapters.aws.opensearch_chunks as chunks
 client = chunks.opensearch_client("https://search.example.com", "us-east-1", "none")
 import cairn.bootstrap
-import cairn.bootstrap_aws
+import cairn.bootstrap.aws
 onnx = "cairn.adapters.local.onnx_embedder"
 print(type(client).__name__, "onnxruntime" in sys.modules, onnx in sys.modules)
 """

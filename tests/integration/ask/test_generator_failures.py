@@ -21,7 +21,8 @@ import pytest
 from mcp import Client
 
 from cairn.adapters.local.openai_compat import OpenAICompatGenerator
-from cairn.bootstrap import Container, build_container, generator_for
+from cairn.bootstrap import Container, build_container
+from cairn.bootstrap.models import generator_for
 from cairn.config import Settings
 from cairn.ports.chunks import ChunkFilter
 from cairn.ports.generator import Generator

@@ -112,5 +112,5 @@ def test_every_cairn_value_is_one_the_layer_runs(function: str, monkeypatch: pyt
     assert settings.backend == "aws"
     assert settings.data_dir.is_relative_to("/tmp")  # Lambda's only writable directory
     assert settings.aws_local_fallbacks  # no OpenSearch or Step Functions emulator runs offline
-    for module in (EMBEDDERS[settings.embedder], GENERATORS[settings.generator], "cairn.bootstrap_aws"):
+    for module in (EMBEDDERS[settings.embedder], GENERATORS[settings.generator], "cairn.bootstrap.aws"):
         assert missing_from_layer(module) == set(), module

@@ -11,6 +11,7 @@ import pytest
 
 from cairn import faults
 from cairn.bootstrap import Container, build_container
+from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
@@ -32,9 +33,10 @@ def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Conta
     clock = FakeClock()
     with moto_job_runner(clock, records="dynamodb") as mj:
         adapters = replace(fake_adapters(clock=clock), records=mj.records, jobs=mj.runner)
-        c = build_container(Settings(data_dir=tmp_path, ingest_queue_bytes=512), adapters)
+        settings = Settings(data_dir=tmp_path, ingest_queue_bytes=512)
+        c = build_container(settings, adapters)
         # The task Lambda is the real job task function's handler, on this container.
-        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: c)}):
+        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: job_tasks(c, settings))}):
             yield c
 
 
@@ -69,7 +71,7 @@ def test_the_schedule_action_queues_one_consolidation_per_brain(container: Conta
         brain = container.brains.create(name)
         for note in ("Ana likes jazz.", "Ana plays the cello.", "Ana lives in Porto."):
             container.ingest.remember(brain, note)
-    handler = jobs_handler(lambda: container)
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
 
     queued = handler({"action": "schedule"}, LambdaContext())["queued"]
     again = handler({"action": "schedule"}, LambdaContext())["queued"]
@@ -90,7 +92,7 @@ def test_the_sweep_action_indexes_what_a_stopped_writer_committed(container: Con
     brain = container.brains.create("Team", slug="team")
     with faults.armed("documents.committed"), pytest.raises(InjectedFault):
         container.documents.write(brain, "notes/tide.md", b"# Tide\n\nHigh water at Porto is 14:05.")
-    handler = jobs_handler(lambda: container)
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
     assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0}  # too young to be abandoned
     assert container.search.search(brain, "high water Porto").hits == []
     assert isinstance(container.adapters.clock, FakeClock)

@@ -16,6 +16,7 @@ import pytest
 
 from cairn.adapters.aws.s3_blobs import S3BlobStore
 from cairn.bootstrap import Container, build_container
+from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import Handler, api_handler, jobs_handler
@@ -67,7 +68,7 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
             ingest_batch_chunks=200,
         )
         core = build_container(settings, adapters)
-        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: core)}) as calls:
+        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: job_tasks(core, settings))}) as calls:
             api = api_handler(lambda: core)
             made = api(
                 http_event("POST", "/v1/brains", body={"name": "Notes", "slug": "notes"}), LambdaContext()

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from cairn.adapters.aws.sfn_idempotency import IDEMPOTENCY_PARTITION
 from cairn.bootstrap import Container, build_container
+from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
-from cairn.entrypoints.aws_steps import IDEMPOTENCY_PARTITION
 from cairn.ports.embedder import Vectors
 from tests.contract.aws_storage import fake_credentials
 from tests.fakes.blobs import MemoryBlobStore
@@ -50,6 +51,7 @@ class Stack:
     blobs: MemoryBlobStore
     embedder: FlakyEmbedder
     calls: list[Invocation]
+    settings: Settings
 
     def steps(self) -> list[str]:
         return [str(c.event.get("step") or c.event["action"]) for c in self.calls]
@@ -72,8 +74,8 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         )
         core = build_container(settings, adapters)
         assert isinstance(adapters.blobs, MemoryBlobStore)
-        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: core)}) as calls:
-            yield Stack(core, mj, adapters.blobs, embedder, calls)
+        with route_lambda({TASK_FUNCTION: jobs_handler(lambda: job_tasks(core, settings))}) as calls:
+            yield Stack(core, mj, adapters.blobs, embedder, calls, settings)
 
 
 def manual(sections: int, extra: str = "") -> bytes:
@@ -137,7 +139,7 @@ def test_until_finalize_search_sees_the_old_version_and_nothing_of_the_new(stack
     brain = stack.core.brains.create("Docs", slug="docs")
     stack.core.ingest.ingest_bytes(brain, b"# Manual\n\nThe boiler is serviced in June.\n", name="manual.md")
     seen: list[list[str]] = []
-    handler = jobs_handler(lambda: stack.core)
+    handler = jobs_handler(lambda: job_tasks(stack.core, stack.settings))
 
     def watching(event: dict[str, Any], context: Any) -> Any:
         if event.get("step") == "finalize":  # every batch is indexed by now, staged

@@ -26,6 +26,7 @@ class LiveServer:
     base: str
     container: Container
     ingest_root: Path
+    data_dir: Path
 
     def snapshot(self) -> tuple[list[str], dict[str, list[str]]]:
         """Every brain and every document path in it: what a refused call must leave unchanged."""
@@ -69,7 +70,9 @@ def start_server(tmp_path: Path, **settings: Any) -> Iterator[LiveServer]:
     container = fake_container(tmp_path, ingest_root=root, **settings)
     with ServerThread(container) as st:
         base = f"http://127.0.0.1:{st.port}"
-        yield LiveServer(url=f"{base}/mcp", base=base, container=container, ingest_root=root)
+        yield LiveServer(
+            url=f"{base}/mcp", base=base, container=container, ingest_root=root, data_dir=tmp_path / "data"
+        )
 
 
 async def call(url: str, tool: str, args: dict[str, Any], mode: str = "auto") -> CallToolResult:

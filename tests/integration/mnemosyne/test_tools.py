@@ -149,4 +149,4 @@ async def test_get_health_names_each_dependency_without_configuration(live: Live
     for check in health["checks"].values():
         assert check["status"] == "ok" and isinstance(check["duration_ms"], float)
     assert health["checks"]["embedding"]["model"] == live.container.adapters.embedder.model_id
-    assert str(live.container.settings.data_dir) not in str(health)
+    assert str(live.data_dir) not in str(health)

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from cairn.bootstrap import build_container, generator_for
+from cairn.bootstrap import build_container
+from cairn.bootstrap.models import generator_for
 from cairn.config import Settings
 from tests.fakes.container import fake_adapters
 from tests.integration.mcp.conftest import LiveServer, ServerThread
@@ -160,7 +161,13 @@ def model_live(tmp_path: Path) -> Iterator[LiveServer]:
     try:
         with ServerThread(container) as st:
             base = f"http://127.0.0.1:{st.port}"
-            yield LiveServer(url=f"{base}/mcp", base=base, container=container, ingest_root=tmp_path)
+            yield LiveServer(
+                url=f"{base}/mcp",
+                base=base,
+                container=container,
+                ingest_root=tmp_path,
+                data_dir=tmp_path / "data",
+            )
     finally:
         server.shutdown()
         thread.join(timeout=5)

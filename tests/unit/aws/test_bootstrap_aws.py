@@ -12,7 +12,7 @@ import pytest
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.bootstrap import build_container
-from cairn.bootstrap_aws import IncompleteAwsSettings, aws_adapters, check_aws_settings
+from cairn.bootstrap.aws import IncompleteAwsSettings, aws_adapters, check_aws_settings
 from cairn.config import Settings
 from tests.contract.aws_storage import fake_credentials
 

@@ -1,4 +1,4 @@
-"""Powertools idempotency on the step tasks (entrypoints/aws_steps.py), on a moto DynamoDB table."""
+"""Powertools idempotency on the step tasks (adapters/aws/sfn_idempotency.py), on a moto DynamoDB table."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from cairn.entrypoints.aws_steps import IDEMPOTENCY_PARTITION, idempotent_steps
+from cairn.adapters.aws.sfn_idempotency import IDEMPOTENCY_PARTITION, idempotent_steps
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import bootstrap
+from cairn.bootstrap import local as bootstrap
 from cairn.config import Settings
 from tests.fakes.embedder import HashingEmbedder
 

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from cairn.adapters.aws.bedrock_reranker import BedrockReranker
 from cairn.adapters.local.http_reranker import HttpReranker
-from cairn.adapters.rerankers import reranker_for
+from cairn.bootstrap.models import reranker_for
 from cairn.config import Settings
 
 

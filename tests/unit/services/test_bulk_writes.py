@@ -205,7 +205,7 @@ def test_parallel_runs_give_the_vectors_of_one_run_at_a_time() -> None:
 def test_the_served_embedder_runs_one_thread_a_text_and_one_text_a_core_unless_configured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cairn.bootstrap import local_embedder
+    from cairn.bootstrap.models import local_embedder
     from cairn.config import Settings
 
     monkeypatch.setattr("os.cpu_count", lambda: 4)

@@ -51,6 +51,9 @@ class CountingEmbedder(HashingEmbedder):
         return count
 
 
+SETTINGS_OF: dict[int, Settings] = {}  # what each container was built with, to build it again
+
+
 def build(tmp_path: Path, kind: str, name: str) -> tuple[Container, CountingEmbedder]:
     adapters = fake_adapters()
     embedder = CountingEmbedder(adapters.embedder.dimension)
@@ -58,7 +61,9 @@ def build(tmp_path: Path, kind: str, name: str) -> tuple[Container, CountingEmbe
     if kind == "sqlite":
         adapters.chunks = SqliteChunkIndex(tmp_path / f"{name}.db", tmp_path / f"{name}-vectors", 64)
     settings = Settings(data_dir=tmp_path / name, chunk_target_chars=300, chunk_overlap_chars=60)
-    return build_container(settings, adapters), embedder
+    container = build_container(settings, adapters)
+    SETTINGS_OF[id(container)] = settings
+    return container, embedder
 
 
 def words(rng: random.Random, n: int) -> str:
@@ -132,7 +137,7 @@ def test_search_after_appends_equals_search_after_a_full_reindex(
     reused.clear()
     for i in range(16):
         if restart and i == 8:
-            a = build_container(a.settings, a.adapters)
+            a = build_container(SETTINGS_OF[id(a)], a.adapters)
         line = appended(rng)
         a.documents.append(brain_a, "notes/log.md", line.encode())
         text += line

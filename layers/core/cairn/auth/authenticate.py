@@ -23,8 +23,8 @@ from cairn.auth.api_keys import PREFIX as KEY_PREFIX
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.claims import principal_from_apigw, principal_from_claims
 from cairn.auth.errors import INVALID_TOKEN, AuthError
+from cairn.auth.options import AuthOptions
 from cairn.auth.principal import SCOPES, Principal, Via
-from cairn.config import Settings
 
 OWNER = LOCAL_OWNER
 """The machine owner's subject: the open loopback caller and the static token's holder are one
@@ -48,32 +48,33 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def open_allowed(settings: Settings) -> bool:
+def open_allowed(*, allow_open: bool, configured: bool, on_aws: bool, host: str) -> bool:
     """Serving without authentication: loopback only, unless forced; never implied on AWS."""
-    if settings.allow_open:
+    if allow_open:
         return True
-    configured = settings.token is not None or settings.jwt_issuer is not None
-    return not configured and settings.backend == "local" and is_loopback(settings.host)
+    return not configured and not on_aws and is_loopback(host)
 
 
 class Authenticator:
-    def __init__(self, settings: Settings, keys: ApiKeyService, *, http: httpx.Client | None = None) -> None:
-        self.settings = settings
+    def __init__(
+        self, options: AuthOptions, keys: ApiKeyService, *, http: httpx.Client | None = None
+    ) -> None:
+        self.options = options
         self.keys = keys
-        self.open = open_allowed(settings)
-        self._token = settings.token.get_secret_value().encode() if settings.token else None
+        self.open = options.open
+        self._token = options.token.encode() if options.token else None
         self._jwt: Any = None
-        if settings.jwt_issuer:
+        if options.jwt_issuer:
             from cairn.auth.jwks import JwksCache
             from cairn.auth.jwt_verify import JwtVerifier
 
-            jwks_url = settings.jwt_jwks_url or settings.jwt_issuer.rstrip("/") + "/.well-known/jwks.json"
+            jwks_url = options.jwt_jwks_url or options.jwt_issuer.rstrip("/") + "/.well-known/jwks.json"
             client = http or httpx.Client(timeout=5.0)
             self._jwt = JwtVerifier(
                 JwksCache(jwks_url, client),
-                issuer=settings.jwt_issuer,
-                audiences=settings.jwt_audience,
-                leeway_s=settings.jwt_leeway_s,
+                issuer=options.jwt_issuer,
+                audiences=options.jwt_audience,
+                leeway_s=options.jwt_leeway_s,
             )
 
     def may_wait(self, authorization: str | None) -> bool:
@@ -87,12 +88,12 @@ class Authenticator:
         if aws_event is not None:
             verified = principal_from_apigw(
                 aws_event,
-                tenant_claim=self.settings.jwt_tenant_claim,
-                default_tenant=self.settings.jwt_default_tenant,
-                scope_prefix=self.settings.jwt_scope_prefix,
-                user_groups=self.settings.jwt_user_groups,
-                iam_tenants=self.settings.iam_tenants,
-                iam_scopes=self.settings.iam_scopes,
+                tenant_claim=self.options.jwt_tenant_claim,
+                default_tenant=self.options.jwt_default_tenant,
+                scope_prefix=self.options.jwt_scope_prefix,
+                user_groups=self.options.jwt_user_groups,
+                iam_tenants=self.options.iam_tenants,
+                iam_scopes=self.options.iam_scopes,
             )
             if verified is not None:
                 return verified
@@ -102,7 +103,7 @@ class Authenticator:
                 return OPEN
             raise Unauthenticated()
         if self._token is not None and hmac.compare_digest(credential.encode(), self._token):
-            return Principal(self.settings.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
+            return Principal(self.options.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
         if credential.startswith(KEY_PREFIX):
             principal = self.keys.authenticate(credential)
             if principal is None:
@@ -112,10 +113,10 @@ class Authenticator:
             claims = self._jwt.verify(credential)
             return principal_from_claims(
                 claims,
-                tenant_claim=self.settings.jwt_tenant_claim,
-                default_tenant=self.settings.jwt_default_tenant,
-                scope_prefix=self.settings.jwt_scope_prefix,
-                user_groups=self.settings.jwt_user_groups,
+                tenant_claim=self.options.jwt_tenant_claim,
+                default_tenant=self.options.jwt_default_tenant,
+                scope_prefix=self.options.jwt_scope_prefix,
+                user_groups=self.options.jwt_user_groups,
             )
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
 

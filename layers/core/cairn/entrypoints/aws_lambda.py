@@ -14,10 +14,10 @@ contents.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from cairn.bootstrap import Container
-from cairn.config import Settings
+from cairn.container import Container
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -75,65 +75,31 @@ def api_handler(make_container: Callable[[], Container]) -> Handler:
     return observed(handle)
 
 
-def jobs_handler(make_container: Callable[[], Container]) -> Handler:
-    """The job task function: Step Functions' `execute` / `fail` for a job, and EventBridge's
-    `schedule` (queue a consolidation of every brain for this window) and `sweep` (index the
-    documents whose writer stopped between its commit and its index writes)."""
-    from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
-    from cairn.adapters.aws.sfn_tasks import task_handler
-    from cairn.services.schedule import ConsolidationSchedule
+@dataclass(frozen=True)
+class JobTasks:
+    """What the job task function does, wired by the composition root (bootstrap/functions.py)."""
 
-    built: dict[str, Any] = {}
+    task: Handler
+    """Step Functions' `execute` / `fail` for one job."""
+    sweep: Callable[[], int]
+    """Index the documents whose writer stopped between its commit and its index writes."""
+    schedule: Callable[[], dict[str, Any]]
+    """Queue a consolidation of every brain for this window."""
+
+
+def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
+    """The job task function: Step Functions' `execute` / `fail` for a job, and EventBridge's
+    `schedule` and `sweep` actions; built on first use."""
+    built: dict[str, JobTasks] = {}
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if "container" not in built:
-            container = make_container()
-            if not isinstance(container.jobs, StepFunctionsJobRunner):
-                raise RuntimeError(
-                    "the job task function needs CAIRN_STATE_MACHINE_ARNS (Step Functions jobs)"
-                )
-            task = task_handler(container.jobs)
-            table = container.settings.table
-            if table:  # steps become idempotent on the record table (entrypoints/aws_steps.py)
-                from cairn.entrypoints.aws_steps import idempotent_steps
-
-                task = idempotent_steps(task, table, _dynamodb_client(container))
-            built["container"], built["task"] = container, task
-        container = built["container"]
+        if "tasks" not in built:
+            built["tasks"] = make_tasks()
+        tasks = built["tasks"]
         if event.get("action") == "sweep":
-            from cairn.services.index_sweeper import IndexSweeper
-
-            return {"settled": IndexSweeper(container.documents).tick()}
+            return {"settled": tasks.sweep()}
         if event.get("action") == "schedule":
-            schedule = ConsolidationSchedule(
-                container.brains,
-                container.consolidation,
-                container.adapters.clock,
-                schedule_window_s(container.settings),
-            )
-            records = container.adapters.records
-            # Tidy large DynamoDB transactions a crashed writer left behind (correctness never
-            # depends on it: the next writer of an item finishes or aborts them too).
-            recovered = records.recover() if hasattr(records, "recover") else 0
-            return {"queued": schedule.tick(), "recovered": recovered}
-        result: dict[str, Any] = built["task"](event, context)
-        return result
+            return tasks.schedule()
+        return tasks.task(event, context)
 
     return observed(handle, traced=True)
-
-
-def schedule_window_s(settings: Settings) -> float:
-    """The scheduled consolidation's idempotency window: CAIRN_CONSOLIDATE_EVERY_S, else derived
-    from the rule's expression (CAIRN_CONSOLIDATION_SCHEDULE, set by the template), else a day."""
-    from cairn.services.schedule import window_for
-
-    if settings.consolidate_every_s:
-        return settings.consolidate_every_s
-    if settings.consolidation_schedule and settings.consolidation_schedule != "off":
-        return window_for(settings.consolidation_schedule)
-    return 86400.0
-
-
-def _dynamodb_client(container: Container) -> Any:
-    """The record store's own DynamoDB client when it has one (same endpoint and retries)."""
-    return getattr(container.adapters.records, "client", None)

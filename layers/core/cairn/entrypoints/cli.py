@@ -21,7 +21,7 @@ from cairn.entrypoints.cli_erasure import add_erase_parser, cmd_erase
 from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
     from cairn.services.libraries import Library
     from cairn.services.schedule import ConsolidationSchedule
 
@@ -60,8 +60,8 @@ def _open(args: argparse.Namespace, *, existing: bool, settled: bool = True) -> 
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from cairn.auth.authenticate import open_allowed
     from cairn.bootstrap import build_container
+    from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
     from cairn.ports.chunks import CompactableChunks
     from cairn.services.index_sweeper import IndexSweeper
@@ -69,7 +69,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
     )
-    if not open_allowed(settings) and settings.token is None and settings.jwt_issuer is None:
+    open_serving = auth_options(settings).open
+    if not open_serving and settings.token is None and settings.jwt_issuer is None:
         print(
             f"error: refusing to serve {settings.host} without authentication: give --token "
             "(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, bind 127.0.0.1, or pass --allow-open",
@@ -87,7 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     chunks = container.adapters.chunks
     if isinstance(chunks, CompactableChunks):  # big brains' vector indexes and rows, likewise
         threading.Thread(target=chunks.warm, daemon=True).start()
-    auth = "none (open)" if open_allowed(settings) else "required"
+    auth = "none (open)" if open_serving else "required"
     print(
         f"cairn {__version__} serving on http://{settings.host}:{settings.port} "
         f"(data: {settings.data_dir.resolve()}; authentication: {auth})"
@@ -121,7 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _schedule(container: Container) -> ConsolidationSchedule | None:
     from cairn.services.schedule import ConsolidationSchedule
 
-    every = container.settings.consolidate_every_s
+    every = container.options.consolidate_every_s
     if every is None:
         return None
     print(f"consolidating every brain every {every:g} s")
@@ -184,18 +185,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.server:
         return _ingest_remote(args, files)
     from cairn.bootstrap import build_container
+    from cairn.bootstrap.models import for_bulk
     from cairn.services.ingest import IngestResult, LocalFilePolicy
 
-    settings = _settings(args)
-    if settings.onnx_threads == 0:  # not configured: the bulk setting (onnx_embedder.bulk_threads)
-        from cairn.adapters.local.onnx_embedder import bulk_threads
-
-        threads, workers = bulk_threads()
-        settings = settings.model_copy(update={"onnx_threads": threads, "onnx_workers": workers})
-    container = build_container(settings)
+    container = build_container(for_bulk(_settings(args)))
     settle(container)
     brain = _brain(container, args.brain, writes=True, create=args.create)
-    policy = LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes)
+    policy = LocalFilePolicy(root=None, max_bytes=container.options.limits.max_file_bytes)
     if args.collection is not None:
         files = _into_collection(container, brain, args.collection, files)
 

@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
     from cairn.services.index_repair import BrainCheck
 
 

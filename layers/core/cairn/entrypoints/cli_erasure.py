@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from cairn.services.erasure.subjects import SubjectKind
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
     from cairn.services.erasure.log import Receipt
 
 

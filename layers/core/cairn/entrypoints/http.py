@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from cairn import __version__
-from cairn.auth.rate_limit import DEFAULT_RATE_PER_S, RateLimiter
-from cairn.bootstrap import Container
+from cairn.auth.rate_limit import RateLimiter
+from cairn.container import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.mcp.http import mount_mcp
@@ -37,14 +37,14 @@ def create_app(container: Container) -> FastAPI:
         ]
         return {"status": "rebuilding", "version": __version__, "rebuilding": brains}
 
-    settings = container.settings
+    http = container.options.http
 
     def metadata_of(resource: str) -> Callable[[Request], dict[str, Any]]:
         def protected_resource(request: Request) -> dict[str, Any]:
             """RFC 9728 protected resource metadata: where clients get tokens for this endpoint."""
             headers = {k.lower(): v for k, v in request.headers.items()}
-            base = base_url(request.scope, headers, settings.public_url)
-            return resource_metadata(base, settings.jwt_issuer, resource, settings.jwt_scope_prefix)
+            base = base_url(request.scope, headers, http.public_url)
+            return resource_metadata(base, http.jwt_issuer, resource, http.jwt_scope_prefix)
 
         return protected_resource
 
@@ -59,19 +59,16 @@ def create_app(container: Container) -> FastAPI:
     install_rest(app, container)
     public_tools = mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
-    rate = settings.rate_limit_per_s
-    limiter = None
-    if settings.backend == "local":
-        limiter = RateLimiter(DEFAULT_RATE_PER_S if rate is None else rate, settings.rate_limit_burst)
+    limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)
     app.add_middleware(
         AuthMiddleware,
         authenticator=container.authenticator,
         limiter=limiter,
-        limit_open=rate is not None,
-        public_url=settings.public_url,
-        scope_prefix=settings.jwt_scope_prefix,
+        limit_open=http.limit_open,
+        public_url=http.public_url,
+        scope_prefix=http.jwt_scope_prefix,
         public_tools=public_tools,
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
-    app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(settings))
+    app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(container.options.limits))
     return app

@@ -26,7 +26,7 @@ from cairn.services.ingest import LocalFilePolicy
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from cairn.bootstrap import Container
+    from cairn.container import Container
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
@@ -105,12 +105,10 @@ def mount_mcp(app: FastAPI, container: Container) -> dict[str, frozenset[str]]:
     Returns, for each path of a surface that lets callers without a credential in (the registry's
     `anonymous`), the tools they may call there: those declared `public`."""
     public: dict[str, frozenset[str]] = {}
-    settings = container.settings
-    deps = SurfaceDeps(
-        container, LocalFilePolicy(root=settings.resolved_ingest_root, max_bytes=settings.max_file_bytes)
-    )
-    security = transport_security(settings.host, behind_gateway=settings.backend == "aws")
-    max_body = settings.json_body_limit  # the largest note, however escaped (config.py)
+    http, limits = container.options.http, container.options.limits
+    deps = SurfaceDeps(container, LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes))
+    security = transport_security(http.host, behind_gateway=http.on_aws)
+    max_body = limits.json_body_limit  # the largest note, however escaped (config.py)
     for surface, declared in SURFACES.items():
         server = build_server(surface, deps)
         if declared.anonymous:

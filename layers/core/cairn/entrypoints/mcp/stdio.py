@@ -20,7 +20,7 @@ from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, requir
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
 
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,8 @@ def _progress_token(params: Mapping[str, Any] | None) -> object:
 
 
 def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
-    deps = SurfaceDeps(container, LocalFilePolicy(root=None, max_bytes=container.settings.max_file_bytes))
+    limits = container.options.limits
+    deps = SurfaceDeps(container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
     server = build_server(surface, deps)
     server.middleware.append(progress_before_result)
     anyio.run(server.run_stdio_async)
@@ -67,7 +68,6 @@ def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
 def main(argv: list[str]) -> int:
     """`python -m cairn.entrypoints.mcp.stdio [surface]`, configured by CAIRN_* environment variables."""
     from cairn.bootstrap import build_container
-    from cairn.config import Settings
 
     surface = argv[0] if argv else DEFAULT_SURFACE
     try:
@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
     except CairnError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    run_stdio(build_container(Settings()), surface=surface)
+    run_stdio(build_container(), surface=surface)
     return 0
 
 

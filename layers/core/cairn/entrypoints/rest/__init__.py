@@ -7,8 +7,7 @@ from collections.abc import Callable
 from fastapi import Depends, FastAPI
 from starlette.types import Scope
 
-from cairn.bootstrap import Container
-from cairn.config import Settings
+from cairn.container import Container
 from cairn.entrypoints.rest.admin import admin_router
 from cairn.entrypoints.rest.ask import ask_router
 from cairn.entrypoints.rest.authz import route_guard
@@ -26,6 +25,7 @@ from cairn.entrypoints.rest.search import search_router
 from cairn.entrypoints.rest.sessions import sessions_router
 from cairn.entrypoints.rest.uploads import uploads_router
 from cairn.entrypoints.rest.zengram.routes import zengram_router
+from cairn.options import Limits
 
 __all__ = ["body_limit", "install_rest"]
 
@@ -66,10 +66,10 @@ def install_rest(app: FastAPI, container: Container) -> None:
     app.include_router(zengram_router(container))
 
 
-def body_limit(settings: Settings) -> Callable[[Scope], int | None]:
+def body_limit(limits: Limits) -> Callable[[Scope], int | None]:
     """The request body cap of entrypoints/body_limit.py: the JSON cap everywhere, but none for
     the routes that keep their own caps and answer their own 413s."""
-    cap = settings.json_body_limit
+    cap = limits.json_body_limit
 
     def limit(scope: Scope) -> int | None:
         path, method = scope.get("path", ""), scope.get("method")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKey
 from cairn.auth.principal import SCOPES
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.deps import require_json

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.events import SSE_HEADERS, frame

@@ -12,8 +12,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
-from cairn.config import Settings
+from cairn.container import Container
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.body import (
@@ -26,6 +25,7 @@ from cairn.entrypoints.rest.body import (
 )
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.wire import BatchResult
+from cairn.options import Limits
 from cairn.services.documents import BatchOp
 
 OP_OVERHEAD = 2048  # JSON framing, type and paths per op
@@ -53,16 +53,16 @@ class BatchBody(BaseModel):
 def batch_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"])
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
-    settings = container.settings
+    limits = container.options.limits
 
     @router.post("/batch-ops", openapi_extra=json_body_doc(BatchBody))
     async def batch_ops(brain: BrainArg, request: Request) -> BatchResult:
         """Apply every op or none; `committed` is the number of ops applied."""
         require_media_type(request, JSON)
-        raw = parse_json(await read_capped(request, raw_limit(settings), what="batch body"))
-        _check_op_count(raw, settings.max_batch_ops)
+        raw = parse_json(await read_capped(request, raw_limit(limits), what="batch body"))
+        _check_op_count(raw, limits.max_batch_ops)
         body = parse_model(BatchBody, raw)
-        ops = decode_ops(body.ops, settings.max_batch_bytes)
+        ops = decode_ops(body.ops, limits.max_batch_bytes)
         committed = await to_thread.run_sync(
             lambda: container.documents.batch(brain, ops, reason=body.reason)
         )
@@ -71,9 +71,9 @@ def batch_router(container: Container) -> APIRouter:
     return router
 
 
-def raw_limit(settings: Settings) -> int:
-    encoded = (settings.max_batch_bytes + 2) // 3 * 4
-    return encoded + settings.max_batch_ops * OP_OVERHEAD + 64 * 1024
+def raw_limit(limits: Limits) -> int:
+    encoded = (limits.max_batch_bytes + 2) // 3 * 4
+    return encoded + limits.max_batch_ops * OP_OVERHEAD + 64 * 1024
 
 
 def _check_op_count(raw: Any, max_ops: int) -> None:

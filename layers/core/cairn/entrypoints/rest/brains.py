@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next

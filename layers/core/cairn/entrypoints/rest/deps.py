@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Path, Request
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.body import JSON, require_media_type
 

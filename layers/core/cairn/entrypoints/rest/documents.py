@@ -10,7 +10,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.domain.paths import MAX_PATH_LENGTH, validate_path
@@ -56,8 +56,8 @@ def documents_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"])
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     docs = container.documents
-    limit = container.settings.max_put_bytes
-    max_page = container.settings.max_list_items
+    limit = container.options.limits.max_put_bytes
+    max_page = container.options.limits.max_list_items
 
     @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: BINARY}}})
     def read_document(brain: BrainArg, path: PathParam) -> Response:

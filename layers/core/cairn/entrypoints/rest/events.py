@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from cairn.auth import access
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
@@ -65,7 +65,7 @@ class ProblemResponse(JSONResponse):
 def events_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/brains/{brainId}", tags=["store"])
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
-    if container.settings.backend == "aws":
+    if container.options.http.on_aws:
         refusal = {
             "description": f"method_not_allowed: {NOT_ON_AWS}",
             "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
@@ -94,7 +94,7 @@ def events_router(container: Container) -> APIRouter:
     )
     async def brain_events(brain: BrainArg, request: Request) -> StreamingResponse:
         """Server-sent events: ready, change (one per committed mutation), ping."""
-        stream = change_stream(container.events, brain, container.settings.events_ping_s, request)
+        stream = change_stream(container.events, brain, container.options.http.events_ping_s, request)
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

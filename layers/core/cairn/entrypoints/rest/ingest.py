@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 from starlette.types import Message
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.body import require_media_type
@@ -58,7 +58,7 @@ def ingest_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"])
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     ingest = container.ingest
-    file_limit = container.settings.max_file_bytes
+    file_limit = container.options.limits.max_file_bytes
 
     @router.post("", status_code=201, dependencies=[Depends(require_json)])
     def remember(brain: BrainArg, body: RememberBody) -> DocumentRecord:

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.models import Brain, MetadataValue
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire_sessions import (

@@ -8,7 +8,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json

@@ -31,7 +31,7 @@ from cairn.services.pages import Page
 from cairn.services.raw_data import MAX_SOURCE, RawDataExists
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
 
 BACKLINKS_LIMIT = 100
 MAX_GRAPH_DEPTH = 10

@@ -14,7 +14,7 @@ from cairn.auth.principal import Principal
 from cairn.entrypoints.mcp.kit.spec import ToolArgs, ToolSpec
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
 
 
 class AuditLog(Protocol):

@@ -22,7 +22,7 @@ from cairn.auth.principal import PUBLIC, READ
 from cairn.services.ingest import LocalFilePolicy
 
 if TYPE_CHECKING:
-    from cairn.bootstrap import Container
+    from cairn.container import Container
 
 
 UNAUDITED = (READ, PUBLIC)

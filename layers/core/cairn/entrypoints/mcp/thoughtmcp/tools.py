@@ -9,7 +9,7 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from cairn.auth.principal import READ, WRITE
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.boolean_query import highlight, matched_terms
 from cairn.domain.boolean_query import parse as parse_query
 from cairn.domain.errors import InvalidInput
@@ -34,7 +34,7 @@ from cairn.services.thoughts import (
 def brain_of(c: Container, user_id: str | None, *, create: bool = False) -> Brain | None:
     """ThoughtMCP's brain, for a call about `user_id`'s memories (the core refuses a caller that
     does not act for the user: services/thoughts.py thought_brain)."""
-    return thought_brain(c.brains, c.settings.thoughtmcp_brain, user_id=user_id, create=create)
+    return thought_brain(c.brains, c.options.surfaces.thoughtmcp_brain, user_id=user_id, create=create)
 
 
 def audited(result: CallToolResult, brain: Brain, target: str | None) -> CallToolResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain, Job, JobStatus
 from cairn.entrypoints.rest.zengram.shapes import iso
@@ -60,7 +60,7 @@ def start(c: Container, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any
     if not sync:
         return 202, {"status": "started", "job_id": job.id}
     began = time.monotonic()
-    wait = SYNC_WAIT_LAMBDA_S if c.settings.backend == "aws" else SYNC_WAIT_S
+    wait = SYNC_WAIT_LAMBDA_S if c.options.surfaces.on_aws else SYNC_WAIT_S
     while True:
         done = c.jobs.status(job.id)
         if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > wait:
@@ -117,11 +117,11 @@ def job_status(c: Container, job_id: str) -> dict[str, Any]:
 def status(c: Container, brain: Brain) -> dict[str, Any]:
     last = c.adapters.records.get(*_key(brain))
     running = _running(c, last)
-    generator = c.settings.generator
+    generator = c.options.surfaces.generator
     return {
         "is_running": running,
         "last_run_at": last.data.get("started_at") if last else None,
         "llm": {"provider": generator, "model": getattr(c.adapters.generator, "model_id", None)},
         "enabled": True,
-        "interval": c.settings.consolidation_schedule or "manual",
+        "interval": c.options.surfaces.consolidation_schedule or "manual",
     }

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.zengram.validate import Refused, bad, no_markup_in
@@ -44,7 +44,7 @@ def reflect(c: Container, brain_of: Callable[[], Brain], body: Any) -> dict[str,
 
 
 def research(c: Container, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
-    if not c.settings.zengram_research_enabled:
+    if not c.options.surfaces.zengram_research:
         raise Refused(503, "research_disabled", message=RESEARCH_DISABLED)
     topic, client_id = _topic(body).strip(), _client(body)
     no_markup_in(body.get("max_iterations"), "max_iterations")
@@ -88,7 +88,7 @@ def _brain(brain_of: Callable[[], Brain]) -> Brain | None:
 
 
 def _service(c: Container) -> MemoryReflection:
-    return MemoryReflection(c.memories, c.adapters.generator, provider=c.settings.generator)
+    return MemoryReflection(c.memories, c.adapters.generator, provider=c.options.surfaces.generator)
 
 
 @contextmanager

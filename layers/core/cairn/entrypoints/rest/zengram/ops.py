@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import NoBrain, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.rest.zengram import consolidation, insight, transfer
@@ -65,7 +65,7 @@ class ZengramApi:
     def brain(self, *, create: bool = False) -> Brain:
         """The configured brain (CAIRN_ZENGRAM_BRAIN), else the only brain of a key limited to
         one, else the default brain; with `create`, a first write makes "Shared Brain"."""
-        wanted = self.c.settings.zengram_brain
+        wanted = self.c.options.surfaces.zengram_brain
         try:
             return self.c.brains.resolve(wanted) if wanted else self._default()
         except NoBrain:

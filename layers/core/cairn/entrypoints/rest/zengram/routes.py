@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from cairn.auth import access
 from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import READ, WRITE
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain import json_input
 from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound, Unavailable
 from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi, refusal

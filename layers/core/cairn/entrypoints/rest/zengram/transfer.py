@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from cairn.bootstrap import Container
+from cairn.container import Container
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.rest.zengram.shapes import METADATA_KEY, iso, payload

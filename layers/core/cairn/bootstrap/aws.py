@@ -14,8 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cairn.adapters.rerankers import reranker_for
+from cairn.bootstrap.models import distillers_for, generator_for, local_embedder, reranker_for
 from cairn.config import Settings
+from cairn.container import Adapters
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock, SystemClock
@@ -109,9 +110,8 @@ class AwsClients:
         return self._made[service]
 
 
-def aws_adapters(settings: Settings) -> Any:
-    """Adapters for `backend = "aws"` (returns bootstrap.Adapters)."""
-    from cairn.bootstrap import Adapters, distillers_for, generator_for, local_embedder
+def aws_adapters(settings: Settings) -> Adapters:
+    """Adapters for `backend = "aws"`."""
 
     check_aws_settings(settings)
     clients = AwsClients(settings)

@@ -1,31 +1,22 @@
-"""The composition root: the one place that reads Settings and picks adapters."""
+"""The composition root: services wired onto the adapters Settings pick, and the options each
+entry point is handed. The one place, with the CLI's argument parsing, that reads Settings."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import replace
 from typing import Any
 
-from cairn.adapters.rerankers import reranker_for
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
+from cairn.bootstrap.options import auth_options, options_from
 from cairn.config import Settings
+from cairn.container import Adapters, Container
 from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
-from cairn.ports.blobs import BlobStore
-from cairn.ports.chunks import ChunkIndex, VerifiableChunks
-from cairn.ports.clock import Clock, SystemClock
-from cairn.ports.embedder import Embedder
-from cairn.ports.facts import FactExtractor
-from cairn.ports.generator import Generator
-from cairn.ports.jobs import JobContext, JobHandler, JobRunner, JobSteps, StepHandler, SteppedJobRunner
-from cairn.ports.records import RecordStore
-from cairn.ports.reflection import Reflector
-from cairn.ports.reranker import Reranker
-from cairn.ports.uploads import UploadSigner
+from cairn.ports.chunks import VerifiableChunks
+from cairn.ports.jobs import JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
 from cairn.services.access import AccessLog
-from cairn.services.archive import BrainArchive
 from cairn.services.ask import AskService
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
@@ -35,9 +26,6 @@ from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, 
 from cairn.services.documents import DocumentService
 from cairn.services.entities import EntityService
 from cairn.services.entity_llm import entity_extractor_for
-from cairn.services.erasure.documents import DocumentEraser
-from cairn.services.erasure.log import ErasureLog
-from cairn.services.erasure.service import ErasureService
 from cairn.services.events import EventBus
 from cairn.services.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.fact_memory import FactMemory
@@ -74,200 +62,21 @@ from cairn.services.visible_chunks import VisibleChunks
 from cairn.services.visible_jobs import VisibleJobs
 
 
-@dataclass
-class Adapters:
-    records: RecordStore
-    blobs: BlobStore
-    chunks: ChunkIndex
-    embedder: Embedder
-    clock: Clock
-    generator: Generator
-    jobs: JobRunner
-    extractor: FactExtractor
-    reflector: Reflector
-    uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
-    reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
-
-
-@dataclass
-class Container:
-    settings: Settings
-    adapters: Adapters
-    events: EventBus
-    brains: BrainService
-    documents: DocumentService
-    search: SearchService
-    memories: MemoryService
-    entities: EntityService
-    pages: PageService
-    libraries: LibraryService
-    concepts: ConceptGraph
-    library_search: LibrarySearch
-    thoughts: ThoughtMemories
-    reasoning: ReasoningService
-    metacognition: MetacognitionService
-    health: HealthService
-    assertions: PageAssertions
-    graph: GraphService
-    gaps: GapService
-    raw_data: RawDataService
-    ingest: IngestService
-    sessions: SessionService
-    ask: AskService
-    jobs: JobRunner
-    job_status: VisibleJobs
-    extraction: ExtractionService
-    reflection: ReflectionService
-    consolidation: ConsolidationService
-    keys: ApiKeyService
-    authenticator: Authenticator
-    audit: AuditLog
-    repair: IndexRepair
-
-    @cached_property
-    def archive(self) -> BrainArchive:
-        """Whole-brain export and import (services/archive.py), over the services above."""
-        return BrainArchive(
-            self.brains,
-            self.documents,
-            self.memories,
-            self.pages,
-            self.graph,
-            self.gaps,
-            self.raw_data,
-            self.adapters.clock,
-            self.thoughts,
-        )
-
-    @cached_property
-    def erasure(self) -> ErasureService:
-        """Erasing a subject and deleting a brain (services/erasure/), over the services above."""
-        a = self.adapters
-        eraser = DocumentEraser(
-            documents=self.documents,
-            chunks=self.search.chunks,
-            records=a.records,
-            blobs=a.blobs,
-            links=self.entities.links,
-            entities=self.entities,
-            memories=self.memories,
-            raw_data=self.raw_data,
-            images=ImageItems(a.records, self.documents),
-            status=ItemStatusLog(a.records, a.clock),
-            access=self.search.access or AccessLog(a.records, a.clock),
-        )
-        return ErasureService(
-            brains=self.brains,
-            documents=self.documents.repo,
-            eraser=eraser,
-            thoughts=self.thoughts,
-            chunks=a.chunks,
-            records=a.records,
-            blobs=a.blobs,
-            audit=self.audit,
-            erasures=ErasureLog(a.records, a.clock),
-            keys=self.keys,
-            clock=a.clock,
-        )
-
-
-def _adapters(settings: Settings) -> Adapters:
+def adapters_for(settings: Settings) -> Adapters:
     if settings.backend == "aws":
-        from cairn.bootstrap_aws import aws_adapters
+        from cairn.bootstrap.aws import aws_adapters
 
-        built: Adapters = aws_adapters(settings)
-        return built
+        return aws_adapters(settings)
+    from cairn.bootstrap.local import local_adapters
+
     return local_adapters(settings)
 
 
-def local_adapters(settings: Settings) -> Adapters:
-    from cairn.adapters.local.durable_dirs import make_directories
-    from cairn.adapters.local.file_blobs import FileBlobStore
-    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
-    from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
-    from cairn.adapters.local.sqlite_records import SqliteRecordStore
-
-    data = settings.data_dir
-    make_directories(data)
-    # HTTP memory_ingest_file reads only below it and names it when refusing: it should exist.
-    settings.resolved_ingest_root.mkdir(parents=True, exist_ok=True)
-    embedder = local_embedder(settings)
-    clock = SystemClock()
-    extractor, reflector = distillers_for(settings)
-    return Adapters(
-        records=SqliteRecordStore(data / "records.sqlite3"),
-        blobs=FileBlobStore(data / "blobs"),
-        chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", embedder.dimension),
-        embedder=embedder,
-        clock=clock,
-        generator=generator_for(settings),
-        jobs=SqliteJobRunner(
-            data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
-        ),
-        extractor=extractor,
-        reflector=reflector,
-        reranker=reranker_for(settings),
-    )
-
-
-def distillers_for(settings: Settings) -> tuple[FactExtractor, Reflector]:
-    """The fact extractor and reflector: the generator's model when one is configured, else rules."""
-    if settings.generator == "openai":
-        from cairn.adapters.local.openai_chat import OpenAIChat
-        from cairn.adapters.local.openai_facts import OpenAIFactExtractor
-        from cairn.adapters.local.openai_reflect import OpenAIReflector
-
-        key = settings.generator_api_key
-        chat = OpenAIChat(
-            settings.generator_base_url,
-            settings.extractor_model or settings.generator_model,
-            api_key=key.get_secret_value() if key else None,
-            timeout_s=settings.extractor_timeout_s,
-            max_retries=settings.extractor_max_retries,
-        )
-        extractor = OpenAIFactExtractor(
-            chat,
-            max_batch_utterances=settings.extractor_batch_utterances,
-            max_batch_chars=settings.extractor_batch_chars,
-        )
-        return extractor, OpenAIReflector(chat, max_chars=settings.extractor_batch_chars)
-    from cairn.adapters.local.rule_facts import RuleFactExtractor
-    from cairn.adapters.local.rule_reflect import RuleReflector
-
-    return RuleFactExtractor(), RuleReflector()
-
-
-def generator_for(settings: Settings) -> Generator:
-    from cairn.adapters.local.extractive import ExtractiveGenerator
-
-    if settings.generator == "openai":
-        from cairn.adapters.local.openai_compat import OpenAICompatGenerator
-
-        key = settings.generator_api_key
-        return OpenAICompatGenerator(
-            settings.generator_base_url,
-            settings.generator_model,
-            api_key=key.get_secret_value() if key else None,
-            timeout_s=settings.generator_timeout_s,
-            max_retries=settings.generator_max_retries,
-            backoff_s=settings.generator_backoff_s,
-        )
-    return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
-
-
-def local_embedder(settings: Settings) -> Embedder:
-    from cairn.adapters.local.onnx_embedder import OnnxEmbedder, bulk_threads
-
-    threads, workers = settings.onnx_threads, settings.onnx_workers
-    if threads == 0:  # not configured: one thread a run, one run a core (see bulk_threads)
-        threads, cores = bulk_threads()
-        workers = max(workers, cores)
-    return OnnxEmbedder(threads=threads, workers=workers)
-
-
-def build_container(settings: Settings, adapters: Adapters | None = None) -> Container:
-    """Wire services onto adapters; tests pass fakes through `adapters`."""
-    a = adapters or _adapters(settings)
+def build_container(settings: Settings | None = None, adapters: Adapters | None = None) -> Container:
+    """Wire services onto adapters; tests pass fakes through `adapters`. Without settings, the
+    environment's (CAIRN_* variables)."""
+    settings = settings if settings is not None else Settings()
+    a = adapters or adapters_for(settings)
     migrate(a.records)  # what this release changes in data an earlier one stored (services/migrations.py)
     events = EventBus()
     brain_repo = BrainRepository(a.records)
@@ -370,7 +179,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
     )
     events.listen(libraries.forget_listing)
     return Container(
-        settings=settings,
+        options=options_from(settings),
         adapters=a,
         events=events,
         brains=brains,
@@ -409,7 +218,7 @@ def build_container(settings: Settings, adapters: Adapters | None = None) -> Con
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,
         keys=keys,
-        authenticator=Authenticator(settings, keys),
+        authenticator=Authenticator(auth_options(settings), keys),
         audit=AuditLog(a.records, a.clock),
         repair=repair,
     )

@@ -1,0 +1,153 @@
+"""What the composition root builds: the adapters behind the ports, and the container of services
+and options every entry point is handed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.authenticate import Authenticator
+from cairn.options import Options
+from cairn.ports.blobs import BlobStore
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.clock import Clock
+from cairn.ports.embedder import Embedder
+from cairn.ports.facts import FactExtractor
+from cairn.ports.generator import Generator
+from cairn.ports.jobs import JobRunner
+from cairn.ports.records import RecordStore
+from cairn.ports.reflection import Reflector
+from cairn.ports.reranker import Reranker
+from cairn.ports.uploads import UploadSigner
+from cairn.services.access import AccessLog
+from cairn.services.archive import BrainArchive
+from cairn.services.ask import AskService
+from cairn.services.audit import AuditLog
+from cairn.services.brains import BrainService
+from cairn.services.concepts import ConceptGraph
+from cairn.services.consolidation import ConsolidationService
+from cairn.services.documents import DocumentService
+from cairn.services.entities import EntityService
+from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.log import ErasureLog
+from cairn.services.erasure.service import ErasureService
+from cairn.services.events import EventBus
+from cairn.services.extraction import ExtractionService
+from cairn.services.gaps import GapService
+from cairn.services.graph import GraphService
+from cairn.services.health import HealthService
+from cairn.services.image_items import ImageItems
+from cairn.services.index_repair import IndexRepair
+from cairn.services.ingest import IngestService
+from cairn.services.item_status import ItemStatusLog
+from cairn.services.libraries import LibraryService
+from cairn.services.library_search import LibrarySearch
+from cairn.services.memories import MemoryService
+from cairn.services.metacognition import MetacognitionService
+from cairn.services.page_assertions import PageAssertions
+from cairn.services.pages import PageService
+from cairn.services.raw_data import RawDataService
+from cairn.services.reasoning.service import ReasoningService
+from cairn.services.reflection import ReflectionService
+from cairn.services.search import SearchService
+from cairn.services.sessions import SessionService
+from cairn.services.thoughts import ThoughtMemories
+from cairn.services.visible_jobs import VisibleJobs
+
+
+@dataclass
+class Adapters:
+    records: RecordStore
+    blobs: BlobStore
+    chunks: ChunkIndex
+    embedder: Embedder
+    clock: Clock
+    generator: Generator
+    jobs: JobRunner
+    extractor: FactExtractor
+    reflector: Reflector
+    uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
+    reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
+
+
+@dataclass
+class Container:
+    options: Options
+    adapters: Adapters
+    events: EventBus
+    brains: BrainService
+    documents: DocumentService
+    search: SearchService
+    memories: MemoryService
+    entities: EntityService
+    pages: PageService
+    libraries: LibraryService
+    concepts: ConceptGraph
+    library_search: LibrarySearch
+    thoughts: ThoughtMemories
+    reasoning: ReasoningService
+    metacognition: MetacognitionService
+    health: HealthService
+    assertions: PageAssertions
+    graph: GraphService
+    gaps: GapService
+    raw_data: RawDataService
+    ingest: IngestService
+    sessions: SessionService
+    ask: AskService
+    jobs: JobRunner
+    job_status: VisibleJobs
+    extraction: ExtractionService
+    reflection: ReflectionService
+    consolidation: ConsolidationService
+    keys: ApiKeyService
+    authenticator: Authenticator
+    audit: AuditLog
+    repair: IndexRepair
+
+    @cached_property
+    def archive(self) -> BrainArchive:
+        """Whole-brain export and import (services/archive.py), over the services above."""
+        return BrainArchive(
+            self.brains,
+            self.documents,
+            self.memories,
+            self.pages,
+            self.graph,
+            self.gaps,
+            self.raw_data,
+            self.adapters.clock,
+            self.thoughts,
+        )
+
+    @cached_property
+    def erasure(self) -> ErasureService:
+        """Erasing a subject and deleting a brain (services/erasure/), over the services above."""
+        a = self.adapters
+        eraser = DocumentEraser(
+            documents=self.documents,
+            chunks=self.search.chunks,
+            records=a.records,
+            blobs=a.blobs,
+            links=self.entities.links,
+            entities=self.entities,
+            memories=self.memories,
+            raw_data=self.raw_data,
+            images=ImageItems(a.records, self.documents),
+            status=ItemStatusLog(a.records, a.clock),
+            access=self.search.access or AccessLog(a.records, a.clock),
+        )
+        return ErasureService(
+            brains=self.brains,
+            documents=self.documents.repo,
+            eraser=eraser,
+            thoughts=self.thoughts,
+            chunks=a.chunks,
+            records=a.records,
+            blobs=a.blobs,
+            audit=self.audit,
+            erasures=ErasureLog(a.records, a.clock),
+            keys=self.keys,
+            clock=a.clock,
+        )

@@ -2,12 +2,12 @@
 path (mounted by entrypoints/http.py and mcp/http.py) and over stdio (`cairn mcp --surface <name>`,
 whose choices and default come from here).
 
-Builders are named, not imported: the CLI reads the surface names for every command, and importing
-the surfaces (the MCP SDK with them) would cost every `cairn` command half a second."""
+Declarations (kit/surface.py: each surface package's `SURFACE`) are named, not imported: the CLI
+reads the surface names for every command, and importing the surfaces (the MCP SDK with them) would
+cost every `cairn` command half a second."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -15,15 +15,13 @@ from typing import TYPE_CHECKING
 from cairn.domain.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
-
-SurfaceBuilder = Callable[["SurfaceDeps"], "SurfaceServer"]
+    from cairn.entrypoints.mcp.kit import SurfaceDecl, SurfaceDeps, SurfaceServer
 
 
 @dataclass(frozen=True)
 class Surface:
-    builder: str
-    """`module:function` of its builder, imported when the surface is first built."""
+    declaration: str
+    """`module:name` of its SurfaceDecl, imported when the surface is first built."""
     http_path: str
     trailing_slash: bool = False
     """Also served at `http_path` + "/" (where the real server lives at `/mcp/`)."""
@@ -37,17 +35,17 @@ class Surface:
 
 
 SURFACES: dict[str, Surface] = {
-    "canonical": Surface("cairn.entrypoints.mcp.canonical:build_canonical", "/mcp"),
-    "admin": Surface("cairn.entrypoints.mcp.admin:build_admin", "/mcp/admin"),
-    "zengram": Surface("cairn.entrypoints.mcp.zengram:build_zengram", "/mcp/zengram"),
-    "gbrain": Surface("cairn.entrypoints.mcp.gbrain:build_gbrain", "/mcp/gbrain"),
+    "canonical": Surface("cairn.entrypoints.mcp.canonical:SURFACE", "/mcp"),
+    "admin": Surface("cairn.entrypoints.mcp.admin:SURFACE", "/mcp/admin"),
+    "zengram": Surface("cairn.entrypoints.mcp.zengram:SURFACE", "/mcp/zengram"),
+    "gbrain": Surface("cairn.entrypoints.mcp.gbrain:SURFACE", "/mcp/gbrain"),
     "mnemosyne": Surface(
-        "cairn.entrypoints.mcp.mnemosyne:build_mnemosyne",
+        "cairn.entrypoints.mcp.mnemosyne:SURFACE",
         "/mcp/mnemosyne",
         trailing_slash=True,
         anonymous=True,
     ),
-    "thoughtmcp": Surface("cairn.entrypoints.mcp.thoughtmcp:build_thoughtmcp", "/mcp/thoughtmcp"),
+    "thoughtmcp": Surface("cairn.entrypoints.mcp.thoughtmcp:SURFACE", "/mcp/thoughtmcp"),
 }
 DEFAULT_SURFACE = "canonical"
 """What `cairn mcp` serves without --surface, and whose path the bare resource metadata names."""
@@ -76,11 +74,11 @@ def anonymous_paths() -> tuple[str, ...]:
     return tuple(path for name, s in SURFACES.items() if s.anonymous for path in http_paths(name))
 
 
-def require_surface(surface: str) -> SurfaceBuilder:
-    module, _, function = _surface(surface).builder.partition(":")
-    builder: SurfaceBuilder = getattr(import_module(module), function)
-    return builder
+def require_surface(surface: str) -> SurfaceDecl:
+    module, _, name = _surface(surface).declaration.partition(":")
+    declared: SurfaceDecl = getattr(import_module(module), name)
+    return declared
 
 
 def build_server(surface: str, deps: SurfaceDeps) -> SurfaceServer:
-    return require_surface(surface)(deps)
+    return require_surface(surface).serve(deps)

@@ -13,8 +13,7 @@ from cairn.entrypoints.mcp.admin.tools import (
     ADMIN_LIST_BRAINS,
     ADMIN_UPDATE_BRAIN,
 )
-from cairn.entrypoints.mcp.canonical.errors import JsonToolErrors
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
+from cairn.entrypoints.mcp.kit import JsonToolErrors, SurfaceDecl, ToolSpec
 
 ADMIN_TOOLS: tuple[ToolSpec[Any], ...] = (
     ADMIN_LIST_BRAINS,
@@ -23,15 +22,10 @@ ADMIN_TOOLS: tuple[ToolSpec[Any], ...] = (
     ADMIN_ERASE_SUBJECT,
 )
 
-ADMIN_SCOPES = {spec.name: spec.scope for spec in ADMIN_TOOLS}
 
-
-def build_admin(deps: SurfaceDeps) -> SurfaceServer:
-    return SurfaceServer(
-        "cairn-admin",
-        version=__version__,
-        tools=ADMIN_TOOLS,
-        deps=deps,
-        errors=JsonToolErrors(),
-        audit=container_audit(deps.container),
-    )
+SURFACE = SurfaceDecl(
+    "cairn-admin",
+    version=__version__,
+    tools=ADMIN_TOOLS,
+    errors=JsonToolErrors(),
+)

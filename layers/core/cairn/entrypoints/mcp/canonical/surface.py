@@ -19,7 +19,6 @@ from typing import Any
 
 from cairn import __version__
 from cairn.entrypoints.mcp.canonical.ask import MEMORY_ASK
-from cairn.entrypoints.mcp.canonical.errors import JsonToolErrors
 from cairn.entrypoints.mcp.canonical.jobs import MEMORY_CONSOLIDATE, MEMORY_EXTRACT, MEMORY_REFLECT
 from cairn.entrypoints.mcp.canonical.notes import (
     MEMORY_CREATE_BRAIN,
@@ -30,7 +29,7 @@ from cairn.entrypoints.mcp.canonical.notes import (
     MEMORY_REMEMBER,
     MEMORY_SEARCH,
 )
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
+from cairn.entrypoints.mcp.kit import JsonToolErrors, SurfaceDecl, ToolSpec
 
 CANONICAL_TOOLS: tuple[ToolSpec[Any], ...] = (
     MEMORY_ASK,
@@ -47,16 +46,10 @@ CANONICAL_TOOLS: tuple[ToolSpec[Any], ...] = (
 )
 """In tools/list order."""
 
-CANONICAL_SCOPES = {spec.name: spec.scope for spec in CANONICAL_TOOLS}
-"""The scope each tool needs."""
 
-
-def build_canonical(deps: SurfaceDeps) -> SurfaceServer:
-    return SurfaceServer(
-        "cairn",
-        version=__version__,
-        tools=CANONICAL_TOOLS,
-        deps=deps,
-        errors=JsonToolErrors(),
-        audit=container_audit(deps.container),
-    )
+SURFACE = SurfaceDecl(
+    "cairn",
+    version=__version__,
+    tools=CANONICAL_TOOLS,
+    errors=JsonToolErrors(),
+)

@@ -4,6 +4,7 @@ surface; each surface is a package beside this one (docs/ARCHITECTURE.md, "MCP s
 
 from cairn.entrypoints.mcp.kit.audit import AuditSink, CallAudit, container_audit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, JsonRpcErrors, validation_message
+from cairn.entrypoints.mcp.kit.json_errors import JsonToolErrors, error_result
 from cairn.entrypoints.mcp.kit.schema import clean_schema
 from cairn.entrypoints.mcp.kit.server import SurfaceServer
 from cairn.entrypoints.mcp.kit.spec import (
@@ -16,6 +17,7 @@ from cairn.entrypoints.mcp.kit.spec import (
     declare,
     ok_result,
 )
+from cairn.entrypoints.mcp.kit.surface import SurfaceDecl
 
 __all__ = [
     "AuditSink",
@@ -23,6 +25,8 @@ __all__ = [
     "CallAudit",
     "ErrorPolicy",
     "JsonRpcErrors",
+    "JsonToolErrors",
+    "SurfaceDecl",
     "SurfaceDeps",
     "SurfaceServer",
     "ToolArgs",
@@ -32,6 +36,7 @@ __all__ = [
     "clean_schema",
     "container_audit",
     "declare",
+    "error_result",
     "ok_result",
     "validation_message",
 ]

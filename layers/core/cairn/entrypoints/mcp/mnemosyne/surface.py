@@ -3,11 +3,9 @@ exception (a text result with isError true), the instructions naming the tools a
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_types import CallToolResult, TextContent
 
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
+from cairn.entrypoints.mcp.kit import SurfaceDecl
 from cairn.entrypoints.mcp.mnemosyne.tools import MNEMOSYNE_TOOLS, TYPES
 
 SERVER_VERSION = "1.0.0"
@@ -18,7 +16,6 @@ INSTRUCTIONS = (
     "get_chunk, list_libraries, list_collections, list_items, get_health. Library types: "
     f"{TYPES}. Only items whose embedding_status is completed are searchable."
 )
-MNEMOSYNE_SCOPES = {spec.name: spec.scope for spec in MNEMOSYNE_TOOLS}
 
 
 class ToolErrors:
@@ -28,15 +25,11 @@ class ToolErrors:
         return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_mnemosyne(deps: SurfaceDeps) -> SurfaceServer:
-    tools: tuple[ToolSpec[Any], ...] = MNEMOSYNE_TOOLS
-    return SurfaceServer(
-        "mnemosyne",
-        version=SERVER_VERSION,
-        tools=tools,
-        deps=deps,
-        errors=ToolErrors(),
-        audit=container_audit(deps.container),
-        instructions=INSTRUCTIONS,
-        nullable_optionals=True,  # FastMCP advertises `str | None = None` as anyOf [string, null]
-    )
+SURFACE = SurfaceDecl(
+    "mnemosyne",
+    version=SERVER_VERSION,
+    tools=MNEMOSYNE_TOOLS,
+    errors=ToolErrors(),
+    instructions=INSTRUCTIONS,
+    nullable_optionals=True,  # FastMCP advertises `str | None = None` as anyOf [string, null]
+)

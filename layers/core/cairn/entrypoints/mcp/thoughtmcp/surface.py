@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
+from cairn.entrypoints.mcp.kit import SurfaceDecl, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp.envelope import ThoughtErrors
 from cairn.entrypoints.mcp.thoughtmcp.reasoning import REASONING_TOOLS
 from cairn.entrypoints.mcp.thoughtmcp.tools import MEMORY_TOOLS
@@ -13,15 +13,11 @@ from cairn.entrypoints.mcp.thoughtmcp.tools import MEMORY_TOOLS
 SERVER_VERSION = "0.6.0"
 """The ThoughtMCP release whose tools this surface serves."""
 THOUGHTMCP_TOOLS: tuple[ToolSpec[Any], ...] = (*MEMORY_TOOLS, *REASONING_TOOLS)
-THOUGHTMCP_SCOPES = {spec.name: spec.scope for spec in THOUGHTMCP_TOOLS}
 
 
-def build_thoughtmcp(deps: SurfaceDeps) -> SurfaceServer:
-    return SurfaceServer(
-        "thoughtmcp",
-        version=SERVER_VERSION,
-        tools=THOUGHTMCP_TOOLS,
-        deps=deps,
-        errors=ThoughtErrors(),
-        audit=container_audit(deps.container),
-    )
+SURFACE = SurfaceDecl(
+    "thoughtmcp",
+    version=SERVER_VERSION,
+    tools=THOUGHTMCP_TOOLS,
+    errors=ThoughtErrors(),
+)

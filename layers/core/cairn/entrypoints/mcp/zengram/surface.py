@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_types import CallToolResult
 
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolSpec, container_audit
+from cairn.entrypoints.mcp.kit import SurfaceDecl
 from cairn.entrypoints.mcp.zengram.tools import ZENGRAM_TOOLS, local_error, text
 
 SERVER_VERSION = "4.3.0"
 """The zengram release whose tools this surface serves (the seed's)."""
-ZENGRAM_SCOPES = {spec.name: spec.scope for spec in ZENGRAM_TOOLS}
 
 
 class WrapperErrors:
@@ -24,13 +21,9 @@ class WrapperErrors:
         return local_error(message)
 
 
-def build_zengram(deps: SurfaceDeps) -> SurfaceServer:
-    tools: tuple[ToolSpec[Any], ...] = ZENGRAM_TOOLS
-    return SurfaceServer(
-        "zengram",
-        version=SERVER_VERSION,
-        tools=tools,
-        deps=deps,
-        errors=WrapperErrors(),
-        audit=container_audit(deps.container),
-    )
+SURFACE = SurfaceDecl(
+    "zengram",
+    version=SERVER_VERSION,
+    tools=ZENGRAM_TOOLS,
+    errors=WrapperErrors(),
+)

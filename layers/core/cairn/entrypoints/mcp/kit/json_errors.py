@@ -1,4 +1,4 @@
-"""The canonical surface's error style (the seed's `toToolError`).
+"""The JSON tool-error style of the canonical and admin surfaces (the canonical seed's `toToolError`).
 
 Every failure is a tool result with `isError: true` and one text block holding a JSON object:
 

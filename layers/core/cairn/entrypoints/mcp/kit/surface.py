@@ -1,0 +1,45 @@
+"""How a surface is declared: one frozen value per surface package (`SURFACE`), served by `serve`.
+
+The registry names each surface's declaration; nothing else builds a SurfaceServer, so every
+surface gets the same audit and the same handling of its tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cairn.entrypoints.mcp.kit.audit import container_audit
+from cairn.entrypoints.mcp.kit.errors import ErrorPolicy
+from cairn.entrypoints.mcp.kit.server import SurfaceServer
+from cairn.entrypoints.mcp.kit.spec import SurfaceDeps, ToolSpec
+
+
+@dataclass(frozen=True)
+class SurfaceDecl:
+    name: str
+    """The server name it gives in `initialize`."""
+    version: str
+    tools: Sequence[ToolSpec[Any]]
+    """In tools/list order."""
+    errors: ErrorPolicy
+    instructions: str | None = None
+    nullable_optionals: bool = False
+    """Advertise an optional argument as anyOf [type, null], as FastMCP does for `x: T | None = None`."""
+
+    @property
+    def scopes(self) -> dict[str, str]:
+        """The scope each tool needs."""
+        return {spec.name: spec.scope for spec in self.tools}
+
+    def serve(self, deps: SurfaceDeps) -> SurfaceServer:
+        return SurfaceServer(
+            self.name,
+            version=self.version,
+            tools=self.tools,
+            deps=deps,
+            errors=self.errors,
+            audit=container_audit(deps.container),
+            instructions=self.instructions,
+            nullable_optionals=self.nullable_optionals,
+        )

@@ -54,6 +54,7 @@ from cairn.services.search import SearchService
 from cairn.services.sessions import SessionService
 from cairn.services.thoughts import ThoughtMemories
 from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.zengram.api import ZengramApi
 
 
 @dataclass
@@ -105,6 +106,7 @@ class Container:
     authenticator: Authenticator
     audit: AuditLog
     repair: IndexRepair
+    zengram: ZengramApi
 
     @cached_property
     def archive(self) -> BrainArchive:

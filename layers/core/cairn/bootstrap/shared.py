@@ -60,6 +60,7 @@ from cairn.services.siblings import SiblingContext
 from cairn.services.thoughts import ThoughtContext, ThoughtMemories
 from cairn.services.visible_chunks import VisibleChunks
 from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.zengram.api import ZengramApi, ZengramDeps
 
 
 def adapters_for(settings: Settings) -> Adapters:
@@ -178,8 +179,25 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         keep_listings=settings.backend == "local",
     )
     events.listen(libraries.forget_listing)
+    options = options_from(settings)
+    job_status = VisibleJobs(a.jobs, brains)
+    zengram = ZengramApi(
+        ZengramDeps(
+            brains=brains,
+            memories=memories,
+            entities=entities,
+            consolidation=consolidation,
+            jobs=a.jobs,
+            job_status=job_status,
+            records=a.records,
+            generator=a.generator,
+            clock=a.clock,
+            options=options.surfaces,
+            access=search.access,
+        )
+    )
     return Container(
-        options=options_from(settings),
+        options=options,
         adapters=a,
         events=events,
         brains=brains,
@@ -213,7 +231,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         sessions=sessions,
         ask=AskService(search, a.generator),
         jobs=a.jobs,
-        job_status=VisibleJobs(a.jobs, brains),
+        job_status=job_status,
         extraction=extraction,
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,
@@ -221,6 +239,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         authenticator=Authenticator(auth_options(settings), keys),
         audit=AuditLog(a.records, a.clock),
         repair=repair,
+        zengram=zengram,
     )
 
 

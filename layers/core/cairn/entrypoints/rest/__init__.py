@@ -63,7 +63,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
     ):
         app.include_router(router, dependencies=[Depends(guard)])
     # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.
-    app.include_router(zengram_router(container))
+    app.include_router(zengram_router(container.zengram))
 
 
 def body_limit(limits: Limits) -> Callable[[Scope], int | None]:

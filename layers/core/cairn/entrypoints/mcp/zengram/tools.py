@@ -1,6 +1,6 @@
 """The 13 `brain_*` tools. Each does what zengram's wrapper does: check the arguments it checks,
 turn the call into the request it would send, and answer what the API answered. The request
-goes to the same operations the /zengram HTTP API runs (rest/zengram/ops.py), in process.
+goes to the same operations the /zengram HTTP API runs (services/zengram/api.py), in process.
 
 A success is the API body as JSON text (pretty, as zengram 4.3.0 prints it); a failure is
 `isError` text `Error: API <METHOD> <path and query>: <status> <body>`.
@@ -18,9 +18,8 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ, WRITE
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
 from cairn.entrypoints.mcp.zengram import args as a
-from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi
-from cairn.entrypoints.rest.zengram.routes import run
-from cairn.entrypoints.rest.zengram.validate import MEMORY_TYPES
+from cairn.services.zengram.api import Reply, ZengramApi, run
+from cairn.services.zengram.validate import MEMORY_TYPES
 
 DEFAULT_AGENT = "claude-code"
 TOPIC_REQUIRED = '"topic" is required (non-empty string)'
@@ -60,7 +59,7 @@ def _truthy(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def call(deps: SurfaceDeps, method: str, path: str, op: Callable[[ZengramApi], Reply]) -> CallToolResult:
-    api = ZengramApi(deps.container)
+    api = deps.container.zengram
     reply = run(lambda: op(api))
     brain = _brain_id(api)
     if 200 <= reply.status < 300:

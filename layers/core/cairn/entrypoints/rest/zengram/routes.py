@@ -7,7 +7,6 @@ key, or any other Cairn credential; entrypoints/auth_http.py); `GET /zengram/hea
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -17,15 +16,12 @@ from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
 from cairn.auth import access
-from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import READ, WRITE
-from cairn.container import Container
 from cairn.domain import json_input
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound, Unavailable
-from cairn.entrypoints.rest.zengram.ops import Reply, ZengramApi, refusal
-from cairn.entrypoints.rest.zengram.validate import Refused
+from cairn.domain.errors import InvalidInput
+from cairn.services.zengram.api import Reply, ZengramApi, refusal, run
+from cairn.services.zengram.validate import Refused
 
-log = logging.getLogger("cairn.zengram")
 PREFIX = "/zengram"
 
 
@@ -33,29 +29,6 @@ def answer(reply: Reply, request_id: str) -> Response:
     return JSONResponse(
         reply.body, status_code=reply.status, headers={**reply.headers, "x-request-id": request_id}
     )
-
-
-def run(op: Callable[[], Reply]) -> Reply:
-    """An operation's reply; every failure as zengram answers it."""
-    try:
-        return op()
-    except Refused as exc:
-        return refusal(exc)
-    except (InsufficientScope, Forbidden) as exc:
-        return Reply(403, {"error": exc.message})
-    except (NotFound, NoBrain) as exc:
-        return Reply(404, {"error": exc.message})
-    except InvalidInput as exc:
-        return Reply(400, {"error": exc.message})
-    except Conflict as exc:
-        return Reply(409, {"error": exc.message})
-    except Unavailable as exc:
-        return Reply(503, {"error": exc.message}, {"Retry-After": str(exc.retry_after_s)})
-    except CairnError as exc:
-        return Reply(400, {"error": exc.message})
-    except Exception:
-        log.exception("zengram API operation failed")
-        return Reply(500, {"error": "Internal server error"})
 
 
 async def _json(request: Request) -> Any:
@@ -68,8 +41,7 @@ async def _json(request: Request) -> Any:
         raise Refused(400, "Invalid JSON body" if "not valid JSON" in exc.message else exc.message) from None
 
 
-def zengram_router(container: Container) -> APIRouter:
-    api = ZengramApi(container)
+def zengram_router(api: ZengramApi) -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
 
     async def respond(

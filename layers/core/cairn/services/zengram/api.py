@@ -1,24 +1,38 @@
 """zengram's API operations on Cairn's core: each takes what the HTTP route received (query
 parameters as strings, the JSON body) and returns the status and body zengram answers with.
 
-The HTTP routes (routes.py) and the `brain_*` MCP tools both call these, so an agent sees the
-same answers through zengram's own wrapper and through Cairn's MCP surface.
+The HTTP routes (entrypoints/rest/zengram/routes.py) and the `brain_*` MCP tools both call these
+through `run`, so an agent sees the same answers through zengram's own wrapper and through
+Cairn's MCP surface.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cairn.container import Container
-from cairn.domain.errors import NoBrain, NotFound
+from cairn.auth.access import InsufficientScope
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound, Unavailable
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.entrypoints.rest.zengram import consolidation, insight, transfer
-from cairn.entrypoints.rest.zengram.shapes import (
+from cairn.options import SurfaceOptions
+from cairn.ports.clock import Clock
+from cairn.ports.generator import Generator
+from cairn.ports.jobs import JobRunner
+from cairn.ports.records import RecordStore
+from cairn.services.access import AccessLog
+from cairn.services.brains import BrainService
+from cairn.services.consolidation import ConsolidationService
+from cairn.services.entities import ENTITY_TYPES, EntityService, entity_wire
+from cairn.services.memories import MemoryInput, MemoryQuery, MemoryService
+from cairn.services.memory_ranking import DECAY_FACTOR, IMPORTANCE, effective_confidence, importance_name
+from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.zengram import consolidation, insight, transfer
+from cairn.services.zengram.shapes import (
     METADATA_KEY,
     facet_of,
     iso,
@@ -27,17 +41,15 @@ from cairn.entrypoints.rest.zengram.shapes import (
     truncated,
     user_metadata,
 )
-from cairn.entrypoints.rest.zengram.validate import (
+from cairn.services.zengram.validate import (
     Refused,
     bad,
     memory_body,
     parse_time,
     update_body,
 )
-from cairn.services.entities import ENTITY_TYPES, entity_wire
-from cairn.services.memories import MemoryInput, MemoryQuery
-from cairn.services.memory_ranking import DECAY_FACTOR, IMPORTANCE, effective_confidence, importance_name
 
+log = logging.getLogger("cairn.zengram")
 SERVICE = "zengram"
 DEFAULT_BRAIN_NAME = "Shared Brain"
 UNKEYED_FACT = "Fact stored without key — cannot be superseded. Provide a key for long-term memory hygiene."
@@ -56,16 +68,56 @@ def refusal(exc: Refused) -> Reply:
     return Reply(exc.status, exc.body)
 
 
+@dataclass(frozen=True)
+class ZengramDeps:
+    """What zengram's operations work on (built by the composition root)."""
+
+    brains: BrainService
+    memories: MemoryService
+    entities: EntityService
+    consolidation: ConsolidationService
+    jobs: JobRunner
+    job_status: VisibleJobs
+    records: RecordStore
+    generator: Generator
+    clock: Clock
+    options: SurfaceOptions
+    access: AccessLog | None
+
+
+def run(op: Callable[[], Reply]) -> Reply:
+    """An operation's reply; every failure as zengram answers it."""
+    try:
+        return op()
+    except Refused as exc:
+        return refusal(exc)
+    except (InsufficientScope, Forbidden) as exc:
+        return Reply(403, {"error": exc.message})
+    except (NotFound, NoBrain) as exc:
+        return Reply(404, {"error": exc.message})
+    except InvalidInput as exc:
+        return Reply(400, {"error": exc.message})
+    except Conflict as exc:
+        return Reply(409, {"error": exc.message})
+    except Unavailable as exc:
+        return Reply(503, {"error": exc.message}, {"Retry-After": str(exc.retry_after_s)})
+    except CairnError as exc:
+        return Reply(400, {"error": exc.message})
+    except Exception:
+        log.exception("zengram API operation failed")
+        return Reply(500, {"error": "Internal server error"})
+
+
 class ZengramApi:
-    def __init__(self, container: Container) -> None:
-        self.c = container
+    def __init__(self, deps: ZengramDeps) -> None:
+        self.c = deps
 
     # -- the brain this API serves -----------------------------------------------------------
 
     def brain(self, *, create: bool = False) -> Brain:
         """The configured brain (CAIRN_ZENGRAM_BRAIN), else the only brain of a key limited to
         one, else the default brain; with `create`, a first write makes "Shared Brain"."""
-        wanted = self.c.options.surfaces.zengram_brain
+        wanted = self.c.options.zengram_brain
         try:
             return self.c.brains.resolve(wanted) if wanted else self._default()
         except NoBrain:
@@ -350,7 +402,7 @@ class ZengramApi:
         if agent and q.get("include") != "all":
             docs = [d for d in docs if d.memory is None or d.memory.source_agent != agent]
         docs = [d for d in docs if d.memory is not None][:limit]
-        now = self.c.adapters.clock.now()
+        now = self.c.clock.now()
         entries = [(d, self.c.memories.text(d)) for d in docs]
         by_type = Counter(d.memory.type.value for d, _ in entries if d.memory)
         summary = {
@@ -476,7 +528,7 @@ class ZengramApi:
 
     def stats(self) -> Reply:
         brain = self.brain()
-        now = self.c.adapters.clock.now()
+        now = self.c.clock.now()
         docs = [d for d in self.c.memories.of_type(brain, list(_TYPES)) if d.deleted_at is None and d.memory]
         active = [d for d in docs if d.memory and d.memory.current]
         by_type = Counter(d.memory.type.value for d in docs if d.memory)
@@ -566,7 +618,7 @@ class ZengramApi:
         return Reply(200, insight.research(self.c, self.brain, body))
 
     def health(self) -> Reply:
-        return Reply(200, {"status": "ok", "service": SERVICE, "timestamp": iso(self.c.adapters.clock.now())})
+        return Reply(200, {"status": "ok", "service": SERVICE, "timestamp": iso(self.c.clock.now())})
 
 
 _TYPES = (MemoryType.event, MemoryType.fact, MemoryType.decision, MemoryType.status)

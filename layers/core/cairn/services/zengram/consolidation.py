@@ -8,15 +8,17 @@ with a conditional write, so two concurrent POSTs start one job and the other is
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.container import Container
 from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain, Job, JobStatus
-from cairn.entrypoints.rest.zengram.shapes import iso
-from cairn.entrypoints.rest.zengram.validate import Refused
 from cairn.ports.records import Item
 from cairn.services.consolidation import CONSOLIDATE_JOB
+from cairn.services.zengram.shapes import iso
+from cairn.services.zengram.validate import Refused
+
+if TYPE_CHECKING:
+    from cairn.services.zengram.api import ZengramDeps
 
 SYNC_WAIT_S = 110.0
 """How long `?sync=true` waits (zengram's wrapper gives consolidation 120 s)."""
@@ -37,7 +39,7 @@ def _key(brain: Brain) -> tuple[str, str]:
     return f"zengram#{brain.id}", "consolidation"
 
 
-def _running(c: Container, last: Item | None) -> bool:
+def _running(c: ZengramDeps, last: Item | None) -> bool:
     """Whether the brain's last consolidation (its record) is still queued or running."""
     if last is None:
         return False
@@ -47,20 +49,20 @@ def _running(c: Container, last: Item | None) -> bool:
         return False
 
 
-def start(c: Container, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any]]:
-    last = c.adapters.records.get(*_key(brain))
+def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any]]:
+    last = c.records.get(*_key(brain))
     if _running(c, last):
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     job = c.consolidation.queue(brain)
     record = {"job_id": job.id, "started_at": iso(job.created_at)}
     try:
-        c.adapters.records.put(Item(*_key(brain), data=record), expected_version=last.version if last else 0)
+        c.records.put(Item(*_key(brain), data=record), expected_version=last.version if last else 0)
     except Conflict:
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     if not sync:
         return 202, {"status": "started", "job_id": job.id}
     began = time.monotonic()
-    wait = SYNC_WAIT_LAMBDA_S if c.options.surfaces.on_aws else SYNC_WAIT_S
+    wait = SYNC_WAIT_LAMBDA_S if c.options.on_aws else SYNC_WAIT_S
     while True:
         done = c.jobs.status(job.id)
         if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > wait:
@@ -97,7 +99,7 @@ def summary(job: Job) -> dict[str, Any]:
     return out
 
 
-def job_status(c: Container, job_id: str) -> dict[str, Any]:
+def job_status(c: ZengramDeps, job_id: str) -> dict[str, Any]:
     try:
         job = c.job_status.status(job_id)
     except (NotFound, Forbidden):  # another brain's job is not told apart from none
@@ -114,14 +116,14 @@ def job_status(c: Container, job_id: str) -> dict[str, Any]:
     }
 
 
-def status(c: Container, brain: Brain) -> dict[str, Any]:
-    last = c.adapters.records.get(*_key(brain))
+def status(c: ZengramDeps, brain: Brain) -> dict[str, Any]:
+    last = c.records.get(*_key(brain))
     running = _running(c, last)
-    generator = c.options.surfaces.generator
+    generator = c.options.generator
     return {
         "is_running": running,
         "last_run_at": last.data.get("started_at") if last else None,
-        "llm": {"provider": generator, "model": getattr(c.adapters.generator, "model_id", None)},
+        "llm": {"provider": generator, "model": getattr(c.generator, "model_id", None)},
         "enabled": True,
-        "interval": c.options.surfaces.consolidation_schedule or "manual",
+        "interval": c.options.consolidation_schedule or "manual",
     }

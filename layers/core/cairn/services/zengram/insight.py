@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.container import Container
 from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain
-from cairn.entrypoints.rest.zengram.validate import Refused, bad, no_markup_in
 from cairn.ports.generator import GenerationError
 from cairn.services.memory_reflection import MemoryReflection, ModelReplyInvalid, Research
+from cairn.services.zengram.validate import Refused, bad, no_markup_in
+
+if TYPE_CHECKING:
+    from cairn.services.zengram.api import ZengramDeps
 
 RESEARCH_DISABLED = (
     "POST /research is disabled. Set RESEARCH_ENABLED=true (CAIRN_ZENGRAM_RESEARCH_ENABLED=true on "
@@ -20,7 +22,7 @@ RESEARCH_DISABLED = (
 )
 
 
-def reflect(c: Container, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
+def reflect(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
     topic, client_id = _topic(body), _client(body)
     limit = min(max(_integer(body.get("limit"), 20, strict=False), 1), 50)
     with _model("LLM returned invalid JSON response"):
@@ -43,8 +45,8 @@ def reflect(c: Container, brain_of: Callable[[], Brain], body: Any) -> dict[str,
     return out
 
 
-def research(c: Container, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
-    if not c.options.surfaces.zengram_research:
+def research(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
+    if not c.options.zengram_research:
         raise Refused(503, "research_disabled", message=RESEARCH_DISABLED)
     topic, client_id = _topic(body).strip(), _client(body)
     no_markup_in(body.get("max_iterations"), "max_iterations")
@@ -87,8 +89,8 @@ def _brain(brain_of: Callable[[], Brain]) -> Brain | None:
         return None
 
 
-def _service(c: Container) -> MemoryReflection:
-    return MemoryReflection(c.memories, c.adapters.generator, provider=c.options.surfaces.generator)
+def _service(c: ZengramDeps) -> MemoryReflection:
+    return MemoryReflection(c.memories, c.generator, provider=c.options.generator)
 
 
 @contextmanager

@@ -14,13 +14,15 @@ import json
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.container import Container
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.entrypoints.rest.zengram.shapes import METADATA_KEY, iso, payload
-from cairn.entrypoints.rest.zengram.validate import (
+from cairn.services.access import Access
+from cairn.services.memories import MemoryInput
+from cairn.services.memory_ranking import IMPORTANCE
+from cairn.services.zengram.shapes import METADATA_KEY, iso, payload
+from cairn.services.zengram.validate import (
     MEMORY_TYPES,
     Refused,
     bad,
@@ -28,9 +30,9 @@ from cairn.entrypoints.rest.zengram.validate import (
     no_markup_in,
     parse_time,
 )
-from cairn.services.access import Access
-from cairn.services.memories import MemoryInput
-from cairn.services.memory_ranking import IMPORTANCE
+
+if TYPE_CHECKING:
+    from cairn.services.zengram.api import ZengramDeps
 
 log = logging.getLogger("cairn.zengram")
 MAX_IMPORT = 500
@@ -44,7 +46,7 @@ _FIELDS = (
 """What an imported record keeps beyond type, content, source agent and id."""
 
 
-def export(c: Container, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]:
+def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]:
     for name in ("client_id", "type", "since", "active_only", "limit", "offset"):
         no_markup_in(q.get(name), name)
     since = None
@@ -73,7 +75,7 @@ def export(c: Container, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]:
     ]
     matching.sort(key=lambda d: (d.created_at, d.id), reverse=True)
     page = matching[offset : offset + limit]
-    access = c.search.access.get_many(brain.id, [d.id for d in page]) if c.search.access else {}
+    access = c.access.get_many(brain.id, [d.id for d in page]) if c.access else {}
     names: dict[str, dict[str, str] | None] = {}
     return {
         "memories": [_row(c, brain, doc, access.get(doc.id), names) for doc in page],
@@ -81,7 +83,7 @@ def export(c: Container, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]:
         "limit": limit,
         "offset": offset,
         "has_more": offset + len(page) < len(matching),
-        "exported_at": iso(c.adapters.clock.now()),
+        "exported_at": iso(c.clock.now()),
         "filters": {
             "client_id": client,
             "type": kind,
@@ -92,7 +94,7 @@ def export(c: Container, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _row(
-    c: Container, brain: Brain, doc: Document, seen: Access | None, names: dict[str, dict[str, str] | None]
+    c: ZengramDeps, brain: Brain, doc: Document, seen: Access | None, names: dict[str, dict[str, str] | None]
 ) -> dict[str, Any]:
     whole = payload(doc, c.memories.text(doc), seen)
     whole.pop("expired_at", None)
@@ -120,7 +122,7 @@ def approved(body: Any, q: Mapping[str, str]) -> bool:
     return _true(given) or _true(q.get("operator_approved"))
 
 
-def restore(c: Container, brain_of: Any, body: Any, q: Mapping[str, str]) -> dict[str, int]:
+def restore(c: ZengramDeps, brain_of: Any, body: Any, q: Mapping[str, str]) -> dict[str, int]:
     """Import a backup's records; `brain_of()` gives the brain once the request is accepted."""
     if not approved(body, q):
         raise Refused(403, "operator_approved=true is required for import restores")

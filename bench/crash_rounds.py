@@ -41,7 +41,7 @@ from cairn.auth import access
 from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.services.indexing import embedding_text
+from cairn.services.documents.indexing import embedding_text
 from cairn.services.repositories import document_of
 
 CAIRN = str(Path(sys.executable).parent / "cairn")

@@ -26,8 +26,8 @@ from pathlib import Path
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import MemoryType
-from cairn.services.memories import MemoryInput
-from cairn.services.thoughts import NewMemory, thought_brain
+from cairn.services.memory.memories import MemoryInput
+from cairn.services.thoughtmcp.memories import NewMemory, thought_brain
 
 SHARES = (("thoughtmcp", 0.4), ("zengram", 0.3), ("scope", 0.2), ("session", 0.1))
 

@@ -1,7 +1,7 @@
 """gbrain at scale on the embedded stores (SQLite records, file blobs, SQLite FTS5 + vectors, ONNX
 MiniLM), in two phases.
 
-`graph` (in process): one brain's links straight through GraphService (services/graph.py) in a temp
+`graph` (in process): one brain's links straight through GraphService (services/links/graph.py) in a temp
 dir: 20,000 document ids and 100,000 typed links, a tenth of them closed (valid_until in the past),
 sources uniform, 30 % of targets among 1 % hub documents (so some backlink lists run to a few
 hundred), then times, one call at a time:
@@ -62,7 +62,7 @@ from cairn.config import Settings
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain
 from cairn.ports.clock import SystemClock
-from cairn.services.graph import GraphService, LinkDraft
+from cairn.services.links.graph import GraphService, LinkDraft
 from chunk_index_100k import Corpus
 
 RELATIONSHIPS = ["works_at", "advises", "founded", "invested_in", "mentions", "related", "reports_to"]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.sessions import NewMessage
+from cairn.services.sessions.service import NewMessage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_data

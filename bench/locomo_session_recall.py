@@ -41,9 +41,9 @@ import locomo_data as h
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain
-from cairn.services.search import SearchResult, SearchService
-from cairn.services.session_recall import SessionRecall
-from cairn.services.sessions import NewMessage
+from cairn.services.search.service import SearchResult, SearchService
+from cairn.services.sessions.service import NewMessage
+from cairn.services.sessions.session_recall import SessionRecall
 
 TURNS = 6
 SCENARIOS = ("lead-in", "dialogue-end", "conversation-end")

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_data as h
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.services.libraries import Library
-from cairn.services.library_search import SearchRequest
+from cairn.services.mnemosyne.libraries import Library
+from cairn.services.mnemosyne.library_search import SearchRequest
 
 MARKER = re.compile(r"\[(D\d+:\d+)\]")
 KS = (1, 5, 10)

@@ -12,14 +12,14 @@ import pytest
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Link
 from cairn.ports.records import Page, RecordStore
-from cairn.services.entities import (
+from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entities import (
     MENTIONS,
     EntityService,
     Mention,
     entity_wire,
 )
-from cairn.services.entity_rules import RuleEntityExtractor
-from cairn.services.links import LinkRepository
+from cairn.services.memory.entity_rules import RuleEntityExtractor
 from tests.fakes.clock import FakeClock
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

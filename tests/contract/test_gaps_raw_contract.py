@@ -12,8 +12,8 @@ import pytest
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.records import RecordStore
-from cairn.services.gaps import GapService, query_hash
-from cairn.services.raw_data import RawDataExists, RawDataService
+from cairn.services.gbrain.gaps import GapService, query_hash
+from cairn.services.gbrain.raw_data import RawDataExists, RawDataService
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.clock import FakeClock
 

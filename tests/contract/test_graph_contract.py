@@ -1,4 +1,4 @@
-"""The document graph (services/graph.py on services/links.py's numbered links) on every
+"""The document graph (services/links/graph.py on services/links/repository.py's numbered links) on every
 RecordStore adapter (see conftest.RECORD_STORES): integer ids, close-instead-of-create, closing by
 id, the valid_until >= valid_from rule, backlinks active or all, and breadth-first neighbourhoods
 with depth and caps, each read one partition query per node."""
@@ -16,8 +16,8 @@ import pytest
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Link
 from cairn.ports.records import RecordStore
-from cairn.services.graph import GraphService, LinkDraft
-from cairn.services.links import LinkRepository, NumberedLink
+from cairn.services.links.graph import GraphService, LinkDraft
+from cairn.services.links.repository import LinkRepository, NumberedLink
 from tests.fakes.clock import FakeClock
 
 T0 = datetime(2026, 3, 15, 9, 0, tzinfo=UTC)

@@ -20,7 +20,7 @@ from cairn.config import Settings
 from cairn.domain.errors import VersionConflict
 from cairn.domain.models import Brain
 from cairn.ports.records import RecordStore
-from cairn.services.pages import PageService
+from cairn.services.gbrain.pages import PageService
 from tests.fakes.container import fake_adapters
 
 WRITERS = 8

@@ -1,4 +1,4 @@
-"""Sequences (services/sequences.py) on every record store: numbers start at 1, blocks are
+"""Sequences (services/gbrain/sequences.py) on every record store: numbers start at 1, blocks are
 consecutive, and 8 concurrent writers never get the same number."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from cairn.ports.records import RecordStore
-from cairn.services.sequences import Sequences
+from cairn.services.gbrain.sequences import Sequences
 
 
 def test_numbers_start_at_one_and_blocks_are_consecutive(records: RecordStore) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.services.archive import is_typed_memory
-from cairn.services.documents import DocumentInput, keep_info
-from cairn.services.memories import MemoryInput
+from cairn.services.documents.service import DocumentInput, keep_info
+from cairn.services.memory.memories import MemoryInput
 
 SLUG = "notes"
 ALICE = (

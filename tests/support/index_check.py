@@ -9,7 +9,7 @@ from __future__ import annotations
 from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.services.indexing import embedding_text
+from cairn.services.documents.indexing import embedding_text
 from cairn.services.repositories import document_of
 
 

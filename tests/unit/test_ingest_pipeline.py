@@ -1,4 +1,4 @@
-"""write_many's pipeline (services/documents.py) under IngestService.ingest_files: a step's chunks
+"""write_many's pipeline (services/documents/service.py) under IngestService.ingest_files: a step's chunks
 are embedded on a background thread while the steps before it are committed and linked, and the
 stored result is exactly the one of ingesting the files one by one; errors stay per file, and an
 interrupt leaves only whole documents."""
@@ -17,9 +17,9 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.embedder import Vectors
-from cairn.services import documents as documents_module
-from cairn.services.documents import DeferredWrite, DocumentInput, WriteOutcome
-from cairn.services.ingest import IngestResult, LocalFilePolicy
+from cairn.services.documents import service as documents_module
+from cairn.services.documents.service import DeferredWrite, DocumentInput, WriteOutcome
+from cairn.services.ingest.service import IngestResult, LocalFilePolicy
 from tests.fakes.container import fake_container
 from tests.unit.services.test_bulk_writes import PROSE, _corpus, _state
 

@@ -10,7 +10,7 @@ from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.models import JobStatus
-from cairn.services.consolidation import CONSOLIDATE_JOB
+from cairn.services.memory.consolidation import CONSOLIDATE_JOB
 from tests.fakes.container import fake_container
 
 

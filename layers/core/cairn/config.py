@@ -142,7 +142,7 @@ class Settings(BaseSettings):
 
     sibling_context_window_s: float = 600.0
     """Index a new document with an excerpt of the sibling written just before it in the same
-    folder, when that was at most this long ago (0 disables; see services/siblings.py)."""
+    folder, when that was at most this long ago (0 disables; see services/documents/siblings.py)."""
 
     # Retrieval
     candidate_pool: int = 100
@@ -200,7 +200,7 @@ class Settings(BaseSettings):
     overrides the idempotency window derived from consolidation_schedule."""
     consolidation_schedule: str | None = None
     """The EventBridge schedule expression that invokes the AWS scheduled consolidation (`rate(6
-    hours)`, `cron(...)`), from which its idempotency window is derived (services/schedule.py)."""
+    hours)`, `cron(...)`), from which its idempotency window is derived (services/memory/schedule.py)."""
     merge_min_cosine: float = Field(default=0.9, ge=0.0, le=1.0)
     merge_min_overlap: float = Field(default=0.7, ge=0.0, le=1.0)
     promote_confirmations: int = Field(default=2, ge=1)
@@ -208,7 +208,7 @@ class Settings(BaseSettings):
     prune_max_importance: float = Field(default=0.5, ge=0.0, le=1.0)
     summary_min_notes: int = Field(default=3, ge=1)
 
-    # Session recall (services/session_recall.py, docs/SESSIONS.md)
+    # Session recall (services/sessions/session_recall.py, docs/SESSIONS.md)
     session_recall_window: int = Field(default=6, ge=0, le=50)
     """How many of a session's newest messages weight its recall (0: plain search)."""
     session_context_weight: float = Field(default=0.5, ge=0.0)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cairn.domain.errors import VersionConflict
-from cairn.services.pages import PageService
+from cairn.services.gbrain.pages import PageService
 from tests.contract.aws_storage import BUCKET, serialized_moto
 from tests.support.aws_stack import Stack, aws_stack, mcp_client, mcp_session, text_of
 

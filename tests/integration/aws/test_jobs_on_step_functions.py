@@ -16,8 +16,8 @@ from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import jobs_handler
 from cairn.faults import InjectedFault
-from cairn.services.extraction import Said
-from cairn.services.index_sweeper import GRACE_S
+from cairn.services.documents.index_sweeper import GRACE_S
+from cairn.services.memory.extraction import Said
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock

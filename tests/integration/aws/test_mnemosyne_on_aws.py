@@ -15,7 +15,7 @@ import pytest
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, SCOPES, Principal, Via
 from cairn.domain.models import JobStatus
-from cairn.services.libraries import Library
+from cairn.services.mnemosyne.libraries import Library
 from tests.events.apigw import body_of, http_event
 from tests.support.aws_stack import CTX, MCP_HEADERS, Stack, aws_stack, mcp_client
 
@@ -128,7 +128,7 @@ def test_a_queued_document_captions_the_images_it_shows(stack: Stack) -> None:
 
     from PIL import Image
 
-    from cairn.services.library_search import SearchRequest
+    from cairn.services.mnemosyne.library_search import SearchRequest
 
     c = stack.core
     library = austen(stack)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.documents import DocumentService
+from cairn.services.documents.service import DocumentService
 from cairn.services.erasure.log import ErasureLog
-from cairn.services.thoughts import NewMemory
+from cairn.services.thoughtmcp.memories import NewMemory
 
 MEMORIES_PER_BRAIN = 60
 STOP_AFTER = 25  # documents erased before this process hangs, waiting for its kill

@@ -1,11 +1,11 @@
-"""The offline assertion rules behind brain_check (services/assertions.py)."""
+"""The offline assertion rules behind brain_check (services/gbrain/assertions.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from cairn.domain.pages import parse_page
-from cairn.services.assertions import AssertedPage, contradictions, extract
+from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
 
 
 def asserted(slug: str, content: str, subject: str = "Alice", day: int = 1) -> AssertedPage:

@@ -13,7 +13,7 @@ from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
-from cairn.services.extraction import Said
+from cairn.services.memory.extraction import Said
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.clock import FakeClock
 from tests.fakes.embedder import HashingEmbedder

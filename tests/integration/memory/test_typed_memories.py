@@ -1,4 +1,4 @@
-"""Typed memories in the core (services/memories.py), on every record store: the in-memory fake,
+"""Typed memories in the core (services/memory/memories.py), on every record store: the in-memory fake,
 SQLite and DynamoDB under moto. Supersede by key and subject, deduplication by content hash, soft
 delete, in-place update, event expiry, and concurrent writers racing on one key."""
 
@@ -20,7 +20,7 @@ from cairn.config import Settings
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
-from cairn.services.memories import MemoryInput
+from cairn.services.memory.memories import MemoryInput
 from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters

@@ -16,7 +16,7 @@ from mcp_types import CallToolResult
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
-from cairn.services.libraries import Library
+from cairn.services.mnemosyne.libraries import Library
 from tests.integration.mcp.conftest import LiveServer, start_server
 
 PATH = "/mcp/mnemosyne/"

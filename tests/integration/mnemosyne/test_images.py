@@ -13,8 +13,8 @@ from PIL import Image, PngImagePlugin
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound, UnsupportedContent
-from cairn.services.libraries import Library
-from cairn.services.library_search import SEARCH_TYPES, SearchRequest
+from cairn.services.mnemosyne.libraries import Library
+from cairn.services.mnemosyne.library_search import SEARCH_TYPES, SearchRequest
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.mnemosyne.conftest import body, ingest, mnemosyne
 

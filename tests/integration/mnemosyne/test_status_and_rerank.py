@@ -15,8 +15,8 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import CairnError
-from cairn.services.libraries import Library
-from cairn.services.library_search import SearchRequest
+from cairn.services.mnemosyne.libraries import Library
+from cairn.services.mnemosyne.library_search import SearchRequest
 from tests.fakes.container import fake_container
 from tests.integration.mcp.conftest import LiveServer, start_server
 from tests.integration.mnemosyne.conftest import MANUAL, NOVEL, body, mnemosyne, stock

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cairn.services.libraries import LIBRARY_TYPES
+from cairn.services.mnemosyne.libraries import LIBRARY_TYPES
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.mnemosyne.conftest import mnemosyne
 

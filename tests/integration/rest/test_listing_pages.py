@@ -17,7 +17,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Message, MessageRole
 from cairn.entrypoints.http import create_app
-from cairn.services import listing
+from cairn.services.documents import listing
 from cairn.services.repositories import DocumentRepository
 from tests.contract.conftest import RECORD_STORES
 from tests.fakes.container import fake_adapters

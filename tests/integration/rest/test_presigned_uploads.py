@@ -14,7 +14,7 @@ from cairn.adapters.aws.s3_blobs import S3BlobStore
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.entrypoints.http import create_app
-from cairn.services.ingest_steps import StagedIngest
+from cairn.services.ingest.ingest_steps import StagedIngest
 from tests.fakes.container import fake_adapters, fake_container
 from tests.integration.aws.moto_http import post_upload, s3_over_http
 from tests.integration.rest.helpers import assert_problem

@@ -16,7 +16,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.entrypoints.http import create_app
 from cairn.ports.generator import Answer, GenerationError, GenerationEvent, Passage, collect
-from cairn.services.entity_llm import PROMPT as ENTITY_PROMPT
+from cairn.services.memory.entity_llm import PROMPT as ENTITY_PROMPT
 from tests.fakes.container import fake_adapters, fake_container
 from tests.fakes.generator import ScriptedGenerator
 

@@ -11,7 +11,7 @@ import pytest
 from cairn.bootstrap import Container, build_container
 from cairn.bootstrap.options import schedule_window_s
 from cairn.config import Settings
-from cairn.services.schedule import CRON_WINDOW_S, ConsolidationSchedule, window_for
+from cairn.services.memory.schedule import CRON_WINDOW_S, ConsolidationSchedule, window_for
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 

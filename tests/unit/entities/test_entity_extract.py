@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cairn.services.entities import MAX_MENTIONS, EntityService, Mention
-from cairn.services.entity_rules import RuleEntityExtractor
+from cairn.services.memory.entities import MAX_MENTIONS, EntityService, Mention
+from cairn.services.memory.entity_rules import RuleEntityExtractor
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
 

@@ -1,4 +1,4 @@
-"""The Generator-backed entity extractor (services/entity_llm.py): the rules' mentions first, the
+"""The Generator-backed entity extractor (services/memory/entity_llm.py): the rules' mentions first, the
 model's added with their aliases, its junk dropped, and the rules alone whenever the model fails."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import MemoryType
 from cairn.ports.generator import Answer, GenerationError, GenerationEvent, Generator, Passage
-from cairn.services.entities import ENTITY_TYPES, MAX_MENTIONS, Mention
-from cairn.services.entity_llm import GeneratorEntityExtractor, entity_extractor_for
-from cairn.services.entity_rules import RuleEntityExtractor
-from cairn.services.memories import MemoryInput
+from cairn.services.memory.entities import ENTITY_TYPES, MAX_MENTIONS, Mention
+from cairn.services.memory.entity_llm import GeneratorEntityExtractor, entity_extractor_for
+from cairn.services.memory.entity_rules import RuleEntityExtractor
+from cairn.services.memory.memories import MemoryInput
 from tests.fakes.container import fake_adapters, fake_container
 from tests.fakes.generator import ScriptedGenerator
 
@@ -109,7 +109,7 @@ def test_a_fenced_or_wrapped_array_is_read(reply: str) -> None:
 def test_a_failing_model_leaves_the_rules_and_logs_without_the_text(
     model: Generator, why: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="cairn.services.entity_llm"):
+    with caplog.at_level(logging.WARNING, logger="cairn.services.memory.entity_llm"):
         found = GeneratorEntityExtractor(model).extract(TEXT)
 
     assert found == RULES
@@ -130,7 +130,7 @@ class Slow:
 
 
 def test_a_model_that_takes_too_long_leaves_the_rules(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="cairn.services.entity_llm"):
+    with caplog.at_level(logging.WARNING, logger="cairn.services.memory.entity_llm"):
         found = GeneratorEntityExtractor(Slow(), timeout_s=0.05).extract(TEXT)
 
     assert found == RULES and "no reply in time" in caplog.text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.services.entities import Mention
-from cairn.services.entity_rules import RuleEntityExtractor
+from cairn.services.memory.entities import Mention
+from cairn.services.memory.entity_rules import RuleEntityExtractor
 
 PROSE = [
     "The meeting went well and we decided to ship on Friday. Performance was slow, so we will "
@@ -148,7 +148,7 @@ def test_the_word_checks_find_what_running_every_rule_in_full_finds(monkeypatch:
     skipped; the reference runs every form and every kind over every text."""
     import random
 
-    from cairn.services import entity_rules
+    from cairn.services.memory import entity_rules
 
     rng = random.Random(5)
     pieces = ["Billing Ledger", "Harbor", "the", "Our New", '"Night Shift"', "`etl-job`", "We", "run"]
@@ -192,6 +192,6 @@ def test_the_word_checks_find_what_running_every_rule_in_full_finds(monkeypatch:
 
 def test_every_lexicon_form_is_ascii() -> None:
     """What the word check of the lexicon's forms rests on (domain/plain_text.py)."""
-    from cairn.services import entity_rules
+    from cairn.services.memory import entity_rules
 
     assert all(form.isascii() for form in entity_rules._LOOSE_ORDER)

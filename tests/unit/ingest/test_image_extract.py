@@ -11,7 +11,7 @@ from PIL import Image, PngImagePlugin
 
 from cairn.domain.errors import UnsupportedContent
 from cairn.ingest.extract import extract_image, extract_text, infer_kind
-from cairn.services.document_text import CAPTIONS_KEY, document_text, image_captions
+from cairn.services.documents.document_text import CAPTIONS_KEY, document_text, image_captions
 
 
 def image_bytes(fmt: str, **save: object) -> bytes:

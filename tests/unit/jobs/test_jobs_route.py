@@ -15,8 +15,8 @@ from cairn.entrypoints.rest.jobs import jobs_router
 from cairn.entrypoints.rest.problems import install_problem_handlers
 from cairn.ports.jobs import JobContext
 from cairn.services.brains import BrainService
+from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.repositories import BrainRepository
-from cairn.services.visible_jobs import VisibleJobs
 from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobRunner
 from tests.fakes.records import MemoryRecordStore

@@ -8,7 +8,7 @@ import pytest
 
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.schedule import ConsolidationSchedule
+from cairn.services.memory.schedule import ConsolidationSchedule
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cairn.domain.models import MemoryFacet, MemoryType
-from cairn.services.memory_ranking import (
+from cairn.services.memory.memory_ranking import (
     IMPORTANCE,
     effective_confidence,
     effective_score,

@@ -8,7 +8,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Brain, DocumentSource, JobStatus
 from cairn.ports.generator import GenerationError
-from cairn.services.extraction import Said
+from cairn.services.memory.extraction import Said
 from tests.fakes.facts import FakeFactExtractor
 
 

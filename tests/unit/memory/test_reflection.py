@@ -9,7 +9,7 @@ from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, DocumentSource, ReflectionStatus, SessionStatus
 from cairn.ports.generator import GenerationError
 from cairn.ports.reflection import ReflectionDraft
-from cairn.services.reflection import episode_path
+from cairn.services.memory.reflection import episode_path
 from tests.fakes.facts import FakeReflector
 
 DRAFT = ReflectionDraft(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cairn.ports.generator import Answer, Done, GenerationEvent, Passage, collect
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
 
 
 class FixedClock:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
 
 
 def by_type(data: dict) -> dict[str, dict]:

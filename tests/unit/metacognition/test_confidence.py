@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
 
 HEDGED = "Maybe the cache might help, but it is unclear. Possibly traffic grows, I guess, but I'm not sure."
 ASSERTIVE = (

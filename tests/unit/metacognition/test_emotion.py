@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
 
 INTENSITIES = {"high", "moderate", "low"}
 

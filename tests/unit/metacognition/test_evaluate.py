@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import time
 
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
 
 STRONG = (
     "We measured p99 latency over 30 days and it dropped 35% after the cache change (dashboard report). "

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from cairn.ports.generator import GenerationError
-from cairn.services.metacognition import MetacognitionFailed, MetacognitionService
+from cairn.services.thoughtmcp.metacognition import MetacognitionFailed, MetacognitionService
 
 from .conftest import FixedClock, ReplyGenerator
 

@@ -1,4 +1,4 @@
-"""gbrain pages on documents (services/pages.py), on the fake container."""
+"""gbrain pages on documents (services/gbrain/pages.py), on the fake container."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound, VersionConflict
 from cairn.domain.models import Brain
 from cairn.domain.pages import AmbiguousSlug, CollectionReadOnly, CollectionRestoring, InvalidSlug
-from cairn.services.pages import PageService
+from cairn.services.gbrain.pages import PageService
 from tests.fakes.container import fake_container
 
 ALICE = "---\ntitle: Alice\ntype: person\n---\n# Alice\n\nAlice builds compilers.\n---\n2024: joined\n"

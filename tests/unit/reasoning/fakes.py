@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 
 from cairn.ports.generator import Answer, Done, GenerationEvent, Passage
-from cairn.services.reasoning.context import RelevantMemory
+from cairn.services.thoughtmcp.reasoning.context import RelevantMemory
 
 Reply = str | dict[str, Any] | BaseException
 

@@ -9,8 +9,8 @@ import pytest
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.domain.errors import InvalidInput
-from cairn.services.reasoning.models import BreakdownResult
-from cairn.services.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.reasoning.models import BreakdownResult
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import pytest
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.domain.errors import InvalidInput
-from cairn.services.reasoning.frameworks import FRAMEWORKS, select
-from cairn.services.reasoning.models import AnalyzeResult
-from cairn.services.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.reasoning.frameworks import FRAMEWORKS, select
+from cairn.services.thoughtmcp.reasoning.models import AnalyzeResult
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 
 SELECTIONS = [
     ("Test the hypothesis that caching cuts latency with an experiment and measure it", "scientific-method"),

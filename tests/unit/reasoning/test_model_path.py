@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from cairn.ports.generator import GenerationError
-from cairn.services.reasoning.context import RelevantMemory
-from cairn.services.reasoning.llm import ReasoningFailed
-from cairn.services.reasoning.models import AnalyzeResult, BreakdownResult, ThinkResult
-from cairn.services.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.reasoning.context import RelevantMemory
+from cairn.services.thoughtmcp.reasoning.llm import ReasoningFailed
+from cairn.services.thoughtmcp.reasoning.models import AnalyzeResult, BreakdownResult, ThinkResult
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from tests.fakes.generator import ScriptedGenerator
 from tests.unit.reasoning.fakes import FakeMemories, PerCallGenerator
 

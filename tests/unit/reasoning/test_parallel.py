@@ -9,9 +9,9 @@ import pytest
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.domain.errors import InvalidInput
-from cairn.services.reasoning.llm import ReasoningFailed
-from cairn.services.reasoning.models import ParallelResult
-from cairn.services.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.reasoning.llm import ReasoningFailed
+from cairn.services.thoughtmcp.reasoning.models import ParallelResult
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from tests.unit.reasoning.fakes import PerCallGenerator
 
 PROBLEM = "How to optimize database query performance?"

@@ -10,9 +10,9 @@ import pytest
 
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.domain.errors import InvalidInput
-from cairn.services.reasoning.context import RelevantMemory
-from cairn.services.reasoning.models import ThinkResult
-from cairn.services.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.reasoning.context import RelevantMemory
+from cairn.services.thoughtmcp.reasoning.models import ThinkResult
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from tests.unit.reasoning.fakes import FakeMemories
 
 PROBLEM = "How to optimize database query performance?"

@@ -1,4 +1,4 @@
-"""The concept graph (services/concepts.py, concept_rules.py): concepts read by the rules (and the
+"""The concept graph (services/mnemosyne/concepts.py, concept_rules.py): concepts read by the rules (and the
 model's entities when one is configured), chunk links kept in step with re-ingests, and the graph
 leg's ranking by rarer and longer concepts."""
 
@@ -9,10 +9,10 @@ import re
 from datetime import UTC, datetime
 
 from cairn.domain.models import Chunk
-from cairn.services.concept_rules import ConceptRules
-from cairn.services.concepts import CONCEPT, ConceptGraph
-from cairn.services.entity_llm import GeneratorEntityExtractor
-from cairn.services.links import LinkRepository
+from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entity_llm import GeneratorEntityExtractor
+from cairn.services.mnemosyne.concept_rules import ConceptRules
+from cairn.services.mnemosyne.concepts import CONCEPT, ConceptGraph
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.clock import FakeClock
 from tests.fakes.generator import ScriptedGenerator
@@ -113,8 +113,8 @@ def test_the_cheap_tests_agree_with_the_pattern_on_every_text() -> None:
 
     from cairn.domain.plain_text import RUN as _TOKEN
     from cairn.domain.plain_text import plain
-    from cairn.services.concept_rules import ConceptMention
-    from cairn.services.concepts import _Matcher, _pattern
+    from cairn.services.mnemosyne.concept_rules import ConceptMention
+    from cairn.services.mnemosyne.concepts import _Matcher, _pattern
 
     rng = random.Random(7)
     words = ["Cairn", "cairns", "MCP", "mcp_server", "Node.js", "C++", "Jeffs", "Brain", "x2", "café", "the"]
@@ -186,8 +186,8 @@ def test_looking_concepts_up_by_a_chunks_words_finds_what_trying_each_finds() ->
 
     from cairn.domain.plain_text import RUN as _TOKEN
     from cairn.domain.plain_text import plain
-    from cairn.services.concept_rules import ConceptMention
-    from cairn.services.concepts import _Matcher, _Matchers
+    from cairn.services.mnemosyne.concept_rules import ConceptMention
+    from cairn.services.mnemosyne.concepts import _Matcher, _Matchers
 
     rng = random.Random(11)
     words = ["Cairn", "cairns", "MCP", "Model", "Context", "Protocol", "Node.js", "node", "js", "C++", "c"]

@@ -13,7 +13,7 @@ from PIL import Image
 from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound, UnsupportedContent
 from cairn.domain.models import Brain, Document
-from cairn.services.image_items import MAX_CAPTION_CHARS, MAX_CAPTIONS
+from cairn.services.mnemosyne.image_items import MAX_CAPTION_CHARS, MAX_CAPTIONS
 from tests.fakes.container import fake_container
 
 IMAGE = "ingest/img/heron.jpg"

@@ -22,9 +22,9 @@ from cairn.ingest import chunking
 from cairn.ingest.chunking import Chunked
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
-from cairn.services import indexing
-from cairn.services.documents import BatchOp, DocumentInput, keep_info
-from cairn.services.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer, chunk_id
+from cairn.services.documents import indexing
+from cairn.services.documents.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer, chunk_id
+from cairn.services.documents.service import BatchOp, DocumentInput, keep_info
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder

@@ -19,7 +19,7 @@ from cairn.config import Settings
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.services.rebuilding import Progress
+from cairn.services.documents.rebuilding import Progress
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for, embedded, process
 

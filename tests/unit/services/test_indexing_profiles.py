@@ -4,7 +4,7 @@ context; without one (or with the default), exactly today's chunks."""
 from __future__ import annotations
 
 from cairn.ingest.profiles import DEFAULT_PROFILE, PROFILES
-from cairn.services.indexing import DocumentIndexer
+from cairn.services.documents.indexing import DocumentIndexer
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.embedder import HashingEmbedder
 from tests.support.documents import a_document

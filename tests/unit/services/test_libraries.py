@@ -1,4 +1,4 @@
-"""The library view's listing (services/libraries.py): exact after every write even when kept
+"""The library view's listing (services/mnemosyne/libraries.py): exact after every write even when kept
 between calls, paged across libraries by offset, and a listing read during a write is not kept."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from cairn.bootstrap import Container
-from cairn.services.libraries import Library
+from cairn.services.mnemosyne.libraries import Library
 from tests.fakes.container import fake_container
 
 

@@ -1,4 +1,5 @@
-"""Paged document listings (services/listing.py): complete across pages, bounded reads, honest cursors."""
+"""Paged document listings (services/documents/listing.py): complete across pages, bounded reads,
+honest cursors."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from cairn.domain.errors import InvalidInput
 from cairn.domain.paths import glob_match, is_generated
 from cairn.ports.records import Page as RecordPage
-from cairn.services import listing
+from cairn.services.documents import listing
 from cairn.services.repositories import DocumentRepository
 from tests.fakes.container import fake_container
 from tests.fakes.records import MemoryRecordStore

@@ -1,4 +1,4 @@
-"""brain_check with a language model (services/page_assertions.py): the model's claims join the
+"""brain_check with a language model (services/gbrain/page_assertions.py): the model's claims join the
 rules', are asked once per page version and model, within a per-check budget, never by stats, and
 any failure of the model leaves the rules' result and a log line that quotes no page."""
 
@@ -25,7 +25,7 @@ from cairn.ports.generator import (
     Passage,
     collect,
 )
-from cairn.services.page_assertions import claims_from_reply
+from cairn.services.gbrain.page_assertions import claims_from_reply
 from tests.fakes.container import fake_adapters
 
 WORKS_AT = "Alice has conflicting works_at assertions: Acme Corp vs Globex Inc"

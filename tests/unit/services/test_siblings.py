@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
-from cairn.services.siblings import SiblingContext, natural_key
+from cairn.services.documents.siblings import SiblingContext, natural_key
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.fakes.records import MemoryRecordStore

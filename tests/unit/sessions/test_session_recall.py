@@ -13,9 +13,9 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
-from cairn.services.documents import DocumentInput
-from cairn.services.search import SearchHit
-from cairn.services.session_recall import SessionRecall
+from cairn.services.documents.service import DocumentInput
+from cairn.services.search.service import SearchHit
+from cairn.services.sessions.session_recall import SessionRecall
 
 QUERY = "when is the match"
 CHESS = "memory/global/chess.md"

@@ -9,7 +9,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain, MessageRole, SessionStatus
-from cairn.services.sessions import NewMessage
+from cairn.services.sessions.service import NewMessage
 
 
 def test_create_opens_a_session_with_its_fields(container: Container, brain: Brain) -> None:

@@ -1,4 +1,4 @@
-"""Sector memories (services/thoughts.py) on the fake stores: waypoint links made, weighed and kept
+"""Sector memories (services/thoughtmcp/memories.py) on the fake stores: waypoint links made, weighed and kept
 in step, decay and reinforcement, filters, and a hard forget that leaves nothing behind."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
-from cairn.services.thoughts import Filters, Metadata, NewMemory, ThoughtError, user_folder
+from cairn.services.thoughtmcp.memories import Filters, Metadata, NewMemory, ThoughtError, user_folder
 from tests.fakes.container import fake_container
 
 TEXT = "The billing service deploys every Tuesday after the payments regression suite passes"

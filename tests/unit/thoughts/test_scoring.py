@@ -1,4 +1,4 @@
-"""ThoughtMCP's numbers (services/thought_scoring.py) checked against values computed by hand."""
+"""ThoughtMCP's numbers (services/thoughtmcp/thought_scoring.py) checked against values computed by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cairn.services import thought_scoring as ts
+from cairn.services.thoughtmcp import thought_scoring as ts
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ The rule (`may_see`, `may_change`) has two parts, both decided here and nowhere 
   the owners of its own tenant's brains that are itself or its sub-users (`<subject>:<name>`), or
   for all of them as the open loopback owner or with brains:admin (`acts_for`).
 BrainService checks every brain it hands out; the repositories (services/repositories.py,
-services/visible_chunks.py) apply the item rule inside every read, so no surface decides it.
+services/documents/visible_chunks.py) apply the item rule inside every read, so no surface decides it.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ def job_tasks(container: Container, settings: Settings) -> JobTasks:
     """The job task function's work over `container`, which must run jobs on Step Functions."""
     from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
     from cairn.adapters.aws.sfn_tasks import task_handler
-    from cairn.services.index_sweeper import IndexSweeper
-    from cairn.services.schedule import ConsolidationSchedule
+    from cairn.services.documents.index_sweeper import IndexSweeper
+    from cairn.services.memory.schedule import ConsolidationSchedule
 
     if not isinstance(container.jobs, StepFunctionsJobRunner):
         raise RuntimeError("the job task function needs CAIRN_STATE_MACHINE_ARNS (Step Functions jobs)")

@@ -79,7 +79,7 @@ def auth_options(settings: Settings) -> AuthOptions:
 def schedule_window_s(settings: Settings) -> float:
     """The scheduled consolidation's idempotency window: CAIRN_CONSOLIDATE_EVERY_S, else derived
     from the rule's expression (CAIRN_CONSOLIDATION_SCHEDULE, set by the template), else a day."""
-    from cairn.services.schedule import window_for
+    from cairn.services.memory.schedule import window_for
 
     if settings.consolidate_every_s:
         return settings.consolidate_every_s

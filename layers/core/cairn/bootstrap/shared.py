@@ -16,50 +16,50 @@ from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
 from cairn.ports.jobs import JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
-from cairn.services.access import AccessLog
-from cairn.services.ask import AskService
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
-from cairn.services.concept_rules import ConceptRules
-from cairn.services.concepts import ConceptGraph
-from cairn.services.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
-from cairn.services.documents import DocumentService
-from cairn.services.entities import EntityService
-from cairn.services.entity_llm import entity_extractor_for
+from cairn.services.documents.index_intents import IndexIntents
+from cairn.services.documents.index_repair import IndexRepair
+from cairn.services.documents.indexing import DocumentIndexer
+from cairn.services.documents.rebuilding import RebuildingBrains
+from cairn.services.documents.service import DocumentService
+from cairn.services.documents.siblings import SiblingContext
+from cairn.services.documents.visible_chunks import VisibleChunks
 from cairn.services.events import EventBus
-from cairn.services.extraction import EXTRACT_JOB, ExtractionService
-from cairn.services.fact_memory import FactMemory
-from cairn.services.gaps import GapService
-from cairn.services.graph import GraphService
+from cairn.services.gbrain.gaps import GapService
+from cairn.services.gbrain.page_assertions import PageAssertions
+from cairn.services.gbrain.pages import PageService
+from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.health import HealthService
-from cairn.services.image_items import ImageItems
-from cairn.services.index_intents import IndexIntents
-from cairn.services.index_repair import IndexRepair
-from cairn.services.indexing import DocumentIndexer
-from cairn.services.ingest import INGEST_JOB, IngestService
-from cairn.services.ingest_steps import StagedIngest
-from cairn.services.item_status import ItemStatusLog
-from cairn.services.libraries import LibraryService
-from cairn.services.library_profiles import LibraryProfiles
-from cairn.services.library_search import LibrarySearch
-from cairn.services.links import LinkRepository
-from cairn.services.memories import MemoryService
-from cairn.services.metacognition import MetacognitionService
+from cairn.services.ingest.ingest_steps import StagedIngest
+from cairn.services.ingest.service import INGEST_JOB, IngestService
+from cairn.services.jobs.visible_jobs import VisibleJobs
+from cairn.services.links.graph import GraphService
+from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
+from cairn.services.memory.entities import EntityService
+from cairn.services.memory.entity_llm import entity_extractor_for
+from cairn.services.memory.extraction import EXTRACT_JOB, ExtractionService
+from cairn.services.memory.fact_memory import FactMemory
+from cairn.services.memory.memories import MemoryService
+from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
-from cairn.services.page_assertions import PageAssertions
-from cairn.services.pages import PageService
-from cairn.services.raw_data import RawDataService
-from cairn.services.reasoning.service import ReasoningService
-from cairn.services.rebuilding import RebuildingBrains
-from cairn.services.reflection import ReflectionService
+from cairn.services.mnemosyne.concept_rules import ConceptRules
+from cairn.services.mnemosyne.concepts import ConceptGraph
+from cairn.services.mnemosyne.image_items import ImageItems
+from cairn.services.mnemosyne.item_status import ItemStatusLog
+from cairn.services.mnemosyne.libraries import LibraryService
+from cairn.services.mnemosyne.library_profiles import LibraryProfiles
+from cairn.services.mnemosyne.library_search import LibrarySearch
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
-from cairn.services.search import SearchService, SearchTuning
-from cairn.services.session_recall import RecallTuning, SessionRecall
-from cairn.services.sessions import SessionService
-from cairn.services.siblings import SiblingContext
-from cairn.services.thoughts import ThoughtContext, ThoughtMemories
-from cairn.services.visible_chunks import VisibleChunks
-from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.search.access import AccessLog
+from cairn.services.search.ask import AskService
+from cairn.services.search.service import SearchService, SearchTuning
+from cairn.services.sessions.service import SessionService
+from cairn.services.sessions.session_recall import RecallTuning, SessionRecall
+from cairn.services.thoughtmcp.memories import ThoughtContext, ThoughtMemories
+from cairn.services.thoughtmcp.metacognition import MetacognitionService
+from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from cairn.services.zengram.api import ZengramApi, ZengramDeps
 
 

@@ -91,7 +91,8 @@ class MemoryFacet(Model):
     access_count: int = 0
     last_access: datetime | None = None
     user_id: str | None = None
-    """ThoughtMCP's userId: whose memory it is (services/thoughts.py); only they recall it there."""
+    """ThoughtMCP's userId: whose memory it is (services/thoughtmcp/memories.py); only they recall
+    it there."""
     session_id: str | None = None
     keywords: list[str] | None = None
     context: str | None = None
@@ -150,9 +151,9 @@ class Chunk(Model):
     end: int = 0
     title: str = ""
     context: str = ""
-    """Index-only text that situates the chunk (BM25 only; services/siblings.py); never returned."""
+    """Index-only text that situates the chunk (BM25 only; services/documents/siblings.py); never returned."""
     fingerprint: str = ""
-    """What the chunk was indexed from, summarised by its writer (services/indexing.py), so a
+    """What the chunk was indexed from, summarised by its writer (services/documents/indexing.py), so a
     rewrite can leave it alone or reuse its vector; empty when unknown."""
     tags: list[str] = Field(default_factory=list)
     type: str | None = None
@@ -195,14 +196,14 @@ class Link(Model):
 
 
 class Entity(Model):
-    """Something memories mention (a client, person, technology, ...): services/entities.py."""
+    """Something memories mention (a client, person, technology, ...): services/memory/entities.py."""
 
     id: str
     brain_id: str
     name: str
     """The canonical name; lookups by it or an alias ignore case."""
     kind: str = "thing"
-    """The entity type (services/entities.py ENTITY_TYPES: client, person, technology, ...)."""
+    """The entity type (services/memory/entities.py ENTITY_TYPES: client, person, technology, ...)."""
     aliases: list[str] = Field(default_factory=list)
     mention_count: int = 0
     """How many memories mention it (each memory counted once)."""

@@ -1,5 +1,5 @@
 """gbrain pages, as text: slugs, the page format (frontmatter, compiled truth, timeline) and the
-fields derived from it. Pure functions; services/pages.py stores pages as documents.
+fields derived from it. Pure functions; services/gbrain/pages.py stores pages as documents.
 
 A page's text is YAML frontmatter between two bare `---` lines (scalar values only), then the
 compiled truth, a bare `---` line, and the timeline. Parsing keeps what the format can carry and

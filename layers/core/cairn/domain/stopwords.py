@@ -50,7 +50,7 @@ EXTRACTIVE: Final = _words(
     """
 )
 
-# ThoughtMCP's rule-based reasoning (services/reasoning/text.py): function words, modal verbs.
+# ThoughtMCP's rule-based reasoning (services/thoughtmcp/reasoning/text.py): function words, modal verbs.
 REASONING: Final = _words(
     """
     a able about above across after again against all also am among an and any are as assume at be

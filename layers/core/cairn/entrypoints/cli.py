@@ -22,8 +22,8 @@ from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
     from cairn.container import Container
-    from cairn.services.libraries import Library
-    from cairn.services.schedule import ConsolidationSchedule
+    from cairn.services.memory.schedule import ConsolidationSchedule
+    from cairn.services.mnemosyne.libraries import Library
 
 STORE_FILE = "records.sqlite3"
 
@@ -64,7 +64,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
     from cairn.ports.chunks import CompactableChunks
-    from cairn.services.index_sweeper import IndexSweeper
+    from cairn.services.documents.index_sweeper import IndexSweeper
 
     settings = _settings(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
@@ -120,7 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _schedule(container: Container) -> ConsolidationSchedule | None:
-    from cairn.services.schedule import ConsolidationSchedule
+    from cairn.services.memory.schedule import ConsolidationSchedule
 
     every = container.options.consolidate_every_s
     if every is None:
@@ -133,7 +133,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
-    from cairn.services.index_sweeper import IndexSweeper
+    from cairn.services.documents.index_sweeper import IndexSweeper
 
     require_surface(args.surface)  # fail before opening the store
     settings = _settings(args)
@@ -186,7 +186,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return _ingest_remote(args, files)
     from cairn.bootstrap import build_container
     from cairn.bootstrap.models import for_bulk
-    from cairn.services.ingest import IngestResult, LocalFilePolicy
+    from cairn.services.ingest.service import IngestResult, LocalFilePolicy
 
     container = build_container(for_bulk(_settings(args)))
     settle(container)
@@ -266,7 +266,7 @@ def _ingest_all(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cairn.services.ingest import safe_name
+    from cairn.services.ingest.service import safe_name
 
     console = Console(stderr=True)
     counts = {"created": 0, "reused": 0, "failed": 0}

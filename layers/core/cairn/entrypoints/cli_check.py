@@ -1,8 +1,8 @@
 """What a process does to the data it opens before trusting it, and `cairn check`.
 
 Opening: every document a stopped process committed but did not index is indexed (its intent
-settled, services/index_intents.py). A server (`cairn serve`, `cairn mcp`) then compares every
-brain's index with its records and files (services/index_repair.py) and rebuilds what differs in
+settled, services/documents/index_intents.py). A server (`cairn serve`, `cairn mcp`) then compares every
+brain's index with its records and files (services/documents/index_repair.py) and rebuilds what differs in
 the background, refusing those brains' searches (503) until it is done. `cairn check` does the
 same in the foreground and reports brain by brain; `--deep` also compares every document chunk
 by chunk, `--dry-run` only reports (it indexes nothing; vector rows found damaged are still
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cairn.container import Container
-    from cairn.services.index_repair import BrainCheck
+    from cairn.services.documents.index_repair import BrainCheck
 
 
 def settle(container: Container) -> None:

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from cairn.domain.models import Brain, Document, MetadataValue
-from cairn.services.ingest import IngestResult
-from cairn.services.search import SearchHit, SearchResult
+from cairn.services.ingest.service import IngestResult
+from cairn.services.search.service import SearchHit, SearchResult
 
 
 def rfc3339(value: datetime) -> str:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.domain.models import Document, Job, Message
 from cairn.entrypoints.wire import DocumentRecord, Timestamp, Wire, rfc3339
 from cairn.entrypoints.wire_sessions import Role, SessionMessageRecord
-from cairn.services.reflection import ReflectOutcome
+from cairn.services.memory.reflection import ReflectOutcome
 
 
 def _absent(value: object) -> bool:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from cairn.domain.models import Message, Session
 from cairn.entrypoints.wire import SearchHitRecord, Timestamp, Wire
-from cairn.services.search import SearchHit
+from cairn.services.search.service import SearchHit
 
 Role = Literal["system", "user", "assistant", "tool"]
 

@@ -3,7 +3,7 @@
 Filters apply inside each leg (not after fusion), so a filtered query still fills its
 candidate pool from matching chunks only. A rewrite of a document touches only what changed:
 `fingerprints` tells what the index holds, `get_vectors` lends the vectors of unchanged text, and
-`upsert` / `delete_chunks` apply the difference (services/indexing.py). `get_chunk` / `get_many`
+`upsert` / `delete_chunks` apply the difference (services/documents/indexing.py). `get_chunk` / `get_many`
 read chunks by id, for surfaces that hold chunk ids rather than documents. Deleting a brain or
 erasing a person goes through `drop_brain` (a whole brain) or the document deletes, then
 `ScrubbableChunks.scrub` where the index keeps files of its own, so the text and vectors are gone
@@ -42,8 +42,9 @@ class ChunkFilter:
     owners: tuple[tuple[str, str | None], ...] = ()
     """(brain id, subject): in that brain a chunk with an owner (its facet OWNER_FACET, a ThoughtMCP
     userId) passes only when the owner is `subject` or `subject:<name>`, and none passes with None.
-    Brains not named pass every owner. Set from the access rule by services/visible_chunks.py, inside
-    both legs like every other part of the filter; no surface sets it."""
+    Brains not named pass every owner. Set from the access rule by
+    services/documents/visible_chunks.py, inside both legs like every other part of the filter; no
+    surface sets it."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class ChunkIndex(Protocol):
     def held(self, brain_id: str) -> dict[str, int]:
         """Document id -> how many active chunks the index holds of it in the brain (staged ones,
         of an ingest not yet committed, are left out): what a check compares with the records
-        (services/index_repair.py)."""
+        (services/documents/index_repair.py)."""
 
     def drop_brain(self, brain_id: str) -> int:
         """Remove every chunk of the brain and everything the index keeps for it; returns how many
@@ -194,7 +195,7 @@ class Discarded:
 class VerifiableChunks(Protocol):
     """A ChunkIndex that keeps its own derived files (the embedded store's vector files and ANN
     indexes): they are checked against what the index records, and what is damaged is set aside
-    for the core to rebuild from the records (services/index_repair.py). OpenSearch keeps its own
+    for the core to rebuild from the records (services/documents/index_repair.py). OpenSearch keeps its own
     segments' integrity."""
 
     def check(self, brain_id: str) -> FileCheck: ...

@@ -11,7 +11,7 @@ MemoryService.store with their ids (a memory already in the brain is skipped; be
 oldest first, supersede by key or subject rebuilds the same current memory), links with new ids
 from the brain's link sequence (one identical in its ends, kind and validity is skipped), raw
 rows overwritten, gaps by hash. So a restore that stopped part-way is resumed by running it
-again. Meanwhile the brain's collection is `restoring` (services/pages.py), so gbrain refuses
+again. Meanwhile the brain's collection is `restoring` (services/gbrain/pages.py), so gbrain refuses
 every page mutation.
 """
 
@@ -40,11 +40,13 @@ from cairn.domain.models import (
 )
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
-from cairn.services.documents import DocumentInput, DocumentService, keep_info
-from cairn.services.gaps import GapService, KnowledgeGap
-from cairn.services.graph import GraphService, LinkDraft
-from cairn.services.links import NumberedLink, check_interval, check_kind, check_validity
-from cairn.services.memories import (
+from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.gbrain.gaps import GapService, KnowledgeGap
+from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
+from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.links.graph import GraphService, LinkDraft
+from cairn.services.links.repository import NumberedLink, check_interval, check_kind, check_validity
+from cairn.services.memory.memories import (
     DEFAULT_IMPORTANCE,
     PREFIX,
     SUPERSEDES,
@@ -52,9 +54,7 @@ from cairn.services.memories import (
     MemoryService,
     memory_path,
 )
-from cairn.services.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
-from cairn.services.raw_data import RawDataService
-from cairn.services.thoughts import ThoughtMemories
+from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 KIND: Final = "cairn-archive"
 FORMAT: Final = 1
@@ -233,7 +233,7 @@ class BrainArchive:
         thoughts: ThoughtMemories | None = None,
     ) -> None:
         """`thoughts`: a restored ThoughtMCP memory (a document with a user) gets its row back and
-        its waypoint links made again (services/thoughts.py)."""
+        its waypoint links made again (services/thoughtmcp/memories.py)."""
         self.thoughts = thoughts
         self.brains = brains
         self.documents = documents

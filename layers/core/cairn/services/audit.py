@@ -28,7 +28,7 @@ from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
-from cairn.services.listing import encode_cursor
+from cairn.services.documents.listing import encode_cursor
 
 SYSTEM = "system"
 MAX_VALUE_CHARS = 512

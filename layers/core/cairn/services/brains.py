@@ -13,7 +13,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
-from cairn.services.listing import decode_cursor, encode_cursor
+from cairn.services.documents.listing import decode_cursor, encode_cursor
 from cairn.services.repositories import BrainRepository
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")

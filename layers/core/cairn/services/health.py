@@ -22,7 +22,7 @@ from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder
 from cairn.ports.records import RecordStore
 from cairn.ports.reranker import Reranker
-from cairn.services.rebuilding import Progress, RebuildingBrains
+from cairn.services.documents.rebuilding import Progress, RebuildingBrains
 
 OK: Final = "ok"
 DEGRADED: Final = "degraded"

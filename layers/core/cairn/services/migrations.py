@@ -9,7 +9,7 @@ brain has nothing to migrate and gets no record.
   belong to the machine's owner (auth/access.py LOCAL_OWNER); before, an ownerless private brain
   was readable by every principal of its tenant.
 - `thoughtmcp-brain`: ThoughtMCP memories used to land in the first brain when no brain was
-  configured for them; now they live in a brain marked for them (services/thoughts.py BRAIN_MARK).
+  configured for them; now they live in a brain marked for them (services/thoughtmcp/memories.py BRAIN_MARK).
   In each tenant the first brain already holding ThoughtMCP memories gets the mark, so its users
   keep finding them.
 """
@@ -25,7 +25,7 @@ from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import BrainRepository, doc_key
-from cairn.services.thoughts import BRAIN_MARK, FOLDER
+from cairn.services.thoughtmcp.memories import BRAIN_MARK, FOLDER
 
 log = logging.getLogger(__name__)
 MARKER = ("meta", "migrations")

@@ -24,7 +24,7 @@ from cairn.auth import access
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
-from cairn.services.index_intents import IndexIntents, Intent
+from cairn.services.documents.index_intents import IndexIntents, Intent
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -255,7 +255,7 @@ class DocumentRepository:
         return Delete(*doc_key(doc.brain_id, doc.path), expected_version=doc.version)
 
     def commit(self, ops: Sequence[Put | Delete], touched: Iterable[tuple[str, str]] = ()) -> Committed:
-        """Apply ops atomically, with an index intent (services/index_intents.py) for every
+        """Apply ops atomically, with an index intent (services/documents/index_intents.py) for every
         document record they write and every (brain id, document id) in `touched` (documents
         whose chunks must change though no record of theirs is written: erased, overwritten).
         Returns the written documents with their new versions, and the intents.

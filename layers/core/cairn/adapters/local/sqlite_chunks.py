@@ -45,7 +45,7 @@ from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
 # date, title weight 0 / 1 / 2 / 3 all gave the BM25 leg recall@10 0.647; a document's title usually
-# names its subject, so it gets a mild boost. Context (a sibling's excerpt, services/siblings.py)
+# names its subject, so it gets a mild boost. Context (a sibling's excerpt, services/documents/siblings.py)
 # is weighted 0.5: on LoCoMo dev, weights 0.2 / 0.3 / 0.5 / 1.0 / 1.5 gave hybrid recall@10
 # .746 / .756 / .764 / .742 / .718.
 DEFAULT_BM25_WEIGHTS = (2.0, 1.0, 0.5)

@@ -18,7 +18,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.events import SSE_HEADERS, frame
 from cairn.entrypoints.rest.openapi import sse_responses
-from cairn.services.ask import AskEvent
+from cairn.services.search.ask import AskEvent
 
 ASK_EVENTS = ("retrieve", "answer_delta", "citation", "done", "error")
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path
 
 from cairn.domain.models import Job
 from cairn.entrypoints.wire import Timestamp, Wire
-from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.jobs.visible_jobs import VisibleJobs
 
 JobIdParam = Annotated[str, Path(alias="jobId", min_length=1, max_length=128, description="Job id (job_...)")]
 

@@ -20,7 +20,7 @@ from cairn.entrypoints.wire_memory import (
     JobStarted,
     ReflectResponse,
 )
-from cairn.services.extraction import Said
+from cairn.services.memory.extraction import Said
 
 SessionId = Annotated[str, Path(alias="sessionId", min_length=1, max_length=128, description="ses_...")]
 

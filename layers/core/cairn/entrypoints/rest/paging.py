@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 from pydantic import Field
 
-from cairn.services.listing import MAX_CURSOR_CHARS
+from cairn.services.documents.listing import MAX_CURSOR_CHARS
 
 CursorParam = Annotated[
     str | None,

@@ -22,16 +22,16 @@ from cairn.domain.models import Brain, Document, DocumentSource
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.records import RecordStore
-from cairn.services.access import AccessLog
-from cairn.services.documents import DocumentInput, DocumentService
-from cairn.services.entities import EntityService
-from cairn.services.image_items import ImageItems, Prepared
-from cairn.services.item_status import ItemStatusLog
-from cairn.services.links import LinkRepository
-from cairn.services.memories import MemoryService
-from cairn.services.page_assertions import forget_claims
-from cairn.services.raw_data import RawDataService
-from cairn.services.siblings import forget_siblings, natural_key
+from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.siblings import forget_siblings, natural_key
+from cairn.services.gbrain.page_assertions import forget_claims
+from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entities import EntityService
+from cairn.services.memory.memories import MemoryService
+from cairn.services.mnemosyne.image_items import ImageItems, Prepared
+from cairn.services.mnemosyne.item_status import ItemStatusLog
+from cairn.services.search.access import AccessLog
 
 
 @dataclass
@@ -89,7 +89,7 @@ class DocumentEraser:
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one (the sibling after it in
-        its folder, services/siblings.py) lose that context; returns how many changed."""
+        its folder, services/documents/siblings.py) lose that context; returns how many changed."""
         paths = {d.path for d in doomed}
         cleared = forget_siblings(self.records, brain.id, paths)
         by_folder: dict[str, list[tuple[tuple[tuple[int, int | str], ...], str, bool]]] = {}

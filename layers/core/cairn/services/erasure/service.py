@@ -36,12 +36,12 @@ from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
 from cairn.services.audit import AuditEntry, AuditLog
 from cairn.services.brains import BrainService
+from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
-from cairn.services.locks import KeyedLocks
 from cairn.services.repositories import DocumentRepository, all_items, document_of, slug_key
-from cairn.services.thoughts import ThoughtMemories
+from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"

@@ -24,13 +24,18 @@ from cairn.ports.clock import Clock
 from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
-from cairn.services.access import AccessLog
 from cairn.services.brains import BrainService
-from cairn.services.consolidation import ConsolidationService
-from cairn.services.entities import ENTITY_TYPES, EntityService, entity_wire
-from cairn.services.memories import MemoryInput, MemoryQuery, MemoryService
-from cairn.services.memory_ranking import DECAY_FACTOR, IMPORTANCE, effective_confidence, importance_name
-from cairn.services.visible_jobs import VisibleJobs
+from cairn.services.jobs.visible_jobs import VisibleJobs
+from cairn.services.memory.consolidation import ConsolidationService
+from cairn.services.memory.entities import ENTITY_TYPES, EntityService, entity_wire
+from cairn.services.memory.memories import MemoryInput, MemoryQuery, MemoryService
+from cairn.services.memory.memory_ranking import (
+    DECAY_FACTOR,
+    IMPORTANCE,
+    effective_confidence,
+    importance_name,
+)
+from cairn.services.search.access import AccessLog
 from cairn.services.zengram import consolidation, insight, transfer
 from cairn.services.zengram.shapes import (
     METADATA_KEY,
@@ -522,7 +527,7 @@ class ZengramApi:
         return out
 
     def _counts(self, brain: Brain) -> dict[str, int]:
-        # At most 30 s old: counting reads every memory record (services/memories.py count).
+        # At most 30 s old: counting reads every memory record (services/memory/memories.py count).
         total, vectors = self.c.memories.count(brain)
         return {"total_memories": total, "vectors_count": vectors}
 

@@ -1,4 +1,4 @@
-"""zengram's consolidation routes on Cairn's consolidation job (services/consolidation.py), which
+"""zengram's consolidation routes on Cairn's consolidation job (services/memory/consolidation.py), which
 runs on the JobRunner: the embedded queue, or Step Functions on AWS.
 
 One consolidation per brain at a time: the brain's last run is a record (`zengram#<brain>`), taken
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain, Job, JobStatus
 from cairn.ports.records import Item
-from cairn.services.consolidation import CONSOLIDATE_JOB
+from cairn.services.memory.consolidation import CONSOLIDATE_JOB
 from cairn.services.zengram.shapes import iso
 from cairn.services.zengram.validate import Refused
 

@@ -1,5 +1,5 @@
 """zengram's `POST /reflect` and `POST /research`: their bodies checked with zengram's messages,
-the work done by services/memory_reflection.py, the result in zengram's shape."""
+the work done by services/memory/memory_reflection.py, the result in zengram's shape."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain
 from cairn.ports.generator import GenerationError
-from cairn.services.memory_reflection import MemoryReflection, ModelReplyInvalid, Research
+from cairn.services.memory.memory_reflection import MemoryReflection, ModelReplyInvalid, Research
 from cairn.services.zengram.validate import Refused, bad, no_markup_in
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cairn.domain.models import Document, MemoryFacet, MemoryType
-from cairn.services.access import Access
-from cairn.services.memories import SUPERSEDES
-from cairn.services.memory_ranking import importance_name
+from cairn.services.memory.memories import SUPERSEDES
+from cairn.services.memory.memory_ranking import importance_name
+from cairn.services.search.access import Access
 
 METADATA_KEY = "zengram.metadata"
 """The caller's metadata object, JSON in one flat metadata value (documents keep flat metadata)."""

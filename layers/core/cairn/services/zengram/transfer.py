@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.services.access import Access
-from cairn.services.memories import MemoryInput
-from cairn.services.memory_ranking import IMPORTANCE
+from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_ranking import IMPORTANCE
+from cairn.services.search.access import Access
 from cairn.services.zengram.shapes import METADATA_KEY, iso, payload
 from cairn.services.zengram.validate import (
     MEMORY_TYPES,

@@ -16,7 +16,7 @@ from cairn.entrypoints.wire_memory import (
     JobStarted,
     ReflectResponse,
 )
-from cairn.services.extraction import Said
+from cairn.services.memory.extraction import Said
 
 
 def extract(deps: SurfaceDeps, a: ExtractArgs) -> CallToolResult:

@@ -20,7 +20,7 @@ from cairn.entrypoints.mcp.canonical.outputs import IngestUrlServer, RecallOutpu
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolSpec, ok_result
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
-from cairn.services.search import SearchHit, SearchResult
+from cairn.services.search.service import SearchHit, SearchResult
 
 SUMMARY_HITS = 5
 SUMMARY_CHARS = 320
@@ -76,7 +76,7 @@ def remember(deps: SurfaceDeps, a: RememberArgs) -> CallToolResult:
 def ingest_file(deps: SurfaceDeps, a: IngestFileArgs) -> CallToolResult:
     c = deps.container
     brain = c.brains.resolve(a.brain)
-    uploads = c.adapters.uploads  # set: `path` is an upload key (services/ingest.py)
+    uploads = c.adapters.uploads  # set: `path` is an upload key (services/ingest/service.py)
     result = IngestResponse.of(
         c.ingest.ingest_file(brain, a.path, deps.local_files, kind=a.as_, uploads=uploads)
     )

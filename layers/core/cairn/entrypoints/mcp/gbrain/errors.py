@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from cairn.domain.errors import CairnError, VersionConflict
 from cairn.domain.pages import AmbiguousSlug
-from cairn.services.raw_data import RawDataExists
+from cairn.services.gbrain.raw_data import RawDataExists
 
 INVALID_PARAMS = -32602
 NOT_FOUND = -32001

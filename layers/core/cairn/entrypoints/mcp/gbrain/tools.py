@@ -24,11 +24,11 @@ from cairn.entrypoints.mcp.gbrain import args as a
 from cairn.entrypoints.mcp.gbrain import check
 from cairn.entrypoints.mcp.gbrain.errors import AmbiguousLink
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
-from cairn.services import assertions
-from cairn.services.gaps import MAX_CONTEXT, KnowledgeGap
-from cairn.services.page_search import PageHit, PageSearch
-from cairn.services.pages import Page
-from cairn.services.raw_data import MAX_SOURCE, RawDataExists
+from cairn.services.gbrain import assertions
+from cairn.services.gbrain.gaps import MAX_CONTEXT, KnowledgeGap
+from cairn.services.gbrain.page_search import PageHit, PageSearch
+from cairn.services.gbrain.pages import Page
+from cairn.services.gbrain.raw_data import MAX_SOURCE, RawDataExists
 
 if TYPE_CHECKING:
     from cairn.container import Container

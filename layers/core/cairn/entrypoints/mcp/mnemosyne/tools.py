@@ -1,4 +1,4 @@
-"""Mnemosyne's six tools on Cairn's libraries (services/libraries.py, services/library_search.py).
+"""Mnemosyne's six tools on Cairn's libraries (services/mnemosyne/: libraries.py, library_search.py).
 
 Results are FastMCP's for a returned dict: the object as structuredContent and as JSON text
 (indented). Limits are clamped into 1..200 (never refused); a negative offset is refused. A
@@ -18,8 +18,8 @@ from cairn.auth.principal import PUBLIC, READ
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.mnemosyne import args as a
-from cairn.services.libraries import LIBRARY_TYPES, Collection, Library, LibraryItem
-from cairn.services.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
+from cairn.services.mnemosyne.libraries import LIBRARY_TYPES, Collection, Library, LibraryItem
+from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
 
 MAX_LIMIT = 200
 

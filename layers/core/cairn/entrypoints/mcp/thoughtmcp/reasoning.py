@@ -1,6 +1,6 @@
-"""ThoughtMCP's reasoning tools (think, analyze, ponder, breakdown: services/reasoning/) and its
+"""ThoughtMCP's reasoning tools (think, analyze, ponder, breakdown: services/thoughtmcp/reasoning/) and its
 metacognitive tools (assess_confidence, detect_bias, detect_emotion, evaluate:
-services/metacognition/), in the surface's envelope. With no language model configured every answer
+services/thoughtmcp/metacognition/), in the surface's envelope. With no language model configured every answer
 is the rules' and says so (`method: "rule-based"`, `model: null`)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import success
-from cairn.services.thoughts import check_user_id
+from cairn.services.thoughtmcp.memories import check_user_id
 
 
 def _context(ctx: a.ReasoningContext | None) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""ThoughtMCP's memory tools on services/thoughts.py (the reasoning and metacognitive tools are in
+"""ThoughtMCP's memory tools on services/thoughtmcp/memories.py (the reasoning and metacognitive tools are in
 reasoning.py). Every answer goes out in the surface's envelope (envelope.py)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
-from cairn.services.thoughts import (
+from cairn.services.thoughtmcp.memories import (
     MAX_LIMIT,
     NOT_FOUND_SUGGESTION,
     Filters,
@@ -33,7 +33,7 @@ from cairn.services.thoughts import (
 
 def brain_of(c: Container, user_id: str | None, *, create: bool = False) -> Brain | None:
     """ThoughtMCP's brain, for a call about `user_id`'s memories (the core refuses a caller that
-    does not act for the user: services/thoughts.py thought_brain)."""
+    does not act for the user: services/thoughtmcp/memories.py thought_brain)."""
     return thought_brain(c.brains, c.options.surfaces.thoughtmcp_brain, user_id=user_id, create=create)
 
 

@@ -1,0 +1,200 @@
+"""The chunk index checked against the records it is derived from, and rebuilt from them.
+
+What the index holds follows from the records: every live document's chunks, embedded from its
+stored text. Checking a brain compares the two and repairs what differs:
+
+- its files, where the index keeps its own (VerifiableChunks, the embedded store): vector rows
+  that no longer read back as written are discarded with their chunks and those documents are
+  embedded again; a damaged ANN index is set aside by the index itself (exact search until
+  compaction builds it again), which loses nothing;
+- its chunks: per document, the index holds as many active chunks as the record says (`held`),
+  and none of a document that is not live (a ghost); with `deep`, every live document is also cut
+  again from its text and compared chunk by chunk (fingerprints, no embedding), which catches an
+  older version's chunks that happen to be as many. A document that differs is reconciled from
+  its record (DocumentService.reconcile).
+
+While a brain is repaired its searches are refused with Unavailable (503 and Retry-After): the
+index is incomplete, and an answer from it would be silently wrong. Other brains are untouched.
+`cairn serve` and `cairn mcp` compare every brain when they start and repair in the background;
+the embedded index also reports a brain whose files it finds damaged while serving (its vector
+leg refuses it meanwhile), and that brain is repaired at once. `cairn check` runs the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from cairn.auth import access
+from cairn.domain.errors import CairnError
+from cairn.domain.models import Brain, Document
+from cairn.ports.chunks import ANN_NONE, ChunkIndex, VerifiableChunks
+from cairn.services.documents.rebuilding import Progress, RebuildingBrains
+from cairn.services.documents.service import DocumentService
+from cairn.services.repositories import document_of
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BrainCheck:
+    """What checking one brain found, and what was done about it."""
+
+    brain_id: str
+    slug: str
+    documents: int  # live documents
+    chunks: int  # active chunks the index holds
+    vector_rows: int = 0
+    unsound_chunks: int = 0  # chunks whose vectors did not read back as written
+    ann: str = ANN_NONE
+    stale: tuple[str, ...] = ()  # live documents whose chunks differ from the record
+    ghosts: tuple[str, ...] = ()  # documents not live that still have chunks
+    repaired: int = 0  # documents indexed again
+    failed: tuple[str, ...] = ()  # documents that could not be (left for the next check)
+
+    @property
+    def sound(self) -> bool:
+        return not (self.unsound_chunks or self.stale or self.ghosts)
+
+
+class IndexRepair:
+    def __init__(self, documents: DocumentService, chunks: ChunkIndex, rebuilding: RebuildingBrains) -> None:
+        """`chunks`: the index itself (not the access-filtered view: a check sees everything)."""
+        self.documents = documents
+        self.chunks = chunks
+        self.rebuilding = rebuilding
+        self._lock = threading.Lock()
+        self._wanted: set[str] = set()
+        self._wake = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- checking -----------------------------------------------------------------------------
+
+    def compare(self, brain: Brain, *, deep: bool = False) -> BrainCheck:
+        """Check the brain's files and compare its chunks with its records (read-only, but for
+        what the index itself sets aside: an unsound ANN index, unsound rows it stops reading)."""
+        with access.as_system():
+            files = self.chunks.check(brain.id) if isinstance(self.chunks, VerifiableChunks) else None
+            held = self.chunks.held(brain.id)
+            live: dict[str, Document] = {}
+            for item in self.documents.repo.raw(brain.id):
+                doc = document_of(item)
+                if doc.deleted_at is None:
+                    live[doc.id] = doc
+            stale = [d.id for d in live.values() if held.get(d.id, 0) != d.chunk_count]
+            if deep:
+                counted = set(stale)
+                stale += [d.id for d in live.values() if d.id not in counted and self._differs(d)]
+        return BrainCheck(
+            brain.id,
+            brain.slug,
+            documents=len(live),
+            chunks=sum(held.values()),
+            vector_rows=files.vector_rows if files else 0,
+            unsound_chunks=files.unsound_chunks if files else 0,
+            ann=files.ann if files else ANN_NONE,
+            stale=tuple(stale),
+            ghosts=tuple(doc_id for doc_id in held if doc_id not in live),
+        )
+
+    def _differs(self, doc: Document) -> bool:
+        plan = self.documents.indexer.plan(doc, self.documents.text_of(doc))  # no embedding
+        return bool(plan.changed or plan.removed)
+
+    def repair(self, found: BrainCheck) -> BrainCheck:
+        """Rebuild what `found` says differs; the brain's searches are refused meanwhile."""
+        if found.sound:
+            return found
+        todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context
+        progress = Progress(total=len(todo) + found.unsound_chunks)
+        self.rebuilding.mark(found.brain_id, progress)
+        failed: list[str] = []
+        try:
+            with access.as_system():
+                if found.unsound_chunks and isinstance(self.chunks, VerifiableChunks):
+                    removed = self.chunks.discard_unsound(found.brain_id)
+                    todo.update({doc_id: gone.context for doc_id, gone in removed.items()})
+                    progress.total = len(todo)
+                for doc_id, context in todo.items():
+                    try:
+                        self.documents.reconcile(found.brain_id, doc_id, context=context)
+                    except CairnError as exc:  # its blob is gone, say: left for the next check
+                        log.warning("could not index document %s again: %s", doc_id, exc.message)
+                        failed.append(doc_id)
+                    progress.done += 1
+        finally:
+            self.rebuilding.unmark(found.brain_id)
+        log.warning(
+            "rebuilt the index of brain %s: %d documents indexed again, %d unsound vectors replaced",
+            found.slug,
+            len(todo) - len(failed),
+            found.unsound_chunks,
+        )
+        return BrainCheck(**{**found.__dict__, "repaired": len(todo) - len(failed), "failed": tuple(failed)})
+
+    def check(self, brain: Brain, *, repair: bool = True, deep: bool = False) -> BrainCheck:
+        found = self.compare(brain, deep=deep)
+        return self.repair(found) if repair else found
+
+    def check_all(
+        self, brains: Iterable[Brain], *, repair: bool = True, deep: bool = False
+    ) -> list[BrainCheck]:
+        return [self.check(brain, repair=repair, deep=deep) for brain in brains]
+
+    # -- in the background --------------------------------------------------------------------
+
+    def start(self, pending: Iterable[BrainCheck] = ()) -> None:
+        """Repair `pending` (what a start-up comparison found), then whatever brain is requested
+        (`request`: the index found its files damaged) until `stop`. Brains in `pending` are
+        refused at once, before the thread gets to them."""
+        queued = [found for found in pending if not found.sound]
+        for found in queued:
+            self.rebuilding.mark(
+                found.brain_id, Progress(len(found.stale) + len(found.ghosts) + found.unsound_chunks)
+            )
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run, args=(queued,), name="cairn-index-repair", daemon=True
+        )
+        self._thread.start()
+
+    def request(self, brain_id: str) -> None:
+        """Repair this brain soon (its files were found damaged)."""
+        with self._lock:
+            self._wanted.add(brain_id)
+            self._wake.notify()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def _run(self, queued: list[BrainCheck]) -> None:
+        for found in queued:
+            if self._stop.is_set():
+                return
+            self._attempt(self.repair, found)
+        while not self._stop.is_set():
+            with self._lock:
+                while not self._wanted and not self._stop.is_set():
+                    self._wake.wait()
+                wanted, self._wanted = self._wanted, set()
+            for brain_id in wanted:
+                brain = self.documents.repo.brains.get(brain_id)
+                if brain is not None and brain.deleted_at is None:
+                    self._attempt(self.check, brain)
+
+    @staticmethod
+    def _attempt(work: Callable[[T], object], on: T) -> None:
+        try:
+            work(on)
+        except Exception:  # the next start, request or `cairn check` tries again
+            log.exception("repairing a brain's index failed")

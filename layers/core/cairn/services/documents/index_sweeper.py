@@ -1,0 +1,47 @@
+"""The sweep of index intents a crashed writer left (services/documents/index_intents.py).
+
+A process settles every standing intent when it opens the data (`cairn serve`, `cairn mcp`, the
+CLI); while it runs, this thread settles those older than `grace_s` every `every_s` seconds: what
+another process sharing the data directory left when it died (a CLI killed mid-ingest). Intents
+younger than the grace belong to writers still at work; settling them would be safe (the
+reconcile protocol allows any number of settlers) but is work they are about to do. On AWS the
+scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cairn.services.documents.service import DocumentService
+from cairn.services.jobs.periodic import Periodic
+
+log = logging.getLogger(__name__)
+
+SWEEP_EVERY_S = 30.0
+GRACE_S = 60.0
+
+
+class IndexSweeper:
+    def __init__(
+        self, documents: DocumentService, *, every_s: float = SWEEP_EVERY_S, grace_s: float = GRACE_S
+    ) -> None:
+        if every_s <= 0 or grace_s < 0:
+            raise ValueError("every_s must be positive and grace_s not negative")
+        self.documents = documents
+        self.every_s = every_s
+        self.grace_s = grace_s
+        self._loop = Periodic(
+            "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
+        )
+
+    def tick(self) -> int:
+        settled = self.documents.settle_pending(self.grace_s)
+        if settled:
+            log.warning("settled %d documents whose writer stopped before indexing them", settled)
+        return settled
+
+    def start(self) -> None:
+        self._loop.start()
+
+    def stop(self) -> None:
+        self._loop.stop()

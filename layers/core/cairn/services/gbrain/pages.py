@@ -1,0 +1,417 @@
+"""gbrain pages on Cairn documents (the text rules live in domain/pages.py).
+
+- A page is the live document whose path is its slug, in the brain that is its collection; a
+  brain's slug is its collection's name. So a document the store protocol writes at a path that
+  is a valid slug (no `.md`: slugs have no dots) is a page, and a page is a document that every
+  other surface reads and memory_search finds. The document's bytes are the text the caller put;
+  the page (frontmatter, compiled truth, timeline, derived fields) is parsed from them on read,
+  and its title is the document's title.
+- gbrain's `default` collection: the brain whose slug is `default`; when the caller has none,
+  `default` names the write target, the brain the core resolves when none is given (the
+  configured default brain, else the caller's oldest). Canonical slugs always carry the real
+  brain slug.
+- A page's version is its document's record version: 1 when created, +1 on every committed
+  write, whatever wrote it (a put, a tag change through brain_tags, a store-protocol write or
+  append). A put commits even identical content: every successful put is a new version. A page
+  created where a deleted document lay continues that record's count; a page renamed through
+  the store protocol starts again at the record its new path gets.
+- Page tags are the document's tags (frontmatter lists are dropped by the format).
+- Collection state lives in `Brain.metadata` (`gbrain_state`: active | detached | restoring;
+  `gbrain_needs_full_sync`; `gbrain_writable`). A restoring or needs-full-sync collection refuses
+  every page mutation before anything else is checked; a read-only one after the caller's input
+  is validated and the page resolved.
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound, VersionConflict
+from cairn.domain.models import Brain, Document
+from cairn.domain.pages import (
+    DEFAULT_COLLECTION,
+    GENERAL_WING,
+    MAX_CONTENT_BYTES,
+    MAX_LIMIT,
+    AmbiguousSlug,
+    CollectionReadOnly,
+    CollectionRestoring,
+    PageText,
+    SlugRef,
+    is_slug,
+    page_room,
+    page_summary,
+    page_title,
+    page_type,
+    page_wing,
+    parse_page,
+    parse_slug_ref,
+    qualified,
+    render_page,
+    split_qualified,
+    timeline_entries,
+    validate_tags,
+)
+from cairn.services.brains import BrainService
+from cairn.services.brains import is_slug as is_brain_slug
+from cairn.services.documents.document_text import MAX_TITLE
+from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+
+STATES = ("active", "detached", "restoring")
+STATE_KEY = "gbrain_state"
+NEEDS_FULL_SYNC_KEY = "gbrain_needs_full_sync"
+WRITABLE_KEY = "gbrain_writable"
+TAG_RETRIES = 5
+_GBRAIN_IDS = uuid.uuid5(uuid.NAMESPACE_URL, "urn:cairn:gbrain-page")
+
+
+@dataclass(frozen=True)
+class CollectionState:
+    name: str
+    state: str
+    needs_full_sync: bool
+    writable: bool
+
+
+@dataclass(frozen=True)
+class Page:
+    collection: str
+    slug: str
+    document: Document
+    text: PageText
+
+    @property
+    def canonical(self) -> str:
+        return qualified(self.collection, self.slug)
+
+    @property
+    def version(self) -> int:
+        return self.document.version
+
+    @property
+    def gbrain_id(self) -> str:
+        """A UUID that stays the page's through renames: derived from its document's id."""
+        return str(uuid.uuid5(_GBRAIN_IDS, self.document.id))
+
+    @property
+    def title(self) -> str:
+        return page_title(self.text, self.slug)
+
+    @property
+    def type(self) -> str:
+        return page_type(self.text)
+
+    @property
+    def summary(self) -> str:
+        return page_summary(self.text)
+
+    @property
+    def wing(self) -> str:
+        return page_wing(self.slug)
+
+    @property
+    def room(self) -> str:
+        return page_room(self.text)
+
+    @property
+    def tags(self) -> list[str]:
+        return sorted(self.document.tags)
+
+    def render(self) -> str:
+        return render_page(self.text, canonical_slug=self.canonical, gbrain_id=self.gbrain_id)
+
+
+@dataclass(frozen=True)
+class PutOutcome:
+    page: Page
+    created: bool
+
+
+class PageService:
+    def __init__(self, brains: BrainService, documents: DocumentService) -> None:
+        self.brains = brains
+        self.documents = documents
+
+    # -- collections ----------------------------------------------------------------------------
+
+    def collections(self) -> list[Brain]:
+        """The caller's collections: every brain it may read, oldest first."""
+        return self.brains.list()
+
+    def write_target(self) -> Brain:
+        return self.brains.resolve(None)
+
+    def collection(self, name: str | None = None) -> Brain:
+        """The collection a read tool means: the named one (NotFound when there is none), else
+        the caller's only active collection, else the write target."""
+        if name is not None:
+            return self._named(name)
+        active = [b for b in self.collections() if self.state(b).state == "active"]
+        return active[0] if len(active) == 1 else self.write_target()
+
+    def _named(self, name: str) -> Brain:
+        if is_brain_slug(name):
+            try:
+                return self.brains.get(name)
+            except (NotFound, Forbidden):
+                pass
+        if name == DEFAULT_COLLECTION:
+            return self.write_target()
+        raise NotFound(f"collection not found: {name}")
+
+    @staticmethod
+    def state(brain: Brain) -> CollectionState:
+        meta = brain.metadata
+        state = meta.get(STATE_KEY)
+        return CollectionState(
+            name=brain.slug,
+            state=state if isinstance(state, str) and state in STATES else "active",
+            needs_full_sync=meta.get(NEEDS_FULL_SYNC_KEY) is True,
+            writable=meta.get(WRITABLE_KEY) is not False,
+        )
+
+    def set_state(
+        self,
+        brain: Brain,
+        *,
+        state: str | None = None,
+        needs_full_sync: bool | None = None,
+        writable: bool | None = None,
+    ) -> CollectionState:
+        """Mark a collection restoring, needing a full sync, or read-only (and back)."""
+        if state is not None and state not in STATES:
+            raise InvalidInput(f"state must be one of {', '.join(STATES)}")
+        changes = {STATE_KEY: state, NEEDS_FULL_SYNC_KEY: needs_full_sync, WRITABLE_KEY: writable}
+        wanted = {k: v for k, v in changes.items() if v is not None}
+
+        def change(stored: Brain) -> Brain:
+            return stored.model_copy(update={"metadata": {**stored.metadata, **wanted}})
+
+        for _ in range(5):
+            try:
+                return self.state(self.brains.repo.update(brain.id, change))
+            except Conflict:
+                continue
+        raise Conflict(f"collection {brain.slug} kept changing; try again")
+
+    def refuse_if_restoring(self, brain: Brain) -> None:
+        state = self.state(brain)
+        if state.state == "restoring" or state.needs_full_sync:
+            raise CollectionRestoring(state.name, state.state, state.needs_full_sync)
+
+    def guard_mutation(self, brain: Brain) -> None:
+        """Every page mutation passes here once its collection is known: restoring or
+        needs-full-sync first, then read-only."""
+        self.refuse_if_restoring(brain)
+        if not self.state(brain).writable:
+            raise CollectionReadOnly(brain.slug)
+
+    def _gate_first(self, locate: Callable[[], Brain]) -> Brain | None:
+        """The collection a mutation is aimed at, when the reference already names one, refused
+        at once when it is restoring (before the caller's input is validated); None when the
+        reference cannot be resolved yet (its own error comes in its turn)."""
+        try:
+            brain = locate()
+        except CairnError:
+            return None
+        self.refuse_if_restoring(brain)
+        return brain
+
+    # -- resolution -------------------------------------------------------------------------------
+
+    def resolve(self, text: str) -> tuple[Brain, str]:
+        """The collection and slug a reference to an existing page means: `coll::slug` that
+        collection; a bare slug the caller's only collection, else the one collection holding
+        it (NotFound: none; AmbiguousSlug: several)."""
+        return self._resolve_read(parse_slug_ref(text))
+
+    def _resolve_read(self, ref: SlugRef) -> tuple[Brain, str]:
+        if ref.collection is not None:
+            return self._named(ref.collection), ref.slug
+        brains = self.collections()
+        if not brains:
+            raise NotFound(f"page not found: {ref.slug}")
+        if len(brains) == 1:
+            return brains[0], ref.slug
+        owners = self._owners(brains, ref.slug)
+        if not owners:
+            raise NotFound(f"page not found: {ref.slug}")
+        if len(owners) > 1:
+            raise AmbiguousSlug(ref.slug, (qualified(b.slug, ref.slug) for b in owners))
+        return owners[0], ref.slug
+
+    def _resolve_write(self, ref: SlugRef, expected_version: int | None) -> tuple[Brain, str]:
+        """Creates go to the write target (AmbiguousSlug when another collection already holds the
+        slug); updates to the one collection holding it (none: the write target, where the
+        version check will find nothing)."""
+        if ref.collection is not None:
+            return self._named(ref.collection), ref.slug
+        brains = self.collections()
+        if len(brains) <= 1:
+            return (brains[0] if brains else self.write_target()), ref.slug
+        owners = self._owners(brains, ref.slug)
+        if expected_version is None:
+            target = self.write_target()
+            if any(b.id != target.id for b in owners):
+                names = {b.slug for b in owners} | {target.slug}
+                raise AmbiguousSlug(ref.slug, (qualified(name, ref.slug) for name in names))
+            return target, ref.slug
+        if len(owners) > 1:
+            raise AmbiguousSlug(ref.slug, (qualified(b.slug, ref.slug) for b in owners))
+        return (owners[0] if owners else self.write_target()), ref.slug
+
+    def _owners(self, brains: Sequence[Brain], slug: str) -> list[Brain]:
+        found = self.documents.repo.get_many((b.id, slug) for b in brains)
+        return [b for b in brains if (d := found.get((b.id, slug))) is not None and d.deleted_at is None]
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def get(self, text: str) -> Page:
+        return self.locate(text)[1]
+
+    def locate(self, text: str) -> tuple[Brain, Page]:
+        """The existing page a reference means, with its collection."""
+        brain, slug = self.resolve(text)
+        return brain, self._page(brain, slug)
+
+    def _page(self, brain: Brain, slug: str) -> Page:
+        try:
+            doc = self.documents.get(brain, slug)
+        except NotFound:
+            raise NotFound(f"page not found: {qualified(brain.slug, slug)}") from None
+        return self._from_document(brain, doc)
+
+    def _from_document(self, brain: Brain, doc: Document) -> Page:
+        content = self.documents.content(doc).decode("utf-8", "replace")
+        return Page(collection=brain.slug, slug=doc.path, document=doc, text=parse_page(content))
+
+    def list(
+        self,
+        collection: str | None = None,
+        *,
+        wing: str | None = None,
+        page_type: str | None = None,
+        limit: int = 50,
+    ) -> builtins.list[Page]:
+        """The collection's pages, newest update first, filtered by wing and type."""
+        brain = self.collection(collection)
+        limit = min(max(limit, 0), MAX_LIMIT)
+        prefix = f"{wing}/" if wing and wing != GENERAL_WING else ""
+        docs = [d for d in self.documents.documents(brain, prefix) if is_slug(d.path)]
+        if wing:
+            docs = [d for d in docs if page_wing(d.path) == wing]
+        docs.sort(key=lambda d: d.path)
+        docs.sort(key=lambda d: d.updated_at, reverse=True)
+        pages: builtins.list[Page] = []
+        for doc in docs:
+            if len(pages) >= limit:
+                break
+            page = self._from_document(brain, doc)
+            if page_type is None or page.type == page_type:
+                pages.append(page)
+        return pages
+
+    def pages_of(self, brain: Brain) -> Iterator[Page]:
+        """Every page of the collection (its live documents whose path is a slug), in path order."""
+        for doc in self.documents.documents(brain):
+            if is_slug(doc.path):
+                yield self._from_document(brain, doc)
+
+    def page_of(self, brain: Brain, doc: Document) -> Page:
+        """The page a live document of `brain` is (its path must be a slug)."""
+        return self._from_document(brain, doc)
+
+    def timeline(self, text: str, limit: int = 20) -> builtins.list[str]:
+        return timeline_entries(self.get(text).text)[: min(max(limit, 0), MAX_LIMIT)]
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def put(self, text: str, content: str, expected_version: int | None = None) -> PutOutcome:
+        """Create (no `expected_version`) or update (the page's current version) a page.
+
+        Order: a restoring collection refuses first; then the slug, the content's size, the
+        slug's resolution, the collection's gate, and the version check (VersionConflict with the
+        version found)."""
+        raw = split_qualified(text)
+        early = self._gate_first(lambda: self._resolve_write(raw, expected_version)[0])
+        ref = parse_slug_ref(text)
+        data = _encode(content)
+        if len(data) > MAX_CONTENT_BYTES:
+            raise InvalidInput(
+                f"content too large: {len(data)} bytes exceeds maximum of {MAX_CONTENT_BYTES} bytes"
+            )
+        brain, slug = (early, ref.slug) if early is not None else self._resolve_write(ref, expected_version)
+        self.guard_mutation(brain)
+        parsed = parse_page(content)
+        title = page_title(parsed, slug)[:MAX_TITLE]
+
+        def info(live: Document | None) -> DocumentInput:
+            return replace(keep_info(live), title=title, content_type="text/markdown")
+
+        try:
+            outcome = self.documents.write_at_version(
+                brain, slug, data, info, expected_version=expected_version, reason="put"
+            )
+        except VersionConflict as exc:
+            raise _put_conflict(exc) from None
+        page = Page(collection=brain.slug, slug=slug, document=outcome.document, text=parsed)
+        return PutOutcome(page=page, created=outcome.created)
+
+    def tags(self, text: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> builtins.list[str]:
+        """The page's tags, sorted, after adding `add` and then removing `remove` (neither: a read).
+        A change is a new page version."""
+        add, remove = builtins.list(add), builtins.list(remove)
+        if not add and not remove:
+            return self.get(text).tags
+        raw = split_qualified(text)
+        early = self._gate_first(lambda: self._resolve_read(raw)[0])
+        ref = parse_slug_ref(text)
+        validate_tags(add)
+        validate_tags(remove)
+        brain, slug = (early, ref.slug) if early is not None else self._resolve_read(ref)
+        self.guard_mutation(brain)
+        for _ in range(TAG_RETRIES):
+            page = self._page(brain, slug)
+            wanted = sorted((set(page.document.tags) | set(add)) - set(remove))
+            if wanted == page.tags:
+                return wanted
+            doc = page.document
+            try:
+                self.documents.write_at_version(
+                    brain,
+                    slug,
+                    self.documents.content(doc),
+                    replace(keep_info(doc), tags=wanted),
+                    expected_version=doc.version,
+                    reason="tags",
+                )
+            except VersionConflict:
+                continue
+            return wanted
+        raise Conflict(f"page {qualified(brain.slug, slug)} kept changing while its tags changed; try again")
+
+
+def _encode(content: str) -> bytes:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be a string")
+    try:
+        return content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("content must be valid Unicode text (no unpaired surrogates)") from None
+
+
+def _put_conflict(exc: VersionConflict) -> VersionConflict:
+    """gbrain's words for the three ways a put misses its version."""
+    current, expected = exc.current_version, exc.expected_version
+    if expected is None:
+        message = (
+            f"conflict: page already exists (current version: {current}). Provide expected_version to update."
+        )
+    elif current is None:
+        message = f"conflict: page does not exist at version {expected}"
+    else:
+        message = f"conflict: page updated elsewhere (current version: {current})"
+    return VersionConflict(message, current_version=current, expected_version=expected)

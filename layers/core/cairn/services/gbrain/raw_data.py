@@ -1,0 +1,129 @@
+"""Raw structured data kept beside a document: the API response or JSON a page was written from,
+one active row per (document, source).
+
+The JSON lives in the blob store (a row may hold up to 1 MiB, past DynamoDB's 400 KB item limit);
+the record holds the row's integer id, its blob key and when it was stored. Writing a source that
+already has a row needs `overwrite`; the claim is the record's own conditional write, so two
+writers of one (document, source) never both succeed without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.models import Brain
+from cairn.ports.blobs import BlobStore
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+from cairn.services.gbrain.sequences import Sequences
+
+MAX_BYTES = 1024 * 1024
+MAX_SOURCE = 128
+
+
+class RawDataExists(Conflict):
+    """A row for this (document, source) exists and overwrite was not asked for."""
+
+
+@dataclass(frozen=True)
+class RawRow:
+    id: int
+    document_id: str
+    source: str
+    stored_at: datetime
+    blob_key: str
+
+
+def _pk(brain_id: str, document_id: str) -> str:
+    return f"raw#{brain_id}#{document_id}"
+
+
+class RawDataService:
+    def __init__(self, records: RecordStore, blobs: BlobStore, clock: Clock) -> None:
+        self.records = records
+        self.blobs = blobs
+        self.clock = clock
+        self.sequences = Sequences(records)
+
+    def put(
+        self, brain: Brain, document_id: str, source: str, data: Any, *, overwrite: bool = False
+    ) -> RawRow:
+        if not isinstance(source, str) or not source.strip():
+            raise InvalidInput("source must not be empty")
+        if len(source) > MAX_SOURCE:
+            raise InvalidInput(f"source exceeds maximum length of {MAX_SOURCE} characters")
+        if not isinstance(data, dict):
+            raise InvalidInput("data must be a JSON object, not an array or scalar")
+        body = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
+        if len(body) > MAX_BYTES:
+            raise InvalidInput(f"data too large: {len(body)} bytes exceeds maximum of {MAX_BYTES} bytes")
+        pk, sk = _pk(brain.id, document_id), f"src#{source}"
+        held = self.records.get(pk, sk)
+        if held is not None and not overwrite:
+            raise RawDataExists(f"raw data for source '{source}' already exists")
+        digest = hashlib.sha256(body).hexdigest()
+        blob_key = f"{brain.id}/raw/{digest[:2]}/{digest}"
+        if not self.blobs.exists(blob_key):
+            self.blobs.put(blob_key, body)
+        row = RawRow(
+            id=self.sequences.next(f"raw#{brain.id}"),
+            document_id=document_id,
+            source=source,
+            stored_at=self.clock.now(),
+            blob_key=blob_key,
+        )
+        data_item = {"id": row.id, "blob_key": blob_key, "stored_at": row.stored_at.isoformat()}
+        try:
+            self.records.put(Item(pk, sk, data=data_item), expected_version=held.version if held else 0)
+        except Conflict:
+            raise RawDataExists(f"raw data for source '{source}' already exists") from None
+        return row
+
+    def get(self, brain: Brain, document_id: str, source: str) -> tuple[RawRow, dict[str, Any]] | None:
+        item = self.records.get(_pk(brain.id, document_id), f"src#{source}")
+        if item is None:
+            return None
+        row = RawRow(
+            id=int(item.data["id"]),
+            document_id=document_id,
+            source=source,
+            stored_at=datetime.fromisoformat(item.data["stored_at"]),
+            blob_key=str(item.data["blob_key"]),
+        )
+        value: dict[str, Any] = json.loads(self.blobs.get(row.blob_key))
+        return row, value
+
+    def sources(self, brain: Brain, document_id: str) -> list[str]:
+        page = self.records.query(_pk(brain.id, document_id), "src#")
+        return [item.sk.removeprefix("src#") for item in page.items]
+
+    def erase_all_of(self, brain: Brain, document_id: str) -> tuple[int, set[str]]:
+        """Remove the document's raw rows (an erasure): how many, and the keys of their bytes,
+        which the caller removes once no other row holds them (they are content-addressed)."""
+        keys = {
+            str(item.data["blob_key"])
+            for item in self.records.query(_pk(brain.id, document_id), "src#").items
+        }
+        return self.remove_all_of(brain, document_id), keys
+
+    def blob_keys(self, brain: Brain) -> set[str]:
+        """The keys of the bytes every raw row of the brain holds (a scan: for erasures only)."""
+        keys: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = self.records.scan([f"raw#{brain.id}#"], cursor=cursor)
+            keys.update(str(item.data["blob_key"]) for item in page.items if "blob_key" in item.data)
+            if page.cursor is None:
+                return keys
+            cursor = page.cursor
+
+    def remove_all_of(self, brain: Brain, document_id: str) -> int:
+        gone = 0
+        for item in self.records.query(_pk(brain.id, document_id), "src#").items:
+            gone += self.records.delete(item.pk, item.sk)
+        return gone

@@ -1,0 +1,508 @@
+"""Ingest: files, URLs and remembered notes become indexed documents."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cairn.auth import access
+from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
+from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
+from cairn.domain.text import check_label, excerpt
+from cairn.ingest.extract import extract_text, infer_kind
+from cairn.ingest.fetch import SafeFetcher
+from cairn.ingest.files import LocalFile, read_local_file
+from cairn.ports.jobs import JobContext, JobRunner
+from cairn.ports.uploads import PresignedUpload, UploadSigner
+from cairn.services.brains import BrainService
+from cairn.services.documents.service import (
+    DeferredWrite,
+    DocumentInput,
+    DocumentService,
+    WriteOutcome,
+    checksum,
+)
+from cairn.services.mnemosyne.concepts import ConceptGraph
+from cairn.services.mnemosyne.image_items import ImageItems, Prepared
+from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
+
+INGEST_JOB = "ingest"
+MAX_TAG = 64
+MAX_TAGS = 64
+MAX_TITLE = 512
+UPLOAD_TTL_S = 15 * 60
+
+_KIND_TYPE = {
+    "markdown": "text/markdown",
+    "text": "text/plain",
+    "json": "application/json",
+    "html": "text/markdown",
+    "pdf": "text/markdown",
+}
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document_id: str
+    path: str
+    hash: str
+    chunk_count: int
+    embedded_count: int
+    duration_ms: int
+    reused: bool
+    status: str = "completed"  # or "queued": `job_id` finishes it and `document` is None until then
+    document: Document | None = None
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class LocalFilePolicy:
+    """Where memory_ingest_file may read: below `root`, or anywhere the process can (stdio)."""
+
+    root: Path | None
+    max_bytes: int
+
+
+class IngestService:
+    def __init__(
+        self,
+        documents: DocumentService,
+        fetcher: SafeFetcher,
+        *,
+        max_content_chars: int = 5_000_000,
+        max_file_bytes: int = 25 * 1024 * 1024,
+        jobs: JobRunner | None = None,
+        brains: BrainService | None = None,
+        queue_above_bytes: int | None = None,
+        status: ItemStatusLog | None = None,
+        concepts: ConceptGraph | None = None,
+        images: ImageItems | None = None,
+    ) -> None:
+        """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job,
+        whose progress `status` records (queued, processing, failed) until it commits. With
+        `images`, images become image items captioned by the documents that show them."""
+        self.documents = documents
+        self.fetcher = fetcher
+        self.max_content_chars = max_content_chars
+        self.max_file_bytes = max_file_bytes
+        self.jobs = jobs
+        self.brains = brains
+        self.queue_above_bytes = queue_above_bytes
+        self.status = status
+        self.concepts = concepts
+        self.images = images
+
+    def remember(
+        self,
+        brain: Brain,
+        content: str,
+        *,
+        title: str | None = None,
+        tags: Sequence[str] | None = None,
+        path: str | None = None,
+        source: DocumentSource = DocumentSource.ingest,
+    ) -> Document:
+        """Store a markdown note; the title defaults to the first heading."""
+        if not content:
+            raise InvalidInput("content must not be empty")
+        if len(content) > self.max_content_chars:
+            raise InvalidInput(f"content exceeds {self.max_content_chars} characters")
+        if title is not None and not 1 <= len(title) <= MAX_TITLE:
+            raise InvalidInput(f"title must be 1..{MAX_TITLE} characters")
+        if title is not None:
+            check_label("title", title)
+        clean_tags = _tags(tags or [])
+        target = normalize_user_path(path) if path else _note_path(title or content)
+        info = DocumentInput(title=title, tags=clean_tags, source=source, content_type="text/markdown")
+        return self.documents.write(brain, target, content.encode("utf-8"), info, reason="remember").document
+
+    def ingest_bytes(
+        self,
+        brain: Brain,
+        data: bytes,
+        *,
+        name: str,
+        kind: str | None = None,
+        content_type: str | None = None,
+        path: str | None = None,
+        doc_id: str | None = None,
+        queue: bool = True,
+        upload_key: str | None = None,
+    ) -> IngestResult:
+        """Store a file's text as a document at `path` (default `ingest/<file name>`); a file
+        above the queueing threshold is handed to a job instead (`status: "queued"`), which reads
+        it from `upload_key` when the bytes are already a blob there."""
+        started = time.perf_counter()
+        self._check_size(len(data))
+        kind = kind or infer_kind(name, content_type, data)
+        path = normalize_user_path(path or f"ingest/{safe_name(name)}")
+        threshold = self.queue_above_bytes
+        if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
+            return self._queue(brain, data, name, kind, path, started, upload_key)
+        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
+        shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
+        if shown is not None:
+            info = shown.info
+        outcome = self.documents.write(brain, path, stored, info, reason="ingest")
+        # A queued ingest (or its retry) has committed: its job marks the status.
+        return self._written(brain, path, outcome, stored, info, shown, started, completed=not queue)
+
+    def _written(
+        self,
+        brain: Brain,
+        path: str,
+        outcome: WriteOutcome,
+        stored: bytes,
+        info: DocumentInput,
+        shown: Prepared | None,
+        started: float,
+        *,
+        completed: bool,
+    ) -> IngestResult:
+        """What follows an ingest's write: the image record, the completed status, the concept
+        links of a changed version, and the result."""
+        doc = outcome.document
+        if shown is not None and self.images is not None:
+            self.images.record(brain, path, shown)
+        if self.status is not None and completed:
+            self.status.completed(brain.id, doc.id)
+        if outcome.changed:
+            self.link_concepts(
+                brain.id,
+                doc.id,
+                info.text if info.text is not None else stored.decode("utf-8", "replace"),
+                fresh=outcome.created,
+            )
+        return IngestResult(
+            document_id=doc.id,
+            path=doc.path,
+            document=doc,
+            hash=checksum(stored),
+            chunk_count=doc.chunk_count,
+            embedded_count=doc.chunk_count if outcome.changed else 0,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            reused=not outcome.changed,
+        )
+
+    def link_concepts(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> None:
+        """The concept graph's links of a newly ingested version's chunks (services/mnemosyne/concepts.py);
+        `fresh`: the document was just created, so its chunks have no links to compare with."""
+        if self.concepts is not None:
+            self.concepts.index_document(brain_id, document_id, text, fresh=fresh)
+
+    def extracted(
+        self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
+    ) -> tuple[bytes, DocumentInput]:
+        """The bytes to store for a file (its text, for PDF and HTML; an image itself) and what to
+        say about them. An image's text names the base name of `path` (else `name`), as
+        re-indexing it from its blob will."""
+        extracted = extract_text(data, kind, posixpath.basename(path or name))
+        if len(extracted.text) > self.max_content_chars:
+            raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
+        stored = data if kind in ("markdown", "text", "json", "image") else extracted.text.encode("utf-8")
+        info = DocumentInput(
+            title=extracted.title,
+            source=DocumentSource.ingest,
+            content_type=extracted.content_type if kind == "image" else _KIND_TYPE[kind],
+            text=extracted.text,
+            doc_id=doc_id,
+            metadata={
+                "original_name": posixpath.basename(name)[:256],
+                "original_type": extracted.content_type,
+            },
+        )
+        return stored, info
+
+    def ingest_file(
+        self,
+        brain: Brain,
+        path: str,
+        policy: LocalFilePolicy,
+        kind: str | None = None,
+        target: str | None = None,
+        queue: bool = True,
+        uploads: UploadSigner | None = None,
+    ) -> IngestResult:
+        """memory_ingest_file's `path`: where uploads go to the blob store (`uploads`: S3, whose
+        server's disk the caller cannot reach), the key of a presigned upload, ingested as
+        ingest_upload does; otherwise a local file read under `policy`. Without a root (stdio, the
+        CLI) the process runs as the caller, so a local path means what it says on every backend."""
+        if uploads is not None and policy.root is not None:
+            return self.ingest_upload(brain, uploads, path, kind=kind, path=target)
+        local = read_local_file(path, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes))
+        return self.ingest_bytes(brain, local.data, name=local.name, kind=kind, path=target, queue=queue)
+
+    def ingest_files(
+        self,
+        brain: Brain,
+        files: Sequence[tuple[str, str]],
+        policy: LocalFilePolicy,
+        progress: Callable[[int, IngestResult | CairnError], None] | None = None,
+    ) -> list[IngestResult | CairnError]:
+        """`ingest_file` of each (local path, document path), never queued, through
+        DocumentService.write_many's pipeline: a file's text is extracted when it is staged, the
+        new chunks of many documents are embedded together while the documents before them are
+        committed and linked to their concepts. The same documents, chunks and links as ingesting
+        them one by one; a file that fails gets its CairnError in its place. `progress(n, result)`
+        is called as each file's result is settled (not in file order)."""
+        started = time.perf_counter()
+        results: list[IngestResult | CairnError | None] = [None] * len(files)
+
+        def settle(n: int, result: IngestResult | CairnError) -> None:
+            results[n] = result
+            if progress is not None:
+                progress(n, result)
+
+        run: list[tuple[int, str, LocalFile, str]] = []  # documents since the last image
+        for n, (file, target) in enumerate(files):
+            try:
+                local = read_local_file(
+                    file, root=policy.root, max_bytes=min(policy.max_bytes, self.max_file_bytes)
+                )
+                kind = infer_kind(local.name, None, local.data)
+                if kind == "image":  # its captions come from documents written before it
+                    self._write_run(brain, run, settle, started)
+                    settle(n, self.ingest_bytes(brain, local.data, name=local.name, path=target, queue=False))
+                    continue
+                self._check_size(len(local.data))
+                run.append((n, normalize_user_path(target), local, kind))
+            except CairnError as exc:
+                settle(n, exc)
+        self._write_run(brain, run, settle, started)
+        return [r for r in results if r is not None]
+
+    def _write_run(
+        self,
+        brain: Brain,
+        run: list[tuple[int, str, LocalFile, str]],
+        settle: Callable[[int, IngestResult | CairnError], None],
+        started: float,
+    ) -> None:
+        """Write the run's files together; after each commit, what `ingest_bytes` does after its
+        write (while the next documents are embedded)."""
+        made: dict[int, tuple[bytes, DocumentInput, Prepared | None]] = {}
+
+        def deferred(k: int, path: str, local: LocalFile, kind: str) -> DeferredWrite:
+            def make() -> tuple[bytes, DocumentInput]:
+                stored, info = self.extracted(local.data, name=local.name, kind=kind, path=path)
+                shown = self.images.prepare(brain, path, kind, local.data, info) if self.images else None
+                info = shown.info if shown else info
+                made[k] = (stored, info, shown)
+                return stored, info
+
+            return DeferredWrite(path, make)
+
+        def done(k: int, outcome: WriteOutcome | CairnError) -> None:
+            n, path = run[k][0], run[k][1]
+            if isinstance(outcome, CairnError):
+                settle(n, outcome)
+                made.pop(k, None)
+                return
+            stored, info, shown = made.pop(k)
+            settle(n, self._written(brain, path, outcome, stored, info, shown, started, completed=True))
+
+        items = [deferred(k, path, local, kind) for k, (_, path, local, kind) in enumerate(run)]
+        self.documents.write_many(brain, items, reason="ingest", done=done)
+        run.clear()
+
+    def presign_upload(
+        self, brain: Brain, signer: UploadSigner, file_name: str, content_type: str | None, size: int | None
+    ) -> tuple[str, PresignedUpload]:
+        """A fresh key under the brain's uploads and a POST that may store at most 25 MiB there."""
+        if size is not None:
+            self._check_size(size)
+        key = f"{_uploads(brain)}{new_id('upl')}/{safe_name(file_name)}"
+        post = signer.presign_upload(
+            key, max_bytes=self.max_file_bytes, content_type=content_type, expires_in=UPLOAD_TTL_S
+        )
+        return key, post
+
+    def ingest_upload(
+        self,
+        brain: Brain,
+        signer: UploadSigner,
+        key: str,
+        *,
+        kind: str | None = None,
+        path: str | None = None,
+    ) -> IngestResult:
+        """Ingest a presigned upload by key (or the store's URL of it): only this brain's, sized
+        (HEAD) before it is read; the object is dropped once ingested (or by the queued job)."""
+        key = _upload_key(signer, key)
+        parts = key.split("/")
+        # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
+        presigned = key.startswith(_uploads(brain)) and len(parts) == 4 and parts[2].startswith("upl_")
+        size = signer.size(key) if presigned else None
+        if size is None:
+            raise NotFound(f"no upload {excerpt(key)} in this brain")
+        self._check_size(size)
+        data = self.documents.blobs.get(key)
+        result = self.ingest_bytes(brain, data, name=parts[-1], kind=kind, path=path, upload_key=key)
+        if result.status != "queued":
+            self.documents.blobs.delete(key)
+        return result
+
+    def _check_size(self, size: int) -> None:
+        if size > self.max_file_bytes:
+            raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
+
+    def _queue(
+        self,
+        brain: Brain,
+        data: bytes,
+        name: str,
+        kind: str,
+        path: str,
+        started: float,
+        upload_key: str | None = None,
+    ) -> IngestResult:
+        """Keep the bytes as an upload blob (unless they are one) and queue the ingest; the same
+        bytes to the same path while a job for them exists return that job (idempotency key) and
+        its promised id."""
+        assert self.jobs is not None
+        digest = checksum(data)
+        if upload_key is None:
+            upload_key = f"{_uploads(brain)}{digest}"  # one prefix: the bucket expires leftovers
+            if not self.documents.blobs.exists(upload_key):
+                self.documents.blobs.put(upload_key, data)
+        live = self.documents.repo.get(brain.id, path)
+        payload = {
+            "upload_key": upload_key,
+            "name": name,
+            "kind": kind,
+            "path": path,
+            "document_id": live.id if live else new_id("doc"),
+        }
+        key = f"ingest:{brain.id}:{path}:{digest}"
+        by = access.started_by()
+        job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
+        if job.status is JobStatus.failed:  # asking again is a retry, not a replay of the failure
+            retry = f"{key}:{new_id('r')}"
+            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
+        if job.status is JobStatus.completed and job.result:
+            r = job.result
+            return IngestResult(
+                document_id=str(r["document_id"]),
+                path=str(r["path"]),
+                hash=digest,
+                chunk_count=int(r["chunk_count"]),
+                embedded_count=0,
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                reused=True,
+                job_id=job.id,
+            )
+        if self.status is not None:
+            self.status.mark(brain.id, str(job.input["document_id"]), path, QUEUED, job_id=job.id)
+        return IngestResult(
+            document_id=str(job.input["document_id"]),
+            path=path,
+            hash=digest,
+            chunk_count=0,
+            embedded_count=0,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            reused=False,
+            status="queued",
+            job_id=job.id,
+        )
+
+    def run_job(self, job: Job, ctx: JobContext) -> dict[str, Any]:
+        """The queued ingest: the same path as a small file, then the upload blob is dropped."""
+        assert self.brains is not None
+        brain = self.brains.get(job.brain_id or "")
+        p = job.input
+        upload_key = str(p["upload_key"])
+        done = ctx.checkpoints().get("ingested")
+        if done is None:
+            ctx.progress(0.1, f"extracting and indexing {p['name']}")
+            doc_id, path = str(p["document_id"]), str(p["path"])
+            if self.status is not None:
+                self.status.mark(brain.id, doc_id, path, PROCESSING, job_id=job.id)
+            try:
+                result = self.ingest_bytes(
+                    brain,
+                    self.documents.blobs.get(upload_key),
+                    name=str(p["name"]),
+                    kind=str(p["kind"]),
+                    path=path,
+                    doc_id=doc_id,
+                    queue=False,
+                )
+            except Exception as exc:
+                if self.status is not None:
+                    self.status.mark(brain.id, doc_id, path, FAILED, job_id=job.id, error=failure_text(exc))
+                raise
+            done = {
+                "status": "completed",
+                "document_id": result.document_id,
+                "path": result.path,
+                "hash": result.hash,
+                "chunk_count": result.chunk_count,
+                "embedded_count": result.embedded_count,
+                "reused": result.reused,
+            }
+            ctx.checkpoint("ingested", done)
+        if self.documents.blobs.exists(upload_key):
+            self.documents.blobs.delete(upload_key)
+        return dict(done)
+
+    def ingest_url(self, brain: Brain, url: str) -> IngestResult:
+        fetched = self.fetcher.fetch(url)
+        name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
+        return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type)
+
+
+def _uploads(brain: Brain) -> str:
+    return f"uploads/{brain.id}/"
+
+
+def _upload_key(signer: UploadSigner, location: str) -> str:
+    """The blob key `location` names, refusing what cannot be an upload: the URL of another
+    bucket, and anything outside `uploads/` (such as a path on the caller's own disk)."""
+    key = location
+    if "://" in location:
+        named = signer.key_of(location)
+        if named is None:
+            raise InvalidInput(f"{excerpt(location)} is not an object of this server's upload bucket")
+        key = named
+    if not key.startswith("uploads/"):
+        raise InvalidInput(
+            f"{excerpt(key)} is not an upload key: this server ingests files from its upload store. "
+            "POST /v1/brains/{brainId}/documents/uploads, send the file to the URL it returns, "
+            "then pass its key (uploads/...)"
+        )
+    return key
+
+
+def _tags(tags: Sequence[str]) -> list[str]:
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"at most {MAX_TAGS} tags")
+    for tag in tags:
+        if not 1 <= len(tag) <= MAX_TAG:
+            raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
+        if "," in tag:
+            raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
+        check_label("a tag", tag)
+    return list(dict.fromkeys(tags))
+
+
+def safe_name(name: str) -> str:
+    """A file name usable as one path segment: no separators, no leading dots."""
+    base = posixpath.basename(name.replace("\\", "/")).strip()
+    cleaned = re.sub(r"[^A-Za-z0-9._ -]+", "-", base).strip(" .-")
+    return cleaned[:200] or "document"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "note"
+
+
+def _note_path(seed: str) -> str:
+    first_line = seed.strip().splitlines()[0].lstrip("# ") if seed.strip() else "note"
+    return f"{GLOBAL_PREFIX}{_slug(first_line)}-{new_id('n')[-10:]}.md"

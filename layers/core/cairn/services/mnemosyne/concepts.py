@@ -1,0 +1,284 @@
+"""The concept graph: which chunks mention which concepts, in the shared Link repository.
+
+At ingest a document's text yields its concepts (concept_rules.py: offline rules, plus the
+configured language model's entities when there is one), and each chunk gets a keyed `concept`
+link to every concept whose name or alias it contains (word-bounded, ignoring case):
+
+| item                | pk                                        | sk                        |
+|---------------------|-------------------------------------------|---------------------------|
+| chunk -> concept    | `links#<brain>#out#<chunk id>`            | `concept#concept:<key>`   |
+| concept <- chunk    | `links#<brain>#in#concept:<key>`          | `concept#<chunk id>`      |
+
+Re-ingesting a document changes only the links of chunks whose concepts changed. The `graph`
+search leg reads the query's candidate concepts (its word n-grams, up to four words, and what the
+rules find in it) one partition each, and ranks the chunks they lead to by the concepts they share
+with the query, rarer and longer concepts weighing more. Links of chunks that no longer exist
+are passed over (the caller reads the chunks), so a shrunken document needs no sweep.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from cairn.domain.errors import Conflict
+from cairn.domain.ids import new_id
+from cairn.domain.models import Chunk, Link
+from cairn.domain.plain_text import RUN, plain, runs
+from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.clock import Clock
+from cairn.ports.records import Delete, Put
+from cairn.services.links.repository import LinkRepository
+from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
+
+CONCEPT: Final = "concept"  # link kind: chunk -> concept
+NODE_PREFIX: Final = "concept:"
+MAX_TEXT_CHARS: Final = 200_000  # what concepts are read from, per document
+MAX_NGRAM: Final = 4
+MAX_DF: Final = 500  # chunks read per concept; a concept on more is common, weighed as if on this many
+MIN_IDF: Final = 0.1  # a concept on more than ~90 % of a brain's chunks is passed over
+_LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
+_WORDS = re.compile(r"[\w'’&-]+")
+
+
+@dataclass(frozen=True)
+class ConceptHit:
+    chunk_id: str
+    brain_id: str
+    score: float
+    concepts: tuple[str, ...]
+
+
+class ConceptGraph:
+    def __init__(self, links: LinkRepository, rules: ConceptRules, chunks: ChunkIndex, clock: Clock) -> None:
+        self.links = links
+        self.rules = rules
+        self.chunks = chunks
+        self.query_rules = ConceptRules()  # no model per query: the rules alone
+        self.clock = clock
+
+    def index_document(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> int:
+        """`index` over the document's live chunks (after an ingest committed them)."""
+        live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
+        return self.index(brain_id, text, live, fresh=fresh)
+
+    def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
+        """Link each of a document's chunks to the concepts it mentions; returns links changed.
+        `fresh`: chunks of a document created just now (new ids: no links yet, none to read)."""
+        concepts = _Matchers(self.rules.extract(text[:MAX_TEXT_CHARS]))
+        ops: list[Put | Delete] = []
+        now = self.clock.now()
+        for chunk in chunks:
+            wanted = {_node(concept.name): concept.name for concept in concepts.mentioned(chunk.text)}
+            held = (
+                set()
+                if fresh
+                else {link.target_id for link in self.links.outgoing(brain_id, chunk.id, CONCEPT)}
+            )
+            for node in held - wanted.keys():
+                ops += self.links.remove_ops(brain_id, chunk.id, CONCEPT, node)
+            for node in wanted.keys() - held:
+                link = Link(
+                    id=new_id("lnk"),
+                    brain_id=brain_id,
+                    source_id=chunk.id,
+                    target_id=node,
+                    kind=CONCEPT,
+                    metadata={"name": wanted[node][:200]},
+                    created_at=now,
+                )
+                ops += self.links.add_ops(link)
+        for start in range(0, len(ops), 2 * _LINKS_PER_COMMIT):
+            batch = ops[start : start + 2 * _LINKS_PER_COMMIT]
+            try:
+                self.links.records.transact(batch)
+            except Conflict:  # a concurrent re-ingest of the same chunks: apply one op at a time
+                for op in batch:
+                    try:
+                        self.links.records.transact([op])
+                    except Conflict:
+                        continue
+        return len(ops) // 2
+
+    def concepts_of(self, brain_id: str, chunk_id: str) -> list[str]:
+        return [
+            str(link.metadata.get("name") or link.target_id)
+            for link in self.links.outgoing(brain_id, chunk_id, CONCEPT)
+        ]
+
+    def search(
+        self, brain_ids: Sequence[str], query: str, *, limit: int, sizes: Mapping[str, int] | None = None
+    ) -> list[ConceptHit]:
+        """Chunks reached from the query's concepts, best first. A concept weighs its length in
+        words times its inverse chunk frequency in its brain (BM25's idf, `sizes` giving each
+        brain's chunk count): a concept nearly every chunk mentions (a diary's author) leads
+        nowhere in particular and weighs next to nothing."""
+        candidates = _query_concepts(query, self.query_rules.extract(query))
+        scores: dict[tuple[str, str], float] = defaultdict(float)
+        matched: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for brain_id in brain_ids:
+            total = max((sizes or {}).get(brain_id, 0), 1)
+            for key, words in candidates.items():
+                linked = self.links.incoming(brain_id, NODE_PREFIX + key, CONCEPT, limit=MAX_DF)
+                if not linked:
+                    continue
+                df = len(linked)
+                idf = math.log(1.0 + max(total - df + 0.5, 0.0) / (df + 0.5))
+                if idf < MIN_IDF:
+                    continue
+                for link in linked:
+                    scores[(brain_id, link.source_id)] += words * idf
+                    matched[(brain_id, link.source_id)].append(key)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0][1]))[:limit]
+        return [
+            ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]))
+            for (brain, chunk), score in ranked
+        ]
+
+
+def _node(name: str) -> str:
+    return NODE_PREFIX + concept_key(name)[:400]
+
+
+class _Matchers:
+    """A document's concepts, looked up by a chunk's words rather than each tried on each chunk
+    (a document names up to MAX_CONCEPTS of them; a chunk mentions a few). In `plain` text
+    (domain/plain_text.py) an
+    ASCII form can only match where each of its `\\w+` runs is one of the text's words, case aside:
+    the pattern's ends and the `\\s+` between its words fall on non-word characters. So a concept is
+    tried only on chunks holding the longest run of one of its forms; one with a form that is not
+    ASCII, or has no word character, is tried on every chunk, and every concept on a chunk that is
+    not plain."""
+
+    def __init__(self, concepts: Sequence[ConceptMention]) -> None:
+        self.matchers = [_Matcher(c) for c in concepts]
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.everywhere: list[int] = []
+        for n, matcher in enumerate(self.matchers):
+            if matcher.keys is None:
+                self.everywhere.append(n)
+            for word in matcher.keys or ():
+                self.by_word[word].append(n)
+
+    def mentioned(self, text: str) -> list[ConceptMention]:
+        """The concepts `text` mentions, in the order they were given."""
+        if not plain(text):
+            return [m.concept for m in self.matchers if m.mentioned(text, None)]
+        lowered = text.lower()
+        tokens = runs(lowered)
+        spaced = " ".join(lowered.split())
+        tried = set(self.everywhere)
+        for word in tokens.intersection(self.by_word):
+            tried.update(self.by_word[word])
+        found = (self.matchers[n] for n in sorted(tried))
+        return [m.concept for m in found if m.mentioned(text, lowered, tokens, spaced)]
+
+
+class _Matcher:
+    """A concept's pattern, compiled when first needed, behind cheap tests that answer as it would
+    (most concepts of a document are absent from most of its chunks, and a search was the half of
+    concept linking's time in `cairn ingest`). In `plain` text with every form ASCII:
+
+    - a form that is one word is mentioned exactly when it is one of the text's words, case aside
+      (the pattern asks for it between non-word characters);
+    - any other form is mentioned exactly when its lower-cased words, one space apart, occur
+      between non-word characters in the lower-cased text with each run of whitespace made one
+      space (`spaced`): the pattern joins a form's words by `\\s+`. It can only be there if each of
+      its `\\w+` runs is one of the text's words, which is tested first.
+
+    In other text the pattern decides, behind a substring test of each form's longest word.
+    `keys`: the longest `\\w+` run of each form, lower-cased (see _Matchers), or None when a form
+    has none or is not ASCII."""
+
+    def __init__(self, concept: ConceptMention) -> None:
+        self.concept = concept
+        names = [form.strip() for form in (concept.name, *concept.aliases) if form.strip()]
+        runs = [RUN.findall(name.lower()) if name.isascii() else [] for name in names]
+        keys = frozenset(max(found, key=len) for found in runs if found)
+        self.keys = keys if names and all(runs) else None
+        single = [name for name in names if name.isascii() and RUN.fullmatch(name)]
+        self.tokens = frozenset(name.lower() for name in single)
+        self.others = len(single) < len(names)
+        self.phrases = (
+            [
+                (frozenset(found), " ".join(name.lower().split()))
+                for name, found in zip(names, runs, strict=True)
+                if name not in single
+            ]
+            if all(name.isascii() for name in names)
+            else None
+        )
+        forms = [name.split() for name in names]
+        words = [max(words, key=len).lower() for words in forms]
+        self.words = words if words and all(word.isascii() for word in words) else None
+        self._pattern: re.Pattern[str] | None = None
+
+    def mentioned(
+        self, text: str, lowered: str | None, tokens: set[str] | None = None, spaced: str | None = None
+    ) -> bool:
+        """Whether `text` mentions the concept; when `text` is `plain`, `lowered` is `text.lower()`,
+        `tokens` its words (`\\w+` runs of `lowered`) and `spaced` `" ".join(lowered.split())`."""
+        if tokens is not None:
+            if not self.tokens.isdisjoint(tokens):
+                return True
+            if not self.others:
+                return False
+            if spaced is not None and self.phrases is not None:
+                return any(found <= tokens and _bounded_in(spaced, phrase) for found, phrase in self.phrases)
+        if lowered is not None and self.words is not None and not any(w in lowered for w in self.words):
+            return False
+        if self._pattern is None:
+            self._pattern = _pattern(self.concept)
+        return self._pattern.search(text) is not None
+
+
+def _bounded_in(text: str, phrase: str) -> bool:
+    """Whether `phrase` occurs in `text` with no word character right before or after it."""
+    start = text.find(phrase)
+    while start >= 0:
+        end = start + len(phrase)
+        if (start == 0 or not _word_char(text[start - 1])) and (
+            end == len(text) or not _word_char(text[end])
+        ):
+            return True
+        start = text.find(phrase, start + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+@functools.lru_cache(maxsize=8192)
+def _pattern(concept: ConceptMention) -> re.Pattern[str]:
+    """Kept across documents: a corpus names the same concepts again and again, and compiling
+    was a tenth of concept linking's time in `cairn ingest`."""
+    forms = sorted({concept.name, *concept.aliases}, key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, form.split())) for form in forms if form.strip())
+    return re.compile(rf"(?<![\w]){'(?:' + alternatives + ')'}(?![\w])", re.IGNORECASE)
+
+
+def _query_concepts(query: str, found: Sequence[ConceptMention]) -> dict[str, int]:
+    """Concept key -> its length in words: the query's n-grams (not all stopwords) and finds."""
+    words = _WORDS.findall(query)
+    keys: dict[str, int] = {}
+    for n in range(1, MAX_NGRAM + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0].casefold() in _STOP or gram[-1].casefold() in _STOP:
+                continue
+            key = concept_key(" ".join(gram))
+            if key:
+                keys[key] = n
+    for mention in found:
+        for form in (mention.name, *mention.aliases):
+            key = concept_key(form)
+            if key:
+                keys.setdefault(key, len(key.split()))
+    return keys

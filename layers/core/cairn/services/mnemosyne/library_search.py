@@ -1,0 +1,243 @@
+"""Search over libraries: vector, full-text and concept-graph legs fused by RRF, then re-ranked.
+
+1. The scope is decided before any leg runs: the caller's readable libraries, narrowed by
+   workspace, library, type and collection (a collection is its folder, so a path-prefix filter).
+2. The `vector` and `fulltext` legs are the ChunkIndex's two legs, each run on its own with the
+   filters inside (live chunks of the scope only), so its order is its ranking. The `graph` leg
+   reads the query's concepts' chunks (services/mnemosyne/concepts.py) and keeps those live in the scope.
+3. Reciprocal rank fusion (k = 60) over the legs that ran, each leg weighted as the library
+   type's profile says (full-text and vector; the graph leg GRAPH_WEIGHT), deduplicated by
+   chunk; a candidate's `source` is the leg that ranked it best. Only chunks of completed items
+   take part (a queued re-ingest's staged chunks are never live; its previous version stays
+   searchable).
+4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
+   re-ordered by it (with the library type's profile's instruction, when it has one); if it
+   fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
+   when it ran, else the RRF sums.
+5. Image items are not candidates: with `include_images`, the image items among the fused
+   results are returned as `images`, found through their text (metadata, alt text, captions).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from cairn.domain.models import Chunk, Document
+from cairn.ingest.profiles import profile_for
+from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
+from cairn.ports.embedder import Embedder
+from cairn.ports.reranker import Reranker, RerankError
+from cairn.services.documents.service import DocumentService
+from cairn.services.mnemosyne.concepts import ConceptGraph
+from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
+
+SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
+RRF_K: Final = 60
+GRAPH_WEIGHT: Final = 0.1
+"""The graph leg's weight in the fused sum (LoCoMo dev as a journal library, recall@10 with the
+graph leg at 1.0 / 0.5 / 0.25 / 0.1 / 0.05: .630 / .779 / .836 / .849 / .844; docs/PERFORMANCE.md)."""
+POOL: Final = 100  # candidates per leg
+RERANK_POOL: Final = 50
+PREVIEW_CHARS: Final = 500
+MAX_LIMIT: Final = 200
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    libraries: Sequence[Library]
+    collection: Collection | None = None
+    limit: int = 20
+    search_types: Sequence[str] = SEARCH_TYPES
+    rerank: bool = True
+    include_images: bool = True
+
+
+@dataclass
+class Candidate:
+    chunk: Chunk
+    library: Library
+    document: Document
+    score: float
+    source: str
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def preview(self) -> str:
+        return preview(self.chunk.text)
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    candidates: list[Candidate]
+    images: list[Candidate]
+    total_candidates: int
+    search_time_ms: float
+    reranker_used: bool
+    reranker_model: str | None
+    search_types_used: list[str]
+
+
+class LibrarySearch:
+    def __init__(
+        self,
+        chunks: ChunkIndex,
+        embedder: Embedder,
+        concepts: ConceptGraph,
+        documents: DocumentService,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.chunks = chunks
+        self.embedder = embedder
+        self.concepts = concepts
+        self.documents = documents
+        self.reranker = reranker
+
+    def search(self, request: SearchRequest) -> SearchOutcome:
+        started = time.perf_counter()
+        used = [t for t in SEARCH_TYPES if t in request.search_types]
+        libraries = {lib.uid: lib for lib in request.libraries}
+        if request.collection is not None:
+            libraries = {k: v for k, v in libraries.items() if k == request.collection.library.uid}
+        if not libraries or not request.query.strip() or not used:
+            return SearchOutcome([], [], 0, _ms(started), False, None, used)
+        chunk_filter = ChunkFilter(
+            brain_ids=tuple(libraries),
+            path_prefixes=(request.collection.prefix,) if request.collection is not None else (),
+        )
+        legs: dict[str, list[Chunk]] = {}
+        if "vector" in used or "fulltext" in used:
+            legs.update(self._index_legs(request.query, chunk_filter, used))
+        if "graph" in used:
+            legs["graph"] = self._graph_leg(request.query, chunk_filter)
+        fused = self._fused(legs, libraries)
+        images = [c for c in fused if item_type_of(c.document) == "image"]
+        texts = [c for c in fused if item_type_of(c.document) != "image"]
+        limit = max(0, min(request.limit, MAX_LIMIT))
+        reranked, model = self._reranked(request, texts) if request.rerank else (None, None)
+        ordered = reranked if reranked is not None else texts
+        return SearchOutcome(
+            candidates=ordered[:limit],
+            images=images[:limit] if request.include_images else [],
+            total_candidates=len(texts),
+            search_time_ms=_ms(started),
+            reranker_used=reranked is not None,
+            reranker_model=model,
+            search_types_used=used,
+        )
+
+    def _index_legs(
+        self, query: str, chunk_filter: ChunkFilter, used: Sequence[str]
+    ) -> dict[str, list[Chunk]]:
+        """Each index leg run on its own, so its order is its ranking on every adapter (where
+        OpenSearch fuses a hybrid query, only the fused score comes back)."""
+        legs: dict[str, list[Chunk]] = {}
+        if "vector" in used:
+            vector = self.embedder.embed([query])[0].tolist()
+            dense = ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
+            legs["vector"] = self._leg(dense)
+        if "fulltext" in used:
+            words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
+            legs["fulltext"] = self._leg(words)
+        return legs
+
+    def _leg(self, query: ChunkQuery) -> list[Chunk]:
+        return [hit.chunk for hit in self.chunks.search(query)]
+
+    def _graph_leg(self, query: str, chunk_filter: ChunkFilter) -> list[Chunk]:
+        sizes = {brain_id: self.chunks.count(brain_id) for brain_id in chunk_filter.brain_ids}
+        hits = self.concepts.search(chunk_filter.brain_ids, query, limit=POOL * 3, sizes=sizes)
+        by_brain: dict[str, list[str]] = {}
+        for hit in hits:
+            by_brain.setdefault(hit.brain_id, []).append(hit.chunk_id)
+        held: dict[str, Chunk] = {}
+        for brain_id, ids in by_brain.items():
+            held.update(self.chunks.get_many(brain_id, ids))
+        out: list[Chunk] = []
+        for hit in hits:
+            chunk = held.get(hit.chunk_id)
+            if chunk is None or not chunk.active:
+                continue
+            if chunk_filter.path_prefixes and not chunk.path.startswith(chunk_filter.path_prefixes):
+                continue
+            out.append(chunk)
+            if len(out) == POOL:
+                break
+        return out
+
+    def _fused(self, legs: dict[str, list[Chunk]], libraries: dict[str, Library]) -> list[Candidate]:
+        scores: dict[str, float] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        chunks: dict[str, Chunk] = {}
+        weights = {uid: leg_weights(lib.library_type) for uid, lib in libraries.items()}
+        for leg, ranked in legs.items():
+            for rank, chunk in enumerate(ranked, start=1):
+                weight = weights[chunk.brain_id][leg] if chunk.brain_id in weights else 1.0
+                scores[chunk.id] = scores.get(chunk.id, 0.0) + weight / (RRF_K + rank)
+                ranks.setdefault(chunk.id, {})[leg] = rank
+                chunks.setdefault(chunk.id, chunk)
+        # A chunk names its document's brain and path: one batch read, no id pointers to follow.
+        docs = self.documents.repo.get_many({(c.brain_id, c.path) for c in chunks.values()})
+        fused: list[Candidate] = []
+        for chunk_id, score in scores.items():
+            chunk = chunks[chunk_id]
+            doc = docs.get((chunk.brain_id, chunk.path))
+            if doc is None or doc.id != chunk.document_id or doc.deleted_at is not None:
+                continue
+            if doc.brain_id not in libraries:
+                continue
+            best = min(ranks[chunk_id].items(), key=lambda kv: (kv[1], SEARCH_TYPES.index(kv[0])))
+            fused.append(Candidate(chunk, libraries[doc.brain_id], doc, score, best[0], ranks[chunk_id]))
+        fused.sort(key=lambda c: (-c.score, c.chunk.id))
+        return fused
+
+    def _reranked(
+        self, request: SearchRequest, fused: list[Candidate]
+    ) -> tuple[list[Candidate] | None, str | None]:
+        if self.reranker is None or not fused:
+            return None, None
+        head, tail = fused[:RERANK_POOL], fused[RERANK_POOL:]
+        types = {c.library.library_type for c in head}
+        instruction = profile_for(types.pop()).rerank_instruction if len(types) == 1 else None
+        try:
+            ranked = self.reranker.rerank(
+                request.query, [c.chunk.text for c in head], instruction=instruction
+            )
+        except RerankError as exc:
+            log.warning("re-ranking failed (%s: %s); the fused order stands", exc.code, exc.message)
+            return None, None
+        seen: set[int] = set()
+        out: list[Candidate] = []
+        for r in ranked:
+            if 0 <= r.index < len(head) and r.index not in seen:
+                seen.add(r.index)
+                head[r.index].score = r.score
+                out.append(head[r.index])
+        out += [c for i, c in enumerate(head) if i not in seen]  # left out by the re-ranker: below
+        return out + tail, self.reranker.model_id
+
+
+def leg_weights(library_type: str) -> dict[str, float]:
+    """Each leg's weight in the fused sum for a library of this type: its profile's full-text and
+    vector weights (ingest/profiles.py, measured per type), the graph leg's GRAPH_WEIGHT."""
+    profile = profile_for(library_type)
+    return {"fulltext": profile.bm25_weight, "vector": profile.vector_weight, "graph": GRAPH_WEIGHT}
+
+
+def preview(text: str) -> str:
+    """About PREVIEW_CHARS of the text, cut at a word boundary, with an ellipsis when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= PREVIEW_CHARS:
+        return flat
+    cut = flat.rfind(" ", 0, PREVIEW_CHARS)
+    return flat[: cut if cut > PREVIEW_CHARS // 2 else PREVIEW_CHARS].rstrip() + "…"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

@@ -1,0 +1,89 @@
+"""Grounded answers: retrieve chunks, then stream a generated answer with citations.
+
+The stream speaks the seed's AskEvent shapes: one `retrieve` event with the chunks, then
+`answer_delta` and `citation` events as the generator produces them, then `done` — or an `error`
+event, after which nothing else follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+
+from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkFilter
+from cairn.ports.generator import Citation, Delta, Done, GenerationError, Generator, Passage
+from cairn.services.search.service import SearchService
+
+PREVIEW_CHARS = 512
+MAX_QUERY = 8192
+
+
+@dataclass(frozen=True)
+class AskEvent:
+    """One event of the ask stream: `type` and its snake_case wire payload."""
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class AskService:
+    def __init__(self, search: SearchService, generator: Generator) -> None:
+        self.search = search
+        self.generator = generator
+
+    async def ask(self, brain: Brain, query: str, *, top_k: int = 8) -> AsyncIterator[AskEvent]:
+        if not query.strip() or len(query) > MAX_QUERY:
+            raise InvalidInput(f"query must be 1..{MAX_QUERY} characters")
+        if not 1 <= top_k <= 50:
+            raise InvalidInput("top_k must be 1..50")
+        passages = await anyio.to_thread.run_sync(self._retrieve, brain, query, top_k)
+        yield AskEvent(
+            "retrieve",
+            {
+                "chunks": [
+                    {
+                        "chunk_id": p.chunk_id,
+                        "document_id": p.document_id,
+                        "score": p.score,
+                        "preview": p.text[:PREVIEW_CHARS],
+                    }
+                    for p in passages
+                ]
+            },
+        )
+        try:
+            async for event in self.generator.stream(query, passages):
+                if isinstance(event, Delta):
+                    yield AskEvent("answer_delta", {"delta": event.text})
+                elif isinstance(event, Citation):
+                    yield AskEvent("citation", _citation(event))
+                elif isinstance(event, Done):
+                    yield AskEvent("done", {"answer": event.answer, "model": event.model})
+        except GenerationError as exc:
+            yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": exc.retryable})
+        except CairnError as exc:
+            yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": False})
+
+    def _retrieve(self, brain: Brain, query: str, top_k: int) -> list[Passage]:
+        hits = self.search.chunks_for(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
+        self.search.note_access(brain.id, [h.chunk.document_id for h in hits])
+        return [
+            Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=h.score)
+            for h in hits
+        ]
+
+
+def _citation(event: Citation) -> dict[str, Any]:
+    return {
+        "type": "citation",
+        "chunk_id": event.chunk_id,
+        "document_id": event.document_id,
+        "answer_start": event.answer_start,
+        "answer_end": event.answer_end,
+        "quote": event.quote,
+    }

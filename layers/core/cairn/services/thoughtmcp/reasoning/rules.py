@@ -1,0 +1,494 @@
+"""The offline reasoning engine: deterministic rules over the problem's own words.
+
+`read` turns a problem and its context into a `Reading` (what it asks, its parts, goals,
+constraints, quantities, key phrases, hedged and absolute claims); each think mode is a function
+of the reading that returns a `StreamOutput`. Nothing here knows anything the problem does not
+say: the rules reorganise and question the input, they do not bring domain knowledge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from cairn.services.thoughtmcp.reasoning.decompose import decompose
+from cairn.services.thoughtmcp.reasoning.text import (
+    ABSOLUTES,
+    ACTION_VERBS,
+    EVIDENCE_CUES,
+    HEDGES,
+    clean,
+    content_words,
+    cues,
+    key_phrases,
+    lower_first,
+    overlap,
+    quantities,
+    sentence_with,
+    sentences,
+    shorten,
+    wordset,
+)
+
+STREAMS: Final = ("analytical", "creative", "critical", "synthetic")
+
+_STEMS: Final[tuple[tuple[str, str], ...]] = (
+    (r"how (?:can|do|should|could|would|might|will) (?:we|i|you|one|they)\s+", "how"),
+    (r"how to\s+", "how"),
+    (r"why (?:is|are|does|do|did|was|were|has|have)\s+", "why"),
+    (r"(?:should|shall|must) (?:we|i|they)\s+", "decision"),
+    (r"(?:is it worth|is it better to|whether (?:or not )?to|do we need to)\s+", "decision"),
+    (r"what (?:is|are) the best way to\s+", "how"),
+    (r"what (?:is|are|should|would)\s+", "what"),
+    (r"(?:which|can|could) (?:we|i)?\s*", "what"),
+)
+_KIND_LABEL: Final = {
+    "how": "question of method",
+    "why": "question of cause",
+    "decision": "decision",
+    "what": "question of definition or choice",
+    "task": "task",
+}
+_GOAL_CUES: Final = re.compile(
+    r"\b(?:so that|in order to|so as to|aim(?:ing)? to|goal is to|want to|need to|so we can)\s+([^,.;?!]+)",
+    re.I,
+)
+_CONSTRAINT_CUES: Final = re.compile(
+    r"\b(?:without|must not|cannot|can't|no more than|at most|at least|within|limited to|on a budget of|"
+    r"before the deadline|by the end of)\b[^,.;?!]*",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    problem: str
+    core: str  # what is asked, without its question words
+    kind: str  # how | why | decision | what | task
+    parts: tuple[str, ...]  # the problem's top-level pieces, in execution order
+    steps: tuple[str, ...]  # the parts that are actions (not questions, not statements)
+    prerequisites: tuple[tuple[str, str], ...]  # (earlier part, later part)
+    goals: tuple[str, ...]
+    constraints: tuple[str, ...]
+    background: tuple[str, ...]  # sentences of the context's background and of the memories
+    targets: tuple[str, ...]  # quantities of the problem and its goals: what success is measured in
+    facts: tuple[str, ...]  # quantities of the background, the constraints and the memories
+    phrases: tuple[str, ...]
+    hedges: tuple[tuple[str, str], ...]  # (cue, the sentence using it)
+    absolutes: tuple[tuple[str, str], ...]
+    evidence: tuple[str, ...]
+    memories: int
+
+    @property
+    def specification(self) -> float:
+        """How much the input specifies (0..1): goals, constraints, background, numbers, detail."""
+        detail = len(self.parts) > 1 or len(self.phrases) >= 3
+        return (
+            0.25 * bool(self.goals)
+            + 0.2 * bool(self.constraints)
+            + 0.2 * bool(self.background)
+            + 0.15 * bool(self.targets or self.facts)
+            + 0.1 * detail
+            + 0.1 * bool(self.memories)
+        )
+
+    @property
+    def base_confidence(self) -> float:
+        return 0.3 + 0.6 * self.specification
+
+    @property
+    def main_part(self) -> str:
+        """The part that carries the most of the goals' and key phrases' words (earliest on ties)."""
+        candidates = self.steps
+        if len(candidates) < 2:
+            return self.core
+        aims = " ".join(self.goals) or self.core
+
+        def weight(part: str) -> float:
+            return 2 * overlap(part, aims) + overlap(part, " ".join(self.phrases[:3]))
+
+        return max(candidates, key=lambda part: (weight(part), -candidates.index(part)))
+
+    @property
+    def metric(self) -> str | None:
+        """What success is measured by: a goal holding a number, a number of the problem, the
+        first goal; None when the input names none of them."""
+        for goal in self.goals:
+            if quantities(goal):
+                return f"'{goal}'"
+        if self.targets:
+            return self.targets[0]
+        return f"'{self.goals[0]}'" if self.goals else None
+
+    @property
+    def cause_area(self) -> str:
+        """A key phrase other than the problem's own core (where a cause may lie)."""
+        for phrase in self.phrases:
+            if overlap(phrase, self.core) < 1:
+                return phrase
+        nouns = [w for w in content_words(self.core) if w not in ACTION_VERBS]
+        return f"the {nouns[0]}" if nouns else "its surroundings"
+
+    def phrase(self, index: int) -> str:
+        if index < len(self.phrases):
+            return self.phrases[index]
+        return self.phrases[0] if self.phrases else lower_first(self.core)
+
+
+@dataclass
+class StreamOutput:
+    conclusion: str
+    reasoning: list[str]
+    insights: list[str]
+    recommendations: list[str]
+    risks: list[str] = field(default_factory=list)
+    confidence: float = 0.5
+
+
+def read(
+    problem: str,
+    *,
+    background: str | None = None,
+    goals: Sequence[str] = (),
+    constraints: Sequence[str] = (),
+    memories: Sequence[str] = (),
+) -> Reading:
+    text = " ".join(problem.split())
+    core, kind = _core(text)
+    questions = {clean(s) for s in sentences(text) if s.rstrip().endswith("?")}
+    tree = decompose(text, max_depth=2)
+    children = [n for n in tree.nodes if n.depth == 2]
+    order = {node_id: i for i, node_id in enumerate(tree.order)}
+    parts = tuple(n.text for n in sorted(children, key=lambda n: order[n.id]))
+    by_id = {n.id: n.text for n in children}
+    prerequisites = tuple(
+        (by_id[e.source], by_id[e.target]) for e in tree.edges if e.source in by_id and e.target in by_id
+    )
+    stated_goals = [g.strip() for g in goals if g.strip()]
+    stated_constraints = [c.strip() for c in constraints if c.strip()]
+    found_goals = [clean(m.group(1)) for m in _GOAL_CUES.finditer(text)]
+    found_constraints = [clean(m.group(0)) for m in _CONSTRAINT_CUES.finditer(text)]
+    told = [s for s in sentences(background or "")] + [s for m in memories for s in sentences(m)]
+    everything = " ".join([text, *told])
+    return Reading(
+        problem=text,
+        core=core,
+        kind=kind,
+        parts=parts if len(parts) > 1 else (core,),
+        steps=tuple(p for p in parts if p not in questions and not _statement(p)),
+        prerequisites=prerequisites,
+        goals=_unique(stated_goals + found_goals),
+        constraints=_unique(stated_constraints + found_constraints),
+        background=tuple(told),
+        targets=tuple(quantities(" ".join([text, *stated_goals]))),
+        facts=tuple(quantities(" ".join([*stated_constraints, *told]))),
+        phrases=tuple(key_phrases(text, 5)),
+        hedges=_by_sentence(everything, HEDGES),
+        absolutes=_by_sentence(everything, ABSOLUTES),
+        evidence=tuple(cues(everything, EVIDENCE_CUES)),
+        memories=len(memories),
+    )
+
+
+def think(reading: Reading, mode: str) -> StreamOutput:
+    return _MODES[mode](reading)
+
+
+def analytical(r: Reading) -> StreamOutput:
+    main = r.main_part
+    reasoning = [f"Read the problem as a {_KIND_LABEL[r.kind]}: {r.core}"]
+    if len(r.parts) > 1:
+        reasoning.append(f"Split it into {len(r.parts)} parts: " + "; ".join(r.parts))
+    else:
+        reasoning.append("The statement is a single part; it has no clauses to split")
+    reasoning.append(f"Targets stated: {', '.join(r.targets)}" if r.targets else "No target number is stated")
+    if r.facts:
+        reasoning.append(f"Facts in numbers: {', '.join(r.facts)}")
+    reasoning.append(
+        f"Constraints: {'; '.join(r.constraints)}" if r.constraints else "No constraint is stated"
+    )
+    reasoning.append(
+        f"Goals: {'; '.join(r.goals)}"
+        if r.goals
+        else f"No explicit goal; taking '{r.core}' itself as the goal"
+    )
+    reasoning.append(f"Main part: '{main}', the one that carries most of the goals' and key terms' words")
+
+    insights = [f"The problem turns on {_and(r.phrases[:3]) or r.core}"]
+    if r.metric:
+        insights.append(f"Success can be measured by {r.metric}")
+    else:
+        insights.append(
+            f"No measurable target is given: state one for {r.phrase(0)} before comparing options"
+        )
+    if r.constraints:
+        verb = "narrows" if len(r.constraints) == 1 else "narrow"
+        insights.append(
+            f"{_count(len(r.constraints), 'constraint')} {verb} the options: {'; '.join(r.constraints)}"
+        )
+    for earlier, later in r.prerequisites[:2]:
+        insights.append(f"'{earlier}' has to come before '{later}'")
+    if r.background:
+        insights.append(f"Known starting point: {shorten(r.background[0], 120)}")
+
+    conclusion = f"Work on '{main}' first"
+    if r.kind == "why":
+        conclusion = f"Explain '{r.core}' by establishing when it happens and what changed in {r.cause_area}"
+        if r.hedges:
+            conclusion += f'; test the stated guess ("{shorten(r.hedges[0][1], 80)}") first'
+    if r.constraints:
+        conclusion += f", within {_quoted(r.constraints[:2])}"
+    conclusion += f", and judge the result by {r.metric}." if r.metric else "."
+    return StreamOutput(
+        conclusion=conclusion,
+        reasoning=reasoning,
+        insights=insights,
+        recommendations=[f"Start with '{main}'" + (f" and judge it by {r.metric}" if r.metric else "")],
+        confidence=_clamp(r.base_confidence),
+    )
+
+
+def creative(r: Reading) -> StreamOutput:
+    ideas: list[tuple[str, str]] = []  # (technique, idea)
+    for constraint in r.constraints[:2]:
+        ideas.append(
+            (
+                f"removed the constraint '{constraint}'",
+                f"Drop '{constraint}' for a moment: design the ideal answer to '{r.core}', "
+                f"then keep as much of it as survives with the constraint back",
+            )
+        )
+    if len(r.steps) > 1:
+        ideas.append(
+            (
+                "combined two parts",
+                f"Combine '{r.steps[0]}' and '{r.steps[1]}': look for one change that settles both",
+            )
+        )
+    elif len(r.phrases) > 1:
+        ideas.append(
+            (
+                "combined two key terms",
+                f"Combine {r.phrases[0]} with {r.phrases[1]}: can one solve the other?",
+            )
+        )
+    if r.kind == "decision":
+        inverted = (
+            f"Invert it: what would have to be true for not doing it ('{r.core}') to be the better choice?"
+        )
+    else:
+        inverted = (
+            f"Invert it: what would make '{lower_first(r.core)}' fail or get worse? "
+            "Each answer, avoided, is a candidate approach"
+        )
+    ideas.append(("inverted the problem", inverted))
+    if r.targets or r.facts:
+        ideas.append(
+            (
+                "changed the scale",
+                f"Change the scale: what would you do if {(r.targets + r.facts)[0]} were ten times larger, "
+                "or ten times smaller?",
+            )
+        )
+    if len(r.steps) > 1:
+        ideas.append(
+            (
+                "reversed the order",
+                f"Reverse the order: start from '{r.steps[-1]}' "
+                f"and see what '{r.steps[0]}' must then provide",
+            )
+        )
+    ideas.append(
+        (
+            "borrowed an approach",
+            f"Borrow: find who has already solved a problem about {r.phrase(0)} and reuse it",
+        )
+    )
+    best = ideas[0][1]
+    return StreamOutput(
+        conclusion=f"Most promising reframing: {best}.",
+        reasoning=[f"Reframed the problem: {technique}" for technique, _ in ideas],
+        insights=[idea for _, idea in ideas],
+        recommendations=[best],
+        confidence=_clamp(r.base_confidence - 0.05),
+    )
+
+
+def critical(r: Reading) -> StreamOutput:
+    risks: list[str] = []
+    for cue, sentence in r.hedges[:2]:
+        risks.append(f"'{cue}' marks a guess: \"{shorten(sentence, 100)}\" is assumed, not shown")
+    for cue, sentence in r.absolutes[:2]:
+        risks.append(
+            f"'{cue}' is an absolute claim (\"{shorten(sentence, 100)}\"); one counterexample breaks it"
+        )
+    if r.kind == "decision":
+        risks.append(f"The question presumes that '{lower_first(r.core)}' would help; its cost is not stated")
+    if r.metric is None:
+        risks.append(
+            f"No measurable target is given, so success at '{lower_first(r.core)}' cannot be checked"
+        )
+    if not r.background:
+        risks.append(f"No background is given: the current state of {r.phrase(0)} is unknown")
+    if r.goals and r.constraints:
+        risks.append(f"'{r.goals[0]}' may not be reachable under '{r.constraints[0]}'")
+    if not r.evidence and not r.facts and r.background:
+        risks.append("The background states facts without sources or measurements")
+
+    questions = [_FIRST_QUESTION[r.kind].format(core=lower_first(r.core))]
+    questions += [f'How would you check "{shorten(sentence, 60)}"?' for _, sentence in r.hedges[:1]]
+    questions.append(f"What happens if '{r.main_part}' fails or takes twice as long?")
+    questions += [f"Is '{c}' a hard limit or a preference?" for c in r.constraints[:1]]
+    questions.append(f"Which result would show that the approach to '{lower_first(r.core)}' is wrong?")
+
+    reasoning = [
+        f"Checked for hedged claims: {_and([repr(c) for c, _ in r.hedges]) or 'none'}",
+        f"Checked for absolute claims: {_and([repr(c) for c, _ in r.absolutes]) or 'none'}",
+        f"Checked for measurements: {', '.join(r.targets + r.facts) or 'none'}",
+        "Checked goals against constraints: "
+        + ("one tension" if r.goals and r.constraints else "nothing to compare"),
+    ] + [f"Counter-question: {q}" for q in questions]
+    if risks:
+        conclusion = f'Weakest point: {risks[0]}. Answer "{questions[0]}" before acting.'
+    else:
+        conclusion = (
+            "No unsupported or absolute claim found in the problem as stated; "
+            f'still answer "{questions[0]}" before acting.'
+        )
+    return StreamOutput(
+        conclusion=conclusion,
+        reasoning=reasoning,
+        insights=risks + [f"Ask: {q}" for q in questions[:2]],
+        recommendations=[f"Before committing, answer: {questions[0]}"],
+        risks=risks,
+        confidence=_clamp(r.base_confidence - 0.05 * min(len(risks), 4)),
+    )
+
+
+def synthetic(r: Reading) -> StreamOutput:
+    steps = list(r.steps) if len(r.steps) > 1 else _template_plan(r)
+    served: dict[str, list[int]] = {
+        g: [i for i, s in enumerate(steps, 1) if overlap(s, g) > 0] for g in r.goals
+    }
+    plan = []
+    for i, step in enumerate(steps, 1):
+        goals = [g for g, numbers in served.items() if i in numbers]
+        plan.append(f"{i}. {step}" + (f" (serves '{goals[0]}')" if goals else ""))
+    insights: list[str] = []
+    for goal, numbers in served.items():
+        if numbers:
+            insights.append(f"'{goal}' is served by step {_and([str(n) for n in numbers])}")
+        else:
+            insights.append(f"No step addresses '{goal}' yet: add one")
+    if r.constraints:
+        insights.append(f"Every step must respect {_quoted(r.constraints)}")
+    if r.background:
+        insights.append(f"The plan builds on: {shorten(r.background[0], 120)}")
+    if not insights:
+        insights.append(
+            f"With no goals or constraints given, the plan follows the problem's own order: {steps[0]}"
+        )
+    conclusion = "Plan: " + ", then ".join(lower_first(s) if i else s for i, s in enumerate(steps))
+    if r.goals:
+        conclusion += f" — toward {_quoted(r.goals[:2])}"
+    if r.constraints:
+        conclusion += f", keeping {_quoted(r.constraints[:2])}"
+    uncovered = [g for g, numbers in served.items() if not numbers]
+    return StreamOutput(
+        conclusion=conclusion + ".",
+        reasoning=["Ordered the parts by their dependencies", *plan],
+        insights=insights,
+        recommendations=[conclusion],
+        confidence=_clamp(r.base_confidence - 0.05 * min(len(uncovered), 2)),
+    )
+
+
+def _template_plan(r: Reading) -> list[str]:
+    """A three-step plan around the problem's core when it does not list its own steps."""
+    if r.kind == "why":
+        guess = f', testing the stated guess "{shorten(r.hedges[0][1], 60)}" first' if r.hedges else ""
+        return [
+            f"Confirm when '{lower_first(r.core)}' happens and how often",
+            f"Find what changed in {r.cause_area}{guess}",
+            "Remove the cause and check that the problem stops",
+        ]
+    if r.kind == "decision":
+        return [
+            f"Write down what '{lower_first(r.core)}' must achieve",
+            "Compare doing it with not doing it: cost, risk and the constraints",
+            "Decide, and name the signal that would reverse the decision",
+        ]
+    return [
+        f"Fix how success will be measured (by {r.metric or 'a number you can check'})",
+        r.core,
+        f"Check the result against {_quoted(r.goals[:2]) or r.metric or 'that number'}",
+    ]
+
+
+def _statement(part: str) -> bool:
+    """A part that states something ("I think it is the cache") rather than asks for an action."""
+    tokens = part.lower().split()
+    return bool(tokens) and tokens[0] in _SUBJECTS and any(t in _STATING_VERBS for t in tokens[1:4])
+
+
+_SUBJECTS: Final = wordset("i we it this that there they he she you our my their the")
+_STATING_VERBS: Final = wordset(
+    "is are was were has have had seems seem think believe guess feel looks appears will would"
+)
+_FIRST_QUESTION: Final = {
+    "how": "What evidence shows that '{core}' is the right problem to solve?",
+    "why": "What evidence shows that '{core}' really happens, and since when?",
+    "decision": "What evidence shows that '{core}' would pay off?",
+    "what": "What would a good answer to '{core}' let you do?",
+    "task": "What does done look like for '{core}'?",
+}
+_MODES: Final = {"analytical": analytical, "creative": creative, "critical": critical, "synthetic": synthetic}
+
+
+def _core(text: str) -> tuple[str, str]:
+    """What is asked (the first question, else the first sentence) without its question words."""
+    found = sentences(text)
+    asked = [q for q in found if q.endswith("?")]
+    body = (asked or found or [text])[0].strip().rstrip("?!.").strip()
+    for pattern, kind in _STEMS:
+        m = re.match(pattern, body, flags=re.I)
+        if m and body[m.end() :].strip():
+            return clean(body[m.end() :]), kind
+    return clean(body), "task"
+
+
+def _by_sentence(text: str, vocabulary: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """(cue, its sentence) for the cues the text uses, one per sentence."""
+    out: dict[str, str] = {}
+    for cue in cues(text, vocabulary):
+        out.setdefault(sentence_with(text, cue), cue)
+    return tuple((cue, sentence) for sentence, cue in out.items())
+
+
+def _unique(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in items:
+        if item and item.lower() not in (o.lower() for o in out):
+            out.append(item)
+    return tuple(out)
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _quoted(items: Sequence[str]) -> str:
+    return _and([f"'{item}'" for item in items])
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _clamp(value: float) -> float:
+    return round(min(0.95, max(0.05, value)), 2)

@@ -22,7 +22,7 @@ from pathlib import Path
 from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.domain.models import DocumentSource, JobStatus, MemoryFacet, MemoryType
-from cairn.services.documents.service import DocumentInput
+from cairn.services.documents.inputs import DocumentInput
 
 FIRST = [
     "Ana",

@@ -41,7 +41,7 @@ from cairn.adapters.local.onnx_embedder import bulk_threads
 from cairn.auth import access
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.documents.service import DocumentInput
+from cairn.services.documents.inputs import DocumentInput
 
 CAIRN = str(Path(sys.executable).parent / "cairn")
 ROW = 4 * 384

@@ -15,7 +15,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.faults import InjectedFault
-from cairn.services.documents.service import BatchOp
+from cairn.services.documents.inputs import BatchOp
 from tests.support.power_cut import Disk
 from tests.support.soundness import assert_sound, note, opened
 

@@ -11,7 +11,7 @@ from typing import Any
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.services.archive import is_typed_memory
-from cairn.services.documents.service import DocumentInput, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.memory.memories import MemoryInput
 
 SLUG = "notes"

@@ -17,8 +17,8 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.embedder import Vectors
-from cairn.services.documents import service as documents_module
-from cairn.services.documents.service import DeferredWrite, DocumentInput, WriteOutcome
+from cairn.services.documents import bulk as documents_module
+from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome
 from cairn.services.ingest.service import IngestResult, LocalFilePolicy
 from tests.fakes.container import fake_container
 from tests.unit.services.test_bulk_writes import PROSE, _corpus, _state

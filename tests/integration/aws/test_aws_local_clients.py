@@ -32,7 +32,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, TextContent
 
-from cairn.entrypoints.mcp.canonical import CANONICAL_SCOPES
+from cairn.entrypoints.mcp.canonical import SURFACE as CANONICAL
 from tests.integration.mcp.node_clients import CLIENTS, run_node
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -212,7 +212,7 @@ async def one_agent(server: AwsLocal, n: int) -> dict[str, Any]:
         found_file = ok(await call("memory_search", {"brain": brain, "query": "restart the ingest queue"}))
         found_url = ok(await call("memory_search", {"brain": brain, "query": "boiler serviced April"}))
 
-    assert listed == set(CANONICAL_SCOPES) == called
+    assert listed == set(CANONICAL.scopes) == called
     assert hits[0]["path"] == note["path"] and f"room {n}" in hits[0]["content"]
     assert recalled["hits"][0]["path"] == note["path"]
     assert "Fridays" in asked["answer"] and asked["retrieved"][0]["document_id"] == note["id"]
@@ -296,7 +296,7 @@ def test_inspector_cli_runs_at_once_over_http(aws_local: AwsLocal) -> None:
         brains = pool.submit(tool_call, url, "memory_list_brains")
         found = [f.result() for f in searched]
 
-    assert {t["name"] for t in listed.result()["tools"]} == set(CANONICAL_SCOPES)
+    assert {t["name"] for t in listed.result()["tools"]} == set(CANONICAL.scopes)
     for n, (made_one, note, hits) in enumerate(zip(created, notes, found, strict=True)):
         assert made_one["isError"] is False and made_one["structuredContent"]["slug"] == names[n]
         assert note["isError"] is False and hits["isError"] is False

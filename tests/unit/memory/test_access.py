@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, DocumentSource, MemoryFacet, MemoryType
 from cairn.ports.records import Delete, Item, Put
-from cairn.services.documents.service import DocumentInput
+from cairn.services.documents.inputs import DocumentInput
 from cairn.services.search.access import AccessLog
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore

@@ -7,7 +7,7 @@ import random
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MemoryType
 from cairn.ports.facts import FactDraft
-from cairn.services.documents.service import DocumentInput
+from cairn.services.documents.inputs import DocumentInput
 from cairn.services.memory.fact_memory import Provenance, fact_tokens
 from tests.fakes.clock import FakeClock
 

@@ -16,7 +16,7 @@ from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain
 from cairn.ports.embedder import Vectors
 from cairn.services.documents.indexing import embedding_key
-from cairn.services.documents.service import BatchOp
+from cairn.services.documents.inputs import BatchOp
 from cairn.services.ingest.service import IngestResult, LocalFilePolicy
 from cairn.services.mnemosyne.concepts import CONCEPT
 from tests.fakes.container import fake_container
@@ -154,7 +154,7 @@ def test_ingest_files_reports_each_file_as_it_is_settled(tmp_path: Path) -> None
 def test_write_many_reports_a_failing_document_and_writes_the_others(
     container: Container, brain: Brain
 ) -> None:
-    from cairn.services.documents.service import DocumentInput, WriteOutcome
+    from cairn.services.documents.inputs import DocumentInput, WriteOutcome
 
     items = [
         ("a.md", b"alpha", DocumentInput()),
@@ -184,7 +184,7 @@ def test_batch_ops_log_their_throughput(
     container: Container, brain: Brain, caplog: pytest.LogCaptureFixture
 ) -> None:
     ops = [BatchOp("write", f"t/{n}.md", (PROSE * (n + 2)).encode()) for n in range(3)]
-    with caplog.at_level("INFO", logger="cairn.services.documents.service"):
+    with caplog.at_level("INFO", logger="cairn.services.documents"):
         container.documents.batch(brain, ops)
         docs = [container.documents.get(brain, f"t/{n}.md") for n in range(3)]
         chunks = sum(len(container.adapters.chunks.get_chunks(brain.id, d.id)) for d in docs)
@@ -223,7 +223,7 @@ def test_the_served_embedder_runs_one_thread_a_text_and_one_text_a_core_unless_c
 def test_a_passage_many_documents_repeat_is_embedded_once(tmp_path: Path) -> None:
     """Documents that repeat a licence word for word: its chunks' text is embedded once in the
     whole pipeline (across steps too), and every document gets the vectors one by one gives."""
-    from cairn.services.documents.service import DocumentInput
+    from cairn.services.documents.inputs import DocumentInput
 
     licence = "# Licence\n\n" + "Permission is hereby granted to use this software freely. " * 30
     items = [

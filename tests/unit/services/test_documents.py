@@ -7,7 +7,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidPath, NotFound, PayloadTooLarge
 from cairn.domain.models import Brain
-from cairn.services.documents.service import BatchOp, DocumentInput
+from cairn.services.documents.inputs import BatchOp, DocumentInput
 
 
 def test_write_read_and_version_increments(container: Container, brain: Brain) -> None:

@@ -24,7 +24,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
 from cairn.services.documents import indexing
 from cairn.services.documents.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer, chunk_id
-from cairn.services.documents.service import BatchOp, DocumentInput, keep_info
+from cairn.services.documents.inputs import BatchOp, DocumentInput, keep_info
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder

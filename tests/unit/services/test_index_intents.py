@@ -15,7 +15,7 @@ from cairn import faults
 from cairn.bootstrap import Adapters, Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.faults import InjectedFault
-from cairn.services.documents.service import BatchOp, DocumentInput
+from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.memory.memories import MemoryInput
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for, process

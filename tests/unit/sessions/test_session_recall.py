@@ -13,7 +13,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
-from cairn.services.documents.service import DocumentInput
+from cairn.services.documents.inputs import DocumentInput
 from cairn.services.search.service import SearchHit
 from cairn.services.sessions.session_recall import SessionRecall
 

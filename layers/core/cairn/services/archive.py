@@ -40,7 +40,8 @@ from cairn.domain.models import (
 )
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
-from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.service import DocumentService
 from cairn.services.gbrain.gaps import GapService, KnowledgeGap
 from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
 from cairn.services.gbrain.raw_data import RawDataService

@@ -26,7 +26,7 @@ from cairn.entrypoints.rest.body import (
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.wire import BatchResult
 from cairn.options import Limits
-from cairn.services.documents.service import BatchOp
+from cairn.services.documents.inputs import BatchOp
 
 OP_OVERHEAD = 2048  # JSON framing, type and paths per op
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cairn.entrypoints.rest.paging import next_cursor_field
 from cairn.entrypoints.wire import BrainRecord, DocumentRecord, Wire
-from cairn.services.documents.service import FileInfo
+from cairn.services.documents.inputs import FileInfo
 
 
 class DocumentList(Wire):

@@ -22,7 +22,8 @@ from cairn.domain.models import Brain, Document, DocumentSource
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.records import RecordStore
-from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import forget_siblings, natural_key
 from cairn.services.gbrain.page_assertions import forget_claims
 from cairn.services.gbrain.raw_data import RawDataService

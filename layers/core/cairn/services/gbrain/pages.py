@@ -58,7 +58,8 @@ from cairn.domain.pages import (
 from cairn.services.brains import BrainService
 from cairn.services.brains import is_slug as is_brain_slug
 from cairn.services.documents.document_text import MAX_TITLE
-from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.service import DocumentService
 
 STATES = ("active", "detached", "restoring")
 STATE_KEY = "gbrain_state"

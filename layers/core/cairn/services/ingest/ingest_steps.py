@@ -27,7 +27,7 @@ from cairn.ports.jobs import JobContext, JobSteps
 from cairn.services.brains import BrainService
 from cairn.services.documents.document_text import title_for
 from cairn.services.documents.indexing import staged_chunk_id
-from cairn.services.documents.service import DocumentInput, checksum
+from cairn.services.documents.inputs import DocumentInput, checksum
 from cairn.services.ingest.service import IngestService
 from cairn.services.mnemosyne.image_items import Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING

@@ -22,13 +22,8 @@ from cairn.ingest.files import LocalFile, read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
 from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
-from cairn.services.documents.service import (
-    DeferredWrite,
-    DocumentInput,
-    DocumentService,
-    WriteOutcome,
-    checksum,
-)
+from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome, checksum
+from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text

@@ -38,7 +38,8 @@ from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import JobContext, JobRunner, JobSteps, StepHandler
 from cairn.services.brains import BrainService
-from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
 from cairn.services.memory.consolidation_notes import (
     Note,
     archive_entry,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.domain.models import Document, MemoryFacet
-from cairn.services.documents.service import DocumentInput, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.memory.fact_memory import MAX_ORIGINS, MAX_SOURCE_IDS, csv_values
 
 SUMMARY_LINES_PER_CATEGORY = 40

@@ -27,7 +27,8 @@ from cairn.ports.clock import Clock
 from cairn.ports.facts import FactDraft, FactExtractor, Utterance
 from cairn.ports.jobs import JobContext, JobRunner
 from cairn.services.brains import BrainService
-from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
 from cairn.services.memory.fact_memory import FactMemory, Provenance
 from cairn.services.sessions.service import NewMessage, SessionService
 

@@ -22,7 +22,8 @@ from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, Me
 from cairn.domain.paths import AGENT_PREFIX, GLOBAL_PREFIX
 from cairn.domain.stopwords import FACT_MATCH as _STOP
 from cairn.ports.facts import FactDraft
-from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.service import DocumentService
 from cairn.services.search.service import SearchService
 
 FACT_KIND = "fact"

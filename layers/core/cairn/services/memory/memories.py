@@ -43,7 +43,8 @@ from cairn.domain.text import excerpt
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, Put, RecordStore
-from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.service import DocumentService
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memory_ranking import (
     DECAYING,

@@ -27,7 +27,8 @@ from cairn.domain.models import (
 from cairn.ports.clock import Clock
 from cairn.ports.generator import GenerationError
 from cairn.ports.reflection import ReflectionDraft, Reflector
-from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
 from cairn.services.memory.extraction import ExtractionService, utterance_of
 from cairn.services.memory.fact_memory import namespace
 from cairn.services.sessions.service import SessionService

@@ -30,7 +30,8 @@ from cairn.ingest.image_metadata import clean_text
 from cairn.ingest.image_references import ImageReference, find_image_references
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.documents.document_text import CAPTIONS_KEY, document_text
-from cairn.services.documents.service import DocumentInput, DocumentService, keep_info
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.service import DocumentService
 
 IMAGE_COUNT_KEY: Final = "image_count"
 MAX_CAPTIONS: Final = 50

@@ -45,7 +45,8 @@ from cairn.ports.embedder import Embedder
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.brains import MAX_SLUG, BrainService, slugify
 from cairn.services.documents.indexing import chunk_id, owner_token
-from cairn.services.documents.service import DocumentInput, DocumentService
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
 from cairn.services.repositories import all_items
 from cairn.services.thoughtmcp import thought_scoring as ts

@@ -1,0 +1,182 @@
+"""The store protocol's batch-ops: every op staged, then committed in one transaction."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cairn import faults
+from cairn.auth import access
+from cairn.domain.errors import (
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+)
+from cairn.domain.models import Brain, Document
+from cairn.domain.paths import validate_path
+from cairn.domain.text import excerpt
+from cairn.ports.records import Delete, Put
+from cairn.services.documents.core import log_throughput
+from cairn.services.documents.indexing import PreparedChunks, RecentVectors
+from cairn.services.documents.inputs import (
+    BatchOp,
+    DocumentInput,
+    Staged,
+    lock_key,
+)
+from cairn.services.documents.writes import DocumentWrites
+from cairn.services.events import ChangeEvent, ChangeKind
+from cairn.services.repositories import Committed
+
+
+class BatchWrites(DocumentWrites):
+    """The batch-ops of DocumentService."""
+
+    def batch(self, brain: Brain, ops: Sequence[BatchOp], *, reason: str | None = None) -> int:
+        """Apply every op or none. Ops replay over a journal, then commit in one transaction."""
+        if not ops:
+            return 0
+        if len(ops) > self.max_batch_ops:
+            raise PayloadTooLarge(f"batch has {len(ops)} ops; the limit is {self.max_batch_ops}")
+        if sum(len(op.content) for op in ops) > self.max_batch_bytes:
+            raise PayloadTooLarge(f"batch payload exceeds {self.max_batch_bytes} bytes after decoding")
+        paths = _batch_paths(ops)
+        recent = RecentVectors()  # a retry after a lost race embeds nothing twice
+
+        def attempt() -> tuple[_Batch, Committed | None]:
+            batch = self._stage_batch(brain, ops, paths, reason, recent)
+            return batch, self.repo.commit(batch.commit_ops) if batch.commit_ops else None
+
+        with self.locks.hold(lock_key(brain, p) for p in paths):
+            batch, committed = self._again(brain, paths, attempt)
+            removed, staged, events = batch.removed, batch.staged, batch.events
+            faults.reached("batch.committed")
+            by_path = {d.path: d for d in committed.documents} if committed else {}
+            applied: list[str] = []
+            for doc in removed:
+                self.indexer.remove(doc)
+                applied.append(doc.id)
+            for n, (doc, prepared) in enumerate(staged):
+                if n == len(staged) // 2:
+                    faults.reached("batch.indexed")
+                if self.indexer.apply(by_path.get(doc.path, doc), prepared):
+                    applied.append(doc.id)
+            if committed is not None:
+                self.sync.settle(committed, applied)
+            self._publish(brain, events)
+        return len(ops)
+
+    def _stage_batch(
+        self,
+        brain: Brain,
+        ops: Sequence[BatchOp],
+        paths: Sequence[str],
+        reason: str | None,
+        recent: RecentVectors,
+    ) -> _Batch:
+        """The batch replayed over what the paths hold now: the record ops to commit, and the
+        chunks of every written document, embedded together."""
+        before = {p: self.repo.stored(brain.id, p) for p in paths}
+        for path, held in before.items():
+            if held is not None:
+                access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
+        journal, events = self._replay(ops, before, reason)
+        batch = _Batch(events=events)
+        written: list[Staged] = []
+        for path, state in journal.items():
+            old = before[path]
+            live = old if old and old.deleted_at is None else None
+            if state is None:
+                if live is not None:
+                    now = self.clock.now()
+                    gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
+                    batch.commit_ops.append(self.repo.put_op(gone, live.version))
+                    batch.removed.append(live)
+                continue
+            next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
+            if next_state.ops:
+                batch.commit_ops += next_state.ops
+                written.append(next_state)
+        started = time.perf_counter()
+        for ready in self._embed_staged(written, recent):
+            prepared = ready.prepared.with_context(None) if ready.created else ready.prepared
+            batch.staged.append((ready.document, prepared))
+        log_throughput(brain, len(ops), batch.staged, time.perf_counter() - started)
+        return batch
+
+    def _replay(
+        self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
+    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent]]:
+        """Final state per touched path (bytes, or None = deleted) and one event per op."""
+        journal: dict[str, bytes | None] = {}
+
+        def current(path: str) -> bytes | None:
+            if path in journal:
+                return journal[path]
+            doc = before[path]
+            return self.blobs.get(doc.blob_key) if doc and doc.deleted_at is None else None
+
+        events: builtins.list[ChangeEvent] = []
+
+        def event(kind: ChangeKind, path: str, old_path: str | None = None) -> None:
+            held = before.get(old_path or path)
+            owner = held.owner if held is not None else None
+            events.append(
+                ChangeEvent(
+                    kind=kind, path=path, old_path=old_path, when=self.clock.now(), reason=reason, owner=owner
+                )
+            )
+
+        for index, op in enumerate(ops):
+            existed = current(op.path) is not None
+            if op.type == "write":
+                journal[op.path] = op.content
+                event("updated" if existed else "created", op.path)
+            elif op.type == "append":
+                journal[op.path] = (current(op.path) or b"") + op.content
+                event("updated" if existed else "created", op.path)
+            elif op.type == "delete":
+                if not existed:
+                    raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
+                journal[op.path] = None
+                event("deleted", op.path)
+            elif op.type == "rename":
+                assert op.to is not None
+                content = current(op.path)
+                if content is None:
+                    raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
+                journal[op.to] = content
+                if op.to != op.path:
+                    journal[op.path] = None
+                event("renamed", op.to, op.path)
+            else:
+                raise InvalidInput(f"op {index}: unknown type {excerpt(op.type)}")
+        return journal, events
+
+
+def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
+    paths: list[str] = []
+    for index, op in enumerate(ops):
+        for p in (op.path, op.to) if op.type == "rename" else (op.path,):
+            if p is None:
+                raise InvalidInput(f"op {index}: rename needs 'to'")
+            try:
+                validate_path(p)
+            except InvalidInput as exc:
+                raise type(exc)(f"op {index}: {exc.message}") from None
+            if p not in paths:
+                paths.append(p)
+    return paths
+
+
+@dataclass
+class _Batch:
+    """A batch staged: the record ops to commit, the documents it deletes, the written documents
+    with their prepared chunks, and one event per op."""
+
+    events: list[ChangeEvent]
+    commit_ops: list[Put | Delete] = field(default_factory=list)
+    removed: list[Document] = field(default_factory=list)
+    staged: list[tuple[Document, PreparedChunks]] = field(default_factory=list)

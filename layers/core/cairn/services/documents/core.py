@@ -1,0 +1,255 @@
+"""The state every document operation shares and the steps of the write protocol: path locks,
+staging (chunks and vectors), the conditional commit retried against other processes (`_again`),
+index settling, and change events."""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from cairn import faults
+from cairn.auth import access
+from cairn.domain.errors import (
+    Conflict,
+    RecordConflict,
+)
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Document
+from cairn.domain.text import excerpt
+from cairn.ports.blobs import BlobStore
+from cairn.ports.clock import Clock
+from cairn.ports.records import Delete, Put
+from cairn.services.documents.document_text import document_text, image_captions, title_for
+from cairn.services.documents.index_sync import IndexSync, state_of
+from cairn.services.documents.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
+from cairn.services.documents.inputs import (
+    DocumentInput,
+    Staged,
+    WriteOutcome,
+    checksum,
+    content_type,
+    lock_key,
+    same_info,
+)
+from cairn.services.documents.locks import KeyedLocks
+from cairn.services.documents.siblings import SiblingContext, folder_of, keeps_to_itself
+from cairn.services.events import ChangeEvent, ChangeKind, EventBus
+from cairn.services.repositories import DocumentRepository
+
+log = logging.getLogger(__name__)
+
+
+WRITE_TRIES = 16
+
+
+T = TypeVar("T")
+
+
+class DocumentCore:
+    """Shared by the read, write, bulk and batch parts of DocumentService (service.py)."""
+
+    def __init__(
+        self,
+        repo: DocumentRepository,
+        blobs: BlobStore,
+        indexer: DocumentIndexer,
+        events: EventBus,
+        clock: Clock,
+        *,
+        max_batch_ops: int = 1024,
+        max_batch_bytes: int = 8 * 1024 * 1024,
+        max_list_items: int = 10_000,
+        siblings: SiblingContext | None = None,
+    ) -> None:
+        self.repo = repo
+        self.blobs = blobs
+        self.indexer = indexer
+        self.events = events
+        self.clock = clock
+        self.locks = KeyedLocks()
+        self.folder_locks = KeyedLocks()  # taken after path locks, never before
+        self.max_batch_ops = max_batch_ops
+        self.max_batch_bytes = max_batch_bytes
+        self.max_list_items = max_list_items
+        self.siblings = siblings or SiblingContext(repo.records, window_s=0)
+        self.sync = IndexSync(repo, indexer, self.siblings, self.text_of)
+
+    def text_of(self, doc: Document) -> str:
+        """The text a document's chunks are cut from (its blob, extracted again)."""
+        return document_text(
+            doc.path, doc.content_type, self.blobs.get(doc.blob_key), image_captions(doc.metadata)
+        )
+
+    def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[], T]) -> T:
+        """`attempt` (which reads the documents at `paths` and commits), again when its commit
+        lost to a writer of one of them in another process: this process's writers of a path wait
+        on its lock, another process's only show in the conditional commit. A conflict that leaves
+        the documents as they were (a caller's claims moved) is the caller's to handle."""
+        for _ in range(WRITE_TRIES):
+            before = [state_of(self.repo.stored(brain.id, path)) for path in paths]
+            try:
+                return attempt()
+            except RecordConflict:
+                if [state_of(self.repo.stored(brain.id, path)) for path in paths] == before:
+                    raise
+        raise Conflict(f"{excerpt(paths[0])} kept changing under other writers; try again")
+
+    def _write_locked(
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput,
+        existing: Document | None,
+        also: Sequence[Put | Delete] = (),
+        *,
+        force: bool = False,
+    ) -> WriteOutcome:
+        staged = self._stage(brain, path, data, info, existing, force=force)
+        return self._commit_staged(brain, path, staged, also)
+
+    def _commit_staged(
+        self, brain: Brain, path: str, staged: Staged, also: Sequence[Put | Delete] = ()
+    ) -> WriteOutcome:
+        """Commit a staged write (its chunks prepared) and index it, as `write` does."""
+        if not staged.ops:
+            if also:
+                self.sync.settle(self.repo.commit(list(also)), [])
+            if staged.document.deleted_at is None:
+                self.sync.ensure_indexed(staged.document)
+            return WriteOutcome(staged.document, created=False, changed=False)
+        # Images and users' memories neither take nor give a sibling's excerpt (keeps_to_itself).
+        if not staged.created or keeps_to_itself(staged.document):
+            committed = self.repo.commit([*staged.ops, *also])
+            faults.reached("documents.committed")
+            doc = committed.documents[0]
+            applied = self.indexer.apply(doc, staged.prepared)
+            faults.reached("documents.indexed")
+            self.sync.settle(committed, [doc.id] if applied else [])
+            return WriteOutcome(doc, created=staged.created, changed=True)
+        with self.folder_locks.hold([lock_key(brain, folder_of(path))]):
+            linked = self.siblings.link(staged.document, staged.text, self.clock.now())
+            committed = self.repo.commit(
+                [*staged.ops, *([linked.op] if linked.op else []), *also],
+                touched=[(brain.id, doc_id) for doc_id in linked.fixups],
+            )
+            faults.reached("documents.committed")
+            doc = committed.documents[0]
+            applied = self.indexer.apply(doc, staged.prepared.with_context(linked.context))
+            for doc_id, context in linked.fixups.items():
+                self.indexer.set_context(brain.id, doc_id, context)
+            faults.reached("documents.indexed")
+            rewritten = {d.id for d in committed.documents}  # their records changed: more than a context
+            fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
+            self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
+        return WriteOutcome(doc, created=True, changed=True)
+
+    def _stage(
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput,
+        existing: Document | None,
+        *,
+        force: bool = False,
+        defer: bool = False,
+    ) -> Staged:
+        """Build the next document record, its chunks and the record ops that commit it; store
+        the bytes (content-addressed). No ops means the write would change nothing (never when
+        `force`: the caller wants a new version). With `defer`, the new vectors are left for
+        `_embed_staged` to make (`planned`), so many writes embed together."""
+        if existing is not None:
+            access.check_change(brain, existing.owner, f"the document at {excerpt(path)}")
+        if info.memory is not None and info.memory.user_id is not None:
+            access.check_change(brain, info.memory.user_id, f"memories of {excerpt(info.memory.user_id)}")
+        digest = checksum(data)
+        live = existing if existing and existing.deleted_at is None else None
+        if not force and live and live.checksum_sha256 == digest and same_info(live, info):
+            return Staged(live, self.indexer.nothing(), [], "", created=False)
+        if info.text is not None:
+            text = info.text
+        else:
+            text = document_text(path, info.content_type, data, image_captions(info.metadata))
+        now = self.clock.now()
+        blob_key = f"{brain.id}/{digest[:2]}/{digest}"
+        if not self.blobs.exists(blob_key):
+            self.blobs.put(blob_key, data)
+        metadata = dict(info.metadata)
+        if info.tags:
+            metadata["tags"] = ",".join(info.tags)
+        doc = Document(
+            id=existing.id if existing else (info.doc_id or new_id("doc")),
+            brain_id=brain.id,
+            path=path,
+            title=info.title or title_for(path, text),
+            content_type=info.content_type or content_type(path),
+            source=info.source,
+            checksum_sha256=digest,
+            byte_size=len(data),
+            blob_key=blob_key,
+            version=existing.version if existing else 0,
+            commit_sha=hashlib.sha1(f"{brain.id}:{path}:{digest}:{now.isoformat()}".encode()).hexdigest(),
+            metadata=metadata,
+            tags=list(info.tags),
+            memory=info.memory,
+            created_at=live.created_at if live else now,
+            updated_at=now,
+        )
+        planned: PlannedChunks | None = None
+        if info.staged_chunks is not None:
+            prepared = self.indexer.staged(info.staged_chunks)
+        elif defer:
+            planned = self.indexer.plan(doc, text)
+            prepared = replace(self.indexer.nothing(), count=planned.count)
+        else:
+            prepared = self.indexer.prepare(doc, text)
+        doc = doc.model_copy(update={"chunk_count": prepared.count})
+        ops: list[Put | Delete] = [
+            self.repo.put_op(doc, existing.version if existing else 0),
+            self.repo.pointer_op(doc),
+        ]
+        return Staged(doc, prepared, ops, text, created=live is None, planned=planned)
+
+    def _embed_staged(
+        self, staged: Sequence[Staged], recent: RecentVectors | None = None
+    ) -> builtins.list[Staged]:
+        """The staged writes with their chunks prepared: the new vectors of all of them made in
+        one embedding call (the embedder's batches and parallel runs span documents); with
+        `recent`, texts embedded by an earlier step are not embedded again."""
+        plans = [s.planned for s in staged if s.planned is not None]
+        prepared = iter(self.indexer.finish(plans, recent))
+        return [s if s.planned is None else replace(s, prepared=next(prepared), planned=None) for s in staged]
+
+    def _publish_write(self, brain: Brain, path: str, outcome: WriteOutcome, reason: str | None) -> None:
+        if outcome.changed:
+            kind: ChangeKind = "created" if outcome.created else "updated"
+            owner = outcome.document.owner
+            self._publish(
+                brain, [ChangeEvent(kind=kind, path=path, when=self.clock.now(), reason=reason, owner=owner)]
+            )
+
+    def _publish(self, brain: Brain, events: builtins.list[ChangeEvent]) -> None:
+        """Called with the paths' locks held, so events leave in commit order."""
+        self.events.publish(brain.id, events)
+
+
+def log_throughput(
+    brain: Brain, ops: int, staged: Sequence[tuple[Document, PreparedChunks]], seconds: float
+) -> None:
+    """A batch's progress line: how many chunks its documents needed and how fast they came."""
+    chunks = sum(len(prepared.chunks) for _, prepared in staged)
+    if chunks:
+        log.info(
+            "batch-ops on %s: %d ops, %d documents, %d chunks prepared in %.2f s (%.1f chunks/s)",
+            brain.slug,
+            ops,
+            len(staged),
+            chunks,
+            seconds,
+            chunks / max(seconds, 1e-9),
+        )

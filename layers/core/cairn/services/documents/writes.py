@@ -1,0 +1,272 @@
+"""Writing one document: write, versioned write, append, modify, rename, retire, delete, erase, and
+reconciling a document whose index lags its record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cairn import faults
+from cairn.auth import access
+from cairn.domain.errors import (
+    Conflict,
+)
+from cairn.domain.models import Brain, Document
+from cairn.domain.paths import validate_path
+from cairn.domain.text import excerpt
+from cairn.ports.records import Delete, Put
+from cairn.services.documents.indexing import PreparedChunks
+from cairn.services.documents.inputs import (
+    DocumentInput,
+    WriteOutcome,
+    expect_version,
+    keep_info,
+    lock_key,
+)
+from cairn.services.documents.reads import DocumentReads
+from cairn.services.events import ChangeEvent
+from cairn.services.repositories import Committed, doc_id_key, doc_key
+
+
+class DocumentWrites(DocumentReads):
+    """The single-document writes of DocumentService."""
+
+    def write(
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput | None = None,
+        *,
+        reason: str | None = None,
+        also: Sequence[Put | Delete] = (),
+    ) -> WriteOutcome:
+        """Write the document; `also` commits in the same transaction (a caller's claims and
+        companion records): a Conflict on any of them writes nothing, indexes nothing."""
+        path = validate_path(path)
+        with self.locks.hold([lock_key(brain, path)]):
+            outcome = self._again(
+                brain,
+                [path],
+                lambda: self._write_locked(
+                    brain, path, data, info or DocumentInput(), self.repo.stored(brain.id, path), also
+                ),
+            )
+            self._publish_write(brain, path, outcome, reason)
+        return outcome
+
+    def write_at_version(
+        self,
+        brain: Brain,
+        path: str,
+        data: bytes,
+        info: DocumentInput | Callable[[Document | None], DocumentInput] | None = None,
+        *,
+        expected_version: int | None,
+        reason: str | None = None,
+        also: Sequence[Put | Delete] = (),
+    ) -> WriteOutcome:
+        """Write only at the version the caller holds: `expected_version` None creates (no live
+        document at the path), N replaces the live document whose version is N. Anything else is a
+        VersionConflict carrying the version found. `info` may be a function of the live document
+        (what to keep from it). Every write here commits a new version, identical bytes included:
+        the caller counts on the version it gets back.
+
+        The check that decides is the record store's conditional transaction (the version read
+        is the one the commit expects), so it holds between processes; the path lock only keeps
+        this process's writers in line. A commit that loses to another process is reported with
+        the version that process left."""
+        path = validate_path(path)
+        with self.locks.hold([lock_key(brain, path)]):
+            existing = self.repo.stored(brain.id, path)
+            expect_version(path, existing, expected_version)
+            live = existing if existing and existing.deleted_at is None else None
+            chosen = info(live) if callable(info) else (info or DocumentInput())
+            try:
+                outcome = self._write_locked(brain, path, data, chosen, existing, also, force=True)
+            except Conflict:
+                expect_version(path, self.repo.stored(brain.id, path), expected_version)
+                raise  # the document is as expected: a companion record (`also`, siblings) moved
+            self._publish_write(brain, path, outcome, reason)
+        return outcome
+
+    def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
+        path = validate_path(path)
+
+        def attempt() -> WriteOutcome:
+            existing = self.repo.stored(brain.id, path)
+            live = existing if existing and existing.deleted_at is None else None
+            base = self.blobs.get(live.blob_key) if live else b""
+            return self._write_locked(brain, path, base + data, keep_info(live), existing)
+
+        with self.locks.hold([lock_key(brain, path)]):
+            outcome = self._again(brain, [path], attempt)
+            self._publish_write(brain, path, outcome, reason)
+        return outcome
+
+    def delete(self, brain: Brain, path: str, *, reason: str | None = None) -> None:
+        self.retire(brain, path, reason=reason)
+
+    def retire(
+        self,
+        brain: Brain,
+        path: str,
+        *,
+        reason: str | None = None,
+        why: str | None = None,
+        replaced_by: str | None = None,
+    ) -> Document:
+        """Soft-delete, recording `why` (merged, pruned, ...) and the document that replaced it."""
+        path = validate_path(path)
+
+        def attempt() -> tuple[Document, Committed]:
+            doc = self.get(brain, path)
+            access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
+            now = self.clock.now()
+            gone = doc.model_copy(
+                update={
+                    "deleted_at": now,
+                    "updated_at": now,
+                    "chunk_count": 0,
+                    "deleted_reason": why,
+                    "replaced_by": replaced_by,
+                }
+            )
+            return doc, self.repo.commit([self.repo.put_op(gone, doc.version)])
+
+        with self.locks.hold([lock_key(brain, path)]):
+            doc, committed = self._again(brain, [path], attempt)
+            faults.reached("documents.committed")
+            self.indexer.remove(doc)
+            faults.reached("documents.indexed")
+            self.sync.settle(committed, [doc.id])
+            gone = committed.documents[0]
+            self._publish(
+                brain,
+                [
+                    ChangeEvent(
+                        kind="deleted", path=path, when=gone.updated_at, reason=reason, owner=doc.owner
+                    )
+                ],
+            )
+        return gone
+
+    def erase(
+        self,
+        brain: Brain,
+        path: str,
+        *,
+        also: Sequence[Put | Delete] = (),
+        reason: str | None = None,
+        keep_blob: bool = False,
+    ) -> Document | None:
+        """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
+        content blob, with `also` in the same transaction. The blob goes too unless `keep_blob`:
+        blobs are content-addressed, so a caller that cannot tell that no other document holds the
+        same bytes keeps it (ThoughtMCP memories store their own id in their bytes, so theirs are
+        never shared). None when there is no such document."""
+        path = validate_path(path)
+        with self.locks.hold([lock_key(brain, path)]):
+            doc = self.repo.stored(brain.id, path)
+            if doc is None:
+                return None
+            access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
+            gone = [
+                Delete(*doc_key(brain.id, path), expected_version=doc.version),
+                Delete(*doc_id_key(doc.id)),
+            ]
+            committed = self.repo.commit([*gone, *also], touched=[(brain.id, doc.id)])
+            faults.reached("documents.committed")
+            self.indexer.remove(doc)
+            faults.reached("documents.indexed")
+            self.sync.settle(committed, [doc.id])
+            if not keep_blob:
+                self.blobs.delete(doc.blob_key)
+            self._publish(
+                brain,
+                [
+                    ChangeEvent(
+                        kind="deleted", path=path, when=self.clock.now(), reason=reason, owner=doc.owner
+                    )
+                ],
+            )
+        return doc
+
+    def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
+        src, dst = validate_path(src), validate_path(dst)
+        if src == dst:
+            return self.get(brain, src)
+
+        def attempt() -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
+            doc = self.get(brain, src)
+            target = self.repo.stored(brain.id, dst)
+            for held in (doc, target):
+                if held is not None:
+                    access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")
+            moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
+            prepared = self.indexer.prepare(moved, self.text_of(moved))  # same text: no embedding
+            ops: list[Put | Delete] = [
+                self.repo.put_op(moved, target.version if target else 0),
+                self.repo.pointer_op(moved),
+                self.repo.remove_op(doc),
+            ]
+            overwritten = [(brain.id, target.id)] if target is not None else []
+            return target, prepared, overwritten, self.repo.commit(ops, touched=overwritten)
+
+        with self.locks.hold([lock_key(brain, src), lock_key(brain, dst)]):
+            target, prepared, overwritten, committed = self._again(brain, [src, dst], attempt)
+            faults.reached("documents.committed")
+            moved = committed.documents[0]
+            if target is not None and target.deleted_at is None:
+                self.indexer.remove(target)
+            applied = self.indexer.apply(moved, prepared)
+            faults.reached("documents.indexed")
+            self.sync.settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
+            event = ChangeEvent(
+                kind="renamed",
+                path=dst,
+                old_path=src,
+                when=self.clock.now(),
+                reason=reason,
+                owner=moved.owner,
+            )
+            self._publish(brain, [event])
+        return moved
+
+    def modify(
+        self,
+        brain: Brain,
+        path: str,
+        change: Callable[[Document | None, bytes | None], tuple[bytes, DocumentInput] | None],
+        *,
+        reason: str | None = None,
+    ) -> WriteOutcome | None:
+        """Read-modify-write under the path's lock: `change` sees the live document and its bytes
+        (or None, None) and returns what to write, or None to leave it alone."""
+        path = validate_path(path)
+
+        def attempt() -> WriteOutcome | None:
+            existing = self.repo.stored(brain.id, path)
+            live = existing if existing and existing.deleted_at is None else None
+            wanted = change(live, self.blobs.get(live.blob_key) if live else None)
+            if wanted is None:
+                return None
+            return self._write_locked(brain, path, wanted[0], wanted[1], existing)
+
+        with self.locks.hold([lock_key(brain, path)]):
+            outcome = self._again(brain, [path], attempt)
+            if outcome is not None:
+                self._publish_write(brain, path, outcome, reason)
+        return outcome
+
+    def reindex(self, doc: Document) -> None:
+        """Bring a document's chunks in line with its record (vectors are reused, only what
+        changed is written)."""
+        self.reconcile(doc.brain_id, doc.id)
+
+    def reconcile(self, brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
+        """Make the document's chunks what its record says (services/documents/index_sync.py)."""
+        return self.sync.reconcile(brain_id, doc_id, context=context)
+
+    def settle_pending(self, older_than_s: float = 0.0) -> int:
+        """Reconcile every document whose index intent a stopped writer left standing."""
+        return self.sync.settle_pending(older_than_s)

@@ -27,7 +27,8 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import MemoryType
 from cairn.services.memory.memories import MemoryInput
-from cairn.services.thoughtmcp.memories import NewMemory, thought_brain
+from cairn.services.thoughtmcp.brain import thought_brain
+from cairn.services.thoughtmcp.models import NewMemory
 
 SHARES = (("thoughtmcp", 0.4), ("zengram", 0.3), ("scope", 0.2), ("session", 0.1))
 

@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.thoughtmcp.memories import Metadata, NewMemory
+from cairn.services.thoughtmcp.models import Metadata, NewMemory
 from gbrain_graph import Timings, serving
 
 SECTORS = ("episodic", "semantic", "procedural", "emotional", "reflective")

@@ -18,7 +18,8 @@ from typing import Any
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.services.memory.memories import MemoryInput
-from cairn.services.thoughtmcp.memories import BRAIN_MARK, NewMemory
+from cairn.services.thoughtmcp.brain import BRAIN_MARK
+from cairn.services.thoughtmcp.models import NewMemory
 
 MARKERS = {"A": "alphazed", "B": "bravozed", "X": "xrayzed", "Y": "yankeezed"}
 """Words in the sets' texts and titles, never sent in a call: a response holding one shows the set."""

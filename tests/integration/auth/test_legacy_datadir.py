@@ -15,7 +15,8 @@ from cairn.auth.principal import READ, WRITE, Principal, Via
 from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.services.migrations import MARKER
-from cairn.services.thoughtmcp.memories import BRAIN_MARK, Filters, thought_brain
+from cairn.services.thoughtmcp.brain import BRAIN_MARK, thought_brain
+from cairn.services.thoughtmcp.models import Filters
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "legacy" / "datadir-a10fde5.tar.gz"
 

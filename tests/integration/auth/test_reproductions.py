@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.services.thoughtmcp.memories import BRAIN_MARK
+from cairn.services.thoughtmcp.brain import BRAIN_MARK
 from tests.integration.mcp.node_clients import CAIRN
 from tests.support.live_world import Live, live
 from tests.support.visibility_world import USERS

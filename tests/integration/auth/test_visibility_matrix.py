@@ -35,7 +35,7 @@ from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp.registry import SURFACES, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from cairn.services.memory.memories import MemoryInput
-from cairn.services.thoughtmcp.memories import NewMemory
+from cairn.services.thoughtmcp.models import NewMemory
 from tests.integration.auth.test_authorization_matrix import sample
 from tests.support.live_world import Live, live
 from tests.support.visibility_world import SETS, USERS, DataSet

@@ -11,7 +11,7 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.services.documents.service import DocumentService
 from cairn.services.erasure.log import ErasureLog
-from cairn.services.thoughtmcp.memories import NewMemory
+from cairn.services.thoughtmcp.models import NewMemory
 
 MEMORIES_PER_BRAIN = 60
 STOP_AFTER = 25  # documents erased before this process hangs, waiting for its kill

@@ -126,7 +126,7 @@ def test_cairn_brains_delete_and_cairn_erase_on_a_data_directory(
     from cairn.bootstrap import build_container
     from cairn.config import Settings
     from cairn.entrypoints.cli import main
-    from cairn.services.thoughtmcp.memories import NewMemory
+    from cairn.services.thoughtmcp.models import NewMemory
 
     data = tmp_path / "data"
     c = build_container(Settings(data_dir=data))

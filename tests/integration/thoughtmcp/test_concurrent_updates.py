@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from cairn.services.thoughtmcp.memories import NewMemory
+from cairn.services.thoughtmcp.models import NewMemory
 from tests.fakes.container import fake_container
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
-from cairn.services.thoughtmcp.memories import Filters, Metadata, NewMemory, ThoughtError, user_folder
+from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory, ThoughtError, user_folder
 from tests.fakes.container import fake_container
 
 TEXT = "The billing service deploys every Tuesday after the payments regression suite passes"

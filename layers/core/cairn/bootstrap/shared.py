@@ -57,7 +57,8 @@ from cairn.services.search.ask import AskService
 from cairn.services.search.service import SearchService, SearchTuning
 from cairn.services.sessions.service import SessionService
 from cairn.services.sessions.session_recall import RecallTuning, SessionRecall
-from cairn.services.thoughtmcp.memories import ThoughtContext, ThoughtMemories
+from cairn.services.thoughtmcp.brain import ThoughtContext
+from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from cairn.services.zengram.api import ZengramApi, ZengramDeps

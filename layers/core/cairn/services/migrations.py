@@ -25,7 +25,8 @@ from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import BrainRepository, doc_key
-from cairn.services.thoughtmcp.memories import BRAIN_MARK, FOLDER
+from cairn.services.thoughtmcp.brain import BRAIN_MARK
+from cairn.services.thoughtmcp.models import FOLDER
 
 log = logging.getLogger(__name__)
 MARKER = ("meta", "migrations")

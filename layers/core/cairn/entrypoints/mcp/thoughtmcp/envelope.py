@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent
 
-from cairn.services.thoughtmcp.memories import ThoughtError
+from cairn.services.thoughtmcp.models import ThoughtError
 
 SCHEMA_SUGGESTION = "Check input schema for required fields"
 REFUSALS = ("forbidden", "unauthorized")

@@ -13,7 +13,7 @@ from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import success
-from cairn.services.thoughtmcp.memories import check_user_id
+from cairn.services.thoughtmcp.checks import check_user_id
 
 
 def _context(ctx: a.ReasoningContext | None) -> dict[str, Any] | None:

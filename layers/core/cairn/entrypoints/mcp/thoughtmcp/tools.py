@@ -17,7 +17,8 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
-from cairn.services.thoughtmcp.memories import (
+from cairn.services.thoughtmcp.brain import thought_brain
+from cairn.services.thoughtmcp.models import (
     MAX_LIMIT,
     NOT_FOUND_SUGGESTION,
     Filters,
@@ -26,7 +27,6 @@ from cairn.services.thoughtmcp.memories import (
     Recalled,
     ThoughtError,
     parse_moment,
-    thought_brain,
     wire_memory,
 )
 

@@ -1,0 +1,103 @@
+"""ThoughtMCP's argument rules, with its error details: user ids, content length, sectors,
+metadata and filters; and the keywords a memory gets when none are given."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from cairn.auth import access
+from cairn.domain.models import Brain
+from cairn.domain.stopwords import KEYWORDS as _STOP
+from cairn.services.thoughtmcp import thought_scoring as ts
+from cairn.services.thoughtmcp.models import (
+    AUTO_KEYWORDS,
+    MAX_CONTENT,
+    MIN_CONTENT,
+    SECTOR_SUGGESTION,
+    Filters,
+    Metadata,
+    ThoughtError,
+)
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+
+
+def check_user_id(user_id: str) -> None:
+    """A userId is given and at most 256 characters (what the caller may do with it is the access
+    rule's: check_user)."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise ThoughtError("userId is required", "Provide the userId the memories belong to")
+    if len(user_id) > 256:
+        raise ThoughtError("userId must be at most 256 characters", "Use a shorter userId")
+
+
+def check_user(user_id: str, brain: Brain | None = None) -> None:
+    """A valid userId the caller acts for (auth/access.py `acts_for`) in `brain`, or in a brain of
+    its own tenant when there is none yet."""
+    check_user_id(user_id)
+    access.check_acts_for(brain, user_id)
+
+
+def check_content(content: str) -> None:
+    size = len(content) if isinstance(content, str) else 0
+    if size < MIN_CONTENT:
+        raise ThoughtError(
+            f"Content length {size} is below minimum. Allowed range: {MIN_CONTENT}-{MAX_CONTENT} characters",
+            f"Content must be between {MIN_CONTENT} and {MAX_CONTENT} characters. Current length: {size}",
+            code="CONTENT_TOO_SHORT",
+            details=_length_details(size),
+        )
+    if size > MAX_CONTENT:
+        raise ThoughtError(
+            f"Content length {size} exceeds maximum. Allowed range: {MIN_CONTENT}-{MAX_CONTENT} characters",
+            f"Content must be between {MIN_CONTENT} and {MAX_CONTENT} characters. Current length: {size}",
+            code="CONTENT_TOO_LONG",
+            details=_length_details(size),
+        )
+    if not content.strip():
+        raise ThoughtError("Content cannot be empty", "Provide non-empty content")
+
+
+def _length_details(size: int) -> dict[str, Any]:
+    return {
+        "actualLength": size,
+        "minLength": MIN_CONTENT,
+        "maxLength": MAX_CONTENT,
+        "allowedRange": f"{MIN_CONTENT}-{MAX_CONTENT} characters",
+    }
+
+
+def check_sector(sector: str | None) -> None:
+    if sector not in ts.SECTORS:
+        raise ThoughtError("Invalid memory sector", SECTOR_SUGGESTION)
+
+
+def check_metadata(m: Metadata) -> None:
+    if m.importance is not None and not 0 <= m.importance <= 1:
+        raise ThoughtError("Importance must be between 0 and 1", "Give importance in 0..1")
+    for name, values in (("keywords", m.keywords), ("tags", m.tags)):
+        if values is not None and (len(values) > 50 or any(not v.strip() or len(v) > 100 for v in values)):
+            raise ThoughtError(
+                f"metadata.{name} must be at most 50 non-empty strings of at most 100 characters"
+            )
+
+
+def check_filters(f: Filters) -> None:
+    for sector in (*f.sectors, *([f.primary_sector] if f.primary_sector else [])):
+        check_sector(sector)
+    for name, value in (("minStrength", f.min_strength), ("minSalience", f.min_salience)):
+        if value is not None and not 0 <= value <= 1:
+            raise ThoughtError(f"{name} must be between 0 and 1", f"Give {name} in 0..1")
+    if f.date_from is not None and f.date_to is not None and f.date_to < f.date_from:
+        raise ThoughtError("dateRange.end must be >= dateRange.start", "Swap or correct the dates")
+
+
+def auto_keywords(content: str) -> list[str]:
+    """The content's most frequent words of three letters or more that are not stopwords."""
+    words = [w.lower().strip("'-") for w in _WORD.findall(content)]
+    counted = Counter(w for w in words if w not in _STOP and len(w) >= 3)
+    return [
+        w for w, _ in sorted(counted.items(), key=lambda kv: (-kv[1], words.index(kv[0])))[:AUTO_KEYWORDS]
+    ]

@@ -1,0 +1,233 @@
+"""Recall (composite score: similarity, salience, recency, link weight, strength), reinforcing
+what it returns, and boolean full-text search over a user's memories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
+from cairn.domain.errors import Conflict
+from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.ports.records import Item
+from cairn.services.documents.indexing import owner_token
+from cairn.services.thoughtmcp import thought_scoring as ts
+from cairn.services.thoughtmcp.checks import check_filters, check_user
+from cairn.services.thoughtmcp.models import (
+    DEFAULT_MIN_SIMILARITY,
+    DEFAULT_MIN_STRENGTH,
+    MAX_LIMIT,
+    POOL,
+    Filters,
+    Recalled,
+    Row,
+    bytes_content,
+    rows_pk,
+    user_folder,
+)
+from cairn.services.thoughtmcp.waypoints import ThoughtLinks
+
+
+class ThoughtRecall(ThoughtLinks):
+    """The reads of ThoughtMemories."""
+
+    def recall(
+        self,
+        brain: Brain,
+        user_id: str,
+        *,
+        text: str | None,
+        filters: Filters,
+        limit: int = 10,
+        offset: int = 0,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+        reinforce: bool = True,
+    ) -> tuple[list[Recalled], int]:
+        """The user's memories by composite score, best first: the page and the count of matches."""
+        check_user(user_id, brain)
+        check_filters(filters)
+        limit = max(1, min(limit, MAX_LIMIT))
+        offset = max(0, offset)
+        now = self.clock.now()
+        similarities: dict[str, float] | None = None
+        if text is not None and text.strip():
+            similarities = self._similar(brain, user_id, text, filters, min_similarity)
+            if not similarities:  # ThoughtMCP: no memory close enough, every memory passes at 0
+                similarities = {}
+                rows = self._filtered(self._all_rows(brain.id, user_id), filters, now)
+                found = [self._recalled(r, 0.0, now) for r in rows]
+            else:
+                rows = self._filtered(self._rows_of(brain.id, user_id, similarities), filters, now)
+                found = [self._recalled(r, similarities[r.id], now) for r in rows]
+        else:
+            found = [
+                self._recalled(r, None, now)
+                for r in self._filtered(self._all_rows(brain.id, user_id), filters, now)
+            ]
+        found.sort(key=lambda f: (-f.score.total, f.row.id))
+        page = found[offset : offset + limit]
+        page = self._with_content(brain, page)
+        if reinforce:
+            self._reinforce(brain, [f.row for f in page], now)
+        return page, len(found)
+
+    def _similar(
+        self, brain: Brain, user_id: str, text: str, filters: Filters, min_similarity: float
+    ) -> dict[str, float]:
+        vector = self.embedder.embed([text])[0].tolist()
+        hits = self.chunks.search(
+            ChunkQuery(
+                "",
+                vector,
+                self._chunk_filter(brain, user_id, filters),
+                top_k=POOL,
+                candidate_pool=POOL,
+                bm25_weight=0.0,
+            )
+        )
+        best: dict[str, float] = {}
+        for hit in hits:
+            similarity = hit.vector_similarity if hit.vector_similarity is not None else 0.0
+            if similarity >= min_similarity:
+                best[hit.chunk.document_id] = max(best.get(hit.chunk.document_id, 0.0), similarity)
+        return best
+
+    def _chunk_filter(self, brain: Brain, user_id: str, filters: Filters) -> ChunkFilter:
+        facets: list[tuple[str, tuple[str, ...]]] = [("user_id", (user_id,))]
+        sectors = set(filters.sectors)
+        if filters.primary_sector is not None:
+            sectors = {filters.primary_sector} if not sectors or filters.primary_sector in sectors else {"-"}
+        if sectors:
+            facets.append(("sector", tuple(sorted(sectors))))
+        if filters.category is not None:
+            facets.append(("category", (filters.category,)))
+        groups = tuple(
+            group
+            for group in (
+                tuple(f"kw:{k}" for k in filters.keywords),
+                tuple(f"tag:{t}" for t in filters.tags),
+            )
+            if group
+        )
+        hidden = (filters.min_strength if filters.min_strength is not None else DEFAULT_MIN_STRENGTH) > 0
+        return ChunkFilter(
+            brain_ids=(brain.id,),
+            path_prefixes=(user_folder(user_id),),
+            facets=tuple(facets),
+            any_tags=groups,
+            importance_min=filters.min_salience,
+            created_from=filters.date_from,
+            created_to=filters.date_to,
+            current_only=hidden,  # a soft-forgotten memory is hidden unless minStrength is 0
+        )
+
+    def _filtered(self, rows: Iterable[Row], f: Filters, now: datetime) -> list[Row]:
+        """The rows every filter admits (the index already applied them to candidates it found;
+        rows read from the user's partition are filtered here), strength decayed to now."""
+        min_strength = f.min_strength if f.min_strength is not None else DEFAULT_MIN_STRENGTH
+        out = []
+        for r in rows:
+            if f.sectors and r.sector not in f.sectors:
+                continue
+            if f.primary_sector is not None and r.sector != f.primary_sector:
+                continue
+            if ts.decayed(r.strength, r.sector, r.last_access, now) < min_strength:
+                continue
+            if f.min_salience is not None and r.salience < f.min_salience:
+                continue
+            if f.date_from is not None and r.created_at < f.date_from:
+                continue
+            if f.date_to is not None and r.created_at >= f.date_to:
+                continue
+            if f.keywords and not {k.lower() for k in f.keywords} & {k.lower() for k in r.keywords}:
+                continue
+            if f.tags and not {t.lower() for t in f.tags} & {t.lower() for t in r.tags}:
+                continue
+            if f.category is not None and r.category != f.category:
+                continue
+            out.append(r)
+        return out
+
+    def _recalled(self, row: Row, similarity: float | None, now: datetime) -> Recalled:
+        strength = ts.decayed(row.strength, row.sector, row.last_access, now)
+        score = ts.composite(similarity, row.salience, ts.recency(row.created_at, now), row.link_weight)
+        return Recalled(row, row.content or "", strength, score)
+
+    def _with_content(self, brain: Brain, page: list[Recalled]) -> list[Recalled]:
+        out = []
+        for found in page:
+            if found.row.content is None:  # a long memory: its text is in the blob store only
+                text = bytes_content(self.documents.read(brain, found.row.path))
+                found = Recalled(found.row, text, found.strength, found.score)
+            out.append(found)
+        return out
+
+    def _reinforce(self, brain: Brain, rows: Sequence[Row], now: datetime) -> None:
+        """Each memory read is reinforced: decayed to now, then strengthened; last access now."""
+        if not rows:
+            return
+        user = rows[0].user_id
+        current = self._rows(brain.id, user, [r.id for r in rows])  # one batch read
+        for row in rows:
+            fresh = current.get(row.id)
+            for _ in range(4):
+                if fresh is None:
+                    break
+                decayed = ts.decayed(fresh.strength, fresh.sector, fresh.last_access, now)
+                fresh.strength = ts.reinforced(decayed, fresh.reinforced_at, now)
+                fresh.reinforced_at = now if fresh.strength > 0 else fresh.reinforced_at
+                fresh.last_access = now
+                fresh.access_count += 1
+                try:
+                    self.records.put(Item(rows_pk(brain.id, user), row.id, fresh.data()), fresh.version)
+                    break
+                except Conflict:
+                    fresh = self._rows(brain.id, user, [row.id]).get(row.id)  # moved meanwhile: again
+        self._touched(brain.id, user, *(r.id for r in rows))
+
+    def search(
+        self,
+        brain: Brain,
+        user_id: str,
+        query: BoolQuery,
+        *,
+        filters: Filters,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> tuple[list[tuple[Recalled, float]], int]:
+        """Memories matching the boolean query (domain/boolean_query.py), by BM25 rank, with every
+        filter inside the index leg; (memory, rank) pairs of the page and the count of matches."""
+        check_user(user_id, brain)
+        check_filters(filters)
+        limit = max(1, min(limit, MAX_LIMIT))
+        now = self.clock.now()
+        hits = self.chunks.search(
+            ChunkQuery(
+                " ".join(positive_terms(query)),
+                None,
+                self._chunk_filter(brain, user_id, filters),
+                top_k=POOL,
+                candidate_pool=POOL,
+                vector_weight=0.0,
+                boolean=And((query, Term(owner_token(user_id)))),  # the user's rows, intersected
+            )
+        )
+        ranks: dict[str, float] = {}
+        for hit in hits:
+            doc_id = hit.chunk.document_id
+            ranks[doc_id] = max(ranks.get(doc_id, 0.0), hit.bm25_score or hit.score)
+        rows = self._filtered(self._rows_of(brain.id, user_id, ranks), filters, now)
+        found = sorted(
+            ((self._recalled(r, None, now), ranks[r.id]) for r in rows), key=lambda p: (-p[1], p[0].row.id)
+        )
+        page = found[max(0, offset) : max(0, offset) + limit]
+        contents = self._with_content(brain, [f for f, _ in page])
+        return list(zip(contents, [rank for _, rank in page], strict=True)), len(found)
+
+    def get_many(self, brain: Brain, user_id: str, memory_ids: Sequence[str]) -> dict[str, Recalled]:
+        check_user(user_id, brain)
+        now = self.clock.now()
+        rows = self._rows(brain.id, user_id, list(memory_ids))
+        found = self._with_content(brain, [self._recalled(r, None, now) for r in rows.values()])
+        return {f.row.id: f for f in found}

@@ -1,0 +1,185 @@
+"""A user's memory rows and documents: reading rows (kept in process on the embedded store and
+read again after this process writes them), writing a memory's document and row, ownership."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
+from cairn.ports.chunks import ChunkIndex
+from cairn.ports.clock import Clock
+from cairn.ports.embedder import Embedder
+from cairn.ports.records import Item, Put, RecordStore
+from cairn.services.documents.inputs import DocumentInput
+from cairn.services.documents.service import DocumentService
+from cairn.services.links.repository import LinkRepository
+from cairn.services.repositories import all_items
+from cairn.services.thoughtmcp.checks import check_user
+from cairn.services.thoughtmcp.models import (
+    NOT_FOUND_SUGGESTION,
+    ROWS_TTL_S,
+    SOURCE,
+    SOURCE_AGENT,
+    Row,
+    ThoughtError,
+    bytes_content,
+    row_of,
+    rows_pk,
+    stored_bytes,
+    title_of,
+)
+
+
+class ThoughtStore:
+    """The storage half of ThoughtMemories (memories.py)."""
+
+    def __init__(
+        self,
+        documents: DocumentService,
+        records: RecordStore,
+        chunks: ChunkIndex,
+        embedder: Embedder,
+        clock: Clock,
+        *,
+        keep_rows: bool = False,
+    ) -> None:
+        """`keep_rows`: this process is the store's only writer (the embedded store), so each
+        user's rows may be kept between calls (see `_all_rows`)."""
+        self.documents = documents
+        self.records = records
+        self.chunks = chunks
+        self.embedder = embedder
+        self.clock = clock
+        self.links = LinkRepository(records)
+        self._kept: dict[str, tuple[float, dict[str, Row], set[str]]] | None = {} if keep_rows else None
+        self._kept_lock = threading.Lock()
+
+    def _owned(self, brain: Brain, memory_id: str, user_id: str | None, *, combined: bool = False) -> Row:
+        owner = self.owner_of(brain, memory_id)
+        if owner is None:
+            raise ThoughtError(
+                "Memory not found or does not belong to user" if combined else "Memory not found",
+                NOT_FOUND_SUGGESTION,
+            )
+        if user_id is None:
+            check_user(owner, brain)
+        elif owner != user_id:
+            raise ThoughtError(
+                "Memory not found or does not belong to user"
+                if combined
+                else "Memory does not belong to user",
+                NOT_FOUND_SUGGESTION,
+            )
+        row = self._rows(brain.id, owner, [memory_id]).get(memory_id)
+        if row is None:
+            raise ThoughtError("Memory not found", NOT_FOUND_SUGGESTION)
+        return row
+
+    def _content(self, brain: Brain, row: Row) -> str:
+        return row.content if row.content is not None else bytes_content(self.documents.read(brain, row.path))
+
+    def _rows(self, brain_id: str, user_id: str, ids: Sequence[str]) -> dict[str, Row]:
+        pk = rows_pk(brain_id, user_id)
+        items = self.records.get_many([(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
+        return {item.sk: row_of(item) for item in items.values()}
+
+    def _all_rows(self, brain_id: str, user_id: str) -> list[Row]:
+        """Every row of the user. Kept per user where this process is the store's only writer:
+        a row this process writes is marked and read again (one batch) before the next use, so
+        the kept rows are what the store holds; they are read afresh after ROWS_TTL_S anyway."""
+        if self._kept is None:
+            return self._read_rows(brain_id, user_id)
+        pk = rows_pk(brain_id, user_id)
+        with self._kept_lock:
+            held = self._kept.get(pk)
+        if held is None or time.monotonic() - held[0] > ROWS_TTL_S:
+            started = time.monotonic()
+            rows = {r.id: r for r in self._read_rows(brain_id, user_id)}
+            with self._kept_lock:
+                self._kept[pk] = (started, rows, set())
+            return list(rows.values())
+        with self._kept_lock:
+            stale = set(held[2])
+            held[2].clear()
+        if stale:
+            fresh = self._rows(brain_id, user_id, sorted(stale))
+            with self._kept_lock:
+                for memory_id in stale:
+                    if memory_id in fresh:
+                        held[1][memory_id] = fresh[memory_id]
+                    else:
+                        held[1].pop(memory_id, None)  # forgotten
+        with self._kept_lock:
+            return list(held[1].values())
+
+    def _rows_of(self, brain_id: str, user_id: str, ids: Iterable[str]) -> list[Row]:
+        """The rows of these memories of the user, for ranking (from the kept rows when there
+        are any; a writer reads its rows from the store itself)."""
+        if self._kept is not None and rows_pk(brain_id, user_id) in self._kept:
+            kept = {r.id: r for r in self._all_rows(brain_id, user_id)}
+            return [kept[i] for i in ids if i in kept]
+        return list(self._rows(brain_id, user_id, list(ids)).values())
+
+    def _touched(self, brain_id: str, user_id: str, *memory_ids: str) -> None:
+        """Rows this process just wrote: a kept copy of them is read again before its next use."""
+        if self._kept is None:
+            return
+        with self._kept_lock:
+            held = self._kept.get(rows_pk(brain_id, user_id))
+            if held is not None:
+                held[2].update(memory_ids)
+
+    def _read_rows(self, brain_id: str, user_id: str) -> list[Row]:
+        return [row_of(item) for item in all_items(self.records, rows_pk(brain_id, user_id))]
+
+    def _newest(self, brain_id: str, user_id: str, count: int) -> list[Row]:
+        page = self.records.query(
+            rows_pk(brain_id, user_id), limit=count, descending=True
+        )  # ids are time-ordered
+        return [row_of(item) for item in page.items]
+
+    def owner_of(self, brain: Brain, memory_id: str) -> str | None:
+        doc = self.documents.repo.get_by_id(memory_id) if isinstance(memory_id, str) and memory_id else None
+        if doc is None or doc.brain_id != brain.id or doc.memory is None or doc.deleted_at is not None:
+            return None
+        return doc.memory.user_id
+
+    def _facet(self, row: Row, *, forgotten: datetime | None = None) -> MemoryFacet:
+        return MemoryFacet(
+            type=MemoryType.note,
+            sector=row.sector,
+            strength=row.strength,
+            salience=row.salience,
+            importance=row.importance,
+            category=row.category,
+            source_agent=SOURCE_AGENT,
+            user_id=row.user_id,
+            session_id=row.session_id,
+            keywords=row.keywords,
+            context=row.context,
+            last_access=row.last_access,
+            access_count=row.access_count,
+            expired_at=forgotten,
+        )
+
+    def _write(
+        self, brain: Brain, row: Row, content: str, *, created: bool, forgotten: datetime | None = None
+    ) -> Document:
+        """The memory's document and its row, in one transaction (a new row, or at its version);
+        `forgotten`: when it was soft-forgotten (its chunks then hidden from current-only search)."""
+        item = Item(rows_pk(brain.id, row.user_id), row.id, row.data())
+        ops = [Put(item, 0 if created else row.version)]
+        info = DocumentInput(
+            title=title_of(content),
+            tags=[*(f"kw:{k}" for k in row.keywords), *(f"tag:{t}" for t in row.tags)],
+            memory=self._facet(row, forgotten=forgotten),
+            doc_id=row.id,
+            source=SOURCE,
+            content_type="text/markdown",
+        )
+        doc = self.documents.write(brain, row.path, stored_bytes(row.id, content), info, also=ops).document
+        self._touched(brain.id, row.user_id, row.id)
+        return doc

@@ -1,0 +1,106 @@
+"""Waypoint links between a user's memories: made when a memory is stored (its most similar
+memories), weighed by thought_scoring, and removed with the memory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cairn.domain.errors import Conflict
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Link
+from cairn.ports.records import Delete, Item, Put
+from cairn.services.documents.indexing import chunk_id
+from cairn.services.thoughtmcp import thought_scoring as ts
+from cairn.services.thoughtmcp.models import (
+    LINK_KINDS,
+    MAX_CONNECTIONS,
+    WAYPOINT_CANDIDATES,
+    Row,
+    rows_pk,
+    waypoint_side,
+)
+from cairn.services.thoughtmcp.store import ThoughtStore
+
+
+class ThoughtLinks(ThoughtStore):
+    """The waypoint links of ThoughtMemories."""
+
+    def _link(self, brain: Brain, row: Row) -> int:
+        """Link the memory to its most similar recent memories of the same user (at most
+        MAX_CONNECTIONS connections, both ways, weight >= the threshold); returns links made."""
+        others = [r for r in self._newest(brain.id, row.user_id, WAYPOINT_CANDIDATES + 1) if r.id != row.id]
+        others = others[:WAYPOINT_CANDIDATES]
+        if not others:
+            return 0
+        ids = [chunk_id(row.id, 0), *(chunk_id(r.id, 0) for r in others)]
+        vectors = self.chunks.get_vectors(brain.id, ids)
+        mine = vectors.get(ids[0])
+        if mine is None:
+            return 0
+        side = waypoint_side(row)
+        scored: list[tuple[float, Row]] = []
+        for other in others:
+            theirs = vectors.get(chunk_id(other.id, 0))
+            if theirs is None or other.strength <= 0:
+                continue
+            cosine = float(np.dot(np.asarray(mine).ravel(), np.asarray(theirs).ravel()))
+            weight = ts.waypoint_weight(cosine, side, waypoint_side(other))
+            if weight >= ts.WAYPOINT_THRESHOLD:
+                scored.append((weight, other))
+        scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+        made = 0
+        for weight, other in scored[:MAX_CONNECTIONS]:
+            made += self._connect(brain, row, other, weight, ts.link_type(side, waypoint_side(other)))
+        return made
+
+    def _connect(self, brain: Brain, a: Row, b: Row, weight: float, kind: str) -> int:
+        now = self.clock.now()
+        weight = round(weight, 6)  # as the links store it, so the statistics add up exactly
+        for _ in range(8):
+            rows = self._rows(brain.id, a.user_id, [a.id, b.id])
+            if a.id not in rows or b.id not in rows:
+                return 0
+            ops: list[Put | Delete] = []
+            for src, dst in ((a.id, b.id), (b.id, a.id)):
+                link = Link(id=new_id("lnk"), brain_id=brain.id, source_id=src, target_id=dst, kind=kind,
+                            weight=weight, created_at=now)  # fmt: skip
+                ops += self.links.add_ops(link)
+            for r in (rows[a.id], rows[b.id]):
+                r.link_sum += 2 * weight  # both directions touch each end
+                r.link_count += 2
+                ops.append(Put(Item(rows_pk(brain.id, r.user_id), r.id, r.data()), r.version))
+            try:
+                self.records.transact(ops)
+            except Conflict:
+                continue  # a row moved (a read reinforced it) or the link exists: read again
+            self._touched(brain.id, a.user_id, a.id, b.id)
+            return 2
+        return 0
+
+    def _unlink(self, brain: Brain, row: Row) -> int:
+        """Remove every waypoint link of the memory, both ways, and the other ends' statistics."""
+        removed = 0
+        for kind in LINK_KINDS:
+            for link in self.links.outgoing(brain.id, row.id, kind):
+                for _ in range(8):
+                    other = self._rows(brain.id, row.user_id, [link.target_id]).get(link.target_id)
+                    ops = [
+                        *self.links.remove_ops(brain.id, row.id, kind, link.target_id),
+                        *self.links.remove_ops(brain.id, link.target_id, kind, row.id),
+                    ]
+                    if other is not None:
+                        other.link_count = max(0, other.link_count - 2)
+                        other.link_sum = (
+                            max(0.0, other.link_sum - 2 * link.weight) if other.link_count else 0.0
+                        )
+                        ops.append(
+                            Put(Item(rows_pk(brain.id, other.user_id), other.id, other.data()), other.version)
+                        )
+                    try:
+                        self.records.transact(ops)
+                    except Conflict:
+                        continue
+                    self._touched(brain.id, row.user_id, row.id, link.target_id)
+                    removed += 1
+                    break
+        return removed

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cairn.entrypoints.cli import main
-from cairn.entrypoints.cli_remote import retry_after_s
+from cairn.entrypoints.cli.remote import retry_after_s
 from tests.fakes.container import fake_container
 from tests.integration.mcp.conftest import ServerThread
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cairn.entrypoints.cli_erasure import confirmed
+from cairn.entrypoints.cli.erasure import confirmed
 from tests.support.live_world import Live
 
 pytestmark = pytest.mark.anyio

@@ -1,0 +1,136 @@
+"""`cairn export`, `cairn import` (whole brains as JSON lines, gzipped or not) and `cairn compact`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from cairn.domain.errors import InvalidInput
+
+if TYPE_CHECKING:
+    pass
+from cairn.entrypoints.cli.common import open_store
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """A brain as JSON Lines (services/archive.py), to stdout or a file (gzip when it ends in .gz)."""
+    import json
+    from collections import Counter
+
+    container = open_store(args, existing=True)
+    brain = container.brains.resolve(args.brain)
+    counts: Counter[str] = Counter()
+    with _archive_out(args.output) as out:
+        for record in container.archive.export(brain):
+            counts[record["kind"]] += 1
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    print(f"exported brain {brain.slug}: {_counts(counts)}", file=sys.stderr)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from cairn.ports.chunks import CompactableChunks
+
+    container = open_store(args, existing=True)
+    chunks = container.adapters.chunks
+    if not isinstance(chunks, CompactableChunks):
+        print("nothing to compact: this store's search index manages its own storage")
+        return 0
+    brains = [container.brains.resolve(name) for name in args.brain]
+    ids = [brain.id for brain in brains] if brains else chunks.brain_ids()
+    names = {brain.id: brain.slug for brain in brains or container.brains.list()}
+    for brain_id in ids:
+        done = chunks.compact(brain_id, threads=args.threads)
+        if done is None:
+            print(f"{names.get(brain_id, brain_id)}: stopped before it finished")
+            continue
+        print(
+            f"{names.get(brain_id, brain_id)}: {done.live_rows:,} live vectors, {done.reclaimed:,} dead rows "
+            f"reclaimed ({done.rows_before:,} → {done.rows_after:,}), {done.indexed_rows:,} in the index, "
+            f"{done.seconds:.1f} s (writes paused {done.writes_paused:.2f} s)"
+        )
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    container = open_store(args, existing=False)
+    try:
+        with _archive_in(args.file) as lines:
+            report = container.archive.import_(args.brain, _records(lines))
+    except OSError as exc:
+        raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
+    for line in report.errors:
+        print(f"refused {line}", file=sys.stderr)
+    made = " (created)" if report.created_brain else ""
+    print(
+        f"imported into brain {report.brain.slug}{made}: {_counts(report.written)}; "
+        f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}"
+    )
+    return 1 if report.errors else 0
+
+
+@contextmanager
+def _archive_out(name: str | None) -> Iterator[TextIO]:
+    """stdout, or the file, written beside it and moved into place once complete."""
+    if name is None:
+        yield sys.stdout
+        return
+    import os
+
+    path = Path(name)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with _text_file(partial, "w", gzipped=path.suffix == ".gz") as out:
+            yield out
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextmanager
+def _archive_in(name: str) -> Iterator[Iterable[str]]:
+    if name == "-":
+        yield sys.stdin
+        return
+    path = Path(name)
+    with _text_file(path, "r", gzipped=path.suffix == ".gz") as f:
+        yield f
+
+
+def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
+    import gzip
+
+    if gzipped:
+        return cast(TextIO, gzip.open(path, mode + "t", encoding="utf-8"))
+    return cast(TextIO, path.open(mode, encoding="utf-8"))
+
+
+def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """One JSON object per line (the archive counts the lines and names the one that is not)."""
+    import json
+
+    read = iter(lines)
+    while True:
+        try:
+            text = next(read)
+        except StopIteration:
+            return
+        except (OSError, EOFError, UnicodeDecodeError) as exc:  # a truncated gzip, not UTF-8, ...
+            raise InvalidInput(f"cannot read the archive: {exc}") from None
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise InvalidInput(f"not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise InvalidInput("not a JSON object")
+        yield record
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    from cairn.services.archive import KINDS
+
+    return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in KINDS)

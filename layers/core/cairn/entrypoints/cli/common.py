@@ -1,0 +1,83 @@
+"""What the `cairn` commands share: Settings from their arguments (the only place outside the
+composition root that builds them), opening the store, and naming brains."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from cairn.config import Settings
+from cairn.domain.errors import CairnError, NoBrain
+from cairn.domain.models import Brain
+from cairn.entrypoints.cli.check import settle
+from cairn.services.brains import is_slug
+
+if TYPE_CHECKING:
+    from cairn.container import Container
+
+
+STORE_FILE = "records.sqlite3"
+
+
+class NoStore(CairnError):
+    code = "no_store"
+
+
+def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
+    overrides: dict[str, object] = {k: v for k, v in extra.items() if v is not None}
+    if getattr(args, "data_dir", None) is not None:
+        overrides["data_dir"] = args.data_dir
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def open_store(args: argparse.Namespace, *, existing: bool, settled: bool = True) -> Container:
+    """The store in the data directory. A command that only reads it (`existing`) refuses a
+    directory holding no store instead of creating an empty one there (a mistyped --data-dir).
+    What a stopped process left unindexed is indexed first, unless not `settled`."""
+    from cairn.bootstrap import build_container
+
+    settings = settings_from(args)
+    if existing and settings.backend == "local" and not (settings.data_dir / STORE_FILE).is_file():
+        raise NoStore(
+            f"no Cairn store in {settings.data_dir.resolve()}: check --data-dir (or CAIRN_DATA_DIR); "
+            "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
+        )
+    container = build_container(settings)
+    if settled:
+        settle(container)
+    return container
+
+
+def brain_of(container: Container, ref: str | None, *, writes: bool = False, create: bool = False) -> Brain:
+    """The brain a command acts on, said on stderr: `ref` (created when `create`), else the
+    default or first brain, else, for a command that `writes`, a new `default` brain."""
+    try:
+        brain = container.brains.resolve(ref)
+    except NoBrain:
+        if ref is None and writes:
+            brain = container.brains.create("default", slug="default")
+        elif ref is None:
+            raise NoBrain("no brain exists yet: create one with `cairn brains create NAME`") from None
+        elif create:
+            brain = container.brains.create(ref, slug=ref if is_slug(ref) else None)
+        else:
+            raise NoBrain(
+                f"no brain matches {ref!r}: create it with `cairn brains create {ref}` (or pass --create)"
+            ) from None
+    say_brain(ref, brain.slug)
+    return brain
+
+
+def say_brain(ref: str | None, slug: str) -> None:
+    print(f"brain: {slug}" + ("" if ref else " (no --brain given: the default brain)"), file=sys.stderr)
+
+
+def top_k(value: str) -> int:
+    try:
+        top_k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if not 1 <= top_k <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100, not {top_k}")
+    return top_k

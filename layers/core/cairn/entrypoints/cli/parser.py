@@ -1,0 +1,187 @@
+"""The `cairn` command's arguments and its entry point: each subcommand's parser names the
+function that runs it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cairn import __version__
+from cairn.auth.principal import SCOPES as KEY_SCOPES
+from cairn.domain.errors import CairnError
+from cairn.domain.libraries import LIBRARY_TYPES
+from cairn.entrypoints.cli.check import add_check_parser, cmd_check
+from cairn.entrypoints.cli.erasure import add_erase_parser, cmd_erase
+
+if TYPE_CHECKING:
+    pass
+from cairn.entrypoints.cli.archive import cmd_compact, cmd_export, cmd_import
+from cairn.entrypoints.cli.brains import cmd_brains, cmd_collections, cmd_keys, cmd_search
+from cairn.entrypoints.cli.common import open_store, top_k
+from cairn.entrypoints.cli.ingest import cmd_ingest
+from cairn.entrypoints.cli.serve import cmd_mcp, cmd_serve
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cairn", description="Cairn: memory for AI agents.")
+    parser.add_argument("--version", action="version", version=f"cairn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def data_dir(p: argparse.ArgumentParser, default: object = None) -> None:
+        p.add_argument(
+            "--data-dir",
+            type=Path,
+            default=default,
+            help="data directory (default: CAIRN_DATA_DIR, else your user data directory, "
+            "e.g. ~/.local/share/cairn)",
+        )
+
+    serve = sub.add_parser("serve", help="run the HTTP server (MCP at /mcp, REST under /v1)")
+    serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 8080)")
+    serve.add_argument("--token", default=None, help="require this bearer token (or CAIRN_TOKEN)")
+    serve.add_argument(
+        "--allow-open", action="store_true", help="serve without authentication on a non-loopback address"
+    )
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    data_dir(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
+
+    mcp = sub.add_parser("mcp", help="serve MCP over stdio")
+    mcp.add_argument("--surface", default=DEFAULT_SURFACE, choices=list(SURFACES))
+    data_dir(mcp)
+    mcp.set_defaults(func=cmd_mcp)
+
+    ingest = sub.add_parser("ingest", help="ingest files and directories (recursively)")
+    ingest.add_argument("paths", nargs="+")
+    ingest.add_argument("--brain", default=None, help="brain id or slug (default: the default brain)")
+    ingest.add_argument("--create", action="store_true", help="create the --brain when it does not exist")
+    ingest.add_argument(
+        "--collection", default=None, help="put the files in this collection of the brain (made when new)"
+    )
+    ingest.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="upload to a running Cairn (e.g. http://127.0.0.1:8080) instead of opening the data directory",
+    )
+    ingest.add_argument("--token", default=None, help="bearer token for --server (default CAIRN_TOKEN)")
+    data_dir(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+    search = sub.add_parser("search", help="search a brain")
+    search.add_argument("query")
+    search.add_argument("--brain", default=None)
+    search.add_argument("--top-k", type=top_k, default=10, metavar="1..100")
+    data_dir(search)
+    search.set_defaults(func=cmd_search)
+
+    brains = sub.add_parser("brains", help="list, create and update brains (default: list)")
+    data_dir(brains)
+    brains_sub = brains.add_subparsers(dest="brains_command")
+    listing = brains_sub.add_parser("list", help="list brains with their owner and visibility")
+    new_brain = brains_sub.add_parser("create", help="create a brain")
+    new_brain.add_argument("name")
+    new_brain.add_argument("--slug", default=None, help="default: from the name")
+    new_brain.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
+    update = brains_sub.add_parser(
+        "update", help="change a brain's visibility, owner, tenant or library fields"
+    )
+    update.add_argument("brain", help="brain id or slug")
+    update.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
+    update.add_argument("--owner", default=None, help="the subject that owns it (the local owner is `local`)")
+    update.add_argument("--tenant", default=None, help="move it to this tenant")
+    for p in (new_brain, update):
+        p.add_argument("--library-type", default=None, choices=LIBRARY_TYPES, help="its type as a library")
+        p.add_argument("--description", default=None, help="its description as a library")
+        p.add_argument("--workspace", default=None, help="the workspace it belongs to ('' for none)")
+    deletion = brains_sub.add_parser("delete", help="delete a brain and everything it holds (asks first)")
+    deletion.add_argument("brain", help="brain id or slug")
+    deletion.add_argument("--yes", action="store_true", help="do not ask to confirm")
+    for p in (listing, new_brain, update, deletion):
+        data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
+    brains.set_defaults(func=cmd_brains)
+
+    erase = add_erase_parser(sub)
+    data_dir(erase)
+    erase.set_defaults(func=lambda args: cmd_erase(open_store(args, existing=True), args))
+
+    collections = sub.add_parser("collections", help="list and create collections of a library")
+    data_dir(collections)
+    collections_sub = collections.add_subparsers(dest="collections_command")
+    col_list = collections_sub.add_parser("list", help="list collections")
+    col_list.add_argument("--brain", default=None, help="only this brain's (id or slug)")
+    col_new = collections_sub.add_parser("create", help="create a collection")
+    col_new.add_argument("brain", help="brain id or slug")
+    col_new.add_argument("name")
+    col_new.add_argument("--description", default=None)
+    col_new.add_argument("--folder", default=None, help="where its items live (default collections/<name>)")
+    for p in (col_list, col_new):
+        data_dir(p, default=argparse.SUPPRESS)  # `cairn collections --data-dir D list` keeps D
+    collections.set_defaults(func=cmd_collections, collections_command="list", brain=None)
+
+    export = sub.add_parser("export", help="write a brain's archive as JSON Lines (backup)")
+    export.add_argument("brain", help="brain id or slug")
+    export.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout; .gz: gzip")
+    data_dir(export)
+    export.set_defaults(func=cmd_export)
+
+    compact = sub.add_parser(
+        "compact", help="reclaim dead vector rows and rebuild the vector index of brains (default: all)"
+    )
+    compact.add_argument("brain", nargs="*", help="brain ids or slugs")
+    compact.add_argument(
+        "--threads", type=int, default=None, help="index build threads (default: every core)"
+    )
+    data_dir(compact)
+    compact.set_defaults(func=cmd_compact)
+
+    check = add_check_parser(sub)
+    data_dir(check)
+    check.set_defaults(
+        func=lambda args: cmd_check(open_store(args, existing=True, settled=not args.dry_run), args)
+    )
+
+    restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
+    restore.add_argument("file", metavar="FILE", help="the archive; - for stdin; .gz: gzip")
+    restore.add_argument(
+        "--brain", default=None, help="restore into this brain (default: the archive's slug)"
+    )
+    data_dir(restore)
+    restore.set_defaults(func=cmd_import)
+
+    keys = sub.add_parser("keys", help="create, list and revoke API keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    create.add_argument("--name", required=True)
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--scope", action="append", required=True, choices=KEY_SCOPES, help="repeat for more")
+    create.add_argument(
+        "--brain", action="append", default=None, help="limit the key to this brain, id or slug (repeat)"
+    )
+    key_listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
+    key_listing.add_argument("--tenant", default=None)
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
+    revoke.add_argument("key_id")
+    for p in (create, key_listing, revoke):
+        data_dir(p)
+    keys.set_defaults(func=cmd_keys)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CairnError as exc:
+        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,113 @@
+"""`cairn serve` (the HTTP app with every surface, the job worker, the index sweeper and the
+consolidation schedule) and `cairn mcp` (one surface over stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from cairn import __version__
+from cairn.entrypoints.cli.check import settle, start_repairs
+
+if TYPE_CHECKING:
+    from cairn.container import Container
+    from cairn.services.memory.schedule import ConsolidationSchedule
+from cairn.entrypoints.cli.common import settings_from
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.options import auth_options
+    from cairn.entrypoints.http import create_app
+    from cairn.ports.chunks import CompactableChunks
+    from cairn.services.documents.index_sweeper import IndexSweeper
+
+    settings = settings_from(
+        args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
+    )
+    open_serving = auth_options(settings).open
+    if not open_serving and settings.token is None and settings.jwt_issuer is None:
+        print(
+            f"error: refusing to serve {settings.host} without authentication: give --token "
+            "(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, bind 127.0.0.1, or pass --allow-open",
+            file=sys.stderr,
+        )
+        return 2
+    container = build_container(settings)
+    settle(container)
+    start_repairs(container)
+    app = create_app(container)
+    threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
+    # Load the embedding model while uvicorn starts, so /healthz answers at once and the
+    # first search does not pay for the load.
+    threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
+    chunks = container.adapters.chunks
+    if isinstance(chunks, CompactableChunks):  # big brains' vector indexes and rows, likewise
+        threading.Thread(target=chunks.warm, daemon=True).start()
+    auth = "none (open)" if open_serving else "required"
+    print(
+        f"cairn {__version__} serving on http://{settings.host}:{settings.port} "
+        f"(data: {settings.data_dir.resolve()}; authentication: {auth})"
+    )
+    schedule = _schedule(container)
+    sweeper = IndexSweeper(container.documents)
+    container.jobs.start_worker()
+    sweeper.start()
+    if schedule is not None:
+        schedule.start()
+    try:
+        # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
+        uvicorn.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=args.log_level,
+            h11_max_incomplete_event_size=64 * 1024,
+        )
+    finally:
+        if schedule is not None:
+            schedule.stop()
+        sweeper.stop()
+        container.repair.stop()
+        container.jobs.stop_worker()
+        if container.search.access is not None:
+            container.search.access.flush()
+    return 0
+
+
+def _schedule(container: Container) -> ConsolidationSchedule | None:
+    from cairn.services.memory.schedule import ConsolidationSchedule
+
+    every = container.options.consolidate_every_s
+    if every is None:
+        return None
+    print(f"consolidating every brain every {every:g} s")
+    return ConsolidationSchedule(container.brains, container.consolidation, container.adapters.clock, every)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from cairn.bootstrap import build_container
+    from cairn.entrypoints.mcp.registry import require_surface
+    from cairn.entrypoints.mcp.stdio import run_stdio
+    from cairn.services.documents.index_sweeper import IndexSweeper
+
+    require_surface(args.surface)  # fail before opening the store
+    settings = settings_from(args)
+    container = build_container(settings)
+    print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)
+    settle(container)
+    start_repairs(container)
+    sweeper = IndexSweeper(container.documents)
+    container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
+    sweeper.start()
+    try:
+        run_stdio(container, surface=args.surface)
+    finally:
+        sweeper.stop()
+        container.repair.stop()
+        container.jobs.stop_worker()
+    return 0

@@ -61,7 +61,8 @@ from cairn.services.thoughtmcp.brain import ThoughtContext
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
-from cairn.services.zengram.api import ZengramApi, ZengramDeps
+from cairn.services.zengram.api import ZengramApi
+from cairn.services.zengram.deps import ZengramDeps
 
 
 def adapters_for(settings: Settings) -> Adapters:

@@ -18,7 +18,7 @@ from cairn.services.zengram.shapes import iso
 from cairn.services.zengram.validate import Refused
 
 if TYPE_CHECKING:
-    from cairn.services.zengram.api import ZengramDeps
+    from cairn.services.zengram.deps import ZengramDeps
 
 SYNC_WAIT_S = 110.0
 """How long `?sync=true` waits (zengram's wrapper gives consolidation 120 s)."""

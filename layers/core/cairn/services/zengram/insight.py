@@ -14,7 +14,7 @@ from cairn.services.memory.memory_reflection import MemoryReflection, ModelReply
 from cairn.services.zengram.validate import Refused, bad, no_markup_in
 
 if TYPE_CHECKING:
-    from cairn.services.zengram.api import ZengramDeps
+    from cairn.services.zengram.deps import ZengramDeps
 
 RESEARCH_DISABLED = (
     "POST /research is disabled. Set RESEARCH_ENABLED=true (CAIRN_ZENGRAM_RESEARCH_ENABLED=true on "

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cairn.domain.models import Document, MemoryFacet, MemoryType
-from cairn.services.memory.memories import SUPERSEDES
-from cairn.services.memory.memory_ranking import importance_name
+from cairn.services.memory.memories import SUPERSEDES, MemoryInput
+from cairn.services.memory.memory_ranking import IMPORTANCE, importance_name
 from cairn.services.search.access import Access
+from cairn.services.zengram.validate import parse_time
 
 METADATA_KEY = "zengram.metadata"
 """The caller's metadata object, JSON in one flat metadata value (documents keep flat metadata)."""
@@ -80,3 +81,26 @@ def truncated(text: str, chars: int = 200) -> str:
 def summary_line(text: str, chars: int = 80) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line[:chars]
+
+
+def memory_input(body: dict[str, Any], *, empty_metadata: bool, memory_id: str | None = None) -> MemoryInput:
+    """A checked POST /memory body (or import record) as a store input. zengram keeps a body's
+    `metadata: {}` but drops an import record's (`empty_metadata`)."""
+    given = body.get("metadata")
+    keep = given is not None if empty_metadata else bool(given)
+    return MemoryInput(
+        type=MemoryType(str(body["type"])),
+        content=body["content"],
+        source_agent=body["source_agent"],
+        client_id=body.get("client_id") or "global",
+        category=body.get("category") or "episodic",
+        importance=IMPORTANCE[body.get("importance") or "medium"],
+        knowledge_category=body.get("knowledge_category") or "general",
+        key=body.get("key") or None,
+        subject=body.get("subject") or None,
+        status_value=body.get("status_value") or None,
+        valid_from=parse_time(body["valid_from"], "valid_from") if body.get("valid_from") else None,
+        valid_to=parse_time(body["valid_to"], "valid_to") if body.get("valid_to") else None,
+        metadata={METADATA_KEY: json.dumps(given, ensure_ascii=False)} if keep else {},
+        memory_id=memory_id,
+    )

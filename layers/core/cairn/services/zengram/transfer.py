@@ -10,7 +10,6 @@ is deleted again after it is stored.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -19,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.memory.memories import MemoryInput
-from cairn.services.memory.memory_ranking import IMPORTANCE
 from cairn.services.search.access import Access
-from cairn.services.zengram.shapes import METADATA_KEY, iso, payload
+from cairn.services.zengram.shapes import iso, memory_input, payload
 from cairn.services.zengram.validate import (
     MEMORY_TYPES,
     Refused,
@@ -32,7 +30,7 @@ from cairn.services.zengram.validate import (
 )
 
 if TYPE_CHECKING:
-    from cairn.services.zengram.api import ZengramDeps
+    from cairn.services.zengram.deps import ZengramDeps
 
 log = logging.getLogger("cairn.zengram")
 MAX_IMPORT = 500
@@ -178,24 +176,7 @@ def _input(record: Any) -> MemoryInput:
     memory_id = record.get("id")
     if memory_id is not None and not isinstance(memory_id, str):
         raise bad("id must be a string")
-    given = body.get("metadata")
-    metadata = {METADATA_KEY: json.dumps(given, ensure_ascii=False)} if given else {}
-    return MemoryInput(
-        type=MemoryType(str(body["type"])),
-        content=content,
-        source_agent=body["source_agent"],
-        client_id=body.get("client_id") or "global",
-        category=body.get("category") or "episodic",
-        importance=IMPORTANCE[body.get("importance") or "medium"],
-        knowledge_category=body.get("knowledge_category") or "general",
-        key=body.get("key") or None,
-        subject=body.get("subject") or None,
-        status_value=body.get("status_value") or None,
-        valid_from=parse_time(body["valid_from"], "valid_from") if body.get("valid_from") else None,
-        valid_to=parse_time(body["valid_to"], "valid_to") if body.get("valid_to") else None,
-        metadata=metadata,
-        memory_id=memory_id or None,
-    )
+    return memory_input(body, empty_metadata=False, memory_id=memory_id or None)
 
 
 def _age(record: Any) -> datetime:

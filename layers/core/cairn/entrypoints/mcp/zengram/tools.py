@@ -18,7 +18,8 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ, WRITE
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
 from cairn.entrypoints.mcp.zengram import args as a
-from cairn.services.zengram.api import Reply, ZengramApi, run
+from cairn.services.zengram.api import ZengramApi
+from cairn.services.zengram.reply import Reply, run
 from cairn.services.zengram.validate import MEMORY_TYPES
 
 DEFAULT_AGENT = "claude-code"

@@ -19,7 +19,8 @@ from cairn.auth import access
 from cairn.auth.principal import READ, WRITE
 from cairn.domain import json_input
 from cairn.domain.errors import InvalidInput
-from cairn.services.zengram.api import Reply, ZengramApi, refusal, run
+from cairn.services.zengram.api import ZengramApi
+from cairn.services.zengram.reply import Reply, refusal, run
 from cairn.services.zengram.validate import Refused
 
 PREFIX = "/zengram"

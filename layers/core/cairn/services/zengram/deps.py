@@ -1,0 +1,34 @@
+"""What zengram's operations work on, built by the composition root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.options import SurfaceOptions
+from cairn.ports.clock import Clock
+from cairn.ports.generator import Generator
+from cairn.ports.jobs import JobRunner
+from cairn.ports.records import RecordStore
+from cairn.services.brains import BrainService
+from cairn.services.jobs.visible_jobs import VisibleJobs
+from cairn.services.memory.consolidation import ConsolidationService
+from cairn.services.memory.entities import EntityService
+from cairn.services.memory.memories import MemoryService
+from cairn.services.search.access import AccessLog
+
+
+@dataclass(frozen=True)
+class ZengramDeps:
+    """What zengram's operations work on (built by the composition root)."""
+
+    brains: BrainService
+    memories: MemoryService
+    entities: EntityService
+    consolidation: ConsolidationService
+    jobs: JobRunner
+    job_status: VisibleJobs
+    records: RecordStore
+    generator: Generator
+    clock: Clock
+    options: SurfaceOptions
+    access: AccessLog | None

@@ -1,0 +1,264 @@
+"""zengram's memory operations: store (dedupe, supersede by key), search, query, update, delete."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from cairn.domain.errors import NotFound
+from cairn.domain.models import Document, MemoryType
+from cairn.services.memory.memories import MemoryQuery
+from cairn.services.memory.memory_ranking import (
+    IMPORTANCE,
+    importance_name,
+)
+from cairn.services.zengram.base import ZengramBase, bounded_int, matches, one_of
+from cairn.services.zengram.reply import Reply
+from cairn.services.zengram.shapes import (
+    METADATA_KEY,
+    facet_of,
+    iso,
+    memory_input,
+    payload,
+    summary_line,
+    truncated,
+)
+from cairn.services.zengram.validate import (
+    Refused,
+    bad,
+    memory_body,
+    parse_time,
+    update_body,
+)
+
+UNKEYED_FACT = "Fact stored without key — cannot be superseded. Provide a key for long-term memory hygiene."
+
+
+DUPLICATE = "Exact duplicate — returning existing memory"
+
+
+RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+class ZengramMemories(ZengramBase):
+    """The /memory routes of ZengramApi."""
+
+    def store(self, body: Any) -> Reply:
+        memory_body(body)
+        brain = self.brain(create=True)
+        kind = MemoryType(body["type"])
+        stored = self.c.memories.store(brain, memory_input(body, empty_metadata=True))
+        m = stored.memory.memory
+        assert m is not None
+        stored_in = {"vector": True, "structured_db": True}
+        if stored.deduplicated:
+            return Reply(
+                200,
+                {
+                    "id": stored.memory.id,
+                    "type": m.type.value,
+                    "content_hash": m.content_hash,
+                    "deduplicated": True,
+                    "message": DUPLICATE,
+                    "stored_in": stored_in,
+                },
+            )
+        out: dict[str, Any] = {
+            "id": stored.memory.id,
+            "type": m.type.value,
+            "content_hash": m.content_hash,
+            "deduplicated": False,
+            "supersedes": stored.supersedes,
+            "stored_in": stored_in,
+        }
+        if kind is MemoryType.fact and not body.get("key"):
+            out["warning"] = UNKEYED_FACT
+        return Reply(201, out)
+
+    def search(self, q: Mapping[str, str]) -> Reply:
+        query = (q.get("q") or "").strip()
+        if not query:
+            raise bad("Missing required query parameter: q")
+        limit = bounded_int(q.get("limit"), default=10, low=1, high=100)
+        fmt = q.get("format") or "compact"
+        if fmt not in ("compact", "full", "index"):
+            raise bad("Invalid format: must be one of compact, full, index")
+        at_time = parse_time(q["at_time"], "at_time") if q.get("at_time") else None
+        brain = self.brain()
+        hits = self.c.memories.search(
+            brain,
+            query,
+            MemoryQuery(
+                types=one_of(q.get("type")),
+                client_ids=one_of(q.get("client_id")),
+                source_agents=one_of(q.get("source_agent")),
+                categories=one_of(q.get("category")),
+                knowledge_categories=one_of(q.get("knowledge_category")),
+                include_superseded=q.get("include_superseded") == "true",
+                at_time=at_time,
+                limit=limit,
+                count_access=q.get("read_only") != "true" and q.get("track_access") != "false",
+            ),
+        )
+        rows: list[dict[str, Any]] = []
+        for hit in hits:
+            doc = hit.memory
+            m = facet_of(doc)
+            score = hit.score if hit.score is not None else 0
+            if fmt == "index":
+                rows.append(
+                    {
+                        "id": doc.id,
+                        "effective_score": hit.effective_score,
+                        "type": m.type.value,
+                        "summary": summary_line(hit.text),
+                        "importance": importance_name(m.importance),
+                        "client_id": m.client_id or "global",
+                        "created_at": iso(doc.created_at),
+                    }
+                )
+            elif fmt == "compact":
+                rows.append(
+                    {
+                        "id": doc.id,
+                        "score": round(score, 4),
+                        "effective_score": hit.effective_score,
+                        "type": m.type.value,
+                        "content": truncated(hit.text),
+                        "source_agent": m.source_agent,
+                        "client_id": m.client_id or "global",
+                        "importance": importance_name(m.importance),
+                        "created_at": iso(doc.created_at),
+                    }
+                )
+            else:
+                whole = payload(doc, self.c.memories.text(doc), hit.access)
+                text = whole.pop("content")
+                sources = [
+                    leg for leg, rank in (("vector", hit.vector_rank), ("keyword", hit.bm25_rank)) if rank
+                ]
+                rows.append(
+                    {
+                        "id": doc.id,
+                        "score": round(score, 4),
+                        "confidence": round(hit.confidence, 4),
+                        "effective_score": hit.effective_score,
+                        **whole,
+                        "text": text,
+                        "retrieval_sources": sources,
+                    }
+                )
+        out: dict[str, Any] = {"query": query, "count": len(rows), "results": rows}
+        if fmt == "full":
+            out["retrieval"] = {
+                "multi_path": True,
+                "paths": {
+                    "vector": sum(1 for h in hits if h.vector_rank),
+                    "keyword": sum(1 for h in hits if h.bm25_rank),
+                },
+            }
+        return Reply(200, out)
+
+    def query(self, q: Mapping[str, str]) -> Reply:
+        kind = q.get("type") or ""
+        limit = bounded_int(q.get("limit"), default=50, low=1, high=500)
+        since = parse_time(q["since"], "since") if q.get("since") else None
+        brain = self.brain()
+        if kind in ("fact", "facts"):
+            kinds, needle, field = [MemoryType.fact], q.get("key"), "key"
+        elif kind in ("status", "statuses"):
+            kinds, needle, field = [MemoryType.status], q.get("subject"), "subject"
+        else:
+            narrowed = {"event": [MemoryType.event], "decision": [MemoryType.decision]}
+            kinds, needle, field = narrowed.get(kind, [MemoryType.event, MemoryType.decision]), None, ""
+        rows: list[tuple[datetime, dict[str, Any]]] = []
+        for doc in self.c.memories.of_type(brain, kinds):
+            m = doc.memory
+            if doc.deleted_at is not None or m is None or not m.current:
+                continue
+            if not matches(m.source_agent, q.get("source_agent")) or not matches(
+                m.client_id, q.get("client_id")
+            ):
+                continue
+            if not matches(m.category, q.get("category")):
+                continue
+            if needle and needle.lower() not in (getattr(m, field) or "").lower():
+                continue
+            if since is not None and doc.created_at < since:
+                continue
+            rows.append((doc.updated_at, self._row(doc, m.type)))
+        rows.sort(key=lambda r: r[0], reverse=True)
+        results = [row for _, row in rows[:limit]]
+        return Reply(200, {"type": kind or "events", "count": len(results), "results": results})
+
+    def _row(self, doc: Document, kind: MemoryType) -> dict[str, Any]:
+        m = doc.memory
+        assert m is not None
+        text = self.c.memories.text(doc)
+        base = {
+            "id": doc.id,
+            "source_agent": m.source_agent,
+            "client_id": m.client_id or "global",
+            "category": m.category,
+            "importance": importance_name(m.importance),
+            "knowledge_category": m.knowledge_category,
+            "content_hash": m.content_hash,
+            "created_at": iso(doc.created_at),
+        }
+        if kind is MemoryType.fact:
+            return {**base, "key": m.key, "value": text, "content": text, "updated_at": iso(doc.updated_at)}
+        if kind is MemoryType.status:
+            return {
+                **base,
+                "subject": m.subject,
+                "status": m.status_value,
+                "content": text,
+                "updated_at": iso(doc.updated_at),
+            }
+        return {**base, "content": text, "type": kind.value}
+
+    def update(self, memory_id: str, body: Any) -> Reply:
+        update_body(body)
+        brain = self.brain()
+        metadata = None
+        if body.get("metadata") is not None:
+            metadata = {METADATA_KEY: json.dumps(body["metadata"], ensure_ascii=False)}
+        try:
+            updated = self.c.memories.update(
+                brain,
+                memory_id,
+                content=body.get("content") or None,
+                importance=IMPORTANCE[body["importance"]] if body.get("importance") else None,
+                knowledge_category=body.get("knowledge_category") or None,
+                metadata=metadata,
+            )
+        except NotFound:
+            raise Refused(404, "Memory not found") from None
+        names = {"content": "text"}
+        fields = [names.get(f, f) for f in updated.fields]
+        return Reply(
+            200,
+            {
+                "id": memory_id,
+                "updated": True,
+                "updated_at": iso(updated.memory.updated_at),
+                "updated_fields": fields,
+            },
+        )
+
+    def delete(self, memory_id: str, body: Any) -> Reply:
+        reason = body.get("reason") if isinstance(body, dict) else None
+        if reason is not None and not isinstance(reason, str):
+            raise bad("reason must be a string")
+        brain = self.brain()
+        try:
+            gone = self.c.memories.delete(brain, memory_id, reason=reason or None)
+        except NotFound:
+            raise Refused(404, "Memory not found") from None
+        if gone.already_inactive:
+            return Reply(
+                200, {"id": memory_id, "already_inactive": True, "message": "Memory was already inactive"}
+            )
+        return Reply(200, {"id": memory_id, "deleted": True, "deleted_at": iso(gone.memory.deleted_at)})

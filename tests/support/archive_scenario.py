@@ -1,4 +1,4 @@
-"""A brain holding one of everything an archive carries (services/archive.py), and a snapshot of
+"""A brain holding one of everything an archive carries (services/archive/), and a snapshot of
 a brain to compare after a restore: shared by the archive's tests on every store."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
-from cairn.services.archive import is_typed_memory
+from cairn.services.archive.records import is_typed_memory
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.memory.memories import MemoryInput
 

@@ -20,7 +20,7 @@ from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.ports.reranker import Reranker
 from cairn.ports.uploads import UploadSigner
-from cairn.services.archive import BrainArchive
+from cairn.services.archive.service import BrainArchive
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.index_repair import IndexRepair
@@ -110,7 +110,7 @@ class Container:
 
     @cached_property
     def archive(self) -> BrainArchive:
-        """Whole-brain export and import (services/archive.py), over the services above."""
+        """Whole-brain export and import (services/archive/), over the services above."""
         return BrainArchive(
             self.brains,
             self.documents,

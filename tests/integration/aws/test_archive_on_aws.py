@@ -1,4 +1,4 @@
-"""Whole-brain archives (services/archive.py) on the AWS adapters (tests/support/aws_stack.py):
+"""Whole-brain archives (services/archive/) on the AWS adapters (tests/support/aws_stack.py):
 records on DynamoDB and document bytes and raw rows on S3 under moto, chunks on the OpenSearch
 fake. The store already holds the exported brain, so the restore is a copy into another brain:
 ids held by the original are not taken (memories get ids derived from theirs), links are rebuilt

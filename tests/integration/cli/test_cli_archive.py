@@ -1,4 +1,4 @@
-"""`cairn export` and `cairn import` (services/archive.py) in-process on the real embedded store."""
+"""`cairn export` and `cairn import` (services/archive/) in-process on the real embedded store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Whole-brain archives (services/archive.py) on the embedded store: SQLite records, file blobs,
+"""Whole-brain archives (services/archive/) on the embedded store: SQLite records, file blobs,
 the SQLite chunk index, through the real composition root. Export, restore into a fresh store and
 into another brain of the same store, re-runs, refused headers and records, the restoring gate."""
 
@@ -24,7 +24,7 @@ from cairn.domain.pages import CollectionRestoring
 from cairn.entrypoints.mcp.gbrain import tools as gbrain
 from cairn.entrypoints.mcp.gbrain.args import NoArgs
 from cairn.entrypoints.mcp.kit import SurfaceDeps
-from cairn.services.archive import RestoreIncomplete
+from cairn.services.archive.restore import RestoreIncomplete
 from cairn.services.ingest.service import LocalFilePolicy
 from cairn.services.memory.memories import MemoryQuery
 from tests.fakes.container import fake_adapters

@@ -17,7 +17,7 @@ from cairn.entrypoints.cli.common import open_store
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """A brain as JSON Lines (services/archive.py), to stdout or a file (gzip when it ends in .gz)."""
+    """A brain as JSON Lines (services/archive/), to stdout or a file (gzip when it ends in .gz)."""
     import json
     from collections import Counter
 
@@ -131,6 +131,6 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    from cairn.services.archive import KINDS
+    from cairn.services.archive.records import KINDS
 
     return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in KINDS)

@@ -200,7 +200,7 @@ class ThoughtMemories(ThoughtRecall):
         return {"memoryId": row.id, "deletionType": "hard", "message": "Memory and all related data removed"}
 
     def adopt(self, brain: Brain, doc: Document) -> bool:
-        """Give a restored memory document (an archive's: services/archive.py) its row, from its
+        """Give a restored memory document (an archive's: services/archive/) its row, from its
         facet and tags, and link it again; False when it has its row already."""
         memory = doc.memory
         if memory is None or memory.user_id is None or doc.deleted_at is not None:

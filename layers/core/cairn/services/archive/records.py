@@ -1,0 +1,282 @@
+"""The archive format (format 1): its header and record models, and each record made from what a
+brain holds."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from cairn.domain.models import (
+    Brain,
+    Document,
+    DocumentSource,
+    MemoryFacet,
+    MemoryType,
+    MetadataValue,
+    Visibility,
+)
+from cairn.services.gbrain.gaps import KnowledgeGap
+from cairn.services.links.repository import NumberedLink
+from cairn.services.memory.memories import (
+    DEFAULT_IMPORTANCE,
+    SUPERSEDES,
+    MemoryInput,
+    memory_path,
+)
+
+KIND: Final = "cairn-archive"
+
+
+FORMAT: Final = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BrainInfo(_Record):
+    slug: str
+    name: str
+    visibility: Visibility = Visibility.private
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+    created_at: datetime | None = None
+
+
+class Header(_Record):
+    kind: Literal["cairn-archive"]
+    format: Literal[1]
+    brain: BrainInfo
+    exported_at: datetime
+
+
+class DocumentRecord(_Record):
+    kind: Literal["document"] = "document"
+    path: str
+    content: str | None = None
+    """The bytes as text when they are UTF-8, else None and `content_base64` holds them."""
+    content_base64: str | None = None
+    title: str | None = None
+    content_type: str | None = None
+    source: DocumentSource = DocumentSource.ingest
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    memory: MemoryFacet | None = None
+    """The facet of a memory-like document that is not a typed memory (an extracted fact, an episode)."""
+    id: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    version: int | None = None
+
+    @model_validator(mode="after")
+    def _one_content(self) -> DocumentRecord:
+        if (self.content is None) == (self.content_base64 is None):
+            raise ValueError("a document has either content or content_base64")
+        if self.content_base64 is not None:
+            try:
+                base64.b64decode(self.content_base64, validate=True)
+            except binascii.Error:
+                raise ValueError("content_base64 is not base64") from None
+        return self
+
+    def data(self) -> bytes:
+        if self.content is not None:
+            return self.content.encode("utf-8")
+        return base64.b64decode(self.content_base64 or "")
+
+
+class MemoryRecord(_Record):
+    kind: Literal["memory"] = "memory"
+    id: str
+    type: MemoryType
+    content: str
+    source_agent: str | None = None
+    client_id: str | None = None
+    category: str | None = None
+    importance: float | None = None
+    knowledge_category: str | None = None
+    key: str | None = None
+    subject: str | None = None
+    status_value: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    sector: str | None = None
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    strength: float | None = None
+    salience: float | None = None
+    superseded_by: str | None = None
+    expired_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class LinkRecord(_Record):
+    kind: Literal["link"] = "link"
+    id: int
+    """Its id in the exported brain; a restore gives it a new one."""
+    source: str
+    target: str
+    relationship: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    weight: float = 1.0
+    created_at: datetime
+
+
+class RawRecord(_Record):
+    kind: Literal["raw"] = "raw"
+    path: str
+    source: str
+    data: dict[str, Any]
+    stored_at: datetime | None = None
+
+
+class GapRecord(_Record):
+    kind: Literal["gap"] = "gap"
+    query_hash: str
+    page: str | None = None
+    confidence: float | None = None
+    sensitivity: str = "internal"
+    detected_at: datetime
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+
+
+Record = Annotated[
+    DocumentRecord | MemoryRecord | LinkRecord | RawRecord | GapRecord, Field(discriminator="kind")
+]
+
+
+_RECORD: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+KINDS = ("document", "memory", "link", "raw", "gap")
+
+
+@dataclass
+class ImportReport:
+    brain: Brain
+    created_brain: bool
+    written: Counter[str] = field(default_factory=Counter)
+    """Per record kind, what this run wrote."""
+    unchanged: Counter[str] = field(default_factory=Counter)
+    """Per record kind, what was already there (a re-run) and was left alone."""
+    errors: list[str] = field(default_factory=list)
+    """Records the brain refused (`line N: why`); the rest were restored."""
+
+
+def is_typed_memory(doc: Document) -> bool:
+    """A memory MemoryService stored (and can store again under its id): at its own path."""
+    return doc.memory is not None and doc.path == memory_path(doc.memory.type, doc.id)
+
+
+def memory_input(r: MemoryRecord, memory_id: str | None = None) -> MemoryInput:
+    """What MemoryService.store takes to store the archived memory again, under its id."""
+    return MemoryInput(
+        type=r.type,
+        content=r.content,
+        source_agent=r.source_agent,
+        client_id=r.client_id or "global",
+        category=r.category,
+        importance=r.importance if r.importance is not None else DEFAULT_IMPORTANCE,
+        knowledge_category=r.knowledge_category,
+        key=r.key,
+        subject=r.subject,
+        status_value=r.status_value,
+        valid_from=r.valid_from,
+        valid_to=r.valid_to,
+        sector=r.sector,
+        metadata=r.metadata,
+        tags=r.tags,
+        memory_id=memory_id or r.id,
+    )
+
+
+def memory_record(doc: Document, text: str) -> MemoryRecord:
+    m = doc.memory
+    assert m is not None
+    return MemoryRecord(
+        id=doc.id,
+        type=m.type,
+        content=text,
+        source_agent=m.source_agent,
+        client_id=m.client_id,
+        category=m.category,
+        importance=m.importance,
+        knowledge_category=m.knowledge_category,
+        key=m.key,
+        subject=m.subject,
+        status_value=m.status_value,
+        valid_from=m.valid_from,
+        valid_to=m.valid_to,
+        sector=m.sector,
+        # `tags` is the tags' stored copy; `supersedes` is set again by the supersede itself
+        metadata={k: v for k, v in doc.metadata.items() if k not in ("tags", SUPERSEDES)},
+        tags=doc.tags,
+        strength=m.strength,
+        salience=m.salience,
+        superseded_by=m.superseded_by,
+        expired_at=m.expired_at,
+        created_at=doc.created_at,
+        updated_at=doc.updated_at,
+    )
+
+
+def document_record(doc: Document, data: bytes) -> DocumentRecord:
+    try:
+        text: str | None = data.decode("utf-8")
+        encoded = None
+    except UnicodeDecodeError:
+        text, encoded = None, base64.b64encode(data).decode("ascii")
+    return DocumentRecord(
+        path=doc.path,
+        content=text,
+        content_base64=encoded,
+        title=doc.title,
+        content_type=doc.content_type,
+        source=doc.source,
+        metadata={k: v for k, v in doc.metadata.items() if k != "tags"},
+        tags=doc.tags,
+        memory=doc.memory,
+        id=doc.id,
+        created_at=doc.created_at,
+        updated_at=doc.updated_at,
+        version=doc.version,
+    )
+
+
+def link_record(link: NumberedLink, source: str, target: str) -> LinkRecord:
+    return LinkRecord(
+        id=link.id,
+        source=source,
+        target=target,
+        relationship=link.kind,
+        valid_from=link.valid_from,
+        valid_until=link.valid_until,
+        weight=link.weight,
+        created_at=link.created_at,
+    )
+
+
+def gap_record(gap: KnowledgeGap, page: str | None) -> GapRecord:
+    return GapRecord(
+        query_hash=gap.query_hash,
+        page=page,
+        confidence=gap.confidence_score,
+        sensitivity=gap.sensitivity,
+        detected_at=gap.detected_at,
+        resolved_at=gap.resolved_at,
+        resolved_by=gap.resolved_by,
+    )
+
+
+def dumped(record: BaseModel) -> dict[str, Any]:
+    return record.model_dump(mode="json")

@@ -1,0 +1,247 @@
+"""A restore in progress: each record written through the services, links batched, ids of copied
+memories kept apart, and what stopped it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.domain.models import (
+    Brain,
+    Document,
+    MemoryType,
+)
+from cairn.services.archive.records import (
+    DocumentRecord,
+    GapRecord,
+    ImportReport,
+    LinkRecord,
+    MemoryRecord,
+    RawRecord,
+    Record,
+    memory_input,
+)
+from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.links.graph import LinkDraft
+from cairn.services.links.repository import check_interval, check_kind, check_validity
+from cairn.services.memory.memories import (
+    PREFIX,
+    memory_path,
+)
+
+if TYPE_CHECKING:
+    from cairn.services.archive.service import BrainArchive
+
+
+LINKS_PER_WRITE = 100
+
+
+PATHS_CACHED = 4096
+
+
+class RestoreIncomplete(CairnError):
+    """A restore stopped part-way; the brain stays `restoring` until a re-run completes it."""
+
+    code = "restore_incomplete"
+
+
+class _WriteFailed(Exception):
+    """A failure that stops a restore even though it surfaced while handling one record."""
+
+
+def failure_reason(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, _WriteFailed) else f"{type(exc).__name__}: {exc}"
+
+
+class Restore:
+    """One restore's running state: link drafts waiting to be written, resolved paths."""
+
+    def __init__(self, archive: BrainArchive, brain: Brain, report: ImportReport) -> None:
+        self.a = archive
+        self.brain = brain
+        self.report = report
+        self.doc_ids = PathCache(self._doc_id)
+        self.pending: list[LinkDraft] = []
+        self.pending_source: str | None = None
+        self.known: set[tuple[str, str, str | None, str | None]] = set()
+        """(kind, target, valid_from, valid_until) of every link from the pending source."""
+
+    def record(self, line: int, r: Record) -> None:
+        if not isinstance(r, LinkRecord):
+            self.flush_links()
+        try:
+            done = self._apply(r)
+        except CairnError as exc:
+            self.report.errors.append(f"line {line}: {r.kind}: {exc.message}")
+            return
+        if done is not None:
+            (self.report.written if done else self.report.unchanged)[r.kind] += 1
+
+    def _apply(self, r: Record) -> bool | None:
+        """True: written; False: already there; None: counted later (a link waiting to be written)."""
+        if isinstance(r, DocumentRecord):
+            return self._document(r)
+        if isinstance(r, MemoryRecord):
+            return self._memory(r)
+        if isinstance(r, LinkRecord):
+            return self._link(r)
+        if isinstance(r, RawRecord):
+            return self._raw(r)
+        return self._gap(r)
+
+    def _document(self, r: DocumentRecord) -> bool:
+        repo = self.a.documents.repo
+        keep_id = r.id is not None and repo.get_by_id(r.id) is None  # a fresh store: ids as they were
+        info = DocumentInput(
+            title=r.title,
+            tags=r.tags,
+            metadata={k: v for k, v in r.metadata.items() if k != "tags"},
+            source=r.source,
+            content_type=r.content_type,
+            memory=r.memory,
+            doc_id=r.id if keep_id else None,
+        )
+        outcome = self.a.documents.write(self.brain, r.path, r.data(), info, reason="restore")
+        doc = outcome.document
+        if self.a.thoughts is not None and doc.memory is not None and doc.memory.user_id is not None:
+            self.a.thoughts.adopt(self.brain, doc)
+        return outcome.changed
+
+    def _memory(self, r: MemoryRecord) -> bool:
+        memory_id = self._memory_id(r.id)
+        held = self.a.documents.repo.get_by_id(memory_id)
+        if held is not None and held.brain_id == self.brain.id:
+            return False
+        stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
+        if stored.deduplicated:
+            return False
+        kept = {"strength": r.strength, "salience": r.salience, "expired_at": r.expired_at}
+        kept = {k: v for k, v in kept.items() if v is not None}
+        if kept:  # what MemoryService.store does not take
+
+            def keep(live: Document | None, data: bytes | None) -> tuple[bytes, DocumentInput] | None:
+                if live is None or live.memory is None or data is None:
+                    return None
+                return data, keep_info(live, memory=live.memory.model_copy(update=kept))
+
+            self.a.documents.modify(self.brain, stored.memory.path, keep, reason="restore")
+        return True
+
+    def _memory_id(self, memory_id: str) -> str:
+        """The id itself, unless another brain of this store holds it (a copy of a brain): then
+        one derived from it and this brain, the same on every run."""
+        held = self.a.documents.repo.get_by_id(memory_id)
+        if held is None or held.brain_id == self.brain.id:
+            return memory_id
+        return copied_id(self.brain, memory_id)
+
+    def _doc_id(self, path: str) -> str | None:
+        try:
+            return self.a.documents.get(self.brain, path).id
+        except (NotFound, InvalidInput):
+            pass
+        moved = _copied_memory_path(self.brain, path)
+        if moved is None:
+            return None
+        try:
+            return self.a.documents.get(self.brain, moved).id
+        except NotFound:
+            return None
+
+    def _end(self, path: str, what: str) -> str:
+        doc_id = self.doc_ids(path)
+        if doc_id is None:
+            raise NotFound(f"{what} not found in the brain: {path}")
+        return doc_id
+
+    def _link(self, r: LinkRecord) -> bool | None:
+        check_kind(r.relationship)
+        check_interval(check_validity(r.valid_from), check_validity(r.valid_until))
+        source, target = self._end(r.source, "link source"), self._end(r.target, "link target")
+        if source != self.pending_source or len(self.pending) >= LINKS_PER_WRITE:
+            self.flush_links()
+            if source != self.pending_source:
+                self.pending_source = source
+                self.known = {
+                    (link.kind, link.target_id, link.valid_from, link.valid_until)
+                    for link in self.a.graph.links.outgoing_numbered(self.brain.id, source)
+                }
+        same = (r.relationship, target, r.valid_from, r.valid_until)
+        if same in self.known:
+            return False
+        self.known.add(same)
+        self.pending.append(
+            LinkDraft(source, target, r.relationship, r.valid_from, r.valid_until, r.weight, r.created_at)
+        )
+        return None
+
+    def flush_links(self) -> None:
+        """Write the links waiting (their records were checked: a failure here stops the restore)."""
+        if self.pending:
+            try:
+                self.a.graph.add_many(self.brain, self.pending)
+            except CairnError as exc:
+                raise _WriteFailed(f"writing links: {exc.message}") from exc
+            self.report.written["link"] += len(self.pending)
+            self.pending = []
+
+    def _raw(self, r: RawRecord) -> bool:
+        doc_id = self._end(r.path, "raw data's document")
+        held = self.a.raw_data.get(self.brain, doc_id, r.source)
+        if held is not None and held[1] == r.data:
+            return False
+        self.a.raw_data.put(self.brain, doc_id, r.source, r.data, overwrite=True)
+        return True
+
+    def _gap(self, r: GapRecord) -> bool:
+        page_id = self._end(r.page, "gap's page") if r.page is not None else None
+        _, created = self.a.gaps.restore(
+            self.brain,
+            r.query_hash,
+            detected_at=r.detected_at,
+            page_id=page_id,
+            confidence=r.confidence,
+            sensitivity=r.sensitivity,
+            resolved_at=r.resolved_at,
+            resolved_by=r.resolved_by,
+        )
+        return created
+
+
+def copied_id(brain: Brain, memory_id: str) -> str:
+    """The id a memory gets in `brain` when another brain of the store holds its own id."""
+    digest = hashlib.sha256(f"{brain.id}\x00{memory_id}".encode()).hexdigest()[:32]
+    return f"{memory_id[:95]}.{digest}"
+
+
+def _copied_memory_path(brain: Brain, path: str) -> str | None:
+    """Where the typed memory archived at `path` is in `brain` when it got a copied id."""
+    if not path.startswith(PREFIX) or not path.endswith(".md"):
+        return None
+    kind, _, name = path[len(PREFIX) : -len(".md")].partition("/")
+    if kind not in MemoryType.__members__ or not name or "/" in name:
+        return None
+    return memory_path(MemoryType(kind), copied_id(brain, name))
+
+
+class PathCache:
+    """A bounded memo of a lookup; misses (None) are not kept, they may be found later."""
+
+    def __init__(self, look: Callable[[str], str | None], size: int = PATHS_CACHED) -> None:
+        self.look = look
+        self.size = size
+        self.kept: OrderedDict[str, str] = OrderedDict()
+
+    def __call__(self, key: str) -> str | None:
+        if key in self.kept:
+            self.kept.move_to_end(key)
+            return self.kept[key]
+        value = self.look(key)
+        if value is not None:
+            self.kept[key] = value
+            if len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+        return value

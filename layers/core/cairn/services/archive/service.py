@@ -1,0 +1,237 @@
+"""Whole-brain archives: a brain as a stream of JSON records, and a restore from one.
+
+Format 1 (docs/ARCHITECTURE.md, "Archive"): a header, then `document` records (every live
+document that is not a typed memory: gbrain pages, notes, binaries as base64), `memory` records
+(typed memories, in the order they were stored), then per document its numbered `link` records
+(ends named by document path) and its `raw` rows, then the `gap` records (hashes only).
+
+A restore writes through the services, so every rule holds as for any writer: documents through
+DocumentService.write (the same bytes at the same path are a no-op), memories through
+MemoryService.store with their ids (a memory already in the brain is skipped; being stored
+oldest first, supersede by key or subject rebuilds the same current memory), links with new ids
+from the brain's link sequence (one identical in its ends, kind and validity is skipped), raw
+rows overwritten, gaps by hash. So a restore that stopped part-way is resumed by running it
+again. Meanwhile the brain's collection is `restoring` (services/gbrain/pages.py), so gbrain refuses
+every page mutation.
+
+The parts: records.py (the format), restore.py (a restore in progress); this module exports and
+imports whole brains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.domain.models import (
+    Brain,
+    Document,
+)
+from cairn.ports.clock import Clock
+from cairn.services.archive.records import (
+    _RECORD,
+    FORMAT,
+    KIND,
+    BrainInfo,
+    Header,
+    ImportReport,
+    RawRecord,
+    Record,
+    document_record,
+    dumped,
+    gap_record,
+    is_typed_memory,
+    link_record,
+    memory_record,
+)
+from cairn.services.archive.restore import PathCache, Restore, RestoreIncomplete, failure_reason
+from cairn.services.brains import BrainService
+from cairn.services.documents.service import DocumentService
+from cairn.services.gbrain.gaps import GapService
+from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
+from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.links.graph import GraphService
+from cairn.services.memory.memories import (
+    MemoryService,
+)
+from cairn.services.thoughtmcp.memories import ThoughtMemories
+
+TRANSIENT = (STATE_KEY, NEEDS_FULL_SYNC_KEY)
+"""Brain metadata an archive leaves out: the collection's state at export time."""
+
+
+class BrainArchive:
+    def __init__(
+        self,
+        brains: BrainService,
+        documents: DocumentService,
+        memories: MemoryService,
+        pages: PageService,
+        graph: GraphService,
+        gaps: GapService,
+        raw_data: RawDataService,
+        clock: Clock,
+        thoughts: ThoughtMemories | None = None,
+    ) -> None:
+        """`thoughts`: a restored ThoughtMCP memory (a document with a user) gets its row back and
+        its waypoint links made again (services/thoughtmcp/memories.py)."""
+        self.thoughts = thoughts
+        self.brains = brains
+        self.documents = documents
+        self.memories = memories
+        self.pages = pages
+        self.graph = graph
+        self.gaps = gaps
+        self.raw_data = raw_data
+        self.clock = clock
+
+    # -- export -----------------------------------------------------------------------------------
+
+    def export(self, brain: Brain) -> Iterator[dict[str, Any]]:
+        """The brain's records, streamed: documents are read a page at a time, twice."""
+        yield dumped(self._header(brain))
+        for doc in self._live(brain):
+            if not is_typed_memory(doc):
+                yield dumped(document_record(doc, self.documents.content(doc)))
+        for doc in self.memories.oldest_first(brain):
+            if doc.deleted_at is None and is_typed_memory(doc):
+                yield dumped(memory_record(doc, self.memories.text(doc)))
+        path_of = PathCache(lambda doc_id: self._path_of(brain, doc_id))
+        for doc in self._live(brain):
+            for link in self.graph.links.outgoing_numbered(brain.id, doc.id):
+                target = path_of(link.target_id)
+                if target is not None:  # a link to a deleted document goes with it
+                    yield dumped(link_record(link, doc.path, target))
+            for source in self.raw_data.sources(brain, doc.id):
+                row = self.raw_data.get(brain, doc.id, source)
+                if row is not None:
+                    yield dumped(
+                        RawRecord(path=doc.path, source=source, data=row[1], stored_at=row[0].stored_at)
+                    )
+        for gap in self.gaps.every(brain):
+            page = path_of(gap.page_id) if gap.page_id else None
+            yield dumped(gap_record(gap, page))
+
+    def _header(self, brain: Brain) -> Header:
+        info = BrainInfo(
+            slug=brain.slug,
+            name=brain.name,
+            visibility=brain.visibility,
+            metadata={k: v for k, v in brain.metadata.items() if k not in TRANSIENT},
+            embedding_model=brain.embedding_model,
+            embedding_dim=brain.embedding_dim,
+            created_at=brain.created_at,
+        )
+        return Header(kind=KIND, format=FORMAT, brain=info, exported_at=self.clock.now())
+
+    def _live(self, brain: Brain) -> Iterator[Document]:
+        return (doc for doc in self.documents.repo.list(brain.id) if doc.deleted_at is None)
+
+    def _path_of(self, brain: Brain, doc_id: str) -> str | None:
+        doc = self.documents.repo.get_by_id(doc_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+            return None
+        return doc.path
+
+    # -- import -----------------------------------------------------------------------------------
+
+    def import_(self, into: str | None, records: Iterable[dict[str, Any]]) -> ImportReport:
+        """Restore an archive into the brain `into` (id or slug), else the archive's own slug;
+        a brain that does not exist is created with the archive's name and metadata.
+
+        Line N is the Nth record. A header that is not format 1 is refused before anything is
+        written. A malformed record, or any failure but a record the brain refuses, stops the
+        restore with RestoreIncomplete and leaves the collection `restoring`; a refused record
+        (an unknown link end, say) is reported in `errors` and the restore goes on."""
+        stream = iter(records)
+        try:
+            first = next(stream, None)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line 1: {exc.message}") from None
+        header = _header(first)
+        brain, created = self._target(header, into)
+        prior = self.pages.state(brain).state
+        self.pages.set_state(brain, state="restoring")
+        report = ImportReport(brain=brain, created_brain=created)
+        restore = Restore(self, brain, report)
+        lines = _Lines(stream)
+        try:
+            for raw in lines:
+                restore.record(lines.line, _parse(raw))
+            restore.flush_links()
+        except Exception as exc:
+            why = exc.message if isinstance(exc, CairnError) else failure_reason(exc)
+            where = "at the end of the archive" if lines.ended else f"line {lines.line}"
+            raise RestoreIncomplete(
+                f"{where}: {why} — the restore of brain {brain.slug} stopped there and its "
+                "collection stays `restoring`; run the import again to resume it"
+            ) from exc
+        self.pages.set_state(brain, state="active" if prior == "restoring" else prior)
+        return report
+
+    def _target(self, header: Header, into: str | None) -> tuple[Brain, bool]:
+        ref = into or header.brain.slug
+        try:
+            return self.brains.get(ref), False
+        except NotFound:
+            if ref.startswith("brn_"):
+                raise
+        brain = self.brains.create(header.brain.name, slug=ref, visibility=header.brain.visibility.value)
+        kept = {k: v for k, v in header.brain.metadata.items() if k not in TRANSIENT}
+        if kept:
+            brain = self.brains.repo.update(
+                brain.id, lambda b: b.model_copy(update={"metadata": {**b.metadata, **kept}})
+            )
+        return brain, True
+
+
+def _header(raw: object) -> Header:
+    if raw is None:
+        raise InvalidInput("line 1: the archive is empty: it has no header")
+    if not isinstance(raw, dict) or raw.get("kind") != KIND:
+        raise InvalidInput(f"line 1: not a Cairn archive: the first record must have kind {KIND!r}")
+    if raw.get("format") != FORMAT:
+        raise InvalidInput(
+            f"line 1: archive format {raw.get('format')!r} is not one this Cairn reads (format {FORMAT})"
+        )
+    try:
+        return Header.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInput(f"line 1: bad header: {_first_error(exc)}") from None
+
+
+def _parse(raw: object) -> Record:
+    try:
+        return _RECORD.validate_python(raw)
+    except ValidationError as exc:
+        raise InvalidInput(f"bad record: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{more}" if where else f"{error['msg']}{more}"
+
+
+class _Lines:
+    """The records after the header, counting the line being read (the header is line 1)."""
+
+    def __init__(self, stream: Iterator[dict[str, Any]]) -> None:
+        self.stream = stream
+        self.line = 1
+        self.ended = False
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        self.line += 1
+        try:
+            return next(self.stream)
+        except StopIteration:
+            self.ended = True
+            raise

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from cairn.ingest.chunking import chunk
+from cairn.ingest.profile_rules import fences, figure_sentences, tables
 from cairn.ingest.profiles import (
     CANDIDATES,
     DEFAULT_PROFILE,
@@ -15,10 +16,7 @@ from cairn.ingest.profiles import (
     LibraryProfile,
     ProfiledSpan,
     chunk_for,
-    fences,
-    figure_sentences,
     profile_for,
-    tables,
 )
 
 WORDS = [

@@ -26,7 +26,7 @@ from pathlib import Path
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import MemoryType
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.brain import thought_brain
 from cairn.services.thoughtmcp.models import NewMemory
 

@@ -18,7 +18,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
 from tests.support.processes import Server, batch, cli, put, serving, start
 from tests.support.soundness import assert_sound, note, opened

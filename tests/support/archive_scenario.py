@@ -12,7 +12,7 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.services.archive.records import is_typed_memory
 from cairn.services.documents.inputs import DocumentInput, keep_info
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 
 SLUG = "notes"
 ALICE = (

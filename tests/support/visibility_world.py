@@ -17,7 +17,7 @@ from typing import Any
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.brain import BRAIN_MARK
 from cairn.services.thoughtmcp.models import NewMemory
 

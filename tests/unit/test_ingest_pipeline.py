@@ -19,7 +19,7 @@ from cairn.domain.models import Brain
 from cairn.ports.embedder import Vectors
 from cairn.services.documents import bulk as documents_module
 from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome
-from cairn.services.ingest.service import IngestResult, LocalFilePolicy
+from cairn.services.ingest.inputs import IngestResult, LocalFilePolicy
 from tests.fakes.container import fake_container
 from tests.unit.services.test_bulk_writes import PROSE, _corpus, _state
 

@@ -11,7 +11,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Job
 from cairn.services.ingest.ingest_steps import StagedIngest
-from cairn.services.ingest.service import INGEST_JOB
+from cairn.services.ingest.inputs import INGEST_JOB
 from tests.fakes.container import fake_container
 
 

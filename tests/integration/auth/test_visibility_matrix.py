@@ -34,7 +34,7 @@ from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp.registry import SURFACES, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
 from tests.integration.auth.test_authorization_matrix import sample
 from tests.support.live_world import Live, live
@@ -298,7 +298,7 @@ def _scope(world: World, url: str, tool: str) -> str | None:
     if url not in _SCOPES:
         from cairn.entrypoints.mcp.kit import SurfaceDeps
         from cairn.entrypoints.mcp.registry import build_server
-        from cairn.services.ingest.service import LocalFilePolicy
+        from cairn.services.ingest.inputs import LocalFilePolicy
 
         surface = next(s for s in SURFACES if url.endswith(http_path(s)))
         deps = SurfaceDeps(world.container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))

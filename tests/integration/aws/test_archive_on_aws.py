@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cairn.domain.models import MemoryType
-from cairn.services.memory.memories import MemoryQuery
+from cairn.services.memory.memory_model import MemoryQuery
 from tests.support.archive_scenario import counts, exported, fill, snapshot
 from tests.support.aws_stack import Stack, aws_stack
 

@@ -20,7 +20,7 @@ from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
 from cairn.domain.models import JobStatus
 from cairn.entrypoints.aws_lambda import Handler, api_handler, jobs_handler
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext, body_of, http_event, json_of
 from tests.fakes.clock import FakeClock

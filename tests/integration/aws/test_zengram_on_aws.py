@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cairn.domain.models import MemoryType
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from tests.contract.aws_storage import BUCKET, serialized_moto
 from tests.events.apigw import http_event, json_of
 from tests.support.aws_stack import CTX, Stack, aws_stack, mcp_session, text_of

@@ -16,7 +16,7 @@ import pytest
 
 from cairn.entrypoints.mcp.kit.spec import SurfaceDeps
 from cairn.entrypoints.mcp.registry import SURFACES, build_server
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 from tests.fakes.container import fake_container
 
 pytestmark = pytest.mark.anyio

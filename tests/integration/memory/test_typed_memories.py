@@ -20,7 +20,7 @@ from cairn.config import Settings
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters

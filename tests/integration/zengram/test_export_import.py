@@ -15,7 +15,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
-from cairn.services.memory.memories import MemoryInput, MemoryQuery
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_container
 

@@ -20,7 +20,7 @@ from cairn.ports.generator import Answer, GenerationError, GenerationEvent, Gene
 from cairn.services.memory.entities import ENTITY_TYPES, MAX_MENTIONS, Mention
 from cairn.services.memory.entity_llm import GeneratorEntityExtractor, entity_extractor_for
 from cairn.services.memory.entity_rules import RuleEntityExtractor
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.container import fake_adapters, fake_container
 from tests.fakes.generator import ScriptedGenerator
 

@@ -27,7 +27,7 @@ from cairn.entrypoints.mcp.kit import (
     ToolSpec,
     ok_result,
 )
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 validations: list[object] = []  # one entry per validation of EchoArgs
 handled: list[EchoArgs] = []

@@ -25,8 +25,8 @@ from cairn.entrypoints.mcp.gbrain import tools as gbrain
 from cairn.entrypoints.mcp.gbrain.args import NoArgs
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.services.archive.restore import RestoreIncomplete
-from cairn.services.ingest.service import LocalFilePolicy
-from cairn.services.memory.memories import MemoryQuery
+from cairn.services.ingest.inputs import LocalFilePolicy
+from cairn.services.memory.memory_model import MemoryQuery
 from tests.fakes.container import fake_adapters
 from tests.support.archive_scenario import ASKED, SLUG, counts, exported, fill, snapshot
 

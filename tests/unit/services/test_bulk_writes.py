@@ -17,7 +17,7 @@ from cairn.domain.models import Brain
 from cairn.ports.embedder import Vectors
 from cairn.services.documents.indexing import embedding_key
 from cairn.services.documents.inputs import BatchOp
-from cairn.services.ingest.service import IngestResult, LocalFilePolicy
+from cairn.services.ingest.inputs import IngestResult, LocalFilePolicy
 from cairn.services.mnemosyne.concepts import CONCEPT
 from tests.fakes.container import fake_container
 

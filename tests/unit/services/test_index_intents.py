@@ -16,7 +16,7 @@ from cairn.bootstrap import Adapters, Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.faults import InjectedFault
 from cairn.services.documents.inputs import BatchOp, DocumentInput
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for, process
 

@@ -8,7 +8,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import FileTooLarge, Forbidden, InvalidInput
 from cairn.domain.models import Brain
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 
 def test_remember_derives_title_and_path(container: Container, brain: Brain) -> None:

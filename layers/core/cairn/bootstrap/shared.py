@@ -32,7 +32,8 @@ from cairn.services.gbrain.pages import PageService
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.health import HealthService
 from cairn.services.ingest.ingest_steps import StagedIngest
-from cairn.services.ingest.service import INGEST_JOB, IngestService
+from cairn.services.ingest.inputs import INGEST_JOB
+from cairn.services.ingest.service import IngestService
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
 from cairn.services.links.repository import LinkRepository

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from cairn.domain.models import Brain, Document, MetadataValue
-from cairn.services.ingest.service import IngestResult
+from cairn.services.ingest.inputs import IngestResult
 from cairn.services.search.service import SearchHit, SearchResult
 
 

@@ -56,7 +56,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return _ingest_remote(args, files)
     from cairn.bootstrap import build_container
     from cairn.bootstrap.models import for_bulk
-    from cairn.services.ingest.service import IngestResult, LocalFilePolicy
+    from cairn.services.ingest.inputs import IngestResult, LocalFilePolicy
 
     container = build_container(for_bulk(settings_from(args)))
     settle(container)
@@ -136,7 +136,7 @@ def _ingest_all(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cairn.services.ingest.service import safe_name
+    from cairn.services.ingest.inputs import safe_name
 
     console = Console(stderr=True)
     counts = {"created": 0, "reused": 0, "failed": 0}

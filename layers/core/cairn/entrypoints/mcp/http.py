@@ -21,7 +21,7 @@ from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.entrypoints.rest.problems import mcp_error
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -17,7 +17,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
     from cairn.container import Container

@@ -23,12 +23,8 @@ from cairn.domain.models import (
 )
 from cairn.services.gbrain.gaps import KnowledgeGap
 from cairn.services.links.repository import NumberedLink
-from cairn.services.memory.memories import (
-    DEFAULT_IMPORTANCE,
-    SUPERSEDES,
-    MemoryInput,
-    memory_path,
-)
+from cairn.services.memory.memories import DEFAULT_IMPORTANCE
+from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput, memory_path
 
 KIND: Final = "cairn-archive"
 

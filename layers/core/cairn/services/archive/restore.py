@@ -27,10 +27,7 @@ from cairn.services.archive.records import (
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
-from cairn.services.memory.memories import (
-    PREFIX,
-    memory_path,
-)
+from cairn.services.memory.memory_model import PREFIX, memory_path
 
 if TYPE_CHECKING:
     from cairn.services.archive.service import BrainArchive

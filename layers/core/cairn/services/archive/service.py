@@ -54,9 +54,7 @@ from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.graph import GraphService
-from cairn.services.memory.memories import (
-    MemoryService,
-)
+from cairn.services.memory.memories import MemoryService
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 TRANSIENT = (STATE_KEY, NEEDS_FULL_SYNC_KEY)

@@ -1,20 +1,18 @@
-"""Ingest: files, URLs and remembered notes become indexed documents."""
+"""Ingest: files, URLs and remembered notes become indexed documents (inputs.py: what it takes
+and answers)."""
 
 from __future__ import annotations
 
 import posixpath
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cairn.auth import access
 from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
-from cairn.domain.paths import GLOBAL_PREFIX, normalize_user_path
+from cairn.domain.paths import normalize_user_path
 from cairn.domain.text import check_label, excerpt
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
@@ -24,45 +22,22 @@ from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome, checksum
 from cairn.services.documents.service import DocumentService
+from cairn.services.ingest.inputs import (
+    INGEST_JOB,
+    KIND_TYPE,
+    MAX_TITLE,
+    UPLOAD_TTL_S,
+    IngestResult,
+    LocalFilePolicy,
+    checked_tags,
+    note_path,
+    safe_name,
+    upload_key,
+    uploads_prefix,
+)
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
-
-INGEST_JOB = "ingest"
-MAX_TAG = 64
-MAX_TAGS = 64
-MAX_TITLE = 512
-UPLOAD_TTL_S = 15 * 60
-
-_KIND_TYPE = {
-    "markdown": "text/markdown",
-    "text": "text/plain",
-    "json": "application/json",
-    "html": "text/markdown",
-    "pdf": "text/markdown",
-}
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    document_id: str
-    path: str
-    hash: str
-    chunk_count: int
-    embedded_count: int
-    duration_ms: int
-    reused: bool
-    status: str = "completed"  # or "queued": `job_id` finishes it and `document` is None until then
-    document: Document | None = None
-    job_id: str | None = None
-
-
-@dataclass(frozen=True)
-class LocalFilePolicy:
-    """Where memory_ingest_file may read: below `root`, or anywhere the process can (stdio)."""
-
-    root: Path | None
-    max_bytes: int
 
 
 class IngestService:
@@ -113,8 +88,8 @@ class IngestService:
             raise InvalidInput(f"title must be 1..{MAX_TITLE} characters")
         if title is not None:
             check_label("title", title)
-        clean_tags = _tags(tags or [])
-        target = normalize_user_path(path) if path else _note_path(title or content)
+        clean_tags = checked_tags(tags or [])
+        target = normalize_user_path(path) if path else note_path(title or content)
         info = DocumentInput(title=title, tags=clean_tags, source=source, content_type="text/markdown")
         return self.documents.write(brain, target, content.encode("utf-8"), info, reason="remember").document
 
@@ -205,7 +180,7 @@ class IngestService:
         info = DocumentInput(
             title=extracted.title,
             source=DocumentSource.ingest,
-            content_type=extracted.content_type if kind == "image" else _KIND_TYPE[kind],
+            content_type=extracted.content_type if kind == "image" else KIND_TYPE[kind],
             text=extracted.text,
             doc_id=doc_id,
             metadata={
@@ -313,7 +288,7 @@ class IngestService:
         """A fresh key under the brain's uploads and a POST that may store at most 25 MiB there."""
         if size is not None:
             self._check_size(size)
-        key = f"{_uploads(brain)}{new_id('upl')}/{safe_name(file_name)}"
+        key = f"{uploads_prefix(brain)}{new_id('upl')}/{safe_name(file_name)}"
         post = signer.presign_upload(
             key, max_bytes=self.max_file_bytes, content_type=content_type, expires_in=UPLOAD_TTL_S
         )
@@ -330,10 +305,10 @@ class IngestService:
     ) -> IngestResult:
         """Ingest a presigned upload by key (or the store's URL of it): only this brain's, sized
         (HEAD) before it is read; the object is dropped once ingested (or by the queued job)."""
-        key = _upload_key(signer, key)
+        key = upload_key(signer, key)
         parts = key.split("/")
         # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
-        presigned = key.startswith(_uploads(brain)) and len(parts) == 4 and parts[2].startswith("upl_")
+        presigned = key.startswith(uploads_prefix(brain)) and len(parts) == 4 and parts[2].startswith("upl_")
         size = signer.size(key) if presigned else None
         if size is None:
             raise NotFound(f"no upload {excerpt(key)} in this brain")
@@ -364,7 +339,7 @@ class IngestService:
         assert self.jobs is not None
         digest = checksum(data)
         if upload_key is None:
-            upload_key = f"{_uploads(brain)}{digest}"  # one prefix: the bucket expires leftovers
+            upload_key = f"{uploads_prefix(brain)}{digest}"  # one prefix: the bucket expires leftovers
             if not self.documents.blobs.exists(upload_key):
                 self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)
@@ -451,53 +426,3 @@ class IngestService:
         fetched = self.fetcher.fetch(url)
         name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
         return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type)
-
-
-def _uploads(brain: Brain) -> str:
-    return f"uploads/{brain.id}/"
-
-
-def _upload_key(signer: UploadSigner, location: str) -> str:
-    """The blob key `location` names, refusing what cannot be an upload: the URL of another
-    bucket, and anything outside `uploads/` (such as a path on the caller's own disk)."""
-    key = location
-    if "://" in location:
-        named = signer.key_of(location)
-        if named is None:
-            raise InvalidInput(f"{excerpt(location)} is not an object of this server's upload bucket")
-        key = named
-    if not key.startswith("uploads/"):
-        raise InvalidInput(
-            f"{excerpt(key)} is not an upload key: this server ingests files from its upload store. "
-            "POST /v1/brains/{brainId}/documents/uploads, send the file to the URL it returns, "
-            "then pass its key (uploads/...)"
-        )
-    return key
-
-
-def _tags(tags: Sequence[str]) -> list[str]:
-    if len(tags) > MAX_TAGS:
-        raise InvalidInput(f"at most {MAX_TAGS} tags")
-    for tag in tags:
-        if not 1 <= len(tag) <= MAX_TAG:
-            raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
-        if "," in tag:
-            raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
-        check_label("a tag", tag)
-    return list(dict.fromkeys(tags))
-
-
-def safe_name(name: str) -> str:
-    """A file name usable as one path segment: no separators, no leading dots."""
-    base = posixpath.basename(name.replace("\\", "/")).strip()
-    cleaned = re.sub(r"[^A-Za-z0-9._ -]+", "-", base).strip(" .-")
-    return cleaned[:200] or "document"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "note"
-
-
-def _note_path(seed: str) -> str:
-    first_line = seed.strip().splitlines()[0].lstrip("# ") if seed.strip() else "note"
-    return f"{GLOBAL_PREFIX}{_slug(first_line)}-{new_id('n')[-10:]}.md"

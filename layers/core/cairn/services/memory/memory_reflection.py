@@ -26,7 +26,8 @@ from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.domain.stopwords import REFLECTION as _STOPWORDS
 from cairn.ports.generator import Answer, Generator, Passage
-from cairn.services.memory.memories import MemoryQuery, MemoryService
+from cairn.services.memory.memories import MemoryService
+from cairn.services.memory.memory_model import MemoryQuery
 from cairn.services.memory.model_calls import EXTRACTIVE, complete, json_object
 
 """The offline generator's model id."""

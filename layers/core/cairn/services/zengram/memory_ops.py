@@ -9,7 +9,7 @@ from typing import Any
 
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Document, MemoryType
-from cairn.services.memory.memories import MemoryQuery
+from cairn.services.memory.memory_model import MemoryQuery
 from cairn.services.memory.memory_ranking import (
     IMPORTANCE,
     importance_name,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cairn.domain.models import Document, MemoryFacet, MemoryType
-from cairn.services.memory.memories import SUPERSEDES, MemoryInput
+from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
 from cairn.services.memory.memory_ranking import IMPORTANCE, importance_name
 from cairn.services.search.access import Access
 from cairn.services.zengram.validate import parse_time

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.services.memory.memories import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.search.access import Access
 from cairn.services.zengram.shapes import iso, memory_input, payload
 from cairn.services.zengram.validate import (

@@ -19,7 +19,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict
 
 from cairn.auth.principal import PUBLIC, READ
-from cairn.services.ingest.service import LocalFilePolicy
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
     from cairn.container import Container

@@ -1,0 +1,112 @@
+"""What ingest takes and answers: its limits, the result of one ingest, the rule for local files,
+and the names it gives (tags checked, safe file names, note paths, upload keys)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cairn.domain.errors import InvalidInput
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain, Document
+from cairn.domain.paths import GLOBAL_PREFIX
+from cairn.domain.text import check_label, excerpt
+from cairn.ports.uploads import UploadSigner
+
+INGEST_JOB = "ingest"
+
+
+MAX_TAG = 64
+
+
+MAX_TAGS = 64
+
+
+MAX_TITLE = 512
+
+
+UPLOAD_TTL_S = 15 * 60
+
+
+KIND_TYPE = {
+    "markdown": "text/markdown",
+    "text": "text/plain",
+    "json": "application/json",
+    "html": "text/markdown",
+    "pdf": "text/markdown",
+}
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document_id: str
+    path: str
+    hash: str
+    chunk_count: int
+    embedded_count: int
+    duration_ms: int
+    reused: bool
+    status: str = "completed"  # or "queued": `job_id` finishes it and `document` is None until then
+    document: Document | None = None
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class LocalFilePolicy:
+    """Where memory_ingest_file may read: below `root`, or anywhere the process can (stdio)."""
+
+    root: Path | None
+    max_bytes: int
+
+
+def uploads_prefix(brain: Brain) -> str:
+    return f"uploads/{brain.id}/"
+
+
+def upload_key(signer: UploadSigner, location: str) -> str:
+    """The blob key `location` names, refusing what cannot be an upload: the URL of another
+    bucket, and anything outside `uploads/` (such as a path on the caller's own disk)."""
+    key = location
+    if "://" in location:
+        named = signer.key_of(location)
+        if named is None:
+            raise InvalidInput(f"{excerpt(location)} is not an object of this server's upload bucket")
+        key = named
+    if not key.startswith("uploads/"):
+        raise InvalidInput(
+            f"{excerpt(key)} is not an upload key: this server ingests files from its upload store. "
+            "POST /v1/brains/{brainId}/documents/uploads, send the file to the URL it returns, "
+            "then pass its key (uploads/...)"
+        )
+    return key
+
+
+def checked_tags(tags: Sequence[str]) -> list[str]:
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"at most {MAX_TAGS} tags")
+    for tag in tags:
+        if not 1 <= len(tag) <= MAX_TAG:
+            raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
+        if "," in tag:
+            raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
+        check_label("a tag", tag)
+    return list(dict.fromkeys(tags))
+
+
+def safe_name(name: str) -> str:
+    """A file name usable as one path segment: no separators, no leading dots."""
+    base = posixpath.basename(name.replace("\\", "/")).strip()
+    cleaned = re.sub(r"[^A-Za-z0-9._ -]+", "-", base).strip(" .-")
+    return cleaned[:200] or "document"
+
+
+def slug_of(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "note"
+
+
+def note_path(seed: str) -> str:
+    first_line = seed.strip().splitlines()[0].lstrip("# ") if seed.strip() else "note"
+    return f"{GLOBAL_PREFIX}{slug_of(first_line)}-{new_id('n')[-10:]}.md"

@@ -1,0 +1,199 @@
+"""Reading typed memories: by id, search (hybrid, filtered by type, validity, client), since a time,
+oldest first, counts, and how often each was read."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+from cairn.auth import access
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.models import Brain, Document, MemoryType
+from cairn.domain.text import excerpt
+from cairn.ports.chunks import ChunkFilter, ChunkHit
+from cairn.ports.clock import Clock
+from cairn.ports.records import RecordStore
+from cairn.services.documents.service import DocumentService
+from cairn.services.memory.entities import EntityService
+from cairn.services.memory.memory_model import (
+    COUNT_MAX_AGE_S,
+    COUNTED_TYPES,
+    PREFIX,
+    MemoryHit,
+    MemoryQuery,
+    sortable,
+)
+from cairn.services.memory.memory_ranking import (
+    effective_confidence,
+    effective_score,
+    similarity_score,
+)
+from cairn.services.search.access import Access, AccessLog
+from cairn.services.search.service import SearchService
+
+
+class MemoryReads:
+    """The read side of MemoryService (memories.py)."""
+
+    def __init__(
+        self,
+        documents: DocumentService,
+        records: RecordStore,
+        search: SearchService,
+        clock: Clock,
+        access: AccessLog | None = None,
+        *,
+        entities: EntityService | None = None,
+    ) -> None:
+        self.entities = entities
+        self._counted: dict[tuple[str, str | None], tuple[float, tuple[int, int]]] = {}
+        self._counted_lock = threading.Lock()
+        """Entity extraction and links at store time (services/memory/entities.py); None: none kept."""
+        self.documents = documents
+        self.records = records
+        self.search_service = search
+        self.clock = clock
+        self.access = access
+
+    def record(self, brain: Brain, memory_id: str) -> Document:
+        """A memory's record, deleted or not; NotFound when there is no such memory in the brain."""
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.brain_id != brain.id or doc.memory is None:
+            raise NotFound(f"memory not found: {excerpt(memory_id)}")
+        return doc
+
+    def get(self, brain: Brain, memory_id: str) -> Document:
+        doc = self.record(brain, memory_id)
+        if doc.deleted_at is not None:
+            raise NotFound(f"memory not found: {excerpt(memory_id)}")
+        return doc
+
+    def text(self, doc: Document) -> str:
+        return self.documents.content(doc).decode("utf-8", errors="replace")
+
+    def search(self, brain: Brain, query: str, q: MemoryQuery) -> list[MemoryHit]:
+        """Hybrid search with every filter inside the index, ranked by effective score."""
+        if not query or not query.strip():
+            raise InvalidInput("query must not be empty")
+        if q.limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        facets = tuple(
+            (name, values)
+            for name, values in (
+                ("type", q.types),
+                ("client_id", q.client_ids),
+                ("source_agent", q.source_agents),
+                ("category", q.categories),
+                ("knowledge_category", q.knowledge_categories),
+            )
+            if values
+        )
+        current_only = not q.include_superseded and q.at_time is None
+        flt = ChunkFilter(brain_ids=(brain.id,), facets=facets, valid_at=q.at_time, current_only=current_only)
+        pool = max(q.limit * 2, 50)
+        hits = self.search_service.chunks_for(query, flt, pool)
+        best: dict[str, ChunkHit] = {}
+        for hit in hits:
+            best.setdefault(hit.chunk.document_id, hit)
+        docs = self.documents.repo.get_many_by_id(best)
+        live = {
+            doc_id: doc
+            for doc_id, doc in docs.items()
+            if doc.deleted_at is None and (not current_only or doc.memory is None or doc.memory.current)
+        }
+        access = self.access_of(brain, list(live))
+        now = self.clock.now()
+        ranked: list[MemoryHit] = []
+        for doc_id, doc in live.items():
+            hit = best[doc_id]
+            score = similarity_score(hit.vector_similarity)
+            seen = access[doc_id]
+            confidence = effective_confidence(doc.memory, doc.created_at, seen.last, now)
+            importance = doc.memory.importance if doc.memory else None
+            ranked.append(
+                MemoryHit(
+                    memory=doc,
+                    text=hit.chunk.text,
+                    score=None if score is None else round(score, 4),
+                    effective_score=effective_score(score, confidence, seen.count, importance),
+                    confidence=confidence,
+                    access=seen,
+                    bm25_rank=hit.bm25_rank,
+                    vector_rank=hit.vector_rank,
+                )
+            )
+        ranked.sort(key=lambda h: (-h.effective_score, h.memory.id))
+        ranked = ranked[: q.limit]
+        if q.count_access and self.access is not None and ranked:
+            self.access.saw(brain.id, [h.memory.id for h in ranked])
+        return ranked
+
+    def since(self, brain: Brain, since: datetime, *, limit: int) -> list[Document]:
+        """Memories created at or after `since` (deleted and superseded ones too), newest first."""
+        pk = f"memtime#{brain.id}"
+        start = sortable(since)
+        ids: list[str] = []
+        after: str | None = None
+        while len(ids) < limit:
+            page = self.records.query(pk, after=after, limit=min(limit, 500), descending=True)
+            fresh = [item for item in page.items if item.sk >= start]
+            ids.extend(item.data["doc_id"] for item in fresh)
+            if len(fresh) < len(page.items) or page.next_after is None:
+                break
+            after = page.next_after
+        ids = list(dict.fromkeys(ids))  # a restored (upserted) memory has a time item per write
+        docs = self.documents.repo.get_many_by_id(ids[:limit])
+        return [docs[i] for i in ids[:limit] if i in docs and docs[i].brain_id == brain.id]
+
+    def oldest_first(self, brain: Brain, *, page: int = 500) -> Iterator[Document]:
+        """Every stored memory (deleted and superseded ones too) in the order it was stored,
+        `page` at a time from the memories-by-time records. A memory stored again under its own
+        id (an upsert) comes once, at its first store: later stores are stamped after the
+        creation time its document keeps."""
+        pk = f"memtime#{brain.id}"
+        after: str | None = None
+        while True:
+            found = self.records.query(pk, after=after, limit=page)
+            docs = self.documents.repo.get_many_by_id(item.data["doc_id"] for item in found.items)
+            for item in found.items:
+                doc = docs.get(item.data["doc_id"])
+                if (
+                    doc is not None
+                    and doc.brain_id == brain.id
+                    and item.sk.split("#", 1)[0] <= sortable(doc.created_at)
+                ):
+                    yield doc
+            if found.next_after is None:
+                return
+            after = found.next_after
+
+    def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> tuple[int, int]:
+        """How many memories the brain holds (deleted ones too) and how many chunks the live ones
+        have, as the caller may see them, counted at most `max_age_s` ago: counting reads every
+        record, and briefings show the totals on each call."""
+        now = time.monotonic()
+        key = (brain.id, access.view_of(brain))
+        with self._counted_lock:
+            cached = self._counted.get(key)
+        if cached is not None and now - cached[0] <= max_age_s:
+            return cached[1]
+        total = chunks = 0
+        for doc in self.of_type(brain, list(COUNTED_TYPES)):
+            total += 1
+            chunks += doc.chunk_count if doc.deleted_at is None else 0
+        with self._counted_lock:
+            self._counted[key] = (now, (total, chunks))
+        return total, chunks
+
+    def of_type(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Document]:
+        """Every stored memory of these types (deleted ones too), in path order."""
+        for kind in kinds:
+            yield from self.documents.repo.list(brain.id, f"{PREFIX}{kind.value}/")
+
+    def access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
+        """How often and when last each memory was read, in one batch read."""
+        if self.access is None or not doc_ids:
+            return {doc_id: Access(0, None) for doc_id in doc_ids}
+        return self.access.get_many(brain.id, doc_ids)

@@ -8,13 +8,13 @@ Pinned by the seed's "Response type shapes": snake_case keys, RFC 3339 timestamp
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
-from cairn.domain.models import Brain, Document, MetadataValue
+from cairn.domain.models import MetadataValue
 from cairn.services.ingest.inputs import IngestResult
-from cairn.services.search.service import SearchHit, SearchResult
 
 
 def rfc3339(value: datetime) -> str:
@@ -26,7 +26,15 @@ Timestamp = Annotated[datetime, PlainSerializer(rfc3339, return_type=str)]
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A reply's shape. Built from a domain object with `model_validate(obj)`: every field is read
+    from the attribute of its name (from_attributes), an enum as its value."""
+
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _enum_value(cls, value: Any) -> Any:
+        return value.value if isinstance(value, Enum) else value
 
 
 class BrainRecord(Wire):
@@ -39,20 +47,6 @@ class BrainRecord(Wire):
     metadata: dict[str, MetadataValue]
     created_at: Timestamp
     updated_at: Timestamp
-
-    @classmethod
-    def of(cls, brain: Brain) -> BrainRecord:
-        return cls(
-            id=brain.id,
-            slug=brain.slug,
-            name=brain.name,
-            visibility=brain.visibility.value,
-            embedding_model=brain.embedding_model,
-            embedding_dim=brain.embedding_dim,
-            metadata=dict(brain.metadata),
-            created_at=brain.created_at,
-            updated_at=brain.updated_at,
-        )
 
 
 class BrainList(Wire):
@@ -73,24 +67,6 @@ class DocumentRecord(Wire):
     created_at: Timestamp
     updated_at: Timestamp
     deleted_at: Timestamp | None
-
-    @classmethod
-    def of(cls, doc: Document) -> DocumentRecord:
-        return cls(
-            id=doc.id,
-            brain_id=doc.brain_id,
-            title=doc.title,
-            path=doc.path,
-            source=doc.source.value,
-            content_type=doc.content_type,
-            byte_size=doc.byte_size,
-            checksum_sha256=doc.checksum_sha256,
-            metadata=dict(doc.metadata),
-            commit_sha=doc.commit_sha,
-            created_at=doc.created_at,
-            updated_at=doc.updated_at,
-            deleted_at=doc.deleted_at,
-        )
 
 
 class IngestResponse(BaseModel):
@@ -136,34 +112,9 @@ class SearchHitRecord(Wire):
     created_at: Timestamp
     updated_at: Timestamp
 
-    @classmethod
-    def of(cls, hit: SearchHit) -> SearchHitRecord:
-        return cls(
-            score=hit.score,
-            path=hit.path,
-            content=hit.content,
-            chunk_id=hit.chunk_id,
-            document_id=hit.document_id,
-            brain_id=hit.brain_id,
-            title=hit.title,
-            metadata=dict(hit.metadata),
-            component_scores=dict(hit.component_scores),
-            created_at=hit.created_at,
-            updated_at=hit.updated_at,
-        )
-
 
 class SearchResponse(Wire):
     query: str
     brain_id: str
     hits: list[SearchHitRecord]
     took_ms: float
-
-    @classmethod
-    def of(cls, result: SearchResult) -> SearchResponse:
-        return cls(
-            query=result.query,
-            brain_id=result.brain_id,
-            hits=[SearchHitRecord.of(h) for h in result.hits],
-            took_ms=result.took_ms,
-        )

@@ -6,7 +6,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.domain.models import Brain
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.brains import PRINCIPAL_NAME
 from cairn.services.erasure.log import Receipt
@@ -22,18 +21,6 @@ class BrainAccess(Wire):
     owner_tenant: str
     owner: str | None
     updated_at: Timestamp
-
-    @classmethod
-    def of(cls, brain: Brain) -> BrainAccess:
-        return cls(
-            id=brain.id,
-            slug=brain.slug,
-            name=brain.name,
-            visibility=brain.visibility.value,
-            owner_tenant=brain.owner_tenant,
-            owner=brain.owner,
-            updated_at=brain.updated_at,
-        )
 
 
 class BrainAccessList(Wire):

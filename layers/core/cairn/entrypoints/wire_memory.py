@@ -41,7 +41,10 @@ class ExtractSessionResult(Wire):
 
     @classmethod
     def of(cls, messages: list[Message], job: Job | None = None) -> ExtractSessionResult:
-        return cls(messages=[SessionMessageRecord.of(m) for m in messages], job_id=job.id if job else None)
+        return cls(
+            messages=[SessionMessageRecord.model_validate(m) for m in messages],
+            job_id=job.id if job else None,
+        )
 
 
 class ExtractTranscriptResult(Wire):
@@ -52,7 +55,7 @@ class ExtractTranscriptResult(Wire):
 
     @classmethod
     def of(cls, doc: Document, job: Job | None = None) -> ExtractTranscriptResult:
-        return cls(document=DocumentRecord.of(doc), job_id=job.id if job else None)
+        return cls(document=DocumentRecord.model_validate(doc), job_id=job.id if job else None)
 
 
 class ReflectionRecord(Wire):

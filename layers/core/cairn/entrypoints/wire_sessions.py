@@ -12,7 +12,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from cairn.domain.models import Message, Session
 from cairn.entrypoints.wire import SearchHitRecord, Timestamp, Wire
 from cairn.services.search.service import SearchHit
 
@@ -28,18 +27,6 @@ class SessionRecord(Wire):
     created_at: Timestamp
     ended_at: Timestamp | None
 
-    @classmethod
-    def of(cls, s: Session) -> SessionRecord:
-        return cls(
-            id=s.id,
-            brain_id=s.brain_id,
-            title=s.title,
-            actor_id=s.actor_id,
-            status=s.status.value,
-            created_at=s.created_at,
-            ended_at=s.ended_at,
-        )
-
 
 class SessionMessageRecord(Wire):
     id: str
@@ -48,17 +35,6 @@ class SessionMessageRecord(Wire):
     content: str
     name: str | None = Field(default=None, exclude_if=lambda name: name is None)
     created_at: Timestamp
-
-    @classmethod
-    def of(cls, m: Message) -> SessionMessageRecord:
-        return cls(
-            id=m.id,
-            session_id=m.session_id,
-            role=m.role.value,
-            content=m.content,
-            name=m.name,
-            created_at=m.created_at,
-        )
 
 
 class SessionView(Wire):
@@ -71,4 +47,4 @@ class SessionRecallResponse(Wire):
 
     @classmethod
     def of(cls, chunks: list[SearchHit]) -> SessionRecallResponse:
-        return cls(chunks=[SearchHitRecord.of(c) for c in chunks])
+        return cls(chunks=[SearchHitRecord.model_validate(c) for c in chunks])

@@ -30,7 +30,9 @@ def brains_router(container: Container) -> APIRouter:
     @router.post("", status_code=201, dependencies=[Depends(require_json)])
     def create_brain(body: CreateBrain) -> BrainRecord:
         """Create a brain; the slug is derived from the name when omitted."""
-        return BrainRecord.of(container.brains.create(body.name, slug=body.slug, visibility=body.visibility))
+        return BrainRecord.model_validate(
+            container.brains.create(body.name, slug=body.slug, visibility=body.visibility)
+        )
 
     @router.get("", responses=NEXT_LINK)
     def list_brains(
@@ -43,17 +45,17 @@ def brains_router(container: Container) -> APIRouter:
         `next_cursor` and a Link rel="next" header say so."""
         brains, after = container.brains.page(limit=limit, cursor=cursor)
         announce_next(request, response, after)
-        return BrainPage(items=[BrainRecord.of(b) for b in brains], next_cursor=after)
+        return BrainPage(items=[BrainRecord.model_validate(b) for b in brains], next_cursor=after)
 
     @router.get("/{brainId}")
     def get_brain(brain: BrainArg) -> BrainRecord:
-        return BrainRecord.of(brain)
+        return BrainRecord.model_validate(brain)
 
     @router.patch("/{brainId}", dependencies=[Depends(require_json)])
     def update_brain(brain: BrainArg, body: BrainAccessChange) -> BrainAccess:
         """Change the brain's visibility or owning subject (brains:admin on the brain)."""
         changed = container.brains.update(brain.id, visibility=body.visibility, owner=body.owner)
-        return BrainAccess.of(changed)
+        return BrainAccess.model_validate(changed)
 
     @router.delete("/{brainId}")
     def delete_brain(brain: BrainArg) -> ErasureReceipt:

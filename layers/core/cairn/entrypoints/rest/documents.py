@@ -72,7 +72,7 @@ def documents_router(container: Container) -> APIRouter:
     @router.get("/stat")
     def stat_document(brain: BrainArg, path: PathParam, response: Response) -> FileInfoRecord:
         response.headers.update(NO_STORE)
-        return FileInfoRecord.of(docs.stat(brain, path))
+        return FileInfoRecord.model_validate(docs.stat(brain, path))
 
     @router.get("", response_model=FileList | DocumentList, responses=NEXT_LINK)
     def list_documents(
@@ -99,7 +99,7 @@ def documents_router(container: Container) -> APIRouter:
             legacy = docs.documents_page(brain, limit=limit, cursor=cursor)
             announce_next(request, response, legacy.next_cursor)
             return DocumentList(
-                items=[DocumentRecord.of(d) for d in legacy.items], next_cursor=legacy.next_cursor
+                items=[DocumentRecord.model_validate(d) for d in legacy.items], next_cursor=legacy.next_cursor
             )
         page = docs.list_page(
             brain,
@@ -111,7 +111,9 @@ def documents_router(container: Container) -> APIRouter:
             cursor=cursor,
         )
         announce_next(request, response, page.next_cursor)
-        return FileList(items=[FileInfoRecord.of(i) for i in page.items], next_cursor=page.next_cursor)
+        return FileList(
+            items=[FileInfoRecord.model_validate(i) for i in page.items], next_cursor=page.next_cursor
+        )
 
     @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc(limit))
     async def put_document(brain: BrainArg, path: PathParam, request: Request) -> Response:

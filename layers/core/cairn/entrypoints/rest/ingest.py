@@ -64,7 +64,7 @@ def ingest_router(container: Container) -> APIRouter:
     def remember(brain: BrainArg, body: RememberBody) -> DocumentRecord:
         """Store a markdown note (memory_remember); tags are kept comma-joined in metadata.tags."""
         doc = ingest.remember(brain, body.content, title=body.title, tags=body.tags, path=body.path)
-        return DocumentRecord.of(doc)
+        return DocumentRecord.model_validate(doc)
 
     @router.post(
         "/ingest/file",

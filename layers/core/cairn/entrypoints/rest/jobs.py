@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
 
-from cairn.domain.models import Job
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.jobs.visible_jobs import VisibleJobs
 
@@ -25,21 +24,6 @@ class JobRecord(Wire):
     created_at: Timestamp
     updated_at: Timestamp
 
-    @classmethod
-    def of(cls, job: Job) -> JobRecord:
-        return cls(
-            id=job.id,
-            kind=job.kind,
-            status=job.status.value,
-            progress=job.progress,
-            message=job.message,
-            result=job.result,
-            error=job.error,
-            attempts=job.attempts,
-            created_at=job.created_at,
-            updated_at=job.updated_at,
-        )
-
 
 def jobs_router(jobs: VisibleJobs) -> APIRouter:
     router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -48,6 +32,6 @@ def jobs_router(jobs: VisibleJobs) -> APIRouter:
     def get_job(job_id: JobIdParam) -> JobRecord:
         """A job's status (queued, running, completed, failed), progress in [0, 1] and result;
         readable by whoever may read the job's brain."""
-        return JobRecord.of(jobs.status(job_id))
+        return JobRecord.model_validate(jobs.status(job_id))
 
     return router

@@ -40,6 +40,6 @@ def search_router(container: Container) -> APIRouter:
             tags=body.tags,
             path_prefix=body.path_prefix,
         )
-        return SearchResponse.of(result)
+        return SearchResponse.model_validate(result)
 
     return router

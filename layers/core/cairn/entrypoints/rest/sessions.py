@@ -58,7 +58,7 @@ def sessions_router(container: Container) -> APIRouter:
     def create_session(brain: BrainArg, body: CreateSession) -> SessionRecord:
         """Open a session; metadata is stored and never returned."""
         session = sessions.create(brain, title=body.title, actor_id=body.actor_id, metadata=body.metadata)
-        return SessionRecord.of(session)
+        return SessionRecord.model_validate(session)
 
     @router.post("/{sessionId}/messages", status_code=201, dependencies=[Depends(require_json)])
     def append_message(brain: BrainArg, session_id: SessionId, body: CreateMessage) -> SessionMessageRecord:
@@ -66,13 +66,14 @@ def sessions_router(container: Container) -> APIRouter:
         message = sessions.append(
             brain, session_id, body.role, body.content, name=body.name, metadata=body.metadata
         )
-        return SessionMessageRecord.of(message)
+        return SessionMessageRecord.model_validate(message)
 
     @router.get("/{sessionId}")
     def get_session(brain: BrainArg, session_id: SessionId) -> SessionView:
         session, messages = sessions.get(brain, session_id)
         return SessionView(
-            session=SessionRecord.of(session), messages=[SessionMessageRecord.of(m) for m in messages]
+            session=SessionRecord.model_validate(session),
+            messages=[SessionMessageRecord.model_validate(m) for m in messages],
         )
 
     @router.post("/{sessionId}/recall", dependencies=[Depends(require_json)])
@@ -84,6 +85,6 @@ def sessions_router(container: Container) -> APIRouter:
     @router.post("/{sessionId}/close")
     def close_session(brain: BrainArg, session_id: SessionId) -> SessionRecord:
         """Close the session (sets ended_at); closing again returns it unchanged."""
-        return SessionRecord.of(sessions.close(brain, session_id))
+        return SessionRecord.model_validate(sessions.close(brain, session_id))
 
     return router

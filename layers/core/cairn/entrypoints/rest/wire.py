@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from cairn.entrypoints.rest.paging import next_cursor_field
 from cairn.entrypoints.wire import BrainRecord, DocumentRecord, Wire
-from cairn.services.documents.inputs import FileInfo
 
 
 class DocumentList(Wire):
@@ -22,10 +21,6 @@ class FileInfoRecord(Wire):
     size: int
     mtime: str
     is_dir: bool
-
-    @classmethod
-    def of(cls, info: FileInfo) -> FileInfoRecord:
-        return cls(path=info.path, size=info.size, mtime=info.mtime, is_dir=info.is_dir)
 
 
 class FileList(Wire):

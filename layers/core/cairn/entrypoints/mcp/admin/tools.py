@@ -52,13 +52,15 @@ class EraseSubjectArgs(ToolArgs):
 
 
 def list_brains(deps: SurfaceDeps, _: NoArgs) -> CallToolResult:
-    listed = BrainAccessList(items=[BrainAccess.of(b) for b in deps.container.brains.list()])
+    listed = BrainAccessList(items=[BrainAccess.model_validate(b) for b in deps.container.brains.list()])
     lines = [f"{b.slug}: {b.visibility}, owner {b.owner_tenant}/{b.owner or '*'}" for b in listed.items]
     return ok_result("\n".join(lines) or "No brains.", listed)
 
 
 def update_brain(deps: SurfaceDeps, a: UpdateBrainArgs) -> CallToolResult:
-    brain = BrainAccess.of(deps.container.brains.update(a.brain, visibility=a.visibility, owner=a.owner))
+    brain = BrainAccess.model_validate(
+        deps.container.brains.update(a.brain, visibility=a.visibility, owner=a.owner)
+    )
     return ok_result(f"{brain.slug}: {brain.visibility}, owner {brain.owner_tenant}/{brain.owner}", brain)
 
 

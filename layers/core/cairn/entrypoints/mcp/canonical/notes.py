@@ -54,7 +54,7 @@ def search(deps: SurfaceDeps, a: SearchArgs) -> CallToolResult:
     c = deps.container
     brain = c.brains.resolve(a.brain)
     result = c.search.search(brain, a.query, top_k=a.top_k, scope=a.scope, sort=a.sort or "relevance")
-    return ok_result(search_summary(result), SearchResponse.of(result))
+    return ok_result(search_summary(result), SearchResponse.model_validate(result))
 
 
 def recall(deps: SurfaceDeps, a: RecallArgs) -> CallToolResult:
@@ -70,7 +70,7 @@ def remember(deps: SurfaceDeps, a: RememberArgs) -> CallToolResult:
     c = deps.container
     brain = c.brains.resolve(a.brain)
     doc = c.ingest.remember(brain, a.content, title=a.title, tags=a.tags, path=a.path)
-    return ok_result(f"Remembered {doc.id} at {doc.path}", DocumentRecord.of(doc))
+    return ok_result(f"Remembered {doc.id} at {doc.path}", DocumentRecord.model_validate(doc))
 
 
 def ingest_file(deps: SurfaceDeps, a: IngestFileArgs) -> CallToolResult:
@@ -91,12 +91,12 @@ def ingest_url(deps: SurfaceDeps, a: IngestUrlArgs) -> CallToolResult:
 
 
 def create_brain(deps: SurfaceDeps, a: CreateBrainArgs) -> CallToolResult:
-    brain = BrainRecord.of(deps.container.brains.create(a.name, a.slug, a.visibility))
+    brain = BrainRecord.model_validate(deps.container.brains.create(a.name, a.slug, a.visibility))
     return ok_result(f"Created brain {brain.slug} ({brain.id}, {brain.visibility})", brain)
 
 
 def list_brains(deps: SurfaceDeps, _: NoArgs) -> CallToolResult:
-    items = [BrainRecord.of(b) for b in deps.container.brains.list()]
+    items = [BrainRecord.model_validate(b) for b in deps.container.brains.list()]
     lines = [f"- {b.slug} ({b.id}): {b.name}" for b in items]
     return ok_result("\n".join([f"{len(items)} brain(s)", *lines]), BrainList(items=items))
 

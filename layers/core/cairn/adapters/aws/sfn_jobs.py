@@ -43,7 +43,7 @@ from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, Sf
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
-from cairn.adapters.local.job_engine import JobRow, check_name, error_text, json_object
+from cairn.adapters.local.job_engine import JobRow, StartsJobs, check_name, error_text, json_object
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
@@ -56,7 +56,7 @@ _UNFINISHED = (JobStatus.queued, JobStatus.running)
 _ENDED_BADLY = ("FAILED", "TIMED_OUT", "ABORTED")
 
 
-class StepFunctionsJobRunner:
+class StepFunctionsJobRunner(StartsJobs):
     def __init__(
         self,
         sfn_client: SfnClient,
@@ -87,28 +87,13 @@ class StepFunctionsJobRunner:
             raise ValueError(f"the finish step {steps.finish!r} is not one of the steps")
         self._steps[check_name("job kind", kind)] = steps
 
-    def start(
-        self,
-        kind: str,
-        payload: dict[str, Any],
-        *,
-        brain_id: str | None = None,
-        principal: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Job:
-        row = JobRow.new(
-            kind,
-            payload,
-            self._clock.now(),
-            brain_id=brain_id,
-            principal=principal,
-            idempotency_key=idempotency_key,
-        )
+    def _submit(self, row: JobRow) -> Job:
+        kind, key = row.kind, row.idempotency_key
         machine = self._machine_for(kind)
-        job_id = row.id if idempotency_key is None else job_id_for_key(idempotency_key)
+        job_id = row.id if key is None else job_id_for_key(key)
         row = replace(row, id=job_id)
         stored, _ = self._jobs.create(row, execution_arn(machine, execution_name(job_id, kind, row.input)))
-        if stored.row.kind != kind or stored.row.idempotency_key != idempotency_key:
+        if stored.row.kind != kind or stored.row.idempotency_key != key:
             raise Conflict(f"idempotency key already used for a job of kind {stored.row.kind!r}")
         if stored.row.status is JobStatus.queued and stored.row.attempts == 0:
             self._start_execution(stored, machine)

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from cairn.adapters.endpoints import endpoint
 from cairn.adapters.remote_reranker import RemoteReranker
 from cairn.adapters.rerank_replies import ranked, safe_detail
 from cairn.adapters.retrying import RetryPolicy, Transient
@@ -51,18 +52,16 @@ class HttpReranker(RemoteReranker):
         if max_retries < 0:
             raise ValueError("max_retries must be at least 0")
         super().__init__(RetryPolicy(max_retries, backoff_s, max_wait_s, sleep))
-        self.url = base_url.rstrip("/") + "/rerank"
-        url = httpx.URL(self.url)
-        self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        at = endpoint(base_url, "/rerank", timeout_s)
+        self.url, self.server = at.url, at.server
         self.model = model
         self._api_key = api_key
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
         self._where = f"the reranker at {self.server}"
-        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         # One pooled client for every call; httpx.Client may be shared by threads.
-        self._client = httpx.Client(timeout=timeout, headers=self._headers())
+        self._client = httpx.Client(timeout=at.timeout, headers=self._headers())
 
     @property
     def model_id(self) -> str:

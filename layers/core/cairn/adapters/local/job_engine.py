@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -179,7 +180,37 @@ class _Context:
         return copied
 
 
-class JobEngine:
+class StartsJobs(ABC):
+    """How every runner starts a job: the row checked and made (JobRow.new), then submitted its way."""
+
+    _clock: Clock
+
+    def start(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        brain_id: str | None = None,
+        principal: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        row = JobRow.new(
+            kind,
+            payload,
+            self._clock.now(),
+            brain_id=brain_id,
+            principal=principal,
+            idempotency_key=idempotency_key,
+        )
+        return self._submit(row)
+
+    @abstractmethod
+    def _submit(self, row: JobRow) -> Job:
+        """Store and run `row`, or the job its idempotency key already names; Conflict when that
+        job is of another kind."""
+
+
+class JobEngine(StartsJobs):
     """JobRunner over a JobStore: register, start, status, run_pending, start/stop_worker."""
 
     def __init__(
@@ -206,25 +237,9 @@ class JobEngine:
     def register(self, kind: str, handler: JobHandler) -> None:
         self._handlers[check_name("job kind", kind)] = handler
 
-    def start(
-        self,
-        kind: str,
-        payload: dict[str, Any],
-        *,
-        brain_id: str | None = None,
-        principal: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Job:
-        row = JobRow.new(
-            kind,
-            payload,
-            self._clock.now(),
-            brain_id=brain_id,
-            principal=principal,
-            idempotency_key=idempotency_key,
-        )
+    def _submit(self, row: JobRow) -> Job:
         stored = self._store.insert(row)
-        if stored.kind != kind:
+        if stored.kind != row.kind:
             raise Conflict(f"idempotency key already used for a job of kind {stored.kind!r}")
         if stored.id == row.id:
             self._wake.set()

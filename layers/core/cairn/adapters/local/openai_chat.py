@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from cairn.adapters.endpoints import endpoint
 from cairn.adapters.local.openai_compat import _server_message, auth_headers, redacted_error
 from cairn.adapters.retrying import RetryPolicy, Transient, retrying
 from cairn.ports.generator import GenerationCode, GenerationError
@@ -47,13 +48,11 @@ class OpenAIChat:
         max_wait_s: float = 30.0,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        url = httpx.URL(self.url)
-        self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        at = endpoint(base_url, "/chat/completions", timeout_s)
+        self.url, self.server, self.timeout = at.url, at.server, at.timeout
         self.model = model
         self.provider = "openai"
         self._api_key = api_key
-        self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         self.max_retries = max_retries
         self.transport = transport
         self.backoff_s = backoff_s

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import httpx
 
+from cairn.adapters.endpoints import endpoint
 from cairn.adapters.grounded import GroundedGenerator, messages
 from cairn.adapters.local.extractive_markers import MarkerCitations
 from cairn.adapters.retrying import RetryPolicy, Transient
@@ -43,12 +44,10 @@ class OpenAICompatGenerator(GroundedGenerator):
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(RetryPolicy(max_retries, backoff_s, max_wait_s), sleep or anyio.sleep)
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        url = httpx.URL(self.url)
-        self.server = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        at = endpoint(base_url, "/chat/completions", timeout_s)
+        self.url, self.server, self.timeout = at.url, at.server, at.timeout
         self.model = model
         self._api_key = api_key
-        self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         self.max_retries = max_retries
         self.transport = transport
         self.backoff_s = backoff_s

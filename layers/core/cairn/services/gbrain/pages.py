@@ -28,8 +28,17 @@ import builtins
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound, VersionConflict
+from cairn.domain.errors import (
+    CairnError,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NoBrain,
+    NotFound,
+    VersionConflict,
+)
 from cairn.domain.models import Brain, Document
 from cairn.domain.pages import (
     DEFAULT_COLLECTION,
@@ -125,6 +134,9 @@ class Page:
         return render_page(self.text, canonical_slug=self.canonical, gbrain_id=self.gbrain_id)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class PutOutcome:
     page: Page
@@ -137,6 +149,15 @@ class PageService:
         self.documents = documents
 
     # -- collections ----------------------------------------------------------------------------
+
+    def first_collection(self, attempt: Callable[[], T]) -> T:
+        """`attempt()`; when the caller has no collection at all, create `default` (gbrain always
+        has one) and try again."""
+        try:
+            return attempt()
+        except NoBrain:
+            self.brains.create(DEFAULT_COLLECTION)
+            return attempt()
 
     def collections(self) -> list[Brain]:
         """The caller's collections: every brain it may read, oldest first."""

@@ -154,7 +154,7 @@ class IngestService:
             document_id=doc.id,
             path=doc.path,
             document=doc,
-            hash=checksum(stored),
+            hash=doc.checksum_sha256,  # the stored bytes, hashed once by the write
             chunk_count=doc.chunk_count,
             embedded_count=doc.chunk_count if outcome.changed else 0,
             duration_ms=int((time.perf_counter() - started) * 1000),

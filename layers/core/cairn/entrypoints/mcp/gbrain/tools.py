@@ -10,14 +10,14 @@ collection refusing before anything else is checked.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ, WRITE
-from cairn.domain.errors import CairnError, InvalidInput, NoBrain, NotFound
+from cairn.domain.errors import CairnError, InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.domain.pages import MAX_LIMIT, is_slug, timeline_entries
 from cairn.entrypoints.mcp.gbrain import args as a
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 BACKLINKS_LIMIT = 100
 MAX_GRAPH_DEPTH = 10
-DEFAULT_COLLECTION_NAME = "default"
 
 
 # -- answers ---------------------------------------------------------------------------------------
@@ -78,16 +77,6 @@ def gate_first(c: Container, reference: str) -> None:
     except CairnError:
         return
     c.pages.refuse_if_restoring(brain)
-
-
-def first_collection(c: Container, attempt: Callable[[], Any]) -> Any:
-    """`attempt()`; when the caller has no collection at all, create `default` (gbrain always has
-    one) and try again."""
-    try:
-        return attempt()
-    except NoBrain:
-        c.brains.create(DEFAULT_COLLECTION_NAME)
-        return attempt()
 
 
 def page_names(c: Container, brain: Brain, doc_ids: Iterable[str]) -> dict[str, Page]:
@@ -299,7 +288,7 @@ def collections(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
 
 def put(deps: SurfaceDeps, x: a.PutArgs) -> CallToolResult:
     c = deps.container
-    outcome = first_collection(c, lambda: c.pages.put(x.slug, x.content, x.expected_version))
+    outcome = c.pages.first_collection(lambda: c.pages.put(x.slug, x.content, x.expected_version))
     page = outcome.page
     verb = "Created" if outcome.created else "Updated"
     brain = c.brains.get(page.document.brain_id)
@@ -370,7 +359,7 @@ def gap(deps: SurfaceDeps, x: a.GapArgs) -> CallToolResult:
         c.pages.refuse_if_restoring(brain)
         page_id, target = page.document.id, page.canonical
     else:
-        brain = first_collection(c, lambda: c.pages.collection(None))
+        brain = c.pages.first_collection(lambda: c.pages.collection(None))
     logged, _ = c.gaps.log(brain, x.query, page_id=page_id, context=x.context)
     body = {"id": logged.id, "query_hash": logged.query_hash, "page_id": logged.page_id}
     return as_json(body, brain=brain, target=target)

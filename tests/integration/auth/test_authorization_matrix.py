@@ -344,12 +344,9 @@ async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str,
 
 def _scopes_of(container: Container, surface: str) -> dict[str, str]:
     from cairn.entrypoints.mcp.server import build_server
-    from cairn.entrypoints.mcp.tools import SurfaceDeps
     from cairn.services.ingest.inputs import LocalFilePolicy
 
-    server = build_server(
-        surface, SurfaceDeps(container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
-    )
+    server = build_server(surface, container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
     return dict(server.scopes)
 
 

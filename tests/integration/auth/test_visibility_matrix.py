@@ -296,13 +296,12 @@ _SCOPES: dict[str, dict[str, str]] = {}
 
 def _scope(world: World, url: str, tool: str) -> str | None:
     if url not in _SCOPES:
-        from cairn.entrypoints.mcp.kit import SurfaceDeps
         from cairn.entrypoints.mcp.registry import build_server
         from cairn.services.ingest.inputs import LocalFilePolicy
 
         surface = next(s for s in SURFACES if url.endswith(http_path(s)))
-        deps = SurfaceDeps(world.container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
-        _SCOPES[url] = dict(build_server(surface, deps).scopes)
+        files = LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1)
+        _SCOPES[url] = dict(build_server(surface, world.container, files).scopes)
     return _SCOPES[url].get(tool)
 
 

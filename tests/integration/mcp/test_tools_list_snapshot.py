@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from cairn.entrypoints.mcp.kit.spec import SurfaceDeps
 from cairn.entrypoints.mcp.registry import SURFACES, build_server
 from cairn.services.ingest.inputs import LocalFilePolicy
 from tests.fakes.container import fake_container
@@ -25,9 +24,7 @@ SNAPSHOTS = Path(__file__).parents[2] / "snapshots" / "tools_list"
 
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 async def test_tools_list_is_the_snapshot(surface: str) -> None:
-    server = build_server(
-        surface, SurfaceDeps(fake_container(), LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
-    )
+    server = build_server(surface, fake_container(), LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
     tools = [
         tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in await server.list_tools()
     ]

@@ -97,7 +97,7 @@ TOOLS = (
         name="toy_count", description="Words.", args=EchoArgs, output=Echoed, scope=READ, streaming=count
     ),
 )
-DEPS = SurfaceDeps(container=cast(Any, None), local_files=LocalFilePolicy(root=None, max_bytes=1))
+DEPS = SurfaceDeps(services=cast(Any, None), local_files=LocalFilePolicy(root=None, max_bytes=1))
 
 
 class TextErrors:

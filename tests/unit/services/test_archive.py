@@ -23,6 +23,7 @@ from cairn.domain.models import MemoryType
 from cairn.domain.pages import CollectionRestoring
 from cairn.entrypoints.mcp.gbrain import tools as gbrain
 from cairn.entrypoints.mcp.gbrain.args import NoArgs
+from cairn.entrypoints.mcp.gbrain.services import gbrain_services
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.services.archive.restore import RestoreIncomplete
 from cairn.services.ingest.inputs import LocalFilePolicy
@@ -167,7 +168,7 @@ def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_reru
     assert target.pages.state(brain).state == "restoring"
     with pytest.raises(CollectionRestoring):
         target.pages.put(f"{SLUG}::people/carol", "---\ntitle: Carol\n---\nCarol.\n")
-    deps = SurfaceDeps(target, LocalFilePolicy(root=None, max_bytes=1))
+    deps = SurfaceDeps(gbrain_services(target), LocalFilePolicy(root=None, max_bytes=1))
     (listed,) = json.loads(gbrain.collections(deps, NoArgs()).content[0].text)  # type: ignore[union-attr]
     assert listed["name"] == SLUG and listed["state"] == "restoring" and listed["restore_in_progress"]
     assert counts(target, brain)[1] == 0  # nothing after the bad record

@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 from cairn.auth.principal import PUBLIC
 from cairn.domain import json_input
 from cairn.entrypoints.asgi_body import buffered
-from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer
+from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.entrypoints.rest.problems import mcp_error
 from cairn.services.ingest.inputs import LocalFilePolicy
@@ -106,11 +106,11 @@ def mount_mcp(app: FastAPI, container: Container) -> dict[str, frozenset[str]]:
     `anonymous`), the tools they may call there: those declared `public`."""
     public: dict[str, frozenset[str]] = {}
     http, limits = container.options.http, container.options.limits
-    deps = SurfaceDeps(container, LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes))
+    files = LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes)
     security = transport_security(http.host, behind_gateway=http.on_aws)
     max_body = limits.json_body_limit  # the largest note, however escaped (config.py)
     for surface, declared in SURFACES.items():
-        server = build_server(surface, deps)
+        server = build_server(surface, container, files)
         if declared.anonymous:
             tools = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)
             public.update(dict.fromkeys(http_paths(surface), tools))

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from cairn.domain.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from cairn.entrypoints.mcp.kit import SurfaceDecl, SurfaceDeps, SurfaceServer
+    from cairn.container import Container
+    from cairn.entrypoints.mcp.kit import SurfaceDecl, SurfaceServer
+    from cairn.services.ingest.inputs import LocalFilePolicy
 
 
 @dataclass(frozen=True)
@@ -80,5 +82,5 @@ def require_surface(surface: str) -> SurfaceDecl:
     return declared
 
 
-def build_server(surface: str, deps: SurfaceDeps) -> SurfaceServer:
-    return require_surface(surface).serve(deps)
+def build_server(surface: str, container: Container, local_files: LocalFilePolicy) -> SurfaceServer:
+    return require_surface(surface).serve(container, local_files)

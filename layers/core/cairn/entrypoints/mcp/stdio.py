@@ -15,7 +15,6 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
-from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.services.ingest.inputs import LocalFilePolicy
 
@@ -59,8 +58,7 @@ def _progress_token(params: Mapping[str, Any] | None) -> object:
 
 def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
     limits = container.options.limits
-    deps = SurfaceDeps(container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
-    server = build_server(surface, deps)
+    server = build_server(surface, container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
     server.middleware.append(progress_before_result)
     anyio.run(server.run_stdio_async)
 

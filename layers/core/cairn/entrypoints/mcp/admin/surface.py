@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn import __version__
+from cairn.entrypoints.mcp.admin.services import admin_services
 from cairn.entrypoints.mcp.admin.tools import (
     ADMIN_DELETE_BRAIN,
     ADMIN_ERASE_SUBJECT,
@@ -28,4 +29,5 @@ SURFACE = SurfaceDecl(
     version=__version__,
     tools=ADMIN_TOOLS,
     errors=JsonToolErrors(),
+    services=admin_services,
 )

@@ -9,6 +9,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from cairn.auth.principal import ADMIN, READ
+from cairn.entrypoints.mcp.admin.services import AdminServices
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, ok_result
 from cairn.entrypoints.wire_admin import (
     BrainAccess,
@@ -51,15 +52,15 @@ class EraseSubjectArgs(ToolArgs):
     ] = None
 
 
-def list_brains(deps: SurfaceDeps, _: NoArgs) -> CallToolResult:
-    listed = BrainAccessList(items=[BrainAccess.model_validate(b) for b in deps.container.brains.list()])
+def list_brains(deps: SurfaceDeps[AdminServices], _: NoArgs) -> CallToolResult:
+    listed = BrainAccessList(items=[BrainAccess.model_validate(b) for b in deps.services.brains.list()])
     lines = [f"{b.slug}: {b.visibility}, owner {b.owner_tenant}/{b.owner or '*'}" for b in listed.items]
     return ok_result("\n".join(lines) or "No brains.", listed)
 
 
-def update_brain(deps: SurfaceDeps, a: UpdateBrainArgs) -> CallToolResult:
+def update_brain(deps: SurfaceDeps[AdminServices], a: UpdateBrainArgs) -> CallToolResult:
     brain = BrainAccess.model_validate(
-        deps.container.brains.update(a.brain, visibility=a.visibility, owner=a.owner)
+        deps.services.brains.update(a.brain, visibility=a.visibility, owner=a.owner)
     )
     return ok_result(f"{brain.slug}: {brain.visibility}, owner {brain.owner_tenant}/{brain.owner}", brain)
 
@@ -70,13 +71,13 @@ def updated_brain(_: UpdateBrainArgs, result: CallToolResult) -> AuditTarget:
     return AuditTarget(brain_id=str(result.structured_content["id"]))
 
 
-def delete_brain(deps: SurfaceDeps, a: DeleteBrainArgs) -> CallToolResult:
-    receipt = ErasureReceipt.of(deps.container.erasure.delete_brain(a.brain))
+def delete_brain(deps: SurfaceDeps[AdminServices], a: DeleteBrainArgs) -> CallToolResult:
+    receipt = ErasureReceipt.of(deps.services.erasure.delete_brain(a.brain))
     return ok_result(f"deleted brain {receipt.brains[0]}: {_counted(receipt)}", receipt)
 
 
-def erase_subject(deps: SurfaceDeps, a: EraseSubjectArgs) -> CallToolResult:
-    receipt = ErasureReceipt.of(deps.container.erasure.erase(a.kind, a.subject, a.brains))
+def erase_subject(deps: SurfaceDeps[AdminServices], a: EraseSubjectArgs) -> CallToolResult:
+    receipt = ErasureReceipt.of(deps.services.erasure.erase(a.kind, a.subject, a.brains))
     return ok_result(f"erased ({receipt.id}): {_counted(receipt)}", receipt)
 
 

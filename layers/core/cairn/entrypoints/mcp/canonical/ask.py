@@ -19,11 +19,12 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.canonical.args import AskArgs
 from cairn.entrypoints.mcp.canonical.outputs import AskResult
+from cairn.entrypoints.mcp.canonical.services import CanonicalServices
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 
 
-async def ask(deps: SurfaceDeps, a: AskArgs, ctx: Context[Any, Any]) -> CallToolResult:
-    container = deps.container
+async def ask(deps: SurfaceDeps[CanonicalServices], a: AskArgs, ctx: Context[Any, Any]) -> CallToolResult:
+    container = deps.services
     brain = await anyio.to_thread.run_sync(container.brains.resolve, a.brain)
     retrieved: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []

@@ -8,6 +8,7 @@ from mcp_types import CallToolResult
 from cairn.auth.principal import WRITE
 from cairn.entrypoints.mcp.canonical.args import ConsolidateArgs, ExtractArgs, ReflectArgs
 from cairn.entrypoints.mcp.canonical.outputs import ExtractOutput
+from cairn.entrypoints.mcp.canonical.services import CanonicalServices
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolSpec, ok_result
 from cairn.entrypoints.wire_memory import (
     ConsolidateResponse,
@@ -19,8 +20,8 @@ from cairn.entrypoints.wire_memory import (
 from cairn.services.memory.extraction import Said
 
 
-def extract(deps: SurfaceDeps, a: ExtractArgs) -> CallToolResult:
-    c = deps.container
+def extract(deps: SurfaceDeps[CanonicalServices], a: ExtractArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     said = [Said(m.role, m.content) for m in a.messages]
     if a.session_id:
@@ -32,15 +33,15 @@ def extract(deps: SurfaceDeps, a: ExtractArgs) -> CallToolResult:
     return ok_result(text, ExtractTranscriptResult.of(doc))
 
 
-def reflect(deps: SurfaceDeps, a: ReflectArgs) -> CallToolResult:
-    c = deps.container
+def reflect(deps: SurfaceDeps[CanonicalServices], a: ReflectArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     response = ReflectResponse.of(c.reflection.reflect(brain, a.session_id))
     return ok_result(response.summary(), response)
 
 
-def consolidate(deps: SurfaceDeps, a: ConsolidateArgs) -> CallToolResult:
-    c = deps.container
+def consolidate(deps: SurfaceDeps[CanonicalServices], a: ConsolidateArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     job = JobStarted.of(c.consolidation.queue(brain))
     text = f"Consolidation of {brain.slug} queued as job {job.job_id} (GET /v1/jobs/{job.job_id})."

@@ -17,6 +17,7 @@ from cairn.entrypoints.mcp.canonical.args import (
     SearchArgs,
 )
 from cairn.entrypoints.mcp.canonical.outputs import IngestUrlServer, RecallOutput
+from cairn.entrypoints.mcp.canonical.services import CanonicalServices
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolSpec, ok_result
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
@@ -50,53 +51,53 @@ def _ingest_summary(source: str, r: IngestResponse) -> str:
     )
 
 
-def search(deps: SurfaceDeps, a: SearchArgs) -> CallToolResult:
-    c = deps.container
+def search(deps: SurfaceDeps[CanonicalServices], a: SearchArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     result = c.search.search(brain, a.query, top_k=a.top_k, scope=a.scope, sort=a.sort or "relevance")
     return ok_result(search_summary(result), SearchResponse.model_validate(result))
 
 
-def recall(deps: SurfaceDeps, a: RecallArgs) -> CallToolResult:
+def recall(deps: SurfaceDeps[CanonicalServices], a: RecallArgs) -> CallToolResult:
     if a.session_id:
-        c = deps.container
+        c = deps.services
         brain = c.brains.resolve(a.brain)
         chunks = c.sessions.recall(brain, a.session_id, a.query, top_k=a.top_k or 10, scope=a.scope)
         return ok_result(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks))
     return search(deps, SearchArgs(query=a.query, brain=a.brain, top_k=a.top_k or 10, scope=a.scope))
 
 
-def remember(deps: SurfaceDeps, a: RememberArgs) -> CallToolResult:
-    c = deps.container
+def remember(deps: SurfaceDeps[CanonicalServices], a: RememberArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     doc = c.ingest.remember(brain, a.content, title=a.title, tags=a.tags, path=a.path)
     return ok_result(f"Remembered {doc.id} at {doc.path}", DocumentRecord.model_validate(doc))
 
 
-def ingest_file(deps: SurfaceDeps, a: IngestFileArgs) -> CallToolResult:
-    c = deps.container
+def ingest_file(deps: SurfaceDeps[CanonicalServices], a: IngestFileArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
-    uploads = c.adapters.uploads  # set: `path` is an upload key (services/ingest/service.py)
+    uploads = c.uploads  # set: `path` is an upload key (services/ingest/service.py)
     result = IngestResponse.of(
         c.ingest.ingest_file(brain, a.path, deps.local_files, kind=a.as_, uploads=uploads)
     )
     return ok_result(_ingest_summary(a.path, result), result)
 
 
-def ingest_url(deps: SurfaceDeps, a: IngestUrlArgs) -> CallToolResult:
-    c = deps.container
+def ingest_url(deps: SurfaceDeps[CanonicalServices], a: IngestUrlArgs) -> CallToolResult:
+    c = deps.services
     brain = c.brains.resolve(a.brain)
     result = IngestResponse.of(c.ingest.ingest_url(brain, a.url))
     return ok_result(_ingest_summary(a.url, result), IngestUrlServer(result=result))
 
 
-def create_brain(deps: SurfaceDeps, a: CreateBrainArgs) -> CallToolResult:
-    brain = BrainRecord.model_validate(deps.container.brains.create(a.name, a.slug, a.visibility))
+def create_brain(deps: SurfaceDeps[CanonicalServices], a: CreateBrainArgs) -> CallToolResult:
+    brain = BrainRecord.model_validate(deps.services.brains.create(a.name, a.slug, a.visibility))
     return ok_result(f"Created brain {brain.slug} ({brain.id}, {brain.visibility})", brain)
 
 
-def list_brains(deps: SurfaceDeps, _: NoArgs) -> CallToolResult:
-    items = [BrainRecord.model_validate(b) for b in deps.container.brains.list()]
+def list_brains(deps: SurfaceDeps[CanonicalServices], _: NoArgs) -> CallToolResult:
+    items = [BrainRecord.model_validate(b) for b in deps.services.brains.list()]
     lines = [f"- {b.slug} ({b.id}): {b.name}" for b in items]
     return ok_result("\n".join([f"{len(items)} brain(s)", *lines]), BrainList(items=items))
 

@@ -29,6 +29,7 @@ from cairn.entrypoints.mcp.canonical.notes import (
     MEMORY_REMEMBER,
     MEMORY_SEARCH,
 )
+from cairn.entrypoints.mcp.canonical.services import canonical_services
 from cairn.entrypoints.mcp.kit import JsonToolErrors, SurfaceDecl, ToolSpec
 
 CANONICAL_TOOLS: tuple[ToolSpec[Any], ...] = (
@@ -52,4 +53,5 @@ SURFACE = SurfaceDecl(
     version=__version__,
     tools=CANONICAL_TOOLS,
     errors=JsonToolErrors(),
+    services=canonical_services,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cairn.entrypoints.mcp.gbrain.errors import GbrainErrors
+from cairn.entrypoints.mcp.gbrain.services import gbrain_services
 from cairn.entrypoints.mcp.gbrain.tools import GBRAIN_TOOLS
 from cairn.entrypoints.mcp.kit import SurfaceDecl
 
@@ -16,4 +17,5 @@ SURFACE = SurfaceDecl(
     version=SERVER_VERSION,
     tools=GBRAIN_TOOLS,
     errors=GbrainErrors(),
+    services=gbrain_services,
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
@@ -23,15 +23,13 @@ from cairn.domain.pages import MAX_LIMIT, is_slug, timeline_entries
 from cairn.entrypoints.mcp.gbrain import args as a
 from cairn.entrypoints.mcp.gbrain import check
 from cairn.entrypoints.mcp.gbrain.errors import AmbiguousLink
+from cairn.entrypoints.mcp.gbrain.services import GbrainServices
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.services.gbrain import assertions
 from cairn.services.gbrain.gaps import MAX_CONTEXT, KnowledgeGap
 from cairn.services.gbrain.page_search import PageHit, PageSearch
 from cairn.services.gbrain.pages import Page
 from cairn.services.gbrain.raw_data import MAX_SOURCE, RawDataExists
-
-if TYPE_CHECKING:
-    from cairn.container import Container
 
 BACKLINKS_LIMIT = 100
 MAX_GRAPH_DEPTH = 10
@@ -69,7 +67,7 @@ def hit_json(hit: PageHit, *, snippet: bool = False) -> dict[str, Any]:
 # -- shared steps ----------------------------------------------------------------------------------
 
 
-def gate_first(c: Container, reference: str) -> None:
+def gate_first(c: GbrainServices, reference: str) -> None:
     """Refuse at once when `reference` already names a page of a restoring collection; anything
     else wrong with it is reported in its turn."""
     try:
@@ -79,7 +77,7 @@ def gate_first(c: Container, reference: str) -> None:
     c.pages.refuse_if_restoring(brain)
 
 
-def page_names(c: Container, brain: Brain, doc_ids: Iterable[str]) -> dict[str, Page]:
+def page_names(c: GbrainServices, brain: Brain, doc_ids: Iterable[str]) -> dict[str, Page]:
     """The live pages among `doc_ids` (one batch read), by document id."""
     docs = c.documents.repo.get_many_by_id(list(dict.fromkeys(doc_ids)))
     return {
@@ -89,7 +87,7 @@ def page_names(c: Container, brain: Brain, doc_ids: Iterable[str]) -> dict[str, 
     }
 
 
-def all_pages(c: Container) -> list[Page]:
+def all_pages(c: GbrainServices) -> list[Page]:
     return [page for brain in c.pages.collections() for page in c.pages.pages_of(brain)]
 
 
@@ -102,39 +100,39 @@ def asserted(pages: Iterable[Page]) -> list[assertions.AssertedPage]:
     ]
 
 
-def page_search(c: Container) -> PageSearch:
+def page_search(c: GbrainServices) -> PageSearch:
     return PageSearch(c.pages, c.search, c.graph, c.gaps)
 
 
 # -- read tools ------------------------------------------------------------------------------------
 
 
-def get(deps: SurfaceDeps, x: a.SlugArgs) -> CallToolResult:
-    return text(deps.container.pages.get(x.slug).render())
+def get(deps: SurfaceDeps[GbrainServices], x: a.SlugArgs) -> CallToolResult:
+    return text(deps.services.pages.get(x.slug).render())
 
 
-def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
-    c = deps.container
+def search(deps: SurfaceDeps[GbrainServices], x: a.SearchArgs) -> CallToolResult:
+    c = deps.services
     brain = c.pages.collection(x.collection)
     hits = page_search(c).keyword(brain, x.query, wing=x.wing, limit=x.limit)
     return as_json([hit_json(h, snippet=True) for h in hits])
 
 
-def query(deps: SurfaceDeps, x: a.QueryArgs) -> CallToolResult:
-    c = deps.container
+def query(deps: SurfaceDeps[GbrainServices], x: a.QueryArgs) -> CallToolResult:
+    c = deps.services
     brain = c.pages.collection(x.collection)
     expand = (x.depth or "").lower() == "auto"
     hits = page_search(c).query(brain, x.query, wing=x.wing, limit=x.limit, expand=expand)
     return as_json([hit_json(h) for h in hits])
 
 
-def list_pages(deps: SurfaceDeps, x: a.ListArgs) -> CallToolResult:
-    pages = deps.container.pages.list(x.collection, wing=x.wing, page_type=x.page_type, limit=x.limit)
+def list_pages(deps: SurfaceDeps[GbrainServices], x: a.ListArgs) -> CallToolResult:
+    pages = deps.services.pages.list(x.collection, wing=x.wing, page_type=x.page_type, limit=x.limit)
     return as_json([{"slug": p.canonical, "type": p.type, "summary": p.summary} for p in pages])
 
 
-def backlinks(deps: SurfaceDeps, x: a.BacklinksArgs) -> CallToolResult:
-    c = deps.container
+def backlinks(deps: SurfaceDeps[GbrainServices], x: a.BacklinksArgs) -> CallToolResult:
+    c = deps.services
     temporal = check.temporal(x.temporal)
     brain, page = c.pages.locate(x.slug)
     limit = min(BACKLINKS_LIMIT if x.limit is None else x.limit, MAX_LIMIT)
@@ -155,8 +153,8 @@ def backlinks(deps: SurfaceDeps, x: a.BacklinksArgs) -> CallToolResult:
     )
 
 
-def graph(deps: SurfaceDeps, x: a.GraphArgs) -> CallToolResult:
-    c = deps.container
+def graph(deps: SurfaceDeps[GbrainServices], x: a.GraphArgs) -> CallToolResult:
+    c = deps.services
     temporal = check.temporal(x.temporal)
     brain, root = c.pages.locate(x.slug)
     hood = c.graph.graph(brain, root.document.id, depth=min(x.depth, MAX_GRAPH_DEPTH), temporal=temporal)
@@ -180,8 +178,8 @@ def graph(deps: SurfaceDeps, x: a.GraphArgs) -> CallToolResult:
     return as_json({"nodes": nodes, "edges": edges})
 
 
-def check_contradictions(deps: SurfaceDeps, x: a.CheckArgs) -> CallToolResult:
-    c = deps.container
+def check_contradictions(deps: SurfaceDeps[GbrainServices], x: a.CheckArgs) -> CallToolResult:
+    c = deps.services
     focus = c.pages.get(x.slug).canonical if x.slug is not None else None
     found = c.assertions.contradictions(asserted(all_pages(c)), focus=focus)
     return as_json(
@@ -198,14 +196,14 @@ def check_contradictions(deps: SurfaceDeps, x: a.CheckArgs) -> CallToolResult:
     )
 
 
-def timeline(deps: SurfaceDeps, x: a.TimelineArgs) -> CallToolResult:
-    page = deps.container.pages.get(x.slug)
+def timeline(deps: SurfaceDeps[GbrainServices], x: a.TimelineArgs) -> CallToolResult:
+    page = deps.services.pages.get(x.slug)
     entries = timeline_entries(page.text)[: min(x.limit, MAX_LIMIT)]
     return as_json({"slug": page.canonical, "entries": entries})
 
 
-def gaps(deps: SurfaceDeps, x: a.GapsArgs) -> CallToolResult:
-    c = deps.container
+def gaps(deps: SurfaceDeps[GbrainServices], x: a.GapsArgs) -> CallToolResult:
+    c = deps.services
     limit = min(x.limit, MAX_LIMIT)
     found: list[KnowledgeGap] = []
     if limit:
@@ -229,9 +227,9 @@ def gap_json(gap: KnowledgeGap) -> dict[str, Any]:
     }
 
 
-def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
+def stats(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResult:
     """Over every collection the caller may read (see docs/GBRAIN.md for what each count is)."""
-    c = deps.container
+    c = deps.services
     brains = c.pages.collections()
     pages = [page for brain in brains for page in c.pages.pages_of(brain)]
     by_id = {b.slug: b for b in brains}
@@ -253,8 +251,8 @@ def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
     )
 
 
-def collections(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
-    c = deps.container
+def collections(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResult:
+    c = deps.services
     brains = sorted(c.pages.collections(), key=lambda b: b.slug)
     try:
         target: str | None = c.pages.write_target().id if brains else None
@@ -286,8 +284,8 @@ def collections(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
 # -- write tools -----------------------------------------------------------------------------------
 
 
-def put(deps: SurfaceDeps, x: a.PutArgs) -> CallToolResult:
-    c = deps.container
+def put(deps: SurfaceDeps[GbrainServices], x: a.PutArgs) -> CallToolResult:
+    c = deps.services
     outcome = c.pages.first_collection(lambda: c.pages.put(x.slug, x.content, x.expected_version))
     page = outcome.page
     verb = "Created" if outcome.created else "Updated"
@@ -295,8 +293,8 @@ def put(deps: SurfaceDeps, x: a.PutArgs) -> CallToolResult:
     return text(f"{verb} {page.canonical} (version {page.version})", brain=brain, target=page.canonical)
 
 
-def link(deps: SurfaceDeps, x: a.LinkArgs) -> CallToolResult:
-    c = deps.container
+def link(deps: SurfaceDeps[GbrainServices], x: a.LinkArgs) -> CallToolResult:
+    c = deps.services
     gate_first(c, x.from_slug)
     gate_first(c, x.to_slug)
     relationship = check.relationship(x.relationship)
@@ -318,8 +316,8 @@ def link(deps: SurfaceDeps, x: a.LinkArgs) -> CallToolResult:
     )
 
 
-def link_close(deps: SurfaceDeps, x: a.LinkCloseArgs) -> CallToolResult:
-    c = deps.container
+def link_close(deps: SurfaceDeps[GbrainServices], x: a.LinkCloseArgs) -> CallToolResult:
+    c = deps.services
     holders = [b for b in c.pages.collections() if c.graph.links.numbered(b.id, x.link_id) is not None]
     if len(holders) == 1:
         c.pages.refuse_if_restoring(holders[0])
@@ -335,8 +333,8 @@ def link_close(deps: SurfaceDeps, x: a.LinkCloseArgs) -> CallToolResult:
     return text(f"Closed link {x.link_id} valid_until={valid_until}", brain=brain, target=f"link:{x.link_id}")
 
 
-def tags(deps: SurfaceDeps, x: a.TagsArgs) -> CallToolResult:
-    c = deps.container
+def tags(deps: SurfaceDeps[GbrainServices], x: a.TagsArgs) -> CallToolResult:
+    c = deps.services
     found = c.pages.tags(x.slug, x.add or (), x.remove or ())
     if not x.add and not x.remove:
         return as_json(found)
@@ -344,8 +342,8 @@ def tags(deps: SurfaceDeps, x: a.TagsArgs) -> CallToolResult:
     return as_json(found, brain=brain, target=page.canonical)
 
 
-def gap(deps: SurfaceDeps, x: a.GapArgs) -> CallToolResult:
-    c = deps.container
+def gap(deps: SurfaceDeps[GbrainServices], x: a.GapArgs) -> CallToolResult:
+    c = deps.services
     if x.slug is not None:
         gate_first(c, x.slug)
     if not x.query.strip():
@@ -365,8 +363,8 @@ def gap(deps: SurfaceDeps, x: a.GapArgs) -> CallToolResult:
     return as_json(body, brain=brain, target=target)
 
 
-def raw(deps: SurfaceDeps, x: a.RawArgs) -> CallToolResult:
-    c = deps.container
+def raw(deps: SurfaceDeps[GbrainServices], x: a.RawArgs) -> CallToolResult:
+    c = deps.services
     gate_first(c, x.slug)
     if not x.source.strip():
         raise InvalidInput("source must not be empty")

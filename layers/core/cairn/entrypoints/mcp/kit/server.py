@@ -53,7 +53,7 @@ class SurfaceServer(MCPServer[Any]):
         *,
         version: str,
         tools: Sequence[ToolSpec[Any]],
-        deps: SurfaceDeps,
+        deps: SurfaceDeps[Any],
         errors: ErrorPolicy,
         audit: CallAudit | None = None,
         instructions: str | None = None,

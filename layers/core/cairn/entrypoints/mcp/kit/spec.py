@@ -4,14 +4,14 @@ what its audit records.
 The argument model is the contract: its JSON Schema (cleaned, schema.py) is what tools/list
 advertises, and the same model validates a call once, so a schema violation never reaches a service
 and changes nothing. A handler takes the surface's deps first, so a declaration is plain data
-(module level): tools/list, the scope table and the audit target can be read without a container.
+(module level): tools/list, the scope table and the audit target can be read without any services.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -20,10 +20,6 @@ from pydantic import BaseModel, ConfigDict
 
 from cairn.auth.principal import PUBLIC, READ
 from cairn.services.ingest.inputs import LocalFilePolicy
-
-if TYPE_CHECKING:
-    from cairn.container import Container
-
 
 UNAUDITED = (READ, PUBLIC)
 """Scopes of tools that change nothing (a read, a health check): nothing to audit."""
@@ -38,12 +34,16 @@ class ToolArgs(ArgModelBase):
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
 
+S = TypeVar("S")
+
+
 @dataclass(frozen=True)
-class SurfaceDeps:
-    """What a surface's tools may use. `local_files` is decided by the transport: below the ingest
+class SurfaceDeps(Generic[S]):
+    """What a surface's tools may use: the services of their surface (its SurfaceDecl's `services`,
+    taken from the Container once), and `local_files`, decided by the transport: below the ingest
     root over HTTP, the caller's own files over stdio."""
 
-    container: Container
+    services: S
     local_files: LocalFilePolicy
 
 

@@ -5,14 +5,16 @@ surface gets the same audit and the same handling of its tools."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.container import Container
 from cairn.entrypoints.mcp.kit.audit import container_audit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy
 from cairn.entrypoints.mcp.kit.server import SurfaceServer
 from cairn.entrypoints.mcp.kit.spec import SurfaceDeps, ToolSpec
+from cairn.services.ingest.inputs import LocalFilePolicy
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class SurfaceDecl:
     tools: Sequence[ToolSpec[Any]]
     """In tools/list order."""
     errors: ErrorPolicy
+    services: Callable[[Container], Any]
+    """The services its tools get (SurfaceDeps.services), taken from the Container."""
     instructions: str | None = None
     nullable_optionals: bool = False
     """Advertise an optional argument as anyOf [type, null], as FastMCP does for `x: T | None = None`."""
@@ -32,14 +36,14 @@ class SurfaceDecl:
         """The scope each tool needs."""
         return {spec.name: spec.scope for spec in self.tools}
 
-    def serve(self, deps: SurfaceDeps) -> SurfaceServer:
+    def serve(self, container: Container, local_files: LocalFilePolicy) -> SurfaceServer:
         return SurfaceServer(
             self.name,
             version=self.version,
             tools=self.tools,
-            deps=deps,
+            deps=SurfaceDeps(self.services(container), local_files),
             errors=self.errors,
-            audit=container_audit(deps.container),
+            audit=container_audit(container),
             instructions=self.instructions,
             nullable_optionals=self.nullable_optionals,
         )

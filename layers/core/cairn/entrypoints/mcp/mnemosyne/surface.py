@@ -6,6 +6,7 @@ from __future__ import annotations
 from mcp_types import CallToolResult, TextContent
 
 from cairn.entrypoints.mcp.kit import SurfaceDecl
+from cairn.entrypoints.mcp.mnemosyne.services import mnemosyne_services
 from cairn.entrypoints.mcp.mnemosyne.tools import MNEMOSYNE_TOOLS, TYPES
 
 SERVER_VERSION = "1.0.0"
@@ -30,6 +31,7 @@ SURFACE = SurfaceDecl(
     version=SERVER_VERSION,
     tools=MNEMOSYNE_TOOLS,
     errors=ToolErrors(),
+    services=mnemosyne_services,
     instructions=INSTRUCTIONS,
     nullable_optionals=True,  # FastMCP advertises `str | None = None` as anyOf [string, null]
 )

@@ -18,6 +18,7 @@ from cairn.auth.principal import PUBLIC, READ
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.mnemosyne import args as a
+from cairn.entrypoints.mcp.mnemosyne.services import MnemosyneServices
 from cairn.services.mnemosyne.libraries import LIBRARY_TYPES, Collection, Library, LibraryItem
 from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
 
@@ -39,8 +40,8 @@ def clamp(limit: int) -> int:
 # -- search and chunks --------------------------------------------------------------------------
 
 
-def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
-    c = deps.container
+def search(deps: SurfaceDeps[MnemosyneServices], x: a.SearchArgs) -> CallToolResult:
+    c = deps.services
     types = list(SEARCH_TYPES) if x.search_types is None else x.search_types
     unknown = [t for t in types if t not in SEARCH_TYPES]
     if unknown or not types:
@@ -107,8 +108,8 @@ def _image(found: Candidate) -> dict[str, Any]:
     }
 
 
-def get_chunk(deps: SurfaceDeps, x: a.GetChunkArgs) -> CallToolResult:
-    c = deps.container
+def get_chunk(deps: SurfaceDeps[MnemosyneServices], x: a.GetChunkArgs) -> CallToolResult:
+    c = deps.services
     found = c.libraries.get_chunk(x.chunk_uid, c.libraries.libraries(x.workspace_id))
     return result(
         {
@@ -125,9 +126,9 @@ def get_chunk(deps: SurfaceDeps, x: a.GetChunkArgs) -> CallToolResult:
 # -- listings -----------------------------------------------------------------------------------
 
 
-def list_libraries(deps: SurfaceDeps, x: a.ListLibrariesArgs) -> CallToolResult:
+def list_libraries(deps: SurfaceDeps[MnemosyneServices], x: a.ListLibrariesArgs) -> CallToolResult:
     limit = clamp(x.limit)
-    page = deps.container.libraries.libraries(x.workspace_id)[x.offset : x.offset + limit]
+    page = deps.services.libraries.libraries(x.workspace_id)[x.offset : x.offset + limit]
     return result({"libraries": [_library(lib) for lib in page], "limit": limit, "offset": x.offset})
 
 
@@ -140,8 +141,8 @@ def _library(lib: Library) -> dict[str, Any]:
     }
 
 
-def list_collections(deps: SurfaceDeps, x: a.ListCollectionsArgs) -> CallToolResult:
-    c = deps.container
+def list_collections(deps: SurfaceDeps[MnemosyneServices], x: a.ListCollectionsArgs) -> CallToolResult:
+    c = deps.services
     limit = clamp(x.limit)
     libraries = c.libraries.scope(workspace_id=x.workspace_id, library_uid=x.library_uid)
     page = c.libraries.collections(libraries)[x.offset : x.offset + limit]
@@ -158,8 +159,8 @@ def list_collections(deps: SurfaceDeps, x: a.ListCollectionsArgs) -> CallToolRes
     return result({"collections": collections, "limit": limit, "offset": x.offset})
 
 
-def list_items(deps: SurfaceDeps, x: a.ListItemsArgs) -> CallToolResult:
-    c = deps.container
+def list_items(deps: SurfaceDeps[MnemosyneServices], x: a.ListItemsArgs) -> CallToolResult:
+    c = deps.services
     limit = clamp(x.limit)
     libraries = c.libraries.scope(workspace_id=x.workspace_id, library_uid=x.library_uid)
     collection: Collection | None = None
@@ -184,8 +185,8 @@ def _item(item: LibraryItem) -> dict[str, Any]:
     }
 
 
-def get_health(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
-    health = deps.container.health.check()
+def get_health(deps: SurfaceDeps[MnemosyneServices], _: a.NoArgs) -> CallToolResult:
+    health = deps.services.health.check()
     checks: dict[str, dict[str, Any]] = {}
     for name, check in health.checks.items():
         checks[name] = {"status": check.status, "duration_ms": check.duration_ms}

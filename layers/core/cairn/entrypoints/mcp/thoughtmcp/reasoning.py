@@ -13,6 +13,7 @@ from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import success
+from cairn.entrypoints.mcp.thoughtmcp.services import ThoughtServices
 from cairn.services.thoughtmcp.checks import check_user_id
 
 
@@ -28,47 +29,47 @@ def _user(user_id: str | None) -> str | None:
     return user_id
 
 
-def think(deps: SurfaceDeps, x: a.ThinkArgs) -> CallToolResult:
-    r = deps.container.reasoning
+def think(deps: SurfaceDeps[ThoughtServices], x: a.ThinkArgs) -> CallToolResult:
+    r = deps.services.reasoning
     return success(r.think(x.problem, x.mode, context=_context(x.context), user_id=_user(x.userId)))
 
 
-def analyze(deps: SurfaceDeps, x: a.AnalyzeArgs) -> CallToolResult:
-    r = deps.container.reasoning
+def analyze(deps: SurfaceDeps[ThoughtServices], x: a.AnalyzeArgs) -> CallToolResult:
+    r = deps.services.reasoning
     data = r.analyze(x.problem, x.preferredFramework, context=_context(x.context), user_id=_user(x.userId))
     return success(data)
 
 
-def ponder(deps: SurfaceDeps, x: a.PonderArgs) -> CallToolResult:
-    r = deps.container.reasoning
+def ponder(deps: SurfaceDeps[ThoughtServices], x: a.PonderArgs) -> CallToolResult:
+    r = deps.services.reasoning
     timeout = int(x.timeout) if x.timeout is not None else 30000
     return success(r.ponder(x.problem, timeout, context=_context(x.context), user_id=_user(x.userId)))
 
 
-def breakdown(deps: SurfaceDeps, x: a.BreakdownArgs) -> CallToolResult:
-    r = deps.container.reasoning
+def breakdown(deps: SurfaceDeps[ThoughtServices], x: a.BreakdownArgs) -> CallToolResult:
+    r = deps.services.reasoning
     depth = int(x.maxDepth) if x.maxDepth is not None else 3
     return success(r.breakdown(x.problem, depth, context=_context(x.context), user_id=_user(x.userId)))
 
 
-def assess_confidence(deps: SurfaceDeps, x: a.AssessArgs) -> CallToolResult:
-    data, metadata = deps.container.metacognition.assess_confidence(x.reasoning, x.evidence, x.context)
+def assess_confidence(deps: SurfaceDeps[ThoughtServices], x: a.AssessArgs) -> CallToolResult:
+    data, metadata = deps.services.metacognition.assess_confidence(x.reasoning, x.evidence, x.context)
     return success(data, metadata)
 
 
-def detect_bias(deps: SurfaceDeps, x: a.BiasArgs) -> CallToolResult:
-    data, metadata = deps.container.metacognition.detect_bias(x.reasoning, x.context)
+def detect_bias(deps: SurfaceDeps[ThoughtServices], x: a.BiasArgs) -> CallToolResult:
+    data, metadata = deps.services.metacognition.detect_bias(x.reasoning, x.context)
     return success(data, metadata)
 
 
-def detect_emotion(deps: SurfaceDeps, x: a.EmotionArgs) -> CallToolResult:
+def detect_emotion(deps: SurfaceDeps[ThoughtServices], x: a.EmotionArgs) -> CallToolResult:
     include = x.includeDiscrete if x.includeDiscrete is not None else True
-    data, metadata = deps.container.metacognition.detect_emotion(x.text, include)
+    data, metadata = deps.services.metacognition.detect_emotion(x.text, include)
     return success(data, metadata)
 
 
-def evaluate(deps: SurfaceDeps, x: a.EvaluateArgs) -> CallToolResult:
-    data, metadata = deps.container.metacognition.evaluate(
+def evaluate(deps: SurfaceDeps[ThoughtServices], x: a.EvaluateArgs) -> CallToolResult:
+    data, metadata = deps.services.metacognition.evaluate(
         x.reasoning,
         x.context,
         include_confidence=x.includeConfidence if x.includeConfidence is not None else True,

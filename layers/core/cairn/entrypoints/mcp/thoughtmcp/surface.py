@@ -8,6 +8,7 @@ from typing import Any
 from cairn.entrypoints.mcp.kit import SurfaceDecl, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp.envelope import ThoughtErrors
 from cairn.entrypoints.mcp.thoughtmcp.reasoning import REASONING_TOOLS
+from cairn.entrypoints.mcp.thoughtmcp.services import thought_services
 from cairn.entrypoints.mcp.thoughtmcp.tools import MEMORY_TOOLS
 
 SERVER_VERSION = "0.6.0"
@@ -20,4 +21,5 @@ SURFACE = SurfaceDecl(
     version=SERVER_VERSION,
     tools=THOUGHTMCP_TOOLS,
     errors=ThoughtErrors(),
+    services=thought_services,
 )

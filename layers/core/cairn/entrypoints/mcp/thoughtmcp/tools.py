@@ -9,7 +9,6 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from cairn.auth.principal import READ, WRITE
-from cairn.container import Container
 from cairn.domain.boolean_query import highlight, matched_terms
 from cairn.domain.boolean_query import parse as parse_query
 from cairn.domain.errors import InvalidInput
@@ -17,6 +16,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
+from cairn.entrypoints.mcp.thoughtmcp.services import ThoughtServices
 from cairn.services.thoughtmcp.brain import thought_brain
 from cairn.services.thoughtmcp.models import (
     MAX_LIMIT,
@@ -31,10 +31,10 @@ from cairn.services.thoughtmcp.models import (
 )
 
 
-def brain_of(c: Container, user_id: str | None, *, create: bool = False) -> Brain | None:
+def brain_of(c: ThoughtServices, user_id: str | None, *, create: bool = False) -> Brain | None:
     """ThoughtMCP's brain, for a call about `user_id`'s memories (the core refuses a caller that
     does not act for the user: services/thoughtmcp/memories.py thought_brain)."""
-    return thought_brain(c.brains, c.options.surfaces.thoughtmcp_brain, user_id=user_id, create=create)
+    return thought_brain(c.brains, c.thoughtmcp_brain, user_id=user_id, create=create)
 
 
 def audited(result: CallToolResult, brain: Brain, target: str | None) -> CallToolResult:
@@ -78,8 +78,8 @@ def _page(x: a.Filtered) -> tuple[int, int]:
 # -- memory tools ---------------------------------------------------------------------------------
 
 
-def remember(deps: SurfaceDeps, x: a.RememberArgs) -> CallToolResult:
-    c = deps.container
+def remember(deps: SurfaceDeps[ThoughtServices], x: a.RememberArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId, create=True)
     assert brain is not None
     memory = NewMemory(x.content, x.userId, x.sessionId, x.primarySector, _metadata(x.metadata) or Metadata())
@@ -87,8 +87,8 @@ def remember(deps: SurfaceDeps, x: a.RememberArgs) -> CallToolResult:
     return audited(success(data), brain, data["memoryId"])
 
 
-def recall(deps: SurfaceDeps, x: a.RecallArgs) -> CallToolResult:
-    c = deps.container
+def recall(deps: SurfaceDeps[ThoughtServices], x: a.RecallArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId)
     filters = _filters(x)
     limit, offset = _page(x)
@@ -120,8 +120,8 @@ def _ranked(found: list[Recalled], total: int) -> dict[str, Any]:
     }
 
 
-def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
-    c = deps.container
+def search(deps: SurfaceDeps[ThoughtServices], x: a.SearchArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId)
     filters = _filters(x)
     limit, offset = _page(x)
@@ -159,8 +159,8 @@ def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
     return success({"memories": memories, "totalCount": total, "searchType": "full-text"})
 
 
-def update_memory(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
-    c = deps.container
+def update_memory(deps: SurfaceDeps[ThoughtServices], x: a.UpdateArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId)
     if brain is None:
         return failure(
@@ -178,8 +178,8 @@ def update_memory(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
     return audited(success(data), brain, x.memoryId)
 
 
-def forget(deps: SurfaceDeps, x: a.ForgetArgs) -> CallToolResult:
-    c = deps.container
+def forget(deps: SurfaceDeps[ThoughtServices], x: a.ForgetArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId)
     if brain is None:
         raise ThoughtError("Memory not found or does not belong to user", NOT_FOUND_SUGGESTION)
@@ -187,8 +187,8 @@ def forget(deps: SurfaceDeps, x: a.ForgetArgs) -> CallToolResult:
     return audited(success(data), brain, x.memoryId)
 
 
-def batch_remember(deps: SurfaceDeps, x: a.BatchRememberArgs) -> CallToolResult:
-    c = deps.container
+def batch_remember(deps: SurfaceDeps[ThoughtServices], x: a.BatchRememberArgs) -> CallToolResult:
+    c = deps.services
     started = time.perf_counter()
     brain = brain_of(c, x.userId, create=True)
     assert brain is not None
@@ -212,8 +212,8 @@ def batch_remember(deps: SurfaceDeps, x: a.BatchRememberArgs) -> CallToolResult:
     return audited(success(data), brain, None)
 
 
-def batch_recall(deps: SurfaceDeps, x: a.BatchRecallArgs) -> CallToolResult:
-    c = deps.container
+def batch_recall(deps: SurfaceDeps[ThoughtServices], x: a.BatchRecallArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, x.userId)
     found = c.thoughts.get_many(brain, x.userId, x.memoryIds) if brain is not None else {}
     memories = [
@@ -225,8 +225,8 @@ def batch_recall(deps: SurfaceDeps, x: a.BatchRecallArgs) -> CallToolResult:
     return success({"memories": memories, "foundCount": len(memories), "notFound": missing})
 
 
-def batch_forget(deps: SurfaceDeps, x: a.BatchForgetArgs) -> CallToolResult:
-    c = deps.container
+def batch_forget(deps: SurfaceDeps[ThoughtServices], x: a.BatchForgetArgs) -> CallToolResult:
+    c = deps.services
     brain = brain_of(c, None)
     deleted: list[str] = []
     failures: list[dict[str, str]] = []

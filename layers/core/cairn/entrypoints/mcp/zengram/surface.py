@@ -5,6 +5,7 @@ from __future__ import annotations
 from mcp_types import CallToolResult
 
 from cairn.entrypoints.mcp.kit import SurfaceDecl
+from cairn.entrypoints.mcp.zengram.services import zengram_services
 from cairn.entrypoints.mcp.zengram.tools import ZENGRAM_TOOLS, local_error, text
 
 SERVER_VERSION = "4.3.0"
@@ -26,4 +27,5 @@ SURFACE = SurfaceDecl(
     version=SERVER_VERSION,
     tools=ZENGRAM_TOOLS,
     errors=WrapperErrors(),
+    services=zengram_services,
 )

@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ, WRITE
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
 from cairn.entrypoints.mcp.zengram import args as a
+from cairn.entrypoints.mcp.zengram.services import ZengramServices
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.reply import Reply, run
 from cairn.services.zengram.validate import MEMORY_TYPES
@@ -59,8 +60,10 @@ def _truthy(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v not in (None, "", False, 0)}
 
 
-def call(deps: SurfaceDeps, method: str, path: str, op: Callable[[ZengramApi], Reply]) -> CallToolResult:
-    api = deps.container.zengram
+def call(
+    deps: SurfaceDeps[ZengramServices], method: str, path: str, op: Callable[[ZengramApi], Reply]
+) -> CallToolResult:
+    api = deps.services.zengram
     reply = run(lambda: op(api))
     brain = _brain_id(api)
     if 200 <= reply.status < 300:
@@ -76,7 +79,7 @@ def _brain_id(api: ZengramApi) -> str | None:
         return None
 
 
-def store(deps: SurfaceDeps, x: a.StoreArgs) -> CallToolResult:
+def store(deps: SurfaceDeps[ZengramServices], x: a.StoreArgs) -> CallToolResult:
     if not x.type:
         return local_error(f'"type" is required (one of: {", ".join(MEMORY_TYPES)})')
     if not x.content or not x.content.strip():
@@ -100,7 +103,7 @@ def store(deps: SurfaceDeps, x: a.StoreArgs) -> CallToolResult:
     return call(deps, "POST", "/memory", lambda api: api.store(body))
 
 
-def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
+def search(deps: SurfaceDeps[ZengramServices], x: a.SearchArgs) -> CallToolResult:
     if not x.query or not x.query.strip():
         return local_error('"query" is required (non-empty string)')
     pairs: list[tuple[str, Any]] = [
@@ -117,7 +120,7 @@ def search(deps: SurfaceDeps, x: a.SearchArgs) -> CallToolResult:
     return call(deps, "GET", f"/memory/search{_query(pairs)}", lambda api: api.search(_params(pairs)))
 
 
-def briefing(deps: SurfaceDeps, x: a.BriefingArgs) -> CallToolResult:
+def briefing(deps: SurfaceDeps[ZengramServices], x: a.BriefingArgs) -> CallToolResult:
     pairs: list[tuple[str, Any]] = [
         ("since", x.since),
         ("agent", x.agent),
@@ -128,7 +131,7 @@ def briefing(deps: SurfaceDeps, x: a.BriefingArgs) -> CallToolResult:
     return call(deps, "GET", f"/briefing{_query(pairs)}", lambda api: api.briefing(_params(pairs)))
 
 
-def query(deps: SurfaceDeps, x: a.QueryArgs) -> CallToolResult:
+def query(deps: SurfaceDeps[ZengramServices], x: a.QueryArgs) -> CallToolResult:
     pairs: list[tuple[str, Any]] = [
         ("type", x.type),
         ("source_agent", x.source_agent),
@@ -141,11 +144,11 @@ def query(deps: SurfaceDeps, x: a.QueryArgs) -> CallToolResult:
     return call(deps, "GET", f"/memory/query{_query(pairs)}", lambda api: api.query(_params(pairs)))
 
 
-def stats(deps: SurfaceDeps, _: a.NoArgs) -> CallToolResult:
+def stats(deps: SurfaceDeps[ZengramServices], _: a.NoArgs) -> CallToolResult:
     return call(deps, "GET", "/stats", lambda api: api.stats())
 
 
-def consolidate(deps: SurfaceDeps, x: a.ConsolidateArgs) -> CallToolResult:
+def consolidate(deps: SurfaceDeps[ZengramServices], x: a.ConsolidateArgs) -> CallToolResult:
     if x.action == "status":
         return call(deps, "GET", "/consolidate/status", lambda api: api.consolidation_status())
     if x.action == "job" and x.job_id:
@@ -157,7 +160,7 @@ def consolidate(deps: SurfaceDeps, x: a.ConsolidateArgs) -> CallToolResult:
     return call(deps, "POST", f"/consolidate{query_string}", lambda api: api.consolidate(params))
 
 
-def delete(deps: SurfaceDeps, x: a.DeleteArgs) -> CallToolResult:
+def delete(deps: SurfaceDeps[ZengramServices], x: a.DeleteArgs) -> CallToolResult:
     if not x.memory_id:
         return local_error("memory_id is required")
     memory_id = x.memory_id
@@ -167,7 +170,7 @@ def delete(deps: SurfaceDeps, x: a.DeleteArgs) -> CallToolResult:
     )
 
 
-def update(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
+def update(deps: SurfaceDeps[ZengramServices], x: a.UpdateArgs) -> CallToolResult:
     if not x.memory_id:
         return local_error("memory_id is required")
     body = _truthy(
@@ -188,7 +191,7 @@ def update(deps: SurfaceDeps, x: a.UpdateArgs) -> CallToolResult:
     )
 
 
-def entities(deps: SurfaceDeps, x: a.EntitiesArgs) -> CallToolResult:
+def entities(deps: SurfaceDeps[ZengramServices], x: a.EntitiesArgs) -> CallToolResult:
     if x.action in ("get", "memories") and not x.name:
         return local_error("name is required for get/memories actions")
     if x.action == "stats":
@@ -209,7 +212,7 @@ def entities(deps: SurfaceDeps, x: a.EntitiesArgs) -> CallToolResult:
     return call(deps, "GET", f"/entities{_query(pairs)}", lambda api: api.entities(_params(pairs)))
 
 
-def export(deps: SurfaceDeps, x: a.ExportArgs) -> CallToolResult:
+def export(deps: SurfaceDeps[ZengramServices], x: a.ExportArgs) -> CallToolResult:
     pairs: list[tuple[str, Any]] = [
         ("client_id", x.client_id),
         ("type", x.type),
@@ -219,7 +222,7 @@ def export(deps: SurfaceDeps, x: a.ExportArgs) -> CallToolResult:
     return call(deps, "GET", f"/export{_query(pairs)}", lambda api: api.export(_params(pairs)))
 
 
-def import_(deps: SurfaceDeps, x: a.ImportArgs) -> CallToolResult:
+def import_(deps: SurfaceDeps[ZengramServices], x: a.ImportArgs) -> CallToolResult:
     if x.operator_approved is not True:
         return local_error(
             '"operator_approved" must be true — import overwrites live memories and needs explicit '
@@ -229,14 +232,14 @@ def import_(deps: SurfaceDeps, x: a.ImportArgs) -> CallToolResult:
     return call(deps, "POST", "/export/import", lambda api: api.import_(body, {}))
 
 
-def reflect(deps: SurfaceDeps, x: a.ReflectArgs) -> CallToolResult:
+def reflect(deps: SurfaceDeps[ZengramServices], x: a.ReflectArgs) -> CallToolResult:
     if not x.topic or not x.topic.strip():
         return local_error(TOPIC_REQUIRED)
     body = _given({"topic": x.topic, "client_id": x.client_id, "limit": _number(x.limit)})
     return call(deps, "POST", "/reflect", lambda api: api.reflect(body))
 
 
-def research(deps: SurfaceDeps, x: a.ResearchArgs) -> CallToolResult:
+def research(deps: SurfaceDeps[ZengramServices], x: a.ResearchArgs) -> CallToolResult:
     if not x.topic or not x.topic.strip():
         return local_error(TOPIC_REQUIRED)
     if x.max_iterations is not None and not float(x.max_iterations).is_integer():

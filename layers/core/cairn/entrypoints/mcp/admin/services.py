@@ -1,0 +1,19 @@
+"""The services the admin surface's tools use, taken from the Container once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.container import Container
+from cairn.services.brains import BrainService
+from cairn.services.erasure.service import ErasureService
+
+
+@dataclass(frozen=True)
+class AdminServices:
+    brains: BrainService
+    erasure: ErasureService
+
+
+def admin_services(c: Container) -> AdminServices:
+    return AdminServices(brains=c.brains, erasure=c.erasure)

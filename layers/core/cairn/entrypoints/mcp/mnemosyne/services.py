@@ -1,0 +1,21 @@
+"""The services the Mnemosyne surface's tools use, taken from the Container once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cairn.container import Container
+from cairn.services.health import HealthService
+from cairn.services.mnemosyne.libraries import LibraryService
+from cairn.services.mnemosyne.library_search import LibrarySearch
+
+
+@dataclass(frozen=True)
+class MnemosyneServices:
+    libraries: LibraryService
+    library_search: LibrarySearch
+    health: HealthService
+
+
+def mnemosyne_services(c: Container) -> MnemosyneServices:
+    return MnemosyneServices(libraries=c.libraries, library_search=c.library_search, health=c.health)

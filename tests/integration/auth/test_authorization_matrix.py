@@ -28,8 +28,7 @@ from mcp_types import CallToolResult
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
-from cairn.entrypoints.mcp.registry import anonymous_paths
-from cairn.entrypoints.mcp.server import SURFACES, http_path
+from cairn.entrypoints.mcp.registry import SURFACES, anonymous_paths, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from tests.fakes.container import fake_container
 from tests.integration.auth.jwks_server import jwks_server
@@ -343,7 +342,7 @@ async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str,
 
 
 def _scopes_of(container: Container, surface: str) -> dict[str, str]:
-    from cairn.entrypoints.mcp.server import build_server
+    from cairn.entrypoints.mcp.registry import build_server
     from cairn.services.ingest.inputs import LocalFilePolicy
 
     server = build_server(surface, container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))

@@ -40,7 +40,7 @@ def slug_key(slug: str) -> tuple[str, str]:
 
 
 def doc_key(brain_id: str, path: str) -> tuple[str, str]:
-    return f"brain#{brain_id}", f"doc#{path}"
+    return documents_pk(brain_id), f"doc#{path}"
 
 
 def doc_id_key(doc_id: str) -> tuple[str, str]:
@@ -380,3 +380,8 @@ class SessionRepository:
 def _session_item(session: Session, message_count: int) -> Item:
     data = {"session": session.model_dump(mode="json"), "message_count": message_count}
     return Item(*session_key(session.id), data=data)
+
+
+def documents_pk(brain_id: str) -> str:
+    """The partition of a brain's documents (and its folders' recent siblings)."""
+    return f"brain#{brain_id}"

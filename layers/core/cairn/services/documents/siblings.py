@@ -25,6 +25,7 @@ from typing import Any
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Document
 from cairn.ports.records import Item, Put, RecordStore
+from cairn.services.repositories import documents_pk
 
 _RUNS = re.compile(r"(\d+)")
 
@@ -123,7 +124,7 @@ def _age(entry: dict[str, Any], now: datetime) -> float:
 
 
 def _ring_key(brain_id: str, path: str) -> tuple[str, str]:
-    return f"brain#{brain_id}", f"siblings#{folder_of(path)}/"
+    return documents_pk(brain_id), f"siblings#{folder_of(path)}/"
 
 
 def forget_siblings(records: RecordStore, brain_id: str, paths: set[str]) -> set[str]:
@@ -131,7 +132,7 @@ def forget_siblings(records: RecordStore, brain_id: str, paths: set[str]) -> set
     excerpt of each); returns the ids of the siblings whose indexed context was one of them."""
     cleared: set[str] = set()
     for folder in {folder_of(p) for p in paths}:
-        key = (f"brain#{brain_id}", f"siblings#{folder}/")
+        key = (documents_pk(brain_id), f"siblings#{folder}/")
         for _ in range(16):
             item = records.get(*key)
             if item is None:

@@ -40,8 +40,22 @@ from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
-from cairn.services.repositories import DocumentRepository, all_items, document_of, slug_key
+from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
+from cairn.services.gbrain.page_assertions import assertions_pk
+from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
+from cairn.services.gbrain.sequences import sequence_pk
+from cairn.services.links.graph import link_sequence
+from cairn.services.links.repository import links_prefix
+from cairn.services.memory.entities import entities_pk
+from cairn.services.memory.memory_model import claims_pk, memtime_pk
+from cairn.services.mnemosyne.image_items import image_refs_prefix
+from cairn.services.mnemosyne.item_status import pending_pk
+from cairn.services.mnemosyne.libraries import collections_pk
+from cairn.services.repositories import DocumentRepository, all_items, document_of, documents_pk, slug_key
+from cairn.services.search.access import access_pk
 from cairn.services.thoughtmcp.memories import ThoughtMemories
+from cairn.services.thoughtmcp.models import thoughts_prefix
+from cairn.services.zengram.consolidation import consolidation_pk
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
@@ -52,12 +66,24 @@ _BATCH = 100  # deletes per transaction (DynamoDB's bound)
 def _brain_prefixes(brain_id: str) -> list[str]:
     """Every record family a brain keeps under its own id (docs/ARCHITECTURE.md's table)."""
     return [
-        f"brain#{brain_id}", f"memory#{brain_id}", f"memtime#{brain_id}", f"entities#{brain_id}",
-        f"links#{brain_id}#", f"gaps#{brain_id}", f"assertions#{brain_id}", f"access#{brain_id}",
-        f"collections#{brain_id}", f"pending#{brain_id}", f"zengram#{brain_id}", f"raw#{brain_id}#",
-        f"thoughts#{brain_id}#", f"imgref#{brain_id}#", f"seq#links#{brain_id}", f"seq#gaps#{brain_id}",
-        f"seq#raw#{brain_id}",
-    ]  # fmt: skip
+        documents_pk(brain_id),
+        claims_pk(brain_id),
+        memtime_pk(brain_id),
+        entities_pk(brain_id),
+        links_prefix(brain_id),
+        gaps_pk(brain_id),
+        assertions_pk(brain_id),
+        access_pk(brain_id),
+        collections_pk(brain_id),
+        pending_pk(brain_id),
+        consolidation_pk(brain_id),
+        raw_prefix(brain_id),
+        thoughts_prefix(brain_id),
+        image_refs_prefix(brain_id),
+        sequence_pk(link_sequence(brain_id)),
+        sequence_pk(gap_sequence(brain_id)),
+        sequence_pk(raw_sequence(brain_id)),
+    ]
 
 
 @dataclass
@@ -273,10 +299,10 @@ class ErasureService:
         """Everything a brain being deleted holds, then the brain itself."""
         counts: Counter[str] = Counter()
         pointers: list[Item] = []
-        for item in all_items(self.records, f"brain#{brain_id}", "doc#"):
+        for item in all_items(self.records, documents_pk(brain_id), "doc#"):
             counts["documents"] += 1
             pointers.append(Item(f"docid#{item.data['id']}", "doc"))
-        for item in all_items(self.records, f"collections#{brain_id}", "col#"):
+        for item in all_items(self.records, collections_pk(brain_id), "col#"):
             pointers.append(Item(f"colid#{item.data['uid']}", "collection"))
         self._delete_items(pointers)
         for items in sessions:

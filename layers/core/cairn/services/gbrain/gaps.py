@@ -44,7 +44,8 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()
 
 
-def _pk(brain_id: str) -> str:
+def gaps_pk(brain_id: str) -> str:
+    """The partition of a brain's knowledge gaps and their hash claims."""
     return f"gaps#{brain_id}"
 
 
@@ -114,15 +115,17 @@ class GapService:
     ) -> tuple[KnowledgeGap, bool]:
         """The gap already logged for `digest` (and False), else `gap_numbered(next id)` logged."""
         for _ in range(3):
-            claim = self.records.get(_pk(brain.id), _hash_sk(digest))
+            claim = self.records.get(gaps_pk(brain.id), _hash_sk(digest))
             if claim is not None:
                 return self._get(brain, int(claim.data["id"])), False
-            gap = gap_numbered(self.sequences.next(f"gaps#{brain.id}"))
+            gap = gap_numbered(self.sequences.next(gap_sequence(brain.id)))
             try:
                 self.records.transact(
                     [
-                        Put(Item(_pk(brain.id), _hash_sk(digest), data={"id": gap.id}), expected_version=0),
-                        Put(Item(_pk(brain.id), _gap_sk(gap.id), data=_data(gap)), expected_version=0),
+                        Put(
+                            Item(gaps_pk(brain.id), _hash_sk(digest), data={"id": gap.id}), expected_version=0
+                        ),
+                        Put(Item(gaps_pk(brain.id), _gap_sk(gap.id), data=_data(gap)), expected_version=0),
                     ]
                 )
                 return gap, True
@@ -134,7 +137,9 @@ class GapService:
         """Every gap of the brain, oldest first, read a page at a time."""
         after: str | None = None
         while True:
-            page = self.records.query(_pk(brain.id), "gap#", after=after, limit=MAX_LIMIT, descending=True)
+            page = self.records.query(
+                gaps_pk(brain.id), "gap#", after=after, limit=MAX_LIMIT, descending=True
+            )
             for item in page.items:
                 yield _gap(brain.id, item)
             if page.next_after is None:
@@ -147,7 +152,7 @@ class GapService:
         out: list[KnowledgeGap] = []
         after: str | None = None
         while len(out) < limit:
-            page = self.records.query(_pk(brain.id), "gap#", after=after, limit=max(limit, 100))
+            page = self.records.query(gaps_pk(brain.id), "gap#", after=after, limit=max(limit, 100))
             for item in page.items:
                 gap = _gap(brain.id, item)
                 if resolved or gap.resolved_at is None:
@@ -158,7 +163,7 @@ class GapService:
         return out[:limit]
 
     def resolve(self, brain: Brain, gap_id: int, *, by: str | None = None) -> KnowledgeGap:
-        item = self.records.get(_pk(brain.id), _gap_sk(gap_id))
+        item = self.records.get(gaps_pk(brain.id), _gap_sk(gap_id))
         if item is None:
             raise NotFound(f"gap not found: id {gap_id}")
         gap = _gap(brain.id, item)
@@ -171,14 +176,14 @@ class GapService:
         that lost a race to log the same question)."""
         total, after = 0, None
         while True:
-            page = self.records.query(_pk(brain.id), "gap#", after=after, limit=1000)
+            page = self.records.query(gaps_pk(brain.id), "gap#", after=after, limit=1000)
             total += len(page.items)
             if page.next_after is None:
                 return total
             after = page.next_after
 
     def _get(self, brain: Brain, gap_id: int) -> KnowledgeGap:
-        item = self.records.get(_pk(brain.id), _gap_sk(gap_id))
+        item = self.records.get(gaps_pk(brain.id), _gap_sk(gap_id))
         if item is None:
             raise NotFound(f"gap not found: id {gap_id}")
         return _gap(brain.id, item)
@@ -211,3 +216,8 @@ def _gap(brain_id: str, item: Item) -> KnowledgeGap:
         resolved_at=datetime.fromisoformat(resolved) if resolved else None,
         resolved_by=d.get("resolved_by"),
     )
+
+
+def gap_sequence(brain_id: str) -> str:
+    """The name of the sequence numbering a brain's gaps."""
+    return f"gaps#{brain_id}"

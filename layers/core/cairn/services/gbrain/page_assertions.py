@@ -84,9 +84,9 @@ class PageAssertions:
         modelled = [page for page in pages if page.document_id] if self.uses_model else []
         if not modelled:
             return rules
-        kept = self.records.get_many([(_pk(page.brain_id), page.document_id) for page in modelled])
+        kept = self.records.get_many([(assertions_pk(page.brain_id), page.document_id) for page in modelled])
         for page in sorted(modelled, key=lambda p: p.slug != first):
-            item = kept.get((_pk(page.brain_id), page.document_id))
+            item = kept.get((assertions_pk(page.brain_id), page.document_id))
             found = self._current(item, page)
             if found is None and asking > 0:
                 asking -= 1
@@ -116,13 +116,13 @@ class PageAssertions:
             "model": self.generator.model_id,
             "claims": [[c.subject, c.attribute, c.value] for c in found],
         }
-        self.records.put(Item(_pk(page.brain_id), page.document_id, data))
+        self.records.put(Item(assertions_pk(page.brain_id), page.document_id, data))
         return found
 
 
 def forget_claims(records: RecordStore, brain_id: str, doc_ids: set[str]) -> int:
     """Drop the model's claims read from these documents (an erasure); how many there were."""
-    return sum(records.delete(_pk(brain_id), doc_id) for doc_id in doc_ids)
+    return sum(records.delete(assertions_pk(brain_id), doc_id) for doc_id in doc_ids)
 
 
 def claims_from_reply(reply: str, subject: str) -> list[Assertion]:
@@ -145,5 +145,6 @@ def claims_from_reply(reply: str, subject: str) -> list[Assertion]:
     return out
 
 
-def _pk(brain_id: str) -> str:
+def assertions_pk(brain_id: str) -> str:
+    """The partition of a brain's model-read page assertions."""
     return f"assertions#{brain_id}"

@@ -40,7 +40,17 @@ class RawRow:
 
 
 def _pk(brain_id: str, document_id: str) -> str:
-    return f"raw#{brain_id}#{document_id}"
+    return f"{raw_prefix(brain_id)}{document_id}"
+
+
+def raw_prefix(brain_id: str) -> str:
+    """What every partition of a brain's raw data rows starts with (one partition per document)."""
+    return f"raw#{brain_id}#"
+
+
+def raw_sequence(brain_id: str) -> str:
+    """The name of the sequence numbering a brain's raw data rows."""
+    return f"raw#{brain_id}"
 
 
 class RawDataService:
@@ -71,7 +81,7 @@ class RawDataService:
         if not self.blobs.exists(blob_key):
             self.blobs.put(blob_key, body)
         row = RawRow(
-            id=self.sequences.next(f"raw#{brain.id}"),
+            id=self.sequences.next(raw_sequence(brain.id)),
             document_id=document_id,
             source=source,
             stored_at=self.clock.now(),
@@ -116,7 +126,7 @@ class RawDataService:
         keys: set[str] = set()
         cursor: str | None = None
         while True:
-            page = self.records.scan([f"raw#{brain.id}#"], cursor=cursor)
+            page = self.records.scan([raw_prefix(brain.id)], cursor=cursor)
             keys.update(str(item.data["blob_key"]) for item in page.items if "blob_key" in item.data)
             if page.cursor is None:
                 return keys

@@ -25,7 +25,7 @@ class Sequences:
         """The first of `count` consecutive new numbers of sequence `name` (numbers start at 1)."""
         if count < 1:
             raise ValueError("count must be at least 1")
-        pk, sk = f"seq#{name}", "counter"
+        pk, sk = sequence_pk(name), "counter"
         for attempt in range(_RETRIES):
             item = self.records.get(pk, sk)
             last = int(item.data["last"]) if item else 0
@@ -41,5 +41,10 @@ class Sequences:
 
     def current(self, name: str) -> int:
         """The last number handed out (0 before the first)."""
-        item = self.records.get(f"seq#{name}", "counter")
+        item = self.records.get(sequence_pk(name), "counter")
         return int(item.data["last"]) if item else 0
+
+
+def sequence_pk(name: str) -> str:
+    """The partition of sequence `name`'s counter."""
+    return f"seq#{name}"

@@ -247,7 +247,12 @@ class GraphService:
 
 
 def _sequence(brain: Brain) -> str:
-    return f"links#{brain.id}"
+    return link_sequence(brain.id)
+
+
+def link_sequence(brain_id: str) -> str:
+    """The name of the sequence numbering a brain's links."""
+    return f"links#{brain_id}"
 
 
 def _check_link(from_doc_id: str, to_doc_id: str, relationship: str) -> None:

@@ -88,23 +88,23 @@ class NumberedLink:
 
 
 def out_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, str]:
-    return f"links#{brain_id}#out#{source}", f"{kind}#{target}"
+    return f"{links_prefix(brain_id)}out#{source}", f"{kind}#{target}"
 
 
 def in_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, str]:
-    return f"links#{brain_id}#in#{target}", f"{kind}#{source}"
+    return f"{links_prefix(brain_id)}in#{target}", f"{kind}#{source}"
 
 
 def nout_key(brain_id: str, source: str, link_id: int) -> tuple[str, str]:
-    return f"links#{brain_id}#nout#{source}", f"{link_id:0{_ID_DIGITS}d}"
+    return f"{links_prefix(brain_id)}nout#{source}", f"{link_id:0{_ID_DIGITS}d}"
 
 
 def nin_key(brain_id: str, target: str, link_id: int) -> tuple[str, str]:
-    return f"links#{brain_id}#nin#{target}", f"{link_id:0{_ID_DIGITS}d}"
+    return f"{links_prefix(brain_id)}nin#{target}", f"{link_id:0{_ID_DIGITS}d}"
 
 
 def nid_key(brain_id: str, link_id: int) -> tuple[str, str]:
-    return f"links#{brain_id}#id#{link_id}", "link"
+    return f"{links_prefix(brain_id)}id#{link_id}", "link"
 
 
 def check_validity(value: str | None) -> str | None:
@@ -190,7 +190,9 @@ class LinkRepository:
         removed = 0
         for direction in ("out", "in"):
             while True:
-                page = self.records.query(f"links#{brain_id}#{direction}#{node}", limit=_LINKS_PER_COMMIT)
+                page = self.records.query(
+                    f"{links_prefix(brain_id)}{direction}#{node}", limit=_LINKS_PER_COMMIT
+                )
                 if not page.items:
                     break
                 ops: list[Put | Delete] = []
@@ -219,7 +221,7 @@ class LinkRepository:
         descending: bool = False,
     ) -> list[Link]:
         """Links from `source` (of one kind, or all kinds in kind order), up to `limit`."""
-        return list(self._edges(f"links#{brain_id}#out#{check_node(source)}", kind, limit, descending))
+        return list(self._edges(f"{links_prefix(brain_id)}out#{check_node(source)}", kind, limit, descending))
 
     def incoming(
         self,
@@ -231,7 +233,7 @@ class LinkRepository:
         descending: bool = False,
     ) -> list[Link]:
         """Links to `target` (of one kind, or all kinds in kind order), up to `limit`."""
-        return list(self._edges(f"links#{brain_id}#in#{check_node(target)}", kind, limit, descending))
+        return list(self._edges(f"{links_prefix(brain_id)}in#{check_node(target)}", kind, limit, descending))
 
     def _edges(self, pk: str, kind: str | None, limit: int | None, descending: bool) -> Iterator[Link]:
         if limit is not None and limit < 1:
@@ -305,7 +307,7 @@ class LinkRepository:
         for _ in range(_RETRIES):
             found = [
                 (replace(link, valid_until=valid_until), version)
-                for link, version in self._numbered_edges(f"links#{brain_id}#nout#{source}", brain_id)
+                for link, version in self._numbered_edges(f"{links_prefix(brain_id)}nout#{source}", brain_id)
                 if link.is_open and link.kind == kind and link.target_id == target
             ]
             for link, _version in found:
@@ -324,14 +326,14 @@ class LinkRepository:
         self, brain_id: str, source: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
     ) -> Iterator[NumberedLink]:
         """Numbered links from `source` in id order, read `page` at a time from one partition."""
-        pk = f"links#{brain_id}#nout#{check_node(source)}"
+        pk = f"{links_prefix(brain_id)}nout#{check_node(source)}"
         return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page))
 
     def incoming_numbered(
         self, brain_id: str, target: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
     ) -> Iterator[NumberedLink]:
         """Numbered links to `target` in id order, read `page` at a time from one partition."""
-        pk = f"links#{brain_id}#nin#{check_node(target)}"
+        pk = f"{links_prefix(brain_id)}nin#{check_node(target)}"
         return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page))
 
     def remove_numbered_all_of(self, brain_id: str, node: str) -> int:
@@ -340,7 +342,9 @@ class LinkRepository:
         removed = 0
         for direction in ("nout", "nin"):
             while True:
-                page = self.records.query(f"links#{brain_id}#{direction}#{node}", limit=_NUMBERED_PER_COMMIT)
+                page = self.records.query(
+                    f"{links_prefix(brain_id)}{direction}#{node}", limit=_NUMBERED_PER_COMMIT
+                )
                 if not page.items:
                     break
                 ops: list[Put | Delete] = []
@@ -416,3 +420,8 @@ def _numbered(brain_id: str, data: dict[str, Any]) -> NumberedLink:
         valid_until=data["valid_until"],
         weight=data["weight"],
     )
+
+
+def links_prefix(brain_id: str) -> str:
+    """What every partition of a brain's links starts with (keyed and numbered, both ways, by id)."""
+    return f"links#{brain_id}#"

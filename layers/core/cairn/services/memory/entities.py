@@ -162,7 +162,8 @@ class StoredEntity:
     version: int
 
 
-def _pk(brain_id: str) -> str:
+def entities_pk(brain_id: str) -> str:
+    """The partition of a brain's entities, their aliases and ranks."""
     return f"entities#{brain_id}"
 
 
@@ -190,7 +191,7 @@ class EntityRepository:
     # -- reads -------------------------------------------------------------------------------
 
     def by_id(self, brain_id: str, eid: str) -> StoredEntity | None:
-        item = self.records.get(_pk(brain_id), _entity_sk(eid))
+        item = self.records.get(entities_pk(brain_id), _entity_sk(eid))
         return _stored(item) if item else None
 
     def find(self, brain_id: str, name: str) -> StoredEntity | None:
@@ -198,7 +199,7 @@ class EntityRepository:
         key = name_key(name)
         if not key or len(key.encode()) > _MAX_KEY_BYTES:
             return None
-        pk = _pk(brain_id)
+        pk = entities_pk(brain_id)
         by_name, by_alias = (pk, _entity_sk(entity_id(brain_id, key))), (pk, _alias_sk(key))
         found = self.records.get_many([by_name, by_alias])
         if by_name in found:
@@ -213,7 +214,7 @@ class EntityRepository:
         out: list[Entity] = []
         while len(out) < limit:
             want = min(skip + limit - len(out), 1000)
-            page = self.records.query(_pk(brain_id), prefix, after=after, limit=want)
+            page = self.records.query(entities_pk(brain_id), prefix, after=after, limit=want)
             items = page.items[skip:]
             skip = max(skip - len(page.items), 0)
             out.extend(Entity.model_validate(item.data) for item in items)
@@ -223,7 +224,7 @@ class EntityRepository:
         return out[:limit]
 
     def counters(self, brain_id: str) -> tuple[int, dict[str, int]]:
-        item = self.records.get(_pk(brain_id), "stats")
+        item = self.records.get(entities_pk(brain_id), "stats")
         if item is None:
             return 0, {}
         return int(item.data["total"]), {k: int(v) for k, v in item.data["by_type"].items()}
@@ -317,7 +318,7 @@ class EntityRepository:
         return after, ops + _moved(brain_id, before, after)
 
     def _unmentioned(self, brain_id: str, stored: StoredEntity, now: datetime) -> list[Put | Delete]:
-        before, pk = stored.entity, _pk(brain_id)
+        before, pk = stored.entity, entities_pk(brain_id)
         if before.mention_count > 1:
             after = before.model_copy(update={"mention_count": before.mention_count - 1, "updated_at": now})
             return [
@@ -342,7 +343,7 @@ class EntityRepository:
                 wanted[key] = clean_name(alias)
         if not wanted:
             return [], []
-        pk = _pk(brain_id)
+        pk = entities_pk(brain_id)
         keys = [(pk, sk) for key in wanted for sk in (_alias_sk(key), _entity_sk(entity_id(brain_id, key)))]
         found = self.records.get_many(keys)
         names: list[str] = []
@@ -359,17 +360,17 @@ class EntityRepository:
         return names, ops
 
     def _count_op(self, brain_id: str, entity_type: str, delta: int) -> Put:
-        item = self.records.get(_pk(brain_id), "stats")
+        item = self.records.get(entities_pk(brain_id), "stats")
         total, by_type = (item.data["total"], dict(item.data["by_type"])) if item else (0, {})
         by_type[entity_type] = by_type.get(entity_type, 0) + delta
         if by_type[entity_type] <= 0:
             del by_type[entity_type]
         data = {"total": max(total + delta, 0), "by_type": by_type}
-        return Put(Item(_pk(brain_id), "stats", data), expected_version=item.version if item else 0)
+        return Put(Item(entities_pk(brain_id), "stats", data), expected_version=item.version if item else 0)
 
 
 def _entity_item(e: Entity) -> Item:
-    return Item(_pk(e.brain_id), _entity_sk(e.id), e.model_dump(mode="json"))
+    return Item(entities_pk(e.brain_id), _entity_sk(e.id), e.model_dump(mode="json"))
 
 
 def _stored(item: Item) -> StoredEntity:
@@ -378,7 +379,7 @@ def _stored(item: Item) -> StoredEntity:
 
 def _moved(brain_id: str, before: Entity | None, after: Entity | None) -> list[Put | Delete]:
     """Move the entity's by-count copies from where `before` sorted to where `after` does."""
-    pk = _pk(brain_id)
+    pk = entities_pk(brain_id)
     new = _rank_sks(after) if after else []
     ops: list[Put | Delete] = [
         Delete(pk, sk) for sk in (_rank_sks(before) if before else []) if sk not in new

@@ -51,8 +51,10 @@ from cairn.services.memory.memory_model import (
     checked_input,
     checked_text,
     claim_key,
+    claims_pk,
     content_hash,
     memory_path,
+    memtime_pk,
     time_key,
     title_of,
 )
@@ -284,7 +286,7 @@ class MemoryService(MemoryReads):
         """Remove the claims (key, subject, text hash) and the by-time entries that name these
         memories (an erasure: their documents are gone); returns how many records went."""
         gone = 0
-        for pk in (f"memory#{brain.id}", f"memtime#{brain.id}"):
+        for pk in (claims_pk(brain.id), memtime_pk(brain.id)):
             doomed = [item for item in all_items(self.records, pk) if item.data.get("doc_id") in doc_ids]
             for item in doomed:
                 gone += self.records.delete(item.pk, item.sk)

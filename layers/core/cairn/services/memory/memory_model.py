@@ -124,11 +124,11 @@ def memory_path(kind: MemoryType, memory_id: str) -> str:
 def claim_key(brain_id: str, kind: str, *parts: str) -> tuple[str, str]:
     # Hashed: keys and subjects are caller text of any length and alphabet.
     digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
-    return f"memory#{brain_id}", f"{kind}#{digest}"
+    return claims_pk(brain_id), f"{kind}#{digest}"
 
 
 def time_key(brain_id: str, at: datetime, memory_id: str) -> tuple[str, str]:
-    return f"memtime#{brain_id}", f"{sortable(at)}#{memory_id}"
+    return memtime_pk(brain_id), f"{sortable(at)}#{memory_id}"
 
 
 def sortable(at: datetime) -> str:
@@ -157,3 +157,13 @@ def checked_text(content: str) -> str:
 def title_of(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def claims_pk(brain_id: str) -> str:
+    """The partition of a brain's memory claims (current key and subject, text hashes)."""
+    return f"memory#{brain_id}"
+
+
+def memtime_pk(brain_id: str) -> str:
+    """The partition of a brain's memories by time."""
+    return f"memtime#{brain_id}"

@@ -23,6 +23,7 @@ from cairn.services.memory.memory_model import (
     PREFIX,
     MemoryHit,
     MemoryQuery,
+    memtime_pk,
     sortable,
 )
 from cairn.services.memory.memory_ranking import (
@@ -132,7 +133,7 @@ class MemoryReads:
 
     def since(self, brain: Brain, since: datetime, *, limit: int) -> list[Document]:
         """Memories created at or after `since` (deleted and superseded ones too), newest first."""
-        pk = f"memtime#{brain.id}"
+        pk = memtime_pk(brain.id)
         start = sortable(since)
         ids: list[str] = []
         after: str | None = None
@@ -152,7 +153,7 @@ class MemoryReads:
         `page` at a time from the memories-by-time records. A memory stored again under its own
         id (an upsert) comes once, at its first store: later stores are stamped after the
         creation time its document keeps."""
-        pk = f"memtime#{brain.id}"
+        pk = memtime_pk(brain.id)
         after: str | None = None
         while True:
             found = self.records.query(pk, after=after, limit=page)

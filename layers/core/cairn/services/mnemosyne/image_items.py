@@ -145,11 +145,11 @@ class ImageItems:
 
 
 def _by_image(brain_id: str, image_path: str) -> str:
-    return f"imgref#{brain_id}#to#{image_path}"
+    return f"{image_refs_prefix(brain_id)}to#{image_path}"
 
 
 def _by_document(brain_id: str, document_path: str) -> str:
-    return f"imgref#{brain_id}#from#{document_path}"
+    return f"{image_refs_prefix(brain_id)}from#{document_path}"
 
 
 def _is_image(doc: Document) -> bool:
@@ -192,3 +192,8 @@ def _storable(target: str) -> bool:
     except InvalidInput:
         return False
     return True
+
+
+def image_refs_prefix(brain_id: str) -> str:
+    """What every partition of a brain's image references starts with (by image, by document)."""
+    return f"imgref#{brain_id}#"

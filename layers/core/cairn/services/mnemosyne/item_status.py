@@ -60,7 +60,7 @@ class ItemStatusLog:
         if status == QUEUED:
             for stale in self.pending(brain_id):
                 if stale.path == path and stale.document_id != document_id:
-                    self.records.delete(_pk(brain_id), stale.document_id)
+                    self.records.delete(pending_pk(brain_id), stale.document_id)
         data = {
             "path": path,
             "status": status,
@@ -68,17 +68,17 @@ class ItemStatusLog:
             "job_id": job_id,
             "updated_at": self.clock.now().isoformat(),
         }
-        self.records.put(Item(_pk(brain_id), document_id, data))
+        self.records.put(Item(pending_pk(brain_id), document_id, data))
 
     def completed(self, brain_id: str, document_id: str) -> None:
-        self.records.delete(_pk(brain_id), document_id)
+        self.records.delete(pending_pk(brain_id), document_id)
 
     def get(self, brain_id: str, document_id: str) -> PendingItem | None:
-        item = self.records.get(_pk(brain_id), document_id)
+        item = self.records.get(pending_pk(brain_id), document_id)
         return _pending(brain_id, item) if item is not None else None
 
     def pending(self, brain_id: str) -> list[PendingItem]:
-        return [_pending(brain_id, item) for item in all_items(self.records, _pk(brain_id))]
+        return [_pending(brain_id, item) for item in all_items(self.records, pending_pk(brain_id))]
 
 
 def failure_text(exc: BaseException) -> str:
@@ -88,7 +88,8 @@ def failure_text(exc: BaseException) -> str:
     return f"ingest failed ({type(exc).__name__})"
 
 
-def _pk(brain_id: str) -> str:
+def pending_pk(brain_id: str) -> str:
+    """The partition of a brain's items not yet committed (embedding_status)."""
     return f"pending#{brain_id}"
 
 

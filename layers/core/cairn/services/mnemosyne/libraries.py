@@ -227,7 +227,7 @@ class LibraryService:
         chosen = normalize_user_path(folder or f"{COLLECTIONS_FOLDER}/{_segment(name)}").rstrip("/")
         uid = new_id("col")
         collection = Collection(uid, library, name, description, chosen, self.clock.now())
-        pk = _pk(library.uid)
+        pk = collections_pk(library.uid)
         try:
             self.records.transact(
                 [
@@ -245,7 +245,7 @@ class LibraryService:
         found = [
             _collection(lib, item)
             for lib in libraries
-            for item in all_items(self.records, _pk(lib.uid), "col#")
+            for item in all_items(self.records, collections_pk(lib.uid), "col#")
         ]
         return sorted(
             found, key=lambda c: (c.library.name.casefold(), c.library.uid, c.name.casefold(), c.uid)
@@ -255,16 +255,16 @@ class LibraryService:
         """A collection of one of `libraries` by uid; NotFound otherwise."""
         pointer = self.records.get(f"colid#{uid}", "collection") if uid.startswith("col_") else None
         lib = next((lib for lib in libraries if pointer and lib.uid == pointer.data["brain_id"]), None)
-        item = self.records.get(_pk(lib.uid), f"col#{uid}") if lib is not None else None
+        item = self.records.get(collections_pk(lib.uid), f"col#{uid}") if lib is not None else None
         if lib is None or item is None:
             raise NotFound(f"collection not found: {uid[:80]}")
         return _collection(lib, item)
 
     def collection_named(self, library: Library, name: str) -> Collection | None:
-        claim = self.records.get(_pk(library.uid), _name_sk(" ".join(name.split())))
+        claim = self.records.get(collections_pk(library.uid), _name_sk(" ".join(name.split())))
         if claim is None:
             return None
-        item = self.records.get(_pk(library.uid), f"col#{claim.data['uid']}")
+        item = self.records.get(collections_pk(library.uid), f"col#{claim.data['uid']}")
         return _collection(library, item) if item is not None else None
 
     # -- items ---------------------------------------------------------------------------------
@@ -401,7 +401,8 @@ def _pending_item(lib: Library, pending: PendingItem) -> LibraryItem:
     )
 
 
-def _pk(brain_id: str) -> str:
+def collections_pk(brain_id: str) -> str:
+    """The partition of a library's collections and their name claims."""
     return f"collections#{brain_id}"
 
 

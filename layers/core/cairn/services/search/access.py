@@ -29,7 +29,12 @@ class Access:
 
 
 def _key(brain_id: str, doc_id: str) -> tuple[str, str]:
-    return f"access#{brain_id}", doc_id
+    return access_pk(brain_id), doc_id
+
+
+def access_pk(brain_id: str) -> str:
+    """The partition of a brain's access counts, one item per document."""
+    return f"access#{brain_id}"
 
 
 class AccessLog:

@@ -185,7 +185,7 @@ def memory_path(user_id: str, memory_id: str) -> str:
 
 
 def rows_pk(brain_id: str, user_id: str) -> str:
-    return f"thoughts#{brain_id}#{user_key(user_id)}"
+    return f"{thoughts_prefix(brain_id)}{user_key(user_id)}"
 
 
 def stored_bytes(memory_id: str, content: str) -> bytes:
@@ -277,3 +277,8 @@ def parse_moment(value: str, name: str) -> datetime:
 
 
 SOURCE = DocumentInput().source
+
+
+def thoughts_prefix(brain_id: str) -> str:
+    """What every partition of a brain's ThoughtMCP memory rows starts with (one per user)."""
+    return f"thoughts#{brain_id}#"

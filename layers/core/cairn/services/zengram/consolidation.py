@@ -36,7 +36,7 @@ _STATUS = {
 
 
 def _key(brain: Brain) -> tuple[str, str]:
-    return f"zengram#{brain.id}", "consolidation"
+    return consolidation_pk(brain.id), "consolidation"
 
 
 def _running(c: ZengramDeps, last: Item | None) -> bool:
@@ -127,3 +127,8 @@ def status(c: ZengramDeps, brain: Brain) -> dict[str, Any]:
         "enabled": True,
         "interval": c.options.consolidation_schedule or "manual",
     }
+
+
+def consolidation_pk(brain_id: str) -> str:
+    """The partition of a brain's zengram consolidation record."""
+    return f"zengram#{brain_id}"

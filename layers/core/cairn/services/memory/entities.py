@@ -162,8 +162,7 @@ class StoredEntity:
     version: int
 
 
-def entities_pk(brain_id: str) -> str:
-    """The partition of a brain's entities, their aliases and ranks."""
+def entities_pk(brain_id: str) -> str:  # a brain's entities, their aliases and ranks
     return f"entities#{brain_id}"
 
 

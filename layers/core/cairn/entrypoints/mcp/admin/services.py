@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.services.brains import BrainService
 from cairn.services.erasure.service import ErasureService
 
@@ -16,4 +17,4 @@ class AdminServices:
 
 
 def admin_services(c: Container) -> AdminServices:
-    return AdminServices(brains=c.brains, erasure=c.erasure)
+    return services_of(AdminServices, c)

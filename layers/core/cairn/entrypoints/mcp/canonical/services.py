@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.ports.uploads import UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.ingest.service import IngestService
@@ -30,14 +31,4 @@ class CanonicalServices:
 
 
 def canonical_services(c: Container) -> CanonicalServices:
-    return CanonicalServices(
-        brains=c.brains,
-        search=c.search,
-        ask=c.ask,
-        ingest=c.ingest,
-        uploads=c.adapters.uploads,
-        sessions=c.sessions,
-        extraction=c.extraction,
-        reflection=c.reflection,
-        consolidation=c.consolidation,
-    )
+    return services_of(CanonicalServices, c, uploads=c.adapters.uploads)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.services.brains import BrainService
 from cairn.services.documents.service import DocumentService
 from cairn.services.gbrain.gaps import GapService
@@ -30,14 +31,4 @@ class GbrainServices:
 
 
 def gbrain_services(c: Container) -> GbrainServices:
-    return GbrainServices(
-        brains=c.brains,
-        pages=c.pages,
-        page_search=PageSearch(c.pages, c.search, c.graph, c.gaps),
-        graph=c.graph,
-        gaps=c.gaps,
-        search=c.search,
-        documents=c.documents,
-        assertions=c.assertions,
-        raw_data=c.raw_data,
-    )
+    return services_of(GbrainServices, c, page_search=PageSearch(c.pages, c.search, c.graph, c.gaps))

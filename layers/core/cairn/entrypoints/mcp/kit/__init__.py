@@ -17,7 +17,7 @@ from cairn.entrypoints.mcp.kit.spec import (
     declare,
     ok_result,
 )
-from cairn.entrypoints.mcp.kit.surface import SurfaceDecl
+from cairn.entrypoints.mcp.kit.surface import SurfaceDecl, services_of
 
 __all__ = [
     "AuditSink",
@@ -38,5 +38,6 @@ __all__ = [
     "declare",
     "error_result",
     "ok_result",
+    "services_of",
     "validation_message",
 ]

@@ -6,8 +6,8 @@ surface gets the same audit and the same handling of its tools."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from cairn.container import Container
 from cairn.entrypoints.mcp.kit.audit import container_audit
@@ -47,3 +47,13 @@ class SurfaceDecl:
             instructions=self.instructions,
             nullable_optionals=self.nullable_optionals,
         )
+
+
+S = TypeVar("S")
+
+
+def services_of(kind: type[S], container: Container, **given: Any) -> S:
+    """The dataclass `kind` of a surface's services: each field is the Container's service of that
+    name, unless `given` (a value the Container holds elsewhere, or one made for the surface)."""
+    names = [f.name for f in fields(kind)]  # type: ignore[arg-type]
+    return kind(**{name: given[name] if name in given else getattr(container, name) for name in names})

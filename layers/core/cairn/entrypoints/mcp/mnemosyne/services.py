@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.services.health import HealthService
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_search import LibrarySearch
@@ -18,4 +19,4 @@ class MnemosyneServices:
 
 
 def mnemosyne_services(c: Container) -> MnemosyneServices:
-    return MnemosyneServices(libraries=c.libraries, library_search=c.library_search, health=c.health)
+    return services_of(MnemosyneServices, c)

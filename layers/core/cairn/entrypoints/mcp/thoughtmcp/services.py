@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.services.brains import BrainService
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
@@ -22,10 +23,4 @@ class ThoughtServices:
 
 
 def thought_services(c: Container) -> ThoughtServices:
-    return ThoughtServices(
-        brains=c.brains,
-        thoughts=c.thoughts,
-        reasoning=c.reasoning,
-        metacognition=c.metacognition,
-        thoughtmcp_brain=c.options.surfaces.thoughtmcp_brain,
-    )
+    return services_of(ThoughtServices, c, thoughtmcp_brain=c.options.surfaces.thoughtmcp_brain)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.container import Container
+from cairn.entrypoints.mcp.kit.surface import services_of
 from cairn.services.zengram.api import ZengramApi
 
 
@@ -14,4 +15,4 @@ class ZengramServices:
 
 
 def zengram_services(c: Container) -> ZengramServices:
-    return ZengramServices(zengram=c.zengram)
+    return services_of(ZengramServices, c)

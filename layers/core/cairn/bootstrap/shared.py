@@ -37,6 +37,7 @@ from cairn.services.ingest.service import IngestService
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
 from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.entity_llm import entity_extractor_for
@@ -134,7 +135,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
     sessions.listeners.append(extraction.on_appended)
     entities = EntityService(a.records, a.clock, entity_extractor_for(a.generator))  # rules alone offline
-    memories = MemoryService(documents, a.records, search, a.clock, access, entities=entities)
+    memories = MemoryService(documents, MemoryClaims(a.records), search, a.clock, access, entities=entities)
     consolidation = ConsolidationService(
         brains,
         documents,

@@ -46,8 +46,8 @@ from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
 from cairn.services.gbrain.sequences import sequence_pk
 from cairn.services.links.graph import link_sequence
 from cairn.services.links.repository import links_prefix
+from cairn.services.memory.claims import claims_pk, memtime_pk
 from cairn.services.memory.entities import entities_pk
-from cairn.services.memory.memory_model import claims_pk, memtime_pk
 from cairn.services.mnemosyne.image_items import image_refs_prefix
 from cairn.services.mnemosyne.item_status import pending_pk
 from cairn.services.mnemosyne.libraries import collections_pk

@@ -36,7 +36,7 @@ from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
-from cairn.ports.records import Item, Put
+from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
@@ -50,12 +50,8 @@ from cairn.services.memory.memory_model import (
     Updated,
     checked_input,
     checked_text,
-    claim_key,
-    claims_pk,
     content_hash,
     memory_path,
-    memtime_pk,
-    time_key,
     title_of,
 )
 from cairn.services.memory.memory_ranking import (
@@ -63,7 +59,6 @@ from cairn.services.memory.memory_ranking import (
     DEFAULT_IMPORTANCE,
 )
 from cairn.services.memory.memory_reads import MemoryReads
-from cairn.services.repositories import all_items
 
 _RETRIES = 64
 
@@ -103,18 +98,15 @@ class MemoryService(MemoryReads):
     def _store_once(self, brain: Brain, m: MemoryInput, text: str, digest: str, client: str) -> Stored:
         now = self.clock.now()
         memory_id = m.memory_id or new_id("mem")
-        hash_key = claim_key(brain.id, "hash", m.type.value, client, digest)
-        hash_claim = self.records.get(*hash_key)
         ops: list[Put] = [
-            Put(Item(*hash_key, data={"doc_id": memory_id}), hash_claim.version if hash_claim else 0),
-            Put(Item(*time_key(brain.id, now, memory_id), data={"doc_id": memory_id})),
+            self.claims.take(self.claims.text(brain.id, m.type.value, client, digest), memory_id),
+            self.claims.stamp(brain.id, now, memory_id),
         ]
-        line = self._supersede_key(brain, m)
+        line = self.claims.line(brain.id, m.type, m.key, m.subject)
         old: Document | None = None
         if line is not None:
-            claim = self.records.get(*line)
-            old = self._current(brain, claim.data["doc_id"]) if claim else None
-            ops.append(Put(Item(*line, data={"doc_id": memory_id}), claim.version if claim else 0))
+            old = self._current(brain, line.doc_id) if line.doc_id is not None else None
+            ops.append(self.claims.take(line, memory_id))
             if old is not None and old.id != memory_id:
                 assert old.memory is not None
                 ended = old.memory.model_copy(
@@ -156,18 +148,11 @@ class MemoryService(MemoryReads):
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
-    def _supersede_key(self, brain: Brain, m: MemoryInput) -> tuple[str, str] | None:
-        if m.type is MemoryType.fact and m.key:
-            return claim_key(brain.id, "key", m.key)
-        if m.type is MemoryType.status and m.subject:
-            return claim_key(brain.id, "subject", m.subject)
-        return None
-
     def _duplicate(self, brain: Brain, kind: MemoryType, client: str, digest: str) -> Document | None:
-        claim = self.records.get(*claim_key(brain.id, "hash", kind.value, client, digest))
-        if claim is None:
+        claim = self.claims.text(brain.id, kind.value, client, digest)
+        if claim.doc_id is None:
             return None
-        doc = self._current(brain, claim.data["doc_id"])
+        doc = self._current(brain, claim.doc_id)
         if doc is None or doc.memory is None or doc.memory.content_hash != digest:
             return None
         return doc
@@ -232,8 +217,9 @@ class MemoryService(MemoryReads):
         updated = outcome.document
         if "content" in changed and updated.memory is not None:
             m = updated.memory
-            claim = claim_key(brain.id, "hash", m.type.value, m.client_id or "global", m.content_hash or "")
-            self.records.put(Item(*claim, data={"doc_id": updated.id}))
+            self.claims.give_text(
+                brain.id, m.type.value, m.client_id or "global", m.content_hash or "", updated.id
+            )
             if self.entities is not None:
                 f = updated.memory
                 found = self.entities.extract(
@@ -285,11 +271,7 @@ class MemoryService(MemoryReads):
     def forget_records(self, brain: Brain, doc_ids: set[str]) -> int:
         """Remove the claims (key, subject, text hash) and the by-time entries that name these
         memories (an erasure: their documents are gone); returns how many records went."""
-        gone = 0
-        for pk in (claims_pk(brain.id), memtime_pk(brain.id)):
-            doomed = [item for item in all_items(self.records, pk) if item.data.get("doc_id") in doc_ids]
-            for item in doomed:
-                gone += self.records.delete(item.pk, item.sk)
+        gone = self.claims.forget(brain.id, doc_ids)
         with self._counted_lock:
             for key in [k for k in self._counted if k[0] == brain.id]:
                 del self._counted[key]

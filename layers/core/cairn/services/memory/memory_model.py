@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Document, MemoryType, MetadataValue
@@ -121,20 +121,6 @@ def memory_path(kind: MemoryType, memory_id: str) -> str:
     return f"{PREFIX}{kind.value}/{memory_id}.md"
 
 
-def claim_key(brain_id: str, kind: str, *parts: str) -> tuple[str, str]:
-    # Hashed: keys and subjects are caller text of any length and alphabet.
-    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
-    return claims_pk(brain_id), f"{kind}#{digest}"
-
-
-def time_key(brain_id: str, at: datetime, memory_id: str) -> tuple[str, str]:
-    return memtime_pk(brain_id), f"{sortable(at)}#{memory_id}"
-
-
-def sortable(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def checked_input(m: MemoryInput) -> str:
     if not isinstance(m.type, MemoryType):
         raise InvalidInput(f"unknown memory type {m.type!r}")
@@ -157,13 +143,3 @@ def checked_text(content: str) -> str:
 def title_of(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
-
-
-def claims_pk(brain_id: str) -> str:
-    """The partition of a brain's memory claims (current key and subject, text hashes)."""
-    return f"memory#{brain_id}"
-
-
-def memtime_pk(brain_id: str) -> str:
-    """The partition of a brain's memories by time."""
-    return f"memtime#{brain_id}"

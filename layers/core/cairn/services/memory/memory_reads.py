@@ -14,8 +14,8 @@ from cairn.domain.models import Brain, Document, MemoryType
 from cairn.domain.text import excerpt
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
-from cairn.ports.records import RecordStore
 from cairn.services.documents.service import DocumentService
+from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memory_model import (
     COUNT_MAX_AGE_S,
@@ -23,8 +23,6 @@ from cairn.services.memory.memory_model import (
     PREFIX,
     MemoryHit,
     MemoryQuery,
-    memtime_pk,
-    sortable,
 )
 from cairn.services.memory.memory_ranking import (
     effective_confidence,
@@ -41,7 +39,7 @@ class MemoryReads:
     def __init__(
         self,
         documents: DocumentService,
-        records: RecordStore,
+        claims: MemoryClaims,
         search: SearchService,
         clock: Clock,
         access: AccessLog | None = None,
@@ -53,7 +51,7 @@ class MemoryReads:
         self._counted_lock = threading.Lock()
         """Entity extraction and links at store time (services/memory/entities.py); None: none kept."""
         self.documents = documents
-        self.records = records
+        self.claims = claims
         self.search_service = search
         self.clock = clock
         self.access = access
@@ -133,17 +131,7 @@ class MemoryReads:
 
     def since(self, brain: Brain, since: datetime, *, limit: int) -> list[Document]:
         """Memories created at or after `since` (deleted and superseded ones too), newest first."""
-        pk = memtime_pk(brain.id)
-        start = sortable(since)
-        ids: list[str] = []
-        after: str | None = None
-        while len(ids) < limit:
-            page = self.records.query(pk, after=after, limit=min(limit, 500), descending=True)
-            fresh = [item for item in page.items if item.sk >= start]
-            ids.extend(item.data["doc_id"] for item in fresh)
-            if len(fresh) < len(page.items) or page.next_after is None:
-                break
-            after = page.next_after
+        ids = self.claims.since(brain.id, since, limit=limit)
         ids = list(dict.fromkeys(ids))  # a restored (upserted) memory has a time item per write
         docs = self.documents.repo.get_many_by_id(ids[:limit])
         return [docs[i] for i in ids[:limit] if i in docs and docs[i].brain_id == brain.id]
@@ -153,22 +141,12 @@ class MemoryReads:
         `page` at a time from the memories-by-time records. A memory stored again under its own
         id (an upsert) comes once, at its first store: later stores are stamped after the
         creation time its document keeps."""
-        pk = memtime_pk(brain.id)
-        after: str | None = None
-        while True:
-            found = self.records.query(pk, after=after, limit=page)
-            docs = self.documents.repo.get_many_by_id(item.data["doc_id"] for item in found.items)
-            for item in found.items:
-                doc = docs.get(item.data["doc_id"])
-                if (
-                    doc is not None
-                    and doc.brain_id == brain.id
-                    and item.sk.split("#", 1)[0] <= sortable(doc.created_at)
-                ):
+        for stamped in self.claims.oldest_first(brain.id, page=page):
+            docs = self.documents.repo.get_many_by_id(entry.doc_id for entry in stamped)
+            for entry in stamped:
+                doc = docs.get(entry.doc_id)
+                if doc is not None and doc.brain_id == brain.id and entry.no_later_than(doc.created_at):
                     yield doc
-            if found.next_after is None:
-                return
-            after = found.next_after
 
     def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> tuple[int, int]:
         """How many memories the brain holds (deleted ones too) and how many chunks the live ones

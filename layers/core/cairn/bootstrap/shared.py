@@ -65,6 +65,7 @@ from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
+from cairn.services.zengram.runs import ConsolidationRuns
 
 
 def adapters_for(settings: Settings) -> Adapters:
@@ -193,7 +194,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             consolidation=consolidation,
             jobs=a.jobs,
             job_status=job_status,
-            records=a.records,
+            runs=ConsolidationRuns(a.records),
             generator=a.generator,
             clock=a.clock,
             options=options.surfaces,

@@ -55,7 +55,7 @@ from cairn.services.repositories import DocumentRepository, all_items, document_
 from cairn.services.search.access import access_pk
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.models import thoughts_prefix
-from cairn.services.zengram.consolidation import consolidation_pk
+from cairn.services.zengram.runs import consolidation_pk
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"

@@ -1,7 +1,7 @@
 """zengram's consolidation routes on Cairn's consolidation job (services/memory/consolidation.py), which
 runs on the JobRunner: the embedded queue, or Step Functions on AWS.
 
-One consolidation per brain at a time: the brain's last run is a record (`zengram#<brain>`), taken
+One consolidation per brain at a time: the brain's last run is a record (runs.py), taken
 with a conditional write, so two concurrent POSTs start one job and the other is `skipped`.
 """
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain, Job, JobStatus
-from cairn.ports.records import Item
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB
+from cairn.services.zengram.runs import LastRun
 from cairn.services.zengram.shapes import iso
 from cairn.services.zengram.validate import Refused
 
@@ -35,28 +35,23 @@ _STATUS = {
 }
 
 
-def _key(brain: Brain) -> tuple[str, str]:
-    return consolidation_pk(brain.id), "consolidation"
-
-
-def _running(c: ZengramDeps, last: Item | None) -> bool:
+def _running(c: ZengramDeps, last: LastRun | None) -> bool:
     """Whether the brain's last consolidation (its record) is still queued or running."""
     if last is None:
         return False
     try:
-        return c.jobs.status(last.data["job_id"]).status in (JobStatus.queued, JobStatus.running)
+        return c.jobs.status(last.job_id).status in (JobStatus.queued, JobStatus.running)
     except NotFound:
         return False
 
 
 def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, Any]]:
-    last = c.records.get(*_key(brain))
+    last = c.runs.last(brain.id)
     if _running(c, last):
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     job = c.consolidation.queue(brain)
-    record = {"job_id": job.id, "started_at": iso(job.created_at)}
     try:
-        c.records.put(Item(*_key(brain), data=record), expected_version=last.version if last else 0)
+        c.runs.begin(brain.id, job.id, iso(job.created_at), after=last)
     except Conflict:
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     if not sync:
@@ -117,18 +112,13 @@ def job_status(c: ZengramDeps, job_id: str) -> dict[str, Any]:
 
 
 def status(c: ZengramDeps, brain: Brain) -> dict[str, Any]:
-    last = c.records.get(*_key(brain))
+    last = c.runs.last(brain.id)
     running = _running(c, last)
     generator = c.options.generator
     return {
         "is_running": running,
-        "last_run_at": last.data.get("started_at") if last else None,
+        "last_run_at": last.started_at if last else None,
         "llm": {"provider": generator, "model": getattr(c.generator, "model_id", None)},
         "enabled": True,
         "interval": c.options.consolidation_schedule or "manual",
     }
-
-
-def consolidation_pk(brain_id: str) -> str:
-    """The partition of a brain's zengram consolidation record."""
-    return f"zengram#{brain_id}"

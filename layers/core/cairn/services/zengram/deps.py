@@ -8,13 +8,13 @@ from cairn.options import SurfaceOptions
 from cairn.ports.clock import Clock
 from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
-from cairn.ports.records import RecordStore
 from cairn.services.brains import BrainService
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.memory.consolidation import ConsolidationService
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memories import MemoryService
 from cairn.services.search.access import AccessLog
+from cairn.services.zengram.runs import ConsolidationRuns
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class ZengramDeps:
     consolidation: ConsolidationService
     jobs: JobRunner
     job_status: VisibleJobs
-    records: RecordStore
+    runs: ConsolidationRuns
     generator: Generator
     clock: Clock
     options: SurfaceOptions

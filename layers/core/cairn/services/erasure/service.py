@@ -54,7 +54,7 @@ from cairn.services.mnemosyne.libraries import collections_pk
 from cairn.services.repositories import DocumentRepository, all_items, document_of, documents_pk, slug_key
 from cairn.services.search.access import access_pk
 from cairn.services.thoughtmcp.memories import ThoughtMemories
-from cairn.services.thoughtmcp.models import thoughts_prefix
+from cairn.services.thoughtmcp.rows import thoughts_prefix
 from cairn.services.zengram.runs import consolidation_pk
 
 log = logging.getLogger(__name__)

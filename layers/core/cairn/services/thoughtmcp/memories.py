@@ -30,8 +30,6 @@ from typing import Any, Final
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
-from cairn.ports.records import Delete, Item
-from cairn.services.repositories import all_items
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import (
     auto_keywords,
@@ -48,7 +46,6 @@ from cairn.services.thoughtmcp.models import (
     ThoughtError,
     bytes_content,
     memory_path,
-    rows_pk,
     stored_bytes,
 )
 from cairn.services.thoughtmcp.recall import ThoughtRecall
@@ -190,11 +187,7 @@ class ThoughtMemories(ThoughtRecall):
             }
         self._unlink(brain, row)
         current = self._rows(brain.id, row.user_id, [row.id]).get(row.id)
-        also = (
-            [Delete(rows_pk(brain.id, row.user_id), row.id, expected_version=current.version)]
-            if current
-            else []
-        )
+        also = [self.rows.delete_op(brain.id, row, current.version)] if current else []
         self.documents.erase(brain, row.path, also=also, reason="forget")
         self._touched(brain.id, row.user_id, row.id)
         return {"memoryId": row.id, "deletionType": "hard", "message": "Memory and all related data removed"}
@@ -235,7 +228,7 @@ class ThoughtMemories(ThoughtRecall):
             path=doc.path,
         )
         try:
-            self.records.put(Item(rows_pk(brain.id, row.user_id), row.id, row.data()), 0)
+            self.rows.put(brain.id, row, 0)
         except Conflict:
             return False
         self._touched(brain.id, row.user_id, row.id)
@@ -245,9 +238,8 @@ class ThoughtMemories(ThoughtRecall):
     def forget_user(self, brain: Brain, user_id: str) -> int:
         """Remove every row of the user (an erasure: their memories' documents go on their own);
         returns how many."""
-        pk = rows_pk(brain.id, user_id)
-        gone = sum(self.records.delete(item.pk, item.sk) for item in list(all_items(self.records, pk)))
+        gone = self.rows.delete_user(brain.id, user_id)
         if self._kept is not None:
             with self._kept_lock:
-                self._kept.pop(pk, None)
+                self._kept.pop((brain.id, user_id), None)
         return gone

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
-from cairn.ports.records import Item
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp import thought_scoring as ts
 
@@ -184,10 +183,6 @@ def memory_path(user_id: str, memory_id: str) -> str:
     return f"{user_folder(user_id)}{memory_id}.md"
 
 
-def rows_pk(brain_id: str, user_id: str) -> str:
-    return f"{thoughts_prefix(brain_id)}{user_key(user_id)}"
-
-
 def stored_bytes(memory_id: str, content: str) -> bytes:
     """A memory's bytes: its id in a front-matter line (so its blob is its own), then its text."""
     return f"---\nmemory: {memory_id}\n---\n{content}".encode()
@@ -207,34 +202,6 @@ def title_of(content: str) -> str:
 
 def waypoint_side(row: Row) -> ts.WaypointSide:
     return ts.WaypointSide(row.session_id, row.created_at, row.salience, row.keywords, row.tags, row.category)
-
-
-def row_of(item: Item) -> Row:
-    d = item.data
-    created = datetime.fromisoformat(d["created_at"])
-    last, reinforced = d.get("last_access"), d.get("reinforced_at")
-    return Row(
-        item.sk,
-        d["user_id"],
-        d.get("session_id") or "",
-        d["sector"],
-        created,
-        datetime.fromisoformat(last) if last else created,
-        datetime.fromisoformat(reinforced) if reinforced else None,
-        d.get("access_count") or 0,
-        d["strength"],
-        d["salience"],
-        d.get("importance"),
-        d.get("category"),
-        d.get("context"),
-        d.get("keywords") or [],
-        d.get("tags") or [],
-        d.get("link_sum") or 0.0,
-        d.get("link_count") or 0,
-        d.get("content"),
-        d["path"],
-        item.version,
-    )
 
 
 def wire_memory(found: Recalled, *, with_access: bool = True) -> dict[str, Any]:
@@ -277,8 +244,3 @@ def parse_moment(value: str, name: str) -> datetime:
 
 
 SOURCE = DocumentInput().source
-
-
-def thoughts_prefix(brain_id: str) -> str:
-    """What every partition of a brain's ThoughtMCP memory rows starts with (one per user)."""
-    return f"thoughts#{brain_id}#"

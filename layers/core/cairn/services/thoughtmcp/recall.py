@@ -10,7 +10,6 @@ from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.ports.records import Item
 from cairn.services.documents.indexing import owner_token
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import check_filters, check_user
@@ -23,7 +22,6 @@ from cairn.services.thoughtmcp.models import (
     Recalled,
     Row,
     bytes_content,
-    rows_pk,
     user_folder,
 )
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
@@ -180,7 +178,7 @@ class ThoughtRecall(ThoughtLinks):
                 fresh.last_access = now
                 fresh.access_count += 1
                 try:
-                    self.records.put(Item(rows_pk(brain.id, user), row.id, fresh.data()), fresh.version)
+                    self.rows.put(brain.id, fresh, fresh.version)
                     break
                 except Conflict:
                     fresh = self._rows(brain.id, user, [row.id]).get(row.id)  # moved meanwhile: again

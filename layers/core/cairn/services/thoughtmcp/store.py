@@ -12,11 +12,10 @@ from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
-from cairn.ports.records import Item, Put, RecordStore
+from cairn.ports.records import RecordStore
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
-from cairn.services.repositories import all_items
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import (
     NOT_FOUND_SUGGESTION,
@@ -26,11 +25,10 @@ from cairn.services.thoughtmcp.models import (
     Row,
     ThoughtError,
     bytes_content,
-    row_of,
-    rows_pk,
     stored_bytes,
     title_of,
 )
+from cairn.services.thoughtmcp.rows import ThoughtRows
 
 
 class ThoughtStore:
@@ -49,12 +47,14 @@ class ThoughtStore:
         """`keep_rows`: this process is the store's only writer (the embedded store), so each
         user's rows may be kept between calls (see `_all_rows`)."""
         self.documents = documents
-        self.records = records
+        self.rows = ThoughtRows(records)
         self.chunks = chunks
         self.embedder = embedder
         self.clock = clock
         self.links = LinkRepository(records)
-        self._kept: dict[str, tuple[float, dict[str, Row], set[str]]] | None = {} if keep_rows else None
+        self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str]]] | None = (
+            {} if keep_rows else None
+        )
         self._kept_lock = threading.Lock()
 
     def _owned(self, brain: Brain, memory_id: str, user_id: str | None, *, combined: bool = False) -> Row:
@@ -82,9 +82,7 @@ class ThoughtStore:
         return row.content if row.content is not None else bytes_content(self.documents.read(brain, row.path))
 
     def _rows(self, brain_id: str, user_id: str, ids: Sequence[str]) -> dict[str, Row]:
-        pk = rows_pk(brain_id, user_id)
-        items = self.records.get_many([(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
-        return {item.sk: row_of(item) for item in items.values()}
+        return self.rows.get(brain_id, user_id, ids)
 
     def _all_rows(self, brain_id: str, user_id: str) -> list[Row]:
         """Every row of the user. Kept per user where this process is the store's only writer:
@@ -92,7 +90,7 @@ class ThoughtStore:
         the kept rows are what the store holds; they are read afresh after ROWS_TTL_S anyway."""
         if self._kept is None:
             return self._read_rows(brain_id, user_id)
-        pk = rows_pk(brain_id, user_id)
+        pk = (brain_id, user_id)
         with self._kept_lock:
             held = self._kept.get(pk)
         if held is None or time.monotonic() - held[0] > ROWS_TTL_S:
@@ -118,7 +116,7 @@ class ThoughtStore:
     def _rows_of(self, brain_id: str, user_id: str, ids: Iterable[str]) -> list[Row]:
         """The rows of these memories of the user, for ranking (from the kept rows when there
         are any; a writer reads its rows from the store itself)."""
-        if self._kept is not None and rows_pk(brain_id, user_id) in self._kept:
+        if self._kept is not None and (brain_id, user_id) in self._kept:
             kept = {r.id: r for r in self._all_rows(brain_id, user_id)}
             return [kept[i] for i in ids if i in kept]
         return list(self._rows(brain_id, user_id, list(ids)).values())
@@ -128,18 +126,15 @@ class ThoughtStore:
         if self._kept is None:
             return
         with self._kept_lock:
-            held = self._kept.get(rows_pk(brain_id, user_id))
+            held = self._kept.get((brain_id, user_id))
             if held is not None:
                 held[2].update(memory_ids)
 
     def _read_rows(self, brain_id: str, user_id: str) -> list[Row]:
-        return [row_of(item) for item in all_items(self.records, rows_pk(brain_id, user_id))]
+        return self.rows.all(brain_id, user_id)
 
     def _newest(self, brain_id: str, user_id: str, count: int) -> list[Row]:
-        page = self.records.query(
-            rows_pk(brain_id, user_id), limit=count, descending=True
-        )  # ids are time-ordered
-        return [row_of(item) for item in page.items]
+        return self.rows.newest(brain_id, user_id, count)
 
     def owner_of(self, brain: Brain, memory_id: str) -> str | None:
         doc = self.documents.repo.get_by_id(memory_id) if isinstance(memory_id, str) and memory_id else None
@@ -170,8 +165,7 @@ class ThoughtStore:
     ) -> Document:
         """The memory's document and its row, in one transaction (a new row, or at its version);
         `forgotten`: when it was soft-forgotten (its chunks then hidden from current-only search)."""
-        item = Item(rows_pk(brain.id, row.user_id), row.id, row.data())
-        ops = [Put(item, 0 if created else row.version)]
+        ops = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
         info = DocumentInput(
             title=title_of(content),
             tags=[*(f"kw:{k}" for k in row.keywords), *(f"tag:{t}" for t in row.tags)],

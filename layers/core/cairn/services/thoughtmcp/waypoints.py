@@ -8,7 +8,7 @@ import numpy as np
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Link
-from cairn.ports.records import Delete, Item, Put
+from cairn.ports.records import Delete, Put
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
@@ -16,7 +16,6 @@ from cairn.services.thoughtmcp.models import (
     MAX_CONNECTIONS,
     WAYPOINT_CANDIDATES,
     Row,
-    rows_pk,
     waypoint_side,
 )
 from cairn.services.thoughtmcp.store import ThoughtStore
@@ -68,9 +67,9 @@ class ThoughtLinks(ThoughtStore):
             for r in (rows[a.id], rows[b.id]):
                 r.link_sum += 2 * weight  # both directions touch each end
                 r.link_count += 2
-                ops.append(Put(Item(rows_pk(brain.id, r.user_id), r.id, r.data()), r.version))
+                ops.append(self.rows.put_op(brain.id, r, r.version))
             try:
-                self.records.transact(ops)
+                self.rows.commit(ops)
             except Conflict:
                 continue  # a row moved (a read reinforced it) or the link exists: read again
             self._touched(brain.id, a.user_id, a.id, b.id)
@@ -93,11 +92,9 @@ class ThoughtLinks(ThoughtStore):
                         other.link_sum = (
                             max(0.0, other.link_sum - 2 * link.weight) if other.link_count else 0.0
                         )
-                        ops.append(
-                            Put(Item(rows_pk(brain.id, other.user_id), other.id, other.data()), other.version)
-                        )
+                        ops.append(self.rows.put_op(brain.id, other, other.version))
                     try:
-                        self.records.transact(ops)
+                        self.rows.commit(ops)
                     except Conflict:
                         continue
                     self._touched(brain.id, row.user_id, row.id, link.target_id)

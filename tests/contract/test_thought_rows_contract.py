@@ -1,0 +1,72 @@
+"""ThoughtMCP's memory rows (services/thoughtmcp/rows.py) on every record store: a row written and
+read back whole, written again only at the version read, one user's rows never another's, the
+newest first, and removed with their user."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cairn.domain.errors import Conflict
+from cairn.ports.records import RecordStore
+from cairn.services.thoughtmcp.models import Row
+from cairn.services.thoughtmcp.rows import ThoughtRows
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def row(memory_id: str, user: str = "alice", minutes: int = 0) -> Row:
+    at = T0 + timedelta(minutes=minutes)
+    return Row(
+        memory_id, user, "s1", "semantic", at, at, None, 0, 1.0, 0.6, 0.5, "general", "", ["porto"], ["t"],
+        0.0, 0, "Alice moved to Porto.", f"thoughts/u/{memory_id}.md",
+    )  # fmt: skip
+
+
+def test_a_row_is_read_back_whole_and_written_again_only_at_its_version(records: RecordStore) -> None:
+    rows = ThoughtRows(records)
+    rows.put("brn_1", row("mem_1"), 0)
+    with pytest.raises(Conflict):  # a new row where one exists
+        rows.put("brn_1", row("mem_1"), 0)
+
+    (got,) = rows.get("brn_1", "alice", ["mem_1", "mem_none", ""]).values()
+    assert replace(got, version=0) == row("mem_1") and got.version > 0
+    stronger = replace(got, strength=0.4, access_count=1, last_access=T0 + timedelta(hours=1))
+    rows.put("brn_1", stronger, got.version)
+    with pytest.raises(Conflict):  # a reinforcement that read the row before that write
+        rows.put("brn_1", replace(got, strength=0.9), got.version)
+    again = rows.get("brn_1", "alice", ["mem_1"])["mem_1"]
+    assert again.strength == 0.4 and again.access_count == 1 and again.last_access == T0 + timedelta(hours=1)
+
+
+def test_a_users_rows_are_only_theirs_and_newest_first(records: RecordStore) -> None:
+    rows = ThoughtRows(records)
+    for i in range(4):
+        rows.put("brn_1", row(f"mem_{i}", minutes=i), 0)
+    rows.put("brn_1", row("mem_b", user="bob"), 0)
+    rows.put("brn_2", row("mem_x"), 0)
+
+    assert sorted(r.id for r in rows.all("brn_1", "alice")) == ["mem_0", "mem_1", "mem_2", "mem_3"]
+    assert rows.get("brn_1", "alice", ["mem_b", "mem_x"]) == {}
+    assert [r.id for r in rows.all("brn_1", "bob")] == ["mem_b"]
+    assert [r.id for r in rows.newest("brn_1", "alice", 2)] == ["mem_3", "mem_2"]  # ids are time-ordered
+
+
+def test_ops_commit_together_or_not_at_all_and_a_user_goes_whole(records: RecordStore) -> None:
+    rows = ThoughtRows(records)
+    rows.put("brn_1", row("mem_1"), 0)
+    rows.put("brn_1", row("mem_2"), 0)
+    one, two = rows.get("brn_1", "alice", ["mem_1", "mem_2"]).values()
+    with pytest.raises(Conflict):  # one stale op fails the other too
+        rows.commit(
+            [rows.put_op("brn_1", replace(one, link_count=2), one.version), rows.put_op("brn_1", two, 0)]
+        )
+    assert rows.get("brn_1", "alice", ["mem_1"])["mem_1"].link_count == 0
+    rows.commit([rows.delete_op("brn_1", two, two.version)])
+    assert list(rows.get("brn_1", "alice", ["mem_1", "mem_2"])) == ["mem_1"]
+
+    rows.put("brn_1", row("mem_b", user="bob"), 0)
+    assert rows.delete_user("brn_1", "alice") == 1
+    assert rows.all("brn_1", "alice") == [] and [r.id for r in rows.all("brn_1", "bob")] == ["mem_b"]

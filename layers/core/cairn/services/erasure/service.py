@@ -48,9 +48,9 @@ from cairn.services.links.graph import link_sequence
 from cairn.services.links.repository import links_prefix
 from cairn.services.memory.claims import claims_pk, memtime_pk
 from cairn.services.memory.entities import entities_pk
+from cairn.services.mnemosyne.collection_records import CollectionRecords, collections_pk
 from cairn.services.mnemosyne.image_items import image_refs_prefix
 from cairn.services.mnemosyne.item_status import pending_pk
-from cairn.services.mnemosyne.libraries import collections_pk
 from cairn.services.repositories import DocumentRepository, all_items, document_of, documents_pk, slug_key
 from cairn.services.search.access import access_pk
 from cairn.services.thoughtmcp.memories import ThoughtMemories
@@ -302,8 +302,7 @@ class ErasureService:
         for item in all_items(self.records, documents_pk(brain_id), "doc#"):
             counts["documents"] += 1
             pointers.append(Item(f"docid#{item.data['id']}", "doc"))
-        for item in all_items(self.records, collections_pk(brain_id), "col#"):
-            pointers.append(Item(f"colid#{item.data['uid']}", "collection"))
+        pointers += CollectionRecords(self.records).pointers(brain_id)
         self._delete_items(pointers)
         for items in sessions:
             counts["sessions"] += 1

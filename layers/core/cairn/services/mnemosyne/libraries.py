@@ -10,11 +10,7 @@
   an ingest still queued, running or failed has a pending record (item_status.py) that says so,
   and such an item's new chunks are staged, never searchable, until the ingest commits.
 
-| record                    | pk                      | sk                 |
-|---------------------------|-------------------------|--------------------|
-| collection                | `collections#<brain>`   | `col#<uid>`        |
-| its name claim            | `collections#<brain>`   | `name#<folded name>` |
-| collection by uid         | `colid#<uid>`           | `collection`       |
+Collections are stored by collection_records.py.
 """
 
 from __future__ import annotations
@@ -38,11 +34,11 @@ from cairn.domain.models import Brain, Chunk, Document
 from cairn.domain.paths import normalize_user_path
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
-from cairn.ports.records import Item, Put, RecordStore
+from cairn.ports.records import RecordStore
 from cairn.services.brains import BrainService
 from cairn.services.documents.service import DocumentService
+from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow
 from cairn.services.mnemosyne.item_status import COMPLETED, ItemStatusLog, PendingItem
-from cairn.services.repositories import all_items
 
 DESCRIPTION_KEY: Final = "description"
 WORKSPACE_KEY: Final = "workspace_id"
@@ -136,7 +132,7 @@ class LibraryService:
         library's listing may be kept between calls (see `_listing`)."""
         self.brains = brains
         self.documents = documents
-        self.records = records
+        self.collection_records = CollectionRecords(records)
         self.chunks = chunks
         self.status = status
         self.clock = clock
@@ -225,47 +221,32 @@ class LibraryService:
         if len(description) > MAX_DESCRIPTION:
             raise InvalidInput(f"description must be at most {MAX_DESCRIPTION} characters")
         chosen = normalize_user_path(folder or f"{COLLECTIONS_FOLDER}/{_segment(name)}").rstrip("/")
-        uid = new_id("col")
-        collection = Collection(uid, library, name, description, chosen, self.clock.now())
-        pk = collections_pk(library.uid)
+        row = CollectionRow(new_id("col"), name, description, chosen, self.clock.now())
         try:
-            self.records.transact(
-                [
-                    Put(Item(pk, _name_sk(name), {"uid": uid}), 0),
-                    Put(Item(pk, f"col#{uid}", _collection_data(collection)), 0),
-                    Put(Item(f"colid#{uid}", "collection", {"brain_id": library.uid}), 0),
-                ]
-            )
+            self.collection_records.create(library.uid, row)
         except Conflict:
             raise Conflict(f"library {library.name} already has a collection named {name!r}") from None
-        return collection
+        return _collection(library, row)
 
     def collections(self, libraries: Sequence[Library]) -> list[Collection]:
         """The libraries' collections, by library name, then collection name."""
-        found = [
-            _collection(lib, item)
-            for lib in libraries
-            for item in all_items(self.records, collections_pk(lib.uid), "col#")
-        ]
+        found = [_collection(lib, row) for lib in libraries for row in self.collection_records.of(lib.uid)]
         return sorted(
             found, key=lambda c: (c.library.name.casefold(), c.library.uid, c.name.casefold(), c.uid)
         )
 
     def collection(self, uid: str, libraries: Sequence[Library]) -> Collection:
         """A collection of one of `libraries` by uid; NotFound otherwise."""
-        pointer = self.records.get(f"colid#{uid}", "collection") if uid.startswith("col_") else None
-        lib = next((lib for lib in libraries if pointer and lib.uid == pointer.data["brain_id"]), None)
-        item = self.records.get(collections_pk(lib.uid), f"col#{uid}") if lib is not None else None
-        if lib is None or item is None:
+        holder = self.collection_records.library_of(uid)
+        lib = next((lib for lib in libraries if holder is not None and lib.uid == holder), None)
+        row = self.collection_records.get(lib.uid, uid) if lib is not None else None
+        if lib is None or row is None:
             raise NotFound(f"collection not found: {uid[:80]}")
-        return _collection(lib, item)
+        return _collection(lib, row)
 
     def collection_named(self, library: Library, name: str) -> Collection | None:
-        claim = self.records.get(collections_pk(library.uid), _name_sk(" ".join(name.split())))
-        if claim is None:
-            return None
-        item = self.records.get(collections_pk(library.uid), f"col#{claim.data['uid']}")
-        return _collection(library, item) if item is not None else None
+        row = self.collection_records.named(library.uid, " ".join(name.split()))
+        return _collection(library, row) if row is not None else None
 
     # -- items ---------------------------------------------------------------------------------
 
@@ -401,17 +382,8 @@ def _pending_item(lib: Library, pending: PendingItem) -> LibraryItem:
     )
 
 
-def collections_pk(brain_id: str) -> str:
-    """The partition of a library's collections and their name claims."""
-    return f"collections#{brain_id}"
-
-
 def _collection_order(c: Collection) -> tuple[str, str, str, str]:
     return (c.library.name.casefold(), c.library.uid, c.name.casefold(), c.uid)
-
-
-def _name_sk(name: str) -> str:
-    return f"name#{name.casefold()}"
 
 
 def _segment(name: str) -> str:
@@ -419,23 +391,5 @@ def _segment(name: str) -> str:
     return segment[:100] or "collection"
 
 
-def _collection_data(c: Collection) -> dict[str, object]:
-    return {
-        "uid": c.uid,
-        "name": c.name,
-        "description": c.description,
-        "folder": c.folder,
-        "created_at": c.created_at.isoformat(),
-    }
-
-
-def _collection(lib: Library, item: Item) -> Collection:
-    d = item.data
-    return Collection(
-        uid=str(d["uid"]),
-        library=lib,
-        name=str(d["name"]),
-        description=str(d.get("description") or ""),
-        folder=str(d["folder"]),
-        created_at=datetime.fromisoformat(str(d["created_at"])),
-    )
+def _collection(lib: Library, row: CollectionRow) -> Collection:
+    return Collection(row.uid, lib, row.name, row.description, row.folder, row.created_at)

@@ -151,6 +151,8 @@ def check(
     wanted = max(found.covered_rows, -1 if top is None else int(top) + 1)
     lost = (found.file_rows, wanted) if wanted > found.file_rows else None
     with write_lock, db.transaction() as conn:
+        if schema.brain_state(conn, brain_id) is None:
+            return None  # dropped meanwhile: nothing of it is left to check, nor to record
         if schema.vector_epoch(conn, brain_id) != epoch:
             return Found(epoch, found.file_rows, 0)  # compacted meanwhile: the next check sees it
         now = vector_sums.pieces(conn, brain_id, epoch)

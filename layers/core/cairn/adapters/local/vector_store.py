@@ -90,8 +90,12 @@ class VectorFile:
         return int(self._matrix.shape[0])
 
     def stored_rows(self) -> int:
-        """Rows in the file now, whoever appended them (`rows` is what this process has mapped)."""
-        return self.path.stat().st_size // self._row_bytes if self.path.exists() else 0
+        """Rows in the file now, whoever appended them (`rows` is what this process has mapped);
+        0 when there is no file (never made, or its brain dropped meanwhile)."""
+        try:
+            return self.path.stat().st_size // self._row_bytes
+        except FileNotFoundError:
+            return 0
 
     def append(self, vectors: Floats, *, floor: int = 0) -> Rows:
         """Write rows at the end of the file, durably (fsynced before the chunk rows that point

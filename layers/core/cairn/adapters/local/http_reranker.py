@@ -56,9 +56,6 @@ class HttpReranker(RemoteReranker):
         self.url, self.server = at.url, at.server
         self.model = model
         self._api_key = api_key
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_wait_s = max_wait_s
         self._where = f"the reranker at {self.server}"
         # One pooled client for every call; httpx.Client may be shared by threads.
         self._client = httpx.Client(timeout=at.timeout, headers=self._headers())
@@ -66,6 +63,10 @@ class HttpReranker(RemoteReranker):
     @property
     def model_id(self) -> str:
         return self.model
+
+    @property
+    def max_retries(self) -> int:
+        return self._retry.max_retries
 
     def close(self) -> None:
         self._client.close()

@@ -23,13 +23,11 @@ from typing import Any
 import httpx
 
 from cairn.adapters.endpoints import endpoint
-from cairn.adapters.local.openai_compat import _server_message, auth_headers, redacted_error
+from cairn.adapters.local.openai_compat import _server_message, auth_headers, redacted_error, refusal
 from cairn.adapters.retrying import RetryPolicy, Transient, retrying
 from cairn.ports.generator import GenerationCode, GenerationError
-from cairn.retry_after import parse_retry_after
 
 _ERROR_BODY_CHARS = 4096
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
@@ -53,10 +51,7 @@ class OpenAIChat:
         self.model = model
         self.provider = "openai"
         self._api_key = api_key
-        self.max_retries = max_retries
         self.transport = transport
-        self.backoff_s = backoff_s
-        self.max_wait_s = max_wait_s
         self._retry = RetryPolicy(max_retries, backoff_s, max_wait_s, sleep or time.sleep)
         self._json_mode = True  # switched off for good once the server says it has no such option
 
@@ -97,17 +92,8 @@ class OpenAIChat:
         return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
 
     def _refusal(self, response: httpx.Response) -> Exception:
-        where, status = f"the model server at {self.server}", response.status_code
         detail = _server_message(response.content[:_ERROR_BODY_CHARS])
-        suffix = f": {detail}" if detail else ""
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if status == 429:
-            error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
-            return Transient(error, retry_after)
-        if status in _RETRY_STATUS or status >= 500:
-            error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
-            return Transient(error, retry_after)
-        return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
+        return refusal(response, detail, f"the model server at {self.server}", self._error)
 
     def _reply(self, response: httpx.Response) -> dict[str, Any]:
         completion = _json_or_none(response.content)

@@ -26,7 +26,6 @@ from cairn.ports.generator import Delta, Done, GenerationCode, GenerationError, 
 from cairn.retry_after import parse_retry_after
 
 _ERROR_BODY_BYTES = 4096
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 class OpenAICompatGenerator(GroundedGenerator):
@@ -43,15 +42,13 @@ class OpenAICompatGenerator(GroundedGenerator):
         max_wait_s: float = 30.0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        # a Retry-After longer than max_wait_s fails at once (rate_limited)
         super().__init__(RetryPolicy(max_retries, backoff_s, max_wait_s), sleep or anyio.sleep)
         at = endpoint(base_url, "/chat/completions", timeout_s)
         self.url, self.server, self.timeout = at.url, at.server, at.timeout
         self.model = model
         self._api_key = api_key
-        self.max_retries = max_retries
         self.transport = transport
-        self.backoff_s = backoff_s
-        self.max_wait_s = max_wait_s  # a Retry-After longer than this fails at once (rate_limited)
 
     @property
     def model_id(self) -> str:
@@ -106,15 +103,7 @@ class OpenAICompatGenerator(GroundedGenerator):
 
     async def _refusal(self, response: httpx.Response, where: str) -> Exception:
         detail = _server_message(await _read_some(response))
-        status = response.status_code
-        suffix = f": {detail}" if detail else ""
-        if status == 429:
-            error = self._error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
-            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
-        if status in _RETRY_STATUS or status >= 500:
-            error = self._error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
-            return Transient(error, parse_retry_after(response.headers.get("retry-after")))
-        return self._error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
+        return refusal(response, detail, where, self._error)
 
     async def _events(
         self, response: httpx.Response, citations: MarkerCitations
@@ -175,6 +164,25 @@ def redacted_error(
     if api_key:
         message = message.replace(api_key, "[redacted]")
     return GenerationError(code, message, retryable=retryable)
+
+
+def refusal(
+    response: httpx.Response,
+    detail: str,
+    where: str,
+    error: Callable[[GenerationCode, str, bool], GenerationError],
+) -> Exception:
+    """What a non-200 reply of an OpenAI-compatible server means: a rate limit or a server error,
+    worth another try after its Retry-After (Transient), or a refusal."""
+    status = response.status_code
+    suffix = f": {detail}" if detail else ""
+    if status == 429:
+        limited = error("rate_limited", f"{where} is rate limiting requests (HTTP 429){suffix}", True)
+        return Transient(limited, parse_retry_after(response.headers.get("retry-after")))
+    if status >= 500:
+        failed = error("generation_failed", f"{where} failed (HTTP {status}){suffix}", True)
+        return Transient(failed, parse_retry_after(response.headers.get("retry-after")))
+    return error("generation_failed", f"{where} refused the request (HTTP {status}){suffix}", False)
 
 
 def auth_headers(accept: str, api_key: str | None) -> dict[str, str]:

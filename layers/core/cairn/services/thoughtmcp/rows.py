@@ -50,7 +50,8 @@ class ThoughtRows:
 
     def put(self, brain_id: str, row: Row, version: int) -> None:
         """Write `row` if it is still at `version` (0: a new row); Conflict otherwise."""
-        self.records.put(Item(rows_pk(brain_id, row.user_id), row.id, row.data()), version)
+        op = self.put_op(brain_id, row, version)
+        self.records.put(op.item, op.expected_version)
 
     def commit(self, ops: Sequence[Put | Delete]) -> None:
         """Apply ops built here and by the link repository together, or none (Conflict)."""

@@ -9,6 +9,7 @@ from cairn.container import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire import SearchResponse
+from cairn.services.search.service import SortMode
 
 
 class SearchBody(BaseModel):
@@ -17,7 +18,7 @@ class SearchBody(BaseModel):
     query: str = Field(min_length=1, max_length=4096)
     top_k: int = Field(default=10, ge=1, le=100)
     scope: Literal["all", "global", "project", "agent"] | None = None
-    sort: Literal["relevance", "recency", "relevance_then_recency"] = "relevance"
+    sort: SortMode = "relevance"
     tags: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
         default_factory=list, max_length=64
     )

@@ -242,7 +242,7 @@ class IngestService:
                     settle(n, self.ingest_bytes(brain, local.data, name=local.name, path=target, queue=False))
                     continue
                 self._check_size(len(local.data))
-                run.append((n, normalize_user_path(target), local, kind))
+                run.append((n, target, local, kind))  # the write validates it
             except CairnError as exc:
                 settle(n, exc)
         self._write_run(brain, run, settle, started)

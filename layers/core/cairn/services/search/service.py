@@ -17,7 +17,7 @@ from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
-SORT_MODES: tuple[str, ...] = ("relevance", "recency", "relevance_then_recency")
+"""Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class SearchService:
         *,
         top_k: int = 10,
         scope: str | None = None,
-        sort: str = "relevance",
+        sort: SortMode = "relevance",
         tags: Sequence[str] = (),
         path_prefix: str | None = None,
         created_from: datetime | None = None,
@@ -85,10 +85,6 @@ class SearchService:
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
-        if sort not in SORT_MODES:
-            raise InvalidInput(f"sort must be one of {', '.join(SORT_MODES)}")
-        if top_k < 1:
-            raise InvalidInput("top_k must be at least 1")
         prefixes = tuple(p for p in (scope_prefix(scope), path_prefix) if p)
         flt = ChunkFilter(
             brain_ids=(brain.id,),
@@ -166,14 +162,16 @@ def _best_chunk_per_document(hits: Sequence[ChunkHit]) -> list[ChunkHit]:
     return out
 
 
-def _order(hits: list[ChunkHit], sort: str) -> list[ChunkHit]:
+def _order(hits: list[ChunkHit], sort: SortMode) -> list[ChunkHit]:
     """relevance: fused score. recency: newest matching first. relevance_then_recency: score
     rounded to 3 significant digits, ties broken by recency."""
     if sort == "recency":
         return sorted(hits, key=lambda h: h.chunk.created_at, reverse=True)
     if sort == "relevance_then_recency":
         return sorted(hits, key=lambda h: (float(f"{h.score:.3g}"), h.chunk.created_at), reverse=True)
-    return hits
+    if sort == "relevance":
+        return hits
+    raise InvalidInput(f"unknown sort {sort!r}")  # the edges' types never let one through
 
 
 def _shape(hit: ChunkHit, doc: Document | None) -> SearchHit:

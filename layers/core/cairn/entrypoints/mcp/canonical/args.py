@@ -9,6 +9,7 @@ from pydantic import AfterValidator, AnyUrl, Field, TypeAdapter, ValidationError
 
 from cairn.entrypoints.mcp.kit import ToolArgs
 from cairn.entrypoints.wire_memory import ExtractMessages
+from cairn.services.search.service import SortMode
 
 BrainRef = Annotated[
     str | None, Field(description="Brain id or slug (default: JBMCP_DEFAULT_BRAIN, else the first brain).")
@@ -49,7 +50,7 @@ class SearchArgs(ToolArgs):
         Field(description="Memory namespace: memory/global/, memory/project/…, memory/agent/…, or all."),
     ] = None
     sort: Annotated[
-        Literal["relevance", "recency", "relevance_then_recency"] | None,
+        SortMode | None,
         Field(
             description="Ranking: fused relevance (default), newest first, or relevance with recency ties."
         ),

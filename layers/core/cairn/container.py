@@ -26,6 +26,7 @@ from cairn.services.brains import BrainService
 from cairn.services.documents.index_repair import IndexRepair
 from cairn.services.documents.service import DocumentService
 from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
 from cairn.services.events import EventBus
@@ -44,6 +45,7 @@ from cairn.services.memory.memories import MemoryService
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
+from cairn.services.mnemosyne.image_refs import ImageRefs
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_search import LibrarySearch
@@ -130,13 +132,14 @@ class Container:
         eraser = DocumentEraser(
             documents=self.documents,
             chunks=self.search.chunks,
-            records=a.records,
+            siblings=self.documents.siblings,
+            assertions=self.assertions,
             blobs=a.blobs,
             links=self.entities.links,
             entities=self.entities,
             memories=self.memories,
             raw_data=self.raw_data,
-            images=ImageItems(a.records, self.documents),
+            images=ImageItems(ImageRefs(a.records), self.documents),
             status=ItemStatusLog(a.records, a.clock),
             access=self.search.access or AccessLog(a.records, a.clock),
         )
@@ -146,7 +149,7 @@ class Container:
             eraser=eraser,
             thoughts=self.thoughts,
             chunks=a.chunks,
-            records=a.records,
+            keyspace=BrainKeyspace(a.records),
             blobs=a.blobs,
             audit=self.audit,
             erasures=ErasureLog(a.records, a.clock),

@@ -46,9 +46,11 @@ from cairn.services.memory.fact_memory import FactMemory
 from cairn.services.memory.memories import MemoryService
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
+from cairn.services.mnemosyne.collection_records import CollectionRecords
 from cairn.services.mnemosyne.concept_rules import ConceptRules
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
+from cairn.services.mnemosyne.image_refs import ImageRefs
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_profiles import LibraryProfiles
@@ -63,6 +65,7 @@ from cairn.services.thoughtmcp.brain import ThoughtContext
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
 from cairn.services.zengram.runs import ConsolidationRuns
@@ -161,7 +164,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         queue_above_bytes=settings.ingest_queue_bytes,
         status=item_status,
         concepts=concepts,
-        images=ImageItems(a.records, documents),
+        images=ImageItems(ImageRefs(a.records), documents),
     )
     keys = ApiKeyService(a.records, a.clock)
     a.jobs.register(INGEST_JOB, as_starter(ingest.run_job))
@@ -172,12 +175,18 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
         a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
     thoughts = ThoughtMemories(
-        documents, a.records, chunks, a.embedder, a.clock, keep_rows=settings.backend == "local"
+        documents,
+        ThoughtRows(a.records),
+        entities.links,
+        chunks,
+        a.embedder,
+        a.clock,
+        keep_rows=settings.backend == "local",
     )
     libraries = LibraryService(
         brains,
         documents,
-        a.records,
+        CollectionRecords(a.records),
         chunks,
         item_status,
         a.clock,

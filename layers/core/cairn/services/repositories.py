@@ -21,7 +21,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from cairn.auth import access
-from cairn.domain.errors import NotFound
+from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 from cairn.services.documents.index_intents import IndexIntents, Intent
@@ -47,13 +47,17 @@ def doc_id_key(doc_id: str) -> tuple[str, str]:
     return f"docid#{doc_id}", "doc"
 
 
+SESSIONS_PREFIX = "session#"
+"""What every session's partition starts with (its record and its messages)."""
+
+
 def session_key(session_id: str) -> tuple[str, str]:
-    return f"session#{session_id}", "session"
+    return f"{SESSIONS_PREFIX}{session_id}", "session"
 
 
 def message_key(session_id: str, seq: int) -> tuple[str, str]:
     """Zero-padded so a prefix query on `msg#` lists a session's messages in append order."""
-    return f"session#{session_id}", f"msg#{seq:010d}"
+    return f"{SESSIONS_PREFIX}{session_id}", f"msg#{seq:010d}"
 
 
 def to_item(pk: str, sk: str, model: BaseModel) -> Item:
@@ -91,13 +95,16 @@ class BrainRepository:
             raise NotFound(f"brain not found: {brain_id}")
         before = from_item(Brain, item)
         after = change(before)
+        if after.id != before.id or (keep_slug and after.slug != before.slug):
+            raise InvalidInput("a brain's id and slug never change")  # its pointer would go stale
         ops = [Put(to_item(*brain_key(after.id), after), expected_version=item.version)]
         if keep_slug:
             pointer = self.records.get(*slug_key(before.slug))
             data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
             ops.append(
                 Put(
-                    Item(*slug_key(after.slug), data=data), expected_version=pointer.version if pointer else 0
+                    Item(*slug_key(before.slug), data=data),
+                    expected_version=pointer.version if pointer else 0,
                 )
             )
         self.records.transact(ops)
@@ -170,7 +177,8 @@ class DocumentRepository:
         pointer = self.records.get(*doc_id_key(doc_id))
         if pointer is None:
             return None
-        return self.get(pointer.data["brain_id"], pointer.data["path"])
+        doc = self.get(pointer.data["brain_id"], pointer.data["path"])
+        return doc if doc is not None and doc.id == doc_id else None  # its path may be another's now
 
     def stored_by_id(self, doc_id: str) -> Document | None:
         """The record of the document with this id whoever may see it, soft-deleted or not; None
@@ -199,7 +207,9 @@ class DocumentRepository:
             if (p := pointers.get(doc_id_key(doc_id))) is not None
         }
         docs = self.get_many(located.values())
-        return {doc_id: docs[loc] for doc_id, loc in located.items() if loc in docs}
+        return {
+            doc_id: docs[loc] for doc_id, loc in located.items() if loc in docs and docs[loc].id == doc_id
+        }
 
     def list(self, brain_id: str, prefix: str = "") -> Iterator[Document]:
         pk, sk_prefix = doc_key(brain_id, prefix)

@@ -105,6 +105,34 @@ class SiblingContext:
         predecessor = next((e for e in entries if e["path"] == mine["after"]), None)
         return str(predecessor["excerpt"]) if predecessor is not None else None
 
+    def forget(self, brain_id: str, paths: set[str]) -> set[str]:
+        """Take these documents out of their folders' recent siblings (an erasure: the ring keeps an
+        excerpt of each); returns the ids of the siblings whose indexed context was one of them."""
+        cleared: set[str] = set()
+        for folder in {folder_of(p) for p in paths}:
+            key = _folder_key(brain_id, folder)
+            for _ in range(16):
+                item = self.records.get(*key)
+                if item is None:
+                    break
+                entries = item.data["entries"]
+                kept = [e for e in entries if e["path"] not in paths]
+                for entry in kept:
+                    if entry.get("after") in paths:
+                        cleared.add(entry["doc_id"])
+                        entry["after"] = None
+                try:
+                    if kept:
+                        self.records.put(Item(*key, data={"entries": kept}), expected_version=item.version)
+                    else:  # the folder's ring is empty: its key names the folder, which may be theirs
+                        self.records.delete(*key, expected_version=item.version)
+                    break
+                except Conflict:
+                    continue
+            else:  # the erasure fails, and is resumed, rather than leave an excerpt behind
+                raise Conflict(f"the recent siblings of {folder!r} kept changing; try again")
+        return cleared
+
 
 def keeps_to_itself(doc: Document) -> bool:
     """An image item is described by its own text only: it neither takes nor gives a sibling's
@@ -124,31 +152,8 @@ def _age(entry: dict[str, Any], now: datetime) -> float:
 
 
 def _ring_key(brain_id: str, path: str) -> tuple[str, str]:
-    return documents_pk(brain_id), f"siblings#{folder_of(path)}/"
+    return _folder_key(brain_id, folder_of(path))
 
 
-def forget_siblings(records: RecordStore, brain_id: str, paths: set[str]) -> set[str]:
-    """Take these documents out of their folders' recent siblings (an erasure: the ring keeps an
-    excerpt of each); returns the ids of the siblings whose indexed context was one of them."""
-    cleared: set[str] = set()
-    for folder in {folder_of(p) for p in paths}:
-        key = (documents_pk(brain_id), f"siblings#{folder}/")
-        for _ in range(16):
-            item = records.get(*key)
-            if item is None:
-                break
-            entries = item.data["entries"]
-            kept = [e for e in entries if e["path"] not in paths]
-            for entry in kept:
-                if entry.get("after") in paths:
-                    cleared.add(entry["doc_id"])
-                    entry["after"] = None
-            try:
-                if kept:
-                    records.put(Item(*key, data={"entries": kept}), expected_version=item.version)
-                else:  # the folder's ring is empty: its key names the folder, which may be theirs
-                    records.delete(*key, expected_version=item.version)
-                break
-            except Conflict:
-                continue
-    return cleared
+def _folder_key(brain_id: str, folder: str) -> tuple[str, str]:
+    return documents_pk(brain_id), f"siblings#{folder}/"

@@ -21,11 +21,10 @@ from cairn import faults
 from cairn.domain.models import Brain, Document, DocumentSource
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
-from cairn.ports.records import RecordStore
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.documents.siblings import forget_siblings, natural_key
-from cairn.services.gbrain.page_assertions import forget_claims
+from cairn.services.documents.siblings import SiblingContext, natural_key
+from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.entities import EntityService
@@ -39,7 +38,8 @@ from cairn.services.search.access import AccessLog
 class DocumentEraser:
     documents: DocumentService
     chunks: ChunkIndex
-    records: RecordStore
+    siblings: SiblingContext
+    assertions: PageAssertions
     blobs: BlobStore
     links: LinkRepository
     entities: EntityService
@@ -79,7 +79,7 @@ class DocumentEraser:
             faults.reached("erasure.documents")
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
-        counts["records"] += forget_claims(self.records, brain.id, ids)
+        counts["records"] += self.assertions.forget(brain.id, ids)
         still_held = self.raw_data.blob_keys(brain)
         for key in raw_gone - still_held:
             self.blobs.delete(key)
@@ -92,7 +92,7 @@ class DocumentEraser:
         """The documents that were indexed with an excerpt of a doomed one (the sibling after it in
         its folder, services/documents/siblings.py) lose that context; returns how many changed."""
         paths = {d.path for d in doomed}
-        cleared = forget_siblings(self.records, brain.id, paths)
+        cleared = self.siblings.forget(brain.id, paths)
         by_folder: dict[str, list[tuple[tuple[tuple[int, int | str], ...], str, bool]]] = {}
         for doc in [*doomed, *others]:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")

@@ -33,57 +33,20 @@ from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
 from cairn.ports.clock import Clock
-from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
+from cairn.ports.records import Item
 from cairn.services.audit import AuditEntry, AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
-from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
-from cairn.services.gbrain.page_assertions import assertions_pk
-from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
-from cairn.services.gbrain.sequences import sequence_pk
-from cairn.services.links.graph import link_sequence
-from cairn.services.links.repository import links_prefix
-from cairn.services.memory.claims import claims_pk, memtime_pk
-from cairn.services.memory.entities import entities_pk
-from cairn.services.mnemosyne.collection_records import CollectionRecords, collections_pk
-from cairn.services.mnemosyne.image_items import image_refs_prefix
-from cairn.services.mnemosyne.item_status import pending_pk
-from cairn.services.repositories import DocumentRepository, all_items, document_of, documents_pk, slug_key
-from cairn.services.search.access import access_pk
+from cairn.services.repositories import SESSIONS_PREFIX, DocumentRepository, document_of
 from cairn.services.thoughtmcp.memories import ThoughtMemories
-from cairn.services.thoughtmcp.rows import thoughts_prefix
-from cairn.services.zengram.runs import consolidation_pk
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
 DELETED = "[deleted]"  # a deleted brain's name: its record stays, as a mark, and says no more
-_BATCH = 100  # deletes per transaction (DynamoDB's bound)
-
-
-def _brain_prefixes(brain_id: str) -> list[str]:
-    """Every record family a brain keeps under its own id (docs/ARCHITECTURE.md's table)."""
-    return [
-        documents_pk(brain_id),
-        claims_pk(brain_id),
-        memtime_pk(brain_id),
-        entities_pk(brain_id),
-        links_prefix(brain_id),
-        gaps_pk(brain_id),
-        assertions_pk(brain_id),
-        access_pk(brain_id),
-        collections_pk(brain_id),
-        pending_pk(brain_id),
-        consolidation_pk(brain_id),
-        raw_prefix(brain_id),
-        thoughts_prefix(brain_id),
-        image_refs_prefix(brain_id),
-        sequence_pk(link_sequence(brain_id)),
-        sequence_pk(gap_sequence(brain_id)),
-        sequence_pk(raw_sequence(brain_id)),
-    ]
 
 
 @dataclass
@@ -93,7 +56,7 @@ class ErasureService:
     eraser: DocumentEraser
     thoughts: ThoughtMemories
     chunks: ChunkIndex
-    records: RecordStore
+    keyspace: BrainKeyspace
     blobs: BlobStore
     audit: AuditLog
     erasures: ErasureLog
@@ -255,7 +218,7 @@ class ErasureService:
         if subject.covers(SubjectKind.thoughtmcp_user):
             counts["memory_rows"] += self.thoughts.forget_user(brain, subject.value)
         for _session, whole, items in sessions:
-            gone = self._delete_items(items)
+            gone = self.keyspace.delete(items)
             counts["messages"] += gone - (1 if whole else 0)
             counts["sessions"] += 1 if whole else 0
         return counts
@@ -266,7 +229,7 @@ class ErasureService:
         if subject is not None and not subject.covers(SubjectKind.session_actor):
             return {}
         by_session: dict[str, list[Item]] = {}
-        for item in self._scan(["session#"]):
+        for item in self.keyspace.sessions():
             by_session.setdefault(item.pk, []).append(item)
         by_brain: dict[str, list[list[Item]]] = {}
         for items in by_session.values():
@@ -298,26 +261,19 @@ class ErasureService:
     def _purge(self, brain_id: str, sessions: list[list[Item]]) -> Counter[str]:
         """Everything a brain being deleted holds, then the brain itself."""
         counts: Counter[str] = Counter()
-        pointers: list[Item] = []
-        for item in all_items(self.records, documents_pk(brain_id), "doc#"):
-            counts["documents"] += 1
-            pointers.append(Item(f"docid#{item.data['id']}", "doc"))
-        pointers += CollectionRecords(self.records).pointers(brain_id)
-        self._delete_items(pointers)
+        counts["documents"] += self.keyspace.drop_pointers(brain_id)
         for items in sessions:
             counts["sessions"] += 1
-            counts["messages"] += self._delete_items(items) - 1
+            counts["messages"] += self.keyspace.delete(items) - 1
         counts["chunks"] += self.chunks.drop_brain(brain_id)
         counts["blobs"] += self.blobs.delete_prefix(f"{brain_id}/") + self.blobs.delete_prefix(
             f"uploads/{brain_id}/"
         )
-        counts["records"] += (
-            self._delete_items(list(self._scan(_brain_prefixes(brain_id)))) - counts["documents"]
-        )
+        counts["records"] += self.keyspace.purge(brain_id) - counts["documents"]
         counts["records"] += self.keys.forget_brain(brain_id)
         brain = self.brains.repo.get(brain_id)
         if brain is not None:  # its record stays as the mark late writers meet, nameless; its slug is free
-            self._delete_items([Item(*slug_key(brain.slug))])
+            self.keyspace.free_slug(brain.slug)
             self._forget_name(brain)
         return counts
 
@@ -339,32 +295,7 @@ class ErasureService:
         if isinstance(self.chunks, ScrubbableChunks):
             for brain_id in brain_ids:
                 self.chunks.scrub(brain_id)
-        if isinstance(self.records, ScrubbableRecords):
-            self.records.scrub()
-
-    # -- records -----------------------------------------------------------------------------------
-
-    def _scan(self, prefixes: list[str]) -> Iterator[Item]:
-        for start in range(0, len(prefixes), MAX_SCAN_PREFIXES):
-            cursor: str | None = None
-            while True:
-                page = self.records.scan(prefixes[start : start + MAX_SCAN_PREFIXES], cursor=cursor)
-                yield from page.items
-                if page.cursor is None:
-                    break
-                cursor = page.cursor
-
-    def _delete_items(self, items: list[Item]) -> int:
-        """Delete these items, a transaction at a time; returns how many were there (an item gone
-        already is not counted, so a resumed run counts each item once)."""
-        gone = 0
-        for start in range(0, len(items), _BATCH):
-            keys = list(dict.fromkeys((i.pk, i.sk) for i in items[start : start + _BATCH]))
-            present = self.records.get_many(keys)
-            if present:
-                self.records.transact([Delete(pk, sk) for pk, sk in present])
-            gone += len(present)
-        return gone
+        self.keyspace.scrub()
 
 
 def _sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple[str, bool, list[Item]]]:
@@ -372,7 +303,7 @@ def _sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple
     brain's sessions: an actor's own sessions whole, and its messages in the others."""
     for items in sessions:
         head = next(i for i in items if i.sk == "session")
-        session_id = head.pk.removeprefix("session#")
+        session_id = head.pk.removeprefix(SESSIONS_PREFIX)
         if subject.selects_session(head.data["session"]):
             yield session_id, True, items
             continue

@@ -58,6 +58,10 @@ class PageAssertions:
         self.model_pages_per_check = model_pages_per_check
         self.timeout_s = timeout_s
 
+    def forget(self, brain_id: str, doc_ids: set[str]) -> int:
+        """Drop the model's claims read from these documents (an erasure); how many there were."""
+        return sum(self.records.delete(assertions_pk(brain_id), doc_id) for doc_id in doc_ids)
+
     @property
     def uses_model(self) -> bool:
         return not offline(self.generator)
@@ -118,11 +122,6 @@ class PageAssertions:
         }
         self.records.put(Item(assertions_pk(page.brain_id), page.document_id, data))
         return found
-
-
-def forget_claims(records: RecordStore, brain_id: str, doc_ids: set[str]) -> int:
-    """Drop the model's claims read from these documents (an erasure); how many there were."""
-    return sum(records.delete(assertions_pk(brain_id), doc_id) for doc_id in doc_ids)
 
 
 def claims_from_reply(reply: str, subject: str) -> list[Assertion]:

@@ -162,6 +162,20 @@ class LinkRepository:
             Delete(*in_key(brain_id, source, kind, target), expected_version=_PRESENT),
         ]
 
+    def apply(self, ops: Sequence[Put | Delete], *, per_commit: int) -> None:
+        """Commit `ops` (each link's pair together) `per_commit` at a time; a commit that conflicts
+        with a concurrent writer of the same links is applied op by op, skipping those that lost."""
+        for start in range(0, len(ops), per_commit):
+            batch = ops[start : start + per_commit]
+            try:
+                self.records.transact(batch)
+            except Conflict:
+                for op in batch:
+                    try:
+                        self.records.transact([op])
+                    except Conflict:
+                        continue
+
     def add(self, link: Link) -> tuple[Link, bool]:
         """Store the link unless (source, kind, target) is already linked; returns the stored
         link and whether this call created it."""

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Chunk, Link
 from cairn.domain.plain_text import RUN, plain, runs
@@ -94,16 +93,7 @@ class ConceptGraph:
                     created_at=now,
                 )
                 ops += self.links.add_ops(link)
-        for start in range(0, len(ops), 2 * _LINKS_PER_COMMIT):
-            batch = ops[start : start + 2 * _LINKS_PER_COMMIT]
-            try:
-                self.links.records.transact(batch)
-            except Conflict:  # a concurrent re-ingest of the same chunks: apply one op at a time
-                for op in batch:
-                    try:
-                        self.links.records.transact([op])
-                    except Conflict:
-                        continue
+        self.links.apply(ops, per_commit=2 * _LINKS_PER_COMMIT)  # a concurrent re-ingest may race
         return len(ops) // 2
 
     def concepts_of(self, brain_id: str, chunk_id: str) -> list[str]:

@@ -7,19 +7,14 @@ and re-indexes the image items among them with their new captions; an image's in
 references recorded for its path, whichever was ingested first. The captions live in the image's
 metadata (`image_captions`), so re-indexing from its blob gives the same text.
 
-| record                        | pk                                      | sk                |
-|-------------------------------|-----------------------------------------|-------------------|
-| image reference, by image     | `imgref#<brain_id>#to#<image path>`     | `<document path>` |
-| image reference, by document  | `imgref#<brain_id>#from#<document path>` | `<image path>`   |
-
-Both hold `{alt, title, caption}` (several places in one document showing the same image: their
-distinct texts one per line). External images (http(s), data:, …) are not recorded.
+The references are recorded both ways by image_refs.py. External images (http(s), data:, …) are
+not recorded.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -28,20 +23,17 @@ from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.ingest.image_metadata import clean_text
 from cairn.ingest.image_references import ImageReference, find_image_references
-from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.documents.document_text import CAPTIONS_KEY, document_text
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.documents.service import DocumentService
+from cairn.services.mnemosyne.image_refs import ImageRefs
 
 IMAGE_COUNT_KEY: Final = "image_count"
 MAX_CAPTIONS: Final = 50
 MAX_CAPTION_CHARS: Final = 500
-MAX_RECORDED: Final = 1000
-"""Distinct images recorded per document, and references read per image."""
 _TEXT_KINDS: Final = ("markdown", "html")
 _HTML_SUFFIXES: Final = (".html", ".htm", ".xhtml")
 _FIELDS: Final = ("alt", "caption", "title")
-_OPS_PER_TRANSACTION: Final = 50
 
 
 @dataclass(frozen=True)
@@ -53,8 +45,8 @@ class Prepared:
 
 
 class ImageItems:
-    def __init__(self, records: RecordStore, documents: DocumentService) -> None:
-        self.records = records
+    def __init__(self, refs: ImageRefs, documents: DocumentService) -> None:
+        self.refs = refs
         self.documents = documents
 
     def prepare(self, brain: Brain, path: str, kind: str, data: bytes, info: DocumentInput) -> Prepared:
@@ -77,38 +69,23 @@ class ImageItems:
         before, and every image item whose references changed is re-indexed with its captions."""
         if prepared.shown is None:
             return
-        wanted = dict(list(prepared.shown.items())[:MAX_RECORDED])
-        by_document = _by_document(brain.id, path)
-        before = {item.sk: item.data for item in self._items(by_document)}
-        ops: list[Put | Delete] = []
-        for target, data in wanted.items():
-            if before.get(target) != data:
-                ops += [
-                    Put(Item(_by_image(brain.id, target), path, data)),
-                    Put(Item(by_document, target, data)),
-                ]
-        gone = [target for target in before if target not in wanted]
-        for target in gone:
-            ops += [Delete(_by_image(brain.id, target), path), Delete(by_document, target)]
-        for start in range(0, len(ops), _OPS_PER_TRANSACTION):
-            self.records.transact(ops[start : start + _OPS_PER_TRANSACTION])
-        changed = {target for target, data in wanted.items() if before.get(target) != data} | set(gone)
+        changed = self.refs.replace(brain.id, path, prepared.shown)
         for target in sorted(changed):
             self.refresh(brain, target)
 
     def captions(self, brain_id: str, image_path: str) -> list[str]:
         """The distinct alt texts, captions and titles live documents give the image, in document
         path order: at most MAX_CAPTIONS, each cut at MAX_CAPTION_CHARS."""
-        items = self.records.query(_by_image(brain_id, image_path), limit=MAX_RECORDED).items
-        live = self.documents.repo.get_many((brain_id, item.sk) for item in items)
+        shown_in = self.refs.of_image(brain_id, image_path)
+        live = self.documents.repo.get_many((brain_id, doc_path) for doc_path, _ in shown_in)
         captions: list[str] = []
         seen: set[str] = set()
-        for item in items:
-            doc = live.get((brain_id, item.sk))
+        for doc_path, said in shown_in:
+            doc = live.get((brain_id, doc_path))
             if doc is None or doc.deleted_at is not None:
                 continue
             for field in _FIELDS:
-                for line in str(item.data.get(field) or "").split("\n"):
+                for line in str(said.get(field) or "").split("\n"):
                     text = (clean_text(line) or "")[:MAX_CAPTION_CHARS].rstrip()
                     if text and text.casefold() not in seen:
                         seen.add(text.casefold())
@@ -133,23 +110,6 @@ class ImageItems:
 
         outcome = self.documents.modify(brain, image_path, change, reason="image references")
         return outcome.document if outcome is not None else None
-
-    def _items(self, pk: str) -> Iterator[Item]:
-        after: str | None = None
-        while True:
-            page = self.records.query(pk, after=after, limit=500)
-            yield from page.items
-            if page.next_after is None:
-                return
-            after = page.next_after
-
-
-def _by_image(brain_id: str, image_path: str) -> str:
-    return f"{image_refs_prefix(brain_id)}to#{image_path}"
-
-
-def _by_document(brain_id: str, document_path: str) -> str:
-    return f"{image_refs_prefix(brain_id)}from#{document_path}"
 
 
 def _is_image(doc: Document) -> bool:
@@ -192,8 +152,3 @@ def _storable(target: str) -> bool:
     except InvalidInput:
         return False
     return True
-
-
-def image_refs_prefix(brain_id: str) -> str:
-    """What every partition of a brain's image references starts with (by image, by document)."""
-    return f"imgref#{brain_id}#"

@@ -34,7 +34,6 @@ from cairn.domain.models import Brain, Chunk, Document
 from cairn.domain.paths import normalize_user_path
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
-from cairn.ports.records import RecordStore
 from cairn.services.brains import BrainService
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow
@@ -121,7 +120,7 @@ class LibraryService:
         self,
         brains: BrainService,
         documents: DocumentService,
-        records: RecordStore,
+        collection_records: CollectionRecords,
         chunks: ChunkIndex,
         status: ItemStatusLog,
         clock: Clock,
@@ -132,7 +131,7 @@ class LibraryService:
         library's listing may be kept between calls (see `_listing`)."""
         self.brains = brains
         self.documents = documents
-        self.collection_records = CollectionRecords(records)
+        self.collection_records = collection_records
         self.chunks = chunks
         self.status = status
         self.clock = clock

@@ -12,7 +12,6 @@ from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
-from cairn.ports.records import RecordStore
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
@@ -37,7 +36,8 @@ class ThoughtStore:
     def __init__(
         self,
         documents: DocumentService,
-        records: RecordStore,
+        rows: ThoughtRows,
+        links: LinkRepository,
         chunks: ChunkIndex,
         embedder: Embedder,
         clock: Clock,
@@ -47,11 +47,11 @@ class ThoughtStore:
         """`keep_rows`: this process is the store's only writer (the embedded store), so each
         user's rows may be kept between calls (see `_all_rows`)."""
         self.documents = documents
-        self.rows = ThoughtRows(records)
+        self.rows = rows
         self.chunks = chunks
         self.embedder = embedder
         self.clock = clock
-        self.links = LinkRepository(records)
+        self.links = links
         self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str]]] | None = (
             {} if keep_rows else None
         )

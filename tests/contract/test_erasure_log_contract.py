@@ -1,0 +1,133 @@
+"""The erasure log (services/erasure/log.py) on every record store: one record per erasure or brain
+deletion under `erasures`, written before anything is removed and read back whole, started once,
+each brain's counts added exactly once however many finish it at the same time, the subject's name
+dropped before the record is finished, and the unfinished ones listed (in id order) for a resume."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from cairn.domain.errors import Conflict, NotFound
+from cairn.ports.records import RecordStore
+from cairn.services.erasure.log import PK, REMOVED_KINDS, ErasureLog, Receipt, empty_counts
+from tests.fakes.clock import FakeClock
+
+SUBJECT = "alice@example.com"
+
+
+def receipt(erasure_id: str, clock: FakeClock, brains: tuple[str, ...] = ("brn_1", "brn_2")) -> Receipt:
+    return Receipt(
+        id=erasure_id,
+        kind="thoughtmcp_user",
+        subject_digest="sha256:" + "ab" * 32,
+        brains=list(brains),
+        removed=empty_counts(),
+        status="running",
+        by="tenant_1/user_1",
+        started_at=clock.now(),
+    )
+
+
+def test_an_erasure_is_read_back_whole_and_started_only_once(records: RecordStore) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    with pytest.raises(NotFound):
+        log.get("era_1")
+
+    asked = receipt("era_1", clock)
+    started = log.start(asked, SUBJECT)
+    got = log.get("era_1")
+    assert got == started and got.receipt == asked  # datetimes and counts read back as written
+    assert got.subject == SUBJECT and got.done == [] and got.receipt.finished_at is None
+    assert list(got.receipt.removed) == list(REMOVED_KINDS)
+
+    with pytest.raises(Conflict):  # a second start of the same erasure writes nothing
+        log.start(asked.model_copy(update={"kind": "brain"}), "someone else")
+    assert log.get("era_1").subject == SUBJECT
+    with pytest.raises(NotFound):
+        log.advance("era_none", "brn_1", Counter(documents=1))
+
+
+def test_each_brain_is_counted_once_and_other_work_adds_up(records: RecordStore) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock), SUBJECT)
+
+    log.advance("era_1", "brn_1", Counter(documents=2, chunks=5))
+    again = log.advance("era_1", "brn_1", Counter(documents=2, chunks=5))  # a resume re-reporting it
+    assert again.receipt.removed["documents"] == 2 and again.done == ["brn_1"]
+    log.add("era_1", Counter(audit_entries=3))
+    log.add("era_1", Counter(audit_entries=1, not_a_kind=7))  # only the kinds a receipt counts
+    log.advance("era_1", "brn_2", Counter(documents=1, blobs=4))
+
+    got = log.get("era_1")
+    assert got.done == ["brn_1", "brn_2"]
+    counted = {"documents": 3, "chunks": 5, "blobs": 4, "audit_entries": 4}
+    assert got.receipt.removed == {**empty_counts(), **counted}
+    assert got.receipt.status == "running" and got.subject == SUBJECT
+
+
+def test_brains_finished_at_the_same_time_are_each_counted_exactly_once(records: RecordStore) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    brains = ("brn_1", "brn_2", "brn_3")
+    log.start(receipt("era_1", clock, brains), SUBJECT)
+    reports = [*brains, "brn_1"]  # brn_1 finished twice, by two resuming processes
+    start = threading.Barrier(len(reports))
+
+    def report(brain_id: str) -> None:
+        start.wait()
+        ErasureLog(records, clock).advance("era_1", brain_id, Counter(documents=1, records=10))
+
+    with ThreadPoolExecutor(len(reports)) as pool:
+        for future in [pool.submit(report, b) for b in reports]:
+            future.result()
+    got = log.get("era_1")
+    assert sorted(got.done) == list(brains)
+    assert got.receipt.removed["documents"] == 3 and got.receipt.removed["records"] == 30
+
+
+def test_the_subject_leaves_the_record_before_it_is_finished_and_the_receipt_stays(
+    records: RecordStore,
+) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock), SUBJECT)
+    log.advance("era_1", "brn_1", Counter(documents=1))
+
+    unnamed = log.unname("era_1")
+    assert unnamed.subject is None and unnamed.receipt.status == "running" and unnamed.done == ["brn_1"]
+    assert [p.receipt.id for p in log.running()] == ["era_1"]  # still to be finished by a resume
+    stored = records.get(PK, "era_1")
+    assert stored is not None and SUBJECT not in json.dumps(stored.data)  # gone from the store itself
+    assert log.unname("era_1") == unnamed  # again: nothing to change
+
+    clock.advance(30)
+    finished = log.finish("era_1")
+    assert finished.status == "completed" and finished.finished_at == clock.current
+    assert finished.removed["documents"] == 1 and finished.subject_digest == "sha256:" + "ab" * 32
+    assert log.get("era_1").receipt == finished
+    clock.advance(30)
+    assert log.finish("era_1") == finished  # finishing again keeps the first finish time
+    assert list(log.running()) == []
+
+
+def test_running_lists_only_unfinished_erasures_in_id_order(records: RecordStore) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    assert list(log.running()) == []
+    for erasure_id in ("era_3", "era_1", "era_4", "era_2"):
+        log.start(receipt(erasure_id, clock), SUBJECT)
+    log.finish("era_2")
+    log.unname("era_4")  # unnamed but not finished: a resume must still carry it to its end
+
+    running = list(log.running())
+    assert [p.receipt.id for p in running] == ["era_1", "era_3", "era_4"]
+    assert [p.subject for p in running] == [SUBJECT, SUBJECT, None]
+    elsewhere = ErasureLog(records, FakeClock())  # another process reads the same
+    assert elsewhere.get("era_2").receipt.status == "completed"

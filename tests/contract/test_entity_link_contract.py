@@ -15,6 +15,7 @@ from cairn.ports.records import Page, RecordStore
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.entities import (
     MENTIONS,
+    EntityRepository,
     EntityService,
     Mention,
     entity_wire,
@@ -192,7 +193,9 @@ def test_bad_kinds_are_refused(records: RecordStore, kind: str) -> None:
 
 
 def _service(records: RecordStore) -> EntityService:
-    return EntityService(records, FakeClock(T0), RuleEntityExtractor())
+    return EntityService(
+        EntityRepository(records, LinkRepository(records)), FakeClock(T0), RuleEntityExtractor()
+    )
 
 
 def test_an_entity_is_found_by_name_or_alias_in_any_case(records: RecordStore) -> None:

@@ -16,6 +16,7 @@ import pytest
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Link
 from cairn.ports.records import RecordStore
+from cairn.services.gbrain.sequences import Sequences
 from cairn.services.links.graph import GraphService, LinkDraft
 from cairn.services.links.repository import LinkRepository, NumberedLink
 from tests.fakes.clock import FakeClock
@@ -37,7 +38,7 @@ def _brain(brain_id: str = "brn_1") -> Brain:
 
 
 def _service(records: RecordStore) -> GraphService:
-    return GraphService(records, FakeClock(T0))
+    return GraphService(LinkRepository(records), Sequences(records), FakeClock(T0))
 
 
 def _ids(links: Sequence[NumberedLink]) -> list[int]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cairn.services.memory.entities import MAX_MENTIONS, EntityService, Mention
+from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entities import MAX_MENTIONS, EntityRepository, EntityService, Mention
 from cairn.services.memory.entity_rules import RuleEntityExtractor
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
@@ -17,7 +18,9 @@ class Listed:
 
 
 def _service(extractor: object | None = None) -> EntityService:
-    return EntityService(MemoryRecordStore(), FakeClock(), extractor or RuleEntityExtractor())  # type: ignore[arg-type]
+    records = MemoryRecordStore()
+    repo = EntityRepository(records, LinkRepository(records))
+    return EntityService(repo, FakeClock(), extractor or RuleEntityExtractor())  # type: ignore[arg-type]
 
 
 def test_client_and_agent_come_first_with_their_roles() -> None:

@@ -30,6 +30,7 @@ from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.pages import PageService
 from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.gbrain.sequences import Sequences
 from cairn.services.health import HealthService
 from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.ingest.inputs import INGEST_JOB
@@ -39,7 +40,7 @@ from cairn.services.links.graph import GraphService
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
-from cairn.services.memory.entities import EntityService
+from cairn.services.memory.entities import EntityRepository, EntityService
 from cairn.services.memory.entity_llm import entity_extractor_for
 from cairn.services.memory.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.memory.fact_memory import FactMemory
@@ -138,7 +139,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
     sessions.listeners.append(extraction.on_appended)
-    entities = EntityService(a.records, a.clock, entity_extractor_for(a.generator))  # rules alone offline
+    links = LinkRepository(a.records)
+    entity_repo = EntityRepository(a.records, links)
+    entities = EntityService(entity_repo, a.clock, entity_extractor_for(a.generator))  # rules alone offline
     memories = MemoryService(documents, MemoryClaims(a.records), search, a.clock, access, entities=entities)
     consolidation = ConsolidationService(
         brains,
@@ -238,7 +241,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
         ),
-        graph=GraphService(a.records, a.clock),
+        graph=GraphService(links, Sequences(a.records), a.clock),
         gaps=GapService(a.records, a.clock),
         raw_data=RawDataService(a.records, a.blobs, a.clock),
         ingest=ingest,

@@ -26,7 +26,6 @@ from typing import Final, Literal
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
-from cairn.ports.records import RecordStore
 from cairn.services.gbrain.sequences import Sequences
 from cairn.services.links.repository import (
     LinkRepository,
@@ -66,9 +65,9 @@ class Neighbourhood:
 
 
 class GraphService:
-    def __init__(self, records: RecordStore, clock: Clock) -> None:
-        self.links = LinkRepository(records)
-        self.sequences = Sequences(records)
+    def __init__(self, links: LinkRepository, sequences: Sequences, clock: Clock) -> None:
+        self.links = links
+        self.sequences = sequences
         self.clock = clock
 
     # -- writes ------------------------------------------------------------------------------

@@ -402,11 +402,11 @@ def _clamp(value: int, low: int, high: int) -> int:
 
 
 class EntityService:
-    def __init__(self, records: RecordStore, clock: Clock, extractor: EntityExtractor) -> None:
+    def __init__(self, repo: EntityRepository, clock: Clock, extractor: EntityExtractor) -> None:
         self.clock = clock
         self.extractor = extractor
-        self.links = LinkRepository(records)
-        self.repo = EntityRepository(records, self.links)
+        self.repo = repo
+        self.links = repo.links
 
     def extract(
         self, text: str, *, client_id: str | None = None, source_agent: str | None = None

@@ -20,7 +20,7 @@ from cairn.config import Settings
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
-from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -297,3 +297,54 @@ def test_the_memory_count_is_cached_for_at_most_its_max_age(container: Container
     assert container.memories.count(brain)[0] == 1  # within 30 s: the cached total
     total, chunks = container.memories.count(brain, max_age_s=0)
     assert total == 2 and chunks == 2  # each short memory is one chunk
+
+
+def _year(year: int, month: int = 1) -> datetime:
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+def _true_then(container: Container, brain: Brain, when: datetime) -> list[str]:
+    hits = container.memories.search(
+        brain,
+        "where does the Acme database live",
+        MemoryQuery(types=("fact",), at_time=when, count_access=False),
+    )
+    return [container.memories.text(h.memory) for h in hits]
+
+
+def test_a_superseded_fact_was_true_until_its_successor_became_true(
+    container: Container, brain: Brain
+) -> None:
+    values = {2024: "the Acme database lives in Frankfurt", 2025: "the Acme database lives in Dublin",
+              2026: "the Acme database lives in Oslo"}  # fmt: skip
+    ids = {}
+    for year, text in values.items():
+        ids[year] = container.memories.store(
+            brain, fact(text, key="acme-db", valid_from=_year(year))
+        ).memory.id
+    for year in (2024, 2025):  # each ends where the next begins, not when it was superseded (START)
+        old = container.memories.record(brain, ids[year]).memory
+        assert old is not None and old.valid_to == _year(year + 1) and old.superseded_by == ids[year + 1]
+
+    assert _true_then(container, brain, _year(2025, 6)) == [values[2025]]
+    assert _true_then(container, brain, _year(2024, 6)) == [values[2024]]
+    assert _true_then(container, brain, _year(2026, 2)) == [values[2026]]
+    assert _true_then(container, brain, _year(2023, 6)) == []  # before any was true
+    assert current(container, brain, MemoryType.fact) == [values[2026]]
+
+
+def test_a_fact_that_was_true_before_the_current_one_is_stored_as_its_history(
+    container: Container, brain: Brain
+) -> None:
+    now = container.memories.store(
+        brain, fact("Acme bills in euros", key="acme-currency", valid_from=_year(2025))
+    )
+    before = container.memories.store(
+        brain, fact("Acme billed in pounds", key="acme-currency", valid_from=_year(2022))
+    )
+    assert before.supersedes is None and not before.deduplicated
+    past = before.memory.memory
+    assert past is not None and past.superseded_by == now.memory.id and past.valid_to == _year(2025)
+    assert current(container, brain, MemoryType.fact) == ["Acme bills in euros"]
+    later = container.memories.store(brain, fact("Acme bills in dollars", key="acme-currency"))
+    assert later.supersedes == now.memory.id  # the line still runs through the current one

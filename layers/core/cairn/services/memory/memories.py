@@ -30,7 +30,7 @@ holds the writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
@@ -102,18 +102,29 @@ class MemoryService(MemoryReads):
             self.claims.take(self.claims.text(brain.id, m.type.value, client, digest), memory_id),
             self.claims.stamp(brain.id, now, memory_id),
         ]
+        valid_from = m.valid_from or (now if m.type in DECAYING else None)
+        valid_to = m.valid_to
         line = self.claims.line(brain.id, m.type, m.key, m.subject)
         old: Document | None = None
+        history: Document | None = None  # the current one, when this memory was true before it
         if line is not None:
             old = self._current(brain, line.doc_id) if line.doc_id is not None else None
-            ops.append(self.claims.take(line, memory_id))
+            if old is not None and old.id != memory_id and _began_before(m.valid_from, old):
+                history, old = old, None
+                assert history.memory is not None and history.memory.valid_from is not None
+                valid_to = min(valid_to or history.memory.valid_from, history.memory.valid_from)
+            else:
+                ops.append(self.claims.take(line, memory_id))
             if old is not None and old.id != memory_id:
                 assert old.memory is not None
+                successor_from = valid_from or now
+                ends = old.memory.valid_to
                 ended = old.memory.model_copy(
                     update={
                         "superseded_by": memory_id,
                         "superseded_at": now,
-                        "valid_to": old.memory.valid_to or now,
+                        # it was true until its successor became true (or until its own end)
+                        "valid_to": successor_from if ends is None else min(ends, successor_from),
                     }
                 )
                 superseded = old.model_copy(update={"memory": ended, "updated_at": now})
@@ -128,8 +139,10 @@ class MemoryService(MemoryReads):
             sector=m.sector,
             source_agent=m.source_agent,
             client_id=client,
-            valid_from=m.valid_from or (now if m.type in DECAYING else None),
-            valid_to=m.valid_to,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            superseded_by=history.id if history is not None else None,
+            superseded_at=now if history is not None else None,
             knowledge_category=m.knowledge_category,
             content_hash=digest,
         )
@@ -276,3 +289,11 @@ class MemoryService(MemoryReads):
             for key in [k for k in self._counted if k[0] == brain.id]:
                 del self._counted[key]
         return gone
+
+
+def _began_before(valid_from: datetime | None, current: Document) -> bool:
+    """Whether a memory given as valid from `valid_from` is history to the current one of its key
+    or subject (it became true first): it is stored as superseded by it, ending where it begins.
+    A memory without a stated start is true from now on, so it always supersedes."""
+    began = current.memory.valid_from if current.memory is not None else None
+    return valid_from is not None and began is not None and valid_from < began

@@ -3,7 +3,7 @@
 The fixture (bench/data/relevance/team_memory.json, invented text) is a small software company's team
 memory: 80 items (facts with near-miss clusters such as three stores' retention settings and two
 leads called Marta, decisions, incidents, people, customers, one user's preferences, how-tos, and
-four facts that supersede earlier ones) and 86 queries, 66 labelled with the relevant item ids in
+four facts that supersede earlier ones) and 87 queries, 67 labelled with the relevant item ids in
 three styles (`lexical`: shares words with the item; `paraphrase`: other words; `multi`: 2-4
 relevant items) and 20 `unrelated` ones the corpus never answers.
 
@@ -143,7 +143,8 @@ async def measure(
         for s in surfaces:
             clients[s.name] = await stack.enter_async_context(s.client(base))
             names = await listed_tools(clients[s.name])
-            missing = [t.label.split()[1] for t in s.tools if t.label.split()[1] not in names]
+            wanted = [t.label.split()[1] for t in s.tools if not t.diagnostic]
+            missing = [name for name in wanted if name not in names]
             if missing:
                 raise SystemExit(f"{s.name}: tools/list has no {missing} (it lists {sorted(names)})")
             started = time.perf_counter()
@@ -153,12 +154,19 @@ async def measure(
             print(f"seeded {s.name}: {len(s.items)} items in {timings['seed_s'][s.name]:.1f} s", flush=True)
             runs.extend(Run(s, tool) for tool in s.tools)
 
+        # One shuffled order for every tool (ranking may depend on earlier searches: zengram counts
+        # each result as an access); diagnostics first, so theirs sees no earlier searches.
+        order = list(queries)
+        rng.shuffle(order)
+        timings["eval_order"] = [q.id for q in order]
         started = time.perf_counter()
-        for run in runs:
-            for query in queries:
+        for run in sorted(runs, key=lambda r: not r.tool.diagnostic):
+            for query in order:
                 run.results[query.id] = await search(run, clients[run.surface.name], query)
         timings["eval_s"] = round(time.perf_counter() - started, 2)
-        print(f"evaluated {len(queries)} queries x {len(runs)} tools in {timings['eval_s']:.1f} s", flush=True)
+        print(
+            f"evaluated {len(queries)} queries x {len(runs)} tools in {timings['eval_s']:.1f} s", flush=True
+        )
 
         labelled = [q for q in queries if q.labelled]
         stable = sorted(rng.sample(labelled, min(STABLE_QUERIES, len(labelled))), key=lambda q: q.id)
@@ -166,8 +174,9 @@ async def measure(
         for run in runs:
             for query in stable:
                 run.before[query.id] = await search(run, clients[run.surface.name], query)
+        churners = [run for run in runs if not run.tool.diagnostic]
         for n in range(args.churn):
-            run = runs[n % len(runs)]
+            run = churners[n % len(churners)]
             found = await search(run, clients[run.surface.name], rng.choice(queries))
             run.churn_errors += found.error is not None
         for run in runs:
@@ -210,16 +219,23 @@ def auc(positives: Sequence[float | None], negatives: Sequence[float | None]) ->
     return sum(beats(p, n) for p in positives for n in negatives) / (len(positives) * len(negatives))
 
 
-def metrics(run: Run, queries: Sequence[Query], items: Sequence[Item]) -> dict[str, Any]:
+def metrics(
+    run: Run, queries: Sequence[Query], items: Sequence[Item], order: Sequence[str]
+) -> dict[str, Any]:
+    """`order`: the query ids in the order they were asked (for the drift)."""
     labelled = [q for q in queries if q.labelled]
     unrelated = [q for q in queries if not q.labelled]
     recalls: dict[str, list[float]] = {style: [] for style in STYLES}
     rr: list[float] = []
+    recall_of: dict[str, float] = {}
     for q in labelled:
         top = [item_id for _, item_id in distinct(run.results[q.id], K)]
-        recalls.setdefault(q.style, []).append(len(set(q.relevant) & set(top)) / len(q.relevant))
+        recall_of[q.id] = len(set(q.relevant) & set(top)) / len(q.relevant)
+        recalls.setdefault(q.style, []).append(recall_of[q.id])
         rr.append(next((1 / (n + 1) for n, item_id in enumerate(top) if item_id in q.relevant), 0.0))
     every = [r for values in recalls.values() for r in values]
+    asked = [recall_of[qid] for qid in order if qid in recall_of]
+    half = len(asked) // 2
     results = [run.results[q.id] for q in queries]
     returned = sum(len(r.keys) for r in results)
     unmapped = sum(item_id is None for r in results for item_id in r.ids)
@@ -227,9 +243,10 @@ def metrics(run: Run, queries: Sequence[Query], items: Sequence[Item]) -> dict[s
     changed = [
         qid
         for qid, before in run.before.items()
-        if [h for h, _ in distinct(before, STABLE_TOP)] != [h for h, _ in distinct(run.after[qid], STABLE_TOP)]
+        if [h for h, _ in distinct(before, STABLE_TOP)]
+        != [h for h, _ in distinct(run.after[qid], STABLE_TOP)]
     ]
-    superseded = {i.supersedes: i.id for i in items if i.supersedes}
+    superseded: dict[str, str] = {i.supersedes: i.id for i in items if i.supersedes}
     stale = stale_total = 0
     for q in labelled:
         for newer in q.relevant:
@@ -237,8 +254,8 @@ def metrics(run: Run, queries: Sequence[Query], items: Sequence[Item]) -> dict[s
             if older is None:
                 continue
             stale_total += 1
-            order = [item_id for _, item_id in distinct(run.results[q.id], K)]
-            if older in order and (newer not in order or order.index(older) < order.index(newer)):
+            ranked = [item_id for _, item_id in distinct(run.results[q.id], K)]
+            if older in ranked and (newer not in ranked or ranked.index(older) < ranked.index(newer)):
                 stale += 1
     errors = [r.error for r in results if r.error]
     ms = [r.ms for r in results]
@@ -249,7 +266,11 @@ def metrics(run: Run, queries: Sequence[Query], items: Sequence[Item]) -> dict[s
         "recall@10": statistics.mean(every),
         "mrr@10": statistics.mean(rr),
         "recall@10_by_style": {style: statistics.mean(v) if v else None for style, v in recalls.items()},
-        "auc": auc([run.results[q.id].top_score for q in labelled], [run.results[q.id].top_score for q in unrelated]),
+        "recall@10_first_half": statistics.mean(asked[:half]),
+        "recall@10_second_half": statistics.mean(asked[half:]),
+        "auc": auc(
+            [run.results[q.id].top_score for q in labelled], [run.results[q.id].top_score for q in unrelated]
+        ),
         "top3_stable": (len(run.before) - len(changed)) / len(run.before) if run.before else None,
         "top3_changed": changed,
         "results_returned": returned,
@@ -272,26 +293,31 @@ def fmt(value: float | None, width: int = 5) -> str:
 
 def table(rows: Sequence[dict[str, Any]], churn: int) -> str:
     head = (
-        f"{'surface tool':<24} {'R@10':>5} {'MRR':>5} {'lex':>5} {'para':>5} {'multi':>5} {'AUC':>5} "
-        f"{'top3':>5} {'unmap':>9} {'empty L/U':>9} {'lists':>5} {'stale':>5} {'err':>4} {'p50ms':>6}"
+        f"{'surface tool':<24} {'R@10':>5} {'MRR':>5} {'lex':>5} {'para':>5} {'multi':>5} {'drift':>6} "
+        f"{'AUC':>5} {'top3':>5} {'unmapped':>9} {'empty L/U':>9} {'lists':>5} {'stale':>5} {'err':>3} "
+        f"{'p50ms':>5}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         style = r["recall@10_by_style"]
+        drift = r["recall@10_second_half"] - r["recall@10_first_half"]
         lines.append(
             f"{r['tool']:<24} {fmt(r['recall@10'])} {fmt(r['mrr@10'])} {fmt(style['lexical'])} "
-            f"{fmt(style['paraphrase'])} {fmt(style['multi'])} {fmt(r['auc'])} {fmt(r['top3_stable'])} "
-            f"{r['results_unmapped']:>4}/{r['results_returned']:<4} "
+            f"{fmt(style['paraphrase'])} {fmt(style['multi'])} {drift:+6.3f} {fmt(r['auc'])} "
+            f"{fmt(r['top3_stable'])} {r['results_unmapped']:>4}/{r['results_returned']:<4} "
             f"{r['empty_labelled']:>4}/{r['empty_unrelated']:<4} {r['distinct_result_lists']:>5} "
-            f"{r['superseded_first'][0]:>2}/{r['superseded_first'][1]:<2} {r['errors']:>4} {r['p50_ms']:6.1f}"
+            f"{r['superseded_first'][0]:>2}/{r['superseded_first'][1]:<2} {r['errors']:>3} {r['p50_ms']:5.1f}"
         )
-    lines.append(
-        f"R@10, MRR: over labelled queries; lex/para/multi: R@10 per style; AUC: labelled vs unrelated top "
-        f"score; top3: share of {STABLE_QUERIES} queries whose top 3 is unchanged after {churn} other "
-        "searches; unmap: results not mapped to an item / all results; empty L/U: empty answers to "
-        "labelled / unrelated queries; lists: distinct top-10 lists over all queries; stale: a superseded "
-        "item ranked above its successor / queries about a successor."
-    )
+    lines += [
+        "R@10, MRR: over the labelled queries; lex/para/multi: R@10 per style; drift: R@10 of the",
+        "second half of the labelled queries (in the order asked) minus the first; AUC: labelled vs",
+        f"unrelated top score; top3: share of {STABLE_QUERIES} queries whose top 3 is unchanged after",
+        f"{churn} other searches; unmapped: results not mapped to an item / all results; empty L/U: empty",
+        "answers to labelled / unrelated queries; lists: distinct top-10 lists over all queries; stale: a",
+        "superseded item above its successor / labelled queries about a successor. `zengram API",
+        "read_only` is a diagnostic, not an MCP tool: brain_search's HTTP API without counting accesses,",
+        "asked before brain_search.",
+    ]
     return "\n".join(lines)
 
 
@@ -315,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     cairn = Path(sys.executable).with_name("cairn")
     env: dict[str, str] = {}
     for s in surfaces:
-        env.update(getattr(s, "env", {}))
+        env.update(s.env)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cairn-relevance-") as tmp:
         data_dir, work = Path(tmp) / "data", Path(tmp) / "work"
@@ -329,14 +355,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             runs, timings = asyncio.run(measure(base, surfaces, queries, args))
     timings["offline_setup_s"] = round(setup_s, 2)
     timings["total_s"] = round(time.perf_counter() - started, 2)
-    rows = [metrics(run, queries, items) for run in runs]
+    rows = [metrics(run, queries, items, timings["eval_order"]) for run in runs]
     print()
     print(table(rows, args.churn))
     for r in rows:
         if r["first_error"]:
             print(f"{r['tool']}: {r['errors']} errors, first: {r['first_error']}")
-    print(f"\nscore fields: " + "; ".join(f"{r['tool']}: {r['score_field']}" for r in rows))
-    print(f"runtime {timings['total_s']:.0f} s: {json.dumps(timings)}")
+    print("\nscore fields: " + "; ".join(f"{r['tool']}: {r['score_field']}" for r in rows))
+    for r in rows:
+        if r["most_shared_list"] > 2:
+            print(f"{r['tool']}: one top-10 list answered {r['most_shared_list']} of {len(queries)} queries")
+    shown = {k: v for k, v in timings.items() if k not in ("eval_order", "stable_queries")}
+    print(f"runtime {timings['total_s']:.0f} s: {json.dumps(shown)}")
     if args.json:
         detail = {
             r["tool"]: {

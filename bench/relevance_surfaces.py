@@ -2,13 +2,16 @@
 the team-memory corpus through its own write path, how its search tools are called, and how every
 result is mapped back to a fixture item id.
 
-| surface | where it keeps the corpus | written with | searched with (score field) |
-|---|---|---|---|
-| canonical | brain `rel-canonical` | memory_remember (title, tags; default path) | memory_search (`hits[].score`) |
-| zengram | brain `rel-zengram` (CAIRN_ZENGRAM_BRAIN) | brain_store, a type per kind | brain_search (`effective_score`) |
-| gbrain | collection `rel-gbrain` | brain_put, slug `<wing>/<id>` | brain_query, brain_search (`score`) |
-| thoughtmcp | user `relevance-bench` | remember, a sector per kind | recall, search (`score.total`, `rank`) |
-| mnemosyne | library `rel-mnemosyne` (business) | `cairn ingest --collection` | search (`score`) |
+- canonical: brain `rel-canonical`, memory_remember (title, tags, the default path); memory_search,
+  score `hits[].score`.
+- zengram: brain `rel-zengram` (CAIRN_ZENGRAM_BRAIN), brain_store with a type, category and knowledge
+  category per kind; brain_search, score `effective_score`.
+- gbrain: collection `rel-gbrain`, brain_put at slug `<wing>/<id>` (title in frontmatter and heading);
+  brain_query and brain_search, score `score`.
+- thoughtmcp: user `relevance-bench`, remember with a sector per kind (tags and kind in metadata);
+  recall with text (`score.total`), search as typed and as an OR of content words (`rank`).
+- mnemosyne: library `rel-mnemosyne` (type business), `cairn ingest --collection`; search within the
+  library, score `score`.
 
 Mnemosyne's MCP surface has no write tool (search, get_chunk and four listings): a library is filled
 by `cairn ingest`, as docs/MNEMOSYNE.md sets one up, so that surface is seeded before the server
@@ -23,11 +26,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "relevance" / "team_memory.json"
 USER = "relevance-bench"
@@ -178,20 +180,27 @@ class Tool:
     label: str
     """`<surface> <tool>`, plus a variant where one tool is called two ways."""
     score_field: str
+    diagnostic: bool = False
+    """Not an MCP tool: measured first, left out of the churn (zengram's read-only API search)."""
 
 
-class Surface(ABC):
+class Surface:
     name: str
     path: str
     tools: tuple[Tool, ...]
+    env: ClassVar[dict[str, str]] = {}
+    """Environment `cairn serve` needs for this surface."""
 
     def __init__(self, items: Sequence[Item]) -> None:
         self.items = list(items)
         self.map = Mapper(items)
 
+    base = ""
+
     def client(self, base: str) -> Any:
         from mcp import Client
 
+        self.base = base
         return Client(base + self.path, read_timeout_seconds=120)
 
     def offline_setup(self, cairn: Path, data_dir: Path, work: Path) -> None:
@@ -200,11 +209,11 @@ class Surface(ABC):
     async def prepare(self, client: Any, canonical: Any) -> None:
         """Before seeding, with this surface's client and the canonical one (to make brains)."""
 
-    @abstractmethod
-    async def seed(self, client: Any) -> None: ...
+    async def seed(self, client: Any) -> None:
+        raise NotImplementedError
 
-    @abstractmethod
-    async def search(self, client: Any, tool: Tool, query: str) -> Ranked: ...
+    async def search(self, client: Any, tool: Tool, query: str) -> Ranked:
+        raise NotImplementedError
 
 
 async def create_brain(canonical: Any, name: str, slug: str) -> None:
@@ -252,8 +261,11 @@ class Zengram(Surface):
     name = "zengram"
     path = "/mcp/zengram"
     brain = "rel-zengram"
-    env = {"CAIRN_ZENGRAM_BRAIN": brain}
-    tools = (Tool("zengram brain_search", "effective_score"),)
+    env: ClassVar[dict[str, str]] = {"CAIRN_ZENGRAM_BRAIN": brain}
+    tools = (
+        Tool("zengram brain_search", "effective_score"),
+        Tool("zengram API read_only", "effective_score, accesses not counted", diagnostic=True),
+    )
 
     async def prepare(self, client: Any, canonical: Any) -> None:
         await create_brain(canonical, "Relevance zengram", self.brain)
@@ -277,11 +289,26 @@ class Zengram(Surface):
             self.map.learn(stored["id"], item.id)
 
     async def search(self, client: Any, tool: Tool, query: str) -> Ranked:
-        body = await call_json(client, "brain_search", {"query": query})
+        if tool.diagnostic:
+            body = await self.read_only(query)
+        else:
+            body = await call_json(client, "brain_search", {"query": query})
         out = Ranked()
         for row in body["results"]:
             out.add(row["id"], self.map(row["id"], row.get("content")), row["effective_score"])
         return out
+
+    async def read_only(self, query: str) -> Any:
+        """zengram's HTTP API search (what brain_search calls) with Cairn's `read_only=true`, which
+        leaves the access counts alone: the ranking without brain_search's access boost."""
+        import httpx
+
+        async with httpx.AsyncClient(headers={"x-api-key": "relevance-bench"}, timeout=120) as http:
+            params = {"q": query, "format": "compact", "read_only": "true"}
+            response = await http.get(f"{self.base}/zengram/memory/search", params=params)
+        if response.status_code != 200:
+            raise ToolFailed(f"GET /zengram/memory/search: {response.status_code} {response.text[:200]}")
+        return response.json()
 
 
 GBRAIN_WING = {
@@ -319,12 +346,14 @@ class Gbrain(Surface):
 
 
 THOUGHT_SECTOR = {"incident": "episodic", "howto": "procedural", "decision": "reflective"}  # else semantic
-STOPWORDS = frozenset(
-    "a an the is are was were be been to of in on for and or with by at from our we i do does did how what "
-    "when where which who whom whose why can should must ever it its their there this that as after before "
-    "into over about any all my me her she he his they them you your us not no since than then so any "
-    "s get got has have had will would".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "to", "of", "in", "on", "for", "and", "or",
+    "with", "by", "at", "from", "our", "we", "i", "do", "does", "did", "how", "what", "when", "where",
+    "which", "who", "whom", "whose", "why", "can", "should", "must", "ever", "it", "its", "their", "there",
+    "this", "that", "as", "after", "before", "into", "over", "about", "any", "all", "my", "me", "her",
+    "she", "he", "his", "they", "them", "you", "your", "us", "not", "no", "since", "than", "then", "so",
+    "s", "get", "got", "has", "have", "had", "will", "would",
+})  # fmt: skip
 
 
 def content_words(text: str) -> list[str]:
@@ -386,6 +415,7 @@ class Mnemosyne(Surface):
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
 
+        self.base = base
         # any bearer token on the open loopback server: without one only get_health answers
         http = httpx2.AsyncClient(headers={"authorization": "Bearer relevance-bench"}, timeout=120)
         return Client(streamable_http_client(base + self.path, http_client=http), read_timeout_seconds=120)

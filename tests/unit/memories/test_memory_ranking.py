@@ -1,8 +1,9 @@
-"""The effective score: similarity x decayed confidence x access boost x importance weight."""
+"""The effective score: calibrated relevance x importance x decayed confidence x reads, the three
+modifiers squeezed into narrow bands so relevance comes first."""
 
 from __future__ import annotations
 
-import math
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,19 +14,30 @@ from cairn.services.memory.memory_ranking import (
     effective_confidence,
     effective_score,
     importance_name,
-    similarity_score,
+    read_rank,
 )
+from cairn.services.search.relevance import GOOD_MATCH, relevance
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def test_the_formula_multiplies_its_four_factors() -> None:
-    assert effective_score(0.8, 1.0, 0, 1.0) == 0.8
-    assert effective_score(0.8, 0.5, 0, 1.0) == 0.4
-    assert effective_score(0.8, 1.0, 3, 1.0) == round(0.8 * (1 + 0.3 * math.log2(4)), 4)  # 1.28
-    assert effective_score(0.8, 1.0, 0, IMPORTANCE["low"]) == 0.4
-    assert effective_score(None, 1.0, 0, 1.0) == 0.5  # a keyword-only hit counts as 0.5
-    assert effective_score(0.8, 1.0, 0, None) == round(0.8 * 0.7, 4)  # unset importance: medium
+def test_the_formula_multiplies_relevance_by_its_bounded_factors() -> None:
+    assert effective_score(0.8, 1.0, 1.0) == 0.8  # critical and fresh: relevance itself
+    assert effective_score(0.8, 0.5, 1.0) == round(0.8 * 0.95, 4)
+    assert effective_score(0.8, 0.0, 1.0) == round(0.8 * 0.9, 4)  # long unread: at most -10 %
+    assert effective_score(0.8, 1.0, IMPORTANCE["low"]) == round(0.8 * 0.925, 4)
+    assert effective_score(0.8, 1.0, None) == round(0.8 * (0.85 + 0.15 * 0.7), 4)  # unset: medium
+
+
+def test_reads_only_break_ties_and_saturate() -> None:
+    assert [read_rank(n) for n in (-1, 0, 3, 7, 8, 10_000)] == [0, 0, 3, 7, 7, 7]
+
+
+def test_no_importance_or_decay_lifts_an_unrelated_memory_above_a_good_match() -> None:
+    bands = list(itertools.product((0.0, 1e-6, 0.5, 1.0), (0.5, 0.7, 0.85, 1.0)))
+    strongest_unrelated = max(effective_score(relevance(0.30), c, i) for c, i in bands)
+    weakest_good = min(effective_score(GOOD_MATCH, c, i) for c, i in bands)
+    assert strongest_unrelated < weakest_good
 
 
 DECAY = [
@@ -49,8 +61,6 @@ def test_facts_and_statuses_decay_two_percent_a_day_since_last_read(kind: Memory
     assert effective_confidence(None, written, None, NOW) == 1.0  # a plain document
 
 
-def test_similarity_maps_cosine_to_zero_one_and_names_round_trip() -> None:
-    assert similarity_score(1.0) == 1.0 and similarity_score(-1.0) == 0.0 and similarity_score(0.0) == 0.5
-    assert similarity_score(None) is None
+def test_importance_names_round_trip() -> None:
     assert [importance_name(IMPORTANCE[n]) for n in IMPORTANCE] == list(IMPORTANCE)
     assert importance_name(None) == "medium" and importance_name(0.95) == "critical"

@@ -93,7 +93,7 @@ class MemoryQuery:
 class MemoryHit:
     memory: Document
     text: str  # the best-matching chunk's text
-    score: float | None  # vector similarity in 0..1; None for a keyword-only hit
+    score: float | None  # calibrated relevance 0..1 (services/search/relevance.py)
     effective_score: float
     confidence: float
     access: Access

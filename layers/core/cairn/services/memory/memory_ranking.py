@@ -1,18 +1,27 @@
 """How a memory's relevance to a query is weighed by what it is and how it has been used.
 
-    effective = (score or 0.5) x effective_confidence x (1 + 0.3 log2(access_count + 1)) x importance
+    effective = relevance x importance' x confidence'
 
-`score` is the vector leg's similarity mapped to 0..1 ((1 + cosine) / 2); a keyword-only hit has
-none and counts as 0.5. Facts and statuses lose confidence by 2 % a day since they were last
-read (or written): knowledge nobody consults goes stale; events and decisions record what
-happened and do not decay. Importance is a weight in 0..1 (critical 1.0, high 0.85, medium 0.7,
-low 0.5). Rounded to 4 places, as scores are shown.
+`relevance` is the calibrated relevance of its best chunk (services/search/relevance.py: 0..1,
+0.5 the line of a good match). The zengram formula's other factors are each squeezed into a narrow
+band, so that they order comparable matches and never lift an unrelated memory above a relevant
+one (together they span at most x1.2):
+
+- importance' = 0.85 + 0.15 x importance (critical 1.0, high 0.85, medium 0.7, low 0.5): 0.925..1;
+- confidence' = 0.9 + 0.1 x confidence, where facts and statuses lose confidence by 2 % a day since
+  they were last read (or written) and events and decisions do not decay: 0.9..1;
+- reads order only memories whose effective scores are equal (to the 4 places shown), by reads
+  up to 7 (`read_rank`). As a factor (zengram's 1 + 0.3 log2(reads + 1)) every search raised what
+  it returned, until the same memories led every list; even a 1..1.15 band let other searches swap
+  the top three of a query. Only good matches count as reads (memory_reads.py).
+
+Rounded to 4 places, as scores are shown.
 """
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
+from typing import Final
 
 from cairn.domain.models import MemoryFacet, MemoryType
 
@@ -20,18 +29,13 @@ IMPORTANCE = {"critical": 1.0, "high": 0.85, "medium": 0.7, "low": 0.5}
 DEFAULT_IMPORTANCE = IMPORTANCE["medium"]
 DECAY_FACTOR = 0.98
 DECAYING = (MemoryType.fact, MemoryType.status)
-ACCESS_BOOST = 0.3
-UNSCORED = 0.5
+SATURATED_READS: Final = 7
 
 
 def importance_name(weight: float | None) -> str:
     """The named level a weight stands for (the nearest one)."""
     value = DEFAULT_IMPORTANCE if weight is None else weight
     return min(IMPORTANCE, key=lambda name: abs(IMPORTANCE[name] - value))
-
-
-def similarity_score(cosine: float | None) -> float | None:
-    return None if cosine is None else (1.0 + cosine) / 2.0
 
 
 def effective_confidence(
@@ -45,9 +49,11 @@ def effective_confidence(
     return confidence * DECAY_FACTOR**days
 
 
-def effective_score(
-    score: float | None, confidence: float, access_count: int, importance: float | None
-) -> float:
+def effective_score(relevance: float, confidence: float, importance: float | None) -> float:
     weight = DEFAULT_IMPORTANCE if importance is None else importance
-    boost = 1.0 + ACCESS_BOOST * math.log2(max(access_count, 0) + 1)
-    return round((score or UNSCORED) * confidence * boost * weight, 4)
+    return round(relevance * (0.85 + 0.15 * weight) * (0.9 + 0.1 * confidence), 4)
+
+
+def read_rank(reads: int) -> int:
+    """What breaks a tie of effective scores: reads, up to SATURATED_READS."""
+    return min(max(reads, 0), SATURATED_READS)

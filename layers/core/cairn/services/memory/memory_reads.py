@@ -12,7 +12,7 @@ from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.domain.text import excerpt
-from cairn.ports.chunks import ChunkFilter, ChunkHit
+from cairn.ports.chunks import ChunkFilter
 from cairn.ports.clock import Clock
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
@@ -24,12 +24,9 @@ from cairn.services.memory.memory_model import (
     MemoryHit,
     MemoryQuery,
 )
-from cairn.services.memory.memory_ranking import (
-    effective_confidence,
-    effective_score,
-    similarity_score,
-)
+from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
+from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
 from cairn.services.search.service import SearchService
 
 
@@ -92,10 +89,13 @@ class MemoryReads:
         current_only = not q.include_superseded and q.at_time is None
         flt = ChunkFilter(brain_ids=(brain.id,), facets=facets, valid_at=q.at_time, current_only=current_only)
         pool = max(q.limit * 2, 50)
-        hits = self.search_service.chunks_for(query, flt, pool)
-        best: dict[str, ChunkHit] = {}
-        for hit in hits:
-            best.setdefault(hit.chunk.document_id, hit)
+        vector = self.search_service.embedder.embed([query])[0].tolist()
+        hits = self.search_service.chunks_for(query, flt, pool, vector=vector)
+        best: dict[str, Judged] = {}
+        for judged in judge(self.search_service.chunks, hits, vector):
+            held = best.get(judged.hit.chunk.document_id)
+            if held is None or judged.relevance > held.relevance:
+                best[judged.hit.chunk.document_id] = judged
         docs = self.documents.repo.get_many_by_id(best)
         live = {
             doc_id: doc
@@ -106,27 +106,27 @@ class MemoryReads:
         now = self.clock.now()
         ranked: list[MemoryHit] = []
         for doc_id, doc in live.items():
-            hit = best[doc_id]
-            score = similarity_score(hit.vector_similarity)
+            judged = best[doc_id]
             seen = access[doc_id]
             confidence = effective_confidence(doc.memory, doc.created_at, seen.last, now)
             importance = doc.memory.importance if doc.memory else None
             ranked.append(
                 MemoryHit(
                     memory=doc,
-                    text=hit.chunk.text,
-                    score=None if score is None else round(score, 4),
-                    effective_score=effective_score(score, confidence, seen.count, importance),
+                    text=judged.hit.chunk.text,
+                    score=round(judged.relevance, 4),
+                    effective_score=effective_score(judged.relevance, confidence, importance),
                     confidence=confidence,
                     access=seen,
-                    bm25_rank=hit.bm25_rank,
-                    vector_rank=hit.vector_rank,
+                    bm25_rank=judged.hit.bm25_rank,
+                    vector_rank=judged.hit.vector_rank,
                 )
             )
-        ranked.sort(key=lambda h: (-h.effective_score, h.memory.id))
+        ranked.sort(key=lambda h: (-h.effective_score, -read_rank(h.access.count), h.memory.id))
         ranked = ranked[: q.limit]
-        if q.count_access and self.access is not None and ranked:
-            self.access.saw(brain.id, [h.memory.id for h in ranked])
+        good = [h.memory.id for h in ranked if h.score is not None and h.score >= GOOD_MATCH]
+        if q.count_access and self.access is not None and good:
+            self.access.saw(brain.id, good)  # a read is a good match handed back, not every hit
         return ranked
 
     def since(self, brain: Brain, since: datetime, *, limit: int) -> list[Document]:

@@ -1,0 +1,67 @@
+"""How relevant a retrieved chunk is to a query, as a calibrated number every surface can show.
+
+The fused rank score (RRF) says only how a hit compares with the others of its own query: an
+unrelated question gets the same shape of list, with the same top score, as one the brain can
+answer. Relevance here is absolute: a logistic curve over the cosine similarity of the query and
+the chunk, which means the same thing in every query.
+
+    relevance = 1 / (1 + exp(-SLOPE * (cosine - MIDPOINT)))
+
+Calibrated on the embedded MiniLM model (docs/RELEVANCE.md: the team-memory fixture in
+bench/data/relevance/, measured with bench/relevance.py): 0.5 is the line between "nothing here
+answers this" and "a good match". On that fixture the best match of 80 % of the questions with an
+answer lies above it, and the best match of 20 % of the questions without one.
+
+Every candidate of both legs gets a similarity: the vector leg's hits carry theirs, a chunk that
+only the keyword leg found has it computed from its stored vector (one batch read).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from cairn.ports.chunks import ChunkHit, ChunkIndex
+
+MIDPOINT: Final = 0.40
+SLOPE: Final = 12.0
+GOOD_MATCH: Final = 0.5
+"""A hit at or above this relevance answers the query (the calibration's midpoint)."""
+
+
+def relevance(cosine: float) -> float:
+    return 1.0 / (1.0 + math.exp(-SLOPE * (cosine - MIDPOINT)))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A chunk hit with the cosine similarity of every candidate and its calibrated relevance."""
+
+    hit: ChunkHit
+    similarity: float
+    relevance: float
+
+
+def judge(chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Judged]:
+    """`hits` judged, in their order; a hit whose vector is gone (a race with a delete) gets
+    similarity 0."""
+    query = np.asarray(vector, dtype=np.float32)
+    missing: dict[str, list[str]] = {}
+    for hit in hits:
+        if hit.vector_similarity is None:
+            missing.setdefault(hit.chunk.brain_id, []).append(hit.chunk.id)
+    computed: dict[str, float] = {}
+    for brain_id, ids in missing.items():
+        for chunk_id, stored in chunks.get_vectors(brain_id, ids).items():
+            computed[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query)
+    judged: list[Judged] = []
+    for hit in hits:
+        similarity = hit.vector_similarity
+        if similarity is None:
+            similarity = computed.get(hit.chunk.id, 0.0)
+        judged.append(Judged(hit, similarity, relevance(similarity)))
+    return judged

@@ -12,6 +12,11 @@ bench/data/relevance/, measured with bench/relevance.py): 0.5 is the line betwee
 answers this" and "a good match". On that fixture the best match of 80 % of the questions with an
 answer lies above it, and the best match of 20 % of the questions without one.
 
+The order of a search's hits is another matter (`blend`): the cosine alone misses what only words
+find (names, dates), so hits are ordered by a blend of both legs, each normalised within the
+query's candidates, as gbrain blends them: on the team-memory fixture and the LoCoMo dev split it
+beats reciprocal rank fusion on both (docs/RELEVANCE.md).
+
 Every candidate of both legs gets a similarity: the vector leg's hits carry theirs, a chunk that
 only the keyword leg found has it computed from its stored vector (one batch read).
 """
@@ -65,3 +70,27 @@ def judge(chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float])
             similarity = computed.get(hit.chunk.id, 0.0)
         judged.append(Judged(hit, similarity, relevance(similarity)))
     return judged
+
+
+VECTOR_SHARE: Final = 0.6
+KEYWORD_SHARE: Final = 0.4
+
+
+def blend(judged: Sequence[Judged]) -> list[float]:
+    """For each judged hit: VECTOR_SHARE x its cosine scaled to 0..1 between the candidates' lowest
+    and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
+    keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
+    search pipeline), the fused score stands in for the keyword leg's."""
+    if not judged:
+        return []
+    low = min(j.similarity for j in judged)
+    span = max(j.similarity for j in judged) - low
+    keyword = [j.hit.bm25_score or 0.0 for j in judged]
+    if all(j.hit.bm25_score is None and j.hit.bm25_rank is None for j in judged):
+        keyword = [j.hit.score for j in judged]
+    top = max(keyword)
+    return [
+        VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
+        + KEYWORD_SHARE * (k / top if top > 0 else 0.0)
+        for j, k in zip(judged, keyword, strict=True)
+    ]

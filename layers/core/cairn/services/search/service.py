@@ -15,6 +15,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
+from cairn.services.search.relevance import blend, judge
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
@@ -96,8 +97,8 @@ class SearchService:
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         hits = self._retrieve(query, flt, wanted)
         ordered = _order(hits, sort)[:top_k]
-        docs = self.docs.get_many((h.chunk.brain_id, h.chunk.path) for h in ordered)  # one batch read
-        shaped = [_shape(h, docs.get((h.chunk.brain_id, h.chunk.path))) for h in ordered]
+        docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
+        shaped = [_shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path))) for r in ordered]
         if count_access:
             self.note_access(brain.id, [h.document_id for h in shaped])
         took = (time.perf_counter() - started) * 1000
@@ -108,20 +109,27 @@ class SearchService:
         if self.access is not None and document_ids:
             self.access.saw(brain_id, document_ids)
 
-    def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[ChunkHit]:
-        """The best chunk of each of the top `top_k` documents. The fusion ranks the legs' whole
-        pools, so its first hits are a prefix of its full list: first ask for 5 chunks a document
-        (loading a chunk costs ~40 µs), and for the whole pool only when that prefix held too few
-        documents (which runs the legs again: with 3 a document that was 8 % of queries at
-        100,000 chunks, and their second search made the p95); the answer is the same either way."""
+    def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[Ranked]:
+        """The best chunk of each of the top `top_k` documents, by the blend of both legs
+        (relevance.py). The legs' fusion ranks their whole pools, so its first hits are a prefix
+        of its full list: the blend orders the first 5 chunks a document (loading a chunk costs
+        ~40 µs), and the whole pool only when that prefix held too few documents (which runs the
+        legs again: with 3 a document that was 8 % of queries at 100,000 chunks)."""
         pool = max(self.tuning.candidate_pool, top_k * 3)
         first = min(top_k * 5, pool)
         vector = self.embedder.embed([query])[0].tolist()
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool)
-        best = _best_chunk_per_document(hits)
+        best = _best_chunk_per_document(self._rank(hits, vector))
         if len(best) < top_k and len(hits) == first < pool:
-            best = _best_chunk_per_document(self.chunks_for(query, flt, pool, vector=vector, pool=pool))
+            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool)
+            best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]
+
+    def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Ranked]:
+        judged = judge(self.chunks, hits, vector)
+        ranked = [Ranked(j.hit, j.relevance, b) for j, b in zip(judged, blend(judged), strict=True)]
+        ranked.sort(key=lambda r: -r.blend)  # stable: the legs' fusion breaks ties
+        return ranked
 
     def chunks_for(
         self,
@@ -152,33 +160,43 @@ class SearchService:
         )
 
 
-def _best_chunk_per_document(hits: Sequence[ChunkHit]) -> list[ChunkHit]:
+@dataclass(frozen=True)
+class Ranked:
+    """A chunk hit with its calibrated relevance (what it shows) and blend (what orders it)."""
+
+    hit: ChunkHit
+    relevance: float
+    blend: float
+
+
+def _best_chunk_per_document(ranked: Sequence[Ranked]) -> list[Ranked]:
     seen: set[str] = set()
-    out: list[ChunkHit] = []
-    for hit in hits:
-        if hit.chunk.document_id not in seen:
-            seen.add(hit.chunk.document_id)
-            out.append(hit)
+    out: list[Ranked] = []
+    for r in ranked:
+        if r.hit.chunk.document_id not in seen:
+            seen.add(r.hit.chunk.document_id)
+            out.append(r)
     return out
 
 
-def _order(hits: list[ChunkHit], sort: SortMode) -> list[ChunkHit]:
-    """relevance: fused score. recency: newest matching first. relevance_then_recency: score
-    rounded to 3 significant digits, ties broken by recency."""
+def _order(ranked: list[Ranked], sort: SortMode) -> list[Ranked]:
+    """relevance: the blend of both legs. recency: newest matching first. relevance_then_recency:
+    the blend rounded to 3 significant digits, ties broken by recency."""
     if sort == "recency":
-        return sorted(hits, key=lambda h: h.chunk.created_at, reverse=True)
+        return sorted(ranked, key=lambda r: r.hit.chunk.created_at, reverse=True)
     if sort == "relevance_then_recency":
-        return sorted(hits, key=lambda h: (float(f"{h.score:.3g}"), h.chunk.created_at), reverse=True)
+        return sorted(ranked, key=lambda r: (float(f"{r.blend:.3g}"), r.hit.chunk.created_at), reverse=True)
     if sort == "relevance":
-        return hits
+        return ranked
     raise InvalidInput(f"unknown sort {sort!r}")  # the edges' types never let one through
 
 
-def _shape(hit: ChunkHit, doc: Document | None) -> SearchHit:
+def _shape(ranked: Ranked, doc: Document | None) -> SearchHit:
     """A hit from its chunk and the document now at the chunk's path (None: gone since indexing)."""
+    hit = ranked.hit
     chunk = hit.chunk
     return SearchHit(
-        score=round(hit.score, 6),
+        score=round(ranked.relevance, 6),
         path=chunk.path,
         content=chunk.text,
         chunk_id=chunk.id,
@@ -193,5 +211,6 @@ def _shape(hit: ChunkHit, doc: Document | None) -> SearchHit:
             "vector_rank": hit.vector_rank,
             "bm25": hit.bm25_score,
             "vector": hit.vector_similarity,
+            "blend": round(ranked.blend, 6),
         },
     )

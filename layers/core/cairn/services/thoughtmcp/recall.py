@@ -11,6 +11,7 @@ from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import owner_token
+from cairn.services.search.relevance import relevance
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import check_filters, check_user
 from cairn.services.thoughtmcp.models import (
@@ -86,7 +87,8 @@ class ThoughtRecall(ThoughtLinks):
         )
         best: dict[str, float] = {}
         for hit in hits:
-            similarity = hit.vector_similarity if hit.vector_similarity is not None else 0.0
+            # calibrated: minSimilarity means on the embedded model what it means on ThoughtMCP's
+            similarity = relevance(hit.vector_similarity) if hit.vector_similarity is not None else 0.0
             if similarity >= min_similarity:
                 best[hit.chunk.document_id] = max(best.get(hit.chunk.document_id, 0.0), similarity)
         return best

@@ -6,7 +6,10 @@
 - `query`: a single whitespace-free token (or `[[token]]`) naming a page of the collection is
   that page alone, scored 1.0. Otherwise the BM25 leg and the vector leg (its 10 best pages) are
   merged as a set union, 0.4 · bm25 / best bm25 + 0.6 · similarity / best similarity (a leg that
-  did not find a page adds 0), ties broken by slug. Fewer than 2 results, or none scoring 0.3,
+  did not find a page adds 0), times the calibrated relevance of the best similarity
+  (services/search/relevance.py), ties broken by slug. gbrain's own blend scores its top page
+  about 1.0 whether it answers or not; scaled by how well the best page answers, the scores are
+  comparable across queries and the order is gbrain's. Fewer than 2 results, or none scoring 0.3,
   logs the query as a knowledge gap (services/gbrain/gaps.py: only its hash is kept).
 - expansion (`depth: auto`): from the results, along active outbound links, up to 3 hops, while
   the pages' cost (len(compiled truth) / 4 tokens) stays within a budget of 4000 tokens; expanded
@@ -25,6 +28,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.pages import Page, PageService
 from cairn.services.links.graph import GraphService
+from cairn.services.search.relevance import relevance
 from cairn.services.search.service import SearchService
 
 BM25_SHARE: Final = 0.4
@@ -86,6 +90,8 @@ class PageSearch:
             lexical = bm25.get(doc_id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
             semantic = similar.get(doc_id, 0.0) / top_similar if top_similar > 0 else 0.0
             scores[doc_id] = BM25_SHARE * lexical + VECTOR_SHARE * semantic
+        confidence = relevance(top_similar)  # how well the best page answers, comparable across queries
+        scores = {doc_id: score * confidence for doc_id, score in scores.items()}
         docs = self._pages(brain, list(scores))
         hits = [PageHit(self.pages.page_of(brain, docs[i]), scores[i]) for i in scores if i in docs]
         hits = sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]

@@ -13,7 +13,10 @@
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
    re-ordered by it (with the library type's profile's instruction, when it has one); if it
    fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
-   when it ran, else the RRF sums.
+   when it ran. Else each RRF sum over the best one, times the calibrated relevance of the vector
+   leg's best similarity (services/search/relevance.py): the order is the fusion's, and the top
+   score says how well the best match answers, comparably across queries (an RRF sum does not:
+   an unrelated query tops out at the same 0.0229 as one the library answers).
 5. Image items are not candidates: with `include_images`, the image items among the fused
    results are returned as `images`, found through their text (metadata, alt text, captions).
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from cairn.domain.models import Chunk, Document
@@ -34,6 +37,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
+from cairn.services.search.relevance import relevance
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
 RRF_K: Final = 60
@@ -112,8 +116,10 @@ class LibrarySearch:
             path_prefixes=(request.collection.prefix,) if request.collection is not None else (),
         )
         legs: dict[str, list[Chunk]] = {}
+        best_similarity: float | None = None
         if "vector" in used or "fulltext" in used:
-            legs.update(self._index_legs(request.query, chunk_filter, used))
+            index_legs, best_similarity = self._index_legs(request.query, chunk_filter, used)
+            legs.update(index_legs)
         if "graph" in used:
             legs["graph"] = self._graph_leg(request.query, chunk_filter)
         fused = self._fused(legs, libraries)
@@ -121,7 +127,7 @@ class LibrarySearch:
         texts = [c for c in fused if item_type_of(c.document) != "image"]
         limit = max(0, min(request.limit, MAX_LIMIT))
         reranked, model = self._reranked(request, texts) if request.rerank else (None, None)
-        ordered = reranked if reranked is not None else texts
+        ordered = reranked if reranked is not None else _calibrated(texts, best_similarity)
         return SearchOutcome(
             candidates=ordered[:limit],
             images=images[:limit] if request.include_images else [],
@@ -134,21 +140,22 @@ class LibrarySearch:
 
     def _index_legs(
         self, query: str, chunk_filter: ChunkFilter, used: Sequence[str]
-    ) -> dict[str, list[Chunk]]:
+    ) -> tuple[dict[str, list[Chunk]], float | None]:
         """Each index leg run on its own, so its order is its ranking on every adapter (where
-        OpenSearch fuses a hybrid query, only the fused score comes back)."""
+        OpenSearch fuses a hybrid query, only the fused score comes back); and the vector leg's
+        best similarity (None: it did not run or found nothing)."""
         legs: dict[str, list[Chunk]] = {}
+        best: float | None = None
         if "vector" in used:
             vector = self.embedder.embed([query])[0].tolist()
             dense = ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
-            legs["vector"] = self._leg(dense)
+            hits = self.chunks.search(dense)
+            legs["vector"] = [hit.chunk for hit in hits]
+            best = max((h.vector_similarity for h in hits if h.vector_similarity is not None), default=None)
         if "fulltext" in used:
             words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
-            legs["fulltext"] = self._leg(words)
-        return legs
-
-    def _leg(self, query: ChunkQuery) -> list[Chunk]:
-        return [hit.chunk for hit in self.chunks.search(query)]
+            legs["fulltext"] = [hit.chunk for hit in self.chunks.search(words)]
+        return legs, best
 
     def _graph_leg(self, query: str, chunk_filter: ChunkFilter) -> list[Chunk]:
         sizes = {brain_id: self.chunks.count(brain_id) for brain_id in chunk_filter.brain_ids}
@@ -221,6 +228,15 @@ class LibrarySearch:
                 out.append(head[r.index])
         out += [c for i, c in enumerate(head) if i not in seen]  # left out by the re-ranker: below
         return out + tail, self.reranker.model_id
+
+
+def _calibrated(candidates: list[Candidate], best_similarity: float | None) -> list[Candidate]:
+    """The fused candidates, in their order, scored over the best one times the relevance of the
+    best similarity; as they are when the vector leg did not run."""
+    if best_similarity is None or not candidates or candidates[0].score <= 0:
+        return candidates
+    scale = relevance(best_similarity) / candidates[0].score
+    return [replace(c, score=c.score * scale) for c in candidates]
 
 
 def leg_weights(library_type: str) -> dict[str, float]:

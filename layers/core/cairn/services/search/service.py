@@ -96,9 +96,10 @@ class SearchService:
         )
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         hits = self._retrieve(query, flt, wanted)
+        scale = _scale(hits)
         ordered = _order(hits, sort)[:top_k]
         docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
-        shaped = [_shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path))) for r in ordered]
+        shaped = [_shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), scale) for r in ordered]
         if count_access:
             self.note_access(brain.id, [h.document_id for h in shaped])
         took = (time.perf_counter() - started) * 1000
@@ -162,7 +163,7 @@ class SearchService:
 
 @dataclass(frozen=True)
 class Ranked:
-    """A chunk hit with its calibrated relevance (what it shows) and blend (what orders it)."""
+    """A chunk hit with its calibrated relevance and its blend (what orders it)."""
 
     hit: ChunkHit
     relevance: float
@@ -191,12 +192,20 @@ def _order(ranked: list[Ranked], sort: SortMode) -> list[Ranked]:
     raise InvalidInput(f"unknown sort {sort!r}")  # the edges' types never let one through
 
 
-def _shape(ranked: Ranked, doc: Document | None) -> SearchHit:
+def _scale(ranked: Sequence[Ranked]) -> float:
+    """What turns a blend into a score: the best hit's relevance over the best blend, so the top
+    hit scores how well the best match answers (comparable across queries) and the others in
+    proportion to their blend (the scores fall with the order)."""
+    top = max((r.blend for r in ranked), default=0.0)
+    return max((r.relevance for r in ranked), default=0.0) / top if top > 0 else 0.0
+
+
+def _shape(ranked: Ranked, doc: Document | None, scale: float) -> SearchHit:
     """A hit from its chunk and the document now at the chunk's path (None: gone since indexing)."""
     hit = ranked.hit
     chunk = hit.chunk
     return SearchHit(
-        score=round(ranked.relevance, 6),
+        score=round(ranked.blend * scale, 6),
         path=chunk.path,
         content=chunk.text,
         chunk_id=chunk.id,
@@ -212,5 +221,6 @@ def _shape(ranked: Ranked, doc: Document | None) -> SearchHit:
             "bm25": hit.bm25_score,
             "vector": hit.vector_similarity,
             "blend": round(ranked.blend, 6),
+            "relevance": round(ranked.relevance, 6),
         },
     )

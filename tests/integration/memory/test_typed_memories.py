@@ -348,3 +348,26 @@ def test_a_fact_that_was_true_before_the_current_one_is_stored_as_its_history(
     assert current(container, brain, MemoryType.fact) == ["Acme bills in euros"]
     later = container.memories.store(brain, fact("Acme bills in dollars", key="acme-currency"))
     assert later.supersedes == now.memory.id  # the line still runs through the current one
+
+
+def test_known_at_answers_what_cairn_held_then(container: Container, brain: Brain, clock: FakeClock) -> None:
+    recorded = {}
+    for day, city in ((1, "Frankfurt"), (10, "Dublin"), (20, "Oslo")):
+        clock.current = START + timedelta(days=day)
+        stored = container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db"))
+        recorded[city] = stored.memory.id
+
+    def held(day: int, **kw: object) -> list[str]:
+        q = MemoryQuery(types=("fact",), known_at=START + timedelta(days=day), count_access=False, **kw)  # type: ignore[arg-type]
+        return [h.memory.id for h in container.memories.search(brain, "where does the Acme database live", q)]
+
+    assert held(0) == []  # nothing recorded yet
+    assert held(5) == [recorded["Frankfurt"]]
+    assert held(15) == [recorded["Dublin"]]  # Frankfurt was superseded on day 10
+    assert held(25) == [recorded["Oslo"]]
+    assert sorted(held(15, include_superseded=True)) == sorted([recorded["Frankfurt"], recorded["Dublin"]])
+    # beside validity: on day 15 Cairn held Frankfurt true from day 1 to 10 ...
+    assert held(15, at_time=START + timedelta(days=5)) == [recorded["Frankfurt"]]
+    # ... and on day 5 it held Frankfurt true with no end, so true on day 15 as well
+    assert held(5, at_time=START + timedelta(days=15)) == [recorded["Frankfurt"]]
+    assert held(25, at_time=START + timedelta(days=15)) == [recorded["Dublin"]]

@@ -155,6 +155,21 @@ def test_superseded_memories_show_only_when_asked(client: TestClient) -> None:
     assert old in {r["id"] for r in history["results"]}
 
 
+def test_known_at_searches_what_was_held_then(client: TestClient, container: Container) -> None:
+    green = store(client, type="status", content="deploy pipeline is green", subject="deploy").json()["id"]
+    between = container.memories.record(container.brains.resolve(None), green).created_at.isoformat()
+    red = store(client, type="status", content="deploy pipeline is red", subject="deploy").json()["id"]
+
+    def found(**params: str) -> list[str]:
+        body = client.get(f"{Z}/memory/search", params={"q": "deploy pipeline", **params}).json()
+        return [r["id"] for r in body["results"]]
+
+    assert found(known_at=between) == [green]  # red was not recorded yet
+    assert found() == [red]
+    bad = client.get(f"{Z}/memory/search", params={"q": "deploy", "known_at": "yesterday-ish"})
+    assert bad.status_code == 400 and "known_at" in bad.text
+
+
 def test_update_and_delete(client: TestClient) -> None:
     made = store(client, type="fact", content="Acme runs Ghost", key="cms").json()["id"]
 

@@ -85,6 +85,9 @@ class MemoryQuery:
     include_superseded: bool = False
     at_time: datetime | None = None
     """What was true then: validity decides, superseded memories included."""
+    known_at: datetime | None = None
+    """What Cairn knew then: memories recorded by that time and not yet superseded at it (with
+    `at_time`, what Cairn then held to be true at that other time)."""
     limit: int = 10
     count_access: bool = True
 

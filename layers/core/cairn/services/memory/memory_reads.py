@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
@@ -28,6 +28,26 @@ from cairn.services.memory.memory_ranking import effective_confidence, effective
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
 from cairn.services.search.service import SearchService
+
+_INSTANT = timedelta(microseconds=1)  # created_to is exclusive; known_at includes its instant
+
+
+def _known_at(doc: Document, q: MemoryQuery) -> bool:
+    """Bi-temporal: whether Cairn held the memory at `q.known_at` (recorded by then and, unless
+    history is asked for, not yet superseded then), and, with `q.at_time`, held it true at that
+    time. A memory superseded after `known_at` was then still open-ended: its end came later."""
+    when = q.known_at
+    assert when is not None
+    if doc.created_at > when:
+        return False
+    m = doc.memory
+    if m is None:
+        return True
+    ended_by_then = m.superseded_at is not None and m.superseded_at <= when
+    if q.at_time is None:
+        return q.include_superseded or not ended_by_then
+    valid_to = m.valid_to if ended_by_then else None
+    return (m.valid_from is None or m.valid_from <= q.at_time) and (valid_to is None or valid_to > q.at_time)
 
 
 class MemoryReads:
@@ -86,8 +106,14 @@ class MemoryReads:
             )
             if values
         )
-        current_only = not q.include_superseded and q.at_time is None
-        flt = ChunkFilter(brain_ids=(brain.id,), facets=facets, valid_at=q.at_time, current_only=current_only)
+        current_only = not q.include_superseded and q.at_time is None and q.known_at is None
+        flt = ChunkFilter(
+            brain_ids=(brain.id,),
+            facets=facets,
+            valid_at=q.at_time if q.known_at is None else None,  # with known_at: as then believed
+            current_only=current_only,
+            created_to=q.known_at + _INSTANT if q.known_at is not None else None,
+        )
         pool = max(q.limit * 2, 50)
         vector = self.search_service.embedder.embed([query])[0].tolist()
         hits = self.search_service.chunks_for(query, flt, pool, vector=vector)
@@ -100,7 +126,9 @@ class MemoryReads:
         live = {
             doc_id: doc
             for doc_id, doc in docs.items()
-            if doc.deleted_at is None and (not current_only or doc.memory is None or doc.memory.current)
+            if doc.deleted_at is None
+            and (not current_only or doc.memory is None or doc.memory.current)
+            and (q.known_at is None or _known_at(doc, q))
         }
         access = self.access_of(brain, list(live))
         now = self.clock.now()

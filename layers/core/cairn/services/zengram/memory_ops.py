@@ -86,6 +86,7 @@ class ZengramMemories(ZengramBase):
         if fmt not in ("compact", "full", "index"):
             raise bad("Invalid format: must be one of compact, full, index")
         at_time = parse_time(q["at_time"], "at_time") if q.get("at_time") else None
+        known_at = parse_time(q["known_at"], "known_at") if q.get("known_at") else None
         brain = self.brain()
         hits = self.c.memories.search(
             brain,
@@ -98,6 +99,7 @@ class ZengramMemories(ZengramBase):
                 knowledge_categories=one_of(q.get("knowledge_category")),
                 include_superseded=q.get("include_superseded") == "true",
                 at_time=at_time,
+                known_at=known_at,
                 limit=limit,
                 count_access=q.get("read_only") != "true" and q.get("track_access") != "false",
             ),

@@ -224,7 +224,7 @@ class Canonical(Surface):
     name = "canonical"
     path = "/mcp"
     brain = "rel-canonical"
-    tools = (Tool("canonical memory_search", "hits[].score (fused RRF)"),)
+    tools = (Tool("canonical memory_search", "hits[].score (blend over best x best relevance)"),)
 
     async def prepare(self, client: Any, canonical: Any) -> None:
         await create_brain(canonical, "Relevance canonical", self.brain)
@@ -322,7 +322,7 @@ class Gbrain(Surface):
     path = "/mcp/gbrain"
     collection = "rel-gbrain"
     tools = (
-        Tool("gbrain brain_query", "score (0.4 bm25/best + 0.6 cosine/best)"),
+        Tool("gbrain brain_query", "score (0.4 bm25/best + 0.6 cosine/best, x best relevance)"),
         Tool("gbrain brain_search", "score (BM25)"),
     )
 
@@ -364,7 +364,7 @@ class ThoughtMcp(Surface):
     name = "thoughtmcp"
     path = "/mcp/thoughtmcp"
     tools = (
-        Tool("thoughtmcp recall", "score.total (0.6 sim + 0.2 salience + 0.1 recency + 0.1 links)"),
+        Tool("thoughtmcp recall", "score.total (0.6 relevance + 0.2 salience + 0.1 recency + 0.1 links)"),
         Tool("thoughtmcp search", "rank (BM25); the query as typed, terms ANDed"),
         Tool("thoughtmcp search OR", "rank (BM25); content words joined by OR"),
     )
@@ -407,7 +407,7 @@ class Mnemosyne(Surface):
     path = "/mcp/mnemosyne/"
     library = "rel-mnemosyne"
     library_name = "Relevance team library"
-    tools = (Tool("mnemosyne search", "score (RRF of vector, fulltext, graph)"),)
+    tools = (Tool("mnemosyne search", "score (RRF of vector, fulltext, graph over best x best relevance)"),)
     library_uid: str | None = None
 
     def client(self, base: str) -> Any:

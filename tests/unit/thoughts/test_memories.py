@@ -108,6 +108,10 @@ def test_filters_run_inside_the_index_and_validation_messages(tmp_path: Path) ->
     runbooks, _ = c.thoughts.recall(brain, "alice", text=None, filters=Filters(category="runbooks"))
     assert [f.row.sector for f in proc] == ["procedural"]
     assert [f.row.tags for f in tagged] == [["ops"]] and [f.row.category for f in runbooks] == ["runbooks"]
+    emotional, _ = c.thoughts.recall(  # the sector embeddings searched, not a filter on the results
+        brain, "alice", text="Kubernetes runbook", filters=Filters(sectors=("emotional",)), min_similarity=0.0
+    )
+    assert {f.row.sector for f in emotional} == {"procedural", "emotional"}
     with pytest.raises(ThoughtError, match="Invalid memory sector"):
         c.thoughts.recall(brain, "alice", text=None, filters=Filters(sectors=("bogus",)))
     with pytest.raises(ThoughtError, match="minStrength must be between 0 and 1"):

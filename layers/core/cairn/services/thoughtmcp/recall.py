@@ -95,11 +95,10 @@ class ThoughtRecall(ThoughtLinks):
 
     def _chunk_filter(self, brain: Brain, user_id: str, filters: Filters) -> ChunkFilter:
         facets: list[tuple[str, tuple[str, ...]]] = [("user_id", (user_id,))]
-        sectors = set(filters.sectors)
+        # `sectors` chooses which of a memory's sector embeddings are searched, it filters nothing
+        # (ThoughtMCP); one embedding a memory here, so every choice searches it. primarySector filters.
         if filters.primary_sector is not None:
-            sectors = {filters.primary_sector} if not sectors or filters.primary_sector in sectors else {"-"}
-        if sectors:
-            facets.append(("sector", tuple(sorted(sectors))))
+            facets.append(("sector", (filters.primary_sector,)))
         if filters.category is not None:
             facets.append(("category", (filters.category,)))
         groups = tuple(
@@ -128,8 +127,6 @@ class ThoughtRecall(ThoughtLinks):
         min_strength = f.min_strength if f.min_strength is not None else DEFAULT_MIN_STRENGTH
         out = []
         for r in rows:
-            if f.sectors and r.sector not in f.sectors:
-                continue
             if f.primary_sector is not None and r.sector != f.primary_sector:
                 continue
             if ts.decayed(r.strength, r.sector, r.last_access, now) < min_strength:

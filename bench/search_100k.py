@@ -100,11 +100,12 @@ def build(
                 )
                 for i, text in enumerate(texts)
             ]
-        docs.commit(ops)
+        committed = docs.commit(ops)
         first = first_doc * CHUNKS_PER_DOC
         index.upsert(
             rows, unit_vectors(rng, len(rows), DIM) if vectors is None else vectors(first, len(rows))
         )
+        docs.intents.finish(committed.intents.values())  # indexed: as a write finishes its intents
     print(f"built {index.count(brain.id):,} chunks in brain {brain.slug}", flush=True)
     index.close()
     records.close()

@@ -1,6 +1,6 @@
 """ThoughtMCP's memory rows (services/thoughtmcp/rows.py) on every record store: a row written and
 read back whole, written again only at the version read, one user's rows never another's, the
-newest first, and removed with their user."""
+newest first, and removed with their user; the sector embeddings beside them likewise."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from cairn.domain.errors import Conflict
 from cairn.ports.records import RecordStore
 from cairn.services.thoughtmcp.models import Row
 from cairn.services.thoughtmcp.rows import ThoughtRows
+from cairn.services.thoughtmcp.sectors import VIEWS, SectorVectors
+from tests.fakes.embedder import HashingEmbedder
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -70,3 +72,30 @@ def test_ops_commit_together_or_not_at_all_and_a_user_goes_whole(records: Record
     rows.put("brn_1", row("mem_b", user="bob"), 0)
     assert rows.delete_user("brn_1", "alice") == 1
     assert rows.all("brn_1", "alice") == [] and [r.id for r in rows.all("brn_1", "bob")] == ["mem_b"]
+
+
+def test_sector_vectors_commit_with_the_row_are_read_back_by_their_model_and_go_with_their_user(
+    records: RecordStore,
+) -> None:
+    rows, sectors = ThoughtRows(records), SectorVectors(records, HashingEmbedder(48))
+    made = sectors.embed("Alice moved to Porto after the reorg.", row("mem_1"))
+    assert set(made) == set(VIEWS)
+    rows.commit([rows.put_op("brn_1", row("mem_1"), 0), sectors.put_op("brn_1", "alice", "mem_1", made)])
+    with pytest.raises(Conflict):  # the row exists: its sector vectors are not written either
+        rows.commit([rows.put_op("brn_1", row("mem_2"), 0), sectors.put_op("brn_1", "alice", "mem_2", made),
+                     rows.put_op("brn_1", row("mem_1"), 0)])  # fmt: skip
+    got = sectors.get("brn_1", "alice", ["mem_1", "mem_2", ""])
+    assert list(got) == ["mem_1"]
+    for view in VIEWS:  # stored as float16: a cosine within 1e-3 of the one embedded
+        assert float(got["mem_1"][view] @ made[view]) == pytest.approx(1.0, abs=1e-3)
+    assert [r.id for r in rows.all("brn_1", "alice")] == ["mem_1"]  # not among the user's rows
+    assert sectors.get("brn_1", "bob", ["mem_1"]) == {} and sectors.get("brn_2", "alice", ["mem_1"]) == {}
+    assert SectorVectors(records, HashingEmbedder(64)).get("brn_1", "alice", ["mem_1"]) == {}  # another model
+
+    rows.commit([sectors.delete_op("brn_1", "alice", "mem_1")])
+    assert sectors.get("brn_1", "alice", ["mem_1"]) == {}
+    records.transact(
+        [sectors.put_op("brn_1", "alice", "mem_3", made), sectors.put_op("brn_1", "bob", "mem_4", made)]
+    )
+    assert sectors.delete_user("brn_1", "alice") == 1
+    assert list(sectors.get("brn_1", "bob", ["mem_4"])) == ["mem_4"]

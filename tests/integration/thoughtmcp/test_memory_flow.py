@@ -74,6 +74,7 @@ async def test_remember_recall_search_update_forget(live: LiveServer) -> None:
 
     assert first["memoryId"].startswith("mem_") and first["salience"] == pytest.approx((0.5 + 0.8) / 2)
     assert first["strength"] == 1.0 and first["linksCreated"] == 0
+    assert first["embeddingsGenerated"] == second["embeddingsGenerated"] == 5  # one per sector
     assert second["salience"] == pytest.approx(0.6)  # "critical"
     top = recalled["memories"][0]
     assert top["id"] == first["memoryId"] and recalled["rankingMethod"] == "similarity"

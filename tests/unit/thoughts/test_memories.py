@@ -1,16 +1,21 @@
 """Sector memories (services/thoughtmcp/memories.py) on the fake stores: waypoint links made, weighed and kept
-in step, decay and reinforcement, filters, and a hard forget that leaves nothing behind."""
+in step, decay and reinforcement, filters, five sector embeddings and which of them recall searches,
+and a hard forget that leaves nothing behind."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
+from cairn.services.documents.indexing import chunk_id
+from cairn.services.search.relevance import relevance
 from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory, ThoughtError, user_folder
+from cairn.services.thoughtmcp.sectors import VIEWS, sector_texts
 from tests.fakes.container import fake_container
 
 TEXT = "The billing service deploys every Tuesday after the payments regression suite passes"
@@ -132,3 +137,68 @@ def test_an_archive_carries_a_users_memories_with_their_rows_and_links(tmp_path:
     assert total == 2 and {f.row.id for f in found} == {a["memoryId"], b["memoryId"]}
     assert {f.content for f in found} == {TEXT, TEXT + " again"}
     assert all(f.row.keywords == ["billing"] and f.score.link_weight > 0 for f in found)  # relinked
+
+
+HOW_TO = "Restart the payments worker: drain the queue, stop the pods, then start them again"
+
+
+def _cosine(c: Container, text: str, vector: object) -> float:
+    return float(c.adapters.embedder.embed([text])[0] @ np.asarray(vector).ravel())
+
+
+def test_five_sector_embeddings_are_made_and_sectors_chooses_which_are_searched(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    made = remember(c, brain, HOW_TO, sector="procedural", keywords=("payments", "worker"), context="on call")
+    memory_id = str(made["memoryId"])
+    assert made["embeddingsGenerated"] == 5
+    stored = c.thoughts.sectors.get(brain.id, "alice", [memory_id])[memory_id]
+    row = c.thoughts.get_many(brain, "alice", [memory_id])[memory_id].row
+    texts = sector_texts(HOW_TO, row)
+    assert set(stored) == set(VIEWS)
+    assert "payments, worker" in texts["reflective"] and "on call" in texts["episodic"]
+    semantic = c.adapters.chunks.get_vectors(brain.id, [chunk_id(memory_id, 0)])[chunk_id(memory_id, 0)]
+
+    query = "how to restart the worker step by step"
+    expected = {view: relevance(_cosine(c, query, stored[view])) for view in VIEWS}
+    expected["semantic"] = relevance(_cosine(c, query, semantic))
+    for sector, similarity in expected.items():
+        chosen = Filters(sectors=(sector,))
+        found, _ = c.thoughts.recall(brain, "alice", text=query, filters=chosen, min_similarity=0.0)
+        assert found[0].score.similarity == pytest.approx(similarity, abs=2e-3), sector
+    assert expected["procedural"] > expected["semantic"]  # a how-to question is nearest as a procedure
+    every, _ = c.thoughts.recall(brain, "alice", text=query, filters=Filters(), min_similarity=0.0)
+    assert every[0].score.similarity == pytest.approx(max(expected.values()), abs=2e-3)
+
+
+def test_sector_embeddings_follow_the_memory_and_leave_with_it(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    memory_id = str(remember(c, brain, HOW_TO, sector="procedural")["memoryId"])
+    before = c.thoughts.sectors.get(brain.id, "alice", [memory_id])[memory_id]
+    c.thoughts.update(brain, memory_id, "alice", strength=0.5)  # nothing they are made of: kept
+    assert all(np.array_equal(before[v], c.thoughts.sectors.get(brain.id, "alice", [memory_id])[memory_id][v])
+               for v in VIEWS)  # fmt: skip
+    new_text = "Rotate the payments API keys every ninety days"
+    c.thoughts.update(brain, memory_id, "alice", content=new_text)
+    after = c.thoughts.sectors.get(brain.id, "alice", [memory_id])[memory_id]
+    row = c.thoughts.get_many(brain, "alice", [memory_id])[memory_id].row
+    remade = sector_texts(new_text, row)["procedural"]
+    assert _cosine(c, remade, after["procedural"]) == pytest.approx(1, abs=1e-3)
+    c.thoughts.rows.commit([c.thoughts.sectors.delete_op(brain.id, "alice", memory_id)])  # stored before them
+    emotional, _ = c.thoughts.recall(brain, "alice", text=new_text, filters=Filters(sectors=("emotional",)))
+    assert [f.row.id for f in emotional] == [memory_id]  # searched by its text embedding alone
+    assert emotional[0].score.similarity == pytest.approx(relevance(1.0), abs=2e-3)
+    other = str(remember(c, brain, TEXT, user="bob")["memoryId"])
+    assert c.thoughts.forget_user(brain, "alice") == 1
+    assert c.thoughts.sectors.get(brain.id, "alice", [memory_id]) == {}
+    assert list(c.thoughts.sectors.get(brain.id, "bob", [other])) == [other]
+
+
+def test_when_nothing_reaches_min_similarity_the_closest_still_comes_first(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    text = "The billing service deploys every Tuesday afternoon"
+    match = remember(c, brain, text)
+    loud = remember(c, brain, "Urgent critical important priority: order more printer paper", importance=1.0)
+    found, total = c.thoughts.recall(brain, "alice", text=text, filters=Filters(), min_similarity=1.0)
+    assert total == 2 and [f.row.id for f in found] == [match["memoryId"], loud["memoryId"]]
+    assert 0.99 < found[0].score.similarity < 1.0  # its own similarity, under the threshold asked for
+    assert found[1].score.similarity < 0.5 and found[1].score.salience > found[0].score.salience

@@ -67,6 +67,7 @@ from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from cairn.services.thoughtmcp.rows import ThoughtRows
+from cairn.services.thoughtmcp.sectors import SectorVectors
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
 from cairn.services.zengram.runs import ConsolidationRuns
@@ -180,6 +181,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     thoughts = ThoughtMemories(
         documents,
         ThoughtRows(a.records),
+        SectorVectors(a.records, a.embedder),
         entities.links,
         chunks,
         a.embedder,

@@ -30,6 +30,7 @@ from typing import Any, Final
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
+from cairn.ports.records import Delete, Put
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import (
     auto_keywords,
@@ -49,6 +50,7 @@ from cairn.services.thoughtmcp.models import (
     stored_bytes,
 )
 from cairn.services.thoughtmcp.recall import ThoughtRecall
+from cairn.services.thoughtmcp.sectors import EMBEDDINGS
 
 _UPDATE_TRIES: Final = 16
 
@@ -87,11 +89,11 @@ class ThoughtMemories(ThoughtRecall):
             content=m.content if len(m.content) <= ROW_CONTENT_CHARS else None,
             path=memory_path(m.user_id, memory_id),
         )
-        doc = self._write(brain, row, m.content, created=True)
+        self._write(brain, row, m.content, created=True, embed=True)
         links = self._link(brain, row)
         return {
             "memoryId": row.id,
-            "embeddingsGenerated": doc.chunk_count,
+            "embeddingsGenerated": EMBEDDINGS,
             "linksCreated": links,
             "salience": round(row.salience, 6),
             "strength": row.strength,
@@ -154,7 +156,7 @@ class ThoughtMemories(ThoughtRecall):
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
         old_blob = self.documents.get(brain, row.path).blob_key
-        doc = self._write(brain, row, text, created=False)
+        doc = self._write(brain, row, text, created=False, embed=changed or metadata is not None)
         connections = 0
         if changed:
             if doc.blob_key != old_blob:
@@ -187,7 +189,9 @@ class ThoughtMemories(ThoughtRecall):
             }
         self._unlink(brain, row)
         current = self._rows(brain.id, row.user_id, [row.id]).get(row.id)
-        also = [self.rows.delete_op(brain.id, row, current.version)] if current else []
+        also: list[Put | Delete] = [self.sectors.delete_op(brain.id, row.user_id, row.id)]
+        if current:
+            also.append(self.rows.delete_op(brain.id, row, current.version))
         self.documents.erase(brain, row.path, also=also, reason="forget")
         self._touched(brain.id, row.user_id, row.id)
         return {"memoryId": row.id, "deletionType": "hard", "message": "Memory and all related data removed"}
@@ -227,8 +231,14 @@ class ThoughtMemories(ThoughtRecall):
             content=text if len(text) <= ROW_CONTENT_CHARS else None,
             path=doc.path,
         )
+        vectors = self.sectors.embed(text, row)
         try:
-            self.rows.put(brain.id, row, 0)
+            self.rows.commit(
+                [
+                    self.rows.put_op(brain.id, row, 0),
+                    self.sectors.put_op(brain.id, row.user_id, row.id, vectors),
+                ]
+            )
         except Conflict:
             return False
         self._touched(brain.id, row.user_id, row.id)
@@ -239,6 +249,7 @@ class ThoughtMemories(ThoughtRecall):
         """Remove every row of the user (an erasure: their memories' documents go on their own);
         returns how many."""
         gone = self.rows.delete_user(brain.id, user_id)
+        self.sectors.delete_user(brain.id, user_id)
         if self._kept is not None:
             with self._kept_lock:
                 self._kept.pop((brain.id, user_id), None)

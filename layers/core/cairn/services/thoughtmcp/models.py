@@ -40,6 +40,9 @@ ROW_CONTENT_CHARS: Final = 4000  # kept in the row too, so a recall reads no blo
 POOL: Final = 500
 
 
+SECTOR_POOL: Final = 100  # memories nearest by their text whose other sector embeddings are scored
+
+
 ROWS_TTL_S: Final = 300.0  # a kept user's rows are read afresh at least this often (other writers)
 
 

@@ -19,12 +19,14 @@ from cairn.services.thoughtmcp.models import (
     DEFAULT_MIN_STRENGTH,
     MAX_LIMIT,
     POOL,
+    SECTOR_POOL,
     Filters,
     Recalled,
     Row,
     bytes_content,
     user_folder,
 )
+from cairn.services.thoughtmcp.sectors import SEMANTIC, VIEWS
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
 
 
@@ -49,16 +51,18 @@ class ThoughtRecall(ThoughtLinks):
         limit = max(1, min(limit, MAX_LIMIT))
         offset = max(0, offset)
         now = self.clock.now()
-        similarities: dict[str, float] | None = None
         if text is not None and text.strip():
-            similarities = self._similar(brain, user_id, text, filters, min_similarity)
-            if not similarities:  # ThoughtMCP: no memory close enough, every memory passes at 0
-                similarities = {}
-                rows = self._filtered(self._all_rows(brain.id, user_id), filters, now)
-                found = [self._recalled(r, 0.0, now) for r in rows]
+            similarities = self._similar(brain, user_id, text, filters)
+            close = {d: s for d, s in similarities.items() if s >= min_similarity}
+            if close:
+                rows = self._filtered(self._rows_of(brain.id, user_id, close), filters, now)
+                found = [self._recalled(r, close[r.id], now) for r in rows]
             else:
-                rows = self._filtered(self._rows_of(brain.id, user_id, similarities), filters, now)
-                found = [self._recalled(r, similarities[r.id], now) for r in rows]
+                # ThoughtMCP: no memory close enough, every memory passes. There each passes at
+                # similarity 0, ranked by salience; here at its own similarity, so the closest
+                # comes first and a similarity under minSimilarity says it is a weak match.
+                rows = self._filtered(self._all_rows(brain.id, user_id), filters, now)
+                found = [self._recalled(r, similarities.get(r.id, 0.0), now) for r in rows]
         else:
             found = [
                 self._recalled(r, None, now)
@@ -71,32 +75,46 @@ class ThoughtRecall(ThoughtLinks):
             self._reinforce(brain, [f.row for f in page], now)
         return page, len(found)
 
-    def _similar(
-        self, brain: Brain, user_id: str, text: str, filters: Filters, min_similarity: float
-    ) -> dict[str, float]:
-        vector = self.embedder.embed([text])[0].tolist()
+    def _similar(self, brain: Brain, user_id: str, text: str, filters: Filters) -> dict[str, float]:
+        """Memory id -> its best similarity to `text` over the sector embeddings searched (all five
+        unless `sectors` names some), calibrated: minSimilarity means on the embedded model what
+        it means on ThoughtMCP's. The memories nearest by their text (POOL of them)."""
+        vector = self.embedder.embed([text])[0]
         hits = self.chunks.search(
             ChunkQuery(
                 "",
-                vector,
+                vector.tolist(),
                 self._chunk_filter(brain, user_id, filters),
                 top_k=POOL,
                 candidate_pool=POOL,
                 bm25_weight=0.0,
             )
         )
-        best: dict[str, float] = {}
-        for hit in hits:
-            # calibrated: minSimilarity means on the embedded model what it means on ThoughtMCP's
-            similarity = relevance(hit.vector_similarity) if hit.vector_similarity is not None else 0.0
-            if similarity >= min_similarity:
-                best[hit.chunk.document_id] = max(best.get(hit.chunk.document_id, 0.0), similarity)
-        return best
+        semantic: dict[str, float] = {}
+        for hit in hits:  # a long memory has several chunks: its best one
+            if hit.vector_similarity is not None:
+                doc_id = hit.chunk.document_id
+                semantic[doc_id] = max(semantic.get(doc_id, -1.0), hit.vector_similarity)
+        sectors = set(filters.sectors or ts.SECTORS)
+        cosines = {doc_id: ([cos] if SEMANTIC in sectors else []) for doc_id, cos in semantic.items()}
+        views = [s for s in VIEWS if s in sectors]
+        if views:
+            # The other sectors are scored for the memories nearest by their text: a memory's
+            # sector views are its text set in a frame, so they stay near it (docs/THOUGHTMCP.md).
+            nearest = sorted(semantic, key=lambda d: -semantic[d])[:SECTOR_POOL]
+            stored = self.sectors.get(brain.id, user_id, nearest)
+            for doc_id in nearest:
+                mine = stored.get(doc_id)
+                if mine is None:  # stored before sector embeddings, or by another model
+                    cosines[doc_id] = [semantic[doc_id]]
+                    continue
+                cosines[doc_id].extend(float(mine[s] @ vector) for s in views)
+        return {doc_id: relevance(max(values)) for doc_id, values in cosines.items() if values}
 
     def _chunk_filter(self, brain: Brain, user_id: str, filters: Filters) -> ChunkFilter:
         facets: list[tuple[str, tuple[str, ...]]] = [("user_id", (user_id,))]
-        # `sectors` chooses which of a memory's sector embeddings are searched, it filters nothing
-        # (ThoughtMCP); one embedding a memory here, so every choice searches it. primarySector filters.
+        # `sectors` chooses which of a memory's sector embeddings are searched (_similar), it filters
+        # nothing (ThoughtMCP); primarySector filters.
         if filters.primary_sector is not None:
             facets.append(("sector", (filters.primary_sector,)))
         if filters.category is not None:

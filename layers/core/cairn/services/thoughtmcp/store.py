@@ -12,6 +12,7 @@ from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
+from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
@@ -28,6 +29,7 @@ from cairn.services.thoughtmcp.models import (
     title_of,
 )
 from cairn.services.thoughtmcp.rows import ThoughtRows
+from cairn.services.thoughtmcp.sectors import SectorVectors
 
 
 class ThoughtStore:
@@ -37,6 +39,7 @@ class ThoughtStore:
         self,
         documents: DocumentService,
         rows: ThoughtRows,
+        sectors: SectorVectors,
         links: LinkRepository,
         chunks: ChunkIndex,
         embedder: Embedder,
@@ -48,6 +51,7 @@ class ThoughtStore:
         user's rows may be kept between calls (see `_all_rows`)."""
         self.documents = documents
         self.rows = rows
+        self.sectors = sectors
         self.chunks = chunks
         self.embedder = embedder
         self.clock = clock
@@ -161,11 +165,22 @@ class ThoughtStore:
         )
 
     def _write(
-        self, brain: Brain, row: Row, content: str, *, created: bool, forgotten: datetime | None = None
+        self,
+        brain: Brain,
+        row: Row,
+        content: str,
+        *,
+        created: bool,
+        embed: bool = False,
+        forgotten: datetime | None = None,
     ) -> Document:
         """The memory's document and its row, in one transaction (a new row, or at its version);
-        `forgotten`: when it was soft-forgotten (its chunks then hidden from current-only search)."""
-        ops = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
+        `embed`: its sector embeddings too (new text or metadata they are made of); `forgotten`:
+        when it was soft-forgotten (its chunks then hidden from current-only search)."""
+        ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
+        if embed:
+            vectors = self.sectors.embed(content, row)
+            ops.append(self.sectors.put_op(brain.id, row.user_id, row.id, vectors))
         info = DocumentInput(
             title=title_of(content),
             tags=[*(f"kw:{k}" for k in row.keywords), *(f"tag:{t}" for t in row.tags)],

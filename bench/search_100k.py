@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import socket
 import subprocess
 import sys
@@ -133,6 +134,24 @@ async def measure(url: str, slug: str, questions: list[str]) -> list[float]:
     return timings
 
 
+def serve_ready(port: int, started: float, timeout_s: float = 120.0) -> tuple[float, float]:
+    """Seconds from `started` until /healthz answers, and until it says every brain is searchable
+    (a big brain is compared with its records after the server listens, refused meanwhile)."""
+    listening = None
+    while time.perf_counter() - started < timeout_s:
+        try:
+            answer = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5).read()
+            health = json.loads(answer)
+        except OSError:
+            time.sleep(0.025)
+            continue
+        listening = listening if listening is not None else time.perf_counter() - started
+        if health.get("status") == "ok":
+            return listening, time.perf_counter() - started
+        time.sleep(0.05)
+    raise SystemExit(f"cairn serve on port {port} was not ready within {timeout_s:.0f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -149,16 +168,13 @@ def main() -> int:
         print(f"build took {time.perf_counter() - started:.1f} s", flush=True)
     port = free_port()
     cairn = Path(sys.executable).with_name("cairn")
+    launched = time.perf_counter()
     server = subprocess.Popen(
         [str(cairn), "serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
     )
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5).read()
-                break
-            except OSError:
-                time.sleep(0.05)
+        listening, ready = serve_ready(port, launched)
+        print(f"serve: /healthz answered after {listening:.2f} s; every brain searchable after {ready:.2f} s")
         corpus = Corpus(np.random.default_rng(11))
         questions = [corpus.question() for _ in range(args.queries)]
         timings = asyncio.run(measure(f"http://127.0.0.1:{port}/mcp", slug, questions))

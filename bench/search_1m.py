@@ -14,7 +14,8 @@ Each step is timed and printed:
    text with the real embedder's vectors: the real-text subset for recall.
 2. **index**: `cairn compact` in a subprocess, which builds the HNSW index (wall time).
 3. **disk**: the data directory's files by kind.
-4. **serve**: `cairn serve` from process start until /healthz answers, and its RSS.
+4. **serve**: `cairn serve` from process start until /healthz answers, until it says every brain
+   is searchable (a big brain is compared with its records after listening), and its RSS.
 5. **memory_search over MCP** (official MCP client, one call at a time): the first call (it opens
    the index and loads the brain's rows), then `--queries` calls, p50/p95; RSS after.
 6. **recall**: the vector leg in-process, the index against exact search on the same files (a
@@ -37,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +50,7 @@ from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import chunk_id
 from chunk_index_100k import Corpus
-from search_100k import CHUNKS_PER_DOC, DIM, build, free_port, measure
+from search_100k import CHUNKS_PER_DOC, DIM, build, free_port, measure, serve_ready
 
 SEED = 16
 
@@ -316,15 +316,10 @@ def main() -> int:
         [str(cairn), "serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
     )
     try:
-        for _ in range(1200):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5).read()
-                break
-            except OSError:
-                time.sleep(0.025)
+        listening, ready = serve_ready(port, started)
         print(
-            f"serve: /healthz answered {time.perf_counter() - started:.2f} s after start; "
-            f"RSS {rss(server.pid)}"
+            f"serve: /healthz answered {listening:.2f} s after start, every brain searchable after "
+            f"{ready:.2f} s; RSS {rss(server.pid)}"
         )
         corpus = Corpus(np.random.default_rng(11))
         questions = [corpus.question() for _ in range(args.queries)]

@@ -142,6 +142,40 @@ def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(
     assert index_problems(container) == []
 
 
+def test_a_big_brain_is_compared_after_the_start_and_refused_until_then(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    container, brain, other, before = world
+    first, later = container.repair.at_start([brain, other], later_above=len(NOTES) - 1)
+    assert [f.brain_id for f in first] == [other.id] and later == [brain]  # above the bound: later
+    assert container.repair.at_start([brain, other], budget_s=-1) == ([], [brain, other])  # no time left
+    container.adapters.chunks.delete_document(brain.id, container.documents.documents(brain)[0].id)
+    started, release = threading.Event(), threading.Event()
+    compare = container.repair.compare
+
+    def slow(on: Brain, *, deep: bool = False) -> object:
+        started.set()
+        assert release.wait(30)
+        return compare(on, deep=deep)
+
+    container.repair.compare = slow  # type: ignore[method-assign]
+    container.repair.start(first, later)
+    try:
+        assert started.wait(30)
+        with pytest.raises(Unavailable) as refused:
+            container.search.search(brain, "heron")
+        assert "being checked" in refused.value.message and refused.value.retry_after_s == 4
+        assert container.search.search(other, "heron").hits  # compared before: answers
+        (progress,) = container.health.check().rebuilding.values()
+        assert progress.checking
+    finally:
+        release.set()
+        container.repair.stop()
+    assert container.repair.rebuilding.now() == {}  # compared, found stale, rebuilt, served again
+    assert answers(container, brain) == before
+    assert index_problems(container) == []
+
+
 def test_the_retry_estimate_follows_progress() -> None:
     progress = Progress(total=100)
     assert progress.retry_after_s() == 10  # nothing done yet: a guess

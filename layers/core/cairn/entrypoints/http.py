@@ -26,13 +26,20 @@ def create_app(container: Container) -> FastAPI:
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, Any]:
-        """Up; `rebuilding` lists the brains whose index is being rebuilt (their searches answer
-        503 with Retry-After until it is done) with how far each has got."""
+        """Up; `rebuilding` lists the brains whose index is being checked after a start or
+        rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
+        has got."""
         rebuilding = container.health.rebuilding.now()
         if not rebuilding:
             return {"status": "ok", "version": __version__}
         brains = [
-            {"brain_id": brain_id, "done": p.done, "total": p.total, "retry_after_s": p.retry_after_s()}
+            {
+                "brain_id": brain_id,
+                "phase": "checking" if p.checking else "rebuilding",
+                "done": p.done,
+                "total": p.total,
+                "retry_after_s": p.retry_after_s(),
+            }
             for brain_id, p in sorted(rebuilding.items())
         ]
         return {"status": "rebuilding", "version": __version__, "rebuilding": brains}

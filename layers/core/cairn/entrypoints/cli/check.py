@@ -29,13 +29,15 @@ def settle(container: Container) -> None:
 
 
 def start_repairs(container: Container) -> None:
-    """Compare every brain now; rebuild what differs in the background (those brains answer 503
-    meanwhile), and any brain the index later finds damaged."""
-    found = container.repair.check_all(container.brains.list(), repair=False)
+    """Compare the brains now (a big one in the background); rebuild what differs in the
+    background (those brains answer 503 meanwhile), and any brain the index later finds damaged."""
+    found, later = container.repair.at_start(container.brains.list())
     for check in found:
         if not check.sound:
             print(f"{describe(check)}: rebuilding it in the background", file=sys.stderr)
-    container.repair.start(found)
+    for brain in later:
+        print(f"brain {brain.slug}: checking its index in the background", file=sys.stderr)
+    container.repair.start(found, later)
 
 
 def describe(check: BrainCheck) -> str:

@@ -15,7 +15,8 @@ stored text. Checking a brain compares the two and repairs what differs:
 
 While a brain is repaired its searches are refused with Unavailable (503 and Retry-After): the
 index is incomplete, and an answer from it would be silently wrong. Other brains are untouched.
-`cairn serve` and `cairn mcp` compare every brain when they start and repair in the background;
+`cairn serve` and `cairn mcp` compare every brain when they start and repair in the background
+(`at_start`: small brains before they listen, a big one after, refused until it has been compared);
 the embedded index also reports a brain whose files it finds damaged while serving (its vector
 leg refuses it meanwhile), and that brain is repaired at once. `cairn check` runs the same.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -38,6 +40,9 @@ from cairn.services.repositories import document_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+CHECK_LATER_ABOVE_CHUNKS = 50_000
+CHECK_FIRST_BUDGET_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -146,12 +151,39 @@ class IndexRepair:
     ) -> list[BrainCheck]:
         return [self.check(brain, repair=repair, deep=deep) for brain in brains]
 
+    def at_start(
+        self,
+        brains: Iterable[Brain],
+        *,
+        later_above: int = CHECK_LATER_ABOVE_CHUNKS,
+        budget_s: float = CHECK_FIRST_BUDGET_S,
+    ) -> tuple[list[BrainCheck], list[Brain]]:
+        """What a start compares before serving: the brains of at most `later_above` chunks, for
+        up to `budget_s`; the others (big, or left when time ran out) are returned to be compared
+        in the background by `start`, their searches refused until then. Comparing costs about
+        7 s per million chunks on the embedded store, which a server should not wait for to listen."""
+        started = time.monotonic()
+        found: list[BrainCheck] = []
+        later: list[Brain] = []
+        for brain in brains:
+            with access.as_system():
+                big = self.chunks.count(brain.id) > later_above
+            if big or time.monotonic() - started > budget_s:
+                later.append(brain)
+            else:
+                found.append(self.check(brain, repair=False))
+        return found, later
+
     # -- in the background --------------------------------------------------------------------
 
-    def start(self, pending: Iterable[BrainCheck] = ()) -> None:
-        """Repair `pending` (what a start-up comparison found), then whatever brain is requested
-        (`request`: the index found its files damaged) until `stop`. Brains in `pending` are
-        refused at once, before the thread gets to them."""
+    def start(self, pending: Iterable[BrainCheck] = (), unchecked: Iterable[Brain] = ()) -> None:
+        """Compare `unchecked` and repair what differs, repair `pending` (what a start-up
+        comparison found), then whatever brain is requested (`request`: the index found its files
+        damaged) until `stop`. Brains in both lists are refused at once, before the thread gets
+        to them."""
+        later = list(unchecked)
+        for brain in later:
+            self.rebuilding.mark(brain.id, Progress(0, checking=True))
         queued = [found for found in pending if not found.sound]
         for found in queued:
             self.rebuilding.mark(
@@ -159,7 +191,7 @@ class IndexRepair:
             )
         self._stop.clear()
         self._thread = threading.Thread(
-            target=self._run, args=(queued,), name="cairn-index-repair", daemon=True
+            target=self._run, args=(later, queued), name="cairn-index-repair", daemon=True
         )
         self._thread.start()
 
@@ -177,7 +209,11 @@ class IndexRepair:
             self._thread.join(timeout=30)
             self._thread = None
 
-    def _run(self, queued: list[BrainCheck]) -> None:
+    def _run(self, later: list[Brain], queued: list[BrainCheck]) -> None:
+        for brain in later:
+            if self._stop.is_set():
+                return
+            self._attempt(self._compared, brain)
         for found in queued:
             if self._stop.is_set():
                 return
@@ -188,9 +224,23 @@ class IndexRepair:
                     self._wake.wait()
                 wanted, self._wanted = self._wanted, set()
             for brain_id in wanted:
-                brain = self.documents.repo.brains.get(brain_id)
-                if brain is not None and brain.deleted_at is None:
-                    self._attempt(self.check, brain)
+                asked = self.documents.repo.brains.get(brain_id)
+                if asked is not None and asked.deleted_at is None:
+                    self._attempt(self.check, asked)
+
+    def _compared(self, brain: Brain) -> None:
+        """Compare a brain refused until now; serve it again if sound, else repair it (refused
+        meanwhile). A comparison that fails serves it as it is, as a start without one would."""
+        try:
+            found = self.compare(brain)
+        except Exception:
+            self.rebuilding.unmark(brain.id)
+            raise
+        if found.sound:
+            self.rebuilding.unmark(brain.id)
+        else:
+            log.warning("brain %s: its index differs from its records; rebuilding it", brain.slug)
+            self.repair(found)
 
     @staticmethod
     def _attempt(work: Callable[[T], object], on: T) -> None:

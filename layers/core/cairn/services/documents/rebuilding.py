@@ -17,14 +17,19 @@ MAX_RETRY_S = 300
 
 @dataclass
 class Progress:
-    """A brain being repaired: how many documents, how many done, since when."""
+    """A brain being repaired: how many documents, how many done, since when. `checking`: its
+    index is still being compared with its records after a start (services/documents/index_repair.py),
+    so whether it needs rebuilding is not known yet."""
 
     total: int
     done: int = 0
     started: float = field(default_factory=time.monotonic)
+    checking: bool = False
 
     def retry_after_s(self) -> int:
         elapsed = time.monotonic() - self.started
+        if self.checking:
+            return MIN_RETRY_S * 2
         rate = self.done / elapsed if self.done and elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate else float(MIN_RETRY_S * 5)
         return int(min(MAX_RETRY_S, max(MIN_RETRY_S, left)))
@@ -32,10 +37,14 @@ class Progress:
 
 class Rebuilding(Unavailable):
     def __init__(self, progress: Progress) -> None:
+        retry = progress.retry_after_s()
         super().__init__(
-            f"this brain's search index is being rebuilt from its documents ({progress.done} of "
-            f"{progress.total} done); retry in {progress.retry_after_s()} s",
-            retry_after_s=progress.retry_after_s(),
+            f"this brain's search index is being checked against its documents since the server "
+            f"started; retry in {retry} s"
+            if progress.checking
+            else f"this brain's search index is being rebuilt from its documents ({progress.done} of "
+            f"{progress.total} done); retry in {retry} s",
+            retry_after_s=retry,
         )
 
 

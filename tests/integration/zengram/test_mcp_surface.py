@@ -214,6 +214,22 @@ async def test_export_import_and_research_when_enabled(tmp_path: Path) -> None:
         assert answer["query_trace"][0]["query"] == "What runs the API cache?"
 
 
+async def test_brain_search_looks_without_counting_when_the_request_says_read_only(live: LiveServer) -> None:
+    async with Client(f"{live.base}/mcp/zengram") as z:
+        body(await z.call_tool("brain_store", {"type": "fact", "content": "The tea urn is on floor three"}))
+        query = {"query": "where is the tea urn", "format": "full"}
+        looked = [
+            body(await z.call_tool("brain_search", query, meta={"cairn/read_only": True}))["results"][0]
+            for _ in range(3)
+        ]  # as GET /memory/search?read_only=true: the seed's tool has no parameter for it
+        body(await z.call_tool("brain_search", query, meta={"cairn/read_only": "yes"}))  # only JSON true
+        body(await z.call_tool("brain_search", query))
+        after = body(await z.call_tool("brain_search", query, meta={"cairn/read_only": True}))["results"][0]
+
+    assert [r["access_count"] for r in looked] == [0, 0, 0]
+    assert after["access_count"] == 2 and after["last_accessed_at"] is not None
+
+
 async def test_one_brain_through_both_surfaces(live: LiveServer) -> None:
     async with Client(f"{live.base}/mcp/zengram") as z, Client(live.url) as canonical:
         body(

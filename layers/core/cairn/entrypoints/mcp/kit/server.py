@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from cairn.auth import access
 from cairn.domain.errors import CairnError
+from cairn.entrypoints.mcp.kit import request_meta
 from cairn.entrypoints.mcp.kit.audit import CallAudit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
 from cairn.entrypoints.mcp.kit.schema import clean_schema
@@ -105,7 +106,8 @@ class SurfaceServer(MCPServer[Any]):
         except Exception as exc:  # a validator that raises something else: as if the tool raised it
             return self._failed(spec.name, exc)
         try:
-            result = await self._run(spec, args, context)
+            with request_meta.carrying(_meta_of(context)):
+                result = await self._run(spec, args, context)
             converted = metadata.convert_result(result)  # the output model's check, as the SDK does it
         except MCPError:
             raise
@@ -158,3 +160,12 @@ def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:
         context_kwarg="ctx" if spec.streaming is not None else None,
         annotations=ToolAnnotations(destructive_hint=True) if spec.destructive else None,
     )
+
+
+def _meta_of(context: Context[Any, Any] | None) -> dict[str, Any] | None:
+    """The tools/call request's `_meta`; None when the tool is called directly."""
+    try:
+        meta = context.request_context.meta if context is not None else None
+    except ValueError:  # a Context made outside a request
+        return None
+    return dict(meta) if meta else None

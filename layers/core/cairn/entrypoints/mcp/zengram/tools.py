@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ, WRITE
-from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec
+from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, request_meta
 from cairn.entrypoints.mcp.zengram import args as a
 from cairn.entrypoints.mcp.zengram.services import ZengramServices
 from cairn.services.zengram.api import ZengramApi
@@ -116,6 +116,7 @@ def search(deps: SurfaceDeps[ZengramServices], x: a.SearchArgs) -> CallToolResul
         ("include_superseded", "true" if x.include_superseded else None),
         ("knowledge_category", x.knowledge_category),
         ("at_time", x.at_time),
+        ("read_only", "true" if request_meta.flag(request_meta.READ_ONLY) else None),
     ]
     return call(deps, "GET", f"/memory/search{_query(pairs)}", lambda api: api.search(_params(pairs)))
 

@@ -74,6 +74,19 @@ def test_memory_flows_and_a_hard_forget_on_dynamodb_s3_and_opensearch(stack: Sta
         b["memoryId"],
     }
     assert [m["id"] for m in found["memories"]] == [b["memoryId"]]
+    assert a["embeddingsGenerated"] == 5  # the four besides the text's: one DynamoDB item a memory
+    table = boto3.client("dynamodb", region_name=REGION)
+    sectors = [i for i in table.scan(TableName=TABLE)["Items"] if i["pk"]["S"].endswith("#sectors")]
+    assert sorted(i["sk"]["S"] for i in sectors) == sorted([a["memoryId"], b["memoryId"]])
+    similarity = {
+        sector: {
+            m["id"]: m["score"]["similarity"]
+            for m in answer(t("recall", {"userId": user, "text": "how to deploy billing", "sectors": [sector],
+                                         "minSimilarity": 0}))["memories"]
+        }
+        for sector in ("semantic", "procedural")
+    }  # fmt: skip
+    assert similarity["procedural"][a["memoryId"]] > similarity["semantic"][a["memoryId"]]  # a how-to
 
     agent = stack.core.keys.create(name="agent", tenant="acme", scopes=[READ, WRITE])
     admin, stack.key = stack.key, agent.plaintext  # without brains:admin: itself (`key:<id>`), its sub-users

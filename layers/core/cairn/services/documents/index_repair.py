@@ -34,6 +34,7 @@ from cairn.auth import access
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document
 from cairn.ports.chunks import ANN_NONE, ChunkIndex, VerifiableChunks
+from cairn.ports.records import Item
 from cairn.services.documents.rebuilding import Progress, RebuildingBrains
 from cairn.services.documents.service import DocumentService
 from cairn.services.repositories import document_of
@@ -86,15 +87,16 @@ class IndexRepair:
         with access.as_system():
             files = self.chunks.check(brain.id) if isinstance(self.chunks, VerifiableChunks) else None
             held = self.chunks.held(brain.id)
-            live: dict[str, Document] = {}
+            # Only a record's id, deletion and chunk count are compared: read from the stored
+            # fields (decoding 200,000 records as documents took 4 of the 13 s at a million chunks).
+            live: dict[str, Item] = {}
             for item in self.documents.repo.raw(brain.id):
-                doc = document_of(item)
-                if doc.deleted_at is None:
-                    live[doc.id] = doc
-            stale = [d.id for d in live.values() if held.get(d.id, 0) != d.chunk_count]
+                if item.data.get("deleted_at") is None:
+                    live[str(item.data["id"])] = item
+            stale = [i for i, item in live.items() if held.get(i, 0) != (item.data.get("chunk_count") or 0)]
             if deep:
                 counted = set(stale)
-                stale += [d.id for d in live.values() if d.id not in counted and self._differs(d)]
+                stale += [i for i, it in live.items() if i not in counted and self._differs(document_of(it))]
         return BrainCheck(
             brain.id,
             brain.slug,
@@ -161,7 +163,7 @@ class IndexRepair:
         """What a start compares before serving: the brains of at most `later_above` chunks, for
         up to `budget_s`; the others (big, or left when time ran out) are returned to be compared
         in the background by `start`, their searches refused until then. Comparing costs about
-        7 s per million chunks on the embedded store, which a server should not wait for to listen."""
+        9 s per million chunks on the embedded store, which a server should not wait for to listen."""
         started = time.monotonic()
         found: list[BrainCheck] = []
         later: list[Brain] = []

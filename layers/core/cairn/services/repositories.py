@@ -332,6 +332,11 @@ def all_items(records: RecordStore, pk: str, prefix: str = "", after: str | None
         after = page.next_after
 
 
+def delete_partition(records: RecordStore, pk: str) -> int:
+    """Remove every item of the partition; returns how many."""
+    return sum(records.delete(item.pk, item.sk) for item in list(all_items(records, pk)))
+
+
 class StoredSession(BaseModel):
     """A session, how many messages it holds, and the version the next conditional write expects."""
 

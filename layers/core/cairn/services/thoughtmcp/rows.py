@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cairn.ports.records import Delete, Item, Put, RecordStore
-from cairn.services.repositories import all_items
+from cairn.services.repositories import all_items, delete_partition
 from cairn.services.thoughtmcp.models import Row, user_key
 
 
@@ -59,8 +59,7 @@ class ThoughtRows:
 
     def delete_user(self, brain_id: str, user_id: str) -> int:
         """Remove every row of the user; returns how many."""
-        pk = rows_pk(brain_id, user_id)
-        return sum(self.records.delete(item.pk, item.sk) for item in list(all_items(self.records, pk)))
+        return delete_partition(self.records, rows_pk(brain_id, user_id))
 
 
 def rows_pk(brain_id: str, user_id: str) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 
 from cairn.ports.embedder import Embedder, Vectors
 from cairn.ports.records import Delete, Item, Put, RecordStore
-from cairn.services.repositories import all_items
+from cairn.services.repositories import delete_partition
 from cairn.services.thoughtmcp.metacognition.emotion import detect
 from cairn.services.thoughtmcp.models import Row, user_key
 from cairn.services.thoughtmcp.rows import thoughts_prefix
@@ -110,8 +110,7 @@ class SectorVectors:
         return out
 
     def delete_user(self, brain_id: str, user_id: str) -> int:
-        pk = sectors_pk(brain_id, user_id)
-        return sum(self.records.delete(item.pk, item.sk) for item in list(all_items(self.records, pk)))
+        return delete_partition(self.records, sectors_pk(brain_id, user_id))
 
 
 def sectors_pk(brain_id: str, user_id: str) -> str:

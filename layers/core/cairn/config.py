@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, SecretStr
+from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MiB = 1024 * 1024
@@ -150,6 +150,11 @@ class Settings(BaseSettings):
     bm25_weight: float = 1.0
     vector_weight: float = 0.4
     """The dense leg counts 0.4 of the BM25 leg in RRF (LoCoMo dev peaked there; docs/PERFORMANCE.md)."""
+    relevance_midpoint: float | None = None
+    relevance_slope: float | None = None
+    """The embedding model's calibration, cosine to relevance (services/search/relevance.py), both or
+    neither: `cairn calibrate` fits them. Unset, the embedded model's is known; another model's
+    scores are then on the embedded model's scale, and the start-up log says so."""
 
     # Generation (memory_ask)
     generator: Literal["extractive", "openai", "bedrock"] = "extractive"
@@ -217,6 +222,14 @@ class Settings(BaseSettings):
     session_gate_full: float = 0.6
     """A message counts in recall from this query-message cosine similarity (floor) and fully at
     `full`; calibrated for MiniLM-L6 (docs/SESSIONS.md)."""
+
+    @model_validator(mode="after")
+    def _calibration_whole(self) -> Settings:
+        if (self.relevance_midpoint is None) != (self.relevance_slope is None):
+            raise ValueError("set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together")
+        if self.relevance_slope is not None and self.relevance_slope <= 0:
+            raise ValueError("CAIRN_RELEVANCE_SLOPE must be above 0")
+        return self
 
     @property
     def json_body_limit(self) -> int:

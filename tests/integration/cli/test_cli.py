@@ -131,3 +131,32 @@ def test_ingest_reports_its_throughput(tmp_path: Path, capsys: pytest.CaptureFix
         r"(\d+) chunks in \d+\.\d s \((\d+\.\d) chunks/s\); created 3, reused 0, failed 0", out.strip()
     )
     assert summary is not None and int(summary[1]) >= 6 and float(summary[2]) > 0
+
+
+def test_calibrate_fits_the_embedded_model_and_says_how_to_apply_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = Path(__file__).resolve().parents[3] / "bench" / "data" / "relevance" / "team_memory.json"
+    code, out, _ = run(capsys, "calibrate", "--fixture", str(fixture), "--data-dir", str(tmp_path))
+    assert code == 0 and "67 questions with answers, 20 without" in out
+    found = re.search(r"CAIRN_RELEVANCE_MIDPOINT=([0-9.]+) CAIRN_RELEVANCE_SLOPE=([0-9.]+)", out)
+    assert found is not None
+    midpoint, slope = float(found[1]), float(found[2])
+    assert 0.38 < midpoint < 0.46 and 9 < slope < 14  # beside the 0.40 / 12 shipped for this model
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"items": [{"id": "a", "text": "x"}], "queries": []}')
+    code, _, err = run(capsys, "calibrate", "--fixture", str(broken), "--data-dir", str(tmp_path))
+    assert code == 2 and "at least 5 questions with answers and 5 without" in err
+
+
+def test_a_bad_setting_is_named_without_its_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAIRN_RRF_K", "hunter2-secret")
+    code, _, err = run(capsys, "brains", "list", "--data-dir", str(tmp_path))
+    assert code == 2 and "CAIRN_RRF_K: Input should be a valid integer" in err and "hunter2" not in err
+    monkeypatch.delenv("CAIRN_RRF_K")
+    monkeypatch.setenv("CAIRN_RELEVANCE_MIDPOINT", "0.5")
+    code, _, err = run(capsys, "brains", "list", "--data-dir", str(tmp_path))
+    assert code == 2 and "set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together" in err

@@ -1,23 +1,28 @@
 """Calibrated relevance (services/search/relevance.py): a logistic curve over the cosine, with the
-cosine of a keyword-only hit read from its stored vector."""
+cosine of a keyword-only hit read from its stored vector; the curve chosen for the embedding model
+at start-up, and fitted on labelled questions (services/search/calibration.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkHit
-from cairn.services.search.relevance import GOOD_MATCH, MIDPOINT, judge, relevance
+from cairn.services.search.calibration import Fixture, fit
+from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge, relevance
+from tests.fakes.container import fake_container
+from tests.fakes.embedder import HashingEmbedder
 
 
 def test_the_curve_is_monotone_and_crosses_the_line_at_its_midpoint() -> None:
-    cosines = [-1.0, 0.0, 0.2, 0.3, MIDPOINT, 0.5, 0.6, 1.0]
+    cosines = [-1.0, 0.0, 0.2, 0.3, EMBEDDED.midpoint, 0.5, 0.6, 1.0]
     values = [relevance(c) for c in cosines]
     assert values == sorted(values) and all(0.0 < v < 1.0 for v in values)
-    assert relevance(MIDPOINT) == pytest.approx(GOOD_MATCH)
+    assert relevance(EMBEDDED.midpoint) == pytest.approx(GOOD_MATCH)
     assert relevance(0.2) < 0.1 < 0.9 < relevance(0.6)
 
 
@@ -40,3 +45,51 @@ def test_a_hit_without_a_similarity_gets_the_cosine_of_its_stored_vector(
     assert judged[0].similarity == pytest.approx(1.0, abs=1e-3)  # its own text: the same vector
     assert judged[0].relevance == pytest.approx(relevance(judged[0].similarity))
     assert judged[1].similarity == 0.25 and judged[2].similarity == 0.0
+
+
+TOPICS = [
+    *("kettle descaling fridays", "bicycle chain oil", "tide tables estuary", "heron weir dawn"),
+    *("ferry island nine", "oyster catchers shingle", "salt marsh grasses", "lighthouse keeper ships"),
+]
+
+
+def fixture() -> Fixture:
+    items = [{"id": f"i{n}", "text": f"Notes on {t} written down."} for n, t in enumerate(TOPICS)]
+    answered = [{"text": f"what about {t}", "relevant": [f"i{n}"]} for n, t in enumerate(TOPICS)]
+    never = ("company cars", "fire warden", "parking permits", "pensions", "holiday rota", "printer toner")
+    unanswered = [{"text": w, "relevant": []} for w in never]
+    return Fixture.model_validate({"items": items, "queries": answered + unanswered})
+
+
+def test_a_fit_puts_the_line_between_questions_answered_and_not() -> None:
+    fitted = fit(HashingEmbedder(), fixture())
+    assert (fitted.answered, fitted.unanswered, fitted.auc) == (8, 6, 1.0)
+    assert fitted.answered_above == 1.0 and fitted.unanswered_above == 0.0
+    assert 0.0 < fitted.calibration.midpoint < 0.9 and fitted.calibration.slope > 1
+    assert fitted.model_id == "hash-384"
+
+
+def test_a_fixture_a_fit_cannot_use_is_refused() -> None:
+    data = fixture().model_dump()
+    with pytest.raises(ValueError, match="at least 5 questions with answers and 5 without"):
+        Fixture.model_validate({**data, "queries": data["queries"][:10]})  # 8 answered, 2 not
+    with pytest.raises(ValueError, match="does not hold: nope"):
+        Fixture.model_validate({**data, "queries": [*data["queries"], {"text": "x", "relevant": ["nope"]}]})
+
+
+def test_the_settings_calibration_is_what_every_surface_scores_with(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    unknown = fake_container(tmp_path / "a")  # the hashing embedder: no calibration known for it
+    assert unknown.search.tuning.calibration == EMBEDDED
+    assert "calibrated for the embedded model, not for hash-" in caplog.text
+    steep = Calibration(0.1, 30.0)
+    given = fake_container(tmp_path / "b", relevance_midpoint=0.1, relevance_slope=30.0)
+    assert given.search.tuning.calibration == steep and given.thoughts.calibration == steep
+    assert given.library_search.calibration == steep
+    brain = given.brains.create("cal")
+    given.documents.write(brain, "n.md", b"The kettle is descaled on Fridays.")
+    hit = given.search.search(brain, "kettle descaled Fridays").hits[0]
+    cosine = hit.component_scores["vector"]
+    assert isinstance(cosine, float)
+    assert hit.component_scores["relevance"] == pytest.approx(steep(cosine), abs=1e-6) != relevance(cosine)

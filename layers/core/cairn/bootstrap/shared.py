@@ -3,6 +3,7 @@ entry point is handed. The one place, with the CLI's argument parsing, that read
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -59,6 +60,7 @@ from cairn.services.mnemosyne.library_search import LibrarySearch
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.ask import AskService
+from cairn.services.search.relevance import EMBEDDED, Calibration, calibration_for
 from cairn.services.search.service import SearchService, SearchTuning
 from cairn.services.sessions.service import SessionService
 from cairn.services.sessions.session_recall import RecallTuning, SessionRecall
@@ -71,6 +73,8 @@ from cairn.services.thoughtmcp.sectors import SectorVectors
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
 from cairn.services.zengram.runs import ConsolidationRuns
+
+log = logging.getLogger(__name__)
 
 
 def adapters_for(settings: Settings) -> Adapters:
@@ -133,6 +137,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         rrf_k=settings.rrf_k,
         bm25_weight=settings.bm25_weight,
         vector_weight=settings.vector_weight,
+        calibration=_calibration(settings, a.embedder.model_id),
     )
     access = AccessLog(a.records, a.clock)
     search = SearchService(chunks, a.embedder, doc_repo, tuning, access)
@@ -186,6 +191,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         chunks,
         a.embedder,
         a.clock,
+        calibration=tuning.calibration,
         keep_rows=settings.backend == "local",
     )
     libraries = LibraryService(
@@ -239,7 +245,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         thoughts=thoughts,
         reasoning=ReasoningService(a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain)),
         metacognition=MetacognitionService(a.generator, clock=a.clock),
-        library_search=LibrarySearch(chunks, a.embedder, concepts, documents, a.reranker),
+        library_search=LibrarySearch(
+            chunks, a.embedder, concepts, documents, a.reranker, calibration=tuning.calibration
+        ),
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
         ),
@@ -305,3 +313,16 @@ def _sessions(settings: Settings, a: Adapters, search: SearchService) -> Session
     )
     recall = SessionRecall(search, a.embedder, tuning)
     return SessionService(SessionRepository(a.records), recall, a.clock)
+
+
+def _calibration(settings: Settings, model_id: str) -> Calibration:
+    """How a cosine of this embedding model becomes relevance (services/search/relevance.py)."""
+    calibration = calibration_for(model_id, settings.relevance_midpoint, settings.relevance_slope)
+    if calibration is None:
+        log.warning(
+            "relevance scores are calibrated for the embedded model, not for %s: fit its calibration "
+            "with `cairn calibrate` and set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE",
+            model_id,
+        )
+        return EMBEDDED
+    return calibration

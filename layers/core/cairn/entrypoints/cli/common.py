@@ -7,8 +7,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from cairn.config import Settings
-from cairn.domain.errors import CairnError, NoBrain
+from cairn.domain.errors import CairnError, InvalidInput, NoBrain
 from cairn.domain.models import Brain
 from cairn.entrypoints.cli.check import settle
 from cairn.services.brains import is_slug
@@ -28,7 +30,15 @@ def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
     overrides: dict[str, object] = {k: v for k, v in extra.items() if v is not None}
     if getattr(args, "data_dir", None) is not None:
         overrides["data_dir"] = args.data_dir
-    return Settings(**overrides)  # type: ignore[arg-type]
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:  # which setting and why; never its value (it may be a secret)
+        problems = [
+            f"{'CAIRN_' + '_'.join(str(p) for p in e['loc']).upper() if e['loc'] else 'settings'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors(include_input=False, include_url=False)
+        ]
+        raise InvalidInput("invalid settings: " + "; ".join(problems)) from None
 
 
 def open_store(args: argparse.Namespace, *, existing: bool, settled: bool = True) -> Container:

@@ -13,6 +13,7 @@ from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.domain.errors import CairnError
 from cairn.domain.libraries import LIBRARY_TYPES
+from cairn.entrypoints.cli.calibrate import add_calibrate_parser, cmd_calibrate
 from cairn.entrypoints.cli.check import add_check_parser, cmd_check
 from cairn.entrypoints.cli.erasure import add_erase_parser, cmd_erase
 
@@ -142,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data_dir(compact)
     compact.set_defaults(func=cmd_compact)
+
+    calibrate = add_calibrate_parser(sub)
+    data_dir(calibrate)
+    calibrate.set_defaults(func=cmd_calibrate)
 
     check = add_check_parser(sub)
     data_dir(check)

@@ -28,7 +28,6 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.pages import Page, PageService
 from cairn.services.links.graph import GraphService
-from cairn.services.search.relevance import relevance
 from cairn.services.search.service import SearchService
 
 BM25_SHARE: Final = 0.4
@@ -90,7 +89,7 @@ class PageSearch:
             lexical = bm25.get(doc_id, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
             semantic = similar.get(doc_id, 0.0) / top_similar if top_similar > 0 else 0.0
             scores[doc_id] = BM25_SHARE * lexical + VECTOR_SHARE * semantic
-        confidence = relevance(top_similar)  # how well the best page answers, comparable across queries
+        confidence = self.search.tuning.calibration(top_similar)  # how well the best page answers, comparably
         scores = {doc_id: score * confidence for doc_id, score in scores.items()}
         docs = self._pages(brain, list(scores))
         hits = [PageHit(self.pages.page_of(brain, docs[i]), scores[i]) for i in scores if i in docs]

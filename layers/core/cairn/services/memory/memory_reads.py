@@ -118,7 +118,7 @@ class MemoryReads:
         vector = self.search_service.embedder.embed([query])[0].tolist()
         hits = self.search_service.chunks_for(query, flt, pool, vector=vector)
         best: dict[str, Judged] = {}
-        for judged in judge(self.search_service.chunks, hits, vector):
+        for judged in judge(self.search_service.chunks, hits, vector, self.search_service.tuning.calibration):
             held = best.get(judged.hit.chunk.document_id)
             if held is None or judged.relevance > held.relevance:
                 best[judged.hit.chunk.document_id] = judged

@@ -37,7 +37,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
-from cairn.services.search.relevance import relevance
+from cairn.services.search.relevance import EMBEDDED, Calibration
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
 RRF_K: Final = 60
@@ -96,7 +96,9 @@ class LibrarySearch:
         concepts: ConceptGraph,
         documents: DocumentService,
         reranker: Reranker | None = None,
+        calibration: Calibration = EMBEDDED,
     ) -> None:
+        self.calibration = calibration
         self.chunks = chunks
         self.embedder = embedder
         self.concepts = concepts
@@ -127,7 +129,7 @@ class LibrarySearch:
         texts = [c for c in fused if item_type_of(c.document) != "image"]
         limit = max(0, min(request.limit, MAX_LIMIT))
         reranked, model = self._reranked(request, texts) if request.rerank else (None, None)
-        ordered = reranked if reranked is not None else _calibrated(texts, best_similarity)
+        ordered = reranked if reranked is not None else _calibrated(texts, best_similarity, self.calibration)
         return SearchOutcome(
             candidates=ordered[:limit],
             images=images[:limit] if request.include_images else [],
@@ -230,12 +232,14 @@ class LibrarySearch:
         return out + tail, self.reranker.model_id
 
 
-def _calibrated(candidates: list[Candidate], best_similarity: float | None) -> list[Candidate]:
+def _calibrated(
+    candidates: list[Candidate], best_similarity: float | None, calibration: Calibration
+) -> list[Candidate]:
     """The fused candidates, in their order, scored over the best one times the relevance of the
     best similarity; as they are when the vector leg did not run."""
     if best_similarity is None or not candidates or candidates[0].score <= 0:
         return candidates
-    scale = relevance(best_similarity) / candidates[0].score
+    scale = calibration(best_similarity) / candidates[0].score
     return [replace(c, score=c.score * scale) for c in candidates]
 
 

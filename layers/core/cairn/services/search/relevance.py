@@ -7,10 +7,13 @@ the chunk, which means the same thing in every query.
 
     relevance = 1 / (1 + exp(-SLOPE * (cosine - MIDPOINT)))
 
-Calibrated on the embedded MiniLM model (docs/RELEVANCE.md: the team-memory fixture in
-bench/data/relevance/, measured with bench/relevance.py): 0.5 is the line between "nothing here
-answers this" and "a good match". On that fixture the best match of 80 % of the questions with an
-answer lies above it, and the best match of 20 % of the questions without one.
+A cosine's scale is the embedding model's, so the curve is a Calibration chosen for the model
+at start-up (`calibration_for`): the embedded MiniLM model's is known (docs/RELEVANCE.md: the
+team-memory fixture in bench/data/relevance/, measured with bench/relevance.py), any other model's
+is set by CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE, which `cairn calibrate` fits on
+labelled questions (`fit`). 0.5 is the line between "nothing here answers this" and "a good match".
+On MiniLM and that fixture the best match of 80 % of the questions with an answer lies above it,
+and the best match of 20 % of the questions without one.
 
 The order of a search's hits is another matter (`blend`): the cosine alone misses what only words
 find (names, dates), so hits are ordered by a blend of both legs, each normalised within the
@@ -32,14 +35,39 @@ import numpy as np
 
 from cairn.ports.chunks import ChunkHit, ChunkIndex
 
-MIDPOINT: Final = 0.40
-SLOPE: Final = 12.0
 GOOD_MATCH: Final = 0.5
 """A hit at or above this relevance answers the query (the calibration's midpoint)."""
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """The logistic curve from one embedding model's cosine to relevance."""
+
+    midpoint: float
+    slope: float
+
+    def __call__(self, cosine: float) -> float:
+        return 1.0 / (1.0 + math.exp(-self.slope * (cosine - self.midpoint)))
+
+
+EMBEDDED: Final = Calibration(midpoint=0.40, slope=12.0)
+"""The embedded MiniLM model's (a balanced logistic fit on the team-memory fixture gives 0.43 and
+11.5, on the second fixture 0.42 and 11.0)."""
+KNOWN: Final = {"all-minilm-l6-v2-int8": EMBEDDED}
+
+
+def calibration_for(model_id: str, midpoint: float | None, slope: float | None) -> Calibration | None:
+    """The calibration of this model: the one given (both parts), else the known one; None when
+    neither (the caller says that scores are then on the embedded model's scale)."""
+    if midpoint is not None and slope is not None:
+        return Calibration(midpoint, slope)
+    return KNOWN.get(model_id)
+
+
 def relevance(cosine: float) -> float:
-    return 1.0 / (1.0 + math.exp(-SLOPE * (cosine - MIDPOINT)))
+    """Relevance on the embedded model's calibration (tests and benches; services are given
+    theirs)."""
+    return EMBEDDED(cosine)
 
 
 @dataclass(frozen=True)
@@ -51,7 +79,9 @@ class Judged:
     relevance: float
 
 
-def judge(chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Judged]:
+def judge(
+    chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float], calibration: Calibration = EMBEDDED
+) -> list[Judged]:
     """`hits` judged, in their order; a hit whose vector is gone (a race with a delete) gets
     similarity 0."""
     query = np.asarray(vector, dtype=np.float32)
@@ -68,7 +98,7 @@ def judge(chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float])
         similarity = hit.vector_similarity
         if similarity is None:
             similarity = computed.get(hit.chunk.id, 0.0)
-        judged.append(Judged(hit, similarity, relevance(similarity)))
+        judged.append(Judged(hit, similarity, calibration(similarity)))
     return judged
 
 

@@ -15,7 +15,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
-from cairn.services.search.relevance import blend, judge
+from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
@@ -27,6 +27,7 @@ class SearchTuning:
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 0.4
+    calibration: Calibration = EMBEDDED  # the embedding model's cosine to relevance (relevance.py)
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class SearchService:
         return best[:top_k]
 
     def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Ranked]:
-        judged = judge(self.chunks, hits, vector)
+        judged = judge(self.chunks, hits, vector, self.tuning.calibration)
         ranked = [Ranked(j.hit, j.relevance, b) for j, b in zip(judged, blend(judged), strict=True)]
         ranked.sort(key=lambda r: -r.blend)  # stable: the legs' fusion breaks ties
         return ranked

@@ -11,7 +11,6 @@ from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import owner_token
-from cairn.services.search.relevance import relevance
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import check_filters, check_user
 from cairn.services.thoughtmcp.models import (
@@ -109,7 +108,7 @@ class ThoughtRecall(ThoughtLinks):
                     cosines[doc_id] = [semantic[doc_id]]
                     continue
                 cosines[doc_id].extend(float(mine[s] @ vector) for s in views)
-        return {doc_id: relevance(max(values)) for doc_id, values in cosines.items() if values}
+        return {doc_id: self.calibration(max(values)) for doc_id, values in cosines.items() if values}
 
     def _chunk_filter(self, brain: Brain, user_id: str, filters: Filters) -> ChunkFilter:
         facets: list[tuple[str, tuple[str, ...]]] = [("user_id", (user_id,))]

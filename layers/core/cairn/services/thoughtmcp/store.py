@@ -16,6 +16,7 @@ from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
+from cairn.services.search.relevance import EMBEDDED, Calibration
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import (
     NOT_FOUND_SUGGESTION,
@@ -45,6 +46,7 @@ class ThoughtStore:
         embedder: Embedder,
         clock: Clock,
         *,
+        calibration: Calibration = EMBEDDED,
         keep_rows: bool = False,
     ) -> None:
         """`keep_rows`: this process is the store's only writer (the embedded store), so each
@@ -56,6 +58,7 @@ class ThoughtStore:
         self.embedder = embedder
         self.clock = clock
         self.links = links
+        self.calibration = calibration
         self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str]]] | None = (
             {} if keep_rows else None
         )

@@ -1,0 +1,62 @@
+"""`cairn calibrate --fixture FILE`: fit the configured embedding model's calibration (cosine to
+relevance) on labelled questions and print the two settings that apply it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from cairn.domain.errors import InvalidInput
+
+
+def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    calibrate = sub.add_parser(
+        "calibrate",
+        help="fit the embedding model's relevance calibration on labelled questions",
+        description="Embed a fixture's items and questions with the configured embedder (CAIRN_EMBEDDER, "
+        "Bedrock on AWS) and fit where a question's best cosine means 'answered'. The fixture is JSON: "
+        '{"items": [{"id", "text", "title"?}], "queries": [{"text", "relevant": [item ids]}]}, '
+        "with at least 5 questions that have answers and 5 that have none.",
+    )
+    calibrate.add_argument("--fixture", type=Path, required=True, help="the labelled questions (JSON)")
+    calibrate.add_argument("--json", action="store_true", help="print the fit as JSON")
+    return calibrate
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from cairn.bootstrap import build_container
+    from cairn.entrypoints.cli.common import settings_from
+    from cairn.services.search.calibration import Fixture, fit
+
+    try:
+        fixture = Fixture.model_validate(json.loads(args.fixture.read_text(encoding="utf-8")))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {args.fixture}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{args.fixture} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'fixture'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors(include_url=False)[:5]
+        )
+        raise InvalidInput(f"{args.fixture}: {problems}") from None
+    embedder = build_container(settings_from(args)).adapters.embedder
+    fitted = fit(embedder, fixture)
+    c = fitted.calibration
+    if args.json:
+        print(json.dumps({"model": fitted.model_id, "midpoint": c.midpoint, "slope": c.slope,
+                          "answered": fitted.answered, "unanswered": fitted.unanswered, "auc": fitted.auc,
+                          "answered_above": fitted.answered_above,
+                          "unanswered_above": fitted.unanswered_above}))  # fmt: skip
+        return 0
+    print(f"model {fitted.model_id}: {fitted.answered} questions with answers, {fitted.unanswered} without")
+    print(f"best-match cosine separates them with AUC {fitted.auc:.3f}")
+    print(
+        f"fitted midpoint {c.midpoint} and slope {c.slope}: {fitted.answered_above:.0%} of the answered "
+        f"and {fitted.unanswered_above:.0%} of the unanswered reach relevance 0.5"
+    )
+    print(f"apply it with CAIRN_RELEVANCE_MIDPOINT={c.midpoint} CAIRN_RELEVANCE_SLOPE={c.slope}")
+    return 0

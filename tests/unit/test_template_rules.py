@@ -70,6 +70,7 @@ def refusals(**given: str) -> list[str]:
          "OpenSearchDomainName": "x"},
         {"JwtIssuer": "https://issuer.example.com", "JwtAudience": "https://cairn.example.com/mcp"},
         {"IamScopes": "documents:read", "MachineClientScopes": "documents:read,brains:admin"},
+        {"RelevanceMidpoint": "0.31", "RelevanceSlope": "9.5"},
     ],
 )  # fmt: skip
 def test_the_defaults_and_each_complete_alternative_deploy(given: dict[str, str]) -> None:
@@ -86,6 +87,8 @@ def test_the_defaults_and_each_complete_alternative_deploy(given: dict[str, str]
         ({"JwtIssuer": "https://issuer.example.com"}, "needs JwtAudience"),
         ({"IamScopes": "documents:read,root"}, "IamScopes lists scopes"),
         ({"MachineClientScopes": "documents:*"}, "MachineClientScopes lists scopes"),
+        ({"RelevanceMidpoint": "0.31"}, "RelevanceMidpoint and RelevanceSlope go together"),
+        ({"RelevanceSlope": "9.5"}, "RelevanceMidpoint and RelevanceSlope go together"),
     ],
 )  # fmt: skip
 def test_a_half_configured_stack_is_refused_naming_the_parameter(given: dict[str, str], named: str) -> None:

@@ -16,6 +16,11 @@ def _int_from_env(value: object) -> object:
     return int(value) if isinstance(value, str) and value.strip().isdigit() else value
 
 
+def _blank_is_none(value: object) -> object:
+    """An empty setting is no setting (a deploy template's empty parameter)."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
 def default_data_dir() -> Path:
     """One store per user, so `cairn serve` and `cairn mcp` started from anywhere share it."""
     from platformdirs import user_data_path
@@ -150,8 +155,8 @@ class Settings(BaseSettings):
     bm25_weight: float = 1.0
     vector_weight: float = 0.4
     """The dense leg counts 0.4 of the BM25 leg in RRF (LoCoMo dev peaked there; docs/PERFORMANCE.md)."""
-    relevance_midpoint: float | None = None
-    relevance_slope: float | None = None
+    relevance_midpoint: Annotated[float | None, BeforeValidator(_blank_is_none)] = None
+    relevance_slope: Annotated[float | None, BeforeValidator(_blank_is_none)] = None
     """The embedding model's calibration, cosine to relevance (services/search/relevance.py), both or
     neither: `cairn calibrate` fits them. Unset, the embedded model's is known; another model's
     scores are then on the embedded model's scale, and the start-up log says so."""

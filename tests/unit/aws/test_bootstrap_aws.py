@@ -111,3 +111,18 @@ def test_the_local_emulation_environment_sets_the_fallbacks() -> None:
     env = json.loads((Path(__file__).resolve().parents[3] / "infra/local/env.json").read_text())
     for function in env.values():
         assert function["CAIRN_OPENSEARCH_URL"] == "" and function["CAIRN_AWS_LOCAL_FALLBACKS"] == "true"
+
+
+def test_calibrate_embeds_with_bedrock_when_asked_on_either_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.adapters.aws.bedrock_embedder import BedrockEmbedder
+    from cairn.adapters.local.onnx_embedder import OnnxEmbedder
+    from cairn.bootstrap.aws import embedder_for
+
+    fake_credentials(monkeypatch)
+    local = Settings(data_dir=tmp_path, embedder="bedrock", bedrock_embedding_dim=512)
+    bedrock = embedder_for(local)  # no bucket, table or cluster needed to embed
+    assert isinstance(bedrock, BedrockEmbedder)
+    assert bedrock.model_id == "bedrock:amazon.titan-embed-text-v2:0:512"
+    assert isinstance(embedder_for(Settings(data_dir=tmp_path)), OnnxEmbedder)

@@ -180,6 +180,14 @@ def _chunks(settings: Settings, dimension: int, data: Path) -> ChunkIndex:
     return SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", dimension)
 
 
+def embedder_for(settings: Settings) -> Embedder:
+    """The embedder the settings name and nothing else (`cairn calibrate`): Bedrock when
+    CAIRN_EMBEDDER=bedrock, on either backend; else the embedded model."""
+    if settings.embedder == "bedrock":
+        return _embedder(settings, AwsClients(settings))
+    return local_embedder(settings)
+
+
 def _embedder(settings: Settings, clients: AwsClients) -> Embedder:
     from cairn.adapters.aws.bedrock_embedder import BedrockEmbedder
 

@@ -16,8 +16,9 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     calibrate = sub.add_parser(
         "calibrate",
         help="fit the embedding model's relevance calibration on labelled questions",
-        description="Embed a fixture's items and questions with the configured embedder (CAIRN_EMBEDDER, "
-        "Bedrock on AWS) and fit where a question's best cosine means 'answered'. The fixture is JSON: "
+        description="Embed a fixture's items and questions with the configured embedder (the embedded "
+        "model, or Bedrock with CAIRN_EMBEDDER=bedrock and AWS credentials) and fit where a question's "
+        "best cosine means 'answered'. The fixture is JSON: "
         '{"items": [{"id", "text", "title"?}], "queries": [{"text", "relevant": [item ids]}]}, '
         "with at least 5 questions that have answers and 5 that have none.",
     )
@@ -27,7 +28,7 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from cairn.bootstrap import build_container
+    from cairn.bootstrap.aws import embedder_for
     from cairn.entrypoints.cli.common import settings_from
     from cairn.services.search.calibration import Fixture, fit
 
@@ -43,7 +44,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             for e in exc.errors(include_url=False)[:5]
         )
         raise InvalidInput(f"{args.fixture}: {problems}") from None
-    embedder = build_container(settings_from(args)).adapters.embedder
+    embedder = embedder_for(settings_from(args))
     fitted = fit(embedder, fixture)
     c = fitted.calibration
     if args.json:

@@ -1,6 +1,7 @@
 """An item is searchable only once its ingest completed: queued, processing and failed items are
 listed with that status and never found. Re-ranking through a loopback `/v1/rerank` server: used
-and named when it answers, the fused order (and `reranker_used: false`) when it fails."""
+and named when it answers, the fused order (and `reranker_used: false`) when it fails; the same
+server orders the canonical memory_search."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from cairn.domain.errors import CairnError
 from cairn.services.mnemosyne.libraries import Library
 from cairn.services.mnemosyne.library_search import SearchRequest
 from tests.fakes.container import fake_container
-from tests.integration.mcp.conftest import LiveServer, start_server
+from tests.integration.mcp.conftest import LiveServer, ok, start_server
 from tests.integration.mnemosyne.conftest import MANUAL, NOVEL, body, mnemosyne, stock
 
 pytestmark = pytest.mark.anyio
@@ -158,3 +159,25 @@ async def test_search_re_ranks_through_the_configured_server_and_falls_back_when
     assert "instruction" not in sent  # no profile has a measured one (docs/MNEMOSYNE_PROFILES.md)
     assert fallback["reranker_used"] is False and fallback["reranker_model"] is None
     assert [c["chunk_uid"] for c in fallback["candidates"]] == order
+
+
+async def test_memory_search_re_ranks_through_the_same_server(live: LiveServer) -> None:
+    brain = live.container.brains.create("Kitchen", slug="kitchen")
+    notes = {
+        "kettle": "The kettle is descaled on Fridays.",
+        "fridge": "The kettle sits by the fridge.",
+        "toaster": "Crumbs collect under the kettle and the toaster.",
+    }
+    for name, text in notes.items():
+        live.container.documents.write(brain, f"notes/{name}.md", text.encode())
+    query = {"brain": "kitchen", "query": "when is the kettle descaled", "top_k": 3}
+    configured, live.container.search.reranker = live.container.search.reranker, None
+    async with mnemosyne(live, path="/mcp") as canonical:
+        plain = ok(await canonical.call_tool("memory_search", query))["hits"]
+        live.container.search.reranker = configured  # as `cairn serve` built it: the loopback server
+        reranked = ok(await canonical.call_tool("memory_search", query))["hits"]
+
+    assert configured is not None and Reranking.asked[-1]["query"] == query["query"]
+    assert [h["path"] for h in reranked] == [h["path"] for h in reversed(plain)]
+    assert [h["score"] for h in reranked] == sorted((h["score"] for h in reranked), reverse=True)
+    assert reranked[0]["component_scores"]["rerank"] == 1.0

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
+from cairn.ports.reranker import Ranked as RerankedDoc
+from cairn.ports.reranker import RerankError
 
 
 def _seed(container: Container, brain: Brain) -> None:
@@ -92,3 +96,48 @@ def test_a_document_filling_the_first_hits_does_not_crowd_out_the_others(
     asked.clear()
     assert [h.path for h in container.search.search(brain, "tea", top_k=5).hits][:1] != []
     assert asked == [25]
+
+
+class _Reversing:
+    """A re-ranker that puts the search's own order upside down (or fails, or keeps one)."""
+
+    model_id = "reversing"
+
+    def __init__(self, *, fail: bool = False, keep: int | None = None) -> None:
+        self.fail, self.keep, self.calls = fail, keep, 0
+
+    def rerank(
+        self, query: str, documents: Sequence[str], instruction: str | None = None, top_n: int | None = None
+    ) -> list[RerankedDoc]:
+        self.calls += 1
+        if self.fail:
+            raise RerankError("rerank_timeout", "no reply in time")
+        ranked = [RerankedDoc(i, float(i)) for i in reversed(range(len(documents)))]  # last first
+        return ranked[: self.keep] if self.keep is not None else ranked
+
+
+def test_a_configured_reranker_orders_relevance_searches_and_scores_stay_calibrated(
+    container: Container, brain: Brain
+) -> None:
+    _seed(container, brain)
+    plain = container.search.search(brain, "coffee", scope="all").hits
+    container.search.reranker = reranker = _Reversing()
+    hits = container.search.search(brain, "coffee", scope="all").hits
+    assert [h.path for h in hits] == [h.path for h in reversed(plain)]  # the re-ranker's order
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    best = max(float(h.component_scores["relevance"] or 0) for h in hits)
+    assert hits[0].score == pytest.approx(best, abs=1e-6)  # the top still says how well the best answers
+    assert [h.component_scores["rerank"] for h in hits] == [3.0, 2.0, 1.0, 0.0]
+
+    container.search.search(brain, "coffee", scope="all", sort="recency")
+    assert reranker.calls == 1  # only a relevance search is re-ranked
+
+    container.search.reranker = _Reversing(keep=1)
+    kept = container.search.search(brain, "coffee", scope="all").hits
+    assert kept[0].path == plain[-1].path and [h.path for h in kept[1:]] == [h.path for h in plain[:-1]]
+    assert "rerank" not in kept[1].component_scores and kept[1].score == 0.0  # left out: below
+
+    container.search.reranker = _Reversing(fail=True)
+    fallback = container.search.search(brain, "coffee", scope="all").hits
+    assert [h.path for h in fallback] == [h.path for h in plain]  # the blend's order stands
+    assert "rerank" not in fallback[0].component_scores

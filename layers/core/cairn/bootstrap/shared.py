@@ -140,7 +140,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         calibration=_calibration(settings, a.embedder.model_id),
     )
     access = AccessLog(a.records, a.clock)
-    search = SearchService(chunks, a.embedder, doc_repo, tuning, access)
+    search = SearchService(chunks, a.embedder, doc_repo, tuning, access, a.reranker)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.paths import scope_prefix
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
+from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
+RERANK_POOL: Final = 30  # documents a re-ranker orders for a search (at least top_k)
+log = logging.getLogger(__name__)
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
 
 
@@ -61,12 +65,16 @@ class SearchService:
         docs: DocumentRepository,
         tuning: SearchTuning | None = None,
         access: AccessLog | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
+        """`reranker`: when one is configured, it orders the hits of a search by relevance
+        (`_reranked`)."""
         self.chunks = chunks
         self.embedder = embedder
         self.docs = docs
         self.tuning = tuning or SearchTuning()
         self.access = access
+        self.reranker = reranker
 
     def search(
         self,
@@ -96,7 +104,10 @@ class SearchService:
             created_to=created_to,
         )
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
-        hits = self._retrieve(query, flt, wanted)
+        rerank = self.reranker is not None and sort == "relevance"
+        hits = self._retrieve(query, flt, max(wanted, RERANK_POOL) if rerank else wanted)
+        if rerank:
+            hits = self._reranked(query, hits)
         scale = _scale(hits)
         ordered = _order(hits, sort)[:top_k]
         docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
@@ -126,6 +137,31 @@ class SearchService:
             hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool)
             best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]
+
+    def _reranked(self, query: str, ranked: list[Ranked]) -> list[Ranked]:
+        """The hits in the re-ranker's order, each scored by its re-ranker score scaled between the
+        lowest and highest of the call (its scale is the model's), in place of the blend; those it
+        left out below them. If it fails, the blend's order stands (logged, never quoted)."""
+        assert self.reranker is not None
+        if not ranked:
+            return ranked
+        try:
+            order = self.reranker.rerank(query, [r.hit.chunk.text for r in ranked])
+        except RerankError as exc:
+            log.warning("re-ranking failed (%s: %s); the blend's order stands", exc.code, exc.message)
+            return ranked
+        scores: dict[int, float] = {}
+        for result in order:
+            if 0 <= result.index < len(ranked) and result.index not in scores:
+                scores[result.index] = result.score
+        if not scores:
+            return ranked
+        low, high = min(scores.values()), max(scores.values())
+        out = [
+            replace(ranked[i], rerank=score, weight=(score - low) / (high - low) if high > low else 1.0)
+            for i, score in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+        return out + [replace(r, weight=0.0) for i, r in enumerate(ranked) if i not in scores]
 
     def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Ranked]:
         judged = judge(self.chunks, hits, vector, self.tuning.calibration)
@@ -164,11 +200,19 @@ class SearchService:
 
 @dataclass(frozen=True)
 class Ranked:
-    """A chunk hit with its calibrated relevance and its blend (what orders it)."""
+    """A chunk hit with its calibrated relevance and its blend (what orders it); when a re-ranker
+    ordered the hits, its score and `weight`, what then scores the hit in place of the blend."""
 
     hit: ChunkHit
     relevance: float
     blend: float
+    rerank: float | None = None
+    weight: float | None = None
+
+    @property
+    def basis(self) -> float:
+        """What the hit's score is proportional to."""
+        return self.weight if self.weight is not None else self.blend
 
 
 def _best_chunk_per_document(ranked: Sequence[Ranked]) -> list[Ranked]:
@@ -197,7 +241,7 @@ def _scale(ranked: Sequence[Ranked]) -> float:
     """What turns a blend into a score: the best hit's relevance over the best blend, so the top
     hit scores how well the best match answers (comparable across queries) and the others in
     proportion to their blend (the scores fall with the order)."""
-    top = max((r.blend for r in ranked), default=0.0)
+    top = max((r.basis for r in ranked), default=0.0)
     return max((r.relevance for r in ranked), default=0.0) / top if top > 0 else 0.0
 
 
@@ -206,7 +250,7 @@ def _shape(ranked: Ranked, doc: Document | None, scale: float) -> SearchHit:
     hit = ranked.hit
     chunk = hit.chunk
     return SearchHit(
-        score=round(ranked.blend * scale, 6),
+        score=round(ranked.basis * scale, 6),
         path=chunk.path,
         content=chunk.text,
         chunk_id=chunk.id,
@@ -223,5 +267,6 @@ def _shape(ranked: Ranked, doc: Document | None, scale: float) -> SearchHit:
             "vector": hit.vector_similarity,
             "blend": round(ranked.blend, 6),
             "relevance": round(ranked.relevance, 6),
+            **({"rerank": round(ranked.rerank, 6)} if ranked.rerank is not None else {}),
         },
     )

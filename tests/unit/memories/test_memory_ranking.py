@@ -16,7 +16,7 @@ from cairn.services.memory.memory_ranking import (
     importance_name,
     read_rank,
 )
-from cairn.services.search.relevance import GOOD_MATCH, relevance
+from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -35,7 +35,7 @@ def test_reads_only_break_ties_and_saturate() -> None:
 
 def test_no_importance_or_decay_lifts_an_unrelated_memory_above_a_good_match() -> None:
     bands = list(itertools.product((0.0, 1e-6, 0.5, 1.0), (0.5, 0.7, 0.85, 1.0)))
-    strongest_unrelated = max(effective_score(relevance(0.30), c, i) for c, i in bands)
+    strongest_unrelated = max(effective_score(EMBEDDED(0.30), c, i) for c, i in bands)
     weakest_good = min(effective_score(GOOD_MATCH, c, i) for c, i in bands)
     assert strongest_unrelated < weakest_good
 

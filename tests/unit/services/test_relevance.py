@@ -13,17 +13,17 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkHit
 from cairn.services.search.calibration import Fixture, fit
-from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge, relevance
+from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge
 from tests.fakes.container import fake_container
 from tests.fakes.embedder import HashingEmbedder
 
 
 def test_the_curve_is_monotone_and_crosses_the_line_at_its_midpoint() -> None:
     cosines = [-1.0, 0.0, 0.2, 0.3, EMBEDDED.midpoint, 0.5, 0.6, 1.0]
-    values = [relevance(c) for c in cosines]
+    values = [EMBEDDED(c) for c in cosines]
     assert values == sorted(values) and all(0.0 < v < 1.0 for v in values)
-    assert relevance(EMBEDDED.midpoint) == pytest.approx(GOOD_MATCH)
-    assert relevance(0.2) < 0.1 < 0.9 < relevance(0.6)
+    assert EMBEDDED(EMBEDDED.midpoint) == pytest.approx(GOOD_MATCH)
+    assert EMBEDDED(0.2) < 0.1 < 0.9 < EMBEDDED(0.6)
 
 
 def test_a_hit_without_a_similarity_gets_the_cosine_of_its_stored_vector(
@@ -39,11 +39,11 @@ def test_a_hit_without_a_similarity_gets_the_cosine_of_its_stored_vector(
     from_vectors = replace(keyword_only, vector_similarity=0.25, vector_rank=1)
     gone = ChunkHit(chunk=chunk.model_copy(update={"id": "chk_gone"}), score=0.01, bm25_rank=2)
 
-    judged = judge(container.adapters.chunks, [keyword_only, from_vectors, gone], vector)
+    judged = judge(container.adapters.chunks, [keyword_only, from_vectors, gone], vector, EMBEDDED)
 
     assert [j.hit for j in judged] == [keyword_only, from_vectors, gone]  # in their order
     assert judged[0].similarity == pytest.approx(1.0, abs=1e-3)  # its own text: the same vector
-    assert judged[0].relevance == pytest.approx(relevance(judged[0].similarity))
+    assert judged[0].relevance == pytest.approx(EMBEDDED(judged[0].similarity))
     assert judged[1].similarity == 0.25 and judged[2].similarity == 0.0
 
 
@@ -92,4 +92,4 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
     hit = given.search.search(brain, "kettle descaled Fridays").hits[0]
     cosine = hit.component_scores["vector"]
     assert isinstance(cosine, float)
-    assert hit.component_scores["relevance"] == pytest.approx(steep(cosine), abs=1e-6) != relevance(cosine)
+    assert hit.component_scores["relevance"] == pytest.approx(steep(cosine), abs=1e-6) != EMBEDDED(cosine)

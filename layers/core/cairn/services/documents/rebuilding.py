@@ -27,9 +27,9 @@ class Progress:
     checking: bool = False
 
     def retry_after_s(self) -> int:
-        elapsed = time.monotonic() - self.started
         if self.checking:
             return MIN_RETRY_S * 2
+        elapsed = time.monotonic() - self.started
         rate = self.done / elapsed if self.done and elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate else float(MIN_RETRY_S * 5)
         return int(min(MAX_RETRY_S, max(MIN_RETRY_S, left)))

@@ -64,12 +64,6 @@ def calibration_for(model_id: str, midpoint: float | None, slope: float | None) 
     return KNOWN.get(model_id)
 
 
-def relevance(cosine: float) -> float:
-    """Relevance on the embedded model's calibration (tests and benches; services are given
-    theirs)."""
-    return EMBEDDED(cosine)
-
-
 @dataclass(frozen=True)
 class Judged:
     """A chunk hit with the cosine similarity of every candidate and its calibrated relevance."""
@@ -80,10 +74,10 @@ class Judged:
 
 
 def judge(
-    chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float], calibration: Calibration = EMBEDDED
+    chunks: ChunkIndex, hits: Sequence[ChunkHit], vector: Sequence[float], calibration: Calibration
 ) -> list[Judged]:
-    """`hits` judged, in their order; a hit whose vector is gone (a race with a delete) gets
-    similarity 0."""
+    """`hits` judged, in their order, on the embedding model's calibration; a hit whose vector is
+    gone (a race with a delete) gets similarity 0."""
     query = np.asarray(vector, dtype=np.float32)
     missing: dict[str, list[str]] = {}
     for hit in hits:

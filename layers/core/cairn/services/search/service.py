@@ -20,9 +20,10 @@ from cairn.services.search.access import AccessLog
 from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
-RERANK_POOL: Final = 30  # documents a re-ranker orders for a search (at least top_k)
-log = logging.getLogger(__name__)
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
+RERANK_POOL: Final = 30  # documents a re-ranker orders for a search (at least top_k)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

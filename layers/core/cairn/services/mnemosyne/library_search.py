@@ -37,7 +37,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
-from cairn.services.search.relevance import EMBEDDED, Calibration
+from cairn.services.search.relevance import Calibration
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
 RRF_K: Final = 60
@@ -96,7 +96,8 @@ class LibrarySearch:
         concepts: ConceptGraph,
         documents: DocumentService,
         reranker: Reranker | None = None,
-        calibration: Calibration = EMBEDDED,
+        *,
+        calibration: Calibration,
     ) -> None:
         self.calibration = calibration
         self.chunks = chunks

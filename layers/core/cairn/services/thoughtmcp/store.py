@@ -16,7 +16,7 @@ from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.repository import LinkRepository
-from cairn.services.search.relevance import EMBEDDED, Calibration
+from cairn.services.search.relevance import Calibration
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import (
     NOT_FOUND_SUGGESTION,
@@ -46,7 +46,7 @@ class ThoughtStore:
         embedder: Embedder,
         clock: Clock,
         *,
-        calibration: Calibration = EMBEDDED,
+        calibration: Calibration,
         keep_rows: bool = False,
     ) -> None:
         """`keep_rows`: this process is the store's only writer (the embedded store), so each

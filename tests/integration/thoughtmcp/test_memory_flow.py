@@ -192,3 +192,67 @@ async def test_the_batch_tools(live: LiveServer) -> None:
         {"memoryId": "mem_none", "error": "Memory not found or does not belong to user"}
     ]
     assert left["memories"] == []
+
+
+async def test_one_bad_batch_item_fails_alone_and_bad_flags_change_nothing(live: LiveServer) -> None:
+    async with thought(live) as t:
+        made = data(
+            await t.call_tool(
+                "batch_remember",
+                {
+                    "userId": "erin",
+                    "sessionId": "s1",
+                    "memories": [
+                        {
+                            "content": "Erin reviews pull requests every morning",
+                            "primarySector": "procedural",
+                        },
+                        {"content": "A memory with a sector that does not exist", "primarySector": "bogus"},
+                        "not an object",
+                        {"primarySector": "semantic"},
+                        {
+                            "content": "Erin prefers written design docs over meetings",
+                            "primarySector": "semantic",
+                        },
+                    ],
+                },
+            )
+        )
+        kept = made["created"][0]["memoryId"]
+        soft_yes = refused(await t.call_tool("forget", {"memoryId": kept, "userId": "erin", "soft": "yes"}))
+        empty = refused(await t.call_tool("batch_forget", {"memoryIds": []}))
+        left = data(await t.call_tool("recall", {"userId": "erin"}))
+    assert (made["successCount"], made["failureCount"]) == (2, 3)
+    assert [c["content"] for c in made["created"]] == [
+        "Erin reviews pull requests every morning",
+        "Erin prefers written design docs over meetings",
+    ]
+    assert [f["index"] for f in made["failures"]] == [1, 2, 3]
+    assert "primarySector" in made["failures"][0]["error"] and "content" in made["failures"][2]["error"]
+    assert isinstance(made["processingTime"], int)
+    assert "soft" in soft_yes["error"] and "memoryIds" in empty["error"]
+    assert sorted(m["id"] for m in left["memories"]) == sorted(c["memoryId"] for c in made["created"])
+    assert all(m["strength"] > 0 for m in left["memories"])  # the refused forget changed nothing
+    assert left["memories"][0]["metadata"] | {"keywords": None} == {
+        "keywords": None,
+        "tags": [],
+        "category": "general",
+        "context": "",
+        "importance": 0.5,
+        "isAtomic": True,
+    }
+
+
+async def test_a_quote_left_open_searches_the_phrase_to_the_end(live: LiveServer) -> None:
+    async with thought(live) as t:
+        await t.call_tool(
+            "remember",
+            {
+                "content": "The new york office moves to Brooklyn in May",
+                "userId": "finn",
+                "sessionId": "s1",
+                "primarySector": "semantic",
+            },
+        )
+        found = data(await t.call_tool("search", {"userId": "finn", "text": 'office "new york'}))
+    assert [m["content"] for m in found["memories"]] == ["The new york office moves to Brooklyn in May"]

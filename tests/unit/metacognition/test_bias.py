@@ -13,7 +13,11 @@ def test_sunk_cost_quotes_the_text(offline_service: MetacognitionService) -> Non
     assert set(found) == {"sunk_cost"}
     bias = found["sunk_cost"]
     assert bias["evidence"] == ["already spent $2M so we can't stop now"]
-    assert bias["location"] == {"stepIndex": 1, "reasoning": "We already spent $2M so we can't stop now."}
+    assert bias["location"] == {
+        "stepIndex": 1,
+        "reasoning": "We already spent $2M so we can't stop now.",
+        "context": "The market changed.",  # no context given: the sentences around it
+    }
     assert 0 < bias["severity"] <= 1 and 0 < bias["confidence"] <= 1
     assert isinstance(bias["correction"], str) and bias["correction"].endswith(".")
     assert "already spent" in bias["correction"]  # the sunk-cost correction, not a generic one

@@ -36,8 +36,12 @@ def test_hedged_reasoning_is_more_uncertain_and_less_confident(offline_service: 
     assert firm["dimensions"]["completeness"] == 1.0  # alternative, risk, conclusion and evidence
     assert meta["evidenceSource"] == "extracted"
     assert firm["extractedEvidence"] == [
-        "We measured p99 latency over 30 days and it dropped 35% after the cache change, according to "
-        "the dashboard report."
+        {
+            "statement": "We measured p99 latency over 30 days and it dropped 35% after the cache change, "
+            "according to the dashboard report.",
+            "type": "statistical",  # it has numbers
+            "confidence": 1.0,  # a number, a named source and six words or more
+        }
     ]
 
 

@@ -106,7 +106,11 @@ def test_detect_bias_by_the_model_locates_the_sentence() -> None:
     data, _ = svc.detect_bias(SECRET)
     assert data["method"] == "language-model" and data["model"] == "test-model"
     [bias] = data["biases"]
-    assert bias["location"] == {"stepIndex": 0, "reasoning": SECRET}
+    assert bias["location"] == {
+        "stepIndex": 0,
+        "reasoning": SECRET,
+        "context": "",
+    }  # one sentence, no context
     assert bias["correction"] == "Judge the project by its future value."
     assert bias["correctionDetails"] == BIASES["biases"][0]["correctionDetails"]
     assert generator.passages[0][0].text.startswith("[0] ")

@@ -78,8 +78,8 @@ def test_context_goals_and_constraints_become_sub_problems(service: ReasoningSer
         context={"constraints": ["No new servers"], "goals": ["Serve 10k users"]},
     )
     children = [s for s in data["subProblems"] if s.get("parent") == "problem-1"]
-    assert [c["description"] for c in children] == ["Serve 10k users", "No new servers"]
-    assert "goal" in children[0]["details"] and "constraint" in children[1]["details"]
+    assert [c["description"] for c in children][-2:] == ["Serve 10k users", "No new servers"]
+    assert "goal" in children[-2]["details"] and "constraint" in children[-1]["details"]
 
 
 def test_same_input_same_output_and_fast(service: ReasoningService) -> None:
@@ -102,3 +102,60 @@ def test_max_depth_outside_1_to_5_is_refused(service: ReasoningService, depth: o
 def test_an_empty_problem_is_refused(service: ReasoningService, problem: str) -> None:
     with pytest.raises(InvalidInput, match="problem is required"):
         service.breakdown(problem)
+
+
+def test_the_seeds_example_gives_its_four_sub_problems_with_dependencies(service: ReasoningService) -> None:
+    data = service.breakdown("Build a scalable web application", max_depth=3)
+    BreakdownResult.model_validate(data)
+    subs = {s["id"]: s for s in data["subProblems"]}
+    assert data["totalSubProblems"] == 4
+    children = [s for s in data["subProblems"] if s.get("parent") == "problem-1"]
+    design, core, infra = (c["id"] for c in children)
+    assert subs[design]["description"] == "Design the architecture of the scalable web application"
+    assert "core features" in subs[core]["description"] and "infrastructure" in subs[infra]["description"]
+    assert deps(data, "sequential") == {(design, core), (design, infra)}  # both wait for the design
+    assert data["executionOrder"] == ["problem-1", design, core, infra]
+    assert all(d["description"] for d in data["dependencies"])
+    edges = {(e["from"], e["to"], e["label"]) for e in data["graph"]["edges"]}
+    assert edges == {(d["from"], d["to"], d["type"]) for d in data["dependencies"]}
+    assert [n["id"] for n in data["graph"]["nodes"]] == [s["id"] for s in data["subProblems"]]
+
+
+@pytest.mark.parametrize(
+    ("problem", "first_step"),
+    [
+        (
+            "How should we reduce the p95 latency of our checkout API?",
+            "Measure the p95 latency of our checkout API",
+        ),
+        (
+            "Should we migrate our monolith to microservices?",
+            "Define the criteria for deciding whether to migrate",
+        ),
+        (
+            "Why did customer churn increase by 20% last quarter?",
+            'Collect the facts behind the question "Why did',
+        ),
+        ("Fix the flaky login test", "Reproduce the problem with the flaky login test"),
+        (
+            "Launch a mobile app for our e-commerce store",
+            "Define what the mobile app for our e-commerce store",
+        ),
+        ("Migrate the billing database to Postgres 16", "Inventory what depends on the billing database"),
+    ],
+)
+def test_a_problem_its_wording_does_not_split_is_broken_into_the_stages_of_its_kind_of_work(
+    service: ReasoningService, problem: str, first_step: str
+) -> None:
+    data = service.breakdown(problem, max_depth=2)
+    children = [s for s in data["subProblems"] if s.get("parent") == "problem-1"]
+    assert len(children) >= 3 and children[0]["description"].startswith(first_step)
+    order = data["executionOrder"]
+    assert order[0] == "problem-1" and order[1] == children[0]["id"]  # the first stage comes first
+    assert all(s["description"][0].isupper() and "{" not in s["description"] for s in children)
+    assert deps(data, "sequential")  # later stages wait for earlier ones
+
+
+def test_a_problem_that_names_no_kind_of_work_stays_whole(service: ReasoningService) -> None:
+    data = service.breakdown("Ideas to make onboarding more fun", max_depth=3)
+    assert data["totalSubProblems"] == 1 and data["dependencies"] == [] and data["graph"]["edges"] == []

@@ -243,7 +243,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             rebuilding=rebuilding,
         ),
         thoughts=thoughts,
-        reasoning=ReasoningService(a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain)),
+        reasoning=ReasoningService(
+            a.generator, ThoughtContext(thoughts, brains, settings.thoughtmcp_brain), clock=a.clock
+        ),
         metacognition=MetacognitionService(a.generator, clock=a.clock),
         library_search=LibrarySearch(
             chunks, a.embedder, concepts, documents, a.reranker, calibration=tuning.calibration

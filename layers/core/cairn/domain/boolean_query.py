@@ -14,7 +14,8 @@ word it is a separator (`e-mail` is the phrase "e mail"). A word is split and fo
 the full-text legs do (domain/words.py): one word is a Term, a word that splits into several
 (`e-mail`, `don't`, `title:zebra`) is a Phrase, as is quoted text. Stopwords, and operands with
 no letters or digits (`*`, `^`), are dropped as to_tsquery drops them (a phrase keeps its
-stopwords, for adjacency, and is dropped only when made of nothing else); an operator left
+stopwords, for adjacency, and is dropped only when made of nothing else; a quote left open runs
+to the end of the query); an operator left
 without its operand then lets it go too (`cats AND the` is `cats`).
 
 Every query must be rankable: something it matches must contain one of its positive terms. So
@@ -92,8 +93,7 @@ def _tokens(text: str) -> list[_Token]:
             i += 1
         elif ch == '"':
             end = text.find('"', i + 1)
-            if end < 0:
-                raise InvalidInput(f"unbalanced quote at position {i + 1}")
+            end = n if end < 0 else end  # an unclosed quote runs to the end, as to_tsquery's callers do
             out.append(_Token("phrase", text[i + 1 : end], i + 1))
             i = end + 1
         elif ch in "&|!" or (

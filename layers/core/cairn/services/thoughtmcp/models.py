@@ -80,6 +80,9 @@ class ThoughtError(CairnError):
 NOT_FOUND_SUGGESTION: Final = "Check that memoryId is correct and belongs to the specified userId"
 
 
+DEFAULT_CATEGORY: Final = "general"
+DEFAULT_IMPORTANCE: Final = 0.5
+
 SECTOR_SUGGESTION: Final = "Use one of: " + ", ".join(ts.SECTORS)
 
 
@@ -224,9 +227,11 @@ def wire_memory(found: Recalled, *, with_access: bool = True) -> dict[str, Any]:
         metadata={
             "keywords": r.keywords,
             "tags": r.tags,
-            "category": r.category,
-            "context": r.context,
-            "importance": r.importance,
+            # what ThoughtMCP answers for metadata a memory was stored without
+            "category": r.category if r.category is not None else DEFAULT_CATEGORY,
+            "context": r.context if r.context is not None else "",
+            "importance": r.importance if r.importance is not None else DEFAULT_IMPORTANCE,
+            "isAtomic": True,  # a memory is stored whole: Cairn never splits one into child memories
         },
     )
     return out

@@ -3,13 +3,27 @@ advertised ranges), plus the three batch tools the real server registers.
 
 Ranges are advertised, not enforced by the schema: like the real server, the tools judge values
 themselves (a limit above 100 is capped, a minStrength outside 0..1 is a `success: false` answer
-with ThoughtMCP's message), so the schema only rejects a value of the wrong JSON type."""
+with ThoughtMCP's message), so the schema only rejects a value of the wrong JSON type. Booleans are
+strict: `"soft": "yes"` is refused rather than read as true.
+
+A batch_remember item is checked on its own (BadItem), so one bad item is a failure in the
+reply's `failures`, not a refusal of the whole batch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from cairn.entrypoints.mcp.kit import ToolArgs
 
@@ -128,7 +142,7 @@ class ForgetArgs(ToolArgs):
     memoryId: Annotated[str, Field(description="Memory ID to delete (required)")]
     userId: Annotated[str, Field(description="User ID for ownership verification (required)")]
     soft: Annotated[
-        bool | None,
+        StrictBool | None,
         Field(description=SOFT),
     ] = None
 
@@ -139,25 +153,52 @@ class BatchMemory(Open):
     metadata: MemoryMetadata | None = None
 
 
+@dataclass(frozen=True)
+class BadItem:
+    """A batch item that did not validate, and why."""
+
+    error: str
+
+
 class BatchRememberArgs(ToolArgs):
     userId: Annotated[str, Field(description=USER)]
     sessionId: Annotated[str, Field(description="Session ID for context tracking (required)")]
     memories: Annotated[
-        list[BatchMemory], Field(description="Memories to store (each content and primarySector)")
+        list[BatchMemory | SkipJsonSchema[BadItem]],
+        Field(description="Memories to store (each content and primarySector)"),
     ]
+
+    @field_validator("memories", mode="wrap")
+    @classmethod
+    def _each_alone(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if not isinstance(value, list):
+            return handler(value)
+        items: list[BatchMemory | BadItem] = []
+        for item in value:
+            try:
+                items.append(BatchMemory.model_validate(item))
+            except ValidationError as exc:
+                items.append(BadItem(_first_problem(exc)))
+        return items
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 class BatchRecallArgs(ToolArgs):
     userId: Annotated[str, Field(description=USER)]
     memoryIds: Annotated[list[str], Field(description="Memory IDs to retrieve")]
     includeDeleted: Annotated[
-        bool | None, Field(description="Include soft-deleted memories (default: false)")
+        StrictBool | None, Field(description="Include soft-deleted memories (default: false)")
     ] = None
 
 
 class BatchForgetArgs(ToolArgs):
     memoryIds: Annotated[list[str], Field(description="Memory IDs to delete")]
-    soft: Annotated[bool | None, Field(description="Soft delete (default: false)")] = None
+    soft: Annotated[StrictBool | None, Field(description="Soft delete (default: false)")] = None
 
 
 class ThinkArgs(ToolArgs):
@@ -210,14 +251,14 @@ class BiasArgs(ToolArgs):
     reasoning: Annotated[str, Field(description="Reasoning to analyze for biases (required)")]
     context: Annotated[str | None, Field(description="Context for bias detection (optional)")] = None
     monitorContinuously: Annotated[
-        bool | None, Field(description="Enable continuous monitoring (default: false)")
+        StrictBool | None, Field(description="Enable continuous monitoring (default: false)")
     ] = None
 
 
 class EmotionArgs(ToolArgs):
     text: Annotated[str, Field(description="Text to analyze for emotions (required)")]
     includeDiscrete: Annotated[
-        bool | None, Field(description="Include discrete emotion classification (default: true)")
+        StrictBool | None, Field(description="Include discrete emotion classification (default: true)")
     ] = None
     context: Annotated[str | None, Field(description="Context for emotion detection (optional)")] = None
 
@@ -226,9 +267,11 @@ class EvaluateArgs(ToolArgs):
     reasoning: Annotated[str, Field(description="Reasoning to analyze (required)")]
     context: Annotated[str | None, Field(description="Context for analysis (optional)")] = None
     includeConfidence: Annotated[
-        bool | None, Field(description="Include confidence assessment (default: true)")
+        StrictBool | None, Field(description="Include confidence assessment (default: true)")
     ] = None
-    includeBias: Annotated[bool | None, Field(description="Include bias detection (default: true)")] = None
-    includeEmotion: Annotated[bool | None, Field(description="Include emotion analysis (default: false)")] = (
+    includeBias: Annotated[StrictBool | None, Field(description="Include bias detection (default: true)")] = (
         None
     )
+    includeEmotion: Annotated[
+        StrictBool | None, Field(description="Include emotion analysis (default: false)")
+    ] = None

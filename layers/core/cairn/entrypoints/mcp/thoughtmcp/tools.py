@@ -195,25 +195,37 @@ def batch_remember(deps: SurfaceDeps[ThoughtServices], x: a.BatchRememberArgs) -
     created: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     for index, item in enumerate(x.memories):
+        if isinstance(item, a.BadItem):
+            failures.append({"index": index, "error": f"Invalid memory: {item.error}"})
+            continue
         memory = NewMemory(
             item.content, x.userId, x.sessionId, item.primarySector, _metadata(item.metadata) or Metadata()
         )
         try:
-            created.append({"index": index, **c.thoughts.remember(brain, memory)})
+            stored = c.thoughts.remember(brain, memory)
         except ThoughtError as exc:
-            failures.append({"index": index, "error": exc.message})
+            failures.append({"index": index, "content": item.content, "error": exc.message})
+        else:
+            created.append(
+                {"index": index, "memoryId": stored.pop("memoryId"), "content": item.content, **stored}
+            )
     data = {
         "successCount": len(created),
         "failureCount": len(failures),
         "created": created,
         "failures": failures,
-        "processingTime": round((time.perf_counter() - started) * 1000),
+        "processingTime": _elapsed_ms(started),
     }
     return audited(success(data), brain, None)
 
 
+def _elapsed_ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
+
+
 def batch_recall(deps: SurfaceDeps[ThoughtServices], x: a.BatchRecallArgs) -> CallToolResult:
     c = deps.services
+    started = time.perf_counter()
     brain = brain_of(c, x.userId)
     found = c.thoughts.get_many(brain, x.userId, x.memoryIds) if brain is not None else {}
     memories = [
@@ -222,11 +234,17 @@ def batch_recall(deps: SurfaceDeps[ThoughtServices], x: a.BatchRecallArgs) -> Ca
         if i in found and (x.includeDeleted or found[i].strength > 0)
     ]
     missing = [i for i in x.memoryIds if i not in {m["id"] for m in memories}]
-    return success({"memories": memories, "foundCount": len(memories), "notFound": missing})
+    data = {"memories": memories, "foundCount": len(memories), "notFound": missing}
+    return success({**data, "processingTime": _elapsed_ms(started)})
 
 
 def batch_forget(deps: SurfaceDeps[ThoughtServices], x: a.BatchForgetArgs) -> CallToolResult:
     c = deps.services
+    started = time.perf_counter()
+    if not x.memoryIds:
+        return failure(
+            "memoryIds must contain at least one memory ID", "Give the IDs of the memories to delete"
+        )
     brain = brain_of(c, None)
     deleted: list[str] = []
     failures: list[dict[str, str]] = []
@@ -244,6 +262,7 @@ def batch_forget(deps: SurfaceDeps[ThoughtServices], x: a.BatchForgetArgs) -> Ca
         "deletionType": "soft" if x.soft else "hard",
         "deleted": deleted,
         "failures": failures,
+        "processingTime": _elapsed_ms(started),
     }
     return audited(success(data), brain, None) if brain is not None else success(data)
 

@@ -393,7 +393,13 @@ def _quote(text: str) -> str:
     return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
 
 
-def detect(reasoning: str, *, detected_at: str) -> list[DetectedBias]:
+def location(steps: list[str], index: int, context: str | None) -> BiasLocation:
+    """Where a bias sits: the sentence, and the caller's context (else the sentences around it)."""
+    around = " ".join(steps[max(0, index - 1) : index] + steps[index + 1 : index + 2])
+    return BiasLocation(stepIndex=index, reasoning=steps[index], context=(context or "").strip() or around)
+
+
+def detect(reasoning: str, *, detected_at: str, context: str | None = None) -> list[DetectedBias]:
     """The biases the rules find in `reasoning` (see the module docstring)."""
     steps = sentences(reasoning)
     situational = bool(SITUATIONAL.search(reasoning))
@@ -429,7 +435,7 @@ def detect(reasoning: str, *, detected_at: str) -> list[DetectedBias]:
                 severity=round(min(0.95, 0.3 + 0.25 * weight), 3),
                 confidence=round(min(0.95, 0.4 + 0.15 * distinct), 3),
                 evidence=evidence,
-                location=BiasLocation(stepIndex=step, reasoning=steps[step]),
+                location=location(steps, step, context),
                 explanation=EXPLANATIONS[bias_type],
                 detectedAt=detected_at,
                 correction=CORRECTIONS[bias_type].suggestion,

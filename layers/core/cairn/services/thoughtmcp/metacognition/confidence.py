@@ -34,10 +34,16 @@ from cairn.services.thoughtmcp.metacognition.models import (
     ConfidenceFactor,
     DetectedBias,
     Dimension,
+    EvidenceItem,
     EvidenceSource,
     UncertaintyType,
 )
-from cairn.services.thoughtmcp.metacognition.signals import Signals, mean_specificity
+from cairn.services.thoughtmcp.metacognition.signals import (
+    Signals,
+    evidence_type,
+    mean_specificity,
+    specificity,
+)
 from cairn.services.thoughtmcp.metacognition.text import score
 
 WEIGHTS: Final[dict[Dimension, float]] = {
@@ -198,7 +204,14 @@ def assessment(
         factors=factors(s, signals),
         timestamp=timestamp,
         processingTime=0,
-        extractedEvidence=s.evidence_items if s.evidence_source == "extracted" else None,
+        extractedEvidence=(
+            [
+                EvidenceItem(statement=item, type=evidence_type(item), confidence=round(specificity(item), 3))
+                for item in s.evidence_items
+            ]
+            if s.evidence_source == "extracted"
+            else None
+        ),
     )
     return result, s.evidence_source
 

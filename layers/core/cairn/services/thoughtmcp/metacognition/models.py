@@ -11,6 +11,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.services.thoughtmcp.metacognition.signals import EvidenceType
+
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 Signed = Annotated[float, Field(ge=-1.0, le=1.0)]
 Method = Literal["rule-based", "language-model"]
@@ -63,6 +65,14 @@ class ConfidenceDimensions(Data):
     biasFreedom: Unit
 
 
+class EvidenceItem(Data):
+    """An evidence statement found in the reasoning itself."""
+
+    statement: str
+    type: EvidenceType
+    confidence: Unit  # how specific it is (signals.specificity)
+
+
 class ConfidenceAssessment(Data):
     OMIT_WHEN_NONE = frozenset({"extractedEvidence"})
 
@@ -75,7 +85,7 @@ class ConfidenceAssessment(Data):
     factors: list[ConfidenceFactor]
     timestamp: str
     processingTime: int
-    extractedEvidence: list[str] | None = None
+    extractedEvidence: list[EvidenceItem] | None = None
     method: Method = RULE_BASED
     model: str | None = None
 
@@ -83,6 +93,7 @@ class ConfidenceAssessment(Data):
 class BiasLocation(Data):
     stepIndex: int = Field(ge=0)  # the sentence's index in the reasoning
     reasoning: str  # that sentence
+    context: str  # the caller's context, else the sentences around it
 
 
 class CorrectionDetails(Data):

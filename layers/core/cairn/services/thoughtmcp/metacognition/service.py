@@ -29,7 +29,6 @@ from cairn.services.thoughtmcp.metacognition import (
 )
 from cairn.services.thoughtmcp.metacognition.models import (
     LANGUAGE_MODEL,
-    BiasLocation,
     BiasReport,
     Circumplex,
     ConfidenceAssessment,
@@ -123,7 +122,7 @@ class MetacognitionService:
         shown = (
             [e for e in evidence or [] if e.strip()]
             if source == "provided"
-            else rules.extractedEvidence or []
+            else [e.statement for e in rules.extractedEvidence or []]
         )
         reply = model_path.ask(
             self.generator,
@@ -201,7 +200,7 @@ class MetacognitionService:
         now = self._now()
         model = self._model
         if model is None or not reasoning.strip():
-            return bias.detect(reasoning, detected_at=now)
+            return bias.detect(reasoning, detected_at=now, context=context)
         steps = sentences(reasoning)
 
         def check(reply: model_path.BiasReply) -> list[str]:
@@ -228,7 +227,7 @@ class MetacognitionService:
                 severity=b.severity,
                 confidence=b.confidence,
                 evidence=b.evidence,
-                location=BiasLocation(stepIndex=b.sentenceIndex, reasoning=steps[b.sentenceIndex]),
+                location=bias.location(steps, b.sentenceIndex, context),
                 explanation=b.explanation,
                 detectedAt=now,
                 correction=b.correction,
@@ -334,7 +333,7 @@ class MetacognitionService:
         signals = read(reasoning)
         rule_biases: list[DetectedBias] | None = None
         if model is None:
-            rule_biases = bias.detect(reasoning, detected_at=self._now())
+            rule_biases = bias.detect(reasoning, detected_at=self._now(), context=context)
             scores = confidence.compute(signals, None)
             strengths, weaknesses, advice = evaluation.findings(signals, scores, rule_biases)
             result = Evaluation(

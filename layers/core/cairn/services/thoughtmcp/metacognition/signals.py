@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from cairn.services.thoughtmcp.metacognition.text import cues, find_cues, sentences, unique, words
 
@@ -156,6 +156,27 @@ def specificity(statement: str) -> float:
     if len(words(statement)) >= 6:
         value += 0.1
     return min(1.0, value)
+
+
+OBSERVATION_WORDS: Final = cues(
+    "observed observe saw seen found noticed tested measured shows showed shown indicates indicated "
+    "demonstrates demonstrated reported"
+)
+
+
+EvidenceType = Literal["statistical", "citation", "observation", "reasoning"]
+
+
+def evidence_type(statement: str) -> EvidenceType:
+    """What kind of evidence a statement is: a number makes it statistical, a named source a
+    citation, an observation verb an observation; anything else is a reason given in words."""
+    if NUMBER.search(statement):
+        return "statistical"
+    if CITATION.search(statement) or find_cues(statement, SOURCE_WORDS):
+        return "citation"
+    if find_cues(statement, OBSERVATION_WORDS):
+        return "observation"
+    return "reasoning"
 
 
 def mean_specificity(statements: Sequence[str]) -> float:

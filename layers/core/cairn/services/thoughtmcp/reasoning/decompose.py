@@ -12,8 +12,10 @@ A problem is split coarse to fine, one level per depth of the tree:
    `and` / `or` list.
 
 A node's children come from the first level, at or below its own, that cuts it in two or more
-pieces; a node no level cuts is a leaf. The context's goals and constraints become children of
-the root. Ordering words give dependencies between siblings: `then` (and anything `and`-ed onto
+pieces; a node no level cuts is a leaf, except the problem itself: when no sentence or clause cuts
+it, its leading verb may name a kind of work with known stages (plans.py: "build X" is designed,
+then implemented while its infrastructure is set up). The context's goals and constraints become
+children of the root. Ordering words give dependencies between siblings: `then` (and anything `and`-ed onto
 the piece after it) follows everything of the stage before; `A after B` and `A requires B` put B
 first; a piece that starts with "first" precedes its siblings. Every child depends on its parent
 (the root comes first, as the problem statement frames its parts). A dependency that would close
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
+from cairn.services.thoughtmcp.reasoning.plans import plan_for
 from cairn.services.thoughtmcp.reasoning.text import clean, sentences, shorten, words, wordset
 
 
@@ -145,6 +148,15 @@ def decompose(
             return
         level, pieces = split(node.text, node.level)
         pieces = [(p, r) for p, r in pieces if p] if len(pieces) > 1 else []
+        # a plan beats cutting a one-clause problem into its parts ("increase" / "by 20%")
+        plan = plan_for(node.text) if node.depth == 1 and (not pieces or level >= 2) else None
+        if plan is not None:
+            level = 3  # a stage's step is a leaf
+            pieces = [
+                (step, Rel.SEQ if k > 0 and j == 0 else Rel.NONE)
+                for k, stage in enumerate(plan.stages)
+                for j, step in enumerate(stage)
+            ]
         kids = [(text, rel, "problem") for text, rel in pieces]
         kids += [(text, Rel.NONE, origin) for origin, text in extra]
         for i, (text, rel, origin) in enumerate(kids, 1):
@@ -178,7 +190,7 @@ def split(text: str, level: int) -> tuple[int, list[tuple[str, Rel]]]:
 
 
 def name_of(text: str) -> str:
-    return shorten(clean(text), 60)
+    return shorten(clean(text), 90)
 
 
 def domain_of(text: str, inherited: str = "general") -> str:

@@ -68,6 +68,7 @@ class MergedInsight(Camel):
     sources: list[StreamName]
     importance: float = Score
     confidence: float = Score
+    evidence: list[str] = Field(default_factory=list)  # the source streams' steps behind it
 
 
 class Recommendation(Camel):
@@ -76,14 +77,35 @@ class Recommendation(Camel):
     confidence: float = Score
     sources: list[StreamName]
     rationale: str  # the seed's shape: one sentence (the real server sends a list)
+    concerns: list[str] = Field(default_factory=list)  # the critical stream's risks that bear on it
+
+
+class ConflictClaim(Camel):
+    """One side of a conflict: what a stream claimed, and the step of its reasoning behind it."""
+
+    stream_id: str
+    stream_type: StreamName
+    claim: str
+    reasoning: str
+    confidence: float = Score
+
+
+class Resolution(Camel):
+    approach: str
+    steps: list[str]
+    considerations: list[str]
+    recommended_action: str
 
 
 class Conflict(Camel):
     id: str
     type: str
     description: str
-    severity: float = Score
+    severity: float = Score  # the seed's shape: a number (the real server sends low..critical)
     source_streams: list[StreamName]
+    evidence: list[ConflictClaim] = Field(default_factory=list)
+    detected_at: str | None = None
+    resolution_framework: Resolution | None = None
 
 
 class StreamReport(Camel):
@@ -161,12 +183,66 @@ class Dependency(Camel):
     source: str = Field(alias="from")
     to: str
     type: str
+    description: str | None = None
+
+
+class GraphNode(Camel):
+    id: str
+    label: str
+    name: str
+    details: str
+    domain: str
+
+
+class GraphEdge(Camel):
+    source: str = Field(alias="from")
+    to: str
+    label: str
+    description: str
+
+
+class Graph(Camel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+_EDGE_SENTENCES: dict[str, str] = {
+    "hierarchical": "'{to}' is part of '{source}'",
+    "sequential": "'{to}' starts once '{source}' is done",
+    "prerequisite": "'{to}' needs '{source}' first",
+}
+
+
+def described(deps: list[Dependency], subs: list[SubProblem]) -> list[Dependency]:
+    """The dependencies, each with a sentence naming both sub-problems (a model's own kept)."""
+    names = {s.id: s.name for s in subs}
+    out: list[Dependency] = []
+    for d in deps:
+        sentence = _EDGE_SENTENCES.get(d.type, "'{to}' depends on '{source}'")
+        text = d.description or sentence.format(
+            source=names.get(d.source, d.source), to=names.get(d.to, d.to)
+        )
+        out.append(d.model_copy(update={"description": text}))
+    return out
+
+
+def graph_of(subs: list[SubProblem], deps: list[Dependency]) -> Graph:
+    return Graph(
+        nodes=[
+            GraphNode(id=s.id, label=s.name, name=s.name, details=s.details, domain=s.domain) for s in subs
+        ],
+        edges=[
+            GraphEdge(**{"from": d.source}, to=d.to, label=d.type, description=d.description or d.type)
+            for d in deps
+        ],
+    )
 
 
 class BreakdownResult(Honest):
     problem: str
     sub_problems: list[SubProblem]
     dependencies: list[Dependency]
+    graph: Graph
     execution_order: list[str]
     total_sub_problems: int
     max_depth: int = Field(ge=1, le=5)

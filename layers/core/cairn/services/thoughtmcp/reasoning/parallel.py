@@ -7,13 +7,16 @@ merge, the same for rule and model streams:
 - insights: every stream's, de-duplicated (same words, or nine tenths of the shorter one's terms
   shared), a duplicate adding its stream to `sources`; importance = the stream's weight (critical
   0.85, analytical and synthetic 0.8, creative 0.7) − 0.05 per earlier insight of that stream
-  + 0.05 per extra source, within 0.3..1; confidence = the best source stream's;
+  + 0.05 per extra source, within 0.3..1; confidence = the best source stream's; evidence = the
+  source streams' reasoning steps sharing most terms with it (two at most, else the first step);
 - recommendations: up to two per stream, ranked by the stream's confidence (priority 1 first), the
-  rationale being that stream's first insights;
+  rationale being that stream's first insights; concerns = the critical stream's risks sharing at
+  least 30 % of their terms with it;
 - conflicts: a critical-stream concern sharing at least 30 % of its terms with an analytical or
   synthetic recommendation (severity 0.3 + 0.5 × the share); a creative recommendation that relaxes
   one of the constraints while the synthetic stream keeps them (severity 0.4); stream confidences
-  more than 0.3 apart (severity = the spread). At most five;
+  more than 0.3 apart (severity = the spread). At most five. Each names the claims on both sides
+  (evidence), when it was found, and a resolution framework for its kind;
 - conclusion: the synthetic stream's, else the analytical, critical or creative one's;
 - confidence = mean of the completed streams' − min(0.25, 0.1 × the conflicts' total severity);
 - quality = 0.4 × completed/4 + 0.2 × min(1, insights/8) + 0.2 × min(1, recommendations/4)
@@ -31,8 +34,10 @@ from typing import Final, Literal, cast
 
 from cairn.services.thoughtmcp.reasoning.models import (
     Conflict,
+    ConflictClaim,
     MergedInsight,
     Recommendation,
+    Resolution,
     StreamName,
     StreamReport,
 )
@@ -110,13 +115,14 @@ def run_streams(
     return runs
 
 
-def merge(runs: Sequence[StreamRun], constraints: Sequence[str]) -> Merged:
+def merge(runs: Sequence[StreamRun], constraints: Sequence[str], *, detected_at: str) -> Merged:
+    """`detected_at`: the moment the conflicts found are stamped with (ISO 8601)."""
     done = [(r.name, r.output) for r in runs if r.output is not None]
     if not done:
         raise ValueError("no stream completed")
     insights = _insights(done)
     recommendations = _recommendations(done)
-    conflicts = _conflicts(done, constraints)
+    conflicts = _conflicts(done, constraints, detected_at)
     base = mean(output.confidence for _, output in done)
     confidence = _clamp(base - min(0.25, 0.1 * sum(c.severity for c in conflicts)))
     quality = _clamp(
@@ -141,6 +147,8 @@ def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
                     sources.append(name)
                     same["importance"] = min(1.0, cast(float, same["importance"]) + 0.05)
                     same["confidence"] = max(cast(float, same["confidence"]), output.confidence)
+                    evidence = cast(list[str], same["evidence"])
+                    evidence.extend(e for e in _evidence(content, output) if e not in evidence)
                 continue
             importance = max(0.3, _WEIGHT[name] - 0.05 * i)
             merged.append(
@@ -149,6 +157,7 @@ def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
                     "sources": [name],
                     "importance": importance,
                     "confidence": output.confidence,
+                    "evidence": _evidence(content, output),
                 }
             )
     out = [
@@ -157,13 +166,22 @@ def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
             sources=cast(list[StreamName], m["sources"]),
             importance=_clamp(cast(float, m["importance"]), high=1.0),
             confidence=_clamp(cast(float, m["confidence"]), high=1.0),
+            evidence=cast(list[str], m["evidence"])[:3],
         )
         for m in merged
     ]
     return sorted(out, key=lambda m: -m.importance)  # stable: stream order breaks ties
 
 
+def _evidence(insight: str, output: StreamOutput) -> list[str]:
+    """The stream's reasoning steps that share most terms with one of its insights."""
+    scored = [(overlap(insight, step), i, step) for i, step in enumerate(output.reasoning) if step != insight]
+    related = [step for share, _, step in sorted(scored, key=lambda t: (-t[0], t[1])) if share > 0][:2]
+    return related or output.reasoning[:1]
+
+
 def _recommendations(done: list[tuple[str, StreamOutput]]) -> list[Recommendation]:
+    risks = dict(done)["critical"].risks if "critical" in dict(done) else []
     found: list[tuple[float, int, str, str, str]] = []
     seen: list[str] = []
     for order, (name, output) in enumerate(done):
@@ -181,6 +199,9 @@ def _recommendations(done: list[tuple[str, StreamOutput]]) -> list[Recommendatio
             confidence=_clamp(confidence, high=1.0),
             sources=[cast(StreamName, name)],
             rationale=rationale,
+            concerns=[risk for risk in risks if risk != description and overlap(risk, description) >= 0.3][
+                :3
+            ],
         )
         for rank, (confidence, _, name, description, rationale) in enumerate(found, 1)
     ]
@@ -191,9 +212,19 @@ def _sentences(parts: Sequence[str]) -> str:
     return " ".join(p.rstrip(" .") + "." for p in parts if p.strip())
 
 
-def _conflicts(done: list[tuple[str, StreamOutput]], constraints: Sequence[str]) -> list[Conflict]:
+@dataclass
+class _Found:
+    kind: str
+    description: str
+    severity: float
+    claims: list[tuple[str, str]]  # (stream, what it claimed), one per side
+
+
+def _conflicts(
+    done: list[tuple[str, StreamOutput]], constraints: Sequence[str], detected_at: str
+) -> list[Conflict]:
     outputs = dict(done)
-    found: list[tuple[str, str, float, list[str]]] = []  # (type, description, severity, streams)
+    found: list[_Found] = []
     critical = outputs.get("critical")
     if critical is not None:
         for other in ("analytical", "synthetic"):
@@ -205,26 +236,27 @@ def _conflicts(done: list[tuple[str, StreamOutput]], constraints: Sequence[str])
                     continue
                 share = overlap(risk, rec)
                 found.append(
-                    (
+                    _Found(
                         "risk",
                         f'The critical stream\'s concern "{shorten(risk, 90)}" bears on the {other} '
                         f'recommendation "{shorten(rec, 90)}"',
                         min(0.9, 0.3 + 0.5 * share),
-                        ["critical", other],
+                        [("critical", risk), (other, rec)],
                     )
                 )
                 break
     creative, synthetic = outputs.get("creative"), outputs.get("synthetic")
     if creative is not None and synthetic is not None:
         for constraint in constraints:
-            if any(overlap(constraint, r) >= 0.8 for r in creative.recommendations):
+            relaxing = next((r for r in creative.recommendations if overlap(constraint, r) >= 0.8), None)
+            if relaxing is not None:
                 found.append(
-                    (
+                    _Found(
                         "approach",
                         f"The creative stream would relax '{shorten(constraint, 60)}', "
                         "which the synthetic plan keeps",
                         0.4,
-                        ["creative", "synthetic"],
+                        [("creative", relaxing), ("synthetic", synthetic.conclusion)],
                     )
                 )
                 break
@@ -234,24 +266,74 @@ def _conflicts(done: list[tuple[str, StreamOutput]], constraints: Sequence[str])
         spread = high[1].confidence - low[1].confidence
         if spread > 0.3:
             found.append(
-                (
+                _Found(
                     "confidence",
                     f"The {high[0]} stream is far surer ({high[1].confidence:.2f}) than the {low[0]} stream "
                     f"({low[1].confidence:.2f})",
                     spread,
-                    [high[0], low[0]],
+                    [(high[0], high[1].conclusion), (low[0], low[1].conclusion)],
                 )
             )
     return [
         Conflict(
             id=f"conflict-{i}",
-            type=kind,
-            description=description,
-            severity=_clamp(severity, high=1.0),
-            source_streams=cast(list[StreamName], streams),
+            type=f.kind,
+            description=f.description,
+            severity=_clamp(f.severity, high=1.0),
+            source_streams=cast(list[StreamName], [stream for stream, _ in f.claims]),
+            evidence=[_claim(stream, claim, outputs[stream]) for stream, claim in f.claims],
+            detected_at=detected_at,
+            resolution_framework=_resolution(f),
         )
-        for i, (kind, description, severity, streams) in enumerate(found[:MAX_CONFLICTS], 1)
+        for i, f in enumerate(found[:MAX_CONFLICTS], 1)
     ]
+
+
+def _claim(stream: str, claim: str, output: StreamOutput) -> ConflictClaim:
+    steps = _evidence(claim, output)
+    return ConflictClaim(
+        stream_id=f"{stream}-stream",
+        stream_type=cast(StreamName, stream),
+        claim=claim,
+        reasoning=steps[0] if steps else output.conclusion,
+        confidence=_clamp(output.confidence, high=1.0),
+    )
+
+
+def _resolution(f: _Found) -> Resolution:
+    (first, first_claim), (second, second_claim) = f.claims[0], f.claims[1]
+    if f.kind == "risk":
+        return Resolution(
+            approach="Mitigate the risk before acting on the recommendation",
+            steps=[
+                f'State what would have to be true for "{shorten(first_claim, 70)}" to happen',
+                "Check that against what is known now",
+                f'Adjust "{shorten(second_claim, 70)}" or add a safeguard for the risk',
+            ],
+            considerations=["How likely the risk is", "How costly it would be", "Whether it can be undone"],
+            recommended_action=f"Act on the {second} recommendation only with a mitigation for the risk",
+        )
+    if f.kind == "approach":
+        return Resolution(
+            approach="Decide whether the constraint is firm",
+            steps=[
+                "Ask who set the constraint and why",
+                "Compare the gain from relaxing it with the cost",
+                "Keep it unless the gain is clearly larger",
+            ],
+            considerations=["The constraint's owner", "What relaxing it would unlock"],
+            recommended_action=f"Follow the {second} plan and keep the {first} idea as an option",
+        )
+    return Resolution(
+        approach="Gather evidence where the streams disagree most",
+        steps=[
+            f"List what the {second} stream is unsure of",
+            "Find the fact or measurement that would settle it",
+            "Reassess once it is known",
+        ],
+        considerations=["Which stream's assumptions are weakest", "How much the decision depends on them"],
+        recommended_action=f"Treat the {first} stream's conclusion as provisional until the gap is closed",
+    )
 
 
 def _duplicate(a: str, b: str) -> bool:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from datetime import UTC
 from typing import Any, Final, cast
 
 from pydantic import ValidationError
 
 from cairn.domain.errors import InvalidInput
+from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.generator import Generator, Passage
 from cairn.services.memory.model_calls import failure_reason, offline
 from cairn.services.thoughtmcp.reasoning import frameworks, rules, steps
@@ -55,7 +57,9 @@ from cairn.services.thoughtmcp.reasoning.models import (
     SubProblem,
     ThinkReply,
     ThinkResult,
+    described,
     dump,
+    graph_of,
 )
 from cairn.services.thoughtmcp.reasoning.parallel import Status, StreamRun, merge, run_streams
 from cairn.services.thoughtmcp.reasoning.rules import STREAMS, Reading, StreamOutput
@@ -100,11 +104,17 @@ _BREAKDOWN_SHAPE: Final = (
 
 class ReasoningService:
     def __init__(
-        self, generator: Generator, memories: MemoryContext | None = None, *, timeout_s: float = TIMEOUT_S
+        self,
+        generator: Generator,
+        memories: MemoryContext | None = None,
+        *,
+        timeout_s: float = TIMEOUT_S,
+        clock: Clock | None = None,
     ) -> None:
         self.generator = generator
         self.memories = memories
         self.timeout_s = timeout_s
+        self.clock = clock or SystemClock()
 
     @property
     def uses_model(self) -> bool:
@@ -287,11 +297,13 @@ class ReasoningService:
         else:
             subs, deps, order = _rule_breakdown(problem[:MAX_RULE_CHARS], max_depth, ctx)
         method, model = self._honesty()
+        deps = described(deps, subs)
         return dump(
             BreakdownResult(
                 problem=problem,
                 sub_problems=subs,
                 dependencies=deps,
+                graph=graph_of(subs, deps),
                 execution_order=order,
                 total_sub_problems=len(subs),
                 max_depth=max_depth,
@@ -338,7 +350,8 @@ class ReasoningService:
 
         runs = run_streams(work, budget_s=max(0.0, budget_s - (time.monotonic() - start)), classify=_classify)
         try:
-            merged = merge(runs, ctx.constraints)
+            detected_at = self.clock.now().astimezone(UTC).isoformat(timespec="milliseconds")
+            merged = merge(runs, ctx.constraints, detected_at=detected_at.replace("+00:00", "Z"))
         except ValueError:
             raise ReasoningFailed(f"{tool}: no reasoning stream completed ({_outcomes(runs)})") from None
         method, model = self._honesty()

@@ -23,6 +23,7 @@ ACTION_VERBS: Final = wordset(
     """optimize optimise improve build design write reduce increase migrate create fix add remove deploy
     implement develop find decide choose plan test launch prioritize approach handle manage scale support
     run set keep move update upgrade refactor debug investigate understand learn explain evaluate analyze
+    buy adopt hire
     analyse measure define identify prevent avoid ensure speed lower raise cut grow hire train ship release
     integrate automate secure monitor review prepare organize organise start stop replace choose pick
     select compare assess determine resolve solve address"""

@@ -44,6 +44,19 @@ from cairn.entrypoints.mcp.kit.spec import UNAUDITED, SurfaceDeps, ToolArgs, Too
 
 log = logging.getLogger("cairn.mcp")
 
+# MCPServer serves prompts and resources whether or not it has any, and so advertises both at
+# initialize; no memory server Cairn stands in for has them, so a surface serves tools alone
+# (initialize then advertises `tools` and nothing else, as the originals do).
+_NOT_SERVED = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+)
+
 
 class SurfaceServer(MCPServer[Any]):
     """One surface: its tool declarations served with its error policy and audit (module docstring)."""
@@ -66,8 +79,15 @@ class SurfaceServer(MCPServer[Any]):
         registered = [_listed(spec, nullable_optionals) for spec in tools]
         # WARNING: MCPServer configures the root logger when nothing else has; INFO would log every request.
         super().__init__(
-            name, version=version, instructions=instructions, tools=registered, log_level="WARNING"
+            name,
+            version=version,
+            instructions=instructions,
+            tools=registered,
+            log_level="WARNING",
+            subscriptions=False,  # a surface's tools never change while it runs: nothing to listen for
         )
+        for method in _NOT_SERVED:  # the SDK has no public way to unregister a handler
+            self._lowlevel_server._request_handlers.pop(method, None)
         self.specs = specs
         self._fn_metadata = {tool.name: tool.fn_metadata for tool in registered}
         self.deps = deps

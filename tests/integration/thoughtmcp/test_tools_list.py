@@ -112,3 +112,32 @@ async def test_tools_list_matches_the_seed(live: LiveServer) -> None:
     assert len(tools["analyze"].input_schema["properties"]["preferredFramework"]["enum"]) == 8
     ponder = tools["ponder"].input_schema["properties"]["timeout"]
     assert (ponder["minimum"], ponder["maximum"]) == (1000, 60000)
+
+
+MENTIONS = {
+    "remember": ["userId", "primarySector", "10 to 100,000", "embeddingsGenerated: 5", "importance", "0.5"],
+    "recall": ["0.6*similarity + 0.2*salience + 0.1*recency + 0.1*linkWeight", "minSimilarity", "default 10"],
+    "update_memory": ["embeddingsRegenerated", "connectionsUpdated", "strength", "metadata"],
+    "forget": ["soft", "default false", "strength", "cascades"],
+    "search": ["AND", "OR", "NOT", "BM25", "highlight", "default 10"],
+    "batch_remember": ["failures", "processingTime", "on its own"],
+    "batch_recall": ["includeDeleted", "notFound"],
+    "batch_forget": ["soft", "at least one"],
+    "think": ["analytical", "creative", "critical", "synthetic", "parallel", "userId", "rule-based"],
+    "analyze": ["root-cause-analysis", "first-principles", "scenario-planning", "preferredFramework"],
+    "ponder": ["timeout", "30000", "60000", "concurrently"],
+    "breakdown": ["maxDepth", "default 3", "executionOrder", "dependencies"],
+    "assess_confidence": ["evidence", "biasFreedom", "overallConfidence", "0.3*evidence"],
+    "detect_bias": ["confirmation", "anchoring", "sunk_cost", "attribution", "severity"],
+    "detect_emotion": ["valence", "arousal", "dominance", "includeDiscrete", "gratitude", "awe"],
+    "evaluate": ["includeConfidence", "includeBias", "includeEmotion", "default false", "logical validity"],
+}
+
+
+async def test_each_tool_describes_its_behaviour_parameters_and_defaults(live: LiveServer) -> None:
+    async with thought(live) as t:
+        tools = {tool.name: tool.description or "" for tool in (await t.list_tools()).tools}
+    assert sorted(tools) == sorted(MENTIONS)
+    for name, words in MENTIONS.items():
+        assert len(tools[name]) >= 190, name
+        assert [w for w in words if w not in tools[name]] == [], name

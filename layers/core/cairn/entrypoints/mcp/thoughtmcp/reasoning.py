@@ -12,6 +12,7 @@ from mcp_types import CallToolResult
 from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.thoughtmcp import args as a
+from cairn.entrypoints.mcp.thoughtmcp import descriptions as d
 from cairn.entrypoints.mcp.thoughtmcp.envelope import success
 from cairn.entrypoints.mcp.thoughtmcp.services import ThoughtServices
 from cairn.services.thoughtmcp.checks import check_user_id
@@ -86,49 +87,49 @@ def spec(name: str, description: str, args: type[Any], handler: Any) -> ToolSpec
 REASONING_TOOLS: tuple[ToolSpec[Any], ...] = (
     spec(
         "think",
-        "Perform reasoning with specified mode (analytical, creative, critical, synthetic, parallel).",
+        d.THINK,
         a.ThinkArgs,
         think,
     ),
     spec(
         "analyze",
-        "Analyze problem using systematic thinking framework with dynamic framework selection.",
+        d.ANALYZE,
         a.AnalyzeArgs,
         analyze,
     ),
     spec(
         "ponder",
-        "Execute parallel reasoning streams with coordination and synthesis.",
+        d.PONDER,
         a.PonderArgs,
         ponder,
     ),
     spec(
         "breakdown",
-        "Decompose problem into hierarchical sub-problems with dependency mapping.",
+        d.BREAKDOWN,
         a.BreakdownArgs,
         breakdown,
     ),
     spec(
         "assess_confidence",
-        "Assess confidence in reasoning with multi-dimensional analysis.",
+        d.ASSESS_CONFIDENCE,
         a.AssessArgs,
         assess_confidence,
     ),
     spec(
         "detect_bias",
-        "Detect cognitive biases in reasoning with real-time monitoring.",
+        d.DETECT_BIAS,
         a.BiasArgs,
         detect_bias,
     ),
     spec(
         "detect_emotion",
-        "Detect emotions using Circumplex model and discrete classification.",
+        d.DETECT_EMOTION,
         a.EmotionArgs,
         detect_emotion,
     ),
     spec(
         "evaluate",
-        "Analyze reasoning quality with comprehensive assessment.",
+        d.EVALUATE,
         a.EvaluateArgs,
         evaluate,
     ),

@@ -15,6 +15,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.thoughtmcp import args as a
+from cairn.entrypoints.mcp.thoughtmcp import descriptions as d
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
 from cairn.entrypoints.mcp.thoughtmcp.services import ThoughtServices
 from cairn.services.thoughtmcp.brain import thought_brain
@@ -276,41 +277,40 @@ spec = declare
 MEMORY_TOOLS: tuple[ToolSpec[Any], ...] = (
     spec(
         "remember",
-        "Store a new memory with automatic embedding generation and waypoint graph connections.",
+        d.REMEMBER,
         a.RememberArgs,
         WRITE,
         remember,
     ),
     spec(
         "recall",
-        "Retrieve memories using composite scoring with vector similarity, metadata filtering, and "
-        "pagination.",
+        d.RECALL,
         a.RecallArgs,
         READ,
         recall,
     ),
     spec(
         "update_memory",
-        "Update an existing memory with selective field updates.",
+        d.UPDATE_MEMORY,
         a.UpdateArgs,
         WRITE,
         update_memory,
     ),
-    spec("forget", "Delete a memory with cascade deletion options.", a.ForgetArgs, WRITE, forget),
+    spec("forget", d.FORGET, a.ForgetArgs, WRITE, forget),
     spec(
         "search",
-        "Advanced memory search combining full-text search, vector similarity, and metadata filtering.",
+        d.SEARCH,
         a.SearchArgs,
         READ,
         search,
     ),
     spec(
         "batch_remember",
-        "Store several memories of one user and session in one call.",
+        d.BATCH_REMEMBER,
         a.BatchRememberArgs,
         WRITE,
         batch_remember,
     ),
-    spec("batch_recall", "Retrieve memories of a user by their IDs.", a.BatchRecallArgs, READ, batch_recall),
-    spec("batch_forget", "Delete several memories by their IDs.", a.BatchForgetArgs, WRITE, batch_forget),
+    spec("batch_recall", d.BATCH_RECALL, a.BatchRecallArgs, READ, batch_recall),
+    spec("batch_forget", d.BATCH_FORGET, a.BatchForgetArgs, WRITE, batch_forget),
 )

@@ -216,12 +216,13 @@ def analytical(r: Reading) -> StreamOutput:
     )
     reasoning.append(f"Main part: '{main}', the one that carries most of the goals' and key terms' words")
 
-    insights = [f"The problem turns on {_and(r.phrases[:3]) or r.core}"]
+    quoted = [f"'{p}'" for p in r.phrases[:3]]
+    insights = [f"The problem turns on {_and(quoted) or repr(r.core)}"]
     if r.metric:
         insights.append(f"Success can be measured by {r.metric}")
     else:
         insights.append(
-            f"No measurable target is given: state one for {r.phrase(0)} before comparing options"
+            f"No measurable target is given: state one for '{r.phrase(0)}' before comparing options"
         )
     if r.constraints:
         verb = "narrows" if len(r.constraints) == 1 else "narrow"
@@ -288,7 +289,7 @@ def creative(r: Reading) -> StreamOutput:
         ideas.append(
             (
                 "changed the scale",
-                f"Change the scale: what would you do if {(r.targets + r.facts)[0]} were ten times larger, "
+                f"Change the scale: what would change if '{(r.targets + r.facts)[0]}' were ten times larger, "
                 "or ten times smaller?",
             )
         )
@@ -303,7 +304,8 @@ def creative(r: Reading) -> StreamOutput:
     ideas.append(
         (
             "borrowed an approach",
-            f"Borrow: find who has already solved a problem about {r.phrase(0)} and reuse it",
+            f"Borrow: find a team that has already solved a problem like '{r.phrase(0)}' "
+            "and reuse its approach",
         )
     )
     best = ideas[0][1]

@@ -81,3 +81,13 @@ def test_every_framework_runs_when_preferred(framework: str) -> None:
 def test_an_unknown_preferred_framework_is_refused() -> None:
     with pytest.raises(InvalidInput, match="preferredFramework"):
         ReasoningService(ExtractiveGenerator()).analyze("x", preferred_framework="astrology")
+
+
+def test_root_cause_analysis_names_the_usual_causes_of_the_problems_domain() -> None:
+    service = ReasoningService(ExtractiveGenerator())
+    churn = service.analyze("Why did customer churn increase by 20% last quarter?", "root-cause-analysis")
+    slow = service.analyze("Why is the checkout API slow since Tuesday?", "root-cause-analysis")
+    churn_causes = next(s for s in churn["result"]["steps"] if s.startswith("Identify possible causes"))
+    slow_causes = next(s for s in slow["result"]["steps"] if s.startswith("Identify possible causes"))
+    assert "price" in churn_causes and "competitor" in churn_causes and "dependency" not in churn_causes
+    assert "slow dependency" in slow_causes and "price" not in slow_causes

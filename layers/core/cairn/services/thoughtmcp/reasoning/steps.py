@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from cairn.services.thoughtmcp.reasoning.decompose import domain_of
 from cairn.services.thoughtmcp.reasoning.frameworks import Framework
 from cairn.services.thoughtmcp.reasoning.rules import Reading, creative, critical, synthetic
 from cairn.services.thoughtmcp.reasoning.text import lower_first, overlap, sentences, shorten, words, wordset
@@ -180,10 +181,31 @@ def _symptom(r: Reading) -> str:
     return f"Symptom: {r.core}{when}"
 
 
+# where problems of each domain (decompose.DOMAINS) most often come from
+_USUAL_CAUSES: Final = {
+    "database": "data growth, a schema or index change, a slow query, locking",
+    "api": "a changed contract, a slow dependency, a spike in calls, an error in a recent release",
+    "testing": "a flaky test, a changed environment, test data that drifted",
+    "security": "a leaked credential, a missing permission check, an outdated dependency",
+    "performance": "more load, a slow dependency, a resource at its limit, a recent release",
+    "infrastructure": "a deployment, a configuration change, capacity, a failing host or network",
+    "frontend": "a release that changed the flow, a device or browser difference, slow loading",
+    "documentation": "outdated pages, missing steps, readers who were not the intended audience",
+    "people": "workload, unclear ownership, a change in the team, missing training",
+    "business": "price, product quality, the support experience, a competitor, a change in the market",
+    "planning": "an estimate that was too low, scope that grew, a dependency that slipped",
+    "research": "a biased sample, a confounding factor, measurement error",
+    "design": "an assumption about users that does not hold, a coupling between parts",
+}
+
+
 def _causes(r: Reading) -> str:
     stated = [shorten(s, 70) for s in sentences(r.problem) if " because " in f" {s.lower()} "]
     areas = [p for p in r.phrases if overlap(p, r.core) < 1][:3] or [r.cause_area]
     out = "Candidate causes: a change in " + ", ".join(areas)
+    usual = _USUAL_CAUSES.get(domain_of(r.problem, ""))
+    if usual:
+        out += f"; in problems like this, usually {usual}"
     if r.hedges:
         out += f'; the stated guess: "{shorten(r.hedges[0][1], 70)}"'
     if stated:
@@ -193,8 +215,8 @@ def _causes(r: Reading) -> str:
 
 def _whys(r: Reading) -> str:
     return (
-        f"Why does '{lower_first(r.core)}' happen? Because something in {r.cause_area} changed; "
-        f"why did it change? Keep asking until the answer is something you can fix"
+        f"Ask why the symptom ('{lower_first(r.core)}') happens, starting from what changed in "
+        f"{r.cause_area}, then why that changed, until the answer is something you can fix"
     )
 
 

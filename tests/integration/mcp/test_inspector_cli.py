@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.mcp.node_clients import CAIRN, CLIENTS, run_node
-from tests.integration.mcp.test_tools_list import DESCRIPTIONS
+from tests.integration.mcp.test_tools_list import SCHEMAS
 
 INSPECTOR = str(CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "cli.js")
 
@@ -37,7 +37,7 @@ def test_tools_list_and_calls_over_stdio(tmp_path: Path) -> None:
     )
     brains = inspector(*server, "--method", "tools/call", "--tool-name", "memory_list_brains")
 
-    assert {t["name"] for t in listed["tools"]} == set(DESCRIPTIONS)
+    assert {t["name"] for t in listed["tools"]} == set(SCHEMAS)
     assert created["isError"] is False and created["structuredContent"]["slug"] == "inspected"
     assert brains["isError"] is False
     assert created["structuredContent"]["id"] in [b["id"] for b in brains["structuredContent"]["items"]]
@@ -45,4 +45,4 @@ def test_tools_list_and_calls_over_stdio(tmp_path: Path) -> None:
 
 def test_tools_list_over_http(live: LiveServer) -> None:
     listed = inspector(live.url, "--transport", "http", "--method", "tools/list")
-    assert {t["name"] for t in listed["tools"]} == set(DESCRIPTIONS)
+    assert {t["name"] for t in listed["tools"]} == set(SCHEMAS)

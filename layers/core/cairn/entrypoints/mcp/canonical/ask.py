@@ -17,6 +17,7 @@ from mcp.server.mcpserver.context import Context
 from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ
+from cairn.entrypoints.mcp.canonical import descriptions
 from cairn.entrypoints.mcp.canonical.args import AskArgs
 from cairn.entrypoints.mcp.canonical.outputs import AskResult
 from cairn.entrypoints.mcp.canonical.services import CanonicalServices
@@ -51,8 +52,7 @@ async def ask(deps: SurfaceDeps[CanonicalServices], a: AskArgs, ctx: Context[Any
 
 MEMORY_ASK = ToolSpec(
     name="memory_ask",
-    description="Ask a question grounded in the brain. Streams answer tokens as MCP progress notifications "
-    "and returns the final answer with citations.",
+    description=descriptions.ASK,
     args=AskArgs,
     output=AskResult,
     scope=READ,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from mcp_types import CallToolResult
 
 from cairn.auth.principal import WRITE
+from cairn.entrypoints.mcp.canonical import descriptions
 from cairn.entrypoints.mcp.canonical.args import ConsolidateArgs, ExtractArgs, ReflectArgs
 from cairn.entrypoints.mcp.canonical.outputs import ExtractOutput
 from cairn.entrypoints.mcp.canonical.services import CanonicalServices
@@ -50,9 +51,7 @@ def consolidate(deps: SurfaceDeps[CanonicalServices], a: ConsolidateArgs) -> Cal
 
 MEMORY_EXTRACT = ToolSpec(
     name="memory_extract",
-    description="Submit a conversation transcript so the server can asynchronously extract memorable facts. "
-    "If session_id is provided the messages are appended to that session; otherwise a transcript document "
-    "is created.",
+    description=descriptions.EXTRACT,
     args=ExtractArgs,
     output=ExtractOutput,
     scope=WRITE,
@@ -62,7 +61,7 @@ MEMORY_EXTRACT = ToolSpec(
 
 MEMORY_REFLECT = ToolSpec(
     name="memory_reflect",
-    description="Close a session and trigger server-side reflection over its messages.",
+    description=descriptions.REFLECT,
     args=ReflectArgs,
     output=ReflectResponse,
     scope=WRITE,
@@ -72,8 +71,7 @@ MEMORY_REFLECT = ToolSpec(
 
 MEMORY_CONSOLIDATE = ToolSpec(
     name="memory_consolidate",
-    description="Trigger a consolidation pass on the brain (compile summaries, promote stable notes, prune "
-    "stale episodic memory).",
+    description=descriptions.CONSOLIDATE,
     args=ConsolidateArgs,
     output=ConsolidateResponse,
     scope=WRITE,

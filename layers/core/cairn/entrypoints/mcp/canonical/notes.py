@@ -7,6 +7,7 @@ from __future__ import annotations
 from mcp_types import CallToolResult
 
 from cairn.auth.principal import ADMIN, READ, WRITE
+from cairn.entrypoints.mcp.canonical import descriptions
 from cairn.entrypoints.mcp.canonical.args import (
     CreateBrainArgs,
     IngestFileArgs,
@@ -110,8 +111,7 @@ def created_brain(_: CreateBrainArgs, result: CallToolResult) -> AuditTarget:
 
 MEMORY_SEARCH = ToolSpec(
     name="memory_search",
-    description="Search memory notes in a brain and return matching note content with citations. scope "
-    "selects the memory namespace, and sort controls whether relevance or recency wins.",
+    description=descriptions.SEARCH,
     args=SearchArgs,
     output=SearchResponse,
     scope=READ,
@@ -120,9 +120,7 @@ MEMORY_SEARCH = ToolSpec(
 
 MEMORY_RECALL = ToolSpec(
     name="memory_recall",
-    description="Recall memories for a query. Pass session_id to weight recent session context; otherwise "
-    "uses the dedicated memory-search surface. scope selects the memory namespace rather than a generic "
-    "metadata filter.",
+    description=descriptions.RECALL,
     args=RecallArgs,
     output=RecallOutput,
     scope=READ,
@@ -131,8 +129,7 @@ MEMORY_RECALL = ToolSpec(
 
 MEMORY_REMEMBER = ToolSpec(
     name="memory_remember",
-    description="Store a new memory (markdown document) in the brain. Returns the created document id and "
-    "path.",
+    description=descriptions.REMEMBER,
     args=RememberArgs,
     output=DocumentRecord,
     scope=WRITE,
@@ -142,7 +139,7 @@ MEMORY_REMEMBER = ToolSpec(
 
 MEMORY_INGEST_FILE = ToolSpec(
     name="memory_ingest_file",
-    description="Ingest a local file (<= 25 MB) into the brain. Returns the ingest result.",
+    description=descriptions.INGEST_FILE,
     args=IngestFileArgs,
     output=IngestResponse,
     scope=WRITE,
@@ -152,8 +149,7 @@ MEMORY_INGEST_FILE = ToolSpec(
 
 MEMORY_INGEST_URL = ToolSpec(
     name="memory_ingest_url",
-    description="Fetch a URL and ingest its contents into the brain. Uses the server-side /ingest/url "
-    "endpoint when available; otherwise fetches locally and creates a document.",
+    description=descriptions.INGEST_URL,
     args=IngestUrlArgs,
     output=IngestUrlServer,
     scope=WRITE,
@@ -163,7 +159,7 @@ MEMORY_INGEST_URL = ToolSpec(
 
 MEMORY_CREATE_BRAIN = ToolSpec(
     name="memory_create_brain",
-    description="Create a new brain. Generates a slug from the name if one is not provided.",
+    description=descriptions.CREATE_BRAIN,
     args=CreateBrainArgs,
     output=BrainRecord,
     scope=ADMIN,
@@ -173,7 +169,7 @@ MEMORY_CREATE_BRAIN = ToolSpec(
 
 MEMORY_LIST_BRAINS = ToolSpec(
     name="memory_list_brains",
-    description="List all brains the caller has access to.",
+    description=descriptions.LIST_BRAINS,
     args=NoArgs,
     output=BrainList,
     scope=READ,

@@ -1,6 +1,7 @@
 """The canonical surface: Jeffs Brain's `memory_*` tools (seed 000), translation only.
 
-Argument rules live in args.py and are advertised verbatim by tools/list; errors follow errors.py.
+Argument rules live in args.py and are advertised verbatim by tools/list; each tool's description
+(descriptions.py) says what it does as Cairn does it; errors follow errors.py.
 
 Where the seed contradicts itself, the pinned wire types win: memory_ingest_file (and the server
 path of memory_ingest_url) return IngestResponse with `status: "completed"` (or "queued" once

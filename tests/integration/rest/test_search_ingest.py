@@ -161,10 +161,16 @@ def test_ingest_url(tmp_path: Path, page_url: str) -> None:
         response = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url})
         assert response.status_code == 200, response.text
         body = response.json()
+        port = page_url.split(":")[2].split("/")[0]
         assert body["status"] == "completed"
-        assert body["path"] == "ingest/page.md"
+        assert body["path"] == f"ingest/127.0.0.1-{port}/docs/page.md"
         hits = client.post(SEARCH, json={"query": "remote page loopback"}).json()["hits"]
-        assert hits[0]["path"] == "ingest/page.md"
+        assert hits[0]["path"] == body["path"]
+        # the same page under other queries is another document; the same URL again updates its own
+        other = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url + "?v=2"}).json()
+        again = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url}).json()
+        assert other["path"].startswith(f"ingest/127.0.0.1-{port}/docs/page-") and other["path"].endswith(".md")
+        assert other["document_id"] != body["document_id"] and again["document_id"] == body["document_id"]
 
 
 def test_ingest_url_refuses_private_addresses(client: TestClient, brain: Brain) -> None:

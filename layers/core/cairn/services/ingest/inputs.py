@@ -3,11 +3,13 @@ and the names it gives (tags checked, safe file names, note paths, upload keys).
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.ids import new_id
@@ -101,6 +103,21 @@ def safe_name(name: str) -> str:
     base = posixpath.basename(name.replace("\\", "/")).strip()
     cleaned = re.sub(r"[^A-Za-z0-9._ -]+", "-", base).strip(" .-")
     return cleaned[:200] or "document"
+
+
+def url_path(url: str) -> str:
+    """Where a fetched page is stored: `ingest/<host>/<its path>`, so pages of different sites, or
+    different pages ending alike, never overwrite each other; a query string adds a digest of
+    itself to the last segment (`page-1a2b3c4d.html`), a bare site is its `index`. Fetching the
+    same URL again updates the same document."""
+    parts = urlsplit(url)
+    host = safe_name((parts.hostname or "site") + (f"-{parts.port}" if parts.port else ""))
+    segments = [safe_name(unquote(s)) for s in parts.path.split("/") if s.strip(" .")] or ["index"]
+    if parts.query:
+        stem, ext = posixpath.splitext(segments[-1])
+        digest = hashlib.sha256(parts.query.encode("utf-8")).hexdigest()[:8]
+        segments[-1] = f"{stem}-{digest}{ext}"
+    return "/".join(["ingest", host, *segments[-20:]])
 
 
 def slug_of(text: str) -> str:

@@ -34,6 +34,7 @@ from cairn.services.ingest.inputs import (
     safe_name,
     upload_key,
     uploads_prefix,
+    url_path,
 )
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
@@ -425,4 +426,5 @@ class IngestService:
     def ingest_url(self, brain: Brain, url: str) -> IngestResult:
         fetched = self.fetcher.fetch(url)
         name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
-        return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type)
+        path = url_path(fetched.final_url)
+        return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type, path=path)

@@ -92,8 +92,8 @@ INGEST_URL: Final = (
     "private, link-local, multicast or cloud-metadata address is refused on every hop unless the "
     "server allows private URLs. The kind comes from the Content-Type, else the URL's extension, else "
     "the bytes: markdown, text, JSON, HTML or PDF (the last two stored as extracted text), or an image. "
-    "The document is ingest/<last segment of the URL's path> (the host name for a bare domain; the "
-    "query string is ignored), so a later URL ending the same way replaces it. Returns "
+    "The document is ingest/<host>/<the URL's path> (index for a bare site; a query string adds a "
+    "digest of itself to the last segment), so only the same URL fetched again updates it. Returns "
     '{path: "server", result: {status, '
     "document_id, path, hash, chunk_count, embedded_count, duration_ms, reused}} (reused: true when "
     f"those bytes were already stored there). {ERRORS} validation_error (not a valid URL), url_refused "

@@ -114,3 +114,16 @@ async def test_rest_ask_error_event_ends_the_stream(live: LiveServer) -> None:
     events = sse_events(response.text)
     assert [k for k, _ in events] == ["retrieve", "error"]
     assert events[-1][1] == {"code": "generation_failed", "message": "model said no", "retryable": False}
+
+
+async def test_retrieved_passages_are_scored_on_memory_searchs_calibrated_scale(live: LiveServer) -> None:
+    seed(live)
+    query = {"query": "green tea temperature", "brain": "notes"}
+    async with Client(live.url) as client:
+        asked = ok(await client.call_tool("memory_ask", query))
+        searched = ok(await client.call_tool("memory_search", query))
+    top, hit = asked["retrieved"][0], searched["hits"][0]
+    assert top["chunk_id"] == hit["chunk_id"]
+    assert top["score"] == pytest.approx(hit["score"]) == pytest.approx(hit["component_scores"]["relevance"])
+    scores = [r["score"] for r in asked["retrieved"]]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)

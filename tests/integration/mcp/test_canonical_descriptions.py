@@ -148,7 +148,7 @@ MENTIONS: dict[str, list[str]] = {
         "answer_start",
         "retrieved",
         "512 characters",
-        "reciprocal rank fusion",
+        "calibrated 0-1 scale",
         "retryable",
         "No supporting memory was found for this question.",
     ],

@@ -70,11 +70,13 @@ class AskService:
             yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": False})
 
     def _retrieve(self, brain: Brain, query: str, top_k: int) -> list[Passage]:
-        hits = self.search.chunks_for(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
-        self.search.note_access(brain.id, [h.chunk.document_id for h in hits])
+        """The passages memory_search would rank first, scored on its calibrated scale (0..1, the
+        scale every surface reports: docs/RELEVANCE.md)."""
+        found = self.search.passages(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
+        self.search.note_access(brain.id, [hit.chunk.document_id for hit, _ in found])
         return [
-            Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=h.score)
-            for h in hits
+            Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=score)
+            for h, score in found
         ]
 
 

@@ -118,6 +118,17 @@ class SearchService:
         took = (time.perf_counter() - started) * 1000
         return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
 
+    def passages(self, query: str, flt: ChunkFilter, top_k: int) -> list[tuple[ChunkHit, float]]:
+        """The `top_k` best chunks (several may share a document) in memory_search's order, the
+        blend of both legs, each with its score on memory_search's scale (the first scores its
+        calibrated relevance, the others in proportion to their blend): what a grounded answer reads."""
+        vector = self.embedder.embed([query])[0].tolist()
+        pool = max(self.tuning.candidate_pool, top_k * 3)
+        hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool)
+        ranked = self._rank(hits, vector)[:top_k]
+        scale = _scale(ranked)
+        return [(r.hit, round(r.basis * scale, 6)) for r in ranked]
+
     def note_access(self, brain_id: str, document_ids: Sequence[str]) -> None:
         """Record that these documents were handed back to a caller (services/search/access.py)."""
         if self.access is not None and document_ids:

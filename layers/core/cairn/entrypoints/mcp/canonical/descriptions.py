@@ -126,7 +126,8 @@ LIST_BRAINS: Final = (
 
 ASK: Final = (
     "Answer a question from what the brain holds, with citations. `query` (1-8192 characters) retrieves "
-    "`top_k` passages (1-50, default 8) by hybrid search over the whole brain; the answer draws on them "
+    "`top_k` passages (1-50, default 8, several may come from one document) in memory_search's order; "
+    "the answer draws on them "
     "alone. Offline (the default) it is up to 5 of their most relevant sentences quoted verbatim, or "
     "`No supporting memory was found for this question.`; with a language model configured, the model "
     "writes it. With _meta.progressToken on the call, each answer delta is sent as "
@@ -134,9 +135,9 @@ ASK: Final = (
     "text, so the messages in order spell the answer; without a token nothing is sent. Returns {answer, "
     "citations: [{type: citation, chunk_id, document_id, answer_start, answer_end, quote}], retrieved: "
     "[{chunk_id, document_id, score, preview}]}: answer_start/answer_end are the cited span's character "
-    f"offsets in the answer, preview the passage's first {PREVIEW_CHARS} characters, and score the "
-    "retrieval's reciprocal rank fusion score (comparable only within the call, not memory_search's "
-    "calibrated score). The text is the answer. A generation failure ends the call as an error whose "
+    f"offsets in the answer, preview the passage's first {PREVIEW_CHARS} characters, and score on "
+    "memory_search's calibrated 0-1 scale (the first passage's is its relevance). The text is the "
+    "answer. A generation failure ends the call as an error whose "
     f"text is JSON {{code, message, retryable}}. {ERRORS} validation_error, no_brain, forbidden."
 )
 

@@ -184,7 +184,9 @@ def test_a_batch_that_keeps_failing_lands_in_catch_and_nothing_half_indexed_rema
     assert job.error == "RuntimeError: the embedding service is unavailable"
     index_calls = [c for c in stack.calls if c.event.get("step") == "index"]
     assert len(index_calls) >= 4  # each batch: the first try and three retries
-    assert stack.steps()[-1] == "fail" and "finalize" not in stack.steps()
+    # the Map's other iterations may still be indexing when Catch runs fail (moto runs them in
+    # threads), so fail need not be the last call; it runs once, and nothing is finalized
+    assert stack.steps().count("fail") == 1 and "finalize" not in stack.steps()
     after = stack.core.documents.get(brain, "ingest/manual.md")
     assert (after.id, after.version) == (before.id, before.version)
     assert after.checksum_sha256 == before.checksum_sha256

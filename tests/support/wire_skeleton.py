@@ -10,7 +10,11 @@ actual JSON value and lists what does not conform:
 - an expected list conforms by its first element: each actual element must conform to it; an
   expected empty list says nothing about the elements, and an expected non-empty list met by an
   empty actual one is a difference (the session is built so that the original sent an element);
-- a leaf is "string", "number", "boolean" or "null".
+- a leaf is "string", "number", "boolean" or "null"; several joined by "|" ("string|null") accept
+  any of them, "object" or "array" among them any object or list, and "any" anything.
+
+`extra_keys(expected, actual)` lists the actual keys an expected skeleton does not name, for a test
+that allows extra keys only where they are documented.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 from typing import Any
 
 ID_KEY = "<id>"
+ANY = "any"
 
 
 def skeleton(value: Any) -> Any:
@@ -60,8 +65,39 @@ def differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
         if not actual:
             return [f"{path}: empty, where an element like {_brief(expected[0])} is expected"]
         return [d for i, item in enumerate(actual) for d in differences(expected[0], item, f"{path}[{i}]")]
-    if isinstance(actual, dict | list) or expected != skeleton(actual):
+    if not _leaf_conforms(expected, actual):
         return [f"{path}: {_brief(expected)} expected, got {_brief(skeleton(actual))}"]
+    return []
+
+
+def _leaf_conforms(expected: Any, actual: Any) -> bool:
+    allowed = str(expected).split("|") if isinstance(expected, str) else [expected]
+    if ANY in allowed:
+        return True
+    if isinstance(actual, dict):
+        return "object" in allowed
+    if isinstance(actual, list):
+        return "array" in allowed
+    return skeleton(actual) in allowed
+
+
+def extra_keys(expected: Any, actual: Any, path: str = "$") -> list[str]:
+    """The paths of the keys of `actual`'s objects that `expected` does not name, where both hold an
+    object there (lists by their elements, as `differences` compares them)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if set(expected) == {ID_KEY}:
+            return [
+                e
+                for key, value in actual.items()
+                for e in extra_keys(expected[ID_KEY], value, f"{path}.{key}")
+            ]
+        out = [f"{path}.{key}" for key in actual if key not in expected]
+        for key, want in expected.items():
+            if key in actual:
+                out += extra_keys(want, actual[key], f"{path}.{key}")
+        return out
+    if isinstance(expected, list) and isinstance(actual, list) and expected:
+        return sorted({e for item in actual for e in extra_keys(expected[0], item, f"{path}[]")})
     return []
 
 

@@ -64,7 +64,8 @@ async def test_every_error_code_of_gbrains_table(live: LiveServer) -> None:
         "read-only": -32003,
     }
     assert cases["unknown tool"].message == "unknown tool: brain_nothing"
-    assert cases["ambiguous"].data == {"code": "ambiguous_slug", "candidates": ["home::x", "work::x"]}
+    # work, the oldest brain, is the default collection: gbrain names it `default`
+    assert cases["ambiguous"].data == {"code": "ambiguous_slug", "candidates": ["default::x", "home::x"]}
     assert cases["occ"].data == {"current_version": 1}
 
 

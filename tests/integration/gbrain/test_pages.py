@@ -95,11 +95,11 @@ async def test_slug_resolution_across_two_collections(live: LiveServer) -> None:
     assert ambiguous.message == "AmbiguityError: slug `people/carol` matches multiple collections"
     assert ambiguous.data == {
         "code": "ambiguous_slug",
-        "candidates": ["personal::people/carol", "work::people/carol"],
+        "candidates": ["default::people/carol", "personal::people/carol"],
     }
     assert put_ambiguous.code == -32002 and put_ambiguous.data["code"] == "ambiguous_slug"
     assert (missing.code, missing.message) == (-32001, "page not found: people/erin")
-    assert (missing_in.code, missing_in.message) == (-32001, "page not found: work::people/dan")
+    assert (missing_in.code, missing_in.message) == (-32001, "page not found: default::people/dan")
     assert (no_collection.code, no_collection.message) == (-32001, "collection not found: nowhere")
     assert [p["slug"] for p in listed] == ["personal::people/dan", "personal::people/carol"]
 
@@ -235,7 +235,7 @@ async def test_collections_lists_each_brain_with_the_frozen_keys(live: LiveServe
         text(await g.call_tool("brain_put", {"slug": "work::a", "content": "A"}))
         found = body(await g.call_tool("brain_collections", {}))
 
-    assert [e["name"] for e in found] == ["archive", "work"]
+    assert [e["name"] for e in found] == ["archive", "default"]  # work, the write target, is `default`
     keys = {
         "name",
         "root_path",

@@ -31,7 +31,7 @@ async def test_search_is_keyword_only_over_pages(live: LiveServer) -> None:
             )
         )
         text(await g.call_tool("brain_put", {"slug": "people/road", "content": page("Road", "Meep meep.")}))
-        c.documents.write(c.brains.get("default"), "notes/anvils.md", b"anvils anvils anvils")  # not a page
+        c.documents.write(c.brains.get("default"), "notes/anvils.txt", b"anvils anvils anvils")  # not a page
         found = body(await g.call_tool("brain_search", {"query": "anvils"}))
         people = body(await g.call_tool("brain_search", {"query": "anvils", "wing": "people"}))
         one = body(await g.call_tool("brain_search", {"query": "anvils", "limit": 1}))

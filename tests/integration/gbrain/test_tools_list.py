@@ -97,3 +97,34 @@ async def test_tools_list_is_the_seeds_seventeen_tools(live: LiveServer) -> None
         assert tools[name].description, name
     for (name, param), default in DEFAULTS.items():
         assert tools[name].input_schema["properties"][param]["default"] == default, (name, param)
+
+
+FORMULAS = {
+    "brain_query": ("0.4", "0.6", "1.0", "10 best", "0.3", "3 hops", "4000", "/ 4"),
+    "brain_search": ("BM25", "not normalised"),
+    "brain_graph": ("10", "1000"),
+    "brain_gap": ("SHA-256", "500"),
+    "brain_gaps": ("1000",),
+    "brain_raw": ("JSON object", "1 MiB"),
+    "brain_put": ("-32009", "current_version", "1 MiB"),
+    "brain_check": ("is the CEO of",),
+}
+
+
+async def test_descriptions_carry_the_seeds_parameters_defaults_and_formulas(live: LiveServer) -> None:
+    async with gbrain(live) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        instructions = client.instructions
+
+    for name, params in SEED.items():
+        description = tools[name].description or ""
+        assert len(description) >= 150, name
+        missing = [p for p in params if f"`{p}`" not in description]
+        assert missing == [], (name, missing)
+        for needle in FORMULAS.get(name, ()):
+            assert needle in description, (name, needle)
+    for (name, param), default in DEFAULTS.items():
+        said, description = str(default).lower(), tools[name].description or ""
+        assert f"default {said}" in description or f"defaults to {said}" in description, (name, param)
+    assert instructions is not None and "gbrain" in instructions
+    assert all(tool in instructions for tool in ("brain_get", "brain_put", "brain_query", "brain_search"))

@@ -83,3 +83,37 @@ async def test_both_paths_serve_it(live: LiveServer) -> None:
     for path in ("/mcp/mnemosyne", "/mcp/mnemosyne/"):
         async with mnemosyne(live, path=path) as client:
             assert len((await client.list_tools()).tools) == 6
+
+
+ANSWERS = {
+    "search": (
+        "candidates",
+        "text_preview",
+        "total_candidates",
+        "reranker_used",
+        "search_types_used",
+        "60 + r",
+    ),
+    "get_chunk": ("chunk_index", "text"),
+    "list_libraries": ("library_type", "description"),
+    "list_collections": ("library_uid", "library_name"),
+    "list_items": ("embedding_status", "chunk_count", "image_count"),
+    "get_health": ("ok|degraded|error", "duration_ms"),
+}
+
+
+async def test_descriptions_carry_the_seeds_parameters_defaults_and_answers(live: LiveServer) -> None:
+    async with mnemosyne(live) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+
+    for name, seed in SEED.items():
+        description = tools[name].description or ""
+        assert len(description) >= 150, name
+        assert [p for p in seed["properties"] if f"`{p}`" not in description] == [], name
+        for prop, (_, default) in seed["properties"].items():
+            if default is not None:
+                said = str(default).lower()
+                assert f"default {said}" in description or f"defaults to {said}" in description, (name, prop)
+        assert all(word in description for word in ANSWERS[name]), name
+    assert "library_type" in (tools["list_libraries"].description or "")
+    assert all(t in (tools["list_libraries"].description or "") for t in LIBRARY_TYPES)

@@ -8,9 +8,10 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound, VersionConflict
-from cairn.domain.models import Brain
+from cairn.domain.models import Brain, MemoryType
 from cairn.domain.pages import AmbiguousSlug, CollectionReadOnly, CollectionRestoring, InvalidSlug
 from cairn.services.gbrain.pages import PageService
+from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.container import fake_container
 
 ALICE = "---\ntitle: Alice\ntype: person\n---\n# Alice\n\nAlice builds compilers.\n---\n2024: joined\n"
@@ -28,7 +29,8 @@ def pages(container: Container) -> PageService:
 
 @pytest.fixture
 def work(container: Container) -> Brain:
-    return container.brains.create("Work", slug="work")  # the oldest brain: the write target
+    # the oldest brain: the write target, which gbrain calls `default`
+    return container.brains.create("Work", slug="work")
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def personal(container: Container, work: Brain) -> Brain:
 def test_put_creates_at_version_1_and_get_renders_the_page(pages: PageService, work: Brain) -> None:
     created = pages.put("people/alice", ALICE)
     assert created.created and created.page.version == 1
-    assert created.page.canonical == "work::people/alice"
+    assert created.page.canonical == "default::people/alice"
 
     page = pages.get("people/alice")
     assert (page.title, page.type, page.summary, page.wing) == (
@@ -52,10 +54,11 @@ def test_put_creates_at_version_1_and_get_renders_the_page(pages: PageService, w
         "people",
     )
     assert page.render() == (
-        f"---\ngbrain_id: {page.gbrain_id}\nslug: work::people/alice\ntitle: Alice\ntype: person\n---\n"
+        f"---\ngbrain_id: {page.gbrain_id}\nslug: default::people/alice\ntitle: Alice\ntype: person\n---\n"
         "# Alice\n\nAlice builds compilers.\n---\n2024: joined\n"
     )
-    assert pages.get("work::people/alice").gbrain_id == page.gbrain_id
+    assert pages.get("work::people/alice").gbrain_id == page.gbrain_id  # the brain's own name works too
+    assert pages.get("default::people/alice").canonical == "default::people/alice"
 
 
 def test_updates_need_the_current_version_and_conflicts_carry_it(pages: PageService, work: Brain) -> None:
@@ -120,12 +123,58 @@ def test_a_document_written_at_a_slug_path_is_a_page(
     container: Container, pages: PageService, work: Brain
 ) -> None:
     container.documents.write(work, "notes/idea", b"# Idea\n\nWrite less code.\n")
-    container.documents.write(work, "notes/other.md", b"# Not a page: the path has a dot\n")
+    container.documents.write(work, "notes/Upper.md", b"# Not a page: no slug maps to the path\n")
+    container.documents.write(work, "notes/other.txt", b"# Not a page: not Markdown\n")
     page = pages.get("notes/idea")
     assert (page.title, page.summary, page.version) == ("notes/idea", "Write less code.", 1)
     assert [p.slug for p in pages.list()] == ["notes/idea"]
     with pytest.raises(InvalidSlug):
         pages.get("notes/other.md")
+
+
+def test_a_markdown_note_is_the_page_of_its_path_without_md(
+    container: Container, pages: PageService, work: Brain
+) -> None:
+    # Given a note another surface wrote (memory_remember's path form)
+    note = container.ingest.remember(work, "# Boiler\n\nThe boiler is serviced in June.")
+    slug = note.path.removesuffix(".md")
+    # When gbrain reads it / Then it is the page of that slug, at the document's version
+    page = pages.get(slug)
+    assert (page.canonical, page.summary, page.version) == (
+        f"default::{slug}",
+        "The boiler is serviced in June.",
+        1,
+    )
+    assert [p.slug for p in pages.list()] == [slug]
+    # a put updates the note where it is stored: one document, whichever surface reads it
+    with pytest.raises(VersionConflict):
+        pages.put(slug, "# Boiler\n\nServiced in July.")
+    assert pages.put(slug, "# Boiler\n\nServiced in July.", expected_version=1).page.version == 2
+    assert container.documents.read(work, note.path) == b"# Boiler\n\nServiced in July."
+    assert pages.tags(slug, add=["house"]) == ["house"]
+    assert container.documents.get(work, note.path).tags == ["house"]
+    with pytest.raises(NotFound):
+        container.documents.get(work, slug)
+
+
+def test_a_bare_path_shadows_the_markdown_note_of_the_same_slug(
+    container: Container, pages: PageService, work: Brain
+) -> None:
+    container.documents.write(work, "notes/plan.md", b"The note.")
+    container.documents.write(work, "notes/plan", b"The page.")
+    assert pages.get("notes/plan").document.path == "notes/plan"
+    assert [(p.slug, p.document.path) for p in pages.list()] == [("notes/plan", "notes/plan")]
+    assert pages.page_count(work) == 1
+
+
+def test_memories_are_never_pages(container: Container, pages: PageService, work: Brain) -> None:
+    memory = container.memories.store(
+        work, MemoryInput(type=MemoryType.fact, content="The staging database lives in eu-west-1.", key="db")
+    ).memory
+    assert memory.path.endswith(".md") and memory.memory is not None
+    with pytest.raises(NotFound):
+        pages.get(memory.path.removesuffix(".md"))
+    assert pages.list() == [] and pages.page_count(work) == 0
 
 
 # -- resolution across collections ----------------------------------------------------------------
@@ -139,7 +188,7 @@ def test_bare_slugs_resolve_to_the_one_collection_holding_them(
 
     with pytest.raises(NotFound, match=r"^page not found: missing$"):
         pages.get("missing")
-    with pytest.raises(NotFound, match=r"^page not found: work::diary/today$"):
+    with pytest.raises(NotFound, match=r"^page not found: default::diary/today$"):
         pages.get("work::diary/today")
     with pytest.raises(NotFound, match=r"^collection not found: other$"):
         pages.get("other::diary/today")
@@ -148,18 +197,18 @@ def test_bare_slugs_resolve_to_the_one_collection_holding_them(
     with pytest.raises(AmbiguousSlug) as ambiguous:
         pages.get("diary/today")
     assert ambiguous.value.message == "AmbiguityError: slug `diary/today` matches multiple collections"
-    assert ambiguous.value.candidates == ["personal::diary/today", "work::diary/today"]
+    assert ambiguous.value.candidates == ["default::diary/today", "personal::diary/today"]
 
 
 def test_bare_creates_go_to_the_write_target_unless_another_collection_holds_the_slug(
     pages: PageService, work: Brain, personal: Brain
 ) -> None:
-    assert pages.put("ideas/one", "one").page.canonical == "work::ideas/one"
+    assert pages.put("ideas/one", "one").page.canonical == "default::ideas/one"
 
     pages.put("personal::ideas/two", "two")
     with pytest.raises(AmbiguousSlug) as ambiguous:
         pages.put("ideas/two", "another two")
-    assert ambiguous.value.candidates == ["personal::ideas/two", "work::ideas/two"]
+    assert ambiguous.value.candidates == ["default::ideas/two", "personal::ideas/two"]
     # an update of a bare slug goes to the one collection holding it
     assert pages.put("ideas/two", "two, again", expected_version=1).page.canonical == "personal::ideas/two"
 
@@ -167,10 +216,14 @@ def test_bare_creates_go_to_the_write_target_unless_another_collection_holds_the
 def test_default_names_the_write_target_when_no_brain_is_called_default(
     container: Container, pages: PageService, work: Brain, personal: Brain
 ) -> None:
-    assert pages.put("default::x", "x").page.canonical == "work::x"
-    assert pages.get("default::x").canonical == "work::x"
+    assert pages.put("default::x", "x").page.canonical == "default::x"
+    assert pages.get("work::x").canonical == "default::x"
+    assert [pages.name_of(b) for b in pages.collections()] == ["default", "personal"]
+    # a brain really called `default` is the default collection, and the write target its own name
     named = container.brains.create("Default", slug="default")
     assert pages.collection("default").id == named.id
+    assert pages.get("work::x").canonical == "work::x"
+    assert [pages.name_of(b) for b in pages.collections()] == ["work", "personal", "default"]
 
 
 # -- collection write gates -----------------------------------------------------------------------
@@ -181,7 +234,7 @@ def test_a_restoring_collection_refuses_mutations_before_anything_else(
 ) -> None:
     pages.put("people/alice", ALICE)
     pages.set_state(work, state="restoring")
-    expected = "CollectionRestoringError: collection=work state=restoring needs_full_sync=false"
+    expected = "CollectionRestoringError: collection=default state=restoring needs_full_sync=false"
     for attempt in (
         lambda: pages.put("people/alice", ALICE, expected_version=1),
         lambda: pages.put("work::Not A Slug", "x"),  # before the slug is validated
@@ -208,7 +261,7 @@ def test_a_read_only_collection_refuses_mutations_after_validation(pages: PageSe
     pages.set_state(work, writable=False)
     with pytest.raises(InvalidSlug):
         pages.put("Bad Slug", "x")
-    with pytest.raises(CollectionReadOnly, match=r"^CollectionReadOnlyError: collection=work$"):
+    with pytest.raises(CollectionReadOnly, match=r"^CollectionReadOnlyError: collection=default$"):
         pages.put("people/alice", ALICE, expected_version=1)
     with pytest.raises(CollectionReadOnly):
         pages.tags("people/alice", add=["x"])
@@ -235,7 +288,7 @@ def test_tags_are_the_document_tags_and_a_change_is_a_new_version(
     assert pages.get("people/alice").version == 4
     with pytest.raises(InvalidInput, match=r"invalid tag"):
         pages.tags("people/alice", add=["Nope!"])
-    with pytest.raises(NotFound, match=r"page not found: work::nobody"):
+    with pytest.raises(NotFound, match=r"page not found: default::nobody"):
         pages.tags("nobody", add=["x"])
 
 

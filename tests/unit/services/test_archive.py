@@ -170,7 +170,8 @@ def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_reru
         target.pages.put(f"{SLUG}::people/carol", "---\ntitle: Carol\n---\nCarol.\n")
     deps = SurfaceDeps(gbrain_services(target), LocalFilePolicy(root=None, max_bytes=1))
     (listed,) = json.loads(gbrain.collections(deps, NoArgs()).content[0].text)  # type: ignore[union-attr]
-    assert listed["name"] == SLUG and listed["state"] == "restoring" and listed["restore_in_progress"]
+    # the only brain is the caller's default: gbrain names its collection `default`
+    assert listed["name"] == "default" and listed["state"] == "restoring" and listed["restore_in_progress"]
     assert counts(target, brain)[1] == 0  # nothing after the bad record
 
     resumed = target.archive.import_(None, records)

@@ -10,7 +10,12 @@ Rules (no model):
   fine), with a key of at most four words and a short value: (page subject, key, value);
 - **sentences** of the compiled truth naming a capitalised subject: `X is a Y` / `X is an Y`
   (is_a), `X works at Y` (works_at), `X founded Y` (founded), and `X is Y.` when Y ends the
-  sentence in at most five words (is).
+  sentence in at most five words (is);
+- **roles stated across subjects**: `X is the R of Y`, `X, the R of Y`, `The R of Y is X` and
+  `Y's R is X` (R a role of one to three words, Y a name) are (Y, R, X): an attribute of Y, the
+  subject of another page, so `Bob is the CEO of Acme.` on Bob's page meets `ceo: Alice` on Acme's.
+  "the" makes the role a single holder's; a few spelled-out titles fold to their acronyms
+  (ROLE_SYNONYMS). Such a sentence is not also read as `X is Y`.
 
 Subjects and values compare case-insensitively with their whitespace and trailing punctuation
 normalised; attributes are lowercased with spaces as `_`. Two assertions conflict when they come
@@ -74,6 +79,20 @@ _SENTENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_ROLE = r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*){0,2}"
+_ROLES: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"(?<![\w'])(?P<value>{_NAME}),? (?:is|was) the (?P<role>{_ROLE}) of (?P<subject>{_NAME})"),
+    re.compile(rf"(?<![\w'])(?P<value>{_NAME}), the (?P<role>{_ROLE}) of (?P<subject>{_NAME})"),
+    re.compile(rf"(?<![\w'])[Tt]he (?P<role>{_ROLE}) of (?P<subject>{_NAME}) (?:is|was) (?P<value>{_NAME})"),
+    re.compile(rf"(?<![\w'])(?P<subject>{_NAME})['’]s (?P<role>{_ROLE}) (?:is|was) (?P<value>{_NAME})"),
+)
+ROLE_SYNONYMS = {
+    "chief_executive_officer": "ceo",
+    "chief_executive": "ceo",
+    "chief_technology_officer": "cto",
+    "chief_financial_officer": "cfo",
+    "chief_operating_officer": "coo",
+}
 _KEY_VALUE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+){0,3})"
     r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<value>\S.*?)\s*$"
@@ -137,8 +156,12 @@ def extract(text: PageText, subject: str) -> list[Assertion]:
             if _short(value):
                 found.append(Assertion(subject, _attribute(pair["key"]), value, line.strip()))
                 continue
+        roles = _roles(line)
+        found += [assertion for assertion, _ in roles]
         for attribute, pattern in _SENTENCES:
             for match in pattern.finditer(line):
+                if attribute == "is" and any(start <= match.start() < end for _, (start, end) in roles):
+                    continue
                 value = _value(match["value"])
                 if _short(value) and _fold(match["subject"]) not in PRONOUNS:
                     found.append(Assertion(_value(match["subject"]), attribute, value, _value(match[0])))
@@ -193,6 +216,22 @@ def contradictions(
                     ),
                 )
     return [found[k] for k in sorted(found)]
+
+
+def _roles(line: str) -> list[tuple[Assertion, tuple[int, int]]]:
+    """The role statements of a line (`X is the R of Y`: (Y, R, X)) with where each was read."""
+    out: list[tuple[Assertion, tuple[int, int]]] = []
+    for pattern in _ROLES:
+        for match in pattern.finditer(line):
+            subject, value = _value(match["subject"]), _value(match["value"])
+            if {_fold(subject), _fold(value)} & PRONOUNS or not _short(value):
+                continue
+            role = _attribute(match["role"])
+            attribute = ROLE_SYNONYMS.get(role, role)
+            if attribute in BOOKKEEPING_KEYS:
+                continue
+            out.append((Assertion(subject, attribute, value, _value(match[0])), match.span()))
+    return out
 
 
 def _by_rules(page: AssertedPage) -> list[Assertion]:

@@ -1,8 +1,8 @@
 """Searching gbrain pages (services/gbrain/pages.py): keyword search, hybrid query, progressive expansion.
 
-- `keyword`: the index's BM25 leg alone (no vector), over pages only (documents whose path is a
-  slug); a page's score is the BM25 score of its best chunk as the index reports it (higher is
-  better, not normalised: SQLite FTS5's `-bm25()`, OpenSearch's `_score`).
+- `keyword`: the index's BM25 leg alone (no vector), over pages only (page_paths.py); a page's
+  score is the BM25 score of its best chunk as the index reports it (higher is better, not
+  normalised: SQLite FTS5's `-bm25()`, OpenSearch's `_score`).
 - `query`: a single whitespace-free token (or `[[token]]`) naming a page of the collection is
   that page alone, scored 1.0. Otherwise the BM25 leg and the vector leg (its 10 best pages) are
   merged as a set union, 0.4 · bm25 / best bm25 + 0.6 · similarity / best similarity (a leg that
@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from cairn.domain.models import Brain, Document
+from cairn.domain.models import Brain
 from cairn.domain.pages import GENERAL_WING, MAX_LIMIT, is_slug, page_wing
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.services.gbrain.gaps import GapService
+from cairn.services.gbrain.page_paths import slug_of_path
 from cairn.services.gbrain.pages import Page, PageService
 from cairn.services.links.graph import GraphService
 from cairn.services.search.service import SearchService
@@ -67,8 +68,8 @@ class PageSearch:
         if not query.strip() or limit == 0:
             return []
         best = self._leg(brain, query, wing, vector=False, pool=max(_POOL, limit * 4))
-        docs = self._pages(brain, list(best))
-        hits = [PageHit(self.pages.page_of(brain, docs[i]), best[i]) for i in best if i in docs]
+        pages = self.pages.pages_by_id(brain, best, self.pages.name_of(brain))
+        hits = [PageHit(pages[i], best[i]) for i in best if i in pages]
         return sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
 
     def query(
@@ -77,7 +78,8 @@ class PageSearch:
         limit = min(max(limit, 0), MAX_LIMIT)
         if not query.strip():
             return []
-        exact = self._exact(brain, query, wing)
+        name = self.pages.name_of(brain)
+        exact = self._exact(brain, query, wing, name)
         if exact is not None:
             return [PageHit(exact, 1.0)]
         bm25 = self._leg(brain, query, wing, vector=False, pool=max(_POOL, limit * 4))
@@ -91,15 +93,17 @@ class PageSearch:
             scores[doc_id] = BM25_SHARE * lexical + VECTOR_SHARE * semantic
         confidence = self.search.tuning.calibration(top_similar)  # how well the best page answers, comparably
         scores = {doc_id: score * confidence for doc_id, score in scores.items()}
-        docs = self._pages(brain, list(scores))
-        hits = [PageHit(self.pages.page_of(brain, docs[i]), scores[i]) for i in scores if i in docs]
+        pages = self.pages.pages_by_id(brain, scores, name)
+        hits = [PageHit(pages[i], scores[i]) for i in scores if i in pages]
         hits = sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
         if len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits):
             best = max((h.score for h in hits), default=None)
             self.gaps.log(brain, query, confidence=best)
-        return self.expand(brain, hits) if expand else hits
+        return self.expand(brain, hits, name=name) if expand else hits
 
-    def expand(self, brain: Brain, hits: Sequence[PageHit], hops: int = EXPANSION_HOPS) -> list[PageHit]:
+    def expand(
+        self, brain: Brain, hits: Sequence[PageHit], hops: int = EXPANSION_HOPS, *, name: str | None = None
+    ) -> list[PageHit]:
         """`hits` (while their cost fits the budget; the first always), then the pages their
         active outbound links reach, hop by hop, each that still fits."""
         if not hits:
@@ -115,6 +119,7 @@ class PageSearch:
             used += cost
             out.append(hit)
         frontier = [h.page.document.id for h in out]
+        name = self.pages.name_of(brain) if name is None else name
         for _ in range(min(hops, EXPANSION_HOPS)):
             if not frontier or used >= self.token_budget:
                 break
@@ -124,12 +129,12 @@ class PageSearch:
                     if node not in seen:
                         seen.add(node)
                         reached.append(node)
-            docs = self._pages(brain, reached)
+            pages = self.pages.pages_by_id(brain, reached, name)
             frontier = []
             for doc_id in reached:
-                if doc_id not in docs:
+                if doc_id not in pages:
                     continue
-                page = self.pages.page_of(brain, docs[doc_id])
+                page = pages[doc_id]
                 cost = _cost(page)
                 if used + cost > self.token_budget:
                     continue
@@ -140,7 +145,7 @@ class PageSearch:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _exact(self, brain: Brain, query: str, wing: str | None) -> Page | None:
+    def _exact(self, brain: Brain, query: str, wing: str | None, name: str) -> Page | None:
         token = query.strip()
         if any(ch.isspace() for ch in token):
             return None
@@ -148,10 +153,7 @@ class PageSearch:
             token = token[2:-2]
         if not is_slug(token) or (wing and page_wing(token) != wing):
             return None
-        found = self.pages.documents.repo.get(brain.id, token)
-        if found is None or found.deleted_at is not None:
-            return None
-        return self.pages.page_of(brain, found)
+        return self.pages.find(brain, token, name)
 
     def _leg(
         self, brain: Brain, query: str, wing: str | None, *, vector: bool, pool: int
@@ -169,22 +171,13 @@ class PageSearch:
         )
         best: dict[str, float] = {}
         for hit in self.search.chunks.search(chunk_query):
-            path = hit.chunk.path
-            if not is_slug(path) or (wing is not None and page_wing(path) != wing):
+            slug = slug_of_path(hit.chunk.path)
+            if slug is None or (wing is not None and page_wing(slug) != wing):
                 continue
             score = _score(hit, vector)
             if score is not None and score > best.get(hit.chunk.document_id, float("-inf")):
                 best[hit.chunk.document_id] = score
         return dict(sorted(best.items(), key=lambda kv: -kv[1]))
-
-    def _pages(self, brain: Brain, doc_ids: Sequence[str]) -> dict[str, Document]:
-        """The live page documents among `doc_ids`, in one batch read."""
-        found = self.pages.documents.repo.get_many_by_id(doc_ids)
-        return {
-            i: d
-            for i, d in found.items()
-            if d.brain_id == brain.id and d.deleted_at is None and is_slug(d.path)
-        }
 
 
 def _score(hit: ChunkHit, vector: bool) -> float | None:

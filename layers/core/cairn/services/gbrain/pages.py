@@ -1,25 +1,23 @@
 """gbrain pages on Cairn documents (the text rules live in domain/pages.py).
 
-- A page is the live document whose path is its slug, in the brain that is its collection; a
-  brain's slug is its collection's name. So a document the store protocol writes at a path that
-  is a valid slug (no `.md`: slugs have no dots) is a page, and a page is a document that every
-  other surface reads and memory_search finds. The document's bytes are the text the caller put;
-  the page (frontmatter, compiled truth, timeline, derived fields) is parsed from them on read,
-  and its title is the document's title.
-- gbrain's `default` collection: the brain whose slug is `default`; when the caller has none,
-  `default` names the write target, the brain the core resolves when none is given (the
-  configured default brain, else the caller's oldest). Canonical slugs always carry the real
-  brain slug.
+- A page is a live document of the brain that is its collection, at its slug or, when another
+  surface wrote it as Markdown, at its slug plus `.md` (page_paths.py: memories are never pages).
+  So what memory_remember, the store protocol or an ingest writes is a page too, and a page is a
+  document that every other surface reads and memory_search finds. The document's bytes are the
+  text the caller put; the page (frontmatter, compiled truth, timeline, derived fields) is parsed
+  from them on read.
+- gbrain's `default` collection: the brain whose slug is `default`; when the caller has none, the
+  write target, the brain the core resolves when none is given (the configured default brain, else
+  the caller's oldest), whichever surface made it. Canonical slugs name that collection `default`,
+  as gbrain's do, and every other collection by its brain's slug (`default::people/alice`,
+  `work::people/alice`); a reference may use either name of the default collection.
 - A page's version is its document's record version: 1 when created, +1 on every committed
   write, whatever wrote it (a put, a tag change through brain_tags, a store-protocol write or
   append). A put commits even identical content: every successful put is a new version. A page
   created where a deleted document lay continues that record's count; a page renamed through
   the store protocol starts again at the record its new path gets.
 - Page tags are the document's tags (frontmatter lists are dropped by the format).
-- Collection state lives in `Brain.metadata` (`gbrain_state`: active | detached | restoring;
-  `gbrain_needs_full_sync`; `gbrain_writable`). A restoring or needs-full-sync collection refuses
-  every page mutation before anything else is checked; a read-only one after the caller's input
-  is validated and the page resolved.
+- Collection state and the mutation gates: collection_state.py.
 """
 
 from __future__ import annotations
@@ -46,11 +44,8 @@ from cairn.domain.pages import (
     MAX_CONTENT_BYTES,
     MAX_LIMIT,
     AmbiguousSlug,
-    CollectionReadOnly,
-    CollectionRestoring,
     PageText,
     SlugRef,
-    is_slug,
     page_room,
     page_summary,
     page_title,
@@ -69,26 +64,38 @@ from cairn.services.brains import is_slug as is_brain_slug
 from cairn.services.documents.document_text import MAX_TITLE
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.documents.service import DocumentService
+from cairn.services.gbrain import collection_state as gates
+from cairn.services.gbrain.collection_state import (
+    NEEDS_FULL_SYNC_KEY,
+    STATE_KEY,
+    STATES,
+    WRITABLE_KEY,
+    CollectionState,
+)
+from cairn.services.gbrain.page_paths import page_slug, paths_of, pick, unshadowed
 
-STATES = ("active", "detached", "restoring")
-STATE_KEY = "gbrain_state"
-NEEDS_FULL_SYNC_KEY = "gbrain_needs_full_sync"
-WRITABLE_KEY = "gbrain_writable"
+__all__ = [
+    "NEEDS_FULL_SYNC_KEY",
+    "STATES",
+    "STATE_KEY",
+    "WRITABLE_KEY",
+    "CollectionState",
+    "Page",
+    "PageService",
+    "PutOutcome",
+]
+
 TAG_RETRIES = 5
 _GBRAIN_IDS = uuid.uuid5(uuid.NAMESPACE_URL, "urn:cairn:gbrain-page")
 
-
-@dataclass(frozen=True)
-class CollectionState:
-    name: str
-    state: str
-    needs_full_sync: bool
-    writable: bool
+Namer = Callable[[Brain], str]
+"""How gbrain calls a collection (PageService.namer)."""
 
 
 @dataclass(frozen=True)
 class Page:
     collection: str
+    """The collection's name as gbrain shows it (`default` for the default collection)."""
     slug: str
     document: Document
     text: PageText
@@ -166,6 +173,23 @@ class PageService:
     def write_target(self) -> Brain:
         return self.brains.resolve(None)
 
+    def default_collection(self) -> Brain | None:
+        """The collection gbrain calls `default`; None when the caller has no brain."""
+        try:
+            return self._named(DEFAULT_COLLECTION)
+        except (NoBrain, NotFound):
+            return None
+
+    def namer(self) -> Namer:
+        """How gbrain calls each collection of this caller: `default` for the default collection,
+        its brain's slug for any other (one lookup, for the operation at hand)."""
+        default = self.default_collection()
+        default_id = default.id if default is not None else None
+        return lambda brain: DEFAULT_COLLECTION if brain.id == default_id else brain.slug
+
+    def name_of(self, brain: Brain) -> str:
+        return self.namer()(brain)
+
     def collection(self, name: str | None = None) -> Brain:
         """The collection a read tool means: the named one (NotFound when there is none), else
         the caller's only active collection, else the write target."""
@@ -185,15 +209,8 @@ class PageService:
         raise NotFound(f"collection not found: {name}")
 
     @staticmethod
-    def state(brain: Brain) -> CollectionState:
-        meta = brain.metadata
-        state = meta.get(STATE_KEY)
-        return CollectionState(
-            name=brain.slug,
-            state=state if isinstance(state, str) and state in STATES else "active",
-            needs_full_sync=meta.get(NEEDS_FULL_SYNC_KEY) is True,
-            writable=meta.get(WRITABLE_KEY) is not False,
-        )
+    def state(brain: Brain, name: str | None = None) -> CollectionState:
+        return gates.state_of(brain, name)
 
     def set_state(
         self,
@@ -204,32 +221,17 @@ class PageService:
         writable: bool | None = None,
     ) -> CollectionState:
         """Mark a collection restoring, needing a full sync, or read-only (and back)."""
-        if state is not None and state not in STATES:
-            raise InvalidInput(f"state must be one of {', '.join(STATES)}")
-        changes = {STATE_KEY: state, NEEDS_FULL_SYNC_KEY: needs_full_sync, WRITABLE_KEY: writable}
-        wanted = {k: v for k, v in changes.items() if v is not None}
-
-        def change(stored: Brain) -> Brain:
-            return stored.model_copy(update={"metadata": {**stored.metadata, **wanted}})
-
-        for _ in range(5):
-            try:
-                return self.state(self.brains.repo.update(brain.id, change))
-            except Conflict:
-                continue
-        raise Conflict(f"collection {brain.slug} kept changing; try again")
+        return gates.set_state(
+            self.brains.repo, brain, state=state, needs_full_sync=needs_full_sync, writable=writable
+        )
 
     def refuse_if_restoring(self, brain: Brain) -> None:
-        state = self.state(brain)
-        if state.state == "restoring" or state.needs_full_sync:
-            raise CollectionRestoring(state.name, state.state, state.needs_full_sync)
+        gates.refuse_if_restoring(brain, self.name_of(brain))
 
     def guard_mutation(self, brain: Brain) -> None:
         """Every page mutation passes here once its collection is known: restoring or
         needs-full-sync first, then read-only."""
-        self.refuse_if_restoring(brain)
-        if not self.state(brain).writable:
-            raise CollectionReadOnly(brain.slug)
+        gates.guard_mutation(brain, self.name_of(brain))
 
     def _gate_first(self, locate: Callable[[], Brain]) -> Brain | None:
         """The collection a mutation is aimed at, when the reference already names one, refused
@@ -262,7 +264,7 @@ class PageService:
         if not owners:
             raise NotFound(f"page not found: {ref.slug}")
         if len(owners) > 1:
-            raise AmbiguousSlug(ref.slug, (qualified(b.slug, ref.slug) for b in owners))
+            raise self._ambiguous(ref.slug, owners)
         return owners[0], ref.slug
 
     def _resolve_write(self, ref: SlugRef, expected_version: int | None) -> tuple[Brain, str]:
@@ -278,16 +280,25 @@ class PageService:
         if expected_version is None:
             target = self.write_target()
             if any(b.id != target.id for b in owners):
-                names = {b.slug for b in owners} | {target.slug}
-                raise AmbiguousSlug(ref.slug, (qualified(name, ref.slug) for name in names))
+                holders = {b.id: b for b in [*owners, target]}
+                raise self._ambiguous(ref.slug, holders.values())
             return target, ref.slug
         if len(owners) > 1:
-            raise AmbiguousSlug(ref.slug, (qualified(b.slug, ref.slug) for b in owners))
+            raise self._ambiguous(ref.slug, owners)
         return (owners[0] if owners else self.write_target()), ref.slug
 
+    def _ambiguous(self, slug: str, brains: Iterable[Brain]) -> AmbiguousSlug:
+        name = self.namer()
+        return AmbiguousSlug(slug, (qualified(name(b), slug) for b in brains))
+
     def _owners(self, brains: Sequence[Brain], slug: str) -> list[Brain]:
-        found = self.documents.repo.get_many((b.id, slug) for b in brains)
-        return [b for b in brains if (d := found.get((b.id, slug))) is not None and d.deleted_at is None]
+        found = self.documents.repo.get_many((b.id, path) for b in brains for path in paths_of(slug))
+        return [b for b in brains if pick(slug, {p: found.get((b.id, p)) for p in paths_of(slug)})]
+
+    def _document(self, brain: Brain, slug: str) -> Document | None:
+        """The live document that is the page `slug` of the collection, if any."""
+        found = self.documents.repo.get_many((brain.id, path) for path in paths_of(slug))
+        return pick(slug, {path: found.get((brain.id, path)) for path in paths_of(slug)})
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -297,18 +308,22 @@ class PageService:
     def locate(self, text: str) -> tuple[Brain, Page]:
         """The existing page a reference means, with its collection."""
         brain, slug = self.resolve(text)
-        return brain, self._page(brain, slug)
+        return brain, self._page(brain, slug, self.name_of(brain))
 
-    def _page(self, brain: Brain, slug: str) -> Page:
-        try:
-            doc = self.documents.get(brain, slug)
-        except NotFound:
-            raise NotFound(f"page not found: {qualified(brain.slug, slug)}") from None
-        return self._from_document(brain, doc)
+    def find(self, brain: Brain, slug: str, name: str) -> Page | None:
+        """The page `slug` of the collection (gbrain calls it `name`), None when there is none."""
+        doc = self._document(brain, slug)
+        return self._from_document(name, slug, doc) if doc is not None else None
 
-    def _from_document(self, brain: Brain, doc: Document) -> Page:
+    def _page(self, brain: Brain, slug: str, name: str) -> Page:
+        page = self.find(brain, slug, name)
+        if page is None:
+            raise NotFound(f"page not found: {qualified(name, slug)}")
+        return page
+
+    def _from_document(self, name: str, slug: str, doc: Document) -> Page:
         content = self.documents.content(doc).decode("utf-8", "replace")
-        return Page(collection=brain.slug, slug=doc.path, document=doc, text=parse_page(content))
+        return Page(collection=name, slug=slug, document=doc, text=parse_page(content))
 
     def list(
         self,
@@ -320,31 +335,48 @@ class PageService:
     ) -> builtins.list[Page]:
         """The collection's pages, newest update first, filtered by wing and type."""
         brain = self.collection(collection)
+        name = self.name_of(brain)
         limit = min(max(limit, 0), MAX_LIMIT)
         prefix = f"{wing}/" if wing and wing != GENERAL_WING else ""
-        docs = [d for d in self.documents.documents(brain, prefix) if is_slug(d.path)]
+        found = unshadowed(self.documents.documents(brain, prefix))
         if wing:
-            docs = [d for d in docs if page_wing(d.path) == wing]
-        docs.sort(key=lambda d: d.path)
-        docs.sort(key=lambda d: d.updated_at, reverse=True)
+            found = [(slug, d) for slug, d in found if page_wing(slug) == wing]
+        found.sort(key=lambda item: item[0])
+        found.sort(key=lambda item: item[1].updated_at, reverse=True)
         pages: builtins.list[Page] = []
-        for doc in docs:
+        for slug, doc in found:
             if len(pages) >= limit:
                 break
-            page = self._from_document(brain, doc)
+            page = self._from_document(name, slug, doc)
             if page_type is None or page.type == page_type:
                 pages.append(page)
         return pages
 
-    def pages_of(self, brain: Brain) -> Iterator[Page]:
-        """Every page of the collection (its live documents whose path is a slug), in path order."""
-        for doc in self.documents.documents(brain):
-            if is_slug(doc.path):
-                yield self._from_document(brain, doc)
+    def pages_of(self, brain: Brain, name: str | None = None) -> Iterator[Page]:
+        """Every page of the collection, in path order."""
+        name = self.name_of(brain) if name is None else name
+        for slug, doc in unshadowed(self.documents.documents(brain)):
+            yield self._from_document(name, slug, doc)
 
-    def page_of(self, brain: Brain, doc: Document) -> Page:
-        """The page a live document of `brain` is (its path must be a slug)."""
-        return self._from_document(brain, doc)
+    def page_count(self, brain: Brain) -> int:
+        return len(unshadowed(self.documents.documents(brain)))
+
+    def pages_by_id(self, brain: Brain, doc_ids: Iterable[str], name: str) -> dict[str, Page]:
+        """The pages of the collection among `doc_ids` (two batch reads, and one more when a
+        Markdown file's bare slug might shadow it), by document id."""
+        docs = self.documents.repo.get_many_by_id(builtins.list(dict.fromkeys(doc_ids)))
+        slugs = {
+            doc_id: slug
+            for doc_id, doc in docs.items()
+            if doc.brain_id == brain.id and (slug := page_slug(doc)) is not None
+        }
+        shadowing = {slug for doc_id, slug in slugs.items() if docs[doc_id].path != slug}
+        bare = self.documents.repo.get_many((brain.id, slug) for slug in shadowing) if shadowing else {}
+        return {
+            doc_id: self._from_document(name, slug, docs[doc_id])
+            for doc_id, slug in slugs.items()
+            if docs[doc_id].path == slug or pick(slug, {slug: bare.get((brain.id, slug))}) is None
+        }
 
     def timeline(self, text: str, limit: int = 20) -> builtins.list[str]:
         return timeline_entries(self.get(text).text)[: min(max(limit, 0), MAX_LIMIT)]
@@ -356,7 +388,8 @@ class PageService:
 
         Order: a restoring collection refuses first; then the slug, the content's size, the
         slug's resolution, the collection's gate, and the version check (VersionConflict with the
-        version found)."""
+        version found). An existing page is written where it is stored (a Markdown note stays
+        one); a new page at its slug."""
         raw = split_qualified(text)
         early = self._gate_first(lambda: self._resolve_write(raw, expected_version)[0])
         ref = parse_slug_ref(text)
@@ -369,17 +402,23 @@ class PageService:
         self.guard_mutation(brain)
         parsed = parse_page(content)
         title = page_title(parsed, slug)[:MAX_TITLE]
+        stored = self._document(brain, slug)
 
         def info(live: Document | None) -> DocumentInput:
             return replace(keep_info(live), title=title, content_type="text/markdown")
 
         try:
             outcome = self.documents.write_at_version(
-                brain, slug, data, info, expected_version=expected_version, reason="put"
+                brain,
+                stored.path if stored is not None else slug,
+                data,
+                info,
+                expected_version=expected_version,
+                reason="put",
             )
         except VersionConflict as exc:
             raise _put_conflict(exc) from None
-        page = Page(collection=brain.slug, slug=slug, document=outcome.document, text=parsed)
+        page = Page(collection=self.name_of(brain), slug=slug, document=outcome.document, text=parsed)
         return PutOutcome(page=page, created=outcome.created)
 
     def tags(self, text: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> builtins.list[str]:
@@ -395,8 +434,9 @@ class PageService:
         validate_tags(remove)
         brain, slug = (early, ref.slug) if early is not None else self._resolve_read(ref)
         self.guard_mutation(brain)
+        name = self.name_of(brain)
         for _ in range(TAG_RETRIES):
-            page = self._page(brain, slug)
+            page = self._page(brain, slug, name)
             wanted = sorted((set(page.document.tags) | set(add)) - set(remove))
             if wanted == page.tags:
                 return wanted
@@ -404,7 +444,7 @@ class PageService:
             try:
                 self.documents.write_at_version(
                     brain,
-                    slug,
+                    doc.path,
                     self.documents.content(doc),
                     replace(keep_info(doc), tags=wanted),
                     expected_version=doc.version,
@@ -413,7 +453,7 @@ class PageService:
             except VersionConflict:
                 continue
             return wanted
-        raise Conflict(f"page {qualified(brain.slug, slug)} kept changing while its tags changed; try again")
+        raise Conflict(f"page {qualified(name, slug)} kept changing while its tags changed; try again")
 
 
 def _encode(content: str) -> bytes:

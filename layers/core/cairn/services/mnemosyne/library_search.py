@@ -19,6 +19,10 @@
    an unrelated query tops out at the same 0.0229 as one the library answers).
 5. Image items are not candidates: with `include_images`, the image items among the fused
    results are returned as `images`, found through their text (metadata, alt text, captions).
+   Each is judged on its own: its score is the calibrated relevance of its own similarity to the
+   query (0 to 1, comparable across queries), and it is kept only when that reaches IMAGE_FLOOR or
+   a lexical leg (full-text, graph) found it. The vector leg ranks every image of a small library
+   for any query, so without this an unrelated query would always return the nearest image.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+import numpy as np
+
 from cairn.domain.models import Chunk, Document
 from cairn.ingest.profiles import profile_for
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
@@ -37,7 +43,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
-from cairn.services.search.relevance import Calibration
+from cairn.services.search.relevance import GOOD_MATCH, Calibration
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
 RRF_K: Final = 60
@@ -48,6 +54,9 @@ POOL: Final = 100  # candidates per leg
 RERANK_POOL: Final = 50
 PREVIEW_CHARS: Final = 500
 MAX_LIMIT: Final = 200
+IMAGE_FLOOR: Final = GOOD_MATCH
+"""An image only the vector leg found is returned from this calibrated relevance up."""
+LEXICAL_LEGS: Final = ("fulltext", "graph")
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +128,10 @@ class LibrarySearch:
             path_prefixes=(request.collection.prefix,) if request.collection is not None else (),
         )
         legs: dict[str, list[Chunk]] = {}
-        best_similarity: float | None = None
+        similarity: dict[str, float] = {}
+        vector = self.embedder.embed([request.query])[0].tolist() if "vector" in used else None
         if "vector" in used or "fulltext" in used:
-            index_legs, best_similarity = self._index_legs(request.query, chunk_filter, used)
+            index_legs, similarity = self._index_legs(request.query, vector, chunk_filter, used)
             legs.update(index_legs)
         if "graph" in used:
             legs["graph"] = self._graph_leg(request.query, chunk_filter)
@@ -130,7 +140,10 @@ class LibrarySearch:
         texts = [c for c in fused if item_type_of(c.document) != "image"]
         limit = max(0, min(request.limit, MAX_LIMIT))
         reranked, model = self._reranked(request, texts) if request.rerank else (None, None)
+        best_similarity = max(similarity.values(), default=None)
         ordered = reranked if reranked is not None else _calibrated(texts, best_similarity, self.calibration)
+        if request.include_images and images:
+            images = self._judged_images(request.query, vector, images, similarity)
         return SearchOutcome(
             candidates=ordered[:limit],
             images=images[:limit] if request.include_images else [],
@@ -142,23 +155,50 @@ class LibrarySearch:
         )
 
     def _index_legs(
-        self, query: str, chunk_filter: ChunkFilter, used: Sequence[str]
-    ) -> tuple[dict[str, list[Chunk]], float | None]:
+        self, query: str, vector: list[float] | None, chunk_filter: ChunkFilter, used: Sequence[str]
+    ) -> tuple[dict[str, list[Chunk]], dict[str, float]]:
         """Each index leg run on its own, so its order is its ranking on every adapter (where
-        OpenSearch fuses a hybrid query, only the fused score comes back); and the vector leg's
-        best similarity (None: it did not run or found nothing)."""
+        OpenSearch fuses a hybrid query, only the fused score comes back); and the similarity of
+        each chunk the vector leg found, by chunk id (empty: it did not run or found nothing)."""
         legs: dict[str, list[Chunk]] = {}
-        best: float | None = None
-        if "vector" in used:
-            vector = self.embedder.embed([query])[0].tolist()
+        similarity: dict[str, float] = {}
+        if "vector" in used and vector is not None:
             dense = ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
             hits = self.chunks.search(dense)
             legs["vector"] = [hit.chunk for hit in hits]
-            best = max((h.vector_similarity for h in hits if h.vector_similarity is not None), default=None)
+            similarity = {h.chunk.id: h.vector_similarity for h in hits if h.vector_similarity is not None}
         if "fulltext" in used:
             words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
             legs["fulltext"] = [hit.chunk for hit in self.chunks.search(words)]
-        return legs, best
+        return legs, similarity
+
+    def _judged_images(
+        self,
+        query: str,
+        vector: list[float] | None,
+        images: list[Candidate],
+        similarity: dict[str, float],
+    ) -> list[Candidate]:
+        """The image candidates that match the query, each scored by the calibrated relevance of
+        its own similarity (a stored vector read for those the vector leg did not reach), best
+        first: those at IMAGE_FLOOR or above, and those a lexical leg found whatever their score."""
+        query_vector = np.asarray(
+            vector if vector is not None else self.embedder.embed([query])[0], dtype=np.float32
+        )
+        missing: dict[str, list[str]] = {}
+        for found in images:
+            if found.chunk.id not in similarity:
+                missing.setdefault(found.chunk.brain_id, []).append(found.chunk.id)
+        cosine = dict(similarity)
+        for brain_id, ids in missing.items():
+            for chunk_id, stored in self.chunks.get_vectors(brain_id, ids).items():
+                cosine[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query_vector)
+        kept: list[Candidate] = []
+        for found in images:
+            relevance = self.calibration(cosine.get(found.chunk.id, 0.0))
+            if relevance >= IMAGE_FLOOR or any(leg in found.ranks for leg in LEXICAL_LEGS):
+                kept.append(replace(found, score=relevance))
+        return sorted(kept, key=lambda c: (-c.score, c.chunk.id))
 
     def _graph_leg(self, query: str, chunk_filter: ChunkFilter) -> list[Chunk]:
         sizes = {brain_id: self.chunks.count(brain_id) for brain_id in chunk_filter.brain_ids}

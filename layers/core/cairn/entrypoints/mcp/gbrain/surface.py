@@ -1,7 +1,9 @@
-"""The gbrain surface: server name `gbrain`, tools only, every failure a JSON-RPC error."""
+"""The gbrain surface: server name `gbrain`, tools only, every failure a JSON-RPC error, and
+instructions at initialize (gbrain sends a one-line description of itself there)."""
 
 from __future__ import annotations
 
+from cairn.entrypoints.mcp.gbrain.descriptions import INSTRUCTIONS
 from cairn.entrypoints.mcp.gbrain.errors import GbrainErrors
 from cairn.entrypoints.mcp.gbrain.services import gbrain_services
 from cairn.entrypoints.mcp.gbrain.tools import GBRAIN_TOOLS
@@ -9,7 +11,6 @@ from cairn.entrypoints.mcp.kit import SurfaceDecl
 
 SERVER_VERSION = "0.9.8"
 """The gbrain release whose tools this surface serves (the last one named gbrain)."""
-INSTRUCTIONS = "Cairn serving gbrain's brain_* tools: pages, links, gaps and raw data on Cairn brains."
 
 
 SURFACE = SurfaceDecl(
@@ -18,4 +19,5 @@ SURFACE = SurfaceDecl(
     tools=GBRAIN_TOOLS,
     errors=GbrainErrors(),
     services=gbrain_services,
+    instructions=INSTRUCTIONS,
 )

@@ -19,9 +19,10 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ, WRITE
 from cairn.domain.errors import CairnError, InvalidInput, NotFound
 from cairn.domain.models import Brain
-from cairn.domain.pages import MAX_LIMIT, is_slug, timeline_entries
+from cairn.domain.pages import MAX_LIMIT, timeline_entries
 from cairn.entrypoints.mcp.gbrain import args as a
 from cairn.entrypoints.mcp.gbrain import check
+from cairn.entrypoints.mcp.gbrain import descriptions as d
 from cairn.entrypoints.mcp.gbrain.errors import AmbiguousLink
 from cairn.entrypoints.mcp.gbrain.services import GbrainServices
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
@@ -78,17 +79,14 @@ def gate_first(c: GbrainServices, reference: str) -> None:
 
 
 def page_names(c: GbrainServices, brain: Brain, doc_ids: Iterable[str]) -> dict[str, Page]:
-    """The live pages among `doc_ids` (one batch read), by document id."""
-    docs = c.documents.repo.get_many_by_id(list(dict.fromkeys(doc_ids)))
-    return {
-        doc_id: c.pages.page_of(brain, doc)
-        for doc_id, doc in docs.items()
-        if doc.brain_id == brain.id and doc.deleted_at is None and is_slug(doc.path)
-    }
+    """The pages among `doc_ids`, by document id."""
+    return c.pages.pages_by_id(brain, doc_ids, c.pages.name_of(brain))
 
 
-def all_pages(c: GbrainServices) -> list[Page]:
-    return [page for brain in c.pages.collections() for page in c.pages.pages_of(brain)]
+def all_pages(c: GbrainServices, brains: list[Brain] | None = None) -> list[Page]:
+    name = c.pages.namer()
+    brains = c.pages.collections() if brains is None else brains
+    return [page for brain in brains for page in c.pages.pages_of(brain, name(brain))]
 
 
 def asserted(pages: Iterable[Page]) -> list[assertions.AssertedPage]:
@@ -231,14 +229,13 @@ def stats(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResult:
     """Over every collection the caller may read (see docs/GBRAIN.md for what each count is)."""
     c = deps.services
     brains = c.pages.collections()
-    pages = [page for brain in brains for page in c.pages.pages_of(brain)]
-    by_id = {b.slug: b for b in brains}
+    pages = all_pages(c, brains)
     assertion_count, contradiction_count = c.assertions.stats(asserted(pages))
     return as_json(
         {
             "page_count": len(pages),
             "link_count": sum(
-                sum(1 for _ in c.graph.links.outgoing_numbered(by_id[p.collection].id, p.document.id))
+                sum(1 for _ in c.graph.links.outgoing_numbered(p.document.brain_id, p.document.id))
                 for p in pages
             ),
             "assertion_count": assertion_count,
@@ -253,7 +250,8 @@ def stats(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResult:
 
 def collections(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResult:
     c = deps.services
-    brains = sorted(c.pages.collections(), key=lambda b: b.slug)
+    name = c.pages.namer()
+    brains = sorted(c.pages.collections(), key=name)
     try:
         target: str | None = c.pages.write_target().id if brains else None
     except CairnError:
@@ -263,12 +261,12 @@ def collections(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResul
         state = c.pages.state(brain)
         out.append(
             {
-                "name": brain.slug,
+                "name": name(brain),
                 "root_path": None,
                 "state": state.state,
                 "writable": state.writable,
                 "is_write_target": brain.id == target,
-                "page_count": sum(1 for d in c.documents.documents(brain) if is_slug(d.path)),
+                "page_count": c.pages.page_count(brain),
                 "last_sync_at": None,
                 "embedding_queue_depth": 0,
                 "ignore_parse_errors": None,
@@ -326,7 +324,7 @@ def link_close(deps: SurfaceDeps[GbrainServices], x: a.LinkCloseArgs) -> CallToo
     if not holders:
         raise NotFound(f"link not found: id {x.link_id}")
     if len(holders) > 1:
-        raise AmbiguousLink(x.link_id, [b.slug for b in holders])
+        raise AmbiguousLink(x.link_id, [c.pages.name_of(b) for b in holders])
     brain = holders[0]
     c.pages.guard_mutation(brain)
     c.graph.close(brain, x.link_id, valid_until)
@@ -392,41 +390,21 @@ def spec(name: str, description: str, args: type[Any], scope: str, handler: Any)
 
 
 GBRAIN_TOOLS: tuple[ToolSpec[Any], ...] = (
-    spec("brain_get", "Read a page by slug: its rendered markdown.", a.SlugArgs, READ, get),
-    spec(
-        "brain_put",
-        "Create or update a page (optimistic concurrency: updates give expected_version).",
-        a.PutArgs,
-        WRITE,
-        put,
-    ),
-    spec("brain_query", "Hybrid semantic + full-text query over pages.", a.QueryArgs, READ, query),
-    spec("brain_search", "Full-text keyword search over pages.", a.SearchArgs, READ, search),
-    spec("brain_list", "List pages with optional filters.", a.ListArgs, READ, list_pages),
-    spec("brain_link", "Create a typed temporal link between two pages.", a.LinkArgs, WRITE, link),
-    spec(
-        "brain_link_close", "Close a temporal link's interval by its id.", a.LinkCloseArgs, WRITE, link_close
-    ),
-    spec("brain_backlinks", "List inbound links of a page.", a.BacklinksArgs, READ, backlinks),
-    spec("brain_graph", "N-hop outbound neighbourhood graph from a page.", a.GraphArgs, READ, graph),
-    spec(
-        "brain_check",
-        "Contradiction detection on a page, or on every page when slug is omitted.",
-        a.CheckArgs,
-        READ,
-        check_contradictions,
-    ),
-    spec("brain_timeline", "Timeline entries of a page.", a.TimelineArgs, READ, timeline),
-    spec("brain_tags", "List, add or remove a page's tags.", a.TagsArgs, WRITE, tags),
-    spec(
-        "brain_gap",
-        "Log a knowledge gap (privacy-safe: only the query's hash is stored).",
-        a.GapArgs,
-        WRITE,
-        gap,
-    ),
-    spec("brain_gaps", "List knowledge gaps.", a.GapsArgs, READ, gaps),
-    spec("brain_stats", "Brain statistics.", a.NoArgs, READ, stats),
-    spec("brain_collections", "List collection status.", a.NoArgs, READ, collections),
-    spec("brain_raw", "Store raw structured data (API responses, JSON) for a page.", a.RawArgs, WRITE, raw),
+    spec("brain_get", d.GET, a.SlugArgs, READ, get),
+    spec("brain_put", d.PUT, a.PutArgs, WRITE, put),
+    spec("brain_query", d.QUERY, a.QueryArgs, READ, query),
+    spec("brain_search", d.SEARCH, a.SearchArgs, READ, search),
+    spec("brain_list", d.LIST, a.ListArgs, READ, list_pages),
+    spec("brain_link", d.LINK, a.LinkArgs, WRITE, link),
+    spec("brain_link_close", d.LINK_CLOSE, a.LinkCloseArgs, WRITE, link_close),
+    spec("brain_backlinks", d.BACKLINKS, a.BacklinksArgs, READ, backlinks),
+    spec("brain_graph", d.GRAPH, a.GraphArgs, READ, graph),
+    spec("brain_check", d.CHECK, a.CheckArgs, READ, check_contradictions),
+    spec("brain_timeline", d.TIMELINE, a.TimelineArgs, READ, timeline),
+    spec("brain_tags", d.TAGS, a.TagsArgs, WRITE, tags),
+    spec("brain_gap", d.GAP, a.GapArgs, WRITE, gap),
+    spec("brain_gaps", d.GAPS, a.GapsArgs, READ, gaps),
+    spec("brain_stats", d.STATS, a.NoArgs, READ, stats),
+    spec("brain_collections", d.COLLECTIONS, a.NoArgs, READ, collections),
+    spec("brain_raw", d.RAW, a.RawArgs, WRITE, raw),
 )

@@ -10,8 +10,9 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from cairn.entrypoints.mcp.kit import ToolArgs
+from cairn.entrypoints.mcp.mnemosyne.descriptions import TYPES
 
-Offset = Annotated[int, Field(ge=0, description="Pagination offset.")]
+Offset = Annotated[int, Field(ge=0, description="How many entries to skip (default 0).")]
 
 
 class Workspace(ToolArgs):
@@ -24,40 +25,53 @@ class Workspace(ToolArgs):
 
 
 class SearchArgs(Workspace):
-    query: Annotated[str, Field(description="The search query.")]
-    library_uid: Annotated[str | None, Field(description="Restrict to one library by UID.")] = None
+    query: Annotated[str, Field(description="What to look for, in natural language or keywords.")]
+    library_uid: Annotated[str | None, Field(description="Search only the library with this uid.")] = None
     library_type: Annotated[
-        str | None, Field(description="Restrict by library type (fiction, nonfiction, technical, ...).")
+        str | None, Field(description=f"Search only libraries of this type ({TYPES}).")
     ] = None
-    collection_uid: Annotated[str | None, Field(description="Restrict to one collection by UID.")] = None
-    limit: Annotated[int, Field(description="Maximum candidates to return.")] = 20
-    rerank: Annotated[bool, Field(description="Apply re-ranking. Set False to skip.")] = True
-    include_images: Annotated[bool, Field(description="Include matching images in the response.")] = True
+    collection_uid: Annotated[str | None, Field(description="Search only the collection with this uid.")] = (
+        None
+    )
+    limit: Annotated[
+        int, Field(description="How many candidates (and images) at most: default 20, clamped into 1..200.")
+    ] = 20
+    rerank: Annotated[
+        bool,
+        Field(description="Re-order the fused candidates with the configured re-ranker; false skips it."),
+    ] = True
+    include_images: Annotated[bool, Field(description="Also return matching image items in `images`.")] = True
     search_types: Annotated[
         list[str] | None,
-        Field(description='Which retrieval strategies to run (default ["vector", "fulltext", "graph"]).'),
+        Field(
+            description='Retrieval legs to run, any of "vector", "fulltext", "graph" (default: all three).'
+        ),
     ] = None
 
 
 class GetChunkArgs(Workspace):
-    chunk_uid: Annotated[str, Field(description="The chunk UID from a `search` result.")]
+    chunk_uid: Annotated[str, Field(description="A `chunk_uid` taken from a search candidate.")]
 
 
 class ListLibrariesArgs(Workspace):
-    limit: Annotated[int, Field(description="Max libraries to return (capped at 200).")] = 50
+    limit: Annotated[
+        int, Field(description="How many libraries at most: default 50, clamped into 1..200.")
+    ] = 50
     offset: Offset = 0
 
 
 class ListCollectionsArgs(Workspace):
-    library_uid: Annotated[str | None, Field(description="Filter to one parent library.")] = None
-    limit: Annotated[int, Field(description="Max collections to return (capped at 200).")] = 50
+    library_uid: Annotated[str | None, Field(description="Only the collections of this library.")] = None
+    limit: Annotated[
+        int, Field(description="How many collections at most: default 50, clamped into 1..200.")
+    ] = 50
     offset: Offset = 0
 
 
 class ListItemsArgs(Workspace):
-    collection_uid: Annotated[str | None, Field(description="Filter to one collection.")] = None
-    library_uid: Annotated[str | None, Field(description="Filter to one library.")] = None
-    limit: Annotated[int, Field(description="Max items to return (capped at 200).")] = 50
+    collection_uid: Annotated[str | None, Field(description="Only the items of this collection.")] = None
+    library_uid: Annotated[str | None, Field(description="Only the items of this library.")] = None
+    limit: Annotated[int, Field(description="How many items at most: default 50, clamped into 1..200.")] = 50
     offset: Offset = 0
 
 

@@ -18,8 +18,9 @@ from cairn.auth.principal import PUBLIC, READ
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.mnemosyne import args as a
+from cairn.entrypoints.mcp.mnemosyne import descriptions as d
 from cairn.entrypoints.mcp.mnemosyne.services import MnemosyneServices
-from cairn.services.mnemosyne.libraries import LIBRARY_TYPES, Collection, Library, LibraryItem
+from cairn.services.mnemosyne.libraries import Collection, Library, LibraryItem
 from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
 
 MAX_LIMIT = 200
@@ -202,55 +203,11 @@ def spec(name: str, description: str, args: type[Any], scope: str, handler: Any)
     return ToolSpec(name=name, description=description, args=args, output=None, scope=scope, handler=handler)
 
 
-TYPES = ", ".join(LIBRARY_TYPES)
 MNEMOSYNE_TOOLS: tuple[ToolSpec[Any], ...] = (
-    spec(
-        "search",
-        "Hybrid retrieval: vector + full-text + concept-graph candidates fused by RRF (Reciprocal Rank "
-        "Fusion), with optional re-ranking. Returns ranked evidence with ~500-character previews; "
-        "use get_chunk for a chunk's full text.",
-        a.SearchArgs,
-        READ,
-        search,
-    ),
-    spec(
-        "get_chunk",
-        "Fetch the full text of a single chunk by its UID. Use this when the text_preview returned by "
-        "search is not enough.",
-        a.GetChunkArgs,
-        READ,
-        get_chunk,
-    ),
-    spec(
-        "list_libraries",
-        "Enumerate libraries the caller is authorized to read. Use the returned uid or library_type "
-        f"to scope a subsequent search. Library types: {TYPES}.",
-        a.ListLibrariesArgs,
-        READ,
-        list_libraries,
-    ),
-    spec(
-        "list_collections",
-        "Enumerate collections, optionally filtered to a single library. Use the returned uid to scope "
-        "search or list_items to one collection.",
-        a.ListCollectionsArgs,
-        READ,
-        list_collections,
-    ),
-    spec(
-        "list_items",
-        "Enumerate indexed documents/files, optionally filtered by library or collection. Check "
-        'embedding_status before searching: only "completed" items appear in search results.',
-        a.ListItemsArgs,
-        READ,
-        list_items,
-    ),
-    spec(
-        "get_health",
-        "Health check for infrastructure pollers. Does not require authentication. Returns "
-        "{status: ok|degraded|error, checks: {<dependency>: {status, duration_ms}}}.",
-        a.NoArgs,
-        PUBLIC,
-        get_health,
-    ),
+    spec("search", d.SEARCH, a.SearchArgs, READ, search),
+    spec("get_chunk", d.GET_CHUNK, a.GetChunkArgs, READ, get_chunk),
+    spec("list_libraries", d.LIST_LIBRARIES, a.ListLibrariesArgs, READ, list_libraries),
+    spec("list_collections", d.LIST_COLLECTIONS, a.ListCollectionsArgs, READ, list_collections),
+    spec("list_items", d.LIST_ITEMS, a.ListItemsArgs, READ, list_items),
+    spec("get_health", d.GET_HEALTH, a.NoArgs, PUBLIC, get_health),
 )

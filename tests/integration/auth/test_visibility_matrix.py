@@ -375,6 +375,7 @@ def read_routes(world: World) -> list[tuple[str, str]]:
 
 def _request(world: World, method: str, template: str, data: DataSet) -> tuple[str, dict[str, Any], Any]:
     v = data.values
+    template = re.sub(r"\{(\w+):path\}", r"{\1}", template)  # a route that takes the rest of the path
     path = (
         template.replace("{brainId}", v["brain"])
         .replace("{sessionId}", v["session"] or "ses_none")

@@ -169,7 +169,8 @@ def test_ingest_url(tmp_path: Path, page_url: str) -> None:
         # the same page under other queries is another document; the same URL again updates its own
         other = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url + "?v=2"}).json()
         again = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url}).json()
-        assert other["path"].startswith(f"ingest/127.0.0.1-{port}/docs/page-") and other["path"].endswith(".md")
+        assert other["path"].startswith(f"ingest/127.0.0.1-{port}/docs/page-")
+        assert other["path"].endswith(".md")
         assert other["document_id"] != body["document_id"] and again["document_id"] == body["document_id"]
 
 

@@ -19,8 +19,8 @@ from tests.integration.mcp.conftest import LiveServer, ok, start_server
 pytestmark = pytest.mark.anyio
 CAIRN = str(Path(sys.executable).parent / "cairn")
 
-# Seed 001: each tool's parameters and which are required (brain_import's operator_approved and
-# brain_search's `index` format are the real server's additions).
+# Seed 001: each tool's parameters and which are required (brain_search's `index` format is the
+# real server's addition; brain_import takes only `data`, as the seed has it).
 SEED: dict[str, tuple[set[str], set[str]]] = {
     "brain_store": (
         {
@@ -61,7 +61,7 @@ SEED: dict[str, tuple[set[str], set[str]]] = {
     "brain_delete": ({"memory_id", "reason"}, {"memory_id"}),
     "brain_update": ({"memory_id", "content", "importance", "knowledge_category", "metadata"}, {"memory_id"}),
     "brain_export": ({"client_id", "type", "since", "limit"}, set()),
-    "brain_import": ({"data", "operator_approved"}, {"data", "operator_approved"}),
+    "brain_import": ({"data"}, {"data"}),
     "brain_reflect": ({"topic", "client_id", "limit"}, {"topic"}),
     "brain_research": ({"topic", "client_id", "max_iterations"}, {"topic"}),
 }
@@ -71,7 +71,6 @@ TYPES = {
     "sync": "boolean",
     "metadata": "object",
     "data": "array",
-    "operator_approved": "boolean",
     "max_iterations": "number",
 }
 
@@ -137,11 +136,9 @@ async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> 
         updated = body(await z.call_tool("brain_update", {"memory_id": event["id"], "importance": "high"}))
         deleted = body(await z.call_tool("brain_delete", {"memory_id": event["id"]}))
         exported = body(await z.call_tool("brain_export", {"client_id": "acme"}))
-        restored = body(
-            await z.call_tool("brain_import", {"data": exported["memories"], "operator_approved": True})
-        )
-        unapproved = failure(await z.call_tool("brain_import", {"data": exported["memories"]}))
-        reflected = body(await z.call_tool("brain_reflect", {"topic": "what does acme run", "limit": 5}))
+        restored = body(await z.call_tool("brain_import", {"data": exported["memories"]}))
+        shapeless = failure(await z.call_tool("brain_import", {}))
+        reflected = body(await z.call_tool("brain_reflect", {"topic": "what Acme runs", "limit": 5}))
         topicless = failure(await z.call_tool("brain_reflect", {"topic": " "}))
         disabled = failure(await z.call_tool("brain_research", {"topic": "what does acme run?"}))
         fractional = failure(await z.call_tool("brain_research", {"topic": "x", "max_iterations": 1.5}))
@@ -168,11 +165,8 @@ async def test_every_tool_over_http_as_the_wrapper_answers(live: LiveServer) -> 
     assert status["is_running"] is False and status["last_run_at"]
     assert updated["updated_fields"] == ["importance"] and deleted["deleted"] is True
     assert [m["id"] for m in exported["memories"]] == [stored["id"]] and exported["limit"] == 500
-    assert restored == {"imported": 0, "skipped": 1, "errors": 0}
-    assert unapproved == (
-        'Error: "operator_approved" must be true — import overwrites live memories and needs explicit '
-        "operator authorization"
-    )
+    assert restored == {"imported": 0, "skipped": 1, "errors": 0}  # still present: never overwritten
+    assert shapeless.startswith("Error: API POST /export/import: 400") and 'data\\" array' in shapeless
     assert reflected["memories_analyzed"] >= 1 and stored["id"] in reflected["cited_memory_ids"]
     assert reflected["llm"] == {"provider": "extractive", "model": "extractive"}
     assert topicless == 'Error: "topic" is required (non-empty string)'
@@ -204,7 +198,7 @@ async def test_export_import_and_research_when_enabled(tmp_path: Path) -> None:
             )
             dump = body(await z.call_tool("brain_export", {}))["memories"]
             body(await z.call_tool("brain_delete", {"memory_id": made["id"]}))
-            restored = body(await z.call_tool("brain_import", {"data": dump, "operator_approved": True}))
+            restored = body(await z.call_tool("brain_import", {"data": dump}))
             found = body(await z.call_tool("brain_search", {"query": "Redis API cache"}))
             answer = body(await z.call_tool("brain_research", {"topic": "What runs the API cache?"}))
 
@@ -278,13 +272,13 @@ async def test_every_tool_over_stdio(tmp_path: Path) -> None:
         note = body(await tool("brain_store", {"type": "event", "content": "Rolled Kubernetes to 1.31"}))
         statuses = body(await tool("brain_query", {"type": "statuses"}))
         found = body(await tool("brain_search", {"query": "deploys", "include_superseded": True}))
-        brief = body(await tool("brain_briefing", {"since": "2000-01-01T00:00:00Z"}))
+        brief = body(await tool("brain_briefing", {"since": "2000-01-01T00:00:00Z", "include": "all"}))
         stats = body(await tool("brain_stats", {}))
         entities = body(await tool("brain_entities", {"action": "get", "name": "k8s"}))
         updated = body(await tool("brain_update", {"memory_id": note["id"], "importance": "high"}))
         exported = body(await tool("brain_export", {"type": "status"}))
         deleted = body(await tool("brain_delete", {"memory_id": note["id"]}))
-        imported = body(await tool("brain_import", {"data": exported["memories"], "operator_approved": True}))
+        imported = body(await tool("brain_import", {"data": exported["memories"]}))
         reflected = body(await tool("brain_reflect", {"topic": "deploys"}))
         consolidated = body(await tool("brain_consolidate", {"action": "run", "sync": True}))
         research = failure(await tool("brain_research", {"topic": "why are deploys red?"}))

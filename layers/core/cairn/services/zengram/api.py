@@ -75,6 +75,10 @@ class ZengramApi(ZengramMemories, ZengramBriefing):
     def import_(self, body: Any, q: Mapping[str, str]) -> Reply:
         return Reply(200, transfer.restore(self.c, lambda: self.brain(create=True), body, q))
 
+    def import_new(self, body: Any) -> Reply:
+        """brain_import as the seed has it: no approval, nothing present overwritten."""
+        return Reply(200, transfer.restore_new(self.c, lambda: self.brain(create=True), body))
+
     def reflect(self, body: Any) -> Reply:
         return Reply(200, insight.reflect(self.c, self.brain, body))
 

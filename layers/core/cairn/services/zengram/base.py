@@ -12,6 +12,11 @@ SERVICE = "zengram"
 DEFAULT_BRAIN_NAME = "Shared Brain"
 
 
+DEFAULT_AGENT = "claude-code"
+"""The agent a request speaks for when it names none: a store's source agent over MCP, and the
+briefing's requesting agent, whose own entries it leaves out (the seed's default)."""
+
+
 BRIEFED_TYPES = (MemoryType.event, MemoryType.fact, MemoryType.decision, MemoryType.status)
 
 

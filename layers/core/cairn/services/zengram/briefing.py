@@ -12,7 +12,8 @@ from cairn.services.memory.memory_ranking import (
     effective_confidence,
     importance_name,
 )
-from cairn.services.zengram.base import BRIEFED_TYPES, ZengramBase, bounded_int
+from cairn.services.zengram.base import BRIEFED_TYPES, DEFAULT_AGENT, ZengramBase, bounded_int
+from cairn.services.zengram.consolidation import consolidated_until
 from cairn.services.zengram.memory_ops import RANK
 from cairn.services.zengram.reply import Reply
 from cairn.services.zengram.shapes import (
@@ -45,11 +46,11 @@ class ZengramBriefing(ZengramBase):
         if fmt not in ("compact", "summary", "full"):
             raise bad("Invalid format: must be one of compact, summary, full")
         limit = bounded_int(q.get("limit"), default=100, low=1, high=500)
-        agent = q.get("agent") or None
+        agent = q.get("agent") or DEFAULT_AGENT
         brain = self.brain()
         docs = self.c.memories.since(brain, since, limit=limit * 4 + 50)
         in_period = len(docs)
-        if agent and q.get("include") != "all":
+        if q.get("include") != "all":
             docs = [d for d in docs if d.memory is None or d.memory.source_agent != agent]
         docs = [d for d in docs if d.memory is not None][:limit]
         now = self.c.clock.now()
@@ -77,7 +78,7 @@ class ZengramBriefing(ZengramBase):
         out: dict[str, Any] = {
             "since": q["since"],
             "format": fmt,
-            "requesting_agent": agent or "unknown",
+            "requesting_agent": agent,
             "generated_at": iso(now),
             "summary": summary,
         }
@@ -198,6 +199,8 @@ class ZengramBriefing(ZengramBase):
             if effective_confidence(d.memory, d.created_at, reads[d.id].last, now) < 0.5
         )
         vectors = sum(d.chunk_count for d in docs)  # a memory's chunks are its vectors, as in zengram's store
+        settled = consolidated_until(self.c, brain)
+        consolidated = sum(1 for d in docs if settled is not None and d.created_at <= settled)
         return Reply(
             200,
             {
@@ -205,7 +208,7 @@ class ZengramBriefing(ZengramBase):
                 "vectors_count": vectors,
                 "active": len(active),
                 "superseded": len(docs) - len(active),
-                "consolidated": 0,
+                "consolidated": consolidated,
                 "by_type": {t.value: by_type[t.value] for t in BRIEFED_TYPES},
                 "decayed_below_50pct": decayed,
                 "decay_config": {"factor": DECAY_FACTOR, "affected_types": ["fact", "status"]},

@@ -3,19 +3,27 @@ runs on the JobRunner: the embedded queue, or Step Functions on AWS.
 
 One consolidation per brain at a time: the brain's last run is a record (runs.py), taken
 with a conditional write, so two concurrent POSTs start one job and the other is `skipped`.
+
+Each run takes on the memories waiting for consolidation, as zengram's runs do: every memory
+created since the moment the completed runs before it reached (runs.py). Its summary counts them
+(`memories_processed`) and their clients (`groups_processed`); once its job completes they count
+as consolidated (`consolidated` in stats, exports and full search rows), and the next run takes
+on only newer ones. The job's own work on them is the event expiry of its prune step.
 """
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import Conflict, Forbidden, NotFound
-from cairn.domain.models import Brain, Job, JobStatus
+from cairn.domain.models import Brain, Document, Job, JobStatus
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB
-from cairn.services.zengram.runs import LastRun
+from cairn.services.zengram.base import BRIEFED_TYPES
+from cairn.services.zengram.runs import LastRun, Taken
 from cairn.services.zengram.shapes import iso
-from cairn.services.zengram.validate import Refused
+from cairn.services.zengram.validate import Refused, parse_time
 
 if TYPE_CHECKING:
     from cairn.services.zengram.deps import ZengramDeps
@@ -27,6 +35,13 @@ SYNC_WAIT_LAMBDA_S = 24.0
 with the job still running (poll it with GET /consolidate/job/<id>)."""
 PICKUP_S = 0.3
 """How long a queued job may wait for the server's worker before the request runs it itself."""
+NOTHING_WAITING = "No unconsolidated memories found"
+MAX_WAITING = 1_000_000
+"""How many waiting memories one run reads at most, newest first: a bound on one request's reads,
+not a batch size (past it, the oldest waiting would be settled without being counted)."""
+_SKEW = timedelta(minutes=1)
+"""How far before the settled moment the by-time index is read: a memory's index entry is written
+just before its document takes its creation time."""
 _STATUS = {
     JobStatus.queued: "running",
     JobStatus.running: "running",
@@ -49,9 +64,10 @@ def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, A
     last = c.runs.last(brain.id)
     if _running(c, last):
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
+    taken = _take(c, brain, settled_until(c, last))
     job = c.consolidation.queue(brain)
     try:
-        c.runs.begin(brain.id, job.id, iso(job.created_at), after=last)
+        c.runs.begin(brain.id, job.id, iso(job.created_at), after=last, taken=taken)
     except Conflict:
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     if not sync:
@@ -65,19 +81,59 @@ def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, A
         if done.status is JobStatus.queued and time.monotonic() - began > PICKUP_S:
             c.jobs.run_pending()  # no worker took it (a server without one): run it here
         time.sleep(0.05)
-    return 200, summary(done)
+    return 200, summary(done, taken)
 
 
-def summary(job: Job) -> dict[str, Any]:
-    """A run's summary in zengram's terms, from Cairn's step results."""
+def settled_until(c: ZengramDeps, last: LastRun | None) -> str | None:
+    """The moment up to which the brain's memories are consolidated (ISO 8601): the last run's
+    cutoff once its job completed, else what was settled before it; None before any run."""
+    if last is None:
+        return None
+    try:
+        completed = c.jobs.status(last.job_id).status is JobStatus.completed
+    except NotFound:
+        completed = False
+    return last.taken.cutoff if completed else last.taken.settled
+
+
+def consolidated_until(c: ZengramDeps, brain: Brain) -> datetime | None:
+    """settled_until for the brain, as a time: a memory created then or before is consolidated."""
+    settled = settled_until(c, c.runs.last(brain.id))
+    return parse_time(settled, "settled") if settled else None
+
+
+def _take(c: ZengramDeps, brain: Brain, settled: str | None) -> Taken:
+    """The memories waiting since `settled`: those of zengram's types, not deleted, created after it."""
+    after = parse_time(settled, "settled") if settled else None
+    since = after - _SKEW if after is not None else datetime.min.replace(tzinfo=UTC)
+    waiting = [d for d in c.memories.since(brain, since, limit=MAX_WAITING) if _waits(d, after)]
+    if not waiting:
+        return Taken(settled=settled, cutoff=settled)
+    clients = {(d.memory.client_id if d.memory else None) or "global" for d in waiting}
+    cutoff = iso(max(d.created_at for d in waiting))
+    return Taken(waiting=len(waiting), groups=len(clients), settled=settled, cutoff=cutoff)
+
+
+def _waits(doc: Document, after: datetime | None) -> bool:
+    return (
+        doc.memory is not None
+        and doc.memory.type in BRIEFED_TYPES
+        and doc.deleted_at is None
+        and (after is None or doc.created_at > after)
+    )
+
+
+def summary(job: Job, taken: Taken | None) -> dict[str, Any]:
+    """A run's summary in zengram's terms: what the run took on, and Cairn's step results."""
     result = job.result or {}
     merge, promote, prune = (result.get(step, {}) for step in ("merge", "promote", "prune"))
+    took = taken or Taken()
     started = job.created_at
     out: dict[str, Any] = {
         "status": "complete" if job.status is JobStatus.completed else "partial",
         "job_id": job.id,
-        "memories_processed": int(merge.get("notes", 0) or 0),
-        "groups_processed": int(merge.get("groups", 0) or 0),
+        "memories_processed": took.waiting,
+        "groups_processed": took.groups,
         "merged_facts": int(merge.get("merged", 0) or 0),
         "contradictions_found": 0,
         "connections_found": 0,
@@ -89,6 +145,8 @@ def summary(job: Job) -> dict[str, Any]:
         "duration_ms": int((job.updated_at - started).total_seconds() * 1000),
         "llm": None,
     }
+    if not took.waiting:
+        out["message"] = NOTHING_WAITING
     if job.error:
         out["errors"] = [job.error]
     return out
@@ -106,7 +164,9 @@ def job_status(c: ZengramDeps, job_id: str) -> dict[str, Any]:
         "job_id": job.id,
         "status": _STATUS[job.status],
         "startedAt": iso(job.created_at),
-        "result": summary(job) if finished and job.status is JobStatus.completed else None,
+        "result": summary(job, c.runs.of_job(job.brain_id or "", job.id))
+        if finished and job.status is JobStatus.completed
+        else None,
         "error": job.error,
     }
 

@@ -15,6 +15,8 @@ from cairn.services.memory.memory_ranking import (
     importance_name,
 )
 from cairn.services.zengram.base import ZengramBase, bounded_int, matches, one_of
+from cairn.services.zengram.consolidation import consolidated_until
+from cairn.services.zengram.redact import redact, redact_all
 from cairn.services.zengram.reply import Reply
 from cairn.services.zengram.shapes import (
     METADATA_KEY,
@@ -105,6 +107,7 @@ class ZengramMemories(ZengramBase):
             ),
         )
         rows: list[dict[str, Any]] = []
+        settled = consolidated_until(self.c, brain) if fmt == "full" else None
         for hit in hits:
             doc = hit.memory
             m = facet_of(doc)
@@ -136,7 +139,7 @@ class ZengramMemories(ZengramBase):
                     }
                 )
             else:
-                whole = payload(doc, self.c.memories.text(doc), hit.access)
+                whole = payload(doc, self.c.memories.text(doc), hit.access, settled)
                 text = whole.pop("content")
                 sources = [
                     leg for leg, rank in (("vector", hit.vector_rank), ("keyword", hit.bm25_rank)) if rank
@@ -226,12 +229,12 @@ class ZengramMemories(ZengramBase):
         brain = self.brain()
         metadata = None
         if body.get("metadata") is not None:
-            metadata = {METADATA_KEY: json.dumps(body["metadata"], ensure_ascii=False)}
+            metadata = {METADATA_KEY: json.dumps(redact_all(body["metadata"]), ensure_ascii=False)}
         try:
             updated = self.c.memories.update(
                 brain,
                 memory_id,
-                content=body.get("content") or None,
+                content=redact(body["content"]) if body.get("content") else None,
                 importance=IMPORTANCE[body["importance"]] if body.get("importance") else None,
                 knowledge_category=body.get("knowledge_category") or None,
                 metadata=metadata,

@@ -10,6 +10,7 @@ from cairn.domain.models import Document, MemoryFacet, MemoryType
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
 from cairn.services.memory.memory_ranking import IMPORTANCE, importance_name
 from cairn.services.search.access import Access
+from cairn.services.zengram.redact import redact, redact_all
 from cairn.services.zengram.validate import parse_time
 
 METADATA_KEY = "zengram.metadata"
@@ -39,8 +40,11 @@ def facet_of(doc: Document) -> MemoryFacet:
     return doc.memory or MemoryFacet(type=MemoryType.note)
 
 
-def payload(doc: Document, text: str, access: Access | None = None) -> dict[str, Any]:
-    """The whole stored memory (export rows, `format=full` search rows)."""
+def payload(
+    doc: Document, text: str, access: Access | None = None, consolidated_until: datetime | None = None
+) -> dict[str, Any]:
+    """The whole stored memory (export rows, `format=full` search rows); it is consolidated when it
+    was created by the moment the brain's completed consolidation runs reached."""
     m = facet_of(doc)
     seen = access or Access(m.access_count, m.last_access)
     return {
@@ -54,6 +58,9 @@ def payload(doc: Document, text: str, access: Access | None = None) -> dict[str,
         "knowledge_category": m.knowledge_category or "general",
         "category": m.category or "episodic",
         "source_agent": m.source_agent,
+        # Cairn keeps one observer of a memory, the agent that stored it.
+        "observed_by": [m.source_agent] if m.source_agent else [],
+        "observation_count": 1,
         "importance": importance_name(m.importance),
         "confidence": 1.0,
         "access_count": seen.count,
@@ -68,7 +75,7 @@ def payload(doc: Document, text: str, access: Access | None = None) -> dict[str,
         "last_accessed_at": iso(seen.last),
         "valid_from": iso(m.valid_from),
         "valid_to": iso(m.valid_to),
-        "consolidated": False,
+        "consolidated": consolidated_until is not None and doc.created_at <= consolidated_until,
         "metadata": user_metadata(doc),
         "content_hash": m.content_hash,
     }
@@ -84,13 +91,14 @@ def summary_line(text: str, chars: int = 80) -> str:
 
 
 def memory_input(body: dict[str, Any], *, empty_metadata: bool, memory_id: str | None = None) -> MemoryInput:
-    """A checked POST /memory body (or import record) as a store input. zengram keeps a body's
-    `metadata: {}` but drops an import record's (`empty_metadata`)."""
+    """A checked POST /memory body (or import record) as a store input, credentials taken out of
+    its text and metadata (redact.py). zengram keeps a body's `metadata: {}` but drops an import
+    record's (`empty_metadata`)."""
     given = body.get("metadata")
     keep = given is not None if empty_metadata else bool(given)
     return MemoryInput(
         type=MemoryType(str(body["type"])),
-        content=body["content"],
+        content=redact(body["content"]),
         source_agent=body["source_agent"],
         client_id=body.get("client_id") or "global",
         category=body.get("category") or "episodic",
@@ -101,6 +109,6 @@ def memory_input(body: dict[str, Any], *, empty_metadata: bool, memory_id: str |
         status_value=body.get("status_value") or None,
         valid_from=parse_time(body["valid_from"], "valid_from") if body.get("valid_from") else None,
         valid_to=parse_time(body["valid_to"], "valid_to") if body.get("valid_to") else None,
-        metadata={METADATA_KEY: json.dumps(given, ensure_ascii=False)} if keep else {},
+        metadata={METADATA_KEY: json.dumps(redact_all(given), ensure_ascii=False)} if keep else {},
         memory_id=memory_id,
     )

@@ -3,9 +3,11 @@
 An export row is the stored memory (shapes.payload) with its entities and observers. An import
 stores each record through MemoryService.store, as POST /memory would: scrubbed, deduplicated
 against the current memories of its client and type, superseding by key or subject, re-embedded;
-a record's own `id` is kept, so a restore gives back the same ids. Records are stored oldest
-first, so that of two facts with one key the newer ends current, and a record that was deleted
-is deleted again after it is stored.
+a record's own `id` is kept, so a restore gives back the same ids. The HTTP route needs operator
+approval for that (an id overwrites the memory it names); the seed's brain_import, which has no
+approval to give, never overwrites a memory that is still present (`restore_new`). Records are
+stored oldest first, so that of two facts with one key the newer ends current, and a record that
+was deleted is deleted again after it is stored.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.search.access import Access
+from cairn.services.zengram.consolidation import consolidated_until
 from cairn.services.zengram.shapes import iso, memory_input, payload
 from cairn.services.zengram.validate import (
     MEMORY_TYPES,
@@ -75,8 +78,9 @@ def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]
     page = matching[offset : offset + limit]
     access = c.access.get_many(brain.id, [d.id for d in page]) if c.access else {}
     names: dict[str, dict[str, str] | None] = {}
+    settled = consolidated_until(c, brain)
     return {
-        "memories": [_row(c, brain, doc, access.get(doc.id), names) for doc in page],
+        "memories": [_row(c, brain, doc, access.get(doc.id), names, settled) for doc in page],
         "total": len(matching),
         "limit": limit,
         "offset": offset,
@@ -92,9 +96,14 @@ def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]
 
 
 def _row(
-    c: ZengramDeps, brain: Brain, doc: Document, seen: Access | None, names: dict[str, dict[str, str] | None]
+    c: ZengramDeps,
+    brain: Brain,
+    doc: Document,
+    seen: Access | None,
+    names: dict[str, dict[str, str] | None],
+    settled: datetime | None,
 ) -> dict[str, Any]:
-    whole = payload(doc, c.memories.text(doc), seen)
+    whole = payload(doc, c.memories.text(doc), seen, settled)
     whole.pop("expired_at", None)
     entities = []
     for link in c.entities.links.outgoing(brain.id, doc.id):
@@ -105,13 +114,7 @@ def _row(
             )
         if names[link.target_id] is not None:
             entities.append(names[link.target_id])
-    agent = whole["source_agent"]
-    return {
-        **whole,
-        "entities": entities,
-        "observed_by": [agent] if agent else [],
-        "observation_count": 1,
-    }
+    return {**whole, "entities": entities}
 
 
 def approved(body: Any, q: Mapping[str, str]) -> bool:
@@ -121,9 +124,21 @@ def approved(body: Any, q: Mapping[str, str]) -> bool:
 
 
 def restore(c: ZengramDeps, brain_of: Any, body: Any, q: Mapping[str, str]) -> dict[str, int]:
-    """Import a backup's records; `brain_of()` gives the brain once the request is accepted."""
+    """zengram's POST /export/import: only with operator approval, since a record's id overwrites
+    the memory it names. `brain_of()` gives the brain once the request is accepted."""
     if not approved(body, q):
         raise Refused(403, "operator_approved=true is required for import restores")
+    return _restore(c, brain_of, body, overwrite=True)
+
+
+def restore_new(c: ZengramDeps, brain_of: Any, body: Any) -> dict[str, int]:
+    """The seed's brain_import, which has no approval to give: the same import, except that a
+    record whose id names a memory still present (current or superseded, not deleted) is skipped,
+    so nothing live is overwritten. A deleted memory is restored in place."""
+    return _restore(c, brain_of, body, overwrite=False)
+
+
+def _restore(c: ZengramDeps, brain_of: Any, body: Any, *, overwrite: bool) -> dict[str, int]:
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         raise bad('Request body must contain a "data" array of memory objects')
@@ -139,6 +154,9 @@ def restore(c: ZengramDeps, brain_of: Any, body: Any, q: Mapping[str, str]) -> d
         except (Refused, CairnError):
             errors += 1
             continue
+        if not overwrite and _present(c, brain, memory.memory_id):
+            skipped += 1
+            continue
         try:
             stored = c.memories.store(brain, memory)
             if stored.deduplicated:
@@ -153,6 +171,16 @@ def restore(c: ZengramDeps, brain_of: Any, body: Any, q: Mapping[str, str]) -> d
             continue
         imported += 1
     return {"imported": imported, "skipped": skipped, "errors": errors}
+
+
+def _present(c: ZengramDeps, brain: Brain, memory_id: str | None) -> bool:
+    """Whether `memory_id` names a memory of the brain that is not deleted."""
+    if memory_id is None:
+        return False
+    try:
+        return c.memories.record(brain, memory_id).deleted_at is None
+    except NotFound:
+        return False
 
 
 def _input(record: Any) -> MemoryInput:

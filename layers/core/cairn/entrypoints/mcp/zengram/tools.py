@@ -1,5 +1,7 @@
 """The 13 `brain_*` tools. Each does what zengram's wrapper does: check the arguments it checks,
-turn the call into the request it would send, and answer what the API answered. The request
+turn the call into the request it would send, and answer what the API answered. Where the seed
+says otherwise the seed wins: brain_briefing's agent defaults to "claude-code", and brain_import
+takes only `data` (it never overwrites a memory still present, see services/zengram/transfer.py). The request
 goes to the same operations the /zengram HTTP API runs (services/zengram/api.py), in process.
 
 A success is the API body as JSON text (pretty, as zengram 4.3.0 prints it); a failure is
@@ -18,12 +20,13 @@ from mcp_types import CallToolResult, TextContent
 from cairn.auth.principal import READ, WRITE
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, request_meta
 from cairn.entrypoints.mcp.zengram import args as a
+from cairn.entrypoints.mcp.zengram import descriptions as d
 from cairn.entrypoints.mcp.zengram.services import ZengramServices
 from cairn.services.zengram.api import ZengramApi
+from cairn.services.zengram.base import DEFAULT_AGENT
 from cairn.services.zengram.reply import Reply, run
 from cairn.services.zengram.validate import MEMORY_TYPES
 
-DEFAULT_AGENT = "claude-code"
 TOPIC_REQUIRED = '"topic" is required (non-empty string)'
 BRAIN_META = "cairn.dev/brain"
 """The brain a call used, in the result's _meta, for the audit (zengram's results are text only)."""
@@ -42,6 +45,11 @@ def _query(pairs: list[tuple[str, Any]]) -> str:
     """URLSearchParams of the truthy values, in order (spaces as `+`), as the wrapper builds it."""
     kept = [(k, _str(v)) for k, v in pairs if v not in (None, "", False, 0)]
     return f"?{urlencode(kept)}" if kept else ""
+
+
+def _segment(value: str) -> str:
+    """A path segment as the wrapper's encodeURIComponent writes it ("/" as %2F)."""
+    return quote(value, safe="!'()*")
 
 
 def _str(value: Any) -> str:
@@ -124,7 +132,7 @@ def search(deps: SurfaceDeps[ZengramServices], x: a.SearchArgs) -> CallToolResul
 def briefing(deps: SurfaceDeps[ZengramServices], x: a.BriefingArgs) -> CallToolResult:
     pairs: list[tuple[str, Any]] = [
         ("since", x.since),
-        ("agent", x.agent),
+        ("agent", x.agent or DEFAULT_AGENT),
         ("include", x.include),
         ("format", x.format or "compact"),
         ("limit", x.limit),
@@ -154,7 +162,7 @@ def consolidate(deps: SurfaceDeps[ZengramServices], x: a.ConsolidateArgs) -> Cal
         return call(deps, "GET", "/consolidate/status", lambda api: api.consolidation_status())
     if x.action == "job" and x.job_id:
         job_id = x.job_id
-        path = f"/consolidate/job/{quote(job_id, safe='')}"
+        path = f"/consolidate/job/{_segment(job_id)}"
         return call(deps, "GET", path, lambda api: api.consolidation_job(job_id))
     query_string = "?sync=true" if x.sync else ""
     params = {"sync": "true"} if x.sync else {}
@@ -166,9 +174,7 @@ def delete(deps: SurfaceDeps[ZengramServices], x: a.DeleteArgs) -> CallToolResul
         return local_error("memory_id is required")
     memory_id = x.memory_id
     body = _truthy({"reason": x.reason})
-    return call(
-        deps, "DELETE", f"/memory/{quote(memory_id, safe='')}", lambda api: api.delete(memory_id, body)
-    )
+    return call(deps, "DELETE", f"/memory/{_segment(memory_id)}", lambda api: api.delete(memory_id, body))
 
 
 def update(deps: SurfaceDeps[ZengramServices], x: a.UpdateArgs) -> CallToolResult:
@@ -187,9 +193,7 @@ def update(deps: SurfaceDeps[ZengramServices], x: a.UpdateArgs) -> CallToolResul
             "must provide at least one field to update (content, importance, knowledge_category, metadata)"
         )
     memory_id = x.memory_id
-    return call(
-        deps, "PATCH", f"/memory/{quote(memory_id, safe='')}", lambda api: api.update(memory_id, body)
-    )
+    return call(deps, "PATCH", f"/memory/{_segment(memory_id)}", lambda api: api.update(memory_id, body))
 
 
 def entities(deps: SurfaceDeps[ZengramServices], x: a.EntitiesArgs) -> CallToolResult:
@@ -199,7 +203,7 @@ def entities(deps: SurfaceDeps[ZengramServices], x: a.EntitiesArgs) -> CallToolR
         return call(deps, "GET", "/entities/stats", lambda api: api.entity_stats())
     if x.action in ("get", "memories"):
         name = x.name or ""
-        path = f"/entities/{quote(name, safe='')}"
+        path = f"/entities/{_segment(name)}"
         if x.action == "get":
             return call(deps, "GET", path, lambda api: api.entity(name))
         pairs: list[tuple[str, Any]] = [("limit", x.limit)]
@@ -224,13 +228,8 @@ def export(deps: SurfaceDeps[ZengramServices], x: a.ExportArgs) -> CallToolResul
 
 
 def import_(deps: SurfaceDeps[ZengramServices], x: a.ImportArgs) -> CallToolResult:
-    if x.operator_approved is not True:
-        return local_error(
-            '"operator_approved" must be true — import overwrites live memories and needs explicit '
-            "operator authorization"
-        )
-    body = {"data": x.data, "operator_approved": True}
-    return call(deps, "POST", "/export/import", lambda api: api.import_(body, {}))
+    body = {"data": x.data}
+    return call(deps, "POST", "/export/import", lambda api: api.import_new(body))
 
 
 def reflect(deps: SurfaceDeps[ZengramServices], x: a.ReflectArgs) -> CallToolResult:
@@ -281,92 +280,17 @@ def spec(
 
 
 ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
-    spec(
-        "brain_store",
-        "Store a memory in the Shared Brain. Supports four memory types with automatic "
-        "deduplication, entity extraction, and supersedes logic.",
-        a.StoreArgs,
-        WRITE,
-        store,
-    ),
-    spec(
-        "brain_search",
-        "Multi-path search using vector (semantic) and keyword (BM25 exact match) retrieval "
-        "in parallel, fused with Reciprocal Rank Fusion.",
-        a.SearchArgs,
-        READ,
-        search,
-    ),
-    spec(
-        "brain_briefing",
-        "Get a session briefing showing what happened across all agents since a given time. "
-        "Excludes the requesting agent's own entries by default.",
-        a.BriefingArgs,
-        READ,
-        briefing,
-    ),
-    spec(
-        "brain_query",
-        "Structured database query. Use for exact lookups by key, subject, or time range. "
-        "Unlike brain_search, this queries the structured Postgres store directly -- no semantic matching.",
-        a.QueryArgs,
-        READ,
-        query,
-    ),
-    spec("brain_stats", "Get memory health statistics. No parameters.", a.NoArgs, READ, stats),
-    spec(
-        "brain_consolidate",
-        "Trigger or monitor the consolidation engine.",
-        a.ConsolidateArgs,
-        WRITE,
-        consolidate,
-    ),
-    spec(
-        "brain_entities",
-        "Query the entity knowledge graph.",
-        a.EntitiesArgs,
-        READ,
-        entities,
-    ),
-    spec("brain_delete", "Soft-delete a memory by ID.", a.DeleteArgs, WRITE, delete, _memory),
-    spec(
-        "brain_update",
-        "Update an existing memory in place without creating a new version.",
-        a.UpdateArgs,
-        WRITE,
-        update,
-        _memory,
-    ),
-    spec(
-        "brain_export",
-        "Export memories as JSON for backup or migration.",
-        a.ExportArgs,
-        READ,
-        export,
-    ),
-    spec(
-        "brain_import",
-        "Import memories from JSON backup.",
-        a.ImportArgs,
-        WRITE,
-        import_,
-    ),
-    spec(
-        "brain_reflect",
-        "LLM-powered synthesis that analyzes memories about a topic and identifies patterns, "
-        "timeline, contradictions, and knowledge gaps.",
-        a.ReflectArgs,
-        READ,
-        reflect,
-    ),
-    spec(
-        "brain_research",
-        "Agentic, iterate-until-sufficient retrieval for hard multi-hop questions. Runs a "
-        "bounded loop: retrieve, judge whether the gathered memories actually answer the question, search "
-        "the named gap if not, repeat. Then synthesizes a grounded answer with per-claim [mem:<id>] "
-        "citations (fabricated citations are stripped).",
-        a.ResearchArgs,
-        READ,
-        research,
-    ),
+    spec("brain_store", d.STORE, a.StoreArgs, WRITE, store),
+    spec("brain_search", d.SEARCH, a.SearchArgs, READ, search),
+    spec("brain_briefing", d.BRIEFING, a.BriefingArgs, READ, briefing),
+    spec("brain_query", d.QUERY, a.QueryArgs, READ, query),
+    spec("brain_stats", d.STATS, a.NoArgs, READ, stats),
+    spec("brain_consolidate", d.CONSOLIDATE, a.ConsolidateArgs, WRITE, consolidate),
+    spec("brain_entities", d.ENTITIES, a.EntitiesArgs, READ, entities),
+    spec("brain_delete", d.DELETE, a.DeleteArgs, WRITE, delete, _memory),
+    spec("brain_update", d.UPDATE, a.UpdateArgs, WRITE, update, _memory),
+    spec("brain_export", d.EXPORT, a.ExportArgs, READ, export),
+    spec("brain_import", d.IMPORT, a.ImportArgs, WRITE, import_),
+    spec("brain_reflect", d.REFLECT, a.ReflectArgs, READ, reflect),
+    spec("brain_research", d.RESEARCH, a.ResearchArgs, READ, research),
 )

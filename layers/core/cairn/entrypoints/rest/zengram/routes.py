@@ -1,8 +1,14 @@
 """zengram's HTTP API under /zengram: the routes its published MCP wrapper calls.
 
 Every answer is JSON with an `x-request-id` header (the caller's, or a fresh one); errors are
-`{"error": "..."}` with zengram's statuses. Callers authenticate with `x-api-key` (a Cairn API
-key, or any other Cairn credential; entrypoints/auth_http.py); `GET /zengram/health` is open.
+`{"error": "..."}` with zengram's statuses, a route that does not exist included. Callers
+authenticate with `x-api-key` (a Cairn API key, or any other Cairn credential;
+entrypoints/auth_http.py); `GET /zengram/health` is open.
+
+A name or id in the path may contain "/", sent as `%2F` (the wrapper encodes it so). The server
+decodes the path before routing, so those routes take the rest of the path; an entity's route
+reads the undecoded path where the server keeps it (uvicorn does, Mangum does not), so that a
+name ending in "/memories" is told apart from its memories route.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 from fastapi import APIRouter, Request
@@ -83,11 +90,11 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def query(request: Request) -> Response:
         return await respond(request, lambda _: api.query(params(request)))
 
-    @router.patch("/memory/{memory_id}")
+    @router.patch("/memory/{memory_id:path}")
     async def update(memory_id: str, request: Request) -> Response:
         return await respond(request, lambda body: api.update(memory_id, body), with_body=True)
 
-    @router.delete("/memory/{memory_id}")
+    @router.delete("/memory/{memory_id:path}")
     async def delete(memory_id: str, request: Request) -> Response:
         return await respond(request, lambda body: api.delete(memory_id, body), with_body=True)
 
@@ -107,13 +114,19 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def entity_stats(request: Request) -> Response:
         return await respond(request, lambda _: api.entity_stats())
 
-    @router.get("/entities/{name}")
-    async def entity(name: str, request: Request) -> Response:
+    async def entity_route(request: Request, name: str, *, memories: bool) -> Response:
+        name, memories = _entity_path(request, name, memories)
+        if memories:
+            return await respond(request, lambda _: api.entity_memories(name, params(request)))
         return await respond(request, lambda _: api.entity(name))
 
-    @router.get("/entities/{name}/memories")
+    @router.get("/entities/{name:path}/memories")
     async def entity_memories(name: str, request: Request) -> Response:
-        return await respond(request, lambda _: api.entity_memories(name, params(request)))
+        return await entity_route(request, name, memories=True)
+
+    @router.get("/entities/{name:path}")
+    async def entity(name: str, request: Request) -> Response:
+        return await entity_route(request, name, memories=False)
 
     @router.post("/consolidate")
     async def consolidate(request: Request) -> Response:
@@ -123,7 +136,7 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def consolidation_status(request: Request) -> Response:
         return await respond(request, lambda _: api.consolidation_status())
 
-    @router.get("/consolidate/job/{job_id}")
+    @router.get("/consolidate/job/{job_id:path}")
     async def consolidation_job(job_id: str, request: Request) -> Response:
         return await respond(request, lambda _: api.consolidation_job(job_id))
 
@@ -143,4 +156,26 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def research(request: Request) -> Response:
         return await respond(request, api.research, with_body=True, scope=READ)
 
+    @router.api_route("/{rest:path}", methods=list(_METHODS))
+    async def unmatched(rest: str, request: Request) -> Response:
+        """Any other path or method: Express's 404, in zengram's error body."""
+        request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
+        return answer(Reply(404, {"error": f"Cannot {request.method} /{rest}"}), request_id)
+
     return router
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_ENTITIES = "/entities/"
+_MEMORIES = "/memories"
+
+
+def _entity_path(request: Request, routed: str, memories: bool) -> tuple[str, bool]:
+    """The entity's name, and whether its memories are asked for: read from the undecoded path
+    when the server keeps it, where an encoded "/" is still part of the name; else as routed."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes) or _ENTITIES.encode() not in raw:
+        return routed, memories
+    tail = raw.split(b"?", 1)[0].split(_ENTITIES.encode(), 1)[1].decode("latin-1")
+    asked = tail.endswith(_MEMORIES)
+    return unquote(tail.removesuffix(_MEMORIES) if asked else tail), asked

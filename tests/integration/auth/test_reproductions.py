@@ -201,3 +201,21 @@ async def test_the_change_stream_tells_no_one_of_a_memory_they_may_not_see(live:
     )
     assert not any("thoughts/" in line for line in heard["key_a"])
     assert any("notes/open.md" in line for line in heard["key_a"])  # what it may see, it hears of
+
+
+async def test_a_thoughtmcp_memorys_chunk_is_fetched_by_those_who_may_see_it_and_nobody_else(
+    live: Live,
+) -> None:
+    x, y = live.sets["X"], live.sets["Y"]
+    own = await live.tool_json("/mcp/mnemosyne/", "get_chunk", {"chunk_uid": x.values["chunk"]}, who="user_x")
+    owner = await live.tool_json(
+        "/mcp/mnemosyne/", "get_chunk", {"chunk_uid": y.values["chunk"]}, who="owner"
+    )
+    assert x.marker in json.dumps(own) and y.marker in json.dumps(owner)  # chk_mem_… ids resolve
+    for who, chunk in (
+        ("user_x", y.values["chunk"]),
+        ("key_a", x.values["chunk"]),
+        ("other_tenant", x.values["chunk"]),
+    ):
+        answer = await live.tool("/mcp/mnemosyne/", "get_chunk", {"chunk_uid": chunk}, who=who)
+        assert x.marker not in answer and y.marker not in answer, (who, answer[:300])

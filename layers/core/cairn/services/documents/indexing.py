@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -71,6 +72,20 @@ class PlannedChunks:
 def chunk_id(document_id: str, ordinal: int) -> str:
     """Deterministic per (document, ordinal), so re-indexing overwrites instead of duplicating."""
     return f"chk_{document_id.removeprefix('doc_')}_{ordinal}"
+
+
+_LIVE_CHUNK_ID = re.compile(r"chk_([0-9a-z]+(?:_[0-9a-z]+)?)_(\d+)")
+
+
+def document_of_chunk(chunk: str) -> str | None:
+    """The id of the document a live chunk id belongs to (chunk_id's inverse): `chk_<ulid>_3` is
+    a chunk of `doc_<ulid>`, `chk_mem_<ulid>_0` one of the memory `mem_<ulid>`; None for any other
+    string."""
+    match = _LIVE_CHUNK_ID.fullmatch(chunk)
+    if match is None:
+        return None
+    inner = match.group(1)
+    return inner if "_" in inner else f"doc_{inner}"
 
 
 def staged_chunk_id(document_id: str, stage: str, ordinal: int) -> str:

@@ -35,6 +35,7 @@ from cairn.domain.paths import normalize_user_path
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
+from cairn.services.documents.indexing import document_of_chunk
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow
 from cairn.services.mnemosyne.item_status import COMPLETED, ItemStatusLog, PendingItem
@@ -45,7 +46,6 @@ COLLECTIONS_FOLDER: Final = "collections"
 LISTING_TTL_S: Final = 60.0  # a kept listing's age limit, should anything write past the events
 MAX_NAME: Final = 200
 MAX_DESCRIPTION: Final = 2000
-_CHUNK_ID = re.compile(r"chk_([0-9a-z]+)_(\d+)")
 _FILE_TYPES: Final = {
     "text/markdown": "md", "text/plain": "txt", "application/json": "json", "text/html": "html",
     "application/pdf": "pdf", "image/png": "png", "image/jpeg": "jpeg", "image/webp": "webp",
@@ -315,8 +315,8 @@ class LibraryService:
 
     def get_chunk(self, chunk_uid: str, libraries: Sequence[Library]) -> FoundChunk:
         """A live chunk of a completed item in one of `libraries`; NotFound otherwise."""
-        match = _CHUNK_ID.fullmatch(chunk_uid) if isinstance(chunk_uid, str) else None
-        doc = self.documents.repo.get_by_id(f"doc_{match.group(1)}") if match else None
+        doc_id = document_of_chunk(chunk_uid) if isinstance(chunk_uid, str) else None
+        doc = self.documents.repo.get_by_id(doc_id) if doc_id else None
         lib = next((lib for lib in libraries if doc is not None and lib.uid == doc.brain_id), None)
         chunk = self.chunks.get_chunk(lib.uid, chunk_uid) if lib is not None and doc is not None else None
         if lib is None or doc is None or doc.deleted_at is not None or chunk is None or not chunk.active:

@@ -27,6 +27,8 @@ LAX = [
     ("brain_raw", {"slug": "a", "source": "crm", "data": {}, "overwrite": "false"}),
     ("brain_get", {"slug": 7}),
     ("brain_tags", {"slug": "a", "add": [1]}),
+    ("brain_tags", {"slug": "a", "add": '["x"]'}),  # a list sent as a JSON-encoded string
+    ("brain_raw", {"slug": "a", "source": "crm", "data": '{"k": 1}'}),  # an object, likewise
 ]
 
 

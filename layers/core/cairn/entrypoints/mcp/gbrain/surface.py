@@ -20,4 +20,5 @@ SURFACE = SurfaceDecl(
     errors=GbrainErrors(),
     services=gbrain_services,
     instructions=INSTRUCTIONS,
+    decode_json_strings=False,  # gbrain's typed parameters refuse "[\"x\"]" for a list
 )

@@ -6,7 +6,8 @@ tools/list advertises each declaration's cleaned input schema and its output sch
 2. the tool's scope is checked (auth/access.py) and held while it runs; a caller without it ->
    the refusal's code (`forbidden`…);
 3. the raw arguments are validated once, with the declaration's model (after the SDK's pre-parsing
-   of JSON-encoded strings) -> `validation_error` with every field's complaint;
+   of JSON-encoded strings, unless the surface refuses them) -> `validation_error` with every
+   field's complaint;
 4. the handler runs with that model: a sync one in a worker thread, a streaming one on the event
    loop with the request Context; a CairnError -> its code and message; an MCPError passes through
    (a JSON-RPC error); anything else -> `internal_error`, logged with its traceback, its text
@@ -72,6 +73,7 @@ class SurfaceServer(MCPServer[Any]):
         audit: CallAudit | None = None,
         instructions: str | None = None,
         nullable_optionals: bool = False,
+        decode_json_strings: bool = True,
     ) -> None:
         specs = {spec.name: spec for spec in tools}
         if len(specs) != len(tools):
@@ -93,6 +95,7 @@ class SurfaceServer(MCPServer[Any]):
         self.deps = deps
         self.errors = errors
         self.audit = audit
+        self.decode_json_strings = decode_json_strings
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -116,7 +119,8 @@ class SurfaceServer(MCPServer[Any]):
     ) -> CallToolResult | InputRequiredResult:
         metadata = self._fn_metadata[spec.name]
         try:
-            args = spec.args.model_validate(metadata.pre_parse_json(arguments))
+            raw = metadata.pre_parse_json(arguments) if self.decode_json_strings else arguments
+            args = spec.args.model_validate(raw)
         except MCPError:
             raise
         except ValidationError as exc:

@@ -30,6 +30,9 @@ class SurfaceDecl:
     instructions: str | None = None
     nullable_optionals: bool = False
     """Advertise an optional argument as anyOf [type, null], as FastMCP does for `x: T | None = None`."""
+    decode_json_strings: bool = True
+    """Take a JSON-encoded string where a list or object is expected (`"[\"x\"]"`), as the Python
+    SDK's servers do; a surface whose original refuses it (a typed Rust server) sets False."""
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -46,6 +49,7 @@ class SurfaceDecl:
             audit=container_audit(container),
             instructions=self.instructions,
             nullable_optionals=self.nullable_optionals,
+            decode_json_strings=self.decode_json_strings,
         )
 
 

@@ -225,12 +225,13 @@ def test_x_api_key_maps_onto_cairn_api_keys(tmp_path: Path) -> None:
     ).plaintext
     with TestClient(create_app(container)) as client:
         missing = client.get(f"{Z}/stats")
-        wrong = client.get(f"{Z}/stats", headers={"x-api-key": "nope"})
+        wrong = client.get(f"{Z}/stats", headers={"x-api-key": "nope", "x-request-id": "req-7"})
         made = store_with(client, key)
         health = client.get(f"{Z}/health")
 
     assert missing.status_code == 401 and missing.json() == {"error": "Missing API key"}
     assert wrong.status_code == 401 and wrong.json() == {"error": "Invalid API key"}
+    assert len(missing.headers["x-request-id"]) == 36 and wrong.headers["x-request-id"] == "req-7"
     assert made.status_code == 201
     assert health.status_code == 200
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,15 +125,15 @@ class AuthMiddleware:
                 if self.limiter.rate
                 else 1,
             }
-            return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
+            return _zengram_refusal(scope, body, 429, {"Retry-After": str(retry)})
         return _refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 
     def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
         if scope.get("path", "").startswith(ZENGRAM):
             if exc.code == FORBIDDEN:
-                return JSONResponse({"error": exc.reason}, status_code=403)
+                return _zengram_refusal(scope, {"error": exc.reason}, 403)
             sent = headers.get("x-api-key") or headers.get("authorization")
-            return JSONResponse({"error": "Invalid API key" if sent else "Missing API key"}, status_code=401)
+            return _zengram_refusal(scope, {"error": "Invalid API key" if sent else "Missing API key"}, 401)
         if exc.code == FORBIDDEN:
             return _refusal(scope, 403, {}, "forbidden", exc.reason)
         if exc.code == UNAVAILABLE:
@@ -206,3 +207,13 @@ def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, deta
         response = JSONResponse({"error": code, "error_description": detail}, status_code=status)
     response.headers.update(headers)
     return response
+
+
+def _zengram_refusal(
+    scope: Scope, body: dict[str, Any], status: int, extra: dict[str, str] | None = None
+) -> Response:
+    """A refusal in zengram's style: its `{"error": ...}` body and, as on every zengram answer, the
+    caller's `x-request-id` (or a fresh one)."""
+    sent = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+    request_id = sent or str(uuid.uuid4())
+    return JSONResponse(body, status_code=status, headers={**(extra or {}), "x-request-id": request_id})

@@ -159,3 +159,18 @@ def test_a_problem_its_wording_does_not_split_is_broken_into_the_stages_of_its_k
 def test_a_problem_that_names_no_kind_of_work_stays_whole(service: ReasoningService) -> None:
     data = service.breakdown("Ideas to make onboarding more fun", max_depth=3)
     assert data["totalSubProblems"] == 1 and data["dependencies"] == [] and data["graph"]["edges"] == []
+
+
+def test_a_remembered_decision_binds_the_reasoning_as_a_constraint() -> None:
+    from cairn.services.thoughtmcp.reasoning import rules
+
+    reading = rules.read(
+        "How should we reduce the p95 latency of our checkout API?",
+        memories=[
+            "Our checkout API runs on Postgres 14 with a single primary.",
+            "The team decided in May not to buy new hardware this year.",
+        ],
+    )
+    assert reading.constraints == ("The team decided in May not to buy new hardware this year (remembered)",)
+    assert reading.facts == ("14",)  # "Postgres 14 with" is the number alone
+    assert "not to buy new hardware" in rules.think(reading, "analytical").conclusion

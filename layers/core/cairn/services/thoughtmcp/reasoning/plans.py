@@ -5,8 +5,9 @@ names the same parts: design it, build its core, set up where it runs. The probl
 verb says which kind of work it is; each kind has its stages, each stage one or more steps that
 can run side by side, and every step of a stage comes after every step of the stage before.
 
-The step texts are built around the problem's own object ("the p95 latency of our checkout API"),
-so each reads as a sentence about this problem, not a template with a blank.
+The first step names the problem's own object ("Measure the p95 latency of our checkout API as it
+is now"), the later ones refer back to it ("Find what limits it most"), as a person would write
+the list; each sub-problem's parent is the problem, so none is read without it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ KINDS: Final[tuple[Kind, ...]] = (
         wordset("build create develop make implement design write set establish introduce add"),
         (
             ("Design the architecture of {x}",),
-            ("Implement the core features of {x}", "Set up the infrastructure that runs {x}"),
+            ("Implement its core features", "Set up the infrastructure that runs it"),
         ),
     ),
     Kind(
@@ -54,9 +55,9 @@ KINDS: Final[tuple[Kind, ...]] = (
         wordset("launch ship release roll deliver publish open start"),
         (
             ("Define what {x} must do at launch",),
-            ("Build the features {x} needs at launch", "Set up the infrastructure for {x}"),
-            ("Test {x} end to end",),
-            ("Launch {x} and watch its first users",),
+            ("Build the features it needs at launch", "Set up the infrastructure it runs on"),
+            ("Test it end to end",),
+            ("Launch it and watch its first users",),
         ),
     ),
     Kind(
@@ -67,9 +68,9 @@ KINDS: Final[tuple[Kind, ...]] = (
         ),
         (
             ("Measure {x} as it is now",),
-            ("Find what limits {x} most",),
-            ("Change what limits {x} most",),
-            ("Verify the change to {x} against the target",),
+            ("Find what limits it most",),
+            ("Change what limits it most",),
+            ("Verify the change against the target",),
         ),
     ),
     Kind(

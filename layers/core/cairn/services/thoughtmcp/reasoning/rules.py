@@ -61,6 +61,13 @@ _CONSTRAINT_CUES: Final = re.compile(
     re.I,
 )
 
+# a remembered decision or rule that binds the answer ("The team decided not to buy new hardware")
+_REMEMBERED_RULE: Final = re.compile(
+    r"\b(?:decided|agreed|chose|committed|policy|must|must not|never|always|only|not allowed|forbidden|"
+    r"cannot|can't|no longer)\b",
+    re.I,
+)
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -171,6 +178,12 @@ def read(
     found_goals = [clean(m.group(1)) for m in _GOAL_CUES.finditer(text)]
     found_constraints = [clean(m.group(0)) for m in _CONSTRAINT_CUES.finditer(text)]
     told = [s for s in sentences(background or "")] + [s for m in memories for s in sentences(m)]
+    remembered = [
+        f"{shorten(clean(s), 120)} (remembered)"
+        for m in memories
+        for s in sentences(m)
+        if _REMEMBERED_RULE.search(s)
+    ]
     everything = " ".join([text, *told])
     return Reading(
         problem=text,
@@ -180,7 +193,7 @@ def read(
         steps=tuple(p for p in parts if p not in questions and not _statement(p)),
         prerequisites=prerequisites,
         goals=_unique(stated_goals + found_goals),
-        constraints=_unique(stated_constraints + found_constraints),
+        constraints=_unique(stated_constraints + found_constraints + remembered),
         background=tuple(told),
         targets=tuple(quantities(" ".join([text, *stated_goals]))),
         facts=tuple(quantities(" ".join([*stated_constraints, *told]))),

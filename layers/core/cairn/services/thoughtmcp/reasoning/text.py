@@ -82,10 +82,12 @@ EVIDENCE_CUES: Final = (
     "study",
 )
 
+# a number with its unit: a known unit after a space or hyphen, any other word only when joined to
+# the number ("6-month", "10k"), so "Postgres 14 with" is 14, not "14 with"
 _QUANTITY = re.compile(
-    r"(?<![\w.])(?:[<>≤≥~]=?\s*)?[$€£]?\d[\d,]*(?:\.\d+)?[\s-]?(?:%|x\b|ms\b|s\b|sec\w*|min\w*|hours?\b|days?\b|"
-    r"weeks?\b|months?\b|years?\b|k\b|m\b|gb\b|mb\b|tb\b|users?\b|records?\b|requests?\b|rps\b|qps\b|"
-    r"people\b|engineers?\b|customers?\b|[a-z]+\b)?",
+    r"(?<![\w.])(?:[<>≤≥~]=?\s*)?[$€£]?\d[\d,]*(?:\.\d+)?(?:[\s-]?(?:%|x\b|ms\b|s\b|sec\w*|min\w*|hours?\b|"
+    r"days?\b|weeks?\b|months?\b|years?\b|k\b|m\b|gb\b|mb\b|tb\b|users?\b|records?\b|requests?\b|rps\b|"
+    r"qps\b|people\b|engineers?\b|customers?\b)|-?[a-z]+\b)?",
     re.I,
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#'’-]*")

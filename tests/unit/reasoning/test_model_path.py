@@ -115,6 +115,10 @@ def test_breakdown_from_the_model_gets_its_execution_order_computed() -> None:
     BreakdownResult.model_validate(data)
     assert data["executionOrder"] == ["p1", "p1-2", "p1-1"]
     assert data["totalSubProblems"] == 3 and data["model"] == "fake-llm"
+    # the real server's fields where the seed is silent, made for a model's reply too
+    assert data["dependencies"][0]["description"] == "'Index' needs 'Test' first"
+    assert [e["from"] for e in data["graph"]["edges"]] == ["p1-2"]
+    assert [n["label"] for n in data["graph"]["nodes"]] == ["Ship it", "Index", "Test"]
 
 
 @pytest.mark.parametrize(

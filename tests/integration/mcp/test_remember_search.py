@@ -19,7 +19,7 @@ RECORD_KEYS = {
 }  # fmt: skip
 HIT_KEYS = {
     "score", "path", "content", "chunk_id", "document_id", "brain_id", "title", "created_at", "updated_at",
-    "metadata", "component_scores",
+    "metadata", "component_scores", "highlights",
 }  # fmt: skip
 
 
@@ -82,6 +82,7 @@ async def test_search_summary_lists_the_top_five_hits_with_320_chars_each(live: 
     assert payload["query"] == "zebra" and payload["brain_id"] == brain["id"]
     assert len(payload["hits"]) == 7
     assert all(set(hit) == HIT_KEYS for hit in payload["hits"])
+    assert all(hit["highlights"] == [("zebra " + "x" * 400)[:239] + "…"] for hit in payload["hits"])
     blocks = text(result).split("\n\n")
     assert len(blocks) == 5
     for n, (block, hit) in enumerate(zip(blocks, payload["hits"], strict=False), start=1):

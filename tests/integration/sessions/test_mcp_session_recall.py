@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 CHUNK_KEYS = {
     "chunk_id", "document_id", "brain_id", "path", "title", "score", "content", "metadata",
-    "component_scores", "created_at", "updated_at",
+    "component_scores", "highlights", "created_at", "updated_at",
 }  # fmt: skip
 NOTES = [
     ("memory/global/tennis.md", "The tennis match is on Sunday at the park."),

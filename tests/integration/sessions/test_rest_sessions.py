@@ -17,7 +17,7 @@ SESSION_KEYS = {"id", "brain_id", "title", "actor_id", "status", "created_at", "
 MESSAGE_KEYS = {"id", "session_id", "role", "content", "created_at"}
 CHUNK_KEYS = {
     "chunk_id", "document_id", "brain_id", "path", "title", "score", "content", "metadata",
-    "component_scores", "created_at", "updated_at",
+    "component_scores", "highlights", "created_at", "updated_at",
 }  # fmt: skip
 OFFSET = re.compile(r"[+-]\d\d:\d\d$")
 

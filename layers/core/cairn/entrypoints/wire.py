@@ -109,6 +109,7 @@ class SearchHitRecord(Wire):
     title: str
     metadata: dict[str, MetadataValue]
     component_scores: dict[str, Any]
+    highlights: list[str]
     created_at: Timestamp
     updated_at: Timestamp
 

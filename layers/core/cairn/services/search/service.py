@@ -17,6 +17,7 @@ from cairn.ports.embedder import Embedder
 from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
+from cairn.services.search.highlights import highlights
 from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
@@ -48,6 +49,7 @@ class SearchHit:
     updated_at: datetime
     metadata: dict[str, MetadataValue] = field(default_factory=dict)
     component_scores: dict[str, float | int | None] = field(default_factory=dict)
+    highlights: list[str] = field(default_factory=list)  # highlights.py
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,9 @@ class SearchService:
         scale = _scale(hits)
         ordered = _order(hits, sort)[:top_k]
         docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
-        shaped = [_shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), scale) for r in ordered]
+        shaped = [
+            _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), scale, query) for r in ordered
+        ]
         if count_access:
             self.note_access(brain.id, [h.document_id for h in shaped])
         took = (time.perf_counter() - started) * 1000
@@ -257,7 +261,7 @@ def _scale(ranked: Sequence[Ranked]) -> float:
     return max((r.relevance for r in ranked), default=0.0) / top if top > 0 else 0.0
 
 
-def _shape(ranked: Ranked, doc: Document | None, scale: float) -> SearchHit:
+def _shape(ranked: Ranked, doc: Document | None, scale: float, query: str) -> SearchHit:
     """A hit from its chunk and the document now at the chunk's path (None: gone since indexing)."""
     hit = ranked.hit
     chunk = hit.chunk
@@ -281,4 +285,5 @@ def _shape(ranked: Ranked, doc: Document | None, scale: float) -> SearchHit:
             "relevance": round(ranked.relevance, 6),
             **({"rerank": round(ranked.rerank, 6)} if ranked.rerank is not None else {}),
         },
+        highlights=highlights(query, chunk.text),
     )

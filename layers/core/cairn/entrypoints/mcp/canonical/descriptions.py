@@ -36,7 +36,8 @@ SEARCH: Final = (
     f"model: the top score means the same in every query, and a top hit at or above {GOOD_MATCH} likely "
     f"answers the query. A configured re-ranker orders the first {RERANK_POOL} documents. Returns {{query, "
     "brain_id, hits: [{score, path, content (the passage), chunk_id, document_id, brain_id, title, "
-    "metadata, component_scores {bm25_rank, vector_rank, bm25, vector, blend, relevance}, created_at, "
+    "metadata, component_scores {bm25_rank, vector_rank, bm25, vector, blend, relevance}, highlights "
+    "(up to 3 of the passage's sentences holding the query's words), created_at, "
     f"updated_at}}], took_ms}}; {HIT_LINES}. {ERRORS} validation_error, no_brain, forbidden."
 )
 

@@ -13,6 +13,9 @@ actual JSON value and lists what does not conform:
 - a leaf is "string", "number", "boolean" or "null"; several joined by "|" ("string|null") accept
   any of them, "object" or "array" among them any object or list, and "any" anything.
 
+`resolve(args, saved)` fills a recorded call's arguments: a string `$name` is the value an earlier
+call saved under that name, and `{"$repeat": n, "of": x}` is a list of n copies of x.
+
 `extra_keys(expected, actual)` lists the actual keys an expected skeleton does not name, for a test
 that allows extra keys only where they are documented.
 """
@@ -68,6 +71,18 @@ def differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
     if not _leaf_conforms(expected, actual):
         return [f"{path}: {_brief(expected)} expected, got {_brief(skeleton(actual))}"]
     return []
+
+
+def resolve(value: Any, saved: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$repeat", "of"}:
+            return [resolve(value["of"], saved) for _ in range(value["$repeat"])]
+        return {k: resolve(v, saved) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, saved) for v in value]
+    if isinstance(value, str) and value.startswith("$"):
+        return saved[value]
+    return value
 
 
 def _leaf_conforms(expected: Any, actual: Any) -> bool:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,8 @@ from cairn.entrypoints.mcp.canonical import descriptions
 from cairn.ports.generator import Delta, GenerationError
 from tests.fakes.generator import ScriptedGenerator
 from tests.integration.mcp.conftest import LiveServer, start_server
-from tests.support.wire_skeleton import differences, extra_keys
+from tests.support.page_server import serving
+from tests.support.wire_skeleton import differences, extra_keys, resolve
 
 pytestmark = pytest.mark.anyio
 FIXTURE = json.loads((Path(__file__).parent / "canonical_wire_expected.json").read_text())
@@ -43,34 +42,12 @@ RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$
 PAGE = b"# Lighthouse log\n\nThe lighthouse keeper logs the weather every evening."
 
 
-class _Pages(BaseHTTPRequestHandler):
-    """The loopback page server: a small markdown page, one too big to fetch, and a 404."""
-
-    def do_GET(self) -> None:
-        if self.path.startswith("/missing"):
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        body = b"# Big\n\n" + b"waves " * 2000 if self.path.startswith("/big") else PAGE
-        self.send_response(200)
-        self.send_header("Content-Type", "text/markdown")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def pages() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """A small markdown page, one too big to fetch, and a 404."""
+    big = b"# Big\n\n" + b"waves " * 2000
+    with serving({"/big": (200, big), "/missing": (404, b""), "/": (200, PAGE)}) as base:
+        yield base
 
 
 @pytest.fixture
@@ -127,16 +104,6 @@ async def _client(live: LiveServer, credential: str) -> AsyncIterator[Client]:
         Client(streamable_http_client(live.url, http_client=http)) as client,
     ):
         yield client
-
-
-def resolve(value: Any, saved: dict[str, str]) -> Any:
-    if isinstance(value, dict):
-        return {k: resolve(v, saved) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve(v, saved) for v in value]
-    if isinstance(value, str) and value.startswith("$"):
-        return saved[value]
-    return value
 
 
 def reply_of(result: CallToolResult) -> Any:

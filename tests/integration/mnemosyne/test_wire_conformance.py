@@ -18,7 +18,7 @@ from PIL import Image
 
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.mnemosyne.conftest import ingest, mnemosyne, stock
-from tests.support.wire_skeleton import differences
+from tests.support.wire_skeleton import differences, resolve
 
 pytestmark = pytest.mark.anyio
 EXPECTED = json.loads((Path(__file__).parent / "wire_expected.json").read_text())
@@ -42,16 +42,6 @@ def _setup(live: LiveServer) -> dict[str, Any]:
         c, photos.brain, "notes/birds.md", "# Birds\n\n![A kingfisher at the millpond](img/kingfisher.jpg)\n"
     )
     return {"$novels": shelf.novels.uid, "$manuals": shelf.manuals.uid, "$photos": photos.uid}
-
-
-def _resolve(value: Any, saved: dict[str, Any]) -> Any:
-    if isinstance(value, dict):
-        return {k: _resolve(v, saved) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, saved) for v in value]
-    if isinstance(value, str) and value.startswith("$"):
-        return saved[value]
-    return value
 
 
 def _at(value: Any, path: str) -> Any:
@@ -85,7 +75,7 @@ async def test_every_call_answers_with_the_servers_shape(live: LiveServer) -> No
     problems: list[str] = []
     async with mnemosyne(live) as m:
         for call in CALLS:
-            result = await m.call_tool(call["tool"], _resolve(call["args"], saved))
+            result = await m.call_tool(call["tool"], resolve(call["args"], saved))
             problems += _problems(call, result)
             for name, path in call.get("save", {}).items():
                 if not result.is_error:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
 from tests.integration.rest.helpers import assert_problem, docs_url, put
+from tests.support.page_server import serving
 
 SEARCH = "/v1/brains/notes/search"
 
@@ -131,27 +130,11 @@ def test_ingest_file_over_limit_is_413_file_too_large(tmp_path: Path) -> None:
         assert_problem(huge, 413, "file_too_large")
 
 
-class _Page(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"# Remote page\nFetched over loopback for the ingest test."
-        self.send_response(200)
-        self.send_header("Content-Type", "text/markdown")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def page_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/docs/page.md"
-    server.shutdown()
-    server.server_close()
+    body = b"# Remote page\nFetched over loopback for the ingest test."
+    with serving({"/docs/page.md": (200, body)}) as base:
+        yield f"{base}/docs/page.md"
 
 
 def test_ingest_url(tmp_path: Path, page_url: str) -> None:

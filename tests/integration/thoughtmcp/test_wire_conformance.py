@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -15,20 +14,10 @@ from mcp.shared.exceptions import MCPError
 
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.thoughtmcp.conftest import PATH, envelope
-from tests.support.wire_skeleton import differences
+from tests.support.wire_skeleton import differences, resolve
 
 pytestmark = pytest.mark.anyio
 EXPECTED = json.loads((Path(__file__).parent / "wire_expected.json").read_text())["calls"]
-
-
-def _resolve(value: Any, saved: dict[str, str]) -> Any:
-    if isinstance(value, dict):
-        return {k: _resolve(v, saved) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, saved) for v in value]
-    if isinstance(value, str) and value.startswith("$"):
-        return saved[value]
-    return value
 
 
 async def test_every_call_answers_with_the_original_skeleton(live: LiveServer) -> None:
@@ -36,7 +25,7 @@ async def test_every_call_answers_with_the_original_skeleton(live: LiveServer) -
     problems: list[str] = []
     async with Client(f"{live.base}{PATH}") as client:
         for call in EXPECTED:
-            args = _resolve(call["args"], saved)
+            args = resolve(call["args"], saved)
             if call.get("jsonrpcError"):
                 with pytest.raises(MCPError):
                     await client.call_tool(call["tool"], args)

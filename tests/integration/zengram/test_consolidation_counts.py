@@ -4,31 +4,16 @@ every memory stored since the last completed run, and once it completes they are
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult
 
-from tests.integration.mcp.conftest import LiveServer, start_server
+from tests.integration.mcp.conftest import LiveServer
+from tests.integration.zengram.conftest import body
 
 pytestmark = pytest.mark.anyio
 TYPES = ("event", "fact", "decision", "status")
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
-
-
-def body(result: CallToolResult) -> Any:
-    assert not result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return json.loads(block.text)
 
 
 def memory(i: int) -> dict[str, Any]:

@@ -16,14 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
-from tests.integration.mcp.conftest import LiveServer, start_server
+from tests.integration.mcp.conftest import LiveServer
 
 KEY = {"x-api-key": "any-key"}
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
 
 
 @pytest.fixture

@@ -4,9 +4,7 @@ zengram's wrapper shows them, and one brain seen through both zengram and the ca
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from tests.integration.mcp.conftest import LiveServer, ok, start_server
+from tests.integration.zengram.conftest import body, failure
 
 pytestmark = pytest.mark.anyio
 CAIRN = str(Path(sys.executable).parent / "cairn")
@@ -73,25 +72,6 @@ TYPES = {
     "data": "array",
     "max_iterations": "number",
 }
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
-
-
-def body(result: CallToolResult) -> Any:
-    assert not result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return json.loads(block.text)
-
-
-def failure(result: CallToolResult) -> str:
-    assert result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return block.text
 
 
 async def test_tools_list_matches_the_seed(live: LiveServer) -> None:

@@ -4,28 +4,20 @@ stdio: what an agent configured for zengram sees when it is pointed at Cairn."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_types import CallToolResult
 
 from tests.integration.mcp.conftest import LiveServer, start_server
 from tests.integration.mcp.node_clients import CLIENTS, node
+from tests.integration.zengram.conftest import body, failure
 
 pytestmark = pytest.mark.anyio
 WRAPPER = CLIENTS / "node_modules" / "@zensystemai" / "zengram-mcp" / "src" / "index.js"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
 
 
 def wrapper(base: str) -> StdioServerParameters:
@@ -33,20 +25,6 @@ def wrapper(base: str) -> StdioServerParameters:
         pytest.skip("node is not on PATH: zengram's wrapper is a Node program")
     env = {"PATH": os.environ.get("PATH", ""), "BRAIN_API_URL": f"{base}/zengram", "BRAIN_API_KEY": "any-key"}
     return StdioServerParameters(command=node(), args=[str(WRAPPER)], env=env)
-
-
-def body(result: CallToolResult) -> Any:
-    assert not result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return json.loads(block.text)
-
-
-def failure(result: CallToolResult) -> str:
-    assert result.is_error
-    block = result.content[0]
-    assert block.type == "text"
-    return block.text
 
 
 async def test_the_wrapper_stores_searches_queries_briefs_updates_and_deletes(live: LiveServer) -> None:

@@ -6,37 +6,15 @@ memories relevant to its topic."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult
 
-from tests.integration.mcp.conftest import LiveServer, start_server
+from tests.integration.mcp.conftest import LiveServer
+from tests.integration.zengram.conftest import body, failure
 
 pytestmark = pytest.mark.anyio
 SINCE = "2000-01-01T00:00:00Z"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    yield from start_server(tmp_path)
-
-
-def body(result: CallToolResult) -> Any:
-    assert not result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return json.loads(block.text)
-
-
-def failure(result: CallToolResult) -> str:
-    assert result.is_error, result.content
-    block = result.content[0]
-    assert block.type == "text"
-    return block.text
 
 
 async def test_brain_import_needs_only_data_and_never_overwrites_a_memory_still_present(

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from tests.integration.mcp.conftest import LiveServer, start_server
-from tests.support.wire_skeleton import differences, extra_keys
+from tests.support.wire_skeleton import differences, extra_keys, resolve
 
 pytestmark = pytest.mark.anyio
 FIXTURE = json.loads((Path(__file__).parent / "wire_expected.json").read_text())
@@ -41,18 +41,6 @@ def reply_of(result: CallToolResult) -> dict[str, Any]:
     if failed is None:
         return {"local_error": block.text}
     return {"api_error": {"status": int(failed["status"]), "body": json.loads(failed["body"])}}
-
-
-def resolve(value: Any, saved: dict[str, Any]) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"$repeat", "of"}:
-            return [resolve(value["of"], saved) for _ in range(value["$repeat"])]
-        return {k: resolve(v, saved) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve(v, saved) for v in value]
-    if isinstance(value, str) and value.startswith("$"):
-        return saved[value]
-    return value
 
 
 def saved_value(reply: dict[str, Any]) -> Any:

@@ -137,11 +137,20 @@ Never cite an id that is not in a memory header; say what is missing rather than
 
 
 class MemoryReflection:
-    def __init__(self, memories: MemoryService, generator: Generator, *, provider: str) -> None:
+    def __init__(
+        self,
+        memories: MemoryService,
+        generator: Generator,
+        *,
+        provider: str,
+        min_relevance: float | None = None,
+    ) -> None:
         self.memories = memories
         self.generator = generator
         self.provider = provider
         """The configured generator's kind (settings), named in results next to its model."""
+        self.min_relevance = min_relevance
+        """Read only memories whose calibrated relevance to the query reaches this (None: all)."""
 
     @property
     def extractive(self) -> bool:
@@ -289,9 +298,9 @@ class MemoryReflection:
     def _recall(
         self, brain: Brain | None, query: str, client_id: str | None, limit: int, *, history: bool = False
     ) -> list[Recalled]:
-        """The best `limit` memories for `query`; with `history`, facts and statuses superseded
-        ones included (contradictions). Reading them to reflect does not count as an access; no
-        brain (none made yet) holds nothing."""
+        """The best `limit` memories for `query` (at `min_relevance` or above, when set); with
+        `history`, facts and statuses superseded ones included (contradictions). Reading them to
+        reflect does not count as an access; no brain (none made yet) holds nothing."""
         if brain is None:
             return []
         q = MemoryQuery(
@@ -302,6 +311,9 @@ class MemoryReflection:
             count_access=False,
         )
         hits = self.memories.search(brain, query, q)
+        if self.min_relevance is not None:
+            floor = self.min_relevance
+            hits = [h for h in hits if h.score is not None and h.score >= floor]
         return [Recalled(h.memory, self.memories.text(h.memory)) for h in hits]
 
     def _complete(self, question: str, passages: Sequence[Passage]) -> Answer:

@@ -15,13 +15,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import NoBrain
-from cairn.domain.models import Brain, MemoryType
+from cairn.domain.models import Brain
 from cairn.ports.generator import GenerationError
-from cairn.services.memory.memory_model import MemoryQuery
 from cairn.services.memory.memory_reflection import (
     MemoryReflection,
     ModelReplyInvalid,
-    Recalled,
     Research,
 )
 from cairn.services.search.relevance import GOOD_MATCH
@@ -40,7 +38,7 @@ def reflect(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[st
     topic, client_id = _topic(body), _client(body)
     limit = min(max(_integer(body.get("limit"), 20, strict=False), 1), 50)
     with _model("LLM returned invalid JSON response"):
-        done = _service(c, RelevantReflection).reflect(
+        done = _service(c, min_relevance=GOOD_MATCH).reflect(
             _brain(brain_of), topic.strip(), client_id=client_id, limit=limit
         )
     out: dict[str, Any] = {
@@ -68,9 +66,7 @@ def research(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[s
     no_markup_in(body.get("max_iterations"), "max_iterations")
     rounds = min(max(_integer(body.get("max_iterations"), 2, strict=True), 1), 4)
     with _model("LLM returned invalid JSON synthesis"):
-        done = _service(c, MemoryReflection).research(
-            _brain(brain_of), topic, client_id=client_id, max_iterations=rounds
-        )
+        done = _service(c).research(_brain(brain_of), topic, client_id=client_id, max_iterations=rounds)
     return _research_wire(done)
 
 
@@ -107,28 +103,10 @@ def _brain(brain_of: Callable[[], Brain]) -> Brain | None:
         return None
 
 
-class RelevantReflection(MemoryReflection):
-    """MemoryReflection reading only the memories relevant to its query (module docstring)."""
-
-    def _recall(
-        self, brain: Brain | None, query: str, client_id: str | None, limit: int, *, history: bool = False
-    ) -> list[Recalled]:
-        if brain is None:
-            return []
-        q = MemoryQuery(
-            types=(MemoryType.fact.value, MemoryType.status.value) if history else (),
-            client_ids=(client_id,) if client_id else (),
-            include_superseded=history,
-            limit=limit,
-            count_access=False,
-        )
-        hits = self.memories.search(brain, query, q)
-        relevant = [h for h in hits if h.score is not None and h.score >= GOOD_MATCH]
-        return [Recalled(h.memory, self.memories.text(h.memory)) for h in relevant]
-
-
-def _service(c: ZengramDeps, kind: type[MemoryReflection]) -> MemoryReflection:
-    return kind(c.memories, c.generator, provider=c.options.generator)
+def _service(c: ZengramDeps, *, min_relevance: float | None = None) -> MemoryReflection:
+    return MemoryReflection(
+        c.memories, c.generator, provider=c.options.generator, min_relevance=min_relevance
+    )
 
 
 @contextmanager

@@ -36,6 +36,15 @@ from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
 from tests.integration.rest.live import serve
 
+
+@schemathesis.serializer("application/x-ndjson")
+def _ndjson(ctx: Any, value: Any) -> bytes:
+    """An archive part (POST /v1/archive/import) as the generated value's text, or its JSON."""
+    import json
+
+    return value.encode("utf-8") if isinstance(value, str) else json.dumps(value).encode("utf-8")
+
+
 MAX_EXAMPLES = 150
 CHECKS = [
     not_a_server_error,

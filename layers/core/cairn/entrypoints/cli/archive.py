@@ -57,6 +57,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.server:
+        return _import_remote(args)
     container = open_store(args, existing=False)
     try:
         with _archive_in(args.file) as lines:
@@ -71,6 +73,24 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}"
     )
     return 1 if report.errors else 0
+
+
+def _import_remote(args: argparse.Namespace) -> int:
+    """`--server URL`: the archive restored into a running Cairn (cli/archive_remote.py)."""
+    from cairn.entrypoints.cli.archive_remote import import_remote
+    from cairn.entrypoints.cli.common import settings_from
+    from cairn.entrypoints.cli.remote import RemoteStore
+
+    token = args.token or settings_from(args).token
+    secret = token.get_secret_value() if token is not None and not isinstance(token, str) else token
+    remote = RemoteStore(args.server, secret)
+    try:
+        with _archive_in(args.file) as lines:
+            return import_remote(
+                lines, archive=args.file, server=args.server, brain=args.brain, remote=remote
+            )
+    except OSError as exc:
+        raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
 
 
 @contextmanager

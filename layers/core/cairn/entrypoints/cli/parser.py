@@ -159,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument(
         "--brain", default=None, help="restore into this brain (default: the archive's slug)"
     )
+    restore.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="restore into a running Cairn (e.g. a deployed stack's API URL), in parts, resumable",
+    )
+    restore.add_argument("--token", default=None, help="bearer token for --server (default CAIRN_TOKEN)")
     data_dir(restore)
     restore.set_defaults(func=cmd_import)
 

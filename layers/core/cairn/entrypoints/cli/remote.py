@@ -54,27 +54,27 @@ class RemoteStore:
     def brain(self, ref: str | None, *, create: bool) -> dict[str, Any]:
         """The brain `ref` names (created when asked), or the server's first brain, or `default`."""
         if ref is not None:
-            response = self._send("GET", f"/v1/brains/{quote(ref, safe='')}")
+            response = self.send("GET", f"/v1/brains/{quote(ref, safe='')}")
             if response.status_code == 404 and create:
-                return self._json(self._send("POST", "/v1/brains", json={"name": ref, "slug": ref}))
+                return self.json(self.send("POST", "/v1/brains", json={"name": ref, "slug": ref}))
             if response.status_code == 404:
                 raise NoBrain(
                     f"no brain {ref!r} on the server: create it with `cairn brains create {ref}` "
                     "(or pass --create)"
                 )
-            return self._json(response)
-        brains = self._json(self._send("GET", "/v1/brains"))["items"]
+            return self.json(response)
+        brains = self.json(self.send("GET", "/v1/brains"))["items"]
         if brains:
             return dict(brains[0])
-        return self._json(self._send("POST", "/v1/brains", json={"name": "default", "slug": "default"}))
+        return self.json(self.send("POST", "/v1/brains", json={"name": "default", "slug": "default"}))
 
     def upload(self, brain_id: str, file: Path, target: str) -> dict[str, Any]:
         data = file.read_bytes()
         url = f"/v1/brains/{quote(brain_id, safe='')}/documents/ingest/file"
-        response = self._send("POST", url, files={"file": (file.name, data)}, data={"path": target})
-        return self._json(response)
+        response = self.send("POST", url, files={"file": (file.name, data)}, data={"path": target})
+        return self.json(response)
 
-    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         while True:
             response = self.http.request(method, url, **kwargs)
             if response.status_code not in RETRYABLE:
@@ -86,7 +86,7 @@ class RemoteStore:
             self.sleep(wait)
 
     @staticmethod
-    def _json(response: httpx.Response) -> dict[str, Any]:
+    def json(response: httpx.Response) -> dict[str, Any]:
         try:
             body = response.json()
         except ValueError:

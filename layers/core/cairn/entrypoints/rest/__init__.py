@@ -9,6 +9,7 @@ from starlette.types import Scope
 
 from cairn.container import Container
 from cairn.entrypoints.rest.admin import admin_router
+from cairn.entrypoints.rest.archive import ARCHIVE_IMPORT, archive_router
 from cairn.entrypoints.rest.ask import ask_router
 from cairn.entrypoints.rest.authz import route_guard
 from cairn.entrypoints.rest.batch import batch_router
@@ -60,6 +61,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         jobs_router(container.job_status),
         admin_router(container),
         erasure_router(container.erasure),
+        archive_router(container),
     ):
         app.include_router(router, dependencies=[Depends(guard)])
     # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.
@@ -76,6 +78,8 @@ def body_limit(limits: Limits) -> Callable[[Scope], int | None]:
         if path.startswith("/v1/brains/") and any(
             method == m and path.endswith(suffix) for m, suffix in SELF_CAPPED
         ):
+            return None
+        if method == "POST" and path == ARCHIVE_IMPORT:  # capped by the route (rest/archive.py)
             return None
         return cap
 

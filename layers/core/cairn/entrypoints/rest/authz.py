@@ -64,6 +64,7 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
     ("GET", "/v1/admin/audit"): ADMIN,
     ("POST", "/v1/erasures"): ADMIN,
     ("GET", "/v1/erasures/{erasureId}"): ADMIN,
+    ("POST", "/v1/archive/import"): WRITE,  # creating the brain needs brains:admin (BrainService)
 }
 
 

@@ -45,6 +45,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_found": 404,
     "no_brain": 404,
     "conflict": 409,
+    "restore_incomplete": 409,  # the brain stays `restoring` until the import is run again
     "payload_too_large": 413,
     "file_too_large": 413,
     "unsupported_media_type": 415,

@@ -1,0 +1,156 @@
+"""`cairn import FILE --server URL`: a laptop's brain restored into a running Cairn, in parts.
+
+A deployed stack takes at most a few MB per request (Lambda: 6 MB), so the archive goes as parts
+of whole lines under PART_BYTES, each led by the archive's header, to POST /v1/archive/import
+(entrypoints/rest/archive.py). The server restores record by record and idempotently, so:
+
+- progress is a line per part (records sent, of how many, and what the part wrote);
+- a checkpoint beside the archive (`FILE.import-progress`) names the server, the brain and the
+  last line the server acknowledged; run the same command again and it starts after that line.
+  It is removed once the whole archive is in. A part the server answered but whose answer was
+  lost is sent again and changes nothing.
+
+A line longer than a part (a document of several MB) is sent alone; a server that refuses it as
+too large is named with the line, and the import stops there, resumable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
+
+PART_BYTES = 3 * 1024 * 1024
+PART_LINES = 2000
+_LINE = re.compile(r"^line (\d+)")
+
+
+@dataclass
+class Checkpoint:
+    path: Path | None
+    server: str
+    brain: str | None
+    done: int = 1
+    """The last line (1 = the header) the server has acknowledged."""
+
+    @classmethod
+    def load(cls, archive: str, server: str, brain: str | None) -> Checkpoint:
+        if archive == "-":
+            return cls(None, server, brain)
+        path = Path(archive + ".import-progress")
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls(path, server, brain)
+        same = saved.get("server") == server and saved.get("brain") == brain
+        if not same or not isinstance(saved.get("done"), int):
+            return cls(path, server, brain)  # another target: start over
+        return cls(path, server, brain, done=saved["done"])
+
+    def save(self, done: int) -> None:
+        self.done = done
+        if self.path is not None:
+            data = {"server": self.server, "brain": self.brain, "done": done}
+            partial = self.path.with_name(self.path.name + ".partial")
+            partial.write_text(json.dumps(data), encoding="utf-8")
+            partial.replace(self.path)
+
+    def finish(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def import_remote(
+    lines: Iterable[str], *, archive: str, server: str, brain: str | None, remote: RemoteStore
+) -> int:
+    """Send the archive's lines in parts (module docstring); 0 when all are in and none refused."""
+    read = iter(lines)
+    header = next(read, None)
+    if header is None or not header.strip():
+        raise InvalidInput("line 1: the archive is empty: it has no header")
+    checkpoint = Checkpoint.load(archive, server, brain)
+    if checkpoint.done > 1:
+        print(f"resuming after line {checkpoint.done:,} (from {checkpoint.path})", file=sys.stderr)
+    written: Counter[str] = Counter()
+    unchanged: Counter[str] = Counter()
+    refused: list[str] = []
+    target = None
+    for first, part in _parts(read, header.rstrip("\n"), skip_to=checkpoint.done):
+        answer = _send(remote, part, brain, first)
+        target = answer["brain"]["slug"]
+        written.update(answer["written"])
+        unchanged.update(answer["unchanged"])
+        refused += [_renumber(error, first) for error in answer["errors"]]
+        last = max(first + len(part) - 2, checkpoint.done)
+        checkpoint.save(last)
+        made = ", ".join(f"{n} {kind}" for kind, n in sorted(answer["written"].items())) or "nothing new"
+        print(f"lines {first:,}-{last:,} into {target}: {made}", file=sys.stderr, flush=True)
+    checkpoint.finish()
+    for line in refused:
+        print(f"refused {line}", file=sys.stderr)
+    print(
+        f"imported into brain {target or brain or '?'} on {server}: {_counts(written)}; "
+        f"already there: {_counts(unchanged)}; refused: {len(refused)}"
+    )
+    return 1 if refused else 0
+
+
+def _parts(read: Iterator[str], header: str, *, skip_to: int) -> Iterator[tuple[int, list[str]]]:
+    """(the archive line of the part's first record, [header, records...]) under the size caps."""
+    part: list[str] = [header]
+    size = len(header.encode("utf-8"))
+    first = line = 1
+    for raw in read:
+        line += 1
+        if line <= skip_to:
+            continue
+        text = raw.rstrip("\n")
+        if not text.strip():
+            continue
+        length = len(text.encode("utf-8")) + 1
+        if len(part) > 1 and (size + length > PART_BYTES or len(part) > PART_LINES):
+            yield first, part
+            part, size = [header], len(header.encode("utf-8"))
+        if len(part) == 1:
+            first = line
+        part.append(text)
+        size += length
+    if len(part) > 1 or first == 1:  # nothing sent yet: the header alone (an empty brain, or checked)
+        yield max(first, 2) if len(part) > 1 else line + 1, part
+
+
+def _send(remote: RemoteStore, part: list[str], brain: str | None, first: int) -> dict[str, Any]:
+    url = "/v1/archive/import" + (f"?brain={quote(brain, safe='')}" if brain else "")
+    body = ("\n".join(part) + "\n").encode("utf-8")
+    response = remote.send("POST", url, content=body, headers={"content-type": "application/x-ndjson"})
+    if response.status_code == 413:
+        raise RemoteError(
+            "payload_too_large",
+            f"the part from line {first:,} ({len(body):,} bytes) is over the server's request limit; "
+            "a record that large (a document of several MB) cannot go through this import: ingest "
+            "that file with `cairn ingest --server`, then run the import again to go on",
+        )
+    try:
+        return remote.json(response)
+    except RemoteError as exc:
+        raise RemoteError(exc.code, f"the part from line {first:,}: {exc.message}") from None
+
+
+def _renumber(error: str, first: int) -> str:
+    """A refusal's line within the part (the header is its line 1) as the archive's line."""
+    return _LINE.sub(lambda m: f"line {first + int(m.group(1)) - 2}", error, count=1)
+
+
+def _counts(counts: Counter[str]) -> str:
+    from cairn.services.archive.records import KINDS
+
+    return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in KINDS)

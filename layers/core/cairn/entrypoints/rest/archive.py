@@ -1,0 +1,94 @@
+"""POST /v1/archive/import: a part of a brain's archive (services/archive/), restored on the server.
+
+The body is JSON Lines as `cairn export` writes them: the archive's header, then records. A whole
+archive rarely fits one request (a Lambda request carries 6 MB), so `cairn import --server` sends
+the header again with each part; a restore is idempotent record by record, so a part sent twice
+changes nothing and an interrupted import resumes by sending the rest. The answer is the part's
+report: the brain, whether this part created it, what it wrote and left alone per record kind, and
+the records the brain refused, their lines counted within the part.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from anyio import to_thread
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+
+from cairn.container import Container
+from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.rest.body import read_capped
+
+ARCHIVE_IMPORT = "/v1/archive/import"
+ARCHIVE_PART_BYTES = 4 * 1024 * 1024
+"""The largest part accepted: under Lambda's 6 MB request limit with room for the envelope."""
+NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-lines", "text/plain")
+
+
+class ImportedBrain(BaseModel):
+    id: str
+    slug: str
+
+
+class ImportPartResult(BaseModel):
+    brain: ImportedBrain
+    created_brain: bool
+    written: dict[str, int]
+    unchanged: dict[str, int]
+    errors: list[str]
+
+
+def archive_router(container: Container) -> APIRouter:
+    router = APIRouter(prefix="/v1/archive", tags=["archive"])
+
+    @router.post(
+        "/import",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            }
+        },
+    )
+    async def import_part(
+        request: Request,
+        brain: str | None = Query(default=None, description="the brain to restore into (id or slug)"),
+    ) -> ImportPartResult:
+        """Restore one part of an archive (its header line first); creating the brain needs
+        brains:admin."""
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media and media not in NDJSON:
+            raise InvalidInput(f"send the archive part as application/x-ndjson, not {media}")
+        body = await read_capped(request, ARCHIVE_PART_BYTES, what="archive part")
+        records = _records(body)
+        report = await to_thread.run_sync(container.archive.import_, brain, records)
+        return ImportPartResult(
+            brain=ImportedBrain(id=report.brain.id, slug=report.brain.slug),
+            created_brain=report.created_brain,
+            written=dict(report.written),
+            unchanged=dict(report.unchanged),
+            errors=list(report.errors),
+        )
+
+    return router
+
+
+def _records(body: bytes) -> list[dict[str, Any]]:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"the archive part is not UTF-8 (byte {exc.start})") from None
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise InvalidInput(f"line {number}: a record is a JSON object")
+        records.append(value)
+    return records

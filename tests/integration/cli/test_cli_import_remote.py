@@ -1,0 +1,102 @@
+"""`cairn import FILE --server URL`: a laptop's brain (one of everything an archive carries, and a
+ThoughtMCP user's memories) restored into a running Cairn over REST, in parts, with progress, and
+resumed after an interruption without losing or doubling anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cairn.entrypoints.cli import archive_remote, main
+from cairn.services.thoughtmcp.models import Filters, NewMemory
+from tests.fakes.container import fake_container
+from tests.integration.mcp.conftest import ServerThread
+from tests.support.archive_scenario import exported, fill, snapshot
+
+TOKEN = "t0k"
+
+
+def _archive(tmp_path: Path) -> tuple[Path, Any, Any]:
+    source = fake_container(tmp_path / "laptop")
+    filled = fill(source)
+    for n in range(3):
+        source.thoughts.remember(
+            filled.brain,
+            NewMemory(f"Erin's thought number {n} about the anvil lab", "erin", "s1", "semantic"),
+        )
+    path = tmp_path / "notes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in exported(source, filled.brain)), encoding="utf-8")
+    return path, source, filled
+
+
+def test_a_brain_goes_to_a_server_in_parts_and_arrives_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, source, filled = _archive(tmp_path)
+    monkeypatch.setattr(archive_remote, "PART_LINES", 4)  # several parts from a small brain
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    with ServerThread(target) as st:
+        code = main(["import", str(archive), "--server", f"http://127.0.0.1:{st.port}", "--token", TOKEN])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    assert err.count("into notes:") >= 4  # a progress line per part
+    assert "imported into brain notes" in out and "refused: 0" in out
+    brain = target.brains.get("notes")
+    assert snapshot(target, brain) == snapshot(source, filled.brain)
+    thoughts = target.thoughts.recall(brain, "erin", text=None, filters=Filters(), limit=10, offset=0)[0]
+    assert sorted(t.content for t in thoughts) == [
+        f"Erin's thought number {n} about the anvil lab" for n in range(3)
+    ]
+    assert not Path(str(archive) + ".import-progress").exists()
+
+
+def test_an_interrupted_import_resumes_after_the_last_acknowledged_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, source, filled = _archive(tmp_path)
+    monkeypatch.setattr(archive_remote, "PART_LINES", 4)
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    sent: list[int] = []
+    real_send = archive_remote._send
+
+    def flaky(remote: Any, part: list[str], brain: str | None, first: int) -> dict[str, Any]:
+        if len(sent) == 2:
+            raise httpx.ConnectError("the network went away")
+        sent.append(first)
+        return real_send(remote, part, brain, first)
+
+    with ServerThread(target) as st:
+        url = f"http://127.0.0.1:{st.port}"
+        monkeypatch.setattr(archive_remote, "_send", flaky)
+        with pytest.raises(httpx.ConnectError):
+            main(["import", str(archive), "--server", url, "--token", TOKEN])
+        progress = json.loads(Path(str(archive) + ".import-progress").read_text())
+        assert progress == {"server": url, "brain": None, "done": sent[1] + 3}
+        monkeypatch.setattr(archive_remote, "_send", real_send)
+        capsys.readouterr()
+        code = main(["import", str(archive), "--server", url, "--token", TOKEN])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    assert f"resuming after line {progress['done']:,}" in err
+    assert "lines 2-" not in err  # the acknowledged parts were not sent again
+    brain = target.brains.get("notes")
+    assert snapshot(target, brain) == snapshot(source, filled.brain)
+
+
+def test_a_bad_archive_or_a_refusal_is_named_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "document"}\n', encoding="utf-8")
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    with ServerThread(target) as st:
+        code = main(["import", str(bad), "--server", f"http://127.0.0.1:{st.port}", "--token", TOKEN])
+        wrong = main(["import", str(bad), "--server", f"http://127.0.0.1:{st.port}", "--token", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not a Cairn archive" in err and "Traceback" not in err
+    assert wrong == 2 and TOKEN not in err
+    assert target.brains.list() == []

@@ -123,6 +123,7 @@ class Container:
             self.raw_data,
             self.adapters.clock,
             self.thoughts,
+            self.libraries,
         )
 
     @cached_property

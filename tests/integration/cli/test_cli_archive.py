@@ -21,7 +21,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-SUMMARY = "5 document, 4 memory, 3 link, 1 raw, 2 gap"
+SUMMARY = "5 document, 4 memory, 3 link, 1 raw, 2 gap, 0 collection"
 
 
 def test_export_to_gzip_then_import_into_another_data_directory(
@@ -42,7 +42,7 @@ def test_export_to_gzip_then_import_into_another_data_directory(
     code, out, err = run(capsys, "import", str(archive), "--data-dir", str(target))
     assert code == 0, err
     assert out.strip() == f"imported into brain {SLUG} (created): {SUMMARY}; already there: " + (
-        "0 document, 0 memory, 0 link, 0 raw, 0 gap; refused: 0"
+        "0 document, 0 memory, 0 link, 0 raw, 0 gap, 0 collection; refused: 0"
     )
     restored = build_container(Settings(data_dir=target))
     assert snapshot(restored, restored.brains.get(SLUG)) == snapshot(source, brain)

@@ -23,6 +23,9 @@ TOKEN = "t0k"
 def _archive(tmp_path: Path) -> tuple[Path, Any, Any]:
     source = fake_container(tmp_path / "laptop")
     filled = fill(source)
+    library = source.libraries.library(filled.brain.id)
+    manuals = source.libraries.create_collection(library, "Pump manuals", description="service manuals")
+    source.documents.write(filled.brain, f"{manuals.folder}/hydrex.md", b"# Hydrex\n\nBleed the pump first.")
     for n in range(3):
         source.thoughts.remember(
             filled.brain,
@@ -52,6 +55,10 @@ def test_a_brain_goes_to_a_server_in_parts_and_arrives_whole(
         f"Erin's thought number {n} about the anvil lab" for n in range(3)
     ]
     assert not Path(str(archive) + ".import-progress").exists()
+    copied = target.libraries.collection_named(target.libraries.library(brain.id), "Pump manuals")
+    assert copied is not None and copied.description == "service manuals"
+    items = target.libraries.items([copied.library], collection=copied, limit=10, offset=0)
+    assert [i.title for i in items] == ["Hydrex"]
 
 
 def test_an_interrupted_import_resumes_after_the_last_acknowledged_part(

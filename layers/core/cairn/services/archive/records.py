@@ -127,6 +127,15 @@ class LinkRecord(_Record):
     created_at: datetime
 
 
+class CollectionRecord(_Record):
+    """A Mnemosyne collection of the brain: its items are the documents under its folder."""
+
+    kind: Literal["collection"] = "collection"
+    name: str
+    description: str = ""
+    folder: str
+
+
 class RawRecord(_Record):
     kind: Literal["raw"] = "raw"
     path: str
@@ -147,14 +156,15 @@ class GapRecord(_Record):
 
 
 Record = Annotated[
-    DocumentRecord | MemoryRecord | LinkRecord | RawRecord | GapRecord, Field(discriminator="kind")
+    DocumentRecord | MemoryRecord | LinkRecord | RawRecord | GapRecord | CollectionRecord,
+    Field(discriminator="kind"),
 ]
 
 
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 
 
-KINDS = ("document", "memory", "link", "raw", "gap")
+KINDS = ("document", "memory", "link", "raw", "gap", "collection")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from cairn.domain.models import (
     MemoryType,
 )
 from cairn.services.archive.records import (
+    CollectionRecord,
     DocumentRecord,
     GapRecord,
     ImportReport,
@@ -28,6 +29,7 @@ from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
 from cairn.services.memory.memory_model import PREFIX, memory_path
+from cairn.services.mnemosyne.libraries import Library
 
 if TYPE_CHECKING:
     from cairn.services.archive.service import BrainArchive
@@ -87,7 +89,19 @@ class Restore:
             return self._link(r)
         if isinstance(r, RawRecord):
             return self._raw(r)
+        if isinstance(r, CollectionRecord):
+            return self._collection(r)
         return self._gap(r)
+
+    def _collection(self, r: CollectionRecord) -> bool:
+        libraries = self.a.libraries
+        if libraries is None:
+            return False
+        library = Library(self.brain)
+        if libraries.collection_named(library, r.name) is not None:
+            return False
+        libraries.create_collection(library, r.name, description=r.description, folder=r.folder)
+        return True
 
     def _document(self, r: DocumentRecord) -> bool:
         repo = self.a.documents.repo

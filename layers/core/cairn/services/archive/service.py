@@ -36,6 +36,7 @@ from cairn.services.archive.records import (
     FORMAT,
     KIND,
     BrainInfo,
+    CollectionRecord,
     Header,
     ImportReport,
     RawRecord,
@@ -55,6 +56,7 @@ from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageServ
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.graph import GraphService
 from cairn.services.memory.memories import MemoryService
+from cairn.services.mnemosyne.libraries import Library, LibraryService
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 TRANSIENT = (STATE_KEY, NEEDS_FULL_SYNC_KEY)
@@ -73,10 +75,13 @@ class BrainArchive:
         raw_data: RawDataService,
         clock: Clock,
         thoughts: ThoughtMemories | None = None,
+        libraries: LibraryService | None = None,
     ) -> None:
         """`thoughts`: a restored ThoughtMCP memory (a document with a user) gets its row back and
-        its waypoint links made again (services/thoughtmcp/memories.py)."""
+        its waypoint links made again (services/thoughtmcp/memories.py). `libraries`: the brain's
+        Mnemosyne collections go with it (their items are its documents)."""
         self.thoughts = thoughts
+        self.libraries = libraries
         self.brains = brains
         self.documents = documents
         self.memories = memories
@@ -91,6 +96,9 @@ class BrainArchive:
     def export(self, brain: Brain) -> Iterator[dict[str, Any]]:
         """The brain's records, streamed: documents are read a page at a time, twice."""
         yield dumped(self._header(brain))
+        if self.libraries is not None:
+            for col in self.libraries.collections([Library(brain)]):
+                yield dumped(CollectionRecord(name=col.name, description=col.description, folder=col.folder))
         for doc in self._live(brain):
             if not is_typed_memory(doc):
                 yield dumped(document_record(doc, self.documents.content(doc)))

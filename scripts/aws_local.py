@@ -1,20 +1,43 @@
 """Run the API function in-process against a moto server: the AWS deployment without AWS or Docker.
 
+    .venv/bin/pip install -e '.[aws-local]'     # once: boto3, moto's server, cfn-lint, Mangum, Powertools
     .venv/bin/python scripts/aws_local.py [--port 8787] [--moto-port 0] [--env infra/local/env.json]
-        [--data-dir DIR] [--iam-access-key ... --iam-session ...: the SigV4 caller, below]
+        [--data-dir DIR] [--require-auth] [--parameter-overrides Key=Value ...]
+        [--machine-client-secret S] [--iam-access-key ... --iam-session ...: the SigV4 caller, below]
 
 Starts moto's server on 127.0.0.1 (S3, DynamoDB), creates the bucket and the table exactly as
-template.yaml declares them, then serves HTTP on 127.0.0.1:<port> by turning every request into
-an API Gateway HTTP API (v2) event for `functions/api/app.py`'s handler — the same handler
-Lambda runs, with the environment of infra/local/env.json (the file `sam local start-api
---env-vars` takes on machines with Docker): only what the Lambda layer can run. Embeddings go
-through the Bedrock adapter to moto, whose Titan stand-in answers deterministic hashed
-bag-of-words vectors (moto's own InvokeModel answers none); chunks and background jobs use the
-embedded adapters (no OpenSearch or Step Functions emulator runs offline).
+template.yaml declares them, then serves HTTP on 127.0.0.1:<port> (0: any free port, named in the
+banner) by turning every request into an API Gateway HTTP API (v2) event for
+`functions/api/app.py`'s handler — the same handler Lambda runs. Embeddings go through the Bedrock
+adapter to moto, whose Titan stand-in answers deterministic hashed bag-of-words vectors (moto's own
+InvokeModel answers none); chunks and background jobs use the embedded adapters (no OpenSearch or
+Step Functions emulator runs offline). SIGTERM or Ctrl-C stops it: exit 0, ports released.
+
+The function's environment is the deployed stack's: template.yaml's Globals and ApiFunction
+variables, resolved with the template's parameter defaults (Stage `dev`, so callers are tenant `dev`;
+its JWT rules, IAM tenants and scopes, ingest thresholds and limits), `--parameter-overrides` on top
+as `sam deploy` takes them. By default the emulation names its own SigV4 role in
+`IamAdminRoleArns` (you are the operator), so that role may create brains. Only what stands for an
+AWS resource comes from infra/local/env.json (the file `sam local start-api --env-vars` takes):
+the moto endpoint, bucket, table, region, data directory, the embedded fallbacks for OpenSearch and
+Step Functions, the extractive generator, and `CAIRN_ALLOW_OPEN`: unauthenticated callers are the
+open owner (tenant `local`), as under `sam local`, unless `--require-auth` refuses them with the
+stack's 401 (`WWW-Authenticate` naming the endpoint's metadata at this server's own http:// URL:
+every event carries API Gateway's `x-forwarded-proto`/`-port`/`-for` for the real connection).
+
+The Cognito user pool is a stand-in on the same port (scripts/aws_local_cognito.py): the issuer
+`http://127.0.0.1:<port>/_cognito/us-east-1_CairnLocal` (its JWKS and discovery document) and a
+token endpoint `http://127.0.0.1:<port>/_cognito/oauth2/token` for the template's machine client
+(`localmachineclient`, secret `--machine-client-secret`, default `cairn-local-machine-secret`;
+scopes from MachineClientScopes). Its tokens pass the function's JWT checks as Cognito's would.
 
 Lambda gives each execution environment one invocation at a time, and Mangum drives the app on
 the event loop of the thread that built it: every handler call here runs on one dedicated
-thread, in arrival order, while the HTTP server accepts any number of concurrent clients.
+thread, in arrival order, while the HTTP server accepts any number of concurrent clients. moto's
+backends are plain dicts that no lock guards (TransactWriteItems deep-copies a whole table while a
+concurrent PutItem grows it: "dictionary changed size during iteration"), and the function, its
+job worker and clients posting presigned uploads all call moto at once: moto's server here hands
+its backends one request at a time, each request's body read before it queues.
 
 SigV4 callers, as the stack's IAM API lets them in: a request whose Authorization header is
 `AWS4-HMAC-SHA256 ...` has its signature recomputed (botocore's SigV4Auth over the method, the raw
@@ -24,9 +47,8 @@ minutes) with the one local credential below. A bad or stale signature, another 
 an unexpected security token is refused with 403 `{"message": ...}` before the handler runs, as
 API Gateway's IAM authorizer does; a good one reaches the handler with
 `requestContext.authorizer.iam` naming the assumed-role session
-`arn:aws:sts::<account>:assumed-role/<role>/<session>`. infra/local/env.json maps the default
-account to tenant `local` with every scope, like the template's IamScopes default. Bearer and
-unauthenticated requests are passed on unchanged (env.json allows open callers). Defaults:
+`arn:aws:sts::<account>:assumed-role/<role>/<session>`, which the template's IAM settings map to
+the stage's tenant. Bearer and unauthenticated requests are passed on unchanged. Defaults:
 
     --iam-access-key AKIACAIRNLOCAL000000   --iam-secret-key cairn-local-secret
     --iam-session-token (none: a request must carry no X-Amz-Security-Token)
@@ -38,6 +60,10 @@ mcp-proxy-for-aws (stdio <-> SigV4; it needs `mcp` 1.x, so scripts/test installs
     AWS_ACCESS_KEY_ID=AKIACAIRNLOCAL000000 AWS_SECRET_ACCESS_KEY=cairn-local-secret \
       .venv-aws-proxy/bin/mcp-proxy-for-aws http://127.0.0.1:8787/mcp \
       --service execute-api --region us-east-1
+
+`cairn smoke http://127.0.0.1:8787 --sigv4` with those credentials and
+CAIRN_SMOKE_CLIENT_ID=localmachineclient CAIRN_SMOKE_CLIENT_SECRET=cairn-local-machine-secret runs
+the post-deploy smoke test against it (docs/SMOKE.md; needs --require-auth for its 401 steps).
 """
 
 from __future__ import annotations
@@ -45,53 +71,67 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import hashlib
-import hmac
 import importlib.util
+import io
 import json
 import logging
 import math
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
-import uvicorn
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
-from cfnlint.decode import decode_str
-from moto.bedrockruntime.models import BedrockRuntimeBackend
-from moto.server import ThreadedMotoServer
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+try:
+    import aws_lambda_powertools  # noqa: F401  (the function's Lambda glue, imported by its handler)
+    import boto3
+    import mangum  # noqa: F401
+    import uvicorn
+    from cfnlint.decode import decode_str
+    from moto.bedrockruntime.models import BedrockRuntimeBackend
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+    from werkzeug.serving import BaseWSGIServer, make_server
+    from werkzeug.wsgi import get_input_stream
+
+    import cairn  # noqa: F401
+except ModuleNotFoundError as missing:  # what a plain `pip install -e .` leaves out
+    if __name__ != "__main__":
+        raise
+    sys.exit(
+        f"scripts/aws_local.py needs the Python package {missing.name!r}, which Cairn's base install "
+        "leaves out. Install the emulation's dependencies into the virtualenv, then run it again:\n\n"
+        "    .venv/bin/pip install -e '.[aws-local]'\n"
+    )
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))  # its sibling modules, however this file is loaded
+from aws_local_cognito import PREFIX as COGNITO_PREFIX  # noqa: E402
+from aws_local_cognito import CognitoStandIn, app_clients  # noqa: E402
+from aws_local_iam import LocalIam, Refused, sigv4_identity  # noqa: E402
+from aws_local_template import LocalStack, Template  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def create_resources(endpoint: str, env: dict[str, str]) -> None:
-    """The bucket and table of template.yaml, on the moto server."""
-    resources = decode_str((ROOT / "template.yaml").read_text())[0]["Resources"]
+def create_resources(endpoint: str | None, env: dict[str, str]) -> None:
+    """The bucket and table of template.yaml, on the moto server (None: boto3's own endpoints)."""
     kw: dict[str, Any] = {"endpoint_url": endpoint, "region_name": env["CAIRN_AWS_REGION"]}
     boto3.client("s3", **kw).create_bucket(Bucket=env["CAIRN_BUCKET"])
-    table = resources["RecordTable"]["Properties"]
+    table = decode_str((ROOT / "template.yaml").read_text())[0]["Resources"]["RecordTable"]["Properties"]
     dynamodb = boto3.client("dynamodb", **kw)
     dynamodb.create_table(
         TableName=env["CAIRN_TABLE"],
@@ -104,6 +144,47 @@ def create_resources(endpoint: str, env: dict[str, str]) -> None:
         TableName=env["CAIRN_TABLE"],
         TimeToLiveSpecification={"AttributeName": str(ttl["AttributeName"]), "Enabled": True},
     )
+
+
+class OneAtATime:
+    """WSGI middleware: moto's backends see one request at a time. A request's body is read before
+    it waits for its turn, so a slow upload holds up nobody; the answer is built whole inside."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        environ["wsgi.input"] = io.BytesIO(get_input_stream(environ).read())
+        with self.lock:
+            answer = self.app(environ, start_response)
+            try:
+                return list(answer)
+            finally:
+                close = getattr(answer, "close", None)
+                if close is not None:
+                    close()
+
+
+class MotoServer:
+    """moto's server (ThreadedMotoServer's app and request handler) behind OneAtATime, on
+    127.0.0.1; port 0 takes a free one. `stop` shuts it down and releases the port."""
+
+    def __init__(self, port: int = 0) -> None:
+        app = OneAtATime(DomainDispatcherApplication(create_backend_app))
+        self.server: BaseWSGIServer = make_server(
+            "127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler
+        )
+        self.endpoint = f"http://127.0.0.1:{self.server.server_port}"
+        self._thread = threading.Thread(target=self.server.serve_forever, name="moto", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(timeout=10)
 
 
 def titan_stand_in(self: BedrockRuntimeBackend, payload: dict[str, Any], model_id: str) -> dict[str, Any]:
@@ -122,7 +203,22 @@ def titan_stand_in(self: BedrockRuntimeBackend, payload: dict[str, Any], model_i
     return {"embedding": [v / norm for v in vector], "inputTextTokenCount": len(words)}
 
 
-def load_handler() -> Any:
+def load_handler(*, job_worker: bool = True) -> Any:
+    """functions/api/app.py's handler. With `job_worker`, the container it builds on its first call
+    also works its own job queue: no Step Functions runs here, so the embedded job engine that
+    stands in for them (CAIRN_AWS_LOCAL_FALLBACKS) runs queued ingests, extractions and
+    consolidations on a thread beside the handler, as `cairn serve`'s does."""
+    from cairn.bootstrap import functions
+
+    if job_worker:
+        build = functions.build_container
+
+        def build_and_work(settings: Any = None) -> Any:
+            container = build(settings)
+            container.jobs.start_worker()
+            return container
+
+        functions.build_container = build_and_work  # type: ignore[assignment]
     spec = importlib.util.spec_from_file_location("cairn_api_function", ROOT / "functions/api/app.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -130,125 +226,23 @@ def load_handler() -> Any:
     return module.handler
 
 
-SIGV4 = "AWS4-HMAC-SHA256"
-SERVICE = "execute-api"
-MAX_SKEW = timedelta(minutes=5)  # API Gateway's window for X-Amz-Date
-MISMATCH = (
-    "The request signature we calculated does not match the signature you provided. Check your AWS "
-    "Secret Access Key and signing method. Consult the service documentation for details."
-)
-BAD_TOKEN = "The security token included in the request is invalid."
-
-
-class Refused(Exception):
-    """API Gateway's 403 for a SigV4 request it does not accept; the message is its body's."""
-
-
-@dataclass(frozen=True)
-class LocalIam:
-    """The one IAM credential aws_local accepts, and the assumed-role session it stands for."""
-
-    access_key: str = "AKIACAIRNLOCAL000000"
-    secret_key: str = "cairn-local-secret"
-    session_token: str | None = None
-    account: str = "123456789012"
-    role: str = "cairn-local-agents"
-    session: str = "aws-local"
-
-    def identity(self) -> dict[str, Any]:
-        """`requestContext.authorizer.iam` as API Gateway fills it for an assumed-role caller."""
-        role_id = "AROA" + hashlib.sha256(self.role.encode()).hexdigest()[:17].upper()
-        return {
-            "accessKey": self.access_key,
-            "accountId": self.account,
-            "callerId": f"{role_id}:{self.session}",
-            "cognitoIdentity": None,
-            "principalOrgId": None,
-            "userArn": f"arn:aws:sts::{self.account}:assumed-role/{self.role}/{self.session}",
-            "userId": f"{role_id}:{self.session}",
-        }
-
-    def verify(
-        self,
-        method: str,
-        target: str,
-        headers: Iterable[tuple[str, str]],
-        body: bytes,
-        now: datetime | None = None,
-    ) -> dict[str, Any]:
-        """The caller's identity if `Authorization` holds a valid signature of this request, else
-        Refused. `target` is the path and query exactly as sent; `headers` are the raw pairs."""
-        pairs = [(name.lower(), value) for name, value in headers]
-        fields = _auth_fields(next((v for n, v in pairs if n == "authorization"), ""))
-        key, date, region, service, terminal = (fields["Credential"].split("/") + [""] * 5)[:5]
-        signed = fields["SignedHeaders"].split(";")
-        if terminal != "aws4_request" or not region:
-            raise Refused("Credential should be scoped to a valid region.")
-        if service != SERVICE:
-            raise Refused(f"Credential should be scoped to correct service: '{SERVICE}'.")
-        if "host" not in signed:
-            raise Refused("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.")
-        if not hmac.compare_digest(key.encode(), self.access_key.encode()):
-            raise Refused(BAD_TOKEN)
-        token = next((v for n, v in pairs if n == "x-amz-security-token"), None)
-        if not hmac.compare_digest((token or "").encode(), (self.session_token or "").encode()):
-            raise Refused(BAD_TOKEN)
-        stamp = next((v for n, v in pairs if n == "x-amz-date"), "")
-        try:
-            when = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-        except ValueError:
-            raise Refused(
-                "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."
-            ) from None
-        now = now or datetime.now(UTC)
-        if abs(now - when) > MAX_SKEW:
-            raise Refused(f"Signature expired: {stamp} is now earlier than the allowed 5 minute window.")
-        if date != stamp[:8]:
-            raise Refused(
-                "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP."
-            )
-
-        host = next((v for n, v in pairs if n == "host"), "")
-        aws = AWSRequest(method=method, url=f"http://{host}{target}", data=body)
-        for name, value in pairs:
-            if name in signed:
-                aws.headers[name] = value  # appends: a repeated header keeps all its values
-        aws.context["timestamp"] = stamp
-        signer = SigV4Auth(Credentials(self.access_key, self.secret_key, self.session_token), service, region)
-        canonical = signer.canonical_request(aws)
-        listed = canonical.split("\n")[-2]
-        body_hash = canonical.rsplit("\n", 1)[-1]
-        # botocore leaves a few headers (user-agent, expect) out of any signature and trusts a
-        # stated X-Amz-Content-SHA256: neither may differ from what the client signed and sent.
-        if listed != fields["SignedHeaders"] or body_hash != hashlib.sha256(body).hexdigest():
-            raise Refused(MISMATCH)
-        expected = signer.signature(signer.string_to_sign(aws, canonical), aws)
-        if not hmac.compare_digest(expected.encode(), fields["Signature"].encode()):
-            raise Refused(MISMATCH)
-        return self.identity()
-
-
-def _auth_fields(authorization: str) -> dict[str, str]:
-    scheme, _, rest = authorization.strip().partition(" ")
-    fields: dict[str, str] = {}
-    for part in rest.split(","):
-        name, _, value = part.strip().partition("=")
-        fields[name] = value
-    for name in ("Credential", "SignedHeaders", "Signature"):
-        if scheme != SIGV4 or not fields.get(name):
-            raise Refused(f"Authorization header requires '{name}' parameter.")
-    return fields
-
-
 def event_of(request: Request, body: bytes, iam: dict[str, Any] | None = None) -> dict[str, Any]:
     text = body.decode("utf-8") if body else None
     binary = bool(body) and not _is_text(request.headers.get("content-type", ""))
+    client = request.client.host if request.client else "127.0.0.1"
+    headers = {k: v for k, v in request.headers.items()}
+    # API Gateway tells the function how the client reached it; here that is plain http on this
+    # port, so the URLs the function builds (a 401's resource_metadata) are ones a client can use.
+    forwarded_for = headers.get("x-forwarded-for")
+    headers["x-forwarded-for"] = f"{forwarded_for}, {client}" if forwarded_for else client
+    headers["x-forwarded-proto"] = request.url.scheme
+    headers["x-forwarded-port"] = str(request.url.port or (443 if request.url.scheme == "https" else 80))
     event: dict[str, Any] = {
         "version": "2.0",
         "routeKey": "$default",
         "rawPath": request.url.path,
         "rawQueryString": request.url.query,
-        "headers": {k: v for k, v in request.headers.items()},
+        "headers": headers,
         "requestContext": {
             "accountId": "123456789012",
             "apiId": "local",
@@ -257,7 +251,7 @@ def event_of(request: Request, body: bytes, iam: dict[str, Any] | None = None) -
                 "method": request.method,
                 "path": request.url.path,
                 "protocol": "HTTP/1.1",
-                "sourceIp": request.client.host if request.client else "127.0.0.1",
+                "sourceIp": client,
                 "userAgent": request.headers.get("user-agent", ""),
             },
             "requestId": "local",
@@ -289,20 +283,12 @@ def _is_text(content_type: str) -> bool:
     return content_type.startswith(("text/", "application/json", "application/x-www-form-urlencoded"))
 
 
-def sigv4_identity(request: Request, body: bytes, iam: LocalIam) -> dict[str, Any] | None:
-    """The IAM identity of a SigV4-signed request (Refused if its signature is bad), None for any
-    other request. What is verified is what came over the wire: raw path, query and headers."""
-    if not request.headers.get("authorization", "").startswith(SIGV4):
-        return None
-    scope = request.scope
-    sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-    target = scope["raw_path"].decode("latin-1")
-    if scope["query_string"]:
-        target += "?" + scope["query_string"].decode("latin-1")
-    return iam.verify(request.method, target, sent, body)
-
-
-def front(handler: Any, invoker: ThreadPoolExecutor, iam: LocalIam | None = None) -> Starlette:
+def front(
+    handler: Any,
+    invoker: ThreadPoolExecutor,
+    iam: LocalIam | None = None,
+    cognito: CognitoStandIn | None = None,
+) -> Starlette:
     """`invoker` must have exactly one thread: Mangum's event loop belongs to the thread that first
     called the handler, and Lambda never runs two invocations in one environment at once."""
     local_iam = iam or LocalIam()
@@ -322,15 +308,90 @@ def front(handler: Any, invoker: ThreadPoolExecutor, iam: LocalIam | None = None
         return Response(raw, status_code=result["statusCode"], headers=headers)
 
     methods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"]
-    return Starlette(routes=[Route("/{path:path}", call, methods=methods)])
+    routes = cognito.routes() if cognito is not None else []
+    return Starlette(routes=[*routes, Route("/{path:path}", call, methods=methods)])
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, except that SIGTERM and SIGINT only ask it to stop: uvicorn re-raises a
+    caught signal after its graceful shutdown, which kills the process (exit 143) before moto is
+    stopped and before main returns 0."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def parameter_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--parameter-overrides takes Key=Value pairs, not {pair!r}")
+        overrides[key] = value
+    return overrides
+
+
+def function_environment(template: Template, local: dict[str, str]) -> dict[str, str]:
+    """template.yaml's environment of the API function, with env.json's values for what stands in
+    for an AWS resource (LOCAL_STAND_INS) and for the variables the template does not set."""
+    env = template.environment("ApiFunction")
+    for key, value in local.items():
+        if key in LOCAL_STAND_INS or key not in env:
+            env[key] = value
+    return env
+
+
+LOCAL_STAND_INS = frozenset(
+    {
+        "CAIRN_AWS_REGION",
+        "CAIRN_BUCKET",
+        "CAIRN_TABLE",
+        "CAIRN_OPENSEARCH_URL",
+        "CAIRN_EMBEDDER",
+        "CAIRN_GENERATOR",
+        "CAIRN_STATE_MACHINE_ARNS",
+        "CAIRN_DATA_DIR",
+    }
+)
+"""What infra/local/env.json decides even where the template says otherwise: moto's bucket and
+table, no OpenSearch or Step Functions (the embedded fallbacks), the extractive generator (moto
+answers no Converse), the data directory. Every other variable the template sets is the template's."""
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8787)
+    parser.add_argument("--port", type=int, default=8787, help="0: any free port (named in the banner)")
     parser.add_argument("--moto-port", type=int, default=0)
     parser.add_argument("--env", type=Path, default=ROOT / "infra/local/env.json")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument(
+        "--require-auth",
+        action="store_true",
+        help="refuse callers without credentials, as the deployed stack does (drops env.json's "
+        "CAIRN_ALLOW_OPEN)",
+    )
+    parser.add_argument(
+        "--parameter-overrides",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="template parameters, as `sam deploy --parameter-overrides` takes them",
+    )
+    parser.add_argument("--machine-client-secret", default="cairn-local-machine-secret")
+    parser.add_argument(
+        "--no-job-worker",
+        action="store_true",
+        help="leave queued jobs queued: a stack whose state machines do not run (for testing what notices)",
+    )
     default = LocalIam()
     parser.add_argument("--iam-access-key", default=default.access_key)
     parser.add_argument("--iam-secret-key", default=default.secret_key)
@@ -348,14 +409,28 @@ def main() -> int:
         args.iam_session,
     )
 
+    listener = socket.create_server(("127.0.0.1", args.port))
+    port = listener.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    local = {k: str(v) for k, v in json.loads(args.env.read_text())["ApiFunction"].items()}
+    stack = LocalStack(local["CAIRN_AWS_REGION"], iam.account, f"{base}{COGNITO_PREFIX}")
+    given = parameter_overrides(args.parameter_overrides)
+    overrides = {"IamAdminRoleArns": f"arn:aws:iam::{iam.account}:role/{iam.role}"} | given
+    template = Template(ROOT / "template.yaml", stack, overrides)
+    unknown = sorted(set(given) - set(template.overrides))
+    if unknown:
+        raise SystemExit(f"template.yaml has no parameter {', '.join(unknown)} (--parameter-overrides)")
+    env = function_environment(template, local)
+    if args.require_auth:
+        env.pop("CAIRN_ALLOW_OPEN", None)
+        os.environ.pop("CAIRN_ALLOW_OPEN", None)
+    cognito = CognitoStandIn(stack, app_clients(template, args.machine_client_secret))
+
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
-    moto_port = args.moto_port or free_port()
     BedrockRuntimeBackend.invoke_model = titan_stand_in  # type: ignore[method-assign]
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+    moto = MotoServer(args.moto_port)
     moto.start()
-    endpoint = f"http://127.0.0.1:{moto_port}"
-    env = {k: str(v) for k, v in json.loads(args.env.read_text())["ApiFunction"].items()}
-    env["CAIRN_AWS_ENDPOINT_URL"] = endpoint  # the file names Docker's host; here moto is local
+    env["CAIRN_AWS_ENDPOINT_URL"] = moto.endpoint  # the file names Docker's host; here moto is local
     env["CAIRN_DATA_DIR"] = str(args.data_dir or tempfile.mkdtemp(prefix="cairn-aws-local-"))
     # Only S3 and DynamoDB run on moto: the other ports take their embedded adapters, by request
     # (a deployed function without its OpenSearch URL or state machines refuses to start).
@@ -363,16 +438,24 @@ def main() -> int:
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(key, "testing")
     os.environ.update(env)
-    create_resources(endpoint, env)
-    print(f"moto on {endpoint}; API function on http://127.0.0.1:{args.port}", flush=True)
     invoker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lambda-invoke")
     try:
-        uvicorn.run(
-            front(load_handler(), invoker, iam), host="127.0.0.1", port=args.port, log_level="warning"
+        create_resources(moto.endpoint, env)
+        machine = cognito.machine_client()
+        print(f"moto on {moto.endpoint}; API function on {base}", flush=True)
+        print(
+            f"Cognito stand-in: issuer {stack.issuer}, token endpoint {cognito.token_url}"
+            + (f", machine client {machine.id}" if machine else "")
+            + ("; callers without credentials are refused" if args.require_auth else ""),
+            flush=True,
         )
+        app = front(load_handler(job_worker=not args.no_job_worker), invoker, iam, cognito)
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=10)
+        Server(config).run(sockets=[listener])
     finally:
-        invoker.shutdown(cancel_futures=True)
+        invoker.shutdown(wait=True, cancel_futures=True)
         moto.stop()
+        listener.close()
     return 0
 
 

@@ -49,6 +49,7 @@ S3_CONFIG = Config(
     connect_timeout=3,
     read_timeout=30,
     max_pool_connections=32,
+    signature_version="s3v4",  # as bootstrap signs presigned URLs (bootstrap/aws.py)
 )
 
 

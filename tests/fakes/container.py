@@ -7,6 +7,7 @@ from pathlib import Path
 from cairn.adapters.local.extractive import ExtractiveGenerator
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.bootstrap.models import reranker_for
+from cairn.bootstrap.sign_in import oauth_clients_for
 from cairn.config import Settings
 from cairn.ports.clock import Clock
 from cairn.ports.facts import FactExtractor
@@ -50,8 +51,10 @@ def fake_adapters(
 
 
 def fake_container(tmp_path: Path | None = None, **overrides: object) -> Container:
-    """Fake storage; a re-ranker when the settings configure one (a test's loopback server)."""
+    """Fake storage; a re-ranker when the settings configure one (a test's loopback server), and a
+    user pool's app clients when they name one (moto's, tests/support/cognito_pool.py)."""
     settings = Settings(data_dir=(tmp_path or Path("/nonexistent-cairn")) / "data", **overrides)  # type: ignore[arg-type]
     adapters = fake_adapters()
     adapters.reranker = reranker_for(settings)
+    adapters.oauth_clients = oauth_clients_for(settings)
     return build_container(settings, adapters)

@@ -35,14 +35,19 @@ def routes(template: dict[str, Any]) -> dict[tuple[str, str], Any]:
     }
 
 
-def test_mcp_routes_are_guarded_by_the_function_and_rest_by_the_gateway(template: dict[str, Any]) -> None:
+def test_the_function_guards_every_route_of_the_http_api_and_the_gateway_the_iam_api(
+    template: dict[str, Any],
+) -> None:
     by_route = routes(template)
     assert by_route[("HttpApi", "/mcp")] == by_route[("HttpApi", "/mcp/{proxy+}")] == "NONE"
     assert by_route[("HttpApi", "/zengram/{proxy+}")] == "NONE"  # x-api-key, checked by the function
-    assert by_route[("HttpApi", "/v1/{proxy+}")] is None  # the API's default: the JWT authorizer
-    assert template["Resources"]["HttpApi"]["Properties"]["Auth"]["DefaultAuthorizer"] == "Jwt"
+    # A JWT or a Cairn API key (Bearer cairn_key_...), both checked by the function (docs/AWS.md).
+    assert by_route[("HttpApi", "/v1/{proxy+}")] == "NONE"
+    assert all(auth == "NONE" for (api, _), auth in by_route.items() if api == "HttpApi")
+    assert "Auth" not in template["Resources"]["HttpApi"]["Properties"]  # no gateway authorizer left
     # The IAM API keeps SigV4 on every route: only the gateway can check a signature.
     assert all(auth is None for (api, _), auth in by_route.items() if api == "IamApi")
+    assert template["Resources"]["IamApi"]["Properties"]["Auth"]["DefaultAuthorizer"] == "AWS_IAM"
 
 
 def test_the_resource_server_offers_every_cairn_scope(template: dict[str, Any]) -> None:
@@ -75,16 +80,26 @@ def test_the_machine_client_uses_client_credentials_with_its_parameters_scopes(
     assert template["Parameters"]["MachineClientScopes"]["Default"] == "documents:read,documents:write"
 
 
-def test_every_client_is_an_audience_of_the_function_and_the_gateway(
-    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_client_is_an_audience_of_the_function(monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in environments()["ApiFunction"].items():
         monkeypatch.setenv(key, value)
     settings = Settings()
-    gateway = template["Resources"]["HttpApi"]["Properties"]["Auth"]["Authorizers"]["Jwt"]
-    cognito_audiences = gateway["JwtConfiguration"]["audience"]["Fn::If"][1]
 
     assert set(settings.jwt_audience) == {"UserPoolClient", "SignInClient", "MachineClient"}
-    assert {ref["Ref"] for ref in cognito_audiences} == set(settings.jwt_audience)
     assert settings.jwt_scope_prefix == "cairn/" and settings.jwt_user_groups is True
     assert json.loads(environments()["ApiFunction"]["CAIRN_JWT_AUDIENCE"])  # valid JSON for the function
+
+
+def test_the_function_is_the_clients_authorization_server_in_front_of_the_pool(
+    template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = environments()["ApiFunction"]
+    assert set(env) >= {"CAIRN_COGNITO_DOMAIN", "CAIRN_COGNITO_USER_POOL_ID", "CAIRN_OAUTH_ALLOWED_REDIRECTS"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = Settings()
+    assert settings.cognito_domain and settings.cognito_user_pool_id  # metadata and registration on
+    statements = template["Resources"]["ApiRole"]["Properties"]["Policies"]
+    granted = json.dumps(statements)
+    assert "cognito-idp:CreateUserPoolClient" in granted and "cognito-idp:DeleteUserPoolClient" in granted
+    assert routes(template).get(("HttpApi", "/register")) == "NONE"  # clients register before a token

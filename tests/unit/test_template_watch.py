@@ -44,14 +44,27 @@ def test_alarms_watch_both_apis_and_the_search_domain(resources: dict[str, Any])
     api_5xx = {a["Dimensions"][0]["Value"]["Ref"] for a in alarms.values() if a["MetricName"] == "5xx"}
     assert api_5xx == {"HttpApi", "IamApi"}
     search = {a["MetricName"] for a in alarms.values() if a["Namespace"] == "AWS/ES"}
-    assert search == {"ClusterStatus.red", "FreeStorageSpace"}
+    # The metric names of OpenSearch Service's CloudWatch metrics (namespace AWS/ES): k-NN memory
+    # and its circuit breaker, the JVM heap, CPU and, on burstable instances, CPU credits.
+    assert search == {
+        "ClusterStatus.red",
+        "FreeStorageSpace",
+        "KNNGraphMemoryUsagePercentage",
+        "KNNCircuitBreakerTriggered",
+        "JVMMemoryPressure",
+        "CPUUtilization",
+        "CPUCreditBalance",
+    }
     assert all(
-        resources[n].get("Condition") == "CreateDomain"
+        resources[n].get("Condition") in ("CreateDomain", "BurstableDomain")
         for n, a in alarms.items()
         if a["Namespace"] == "AWS/ES"
     )
+    assert len(alarms) == 17  # docs/AWS.md and docs/DEPLOY.md give this number
 
 
-def test_browsers_may_post_presigned_uploads_to_the_bucket(resources: dict[str, Any]) -> None:
+def test_browsers_may_post_presigned_uploads_and_follow_read_redirects_to_the_bucket(
+    resources: dict[str, Any],
+) -> None:
     (rule,) = resources["DocumentBucket"]["Properties"]["CorsConfiguration"]["CorsRules"]
-    assert rule["AllowedMethods"] == ["POST"] and rule["AllowedOrigins"] == {"Ref": "CorsAllowOrigins"}
+    assert rule["AllowedMethods"] == ["GET", "POST"] and rule["AllowedOrigins"] == {"Ref": "CorsAllowOrigins"}

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MiB = 1024 * 1024
 
@@ -19,6 +19,21 @@ def _int_from_env(value: object) -> object:
 def _blank_is_none(value: object) -> object:
     """An empty setting is no setting (a deploy template's empty parameter)."""
     return None if isinstance(value, str) and not value.strip() else value
+
+
+def _uri_list(value: object) -> object:
+    """A JSON list, or URIs separated by commas (a deploy template's CommaDelimitedList); blanks dropped."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            import json
+
+            value = json.loads(text)
+        else:
+            value = text.split(",")
+    if isinstance(value, list):
+        return [v.strip() for v in value if not (isinstance(v, str) and not v.strip())]
+    return value
 
 
 def default_data_dir() -> Path:
@@ -62,6 +77,24 @@ class Settings(BaseSettings):
     """Stripped from scope names first (a Cognito resource server's `<id>/documents:read`)."""
     jwt_user_groups: bool = False
     """A user's token gets only its groups' scopes (auth/claims.py); machine tokens their `scope`."""
+    # Remote sign-in (docs/AUTH.md, docs/SIGN_IN.md): Cairn as the MCP clients' authorization server.
+    cognito_domain: Annotated[str | None, BeforeValidator(_blank_is_none)] = None
+    """The user pool's sign-in domain (`https://<prefix>.auth.<region>.amazoncognito.com`, or a
+    custom one). With jwt_issuer set, Cairn serves its own authorization-server metadata naming the
+    domain's /oauth2 endpoints, and its resource metadata names Cairn as the authorization server."""
+    cognito_user_pool_id: Annotated[str | None, BeforeValidator(_blank_is_none)] = None
+    """The pool dynamic client registration (`POST /register`) makes app clients in; unset: none."""
+    oauth_registration: bool = True
+    """Serve dynamic client registration when the pool is known (false: clients need a client id)."""
+    oauth_allowed_redirects: Annotated[list[str], NoDecode, BeforeValidator(_uri_list)] = Field(
+        default_factory=list
+    )
+    """Redirect URIs registration accepts beyond loopback and the known clients' callbacks: exact
+    URIs, or prefixes ending in `*` (JSON list or comma-separated)."""
+    oauth_registrations_per_hour: int = Field(default=10, ge=0)
+    """Client registrations per source address per hour (0: unlimited)."""
+    oauth_max_clients: int = Field(default=500, ge=0)
+    """Live registered clients at most (0: no cap); Cognito's default quota is 1,000 per pool."""
     rate_limit_per_s: float | None = Field(default=None, ge=0)
     """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""
@@ -143,6 +176,10 @@ class Settings(BaseSettings):
     max_batch_bytes: int = 8 * MiB
     max_batch_ops: int = 1024
     max_list_items: int = 10_000
+    read_redirect_bytes: int = Field(default=4 * MiB, ge=0)
+    """A store-protocol read (`GET …/documents/read`) of a document larger than this answers 307 with
+    a presigned URL of its blob, where the blob store signs downloads (S3): a Lambda response holds
+    at most 6 MB, and binary bodies travel base64-encoded (4 MiB is 5.6 MB so). Elsewhere, the bytes."""
     events_ping_s: float = 25.0
 
     sibling_context_window_s: float = 600.0

@@ -8,14 +8,17 @@ from functools import cached_property
 
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
+from cairn.auth.oauth.metadata import SignIn
 from cairn.options import Options
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
+from cairn.ports.downloads import DownloadSigner
 from cairn.ports.embedder import Embedder
 from cairn.ports.facts import FactExtractor
 from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
+from cairn.ports.oauth_clients import OAuthClients
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.ports.reranker import Reranker
@@ -71,7 +74,9 @@ class Adapters:
     extractor: FactExtractor
     reflector: Reflector
     uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
+    downloads: DownloadSigner | None = None  # reads past 6 MB: S3 only (ports/downloads.py)
     reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
+    oauth_clients: OAuthClients | None = None  # a user pool's app clients, for dynamic registration
 
 
 @dataclass
@@ -109,6 +114,8 @@ class Container:
     audit: AuditLog
     repair: IndexRepair
     zengram: ZengramApi
+    sign_in: SignIn | None = None
+    """Cairn as the MCP clients' authorization server (auth/oauth/); None when not configured."""
 
     @cached_property
     def archive(self) -> BrainArchive:

@@ -17,6 +17,8 @@ class Limits:
     max_batch_ops: int
     max_batch_bytes: int
     json_body_limit: int
+    read_redirect_bytes: int
+    """A document read above this many bytes is a redirect to a presigned download, where one is offered."""
 
 
 @dataclass(frozen=True)

@@ -187,22 +187,62 @@ def template_handler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **paramete
     return api_handler(lambda: fake_container(tmp_path))
 
 
-def test_the_proxy_creates_a_brain_with_the_template_default_scopes(
+AGENTS_ROLE = f"arn:aws:iam::{ACCOUNT}:role/cairn-agents"
+
+
+def test_by_default_an_iam_caller_reads_and_writes_but_is_no_admin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Least privilege (template.yaml, IamScopes): anyone in the account who may invoke the IAM API
+    would otherwise be a brains:admin (creating brains, minting API keys, reading the audit log)."""
     h = template_handler(tmp_path, monkeypatch)
+    team = http_event("POST", "/v1/brains", body={"name": "Team", "visibility": "tenant"})  # an admin's JWT
+    assert h(team, CTX)["statusCode"] == 201
+
+    made, remembered = proxy_session(
+        h,
+        "botocore-session-1",
+        [
+            ("memory_create_brain", {"name": "Agent notes"}),
+            ("memory_remember", {"content": "The kiln is hot.", "brain": "team"}),
+        ],
+    )
+    keys = h(http_event("POST", "/v1/admin/keys", body={"name": "k", "scopes": ["documents:read"]},
+                        iam=iam(ROLE)), CTX)  # fmt: skip
+
+    assert made.get("isError") and "brains:admin" in json.dumps(made), made
+    assert not remembered.get("isError"), remembered  # writes: into the tenant's first brain
+    assert keys["statusCode"] == 403 and json_of(keys)["code"] == "forbidden"
+
+
+def test_a_role_named_admin_creates_brains_and_others_of_the_account_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = template_handler(tmp_path, monkeypatch, IamAdminRoleArns=AGENTS_ROLE)
 
     (made,) = proxy_session(h, "botocore-session-1", [("memory_create_brain", {"name": "Agent notes"})])
+    (other,) = proxy_session(h, "s2", [("memory_create_brain", {"name": "Mine"})], role="another-role")
 
     assert not made.get("isError"), made
     assert made["structuredContent"]["slug"] == "agent-notes"
     assert made["structuredContent"]["visibility"] == "private"
+    assert other.get("isError") and "brains:admin" in json.dumps(other), other
+
+
+def test_iam_scopes_can_still_make_every_caller_an_admin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = template_handler(tmp_path, monkeypatch, IamScopes="documents:read,documents:write,brains:admin")
+
+    (made,) = proxy_session(h, "s1", [("memory_create_brain", {"name": "Ops"})], role="another-role")
+
+    assert not made.get("isError"), made
 
 
 def test_a_new_session_of_the_same_role_sees_its_private_brain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    h = template_handler(tmp_path, monkeypatch)
+    h = template_handler(tmp_path, monkeypatch, IamAdminRoleArns=AGENTS_ROLE)
     proxy_session(h, "botocore-session-1", [("memory_create_brain", {"name": "Agent notes"})])
 
     (mine,) = proxy_session(h, "botocore-session-2", [("memory_list_brains", {})])
@@ -213,7 +253,7 @@ def test_a_new_session_of_the_same_role_sees_its_private_brain(
 
 
 def test_narrower_iam_scopes_refuse_creating_a_brain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    h = template_handler(tmp_path, monkeypatch, IamScopes="documents:read,documents:write")
+    h = template_handler(tmp_path, monkeypatch, IamScopes="documents:read")
 
     made, listed = proxy_session(
         h,

@@ -8,10 +8,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +30,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from cairn.entrypoints.mcp.canonical import SURFACE as CANONICAL
+from tests.integration.aws.aws_local_run import aws_local as start_aws_local
 from tests.integration.mcp.node_clients import CLIENTS, run_node
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,40 +83,12 @@ def aws_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsLocal]:
     data = tmp_path_factory.mktemp("aws-local")
     pages = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
     threading.Thread(target=pages.serve_forever, daemon=True).start()
-    port = free_port()
-    # The function's own AWS credentials are moto's; CAIRN_ALLOW_PRIVATE_URLS lets
-    # memory_ingest_url fetch this test's page on 127.0.0.1 (refused on a deployed function).
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-    env["CAIRN_ALLOW_PRIVATE_URLS"] = "true"
-    cmd = [sys.executable, str(ROOT / "scripts/aws_local.py"), "--port", str(port), "--data-dir", str(data)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
+    # CAIRN_ALLOW_PRIVATE_URLS lets memory_ingest_url fetch this test's page on 127.0.0.1 (refused
+    # on a deployed function).
     try:
-        assert proc.stdout is not None
-        banner = proc.stdout.readline()
-        while banner and not banner.startswith("moto on"):
-            banner = proc.stdout.readline()
-        assert banner, "aws_local exited before its banner"
-        moto = banner.split()[2].rstrip(";")
-        threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep its pipe drained
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, "aws_local exited"
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("aws_local did not come up")
-        yield AwsLocal(base, moto, data, f"http://127.0.0.1:{pages.server_address[1]}")
+        with start_aws_local(data, env={"CAIRN_ALLOW_PRIVATE_URLS": "true"}) as running:
+            yield AwsLocal(running.base, running.moto, data, f"http://127.0.0.1:{pages.server_address[1]}")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
         pages.shutdown()
         pages.server_close()
 
@@ -246,8 +216,9 @@ async def test_concurrent_proxies_call_every_canonical_tool(aws_local: AwsLocal)
                 group.start_soon(agent, n)
 
     assert sorted(o["brain"] for o in outcomes) == [f"agent-{n}" for n in range(CLIENTS_AT_ONCE)]
-    # The brains are private to the role the signatures proved (every proxy signed as one role):
-    # an unauthenticated caller of the same tenant does not see them.
+    # The brains are private to the role the signatures proved (every proxy signed as one role,
+    # which the template's IAM settings put in the stage's tenant): an unauthenticated caller, the
+    # open owner of tenant `local`, does not see them.
     async with httpx.AsyncClient(base_url=aws_local.base, timeout=30) as http:
         open_view = (await http.get("/v1/brains")).json()["items"]
         signed = await http.send(signed_request("GET", f"{aws_local.base}/v1/brains"))

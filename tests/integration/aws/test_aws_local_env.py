@@ -12,8 +12,10 @@ import re
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cfnlint.decode import decode_str
 from packaging.requirements import Requirement
 
 from cairn.config import Settings
@@ -114,3 +116,73 @@ def test_every_cairn_value_is_one_the_layer_runs(function: str, monkeypatch: pyt
     assert settings.aws_local_fallbacks  # no OpenSearch or Step Functions emulator runs offline
     for module in (EMBEDDERS[settings.embedder], GENERATORS[settings.generator], "cairn.bootstrap.aws"):
         assert missing_from_layer(module) == set(), module
+
+
+# -- the emulation's function: template.yaml's settings ---------------------------------------------
+
+
+def emulation() -> tuple[Any, Any, dict[str, str]]:
+    """scripts/aws_local.py's Template and the API function environment it runs with (its defaults)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import aws_local
+        from aws_local_template import LocalStack, Template
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    stack = LocalStack("us-east-1", "123456789012", "http://127.0.0.1:8787/_cognito")
+    template = Template(ROOT / "template.yaml", stack)
+    return aws_local, template, aws_local.function_environment(template, FUNCTIONS["ApiFunction"])
+
+
+def test_the_emulated_function_has_the_stacks_jwt_settings_and_limits() -> None:
+    """Every variable template.yaml gives the API function reaches the emulated one with the value
+    the template deploys by default; only the local stand-ins for AWS resources (env.json's) and
+    the Cognito pool's URLs (the emulation's own stand-in) differ."""
+    aws_local, _, env = emulation()
+    raw = decode_str((ROOT / "template.yaml").read_text())[0]
+    declared = {**raw["Globals"]["Function"]["Environment"]["Variables"]}
+    declared |= raw["Resources"]["ApiFunction"]["Properties"].get("Environment", {}).get("Variables", {})
+    parameters = raw["Parameters"]
+    assert set(declared) <= set(env)
+    for key, node in declared.items():
+        if key in aws_local.LOCAL_STAND_INS:
+            assert env[key] == str(FUNCTIONS["ApiFunction"][key]), key
+        elif isinstance(node, dict) and set(node) == {"Ref"} and node["Ref"] in parameters:
+            assert env[key] == str(parameters[node["Ref"]].get("Default", "")), key  # thresholds, limits
+        elif not isinstance(node, dict):
+            assert env[key] == str(node), key
+    # The JWT rules of the default stack (a Cognito pool of its own), read here from the template.
+    assert raw["Parameters"]["JwtIssuer"]["Default"] == ""  # so UseCognito holds
+    assert env["CAIRN_JWT_ISSUER"] == "http://127.0.0.1:8787/_cognito/us-east-1_CairnLocal"
+    clients = [k for k, r in raw["Resources"].items() if r["Type"] == "AWS::Cognito::UserPoolClient"]
+    assert sorted(json.loads(env["CAIRN_JWT_AUDIENCE"])) == sorted(f"local{c.lower()}" for c in clients)
+    assert env["CAIRN_JWT_SCOPE_PREFIX"] == "cairn/" and env["CAIRN_JWT_USER_GROUPS"] == "true"
+    assert env["CAIRN_JWT_DEFAULT_TENANT"] == parameters["Stage"]["Default"]
+    assert env["CAIRN_JWT_TENANT_CLAIM"] == parameters["TenantClaim"]["Default"]
+    assert json.loads(env["CAIRN_IAM_TENANTS"]) == {"123456789012": parameters["Stage"]["Default"]}
+    assert env["CAIRN_INGEST_QUEUE_BYTES"] == str(parameters["IngestQueueBytes"]["Default"])
+    assert "CAIRN_ALLOW_OPEN" in env  # env.json's, for callers without credentials (--require-auth drops it)
+
+
+def test_the_emulated_environment_is_settings_the_function_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, _, env = emulation()
+    settings = settings_of(env, monkeypatch)
+    assert settings.backend == "aws" and settings.aws_local_fallbacks
+    assert settings.jwt_issuer == env["CAIRN_JWT_ISSUER"] and len(settings.jwt_audience) == 3
+    assert settings.ingest_queue_bytes == int(env["CAIRN_INGEST_QUEUE_BYTES"])
+
+
+def test_the_machine_client_has_the_template_scopes() -> None:
+    """The Cognito stand-in's machine client may ask for exactly MachineClientScopes."""
+    _, template, _ = emulation()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from aws_local_cognito import app_clients
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    machine = app_clients(template, "s3cret")["localmachineclient"]
+    default = decode_str((ROOT / "template.yaml").read_text())[0]["Parameters"]["MachineClientScopes"][
+        "Default"
+    ]
+    assert machine.flows == ("client_credentials",) and machine.secret == "s3cret"
+    assert machine.scopes == tuple(f"cairn/{s}" for s in str(default).split(","))

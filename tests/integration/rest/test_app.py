@@ -58,7 +58,7 @@ def test_unexpected_errors_are_500_without_internals(
     def boom(*args: object, **kwargs: object) -> bytes:
         raise RuntimeError("database password is hunter2")
 
-    monkeypatch.setattr(container.documents, "read", boom)
+    monkeypatch.setattr(container.documents, "read_or_link", boom)
     with TestClient(create_app(container), raise_server_exceptions=False) as client:
         response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
     body = assert_problem(response, 500, "internal_error")
@@ -72,7 +72,7 @@ def test_bare_cairn_errors_do_not_leak_their_message(
     def boom(*args: object, **kwargs: object) -> bytes:
         raise CairnError("sqlite at /secret/path is locked")
 
-    monkeypatch.setattr(container.documents, "read", boom)
+    monkeypatch.setattr(container.documents, "read_or_link", boom)
     with TestClient(create_app(container)) as client:
         response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
     assert_problem(response, 500, "internal_error")

@@ -126,3 +126,23 @@ def test_calibrate_embeds_with_bedrock_when_asked_on_either_backend(
     assert isinstance(bedrock, BedrockEmbedder)
     assert bedrock.model_id == "bedrock:amazon.titan-embed-text-v2:0:512"
     assert isinstance(embedder_for(Settings(data_dir=tmp_path)), OnnxEmbedder)
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "eu-west-1"])
+def test_presigned_s3_urls_are_sigv4_on_the_buckets_regional_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, region: str
+) -> None:
+    """botocore's default signs a presigned GET in us-east-1 and eu-west-1 with SigV2 on the global
+    host; a browser or SDK following a read's redirect gets a URL S3 takes in every region."""
+    from cairn.bootstrap.aws import AwsClients
+
+    fake_credentials(monkeypatch)
+    s3 = AwsClients(settings(tmp_path, aws_region=region))("s3")
+
+    url = s3.generate_presigned_url(
+        "get_object", Params={"Bucket": "cairn-docs", "Key": "b/a"}, ExpiresIn=300
+    )
+
+    assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url and "X-Amz-Expires=300" in url
+    host = "cairn-docs.s3.amazonaws.com" if region == "us-east-1" else f"cairn-docs.s3.{region}.amazonaws.com"
+    assert url.startswith(f"https://{host}/b/a?")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -57,8 +57,15 @@ def open_allowed(*, allow_open: bool, configured: bool, on_aws: bool, host: str)
 
 class Authenticator:
     def __init__(
-        self, options: AuthOptions, keys: ApiKeyService, *, http: httpx.Client | None = None
+        self,
+        options: AuthOptions,
+        keys: ApiKeyService,
+        *,
+        http: httpx.Client | None = None,
+        known_client: Callable[[str], bool] | None = None,
     ) -> None:
+        """`known_client`: whether an access token's `client_id` outside the configured audiences is a
+        client Cairn registered (auth/oauth/registered.py)."""
         self.options = options
         self.keys = keys
         self.open = options.open
@@ -75,6 +82,7 @@ class Authenticator:
                 issuer=options.jwt_issuer,
                 audiences=options.jwt_audience,
                 leeway_s=options.jwt_leeway_s,
+                known_client=known_client,
             )
 
     def may_wait(self, authorization: str | None) -> bool:

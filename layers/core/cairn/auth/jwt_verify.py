@@ -7,7 +7,9 @@ this server's audiences (RFC 8707); `exp`, `nbf` and `iat` with leeway.
 
 A token without `aud` passes the audience check only as an access token (`token_use: access`)
 whose `client_id` is among the audiences: Cognito's access tokens name their app client that way
-and carry no `aud`, and API Gateway's JWT authorizer accepts them by the same rule.
+and carry no `aud`, and API Gateway's JWT authorizer accepts them by the same rule. A client made
+by Cairn's dynamic registration is not among the configured audiences: `known_client` (the
+registered clients, auth/oauth/registered.py) vouches for it.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class JwtVerifier:
         algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
         leeway_s: float = 60,
         clock: Callable[[], float] = time.time,
+        known_client: Callable[[str], bool] | None = None,
     ) -> None:
         refused = [alg for alg in algorithms if alg not in KEY_TYPES]
         if refused or not algorithms:
@@ -60,6 +63,7 @@ class JwtVerifier:
         self.algorithms = frozenset(algorithms)
         self.leeway_s = leeway_s
         self._clock = clock
+        self._known_client = known_client
 
     def verify(self, token: str) -> dict[str, Any]:
         """The token's claims if it is valid for this server; AuthError("...", "invalid_token") if not."""
@@ -105,9 +109,13 @@ class JwtVerifier:
                 raise AuthError("the token is not meant for this server (aud)")
             return
         if claims.get("token_use") == "access" and "client_id" in claims:
-            if claims["client_id"] not in self.audiences:
-                raise AuthError("the token is not meant for this server (client_id)")
-            return
+            client_id = claims["client_id"]
+            if client_id in self.audiences:
+                return
+            known = self._known_client
+            if isinstance(client_id, str) and known is not None and known(client_id):
+                return
+            raise AuthError("the token is not meant for this server (client_id)")
         raise AuthError("the token has no aud claim")
 
     def _check_times(self, claims: Mapping[str, Any]) -> None:

@@ -102,6 +102,17 @@ class AwsClients:
                     read_timeout=s.reranker_timeout_s,
                     max_pool_connections=16,
                 )
+            elif service == "s3":
+                # Presigned URLs (uploads, reads past 6 MB) signed with SigV4 for the bucket's own
+                # regional host: botocore's default signs some regions' URLs with SigV2 on the global
+                # host, which a new bucket outside us-east-1 answers with a redirect the signature
+                # does not survive. An endpoint override (moto) keeps botocore's own addressing.
+                config = Config(
+                    retries={"mode": "standard", "max_attempts": 5},
+                    tcp_keepalive=True,
+                    signature_version="s3v4",
+                    s3={} if s.aws_endpoint_url else {"addressing_style": "virtual"},
+                )
             else:
                 config = Config(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
             self._made[service] = boto3.client(
@@ -138,6 +149,7 @@ def aws_adapters(settings: Settings) -> Adapters:
         extractor=extractor,
         reflector=reflector,
         uploads=blobs if isinstance(blobs, S3BlobStore) else None,
+        downloads=blobs if isinstance(blobs, S3BlobStore) else None,
         reranker=reranker_for(settings, bedrock_client_factory=clients),
     )
 

@@ -27,6 +27,7 @@ def options_from(settings: Settings) -> Options:
             max_batch_ops=settings.max_batch_ops,
             max_batch_bytes=settings.max_batch_bytes,
             json_body_limit=settings.json_body_limit,
+            read_redirect_bytes=settings.read_redirect_bytes,
         ),
         http=HttpOptions(
             host=settings.host,

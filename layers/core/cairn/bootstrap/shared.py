@@ -11,6 +11,7 @@ from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
 from cairn.bootstrap.options import auth_options, options_from
+from cairn.bootstrap.sign_in import oauth_clients_for, sign_in_for
 from cairn.config import Settings
 from cairn.container import Adapters, Container
 from cairn.domain.models import Job
@@ -81,10 +82,13 @@ def adapters_for(settings: Settings) -> Adapters:
     if settings.backend == "aws":
         from cairn.bootstrap.aws import aws_adapters
 
-        return aws_adapters(settings)
-    from cairn.bootstrap.local import local_adapters
+        adapters = aws_adapters(settings)
+    else:
+        from cairn.bootstrap.local import local_adapters
 
-    return local_adapters(settings)
+        adapters = local_adapters(settings)
+    adapters.oauth_clients = oauth_clients_for(settings)
+    return adapters
 
 
 def build_container(settings: Settings | None = None, adapters: Adapters | None = None) -> Container:
@@ -176,6 +180,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         images=ImageItems(ImageRefs(a.records), documents),
     )
     keys = ApiKeyService(a.records, a.clock)
+    sign_in = sign_in_for(settings, a)
     a.jobs.register(INGEST_JOB, as_starter(ingest.run_job))
     a.jobs.register(EXTRACT_JOB, as_starter(extraction.run))
     a.jobs.register(CONSOLIDATE_JOB, as_starter(consolidation.run))
@@ -265,10 +270,13 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,
         keys=keys,
-        authenticator=Authenticator(auth_options(settings), keys),
+        authenticator=Authenticator(
+            auth_options(settings), keys, known_client=sign_in.registered.knows if sign_in else None
+        ),
         audit=AuditLog(a.records, a.clock),
         repair=repair,
         zengram=zengram,
+        sign_in=sign_in,
     )
 
 

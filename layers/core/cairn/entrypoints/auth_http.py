@@ -1,4 +1,5 @@
-"""HTTP authentication for every route but health and the resource metadata: an ASGI middleware
+"""HTTP authentication for every route but health, the resource metadata and, when Cairn serves
+them, its authorization-server metadata and client registration (oauth_http.py): an ASGI middleware
 that resolves the caller's principal (auth/authenticate.py), rate-limits it, and runs the app as it.
 
 Failures follow the MCP authorization spec and RFC 6750/9728: `401` with
@@ -45,6 +46,7 @@ class AuthMiddleware:
         limit_open: bool = False,
         scope_prefix: str | None = None,
         public_tools: Mapping[str, frozenset[str]] | None = None,
+        open_paths: tuple[str, ...] = (),
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
         self.limit_open = limit_open
@@ -52,10 +54,13 @@ class AuthMiddleware:
         self.scope_prefix = scope_prefix or ""
         self.public_tools = dict(public_tools or {})
         """Path -> the tools a call without a credential may make there (Mnemosyne's get_health)."""
+        self.open_paths = open_paths
+        """Served to anybody, with what lies below them: Cairn's authorization-server documents and
+        client registration, when it serves them (entrypoints/oauth_http.py)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path in PUBLIC or path.startswith(METADATA_PATH):
+        if scope["type"] != "http" or path in PUBLIC or path.startswith(METADATA_PATH) or self._open(path):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
@@ -94,6 +99,9 @@ class AuthMiddleware:
             return
         with access.acting_as(principal):
             await self.app(scope, receive, send)
+
+    def _open(self, path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") for p in self.open_paths)
 
     def _refusal_of(self, scope: Scope, principal: Principal, headers: dict[str, str]) -> Response | None:
         """What an authenticated caller still gets refused for: no scope at all on /mcp, or its rate."""

@@ -6,15 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
+from starlette.types import Scope
 
 from cairn import __version__
 from cairn.auth.rate_limit import RateLimiter
 from cairn.container import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
-from cairn.entrypoints.mcp.http import mount_mcp
+from cairn.entrypoints.mcp.mount import mount_mcp
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
+from cairn.entrypoints.oauth_http import REGISTRATION_BODY, install_sign_in
 from cairn.entrypoints.rest import body_limit, install_rest
+from cairn.options import Limits
 
 
 def create_app(container: Container) -> FastAPI:
@@ -45,13 +48,16 @@ def create_app(container: Container) -> FastAPI:
         return {"status": "rebuilding", "version": __version__, "rebuilding": brains}
 
     http = container.options.http
+    sign_in = container.sign_in
 
     def metadata_of(resource: str) -> Callable[[Request], dict[str, Any]]:
         def protected_resource(request: Request) -> dict[str, Any]:
             """RFC 9728 protected resource metadata: where clients get tokens for this endpoint."""
             headers = {k.lower(): v for k, v in request.headers.items()}
             base = base_url(request.scope, headers, http.public_url)
-            return resource_metadata(base, http.jwt_issuer, resource, http.jwt_scope_prefix)
+            # Signing in through Cairn's own authorization-server metadata (auth/oauth/), when served.
+            issuer = base if sign_in is not None else http.jwt_issuer
+            return resource_metadata(base, issuer, resource, http.jwt_scope_prefix)
 
         return protected_resource
 
@@ -63,6 +69,7 @@ def create_app(container: Container) -> FastAPI:
         for served in http_paths(surface):  # also `/mcp/mnemosyne/`, which clients may derive from the URL
             app.get(f"{METADATA_PATH}{served}", include_in_schema=False)(metadata_of(path))
 
+    open_paths = install_sign_in(app, sign_in, http.public_url) if sign_in is not None else ()
     install_rest(app, container)
     public_tools = mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
@@ -75,7 +82,18 @@ def create_app(container: Container) -> FastAPI:
         public_url=http.public_url,
         scope_prefix=http.jwt_scope_prefix,
         public_tools=public_tools,
+        open_paths=open_paths,
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
-    app.add_middleware(BodyLimitMiddleware, limit_for=body_limit(container.options.limits))
+    app.add_middleware(BodyLimitMiddleware, limit_for=_body_limit(container.options.limits, open_paths))
     return app
+
+
+def _body_limit(limits: Limits, open_paths: tuple[str, ...]) -> Callable[[Scope], int | None]:
+    """REST's caps, and a small one for what anybody may send without a credential (registration)."""
+    rest = body_limit(limits)
+
+    def limit(scope: Scope) -> int | None:
+        return REGISTRATION_BODY if scope.get("path") in open_paths else rest(scope)
+
+    return limit

@@ -3,7 +3,8 @@
 A PutObject replaces an object atomically (readers see the old or the new bytes), so no temp
 objects are needed. Encryption is the bucket's default (the SAM template sets it); nothing is
 set per call. Keys follow the file adapter's rules so every backend accepts the same keys.
-The store is also the UploadSigner (ports/uploads.py): presigned POSTs into those same keys.
+The store is also the UploadSigner (ports/uploads.py): presigned POSTs into those same keys; and
+the DownloadSigner (ports/downloads.py): presigned GETs of them, for reads past Lambda's response limit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from cairn.adapters.local.file_blobs import MAX_KEY_BYTES, validate_key, validate_prefix
 from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.ports.downloads import PresignedDownload
 from cairn.ports.uploads import PresignedUpload
 
 _MISSING = {"NoSuchKey", "404", "NotFound"}
@@ -122,6 +124,22 @@ class S3BlobStore:
             raise _error("presign", exc) from exc
         expires_at = datetime.now(UTC) + timedelta(seconds=expires_in)
         return PresignedUpload(url=post["url"], fields=dict(post["fields"]), expires_at=expires_at)
+
+    def presign_download(self, key: str, *, expires_in: int, content_type: str) -> PresignedDownload:
+        """A presigned GetObject of the key: S3 answers it with `content_type` and `no-store`, as
+        the API's own read would. Signed locally, without a request (and without checking the key
+        exists: a document's blob does)."""
+        params = {
+            "Bucket": self.bucket,
+            "Key": self._key(key),
+            "ResponseContentType": content_type,
+            "ResponseCacheControl": "no-store",
+        }
+        try:
+            url = self.client.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in)
+        except ClientError as exc:  # pragma: no cover - signing is local; only a bad config fails
+            raise _error("presign", exc) from exc
+        return PresignedDownload(url=str(url), expires_at=datetime.now(UTC) + timedelta(seconds=expires_in))
 
     def size(self, key: str) -> int | None:
         object_key = self._key(key)

@@ -16,6 +16,7 @@ from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.entrypoints.cli.calibrate import add_calibrate_parser, cmd_calibrate
 from cairn.entrypoints.cli.check import add_check_parser, cmd_check
 from cairn.entrypoints.cli.erasure import add_erase_parser, cmd_erase
+from cairn.entrypoints.cli.smoke import add_smoke_parser
 
 if TYPE_CHECKING:
     pass
@@ -185,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (create, key_listing, revoke):
         data_dir(p)
     keys.set_defaults(func=cmd_keys)
+    add_smoke_parser(sub)
     return parser
 
 

@@ -1,4 +1,5 @@
-"""MCP over streamable HTTP, mounted on the FastAPI app: every surface of the registry at its path.
+"""MCP over streamable HTTP: the endpoints of every surface of the registry, at its paths (mounted on
+the FastAPI app by mcp/mount.py, which imports this module, and the MCP SDK, when a surface is built).
 
 Stateless and per request (docs/ARCHITECTURE.md, "MCP serving"): every HTTP request gets a
 fresh streamable-HTTP sub-app whose lifespan is entered around the call, so the same app works
@@ -12,7 +13,6 @@ import json
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from cairn.auth.principal import PUBLIC
@@ -24,8 +24,6 @@ from cairn.entrypoints.rest.problems import mcp_error
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
-
     from cairn.container import Container
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -100,24 +98,21 @@ def transport_security(host: str, *, behind_gateway: bool = False) -> TransportS
     )
 
 
-def mount_mcp(app: FastAPI, container: Container) -> dict[str, frozenset[str]]:
-    """Route POST on every surface's path; memory_ingest_file reads only below the ingest root.
-    Returns, for each path of a surface that lets callers without a credential in (the registry's
-    `anonymous`), the tools they may call there: those declared `public`."""
-    public: dict[str, frozenset[str]] = {}
+def surface_endpoints(surface: str, container: Container) -> dict[str, PerRequestMCP]:
+    """The surface's MCP server, built, as an endpoint per path it is served at; memory_ingest_file
+    reads only below the ingest root. Refuses a server whose tools callers without a credential may
+    call differ from the registry's declaration (`public_tools`), which the authentication
+    middleware is given before any server is built (mcp/mount.py)."""
     http, limits = container.options.http, container.options.limits
     files = LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes)
     security = transport_security(http.host, behind_gateway=http.on_aws)
     max_body = limits.json_body_limit  # the largest note, however escaped (config.py)
-    for surface, declared in SURFACES.items():
-        server = build_server(surface, container, files)
-        if declared.anonymous:
-            tools = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)
-            public.update(dict.fromkeys(http_paths(surface), tools))
-        for path in http_paths(surface):
-            endpoint = PerRequestMCP(server, path=path, security=security, max_body=max_body)
-            # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
-            # and an idle stream would hold a Lambda invocation open; nor one to end (DELETE). The
-            # spec allows the 405 (with `Allow: POST`) the router gives both.
-            app.router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
-    return public
+    server = build_server(surface, container, files)
+    public = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)
+    declared = SURFACES[surface]
+    if public != (frozenset(declared.public_tools) if declared.anonymous else public):
+        raise RuntimeError(f"surface {surface}: public tools {sorted(public)} are not the registry's")
+    return {
+        path: PerRequestMCP(server, path=path, security=security, max_body=max_body)
+        for path in http_paths(surface)
+    }

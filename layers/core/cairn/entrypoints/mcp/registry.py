@@ -34,6 +34,9 @@ class Surface:
     sign in, 401 with the resource metadata, on a server with authentication, so OAuth clients
     discover sign-in there as on every endpoint; on an open loopback server it runs as the anonymous
     caller too, whom every other tool refuses."""
+    public_tools: tuple[str, ...] = ()
+    """With `anonymous`: the tools declared `public`, named here so the authentication middleware
+    knows them before the surface (and the MCP SDK) is imported; building the server checks them."""
 
 
 SURFACES: dict[str, Surface] = {
@@ -46,6 +49,7 @@ SURFACES: dict[str, Surface] = {
         "/mcp/mnemosyne",
         trailing_slash=True,
         anonymous=True,
+        public_tools=("get_health",),
     ),
     "thoughtmcp": Surface("cairn.entrypoints.mcp.thoughtmcp:SURFACE", "/mcp/thoughtmcp"),
 }
@@ -69,6 +73,17 @@ def http_paths(surface: str) -> tuple[str, ...]:
     """Every path the surface is served at over HTTP."""
     found = _surface(surface)
     return (found.http_path, found.http_path + "/") if found.trailing_slash else (found.http_path,)
+
+
+def public_tools() -> dict[str, frozenset[str]]:
+    """For each path of a surface callers without a credential may reach (`anonymous`), the tools
+    they may call there."""
+    return {
+        path: frozenset(s.public_tools)
+        for name, s in SURFACES.items()
+        if s.anonymous
+        for path in http_paths(name)
+    }
 
 
 def anonymous_paths() -> tuple[str, ...]:

@@ -2,12 +2,15 @@
 
 Reads carry `Cache-Control: no-store`; mutations answer 204 with no caching headers.
 X-Tenant-Id, X-Workspace-Id, Idempotency-Key, If-Match and If-None-Match are ignored (v1.0).
+On AWS a read of a document past `read_redirect_bytes` (4 MiB) answers `307` to a presigned S3 GET
+of its bytes, which a Lambda response could not carry (docs/AWS.md, "Reads past 6 MB").
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
@@ -32,6 +35,14 @@ from cairn.entrypoints.rest.wire import DocumentList, FileInfoRecord, FileList
 from cairn.entrypoints.wire import DocumentRecord
 
 NO_STORE = {"Cache-Control": "no-store"}
+READ_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {OCTET_STREAM: BINARY}},
+    307: {
+        "description": "The document is larger than this deployment's responses may carry: its bytes are "
+        "at the `Location` URL (a presigned S3 GET, valid 5 minutes; send it no Authorization header)",
+        "headers": {"Location": {"schema": {"type": "string"}}},
+    },
+}
 LISTING_PARAMS = ("dir", "recursive", "include_generated", "glob")
 RENAME_BODY_LIMIT = 64 * 1024
 
@@ -58,10 +69,14 @@ def documents_router(container: Container) -> APIRouter:
     docs = container.documents
     limit = container.options.limits.max_put_bytes
     max_page = container.options.limits.max_list_items
+    inline_max = container.options.limits.read_redirect_bytes
 
-    @router.get("/read", response_class=Response, responses={200: {"content": {OCTET_STREAM: BINARY}}})
+    @router.get("/read", response_class=Response, responses=READ_RESPONSES)
     def read_document(brain: BrainArg, path: PathParam) -> Response:
-        return Response(docs.read(brain, path), media_type=OCTET_STREAM, headers=NO_STORE)
+        found = docs.read_or_link(brain, path, container.adapters.downloads, inline_max=inline_max)
+        if isinstance(found, bytes):
+            return Response(found, media_type=OCTET_STREAM, headers=NO_STORE)
+        return RedirectResponse(found.url, status_code=307, headers=NO_STORE)
 
     @router.head("", response_class=Response)
     def head_document(brain: BrainArg, path: PathParam) -> Response:

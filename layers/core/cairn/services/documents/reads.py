@@ -12,6 +12,7 @@ from cairn.domain.errors import (
 from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.domain.text import excerpt
+from cairn.ports.downloads import DownloadSigner, PresignedDownload
 from cairn.services.documents import listing
 from cairn.services.documents.core import DocumentCore
 from cairn.services.documents.inputs import (
@@ -19,6 +20,10 @@ from cairn.services.documents.inputs import (
     file_info,
     stamp,
 )
+
+DOWNLOAD_TTL_S = 300
+"""How long a presigned read stays valid: a client follows the redirect at once."""
+RAW_BYTES = "application/octet-stream"
 
 
 class DocumentReads(DocumentCore):
@@ -49,6 +54,17 @@ class DocumentReads(DocumentCore):
 
     def read(self, brain: Brain, path: str) -> bytes:
         return self.blobs.get(self.get(brain, path).blob_key)
+
+    def read_or_link(
+        self, brain: Brain, path: str, signer: DownloadSigner | None, *, inline_max: int
+    ) -> bytes | PresignedDownload:
+        """The document's bytes; or, when there are more than `inline_max` of them and the blob
+        store signs downloads (`signer`), a presigned GET of its blob, which is then never read
+        here. Access is decided as for `read`: by the record, before anything is signed."""
+        doc = self.get(brain, path)
+        if signer is not None and doc.byte_size > inline_max:
+            return signer.presign_download(doc.blob_key, expires_in=DOWNLOAD_TTL_S, content_type=RAW_BYTES)
+        return self.blobs.get(doc.blob_key)
 
     def exists(self, brain: Brain, path: str) -> bool:
         try:

@@ -1,0 +1,121 @@
+"""The clients dynamic registration made, in Cairn's records: `oauthclients` / `client#<id>`, so an
+operator can list and revoke them, and so a token issued to one is known to be meant for Cairn.
+
+`knows` answers the JWT audience check on every request with such a token: a client's answer is
+kept `cache_s` seconds (a revoked client's tokens may pass that long after; its access tokens last
+an hour anyway), in at most `max_cached` entries.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from cairn.domain.errors import Conflict, NotFound
+from cairn.domain.text import excerpt
+from cairn.ports.clock import Clock
+from cairn.ports.records import Item, RecordStore
+
+CLIENTS_PK = "oauthclients"
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+class RegisteredClient(BaseModel):
+    client_id: str
+    client_name: str | None = None
+    redirect_uris: list[str]
+    scopes: list[str]
+    confidential: bool = False
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class RegisteredClients:
+    def __init__(
+        self,
+        records: RecordStore,
+        clock: Clock,
+        *,
+        cache_s: float = 300.0,
+        max_cached: int = 10_000,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.records, self.clock = records, clock
+        self._cache_s, self._max_cached, self._monotonic = cache_s, max_cached, monotonic
+        self._cache: OrderedDict[str, tuple[bool, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, client: RegisteredClient) -> None:
+        self.records.put(Item(CLIENTS_PK, _sk(client.client_id), client.model_dump(mode="json")), 0)
+
+    def get(self, client_id: str) -> RegisteredClient | None:
+        if not _CLIENT_ID.match(client_id):
+            return None
+        item = self.records.get(CLIENTS_PK, _sk(client_id))
+        return RegisteredClient.model_validate(item.data) if item is not None else None
+
+    def list(self) -> list[RegisteredClient]:
+        """Every client registered, revoked ones included, oldest id first."""
+        found: list[RegisteredClient] = []
+        after: str | None = None
+        while True:
+            page = self.records.query(CLIENTS_PK, "client#", after=after, limit=500)
+            found += [RegisteredClient.model_validate(i.data) for i in page.items]
+            if page.next_after is None:
+                return found
+            after = page.next_after
+
+    def active_count(self) -> int:
+        return sum(1 for client in self.list() if client.active)
+
+    def mark_revoked(self, client_id: str) -> RegisteredClient:
+        """The client's record, revoked (idempotent); NotFound for an id never registered."""
+        for _ in range(5):
+            item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
+            if item is None:
+                raise NotFound(f"no registered OAuth client {excerpt(client_id)}")
+            client = RegisteredClient.model_validate(item.data)
+            if not client.active:
+                return client
+            revoked = client.model_copy(update={"revoked_at": self.clock.now()})
+            try:
+                self.records.put(Item(CLIENTS_PK, item.sk, revoked.model_dump(mode="json")), item.version)
+            except Conflict:
+                continue
+            self.forget(client_id)
+            return revoked
+        raise Conflict(f"the OAuth client {client_id} kept changing while being revoked")
+
+    def knows(self, client_id: str) -> bool:
+        """Whether `client_id` is a live client registered here (cached)."""
+        now = self._monotonic()
+        with self._lock:
+            cached = self._cache.get(client_id)
+            if cached is not None and cached[1] > now:
+                return cached[0]
+        client = self.get(client_id)
+        known = client is not None and client.active
+        with self._lock:
+            self._cache[client_id] = (known, now + self._cache_s)
+            self._cache.move_to_end(client_id)
+            while len(self._cache) > self._max_cached:
+                self._cache.popitem(last=False)
+        return known
+
+    def forget(self, client_id: str) -> None:
+        with self._lock:
+            self._cache.pop(client_id, None)
+
+
+def _sk(client_id: str) -> str:
+    return f"client#{client_id}"

@@ -4,6 +4,7 @@ function): `cairn import FILE --server URL` over the gateway, resumable, every s
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -51,3 +52,35 @@ def test_a_laptop_brain_goes_into_the_stack_and_every_surface_finds_it(
     assert found["hits"] and found["hits"][0]["path"] == f"{manuals.folder}/hydrex.md"
     paths = {item["path"] for item in listed.json()["items"]}
     assert {"people/alice", f"{manuals.folder}/hydrex.md"} <= paths
+
+
+def test_a_10_mb_document_is_uploaded_ingested_and_read_back_through_the_emulation(tmp_path: Path) -> None:
+    # Japanese text: 10 MB in 3.5 million characters, under the stack's 5 million per document
+    paragraph = "このメモはエージェントのために保存された報告書の一部です。\n\n".encode()
+    data = b"# Field report\n\n" + paragraph * (10 * 1024 * 1024 // len(paragraph)) + b"\nquokka harmonica\n"
+    assert len(data) > 10 * 1000 * 1000 and len(data.decode()) < 5_000_000
+    with aws_local(tmp_path / "stack") as stack, httpx.Client(base_url=stack.base, timeout=120) as api:
+        brain = api.post("/v1/brains", json={"name": "Reports", "slug": "reports"}).json()
+        docs = f"/v1/brains/{brain['id']}/documents"
+        ticket = api.post(f"{docs}/uploads", json={"file_name": "report.md", "size": len(data)}).json()
+        sent = httpx.post(
+            ticket["upload"]["url"],
+            data=ticket["upload"]["fields"],
+            files={"file": ("report.md", data)},
+            timeout=120,
+        )
+        assert sent.status_code in (200, 201, 204), sent.text
+        queued = api.post(f"{docs}/ingest/upload", json={"key": ticket["key"]}).json()
+        assert queued["status"] == "queued", queued
+        for _ in range(240):
+            job = api.get(f"/v1/jobs/{queued['job_id']}").json()
+            if job["status"] in ("completed", "failed"):
+                break
+            time.sleep(0.5)
+        assert job["status"] == "completed", (job, stack.log())
+        read = api.get(f"{docs}/read", params={"path": queued["path"]})
+        assert read.status_code == 307  # past what a Lambda response carries: a presigned S3 GET
+        fetched = httpx.get(read.headers["location"], timeout=120)
+        found = api.post(f"/v1/brains/{brain['id']}/search", json={"query": "quokka harmonica"}).json()
+    assert fetched.status_code == 200 and fetched.content == data
+    assert found["hits"][0]["path"] == queued["path"]

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
-import httpx
 import pytest
 from botocore.exceptions import ClientError
-from moto.server import ThreadedMotoServer
 
 from cairn.auth.principal import SCOPES
-from tests.contract.aws_storage import REGION, fake_credentials
+from tests.contract.aws_storage import REGION
+from tests.support.moto_server import moto_endpoint
 
 SIGN_IN_SCOPES = ["openid", "email", *(f"cairn/{scope}" for scope in SCOPES)]
 
@@ -45,12 +44,7 @@ class CognitoPool:
 
 @contextmanager
 def cognito_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[CognitoPool]:
-    fake_credentials(monkeypatch)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    try:
+    with moto_endpoint(monkeypatch) as endpoint:
         client = boto3.client("cognito-idp", region_name=REGION, endpoint_url=endpoint)
         pool_id = client.create_user_pool(PoolName="cairn-test")["UserPool"]["Id"]
         client.create_resource_server(
@@ -70,6 +64,3 @@ def cognito_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[CognitoPool]:
             SupportedIdentityProviders=["COGNITO"],
         )["UserPoolClient"]["ClientId"]
         yield CognitoPool(endpoint, pool_id, client, static)
-    finally:
-        httpx.post(f"{endpoint}/moto-api/reset")  # moto's state is process-wide
-        server.stop()

@@ -280,9 +280,15 @@ def test_every_mcp_path_names_its_metadata_and_the_authorization_server(
         http_event("POST", path, body={"jsonrpc": "2.0", "id": 1, "method": "ping"}, anonymous=True), CTX
     )
 
-    issuer = environments()["ApiFunction"]["CAIRN_JWT_ISSUER"]
     assert suffixed["statusCode"] == 200 and json_of(suffixed)["resource"] == f"{BASE}{path}"
-    assert json_of(suffixed)["authorization_servers"] == [issuer] == json_of(bare)["authorization_servers"]
+    # with the template's Cognito settings Cairn is the authorization server in front of the pool
+    # (its own metadata adds PKCE and registration: docs/AUTH.md, "Remote sign-in")
+    assert json_of(suffixed)["authorization_servers"] == [BASE] == json_of(bare)["authorization_servers"]
+    server = h(http_event("GET", "/.well-known/oauth-authorization-server", anonymous=True), CTX)
+    metadata = json_of(server)
+    assert metadata["issuer"] == BASE and metadata["code_challenge_methods_supported"] == ["S256"]
+    assert metadata["registration_endpoint"] == f"{BASE}/register"
+    assert metadata["jwks_uri"].startswith(environments()["ApiFunction"]["CAIRN_JWT_ISSUER"])
     # Scopes as the Cognito resource server names them, so a client can ask for them verbatim.
     assert set(json_of(suffixed)["scopes_supported"]) == {
         "cairn/documents:read",

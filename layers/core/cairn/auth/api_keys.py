@@ -18,7 +18,8 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from cairn.auth.principal import SCOPES, Principal, Via
-from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.auth.revocable import revoke_record
+from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
@@ -98,22 +99,15 @@ class ApiKeyService:
 
     def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key (idempotent); NotFound for an unknown id."""
-        for _ in range(5):
-            item = self.records.get(KEYS_PK, f"key#{key_id}") if _looks_like_id(key_id) else None
-            if item is None:
-                raise NotFound(f"API key not found: {excerpt(key_id)}")
-            key = ApiKey.model_validate(item.data)
-            if not key.active:
-                return key
-            revoked = key.model_copy(update={"revoked_at": self.clock.now()})
-            try:
-                self.records.put(
-                    Item(KEYS_PK, item.sk, revoked.model_dump(mode="json")), expected_version=item.version
-                )
-            except Conflict:
-                continue
-            return revoked
-        raise Conflict(f"API key {key_id} kept changing while being revoked")
+        return revoke_record(
+            self.records,
+            KEYS_PK,
+            f"key#{key_id}" if _looks_like_id(key_id) else None,
+            ApiKey,
+            self.clock,
+            missing=f"API key not found: {excerpt(key_id)}",
+            busy=f"API key {key_id} kept changing while being revoked",
+        )
 
     def forget_brain(self, brain_id: str) -> int:
         """Take a deleted brain off every key's brain list; returns how many keys named it. A key

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from cairn.domain.errors import Conflict, NotFound
+from cairn.auth.revocable import revoke_record
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
@@ -80,21 +80,17 @@ class RegisteredClients:
 
     def mark_revoked(self, client_id: str) -> RegisteredClient:
         """The client's record, revoked (idempotent); NotFound for an id never registered."""
-        for _ in range(5):
-            item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
-            if item is None:
-                raise NotFound(f"no registered OAuth client {excerpt(client_id)}")
-            client = RegisteredClient.model_validate(item.data)
-            if not client.active:
-                return client
-            revoked = client.model_copy(update={"revoked_at": self.clock.now()})
-            try:
-                self.records.put(Item(CLIENTS_PK, item.sk, revoked.model_dump(mode="json")), item.version)
-            except Conflict:
-                continue
-            self.forget(client_id)
-            return revoked
-        raise Conflict(f"the OAuth client {client_id} kept changing while being revoked")
+        revoked = revoke_record(
+            self.records,
+            CLIENTS_PK,
+            _sk(client_id) if _CLIENT_ID.match(client_id) else None,
+            RegisteredClient,
+            self.clock,
+            missing=f"no registered OAuth client {excerpt(client_id)}",
+            busy=f"the OAuth client {client_id} kept changing while being revoked",
+        )
+        self.forget(client_id)
+        return revoked
 
     def knows(self, client_id: str) -> bool:
         """Whether `client_id` is a live client registered here (cached)."""

@@ -39,6 +39,7 @@ from cairn.services.gbrain.pages import PageService
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.health import HealthService
 from cairn.services.ingest.service import IngestService
+from cairn.services.jobs.job_log import JobLog
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
 from cairn.services.memory.consolidation import ConsolidationService
@@ -106,6 +107,7 @@ class Container:
     ask: AskService
     jobs: JobRunner
     job_status: VisibleJobs
+    job_log: JobLog
     extraction: ExtractionService
     reflection: ReflectionService
     consolidation: ConsolidationService

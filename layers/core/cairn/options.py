@@ -38,6 +38,8 @@ class HttpOptions:
     jwt_issuer: str | None
     jwt_scope_prefix: str | None
     events_ping_s: float
+    ui_client_id: str | None = None
+    """The user pool app client the web UI signs users in with (entrypoints/ui/cognito.py)."""
 
 
 @dataclass(frozen=True)

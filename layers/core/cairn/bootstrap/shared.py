@@ -17,7 +17,7 @@ from cairn.container import Adapters, Container
 from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
-from cairn.ports.jobs import JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
+from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.index_intents import IndexIntents
@@ -37,6 +37,7 @@ from cairn.services.health import HealthService
 from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.ingest.inputs import INGEST_JOB
 from cairn.services.ingest.service import IngestService
+from cairn.services.jobs.job_log import JobLog
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
 from cairn.services.links.repository import LinkRepository
@@ -211,6 +212,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     events.listen(libraries.forget_listing)
     options = options_from(settings)
     job_status = VisibleJobs(a.jobs, brains)
+    job_log = JobLog(a.records, a.jobs)
+    if isinstance(a.jobs, AnnouncesStarts):
+        a.jobs.on_start(job_log.started)
     zengram = ZengramApi(
         ZengramDeps(
             brains=brains,
@@ -266,6 +270,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         ask=AskService(search, a.generator),
         jobs=a.jobs,
         job_status=job_status,
+        job_log=job_log,
         extraction=extraction,
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,

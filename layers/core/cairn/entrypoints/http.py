@@ -17,6 +17,7 @@ from cairn.entrypoints.mcp.mount import mount_mcp
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
 from cairn.entrypoints.oauth_http import REGISTRATION_BODY, install_sign_in
 from cairn.entrypoints.rest import body_limit, install_rest
+from cairn.entrypoints.ui import install_ui
 from cairn.options import Limits
 
 
@@ -71,6 +72,7 @@ def create_app(container: Container) -> FastAPI:
 
     open_paths = install_sign_in(app, sign_in, http.public_url) if sign_in is not None else ()
     install_rest(app, container)
+    install_ui(app, container)
     public_tools = mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)

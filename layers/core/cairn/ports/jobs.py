@@ -97,6 +97,13 @@ class JobSteps:
 
 
 @runtime_checkable
+class AnnouncesStarts(Protocol):
+    def on_start(self, listener: Callable[[Job], None]) -> None:
+        """Call `listener` with each job this runner queues anew (not one an idempotency key
+        returns again), after it is stored; a listener's failure does not fail the start."""
+
+
+@runtime_checkable
 class SteppedJobRunner(Protocol):
     def register_steps(self, kind: str, steps: JobSteps) -> None:
         """Run jobs of `kind` step by step (registered besides the kind's whole handler)."""

@@ -16,6 +16,7 @@ import logging
 import math
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -202,7 +203,20 @@ class StartsJobs(ABC):
             principal=principal,
             idempotency_key=idempotency_key,
         )
-        return self._submit(row)
+        job = self._submit(row)
+        if job.id == row.id:
+            for listener in getattr(self, "_start_listeners", ()):
+                try:
+                    listener(job)
+                except Exception:  # the job is queued; a listing that misses it is not worth failing it
+                    log.exception("a job start listener failed for %s", job.id)
+        return job
+
+    def on_start(self, listener: Callable[[Job], None]) -> None:
+        self._start_listeners: list[Callable[[Job], None]] = [
+            *getattr(self, "_start_listeners", ()),
+            listener,
+        ]
 
     @abstractmethod
     def _submit(self, row: JobRow) -> Job:

@@ -13,6 +13,7 @@ from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
 from cairn.services.gbrain.page_assertions import assertions_pk
 from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
 from cairn.services.gbrain.sequences import sequence_pk
+from cairn.services.jobs.job_log import jobs_pk
 from cairn.services.links.graph import link_sequence
 from cairn.services.links.repository import links_prefix
 from cairn.services.memory.claims import claims_pk, memtime_pk
@@ -45,6 +46,7 @@ def brain_prefixes(brain_id: str) -> list[str]:
         raw_prefix(brain_id),
         thoughts_prefix(brain_id),
         image_refs_prefix(brain_id),
+        jobs_pk(brain_id),
         sequence_pk(link_sequence(brain_id)),
         sequence_pk(gap_sequence(brain_id)),
         sequence_pk(raw_sequence(brain_id)),

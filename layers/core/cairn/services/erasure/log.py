@@ -134,6 +134,11 @@ class ErasureLog:
                 continue
         raise Conflict(f"erasure {erasure_id} kept changing while being recorded")
 
+    def newest(self, limit: int) -> list[Receipt]:
+        """Up to `limit` receipts, newest first (erasure ids are time-ordered)."""
+        page = self.records.query(PK, "", limit=limit, descending=True)
+        return [Pending.model_validate(item.data).receipt for item in page.items]
+
     def running(self) -> Iterator[Pending]:
         """Erasures started and not finished (by this process or one that died)."""
         for item in all_items(self.records, PK):

@@ -117,6 +117,17 @@ class ErasureService:
             raise NotFound(f"erasure not found: {erasure_id[:64]}")  # another tenant's is not told apart
         return self._finish(erasure_id) if receipt.status == "running" else receipt
 
+    def recent(self, limit: int = 20) -> list[Receipt]:
+        """The caller's tenant's latest receipts, newest first, as `receipt` would show each."""
+        current = access.current()
+        tenant = current.principal.tenant if current is not None else None
+        mine = [
+            r
+            for r in self.erasures.newest(max(limit * 5, 50))
+            if tenant is None or (r.by or access.LOCAL_TENANT).partition("/")[0] == tenant
+        ]
+        return mine[:limit]
+
     def resume(self) -> list[Receipt]:
         """Finish every erasure and deletion left running (by a process that died)."""
         done = []

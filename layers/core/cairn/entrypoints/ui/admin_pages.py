@@ -1,0 +1,128 @@
+"""Jobs with live progress, knowledge gaps, API keys and erasure: the UI's operator pages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from cairn.auth import access
+from cairn.auth.principal import SCOPES
+from cairn.container import Container
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.text import excerpt
+from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
+from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+
+SUBJECT_KINDS = ("thoughtmcp_user", "source_agent", "agent_scope", "session_actor", "any")
+
+
+def _tenant() -> str:
+    current = access.current()
+    return current.principal.tenant if current else "local"
+
+
+def admin_pages(container: Container) -> APIRouter:
+    router = APIRouter(route_class=UiRoute)
+    deps = UiDeps.of(container)
+    keys = container.keys
+
+    @router.get("/ui/brains/{ref}/jobs", response_class=HTMLResponse)
+    def jobs(request: Request, ref: str) -> HTMLResponse:
+        brain = deps.brain(ref)
+        with access.needing(READ):
+            listed = container.job_log.recent(brain, 50)
+        return page(request, "jobs.html", brain=brain, jobs=listed, title="Jobs")
+
+    @router.get("/ui/jobs/{job_id}/progress")
+    def progress(job_id: str) -> Response:
+        """One job's state as the jobs page polls it (JSON: the page's script fills the row)."""
+        try:
+            with access.needing(READ):
+                job = container.job_status.status(job_id)
+        except (NotFound, InvalidInput):
+            return JSONResponse({"error": "no such job"}, status_code=404)
+        body: dict[str, Any] = {
+            "id": job.id,
+            "status": job.status.value,
+            "progress": job.progress,
+            "message": job.message or "",
+            "error": job.error or "",
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    @router.get("/ui/brains/{ref}/gaps", response_class=HTMLResponse)
+    def gaps(request: Request, ref: str) -> HTMLResponse:
+        brain = deps.brain(ref)
+        with access.needing(READ):
+            open_gaps = container.gaps.list(brain, resolved=False, limit=100)
+            resolved = container.gaps.list(brain, resolved=True, limit=20)
+        return page(
+            request, "gaps.html", brain=brain, open_gaps=open_gaps, resolved=resolved, title="Knowledge gaps"
+        )
+
+    @router.get("/ui/keys", response_class=HTMLResponse)
+    def key_list(request: Request) -> HTMLResponse:
+        with access.needing(ADMIN):
+            listed = keys.list(_tenant())
+        return page(request, "keys.html", keys=listed, scopes=SCOPES, created=None, title="API keys")
+
+    @router.post("/ui/keys", response_class=HTMLResponse)
+    def create_key(
+        request: Request,
+        name: Annotated[str, Form(max_length=128)],
+        scopes: Annotated[list[str], Form()],
+        brains: Annotated[str, Form(max_length=4096)] = "",
+        csrf: Annotated[str, Form(max_length=128)] = "",
+    ) -> HTMLResponse:
+        check_csrf(request, csrf)
+        tenant = _tenant()
+        with access.needing(ADMIN):
+            refs = [b.strip() for b in brains.split(",") if b.strip()]
+            limited = container.brains.for_key(refs, tenant) if refs else None
+            created = keys.create(name=name, tenant=tenant, scopes=scopes, brains=limited)
+            listed = keys.list(tenant)
+        deps.audit("key.create", None, created.key.id)
+        return page(request, "keys.html", keys=listed, scopes=SCOPES, created=created, title="API keys")
+
+    @router.post("/ui/keys/{key_id}/revoke")
+    def revoke_key(
+        request: Request, key_id: str, csrf: Annotated[str, Form(max_length=128)] = ""
+    ) -> Response:
+        check_csrf(request, csrf)
+        with access.needing(ADMIN):
+            if not any(k.id == key_id for k in keys.list(_tenant())):
+                raise NotFound(f"API key not found: {excerpt(key_id)}")
+            keys.revoke(key_id)
+        deps.audit("key.revoke", None, key_id)
+        return RedirectResponse("/ui/keys", status_code=303)
+
+    @router.get("/ui/erase", response_class=HTMLResponse)
+    def erase_form(request: Request) -> HTMLResponse:
+        with access.needing(ADMIN):
+            recent = container.erasure.recent(20)
+        return page(request, "erase.html", kinds=SUBJECT_KINDS, recent=recent, title="Erase a user or agent")
+
+    @router.post("/ui/erase", response_class=HTMLResponse)
+    def erase(
+        request: Request,
+        kind: Annotated[
+            Literal["thoughtmcp_user", "source_agent", "agent_scope", "session_actor", "any"], Form()
+        ],
+        subject: Annotated[str, Form(min_length=1, max_length=256)],
+        confirm: Annotated[str, Form(max_length=256)] = "",
+        brains: Annotated[str, Form(max_length=4096)] = "",
+        csrf: Annotated[str, Form(max_length=128)] = "",
+    ) -> HTMLResponse:
+        check_csrf(request, csrf)
+        if confirm != subject:
+            raise InvalidInput("type the subject again to confirm: nothing was erased")
+        refs = [b.strip() for b in brains.split(",") if b.strip()] or None
+        with access.needing(ADMIN):
+            receipt = container.erasure.erase(kind, subject, refs)
+        return page(
+            request, "receipt.html", receipt=receipt, title="Erased", what=f"{kind} (named by digest only)"
+        )
+
+    return router

@@ -1,0 +1,108 @@
+"""Templates, the UI's route class (a CairnError or bad input becomes an HTML error page with its
+status, never a traceback) and the CSRF check every form post passes.
+
+CSRF: a random token in a SameSite=Strict cookie, echoed by every form as `csrf`. Another site
+cannot read the cookie, and the browser does not send it on a cross-site post, so a forged form
+fails the comparison; an open loopback server, which needs no credential, is covered as well.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, Response
+from fastapi.routing import APIRoute
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from cairn import __version__
+from cairn.auth import access
+from cairn.auth.access import InsufficientScope
+from cairn.auth.principal import ADMIN
+from cairn.domain.errors import CairnError, Forbidden
+from cairn.entrypoints.rest.problems import STATUS_BY_CODE
+
+CSRF_COOKIE: Final = "cairn_csrf"
+CSRF_FIELD: Final = "csrf"
+
+templates = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else "—"
+
+
+templates.filters["when"] = _when
+
+
+def csrf_token(request: Request) -> str:
+    token = request.cookies.get(CSRF_COOKIE)
+    if token and len(token) == 43:
+        return token
+    cached = getattr(request.state, "csrf", None)
+    if cached is None:
+        cached = secrets.token_urlsafe(32)
+        request.state.csrf = cached
+    return str(cached)
+
+
+def check_csrf(request: Request, sent: str | None) -> None:
+    cookie = request.cookies.get(CSRF_COOKIE)
+    if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
+        raise Forbidden("the form is stale or came from another site: reload the page and try again")
+
+
+def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    current = access.current()
+    principal = current.principal if current else None
+    body = templates.get_template(template).render(
+        request=request,
+        csrf=csrf_token(request),
+        principal=principal,
+        is_admin=principal is None or principal.has(ADMIN),
+        version=__version__,
+        **context,
+    )
+    response = HTMLResponse(body, status_code=status)
+    if request.cookies.get(CSRF_COOKIE) != csrf_token(request):
+        secure = request.url.scheme == "https"
+        response.set_cookie(
+            CSRF_COOKIE, csrf_token(request), httponly=True, samesite="strict", secure=secure, path="/ui"
+        )
+    return response
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    return page(request, "error.html", status=status, status_code=status, message=message)
+
+
+class UiRoute(APIRoute):
+    """Every UI route: its CairnErrors and bad parameters answer as pages, in the error's status."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except InsufficientScope as exc:
+                return error_page(request, 403, str(exc))
+            except CairnError as exc:
+                return error_page(request, STATUS_BY_CODE.get(exc.code, 400), str(exc))
+            except RequestValidationError as exc:
+                first = exc.errors()[0] if exc.errors() else {}
+                where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "input"
+                return error_page(request, 400, f"{where}: {first.get('msg', 'invalid')}")
+
+        return guarded

@@ -1,0 +1,127 @@
+"""Signing in to the web UI. The browser keeps the caller's credential (a Cairn API key, the
+static token, or a token Cognito issued: cognito.py) in an HttpOnly, SameSite=Strict cookie; the
+authentication middleware reads it on /ui paths only and authenticates it exactly as the
+`Authorization` header it stands for, so the UI is bound by the same access rule and scopes.
+
+On an open loopback server no sign-in is needed: the UI acts as the machine's owner.
+"""
+
+from __future__ import annotations
+
+from http.cookies import SimpleCookie
+from typing import Annotated, Final
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from cairn.auth.errors import AuthError
+from cairn.container import Container
+from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+
+COOKIE: Final = "cairn_ui"
+OPEN_PATHS: Final = ("/ui/sign-in", "/ui/static", "/ui/callback")
+"""Served without a credential: the sign-in pages, Cognito's return and the stylesheet."""
+MAX_CREDENTIAL: Final = 8192
+
+
+def is_ui(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
+
+
+def is_open(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in OPEN_PATHS)
+
+
+def cookie_credential(cookie_header: str | None) -> str | None:
+    """The credential the UI cookie carries, from a raw Cookie header."""
+    if not cookie_header:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(cookie_header)
+    except Exception:  # a malformed Cookie header carries no credential
+        return None
+    morsel = jar.get(COOKIE)
+    value = morsel.value if morsel is not None else ""
+    return value if 0 < len(value) <= MAX_CREDENTIAL else None
+
+
+def sign_in_redirect(path: str, query: str) -> Response:
+    """Where a UI request without a valid credential goes (the cookie is dropped on the way)."""
+    target = path + (f"?{query}" if query else "")
+    response = RedirectResponse(f"/ui/sign-in?next={quote(target, safe='')}", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path of the UI itself: never another site (an open redirect)."""
+    if target and is_ui(target) and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/ui"
+
+
+def session_pages(container: Container) -> APIRouter:
+    router = APIRouter(route_class=UiRoute)
+    authenticator = container.authenticator
+
+    @router.get("/ui/sign-in", response_class=HTMLResponse)
+    def sign_in_form(request: Request, next: str | None = None) -> HTMLResponse:
+        return page(
+            request,
+            "sign_in.html",
+            next=safe_next(next),
+            cognito=container.sign_in is not None and container.options.http.ui_client_id is not None,
+            open_server=authenticator.open,
+            error=None,
+        )
+
+    @router.post("/ui/sign-in")
+    def sign_in(
+        request: Request,
+        credential: Annotated[str, Form(max_length=MAX_CREDENTIAL)],
+        csrf: Annotated[str, Form(max_length=128)] = "",
+        next: Annotated[str, Form(max_length=2048)] = "/ui",
+    ) -> Response:
+        check_csrf(request, csrf)
+        credential = credential.strip()
+        try:
+            principal = authenticator.authenticate(f"Bearer {credential}", None) if credential else None
+        except AuthError:
+            principal = None
+        if principal is None or not principal.scopes:
+            return page(
+                request,
+                "sign_in.html",
+                status=401,
+                next=safe_next(next),
+                cognito=container.sign_in is not None and container.options.http.ui_client_id is not None,
+                open_server=authenticator.open,
+                error="That key or token was not accepted "
+                "(unknown, revoked, expired, or without a Cairn scope).",
+            )
+        return signed_in(request, credential, safe_next(next))
+
+    @router.post("/ui/sign-out")
+    def sign_out(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Response:
+        check_csrf(request, csrf)
+        response = RedirectResponse("/ui/sign-in", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    return router
+
+
+def signed_in(request: Request, credential: str, target: str) -> Response:
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        COOKIE,
+        credential,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+        max_age=12 * 3600,
+    )
+    return response

@@ -1,0 +1,110 @@
+"""The graph of links around an item, a few hops deep, in both directions: gbrain's numbered links,
+entity mentions, ThoughtMCP waypoints and every other typed link the core keeps. A node the caller
+may not see (a document hidden by the access rule) is left out with its edges."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain
+from cairn.services.memory.entities import EntityRepository
+from cairn.services.repositories import DocumentRepository
+
+MAX_HOPS: Final = 3
+NODE_CAP: Final = 60
+PER_NODE: Final = 40
+"""Links read per direction of one node: a hub shows its first links, not all of them."""
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    label: str
+    kind: str  # "document" or "entity"
+    hops: int
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    source: str
+    target: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Graph:
+    nodes: list[Node]
+    edges: list[GraphEdge]
+    capped: bool
+
+
+class Neighbourhoods:
+    def __init__(self, repo: DocumentRepository, entities: EntityRepository) -> None:
+        self.repo = repo
+        self.entities = entities
+        self.links = entities.links
+
+    def around(self, brain: Brain, root: str, hops: int = 2) -> Graph:
+        if not 1 <= hops <= MAX_HOPS:
+            raise InvalidInput(f"hops is 1..{MAX_HOPS}")
+        nodes: dict[str, Node] = {}
+        edges: set[GraphEdge] = set()
+        capped = False
+        root_node = self._node(brain, root, 0)
+        if root_node is None:
+            return Graph([], [], False)
+        nodes[root] = root_node
+        frontier: deque[str] = deque([root])
+        while frontier:
+            at = frontier.popleft()
+            depth = nodes[at].hops
+            if depth >= hops:
+                continue
+            for edge in self._edges(brain, at):
+                other = edge.target if edge.source == at else edge.source
+                if other == at:
+                    continue
+                if other not in nodes:
+                    if len(nodes) >= NODE_CAP:
+                        capped = True
+                        continue
+                    node = self._node(brain, other, depth + 1)
+                    if node is None:
+                        continue
+                    nodes[other] = node
+                    frontier.append(other)
+                edges.add(edge)
+        return Graph(list(nodes.values()), sorted(edges, key=lambda e: (e.source, e.target, e.kind)), capped)
+
+    def _edges(self, brain: Brain, node: str) -> list[GraphEdge]:
+        found = [
+            GraphEdge(ln.source_id, ln.target_id, ln.kind)
+            for ln in self.links.outgoing(brain.id, node, limit=PER_NODE)
+        ]
+        found += [
+            GraphEdge(ln.source_id, ln.target_id, ln.kind)
+            for ln in self.links.incoming(brain.id, node, limit=PER_NODE)
+        ]
+        for numbered in (
+            self.links.outgoing_numbered(brain.id, node),
+            self.links.incoming_numbered(brain.id, node),
+        ):
+            for count, n in enumerate(numbered):
+                if count == PER_NODE:
+                    break
+                found.append(GraphEdge(n.source_id, n.target_id, n.kind))
+        return found
+
+    def _node(self, brain: Brain, node_id: str, hops: int) -> Node | None:
+        doc = self.repo.get_by_id(node_id)
+        if doc is not None:
+            return (
+                Node(node_id, doc.title or doc.path, "document", hops) if doc.brain_id == brain.id else None
+            )
+        stored = self.entities.by_id(brain.id, node_id)
+        if stored is not None:
+            return Node(node_id, stored.entity.name, "entity", hops)
+        return None

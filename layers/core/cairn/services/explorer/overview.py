@@ -1,0 +1,62 @@
+"""Brains as the web UI lists them: the surfaces each serves, its owner, visibility and size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from cairn.domain.libraries import DEFAULT_LIBRARY_TYPE, library_type_of
+from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkIndex
+from cairn.services.repositories import DocumentRepository
+from cairn.services.thoughtmcp.brain import BRAIN_MARK
+
+COUNT_CAP: Final = 1000
+"""Documents counted at most per brain (one bounded read); a larger brain shows as `1000+`."""
+
+
+@dataclass(frozen=True)
+class BrainSummary:
+    brain: Brain
+    serves: list[str]
+    documents: int
+    documents_capped: bool
+    chunks: int
+
+    @property
+    def documents_label(self) -> str:
+        return f"{COUNT_CAP}+" if self.documents_capped else str(self.documents)
+
+
+def serves(brain: Brain, *, zengram_brain: str | None, thoughtmcp_brain: str | None) -> list[str]:
+    """What each surface calls this brain: every brain is a Jeffs brain, a gbrain collection and a
+    Mnemosyne library; one is zengram's and one holds ThoughtMCP's memories."""
+    roles = [
+        "Jeffs brain",
+        "gbrain collection",
+        f"Mnemosyne library ({library_type_of(brain.metadata) or DEFAULT_LIBRARY_TYPE})",
+    ]
+    if brain.id == zengram_brain:
+        roles.append("zengram brain")
+    if brain.id == thoughtmcp_brain or brain.metadata.get(BRAIN_MARK) is True:
+        roles.append("ThoughtMCP memories")
+    return roles
+
+
+class BrainOverview:
+    def __init__(self, repo: DocumentRepository, chunks: ChunkIndex) -> None:
+        self.repo = repo
+        self.chunks = chunks
+
+    def summary(
+        self, brain: Brain, *, zengram_brain: str | None, thoughtmcp_brain: str | None
+    ) -> BrainSummary:
+        docs, more = self.repo.page(brain.id, "", after=None, limit=COUNT_CAP)
+        live = sum(1 for d in docs if d.deleted_at is None)
+        return BrainSummary(
+            brain=brain,
+            serves=serves(brain, zengram_brain=zengram_brain, thoughtmcp_brain=thoughtmcp_brain),
+            documents=live,
+            documents_capped=more is not None,
+            chunks=self.chunks.count(brain.id),
+        )

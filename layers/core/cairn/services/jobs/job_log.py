@@ -1,0 +1,47 @@
+"""Which jobs each brain has had, newest first: the listing behind the web UI's jobs page.
+
+Runners keep jobs by id only; this log records a pointer when a job with a brain is queued (the
+runner's start announcement, ports/jobs.py AnnouncesStarts), and reads each listed job's status
+from the runner, so progress shown is the runner's own.
+
+    pk = "jobs#<brain id>", sk = "job#<13-digit inverted start ms>#<job id>"
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from cairn.domain.errors import NotFound
+from cairn.domain.models import Brain, Job
+from cairn.ports.jobs import JobRunner
+from cairn.ports.records import Item, RecordStore
+
+NEVER: Final = 10**13
+
+
+def jobs_pk(brain_id: str) -> str:
+    return f"jobs#{brain_id}"
+
+
+class JobLog:
+    def __init__(self, records: RecordStore, runner: JobRunner) -> None:
+        self.records = records
+        self.runner = runner
+
+    def started(self, job: Job) -> None:
+        if job.brain_id is None:
+            return
+        millis = int(job.created_at.timestamp() * 1000)
+        sk = f"job#{NEVER - millis:013d}#{job.id}"
+        self.records.put(Item(jobs_pk(job.brain_id), sk, {"id": job.id, "kind": job.kind}))
+
+    def recent(self, brain: Brain, limit: int = 20) -> list[Job]:
+        """The brain's latest jobs as their runner reports them now (the caller may read the brain)."""
+        page = self.records.query(jobs_pk(brain.id), "job#", limit=limit)
+        jobs = []
+        for item in page.items:
+            try:
+                jobs.append(self.runner.status(str(item.data["id"])))
+            except NotFound:  # a runner that forgot it (a wiped queue): nothing to show
+                continue
+        return jobs

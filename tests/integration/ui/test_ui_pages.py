@@ -1,0 +1,267 @@
+"""The web UI's server side through HTTP (in process): what each page shows, that forms need the
+CSRF token, that a key limited to one brain sees only that brain, and that edits go through the
+services that own each kind of item."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.auth import access
+from cairn.container import Container
+from cairn.domain.models import MemoryType
+from cairn.entrypoints.http import create_app
+from cairn.services.memory.memory_model import MemoryInput
+from tests.fakes.container import fake_container
+
+TOKEN = "ui-test-static-token-0123456789"
+
+
+def put(t: TestClient, brain: str, path: str, text: str, **headers: str) -> None:
+    r = t.put(
+        f"/v1/brains/{brain}/documents",
+        params={"path": path},
+        content=text.encode(),
+        headers={"content-type": "application/octet-stream", **headers},
+    )
+    assert r.status_code in (200, 201, 204), r.text
+
+
+def csrf_of(t: TestClient) -> str:
+    t.get("/ui")
+    token = t.cookies.get("cairn_csrf")
+    assert token
+    return token
+
+
+def item_links(html: str, brain: str) -> list[str]:
+    return re.findall(rf'href="(/ui/brains/{brain}/items/[^"/]+)"', html)
+
+
+@pytest.fixture
+def open_ui(tmp_path: Path) -> Iterator[tuple[TestClient, Container]]:
+    container = fake_container(tmp_path)
+    with TestClient(create_app(container)) as t:
+        yield t, container
+
+
+@pytest.fixture
+def token_ui(tmp_path: Path) -> Iterator[tuple[TestClient, Container]]:
+    container = fake_container(tmp_path, token=TOKEN)
+    with TestClient(create_app(container)) as t:
+        yield t, container
+
+
+def test_brains_page_lists_every_surface_role_and_counts(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Team Notes", slug="team-notes")
+    for n in range(3):
+        put(t, "team-notes", f"notes/n{n}.md", f"# Note {n}\nSomething about topic {n}.")
+    html = t.get("/ui").text
+    row = re.search(r"<tr>\s*<td><a href=\"/ui/brains/team-notes\">.*?</tr>", html, re.S)
+    assert row, html
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
+    assert "Jeffs brain" in cells[2] and "gbrain collection" in cells[2] and "Mnemosyne library" in cells[2]
+    assert cells[5].strip() == "3"
+    assert int(cells[6]) >= 3
+
+
+def test_items_filter_by_kind_and_validity(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Mixed", slug="mixed")
+    put(t, "mixed", "notes/plain.md", "# Plain note\nA plain note.")
+    with access.as_system():
+        first = c.memories.store(
+            brain, MemoryInput(type=MemoryType.fact, content="The office is in Leeds.", key="office")
+        )
+        c.memories.store(
+            brain, MemoryInput(type=MemoryType.fact, content="The office is in York.", key="office")
+        )
+    notes = t.get("/ui/brains/mixed", params={"kind": "note"}).text
+    assert "Plain note" in notes and "Leeds" not in notes and "York" not in notes
+    current = t.get("/ui/brains/mixed", params={"kind": "typed memory"}).text
+    assert "York" in current and "Leeds" not in current
+    old = t.get("/ui/brains/mixed", params={"kind": "typed memory", "validity": "superseded"}).text
+    assert "Leeds" in old and "York" not in old
+    detail = t.get(f"/ui/brains/mixed/items/{first.memory.id}").text
+    chain = re.search(r'<ol class="chain">(.*?)</ol>', detail, re.S)
+    assert chain and chain.group(0).index("Leeds") < chain.group(0).index("York")
+    bad = t.get("/ui/brains/mixed", params={"kind": "nonsense"})
+    assert bad.status_code == 400 and "kind is one of" in bad.text
+
+
+def test_forms_without_the_csrf_token_change_nothing(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Keep", slug="keep")
+    csrf_of(t)
+    forged = t.post("/ui/brains/keep/delete", data={"confirm": "keep", "csrf": "forged"})
+    assert forged.status_code == 403
+    missing = t.post("/ui/brains", data={"name": "Injected"})
+    assert missing.status_code == 403
+    assert [b.slug for b in c.brains.list()] == ["keep"]
+
+
+def test_delete_brain_needs_its_slug_typed_and_gives_a_receipt(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Doomed", slug="doomed")
+    put(t, "doomed", "a.md", "# A\ntext")
+    csrf = csrf_of(t)
+    wrong = t.post("/ui/brains/doomed/delete", data={"confirm": "other", "csrf": csrf})
+    assert wrong.status_code == 400 and "nothing was deleted" in wrong.text
+    assert [b.slug for b in c.brains.list()] == ["doomed"]
+    done = t.post("/ui/brains/doomed/delete", data={"confirm": "doomed", "csrf": csrf})
+    assert done.status_code == 200 and 'id="receipt-id"' in done.text
+    assert c.brains.list() == []
+
+
+def test_edit_goes_through_versions_and_shows_in_search(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Edits", slug="edits")
+    put(t, "edits", "notes/alice.md", "# Alice\nAlice leads the payments team.")
+    link = item_links(t.get("/ui/brains/edits").text, "edits")[0]
+    csrf = csrf_of(t)
+    ok = t.post(
+        f"{link}/edit",
+        data={"text": "# Alice\nAlice now runs the billing platform.", "version": "1", "csrf": csrf},
+        follow_redirects=False,
+    )
+    assert ok.status_code == 303
+    stale = t.post(f"{link}/edit", data={"text": "# Alice\nlost update", "version": "1", "csrf": csrf})
+    assert stale.status_code == 409 and "reload" in stale.text
+    body = t.get("/v1/brains/edits/documents/read", params={"path": "notes/alice.md"})
+    assert "billing platform" in body.text and "lost update" not in body.text
+    found = t.get("/ui/brains/edits/search", params={"q": "billing platform"}).text
+    assert "notes/alice.md" in found and "calibrated relevance" in found.lower()
+
+
+def test_typed_memory_edit_and_delete_use_the_memory_service(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Mem", slug="mem")
+    with access.as_system():
+        stored = c.memories.store(
+            brain, MemoryInput(type=MemoryType.decision, content="We chose Postgres for billing.")
+        )
+        before = c.memories.get(brain, stored.memory.id).memory
+    csrf = csrf_of(t)
+    r = t.post(
+        f"/ui/brains/mem/items/{stored.memory.id}/edit",
+        data={"text": "We chose SQLite for billing.", "version": str(stored.memory.version), "csrf": csrf},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303, r.text
+    with access.as_system():
+        after = c.memories.get(brain, stored.memory.id)
+    assert after.memory is not None and before is not None
+    assert after.memory.content_hash != before.content_hash  # re-hashed by the memory service
+    r = t.post(f"/ui/brains/mem/items/{stored.memory.id}/delete", data={"csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303
+    with access.as_system():
+        gone = c.documents.repo.get_by_id(stored.memory.id)
+    assert gone is not None and gone.deleted_at is not None
+
+
+def test_signed_out_browser_is_sent_to_sign_in_and_a_key_is_accepted(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    t, _ = token_ui
+    r = t.get("/ui/brains/x?kind=note", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/ui/sign-in?next=")
+    page = t.get(r.headers["location"])
+    assert page.status_code == 200 and 'name="credential"' in page.text
+    csrf = t.cookies.get("cairn_csrf")
+    bad = t.post(
+        "/ui/sign-in", data={"credential": "wrong", "csrf": csrf, "next": "/ui"}, follow_redirects=False
+    )
+    assert bad.status_code == 401 and "cairn_ui" not in bad.headers.get("set-cookie", "")
+    offsite = t.post(
+        "/ui/sign-in",
+        data={"credential": TOKEN, "csrf": csrf, "next": "//evil.example/x"},
+        follow_redirects=False,
+    )
+    assert offsite.status_code == 303 and offsite.headers["location"] == "/ui"
+    assert t.get("/ui").status_code == 200
+    assert TOKEN not in t.get("/ui").text  # the credential never comes back in a page
+
+
+def test_a_key_limited_to_one_brain_sees_only_that_brain(token_ui: tuple[TestClient, Container]) -> None:
+    t, _ = token_ui
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    for slug in ("alpha", "beta"):
+        assert (
+            t.post(
+                "/v1/brains", json={"name": slug.title(), "slug": slug, "visibility": "tenant"}, headers=auth
+            ).status_code
+            == 201
+        )
+        put(t, slug, f"notes/{slug}.md", f"# {slug} secret\nOnly for {slug}.", **auth)
+    key = t.post(
+        "/v1/admin/keys",
+        json={"name": "alpha only", "scopes": ["documents:read", "documents:write"], "brains": ["alpha"]},
+        headers=auth,
+    ).json()["key"]
+    t.cookies.set("cairn_ui", key)
+    listing = t.get("/ui").text
+    assert "/ui/brains/alpha" in listing and "/ui/brains/beta" not in listing
+    assert t.get("/ui/brains/beta").status_code in (403, 404)
+    assert "beta secret" not in t.get("/ui/brains/alpha/search", params={"q": "secret"}).text
+    assert t.get("/ui/keys").status_code == 403  # not an admin key
+
+
+def test_jobs_page_lists_an_ingest_and_its_progress(
+    open_ui: tuple[TestClient, Container], tmp_path: Path
+) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Jobs", slug="jobs")
+    job = c.jobs.start("ingest", {"brain_id": brain.id, "items": []}, brain_id=brain.id)
+    page = t.get("/ui/brains/jobs/jobs").text
+    assert f'data-job="{job.id}"' in page
+    state = t.get(f"/ui/jobs/{job.id}/progress").json()
+    assert state["id"] == job.id and state["status"] in ("queued", "running", "completed", "failed")
+    assert t.get("/ui/jobs/job_nope/progress").status_code == 404
+
+
+def test_erase_asks_for_confirmation_and_gives_a_receipt(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Agents", slug="agents")
+    with access.as_system():
+        c.memories.store(
+            brain, MemoryInput(type=MemoryType.fact, content="Bot-7 prefers tabs.", source_agent="bot-7")
+        )
+    csrf = csrf_of(t)
+    r = t.post(
+        "/ui/erase", data={"kind": "source_agent", "subject": "bot-7", "confirm": "bot-8", "csrf": csrf}
+    )
+    assert r.status_code == 400
+    r = t.post(
+        "/ui/erase", data={"kind": "source_agent", "subject": "bot-7", "confirm": "bot-7", "csrf": csrf}
+    )
+    assert r.status_code == 200 and 'id="receipt-id"' in r.text and "bot-7" not in r.text
+    assert "receipt" in t.get("/ui/erase").text.lower()
+    listed = t.get("/ui/brains/agents", params={"validity": "any"}).text
+    assert "Bot-7 prefers tabs" not in listed
+
+
+def test_graph_page_draws_links_both_ways(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Graph", slug="graph")
+    put(t, "graph", "people/alice.md", "# Alice\nAlice")
+    put(t, "graph", "people/bob.md", "# Bob\nBob")
+    put(t, "graph", "people/carol.md", "# Carol\nCarol")
+    with access.as_system():
+        docs = {d.path: d for d in c.documents.repo.list(brain.id)}
+        c.graph.link(brain, docs["people/alice.md"].id, docs["people/bob.md"].id, "knows")
+        c.graph.link(brain, docs["people/bob.md"].id, docs["people/carol.md"].id, "manages")
+    one = t.get(f"/ui/brains/graph/items/{docs['people/alice.md'].id}/graph", params={"hops": 1}).text
+    assert "Bob" in one and "Carol" not in one
+    two = t.get(f"/ui/brains/graph/items/{docs['people/alice.md'].id}/graph", params={"hops": 2}).text
+    assert "Carol" in two and two.count("<line ") == 2
+    back = t.get(f"/ui/brains/graph/items/{docs['people/bob.md'].id}").text
+    assert re.search(r'id="incoming">.*Alice', back, re.S)
+    assert (
+        t.get(f"/ui/brains/graph/items/{docs['people/alice.md'].id}/graph", params={"hops": 9}).status_code
+        == 400
+    )

@@ -31,11 +31,11 @@ from mcp_types import CallToolResult, TextContent
 
 from cairn.entrypoints.mcp.canonical import SURFACE as CANONICAL
 from tests.integration.aws.aws_local_run import aws_local as start_aws_local
-from tests.integration.mcp.node_clients import CLIENTS, run_node
+from tests.integration.mcp.node_clients import run_node
+from tests.integration.mcp.test_inspector_cli import INSPECTOR
 
 ROOT = Path(__file__).resolve().parents[3]
 PROXY = ROOT / ".venv-aws-proxy" / "bin" / "mcp-proxy-for-aws"
-INSPECTOR = str(CLIENTS / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build" / "cli.js")
 # aws_local's default local credential and the assumed-role session it stands for.
 ACCESS_KEY, SECRET_KEY = "AKIACAIRNLOCAL000000", "cairn-local-secret"
 REGION = "us-east-1"
@@ -228,8 +228,7 @@ async def test_concurrent_proxies_call_every_canonical_tool(aws_local: AwsLocal)
 
 
 def inspector(url: str, *args: str) -> dict[str, Any]:
-    # inspector-cli 1.0.3 finds its own package.json relative to the working directory.
-    out = run_node([INSPECTOR, "--cli", url, "--transport", "http", *args], cwd=CLIENTS / "node_modules")
+    out = run_node([INSPECTOR, "--cli", url, "--transport", "http", *args])
     reply: dict[str, Any] = json.loads(out)
     return reply
 

@@ -25,7 +25,7 @@ def test_the_inspector_over_http_with_and_without_a_credential(live: LiveServer)
     refused = subprocess.run(
         [node(), INSPECTOR, "--cli", url, "--transport", "http", "--method", "tools/call",
          "--tool-name", "list_libraries"],
-        cwd=CLIENTS / "node_modules", capture_output=True, text=True, timeout=300, check=False,
+        cwd=CLIENTS, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     bearer = ["--header", "Authorization: Bearer sekret-owner-token"]
     found = inspector(

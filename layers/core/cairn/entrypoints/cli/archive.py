@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from cairn.domain.errors import InvalidInput
 
 if TYPE_CHECKING:
-    pass
+    from cairn.entrypoints.cli.progress import Show
 from cairn.entrypoints.cli.common import open_store
 
 
@@ -59,10 +59,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     if args.server:
         return _import_remote(args)
+    from cairn.entrypoints.cli.progress import shown
+
     container = open_store(args, existing=False)
     try:
-        with _archive_in(args.file) as lines:
-            report = container.archive.import_(args.brain, _records(lines))
+        total = None if args.file == "-" else _line_count(args.file)
+        with _archive_in(args.file) as lines, shown("importing", "imported", "records", total) as show:
+            report = container.archive.import_(args.brain, _counted(_records(lines), show))
     except OSError as exc:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
     for line in report.errors:
@@ -148,6 +151,23 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         if not isinstance(record, dict):
             raise InvalidInput("not a JSON object")
         yield record
+
+
+def _line_count(name: str) -> int | None:
+    """The archive's records, for the progress; None when it cannot be read (the import says why)."""
+    try:
+        with _archive_in(name) as lines:
+            return sum(1 for _ in lines)
+    except (OSError, EOFError, UnicodeDecodeError):
+        return None
+
+
+def _counted(records: Iterable[dict[str, Any]], show: Show) -> Iterator[dict[str, Any]]:
+    """The records, saying how many are restored: the import asks for the next once it has
+    restored the one before."""
+    for n, record in enumerate(records, start=1):
+        yield record
+        show(n, "")
 
 
 def _counts(counts: Mapping[str, int]) -> str:

@@ -6,10 +6,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import Conflict, Unavailable
 
 if TYPE_CHECKING:
     from cairn.container import Container
+    from cairn.domain.models import Brain
     from cairn.services.mnemosyne.libraries import Library
 from cairn.entrypoints.cli.common import brain_of, open_store
 
@@ -34,7 +35,7 @@ def cmd_brains(args: argparse.Namespace) -> int:
     command = getattr(args, "brains_command", None) or "list"
     if command == "create":
         container = open_store(args, existing=False)
-        brain = container.brains.create(args.name, slug=args.slug, visibility=args.visibility)
+        brain = _create(container, args)
         library = _describe_library(container, brain.id, args)
         kind = f", {library.library_type} library" if library is not None else ""
         print(f"created brain {brain.slug} ({brain.id}, {brain.visibility.value}{kind})")
@@ -61,6 +62,23 @@ def cmd_brains(args: argparse.Namespace) -> int:
     if not brains:
         print("no brains yet: create one with `cairn brains create NAME`")
     return 0
+
+
+def _create(container: Container, args: argparse.Namespace) -> Brain:
+    """A new brain. Its slug comes from --slug, else its name; a taken one is refused unless
+    --suffix asks for the next free one (`notes-2`), which is what REST and MCP do unasked."""
+    from cairn.services.brains import slugify
+
+    slug = args.slug if args.slug is not None or args.suffix else slugify(args.name.strip())
+    try:
+        return container.brains.create(args.name, slug=slug, visibility=args.visibility)
+    except Conflict:
+        if args.slug is not None:
+            raise Conflict(f"a brain with slug {slug!r} already exists: pick another --slug") from None
+        raise Conflict(
+            f"a brain with slug {slug!r} already exists: pick another name or --slug S, "
+            f"or pass --suffix to make the next free one ({slug}-2 or above)"
+        ) from None
 
 
 def _describe_library(container: Container, ref: str, args: argparse.Namespace) -> Library | None:

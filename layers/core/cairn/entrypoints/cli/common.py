@@ -72,9 +72,7 @@ def brain_of(container: Container, ref: str | None, *, writes: bool = False, cre
         elif create:
             brain = container.brains.create(ref, slug=ref if is_slug(ref) else None)
         else:
-            raise NoBrain(
-                f"no brain matches {ref!r}: create it with `cairn brains create {ref}` (or pass --create)"
-            ) from None
+            raise NoBrain(f"no brain matches {ref!r}: create it with `cairn brains create {ref}`") from None
     say_brain(ref, brain.slug)
     return brain
 

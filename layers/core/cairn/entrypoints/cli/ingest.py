@@ -10,7 +10,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, NoBrain
 from cairn.domain.models import Brain
 from cairn.entrypoints.cli.check import settle
 
@@ -60,7 +60,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     container = build_container(for_bulk(settings_from(args)))
     settle(container)
-    brain = brain_of(container, args.brain, writes=True, create=args.create)
+    try:
+        brain = brain_of(container, args.brain, writes=True, create=args.create)
+    except NoBrain as exc:
+        raise NoBrain(f"{exc.message} (or pass --create)") from None
     policy = LocalFilePolicy(root=None, max_bytes=container.options.limits.max_file_bytes)
     if args.collection is not None:
         files = _into_collection(container, brain, args.collection, files)
@@ -129,29 +132,18 @@ def _ingest_all(
     *,
     group_files: int = GROUP_FILES,
 ) -> int:
-    """Ingest every file, in groups, with a progress bar showing files and chunks/s; a file that
-    fails is reported and the rest go on."""
+    """Ingest every file, in groups, with progress (files, chunks, chunks/s: progress.py); a file
+    that fails is reported and the rest go on."""
     import time
 
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from cairn.entrypoints.cli.progress import shown
     from cairn.services.ingest.inputs import safe_name
 
-    console = Console(stderr=True)
     counts = {"created": 0, "reused": 0, "failed": 0}
     failures: list[str] = []
     chunks = 0
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("files, {task.fields[chunks]} chunks, {task.fields[rate]:.1f} chunks/s"),
-        TimeElapsedColumn(),
-    )
     started = time.perf_counter()
-    with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task(f"ingesting into {slug}", total=len(files), chunks=0, rate=0.0)
+    with shown(f"ingesting into {slug}", "ingested", "files", len(files)) as show:
         groups = _groups(files) if group_files > 1 else ([f] for f in files)
         for group in groups:
             named = [(file, "/".join(safe_name(p) for p in target.split("/"))) for file, target in group]
@@ -165,7 +157,7 @@ def _ingest_all(
                     counts["reused" if done[0] else "created"] += 1
                     chunks += done[1]
                 rate = chunks / max(time.perf_counter() - started, 1e-9)
-                progress.update(task, advance=1, chunks=chunks, rate=rate)
+                show(sum(counts.values()), f"{chunks} chunks, {rate:.1f} chunks/s")
 
             ingest(named, tick)
     seconds = time.perf_counter() - started

@@ -4,6 +4,7 @@ function that runs it."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -91,7 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = brains_sub.add_parser("list", help="list brains with their owner and visibility")
     new_brain = brains_sub.add_parser("create", help="create a brain")
     new_brain.add_argument("name")
-    new_brain.add_argument("--slug", default=None, help="default: from the name")
+    named = new_brain.add_mutually_exclusive_group()
+    named.add_argument("--slug", default=None, help="default: from the name")
+    named.add_argument(
+        "--suffix",
+        action="store_true",
+        help="when the name's slug is taken, add the next free number (notes-2) instead of refusing",
+    )
     new_brain.add_argument("--visibility", default=None, choices=["private", "tenant", "public"])
     update = brains_sub.add_parser(
         "update", help="change a brain's visibility, owner, tenant or library fields"
@@ -190,12 +197,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STDOUT_CLOSED = 141
+"""The exit code when whoever read stdout stopped (`cairn export … | head`): 128 + SIGPIPE, what a
+shell reports for a tool a closed pipe ends, so `set -o pipefail` scripts see it as usual."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a reader gone shows here, not as a traceback at exit
+        return code
     except CairnError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # stdout's reader is gone: stop quietly. What is still buffered goes to devnull, so the
+        # flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return STDOUT_CLOSED

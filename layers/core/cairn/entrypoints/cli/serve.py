@@ -4,6 +4,8 @@ consolidation schedule) and `cairn mcp` (one surface over stdio)."""
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -37,6 +39,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    listening = listen(settings.host, settings.port)
+    if listening is None:
+        return 1
     container = build_container(settings)
     settle(container)
     start_repairs(container)
@@ -49,9 +54,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if isinstance(chunks, CompactableChunks):  # big brains' vector indexes and rows, likewise
         threading.Thread(target=chunks.warm, daemon=True).start()
     auth = "none (open)" if open_serving else "required"
+    base = f"http://{settings.host}:{settings.port}"
     print(
-        f"cairn {__version__} serving on http://{settings.host}:{settings.port} "
-        f"(data: {settings.data_dir.resolve()}; authentication: {auth})"
+        f"cairn {__version__} serving on {base} "
+        f"(data: {settings.data_dir.resolve()}; authentication: {auth}; Ctrl+C stops it)",
+        *(f"  {what:<8} {where}" for what, where in endpoints(base)),
+        sep="\n",
+        flush=True,
     )
     schedule = _schedule(container)
     sweeper = IndexSweeper(container.documents)
@@ -61,13 +70,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         schedule.start()
     try:
         # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
-        uvicorn.run(
+        config = uvicorn.Config(
             app,
             host=settings.host,
             port=settings.port,
             log_level=args.log_level,
             h11_max_incomplete_event_size=64 * 1024,
         )
+        uvicorn.Server(config).run(sockets=[listening])
     finally:
         if schedule is not None:
             schedule.stop()
@@ -77,6 +87,54 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if container.search.access is not None:
             container.search.access.flush()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket | None:
+    """The server's socket, bound and listening before anything is opened or announced, so a taken
+    port is one line and exit 1 (uvicorn would fail only after the announcement, with daemon threads
+    running). Connections made while the store opens wait in the backlog."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: past TIME_WAIT
+        sock.bind(address)
+        sock.listen(2048)  # at once: with SO_REUSEADDR, two bound but not listening could share it
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            why = "is already in use (another `cairn serve`?)"
+        else:
+            why = f"cannot be used: {exc.strerror or exc}"
+        print(
+            f"error: port {port} on {host} {why}: pick another with --port PORT (or CAIRN_PORT)",
+            file=sys.stderr,
+        )
+        return None
+    return sock
+
+
+def endpoints(base: str) -> list[tuple[str, str]]:
+    """What the start-up lines list: every MCP surface's path, REST, its OpenAPI UI, health, the web UI."""
+    from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
+
+    others = [
+        s.http_path + ("/" if s.trailing_slash else "")
+        for name, s in SURFACES.items()
+        if name != DEFAULT_SURFACE
+    ]
+    return [
+        ("MCP", f"{base}{SURFACES[DEFAULT_SURFACE].http_path} (and {', '.join(others)})"),
+        ("REST", f"{base}/v1"),
+        ("OpenAPI", f"{base}/docs (the document: /openapi.json)"),
+        ("health", f"{base}/healthz"),
+        ("web UI", f"{base}/ui"),
+    ]
 
 
 def _schedule(container: Container) -> ConsolidationSchedule | None:

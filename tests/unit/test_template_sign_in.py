@@ -1,6 +1,7 @@
 """What template.yaml gives remote MCP clients that sign in: MCP routes the function guards itself
 (so a 401 can name the metadata), a Cognito domain, a resource server with Cairn's scopes, a PKCE
-sign-in client with the MCP Inspector's callbacks among its defaults, and a client-credentials one."""
+sign-in client with the MCP Inspector's callbacks among its defaults, and a client-credentials one.
+And the web UI's: its routes, and a PKCE client back to the API's /ui/callback."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from cfnlint.decode import decode_str
 
 from cairn.auth.principal import SCOPES
 from cairn.config import Settings
-from tests.unit.test_template_settings import environments
+from tests.unit.test_template_settings import environments, resolve
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
@@ -85,7 +86,8 @@ def test_every_client_is_an_audience_of_the_function(monkeypatch: pytest.MonkeyP
         monkeypatch.setenv(key, value)
     settings = Settings()
 
-    assert set(settings.jwt_audience) == {"UserPoolClient", "SignInClient", "MachineClient"}
+    assert set(settings.jwt_audience) == {"UserPoolClient", "SignInClient", "MachineClient", "WebUiClient"}
+    assert settings.ui_client_id == "WebUiClient"  # the web UI signs users in with it
     assert settings.jwt_scope_prefix == "cairn/" and settings.jwt_user_groups is True
     assert json.loads(environments()["ApiFunction"]["CAIRN_JWT_AUDIENCE"])  # valid JSON for the function
 
@@ -103,3 +105,56 @@ def test_the_function_is_the_clients_authorization_server_in_front_of_the_pool(
     granted = json.dumps(statements)
     assert "cognito-idp:CreateUserPoolClient" in granted and "cognito-idp:DeleteUserPoolClient" in granted
     assert routes(template).get(("HttpApi", "/register")) == "NONE"  # clients register before a token
+
+
+API_FUNCTION_URI = (
+    "arn:${AWS::Partition}:apigateway:${AWS::Region}:lambda:path/2015-03-31/functions/"
+    "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:cairn-api-${Stage}/invocations"
+)
+
+
+def test_the_web_ui_client_is_a_public_pkce_client_back_to_the_apis_ui_callback(
+    template: dict[str, Any],
+) -> None:
+    resource = template["Resources"]["WebUiClient"]
+    assert resource["Type"] == "AWS::Cognito::UserPoolClient" and resource["Condition"] == "UseCognito"
+    client = resource["Properties"]
+    assert client["GenerateSecret"] is False and client["AllowedOAuthFlows"] == ["code"]
+    assert client["AllowedOAuthFlowsUserPoolClient"] is True
+    assert {"openid", *(f"cairn/{s}" for s in SCOPES)} <= set(client["AllowedOAuthScopes"])
+    own = "https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/ui/callback"
+    condition, with_more, alone = client["CallbackURLs"]["Fn::If"]
+    assert alone == [{"Fn::Sub": own}]  # the default: this API's own callback
+    assert condition == "HasWebUiCallbacks" and template["Parameters"]["WebUiCallbackUrls"]["Default"] == ""
+    assert json.dumps(with_more).count(own) == 1 and "WebUiCallbackUrls" in json.dumps(with_more)
+    custom = {"WebUiCallbackUrls": {"Default": "https://memory.example.com/ui/callback"}}
+    both = resolve(with_more["Fn::Split"][1], custom).split(with_more["Fn::Split"][0])
+    assert both == ["https://HttpApi.execute-api.x.x/ui/callback", "https://memory.example.com/ui/callback"]
+    assert "custom:tenant" not in client["WriteAttributes"]
+    assert environments()["ApiFunction"]["CAIRN_UI_CLIENT_ID"] == "WebUiClient"
+    by_route = routes(template)
+    # Open at the gateway: the function checks the sign-in cookie (or sends the browser to sign in).
+    assert by_route[("HttpApi", "/ui")] == by_route[("HttpApi", "/ui/{proxy+}")] == "NONE"
+
+
+def test_the_http_api_reaches_the_function_by_name_not_by_reference(template: dict[str, Any]) -> None:
+    """The UI client names the API (its callback) and the function names the UI client, so the API
+    must not depend on the function: every route's integration is in the API's definition, naming
+    the function by the ARN its name gives (SAM adds, with a reference, only the ones missing)."""
+    api = template["Resources"]["HttpApi"]["Properties"]
+    assert "ApiFunction" not in json.dumps(api)
+    name = template["Resources"]["ApiFunction"]["Properties"]["FunctionName"]
+    assert name == {"Fn::Sub": "cairn-api-${Stage}"}
+    paths = api["DefinitionBody"]["paths"]
+    events = template["Resources"]["ApiFunction"]["Properties"]["Events"]
+    served = {
+        (e["Properties"]["Path"], e["Properties"]["Method"].lower())
+        for e in events.values()
+        if e["Properties"]["ApiId"] == {"Ref": "HttpApi"}
+    }
+    for path, method in served:
+        key = "x-amazon-apigateway-any-method" if method == "any" else method
+        integration = paths[path][key]["x-amazon-apigateway-integration"]
+        assert integration["type"] == "aws_proxy" and integration["payloadFormatVersion"] == "2.0", path
+        assert integration["uri"] == {"Fn::Sub": API_FUNCTION_URI}, path
+    assert len(served) == sum(len(methods) for methods in paths.values())  # nothing routed elsewhere

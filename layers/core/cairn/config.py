@@ -95,6 +95,11 @@ class Settings(BaseSettings):
     """Client registrations per source address per hour (0: unlimited)."""
     oauth_max_clients: int = Field(default=500, ge=0)
     """Live registered clients at most (0: no cap); Cognito's default quota is 1,000 per pool."""
+    ui_client_id: Annotated[str | None, BeforeValidator(_blank_is_none)] = None
+    """The user pool app client the web UI signs users in with (authorization code + PKCE, no
+    secret; its callback is `<base>/ui/callback`). With cognito_domain and jwt_issuer set, /ui offers
+    "Sign in with your Cairn account" (docs/SIGN_IN.md, "Web UI sign-in"). Its tokens must be
+    accepted: list it in jwt_audience."""
     rate_limit_per_s: float | None = Field(default=None, ge=0)
     """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""

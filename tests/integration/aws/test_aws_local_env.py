@@ -168,7 +168,8 @@ def test_the_emulated_environment_is_settings_the_function_accepts(monkeypatch: 
     _, _, env = emulation()
     settings = settings_of(env, monkeypatch)
     assert settings.backend == "aws" and settings.aws_local_fallbacks
-    assert settings.jwt_issuer == env["CAIRN_JWT_ISSUER"] and len(settings.jwt_audience) == 3
+    assert settings.jwt_issuer == env["CAIRN_JWT_ISSUER"]
+    assert len(settings.jwt_audience) == 4  # the pool's app clients, the web UI's among them
     assert settings.ingest_queue_bytes == int(env["CAIRN_INGEST_QUEUE_BYTES"])
 
 

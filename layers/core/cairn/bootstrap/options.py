@@ -40,6 +40,7 @@ def options_from(settings: Settings) -> Options:
             jwt_issuer=settings.jwt_issuer,
             jwt_scope_prefix=settings.jwt_scope_prefix,
             events_ping_s=settings.events_ping_s,
+            ui_client_id=settings.ui_client_id,
         ),
         surfaces=SurfaceOptions(
             zengram_brain=settings.zengram_brain,

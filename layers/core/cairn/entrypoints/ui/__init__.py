@@ -16,6 +16,7 @@ from starlette.staticfiles import StaticFiles
 from cairn.container import Container
 from cairn.entrypoints.ui.admin_pages import admin_pages
 from cairn.entrypoints.ui.brain_pages import brain_pages
+from cairn.entrypoints.ui.cognito import cognito_pages
 from cairn.entrypoints.ui.graph_page import graph_page
 from cairn.entrypoints.ui.item_pages import item_pages
 from cairn.entrypoints.ui.search_page import search_page
@@ -28,6 +29,7 @@ def install_ui(app: FastAPI, container: Container) -> None:
     app.mount(f"{UI}/static", StaticFiles(directory=Path(__file__).parent / "static"), name="ui-static")
     for router in (
         session_pages(container),
+        cognito_pages(container),
         brain_pages(container),
         item_pages(container),
         search_page(container),

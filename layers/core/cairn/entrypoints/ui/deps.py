@@ -37,6 +37,7 @@ class UiDeps:
                 c.search.chunks,
                 c.entities.links,
                 c.search.access or AccessLog(c.adapters.records, c.adapters.clock),
+                c.entities.repo,
             ),
             graphs=Neighbourhoods(repo, c.entities.repo),
         )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from cairn.services.explorer.neighbourhood import Graph, Node
 
 SIZE = 720
-RING = 130
+MARGIN = 70
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,10 @@ def layout(graph: Graph) -> dict[str, Placed]:
     for node in graph.nodes:
         rings.setdefault(node.hops, []).append(node)
     centre = SIZE / 2
+    ring = (centre - MARGIN) / max(max(rings, default=1), 1)
     placed: dict[str, Placed] = {}
     for hops, nodes in rings.items():
-        radius = RING * hops
+        radius = ring * hops
         for i, node in enumerate(nodes):
             angle = 2 * math.pi * i / len(nodes) + hops * 0.4
             placed[node.id] = Placed(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from http.cookies import SimpleCookie
 from typing import Annotated, Final
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -57,7 +57,8 @@ def sign_in_redirect(path: str, query: str) -> Response:
 
 def safe_next(target: str | None) -> str:
     """Only a path of the UI itself: never another site (an open redirect)."""
-    if target and is_ui(target) and not target.startswith("//") and "\\" not in target:
+    path = urlsplit(target or "")
+    if target and not path.scheme and not path.netloc and is_ui(path.path) and "\\" not in target:
         return target
     return "/ui"
 

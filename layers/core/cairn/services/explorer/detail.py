@@ -13,6 +13,7 @@ from cairn.domain.models import Brain, Chunk, Document
 from cairn.domain.text import excerpt
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entities import EntityRepository
 from cairn.services.memory.memory_model import SUPERSEDES
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
@@ -40,6 +41,8 @@ class Edge:
     weight: float = 1.0
     valid_from: str | None = None
     valid_until: str | None = None
+    document: bool = True
+    """The other end is a document of the brain (else an entity, or something the caller may not see)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,10 @@ class ItemDetails:
         chunks: ChunkIndex,
         links: LinkRepository,
         access: AccessLog | None,
+        entities: EntityRepository | None = None,
     ) -> None:
         self.repo, self.read, self.chunks, self.links, self.access = repo, read, chunks, links, access
+        self.entities = entities
 
     def item(self, brain: Brain, doc_id: str) -> Document:
         doc = self.repo.get_by_id(doc_id)
@@ -115,12 +120,15 @@ class ItemDetails:
             raw_out.append((n.kind, n.target_id, n.weight, n.valid_from, n.valid_until))
         for n in _take(self.links.incoming_numbered(brain.id, doc_id), LINK_CAP):
             raw_in.append((n.kind, n.source_id, n.weight, n.valid_from, n.valid_until))
-        titles = {
-            d.id: d.title or d.path
-            for d in self.repo.get_many_by_id({r[1] for r in raw_out + raw_in}).values()
-        }
-        detail.outgoing = [Edge(k, o, titles.get(o), w, f, u) for k, o, w, f, u in raw_out]
-        detail.incoming = [Edge(k, o, titles.get(o), w, f, u) for k, o, w, f, u in raw_in]
+        ends = {r[1] for r in raw_out + raw_in}
+        found = self.repo.get_many_by_id(ends).values()
+        titles = {d.id: d.title or d.path for d in found if d.brain_id == brain.id}
+        docs = set(titles)
+        for end in ends - docs:  # an entity a memory mentions, by its name
+            if self.entities is not None and (stored := self.entities.by_id(brain.id, end)) is not None:
+                titles[end] = f"{stored.entity.name} ({stored.entity.kind})"
+        detail.outgoing = [Edge(k, o, titles.get(o), w, f, u, o in docs) for k, o, w, f, u in raw_out]
+        detail.incoming = [Edge(k, o, titles.get(o), w, f, u, o in docs) for k, o, w, f, u in raw_in]
 
     def _chain(self, doc: Document) -> list[Version]:
         """Back through `supersedes` and forward through `superseded_by`, CHAIN_CAP each way."""

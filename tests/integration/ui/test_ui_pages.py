@@ -265,3 +265,51 @@ def test_graph_page_draws_links_both_ways(open_ui: tuple[TestClient, Container])
         t.get(f"/ui/brains/graph/items/{docs['people/alice.md'].id}/graph", params={"hops": 9}).status_code
         == 400
     )
+
+
+def test_graph_reaches_items_sharing_a_concept(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Concepts", slug="concepts")
+    with access.as_system():
+        for name, text in (
+            ("cluster.md", "# Cluster\nThe Kubernetes cluster runs in Frankfurt."),
+            ("upgrade.md", "# Upgrade\nNext quarter we upgrade Kubernetes to 1.31."),
+            ("canteen.md", "# Canteen\nThe canteen serves soup on Fridays."),
+        ):
+            c.ingest.ingest_bytes(brain, text.encode(), name=name)
+        cluster = next(d for d in c.documents.repo.list(brain.id) if d.title == "Cluster")
+    html = t.get(f"/ui/brains/concepts/items/{cluster.id}/graph", params={"hops": 2}).text
+    assert 'class="node concept"' in html and "Kubernetes" in html
+    assert "Upgrade" in html and "Canteen" not in html
+
+
+def test_thoughtmcp_waypoints_show_in_the_graph(open_ui: tuple[TestClient, Container]) -> None:
+    from cairn.domain.ids import new_id
+    from cairn.domain.models import Link
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    t, c = open_ui
+    with access.as_system():
+        brain = thought_brain(c.brains, None, create=True)
+        assert brain is not None
+        ids = [
+            c.thoughts.remember(
+                brain, NewMemory(content=text, user_id="u1", session_id="s1", sector="semantic")
+            )["memoryId"]
+            for text in (
+                "PostgreSQL replication lag alerts fire at 30 seconds.",
+                "PostgreSQL replication lag grew after the storage migration.",
+            )
+        ]
+        # the fake embedder's vectors are too far apart for ThoughtMCP to link them itself: the
+        # waypoint it would make, both ways, as ThoughtLinks stores one
+        for src, dst in ((ids[1], ids[0]), (ids[0], ids[1])):
+            c.entities.links.add(
+                Link(id=new_id("lnk"), brain_id=brain.id, source_id=src, target_id=dst, kind="semantic",
+                     weight=0.8, created_at=brain.created_at)
+            )  # fmt: skip
+    html = t.get(f"/ui/brains/{brain.slug}/items/{ids[1]}/graph", params={"hops": 1}).text
+    assert "alerts fire at 30 seconds" in html and "<line " in html
+    listed = t.get(f"/ui/brains/{brain.slug}", params={"kind": "sector memory", "type": "semantic"}).text
+    assert listed.count(f"/ui/brains/{brain.slug}/items/") == 2

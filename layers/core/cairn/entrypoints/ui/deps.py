@@ -39,7 +39,7 @@ class UiDeps:
                 c.search.access or AccessLog(c.adapters.records, c.adapters.clock),
                 c.entities.repo,
             ),
-            graphs=Neighbourhoods(repo, c.entities.repo),
+            graphs=Neighbourhoods(repo, c.entities.repo, c.search.chunks),
         )
 
     def brain(self, ref: str, scope: str = READ) -> Brain:

@@ -1,6 +1,8 @@
 """The graph of links around an item, a few hops deep, in both directions: gbrain's numbered links,
-entity mentions, ThoughtMCP waypoints and every other typed link the core keeps. A node the caller
-may not see (a document hidden by the access rule) is left out with its edges."""
+entity mentions, ThoughtMCP waypoints and every other typed link the core keeps, and Mnemosyne's
+concepts (linked from a document's chunks: shown as document -> concept, and a concept leads to the
+documents whose chunks mention it). A node the caller may not see (a document hidden by the access
+rule) is left out with its edges."""
 
 from __future__ import annotations
 
@@ -10,13 +12,17 @@ from typing import Final
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkIndex
 from cairn.services.memory.entities import EntityRepository
+from cairn.services.mnemosyne.concepts import CONCEPT, NODE_PREFIX
 from cairn.services.repositories import DocumentRepository
 
 MAX_HOPS: Final = 3
 NODE_CAP: Final = 60
 PER_NODE: Final = 40
 """Links read per direction of one node: a hub shows its first links, not all of them."""
+CHUNKS_READ: Final = 20
+"""A document's chunks whose concepts are followed."""
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,11 @@ class Graph:
 
 
 class Neighbourhoods:
-    def __init__(self, repo: DocumentRepository, entities: EntityRepository) -> None:
+    def __init__(self, repo: DocumentRepository, entities: EntityRepository, chunks: ChunkIndex) -> None:
         self.repo = repo
         self.entities = entities
         self.links = entities.links
+        self.chunks = chunks
 
     def around(self, brain: Brain, root: str, hops: int = 2) -> Graph:
         if not 1 <= hops <= MAX_HOPS:
@@ -80,6 +87,8 @@ class Neighbourhoods:
         return Graph(list(nodes.values()), sorted(edges, key=lambda e: (e.source, e.target, e.kind)), capped)
 
     def _edges(self, brain: Brain, node: str) -> list[GraphEdge]:
+        if node.startswith(NODE_PREFIX):
+            return self._concept_edges(brain, node)
         found = [
             GraphEdge(ln.source_id, ln.target_id, ln.kind)
             for ln in self.links.outgoing(brain.id, node, limit=PER_NODE)
@@ -96,9 +105,23 @@ class Neighbourhoods:
                 if count == PER_NODE:
                     break
                 found.append(GraphEdge(n.source_id, n.target_id, n.kind))
+        for chunk in self.chunks.get_chunks(brain.id, node)[:CHUNKS_READ]:
+            for ln in self.links.outgoing(brain.id, chunk.id, CONCEPT, limit=PER_NODE):
+                found.append(GraphEdge(node, ln.target_id, CONCEPT))
         return found
 
+    def _concept_edges(self, brain: Brain, concept: str) -> list[GraphEdge]:
+        """The documents whose chunks mention the concept (each once)."""
+        mentions = self.links.incoming(brain.id, concept, CONCEPT, limit=PER_NODE)
+        chunks = self.chunks.get_many(brain.id, [ln.source_id for ln in mentions])
+        docs = dict.fromkeys(c.document_id for c in chunks.values())
+        return [GraphEdge(doc_id, concept, CONCEPT) for doc_id in docs]
+
     def _node(self, brain: Brain, node_id: str, hops: int) -> Node | None:
+        if node_id.startswith(NODE_PREFIX):
+            mentions = self.links.incoming(brain.id, node_id, CONCEPT, limit=1)
+            name = mentions[0].metadata.get("name") if mentions else None
+            return Node(node_id, str(name or node_id.removeprefix(NODE_PREFIX)), "concept", hops)
         doc = self.repo.get_by_id(node_id)
         if doc is not None:
             return (

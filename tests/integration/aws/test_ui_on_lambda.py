@@ -24,6 +24,7 @@ def test_the_ui_behind_the_api_function(tmp_path: Path) -> None:
     assert created["statusCode"] == 201, body_of(created)
     page = h(http_event("GET", "/ui"), LambdaContext())
     assert page["statusCode"] == 200 and b"/ui/brains/ops" in body_of(page)
+    assert b'href="/docs"' not in body_of(page)  # API Gateway serves no /docs
     other = {"sub": "someone-else", "tenant": "partner", "scope": "documents:read"}
     stranger = h(http_event("GET", "/ui", claims=other), LambdaContext())
     assert stranger["statusCode"] == 200 and b"/ui/brains/ops" not in body_of(stranger)

@@ -264,6 +264,27 @@ def test_a_key_limited_to_one_brain_sees_only_that_brain(page: Page, browser: ob
     assert refused.status_code == 401
 
 
+def test_delete_an_item_after_confirming_and_see_the_gaps_page(page: Page, server: Server) -> None:
+    sign_in(page)
+    page.goto("/ui/brains/team?kind=note")
+    page.click("text=Lunch")
+    page.click("text=Delete…")
+    expect(page.locator("[role=alert]")).to_contain_text("goes from every surface")
+    page.click("button.danger")
+    expect(page).to_have_url(re.compile(r"/ui/brains/team\?deleted=1$"))
+    expect(page.locator("#items tbody")).not_to_contain_text("Lunch")
+    gone = httpx.get(
+        f"{server.base}/v1/brains/team/documents/read",
+        params={"path": "notes/lunch.md"},
+        headers=AUTH,
+        timeout=30,
+    )
+    assert gone.status_code == 404
+    page.goto("/ui/brains/team/gaps")
+    expect(page.locator("h1")).to_have_text("Knowledge gaps")
+    expect(page.locator("#gaps")).to_be_visible()
+
+
 def test_erase_an_agent_with_its_receipt(page: Page) -> None:
     sign_in(page)
     page.goto("/ui/erase")

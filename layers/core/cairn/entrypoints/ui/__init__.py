@@ -26,6 +26,8 @@ UI = "/ui"
 
 
 def install_ui(app: FastAPI, container: Container) -> None:
+    # API Gateway routes no /docs to the function: the header links to it only where it is served.
+    app.state.ui_api_docs = not container.options.http.on_aws
     app.mount(f"{UI}/static", StaticFiles(directory=Path(__file__).parent / "static"), name="ui-static")
     for router in (
         session_pages(container),

@@ -223,7 +223,8 @@ class Settings(BaseSettings):
     assertion_model_pages_per_check: int = Field(default=20, ge=0)
     """Pages whose claims gbrain's brain_check may ask the model for per call (0: rules only)."""
     extractive_sentences: int = Field(default=5, ge=1, le=20)
-    """Sentences per extractive answer (LoCoMo dev: 3 / 5 / 6 cite an evidence turn for .60 / .68 / .69)."""
+    """At most this many sentences per extractive answer; only sentences that answer are quoted
+    (adapters/local/extractive_select.py, docs/PERFORMANCE.md)."""
 
     # Reranking (docs/RERANKING.md)
     reranker: Literal["none", "http", "bedrock"] = "none"

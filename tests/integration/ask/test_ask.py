@@ -52,7 +52,10 @@ async def test_progress_notifications_carry_each_delta(live: LiveServer) -> None
     assert cite["type"] == "citation"
     assert payload["answer"][cite["answer_start"] : cite["answer_end"]] == cite["quote"]
     assert {r["document_id"] for r in payload["retrieved"]} >= {cite["document_id"]}
-    assert all(set(r) == {"chunk_id", "document_id", "score", "preview"} for r in payload["retrieved"])
+    assert all(
+        set(r) == {"chunk_id", "document_id", "brain", "score", "preview"} for r in payload["retrieved"]
+    )
+    assert {cite["brain"]} | {r["brain"] for r in payload["retrieved"]} == {"notes"}
 
 
 async def test_no_progress_without_a_token(live: LiveServer) -> None:

@@ -40,6 +40,7 @@ async def test_a_note_remembered_on_the_canonical_surface_is_a_gbrain_page(live:
             "summary": found[0]["summary"],
             "score": 1.0,
             "wing": "memory",
+            "collection": "default",
         }
     ]
     assert f"\nslug: default::{slug}\n" in rendered and NOTE in rendered

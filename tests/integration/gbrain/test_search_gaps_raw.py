@@ -39,7 +39,7 @@ async def test_search_is_keyword_only_over_pages(live: LiveServer) -> None:
         elsewhere = await refused(g, "brain_search", {"query": "anvils", "collection": "nowhere"})
 
     assert {h["slug"] for h in found} == {"default::companies/acme", "default::people/wile"}
-    assert set(found[0]) == {"slug", "title", "summary", "snippet", "score", "wing"}
+    assert set(found[0]) == {"slug", "title", "summary", "snippet", "score", "wing", "collection"}
     assert found[0]["score"] >= found[1]["score"] > 0
     assert [h["slug"] for h in people] == ["default::people/wile"] and people[0]["wing"] == "people"
     assert len(one) == 1 and nothing == []
@@ -83,11 +83,12 @@ async def test_query_exact_slug_hybrid_expansion_and_automatic_gaps(live: LiveSe
             "summary": "Alice forges anvils.",
             "score": 1.0,
             "wing": "people",
+            "collection": "default",
         }
     ]
     assert [h["slug"] for h in wiki] == ["default::people/bob"]
     assert {h["slug"] for h in hybrid} == {"default::people/alice", "default::people/bob"}
-    assert all(set(h) == {"slug", "title", "summary", "score", "wing"} for h in hybrid)
+    assert all(set(h) == {"slug", "title", "summary", "score", "wing", "collection"} for h in hybrid)
     assert expanded[:2] == hybrid and len(expanded) == 3
     assert expanded[-1] == {
         "slug": "default::places/forge",
@@ -95,6 +96,7 @@ async def test_query_exact_slug_hybrid_expansion_and_automatic_gaps(live: LiveSe
         "summary": "A hot room.",
         "score": 0.0,
         "wing": "places",
+        "collection": "default",
     }
     assert empty == [] and gaps_before == []
     assert len(lonely) < 2 or all(h["score"] < 0.3 for h in lonely)

@@ -18,8 +18,8 @@ RECORD_KEYS = {
     "metadata", "commit_sha", "created_at", "updated_at", "deleted_at",
 }  # fmt: skip
 HIT_KEYS = {
-    "score", "path", "content", "chunk_id", "document_id", "brain_id", "title", "created_at", "updated_at",
-    "metadata", "component_scores", "highlights",
+    "score", "path", "content", "chunk_id", "document_id", "brain_id", "brain", "title", "created_at",
+    "updated_at", "metadata", "component_scores", "highlights",
 }  # fmt: skip
 
 

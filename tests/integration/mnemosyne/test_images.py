@@ -89,6 +89,8 @@ async def test_an_image_is_found_by_its_exif_description_and_by_its_file_name(li
         "s3_key": doc.blob_key,
         "score": first["score"],
         "source": first["source"],
+        "library_uid": lib.uid,
+        "library_name": lib.name,
     }
     assert first["image_uid"].startswith("chk_") and first["score"] > 0 and first["source"] in SEARCH_TYPES
     assert by_name["images"][0]["item_uid"] == otter.document_id

@@ -88,8 +88,11 @@ async def test_search_fuses_three_legs_and_names_the_leg_of_each_candidate(live:
         "text_preview",
         "score",
         "source",
+        "library_uid",
+        "library_name",
     }
     assert top["item_title"] == "Chapter One" and top["library_type"] == "fiction"
+    assert top["library_name"] == "Austen novels"
     assert "Netherfield Park" in top["text_preview"] and top["source"] in ("vector", "fulltext", "graph")
     assert len({c["chunk_uid"] for c in found["candidates"]}) == len(found["candidates"])  # deduplicated
     scores = [c["score"] for c in found["candidates"]]

@@ -13,7 +13,7 @@ from tests.integration.mcp.conftest import LiveServer, error, ok, text
 pytestmark = pytest.mark.anyio
 
 CHUNK_KEYS = {
-    "chunk_id", "document_id", "brain_id", "path", "title", "score", "content", "metadata",
+    "chunk_id", "document_id", "brain_id", "brain", "path", "title", "score", "content", "metadata",
     "component_scores", "highlights", "created_at", "updated_at",
 }  # fmt: skip
 NOTES = [

@@ -16,7 +16,7 @@ BASE = "/v1/brains/notes/sessions"
 SESSION_KEYS = {"id", "brain_id", "title", "actor_id", "status", "created_at", "ended_at"}
 MESSAGE_KEYS = {"id", "session_id", "role", "content", "created_at"}
 CHUNK_KEYS = {
-    "chunk_id", "document_id", "brain_id", "path", "title", "score", "content", "metadata",
+    "chunk_id", "document_id", "brain_id", "brain", "path", "title", "score", "content", "metadata",
     "component_scores", "highlights", "created_at", "updated_at",
 }  # fmt: skip
 OFFSET = re.compile(r"[+-]\d\d:\d\d$")

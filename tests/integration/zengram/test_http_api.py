@@ -132,10 +132,10 @@ def test_search_shapes_filters_and_plus_encoded_queries(client: TestClient) -> N
     assert compact["query"] == "deploys with github" and compact["count"] >= 1
     row = compact["results"][0]
     assert set(row) == {"id", "score", "effective_score", "type", "content", "source_agent", "client_id",
-                        "importance", "created_at"}  # fmt: skip
+                        "importance", "created_at", "brain"}  # fmt: skip
     assert row["client_id"] == "acme" and all(r["client_id"] == "acme" for r in compact["results"])
     assert set(index["results"][0]) == {"id", "effective_score", "type", "summary", "importance", "client_id",
-                                        "created_at"}  # fmt: skip
+                                        "created_at", "brain"}  # fmt: skip
     assert full["retrieval"]["multi_path"] is True and all(r["type"] == "fact" for r in full["results"])
     assert "text" in full["results"][0] and "confidence" in full["results"][0]
     assert nothing == {"query": "deploys", "count": 0, "results": []}

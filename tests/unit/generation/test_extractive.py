@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from cairn.adapters.local.extractive import NO_MEMORY, ExtractiveGenerator, word_groups
+from cairn.adapters.local.extractive_select import MAX_EMBEDDED
 from cairn.ports.generator import Answer, Citation, Delta, Done, Passage
 
 pytestmark = pytest.mark.anyio
@@ -94,18 +96,6 @@ async def test_the_same_sentence_in_overlapping_chunks_is_quoted_once() -> None:
     assert answer.citations[0].chunk_id == "a"
 
 
-async def test_at_most_max_sentences_and_a_passage_reads_in_order() -> None:
-    passage = Passage(
-        "p", "d", "Tea is grown in Assam. Green tea is steamed. Black tea is oxidised. Tea is drunk hot."
-    )
-    answer = await ExtractiveGenerator(max_sentences=2).complete(
-        "How is green and black tea made?", [passage]
-    )
-    sentences = answer_sentences(answer)
-    assert len(sentences) == 2
-    assert sentences == sorted(sentences, key=passage.text.index)
-
-
 async def test_each_sentence_streams_in_word_groups_followed_by_its_citation() -> None:
     events = [e async for e in ExtractiveGenerator(words_per_delta=3).stream("support group", DIARY[1:2])]
     assert isinstance(events[-1], Done) and events[-1].model == "extractive"
@@ -144,34 +134,6 @@ def test_word_groups_concatenate_back_to_the_text() -> None:
     assert [len(re.findall(r"\S+", g)) for g in groups] == [2, 2, 2, 1]
 
 
-async def test_sentences_spread_over_the_retrieved_passages_before_repeating_one() -> None:
-    # Given a top passage full of the question's words and two lower ones that only touch on it
-    passages = [
-        Passage(
-            "top",
-            "d1",
-            "The garden has roses. The garden roses are red. Roses in the garden bloom in May.",
-            0.9,
-        ),
-        Passage("mid", "d2", "Our roses came from a nursery in Kent.", 0.8),
-        Passage("low", "d3", "A late frost hurt the garden this year.", 0.7),
-    ]
-    # When three sentences are asked for
-    answer = await ExtractiveGenerator(max_sentences=3).complete("Tell me about the garden roses", passages)
-    # Then each passage is quoted once, the best-covering one first
-    assert [c.chunk_id for c in answer.citations] == ["top", "mid", "low"]
-
-
-async def test_a_high_ranked_passage_that_shares_no_word_is_still_quoted() -> None:
-    # Given the retrieval's second passage, which answers in words of its own
-    passages = [
-        Passage("echo", "d1", "Alice asked where Bob spent his holiday.", 0.9),
-        Passage("answer", "d2", "He stayed in a cabin near Tromsø for a fortnight.", 0.8),
-    ]
-    answer = await ExtractiveGenerator(max_sentences=2).complete("Where did Bob spend his holiday?", passages)
-    assert [c.chunk_id for c in answer.citations] == ["echo", "answer"]
-
-
 async def test_the_statement_answering_a_question_just_before_it_is_quoted() -> None:
     # Given a passage whose matching sentence is itself a question, answered by the next sentence
     passages = [Passage("p", "d", "Did you ever go to Peru? Yes, we hiked the Inca trail in 2019.")]
@@ -179,28 +141,102 @@ async def test_the_statement_answering_a_question_just_before_it_is_quoted() -> 
     assert answer.text == "Yes, we hiked the Inca trail in 2019."
 
 
-async def test_a_passage_is_quoted_by_its_informative_sentence_not_its_greeting() -> None:
-    passages = [
-        Passage("topic", "d1", "The concert for my daughter's birthday was great.", 0.9),
-        Passage("reply", "d2", "Thanks, Caroline! It was Matt Patterson, he sang so well.", 0.8),
-    ]
-    answer = await ExtractiveGenerator(max_sentences=2).complete(
-        "Who performed at Melanie's daughter's birthday concert?", passages
+async def test_at_most_max_sentences_and_a_passage_reads_in_order() -> None:
+    passage = Passage(
+        "p", "d", "Tea is grown in Assam. Green tea is steamed. Black tea is oxidised. Tea is drunk hot."
     )
-    assert answer_sentences(answer)[1] == "It was Matt Patterson, he sang so well."
+    answer = await ExtractiveGenerator(max_sentences=2).complete("tea", [passage])
+    sentences = answer_sentences(answer)
+    assert len(sentences) == 2
+    assert sentences == sorted(sentences, key=passage.text.index)
+
+
+async def test_passages_that_share_nothing_with_the_question_are_not_quoted() -> None:
+    # Given a top passage full of the question's words, one that answers as well, and filler
+    passages = [
+        Passage("top", "d1", "The garden roses are red. The boiler was serviced in autumn.", 0.9),
+        Passage("filler", "d2", "A late frost hurt the plums this year.", 0.85),
+        Passage("mid", "d3", "The garden roses came from a nursery in Kent.", 0.8),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=5).complete("Tell me about the garden roses", passages)
+    # Then only the sentences about garden roses are quoted, each cited with its own passage
+    quoted = dict(zip(answer_sentences(answer), [c.document_id for c in answer.citations], strict=True))
+    assert quoted == {
+        "The garden roses are red.": "d1",
+        "The garden roses came from a nursery in Kent.": "d3",
+    }
+
+
+async def test_sentences_far_below_the_best_are_not_quoted() -> None:
+    passages = [
+        Passage("a", "d1", "Alice moved to Lisbon in March 2021 with her partner.", 0.9),
+        Passage("b", "d2", "Alice likes coffee.", 0.8),
+    ]
+    answer = await ExtractiveGenerator(max_sentences=5).complete("When did Alice move to Lisbon?", passages)
+    assert answer_sentences(answer) == ["Alice moved to Lisbon in March 2021 with her partner."]
 
 
 async def test_of_two_sentences_saying_as_much_the_shorter_is_quoted() -> None:
+    passage = Passage(
+        "trip",
+        "d",
+        "That long and bright summer we went sailing slowly past many small rocky islands, deep quiet "
+        "fjords, white glaciers and tiny fishing villages. We went sailing past islands and fjords.",
+    )
+    answer = await ExtractiveGenerator(max_sentences=1).complete("Where did they go sailing?", [passage])
+    assert answer_sentences(answer) == ["We went sailing past islands and fjords."]
+
+
+class _Cosines:
+    """An embedder whose vectors make each text's cosine to the first one what `cosine` says."""
+
+    model_id = "stub"
+    dimension = 2
+
+    def __init__(self, cosine: dict[str, float]) -> None:
+        self.cosine = cosine
+        self.seen: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen.append(list(texts))
+        rows = [[1.0, 0.0]] + [[c, (1 - c * c) ** 0.5] for c in (self.cosine.get(t, 0.0) for t in texts[1:])]
+        return np.array(rows, dtype=np.float32)
+
+
+async def test_with_an_embedder_sentences_are_chosen_by_similarity_relative_to_the_best() -> None:
+    # Given sentences sharing no word with the question, scored by the embedder
     passages = [
-        Passage("topic", "d1", "We went sailing in Norway.", 0.9),
-        Passage(
-            "trip",
-            "d2",
-            "That long and bright summer we slowly drifted past many small rocky islands, deep quiet "
-            "fjords, white glaciers and tiny fishing villages. "
-            "We passed islands, fjords, glaciers and villages.",
-            0.8,
-        ),
+        Passage("a", "d1", "He stayed in a cabin near Tromsø. The printer jams.", 0.9),
+        Passage("b", "d2", "They hiked a fjord for a fortnight. Lunch was soup.", 0.8),
     ]
-    answer = await ExtractiveGenerator(max_sentences=2).complete("Where did they go sailing?", passages)
-    assert answer_sentences(answer)[1] == "We passed islands, fjords, glaciers and villages."
+    embedder = _Cosines(
+        {
+            "He stayed in a cabin near Tromsø.": 0.62,
+            "They hiked a fjord for a fortnight.": 0.55,
+            "The printer jams.": 0.45,  # above the floor, below 0.8 of the best
+            "Lunch was soup.": 0.1,
+        }
+    )
+    answer = await ExtractiveGenerator(max_sentences=5, embedder=embedder).complete(
+        "Where did Bob spend his holiday?", passages
+    )
+    assert answer_sentences(answer) == [
+        "He stayed in a cabin near Tromsø.",
+        "They hiked a fjord for a fortnight.",
+    ]
+    assert [c.document_id for c in answer.citations] == ["d1", "d2"]
+
+
+async def test_with_an_embedder_nothing_under_the_floor_is_quoted() -> None:
+    embedder = _Cosines({"The boiler was serviced in autumn.": 0.3})
+    answer = await ExtractiveGenerator(embedder=embedder, min_similarity=0.4).complete(
+        "What did the wedding venue cost?", [Passage("x", "y", "The boiler was serviced in autumn.")]
+    )
+    assert answer == Answer(NO_MEMORY, [], "extractive")
+
+
+async def test_with_an_embedder_at_most_max_embedded_sentences_are_embedded() -> None:
+    embedder = _Cosines({})
+    passages = [Passage(f"c{i}", f"d{i}", "One fact. " * 50) for i in range(10)]
+    await ExtractiveGenerator(embedder=embedder).complete("anything", passages)
+    assert len(embedder.seen) == 1 and len(embedder.seen[0]) == 1 + MAX_EMBEDDED

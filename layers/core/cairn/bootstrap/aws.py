@@ -131,7 +131,11 @@ def aws_adapters(settings: Settings) -> Adapters:
     clock: Clock = SystemClock()
     records = _records(settings, clients, data)
     embedder = _embedder(settings, clients) if settings.embedder == "bedrock" else local_embedder(settings)
-    generator = _generator(settings, clients) if settings.generator == "bedrock" else generator_for(settings)
+    generator = (
+        _generator(settings, clients)
+        if settings.generator == "bedrock"
+        else generator_for(settings, embedder)
+    )
     extractor, reflector = (
         _distillers(settings, clients) if settings.generator == "bedrock" else distillers_for(settings)
     )

@@ -28,7 +28,7 @@ def local_adapters(settings: Settings) -> Adapters:
         chunks=SqliteChunkIndex(data / "chunks.sqlite3", data / "vectors", embedder.dimension),
         embedder=embedder,
         clock=clock,
-        generator=generator_for(settings),
+        generator=generator_for(settings, embedder),
         jobs=SqliteJobRunner(
             data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
         ),

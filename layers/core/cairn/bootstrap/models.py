@@ -93,7 +93,9 @@ def distillers_for(settings: Settings) -> tuple[FactExtractor, Reflector]:
     return RuleFactExtractor(), RuleReflector()
 
 
-def generator_for(settings: Settings) -> Generator:
+def generator_for(settings: Settings, embedder: Embedder | None = None) -> Generator:
+    """The generator the settings name; the extractive one picks sentences by `embedder`'s cosine
+    to the question, answering from the embedding model's calibrated midpoint on."""
     from cairn.adapters.local.extractive import ExtractiveGenerator
 
     if settings.generator == "openai":
@@ -108,7 +110,16 @@ def generator_for(settings: Settings) -> Generator:
             max_retries=settings.generator_max_retries,
             backoff_s=settings.generator_backoff_s,
         )
-    return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
+    if embedder is None:
+        return ExtractiveGenerator(max_sentences=settings.extractive_sentences)
+    from cairn.services.search.relevance import EMBEDDED, calibration_for
+
+    calibration = calibration_for(embedder.model_id, settings.relevance_midpoint, settings.relevance_slope)
+    return ExtractiveGenerator(
+        max_sentences=settings.extractive_sentences,
+        embedder=embedder,
+        min_similarity=(calibration or EMBEDDED).midpoint,
+    )
 
 
 def local_embedder(settings: Settings) -> Embedder:

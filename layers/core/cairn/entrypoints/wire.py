@@ -106,6 +106,8 @@ class SearchHitRecord(Wire):
     chunk_id: str
     document_id: str
     brain_id: str
+    brain: str
+    """The slug of the brain the hit came from, beside its id (Cairn's addition to the seed's hit)."""
     title: str
     metadata: dict[str, MetadataValue]
     component_scores: dict[str, Any]
@@ -119,3 +121,15 @@ class SearchResponse(Wire):
     brain_id: str
     hits: list[SearchHitRecord]
     took_ms: float
+
+    @classmethod
+    def of(cls, result: Any, brain: str) -> SearchResponse:
+        """A search result of one brain, each hit naming it by `brain` (the slug)."""
+        hits = [hit_record(hit, brain) for hit in result.hits]
+        return cls(query=result.query, brain_id=result.brain_id, hits=hits, took_ms=result.took_ms)
+
+
+def hit_record(hit: Any, brain: str) -> SearchHitRecord:
+    """A search hit (its attributes) of the brain whose slug is `brain`."""
+    fields = [name for name in SearchHitRecord.model_fields if name != "brain"]
+    return SearchHitRecord(brain=brain, **{name: getattr(hit, name) for name in fields})

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cairn.entrypoints.wire import SearchHitRecord, Timestamp, Wire
+from cairn.entrypoints.wire import SearchHitRecord, Timestamp, Wire, hit_record
 from cairn.services.search.service import SearchHit
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -46,5 +46,6 @@ class SessionRecallResponse(Wire):
     chunks: list[SearchHitRecord]
 
     @classmethod
-    def of(cls, chunks: list[SearchHit]) -> SessionRecallResponse:
-        return cls(chunks=[SearchHitRecord.model_validate(c) for c in chunks])
+    def of(cls, chunks: list[SearchHit], brain: str) -> SessionRecallResponse:
+        """The recalled hits of the brain whose slug is `brain`, each naming it."""
+        return cls(chunks=[hit_record(c, brain) for c in chunks])

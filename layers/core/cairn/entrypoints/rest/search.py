@@ -31,7 +31,8 @@ def search_router(container: Container) -> APIRouter:
 
     @router.post("/search", dependencies=[Depends(require_json)])
     def search(brain: BrainArg, body: SearchBody) -> SearchResponse:
-        """Search a brain's documents; `scope` selects a memory namespace, `sort` relevance or recency."""
+        """Search a brain's documents; `scope` selects a memory namespace, `sort` relevance or recency.
+        Each hit names its brain by id (`brain_id`) and slug (`brain`)."""
         result = container.search.search(
             brain,
             body.query,
@@ -41,6 +42,6 @@ def search_router(container: Container) -> APIRouter:
             tags=body.tags,
             path_prefix=body.path_prefix,
         )
-        return SearchResponse.model_validate(result)
+        return SearchResponse.of(result, brain.slug)
 
     return router

@@ -80,7 +80,7 @@ def sessions_router(container: Container) -> APIRouter:
     def recall(brain: BrainArg, session_id: SessionId, body: RecallBody) -> SessionRecallResponse:
         """Search weighted by the session's recent messages (docs/SESSIONS.md)."""
         chunks = sessions.recall(brain, session_id, body.query, top_k=body.top_k, scope=body.scope)
-        return SessionRecallResponse.of(chunks)
+        return SessionRecallResponse.of(chunks, brain.slug)
 
     @router.post("/{sessionId}/close")
     def close_session(brain: BrainArg, session_id: SessionId) -> SessionRecord:

@@ -49,6 +49,7 @@ class AskService:
                     {
                         "chunk_id": p.chunk_id,
                         "document_id": p.document_id,
+                        "brain": brain.slug,
                         "score": p.score,
                         "preview": p.text[:PREVIEW_CHARS],
                     }
@@ -61,7 +62,7 @@ class AskService:
                 if isinstance(event, Delta):
                     yield AskEvent("answer_delta", {"delta": event.text})
                 elif isinstance(event, Citation):
-                    yield AskEvent("citation", _citation(event))
+                    yield AskEvent("citation", _citation(event, brain))
                 elif isinstance(event, Done):
                     yield AskEvent("done", {"answer": event.answer, "model": event.model})
         except GenerationError as exc:
@@ -80,11 +81,13 @@ class AskService:
         ]
 
 
-def _citation(event: Citation) -> dict[str, Any]:
+def _citation(event: Citation, brain: Brain) -> dict[str, Any]:
+    """A citation naming the brain its passage came from (`brain`: the slug; ask reads one brain)."""
     return {
         "type": "citation",
         "chunk_id": event.chunk_id,
         "document_id": event.document_id,
+        "brain": brain.slug,
         "answer_start": event.answer_start,
         "answer_end": event.answer_end,
         "quote": event.quote,

@@ -122,6 +122,7 @@ class ZengramMemories(ZengramBase):
                         "importance": importance_name(m.importance),
                         "client_id": m.client_id or "global",
                         "created_at": iso(doc.created_at),
+                        "brain": brain.slug,
                     }
                 )
             elif fmt == "compact":
@@ -136,6 +137,7 @@ class ZengramMemories(ZengramBase):
                         "client_id": m.client_id or "global",
                         "importance": importance_name(m.importance),
                         "created_at": iso(doc.created_at),
+                        "brain": brain.slug,
                     }
                 )
             else:
@@ -153,6 +155,7 @@ class ZengramMemories(ZengramBase):
                         **whole,
                         "text": text,
                         "retrieval_sources": sources,
+                        "brain": brain.slug,
                     }
                 )
         out: dict[str, Any] = {"query": query, "count": len(rows), "results": rows}

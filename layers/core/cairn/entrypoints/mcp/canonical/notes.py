@@ -56,7 +56,7 @@ def search(deps: SurfaceDeps[CanonicalServices], a: SearchArgs) -> CallToolResul
     c = deps.services
     brain = c.brains.resolve(a.brain)
     result = c.search.search(brain, a.query, top_k=a.top_k, scope=a.scope, sort=a.sort or "relevance")
-    return ok_result(search_summary(result), SearchResponse.model_validate(result))
+    return ok_result(search_summary(result), SearchResponse.of(result, brain.slug))
 
 
 def recall(deps: SurfaceDeps[CanonicalServices], a: RecallArgs) -> CallToolResult:
@@ -64,7 +64,7 @@ def recall(deps: SurfaceDeps[CanonicalServices], a: RecallArgs) -> CallToolResul
         c = deps.services
         brain = c.brains.resolve(a.brain)
         chunks = c.sessions.recall(brain, a.session_id, a.query, top_k=a.top_k or 10, scope=a.scope)
-        return ok_result(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks))
+        return ok_result(recall_summary(a.query, chunks), SessionRecallResponse.of(chunks, brain.slug))
     return search(deps, SearchArgs(query=a.query, brain=a.brain, top_k=a.top_k or 10, scope=a.scope))
 
 

@@ -33,6 +33,7 @@ class AskCitationEvent(BaseModel):
     type: Literal["citation"] = "citation"
     chunk_id: str
     document_id: str
+    brain: str  # the slug of the brain the quoted passage came from (Cairn's addition)
     answer_start: int = Field(ge=0)
     answer_end: int = Field(ge=0)
     quote: str
@@ -41,6 +42,7 @@ class AskCitationEvent(BaseModel):
 class RetrievedChunk(BaseModel):
     chunk_id: str
     document_id: str
+    brain: str  # the slug of the brain the chunk came from (Cairn's addition)
     score: float
     preview: str = Field(max_length=512)
 

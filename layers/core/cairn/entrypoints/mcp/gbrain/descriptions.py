@@ -54,7 +54,7 @@ QUERY: Final = (
     "that page alone, score 1.0. Otherwise a page scores 0.4 x keyword score / best keyword "
     "score + 0.6 x similarity / best similarity (the semantic side keeps its 10 best pages), the "
     "whole scaled by how well the best page answers the query on Cairn's calibrated 0-1 "
-    "relevance; ties by slug. Returns a JSON array of {slug, title, summary, score, wing}, at "
+    "relevance; ties by slug. Returns a JSON array of {slug, title, summary, score, wing, collection}, at "
     "most `limit` (default 10, at most 1000). Fewer than 2 results, or none scoring 0.3, logs "
     'the query as a knowledge gap (only its hash). `depth` set to "auto" appends pages reached along '
     "current outbound links, up to 3 hops, while their cost "
@@ -62,7 +62,7 @@ QUERY: Final = (
 )
 SEARCH: Final = (
     "Full-text keyword search (BM25) for `query` over one collection's pages, no semantic side. "
-    "Returns a JSON array of {slug, title, snippet, summary, score, wing}, best first, at most "
+    "Returns a JSON array of {slug, title, snippet, summary, score, wing, collection}, best first, at most "
     "`limit` (default 10, at most 1000); `score` is the BM25 score the index reports (higher is "
     "better, not normalised). Words match stemmed and case-insensitively; pages holding more of "
     "them rank higher. " + READS + " " + WING

@@ -58,11 +58,13 @@ def stamp(moment: datetime | None) -> str | None:
 
 
 def hit_json(hit: PageHit, *, snippet: bool = False) -> dict[str, Any]:
+    """A search or query result; `collection` names the collection (brain) the page is in, as
+    brain_collections names it and as its slug is qualified (Cairn's addition)."""
     page = hit.page
     out: dict[str, Any] = {"slug": page.canonical, "title": page.title, "summary": page.summary}
     if snippet:
         out["snippet"] = page.summary
-    return {**out, "score": hit.score, "wing": page.wing}
+    return {**out, "score": hit.score, "wing": page.wing, "collection": page.collection}
 
 
 # -- shared steps ----------------------------------------------------------------------------------

@@ -29,10 +29,12 @@ SEARCH: Final = (
     "`search_types` picks the legs (default all three: vector, fulltext, graph); `limit` (default "
     "20, clamped into 1..200) caps candidates and images. Returns {query, candidates: [{chunk_uid, "
     "item_uid, item_title, library_type, text_preview (about 500 characters), score, source "
-    "(vector|fulltext|graph)}], images, total_candidates, search_time_ms, reranker_used, "
+    "(vector|fulltext|graph), library_uid, library_name (the library it came from)}], images, "
+    "total_candidates, search_time_ms, reranker_used, "
     "reranker_model, search_types_used}. With `include_images` (default true), images lists "
     "matching image items as {image_uid, item_uid, item_title, image_type, description, s3_key, "
-    "score, source}, each scored by its own calibrated relevance to the query (0 to 1). Only "
+    "score, source, library_uid, library_name}, each scored by its own calibrated relevance to the "
+    "query (0 to 1). Only "
     "completed items are searched; call get_chunk for a candidate's full text."
 )
 GET_CHUNK: Final = (

@@ -92,7 +92,14 @@ def _candidate(found: Candidate) -> dict[str, Any]:
         "text_preview": found.preview,
         "score": round(found.score, 6),
         "source": found.source,
+        **_found_in(found),
     }
+
+
+def _found_in(found: Candidate) -> dict[str, str]:
+    """The library (brain) a result came from, by uid and by the name list_libraries shows
+    (Cairn's addition)."""
+    return {"library_uid": found.library.uid, "library_name": found.library.name}
 
 
 def _image(found: Candidate) -> dict[str, Any]:
@@ -106,6 +113,7 @@ def _image(found: Candidate) -> dict[str, Any]:
         "s3_key": doc.blob_key,
         "score": round(found.score, 6),
         "source": found.source,
+        **_found_in(found),
     }
 
 

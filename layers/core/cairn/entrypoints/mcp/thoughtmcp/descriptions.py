@@ -29,8 +29,8 @@ RECALL: Final = (
     "{start, end} on creation time (ISO 8601), metadata {keywords, tags (any of them), category}. limit "
     "(default 10, max 100), offset (default 0). Every memory returned is reinforced (strength +0.3). "
     "Returns {memories[{id, content, createdAt, lastAccessed, strength, salience, primarySector, "
-    "metadata, score{total, similarity, salience, recency, linkWeight}}], totalCount, scores{id: total}, "
-    "rankingMethod: similarity | salience}."
+    "metadata, score{total, similarity, salience, recency, linkWeight}, brain (its brain's slug)}], "
+    "totalCount, scores{id: total}, rankingMethod: similarity | salience}."
 )
 UPDATE_MEMORY: Final = (
     "Update an existing memory with selective field updates: only the fields given change. memoryId and "
@@ -53,7 +53,8 @@ SEARCH: Final = (
     "NOT (upper case; & | ! and a leading - also work), parentheses; adjacent terms are ANDed; precedence "
     "NOT > AND > OR; a query that only excludes, a dangling operator or unbalanced parentheses is refused "
     "with the position of the problem. Each result has a highlight with <b>...</b> marks and the "
-    "matchedTerms (searchType: full-text). Without text it ranks by salience, recency and links like recall "
+    "matchedTerms (searchType: full-text); every result names its brain's slug (brain). "
+    "Without text it ranks by salience, recency and links like recall "
     "(searchType: vector-metadata). userId is required; the filters of recall apply (minStrength, "
     "minSalience, primarySector, dateRange, metadata); limit default 10 (max 100), offset default 0."
 )

@@ -109,13 +109,16 @@ def recall(deps: SurfaceDeps[ThoughtServices], x: a.RecallArgs) -> CallToolResul
             offset=offset,
             min_similarity=x.minSimilarity if x.minSimilarity is not None else 0.5,
         )
-    return success({**_ranked(found, total), "rankingMethod": "similarity" if with_text else "salience"})
+    ranked = _ranked(found, total, brain)
+    return success({**ranked, "rankingMethod": "similarity" if with_text else "salience"})
 
 
-def _ranked(found: list[Recalled], total: int) -> dict[str, Any]:
-    """Memories by composite score, as recall (and search without text) answer them."""
+def _ranked(found: list[Recalled], total: int, brain: Brain | None) -> dict[str, Any]:
+    """Memories by composite score, as recall (and search without text) answer them; each names
+    the brain it came from (`brain`, its slug: Cairn's addition)."""
+    slug = brain.slug if brain is not None else ""
     return {
-        "memories": [{**wire_memory(f), "score": f.score.wire()} for f in found],
+        "memories": [{**wire_memory(f), "score": f.score.wire(), "brain": slug} for f in found],
         "totalCount": total,
         "scores": {f.row.id: round(f.score.total, 6) for f in found},
     }
@@ -132,7 +135,7 @@ def search(deps: SurfaceDeps[ThoughtServices], x: a.SearchArgs) -> CallToolResul
             if brain is not None
             else ([], 0)
         )
-        return success({**_ranked(found, total), "searchType": "vector-metadata"})
+        return success({**_ranked(found, total, brain), "searchType": "vector-metadata"})
     try:
         query = parse_query(x.text)
     except InvalidInput as exc:
@@ -155,6 +158,7 @@ def search(deps: SurfaceDeps[ThoughtServices], x: a.SearchArgs) -> CallToolResul
                 "rank": round(rank, 6),
                 "highlight": highlight(query, hit.content),
                 "matchedTerms": matched_terms(query, hit.content),
+                "brain": brain.slug if brain is not None else "",
             }
         )
     return success({"memories": memories, "totalCount": total, "searchType": "full-text"})

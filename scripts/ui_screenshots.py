@@ -19,6 +19,9 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.mcp_json import call_tool
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 NOTES = {
@@ -60,24 +63,8 @@ def seed(base: str) -> None:
                 headers={"content-type": "application/octet-stream"},
             ).raise_for_status()
         for source, target, kind in LINKS:
-            reply = http.post(
-                "/mcp/gbrain",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "brain_link",
-                        "arguments": {"from_slug": source, "to_slug": target, "relationship": kind},
-                    },
-                },
-                headers={
-                    "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": "2025-06-18",
-                },
-            )
-            reply.raise_for_status()
-            assert "error" not in reply.json() and not reply.json()["result"].get("isError"), reply.text
+            arguments = {"from_slug": source, "to_slug": target, "relationship": kind}
+            call_tool(http, "/mcp/gbrain", "brain_link", arguments)
         for content in MEMORIES:
             http.post(
                 "/zengram/memory",

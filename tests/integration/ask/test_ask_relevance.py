@@ -18,7 +18,7 @@ from mcp import Client
 from cairn.adapters.local.extractive import NO_MEMORY
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from tests.integration.mcp.conftest import LiveServer, ServerThread, ok
+from tests.integration.mcp.conftest import LiveServer, ok, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -96,15 +96,7 @@ CASES = [(path, question) for path, (_, _, questions) in NOTES.items() for quest
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[LiveServer]:
     container = build_container(Settings(data_dir=tmp_path / "data", ingest_root=tmp_path / "in"))
-    with ServerThread(container) as st:
-        base = f"http://127.0.0.1:{st.port}"
-        yield LiveServer(
-            url=f"{base}/mcp",
-            base=base,
-            container=container,
-            ingest_root=tmp_path / "in",
-            data_dir=tmp_path / "data",
-        )
+    yield from serving(container, tmp_path / "in", tmp_path / "data")
 
 
 @pytest.fixture

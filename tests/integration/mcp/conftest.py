@@ -67,11 +67,15 @@ class ServerThread:
 def start_server(tmp_path: Path, **settings: Any) -> Iterator[LiveServer]:
     root = tmp_path / "ingest-root"
     root.mkdir(exist_ok=True)
-    container = fake_container(tmp_path, ingest_root=root, **settings)
+    yield from serving(fake_container(tmp_path, ingest_root=root, **settings), root, tmp_path / "data")
+
+
+def serving(container: Container, ingest_root: Path, data_dir: Path) -> Iterator[LiveServer]:
+    """The container's app on a free 127.0.0.1 port while the caller holds it."""
     with ServerThread(container) as st:
         base = f"http://127.0.0.1:{st.port}"
         yield LiveServer(
-            url=f"{base}/mcp", base=base, container=container, ingest_root=root, data_dir=tmp_path / "data"
+            url=f"{base}/mcp", base=base, container=container, ingest_root=ingest_root, data_dir=data_dir
         )
 
 

@@ -21,7 +21,7 @@ from cairn.services.mnemosyne.libraries import Library
 from cairn.services.search.relevance import GOOD_MATCH
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
-from tests.integration.mcp.conftest import LiveServer, ServerThread
+from tests.integration.mcp.conftest import LiveServer, serving
 from tests.integration.mnemosyne.conftest import body, mnemosyne
 
 pytestmark = pytest.mark.anyio
@@ -51,9 +51,7 @@ def shelve(c: Container) -> Library:
 
 
 def serve(tmp_path: Path, container: Container) -> Iterator[LiveServer]:
-    with ServerThread(container) as st:
-        base = f"http://127.0.0.1:{st.port}"
-        yield LiveServer(f"{base}/mcp", base, container, tmp_path, tmp_path / "data")
+    yield from serving(container, tmp_path, tmp_path / "data")
 
 
 @pytest.fixture

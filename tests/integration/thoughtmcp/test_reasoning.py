@@ -18,7 +18,7 @@ from cairn.bootstrap import build_container
 from cairn.bootstrap.models import generator_for
 from cairn.config import Settings
 from tests.fakes.container import fake_adapters
-from tests.integration.mcp.conftest import LiveServer, ServerThread
+from tests.integration.mcp.conftest import LiveServer, serving
 from tests.integration.thoughtmcp.conftest import data, envelope, thought
 
 pytestmark = pytest.mark.anyio
@@ -159,15 +159,7 @@ def model_live(tmp_path: Path) -> Iterator[LiveServer]:
     )
     container = build_container(settings, replace(fake_adapters(), generator=generator_for(settings)))
     try:
-        with ServerThread(container) as st:
-            base = f"http://127.0.0.1:{st.port}"
-            yield LiveServer(
-                url=f"{base}/mcp",
-                base=base,
-                container=container,
-                ingest_root=tmp_path,
-                data_dir=tmp_path / "data",
-            )
+        yield from serving(container, tmp_path, tmp_path / "data")
     finally:
         server.shutdown()
         thread.join(timeout=5)

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import chromium
+from tests.support.mcp_json import call_tool
 from tests.support.processes import Server, start
 
 TOKEN = "browser-test-token-0123456789abcdef"
@@ -59,23 +60,8 @@ def seed(base: str) -> None:
         )
         assert r.status_code in (200, 201, 204), r.text
         for source, target, kind in LINKS:
-            reply = http.post(
-                "/mcp/gbrain",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "brain_link",
-                        "arguments": {"from_slug": source, "to_slug": target, "relationship": kind},
-                    },
-                },
-                headers={
-                    "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": "2025-06-18",
-                },
-            )
-            assert reply.status_code == 200 and not reply.json()["result"].get("isError"), reply.text
+            arguments = {"from_slug": source, "to_slug": target, "relationship": kind}
+            call_tool(http, "/mcp/gbrain", "brain_link", arguments)
         zengram = {"x-api-key": TOKEN}
         for content in (
             "Alice Moreau approved the Lyon office budget.",

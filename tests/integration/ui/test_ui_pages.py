@@ -313,3 +313,22 @@ def test_thoughtmcp_waypoints_show_in_the_graph(open_ui: tuple[TestClient, Conta
     assert "alerts fire at 30 seconds" in html and "<line " in html
     listed = t.get(f"/ui/brains/{brain.slug}", params={"kind": "sector memory", "type": "semantic"}).text
     assert listed.count(f"/ui/brains/{brain.slug}/items/") == 2
+
+
+def test_pages_refuse_frames_and_foreign_scripts(open_ui: tuple[TestClient, Container]) -> None:
+    t, _ = open_ui
+    for path in ("/ui", "/ui/sign-in", "/ui/brains/none"):
+        headers = t.get(path).headers
+        assert headers["x-frame-options"] == "DENY", path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert "script-src 'self'" in headers["content-security-policy"]
+
+
+def test_markup_in_stored_text_is_shown_not_run(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Xss", slug="xss")
+    put(t, "xss", "notes/evil.md", '# <script>alert(1)</script>\n<img src=x onerror="alert(2)">')
+    listing = t.get("/ui/brains/xss").text
+    assert "<script>alert(1)</script>" not in listing and "&lt;script&gt;" in listing
+    item = t.get(item_links(listing, "xss")[0]).text
+    assert "<img src=x" not in item and "&lt;img src=x" in item

@@ -28,7 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from cairn.auth.errors import UNAVAILABLE, AuthError
 from cairn.auth.principal import SCOPES
 from cairn.container import Container
-from cairn.entrypoints.ui.render import UiRoute, error_page, page
+from cairn.entrypoints.ui.render import PAGE_HEADERS, UiRoute, error_page, page
 from cairn.entrypoints.ui.session import safe_next, signed_in
 
 FLOW_COOKIE: Final = "cairn_ui_signin"
@@ -241,7 +241,7 @@ def _landing(redirect: Response) -> Response:
         f'<meta http-equiv="refresh" content="0;url={target}"><title>Signed in · Cairn</title></head>'
         f'<body><p>Signed in. <a href="{target}">Continue</a>.</p></body></html>'
     )
-    response = HTMLResponse(body)
+    response = HTMLResponse(body, headers=PAGE_HEADERS)
     for name, value in redirect.raw_headers:
         if name.lower() == b"set-cookie":
             response.raw_headers.append((name, value))

@@ -29,6 +29,16 @@ from cairn.domain.errors import CairnError, Forbidden
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
 
 CSRF_COOKIE: Final = "cairn_csrf"
+PAGE_HEADERS: Final = {
+    # Only our own stylesheet and script; no page of Cairn's inside another site's frame.
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 CSRF_FIELD: Final = "csrf"
 
 templates = Environment(
@@ -74,7 +84,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
         version=__version__,
         **context,
     )
-    response = HTMLResponse(body, status_code=status)
+    response = HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
     if request.cookies.get(CSRF_COOKIE) != csrf_token(request):
         secure = request.url.scheme == "https"
         response.set_cookie(

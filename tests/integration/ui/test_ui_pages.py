@@ -313,6 +313,16 @@ def test_thoughtmcp_waypoints_show_in_the_graph(open_ui: tuple[TestClient, Conta
     assert "alerts fire at 30 seconds" in html and "<line " in html
     listed = t.get(f"/ui/brains/{brain.slug}", params={"kind": "sector memory", "type": "semantic"}).text
     assert listed.count(f"/ui/brains/{brain.slug}/items/") == 2
+    with access.as_system():
+        c.thoughts.remember(
+            brain, NewMemory(content="Tea over coffee.", user_id="u2", session_id="s", sector="emotional")
+        )
+    users = re.search(r'<p id="users">(.*?)</p>', t.get(f"/ui/brains/{brain.slug}").text, re.S)
+    assert users and ">u1<" in users.group(1) and ">u2<" in users.group(1)
+    prefix = re.search(r'href="([^"]+)">u2<', users.group(1))
+    assert prefix
+    only_u2 = t.get(prefix.group(1).replace("&amp;", "&")).text
+    assert "Tea over coffee" in only_u2 and "replication lag" not in only_u2
 
 
 def test_pages_refuse_frames_and_foreign_scripts(open_ui: tuple[TestClient, Container]) -> None:

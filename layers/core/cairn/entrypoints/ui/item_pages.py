@@ -16,6 +16,7 @@ from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
 from cairn.services.explorer.edits import ItemEdits
 from cairn.services.explorer.items import VALIDITIES, ItemFilter, Validity
 from cairn.services.explorer.kinds import ITEM_KINDS, ItemKind, kind_of, type_of
+from cairn.services.explorer.overview import thought_users
 
 Text = Annotated[str, Query(max_length=256)]
 
@@ -63,6 +64,7 @@ def item_pages(container: Container) -> APIRouter:
         )
         with access.needing(READ):
             listed = deps.listing.page(brain, flt, cursor=cursor)
+            users, more_users = thought_users(container.documents, brain) if not cursor else ([], False)
         rows = [(d, kind_of(d), type_of(d)) for d in listed.items]
         filters = {
             "kind": kind,
@@ -82,6 +84,8 @@ def item_pages(container: Container) -> APIRouter:
             filters=filters,
             kinds=ITEM_KINDS,
             validities=VALIDITIES,
+            users=users,
+            more_users=more_users,
             title=brain.name,
         )
 

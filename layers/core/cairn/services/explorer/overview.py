@@ -8,9 +8,12 @@ from typing import Final
 from cairn.domain.libraries import DEFAULT_LIBRARY_TYPE, library_type_of
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkIndex
+from cairn.services.documents.reads import DocumentReads
 from cairn.services.repositories import DocumentRepository
 from cairn.services.thoughtmcp.brain import BRAIN_MARK
+from cairn.services.thoughtmcp.models import FOLDER
 
+USERS_SHOWN: Final = 100
 COUNT_CAP: Final = 1000
 """Documents counted at most per brain (one bounded read); a larger brain shows as `1000+`."""
 
@@ -60,3 +63,26 @@ class BrainOverview:
             documents_capped=more is not None,
             chunks=self.chunks.count(brain.id),
         )
+
+
+@dataclass(frozen=True)
+class ThoughtUser:
+    """A ThoughtMCP user whose memories the brain holds, and the folder they live under."""
+
+    user_id: str
+    prefix: str
+
+
+def thought_users(documents: DocumentReads, brain: Brain) -> tuple[list[ThoughtUser], bool]:
+    """The brain's ThoughtMCP users the caller may see (one folder each under `thoughts/`, so one
+    listing query and one read per user), up to USERS_SHOWN; and whether more follow."""
+    listed = documents.list_page(brain, FOLDER, limit=USERS_SHOWN)
+    users = []
+    for entry in listed.items:
+        if not entry.is_dir:
+            continue
+        prefix = entry.path.rstrip("/") + "/"
+        first, _ = documents.repo.page(brain.id, prefix, after=None, limit=1)
+        if first and first[0].memory is not None and first[0].memory.user_id:
+            users.append(ThoughtUser(first[0].memory.user_id, prefix))
+    return users, listed.next_cursor is not None

@@ -342,3 +342,19 @@ def test_markup_in_stored_text_is_shown_not_run(open_ui: tuple[TestClient, Conta
     assert "<script>alert(1)</script>" not in listing and "&lt;script&gt;" in listing
     item = t.get(item_links(listing, "xss")[0]).text
     assert "<img src=x" not in item and "&lt;img src=x" in item
+
+
+def test_mnemosyne_collections_link_to_their_items(open_ui: tuple[TestClient, Container]) -> None:
+    from cairn.services.mnemosyne.libraries import Library
+
+    t, c = open_ui
+    brain = c.brains.create("Library", slug="library")
+    with access.as_system():
+        papers = c.libraries.create_collection(Library(brain), "Papers")
+    put(t, "library", f"{papers.prefix}attention.md", "# Attention\nTransformers use attention.")
+    put(t, "library", "notes/other.md", "# Other\nSomething else.")
+    listing = t.get("/ui/brains/library").text
+    link = re.search(r'<p id="collections">.*?href="([^"]+)">Papers<', listing, re.S)
+    assert link
+    shown = t.get(link.group(1).replace("&amp;", "&")).text
+    assert "Attention" in shown and "Other" not in shown

@@ -17,6 +17,7 @@ from cairn.services.explorer.edits import ItemEdits
 from cairn.services.explorer.items import VALIDITIES, ItemFilter, Validity
 from cairn.services.explorer.kinds import ITEM_KINDS, ItemKind, kind_of, type_of
 from cairn.services.explorer.overview import thought_users
+from cairn.services.mnemosyne.libraries import Library
 
 Text = Annotated[str, Query(max_length=256)]
 
@@ -65,6 +66,7 @@ def item_pages(container: Container) -> APIRouter:
         with access.needing(READ):
             listed = deps.listing.page(brain, flt, cursor=cursor)
             users, more_users = thought_users(container.documents, brain) if not cursor else ([], False)
+            collections = container.libraries.collections([Library(brain)]) if not cursor else []
         rows = [(d, kind_of(d), type_of(d)) for d in listed.items]
         filters = {
             "kind": kind,
@@ -85,6 +87,7 @@ def item_pages(container: Container) -> APIRouter:
             kinds=ITEM_KINDS,
             validities=VALIDITIES,
             users=users,
+            collections=collections,
             more_users=more_users,
             title=brain.name,
         )

@@ -154,7 +154,8 @@ def test_search_query_briefing_stats_and_entities(stack: Stack) -> None:
     assert acme["query"] == "deploys with github" and ids(acme)[0] == ci
     assert {r["client_id"] for r in acme["results"]} == {"acme"}
     assert set(acme["results"][0]) == {"id", "score", "effective_score", "type", "content", "source_agent",
-                                       "client_id", "importance", "created_at"}  # fmt: skip
+                                       "client_id", "importance", "created_at", "brain"}  # fmt: skip
+    assert {r["brain"] for r in acme["results"]} == {"shared-brain"}  # the brain it came from, by slug
     assert ids(statuses) == [red]  # the superseded status only when asked
     assert set(ids(history)) == {green, red}
     assert nobody == {"query": "deploys", "count": 0, "results": []}

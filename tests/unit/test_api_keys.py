@@ -109,3 +109,11 @@ def test_revoking_an_unknown_key_is_not_found(keys: ApiKeyService) -> None:
         keys.revoke("key_01m80x4bc2sr9b7zb6nrchstdj")
     with pytest.raises(NotFound):
         keys.revoke("../etc")
+
+
+def test_revoking_within_a_tenant_does_not_reach_another_tenants_key(keys: ApiKeyService) -> None:
+    theirs = keys.create(name="theirs", tenant="beta", scopes=["documents:read"])
+    with pytest.raises(NotFound, match="API key not found"):
+        keys.revoke(theirs.key.id, tenant="acme")
+    assert keys.authenticate(theirs.plaintext) is not None  # still working
+    assert keys.revoke(theirs.key.id, tenant="beta").revoked_at is not None

@@ -287,6 +287,12 @@ LOCAL_OWNER: Final = "local"
 the operator at the command line, whose brains are theirs whichever way they come in."""
 
 
+def tenant() -> str:
+    """The current principal's tenant; the machine owner's for the system (the CLI)."""
+    access = _current.get()
+    return access.principal.tenant if access is not None else LOCAL_TENANT
+
+
 def creator() -> tuple[str, str]:
     """(tenant, owner subject) for a brain created now; needs brains:admin from a principal. The
     system (the CLI) creates for the machine's owner."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.auth.revocable import revoke_record
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
@@ -97,15 +97,22 @@ class ApiKeyService:
             after = page.next_after
         return [k for k in keys if tenant is None or k.tenant == tenant]
 
-    def revoke(self, key_id: str) -> ApiKey:
-        """Revoke a key (idempotent); NotFound for an unknown id."""
+    def revoke(self, key_id: str, *, tenant: str | None = None) -> ApiKey:
+        """Revoke a key (idempotent); NotFound for an unknown id, and, with `tenant`, for a key of
+        another tenant (which is not told apart from one that does not exist)."""
+        sk = f"key#{key_id}" if _looks_like_id(key_id) else None
+        missing = f"API key not found: {excerpt(key_id)}"
+        if tenant is not None and sk is not None:
+            found = self.records.get(KEYS_PK, sk)
+            if found is None or ApiKey.model_validate(found.data).tenant != tenant:
+                raise NotFound(missing)
         return revoke_record(
             self.records,
             KEYS_PK,
-            f"key#{key_id}" if _looks_like_id(key_id) else None,
+            sk,
             ApiKey,
             self.clock,
-            missing=f"API key not found: {excerpt(key_id)}",
+            missing=missing,
             busy=f"API key {key_id} kept changing while being revoked",
         )
 

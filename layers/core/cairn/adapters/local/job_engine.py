@@ -185,6 +185,7 @@ class StartsJobs(ABC):
     """How every runner starts a job: the row checked and made (JobRow.new), then submitted its way."""
 
     _clock: Clock
+    _start_listeners: tuple[Callable[[Job], None], ...] = ()  # on_start's, per runner once added
 
     def start(
         self,
@@ -205,7 +206,7 @@ class StartsJobs(ABC):
         )
         job = self._submit(row)
         if job.id == row.id:
-            for listener in getattr(self, "_start_listeners", ()):
+            for listener in self._start_listeners:
                 try:
                     listener(job)
                 except Exception:  # the job is queued; a listing that misses it is not worth failing it
@@ -213,10 +214,7 @@ class StartsJobs(ABC):
         return job
 
     def on_start(self, listener: Callable[[Job], None]) -> None:
-        self._start_listeners: list[Callable[[Job], None]] = [
-            *getattr(self, "_start_listeners", ()),
-            listener,
-        ]
+        self._start_listeners = (*self._start_listeners, listener)
 
     @abstractmethod
     def _submit(self, row: JobRow) -> Job:

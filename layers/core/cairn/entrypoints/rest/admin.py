@@ -12,8 +12,6 @@ from cairn.auth import access
 from cairn.auth.api_keys import ApiKey
 from cairn.auth.principal import SCOPES
 from cairn.container import Container
-from cairn.domain.errors import NotFound
-from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.deps import require_json
 from cairn.entrypoints.rest.paging import NEXT_LINK, announce_next
 from cairn.entrypoints.wire import Timestamp, Wire
@@ -60,11 +58,6 @@ class AuditPage(Wire):
     next_cursor: str | None = None
 
 
-def _tenant() -> str:
-    current = access.current()
-    return current.principal.tenant if current else "local"
-
-
 def admin_router(container: Container) -> APIRouter:
     router = APIRouter(prefix="/v1/admin", tags=["admin"])
     keys = container.keys
@@ -72,22 +65,18 @@ def admin_router(container: Container) -> APIRouter:
     @router.post("/keys", status_code=201, dependencies=[Depends(require_json)])
     def create_key(body: CreateKey) -> CreatedKeyRecord:
         """An API key for the caller's tenant; `brains` limits it to those brains. Shown once."""
-        tenant = _tenant()
+        tenant = access.tenant()
         brains = container.brains.for_key(body.brains, tenant) if body.brains else None
         created = keys.create(name=body.name, tenant=tenant, scopes=body.scopes, brains=brains)
         return CreatedKeyRecord(**KeyRecord.of(created.key).model_dump(), key=created.plaintext)
 
     @router.get("/keys")
     def list_keys() -> KeyList:
-        return KeyList(items=[KeyRecord.of(k) for k in keys.list(_tenant())])
+        return KeyList(items=[KeyRecord.of(k) for k in keys.list(access.tenant())])
 
     @router.delete("/keys/{keyId}")
     def revoke_key(key_id: KeyIdParam) -> KeyRecord:
-        if not any(k.id == key_id for k in keys.list(_tenant())):
-            raise NotFound(
-                f"API key not found: {excerpt(key_id)}"
-            )  # another tenant's key is not found either
-        return KeyRecord.of(keys.revoke(key_id))
+        return KeyRecord.of(keys.revoke(key_id, tenant=access.tenant()))  # another tenant's: not found
 
     @router.get("/audit", responses=NEXT_LINK)
     def audit(
@@ -104,7 +93,7 @@ def admin_router(container: Container) -> APIRouter:
         `next_cursor` (also a Link rel="next" header) is set while older entries remain."""
         brain_id = container.brains.get(brain).id if brain else None
         entries, after = container.audit.query(
-            tenant=_tenant(), brain_id=brain_id, since=since, until=until, limit=limit, after=cursor
+            tenant=access.tenant(), brain_id=brain_id, since=since, until=until, limit=limit, after=cursor
         )
         announce_next(request, response, after)
         return AuditPage(items=entries, next_cursor=after)

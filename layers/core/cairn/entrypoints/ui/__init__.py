@@ -17,6 +17,7 @@ from cairn.container import Container
 from cairn.entrypoints.ui.admin_pages import admin_pages
 from cairn.entrypoints.ui.brain_pages import brain_pages
 from cairn.entrypoints.ui.cognito import cognito_pages
+from cairn.entrypoints.ui.deps import UiDeps
 from cairn.entrypoints.ui.graph_page import graph_page
 from cairn.entrypoints.ui.item_pages import item_pages
 from cairn.entrypoints.ui.search_page import search_page
@@ -29,13 +30,14 @@ def install_ui(app: FastAPI, container: Container) -> None:
     # API Gateway routes no /docs to the function: the header links to it only where it is served.
     app.state.ui_api_docs = not container.options.http.on_aws
     app.mount(f"{UI}/static", StaticFiles(directory=Path(__file__).parent / "static"), name="ui-static")
+    deps = UiDeps.of(container)
     for router in (
         session_pages(container),
         cognito_pages(container),
-        brain_pages(container),
-        item_pages(container),
-        search_page(container),
-        graph_page(container),
-        admin_pages(container),
+        brain_pages(deps),
+        item_pages(deps),
+        search_page(deps),
+        graph_page(deps),
+        admin_pages(deps),
     ):
         app.include_router(router, include_in_schema=False)

@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from cairn.auth import access
 from cairn.auth.principal import SCOPES
-from cairn.container import Container
 from cairn.domain.errors import InvalidInput, NotFound
-from cairn.domain.text import excerpt
 from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+from cairn.entrypoints.wire_admin import SubjectKindName
 
-SUBJECT_KINDS = ("thoughtmcp_user", "source_agent", "agent_scope", "session_actor", "any")
-
-
-def _tenant() -> str:
-    current = access.current()
-    return current.principal.tenant if current else "local"
+SUBJECT_KINDS = get_args(SubjectKindName)
 
 
-def admin_pages(container: Container) -> APIRouter:
+def admin_pages(deps: UiDeps) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
-    deps = UiDeps.of(container)
+    container = deps.container
     keys = container.keys
 
     @router.get("/ui/brains/{ref}/jobs", response_class=HTMLResponse)
@@ -65,7 +59,7 @@ def admin_pages(container: Container) -> APIRouter:
     @router.get("/ui/keys", response_class=HTMLResponse)
     def key_list(request: Request) -> HTMLResponse:
         with access.needing(ADMIN):
-            listed = keys.list(_tenant())
+            listed = keys.list(access.tenant())
         return page(request, "keys.html", keys=listed, scopes=SCOPES, created=None, title="API keys")
 
     @router.post("/ui/keys", response_class=HTMLResponse)
@@ -77,7 +71,7 @@ def admin_pages(container: Container) -> APIRouter:
         csrf: Annotated[str, Form(max_length=128)] = "",
     ) -> HTMLResponse:
         check_csrf(request, csrf)
-        tenant = _tenant()
+        tenant = access.tenant()
         with access.needing(ADMIN):
             refs = [b.strip() for b in brains.split(",") if b.strip()]
             limited = container.brains.for_key(refs, tenant) if refs else None
@@ -92,9 +86,7 @@ def admin_pages(container: Container) -> APIRouter:
     ) -> Response:
         check_csrf(request, csrf)
         with access.needing(ADMIN):
-            if not any(k.id == key_id for k in keys.list(_tenant())):
-                raise NotFound(f"API key not found: {excerpt(key_id)}")
-            keys.revoke(key_id)
+            keys.revoke(key_id, tenant=access.tenant())
         deps.audit("key.revoke", None, key_id)
         return RedirectResponse("/ui/keys", status_code=303)
 
@@ -107,9 +99,7 @@ def admin_pages(container: Container) -> APIRouter:
     @router.post("/ui/erase", response_class=HTMLResponse)
     def erase(
         request: Request,
-        kind: Annotated[
-            Literal["thoughtmcp_user", "source_agent", "agent_scope", "session_actor", "any"], Form()
-        ],
+        kind: Annotated[SubjectKindName, Form()],
         subject: Annotated[str, Form(min_length=1, max_length=256)],
         confirm: Annotated[str, Form(max_length=256)] = "",
         brains: Annotated[str, Form(max_length=4096)] = "",

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth import access
-from cairn.container import Container
 from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
@@ -16,9 +15,9 @@ from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
 PER_PAGE = 50
 
 
-def brain_pages(container: Container) -> APIRouter:
+def brain_pages(deps: UiDeps) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
-    deps = UiDeps.of(container)
+    container = deps.container
 
     @router.get("/ui", response_class=HTMLResponse)
     def brains(request: Request, cursor: str | None = None) -> HTMLResponse:

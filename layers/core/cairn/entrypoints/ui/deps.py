@@ -13,7 +13,6 @@ from cairn.services.explorer.detail import ItemDetails
 from cairn.services.explorer.items import ItemListing
 from cairn.services.explorer.neighbourhood import Neighbourhoods
 from cairn.services.explorer.overview import BrainOverview
-from cairn.services.search.access import AccessLog
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,7 @@ class UiDeps:
                 c.documents,
                 c.search.chunks,
                 c.entities.links,
-                c.search.access or AccessLog(c.adapters.records, c.adapters.clock),
+                c.search.access,  # None when accesses are not counted: every item reads 0
                 c.entities.repo,
             ),
             graphs=Neighbourhoods(repo, c.entities.repo, c.search.chunks),
@@ -47,7 +46,8 @@ class UiDeps:
             return self.container.brains.get(ref)
 
     def defaults(self) -> tuple[str | None, str | None]:
-        """The brains zengram serves and ThoughtMCP keeps its memories in, for this caller."""
+        """The brains zengram serves and ThoughtMCP keeps its memories in, for this caller (None:
+        none yet, or, for ThoughtMCP, not configured: its brain is then the one marked)."""
         surfaces = self.container.options.surfaces
 
         def resolved(ref: str | None) -> str | None:
@@ -56,9 +56,8 @@ class UiDeps:
             except CairnError:
                 return None
 
-        return resolved(surfaces.zengram_brain), resolved(
-            surfaces.thoughtmcp_brain
-        ) if surfaces.thoughtmcp_brain else None
+        thoughtmcp = resolved(surfaces.thoughtmcp_brain) if surfaces.thoughtmcp_brain else None
+        return resolved(surfaces.zengram_brain), thoughtmcp
 
     def audit(self, action: str, brain_id: str | None, target: str | None = None) -> None:
         current = access.current()

@@ -8,16 +8,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from cairn.auth import access
-from cairn.container import Container
 from cairn.entrypoints.ui.deps import READ, UiDeps
 from cairn.entrypoints.ui.graph_svg import SIZE, layout, short
 from cairn.entrypoints.ui.render import UiRoute, page
 from cairn.services.explorer.neighbourhood import MAX_HOPS
 
 
-def graph_page(container: Container) -> APIRouter:
+def graph_page(deps: UiDeps) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
-    deps = UiDeps.of(container)
 
     @router.get("/ui/brains/{ref}/items/{doc_id}/graph", response_class=HTMLResponse)
     def graph(

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth import access
-from cairn.container import Container
 from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.ui.deps import READ, WRITE, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
@@ -31,9 +30,9 @@ def _day(value: str | None, name: str) -> datetime | None:
         raise InvalidInput(f"{name} is a day, YYYY-MM-DD") from None
 
 
-def item_pages(container: Container) -> APIRouter:
+def item_pages(deps: UiDeps) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
-    deps = UiDeps.of(container)
+    container = deps.container
     edits = ItemEdits(container.documents, container.memories, container.thoughts)
 
     @router.get("/ui/brains/{ref}", response_class=HTMLResponse)

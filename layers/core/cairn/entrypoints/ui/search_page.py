@@ -10,7 +10,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from cairn.auth import access
-from cairn.container import Container
 from cairn.entrypoints.ui.deps import READ, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, page
 from cairn.services.search.service import SearchHit
@@ -37,9 +36,9 @@ def why(position: int, hit: SearchHit) -> str:
     return f"Found as {found}; {order}. Calibrated relevance {relevance:.2f}: {verdict}."
 
 
-def search_page(container: Container) -> APIRouter:
+def search_page(deps: UiDeps) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
-    deps = UiDeps.of(container)
+    container = deps.container
 
     @router.get("/ui/brains/{ref}/search", response_class=HTMLResponse)
     def search(

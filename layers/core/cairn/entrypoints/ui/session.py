@@ -66,6 +66,7 @@ def safe_next(target: str | None) -> str:
 def session_pages(container: Container) -> APIRouter:
     router = APIRouter(route_class=UiRoute)
     authenticator = container.authenticator
+    cognito = container.sign_in is not None and container.options.http.ui_client_id is not None
 
     @router.get("/ui/sign-in", response_class=HTMLResponse)
     def sign_in_form(request: Request, next: str | None = None) -> HTMLResponse:
@@ -73,7 +74,7 @@ def session_pages(container: Container) -> APIRouter:
             request,
             "sign_in.html",
             next=safe_next(next),
-            cognito=container.sign_in is not None and container.options.http.ui_client_id is not None,
+            cognito=cognito,
             open_server=authenticator.open,
             error=None,
         )
@@ -97,7 +98,7 @@ def session_pages(container: Container) -> APIRouter:
                 "sign_in.html",
                 status=401,
                 next=safe_next(next),
-                cognito=container.sign_in is not None and container.options.http.ui_client_id is not None,
+                cognito=cognito,
                 open_server=authenticator.open,
                 error="That key or token was not accepted "
                 "(unknown, revoked, expired, or without a Cairn scope).",

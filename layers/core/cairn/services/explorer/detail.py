@@ -3,10 +3,10 @@ supersede chain with each version's validity, and how often searches returned it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Protocol, TypeVar
+from itertools import islice
+from typing import Final, Protocol
 
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Chunk, Document
@@ -18,7 +18,6 @@ from cairn.services.memory.memory_model import SUPERSEDES
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 
-T = TypeVar("T")
 TEXT_CAP: Final = 200_000
 """Characters of an item's text shown (and editable) at most; a longer one is shown cut."""
 CHAIN_CAP: Final = 20
@@ -116,9 +115,9 @@ class ItemDetails:
             (ln.kind, ln.source_id, ln.weight, None, None)
             for ln in self.links.incoming(brain.id, doc_id, limit=LINK_CAP)
         ]
-        for n in _take(self.links.outgoing_numbered(brain.id, doc_id), LINK_CAP):
+        for n in islice(self.links.outgoing_numbered(brain.id, doc_id), LINK_CAP):
             raw_out.append((n.kind, n.target_id, n.weight, n.valid_from, n.valid_until))
-        for n in _take(self.links.incoming_numbered(brain.id, doc_id), LINK_CAP):
+        for n in islice(self.links.incoming_numbered(brain.id, doc_id), LINK_CAP):
             raw_in.append((n.kind, n.source_id, n.weight, n.valid_from, n.valid_until))
         ends = {r[1] for r in raw_out + raw_in}
         found = self.repo.get_many_by_id(ends).values()
@@ -154,12 +153,3 @@ class ItemDetails:
             return []
         chain = [*reversed(before), doc, *after]
         return [Version(d, d.id == doc.id) for d in chain]
-
-
-def _take(items: Iterator[T], n: int) -> list[T]:
-    out: list[T] = []
-    for item in items:
-        out.append(item)
-        if len(out) == n:
-            break
-    return out

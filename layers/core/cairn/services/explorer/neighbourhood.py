@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 from typing import Final
 
 from cairn.domain.errors import InvalidInput
@@ -101,10 +102,7 @@ class Neighbourhoods:
             self.links.outgoing_numbered(brain.id, node),
             self.links.incoming_numbered(brain.id, node),
         ):
-            for count, n in enumerate(numbered):
-                if count == PER_NODE:
-                    break
-                found.append(GraphEdge(n.source_id, n.target_id, n.kind))
+            found += [GraphEdge(n.source_id, n.target_id, n.kind) for n in islice(numbered, PER_NODE)]
         for chunk in self.chunks.get_chunks(brain.id, node)[:CHUNKS_READ]:
             for ln in self.links.outgoing(brain.id, chunk.id, CONCEPT, limit=PER_NODE):
                 found.append(GraphEdge(node, ln.target_id, CONCEPT))

@@ -27,10 +27,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.support.loopback import Loopback
 from tests.unit.auth.tokens import SigningKey, jwks, rsa_key
 
 AppClients = Callable[[str], dict[str, Any] | None]
@@ -64,28 +65,18 @@ class FakeCognito:
         self._codes: dict[str, Grant] = {}
         self._refresh: dict[str, Grant] = {}
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
+        self._server = Loopback(self._handler())
+        self.start, self.stop = self._server.start, self._server.stop
 
     @property
     def domain(self) -> str:
         """The sign-in domain (`https://<prefix>.auth.<region>.amazoncognito.com` on AWS)."""
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._server.base
 
     @property
     def issuer(self) -> str:
         """`https://cognito-idp.<region>.amazonaws.com/<pool id>` on AWS."""
         return f"{self.domain}/{self.pool_id}"
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join(timeout=5)
 
     def discovery(self) -> dict[str, Any]:
         return {

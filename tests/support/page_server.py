@@ -3,10 +3,11 @@ markdown; any other path is a 404."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.support.loopback import loopback
 
 
 @contextmanager
@@ -27,11 +28,5 @@ def serving(pages: Mapping[str, tuple[int, bytes]]) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Pages) as base:
+        yield base

@@ -6,8 +6,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.loopback import Loopback
 
 JWKS_PATH = "/.well-known/jwks.json"
 
@@ -20,22 +22,12 @@ class JwksServer:
         self.status = 200
         self.requests = 0
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
+        self._server = Loopback(self._handler())
+        self.start, self.stop = self._server.start, self._server.stop
 
     @property
     def url(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}{JWKS_PATH}"
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join(timeout=5)
+        return f"{self._server.base}{JWKS_PATH}"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -33,6 +32,7 @@ from cairn.entrypoints.mcp.canonical import SURFACE as CANONICAL
 from tests.integration.aws.aws_local_run import aws_local as start_aws_local
 from tests.integration.mcp.node_clients import run_node
 from tests.integration.mcp.test_inspector_cli import INSPECTOR
+from tests.support.loopback import loopback
 
 ROOT = Path(__file__).resolve().parents[3]
 PROXY = ROOT / ".venv-aws-proxy" / "bin" / "mcp-proxy-for-aws"
@@ -81,16 +81,10 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def aws_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AwsLocal]:
     data = tmp_path_factory.mktemp("aws-local")
-    pages = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=pages.serve_forever, daemon=True).start()
     # CAIRN_ALLOW_PRIVATE_URLS lets memory_ingest_url fetch this test's page on 127.0.0.1 (refused
     # on a deployed function).
-    try:
-        with start_aws_local(data, env={"CAIRN_ALLOW_PRIVATE_URLS": "true"}) as running:
-            yield AwsLocal(running.base, running.moto, data, f"http://127.0.0.1:{pages.server_address[1]}")
-    finally:
-        pages.shutdown()
-        pages.server_close()
+    with loopback(Pages) as pages, start_aws_local(data, env={"CAIRN_ALLOW_PRIVATE_URLS": "true"}) as running:
+        yield AwsLocal(running.base, running.moto, data, pages)
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ server orders the canonical memory_search."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,6 +20,7 @@ from cairn.services.mnemosyne.library_search import SearchRequest
 from tests.fakes.container import fake_container
 from tests.integration.mcp.conftest import LiveServer, ok, start_server
 from tests.integration.mnemosyne.conftest import MANUAL, NOVEL, body, mnemosyne, stock
+from tests.support.loopback import loopback
 
 pytestmark = pytest.mark.anyio
 LONG = NOVEL + "\n\n" + "Kitty coughed at Longbourn while the Bennet sisters argued. " * 40
@@ -114,15 +114,9 @@ class Reranking(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def reranker() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Reranking)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     Reranking.status, Reranking.asked = 200, []
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
+    with loopback(Reranking) as base:
+        yield f"{base}/v1"
 
 
 @pytest.fixture

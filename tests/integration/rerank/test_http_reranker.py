@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from cairn.adapters.local.http_reranker import HttpReranker
 from cairn.ports.reranker import Ranked, RerankError
+from tests.support.loopback import Loopback
 
 SECRET = "sk-rerank-5ecret-do-not-leak"
 QUERY = "how long did the 10k route take"
@@ -83,14 +84,12 @@ class FakeRerankServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.server = Loopback(Handler)
+        self.port = self.server.port
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.server.base}/v1"
 
     def bodies(self) -> list[dict[str, Any]]:
         return [s.body for s in self.seen]
@@ -99,14 +98,12 @@ class FakeRerankServer:
 @contextmanager
 def serving(*replies: Reply) -> Iterator[FakeRerankServer]:
     fake = FakeRerankServer(*replies)
-    fake.thread.start()
+    fake.server.start()
     try:
         yield fake
     finally:
         fake.release.set()
-        fake.server.shutdown()
-        fake.server.server_close()
-        fake.thread.join(5)
+        fake.server.stop()
 
 
 @pytest.fixture

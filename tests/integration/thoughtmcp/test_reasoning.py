@@ -5,10 +5,9 @@ answers well, answers malformed JSON (repaired once, then a clear error) or fail
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,6 +19,7 @@ from cairn.config import Settings
 from tests.fakes.container import fake_adapters
 from tests.integration.mcp.conftest import LiveServer, serving
 from tests.integration.thoughtmcp.conftest import data, envelope, thought
+from tests.support.loopback import Loopback
 
 pytestmark = pytest.mark.anyio
 PROBLEM = "Design the schema, then build the API and write tests"
@@ -145,14 +145,13 @@ class ChatModel(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def model_live(tmp_path: Path) -> Iterator[LiveServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ChatModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = Loopback(ChatModel)
+    server.start()
     ChatModel.replies, ChatModel.prompts = [], []
     settings = Settings(
         data_dir=tmp_path / "data",
         generator="openai",
-        generator_base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+        generator_base_url=f"{server.base}/v1",
         generator_model="llama-test",
         generator_max_retries=0,
         generator_timeout_s=10,
@@ -161,8 +160,7 @@ def model_live(tmp_path: Path) -> Iterator[LiveServer]:
     try:
         yield from serving(container, tmp_path, tmp_path / "data")
     finally:
-        server.shutdown()
-        thread.join(timeout=5)
+        server.stop()
 
 
 GOOD_THINK = json.dumps(

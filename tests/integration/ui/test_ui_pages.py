@@ -358,3 +358,20 @@ def test_mnemosyne_collections_link_to_their_items(open_ui: tuple[TestClient, Co
     assert link
     shown = t.get(link.group(1).replace("&amp;", "&")).text
     assert "Attention" in shown and "Other" not in shown
+
+
+def test_bad_form_input_answers_a_page_and_changes_nothing(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    c.brains.create("Forms", slug="forms")
+    put(t, "forms", "notes/a.md", "# A\nalpha")
+    link = item_links(t.get("/ui/brains/forms").text, "forms")[0]
+    csrf = csrf_of(t)
+    bad_scope = t.post("/ui/keys", data={"name": "k", "scopes": ["root"], "csrf": csrf})
+    bad_name = t.post("/ui/keys", data={"name": "k\x00", "scopes": ["documents:read"], "csrf": csrf})
+    bad_version = t.post(f"{link}/edit", data={"text": "x", "version": "one", "csrf": csrf})
+    bad_kind = t.post("/ui/erase", data={"kind": "everyone", "subject": "s", "confirm": "s", "csrf": csrf})
+    bad_day = t.get("/ui/brains/forms", params={"since": "yesterday"})
+    for reply in (bad_scope, bad_name, bad_version, bad_kind, bad_day):
+        assert reply.status_code == 400 and 'role="alert"' in reply.text, reply.text[:300]
+    assert c.keys.list() == []
+    assert "alpha" in t.get("/v1/brains/forms/documents/read", params={"path": "notes/a.md"}).text

@@ -7,9 +7,13 @@
    reads the query's concepts' chunks (services/mnemosyne/concepts.py) and keeps those live in the scope.
 3. Reciprocal rank fusion (k = 60) over the legs that ran, each leg weighted as the library
    type's profile says (full-text and vector; the graph leg GRAPH_WEIGHT), deduplicated by
-   chunk; a candidate's `source` is the leg that ranked it best. Only chunks of completed items
-   take part (a queued re-ingest's staged chunks are never live; its previous version stays
-   searchable).
+   chunk; a candidate's `source` is the leg that ranked it best. Only each leg's first RRF_DEPTH
+   hits are fused, and a full-text hit only when its BM25 is at least FULLTEXT_FLOOR of the
+   query's best: on a small library every leg ranks nearly every chunk, and fused that deep, a
+   chunk sharing one incidental word with the query outranked the one its meaning matched. The
+   other candidates follow, in the order of the sum over whole legs, scored 0
+   (docs/RELEVANCE.md). Only chunks of completed items take part (a queued re-ingest's staged
+   chunks are never live; its previous version stays searchable).
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
    re-ordered by it (with the library type's profile's instruction, when it has one); if it
    fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
@@ -51,6 +55,11 @@ GRAPH_WEIGHT: Final = 0.1
 """The graph leg's weight in the fused sum (LoCoMo dev as a journal library, recall@10 with the
 graph leg at 1.0 / 0.5 / 0.25 / 0.1 / 0.05: .630 / .779 / .836 / .849 / .844; docs/PERFORMANCE.md)."""
 POOL: Final = 100  # candidates per leg
+RRF_DEPTH: Final = 20
+FULLTEXT_FLOOR: Final = 0.7
+"""RRF_DEPTH and FULLTEXT_FLOOR were chosen with bench/mnemosyne_fusion.py on the team-memory
+fixtures, LoCoMo dev as a journal library and the nine generated library-type corpora
+(docs/PERFORMANCE.md, "Mnemosyne fusion")."""
 RERANK_POOL: Final = 50
 PREVIEW_CHARS: Final = 500
 MAX_LIMIT: Final = 200
@@ -129,13 +138,14 @@ class LibrarySearch:
         )
         legs: dict[str, list[Chunk]] = {}
         similarity: dict[str, float] = {}
+        weak: set[str] = set()
         vector = self.embedder.embed([request.query])[0].tolist() if "vector" in used else None
         if "vector" in used or "fulltext" in used:
-            index_legs, similarity = self._index_legs(request.query, vector, chunk_filter, used)
+            index_legs, similarity, weak = self._index_legs(request.query, vector, chunk_filter, used)
             legs.update(index_legs)
         if "graph" in used:
             legs["graph"] = self._graph_leg(request.query, chunk_filter)
-        fused = self._fused(legs, libraries)
+        fused = self._fused(legs, libraries, weak)
         images = [c for c in fused if item_type_of(c.document) == "image"]
         texts = [c for c in fused if item_type_of(c.document) != "image"]
         limit = max(0, min(request.limit, MAX_LIMIT))
@@ -156,12 +166,14 @@ class LibrarySearch:
 
     def _index_legs(
         self, query: str, vector: list[float] | None, chunk_filter: ChunkFilter, used: Sequence[str]
-    ) -> tuple[dict[str, list[Chunk]], dict[str, float]]:
+    ) -> tuple[dict[str, list[Chunk]], dict[str, float], set[str]]:
         """Each index leg run on its own, so its order is its ranking on every adapter (where
-        OpenSearch fuses a hybrid query, only the fused score comes back); and the similarity of
-        each chunk the vector leg found, by chunk id (empty: it did not run or found nothing)."""
+        OpenSearch fuses a hybrid query, only the fused score comes back); the similarity of
+        each chunk the vector leg found, by chunk id (empty: it did not run or found nothing);
+        and the ids of the full-text hits under FULLTEXT_FLOOR of the best BM25."""
         legs: dict[str, list[Chunk]] = {}
         similarity: dict[str, float] = {}
+        weak: set[str] = set()
         if "vector" in used and vector is not None:
             dense = ChunkQuery("", vector, chunk_filter, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0)
             hits = self.chunks.search(dense)
@@ -169,8 +181,13 @@ class LibrarySearch:
             similarity = {h.chunk.id: h.vector_similarity for h in hits if h.vector_similarity is not None}
         if "fulltext" in used:
             words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
-            legs["fulltext"] = [hit.chunk for hit in self.chunks.search(words)]
-        return legs, similarity
+            found = self.chunks.search(words)
+            legs["fulltext"] = [hit.chunk for hit in found]
+            best = max((h.bm25_score for h in found if h.bm25_score is not None), default=0.0)
+            weak = {
+                h.chunk.id for h in found if h.bm25_score is not None and h.bm25_score < FULLTEXT_FLOOR * best
+            }
+        return legs, similarity, weak
 
     def _judged_images(
         self,
@@ -221,30 +238,38 @@ class LibrarySearch:
                 break
         return out
 
-    def _fused(self, legs: dict[str, list[Chunk]], libraries: dict[str, Library]) -> list[Candidate]:
+    def _fused(
+        self, legs: dict[str, list[Chunk]], libraries: dict[str, Library], weak: set[str]
+    ) -> list[Candidate]:
+        """RRF over each leg's first RRF_DEPTH hits (full-text hits in `weak` left out), then the
+        rest by their sum over the whole legs, scored 0."""
         scores: dict[str, float] = {}
+        whole: dict[str, float] = {}
         ranks: dict[str, dict[str, int]] = {}
         chunks: dict[str, Chunk] = {}
         weights = {uid: leg_weights(lib.library_type) for uid, lib in libraries.items()}
         for leg, ranked in legs.items():
             for rank, chunk in enumerate(ranked, start=1):
                 weight = weights[chunk.brain_id][leg] if chunk.brain_id in weights else 1.0
-                scores[chunk.id] = scores.get(chunk.id, 0.0) + weight / (RRF_K + rank)
+                share = weight / (RRF_K + rank)
+                whole[chunk.id] = whole.get(chunk.id, 0.0) + share
+                if rank <= RRF_DEPTH and not (leg == "fulltext" and chunk.id in weak):
+                    scores[chunk.id] = scores.get(chunk.id, 0.0) + share
                 ranks.setdefault(chunk.id, {})[leg] = rank
                 chunks.setdefault(chunk.id, chunk)
         # A chunk names its document's brain and path: one batch read, no id pointers to follow.
         docs = self.documents.repo.get_many({(c.brain_id, c.path) for c in chunks.values()})
         fused: list[Candidate] = []
-        for chunk_id, score in scores.items():
-            chunk = chunks[chunk_id]
+        for chunk_id, chunk in chunks.items():
             doc = docs.get((chunk.brain_id, chunk.path))
             if doc is None or doc.id != chunk.document_id or doc.deleted_at is not None:
                 continue
             if doc.brain_id not in libraries:
                 continue
             best = min(ranks[chunk_id].items(), key=lambda kv: (kv[1], SEARCH_TYPES.index(kv[0])))
+            score = scores.get(chunk_id, 0.0)
             fused.append(Candidate(chunk, libraries[doc.brain_id], doc, score, best[0], ranks[chunk_id]))
-        fused.sort(key=lambda c: (-c.score, c.chunk.id))
+        fused.sort(key=lambda c: (-c.score, -whole[c.chunk.id], c.chunk.id))
         return fused
 
     def _reranked(

@@ -184,9 +184,9 @@ class LibrarySearch:
             found = self.chunks.search(words)
             legs["fulltext"] = [hit.chunk for hit in found]
             best = max((h.bm25_score for h in found if h.bm25_score is not None), default=0.0)
-            weak = {
-                h.chunk.id for h in found if h.bm25_score is not None and h.bm25_score < FULLTEXT_FLOOR * best
-            }
+            if best > 0:  # BM25 is positive on every adapter; a share of anything else means nothing
+                floor = FULLTEXT_FLOOR * best
+                weak = {h.chunk.id for h in found if h.bm25_score is not None and h.bm25_score < floor}
         return legs, similarity, weak
 
     def _judged_images(

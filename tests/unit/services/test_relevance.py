@@ -14,6 +14,7 @@ from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkHit
 from cairn.services.search.calibration import Fixture, fit
 from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge
+from cairn.services.thoughtmcp.models import SIMILARITY_LINE_SHIFT
 from tests.fakes.container import fake_container
 from tests.fakes.embedder import HashingEmbedder
 
@@ -85,7 +86,8 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
     assert "calibrated for the embedded model, not for hash-" in caplog.text
     steep = Calibration(0.1, 30.0)
     given = fake_container(tmp_path / "b", relevance_midpoint=0.1, relevance_slope=30.0)
-    assert given.search.tuning.calibration == steep and given.thoughts.calibration == steep
+    assert given.search.tuning.calibration == steep
+    assert given.thoughts.calibration == steep.lowered(SIMILARITY_LINE_SHIFT)  # ThoughtMCP's own line
     assert given.library_search.calibration == steep
     brain = given.brains.create("cal")
     given.documents.write(brain, "n.md", b"The kettle is descaled on Fridays.")

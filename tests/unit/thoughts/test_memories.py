@@ -14,7 +14,14 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.search.relevance import EMBEDDED
-from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory, ThoughtError, user_folder
+from cairn.services.thoughtmcp.models import (
+    SIMILARITY_LINE_SHIFT,
+    Filters,
+    Metadata,
+    NewMemory,
+    ThoughtError,
+    user_folder,
+)
 from cairn.services.thoughtmcp.sectors import VIEWS, sector_texts
 from tests.fakes.container import fake_container
 
@@ -159,8 +166,9 @@ def test_five_sector_embeddings_are_made_and_sectors_chooses_which_are_searched(
     semantic = c.adapters.chunks.get_vectors(brain.id, [chunk_id(memory_id, 0)])[chunk_id(memory_id, 0)]
 
     query = "how to restart the worker step by step"
-    expected = {view: EMBEDDED(_cosine(c, query, stored[view])) for view in VIEWS}
-    expected["semantic"] = EMBEDDED(_cosine(c, query, semantic))
+    scale = EMBEDDED.lowered(SIMILARITY_LINE_SHIFT)  # ThoughtMCP's similarity
+    expected = {view: scale(_cosine(c, query, stored[view])) for view in VIEWS}
+    expected["semantic"] = scale(_cosine(c, query, semantic))
     for sector, similarity in expected.items():
         chosen = Filters(sectors=(sector,))
         found, _ = c.thoughts.recall(brain, "alice", text=query, filters=chosen, min_similarity=0.0)
@@ -186,7 +194,9 @@ def test_sector_embeddings_follow_the_memory_and_leave_with_it(tmp_path: Path) -
     c.thoughts.rows.commit([c.thoughts.sectors.delete_op(brain.id, "alice", memory_id)])  # stored before them
     emotional, _ = c.thoughts.recall(brain, "alice", text=new_text, filters=Filters(sectors=("emotional",)))
     assert [f.row.id for f in emotional] == [memory_id]  # searched by its text embedding alone
-    assert emotional[0].score.similarity == pytest.approx(EMBEDDED(1.0), abs=2e-3)
+    assert emotional[0].score.similarity == pytest.approx(
+        EMBEDDED.lowered(SIMILARITY_LINE_SHIFT)(1.0), abs=2e-3
+    )
     other = str(remember(c, brain, TEXT, user="bob")["memoryId"])
     assert c.thoughts.forget_user(brain, "alice") == 1
     assert c.thoughts.sectors.get(brain.id, "alice", [memory_id]) == {}

@@ -49,6 +49,10 @@ class Calibration:
     def __call__(self, cosine: float) -> float:
         return 1.0 / (1.0 + math.exp(-self.slope * (cosine - self.midpoint)))
 
+    def lowered(self, by: float) -> Calibration:
+        """The same curve with its midpoint `by` lower on the cosine: 0.5 reached sooner."""
+        return Calibration(self.midpoint - by, self.slope)
+
 
 EMBEDDED: Final = Calibration(midpoint=0.40, slope=12.0)
 """The embedded MiniLM model's (a balanced logistic fit on the team-memory fixture gives 0.43 and

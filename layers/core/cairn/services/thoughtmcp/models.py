@@ -26,6 +26,12 @@ DEFAULT_MIN_STRENGTH: Final = 0.01
 
 
 DEFAULT_MIN_SIMILARITY: Final = 0.5
+SIMILARITY_LINE_SHIFT: Final = 0.10
+"""ThoughtMCP's `similarity` is the calibrated relevance with its line this much lower on the
+cosine (0.30 on the embedded MiniLM model), so that `minSimilarity` 0.5 passes what it passes on
+ThoughtMCP's nomic-embed-text: there loosely related sentences already score about 0.5 (MiniLM
+0.2-0.5 for the same pairs), so the real server's default keeps every memory with a topical
+relation, and the second answers of a multi-answer question with it (docs/THOUGHTMCP.md)."""
 
 
 WAYPOINT_CANDIDATES: Final = 100

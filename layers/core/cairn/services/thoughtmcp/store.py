@@ -21,6 +21,7 @@ from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import (
     NOT_FOUND_SUGGESTION,
     ROWS_TTL_S,
+    SIMILARITY_LINE_SHIFT,
     SOURCE,
     SOURCE_AGENT,
     Row,
@@ -58,7 +59,7 @@ class ThoughtStore:
         self.embedder = embedder
         self.clock = clock
         self.links = links
-        self.calibration = calibration
+        self.calibration = calibration.lowered(SIMILARITY_LINE_SHIFT)
         self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str]]] | None = (
             {} if keep_rows else None
         )

@@ -47,8 +47,9 @@ from cairn.services.mnemosyne.library_search import (
     GRAPH_WEIGHT,
     POOL,
     RRF_DEPTH,
-    RRF_K,
     leg_weights,
+    rrf_sums,
+    weak_hits,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +64,7 @@ MARKER = re.compile(r"\[(D\d+:\d+)\]")
 @dataclass
 class Legs:
     vector: list[str]
-    fulltext: list[tuple[str, float]]
+    fulltext: list[tuple[str, float | None]]
     graph: list[str]
 
 
@@ -95,7 +96,7 @@ def legs_of(c: Container, library: Library, query: str) -> Legs:
     graph = c.library_search._graph_leg(query, scope)
     return Legs(
         [h.chunk.id for h in dense],
-        [(h.chunk.id, h.bm25_score or 0.0) for h in words],
+        [(h.chunk.id, h.bm25_score) for h in words],
         [ch.id for ch in graph],
     )
 
@@ -154,26 +155,15 @@ def profile_corpus(c: Container, kind: str) -> Corpus:
 
 
 def fused(legs: Legs, setting: Setting | None, library_type: str) -> list[str]:
-    """The chunk ids in fused order: `None` is the fusion before issue 28 (whole legs)."""
+    """The chunk ids in fused order, as LibrarySearch orders them under `setting` (`None`: the
+    fusion before issue 28, every hit of every leg)."""
     weights = leg_weights(library_type)
     if setting is not None and setting.vector is not None:
         weights = {**weights, "vector": setting.vector}
     depth = POOL if setting is None else setting.depth
-    best = max((b for _, b in legs.fulltext), default=0.0)
-    floor = 0.0 if setting is None else setting.floor * best
-    head: dict[str, float] = {}
-    whole: dict[str, float] = {}
-    ranked = {
-        "vector": [(cid, True) for cid in legs.vector],
-        "fulltext": [(cid, b >= floor) for cid, b in legs.fulltext],
-        "graph": [(cid, True) for cid in legs.graph],
-    }
-    for leg, hits in ranked.items():
-        for rank, (cid, strong) in enumerate(hits, start=1):
-            share = weights[leg] / (RRF_K + rank)
-            whole[cid] = whole.get(cid, 0.0) + share
-            if rank <= depth and strong:
-                head[cid] = head.get(cid, 0.0) + share
+    weak = set() if setting is None else weak_hits(legs.fulltext, setting.floor)
+    ids = {"vector": legs.vector, "fulltext": [cid for cid, _ in legs.fulltext], "graph": legs.graph}
+    head, whole = rrf_sums(ids, lambda leg, _: weights[leg], weak, depth)
     return sorted(whole, key=lambda cid: (-head.get(cid, 0.0), -whole[cid], cid))
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -183,10 +183,7 @@ class LibrarySearch:
             words = ChunkQuery(query, None, chunk_filter, top_k=POOL, candidate_pool=POOL, vector_weight=0.0)
             found = self.chunks.search(words)
             legs["fulltext"] = [hit.chunk for hit in found]
-            best = max((h.bm25_score for h in found if h.bm25_score is not None), default=0.0)
-            if best > 0:  # BM25 is positive on every adapter; a share of anything else means nothing
-                floor = FULLTEXT_FLOOR * best
-                weak = {h.chunk.id for h in found if h.bm25_score is not None and h.bm25_score < floor}
+            weak = weak_hits([(h.chunk.id, h.bm25_score) for h in found])
         return legs, similarity, weak
 
     def _judged_images(
@@ -243,20 +240,20 @@ class LibrarySearch:
     ) -> list[Candidate]:
         """RRF over each leg's first RRF_DEPTH hits (full-text hits in `weak` left out), then the
         rest by their sum over the whole legs, scored 0."""
-        scores: dict[str, float] = {}
-        whole: dict[str, float] = {}
         ranks: dict[str, dict[str, int]] = {}
         chunks: dict[str, Chunk] = {}
-        weights = {uid: leg_weights(lib.library_type) for uid, lib in libraries.items()}
         for leg, ranked in legs.items():
             for rank, chunk in enumerate(ranked, start=1):
-                weight = weights[chunk.brain_id][leg] if chunk.brain_id in weights else 1.0
-                share = weight / (RRF_K + rank)
-                whole[chunk.id] = whole.get(chunk.id, 0.0) + share
-                if rank <= RRF_DEPTH and not (leg == "fulltext" and chunk.id in weak):
-                    scores[chunk.id] = scores.get(chunk.id, 0.0) + share
                 ranks.setdefault(chunk.id, {})[leg] = rank
                 chunks.setdefault(chunk.id, chunk)
+        weights = {uid: leg_weights(lib.library_type) for uid, lib in libraries.items()}
+
+        def weight(leg: str, chunk_id: str) -> float:
+            brain_id = chunks[chunk_id].brain_id
+            return weights[brain_id][leg] if brain_id in weights else 1.0
+
+        ids = {leg: [chunk.id for chunk in ranked] for leg, ranked in legs.items()}
+        scores, whole = rrf_sums(ids, weight, weak)
         # A chunk names its document's brain and path: one batch read, no id pointers to follow.
         docs = self.documents.repo.get_many({(c.brain_id, c.path) for c in chunks.values()})
         fused: list[Candidate] = []
@@ -307,6 +304,36 @@ def _calibrated(
         return candidates
     scale = calibration(best_similarity) / candidates[0].score
     return [replace(c, score=c.score * scale) for c in candidates]
+
+
+def weak_hits(found: Sequence[tuple[str, float | None]], floor: float = FULLTEXT_FLOOR) -> set[str]:
+    """The ids of the full-text hits (id, BM25) scored under `floor` of the best one; none when the
+    best is not positive (BM25 is positive on every adapter: a share of anything else means
+    nothing)."""
+    best = max((score for _, score in found if score is not None), default=0.0)
+    if best <= 0:
+        return set()
+    return {chunk_id for chunk_id, score in found if score is not None and score < floor * best}
+
+
+def rrf_sums(
+    legs: Mapping[str, Sequence[str]],
+    weight: Callable[[str, str], float],
+    weak: set[str],
+    depth: int = RRF_DEPTH,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each id's RRF sum (k = RRF_K, `weight(leg, id)` / (k + rank)) over its legs' first `depth`
+    hits, full-text hits in `weak` left out (the fused score); and over the whole legs (the order
+    of the rest)."""
+    head: dict[str, float] = {}
+    whole: dict[str, float] = {}
+    for leg, ranked in legs.items():
+        for rank, chunk_id in enumerate(ranked, start=1):
+            share = weight(leg, chunk_id) / (RRF_K + rank)
+            whole[chunk_id] = whole.get(chunk_id, 0.0) + share
+            if rank <= depth and not (leg == "fulltext" and chunk_id in weak):
+                head[chunk_id] = head.get(chunk_id, 0.0) + share
+    return head, whole
 
 
 def leg_weights(library_type: str) -> dict[str, float]:

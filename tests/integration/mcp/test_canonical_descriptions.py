@@ -38,6 +38,7 @@ MENTIONS: dict[str, list[str]] = {
         "`relevance_then_recency`",
         "0.6 x cosine",
         "0.4 x BM25",
+        "a later note restating one above it (cosine >= 0.70",
         "1 / (1 + exp(-12 x (cosine - 0.40)))",
         "at or above 0.5",
         "One hit per document",

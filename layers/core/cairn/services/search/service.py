@@ -19,6 +19,7 @@ from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.highlights import highlights
 from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
+from cairn.services.search.restatements import Said, restated_first
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
@@ -113,9 +114,13 @@ class SearchService:
             hits = self._reranked(query, hits)
         scale = _scale(hits)
         ordered = _order(hits, sort)[:top_k]
+        scores = [round(r.basis * scale, 6) for r in ordered]
+        if sort == "relevance":
+            ordered = self._restated_first(brain.id, ordered)
         docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
         shaped = [
-            _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), scale, query) for r in ordered
+            _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, query)
+            for r, score in zip(ordered, scores, strict=True)
         ]
         if count_access:
             self.note_access(brain.id, [h.document_id for h in shaped])
@@ -154,6 +159,13 @@ class SearchService:
             best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]
 
+    def _restated_first(self, brain_id: str, ranked: list[Ranked]) -> list[Ranked]:
+        """`ranked` with each newer restatement of a hit moved above it (restatements.py); the
+        scores stay with the places, so they still fall down the list."""
+        said = [Said(r.hit.chunk.id, r.hit.chunk.created_at, r.similarity, r.hit.chunk.text) for r in ranked]
+        order = restated_first(said, lambda ids: self.chunks.get_vectors(brain_id, ids))
+        return [ranked[i] for i in order]
+
     def _reranked(self, query: str, ranked: list[Ranked]) -> list[Ranked]:
         """The hits in the re-ranker's order, each scored by its re-ranker score scaled between the
         lowest and highest of the call (its scale is the model's), in place of the blend; those it
@@ -181,7 +193,10 @@ class SearchService:
 
     def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Ranked]:
         judged = judge(self.chunks, hits, vector, self.tuning.calibration)
-        ranked = [Ranked(j.hit, j.relevance, b) for j, b in zip(judged, blend(judged), strict=True)]
+        ranked = [
+            Ranked(j.hit, j.relevance, b, similarity=j.similarity)
+            for j, b in zip(judged, blend(judged), strict=True)
+        ]
         ranked.sort(key=lambda r: -r.blend)  # stable: the legs' fusion breaks ties
         return ranked
 
@@ -224,6 +239,7 @@ class Ranked:
     blend: float
     rerank: float | None = None
     weight: float | None = None
+    similarity: float = 0.0  # the query's cosine with the chunk
 
     @property
     def basis(self) -> float:
@@ -261,12 +277,13 @@ def _scale(ranked: Sequence[Ranked]) -> float:
     return max((r.relevance for r in ranked), default=0.0) / top if top > 0 else 0.0
 
 
-def _shape(ranked: Ranked, doc: Document | None, scale: float, query: str) -> SearchHit:
-    """A hit from its chunk and the document now at the chunk's path (None: gone since indexing)."""
+def _shape(ranked: Ranked, doc: Document | None, score: float, query: str) -> SearchHit:
+    """A hit from its chunk and the document now at the chunk's path (None: gone since indexing),
+    scored `score` (its place's)."""
     hit = ranked.hit
     chunk = hit.chunk
     return SearchHit(
-        score=round(ranked.basis * scale, 6),
+        score=score,
         path=chunk.path,
         content=chunk.text,
         chunk_id=chunk.id,

@@ -11,6 +11,7 @@ from typing import Final
 from cairn.services.ingest.inputs import MAX_TAG, MAX_TAGS, MAX_TITLE
 from cairn.services.search.ask import PREVIEW_CHARS
 from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, KEYWORD_SHARE, VECTOR_SHARE
+from cairn.services.search.restatements import LEEWAY, RESTATEMENT
 from cairn.services.search.service import RERANK_POOL
 
 BRAIN: Final = (
@@ -23,22 +24,24 @@ SCOPES: Final = "global = memory/global/, project = memory/project/, agent = mem
 HIT_LINES: Final = "the text lists the top 5 hits as `#N score=S path` plus their first 320 characters"
 
 SEARCH: Final = (
-    "Search a brain's notes; returns the best-matching passages, each citable by path, document_id and "
-    "chunk_id. `query` (1-4096 characters) is plain text, matched by meaning (its embedding) and by its "
-    "words (stemmed, stop words dropped, OR-ed; quotes, AND/OR/NOT and * are not operators). One hit per "
+    "Search a brain's notes: the best-matching passages, citable by path, document_id and chunk_id. "
+    "`query` (1-4096 characters) is plain text, matched by meaning (its embedding) and by its words "
+    "(stemmed, stop words dropped, OR-ed; no operators). One hit per "
     "document (its best chunk), at most `top_k` (1-100, default 10). `scope`: "
-    f"{SCOPES}; `all` or omitted = the whole brain, ingested files and transcripts included. `sort`: "
+    f"{SCOPES}; `all` or omitted = the whole brain. `sort`: "
     f"`relevance` (default) orders by blend = {VECTOR_SHARE} x cosine scaled 0-1 over the candidates + "
-    f"{KEYWORD_SHARE} x BM25 / best BM25; `recency` puts the newest of the best max(5 x top_k, 50) "
-    "first; `relevance_then_recency` breaks near-ties (blend to 3 significant digits) by recency. "
-    "score = blend / best blend x the best relevance among the hits, where relevance = "
-    f"1 / (1 + exp(-{EMBEDDED.slope:g} x (cosine - {EMBEDDED.midpoint:.2f}))) on the built-in embedding "
-    f"model: the top score means the same in every query, and a top hit at or above {GOOD_MATCH} likely "
-    f"answers the query. A configured re-ranker orders the first {RERANK_POOL} documents. Returns {{query, "
+    f"{KEYWORD_SHARE} x BM25 / best BM25, then a later note restating one above it (cosine >= "
+    f"{RESTATEMENT:.2f}, query cosine within {LEEWAY:.2f}, saying what changed: moved, instead, no longer) "
+    "takes its place and score; `recency` puts the newest of the best max(5 x top_k, 50) "
+    "first; `relevance_then_recency` breaks near-ties (blend to 3 digits) by recency. "
+    "score = blend / best blend x the best hit relevance, where relevance = "
+    f"1 / (1 + exp(-{EMBEDDED.slope:g} x (cosine - {EMBEDDED.midpoint:.2f}))) on the built-in model: the "
+    f"top score means the same in every query; a top hit at or above {GOOD_MATCH} likely answers it. "
+    f"A configured re-ranker orders the first {RERANK_POOL} documents. Returns {{query, "
     "brain_id, hits: [{score, path, content (the passage), chunk_id, document_id, brain_id, brain (its "
     "slug), title, "
     "metadata, component_scores {bm25_rank, vector_rank, bm25, vector, blend, relevance}, highlights "
-    "(up to 3 of the passage's sentences holding the query's words), created_at, "
+    "(up to 3 sentences with the query's words), created_at, "
     f"updated_at}}], took_ms}}; {HIT_LINES}. {ERRORS} validation_error, no_brain, forbidden."
 )
 

@@ -1,0 +1,85 @@
+"""The rule that puts a newer restatement above what it restates (services/search/restatements.py),
+on vectors arranged by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from cairn.services.search.restatements import LEEWAY, RESTATEMENT, Said, restated_first
+
+
+def at(year: int) -> datetime:
+    return datetime(year, 1, 1, tzinfo=UTC)
+
+
+def vec(angle: float) -> np.ndarray:
+    """Unit vectors in a plane: the cosine of two is the cosine of their angles' difference."""
+    return np.array([np.cos(angle), np.sin(angle), 0.0], dtype=np.float32)
+
+
+CLOSE = float(np.arccos(RESTATEMENT)) * 0.5  # an angle whose pair is well above RESTATEMENT
+FAR = float(np.arccos(RESTATEMENT)) * 1.5  # one whose pair is below it
+
+
+class Vectors:
+    def __init__(self, vectors: Mapping[str, np.ndarray]) -> None:
+        self.vectors = vectors
+        self.calls: list[list[str]] = []
+
+    def __call__(self, keys: Sequence[str]) -> Mapping[str, object]:
+        self.calls.append(list(keys))
+        return {k: self.vectors[k] for k in keys if k in self.vectors}
+
+
+def test_a_newer_correction_moves_above_the_note_it_restates() -> None:
+    said = [
+        Said("old", at(2024), 0.62, "Swimming lessons are on Tuesdays."),
+        Said("other", at(2023), 0.50, "The pool closes at nine."),
+        Said("new", at(2025), 0.55, "Swimming lessons moved to Wednesdays."),
+    ]
+    vectors = Vectors({"old": vec(0.0), "other": vec(FAR), "new": vec(CLOSE)})
+    assert restated_first(said, vectors) == [2, 0, 1]
+    assert len(vectors.calls) == 1  # one batch read
+
+
+def test_each_condition_holds_it_back() -> None:
+    base = Said("old", at(2024), 0.62, "Swimming lessons are on Tuesdays.")
+    cases = {
+        "no change said": Said("new", at(2025), 0.60, "Swimming lessons are on Tuesdays at five."),
+        "written before": Said("new", at(2023), 0.60, "Swimming lessons moved to Wednesdays."),
+        "answers less well": Said("new", at(2025), 0.62 - LEEWAY - 0.01, "Swimming lessons moved."),
+    }
+    for why, newer in cases.items():
+        assert restated_first([base, newer], Vectors({"old": vec(0.0), "new": vec(CLOSE)})) == [0, 1], why
+    unlike = Said("new", at(2025), 0.60, "The pool moved to Mill Road.")
+    assert restated_first([base, unlike], Vectors({"old": vec(0.0), "new": vec(FAR)})) == [0, 1]
+    gone = Vectors({"old": vec(0.0)})  # its vector deleted meanwhile
+    assert restated_first([base, Said("new", at(2025), 0.6, "It was moved to later.")], gone) == [0, 1]
+
+
+def test_the_latest_of_a_chain_comes_first() -> None:
+    said = [
+        Said("v2024", at(2024), 0.70, "The rate limit is 100 requests a minute."),
+        Said("v2025", at(2025), 0.66, "The rate limit was changed to 200 a minute."),
+        Said("v2026", at(2026), 0.64, "The rate limit changed again, to 300 a minute."),
+    ]
+    vectors = Vectors({"v2024": vec(0.0), "v2025": vec(CLOSE / 2), "v2026": vec(CLOSE)})
+    assert restated_first(said, vectors) == [2, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        [Said("a", at(2024), 0.7, "Moved to Wednesdays."), Said("b", at(2023), 0.6, "Moved later.")],
+        [Said("a", at(2024), 0.7, "On Tuesdays."), Said("b", at(2025), 0.6, "At five.")],
+        [Said("a", at(2024), 0.7, "On Tuesdays."), Said("b", at(2025), 0.3, "Moved to Wednesdays.")],
+    ],
+)
+def test_vectors_are_not_read_when_nothing_could_move(said: list[Said]) -> None:
+    vectors = Vectors({})
+    assert restated_first(said, vectors) == [0, 1]
+    assert vectors.calls == []

@@ -1,15 +1,20 @@
 """The rule that puts a newer restatement above what it restates (services/search/restatements.py),
-on vectors arranged by hand."""
+on vectors arranged by hand, and through memory_search's service on the embedded store and on the
+AWS adapters (DynamoDB under moto, the OpenSearch fake), whose `get_vectors` it reads."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pytest
 
 from cairn.services.search.restatements import LEEWAY, RESTATEMENT, Said, restated_first
+from tests.support.shapes import SHAPES, adapters_for, process
 
 
 def at(year: int) -> datetime:
@@ -83,3 +88,54 @@ def test_vectors_are_not_read_when_nothing_could_move(said: list[Said]) -> None:
     vectors = Vectors({})
     assert restated_first(said, vectors) == [0, 1]
     assert vectors.calls == []
+
+
+class TopicEmbedder:
+    """Vectors made of topic words, so the cosines are known: "swimming" weighs 2, "tuesday",
+    "wednesday", "porto", "outbound" and "return" 1 each; other texts get a direction of their own."""
+
+    WEIGHTS: Final = {
+        **{"swimming": (0, 2.0), "tuesday": (1, 1.0), "wednesday": (2, 1.0)},
+        **{"porto": (3, 2.0), "outbound": (4, 1.0), "return": (5, 1.0)},
+    }
+
+    model_id = "topics-64"
+    dimension = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            lowered = text.lower()
+            for word, (index, weight) in self.WEIGHTS.items():
+                if word in lowered:
+                    out[row, index] = weight
+            if not out[row].any():
+                out[row, 8 + sum(map(ord, lowered)) % 56] = 1.0
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_memory_search_puts_the_correction_first_on_each_store(
+    shape: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    with adapters_for(shape, request, tmp_path) as adapters:
+        c = process(replace(adapters, embedder=TopicEmbedder()), tmp_path)
+        brain = c.brains.create("family")
+        for path, text in (
+            ("swimming.md", "Ellie's swimming lessons are on Tuesdays."),
+            ("outbound.md", "Outbound flight to Porto on 24 July."),
+            ("bins.md", "The bins go out on Thursday night."),
+            ("swimming-moved.md", "Ellie's swimming lessons moved to Wednesdays; Tuesday is no longer hers."),
+            ("return.md", "Return flight from Porto on 7 August."),
+        ):
+            c.documents.write(brain, f"notes/{path}", text.encode())
+
+        hits = c.search.search(brain, "Swimming on Tuesday?", top_k=3, count_access=False).hits
+        assert [h.path for h in hits][:2] == ["notes/swimming-moved.md", "notes/swimming.md"]
+        blends = [float(h.component_scores["blend"] or 0.0) for h in hits]
+        assert blends[1] > blends[0]  # by relevance alone the old note led
+        assert hits[0].score >= hits[1].score
+
+        hits = c.search.search(brain, "Outbound to Porto?", top_k=3, count_access=False).hits
+        assert [h.path for h in hits][:2] == ["notes/outbound.md", "notes/return.md"]  # nothing changed

@@ -1,21 +1,22 @@
-"""How Mnemosyne's search fuses its legs: RRF depth, the full-text floor and the leg weights.
+"""How Mnemosyne's search fuses its legs: RRF depth, the full-text floors and the leg weights.
 
 Each corpus is written into a library of its type through IngestService (so the type's profile
 cuts it and the concept graph links it), each query's three legs are run once as LibrarySearch
 runs them (vector and full text POOL deep, with their similarities and BM25 scores; the graph
 leg), and then every fusion setting is scored on those same legs:
 
-- the two relevance fixtures (bench/data/relevance/: team memory, a personal assistant), each a
-  `business` library as bench/relevance.py makes it, scored by item (recall@10, MRR@10 over the
-  queries that have answers);
+- the three relevance fixtures (bench/data/relevance/: team memory, a personal assistant, a
+  maintainer's project), each a `business` library as bench/relevance.py makes it, scored by item
+  (recall@10, MRR@10 over the queries that have answers);
 - with --data, LoCoMo dev as one `journal` library (one item per dialogue session, as in
   bench/mnemosyne_locomo.py), scored by the evidence turns the chunks hold;
 - the generated corpus of each library type (bench/data/profiles/<type>.json, written by
   bench/library_profiles.py), scored by the gold passages a chunk holds whole.
 
 A setting is RRF (k = 60) over each leg's first `depth` hits, a full-text hit fused only when its
-BM25 reaches `floor` x the query's best, the vector leg weighted `vector` (None: the library
-type's profile), full text 1.0, the graph leg GRAPH_WEIGHT. The first row fuses every hit of
+BM25 reaches `floor` x the query's best and (with `meaning`) its cosine with the query is at most
+`meaning` under the vector leg's best, the vector leg weighted `vector` (None: the library type's
+profile), full text 1.0, the graph leg GRAPH_WEIGHT. The first row fuses every hit of
 every leg with the profile's weights, as Mnemosyne's search did before issue 28 (where the
 business profile's vector weight was 0.2: that is the row "depth 100, floor 0.00, vector 0.2" for
 the business corpora); the row marked * is what services/mnemosyne/library_search.py does.
@@ -44,10 +45,13 @@ from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.mnemosyne.libraries import Library
 from cairn.services.mnemosyne.library_search import (
     FULLTEXT_FLOOR,
+    FULLTEXT_MEANING,
     GRAPH_WEIGHT,
     POOL,
     RRF_DEPTH,
+    cosines,
     leg_weights,
+    off_meaning,
     rrf_sums,
     weak_hits,
 )
@@ -56,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = {
     "team": HERE / "data/relevance/team_memory.json",
     "assistant": HERE / "data/relevance/personal_assistant.json",
+    "maintainer": HERE / "data/relevance/maintainer_memory.json",
 }
 PROFILE_CORPORA = HERE / "data/profiles"
 MARKER = re.compile(r"\[(D\d+:\d+)\]")
@@ -66,6 +71,8 @@ class Legs:
     vector: list[str]
     fulltext: list[tuple[str, float | None]]
     graph: list[str]
+    cosine: dict[str, float]  # of the full-text hits (and the vector leg's), with the query
+    best: float  # the vector leg's best cosine
 
 
 @dataclass
@@ -81,10 +88,12 @@ class Setting:
     depth: int
     floor: float
     vector: float | None = None  # None: the library type's profile weight
+    meaning: float | None = None  # None: full-text hits are not judged by their cosine
 
     def __str__(self) -> str:
         weight = "profile" if self.vector is None else f"{self.vector:g}"
-        return f"depth {self.depth:>3}, floor {self.floor:.2f}, vector {weight}"
+        meaning = "" if self.meaning is None else f", meaning {self.meaning:.2f}"
+        return f"depth {self.depth:>3}, floor {self.floor:.2f}, vector {weight}{meaning}"
 
 
 def legs_of(c: Container, library: Library, query: str) -> Legs:
@@ -94,10 +103,13 @@ def legs_of(c: Container, library: Library, query: str) -> Legs:
     dense = chunks.search(ChunkQuery("", vector, scope, top_k=POOL, candidate_pool=POOL, bm25_weight=0.0))
     words = chunks.search(ChunkQuery(query, None, scope, top_k=POOL, candidate_pool=POOL, vector_weight=0.0))
     graph = c.library_search._graph_leg(query, scope)
+    known = {h.chunk.id: h.vector_similarity for h in dense if h.vector_similarity is not None}
     return Legs(
         [h.chunk.id for h in dense],
         [(h.chunk.id, h.bm25_score) for h in words],
         [ch.id for ch in graph],
+        cosines(chunks, vector, [h.chunk for h in words], known),
+        max(known.values(), default=0.0),
     )
 
 
@@ -162,6 +174,9 @@ def fused(legs: Legs, setting: Setting | None, library_type: str) -> list[str]:
         weights = {**weights, "vector": setting.vector}
     depth = POOL if setting is None else setting.depth
     weak = set() if setting is None else weak_hits(legs.fulltext, setting.floor)
+    if setting is not None and setting.meaning is not None and legs.vector:
+        head = [cid for cid, _ in legs.fulltext[:depth]]
+        weak |= off_meaning(head, legs.cosine, legs.best, setting.meaning)
     ids = {"vector": legs.vector, "fulltext": [cid for cid, _ in legs.fulltext], "graph": legs.graph}
     head, whole = rrf_sums(ids, lambda leg, _: weights[leg], weak, depth)
     return sorted(whole, key=lambda cid: (-head.get(cid, 0.0), -whole[cid], cid))
@@ -188,11 +203,15 @@ def scored(corpus: Corpus, setting: Setting | None) -> tuple[float, float]:
     return sum(recall) / len(recall), sum(mrr) / len(mrr)
 
 
-SETTINGS: tuple[Setting, ...] = tuple(
-    Setting(depth, floor, vector)
-    for vector in (None, 0.2, 1.0)
-    for depth in (10, 20, 30, POOL)
-    for floor in (0.0, 0.5, 0.6, 0.7, 0.8)
+MEANINGS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+SETTINGS: tuple[Setting, ...] = (
+    *(
+        Setting(depth, floor, vector)
+        for vector in (None, 0.2, 1.0)
+        for depth in (10, 20, 30, POOL)
+        for floor in (0.0, 0.5, 0.6, 0.7, 0.8)
+    ),
+    *(Setting(RRF_DEPTH, floor, None, meaning) for floor in (0.0, FULLTEXT_FLOOR) for meaning in MEANINGS),
 )
 
 
@@ -212,12 +231,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"legs of {asked} queries in {time.perf_counter() - started:.0f} s")
     weights = ", ".join(f"{k.name} {profile_for(k.library_type).vector_weight:g}" for k in corpora)
     print(f"graph leg weight {GRAPH_WEIGHT}; vector weights by profile: {weights}")
-    chosen = Setting(RRF_DEPTH, FULLTEXT_FLOOR)
-    print(f"{'setting':<38}" + "".join(f"{k.name[:11]:>13}" for k in corpora) + "   (recall@10/MRR@10)")
+    chosen = Setting(RRF_DEPTH, FULLTEXT_FLOOR, None, FULLTEXT_MEANING)
+    print(f"{'setting':<53}" + "".join(f"{k.name[:11]:>13}" for k in corpora) + "   (recall@10/MRR@10)")
     for setting in (None, *SETTINGS):
         mark = "*" if setting == chosen else " "
         cells = "".join("  {:.3f}/{:.3f}".format(*scored(k, setting)) for k in corpora)
-        print(f"{mark}{'whole legs (before)' if setting is None else str(setting):<37}{cells}", flush=True)
+        print(f"{mark}{'whole legs (before)' if setting is None else str(setting):<52}{cells}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Mnemosyne's fusion: RRF over each leg's first RRF_DEPTH hits, full-text hits under
-FULLTEXT_FLOOR of the best BM25 left out, the rest after them scored 0.
+FULLTEXT_FLOOR of the best BM25 or more than FULLTEXT_MEANING under the vector leg's best cosine
+left out, the rest after them scored 0.
 
 The index is a stand-in of the ChunkIndex port that answers each leg with a list arranged by the
 test, over real documents written through the fake container, so the order each rule makes is
@@ -7,14 +8,17 @@ the only thing that varies."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkQuery
 from cairn.services.mnemosyne.library_search import (
     FULLTEXT_FLOOR,
+    FULLTEXT_MEANING,
     RRF_DEPTH,
     LibrarySearch,
     SearchRequest,
@@ -27,11 +31,23 @@ DOCS = 60
 @dataclass
 class ArrangedLegs:
     """Answers a vector query with `vector` (similarity falling from 0.9) and a keyword query
-    with `fulltext` (each with its BM25); other calls go to the real fake index."""
+    with `fulltext` (each with its BM25); a chunk's stored vector has the cosine `cosine` gives it
+    with `query` (0.9 unless given); other calls go to the real fake index."""
 
     real: object
+    query: np.ndarray
     vector: list[Chunk] = field(default_factory=list)
     fulltext: list[tuple[Chunk, float]] = field(default_factory=list)
+    cosine: dict[str, float] = field(default_factory=dict)
+
+    def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        aside = np.roll(self.query, 1) - (np.roll(self.query, 1) @ self.query) * self.query
+        aside /= np.linalg.norm(aside)
+        out = {}
+        for chunk_id in chunk_ids:
+            cos = self.cosine.get(chunk_id, 0.9)
+            out[chunk_id] = cos * self.query + np.sqrt(1 - cos * cos) * aside
+        return out
 
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
         if query.vector is not None:
@@ -61,7 +77,7 @@ def arranged() -> tuple[LibrarySearch, ArrangedLegs, list[Chunk], object]:
         )
         chunks += real.get_chunks(brain.id, done.document_id)
     assert len(chunks) == DOCS
-    legs = ArrangedLegs(real)
+    legs = ArrangedLegs(real, c.library_search.embedder.embed(["the query"])[0])
     search = LibrarySearch(
         legs,  # type: ignore[arg-type]
         c.library_search.embedder,
@@ -132,3 +148,21 @@ def test_the_rest_follow_scored_zero_in_the_order_of_whole_legs(
     # In the tail, chunks 30-39 (in both legs, past both depths) lead the ones in one leg only.
     assert set(tail[:10]) == {c.path for c in chunks[30:40]}
     assert ranked.index((tail[0], 0.0)) == len(head)
+
+
+def test_full_text_hits_far_from_the_query_in_meaning_are_not_fused(
+    arranged: tuple[LibrarySearch, ArrangedLegs, list[Chunk], object],
+) -> None:
+    """A chunk full text found (at the top of its leg) but whose cosine with the query is more than
+    FULLTEXT_MEANING under the vector leg's best (0.899) shares the query's words, not its subject:
+    it gains nothing from them; just within the leeway, the same chunk leads."""
+    search, legs, chunks, library = arranged
+    worded, meant = chunks[0], chunks[1:10]
+    legs.vector = list(meant)
+    legs.fulltext = [(worded, 10.0)]
+    legs.cosine = {worded.id: 0.899 - FULLTEXT_MEANING - 0.05}
+    ranked = [path for path, _ in order(search, library)]
+    assert ranked[: len(meant)] == [c.path for c in meant]
+    legs.cosine = {worded.id: 0.899 - FULLTEXT_MEANING + 0.05}
+    ranked = [path for path, _ in order(search, library)]
+    assert ranked[0] == worded.path

@@ -10,10 +10,14 @@
    chunk; a candidate's `source` is the leg that ranked it best. Only each leg's first RRF_DEPTH
    hits are fused, and a full-text hit only when its BM25 is at least FULLTEXT_FLOOR of the
    query's best: on a small library every leg ranks nearly every chunk, and fused that deep, a
-   chunk sharing one incidental word with the query outranked the one its meaning matched. The
-   other candidates follow, in the order of the sum over whole legs, scored 0
-   (docs/RELEVANCE.md). Only chunks of completed items take part (a queued re-ingest's staged
-   chunks are never live; its previous version stays searchable).
+   chunk sharing one incidental word with the query outranked the one its meaning matched. When
+   the vector leg ran, a full-text hit is also left out of the fusion when its cosine with the
+   query is more than FULLTEXT_MEANING under the vector leg's best: it shares the query's words
+   but not what the query is about (a question on getting back online when the internet stops
+   working matched a note on the school run by "work"). The other candidates follow, in the
+   order of the sum over whole legs, scored 0 (docs/RELEVANCE.md). Only chunks of completed
+   items take part (a queued re-ingest's staged chunks are never live; its previous version
+   stays searchable).
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
    re-ordered by it (with the library type's profile's instruction, when it has one); if it
    fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
@@ -57,6 +61,7 @@ graph leg at 1.0 / 0.5 / 0.25 / 0.1 / 0.05: .630 / .779 / .836 / .849 / .844; do
 POOL: Final = 100  # candidates per leg
 RRF_DEPTH: Final = 20
 FULLTEXT_FLOOR: Final = 0.7
+FULLTEXT_MEANING: Final = 0.30
 """RRF_DEPTH and FULLTEXT_FLOOR were chosen with bench/mnemosyne_fusion.py on the team-memory
 fixtures, LoCoMo dev as a journal library and the nine generated library-type corpora
 (docs/PERFORMANCE.md, "Mnemosyne fusion")."""
@@ -184,6 +189,10 @@ class LibrarySearch:
             found = self.chunks.search(words)
             legs["fulltext"] = [hit.chunk for hit in found]
             weak = weak_hits([(h.chunk.id, h.bm25_score) for h in found])
+            if similarity and vector is not None:
+                head = [h.chunk for h in found[:RRF_DEPTH]]
+                cosine = cosines(self.chunks, vector, head, similarity)
+                weak |= off_meaning([c.id for c in head], cosine, max(similarity.values()))
         return legs, similarity, weak
 
     def _judged_images(
@@ -314,6 +323,31 @@ def weak_hits(found: Sequence[tuple[str, float | None]], floor: float = FULLTEXT
     if best <= 0:
         return set()
     return {chunk_id for chunk_id, score in found if score is not None and score < floor * best}
+
+
+def cosines(
+    chunks: ChunkIndex, vector: Sequence[float], found: Sequence[Chunk], known: Mapping[str, float]
+) -> dict[str, float]:
+    """The cosine of each chunk in `found` with the query: from `known` (the vector leg's), else
+    from its stored vector (one batch read per library); a chunk whose vector is gone has none."""
+    query = np.asarray(vector, dtype=np.float32)
+    out = {c.id: known[c.id] for c in found if c.id in known}
+    missing: dict[str, list[str]] = {}
+    for chunk in found:
+        if chunk.id not in out:
+            missing.setdefault(chunk.brain_id, []).append(chunk.id)
+    for brain_id, ids in missing.items():
+        for chunk_id, stored in chunks.get_vectors(brain_id, ids).items():
+            out[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query)
+    return out
+
+
+def off_meaning(
+    found: Sequence[str], cosine: Mapping[str, float], best: float, leeway: float = FULLTEXT_MEANING
+) -> set[str]:
+    """The ids of the full-text hits whose cosine with the query is more than `leeway` under the
+    vector leg's `best` (or unknown: their vector is gone)."""
+    return {chunk_id for chunk_id in found if cosine.get(chunk_id, -1.0) < best - leeway}
 
 
 def rrf_sums(

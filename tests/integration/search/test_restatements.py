@@ -1,6 +1,7 @@
 """A correction written later comes before the note it corrects (services/search/restatements.py),
 on the embedded backend as `cairn serve` builds it (ONNX MiniLM, SQLite), through the search
-memory_search calls. Each case first checks that relevance alone puts the older note first."""
+memory_search calls and the passages a grounded answer (memory_ask) reads. Each case first checks
+that relevance alone puts the older note first."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkFilter
 
 OTHERS = (
     "The design team meets every Thursday to review new mockups.",
@@ -62,3 +64,13 @@ def test_other_sorts_are_left_alone(stack: tuple[Container, Brain]) -> None:
         brain, "When are Ellie's swimming lessons on Tuesday?", top_k=5, sort="relevance_then_recency"
     ).hits
     assert hits[0].path == "notes/swimming.md"
+
+
+def test_a_grounded_answer_reads_the_correction_first(stack: tuple[Container, Brain]) -> None:
+    c, brain = stack
+    found = c.search.passages(
+        "When are Ellie's swimming lessons on Tuesday?", ChunkFilter(brain_ids=(brain.id,)), 4
+    )
+    assert [hit.chunk.path for hit, _ in found][:2] == ["notes/swimming-moved.md", "notes/swimming.md"]
+    scores = [score for _, score in found]
+    assert scores == sorted(scores, reverse=True)

@@ -116,7 +116,7 @@ class SearchService:
         ordered = _order(hits, sort)[:top_k]
         scores = [round(r.basis * scale, 6) for r in ordered]
         if sort == "relevance":
-            ordered = self._restated_first(brain.id, ordered)
+            ordered = self._restated_first(ordered)
         docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
         shaped = [
             _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, query)
@@ -129,14 +129,16 @@ class SearchService:
 
     def passages(self, query: str, flt: ChunkFilter, top_k: int) -> list[tuple[ChunkHit, float]]:
         """The `top_k` best chunks (several may share a document) in memory_search's order, the
-        blend of both legs, each with its score on memory_search's scale (the first scores its
-        calibrated relevance, the others in proportion to their blend): what a grounded answer reads."""
+        blend of both legs with newer restatements first, each with its score on memory_search's
+        scale (the first scores its calibrated relevance, the others in proportion to their blend):
+        what a grounded answer reads."""
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
         hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool)
         ranked = self._rank(hits, vector)[:top_k]
         scale = _scale(ranked)
-        return [(r.hit, round(r.basis * scale, 6)) for r in ranked]
+        scores = [round(r.basis * scale, 6) for r in ranked]
+        return list(zip([r.hit for r in self._restated_first(ranked)], scores, strict=True))
 
     def note_access(self, brain_id: str, document_ids: Sequence[str]) -> None:
         """Record that these documents were handed back to a caller (services/search/access.py)."""
@@ -159,11 +161,22 @@ class SearchService:
             best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]
 
-    def _restated_first(self, brain_id: str, ranked: list[Ranked]) -> list[Ranked]:
+    def _restated_first(self, ranked: list[Ranked]) -> list[Ranked]:
         """`ranked` with each newer restatement of a hit moved above it (restatements.py); the
-        scores stay with the places, so they still fall down the list."""
+        caller keeps the scores with the places, so they still fall down the list."""
         said = [Said(r.hit.chunk.id, r.hit.chunk.created_at, r.similarity, r.hit.chunk.text) for r in ranked]
-        order = restated_first(said, lambda ids: self.chunks.get_vectors(brain_id, ids))
+        brain_of = {r.hit.chunk.id: r.hit.chunk.brain_id for r in ranked}
+
+        def vectors_of(ids: Sequence[str]) -> dict[str, object]:
+            by_brain: dict[str, list[str]] = {}
+            for chunk_id in ids:
+                by_brain.setdefault(brain_of[chunk_id], []).append(chunk_id)
+            found: dict[str, object] = {}
+            for brain_id, some in by_brain.items():
+                found.update(self.chunks.get_vectors(brain_id, some))
+            return found
+
+        order = restated_first(said, vectors_of)
         return [ranked[i] for i in order]
 
     def _reranked(self, query: str, ranked: list[Ranked]) -> list[Ranked]:

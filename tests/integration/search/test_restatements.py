@@ -27,10 +27,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> tuple[Container, Brain]:
     notes = {
         "swimming.md": "Ellie's swimming lessons are on Tuesdays at 17:00 at Westgate Pool.",
         "outbound.md": "Outbound flight TP1337 from Gatwick to Porto on 24 July, departing 07:05.",
+        "production-db.md": "The production database runs on db-prod-1 in us-east-1.",
         **{f"other-{n}.md": text for n, text in enumerate(OTHERS)},
         "swimming-moved.md": "Ellie's swimming lessons moved to Wednesdays at 17:15 at Westgate Pool; "
         "the Tuesday slot is no longer hers.",
         "return.md": "Return flight TP1338 from Porto to Gatwick on 7 August, departing 19:40.",
+        "staging-db.md": "The staging database moved to db-stage-2 in eu-west-2 last week.",
     }
     for path, text in notes.items():  # in this order: each later note written after the ones above
         c.documents.write(brain, f"notes/{path}", text.encode())
@@ -74,3 +76,10 @@ def test_a_grounded_answer_reads_the_correction_first(stack: tuple[Container, Br
     assert [hit.chunk.path for hit, _ in found][:2] == ["notes/swimming-moved.md", "notes/swimming.md"]
     scores = [score for _, score in found]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_later_near_miss_that_says_it_moved_keeps_its_place(stack: tuple[Container, Brain]) -> None:
+    c, brain = stack
+    paths, _, blends = paths_and_scores(c, brain, "Where does the production database run?")
+    assert paths[0] == "production-db.md" and "staging-db.md" in paths
+    assert blends == sorted(blends, reverse=True)

@@ -205,17 +205,8 @@ class LibrarySearch:
         """The image candidates that match the query, each scored by the calibrated relevance of
         its own similarity (a stored vector read for those the vector leg did not reach), best
         first: those at IMAGE_FLOOR or above, and those a lexical leg found whatever their score."""
-        query_vector = np.asarray(
-            vector if vector is not None else self.embedder.embed([query])[0], dtype=np.float32
-        )
-        missing: dict[str, list[str]] = {}
-        for found in images:
-            if found.chunk.id not in similarity:
-                missing.setdefault(found.chunk.brain_id, []).append(found.chunk.id)
-        cosine = dict(similarity)
-        for brain_id, ids in missing.items():
-            for chunk_id, stored in self.chunks.get_vectors(brain_id, ids).items():
-                cosine[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query_vector)
+        query_vector = vector if vector is not None else self.embedder.embed([query])[0].tolist()
+        cosine = cosines(self.chunks, query_vector, [found.chunk for found in images], similarity)
         kept: list[Candidate] = []
         for found in images:
             relevance = self.calibration(cosine.get(found.chunk.id, 0.0))

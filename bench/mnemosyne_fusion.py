@@ -49,12 +49,12 @@ from cairn.services.mnemosyne.library_search import (
     GRAPH_WEIGHT,
     POOL,
     RRF_DEPTH,
-    cosines,
     leg_weights,
     off_meaning,
     rrf_sums,
     weak_hits,
 )
+from cairn.services.search.relevance import cosines
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = {

@@ -41,8 +41,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-import numpy as np
-
 from cairn.domain.models import Chunk, Document
 from cairn.ingest.profiles import profile_for
 from cairn.ports.chunks import ChunkFilter, ChunkIndex, ChunkQuery
@@ -51,7 +49,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
-from cairn.services.search.relevance import GOOD_MATCH, Calibration
+from cairn.services.search.relevance import GOOD_MATCH, Calibration, cosines
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
 RRF_K: Final = 60
@@ -314,23 +312,6 @@ def weak_hits(found: Sequence[tuple[str, float | None]], floor: float = FULLTEXT
     if best <= 0:
         return set()
     return {chunk_id for chunk_id, score in found if score is not None and score < floor * best}
-
-
-def cosines(
-    chunks: ChunkIndex, vector: Sequence[float], found: Sequence[Chunk], known: Mapping[str, float]
-) -> dict[str, float]:
-    """The cosine of each chunk in `found` with the query: from `known` (the vector leg's), else
-    from its stored vector (one batch read per library); a chunk whose vector is gone has none."""
-    query = np.asarray(vector, dtype=np.float32)
-    out = {c.id: known[c.id] for c in found if c.id in known}
-    missing: dict[str, list[str]] = {}
-    for chunk in found:
-        if chunk.id not in out:
-            missing.setdefault(chunk.brain_id, []).append(chunk.id)
-    for brain_id, ids in missing.items():
-        for chunk_id, stored in chunks.get_vectors(brain_id, ids).items():
-            out[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query)
-    return out
 
 
 def off_meaning(

@@ -27,13 +27,15 @@ only the keyword leg found has it computed from its stored vector (one batch rea
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 
+from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkIndex
+from cairn.ports.embedder import Vectors
 
 GOOD_MATCH: Final = 0.5
 """A hit at or above this relevance answers the query (the calibration's midpoint)."""
@@ -82,15 +84,7 @@ def judge(
 ) -> list[Judged]:
     """`hits` judged, in their order, on the embedding model's calibration; a hit whose vector is
     gone (a race with a delete) gets similarity 0."""
-    query = np.asarray(vector, dtype=np.float32)
-    missing: dict[str, list[str]] = {}
-    for hit in hits:
-        if hit.vector_similarity is None:
-            missing.setdefault(hit.chunk.brain_id, []).append(hit.chunk.id)
-    computed: dict[str, float] = {}
-    for brain_id, ids in missing.items():
-        for chunk_id, stored in chunks.get_vectors(brain_id, ids).items():
-            computed[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query)
+    computed = cosines(chunks, vector, [h.chunk for h in hits if h.vector_similarity is None], {})
     judged: list[Judged] = []
     for hit in hits:
         similarity = hit.vector_similarity
@@ -98,6 +92,30 @@ def judge(
             similarity = computed.get(hit.chunk.id, 0.0)
         judged.append(Judged(hit, similarity, calibration(similarity)))
     return judged
+
+
+def cosines(
+    chunks: ChunkIndex, vector: Sequence[float], found: Sequence[Chunk], known: Mapping[str, float]
+) -> dict[str, float]:
+    """The cosine of each chunk in `found` with the query: from `known` (a vector leg's), else
+    from its stored vector; a chunk whose vector is gone has none."""
+    query = np.asarray(vector, dtype=np.float32)
+    out = {c.id: known[c.id] for c in found if c.id in known}
+    for chunk_id, stored in stored_vectors(chunks, [c for c in found if c.id not in out]).items():
+        out[chunk_id] = float(np.asarray(stored, dtype=np.float32).reshape(-1) @ query)
+    return out
+
+
+def stored_vectors(chunks: ChunkIndex, found: Iterable[Chunk]) -> dict[str, Vectors]:
+    """The stored vector of each chunk in `found`, by chunk id: one batch read per brain; a chunk
+    whose vector is gone (a race with a delete) has none."""
+    by_brain: dict[str, list[str]] = {}
+    for chunk in found:
+        by_brain.setdefault(chunk.brain_id, []).append(chunk.id)
+    out: dict[str, Vectors] = {}
+    for brain_id, ids in by_brain.items():
+        out.update(chunks.get_vectors(brain_id, ids))
+    return out
 
 
 VECTOR_SHARE: Final = 0.6

@@ -18,7 +18,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.highlights import highlights
-from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge
+from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge, stored_vectors
 from cairn.services.search.restatements import Said, restated_first
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
@@ -165,18 +165,8 @@ class SearchService:
         """`ranked` with each newer restatement of a hit moved above it (restatements.py); the
         caller keeps the scores with the places, so they still fall down the list."""
         said = [Said(r.hit.chunk.id, r.hit.chunk.created_at, r.similarity, r.hit.chunk.text) for r in ranked]
-        brain_of = {r.hit.chunk.id: r.hit.chunk.brain_id for r in ranked}
-
-        def vectors_of(ids: Sequence[str]) -> dict[str, object]:
-            by_brain: dict[str, list[str]] = {}
-            for chunk_id in ids:
-                by_brain.setdefault(brain_of[chunk_id], []).append(chunk_id)
-            found: dict[str, object] = {}
-            for brain_id, some in by_brain.items():
-                found.update(self.chunks.get_vectors(brain_id, some))
-            return found
-
-        order = restated_first(said, vectors_of)
+        chunk_of = {r.hit.chunk.id: r.hit.chunk for r in ranked}
+        order = restated_first(said, lambda ids: stored_vectors(self.chunks, (chunk_of[i] for i in ids)))
         return [ranked[i] for i in order]
 
     def _reranked(self, query: str, ranked: list[Ranked]) -> list[Ranked]:

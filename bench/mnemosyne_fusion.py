@@ -14,8 +14,8 @@ leg), and then every fusion setting is scored on those same legs:
   bench/library_profiles.py), scored by the gold passages a chunk holds whole.
 
 A setting is RRF (k = 60) over each leg's first `depth` hits, a full-text hit fused only when its
-BM25 reaches `floor` x the query's best and (with `meaning`) its cosine with the query is at most
-`meaning` under the vector leg's best, the vector leg weighted `vector` (None: the library type's
+BM25 reaches `floor` x the query's best and (with `meaning`) its cosine with the query reaches
+`meaning` x the vector leg's best, the vector leg weighted `vector` (None: the library type's
 profile), full text 1.0, the graph leg GRAPH_WEIGHT. The first row fuses every hit of
 every leg with the profile's weights, as Mnemosyne's search did before issue 28 (where the
 business profile's vector weight was 0.2: that is the row "depth 100, floor 0.00, vector 0.2" for
@@ -203,7 +203,7 @@ def scored(corpus: Corpus, setting: Setting | None) -> tuple[float, float]:
     return sum(recall) / len(recall), sum(mrr) / len(mrr)
 
 
-MEANINGS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+MEANINGS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
 SETTINGS: tuple[Setting, ...] = (
     *(
         Setting(depth, floor, vector)

@@ -1,6 +1,6 @@
 """Mnemosyne's fusion: RRF over each leg's first RRF_DEPTH hits, full-text hits under
-FULLTEXT_FLOOR of the best BM25 or more than FULLTEXT_MEANING under the vector leg's best cosine
-left out, the rest after them scored 0.
+FULLTEXT_FLOOR of the best BM25 or under FULLTEXT_MEANING of the vector leg's best cosine left
+out, the rest after them scored 0.
 
 The index is a stand-in of the ChunkIndex port that answers each leg with a list arranged by the
 test, over real documents written through the fake container, so the order each rule makes is
@@ -30,7 +30,7 @@ DOCS = 60
 
 @dataclass
 class ArrangedLegs:
-    """Answers a vector query with `vector` (similarity falling from 0.9) and a keyword query
+    """Answers a vector query with `vector` (similarity falling from `top`) and a keyword query
     with `fulltext` (each with its BM25); a chunk's stored vector has the cosine `cosine` gives it
     with `query` (0.9 unless given); other calls go to the real fake index."""
 
@@ -39,6 +39,7 @@ class ArrangedLegs:
     vector: list[Chunk] = field(default_factory=list)
     fulltext: list[tuple[Chunk, float]] = field(default_factory=list)
     cosine: dict[str, float] = field(default_factory=dict)
+    top: float = 0.9
 
     def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         aside = np.roll(self.query, 1) - (np.roll(self.query, 1) @ self.query) * self.query
@@ -52,7 +53,7 @@ class ArrangedLegs:
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
         if query.vector is not None:
             return [
-                ChunkHit(chunk=c, score=0.0, vector_rank=r, vector_similarity=0.9 - r / 1000)
+                ChunkHit(chunk=c, score=0.0, vector_rank=r, vector_similarity=self.top - r / 1000)
                 for r, c in enumerate(self.vector, start=1)
             ]
         return [
@@ -153,16 +154,35 @@ def test_the_rest_follow_scored_zero_in_the_order_of_whole_legs(
 def test_full_text_hits_far_from_the_query_in_meaning_are_not_fused(
     arranged: tuple[LibrarySearch, ArrangedLegs, list[Chunk], object],
 ) -> None:
-    """A chunk full text found (at the top of its leg) but whose cosine with the query is more than
-    FULLTEXT_MEANING under the vector leg's best (0.899) shares the query's words, not its subject:
-    it gains nothing from them; just within the leeway, the same chunk leads."""
+    """A chunk full text found (at the top of its leg) but whose cosine with the query is under
+    FULLTEXT_MEANING of the vector leg's best (0.899) shares the query's words, not its subject:
+    it gains nothing from them; just above that share, the same chunk leads."""
     search, legs, chunks, library = arranged
     worded, meant = chunks[0], chunks[1:10]
     legs.vector = list(meant)
     legs.fulltext = [(worded, 10.0)]
-    legs.cosine = {worded.id: 0.899 - FULLTEXT_MEANING - 0.05}
+    legs.cosine = {worded.id: 0.899 * FULLTEXT_MEANING - 0.05}
     ranked = [path for path, _ in order(search, library)]
     assert ranked[: len(meant)] == [c.path for c in meant]
-    legs.cosine = {worded.id: 0.899 - FULLTEXT_MEANING + 0.05}
+    legs.cosine = {worded.id: 0.899 * FULLTEXT_MEANING + 0.05}
+    ranked = [path for path, _ in order(search, library)]
+    assert ranked[0] == worded.path
+
+
+def test_the_meaning_check_scales_with_the_best_match(
+    arranged: tuple[LibrarySearch, ArrangedLegs, list[Chunk], object],
+) -> None:
+    """A question asked in other words has a low best cosine (0.299 here). A full-text hit at 0.12
+    is nearer that best than a fixed 0.30 would allow for, yet it is under half of it: an
+    incidental shared word, left out. At 0.2 it is about the same subject and leads."""
+    search, legs, chunks, library = arranged
+    worded, meant = chunks[0], chunks[1:10]
+    legs.top = 0.3
+    legs.vector = list(meant)
+    legs.fulltext = [(worded, 10.0)]
+    legs.cosine = {worded.id: 0.12}
+    ranked = [path for path, _ in order(search, library)]
+    assert ranked[: len(meant)] == [c.path for c in meant]
+    legs.cosine = {worded.id: 0.2}
     ranked = [path for path, _ in order(search, library)]
     assert ranked[0] == worded.path

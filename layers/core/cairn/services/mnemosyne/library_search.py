@@ -12,10 +12,12 @@
    query's best: on a small library every leg ranks nearly every chunk, and fused that deep, a
    chunk sharing one incidental word with the query outranked the one its meaning matched. When
    the vector leg ran, a full-text hit is also left out of the fusion when its cosine with the
-   query is more than FULLTEXT_MEANING under the vector leg's best: it shares the query's words
-   but not what the query is about (a question on getting back online when the internet stops
-   working matched a note on the school run by "work"). The other candidates follow, in the
-   order of the sum over whole legs, scored 0 (docs/RELEVANCE.md). Only chunks of completed
+   query is under FULLTEXT_MEANING of the vector leg's best: it shares the query's words but not
+   what the query is about (a question on getting back online when the internet stops working
+   matched a note on the school run by "work"). A share, not a fixed distance: a question asked
+   in other words has a low best cosine, and a fixed distance under it let almost anything in.
+   The other candidates follow, in the order of the sum over whole legs, scored 0
+   (docs/RELEVANCE.md). Only chunks of completed
    items take part (a queued re-ingest's staged chunks are never live; its previous version
    stays searchable).
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
@@ -59,7 +61,7 @@ graph leg at 1.0 / 0.5 / 0.25 / 0.1 / 0.05: .630 / .779 / .836 / .849 / .844; do
 POOL: Final = 100  # candidates per leg
 RRF_DEPTH: Final = 20
 FULLTEXT_FLOOR: Final = 0.7
-FULLTEXT_MEANING: Final = 0.30
+FULLTEXT_MEANING: Final = 0.5
 """RRF_DEPTH and FULLTEXT_FLOOR were chosen with bench/mnemosyne_fusion.py on the team-memory
 fixtures, LoCoMo dev as a journal library and the nine generated library-type corpora
 (docs/PERFORMANCE.md, "Mnemosyne fusion")."""
@@ -315,11 +317,11 @@ def weak_hits(found: Sequence[tuple[str, float | None]], floor: float = FULLTEXT
 
 
 def off_meaning(
-    found: Sequence[str], cosine: Mapping[str, float], best: float, leeway: float = FULLTEXT_MEANING
+    found: Sequence[str], cosine: Mapping[str, float], best: float, share: float = FULLTEXT_MEANING
 ) -> set[str]:
-    """The ids of the full-text hits whose cosine with the query is more than `leeway` under the
-    vector leg's `best` (or unknown: their vector is gone)."""
-    return {chunk_id for chunk_id in found if cosine.get(chunk_id, -1.0) < best - leeway}
+    """The ids of the full-text hits whose cosine with the query is under `share` of the vector
+    leg's `best` (or unknown: their vector is gone)."""
+    return {chunk_id for chunk_id in found if cosine.get(chunk_id, -1.0) < share * best}
 
 
 def rrf_sums(

@@ -25,7 +25,7 @@ SEARCH: Final = (
     "Hybrid retrieval for `query` over the libraries you may read: vector similarity, full-text "
     "(BM25) and concept-graph candidates, fused with Reciprocal Rank Fusion (a rank r up to 20 "
     "in a leg adds the leg's weight / (60 + r); a full-text hit under 0.7 of the best BM25, or "
-    "whose cosine with the query is more than 0.30 under the vector leg's best, adds nothing; "
+    "whose cosine with the query is under half the vector leg's best, adds nothing; "
     "candidates nothing adds to follow at score 0), then re-ordered by the configured "
     "re-ranker when `rerank` "
     "is true (default true). Narrow it with `library_uid`, `library_type` or `collection_uid`; "

@@ -5,9 +5,9 @@ cuts it and the concept graph links it), each query's three legs are run once as
 runs them (vector and full text POOL deep, with their similarities and BM25 scores; the graph
 leg), and then every fusion setting is scored on those same legs:
 
-- the three relevance fixtures (bench/data/relevance/: team memory, a personal assistant, a
-  maintainer's project), each a `business` library as bench/relevance.py makes it, scored by item
-  (recall@10, MRR@10 over the queries that have answers);
+- the four relevance fixtures (bench/data/relevance/: team memory, a personal assistant, a
+  maintainer's project, a lab), each a `business` library as bench/relevance.py makes it, scored
+  by item (recall@10, MRR@10 over the queries that have answers);
 - with --data, LoCoMo dev as one `journal` library (one item per dialogue session, as in
   bench/mnemosyne_locomo.py), scored by the evidence turns the chunks hold;
 - the generated corpus of each library type (bench/data/profiles/<type>.json, written by
@@ -61,6 +61,7 @@ FIXTURES = {
     "team": HERE / "data/relevance/team_memory.json",
     "assistant": HERE / "data/relevance/personal_assistant.json",
     "maintainer": HERE / "data/relevance/maintainer_memory.json",
+    "lab": HERE / "data/relevance/lab_memory.json",
 }
 PROFILE_CORPORA = HERE / "data/profiles"
 MARKER = re.compile(r"\[(D\d+:\d+)\]")

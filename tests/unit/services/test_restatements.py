@@ -13,7 +13,7 @@ from typing import Final
 import numpy as np
 import pytest
 
-from cairn.services.search.restatements import LEEWAY, RESTATEMENT, Said, restated_first
+from cairn.services.search.restatements import CUES, LEEWAY, RESTATEMENT, Said, restated_first, says_change
 from tests.support.shapes import SHAPES, adapters_for, process
 
 
@@ -74,6 +74,20 @@ def test_the_latest_of_a_chain_comes_first() -> None:
     ]
     vectors = Vectors({"v2024": vec(0.0), "v2025": vec(CLOSE / 2), "v2026": vec(CLOSE)})
     assert restated_first(said, vectors) == [2, 1, 0]
+
+
+@pytest.mark.parametrize("cue", CUES)
+def test_every_cue_counts_in_any_case_as_a_whole_word(cue: str) -> None:
+    assert says_change(f"The stand-up {cue.upper()} at nine.")
+    assert says_change(f"the stand-up {cue} at nine")
+    assert not says_change(f"the stand-up {cue}x at nine")
+    assert not says_change(f"the stand-up x{cue} at nine")
+
+
+def test_words_that_only_hold_a_cue_do_not_count() -> None:
+    assert not says_change("The old logo was removed and the page is unchanged.")
+    assert not says_change("She reinstated the rule; the alert stays as it was.")
+    assert says_change("The retro is postponed to Friday.")
 
 
 @pytest.mark.parametrize(

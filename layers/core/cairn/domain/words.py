@@ -20,7 +20,10 @@ WORD = re.compile(r"[^\W_]+")
 
 def fold(text: str) -> str:
     """Lowercase and strip diacritics (unicode61 `remove_diacritics 2` does the same)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    lowered = text.lower()
+    if lowered.isascii():  # nothing to decompose: most text, and per character the rest is slow
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

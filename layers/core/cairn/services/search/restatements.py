@@ -37,11 +37,19 @@ import numpy as np
 
 RESTATEMENT: Final = 0.70
 LEEWAY: Final = 0.15
-CHANGE: Final = re.compile(
-    r"\b(?:no longer|not any ?more|instead|changed|moved|revised|updated|replaced|switched|rescheduled|"
-    r"postponed|cancell?ed|shortened|extended|dropped|from now on|superseded|renamed|retired|reverted)\b",
-    re.IGNORECASE,
+CUES: Final = (
+    *("no longer", "not anymore", "not any more", "instead", "changed", "moved", "revised", "updated"),
+    *("replaced", "switched", "rescheduled", "postponed", "canceled", "cancelled", "shortened"),
+    *("extended", "dropped", "from now on", "superseded", "renamed", "retired", "reverted"),
 )
+CHANGE: Final = re.compile(r"\b(?:" + "|".join(map(re.escape, CUES)) + r")\b", re.IGNORECASE)
+
+
+def says_change(text: str) -> bool:
+    """Whether `text` holds a cue as a whole word. Each is looked for as a substring first: ten
+    hits' texts a search, and the regex alone took 30 µs a text."""
+    lowered = text.lower()
+    return any(cue in lowered for cue in CUES) and CHANGE.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ def restated_first(
     `vectors_of(keys)` reads the stored vectors of the hits that could trade places, once, and only
     when one could move."""
     order = list(range(len(said)))
-    changes = [CHANGE.search(s.text) is not None for s in said]
+    changes = [says_change(s.text) for s in said]
     pairs = [(j, i) for j in order if changes[j] for i in order if _could_restate(said[j], said[i])]
     if not any(i < j for j, i in pairs):
         return order

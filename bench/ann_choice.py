@@ -26,6 +26,9 @@ Each library and storage type runs in fresh subprocesses (RSS is per process):
     .venv/bin/python bench/ann_choice.py --rows 1000000 --variants usearch:i8,faiss:i8 --skip-concurrent
 
 Results go to WORK/results-ROWS.json and a table on stdout; WORK defaults to /tmp/cairn-ann.
+
+One file past 500 lines: every step runs this same file again in a fresh subprocess (`--step`),
+so the three libraries' adapters and the steps they run sit together.
 """
 
 from __future__ import annotations

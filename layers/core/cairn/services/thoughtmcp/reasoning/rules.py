@@ -19,16 +19,20 @@ from cairn.services.thoughtmcp.reasoning.text import (
     ACTION_VERBS,
     EVIDENCE_CUES,
     HEDGES,
+    and_list,
     clean,
     content_words,
+    counted,
     cues,
     key_phrases,
     lower_first,
     overlap,
     quantities,
+    quoted_list,
     sentence_with,
     sentences,
     shorten,
+    unique,
     wordset,
 )
 
@@ -192,8 +196,8 @@ def read(
         parts=parts if len(parts) > 1 else (core,),
         steps=tuple(p for p in parts if p not in questions and not _statement(p)),
         prerequisites=prerequisites,
-        goals=_unique(stated_goals + found_goals),
-        constraints=_unique(stated_constraints + found_constraints + remembered),
+        goals=unique(stated_goals + found_goals),
+        constraints=unique(stated_constraints + found_constraints + remembered),
         background=tuple(told),
         targets=tuple(quantities(" ".join([text, *stated_goals]))),
         facts=tuple(quantities(" ".join([*stated_constraints, *told]))),
@@ -230,7 +234,7 @@ def analytical(r: Reading) -> StreamOutput:
     reasoning.append(f"Main part: '{main}', the one that carries most of the goals' and key terms' words")
 
     quoted = [f"'{p}'" for p in r.phrases[:3]]
-    insights = [f"The problem turns on {_and(quoted) or repr(r.core)}"]
+    insights = [f"The problem turns on {and_list(quoted) or repr(r.core)}"]
     if r.metric:
         insights.append(f"Success can be measured by {r.metric}")
     else:
@@ -240,7 +244,7 @@ def analytical(r: Reading) -> StreamOutput:
     if r.constraints:
         verb = "narrows" if len(r.constraints) == 1 else "narrow"
         insights.append(
-            f"{_count(len(r.constraints), 'constraint')} {verb} the options: {'; '.join(r.constraints)}"
+            f"{counted(len(r.constraints), 'constraint')} {verb} the options: {'; '.join(r.constraints)}"
         )
     for earlier, later in r.prerequisites[:2]:
         insights.append(f"'{earlier}' has to come before '{later}'")
@@ -253,7 +257,7 @@ def analytical(r: Reading) -> StreamOutput:
         if r.hedges:
             conclusion += f'; test the stated guess ("{shorten(r.hedges[0][1], 80)}") first'
     if r.constraints:
-        conclusion += f", within {_quoted(r.constraints[:2])}"
+        conclusion += f", within {quoted_list(r.constraints[:2])}"
     conclusion += f", and judge the result by {r.metric}." if r.metric else "."
     return StreamOutput(
         conclusion=conclusion,
@@ -359,8 +363,8 @@ def critical(r: Reading) -> StreamOutput:
     questions.append(f"Which result would show that the approach to '{lower_first(r.core)}' is wrong?")
 
     reasoning = [
-        f"Checked for hedged claims: {_and([repr(c) for c, _ in r.hedges]) or 'none'}",
-        f"Checked for absolute claims: {_and([repr(c) for c, _ in r.absolutes]) or 'none'}",
+        f"Checked for hedged claims: {and_list([repr(c) for c, _ in r.hedges]) or 'none'}",
+        f"Checked for absolute claims: {and_list([repr(c) for c, _ in r.absolutes]) or 'none'}",
         f"Checked for measurements: {', '.join(r.targets + r.facts) or 'none'}",
         "Checked goals against constraints: "
         + ("one tension" if r.goals and r.constraints else "nothing to compare"),
@@ -394,11 +398,11 @@ def synthetic(r: Reading) -> StreamOutput:
     insights: list[str] = []
     for goal, numbers in served.items():
         if numbers:
-            insights.append(f"'{goal}' is served by step {_and([str(n) for n in numbers])}")
+            insights.append(f"'{goal}' is served by step {and_list([str(n) for n in numbers])}")
         else:
             insights.append(f"No step addresses '{goal}' yet: add one")
     if r.constraints:
-        insights.append(f"Every step must respect {_quoted(r.constraints)}")
+        insights.append(f"Every step must respect {quoted_list(r.constraints)}")
     if r.background:
         insights.append(f"The plan builds on: {shorten(r.background[0], 120)}")
     if not insights:
@@ -407,9 +411,9 @@ def synthetic(r: Reading) -> StreamOutput:
         )
     conclusion = "Plan: " + ", then ".join(lower_first(s) if i else s for i, s in enumerate(steps))
     if r.goals:
-        conclusion += f" — toward {_quoted(r.goals[:2])}"
+        conclusion += f" — toward {quoted_list(r.goals[:2])}"
     if r.constraints:
-        conclusion += f", keeping {_quoted(r.constraints[:2])}"
+        conclusion += f", keeping {quoted_list(r.constraints[:2])}"
     uncovered = [g for g, numbers in served.items() if not numbers]
     return StreamOutput(
         conclusion=conclusion + ".",
@@ -438,7 +442,7 @@ def _template_plan(r: Reading) -> list[str]:
     return [
         f"Fix how success will be measured (by {r.metric or 'a number you can check'})",
         r.core,
-        f"Check the result against {_quoted(r.goals[:2]) or r.metric or 'that number'}",
+        f"Check the result against {quoted_list(r.goals[:2]) or r.metric or 'that number'}",
     ]
 
 
@@ -480,29 +484,6 @@ def _by_sentence(text: str, vocabulary: Sequence[str]) -> tuple[tuple[str, str],
     for cue in cues(text, vocabulary):
         out.setdefault(sentence_with(text, cue), cue)
     return tuple((cue, sentence) for sentence, cue in out.items())
-
-
-def _unique(items: Sequence[str]) -> tuple[str, ...]:
-    out: list[str] = []
-    for item in items:
-        if item and item.lower() not in (o.lower() for o in out):
-            out.append(item)
-    return tuple(out)
-
-
-def _and(items: Sequence[str]) -> str:
-    items = list(items)
-    if len(items) < 2:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _quoted(items: Sequence[str]) -> str:
-    return _and([f"'{item}'" for item in items])
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _clamp(value: float) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from cairn.domain.stopwords import REASONING as STOPWORDS
@@ -219,3 +219,28 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+def unique(items: Sequence[str]) -> tuple[str, ...]:
+    """The non-empty items, each once whatever its case, in first-seen order."""
+    out: list[str] = []
+    for item in items:
+        if item and item.lower() not in (o.lower() for o in out):
+            out.append(item)
+    return tuple(out)
+
+
+def and_list(items: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    items = list(items)
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def quoted_list(items: Sequence[str]) -> str:
+    return and_list([f"'{item}'" for item in items])
+
+
+def counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -126,6 +126,26 @@ def test_vector_search_ranks_by_cosine(index: ChunkIndex) -> None:
     assert all(h.bm25_rank is None for h in hits)
 
 
+def test_nearest_returns_the_vector_legs_first_hits_the_fusion_ranked_past_top_k(index: ChunkIndex) -> None:
+    """Four chunks share the query's word and fill the fused head; the nearest chunk by meaning
+    shares none, so the fusion ranks it past top_k. `nearest` hands it back after the fused hits,
+    with its vector rank and similarity; a hit already in the head is not repeated."""
+    worded = [chunk(f"k{i}", f"the heron note number {i}") for i in range(1, 5)]
+    index.upsert(
+        [*worded, chunk("v", "a grey wading bird stood still")],
+        np.stack([axis(1), axis(2), axis(3), axis(4), axis(0)]),
+    )
+    options = {"top_k": 3, "bm25_weight": 1.0, "vector_weight": 0.1}
+    plain = search(index, "heron", axis(0), **options)
+    assert len(plain) == 3 and "v" not in plain
+    hits = index.search(query("heron", axis(0), nearest=1, **options))
+    assert [h.chunk.id for h in hits[:3]] == plain
+    assert [h.chunk.id for h in hits[3:]] == ["v"]
+    assert hits[3].vector_rank == 1 and hits[3].vector_similarity == pytest.approx(1.0, abs=1e-3)
+    wide = search(index, "heron", axis(0), top_k=5, bm25_weight=1.0, vector_weight=0.1, nearest=1)
+    assert sorted(wide) == ["k1", "k2", "k3", "k4", "v"]
+
+
 def test_stopword_only_text_with_a_vector_runs_the_vector_leg_alone(index: ChunkIndex) -> None:
     index.upsert([chunk("a", "what is this"), chunk("b", "other")], np.stack([axis(1), axis(0)]))
     assert search(index, "what is the", axis(0)) == ["b", "a"]

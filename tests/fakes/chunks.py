@@ -22,7 +22,7 @@ import numpy.typing as npt
 from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_query import words
-from cairn.adapters.local.rrf import Leg, fuse
+from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.vector_store import unit_rows
 from cairn.domain.boolean_query import BoolQuery, matches
 from cairn.domain.errors import InvalidInput
@@ -167,8 +167,11 @@ class MemoryChunkIndex:
         texts = passing if boolean is None else [i for i in passing if _satisfies(boolean, i.chunk)]
         bm25 = _bm25(items, texts, terms, pool) if terms else {}
         similar = _cosine(passing, vector, pool) if vector is not None else {}
-        fused = fuse(
-            [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)], query.rrf_k
+        fused = fused_head(
+            [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)],
+            query.rrf_k,
+            query.top_k,
+            query.nearest,
         )
         by_id = {item.chunk.id: item.chunk for item in items}
         return [
@@ -180,7 +183,7 @@ class MemoryChunkIndex:
                 bm25_score=bm25.get(f.id),
                 vector_similarity=similar.get(f.id),
             )
-            for f in fused[: query.top_k]
+            for f in fused
         ]
 
 

@@ -57,6 +57,10 @@ class ChunkQuery:
     rrf_k: int = 60
     bm25_weight: float = 1.0
     vector_weight: float = 1.0
+    nearest: int = 0
+    """Also return the vector leg's first `nearest` hits that the fusion ranked past `top_k`, after
+    the fused ones, in the vector leg's order: a caller that orders the candidates itself then sees
+    the nearest chunks even where the keyword leg fills the fusion's head."""
     boolean: BoolQuery | None = None
     """A boolean full-text query (domain/boolean_query.py) for the BM25 leg, in place of `text`:
     the leg keeps only chunks whose title, text or context satisfy it (a phrase within one of

@@ -42,8 +42,9 @@ A query with one leg (no terms, no vector, or a zero weight) runs as that leg al
 index does (ranks, raw scores, any rrf_k and weights). `fusion="pipeline"` sends one `hybrid`
 query fused by the `score-ranker-processor` pipeline, created with the index on first use,
 whenever the cluster can fuse that query (OpenSearch 2.19+, 3.1+ for unequal leg weights, rrf_k
->= 1; the first use reads the version) and falls back to client fusion otherwise. Its hits carry
-the fused score but no per-leg ranks or raw scores (opensearch_fusion.py).
+>= 1; the first use reads the version, and the query asks for no `nearest`) and falls back to
+client fusion otherwise. Its hits carry the fused score but no per-leg ranks or raw scores
+(opensearch_fusion.py).
 """
 
 from __future__ import annotations
@@ -384,7 +385,10 @@ class OpenSearchChunkIndex:
         pool = min(max(query.candidate_pool, query.top_k), max(self.candidate_pool, query.top_k), MAX_WINDOW)
         bm25 = bm25_query(terms, query.filter, self.field_weights, boolean) if terms else None
         knn = knn_query(vector, query.filter, pool) if vector is not None else None
-        if bm25 is not None and knn is not None and self.fusion == "pipeline" and self._version >= HYBRID_RRF:
+        # The cluster's fused answer holds no leg's ranks, so a query asking for the vector leg's
+        # nearest (ChunkQuery.nearest) is fused here.
+        server = self.fusion == "pipeline" and self._version >= HYBRID_RRF and query.nearest <= 0
+        if bm25 is not None and knn is not None and server:
             fusion = server_fusion(query, self._rank_constant, weighted=self._version >= WEIGHTED_RRF)
             if fusion is not None:
                 body = hybrid_body([bm25, knn], pool, min(query.top_k, MAX_WINDOW), fusion.inline)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.adapters.aws.opensearch_schema import Body, from_source, pipeline_body, similarity
-from cairn.adapters.local.rrf import Leg, fuse
+from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.ports.chunks import ChunkHit, ChunkQuery
 
 MAX_RANK_CONSTANT = 10_000
@@ -57,7 +57,7 @@ def fuse_legs(bm25: Sequence[LegHit], knn: Sequence[LegHit], query: ChunkQuery) 
             bm25_score=bm25_scores.get(f.id),
             vector_similarity=similarities.get(f.id),
         )
-        for f in fuse(legs, query.rrf_k, query.top_k)
+        for f in fused_head(legs, query.rrf_k, query.top_k, query.nearest)
     ]
 
 

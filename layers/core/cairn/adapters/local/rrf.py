@@ -49,3 +49,14 @@ def fuse(legs: Sequence[Leg], rrf_k: int = 60, limit: int | None = None) -> list
             best[item] = min(best[item], rank)
     order = sorted(scores, key=lambda item: (-scores[item], best[item], item))[:limit]
     return [Fused(item, scores[item], tuple(ranks[item])) for item in order]
+
+
+def fused_head(legs: Sequence[Leg], rrf_k: int, top_k: int, nearest: int = 0, leg: int = 1) -> list[Fused]:
+    """The fusion's first `top_k`, then the first `nearest` ids of `legs[leg]` that it ranked past
+    them, in that leg's order (ChunkQuery.nearest)."""
+    fused = fuse(legs, rrf_k)
+    head = fused[:top_k]
+    if nearest <= 0:
+        return head
+    rest = {f.id: f for f in fused[top_k:]}
+    return head + [rest[i] for i in list(dict.fromkeys(legs[leg].ids))[:nearest] if i in rest]

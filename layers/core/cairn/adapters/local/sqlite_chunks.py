@@ -34,7 +34,7 @@ from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
-from cairn.adapters.local.rrf import Leg, fuse
+from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
@@ -379,7 +379,7 @@ class SqliteChunkIndex:
                 Leg([ids[r] for r in bm25 if r in ids], query.bm25_weight),
                 Leg([ids[r] for r in similar if r in ids], query.vector_weight),
             ]
-            fused = fuse(legs, query.rrf_k, query.top_k)
+            fused = fused_head(legs, query.rrf_k, query.top_k, query.nearest)
             chunks = reads.load(conn, brains, [f.id for f in fused])
         by_id_bm25 = {ids[r]: s for r, s in bm25.items() if r in ids}
         by_id_similar = {ids[r]: s for r, s in similar.items() if r in ids}

@@ -27,7 +27,7 @@ from cairn.services.memory.memory_model import (
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
-from cairn.services.search.service import SearchService
+from cairn.services.search.service import NEAREST, SearchService
 
 _INSTANT = timedelta(microseconds=1)  # created_to is exclusive; known_at includes its instant
 
@@ -116,7 +116,7 @@ class MemoryReads:
         )
         pool = max(q.limit * 2, 50)
         vector = self.search_service.embedder.embed([query])[0].tolist()
-        hits = self.search_service.chunks_for(query, flt, pool, vector=vector)
+        hits = self.search_service.chunks_for(query, flt, pool, vector=vector, nearest=NEAREST)
         best: dict[str, Judged] = {}
         for judged in judge(self.search_service.chunks, hits, vector, self.search_service.tuning.calibration):
             held = best.get(judged.hit.chunk.document_id)

@@ -24,6 +24,11 @@ from cairn.services.search.restatements import Said, restated_first
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
 """Checked at the edge (the REST body, the MCP arguments); the service trusts its type."""
 RERANK_POOL: Final = 30  # documents a re-ranker orders for a search (at least top_k)
+NEAREST: Final = 5
+"""The vector leg's first hits the blend always sees (ChunkQuery.nearest). The fusion's first
+candidates are mostly the keyword leg's: a hit only the vector leg finds scores under the keyword
+leg's 50th, so where many hits share a word (a name in every turn of a conversation) the nearest
+never reached the blend (LoCoMo dev recall@10 0.785 -> 0.795 with them; docs/RELEVANCE.md)."""
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +139,7 @@ class SearchService:
         what a grounded answer reads."""
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
-        hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool)
+        hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool, nearest=NEAREST)
         ranked = self._rank(hits, vector)[:top_k]
         scale = _scale(ranked)
         scores = [round(r.basis * scale, 6) for r in ranked]
@@ -154,10 +159,10 @@ class SearchService:
         pool = max(self.tuning.candidate_pool, top_k * 3)
         first = min(top_k * 5, pool)
         vector = self.embedder.embed([query])[0].tolist()
-        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool)
+        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST)
         best = _best_chunk_per_document(self._rank(hits, vector))
-        if len(best) < top_k and len(hits) == first < pool:
-            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool)
+        if len(best) < top_k and len(hits) >= first and first < pool:  # the fused head was full
+            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
             best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]
 
@@ -211,9 +216,11 @@ class SearchService:
         *,
         vector: list[float] | None = None,
         pool: int | None = None,
+        nearest: int = 0,
     ) -> list[ChunkHit]:
-        """Fused chunk hits for `query` (several may share a document), best first; each leg
-        ranks `pool` candidates (default the tuning's, at least `top_k`)."""
+        """Fused chunk hits for `query` (several may share a document), best first, then the
+        vector leg's first `nearest` hits the fusion left out; each leg ranks `pool` candidates
+        (default the tuning's, at least `top_k`)."""
         t = self.tuning
         if vector is None:
             vector = self.embedder.embed([query])[0].tolist()
@@ -228,6 +235,7 @@ class SearchService:
                 rrf_k=t.rrf_k,
                 bm25_weight=t.bm25_weight,
                 vector_weight=t.vector_weight,
+                nearest=nearest,
             )
         )
 

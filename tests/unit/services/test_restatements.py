@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
 
 import numpy as np
 import pytest
 
 from cairn.services.search.restatements import CUES, LEEWAY, RESTATEMENT, Said, restated_first, says_change
 from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.word_embedder import WordEmbedder
 
 
 def at(year: int) -> datetime:
@@ -104,29 +104,15 @@ def test_vectors_are_not_read_when_nothing_could_move(said: list[Said]) -> None:
     assert vectors.calls == []
 
 
-class TopicEmbedder:
-    """Vectors made of topic words, so the cosines are known: "swimming" weighs 2, "tuesday",
-    "wednesday", "porto", "outbound" and "return" 1 each; other texts get a direction of their own."""
-
-    WEIGHTS: Final = {
-        **{"swimming": (0, 2.0), "tuesday": (1, 1.0), "wednesday": (2, 1.0)},
-        **{"porto": (3, 2.0), "outbound": (4, 1.0), "return": (5, 1.0)},
-    }
-
-    model_id = "topics-64"
-    dimension = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            lowered = text.lower()
-            for word, (index, weight) in self.WEIGHTS.items():
-                if word in lowered:
-                    out[row, index] = weight
-            if not out[row].any():
-                out[row, 8 + sum(map(ord, lowered)) % 56] = 1.0
-            out[row] /= np.linalg.norm(out[row])
-        return out
+def topic_embedder() -> WordEmbedder:
+    """ "swimming" and "porto" weigh 2, "tuesday", "wednesday", "outbound" and "return" 1 each."""
+    return WordEmbedder(
+        {
+            **{"swimming": (0, 2.0), "tuesday": (1, 1.0), "wednesday": (2, 1.0)},
+            **{"porto": (3, 2.0), "outbound": (4, 1.0), "return": (5, 1.0)},
+        },
+        model_id="topics-64",
+    )
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -134,7 +120,7 @@ def test_memory_search_puts_the_correction_first_on_each_store(
     shape: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     with adapters_for(shape, request, tmp_path) as adapters:
-        c = process(replace(adapters, embedder=TopicEmbedder()), tmp_path)
+        c = process(replace(adapters, embedder=topic_embedder()), tmp_path)
         brain = c.brains.create("family")
         for path, text in (
             ("swimming.md", "Ellie's swimming lessons are on Tuesdays."),

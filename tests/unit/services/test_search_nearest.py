@@ -5,34 +5,17 @@ the blend."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
 
-import numpy as np
 import pytest
 
 from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.word_embedder import WordEmbedder
 
-
-class SynonymEmbedder:
-    """ "swimming" and "pool" share one direction (the only meaning this model knows); every other
-    text gets a direction of its own, so the notes about Caroline are unrelated to the question."""
-
-    SAME: Final = ("swimming", "pool")
-    model_id = "synonyms-64"
-    dimension = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            lowered = text.lower()
-            if any(word in lowered for word in self.SAME):
-                out[row, 0] = 1.0
-            else:
-                out[row, 1 + sum(map(ord, lowered)) % 63] = 1.0
-        return out
+SYNONYMS = WordEmbedder({"swimming": (0, 1.0), "pool": (0, 1.0)}, model_id="synonyms-64")
+"""The only meaning this model knows: "swimming" and "pool" share a direction; the notes about
+Caroline are unrelated to the question."""
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -40,7 +23,7 @@ def test_a_note_found_only_by_meaning_reaches_the_results_when_a_name_fills_the_
     shape: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     with adapters_for(shape, request, tmp_path) as adapters:
-        c = process(replace(adapters, embedder=SynonymEmbedder()), tmp_path)
+        c = process(replace(adapters, embedder=SYNONYMS), tmp_path)
         brain = c.brains.create("chats")
         for i in range(60):
             c.documents.write(brain, f"chat/{i:02d}.md", f"Caroline said hello, message {i}.".encode())

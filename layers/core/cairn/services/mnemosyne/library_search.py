@@ -17,9 +17,8 @@
    matched a note on the school run by "work"). A share, not a fixed distance: a question asked
    in other words has a low best cosine, and a fixed distance under it let almost anything in.
    The other candidates follow, in the order of the sum over whole legs, scored 0
-   (docs/RELEVANCE.md). Only chunks of completed
-   items take part (a queued re-ingest's staged chunks are never live; its previous version
-   stays searchable).
+   (docs/RELEVANCE.md). Only chunks of completed items take part (a queued re-ingest's staged
+   chunks are never live; its previous version stays searchable).
 4. With a re-ranker configured and `rerank` asked for, the best RERANK_POOL candidates are
    re-ordered by it (with the library type's profile's instruction, when it has one); if it
    fails, the fused order stands and `reranker_used` says false. Scores are the re-ranker's
@@ -62,9 +61,9 @@ POOL: Final = 100  # candidates per leg
 RRF_DEPTH: Final = 20
 FULLTEXT_FLOOR: Final = 0.7
 FULLTEXT_MEANING: Final = 0.5
-"""RRF_DEPTH and FULLTEXT_FLOOR were chosen with bench/mnemosyne_fusion.py on the team-memory
-fixtures, LoCoMo dev as a journal library and the nine generated library-type corpora
-(docs/PERFORMANCE.md, "Mnemosyne fusion")."""
+"""RRF_DEPTH, FULLTEXT_FLOOR and FULLTEXT_MEANING (a share of the vector leg's best cosine) were
+chosen with bench/mnemosyne_fusion.py on the relevance fixtures, LoCoMo dev as a journal library
+and the nine generated library-type corpora (docs/PERFORMANCE.md, "Mnemosyne fusion")."""
 RERANK_POOL: Final = 50
 PREVIEW_CHARS: Final = 500
 MAX_LIMIT: Final = 200

@@ -161,7 +161,8 @@ class SearchService:
         vector = self.embedder.embed([query])[0].tolist()
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST)
         best = _best_chunk_per_document(self._rank(hits, vector))
-        if len(best) < top_k and len(hits) >= first and first < pool:  # the fused head was full
+        # At least `first` hits: the fused head was full (nearest hits come only past a full head).
+        if len(best) < top_k and len(hits) >= first and first < pool:
             hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
             best = _best_chunk_per_document(self._rank(hits, vector))
         return best[:top_k]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cairn.adapters.local import ann_index, vector_compaction
+from cairn.adapters.local import ann_index, page_cache, vector_compaction
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.vector_store import file_name
 from cairn.domain.models import Chunk
@@ -317,13 +317,25 @@ def test_compaction_without_dead_rows_extends_the_index(
     index.close()
 
 
-def test_warm_opens_the_indexes_and_rows_of_big_brains_only(tmp_path: Path) -> None:
+def test_warm_reads_the_files_and_opens_the_indexes_and_rows_of_big_brains_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index, _ = loaded(tmp_path)
     index.upsert([chunk(99999, brain_id="small")], clustered(np.random.default_rng(1), 1))
     index.compact(BRAIN)
     index.close()
+    read: list[list[Path]] = []
+    real = page_cache.read_through
+
+    def recording(paths: list[Path], budget: int) -> int:
+        read.append(list(paths))
+        return real(paths, budget)
+
+    monkeypatch.setattr(page_cache, "read_through", recording)
     fresh = make(tmp_path)
     fresh.warm()
+    vectors = tmp_path / "vectors"
+    assert read == [[vectors / f"{BRAIN}.faiss", tmp_path / "chunks.db", vectors / file_name(BRAIN)]]
     assert set(fresh._cache) == {BRAIN}
     assert set(fresh._maintenance._anns) == {(BRAIN, 0)}
     fresh.close()

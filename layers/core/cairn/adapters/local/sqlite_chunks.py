@@ -27,7 +27,14 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn import faults
-from cairn.adapters.local import brain_erasure, fts_postings, fts_search, vector_health, vector_sums
+from cairn.adapters.local import (
+    brain_erasure,
+    fts_postings,
+    fts_search,
+    page_cache,
+    vector_health,
+    vector_sums,
+)
 from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
@@ -273,8 +280,17 @@ class SqliteChunkIndex:
         return self._maintenance.compact(brain_id, threads=threads)
 
     def warm(self) -> None:
-        """Open the index and load the rows of every brain that has an index, so the first search
-        of a big brain after a start does not pay for them (run in a background thread)."""
+        """Read the files of every brain that has an index through the page cache (page_cache.py),
+        then open the index and load the rows of each, so the first searches of a big brain after a
+        start do not pay for them (run in a background thread)."""
+        with self._db.snapshot() as conn:
+            epochs = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in self.brain_ids()]
+        indexed = [key for key in epochs if self._maintenance.index_path(*key).exists()]
+        if indexed:
+            files = [self._maintenance.index_path(*key) for key in indexed] + [self.db_path]
+            page_cache.read_through(
+                files + [self._vectors.file(*key).path for key in indexed], page_cache.memory_budget()
+            )
         for brain_id in self.brain_ids():
             self._health.ensure_checked([brain_id])
             with self._db.snapshot() as conn:

@@ -1,0 +1,48 @@
+"""Reading a store's files through the page cache at start-up (adapters/local/page_cache.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.local import page_cache
+
+
+def written(path: Path, size: int) -> Path:
+    path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+    return path
+
+
+def test_reads_whole_files_in_order_and_skips_one_past_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    real_open = open
+
+    def recording_open(path: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        opened.append(Path(path).name)
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", recording_open)
+    big = written(tmp_path / "big", 3 * page_cache.BLOCK + 17)  # several blocks and a partial one
+    huge = written(tmp_path / "huge", 2 * page_cache.BLOCK)
+    small = written(tmp_path / "small", 100)
+    budget = big.stat().st_size + small.stat().st_size + 1
+    assert page_cache.read_through([big, huge, small], budget) == big.stat().st_size + 100
+    assert opened == ["big", "huge", "small"]  # huge was opened, found too big and left unread
+
+
+def test_missing_and_unreadable_paths_are_skipped(tmp_path: Path) -> None:
+    there = written(tmp_path / "there", 5000)
+    paths = [tmp_path / "gone", tmp_path, there]  # deleted by a compaction; a directory
+    assert page_cache.read_through(paths, 1 << 30) == 5000
+
+
+def test_a_zero_budget_reads_nothing(tmp_path: Path) -> None:
+    assert page_cache.read_through([written(tmp_path / "f", 10)], 0) == 0
+
+
+def test_the_budget_is_half_of_physical_memory() -> None:
+    budget = page_cache.memory_budget()
+    assert 1 << 20 < budget < 1 << 50  # this machine says (Linux); in bytes, not pages

@@ -114,6 +114,23 @@ def test_keyword_search_finds_the_chunk_with_the_word(index: ChunkIndex) -> None
     assert hits[0].bm25_score is not None and hits[0].bm25_score > 0
 
 
+def test_the_keyword_leg_matches_tags_and_reads_give_title_and_tags_back_unchanged(index: ChunkIndex) -> None:
+    failure = chunk(
+        "t", "The compressor failed overnight.", title="Freezer B", tags=["incidents", "kw:compressor"]
+    )
+    stocks = chunk(
+        "u", "Racks 1 to 4 hold the cell lines.", title="Freezer incidents", tags=["incidents", "storage"]
+    )
+    plain = chunk("v", "The Nikon widefield is ours; no booking needed.", title="Widefield")
+    index.upsert([failure, stocks, plain], np.stack([axis(0), axis(1), axis(2)]))
+    assert set(search(index, "what incidents have we had?")) == {"t", "u"}
+    assert search(index, "storage") == ["u"]
+    assert search(index, "kw") == []  # a tag's namespace is not one of its words
+    assert search(index, "compressor") == ["t"]
+    assert index.get_many("b1", ["t", "u", "v"]) == {"t": failure, "u": stocks, "v": plain}
+    assert index.get_chunks("b1", "doc-u") == [stocks]  # a title ending in a tag's word keeps it
+
+
 def test_vector_search_ranks_by_cosine(index: ChunkIndex) -> None:
     index.upsert(
         [chunk("a", "alpha"), chunk("b", "beta"), chunk("c", "gamma")],
@@ -987,7 +1004,7 @@ def test_every_write_is_seen_by_the_next_search(index: ChunkIndex) -> None:
     # Searches between writes: an index that caches per-brain rows must keep them current
     index.upsert([chunk("a", "heron")], axis(0)[None, :])
     assert search(index, "", axis(0)) == ["a"]
-    index.upsert([chunk("b", "heron"), chunk("a", "heron moved")], np.stack([axis(0), axis(1)]))
+    index.upsert([chunk("b", "heron"), chunk("a", "heron moved here")], np.stack([axis(0), axis(1)]))
     hits = index.search(query("", axis(0)))
     assert [(h.chunk.id, round(h.vector_similarity or 0, 3)) for h in hits] == [("b", 1.0), ("a", 0.0)]
     assert index.delete_document("b1", "doc-b") == 1

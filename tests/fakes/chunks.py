@@ -1,6 +1,7 @@
 """In-memory ChunkIndex with the embedded index's semantics, for service unit tests.
 
-BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title + text, per brain, without
+BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title, tags (`tag_words`), text and
+context, per brain, without
 stemming (a boolean query keeps the chunks `boolean_query.matches` accepts, ranked by its positive
 terms); cosine similarity for vectors; both legs filtered before their pools are cut (validity
 at millisecond resolution, as the adapters compare it); the same weighted RRF as the SQLite
@@ -27,6 +28,7 @@ from cairn.adapters.local.vector_store import unit_rows
 from cairn.domain.boolean_query import BoolQuery, matches
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
+from cairn.domain.text import tag_words
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
 
@@ -55,7 +57,7 @@ class MemoryChunkIndex:
             raise InvalidInput(f"expected {len(chunks)} finite vectors of dimension {self.dimension}")
         with self._lock:
             for chunk, vector in zip(chunks, matrix, strict=True):
-                tokens = words(f"{chunk.title} {chunk.text} {chunk.context}")
+                tokens = words(_keyword_text(chunk))
                 self._seq += 1
                 self.items.pop(chunk.id, None)
                 self.items[chunk.id] = _Stored(chunk, vector, Counter(tokens), len(tokens), self._seq)
@@ -66,7 +68,7 @@ class MemoryChunkIndex:
                 c = item.chunk
                 if c.brain_id == brain_id and c.document_id == document_id and c.ordinal == 0:
                     chunk = c.model_copy(update={"context": context})
-                    tokens = words(f"{chunk.title} {chunk.text} {chunk.context}")
+                    tokens = words(_keyword_text(chunk))
                     self.items[c.id] = _Stored(chunk, item.vector, Counter(tokens), len(tokens), item.seq)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
@@ -216,7 +218,11 @@ def _owner_passes(chunk: Chunk, subject: str | None) -> bool:
 
 def _satisfies(boolean: BoolQuery, chunk: Chunk) -> bool:
     """The boolean query holds on the chunk's fields (a phrase within one of them)."""
-    return matches(boolean, chunk.title, chunk.text, chunk.context)
+    return matches(boolean, chunk.title, tag_words(chunk.tags), chunk.text, chunk.context)
+
+
+def _keyword_text(chunk: Chunk) -> str:
+    return f"{chunk.title} {tag_words(chunk.tags)} {chunk.text} {chunk.context}"
 
 
 def _valid_at(chunk: Chunk, moment: datetime) -> bool:

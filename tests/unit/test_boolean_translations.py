@@ -14,7 +14,7 @@ from cairn.domain.boolean_query import Phrase, Term, parse
 from cairn.domain.errors import InvalidInput
 from cairn.ports.chunks import ChunkFilter
 
-FIELDS = ["title", "text", "context"]
+FIELDS = ["title", "tag_words", "text", "context"]
 
 
 @pytest.mark.parametrize(

@@ -120,7 +120,8 @@ def test_an_index_made_before_the_memory_fields_learns_them_when_opened() -> Non
     assert [(c.method, c.body) for c in mapping_calls] == [("GET", None), ("PUT", {"properties": removed})]
     # And chunks with memory fields are stored and filtered beside the old chunk
     index.upsert(
-        [chunk("new", "walrus", facets={"type": "fact"}, importance=0.9, current=False)], axis(1)[None, :]
+        [chunk("new", "walrus", facets={"type": "fact"}, importance=0.9, current=False, tags=["pinniped"])],
+        axis(1)[None, :],
     )
     (old,) = index.get_chunks("b1", "doc-old")
     assert (old.current, old.facets, old.importance) == (True, {}, None)  # read as current, bare
@@ -133,6 +134,7 @@ def test_an_index_made_before_the_memory_fields_learns_them_when_opened() -> Non
     assert found(facets=(("type", ("fact",)),)) == ["new"]
     assert found(importance_min=0.0) == ["new"]
     assert found(valid_at=T0) == ["new", "old"]
+    assert [h.chunk.id for h in index.search(query("pinniped", None))] == ["new"]  # its tags' words
 
 
 def test_a_second_open_of_an_updated_index_changes_nothing() -> None:

@@ -131,7 +131,10 @@ def test_upsert_sends_one_bulk_with_deterministic_ids_and_unit_vectors() -> None
     assert actions == [{"index": {"_index": INDEX, "_id": "a"}}, {"index": {"_index": INDEX, "_id": "b"}}]
     assert sources[0]["embedding"] == axis(0).tolist()  # scaled to unit length: inner product = cosine
     assert sources[0]["created_at"] == "2025-03-01T12:00:00.123456Z"
-    assert {k: v for k, v in sources[0].items() if k != "embedding"} == a.model_dump(mode="json")
+    assert sources[0]["tag_words"] == "x"  # the BM25 leg matches tags as words
+    assert {k: v for k, v in sources[0].items() if k not in ("embedding", "tag_words")} == a.model_dump(
+        mode="json"
+    )
 
 
 def test_reupserting_a_chunk_overwrites_it_by_id() -> None:
@@ -225,7 +228,7 @@ def test_get_chunks_pages_with_search_after_in_ordinal_order(monkeypatch: pytest
     assert "search_after" not in pages[0].body
     assert pages[1].body["search_after"] == [1, "c1"]
     assert pages[0].body["sort"] == [{"ordinal": "asc"}, {"id": "asc"}]
-    assert pages[0].body["_source"] == {"excludes": ["embedding"]}
+    assert pages[0].body["_source"] == {"excludes": ["embedding", "tag_words"]}
 
 
 def test_count_filters_on_the_brain() -> None:

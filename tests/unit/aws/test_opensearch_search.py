@@ -82,10 +82,11 @@ def test_client_fusion_sends_both_legs_in_one_msearch_with_the_same_filter() -> 
     assert bm25 == {
         "size": 20,
         "query": {"bool": {
-            "must": [{"multi_match": {"query": "zebra go", "fields": ["title^2.0", "text^1.0", "context^0.5"],
+            "must": [{"multi_match": {"query": "zebra go",
+                                      "fields": ["title^2.0", "tag_words^2.0", "text^1.0", "context^0.5"],
                                       "type": "most_fields", "operator": "or"}}],
             "filter": expected_filter}},
-        "_source": {"excludes": ["embedding"]},
+        "_source": {"excludes": ["embedding", "tag_words"]},
         "track_total_hits": False,
     }  # fmt: skip
     assert knn["size"] == 20

@@ -4,6 +4,7 @@ caller's input that an error message may quote."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 
 from cairn.domain.errors import InvalidInput
 
@@ -41,3 +42,12 @@ def check_path_text(value: str) -> str:
     if any(ch in BIDI_CONTROLS for ch in value):
         raise InvalidInput("path must not contain bidirectional control characters")
     return value
+
+
+def tag_words(tags: Sequence[str]) -> str:
+    """What the keyword leg of a search matches of a chunk's tags, as it matches its title: each
+    tag's text after its namespace (`kw:stress` → `stress`, the labels ThoughtMCP's memories carry),
+    space-separated. On the four relevance fixtures, matching tags raised canonical recall@10 on
+    questions asked by category ("What incidents have we had?" of notes tagged `incidents`),
+    docs/RELEVANCE.md."""
+    return " ".join(word for word in (tag.partition(":")[2] or tag for tag in tags) if word.strip())

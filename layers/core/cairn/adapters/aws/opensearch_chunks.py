@@ -77,6 +77,7 @@ from cairn.adapters.aws.opensearch_queries import (
 from cairn.adapters.aws.opensearch_schema import (
     ADDED_FIELDS,
     VECTOR_FIELD,
+    from_source,
     index_body,
     missing_fields,
     pipeline_body,
@@ -295,7 +296,7 @@ class OpenSearchChunkIndex:
         while True:
             response = self._call("chunk listing", self.client.search, index=self.index, body=body)
             hits = response["hits"]["hits"]
-            chunks += [Chunk.model_validate(hit["_source"]) for hit in hits]
+            chunks += [from_source(hit["_source"]) for hit in hits]
             if len(hits) < _PAGE:
                 return chunks
             body = {**body, "search_after": hits[-1]["sort"]}
@@ -322,7 +323,7 @@ class OpenSearchChunkIndex:
 
     def get_many(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         sources = self._sources("chunk read", brain_id, chunk_ids, SOURCE)
-        return {source["id"]: Chunk.model_validate(source) for source in sources}
+        return {source["id"]: from_source(source) for source in sources}
 
     def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
         _check_size(chunk_ids)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.adapters.aws.opensearch_schema import VECTOR_FIELD, Body, to_source
+from cairn.adapters.aws.opensearch_schema import TAG_WORDS, VECTOR_FIELD, Body, to_source
 from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.vector_store import Floats
 from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, check
@@ -30,10 +30,11 @@ from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.ports.chunks import ChunkFilter
 
 # Field boosts of the BM25 leg (title, text, context): the embedded index's bm25() column
-# weights (sqlite_chunks.DEFAULT_BM25_WEIGHTS), summed over fields as FTS5 sums its columns.
+# weights (sqlite_chunks.DEFAULT_BM25_WEIGHTS), summed over fields as FTS5 sums its columns. The
+# words of a chunk's tags (TAG_WORDS) weigh as its title, as they share the title's column there.
 DEFAULT_FIELD_WEIGHTS = (2.0, 1.0, 0.5)
-TEXT_FIELDS = ["title", "text", "context"]
-SOURCE = {"excludes": [VECTOR_FIELD]}
+TEXT_FIELDS = ["title", TAG_WORDS, "text", "context"]
+SOURCE = {"excludes": [VECTOR_FIELD, TAG_WORDS]}
 
 
 def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
@@ -108,7 +109,7 @@ def bm25_query(
     match = {
         "multi_match": {
             "query": " ".join(terms),
-            "fields": [f"title^{title}", f"text^{text}", f"context^{context}"],
+            "fields": [f"title^{title}", f"{TAG_WORDS}^{title}", f"text^{text}", f"context^{context}"],
             "type": "most_fields",
             "operator": "or",
         }

@@ -8,7 +8,8 @@ file's vector dimension is a placeholder: `index_body` sets the adapter's own.
 
 A stored document is the Chunk's JSON (datetimes as ISO-8601 strings, so `created_at` keeps its
 microseconds while its `date` field filters at millisecond resolution, as the embedded index does)
-plus the unit-length vector under `embedding`, which searches never fetch.
+plus the unit-length vector under `embedding`, which searches never fetch, and the words of its
+tags as text under `tag_words`, which the BM25 leg matches and reads never fetch either.
 
 `facets` (the keyword fields of a chunk's memory: type, client_id, ..., any names) is a
 `flat_object` (OpenSearch 2.7+; keys with dots need 2.12+): the whole object is one field of the
@@ -31,12 +32,15 @@ from importlib import resources
 from typing import Any
 
 from cairn.domain.models import Chunk
+from cairn.domain.text import tag_words
 
 INDEX_FILE = "chunks-index.json"
 PIPELINE_FILE = "hybrid-pipeline.json"
 VECTOR_FIELD = "embedding"
+TAG_WORDS = "tag_words"
+"""The words of the chunk's tags as text (domain/text.py `tag_words`), for the BM25 leg only."""
 RRF_PROCESSOR = "score-ranker-processor"
-ADDED_FIELDS = ("fingerprint", "current", "facets", "importance")
+ADDED_FIELDS = ("fingerprint", "current", "facets", "importance", TAG_WORDS)
 
 Body = dict[str, Any]
 
@@ -87,12 +91,13 @@ def pipeline_rank_constant() -> int:
 
 def to_source(chunk: Chunk, vector: Sequence[float]) -> Body:
     source: Body = chunk.model_dump(mode="json")
+    source[TAG_WORDS] = tag_words(chunk.tags)
     source[VECTOR_FIELD] = list(vector)
     return source
 
 
 def from_source(source: Mapping[str, Any]) -> Chunk:
-    fields = {key: value for key, value in source.items() if key != VECTOR_FIELD}
+    fields = {key: value for key, value in source.items() if key not in (VECTOR_FIELD, TAG_WORDS)}
     return Chunk.model_validate(fields)
 
 

@@ -2,7 +2,10 @@
 
 `chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap) and
 each chunk's fingerprint (read per document by rewrites); title, text and context live in the
-brain's own FTS5 table under the same rowid. Tags and facets are kept twice: as JSON in `chunks`
+brain's own FTS5 table under the same rowid. The title column also holds the words of the
+chunk's tags (`fts_title`), after a unit separator no title holds, so the keyword leg matches them
+with the title's weight; reading a row takes them off again. Rows written before hold the title
+alone. Tags and facets are kept twice: as JSON in `chunks`
 (read back into the Chunk) and one row each in `chunk_tags` / `chunk_facets` (filtered on).
 Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms`, ...), never
 by ISO text, which would order `...+02:00` against `...Z` wrongly.
@@ -25,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cairn.domain.models import OWNER_FACET, Chunk
+from cairn.domain.text import tag_words
 from cairn.ports.chunks import ChunkFilter
 
 SCHEMA = """
@@ -230,10 +234,23 @@ def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
     )  # fmt: skip
 
 
+TAGS_AFTER = "\x1f"
+
+
+def fts_title(chunk: Chunk) -> str:
+    """The FTS title column of a chunk: its title, then the words of its tags, if any."""
+    words = tag_words(chunk.tags)
+    return f"{chunk.title}{TAGS_AFTER}{words}" if words else chunk.title
+
+
 def from_row(row: Sequence[Any]) -> Chunk:
     (id_, brain_id, document_id, path, ordinal, start, end, tags, type_, scope, sector, valid_from,
      valid_to, active, created_at, _created_ms, _vec, fingerprint, current, facets, importance,
      _from_ms, _to_ms, title, text, context) = row  # fmt: skip
+    tags = json.loads(tags)
+    words = tag_words(tags)
+    if words:
+        title = title.removesuffix(f"{TAGS_AFTER}{words}")
     return Chunk(
         id=id_,
         brain_id=brain_id,
@@ -246,7 +263,7 @@ def from_row(row: Sequence[Any]) -> Chunk:
         title=title,
         context=context,
         fingerprint=fingerprint,
-        tags=json.loads(tags),
+        tags=tags,
         type=type_,
         scope=scope,
         sector=sector,

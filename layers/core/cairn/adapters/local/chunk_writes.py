@@ -54,11 +54,11 @@ class WriteBatch:
         rowid = int(self.conn.execute(schema.INSERT, schema.to_row(chunk, vec_row)).fetchone()[0])
         self.conn.execute(
             f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text, context) VALUES (?, ?, ?, ?)",
-            (rowid, chunk.title, chunk.text, chunk.context),
+            (rowid, title := schema.fts_title(chunk), chunk.text, chunk.context),
         )
         postings = self._postings(delta.seq)
         if postings is not None:
-            postings.insert(rowid, (chunk.title, chunk.text, chunk.context))
+            postings.insert(rowid, (title, chunk.text, chunk.context))
         self.conn.executemany(
             "INSERT OR IGNORE INTO chunk_tags (tag, chunk_rowid, brain_id, vec_row) VALUES (?, ?, ?, ?)",
             [(tag, rowid, chunk.brain_id, vec_row) for tag in chunk.tags],

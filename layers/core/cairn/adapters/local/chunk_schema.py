@@ -3,10 +3,10 @@
 `chunks` holds only the filter fields (narrow rows keep the BM25 leg's filter join cheap) and
 each chunk's fingerprint (read per document by rewrites); title, text and context live in the
 brain's own FTS5 table under the same rowid. The title column also holds the words of the
-chunk's tags (`fts_title`), after a unit separator no title holds, so the keyword leg matches them
-with the title's weight; reading a row takes them off again. Rows written before hold the title
-alone. Tags and facets are kept twice: as JSON in `chunks`
-(read back into the Chunk) and one row each in `chunk_tags` / `chunk_facets` (filtered on).
+chunk's tags (`fts_title`), after a unit separator, so the keyword leg matches them with the
+title's weight; reading a row takes off exactly that suffix, which the row's tags spell (rows
+written before hold the title alone). Tags and facets are kept twice: as JSON in `chunks` (read
+back into the Chunk) and one row each in `chunk_tags` / `chunk_facets` (filtered on).
 Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms`, ...), never
 by ISO text, which would order `...+02:00` against `...Z` wrongly.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can

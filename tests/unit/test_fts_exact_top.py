@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.local import fts_postings, fts_search
-from cairn.adapters.local.chunk_schema import TOKENIZER
+from cairn.adapters.local.chunk_schema import TAGS_AFTER, TOKENIZER
 from cairn.adapters.local.fts_postings import CAP, PostingsWriter
 from cairn.adapters.local.fts_query import STOPWORDS, or_expression
 from cairn.adapters.local.fts_search import bm25_ranked, ranked_matches
@@ -39,7 +39,8 @@ def _words(rng: np.random.Generator, count: int) -> list[str]:
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[tuple[sqlite3.Connection, list[str]]]:
     """20,000 rows of Zipf text over 3,000 words (the top ones in most rows), titles and a
-    sparse context column, and a `chunks` table with a group number to filter on. The first
+    sparse context column (a third of the titles followed by tag words, as chunk_schema.fts_title
+    writes them), and a `chunks` table with a group number to filter on. The first
     8,000 rows predate the postings (filled by the migration); the rest arrive in batches
     of growing length, so the average row length drifts well above the one the first bounds
     were computed with; then rows are deleted and contexts rewritten."""
@@ -53,7 +54,8 @@ def corpus() -> Iterator[tuple[sqlite3.Connection, list[str]]]:
 
     def row(n: int) -> tuple[int, str, str, str]:
         longest = 120 if n <= 8_000 else 120 + (n - 8_000) // 40
-        return n, text(4), text(int(rng.integers(5, longest))), text(10) if n % 7 == 0 else ""
+        title = text(4) + (f"{TAGS_AFTER}{text(2)}" if n % 3 == 0 else "")  # a third with tag words
+        return n, title, text(int(rng.integers(5, longest))), text(10) if n % 7 == 0 else ""
 
     conn = sqlite3.connect(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE {TABLE} USING fts5(title, text, context, tokenize='{TOKENIZER}')")
@@ -178,7 +180,7 @@ def test_postings_agree_with_the_fts5_index(corpus) -> None:
     postings = fts_postings.names(TABLE)[0]
     words = dict(
         conn.execute(
-            f"SELECT rowid, length(title) - length(replace(title, ' ', '')) + 1 + "
+            f"SELECT rowid, length(title) - length(replace(replace(title, char(31), ' '), ' ', '')) + 1 + "
             f"length(text) - length(replace(text, ' ', '')) + 1 + "
             f"CASE context WHEN '' THEN 0 ELSE length(context) - length(replace(context, ' ', '')) + 1 END "
             f"FROM {TABLE}"

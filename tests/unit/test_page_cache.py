@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,13 +20,13 @@ def test_reads_whole_files_in_order_and_skips_one_past_the_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened: list[str] = []
-    real_open = open
+    real_open = os.open
 
-    def recording_open(path: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def recording_open(path: Path, flags: int) -> int:
         opened.append(Path(path).name)
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, flags)
 
-    monkeypatch.setattr("builtins.open", recording_open)
+    monkeypatch.setattr(os, "open", recording_open)
     big = written(tmp_path / "big", 3 * page_cache.BLOCK + 17)  # several blocks and a partial one
     huge = written(tmp_path / "huge", 2 * page_cache.BLOCK)
     small = written(tmp_path / "small", 100)
@@ -37,6 +39,20 @@ def test_missing_and_unreadable_paths_are_skipped(tmp_path: Path) -> None:
     there = written(tmp_path / "there", 5000)
     paths = [tmp_path / "gone", tmp_path, there]  # deleted by a compaction; a directory
     assert page_cache.read_through(paths, 1 << 30) == 5000
+
+
+def test_a_device_or_fifo_is_not_read(tmp_path: Path) -> None:
+    # /dev/zero reports size 0 and never ends; a FIFO would block: neither is a store's file
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    paths = [Path("/dev/zero"), fifo, written(tmp_path / "real", 300)]
+    done: list[int] = []
+    worker = threading.Thread(
+        target=lambda: done.append(page_cache.read_through(paths, 1 << 30)), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    assert done == [300]
 
 
 def test_a_zero_budget_reads_nothing(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,19 +34,24 @@ def memory_budget() -> int:
 
 
 def read_through(paths: Iterable[Path], budget: int) -> int:
-    """Read each file whole, in the order given, skipping one that would take the total past
-    `budget` bytes (a later, smaller one may still fit) and one that is missing or unreadable (a
-    race with a compaction or a delete). Returns the bytes read."""
+    """Read each regular file whole (up to the size it had when opened), in the order given,
+    skipping one that would take the total past `budget` bytes (a later, smaller one may still
+    fit), one that is missing or unreadable (a race with a compaction or a delete) and anything
+    that is not a regular file (a device would never end). Returns the bytes read."""
     started = time.perf_counter()
     view = memoryview(bytearray(BLOCK))
     total = 0
     for path in paths:
         try:
-            with open(path, "rb", buffering=0) as f:
-                if total + os.fstat(f.fileno()).st_size > budget:
+            # Non-blocking: opening a FIFO for reading would wait for a writer.
+            with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb", buffering=0) as f:
+                status = os.fstat(f.fileno())
+                if not stat.S_ISREG(status.st_mode) or total + status.st_size > budget:
                     continue
-                while read := f.readinto(view):
+                left = status.st_size
+                while left > 0 and (read := f.readinto(view[: min(BLOCK, left)])):
                     total += read
+                    left -= read
         except OSError:
             continue
     if total:

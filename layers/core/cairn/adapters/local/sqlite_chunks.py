@@ -283,15 +283,15 @@ class SqliteChunkIndex:
         """Read the files of every brain that has an index through the page cache (page_cache.py),
         then open the index and load the rows of each, so the first searches of a big brain after a
         start do not pay for them (run in a background thread)."""
+        brain_ids = self.brain_ids()
         with self._db.snapshot() as conn:
-            epochs = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in self.brain_ids()]
-        indexed = [key for key in epochs if self._maintenance.index_path(*key).exists()]
-        if indexed:
-            files = [self._maintenance.index_path(*key) for key in indexed] + [self.db_path]
-            page_cache.read_through(
-                files + [self._vectors.file(*key).path for key in indexed], page_cache.memory_budget()
-            )
-        for brain_id in self.brain_ids():
+            keys = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in brain_ids]
+        indexes = [(key, path) for key in keys if (path := self._maintenance.index_path(*key)).exists()]
+        if indexes:
+            vectors = [self._vectors.file(*key).path for key, _ in indexes]
+            files = [path for _, path in indexes] + [self.db_path] + vectors
+            page_cache.read_through(files, page_cache.memory_budget())
+        for brain_id in brain_ids:
             self._health.ensure_checked([brain_id])
             with self._db.snapshot() as conn:
                 state = schema.brain_state(conn, brain_id)

@@ -45,10 +45,15 @@ def build(
     rng: np.random.Generator,
     vectors: Callable[[int, int], np.ndarray] | None = None,
     slug: str = "bench-100k",
+    tagged: bool = True,
 ) -> str:
     """The brain `slug` of `chunks` chunks; `vectors(first, count)` gives the vectors of chunks
-    first.. (default random unit vectors). No index is built while loading: `cairn compact` does."""
+    first.. (default random unit vectors). No index is built while loading: `cairn compact` does.
+    With `tagged`, each document has one to three tags (`document_tags`), which the keyword leg
+    matches as words of the title; they are drawn from their own generator, so the text and the
+    vectors are the same with or without them."""
     corpus = Corpus(rng)
+    tags = document_tags(corpus, np.random.default_rng(29)) if tagged else None
     records = SqliteRecordStore(data_dir / "records.sqlite3")
     index = SqliteChunkIndex(
         data_dir / "chunks.sqlite3", data_dir / "vectors", DIM, background_maintenance=False
@@ -74,6 +79,7 @@ def build(
             ]
             body = "\n\n".join(texts).encode()
             digest = hashlib.sha256(body).hexdigest()
+            labels = [] if tags is None else tags()
             doc = Document(
                 id=f"doc_{d:07d}",
                 brain_id=brain.id,
@@ -84,6 +90,7 @@ def build(
                 blob_key=f"{brain.id}/{digest[:2]}/{digest}",
                 commit_sha=digest[:40],
                 chunk_count=CHUNKS_PER_DOC,
+                tags=labels,
                 created_at=when,
                 updated_at=when,
             )
@@ -97,6 +104,7 @@ def build(
                     ordinal=i,
                     text=text,
                     title=doc.title,
+                    tags=labels,
                     created_at=when,
                 )
                 for i, text in enumerate(texts)
@@ -111,6 +119,18 @@ def build(
     index.close()
     records.close()
     return brain.slug
+
+
+def document_tags(corpus: Corpus, rng: np.random.Generator, kinds: int = 200) -> Callable[[], list[str]]:
+    """One to three of `kinds` tags per call: content words of the corpus's first 2,000, a third
+    of them namespaced (`kw:word`), as ThoughtMCP's keywords are."""
+    picks = rng.choice(2000, size=kinds, replace=False) + corpus.first_content
+    names = [f"kw:{word}" if i % 3 == 0 else str(word) for i, word in enumerate(corpus.words[picks].tolist())]
+
+    def draw() -> list[str]:
+        return [names[t] for t in rng.choice(kinds, size=int(rng.integers(1, 4)), replace=False)]
+
+    return draw
 
 
 def free_port() -> int:

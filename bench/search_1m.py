@@ -286,6 +286,9 @@ def main() -> int:
     parser.add_argument(
         "--real-chars", type=int, default=0, help="also a real-text brain of this many characters"
     )
+    parser.add_argument(
+        "--untagged", action="store_true", help="build the chunks without tags (by default each has 1-3)"
+    )
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}", flush=True)
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="cairn-1m-"))
@@ -294,7 +297,8 @@ def main() -> int:
     cairn = Path(sys.executable).with_name("cairn")
     if not (data_dir / "records.sqlite3").exists():
         started = time.perf_counter()
-        build(data_dir, args.chunks, np.random.default_rng(7), clustered(args.chunks), slug)
+        vectors = clustered(args.chunks)
+        build(data_dir, args.chunks, np.random.default_rng(7), vectors, slug, tagged=not args.untagged)
         print(f"build of {args.chunks:,} chunks: {time.perf_counter() - started:.0f} s", flush=True)
         if args.locomo is not None:
             started = time.perf_counter()

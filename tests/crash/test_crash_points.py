@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,16 +25,6 @@ from tests.support.soundness import assert_sound, note, opened
 pytestmark = pytest.mark.integration
 KILLED = -signal.SIGKILL
 QUICK_JOBS = {"CAIRN_JOB_LEASE_S": "1", "CAIRN_INGEST_QUEUE_BYTES": "2000"}
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
-    """A data directory with a brain `shore` holding ten notes, written by a process that exited."""
-    data = tmp_path / "data"
-    assert cli("brains", "create", "Shore", "--data-dir", str(data)).returncode == 0
-    with serving(data) as server:
-        assert batch(server.base, "shore", {f"notes/{n}.md": note(n) for n in range(10)}).status_code == 200
-    yield data
 
 
 def died(server: Server, wait_s: float = 120) -> bool:

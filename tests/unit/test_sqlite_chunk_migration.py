@@ -135,6 +135,9 @@ def test_an_index_written_before_memory_fields_opens_and_searches(paths: tuple[P
         assert both_legs(index, tags=("old",)) == ["ended", "open", "starts"]
         assert both_legs(index, current_only=True) == ["ended", "open", "starts"]
         assert both_legs(index, importance_min=0.0) == []
+        # Their tag is a word of the keyword leg, as a new chunk's is (fts_tag_words.py)
+        assert sorted(search(index, "old", None, top_k=20)) == ["ended", "open", "starts"]
+        assert old.title == ""
         assert both_legs(index, facets=(("type", ("fact",)),)) == []  # no facets until rewritten
         # Their validity, kept as text with offsets, is compared by its moment
         assert both_legs(index, valid_at=T0) == ["open", "starts"]

@@ -26,6 +26,7 @@ POINTS: dict[str, str] = {
     "compaction.swapped": "compaction: rows renumbered and committed, old files not deleted",
     "erasure.documents": "erasure: some of the subject's documents removed, not all",
     "consolidation.merged": "consolidation: a merged memory written, its sources not retired",
+    "index.tag_words": "opening a store written before tag words: some titles appended, not committed",
 }
 ENV = "CAIRN_FAULTS"
 

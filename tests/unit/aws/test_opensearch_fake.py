@@ -7,7 +7,8 @@ of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count,
 bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25, fields summed for
 most_fields, else the best field; operator `and`; type `phrase`), dot paths into flat_object
 fields, knn with an efficient filter (faiss innerproduct scores), ids, bool must_not, sort +
-search_after, msearch, delete/update by query (the index's own painless scripts), force merge
+search_after, msearch, delete/update by query (the index's own painless scripts, as the Python
+they spell; `wait_for_completion=false` answers a task id, the update done), force merge
 (segments are not modelled: it only answers), mapping reads and updates, search pipelines and
 the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
 per sub-query).
@@ -26,12 +27,16 @@ from typing import Any
 
 from opensearchpy import Connection, OpenSearch
 
+from cairn.adapters.aws.opensearch_schema import TAG_WORDS_BACKFILL
 from cairn.adapters.local.fts_query import words
+from cairn.domain.text import tag_words
 
 Json = dict[str, Any]
-_SCRIPTS = {  # the painless scripts the chunk index sends, as updates of the source
-    "ctx._source.context = params.context": lambda params: {"context": params["context"]},
-    "ctx._source.active = true": lambda params: {"active": True},
+_SCRIPTS = {  # the painless scripts the chunk index sends, as updates of (params, the source)
+    "ctx._source.context = params.context": lambda params, source: {"context": params["context"]},
+    "ctx._source.active = true": lambda params, source: {"active": True},
+    # spells domain/text.py tag_words; run here as that function, never on a real cluster
+    TAG_WORDS_BACKFILL: lambda params, source: {"tag_words": tag_words(source["tags"])},
 }
 
 
@@ -111,15 +116,21 @@ class FakeCluster:
             script = body["script"]
             if script["source"] not in _SCRIPTS:
                 return 400, _error("script_exception", "unsupported script")
-            changes = _SCRIPTS[script["source"]](script.get("params", {}))
+            update = _SCRIPTS[script["source"]]
             matched = self._matching(index, body["query"])
             for doc_id in matched:
-                index.docs[doc_id] = {**index.docs[doc_id], **changes}
+                source = index.docs[doc_id]
+                index.docs[doc_id] = {**source, **update(script.get("params", {}), source)}
+            if str(params.get("wait_for_completion")) == "false":  # done at once, here
+                self._seq += 1
+                return 200, {"task": f"fake-node:{self._seq}"}
             return 200, {"updated": len(matched)}
         if action == "_forcemerge" and method == "POST":  # no segments here: nothing to expunge
             return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
-        if action == "_mapping" and method == "PUT":  # adding fields to a strict mapping
-            index.properties.update(body["properties"])
+        if action == "_mapping" and method == "PUT":  # adding fields to a strict mapping, or _meta
+            index.properties.update(body.get("properties", {}))
+            if "_meta" in body:  # replaced whole, as OpenSearch does
+                index.body["mappings"]["_meta"] = body["_meta"]
             return 200, {"acknowledged": True}
         if action == "_mapping" and method == "GET":
             return 200, {name: {"mappings": index.body["mappings"]}}

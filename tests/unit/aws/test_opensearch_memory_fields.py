@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from cairn.adapters.aws.opensearch_queries import filter_clauses
-from cairn.adapters.aws.opensearch_schema import ADDED_FIELDS, index_body
+from cairn.adapters.aws.opensearch_schema import (
+    ADDED_FIELDS,
+    UPGRADES,
+    index_body,
+    tag_words_backfill,
+    upgrades_done,
+)
 from cairn.ports.chunks import ChunkFilter
 from tests.contract.test_chunk_index_contract import DIM, axis, chunk
 from tests.unit.aws.test_opensearch_fake import FakeCluster, FakeIndex
@@ -96,13 +102,14 @@ def test_the_memory_fields_are_mapped() -> None:
 
 
 def old_index(cluster: FakeCluster) -> dict[str, Any]:
-    """An index as an earlier version created it (none of ADDED_FIELDS), holding one chunk."""
+    """An index as an earlier version created it (none of ADDED_FIELDS, no upgrades done), holding
+    one tagged chunk."""
     body = index_body(DIM)
     removed = {name: body["mappings"]["properties"].pop(name) for name in ADDED_FIELDS}
+    del body["mappings"]["_meta"]
     cluster.indices[INDEX] = FakeIndex(body)
-    source = {
-        k: v for k, v in chunk("old", "walrus tusk").model_dump(mode="json").items() if k not in removed
-    }
+    old = chunk("old", "walrus tusk", tags=["kw:ivory", "arctic"])
+    source = {k: v for k, v in old.model_dump(mode="json").items() if k not in removed}
     source["embedding"] = axis(0).tolist()
     cluster._bulk([{"index": {"_index": INDEX, "_id": "old"}}, source])
     return removed
@@ -117,7 +124,16 @@ def test_an_index_made_before_the_memory_fields_learns_them_when_opened() -> Non
     index.ensure()
     # Then it reads the mapping and adds exactly the fields it lacks, once
     mapping_calls = calls_to(cluster, f"/{INDEX}/_mapping")
-    assert [(c.method, c.body) for c in mapping_calls] == [("GET", None), ("PUT", {"properties": removed})]
+    assert [(c.method, c.body) for c in mapping_calls] == [
+        ("GET", None),
+        ("PUT", {"properties": removed}),
+        ("PUT", {"_meta": {UPGRADES: ["tag_words"]}}),  # after the back-fill was accepted
+    ]
+    # And starts the back-fill of the old chunks' tag words as a task on the cluster
+    (backfill,) = calls_to(cluster, f"/{INDEX}/_update_by_query")
+    assert backfill.body == tag_words_backfill()
+    assert backfill.params == {"conflicts": "proceed", "wait_for_completion": "false", "refresh": "true"}
+    assert cluster.indices[INDEX].docs["old"]["tag_words"] == "ivory arctic"
     # And chunks with memory fields are stored and filtered beside the old chunk
     index.upsert(
         [chunk("new", "walrus", facets={"type": "fact"}, importance=0.9, current=False, tags=["pinniped"])],
@@ -135,6 +151,63 @@ def test_an_index_made_before_the_memory_fields_learns_them_when_opened() -> Non
     assert found(importance_min=0.0) == ["new"]
     assert found(valid_at=T0) == ["new", "old"]
     assert [h.chunk.id for h in index.search(query("pinniped", None))] == ["new"]  # its tags' words
+    assert [h.chunk.id for h in index.search(query("ivory", None))] == ["old"]  # back-filled
+    assert index.get_chunks("b1", "doc-old")[0].tags == ["kw:ivory", "arctic"]
+
+
+def test_an_index_that_has_tag_words_but_not_their_back_fill_gets_it_once() -> None:
+    # Given an index the previous version upgraded: `tag_words` mapped, the old chunk without it
+    cluster = FakeCluster()
+    old_index(cluster)
+    cluster.indices[INDEX].properties.update(index_body(DIM)["mappings"]["properties"])
+    cluster.indices[INDEX].body["mappings"]["_meta"] = {"owner": "ops"}
+    # When the adapter opens it, and a second one after it
+    make(cluster, fusion="client").ensure()
+    make(cluster, fusion="client").ensure()
+    # Then one back-fill ran, the rest of _meta is kept, and the old chunk is found by its tags
+    assert len(calls_to(cluster, "/_update_by_query")) == 1
+    assert not [c for c in calls_to(cluster, "/_mapping") if c.method == "PUT" and "properties" in c.body]
+    assert cluster.indices[INDEX].body["mappings"]["_meta"] == {"owner": "ops", UPGRADES: ["tag_words"]}
+    index = make(cluster, fusion="client", refresh="true")
+    assert [h.chunk.id for h in index.search(query("arctic", None))] == ["old"]
+
+
+def test_a_new_index_needs_no_back_fill() -> None:
+    cluster = FakeCluster()
+    make(cluster, fusion="client").ensure()
+    make(cluster, fusion="client").ensure()
+    assert calls_to(cluster, "/_update_by_query") == []
+    assert upgrades_done(cluster.indices[INDEX].body["mappings"]) == ["tag_words"]
+
+
+class RefusingOnce(FakeCluster):
+    """Refuses the first `_update_by_query`, as a cluster whose task queue is full would."""
+
+    refused = False
+
+    def _handle(self, method: str, path: str, params: Any, raw: bytes | None) -> tuple[int, Any]:
+        if path.endswith("/_update_by_query") and not self.refused:
+            self.refused = True
+            return 429, {"error": {"type": "es_rejected_execution_exception", "reason": "queue full"}}
+        return super()._handle(method, path, params, raw)
+
+
+def test_a_back_fill_the_cluster_refuses_leaves_search_working_and_is_started_by_the_next_open(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = RefusingOnce()
+    old_index(cluster)
+    # When the cluster refuses the back-fill, the index still opens and searches, as before it
+    first = make(cluster, fusion="client", refresh="true")
+    first.ensure()
+    assert "tag_words back-fill was not started" in caplog.text
+    assert UPGRADES not in cluster.indices[INDEX].body["mappings"].get("_meta", {})  # not marked done
+    assert [h.chunk.id for h in first.search(query("walrus", None))] == ["old"]
+    assert first.search(query("ivory", None)) == []
+    # And the next open (another process, a Lambda's next cold start) starts it
+    make(cluster, fusion="client").ensure()
+    assert cluster.indices[INDEX].body["mappings"]["_meta"] == {UPGRADES: ["tag_words"]}
+    assert [h.chunk.id for h in first.search(query("ivory", None))] == ["old"]
 
 
 def test_a_second_open_of_an_updated_index_changes_nothing() -> None:
@@ -158,8 +231,8 @@ def test_a_bulk_refused_for_a_memory_field_adds_the_missing_fields_and_is_sent_a
     # When a chunk with memory fields is upserted
     index.upsert([chunk("a", "walrus", facets={"type": "fact"}, importance=0.5)], axis(0)[None, :])
     # Then the missing fields were added and the bulk sent again
-    (put,) = [c for c in calls_to(cluster, "/_mapping") if c.method == "PUT"]
-    assert put.body == {"properties": removed}
+    puts = [c.body for c in calls_to(cluster, "/_mapping") if c.method == "PUT"]
+    assert puts == [{"properties": removed}, {"_meta": {UPGRADES: ["tag_words"]}}]  # and its back-fill
     assert len(calls_to(cluster, "/_bulk")) == 2
     assert [c.facets for c in index.get_chunks("b1", "doc-a")] == [{"type": "fact"}]
     hits = index.search(query("walrus", facets=(("type", ("fact",)),), importance_min=0.5))

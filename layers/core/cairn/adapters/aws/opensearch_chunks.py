@@ -32,7 +32,8 @@ then current / facets / importance; opensearch_schema.ADDED_FIELDS) and refuses 
 being strict. Opening an existing index reads its mapping and adds what it lacks; a bulk still
 refused for one of those fields (the index re-created behind our back by an older process) does
 the same and is sent again. Its chunks stored before then have no `current` (read as current),
-no facets and no importance.
+no facets and no importance; their tags' words are filled in by a back-fill task the first open
+starts (opensearch_schema.py).
 
 Search. Terms come from the embedded index's query parser (a boolean query's positive terms, the
 query itself a filter of the BM25 leg: opensearch_queries.py) and vectors are scaled to unit length
@@ -49,6 +50,7 @@ client fusion otherwise. Its hits carry the fused score but no per-leg ranks or 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -76,12 +78,16 @@ from cairn.adapters.aws.opensearch_queries import (
 )
 from cairn.adapters.aws.opensearch_schema import (
     ADDED_FIELDS,
+    TAG_WORDS,
     VECTOR_FIELD,
     from_source,
     index_body,
     missing_fields,
     pipeline_body,
     pipeline_rank_constant,
+    tag_words_backfill,
+    upgraded_meta,
+    upgrades_done,
 )
 from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.vector_store import unit_rows
@@ -91,6 +97,7 @@ from cairn.ports.chunks import ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
 
 __all__ = ["OpenSearchChunkIndex", "opensearch_client"]
+log = logging.getLogger(__name__)
 
 Fusion = Literal["pipeline", "client"]
 Refresh = Literal["wait_for", "true"]
@@ -198,10 +205,34 @@ class OpenSearchChunkIndex:
         adding a field to a mapping is allowed, and adding it again changes nothing."""
         found: Body = self._call("mapping read", self.client.indices.get_mapping, index=self.index)
         index: Body = next(iter(found.values()), {})  # keyed by the concrete index name
-        properties = index.get("mappings", {}).get("properties", {})
-        body = missing_fields(self.dimension, properties)
+        mappings = index.get("mappings", {})
+        body = missing_fields(self.dimension, mappings.get("properties", {}))
         if body:
             self._call("mapping update", self.client.indices.put_mapping, index=self.index, body=body)
+        if TAG_WORDS not in upgrades_done(mappings):
+            self._backfill_tag_words(mappings)
+
+    def _backfill_tag_words(self, mappings: Body) -> None:
+        """Start the tag words' back-fill as a task on the cluster (no Lambda waits for it) and list
+        it in the mapping's `_meta`. One the cluster refuses is logged and left for the next open:
+        searches work meanwhile, only old chunks' tags are not yet matched."""
+        upgrade = TAG_WORDS
+        try:
+            task = self._call(
+                f"{upgrade} back-fill",
+                self.client.update_by_query,
+                index=self.index,
+                body=tag_words_backfill(),
+                params={"conflicts": "proceed", "wait_for_completion": "false", "refresh": "true"},
+            )
+        except CairnError as exc:
+            log.warning(
+                "index %s: the %s back-fill was not started (next open retries): %s", self.index, upgrade, exc
+            )
+            return
+        log.info("index %s: %s back-fill started as task %s", self.index, upgrade, task.get("task"))
+        meta = upgraded_meta(mappings, upgrade)
+        self._call("mapping update", self.client.indices.put_mapping, index=self.index, body=meta)
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         self.ensure()

@@ -20,7 +20,11 @@ shares, until the mapping's field limit refused writes. `importance` is a `doubl
 `importance_min` compares the value as stored, without float32 rounding.
 
 Fields added to the mapping after indexes were first created (ADDED_FIELDS) are put into an
-existing index's mapping when the adapter opens it; adding a field is always allowed.
+existing index's mapping when the adapter opens it; adding a field is always allowed. Chunks
+stored before `tag_words` existed get theirs from an `_update_by_query` (TAG_WORDS_BACKFILL, a
+painless script spelling domain/text.py `tag_words`) started when an index whose mapping's
+`_meta` does not yet list the upgrade (UPGRADES) is opened; the upgrade is listed once the
+cluster has accepted the task. An index created now lists it from the start.
 """
 
 from __future__ import annotations
@@ -41,6 +45,16 @@ TAG_WORDS = "tag_words"
 """The words of the chunk's tags as text (domain/text.py `tag_words`), for the BM25 leg only."""
 RRF_PROCESSOR = "score-ranker-processor"
 ADDED_FIELDS = ("fingerprint", "current", "facets", "importance", TAG_WORDS)
+UPGRADES = "cairn_upgrades"  # the key in the mapping's `_meta` listing the data upgrades done
+TAG_WORDS_BACKFILL = """List words = new ArrayList();
+for (def tag : ctx._source.tags) {
+  String t = tag;
+  int at = t.indexOf(':');
+  String word = at < 0 ? '' : t.substring(at + 1);
+  if (word.isEmpty()) { word = t; }
+  if (!word.trim().isEmpty()) { words.add(word); }
+}
+ctx._source.tag_words = String.join(' ', words);"""
 
 Body = dict[str, Any]
 
@@ -67,6 +81,31 @@ def missing_fields(dimension: int, properties: Mapping[str, Any]) -> Body:
     wanted = index_body(dimension)["mappings"]["properties"]
     missing = {name: wanted[name] for name in ADDED_FIELDS if name not in properties}
     return {"properties": missing} if missing else {}
+
+
+def upgrades_done(mappings: Mapping[str, Any]) -> list[str]:
+    """The data upgrades an index with these `mappings` has had (TAG_WORDS, or none)."""
+    return list((mappings.get("_meta") or {}).get(UPGRADES) or [])
+
+
+def tag_words_backfill() -> Body:
+    """The `_update_by_query` giving each tagged chunk stored without `tag_words` its words."""
+    return {
+        "query": {
+            "bool": {
+                "filter": [{"exists": {"field": "tags"}}],
+                "must_not": [{"exists": {"field": TAG_WORDS}}],
+            }
+        },
+        "script": {"source": TAG_WORDS_BACKFILL, "lang": "painless"},
+    }
+
+
+def upgraded_meta(mappings: Mapping[str, Any], upgrade: str) -> Body:
+    """The mapping update listing `upgrade` as done, keeping the rest of `_meta`."""
+    meta = dict(mappings.get("_meta") or {})
+    meta[UPGRADES] = sorted({*(meta.get(UPGRADES) or []), upgrade})
+    return {"_meta": meta}
 
 
 def pipeline_body(rank_constant: int | None = None, weights: Sequence[float] | None = None) -> Body:

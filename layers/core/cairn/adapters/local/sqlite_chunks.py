@@ -31,6 +31,7 @@ from cairn.adapters.local import (
     brain_erasure,
     fts_postings,
     fts_search,
+    fts_tag_words,
     page_cache,
     vector_health,
     vector_sums,
@@ -85,9 +86,12 @@ class SqliteChunkIndex:
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows
-        self._db.get().executescript(schema.SCHEMA + vector_sums.SCHEMA + vector_health.SCHEMA)
+        self._db.get().executescript(
+            schema.SCHEMA + vector_sums.SCHEMA + vector_health.SCHEMA + fts_tag_words.SCHEMA
+        )
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
+            fts_tag_words.backfill(conn)
         self._maintenance = VectorMaintenance(
             self._db,
             self._vectors,

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
+from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.siblings import SiblingContext, natural_key
 from tests.fakes.clock import FakeClock
@@ -67,9 +69,32 @@ def test_only_recent_siblings_give_context() -> None:
     assert SiblingContext(siblings.records, window_s=0).link(_doc("a/2.md"), "two", T0).context is None
 
 
+def test_natural_key_orders_ids_by_their_text() -> None:
+    """An id's digit runs are not counts: ULID-like ids (domain/ids.py) sort by creation as text,
+    which comparing `3` with `12` as numbers would scramble."""
+    assert sorted(["mem_01jab3xy.md", "mem_01jab12x.md"], key=natural_key) == [
+        "mem_01jab12x.md",
+        "mem_01jab3xy.md",
+    ]
+    made = []
+    for _ in range(200):
+        made.append(f"memory/fact/{new_id('mem')}.md")
+        time.sleep(0.0005)  # new milliseconds: the time part's digit runs change
+    assert sorted(reversed(made), key=natural_key) == made
+
+
 def test_natural_key_orders_numbers_as_numbers() -> None:
     paths = ["D1:10.md", "D1:9.md", "D2:1.md", "D1:1.md"]
     assert sorted(paths, key=natural_key) == ["D1:1.md", "D1:9.md", "D1:10.md", "D2:1.md"]
+    sessions = ["D10:1.md", "D9:3.md", "turn-10.md", "turn-9.md", "2024-05-10.md", "2024-05-9.md"]
+    assert sorted(sessions, key=natural_key) == [
+        "2024-05-9.md",
+        "2024-05-10.md",
+        "D9:3.md",
+        "D10:1.md",
+        "turn-9.md",
+        "turn-10.md",
+    ]
 
 
 def test_a_sibling_written_long_before_gives_no_context(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -27,12 +27,27 @@ from cairn.domain.models import Document
 from cairn.ports.records import Item, Put, RecordStore
 from cairn.services.repositories import documents_pk
 
-_RUNS = re.compile(r"(\d+)")
+_WORDS = re.compile(r"([^\W_]+)")  # runs of letters and digits; the rest separates them
+_NUMBERED = re.compile(r"([^\W\d_]*)(\d+)")  # `10`, `turn10`, `D10`: a word with a count
 
 
-def natural_key(path: str) -> tuple[tuple[int, int | str], ...]:
-    """Order names as people do: digit runs compare as numbers."""
-    return tuple((0, int(run)) if run.isdigit() else (1, run) for run in _RUNS.split(path) if run)
+NaturalKey = tuple[tuple[int, str, int], ...]
+
+
+def natural_key(path: str) -> NaturalKey:
+    """Order names as people do: a word that is a number, or letters then a number (`turn-9` <
+    `turn-10`, `D9:3` < `D10:1`), compares by that number; any other word (an id such as
+    `mem_01jq3k7...`, sortable by creation as text but not by its digit runs) compares as text."""
+    key: list[tuple[int, str, int]] = []
+    for i, part in enumerate(_WORDS.split(path)):
+        if i % 2 == 0:  # a separator (or nothing) between words
+            if part:
+                key.append((2, part, 0))
+        elif numbered := _NUMBERED.fullmatch(part):
+            key.append((1, numbered[1], int(numbered[2])))
+        else:
+            key.append((1, part, -1))
+    return tuple(key)
 
 
 @dataclass(frozen=True)

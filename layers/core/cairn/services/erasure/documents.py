@@ -23,7 +23,7 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.documents.siblings import SiblingContext, natural_key
+from cairn.services.documents.siblings import NaturalKey, SiblingContext, natural_key
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.repository import LinkRepository
@@ -93,7 +93,7 @@ class DocumentEraser:
         its folder, services/documents/siblings.py) lose that context; returns how many changed."""
         paths = {d.path for d in doomed}
         cleared = self.siblings.forget(brain.id, paths)
-        by_folder: dict[str, list[tuple[tuple[tuple[int, int | str], ...], str, bool]]] = {}
+        by_folder: dict[str, list[tuple[NaturalKey, str, bool]]] = {}
         for doc in [*doomed, *others]:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")
             if doc.path in paths or (doc.deleted_at is None and takes_context):

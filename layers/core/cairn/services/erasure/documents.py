@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from cairn import faults
 from cairn.domain.models import Brain, Document, DocumentSource
@@ -23,7 +24,7 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.documents.siblings import NaturalKey, SiblingContext, natural_key
+from cairn.services.documents.siblings import Series, SiblingContext, digit_runs_key, natural_key, series
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.repository import LinkRepository
@@ -89,17 +90,24 @@ class DocumentEraser:
         return counts
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
-        """The documents that were indexed with an excerpt of a doomed one (the sibling after it in
-        its folder, services/documents/siblings.py) lose that context; returns how many changed."""
+        """The documents that were indexed with an excerpt of a doomed one lose that context;
+        returns how many changed. Those its folder's ring of recent siblings still names are exact
+        (`forget`); for the rest, the document after each doomed one in its folder, in its
+        numbered series, and in its folder as names were ordered before ids compared as text
+        (`digit_runs_key`: contexts linked then), whichever it was (services/documents/siblings.py)."""
         paths = {d.path for d in doomed}
         cleared = self.siblings.forget(brain.id, paths)
-        by_folder: dict[str, list[tuple[NaturalKey, str, bool]]] = {}
+        groups: dict[tuple[str, str, Series | None], list[tuple[tuple[Any, ...], str, bool]]] = {}
         for doc in [*doomed, *others]:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")
             if doc.path in paths or (doc.deleted_at is None and takes_context):
-                folder = posixpath.dirname(doc.path)
-                by_folder.setdefault(folder, []).append((natural_key(doc.path), doc.id, doc.path in paths))
-        for entries in by_folder.values():
+                folder, key = posixpath.dirname(doc.path), natural_key(doc.path)
+                doomed_too = doc.path in paths
+                groups.setdefault((folder, "folder", None), []).append((key, doc.id, doomed_too))
+                groups.setdefault((folder, "series", series(key)), []).append((key, doc.id, doomed_too))
+                old = digit_runs_key(doc.path)
+                groups.setdefault((folder, "before", None), []).append((old, doc.id, doomed_too))
+        for entries in groups.values():
             entries.sort()
             for (_, _, was_doomed), (_, following, follows_doomed) in pairwise(entries):
                 if was_doomed and not follows_doomed:

@@ -120,10 +120,9 @@ def test_resending_what_a_crash_cut_short_repairs_it(
 def test_settling_twice_and_settling_nothing_change_nothing(
     adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
 ) -> None:
-    first.documents.write(brain, "notes/day-2.md", b"# Day 2\n\nThe godwits left the estuary.")
     assert first.documents.settle_pending() == 0
     with faults.armed("documents.committed"), pytest.raises(InjectedFault):
-        first.documents.write(brain, "notes/day-1.md", b"# Day 1\n\nThe curlew called over the saltmarsh.")
+        first.documents.write(brain, "notes/once.md", b"# Once\n\nThe curlew called over the saltmarsh.")
     restarted = process(adapters, tmp_path)
     assert restarted.documents.settle_pending() == 2  # the note, and the sibling it now precedes
     assert restarted.documents.settle_pending() == 0

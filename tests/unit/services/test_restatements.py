@@ -123,7 +123,7 @@ def test_memory_search_puts_the_correction_first_on_each_store(
         c = process(replace(adapters, embedder=topic_embedder()), tmp_path)
         brain = c.brains.create("family")
         for path, text in (
-            ("swimming.md", "Ellie's swimming lessons are on Tuesday afternoons."),
+            ("swimming.md", "Ellie's swimming lessons are on Tuesdays."),
             ("outbound.md", "Outbound flight to Porto on 24 July."),
             ("bins.md", "The bins go out on Thursday night."),
             ("swimming-moved.md", "Ellie's swimming lessons moved to Wednesdays; Tuesday is no longer hers."),

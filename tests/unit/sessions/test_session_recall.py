@@ -29,7 +29,7 @@ NOTES = {
     "memory/global/boxing.md": "Boxing: the title match is sold out.",
     "memory/global/cricket.md": "The cricket match starts at noon; the match may rain off.",
     TENNIS: "Tennis on Sunday at the park, a friendly match.",
-    "memory/global/park.md": "The park opens at nine; the courts at ten.",
+    "memory/global/park.md": "The park opens at nine; the tennis courts at ten.",
     "memory/global/garden.md": "Tomatoes need watering every evening.",
     "memory/project/p/sync.md": "Project sync: specs and code meet on Monday.",
 }

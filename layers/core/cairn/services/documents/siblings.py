@@ -7,10 +7,7 @@ the words of the question it answers ("Thanks! It's been great for my mental hea
 predecessor lets the question's words find the answer.
 
 The predecessor is the sibling just before it in natural path order (`turn-9` < `turn-10`)
-among the folder's recently written documents of the same numbered series (names equal but for
-their numbers: `turn-9.md` and `turn-10.md`, `D1:3.md` and `D2:1.md`, `2026-01-09.md` and
-`2026-01-10.md`; a note named by its title or by an id is of no series but its own, so it gets
-no context), so concurrent writers arriving out of order
+among the folder's recently written documents, so concurrent writers arriving out of order
 still link each document to the right one: when a document lands between a sibling and that
 sibling's current predecessor, the sibling's context is repointed (a fix-up). Only siblings
 written within `window_s` count: a burst of writing, not unrelated notes days apart. The
@@ -35,6 +32,13 @@ _NUMBERED = re.compile(r"([^\W\d_]*)(\d+)")  # `10`, `turn10`, `D10`: a word wit
 
 
 NaturalKey = tuple[tuple[int, str, int], ...]
+_RUNS = re.compile(r"(\d+)")
+
+
+def digit_runs_key(path: str) -> tuple[tuple[int, int | str], ...]:
+    """How `natural_key` ordered names until ids compared as text (every digit run a number): the
+    erasure uses it to find contexts linked then."""
+    return tuple((0, int(run)) if run.isdigit() else (1, run) for run in _RUNS.split(path) if run)
 
 
 def natural_key(path: str) -> NaturalKey:
@@ -51,21 +55,6 @@ def natural_key(path: str) -> NaturalKey:
         else:
             key.append((1, part, -1))
     return tuple(key)
-
-
-Series = tuple[tuple[int, str], ...]
-_RUNS = re.compile(r"(\d+)")
-
-
-def digit_runs_key(path: str) -> tuple[tuple[int, int | str], ...]:
-    """How `natural_key` ordered names until ids compared as text (every digit run a number): the
-    erasure uses it to find contexts linked then."""
-    return tuple((0, int(run)) if run.isdigit() else (1, run) for run in _RUNS.split(path) if run)
-
-
-def series(key: NaturalKey) -> Series:
-    """A name without its numbers: names of one numbered series (`turn-9`, `turn-10`) share it."""
-    return tuple((kind, text) for kind, text, _ in key)
 
 
 @dataclass(frozen=True)
@@ -99,17 +88,14 @@ class SiblingContext:
             if _age(e, now) <= self.window_s and e["path"] != doc.path
         ]
         mine = natural_key(doc.path)
-        ours = series(mine)
-        before = [
-            e for e in entries if natural_key(e["path"]) < mine and series(natural_key(e["path"])) == ours
-        ]
+        before = [e for e in entries if natural_key(e["path"]) < mine]
         predecessor = max(before, key=lambda e: natural_key(e["path"]), default=None)
         excerpt = " ".join(text.split())[: self.excerpt_chars]
         fixups: dict[str, str] = {}
         for entry in entries:
             theirs = natural_key(entry["path"])
             current = entry.get("after")
-            if theirs > mine and series(theirs) == ours and (current is None or natural_key(current) < mine):
+            if theirs > mine and (current is None or natural_key(current) < mine):
                 entry["after"] = doc.path
                 fixups[entry["doc_id"]] = excerpt
         entries.append(

@@ -24,7 +24,7 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.documents.siblings import Series, SiblingContext, digit_runs_key, natural_key, series
+from cairn.services.documents.siblings import SiblingContext, digit_runs_key, natural_key
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService
 from cairn.services.links.repository import LinkRepository
@@ -92,21 +92,18 @@ class DocumentEraser:
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one lose that context;
         returns how many changed. Those its folder's ring of recent siblings still names are exact
-        (`forget`); for the rest, the document after each doomed one in its folder, in its
-        numbered series, and in its folder as names were ordered before ids compared as text
-        (`digit_runs_key`: contexts linked then), whichever it was (services/documents/siblings.py)."""
+        (`forget`); for the rest, the document after each doomed one in its folder, in natural order
+        and in the order names had before ids compared as text (`digit_runs_key`: contexts linked
+        then), whichever it was (services/documents/siblings.py)."""
         paths = {d.path for d in doomed}
         cleared = self.siblings.forget(brain.id, paths)
-        groups: dict[tuple[str, str, Series | None], list[tuple[tuple[Any, ...], str, bool]]] = {}
+        groups: dict[tuple[str, bool], list[tuple[tuple[Any, ...], str, bool]]] = {}
         for doc in [*doomed, *others]:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")
             if doc.path in paths or (doc.deleted_at is None and takes_context):
-                folder, key = posixpath.dirname(doc.path), natural_key(doc.path)
-                doomed_too = doc.path in paths
-                groups.setdefault((folder, "folder", None), []).append((key, doc.id, doomed_too))
-                groups.setdefault((folder, "series", series(key)), []).append((key, doc.id, doomed_too))
-                old = digit_runs_key(doc.path)
-                groups.setdefault((folder, "before", None), []).append((old, doc.id, doomed_too))
+                folder, doomed_too = posixpath.dirname(doc.path), doc.path in paths
+                groups.setdefault((folder, True), []).append((natural_key(doc.path), doc.id, doomed_too))
+                groups.setdefault((folder, False), []).append((digit_runs_key(doc.path), doc.id, doomed_too))
         for entries in groups.values():
             entries.sort()
             for (_, _, was_doomed), (_, following, follows_doomed) in pairwise(entries):

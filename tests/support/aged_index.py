@@ -11,7 +11,6 @@ from pathlib import Path
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
-from cairn.domain.text import tag_words
 
 
 def strip_tag_words(db: Path, only: Collection[str] | None = None) -> int:
@@ -28,8 +27,8 @@ def strip_tag_words(db: Path, only: Collection[str] | None = None) -> int:
                 (brain_id,),
             ).fetchall()
             for rowid, cid, tags, title in rows:
-                suffix = f"{schema.TAGS_AFTER}{tag_words(json.loads(tags))}"
-                if (only is None or cid in only) and title.endswith(suffix) and suffix != schema.TAGS_AFTER:
+                suffix = schema.tags_suffix(json.loads(tags))
+                if (only is None or cid in only) and suffix and title.endswith(suffix):
                     conn.execute(
                         f"UPDATE {table} SET title = ? WHERE rowid = ?", (title.removesuffix(suffix), rowid)
                     )

@@ -237,10 +237,16 @@ def to_row(chunk: Chunk, vec_row: int) -> tuple[object, ...]:
 TAGS_AFTER = "\x1f"
 
 
+def tags_suffix(tags: Sequence[str]) -> str:
+    """What follows a chunk's title in its FTS title column: a unit separator and the words of
+    its tags ("" when they have none)."""
+    words = tag_words(tags)
+    return f"{TAGS_AFTER}{words}" if words else ""
+
+
 def fts_title(chunk: Chunk) -> str:
     """The FTS title column of a chunk: its title, then the words of its tags, if any."""
-    words = tag_words(chunk.tags)
-    return f"{chunk.title}{TAGS_AFTER}{words}" if words else chunk.title
+    return chunk.title + tags_suffix(chunk.tags)
 
 
 def from_row(row: Sequence[Any]) -> Chunk:
@@ -248,9 +254,8 @@ def from_row(row: Sequence[Any]) -> Chunk:
      valid_to, active, created_at, _created_ms, _vec, fingerprint, current, facets, importance,
      _from_ms, _to_ms, title, text, context) = row  # fmt: skip
     tags = json.loads(tags)
-    words = tag_words(tags)
-    if words:
-        title = title.removesuffix(f"{TAGS_AFTER}{words}")
+    if suffix := tags_suffix(tags):
+        title = title.removesuffix(suffix)
     return Chunk(
         id=id_,
         brain_id=brain_id,

@@ -18,7 +18,6 @@ from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
 from cairn.adapters.local.fts_postings import PostingsWriter
-from cairn.domain.text import tag_words
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS index_upgrades (name TEXT PRIMARY KEY) WITHOUT ROWID;"
 UPGRADE = "tag_words"
@@ -57,8 +56,8 @@ def backfill(conn: sqlite3.Connection, step: int = 5_000) -> int:
     ).fetchall():
         last = int(rows[-1][0])
         for rowid, brain_id, tags in rows:
-            if brain_id in brains and (words := tag_words(json.loads(tags))):
-                brains[brain_id].append(conn, int(rowid), f"{schema.TAGS_AFTER}{words}")
+            if brain_id in brains and (suffix := schema.tags_suffix(json.loads(tags))):
+                brains[brain_id].append(conn, int(rowid), suffix)
     changed = {brain_id: brain.finish(conn) for brain_id, brain in brains.items()}
     conn.executemany(
         "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from cairn import __version__
 from cairn.entrypoints.cli.check import settle, start_repairs
+from cairn.entrypoints.cli.warm_start import warm_up
 
 if TYPE_CHECKING:
     from cairn.container import Container
@@ -25,7 +26,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.bootstrap import build_container
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
-    from cairn.ports.chunks import CompactableChunks
     from cairn.services.documents.index_sweeper import IndexSweeper
 
     settings = settings_from(
@@ -47,12 +47,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     start_repairs(container)
     app = create_app(container)
     threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
-    # Load the embedding model while uvicorn starts, so /healthz answers at once and the
-    # first search does not pay for the load.
-    threading.Thread(target=container.adapters.embedder.embed, args=(["warm up"],), daemon=True).start()
-    chunks = container.adapters.chunks
-    if isinstance(chunks, CompactableChunks):  # big brains' vector indexes and rows, likewise
-        threading.Thread(target=chunks.warm, daemon=True).start()
+    warm_up(container)
     auth = "none (open)" if open_serving else "required"
     base = f"http://{settings.host}:{settings.port}"
     print(

@@ -54,14 +54,6 @@ def bm25_leg(
     return dict(ranked[:pool])
 
 
-def ids_of(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    rows = conn.execute(
-        "SELECT c.rowid, c.id FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value",
-        (json.dumps(list(rowids)),),
-    )
-    return dict(rows.fetchall())
-
-
 def load(
     conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], ids: Sequence[str]
 ) -> dict[str, Chunk]:
@@ -75,7 +67,29 @@ def load(
     return chunks
 
 
-def hit(fused: Fused, chunk: Chunk, bm25: dict[str, float], similar: dict[str, float]) -> ChunkHit:
+def ids_of(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT c.rowid, c.id FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value",
+        (json.dumps(list(rowids)),),
+    )
+    return dict(rows.fetchall())
+
+
+def load_rows(
+    conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], rowids: Sequence[int]
+) -> dict[int, Chunk]:
+    """The chunks of these rowids, by rowid (the search's candidates: its legs rank rowids)."""
+    chunks: dict[int, Chunk] = {}
+    for brain_id, (seq, _generation) in brains.items():
+        rows = conn.execute(
+            f"{schema.select_by_rowids(schema.fts_table(seq))} WHERE c.brain_id = ?",
+            (json.dumps(list(rowids)), brain_id),
+        )
+        chunks.update((int(row[0]), schema.from_row(row[1:])) for row in rows.fetchall())
+    return chunks
+
+
+def hit(fused: Fused[int], chunk: Chunk, bm25: dict[int, float], similar: dict[int, float]) -> ChunkHit:
     return ChunkHit(
         chunk=chunk,
         score=fused.score,

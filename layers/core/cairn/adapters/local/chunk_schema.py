@@ -178,11 +178,20 @@ def select(table: str, *, by_ids: bool = False) -> str:
     With `by_ids` the rows are those whose ids are in the JSON array bound first; CROSS JOIN
     pins the join order so SQLite looks each one up instead of scanning the brain.
     """
-    cols = ", ".join(f"c.{col.strip()}" for col in COLUMNS.split(","))
     driver = "json_each(?) j CROSS JOIN chunks c ON c.id = j.value" if by_ids else "chunks c"
+    return f"SELECT {_FULL_ROW} FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+
+
+def select_by_rowids(table: str) -> str:
+    """Each row's rowid, then the full chunk row as `select` reads it, for the rowids in the JSON
+    array bound first."""
     return (
-        f"SELECT {cols}, f.title, f.text, f.context FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+        f"SELECT c.rowid, {_FULL_ROW} FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value "
+        f"CROSS JOIN {table} f ON f.rowid = c.rowid"
     )
+
+
+_FULL_ROW = ", ".join(f"c.{col.strip()}" for col in COLUMNS.split(",")) + ", f.title, f.text, f.context"
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -20,6 +20,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -394,16 +395,13 @@ class SqliteChunkIndex:
                 else {}
             )
             similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
-            ids = reads.ids_of(conn, [*bm25, *similar])
-            legs = [
-                Leg([ids[r] for r in bm25 if r in ids], query.bm25_weight),
-                Leg([ids[r] for r in similar if r in ids], query.vector_weight),
-            ]
-            fused = fused_head(legs, query.rrf_k, query.top_k, query.nearest)
-            chunks = reads.load(conn, brains, [f.id for f in fused])
-        by_id_bm25 = {ids[r]: s for r, s in bm25.items() if r in ids}
-        by_id_similar = {ids[r]: s for r, s in similar.items() if r in ids}
-        return [reads.hit(f, chunks[f.id], by_id_bm25, by_id_similar) for f in fused if f.id in chunks]
+            # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
+            legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
+            fused = fused_head(
+                legs, query.rrf_k, query.top_k, query.nearest, names=partial(reads.ids_of, conn)
+            )
+            chunks = reads.load_rows(conn, brains, [f.id for f in fused])
+        return [reads.hit(f, chunks[f.id], bm25, similar) for f in fused if f.id in chunks]
 
     def close(self) -> None:
         self._maintenance.close()

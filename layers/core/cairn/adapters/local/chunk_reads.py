@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
@@ -57,14 +58,8 @@ def bm25_leg(
 def load(
     conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], ids: Sequence[str]
 ) -> dict[str, Chunk]:
-    chunks: dict[str, Chunk] = {}
-    for brain_id, (seq, _generation) in brains.items():
-        rows = conn.execute(
-            f"{schema.select(schema.fts_table(seq), by_ids=True)} WHERE c.brain_id = ?",
-            (json.dumps(list(ids)), brain_id),
-        )
-        chunks.update((chunk.id, chunk) for chunk in map(schema.from_row, rows.fetchall()))
-    return chunks
+    """The chunks of these ids, by id."""
+    return {chunk.id: chunk for _, chunk in _read(conn, brains, "id", ids)}
 
 
 def ids_of(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
@@ -79,14 +74,22 @@ def load_rows(
     conn: sqlite3.Connection, brains: dict[str, tuple[int, int]], rowids: Sequence[int]
 ) -> dict[int, Chunk]:
     """The chunks of these rowids, by rowid (the search's candidates: its legs rank rowids)."""
-    chunks: dict[int, Chunk] = {}
+    return dict(_read(conn, brains, "rowid", rowids))
+
+
+def _read(
+    conn: sqlite3.Connection,
+    brains: dict[str, tuple[int, int]],
+    key: Literal["id", "rowid"],
+    keys: Sequence[str] | Sequence[int],
+) -> Iterator[tuple[int, Chunk]]:
     for brain_id, (seq, _generation) in brains.items():
         rows = conn.execute(
-            f"{schema.select_by_rowids(schema.fts_table(seq))} WHERE c.brain_id = ?",
-            (json.dumps(list(rowids)), brain_id),
+            f"{schema.select_keyed(schema.fts_table(seq), key)} WHERE c.brain_id = ?",
+            (json.dumps(list(keys)), brain_id),
         )
-        chunks.update((int(row[0]), schema.from_row(row[1:])) for row in rows.fetchall())
-    return chunks
+        for row in rows.fetchall():
+            yield int(row[0]), schema.from_row(row[1:])
 
 
 def hit(fused: Fused[int], chunk: Chunk, bm25: dict[int, float], similar: dict[int, float]) -> ChunkHit:

@@ -25,7 +25,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.domain.text import tag_words
@@ -172,21 +172,17 @@ def vector_epoch(conn: sqlite3.Connection, brain_id: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def select(table: str, *, by_ids: bool = False) -> str:
-    """Full chunk rows with their title, text and context from the brain's FTS table; alias `c`.
-
-    With `by_ids` the rows are those whose ids are in the JSON array bound first; CROSS JOIN
-    pins the join order so SQLite looks each one up instead of scanning the brain.
-    """
-    driver = "json_each(?) j CROSS JOIN chunks c ON c.id = j.value" if by_ids else "chunks c"
-    return f"SELECT {_FULL_ROW} FROM {driver} CROSS JOIN {table} f ON f.rowid = c.rowid"
+def select(table: str) -> str:
+    """Full chunk rows with their title, text and context from the brain's FTS table; alias `c`."""
+    return f"SELECT {_FULL_ROW} FROM chunks c CROSS JOIN {table} f ON f.rowid = c.rowid"
 
 
-def select_by_rowids(table: str) -> str:
-    """Each row's rowid, then the full chunk row as `select` reads it, for the rowids in the JSON
-    array bound first."""
+def select_keyed(table: str, key: Literal["id", "rowid"]) -> str:
+    """Each row's rowid, then the full row as `select` reads it, for the rows whose `key` is in
+    the JSON array bound first; CROSS JOIN pins the join order so SQLite looks each one up
+    instead of scanning the brain."""
     return (
-        f"SELECT c.rowid, {_FULL_ROW} FROM json_each(?) j CROSS JOIN chunks c ON c.rowid = j.value "
+        f"SELECT c.rowid, {_FULL_ROW} FROM json_each(?) j CROSS JOIN chunks c ON c.{key} = j.value "
         f"CROSS JOIN {table} f ON f.rowid = c.rowid"
     )
 

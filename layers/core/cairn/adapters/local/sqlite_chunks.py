@@ -397,11 +397,19 @@ class SqliteChunkIndex:
             similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
             # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
             legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
-            fused = fused_head(
-                legs, query.rrf_k, query.top_k, query.nearest, names=partial(reads.ids_of, conn)
-            )
-            chunks = reads.load_rows(conn, brains, [f.id for f in fused])
-        return [reads.hit(f, chunks[f.id], bm25, similar) for f in fused if f.id in chunks]
+            chunks: dict[int, Chunk] = {}
+            while True:
+                fused = fused_head(
+                    legs, query.rrf_k, query.top_k, query.nearest, names=partial(reads.ids_of, conn)
+                )
+                chunks.update(reads.load_rows(conn, brains, [f.id for f in fused if f.id not in chunks]))
+                unseen = {f.id for f in fused} - chunks.keys()
+                if not unseen:
+                    break
+                # Rows the cached vector rows know and this snapshot does not (written since it
+                # began, _brain_rows): fused again without them, as if the legs never had them.
+                legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
+        return [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
 
     def close(self) -> None:
         self._maintenance.close()

@@ -12,7 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cairn.services.search.restatements import CUES, LEEWAY, RESTATEMENT, Said, restated_first, says_change
+from cairn.services.search.restatements import (
+    CUES,
+    LEEWAY,
+    RESTATEMENT,
+    VALUE_CUES,
+    Said,
+    restated_first,
+    says_change,
+)
 from tests.support.shapes import SHAPES, adapters_for, process
 from tests.support.word_embedder import WordEmbedder
 
@@ -82,6 +90,24 @@ def test_every_cue_counts_in_any_case_as_a_whole_word(cue: str) -> None:
     assert says_change(f"the stand-up {cue} at nine")
     assert not says_change(f"the stand-up {cue}x at nine")
     assert not says_change(f"the stand-up x{cue} at nine")
+
+
+@pytest.mark.parametrize("cue", VALUE_CUES)
+def test_a_value_cue_counts_with_the_number_that_changed(cue: str) -> None:
+    assert says_change(f"The confocal rate {cue.upper()} to £42 an hour.")
+    assert says_change(f"the rate, {cue} 35 percent")
+    assert not says_change(f"the team {cue} its spirits at the party")
+    assert not says_change(f"the rate {cue}. It is 42 now.")  # the number is in another sentence
+
+
+def test_a_value_correction_moves_above_the_old_value() -> None:
+    said = [
+        Said("old", at(2024), 0.70, "Northline pays $31 per truck per month."),
+        Said("new", at(2025), 0.64, "Northline renewed at $27 per truck per month, down from $31."),
+    ]
+    assert restated_first(said, Vectors({"old": vec(0.0), "new": vec(CLOSE)})) == [1, 0]
+    raised_funds = Said("new", at(2025), 0.64, "We raised funds for the shelter at the run.")
+    assert restated_first([said[0], raised_funds], Vectors({"old": vec(0.0), "new": vec(CLOSE)})) == [0, 1]
 
 
 def test_words_that_only_hold_a_cue_do_not_count() -> None:

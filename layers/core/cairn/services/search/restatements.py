@@ -19,7 +19,8 @@ A hit moves above an earlier one when all of these hold:
   flight, 0.90 apart) do not trade places. Words that also open any later message of a
   conversation ("now", "new", "since") are not cues: with them, the later turns of LoCoMo's
   conversations ("a lot's happened since we last chatted") moved above the turn a question asked
-  about (MRR@10 0.569 -> 0.513).
+  about (MRR@10 0.569 -> 0.513). A value that went up or down counts when its number follows
+  (`VALUE_CHANGE`: "raised the rate to £42", "down from $31"); "we raised funds" does not.
 
 Measured on the three relevance fixtures and LoCoMo dev (docs/RELEVANCE.md, "Newer restatements
 first"). The vectors are read (one batch) only when some hit could move.
@@ -43,13 +44,25 @@ CUES: Final = (
     *("extended", "dropped", "from now on", "superseded", "renamed", "retired", "reverted"),
 )
 CHANGE: Final = re.compile(r"\b(?:" + "|".join(map(re.escape, CUES)) + r")\b", re.IGNORECASE)
+VALUE_CUES: Final = (
+    *("raised", "lowered", "increased", "decreased", "reduced", "doubled", "halved", "tripled"),
+    *("went up", "went down", "up from", "down from"),
+)
+VALUE_CHANGE: Final = re.compile(
+    r"\b(?:" + "|".join(map(re.escape, VALUE_CUES)) + r")\b[^.;!?\n]{0,60}?\d", re.IGNORECASE
+)
+"""A value that changed: one of VALUE_CUES with a number after it in its clause ("raised the
+rate to £42", "$27, down from $31"). Without the number they are not cues: "we raised funds",
+"increased energy" (LoCoMo's conversations say both)."""
 
 
 def says_change(text: str) -> bool:
-    """Whether `text` holds a cue as a whole word. Each is looked for as a substring first: ten
-    hits' texts a search, and the regex alone took 30 µs a text."""
+    """Whether `text` holds a cue as a whole word, or a value cue with its number. Each is looked
+    for as a substring first: ten hits' texts a search, and the regex alone took 30 µs a text."""
     lowered = text.lower()
-    return any(cue in lowered for cue in CUES) and CHANGE.search(text) is not None
+    if any(cue in lowered for cue in CUES) and CHANGE.search(text) is not None:
+        return True
+    return any(cue in lowered for cue in VALUE_CUES) and VALUE_CHANGE.search(text) is not None
 
 
 @dataclass(frozen=True)

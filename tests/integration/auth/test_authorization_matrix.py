@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -304,7 +305,7 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
             credential = world.tokens[caller]
             raw = credential is None or caller in ("expired", "wrong_audience")
             # One session per surface and caller (opening one costs as much as a few calls).
-            async with _nothing() if raw else mcp_client(url, credential) as client:
+            async with nullcontext() if raw else mcp_client(url, credential) as client:
                 for tool in tools:
                     calls += 1
                     destructive = tool.annotations is not None and tool.annotations.destructive_hint
@@ -322,14 +323,6 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
                         unexpected.append((surface, caller, tool.name, want, got))
     print(f"\nMCP matrix: {calls} tool calls ({len(SURFACES)} surfaces x tools x {len(CALLERS)} callers)")
     assert unexpected == []
-
-
-class _nothing:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str, Any]) -> str:

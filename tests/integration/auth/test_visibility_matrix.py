@@ -18,6 +18,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -324,7 +325,7 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
             for principal in principals:
                 credential = credential_of(world, principal)
                 client = _client(url, credential) if credential else None
-                async with client if client is not None else _nothing():
+                async with client if client is not None else nullcontext():
                     for _, _, tool in (c for c in calls if c[0] == surface):
                         for name in SETS:
                             for args in aimed(tool.input_schema, world.sets[name]):
@@ -338,14 +339,6 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
     for principals in matrix.runs():
         await run(principals)
     matrix.verdict("MCP", minimum=1000)
-
-
-class _nothing:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 # -- REST and zengram's HTTP API --------------------------------------------------------------------

@@ -310,23 +310,19 @@ def _scope(world: World, url: str, tool: str) -> str | None:
 async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: World) -> None:
     _SCOPES.clear()
     matrix = Matrix(world)
-    calls = [
-        (surface, f"{world.base}{http_path(surface)}", tool)
-        for surface in SURFACES
-        for tool in await _read_tools(world, f"{world.base}{http_path(surface)}")
-    ]
-    assert {surface for surface, _, _ in calls} == set(SURFACES)
+    urls = {surface: f"{world.base}{http_path(surface)}" for surface in SURFACES}
+    read_tools = {surface: await _read_tools(world, url) for surface, url in urls.items()}
+    assert all(read_tools.values()), read_tools
 
     async def run(principals: tuple[str, ...]) -> None:
         # One session per surface and principal: opening one (initialize, and the client's own
         # tools/list for the output schemas) cost as much as the calls it then made.
-        for surface in SURFACES:
-            url = f"{world.base}{http_path(surface)}"
+        for surface, url in urls.items():
             for principal in principals:
                 credential = credential_of(world, principal)
                 client = _client(url, credential) if credential else None
                 async with client if client is not None else nullcontext():
-                    for _, _, tool in (c for c in calls if c[0] == surface):
+                    for tool in read_tools[surface]:
                         for name in SETS:
                             for args in aimed(tool.input_schema, world.sets[name]):
                                 answer = (

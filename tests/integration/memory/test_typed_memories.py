@@ -371,3 +371,100 @@ def test_known_at_answers_what_cairn_held_then(container: Container, brain: Brai
     # ... and on day 5 it held Frankfurt true with no end, so true on day 15 as well
     assert held(5, at_time=START + timedelta(days=15)) == [recorded["Frankfurt"]]
     assert held(25, at_time=START + timedelta(days=15)) == [recorded["Dublin"]]
+
+
+def test_values_stored_out_of_order_give_one_value_at_each_time(container: Container, brain: Brain) -> None:
+    # Given a key's values stored latest first, then the earliest, then the one between
+    values = {2026: "the Acme database lives in Oslo", 2024: "the Acme database lives in Frankfurt",
+              2025: "the Acme database lives in Dublin"}  # fmt: skip
+    for year, text in values.items():
+        container.memories.store(brain, fact(text, key="acme-db", valid_from=_year(year)))
+    # Then each time has the one value that began last by then, the current one stays current
+    assert _true_then(container, brain, _year(2024, 6)) == [values[2024]]
+    assert _true_then(container, brain, _year(2025, 6)) == [values[2025]]
+    assert _true_then(container, brain, _year(2026, 2)) == [values[2026]]
+    assert current(container, brain, MemoryType.fact) == [values[2026]]
+
+
+def test_a_value_without_a_start_is_history_to_a_change_scheduled_ahead(
+    container: Container, brain: Brain
+) -> None:
+    ahead = container.memories.store(
+        brain, fact("the Acme database will live in Oslo", key="acme-db", valid_from=_year(2030))
+    )
+    now = container.memories.store(brain, fact("the Acme database lives in Dublin", key="acme-db"))
+    assert now.supersedes is None
+    held = now.memory.memory
+    assert held is not None and held.superseded_by == ahead.memory.id
+    assert held.valid_from is not None and held.valid_from < _year(2027)  # true from now ...
+    assert held.valid_to == _year(2030)  # ... until the move
+    assert _true_then(container, brain, _year(2029)) == ["the Acme database lives in Dublin"]
+    assert _true_then(container, brain, _year(2031)) == ["the Acme database will live in Oslo"]
+    assert current(container, brain, MemoryType.fact) == ["the Acme database will live in Oslo"]
+
+
+def test_a_value_that_ended_already_never_displaces_the_current_one(
+    container: Container, brain: Brain
+) -> None:
+    container.memories.store(
+        brain, fact("the Acme database lives in Dublin", key="acme-db", valid_from=_year(2025))
+    )
+    past = container.memories.store(
+        brain, fact("the Acme database lived in Lisbon", key="acme-db", valid_to=_year(2020))
+    ).memory.memory
+    assert past is not None and past.valid_from is None and past.valid_to == _year(2020)  # start unknown
+    assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Dublin"]
+    assert _true_then(container, brain, _year(2019)) == ["the Acme database lived in Lisbon"]
+    assert _true_then(container, brain, _year(2026)) == ["the Acme database lives in Dublin"]
+
+
+def test_known_at_finds_a_memory_at_the_millisecond_it_shows(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    clock.tick = timedelta(microseconds=1)
+    clock.current = START + timedelta(microseconds=123_456)
+    stored = container.memories.store(brain, fact("the Acme database lives in Oslo", key="acme-db"))
+    created = stored.memory.created_at
+    assert created.microsecond % 1000 != 0  # a creation time between two milliseconds
+    shown = created.replace(microsecond=created.microsecond // 1000 * 1000)  # as the surfaces show it
+
+    def held(when: datetime) -> list[str]:
+        q = MemoryQuery(types=("fact",), known_at=when, count_access=False)
+        return [h.memory.id for h in container.memories.search(brain, "where does the Acme database live", q)]
+
+    assert held(shown) == [stored.memory.id]
+    assert held(created) == [stored.memory.id]
+    assert held(shown - timedelta(milliseconds=1)) == []
+
+
+def test_known_at_with_at_time_keeps_an_end_that_was_recorded(container: Container, brain: Brain) -> None:
+    container.memories.store(
+        brain,
+        fact("the Acme database lives in Oslo", key="acme-db", valid_from=_year(2024), valid_to=_year(2025)),
+    )
+
+    def held(when: datetime) -> list[str]:
+        q = MemoryQuery(types=("fact",), known_at=START + timedelta(days=1), at_time=when, count_access=False)
+        return [
+            container.memories.text(h.memory) for h in container.memories.search(brain, "Acme database", q)
+        ]
+
+    assert held(_year(2024, 6)) == ["the Acme database lives in Oslo"]
+    assert held(_year(2025, 6)) == []  # recorded as ending in 2025: never held true after it
+
+
+def test_known_at_looks_past_many_superseded_values(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    # Given 60 superseded values that match the question better than the current one
+    for n in range(60):
+        clock.current = START + timedelta(minutes=n)
+        container.memories.store(
+            brain, fact(f"the Acme database lives in datacenter number {n}", key="acme-db")
+        )
+    clock.current = START + timedelta(hours=2)
+    last = container.memories.store(brain, fact("Acme moved its Postgres to Oslo", key="acme-db"))
+    q = MemoryQuery(types=("fact",), known_at=clock.current, count_access=False, limit=1)
+    # Then what Cairn held at known_at is found however deep the index ranks it
+    hits = container.memories.search(brain, "the Acme database lives in datacenter number", q)
+    assert [h.memory.id for h in hits] == [last.memory.id]

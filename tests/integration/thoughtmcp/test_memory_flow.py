@@ -153,6 +153,24 @@ async def test_unknown_tool_and_missing_parameters(live: LiveServer) -> None:
     assert {"remember", "recall", "update_memory", "forget", "search", "batch_remember"} <= names
 
 
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("recall", {"userId": "u", "text": "hello", "limit": "nan"}),
+        ("recall", {"userId": "u", "offset": "-inf"}),
+        ("search", {"userId": "u", "text": "hello", "limit": "inf"}),
+        ("ponder", {"problem": "should we migrate the database?", "timeout": "nan"}),
+        ("breakdown", {"problem": "plan a migration of the database", "maxDepth": "nan"}),
+    ],
+)
+async def test_a_number_that_is_not_finite_is_refused_as_invalid(
+    live: LiveServer, tool: str, args: dict[str, object]
+) -> None:
+    async with thought(live) as t:
+        answer = refused(await t.call_tool(tool, args))
+    assert answer["error"].startswith("Invalid parameters: ") and "finite" in answer["error"]
+
+
 async def test_the_batch_tools(live: LiveServer) -> None:
     async with thought(live) as t:
         made = data(

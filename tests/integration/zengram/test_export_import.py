@@ -257,3 +257,35 @@ def test_a_kept_id_never_takes_over_another_document(container: Container, tmp_p
     assert sorted(d.id for d in memories.of_type(brain, list(MemoryType))) == before
     assert list(memories.of_type(other, list(MemoryType))) == []
     assert memories.text(memories.get(brain, fact.id)) == "Acme runs Ghost"
+
+
+def test_a_history_of_values_comes_back_whole_and_true_at_each_time(tmp_path: Path) -> None:
+    # Given a key's values: two stated from the same instant (the first replaced, true for no
+    # time), one stored after as history, and the current one
+    source, target = fake_container(tmp_path / "a"), fake_container(tmp_path / "b")
+    values = [("2024", "Frankfurt"), ("2024", "Dublin"), ("2022", "Lisbon"), ("2026", "Oslo")]
+    with TestClient(create_app(source)) as a:
+        for year, city in values:
+            store(a, type="fact", content=f"the Acme database lives in {city}", key="acme-db",
+                  valid_from=f"{year}-01-01T00:00:00Z")  # fmt: skip
+            tick(source)
+        dump = a.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
+    # When it is restored into a fresh brain
+    with TestClient(create_app(target)) as b:
+        restored = b.post(f"{Z}/export/import", json={"data": dump, **APPROVED}).json()
+        back = b.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
+
+        def then(day: str) -> list[str]:
+            found = b.get(
+                f"{Z}/memory/search", params={"q": "Acme database", "at_time": day, "read_only": "true"}
+            )
+            return [r["content"] for r in found.json()["results"]]
+
+        # Then nothing is lost, each keeps its interval, and each time has its one value
+        assert restored == {"imported": 4, "skipped": 0, "errors": 0}
+        assert {(m["content"], m["valid_from"], m["valid_to"]) for m in back} == {
+            (m["content"], m["valid_from"], m["valid_to"]) for m in dump
+        }
+        assert then("2023-06-01") == ["the Acme database lives in Lisbon"]
+        assert then("2025-06-01") == ["the Acme database lives in Dublin"]
+        assert then("2026-06-01") == ["the Acme database lives in Oslo"]

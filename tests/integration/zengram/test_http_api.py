@@ -239,3 +239,20 @@ def test_x_api_key_maps_onto_cairn_api_keys(tmp_path: Path) -> None:
 def store_with(client: TestClient, key: str) -> Any:
     body = {"type": "event", "content": "stored with a key", "source_agent": "claude-code"}
     return client.post(f"{Z}/memory", json=body, headers={"x-api-key": key})
+
+
+@pytest.mark.parametrize(
+    "moment", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59.999999"]
+)
+def test_instants_at_the_ends_of_time_never_fail_a_later_read(client: TestClient, moment: str) -> None:
+    # Given a fact valid from an instant an offset carries past the years datetime holds
+    stored = store(client, type="fact", content="Acme runs MySQL", key="acme-db", valid_from=moment)
+    assert stored.status_code == 201, stored.text
+    # Then every read that shows it, and every query bounded by such an instant, answers
+    params: dict[str, str] = {"q": "Acme", "format": "full", "include_superseded": "true"}
+    assert client.get(f"{Z}/memory/search", params=params).status_code == 200
+    assert client.get(f"{Z}/export", params={"active_only": "false"}).status_code == 200
+    for name in ("at_time", "known_at"):
+        assert client.get(f"{Z}/memory/search", params={"q": "Acme", name: moment}).status_code == 200
+    assert client.get(f"{Z}/briefing", params={"since": moment}).status_code == 200
+    assert client.get(f"{Z}/memory/query", params={"type": "fact", "since": moment}).status_code == 200

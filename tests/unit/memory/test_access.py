@@ -77,6 +77,16 @@ def test_search_counts_what_it_returns_but_dedupe_does_not(container: Container,
     assert container.search.access.get(brain.id, doc.id).count == 1
 
 
+def test_a_weak_hit_handed_back_is_not_counted_as_read(container: Container, brain: Brain) -> None:
+    doc = container.ingest.remember(brain, "The boiler is serviced in March.")
+    weak = container.search.search(brain, "quantum chromodynamics lecture notes")
+    assert [h.document_id for h in weak.hits] == [doc.id]  # handed back, as the nearest there is
+    assert container.search.access is not None
+    assert container.search.access.get(brain.id, doc.id).count == 0  # but no good match: not a read
+    container.search.search(brain, "boiler serviced")
+    assert container.search.access.get(brain.id, doc.id).count == 1
+
+
 def test_a_recently_recalled_episode_is_not_pruned(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

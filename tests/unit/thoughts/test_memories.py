@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cairn.bootstrap import Container
+from cairn.domain.boolean_query import Term
 from cairn.domain.models import Brain
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.search.relevance import EMBEDDED
@@ -212,3 +213,32 @@ def test_when_nothing_reaches_min_similarity_the_closest_still_comes_first(tmp_p
     assert total == 2 and [f.row.id for f in found] == [match["memoryId"], loud["memoryId"]]
     assert 0.99 < found[0].score.similarity < 1.0  # its own similarity, under the threshold asked for
     assert found[1].score.similarity < 0.5 and found[1].score.salience > found[0].score.salience
+
+
+def test_new_content_takes_new_keywords_unless_the_caller_gave_them(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    auto = remember(c, brain, "The zebrafish tank heater broke and flooded the aquarium rack")
+    given = remember(c, brain, "The zebrafish room is kept at 28 degrees", keywords=("zebrafish", "lab"))
+    new = "The marketing newsletter goes out every Monday morning"
+    c.thoughts.update(brain, str(auto["memoryId"]), "alice", content=new)
+    c.thoughts.update(brain, str(given["memoryId"]), "alice", content=new + " to subscribers")
+    rows = c.thoughts.get_many(brain, "alice", [str(auto["memoryId"]), str(given["memoryId"])])
+    assert "zebrafish" not in rows[str(auto["memoryId"])].row.keywords  # extracted from the old text: gone
+    assert "newsletter" in rows[str(auto["memoryId"])].row.keywords
+    assert rows[str(given["memoryId"])].row.keywords == ["zebrafish", "lab"]  # the caller's: kept
+    found, _ = c.thoughts.search(brain, "alice", Term("heater"), filters=Filters())
+    assert found == []  # the old text's words no longer find it
+
+
+def test_a_soft_forgotten_memory_stays_hidden_whatever_else_changes(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    gone = remember(c, brain, "The zebrafish tank heater broke and flooded the aquarium rack")
+    remember(c, brain, "Quarterly budget review is on Friday")
+    c.thoughts.forget(brain, str(gone["memoryId"]), "alice", soft=True)
+    c.thoughts.update(brain, str(gone["memoryId"]), "alice", metadata=Metadata(tags=("lab",)))
+    c.thoughts.recall(brain, "alice", text="zebrafish heater", filters=Filters(min_strength=0.0))  # a read
+    found, total = c.thoughts.recall(brain, "alice", text="zebrafish heater flood", filters=Filters())
+    assert gone["memoryId"] not in [f.row.id for f in found] and total == 1
+    c.thoughts.update(brain, str(gone["memoryId"]), "alice", strength=0.8)  # given strength again: found
+    found, _ = c.thoughts.recall(brain, "alice", text="zebrafish heater flood", filters=Filters())
+    assert found[0].row.id == gone["memoryId"]

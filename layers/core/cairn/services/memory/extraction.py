@@ -22,6 +22,7 @@ from cairn.auth import access
 from cairn.domain.errors import InvalidInput
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, MemoryType, Message, Session
+from cairn.domain.moments import utc_moment
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.facts import FactDraft, FactExtractor, Utterance
@@ -238,7 +239,7 @@ def _said_at(m: Message) -> datetime:
     value = m.metadata.get("said_at")
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value)
+            return utc_moment(datetime.fromisoformat(value))
         except ValueError:
             pass
     return m.created_at

@@ -102,30 +102,35 @@ class MemoryService(MemoryReads):
             self.claims.take(self.claims.text(brain.id, m.type.value, client, digest), memory_id),
             self.claims.stamp(brain.id, now, memory_id),
         ]
-        valid_from = m.valid_from or (now if m.type in DECAYING else None)
+        # without a stated start a fact is true from now, unless it has already ended (then its
+        # start is unknown: it was true until its end)
+        over = m.valid_to is not None and m.valid_to <= now
+        valid_from = m.valid_from or (now if m.type in DECAYING and not over else None)
         valid_to = m.valid_to
         line = self.claims.line(brain.id, m.type, m.key, m.subject)
         old: Document | None = None
         history: Document | None = None  # the current one, when this memory was true before it
         if line is not None:
             old = self._current(brain, line.doc_id) if line.doc_id is not None else None
-            if old is not None and old.id != memory_id and _began_before(m.valid_from, old):
+            if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
-                assert history.memory is not None and history.memory.valid_from is not None
-                valid_to = min(valid_to or history.memory.valid_from, history.memory.valid_from)
+                assert history.memory is not None
+                began = history.memory.valid_from
+                if began is not None:
+                    valid_to = min(valid_to or began, began)
             else:
                 ops.append(self.claims.take(line, memory_id))
             if old is not None and old.id != memory_id:
                 assert old.memory is not None
                 successor_from = valid_from or now
                 ends = old.memory.valid_to
+                # it was true until its successor became true (or until its own end); one that
+                # had not begun yet never was (an empty interval, never an inverted one)
+                until = successor_from if ends is None else min(ends, successor_from)
+                if old.memory.valid_from is not None:
+                    until = max(until, old.memory.valid_from)
                 ended = old.memory.model_copy(
-                    update={
-                        "superseded_by": memory_id,
-                        "superseded_at": now,
-                        # it was true until its successor became true (or until its own end)
-                        "valid_to": successor_from if ends is None else min(ends, successor_from),
-                    }
+                    update={"superseded_by": memory_id, "superseded_at": now, "valid_to": until}
                 )
                 superseded = old.model_copy(update={"memory": ended, "updated_at": now})
                 ops.append(self.documents.repo.put_op(superseded, old.version))
@@ -291,9 +296,24 @@ class MemoryService(MemoryReads):
         return gone
 
 
-def _began_before(valid_from: datetime | None, current: Document) -> bool:
-    """Whether a memory given as valid from `valid_from` is history to the current one of its key
-    or subject (it became true first): it is stored as superseded by it, ending where it begins.
-    A memory without a stated start is true from now on, so it always supersedes."""
+_AHEAD = timedelta(minutes=1)  # a current value beginning later than this is a change scheduled ahead
+
+
+def _is_history(m: MemoryInput, now: datetime, current: Document) -> bool:
+    """Whether a memory being stored is history to the current one of its key or subject: it is
+    stored as superseded by it, ending where the current one begins. It is when it began before
+    the current one. A memory without a stated start begins now, so it supersedes the current one
+    unless that one begins later still (a change scheduled ahead, which it would otherwise end
+    before it began), or unless it has ended already (its `valid_to` has passed; its start is then
+    unknown, and it never displaces what is true now)."""
+    if m.valid_from is None and m.valid_to is not None and m.valid_to <= now:
+        return True
     began = current.memory.valid_from if current.memory is not None else None
-    return valid_from is not None and began is not None and valid_from < began
+    if began is None:
+        return False
+    if m.valid_from is not None:
+        return m.valid_from < began
+    # concurrent writers without a start supersede in commit order: one that committed a moment
+    # after this writer read the clock is not a change scheduled ahead (nor, across servers, is
+    # one a little clock skew puts ahead)
+    return began > now + _AHEAD

@@ -127,7 +127,9 @@ def memory_path(kind: MemoryType, memory_id: str) -> str:
 def checked_input(m: MemoryInput) -> str:
     if not isinstance(m.type, MemoryType):
         raise InvalidInput(f"unknown memory type {m.type!r}")
-    if m.valid_from is not None and m.valid_to is not None and m.valid_from >= m.valid_to:
+    if m.valid_from is not None and m.valid_to is not None and m.valid_from > m.valid_to:
+        # equal is an empty interval: a value replaced by one stated from the same instant, kept
+        # so (memories.py) and restored so from an export
         raise InvalidInput("valid_from must be before valid_to")
     if not 0.0 <= m.importance <= 1.0:
         raise InvalidInput("importance must be between 0 and 1")

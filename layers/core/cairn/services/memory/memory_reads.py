@@ -11,8 +11,9 @@ from datetime import datetime, timedelta
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
+from cairn.domain.moments import EARLIEST
 from cairn.domain.text import excerpt
-from cairn.ports.chunks import ChunkFilter
+from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
@@ -29,25 +30,66 @@ from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
 from cairn.services.search.service import NEAREST, SearchService
 
-_INSTANT = timedelta(microseconds=1)  # created_to is exclusive; known_at includes its instant
+_DEEPEST = 3200  # hits a known_at search reads at most, looking for enough that pass
+
+
+def _ms(moment: datetime) -> datetime:
+    """To the millisecond, as the surfaces show times: known_at given as a memory's shown
+    `created_at` finds that memory."""
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _known_from(when: datetime) -> datetime:
+    """The index's bound (exclusive) on creation time for known_at `when`: its whole millisecond."""
+    return _ms(when) + timedelta(milliseconds=1)
 
 
 def _known_at(doc: Document, q: MemoryQuery) -> bool:
     """Bi-temporal: whether Cairn held the memory at `q.known_at` (recorded by then and, unless
     history is asked for, not yet superseded then), and, with `q.at_time`, held it true at that
-    time. A memory superseded after `known_at` was then still open-ended: its end came later."""
+    time. A memory superseded after `known_at` was then still open-ended: its end came later; one
+    never superseded ends where it was recorded to (its own `valid_to`)."""
     when = q.known_at
     assert when is not None
-    if doc.created_at > when:
+    if _ms(doc.created_at) > when:
         return False
     m = doc.memory
     if m is None:
         return True
-    ended_by_then = m.superseded_at is not None and m.superseded_at <= when
+    ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
     if q.at_time is None:
         return q.include_superseded or not ended_by_then
-    valid_to = m.valid_to if ended_by_then else None
+    valid_to = m.valid_to if ended_by_then or m.superseded_at is None else None
     return (m.valid_from is None or m.valid_from <= q.at_time) and (valid_to is None or valid_to > q.at_time)
+
+
+def _line(doc: Document) -> tuple[str, str] | None:
+    """The fact key or status subject whose values supersede each other, if the memory has one."""
+    m = doc.memory
+    if m is None:
+        return None
+    if m.type is MemoryType.fact and m.key:
+        return ("key", m.key)
+    if m.type is MemoryType.status and m.subject:
+        return ("subject", m.subject)
+    return None
+
+
+def _one_per_line(docs: dict[str, Document]) -> dict[str, Document]:
+    """At one time, one value per fact key or status subject: where the found values' intervals
+    overlap (one stored as history after a later one, each ending where the current one began),
+    the one that began last."""
+    latest: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for doc_id, doc in docs.items():
+        line = _line(doc)
+        if line is None:
+            continue
+        assert doc.memory is not None
+        began = doc.memory.valid_from or EARLIEST
+        if line not in latest or (began, doc_id) > latest[line]:
+            latest[line] = (began, doc_id)
+    chosen = {doc_id for _, doc_id in latest.values()}
+    return {doc_id: doc for doc_id, doc in docs.items() if _line(doc) is None or doc_id in chosen}
 
 
 class MemoryReads:
@@ -112,24 +154,28 @@ class MemoryReads:
             facets=facets,
             valid_at=q.at_time if q.known_at is None else None,  # with known_at: as then believed
             current_only=current_only,
-            created_to=q.known_at + _INSTANT if q.known_at is not None else None,
+            created_to=_known_from(q.known_at) if q.known_at is not None else None,
         )
         pool = max(q.limit * 2, 50)
         vector = self.search_service.embedder.embed([query])[0].tolist()
-        hits = self.search_service.chunks_for(query, flt, pool, vector=vector, nearest=NEAREST)
-        best: dict[str, Judged] = {}
-        for judged in judge(self.search_service.chunks, hits, vector, self.search_service.tuning.calibration):
-            held = best.get(judged.hit.chunk.document_id)
-            if held is None or judged.relevance > held.relevance:
-                best[judged.hit.chunk.document_id] = judged
-        docs = self.documents.repo.get_many_by_id(best)
-        live = {
-            doc_id: doc
-            for doc_id, doc in docs.items()
-            if doc.deleted_at is None
-            and (not current_only or doc.memory is None or doc.memory.current)
-            and (q.known_at is None or _known_at(doc, q))
-        }
+        while True:
+            hits = self.search_service.chunks_for(query, flt, pool, vector=vector, nearest=NEAREST)
+            best = self._best(hits, vector)
+            docs = self.documents.repo.get_many_by_id(best)
+            live = {
+                doc_id: doc
+                for doc_id, doc in docs.items()
+                if doc.deleted_at is None
+                and (not current_only or doc.memory is None or doc.memory.current)
+                and (q.known_at is None or _known_at(doc, q))
+            }
+            # What was current at known_at is judged here, not in the index: when too few of the
+            # hits pass, look deeper until enough do or the index holds no more.
+            if q.known_at is None or len(live) >= q.limit or len(hits) < pool or pool >= _DEEPEST:
+                break
+            pool *= 4
+        if q.at_time is not None:
+            live = _one_per_line(live)
         access = self.access_of(brain, list(live))
         now = self.clock.now()
         ranked: list[MemoryHit] = []
@@ -156,6 +202,15 @@ class MemoryReads:
         if q.count_access and self.access is not None and good:
             self.access.saw(brain.id, good)  # a read is a good match handed back, not every hit
         return ranked
+
+    def _best(self, hits: Sequence[ChunkHit], vector: list[float]) -> dict[str, Judged]:
+        """Each document's best judged chunk."""
+        best: dict[str, Judged] = {}
+        for judged in judge(self.search_service.chunks, hits, vector, self.search_service.tuning.calibration):
+            held = best.get(judged.hit.chunk.document_id)
+            if held is None or judged.relevance > held.relevance:
+                best[judged.hit.chunk.document_id] = judged
+        return best
 
     def since(self, brain: Brain, since: datetime, *, limit: int) -> list[Document]:
         """Memories created at or after `since` (deleted and superseded ones too), newest first."""

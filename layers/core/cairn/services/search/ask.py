@@ -17,6 +17,7 @@ from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter
 from cairn.ports.generator import Citation, Delta, Done, GenerationError, Generator, Passage
+from cairn.services.search.relevance import GOOD_MATCH
 from cairn.services.search.service import SearchService
 
 PREVIEW_CHARS = 512
@@ -74,7 +75,7 @@ class AskService:
         """The passages memory_search would rank first, scored on its calibrated scale (0..1, the
         scale every surface reports: docs/RELEVANCE.md)."""
         found = self.search.passages(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
-        self.search.note_access(brain.id, [hit.chunk.document_id for hit, _ in found])
+        self.search.note_access(brain.id, [h.chunk.document_id for h, score in found if score >= GOOD_MATCH])
         return [
             Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=score)
             for h, score in found

@@ -18,7 +18,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.highlights import highlights
-from cairn.services.search.relevance import EMBEDDED, Calibration, blend, judge, stored_vectors
+from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, blend, judge, stored_vectors
 from cairn.services.search.restatements import Said, restated_first
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
@@ -99,8 +99,10 @@ class SearchService:
         created_to: datetime | None = None,
         count_access: bool = True,
     ) -> SearchResult:
-        """Hybrid search; the documents returned count as accessed unless `count_access` is off
-        (internal lookups: dedupe, session recall's intermediate legs)."""
+        """Hybrid search; the documents returned as good matches (relevance at least GOOD_MATCH)
+        count as read unless `count_access` is off (internal lookups: dedupe, session recall's
+        intermediate legs). A weak hit handed back is not a read: every surface counts reads by
+        this one rule, so no surface's searches lift what another surface ranks by reads."""
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
@@ -128,7 +130,8 @@ class SearchService:
             for r, score in zip(ordered, scores, strict=True)
         ]
         if count_access:
-            self.note_access(brain.id, [h.document_id for h in shaped])
+            good = [h.document_id for r, h in zip(ordered, shaped, strict=True) if r.relevance >= GOOD_MATCH]
+            self.note_access(brain.id, good)
         took = (time.perf_counter() - started) * 1000
         return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
 

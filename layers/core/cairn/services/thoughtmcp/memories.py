@@ -153,6 +153,10 @@ class ThoughtMemories(ThoughtRecall):
             row.context = metadata.context if metadata.context is not None else row.context
             row.importance = metadata.importance if metadata.importance is not None else row.importance
         changed = content is not None and content != bytes_content(before)
+        kept = metadata is not None and metadata.keywords is not None
+        if changed and not kept and row.keywords == auto_keywords(bytes_content(before)):
+            # keywords extracted from the old text go with it; the caller's own stay
+            row.keywords = auto_keywords(text)
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
         old_blob = self.documents.get(brain, row.path).blob_key

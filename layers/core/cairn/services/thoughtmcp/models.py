@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.moments import utc_moment
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp import thought_scoring as ts
 
@@ -252,9 +253,7 @@ def parse_moment(value: str, name: str) -> datetime:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise InvalidInput(f"{name} must be an ISO 8601 date-time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+    return utc_moment(moment)
 
 
 SOURCE = DocumentInput().source

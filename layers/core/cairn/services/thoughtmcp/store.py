@@ -180,7 +180,12 @@ class ThoughtStore:
     ) -> Document:
         """The memory's document and its row, in one transaction (a new row, or at its version);
         `embed`: its sector embeddings too (new text or metadata they are made of); `forgotten`:
-        when it was soft-forgotten (its chunks then hidden from current-only search)."""
+        when it was soft-forgotten (its chunks then hidden from current-only search). A memory at
+        strength 0 stays hidden whatever else a write changes, as when it was forgotten; one given
+        a strength again is found again, as ThoughtMCP's minStrength filter would find it."""
+        if forgotten is None and row.strength <= 0.0 and not created:
+            held = self.documents.get(brain, row.path).memory
+            forgotten = held.expired_at if held is not None and held.expired_at else self.clock.now()
         ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
         if embed:
             vectors = self.sectors.embed(content, row)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from cairn.domain.models import Document, MemoryFacet, MemoryType
+from cairn.domain.moments import utc_moment
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
 from cairn.services.memory.memory_ranking import IMPORTANCE, importance_name
 from cairn.services.search.access import Access
@@ -20,7 +21,7 @@ METADATA_KEY = "zengram.metadata"
 def iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_moment(moment).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def user_metadata(doc: Document) -> dict[str, Any] | None:

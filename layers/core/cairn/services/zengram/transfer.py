@@ -193,7 +193,7 @@ def _input(record: Any) -> MemoryInput:
     body = {name: record.get(name) for name in _FIELDS if record.get(name) is not None}
     body.update(type=record.get("type") or "event", content=content)
     body["source_agent"] = record.get("source_agent") or IMPORT_AGENT
-    memory_body(body, allow_markup=True)
+    memory_body(body, allow_markup=True, imported=True)
     for name in ("entities", "observed_by"):
         if record.get(name) is not None and not isinstance(record[name], list):
             raise bad(f"{name} must be an array")

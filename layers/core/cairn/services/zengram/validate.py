@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from cairn.domain.moments import utc_moment
 
 MEMORY_TYPES = ("event", "fact", "decision", "status")
 IMPORTANCES = ("critical", "high", "medium", "low")
@@ -41,7 +43,8 @@ def bad(error: str) -> Refused:
 
 
 def parse_time(value: Any, name: str) -> datetime:
-    """An ISO 8601 timestamp (a `Z` suffix too); naive ones are UTC."""
+    """An ISO 8601 timestamp (a `Z` suffix too; naive ones are UTC), in UTC within the bounds
+    of domain/moments.py."""
     if not isinstance(value, str) or not value.strip():
         raise bad(f"Invalid {name}: must be an ISO 8601 timestamp")
     text = value.strip()
@@ -51,11 +54,13 @@ def parse_time(value: Any, name: str) -> datetime:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise bad(f"Invalid {name}: must be an ISO 8601 timestamp") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return utc_moment(moment)
 
 
-def memory_body(body: Any, *, allow_markup: bool = False) -> dict[str, Any]:
-    """POST /memory's body (and each imported record's), checked; returns it unchanged."""
+def memory_body(body: Any, *, allow_markup: bool = False, imported: bool = False) -> dict[str, Any]:
+    """POST /memory's body (and each imported record's), checked; returns it unchanged. An
+    imported record may hold an empty interval (valid_from equal to valid_to): a value replaced
+    by another stated from the same instant, exported as it was kept."""
     if not isinstance(body, dict):
         raise bad("Request body must be a JSON object")
     kind = body.get("type")
@@ -88,7 +93,7 @@ def memory_body(body: Any, *, allow_markup: bool = False) -> dict[str, Any]:
         metadata_value(body["metadata"])
     start = parse_time(body["valid_from"], "valid_from") if body.get("valid_from") else None
     end = parse_time(body["valid_to"], "valid_to") if body.get("valid_to") else None
-    if start is not None and end is not None and start >= end:
+    if start is not None and end is not None and (start > end or (start == end and not imported)):
         raise bad("valid_from must be before valid_to")
     if not allow_markup:
         no_markup(body, TEXT_FIELDS)

@@ -26,9 +26,11 @@ UNAUDITED = (READ, PUBLIC)
 
 
 class ToolArgs(ArgModelBase):
-    """Base of every tool's argument model. Unknown keys are ignored, as the seeds' zod objects do."""
+    """Base of every tool's argument model. Unknown keys are ignored, as the seeds' zod objects do.
+    A number must be finite: `"nan"` or `"inf"` given for a number is refused like any other
+    value that is not one, never carried into arithmetic (zod's `number()` refuses them too)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", allow_inf_nan=False)
 
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)

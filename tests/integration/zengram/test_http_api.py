@@ -73,6 +73,7 @@ def test_store_dedupe_and_supersede(client: TestClient) -> None:
             "Invalid type: note. Must be one of: event, fact, decision, status",
         ),
         ({"type": "event"}, "content is required"),
+        ({"type": "event", "content": "\u200b\ufeff\u200d" * 4}, "content is required"),  # nothing visible
         (
             {"type": "event", "content": "x" * 10_001},
             "content exceeds maximum length of 10000 characters (got 10001)",

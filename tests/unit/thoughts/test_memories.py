@@ -242,3 +242,12 @@ def test_a_soft_forgotten_memory_stays_hidden_whatever_else_changes(tmp_path: Pa
     c.thoughts.update(brain, str(gone["memoryId"]), "alice", strength=0.8)  # given strength again: found
     found, _ = c.thoughts.recall(brain, "alice", text="zebrafish heater flood", filters=Filters())
     assert found[0].row.id == gone["memoryId"]
+
+
+@pytest.mark.parametrize("blank", ["\u200b" * 12, "\ufeff" * 12, "\x00" * 12, " \u200d\t\u2060 " * 3])
+def test_content_that_shows_nothing_is_empty(tmp_path: Path, blank: str) -> None:
+    c, brain = setup(tmp_path)
+    with pytest.raises(ThoughtError, match="Content cannot be empty"):
+        remember(c, brain, blank)
+    found, total = c.thoughts.recall(brain, "alice", text=None, filters=Filters())
+    assert found == [] and total == 0

@@ -28,6 +28,13 @@ def has_control(value: str) -> bool:
     return any(unicodedata.category(ch) == "Cc" for ch in value)
 
 
+def is_blank(value: str) -> bool:
+    """Whether `value` shows nothing: only whitespace, control characters and invisible format
+    characters (zero-width spaces and joiners, byte-order marks). Such a text embeds close to any
+    short question, so stored as a memory it would answer them all."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in value)
+
+
 def check_label(what: str, value: str) -> str:
     """A title or tag: no control characters."""
     if has_control(value):

@@ -12,6 +12,7 @@ from datetime import datetime
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Document, MemoryType, MetadataValue
 from cairn.domain.scrub import scrub
+from cairn.domain.text import is_blank
 from cairn.services.memory.memory_ranking import (
     DEFAULT_IMPORTANCE,
 )
@@ -138,7 +139,7 @@ def checked_input(m: MemoryInput) -> str:
 
 def checked_text(content: str) -> str:
     text = scrub(content.strip())
-    if not text:
+    if is_blank(text):
         raise InvalidInput("content must not be empty")
     if len(text) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"content exceeds {MAX_CONTENT_CHARS} characters (got {len(text)})")

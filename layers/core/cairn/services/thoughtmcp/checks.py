@@ -10,6 +10,7 @@ from typing import Any
 from cairn.auth import access
 from cairn.domain.models import Brain
 from cairn.domain.stopwords import KEYWORDS as _STOP
+from cairn.domain.text import is_blank
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     AUTO_KEYWORDS,
@@ -56,7 +57,7 @@ def check_content(content: str) -> None:
             code="CONTENT_TOO_LONG",
             details=_length_details(size),
         )
-    if not content.strip():
+    if is_blank(content):
         raise ThoughtError("Content cannot be empty", "Provide non-empty content")
 
 

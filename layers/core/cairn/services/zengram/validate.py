@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.domain.moments import utc_moment
+from cairn.domain.text import is_blank
 
 MEMORY_TYPES = ("event", "fact", "decision", "status")
 IMPORTANCES = ("critical", "high", "medium", "low")
@@ -69,7 +70,7 @@ def memory_body(body: Any, *, allow_markup: bool = False, imported: bool = False
     if kind not in MEMORY_TYPES:
         raise bad(f"Invalid type: {kind}. Must be one of: {', '.join(MEMORY_TYPES)}")
     content = body.get("content")
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str) or is_blank(content):
         raise bad("content is required and must be a non-empty string")
     if len(content) > MAX_CONTENT:
         raise bad(f"content exceeds maximum length of {MAX_CONTENT} characters (got {len(content)})")

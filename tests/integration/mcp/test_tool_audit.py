@@ -3,9 +3,11 @@ turns a successful mutation into an error."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from tests.integration.mcp.conftest import LiveServer, call, ok
 
@@ -45,3 +47,26 @@ async def test_remember_audits_its_validated_brain_and_path(live: LiveServer) ->
     )
     [entry] = [e for e in _entries(live) if e.action == "mcp.memory_remember"]
     assert (entry.brain_id, entry.target) == (brain.id, "a/tea.md")
+
+
+@pytest.mark.anyio
+async def test_a_refusal_answered_as_a_normal_result_is_not_audited(live: LiveServer) -> None:
+    # ThoughtMCP answers a refusal as a normal result, `success: false`, without isError
+    async with Client(f"{live.base}/mcp/thoughtmcp") as client:
+        made = await client.call_tool(
+            "remember",
+            {
+                "content": "The billing service deploys on Tuesdays",
+                "userId": "u",
+                "sessionId": "s",
+                "primarySector": "semantic",
+            },
+        )
+        empty = await client.call_tool("batch_forget", {"memoryIds": []})
+        unknown = await client.call_tool("forget", {"memoryId": "mem_nope", "userId": "u"})
+    for result, success in ((made, True), (empty, False), (unknown, False)):
+        assert not result.is_error and result.content[0].type == "text"
+        assert json.loads(result.content[0].text)["success"] is success
+    actions = [e.action for e in _entries(live)]
+    assert "mcp.remember" in actions
+    assert "mcp.batch_forget" not in actions and "mcp.forget" not in actions

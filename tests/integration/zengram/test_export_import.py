@@ -16,6 +16,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
+from cairn.services.zengram.validate import Refused, metadata_value
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_container
 
@@ -289,3 +290,31 @@ def test_a_history_of_values_comes_back_whole_and_true_at_each_time(tmp_path: Pa
         assert then("2023-06-01") == ["the Acme database lives in Lisbon"]
         assert then("2025-06-01") == ["the Acme database lives in Dublin"]
         assert then("2026-06-01") == ["the Acme database lives in Oslo"]
+
+
+def test_a_record_the_store_refuses_is_one_error_and_the_rest_still_import(client: TestClient) -> None:
+    records = [
+        {"content": "first record imported", "type": "fact", "created_at": "2020-01-01T00:00:00Z"},
+        {
+            "content": "an id too long to look up",
+            "type": "fact",
+            "id": "mem_" + "x" * 3000,
+            "created_at": "2021-01-01T00:00:00Z",
+        },
+        {"content": "third record imported", "type": "fact", "created_at": "2022-01-01T00:00:00Z"},
+    ]
+    answer = client.post(f"{Z}/export/import", json={"data": records, **APPROVED})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"imported": 2, "skipped": 0, "errors": 1}
+
+
+def test_metadata_numbers_must_be_finite(client: TestClient) -> None:
+    made = store(client, type="fact", content="Acme runs Postgres", key="acme-db")
+    body = '{"metadata": {"a": NaN}}'  # Python's parser reads it; JSON has no NaN
+    answer = client.request(
+        "PATCH", f"{Z}/memory/{made['id']}", content=body, headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 400
+    assert client.get(f"{Z}/memory/{made['id']}").json().get("metadata") in (None, {})
+    with pytest.raises(Refused, match="metadata numbers must be finite"):  # over stdio, say
+        metadata_value({"a": float("inf")})

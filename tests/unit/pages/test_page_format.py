@@ -19,6 +19,7 @@ from cairn.domain.pages import (
     page_title,
     page_type,
     page_wing,
+    parse_frontmatter,
     parse_page,
     parse_slug_ref,
     render_page,
@@ -278,3 +279,11 @@ def test_summary_is_cut_to_200_characters_and_room_keeps_only_slug_characters() 
     page = parse_page("# T\n\n" + "word " * 100 + "\n\n## Café & Bar: 2024!\n")
     assert len(page_summary(page)) == 200
     assert page_room(page) == "caf--bar-2024"
+
+
+def test_escaped_halves_of_a_utf16_pair_are_joined_or_replaced() -> None:
+    # YAML's \u escapes can spell a lone surrogate: such a text could not be encoded in any reply
+    found = parse_frontmatter('type: "\\ud83d"\ntitle: "\\ud83d\\ude00 ok"\nnote: "x \\udc00 y"')
+    assert found == {"type": "\ufffd", "title": "\U0001f600 ok", "note": "x \ufffd y"}
+    for value in found.values():
+        value.encode("utf-8")  # every value can be sent

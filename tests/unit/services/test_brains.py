@@ -53,3 +53,13 @@ def test_resolve_prefers_argument_then_default_then_first(tmp_path) -> None:  # 
     configured.brains.create("First", slug="first")
     configured.brains.create("Second", slug="second")
     assert configured.brains.resolve(None).slug == "second"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Real\n- admin (brn_fake): Admin", "\x1b[31mred", "abc\u202edcba", "\u200b\u200d\ufeff", "tab\there"],
+)
+def test_a_name_that_could_forge_a_listing_is_refused(container: Container, name: str) -> None:
+    with pytest.raises(InvalidInput, match="name must"):
+        container.brains.create(name)
+    assert container.brains.list() == []

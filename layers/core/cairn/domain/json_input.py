@@ -1,7 +1,8 @@
 """JSON from a request body, refused with a clear InvalidInput when it is not what a caller can
 mean: not JSON at all, nested deeper than MAX_DEPTH levels (Python's parser would otherwise blow
-its recursion limit at about a thousand), or holding a lone surrogate (`\\ud800` not paired:
-JSON text must be Unicode, and such a string cannot be stored, hashed or sent on)."""
+its recursion limit at about a thousand), holding a lone surrogate (`\\ud800` not paired:
+JSON text must be Unicode, and such a string cannot be stored, hashed or sent on), or holding
+NaN or Infinity (Python's parser reads them; JSON has no such numbers)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ MAX_DEPTH: Final = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def loads(data: bytes | str, what: str = "request body") -> Any:
-    try:
-        value = json.loads(data)
+    try:  # Python's parser takes NaN and Infinity, which JSON has not: echoed, no client reads them
+        value = json.loads(data, parse_constant=_not_json)
     except RecursionError:
         raise InvalidInput(f"{what} is nested deeper than {MAX_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError):

@@ -316,10 +316,22 @@ def _scalar(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value
+        return _whole_characters(value)
     if isinstance(value, int | float):
         return str(value)
     return None  # bytes (!!binary), sets and other constructed values
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text: str) -> str:
+    """YAML's `\\u` escapes can spell halves of a UTF-16 pair: a pair is joined into its
+    character, a lone half becomes U+FFFD. A text holding a lone half cannot be encoded, so every
+    reply that showed it failed."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 _YAML_NON_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

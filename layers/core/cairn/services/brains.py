@@ -11,7 +11,7 @@ from cairn.auth.principal import ADMIN
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
-from cairn.domain.text import excerpt
+from cairn.domain.text import BIDI_CONTROLS, check_label, excerpt, is_blank
 from cairn.ports.clock import Clock
 from cairn.services.documents.listing import decode_cursor, encode_cursor
 from cairn.services.repositories import BrainRepository
@@ -69,6 +69,12 @@ class BrainService:
         name = name.strip() if isinstance(name, str) else ""
         if not 1 <= len(name) <= MAX_NAME:
             raise InvalidInput(f"name must be 1..{MAX_NAME} characters")
+        # a name is shown in lists: no line breaks, escapes or direction overrides to forge entries
+        check_label("name", name)
+        if any(ch in BIDI_CONTROLS for ch in name):
+            raise InvalidInput("name must not contain bidirectional control characters")
+        if is_blank(name):
+            raise InvalidInput("name must show at least one visible character")
         if slug is not None and not is_slug(slug):
             raise InvalidInput(f"slug must match {SLUG_RE.pattern} and be 1..{MAX_SLUG} characters")
         try:

@@ -154,10 +154,10 @@ def _restore(c: ZengramDeps, brain_of: Any, body: Any, *, overwrite: bool) -> di
         except (Refused, CairnError):
             errors += 1
             continue
-        if not overwrite and _present(c, brain, memory.memory_id):
-            skipped += 1
-            continue
-        try:
+        try:  # a record the store refuses (an id too long to look up, too) is one error
+            if not overwrite and _present(c, brain, memory.memory_id):
+                skipped += 1
+                continue
             stored = c.memories.store(brain, memory)
             if stored.deduplicated:
                 skipped += 1

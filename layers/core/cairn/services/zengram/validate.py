@@ -125,7 +125,10 @@ def update_body(body: Any) -> dict[str, Any]:
 def metadata_value(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise bad("metadata must be a plain object")
-    size = len(json.dumps(value, ensure_ascii=False).encode())
+    try:  # NaN and Infinity are not JSON: echoed back, no JSON client could read them
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode())
+    except ValueError:
+        raise bad("metadata numbers must be finite") from None
     if size > MAX_METADATA_BYTES:
         raise bad(f"metadata exceeds maximum size of {MAX_METADATA_BYTES} bytes (got {size})")
     if _depth(value) > MAX_METADATA_DEPTH:

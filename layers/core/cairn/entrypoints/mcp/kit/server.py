@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -74,6 +74,7 @@ class SurfaceServer(MCPServer[Any]):
         instructions: str | None = None,
         nullable_optionals: bool = False,
         decode_json_strings: bool = True,
+        refused: Callable[[CallToolResult], bool] | None = None,
     ) -> None:
         specs = {spec.name: spec for spec in tools}
         if len(specs) != len(tools):
@@ -96,6 +97,7 @@ class SurfaceServer(MCPServer[Any]):
         self.errors = errors
         self.audit = audit
         self.decode_json_strings = decode_json_strings
+        self.refused = refused or refused_when_error
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -139,7 +141,7 @@ class SurfaceServer(MCPServer[Any]):
             return self._failed(spec.name, exc)
         if not isinstance(converted, CallToolResult):
             return converted
-        if spec.scope not in UNAUDITED and not converted.is_error and self.audit is not None:
+        if spec.scope not in UNAUDITED and not self.refused(converted) and self.audit is not None:
             self._audit(self.audit, spec, args, converted)
         return converted
 
@@ -164,6 +166,11 @@ class SurfaceServer(MCPServer[Any]):
             sink.record(spec, args, result)
         except Exception:
             log.exception("audit of tool %s failed", spec.name)
+
+
+def refused_when_error(result: CallToolResult) -> bool:
+    """A call is refused when its result has isError set (most surfaces' way)."""
+    return bool(result.is_error)
 
 
 def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:

@@ -9,10 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from mcp_types import CallToolResult
+
 from cairn.container import Container
 from cairn.entrypoints.mcp.kit.audit import container_audit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy
-from cairn.entrypoints.mcp.kit.server import SurfaceServer
+from cairn.entrypoints.mcp.kit.server import SurfaceServer, refused_when_error
 from cairn.entrypoints.mcp.kit.spec import SurfaceDeps, ToolSpec
 from cairn.services.ingest.inputs import LocalFilePolicy
 
@@ -33,6 +35,9 @@ class SurfaceDecl:
     decode_json_strings: bool = True
     """Take a JSON-encoded string where a list or object is expected (`"[\"x\"]"`), as the Python
     SDK's servers do; a surface whose original refuses it (a typed Rust server) sets False."""
+    refused: Callable[[CallToolResult], bool] = refused_when_error
+    """Whether a result says the call was refused (so nothing is audited): isError, unless the
+    surface's original answers refusals as normal results (ThoughtMCP's `success: false`)."""
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -50,6 +55,7 @@ class SurfaceDecl:
             instructions=self.instructions,
             nullable_optionals=self.nullable_optionals,
             decode_json_strings=self.decode_json_strings,
+            refused=self.refused,
         )
 
 

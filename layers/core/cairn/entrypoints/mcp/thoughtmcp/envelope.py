@@ -46,6 +46,20 @@ def failure(error: str, suggestion: str | None = None, **extra: Any) -> CallTool
     return text(payload)
 
 
+def refused(result: CallToolResult) -> bool:
+    """Whether a result is a failure: isError, or the envelope's `success: false`."""
+    if result.is_error:
+        return True
+    first = result.content[0] if result.content else None
+    if not isinstance(first, TextContent):
+        return False
+    try:
+        body = json.loads(first.text)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("success") is False
+
+
 class ThoughtErrors:
     """The kit's ErrorPolicy for this surface (the module docstring)."""
 

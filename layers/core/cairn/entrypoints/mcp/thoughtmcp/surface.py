@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.entrypoints.mcp.kit import SurfaceDecl, ToolSpec
-from cairn.entrypoints.mcp.thoughtmcp.envelope import ThoughtErrors
+from cairn.entrypoints.mcp.thoughtmcp.envelope import ThoughtErrors, refused
 from cairn.entrypoints.mcp.thoughtmcp.reasoning import REASONING_TOOLS
 from cairn.entrypoints.mcp.thoughtmcp.services import thought_services
 from cairn.entrypoints.mcp.thoughtmcp.tools import MEMORY_TOOLS
@@ -22,4 +22,5 @@ SURFACE = SurfaceDecl(
     tools=THOUGHTMCP_TOOLS,
     errors=ThoughtErrors(),
     services=thought_services,
+    refused=refused,  # its refusals are normal results with `success: false`: never audited
 )

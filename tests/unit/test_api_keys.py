@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cairn.auth import access
 from cairn.auth.api_keys import KEYS_PK, ApiKeyService
-from cairn.auth.principal import ADMIN, READ, WRITE, Via
-from cairn.domain.errors import InvalidInput, NotFound
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
+from cairn.domain.errors import Forbidden, InvalidInput, NotFound
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
 
@@ -117,3 +118,33 @@ def test_revoking_within_a_tenant_does_not_reach_another_tenants_key(keys: ApiKe
         keys.revoke(theirs.key.id, tenant="acme")
     assert keys.authenticate(theirs.plaintext) is not None  # still working
     assert keys.revoke(theirs.key.id, tenant="beta").revoked_at is not None
+
+
+LIMITED_ADMIN = Principal(
+    "acme", "key:limited", frozenset({READ, WRITE, ADMIN}), Via.api_key, frozenset({"brn_a"})
+)
+
+
+def test_a_key_never_reaches_further_than_the_key_that_made_it(keys: ApiKeyService) -> None:
+    with access.acting_as(LIMITED_ADMIN, ADMIN):
+        unnamed = keys.create(name="child", tenant="acme", scopes=[READ])
+        assert unnamed.key.brains == ["brn_a"]  # no list named: its creator's, not the whole tenant
+        with pytest.raises(Forbidden):
+            keys.create(name="wider", tenant="acme", scopes=[READ], brains=["brn_a", "brn_b"])
+    reader_admin = Principal("acme", "key:ra", frozenset({READ, ADMIN}), Via.api_key, None)
+    with access.acting_as(reader_admin, ADMIN), pytest.raises(Forbidden, match="scope its creator lacks"):
+        keys.create(name="writer", tenant="acme", scopes=[READ, WRITE])
+    assert [k.name for k in keys.list("acme")] == ["child"]
+
+
+def test_a_key_limited_to_some_brains_sees_and_revokes_only_keys_limited_to_them(keys: ApiKeyService) -> None:
+    tenant_wide = keys.create(name="tenant-wide", tenant="acme", scopes=[READ]).key
+    of_b = keys.create(name="of-b", tenant="acme", scopes=[READ], brains=["brn_b"]).key
+    of_a = keys.create(name="of-a", tenant="acme", scopes=[READ], brains=["brn_a"]).key
+    with access.acting_as(LIMITED_ADMIN, ADMIN):
+        assert [k.id for k in keys.list("acme")] == [of_a.id]
+        for other in (tenant_wide, of_b):
+            with pytest.raises(NotFound):
+                keys.revoke(other.id, tenant="acme")
+        assert keys.revoke(of_a.id, tenant="acme").revoked_at is not None
+    assert {k.id for k in keys.list("acme") if k.revoked_at is None} == {tenant_wide.id, of_b.id}

@@ -49,3 +49,27 @@ def test_a_job_nobody_started_runs_as_the_system(container: Container) -> None:
     job = container.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id)
     container.jobs.run_pending()
     assert container.jobs.status(job.id).status is JobStatus.completed
+
+
+def test_a_job_keeps_its_starters_brain_list_and_scopes(container: Container) -> None:
+    alice = Principal("acme", "alice", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+    with access.acting_as(alice, ADMIN):
+        mine, other = container.brains.create("Team"), container.brains.create("Other")
+    key = Principal("acme", "key:ci", frozenset({READ, WRITE}), Via.api_key, frozenset({mine.id}))
+    with access.acting_as(key, WRITE):
+        job = container.consolidation.queue(mine)  # a key limited to alice's private brain
+    container.jobs.run_pending()
+    done = container.jobs.status(job.id)
+    assert done.status is JobStatus.completed, done.error  # its own brain: the job may, as the key may
+
+    # the job acts with the key's reach, not more: not the other brain, not a scope it lacked
+    with access.on_behalf_of(done.principal):
+        current = access.current()
+        assert current is not None and current.principal.brains == frozenset({mine.id})
+        assert not access.may_see(current.principal, other)
+    reader = Principal("acme", "key:ro", frozenset({READ}), Via.api_key, frozenset({mine.id}))
+    with access.acting_as(reader, READ):
+        recorded = access.job_principal()
+    with access.on_behalf_of(recorded):
+        current = access.current()
+        assert current is not None and current.principal.scopes == frozenset({READ})

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from cairn.auth import access
+from cairn.auth.access import LOCAL_OWNER, LOCAL_TENANT
+from cairn.auth.principal import ADMIN, READ, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.errors import Conflict, InvalidInput, NoBrain, NotFound
 from tests.fakes.container import fake_container
@@ -63,3 +66,20 @@ def test_a_name_that_could_forge_a_listing_is_refused(container: Container, name
     with pytest.raises(InvalidInput, match="name must"):
         container.brains.create(name)
     assert container.brains.list() == []
+
+
+def test_the_audit_shows_a_key_limited_to_some_brains_only_their_entries(container: Container) -> None:
+    a, b = container.brains.create("A"), container.brains.create("B")
+    owner = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset({READ, ADMIN}), Via.api_key)
+    container.audit.record(owner, "rest.put_document", brain_id=a.id, target="a.md")
+    container.audit.record(owner, "rest.put_document", brain_id=b.id, target="secret/b-plan.md")
+    container.audit.record(owner, "rest.create_key")  # names no brain
+    limited = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset({READ, ADMIN}), Via.api_key, frozenset({a.id}))
+
+    def targets() -> set[str | None]:
+        entries, _ = container.audit.query(tenant=LOCAL_TENANT, visible=container.brains.audit_visible)
+        return {e.target for e in entries}
+
+    with access.acting_as(limited, ADMIN):
+        assert targets() == {"a.md"}
+    assert targets() == {"a.md", "secret/b-plan.md", None}  # the operator sees all

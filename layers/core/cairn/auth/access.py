@@ -17,7 +17,8 @@ services/documents/visible_chunks.py) apply the item rule inside every read, so 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -263,21 +264,90 @@ def defaults(brains: list[Brain]) -> list[Brain]:
     return [b for b in brains if b.owner_tenant == p.tenant and may(p, b, scope)]
 
 
+def key_grant(scopes: Iterable[str], brains: Sequence[str] | None) -> list[str] | None:
+    """The brain list of an API key created now: never a reach its creator lacks. A creator
+    limited to some brains limits the new key to some of them (to all of its own when it names
+    none); no creator gives a scope it does not hold. The system (the CLI) grants anything."""
+    access = _current.get()
+    if access is None:
+        return list(brains) if brains is not None else None
+    p = access.principal
+    missing = [s for s in dict.fromkeys(scopes) if not p.has(s)]
+    if missing:
+        raise Forbidden(f"a key cannot be given a scope its creator lacks: {', '.join(missing)}")
+    if p.brains is None:
+        return list(brains) if brains is not None else None
+    if brains is None:
+        return sorted(p.brains)
+    if any(b not in p.brains for b in brains):
+        raise Forbidden("a key limited to some brains can only create keys limited to them")
+    return list(brains)
+
+
+def may_manage_key(brains: Sequence[str] | None) -> bool:
+    """Whether the current principal may see and revoke a key of its tenant reaching `brains`
+    (None: every brain): one limited to some brains only keys limited to them."""
+    access = _current.get()
+    if access is None or access.principal.brains is None:
+        return True
+    return brains is not None and all(b in access.principal.brains for b in brains)
+
+
+def unlimited() -> bool:
+    """Whether the current principal reaches every brain its tenant may (no key brain list):
+    what it takes to read the tenant's records that name no brain (the audit of key changes)."""
+    access = _current.get()
+    return access is None or access.principal.brains is None
+
+
 def started_by() -> str | None:
-    """`tenant/subject` of the current principal, recorded on the jobs it starts; None: the system."""
+    """`tenant/subject` of the current principal (who asked for an erasure); None: the system."""
     access = _current.get()
     return f"{access.principal.tenant}/{access.principal.subject}" if access else None
 
 
+_JOB_SCOPES: Final = (READ, WRITE)
+
+
+def job_principal() -> str | None:
+    """Who a job started now runs as, recorded on it: `tenant/subject` for a principal holding
+    read and write on every brain it may see; else JSON that also keeps its reach (the scopes of
+    those two it holds, its key's brain list), so the job can do no more than its starter could.
+    None: the system."""
+    access = _current.get()
+    if access is None:
+        return None
+    p = access.principal
+    scopes = [s for s in _JOB_SCOPES if p.has(s)]
+    if p.brains is None and len(scopes) == len(_JOB_SCOPES):
+        return f"{p.tenant}/{p.subject}"
+    brains = sorted(p.brains) if p.brains is not None else None
+    reach = {"tenant": p.tenant, "subject": p.subject, "scopes": scopes, "brains": brains}
+    return json.dumps(reach, separators=(",", ":"))
+
+
 @contextmanager
 def on_behalf_of(started_by: str | None) -> Iterator[None]:
-    """Run a job as the principal that started it (`tenant/subject`, see `started_by`), with the
-    read and write scopes its start needed; as the system when nobody did (a schedule)."""
+    """Run a job as the principal that started it (see `job_principal`), with the read and write
+    scopes it held (both, for the plain `tenant/subject` form) and its brain list; as the system
+    when nobody did (a schedule)."""
     if not started_by:
         yield
         return
-    tenant, _, subject = started_by.partition("/")
-    with acting_as(Principal(tenant, subject, frozenset({READ, WRITE}), Via.job), WRITE):
+    if started_by.startswith("{"):  # a tenant name never starts with a brace
+        reach = json.loads(started_by)
+        brains = reach.get("brains")
+        principal = Principal(
+            str(reach["tenant"]),
+            str(reach["subject"]),
+            frozenset(s for s in reach.get("scopes", ()) if s in _JOB_SCOPES),
+            Via.job,
+            frozenset(brains) if brains is not None else None,
+        )
+    else:
+        tenant, _, subject = started_by.partition("/")
+        principal = Principal(tenant, subject, frozenset(_JOB_SCOPES), Via.job)
+    with acting_as(principal, WRITE):
         yield
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from cairn.auth import access
 from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.auth.revocable import revoke_record
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
@@ -71,6 +72,7 @@ class ApiKeyService:
             raise InvalidInput(f"scopes must be one or more of {', '.join(SCOPES)}")
         if brains is not None and any(not b for b in brains):
             raise InvalidInput("a brain list names brains by id; an empty list reads no brain at all")
+        brains = access.key_grant(wanted, brains)
         key_id = new_id("key")
         plaintext = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
         key = ApiKey(
@@ -95,7 +97,7 @@ class ApiKeyService:
             if page.next_after is None:
                 break
             after = page.next_after
-        return [k for k in keys if tenant is None or k.tenant == tenant]
+        return [k for k in keys if (tenant is None or k.tenant == tenant) and access.may_manage_key(k.brains)]
 
     def revoke(self, key_id: str, *, tenant: str | None = None) -> ApiKey:
         """Revoke a key (idempotent); NotFound for an unknown id, and, with `tenant`, for a key of
@@ -104,7 +106,8 @@ class ApiKeyService:
         missing = f"API key not found: {excerpt(key_id)}"
         if tenant is not None and sk is not None:
             found = self.records.get(KEYS_PK, sk)
-            if found is None or ApiKey.model_validate(found.data).tenant != tenant:
+            held = ApiKey.model_validate(found.data) if found is not None else None
+            if held is None or held.tenant != tenant or not access.may_manage_key(held.brains):
                 raise NotFound(missing)
         return revoke_record(
             self.records,

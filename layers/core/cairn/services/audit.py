@@ -112,10 +112,12 @@ class AuditLog:
         until: datetime | None = None,
         limit: int = 100,
         after: str | None = None,
+        visible: Callable[[str | None], bool] | None = None,
     ) -> tuple[list[AuditEntry], str | None]:
         """Entries newest first within [since, until] (default: the last 7 days) and the next cursor.
 
-        By brain when `brain_id` is given (narrowed to `tenant` if both are), else by tenant.
+        By brain when `brain_id` is given (narrowed to `tenant` if both are), else by tenant; with
+        `visible`, only entries whose brain (None: none) it passes, as the caller may read them.
         Naive datetimes are taken as UTC. The cursor is None when nothing older is left.
         """
         if tenant is None and brain_id is None:
@@ -152,6 +154,8 @@ class AuditLog:
         for item in self._walk(tenant, brain_id, lower, upper, page_size=min(limit + 1, MAX_LIMIT)):
             entry = AuditEntry.model_validate(item.data)
             if tenant is not None and entry.tenant != tenant:
+                continue
+            if visible is not None and not visible(entry.brain_id):
                 continue
             if len(entries) == limit:  # one more exists: the page is full and has a successor
                 return entries, encode_cursor(last_sk)

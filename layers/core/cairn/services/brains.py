@@ -7,7 +7,7 @@ import re
 import unicodedata
 
 from cairn.auth import access
-from cairn.auth.principal import ADMIN
+from cairn.auth.principal import ADMIN, READ
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
@@ -190,6 +190,15 @@ class BrainService:
         if brain is None or brain.deleted_at is not None:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
+
+    def audit_visible(self, brain_id: str | None) -> bool:
+        """Whether the caller may read audit entries about `brain_id`: those of a brain it may
+        read, and, with no key brain list, its tenant's entries that name no brain."""
+        if brain_id is None:
+            return access.unlimited()
+        brain = self.repo.get(brain_id)
+        current = access.current()
+        return brain is not None and (current is None or access.may(current.principal, brain, READ))
 
     def for_key(self, refs: builtins.list[str], tenant: str) -> builtins.list[str]:
         """The ids of the brains an API key of `tenant` is to be limited to, each resolved as the

@@ -93,7 +93,13 @@ def admin_router(container: Container) -> APIRouter:
         `next_cursor` (also a Link rel="next" header) is set while older entries remain."""
         brain_id = container.brains.get(brain).id if brain else None
         entries, after = container.audit.query(
-            tenant=access.tenant(), brain_id=brain_id, since=since, until=until, limit=limit, after=cursor
+            tenant=access.tenant(),
+            brain_id=brain_id,
+            since=since,
+            until=until,
+            limit=limit,
+            after=cursor,
+            visible=container.brains.audit_visible,
         )
         announce_next(request, response, after)
         return AuditPage(items=entries, next_cursor=after)

@@ -352,7 +352,7 @@ class IngestService:
             "document_id": live.id if live else new_id("doc"),
         }
         key = f"ingest:{brain.id}:{path}:{digest}"
-        by = access.started_by()
+        by = access.job_principal()
         job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
         if job.status is JobStatus.failed:  # asking again is a retry, not a replay of the failure
             retry = f"{key}:{new_id('r')}"

@@ -1,11 +1,12 @@
 """Background jobs' status as the access rule lets a caller see it (auth/access.py): a job is
-visible to whoever may read its brain; one that belongs to no brain only to the system."""
+visible to whoever may read its brain; one that belongs to no brain only to the system. To anyone
+else it does not exist."""
 
 from __future__ import annotations
 
 from cairn.auth import access
 from cairn.auth.principal import READ
-from cairn.domain.errors import Forbidden
+from cairn.domain.errors import Forbidden, NotFound
 from cairn.domain.models import Job
 from cairn.ports.jobs import JobRunner
 from cairn.services.brains import BrainService
@@ -17,11 +18,16 @@ class VisibleJobs:
         self.brains = brains
 
     def status(self, job_id: str) -> Job:
-        """The job; NotFound for an unknown id, Forbidden when the caller may not read its brain."""
+        """The job; NotFound for an unknown id and, alike, for a job the caller may not see (its
+        brain unreadable to it, or no brain): the answer never tells that such a job exists, nor
+        names its brain."""
         job = self.jobs.status(job_id)
-        if job.brain_id is not None:
-            with access.needing(READ):
-                self.brains.get(job.brain_id)
-        elif access.current() is not None:
-            raise Forbidden("this job belongs to no brain the caller may read")
+        try:
+            if job.brain_id is not None:
+                with access.needing(READ):
+                    self.brains.get(job.brain_id)
+            elif access.current() is not None:
+                raise Forbidden("this job belongs to no brain the caller may read")
+        except (Forbidden, NotFound):
+            raise NotFound(f"job {job_id!r} not found") from None
         return job

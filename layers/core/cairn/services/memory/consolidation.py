@@ -96,7 +96,7 @@ class ConsolidationService:
         """Typed memories' expiry (services/memory/memories.py), run with the prune step."""
 
     def queue(self, brain: Brain, idempotency_key: str | None = None) -> Job:
-        key, by = idempotency_key, access.started_by()
+        key, by = idempotency_key, access.job_principal()
         return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, principal=by, idempotency_key=key)
 
     def run(self, job: Job, ctx: JobContext) -> dict[str, Any]:

@@ -127,7 +127,7 @@ class ExtractionService:
             EXTRACT_JOB,
             {"mode": "transcript", "document_id": doc.document.id, "raw_key": raw_key, "actor_id": actor_id},
             brain_id=brain.id,
-            principal=access.started_by(),
+            principal=access.job_principal(),
             idempotency_key=f"extract:{doc.document.id}",
         )
         return doc.document, job
@@ -137,7 +137,7 @@ class ExtractionService:
             EXTRACT_JOB,
             {"mode": "session", "session_id": session.id, "upto": upto},
             brain_id=brain.id,
-            principal=access.started_by(),
+            principal=access.job_principal(),
             idempotency_key=f"extract:{session.id}:{upto}",
         )
 

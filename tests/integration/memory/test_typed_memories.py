@@ -312,6 +312,13 @@ def _true_then(container: Container, brain: Brain, when: datetime) -> list[str]:
     return [container.memories.text(h.memory) for h in hits]
 
 
+def _each_year_has_its_value(container: Container, brain: Brain, values: dict[int, str]) -> None:
+    """The values of 2024, 2025 and 2026: each the one true in its year, 2026's the current one."""
+    for year, month in ((2024, 6), (2025, 6), (2026, 2)):
+        assert _true_then(container, brain, _year(year, month)) == [values[year]]
+    assert current(container, brain, MemoryType.fact) == [values[2026]]
+
+
 def test_a_superseded_fact_was_true_until_its_successor_became_true(
     container: Container, brain: Brain
 ) -> None:
@@ -326,11 +333,8 @@ def test_a_superseded_fact_was_true_until_its_successor_became_true(
         old = container.memories.record(brain, ids[year]).memory
         assert old is not None and old.valid_to == _year(year + 1) and old.superseded_by == ids[year + 1]
 
-    assert _true_then(container, brain, _year(2025, 6)) == [values[2025]]
-    assert _true_then(container, brain, _year(2024, 6)) == [values[2024]]
-    assert _true_then(container, brain, _year(2026, 2)) == [values[2026]]
+    _each_year_has_its_value(container, brain, values)
     assert _true_then(container, brain, _year(2023, 6)) == []  # before any was true
-    assert current(container, brain, MemoryType.fact) == [values[2026]]
 
 
 def test_a_fact_that_was_true_before_the_current_one_is_stored_as_its_history(
@@ -380,10 +384,7 @@ def test_values_stored_out_of_order_give_one_value_at_each_time(container: Conta
     for year, text in values.items():
         container.memories.store(brain, fact(text, key="acme-db", valid_from=_year(year)))
     # Then each time has the one value that began last by then, the current one stays current
-    assert _true_then(container, brain, _year(2024, 6)) == [values[2024]]
-    assert _true_then(container, brain, _year(2025, 6)) == [values[2025]]
-    assert _true_then(container, brain, _year(2026, 2)) == [values[2026]]
-    assert current(container, brain, MemoryType.fact) == [values[2026]]
+    _each_year_has_its_value(container, brain, values)
 
 
 def test_a_value_without_a_start_is_history_to_a_change_scheduled_ahead(

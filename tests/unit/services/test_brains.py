@@ -77,7 +77,7 @@ def test_the_audit_shows_a_key_limited_to_some_brains_only_their_entries(contain
     limited = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset({READ, ADMIN}), Via.api_key, frozenset({a.id}))
 
     def targets() -> set[str | None]:
-        entries, _ = container.audit.query(tenant=LOCAL_TENANT, visible=container.brains.audit_visible)
+        entries, _ = container.audit.query(tenant=LOCAL_TENANT, visible=container.brains.audit_visibility())
         return {e.target for e in entries}
 
     with access.acting_as(limited, ADMIN):

@@ -279,7 +279,7 @@ def key_grant(scopes: Iterable[str], brains: Sequence[str] | None) -> list[str] 
         return list(brains) if brains is not None else None
     if brains is None:
         return sorted(p.brains)
-    if any(b not in p.brains for b in brains):
+    if not may_manage_key(brains):
         raise Forbidden("a key limited to some brains can only create keys limited to them")
     return list(brains)
 

@@ -11,10 +11,10 @@ import re
 from typing import Any, Final
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.text import SURROGATE
 
 MAX_DEPTH: Final = 64
 """Levels of arrays and objects a body may nest (the deepest tool argument nests 4)."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _not_json(constant: str) -> Any:
@@ -53,7 +53,7 @@ def check(value: Any, what: str = "request body") -> None:
 
 
 def _unicode(text: str, what: str) -> None:
-    found = _SURROGATE.search(text)
+    found = SURROGATE.search(text)
     if found is not None:
         code = f"\\u{ord(found.group()):04x}"
         raise InvalidInput(

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.text import SURROGATE
 
 MAX_SLUG_BYTES = 512
 MAX_CONTENT_BYTES = 1_048_576
@@ -322,14 +323,11 @@ def _scalar(value: Any) -> str | None:
     return None  # bytes (!!binary), sets and other constructed values
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _whole_characters(text: str) -> str:
     """YAML's `\\u` escapes can spell halves of a UTF-16 pair: a pair is joined into its
     character, a lone half becomes U+FFFD. A text holding a lone half cannot be encoded, so every
     reply that showed it failed."""
-    if _SURROGATE.search(text) is None:
+    if SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 

@@ -3,12 +3,15 @@ caller's input that an error message may quote."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
 from cairn.domain.errors import InvalidInput
 
 EXCERPT_CHARS = 64
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half of a UTF-16 pair: a text holding one unpaired cannot be encoded, stored or sent on."""
 
 # Explicit bidirectional embeddings, overrides and isolates, and the implicit marks: in a path they
 # make one name display as another ("Trojan Source").
@@ -42,13 +45,19 @@ def check_label(what: str, value: str) -> str:
     return value
 
 
+def check_shown(what: str, value: str) -> str:
+    """A text shown to people as a name (a path, a brain's name): no control characters and no
+    bidirectional controls, which could make it display as another or forge a line of a list."""
+    if has_control(value):
+        raise InvalidInput(f"{what} must not contain control characters")
+    if any(ch in BIDI_CONTROLS for ch in value):
+        raise InvalidInput(f"{what} must not contain bidirectional control characters")
+    return value
+
+
 def check_path_text(value: str) -> str:
     """A store path: no control characters and no bidirectional controls."""
-    if has_control(value):
-        raise InvalidInput("path must not contain control characters")
-    if any(ch in BIDI_CONTROLS for ch in value):
-        raise InvalidInput("path must not contain bidirectional control characters")
-    return value
+    return check_shown("path", value)
 
 
 def tag_words(tags: Sequence[str]) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import builtins
 import re
 import unicodedata
+from collections.abc import Callable
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
-from cairn.domain.text import BIDI_CONTROLS, check_label, excerpt, is_blank
+from cairn.domain.text import check_shown, excerpt, is_blank
 from cairn.ports.clock import Clock
 from cairn.services.documents.listing import decode_cursor, encode_cursor
 from cairn.services.repositories import BrainRepository
@@ -70,9 +71,7 @@ class BrainService:
         if not 1 <= len(name) <= MAX_NAME:
             raise InvalidInput(f"name must be 1..{MAX_NAME} characters")
         # a name is shown in lists: no line breaks, escapes or direction overrides to forge entries
-        check_label("name", name)
-        if any(ch in BIDI_CONTROLS for ch in name):
-            raise InvalidInput("name must not contain bidirectional control characters")
+        check_shown("name", name)
         if is_blank(name):
             raise InvalidInput("name must show at least one visible character")
         if slug is not None and not is_slug(slug):
@@ -191,9 +190,20 @@ class BrainService:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
 
-    def audit_visible(self, brain_id: str | None) -> bool:
-        """Whether the caller may read audit entries about `brain_id`: those of a brain it may
-        read, and, with no key brain list, its tenant's entries that name no brain."""
+    def audit_visibility(self) -> Callable[[str | None], bool]:
+        """Whether the caller may read audit entries about a brain id: those of a brain it may
+        read, and, with no key brain list, its tenant's entries that name no brain. Each brain is
+        looked up once however many entries name it."""
+        seen: dict[str | None, bool] = {}
+
+        def visible(brain_id: str | None) -> bool:
+            if brain_id not in seen:
+                seen[brain_id] = self._audit_visible(brain_id)
+            return seen[brain_id]
+
+        return visible
+
+    def _audit_visible(self, brain_id: str | None) -> bool:
         if brain_id is None:
             return access.unlimited()
         brain = self.repo.get(brain_id)

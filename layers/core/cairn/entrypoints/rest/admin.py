@@ -99,7 +99,7 @@ def admin_router(container: Container) -> APIRouter:
             until=until,
             limit=limit,
             after=cursor,
-            visible=container.brains.audit_visible,
+            visible=container.brains.audit_visibility(),
         )
         announce_next(request, response, after)
         return AuditPage(items=entries, next_cursor=after)

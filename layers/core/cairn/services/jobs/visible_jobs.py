@@ -22,12 +22,16 @@ class VisibleJobs:
         brain unreadable to it, or no brain): the answer never tells that such a job exists, nor
         names its brain."""
         job = self.jobs.status(job_id)
-        try:
-            if job.brain_id is not None:
-                with access.needing(READ):
-                    self.brains.get(job.brain_id)
-            elif access.current() is not None:
-                raise Forbidden("this job belongs to no brain the caller may read")
-        except (Forbidden, NotFound):
-            raise NotFound(f"job {job_id!r} not found") from None
+        if not self._visible(job):
+            raise NotFound(f"job {job_id!r} not found")
         return job
+
+    def _visible(self, job: Job) -> bool:
+        if job.brain_id is None:
+            return access.current() is None
+        try:
+            with access.needing(READ):
+                self.brains.get(job.brain_id)
+        except (Forbidden, NotFound):
+            return False
+        return True

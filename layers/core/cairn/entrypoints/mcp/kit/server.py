@@ -59,6 +59,11 @@ _NOT_SERVED = (
 )
 
 
+def refused_when_error(result: CallToolResult) -> bool:
+    """A call is refused when its result has isError set (most surfaces' way)."""
+    return bool(result.is_error)
+
+
 class SurfaceServer(MCPServer[Any]):
     """One surface: its tool declarations served with its error policy and audit (module docstring)."""
 
@@ -74,7 +79,7 @@ class SurfaceServer(MCPServer[Any]):
         instructions: str | None = None,
         nullable_optionals: bool = False,
         decode_json_strings: bool = True,
-        refused: Callable[[CallToolResult], bool] | None = None,
+        refused: Callable[[CallToolResult], bool] = refused_when_error,
     ) -> None:
         specs = {spec.name: spec for spec in tools}
         if len(specs) != len(tools):
@@ -97,7 +102,7 @@ class SurfaceServer(MCPServer[Any]):
         self.errors = errors
         self.audit = audit
         self.decode_json_strings = decode_json_strings
-        self.refused = refused or refused_when_error
+        self.refused = refused
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -166,11 +171,6 @@ class SurfaceServer(MCPServer[Any]):
             sink.record(spec, args, result)
         except Exception:
             log.exception("audit of tool %s failed", spec.name)
-
-
-def refused_when_error(result: CallToolResult) -> bool:
-    """A call is refused when its result has isError set (most surfaces' way)."""
-    return bool(result.is_error)
 
 
 def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:

@@ -22,7 +22,7 @@ def container(tmp_path: Path) -> Container:
 
 @pytest.fixture
 def client(container: Container) -> Iterator[TestClient]:
-    with TestClient(create_app(container)) as test_client:
+    with TestClient(create_app(container), base_url="http://localhost") as test_client:
         yield test_client
 
 

@@ -50,7 +50,7 @@ def test_the_embedded_server_still_streams(tmp_path: Path) -> None:
 
     from cairn.entrypoints.http import create_app
 
-    with TestClient(create_app(fake_container(tmp_path))) as client:
+    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
         operation = client.get("/openapi.json").json()["paths"][EVENTS]["get"]
     assert "405" not in operation["responses"]
     assert list(operation["responses"]["200"]["content"]) == ["text/event-stream"]

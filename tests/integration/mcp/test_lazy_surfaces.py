@@ -51,7 +51,7 @@ def test_behind_the_gateway_a_surface_is_built_on_its_first_call_only(
     built = spy(monkeypatch)
     container = fake_container(tmp_path, backend="aws", allow_open=True)
 
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/v1/brains").status_code == 200
         assert built == []  # no surface for REST and health

@@ -59,7 +59,9 @@ def test_unexpected_errors_are_500_without_internals(
         raise RuntimeError("database password is hunter2")
 
     monkeypatch.setattr(container.documents, "read_or_link", boom)
-    with TestClient(create_app(container), raise_server_exceptions=False) as client:
+    with TestClient(
+        create_app(container), base_url="http://localhost", raise_server_exceptions=False
+    ) as client:
         response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
     body = assert_problem(response, 500, "internal_error")
     assert "hunter2" not in response.text
@@ -73,7 +75,7 @@ def test_bare_cairn_errors_do_not_leak_their_message(
         raise CairnError("sqlite at /secret/path is locked")
 
     monkeypatch.setattr(container.documents, "read_or_link", boom)
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         response = client.get(docs_url("notes", "/read"), params={"path": "a.md"})
     assert_problem(response, 500, "internal_error")
     assert "/secret/path" not in response.text

@@ -100,7 +100,7 @@ def test_more_than_1024_ops_is_413(client: TestClient, brain: Brain) -> None:
 def test_decoded_payload_cap(tmp_path: Path) -> None:
     container = fake_container(tmp_path, max_batch_bytes=1000)
     container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         at_cap = batch(
             *[{"type": "write", "path": f"f{i}.md", "content_base64": b64(b"x" * 250)} for i in range(4)]
         )

@@ -16,7 +16,7 @@ WRITERS = 8
 
 async def _gather(container: Container, requests: list[tuple[str, str, bytes]]) -> list[httpx.Response]:
     transport = httpx.ASGITransport(app=create_app(container))
-    async with httpx.AsyncClient(transport=transport, base_url="http://cairn.test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         calls = [
             client.request(m, url, params={"path": "shared.md"}, content=data, headers=OCTET)
             for m, url, data in requests

@@ -35,7 +35,7 @@ def stored(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tes
         adapters = replace(adapters, records=SqliteRecordStore(tmp_path / "records.db"))
     container = build_container(Settings(data_dir=tmp_path / "data"), adapters)
     brain = container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         yield client, container, brain
 
 

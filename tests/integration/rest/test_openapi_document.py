@@ -42,7 +42,9 @@ EXPECTED: dict[tuple[str, str], set[int]] = {
 
 @pytest.fixture(scope="module")
 def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    with TestClient(create_app(fake_container(tmp_path_factory.mktemp("doc")))) as client:
+    with TestClient(
+        create_app(fake_container(tmp_path_factory.mktemp("doc"))), base_url="http://localhost"
+    ) as client:
         spec: dict[str, Any] = client.get("/openapi.json").json()
     return spec
 
@@ -111,7 +113,7 @@ def test_enforced_rules_are_in_the_document(document: dict[str, Any]) -> None:
 
 def test_the_server_answers_what_the_document_says_about_path(container: Container) -> None:
     container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         for method, url in (("GET", "/read"), ("GET", "/stat"), ("DELETE", ""), ("HEAD", "")):
             response = client.request(method, f"/v1/brains/notes/documents{url}", params={"path": ""})
             assert response.status_code == 400, (method, url)
@@ -126,7 +128,7 @@ def _concrete(path: str) -> str:
 def test_a_405_lists_every_method_the_path_allows(document: dict[str, Any], container: Container) -> None:
     paths = {path: {m.upper() for m in ops} for path, ops in document["paths"].items()}
     paths["/mcp"] = {"POST"}
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         for path, allowed in paths.items():
             url = _concrete(path).replace("{keyId}", "key_x")
             refused = next(m for m in ("PATCH", "PUT", "DELETE", "OPTIONS") if m not in allowed)
@@ -141,7 +143,7 @@ def test_every_401_carries_the_challenge_the_document_promises(
     document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     secured = fake_container(tmp_path_factory.mktemp("secured"), token="a-token-for-this-test")
-    with TestClient(create_app(secured)) as client:
+    with TestClient(create_app(secured), base_url="http://localhost") as client:
         for method, path, _ in _operations(document):
             if not path.startswith("/v1/"):
                 continue

@@ -39,7 +39,7 @@ def test_a_read_past_the_threshold_redirects_to_the_blob_and_one_at_it_does_not(
     container.documents.write(brain, "at.md", at)
     container.documents.write(brain, "past.md", past)
 
-    with TestClient(create_app(container), follow_redirects=False) as client:
+    with TestClient(create_app(container), base_url="http://localhost", follow_redirects=False) as client:
         inline = client.get(READ, params={"path": "at.md"})
         moved = client.get(READ, params={"path": "past.md"})
         schema = client.get("/openapi.json").json()
@@ -60,7 +60,7 @@ def test_the_embedded_store_always_answers_with_the_bytes(tmp_path: Path) -> Non
     large = b"c" * (8 * LIMIT)
     container.documents.write(brain, "large.md", large)
 
-    with TestClient(create_app(container), follow_redirects=False) as client:
+    with TestClient(create_app(container), base_url="http://localhost", follow_redirects=False) as client:
         answer = client.get(READ, params={"path": "large.md"})
 
     assert container.adapters.downloads is None

@@ -58,7 +58,7 @@ def test_a_7_mb_file_goes_presign_upload_ingest_and_is_searchable(tmp_path: Path
     container = s3_container(tmp_path, store, max_content_chars=8_000_000)
     brain = container.brains.create("Notes", slug="notes")
     data = big_markdown(7 * MiB, "quokka zeppelin harmonica")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         ticket = client.post(UPLOADS.format("notes"), json={"file_name": "../field report.md"}).json()
         assert ticket["key"].startswith(f"uploads/{brain.id}/upl_")
         assert ticket["key"].endswith("/field report.md")
@@ -78,7 +78,7 @@ def test_a_7_mb_file_goes_presign_upload_ingest_and_is_searchable(tmp_path: Path
 def test_above_the_queueing_threshold_the_ingest_is_a_job(tmp_path: Path, store: S3BlobStore) -> None:
     container = s3_container(tmp_path, store, ingest_queue_bytes=1 * MiB)
     container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         key = upload(client, "notes", "big.md", big_markdown(2 * MiB, "wombat lighthouse"))
         queued = client.post(INGEST.format("notes"), json={"key": key, "path": "docs/big.md"})
         assert queued.status_code == 202, queued.text
@@ -95,7 +95,7 @@ def test_the_ingest_state_machines_steps_read_and_drop_the_upload(tmp_path: Path
     container = s3_container(tmp_path, store, ingest_queue_bytes=64, chunk_target_chars=200)
     brain = container.brains.create("Notes", slug="notes")
     body = "\n\n".join(f"## Part {i}\n\nBoiler valve {i} is bled each spring." for i in range(6))
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         key = upload(client, "notes", "manual.md", f"# Manual\n\n{body}\n".encode())
         queued = client.post(INGEST.format("notes"), json={"key": key})
         assert queued.status_code == 202, queued.text
@@ -115,7 +115,7 @@ def test_foreign_missing_and_oversized_keys_are_refused_and_change_nothing(
     container.brains.create("Other", slug="other")
     too_big = f"uploads/{notes.id}/upl_big/big.md"
     store.put(too_big, b"x" * (25 * MiB + 1))
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         foreign = upload(client, "other", "theirs.md", b"# theirs\n")
         refused = [
             (foreign, 404, "not_found"),
@@ -139,7 +139,7 @@ def test_foreign_missing_and_oversized_keys_are_refused_and_change_nothing(
 def test_the_embedded_server_offers_no_presigned_uploads(tmp_path: Path) -> None:
     container = fake_container(tmp_path)
     container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         body = assert_problem(
             client.post(UPLOADS.format("notes"), json={"file_name": "a.md"}), 404, "not_found"
         )

@@ -25,7 +25,7 @@ def _close(container: Container) -> None:
 def test_store_writes_are_searchable_and_survive_restart(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data")
     first = build_container(settings)
-    with TestClient(create_app(first)) as client:
+    with TestClient(create_app(first), base_url="http://localhost") as client:
         brain = client.post("/v1/brains", json={"name": "Kitchen"}).json()
         assert put(client, "kitchen", "memory/global/sourdough.md", NOTE).status_code == 204
         ops = [
@@ -47,7 +47,7 @@ def test_store_writes_are_searchable_and_survive_restart(tmp_path: Path) -> None
 
     second = build_container(settings)
     try:
-        with TestClient(create_app(second)) as client:
+        with TestClient(create_app(second), base_url="http://localhost") as client:
             assert client.get(f"/v1/brains/{brain['id']}").json()["slug"] == "kitchen"
             read = client.get(docs_url("kitchen", "/read"), params={"path": "memory/global/sourdough.md"})
             assert read.content == NOTE

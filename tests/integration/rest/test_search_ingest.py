@@ -123,7 +123,7 @@ def test_ingest_file_over_limit_is_413_file_too_large(tmp_path: Path) -> None:
     container = fake_container(tmp_path, max_file_bytes=1024)
     container.brains.create("Notes", slug="notes")
     url = docs_url("notes", "/ingest/file")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         assert client.post(url, files={"file": ("ok.md", b"y" * 1024)}).status_code == 200
         assert_problem(client.post(url, files={"file": ("big.md", b"y" * 1025)}), 413, "file_too_large")
         huge = client.post(url, files={"file": ("huge.md", b"y" * (200 * 1024))})
@@ -140,7 +140,7 @@ def page_url() -> Iterator[str]:
 def test_ingest_url(tmp_path: Path, page_url: str) -> None:
     container = fake_container(tmp_path, allow_private_urls=True)
     container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         response = client.post(docs_url("notes", "/ingest/url"), json={"url": page_url})
         assert response.status_code == 200, response.text
         body = response.json()

@@ -27,7 +27,7 @@ from tests.support.cognito_pool import SIGN_IN_SCOPES, cognito_pool
 from tests.support.fake_cognito import FakeCognito, User, fake_cognito
 from tests.support.sign_in import pkce
 
-CALLBACK = "http://testserver/ui/callback"
+CALLBACK = "http://localhost/ui/callback"
 TENANT = "dev"
 
 
@@ -65,7 +65,7 @@ def ui_stack(
             **settings,
         }
         container = fake_container(tmp_path, **configured)
-        with TestClient(create_app(container), follow_redirects=False) as client:
+        with TestClient(create_app(container), base_url="http://localhost", follow_redirects=False) as client:
             yield UiStack(client, cognito, ui_client_id, container)
 
 
@@ -246,7 +246,7 @@ def test_a_token_endpoint_that_cannot_be_reached_or_does_not_answer_is_a_page_no
         ui_client_id="web-ui",
     )
     try:
-        with TestClient(create_app(container), follow_redirects=False) as t:
+        with TestClient(create_app(container), base_url="http://localhost", follow_redirects=False) as t:
             state = query(start(t))["state"]
             answer = t.get("/ui/callback", params={"code": "a-code-5678", "state": state})
     finally:
@@ -321,7 +321,7 @@ def test_an_account_without_a_cairn_group_is_told_so(tmp_path: Path, monkeypatch
 
 def test_without_a_ui_client_there_is_no_pool_sign_in(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="ui-cognito-test-token-0123456789")
-    with TestClient(create_app(container), follow_redirects=False) as t:
+    with TestClient(create_app(container), base_url="http://localhost", follow_redirects=False) as t:
         assert "/ui/sign-in/cognito" not in t.get("/ui/sign-in").text
         answer = t.get("/ui/sign-in/cognito")
         assert answer.status_code == 404 and "not configured" in answer.text

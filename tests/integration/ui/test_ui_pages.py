@@ -45,14 +45,14 @@ def item_links(html: str, brain: str) -> list[str]:
 @pytest.fixture
 def open_ui(tmp_path: Path) -> Iterator[tuple[TestClient, Container]]:
     container = fake_container(tmp_path)
-    with TestClient(create_app(container)) as t:
+    with TestClient(create_app(container), base_url="http://localhost") as t:
         yield t, container
 
 
 @pytest.fixture
 def token_ui(tmp_path: Path) -> Iterator[tuple[TestClient, Container]]:
     container = fake_container(tmp_path, token=TOKEN)
-    with TestClient(create_app(container)) as t:
+    with TestClient(create_app(container), base_url="http://localhost") as t:
         yield t, container
 
 

@@ -31,7 +31,7 @@ def container(tmp_path: Path) -> Container:
 
 @pytest.fixture
 def client(container: Container) -> Iterator[TestClient]:
-    with TestClient(create_app(container)) as test_client:
+    with TestClient(create_app(container), base_url="http://localhost") as test_client:
         yield test_client
 
 
@@ -165,7 +165,7 @@ def test_import_counts_errors_and_duplicates_and_keeps_ids(client: TestClient) -
 
 def test_round_trip_into_a_fresh_brain_keeps_ids_texts_and_search(tmp_path: Path) -> None:
     source, target = fake_container(tmp_path / "a"), fake_container(tmp_path / "b")
-    with TestClient(create_app(source)) as a:
+    with TestClient(create_app(source), base_url="http://localhost") as a:
         store(a, type="fact", content="Acme runs WordPress", key="acme-stack", client_id="acme")
         tick(source)
         store(a, type="fact", content="Acme moved to Next.js 14", key="acme-stack", client_id="acme")
@@ -176,7 +176,7 @@ def test_round_trip_into_a_fresh_brain_keeps_ids_texts_and_search(tmp_path: Path
         a.request("DELETE", f"{Z}/memory/{gone['id']}", json={"reason": "rolled back"})
         dump = a.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
         current = a.get(f"{Z}/export").json()["memories"]
-    with TestClient(create_app(target)) as b:
+    with TestClient(create_app(target), base_url="http://localhost") as b:
         restored = b.post(f"{Z}/export/import", json={"data": dump, **APPROVED}).json()
         again = b.post(f"{Z}/export/import", json={"data": current, **APPROVED}).json()
         back = b.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
@@ -265,14 +265,14 @@ def test_a_history_of_values_comes_back_whole_and_true_at_each_time(tmp_path: Pa
     # time), one stored after as history, and the current one
     source, target = fake_container(tmp_path / "a"), fake_container(tmp_path / "b")
     values = [("2024", "Frankfurt"), ("2024", "Dublin"), ("2022", "Lisbon"), ("2026", "Oslo")]
-    with TestClient(create_app(source)) as a:
+    with TestClient(create_app(source), base_url="http://localhost") as a:
         for year, city in values:
             store(a, type="fact", content=f"the Acme database lives in {city}", key="acme-db",
                   valid_from=f"{year}-01-01T00:00:00Z")  # fmt: skip
             tick(source)
         dump = a.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
     # When it is restored into a fresh brain
-    with TestClient(create_app(target)) as b:
+    with TestClient(create_app(target), base_url="http://localhost") as b:
         restored = b.post(f"{Z}/export/import", json={"data": dump, **APPROVED}).json()
         back = b.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
 

@@ -24,7 +24,7 @@ def container(tmp_path: Path) -> Container:
 
 @pytest.fixture
 def client(container: Container) -> Iterator[TestClient]:
-    with TestClient(create_app(container)) as test_client:
+    with TestClient(create_app(container), base_url="http://localhost") as test_client:
         yield test_client
 
 
@@ -224,7 +224,7 @@ def test_x_api_key_maps_onto_cairn_api_keys(tmp_path: Path) -> None:
     key = container.keys.create(
         name="zengram", tenant="local", scopes=["documents:read", "documents:write", "brains:admin"]
     ).plaintext
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         missing = client.get(f"{Z}/stats")
         wrong = client.get(f"{Z}/stats", headers={"x-api-key": "nope", "x-request-id": "req-7"})
         made = store_with(client, key)

@@ -103,7 +103,7 @@ class WithoutRawPath:
 
 def test_without_the_raw_path_a_slashed_name_is_still_found(tmp_path: Path) -> None:
     app = WithoutRawPath(create_app(fake_container(tmp_path)))
-    with TestClient(app, headers=KEY) as client:
+    with TestClient(app, base_url="http://localhost", headers=KEY) as client:
         made = client.post(
             "/zengram/memory",
             json={

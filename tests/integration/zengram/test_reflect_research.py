@@ -54,7 +54,9 @@ def with_model(tmp_path: Path, model: Any, **settings: Any) -> Container:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(fake_container(tmp_path, zengram_research_enabled=True))) as test_client:
+    with TestClient(
+        create_app(fake_container(tmp_path, zengram_research_enabled=True)), base_url="http://localhost"
+    ) as test_client:
         yield test_client
 
 
@@ -166,7 +168,7 @@ def test_reflect_with_nothing_found_and_bad_input(client: TestClient) -> None:
 def test_reflect_needs_only_read_access(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="owner")
     reader = container.keys.create(name="r", tenant="local", scopes=["documents:read"]).plaintext
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         made = client.post(
             f"{Z}/memory",
             json={"type": "event", "content": "Shipped the cache", "source_agent": "a"},
@@ -197,7 +199,7 @@ def test_reflect_with_a_model_strips_fabricated_citations(tmp_path: Path) -> Non
     )
     model = Replies("placeholder")
     container = with_model(tmp_path, model)
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         m = seed(client)
         model.replies = [reply.replace("{new}", m["new"]).replace("{status}", m["status"])
                          .replace("{decision}", m["decision"])]  # fmt: skip
@@ -226,7 +228,7 @@ def test_reflect_with_a_model_strips_fabricated_citations(tmp_path: Path) -> Non
 )  # fmt: skip
 def test_reflect_model_failures(tmp_path: Path, reply: Any, status: int, body: dict[str, Any]) -> None:
     model = Replies(reply)
-    with TestClient(create_app(with_model(tmp_path, model))) as client:
+    with TestClient(create_app(with_model(tmp_path, model)), base_url="http://localhost") as client:
         store(client, type="event", content="Shipped the cache")
         response = client.post(f"{Z}/reflect", json={"topic": "cache"})
 
@@ -235,7 +237,7 @@ def test_reflect_model_failures(tmp_path: Path, reply: Any, status: int, body: d
 
 def test_reflect_reads_a_fenced_json_reply(tmp_path: Path) -> None:
     model = Replies("placeholder")
-    with TestClient(create_app(with_model(tmp_path, model))) as client:
+    with TestClient(create_app(with_model(tmp_path, model)), base_url="http://localhost") as client:
         made = store(client, type="event", content="Shipped the cache")
         reply = json.dumps({"summary": f"Shipped [mem:{made}]", "patterns": "not a list"})
         model.replies = [f"```json\n{reply}\n```"]
@@ -248,7 +250,7 @@ def test_reflect_reads_a_fenced_json_reply(tmp_path: Path) -> None:
 
 
 def test_research_is_off_unless_enabled(tmp_path: Path) -> None:
-    with TestClient(create_app(fake_container(tmp_path))) as client:
+    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
         response = client.post(f"{Z}/research", json={"topic": "what does acme run?"})
 
     assert response.status_code == 503
@@ -310,7 +312,7 @@ def test_research_nothing_found_and_bad_input(client: TestClient) -> None:
 def test_research_with_a_model_loops_on_the_gap_and_strips_fabricated_citations(tmp_path: Path) -> None:
     model = Replies("placeholder")
     container = with_model(tmp_path, model, zengram_research_enabled=True)
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         m = seed(client)
         model.replies = [
             json.dumps({"status": "INSUFFICIENT", "reason": "the API state is missing",
@@ -346,7 +348,7 @@ def test_research_with_a_model_loops_on_the_gap_and_strips_fabricated_citations(
 def test_research_with_a_model_bad_synthesis_is_502(tmp_path: Path) -> None:
     model = Replies("placeholder")
     container = with_model(tmp_path, model, zengram_research_enabled=True)
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         seed(client)
         model.replies = ["not json", "also not json"]  # a broken gate stops the loop; synthesis fails
         response = client.post(f"{Z}/research", json={"topic": "what is the API cache?", "max_iterations": 4})

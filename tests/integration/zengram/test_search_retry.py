@@ -38,7 +38,7 @@ def serve(request: pytest.FixtureRequest, tmp_path: Path, **settings: Any) -> It
         adapters = replace(adapters, chunks=index)
     container = build_container(Settings(data_dir=tmp_path / "data", **settings), adapters)
     try:
-        with TestClient(create_app(container)) as test_client:
+        with TestClient(create_app(container), base_url="http://localhost") as test_client:
             yield test_client
     finally:
         if index is not None:

@@ -38,7 +38,7 @@ def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(
     second = container.brains.create("Second", slug="second", visibility="tenant")
     only_second = key(container, "second-only", brains=[second.id])
     any_brain = key(container, "any")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         assert store(client, only_second, "into the second brain").status_code == 201
         assert store(client, any_brain, "into the default brain").status_code == 201
 
@@ -49,7 +49,7 @@ def test_a_key_limited_to_one_brain_stores_there_and_the_setting_wins_otherwise(
     configured = fake_container(tmp_path / "configured", token="owner-token", zengram_brain="second")
     configured.brains.create("First", slug="first", visibility="tenant")
     configured.brains.create("Second", slug="second", visibility="tenant")
-    with TestClient(create_app(configured)) as client:
+    with TestClient(create_app(configured), base_url="http://localhost") as client:
         assert store(client, key(configured, "any"), "where the setting says").status_code == 201
     assert texts(configured, "second") == ["where the setting says"] and texts(configured, "first") == []
 
@@ -58,7 +58,7 @@ def test_a_caller_over_its_rate_gets_zengrams_429(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="owner-token", rate_limit_per_s=0.5, rate_limit_burst=2)
     container.brains.create("Shared", slug="shared", visibility="tenant")
     credential = key(container, "limited")
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         answers = [client.get(f"{Z}/stats", headers={"x-api-key": credential}) for _ in range(3)]
         write = store(client, credential, "one write too many")
 

@@ -43,7 +43,7 @@ def client(runner: MemoryJobRunner) -> Iterator[TestClient]:
     repo = BrainRepository(MemoryRecordStore())
     brains = BrainService(repo, FakeClock(), embedding_model="m", embedding_dim=8)
     app.include_router(jobs_router(VisibleJobs(runner, brains)))
-    with TestClient(app) as test_client:
+    with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
 
 

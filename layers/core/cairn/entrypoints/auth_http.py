@@ -105,9 +105,9 @@ class AuthMiddleware:
             else:
                 await self._refused(scope, exc, headers)(scope, receive, send)
                 return
-        refusal = self._refusal_of(scope, principal, headers)
-        if refusal is not None:
-            await refusal(scope, receive, send)
+        refused = self._refusal_of(scope, principal, headers)
+        if refused is not None:
+            await refused(scope, receive, send)
             return
         with access.acting_as(principal):
             await self.app(scope, receive, send)
@@ -122,7 +122,7 @@ class AuthMiddleware:
             wanted = f"{self.scope_prefix}{READ}"
             challenge = f'Bearer error="insufficient_scope", scope="{wanted}", resource_metadata="{metadata}"'
             detail = "the token grants no Cairn scope"
-            return _refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
+            return refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
         if self.limiter is None or (principal.via is Via.open and not self.limit_open):
             return None
         wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
@@ -145,24 +145,24 @@ class AuthMiddleware:
                 if self.limiter.rate
                 else 1,
             }
-            return _zengram_refusal(scope, body, 429, {"Retry-After": str(retry)})
-        return _refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
+            return zengram_refusal(scope, body, 429, {"Retry-After": str(retry)})
+        return refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 
     def _refused(self, scope: Scope, exc: AuthError, headers: dict[str, str]) -> Response:
         if scope.get("path", "").startswith(ZENGRAM):
             if exc.code == FORBIDDEN:
-                return _zengram_refusal(scope, {"error": exc.reason}, 403)
+                return zengram_refusal(scope, {"error": exc.reason}, 403)
             sent = headers.get("x-api-key") or headers.get("authorization")
-            return _zengram_refusal(scope, {"error": "Invalid API key" if sent else "Missing API key"}, 401)
+            return zengram_refusal(scope, {"error": "Invalid API key" if sent else "Missing API key"}, 401)
         if exc.code == FORBIDDEN:
-            return _refusal(scope, 403, {}, "forbidden", exc.reason)
+            return refusal(scope, 403, {}, "forbidden", exc.reason)
         if exc.code == UNAVAILABLE:
-            return _refusal(scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
+            return refusal(scope, 503, {"Retry-After": "5"}, exc.code, exc.reason)
         metadata = metadata_url(base_url(scope, headers, self.public_url), scope.get("path", ""))
         challenge = f'Bearer resource_metadata="{metadata}"'
         if exc.code != "unauthorized":
             challenge += ', error="invalid_token"'
-        return _refusal(scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
+        return refusal(scope, 401, {"WWW-Authenticate": challenge}, exc.code, exc.reason)
 
 
 SMALL_BODY = 64 * 1024
@@ -218,7 +218,7 @@ def resource_metadata(
     return document
 
 
-def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, detail: str) -> Response:
+def refusal(scope: Scope, status: int, headers: dict[str, str], code: str, detail: str) -> Response:
     """Problem+JSON under /v1 (code `unauthorized` for every 401, as the store protocol says), an
     OAuth-style JSON error elsewhere."""
     if scope.get("path", "").startswith("/v1"):
@@ -229,7 +229,7 @@ def _refusal(scope: Scope, status: int, headers: dict[str, str], code: str, deta
     return response
 
 
-def _zengram_refusal(
+def zengram_refusal(
     scope: Scope, body: dict[str, Any], status: int, extra: dict[str, str] | None = None
 ) -> Response:
     """A refusal in zengram's style: its `{"error": ...}` body and, as on every zengram answer, the

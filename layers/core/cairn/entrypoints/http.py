@@ -13,6 +13,7 @@ from cairn.auth.rate_limit import RateLimiter
 from cairn.container import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
+from cairn.entrypoints.host_guard import WILDCARD_BINDS, HostGuard, served_hosts
 from cairn.entrypoints.mcp.mount import mount_mcp
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
 from cairn.entrypoints.oauth_http import REGISTRATION_BODY, install_sign_in
@@ -88,6 +89,9 @@ def create_app(container: Container) -> FastAPI:
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
     app.add_middleware(BodyLimitMiddleware, limit_for=_body_limit(container.options.limits, open_paths))
+    if not http.on_aws:  # before anything else: a rebound name or another site's page (host_guard.py)
+        hosts = None if http.host in WILDCARD_BINDS else served_hosts(http.host, http.public_url)
+        app.add_middleware(HostGuard, hosts=hosts)
     return app
 
 

@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 from cairn.auth.principal import PUBLIC
 from cairn.domain import json_input
 from cairn.entrypoints.asgi_body import buffered
+from cairn.entrypoints.host_guard import WILDCARD_BINDS, served_hosts
 from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.entrypoints.rest.problems import mcp_error
@@ -25,9 +26,6 @@ from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
     from cairn.container import Container
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 
 class PerRequestMCP:
@@ -80,15 +78,17 @@ def _wants_progress(body: bytes) -> bool:
     return False
 
 
-def transport_security(host: str, *, behind_gateway: bool = False) -> TransportSecuritySettings:
-    """DNS-rebinding protection for loopback clients and the configured host. A server bound to
-    every interface, or behind API Gateway (whose Host is the API's domain, unknown in advance: a
-    421 otherwise), is meant to be reached under names it cannot know, so the Host check is off
-    there (authentication, not the Host header, protects such a deployment)."""
+def transport_security(
+    host: str, *, behind_gateway: bool = False, public_url: str | None = None
+) -> TransportSecuritySettings:
+    """The SDK's own DNS-rebinding protection, on the names every route is guarded for
+    (entrypoints/host_guard.py). A server bound to every interface, or behind API Gateway (whose
+    Host is the API's domain, unknown in advance: a 421 otherwise), is meant to be reached under
+    names it cannot know, so the Host check is off there (authentication, not the Host header,
+    protects such a deployment)."""
     if behind_gateway or host in WILDCARD_BINDS:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    named = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, named]))
+    hosts = served_hosts(host, public_url)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[form for h in hosts for form in (h, f"{h}:*")],
@@ -105,7 +105,7 @@ def surface_endpoints(surface: str, container: Container) -> dict[str, PerReques
     middleware is given before any server is built (mcp/mount.py)."""
     http, limits = container.options.http, container.options.limits
     files = LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes)
-    security = transport_security(http.host, behind_gateway=http.on_aws)
+    security = transport_security(http.host, behind_gateway=http.on_aws, public_url=http.public_url)
     max_body = limits.json_body_limit  # the largest note, however escaped (config.py)
     server = build_server(surface, container, files)
     public = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)

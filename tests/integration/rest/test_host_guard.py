@@ -53,13 +53,17 @@ def test_another_sites_simple_post_to_zengram_is_refused_and_stores_nothing(loca
     assert planted(local) == 1
 
 
-@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example:8080", "file://"])
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example:8080", "file://"]
+)
 def test_cross_site_writes_are_refused_on_every_route(local: TestClient, origin: str) -> None:
     brain = local.post("/v1/brains", json={"name": "Home"}).json()["id"]
     headers = {"Origin": origin}
 
     archive = local.post(
-        "/v1/archive/import", content=b'{"kind":"document"}\n', headers={**headers, "Content-Type": "text/plain"}
+        "/v1/archive/import",
+        content=b'{"kind":"document"}\n',
+        headers={**headers, "Content-Type": "text/plain"},
     )
     upload = local.post(
         f"/v1/brains/{brain}/documents/ingest/file", files={"file": ("x.md", b"# planted")}, headers=headers
@@ -108,7 +112,9 @@ def test_the_public_urls_host_is_served(tmp_path: Path) -> None:
     container = fake_container(tmp_path, public_url="https://cairn.example.com/")
     with client(container, "https://cairn.example.com") as c:
         assert c.get("/healthz").status_code == 200
-        assert c.post("/v1/brains", json={"name": "Home"}, headers={"Origin": "https://cairn.example.com"}).is_success
+        assert c.post(
+            "/v1/brains", json={"name": "Home"}, headers={"Origin": "https://cairn.example.com"}
+        ).is_success
         assert c.get("/healthz", headers={"Host": "other.example.com"}).status_code == 421
 
 

@@ -70,6 +70,7 @@ from cairn.services.thoughtmcp.brain import ThoughtContext
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
+from cairn.services.thoughtmcp.removal import memory_records
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import SectorVectors
 from cairn.services.zengram.api import ZengramApi
@@ -127,6 +128,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         max_batch_bytes=settings.max_batch_bytes,
         max_list_items=settings.max_list_items,
         siblings=SiblingContext(a.records, window_s=settings.sibling_context_window_s),
+        companions=memory_records,  # a ThoughtMCP memory's row goes with its document
     )
     repair = IndexRepair(documents, a.chunks, rebuilding)
     if isinstance(a.chunks, VerifiableChunks):  # files found damaged in use are rebuilt at once
@@ -210,6 +212,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         keep_listings=settings.backend == "local",
     )
     events.listen(libraries.forget_listing)
+    events.listen(thoughts.forget_removed)
     options = options_from(settings)
     job_status = VisibleJobs(a.jobs, brains)
     job_log = JobLog(a.records, a.jobs)

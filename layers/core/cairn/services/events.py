@@ -74,11 +74,11 @@ class EventBus:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subs: dict[str, list[Subscription]] = {}
-        self._listeners: list[Callable[[str], None]] = []
+        self._listeners: list[Callable[[str, list[ChangeEvent]], None]] = []
 
-    def listen(self, listener: Callable[[str], None]) -> None:
-        """Call `listener(brain_id)` in the publishing thread whenever a brain's documents change
-        in this process (a cache keeps itself exact with it)."""
+    def listen(self, listener: Callable[[str, list[ChangeEvent]], None]) -> None:
+        """Call `listener(brain_id, events)` in the publishing thread whenever a brain's documents
+        change in this process (a cache keeps itself exact with it)."""
         with self._lock:
             self._listeners.append(listener)
 
@@ -104,7 +104,7 @@ class EventBus:
             subs = list(self._subs.get(brain_id, []))
             listeners = list(self._listeners)
         for listener in listeners:
-            listener(brain_id)
+            listener(brain_id, events)
         for sub in subs:
             for event in events:
                 try:

@@ -92,7 +92,7 @@ class BatchWrites(DocumentWrites):
                 if live is not None:
                     now = self.clock.now()
                     gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
-                    batch.commit_ops.append(self.repo.put_op(gone, live.version))
+                    batch.commit_ops += self._with_companions(live, [self.repo.put_op(gone, live.version)])
                     batch.removed.append(live)
                 continue
             next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)

@@ -64,8 +64,12 @@ class DocumentCore:
         max_batch_bytes: int = 8 * 1024 * 1024,
         max_list_items: int = 10_000,
         siblings: SiblingContext | None = None,
+        companions: Callable[[Document], Sequence[Put | Delete]] | None = None,
     ) -> None:
+        """`companions`: the records another service keeps beside a document, removed in the same
+        transaction whenever the document is deleted or erased (ThoughtMCP's rows)."""
         self.repo = repo
+        self.companions_of = companions or (lambda _doc: ())
         self.blobs = blobs
         self.indexer = indexer
         self.events = events
@@ -77,6 +81,12 @@ class DocumentCore:
         self.max_list_items = max_list_items
         self.siblings = siblings or SiblingContext(repo.records, window_s=0)
         self.sync = IndexSync(repo, indexer, self.siblings, self.text_of)
+
+    def _with_companions(self, doc: Document, ops: Sequence[Put | Delete]) -> list[Put | Delete]:
+        """`ops` removing `doc`, and its companions' removal (those `ops` do not touch already: a
+        transaction names each record once)."""
+        named = {_record_of(op) for op in ops}
+        return [*ops, *(op for op in self.companions_of(doc) if _record_of(op) not in named)]
 
     def text_of(self, doc: Document) -> str:
         """The text a document's chunks are cut from (its blob, extracted again)."""
@@ -253,3 +263,7 @@ def log_throughput(
             seconds,
             chunks / max(seconds, 1e-9),
         )
+
+
+def _record_of(op: Put | Delete) -> tuple[str, str]:
+    return (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)

@@ -131,7 +131,7 @@ class DocumentWrites(DocumentReads):
                     "replaced_by": replaced_by,
                 }
             )
-            return doc, self.repo.commit([self.repo.put_op(gone, doc.version)])
+            return doc, self.repo.commit(self._with_companions(doc, [self.repo.put_op(gone, doc.version)]))
 
         with self.locks.hold([lock_key(brain, path)]):
             doc, committed = self._again(brain, [path], attempt)
@@ -173,8 +173,9 @@ class DocumentWrites(DocumentReads):
             gone = [
                 Delete(*doc_key(brain.id, path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
+                *also,
             ]
-            committed = self.repo.commit([*gone, *also], touched=[(brain.id, doc.id)])
+            committed = self.repo.commit(self._with_companions(doc, gone), touched=[(brain.id, doc.id)])
             faults.reached("documents.committed")
             self.indexer.remove(doc)
             faults.reached("documents.indexed")

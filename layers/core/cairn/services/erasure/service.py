@@ -217,17 +217,19 @@ class ErasureService:
         return any(subject.selects(item.data) for item in self.documents.raw(brain.id, subject.prefix))
 
     def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]]) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        if subject.covers(SubjectKind.thoughtmcp_user):
+            # Rows first: a ThoughtMCP write that read one before finds it gone and writes nothing,
+            # and a memory stored after the scan below keeps its row with its document.
+            counts["memory_rows"] += self.thoughts.forget_user(brain, subject.value)
         doomed: list[Document] = []
         others: list[Document] = []
         for item in self.documents.raw(brain.id):
             (doomed if subject.selects(item.data) else others).append(document_of(item))
         sessions = list(_sessions_of(held, subject))
-        counts: Counter[str] = Counter()
         counts["audit_entries"] += self._redact(brain, subject, doomed, sessions)
         if doomed:
             counts += self.eraser.erase(brain, doomed, others)
-        if subject.covers(SubjectKind.thoughtmcp_user):
-            counts["memory_rows"] += self.thoughts.forget_user(brain, subject.value)
         for _session, whole, items in sessions:
             gone = self.keyspace.delete(items)
             counts["messages"] += gone - (1 if whole else 0)

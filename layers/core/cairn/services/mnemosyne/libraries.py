@@ -37,6 +37,7 @@ from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
 from cairn.services.documents.indexing import document_of_chunk
 from cairn.services.documents.service import DocumentService
+from cairn.services.events import ChangeEvent
 from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow
 from cairn.services.mnemosyne.item_status import COMPLETED, ItemStatusLog, PendingItem
 
@@ -303,7 +304,7 @@ class LibraryService:
                 self.listings[key] = (started, entries)
         return entries
 
-    def forget_listing(self, brain_id: str) -> None:
+    def forget_listing(self, brain_id: str, _events: Sequence[ChangeEvent] = ()) -> None:
         """A document of the brain changed (EventBus.listen): its kept listings are stale."""
         with self._listing_lock:
             if self.listings is not None:

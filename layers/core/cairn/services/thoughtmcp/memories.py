@@ -159,7 +159,7 @@ class ThoughtMemories(ThoughtRecall):
             row.keywords = auto_keywords(text)
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
-        old_blob = self.documents.get(brain, row.path).blob_key
+        old_blob = self._live(brain, row).blob_key
         doc = self._write(brain, row, text, created=False, embed=changed or metadata is not None)
         connections = 0
         if changed:
@@ -184,8 +184,18 @@ class ThoughtMemories(ThoughtRecall):
             check_user(user_id, brain)
         row = self._owned(brain, memory_id, user_id, combined=True)
         if soft:
-            row.strength = 0.0
-            self._write(brain, row, self._content(brain, row), created=False, forgotten=self.clock.now())
+            for _ in range(_UPDATE_TRIES):
+                try:
+                    row.strength = 0.0
+                    text = self._content(brain, row)
+                    self._write(brain, row, text, created=False, forgotten=self.clock.now())
+                    break
+                except Conflict:  # changed meanwhile: forget what it is now (gone: "not found")
+                    row = self._owned(brain, memory_id, user_id, combined=True)
+            else:
+                raise ThoughtError(
+                    "Memory kept changing while it was being forgotten", "Try again", code="CONFLICT"
+                )
             return {
                 "memoryId": row.id,
                 "deletionType": "soft",

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
@@ -15,10 +16,12 @@ from cairn.ports.embedder import Embedder
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
+from cairn.services.events import ChangeEvent
 from cairn.services.links.repository import LinkRepository
 from cairn.services.search.relevance import Calibration
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import (
+    FOLDER,
     NOT_FOUND_SUGGESTION,
     ROWS_TTL_S,
     SIMILARITY_LINE_SHIFT,
@@ -29,6 +32,7 @@ from cairn.services.thoughtmcp.models import (
     bytes_content,
     stored_bytes,
     title_of,
+    user_folder,
 )
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import SectorVectors
@@ -138,6 +142,20 @@ class ThoughtStore:
             if held is not None:
                 held[2].update(memory_ids)
 
+    def forget_removed(self, brain_id: str, events: Sequence[ChangeEvent]) -> None:
+        """Documents of the brain changed in this process (EventBus.listen): a kept row of a memory
+        whose document was removed through another surface (its row went with it) is read again."""
+        if self._kept is None:
+            return
+        gone = [e.path for e in events if e.kind == "deleted" and e.path.startswith(f"{FOLDER}/")]
+        if not gone:
+            return
+        with self._kept_lock:
+            for (kept_brain, user_id), held in self._kept.items():
+                folder = user_folder(user_id)
+                if kept_brain == brain_id:
+                    held[2].update(p[len(folder) :].removesuffix(".md") for p in gone if p.startswith(folder))
+
     def _read_rows(self, brain_id: str, user_id: str) -> list[Row]:
         return self.rows.all(brain_id, user_id)
 
@@ -178,14 +196,17 @@ class ThoughtStore:
         embed: bool = False,
         forgotten: datetime | None = None,
     ) -> Document:
-        """The memory's document and its row, in one transaction (a new row, or at its version);
-        `embed`: its sector embeddings too (new text or metadata they are made of); `forgotten`:
-        when it was soft-forgotten (its chunks then hidden from current-only search). A memory at
-        strength 0 stays hidden whatever else a write changes, as when it was forgotten; one given
-        a strength again is found again, as ThoughtMCP's minStrength filter would find it."""
-        if forgotten is None and row.strength <= 0.0 and not created:
-            held = self.documents.get(brain, row.path).memory
-            forgotten = held.expired_at if held is not None and held.expired_at else self.clock.now()
+        """The memory's document and its row, in one transaction: a new document and row, or both at
+        the versions read (a document deleted or written meanwhile, through any surface, is a
+        Conflict, so a stale writer never brings it back); `embed`: its sector embeddings too (new
+        text or metadata they are made of); `forgotten`: when it was soft-forgotten (its chunks then
+        hidden from current-only search). A memory at strength 0 stays hidden whatever else a write
+        changes, as when it was forgotten; one given a strength again is found again, as
+        ThoughtMCP's minStrength filter would find it."""
+        held = None if created else self._live(brain, row)
+        if forgotten is None and row.strength <= 0.0 and held is not None:
+            kept = held.memory.expired_at if held.memory is not None else None
+            forgotten = kept or self.clock.now()
         ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
         if embed:
             vectors = self.sectors.embed(content, row)
@@ -198,6 +219,16 @@ class ThoughtStore:
             source=SOURCE,
             content_type="text/markdown",
         )
-        doc = self.documents.write(brain, row.path, stored_bytes(row.id, content), info, also=ops).document
+        data = stored_bytes(row.id, content)
+        version = held.version if held is not None else None
+        doc = self.documents.write_at_version(brain, row.path, data, info, expected_version=version, also=ops)
         self._touched(brain.id, row.user_id, row.id)
+        return doc.document
+
+    def _live(self, brain: Brain, row: Row) -> Document:
+        """The memory's live document, at the path its row names (Conflict when it is gone: the
+        caller reads again and finds the memory gone)."""
+        doc = self.documents.repo.stored(brain.id, row.path)
+        if doc is None or doc.deleted_at is not None or doc.id != row.id:
+            raise Conflict(f"memory {row.id} changed while it was being written")
         return doc

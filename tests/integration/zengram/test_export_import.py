@@ -15,6 +15,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
+from cairn.ports.records import MAX_GET_MANY
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from cairn.services.zengram.validate import Refused, metadata_value
 from tests.fakes.clock import FakeClock
@@ -318,3 +319,17 @@ def test_metadata_numbers_must_be_finite(client: TestClient) -> None:
     assert client.get(f"{Z}/memory/{made['id']}").json().get("metadata") in (None, {})
     with pytest.raises(Refused, match="metadata numbers must be finite"):  # over stdio, say
         metadata_value({"a": float("inf")})
+
+
+def test_one_export_page_holds_more_memories_than_one_store_read_takes(client: TestClient) -> None:
+    count = MAX_GET_MANY + 100
+    records = [{"type": "event", "content": f"Standup note {n}: nothing blocked"} for n in range(count)]
+    for start in range(0, count, 500):  # zengram's import takes 500 at a time
+        part = {"data": records[start : start + 500]}
+        imported = client.post(f"{Z}/export/import", json=part, params={"operator_approved": "true"})
+        assert imported.status_code == 200, imported.text
+
+    page = client.get(f"{Z}/export", params={"limit": "5000", "active_only": "false"})
+
+    assert page.status_code == 200, page.text
+    assert len(page.json()["memories"]) == count

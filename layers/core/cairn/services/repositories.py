@@ -192,7 +192,7 @@ class DocumentRepository:
     def get_many(self, locations: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
         """The documents found at these (brain id, path) locations; missing ones are absent."""
         wanted = {doc_key(brain_id, path): (brain_id, path) for brain_id, path in locations}
-        items = _get_many(self.records, builtins.list(wanted))
+        items = get_all(self.records, builtins.list(wanted))
         found = {wanted[k]: document_of(item) for k, item in items.items()}
         seen = self._seen()
         return found if seen is None else {k: d for k, d in found.items() if seen(d.brain_id, d.owner)}
@@ -200,7 +200,7 @@ class DocumentRepository:
     def get_many_by_id(self, doc_ids: Iterable[str]) -> dict[str, Document]:
         """What `get_by_id` returns for each id, in two batch reads (pointers, then documents)."""
         ids = builtins.list(dict.fromkeys(doc_ids))
-        pointers = _get_many(self.records, [doc_id_key(doc_id) for doc_id in ids])
+        pointers = get_all(self.records, [doc_id_key(doc_id) for doc_id in ids])
         located = {
             doc_id: (p.data["brain_id"], p.data["path"])
             for doc_id in ids
@@ -314,7 +314,7 @@ def document_of(item: Item) -> Document:
     return doc.model_copy(update={"version": item.version})
 
 
-def _get_many(records: RecordStore, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+def get_all(records: RecordStore, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
     """RecordStore.get_many over any number of keys, MAX_GET_MANY at a time."""
     found: dict[tuple[str, str], Item] = {}
     for start in range(0, len(keys), MAX_GET_MANY):

@@ -17,6 +17,7 @@ from datetime import datetime
 from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.repositories import get_all
 
 _RETRIES = 32
 _BATCH = 100  # documents per transaction (DynamoDB takes at most 100 items in one)
@@ -99,7 +100,7 @@ class AccessLog:
     def get_many(self, brain_id: str, doc_ids: Iterable[str]) -> dict[str, Access]:
         """`get` for each document, in one batch read (ranking reads every hit's count)."""
         ids = list(dict.fromkeys(doc_ids))
-        items = self.records.get_many([_key(brain_id, doc_id) for doc_id in ids])
+        items = get_all(self.records, [_key(brain_id, doc_id) for doc_id in ids])
         with self._lock:
             pending = {doc_id: self._pending.get((brain_id, doc_id), (0, None)) for doc_id in ids}
         out = {}

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cairn.ports.records import Delete, Item, Put, RecordStore
-from cairn.services.repositories import all_items, delete_partition
+from cairn.services.repositories import all_items, delete_partition, get_all
 from cairn.services.thoughtmcp.models import Row, user_key
 
 
@@ -27,7 +27,7 @@ class ThoughtRows:
     def get(self, brain_id: str, user_id: str, ids: Sequence[str]) -> dict[str, Row]:
         """The rows of these memories of the user (one batch read), by memory id."""
         pk = rows_pk(brain_id, user_id)
-        items = self.records.get_many([(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
+        items = get_all(self.records, [(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
         return {item.sk: row_of(item) for item in items.values()}
 
     def all(self, brain_id: str, user_id: str) -> list[Row]:

@@ -36,7 +36,7 @@ import numpy as np
 
 from cairn.ports.embedder import Embedder, Vectors
 from cairn.ports.records import Delete, Item, Put, RecordStore
-from cairn.services.repositories import delete_partition
+from cairn.services.repositories import delete_partition, get_all
 from cairn.services.thoughtmcp.metacognition.emotion import detect
 from cairn.services.thoughtmcp.models import Row, user_key
 from cairn.services.thoughtmcp.rows import thoughts_prefix
@@ -98,7 +98,7 @@ class SectorVectors:
     def get(self, brain_id: str, user_id: str, ids: Sequence[str]) -> dict[str, dict[str, Vectors]]:
         """Memory id -> sector -> unit vector, for those of `ids` embedded by the current model."""
         pk = sectors_pk(brain_id, user_id)
-        items = self.records.get_many([(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
+        items = get_all(self.records, [(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
         out: dict[str, dict[str, Vectors]] = {}
         for item in items.values():
             d = item.data

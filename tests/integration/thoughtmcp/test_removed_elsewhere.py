@@ -16,7 +16,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.services.documents.inputs import BatchOp
-from cairn.services.thoughtmcp.models import NewMemory, ThoughtError
+from cairn.services.thoughtmcp.models import MAX_CATEGORY, MAX_CONTEXT, Metadata, NewMemory, ThoughtError
 from cairn.services.thoughtmcp.recall import Filters
 from tests.support.shapes import SHAPES, adapters_for, process
 
@@ -159,3 +159,25 @@ def test_an_erasure_leaves_nothing_of_the_user_however_their_memories_are_being_
     assert not searched(c, brain, "private note vault code") & set(memories)
     assert recalled(c, brain, user="victor") == []
     assert recalled(c, brain, user="wendy") == [other]
+
+
+def test_metadata_text_is_bounded_the_same_on_every_shape(c: Container, brain: Brain) -> None:
+    """ThoughtMCP does not bound context or category; Cairn keeps them in the memory's record,
+    so the bound is one every shape holds (a DynamoDB item's 400 KB included)."""
+    widest = "𝄞" * MAX_CONTEXT  # four bytes each in UTF-8
+    memory = c.thoughts.remember(
+        brain, NewMemory("The boiler is serviced in March.", USER, "s", "semantic", Metadata(context=widest))
+    )["memoryId"]
+    c.thoughts.update(
+        brain, memory, USER, metadata=Metadata(context=widest[1:] + "!", category="c" * MAX_CATEGORY)
+    )
+    assert c.thoughts.get_many(brain, USER, [memory])[memory].row.context == widest[1:] + "!"
+
+    for too_long in (Metadata(context="x" * (MAX_CONTEXT + 1)), Metadata(category="c" * (MAX_CATEGORY + 1))):
+        with pytest.raises(ThoughtError, match="must be at most"):
+            c.thoughts.remember(
+                brain, NewMemory("Another note about the boiler.", USER, "s", "semantic", too_long)
+            )
+        with pytest.raises(ThoughtError, match="must be at most"):
+            c.thoughts.update(brain, memory, USER, metadata=too_long)
+    assert len(recalled(c, brain)) == 1

@@ -69,9 +69,10 @@ def encode_op(op: Put | Delete) -> Op:
     text = encode_data(op.item.data)
     encoded = Op(op.item.pk, op.item.sk, op.expected_version, text, ttl_of(op.item.data))
     if encoded.size > MAX_ITEM_BYTES:
+        # The keys stay out of the message: callers see it, and they name brains and users.
         raise PayloadTooLarge(
-            f"record {op.item.pk!r}/{op.item.sk!r} is {encoded.size} bytes encoded; "
-            f"a DynamoDB item holds at most {MAX_ITEM_BYTES} bytes"
+            f"a record of {encoded.size} bytes encoded is more than a DynamoDB item holds "
+            f"({MAX_ITEM_BYTES} bytes)"
         )
     return encoded
 

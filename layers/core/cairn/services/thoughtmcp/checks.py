@@ -14,7 +14,9 @@ from cairn.domain.text import is_blank
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     AUTO_KEYWORDS,
+    MAX_CATEGORY,
     MAX_CONTENT,
+    MAX_CONTEXT,
     MIN_CONTENT,
     SECTOR_SUGGESTION,
     Filters,
@@ -78,6 +80,12 @@ def check_sector(sector: str | None) -> None:
 def check_metadata(m: Metadata) -> None:
     if m.importance is not None and not 0 <= m.importance <= 1:
         raise ThoughtError("Importance must be between 0 and 1", "Give importance in 0..1")
+    for name, text, most in (("context", m.context, MAX_CONTEXT), ("category", m.category, MAX_CATEGORY)):
+        if text is not None and len(text) > most:
+            raise ThoughtError(
+                f"metadata.{name} must be at most {most} characters (received {len(text)})",
+                f"Shorten metadata.{name}, or keep the text in content",
+            )
     for name, values in (("keywords", m.keywords), ("tags", m.tags)):
         if values is not None and (len(values) > 50 or any(not v.strip() or len(v) > 100 for v in values)):
             raise ThoughtError(

@@ -18,6 +18,10 @@ MIN_CONTENT: Final = 10
 
 
 MAX_CONTENT: Final = 100_000
+MAX_CONTEXT: Final = 10_000
+MAX_CATEGORY: Final = 200
+"""metadata.context and .category, which ThoughtMCP does not bound: kept in the memory's record and
+row, so each shape holds the same (a DynamoDB item holds 400 KB)."""
 
 
 MAX_LIMIT: Final = 100

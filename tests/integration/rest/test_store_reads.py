@@ -154,3 +154,27 @@ def test_reserved_headers_are_ignored(client: TestClient, brain: Brain) -> None:
     )
     read = client.get(docs_url("notes", "/read"), params={"path": "a.md"}, headers=headers)
     assert (read.status_code, read.content) == (200, b"1")
+
+
+@pytest.mark.parametrize("damage", ["emptied", "removed"])
+def test_damaged_stored_bytes_are_refused_clearly_never_served(
+    client: TestClient, brain: Brain, container: Container, damage: str
+) -> None:
+    put(client, "notes", "memory/a.md", b"the boiler is serviced in March")
+    put(client, "notes", "memory/b.md", b"the kettle is descaled on Sundays")
+    doc = container.documents.get(brain, "memory/a.md")
+    if damage == "removed":
+        container.adapters.blobs.delete(doc.blob_key)
+    else:
+        container.adapters.blobs.put(doc.blob_key, b"")
+
+    refused = client.get(docs_url("notes", "/read"), params={"path": "memory/a.md"})
+
+    body = assert_problem(refused, 503, "damaged_content")
+    assert "memory/a.md" in body["detail"] and "cairn check --deep" in body["detail"]
+    assert doc.blob_key not in refused.text  # where it is stored stays internal
+    assert client.get(docs_url("notes", "/read"), params={"path": "memory/b.md"}).status_code == 200
+    assert put(client, "notes", "memory/a.md", b"the boiler is serviced in March").status_code == 204
+    assert client.get(docs_url("notes", "/read"), params={"path": "memory/a.md"}).content.startswith(
+        b"the boiler"
+    )

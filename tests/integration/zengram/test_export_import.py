@@ -333,3 +333,17 @@ def test_one_export_page_holds_more_memories_than_one_store_read_takes(client: T
 
     assert page.status_code == 200, page.text
     assert len(page.json()["memories"]) == count
+
+
+def test_an_export_names_a_memory_whose_stored_text_is_damaged(
+    container: Container, client: TestClient
+) -> None:
+    damaged = store(client, type="fact", content="Acme runs WordPress", key="acme-stack", client_id="acme")
+    doc = container.documents.repo.get_by_id(damaged["id"])
+    assert doc is not None
+    container.adapters.blobs.put(doc.blob_key, b"")
+
+    refused = client.get(f"{Z}/export")
+
+    assert refused.status_code == 503
+    assert doc.path in refused.json()["error"] and "damaged" in refused.json()["error"]

@@ -16,7 +16,7 @@ import pytest
 
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import DamagedContent, Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.rebuilding import Progress
@@ -107,6 +107,32 @@ def test_missing_ghost_and_older_chunks_are_found_and_rebuilt(
     assert container.repair.check(brain, deep=True).sound
     assert answers(container, brain) == before
     assert container.repair.check(other).sound  # the other brain was never touched
+
+
+@pytest.mark.parametrize("damage", ["emptied", "rewritten", "removed"])
+def test_damaged_stored_content_is_reported_never_served_nor_indexed_from(
+    world: tuple[Container, Brain, Brain, list[list[str]]], damage: str
+) -> None:
+    container, brain, _, before = world
+    doc = container.documents.get(brain, "notes/0.md")
+    blobs = container.adapters.blobs
+    if damage == "removed":
+        blobs.delete(doc.blob_key)
+    else:
+        blobs.put(doc.blob_key, b"" if damage == "emptied" else b"# Note 0\n\nSomething else entirely.")
+
+    with pytest.raises(DamagedContent, match=r"notes/0\.md"):
+        container.documents.read(brain, "notes/0.md")
+    assert container.documents.read(brain, "notes/1.md") == NOTES["notes/1.md"].encode()  # the rest reads
+    found = container.repair.check(brain, deep=True)
+
+    assert found.damaged == ("notes/0.md",) and not found.sound
+    assert found.stale == () and found.repaired == 0
+    assert answers(container, brain) == before  # its chunks, the last copy of its text, are kept
+    assert container.repair.check(brain).sound  # a shallow check reads no blob
+    container.documents.write(brain, "notes/0.md", NOTES["notes/0.md"].encode())  # written again: whole
+    assert container.documents.read(brain, "notes/0.md") == NOTES["notes/0.md"].encode()
+    assert container.repair.check(brain, deep=True).sound
 
 
 def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(

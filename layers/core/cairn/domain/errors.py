@@ -69,6 +69,13 @@ class Unavailable(CairnError):
         self.retry_after_s = retry_after_s
 
 
+class DamagedContent(CairnError):
+    """A document's stored bytes are gone or no longer read back as written (a damaged disk, a file
+    removed by hand): never served as the document. `cairn check --deep` lists such documents."""
+
+    code = "damaged_content"
+
+
 class PayloadTooLarge(CairnError):
     code = "payload_too_large"
 

@@ -45,12 +45,18 @@ def describe(check: BrainCheck) -> str:
         f"{len(check.stale)} documents whose chunks differ from their records" if check.stale else "",
         f"{len(check.ghosts)} deleted documents still indexed" if check.ghosts else "",
         f"{check.unsound_chunks} chunks whose vectors are damaged" if check.unsound_chunks else "",
+        f"{len(check.damaged)} documents whose stored content is missing or damaged "
+        f"(restore them from a backup or write them again): {', '.join(check.damaged[:20])}"
+        + (", …" if len(check.damaged) > 20 else "")
+        if check.damaged
+        else "",
     ]
     return f"brain {check.slug}: " + ("; ".join(p for p in problems if p) or "sound")
 
 
 def cmd_check(container: Container, args: argparse.Namespace) -> int:
-    """Exit 0 when every brain checked is sound (after repairs), 1 when something is not."""
+    """Exit 0 when every brain checked is sound (after repairs), 1 when something is not (a
+    document whose stored content is damaged is never repaired from it)."""
     brains = [container.brains.resolve(ref) for ref in args.brain] or container.brains.list()
     left = 0
     for brain in brains:
@@ -63,7 +69,7 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
             line += f": indexed {check.repaired} documents again"
             line += f", {len(check.failed)} could not be" if check.failed else ""
         print(line)
-        left += bool(check.failed) or (args.dry_run and not check.sound)
+        left += bool(check.failed or check.damaged) or (args.dry_run and not check.sound)
     return 1 if left else 0
 
 

@@ -56,6 +56,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "bad_gateway": 502,
     "auth_unavailable": 503,
     "unavailable": 503,
+    "damaged_content": 503,  # a stored file is damaged: nothing the caller sent is wrong
     "timeout": 504,
 }
 

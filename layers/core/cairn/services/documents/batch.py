@@ -116,7 +116,7 @@ class BatchWrites(DocumentWrites):
             if path in journal:
                 return journal[path]
             doc = before[path]
-            return self.blobs.get(doc.blob_key) if doc and doc.deleted_at is None else None
+            return self.bytes_of(doc) if doc and doc.deleted_at is None else None
 
         events: builtins.list[ChangeEvent] = []
 

@@ -15,6 +15,8 @@ from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import (
     Conflict,
+    DamagedContent,
+    NotFound,
     RecordConflict,
 )
 from cairn.domain.ids import new_id
@@ -90,9 +92,40 @@ class DocumentCore:
 
     def text_of(self, doc: Document) -> str:
         """The text a document's chunks are cut from (its blob, extracted again)."""
-        return document_text(
-            doc.path, doc.content_type, self.blobs.get(doc.blob_key), image_captions(doc.metadata)
-        )
+        return document_text(doc.path, doc.content_type, self.bytes_of(doc), image_captions(doc.metadata))
+
+    def _keep_blob(self, key: str, data: bytes, digest: str) -> None:
+        """Store the bytes at their content address, unless a sound copy is there already (one that
+        was damaged is replaced, so writing a document again mends it)."""
+        try:
+            if checksum(self.blobs.get(key)) == digest:
+                return
+        except NotFound:
+            pass
+        self.blobs.put(key, data)
+
+    def bytes_of(self, doc: Document) -> bytes:
+        """The document's stored bytes, checked against the checksum its record holds (blobs are
+        content-addressed): bytes that no longer read back as written, or a blob gone while its
+        record still names it, raise DamagedContent. A blob removed with its record by a delete
+        that came meanwhile is NotFound, as the document is."""
+        try:
+            data = self.blobs.get(doc.blob_key)
+        except NotFound:
+            now = self.repo.get_by_id(doc.id)
+            if now is None or now.version != doc.version or now.blob_key != doc.blob_key:
+                raise
+            raise DamagedContent(
+                f"the stored content of {excerpt(doc.path)} is missing: restore it from a backup or "
+                "write the document again (`cairn check --deep` lists every damaged document)"
+            ) from None
+        if doc.blob_key.endswith(doc.checksum_sha256) and checksum(data) != doc.checksum_sha256:
+            raise DamagedContent(
+                f"the stored content of {excerpt(doc.path)} is damaged (it no longer matches its "
+                "checksum): restore it from a backup or write the document again (`cairn check "
+                "--deep` lists every damaged document)"
+            )
+        return data
 
     def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[], T]) -> T:
         """`attempt` (which reads the documents at `paths` and commits), again when its commit
@@ -180,6 +213,7 @@ class DocumentCore:
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
         if not force and live and live.checksum_sha256 == digest and same_info(live, info):
+            self._keep_blob(live.blob_key, data, digest)  # writing it again mends damaged bytes
             return Staged(live, self.indexer.nothing(), [], "", created=False)
         if info.text is not None:
             text = info.text
@@ -187,8 +221,7 @@ class DocumentCore:
             text = document_text(path, info.content_type, data, image_captions(info.metadata))
         now = self.clock.now()
         blob_key = f"{brain.id}/{digest[:2]}/{digest}"
-        if not self.blobs.exists(blob_key):
-            self.blobs.put(blob_key, data)
+        self._keep_blob(blob_key, data, digest)
         metadata = dict(info.metadata)
         if info.tags:
             metadata["tags"] = ",".join(info.tags)

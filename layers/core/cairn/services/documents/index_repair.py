@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from cairn.auth import access
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, DamagedContent
 from cairn.domain.models import Brain, Document
 from cairn.ports.chunks import ANN_NONE, ChunkIndex, VerifiableChunks
 from cairn.ports.records import Item
@@ -59,12 +59,17 @@ class BrainCheck:
     ann: str = ANN_NONE
     stale: tuple[str, ...] = ()  # live documents whose chunks differ from the record
     ghosts: tuple[str, ...] = ()  # documents not live that still have chunks
+    damaged: tuple[str, ...] = ()  # paths of live documents whose stored bytes are gone or damaged (deep)
     repaired: int = 0  # documents indexed again
     failed: tuple[str, ...] = ()  # documents that could not be (left for the next check)
 
     @property
-    def sound(self) -> bool:
+    def indexed_right(self) -> bool:
         return not (self.unsound_chunks or self.stale or self.ghosts)
+
+    @property
+    def sound(self) -> bool:
+        return self.indexed_right and not self.damaged
 
 
 class IndexRepair:
@@ -94,9 +99,20 @@ class IndexRepair:
                 if item.data.get("deleted_at") is None:
                     live[str(item.data["id"])] = item
             stale = [i for i, item in live.items() if held.get(i, 0) != (item.data.get("chunk_count") or 0)]
+            damaged: list[str] = []
             if deep:
                 counted = set(stale)
-                stale += [i for i, it in live.items() if i not in counted and self._differs(document_of(it))]
+                for doc_id, item in live.items():
+                    doc = document_of(item)
+                    try:
+                        differs = self._differs(doc)
+                    except DamagedContent:  # its chunks are the last copy of its text: left alone
+                        damaged.append(doc.path)
+                        continue
+                    if differs and doc_id not in counted:
+                        stale.append(doc_id)
+                gone = set(damaged)
+                stale = [i for i in stale if document_of(live[i]).path not in gone]
         return BrainCheck(
             brain.id,
             brain.slug,
@@ -107,6 +123,7 @@ class IndexRepair:
             ann=files.ann if files else ANN_NONE,
             stale=tuple(stale),
             ghosts=tuple(doc_id for doc_id in held if doc_id not in live),
+            damaged=tuple(damaged),
         )
 
     def _differs(self, doc: Document) -> bool:
@@ -114,8 +131,9 @@ class IndexRepair:
         return bool(plan.changed or plan.removed)
 
     def repair(self, found: BrainCheck) -> BrainCheck:
-        """Rebuild what `found` says differs; the brain's searches are refused meanwhile."""
-        if found.sound:
+        """Rebuild what `found` says differs; the brain's searches are refused meanwhile. A document
+        whose stored bytes are damaged is not rebuilt: they are reported, and its chunks kept."""
+        if found.indexed_right:
             return found
         todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context
         progress = Progress(total=len(todo) + found.unsound_chunks)
@@ -186,7 +204,7 @@ class IndexRepair:
         later = list(unchecked)
         for brain in later:
             self.rebuilding.mark(brain.id, Progress(0, checking=True))
-        queued = [found for found in pending if not found.sound]
+        queued = [found for found in pending if not found.indexed_right]
         for found in queued:
             self.rebuilding.mark(
                 found.brain_id, Progress(len(found.stale) + len(found.ghosts) + found.unsound_chunks)
@@ -238,7 +256,7 @@ class IndexRepair:
         except Exception:
             self.rebuilding.unmark(brain.id)
             raise
-        if found.sound:
+        if found.indexed_right:
             self.rebuilding.unmark(brain.id)
         else:
             log.warning("brain %s: its index differs from its records; rebuilding it", brain.slug)

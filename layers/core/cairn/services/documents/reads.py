@@ -50,10 +50,10 @@ class DocumentReads(DocumentCore):
 
     def content(self, doc: Document) -> bytes:
         """The bytes of any record, live or soft-deleted (blobs outlive soft deletes)."""
-        return self.blobs.get(doc.blob_key)
+        return self.bytes_of(doc)
 
     def read(self, brain: Brain, path: str) -> bytes:
-        return self.blobs.get(self.get(brain, path).blob_key)
+        return self.bytes_of(self.get(brain, path))
 
     def read_or_link(
         self, brain: Brain, path: str, signer: DownloadSigner | None, *, inline_max: int
@@ -64,7 +64,7 @@ class DocumentReads(DocumentCore):
         doc = self.get(brain, path)
         if signer is not None and doc.byte_size > inline_max:
             return signer.presign_download(doc.blob_key, expires_in=DOWNLOAD_TTL_S, content_type=RAW_BYTES)
-        return self.blobs.get(doc.blob_key)
+        return self.bytes_of(doc)
 
     def exists(self, brain: Brain, path: str) -> bool:
         try:

@@ -95,7 +95,7 @@ class DocumentWrites(DocumentReads):
         def attempt() -> WriteOutcome:
             existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
-            base = self.blobs.get(live.blob_key) if live else b""
+            base = self.bytes_of(live) if live else b""
             return self._write_locked(brain, path, base + data, keep_info(live), existing)
 
         with self.locks.hold([lock_key(brain, path)]):
@@ -248,7 +248,7 @@ class DocumentWrites(DocumentReads):
         def attempt() -> WriteOutcome | None:
             existing = self.repo.stored(brain.id, path)
             live = existing if existing and existing.deleted_at is None else None
-            wanted = change(live, self.blobs.get(live.blob_key) if live else None)
+            wanted = change(live, self.bytes_of(live) if live else None)
             if wanted is None:
                 return None
             return self._write_locked(brain, path, wanted[0], wanted[1], existing)

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.auth.access import InsufficientScope
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NoBrain, NotFound, Unavailable
+from cairn.domain.errors import (
+    CairnError,
+    Conflict,
+    DamagedContent,
+    Forbidden,
+    InvalidInput,
+    NoBrain,
+    NotFound,
+    Unavailable,
+)
 from cairn.services.zengram.validate import (
     Refused,
 )
@@ -44,6 +53,8 @@ def run(op: Callable[[], Reply]) -> Reply:
         return Reply(409, {"error": exc.message})
     except Unavailable as exc:
         return Reply(503, {"error": exc.message}, {"Retry-After": str(exc.retry_after_s)})
+    except DamagedContent as exc:
+        return Reply(503, {"error": exc.message})
     except CairnError as exc:
         return Reply(400, {"error": exc.message})
     except Exception:

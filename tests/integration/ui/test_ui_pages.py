@@ -138,6 +138,28 @@ def test_edit_goes_through_versions_and_shows_in_search(open_ui: tuple[TestClien
     assert "notes/alice.md" in found and "calibrated relevance" in found.lower()
 
 
+def test_a_note_the_page_offers_to_edit_can_be_saved_whatever_its_script(
+    open_ui: tuple[TestClient, Container],
+) -> None:
+    t, c = open_ui
+    c.brains.create("Edits", slug="edits")
+    text = "# 記録\n" + "会議の記録です。" * 15_000  # 120,000 characters: 1 MB and more once URL-encoded
+    put(t, "edits", "notes/minutes.md", text)
+    link = item_links(t.get("/ui/brains/edits").text, "edits")[0]
+    assert "Save" in t.get(link).text
+    edited = text + "\n追記"
+
+    saved = t.post(
+        f"{link}/edit", data={"text": edited, "version": "1", "csrf": csrf_of(t)}, follow_redirects=False
+    )
+
+    assert saved.status_code == 303, saved.text[:300]
+    assert t.get("/v1/brains/edits/documents/read", params={"path": "notes/minutes.md"}).text == edited
+    fields = {f"f{n}": "x" for n in range(1_500)}  # more fields than a form may hold: a page, not JSON
+    refused = t.post(f"{link}/edit", data={**fields, "csrf": csrf_of(t)})
+    assert refused.status_code == 400 and refused.headers["content-type"].startswith("text/html")
+
+
 def test_typed_memory_edit_and_delete_use_the_memory_service(open_ui: tuple[TestClient, Container]) -> None:
     t, c = open_ui
     brain = c.brains.create("Mem", slug="mem")

@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException
 
 from cairn import __version__
 from cairn.auth import access
@@ -97,15 +98,27 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
     return page(request, "error.html", status=status, status_code=status, message=message)
 
 
+FORM_FIELD_BYTES: Final = 64 * 1024 * 1024
+"""The most one form field may take, URL-encoded (Starlette's default is 1 MB, which a note the item
+page offers to edit can pass: a CJK character is 9 bytes encoded). The body cap still applies."""
+
+FORM_TYPES: Final = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 class UiRoute(APIRoute):
-    """Every UI route: its CairnErrors and bad parameters answer as pages, in the error's status."""
+    """Every UI route: its CairnErrors, bad parameters and unreadable forms answer as pages, in the
+    error's status."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:
             try:
+                if request.headers.get("content-type", "").split(";")[0].strip().lower() in FORM_TYPES:
+                    await request.form(max_part_size=FORM_FIELD_BYTES)  # kept: the handler reads it
                 return await handler(request)
+            except HTTPException as exc:  # a form that cannot be read (too many fields, say)
+                return error_page(request, exc.status_code, str(exc.detail))
             except InsufficientScope as exc:
                 return error_page(request, 403, str(exc))
             except CairnError as exc:

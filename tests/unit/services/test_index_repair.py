@@ -19,7 +19,9 @@ from cairn.config import Settings
 from cairn.domain.errors import DamagedContent, Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.ports.records import Delete
 from cairn.services.documents.rebuilding import Progress
+from cairn.services.repositories import doc_id_key, doc_key
 from tests.support.index_check import index_problems
 from tests.support.shapes import adapters_for, embedded, process
 
@@ -133,6 +135,25 @@ def test_damaged_stored_content_is_reported_never_served_nor_indexed_from(
     container.documents.write(brain, "notes/0.md", NOTES["notes/0.md"].encode())  # written again: whole
     assert container.documents.read(brain, "notes/0.md") == NOTES["notes/0.md"].encode()
     assert container.repair.check(brain, deep=True).sound
+
+
+def test_records_lost_from_under_their_chunks_are_reported_as_lost_not_as_deleted(
+    world: tuple[Container, Brain, Brain, list[list[str]]], caplog: pytest.LogCaptureFixture
+) -> None:
+    container, brain, _, _ = world
+    lost = container.documents.get(brain, "notes/2.md")
+    container.documents.delete(brain, "notes/3.md")  # deleted properly: not a loss
+    records = container.adapters.records
+    records.transact([Delete(*doc_key(brain.id, lost.path)), Delete(*doc_id_key(lost.id))])  # a torn WAL
+
+    found = container.repair.compare(brain)
+
+    assert found.unrecorded == (lost.id,) and not found.sound
+    assert "have no record at all" in caplog.text and lost.id in caplog.text
+    repaired = container.repair.repair(found)
+    assert not any(h.document_id == lost.id for h in container.search.search(brain, "lighthouse keeper").hits)
+    assert container.adapters.blobs.exists(lost.blob_key)  # its content is kept for a restore
+    assert repaired.unrecorded == (lost.id,)  # still said after the repair: the loss is not repaired
 
 
 def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(

@@ -43,7 +43,13 @@ def start_repairs(container: Container) -> None:
 def describe(check: BrainCheck) -> str:
     problems = [
         f"{len(check.stale)} documents whose chunks differ from their records" if check.stale else "",
-        f"{len(check.ghosts)} deleted documents still indexed" if check.ghosts else "",
+        f"{len(check.ghosts) - len(check.unrecorded)} deleted documents still indexed"
+        if len(check.ghosts) > len(check.unrecorded)
+        else "",
+        f"{len(check.unrecorded)} indexed documents no record names (the records database lost them: "
+        f"restore it from a backup): {', '.join(check.unrecorded[:20])}"
+        if check.unrecorded
+        else "",
         f"{check.unsound_chunks} chunks whose vectors are damaged" if check.unsound_chunks else "",
         f"{len(check.damaged)} documents whose stored content is missing or damaged "
         f"(restore them from a backup or write them again): {', '.join(check.damaged[:20])}"
@@ -69,7 +75,7 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
             line += f": indexed {check.repaired} documents again"
             line += f", {len(check.failed)} could not be" if check.failed else ""
         print(line)
-        left += bool(check.failed or check.damaged) or (args.dry_run and not check.sound)
+        left += bool(check.failed or check.damaged or check.unrecorded) or (args.dry_run and not check.sound)
     return 1 if left else 0
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MemoryType
@@ -154,3 +156,56 @@ def test_nothing_is_lost(container: Container, brain: Brain, clock: FakeClock) -
         carrier = final(container, brain, doc_id)
         carried = fact_tokens(container.documents.read(brain, carrier.path).decode())
         assert fact_tokens(text) <= carried, f"{text!r} is not in {carrier.path}"
+
+
+def twins(container: Container, brain: Brain) -> tuple[Document, Document]:
+    keep = fact(container, brain, "Caroline moved from Sweden four years ago")
+    fact(container, brain, "Caroline moved from Sweden four years ago", origin="ses_b")  # the survivor
+    twin = container.documents.write(
+        brain,
+        "memory/global/caroline-sweden.md",
+        b"Caroline moved here from Sweden four years ago",
+        DocumentInput(
+            metadata={"kind": "fact", "origins": "ses_c", "source_ids": "msg_c", "confirmations": 1}
+        ),
+    ).document
+    return keep, twin
+
+
+def before_the_fold(container: Container, act: Callable[[], object]) -> None:
+    """`act` runs once the merge has read the notes, just before it folds them (a user's write)."""
+    service = container.consolidation
+    fold = service._fold_into
+
+    def acting_first(*args: Any, **kwargs: Any) -> bool:
+        act()
+        return fold(*args, **kwargs)
+
+    service._fold_into = acting_first  # type: ignore[method-assign]
+
+
+def test_a_note_written_while_the_merge_ran_is_never_retired_unread(
+    container: Container, brain: Brain
+) -> None:
+    _, twin = twins(container, brain)
+    update = b"Caroline moved here from Sweden four years ago; she now lives in Oslo"
+    before_the_fold(container, lambda: container.documents.write(brain, twin.path, update))
+
+    result = consolidate(container, brain)
+
+    assert result["merge"] == {"groups": 1, "merged": 0}
+    assert container.documents.read(brain, twin.path) == update  # acknowledged, so kept live
+    assert consolidate(container, brain)["merge"]["merged"] <= 1  # a later run may fold it, whole
+    assert "Oslo" in container.documents.read(brain, final(container, brain, twin.id).path).decode()
+
+
+def test_nothing_is_folded_into_a_survivor_deleted_while_the_merge_ran(
+    container: Container, brain: Brain
+) -> None:
+    keep, twin = twins(container, brain)
+    before_the_fold(container, lambda: container.documents.delete(brain, keep.path))
+
+    result = consolidate(container, brain)
+
+    assert result["merge"] == {"groups": 1, "merged": 0}
+    assert container.documents.get_by_id(brain, twin.id).deleted_at is None

@@ -114,12 +114,17 @@ class DocumentWrites(DocumentReads):
         reason: str | None = None,
         why: str | None = None,
         replaced_by: str | None = None,
+        expected_version: int | None = None,
     ) -> Document:
-        """Soft-delete, recording `why` (merged, pruned, ...) and the document that replaced it."""
+        """Soft-delete, recording `why` (merged, pruned, ...) and the document that replaced it;
+        with `expected_version`, only the version the caller read (VersionConflict otherwise: a
+        job retiring what it folded elsewhere never retires a later write it did not see)."""
         path = validate_path(path)
 
         def attempt() -> tuple[Document, Committed]:
             doc = self.get(brain, path)
+            if expected_version is not None:
+                expect_version(path, doc, expected_version)
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
             now = self.clock.now()
             gone = doc.model_copy(

@@ -32,7 +32,7 @@ import numpy as np
 
 from cairn import faults
 from cairn.auth import access
-from cairn.domain.errors import NotFound
+from cairn.domain.errors import NotFound, VersionConflict
 from cairn.domain.models import Brain, Document, DocumentSource, Job
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
@@ -174,11 +174,11 @@ class ConsolidationService:
             members = [notes[i] for i in group]
             survivor = max(members, key=Note.rank)
             others = [m for m in members if m is not survivor]
-            self._fold_into(brain, survivor, others)
-            faults.reached("consolidation.merged")
-            for other in others:
-                if self._retire(brain, other.doc, "merged", survivor.doc.id):
-                    merged += 1
+            if self._fold_into(brain, survivor, others):  # a survivor deleted meanwhile folds nothing
+                faults.reached("consolidation.merged")
+                for other in others:
+                    if self._retire(brain, other.doc, "merged", survivor.doc.id):
+                        merged += 1
             report(0.8 + 0.2 * (g + 1) / len(groups), f"merge: {g + 1} of {len(groups)} groups")
         return {"groups": len(groups), "merged": merged}
 
@@ -247,14 +247,16 @@ class ConsolidationService:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fold_into(self, brain: Brain, survivor: Note, others: list[Note]) -> None:
+    def _fold_into(self, brain: Brain, survivor: Note, others: list[Note]) -> bool:
+        """Whether the others' texts are in the survivor now."""
+
         def change(doc: Document | None, body: bytes | None) -> tuple[bytes, DocumentInput] | None:
             if doc is None:
                 return None
             text = (body or b"").decode("utf-8", "replace")
             return merged_body(text, [o.text for o in others]).encode("utf-8"), merged_info(doc, others)
 
-        self.documents.modify(brain, survivor.doc.path, change, reason="consolidate")
+        return self.documents.modify(brain, survivor.doc.path, change, reason="consolidate") is not None
 
     def _archive(self, brain: Brain, path: str, notes: list[Note]) -> Document:
         """Append every note not yet in the archive (a rerun finds them by their markers)."""
@@ -283,8 +285,18 @@ class ConsolidationService:
         return last is not None and last >= cutoff
 
     def _retire(self, brain: Brain, doc: Document, why: str, replaced_by: str) -> bool:
+        """Retire the version whose text was folded or archived, and only that one."""
         try:
-            self.documents.retire(brain, doc.path, reason="consolidate", why=why, replaced_by=replaced_by)
+            self.documents.retire(
+                brain,
+                doc.path,
+                reason="consolidate",
+                why=why,
+                replaced_by=replaced_by,
+                expected_version=doc.version,
+            )
         except NotFound:
             return False  # already retired by an earlier attempt
+        except VersionConflict:
+            return False  # written or deleted since it was read: the next run folds what it is now
         return True

@@ -73,3 +73,16 @@ def test_a_job_keeps_its_starters_brain_list_and_scopes(container: Container) ->
     with access.on_behalf_of(recorded):
         current = access.current()
         assert current is not None and current.principal.scopes == frozenset({READ})
+
+
+def test_a_job_queued_with_a_key_revoked_since_does_nothing(container: Container) -> None:
+    brain = container.brains.create("Team")
+    key = container.keys.create(name="ci", tenant="local", scopes=[READ, WRITE], brains=[brain.id])
+    principal = container.authenticator.authenticate(f"Bearer {key.plaintext}", None)
+    with access.acting_as(principal, WRITE):
+        job = container.consolidation.queue(brain)
+    container.keys.revoke(key.key.id)  # after the job was queued, before it runs
+    container.jobs.run_pending()
+
+    failed = container.jobs.status(job.id)
+    assert failed.status is JobStatus.failed and failed.error and "revoked" in failed.error

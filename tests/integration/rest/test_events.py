@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
@@ -124,3 +125,51 @@ def test_streams_are_per_brain(tmp_path: Path) -> None:
             http.put(url, params={"path": f"{slug}.md"}, content=b"x", headers=OCTET).raise_for_status()
         change = sse.next()
     assert json.loads(change.data)["path"] == "notes.md"
+
+
+def _keyed_stream(
+    tmp_path: Path, change: Callable[[Container, str], object], *, limited: bool = True
+) -> tuple[list[Frame], bool]:
+    """A key that may read `notes` opens its stream; `change(container, key_id)` takes that right
+    away; the owner then writes. The frames the key got after the change, and whether it ended."""
+    container = fake_container(tmp_path, events_ping_s=300, token="owner-token")
+    brain = container.brains.create("Notes", slug="notes", visibility="tenant")
+    brains = [brain.id] if limited else None  # a key naming the brain reads it however it is shared
+    key = container.keys.create(name="reader", tenant="local", scopes=["documents:read"], brains=brains)
+    owner = {"Authorization": "Bearer owner-token", **OCTET}
+    after: list[Frame] = []
+    ended = False
+    with (
+        serve(create_app(container)) as base,
+        httpx.Client(base_url=base, timeout=TIMEOUT) as http,
+        http.stream(
+            "GET", "/v1/brains/notes/events", headers={"Authorization": f"Bearer {key.plaintext}"}
+        ) as s,
+    ):
+        sse = SseReader(s.iter_lines())
+        assert sse.next().event == "ready"
+        http.put("/v1/brains/notes/documents", params={"path": "before.md"}, content=b"x", headers=owner)
+        assert json.loads(sse.next().data)["path"] == "before.md"  # allowed until the change
+        change(container, key.key.id)
+        for n in range(3):
+            url = "/v1/brains/notes/documents"
+            http.put(url, params={"path": f"secret-{n}.md"}, content=b"x", headers=owner).raise_for_status()
+        try:
+            after.append(sse.next())
+        except (EOFError, httpx.HTTPError):
+            ended = True
+    return after, ended
+
+
+def test_a_stream_ends_once_its_key_is_revoked(tmp_path: Path) -> None:
+    after, ended = _keyed_stream(tmp_path, lambda c, key_id: c.keys.revoke(key_id))
+    assert ended and after == []
+
+
+def test_a_stream_ends_once_its_brain_is_made_private(tmp_path: Path) -> None:
+    def private(container: Container, _key_id: str) -> None:
+        with access.as_system():
+            container.brains.update("notes", visibility="private", owner="local")  # the token's
+
+    after, ended = _keyed_stream(tmp_path, private, limited=False)
+    assert ended and after == []

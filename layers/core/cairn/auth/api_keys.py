@@ -145,6 +145,16 @@ class ApiKeyService:
                     continue
         return changed
 
+    def revoked(self, subject: str) -> bool:
+        """Whether `subject` is an API key's (`key:<id>`) that has been revoked (or is gone) since
+        it was authenticated: what a request began with no longer holds for a stream it keeps open
+        or a job it queued. Any other subject: False."""
+        key_id = subject.removeprefix("key:")
+        if key_id == subject or not _looks_like_id(key_id):  # no key's: every key has such an id
+            return False
+        item = self.records.get(KEYS_PK, f"key#{key_id}")
+        return item is None or not ApiKey.model_validate(item.data).active
+
     def authenticate(self, presented: str) -> Principal | None:
         """The principal of a live key, or None (unknown, revoked, or not a Cairn key at all)."""
         match = _KEY.match(presented)

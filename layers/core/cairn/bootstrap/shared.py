@@ -14,6 +14,7 @@ from cairn.bootstrap.options import auth_options, options_from
 from cairn.bootstrap.sign_in import oauth_clients_for, sign_in_for
 from cairn.config import Settings
 from cairn.container import Adapters, Container
+from cairn.domain.errors import Forbidden
 from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
@@ -184,13 +185,13 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     keys = ApiKeyService(a.records, a.clock)
     sign_in = sign_in_for(settings, a)
-    a.jobs.register(INGEST_JOB, as_starter(ingest.run_job))
-    a.jobs.register(EXTRACT_JOB, as_starter(extraction.run))
-    a.jobs.register(CONSOLIDATE_JOB, as_starter(consolidation.run))
+    a.jobs.register(INGEST_JOB, as_starter(ingest.run_job, keys))
+    a.jobs.register(EXTRACT_JOB, as_starter(extraction.run, keys))
+    a.jobs.register(CONSOLIDATE_JOB, as_starter(consolidation.run, keys))
     if isinstance(a.jobs, SteppedJobRunner):  # Step Functions: one state per step
         staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
-        a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps()))
-        a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps()))
+        a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps(), keys))
+        a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps(), keys))
     thoughts = ThoughtMemories(
         documents,
         ThoughtRows(a.records),
@@ -288,25 +289,35 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
 
 
-def as_starter(handler: JobHandler) -> JobHandler:
-    """The handler, run as the principal that started the job (auth/access.py)."""
+def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:
+    """The handler, run as the principal that started the job (auth/access.py), while the key it
+    came with (if one) is not revoked."""
 
     def run(job: Job, ctx: JobContext) -> dict[str, Any]:
         with access.on_behalf_of(job.principal):
+            _unrevoked(keys)
             return handler(job, ctx)
 
     return run
 
 
-def steps_as_starter(steps: JobSteps) -> JobSteps:
+def steps_as_starter(steps: JobSteps, keys: ApiKeyService) -> JobSteps:
     def wrap(step: StepHandler) -> StepHandler:
         def run(job: Job, ctx: JobContext, item: dict[str, Any]) -> dict[str, Any]:
             with access.on_behalf_of(job.principal):
+                _unrevoked(keys)
                 return step(job, ctx, item)
 
         return run
 
     return replace(steps, steps={name: wrap(step) for name, step in steps.steps.items()})
+
+
+def _unrevoked(keys: ApiKeyService) -> None:
+    """Forbidden when the job acts for an API key revoked since it was queued: it does nothing."""
+    now = access.current()
+    if now is not None and keys.revoked(now.principal.subject):
+        raise Forbidden("the API key that started this job has been revoked since: the job does nothing")
 
 
 def _consolidation_tuning(settings: Settings) -> ConsolidationTuning:

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Callable
 
 from cairn.auth import access
-from cairn.auth.principal import ADMIN, READ
+from cairn.auth.principal import ADMIN, READ, Principal
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
@@ -189,6 +189,12 @@ class BrainService:
         if brain is None or brain.deleted_at is not None:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
+
+    def still_readable(self, brain_id: str, principal: Principal) -> bool:
+        """Whether `principal` may read the brain as it is now (a stream opened earlier asks again
+        before each frame: the brain may have been made private, handed over or deleted since)."""
+        brain = self.repo.get(brain_id)
+        return brain is not None and brain.deleted_at is None and access.may_see(principal, brain)
 
     def audit_visibility(self) -> Callable[[str | None], bool]:
         """Whether the caller may read audit entries about a brain id: those of a brain it may

@@ -11,9 +11,10 @@ in-process bus never sees the writes other Lambda instances commit.
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
@@ -38,7 +39,23 @@ def frame(frame_id: int, event: str, data: str) -> bytes:
     return f"id: {frame_id}\nevent: {event}\n{lines}\n".encode()
 
 
-async def change_stream(bus: EventBus, brain: Brain, ping_s: float, request: Request) -> AsyncIterator[bytes]:
+def still_allowed(container: Container, brain: Brain) -> Callable[[], bool]:
+    """Whether the caller that opened the stream may still read it: its key not revoked since, the
+    brain still readable to it (not made private, handed over or deleted meanwhile)."""
+    now = access.current()
+    if now is None:
+        return lambda: True
+    principal = now.principal
+    return lambda: (
+        not container.keys.revoked(principal.subject) and container.brains.still_readable(brain.id, principal)
+    )
+
+
+async def change_stream(
+    bus: EventBus, brain: Brain, ping_s: float, request: Request, allowed: Callable[[], bool]
+) -> AsyncIterator[bytes]:
+    """The frames; the stream ends before any frame once `allowed` says the caller may no longer
+    read the brain (what the request was authorised for at its start holds no longer)."""
     sub = bus.subscribe(brain.id, access.seer(brain))  # the caller hears of what it may see
     try:
         frame_id = 1
@@ -46,7 +63,7 @@ async def change_stream(bus: EventBus, brain: Brain, ping_s: float, request: Req
         next_ping = time.monotonic() + ping_s
         while True:
             event = await sub.next(max(0.0, next_ping - time.monotonic()))
-            if await request.is_disconnected():
+            if await request.is_disconnected() or not await anyio.to_thread.run_sync(allowed):
                 return
             frame_id += 1
             if event is not None:
@@ -94,7 +111,8 @@ def events_router(container: Container) -> APIRouter:
     )
     async def brain_events(brain: BrainArg, request: Request) -> StreamingResponse:
         """Server-sent events: ready, change (one per committed mutation), ping."""
-        stream = change_stream(container.events, brain, container.options.http.events_ping_s, request)
+        ping_s = container.options.http.events_ping_s
+        stream = change_stream(container.events, brain, ping_s, request, still_allowed(container, brain))
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

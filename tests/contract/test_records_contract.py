@@ -138,7 +138,9 @@ def test_recreated_item_starts_at_version_one(records: RecordStore) -> None:
     assert records.put(Item(PK, "k", {}), expected_version=0).version == 1
 
 
-@pytest.mark.parametrize("data", [{"s": {1, 2}}, {"x": math.nan}, {"b": b"bytes"}])
+@pytest.mark.parametrize(
+    "data", [{"s": {1, 2}}, {"x": math.nan}, {"b": b"bytes"}, {"t": "a \udfff b"}, {"\ud800": 1}]
+)
 def test_non_json_data_is_rejected(records: RecordStore, data: dict[str, object]) -> None:
     with pytest.raises(InvalidInput):
         records.put(Item(PK, "k", data))

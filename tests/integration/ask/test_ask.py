@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from cairn.ports.generator import Delta, GenerationError
+from cairn.services.documents.rebuilding import Progress
 from tests.fakes.generator import ScriptedGenerator
 from tests.integration.mcp.conftest import LiveServer, error, ok, text
 
@@ -95,6 +96,7 @@ async def test_rest_ask_streams_events_in_order(live: LiveServer) -> None:
     async with httpx.AsyncClient(base_url=live.base) as http:
         response = await http.post("/v1/brains/notes/ask", json={"query": "how long did the 10k route take"})
         bad = await http.post("/v1/brains/notes/ask", json={"query": ""})
+        blank = await http.post("/v1/brains/notes/ask", json={"query": " \t\n "})  # a 400, not a cut stream
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
     events = sse_events(response.text)
@@ -107,6 +109,21 @@ async def test_rest_ask_streams_events_in_order(live: LiveServer) -> None:
         if kind == "citation":
             assert answer[data["answer_start"] : data["answer_end"]] == data["quote"]
     assert bad.status_code == 400 and bad.json()["code"] == "validation_error"
+    assert blank.status_code == 400 and "not only spaces" in blank.json()["detail"]
+
+
+async def test_a_retrieval_that_fails_once_the_stream_began_is_an_error_event(live: LiveServer) -> None:
+    seed(live)
+    brain = live.container.brains.get("notes")
+    live.container.repair.rebuilding.mark(brain.id, Progress(total=10))  # its index being rebuilt
+    try:
+        async with httpx.AsyncClient(base_url=live.base) as http:
+            response = await http.post("/v1/brains/notes/ask", json={"query": "tea"})
+    finally:
+        live.container.repair.rebuilding.unmark(brain.id)
+    events = sse_events(response.text)
+    assert response.status_code == 200 and [k for k, _ in events] == ["error"]
+    assert events[0][1]["code"] == "unavailable" and events[0][1]["retryable"] is True
 
 
 async def test_rest_ask_error_event_ends_the_stream(live: LiveServer) -> None:

@@ -182,3 +182,22 @@ def test_recall_returns_chunks(client: TestClient, brain: Brain) -> None:
 def test_bad_recalls_are_400(client: TestClient, brain: Brain, body: dict[str, Any]) -> None:
     sid = _create(client)["id"]
     assert_problem(client.post(f"{BASE}/{sid}/recall", json=body), 400, "validation_error")
+
+
+def test_a_lone_surrogate_in_metadata_is_refused_and_stores_nothing(
+    client: TestClient, brain: Brain, container: Container
+) -> None:
+    sid = _create(client)["id"]
+    raw = {"Content-Type": "application/json"}  # the escape as a client sends it: JSON text, not UTF-8
+
+    created = client.post(BASE, content=b'{"metadata":{"k":"\\udfff"}}', headers=raw)
+    in_a_key = client.post(BASE, content=b'{"metadata":{"\\ud800":"v"}}', headers=raw)
+    message = b'{"role":"user","content":"hi","metadata":{"actor_id":"\\ud800"}}'
+    appended = client.post(f"{BASE}/{sid}/messages", content=message, headers=raw)
+
+    for refused in (created, in_a_key, appended):
+        assert_problem(refused, 400, "validation_error")
+        assert "surrogate" in refused.json()["detail"]
+    assert client.get(f"{BASE}/{sid}").json()["messages"] == []
+    heads = [item for item in container.erasure.keyspace.sessions() if item.sk == "session"]
+    assert len(heads) == 1  # the refused creates made none

@@ -95,9 +95,13 @@ def encode_data(data: object) -> str:
     if not isinstance(data, dict):
         raise InvalidInput("item data must be a JSON object")
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text.encode("utf-8")  # a lone surrogate would fail where the text is stored: refuse it here
+    except UnicodeEncodeError:
+        raise InvalidInput("the text to store holds a lone surrogate: it is not valid Unicode") from None
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"item data is not plain JSON: {exc}") from exc
+    return text
 
 
 def validate_query(pk: str, prefix: str, after: str | None, limit: int | None) -> None:

@@ -49,6 +49,7 @@ def ask_router(container: Container) -> APIRouter:
     )
     async def ask(brain: BrainArg, body: AskBody) -> StreamingResponse:
         """Answer from the brain's memories: retrieve, answer_delta, citation, done (or error)."""
+        container.ask.check(body.query, body.top_k)  # a 400 now, not a broken stream
         events = container.ask.ask(brain, body.query, top_k=body.top_k)
         return StreamingResponse(ask_frames(events), media_type="text/event-stream", headers=SSE_HEADERS)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput, Unavailable
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter
 from cairn.ports.generator import Citation, Delta, Done, GenerationError, Generator, Passage
@@ -37,12 +37,24 @@ class AskService:
         self.search = search
         self.generator = generator
 
-    async def ask(self, brain: Brain, query: str, *, top_k: int = 8) -> AsyncIterator[AskEvent]:
+    @staticmethod
+    def check(query: str, top_k: int) -> None:
+        """InvalidInput for a question that cannot be asked: a streaming caller checks before it
+        answers anything, as the stream's status is sent with its first frame."""
         if not query.strip() or len(query) > MAX_QUERY:
-            raise InvalidInput(f"query must be 1..{MAX_QUERY} characters")
+            raise InvalidInput(f"query must be 1..{MAX_QUERY} characters, not only spaces")
         if not 1 <= top_k <= 50:
             raise InvalidInput("top_k must be 1..50")
-        passages = await anyio.to_thread.run_sync(self._retrieve, brain, query, top_k)
+
+    async def ask(self, brain: Brain, query: str, *, top_k: int = 8) -> AsyncIterator[AskEvent]:
+        """The answer's events; a failure once they have begun is an `error` event that ends them."""
+        self.check(query, top_k)
+        try:
+            passages = await anyio.to_thread.run_sync(self._retrieve, brain, query, top_k)
+        except CairnError as exc:  # the brain's index being rebuilt, say
+            retryable = isinstance(exc, Unavailable)
+            yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": retryable})
+            return
         yield AskEvent(
             "retrieve",
             {

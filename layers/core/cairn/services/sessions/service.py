@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cairn.domain import json_input
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Message, MessageRole, MetadataValue, Session, SessionStatus
@@ -221,6 +222,7 @@ def _metadata(value: Mapping[str, Any] | None) -> dict[str, MetadataValue]:
         return {}
     if not isinstance(value, Mapping) or len(value) > MAX_METADATA_KEYS:
         raise InvalidInput(f"metadata must be an object of at most {MAX_METADATA_KEYS} keys")
+    json_input.check(dict(value), "metadata")  # a lone surrogate, in a key or a value
     out: dict[str, MetadataValue] = {}
     for key, item in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_METADATA_KEY:

@@ -221,3 +221,22 @@ def test_extraction_is_deterministic_and_every_fact_names_its_source() -> None:
 
 def test_no_utterances_no_facts() -> None:
     assert EXTRACTOR.extract([]) == []
+
+
+@pytest.mark.parametrize(
+    ("said_on", "text"),
+    [
+        (datetime(1, 1, 2).date(), "I moved to Paris 3 days ago, and 2 months ago, yesterday and last week."),
+        (datetime(9999, 12, 30).date(), "I leave tomorrow, in 3 days and in 2 months."),
+        (datetime(2026, 3, 1).date(), "That was 99999999 days ago."),
+    ],
+)
+def test_dates_past_the_calendars_ends_are_left_as_said(said_on: object, text: str) -> None:
+    anchored, _ = anchor_dates(text, said_on)  # type: ignore[arg-type]
+    assert anchored.startswith(text.split(" ")[0])  # no OverflowError, and the text is kept
+
+
+def test_a_message_said_at_the_start_of_time_is_still_extracted() -> None:
+    said = Utterance("m1", "user", "user", "I moved to Paris 3 days ago.", said_at=datetime(1, 1, 2))
+    facts = RuleFactExtractor().extract([said])
+    assert any("Paris" in f.text for f in facts)

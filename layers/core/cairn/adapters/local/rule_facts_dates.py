@@ -176,7 +176,10 @@ def anchor_dates(text: str, said_on: date) -> tuple[str, int]:
                 continue  # an earlier, more specific rule already took this phrase
             if text[m.end() :].lstrip().startswith("("):
                 continue  # already anchored
-            label = resolve(_groups(m), said_on, future)
+            try:
+                label = resolve(_groups(m), said_on, future)
+            except (OverflowError, ValueError):  # a date past the calendar's ends: left as said
+                label = None
             if label:
                 end = m.end() + 2 if text.startswith("'s", m.end()) else m.end()  # "tomorrow's"
                 spans.append((m.start(), end, label))

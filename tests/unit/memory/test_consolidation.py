@@ -55,16 +55,7 @@ def final(container: Container, brain: Brain, doc_id: str) -> Document:
 
 
 def test_near_duplicates_merge_into_the_most_confirmed(container: Container, brain: Brain) -> None:
-    keep = fact(container, brain, "Caroline moved from Sweden four years ago")
-    fact(container, brain, "Caroline moved from Sweden four years ago", origin="ses_b")  # confirmed twice
-    twin = container.documents.write(
-        brain,
-        "memory/global/caroline-sweden.md",
-        b"Caroline moved here from Sweden four years ago",
-        DocumentInput(
-            metadata={"kind": "fact", "origins": "ses_c", "source_ids": "msg_c", "confirmations": 1}
-        ),
-    ).document
+    keep, twin = twins(container, brain)  # the first confirmed twice
     other = fact(container, brain, "Melanie painted a sunrise over the lake")
 
     result = consolidate(container, brain)

@@ -230,3 +230,22 @@ async def test_links_across_collections_are_refused(live: LiveServer) -> None:
     assert cross.code == -32602 and "different collections" in cross.message
     assert twice.code == -32002
     assert twice.data == {"code": "ambiguous_link", "candidates": ["default", "home"]}
+
+
+async def test_a_page_written_where_a_deleted_one_was_starts_without_its_links(live: LiveServer) -> None:
+    await pages(live, "people/alice", "people/bob", "companies/acme")
+    async with gbrain(live) as g:
+        for start, end in (("people/alice", "people/bob"), ("people/bob", "companies/acme")):
+            text(
+                await g.call_tool("brain_link", {"from_slug": start, "to_slug": end, "relationship": "knows"})
+            )
+        brain = live.container.brains.get("default")
+        bob = next(d for d in live.container.documents.documents(brain) if d.path.startswith("people/bob"))
+        live.container.documents.delete(brain, bob.path)  # a REST or UI delete: soft
+
+        text(await g.call_tool("brain_put", {"slug": "people/bob", "content": "An unrelated new Bob."}))
+        into_new = body(await g.call_tool("brain_backlinks", {"slug": "people/bob"}))
+        from_new = body(await g.call_tool("brain_backlinks", {"slug": "companies/acme"}))
+
+    assert live.container.documents.get(brain, bob.path).id != bob.id
+    assert into_new == [] and from_new == []

@@ -226,7 +226,9 @@ class DocumentCore:
         if info.tags:
             metadata["tags"] = ",".join(info.tags)
         doc = Document(
-            id=existing.id if existing else (info.doc_id or new_id("doc")),
+            # A deleted document's id stays with it: what is keyed by that id (links, raw data)
+            # must not attach to a new document written at its path.
+            id=live.id if live else (info.doc_id or new_id("doc")),
             brain_id=brain.id,
             path=path,
             title=info.title or title_for(path, text),

@@ -249,3 +249,18 @@ async def test_a_page_written_where_a_deleted_one_was_starts_without_its_links(l
 
     assert live.container.documents.get(brain, bob.path).id != bob.id
     assert into_new == [] and from_new == []
+
+
+async def test_links_from_deleted_pages_do_not_count_toward_the_backlinks_limit(live: LiveServer) -> None:
+    await pages(live, "people/alice", "people/bob", "companies/acme")
+    async with gbrain(live) as g:
+        for start in ("people/alice", "people/bob"):
+            link = {"from_slug": start, "to_slug": "companies/acme", "relationship": "works_at"}
+            text(await g.call_tool("brain_link", link))
+        brain = live.container.brains.get("default")
+        bob = next(d for d in live.container.documents.documents(brain) if d.path.startswith("people/bob"))
+        live.container.documents.delete(brain, bob.path)  # the newest link's source: gone
+
+        one = body(await g.call_tool("brain_backlinks", {"slug": "companies/acme", "limit": 1}))
+
+    assert [b["from_slug"] for b in one] == ["default::people/alice"]

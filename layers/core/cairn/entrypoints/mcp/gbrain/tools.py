@@ -136,8 +136,14 @@ def backlinks(deps: SurfaceDeps[GbrainServices], x: a.BacklinksArgs) -> CallTool
     temporal = check.temporal(x.temporal)
     brain, page = c.pages.locate(x.slug)
     limit = min(BACKLINKS_LIMIT if x.limit is None else x.limit, MAX_LIMIT)
-    links = c.graph.backlinks(brain, page.document.id, temporal=temporal, limit=limit)
-    names = page_names(c, brain, (link.source_id for link in links))
+    asked = limit
+    while True:  # links from pages deleted since do not count toward the limit
+        links = c.graph.backlinks(brain, page.document.id, temporal=temporal, limit=asked)
+        names = page_names(c, brain, (link.source_id for link in links))
+        live = [link for link in links if link.source_id in names]
+        if len(live) >= limit or len(links) < asked or asked >= MAX_LIMIT:
+            break
+        asked = min(asked * 2, MAX_LIMIT)
     return as_json(
         [
             {
@@ -147,8 +153,7 @@ def backlinks(deps: SurfaceDeps[GbrainServices], x: a.BacklinksArgs) -> CallTool
                 "valid_from": link.valid_from,
                 "valid_until": link.valid_until,
             }
-            for link in links
-            if link.source_id in names
+            for link in live[:limit]
         ]
     )
 

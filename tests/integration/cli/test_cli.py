@@ -160,3 +160,26 @@ def test_a_bad_setting_is_named_without_its_value(
     monkeypatch.setenv("CAIRN_RELEVANCE_MIDPOINT", "0.5")
     code, _, err = run(capsys, "brains", "list", "--data-dir", str(tmp_path))
     assert code == 2 and "set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together" in err
+
+
+def test_ingest_keeps_to_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "data")
+    docs, outside = tmp_path / "docs", tmp_path / "private"
+    outside.mkdir()
+    (outside / "id_rsa").write_text("PRIVATE KEY kumquat-orange-secret")
+    docs.mkdir()
+    (docs / "notes.md").symlink_to(outside / "id_rsa")  # a folder someone else filled
+    (docs / "tea.md").write_text("# Tea\n\nGreen tea is steeped at 80 degrees.")
+    (docs / "also-tea.md").symlink_to(docs / "tea.md")  # a link inside the folder is kept
+    deep = docs.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "bottom.md").write_text("The bottom of the tree holds a heron.")
+
+    code, out, err = run(capsys, "ingest", str(docs), "--data-dir", data)
+
+    assert code == 0 and "created 3, reused 0, failed 0" in out
+    assert "skipped" in err and "notes.md" in err and "outside" in err
+    _, found, _ = run(capsys, "search", "kumquat orange secret private key", "--data-dir", data)
+    assert "kumquat" not in found and "notes.md" not in found
+    _, found, _ = run(capsys, "search", "heron at the bottom", "--data-dir", data, "--top-k", "1")
+    assert "bottom.md" in found

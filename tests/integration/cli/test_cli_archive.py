@@ -88,3 +88,14 @@ def test_errors_are_the_clis_and_a_bad_archive_names_its_line(
 
     code, _, err = run(capsys, "import", str(tmp_path / "nowhere.jsonl"), "--data-dir", str(data))
     assert code == 2 and "cannot open" in err
+
+
+def test_an_export_that_cannot_be_written_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "source"
+    fill(build_container(Settings(data_dir=data)))
+    for target in (tmp_path / "no" / "such" / "folder.jsonl", tmp_path):
+        code, out, err = run(capsys, "export", SLUG, "-o", str(target), "--data-dir", str(data))
+        assert code == 2 and out == "", err
+        assert f"cannot write {target}" in err and "Traceback" not in err

@@ -107,9 +107,16 @@ def _archive_out(name: str | None) -> Iterator[TextIO]:
     path = Path(name)
     partial = path.with_name(path.name + ".partial")
     try:
-        with _text_file(partial, "w", gzipped=path.suffix == ".gz") as out:
+        try:
+            out = _text_file(partial, "w", gzipped=path.suffix == ".gz")
+        except OSError as exc:  # no such folder, not writable, a folder
+            raise InvalidInput(f"cannot write {name}: {exc.strerror or exc}") from None
+        with out:
             yield out
-        os.replace(partial, path)
+        try:
+            os.replace(partial, path)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {name}: {exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
 

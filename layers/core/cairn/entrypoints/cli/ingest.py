@@ -4,6 +4,7 @@ server (`--server`, remote.py)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
@@ -20,20 +21,25 @@ from cairn.entrypoints.cli.common import brain_of, say_brain, settings_from
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[Path, str]]:
-    """Every file under the given paths, with the document path it is stored at."""
+    """Every file under the given paths, with the document path it is stored at. A folder is
+    walked without recursion (any depth) and without following links to folders; a link to a file
+    outside the folder is skipped, said on stderr: a folder someone else filled (a cloned repo)
+    must not pull in `~/.ssh/id_rsa`."""
     for raw in paths:
         root = Path(raw)
-        if root.is_dir():
-            for file in sorted(
-                p for p in root.rglob("*") if p.is_file() and not _hidden(p.relative_to(root))
-            ):
-                yield file, f"ingest/{root.resolve().name}/{file.relative_to(root).as_posix()}"
-        else:
+        if not root.is_dir():
             yield root, f"ingest/{root.name}"
-
-
-def _hidden(rel: Path) -> bool:
-    return any(part.startswith(".") for part in rel.parts)
+            continue
+        inside = root.resolve()
+        found: list[Path] = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found += (Path(folder) / n for n in names if not n.startswith("."))
+        for file in sorted(found):
+            if file.is_symlink() and not file.resolve().is_relative_to(inside):
+                print(f"skipped {file}: a link to a file outside {raw}", file=sys.stderr)
+            elif file.is_file():
+                yield file, f"ingest/{inside.name}/{file.relative_to(root).as_posix()}"
 
 
 GROUP_FILES = 512

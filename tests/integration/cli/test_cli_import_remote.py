@@ -82,7 +82,8 @@ def test_an_interrupted_import_resumes_after_the_last_acknowledged_part(
         with pytest.raises(httpx.ConnectError):
             main(["import", str(archive), "--server", url, "--token", TOKEN])
         progress = json.loads(Path(str(archive) + ".import-progress").read_text())
-        assert progress == {"server": url, "brain": None, "done": sent[1] + 3}
+        archive_id = progress.pop("archive")
+        assert progress == {"server": url, "brain": None, "done": sent[1] + 3} and len(archive_id) == 64
         monkeypatch.setattr(archive_remote, "_send", real_send)
         capsys.readouterr()
         code = main(["import", str(archive), "--server", url, "--token", TOKEN])
@@ -92,6 +93,26 @@ def test_an_interrupted_import_resumes_after_the_last_acknowledged_part(
     assert "lines 2-" not in err  # the acknowledged parts were not sent again
     brain = target.brains.get("notes")
     assert snapshot(target, brain) == snapshot(source, filled.brain)
+
+
+def test_progress_left_by_another_archive_of_the_same_name_is_not_resumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, _, _ = _archive(tmp_path)
+    monkeypatch.setattr(archive_remote, "PART_LINES", 4)
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    with ServerThread(target) as st:
+        url = f"http://127.0.0.1:{st.port}"
+        Path(str(archive) + ".import-progress").write_text(
+            json.dumps({"server": url, "brain": None, "archive": "0" * 64, "done": 9}), encoding="utf-8"
+        )  # an earlier, different archive's import stopped at line 9
+        code = main(["import", str(archive), "--server", url, "--token", TOKEN])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    assert "resuming" not in err and "lines 2-" in err  # from the start
+    header = json.loads(archive.read_text(encoding="utf-8").splitlines()[0])
+    assert header["kind"] == "cairn-archive"
+    assert "refused: 0" in out and "0 document" not in out.split("already there")[0]
 
 
 def test_a_bad_archive_or_a_refusal_is_named_and_changes_nothing(

@@ -16,6 +16,7 @@ too large is named with the line, and the import stops there, resumable.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -39,27 +40,31 @@ class Checkpoint:
     path: Path | None
     server: str
     brain: str | None
+    archive_id: str
+    """The archive's header digest: its export's own (it names when it was made), so a progress file
+    left by another archive written to the same name is never taken for this one's."""
     done: int = 1
     """The last line (1 = the header) the server has acknowledged."""
 
     @classmethod
-    def load(cls, archive: str, server: str, brain: str | None) -> Checkpoint:
+    def load(cls, archive: str, server: str, brain: str | None, header: str) -> Checkpoint:
+        archive_id = hashlib.sha256(header.strip().encode("utf-8")).hexdigest()
         if archive == "-":
-            return cls(None, server, brain)
+            return cls(None, server, brain, archive_id)
         path = Path(archive + ".import-progress")
         try:
             saved = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return cls(path, server, brain)
-        same = saved.get("server") == server and saved.get("brain") == brain
+            return cls(path, server, brain, archive_id)
+        same = (saved.get("server"), saved.get("brain"), saved.get("archive")) == (server, brain, archive_id)
         if not same or not isinstance(saved.get("done"), int):
-            return cls(path, server, brain)  # another target: start over
-        return cls(path, server, brain, done=saved["done"])
+            return cls(path, server, brain, archive_id)  # another target or archive: start over
+        return cls(path, server, brain, archive_id, done=saved["done"])
 
     def save(self, done: int) -> None:
         self.done = done
         if self.path is not None:
-            data = {"server": self.server, "brain": self.brain, "done": done}
+            data = {"server": self.server, "brain": self.brain, "archive": self.archive_id, "done": done}
             partial = self.path.with_name(self.path.name + ".partial")
             partial.write_text(json.dumps(data), encoding="utf-8")
             partial.replace(self.path)
@@ -77,7 +82,7 @@ def import_remote(
     header = next(read, None)
     if header is None or not header.strip():
         raise InvalidInput("line 1: the archive is empty: it has no header")
-    checkpoint = Checkpoint.load(archive, server, brain)
+    checkpoint = Checkpoint.load(archive, server, brain, header)
     if checkpoint.done > 1:
         print(f"resuming after line {checkpoint.done:,} (from {checkpoint.path})", file=sys.stderr)
     written: Counter[str] = Counter()

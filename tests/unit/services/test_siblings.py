@@ -7,6 +7,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
+from cairn.services.documents.inputs import BatchOp
 from cairn.services.documents.siblings import SiblingContext, natural_key
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -132,3 +133,20 @@ def test_an_erasure_clears_a_context_linked_when_ids_were_ordered_by_digit_runs(
     _erase(container, brain, paths[1], paths + fillers)
     assert _context(container, brain, paths[0]) == ""
     assert _context(container, brain, fillers[5]) == "filler"  # the others keep theirs
+
+
+def test_a_deleted_documents_words_no_longer_find_its_sibling(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    docs.write(brain, "notes/x1.md", b"The launch password is kumquatorange.")
+    docs.write(brain, "notes/x2.md", b"Lunch was a sandwich.")
+    docs.write(brain, "chat/1.md", b"Alice: the vault code is cassowary-9.")
+    docs.write(brain, "chat/2.md", b"Bob: noted.")
+    assert "kumquatorange" in _context(container, brain, "notes/x2.md")
+
+    docs.delete(brain, "notes/x1.md")  # one at a time, and in a batch
+    docs.batch(brain, [BatchOp(type="delete", path="chat/1.md")])
+
+    assert _context(container, brain, "notes/x2.md") == "" and _context(container, brain, "chat/2.md") == ""
+    for word in ("kumquatorange", "cassowary"):
+        hits = container.search.search(brain, word).hits
+        assert all(h.component_scores.get("bm25_rank") is None for h in hits), hits

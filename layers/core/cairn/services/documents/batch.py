@@ -65,6 +65,7 @@ class BatchWrites(DocumentWrites):
                     applied.append(doc.id)
             if committed is not None:
                 self.sync.settle(committed, applied)
+            self._forget_as_context(brain, removed)
             self._publish(brain, events)
         return len(ops)
 

@@ -90,6 +90,18 @@ class DocumentCore:
         named = {_record_of(op) for op in ops}
         return [*ops, *(op for op in self.companions_of(doc) if _record_of(op) not in named)]
 
+    def _forget_as_context(self, brain: Brain, gone: Sequence[Document]) -> None:
+        """Documents removed from search: the recent siblings indexed with an excerpt of one of them
+        as their context lose it, so the removed text's words no longer find them (an erasure also
+        clears older ones, services/erasure/documents.py)."""
+        if not gone:
+            return
+        ids = {d.id for d in gone}
+        for doc_id in self.siblings.forget(brain.id, {d.path for d in gone}) - ids:
+            chunks = self.indexer.index.get_chunks(brain.id, doc_id)
+            if chunks and chunks[0].context:
+                self.indexer.index.set_context(brain.id, doc_id, "")
+
     def text_of(self, doc: Document) -> str:
         """The text a document's chunks are cut from (its blob, extracted again)."""
         return document_text(doc.path, doc.content_type, self.bytes_of(doc), image_captions(doc.metadata))

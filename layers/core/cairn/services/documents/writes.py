@@ -144,6 +144,7 @@ class DocumentWrites(DocumentReads):
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
             self.sync.settle(committed, [doc.id])
+            self._forget_as_context(brain, [doc])
             gone = committed.documents[0]
             self._publish(
                 brain,

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from cairn.bootstrap import build_container
+from cairn.config import Settings
 from cairn.entrypoints.cli import main
+from cairn.services.gbrain.collection_state import STATE_KEY
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -183,3 +186,21 @@ def test_ingest_keeps_to_its_folder(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "kumquat" not in found and "notes.md" not in found
     _, found, _ = run(capsys, "search", "heron at the bottom", "--data-dir", data, "--top-k", "1")
     assert "bottom.md" in found
+
+
+def test_a_brain_an_import_left_restoring_is_named_and_fails_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data))
+    brain = container.brains.create("Notes", slug="notes")
+    container.brains.create("Other", slug="other")
+    restoring = {**brain.metadata, STATE_KEY: "restoring"}  # as an import killed part-way leaves it
+    container.brains.repo.update(brain.id, lambda b: b.model_copy(update={"metadata": restoring}))
+
+    _, listed, _ = run(capsys, "brains", "--data-dir", str(data))
+    code, checked, _ = run(capsys, "check", "--data-dir", str(data))
+
+    lines = {line.split()[1]: line for line in listed.splitlines()}
+    assert "restoring" in lines["notes"] and "restoring" not in lines["other"]
+    assert code == 1 and "run it again" in checked

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from cairn.container import Container
     from cairn.domain.models import Brain
     from cairn.services.mnemosyne.libraries import Library
+from cairn.entrypoints.cli.check import restoring_note
 from cairn.entrypoints.cli.common import brain_of, open_store
 
 
@@ -58,7 +59,7 @@ def cmd_brains(args: argparse.Namespace) -> int:
     brains = container.brains.list()
     for b in brains:
         owner = f"{b.owner_tenant}/{b.owner or '*'}"
-        print(f"{b.id}  {b.slug:<32} {b.visibility.value:<8} {owner:<24} {b.name}")
+        print(f"{b.id}  {b.slug:<32} {b.visibility.value:<8} {owner:<24} {b.name}{restoring_note(b)}")
     if not brains:
         print("no brains yet: create one with `cairn brains create NAME`")
     return 0

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cairn.container import Container
+    from cairn.domain.models import Brain
     from cairn.services.documents.index_repair import BrainCheck
 
 
@@ -60,6 +61,16 @@ def describe(check: BrainCheck) -> str:
     return f"brain {check.slug}: " + ("; ".join(p for p in problems if p) or "sound")
 
 
+def restoring_note(brain: Brain) -> str:
+    """Said beside a brain an archive import left part-way (its gbrain collection refuses page
+    writes until the import is run again to its end)."""
+    from cairn.services.gbrain.collection_state import state_of
+
+    if state_of(brain).state != "restoring":
+        return ""
+    return "  [restoring: an archive import stopped part-way; run it again to finish]"
+
+
 def cmd_check(container: Container, args: argparse.Namespace) -> int:
     """Exit 0 when every brain checked is sound (after repairs), 1 when something is not (a
     document whose stored content is damaged is never repaired from it)."""
@@ -74,8 +85,10 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
         if check.repaired or check.failed:
             line += f": indexed {check.repaired} documents again"
             line += f", {len(check.failed)} could not be" if check.failed else ""
-        print(line)
-        left += bool(check.failed or check.damaged or check.unrecorded) or (args.dry_run and not check.sound)
+        restoring = restoring_note(brain)
+        print(line + restoring)
+        unsound = check.failed or check.damaged or check.unrecorded or restoring
+        left += bool(unsound) or (args.dry_run and not check.sound)
     return 1 if left else 0
 
 

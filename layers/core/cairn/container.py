@@ -133,6 +133,7 @@ class Container:
             self.adapters.clock,
             self.thoughts,
             self.libraries,
+            max_document_bytes=self.options.limits.max_file_bytes,
         )
 
     @cached_property

@@ -216,6 +216,29 @@ def test_records_the_brain_refuses_are_reported_by_line_and_the_rest_restored(
         target.archive.import_(None, [*records, unknown])
 
 
+def test_a_document_larger_than_any_other_way_in_stores_is_refused_and_the_rest_restored(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    brain = fill(source).brain
+    big = b"# Big\n\n" + b"x" * 50_000
+    source.documents.write(brain, "notes/big.md", big)
+    records = exported(source, brain)
+    target = store("target")
+    target.archive.max_document_bytes = 40_000  # as the file cap would refuse it
+
+    report = target.archive.import_(None, records)
+
+    assert (
+        len(report.errors) == 1
+        and "notes/big.md" in report.errors[0]
+        and "at most 40,000" in report.errors[0]
+    )
+    restored = target.brains.get(SLUG)
+    assert not target.documents.exists(restored, "notes/big.md")
+    assert report.written["document"] == sum(r["kind"] == "document" for r in records) - 1
+
+
 def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
     store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,12 +8,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
     MemoryType,
 )
+from cairn.domain.text import excerpt
 from cairn.services.archive.records import (
     CollectionRecord,
     DocumentRecord,
@@ -115,7 +116,11 @@ class Restore:
             memory=r.memory,
             doc_id=r.id if keep_id else None,
         )
-        outcome = self.a.documents.write(self.brain, r.path, r.data(), info, reason="restore")
+        data = r.data()
+        most = self.a.max_document_bytes
+        if most is not None and len(data) > most:
+            raise FileTooLarge(f"{excerpt(r.path)} is {len(data):,} bytes; a document holds at most {most:,}")
+        outcome = self.a.documents.write(self.brain, r.path, data, info, reason="restore")
         doc = outcome.document
         if self.a.thoughts is not None and doc.memory is not None and doc.memory.user_id is not None:
             self.a.thoughts.adopt(self.brain, doc)

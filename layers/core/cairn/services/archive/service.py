@@ -76,10 +76,13 @@ class BrainArchive:
         clock: Clock,
         thoughts: ThoughtMemories | None = None,
         libraries: LibraryService | None = None,
+        max_document_bytes: int | None = None,
     ) -> None:
         """`thoughts`: a restored ThoughtMCP memory (a document with a user) gets its row back and
         its waypoint links made again (services/thoughtmcp/memories.py). `libraries`: the brain's
-        Mnemosyne collections go with it (their items are its documents)."""
+        Mnemosyne collections go with it (their items are its documents). `max_document_bytes`:
+        the largest document any other way in stores (the file cap); a larger one is refused."""
+        self.max_document_bytes = max_document_bytes
         self.thoughts = thoughts
         self.libraries = libraries
         self.brains = brains

@@ -89,7 +89,7 @@ class ThoughtMemories(ThoughtRecall):
             content=m.content if len(m.content) <= ROW_CONTENT_CHARS else None,
             path=memory_path(m.user_id, memory_id),
         )
-        self._write(brain, row, m.content, created=True, embed=True)
+        self._write(brain, row, m.content, held=None, embed=True)
         links = self._link(brain, row)
         return {
             "memoryId": row.id,
@@ -159,12 +159,12 @@ class ThoughtMemories(ThoughtRecall):
             row.keywords = auto_keywords(text)
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
-        old_blob = self._live(brain, row).blob_key
-        doc = self._write(brain, row, text, created=False, embed=changed or metadata is not None)
+        held = self._live(brain, row)
+        doc = self._write(brain, row, text, held=held, embed=changed or metadata is not None)
         connections = 0
         if changed:
-            if doc.blob_key != old_blob:
-                self.documents.blobs.delete(old_blob)  # this memory's alone: its id is in its bytes
+            if doc.blob_key != held.blob_key:
+                self.documents.blobs.delete(held.blob_key)  # this memory's alone: its id is in its bytes
             connections = self._unlink(brain, self._owned(brain, memory_id, user_id))
             connections += self._link(brain, self._owned(brain, memory_id, user_id))
         return {
@@ -188,7 +188,7 @@ class ThoughtMemories(ThoughtRecall):
                 try:
                     row.strength = 0.0
                     text = self._content(brain, row)
-                    self._write(brain, row, text, created=False, forgotten=self.clock.now())
+                    self._write(brain, row, text, held=self._live(brain, row), forgotten=self.clock.now())
                     break
                 except Conflict:  # changed meanwhile: forget what it is now (gone: "not found")
                     row = self._owned(brain, memory_id, user_id, combined=True)

@@ -192,22 +192,21 @@ class ThoughtStore:
         row: Row,
         content: str,
         *,
-        created: bool,
+        held: Document | None,
         embed: bool = False,
         forgotten: datetime | None = None,
     ) -> Document:
-        """The memory's document and its row, in one transaction: a new document and row, or both at
-        the versions read (a document deleted or written meanwhile, through any surface, is a
-        Conflict, so a stale writer never brings it back); `embed`: its sector embeddings too (new
-        text or metadata they are made of); `forgotten`: when it was soft-forgotten (its chunks then
-        hidden from current-only search). A memory at strength 0 stays hidden whatever else a write
-        changes, as when it was forgotten; one given a strength again is found again, as
-        ThoughtMCP's minStrength filter would find it."""
-        held = None if created else self._live(brain, row)
+        """The memory's document and its row, in one transaction: a new document and row (`held`
+        None), or both at the versions read (`held`, from `_live`: a document deleted or written
+        meanwhile, through any surface, is a Conflict, so a stale writer never brings it back);
+        `embed`: its sector embeddings too (new text or metadata they are made of); `forgotten`:
+        when it was soft-forgotten (its chunks then hidden from current-only search). A memory at
+        strength 0 stays hidden whatever else a write changes, as when it was forgotten; one given
+        a strength again is found again, as ThoughtMCP's minStrength filter would find it."""
         if forgotten is None and row.strength <= 0.0 and held is not None:
             kept = held.memory.expired_at if held.memory is not None else None
             forgotten = kept or self.clock.now()
-        ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if created else row.version)]
+        ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if held is None else row.version)]
         if embed:
             vectors = self.sectors.embed(content, row)
             ops.append(self.sectors.put_op(brain.id, row.user_id, row.id, vectors))

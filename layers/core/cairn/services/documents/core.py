@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -94,13 +94,20 @@ class DocumentCore:
         """Documents removed from search: the recent siblings indexed with an excerpt of one of them
         as their context lose it, so the removed text's words no longer find them (an erasure also
         clears older ones, services/erasure/documents.py)."""
-        if not gone:
-            return
-        ids = {d.id for d in gone}
-        for doc_id in self.siblings.forget(brain.id, {d.path for d in gone}) - ids:
-            chunks = self.indexer.index.get_chunks(brain.id, doc_id)
+        if gone:
+            ids = {d.id for d in gone}
+            self.clear_contexts(brain.id, self.siblings.forget(brain.id, {d.path for d in gone}) - ids)
+
+    def clear_contexts(self, brain_id: str, doc_ids: Iterable[str]) -> int:
+        """These documents' chunks lose the sibling excerpt they were indexed with; returns how many
+        had one."""
+        changed = 0
+        for doc_id in doc_ids:
+            chunks = self.indexer.index.get_chunks(brain_id, doc_id)
             if chunks and chunks[0].context:
-                self.indexer.index.set_context(brain.id, doc_id, "")
+                self.indexer.index.set_context(brain_id, doc_id, "")
+                changed += 1
+        return changed
 
     def text_of(self, doc: Document) -> str:
         """The text a document's chunks are cut from (its blob, extracted again)."""

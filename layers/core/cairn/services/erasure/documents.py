@@ -109,11 +109,4 @@ class DocumentEraser:
             for (_, _, was_doomed), (_, following, follows_doomed) in pairwise(entries):
                 if was_doomed and not follows_doomed:
                     cleared.add(following)
-        ids = {d.id for d in doomed}
-        changed = 0
-        for doc_id in cleared - ids:
-            chunks = self.chunks.get_chunks(brain.id, doc_id)
-            if chunks and chunks[0].context:
-                self.chunks.set_context(brain.id, doc_id, "")
-                changed += 1
-        return changed
+        return self.documents.clear_contexts(brain.id, cleared - {d.id for d in doomed})

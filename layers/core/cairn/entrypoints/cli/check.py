@@ -48,17 +48,20 @@ def describe(check: BrainCheck) -> str:
         if len(check.ghosts) > len(check.unrecorded)
         else "",
         f"{len(check.unrecorded)} indexed documents no record names (the records database lost them: "
-        f"restore it from a backup): {', '.join(check.unrecorded[:20])}"
+        f"restore it from a backup): {_named(check.unrecorded)}"
         if check.unrecorded
         else "",
         f"{check.unsound_chunks} chunks whose vectors are damaged" if check.unsound_chunks else "",
         f"{len(check.damaged)} documents whose stored content is missing or damaged "
-        f"(restore them from a backup or write them again): {', '.join(check.damaged[:20])}"
-        + (", …" if len(check.damaged) > 20 else "")
+        f"(restore them from a backup or write them again): {_named(check.damaged)}"
         if check.damaged
         else "",
     ]
     return f"brain {check.slug}: " + ("; ".join(p for p in problems if p) or "sound")
+
+
+def _named(items: tuple[str, ...], most: int = 20) -> str:
+    return ", ".join(items[:most]) + (", …" if len(items) > most else "")
 
 
 def restoring_note(brain: Brain) -> str:

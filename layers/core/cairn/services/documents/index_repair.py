@@ -102,7 +102,7 @@ class IndexRepair:
                 if item.data.get("deleted_at") is None:
                     live[str(item.data["id"])] = item
             stale = [i for i, item in live.items() if held.get(i, 0) != (item.data.get("chunk_count") or 0)]
-            damaged: list[str] = []
+            damaged: dict[str, str] = {}  # id -> path
             if deep:
                 counted = set(stale)
                 for doc_id, item in live.items():
@@ -110,12 +110,11 @@ class IndexRepair:
                     try:
                         differs = self._differs(doc)
                     except DamagedContent:  # its chunks are the last copy of its text: left alone
-                        damaged.append(doc.path)
+                        damaged[doc_id] = doc.path
                         continue
                     if differs and doc_id not in counted:
                         stale.append(doc_id)
-                gone = set(damaged)
-                stale = [i for i in stale if document_of(live[i]).path not in gone]
+                stale = [i for i in stale if i not in damaged]
             ghosts = [doc_id for doc_id in held if doc_id not in live]
             # A document erased for good has no record either, but its intent stands until its
             # chunks are gone; chunks no record and no intent names were written for records lost.
@@ -140,7 +139,7 @@ class IndexRepair:
             ann=files.ann if files else ANN_NONE,
             stale=tuple(stale),
             ghosts=tuple(ghosts),
-            damaged=tuple(damaged),
+            damaged=tuple(damaged.values()),
             unrecorded=tuple(unrecorded),
         )
 

@@ -35,7 +35,8 @@ def test_export_to_gzip_then_import_into_another_data_directory(
     assert code == 0 and out == ""
     assert err.strip() == f"exported brain {SLUG}: {SUMMARY}"
     lines = gzip.decompress(archive.read_bytes()).decode().splitlines()
-    assert json.loads(lines[0])["kind"] == "cairn-archive" and len(lines) == 16
+    assert json.loads(lines[0])["kind"] == "cairn-archive" and len(lines) == 17
+    assert json.loads(lines[-1]) == {"kind": "end", "records": 15}
     assert not archive.with_name(archive.name + ".partial").exists()
 
     target = tmp_path / "target"
@@ -58,7 +59,7 @@ def test_export_to_stdout_and_import_from_stdin_into_another_brain(
     fill(build_container(Settings(data_dir=data)))
 
     code, out, _ = run(capsys, "export", SLUG, "--data-dir", str(data))
-    assert code == 0 and len(out.splitlines()) == 16
+    assert code == 0 and len(out.splitlines()) == 17
 
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     code, out, err = run(capsys, "import", "-", "--brain", "copy", "--data-dir", str(data))
@@ -99,3 +100,52 @@ def test_an_export_that_cannot_be_written_says_why(
         code, out, err = run(capsys, "export", SLUG, "-o", str(target), "--data-dir", str(data))
         assert code == 2 and out == "", err
         assert f"cannot write {target}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["notes.jsonl", "notes.jsonl.gz"])
+def test_an_archive_cut_short_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    data = tmp_path / "source"
+    fill(build_container(Settings(data_dir=data)))
+    whole = tmp_path / name
+    assert run(capsys, "export", SLUG, "-o", str(whole), "--data-dir", str(data))[0] == 0
+    opened = gzip.open if name.endswith(".gz") else open
+    with opened(whole, "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    cut = tmp_path / ("cut-" + name)
+    target = tmp_path / "target"
+    for kept, why in (
+        (lines[:9], "ends after line 9 without its end record: it was cut short"),
+        ([*lines[:9], lines[9][:40]], "ends after line 10 without its end record"),
+        (lines[:1], "ends after line 1 without its end record"),
+        ([*lines[:9], lines[-1]], "the end record counts 15 records and the archive holds 8"),
+    ):
+        with opened(cut, "wt", encoding="utf-8") as f:
+            f.write("".join(kept))
+        code, out, err = run(capsys, "import", str(cut), "--data-dir", str(target))
+        assert code == 2 and out == "", err
+        assert f"error: validation_error: {cut}: the archive {why}" in err or why in err, err
+        assert "nothing was imported" in err
+        assert build_container(Settings(data_dir=target)).brains.list() == []
+
+
+def test_an_archive_cut_short_on_stdin_leaves_the_brain_restoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    fill(build_container(Settings(data_dir=data)))
+    _, out, _ = run(capsys, "export", SLUG, "--data-dir", str(data))
+    lines = out.splitlines(keepends=True)
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines[:-3])))
+    code, _, err = run(capsys, "import", "-", "--brain", "copy", "--data-dir", str(data))
+    assert code == 2 and "ends after line 14 without its end record: it was cut short" in err
+    assert "stays `restoring`" in err and "import a whole copy" in err
+    container = build_container(Settings(data_dir=data))
+    assert container.pages.state(container.brains.get("copy")).state == "restoring"
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(out))
+    assert run(capsys, "import", "-", "--brain", "copy", "--data-dir", str(data))[0] == 0
+    container = build_container(Settings(data_dir=data))
+    assert container.pages.state(container.brains.get("copy")).state == "active"

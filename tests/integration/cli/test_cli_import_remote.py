@@ -4,6 +4,7 @@ resumed after an interruption without losing or doubling anything."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,28 @@ def test_a_bad_archive_or_a_refusal_is_named_and_changes_nothing(
     assert code == 2 and "not a Cairn archive" in err and "Traceback" not in err
     assert wrong == 2 and TOKEN not in err
     assert target.brains.list() == []
+
+
+def test_an_archive_cut_short_is_refused_before_a_part_is_sent_and_from_stdin_after(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, _, _ = _archive(tmp_path)
+    lines = archive.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:-2]), encoding="utf-8")
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    with ServerThread(target) as st:
+        url = f"http://127.0.0.1:{st.port}"
+        code = main(["import", str(cut), "--server", url, "--token", TOKEN])
+        err = capsys.readouterr().err
+        assert code == 2 and f"ends after line {len(lines) - 2} without its end record" in err
+        assert "nothing was imported" in err and target.brains.list() == []
+
+        monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines[:-2])))
+        code = main(["import", "-", "--server", url, "--token", TOKEN])
+        err = capsys.readouterr().err
+        assert code == 2 and f"ends after line {len(lines) - 2} without its end record" in err
+        assert "which holds an incomplete copy" in err and "Traceback" not in err
+
+        monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines)))
+        assert main(["import", "-", "--server", url, "--token", TOKEN]) == 0

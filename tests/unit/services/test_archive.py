@@ -58,7 +58,8 @@ def test_a_restore_into_a_fresh_store_gives_back_every_item(store: Callable[[str
     records = exported(source, filled.brain)
 
     kinds = [r["kind"] for r in records]
-    assert kinds[0] == "cairn-archive" and records[0]["format"] == 1
+    assert kinds[0] == "cairn-archive" and records[0]["format"] == 2
+    assert records[-1] == {"kind": "end", "records": len(records) - 2}
     assert kinds.count("document") == 5 and kinds.count("memory") == 4  # the deleted note stays behind
     assert kinds.count("link") == 3 and kinds.count("raw") == 1 and kinds.count("gap") == 2
     memories = [r["id"] for r in records if r["kind"] == "memory"]
@@ -130,7 +131,7 @@ def test_a_copy_into_another_brain_of_the_same_store(store: Callable[[str], Cont
     assert kept.memory is not None and kept.memory.current
 
 
-def test_a_header_that_is_not_format_1_is_refused_and_nothing_is_written(
+def test_a_header_of_a_format_not_read_is_refused_and_nothing_is_written(
     store: Callable[[str], Container],
 ) -> None:
     source = store("source")
@@ -138,7 +139,7 @@ def test_a_header_that_is_not_format_1_is_refused_and_nothing_is_written(
     target = store("target")
 
     for header, message in (
-        ({**records[0], "format": 2}, "archive format 2 is not one this Cairn reads"),
+        ({**records[0], "format": 3}, r"archive format 3 is not one this Cairn reads \(formats 1, 2\)"),
         ({"kind": "zengram-export"}, "not a Cairn archive"),
         ({**records[0], "brain": {"slug": SLUG}}, "line 1: bad header: brain.name"),
     ):
@@ -163,7 +164,7 @@ def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_reru
 
     message = stopped.value.message
     assert f"line {first_link + 1}: bad record: link.target: Field required" in message
-    assert "stays `restoring`" in message and "run the import again" in message
+    assert "stays `restoring`" in message and "import a whole copy of the archive" in message
     brain = target.brains.get(SLUG)
     assert target.pages.state(brain).state == "restoring"
     with pytest.raises(CollectionRestoring):
@@ -206,14 +207,15 @@ def test_records_the_brain_refuses_are_reported_by_line_and_the_rest_restored(
     unknown = {"kind": "session", "id": "x"}
     target = store("target")
 
-    report = target.archive.import_(None, [*records, stray])
-    assert report.errors == [
-        f"line {len(records) + 1}: link: link source not found in the brain: people/nobody"
-    ]
+    def counted(*extra: dict[str, Any]) -> list[dict[str, Any]]:
+        return [*records[:-1], *extra, {"kind": "end", "records": len(records) - 2 + len(extra)}]
+
+    report = target.archive.import_(None, counted(stray))
+    assert report.errors == [f"line {len(records)}: link: link source not found in the brain: people/nobody"]
     assert target.pages.state(target.brains.get(SLUG)).state == "active"
 
-    with pytest.raises(RestoreIncomplete, match=f"line {len(records) + 1}: bad record: .*session"):
-        target.archive.import_(None, [*records, unknown])
+    with pytest.raises(RestoreIncomplete, match=f"line {len(records)}: bad record: .*session"):
+        target.archive.import_(None, counted(unknown))
 
 
 def test_a_document_larger_than_any_other_way_in_stores_is_refused_and_the_rest_restored(
@@ -259,3 +261,59 @@ def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
     assert finished.written["link"] == 3 and finished.written["document"] == 0
     assert target.pages.state(target.brains.get(SLUG)).state == "active"
     assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_an_archive_cut_short_at_a_line_stops_the_restore_which_a_whole_copy_finishes(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+    first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
+
+    with pytest.raises(RestoreIncomplete) as stopped:
+        target.archive.import_(None, records[:first_link])  # every line whole, the rest missing
+    message = stopped.value.message
+    assert f"ends after line {first_link:,} without its end record: it was cut short" in message
+    assert "import a whole copy of the archive" in message
+    brain = target.brains.get(SLUG)
+    assert target.pages.state(brain).state == "restoring"
+
+    miscounted = [*records[:first_link], {"kind": "end", "records": len(records) - 2}]
+    with pytest.raises(RestoreIncomplete, match=f"counts {len(records) - 2} records and the archive holds"):
+        target.archive.import_(None, miscounted)
+    with pytest.raises(RestoreIncomplete, match="a record after the archive's end record"):
+        target.archive.import_(None, [*records, records[1]])
+    with pytest.raises(RestoreIncomplete, match="bad record: records: Input should be greater"):
+        target.archive.import_(None, [*records[:-1], {"kind": "end", "records": -1}])
+    assert target.pages.state(target.brains.get(SLUG)).state == "restoring"
+
+    finished = target.archive.import_(None, records)
+    assert finished.errors == [] and target.pages.state(target.brains.get(SLUG)).state == "active"
+    assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_a_format_1_archive_without_an_end_record_is_still_read(store: Callable[[str], Container]) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+
+    report = target.archive.import_(None, [{**records[0], "format": 1}, *records[1:-1]])
+    assert report.errors == [] and report.written["document"] == 5
+    assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_a_part_of_an_archive_is_restored_without_the_whole_archives_end(
+    store: Callable[[str], Container],
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    target = store("target")
+    first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
+
+    head = target.archive.import_(None, records[:first_link], part=True)
+    tail = target.archive.import_(None, [records[0], *records[first_link:]], part=True)
+    brain = target.brains.get(SLUG)
+    assert head.errors == tail.errors == [] and tail.written["link"] == 3
+    assert target.pages.state(brain).state == "active"
+    assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))

@@ -61,9 +61,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_remote(args)
     from cairn.entrypoints.cli.progress import shown
 
+    total = None if args.file == "-" else whole_archive(args.file)
     container = open_store(args, existing=False)
     try:
-        total = None if args.file == "-" else _line_count(args.file)
         with _archive_in(args.file) as lines, shown("importing", "imported", "records", total) as show:
             report = container.archive.import_(args.brain, _counted(_records(lines), show))
     except OSError as exc:
@@ -87,6 +87,8 @@ def _import_remote(args: argparse.Namespace) -> int:
     token = args.token or settings_from(args).token
     secret = token.get_secret_value() if token is not None and not isinstance(token, str) else token
     remote = RemoteStore(args.server, secret)
+    if args.file != "-":
+        whole_archive(args.file)
     try:
         with _archive_in(args.file) as lines:
             return import_remote(
@@ -160,13 +162,39 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         yield record
 
 
-def _line_count(name: str) -> int | None:
-    """The archive's records, for the progress; None when it cannot be read (the import says why)."""
+def whole_archive(name: str) -> int | None:
+    """The archive's lines (the progress's total) once it is known whole: a format-2 archive cut
+    short or miscounted is refused here, before anything is written. None when it cannot be read
+    (the import then says why)."""
+    from cairn.services.archive.records import not_whole
+
+    first = last = None
+    count = 0
     try:
         with _archive_in(name) as lines:
-            return sum(1 for _ in lines)
+            for text in lines:
+                if text.strip():
+                    first = text if first is None else first
+                    last, count = text, count + 1
     except (OSError, EOFError, UnicodeDecodeError):
         return None
+    header = _json_object(first)
+    if header is not None:
+        end = _json_object(last) if count > 1 else None
+        problem = not_whole(header.get("format"), end, count)
+        if problem is not None:
+            raise InvalidInput(f"{name}: {problem}; nothing was imported: import a whole copy")
+    return count
+
+
+def _json_object(text: str | None) -> dict[str, Any] | None:
+    import json
+
+    try:
+        value = json.loads(text or "null")
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _counted(records: Iterable[dict[str, Any]], show: Show) -> Iterator[dict[str, Any]]:

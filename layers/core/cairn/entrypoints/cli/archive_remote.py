@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
+from cairn.services.archive.records import not_whole
 
 PART_BYTES = 3 * 1024 * 1024
 PART_LINES = 2000
@@ -89,7 +90,8 @@ def import_remote(
     unchanged: Counter[str] = Counter()
     refused: list[str] = []
     target = None
-    for first, part in _parts(read, header.rstrip("\n"), skip_to=checkpoint.done):
+    seen = _Tail(read)
+    for first, part in _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done):
         answer = _send(remote, part, brain, first)
         target = answer["brain"]["slug"]
         written.update(answer["written"])
@@ -99,6 +101,12 @@ def import_remote(
         checkpoint.save(last)
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(answer["written"].items())) or "nothing new"
         print(f"lines {first:,}-{last:,} into {target}: {made}", file=sys.stderr, flush=True)
+    problem = not_whole(_format(header), seen.last, seen.count + 1)
+    if problem is not None:  # a file was checked before anything was sent; stdin only now
+        raise InvalidInput(
+            f"{problem}; the lines before it were imported into {target or brain or '?'} on {server}, "
+            "which holds an incomplete copy: import a whole copy of the archive"
+        )
     checkpoint.finish()
     for line in refused:
         print(f"refused {line}", file=sys.stderr)
@@ -109,7 +117,7 @@ def import_remote(
     return 1 if refused else 0
 
 
-def _parts(read: Iterator[str], header: str, *, skip_to: int) -> Iterator[tuple[int, list[str]]]:
+def _parts(read: Iterable[str], header: str, *, skip_to: int) -> Iterator[tuple[int, list[str]]]:
     """(the archive line of the part's first record, [header, records...]) under the size caps."""
     part: list[str] = [header]
     size = len(header.encode("utf-8"))
@@ -131,6 +139,37 @@ def _parts(read: Iterator[str], header: str, *, skip_to: int) -> Iterator[tuple[
         size += length
     if len(part) > 1 or first == 1:  # nothing sent yet: the header alone (an empty brain, or checked)
         yield max(first, 2) if len(part) > 1 else line + 1, part
+
+
+class _Tail:
+    """The archive's lines after the header, passed on, keeping how many were not blank and the last."""
+
+    def __init__(self, read: Iterator[str]) -> None:
+        self.read = read
+        self.count = 0
+        self._text = ""
+
+    def __iter__(self) -> Iterator[str]:
+        for text in self.read:
+            if text.strip():
+                self.count += 1
+                self._text = text
+            yield text
+
+    @property
+    def last(self) -> object:
+        try:
+            return json.loads(self._text) if self._text else None
+        except ValueError:
+            return None
+
+
+def _format(header: str) -> object:
+    try:
+        value = json.loads(header)
+    except ValueError:
+        return None
+    return value.get("format") if isinstance(value, dict) else None
 
 
 def _send(remote: RemoteStore, part: list[str], brain: str | None, first: int) -> dict[str, Any]:

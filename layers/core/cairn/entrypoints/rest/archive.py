@@ -5,7 +5,9 @@ archive rarely fits one request (a Lambda request carries 6 MB), so `cairn impor
 the header again with each part; a restore is idempotent record by record, so a part sent twice
 changes nothing and an interrupted import resumes by sending the rest. The answer is the part's
 report: the brain, whether this part created it, what it wrote and left alone per record kind, and
-the records the brain refused, their lines counted within the part.
+the records the brain refused, their lines counted within the part. The archive's `end` record
+counts the whole archive, not a part, so whether the archive is whole is the sender's check
+(`cairn import --server` makes it before it sends anything).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def archive_router(container: Container) -> APIRouter:
             raise InvalidInput(f"send the archive part as application/x-ndjson, not {media}")
         body = await read_capped(request, ARCHIVE_PART_BYTES, what="archive part")
         records = _records(body)
-        report = await to_thread.run_sync(container.archive.import_, brain, records)
+        report = await to_thread.run_sync(lambda: container.archive.import_(brain, records, part=True))
         return ImportPartResult(
             brain=ImportedBrain(id=report.brain.id, slug=report.brain.slug),
             created_brain=report.created_brain,

@@ -1,5 +1,8 @@
-"""The archive format (format 1): its header and record models, and each record made from what a
-brain holds."""
+"""The archive format: its header and record models, and each record made from what a brain holds.
+
+Format 2 is format 1 closed by an `end` record that counts the records before it, so an archive
+cut short at a line boundary (a copy interrupted, a disk that filled) is told from a whole one.
+Format 1 archives (no `end` record) are still read."""
 
 from __future__ import annotations
 
@@ -29,7 +32,12 @@ from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput, memory_p
 KIND: Final = "cairn-archive"
 
 
-FORMAT: Final = 1
+FORMAT: Final = 2
+"""The format this Cairn writes."""
+
+
+FORMATS_READ: Final = (1, 2)
+"""The formats this Cairn reads."""
 
 
 class _Record(BaseModel):
@@ -48,7 +56,7 @@ class BrainInfo(_Record):
 
 class Header(_Record):
     kind: Literal["cairn-archive"]
-    format: Literal[1]
+    format: Literal[1, 2]
     brain: BrainInfo
     exported_at: datetime
 
@@ -155,6 +163,13 @@ class GapRecord(_Record):
     resolved_by: str | None = None
 
 
+class EndRecord(_Record):
+    """The last record of a format-2 archive: how many records came between the header and it."""
+
+    kind: Literal["end"] = "end"
+    records: int = Field(ge=0)
+
+
 Record = Annotated[
     DocumentRecord | MemoryRecord | LinkRecord | RawRecord | GapRecord | CollectionRecord,
     Field(discriminator="kind"),
@@ -177,6 +192,20 @@ class ImportReport:
     """Per record kind, what was already there (a re-run) and was left alone."""
     errors: list[str] = field(default_factory=list)
     """Records the brain refused (`line N: why`); the rest were restored."""
+
+
+def not_whole(format_: object, last: object, lines: int) -> str | None:
+    """Why an archive of `lines` lines (the header's among them) is not whole, given its header's
+    format and its last record; None when it is whole, or of a format that cannot tell (1) or that
+    this Cairn does not read (the import refuses its header)."""
+    if format_ not in FORMATS_READ or format_ == 1:
+        return None
+    if not isinstance(last, dict) or last.get("kind") != "end":
+        return f"the archive ends after line {lines:,} without its end record: it was cut short"
+    counted, held = last.get("records"), lines - 2
+    if counted != held:
+        return f"the end record counts {counted} records and the archive holds {held:,}: it is not whole"
+    return None
 
 
 def is_typed_memory(doc: Document) -> bool:

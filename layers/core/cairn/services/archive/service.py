@@ -1,9 +1,10 @@
 """Whole-brain archives: a brain as a stream of JSON records, and a restore from one.
 
-Format 1 (docs/ARCHITECTURE.md, "Archive"): a header, then `document` records (every live
+Format 2 (docs/ARCHITECTURE.md, "Archive"): a header, then `document` records (every live
 document that is not a typed memory: gbrain pages, notes, binaries as base64), `memory` records
 (typed memories, in the order they were stored), then per document its numbered `link` records
-(ends named by document path) and its `raw` rows, then the `gap` records (hashes only).
+(ends named by document path) and its `raw` rows, then the `gap` records (hashes only), and an
+`end` record counting the records before it. Format 1 is the same without the `end` record.
 
 A restore writes through the services, so every rule holds as for any writer: documents through
 DocumentService.write (the same bytes at the same path are a no-op), memories through
@@ -34,9 +35,11 @@ from cairn.ports.clock import Clock
 from cairn.services.archive.records import (
     _RECORD,
     FORMAT,
+    FORMATS_READ,
     KIND,
     BrainInfo,
     CollectionRecord,
+    EndRecord,
     Header,
     ImportReport,
     RawRecord,
@@ -47,6 +50,7 @@ from cairn.services.archive.records import (
     is_typed_memory,
     link_record,
     memory_record,
+    not_whole,
 )
 from cairn.services.archive.restore import PathCache, Restore, RestoreIncomplete, failure_reason
 from cairn.services.brains import BrainService
@@ -97,8 +101,16 @@ class BrainArchive:
     # -- export -----------------------------------------------------------------------------------
 
     def export(self, brain: Brain) -> Iterator[dict[str, Any]]:
-        """The brain's records, streamed: documents are read a page at a time, twice."""
+        """The brain's records, streamed (documents are read a page at a time, twice), and the
+        `end` record that counts them."""
         yield dumped(self._header(brain))
+        count = 0
+        for record in self._records(brain):
+            count += 1
+            yield record
+        yield dumped(EndRecord(records=count))
+
+    def _records(self, brain: Brain) -> Iterator[dict[str, Any]]:
         if self.libraries is not None:
             for col in self.libraries.collections([Library(brain)]):
                 yield dumped(CollectionRecord(name=col.name, description=col.description, folder=col.folder))
@@ -147,14 +159,19 @@ class BrainArchive:
 
     # -- import -----------------------------------------------------------------------------------
 
-    def import_(self, into: str | None, records: Iterable[dict[str, Any]]) -> ImportReport:
+    def import_(
+        self, into: str | None, records: Iterable[dict[str, Any]], *, part: bool = False
+    ) -> ImportReport:
         """Restore an archive into the brain `into` (id or slug), else the archive's own slug;
         a brain that does not exist is created with the archive's name and metadata.
 
-        Line N is the Nth record. A header that is not format 1 is refused before anything is
-        written. A malformed record, or any failure but a record the brain refuses, stops the
-        restore with RestoreIncomplete and leaves the collection `restoring`; a refused record
-        (an unknown link end, say) is reported in `errors` and the restore goes on."""
+        Line N is the Nth record. A header of a format this Cairn does not read is refused before
+        anything is written. A malformed record, a format-2 archive that ends without its `end`
+        record or with another count in it (it was cut short), or any failure but a record the
+        brain refuses, stops the restore with RestoreIncomplete and leaves the collection
+        `restoring`; a refused record (an unknown link end, say) is reported in `errors` and the
+        restore goes on. `part`: the records are a piece of an archive (each led by its header,
+        POST /v1/archive/import), so the `end` record may be missing and counts more than them."""
         stream = iter(records)
         try:
             first = next(stream, None)
@@ -167,16 +184,31 @@ class BrainArchive:
         report = ImportReport(brain=brain, created_brain=created)
         restore = Restore(self, brain, report)
         lines = _Lines(stream)
+        end: EndRecord | None = None
         try:
             for raw in lines:
+                if end is not None:
+                    raise _Damaged("a record after the archive's end record")
+                if isinstance(raw, dict) and raw.get("kind") == "end" and header.format > 1:
+                    end = _end(raw)
+                    if not part and (problem := not_whole(header.format, raw, lines.line)):
+                        raise _Damaged(problem)
+                    continue
                 restore.record(lines.line, _parse(raw))
             restore.flush_links()
+            if end is None and not part and (problem := not_whole(header.format, None, lines.line - 1)):
+                raise _Damaged(problem)
         except Exception as exc:
             why = exc.message if isinstance(exc, CairnError) else failure_reason(exc)
             where = "at the end of the archive" if lines.ended else f"line {lines.line}"
+            then = (
+                "import a whole copy of the archive to finish it"
+                if isinstance(exc, (_Damaged, InvalidInput))
+                else "run the import again to resume it"
+            )
             raise RestoreIncomplete(
                 f"{where}: {why} — the restore of brain {brain.slug} stopped there and its "
-                "collection stays `restoring`; run the import again to resume it"
+                f"collection stays `restoring`; {then}"
             ) from exc
         self.pages.set_state(brain, state="active" if prior == "restoring" else prior)
         return report
@@ -202,14 +234,28 @@ def _header(raw: object) -> Header:
         raise InvalidInput("line 1: the archive is empty: it has no header")
     if not isinstance(raw, dict) or raw.get("kind") != KIND:
         raise InvalidInput(f"line 1: not a Cairn archive: the first record must have kind {KIND!r}")
-    if raw.get("format") != FORMAT:
+    if raw.get("format") not in FORMATS_READ:
         raise InvalidInput(
-            f"line 1: archive format {raw.get('format')!r} is not one this Cairn reads (format {FORMAT})"
+            f"line 1: archive format {raw.get('format')!r} is not one this Cairn reads "
+            f"(formats {', '.join(map(str, FORMATS_READ))})"
         )
     try:
         return Header.model_validate(raw)
     except ValidationError as exc:
         raise InvalidInput(f"line 1: bad header: {_first_error(exc)}") from None
+
+
+class _Damaged(CairnError):
+    """The archive itself is not whole: running the same import again cannot finish it."""
+
+    code = "invalid_input"
+
+
+def _end(raw: dict[str, Any]) -> EndRecord:
+    try:
+        return EndRecord.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInput(f"bad record: {_first_error(exc)}") from None
 
 
 def _parse(raw: object) -> Record:

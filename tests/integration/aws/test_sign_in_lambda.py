@@ -36,6 +36,7 @@ def test_metadata_and_registration_through_api_gateway_events(
             "jwt_issuer": ISSUER,
             "jwt_audience": [pool.static_client_id],
             "jwt_scope_prefix": "cairn/",
+            "jwt_user_groups": True,
             "cognito_domain": DOMAIN,
             "cognito_user_pool_id": pool.pool_id,
             "aws_endpoint_url": pool.endpoint,

@@ -35,6 +35,7 @@ def sign_in(registration: bool) -> SignIn:
         cognito_domain=DOMAIN + "/",
         cognito_user_pool_id="us-east-1_AbCdEf123",
         oauth_registration=registration,
+        jwt_user_groups=True,
     )
     adapters = fake_adapters()
     if registration:
@@ -110,6 +111,7 @@ def test_an_unsafe_operator_redirect_stops_the_start() -> None:
         cognito_domain=DOMAIN,
         cognito_user_pool_id="us-east-1_AbCdEf123",
         oauth_allowed_redirects=["https://example.com*"],
+        jwt_user_groups=True,
     )
     adapters = fake_adapters()
     adapters.oauth_clients = MemoryOAuthClients()
@@ -142,3 +144,18 @@ def test_an_access_token_of_a_registered_client_is_meant_for_cairn(rsa1: Signing
     registered.mark_revoked("dyn123")
     with pytest.raises(AuthError, match="client_id"):
         verify.verify(rsa1.sign(claims(**access)))
+
+
+def test_registration_without_user_groups_stops_the_start() -> None:
+    settings = Settings(
+        data_dir=Path("/nonexistent-cairn"),
+        jwt_issuer=POOL_ISSUER,
+        cognito_domain=DOMAIN,
+        cognito_user_pool_id="us-east-1_AbCdEf123",
+    )
+    adapters = fake_adapters()
+    adapters.oauth_clients = MemoryOAuthClients()
+    with pytest.raises(ValueError, match="needs CAIRN_JWT_USER_GROUPS=true"):
+        sign_in_for(settings, adapters)
+    without = sign_in_for(settings.model_copy(update={"oauth_registration": False}), adapters)
+    assert without is not None and without.registration is None

@@ -74,6 +74,25 @@ def test_operator_entries_allow_exact_uris_and_prefixes() -> None:
 
 
 @pytest.mark.parametrize(
+    "uri",
+    [
+        "https://app.example.test/oauth/../logout?next=https://evil.example/",
+        "https://app.example.test/oauth/%2e%2e/redirect?to=https://evil.example/",
+        "https://app.example.test/oauth/%2E./redirect",
+        "https://app.example.test/oauth/./cb",
+        "https://app.example.test/oauth/..%2fredirect",
+        "https://app.example.test/oauth/..%5Credirect",
+        "https://app.example.test/oauth/..\\redirect",
+    ],
+)
+def test_a_uri_that_steps_out_of_an_allowed_prefix_is_refused(uri: str) -> None:
+    policy = RedirectPolicy(["https://app.example.test/oauth/*"])
+    refusal = policy.refusal(uri)
+    assert refusal is not None and "dot segments or encoded slashes" in refusal
+    assert policy.refusal("https://app.example.test/oauth/cb..v2?x=../y") is None  # not a segment
+
+
+@pytest.mark.parametrize(
     "entry",
     [
         "https://example.com*",  # would match https://example.com.attacker.net/

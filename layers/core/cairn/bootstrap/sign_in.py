@@ -54,6 +54,14 @@ def sign_in_for(settings: Settings, adapters: Adapters) -> SignIn | None:
     registered = RegisteredClients(adapters.records, adapters.clock)
     registration = None
     if adapters.oauth_clients is not None and settings.oauth_registration:
+        if not settings.jwt_user_groups:
+            # a registered client may ask for every Cairn scope and Cognito grants what it asks:
+            # only the user's groups bound what a signed-in user can do
+            raise ValueError(
+                "client registration (CAIRN_COGNITO_USER_POOL_ID) needs CAIRN_JWT_USER_GROUPS=true: "
+                "without it any user of the pool could register a client and ask for brains:admin. "
+                "Set it (users then get their groups' scopes), or CAIRN_OAUTH_REGISTRATION=false"
+            )
         registration = ClientRegistration(
             adapters.oauth_clients,
             registered,

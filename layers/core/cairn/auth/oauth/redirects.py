@@ -10,7 +10,7 @@ MAX_URI_BYTES. A client gets exactly the URIs it registered, because Cognito mat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from cairn.auth.oauth.errors import InvalidRedirect
 from cairn.domain.text import excerpt, has_control
@@ -83,6 +83,8 @@ class RedirectPolicy:
         if _loopback(parts) or uri in HOSTED or uri in self.exact:
             return None
         if any(uri.startswith(prefix) for prefix in self.prefixes):
+            if _steps_out(parts.path):
+                return f"redirect URI {excerpt(uri)} must not hold dot segments or encoded slashes"
             return None
         return f"redirect URI {excerpt(uri)} is not allowed. {HOW_TO_ALLOW}."
 
@@ -98,6 +100,14 @@ def _parsed(uri: str) -> SplitResult | None:
     if not parts.scheme or not (parts.netloc or parts.path):
         return None
     return parts
+
+
+def _steps_out(path: str) -> bool:
+    """Whether a browser could take the path out of an allowed prefix: Cognito matches the callback
+    as sent, and the browser then resolves `..` (raw or percent-encoded) and, in some, `%2f`/`%5c`."""
+    decoded = unquote(path)
+    segments = decoded.replace("\\", "/").split("/")
+    return any(s in (".", "..") for s in segments) or "%2f" in path.lower() or "%5c" in path.lower()
 
 
 def _loopback(parts: SplitResult) -> bool:

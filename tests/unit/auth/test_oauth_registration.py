@@ -4,6 +4,8 @@ asked for), what it answers, what it refuses and counts, what it records, and wh
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -12,8 +14,8 @@ from cairn.auth.oauth.errors import InvalidMetadata, InvalidRedirect, TooManyReg
 from cairn.auth.oauth.redirects import RedirectPolicy
 from cairn.auth.oauth.registered import CLIENTS_PK, RegisteredClients
 from cairn.auth.oauth.registration import ClientMetadata, ClientRegistration
-from cairn.auth.oauth.throttle import RegistrationThrottle
-from cairn.domain.errors import NotFound
+from cairn.auth.oauth.throttle import CapLease, RegistrationThrottle
+from cairn.domain.errors import NotFound, Unavailable
 from cairn.ports.records import Item
 from tests.fakes.clock import FakeClock
 from tests.fakes.oauth_clients import MemoryOAuthClients
@@ -124,6 +126,61 @@ def test_the_number_of_live_clients_is_capped() -> None:
         service.register()
     service.registration.revoke(first.client_id)
     service.register()
+
+
+def test_registrations_at_once_never_take_more_places_than_the_cap() -> None:
+    service = Service(max_clients=3, per_hour=0)
+    create = service.pool.create
+
+    def slow(request: Any) -> Any:
+        time.sleep(0.02)  # the pool's round trip, during which another registration checks the cap
+        return create(request)
+
+    service.pool.create = slow  # type: ignore[method-assign]
+    outcomes: list[str] = []
+
+    def one(n: int) -> None:
+        try:
+            service.register(source=f"2001:db8::{n}")
+            outcomes.append("made")
+        except TooManyRegistrations:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["made"] * 3 + ["refused"] * 9
+    assert len(service.pool.clients) == 3 == service.registered.active_count()
+    lease = service.records.get("oauthregister", "cap-lease")
+    assert lease is not None and lease.data["until"] == 0  # given back
+
+
+def test_a_lease_left_by_a_process_that_died_lapses() -> None:
+    service = Service(max_clients=3)
+    until = service.clock.now().timestamp() + 60
+    service.records.put(Item("oauthregister", "cap-lease", {"token": "gone", "until": until}), 0)
+    waiting = CapLease(service.records, service.clock, wait_s=0.2)
+    service.registration.lease = waiting
+    with pytest.raises(Unavailable, match="other client registrations are in progress"):
+        service.register()
+    assert service.pool.clients == {}
+    service.clock.advance(61)
+    assert service.register().client_id in service.pool.clients
+
+
+def test_an_ipv6_block_counts_as_one_address() -> None:
+    service = Service(per_hour=2)
+    service.register(source="2001:db8:1:2::1")
+    service.register(source="2001:db8:1:2:ffff::9")
+    with pytest.raises(TooManyRegistrations, match="too many client registrations from this address"):
+        service.register(source="2001:db8:1:2:abcd::7")
+    service.register(source="2001:db8:1:3::1")  # another /64
+    service.register(source="::ffff:203.0.113.9")  # an IPv4 address written as IPv6 is itself
+    service.register(source="203.0.113.9")
+    with pytest.raises(TooManyRegistrations):
+        service.register(source="203.0.113.9")
 
 
 def test_the_pools_refusal_is_passed_on() -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.auth.oauth.errors import InvalidMetadata, InvalidRedirect, TooManyRegistrations
 from cairn.auth.oauth.redirects import RedirectPolicy
 from cairn.auth.oauth.registered import RegisteredClient, RegisteredClients
-from cairn.auth.oauth.throttle import RegistrationThrottle
+from cairn.auth.oauth.throttle import CapLease, RegistrationThrottle
 from cairn.ports.clock import Clock
 from cairn.ports.oauth_clients import ClientRefused, ClientRequest, IssuedClient, OAuthClients
 
@@ -74,34 +75,40 @@ class ClientRegistration:
         *,
         scopes: Sequence[str],
         max_clients: int = 500,
+        lease: CapLease | None = None,
     ) -> None:
+        """`lease`: taken while the cap is checked and the client made and recorded, so two
+        registrations at once never both take the last place (default: one on the records)."""
         self.clients, self.registered, self.policy = clients, registered, policy
         self.throttle, self.clock = throttle, clock
         self.scopes, self.max_clients = list(scopes), max_clients
+        self.lease = lease or CapLease(registered.records, clock)
 
     def register(self, metadata: ClientMetadata, source: str) -> ClientInformation:
         """Make the client; a RegistrationRefused subclass (or Unavailable) says why not."""
         uris = self.policy.checked(metadata.redirect_uris)
         method = _auth_method(metadata.token_endpoint_auth_method)
         _check_flow(metadata.grant_types, metadata.response_types)
-        self._admit(source)
+        self._throttle(source)
         confidential = method != PUBLIC
         name = _pool_name(metadata.client_name)
-        issued = self._create(ClientRequest(name, uris, self.scopes, confidential))
-        now = self.clock.now()
-        record = RegisteredClient(
-            client_id=issued.client_id,
-            client_name=metadata.client_name,
-            redirect_uris=uris,
-            scopes=self.scopes,
-            confidential=confidential,
-            created_at=now,
-        )
-        try:
-            self.registered.add(record)
-        except Exception:
-            self._take_back(issued.client_id)  # not kept unrecorded: nobody could revoke it
-            raise
+        with self.lease.held() if self.max_clients else nullcontext():
+            self._check_cap()
+            issued = self._create(ClientRequest(name, uris, self.scopes, confidential))
+            now = self.clock.now()
+            record = RegisteredClient(
+                client_id=issued.client_id,
+                client_name=metadata.client_name,
+                redirect_uris=uris,
+                scopes=self.scopes,
+                confidential=confidential,
+                created_at=now,
+            )
+            try:
+                self.registered.add(record)
+            except Exception:
+                self._take_back(issued.client_id)  # not kept unrecorded: nobody could revoke it
+                raise
         log.info("registered OAuth client %s for %d redirect URI(s)", issued.client_id, len(uris))
         return ClientInformation(
             client_id=issued.client_id,
@@ -116,12 +123,14 @@ class ClientRegistration:
             scope=" ".join(self.scopes),
         )
 
-    def _admit(self, source: str) -> None:
+    def _throttle(self, source: str) -> None:
         wait = self.throttle.take(source)
         if wait is not None:
             raise TooManyRegistrations(
                 f"too many client registrations from this address: try again in {wait} s", retry_after_s=wait
             )
+
+    def _check_cap(self) -> None:
         if self.max_clients and self.registered.active_count() >= self.max_clients:
             raise TooManyRegistrations(
                 f"this server already holds {self.max_clients} registered clients, its limit: its "

@@ -88,6 +88,7 @@ def test_every_client_is_an_audience_of_the_function(monkeypatch: pytest.MonkeyP
 
     assert set(settings.jwt_audience) == {"UserPoolClient", "SignInClient", "MachineClient", "WebUiClient"}
     assert settings.ui_client_id == "WebUiClient"  # the web UI signs users in with it
+    assert settings.jwt_id_token_audience == ["UserPoolClient"]  # the CLI's ID tokens, no other's
     assert settings.jwt_scope_prefix == "cairn/" and settings.jwt_user_groups is True
     assert json.loads(environments()["ApiFunction"]["CAIRN_JWT_AUDIENCE"])  # valid JSON for the function
 

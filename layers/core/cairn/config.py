@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     jwt_issuer: str | None = None
     jwt_audience: list[str] = Field(default_factory=list)
     """Audiences a token may carry (RFC 8707: this server's resource URL or client id)."""
+    jwt_id_token_audience: Annotated[
+        list[str] | None, NoDecode, BeforeValidator(lambda v: _uri_list(_blank_is_none(v)))
+    ] = None
+    """The app clients whose ID tokens (`token_use: id`) are taken as bearer credentials; None:
+    any of jwt_audience. An ID token carries no scope, so it gets all of its user's group scopes:
+    a client users sign in to through another app (the code flow, narrowed to the scopes asked
+    for) should not be listed."""
     jwt_jwks_url: str | None = None
     """Default: `<issuer>/.well-known/jwks.json`."""
     jwt_tenant_claim: str = "tenant"

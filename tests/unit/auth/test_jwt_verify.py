@@ -53,6 +53,20 @@ def test_one_of_several_audiences_in_the_token_is_enough(rsa1: SigningKey, issue
     assert verifier(issuer, audiences=["https://x.example.test", AUDIENCE]).verify(token)["sub"] == "user-1"
 
 
+def test_an_id_token_is_taken_only_from_the_clients_listed_for_them(
+    rsa1: SigningKey, issuer: FakeIssuer
+) -> None:
+    cli, sign_in = "cli-client", "sign-in-client"
+    only_cli = verifier(issuer, audiences=[cli, sign_in], id_token_audiences=[cli])
+    assert only_cli.verify(rsa1.sign(claims(aud=cli, token_use="id")))["aud"] == cli
+    error = refused(only_cli, rsa1.sign(claims(aud=sign_in, token_use="id")))
+    assert "ID tokens are not taken here" in error.reason
+    access = {"aud": None, "token_use": "access", "client_id": sign_in}
+    assert only_cli.verify(rsa1.sign(claims(**access)))["client_id"] == sign_in  # its access token is
+    unlisted = verifier(issuer, audiences=[cli, sign_in])  # unset: as before, any audience
+    assert unlisted.verify(rsa1.sign(claims(aud=sign_in, token_use="id")))["aud"] == sign_in
+
+
 @pytest.mark.parametrize(
     ("overrides", "reason"),
     [

@@ -81,6 +81,7 @@ class Authenticator:
                 JwksCache(jwks_url, client),
                 issuer=options.jwt_issuer,
                 audiences=options.jwt_audience,
+                id_token_audiences=options.jwt_id_token_audience,
                 leeway_s=options.jwt_leeway_s,
                 known_client=known_client,
             )

@@ -9,7 +9,9 @@ A token without `aud` passes the audience check only as an access token (`token_
 whose `client_id` is among the audiences: Cognito's access tokens name their app client that way
 and carry no `aud`, and API Gateway's JWT authorizer accepts them by the same rule. A client made
 by Cairn's dynamic registration is not among the configured audiences: `known_client` (the
-registered clients, auth/oauth/registered.py) vouches for it.
+registered clients, auth/oauth/registered.py) vouches for it. An ID token (`token_use: id`) is
+taken only from the clients `id_token_audiences` lists, when it is set: it carries no scope, so the
+scopes a client was narrowed to would not bound it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class JwtVerifier:
         leeway_s: float = 60,
         clock: Callable[[], float] = time.time,
         known_client: Callable[[str], bool] | None = None,
+        id_token_audiences: Sequence[str] | None = None,
     ) -> None:
+        """`id_token_audiences`: the clients whose ID tokens are taken (None: any audience)."""
         refused = [alg for alg in algorithms if alg not in KEY_TYPES]
         if refused or not algorithms:
             raise ValueError(f"JWT algorithms must be asymmetric, one of {sorted(KEY_TYPES)}; got {refused}")
@@ -64,6 +68,7 @@ class JwtVerifier:
         self.leeway_s = leeway_s
         self._clock = clock
         self._known_client = known_client
+        self.id_token_audiences = None if id_token_audiences is None else frozenset(id_token_audiences)
 
     def verify(self, token: str) -> dict[str, Any]:
         """The token's claims if it is valid for this server; AuthError("...", "invalid_token") if not."""
@@ -107,6 +112,9 @@ class JwtVerifier:
                 raise AuthError("the token's aud claim is malformed")
             if not set(named) & set(self.audiences):
                 raise AuthError("the token is not meant for this server (aud)")
+            id_clients = self.id_token_audiences
+            if claims.get("token_use") == "id" and id_clients is not None and not set(named) & id_clients:
+                raise AuthError("this client's ID tokens are not taken here: send its access token")
             return
         if claims.get("token_use") == "access" and "client_id" in claims:
             client_id = claims["client_id"]

@@ -16,6 +16,7 @@ class AuthOptions:
     jwt_jwks_url: str | None = None
     """Default: `<issuer>/.well-known/jwks.json`."""
     jwt_audience: Sequence[str] = ()
+    jwt_id_token_audience: Sequence[str] | None = None
     jwt_leeway_s: float = 60.0
     jwt_tenant_claim: str = "tenant"
     jwt_default_tenant: str | None = None

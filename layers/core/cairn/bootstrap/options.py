@@ -68,6 +68,9 @@ def auth_options(settings: Settings) -> AuthOptions:
         jwt_issuer=settings.jwt_issuer,
         jwt_jwks_url=settings.jwt_jwks_url,
         jwt_audience=tuple(settings.jwt_audience),
+        jwt_id_token_audience=(
+            None if settings.jwt_id_token_audience is None else tuple(settings.jwt_id_token_audience)
+        ),
         jwt_leeway_s=settings.jwt_leeway_s,
         jwt_tenant_claim=settings.jwt_tenant_claim,
         jwt_default_tenant=settings.jwt_default_tenant,

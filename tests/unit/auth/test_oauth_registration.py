@@ -87,17 +87,20 @@ def test_a_client_asking_for_a_secret_gets_one_that_is_never_stored_or_logged(
     ("metadata", "error"),
     [
         ({"redirect_uris": ["https://evil.example/cb"]}, InvalidRedirect),
-        ({"token_endpoint_auth_method": "private_key_jwt"}, InvalidMetadata),
+        ({"token_endpoint_auth_method": "private_key_jwt<script>"}, InvalidMetadata),
         ({"grant_types": ["client_credentials"]}, InvalidMetadata),
+        ({"grant_types": ["authorization_code", "implicit", "password"]}, InvalidMetadata),
         ({"response_types": ["token"]}, InvalidMetadata),
+        ({"response_types": ["code", "token"]}, InvalidMetadata),
     ],
 )
 def test_a_refused_registration_makes_nothing_and_counts_nothing(
     metadata: dict[str, Any], error: type[Exception]
 ) -> None:
     service = Service(per_hour=1)
-    with pytest.raises(error):
+    with pytest.raises(error) as refused:
         service.register(**metadata)
+    assert "<script>" not in str(refused.value)  # what was sent is never echoed
     assert service.pool.clients == {} and service.registered.list() == []
     service.register()  # the one registration this hour is still there
 

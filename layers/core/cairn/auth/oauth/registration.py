@@ -170,16 +170,18 @@ def _auth_method(asked: str | None) -> str:
         return PUBLIC  # RFC 7591's default is client_secret_basic; MCP clients that omit it are public
     if asked not in AUTH_METHODS:
         supported = ", ".join(AUTH_METHODS)
-        asked = asked[:100]
-        raise InvalidMetadata(f"token_endpoint_auth_method {asked!r} is unsupported; use one of {supported}")
+        raise InvalidMetadata(f"token_endpoint_auth_method is not one this server supports; use one of {supported}")
     return asked
 
 
 def _check_flow(grants: list[str] | None, responses: list[str] | None) -> None:
-    if grants is not None and "authorization_code" not in grants:
-        raise InvalidMetadata("this server registers clients for the authorization_code grant (with PKCE)")
-    if responses is not None and "code" not in responses:
-        raise InvalidMetadata('this server registers clients for the "code" response type')
+    if grants is not None and ("authorization_code" not in grants or not set(grants) <= set(GRANTS)):
+        raise InvalidMetadata(
+            "this server registers clients for the authorization_code grant (with PKCE) and "
+            "refresh_token, no other grant"
+        )
+    if responses is not None and set(responses) != {"code"}:
+        raise InvalidMetadata('this server registers clients for the "code" response type alone')
 
 
 def _pool_name(name: str | None) -> str:

@@ -170,7 +170,7 @@ def _auth_method(asked: str | None) -> str:
         return PUBLIC  # RFC 7591's default is client_secret_basic; MCP clients that omit it are public
     if asked not in AUTH_METHODS:
         supported = ", ".join(AUTH_METHODS)
-        raise InvalidMetadata(f"token_endpoint_auth_method is not one this server supports; use one of {supported}")
+        raise InvalidMetadata(f"token_endpoint_auth_method is unsupported; use one of {supported}")
     return asked
 
 

@@ -201,12 +201,27 @@ def test_a_denied_sign_in_says_so_and_signs_nobody_in(stack: UiStack) -> None:
     assert 'href="/ui/sign-in/cognito' in denied.text  # and a way to try again
     assert not sets_session(denied)
 
+    state = query(start(t))["state"]
     strange = t.get(
-        "/ui/callback", params={"error": "<script>alert(1)</script>", "error_description": "x<b>y"}
+        "/ui/callback",
+        params={"error": "<script>alert(1)</script>", "error_description": "x<b>y", "state": state},
     )
     assert strange.status_code == 400 and "The sign-in did not complete." in strange.text
     assert "<script>alert" not in strange.text and "x<b>y" not in strange.text
     assert not sets_session(strange)
+
+
+def test_an_error_sent_by_another_page_leaves_the_sign_in_in_progress(stack: UiStack) -> None:
+    t = stack.client
+    returned = at_the_pool(start(t))
+
+    for params in ({"error": "access_denied"}, {"error": "access_denied", "state": "forged"}):
+        forged = t.get("/ui/callback", params=params)  # another site navigates the browser here
+        assert forged.status_code == 400 and "could not be matched to this browser" in forged.text
+        assert not any(c.startswith("cairn_ui_signin=") for c in set_cookies(forged))
+
+    landing = back(t, returned)  # the real return still completes the sign-in
+    assert landing.status_code == 200 and sets_session(landing)
 
 
 def test_a_code_the_token_endpoint_refuses_answers_a_page(stack: UiStack) -> None:

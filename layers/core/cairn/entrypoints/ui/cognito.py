@@ -58,7 +58,9 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
     prefix = options.jwt_scope_prefix or ""
     client = http or httpx.Client(timeout=TOKEN_TIMEOUT_S, follow_redirects=False)
 
-    def refused(request: Request, status: int, message: str, target: str = "/ui") -> Response:
+    def refused(
+        request: Request, status: int, message: str, target: str = "/ui", *, keep_flow: bool = False
+    ) -> Response:
         response = page(
             request,
             "sign_in.html",
@@ -68,7 +70,8 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             open_server=authenticator.open,
             error=message,
         )
-        _forget_flow(response)
+        if not keep_flow:
+            _forget_flow(response)
         _no_store(response)
         return response
 
@@ -123,19 +126,22 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             )
         flow = _flow(request.cookies.get(FLOW_COOKIE))
         target = flow[2] if flow else "/ui"
-        if error is not None:
-            known = _DENIED.get(error)
-            named = f" ({error})" if _ERROR_CODE.match(error) else ""
-            message = known or f"The sign-in did not complete{named}."
-            return refused(request, 400 if error != "access_denied" else 401, f"{message} Try again.", target)
         if flow is None or not state or not hmac.compare_digest(flow[0].encode(), state.encode()):
+            # not this browser's sign-in coming back (another page can send it here): the one in
+            # progress, if any, stays
             return refused(
                 request,
                 400,
                 "This sign-in could not be matched to this browser: it expired, was already used, or "
                 "was started in another browser. Try again.",
                 target,
+                keep_flow=True,
             )
+        if error is not None:
+            known = _DENIED.get(error)
+            named = f" ({error})" if _ERROR_CODE.match(error) else ""
+            message = known or f"The sign-in did not complete{named}."
+            return refused(request, 400 if error != "access_denied" else 401, f"{message} Try again.", target)
         if not code or len(code) > 2048:
             return refused(
                 request, 400, "The sign-in came back without an authorization code. Try again.", target

@@ -317,3 +317,46 @@ def test_a_part_of_an_archive_is_restored_without_the_whole_archives_end(
     assert head.errors == tail.errors == [] and tail.written["link"] == 3
     assert target.pages.state(brain).state == "active"
     assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_an_older_archive_never_reverts_what_the_brain_changed_after_it(
+    store: Callable[[str], Container],
+) -> None:
+    c = store("only")
+    filled = fill(c)
+    records = exported(c, filled.brain)
+    alice = c.pages.get(f"{SLUG}::people/alice").document
+    c.documents.write(filled.brain, "notes/plain.md", b"# Plain\n\nRewritten after the backup.\n")
+    c.raw_data.put(filled.brain, alice.id, "exa", {"source": "exa", "score": 0.5}, overwrite=True)
+
+    report = c.archive.import_(None, records)
+
+    assert report.errors == [] and report.written["document"] == 0 and report.written["raw"] == 0
+    assert [k.split(": ", 1)[1] for k in report.kept] == [
+        "'notes/plain.md'",
+        "'people/alice' ('exa' raw data)",
+    ]
+    line = next(i + 1 for i, r in enumerate(records) if r.get("path") == "notes/plain.md")
+    assert report.kept[0].startswith(f"line {line}: ")
+    assert c.documents.content(c.documents.get(filled.brain, "notes/plain.md")).endswith(
+        b"after the backup.\n"
+    )
+    held = c.raw_data.get(filled.brain, alice.id, "exa")
+    assert held is not None and held[1] == {"source": "exa", "score": 0.5}
+
+
+def test_a_document_changed_before_the_archive_was_made_is_restored_to_the_archives(
+    store: Callable[[str], Container],
+) -> None:
+    older, newer = store("older"), store("newer")
+    fill(older)
+    filled = fill(newer)
+    newer.documents.write(filled.brain, "notes/plain.md", b"# Plain\n\nThe archived text.\n")
+    records = exported(newer, filled.brain)
+    older.adapters.clock.advance(-3600)  # type: ignore[attr-defined]  # its change is older still
+    older.documents.write(older.brains.get(SLUG), "notes/plain.md", b"# Plain\n\nA stale text.\n")
+
+    report = older.archive.import_(None, records)
+    assert report.kept == [] and report.written["document"] == 1
+    restored = older.documents.get(older.brains.get(SLUG), "notes/plain.md")
+    assert older.documents.content(restored).endswith(b"The archived text.\n")

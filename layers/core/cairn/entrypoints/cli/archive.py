@@ -70,10 +70,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
     for line in report.errors:
         print(f"refused {line}", file=sys.stderr)
+    print_kept(report.kept)
     made = " (created)" if report.created_brain else ""
     print(
         f"imported into brain {report.brain.slug}{made}: {_counts(report.written)}; "
-        f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}"
+        f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}{_kept(report.kept)}"
     )
     return 1 if report.errors else 0
 
@@ -203,6 +204,15 @@ def _counted(records: Iterable[dict[str, Any]], show: Show) -> Iterator[dict[str
     for n, record in enumerate(records, start=1):
         yield record
         show(n, "")
+
+
+def print_kept(kept: list[str]) -> None:
+    for line in kept:
+        print(f"kept {line}: the brain changed it after the archive was made", file=sys.stderr)
+
+
+def _kept(kept: list[str]) -> str:
+    return f"; kept newer: {len(kept)}" if kept else ""
 
 
 def _counts(counts: Mapping[str, int]) -> str:

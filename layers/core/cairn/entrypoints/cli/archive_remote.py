@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.cli.archive import print_kept
 from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
 from cairn.services.archive.records import not_whole
 
@@ -89,6 +90,7 @@ def import_remote(
     written: Counter[str] = Counter()
     unchanged: Counter[str] = Counter()
     refused: list[str] = []
+    kept: list[str] = []
     target = None
     seen = _Tail(read)
     for first, part in _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done):
@@ -97,6 +99,7 @@ def import_remote(
         written.update(answer["written"])
         unchanged.update(answer["unchanged"])
         refused += [_renumber(error, first) for error in answer["errors"]]
+        kept += [_renumber(line, first) for line in answer.get("kept", [])]
         last = max(first + len(part) - 2, checkpoint.done)
         checkpoint.save(last)
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(answer["written"].items())) or "nothing new"
@@ -110,9 +113,11 @@ def import_remote(
     checkpoint.finish()
     for line in refused:
         print(f"refused {line}", file=sys.stderr)
+    print_kept(kept)
+    newer = f"; kept newer: {len(kept)}" if kept else ""
     print(
         f"imported into brain {target or brain or '?'} on {server}: {_counts(written)}; "
-        f"already there: {_counts(unchanged)}; refused: {len(refused)}"
+        f"already there: {_counts(unchanged)}; refused: {len(refused)}{newer}"
     )
     return 1 if refused else 0
 

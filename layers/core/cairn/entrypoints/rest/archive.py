@@ -40,6 +40,8 @@ class ImportPartResult(BaseModel):
     written: dict[str, int]
     unchanged: dict[str, int]
     errors: list[str]
+    kept: list[str]
+    """Documents and raw rows the brain changed after the archive was made: left as they are."""
 
 
 def archive_router(container: Container) -> APIRouter:
@@ -72,6 +74,7 @@ def archive_router(container: Container) -> APIRouter:
             written=dict(report.written),
             unchanged=dict(report.unchanged),
             errors=list(report.errors),
+            kept=list(report.kept),
         )
 
     return router

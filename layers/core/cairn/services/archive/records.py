@@ -192,6 +192,9 @@ class ImportReport:
     """Per record kind, what was already there (a re-run) and was left alone."""
     errors: list[str] = field(default_factory=list)
     """Records the brain refused (`line N: why`); the rest were restored."""
+    kept: list[str] = field(default_factory=list)
+    """Documents and raw rows the brain changed after the archive was made (`line N: path`): the
+    brain's are kept, so restoring an older archive never reverts them."""
 
 
 def not_whole(format_: object, last: object, lines: int) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
@@ -59,10 +60,15 @@ def failure_reason(exc: Exception) -> str:
 class Restore:
     """One restore's running state: link drafts waiting to be written, resolved paths."""
 
-    def __init__(self, archive: BrainArchive, brain: Brain, report: ImportReport) -> None:
+    def __init__(
+        self, archive: BrainArchive, brain: Brain, report: ImportReport, *, made_at: datetime
+    ) -> None:
         self.a = archive
         self.brain = brain
         self.report = report
+        self.made_at = made_at
+        """When the archive was exported: what the brain changed after it is newer than the archive."""
+        self.line = 0
         self.doc_ids = PathCache(self._doc_id)
         self.pending: list[LinkDraft] = []
         self.pending_source: str | None = None
@@ -72,6 +78,7 @@ class Restore:
     def record(self, line: int, r: Record) -> None:
         if not isinstance(r, LinkRecord):
             self.flush_links()
+        self.line = line
         try:
             done = self._apply(r)
         except CairnError as exc:
@@ -120,11 +127,25 @@ class Restore:
         most = self.a.max_document_bytes
         if most is not None and len(data) > most:
             raise FileTooLarge(f"{excerpt(r.path)} is {len(data):,} bytes; a document holds at most {most:,}")
+        live = self._live(r.path)
+        changed = live is not None and live.checksum_sha256 != hashlib.sha256(data).hexdigest()
+        if changed and live is not None and live.updated_at > self.made_at:
+            return self._newer(r.path)
         outcome = self.a.documents.write(self.brain, r.path, data, info, reason="restore")
         doc = outcome.document
         if self.a.thoughts is not None and doc.memory is not None and doc.memory.user_id is not None:
             self.a.thoughts.adopt(self.brain, doc)
         return outcome.changed
+
+    def _live(self, path: str) -> Document | None:
+        try:
+            return self.a.documents.get(self.brain, path)
+        except (NotFound, InvalidInput):
+            return None
+
+    def _newer(self, path: str, what: str = "") -> bool:
+        self.report.kept.append(f"line {self.line}: {excerpt(path)}{what}")
+        return False
 
     def _memory(self, r: MemoryRecord) -> bool:
         memory_id = self._memory_id(r.id)
@@ -209,6 +230,8 @@ class Restore:
         held = self.a.raw_data.get(self.brain, doc_id, r.source)
         if held is not None and held[1] == r.data:
             return False
+        if held is not None and held[0].stored_at > self.made_at:
+            return self._newer(r.path, f" ({excerpt(r.source)} raw data)")
         self.a.raw_data.put(self.brain, doc_id, r.source, r.data, overwrite=True)
         return True
 

@@ -182,7 +182,7 @@ class BrainArchive:
         prior = self.pages.state(brain).state
         self.pages.set_state(brain, state="restoring")
         report = ImportReport(brain=brain, created_brain=created)
-        restore = Restore(self, brain, report)
+        restore = Restore(self, brain, report, made_at=header.exported_at)
         lines = _Lines(stream)
         end: EndRecord | None = None
         try:

@@ -181,3 +181,27 @@ def test_metadata_text_is_bounded_the_same_on_every_shape(c: Container, brain: B
         with pytest.raises(ThoughtError, match="must be at most"):
             c.thoughts.update(brain, memory, USER, metadata=too_long)
     assert len(recalled(c, brain)) == 1
+
+
+def test_a_memory_stored_while_an_erasure_runs_goes_with_it(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(c, brain, "Private note: the vault code is 4417.", user="victor")
+    other = remember(c, brain, "Shared note: the team lunch is on Fridays.", user="wendy")
+    erase = c.erasure.eraser.erase
+    late: list[str] = []
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:
+        if not late:  # committed after the erasure's scan, before it finished
+            late.append(remember(c, brain, "Private note: the safe is behind the painting.", user="victor"))
+        return erase(*args, **kwargs)
+
+    monkeypatch.setattr(c.erasure.eraser, "erase", meanwhile)
+    receipt = c.erasure.erase("thoughtmcp_user", "victor")
+
+    assert receipt.status == "completed" and late
+    assert c.documents.repo.get_by_id(late[0]) is None
+    assert recalled(c, brain, user="victor") == []
+    assert not searched(c, brain, "private note safe painting") & set(late)
+    assert recalled(c, brain, user="wendy") == [other]
+    assert receipt.removed["memory_rows"] == 2

@@ -7,7 +7,9 @@ gone is simply not found again.
 
 An erasure, in each brain: the audit entries that name the subject or one of its documents are
 redacted first (they are found by what is about to go), then its documents go with every record
-drawn from them (documents.py), its ThoughtMCP rows and its sessions. Once every brain is done the
+drawn from them (documents.py), its ThoughtMCP rows and its sessions; the brain is scanned again
+after each pass that removed something, so what a writer committed meanwhile goes too. Once every
+brain is done the
 stores' own files are scrubbed (vector files compacted, full-text segments merged, the record store
 vacuumed), so nothing of it can be read back from them either. Who may: the system, or a principal
 that may change the brain and is its owner or holds brains:admin (auth/access.py `may_erase`).
@@ -47,6 +49,8 @@ from cairn.services.thoughtmcp.memories import ThoughtMemories
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
 DELETED = "[deleted]"  # a deleted brain's name: its record stays, as a mark, and says no more
+PASSES = 5
+"""Scans of a brain for the subject at most, each after a pass that found something."""
 
 
 @dataclass
@@ -217,7 +221,30 @@ class ErasureService:
         return any(subject.selects(item.data) for item in self.documents.raw(brain.id, subject.prefix))
 
     def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]]) -> Counter[str]:
+        """The subject's records in the brain, scanned again after each pass that found some: a
+        write that committed while a pass ran (a memory stored after its scan) goes in the next.
+        What is written after the last pass, which found nothing, came after the erasure."""
         counts: Counter[str] = Counter()
+        sessions = list(_sessions_of(held, subject))
+        for _ in range(PASSES):
+            before = sum(counts.values())
+            self._erase_pass(brain, subject, sessions, counts)
+            if sum(counts.values()) == before:
+                break
+            sessions = []  # the sessions held were scanned once, before the erasure began
+        for _session, whole, items in list(_sessions_of(held, subject)):
+            gone = self.keyspace.delete(items)
+            counts["messages"] += gone - (1 if whole else 0)
+            counts["sessions"] += 1 if whole else 0
+        return counts
+
+    def _erase_pass(
+        self,
+        brain: Brain,
+        subject: Subject,
+        sessions: list[tuple[str, bool, list[Item]]],
+        counts: Counter[str],
+    ) -> None:
         if subject.covers(SubjectKind.thoughtmcp_user):
             # Rows first: a ThoughtMCP write that read one before finds it gone and writes nothing,
             # and a memory stored after the scan below keeps its row with its document.
@@ -226,15 +253,11 @@ class ErasureService:
         others: list[Document] = []
         for item in self.documents.raw(brain.id):
             (doomed if subject.selects(item.data) else others).append(document_of(item))
-        sessions = list(_sessions_of(held, subject))
-        counts["audit_entries"] += self._redact(brain, subject, doomed, sessions)
+        redacted = self._redact(brain, subject, doomed, sessions)
+        if redacted:
+            counts["audit_entries"] += redacted
         if doomed:
             counts += self.eraser.erase(brain, doomed, others)
-        for _session, whole, items in sessions:
-            gone = self.keyspace.delete(items)
-            counts["messages"] += gone - (1 if whole else 0)
-            counts["sessions"] += 1 if whole else 0
-        return counts
 
     def _sessions_by_brain(self, subject: Subject | None) -> dict[str, list[list[Item]]]:
         """Every session's items (its record and its messages), by brain, in one scan; none when

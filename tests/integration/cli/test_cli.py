@@ -11,6 +11,7 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.entrypoints.cli import main
 from cairn.services.gbrain.collection_state import STATE_KEY
+from cairn.services.repositories import brain_key, slug_key
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -204,3 +205,26 @@ def test_a_brain_an_import_left_restoring_is_named_and_fails_the_check(
     lines = {line.split()[1]: line for line in listed.splitlines()}
     assert "restoring" in lines["notes"] and "restoring" not in lines["other"]
     assert code == 1 and "run it again" in checked
+
+
+def test_chunks_of_a_brain_no_record_names_fail_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data))
+    lost = container.brains.create("Lost", slug="lost")
+    kept = container.brains.create("Kept", slug="kept")
+    for brain in (lost, kept):
+        container.documents.write(brain, "notes/a.md", b"# A\n\nThe heron nests by the weir.\n")
+    code, checked, _ = run(capsys, "check", "--data-dir", str(data))
+    assert code == 0 and "no brain record names" not in checked
+
+    for key in (brain_key(lost.id), slug_key(lost.slug)):  # the records database lost the brain
+        container.adapters.records.delete(*key)
+    code, checked, _ = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 1
+    assert "chunks of 1 brain(s) that no brain record names are indexed (the records database lost" in checked
+    assert lost.id in checked and kept.id not in checked
+    code, checked, _ = run(capsys, "check", "kept", "--data-dir", str(data))
+    assert code == 0  # asked about one brain: that one is sound

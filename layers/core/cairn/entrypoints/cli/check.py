@@ -92,7 +92,25 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
         print(line + restoring)
         unsound = check.failed or check.damaged or check.unrecorded or restoring
         left += bool(unsound) or (args.dry_run and not check.sound)
+    if not args.brain:
+        lost = _brains_lost(container)
+        if lost:
+            print(
+                f"chunks of {len(lost)} brain(s) that no brain record names are indexed (the records "
+                f"database lost them: restore it from a backup): {_named(lost)}"
+            )
+            left += 1
     return 1 if left else 0
+
+
+def _brains_lost(container: Container) -> tuple[str, ...]:
+    """Brains the search index holds chunks of and the records know nothing of, not even as deleted."""
+    from cairn.ports.chunks import CompactableChunks
+
+    chunks = container.adapters.chunks
+    if not isinstance(chunks, CompactableChunks):
+        return ()  # OpenSearch: its brains are found by query, per brain
+    return tuple(i for i in chunks.brain_ids() if container.brains.repo.get(i) is None)
 
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:

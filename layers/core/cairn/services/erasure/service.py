@@ -10,8 +10,9 @@ redacted first (they are found by what is about to go), then its documents go wi
 drawn from them (documents.py), its ThoughtMCP rows and its sessions; the brain is scanned again
 after each pass that removed something, so what a writer committed meanwhile goes too. Once every
 brain is done the stores' own files are scrubbed (vector files compacted, full-text segments merged,
-the record store vacuumed), so nothing of it can be read back from them either. Who may: the system, or a principal
-that may change the brain and is its owner or holds brains:admin (auth/access.py `may_erase`).
+the record store vacuumed), so nothing of it can be read back from them either. Who may: the
+system, or a principal that may change the brain and is its owner or holds brains:admin
+(auth/access.py `may_erase`).
 
 A deletion marks the brain deleted at once (every lookup then answers NotFound, and a write that
 lands meanwhile is taken back: services/repositories.py), then purges every record family the brain

@@ -13,6 +13,7 @@ from PIL import Image
 from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound, UnsupportedContent
 from cairn.domain.models import Brain, Document
+from cairn.services.documents.inputs import BatchOp, lock_key
 from cairn.services.mnemosyne.image_items import MAX_CAPTION_CHARS, MAX_CAPTIONS
 from tests.fakes.container import fake_container
 
@@ -159,6 +160,72 @@ def test_a_deleted_document_no_longer_captions_an_image_ingested_later(
     container.documents.delete(brain, "ingest/birds.md")
 
     ingest(container, brain, IMAGE, jpeg())
+
+    assert captions(container, brain) == []
+
+
+MERGER = b"# Report\n\n![Figure 1: secret merger with Globex](img/heron.jpg)\n"
+
+
+def test_a_deleted_document_no_longer_captions_an_image_ingested_before(
+    container: Container, brain: Brain
+) -> None:
+    ingest(container, brain, IMAGE, jpeg())
+    ingest(container, brain, "ingest/report.md", MERGER)
+    assert captions(container, brain) == ["Figure 1: secret merger with Globex"]
+    assert "Globex" in chunk_text(container, container.documents.get(brain, IMAGE))
+
+    container.documents.delete(brain, "ingest/report.md")
+
+    assert captions(container, brain) == []
+    assert "Globex" not in chunk_text(container, container.documents.get(brain, IMAGE))
+
+
+@pytest.mark.parametrize("how", ["written over", "in a batch"])
+def test_a_document_written_over_without_an_ingest_no_longer_captions_it(
+    container: Container, brain: Brain, how: str
+) -> None:
+    ingest(container, brain, IMAGE, jpeg())
+    ingest(container, brain, "ingest/report.md", MERGER)
+
+    if how == "written over":
+        container.documents.write(brain, "ingest/report.md", b"# Report\n\nNothing to see here.\n")
+    else:
+        container.documents.batch(brain, [BatchOp(type="delete", path="ingest/report.md")])
+
+    assert captions(container, brain) == []
+    assert "Globex" not in chunk_text(container, container.documents.get(brain, IMAGE))
+
+
+def test_a_renamed_document_still_captions_the_image_from_its_new_path(
+    container: Container, brain: Brain
+) -> None:
+    ingest(container, brain, IMAGE, jpeg())
+    ingest(container, brain, "ingest/report.md", MERGER)
+
+    container.documents.rename(brain, "ingest/report.md", "archive/report.md")
+
+    assert captions(container, brain) == ["Figure 1: secret merger with Globex"]
+    images = container.ingest.images
+    assert images is not None and images.refs.made_by(brain.id, "ingest/report.md") == {}
+    container.documents.delete(brain, "archive/report.md")
+    assert captions(container, brain) == []
+
+
+def test_a_change_whose_image_shares_its_lock_stripe_does_not_wait_on_itself(
+    container: Container, brain: Brain
+) -> None:
+    stripe = container.documents.locks._index(lock_key(brain, IMAGE))
+    shown_by = next(  # a document path whose lock is the image's
+        path
+        for path in (f"notes/p{n}.md" for n in range(100_000))
+        if container.documents.locks._index(lock_key(brain, path)) == stripe
+    )
+    ingest(container, brain, IMAGE, jpeg())
+    ingest(container, brain, shown_by, MERGER.replace(b"img/heron.jpg", b"../ingest/img/heron.jpg"))
+    assert captions(container, brain) == ["Figure 1: secret merger with Globex"]
+
+    container.documents.delete(brain, shown_by)  # would wait forever if the refresh ran under its lock
 
     assert captions(container, brain) == []
 

@@ -171,6 +171,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     concepts = ConceptGraph(
         LinkRepository(a.records), ConceptRules(entity_extractor_for(a.generator)), chunks, a.clock
     )
+    images = ImageItems(ImageRefs(a.records), documents, brains.repo.get)
     ingest = IngestService(
         documents,
         fetcher,
@@ -181,7 +182,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         queue_above_bytes=settings.ingest_queue_bytes,
         status=item_status,
         concepts=concepts,
-        images=ImageItems(ImageRefs(a.records), documents),
+        images=images,
     )
     keys = ApiKeyService(a.records, a.clock)
     sign_in = sign_in_for(settings, a)
@@ -214,6 +215,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     events.listen(libraries.forget_listing)
     events.listen(thoughts.forget_removed)
+    events.listen(images.follow)
     options = options_from(settings)
     job_status = VisibleJobs(a.jobs, brains)
     job_log = JobLog(a.records, a.jobs)

@@ -8,16 +8,20 @@ references recorded for its path, whichever was ingested first. The captions liv
 metadata (`image_captions`), so re-indexing from its blob gives the same text.
 
 The references are recorded both ways by image_refs.py. External images (http(s), data:, …) are
-not recorded.
+not recorded. A document deleted, written over by anything but an ingest, or renamed, changes what
+it shows (`follow`, on the brain's change events): its references go, or move with it, and the
+images among them are re-indexed, so no caption outlives the text that gave it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from cairn.auth import access
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
@@ -26,14 +30,19 @@ from cairn.ingest.image_references import ImageReference, find_image_references
 from cairn.services.documents.document_text import CAPTIONS_KEY, document_text
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.documents.service import DocumentService
+from cairn.services.events import ChangeEvent
 from cairn.services.mnemosyne.image_refs import ImageRefs
 
+log = logging.getLogger(__name__)
 IMAGE_COUNT_KEY: Final = "image_count"
 MAX_CAPTIONS: Final = 50
 MAX_CAPTION_CHARS: Final = 500
 _TEXT_KINDS: Final = ("markdown", "html")
 _HTML_SUFFIXES: Final = (".html", ".htm", ".xhtml")
 _FIELDS: Final = ("alt", "caption", "title")
+REFRESH_REASON: Final = "image references"
+_OWN_WRITES: Final = ("ingest", REFRESH_REASON)
+"""An ingest records the references of what it wrote; a refresh writes an image, which makes none."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +54,50 @@ class Prepared:
 
 
 class ImageItems:
-    def __init__(self, refs: ImageRefs, documents: DocumentService) -> None:
+    def __init__(
+        self,
+        refs: ImageRefs,
+        documents: DocumentService,
+        brains: Callable[[str], Brain | None] = lambda _brain_id: None,
+    ) -> None:
+        """`brains`: a brain by id, for `follow` (the change events name only the brain's id)."""
         self.refs = refs
         self.documents = documents
+        self.brains = brains
+
+    def follow(self, brain_id: str, events: Sequence[ChangeEvent]) -> None:
+        """The brain's documents changed (EventBus.listen, in the writer's thread, after its
+        commit): references made by a document deleted or written over by anything but an ingest
+        (which records its own) go; a renamed document's go with it to its new path."""
+        moves: list[tuple[str, str | None]] = []
+        for event in events:
+            if event.kind == "renamed" and event.old_path is not None:
+                moves.append((event.old_path, event.path))
+            elif event.kind == "deleted" or (event.kind == "updated" and event.reason not in _OWN_WRITES):
+                moves.append((event.path, None))
+        if moves:  # the writer holds its document's lock, which a refresh's own may share
+            self.documents.locks.after_release(lambda: self._moved(brain_id, moves))
+
+    def _moved(self, brain_id: str, moves: list[tuple[str, str | None]]) -> None:
+        try:
+            with access.as_system():  # derived text, made again from what live documents say
+                for source, target in moves:
+                    self._move(brain_id, source, target)
+        except Exception:  # the change itself has committed: a caption left is logged, not raised
+            log.exception("could not update the image references of a changed document")
+
+    def _move(self, brain_id: str, source: str, target: str | None) -> None:
+        made = self.refs.made_by(brain_id, source)
+        if not made:
+            return
+        brain = self.brains(brain_id)
+        if brain is None:
+            return
+        changed = self.refs.replace(brain_id, source, {})
+        if target is not None:
+            changed |= self.refs.replace(brain_id, target, made)
+        for image in sorted(changed):
+            self.refresh(brain, image)
 
     def prepare(self, brain: Brain, path: str, kind: str, data: bytes, info: DocumentInput) -> Prepared:
         """An image gets `image_count` 1 and the captions recorded for its path (its text
@@ -108,7 +158,7 @@ class ImageItems:
                 return None
             return data, keep_info(live, metadata={**live.metadata, CAPTIONS_KEY: encoded})
 
-        outcome = self.documents.modify(brain, image_path, change, reason="image references")
+        outcome = self.documents.modify(brain, image_path, change, reason=REFRESH_REASON)
         return outcome.document if outcome is not None else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -13,7 +14,7 @@ import pytest
 
 from cairn.adapters.local.job_engine import JobEngine
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
-from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, Unavailable
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext
 from tests.fakes.clock import FakeClock
@@ -147,7 +148,7 @@ def test_failing_job_is_retried_then_fails_with_a_one_line_error(runner: JobEngi
 def test_a_transient_failure_is_retried_to_success(runner: JobEngine) -> None:
     def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
         if job.attempts == 1:
-            raise InvalidInput("not yet")
+            raise Unavailable("not yet")
         return {"ok": True}
 
     runner.register("flaky", handle)
@@ -160,6 +161,27 @@ def test_a_transient_failure_is_retried_to_success(runner: JobEngine) -> None:
         {"ok": True},
         None,
     )
+
+
+@pytest.mark.parametrize("refusal", [InvalidInput("the file is not a PNG"), NotFound("no such brain")])
+def test_a_refused_input_fails_at_once_without_a_traceback(
+    runner: JobEngine, refusal: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls: list[int] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        calls.append(job.attempts)
+        raise refusal
+
+    runner.register("refused", handle)
+    job = runner.start("refused", {})
+    with caplog.at_level(logging.WARNING):
+        runner.run_pending()
+
+    failed = runner.status(job.id)
+    assert calls == [1] and (failed.status, failed.attempts) == (JobStatus.failed, 1)
+    assert failed.error == str(refusal)
+    assert not any(r.exc_info for r in caplog.records) and "Traceback" not in caplog.text
 
 
 def test_same_idempotency_key_gives_the_same_job_and_one_run(runner: JobEngine) -> None:

@@ -15,8 +15,9 @@ Lambda invoked by the state machine) calls `execute` and `fail` through `task_ha
 - execute: one attempt. Counts it, runs the handler with a JobContext on the records, records
   the result; a handler error is recorded (job back to `queued`) and raised as JobAttemptFailed,
   so the state machine's Retry decides; when retries run out, its Catch calls `fail`. Failures
-  that a retry cannot fix (unknown kind, a result that is not a JSON object) fail the job at once
-  and return {"status": "failed"}, which the state machine turns into a failed execution.
+  that a retry cannot fix (unknown kind, a result that is not a JSON object, a handler's refusal
+  of its input: job_engine.REFUSALS) fail the job at once and return {"status": "failed"}, which
+  the state machine turns into a failed execution.
 - status: the record; while it is queued or running, DescribeExecution reconciles it (an
   execution that ended FAILED, TIMED_OUT or ABORTED without marking the job marks it failed).
 - begin / step: a kind registered with `register_steps` runs as a machine with one state per
@@ -24,7 +25,7 @@ Lambda invoked by the state machine) calls `execute` and `fail` through `task_ha
   execution is one attempt) and returns the attempt number the later states carry; `step` runs
   one named step fenced on that attempt (Map items run concurrently under the same attempt), and
   the kind's `finish` step records the job's result. A step that fails with an error a retry
-  cannot fix (invalid input, something missing) raises JobStepRejected, which the machines do
+  cannot fix (REFUSALS: invalid input, something missing, forbidden) raises JobStepRejected, which the machines do
   not retry; any other raises JobAttemptFailed, which they do. `fail` runs the kind's cleanup.
 - run_pending: waits for the executions this runner started (for tests and the CLI); Step
   Functions is the worker, so start_worker/stop_worker do nothing.
@@ -43,7 +44,14 @@ from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, Sf
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
-from cairn.adapters.local.job_engine import JobRow, StartsJobs, check_name, error_text, json_object
+from cairn.adapters.local.job_engine import (
+    REFUSALS,
+    JobRow,
+    StartsJobs,
+    check_name,
+    error_text,
+    json_object,
+)
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
@@ -154,6 +162,9 @@ class StepFunctionsJobRunner(StartsJobs):
             )
         try:
             returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, row.attempts))
+        except REFUSALS as exc:
+            log.warning("job %s (%s) failed: %s", job_id, row.kind, error_text(exc))
+            return self._finish(row, JobStatus.failed, error=error_text(exc))
         except Exception as exc:
             error = error_text(exc)
             log.warning("job %s (%s) attempt %d failed", job_id, row.kind, row.attempts, exc_info=True)
@@ -196,7 +207,7 @@ class StepFunctionsJobRunner(StartsJobs):
         try:
             returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, attempt), item)
             result = json_object(returned, f"step {name!r} result")
-        except (InvalidInput, NotFound) as exc:
+        except REFUSALS as exc:
             raise JobStepRejected(error_text(exc)) from None
         except Exception as exc:
             log.warning("job %s (%s) step %s failed", job_id, row.kind, name, exc_info=True)

@@ -21,7 +21,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
+from cairn.domain.errors import (
+    CairnError,
+    Conflict,
+    DamagedContent,
+    FetchRefused,
+    FileTooLarge,
+    Forbidden,
+    InvalidInput,
+    NoBrain,
+    NotFound,
+    PayloadTooLarge,
+)
 from cairn.domain.ids import new_id
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
@@ -152,6 +163,20 @@ def check_name(what: str, value: object) -> str:
     if not isinstance(value, str) or not value or len(value) > MAX_NAME_CHARS:
         raise InvalidInput(f"{what} must be a non-empty string of at most {MAX_NAME_CHARS} characters")
     return value
+
+
+REFUSALS: tuple[type[CairnError], ...] = (
+    InvalidInput,
+    NotFound,
+    Forbidden,
+    NoBrain,
+    FileTooLarge,
+    PayloadTooLarge,
+    FetchRefused,
+    DamagedContent,
+)
+"""What a handler raises when its input cannot be done: another attempt would only fail the same
+way, so the job fails at once, logged in a line (no traceback: nothing is wrong with Cairn)."""
 
 
 def error_text(exc: BaseException) -> str:
@@ -323,6 +348,9 @@ class JobEngine(StartsJobs):
             result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
         except LeaseLost:
             log.warning("job %s attempt %d lost its lease; another worker owns it", row.id, row.attempts)
+        except REFUSALS as exc:
+            log.warning("job %s (%s) failed: %s", row.id, row.kind, error_text(exc))
+            self._finish(row, JobStatus.failed, error=error_text(exc))
         except Exception as exc:
             log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=True)
             retry = row.attempts < self.max_attempts

@@ -23,7 +23,7 @@ CLI = PACKAGE / "entrypoints" / "cli"
 OPENS_THE_STORE = [
     "search", "brains list", "brains create", "brains update", "brains delete", "collections list",
     "collections create", "export", "compact", "check", "import", "keys create", "keys list",
-    "keys revoke", "erase",
+    "keys revoke", "erase", "oauth-clients list", "oauth-clients revoke",
 ]  # fmt: skip
 PRINTED_BY: dict[str, list[str]] = {
     "common.open_store": OPENS_THE_STORE,
@@ -36,6 +36,7 @@ PRINTED_BY: dict[str, list[str]] = {
     "serve.cmd_serve": ["serve"],
     "serve.listen": ["serve"],
     "smoke": ["smoke"],
+    "oauth_clients.cmd_oauth_clients": ["oauth-clients list"],
 }
 """Which commands print the hints written in a function (or anywhere in a module)."""
 

@@ -25,8 +25,9 @@ Lambda invoked by the state machine) calls `execute` and `fail` through `task_ha
   execution is one attempt) and returns the attempt number the later states carry; `step` runs
   one named step fenced on that attempt (Map items run concurrently under the same attempt), and
   the kind's `finish` step records the job's result. A step that fails with an error a retry
-  cannot fix (REFUSALS: invalid input, something missing, forbidden) raises JobStepRejected, which the machines do
-  not retry; any other raises JobAttemptFailed, which they do. `fail` runs the kind's cleanup.
+  cannot fix (REFUSALS: invalid input, something missing, forbidden) raises JobStepRejected,
+  which the machines do not retry; any other raises JobAttemptFailed, which they do. `fail` runs
+  the kind's cleanup.
 - run_pending: waits for the executions this runner started (for tests and the CLI); Step
   Functions is the worker, so start_worker/stop_worker do nothing.
 """

@@ -17,6 +17,7 @@ from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.entrypoints.cli.calibrate import add_calibrate_parser, cmd_calibrate
 from cairn.entrypoints.cli.check import add_check_parser, cmd_check
 from cairn.entrypoints.cli.erasure import add_erase_parser, cmd_erase
+from cairn.entrypoints.cli.oauth_clients import add_oauth_clients_parser
 from cairn.entrypoints.cli.smoke import add_smoke_parser
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (create, key_listing, revoke):
         data_dir(p)
     keys.set_defaults(func=cmd_keys)
+    add_oauth_clients_parser(sub, data_dir)
     add_smoke_parser(sub)
     return parser
 

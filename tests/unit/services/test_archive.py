@@ -52,6 +52,12 @@ def store(tmp_path: Path) -> Callable[[str], Container]:
     return make
 
 
+def archived(store: Callable[[str], Container]) -> tuple[Container, list[dict[str, Any]], Container]:
+    """A filled store, its brain's archive, and a fresh store to restore it into."""
+    source = store("source")
+    return source, exported(source, fill(source).brain), store("target")
+
+
 def test_a_restore_into_a_fresh_store_gives_back_every_item(store: Callable[[str], Container]) -> None:
     source = store("source")
     filled = fill(source)
@@ -134,9 +140,7 @@ def test_a_copy_into_another_brain_of_the_same_store(store: Callable[[str], Cont
 def test_a_header_of_a_format_not_read_is_refused_and_nothing_is_written(
     store: Callable[[str], Container],
 ) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    _source, records, target = archived(store)
 
     for header, message in (
         ({**records[0], "format": 3}, r"archive format 3 is not one this Cairn reads \(formats 1, 2\)"),
@@ -153,9 +157,7 @@ def test_a_header_of_a_format_not_read_is_refused_and_nothing_is_written(
 def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_rerun(
     store: Callable[[str], Container],
 ) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    source, records, target = archived(store)
     first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
     broken = {k: v for k, v in records[first_link].items() if k != "target"}
 
@@ -182,9 +184,7 @@ def test_a_malformed_record_stops_the_restore_which_stays_restoring_until_a_reru
 
 
 def test_the_collection_is_restoring_while_records_are_written(store: Callable[[str], Container]) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    _source, records, target = archived(store)
     seen: list[str] = []
 
     def watched() -> Iterator[dict[str, Any]]:
@@ -244,9 +244,7 @@ def test_a_document_larger_than_any_other_way_in_stores_is_refused_and_the_rest_
 def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
     store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    source, records, target = archived(store)
 
     def lost(*_: object) -> None:
         raise Conflict("the store is unreachable")
@@ -266,9 +264,7 @@ def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
 def test_an_archive_cut_short_at_a_line_stops_the_restore_which_a_whole_copy_finishes(
     store: Callable[[str], Container],
 ) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    source, records, target = archived(store)
     first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
 
     with pytest.raises(RestoreIncomplete) as stopped:
@@ -294,9 +290,7 @@ def test_an_archive_cut_short_at_a_line_stops_the_restore_which_a_whole_copy_fin
 
 
 def test_a_format_1_archive_without_an_end_record_is_still_read(store: Callable[[str], Container]) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    source, records, target = archived(store)
 
     report = target.archive.import_(None, [{**records[0], "format": 1}, *records[1:-1]])
     assert report.errors == [] and report.written["document"] == 5
@@ -306,9 +300,7 @@ def test_a_format_1_archive_without_an_end_record_is_still_read(store: Callable[
 def test_a_part_of_an_archive_is_restored_without_the_whole_archives_end(
     store: Callable[[str], Container],
 ) -> None:
-    source = store("source")
-    records = exported(source, fill(source).brain)
-    target = store("target")
+    source, records, target = archived(store)
     first_link = next(i for i, r in enumerate(records) if r["kind"] == "link")
 
     head = target.archive.import_(None, records[:first_link], part=True)

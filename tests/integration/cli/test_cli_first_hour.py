@@ -125,7 +125,7 @@ def test_ingest_and_import_print_progress_lines_without_a_terminal(tmp_path: Pat
     assert ingested.returncode == 0 and imported.returncode == 0, (ingested.stderr, imported.stderr)
     for done, verb, unit, total in (
         (ingested, "ingested", "files", 30),
-        (imported, "imported", "records", 31),
+        (imported, "imported", "records", 32),  # the header, 30 documents, the end record
     ):
         assert "\r" not in done.stderr and "\x1b[" not in done.stderr  # no bar, no terminal codes
         lines = re.findall(rf"^{verb} (\d+)/{total} {unit}\b.*$", done.stderr, re.MULTILINE)

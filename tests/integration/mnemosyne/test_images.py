@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import httpx
 import pytest
 from PIL import Image, PngImagePlugin
 
@@ -146,6 +147,21 @@ async def test_re_ingesting_the_document_without_the_image_removes_its_caption(l
     assert fulltext(c, lib, "weir") == []
     assert found["images"] == [] and [cand["item_title"] for cand in found["candidates"]] == ["Birds"]
     assert fulltext(c, lib, "heron") == ["notes/img/heron.jpg"]  # its file name still finds it
+
+
+async def test_a_document_deleted_over_rest_takes_its_captions_with_it(live: LiveServer) -> None:
+    c = live.container
+    lib = photos(c)
+    c.ingest.ingest_bytes(lib.brain, picture("JPEG"), name="heron.jpg", path="notes/img/heron.jpg")
+    ingest(c, lib.brain, "notes/report.md", "# Report\n\n![Figure 1: the Globex merger](img/heron.jpg)\n")
+    assert fulltext(c, lib, "Globex") == ["notes/img/heron.jpg"]
+
+    async with httpx.AsyncClient(base_url=live.base, headers={"authorization": f"Bearer {TOKEN}"}) as http:
+        gone = await http.delete(f"/v1/brains/{lib.brain.id}/documents", params={"path": "notes/report.md"})
+    assert gone.status_code == 204, gone.text
+    found = await search(live, lib, "Globex merger")
+
+    assert fulltext(c, lib, "Globex") == [] and found["images"] == [] and found["candidates"] == []
 
 
 async def test_list_items_shows_image_items_and_the_images_a_document_shows(live: LiveServer) -> None:

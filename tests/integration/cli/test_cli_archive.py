@@ -149,3 +149,21 @@ def test_an_archive_cut_short_on_stdin_leaves_the_brain_restoring(
     assert run(capsys, "import", "-", "--brain", "copy", "--data-dir", str(data))[0] == 0
     container = build_container(Settings(data_dir=data))
     assert container.pages.state(container.brains.get("copy")).state == "active"
+
+
+def test_a_gzip_archive_cut_mid_stream_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "source"
+    fill(build_container(Settings(data_dir=data)))
+    whole = tmp_path / "notes.jsonl.gz"
+    assert run(capsys, "export", SLUG, "-o", str(whole), "--data-dir", str(data))[0] == 0
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) * 2 // 3])
+
+    target = tmp_path / "target"
+    code, out, err = run(capsys, "import", str(cut), "--data-dir", str(target))
+
+    assert code == 2 and out == "" and "the archive cannot be read whole" in err, err
+    assert "nothing was imported" in err and "Traceback" not in err
+    assert build_container(Settings(data_dir=target)).brains.list() == []

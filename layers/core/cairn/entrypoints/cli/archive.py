@@ -167,6 +167,9 @@ def whole_archive(name: str) -> int | None:
     """The archive's lines (the progress's total) once it is known whole: a format-2 archive cut
     short or miscounted is refused here, before anything is written. None when it cannot be read
     (the import then says why)."""
+    import gzip
+    import zlib
+
     from cairn.services.archive.records import not_whole
 
     first = last = None
@@ -177,7 +180,11 @@ def whole_archive(name: str) -> int | None:
                 if text.strip():
                     first = text if first is None else first
                     last, count = text, count + 1
-    except (OSError, EOFError, UnicodeDecodeError):
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # a gzip cut short or damaged
+        raise InvalidInput(
+            f"{name}: the archive cannot be read whole ({exc}); nothing was imported"
+        ) from None
+    except (OSError, UnicodeDecodeError):
         return None
     header = _json_object(first)
     if header is not None:

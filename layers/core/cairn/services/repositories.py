@@ -180,6 +180,12 @@ class DocumentRepository:
         doc = self.get(pointer.data["brain_id"], pointer.data["path"])
         return doc if doc is not None and doc.id == doc_id else None  # its path may be another's now
 
+    def holder_of(self, doc_id: str) -> tuple[str, str] | None:
+        """(brain id, path) the id's pointer names, whoever may see it, even when the document there
+        is deleted or is another's now: an id so named is not free to give a new document."""
+        pointer = self.records.get(*doc_id_key(doc_id))
+        return (str(pointer.data["brain_id"]), str(pointer.data["path"])) if pointer is not None else None
+
     def stored_by_id(self, doc_id: str) -> Document | None:
         """The record of the document with this id whoever may see it, soft-deleted or not; None
         once it is erased (a pointer left to a path another document took counts as erased)."""
@@ -257,8 +263,11 @@ class DocumentRepository:
     def put_op(self, doc: Document, expected_version: int | None) -> Put:
         return Put(to_item(*doc_key(doc.brain_id, doc.path), doc), expected_version=expected_version)
 
-    def pointer_op(self, doc: Document) -> Put:
-        return Put(Item(*doc_id_key(doc.id), data={"brain_id": doc.brain_id, "path": doc.path}))
+    def pointer_op(self, doc: Document, *, new: bool = False) -> Put:
+        """The id's pointer to the document; `new`: the id is new to the store, so the pointer must
+        not exist (an id another brain's document holds is never taken over)."""
+        item = Item(*doc_id_key(doc.id), data={"brain_id": doc.brain_id, "path": doc.path})
+        return Put(item, expected_version=0 if new else None)
 
     def remove_op(self, doc: Document) -> Delete:
         """Drop the record at the document's path (it moved); conditional on the version read."""

@@ -113,7 +113,7 @@ class Restore:
 
     def _document(self, r: DocumentRecord) -> bool:
         repo = self.a.documents.repo
-        keep_id = r.id is not None and repo.get_by_id(r.id) is None  # a fresh store: ids as they were
+        keep_id = r.id is not None and repo.holder_of(r.id) is None  # a fresh store: ids as they were
         info = DocumentInput(
             title=r.title,
             tags=r.tags,
@@ -149,7 +149,7 @@ class Restore:
 
     def _memory(self, r: MemoryRecord) -> bool:
         memory_id = self._memory_id(r.id)
-        held = self.a.documents.repo.get_by_id(memory_id)
+        held = self.a.documents.repo.stored_by_id(memory_id)
         if held is not None and held.brain_id == self.brain.id:
             return False
         stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
@@ -170,8 +170,8 @@ class Restore:
     def _memory_id(self, memory_id: str) -> str:
         """The id itself, unless another brain of this store holds it (a copy of a brain): then
         one derived from it and this brain, the same on every run."""
-        held = self.a.documents.repo.get_by_id(memory_id)
-        if held is None or held.brain_id == self.brain.id:
+        held = self.a.documents.repo.holder_of(memory_id)  # whoever may see it
+        if held is None or held[0] == self.brain.id:
             return memory_id
         return copied_id(self.brain, memory_id)
 

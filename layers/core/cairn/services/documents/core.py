@@ -275,7 +275,7 @@ class DocumentCore:
         doc = doc.model_copy(update={"chunk_count": prepared.count})
         ops: list[Put | Delete] = [
             self.repo.put_op(doc, existing.version if existing else 0),
-            self.repo.pointer_op(doc),
+            self.repo.pointer_op(doc, new=existing is None or existing.id != doc.id),
         ]
         return Staged(doc, prepared, ops, text, created=live is None, planned=planned)
 

@@ -91,8 +91,8 @@ class MemoryService(MemoryReads):
             raise InvalidInput(
                 "memory id must be 1-128 letters, digits, '_', '.' or '-', starting alphanumeric"
             )
-        held = self.documents.repo.get_by_id(memory_id)
-        if held is not None and (held.brain_id != brain.id or held.path != memory_path(kind, memory_id)):
+        held = self.documents.repo.holder_of(memory_id)  # whoever may see it: an id is the store's
+        if held is not None and held != (brain.id, memory_path(kind, memory_id)):
             raise InvalidInput(f"memory id {excerpt(memory_id)} is already used by another document")
 
     def _store_once(self, brain: Brain, m: MemoryInput, text: str, digest: str, client: str) -> Stored:

@@ -10,10 +10,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from cairn.auth import access
+from cairn.auth.api_keys import ApiKeyService
 from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
+from cairn.entrypoints.rest import events
+from cairn.entrypoints.rest.events import RECHECK_S
 from tests.fakes.container import fake_container
 from tests.integration.rest.live import Frame, SseReader, serve
 
@@ -128,7 +132,7 @@ def test_streams_are_per_brain(tmp_path: Path) -> None:
 
 
 def _keyed_stream(
-    tmp_path: Path, change: Callable[[Container, str], object], *, limited: bool = True
+    tmp_path: Path, change: Callable[[Container, str], object], *, limited: bool = True, writes: int = 3
 ) -> tuple[list[Frame], bool]:
     """A key that may read `notes` opens its stream; `change(container, key_id)` takes that right
     away; the owner then writes. The frames the key got after the change, and whether it ended."""
@@ -151,7 +155,7 @@ def _keyed_stream(
         http.put("/v1/brains/notes/documents", params={"path": "before.md"}, content=b"x", headers=owner)
         assert json.loads(sse.next().data)["path"] == "before.md"  # allowed until the change
         change(container, key.key.id)
-        for n in range(3):
+        for n in range(writes):
             url = "/v1/brains/notes/documents"
             http.put(url, params={"path": f"secret-{n}.md"}, content=b"x", headers=owner).raise_for_status()
         try:
@@ -173,3 +177,44 @@ def test_a_stream_ends_once_its_brain_is_made_private(tmp_path: Path) -> None:
 
     after, ended = _keyed_stream(tmp_path, private, limited=False)
     assert ended and after == []
+
+
+def test_a_key_revoked_by_another_process_ends_its_stream_within_a_recheck(tmp_path: Path) -> None:
+    def elsewhere(container: Container, key_id: str) -> None:  # `cairn keys revoke`: its own service
+        ApiKeyService(container.adapters.records, container.adapters.clock).revoke(key_id)
+        time.sleep(RECHECK_S + 0.2)
+
+    after, ended = _keyed_stream(tmp_path, elsewhere)
+    assert ended and after == []
+
+
+def test_a_busy_brain_costs_an_open_stream_one_access_read_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    after, ended = [], False
+
+    def counting(container: Container, _key_id: str) -> None:
+        revoked = container.keys.revoked
+        monkeypatch.setattr(container.keys, "revoked", lambda s: reads.append(s) or revoked(s))
+
+    after, ended = _keyed_stream(tmp_path, counting, writes=40)
+    assert not ended and len(after) == 1  # still allowed: read it, and went on
+    assert len(reads) <= 3  # 40 changes in well under RECHECK_S each: not one read per frame
+
+
+def test_a_caller_holds_at_most_max_streams_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events, "MAX_STREAMS", 2)
+    container = _container(tmp_path, ping_s=300)
+    with (
+        serve(create_app(container)) as base,
+        httpx.Client(base_url=base, timeout=TIMEOUT) as http,
+        http.stream("GET", "/v1/brains/notes/events") as first,
+        http.stream("GET", "/v1/brains/notes/events") as second,
+    ):
+        readers = [SseReader(s.iter_lines()) for s in (first, second)]  # kept: a dropped one closes
+        assert [r.next().event for r in readers] == ["ready", "ready"]
+        third = http.get("/v1/brains/notes/events")
+        assert third.status_code == 429 and third.headers["retry-after"] == "5"
+        assert third.json()["code"] == "rate_limited" and "holds 2 change streams" in third.json()["detail"]
+    assert _wait_for(lambda: _subscribers(container, "notes") == 0)

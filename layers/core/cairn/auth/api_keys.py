@@ -59,6 +59,9 @@ class ApiKeyService:
     def __init__(self, records: RecordStore, clock: Clock) -> None:
         self.records = records
         self.clock = clock
+        self.revocations = 0
+        """Keys revoked through this service: what keeps a revocation check (an open stream's)
+        exact for this process between its periodic reads."""
 
     def create(
         self, *, name: str, tenant: str, scopes: Iterable[str], brains: Sequence[str] | None = None
@@ -109,7 +112,7 @@ class ApiKeyService:
             held = ApiKey.model_validate(found.data) if found is not None else None
             if held is None or held.tenant != tenant or not access.may_manage_key(held.brains):
                 raise NotFound(missing)
-        return revoke_record(
+        revoked = revoke_record(
             self.records,
             KEYS_PK,
             sk,
@@ -118,6 +121,8 @@ class ApiKeyService:
             missing=missing,
             busy=f"API key {key_id} kept changing while being revoked",
         )
+        self.revocations += 1
+        return revoked
 
     def forget_brain(self, brain_id: str) -> int:
         """Take a deleted brain off every key's brain list; returns how many keys named it. A key

@@ -39,10 +39,13 @@ class ChangeEvent:
 
 
 class Subscription:
-    def __init__(self, bus: EventBus, brain_id: str, sees: Callable[[str | None], bool]) -> None:
+    def __init__(
+        self, bus: EventBus, brain_id: str, sees: Callable[[str | None], bool], holder: str | None = None
+    ) -> None:
         self._bus = bus
         self.brain_id = brain_id
         self.sees = sees
+        self.holder = holder
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=10_000)
 
@@ -83,15 +86,24 @@ class EventBus:
             self._listeners.append(listener)
 
     def subscribe(
-        self, brain_id: str, sees: Callable[[str | None], bool] = lambda owner: True
+        self,
+        brain_id: str,
+        sees: Callable[[str | None], bool] = lambda owner: True,
+        holder: str | None = None,
     ) -> Subscription:
         """Attach a subscriber; must be called from the event loop that will consume it. `sees`
         says, by a changed document's owner, whether the subscriber may be told of the change
-        (auth/access.py `seer`: the access rule of the request that subscribed)."""
-        sub = Subscription(self, brain_id, sees)
+        (auth/access.py `seer`: the access rule of the request that subscribed); `holder` names
+        who holds it, for `held_by`."""
+        sub = Subscription(self, brain_id, sees, holder)
         with self._lock:
             self._subs.setdefault(brain_id, []).append(sub)
         return sub
+
+    def held_by(self, holder: str) -> int:
+        """How many subscriptions `holder` holds open, on every brain."""
+        with self._lock:
+            return sum(1 for subs in self._subs.values() for sub in subs if sub.holder == holder)
 
     def _remove(self, sub: Subscription) -> None:
         with self._lock:

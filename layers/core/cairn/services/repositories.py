@@ -71,6 +71,9 @@ def from_item(model: type[M], item: Item) -> M:
 class BrainRepository:
     def __init__(self, records: RecordStore) -> None:
         self.records = records
+        self.changes = 0
+        """Brains rewritten through this repository (made private, handed over, deleted): what
+        keeps an access check that is read again only now and then exact for this process."""
 
     def create(self, brain: Brain) -> Brain:
         """Claim the slug and write the brain in one transaction; Conflict when the slug is taken.
@@ -108,6 +111,7 @@ class BrainRepository:
                 )
             )
         self.records.transact(ops)
+        self.changes += 1
         return after
 
     def get(self, brain_id: str) -> Brain | None:

@@ -11,11 +11,11 @@ in-process bus never sees the writes other Lambda instances commit.
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from cairn.auth import access
@@ -39,31 +39,62 @@ def frame(frame_id: int, event: str, data: str) -> bytes:
     return f"id: {frame_id}\nevent: {event}\n{lines}\n".encode()
 
 
-def still_allowed(container: Container, brain: Brain) -> Callable[[], bool]:
+MAX_STREAMS = 16
+"""Change streams one caller may hold open on one server at once: each costs the server a check
+of the caller's access now and then, and a queue."""
+RECHECK_S = 1.0
+"""How long an open stream goes on an access check it read, unless this process revoked a key or
+rewrote a brain since: a revocation by another process (`cairn keys revoke`) ends it within this."""
+
+
+class StillAllowed:
     """Whether the caller that opened the stream may still read it: its key not revoked since, the
-    brain still readable to it (not made private, handed over or deleted meanwhile)."""
-    now = access.current()
-    if now is None:
-        return lambda: True
-    principal = now.principal
-    return lambda: (
-        not container.keys.revoked(principal.subject) and container.brains.still_readable(brain.id, principal)
-    )
+    brain still readable to it (not made private, handed over or deleted meanwhile). `check` reads
+    that again; `fresh` says, without reading, that the last read still holds: it is under
+    RECHECK_S old and this process has revoked no key and rewritten no brain since (a busy brain's
+    frames would otherwise cost every open stream a read, and a worker thread, each)."""
+
+    def __init__(self, container: Container, brain: Brain) -> None:
+        now = access.current()
+        self.principal = now.principal if now is not None else None
+        self.container, self.brain = container, brain
+        self.last: tuple[float, int, int] | None = None  # when it was read, the counts it was read at
+
+    def _counts(self) -> tuple[int, int]:
+        return self.container.keys.revocations, self.container.brains.repo.changes
+
+    def fresh(self) -> bool:
+        if self.principal is None:
+            return True
+        last = self.last
+        return last is not None and last[1:] == self._counts() and time.monotonic() - last[0] < RECHECK_S
+
+    def check(self) -> bool:
+        if self.principal is None:
+            return True
+        counts = self._counts()
+        keys, brains = self.container.keys, self.container.brains
+        if keys.revoked(self.principal.subject) or not brains.still_readable(self.brain.id, self.principal):
+            return False
+        self.last = (time.monotonic(), *counts)
+        return True
 
 
 async def change_stream(
-    bus: EventBus, brain: Brain, ping_s: float, request: Request, allowed: Callable[[], bool]
+    bus: EventBus, brain: Brain, ping_s: float, request: Request, allowed: StillAllowed, held_by: str
 ) -> AsyncIterator[bytes]:
     """The frames; the stream ends before any frame once `allowed` says the caller may no longer
     read the brain (what the request was authorised for at its start holds no longer)."""
-    sub = bus.subscribe(brain.id, access.seer(brain))  # the caller hears of what it may see
+    sub = bus.subscribe(brain.id, access.seer(brain), holder=held_by)  # it hears what it may see
     try:
         frame_id = 1
         yield frame(frame_id, "ready", "ok")
         next_ping = time.monotonic() + ping_s
         while True:
             event = await sub.next(max(0.0, next_ping - time.monotonic()))
-            if await request.is_disconnected() or not await anyio.to_thread.run_sync(allowed):
+            if await request.is_disconnected():
+                return
+            if not allowed.fresh() and not await anyio.to_thread.run_sync(allowed.check):
                 return
             frame_id += 1
             if event is not None:
@@ -73,6 +104,12 @@ async def change_stream(
                 yield frame(frame_id, "ping", "keepalive")
     finally:
         sub.close()
+
+
+def holder() -> str:
+    """Who holds a stream: the caller's tenant and subject (the open owner: "")."""
+    now = access.current()
+    return f"{now.principal.tenant}/{now.principal.subject}" if now is not None else ""
 
 
 class ProblemResponse(JSONResponse):
@@ -109,10 +146,21 @@ def events_router(container: Container) -> APIRouter:
         response_class=StreamingResponse,
         responses=sse_responses("SSE change stream", ("ready", "change", "ping")),
     )
-    async def brain_events(brain: BrainArg, request: Request) -> StreamingResponse:
+    async def brain_events(brain: BrainArg, request: Request) -> Response:
         """Server-sent events: ready, change (one per committed mutation), ping."""
+        caller = holder()
+        if container.events.held_by(caller) >= MAX_STREAMS:
+            response = problem(
+                429,
+                f"this caller already holds {MAX_STREAMS} change streams open on this server, the most "
+                "it may: close one first",
+                "rate_limited",
+            )
+            response.headers["Retry-After"] = "5"
+            return response
         ping_s = container.options.http.events_ping_s
-        stream = change_stream(container.events, brain, ping_s, request, still_allowed(container, brain))
+        allowed = StillAllowed(container, brain)
+        stream = change_stream(container.events, brain, ping_s, request, allowed, caller)
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

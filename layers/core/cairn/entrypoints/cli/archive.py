@@ -68,15 +68,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             report = container.archive.import_(args.brain, _counted(_records(lines), show))
     except OSError as exc:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
-    for line in report.errors:
-        print(f"refused {line}", file=sys.stderr)
-    print_kept(report.kept)
     made = " (created)" if report.created_brain else ""
-    print(
-        f"imported into brain {report.brain.slug}{made}: {_counts(report.written)}; "
-        f"already there: {_counts(report.unchanged)}; refused: {len(report.errors)}{_kept(report.kept)}"
+    return say_imported(
+        f"{report.brain.slug}{made}", report.written, report.unchanged, report.errors, report.kept
     )
-    return 1 if report.errors else 0
 
 
 def _import_remote(args: argparse.Namespace) -> int:
@@ -186,16 +181,17 @@ def whole_archive(name: str) -> int | None:
         ) from None
     except (OSError, UnicodeDecodeError):
         return None
-    header = _json_object(first)
+    header = parsed_object(first)
     if header is not None:
-        end = _json_object(last) if count > 1 else None
+        end = parsed_object(last) if count > 1 else None
         problem = not_whole(header.get("format"), end, count)
         if problem is not None:
             raise InvalidInput(f"{name}: {problem}; nothing was imported: import a whole copy")
     return count
 
 
-def _json_object(text: str | None) -> dict[str, Any] | None:
+def parsed_object(text: str | None) -> dict[str, Any] | None:
+    """The JSON object a line holds; None when it holds anything else, or is not JSON."""
     import json
 
     try:
@@ -213,13 +209,21 @@ def _counted(records: Iterable[dict[str, Any]], show: Show) -> Iterator[dict[str
         show(n, "")
 
 
-def print_kept(kept: list[str]) -> None:
+def say_imported(
+    into: str, written: Mapping[str, int], unchanged: Mapping[str, int], refused: list[str], kept: list[str]
+) -> int:
+    """What an import restored (`cairn import`, local or `--server`): the refused and kept records
+    on stderr, the counts on stdout; the exit code (1 when a record was refused)."""
+    for line in refused:
+        print(f"refused {line}", file=sys.stderr)
     for line in kept:
         print(f"kept {line}: the brain changed it after the archive was made", file=sys.stderr)
-
-
-def _kept(kept: list[str]) -> str:
-    return f"; kept newer: {len(kept)}" if kept else ""
+    newer = f"; kept newer: {len(kept)}" if kept else ""
+    print(
+        f"imported into brain {into}: {_counts(written)}; already there: {_counts(unchanged)}; "
+        f"refused: {len(refused)}{newer}"
+    )
+    return 1 if refused else 0
 
 
 def _counts(counts: Mapping[str, int]) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from cairn.domain.errors import InvalidInput
-from cairn.entrypoints.cli.archive import print_kept
+from cairn.entrypoints.cli.archive import parsed_object, say_imported
 from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
 from cairn.services.archive.records import not_whole
 
@@ -104,22 +104,14 @@ def import_remote(
         checkpoint.save(last)
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(answer["written"].items())) or "nothing new"
         print(f"lines {first:,}-{last:,} into {target}: {made}", file=sys.stderr, flush=True)
-    problem = not_whole(_format(header), seen.last, seen.count + 1)
+    problem = not_whole((parsed_object(header) or {}).get("format"), parsed_object(seen.last), seen.count + 1)
     if problem is not None:  # a file was checked before anything was sent; stdin only now
         raise InvalidInput(
             f"{problem}; the lines before it were imported into {target or brain or '?'} on {server}, "
             "which holds an incomplete copy: import a whole copy of the archive"
         )
     checkpoint.finish()
-    for line in refused:
-        print(f"refused {line}", file=sys.stderr)
-    print_kept(kept)
-    newer = f"; kept newer: {len(kept)}" if kept else ""
-    print(
-        f"imported into brain {target or brain or '?'} on {server}: {_counts(written)}; "
-        f"already there: {_counts(unchanged)}; refused: {len(refused)}{newer}"
-    )
-    return 1 if refused else 0
+    return say_imported(f"{target or brain or '?'} on {server}", written, unchanged, refused, kept)
 
 
 def _parts(read: Iterable[str], header: str, *, skip_to: int) -> Iterator[tuple[int, list[str]]]:
@@ -152,29 +144,14 @@ class _Tail:
     def __init__(self, read: Iterator[str]) -> None:
         self.read = read
         self.count = 0
-        self._text = ""
+        self.last: str | None = None
 
     def __iter__(self) -> Iterator[str]:
         for text in self.read:
             if text.strip():
                 self.count += 1
-                self._text = text
+                self.last = text
             yield text
-
-    @property
-    def last(self) -> object:
-        try:
-            return json.loads(self._text) if self._text else None
-        except ValueError:
-            return None
-
-
-def _format(header: str) -> object:
-    try:
-        value = json.loads(header)
-    except ValueError:
-        return None
-    return value.get("format") if isinstance(value, dict) else None
 
 
 def _send(remote: RemoteStore, part: list[str], brain: str | None, first: int) -> dict[str, Any]:
@@ -197,9 +174,3 @@ def _send(remote: RemoteStore, part: list[str], brain: str | None, first: int) -
 def _renumber(error: str, first: int) -> str:
     """A refusal's line within the part (the header is its line 1) as the archive's line."""
     return _LINE.sub(lambda m: f"line {first + int(m.group(1)) - 2}", error, count=1)
-
-
-def _counts(counts: Counter[str]) -> str:
-    from cairn.services.archive.records import KINDS
-
-    return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in KINDS)

@@ -106,12 +106,6 @@ async def change_stream(
         sub.close()
 
 
-def holder() -> str:
-    """Who holds a stream: the caller's tenant and subject (the open owner: "")."""
-    now = access.current()
-    return f"{now.principal.tenant}/{now.principal.subject}" if now is not None else ""
-
-
 class ProblemResponse(JSONResponse):
     media_type = PROBLEM_JSON
 
@@ -148,7 +142,7 @@ def events_router(container: Container) -> APIRouter:
     )
     async def brain_events(brain: BrainArg, request: Request) -> Response:
         """Server-sent events: ready, change (one per committed mutation), ping."""
-        caller = holder()
+        caller = access.started_by() or ""  # who holds the stream: the caller's tenant/subject
         if container.events.held_by(caller) >= MAX_STREAMS:
             response = problem(
                 429,

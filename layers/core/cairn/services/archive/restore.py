@@ -27,7 +27,7 @@ from cairn.services.archive.records import (
     Record,
     memory_input,
 )
-from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.inputs import DocumentInput, checksum, keep_info
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
 from cairn.services.memory.memory_model import PREFIX, memory_path
@@ -128,8 +128,7 @@ class Restore:
         if most is not None and len(data) > most:
             raise FileTooLarge(f"{excerpt(r.path)} is {len(data):,} bytes; a document holds at most {most:,}")
         live = self._live(r.path)
-        changed = live is not None and live.checksum_sha256 != hashlib.sha256(data).hexdigest()
-        if changed and live is not None and live.updated_at > self.made_at:
+        if live is not None and live.checksum_sha256 != checksum(data) and live.updated_at > self.made_at:
             return self._newer(r.path)
         outcome = self.a.documents.write(self.brain, r.path, data, info, reason="restore")
         doc = outcome.document
@@ -176,17 +175,9 @@ class Restore:
         return copied_id(self.brain, memory_id)
 
     def _doc_id(self, path: str) -> str | None:
-        try:
-            return self.a.documents.get(self.brain, path).id
-        except (NotFound, InvalidInput):
-            pass
         moved = _copied_memory_path(self.brain, path)
-        if moved is None:
-            return None
-        try:
-            return self.a.documents.get(self.brain, moved).id
-        except NotFound:
-            return None
+        found = self._live(path) or (self._live(moved) if moved is not None else None)
+        return found.id if found is not None else None
 
     def _end(self, path: str, what: str) -> str:
         doc_id = self.doc_ids(path)

@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     """Client registrations per source address per hour (0: unlimited)."""
     oauth_max_clients: int = Field(default=500, ge=0)
     """Live registered clients at most (0: no cap); Cognito's default quota is 1,000 per pool."""
+    oauth_unused_client_hours: float = Field(default=24, ge=0)
+    """With the cap reached, a registration first takes back the places of clients registered this
+    many hours ago or more that no token has come from yet (0: never; revoke them by hand)."""
     ui_client_id: Annotated[str | None, BeforeValidator(_blank_is_none)] = None
     """The user pool app client the web UI signs users in with (authorization code + PKCE, no
     secret; its callback is `<base>/ui/callback`). With cognito_domain and jwt_issuer set, /ui offers

@@ -47,6 +47,10 @@ def test_clients_are_listed_and_one_revoked_frees_its_place(
         listed = capsys.readouterr().out
         assert all(client in listed for client in made) and "2 active registered clients" in listed
         assert "Claude Code" in listed and "http://127.0.0.1:40002/callback" in listed
+        assert listed.count("never used") == 2
+        assert container.sign_in.registered.knows(made[1])  # a token of Cursor came in
+        main(["oauth-clients", "list", "--data-dir", str(data)])
+        assert "first used" in capsys.readouterr().out
 
         assert main(["oauth-clients", "revoke", made[0], "--data-dir", str(data)]) == 0
         assert f"{made[0]} revoked" in capsys.readouterr().out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -27,7 +28,12 @@ LOOPBACK = "http://127.0.0.1:41234/callback"
 
 class Service:
     def __init__(
-        self, *, per_hour: int = 10, max_clients: int = 500, allowed: list[str] | None = None
+        self,
+        *,
+        per_hour: int = 10,
+        max_clients: int = 500,
+        allowed: list[str] | None = None,
+        unused_after: timedelta | None = timedelta(hours=24),
     ) -> None:
         self.records, self.clock, self.pool = MemoryRecordStore(), FakeClock(), MemoryOAuthClients()
         self.registered = RegisteredClients(self.records, self.clock)
@@ -39,6 +45,7 @@ class Service:
             self.clock,
             scopes=SCOPES,
             max_clients=max_clients,
+            unused_after=unused_after,
         )
 
     def register(self, source: str = "203.0.113.7", **metadata: Any) -> Any:
@@ -129,6 +136,83 @@ def test_the_number_of_live_clients_is_capped() -> None:
         service.register()
     service.registration.revoke(first.client_id)
     service.register()
+
+
+def test_a_full_cap_takes_back_clients_nobody_signed_in_with() -> None:
+    service = Service(max_clients=3)
+    abandoned = service.register(client_name="abandoned").client_id
+    used = service.register(client_name="used").client_id
+    assert service.registered.knows(used)  # a token of it came in
+    service.clock.advance(25 * 3600)
+    young = service.register(client_name="young").client_id
+
+    made = service.register(client_name="new").client_id  # the cap was full
+
+    assert abandoned not in service.pool.clients and not service.registered.knows(abandoned)
+    assert {used, young, made} == set(service.pool.clients)
+    with pytest.raises(TooManyRegistrations):  # the young one has not had its day yet
+        service.register()
+    service.clock.advance(25 * 3600)
+    service.register()  # now it has
+    assert young not in service.pool.clients and used in service.pool.clients
+
+
+def test_a_client_that_signs_in_while_being_taken_back_is_kept() -> None:
+    service = Service(max_clients=1)
+    client = service.register().client_id
+    service.clock.advance(25 * 3600)
+    listed = service.registered.never_used
+
+    def then_signed_in(before: Any) -> Any:
+        found = listed(before)
+        service.registered.knows(client)  # its first token, between the listing and the revoke
+        return found
+
+    service.registered.never_used = then_signed_in  # type: ignore[method-assign,assignment]
+    with pytest.raises(TooManyRegistrations):
+        service.register()
+    assert client in service.pool.clients and service.registered.knows(client)
+
+
+def test_clients_registered_before_use_was_tracked_or_with_take_back_off_are_kept() -> None:
+    service = Service(max_clients=1)
+    old = service.register().client_id
+    record = service.records.get(CLIENTS_PK, f"client#{old}")
+    assert record is not None and record.data["use_tracked"] is True and record.data["first_used_at"] is None
+    untracked = {k: v for k, v in record.data.items() if k != "use_tracked"}
+    service.records.put(Item(CLIENTS_PK, record.sk, untracked))
+    service.clock.advance(400 * 24 * 3600)
+    with pytest.raises(TooManyRegistrations):
+        service.register()
+
+    off = Service(max_clients=1, unused_after=None)
+    off.register()
+    off.clock.advance(400 * 24 * 3600)
+    with pytest.raises(TooManyRegistrations):
+        off.register()
+
+
+def test_the_first_token_is_stamped_once() -> None:
+    service = Service()
+    records, clock, now = service.records, service.clock, [0.0]
+    registered = RegisteredClients(records, clock, cache_s=60, monotonic=lambda: now[0])
+    client = service.register().client_id
+    writes = 0
+    put = records.put
+
+    def counted(item: Item, expected_version: int | None = None) -> Item:
+        nonlocal writes
+        writes += 1
+        return put(item, expected_version)
+
+    records.put = counted  # type: ignore[method-assign]
+    assert registered.knows(client)
+    stamped = registered.get(client)
+    assert stamped is not None and stamped.first_used_at is not None and writes == 1
+    clock.advance(3600)
+    now[0] = 61  # past the cache: read again, not written again
+    assert registered.knows(client) and writes == 1
+    assert registered.get(client).first_used_at == stamped.first_used_at  # type: ignore[union-attr]
 
 
 def test_registrations_at_once_never_take_more_places_than_the_cap() -> None:

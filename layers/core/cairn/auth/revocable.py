@@ -4,6 +4,7 @@ another writer got there first."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, TypeVar, cast
 
 from pydantic import BaseModel
@@ -26,17 +27,26 @@ R = TypeVar("R", bound=BaseModel)
 
 
 def revoke_record(
-    records: RecordStore, pk: str, sk: str | None, kind: type[R], clock: Clock, *, missing: str, busy: str
+    records: RecordStore,
+    pk: str,
+    sk: str | None,
+    kind: type[R],
+    clock: Clock,
+    *,
+    missing: str,
+    busy: str,
+    only_if: Callable[[R], bool] | None = None,
 ) -> R:
     """The record at (pk, sk), of a model with `revoked_at` and `active`, revoked (idempotent).
     NotFound(`missing`) when there is none (`sk` None: an id that cannot name one);
-    Conflict(`busy`) when it kept changing."""
+    Conflict(`busy`) when it kept changing. With `only_if`, a record it refuses, as read on the
+    version written to, is returned as it is."""
     for _ in range(ATTEMPTS):
         item = records.get(pk, sk) if sk is not None else None
         if item is None:
             raise NotFound(missing)
         current = kind.model_validate(item.data)
-        if not cast(Revocable, current).active:
+        if not cast(Revocable, current).active or (only_if is not None and not only_if(current)):
             return current
         revoked = current.model_copy(update={"revoked_at": clock.now()})
         try:

@@ -4,6 +4,7 @@ pieces (auth/oauth/), present only when a JWT issuer and its Cognito sign-in dom
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from cairn.auth.oauth.metadata import SignIn, SignInEndpoints
@@ -70,6 +71,7 @@ def sign_in_for(settings: Settings, adapters: Adapters) -> SignIn | None:
             adapters.clock,
             scopes=scopes,
             max_clients=settings.oauth_max_clients,
+            unused_after=timedelta(hours=settings.oauth_unused_client_hours) or None,
         )
     endpoints = SignInEndpoints.cognito(settings.cognito_domain, jwks, scopes)
     return SignIn(endpoints, registered, registration)

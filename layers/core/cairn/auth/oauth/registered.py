@@ -3,21 +3,25 @@ operator can list and revoke them, and so a token issued to one is known to be m
 
 `knows` answers the JWT audience check on every request with such a token: a client's answer is
 kept `cache_s` seconds (a revoked client's tokens may pass that long after; its access tokens last
-an hour anyway), in at most `max_cached` entries.
+an hour anyway), in at most `max_cached` entries. The first token a client presents stamps its
+`first_used_at`, so registration can take back the places of clients nobody ever signed in with
+(`never_used`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel
 
 from cairn.auth.revocable import revoke_record
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
@@ -34,6 +38,9 @@ class RegisteredClient(BaseModel):
     confidential: bool = False
     created_at: datetime
     revoked_at: datetime | None = None
+    # Set for clients registered since use was tracked; those made before can never be told unused.
+    use_tracked: bool = False
+    first_used_at: datetime | None = None
 
     @property
     def active(self) -> bool:
@@ -78,8 +85,17 @@ class RegisteredClients:
     def active_count(self) -> int:
         return sum(1 for client in self.list() if client.active)
 
-    def mark_revoked(self, client_id: str) -> RegisteredClient:
-        """The client's record, revoked (idempotent); NotFound for an id never registered."""
+    def never_used(self, registered_before: datetime) -> Sequence[RegisteredClient]:
+        """Active clients registered before then that no token has come from since."""
+        return [
+            c
+            for c in self.list()
+            if c.active and c.use_tracked and c.first_used_at is None and c.created_at < registered_before
+        ]
+
+    def mark_revoked(self, client_id: str, *, unless_used: bool = False) -> RegisteredClient:
+        """The client's record, revoked (idempotent); NotFound for an id never registered.
+        `unless_used`: left as it is if a token of it has come in."""
         revoked = revoke_record(
             self.records,
             CLIENTS_PK,
@@ -88,6 +104,7 @@ class RegisteredClients:
             self.clock,
             missing=f"no registered OAuth client {excerpt(client_id)}",
             busy=f"the OAuth client {client_id} kept changing while being revoked",
+            only_if=(lambda c: c.first_used_at is None) if unless_used else None,
         )
         self.forget(client_id)
         return revoked
@@ -99,14 +116,24 @@ class RegisteredClients:
             cached = self._cache.get(client_id)
             if cached is not None and cached[1] > now:
                 return cached[0]
-        client = self.get(client_id)
+        item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
+        client = RegisteredClient.model_validate(item.data) if item is not None else None
         known = client is not None and client.active
+        if item is not None and client is not None and known and client.first_used_at is None:
+            self._stamp_first_use(item, client)
         with self._lock:
             self._cache[client_id] = (known, now + self._cache_s)
             self._cache.move_to_end(client_id)
             while len(self._cache) > self._max_cached:
                 self._cache.popitem(last=False)
         return known
+
+    def _stamp_first_use(self, item: Item, client: RegisteredClient) -> None:
+        """Record that a token of this client came in (best effort: a failed stamp only leaves the
+        client looking unused until the next read past the cache stamps it)."""
+        used = client.model_copy(update={"first_used_at": self.clock.now()})
+        with contextlib.suppress(Conflict, Unavailable):
+            self.records.put(Item(CLIENTS_PK, item.sk, used.model_dump(mode="json")), item.version)
 
     def forget(self, client_id: str) -> None:
         with self._lock:

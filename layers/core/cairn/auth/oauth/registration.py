@@ -4,10 +4,13 @@ A registration needs no credential (a client registers before it has a token), s
 before anything is made: the redirect URIs against the policy (redirects.py), the grant and the
 token endpoint authentication the client asks for, the caller's address against its hourly rate,
 and the number of live clients against the cap. Then one app client is made for exactly those
-URIs, recorded (registered.py), and described back. A client asking for no token endpoint
-authentication (the MCP SDKs, Claude Code, Cursor, VS Code) is public and signs in with PKCE; one
-asking for `client_secret_post` or `_basic` (claude.ai) is given a secret, which is passed back
-once and never stored or logged.
+URIs, recorded (registered.py), and described back. When the cap is reached, the places of clients
+no token has come from since they registered `unused_after` ago are taken back first, so a burst
+of registrations that never sign in (abandoned or hostile) does not shut registration for good.
+
+A client asking for no token endpoint authentication (the MCP SDKs, Claude Code, Cursor, VS Code)
+is public and signs in with PKCE; one asking for `client_secret_post` or `_basic` (claude.ai) is
+given a secret, which is passed back once and never stored or logged.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 import re
 from collections.abc import Sequence
 from contextlib import nullcontext
+from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +27,7 @@ from cairn.auth.oauth.errors import InvalidMetadata, InvalidRedirect, TooManyReg
 from cairn.auth.oauth.redirects import RedirectPolicy
 from cairn.auth.oauth.registered import RegisteredClient, RegisteredClients
 from cairn.auth.oauth.throttle import CapLease, RegistrationThrottle
+from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
 from cairn.ports.oauth_clients import ClientRefused, ClientRequest, IssuedClient, OAuthClients
 
@@ -76,12 +81,16 @@ class ClientRegistration:
         scopes: Sequence[str],
         max_clients: int = 500,
         lease: CapLease | None = None,
+        unused_after: timedelta | None = timedelta(hours=24),
     ) -> None:
         """`lease`: taken while the cap is checked and the client made and recorded, so two
-        registrations at once never both take the last place (default: one on the records)."""
+        registrations at once never both take the last place (default: one on the records).
+        `unused_after`: how long a client may stay unused before a full cap takes its place (None:
+        never)."""
         self.clients, self.registered, self.policy = clients, registered, policy
         self.throttle, self.clock = throttle, clock
         self.scopes, self.max_clients = list(scopes), max_clients
+        self.unused_after = unused_after
         self.lease = lease or CapLease(registered.records, clock)
 
     def register(self, metadata: ClientMetadata, source: str) -> ClientInformation:
@@ -103,6 +112,7 @@ class ClientRegistration:
                 scopes=self.scopes,
                 confidential=confidential,
                 created_at=now,
+                use_tracked=True,
             )
             try:
                 self.registered.add(record)
@@ -131,12 +141,30 @@ class ClientRegistration:
             )
 
     def _check_cap(self) -> None:
-        if self.max_clients and self.registered.active_count() >= self.max_clients:
+        if not self.max_clients or self.registered.active_count() < self.max_clients:
+            return
+        if self.unused_after is None or not self._take_back_unused():
             raise TooManyRegistrations(
                 f"this server already holds {self.max_clients} registered clients, its limit: its "
                 "operator can revoke unused ones",
                 retry_after_s=3600,
             )
+
+    def _take_back_unused(self) -> bool:
+        """Revoke the clients unused since `unused_after` ago; whether a place is free now. Each is
+        revoked on its record's version only while still unused (a token arriving meanwhile keeps
+        it), then its app client deleted."""
+        assert self.unused_after is not None
+        for client in self.registered.never_used(self.clock.now() - self.unused_after):
+            try:
+                taken = self.registered.mark_revoked(client.client_id, unless_used=True)
+            except Conflict:
+                continue
+            if taken.revoked_at is None:  # used meanwhile
+                continue
+            log.info("took back OAuth client %s: unused since it registered", client.client_id)
+            self._take_back(client.client_id)
+        return self.registered.active_count() < self.max_clients
 
     def _create(self, request: ClientRequest) -> IssuedClient:
         try:
@@ -150,7 +178,7 @@ class ClientRegistration:
         try:
             self.clients.delete(client_id)
         except Exception as exc:  # the recording's failure is the one to report
-            log.warning("could not delete unrecorded OAuth client %s: %s", client_id, type(exc).__name__)
+            log.warning("could not delete OAuth client %s's app client: %s", client_id, type(exc).__name__)
 
     def list(self) -> list[RegisteredClient]:
         """Every registered client, revoked ones included (for the operator)."""

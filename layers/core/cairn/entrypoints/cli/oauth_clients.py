@@ -20,6 +20,10 @@ def cmd_oauth_clients(args: argparse.Namespace) -> int:
         shown = [c for c in clients if args.all or c.active]
         for c in shown:
             state = "active" if c.active else f"revoked {c.revoked_at:%Y-%m-%d}"
+            if c.first_used_at is not None:
+                state += f", first used {c.first_used_at:%Y-%m-%d}"
+            elif c.use_tracked:
+                state += ", never used"
             kind = "confidential" if c.confidential else "public"
             name = (c.client_name or "-")[:32]
             uris = " ".join(c.redirect_uris)

@@ -397,3 +397,147 @@ def test_bad_form_input_answers_a_page_and_changes_nothing(open_ui: tuple[TestCl
         assert reply.status_code == 400 and 'role="alert"' in reply.text, reply.text[:300]
     assert c.keys.list() == []
     assert "alpha" in t.get("/v1/brains/forms/documents/read", params={"path": "notes/a.md"}).text
+
+
+def _exists(c: Container, slug: str) -> bool:
+    with access.as_system():
+        return any(b.slug == slug for b in c.brains.list())
+
+
+def _form_token(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, html
+    return found.group(1)
+
+
+def test_a_planted_token_cookie_does_not_pass_a_signed_in_form(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    """Another port of localhost, or a sibling subdomain, can set a `cairn_csrf` cookie the browser
+    sends here: with a session, the token is the session's, so a planted pair fails."""
+    t, c = token_ui
+    c.brains.create("Notes", slug="notes")
+    t.cookies.set("cairn_ui", TOKEN)
+    planted = "A" * 43
+    t.cookies.set("cairn_csrf", planted, path="/")
+    forged = t.post("/ui/brains/notes/delete", data={"confirm": "notes", "csrf": planted})
+    assert forged.status_code == 403 and _exists(c, "notes")
+    own = _form_token(t.get("/ui/brains/notes/delete").text)
+    assert own != planted and TOKEN not in own
+    done = t.post("/ui/brains/notes/delete", data={"confirm": "notes", "csrf": own}, follow_redirects=False)
+    assert done.status_code in (200, 303) and not _exists(c, "notes")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://localhost:9999"},  # another server on this machine: the same site, which
+        # the server's Origin rule lets through (REST may be called from a local app): the UI not
+        {"origin": "http://evil.localhost"},
+        {"origin": "null"},
+        {"sec-fetch-site": "same-site"},
+        {"sec-fetch-site": "cross-site"},
+    ],
+)
+def test_a_form_posted_from_another_origin_is_refused(
+    open_ui: tuple[TestClient, Container], headers: dict[str, str]
+) -> None:
+    t, c = open_ui
+    c.brains.create("Keep", slug="keep")
+    csrf = csrf_of(t)
+    r = t.post("/ui/brains/keep/delete", data={"confirm": "keep", "csrf": csrf}, headers=headers)
+    assert r.status_code == 403  # by the UI, or before it by the server's own Origin rule
+    assert _exists(c, "keep")
+    same = {"origin": "http://localhost", "sec-fetch-site": "same-origin"}
+    ok = t.post("/ui/brains/keep/delete", data={"confirm": "keep", "csrf": csrf}, headers=same)
+    assert ok.status_code == 200 and not _exists(c, "keep")
+
+
+def test_pages_are_never_cached(token_ui: tuple[TestClient, Container]) -> None:
+    t, _ = token_ui
+    t.cookies.set("cairn_ui", TOKEN)
+    for path in ("/ui", "/ui/keys", "/ui/sign-in"):
+        assert t.get(path).headers["cache-control"] == "no-store", path
+    made = t.post(
+        "/ui/keys",
+        data={"name": "k", "scopes": ["documents:read"], "csrf": _form_token(t.get("/ui/keys").text)},
+    )
+    assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
+
+
+def test_a_visit_without_the_cookie_keeps_the_browsers_session(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    """A link followed from another site arrives without the Strict cookie: the answer asks for a
+    sign-in but must not delete the session the browser still holds; a refused cookie is dropped."""
+    t, _ = token_ui
+    bare = t.get("/ui/brains/x", follow_redirects=False)
+    assert bare.status_code == 303 and "cairn_ui" not in bare.headers.get("set-cookie", "")
+    t.cookies.set("cairn_ui", "revoked-or-wrong")
+    refused = t.get("/ui/brains/x", follow_redirects=False)
+    assert refused.status_code == 303 and 'cairn_ui=""' in refused.headers.get("set-cookie", "")
+
+
+def test_a_long_page_still_lets_the_user_sign_in(token_ui: tuple[TestClient, Container]) -> None:
+    t, _ = token_ui
+    query = "検索" * 300  # within the search box's 2,000 characters, 5,400 once encoded
+    r = t.get("/ui/brains/notes/search", params={"q": query}, follow_redirects=False)
+    assert r.status_code == 303 and len(r.headers["location"]) < 2100
+    page = t.get(r.headers["location"])
+    signed = t.post(
+        "/ui/sign-in",
+        data={"credential": TOKEN, "csrf": _form_token(page.text), "next": _next_of(page.text)},
+        follow_redirects=False,
+    )
+    assert signed.status_code == 303 and signed.headers["location"] == "/ui/brains/notes/search"
+    t.cookies.delete("cairn_ui")
+    too_long = t.post(
+        "/ui/sign-in",
+        data={"credential": TOKEN, "csrf": _form_token(page.text), "next": "/ui/x?q=" + "a" * 3000},
+        follow_redirects=False,
+    )
+    assert too_long.status_code == 303 and too_long.headers["location"] == "/ui"
+
+
+def _next_of(html: str) -> str:
+    found = re.search(r'name="next" value="([^"]*)"', html)
+    assert found, html
+    return found.group(1).replace("&amp;", "&")
+
+
+def test_a_caller_seeing_some_owners_gets_no_count_of_the_others(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    t, c = token_ui
+
+    def alice_remembers(text: str) -> None:
+        with access.as_system():
+            brain = thought_brain(c.brains, None, create=True)
+            assert brain is not None
+            c.thoughts.remember(
+                brain, NewMemory(content=text, user_id="alice", session_id="s", sector="semantic")
+            )
+
+    alice_remembers("Alice's doctor's appointment is on Tuesday.")
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    assert t.patch("/v1/brains/thoughtmcp", json={"visibility": "tenant"}, headers=auth).status_code == 200
+    key = t.post(
+        "/v1/admin/keys",
+        json={"name": "plain", "scopes": ["documents:read", "documents:write"]},
+        headers=auth,
+    ).json()["key"]
+    t.cookies.set("cairn_ui", key)
+
+    def cells() -> list[str]:
+        row = re.search(r"<tr>\s*<td><a href=\"/ui/brains/thoughtmcp\">.*?</tr>", t.get("/ui").text, re.S)
+        assert row
+        return [cell.strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)]
+
+    assert cells()[5:7] == ["0", "0"]
+    alice_remembers("Alice is looking for a new job.")
+    assert cells()[5:7] == ["0", "0"]
+    t.cookies.set("cairn_ui", TOKEN)  # the owner sees both memories and their chunks
+    assert cells()[5] == "2" and int(cells()[6]) >= 2

@@ -28,7 +28,8 @@ from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
 from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
-from cairn.entrypoints.ui.session import cookie_credential, is_open, is_ui, sign_in_redirect
+from cairn.entrypoints.ui.cookie import cookie_credential
+from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc", "/zengram/health")
@@ -70,6 +71,7 @@ class AuthMiddleware:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         authorization, event = headers.get("authorization"), scope.get("aws.event")
         ui = is_ui(path)
+        remembered = None
         if ui and not authorization:  # the web UI's sign-in cookie stands for the header (ui/session.py)
             remembered = cookie_credential(headers.get("cookie"))
             authorization = f"Bearer {remembered}" if remembered else None
@@ -96,7 +98,7 @@ class AuthMiddleware:
         except AuthError as exc:
             if ui and exc.code != UNAVAILABLE:
                 query = scope.get("query_string", b"").decode("latin-1")
-                await sign_in_redirect(path, query)(scope, receive, send)
+                await sign_in_redirect(path, query, had_cookie=remembered is not None)(scope, receive, send)
                 return
             if (api_key or path in self.public_tools) and self.authenticator.open:
                 # zengram's wrapper always sends a key, Mnemosyne's clients a bearer token: on an

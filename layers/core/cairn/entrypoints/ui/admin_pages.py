@@ -10,8 +10,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from cairn.auth import access
 from cairn.auth.principal import SCOPES
 from cairn.domain.errors import InvalidInput, NotFound
+from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
-from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+from cairn.entrypoints.ui.render import UiRoute, page
 from cairn.entrypoints.wire_admin import SubjectKindName
 
 SUBJECT_KINDS = get_args(SubjectKindName)

@@ -9,8 +9,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
-from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+from cairn.entrypoints.ui.render import UiRoute, page
 
 PER_PAGE = 50
 

@@ -10,8 +10,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.deps import READ, WRITE, UiDeps
-from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+from cairn.entrypoints.ui.render import UiRoute, page
 from cairn.services.explorer.edits import ItemEdits
 from cairn.services.explorer.items import VALIDITIES, ItemFilter, Validity
 from cairn.services.explorer.kinds import ITEM_KINDS, ItemKind, kind_of, type_of

@@ -1,15 +1,10 @@
-"""Templates, the UI's route class (a CairnError or bad input becomes an HTML error page with its
-status, never a traceback) and the CSRF check every form post passes.
-
-CSRF: a random token in a SameSite=Strict cookie, echoed by every form as `csrf`. Another site
-cannot read the cookie, and the browser does not send it on a cross-site post, so a forged form
-fails the comparison; an open loopback server, which needs no credential, is covered as well.
-"""
+"""Templates and the UI's route class (a CairnError or bad input becomes an HTML error page with
+its status, never a traceback). Every page carries the form token (csrf.py) and is never cached: it
+shows private items, and a key once, and must not come back from the browser's history after a
+sign-out."""
 
 from __future__ import annotations
 
-import hmac
-import secrets
 from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
@@ -26,10 +21,10 @@ from cairn import __version__
 from cairn.auth import access
 from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import ADMIN
-from cairn.domain.errors import CairnError, Forbidden
+from cairn.domain.errors import CairnError
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
+from cairn.entrypoints.ui.csrf import CSRF_COOKIE, csrf_token, needs_csrf_cookie
 
-CSRF_COOKIE: Final = "cairn_csrf"
 PAGE_HEADERS: Final = {
     # Only our own stylesheet and script; no page of Cairn's inside another site's frame.
     "Content-Security-Policy": (
@@ -39,8 +34,8 @@ PAGE_HEADERS: Final = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
 }
-CSRF_FIELD: Final = "csrf"
 
 templates = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -57,23 +52,6 @@ def _when(value: datetime | None) -> str:
 templates.filters["when"] = _when
 
 
-def csrf_token(request: Request) -> str:
-    token = request.cookies.get(CSRF_COOKIE)
-    if token and len(token) == 43:
-        return token
-    cached = getattr(request.state, "csrf", None)
-    if cached is None:
-        cached = secrets.token_urlsafe(32)
-        request.state.csrf = cached
-    return str(cached)
-
-
-def check_csrf(request: Request, sent: str | None) -> None:
-    cookie = request.cookies.get(CSRF_COOKIE)
-    if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
-        raise Forbidden("the form is stale or came from another site: reload the page and try again")
-
-
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     current = access.current()
     principal = current.principal if current else None
@@ -86,7 +64,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
         **context,
     )
     response = HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
-    if request.cookies.get(CSRF_COOKIE) != csrf_token(request):
+    if needs_csrf_cookie(request):
         secure = request.url.scheme == "https"
         response.set_cookie(
             CSRF_COOKIE, csrf_token(request), httponly=True, samesite="strict", secure=secure, path="/ui"

@@ -8,7 +8,6 @@ On an open loopback server no sign-in is needed: the UI acts as the machine's ow
 
 from __future__ import annotations
 
-from http.cookies import SimpleCookie
 from typing import Annotated, Final
 from urllib.parse import quote, urlsplit
 
@@ -17,12 +16,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth.errors import AuthError
 from cairn.container import Container
-from cairn.entrypoints.ui.render import UiRoute, check_csrf, page
+from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL
+from cairn.entrypoints.ui.csrf import check_csrf
+from cairn.entrypoints.ui.render import UiRoute, page
 
-COOKIE: Final = "cairn_ui"
 OPEN_PATHS: Final = ("/ui/sign-in", "/ui/static", "/ui/callback")
 """Served without a credential: the sign-in pages, Cognito's return and the stylesheet."""
-MAX_CREDENTIAL: Final = 8192
+MAX_NEXT: Final = 2048
+"""The longest page a sign-in returns to; a longer one (a long search) returns to the UI's home."""
 
 
 def is_ui(path: str) -> bool:
@@ -33,32 +34,30 @@ def is_open(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in OPEN_PATHS)
 
 
-def cookie_credential(cookie_header: str | None) -> str | None:
-    """The credential the UI cookie carries, from a raw Cookie header."""
-    if not cookie_header:
-        return None
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(cookie_header)
-    except Exception:  # a malformed Cookie header carries no credential
-        return None
-    morsel = jar.get(COOKIE)
-    value = morsel.value if morsel is not None else ""
-    return value if 0 < len(value) <= MAX_CREDENTIAL else None
-
-
-def sign_in_redirect(path: str, query: str) -> Response:
-    """Where a UI request without a valid credential goes (the cookie is dropped on the way)."""
+def sign_in_redirect(path: str, query: str, *, had_cookie: bool) -> Response:
+    """Where a UI request without a valid credential goes. A cookie it sent that was refused is
+    dropped on the way; none sent (a link followed from another site, which a Strict cookie does
+    not go along with) leaves the browser's session as it is."""
     target = path + (f"?{query}" if query else "")
+    if len(target) > MAX_NEXT:
+        target = path if len(path) <= MAX_NEXT else "/ui"
     response = RedirectResponse(f"/ui/sign-in?next={quote(target, safe='')}", status_code=303)
-    response.delete_cookie(COOKIE, path="/")
+    if had_cookie:
+        response.delete_cookie(COOKIE, path="/")
     return response
 
 
 def safe_next(target: str | None) -> str:
     """Only a path of the UI itself: never another site (an open redirect)."""
     path = urlsplit(target or "")
-    if target and not path.scheme and not path.netloc and is_ui(path.path) and "\\" not in target:
+    if (
+        target
+        and len(target) <= MAX_NEXT
+        and not path.scheme
+        and not path.netloc
+        and is_ui(path.path)
+        and "\\" not in target
+    ):
         return target
     return "/ui"
 
@@ -84,7 +83,7 @@ def session_pages(container: Container) -> APIRouter:
         request: Request,
         credential: Annotated[str, Form(max_length=MAX_CREDENTIAL)],
         csrf: Annotated[str, Form(max_length=128)] = "",
-        next: Annotated[str, Form(max_length=2048)] = "/ui",
+        next: Annotated[str, Form(max_length=4 * MAX_NEXT)] = "/ui",
     ) -> Response:
         check_csrf(request, csrf)
         credential = credential.strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from cairn.auth import access
 from cairn.domain.libraries import DEFAULT_LIBRARY_TYPE, library_type_of
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkIndex
@@ -29,6 +30,13 @@ class BrainSummary:
     @property
     def documents_label(self) -> str:
         return f"{COUNT_CAP}+" if self.documents_capped else str(self.documents)
+
+    @property
+    def chunks_label(self) -> str:
+        return f"{self.chunks}+" if self.documents_capped and self.chunks_counted else str(self.chunks)
+
+    chunks_counted: bool = False
+    """Counted over the documents listed (the caller sees only some owners' items), not the index."""
 
 
 def serves(brain: Brain, *, zengram_brain: str | None, thoughtmcp_brain: str | None) -> list[str]:
@@ -55,13 +63,18 @@ class BrainOverview:
         self, brain: Brain, *, zengram_brain: str | None, thoughtmcp_brain: str | None
     ) -> BrainSummary:
         docs, more = self.repo.page(brain.id, "", after=None, limit=COUNT_CAP)
-        live = sum(1 for d in docs if d.deleted_at is None)
+        live = [d for d in docs if d.deleted_at is None]
+        current = access.current()
+        # The index counts every owner's chunks: a caller who sees only some owners' items gets
+        # the chunks of those it was listed, never a count that moves with what it may not see.
+        partial = current is not None and access.owner_view(current.principal, brain) != access.ALL_OWNERS
         return BrainSummary(
             brain=brain,
             serves=serves(brain, zengram_brain=zengram_brain, thoughtmcp_brain=thoughtmcp_brain),
-            documents=live,
+            documents=len(live),
             documents_capped=more is not None,
-            chunks=self.chunks.count(brain.id),
+            chunks=sum(d.chunk_count for d in live) if partial else self.chunks.count(brain.id),
+            chunks_counted=partial,
         )
 
 

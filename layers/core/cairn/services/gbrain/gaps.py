@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
@@ -72,8 +73,13 @@ class GapService:
         page_id: str | None = None,
         context: str | None = None,
         confidence: float | None = None,
+        noticed: bool = False,
     ) -> tuple[KnowledgeGap, bool]:
-        """The gap of this query (logged now, or the one logged before) and whether it is new."""
+        """The gap of this query (logged now, or the one logged before) and whether it is new.
+        A gap someone reports (brain_gap) needs the right to change the brain; one a search
+        `noticed` (nothing answered it well) is logged for whoever may search, as gbrain does."""
+        if not noticed:
+            access.check_change(brain, None, f"the knowledge gaps of {brain.slug}")
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must not be empty")
         if context is not None and len(context) > MAX_CONTEXT:
@@ -163,6 +169,7 @@ class GapService:
         return out[:limit]
 
     def resolve(self, brain: Brain, gap_id: int, *, by: str | None = None) -> KnowledgeGap:
+        access.check_change(brain, None, f"the knowledge gaps of {brain.slug}")
         item = self.records.get(gaps_pk(brain.id), _gap_sk(gap_id))
         if item is None:
             raise NotFound(f"gap not found: id {gap_id}")

@@ -103,7 +103,7 @@ class PageSearch:
         hits = sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
         if len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits):
             best = max((h.score for h in hits), default=None)
-            self.gaps.log(brain, query, confidence=best)
+            self.gaps.log(brain, query, confidence=best, noticed=True)
         return self.expand(brain, hits, name=name) if expand else hits
 
     def expand(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.blobs import BlobStore
@@ -69,6 +70,7 @@ class RawDataService:
             raise InvalidInput(f"source exceeds maximum length of {MAX_SOURCE} characters")
         if not isinstance(data, dict):
             raise InvalidInput("data must be a JSON object, not an array or scalar")
+        access.check_change(brain, None, f"the raw data of {brain.slug}")
         body = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
         if len(body) > MAX_BYTES:
             raise InvalidInput(f"data too large: {len(body)} bytes exceeds maximum of {MAX_BYTES} bytes")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Final, Literal
 
+from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
@@ -84,6 +85,7 @@ class GraphService:
         """Link two documents. With valid_until, an open link of the same (from, to,
         relationship) is closed instead (every open one; the newest is returned); otherwise a
         new link with the next id is created."""
+        _check_writer(brain)
         _check_link(from_doc_id, to_doc_id, relationship)
         check_interval(check_validity(valid_from), check_validity(valid_until))
         if valid_until is not None:
@@ -105,6 +107,7 @@ class GraphService:
     def add_many(self, brain: Brain, drafts: Sequence[LinkDraft]) -> list[NumberedLink]:
         """Create every draft as a new link (an import: no open link is closed instead), taking
         one block of ids and writing several links per transaction."""
+        _check_writer(brain)
         for d in drafts:
             _check_link(d.from_doc_id, d.to_doc_id, d.relationship)
             check_interval(check_validity(d.valid_from), check_validity(d.valid_until))
@@ -123,6 +126,7 @@ class GraphService:
     def close(self, brain: Brain, link_id: int, valid_until: str) -> NumberedLink:
         """Set the valid_until of link `link_id` (NotFound when the brain has no such link;
         InvalidInput when valid_until is before its valid_from)."""
+        _check_writer(brain)
         link = self.links.set_valid_until(brain.id, link_id, valid_until)
         if link is None:
             raise NotFound(f"link not found: id {link_id}")
@@ -252,6 +256,12 @@ def _sequence(brain: Brain) -> str:
 def link_sequence(brain_id: str) -> str:
     """The name of the sequence numbering a brain's links."""
     return f"links#{brain_id}"
+
+
+def _check_writer(brain: Brain) -> None:
+    """A link is the brain's, not one document's: whoever may change the brain's unowned items
+    (never a reader of another tenant's public brain)."""
+    access.check_change(brain, None, f"the links of {brain.slug}")
 
 
 def _check_link(from_doc_id: str, to_doc_id: str, relationship: str) -> None:

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import threading
+import weakref
 import zlib
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,10 @@ def ef_search(rows: int, pool: int, share: float) -> int:
     return int(max(ef, pool))
 
 
+class AnnShrunk(Exception):
+    """The index file was cut short while mapped: not read (that would kill the process)."""
+
+
 class BrainAnn:
     """The index of one brain's vector file in one epoch."""
 
@@ -71,6 +76,11 @@ class BrainAnn:
         self.dimension = dimension
         self._base: Any = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC) if path.exists() else None
         self.base_rows = int(self._base.ntotal) if self._base is not None else 0
+        # The mapped file as opened: cut short in place later, reading it would kill the process.
+        self._fd = os.open(path, os.O_RDONLY) if self._base is not None else None
+        self._size = os.fstat(self._fd).st_size if self._fd is not None else 0
+        if self._fd is not None:
+            weakref.finalize(self, os.close, self._fd)
         self._delta: Any = faiss.IndexHNSWFlat(dimension, M, faiss.METRIC_INNER_PRODUCT)
         self._delta.hnsw.efConstruction = EF_CONSTRUCTION
         self._lock = threading.Lock()
@@ -94,7 +104,10 @@ class BrainAnn:
 
     def search(self, query: Floats, allowed: Mask, pool: int, exact_max: int) -> tuple[Rows, Rows]:
         """(candidate rows found by the graph, allowed rows to score exactly) among the indexed
-        rows: a part with at most `exact_max` allowed rows is left to exact scoring."""
+        rows: a part with at most `exact_max` allowed rows is left to exact scoring. AnnShrunk when
+        the index file was cut short since it was opened."""
+        if self._fd is not None and os.fstat(self._fd).st_size < self._size:
+            raise AnnShrunk(f"{self.path.name} is shorter than when it was opened")
         base = _part(self._base, 0, self.base_rows, query, allowed, pool, exact_max)
         with self._lock:
             delta = _part(self._delta, self.base_rows, self.delta_rows, query, allowed, pool, exact_max)
@@ -195,7 +208,7 @@ def verified(path: Path, *, adopt: bool = True) -> bool:
         rows, size, crc = int(recorded["rows"]), int(recorded["bytes"]), int(recorded["crc"])
     except FileNotFoundError:
         return adopt and _adopted(path)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):  # 1e999 parses as infinity
         return False
     try:
         return path.stat().st_size == size and file_crc(path) == (size, crc) and rows >= 0

@@ -112,3 +112,18 @@ def every_row_passes(chunk_filter: ChunkFilter, rows: BrainRows) -> bool:
         and not (chunk_filter.active_only and rows.has_inactive)
         and not (chunk_filter.current_only and rows.has_noncurrent)
     )
+
+
+def sound_vector_rows(
+    conn: sqlite3.Connection, brain_id: str, chunk_ids: Sequence[str]
+) -> tuple[int, list[tuple[str, int]]]:
+    """The brain's vector epoch, and (chunk id, vector row) of those of the chunks whose rows are
+    not recorded damaged (vector_health.py)."""
+    epoch = schema.vector_epoch(conn, brain_id)
+    rows = conn.execute(
+        "SELECT c.id, c.vec_row FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+        "WHERE c.brain_id = ? AND NOT EXISTS (SELECT 1 FROM vector_damage d WHERE d.brain_id = ? "
+        "AND d.epoch = ? AND c.vec_row >= d.low AND c.vec_row < d.high)",
+        (json.dumps(list(chunk_ids)), brain_id, brain_id, epoch),
+    ).fetchall()
+    return epoch, [(row[0], int(row[1])) for row in rows]

@@ -35,10 +35,12 @@ from cairn.adapters.local import (
     fts_tag_words,
     page_cache,
     vector_health,
+    vector_store,
     vector_sums,
 )
 from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local.ann_index import AnnShrunk
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import leg_terms
@@ -347,19 +349,16 @@ class SqliteChunkIndex:
         if not chunk_ids:
             return {}
         with self._db.snapshot() as conn:
-            epoch = schema.vector_epoch(conn, brain_id)
-            rows = conn.execute(
-                "SELECT c.id, c.vec_row FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
-                "WHERE c.brain_id = ? AND NOT EXISTS (SELECT 1 FROM vector_damage d WHERE d.brain_id = ? "
-                "AND d.epoch = ? AND c.vec_row >= d.low AND c.vec_row < d.high)",
-                (json.dumps(list(chunk_ids)), brain_id, brain_id, epoch),
-            ).fetchall()
+            epoch, rows = reads.sound_vector_rows(conn, brain_id, chunk_ids)
         if not rows:
             return {}
         try:
             matrix = self._vectors.file(brain_id, epoch).read(np.array([r[1] for r in rows], dtype=np.int64))
         except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
             return {}
+        except vector_store.VectorFileShrunk:
+            self._health.check(brain_id)
+            raise vector_health.IndexDamaged() from None
         return {row[0]: matrix[i] for i, row in enumerate(rows)}
 
     def held(self, brain_id: str) -> dict[str, int]:
@@ -379,12 +378,18 @@ class SqliteChunkIndex:
         if query.top_k <= 0 or not query.filter.brain_ids:
             return []
         pool = max(query.candidate_pool, query.top_k)
-        boolean = query.boolean
-        terms = leg_terms(query)
         use_vector = query.vector is not None and query.vector_weight > 0
-        vector = self._query_vector(query.vector) if use_vector else None
+        vector = vector_store.query_unit(query.vector, self.dimension) if use_vector else None
         if vector is not None:
             self._health.ensure_checked(query.filter.brain_ids)
+        try:
+            return self._search(query, pool, vector)
+        except vector_store.VectorFileShrunk as cut:  # the check writes what it finds: after the snapshot
+            self._health.check(cut.brain_id)
+            raise vector_health.IndexDamaged() from None
+
+    def _search(self, query: ChunkQuery, pool: int, vector: Floats | None) -> list[ChunkHit]:
+        boolean, terms = query.boolean, leg_terms(query)
         with self._db.snapshot() as conn:
             brains = self._known(conn, query.filter.brain_ids)
             bm25 = (
@@ -438,6 +443,11 @@ class SqliteChunkIndex:
                 sims.append(self._vectors.file(brain_id, epoch).similarities(vec_rows, vector))
             except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
                 continue
+            except (
+                vector_store.VectorFileShrunk
+            ) as cut:  # cut short under us: its check records the loss and a rebuild
+                cut.brain_id = brain_id
+                raise
             rowids.append(rows.rowid_of[vec_rows])
         if not rowids:
             return {}
@@ -459,7 +469,11 @@ class SqliteChunkIndex:
         if ann is None:
             return np.flatnonzero(allowed)
         indexed = ann.indexed_rows  # read first: rows indexed meanwhile are merely found twice
-        found, exact = ann.search(vector, allowed, pool, self.exact_max_rows)
+        try:
+            found, exact = ann.search(vector, allowed, pool, self.exact_max_rows)
+        except AnnShrunk:
+            self._maintenance.lost(brain_id, epoch)
+            return np.flatnonzero(allowed)
         tail = np.flatnonzero(allowed[indexed:]) + indexed
         return np.unique(np.concatenate([found, exact, tail]))
 
@@ -467,11 +481,8 @@ class SqliteChunkIndex:
         return lambda brain_id, generation: self._brain_rows(conn, brain_id, generation)
 
     def _brain_rows(self, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
-        """The brain's cached rows, unless older than this snapshot's generation.
-
-        Newer rows than the snapshot are fine: chunks the snapshot cannot see are dropped when
-        their ids are looked up in it.
-        """
+        """The brain's cached rows, unless older than this snapshot's generation (newer ones are fine:
+        chunks the snapshot cannot see are dropped when their ids are looked up in it)."""
         cached = self._cache.get(brain_id)
         if cached is not None and cached.generation >= generation:
             return cached
@@ -480,14 +491,6 @@ class SqliteChunkIndex:
         if current is None or current.generation < generation:
             self._cache[brain_id] = fresh
         return fresh
-
-    # -- helpers ------------------------------------------------------------------------
-
-    def _query_vector(self, vector: Sequence[float] | None) -> Floats:
-        array = np.asarray(vector, dtype=np.float32)
-        if array.shape != (self.dimension,) or not np.isfinite(array).all():
-            raise InvalidInput(f"query vector must be {self.dimension} finite floats")
-        return unit_rows(array)[0]
 
     def _known(self, conn: sqlite3.Connection, brain_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         states = {brain_id: schema.brain_state(conn, brain_id) for brain_id in dict.fromkeys(brain_ids)}

@@ -132,6 +132,17 @@ class VectorMaintenance:
                 ann.add(first_row + start, vectors[start : start + CATCH_UP_BATCH])
         self.poke(brain_id, epoch)
 
+    def lost(self, brain_id: str, epoch: int) -> None:
+        """The brain's open index was found cut short: passed over (exact search) until rebuilt."""
+        log.warning("a vector index was cut short while in use: searching exactly until it is rebuilt")
+        key = (brain_id, epoch)
+        with self._lock:
+            self._anns.pop(key, None)
+            signature = _signature(self.index_path(brain_id, epoch))
+            if signature is not None:
+                self._unsound[key] = signature
+            self._wanted.add(brain_id)
+
     def forget(self, brain_id: str) -> None:
         """Let go of the brain's open indexes (every epoch) and of any pending work on it."""
         with self._lock:

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
+from cairn.domain.errors import InvalidInput
 
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
@@ -39,12 +40,28 @@ _CRC_BLOCK = 4 * 1024 * 1024
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,100}")
 
 
+class VectorFileShrunk(Exception):
+    """The file holds fewer rows than a read needs: cut short while in use (rows it had are lost).
+    Raised before the mapping is touched, where reading past the file's end would kill the
+    process (SIGBUS); the chunk index then checks the brain's file, which records the loss."""
+
+    brain_id = ""  # the brain whose file it is, named by whoever knows it
+
+
 def unit_rows(vectors: npt.ArrayLike) -> Floats:
     """float32 copy with every non-zero row scaled to length 1."""
     matrix = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.divide(matrix, norms, out=matrix, where=norms > 0)
     return matrix
+
+
+def query_unit(vector: npt.ArrayLike | None, dimension: int) -> Floats:
+    """A query vector as one unit row; InvalidInput unless `dimension` finite floats."""
+    array = np.asarray(vector, dtype=np.float32)
+    if array.shape != (dimension,) or not np.isfinite(array).all():
+        raise InvalidInput(f"query vector must be {dimension} finite floats")
+    return unit_rows(array)[0]
 
 
 def _dot(matrix: Floats, query: Floats) -> Floats:
@@ -189,7 +206,7 @@ class VectorFile:
         for i, row in enumerate(rows.tolist()):
             data = os.pread(fd, size, row * size)
             if len(data) != size:
-                raise IndexError(f"vector row {row} is past the end of {self.path.name}")
+                raise VectorFileShrunk(f"vector row {row} is past the end of {self.path.name}")
             out[i] = np.frombuffer(data, dtype="<f4")
         return out.astype(np.float32, copy=False)
 
@@ -205,12 +222,15 @@ class VectorFile:
         return self._fd
 
     def _current(self, rows: Rows) -> Floats:
-        """The mapped matrix, remapped first if another process appended rows past it."""
+        """The mapped matrix, remapped first if another process appended rows past it, and only
+        while the file still holds every mapped row (VectorFileShrunk when it no longer does)."""
         matrix = self._matrix
         if rows.size and int(rows.max()) >= matrix.shape[0]:
             with self._lock:
                 self._remap()
             matrix = self._matrix
+        if matrix.shape[0] and os.fstat(self._descriptor()).st_size < matrix.shape[0] * self._row_bytes:
+            raise VectorFileShrunk(f"{self.path.name} is shorter than the rows mapped from it")
         return matrix
 
     def _remap(self) -> None:

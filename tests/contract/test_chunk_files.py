@@ -210,7 +210,9 @@ def test_a_damaged_ann_index_is_passed_over_for_exact_search_and_rebuilt(
     assert [top(index, written[i]) for i in range(0, ROWS, 7)] == before
 
 
-def test_a_sum_whose_size_overflows_passes_the_index_over(files: tuple[Path, Path], written: np.ndarray) -> None:
+def test_a_sum_whose_size_overflows_passes_the_index_over(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
     pytest.importorskip("faiss")
     options = {"ann_min_rows": 40, "exact_max_rows": 5}
     index = opened(files, **options)

@@ -6,7 +6,8 @@
 | `source_agent`    | zengram memories stored by that agent (`source_agent`)                   |
 | `agent_scope`     | documents under the Jeffs Brain agent scope `memory/agent/<agent>/`      |
 | `session_actor`   | sessions of that actor with their messages, and what was drawn from them |
-|                   | (transcripts, extracted facts and episodes name the actor in `actor_id`) |
+|                   | (transcripts, extracted facts and episodes name the actor in `actor_id`; |
+|                   | the summary and archives consolidation writes in the actor's folder)     |
 | `any`             | all of the above under that name at once: one person or agent, whichever |
 |                   | surface recorded it                                                      |
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
+from cairn.services.memory.fact_memory import namespace
 
 MAX_VALUE = 256
 
@@ -79,7 +81,17 @@ class Subject:
             or (self.covers(SubjectKind.source_agent) and memory.get("source_agent") == self.value)
             or (self.covers(SubjectKind.agent_scope) and path.startswith(f"{AGENT_PREFIX}{self.value}/"))
             or (self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value)
+            or (self.covers(SubjectKind.session_actor) and self._derived_in_actor_folder(path))
         )
+
+    def _derived_in_actor_folder(self, path: str) -> bool:
+        """Consolidation's summary and monthly archives of the actor's fact folder: they quote the
+        facts, and name no actor."""
+        folder = namespace(self.value)
+        if not path.startswith(folder) or "/" in path[len(folder) :]:
+            return False
+        name = path[len(folder) :]
+        return name == "_summary.md" or (name.startswith("_archive-") and name.endswith(".md"))
 
     def selects_session(self, session: dict[str, Any]) -> bool:
         return self.covers(SubjectKind.session_actor) and session.get("actor_id") == self.value

@@ -89,14 +89,21 @@ def same_fact(new: frozenset[str], old: frozenset[str], min_overlap: float) -> b
 def namespace(actor_id: str | None) -> str:
     if not actor_id:
         return GLOBAL_PREFIX
-    slug = re.sub(r"[^a-z0-9._-]+", "-", actor_id.lower()).strip("-.") or "agent"
-    return f"{AGENT_PREFIX}{slug[:64]}/"
+    return f"{AGENT_PREFIX}{_slug(actor_id)}/"
 
 
-def fact_path(ns: str, text: str) -> str:
+def _slug(actor_id: str) -> str:
+    return (re.sub(r"[^a-z0-9._-]+", "-", actor_id.lower()).strip("-.") or "agent")[:64]
+
+
+def fact_path(ns: str, text: str, actor_id: str | None = None) -> str:
+    """Where a fact's note lives: derived from its words, so the same fact lands on the same note.
+    Actors whose names share a folder (`user/42` and `user:42`, `Alice` and `alice`) keep apart:
+    an actor whose name is not its folder's slug has its name in the digest too."""
     normal = " ".join(_WORD.findall(text.lower()))
     slug = "-".join(normal.split()[:10])[:64].strip("-") or "fact"
-    digest = hashlib.sha256(normal.encode()).hexdigest()[:10]
+    salt = f"{actor_id}\x00" if actor_id and _slug(actor_id) != actor_id else ""
+    digest = hashlib.sha256((salt + normal).encode()).hexdigest()[:10]
     return f"{ns}{slug}-{digest}.md"
 
 
@@ -118,8 +125,12 @@ class FactMemory:
 
     def store(self, brain: Brain, draft: FactDraft, prov: Provenance) -> StoredFact:
         ns = namespace(prov.actor_id)
-        path = fact_path(ns, draft.text)
-        twin = None if self.documents.exists(brain, path) else self._near_duplicate(brain, ns, draft.text)
+        path = fact_path(ns, draft.text, prov.actor_id)
+        twin = (
+            None
+            if self.documents.exists(brain, path)
+            else self._near_duplicate(brain, ns, draft.text, prov.actor_id)
+        )
         if twin is not None and twin.metadata.get("kind") != FACT_KIND:
             return StoredFact(twin, "known")  # never rewrite someone's own note
         target = twin.path if twin is not None else path
@@ -151,12 +162,16 @@ class FactMemory:
         doc = outcome.document if outcome else self.documents.get(brain, target)
         return StoredFact(doc, state.get("outcome", "unchanged"))
 
-    def _near_duplicate(self, brain: Brain, ns: str, text: str) -> Document | None:
+    def _near_duplicate(self, brain: Brain, ns: str, text: str, actor_id: str | None) -> Document | None:
+        """A note of the folder that already says this; another actor's fact note never does
+        (an erasure of one actor must not find its words in the other's note)."""
         tokens = fact_tokens(text)
         result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False)
         for hit in result.hits:
             words = fact_tokens(hit.content)
             if hit.metadata.get("kind") == FACT_KIND:
+                if hit.metadata.get("actor_id") != actor_id:
+                    continue
                 if same_fact(tokens, words, self.dedupe_overlap):
                     return self.documents.get_by_id(brain, hit.document_id)
             elif tokens and tokens <= words:

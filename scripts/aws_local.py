@@ -227,8 +227,8 @@ def load_handler(*, job_worker: bool = True) -> Any:
 
 
 def event_of(request: Request, body: bytes, iam: dict[str, Any] | None = None) -> dict[str, Any]:
-    text = body.decode("utf-8") if body else None
-    binary = bool(body) and not _is_text(request.headers.get("content-type", ""))
+    text = _utf8(body) if body and _is_text(request.headers.get("content-type", "")) else None
+    binary = bool(body) and text is None  # base64 in the event, as API Gateway sends what is not text
     client = request.client.host if request.client else "127.0.0.1"
     headers = {k: v for k, v in request.headers.items()}
     # API Gateway tells the function how the client reached it; here that is plain http on this
@@ -277,6 +277,13 @@ class LocalContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 29_000
+
+
+def _utf8(body: bytes) -> str | None:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _is_text(content_type: str) -> bool:

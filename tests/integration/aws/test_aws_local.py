@@ -21,6 +21,7 @@ from botocore.config import Config
 from mcp import Client
 
 from tests.integration.aws.aws_local_run import AwsLocal, aws_local, moto_credentials, run_smoke, smoke_steps
+from tests.unit.ingest.pdfs import make_pdf
 
 pytestmark = pytest.mark.anyio
 
@@ -65,6 +66,35 @@ async def test_rest_and_mcp_through_the_api_handler_on_moto(emulated: AwsLocal) 
     objects = moto_client(emulated, "s3").list_objects_v2(Bucket="cairn-local").get("Contents", [])
     items = moto_client(emulated, "dynamodb").scan(TableName="cairn-local", Select="COUNT")["Count"]
     assert objects and items > 2
+
+
+async def test_bodies_that_are_not_utf8_reach_the_function_base64_encoded(emulated: AwsLocal) -> None:
+    """As API Gateway does: binary bytes are stored as sent, a PDF is ingested, bad JSON is the
+    function's own 400 (not the emulation's 500)."""
+    binary = b"\x00\x9c\xff\xfe raw bytes \xe2\x28\xa1"
+    pdf = make_pdf([["The heron nests by the weir."]], title="Heron")
+    pdf = pdf.replace(b"%PDF-1.4\n", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", 1)  # a real PDF's binary marker
+    async with httpx.AsyncClient(base_url=emulated.base, timeout=30) as http:
+        assert (await http.post("/v1/brains", json={"name": "Bytes"})).status_code == 201
+        put = await http.put(
+            "/v1/brains/bytes/documents",
+            params={"path": "raw/blob.bin"},
+            content=binary,
+            headers={"content-type": "application/octet-stream"},
+        )
+        read = await http.get("/v1/brains/bytes/documents/read", params={"path": "raw/blob.bin"})
+        ingested = await http.post(
+            "/v1/brains/bytes/documents/ingest/file",
+            data={"path": "papers/heron.pdf"},
+            files={"file": ("heron.pdf", pdf, "application/pdf")},
+        )
+        bad_json = await http.post(
+            "/v1/brains", content=b"\xff{", headers={"content-type": "application/json"}
+        )
+    assert put.status_code == 204 and read.content == binary
+    assert ingested.status_code == 200, ingested.text
+    assert ingested.json()["path"] == "papers/heron.pdf" and ingested.json()["chunk_count"] >= 1
+    assert bad_json.status_code == 400 and bad_json.json()["code"] == "validation_error"
 
 
 async def test_concurrent_clients_get_no_errors(emulated: AwsLocal) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import boto3
 import pytest
 from moto import mock_aws
 
 from cairn.adapters.aws.sfn_idempotency import IDEMPOTENCY_PARTITION, idempotent_steps
+from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
+from cairn.adapters.aws.sfn_tasks import task_handler
+from cairn.domain.errors import InvalidInput
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 
@@ -99,3 +102,11 @@ def test_other_actions_are_not_deduplicated(client: Any) -> None:
     handler(begin, LambdaContext())
 
     assert len(task.calls) == 2
+
+
+@pytest.mark.parametrize("event", [None, [], "step", 7])
+def test_an_event_that_is_not_an_object_is_refused_as_invalid_task_input(client: Any, event: Any) -> None:
+    handler = idempotent_steps(task_handler(cast(StepFunctionsJobRunner, None)), TABLE, client)
+
+    with pytest.raises(InvalidInput, match="not a job task event"):
+        handler(event, LambdaContext())

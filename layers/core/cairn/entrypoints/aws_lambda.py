@@ -8,18 +8,89 @@ Powertools logs each invocation with its Lambda context (structured JSON, reques
 correlation id) and emits a ColdStart metric and an Invocations metric per call; the task
 functions also trace with Powertools' Tracer (a no-op outside Lambda), the API function with
 Lambda's active tracing alone. Events are never logged: they carry bearer tokens and memory
-contents.
+contents. An API event Mangum could not read (not HTTP API payload 2.0, or mistyped) is answered
+with a 400 Problem+JSON and one log line, and a task event that is not an object raises
+InvalidInput, as task_handler refuses other invalid input: never a traceback from inside.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cairn.container import Container
+from cairn.domain.errors import InvalidInput
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+log = logging.getLogger("cairn.lambda")
+
+
+class _Http(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    method: str
+    path: str
+    sourceIp: str
+
+
+class _RequestContext(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    http: _Http
+
+
+class HttpApiEvent(BaseModel):
+    """What of an API Gateway HTTP API (payload 2.0) event Mangum reads, typed as API Gateway
+    sends it: anything else would fail inside Mangum, before the app could answer."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    version: Literal["2.0"]
+    requestContext: _RequestContext
+    headers: dict[str, str] = {}
+    cookies: list[str] | None = None
+    rawQueryString: str = ""
+    body: str | None = None
+    isBase64Encoded: bool = False
+
+
+def http_event_problem(event: Any) -> str | None:
+    """Why `event` is not an HTTP API request the app can be given (None: it is one)."""
+    if not isinstance(event, dict) or not {"version", "requestContext", "rawPath", "headers"} & set(event):
+        return "not an API Gateway HTTP API event"
+    try:
+        parsed = HttpApiEvent.model_validate(event)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"not an API Gateway HTTP API (payload 2.0) event: {where}: {first['msg']}"
+    if parsed.isBase64Encoded and parsed.body:
+        try:
+            base64.b64decode(parsed.body)
+        except (binascii.Error, ValueError):
+            return "the event's body is marked base64-encoded but is not base64"
+    host = parsed.headers.get("host", "")
+    port = host.split(":", 1)[1] if ":" in host else parsed.headers.get("x-forwarded-port", "80")
+    if not port.isdigit():
+        return "the event's host or x-forwarded-port header names no port"
+    return None
+
+
+def refused(detail: str) -> dict[str, Any]:
+    """API Gateway's answer of a 400 Problem+JSON, as the REST surface words one."""
+    from cairn.entrypoints.rest.problems import PROBLEM_JSON
+
+    body = {"status": 400, "title": "Bad Request", "detail": detail, "code": "validation_error"}
+    return {
+        "statusCode": 400,
+        "headers": {"content-type": PROBLEM_JSON},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
 
 
 def observed(handler: Handler, *, traced: bool = False) -> Handler:
@@ -66,7 +137,11 @@ def api_handler(make_container: Callable[[], Container]) -> Handler:
 
     built: dict[str, Mangum] = {}
 
-    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    def handle(event: Any, context: Any) -> dict[str, Any]:
+        problem = http_event_problem(event)
+        if problem is not None:  # one line: the event itself may hold tokens and memories
+            log.error("refused an API invocation: %s", problem)
+            return refused(problem)
         if "app" not in built:
             built["app"] = Mangum(create_app(make_container()), lifespan="off", api_gateway_base_path="/")
         response: dict[str, Any] = built["app"](event, context)
@@ -92,10 +167,12 @@ def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
     `schedule` and `sweep` actions; built on first use."""
     built: dict[str, JobTasks] = {}
 
-    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    def handle(event: Any, context: Any) -> dict[str, Any]:
         if "tasks" not in built:
             built["tasks"] = make_tasks()
         tasks = built["tasks"]
+        if not isinstance(event, dict):
+            raise InvalidInput(f"not a job task event: a JSON object expected, not {type(event).__name__}")
         if event.get("action") == "sweep":
             return {"settled": tasks.sweep()}
         if event.get("action") == "schedule":

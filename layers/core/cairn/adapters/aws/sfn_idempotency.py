@@ -44,8 +44,8 @@ def idempotent_steps(task: Task, table: str, client: Any = None, *, expires_afte
         return task(event, None)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if event.get("action") != "step":
-            return task(event, context)
+        if not isinstance(event, dict) or event.get("action") != "step":
+            return task(event, context)  # which refuses an event that is not a task's
         if context is not None and hasattr(context, "get_remaining_time_in_millis"):
             config.register_lambda_context(context)
         return run_step(event=event)

@@ -334,9 +334,10 @@ class IngestService:
         started: float,
         upload_key: str | None = None,
     ) -> IngestResult:
-        """Keep the bytes as an upload blob (unless they are one) and queue the ingest; the same
-        bytes to the same path while a job for them exists return that job (idempotency key) and
-        its promised id."""
+        """Keep the bytes as an upload blob (unless they are one) and queue the ingest. The same
+        bytes to the same path return the job already queued for them (idempotency key) and its
+        promised id; once that job completed, only while the document still holds what it stored
+        (otherwise they are ingested again, keyed on the version they replace)."""
         assert self.jobs is not None
         digest = checksum(data)
         if upload_key is None:
@@ -354,16 +355,18 @@ class IngestService:
         key = f"ingest:{brain.id}:{path}:{digest}"
         by = access.job_principal()
         job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
-        if job.status is JobStatus.failed:  # asking again is a retry, not a replay of the failure
-            retry = f"{key}:{new_id('r')}"
+        if _replaced(job, live):  # deleted or overwritten since: this version's own ingest
+            key = f"{key}:{live.id}@{live.version}" if live is not None else f"{key}:none"
+            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
+        if job.status is JobStatus.failed or _replaced(job, live):
+            retry = f"{key}:{new_id('r')}"  # asking again is a retry, not a replay of the failure
             job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
-        if job.status is JobStatus.completed and job.result:
-            r = job.result
+        if job.status is JobStatus.completed and live is not None:  # and live holds what it stored
             return IngestResult(
-                document_id=str(r["document_id"]),
-                path=str(r["path"]),
+                document_id=live.id,
+                path=live.path,
                 hash=digest,
-                chunk_count=int(r["chunk_count"]),
+                chunk_count=live.chunk_count,
                 embedded_count=0,
                 duration_ms=int((time.perf_counter() - started) * 1000),
                 reused=True,
@@ -428,3 +431,11 @@ class IngestService:
         name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
         path = url_path(fetched.final_url)
         return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type, path=path)
+
+
+def _replaced(job: Job, live: Document | None) -> bool:
+    """The job completed, but the document at its path no longer holds the bytes it stored."""
+    if job.status is not JobStatus.completed:
+        return False
+    stored = (job.result or {}).get("hash")
+    return live is None or live.deleted_at is not None or live.checksum_sha256 != stored

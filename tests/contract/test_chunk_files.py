@@ -95,6 +95,7 @@ VECTOR_DAMAGE: dict[str, tuple[Callable[[Path], None], set[str]]] = {
     "garbage in the middle": (damage_garbage(23), {f"c{i}" for i in range(20, 30)}),
     "emptied": (damage_truncate(ROWS), {f"c{i}" for i in range(ROWS)}),
     "deleted": (lambda path: path.unlink(), {f"c{i}" for i in range(ROWS)}),
+    "a directory in its place": (lambda path: (path.unlink(), path.mkdir()), {f"c{i}" for i in range(ROWS)}),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class CairnError(Exception):
     """Base class. `code` is the machine-readable identifier surfaces expose."""
@@ -104,3 +106,62 @@ class FetchFailed(CairnError):
 
 class UnsupportedContent(InvalidInput):
     code = "unsupported_content"
+
+
+STORAGE_FULL = "the server's disk is full: the request was not completed; free disk space, then send it again"
+
+
+class StorageFull(Unavailable):
+    """The server's disk (or the data directory's quota) is full. The request was refused where it
+    could not write; a write whose record was committed before that point is not acknowledged,
+    and its index intent is settled once there is room (services/documents/index_sweeper.py)."""
+
+    code = "storage_full"
+
+    def __init__(self, message: str = "", *, retry_after_s: int = 30) -> None:
+        super().__init__(message or STORAGE_FULL, retry_after_s=retry_after_s)
+
+
+class DamagedStore(DamagedContent):
+    """A file of the store itself (a database, its log) is damaged or is not a file: the server
+    refuses to start on it, or, found while serving, refuses what needs it. `cairn check` names it."""
+
+    code = "damaged_store"
+
+
+# SQLite's primary result codes (sqlite3.SQLITE_*), named here so the domain imports no store.
+_SQLITE_READONLY, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 8, 11, 13, 26
+
+
+def storage_failure(exc: BaseException) -> CairnError | None:
+    """What an error of the disk or of SQLite means to a caller, or None when it means a bug: a
+    full disk (ENOSPC, EDQUOT, SQLITE_FULL), a database SQLite could open only read-only, or a
+    damaged one. The embedded store raises what this returns where it writes (adapters/local),
+    and every surface's error translation asks it before answering `internal_error`."""
+    seen: BaseException | None = exc
+    for _ in range(4):  # the error itself, or what it was raised from / while handling
+        if seen is None:
+            return None
+        if isinstance(seen, CairnError):
+            return seen if isinstance(seen, StorageFull | DamagedStore) else None
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return StorageFull()
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            primary = code & 0xFF  # the primary code of an extended one
+            if primary == _SQLITE_FULL:
+                return StorageFull()
+            if primary == _SQLITE_READONLY:
+                return Unavailable(
+                    "the server cannot write its data files (SQLite opened one read-only): "
+                    "`cairn check` names what is wrong",
+                    retry_after_s=30,
+                )
+            if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+                return DamagedStore(
+                    f"a database file of the server is damaged ({seen}): `cairn check` names it "
+                    "and says what to do"
+                )
+            return None
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
+from cairn.adapters.local.durable_dirs import fsync_directory, make_directories, storage_errors
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 
 MAX_KEY_BYTES = 1024  # S3's limit, kept here so backends agree
@@ -61,6 +61,10 @@ class FileBlobStore:
 
     def put(self, key: str, data: bytes) -> None:
         target = self._path(key)
+        with storage_errors():  # a full disk: StorageFull, not an OSError
+            self._put(target, key, data)
+
+    def _put(self, target: Path, key: str, data: bytes) -> None:
         try:
             make_directories(target.parent)
         except (FileExistsError, NotADirectoryError) as exc:

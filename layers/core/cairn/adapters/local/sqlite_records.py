@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from cairn.adapters.local.durable_dirs import storage_errors
 from cairn.domain.errors import CairnError, InvalidInput, RecordConflict
 from cairn.ports.records import (
     MAX_GET_MANY,
@@ -401,14 +402,15 @@ class SqliteRecordStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
-        _begin_immediate(conn)
-        try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with storage_errors():  # a full disk, or a log SQLite could open only read-only
+            _begin_immediate(conn)
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
 
 def _versions(conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int | None]:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from cairn.adapters.local.durable_dirs import storage_errors
+
 BUSY_TIMEOUT_S = 30.0
 _SECURE_DELETE = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reads back
 
@@ -57,13 +59,15 @@ class ThreadConnections:
             restore = _SECURE_DELETE[int(conn.execute("PRAGMA secure_delete").fetchone()[0])]
             conn.execute("PRAGMA secure_delete=ON")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+            with storage_errors():  # a full disk inside (a vector file's append included) or at COMMIT
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:  # a COMMIT that failed on a full disk may have rolled back
+                        conn.execute("ROLLBACK")
+                    raise
         finally:
             if restore is not None:
                 conn.execute(f"PRAGMA secure_delete={restore}")
@@ -72,11 +76,12 @@ class ThreadConnections:
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every statement inside sees the same committed state."""
         conn = self.get()
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+        with storage_errors():
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import mmap
 import os
 import re
@@ -23,8 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
+from cairn.adapters.local.sqlite_files import move_aside
 from cairn.domain.errors import InvalidInput
 
+log = logging.getLogger(__name__)
 Rows = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
 
@@ -93,6 +96,9 @@ class VectorFile:
         self._lock = threading.Lock()
         self._matrix: Floats = np.zeros((0, dimension), dtype=np.float32)
         self._fd: int | None = None
+        if path.exists() and not path.is_file():  # a directory in its place: as if it were deleted
+            moved = move_aside([path])
+            log.warning("%s is not a file: moved aside (%s), its vectors rebuilt", path.name, moved[0].name)
         if path.exists():
             with path.open("r+b") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)

@@ -35,7 +35,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_compact(args: argparse.Namespace) -> int:
     from cairn.ports.chunks import CompactableChunks
 
-    container = open_store(args, existing=True)
+    container = open_store(args, existing=True, verified=True)
     chunks = container.adapters.chunks
     if not isinstance(chunks, CompactableChunks):
         print("nothing to compact: this store's search index manages its own storage")

@@ -41,18 +41,25 @@ def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
         raise InvalidInput("invalid settings: " + "; ".join(problems)) from None
 
 
-def open_store(args: argparse.Namespace, *, existing: bool, settled: bool = True) -> Container:
+def open_store(
+    args: argparse.Namespace, *, existing: bool, settled: bool = True, verified: bool = False
+) -> Container:
     """The store in the data directory. A command that only reads it (`existing`) refuses a
     directory holding no store instead of creating an empty one there (a mistyped --data-dir).
-    What a stopped process left unindexed is indexed first, unless not `settled`."""
+    What a stopped process left unindexed is indexed first, unless not `settled`. A `verified`
+    store had every page of its databases read first (bootstrap/local.py `check_local_files`)."""
     from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import check_local_files
 
     settings = settings_from(args)
-    if existing and settings.backend == "local" and not (settings.data_dir / STORE_FILE).is_file():
+    store = settings.data_dir / STORE_FILE
+    if existing and settings.backend == "local" and not (store.exists() or store.is_symlink()):
         raise NoStore(
             f"no Cairn store in {settings.data_dir.resolve()}: check --data-dir (or CAIRN_DATA_DIR); "
             "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
         )
+    if verified:
+        check_local_files(settings)
     container = build_container(settings)
     if settled:
         settle(container)

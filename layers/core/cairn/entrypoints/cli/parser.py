@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, storage_failure
 from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.entrypoints.cli.calibrate import add_calibrate_parser, cmd_calibrate
 from cairn.entrypoints.cli.check import add_check_parser, cmd_check
@@ -160,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = add_check_parser(sub)
     data_dir(check)
     check.set_defaults(
-        func=lambda args: cmd_check(open_store(args, existing=True, settled=not args.dry_run), args)
+        func=lambda args: cmd_check(
+            open_store(args, existing=True, settled=not args.dry_run, verified=True), args
+        )
     )
 
     restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
@@ -220,3 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # flush at exit cannot fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return STDOUT_CLOSED
+    except Exception as exc:  # a full disk or a damaged database is said in one line, as a CairnError
+        known = storage_failure(exc)
+        if known is None:
+            raise
+        print(f"error: {known.code}: {known.message}", file=sys.stderr)
+        return 2

@@ -24,6 +24,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import check_local_files
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
     from cairn.services.documents.index_sweeper import IndexSweeper
@@ -42,6 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     listening = listen(settings.host, settings.port)
     if listening is None:
         return 1
+    check_local_files(settings, pages=False)  # a directory where a database should be: refused
     container = build_container(settings)
     settle(container)
     start_repairs(container)

@@ -7,6 +7,10 @@ never carries exception text.
 
 Mapping choices: `url_refused` is 400 (the caller's URL is the problem, not the upstream);
 `unsupported_content` is 415 (the bytes are of a kind we cannot ingest); `fetch_failed` is 502.
+A full disk is 503 `storage_full` with Retry-After (not WebDAV's 507: every operation already
+declares 503, and clients already wait and retry on it), a damaged database 503 `damaged_store`;
+an OSError or sqlite3 error meaning either is answered so wherever it was raised
+(domain/errors.py `storage_failure`).
 
 The framework's own errors are handled here for the whole app: a 405 names in `Allow` every
 method the path serves, and on the MCP endpoints the error is a JSON-RPC error, as the MCP SDK
@@ -29,7 +33,14 @@ from starlette.routing import Match
 
 from cairn.auth.access import InsufficientScope
 from cairn.domain import json_input
-from cairn.domain.errors import CairnError, InvalidInput, Unavailable
+from cairn.domain.errors import (
+    CairnError,
+    DamagedStore,
+    InvalidInput,
+    StorageFull,
+    Unavailable,
+    storage_failure,
+)
 
 log = logging.getLogger("cairn.rest")
 
@@ -57,6 +68,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "auth_unavailable": 503,
     "unavailable": 503,
     "damaged_content": 503,  # a stored file is damaged: nothing the caller sent is wrong
+    "damaged_store": 503,  # a database of the store is damaged: `cairn check` says which
+    "storage_full": 503,  # with Retry-After: the disk may have room again soon, nothing sent is wrong
     "timeout": 504,
 }
 
@@ -171,6 +184,8 @@ async def _on_cairn_error(request: Request, exc: Exception) -> Response:
         needed = f', scope="{exc.scope}"' if exc.scope else ""
         response.headers["WWW-Authenticate"] = f'Bearer error="insufficient_scope"{needed}'
         return response
+    if isinstance(exc, StorageFull | DamagedStore):  # the operator's to see, not only the caller's
+        log.error("%s on %s %s: %s", exc.code, request.method, request.url.path, exc.message)
     response = problem(status, exc.message, exc.code)
     if isinstance(exc, Unavailable):
         response.headers["Retry-After"] = str(exc.retry_after_s)
@@ -215,6 +230,13 @@ def allowed_methods(request: Request) -> str:
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> Response:
+    known = storage_failure(exc)  # a full disk, a damaged database: said as such, not as a crash
+    if known is not None:
+        if not _is_api(request):
+            log.error("%s on %s %s: %s", known.code, request.method, request.url.path, exc)
+            return PlainTextResponse(known.message, status_code=STATUS_BY_CODE.get(known.code, 503))
+        log.warning("what the disk or SQLite said: %s", exc)  # _on_cairn_error logs the request
+        return await _on_cairn_error(request, known)
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     if not _is_api(request):
         return PlainTextResponse("Internal Server Error", status_code=500)

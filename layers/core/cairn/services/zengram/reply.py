@@ -18,6 +18,7 @@ from cairn.domain.errors import (
     NoBrain,
     NotFound,
     Unavailable,
+    storage_failure,
 )
 from cairn.services.zengram.validate import (
     Refused,
@@ -57,6 +58,11 @@ def run(op: Callable[[], Reply]) -> Reply:
         return Reply(503, {"error": exc.message})
     except CairnError as exc:
         return Reply(400, {"error": exc.message})
-    except Exception:
+    except Exception as exc:
+        known = storage_failure(exc)  # a full disk or a damaged database: not a bug of ours
+        if isinstance(known, Unavailable):
+            return Reply(503, {"error": known.message}, {"Retry-After": str(known.retry_after_s)})
+        if known is not None:
+            return Reply(503, {"error": known.message})
         log.exception("zengram API operation failed")
         return Reply(500, {"error": "Internal server error"})

@@ -10,8 +10,9 @@ tools/list advertises each declaration's cleaned input schema and its output sch
    field's complaint;
 4. the handler runs with that model: a sync one in a worker thread, a streaming one on the event
    loop with the request Context; a CairnError -> its code and message; an MCPError passes through
-   (a JSON-RPC error); anything else -> `internal_error`, logged with its traceback, its text
-   withheld from the caller;
+   (a JSON-RPC error); a full disk or a damaged database -> `storage_full`, `damaged_store`
+   (domain/errors.py `storage_failure`); anything else -> `internal_error`, logged with its
+   traceback, its text withheld from the caller;
 5. a successful result is checked against the output model (as the SDK does), and, when the tool's
    scope is not read, audited from the same validated model; a failing audit is logged and never
    turns that success into an error.
@@ -36,7 +37,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from cairn.auth import access
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, storage_failure
 from cairn.entrypoints.mcp.kit import request_meta
 from cairn.entrypoints.mcp.kit.audit import CallAudit
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
@@ -159,6 +160,7 @@ class SurfaceServer(MCPServer[Any]):
         return await spec.streaming(self.deps, args, context)
 
     def _failed(self, name: str, exc: Exception) -> CallToolResult:
+        exc = storage_failure(exc) or exc  # a full disk, a damaged database: said, not a crash
         if isinstance(exc, CairnError):
             log.info("tool %s failed: %s: %s", name, exc.code, exc.message)
             return self.errors.tool_error(exc.code, exc.message, exc)

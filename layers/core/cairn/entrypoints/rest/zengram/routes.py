@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from cairn.auth import access
 from cairn.auth.principal import READ, WRITE
 from cairn.domain import json_input
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import InvalidInput, storage_failure
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.reply import Reply, refusal, run
 from cairn.services.zengram.validate import Refused
@@ -66,7 +66,13 @@ def zengram_router(api: ZengramApi) -> APIRouter:
 
         def scoped() -> Reply:
             with access.needing(scope):
-                return op(body)
+                try:
+                    return op(body)
+                except Exception as exc:  # a full disk, a damaged database: zengram's 503, not a 500
+                    known = storage_failure(exc)
+                    if known is None or known is exc:
+                        raise
+                    raise known from exc
 
         reply = await anyio.to_thread.run_sync(lambda: run(scoped))
         return answer(reply, request_id)

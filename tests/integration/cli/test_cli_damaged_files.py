@@ -1,0 +1,172 @@
+"""Damaged files of the embedded store, as the `cairn` commands meet them (in-process, on the real
+store): a damaged search index is moved aside and rebuilt from the documents; a damaged records or
+jobs database, or a directory where a database or its log should be, is refused in one line naming
+the file and what to do (exit 2, no traceback); a full disk is one line too. And a write that the
+full disk stopped after its record's commit is not acknowledged, and indexed once there is room."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.vector_store import VectorFile
+from cairn.bootstrap import build_container
+from cairn.config import Settings
+from cairn.domain.errors import StorageFull
+from cairn.entrypoints.cli import main
+from cairn.ports.chunks import ChunkFilter, ChunkQuery
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(40):
+        (docs / f"n{n}.md").write_text(f"# Note {n}\n\nzebra{n} eats grass near river{n}.\n")
+    data = tmp_path / "data"
+    assert run(capsys, "ingest", str(docs), "--brain", "b", "--create", "--data-dir", str(data))[0] == 0
+    for db in ("chunks", "records", "jobs"):  # every page in the database file itself
+        conn = sqlite3.connect(data / f"{db}.sqlite3")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+    return data
+
+
+def flip_middle_byte(path: Path) -> None:
+    size = path.stat().st_size
+    with path.open("r+b") as fh:
+        fh.seek(size // 2)
+        byte = fh.read(1)
+        fh.seek(size // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+
+
+def test_a_damaged_search_index_is_moved_aside_and_rebuilt_by_check(
+    data: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    flip_middle_byte(data / "chunks.sqlite3")
+
+    with caplog.at_level(logging.WARNING):
+        code, out, err = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 0 and "Traceback" not in err
+    assert "indexed 40 documents again" in out
+    assert "chunks.sqlite3" in caplog.text and "is damaged" in caplog.text and "moved aside" in caplog.text
+    moved = {p.name.split(".damaged-")[0] for p in data.glob("*.damaged-*")}
+    assert (
+        {"chunks.sqlite3", "vectors"}
+        <= moved
+        <= {"chunks.sqlite3", "chunks.sqlite3-wal", "chunks.sqlite3-shm", "vectors"}
+    )
+    code, out, _ = run(capsys, "search", "zebra7", "--data-dir", str(data))
+    assert code == 0 and "n7.md" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("command", ["check", "compact"])
+@pytest.mark.parametrize("name", ["records.sqlite3", "jobs.sqlite3"])
+def test_a_damaged_records_or_jobs_database_is_refused_in_one_line(
+    data: Path, capsys: pytest.CaptureFixture[str], name: str, command: str
+) -> None:
+    os.truncate(data / name, (data / name).stat().st_size // 2)
+
+    code, _, err = run(capsys, command, "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: damaged_store: {name} in {data.resolve()} is damaged")
+    assert "from a backup" in err
+
+
+def test_a_command_that_reads_a_damaged_page_says_so_in_one_line(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Commands other than check and compact do not read every page first: the page
+    they cannot read is said as a damaged store, and `cairn check` names the file."""
+    os.truncate(data / "records.sqlite3", (data / "records.sqlite3").stat().st_size // 2)
+
+    code, _, err = run(capsys, "search", "zebra1", "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: damaged_store: ") and "`cairn check` names it" in err
+
+
+@pytest.mark.parametrize(
+    "name", ["records.sqlite3", "records.sqlite3-wal", "records.sqlite3-shm", "jobs.sqlite3"]
+)
+def test_a_directory_where_a_database_or_its_log_should_be_is_refused(
+    data: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (data / name).unlink(missing_ok=True)
+    (data / name).mkdir()
+
+    code, _, err = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("error: damaged_store: ") and f"({name} is a directory)" in err
+    if name.endswith("-shm"):
+        assert f"remove {name}" in err
+
+
+def test_a_directory_where_the_index_log_should_be_sets_the_index_aside(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (data / "chunks.sqlite3-wal").unlink(missing_ok=True)
+    (data / "chunks.sqlite3-wal").mkdir()
+
+    code, out, _ = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 0 and "indexed 40 documents again" in out
+    assert (data / "chunks.sqlite3-wal").is_file() or not (data / "chunks.sqlite3-wal").exists()
+
+
+def test_a_full_disk_is_one_line_and_exit_2(
+    data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(SqliteChunkIndex, "compact", full)
+
+    code, _, err = run(capsys, "compact", "--data-dir", str(data))
+
+    assert code == 2 and err.strip() == (
+        "error: storage_full: the server's disk is full: the request was not completed; "
+        "free disk space, then send it again"
+    )
+
+
+def test_a_write_the_full_disk_stopped_after_its_commit_is_indexed_once_there_is_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    container = build_container(Settings(data_dir=tmp_path / "data"))
+    brain = container.brains.create("B", slug="b")
+    append = VectorFile.append
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")  # the vector file's append
+
+    monkeypatch.setattr(VectorFile, "append", full)
+    with pytest.raises(StorageFull):
+        container.documents.write(brain, "a.md", b"# A\n\nThe heron waits by the weir.\n")
+    monkeypatch.setattr(VectorFile, "append", append)
+    assert container.documents.read(brain, "a.md")  # its record was committed: not acknowledged
+
+    def found() -> list[str]:
+        vector = container.adapters.embedder.embed(["heron weir"])[0].tolist()
+        query = ChunkQuery(text="heron weir", vector=vector, filter=ChunkFilter(brain_ids=(brain.id,)))
+        return [hit.chunk.path for hit in container.adapters.chunks.search(query)]
+
+    assert found() == []  # not acknowledged, not yet indexed: its intent stands
+    assert container.documents.settle_pending() == 1  # what the running server's sweeper does
+    assert found() == ["a.md"]

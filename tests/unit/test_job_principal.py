@@ -86,3 +86,16 @@ def test_a_job_queued_with_a_key_revoked_since_does_nothing(container: Container
 
     failed = container.jobs.status(job.id)
     assert failed.status is JobStatus.failed and failed.error and "revoked" in failed.error
+
+
+def test_a_job_nobody_started_runs_as_the_system_even_in_a_callers_thread(container: Container) -> None:
+    mine, theirs = container.brains.create("Mine"), container.brains.create("Theirs")
+    job = container.jobs.start(CONSOLIDATE_JOB, {}, brain_id=theirs.id)  # a schedule's
+    key = Principal("local", "key:ci", frozenset({READ, WRITE}), Via.api_key, frozenset({mine.id}))
+    with access.acting_as(key, WRITE):  # a request running the queue itself (zengram's ?sync=true)
+        container.jobs.run_pending()
+        with access.on_behalf_of(None):
+            assert access.current() is None
+
+    done = container.jobs.status(job.id)
+    assert done.status is JobStatus.completed, done.error

@@ -6,6 +6,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from cairn import faults
+from cairn.auth import access
+from cairn.auth.principal import READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MemoryType
 from cairn.ports.facts import FactDraft
@@ -200,3 +203,34 @@ def test_nothing_is_folded_into_a_survivor_deleted_while_the_merge_ran(
 
     assert result["merge"] == {"groups": 1, "merged": 0}
     assert container.documents.get_by_id(brain, twin.id).deleted_at is None
+
+
+def test_nothing_is_retired_into_a_survivor_deleted_after_the_fold(
+    container: Container, brain: Brain
+) -> None:
+    keep, twin = twins(container, brain)
+    with faults.armed("consolidation.merged", action=lambda: container.documents.delete(brain, keep.path)):
+        result = consolidate(container, brain)
+
+    assert result["merge"] == {"groups": 1, "merged": 0}
+    assert container.documents.get_by_id(brain, twin.id).deleted_at is None
+
+
+def test_asking_again_while_a_consolidation_is_pending_returns_it(container: Container, brain: Brain) -> None:
+    first = container.consolidation.queue(brain)
+    assert container.consolidation.queue(brain).id == first.id  # queued: the same job, nothing piles up
+    container.jobs.run_pending()
+
+    second = container.consolidation.queue(brain)  # the first finished: a new run
+    assert second.id != first.id and container.consolidation.queue(brain).id == second.id
+    assert container.jobs.run_pending() == 1
+
+
+def test_each_starter_gets_its_own_consolidation(container: Container, brain: Brain) -> None:
+    system = container.consolidation.queue(brain)
+    owner = Principal("local", "local", frozenset({READ, WRITE}), Via.jwt)
+    with access.acting_as(owner, WRITE):
+        theirs = container.consolidation.queue(brain)
+        assert container.consolidation.queue(brain).id == theirs.id
+
+    assert theirs.id != system.id and theirs.principal == "local/local"

@@ -330,9 +330,10 @@ def job_principal() -> str | None:
 def on_behalf_of(started_by: str | None) -> Iterator[None]:
     """Run a job as the principal that started it (see `job_principal`), with the read and write
     scopes it held (both, for the plain `tenant/subject` form) and its brain list; as the system
-    when nobody did (a schedule)."""
+    when nobody did (a schedule, the CLI), even when a request's thread runs it."""
     if not started_by:
-        yield
+        with as_system():
+            yield
         return
     if started_by.startswith("{"):  # a tenant name never starts with a brace
         reach = json.loads(started_by)

@@ -22,6 +22,7 @@ text (tests/unit/consolidation prove every pre-consolidation note is reachable).
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ import numpy as np
 from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import NotFound, VersionConflict
-from cairn.domain.models import Brain, Document, DocumentSource, Job
+from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.ports.clock import Clock
 from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import JobContext, JobRunner, JobSteps, StepHandler
@@ -55,6 +56,8 @@ from cairn.services.search.access import AccessLog
 CONSOLIDATE_JOB = "consolidate"
 MEMORY_PREFIX = "memory/"
 EMBED_BATCH = 64
+MAX_CHAIN = 32
+"""How many finished consolidations of a brain in one minute `queue` walks past (see there)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,29 @@ class ConsolidationService:
         """Typed memories' expiry (services/memory/memories.py), run with the prune step."""
 
     def queue(self, brain: Brain, idempotency_key: str | None = None) -> Job:
-        key, by = idempotency_key, access.job_principal()
-        return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, principal=by, idempotency_key=key)
+        """The brain's consolidation job: the one queued with `idempotency_key`, or without one the
+        caller's consolidation of the brain still queued or running, else a new one.
+
+        Asking while one is pending returns it, so a caller cannot pile consolidations up; each
+        starter has its own (a job runs with its starter's reach). The keys form a chain: the
+        minute's first `consolidate:<brain>:<starter digest>:<minute>`, each next
+        `consolidate:<brain>:after:<the finished job>`, so concurrent callers that find the same
+        finished job start the same next one, between processes too (the runner's key is the
+        check). The minute bounds the walk; past MAX_CHAIN runs in a minute, the latest answers."""
+        by = access.job_principal()
+        starter = hashlib.sha256(by.encode()).hexdigest()[:16] if by else "system"
+
+        def start(key: str) -> Job:
+            return self.jobs.start(CONSOLIDATE_JOB, {}, brain_id=brain.id, principal=by, idempotency_key=key)
+
+        if idempotency_key is not None:
+            return start(idempotency_key)
+        job = start(f"consolidate:{brain.id}:{starter}:{self.clock.now():%Y%m%d%H%M}")
+        for _ in range(MAX_CHAIN):
+            if job.status in (JobStatus.queued, JobStatus.running):
+                break
+            job = start(f"consolidate:{brain.id}:after:{job.id}")
+        return job
 
     def run(self, job: Job, ctx: JobContext) -> dict[str, Any]:
         """The whole consolidation: each step in order, skipping those already checkpointed."""
@@ -164,7 +188,8 @@ class ConsolidationService:
         if not rows:
             return {"groups": 0, "merged": 0}
         vectors = np.vstack(rows)
-        folders = [posixpath.dirname(n.doc.path) for n in notes]
+        # Only one actor's notes merge: two whose names share a folder (user/42, user:42) keep theirs.
+        folders = [f"{posixpath.dirname(n.doc.path)}\x00{n.doc.metadata.get('actor_id', '')}" for n in notes]
         t = self.tuning
         groups = near_duplicate_groups(
             texts, folders, vectors, min_cosine=t.merge_min_cosine, min_overlap=t.merge_min_overlap
@@ -174,10 +199,11 @@ class ConsolidationService:
             members = [notes[i] for i in group]
             survivor = max(members, key=Note.rank)
             others = [m for m in members if m is not survivor]
-            if self._fold_into(brain, survivor, others):  # a survivor deleted meanwhile folds nothing
+            folded = self._fold_into(brain, survivor, others)  # a survivor deleted meanwhile folds nothing
+            if folded is not None:
                 faults.reached("consolidation.merged")
                 for other in others:
-                    if self._retire(brain, other.doc, "merged", survivor.doc.id):
+                    if self._carries(brain, folded) and self._retire(brain, other.doc, "merged", folded.id):
                         merged += 1
             report(0.8 + 0.2 * (g + 1) / len(groups), f"merge: {g + 1} of {len(groups)} groups")
         return {"groups": len(groups), "merged": merged}
@@ -247,8 +273,8 @@ class ConsolidationService:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fold_into(self, brain: Brain, survivor: Note, others: list[Note]) -> bool:
-        """Whether the others' texts are in the survivor now."""
+    def _fold_into(self, brain: Brain, survivor: Note, others: list[Note]) -> Document | None:
+        """The survivor at the version that carries the others' texts; None when it is gone."""
 
         def change(doc: Document | None, body: bytes | None) -> tuple[bytes, DocumentInput] | None:
             if doc is None:
@@ -256,7 +282,18 @@ class ConsolidationService:
             text = (body or b"").decode("utf-8", "replace")
             return merged_body(text, [o.text for o in others]).encode("utf-8"), merged_info(doc, others)
 
-        return self.documents.modify(brain, survivor.doc.path, change, reason="consolidate") is not None
+        outcome = self.documents.modify(brain, survivor.doc.path, change, reason="consolidate")
+        return outcome.document if outcome is not None else None
+
+    def _carries(self, brain: Brain, folded: Document) -> bool:
+        """Whether the survivor is still live at the version the fold wrote, so what it carries is
+        there to replace what is retired. A delete landing between this read and the retirement's
+        commit is not seen: `DocumentService.retire` takes no condition on another record."""
+        try:
+            live = self.documents.get(brain, folded.path)
+        except NotFound:
+            return False
+        return live.id == folded.id and live.version == folded.version
 
     def _archive(self, brain: Brain, path: str, notes: list[Note]) -> Document:
         """Append every note not yet in the archive (a rerun finds them by their markers)."""

@@ -2,7 +2,8 @@
 runs on the JobRunner: the embedded queue, or Step Functions on AWS.
 
 One consolidation per brain at a time: the brain's last run is a record (runs.py), taken
-with a conditional write, so two concurrent POSTs start one job and the other is `skipped`.
+with a conditional write, so two concurrent POSTs start one job and the other is `skipped`. The
+job is keyed on the run it follows, so the requests that race share it: a skipped one queues none.
 
 Each run takes on the memories waiting for consolidation, as zengram's runs do: every memory
 created since the moment the completed runs before it reached (runs.py). Its summary counts them
@@ -65,7 +66,10 @@ def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, A
     if _running(c, last):
         return 409, {"status": "skipped", "reason": "Consolidation already running"}
     taken = _take(c, brain, settled_until(c, last))
-    job = c.consolidation.queue(brain)
+    # Keyed on the run it follows: requests racing to follow it share one job, which only the
+    # winner of `begin` records; the others' answer is `skipped`, and nothing else was queued.
+    after = last.job_id if last is not None else "none"
+    job = c.consolidation.queue(brain, idempotency_key=f"zengram-consolidate:{brain.id}:after:{after}")
     try:
         c.runs.begin(brain.id, job.id, iso(job.created_at), after=last, taken=taken)
     except Conflict:

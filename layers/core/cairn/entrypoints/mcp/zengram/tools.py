@@ -158,6 +158,12 @@ def stats(deps: SurfaceDeps[ZengramServices], _: a.NoArgs) -> CallToolResult:
 
 
 def consolidate(deps: SurfaceDeps[ZengramServices], x: a.ConsolidateArgs) -> CallToolResult:
+    # The wrapper runs a consolidation for anything but status or a job to poll; a caller that
+    # meant to poll, or misspelt the action, is told so and nothing starts.
+    if x.action not in (None, "", "run", "status", "job"):
+        return local_error('"action" must be one of: run, status, job')
+    if x.action == "job" and not x.job_id:
+        return local_error('"job_id" is required for action "job"')
     if x.action == "status":
         return call(deps, "GET", "/consolidate/status", lambda api: api.consolidation_status())
     if x.action == "job" and x.job_id:

@@ -29,6 +29,7 @@ from cairn.services.brains import BrainService
 from cairn.services.documents.index_repair import IndexRepair
 from cairn.services.documents.service import DocumentService
 from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
@@ -164,6 +165,7 @@ class Container:
             blobs=a.blobs,
             audit=self.audit,
             erasures=ErasureLog(a.records, a.clock),
+            erased=ErasedSubjects(a.records, a.clock),
             keys=self.keys,
             clock=a.clock,
         )

@@ -156,6 +156,20 @@ def test_transcript_mode_stores_a_transcript_document_then_extracts(
     assert by_title["assistant said: I will remember that."].metadata["source_ids"] == f"{doc.id}#2"
 
 
+def test_a_transcript_deleted_before_its_job_runs_is_not_mined(
+    container: Container, brain: Brain, extractor: FakeFactExtractor
+) -> None:
+    doc, job = container.extraction.submit_transcript(
+        brain, [Said("user", "My sister is allergic to peanuts.")]
+    )
+    container.documents.delete(brain, doc.path)
+    container.jobs.run_pending()
+
+    done = container.jobs.status(job.id)
+    assert done.status is JobStatus.failed and "deleted" in (done.error or "")
+    assert extractor.calls == [] and facts(container, brain) == []
+
+
 def test_an_extractor_failure_fails_the_job_and_writes_nothing(container: Container, brain: Brain) -> None:
     container.extraction.extractor = FakeFactExtractor(fail_with=GenerationError("bad_response", "not JSON"))
     session = container.sessions.create(brain)

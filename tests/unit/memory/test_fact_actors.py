@@ -60,3 +60,14 @@ def test_an_actors_erasure_takes_the_summary_quoting_them(container: Container, 
     left = texts(container, brain)
     assert not any("cello" in text or "Porto" in text for text in left.values()), left
     assert "memory/agent/bob/_summary.md" in left and "drums" in left["memory/agent/bob/_summary.md"]
+
+
+def test_consolidation_never_merges_two_actors_notes(container: Container, brain: Brain) -> None:
+    mine = fact(container, brain, "My sister is allergic to peanuts and tree nuts.", "user/42")
+    theirs = fact(container, brain, "My sister is allergic to peanuts and tree nuts!", "user:42")
+    assert mine.path != theirs.path
+    job = container.consolidation.queue(brain)
+    container.jobs.run_pending()
+    assert container.jobs.status(job.id).status.value == "completed"
+    left = texts(container, brain)
+    assert mine.path in left and theirs.path in left  # neither retired into the other

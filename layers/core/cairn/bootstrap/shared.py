@@ -28,6 +28,7 @@ from cairn.services.documents.rebuilding import RebuildingBrains
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext
 from cairn.services.documents.visible_chunks import VisibleChunks
+from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.events import EventBus
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.page_assertions import PageAssertions
@@ -151,7 +152,10 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     search = SearchService(chunks, a.embedder, doc_repo, tuning, access, a.reranker)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
-    extraction = ExtractionService(brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock)
+    erased = ErasedSubjects(a.records, a.clock)
+    extraction = ExtractionService(
+        brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock, erased=erased
+    )
     sessions.listeners.append(extraction.on_appended)
     links = LinkRepository(a.records)
     entity_repo = EntityRepository(a.records, links)

@@ -40,6 +40,7 @@ from cairn.services.audit import AuditEntry, AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
@@ -64,6 +65,7 @@ class ErasureService:
     blobs: BlobStore
     audit: AuditLog
     erasures: ErasureLog
+    erased: ErasedSubjects
     keys: ApiKeyService
     clock: Clock
     _running: KeyedLocks = field(default_factory=KeyedLocks, init=False, repr=False)
@@ -84,6 +86,7 @@ class ErasureService:
                     "erase in (never stored, or erased already)"
                 )
         receipt = self._receipt(subject.kind, subject.digest, targets)
+        self.erased.mark(subject)  # before anything goes: work under way checks it (erased.py)
         self.erasures.start(receipt, subject.value)
         return self._finish(receipt.id)
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, MemoryType, Message, Session
 from cairn.domain.moments import utc_moment
@@ -30,6 +30,7 @@ from cairn.ports.jobs import JobContext, JobRunner
 from cairn.services.brains import BrainService
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
+from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.memory.fact_memory import FactMemory, Provenance
 from cairn.services.sessions.service import NewMessage, SessionService
 
@@ -60,7 +61,10 @@ class ExtractionService:
         jobs: JobRunner,
         blobs: BlobStore,
         clock: Clock,
+        erased: ErasedSubjects | None = None,
     ) -> None:
+        """`erased`: who has been erased since (services/erasure/erased.py); a job drawing on an
+        actor erased after it was queued takes back what it stored and stops."""
         self.brains = brains
         self.sessions = sessions
         self.documents = documents
@@ -69,6 +73,7 @@ class ExtractionService:
         self.jobs = jobs
         self.blobs = blobs
         self.clock = clock
+        self.erased = erased
 
     # -- submitting --------------------------------------------------------------------------
 
@@ -167,7 +172,7 @@ class ExtractionService:
         window = self.sessions.messages(brain, session_id, after=start)[: upto - start]
         utterances = [utterance_of(m) for m in window]
         prov = Provenance(session_id, (), self.extractor.name, session.actor_id or _actor(window))
-        result = self._extract_and_store(brain, utterances, prov, ctx)
+        result = self._extract_and_store(brain, utterances, prov, ctx, job.created_at)
 
         def advance(s: Session) -> Session | None:
             return s.model_copy(update={"extracted_upto": upto}) if s.extracted_upto < upto else None
@@ -177,8 +182,11 @@ class ExtractionService:
 
     def _run_transcript(self, brain: Brain, job: Job, ctx: JobContext) -> dict[str, Any]:
         doc_id = str(job.input["document_id"])
+        try:
+            doc = self.documents.get_by_id(brain, doc_id)  # live only: its turns outlive a delete
+        except NotFound:
+            raise NotFound(f"transcript {doc_id} was deleted before its extraction ran") from None
         raw = json.loads(self.blobs.get(str(job.input["raw_key"])))
-        doc = self.documents.record_by_id(brain, doc_id)
         utterances = [
             Utterance(
                 id=f"{doc_id}#{n}",
@@ -190,11 +198,11 @@ class ExtractionService:
             for n, m in enumerate(raw["messages"], start=1)
         ]
         prov = Provenance(doc_id, (), self.extractor.name, raw.get("actor_id"))
-        result = self._extract_and_store(brain, utterances, prov, ctx)
+        result = self._extract_and_store(brain, utterances, prov, ctx, job.created_at)
         return {"mode": "transcript", "document_id": doc_id, "messages": len(utterances), **result}
 
     def _extract_and_store(
-        self, brain: Brain, utterances: list[Utterance], prov: Provenance, ctx: JobContext
+        self, brain: Brain, utterances: list[Utterance], prov: Provenance, ctx: JobContext, queued: datetime
     ) -> dict[str, Any]:
         done = ctx.checkpoints()
         if "drafts" in done:
@@ -206,12 +214,34 @@ class ExtractionService:
         counts = {"created": 0, "confirmed": 0, "unchanged": 0, "known": 0}
         paths: list[str] = []
         for i, draft in enumerate(drafts):
+            if self._erased_since(prov, queued):
+                return {
+                    "facts": 0,
+                    **counts,
+                    "paths": [],
+                    "extracted_by": self.extractor.name,
+                    "erased": True,
+                }
             stored = self.facts.store(brain, draft, _with_sources(prov, draft.source_ids))
+            if stored.outcome in ("created", "confirmed") and self._erased_since(prov, queued):
+                with access.as_system():  # erased meanwhile: the erasure's scans may be over
+                    self.documents.delete(brain, stored.document.path)
+                return {
+                    "facts": 0,
+                    **counts,
+                    "paths": [],
+                    "extracted_by": self.extractor.name,
+                    "erased": True,
+                }
             counts[stored.outcome] += 1
             if len(paths) < MAX_REPORTED:
                 paths.append(stored.document.path)
             ctx.progress(0.1 + 0.9 * (i + 1) / len(drafts), f"stored {i + 1} of {len(drafts)} facts")
         return {"facts": len(drafts), **counts, "paths": paths, "extracted_by": self.extractor.name}
+
+    def _erased_since(self, prov: Provenance, queued: datetime) -> bool:
+        erased = self.erased.actor_since(prov.actor_id) if self.erased is not None else None
+        return erased is not None and erased >= queued
 
 
 def _with_sources(prov: Provenance, source_ids: tuple[str, ...]) -> Provenance:

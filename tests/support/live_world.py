@@ -23,7 +23,7 @@ from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.auth.principal import ADMIN, READ, WRITE
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.ports.records import MAX_SCAN_PREFIXES
+from cairn.ports.records import MAX_SCAN_PREFIXES, Item
 from tests.contract.aws_storage import BUCKET
 from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
@@ -74,22 +74,26 @@ class Live:
             return answer["structured"]
         return json.loads(answer["content"][0]["text"])
 
-    def records_holding(self, *needles: str) -> list[tuple[str, str]]:
-        """(pk, sk) of every record whose key or data holds one of the needles."""
-        found = []
+    def records(self) -> Iterator[Item]:
+        """Every record the store holds."""
         for start in range(0, len(EVERY_KEY), MAX_SCAN_PREFIXES):
             cursor: str | None = None
             while True:
                 page = self.container.adapters.records.scan(
                     EVERY_KEY[start : start + MAX_SCAN_PREFIXES], cursor=cursor
                 )
-                for item in page.items:
-                    text = item.pk + item.sk + json.dumps(item.data)
-                    if any(n in text for n in needles):
-                        found.append((item.pk, item.sk))
+                yield from page.items
                 if page.cursor is None:
                     break
                 cursor = page.cursor
+
+    def records_holding(self, *needles: str) -> list[tuple[str, str]]:
+        """(pk, sk) of every record whose key or data holds one of the needles."""
+        found = []
+        for item in self.records():
+            text = item.pk + item.sk + json.dumps(item.data)
+            if any(n in text for n in needles):
+                found.append((item.pk, item.sk))
         return found
 
     def blobs_holding(self, needle: bytes) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 from cairn.auth.principal import PUBLIC, READ
 from cairn.entrypoints.mcp.registry import SURFACES, http_path
 from tests.integration.auth.test_visibility_matrix import _answer, _client, _scope, aimed
-from tests.support.live_world import EVERY_KEY, Live, live
+from tests.support.live_world import Live, live
 from tests.support.visibility_world import DataSet
 
 pytestmark = pytest.mark.integration
@@ -25,22 +25,11 @@ BY_READS = ("gaps#", "access#", "audit", "rate", "stats#")
 
 
 def _state(world: Live, data: DataSet) -> dict[tuple[str, str], str]:
-    from cairn.ports.records import MAX_SCAN_PREFIXES
-
     held: dict[tuple[str, str], str] = {}
-    for start in range(0, len(EVERY_KEY), MAX_SCAN_PREFIXES):
-        cursor: str | None = None
-        while True:
-            page = world.container.adapters.records.scan(
-                EVERY_KEY[start : start + MAX_SCAN_PREFIXES], cursor=cursor
-            )
-            for item in page.items:
-                text = json.dumps(item.data, sort_keys=True, default=str)
-                if data.brain.id in item.pk + item.sk + text and not item.pk.startswith(BY_READS):
-                    held[(item.pk, item.sk)] = text
-            if page.cursor is None:
-                break
-            cursor = page.cursor
+    for item in world.records():
+        text = json.dumps(item.data, sort_keys=True, default=str)
+        if data.brain.id in item.pk + item.sk + text and not item.pk.startswith(BY_READS):
+            held[(item.pk, item.sk)] = text
     held[("chunks", data.brain.id)] = str(world.container.adapters.chunks.count(data.brain.id))
     return held
 

@@ -66,10 +66,12 @@ class RegisteredClients:
         self.records.put(Item(CLIENTS_PK, _sk(client.client_id), client.model_dump(mode="json")), 0)
 
     def get(self, client_id: str) -> RegisteredClient | None:
-        if not _CLIENT_ID.match(client_id):
-            return None
-        item = self.records.get(CLIENTS_PK, _sk(client_id))
-        return RegisteredClient.model_validate(item.data) if item is not None else None
+        found = self._read(client_id)
+        return found[1] if found is not None else None
+
+    def _read(self, client_id: str) -> tuple[Item, RegisteredClient] | None:
+        item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
+        return (item, RegisteredClient.model_validate(item.data)) if item is not None else None
 
     def list(self) -> list[RegisteredClient]:
         """Every client registered, revoked ones included, oldest id first."""
@@ -116,11 +118,10 @@ class RegisteredClients:
             cached = self._cache.get(client_id)
             if cached is not None and cached[1] > now:
                 return cached[0]
-        item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
-        client = RegisteredClient.model_validate(item.data) if item is not None else None
-        known = client is not None and client.active
-        if item is not None and client is not None and known and client.first_used_at is None:
-            self._stamp_first_use(item, client)
+        found = self._read(client_id)
+        known = found is not None and found[1].active
+        if found is not None and known and found[1].first_used_at is None:
+            self._stamp_first_use(*found)
         with self._lock:
             self._cache[client_id] = (known, now + self._cache_s)
             self._cache.move_to_end(client_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -355,3 +356,60 @@ def wait_for(read: Callable[[], Job], done: Callable[[Job], bool], timeout_s: fl
         if time.monotonic() > deadline:
             raise AssertionError(f"job did not finish in time: {current!r}")
         time.sleep(0.01)
+
+
+def test_forget_deletes_the_finished_jobs_holds_picks_with_their_checkpoints(runner: JobEngine) -> None:
+    effects: Counter[str] = Counter()
+    forgotten_while_running: list[int] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        if "said" not in ctx.checkpoints():
+            effects[job.input["text"]] += 1
+            ctx.checkpoint("said", job.input["text"])
+        if job.input.get("forget_me"):
+            forgotten_while_running.append(runner.forget([job.id]))
+        return {"said": ctx.checkpoints()["said"]}
+
+    runner.register("note", handle)
+    alice = runner.start("note", {"text": "alice sails"}, brain_id="brn_1", idempotency_key="k-alice")
+    bob = runner.start("note", {"text": "bob rows"}, brain_id="brn_1")
+    busy = runner.start("note", {"text": "alice rests", "forget_me": True}, brain_id="brn_1")
+    runner.run_pending()
+    assert forgotten_while_running == [0]  # a running job keeps what it needs
+
+    def names_alice(held: dict[str, Any]) -> bool:
+        return "alice" in json.dumps(held)
+
+    assert runner.forget([alice.id, bob.id, "job_unknown", alice.id], names_alice) == 1
+    with pytest.raises(NotFound):
+        runner.status(alice.id)
+    assert runner.status(bob.id).result == {"said": "bob rows"}
+    assert runner.status(busy.id).status is JobStatus.completed
+
+    again = runner.start("note", {"text": "alice sails"}, brain_id="brn_1", idempotency_key="k-alice")
+    assert again.status is JobStatus.queued  # the key starts a new job: the old one is gone
+    runner.run_pending()
+    assert effects["alice sails"] == 2  # its checkpoint went with it, so the step ran again
+    assert runner.forget([bob.id, busy.id, again.id]) == 3  # without holds: every finished one
+
+
+def test_a_forgotten_jobs_text_is_left_nowhere_in_the_sqlite_files(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "jobs.sqlite3"
+    runner = SqliteJobRunner(path, clock)
+    secret = "zqx-" + "alice's long health note " * 200  # over a page: its text lies on overflow pages
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        for n in range(3):  # each report rewrites the row, leaving older copies in freed space
+            ctx.checkpoint(f"step{n}", job.input["text"])
+            ctx.progress(n / 3, "working")
+        return {"text": job.input["text"]}
+
+    runner.register("note", handle)
+    job = runner.start("note", {"text": secret}, brain_id="brn_1")
+    runner.run_pending()
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("jobs.sqlite3")]
+    assert any(b"zqx-" in p.read_bytes() for p in files)
+
+    assert runner.forget([job.id]) == 1
+    assert [p.name for p in tmp_path.iterdir() if b"zqx-" in p.read_bytes()] == []
+    runner.close()

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from cairn.adapters.local.job_engine import JobEngine, JobRow
+from cairn.adapters.local.job_engine import FINISHED, JobEngine, JobRow, held_by
 from cairn.domain.models import JobStatus
 from cairn.ports.clock import Clock
+from cairn.ports.jobs import JobHolds
 from tests.fakes.clock import FakeClock
 
 
@@ -55,6 +57,14 @@ class MemoryJobStore:
                 return False
             self.rows[job_id] = replace(row, **copy.deepcopy(changes), updated_at=now)
             return True
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
+        with self._lock:
+            found = [self.rows[i] for i in dict.fromkeys(job_ids) if i in self.rows]
+            doomed = [r.id for r in found if r.status in FINISHED and (holds is None or holds(held_by(r)))]
+            for job_id in doomed:
+                del self.rows[job_id]
+            return len(doomed)
 
     def close(self) -> None:
         pass

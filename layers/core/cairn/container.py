@@ -167,5 +167,6 @@ class Container:
             erasures=ErasureLog(a.records, a.clock),
             erased=ErasedSubjects(a.records, a.clock),
             keys=self.keys,
+            job_log=self.job_log,
             clock=a.clock,
         )

@@ -33,16 +33,21 @@ def _gone(live: Live, slug: str, brain_id: str, marker: str) -> None:
 async def test_deleting_a_brain_over_rest_leaves_nothing_of_it(live: Live) -> None:
     b = live.sets["B"]
     slug = b.brain.slug
+    session = live.rest("POST", f"/v1/brains/{slug}/sessions", json={"actor_id": "ines"}).json()
+    said = {"role": "user", "content": f"I store the {b.marker} ledger in the blue cabinet."}
+    assert live.rest("POST", f"/v1/brains/{slug}/sessions/{session['id']}/messages", json=said).is_success
+    live.container.jobs.run_pending()  # an extraction job, whose record holds what it drew
 
     response = live.rest("DELETE", f"/v1/brains/{slug}")
 
     assert response.status_code == 200, response.text
     receipt = response.json()
+    assert receipt["removed"]["jobs"] >= 1
     assert (
         receipt["kind"] == "brain" and receipt["brains"] == [b.brain.id] and receipt["status"] == "completed"
     )
     removed = receipt["removed"]
-    assert removed["documents"] == 6 and removed["sessions"] == 1 and removed["messages"] == 1
+    assert removed["documents"] >= 7 and removed["sessions"] == 2 and removed["messages"] == 2
     assert removed["chunks"] >= 6 and removed["blobs"] >= 6 and removed["records"] > 0
     _gone(live, slug, b.brain.id, b.marker)
     if live.shape == "embedded":

@@ -122,6 +122,29 @@ async def test_an_agent_is_gone_whichever_surface_recorded_it(live: Live) -> Non
     assert "Harlowcorp" not in entities  # mentioned by scout's facts alone: gone with them
 
 
+async def test_an_actors_extraction_jobs_go_with_the_facts_drawn_from_their_words(live: Live) -> None:
+    brain = live.sets["A"].brain.slug
+    session = live.rest(
+        "POST", f"/v1/brains/{brain}/sessions", json={"title": "chat", "actor_id": "marlow"}
+    ).json()
+    said = {"role": "user", "content": "I keep my tidewrack savings at the Harbourside bank."}
+    assert live.rest("POST", f"/v1/brains/{brain}/sessions/{session['id']}/messages", json=said).is_success
+    other = live.rest("POST", f"/v1/brains/{brain}/sessions", json={"title": "c2", "actor_id": "nell"}).json()
+    kept = {"role": "user", "content": "I keep my kelpwhistle flute in the attic."}
+    assert live.rest("POST", f"/v1/brains/{brain}/sessions/{other['id']}/messages", json=kept).is_success
+    live.container.jobs.run_pending()
+    assert live.records_holding("tidewrack") or live.files_holding(b"tidewrack")  # the job's drafts
+
+    response = live.rest("POST", "/v1/erasures", json={"kind": "session_actor", "subject": "marlow"})
+
+    assert response.status_code == 200, response.text
+    assert response.json()["removed"]["jobs"] >= 1
+    assert live.records_holding("tidewrack", "marlow") == []
+    if live.shape == "embedded":
+        assert live.files_holding(b"tidewrack") == []  # jobs.sqlite3 among them
+    assert live.records_holding("kelpwhistle") or live.files_holding(b"kelpwhistle")  # nell's job stays
+
+
 async def test_erasing_twice_or_nobody_is_not_found_and_changes_nothing(live: Live) -> None:
     first = live.rest("POST", "/v1/erasures", json={"kind": "thoughtmcp_user", "subject": USERS["Y"]})
     again = live.rest("POST", "/v1/erasures", json={"kind": "thoughtmcp_user", "subject": USERS["Y"]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -85,22 +86,26 @@ def runner(sfn: FakeSfn, records: MemoryRecordStore, clock: FakeClock) -> StepFu
 # -- naming ------------------------------------------------------------------------------------
 
 
+MADE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
 def test_execution_names_are_deterministic_valid_and_specific_to_the_job_input() -> None:
-    name = execution_name("job_1", "ingest", {"doc": "a"})
-    assert name == execution_name("job_1", "ingest", {"doc": "a"})
+    name = execution_name("job_1", "ingest", {"doc": "a"}, MADE)
+    assert name == execution_name("job_1", "ingest", {"doc": "a"}, MADE)
     assert re.fullmatch(r"ingest-[0-9a-f]{32}", name)
     others = {
-        execution_name("job_2", "ingest", {"doc": "a"}),
-        execution_name("job_1", "consolidate", {"doc": "a"}),
-        execution_name("job_1", "ingest", {"doc": "b"}),
+        execution_name("job_2", "ingest", {"doc": "a"}, MADE),
+        execution_name("job_1", "consolidate", {"doc": "a"}, MADE),
+        execution_name("job_1", "ingest", {"doc": "b"}, MADE),
+        execution_name("job_1", "ingest", {"doc": "a"}, MADE + timedelta(microseconds=1)),  # made again
     }
-    assert name not in others and len(others) == 3
+    assert name not in others and len(others) == 4
 
 
 def test_execution_names_stay_within_step_functions_limits_for_any_kind() -> None:
-    name = execution_name("job_1", "weird kind/with spaces:" + "x" * 300, {})
+    name = execution_name("job_1", "weird kind/with spaces:" + "x" * 300, {}, MADE)
     assert len(name) <= 80 and re.fullmatch(r"[A-Za-z0-9_-]+", name)
-    assert re.fullmatch(r"job-[0-9a-f]{32}", execution_name("job_1", "///", {}))
+    assert re.fullmatch(r"job-[0-9a-f]{32}", execution_name("job_1", "///", {}, MADE))
 
 
 def test_a_key_always_maps_to_the_same_job_id() -> None:
@@ -126,7 +131,7 @@ def test_start_writes_the_record_before_starting_the_execution(
     (call,) = sfn.calls
     assert call["stateMachineArn"] == MACHINE
     assert json.loads(call["input"]) == {"job_id": job.id, "kind": "echo"}
-    assert call["name"] == execution_name(job.id, "echo", {"text": "hi"})
+    assert call["name"] == execution_name(job.id, "echo", {"text": "hi"}, job.created_at)
     item = records.get(f"job#{job.id}", "job")
     assert item is not None and item.data["status"] == "queued"
     assert item.data["execution_arn"] == execution_arn(MACHINE, call["name"])

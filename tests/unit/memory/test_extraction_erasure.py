@@ -40,6 +40,9 @@ def test_facts_stored_after_the_actors_erasure_are_taken_back(container: Contain
     assert container.jobs.run_pending() == 2
     assert facts_of(container, brain, "alice") == []
     assert len(facts_of(container, brain, "bob")) == 1  # another actor's job is not stopped
+    rows = container.adapters.jobs._store.rows.values()  # type: ignore[attr-defined]
+    stopped = next(r for r in rows if (r.result or {}).get("erased"))
+    assert stopped.checkpoints["drafts"] == []  # the actor's words went with the job's stop
 
     container.extraction.facts.store = store  # type: ignore[method-assign]
     container.extraction.submit_transcript(brain, [Said("user", "I moved to Oslo.")], actor_id="alice")

@@ -21,7 +21,7 @@ idempotent — the JobContext contract:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -101,6 +101,20 @@ class AnnouncesStarts(Protocol):
     def on_start(self, listener: Callable[[Job], None]) -> None:
         """Call `listener` with each job this runner queues anew (not one an idempotency key
         returns again), after it is stored; a listener's failure does not fail the start."""
+
+
+JobHolds = Callable[[dict[str, Any]], bool]
+"""Given what a job holds ({"input", "checkpoints", "result"}), whether an erasure must take it."""
+
+
+@runtime_checkable
+class ForgetsJobs(Protocol):
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
+        """Delete those of the jobs that have finished and that `holds` picks (every finished
+        one without it), with their checkpoints and idempotency keys, leaving nothing of them in
+        the store's own files; returns how many. A job queued or running keeps what it needs to
+        run; an unknown id is passed over. A forgotten job's status answers NotFound, and its
+        idempotency key starts a new job."""
 
 
 @runtime_checkable

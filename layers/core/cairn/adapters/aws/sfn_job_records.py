@@ -13,14 +13,15 @@ of the job item, so a superseded attempt cannot add checkpoints either.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from cairn.adapters.local.job_engine import JobRow
+from cairn.adapters.local.job_engine import FINISHED, JobRow, held_by
 from cairn.domain.errors import Conflict
 from cairn.domain.models import JobStatus
+from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item, Put, RecordStore
 
 JOB_SK = "job"
@@ -100,6 +101,31 @@ class JobRecords:
             if page.next_after is None:
                 return found
             after = page.next_after
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
+        """ForgetsJobs.forget: each job deleted only as it was read (one that changed meanwhile
+        is left alone)."""
+        forgotten = 0
+        for job_id in dict.fromkeys(job_ids):
+            stored = self.get(job_id)
+            if stored is None or stored.row.status not in FINISHED:
+                continue
+            checkpoints = self.checkpoints(job_id)
+            if holds is not None and not holds(held_by(replace(stored.row, checkpoints=checkpoints))):
+                continue
+            forgotten += self._delete(stored, checkpoints)
+        return forgotten
+
+    def _delete(self, stored: StoredJob, checkpoints: dict[str, Any]) -> bool:
+        """The checkpoints first (a finished job never writes one again), so a delete stopped
+        half way leaves the job, which the next scan finds."""
+        pk = job_pk(stored.row.id)
+        for key in checkpoints:
+            self._records.delete(pk, f"{CHECKPOINT_PREFIX}{key}")
+        try:
+            return self._records.delete(pk, JOB_SK, expected_version=stored.version)
+        except Conflict:
+            return False
 
     @staticmethod
     def _changed(stored: StoredJob, changes: dict[str, Any], now: datetime) -> Item:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -56,7 +57,7 @@ from cairn.adapters.local.job_engine import (
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
-from cairn.ports.jobs import JobHandler, JobSteps
+from cairn.ports.jobs import JobHandler, JobHolds, JobSteps
 from cairn.ports.records import RecordStore
 
 log = logging.getLogger("cairn.jobs.sfn")
@@ -101,7 +102,8 @@ class StepFunctionsJobRunner(StartsJobs):
         machine = self._machine_for(kind)
         job_id = row.id if key is None else job_id_for_key(key)
         row = replace(row, id=job_id)
-        stored, _ = self._jobs.create(row, execution_arn(machine, execution_name(job_id, kind, row.input)))
+        name = execution_name(job_id, kind, row.input, row.created_at)
+        stored, _ = self._jobs.create(row, execution_arn(machine, name))
         if stored.row.kind != kind or stored.row.idempotency_key != key:
             raise Conflict(f"idempotency key already used for a job of kind {stored.row.kind!r}")
         if stored.row.status is JobStatus.queued and stored.row.attempts == 0:
@@ -144,6 +146,11 @@ class StepFunctionsJobRunner(StartsJobs):
 
     def stop_worker(self) -> None:
         """Nothing to stop."""
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
+        """ForgetsJobs.forget on the job records (Step Functions keeps each execution's input and
+        output for its own retention period: docs/AUTH.md)."""
+        return self._jobs.forget(job_ids, holds)
 
     def close(self) -> None:
         """Nothing to release: the clients belong to the caller."""

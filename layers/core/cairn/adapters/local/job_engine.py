@@ -16,7 +16,7 @@ import logging
 import math
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -36,7 +36,7 @@ from cairn.domain.errors import (
 from cairn.domain.ids import new_id
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
-from cairn.ports.jobs import JobHandler
+from cairn.ports.jobs import JobHandler, JobHolds
 
 log = logging.getLogger("cairn.jobs")
 
@@ -141,7 +141,18 @@ class JobStore(Protocol):
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
 
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
+        """ForgetsJobs.forget (ports/jobs.py) on the rows."""
+
     def close(self) -> None: ...
+
+
+FINISHED = (JobStatus.completed, JobStatus.failed)
+
+
+def held_by(row: JobRow) -> dict[str, Any]:
+    """What a job holds that an erasure asks about (ports/jobs.py JobHolds)."""
+    return {"input": row.input, "checkpoints": row.checkpoints, "result": row.result}
 
 
 def plain_json(value: Any, what: str) -> Any:
@@ -309,6 +320,9 @@ class JobEngine(StartsJobs):
             self._wake.set()
         if worker is not None and worker is not threading.current_thread():
             worker.join()
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
+        return self._store.forget(job_ids, holds)
 
     def close(self) -> None:
         self.stop_worker()

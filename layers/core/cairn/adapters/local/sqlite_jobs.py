@@ -9,16 +9,20 @@ several threads or processes may work the same file. Semantics live in JobEngine
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn.adapters.local.job_engine import JobEngine, JobRow
+from cairn.adapters.local.job_engine import FINISHED, JobEngine, JobRow, held_by
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.models import JobStatus
 from cairn.ports.clock import Clock
+from cairn.ports.jobs import JobHolds
+
+log = logging.getLogger("cairn.jobs")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -47,6 +51,7 @@ _COLUMNS = (
     "idempotency_key, checkpoints, lease_until, created_at, updated_at"
 )
 _JSON_COLUMNS = {"input", "result", "checkpoints"}
+_FINISHED = "'completed', 'failed'"
 _UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints", "lease_until"}
 
 # The oldest claimable job: queued, or running under a lease that has run out (its worker died).
@@ -103,6 +108,29 @@ class SqliteJobStore:
                 (*values, now.isoformat(), job_id, attempt),
             )
         return cur.rowcount == 1
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
+        """ForgetsJobs.forget: the rows are deleted with secure_delete ON (their cells and overflow
+        pages zeroed), then the file is rewritten (VACUUM: each progress report rewrote a row, so
+        older copies of its text lie in freed space) and its log emptied."""
+        finished = (self.get(job_id) for job_id in dict.fromkeys(job_ids))
+        doomed = [
+            row.id
+            for row in finished
+            if row is not None and row.status in FINISHED and (holds is None or holds(held_by(row)))
+        ]
+        if not doomed:
+            return 0
+        with self._db.transaction(zero_freed=True) as conn:
+            for job_id in doomed:
+                conn.execute(f"DELETE FROM jobs WHERE id = ? AND status IN ({_FINISHED})", (job_id,))
+        conn = self._db.get()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            log.warning("the jobs database is busy: its log keeps erased text until it is emptied")
+        return len(doomed)
 
     def close(self) -> None:
         self._db.close()

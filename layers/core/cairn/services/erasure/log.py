@@ -28,12 +28,13 @@ from cairn.services.repositories import all_items
 PK = "erasures"
 REMOVED_KINDS = (
     "documents", "chunks", "blobs", "links", "entities", "memory_rows", "sessions", "messages",
-    "records", "audit_entries",
+    "records", "audit_entries", "jobs",
 )  # fmt: skip
 """What a receipt counts: documents (and their records), their chunks, content blobs, links,
 entities left with no mention, ThoughtMCP memory rows, sessions and messages, other records that
 named what was removed (claims, timelines, read counts, raw rows, image references, pending
-ingests), and audit entries whose subject or target was redacted."""
+ingests), audit entries whose subject or target was redacted, and finished jobs that held what went
+(their input, checkpoints and result)."""
 
 
 class Receipt(BaseModel):

@@ -25,6 +25,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
@@ -35,6 +36,7 @@ from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
 from cairn.ports.clock import Clock
+from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
 from cairn.services.audit import AuditEntry, AuditLog
 from cairn.services.brains import BrainService
@@ -44,6 +46,7 @@ from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.subjects import Subject, SubjectKind
+from cairn.services.jobs.job_log import JobLog
 from cairn.services.repositories import SESSIONS_PREFIX, DocumentRepository, document_of
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 
@@ -67,6 +70,7 @@ class ErasureService:
     erasures: ErasureLog
     erased: ErasedSubjects
     keys: ApiKeyService
+    job_log: JobLog
     clock: Clock
     _running: KeyedLocks = field(default_factory=KeyedLocks, init=False, repr=False)
 
@@ -228,10 +232,11 @@ class ErasureService:
         write that committed while a pass ran (a memory stored after its scan) goes in the next.
         What is written after the last pass, which found nothing, came after the erasure."""
         counts: Counter[str] = Counter()
+        named = {subject.value}  # and every document and session that goes
         sessions = list(_sessions_of(held, subject))
         for _ in range(PASSES):
             before = sum(counts.values())
-            self._erase_pass(brain, subject, sessions, counts)
+            self._erase_pass(brain, subject, sessions, counts, named)
             if sum(counts.values()) == before:
                 break
             sessions = []  # the sessions held were scanned once, before the erasure began
@@ -239,6 +244,7 @@ class ErasureService:
             gone = self.keyspace.delete(items)
             counts["messages"] += gone - (1 if whole else 0)
             counts["sessions"] += 1 if whole else 0
+        counts["jobs"] += self.job_log.forget(brain.id, _mentioning(subject.value, named - {subject.value}))
         return counts
 
     def _erase_pass(
@@ -247,6 +253,7 @@ class ErasureService:
         subject: Subject,
         sessions: list[tuple[str, bool, list[Item]]],
         counts: Counter[str],
+        named: set[str],
     ) -> None:
         if subject.covers(SubjectKind.thoughtmcp_user):
             # Rows first: a ThoughtMCP write that read one before finds it gone and writes nothing,
@@ -256,7 +263,8 @@ class ErasureService:
         others: list[Document] = []
         for item in self.documents.raw(brain.id):
             (doomed if subject.selects(item.data) else others).append(document_of(item))
-        redacted = self._redact(brain, subject, doomed, sessions)
+        named.update(*((d.id, d.path) for d in doomed), (s for s, _, _ in sessions))
+        redacted = self._redact(brain, subject, named)
         if redacted:
             counts["audit_entries"] += redacted
         if doomed:
@@ -277,19 +285,9 @@ class ErasureService:
                 by_brain.setdefault(str(head.data.get("session", {}).get("brain_id")), []).append(items)
         return by_brain
 
-    def _redact(
-        self,
-        brain: Brain,
-        subject: Subject,
-        doomed: list[Document],
-        sessions: list[tuple[str, bool, list[Item]]],
-    ) -> int:
-        named = {
-            subject.value,
-            *(d.id for d in doomed),
-            *(d.path for d in doomed),
-            *(s for s, _, _ in sessions),
-        }
+    def _redact(self, brain: Brain, subject: Subject, named: set[str]) -> int:
+        """The audit entries of the brain that name the subject, or one of the documents and
+        sessions `named` (every one that went so far)."""
 
         def names(entry: AuditEntry) -> set[str]:
             fields = {"subject"} if subject.names(entry.subject) else set()
@@ -300,6 +298,7 @@ class ErasureService:
     def _purge(self, brain_id: str, sessions: list[list[Item]]) -> Counter[str]:
         """Everything a brain being deleted holds, then the brain itself."""
         counts: Counter[str] = Counter()
+        counts["jobs"] += self.job_log.forget(brain_id)  # first: the brain's job log is purged below
         counts["documents"] += self.keyspace.drop_pointers(brain_id)
         for items in sessions:
             counts["sessions"] += 1
@@ -335,6 +334,20 @@ class ErasureService:
             for brain_id in brain_ids:
                 self.chunks.scrub(brain_id)
         self.keyspace.scrub()
+
+
+def _mentioning(value: str, within: set[str]) -> JobHolds:
+    """Whether what a job holds names the subject (a text that is its value) or holds one of the
+    ids and paths of what went (a source id such as `<document id>#3` holds its document's)."""
+
+    def holds(node: Any) -> bool:
+        if isinstance(node, dict):
+            return any(holds(k) or holds(v) for k, v in node.items())
+        if isinstance(node, list):
+            return any(holds(v) for v in node)
+        return isinstance(node, str) and (node == value or any(w in node for w in within))
+
+    return holds
 
 
 def _sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple[str, bool, list[Item]]]:

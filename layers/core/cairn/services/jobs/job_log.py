@@ -13,7 +13,7 @@ from typing import Final
 
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Job
-from cairn.ports.jobs import JobRunner
+from cairn.ports.jobs import ForgetsJobs, JobHolds, JobRunner
 from cairn.ports.records import Item, RecordStore
 
 NEVER: Final = 10**13
@@ -34,6 +34,21 @@ class JobLog:
         millis = int(job.created_at.timestamp() * 1000)
         sk = f"job#{NEVER - millis:013d}#{job.id}"
         self.records.put(Item(jobs_pk(job.brain_id), sk, {"id": job.id, "kind": job.kind}))
+
+    def forget(self, brain_id: str, holds: JobHolds | None = None) -> int:
+        """Delete the brain's finished jobs that `holds` picks (all without it) from the runner
+        (ports/jobs.py ForgetsJobs), for an erasure; their pointers here stay (`recent` passes
+        over a job its runner no longer knows). A runner that cannot forget forgets nothing."""
+        if not isinstance(self.runner, ForgetsJobs):
+            return 0
+        ids: list[str] = []
+        after: str | None = None
+        while True:
+            page = self.records.query(jobs_pk(brain_id), "job#", after=after)
+            ids += [str(item.data["id"]) for item in page.items]
+            if page.next_after is None:
+                return self.runner.forget(ids, holds)
+            after = page.next_after
 
     def recent(self, brain: Brain, limit: int = 20) -> list[Job]:
         """The brain's latest jobs as their runner reports them now (the caller may read the brain)."""

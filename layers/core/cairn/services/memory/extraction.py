@@ -215,29 +215,23 @@ class ExtractionService:
         paths: list[str] = []
         for i, draft in enumerate(drafts):
             if self._erased_since(prov, queued):
-                return {
-                    "facts": 0,
-                    **counts,
-                    "paths": [],
-                    "extracted_by": self.extractor.name,
-                    "erased": True,
-                }
+                return self._stopped(ctx, counts)
             stored = self.facts.store(brain, draft, _with_sources(prov, draft.source_ids))
             if stored.outcome in ("created", "confirmed") and self._erased_since(prov, queued):
                 with access.as_system():  # erased meanwhile: the erasure's scans may be over
                     self.documents.delete(brain, stored.document.path)
-                return {
-                    "facts": 0,
-                    **counts,
-                    "paths": [],
-                    "extracted_by": self.extractor.name,
-                    "erased": True,
-                }
+                return self._stopped(ctx, counts)
             counts[stored.outcome] += 1
             if len(paths) < MAX_REPORTED:
                 paths.append(stored.document.path)
             ctx.progress(0.1 + 0.9 * (i + 1) / len(drafts), f"stored {i + 1} of {len(drafts)} facts")
         return {"facts": len(drafts), **counts, "paths": paths, "extracted_by": self.extractor.name}
+
+    def _stopped(self, ctx: JobContext, counts: dict[str, int]) -> dict[str, Any]:
+        """The result of a job whose actor was erased under way; its drafts (the actor's words,
+        an erasure that ran meanwhile could not take them from a running job) go too."""
+        ctx.checkpoint("drafts", [])
+        return {"facts": 0, **counts, "paths": [], "extracted_by": self.extractor.name, "erased": True}
 
     def _erased_since(self, prov: Provenance, queued: datetime) -> bool:
         erased = self.erased.actor_since(prov.actor_id) if self.erased is not None else None

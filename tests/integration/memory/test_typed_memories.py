@@ -387,6 +387,34 @@ def test_values_stored_out_of_order_give_one_value_at_each_time(container: Conta
     _each_year_has_its_value(container, brain, values)
 
 
+def test_history_stored_out_of_order_takes_its_place_in_the_line(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    ids = {}
+    for year, client in ((2026, "beta"), (2024, "alpha"), (2025, "beta")):
+        clock.current += timedelta(hours=1)
+        text = f"the Acme database lives in {year}-land"
+        stored = container.memories.store(
+            brain, replace(fact(text, key="acme-db", valid_from=_year(year)), client_id=client)
+        )
+        ids[year] = stored.memory.id
+    line = {year: container.memories.record(brain, i) for year, i in ids.items()}
+    # the chain runs in order of beginning, each value ending where the next begins
+    assert [line[y].metadata.get("supersedes") for y in (2026, 2025, 2024)] == [ids[2025], ids[2024], None]
+    for year in (2024, 2025):
+        m = line[year].memory
+        assert m is not None and (m.superseded_by, m.valid_to) == (ids[year + 1], _year(year + 1))
+    # so a filter that hides 2025's value finds nothing true in mid-2025, not 2024's
+    alpha = MemoryQuery(types=("fact",), client_ids=("alpha",), at_time=_year(2025, 6), count_access=False)
+    assert container.memories.search(brain, "where does the Acme database live", alpha) == []
+    # and before 2025's value was recorded, Cairn held 2024's true until 2026
+    before = MemoryQuery(
+        types=("fact",), known_at=clock.current - timedelta(minutes=30), at_time=_year(2025, 6)
+    )
+    held = container.memories.search(brain, "where does the Acme database live", before)
+    assert [h.memory.id for h in held] == [ids[2024]]
+
+
 def test_a_value_without_a_start_is_history_to_a_change_scheduled_ahead(
     container: Container, brain: Brain
 ) -> None:

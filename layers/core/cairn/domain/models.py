@@ -65,6 +65,13 @@ class MemoryType(StrEnum):
     note = "note"
 
 
+class EarlierEnd(Model):
+    """What a memory's end was before a value stored later as history ended it sooner (`at`)."""
+
+    at: datetime
+    valid_to: datetime | None = None
+
+
 class MemoryFacet(Model):
     """The typed part of a small document that is a *memory* (zengram, ThoughtMCP)."""
 
@@ -83,6 +90,9 @@ class MemoryFacet(Model):
     valid_to: datetime | None = None
     superseded_by: str | None = None
     superseded_at: datetime | None = None
+    earlier_ends: list[EarlierEnd] | None = None
+    """Each time history stored later moved `valid_to` sooner, the end it had until then, oldest
+    first: what Cairn knew at a moment before it (services/memory/memory_reads.py `_known_at`)."""
     expired_at: datetime | None = None
     """Soft-expired by consolidation (an event nobody read); kept, no longer current."""
     knowledge_category: str | None = None

@@ -21,7 +21,9 @@ DynamoDB's TransactWriteItems):
 - `memtime#<brain>` items ordered by creation time, so "what happened since T" reads a range.
 
 Superseded memories stay (with `superseded_by`, `superseded_at` and `valid_to`), searchable
-when history is asked for; deletes are soft.
+when history is asked for; deletes are soft. A memory that began before the current one of its
+line is history: it takes its place in the line's chain in order of beginning, between the values
+before and after it, and no two values' intervals overlap (history_line.py).
 
 The parts: memory_model.py (inputs, outputs, keys), memory_reads.py (the reads); this module
 holds the writes.
@@ -38,6 +40,7 @@ from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, Metada
 from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.memory.history_line import place, relinked
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
@@ -109,11 +112,16 @@ class MemoryService(MemoryReads):
         valid_to = m.valid_to
         line = self.claims.line(brain.id, m.type, m.key, m.subject)
         old: Document | None = None
-        history: Document | None = None  # the current one, when this memory was true before it
+        history: Document | None = None  # the value it ends at, when this memory was true before
+        earlier: Document | None = None  # the value it then supersedes (history_line.py)
         if line is not None:
             old = self._current(brain, line.doc_id) if line.doc_id is not None else None
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
+                if m.valid_from is not None:  # else it has ended, its start unknown: it ends at the current
+                    spot = place(self.documents.repo, history, m.valid_from)
+                    history, earlier = spot.later, spot.earlier
+                    ops += relinked(self.documents.repo, spot, memory_id, m.valid_from, now)
                 assert history.memory is not None
                 began = history.memory.valid_from
                 if began is not None:
@@ -151,7 +159,8 @@ class MemoryService(MemoryReads):
             knowledge_category=m.knowledge_category,
             content_hash=digest,
         )
-        metadata = {**m.metadata, **({SUPERSEDES: old.id} if old is not None and old.id != memory_id else {})}
+        before = old if old is not None and old.id != memory_id else earlier
+        metadata = {**m.metadata, **({SUPERSEDES: before.id} if before is not None else {})}
         info = DocumentInput(
             title=title_of(text), tags=m.tags, metadata=metadata, memory=facet, doc_id=memory_id
         )
@@ -301,7 +310,7 @@ _AHEAD = timedelta(minutes=1)  # a current value beginning later than this is a 
 
 def _is_history(m: MemoryInput, now: datetime, current: Document) -> bool:
     """Whether a memory being stored is history to the current one of its key or subject: it is
-    stored as superseded by it, ending where the current one begins. It is when it began before
+    stored as superseded, in its place in the line (history_line.py). It is when it began before
     the current one. A memory without a stated start begins now, so it supersedes the current one
     unless that one begins later still (a change scheduled ahead, which it would otherwise end
     before it began), or unless it has ended already (its `valid_to` has passed; its start is then

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
-from cairn.domain.models import Brain, Document, MemoryType
+from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.domain.moments import EARLIEST
 from cairn.domain.text import excerpt
 from cairn.ports.chunks import ChunkFilter, ChunkHit
@@ -59,8 +59,14 @@ def _known_at(doc: Document, q: MemoryQuery) -> bool:
     ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
     if q.at_time is None:
         return q.include_superseded or not ended_by_then
-    valid_to = m.valid_to if ended_by_then or m.superseded_at is None else None
+    valid_to = _end_then(m, when) if ended_by_then or m.superseded_at is None else None
     return (m.valid_from is None or m.valid_from <= q.at_time) and (valid_to is None or valid_to > q.at_time)
+
+
+def _end_then(m: MemoryFacet, when: datetime) -> datetime | None:
+    """The memory's end as Cairn held it at `when`: before history stored later moved it sooner."""
+    later = [e for e in m.earlier_ends or [] if _ms(e.at) > when]
+    return later[0].valid_to if later else m.valid_to
 
 
 def _line(doc: Document) -> tuple[str, str] | None:

@@ -139,6 +139,7 @@ class LibrarySearch:
         chunk_filter = ChunkFilter(
             brain_ids=tuple(libraries),
             path_prefixes=(request.collection.prefix,) if request.collection is not None else (),
+            current_only=True,  # a superseded or soft-forgotten memory is history (SearchService.search)
         )
         legs: dict[str, list[Chunk]] = {}
         similarity: dict[str, float] = {}

@@ -85,8 +85,8 @@ class AskService:
 
     def _retrieve(self, brain: Brain, query: str, top_k: int) -> list[Passage]:
         """The passages memory_search would rank first, scored on its calibrated scale (0..1, the
-        scale every surface reports: docs/RELEVANCE.md)."""
-        found = self.search.passages(query, ChunkFilter(brain_ids=(brain.id,)), top_k)
+        scale every surface reports: docs/RELEVANCE.md); never a memory no longer current."""
+        found = self.search.passages(query, ChunkFilter(brain_ids=(brain.id,), current_only=True), top_k)
         self.search.note_access(brain.id, [h.chunk.document_id for h, score in found if score >= GOOD_MATCH])
         return [
             Passage(chunk_id=h.chunk.id, document_id=h.chunk.document_id, text=h.chunk.text, score=score)

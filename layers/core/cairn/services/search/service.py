@@ -102,7 +102,10 @@ class SearchService:
         """Hybrid search; the documents returned as good matches (relevance at least GOOD_MATCH)
         count as read unless `count_access` is off (internal lookups: dedupe, session recall's
         intermediate legs). A weak hit handed back is not a read: every surface counts reads by
-        this one rule, so no surface's searches lift what another surface ranks by reads."""
+        this one rule, so no surface's searches lift what another surface ranks by reads.
+        Typed memories that are no longer current (superseded, or soft-forgotten) are left out:
+        history is asked for where a surface has a way to (zengram's `include_superseded` and
+        `at_time`, ThoughtMCP's `minStrength: 0`), never handed to a plain search."""
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
@@ -113,6 +116,7 @@ class SearchService:
             tags=tuple(tags),
             created_from=created_from,
             created_to=created_to,
+            current_only=True,
         )
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         rerank = self.reranker is not None and sort == "relevance"

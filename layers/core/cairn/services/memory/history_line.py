@@ -1,0 +1,83 @@
+"""Where a value stored as history goes in its line (a fact key's or status subject's values).
+
+A line is a chain: the current value names the one it superseded (`metadata.supersedes`), that
+one the one before, and each older value names its successor (`memory.superseded_by`). A value
+that began before the current one is history: it goes between the latest value that began no
+later than it and the earliest that began after it, so the chain stays in order of beginning and
+no two values' intervals overlap: it ends where its successor begins, and its predecessor now
+ends where it begins. A search at a time then finds one value per line whatever a filter or the
+candidate pool hides (memory_reads.py), and the chain the web UI shows is whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from cairn.domain.models import Document, EarlierEnd
+from cairn.ports.records import Put
+from cairn.services.memory.memory_model import SUPERSEDES
+from cairn.services.repositories import DocumentRepository
+
+MAX_WALK = 256
+"""Values walked back from the current one at most (a line longer still places history there)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    later: Document  # the value the new one ends at: it is superseded by it
+    earlier: Document | None  # the value it now ends: it supersedes it
+
+
+def place(repo: DocumentRepository, current: Document, began: datetime) -> Place:
+    """Where a value beginning at `began` (before `current`'s start) goes, walking back from the
+    current value while the one before began after it."""
+    later = current
+    for _ in range(MAX_WALK):
+        earlier = _before(repo, later)
+        if earlier is None or earlier.memory is None:
+            return Place(later, earlier)
+        started = earlier.memory.valid_from
+        if started is None or started <= began:
+            return Place(later, earlier)
+        later = earlier
+    return Place(later, None)
+
+
+def relinked(
+    repo: DocumentRepository, spot: Place, memory_id: str, began: datetime, now: datetime
+) -> list[Put]:
+    """The writes that put `memory_id` in its place, each conditional on the version read: the later
+    value now supersedes it, and the earlier one (if any) is superseded by it, ending where it
+    begins (never before its own start). When the earlier value was superseded stays as recorded,
+    and the end it had until now is kept beside (`earlier_ends`): what Cairn knew then does not move."""
+    ops = [
+        repo.put_op(
+            spot.later.model_copy(
+                update={"metadata": {**spot.later.metadata, SUPERSEDES: memory_id}, "updated_at": now}
+            ),
+            spot.later.version,
+        )
+    ]
+    earlier = spot.earlier
+    if earlier is not None and earlier.memory is not None:
+        m = earlier.memory
+        until = began if m.valid_to is None else min(m.valid_to, began)
+        if m.valid_from is not None:
+            until = max(until, m.valid_from)
+        ends = [*(m.earlier_ends or []), EarlierEnd(at=now, valid_to=m.valid_to)]
+        ended = m.model_copy(update={"superseded_by": memory_id, "valid_to": until, "earlier_ends": ends})
+        shortened = earlier.model_copy(update={"memory": ended, "updated_at": now})
+        ops.append(repo.put_op(shortened, earlier.version))
+    return ops
+
+
+def _before(repo: DocumentRepository, doc: Document) -> Document | None:
+    """The live value `doc` superseded, in the same brain, if any."""
+    older_id = doc.metadata.get(SUPERSEDES)
+    if not isinstance(older_id, str):
+        return None
+    older = repo.get_by_id(older_id)
+    if older is None or older.brain_id != doc.brain_id or older.deleted_at is not None:
+        return None
+    return older

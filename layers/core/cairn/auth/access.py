@@ -169,7 +169,23 @@ def _owners_seen(principal: Principal, tenant: str) -> str | None:
         return None
     if principal.via is Via.open or principal.has(ADMIN):
         return ALL_OWNERS
+    if not _own_namespace(principal):
+        return None
     return principal.subject
+
+
+RESERVED_SUBJECTS: Final = {"key": (Via.api_key, Via.job), "arn": (Via.iam, Via.job)}
+"""Subject namespaces only one kind of principal has (auth/api_keys.py names a key `key:<id>`;
+an AWS caller is its ARN), and the job acting for one."""
+
+
+def _own_namespace(principal: Principal) -> bool:
+    """Whether the principal's subject is of its own kind: a token whose subject is `key`, `arn`
+    or starts with `key:` or `arn:` would otherwise act for API keys' or AWS callers' users (the
+    sub-user rule); such a principal acts for no owner."""
+    root = principal.subject.partition(":")[0]
+    kinds = RESERVED_SUBJECTS.get(root)
+    return kinds is None or principal.via in kinds
 
 
 def view_of(brain: Brain) -> str | None:

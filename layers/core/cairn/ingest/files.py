@@ -197,7 +197,11 @@ def _mapped(exc: OSError, shown: str, root: Path | None) -> Exception:
         return NotFound(f"file not found: {shown}{where}")
     if isinstance(exc, PermissionError):
         return Forbidden(f"permission denied: {shown}")
-    return InvalidInput(f"cannot open {shown}: {errno.errorcode.get(exc.errno or 0, type(exc).__name__)}")
+    return InvalidInput(f"cannot open {shown}: {_errno_name(exc)}")
+
+
+def _errno_name(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, type(exc).__name__)
 
 
 def _read_regular_file(fd: int, shown: str, max_bytes: int) -> bytes:
@@ -212,12 +216,15 @@ def _read_regular_file(fd: int, shown: str, max_bytes: int) -> bytes:
             raise too_large
         chunks: list[bytes] = []
         size = 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1024 * 1024, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        try:
+            while size <= max_bytes:
+                chunk = os.read(fd, min(1024 * 1024, max_bytes + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError as exc:  # a "regular" file the kernel will not read, such as /proc/self/mem
+            raise InvalidInput(f"cannot read {shown}: {_errno_name(exc)}") from exc
     finally:
         os.close(fd)
     if size > max_bytes:  # it grew after the size check

@@ -1,7 +1,9 @@
 """MCP over stdio (`cairn mcp`, or `python -m cairn.entrypoints.mcp.stdio`).
 
 The server runs as the caller's own process, so memory_ingest_file may read any file the caller
-can (no ingest root), unlike the HTTP server.
+can (no ingest root), unlike the HTTP server. It sets no principal: its calls run as the system
+itself, on every tenant's brains, and are not audited, as the CLI's (docs/AUTH.md, "Who is calling").
+Each line is checked before the SDK reads it, and a refused one answered (stdio_lines.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
+from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
+from cairn.entrypoints.mcp.stdio_lines import checked_stdio
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -60,7 +64,14 @@ def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
     limits = container.options.limits
     server = build_server(surface, container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
     server.middleware.append(progress_before_result)
-    anyio.run(server.run_stdio_async)
+    anyio.run(_serve, server, limits.json_body_limit)
+
+
+async def _serve(server: SurfaceServer, max_line: int) -> None:
+    """The SDK's `run_stdio_async`, over a transport that answers the lines it refuses (stdio_lines.py)."""
+    lowlevel = server._lowlevel_server
+    async with checked_stdio(max_line) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
 def main(argv: list[str]) -> int:

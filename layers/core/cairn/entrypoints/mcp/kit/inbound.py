@@ -1,0 +1,91 @@
+"""A JSON-RPC message as a client sent it, checked before the SDK reads it: each HTTP body
+(mcp/http.py, whose SDK transport then parses it as `message_of` does) and each stdio line
+(mcp/stdio_lines.py, which answers a refusal itself: the SDK's stdio reader would drop it unanswered).
+
+A lone surrogate escape is named (the SDK's parser would only say "unexpected end of hex escape");
+text that is not JSON, or nests past the parser's recursion limit, is a parse error (-32700); JSON
+that is not one JSON-RPC 2.0 message is an invalid request (-32600).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pydantic_core
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCMessage, RequestId, jsonrpc_message_adapter
+from pydantic import ValidationError
+
+from cairn.domain import json_input
+
+
+class Refused(Exception):
+    """A message answered with a JSON-RPC error: its code, message and the request's id (None when
+    it cannot be told)."""
+
+    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+def lone_surrogate_error(raw: bytes) -> str | None:
+    """The parse error's message for JSON text holding a lone surrogate escape, None without one."""
+    lone = json_input.lone_surrogate(raw)
+    if lone is None:
+        return None
+    at, escape = lone
+    return f"Parse error: a lone surrogate ({escape}) at byte {at}: JSON strings must be valid Unicode"
+
+
+def message_of(raw: bytes) -> JSONRPCMessage:
+    """The JSON-RPC message in `raw`, parsed as the SDK's HTTP transport parses a body; Refused
+    when it is not one."""
+    lone = lone_surrogate_error(raw)
+    if lone is not None:
+        raise Refused(PARSE_ERROR, lone, _lenient_id(raw))
+    try:
+        value = pydantic_core.from_json(raw)
+    except ValueError as exc:
+        raise Refused(PARSE_ERROR, f"Parse error: {exc}", _lenient_id(raw)) from None
+    try:
+        return jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except ValidationError as exc:
+        raise Refused(INVALID_REQUEST, _invalid(value, exc), _request_id(value)) from None
+
+
+def _lenient_id(raw: bytes) -> RequestId | None:
+    # Python's own parser reads lone surrogates and nests to about a thousand levels, so the id of
+    # a request refused for either is still known; answering with it ends the client's wait.
+    try:
+        return _request_id(json.loads(raw))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _request_id(value: object) -> RequestId | None:
+    """The id of what reads as a request (an object with a method): a response's id is the
+    server's own, never echoed back."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    found = value.get("id")
+    if isinstance(found, bool) or not isinstance(found, str | int):
+        return None
+    return found
+
+
+def _invalid(value: object, exc: ValidationError) -> str:
+    if not isinstance(value, dict):
+        return "Invalid Request: a JSON-RPC message is one JSON object (batches are not supported)"
+    # The adapter tries every kind of message; the complaints worth reading are the likeliest kind's.
+    if "method" in value:
+        kind = "JSONRPCRequest" if "id" in value else "JSONRPCNotification"
+    else:
+        kind = "JSONRPCError" if "error" in value else "JSONRPCResponse"
+    complaints = [
+        f"{'.'.join(str(p) for p in err['loc'][1:]) or 'message'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+        if err["loc"][:1] == (kind,)
+    ]
+    said = f" ({'; '.join(complaints[:5])})" if complaints else ""
+    return f"Invalid Request: not a JSON-RPC 2.0 message{said}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
@@ -24,6 +25,7 @@ MAX_SLUG = 64
 MAX_NAME = 128
 MAX_PAGE = 1000  # brains per page
 READ_AHEAD = 100
+FIRST_TRIES = 5  # per slug, while a Conflict leaves nothing there (a racing create that failed)
 _CURSOR_ID = re.compile(r"^brn_[0-9A-Za-z_-]{1,64}$")
 
 
@@ -100,6 +102,58 @@ class BrainService:
             return self.repo.create(brain)
         except Conflict:
             raise Conflict(f"a brain with slug {chosen!r} already exists") from None
+
+    def first(
+        self,
+        name: str,
+        slug: str,
+        *,
+        visibility: str | None = None,
+        metadata: dict[str, MetadataValue] | None = None,
+        tenant_first: bool = False,
+    ) -> Brain:
+        """The brain a surface's first write makes when the caller has none, at a slug fixed for
+        the caller, so that concurrent first writes make one brain and each loser takes the
+        winner's (a free-slug suffix would make a second brain that the surface never reads).
+
+        Slugs are global: one held by a brain the caller may not take (another tenant's or owner's,
+        one without `metadata`'s marks) moves it to `<slug>-<tenant>`, then to `<slug>-<hash>` of
+        its tenant (and owner, for a private brain); each fixed, so racing writers meet there.
+        `tenant_first`: a tenant other than the local one starts at `<slug>-<tenant>`."""
+        tenant, owner = access.creator()
+        private = (visibility or Visibility.private.value) == Visibility.private.value
+        holder = f"{tenant}\n{owner}" if private else tenant
+        digest = hashlib.sha256(holder.encode()).hexdigest()[:16]
+        tenant_slug = f"{slug}-{slugify(tenant)}"[:MAX_SLUG]
+        named = (tenant_slug,) if tenant_first and tenant != access.LOCAL_TENANT else (slug, tenant_slug)
+        for candidate in (*named, f"{slug[: MAX_SLUG - len(digest) - 1]}-{digest}"):
+            brain = self._claim(name, candidate, visibility, metadata or {})
+            if brain is not None:
+                return brain
+        raise Conflict(f"every slug the {name!r} brain may have is another brain's")
+
+    def _claim(
+        self, name: str, slug: str, visibility: str | None, marks: dict[str, MetadataValue]
+    ) -> Brain | None:
+        """A new brain at `slug`, or the one a concurrent first write made there; None when the
+        brain there is one the caller may not take."""
+        for _ in range(FIRST_TRIES):
+            try:
+                return self.create(name, slug=slug, visibility=visibility, metadata=marks)
+            except Conflict:
+                held = self.repo.by_slug(slug)
+            if held is not None:
+                return held if self._takes(held, marks) else None
+        raise Conflict(f"brain slug {slug!r} stayed contended; try again")
+
+    @staticmethod
+    def _takes(brain: Brain, marks: dict[str, MetadataValue]) -> bool:
+        """Whether a first write may take `brain`, made meanwhile, as the one it would have made."""
+        return (
+            brain.deleted_at is None
+            and bool(access.defaults([brain]))
+            and all(brain.metadata.get(k) == v for k, v in marks.items())
+        )
 
     def update(
         self,

@@ -159,11 +159,11 @@ class PageService:
 
     def first_collection(self, attempt: Callable[[], T]) -> T:
         """`attempt()`; when the caller has no collection at all, create `default` (gbrain always
-        has one) and try again."""
+        has one; one however many first writes race: BrainService.first) and try again."""
         try:
             return attempt()
         except NoBrain:
-            self.brains.create(DEFAULT_COLLECTION)
+            self.brains.first(DEFAULT_COLLECTION, DEFAULT_COLLECTION)
             return attempt()
 
     def collections(self) -> list[Brain]:

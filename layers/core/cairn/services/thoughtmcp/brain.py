@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Final
 
 from cairn.auth import access
-from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
-from cairn.services.brains import MAX_SLUG, BrainService, slugify
+from cairn.services.brains import BrainService
 from cairn.services.thoughtmcp.checks import check_user, check_user_id
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.models import Filters
@@ -35,14 +34,9 @@ def thought_brain(
         check_user(user_id, brain)
     if brain is not None or not create:
         return brain
-    tenant, _ = access.creator()
-    slug = "thoughtmcp" if tenant == access.LOCAL_TENANT else f"thoughtmcp-{slugify(tenant)}"[:MAX_SLUG]
-    try:
-        return brains.create(DEFAULT_BRAIN_NAME, slug=slug, visibility="tenant", metadata={BRAIN_MARK: True})
-    except Conflict:  # made meanwhile by another first write, or the slug is someone else's
-        return _marked(brains) or brains.create(
-            DEFAULT_BRAIN_NAME, visibility="tenant", metadata={BRAIN_MARK: True}
-        )
+    return brains.first(
+        DEFAULT_BRAIN_NAME, "thoughtmcp", visibility="tenant", metadata={BRAIN_MARK: True}, tenant_first=True
+    )
 
 
 def _marked(brains: BrainService) -> Brain | None:

@@ -4,7 +4,8 @@ what it returns, and boolean full-text search over a user's memories."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Final
 
 from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
 from cairn.domain.errors import Conflict
@@ -27,6 +28,11 @@ from cairn.services.thoughtmcp.models import (
 )
 from cairn.services.thoughtmcp.sectors import SEMANTIC, VIEWS
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
+
+WRITE_SPAN: Final = timedelta(minutes=15)
+"""Longer than a remember runs (a Lambda's hard limit): how much later than a memory's createdAt
+(its row's) its chunks' creation time (its document's, taken once the sector embeddings are made)
+may be. The index's bound on dateRange.end is widened by it; `_filtered` applies the exact one."""
 
 
 class ThoughtRecall(ThoughtLinks):
@@ -133,8 +139,8 @@ class ThoughtRecall(ThoughtLinks):
             facets=tuple(facets),
             any_tags=groups,
             importance_min=filters.min_salience,
-            created_from=filters.date_from,
-            created_to=filters.date_to,
+            created_from=filters.date_from,  # a memory's chunks are never older than its row
+            created_to=filters.date_to + WRITE_SPAN if filters.date_to is not None else None,
             current_only=hidden,  # a soft-forgotten memory is hidden unless minStrength is 0
         )
 
@@ -152,7 +158,7 @@ class ThoughtRecall(ThoughtLinks):
                 continue
             if f.date_from is not None and r.created_at < f.date_from:
                 continue
-            if f.date_to is not None and r.created_at >= f.date_to:
+            if f.date_to is not None and r.created_at > f.date_to:  # inclusive, as ThoughtMCP's
                 continue
             if f.keywords and not {k.lower() for k in f.keywords} & {k.lower() for k in r.keywords}:
                 continue

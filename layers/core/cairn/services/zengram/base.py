@@ -10,6 +10,7 @@ SERVICE = "zengram"
 
 
 DEFAULT_BRAIN_NAME = "Shared Brain"
+DEFAULT_BRAIN_SLUG = "shared-brain"
 
 
 DEFAULT_AGENT = "claude-code"
@@ -47,14 +48,15 @@ class ZengramBase:
 
     def brain(self, *, create: bool = False) -> Brain:
         """The configured brain (CAIRN_ZENGRAM_BRAIN), else the only brain of a key limited to
-        one, else the default brain; with `create`, a first write makes "Shared Brain"."""
+        one, else the default brain; with `create`, a first write makes "Shared Brain" (one brain
+        however many first writes race: BrainService.first)."""
         wanted = self.c.options.zengram_brain
         try:
             return self.c.brains.resolve(wanted) if wanted else self._default()
         except NoBrain:
             if not create or wanted:
                 raise
-            return self.c.brains.create(DEFAULT_BRAIN_NAME, visibility="tenant")
+            return self.c.brains.first(DEFAULT_BRAIN_NAME, DEFAULT_BRAIN_SLUG, visibility="tenant")
 
     def _default(self) -> Brain:
         from cairn.auth import access

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 
+import pytest
+
 from cairn.auth import access
 from cairn.auth.principal import SCOPES, WRITE, Principal, Via
 from cairn.bootstrap import Container
+from cairn.domain.errors import Forbidden
 from cairn.domain.models import Brain, MetadataValue
+from cairn.services.thoughtmcp.brain import thought_brain
 
 ZENGRAM = ("Shared Brain", "shared-brain")
 
@@ -99,3 +103,17 @@ def test_tenant_first_starts_another_tenant_at_a_slug_of_its_own(container: Cont
 
     assert (acme.slug, local.slug) == ("thoughtmcp-acme", "thoughtmcp")
     assert first(container, as_admin("acme", "other"), *thoughtmcp, tenant_first=True).id == acme.id
+
+
+def test_a_first_remember_by_a_key_limited_to_other_brains_makes_no_brain(container: Container) -> None:
+    marked = thought_brain(container.brains, None, create=True)  # the tenant's, made by the owner
+    other = container.brains.create("Other", slug="other")
+    limited = Principal(
+        "local", "key:key_limited", frozenset(SCOPES), Via.api_key, brains=frozenset({other.id})
+    )
+    before = [b.slug for b in container.brains.list()]
+    for _ in range(3):
+        with access.acting_as(limited, WRITE), pytest.raises(Forbidden):
+            thought_brain(container.brains, None, user_id="key:key_limited", create=True)
+    assert [b.slug for b in container.brains.list()] == before  # a refused call changes nothing
+    assert marked is not None and marked.slug in before

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from cairn.auth import access
+from cairn.domain.errors import Forbidden
 from cairn.domain.models import Brain
 from cairn.services.brains import BrainService
 from cairn.services.thoughtmcp.checks import check_user, check_user_id
@@ -34,9 +35,21 @@ def thought_brain(
         check_user(user_id, brain)
     if brain is not None or not create:
         return brain
+    _check_none_held(brains)
     return brains.first(
         DEFAULT_BRAIN_NAME, "thoughtmcp", visibility="tenant", metadata={BRAIN_MARK: True}, tenant_first=True
     )
+
+
+def _check_none_held(brains: BrainService) -> None:
+    """Forbidden when the caller's tenant has its ThoughtMCP brain already but the caller may not
+    use it (a key limited to other brains): a first write makes a brain only where none is, so a
+    refused call changes nothing."""
+    tenant, _ = access.creator()
+    with access.as_system():
+        held = [b for b in brains.list() if b.owner_tenant == tenant and b.metadata.get(BRAIN_MARK) is True]
+    if held:
+        raise Forbidden("this credential may not use its tenant's ThoughtMCP brain")
 
 
 def _marked(brains: BrainService) -> Brain | None:

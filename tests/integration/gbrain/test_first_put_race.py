@@ -5,24 +5,15 @@ store and the AWS adapters."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from cairn.bootstrap import Container
 from cairn.services.gbrain.pages import PutOutcome
 from tests.integration.gbrain.conftest import page
-from tests.support.first_writes import RACES, at_once, racing_creates
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.first_writes import RACES, at_once, fresh_store, racing_creates
 
 WRITERS = 8
-
-
-@pytest.fixture(params=SHAPES)
-def c(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        yield process(adapters, tmp_path)
+__all__ = ["fresh_store"]
 
 
 @pytest.mark.parametrize("race", RACES)

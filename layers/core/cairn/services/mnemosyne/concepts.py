@@ -9,20 +9,23 @@ link to every concept whose name or alias it contains (word-bounded, ignoring ca
 | chunk -> concept    | `links#<brain>#out#<chunk id>`            | `concept#concept:<key>`   |
 | concept <- chunk    | `links#<brain>#in#concept:<key>`          | `concept#<chunk id>`      |
 
-Re-ingesting a document changes only the links of chunks whose concepts changed. The `graph`
-search leg reads the query's candidate concepts (its word n-grams, up to four words, and what the
-rules find in it) one partition each, and ranks the chunks they lead to by the concepts they share
-with the query, rarer and longer concepts weighing more. Links of chunks that no longer exist
-are passed over (the caller reads the chunks), so a shrunken document needs no sweep.
+A concept's node is its key cut to 400 characters and to what a link's node may hold
+(MAX_NODE_BYTES), when indexed and when looked up alike. Re-ingesting a document changes only the
+links of chunks whose concepts changed. The `graph` search leg reads the query's candidate concepts
+(what the rules find in it, then its word n-grams up to four words: at most MAX_QUERY_CONCEPTS)
+one partition each, and ranks the chunks they lead to by the concepts they share with the query,
+rarer and longer concepts weighing more. Links of chunks that no longer exist are passed over (the
+caller reads the chunks), so a shrunken document needs no sweep.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,7 +36,7 @@ from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
-from cairn.services.links.repository import LinkRepository
+from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository
 from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
 
 CONCEPT: Final = "concept"  # link kind: chunk -> concept
@@ -42,6 +45,10 @@ MAX_TEXT_CHARS: Final = 200_000  # what concepts are read from, per document
 MAX_NGRAM: Final = 4
 MAX_DF: Final = 500  # chunks read per concept; a concept on more is common, weighed as if on this many
 MIN_IDF: Final = 0.1  # a concept on more than ~90 % of a brain's chunks is passed over
+MAX_QUERY_CONCEPTS: Final = 64
+"""The graph leg's concepts per query: one partition read each, per library (a long query's
+n-grams would be thousands; see _query_concepts for which are kept)."""
+MAX_KEY_CHARS: Final = 400
 _LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
 _WORDS = re.compile(r"[\w'’&-]+")
 
@@ -114,8 +121,8 @@ class ConceptGraph:
         matched: dict[tuple[str, str], list[str]] = defaultdict(list)
         for brain_id in brain_ids:
             total = max((sizes or {}).get(brain_id, 0), 1)
-            for key, words in candidates.items():
-                linked = self.links.incoming(brain_id, NODE_PREFIX + key, CONCEPT, limit=MAX_DF)
+            for node, words in candidates.items():
+                linked = self.links.incoming(brain_id, node, CONCEPT, limit=MAX_DF)
                 if not linked:
                     continue
                 df = len(linked)
@@ -124,7 +131,7 @@ class ConceptGraph:
                     continue
                 for link in linked:
                     scores[(brain_id, link.source_id)] += words * idf
-                    matched[(brain_id, link.source_id)].append(key)
+                    matched[(brain_id, link.source_id)].append(node.removeprefix(NODE_PREFIX))
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0][1]))[:limit]
         return [
             ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]))
@@ -133,7 +140,17 @@ class ConceptGraph:
 
 
 def _node(name: str) -> str:
-    return NODE_PREFIX + concept_key(name)[:400]
+    return _key_node(concept_key(name))
+
+
+def _key_node(key: str) -> str:
+    """The node of a concept key: cut to MAX_KEY_CHARS, then to whole characters within
+    MAX_NODE_BYTES (a key of non-ASCII letters can hold four bytes a character)."""
+    node = NODE_PREFIX + key[:MAX_KEY_CHARS]
+    encoded = node.encode("utf-8", errors="replace")
+    if len(encoded) <= MAX_NODE_BYTES:
+        return node
+    return encoded[:MAX_NODE_BYTES].decode("utf-8", errors="ignore")
 
 
 class _Matchers:
@@ -255,20 +272,41 @@ def _pattern(concept: ConceptMention) -> re.Pattern[str]:
 
 
 def _query_concepts(query: str, found: Sequence[ConceptMention]) -> dict[str, int]:
-    """Concept key -> its length in words: the query's n-grams (not all stopwords) and finds."""
-    words = _WORDS.findall(query)
-    keys: dict[str, int] = {}
+    """Concept node -> its length in words, at most MAX_QUERY_CONCEPTS of them: first the names the
+    rules found in the query, then its n-grams (not all stopwords) taken one length after another
+    in turn, each length's longest first (a long word is a rarer one, and a concept is more often
+    one or two words than four, so no length crowds out the others)."""
+    nodes: dict[str, int] = {}
+    for mention in found:
+        for form in (mention.name, *mention.aliases):
+            key = concept_key(form)
+            if key:
+                nodes.setdefault(_key_node(key), len(key.split()))
+    for gram in _interleaved(_ngrams(_WORDS.findall(query))):
+        if len(nodes) >= MAX_QUERY_CONCEPTS:
+            break
+        nodes.setdefault(_key_node(gram), len(gram.split()))
+    return dict(list(nodes.items())[:MAX_QUERY_CONCEPTS])
+
+
+def _ngrams(words: Sequence[str]) -> list[list[str]]:
+    """The distinct keys of the words' n-grams of each length 1..MAX_NGRAM, each length's longest
+    first (ties in the order met)."""
+    by_length: list[list[str]] = []
     for n in range(1, MAX_NGRAM + 1):
+        keys: dict[str, None] = {}
         for i in range(len(words) - n + 1):
             gram = words[i : i + n]
             if gram[0].casefold() in _STOP or gram[-1].casefold() in _STOP:
                 continue
             key = concept_key(" ".join(gram))
             if key:
-                keys[key] = n
-    for mention in found:
-        for form in (mention.name, *mention.aliases):
-            key = concept_key(form)
-            if key:
-                keys.setdefault(key, len(key.split()))
-    return keys
+                keys[key] = None
+        by_length.append(sorted(keys, key=len, reverse=True))
+    return by_length
+
+
+def _interleaved(lists: Sequence[Sequence[str]]) -> Iterator[str]:
+    """The first of each list, then the second of each, and so on."""
+    for row in itertools.zip_longest(*lists):
+        yield from (item for item in row if item is not None)

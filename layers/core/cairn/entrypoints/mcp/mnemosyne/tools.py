@@ -1,10 +1,11 @@
 """Mnemosyne's six tools on Cairn's libraries (services/mnemosyne/: libraries.py, library_search.py).
 
 Results are FastMCP's for a returned dict: the object as structuredContent and as JSON text
-(indented). Limits are clamped into 1..200 (never refused); a negative offset is refused. A
-filter naming a library, collection or type outside what the caller may read matches nothing, as
-the real server's `lib.uid IN $resolved_libraries` clause does; a chunk id outside them is not
-found.
+(indented). Limits are clamped into 1..200 (never refused); a negative offset is refused, and so is
+a search query over MAX_QUERY_CHARS characters (the seed sets no bound, but every word of a query
+costs the graph leg reads). A filter naming a library, collection or type outside what the caller
+may read matches nothing, as the real server's `lib.uid IN $resolved_libraries` clause does; a
+chunk id outside them is not found.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from cairn.services.mnemosyne.libraries import Collection, Library, LibraryItem
 from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
 
 MAX_LIMIT = 200
+MAX_QUERY_CHARS = 8192  # as `ask` bounds its query
 
 
 def result(value: dict[str, Any], *, error: bool = False) -> CallToolResult:
@@ -49,6 +51,8 @@ def search(deps: SurfaceDeps[MnemosyneServices], x: a.SearchArgs) -> CallToolRes
         raise InvalidInput(f"search_types must name one or more of: {', '.join(SEARCH_TYPES)}")
     if not x.query.strip():
         raise InvalidInput("query must not be empty")
+    if len(x.query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query must be at most {MAX_QUERY_CHARS} characters (it has {len(x.query)})")
     libraries = c.libraries.scope(
         workspace_id=x.workspace_id, library_uid=x.library_uid, library_type=x.library_type
     )

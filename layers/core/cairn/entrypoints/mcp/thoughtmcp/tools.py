@@ -14,6 +14,7 @@ from cairn.domain.boolean_query import parse as parse_query
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
+from cairn.entrypoints.mcp.kit.audit import nothing_changed
 from cairn.entrypoints.mcp.thoughtmcp import args as a
 from cairn.entrypoints.mcp.thoughtmcp import descriptions as d
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
@@ -269,7 +270,9 @@ def batch_forget(deps: SurfaceDeps[ThoughtServices], x: a.BatchForgetArgs) -> Ca
         "failures": failures,
         "processingTime": _elapsed_ms(started),
     }
-    return audited(success(data), brain, None) if brain is not None else success(data)
+    if brain is None:  # no ThoughtMCP brain yet: nothing was forgotten, and no brain to audit it on
+        return nothing_changed(success(data))
+    return audited(success(data), brain, None)
 
 
 # -- declarations ---------------------------------------------------------------------------------

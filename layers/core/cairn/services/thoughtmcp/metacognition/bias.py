@@ -423,9 +423,11 @@ def detect(reasoning: str, *, detected_at: str, context: str | None = None) -> l
         if weight < THRESHOLD:
             continue
         ordered = sorted(set(quotes))
+        said = {quote for *_, quote in ordered}  # a long text says a few quotes many times over
+        inside = {quote for quote in said if any(quote in other for other in said if other != quote)}
         evidence: list[str] = []
         for _, _, quote in ordered:  # a quote inside another is left out
-            if quote and not any(quote in other for *_, other in ordered if other != quote):
+            if quote and quote not in inside:
                 evidence.append(quote)
         evidence = list(dict.fromkeys(evidence))[:MAX_EVIDENCE]
         step = max(sorted(per_sentence), key=lambda i: per_sentence[i])

@@ -1,7 +1,8 @@
 """detect_emotion offline: a circumplex reading (valence, arousal, dominance) and discrete emotions.
 
 - valence: VADER's compound score (-1..1), which handles negation ("not happy" is negative),
-  degree adverbs, emphatic capitals, "but" and exclamation marks.
+  degree adverbs, emphatic capitals, "but" and exclamation marks; a long text is read a window
+  of sentences at a time (valence.py).
 - arousal (0..1): 0.2, plus 0.08 per "!" (at most 0.24), 0.08 per emphasised word in capitals
   that carries sentiment (at most 0.16), 0.05 per intensifying degree adverb from VADER's list (at
   most 0.15), 0.1 per high-activation word (at most 0.3), minus 0.07 per low-activation word (at
@@ -33,6 +34,7 @@ from cairn.services.thoughtmcp.metacognition.models import (
     Intensity,
 )
 from cairn.services.thoughtmcp.metacognition.text import WORD, clip, sentences
+from cairn.services.thoughtmcp.metacognition.valence import compound
 
 NEGATION_WINDOW = 3
 MAX_PHRASE_WORDS = 3
@@ -182,7 +184,7 @@ def detect(
         return Circumplex(valence=0.0, arousal=0.0, dominance=0.0, confidence=0.0, timestamp=timestamp), (
             classified([]) if include_discrete else None
         )
-    valence = float(lexicons.vader().polarity_scores(text)["compound"])
+    valence = compound(text)
     c = _count(text)
     arousal = (
         0.2

@@ -35,10 +35,19 @@ def vader_version() -> str:
 
 @cache
 def vader() -> Any:
-    """The VADER analyser, loaded once (reading its lexicon takes ~20 ms)."""
+    """The VADER analyser, loaded once (reading its lexicon takes ~20 ms). Its scores also hold
+    `sum`, the sum of the text's word sentiments before punctuation emphasis, and `scored`, how
+    many words it scored: what valence.py adds up over the windows of a long text."""
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-    return SentimentIntensityAnalyzer()
+    class Analyser(SentimentIntensityAnalyzer):
+        def score_valence(self, sentiments: list[float], text: str) -> dict[str, float]:
+            scores = dict(super().score_valence(sentiments, text))
+            scores["sum"] = float(sum(sentiments))
+            scores["scored"] = len(sentiments)
+            return scores
+
+    return Analyser()
 
 
 @cache

@@ -6,6 +6,7 @@ was made (`method`, `model`), and `metadata` is {timestamp, processingTime (ms),
 answer (method "rule-based", model None); with a language model configured the model answers
 through model_path (method "language-model", its model id) or the call fails with
 MetacognitionFailed. Empty reasoning is answered by the rules either way: there is nothing to ask.
+A text over limits.MAX_TEXT characters is refused (a ThoughtError) before anything reads it.
 docs/METACOGNITION.md describes what every engine computes.
 """
 
@@ -27,6 +28,7 @@ from cairn.services.thoughtmcp.metacognition import (
     interpretation,
     model_path,
 )
+from cairn.services.thoughtmcp.metacognition.limits import check_texts
 from cairn.services.thoughtmcp.metacognition.models import (
     LANGUAGE_MODEL,
     BiasReport,
@@ -189,6 +191,7 @@ class MetacognitionService:
     def assess_confidence(
         self, reasoning: str, evidence: Sequence[str] | None = None, context: str | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        check_texts(reasoning=reasoning, evidence=evidence, context=context)
         started = time.perf_counter()
         result, source, empty = self._confidence(reasoning, evidence, context)
         components = [VALIDATION_COMPONENT] if empty else CONFIDENCE_COMPONENTS
@@ -243,6 +246,7 @@ class MetacognitionService:
     def detect_bias(
         self, reasoning: str, context: str | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        check_texts(reasoning=reasoning, context=context)
         started = time.perf_counter()
         found = self._biases(reasoning, context)
         model = self._model if reasoning.strip() else None
@@ -306,6 +310,7 @@ class MetacognitionService:
     def detect_emotion(
         self, text: str, include_discrete: bool = True
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        check_texts(text=text)
         started = time.perf_counter()
         circumplex, discrete, model = self._emotion(text, include_discrete)
         report = EmotionReport(
@@ -328,6 +333,7 @@ class MetacognitionService:
         include_bias: bool = True,
         include_emotion: bool = False,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        check_texts(reasoning=reasoning, context=context)
         started = time.perf_counter()
         model = self._model if reasoning.strip() else None
         signals = read(reasoning)

@@ -4,7 +4,8 @@ Offline (only the extractive generator), the deterministic rules of this package
 result says `method: "rule-based"`, `model: null`. With a language model configured, the model
 answers each tool (each parallel stream is its own call, all four at once), its JSON validated
 with one repair attempt (llm.py), and the result says `method: "language-model"` and the model's
-id; a model that cannot answer is `ReasoningFailed`, never a silent fallback to the rules.
+id; a model that cannot answer is `ReasoningFailed`, never a silent fallback to the rules. A problem
+or context text over MAX_TEXT characters (metacognition/limits.py) is refused before any is read.
 docs/REASONING.md describes both paths.
 """
 
@@ -21,6 +22,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.generator import Generator, Passage
 from cairn.services.memory.model_calls import failure_reason, offline
+from cairn.services.thoughtmcp.metacognition.limits import check_texts
 from cairn.services.thoughtmcp.reasoning import frameworks, rules, steps
 from cairn.services.thoughtmcp.reasoning.context import (
     MemoryContext,
@@ -384,6 +386,7 @@ class ReasoningService:
 def _problem(problem: str) -> str:
     if not isinstance(problem, str) or not problem.strip():
         raise InvalidInput("problem is required")
+    check_texts(problem=problem)
     return problem.strip()
 
 
@@ -391,13 +394,17 @@ def _context(context: ReasoningContext | Mapping[str, Any] | None) -> ReasoningC
     if context is None:
         return ReasoningContext()
     if isinstance(context, ReasoningContext):
-        return context
-    try:
-        return ReasoningContext.model_validate(dict(context))
-    except (ValidationError, TypeError, ValueError):
-        raise InvalidInput(
-            "context must hold background (text), constraints and goals (lists of text)"
-        ) from None
+        ctx = context
+    else:
+        try:
+            ctx = ReasoningContext.model_validate(dict(context))
+        except (ValidationError, TypeError, ValueError):
+            raise InvalidInput(
+                "context must hold background (text), constraints and goals (lists of text)"
+            ) from None
+    texts = {"background": ctx.background, "constraints": ctx.constraints, "goals": ctx.goals}
+    check_texts(**{f"context.{name}": value for name, value in texts.items()})
+    return ctx
 
 
 def _reading(problem: str, ctx: ReasoningContext, found: list[RelevantMemory]) -> Reading:

@@ -19,6 +19,7 @@ from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
 from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
+from cairn.ports.records import CommitWatch
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.index_intents import IndexIntents
@@ -197,6 +198,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         staged = StagedIngest(ingest, brains, a.clock, batch_size=settings.ingest_batch_chunks)
         a.jobs.register_steps(INGEST_JOB, steps_as_starter(staged.steps(), keys))
         a.jobs.register_steps(CONSOLIDATE_JOB, steps_as_starter(consolidation.steps(), keys))
+    # Rows and listings are kept in process only where the store tells of every commit, another
+    # process's too (the embedded store: a data directory has several writers); on DynamoDB, never.
+    commit_mark = a.records.commit_mark if isinstance(a.records, CommitWatch) else None
     thoughts = ThoughtMemories(
         documents,
         ThoughtRows(a.records),
@@ -206,7 +210,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         a.embedder,
         a.clock,
         calibration=tuning.calibration,
-        keep_rows=settings.backend == "local",
+        commit_mark=commit_mark,
     )
     libraries = LibraryService(
         brains,
@@ -215,7 +219,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         chunks,
         item_status,
         a.clock,
-        keep_listings=settings.backend == "local",
+        commit_mark=commit_mark,
     )
     events.listen(libraries.forget_listing)
     events.listen(thoughts.forget_removed)

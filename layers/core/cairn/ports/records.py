@@ -118,3 +118,18 @@ class ScrubbableRecords(Protocol):
 
     def scrub(self) -> None:
         """Purge what deleted items left in the store's files (e.g. old page images in a log)."""
+
+
+@runtime_checkable
+class CommitWatch(Protocol):
+    """A store that can tell, cheaply, whether anything was committed to it since a moment: what a
+    process may check before it answers from what it keeps of the store (several processes share
+    the embedded store's files)."""
+
+    def commit_mark(self) -> int:
+        """An opaque number that differs from a mark read earlier whenever another writer (another
+        process, or another store object on the same files) has committed since that read. This
+        object's own commits need not move it: its callers know what they wrote (though own
+        commits racing each other may move it: a cache then only reads again). Marks compare only
+        for equality, and only marks of one store object. Cheap enough to call on every read that
+        answers from a cache."""

@@ -1,7 +1,10 @@
 """RecordStore on one SQLite file: a single WAL-mode table of versioned JSON items.
 
 Concurrency: one connection per thread; every write is a `BEGIN IMMEDIATE` transaction, so the
-version check and the write happen under SQLite's single writer lock (no lost updates).
+version check and the write happen under SQLite's single writer lock (no lost updates). Each
+write also counts itself in the `commits` row, naming the store object that wrote it, so
+`commit_mark` (CommitWatch) tells another writer's commits (another process: `cairn mcp`, the CLI)
+from this object's own, which its callers know of already.
 
 Erasure: connections run with `secure_delete = FAST`, so a delete zeroes the item's cells in
 the pages it rewrites anyway (no extra I/O), and `scrub` purges what remains (old page images
@@ -19,6 +22,7 @@ import random
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +56,13 @@ CREATE TABLE IF NOT EXISTS items (
     data TEXT NOT NULL,
     version INTEGER NOT NULL,
     PRIMARY KEY (pk, sk)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS commits (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL,
+    writer TEXT NOT NULL
+);
+INSERT OR IGNORE INTO commits (id, n, writer) VALUES (1, 0, '');
 """
 
 
@@ -203,9 +213,13 @@ class SqliteRecordStore:
         self._lock = threading.Lock()
         self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._closed = False
+        self._mark_lock = threading.Lock()
+        self._writer = uuid.uuid4().hex  # this object, in the commits row
+        self._foreign = 0  # commit_mark: another writer's commits noticed so far
         conn = self._conn()
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(_SCHEMA)
+        conn.executescript(_SCHEMA)
+        self._seen = int(conn.execute("SELECT n FROM commits").fetchone()[0])
 
     # -- RecordStore -------------------------------------------------------------------------
 
@@ -359,6 +373,25 @@ class SqliteRecordStore:
         if busy:
             raise CairnError("the record store is busy: its write-ahead log could not be emptied")
 
+    # -- CommitWatch -------------------------------------------------------------------------
+
+    def commit_mark(self) -> int:
+        """How many times another writer's commits were noticed: the `commits` row's count has
+        moved past the last this object saw, and not by one commit of its own."""
+        n, writer = self._conn().execute("SELECT n, writer FROM commits").fetchone()
+        return self._noticed(int(n), own=writer == self._writer)
+
+    def _noticed(self, n: int, *, own: bool) -> int:
+        """Count `n`, read now or returned by this object's own commit (`own`: the last commit was
+        its own). One own commit past the last seen is its own; any other move is another
+        writer's (or own commits whose counting crossed: a read again, never a miss)."""
+        with self._mark_lock:
+            if n > self._seen:
+                if not (own and n == self._seen + 1):
+                    self._foreign += 1
+                self._seen = n
+            return self._foreign
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -406,11 +439,15 @@ class SqliteRecordStore:
             _begin_immediate(conn)
             try:
                 yield conn
+                (n,) = conn.execute(
+                    "UPDATE commits SET n = n + 1, writer = ? WHERE id = 1 RETURNING n", (self._writer,)
+                ).fetchone()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        self._noticed(int(n), own=True)
 
 
 def _versions(conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int | None]:

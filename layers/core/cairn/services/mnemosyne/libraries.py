@@ -20,7 +20,7 @@ import posixpath
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
@@ -44,7 +44,7 @@ from cairn.services.mnemosyne.item_status import COMPLETED, ItemStatusLog, Pendi
 DESCRIPTION_KEY: Final = "description"
 WORKSPACE_KEY: Final = "workspace_id"
 COLLECTIONS_FOLDER: Final = "collections"
-LISTING_TTL_S: Final = 60.0  # a kept listing's age limit, should anything write past the events
+LISTING_TTL_S: Final = 60.0  # a kept listing's age limit (the commit mark is what keeps it exact)
 MAX_NAME: Final = 200
 MAX_DESCRIPTION: Final = 2000
 _FILE_TYPES: Final = {
@@ -126,18 +126,20 @@ class LibraryService:
         status: ItemStatusLog,
         clock: Clock,
         *,
-        keep_listings: bool = False,
+        commit_mark: Callable[[], int] | None = None,
     ) -> None:
-        """`keep_listings`: this process is the store's only writer (the embedded store), so a
-        library's listing may be kept between calls (see `_listing`)."""
+        """`commit_mark`: the record store's CommitWatch (ports/records.py), where it has one (the
+        embedded store); a library's listing is then kept between calls (see `_listing`)."""
         self.brains = brains
         self.documents = documents
         self.collection_records = collection_records
         self.chunks = chunks
         self.status = status
         self.clock = clock
-        self.listings: dict[tuple[str, str | None], tuple[float, list[LibraryItem]]] | None = (
-            {} if keep_listings else None
+        self._commit_mark = commit_mark
+        # (brain, view) -> (commit mark read before the listing was, time.monotonic() then, listing)
+        self.listings: dict[tuple[str, str | None], tuple[int, float, list[LibraryItem]]] | None = (
+            {} if commit_mark is not None else None
         )
         self._generation: dict[str, int] = {}
         self._listing_lock = threading.Lock()
@@ -288,21 +290,29 @@ class LibraryService:
 
     def _listing(self, lib: Library) -> list[LibraryItem]:
         """The library's live documents as items, in path order, read from the raw records (a
-        listing decodes no Document model). Kept per brain when this process is the store's only
-        writer (the embedded store), dropped whenever one of the brain's documents changes."""
+        listing decodes no Document model). Kept per brain where the store has a commit mark, and
+        used only while the mark is the one read just before the listing was: a commit by anyone
+        since, this process included, has it read again (several processes may share the
+        embedded store). A change event of the brain drops it at once too."""
         key = (lib.uid, access.view_of(lib.brain))  # what the caller may see of it (auth/access.py)
+        if self.listings is None or self._commit_mark is None:
+            return self._read_listing(lib)
+        mark = self._commit_mark()  # before the records: a commit while they are read leaves it stale
         with self._listing_lock:
-            held = self.listings.get(key) if self.listings is not None else None
+            held = self.listings.get(key)
             generation = self._generation.get(lib.uid, 0)
-        if held is not None and time.monotonic() - held[0] < LISTING_TTL_S:
-            return held[1]
+        if held is not None and held[0] == mark and time.monotonic() - held[1] < LISTING_TTL_S:
+            return held[2]
         started = time.monotonic()
-        rows = [_row_item(lib, item.data) for item in self.documents.repo.raw(lib.uid)]
-        entries = [row for row in rows if row is not None]
-        with self._listing_lock:  # kept only when no write landed while it was read
-            if self.listings is not None and self._generation.get(lib.uid, 0) == generation:
-                self.listings[key] = (started, entries)
+        entries = self._read_listing(lib)
+        with self._listing_lock:  # kept only when no write of this process landed while it was read
+            if self._generation.get(lib.uid, 0) == generation:
+                self.listings[key] = (mark, started, entries)
         return entries
+
+    def _read_listing(self, lib: Library) -> list[LibraryItem]:
+        rows = [_row_item(lib, item.data) for item in self.documents.repo.raw(lib.uid)]
+        return [row for row in rows if row is not None]
 
     def forget_listing(self, brain_id: str, _events: Sequence[ChangeEvent] = ()) -> None:
         """A document of the brain changed (EventBus.listen): its kept listings are stale."""

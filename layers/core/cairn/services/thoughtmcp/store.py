@@ -1,11 +1,12 @@
-"""A user's memory rows and documents: reading rows (kept in process on the embedded store and
-read again after this process writes them), writing a memory's document and row, ownership."""
+"""A user's memory rows and documents: reading rows (kept in process on the embedded store, read
+again after this process writes them and after another process commits), writing a memory's
+document and row, ownership."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from cairn.domain.errors import Conflict
@@ -52,10 +53,10 @@ class ThoughtStore:
         clock: Clock,
         *,
         calibration: Calibration,
-        keep_rows: bool = False,
+        commit_mark: Callable[[], int] | None = None,
     ) -> None:
-        """`keep_rows`: this process is the store's only writer (the embedded store), so each
-        user's rows may be kept between calls (see `_all_rows`)."""
+        """`commit_mark`: the record store's CommitWatch (ports/records.py), where it has one (the
+        embedded store); each user's rows are then kept between calls (see `_all_rows`)."""
         self.documents = documents
         self.rows = rows
         self.sectors = sectors
@@ -64,8 +65,9 @@ class ThoughtStore:
         self.clock = clock
         self.links = links
         self.calibration = calibration.lowered(SIMILARITY_LINE_SHIFT)
-        self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str]]] | None = (
-            {} if keep_rows else None
+        self._commit_mark = commit_mark
+        self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str], int]] | None = (
+            {} if commit_mark is not None else None
         )
         self._kept_lock = threading.Lock()
 
@@ -97,19 +99,22 @@ class ThoughtStore:
         return self.rows.get(brain_id, user_id, ids)
 
     def _all_rows(self, brain_id: str, user_id: str) -> list[Row]:
-        """Every row of the user. Kept per user where this process is the store's only writer:
-        a row this process writes is marked and read again (one batch) before the next use, so
-        the kept rows are what the store holds; they are read afresh after ROWS_TTL_S anyway."""
-        if self._kept is None:
+        """Every row of the user. Kept per user where the store has a commit mark: a row this
+        process writes is marked and read again (one batch) before the next use, and all are read
+        again once another process (`cairn mcp`, the CLI) has committed since they were read (the
+        mark, read before them, moved), so the kept rows are what the store holds; they are read
+        afresh after ROWS_TTL_S anyway."""
+        if self._kept is None or self._commit_mark is None:
             return self._read_rows(brain_id, user_id)
         pk = (brain_id, user_id)
+        mark = self._commit_mark()
         with self._kept_lock:
             held = self._kept.get(pk)
-        if held is None or time.monotonic() - held[0] > ROWS_TTL_S:
+        if held is None or held[3] != mark or time.monotonic() - held[0] > ROWS_TTL_S:
             started = time.monotonic()
             rows = {r.id: r for r in self._read_rows(brain_id, user_id)}
             with self._kept_lock:
-                self._kept[pk] = (started, rows, set())
+                self._kept[pk] = (started, rows, set(), mark)
             return list(rows.values())
         with self._kept_lock:
             stale = set(held[2])

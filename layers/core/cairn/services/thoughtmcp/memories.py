@@ -19,18 +19,17 @@ user's partition holds only their memories: a query of one user's memories canno
 another's. Scores, decay and link weights: services/thoughtmcp/thought_scoring.py.
 
 The parts: models.py (inputs, rows, keys), checks.py (argument rules), store.py (rows and
-documents), waypoints.py (links), recall.py (recall and search), brain.py (which brain); this
-module composes them and holds the writes.
+documents), waypoints.py (links), recall.py (recall and search), forgetting.py (a hard forget),
+brain.py (which brain); this module composes them and holds the writes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
-from cairn.ports.records import Delete, Put
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import (
     auto_keywords,
@@ -39,6 +38,7 @@ from cairn.services.thoughtmcp.checks import (
     check_sector,
     check_user,
 )
+from cairn.services.thoughtmcp.forgetting import MOVED, MOVED_SUGGESTION, WRITE_TRIES, ThoughtForgetting
 from cairn.services.thoughtmcp.models import (
     ROW_CONTENT_CHARS,
     Metadata,
@@ -49,13 +49,10 @@ from cairn.services.thoughtmcp.models import (
     memory_path,
     stored_bytes,
 )
-from cairn.services.thoughtmcp.recall import ThoughtRecall
 from cairn.services.thoughtmcp.sectors import EMBEDDINGS
 
-_UPDATE_TRIES: Final = 16
 
-
-class ThoughtMemories(ThoughtRecall):
+class ThoughtMemories(ThoughtForgetting):
     """A user's sector memories: remember, recall, search, update, forget (module docstring)."""
 
     def remember(self, brain: Brain, m: NewMemory) -> dict[str, Any]:
@@ -120,10 +117,12 @@ class ThoughtMemories(ThoughtRecall):
                 raise ThoughtError(f"{name.capitalize()} must be between 0 and 1", f"Give {name} in 0..1")
         if metadata is not None:
             check_metadata(metadata)
-        for _ in range(_UPDATE_TRIES):
+        for _ in range(WRITE_TRIES):
             try:
                 return self._update_once(brain, memory_id, user_id, content, strength, salience, metadata)
             except Conflict:
+                if self._moved(brain, memory_id):
+                    raise ThoughtError(MOVED, MOVED_SUGGESTION) from None
                 continue  # another update of it landed first: apply this one on top of it
         raise ThoughtError(
             "Memory kept changing while it was being updated", "Try the update again", code="CONFLICT"
@@ -165,7 +164,7 @@ class ThoughtMemories(ThoughtRecall):
         if changed:
             if doc.blob_key != held.blob_key:
                 self.documents.blobs.delete(held.blob_key)  # this memory's alone: its id is in its bytes
-            connections = self._unlink(brain, self._owned(brain, memory_id, user_id))
+            connections = self._unlink(brain, row.user_id, row.id)
             connections += self._link(brain, self._owned(brain, memory_id, user_id))
         return {
             "memoryId": row.id,
@@ -179,36 +178,37 @@ class ThoughtMemories(ThoughtRecall):
         self, brain: Brain, memory_id: str, user_id: str | None, *, soft: bool = False
     ) -> dict[str, Any]:
         """Soft: strength 0, kept (hidden from recall and search unless minStrength is 0). Hard:
-        the document, its chunks and blob, its links both ways and its row, all removed."""
+        the document (wherever it is now), its chunks and blob, its row, then its links both ways
+        (forgetting.py)."""
         if user_id is not None:
             check_user(user_id, brain)
-        row = self._owned(brain, memory_id, user_id, combined=True)
-        if soft:
-            for _ in range(_UPDATE_TRIES):
-                try:
-                    row.strength = 0.0
-                    text = self._content(brain, row)
-                    self._write(brain, row, text, held=self._live(brain, row), forgotten=self.clock.now())
-                    break
-                except Conflict:  # changed meanwhile: forget what it is now (gone: "not found")
-                    row = self._owned(brain, memory_id, user_id, combined=True)
-            else:
-                raise ThoughtError(
-                    "Memory kept changing while it was being forgotten", "Try again", code="CONFLICT"
-                )
+        if not soft:
+            self._forget_hard(brain, memory_id, user_id)
             return {
-                "memoryId": row.id,
-                "deletionType": "soft",
-                "message": "Memory strength set to 0, data preserved",
+                "memoryId": memory_id,
+                "deletionType": "hard",
+                "message": "Memory and all related data removed",
             }
-        self._unlink(brain, row)
-        current = self._rows(brain.id, row.user_id, [row.id]).get(row.id)
-        also: list[Put | Delete] = [self.sectors.delete_op(brain.id, row.user_id, row.id)]
-        if current:
-            also.append(self.rows.delete_op(brain.id, row, current.version))
-        self.documents.erase(brain, row.path, also=also, reason="forget")
-        self._touched(brain.id, row.user_id, row.id)
-        return {"memoryId": row.id, "deletionType": "hard", "message": "Memory and all related data removed"}
+        row = self._owned(brain, memory_id, user_id, combined=True)
+        for _ in range(WRITE_TRIES):
+            try:
+                row.strength = 0.0
+                text = self._content(brain, row)
+                self._write(brain, row, text, held=self._live(brain, row), forgotten=self.clock.now())
+                break
+            except Conflict:  # changed meanwhile: forget what it is now (gone: "not found")
+                if self._moved(brain, memory_id):
+                    raise ThoughtError(MOVED, MOVED_SUGGESTION) from None
+                row = self._owned(brain, memory_id, user_id, combined=True)
+        else:
+            raise ThoughtError(
+                "Memory kept changing while it was being forgotten", "Try again", code="CONFLICT"
+            )
+        return {
+            "memoryId": row.id,
+            "deletionType": "soft",
+            "message": "Memory strength set to 0, data preserved",
+        }
 
     def adopt(self, brain: Brain, doc: Document) -> bool:
         """Give a restored memory document (an archive's: services/archive/) its row, from its

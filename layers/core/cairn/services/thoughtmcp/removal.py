@@ -7,14 +7,19 @@ from __future__ import annotations
 
 from cairn.domain.models import Document
 from cairn.ports.records import Delete
-from cairn.services.thoughtmcp.models import memory_path
 from cairn.services.thoughtmcp.rows import rows_pk
 from cairn.services.thoughtmcp.sectors import sectors_pk
 
 
 def memory_records(doc: Document) -> list[Delete]:
-    """The row and sector vectors of `doc` when it is a ThoughtMCP memory's document, else none."""
+    """The row and sector vectors of `doc` when it is a ThoughtMCP memory's document (its facet
+    names the user), else none. Wherever it is: one renamed through the store protocol is still
+    that memory, and its row is keyed by the document's id."""
     user_id = doc.memory.user_id if doc.memory is not None else None
-    if user_id is None or doc.path != memory_path(user_id, doc.id):
-        return []
-    return [Delete(rows_pk(doc.brain_id, user_id), doc.id), Delete(sectors_pk(doc.brain_id, user_id), doc.id)]
+    return records_of(doc.brain_id, user_id, doc.id) if user_id is not None else []
+
+
+def records_of(brain_id: str, user_id: str, memory_id: str) -> list[Delete]:
+    """The memory's row and sector vectors, removed whatever version they are at (a recall
+    reinforces the row at any moment; what removes the memory decides, not the row's version)."""
+    return [Delete(rows_pk(brain_id, user_id), memory_id), Delete(sectors_pk(brain_id, user_id), memory_id)]

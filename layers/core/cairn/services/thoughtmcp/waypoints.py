@@ -76,28 +76,27 @@ class ThoughtLinks(ThoughtStore):
             return 2
         return 0
 
-    def _unlink(self, brain: Brain, row: Row) -> int:
-        """Remove every waypoint link of the memory, both ways, and the other ends' statistics."""
+    def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
+        """Remove every waypoint link of the user's memory, both ways, and both ends' statistics
+        (its own row's too while it has one)."""
         removed = 0
         for kind in LINK_KINDS:
-            for link in self.links.outgoing(brain.id, row.id, kind):
+            for link in self.links.outgoing(brain.id, memory_id, kind):
                 for _ in range(8):
-                    other = self._rows(brain.id, row.user_id, [link.target_id]).get(link.target_id)
-                    ops = [
-                        *self.links.remove_ops(brain.id, row.id, kind, link.target_id),
-                        *self.links.remove_ops(brain.id, link.target_id, kind, row.id),
+                    ends = self._rows(brain.id, user_id, [memory_id, link.target_id])
+                    ops: list[Put | Delete] = [
+                        *self.links.remove_ops(brain.id, memory_id, kind, link.target_id),
+                        *self.links.remove_ops(brain.id, link.target_id, kind, memory_id),
                     ]
-                    if other is not None:
-                        other.link_count = max(0, other.link_count - 2)
-                        other.link_sum = (
-                            max(0.0, other.link_sum - 2 * link.weight) if other.link_count else 0.0
-                        )
-                        ops.append(self.rows.put_op(brain.id, other, other.version))
+                    for end in ends.values():  # both directions touched each end (_connect)
+                        end.link_count = max(0, end.link_count - 2)
+                        end.link_sum = max(0.0, end.link_sum - 2 * link.weight) if end.link_count else 0.0
+                        ops.append(self.rows.put_op(brain.id, end, end.version))
                     try:
                         self.rows.commit(ops)
                     except Conflict:
                         continue
-                    self._touched(brain.id, row.user_id, row.id, link.target_id)
+                    self._touched(brain.id, user_id, memory_id, link.target_id)
                     removed += 1
                     break
         return removed

@@ -1,0 +1,86 @@
+"""A hard forget: whatever is left of a memory goes, wherever it is.
+
+The memory's document is found by its id, so one renamed through the store protocol is erased
+where it is now. Its row and sector vectors go in the same transaction, whatever version they are
+at: a recall reinforces the row at any moment, and the erase decides, not the row's version. Its
+waypoint links, and the other ends' statistics, go only once that has committed, so a forget that
+fails leaves the memory whole. A row left behind by a document deleted or overwritten through
+another surface (one no longer the memory's) is found in the user's partition and removed too.
+Nothing removed answers "Memory not found", never success."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from cairn.domain.errors import Conflict
+from cairn.domain.models import Brain, Document
+from cairn.services.thoughtmcp.checks import check_user
+from cairn.services.thoughtmcp.models import NOT_FOUND_SUGGESTION, ThoughtError
+from cairn.services.thoughtmcp.recall import ThoughtRecall
+from cairn.services.thoughtmcp.removal import records_of
+
+WRITE_TRIES: Final = 16
+"""How often a write of a memory that lost to another writer goes again before it gives up."""
+
+NOT_FOUND: Final = "Memory not found or does not belong to user"
+
+MOVED: Final = "Memory was moved through another surface and can no longer be changed here"
+MOVED_SUGGESTION: Final = "Forget it, then remember its content again"
+
+
+@dataclass(frozen=True)
+class _Remains:
+    owner: str
+    doc: Document | None  # the memory's document, live (or soft-deleted while its row is left)
+
+
+class ThoughtForgetting(ThoughtRecall):
+    """The hard forget of ThoughtMemories (module docstring)."""
+
+    def _forget_hard(self, brain: Brain, memory_id: str, user_id: str | None) -> None:
+        for _ in range(WRITE_TRIES):
+            remains = self._remains(brain, memory_id, user_id)
+            gone = records_of(brain.id, remains.owner, memory_id)
+            try:
+                if remains.doc is not None:
+                    if self.documents.erase(brain, remains.doc.path, also=gone, reason="forget") is None:
+                        continue  # moved meanwhile: look for it again
+                else:
+                    self.rows.commit(gone)
+            except Conflict:
+                continue  # its document was written meanwhile (another process): look again
+            self._touched(brain.id, remains.owner, memory_id)
+            self._unlink(brain, remains.owner, memory_id)
+            return
+        raise ThoughtError("Memory kept changing while it was being forgotten", "Try again", code="CONFLICT")
+
+    def _remains(self, brain: Brain, memory_id: str, user_id: str | None) -> _Remains:
+        """What is left of the memory for this caller: its document (found by id) and its row; a
+        row alone when its document is gone or no longer the memory's (ThoughtError when neither)."""
+        doc = self.documents.repo.get_by_id(memory_id) if isinstance(memory_id, str) and memory_id else None
+        if doc is not None and doc.brain_id != brain.id:
+            doc = None
+        facet_user = doc.memory.user_id if doc is not None and doc.memory is not None else None
+        owner = facet_user or user_id
+        if owner is None or (user_id is not None and owner != user_id):
+            raise ThoughtError(NOT_FOUND, NOT_FOUND_SUGGESTION)
+        if user_id is None:
+            check_user(owner, brain)
+        row = self._rows(brain.id, owner, [memory_id]).get(memory_id)
+        live = doc is not None and doc.deleted_at is None
+        # A document deleted elsewhere took its row with it: forgotten already, unless its row was
+        # left behind, which goes now with the document's record (its bytes are the memory's).
+        mine = doc if facet_user is not None and (live or row is not None) else None
+        if mine is None and row is None:
+            raise ThoughtError(NOT_FOUND, NOT_FOUND_SUGGESTION)
+        return _Remains(owner, mine)
+
+    def _moved(self, brain: Brain, memory_id: str) -> bool:
+        """The memory's live document is no longer at the path its row names (renamed through the
+        store protocol), where every ThoughtMCP write of it goes."""
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.deleted_at is not None or doc.memory is None or doc.memory.user_id is None:
+            return False
+        row = self._rows(brain.id, doc.memory.user_id, [memory_id]).get(memory_id)
+        return row is not None and row.path != doc.path

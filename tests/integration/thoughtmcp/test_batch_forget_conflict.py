@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cairn.domain.errors import RecordConflict
+from cairn.domain.errors import DamagedContent, RecordConflict
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.thoughtmcp.conftest import data, thought
 
@@ -49,3 +49,36 @@ async def test_a_memory_whose_forget_keeps_losing_is_a_failure_and_the_rest_are_
         {"memoryId": ids[1], "error": "Memory kept changing while it was being forgotten"}
     ]
     assert [m["id"] for m in left["memories"]] == [ids[1]]
+
+
+async def test_a_memory_whose_forget_fails_otherwise_is_a_failure_too(
+    live: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with thought(live) as t:
+        ids = [
+            data(
+                await t.call_tool(
+                    "remember",
+                    {
+                        "content": f"Note {n}: the heron waits by the weir",
+                        "userId": "alice",
+                        "sessionId": "s",
+                        "primarySector": "semantic",
+                    },
+                )
+            )["memoryId"]
+            for n in range(3)
+        ]
+        thoughts = live.container.thoughts
+        forget = thoughts.forget
+
+        def damaged_first(brain: Any, memory_id: str, *args: Any, **kwargs: Any) -> Any:
+            if memory_id == ids[0]:
+                raise DamagedContent("the memory's stored bytes are damaged")
+            return forget(brain, memory_id, *args, **kwargs)
+
+        monkeypatch.setattr(thoughts, "forget", damaged_first)
+        answer = data(await t.call_tool("batch_forget", {"memoryIds": ids}))
+
+    assert answer["deleted"] == [ids[1], ids[2]]  # the ones after the failure were forgotten too
+    assert answer["failures"] == [{"memoryId": ids[0], "error": "the memory's stored bytes are damaged"}]

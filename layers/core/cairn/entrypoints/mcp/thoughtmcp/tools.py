@@ -11,7 +11,7 @@ from mcp_types import CallToolResult
 from cairn.auth.principal import READ, WRITE
 from cairn.domain.boolean_query import highlight, matched_terms
 from cairn.domain.boolean_query import parse as parse_query
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.kit.audit import nothing_changed
@@ -260,7 +260,7 @@ def batch_forget(deps: SurfaceDeps[ThoughtServices], x: a.BatchForgetArgs) -> Ca
                 raise ThoughtError("Memory not found")
             c.thoughts.forget(brain, memory_id, None, soft=bool(x.soft))
             deleted.append(memory_id)
-        except ThoughtError as exc:
+        except CairnError as exc:  # each id its own answer: what went before a failure is reported
             failures.append({"memoryId": memory_id, "error": exc.message})
     data = {
         "successCount": len(deleted),

@@ -69,7 +69,8 @@ class DocumentCore:
         companions: Callable[[Document], Sequence[Put | Delete]] | None = None,
     ) -> None:
         """`companions`: the records another service keeps beside a document, removed in the same
-        transaction whenever the document is deleted or erased (ThoughtMCP's rows)."""
+        transaction whenever the document is deleted or erased (ThoughtMCP's rows), or written
+        over by a version that no longer has them."""
         self.repo = repo
         self.companions_of = companions or (lambda _doc: ())
         self.blobs = blobs
@@ -277,6 +278,9 @@ class DocumentCore:
             self.repo.put_op(doc, existing.version if existing else 0),
             self.repo.pointer_op(doc, new=existing is None or existing.id != doc.id),
         ]
+        if live is not None:  # written over by what no longer has them (a PUT over a memory's document)
+            kept = {_record_of(op) for op in self.companions_of(doc)}
+            ops += [op for op in self.companions_of(live) if _record_of(op) not in kept]
         return Staged(doc, prepared, ops, text, created=live is None, planned=planned)
 
     def _embed_staged(

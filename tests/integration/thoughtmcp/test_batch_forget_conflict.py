@@ -14,24 +14,20 @@ from tests.integration.thoughtmcp.conftest import data, thought
 pytestmark = pytest.mark.anyio
 
 
+async def three_notes(t: Any, text: str) -> list[str]:
+    """Alice's three memories of `text`, by id."""
+    said = []
+    for n in range(3):
+        args = {"content": f"Note {n}: {text}", "userId": "alice", "sessionId": "s"}
+        said.append(await t.call_tool("remember", {**args, "primarySector": "semantic"}))
+    return [data(answer)["memoryId"] for answer in said]
+
+
 async def test_a_memory_whose_forget_keeps_losing_is_a_failure_and_the_rest_are_forgotten(
     live: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with thought(live) as t:
-        ids = [
-            data(
-                await t.call_tool(
-                    "remember",
-                    {
-                        "content": f"Note {n}: the otter lives by the river",
-                        "userId": "alice",
-                        "sessionId": "s",
-                        "primarySector": "semantic",
-                    },
-                )
-            )["memoryId"]
-            for n in range(3)
-        ]
+        ids = await three_notes(t, "the otter lives by the river")
         documents = live.container.thoughts.documents
         erase = documents.erase
 
@@ -55,20 +51,7 @@ async def test_a_memory_whose_forget_fails_otherwise_is_a_failure_too(
     live: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with thought(live) as t:
-        ids = [
-            data(
-                await t.call_tool(
-                    "remember",
-                    {
-                        "content": f"Note {n}: the heron waits by the weir",
-                        "userId": "alice",
-                        "sessionId": "s",
-                        "primarySector": "semantic",
-                    },
-                )
-            )["memoryId"]
-            for n in range(3)
-        ]
+        ids = await three_notes(t, "the heron waits by the weir")
         thoughts = live.container.thoughts
         forget = thoughts.forget
 

@@ -5,8 +5,6 @@ memory whole, links included. On the embedded store and the AWS adapters."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,26 +13,11 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import RecordConflict
 from cairn.domain.models import Brain
 from cairn.services.documents.inputs import DocumentInput
-from cairn.services.thoughtmcp.models import Filters, NewMemory, ThoughtError
-from tests.support.shapes import SHAPES, adapters_for, process
+from cairn.services.thoughtmcp.models import Filters, ThoughtError
+from tests.integration.thoughtmcp.test_removed_elsewhere import USER, brain, c, remember
 
-USER = "u1"
 TEXT = "The billing service deploys every Tuesday after the payments regression suite passes"
-
-
-@pytest.fixture(params=SHAPES)
-def c(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        yield process(adapters, tmp_path)
-
-
-@pytest.fixture
-def brain(c: Container) -> Brain:
-    return c.brains.create("ThoughtMCP", slug="t")
-
-
-def remember(c: Container, brain: Brain, text: str) -> str:
-    return str(c.thoughts.remember(brain, NewMemory(text, USER, "s", "semantic"))["memoryId"])
+__all__ = ["brain", "c"]
 
 
 def linked_pair(c: Container, brain: Brain) -> tuple[str, str]:

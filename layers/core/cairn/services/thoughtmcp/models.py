@@ -54,7 +54,7 @@ POOL: Final = 500
 SECTOR_POOL: Final = 100  # memories nearest by their text whose other sector embeddings are scored
 
 
-ROWS_TTL_S: Final = 300.0  # a kept user's rows are read afresh at least this often (other writers)
+ROWS_TTL_S: Final = 300.0  # a kept user's rows are read afresh at least this often (a backstop)
 
 
 AUTO_KEYWORDS: Final = 8

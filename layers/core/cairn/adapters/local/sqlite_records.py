@@ -62,7 +62,6 @@ CREATE TABLE IF NOT EXISTS commits (
     n INTEGER NOT NULL,
     writer TEXT NOT NULL
 );
-INSERT OR IGNORE INTO commits (id, n, writer) VALUES (1, 0, '');
 """
 
 
@@ -219,7 +218,7 @@ class SqliteRecordStore:
         conn = self._conn()
         conn.execute("PRAGMA journal_mode=WAL")
         conn.executescript(_SCHEMA)
-        self._seen = int(conn.execute("SELECT n FROM commits").fetchone()[0])
+        self._seen: int | None = None  # the count last seen; the first read of it is the start
 
     # -- RecordStore -------------------------------------------------------------------------
 
@@ -378,7 +377,8 @@ class SqliteRecordStore:
     def commit_mark(self) -> int:
         """How many times another writer's commits were noticed: the `commits` row's count has
         moved past the last this object saw, and not by one commit of its own."""
-        n, writer = self._conn().execute("SELECT n, writer FROM commits").fetchone()
+        counted = self._conn().execute("SELECT n, writer FROM commits").fetchone()
+        n, writer = counted if counted is not None else (0, "")  # nothing counted yet
         return self._noticed(int(n), own=writer == self._writer)
 
     def _noticed(self, n: int, *, own: bool) -> int:
@@ -386,7 +386,9 @@ class SqliteRecordStore:
         its own). One own commit past the last seen is its own; any other move is another
         writer's (or own commits whose counting crossed: a read again, never a miss)."""
         with self._mark_lock:
-            if n > self._seen:
+            if self._seen is None:  # nothing is kept from before a first mark is read
+                self._seen = n
+            elif n > self._seen:
                 if not (own and n == self._seen + 1):
                     self._foreign += 1
                 self._seen = n
@@ -439,9 +441,12 @@ class SqliteRecordStore:
             _begin_immediate(conn)
             try:
                 yield conn
-                (n,) = conn.execute(
+                counted = conn.execute(
                     "UPDATE commits SET n = n + 1, writer = ? WHERE id = 1 RETURNING n", (self._writer,)
                 ).fetchone()
+                if counted is None:  # the first commit counted in this file
+                    conn.execute("INSERT INTO commits (id, n, writer) VALUES (1, 1, ?)", (self._writer,))
+                n = counted[0] if counted is not None else 1
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -118,7 +118,7 @@ class JobRecords:
 
     def _delete(self, stored: StoredJob, checkpoints: dict[str, Any]) -> bool:
         """The checkpoints first (a finished job never writes one again), so a delete stopped
-        half way leaves the job, which the next scan finds."""
+        half way leaves the job, which the next forget finds through the brain's job log."""
         pk = job_pk(stored.row.id)
         for key in checkpoints:
             self._records.delete(pk, f"{CHECKPOINT_PREFIX}{key}")

@@ -51,7 +51,7 @@ _COLUMNS = (
     "idempotency_key, checkpoints, lease_until, created_at, updated_at"
 )
 _JSON_COLUMNS = {"input", "result", "checkpoints"}
-_FINISHED = "'completed', 'failed'"
+_FINISHED = ", ".join(f"'{status.value}'" for status in FINISHED)  # in SQL
 _UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints", "lease_until"}
 
 # The oldest claimable job: queued, or running under a lease that has run out (its worker died).

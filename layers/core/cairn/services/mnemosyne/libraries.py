@@ -291,9 +291,10 @@ class LibraryService:
     def _listing(self, lib: Library) -> list[LibraryItem]:
         """The library's live documents as items, in path order, read from the raw records (a
         listing decodes no Document model). Kept per brain where the store has a commit mark, and
-        used only while the mark is the one read just before the listing was: a commit by anyone
-        since, this process included, has it read again (several processes may share the
-        embedded store). A change event of the brain drops it at once too."""
+        used only while the mark is the one read just before the listing was: another process's
+        commit since (several may share the embedded store) has it read again. This process's own
+        writes drop it through the brain's change events, and one landing while it is read keeps
+        it from being kept."""
         key = (lib.uid, access.view_of(lib.brain))  # what the caller may see of it (auth/access.py)
         if self.listings is None or self._commit_mark is None:
             return self._read_listing(lib)

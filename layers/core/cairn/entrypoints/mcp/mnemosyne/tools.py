@@ -23,9 +23,10 @@ from cairn.entrypoints.mcp.mnemosyne import descriptions as d
 from cairn.entrypoints.mcp.mnemosyne.services import MnemosyneServices
 from cairn.services.mnemosyne.libraries import Collection, Library, LibraryItem
 from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
+from cairn.services.search.ask import MAX_QUERY
 
 MAX_LIMIT = 200
-MAX_QUERY_CHARS = 8192  # as `ask` bounds its query
+MAX_QUERY_CHARS = MAX_QUERY  # as `ask` bounds its query
 
 
 def result(value: dict[str, Any], *, error: bool = False) -> CallToolResult:

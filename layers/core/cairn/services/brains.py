@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import itertools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, Principal
@@ -15,6 +16,8 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
 from cairn.domain.text import check_shown, excerpt, is_blank
 from cairn.ports.clock import Clock
+from cairn.ports.records import MAX_GET_MANY
+from cairn.services import brain_pointers as pointers
 from cairn.services.documents.listing import decode_cursor, encode_cursor
 from cairn.services.repositories import BrainRepository
 
@@ -194,7 +197,8 @@ class BrainService:
 
         for _ in range(5):
             try:
-                return self.repo.update(brain.id, change)
+                # its pointers written again too: the mend for a brain an older release wrote
+                return self.repo.update(brain.id, change, repoint=True)
             except Conflict:
                 continue
         raise Conflict(f"brain {brain.slug} kept changing while being updated; try again")
@@ -226,14 +230,51 @@ class BrainService:
             raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}")
         after = _decode_cursor(cursor) if cursor is not None else None
         found: builtins.list[Brain] = []
-        while True:
+        for batch in self._batches(after, public=True, ahead=limit + 1):
             # read ahead of what is missing: the access filter may drop much of a batch
-            batch, after = self.repo.page(after=after, limit=max(limit + 1 - len(found), READ_AHEAD))
             found += access.readable([b for b in batch if b.deleted_at is None])
             if len(found) > limit:
                 return found[:limit], encode_cursor(found[limit - 1].id)
-            if after is None:
-                return found, None
+        return found, None
+
+    def own(self, tenant: str | None = None) -> builtins.list[Brain]:
+        """The live brains of `tenant` (the caller's own when None; every brain for the system),
+        oldest first, whatever the caller may do with them: where a default is chosen from."""
+        current = access.current()
+        if tenant is None and current is not None:  # its key's brains, or its tenant's
+            tenant, batches = current.principal.tenant, self._batches(None)
+        else:
+            batches = self._batches(None, tenant=tenant)
+        brains = [b for batch in batches for b in batch if b.deleted_at is None]
+        return [b for b in brains if tenant is None or b.owner_tenant == tenant]
+
+    def _batches(
+        self, after: str | None, *, public: bool = False, tenant: str | None = None, ahead: int = 0
+    ) -> Iterator[builtins.list[Brain]]:
+        """Brains after the id `after`, in id order, a batch at a time: for a principal those its
+        tenant's and (with `public`) the public pointers name (brain_pointers.py), only the key's
+        when its key names brains; for the system (or with `tenant`) of that tenant, or all of them."""
+        size = min(max(ahead, READ_AHEAD), MAX_GET_MANY)
+        current = access.current()
+        if current is not None and tenant is None:
+            p = current.principal
+            if p.brains is not None:
+                ids: Iterator[str] = iter(sorted(i for i in p.brains if after is None or i > after))
+            else:
+                streams = [pointers.ids_in(self.repo.records, pointers.tenant_pk(p.tenant), after)]
+                if public:
+                    streams.append(pointers.ids_in(self.repo.records, pointers.PUBLIC_PK, after))
+                ids = pointers.merged(*streams)
+        elif tenant is not None:
+            ids = pointers.ids_in(self.repo.records, pointers.tenant_pk(tenant), after)
+        else:
+            while True:
+                batch, after = self.repo.page(after=after, limit=size)
+                yield batch
+                if after is None:
+                    return
+        while chunk := list(itertools.islice(ids, size)):
+            yield self.repo.get_many(chunk)
 
     def get(self, ref: str) -> Brain:
         """A brain by id or slug; NotFound otherwise (a brain being deleted too), Forbidden when
@@ -305,7 +346,7 @@ class BrainService:
                 configured = None  # another tenant's or owner's: not this caller's default
             if configured is not None and access.defaults([configured]):
                 return configured
-        brains = access.defaults(self.list())
+        brains = access.defaults(self.own())
         if not brains:
             raise NoBrain(
                 "no brain this caller may use exists yet: create one first (`cairn brains create NAME`, "

@@ -12,6 +12,9 @@ brain has nothing to migrate and gets no record.
   configured for them; now they live in a brain marked for them (services/thoughtmcp/memories.py BRAIN_MARK).
   In each tenant the first brain already holding ThoughtMCP memories gets the mark, so its users
   keep finding them.
+- `brain-pointers`: a principal's brains are found through pointers in its tenant's partition and
+  the public one (services/brain_pointers.py), which earlier releases did not write; each live
+  brain gets its pointers.
 """
 
 from __future__ import annotations
@@ -59,9 +62,17 @@ def _thought_brains(records: RecordStore, brains: list[Brain]) -> None:
             log.info("brain %s holds ThoughtMCP memories: it stays their brain", brain.slug)
 
 
+def _pointers(records: RecordStore, brains: list[Brain]) -> None:
+    repo = BrainRepository(records)
+    for brain in brains:
+        if brain.deleted_at is None:  # a deleted brain has none, and its slug stays free
+            _update(repo, brain, lambda b: b, repoint=True)
+
+
 MIGRATIONS: dict[str, Callable[[RecordStore, list[Brain]], None]] = {
     "brain-owners": _owners,
     "thoughtmcp-brain": _thought_brains,
+    "brain-pointers": _pointers,
 }
 
 
@@ -93,10 +104,12 @@ def _all_brains(repo: BrainRepository) -> list[Brain]:
             return brains
 
 
-def _update(repo: BrainRepository, brain: Brain, change: Callable[[Brain], Brain]) -> None:
+def _update(
+    repo: BrainRepository, brain: Brain, change: Callable[[Brain], Brain], *, repoint: bool = False
+) -> None:
     for _ in range(5):
         try:
-            repo.update(brain.id, change)
+            repo.update(brain.id, change, repoint=repoint)
             return
         except Conflict:
             continue

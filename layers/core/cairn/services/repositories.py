@@ -4,6 +4,7 @@
 |---------------|---------------------|-----------------------|
 | brain         | `brains`            | `brain#<id>`          |
 | brain by slug | `brains`            | `slug#<slug>`         |
+| brain pointers| `brains-of#<tenant>`, `brains-public` | `brain#<id>` (services/brain_pointers.py) |
 | document      | `brain#<brain_id>`  | `doc#<path>`          |
 | doc by id     | `docid#<doc_id>`    | `doc`                 |
 | session       | `session#<id>`      | `session`             |
@@ -24,6 +25,7 @@ from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
+from cairn.services.brain_pointers import pointer_ops
 from cairn.services.documents.index_intents import IndexIntents, Intent
 
 M = TypeVar("M", bound=BaseModel)
@@ -85,14 +87,24 @@ class BrainRepository:
             [
                 Put(to_item(*brain_key(brain.id), brain), expected_version=0),
                 Put(Item(*slug_key(brain.slug), data=pointer), expected_version=0),
+                *pointer_ops(None, brain),
             ]
         )
         return brain
 
-    def update(self, brain_id: str, change: Callable[[Brain], Brain], *, keep_slug: bool = True) -> Brain:
+    def update(
+        self,
+        brain_id: str,
+        change: Callable[[Brain], Brain],
+        *,
+        keep_slug: bool = True,
+        repoint: bool = False,
+    ) -> Brain:
         """Rewrite a brain and its slug pointer together, conditional on both versions; Conflict
         when a concurrent writer got there first (the caller reads again and retries). Without
-        `keep_slug` the slug pointer is left alone (a deleted brain's slug is free for another)."""
+        `keep_slug` the slug pointer is left alone (a deleted brain's slug is free for another).
+        Its tenant and public pointers follow it (brain_pointers.py); with `repoint`, each is
+        written again whether or not it was there (a store an earlier release wrote)."""
         item = self.records.get(*brain_key(brain_id))
         if item is None:
             raise NotFound(f"brain not found: {brain_id}")
@@ -100,9 +112,12 @@ class BrainRepository:
         after = change(before)
         if after.id != before.id or (keep_slug and after.slug != before.slug):
             raise InvalidInput("a brain's id and slug never change")  # its pointer would go stale
-        ops = [Put(to_item(*brain_key(after.id), after), expected_version=item.version)]
-        if keep_slug:
-            pointer = self.records.get(*slug_key(before.slug))
+        ops: list[Put | Delete] = [Put(to_item(*brain_key(after.id), after), expected_version=item.version)]
+        ops += pointer_ops(before, after, every=repoint)
+        pointer = self.records.get(*slug_key(before.slug)) if keep_slug else None
+        # a deleted brain's slug, once freed, is left alone: it may be another brain's by now
+        holds_slug = pointer.data.get("brain_id") == before.id if pointer else before.deleted_at is None
+        if keep_slug and holds_slug:
             data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
             ops.append(
                 Put(
@@ -125,6 +140,11 @@ class BrainRepository:
         if "brain" in pointer.data:
             return Brain.model_validate(pointer.data["brain"])
         return self.get(pointer.data["brain_id"])  # a pointer written before it carried the brain
+
+    def get_many(self, brain_ids: Sequence[str]) -> builtins.list[Brain]:
+        """The brains of these ids that exist, in the order given (at most MAX_GET_MANY)."""
+        found = self.records.get_many([brain_key(i) for i in brain_ids])
+        return [from_item(Brain, found[k]) for k in map(brain_key, brain_ids) if k in found]
 
     def page(self, *, after: str | None, limit: int) -> tuple[builtins.list[Brain], str | None]:
         """Up to `limit` brains in id order after the id `after`; the id to resume after when more follow."""

@@ -47,13 +47,13 @@ def _check_none_held(brains: BrainService) -> None:
     refused call changes nothing."""
     tenant, _ = access.creator()
     with access.as_system():
-        held = [b for b in brains.list() if b.owner_tenant == tenant and b.metadata.get(BRAIN_MARK) is True]
+        held = [b for b in brains.own(tenant) if b.metadata.get(BRAIN_MARK) is True]
     if held:
         raise Forbidden("this credential may not use its tenant's ThoughtMCP brain")
 
 
 def _marked(brains: BrainService) -> Brain | None:
-    return next((b for b in access.defaults(brains.list()) if b.metadata.get(BRAIN_MARK) is True), None)
+    return next((b for b in access.defaults(brains.own()) if b.metadata.get(BRAIN_MARK) is True), None)
 
 
 class ThoughtContext:

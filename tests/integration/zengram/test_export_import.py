@@ -72,6 +72,7 @@ def test_export_rows_filters_and_pages(container: Container, client: TestClient)
     facts = client.get(f"{Z}/export", params={"type": "fact"}).json()
     page = client.get(f"{Z}/export", params={"limit": "2", "offset": "1"}).json()
     clamped = client.get(f"{Z}/export", params={"limit": "0"}).json()
+    huge = client.get(f"{Z}/export", params={"limit": "9" * 5000, "offset": "-" + "9" * 5000})
     bad_since = client.get(f"{Z}/export", params={"since": "last tuesday"})
 
     assert default["total"] == 3 and first["id"] not in {m["id"] for m in default["memories"]}
@@ -99,6 +100,7 @@ def test_export_rows_filters_and_pages(container: Container, client: TestClient)
     assert page["limit"] == 2 and page["offset"] == 1 and len(page["memories"]) == 2
     assert page["has_more"] is False and page["memories"][0]["content"] == "Deployed the Acme site"
     assert clamped["limit"] == 1000  # parseInt("0") || 1000, as zengram reads it
+    assert huge.status_code == 200 and huge.json()["limit"] == 5000 and huge.json()["offset"] == 0
     assert bad_since.status_code == 400
     assert bad_since.json()["error"] == "Invalid since parameter — must be an ISO 8601 timestamp"
 

@@ -355,3 +355,19 @@ def test_research_with_a_model_bad_synthesis_is_502(tmp_path: Path) -> None:
 
     assert response.status_code == 502 and response.json() == {"error": "LLM returned invalid JSON synthesis"}
     assert len(model.calls) == 2
+
+
+@pytest.mark.parametrize("limit", ["1e999", "-1e999", '"' + "9" * 5000 + '"', '"-' + "9" * 5000 + '"'])
+def test_reflect_reads_numbers_past_any_bound_as_zengram_does(client: TestClient, limit: str) -> None:
+    store(client, type="event", content="Globex renewed its support contract.", client_id="globex")
+    raw = '{"topic": "Globex support contract", "limit": ' + limit + "}"
+    answer = client.post(f"{Z}/reflect", content=raw, headers={"content-type": "application/json"})
+    assert answer.status_code == 200, answer.text  # parseInt of Infinity is NaN: the default; digits clamp
+    assert answer.json()["memories_analyzed"] == 1
+
+
+def test_research_clamps_a_huge_iteration_count(client: TestClient) -> None:
+    raw = '{"topic": "anything at all?", "max_iterations": "' + "9" * 5000 + '"}'
+    answer = client.post(f"{Z}/research", content=raw, headers={"content-type": "application/json"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "no_memories"

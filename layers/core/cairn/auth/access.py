@@ -280,6 +280,13 @@ def defaults(brains: list[Brain]) -> list[Brain]:
     return [b for b in brains if b.owner_tenant == p.tenant and may(p, b, scope)]
 
 
+def own_tenant(brain: Brain) -> bool:
+    """Whether `brain` belongs to the current principal's tenant (always, for the system): a
+    reader of another tenant's public brain leaves nothing in it, not even what a read notes."""
+    access = _current.get()
+    return access is None or brain.owner_tenant == access.principal.tenant
+
+
 def key_grant(scopes: Iterable[str], brains: Sequence[str] | None) -> list[str] | None:
     """The brain list of an API key created now: never a reach its creator lacks. A creator
     limited to some brains limits the new key to some of them (to all of its own when it names

@@ -77,7 +77,8 @@ class GapService:
     ) -> tuple[KnowledgeGap, bool]:
         """The gap of this query (logged now, or the one logged before) and whether it is new.
         A gap someone reports (brain_gap) needs the right to change the brain; one a search
-        `noticed` (nothing answered it well) is logged for whoever may search, as gbrain does."""
+        `noticed` (nothing answered it well) is logged for whoever of the brain's tenant may
+        search, as gbrain does (page_search.py: never for a reader of another tenant's public brain)."""
         if not noticed:
             access.check_change(brain, None, f"the knowledge gaps of {brain.slug}")
         if not isinstance(query, str) or not query.strip():

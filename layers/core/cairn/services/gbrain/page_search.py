@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from cairn.auth import access
 from cairn.domain.models import Brain
 from cairn.domain.pages import GENERAL_WING, MAX_LIMIT, is_slug, page_wing
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
@@ -101,7 +102,8 @@ class PageSearch:
         pages = self.pages.pages_by_id(brain, scores, name)
         hits = [PageHit(pages[i], scores[i]) for i in scores if i in pages]
         hits = sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
-        if len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits):
+        unanswered = len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits)
+        if unanswered and access.own_tenant(brain):
             best = max((h.score for h in hits), default=None)
             self.gaps.log(brain, query, confidence=best, noticed=True)
         return self.expand(brain, hits, name=name) if expand else hits

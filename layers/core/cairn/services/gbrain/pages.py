@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from cairn.auth import access
+from cairn.auth.principal import WRITE
 from cairn.domain.errors import (
     CairnError,
     Conflict,
@@ -182,10 +184,17 @@ class PageService:
 
     def namer(self) -> Namer:
         """How gbrain calls each collection of this caller: `default` for the default collection,
-        its brain's slug for any other (one lookup, for the operation at hand)."""
+        its brain's slug for any other (one lookup, for the operation at hand), its id for another
+        brain slugged `default` (another tenant's public one), which `default` never names here."""
         default = self.default_collection()
         default_id = default.id if default is not None else None
-        return lambda brain: DEFAULT_COLLECTION if brain.id == default_id else brain.slug
+
+        def name(brain: Brain) -> str:
+            if brain.id == default_id:
+                return DEFAULT_COLLECTION
+            return brain.id if brain.slug == DEFAULT_COLLECTION else brain.slug
+
+        return name
 
     def name_of(self, brain: Brain) -> str:
         return self.namer()(brain)
@@ -199,18 +208,39 @@ class PageService:
         return active[0] if len(active) == 1 else self.write_target()
 
     def _named(self, name: str) -> Brain:
-        if is_brain_slug(name):
-            try:
-                return self.brains.get(name)
-            except (NotFound, Forbidden):
-                pass
-        if name == DEFAULT_COLLECTION:
-            return self.write_target()
-        raise NotFound(f"collection not found: {name}")
+        """The collection `name` means. `default` is always one of the caller's own (the brain
+        slugged `default` when it is one the caller may take as its default, else its default
+        brain), the same for reads and writes: slugs are global, and another tenant's public brain
+        slugged `default` must not stand in for the caller's own."""
+        by_id = name.startswith("brn_")  # how another brain slugged `default` is named (namer)
+        try:
+            brain = self.brains.get(name) if is_brain_slug(name) or by_id else None
+        except NotFound:
+            brain = None
+        except Forbidden:
+            held = self.brains.repo.get(name) if by_id else self.brains.repo.by_slug(name)
+            if name != DEFAULT_COLLECTION and held is not None and access.readable([held]):
+                raise  # one the caller reads but may not change: gbrain's forbidden, not "not found"
+            brain = None
+        if name != DEFAULT_COLLECTION:
+            if brain is None:
+                raise NotFound(f"collection not found: {name}")
+            return brain
+        return brain if brain is not None and access.defaults([brain]) else self.write_target()
 
     @staticmethod
     def state(brain: Brain, name: str | None = None) -> CollectionState:
         return gates.state_of(brain, name)
+
+    @staticmethod
+    def writable(brain: Brain) -> bool:
+        """Whether the caller may write pages of the collection: it is not read-only, and the
+        caller holds the write scope and may change the brain (not another tenant's public one)."""
+        current = access.current()
+        allowed = current is None or (
+            current.principal.has(WRITE) and access.may_change(current.principal, brain)
+        )
+        return gates.state_of(brain).writable and allowed
 
     def set_state(
         self,
@@ -273,7 +303,9 @@ class PageService:
         version check will find nothing)."""
         if ref.collection is not None:
             return self._named(ref.collection), ref.slug
-        brains = self.collections()
+        # only the caller's own collections it may write: another tenant's public brain holding
+        # the slug neither takes the write nor makes the slug ambiguous
+        brains = access.defaults(self.collections())
         if len(brains) <= 1:
             return (brains[0] if brains else self.write_target()), ref.slug
         owners = self._owners(brains, ref.slug)

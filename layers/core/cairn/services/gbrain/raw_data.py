@@ -54,6 +54,9 @@ def raw_sequence(brain_id: str) -> str:
     return f"raw#{brain_id}"
 
 
+OVERWRITE_TRIES = 16  # concurrent overwrites of one source each read again and retry
+
+
 class RawDataService:
     def __init__(self, records: RecordStore, blobs: BlobStore, clock: Clock) -> None:
         self.records = records
@@ -71,7 +74,10 @@ class RawDataService:
         if not isinstance(data, dict):
             raise InvalidInput("data must be a JSON object, not an array or scalar")
         access.check_change(brain, None, f"the raw data of {brain.slug}")
-        body = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
+        try:
+            body = json.dumps(data, ensure_ascii=False, sort_keys=True, allow_nan=False).encode()
+        except ValueError:
+            raise InvalidInput("data numbers must be finite: NaN and Infinity are not JSON") from None
         if len(body) > MAX_BYTES:
             raise InvalidInput(f"data too large: {len(body)} bytes exceeds maximum of {MAX_BYTES} bytes")
         pk, sk = _pk(brain.id, document_id), f"src#{source}"
@@ -90,11 +96,15 @@ class RawDataService:
             blob_key=blob_key,
         )
         data_item = {"id": row.id, "blob_key": blob_key, "stored_at": row.stored_at.isoformat()}
-        try:
-            self.records.put(Item(pk, sk, data=data_item), expected_version=held.version if held else 0)
-        except Conflict:
-            raise RawDataExists(f"raw data for source '{source}' already exists") from None
-        return row
+        for _ in range(OVERWRITE_TRIES):
+            try:
+                self.records.put(Item(pk, sk, data=data_item), expected_version=held.version if held else 0)
+                return row
+            except Conflict:
+                if not overwrite:
+                    raise RawDataExists(f"raw data for source '{source}' already exists") from None
+                held = self.records.get(pk, sk)  # a concurrent overwrite: the last one wins
+        raise Conflict(f"raw data for source '{source}' kept changing while being written; try again")
 
     def get(self, brain: Brain, document_id: str, source: str) -> tuple[RawRow, dict[str, Any]] | None:
         item = self.records.get(_pk(brain.id, document_id), f"src#{source}")

@@ -10,6 +10,7 @@ matches above that line, and its sufficiency judgement already weighs what was g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from cairn.services.memory.memory_reflection import (
     Research,
 )
 from cairn.services.search.relevance import GOOD_MATCH
+from cairn.services.zengram.transfer import HUGE, HUGE_DIGITS
 from cairn.services.zengram.validate import Refused, bad, no_markup_in
 
 if TYPE_CHECKING:
@@ -151,13 +153,15 @@ def _integer(value: Any, default: int, *, strict: bool) -> int:
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
     elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        number = int(value.strip())
+        text = value.strip()
+        huge = len(text.lstrip("+-")) > HUGE_DIGITS  # clamped below; int() refuses 4,300 digits
+        number = (-HUGE if text.startswith("-") else HUGE) if huge else int(text)
     else:
         number = None
     if number is None:
         if strict:
             raise bad("max_iterations must be an integer")
-        if isinstance(value, float):
+        if isinstance(value, float) and math.isfinite(value):
             return int(value) or default
-        return default
+        return default  # parseInt of Infinity or NaN is NaN
     return number if strict else number or default

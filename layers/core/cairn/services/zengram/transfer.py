@@ -222,6 +222,10 @@ def _true(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in _TRUE
 
 
+HUGE_DIGITS = 18
+HUGE = 10**HUGE_DIGITS
+
+
 def _number(raw: str | None, default: int) -> int:
     """parseInt: the leading integer of the text, else the default (0 counts as absent)."""
     text = (raw or "").strip()
@@ -229,5 +233,7 @@ def _number(raw: str | None, default: int) -> int:
     lead = len(digits) - len(digits.lstrip("0123456789"))
     if lead == 0:
         return default
+    if lead > HUGE_DIGITS:  # past every bound its callers clamp to (int() refuses 4,300 digits)
+        return -HUGE if text[:1] == "-" else HUGE
     value = int(text[: lead + (len(text) - len(digits))])
     return value or default

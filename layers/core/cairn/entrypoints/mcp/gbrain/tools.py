@@ -271,7 +271,7 @@ def collections(deps: SurfaceDeps[GbrainServices], _: a.NoArgs) -> CallToolResul
                 "name": name(brain),
                 "root_path": None,
                 "state": state.state,
-                "writable": state.writable,
+                "writable": c.pages.writable(brain),
                 "is_write_target": brain.id == target,
                 "page_count": c.pages.page_count(brain),
                 "last_sync_at": None,

@@ -82,6 +82,9 @@ def test_a_freed_slug_and_every_session_are_reachable_from_the_keyspace(records:
         sessions.create(Session(id=session_id, brain_id=brain_id, created_at=T0))
     assert sorted(i.pk for i in keyspace.sessions()) == ["session#ses_1", "session#ses_2"]
 
-    keyspace.free_slug("notes")
+    keyspace.free_slug("notes", "brn_1")
     assert brains.by_slug("notes") is None and brains.get("brn_1") is not None
     brains.create(a_brain("brn_3", "notes"))  # the slug is free for another brain
+    keyspace.free_slug("notes", "brn_1")  # a deletion resumed later leaves the new holder's alone
+    held = brains.by_slug("notes")
+    assert held is not None and held.id == "brn_3"

@@ -221,3 +221,25 @@ def test_any_update_of_a_brain_writes_its_missing_pointers_again(service: BrainS
         assert [b.id for b in service.list()] == [brain.id]
     with access.acting_as(admin("beta"), READ):
         assert [b.id for b in service.list()] == [brain.id]
+
+
+def test_brains_an_older_process_wrote_after_the_migration_are_mended(service: BrainService) -> None:
+    acme = admin("acme")
+    migrate(service.repo.records)
+    kept = make(service, acme, "Kept")
+    lost = [make(service, acme, "Made by the old process"), make(service, acme, "Made public", "public")]
+    gone = make(service, acme, "Deleted")
+    service.repo.update(gone.id, lambda b: b.model_copy(update={"deleted_at": b.updated_at}))
+    records = service.repo.records
+    records.delete(brain_pointers.tenant_pk("acme"), f"brain#{lost[0].id}")
+    records.delete(brain_pointers.PUBLIC_PK, f"brain#{lost[1].id}")
+    with access.acting_as(admin("beta"), READ):
+        assert service.list() == []  # the public one is missing from the public listing
+
+    assert [b.id for b in service.mend_pointers()] == [b.id for b in lost]
+
+    with access.acting_as(acme, READ):
+        assert [b.id for b in service.list()] == [kept.id, *(b.id for b in lost)]
+    with access.acting_as(admin("beta"), READ):
+        assert [b.id for b in service.list()] == [lost[1].id]
+    assert service.mend_pointers() == []

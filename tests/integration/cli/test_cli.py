@@ -10,6 +10,7 @@ import pytest
 from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.entrypoints.cli import main
+from cairn.services.brain_pointers import tenant_pk
 from cairn.services.gbrain.collection_state import STATE_KEY
 from cairn.services.repositories import brain_key, slug_key
 
@@ -228,3 +229,18 @@ def test_chunks_of_a_brain_no_record_names_fail_the_check(
     assert lost.id in checked and kept.id not in checked
     code, checked, _ = run(capsys, "check", "kept", "--data-dir", str(data))
     assert code == 0  # asked about one brain: that one is sound
+
+
+def test_opening_the_store_lists_a_brain_an_older_process_wrote_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    brain = build_container(Settings(data_dir=data)).brains.create("Notes", slug="notes", visibility="tenant")
+    records = build_container(Settings(data_dir=data)).adapters.records  # the migrations ran and are noted
+    pointer = (tenant_pk(brain.owner_tenant), f"brain#{brain.id}")
+    records.delete(*pointer)  # as a process of an earlier release, still running, wrote the brain
+
+    code, _, err = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 0 and "listed for their tenants again: notes" in err
+    assert build_container(Settings(data_dir=data)).adapters.records.get(*pointer) is not None

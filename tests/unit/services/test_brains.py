@@ -4,7 +4,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.auth.access import LOCAL_OWNER, LOCAL_TENANT
-from cairn.auth.principal import ADMIN, READ, Principal, Via
+from cairn.auth.principal import ADMIN, READ, SCOPES, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.errors import Conflict, InvalidInput, NoBrain, NotFound
 from tests.fakes.container import fake_container
@@ -58,9 +58,35 @@ def test_resolve_prefers_argument_then_default_then_first(tmp_path) -> None:  # 
     assert configured.brains.resolve(None).slug == "second"
 
 
+def test_a_configured_default_that_is_gone_leaves_each_caller_its_own(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    c = fake_container(tmp_path, default_brain="shared")
+    acme = Principal("acme", "admin", frozenset(SCOPES), Via.api_key)
+    beta = Principal("beta", "admin", frozenset(SCOPES), Via.api_key)
+    with access.acting_as(acme, ADMIN):
+        c.brains.create("Shared", slug="shared")
+    with access.acting_as(beta, ADMIN):
+        own = c.brains.create("Beta notes", slug="beta-notes")
+    with access.acting_as(beta, WRITE):
+        assert c.brains.resolve(None) == own  # another tenant's configured default: its own
+    c.brains.repo.update(  # acme deletes its brain, as an erasure marks it
+        c.brains.get("shared").id, lambda b: b.model_copy(update={"deleted_at": b.updated_at})
+    )
+    with access.acting_as(beta, WRITE):
+        assert c.brains.resolve(None) == own  # still its own: the same answer as before the deletion
+
+
 @pytest.mark.parametrize(
     "name",
-    ["Real\n- admin (brn_fake): Admin", "\x1b[31mred", "abc\u202edcba", "\u200b\u200d\ufeff", "tab\there"],
+    [
+        "Real\n- admin (brn_fake): Admin",
+        "\x1b[31mred",
+        "abc\u202edcba",
+        "\u200b\u200d\ufeff",
+        "tab\there",
+        "\u0301",  # a combining mark with nothing to combine with
+        "\u3164\u3164",  # Hangul fillers
+        "\u2800",  # the blank Braille pattern
+    ],
 )
 def test_a_name_that_could_forge_a_listing_is_refused(container: Container, name: str) -> None:
     with pytest.raises(InvalidInput, match="name must"):

@@ -29,7 +29,9 @@ def test_identical_rewrite_changes_nothing(container: Container, brain: Brain) -
     assert again.document.version == 1
 
 
-@pytest.mark.parametrize("bad", ["/a.md", "a/", "a//b", "../a", "a/./b", "a\\b", "a\x00b", ""])
+@pytest.mark.parametrize(
+    "bad", ["/a.md", "a/", "a//b", "../a", "a/./b", "a\\b", "a\x00b", "", " ", "\ufeff", "notes/\u3164/a.md"]
+)
 def test_invalid_paths_are_rejected(container: Container, brain: Brain, bad: str) -> None:
     with pytest.raises(InvalidPath):
         container.documents.write(brain, bad, b"x")

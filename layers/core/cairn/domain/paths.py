@@ -7,7 +7,7 @@ import posixpath
 import re
 
 from cairn.domain.errors import InvalidInput, InvalidPath
-from cairn.domain.text import check_path_text, excerpt
+from cairn.domain.text import check_path_text, excerpt, is_blank
 
 MAX_PATH_LENGTH = 1024
 MAX_PATH_BYTES = 1000
@@ -49,6 +49,8 @@ def validate_path(path: str) -> str:
         raise InvalidPath("path must not contain empty segments")
     if any(seg in (".", "..") for seg in segments):
         raise InvalidPath("path must not contain '.' or '..' segments")
+    if any(is_blank(seg) for seg in segments):
+        raise InvalidPath("each segment of a path must show at least one visible character")
     if posixpath.normpath(path) != path:
         raise InvalidPath("path is not canonical")
     return path

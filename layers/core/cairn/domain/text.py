@@ -31,11 +31,19 @@ def has_control(value: str) -> bool:
     return any(unicodedata.category(ch) == "Cc" for ch in value)
 
 
+_SHOWS_NOTHING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols drawn as empty space: the Hangul fillers and the blank Braille pattern."""
+
+
 def is_blank(value: str) -> bool:
-    """Whether `value` shows nothing: only whitespace, control characters and invisible format
-    characters (zero-width spaces and joiners, byte-order marks). Such a text embeds close to any
-    short question, so stored as a memory it would answer them all."""
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in value)
+    """Whether `value` shows nothing: only whitespace, control characters, invisible format
+    characters (zero-width spaces and joiners, byte-order marks), combining marks with nothing to
+    combine with, and the letters drawn as empty space. Such a text embeds close to any short
+    question, so stored as a memory it would answer them all."""
+    return all(
+        ch.isspace() or ch in _SHOWS_NOTHING or unicodedata.category(ch) in ("Cc", "Cf", "Mn", "Me")
+        for ch in value
+    )
 
 
 def check_label(what: str, value: str) -> str:

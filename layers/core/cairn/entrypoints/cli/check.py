@@ -1,12 +1,14 @@
 """What a process does to the data it opens before trusting it, and `cairn check`.
 
 Opening: every document a stopped process committed but did not index is indexed (its intent
-settled, services/documents/index_intents.py). A server (`cairn serve`, `cairn mcp`) then compares every
-brain's index with its records and files (services/documents/index_repair.py) and rebuilds what differs in
-the background, refusing those brains' searches (503) until it is done. `cairn check` does the
-same in the foreground and reports brain by brain; `--deep` also compares every document chunk
-by chunk, `--dry-run` only reports (it indexes nothing; vector rows found damaged are still
-recorded as such by the index, so that no search reads them).
+settled, services/documents/index_intents.py), and every brain that lacks the pointers its
+tenant's listing reads (services/brain_pointers.py) gets them. A server (`cairn serve`,
+`cairn mcp`) then compares every brain's index with its records and files
+(services/documents/index_repair.py) and rebuilds what differs in the background, refusing those
+brains' searches (503) until it is done. `cairn check` does the same in the foreground and reports
+brain by brain; `--deep` also compares every document chunk by chunk, `--dry-run` only reports (it
+indexes nothing; vector rows found damaged are still recorded as such by the index, so that no
+search reads them).
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ def settle(container: Container) -> None:
     settled = container.documents.settle_pending()
     if settled:
         print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
+    mended = container.brains.mend_pointers()
+    if mended:
+        print(
+            f"{len(mended)} brain(s) written by an earlier release's process beside this one are listed "
+            f"for their tenants again: {', '.join(b.slug for b in mended)}",
+            file=sys.stderr,
+        )
 
 
 def start_repairs(container: Container) -> None:

@@ -6,8 +6,10 @@ only composes those names, and is the erasure's only user of the record store.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from typing import Final
 
+from cairn.domain.errors import Conflict
 from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
 from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
 from cairn.services.gbrain.page_assertions import assertions_pk
@@ -77,8 +79,16 @@ class BrainKeyspace:
         """Delete every record under the brain's partitions; returns how many there were."""
         return self.delete(list(self._scan(brain_prefixes(brain_id))))
 
-    def free_slug(self, slug: str) -> None:
-        self.delete([Item(*slug_key(slug))])
+    def free_slug(self, slug: str, brain_id: str) -> None:
+        """Delete the slug's pointer while it still names `brain_id`: a deletion resumed after the
+        slug went to a new brain leaves that brain's pointer alone."""
+        for _ in range(5):
+            pointer = self.records.get(*slug_key(slug))
+            if pointer is None or pointer.data.get("brain_id") != brain_id:
+                return
+            with suppress(Conflict):  # rewritten meanwhile: read it again
+                self.records.delete(pointer.pk, pointer.sk, expected_version=pointer.version)
+                return
 
     def scrub(self) -> None:
         """Leave nothing of deleted records in the store's own files, where it keeps some."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -47,17 +48,9 @@ class Reads:
     def delete(self, pk: str, sk: str, expected_version: int | None = None) -> bool:
         return self.inner.delete(pk, sk, expected_version)
 
-    def query(
-        self,
-        pk: str,
-        prefix: str = "",
-        *,
-        after: str | None = None,
-        limit: int | None = None,
-        descending: bool = False,
-    ) -> Page:
+    def query(self, pk: str, prefix: str = "", **kwargs: Any) -> Page:
         self.queried.append(pk)
-        return self.inner.query(pk, prefix, after=after, limit=limit, descending=descending)
+        return self.inner.query(pk, prefix, **kwargs)
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
         return self.inner.transact(ops)

@@ -97,3 +97,11 @@ def test_a_reader_of_another_tenants_public_brain_logs_no_gap_there(c: Container
         assert c.gaps.list(gamma_brain) == []
         search.query(gamma_brain, "quarterly tax filing for the Lisbon office", limit=5)
         assert len(c.gaps.list(gamma_brain)) == 1
+
+
+def test_a_bare_slug_reads_only_the_callers_own_collections(c: Container) -> None:
+    gamma_brain = c.brains.get("default")
+    with access.acting_as(BETA, READ):
+        with pytest.raises(NotFound):  # only gamma's public brain holds it: named, it is read
+            c.pages.get("notes/planted")
+        assert "Ignore" in c.pages.get(f"{gamma_brain.id}::notes/planted").render()

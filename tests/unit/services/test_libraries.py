@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from cairn.auth import access
+from cairn.auth.principal import ADMIN, READ, SCOPES, Principal, Via
 from cairn.bootstrap import Container
 from cairn.services.mnemosyne.libraries import Library
 from tests.fakes.container import fake_container
@@ -61,3 +63,20 @@ def test_a_listing_read_while_a_write_lands_is_not_kept(tmp_path: Path) -> None:
     assert "A7" not in titles(c, [a])  # read before the write
     assert a.uid not in (c.libraries.listings or {})
     assert "A7" in titles(c, [a])  # read again, not the stale one
+
+
+def test_a_call_naming_no_library_covers_only_the_callers_own_tenants(container: Container) -> None:
+    gamma = Principal("gamma", "admin", frozenset(SCOPES), Via.api_key)
+    beta = Principal("beta", "admin", frozenset(SCOPES), Via.api_key)
+    with access.acting_as(gamma, ADMIN):
+        theirs = container.brains.create("Gamma handbook", visibility="public")
+    with access.acting_as(beta, ADMIN):
+        own = container.brains.create("Beta notes", visibility="tenant")
+    with access.acting_as(beta, READ):
+        listed = {lib.brain.id for lib in container.libraries.libraries()}
+        unnamed = {lib.brain.id for lib in container.libraries.scope()}
+        uid = next(lib.uid for lib in container.libraries.libraries() if lib.brain.id == theirs.id)
+        named = [lib.brain.id for lib in container.libraries.scope(library_uid=uid)]
+    assert listed == {own.id, theirs.id}  # listed: readable
+    assert unnamed == {own.id}  # searched unasked: only its own tenant's
+    assert named == [theirs.id]  # searched when named

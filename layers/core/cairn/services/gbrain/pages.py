@@ -278,14 +278,16 @@ class PageService:
 
     def resolve(self, text: str) -> tuple[Brain, str]:
         """The collection and slug a reference to an existing page means: `coll::slug` that
-        collection; a bare slug the caller's only collection, else the one collection holding
-        it (NotFound: none; AmbiguousSlug: several)."""
+        collection; a bare slug the caller's only collection of its own tenant, else the one such
+        collection holding it (NotFound: none; AmbiguousSlug: several)."""
         return self._resolve_read(parse_slug_ref(text))
 
     def _resolve_read(self, ref: SlugRef) -> tuple[Brain, str]:
         if ref.collection is not None:
             return self._named(ref.collection), ref.slug
-        brains = self.collections()
+        # a bare slug is looked for in the caller's own tenant's collections: another tenant's
+        # public page is read when its collection is named, never in place of one of the caller's
+        brains = [b for b in self.collections() if access.own_tenant(b)]
         if not brains:
             raise NotFound(f"page not found: {ref.slug}")
         if len(brains) == 1:

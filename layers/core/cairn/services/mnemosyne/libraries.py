@@ -169,12 +169,16 @@ class LibraryService:
         library_uid: str | None = None,
         library_type: str | None = None,
     ) -> list[Library]:
-        """The libraries a call may touch: readable, in the workspace, the named one, of the type."""
+        """The libraries a call may touch: readable, in the workspace, the named one, of the type.
+        Another tenant's public library only when named: a call that names none covers the
+        caller's own tenant's, so no other tenant's text enters its answers unasked."""
         if library_type is not None and library_type not in LIBRARY_TYPES:
             raise InvalidInput(f"library_type must be one of: {', '.join(LIBRARY_TYPES)}")
         found = self.libraries(workspace_id)
         if library_uid is not None:
             found = [lib for lib in found if lib.uid == library_uid]
+        else:
+            found = [lib for lib in found if access.own_tenant(lib.brain)]
         if library_type is not None:
             found = [lib for lib in found if lib.library_type == library_type]
         return found

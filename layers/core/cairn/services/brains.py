@@ -249,29 +249,10 @@ class BrainService:
         return [b for b in brains if tenant is None or b.owner_tenant == tenant]
 
     def mend_pointers(self) -> builtins.list[Brain]:
-        """Give each live brain the pointers it lacks (brain_pointers.py), as the system: a brain
-        that a process of an earlier release wrote beside this one, after this store's migration
-        ran, has none, so no principal lists it or takes it as its default. The brains mended."""
-        mended: builtins.list[Brain] = []
-        after: str | None = None
-        while True:
-            batch, after = self.repo.page(after=after, limit=READ_AHEAD)
-            wanted = {b.id: pointers.pointer_keys(b) for b in batch if b.deleted_at is None}
-            keys = [key for keys in wanted.values() for key in keys]
-            held = self.repo.records.get_many(keys) if keys else {}
-            for brain in batch:
-                if any(key not in held for key in wanted.get(brain.id, ())):
-                    mended += [self._repoint(brain)]
-            if after is None:
-                return mended
-
-    def _repoint(self, brain: Brain) -> Brain:
-        for _ in range(5):
-            try:
-                return self.repo.update(brain.id, lambda b: b, repoint=True)
-            except Conflict:
-                continue
-        raise Conflict(f"brain {brain.slug} kept changing while its pointers were written; try again")
+        """Give each live brain the pointers it lacks, as the system (BrainRepository.mend_pointers):
+        a brain that a process of an earlier release wrote beside this one, after this store's
+        migration ran, has none, so no principal lists it or takes it as its default."""
+        return self.repo.mend_pointers()
 
     def _batches(
         self, after: str | None, *, public: bool = False, tenant: str | None = None, ahead: int = 0

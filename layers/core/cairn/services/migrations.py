@@ -63,10 +63,7 @@ def _thought_brains(records: RecordStore, brains: list[Brain]) -> None:
 
 
 def _pointers(records: RecordStore, brains: list[Brain]) -> None:
-    repo = BrainRepository(records)
-    for brain in brains:
-        if brain.deleted_at is None:  # a deleted brain has none, and its slug stays free
-            _update(repo, brain, lambda b: b, repoint=True)
+    BrainRepository(records).mend_pointers()
 
 
 MIGRATIONS: dict[str, Callable[[RecordStore, list[Brain]], None]] = {
@@ -104,12 +101,10 @@ def _all_brains(repo: BrainRepository) -> list[Brain]:
             return brains
 
 
-def _update(
-    repo: BrainRepository, brain: Brain, change: Callable[[Brain], Brain], *, repoint: bool = False
-) -> None:
+def _update(repo: BrainRepository, brain: Brain, change: Callable[[Brain], Brain]) -> None:
     for _ in range(5):
         try:
-            repo.update(brain.id, change, repoint=repoint)
+            repo.update(brain.id, change)
             return
         except Conflict:
             continue

@@ -22,15 +22,16 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from cairn.auth import access
-from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
-from cairn.services.brain_pointers import pointer_ops
+from cairn.services.brain_pointers import pointer_keys, pointer_ops
 from cairn.services.documents.index_intents import IndexIntents, Intent
 
 M = TypeVar("M", bound=BaseModel)
 
 BRAINS_PK = "brains"
+_MEND_BATCH = 100  # brains whose pointers are read at once: at most two each, within MAX_GET_MANY
 
 
 def brain_key(brain_id: str) -> tuple[str, str]:
@@ -140,6 +141,31 @@ class BrainRepository:
         if "brain" in pointer.data:
             return Brain.model_validate(pointer.data["brain"])
         return self.get(pointer.data["brain_id"])  # a pointer written before it carried the brain
+
+    def mend_pointers(self) -> builtins.list[Brain]:
+        """Give each live brain the tenant and public pointers it lacks (brain_pointers.py): those
+        of a store an earlier release wrote, and of a brain a process of that release wrote beside
+        this one after the store was migrated. The brains mended."""
+        mended: builtins.list[Brain] = []
+        after: str | None = None
+        while True:
+            batch, after = self.page(after=after, limit=_MEND_BATCH)
+            wanted = {b.id: pointer_keys(b) for b in batch}  # none for a deleted brain
+            keys = [key for keys in wanted.values() for key in keys]
+            held = self.records.get_many(keys) if keys else {}
+            for brain in batch:
+                if not wanted[brain.id].issubset(held):
+                    mended.append(self._repoint(brain))
+            if after is None:
+                return mended
+
+    def _repoint(self, brain: Brain) -> Brain:
+        for _ in range(5):
+            try:
+                return self.update(brain.id, lambda b: b, repoint=True)
+            except Conflict:
+                continue
+        raise Conflict(f"brain {brain.slug} kept changing while its pointers were written; try again")
 
     def get_many(self, brain_ids: Sequence[str]) -> builtins.list[Brain]:
         """The brains of these ids that exist, in the order given (at most MAX_GET_MANY)."""

@@ -172,6 +172,10 @@ class PageService:
         """The caller's collections: every brain it may read, oldest first."""
         return self.brains.list()
 
+    def _own_collections(self) -> list[Brain]:
+        """The caller's collections of its own tenant, oldest first (no other tenant's read)."""
+        return access.readable(self.brains.own())
+
     def write_target(self) -> Brain:
         return self.brains.resolve(None)
 
@@ -287,7 +291,7 @@ class PageService:
             return self._named(ref.collection), ref.slug
         # a bare slug is looked for in the caller's own tenant's collections: another tenant's
         # public page is read when its collection is named, never in place of one of the caller's
-        brains = [b for b in self.collections() if access.own_tenant(b)]
+        brains = self._own_collections()
         if not brains:
             raise NotFound(f"page not found: {ref.slug}")
         if len(brains) == 1:
@@ -307,7 +311,7 @@ class PageService:
             return self._named(ref.collection), ref.slug
         # only the caller's own collections it may write: another tenant's public brain holding
         # the slug neither takes the write nor makes the slug ambiguous
-        brains = access.defaults(self.collections())
+        brains = access.defaults(self._own_collections())
         if len(brains) <= 1:
             return (brains[0] if brains else self.write_target()), ref.slug
         owners = self._owners(brains, ref.slug)

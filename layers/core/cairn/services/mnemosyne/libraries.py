@@ -149,7 +149,11 @@ class LibraryService:
     def libraries(self, workspace_id: str | None = None) -> list[Library]:
         """The libraries the caller may read (in name, then uid order); with `workspace_id` only
         that workspace's."""
-        found = [Library(b) for b in self.brains.list()]
+        return self._shelved(self.brains.list(), workspace_id)
+
+    @staticmethod
+    def _shelved(brains: list[Brain], workspace_id: str | None) -> list[Library]:
+        found = [Library(b) for b in brains]
         if workspace_id is not None:
             found = [lib for lib in found if lib.workspace_id == workspace_id]
         return sorted(found, key=lambda lib: (lib.name.casefold(), lib.uid))
@@ -174,11 +178,10 @@ class LibraryService:
         caller's own tenant's, so no other tenant's text enters its answers unasked."""
         if library_type is not None and library_type not in LIBRARY_TYPES:
             raise InvalidInput(f"library_type must be one of: {', '.join(LIBRARY_TYPES)}")
-        found = self.libraries(workspace_id)
         if library_uid is not None:
-            found = [lib for lib in found if lib.uid == library_uid]
+            found = [lib for lib in self.libraries(workspace_id) if lib.uid == library_uid]
         else:
-            found = [lib for lib in found if access.own_tenant(lib.brain)]
+            found = self._shelved(access.readable(self.brains.own()), workspace_id)
         if library_type is not None:
             found = [lib for lib in found if lib.library_type == library_type]
         return found

@@ -7,6 +7,7 @@ full disk stopped after its record's commit is not acknowledged, and indexed onc
 from __future__ import annotations
 
 import errno
+import gc
 import logging
 import os
 import sqlite3
@@ -37,6 +38,11 @@ def data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
         (docs / f"n{n}.md").write_text(f"# Note {n}\n\nzebra{n} eats grass near river{n}.\n")
     data = tmp_path / "data"
     assert run(capsys, "ingest", str(docs), "--brain", "b", "--create", "--data-dir", str(data))[0] == 0
+    # The command ran in this process: its store's connections close when collected. Closed now,
+    # as a `cairn` process's are when it exits, so the checkpoint below removes each -wal file
+    # and the next command opens the database file alone (a connection left open keeps the -wal,
+    # and SQLite then takes the database's size from it instead of checking the file's).
+    gc.collect()
     for db in ("chunks", "records", "jobs"):  # every page in the database file itself
         conn = sqlite3.connect(data / f"{db}.sqlite3")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -88,12 +94,31 @@ def test_a_damaged_records_or_jobs_database_is_refused_in_one_line(
     assert "from a backup" in err
 
 
+def test_a_truncated_records_database_is_refused_when_a_command_opens_it(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite finds a database file shorter than its header says when it opens it: any command
+    refuses it then, naming the file and what to do."""
+    os.truncate(data / "records.sqlite3", (data / "records.sqlite3").stat().st_size // 2)
+
+    code, _, err = run(capsys, "search", "zebra1", "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: damaged_store: records.sqlite3 in {data.resolve()} is damaged")
+    assert "from a backup" in err
+
+
 def test_a_command_that_reads_a_damaged_page_says_so_in_one_line(
     data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Commands other than check and compact do not read every page first: the page
-    they cannot read is said as a damaged store, and `cairn check` names the file."""
-    os.truncate(data / "records.sqlite3", (data / "records.sqlite3").stat().st_size // 2)
+    they cannot read is said as a damaged store, and `cairn check` names the file. The
+    file keeps its size, so opening it finds nothing wrong."""
+    path = data / "records.sqlite3"
+    size = path.stat().st_size
+    with path.open("r+b") as fh:  # the second half's pages zeroed: the items' leaves among them
+        fh.seek(size // 2)
+        fh.write(bytes(size - size // 2))
 
     code, _, err = run(capsys, "search", "zebra1", "--data-dir", str(data))
 

@@ -365,3 +365,27 @@ def test_compaction_counts_rows_another_process_appended(tmp_path: Path) -> None
     assert np.allclose(got["c599"], vectors[599])
     other.close()
     index.close()
+
+
+def test_rows_written_while_a_brain_compacts_are_not_counted_against_what_it_reclaimed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows written between the copy and the switch are carried into the new file: the rows
+    reclaimed are the old file's rows at the switch less the new file's, never negative."""
+    index, _ = loaded(tmp_path)
+    index.delete_chunks(BRAIN, [f"c{i}" for i in range(50)])
+    other = make(tmp_path)
+    real = vector_compaction.VectorMaintenance._copy
+
+    def copy_then_write(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        other.upsert([chunk(9000 + i) for i in range(200)], clustered(np.random.default_rng(5), 200))
+
+    monkeypatch.setattr(vector_compaction.VectorMaintenance, "_copy", staticmethod(copy_then_write))
+    report = index.compact(BRAIN)
+
+    assert report is not None and report.live_rows == 550
+    assert (report.rows_before, report.rows_after, report.reclaimed) == (800, 750, 50)
+    assert len(index.get_vectors(BRAIN, [f"c{9000 + i}" for i in range(200)])) == 200
+    other.close()
+    index.close()

@@ -281,7 +281,10 @@ class VectorMaintenance:
                 index.unlink(missing_ok=True)
                 sum_path(index).unlink(missing_ok=True)
             paused = time.perf_counter()
-            rows_after = self._swap(brain_id, epoch, live) if rewrite else rows_before
+            if rewrite:  # rows written since the snapshot are in both files: counted in both
+                rows_before, rows_after = self._swap(brain_id, epoch, live)
+            else:
+                rows_after = rows_before
             faults.reached("compaction.swapped")
             paused = time.perf_counter() - paused if rewrite else 0.0
             with self._lock:
@@ -309,9 +312,11 @@ class VectorMaintenance:
         for first in range(0, live.size, _COPY_ROWS):
             new.append(old.read(live[first : first + _COPY_ROWS]))
 
-    def _swap(self, brain_id: str, epoch: int, live: Rows) -> int:
+    def _swap(self, brain_id: str, epoch: int, live: Rows) -> tuple[int, int]:
         """Commit the move of the rows in `live` to rows 0..n-1 of the next epoch, after copying
-        the rows written since the copy was taken; returns the new file's row count."""
+        the rows written since the copy was taken; returns the old file's row count then and the
+        new file's. Every row a committed chunk uses is below the first (rows are appended before
+        their chunks commit), so their difference is what the switch reclaimed."""
         new = self.vectors.file(brain_id, epoch + 1)
         with self.write_lock:
             with self.db.transaction() as conn:
@@ -320,6 +325,7 @@ class VectorMaintenance:
                 state = schema.brain_state(conn, brain_id)
                 assert state is not None
                 extra = np.setdiff1d(_referenced(conn, brain_id), live, assume_unique=True)
+                rows_before = self.vectors.file(brain_id, epoch).stored_rows()
                 if extra.size:
                     new.append(self.vectors.file(brain_id, epoch).read(extra))
                 sources = np.concatenate([live, extra])
@@ -346,7 +352,7 @@ class VectorMaintenance:
                 vector_health.forget(conn, brain_id, below_epoch=epoch + 1)
                 vector_sums.extend(conn, brain_id, epoch + 1, new, int(sources.size))
             self.swapped(brain_id, state[1], epoch + 1, sources)  # after the commit
-        return int(sources.size)
+        return rows_before, int(sources.size)
 
     def _exists(self, brain_id: str) -> bool:
         with self.db.snapshot() as conn:

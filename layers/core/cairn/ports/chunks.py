@@ -138,10 +138,11 @@ class ChunkIndex(Protocol):
 
 @dataclass(frozen=True)
 class Compaction:
-    """What compacting one brain's vectors did: rows of its vector file before and after (when
-    rows were written while it compacted, before is the old file's count when the new one
-    replaced it: they are in both, and never count as reclaimed), the live rows, the rows its approximate index covers, how long it took and how long writers
-    waited for it (the final renumbering transaction)."""
+    """What compacting one brain's vectors did: rows of its vector file before and after (with
+    rows written while it compacted, before is the old file's count when the new one replaced
+    it: those rows are in both and never count as reclaimed), the live rows, the rows its
+    approximate index covers, how long it took and how long writers waited for it (the final
+    renumbering transaction)."""
 
     brain_id: str
     epoch: int

@@ -9,6 +9,7 @@ from functools import cached_property
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.oauth.metadata import SignIn
+from cairn.auth.ui_sessions import UiSessions
 from cairn.options import Options
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
@@ -114,6 +115,7 @@ class Container:
     consolidation: ConsolidationService
     keys: ApiKeyService
     authenticator: Authenticator
+    ui_sessions: UiSessions
     audit: AuditLog
     repair: IndexRepair
     zengram: ZengramApi

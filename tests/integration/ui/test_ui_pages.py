@@ -38,6 +38,20 @@ def csrf_of(t: TestClient) -> str:
     return token
 
 
+def sign_in(t: TestClient, credential: str) -> str:
+    """Through the sign-in form, as a browser does: the session token the cookie now holds."""
+    form = t.get("/ui/sign-in")
+    r = t.post(
+        "/ui/sign-in",
+        data={"credential": credential, "csrf": _form_token(form.text), "next": "/ui"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303, r.text
+    token = t.cookies.get("cairn_ui")
+    assert token
+    return token
+
+
 def item_links(html: str, brain: str) -> list[str]:
     return re.findall(rf'href="(/ui/brains/{brain}/items/[^"/]+)"', html)
 
@@ -225,7 +239,7 @@ def test_a_key_limited_to_one_brain_sees_only_that_brain(token_ui: tuple[TestCli
         json={"name": "alpha only", "scopes": ["documents:read", "documents:write"], "brains": ["alpha"]},
         headers=auth,
     ).json()["key"]
-    t.cookies.set("cairn_ui", key)
+    sign_in(t, key)
     listing = t.get("/ui").text
     assert "/ui/brains/alpha" in listing and "/ui/brains/beta" not in listing
     assert t.get("/ui/brains/beta").status_code in (403, 404)
@@ -417,7 +431,7 @@ def test_a_planted_token_cookie_does_not_pass_a_signed_in_form(
     sends here: with a session, the token is the session's, so a planted pair fails."""
     t, c = token_ui
     c.brains.create("Notes", slug="notes")
-    t.cookies.set("cairn_ui", TOKEN)
+    sign_in(t, TOKEN)
     planted = "A" * 43
     t.cookies.set("cairn_csrf", planted, path="/")
     forged = t.post("/ui/brains/notes/delete", data={"confirm": "notes", "csrf": planted})
@@ -455,7 +469,7 @@ def test_a_form_posted_from_another_origin_is_refused(
 
 def test_pages_are_never_cached(token_ui: tuple[TestClient, Container]) -> None:
     t, _ = token_ui
-    t.cookies.set("cairn_ui", TOKEN)
+    sign_in(t, TOKEN)
     for path in ("/ui", "/ui/keys", "/ui/sign-in"):
         assert t.get(path).headers["cache-control"] == "no-store", path
     made = t.post(
@@ -529,7 +543,7 @@ def test_a_caller_seeing_some_owners_gets_no_count_of_the_others(
         json={"name": "plain", "scopes": ["documents:read", "documents:write"]},
         headers=auth,
     ).json()["key"]
-    t.cookies.set("cairn_ui", key)
+    sign_in(t, key)
 
     def cells() -> list[str]:
         row = re.search(r"<tr>\s*<td><a href=\"/ui/brains/thoughtmcp\">.*?</tr>", t.get("/ui").text, re.S)
@@ -539,5 +553,48 @@ def test_a_caller_seeing_some_owners_gets_no_count_of_the_others(
     assert cells()[5:7] == ["0", "0"]
     alice_remembers("Alice is looking for a new job.")
     assert cells()[5:7] == ["0", "0"]
-    t.cookies.set("cairn_ui", TOKEN)  # the owner sees both memories and their chunks
+    sign_in(t, TOKEN)  # the owner sees both memories and their chunks
     assert cells()[5] == "2" and int(cells()[6]) >= 2
+
+
+def test_the_cookie_holds_a_session_and_signing_out_ends_it_for_every_copy(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    t, _ = token_ui
+    session = sign_in(t, TOKEN)
+    assert TOKEN not in session and t.get("/ui").status_code == 200
+
+    out = t.post("/ui/sign-out", data={"csrf": _form_token(t.get("/ui").text)}, follow_redirects=False)
+
+    assert out.status_code == 303 and 'cairn_ui=""' in out.headers.get("set-cookie", "")
+    t.cookies.set("cairn_ui", session)  # a copy of the cookie taken before the sign-out
+    again = t.get("/ui", follow_redirects=False)
+    assert again.status_code == 303 and again.headers["location"].startswith("/ui/sign-in")
+    assert 'cairn_ui=""' in again.headers.get("set-cookie", "")
+
+
+def test_revoking_the_key_a_browser_signed_in_with_ends_its_session(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    t, _ = token_ui
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    made = t.post("/v1/admin/keys", json={"name": "laptop", "scopes": ["documents:read"]}, headers=auth)
+    sign_in(t, made.json()["key"])
+    assert t.get("/ui").status_code == 200
+
+    assert t.delete(f"/v1/admin/keys/{made.json()['id']}", headers=auth).status_code in (200, 204)
+
+    refused = t.get("/ui", follow_redirects=False)
+    assert refused.status_code == 303 and refused.headers["location"].startswith("/ui/sign-in")
+
+
+def test_a_cookie_holding_a_credential_instead_of_a_session_signs_nobody_in(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    """What a browser kept before sessions were kept by the server: refused, and dropped."""
+    t, _ = token_ui
+    t.cookies.set("cairn_ui", TOKEN)
+
+    refused = t.get("/ui", follow_redirects=False)
+
+    assert refused.status_code == 303 and 'cairn_ui=""' in refused.headers.get("set-cookie", "")

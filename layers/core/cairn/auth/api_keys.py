@@ -163,16 +163,26 @@ class ApiKeyService:
     def authenticate(self, presented: str) -> Principal | None:
         """The principal of a live key, or None (unknown, revoked, or not a Cairn key at all)."""
         match = _KEY.match(presented)
-        if match is None:
+        key = self._live(match.group(1)) if match is not None else None
+        if key is None or not hmac.compare_digest(key.key_sha256, _digest(presented)):
             return None
-        item = self.records.get(KEYS_PK, f"key#{match.group(1)}")
-        if item is None:
-            return None
-        key = ApiKey.model_validate(item.data)
-        if not hmac.compare_digest(key.key_sha256, _digest(presented)) or not key.active:
-            return None
-        brains = frozenset(key.brains) if key.brains is not None else None
-        return Principal(key.tenant, f"key:{key.id}", frozenset(key.scopes), Via.api_key, brains)
+        return _principal(key)
+
+    def principal_of(self, key_id: str) -> Principal | None:
+        """The principal of the live key with this id, or None: what a web UI session that signed
+        in with the key acts as (auth/ui_sessions.py), read again on each request."""
+        key = self._live(key_id) if _looks_like_id(key_id) else None
+        return _principal(key) if key is not None else None
+
+    def _live(self, key_id: str) -> ApiKey | None:
+        item = self.records.get(KEYS_PK, f"key#{key_id}")
+        key = ApiKey.model_validate(item.data) if item is not None else None
+        return key if key is not None and key.active else None
+
+
+def _principal(key: ApiKey) -> Principal:
+    brains = frozenset(key.brains) if key.brains is not None else None
+    return Principal(key.tenant, f"key:{key.id}", frozenset(key.scopes), Via.api_key, brains)
 
 
 def _digest(plaintext: str) -> str:

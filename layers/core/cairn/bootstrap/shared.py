@@ -10,6 +10,7 @@ from typing import Any
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
+from cairn.auth.ui_sessions import UiSessions
 from cairn.bootstrap.options import auth_options, options_from
 from cairn.bootstrap.sign_in import oauth_clients_for, sign_in_for
 from cairn.config import Settings
@@ -291,6 +292,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         keys=keys,
         authenticator=Authenticator(
             auth_options(settings), keys, known_client=sign_in.registered.knows if sign_in else None
+        ),
+        ui_sessions=UiSessions(
+            a.records, a.clock, keys, settings.token.get_secret_value() if settings.token else None
         ),
         audit=AuditLog(a.records, a.clock),
         repair=repair,

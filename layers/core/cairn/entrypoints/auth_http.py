@@ -23,12 +23,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
-from cairn.auth.errors import FORBIDDEN, UNAVAILABLE, AuthError
+from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, UNAVAILABLE, AuthError
 from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import RateLimiter
+from cairn.auth.ui_sessions import UiSessions
 from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
-from cairn.entrypoints.ui.cookie import cookie_credential
+from cairn.entrypoints.ui.cookie import session_token
 from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -45,12 +46,15 @@ class AuthMiddleware:
         limiter: RateLimiter | None,
         public_url: str | None,
         *,
+        ui_sessions: UiSessions | None = None,
         limit_open: bool = False,
         scope_prefix: str | None = None,
         public_tools: Mapping[str, frozenset[str]] | None = None,
         open_paths: tuple[str, ...] = (),
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
+        self.ui_sessions = ui_sessions
+        """The web UI's sessions (auth/ui_sessions.py): its cookie names one; None, no UI sign-in."""
         self.limit_open = limit_open
         """Whether the open loopback owner is rate-limited too (only when a rate was set explicitly)."""
         self.scope_prefix = scope_prefix or ""
@@ -72,9 +76,8 @@ class AuthMiddleware:
         authorization, event = headers.get("authorization"), scope.get("aws.event")
         ui = is_ui(path)
         remembered = None
-        if ui and not authorization:  # the web UI's sign-in cookie stands for the header (ui/session.py)
-            remembered = cookie_credential(headers.get("cookie"))
-            authorization = f"Bearer {remembered}" if remembered else None
+        if ui and not authorization:  # the web UI's session cookie stands for the header (ui/session.py)
+            remembered = session_token(headers.get("cookie"))
         api_key = path.startswith(ZENGRAM) and not authorization and headers.get("x-api-key")
         if api_key:
             authorization = f"Bearer {api_key}"
@@ -90,7 +93,9 @@ class AuthMiddleware:
                 return
             # anything else is asked to sign in below, as every endpoint does
         try:
-            if self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
+            if remembered is not None:
+                principal = self._session_principal(remembered)
+            elif self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
                 principal = await anyio.to_thread.run_sync(authenticate, authorization, event)
             else:
@@ -113,6 +118,12 @@ class AuthMiddleware:
             return
         with access.acting_as(principal):
             await self.app(scope, receive, send)
+
+    def _session_principal(self, token: str) -> Principal:
+        found = self.ui_sessions.principal(token) if self.ui_sessions is not None else None
+        if found is None:
+            raise AuthError("the session has ended: sign in again", INVALID_TOKEN)
+        return found
 
     def _open(self, path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in self.open_paths)

@@ -80,6 +80,7 @@ def create_app(container: Container) -> FastAPI:
     app.add_middleware(
         AuthMiddleware,
         authenticator=container.authenticator,
+        ui_sessions=container.ui_sessions,
         limiter=limiter,
         limit_open=http.limit_open,
         public_url=http.public_url,

@@ -5,9 +5,9 @@ code flow with PKCE (S256) as a public client (`container.options.http.ui_client
 state, the code verifier and where to go afterwards in a short-lived HttpOnly cookie (SameSite=Lax:
 the pool sends the browser back with a top-level GET from its own site, which a Strict cookie would
 miss). `GET /ui/callback?code&state` checks the state, exchanges the code at the token endpoint and
-keeps the access token as the UI's credential (session.py) once the authenticator accepts it, so
-the user's scopes and tenant come from the same JWT rules as the API's. Every failure is a page
-that says what happened; none echoes the code, a token or the verifier.
+starts a UI session for the access token once the authenticator accepts it (session.py), so the
+user's scopes and tenant come from the same JWT rules as the API's, until the token expires. Every
+failure is a page that says what happened; none echoes the code, a token or the verifier.
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ CALLBACK: Final = "/ui/callback"
 FLOW_TTL_S: Final = 600
 """How long a sign-in may take between leaving for the pool's page and coming back."""
 TOKEN_TIMEOUT_S: Final = 10.0
-MAX_COOKIE_TOKEN: Final = 3800
-"""Browsers keep a cookie of at most ~4 KiB, name included; a larger token could not be kept."""
 _ERROR_CODE = re.compile(r"^[a-z_]{1,64}$")
 _DENIED: Final = {
     "access_denied": "The sign-in was cancelled or refused.",
@@ -165,8 +163,6 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             return refused(
                 request, 502, f"The sign-in service did not issue a token{reason}. Try again.", target
             )
-        if len(token) > MAX_COOKIE_TOKEN:
-            return refused(request, 502, "The token the sign-in service issued is too large to keep.", target)
         try:
             principal = authenticator.authenticate(f"Bearer {token}", None)
         except AuthError as exc:
@@ -181,7 +177,8 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 f"({', '.join(SCOPES)}).",
                 target,
             )
-        return _landing(signed_in(request, token, safe_next(target)))
+        session = container.ui_sessions.start(token, principal)
+        return _landing(signed_in(request, session, safe_next(target)))
 
     return router
 

@@ -6,7 +6,7 @@ same machine submitting a form through the user's browser.
   another port of localhost, or on a sibling subdomain, is the same *site* (so a SameSite cookie
   goes along) but not the same origin.
 - A token only a page of this UI can know: with a session, one derived from the session's
-  credential (which the HttpOnly cookie keeps from any script), so a token cookie planted by a
+  token (which the HttpOnly cookie keeps from any script), so a token cookie planted by a
   sibling host or another localhost port (cookies ignore ports) buys nothing; without one (the
   sign-in form, an open loopback server), a random token in a cookie, echoed by the form.
 """
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from fastapi import Request
 
 from cairn.domain.errors import Forbidden
-from cairn.entrypoints.ui.cookie import cookie_credential
+from cairn.entrypoints.ui.cookie import session_token
 
 CSRF_COOKIE: Final = "cairn_csrf"
 SAME_ORIGIN: Final = ("same-origin", "none")  # Sec-Fetch-Site values of our own pages and of the user
@@ -31,9 +31,9 @@ STALE: Final = "the form is stale or came from another site: reload the page and
 
 
 def csrf_token(request: Request) -> str:
-    credential = cookie_credential(request.headers.get("cookie"))
-    if credential is not None:
-        return _bound(credential)
+    session = session_token(request.headers.get("cookie"))
+    if session is not None:
+        return _bound(session)
     token = request.cookies.get(CSRF_COOKIE)
     if token and len(token) == 43:
         return token
@@ -46,7 +46,7 @@ def csrf_token(request: Request) -> str:
 
 def needs_csrf_cookie(request: Request) -> bool:
     """Whether the page must set the token cookie (no session to derive the token from)."""
-    return cookie_credential(request.headers.get("cookie")) is None and request.cookies.get(
+    return session_token(request.headers.get("cookie")) is None and request.cookies.get(
         CSRF_COOKIE
     ) != csrf_token(request)
 
@@ -55,15 +55,15 @@ def check_csrf(request: Request, sent: str | None) -> None:
     if not _same_origin(request):
         raise Forbidden("forms of this UI are accepted from its own pages only")
     expected = csrf_token(request)
-    credential = cookie_credential(request.headers.get("cookie"))
-    if credential is None and request.cookies.get(CSRF_COOKIE) != expected:
+    session = session_token(request.headers.get("cookie"))
+    if session is None and request.cookies.get(CSRF_COOKIE) != expected:
         raise Forbidden(STALE)
     if not sent or not hmac.compare_digest(expected.encode(), sent.encode()):
         raise Forbidden(STALE)
 
 
-def _bound(credential: str) -> str:
-    digest = hmac.new(b"cairn-ui-csrf", credential.encode(), hashlib.sha256).digest()
+def _bound(session: str) -> str:
+    digest = hmac.new(b"cairn-ui-csrf", session.encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 

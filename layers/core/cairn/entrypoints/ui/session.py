@@ -1,7 +1,9 @@
-"""Signing in to the web UI. The browser keeps the caller's credential (a Cairn API key, the
-static token, or a token Cognito issued: cognito.py) in an HttpOnly, SameSite=Strict cookie; the
-authentication middleware reads it on /ui paths only and authenticates it exactly as the
-`Authorization` header it stands for, so the UI is bound by the same access rule and scopes.
+"""Signing in to the web UI. The caller's credential (a Cairn API key, the static token, or a
+token Cognito issued: cognito.py) is authenticated exactly as the `Authorization` header it
+stands for, and starts a session the server keeps (auth/ui_sessions.py): the browser's HttpOnly,
+SameSite=Strict cookie holds only the session's token, which the authentication middleware reads
+on /ui paths. The UI is bound by the same access rule and scopes as the credential, and signing
+out ends the session on the server, whoever holds a copy of the cookie.
 
 On an open loopback server no sign-in is needed: the UI acts as the machine's owner.
 """
@@ -16,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth.errors import AuthError
 from cairn.container import Container
-from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL
+from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL, session_token
 from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.render import UiRoute, page
 
@@ -102,11 +104,14 @@ def session_pages(container: Container) -> APIRouter:
                 error="That key or token was not accepted "
                 "(unknown, revoked, expired, or without a Cairn scope).",
             )
-        return signed_in(request, credential, safe_next(next))
+        return signed_in(request, container.ui_sessions.start(credential, principal), safe_next(next))
 
     @router.post("/ui/sign-out")
     def sign_out(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Response:
         check_csrf(request, csrf)
+        token = session_token(request.headers.get("cookie"))
+        if token is not None:
+            container.ui_sessions.end(token)
         response = RedirectResponse("/ui/sign-in", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -114,11 +119,12 @@ def session_pages(container: Container) -> APIRouter:
     return router
 
 
-def signed_in(request: Request, credential: str, target: str) -> Response:
+def signed_in(request: Request, session: str, target: str) -> Response:
+    """The browser sent on to `target` holding the new session's token."""
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         COOKIE,
-        credential,
+        session,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",

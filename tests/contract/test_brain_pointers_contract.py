@@ -14,6 +14,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, SCOPES, WRITE, Principal, Via
+from cairn.domain import ids
 from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain
 from cairn.ports.records import Delete, Item, Page, Put, RecordStore, ScanPage
@@ -23,6 +24,7 @@ from cairn.services.migrations import MARKER, migrate
 from cairn.services.repositories import BRAINS_PK, BrainRepository, brain_key, slug_key
 from tests.fakes.clock import FakeClock
 
+real_ns = ids.time.time_ns
 POINTER_PKS = (brain_pointers.tenant_pk("acme"), brain_pointers.tenant_pk("beta"), brain_pointers.PUBLIC_PK)
 
 
@@ -236,3 +238,22 @@ def test_brains_an_older_process_wrote_after_the_migration_are_mended(service: B
     with access.acting_as(admin("beta"), READ):
         assert [b.id for b in service.list()] == [lost[1].id]
     assert service.mend_pointers() == []
+
+
+def test_a_mend_of_recent_brains_mends_only_brains_made_within_its_window(
+    service: BrainService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    acme = admin("acme")
+    monkeypatch.setattr(ids, "_last", (0, 0))  # ids are monotonic per process: restored after
+    monkeypatch.setattr(ids.time, "time_ns", lambda: real_ns() - 3_600_000_000_000)
+    old = make(service, acme, "Made an hour ago")
+    monkeypatch.setattr(ids.time, "time_ns", real_ns)
+    recent = make(service, acme, "Made now")
+    for brain in (old, recent):
+        service.repo.records.delete(brain_pointers.tenant_pk("acme"), f"brain#{brain.id}")
+
+    assert [b.id for b in service.mend_pointers(made_within_s=60)] == [recent.id]
+    assert [b.id for b in service.mend_pointers(made_within_s=2 * 3600)] == [old.id]
+    assert service.mend_pointers() == []
+    with access.acting_as(acme, READ):
+        assert [b.id for b in service.list()] == [old.id, recent.id]

@@ -93,11 +93,34 @@ def test_the_sweep_action_indexes_what_a_stopped_writer_committed(container: Con
     with faults.armed("documents.committed"), pytest.raises(InjectedFault):
         container.documents.write(brain, "notes/tide.md", b"# Tide\n\nHigh water at Porto is 14:05.")
     handler = jobs_handler(lambda: job_tasks(container, Settings()))
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0}  # too young to be abandoned
+    too_young = {"settled": 0, "mended": 0}  # the intent is too young to be abandoned
+    assert handler({"action": "sweep"}, LambdaContext()) == too_young
     assert container.search.search(brain, "high water Porto").hits == []
     assert isinstance(container.adapters.clock, FakeClock)
     container.adapters.clock.advance(GRACE_S + 1)
 
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 1}
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 1, "mended": 0}
     assert container.search.search(brain, "high water Porto").hits[0].path == "notes/tide.md"
     assert index_problems(container) == []
+
+
+def test_the_sweep_action_gives_a_brain_made_mid_deploy_its_pointers(container: Container) -> None:
+    """The previous release's code, still answering while a deploy switches over, makes a brain
+    without the pointers its tenant's listing reads: the next sweep writes them."""
+    from cairn.auth import access
+    from cairn.auth.principal import READ, SCOPES, Principal, Via
+    from cairn.services import brain_pointers
+
+    owner = Principal("acme", "ops", frozenset(SCOPES), Via.api_key)
+    with access.acting_as(owner):
+        brain = container.brains.create("Made mid-deploy", slug="mid-deploy")
+    container.adapters.records.delete(brain_pointers.tenant_pk("acme"), f"brain#{brain.id}")
+    with access.acting_as(owner, READ):
+        assert container.brains.list() == []
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
+
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 1}
+
+    with access.acting_as(owner, READ):
+        assert [b.id for b in container.brains.list()] == [brain.id]
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}

@@ -11,6 +11,10 @@ from cairn.config import Settings
 from cairn.container import Container
 from cairn.entrypoints.aws_lambda import Handler, JobTasks, api_handler, jobs_handler
 
+MEND_WITHIN_S = 3600.0
+"""How far back each index sweep (every five minutes) looks for brains without pointers: a deploy's
+switch-over, when the previous release's code may still make one, takes minutes."""
+
 
 def api_function(settings: Settings | None = None) -> Handler:
     return api_handler(lambda: build_container(settings))
@@ -50,4 +54,7 @@ def job_tasks(container: Container, settings: Settings) -> JobTasks:
         recovered = records.recover() if hasattr(records, "recover") else 0
         return {"queued": queued, "recovered": recovered}
 
-    return JobTasks(task=task, sweep=IndexSweeper(container.documents).tick, schedule=schedule)
+    def mend() -> int:
+        return len(container.brains.mend_pointers(made_within_s=MEND_WITHIN_S))
+
+    return JobTasks(task=task, sweep=IndexSweeper(container.documents).tick, schedule=schedule, mend=mend)

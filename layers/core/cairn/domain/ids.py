@@ -41,3 +41,11 @@ def new_id(prefix: str) -> str:
             rand = int.from_bytes(os.urandom(10), "big")
         _last = (millis, rand)
     return f"{prefix}_{_encode(millis, rand)}"
+
+
+def first_id_since(prefix: str, seconds_ago: float) -> str:
+    """An id below every id `new_id(prefix)` made in the last `seconds_ago` seconds (and above
+    those made before), by this machine's clock, as `new_id` reads it: where a listing in id
+    order of what was made since then starts (after it)."""
+    millis = max(0, time.time_ns() // 1_000_000 - int(seconds_ago * 1000))
+    return f"{prefix}_{_encode(millis, 0)}"

@@ -160,6 +160,9 @@ class JobTasks:
     """Index the documents whose writer stopped between its commit and its index writes."""
     schedule: Callable[[], dict[str, Any]]
     """Queue a consolidation of every brain for this window."""
+    mend: Callable[[], int]
+    """Give the brains made in the last hour the pointers they lack (run with each sweep): one
+    the previous release's code made while a deploy switched over has none (docs/DEPLOY.md)."""
 
 
 def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
@@ -174,7 +177,7 @@ def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
         if not isinstance(event, dict):
             raise InvalidInput(f"not a job task event: a JSON object expected, not {type(event).__name__}")
         if event.get("action") == "sweep":
-            return {"settled": tasks.sweep()}
+            return {"settled": tasks.sweep(), "mended": tasks.mend()}
         if event.get("action") == "schedule":
             return tasks.schedule()
         return tasks.task(event, context)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, Principal
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NoBrain, NotFound
-from cairn.domain.ids import new_id
+from cairn.domain.ids import first_id_since, new_id
 from cairn.domain.models import Brain, MetadataValue, Visibility
 from cairn.domain.text import check_shown, excerpt, is_blank
 from cairn.ports.clock import Clock
@@ -24,6 +24,7 @@ from cairn.services.repositories import BrainRepository
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 PRINCIPAL_NAME = re.compile(r"^[^\s\x00-\x1f\x7f]{1,128}$")
 """A tenant or owning subject: 1..128 characters, no spaces or control characters."""
+BRAIN_ID_PREFIX = "brn"
 MAX_SLUG = 64
 MAX_NAME = 128
 MAX_PAGE = 1000  # brains per page
@@ -89,7 +90,7 @@ class BrainService:
         chosen = slug or self._free_slug(slugify(name))
         now = self.clock.now()
         brain = Brain(
-            id=new_id("brn"),
+            id=new_id(BRAIN_ID_PREFIX),
             slug=chosen,
             name=name,
             visibility=vis,
@@ -248,11 +249,14 @@ class BrainService:
         brains = [b for batch in batches for b in batch if b.deleted_at is None]
         return [b for b in brains if tenant is None or b.owner_tenant == tenant]
 
-    def mend_pointers(self) -> builtins.list[Brain]:
-        """Give each live brain the pointers it lacks, as the system (BrainRepository.mend_pointers):
-        a brain that a process of an earlier release wrote beside this one, after this store's
-        migration ran, has none, so no principal lists it or takes it as its default."""
-        return self.repo.mend_pointers()
+    def mend_pointers(self, *, made_within_s: float | None = None) -> builtins.list[Brain]:
+        """Give each live brain (made within the last `made_within_s` seconds, when given) the
+        pointers it lacks, as the system (BrainRepository.mend_pointers): a brain that a process
+        of an earlier release wrote beside this one, after this store's migration ran, has none,
+        so no principal lists it or takes it as its default. Brain ids are in creation order, so
+        the recent ones are one short read."""
+        after = None if made_within_s is None else first_id_since(BRAIN_ID_PREFIX, made_within_s)
+        return self.repo.mend_pointers(after=after)
 
     def _batches(
         self, after: str | None, *, public: bool = False, tenant: str | None = None, ahead: int = 0

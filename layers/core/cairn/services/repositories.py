@@ -142,12 +142,12 @@ class BrainRepository:
             return Brain.model_validate(pointer.data["brain"])
         return self.get(pointer.data["brain_id"])  # a pointer written before it carried the brain
 
-    def mend_pointers(self) -> builtins.list[Brain]:
-        """Give each live brain the tenant and public pointers it lacks (brain_pointers.py): those
-        of a store an earlier release wrote, and of a brain a process of that release wrote beside
-        this one after the store was migrated. The brains mended."""
+    def mend_pointers(self, *, after: str | None = None) -> builtins.list[Brain]:
+        """Give each live brain (with an id above `after`, when given) the tenant and public
+        pointers it lacks (brain_pointers.py): those of a store an earlier release wrote, and of a
+        brain a process of that release wrote beside this one after the store was migrated. The
+        brains mended."""
         mended: builtins.list[Brain] = []
-        after: str | None = None
         while True:
             batch, after = self.page(after=after, limit=_MEND_BATCH)
             wanted = {b.id: pointer_keys(b) for b in batch}  # none for a deleted brain

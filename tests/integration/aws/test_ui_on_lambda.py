@@ -4,10 +4,13 @@ caller (the gateway's JWT claims), who sees only its own tenant's brains."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 from cairn.entrypoints.aws_lambda import api_handler
-from tests.events.apigw import LambdaContext, body_of, http_event
+from tests.events.apigw import LambdaContext, body_of, http_event, json_of
 from tests.fakes.container import fake_container
 
 
@@ -28,3 +31,54 @@ def test_the_ui_behind_the_api_function(tmp_path: Path) -> None:
     other = {"sub": "someone-else", "tenant": "partner", "scope": "documents:read"}
     stranger = h(http_event("GET", "/ui", claims=other), LambdaContext())
     assert stranger["statusCode"] == 200 and b"/ui/brains/ops" not in body_of(stranger)
+
+
+def _cookie(response: dict[str, Any], name: str) -> str:
+    found = [c for c in response.get("cookies", []) if c.startswith(f"{name}=")]
+    assert found, response
+    return found[0].split(";")[0].split("=", 1)[1]
+
+
+def _form_csrf(response: dict[str, Any]) -> str:
+    found = re.search(rb'name="csrf" value="([^"]+)"', body_of(response))
+    assert found, body_of(response)
+    return found.group(1).decode()
+
+
+def test_a_key_signs_in_to_the_ui_on_lambda_and_signing_out_ends_the_session(tmp_path: Path) -> None:
+    """API Gateway hands the browser's cookies over in the event's `cookies` list, and takes the
+    ones to set from the answer's: a session the server keeps, never the key, in between."""
+    h = api_handler(lambda: fake_container(tmp_path, backend="aws", jwt_default_tenant="dev"))
+    ops = http_event("POST", "/v1/brains", body={"name": "Ops", "slug": "ops", "visibility": "tenant"})
+    assert h(ops, LambdaContext())["statusCode"] == 201
+    made = h(
+        http_event("POST", "/v1/admin/keys", body={"name": "laptop", "scopes": ["documents:read"]}),
+        LambdaContext(),
+    )
+    key = json_of(made)["key"]
+
+    def browser(
+        method: str, path: str, cookies: list[str], form: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        headers = {"content-type": "application/x-www-form-urlencoded"} if form is not None else {}
+        event = http_event(
+            method, path, anonymous=True, headers=headers, body=urlencode(form) if form else None
+        )
+        event["cookies"] = cookies
+        return h(event, LambdaContext())
+
+    form = browser("GET", "/ui/sign-in", [])
+    csrf_cookie = f"cairn_csrf={_cookie(form, 'cairn_csrf')}"
+    signed = browser(
+        "POST", "/ui/sign-in", [csrf_cookie], {"credential": key, "csrf": _form_csrf(form), "next": "/ui"}
+    )
+    assert signed["statusCode"] == 303, body_of(signed)
+    session = _cookie(signed, "cairn_ui")
+    assert session and key not in session
+
+    page = browser("GET", "/ui", [f"cairn_ui={session}"])
+    assert page["statusCode"] == 200 and b"/ui/brains/ops" in body_of(page)
+    out = browser("POST", "/ui/sign-out", [f"cairn_ui={session}"], {"csrf": _form_csrf(page)})
+    assert out["statusCode"] == 303
+    again = browser("GET", "/ui", [f"cairn_ui={session}"])
+    assert again["statusCode"] == 303 and again["headers"]["location"].startswith("/ui/sign-in")

@@ -598,3 +598,61 @@ def test_a_cookie_holding_a_credential_instead_of_a_session_signs_nobody_in(
     refused = t.get("/ui", follow_redirects=False)
 
     assert refused.status_code == 303 and 'cairn_ui=""' in refused.headers.get("set-cookie", "")
+
+
+def test_signing_in_again_ends_the_session_the_browser_held(token_ui: tuple[TestClient, Container]) -> None:
+    """Signed in with an admin key, then with a read-only one: no copy of the admin session's cookie
+    is left working that the user could no longer end."""
+    t, _ = token_ui
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    reader = t.post("/v1/admin/keys", json={"name": "reader", "scopes": ["documents:read"]}, headers=auth)
+    admin_session = sign_in(t, TOKEN)
+
+    reader_session = sign_in(t, reader.json()["key"])
+
+    assert reader_session != admin_session and t.get("/ui/keys").status_code == 403
+    t.cookies.clear()
+    copy = {"cookie": f"cairn_ui={admin_session}"}
+    assert t.get("/ui/keys", headers=copy, follow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize("foreign", ["cart[0]=1", 'prefs={"a": 1}', "note=two words", "consent"])
+def test_another_apps_cookie_does_not_hide_the_session(
+    token_ui: tuple[TestClient, Container], foreign: str
+) -> None:
+    """Cookies ignore ports: another app on localhost may set cookies the standard library's parser
+    stops at. The session is read past them."""
+    t, _ = token_ui
+    session = sign_in(t, TOKEN)
+    t.cookies.clear()
+
+    page = t.get("/ui", headers={"cookie": f"{foreign}; cairn_ui={session}"}, follow_redirects=False)
+
+    assert page.status_code == 200
+
+
+def test_a_user_pool_token_kept_in_the_cookie_before_sessions_is_dropped(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    t, _ = token_ui
+    t.cookies.set("cairn_ui", "eyJ" + "a" * 900 + ".eyJ" + "b" * 600 + "." + "c" * 342)
+
+    refused = t.get("/ui", follow_redirects=False)
+
+    assert refused.status_code == 303 and 'cairn_ui=""' in refused.headers.get("set-cookie", "")
+
+
+def test_sign_in_attempts_are_rate_limited_per_address(tmp_path: Path) -> None:
+    container = fake_container(tmp_path, token=TOKEN, rate_limit_per_s=0.01, rate_limit_burst=3)
+    with TestClient(create_app(container), base_url="http://localhost") as t:
+        form = _form_token(t.get("/ui/sign-in").text)
+
+        answers = [
+            t.post("/ui/sign-in", data={"credential": f"guess-{n}", "csrf": form}, follow_redirects=False)
+            for n in range(5)
+        ]
+
+        assert [a.status_code for a in answers] == [401, 401, 401, 429, 429]
+        assert int(answers[-1].headers["retry-after"]) >= 1 and "guess" not in answers[-1].text
+        right = t.post("/ui/sign-in", data={"credential": TOKEN, "csrf": form}, follow_redirects=False)
+        assert right.status_code == 429  # the right token waits its turn too

@@ -21,6 +21,7 @@ import httpx
 from cairn.auth.access import LOCAL_OWNER
 from cairn.auth.api_keys import PREFIX as KEY_PREFIX
 from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.binding import Binding, holds_static, static_binding
 from cairn.auth.claims import principal_from_apigw, principal_from_claims
 from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.options import AuthOptions
@@ -30,6 +31,7 @@ OWNER = LOCAL_OWNER
 """The machine owner's subject: the open loopback caller and the static token's holder are one
 principal, so what they create stays theirs whichever way they authenticate locally."""
 OPEN = Principal("local", OWNER, frozenset(SCOPES), Via.open)
+STATIC_CHECKS_KEPT = 4096
 
 
 class Unauthenticated(AuthError):
@@ -70,6 +72,8 @@ class Authenticator:
         self.keys = keys
         self.open = options.open
         self._token = options.token.encode() if options.token else None
+        self._static_checked: dict[tuple[str, str], bool] = {}
+        """Sessions' static-token bindings checked against this process's token (one scrypt each)."""
         self._jwt: Any = None
         if options.jwt_issuer:
             from cairn.auth.jwks import JwksCache
@@ -128,6 +132,58 @@ class Authenticator:
                 user_groups=self.options.jwt_user_groups,
             )
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
+
+    @property
+    def jwt_leeway_s(self) -> float:
+        return self.options.jwt_leeway_s
+
+    def bind(self, credential: str) -> Binding:
+        """What a web UI session signed in with `credential` stands for (auth/binding.py);
+        AuthError when the credential is not accepted, or is not one a session can stand for."""
+        principal = self.authenticate(f"Bearer {credential}", None)
+        if principal.via is Via.api_key:
+            return Binding(via="api_key", key_id=principal.subject.removeprefix("key:"))
+        if principal.via is Via.static_token:
+            return static_binding(credential)
+        if principal.via is Via.jwt and self._jwt is not None:
+            kid, alg = self._jwt.signing_key(credential)
+            return Binding(via="jwt", claims=self._jwt.verify(credential), kid=kid, alg=alg)
+        raise AuthError("this credential cannot start a web UI session", INVALID_TOKEN)
+
+    def recall(self, binding: Binding) -> Principal:
+        """The principal a session's binding stands for now, as `authenticate` would answer the
+        credential it was made from; AuthError when that would be refused."""
+        if binding.via == "api_key":
+            principal = self.keys.principal_of(binding.key_id or "")
+            if principal is None:
+                raise AuthError("unknown or revoked API key", INVALID_TOKEN)
+            return principal
+        if binding.via == "static_token":
+            if not self._holds_static(binding):
+                raise AuthError("the server's token has changed since this session began", INVALID_TOKEN)
+            return Principal(self.options.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
+        if self._jwt is None or binding.claims is None or binding.kid is None or binding.alg is None:
+            raise AuthError("the server no longer takes this session's tokens", INVALID_TOKEN)
+        self._jwt.recheck(binding.claims, binding.kid, binding.alg)
+        return principal_from_claims(
+            binding.claims,
+            tenant_claim=self.options.jwt_tenant_claim,
+            default_tenant=self.options.jwt_default_tenant,
+            scope_prefix=self.options.jwt_scope_prefix,
+            user_groups=self.options.jwt_user_groups,
+        )
+
+    def _holds_static(self, binding: Binding) -> bool:
+        if self.options.token is None:
+            return False
+        seen = (binding.salt or "", binding.token_scrypt or "")
+        held = self._static_checked.get(seen)
+        if held is None:
+            held = holds_static(binding, self.options.token)
+            if len(self._static_checked) >= STATIC_CHECKS_KEPT:
+                self._static_checked.clear()
+            self._static_checked[seen] = held
+        return held
 
 
 def _bearer(authorization: str | None) -> str | None:

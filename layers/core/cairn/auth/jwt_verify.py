@@ -104,6 +104,23 @@ class JwtVerifier:
         self._check_times(claims)
         return claims
 
+    def signing_key(self, token: str) -> tuple[str, str]:
+        """The `kid` and `alg` of a token `verify` accepted."""
+        header = _header(token)
+        return str(header["kid"]), str(header["alg"])
+
+    def recheck(self, claims: Mapping[str, Any], kid: str, alg: str) -> None:
+        """What `verify` checks besides the signature, again, for claims it once accepted (a web UI
+        session's, auth/ui_sessions.py): the signing key still in the issuer's JWKS, the issuer,
+        the audience and the times, under this verifier's configuration now. AuthError if not."""
+        if alg not in self.algorithms:
+            raise AuthError("the token's alg is not allowed")
+        self.jwks.key_for(kid, alg)
+        if claims.get("iss") != self.issuer:
+            raise AuthError("the token is from another issuer (iss)")
+        self._check_audience(claims)
+        self._check_times(claims)
+
     def _check_audience(self, claims: Mapping[str, Any]) -> None:
         if "aud" in claims:
             aud = claims["aud"]

@@ -192,6 +192,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     keys = ApiKeyService(a.records, a.clock)
     sign_in = sign_in_for(settings, a)
+    authenticator = Authenticator(
+        auth_options(settings), keys, known_client=sign_in.registered.knows if sign_in else None
+    )
     a.jobs.register(INGEST_JOB, as_starter(ingest.run_job, keys))
     a.jobs.register(EXTRACT_JOB, as_starter(extraction.run, keys))
     a.jobs.register(CONSOLIDATE_JOB, as_starter(consolidation.run, keys))
@@ -290,12 +293,8 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         reflection=ReflectionService(sessions, documents, a.reflector, extraction, a.clock),
         consolidation=consolidation,
         keys=keys,
-        authenticator=Authenticator(
-            auth_options(settings), keys, known_client=sign_in.registered.knows if sign_in else None
-        ),
-        ui_sessions=UiSessions(
-            a.records, a.clock, keys, settings.token.get_secret_value() if settings.token else None
-        ),
+        authenticator=authenticator,
+        ui_sessions=UiSessions(a.records, a.clock, authenticator),
         audit=AuditLog(a.records, a.clock),
         repair=repair,
         zengram=zengram,

@@ -177,8 +177,10 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 f"({', '.join(SCOPES)}).",
                 target,
             )
-        session = container.ui_sessions.start(token, principal)
-        return _landing(signed_in(request, session, safe_next(target)))
+        try:
+            return _landing(signed_in(request, container.ui_sessions, token, safe_next(target)))
+        except AuthError as exc:  # the issuer's keys changed between the two looks, say
+            return refused(request, 401, f"Cairn did not accept the token: {exc.reason}.", target)
 
     return router
 

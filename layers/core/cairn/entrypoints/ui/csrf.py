@@ -8,7 +8,9 @@ same machine submitting a form through the user's browser.
 - A token only a page of this UI can know: with a session, one derived from the session's
   token (which the HttpOnly cookie keeps from any script), so a token cookie planted by a
   sibling host or another localhost port (cookies ignore ports) buys nothing; without one (the
-  sign-in form, an open loopback server), a random token in a cookie, echoed by the form.
+  sign-in form, an open loopback server), a random token in a cookie, echoed by the form. A
+  session cookie planted the same way is the planter's own session, whose token the planter can
+  derive too: against that form post, the origin check above is what holds.
 """
 
 from __future__ import annotations

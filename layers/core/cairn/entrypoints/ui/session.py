@@ -17,6 +17,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from cairn.auth.errors import AuthError
+from cairn.auth.ui_sessions import UiSessions
 from cairn.container import Container
 from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL, session_token
 from cairn.entrypoints.ui.csrf import check_csrf
@@ -91,20 +92,19 @@ def session_pages(container: Container) -> APIRouter:
         credential = credential.strip()
         try:
             principal = authenticator.authenticate(f"Bearer {credential}", None) if credential else None
-        except AuthError:
-            principal = None
-        if principal is None or not principal.scopes:
-            return page(
-                request,
-                "sign_in.html",
-                status=401,
-                next=safe_next(next),
-                cognito=cognito,
-                open_server=authenticator.open,
-                error="That key or token was not accepted "
-                "(unknown, revoked, expired, or without a Cairn scope).",
-            )
-        return signed_in(request, container.ui_sessions.start(credential, principal), safe_next(next))
+            if principal is not None and principal.scopes:
+                return signed_in(request, container.ui_sessions, credential, safe_next(next))
+        except AuthError:  # refused, or revoked between the two looks
+            pass
+        return page(
+            request,
+            "sign_in.html",
+            status=401,
+            next=safe_next(next),
+            cognito=cognito,
+            open_server=authenticator.open,
+            error="That key or token was not accepted (unknown, revoked, expired, or without a Cairn scope).",
+        )
 
     @router.post("/ui/sign-out")
     def sign_out(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Response:
@@ -119,8 +119,13 @@ def session_pages(container: Container) -> APIRouter:
     return router
 
 
-def signed_in(request: Request, session: str, target: str) -> Response:
-    """The browser sent on to `target` holding the new session's token."""
+def signed_in(request: Request, sessions: UiSessions, credential: str, target: str) -> Response:
+    """The browser sent on to `target` holding a new session's token; the session it held before
+    (signing in again, say with another key) is ended, so no copy of its cookie outlives it."""
+    session = sessions.start(credential)
+    previous = session_token(request.headers.get("cookie"))
+    if previous is not None:
+        sessions.end(previous)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         COOKIE,

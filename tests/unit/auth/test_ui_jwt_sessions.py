@@ -1,0 +1,120 @@
+"""Web UI sessions started with a user pool's token (auth/ui_sessions.py, auth/binding.py): the
+session keeps the verified claims and the signing key's id, never the token, and on each request
+is answered as the same token in an `Authorization` header would be under the server's settings
+then: a signing key the issuer dropped, another tenant claim, or no issuer at all ends it, and it
+lasts as long as the token (with the verifier's leeway)."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from cairn.auth.api_keys import ApiKeyService
+from cairn.auth.authenticate import Authenticator
+from cairn.auth.errors import AuthError
+from cairn.auth.ui_sessions import SESSIONS_PK, UiSessions
+from cairn.bootstrap.options import auth_options
+from cairn.config import Settings
+from cairn.ports.records import RecordStore
+from tests.fakes.clock import FakeClock
+from tests.fakes.records import MemoryRecordStore
+from tests.unit.auth.fakes import FakeIssuer
+from tests.unit.auth.tokens import AUDIENCE, ISSUER, SigningKey, claims, jwks
+
+
+def authenticator(records: RecordStore, issuer: FakeIssuer | None, **settings: Any) -> Authenticator:
+    """The server's authenticator as its settings make it (a restart with other settings: a new one)."""
+    jwt = {"jwt_issuer": ISSUER, "jwt_audience": [AUDIENCE]} if issuer is not None else {"token": "t" * 32}
+    configured = Settings(data_dir="/nonexistent-cairn", **{**jwt, **settings})  # type: ignore[arg-type]
+    http = httpx.Client(transport=httpx.MockTransport(issuer.handle)) if issuer is not None else None
+    return Authenticator(auth_options(configured), ApiKeyService(records, FakeClock()), http=http)
+
+
+def wall_clock() -> FakeClock:
+    return FakeClock(start=datetime.fromtimestamp(time.time(), UTC), tick=timedelta(0))
+
+
+def user_token(key: SigningKey, **overrides: Any) -> str:
+    return key.sign(claims(now=time.time(), **overrides))
+
+
+def refused(auth: Authenticator, ui: UiSessions, session: str, token: str) -> bool:
+    """Whether the session and the same token in a header are both refused."""
+    outcomes = []
+    for attempt in (lambda: ui.principal(session), lambda: auth.authenticate(f"Bearer {token}")):
+        try:
+            attempt()
+            outcomes.append(False)
+        except AuthError:
+            outcomes.append(True)
+    assert outcomes[0] == outcomes[1], outcomes
+    return outcomes[0]
+
+
+def test_a_session_acts_as_the_token_and_keeps_no_token(rsa1: SigningKey) -> None:
+    records, issuer = MemoryRecordStore(), FakeIssuer(jwks(rsa1))
+    auth = authenticator(records, issuer)
+    ui = UiSessions(records, wall_clock(), auth)
+    token = user_token(rsa1)
+
+    session = ui.start(token)
+
+    assert ui.principal(session) == auth.authenticate(f"Bearer {token}")
+    rows = [json.dumps(item.data) for item in records.query(SESSIONS_PK, "").items]
+    assert rows and all(token not in row and token.split(".")[2] not in row for row in rows)
+
+
+def test_a_signing_key_the_issuer_dropped_ends_the_session(rsa1: SigningKey, rsa2: SigningKey) -> None:
+    records = MemoryRecordStore()
+    token = user_token(rsa1)
+    session = UiSessions(records, wall_clock(), authenticator(records, FakeIssuer(jwks(rsa1)))).start(token)
+
+    rotated = authenticator(records, FakeIssuer(jwks(rsa2)))  # the issuer now signs with rsa2 only
+
+    assert refused(rotated, UiSessions(records, wall_clock(), rotated), session, token)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"jwt_tenant_claim": "org"},
+        {"jwt_audience": ["https://another.example.test/mcp"]},
+        {"no_issuer": True},
+    ],
+)
+def test_settings_that_would_refuse_the_token_end_the_session(
+    rsa1: SigningKey, settings: dict[str, Any]
+) -> None:
+    records, issuer = MemoryRecordStore(), FakeIssuer(jwks(rsa1))
+    token = user_token(rsa1)
+    session = UiSessions(records, wall_clock(), authenticator(records, issuer)).start(token)
+
+    later = (
+        authenticator(records, None)
+        if settings.pop("no_issuer", False)
+        else authenticator(records, issuer, **settings)
+    )
+
+    assert refused(later, UiSessions(records, wall_clock(), later), session, token)
+
+
+def test_the_session_lasts_as_long_as_the_token_with_the_verifiers_leeway(rsa1: SigningKey) -> None:
+    records, now = MemoryRecordStore(), time.time()
+    clock = FakeClock(start=datetime.fromtimestamp(now, UTC), tick=timedelta(0))
+    ui = UiSessions(records, clock, authenticator(records, FakeIssuer(jwks(rsa1))))
+    session = ui.start(user_token(rsa1, exp=int(now) + 300))
+    late = ui.start(user_token(rsa1, iat=int(now) - 400, exp=int(now) - 30))  # taken in the leeway
+
+    assert ui.principal(late).subject == "user-1"
+    clock.advance(int(now) + 300 + 59 - now)
+    assert ui.principal(session).subject == "user-1"
+    clock.advance(1)
+    with pytest.raises(AuthError):
+        ui.principal(session)
+    with pytest.raises(AuthError):
+        ui.principal(late)

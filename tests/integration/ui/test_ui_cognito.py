@@ -341,3 +341,18 @@ def test_without_a_ui_client_there_is_no_pool_sign_in(tmp_path: Path) -> None:
         answer = t.get("/ui/sign-in/cognito")
         assert answer.status_code == 404 and "not configured" in answer.text
         assert t.get("/ui/callback", params={"code": "c", "state": "s"}).status_code == 404
+
+
+def test_signing_in_again_with_the_pool_ends_the_browsers_session(stack: UiStack) -> None:
+    """The pool sends the browser back cross-site, without the Strict session cookie: the session
+    is ended when the browser leaves for the pool, so no copy of its cookie outlives it."""
+    t = stack.client
+    back(t, at_the_pool(start(t)))
+    first = t.cookies.get("cairn_ui")
+    assert first and t.get("/ui").status_code == 200
+
+    leaving = t.get("/ui/sign-in/cognito", params={"next": "/ui"})
+
+    assert leaving.status_code == 303 and any(c.startswith('cairn_ui=""') for c in set_cookies(leaving))
+    t.cookies.clear()
+    assert t.get("/ui", headers={"cookie": f"cairn_ui={first}"}).status_code == 303

@@ -642,17 +642,47 @@ def test_a_user_pool_token_kept_in_the_cookie_before_sessions_is_dropped(
     assert refused.status_code == 303 and 'cairn_ui=""' in refused.headers.get("set-cookie", "")
 
 
-def test_sign_in_attempts_are_rate_limited_per_address(tmp_path: Path) -> None:
+def test_sign_ins_take_from_their_principals_rate_limit(tmp_path: Path) -> None:
+    """A sign-in is a request of the principal it signs in, so one that makes sessions as fast as it
+    can is held to its rate as its API calls are; other principals are not. A refused credential
+    names no principal and takes from no bucket (as a refused Authorization header)."""
     container = fake_container(tmp_path, token=TOKEN, rate_limit_per_s=0.01, rate_limit_burst=3)
     with TestClient(create_app(container), base_url="http://localhost") as t:
+        key = t.post(
+            "/v1/admin/keys",
+            json={"name": "k", "scopes": ["documents:read"]},
+            headers={"authorization": f"Bearer {TOKEN}"},
+        ).json()["key"]  # the owner's first request
         form = _form_token(t.get("/ui/sign-in").text)
 
-        answers = [
-            t.post("/ui/sign-in", data={"credential": f"guess-{n}", "csrf": form}, follow_redirects=False)
-            for n in range(5)
-        ]
+        def attempt(credential: str) -> int:
+            t.cookies.delete("cairn_ui")
+            data = {"credential": credential, "csrf": form}
+            return t.post("/ui/sign-in", data=data, follow_redirects=False).status_code
 
-        assert [a.status_code for a in answers] == [401, 401, 401, 429, 429]
-        assert int(answers[-1].headers["retry-after"]) >= 1 and "guess" not in answers[-1].text
-        right = t.post("/ui/sign-in", data={"credential": TOKEN, "csrf": form}, follow_redirects=False)
-        assert right.status_code == 429  # the right token waits its turn too
+        assert [attempt(f"guess-{n}") for n in range(5)] == [401] * 5
+        assert [attempt(TOKEN) for _ in range(3)] == [303, 303, 429]
+        limited = t.post("/ui/sign-in", data={"credential": TOKEN, "csrf": form}, follow_redirects=False)
+        assert int(limited.headers["retry-after"]) >= 1 and "cairn_ui=" not in limited.headers.get(
+            "set-cookie", ""
+        )
+        assert attempt(key) == 303  # another principal's bucket
+
+
+def test_signing_out_needs_only_the_session_even_once_it_has_ended(
+    token_ui: tuple[TestClient, Container],
+) -> None:
+    t, c = token_ui
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    made = t.post(
+        "/v1/admin/keys", json={"name": "laptop", "scopes": ["documents:read"]}, headers=auth
+    ).json()
+    sign_in(t, made["key"])
+    form = _form_token(t.get("/ui").text)
+    t.delete(f"/v1/admin/keys/{made['id']}", headers=auth)  # the session's key is gone
+
+    out = t.post("/ui/sign-out", data={"csrf": form}, follow_redirects=False)
+
+    assert out.status_code == 303 and out.headers["location"] == "/ui/sign-in"
+    assert 'cairn_ui=""' in out.headers.get("set-cookie", "")
+    assert c.adapters.records.query("ui-sessions", "session#").items == []

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 
 from cairn.auth.api_keys import ApiKeyService
@@ -20,7 +21,7 @@ from cairn.auth.errors import AuthError
 from cairn.auth.ui_sessions import SESSIONS_PK, UiSessions
 from cairn.bootstrap.options import auth_options
 from cairn.config import Settings
-from cairn.ports.records import RecordStore
+from cairn.ports.records import Item, RecordStore
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
 from tests.unit.auth.fakes import FakeIssuer
@@ -118,3 +119,41 @@ def test_the_session_lasts_as_long_as_the_token_with_the_verifiers_leeway(rsa1: 
         ui.principal(session)
     with pytest.raises(AuthError):
         ui.principal(late)
+
+
+def test_a_key_replaced_under_the_same_kid_ends_the_session(rsa1: SigningKey, rsa2: SigningKey) -> None:
+    records = MemoryRecordStore()
+    token = user_token(rsa1)
+    session = UiSessions(records, wall_clock(), authenticator(records, FakeIssuer(jwks(rsa1)))).start(token)
+    impostor = SigningKey(rsa1.kid, rsa1.alg, rsa2.private)  # the issuer swapped the key, kept the kid
+
+    swapped = authenticator(records, FakeIssuer(jwks(impostor)))
+
+    assert refused(swapped, UiSessions(records, wall_clock(), swapped), session, token)
+
+
+def test_claims_past_what_a_float_or_the_json_parser_takes_are_refused_not_raised(rsa1: SigningKey) -> None:
+    auth = authenticator(MemoryRecordStore(), FakeIssuer(jwks(rsa1)))
+    huge = rsa1.sign(claims(now=time.time(), exp=10**400))
+    nested = "[" * 100_000 + "]" * 100_000
+    payload = json.dumps(claims(now=time.time())).replace('"scope": ', f'"scope": {nested}, "x": ', 1)
+    deep = jwt.api_jws.encode(payload.encode(), rsa1.private, algorithm="RS256", headers={"kid": rsa1.kid})
+
+    for token in (huge, deep):
+        with pytest.raises(AuthError):
+            auth.authenticate(f"Bearer {token}")
+
+
+def test_a_session_record_this_release_cannot_read_is_no_session(rsa1: SigningKey) -> None:
+    records = MemoryRecordStore()
+    ui = UiSessions(records, wall_clock(), authenticator(records, FakeIssuer(jwks(rsa1))))
+    session = ui.start(user_token(rsa1))
+    (item,) = records.query(SESSIONS_PK, "session#").items
+    naive = {**item.data, "expires_at": "2999-01-01T00:00:00"}  # no time zone: hand-edited
+    records.put(Item(item.pk, item.sk, naive))
+    with pytest.raises(AuthError):
+        ui.principal(session)
+    no_exp = {k: v for k, v in item.data["binding"]["claims"].items() if k != "exp"}
+    records.put(Item(item.pk, item.sk, {**item.data, "binding": {**item.data["binding"], "claims": no_exp}}))
+    with pytest.raises(AuthError):
+        ui.principal(session)

@@ -146,8 +146,9 @@ class Authenticator:
         if principal.via is Via.static_token:
             return static_binding(credential)
         if principal.via is Via.jwt and self._jwt is not None:
-            kid, alg = self._jwt.signing_key(credential)
-            return Binding(via="jwt", claims=self._jwt.verify(credential), kid=kid, alg=alg)
+            claims = self._jwt.verify(credential)
+            kid, alg, key_print = self._jwt.signing_key(credential)
+            return Binding(via="jwt", claims=claims, kid=kid, alg=alg, key_print=key_print)
         raise AuthError("this credential cannot start a web UI session", INVALID_TOKEN)
 
     def recall(self, binding: Binding) -> Principal:
@@ -162,11 +163,18 @@ class Authenticator:
             if not self._holds_static(binding):
                 raise AuthError("the server's token has changed since this session began", INVALID_TOKEN)
             return Principal(self.options.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
-        if self._jwt is None or binding.claims is None or binding.kid is None or binding.alg is None:
-            raise AuthError("the server no longer takes this session's tokens", INVALID_TOKEN)
-        self._jwt.recheck(binding.claims, binding.kid, binding.alg)
-        return principal_from_claims(
+        jwt, claims, kid, alg, key_print = (
+            self._jwt,
             binding.claims,
+            binding.kid,
+            binding.alg,
+            binding.key_print,
+        )
+        if jwt is None or claims is None or kid is None or alg is None or key_print is None:
+            raise AuthError("the server no longer takes this session's tokens", INVALID_TOKEN)
+        jwt.recheck(claims, kid, alg, key_print)
+        return principal_from_claims(
+            claims,
             tenant_claim=self.options.jwt_tenant_claim,
             default_tenant=self.options.jwt_default_tenant,
             scope_prefix=self.options.jwt_scope_prefix,

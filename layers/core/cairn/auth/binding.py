@@ -3,8 +3,9 @@ again, on each request and under the server's configuration then, whether the cr
 session signed in with would still be accepted, and as whom. Never the credential itself:
 - an API key: its id (the key's record is read again; revoked, it holds no more);
 - the static token: a salted scrypt of it, so a copy of the store does not give a weak token away;
-- a JWT: the claims the verifier accepted and the key that signed them. The signature is not
-  checked again; the key must still be in the issuer's JWKS, and the issuer, the audience, the
+- a JWT: the claims the verifier accepted and the key that signed them (its kid and a print of
+  the key itself). The signature is not checked again; the same key must still be in the
+  issuer's JWKS, and the issuer, the audience, the
   times and the mapping to a tenant and scopes are checked again, as for the token in a header.
 """
 
@@ -29,6 +30,9 @@ class Binding(BaseModel):
     claims: dict[str, Any] | None = None
     kid: str | None = None
     alg: str | None = None
+    key_print: str | None = None
+    """The SHA-256 of the JWT's signing key (JwtVerifier.key_print): a key replaced under the same
+    kid ends the session."""
 
 
 def static_binding(token: str) -> Binding:

@@ -16,12 +16,15 @@ scopes a client was narrowed to would not bound it.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.exceptions import (
     DecodeError,
     InvalidAlgorithmError,
@@ -100,22 +103,36 @@ class JwtVerifier:
             )
         except PyJWTError as error:
             raise AuthError(_reason(error)) from None
+        except RecursionError:  # claims nested past what the JSON parser takes
+            raise AuthError("the token is malformed") from None
         self._check_audience(claims)
         self._check_times(claims)
         return claims
 
-    def signing_key(self, token: str) -> tuple[str, str]:
-        """The `kid` and `alg` of a token `verify` accepted."""
+    def signing_key(self, token: str) -> tuple[str, str, str]:
+        """The `kid`, `alg` and key print (`key_print`) of a token `verify` accepted."""
         header = _header(token)
-        return str(header["kid"]), str(header["alg"])
+        kid, alg = str(header["kid"]), str(header["alg"])
+        return kid, alg, self.key_print(kid, alg)
 
-    def recheck(self, claims: Mapping[str, Any], kid: str, alg: str) -> None:
+    def key_print(self, kid: str, alg: str) -> str:
+        """The SHA-256 of the public key the issuer's JWKS holds under `kid` now (its DER form): a
+        key replaced under the same kid prints otherwise."""
+        public = self.jwks.key_for(kid, alg).key
+        der = public.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+        return hashlib.sha256(der).hexdigest()
+
+    def recheck(self, claims: Mapping[str, Any], kid: str, alg: str, key_print: str) -> None:
         """What `verify` checks besides the signature, again, for claims it once accepted (a web UI
-        session's, auth/ui_sessions.py): the signing key still in the issuer's JWKS, the issuer,
-        the audience and the times, under this verifier's configuration now. AuthError if not."""
+        session's, auth/ui_sessions.py): the same signing key still in the issuer's JWKS, the
+        issuer, the audience and the times, under this verifier's configuration now. AuthError
+        if not."""
         if alg not in self.algorithms:
             raise AuthError("the token's alg is not allowed")
-        self.jwks.key_for(kid, alg)
+        if not hmac.compare_digest(self.key_print(kid, alg), key_print):
+            raise AuthError("the issuer no longer signs with the token's key")
+        if "exp" not in claims:
+            raise AuthError("the token has no exp claim")
         if claims.get("iss") != self.issuer:
             raise AuthError("the token is from another issuer (iss)")
         self._check_audience(claims)
@@ -158,7 +175,7 @@ def _header(token: str) -> dict[str, Any]:
         raise AuthError("the token is malformed")
     try:
         header = jwt.get_unverified_header(token)
-    except PyJWTError:
+    except (PyJWTError, RecursionError):
         raise AuthError("the token is malformed") from None
     if not isinstance(header, dict):
         raise AuthError("the token is malformed")
@@ -167,9 +184,12 @@ def _header(token: str) -> dict[str, Any]:
 
 def _number(claims: Mapping[str, Any], name: str) -> float:
     value = claims[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AuthError(f"the token's {name} claim is not a number")
-    return float(value)
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise AuthError(f"the token's {name} claim is not a number")
+        return float(value)
+    except OverflowError:  # an integer past a float's range
+        raise AuthError(f"the token's {name} claim is out of range") from None
 
 
 def _reason(error: PyJWTError) -> str:

@@ -20,7 +20,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AwareDatetime, BaseModel, ValidationError
 
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.binding import Binding
@@ -41,8 +41,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
 
 class UiSession(BaseModel):
     binding: Binding
-    created_at: datetime
-    expires_at: datetime
+    created_at: AwareDatetime
+    expires_at: AwareDatetime
 
 
 class UiSessions:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.auth import access
@@ -34,8 +34,6 @@ from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc", "/zengram/health")
-SIGN_IN_ATTEMPTS = (("POST", "/ui/sign-in"), ("GET", "/ui/callback"))
-"""The web UI's sign-in paths that try a credential: rate-limited per client address."""
 ZENGRAM = "/zengram/"
 """zengram's API: `x-api-key` carries the credential, refusals are `{"error": ...}` bodies."""
 
@@ -72,8 +70,7 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         if is_ui(path) and is_open(path):
-            limited = self._sign_in_limited(scope)
-            await (limited or self.app)(scope, receive, send)
+            await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         authorization, event = headers.get("authorization"), scope.get("aws.event")
@@ -126,21 +123,6 @@ class AuthMiddleware:
         if self.ui_sessions is None:
             raise AuthError(ENDED, INVALID_TOKEN)
         return self.ui_sessions.principal(token)
-
-    def _sign_in_limited(self, scope: Scope) -> Response | None:
-        """A sign-in attempt (a credential posted, a user pool's code to exchange) past the rate,
-        per client address: guessing the static token or a key from the form is as slow as from
-        the API."""
-        path, method = scope.get("path", ""), scope.get("method", "")
-        if self.limiter is None or (method, path) not in SIGN_IN_ATTEMPTS:
-            return None
-        client = scope.get("client")
-        wait = self.limiter.take(f"ui-sign-in\x00{client[0] if client else ''}")
-        if wait is None:
-            return None
-        retry = max(1, math.ceil(wait))
-        detail = f"too many sign-in attempts from this address: retry after {retry} s"
-        return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
 
     def _open(self, path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in self.open_paths)

@@ -77,6 +77,7 @@ def create_app(container: Container) -> FastAPI:
     public_tools = mount_mcp(app, container)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)
+    app.state.rate_limiter = limiter  # a UI sign-in takes from its principal's bucket (ui/session.py)
     app.add_middleware(
         AuthMiddleware,
         authenticator=container.authenticator,

@@ -28,6 +28,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from cairn.auth.errors import UNAVAILABLE, AuthError
 from cairn.auth.principal import SCOPES
 from cairn.container import Container
+from cairn.entrypoints.ui.cookie import COOKIE, session_token
 from cairn.entrypoints.ui.render import PAGE_HEADERS, UiRoute, error_page, page
 from cairn.entrypoints.ui.session import safe_next, signed_in
 
@@ -108,6 +109,12 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             samesite="lax",
             secure=request.url.scheme == "https",
         )
+        # Signing in again ends the browser's session now: the pool sends the browser back with a
+        # cross-site navigation, which does not carry the Strict session cookie to the callback.
+        previous = session_token(request.headers.get("cookie"))
+        if previous is not None:
+            container.ui_sessions.end(previous)
+            response.delete_cookie(COOKIE, path="/")
         _no_store(response)
         return response
 
@@ -178,7 +185,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 target,
             )
         try:
-            return _landing(signed_in(request, container.ui_sessions, token, safe_next(target)))
+            return _landing(signed_in(request, container.ui_sessions, token, principal, safe_next(target)))
         except AuthError as exc:  # the issuer's keys changed between the two looks, say
             return refused(request, 401, f"Cairn did not accept the token: {exc.reason}.", target)
 

@@ -10,21 +10,25 @@ On an open loopback server no sign-in is needed: the UI acts as the machine's ow
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Final
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from cairn.auth.errors import AuthError
+from cairn.auth.principal import Principal
 from cairn.auth.ui_sessions import UiSessions
 from cairn.container import Container
 from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL, session_token
 from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.render import UiRoute, page
 
-OPEN_PATHS: Final = ("/ui/sign-in", "/ui/static", "/ui/callback")
-"""Served without a credential: the sign-in pages, Cognito's return and the stylesheet."""
+OPEN_PATHS: Final = ("/ui/sign-in", "/ui/sign-out", "/ui/static", "/ui/callback")
+"""Served without a credential: the sign-in pages, Cognito's return, the stylesheet, and signing
+out (which needs only the session's token: it works while a session's credential cannot be
+checked, with the issuer's keys out of reach, and after the session has ended)."""
 MAX_NEXT: Final = 2048
 """The longest page a sign-in returns to; a longer one (a long search) returns to the UI's home."""
 
@@ -93,7 +97,7 @@ def session_pages(container: Container) -> APIRouter:
         try:
             principal = authenticator.authenticate(f"Bearer {credential}", None) if credential else None
             if principal is not None and principal.scopes:
-                return signed_in(request, container.ui_sessions, credential, safe_next(next))
+                return signed_in(request, container.ui_sessions, credential, principal, safe_next(next))
         except AuthError:  # refused, or revoked between the two looks
             pass
         return page(
@@ -119,9 +123,18 @@ def session_pages(container: Container) -> APIRouter:
     return router
 
 
-def signed_in(request: Request, sessions: UiSessions, credential: str, target: str) -> Response:
+def signed_in(
+    request: Request, sessions: UiSessions, credential: str, principal: Principal, target: str
+) -> Response:
     """The browser sent on to `target` holding a new session's token; the session it held before
-    (signing in again, say with another key) is ended, so no copy of its cookie outlives it."""
+    (signing in again, say with another key) is ended, so no copy of its cookie outlives it. A
+    sign-in is a request of its principal: past its rate limit, 429 and no session."""
+    limiter = getattr(request.app.state, "rate_limiter", None)
+    wait = limiter.take(f"{principal.tenant}\x00{principal.subject}") if limiter is not None else None
+    if wait is not None:
+        retry = str(max(1, math.ceil(wait)))
+        detail = f"too many sign-ins: retry after {retry} s"
+        return PlainTextResponse(detail, status_code=429, headers={"Retry-After": retry})
     session = sessions.start(credential)
     previous = session_token(request.headers.get("cookie"))
     if previous is not None:

@@ -123,15 +123,18 @@ class Authenticator:
                 raise AuthError("unknown or revoked API key", INVALID_TOKEN)
             return principal
         if self._jwt is not None and credential.count(".") == 2:
-            claims = self._jwt.verify(credential)
-            return principal_from_claims(
-                claims,
-                tenant_claim=self.options.jwt_tenant_claim,
-                default_tenant=self.options.jwt_default_tenant,
-                scope_prefix=self.options.jwt_scope_prefix,
-                user_groups=self.options.jwt_user_groups,
-            )
+            return self._principal_of(self._jwt.verify(credential))
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
+
+    def _principal_of(self, claims: Mapping[str, Any]) -> Principal:
+        """The principal of a JWT's verified claims, under this server's settings."""
+        return principal_from_claims(
+            claims,
+            tenant_claim=self.options.jwt_tenant_claim,
+            default_tenant=self.options.jwt_default_tenant,
+            scope_prefix=self.options.jwt_scope_prefix,
+            user_groups=self.options.jwt_user_groups,
+        )
 
     @property
     def jwt_leeway_s(self) -> float:
@@ -173,13 +176,7 @@ class Authenticator:
         if jwt is None or claims is None or kid is None or alg is None or key_print is None:
             raise AuthError("the server no longer takes this session's tokens", INVALID_TOKEN)
         jwt.recheck(claims, kid, alg, key_print)
-        return principal_from_claims(
-            claims,
-            tenant_claim=self.options.jwt_tenant_claim,
-            default_tenant=self.options.jwt_default_tenant,
-            scope_prefix=self.options.jwt_scope_prefix,
-            user_groups=self.options.jwt_user_groups,
-        )
+        return self._principal_of(claims)
 
     def _holds_static(self, binding: Binding) -> bool:
         if self.options.token is None:

@@ -8,7 +8,10 @@ and a TransactWriteItems rollback restores a copy of the whole table), while S3 
 apply each request atomically. The factories therefore serialise moto's request handling, so
 the concurrency tests exercise the adapters against the guarantees the real services give.
 They also make moto snapshot a table once per TransactWriteItems instead of once per item
-(the same state each time; 100 copies of a large table made the staged-transaction tests slow).
+(the same state each time; 100 copies of a large table made the staged-transaction tests slow),
+and answer a Query on the table from the one partition it names: moto sorts every item of the
+table to find them, which made each query as slow as the table was large
+(tests/unit/aws/test_moto_shims.py checks that both answers are the same).
 """
 
 from __future__ import annotations
@@ -80,6 +83,24 @@ class _SnapshotOnce:
         return self.tables[id(value)]
 
 
+def partition_query(table: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+    """moto's Table.query, reading only the partition `hash_key` names when it queries the table
+    itself (not an index): the same items, which it then orders by range key as before. Runs
+    under serialized_moto's lock, so the table's items cannot change meanwhile."""
+    index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
+    if index_name is not None or hash_key is None or not table.range_key_attr:
+        return _MOTO_QUERY(table, hash_key, *args, **kwargs)
+    partition = list(table.items[hash_key].values()) if hash_key in table.items else []
+    table.all_items = lambda: partition  # type: ignore[method-assign]
+    try:
+        return _MOTO_QUERY(table, hash_key, *args, **kwargs)
+    finally:
+        del table.all_items
+
+
+_MOTO_QUERY = Table.query
+
+
 @contextmanager
 def serialized_moto() -> Iterator[None]:
     """One moto request at a time: each request atomic, as the real services guarantee."""
@@ -95,6 +116,7 @@ def serialized_moto() -> Iterator[None]:
     with (
         mock.patch.object(BotocoreStubber, "process_request", process_request),
         mock.patch.object(dynamodb_models, "copy", snapshots),
+        mock.patch.object(Table, "query", partition_query),
     ):
         yield
 

@@ -11,12 +11,15 @@ They also make moto snapshot a table once per TransactWriteItems instead of once
 (the same state each time; 100 copies of a large table made the staged-transaction tests slow),
 and answer a Query on the table from the one partition it names: moto sorts every item of the
 table to find them, which made each query as slow as the table was large
-(tests/unit/aws/test_moto_shims.py checks that both answers are the same).
+(tests/unit/aws/test_moto_shims.py checks that both answers are the same). And moto's KMS makes
+one RSA key per key spec, not one per test: each test's table made a default encryption key with a
+new 2048-bit RSA key (a tenth of a second, hundreds of tables a run) that nothing here uses.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +33,7 @@ from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.table import Table
+from moto.kms import models as kms_models
 
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
 from cairn.adapters.aws.s3_blobs import S3BlobStore
@@ -101,6 +105,15 @@ def partition_query(table: Table, hash_key: Any, *args: Any, **kwargs: Any) -> A
 _MOTO_QUERY = Table.query
 
 
+@functools.cache
+def one_private_key(key_spec: str) -> Any:
+    """moto's KMS key material, made once per key spec."""
+    return _MOTO_PRIVATE_KEY(key_spec)
+
+
+_MOTO_PRIVATE_KEY = kms_models.generate_private_key
+
+
 @contextmanager
 def serialized_moto() -> Iterator[None]:
     """One moto request at a time: each request atomic, as the real services guarantee."""
@@ -117,6 +130,7 @@ def serialized_moto() -> Iterator[None]:
         mock.patch.object(BotocoreStubber, "process_request", process_request),
         mock.patch.object(dynamodb_models, "copy", snapshots),
         mock.patch.object(Table, "query", partition_query),
+        mock.patch.object(kms_models, "generate_private_key", one_private_key),
     ):
         yield
 

@@ -1,4 +1,4 @@
-"""The shims tests/contract/aws_storage.py lays over moto answer exactly what moto answers: a Query
+"""The shims tests/contract/aws_storage.py lays over moto answer what moto answers: a Query
 read from its partition alone returns the same items, pages and last keys as moto's own, which
 sorts the whole table. Guards against a moto upgrade that changes what the shim relies on."""
 
@@ -79,3 +79,20 @@ def test_a_query_read_from_its_partition_answers_as_moto_does(monkeypatch: pytes
     plain, shimmed = _answers(shimmed=False), _answers(shimmed=True)
     assert sum(len(page[0]) for pages in plain for page in pages) > 400  # the queries found items
     assert shimmed == plain
+
+
+def test_tables_made_under_the_shims_are_encrypted_with_a_working_kms_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_credentials(monkeypatch)
+    with mock_aws(), serialized_moto():
+        client = boto3.client("dynamodb", region_name=REGION)
+        kms = boto3.client("kms", region_name=REGION)
+        arns = []
+        for name in ("first", "second"):
+            create_table(client, name)
+            sse = client.describe_table(TableName=name)["Table"]["SSEDescription"]
+            assert sse["Status"] == "ENABLED" and sse["SSEType"] == "KMS"
+            arns.append(sse["KMSMasterKeyArn"])
+            assert kms.describe_key(KeyId=sse["KMSMasterKeyArn"])["KeyMetadata"]["Enabled"]
+        assert arns[0] == arns[1]  # one managed aws/dynamodb key per account, as on AWS

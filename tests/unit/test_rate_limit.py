@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from cairn.auth.principal import Principal, Via
 from cairn.auth.rate_limit import RateLimiter
 
 
@@ -153,3 +154,15 @@ def test_concurrent_takes_never_allow_more_than_the_burst() -> None:
         t.join()
 
     assert len(allowed) == 8 and sum(allowed) == 50
+
+
+def test_a_principals_refusal_is_in_whole_seconds_and_its_bucket_is_its_own(time_: FakeTime) -> None:
+    limiter = RateLimiter(4.0, 2, clock=time_)
+    alice = Principal("acme", "user:alice", frozenset(), Via.jwt)
+    again = Principal("acme", "user:alice", frozenset({"documents:read"}), Via.api_key)
+
+    assert [limiter.refusal_s(alice), limiter.refusal_s(again)] == [None, None]  # one bucket
+    assert limiter.refusal_s(alice) == 1  # 0.25 s to wait, never "Retry-After: 0"
+    assert limiter.refusal_s(Principal("other", "user:alice", frozenset(), Via.jwt)) is None
+    time_.now += 0.25
+    assert limiter.refusal_s(again) is None

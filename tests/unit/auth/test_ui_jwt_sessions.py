@@ -70,6 +70,23 @@ def test_a_session_acts_as_the_token_and_keeps_no_token(rsa1: SigningKey) -> Non
     assert rows and all(token not in row and token.split(".")[2] not in row for row in rows)
 
 
+def test_a_sign_in_looks_at_the_token_once(rsa1: SigningKey, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The principal and the session's binding come from one verification: no second look that
+    could answer otherwise (the issuer's keys changing between them)."""
+    auth = authenticator(MemoryRecordStore(), FakeIssuer(jwks(rsa1)))
+    token = user_token(rsa1)
+    verifier = auth._jwt
+    looks = []
+    real = verifier.verify
+    monkeypatch.setattr(verifier, "verify", lambda t: looks.append(t) or real(t))
+
+    principal, binding = auth.bind(token)
+
+    assert looks == [token]
+    assert principal == auth.authenticate(f"Bearer {token}") and binding.via == "jwt"
+    assert auth.recall(binding) == principal
+
+
 def test_a_signing_key_the_issuer_dropped_ends_the_session(rsa1: SigningKey, rsa2: SigningKey) -> None:
     records = MemoryRecordStore()
     token = user_token(rsa1)

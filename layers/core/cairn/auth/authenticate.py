@@ -115,15 +115,20 @@ class Authenticator:
             if self.open:
                 return OPEN
             raise Unauthenticated()
+        return self._credential(credential)[0]
+
+    def _credential(self, credential: str) -> tuple[Principal, dict[str, Any] | None]:
+        """A bearer credential's principal, and a JWT's verified claims (verified once)."""
         if self._token is not None and hmac.compare_digest(credential.encode(), self._token):
-            return Principal(self.options.token_tenant, OWNER, frozenset(SCOPES), Via.static_token)
+            return Principal(self.options.token_tenant, OWNER, frozenset(SCOPES), Via.static_token), None
         if credential.startswith(KEY_PREFIX):
             principal = self.keys.authenticate(credential)
             if principal is None:
                 raise AuthError("unknown or revoked API key", INVALID_TOKEN)
-            return principal
+            return principal, None
         if self._jwt is not None and credential.count(".") == 2:
-            return self._principal_of(self._jwt.verify(credential))
+            claims = self._jwt.verify(credential)
+            return self._principal_of(claims), claims
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
 
     def _principal_of(self, claims: Mapping[str, Any]) -> Principal:
@@ -140,18 +145,18 @@ class Authenticator:
     def jwt_leeway_s(self) -> float:
         return self.options.jwt_leeway_s
 
-    def bind(self, credential: str) -> Binding:
-        """What a web UI session signed in with `credential` stands for (auth/binding.py);
-        AuthError when the credential is not accepted, or is not one a session can stand for."""
-        principal = self.authenticate(f"Bearer {credential}", None)
+    def bind(self, credential: str) -> tuple[Principal, Binding]:
+        """The principal `credential` stands for now, and what a web UI session signed in with it
+        stands for (auth/binding.py), from one look at it; AuthError when the credential is not
+        accepted, or is not one a session can stand for."""
+        principal, claims = self._credential(_bearer(f"Bearer {credential}") or "")
         if principal.via is Via.api_key:
-            return Binding(via="api_key", key_id=principal.subject.removeprefix("key:"))
+            return principal, Binding(via="api_key", key_id=principal.subject.removeprefix("key:"))
         if principal.via is Via.static_token:
-            return static_binding(credential)
-        if principal.via is Via.jwt and self._jwt is not None:
-            claims = self._jwt.verify(credential)
+            return principal, static_binding(credential)
+        if principal.via is Via.jwt and claims is not None:
             kid, alg, key_print = self._jwt.signing_key(credential)
-            return Binding(via="jwt", claims=claims, kid=kid, alg=alg, key_print=key_print)
+            return principal, Binding(via="jwt", claims=claims, kid=kid, alg=alg, key_print=key_print)
         raise AuthError("this credential cannot start a web UI session", INVALID_TOKEN)
 
     def recall(self, binding: Binding) -> Principal:

@@ -15,6 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cairn.auth.principal import Principal
+
 DEFAULT_RATE_PER_S = 50.0
 """Per authenticated principal when CAIRN_RATE_LIMIT_PER_S is unset."""
 
@@ -66,6 +68,13 @@ class RateLimiter:
                 bucket.tokens = max(0.0, bucket.tokens - cost)
                 return None
             return (cost - bucket.tokens) / self.rate
+
+    def refusal_s(self, principal: Principal) -> int | None:
+        """A request of `principal` takes from its bucket: None when allowed, otherwise the whole
+        seconds (at least one) its `Retry-After` says. Every path a principal's requests take (an
+        API call, a web UI sign-in) is counted in the same bucket."""
+        wait = self.take(f"{principal.tenant}\x00{principal.subject}")
+        return None if wait is None else max(1, math.ceil(wait))
 
     def __len__(self) -> int:
         """Buckets held (bounded by max_keys)."""

@@ -51,7 +51,10 @@ class UiSessions:
 
     def start(self, credential: str) -> str:
         """A new session for `credential` (AuthError when it is not accepted); its token."""
-        binding = self.authenticator.bind(credential)
+        return self.begin(self.authenticator.bind(credential)[1])
+
+    def begin(self, binding: Binding) -> str:
+        """A new session standing for `binding` (Authenticator.bind); its token."""
         now = self.clock.now()
         ends = now + LIFETIME
         exp = (binding.claims or {}).get("exp")

@@ -137,10 +137,9 @@ class AuthMiddleware:
             return refusal(scope, 403, {"WWW-Authenticate": challenge}, "insufficient_scope", detail)
         if self.limiter is None or (principal.via is Via.open and not self.limit_open):
             return None
-        wait = self.limiter.take(f"{principal.tenant}\x00{principal.subject}")
-        if wait is None:
+        retry = self.limiter.refusal_s(principal)
+        if retry is None:
             return None
-        retry = max(1, math.ceil(wait))
         detail = (
             f"rate limit exceeded: {self.limiter.rate:g} requests/s per caller "
             f"(bursts of {self.limiter.burst}); retry after {retry} s"

@@ -171,7 +171,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 request, 502, f"The sign-in service did not issue a token{reason}. Try again.", target
             )
         try:
-            principal = authenticator.authenticate(f"Bearer {token}", None)
+            principal, binding = authenticator.bind(token)
         except AuthError as exc:
             if exc.code == UNAVAILABLE:
                 return refused(request, 503, "Cairn cannot check the token right now. Try again.", target)
@@ -184,10 +184,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 f"({', '.join(SCOPES)}).",
                 target,
             )
-        try:
-            return _landing(signed_in(request, container.ui_sessions, token, principal, safe_next(target)))
-        except AuthError as exc:  # the issuer's keys changed between the two looks, say
-            return refused(request, 401, f"Cairn did not accept the token: {exc.reason}.", target)
+        return _landing(signed_in(request, container.ui_sessions, binding, principal, safe_next(target)))
 
     return router
 

@@ -10,13 +10,13 @@ On an open loopback server no sign-in is needed: the UI acts as the machine's ow
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Final
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
+from cairn.auth.binding import Binding
 from cairn.auth.errors import AuthError
 from cairn.auth.principal import Principal
 from cairn.auth.ui_sessions import UiSessions
@@ -95,10 +95,10 @@ def session_pages(container: Container) -> APIRouter:
         check_csrf(request, csrf)
         credential = credential.strip()
         try:
-            principal = authenticator.authenticate(f"Bearer {credential}", None) if credential else None
-            if principal is not None and principal.scopes:
-                return signed_in(request, container.ui_sessions, credential, principal, safe_next(next))
-        except AuthError:  # refused, or revoked between the two looks
+            principal, binding = authenticator.bind(credential) if credential else (None, None)
+            if principal is not None and binding is not None and principal.scopes:
+                return signed_in(request, container.ui_sessions, binding, principal, safe_next(next))
+        except AuthError:
             pass
         return page(
             request,
@@ -124,18 +124,17 @@ def session_pages(container: Container) -> APIRouter:
 
 
 def signed_in(
-    request: Request, sessions: UiSessions, credential: str, principal: Principal, target: str
+    request: Request, sessions: UiSessions, binding: Binding, principal: Principal, target: str
 ) -> Response:
     """The browser sent on to `target` holding a new session's token; the session it held before
     (signing in again, say with another key) is ended, so no copy of its cookie outlives it. A
     sign-in is a request of its principal: past its rate limit, 429 and no session."""
     limiter = getattr(request.app.state, "rate_limiter", None)
-    wait = limiter.take(f"{principal.tenant}\x00{principal.subject}") if limiter is not None else None
-    if wait is not None:
-        retry = str(max(1, math.ceil(wait)))
+    retry = limiter.refusal_s(principal) if limiter is not None else None
+    if retry is not None:
         detail = f"too many sign-ins: retry after {retry} s"
-        return PlainTextResponse(detail, status_code=429, headers={"Retry-After": retry})
-    session = sessions.start(credential)
+        return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
+    session = sessions.begin(binding)
     previous = session_token(request.headers.get("cookie"))
     if previous is not None:
         sessions.end(previous)

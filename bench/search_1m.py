@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import os
 import subprocess
 import sys
@@ -75,36 +76,61 @@ def clustered(rows: int) -> Callable[[int, int], np.ndarray]:
 
 
 def add_locomo(data_dir: Path, brain_id: str, path: Path) -> int:
-    """The LoCoMo dev turns as chunks of one document per conversation, real vectors."""
+    """The LoCoMo dev turns as chunks of one document per conversation, real vectors, each document
+    with its record (without one, the server's start-up check takes its chunks out of search)."""
     import locomo_data as h
+    from cairn.adapters.local.sqlite_records import SqliteRecordStore
     from cairn.bootstrap.models import local_embedder
     from cairn.config import Settings
+    from cairn.domain.models import Document
+    from cairn.services.repositories import DocumentRepository
 
     embedder = local_embedder(Settings(data_dir=data_dir))
+    records = SqliteRecordStore(data_dir / "records.sqlite3")
+    docs = DocumentRepository(records)
     index = SqliteChunkIndex(
         data_dir / "chunks.sqlite3", data_dir / "vectors", DIM, background_maintenance=False
     )
     when = datetime(2025, 6, 1, tzinfo=UTC)
     count = 0
     for conversation in h.load_conversations(path):
-        turns = conversation.turns
+        texts = [f"{turn.speaker}: {turn.text}" for turn in conversation.turns]
+        body = "\n\n".join(texts).encode()
+        digest = hashlib.sha256(body).hexdigest()
+        doc = Document(
+            id=f"doc_locomo_{conversation.sample_id}",
+            brain_id=brain_id,
+            path=f"locomo/{conversation.sample_id}.md",
+            title=f"LoCoMo {conversation.sample_id}",
+            checksum_sha256=digest,
+            byte_size=len(body),
+            blob_key=f"{brain_id}/{digest[:2]}/{digest}",
+            commit_sha=digest[:40],
+            chunk_count=len(texts),
+            created_at=when,
+            updated_at=when,
+        )
+        committed = docs.commit([docs.put_op(doc, 0), docs.pointer_op(doc)])
         chunks = [
             Chunk(
-                id=f"locomo-{conversation.sample_id}-{i}",
+                id=chunk_id(doc.id, i),
                 brain_id=brain_id,
-                document_id=f"doc_locomo_{conversation.sample_id}",
-                path=f"locomo/{conversation.sample_id}.md",
+                document_id=doc.id,
+                path=doc.path,
                 ordinal=i,
-                text=f"{turn.speaker}: {turn.text}",
+                text=text,
+                title=doc.title,
                 created_at=when,
             )
-            for i, turn in enumerate(turns)
+            for i, text in enumerate(texts)
         ]
         for first in range(0, len(chunks), 256):
             part = chunks[first : first + 256]
             index.upsert(part, embedder.embed([c.text for c in part]))
+        docs.intents.finish(committed.intents.values())
         count += len(chunks)
     index.close()
+    records.close()
     return count
 
 

@@ -39,6 +39,35 @@ CHUNKS_PER_DOC = 5
 DIM = 384
 
 
+def document_of(
+    doc_id: str,
+    brain_id: str,
+    path: str,
+    title: str,
+    texts: list[str],
+    when: datetime,
+    tags: list[str] | None = None,
+) -> Document:
+    """The record of a document whose chunks are `texts`, as a write would make it (its content
+    file is not written: nothing here reads it)."""
+    body = "\n\n".join(texts).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    return Document(
+        id=doc_id,
+        brain_id=brain_id,
+        path=path,
+        title=title,
+        checksum_sha256=digest,
+        byte_size=len(body),
+        blob_key=f"{brain_id}/{digest[:2]}/{digest}",
+        commit_sha=digest[:40],
+        chunk_count=len(texts),
+        tags=tags or [],
+        created_at=when,
+        updated_at=when,
+    )
+
+
 def build(
     data_dir: Path,
     chunks: int,
@@ -77,23 +106,9 @@ def build(
             texts = [
                 corpus.text(int(np.clip(rng.lognormal(4.7, 0.6), 10, 250))) for _ in range(CHUNKS_PER_DOC)
             ]
-            body = "\n\n".join(texts).encode()
-            digest = hashlib.sha256(body).hexdigest()
             labels = [] if tags is None else tags()
-            doc = Document(
-                id=f"doc_{d:07d}",
-                brain_id=brain.id,
-                path=f"area{d % 10}/topic{d % 97}/note-{d}.md",
-                title=corpus.text(4),
-                checksum_sha256=digest,
-                byte_size=len(body),
-                blob_key=f"{brain.id}/{digest[:2]}/{digest}",
-                commit_sha=digest[:40],
-                chunk_count=CHUNKS_PER_DOC,
-                tags=labels,
-                created_at=when,
-                updated_at=when,
-            )
+            path = f"area{d % 10}/topic{d % 97}/note-{d}.md"
+            doc = document_of(f"doc_{d:07d}", brain.id, path, corpus.text(4), texts, when, labels)
             ops += [docs.put_op(doc, 0), docs.pointer_op(doc)]
             rows += [
                 Chunk(

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import os
 import subprocess
 import sys
@@ -51,7 +50,7 @@ from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import chunk_id
 from chunk_index_100k import Corpus
-from search_100k import CHUNKS_PER_DOC, DIM, build, free_port, measure, serve_ready
+from search_100k import CHUNKS_PER_DOC, DIM, build, document_of, free_port, measure, serve_ready
 
 SEED = 16
 
@@ -82,7 +81,6 @@ def add_locomo(data_dir: Path, brain_id: str, path: Path) -> int:
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
     from cairn.bootstrap.models import local_embedder
     from cairn.config import Settings
-    from cairn.domain.models import Document
     from cairn.services.repositories import DocumentRepository
 
     embedder = local_embedder(Settings(data_dir=data_dir))
@@ -95,20 +93,9 @@ def add_locomo(data_dir: Path, brain_id: str, path: Path) -> int:
     count = 0
     for conversation in h.load_conversations(path):
         texts = [f"{turn.speaker}: {turn.text}" for turn in conversation.turns]
-        body = "\n\n".join(texts).encode()
-        digest = hashlib.sha256(body).hexdigest()
-        doc = Document(
-            id=f"doc_locomo_{conversation.sample_id}",
-            brain_id=brain_id,
-            path=f"locomo/{conversation.sample_id}.md",
-            title=f"LoCoMo {conversation.sample_id}",
-            checksum_sha256=digest,
-            byte_size=len(body),
-            blob_key=f"{brain_id}/{digest[:2]}/{digest}",
-            commit_sha=digest[:40],
-            chunk_count=len(texts),
-            created_at=when,
-            updated_at=when,
+        sample = conversation.sample_id
+        doc = document_of(
+            f"doc_locomo_{sample}", brain_id, f"locomo/{sample}.md", f"LoCoMo {sample}", texts, when
         )
         committed = docs.commit([docs.put_op(doc, 0), docs.pointer_op(doc)])
         chunks = [

@@ -93,12 +93,11 @@ def session_pages(container: Container) -> APIRouter:
         next: Annotated[str, Form(max_length=4 * MAX_NEXT)] = "/ui",
     ) -> Response:
         check_csrf(request, csrf)
-        credential = credential.strip()
         try:
-            principal, binding = authenticator.bind(credential) if credential else (None, None)
-            if principal is not None and binding is not None and principal.scopes:
+            principal, binding = authenticator.bind(credential)
+            if principal.scopes:
                 return signed_in(request, container.ui_sessions, binding, principal, safe_next(next))
-        except AuthError:
+        except AuthError:  # not accepted (an empty form among them)
             pass
         return page(
             request,

@@ -163,6 +163,30 @@ def test_nearest_returns_the_vector_legs_first_hits_the_fusion_ranked_past_top_k
     assert sorted(wide) == ["k1", "k2", "k3", "k4", "v"]
 
 
+def test_documents_widens_a_head_of_too_few_documents_to_the_pool(index: ChunkIndex) -> None:
+    """Two long documents fill the first four hits with their chunks; asked for four documents,
+    the head is the fusion's first `candidate_pool`, exactly as if that many had been asked for.
+    A head that holds enough documents, or is not full, stays as asked."""
+    long = [
+        chunk(f"{d}{i}", f"heron sighting {d} {i} heron heron", document_id=f"doc-{d}", ordinal=i)
+        for d in "pq"
+        for i in range(4)
+    ]
+    short = [chunk(f"s{i}", f"a heron once, note {i}") for i in range(3)]
+    index.upsert([*long, *short], np.stack([axis(i % DIM) for i in range(len(long) + len(short))]))
+    options = {"top_k": 4, "candidate_pool": 11, "bm25_weight": 1.0, "vector_weight": 0.0}
+    head = index.search(query("heron", **options))
+    held = {h.chunk.document_id for h in head}
+    assert held <= {"doc-p", "doc-q"}
+    pool = search(index, "heron", **{**options, "top_k": 11})
+    assert len(pool) == 11
+    assert search(index, "heron", documents=4, **options) == pool
+    assert search(index, "heron", documents=len(held), **options) == [h.chunk.id for h in head]
+    assert search(index, "heron", documents=4, **{**options, "candidate_pool": 4}) == [h.chunk.id for h in head]
+    few = search(index, "sighting", documents=4, **{**options, "top_k": 9})  # not full: 8 hits
+    assert sorted(few) == sorted(c.id for c in long)
+
+
 def test_stopword_only_text_with_a_vector_runs_the_vector_leg_alone(index: ChunkIndex) -> None:
     index.upsert([chunk("a", "what is this"), chunk("b", "other")], np.stack([axis(1), axis(0)]))
     assert search(index, "what is the", axis(0)) == ["b", "a"]

@@ -29,7 +29,7 @@ from cairn.domain.boolean_query import BoolQuery, matches
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.domain.text import tag_words
-from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, widened
 from cairn.ports.embedder import Vectors
 
 K1, B = 1.2, 0.75
@@ -151,6 +151,11 @@ class MemoryChunkIndex:
         return sum(1 for item in list(self.items.values()) if item.chunk.brain_id == brain_id)
 
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        hits = self._answer(query)
+        wider = widened(query, hits)
+        return hits if wider is None else self._answer(wider)
+
+    def _answer(self, query: ChunkQuery) -> list[ChunkHit]:
         if query.rrf_k < 0 or query.bm25_weight < 0 or query.vector_weight < 0:
             raise InvalidInput("rrf_k and the leg weights must not be negative")
         vector = None

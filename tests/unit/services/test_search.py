@@ -81,21 +81,25 @@ def test_a_document_filling_the_first_hits_does_not_crowd_out_the_others(
     container.documents.write(brain, "notes/coffee-book.md", "\n\n".join([paragraph] * 40).encode())
     for i in range(6):
         container.documents.write(brain, f"notes/other-{i}.md", f"Note {i}: tea, and once a coffee.".encode())
-    asked: list[int] = []
+    asked: list[tuple[int, int, int]] = []
     real = container.search.chunks.search
 
     def spy(query):  # type: ignore[no-untyped-def]
-        asked.append(query.top_k)
-        return real(query)
+        asked.append((query.top_k, query.documents, query.candidate_pool))
+        hits = real(query)
+        asked.append((len(hits), len({h.chunk.document_id for h in hits}), 0))
+        return hits
 
     monkeypatch.setattr(container.search.chunks, "search", spy)
     hits = container.search.search(brain, "coffee", top_k=5).hits
     paths = [h.path for h in hits]
     assert len(paths) == 5 and len(set(paths)) == 5 and "notes/coffee-book.md" in paths
-    assert asked == [25, 100]  # the first 25 chunks held fewer than 5 documents: the whole pool
+    # One search: the first 25 chunks held fewer than 5 documents, so the index widened its head
+    # to the whole pool (ChunkQuery.documents) without the service asking again.
+    assert asked[0] == (25, 5, 100) and len(asked) == 2 and asked[1][0] > 25 and asked[1][1] == 7
     asked.clear()
     assert [h.path for h in container.search.search(brain, "tea", top_k=5).hits][:1] != []
-    assert asked == [25]
+    assert asked[0] == (25, 5, 100) and asked[1][0] <= 25 + 5  # enough documents: not widened
 
 
 class _Reversing:

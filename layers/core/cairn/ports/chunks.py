@@ -13,7 +13,7 @@ for good rather than merely unreferenced.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -61,11 +61,27 @@ class ChunkQuery:
     """Also return the vector leg's first `nearest` hits that the fusion ranked past `top_k`, after
     the fused ones, in the vector leg's order: a caller that orders the candidates itself then sees
     the nearest chunks even where the keyword leg fills the fusion's head."""
+    documents: int = 0
+    """When above 0: a full fused head (`top_k` hits) whose hits, `nearest` included, hold fewer
+    distinct documents than this is widened to the fusion's first `candidate_pool`, as if asked
+    for that many. A caller that keeps one chunk a document (services/search/service.py) then gets
+    enough documents from one call; an index that holds both legs in hand widens without running
+    them again (`widened` is the rule)."""
     boolean: BoolQuery | None = None
     """A boolean full-text query (domain/boolean_query.py) for the BM25 leg, in place of `text`:
     the leg keeps only chunks whose title, text or context satisfy it (a phrase within one of
     them; NOT excludes), ranked by BM25 of its positive terms. It does not touch the vector leg:
     callers pass vector=None (given a vector, the legs are fused as usual)."""
+
+
+def widened(query: ChunkQuery, hits: Sequence[ChunkHit]) -> ChunkQuery | None:
+    """The query to answer instead when `hits`, its answer, fall short of `query.documents`
+    (ChunkQuery.documents), else None."""
+    if query.documents <= 0 or query.top_k >= query.candidate_pool or len(hits) < query.top_k:
+        return None
+    if len({h.chunk.document_id for h in hits}) >= query.documents:
+        return None
+    return replace(query, top_k=query.candidate_pool, documents=0)
 
 
 @dataclass(frozen=True)

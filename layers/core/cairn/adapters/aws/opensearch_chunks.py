@@ -93,7 +93,7 @@ from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.vector_store import unit_rows
 from cairn.domain.errors import CairnError, Conflict, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkHit, ChunkQuery
+from cairn.ports.chunks import ChunkHit, ChunkQuery, widened
 from cairn.ports.embedder import Vectors
 
 __all__ = ["OpenSearchChunkIndex", "opensearch_client"]
@@ -403,6 +403,11 @@ class OpenSearchChunkIndex:
         return int(response["count"])
 
     def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        hits = self._answer(query)
+        wider = widened(query, hits)  # the cluster fuses the legs: asked again for the wider head
+        return hits if wider is None else self._answer(wider)
+
+    def _answer(self, query: ChunkQuery) -> list[ChunkHit]:
         if query.rrf_k < 0 or query.bm25_weight < 0 or query.vector_weight < 0:
             raise InvalidInput("rrf_k and the leg weights must not be negative")
         if query.top_k <= 0 or not query.filter.brain_ids:

@@ -51,7 +51,7 @@ from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenan
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck
+from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck, widened
 from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
@@ -403,18 +403,23 @@ class SqliteChunkIndex:
             # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
             legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
             chunks: dict[int, Chunk] = {}
+            asked = query
             while True:
                 fused = fused_head(
-                    legs, query.rrf_k, query.top_k, query.nearest, names=partial(reads.ids_of, conn)
+                    legs, asked.rrf_k, asked.top_k, asked.nearest, names=partial(reads.ids_of, conn)
                 )
                 chunks.update(reads.load_rows(conn, brains, [f.id for f in fused if f.id not in chunks]))
                 unseen = {f.id for f in fused} - chunks.keys()
-                if not unseen:
-                    break
-                # Rows the cached vector rows know and this snapshot does not (written since it
-                # began, _brain_rows): fused again without them, as if the legs never had them.
-                legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
-        return [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
+                if unseen:
+                    # Rows the cached vector rows know and this snapshot does not (written since it
+                    # began, _brain_rows): fused again without them, as if the legs never had them.
+                    legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
+                    continue
+                hits = [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
+                wider = widened(asked, hits)  # the legs in hand: only the new head's rows are read
+                if wider is None:
+                    return hits
+                asked = wider
 
     def close(self) -> None:
         self._maintenance.close()

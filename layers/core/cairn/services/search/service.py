@@ -161,18 +161,14 @@ class SearchService:
         """The best chunk of each of the top `top_k` documents, by the blend of both legs
         (relevance.py). The legs' fusion ranks their whole pools, so its first hits are a prefix
         of its full list: the blend orders the first 5 chunks a document (loading a chunk costs
-        ~40 µs), and the whole pool only when that prefix held too few documents (which runs the
-        legs again: with 3 a document that was 8 % of queries at 100,000 chunks)."""
+        ~40 µs), and the whole pool only when that prefix held too few documents, widened by the
+        index from the legs it already ran (ChunkQuery.documents; a second search for the wider
+        head was 21 % of queries at 100,000 chunks and most of their p95)."""
         pool = max(self.tuning.candidate_pool, top_k * 3)
         first = min(top_k * 5, pool)
         vector = self.embedder.embed([query])[0].tolist()
-        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST)
-        best = _best_chunk_per_document(self._rank(hits, vector))
-        # At least `first` hits: the fused head was full (nearest hits come only past a full head).
-        if len(best) < top_k and len(hits) >= first and first < pool:
-            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
-            best = _best_chunk_per_document(self._rank(hits, vector))
-        return best[:top_k]
+        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
+        return _best_chunk_per_document(self._rank(hits, vector))[:top_k]
 
     def _restated_first(self, ranked: list[Ranked]) -> list[Ranked]:
         """`ranked` with each newer restatement of a hit moved above it (restatements.py); the
@@ -225,10 +221,12 @@ class SearchService:
         vector: list[float] | None = None,
         pool: int | None = None,
         nearest: int = 0,
+        documents: int = 0,
     ) -> list[ChunkHit]:
         """Fused chunk hits for `query` (several may share a document), best first, then the
         vector leg's first `nearest` hits the fusion left out; each leg ranks `pool` candidates
-        (default the tuning's, at least `top_k`)."""
+        (default the tuning's, at least `top_k`). With `documents`, `top_k` hits holding fewer
+        documents are widened to `pool` (ChunkQuery.documents)."""
         t = self.tuning
         if vector is None:
             vector = self.embedder.embed([query])[0].tolist()
@@ -244,6 +242,7 @@ class SearchService:
                 bm25_weight=t.bm25_weight,
                 vector_weight=t.vector_weight,
                 nearest=nearest,
+                documents=documents,
             )
         )
 

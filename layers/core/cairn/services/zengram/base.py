@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain, MemoryType
 from cairn.services.zengram.deps import ZengramDeps
@@ -40,16 +44,39 @@ def bounded_int(raw: str | None, *, default: int, low: int, high: int) -> int:
     return min(max(value, low), high)
 
 
+_CALL_BRAIN: ContextVar[list[Brain] | None] = ContextVar("zengram_call_brain", default=None)
+
+
 class ZengramBase:
     """What every part of ZengramApi (api.py) starts from."""
 
     def __init__(self, deps: ZengramDeps) -> None:
         self.c = deps
 
+    @contextmanager
+    def one_call(self) -> Iterator[None]:
+        """Within it, the brain is resolved once: a call's operation and its answer's naming of the
+        brain read the same one (on DynamoDB a resolution is a pointer query and a batch read)."""
+        token = _CALL_BRAIN.set([])
+        try:
+            yield
+        finally:
+            _CALL_BRAIN.reset(token)
+
     def brain(self, *, create: bool = False) -> Brain:
         """The configured brain (CAIRN_ZENGRAM_BRAIN), else the only brain of a key limited to
         one, else the default brain; with `create`, a first write makes "Shared Brain" (one brain
-        however many first writes race: BrainService.first)."""
+        however many first writes race: BrainService.first). Within `one_call`, the first brain
+        found is kept for the rest of the call (a failure is not: a later write may create it)."""
+        memo = _CALL_BRAIN.get()
+        if memo:
+            return memo[0]
+        brain = self._resolve(create)
+        if memo is not None:
+            memo.append(brain)
+        return brain
+
+    def _resolve(self, create: bool) -> Brain:
         wanted = self.c.options.zengram_brain
         try:
             return self.c.brains.resolve(wanted) if wanted else self._default()

@@ -72,8 +72,9 @@ def call(
     deps: SurfaceDeps[ZengramServices], method: str, path: str, op: Callable[[ZengramApi], Reply]
 ) -> CallToolResult:
     api = deps.services.zengram
-    reply = run(lambda: op(api))
-    brain = _brain_id(api)
+    with api.one_call():
+        reply = run(lambda: op(api))
+        brain = _brain_id(api)
     if 200 <= reply.status < 300:
         return text(json.dumps(reply.body, indent=2, ensure_ascii=False), brain=brain)
     raw = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False)

@@ -39,7 +39,8 @@ def counted(container: Container, monkeypatch: pytest.MonkeyPatch) -> list[str |
 def test_a_tool_call_resolves_its_brain_once(container: Container, monkeypatch: pytest.MonkeyPatch) -> None:
     brain = container.brains.create("Shared Brain", visibility="tenant")
     surface = SurfaceDeps(zengram_services(container), LocalFilePolicy(root=None, max_bytes=1))
-    stored = tools.store(surface, a.StoreArgs.model_validate({"type": "fact", "content": "The VPN is WireGuard."}))
+    fact = {"type": "fact", "content": "The VPN is WireGuard."}
+    stored = tools.store(surface, a.StoreArgs.model_validate(fact))
     assert not stored.is_error
     asked = counted(container, monkeypatch)
     found = tools.search(surface, a.SearchArgs.model_validate({"query": "which VPN do we use?"}))

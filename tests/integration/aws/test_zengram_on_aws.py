@@ -264,3 +264,36 @@ def test_mcp_brain_store_and_search_and_memory_search_see_one_brain(stack: Stack
     # and the zengram HTTP API serves the same memory
     _, over_http = z(stack, "GET", "/memory/search", q="postgresql billing", type="decision")
     assert ids(over_http) == [memory["id"]]
+
+
+def test_a_store_and_a_search_read_what_they_already_read_no_more(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB requests of one superseding store and one search, each a request through the API
+    function: the text's claim is read once (the duplicate check's read is the version the commit
+    takes), the new memory's path once (the write's own read is the one its retry compares), and
+    the brain a search chose from its tenant's listing is not read again to check its hits. The
+    totals are a budget: a change that adds reads to these paths shows here."""
+    import botocore.client
+
+    stored(stack, type="fact", content="Deploys run on Fridays.", key="deploy-day")
+    sent: list[tuple[str, str]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def spy(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if client.meta.service_model.service_name == "dynamodb":
+            key = params.get("Key") or {}
+            sent.append((operation, f"{key.get('pk', {}).get('S', '')} {key.get('sk', {}).get('S', '')}"))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", spy)
+    new_id = stored(stack, type="fact", content="Deploys run on Thursdays.", key="deploy-day")
+    gets = [key for op, key in sent if op == "GetItem"]
+    assert len([k for k in gets if " hash#" in k]) == 1
+    assert len([k for k in gets if k.endswith(f"/{new_id}.md")]) == 1
+    assert len(sent) <= 21 and len(gets) <= 12, sent
+    sent.clear()
+    status, answer = z(stack, "GET", "/memory/search", q="which day do deploys run")
+    assert status == 200 and answer["results"][0]["id"] == new_id
+    assert not [k for op, k in sent if op == "GetItem" and k.startswith("brains ")], sent
+    assert len(sent) <= 6, sent

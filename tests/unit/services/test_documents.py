@@ -154,3 +154,43 @@ def test_tags_and_metadata_are_kept(container: Container, brain: Brain) -> None:
     assert out.document.metadata == {"k": 1, "tags": "a,b"}
     assert out.document.tags == ["a", "b"]
     assert out.document.title == "Greeting"
+
+
+def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_writer(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_again` hands the attempt the documents it read, so a write reads its path once (a
+    GetItem on DynamoDB). A commit that loses to another process's write of the path (done here
+    behind the path lock's back, between the read and the commit) is read and made again."""
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"one")
+    repo = docs.repo
+    reads: list[str] = []
+    stored, commit = repo.stored, repo.commit
+
+    def counted(brain_id: str, path: str) -> object:
+        reads.append(path)
+        return stored(brain_id, path)
+
+    monkeypatch.setattr(repo, "stored", counted)
+    assert docs.write(brain, "notes/a.md", b"two").document.version == 2
+    assert reads == ["notes/a.md"]
+
+    raced: list[int] = []
+
+    def another_process_first(*args: object, **kwargs: object) -> object:
+        if not raced:
+            raced.append(1)
+            monkeypatch.setattr(repo, "commit", commit)
+            monkeypatch.setattr(repo, "stored", stored)  # the other writer's reads are not counted
+            docs._write_locked(brain, "notes/a.md", b"three", DocumentInput(), stored(brain.id, "notes/a.md"))
+            monkeypatch.setattr(repo, "stored", counted)
+            monkeypatch.setattr(repo, "commit", another_process_first)
+        return commit(*args, **kwargs)
+
+    reads.clear()
+    monkeypatch.setattr(repo, "commit", another_process_first)
+    outcome = docs.write(brain, "notes/a.md", b"four")
+    assert raced and outcome.document.version == 4
+    assert reads == ["notes/a.md"] * 3  # read, read again after the lost commit, read for the retry
+    assert docs.read(brain, "notes/a.md") == b"four"

@@ -236,6 +236,16 @@ def remembered_brain(brain_id: str, lookup: Callable[[str], Brain | None]) -> Br
     return live
 
 
+def remember(brains: Iterable[Brain]) -> None:
+    """Brains this request has read in a batch (a listing, the choice of a default), kept as
+    `remembered_brain` keeps a lookup, so a repository's check does not read them again. A brain
+    the request looked up before stays as it was first seen."""
+    access = _current.get()
+    if access is not None:
+        for brain in brains:
+            access.brains.setdefault(brain.id, brain if brain.deleted_at is None else None)
+
+
 def may_erase(brain: Brain) -> bool:
     """Whether the current access may erase a subject in `brain` or delete it: the system, or a
     principal that may change the brain and is its owner or holds brains:admin."""

@@ -284,7 +284,9 @@ class BrainService:
                 if after is None:
                     return
         while chunk := list(itertools.islice(ids, size)):
-            yield self.repo.get_many(chunk)
+            batch = self.repo.get_many(chunk)
+            access.remember(batch)
+            yield batch
 
     def get(self, ref: str) -> Brain:
         """A brain by id or slug; NotFound otherwise (a brain being deleted too), Forbidden when

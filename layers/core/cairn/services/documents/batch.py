@@ -45,7 +45,7 @@ class BatchWrites(DocumentWrites):
         paths = _batch_paths(ops)
         recent = RecentVectors()  # a retry after a lost race embeds nothing twice
 
-        def attempt() -> tuple[_Batch, Committed | None]:
+        def attempt(_current: list[Document | None]) -> tuple[_Batch, Committed | None]:
             batch = self._stage_batch(brain, ops, paths, reason, recent)
             return batch, self.repo.commit(batch.commit_ops) if batch.commit_ops else None
 

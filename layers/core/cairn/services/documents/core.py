@@ -147,15 +147,17 @@ class DocumentCore:
             )
         return data
 
-    def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[], T]) -> T:
-        """`attempt` (which reads the documents at `paths` and commits), again when its commit
-        lost to a writer of one of them in another process: this process's writers of a path wait
-        on its lock, another process's only show in the conditional commit. A conflict that leaves
-        the documents as they were (a caller's claims moved) is the caller's to handle."""
+    def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[list[Document | None]], T]) -> T:
+        """`attempt` (given the stored documents at `paths`, read here, and committing against
+        their versions), again when its commit lost to a writer of one of them in another process:
+        this process's writers of a path wait on its lock, another process's only show in the
+        conditional commit. A conflict that leaves the documents as they were (a caller's claims
+        moved) is the caller's to handle."""
         for _ in range(WRITE_TRIES):
-            before = [state_of(self.repo.stored(brain.id, path)) for path in paths]
+            current = [self.repo.stored(brain.id, path) for path in paths]
+            before = [state_of(doc) for doc in current]
             try:
-                return attempt()
+                return attempt(current)
             except RecordConflict:
                 if [state_of(self.repo.stored(brain.id, path)) for path in paths] == before:
                     raise

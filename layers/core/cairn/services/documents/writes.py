@@ -47,8 +47,8 @@ class DocumentWrites(DocumentReads):
             outcome = self._again(
                 brain,
                 [path],
-                lambda: self._write_locked(
-                    brain, path, data, info or DocumentInput(), self.repo.stored(brain.id, path), also
+                lambda current: self._write_locked(
+                    brain, path, data, info or DocumentInput(), current[0], also
                 ),
             )
             self._publish_write(brain, path, outcome, reason)
@@ -92,8 +92,8 @@ class DocumentWrites(DocumentReads):
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
         path = validate_path(path)
 
-        def attempt() -> WriteOutcome:
-            existing = self.repo.stored(brain.id, path)
+        def attempt(current: list[Document | None]) -> WriteOutcome:
+            existing = current[0]
             live = existing if existing and existing.deleted_at is None else None
             base = self.bytes_of(live) if live else b""
             return self._write_locked(brain, path, base + data, keep_info(live), existing)
@@ -121,7 +121,7 @@ class DocumentWrites(DocumentReads):
         job retiring what it folded elsewhere never retires a later write it did not see)."""
         path = validate_path(path)
 
-        def attempt() -> tuple[Document, Committed]:
+        def attempt(_current: list[Document | None]) -> tuple[Document, Committed]:
             doc = self.get(brain, path)
             if expected_version is not None:
                 expect_version(path, doc, expected_version)
@@ -203,9 +203,11 @@ class DocumentWrites(DocumentReads):
         if src == dst:
             return self.get(brain, src)
 
-        def attempt() -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
+        def attempt(
+            current: list[Document | None],
+        ) -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
             doc = self.get(brain, src)
-            target = self.repo.stored(brain.id, dst)
+            target = current[1]
             for held in (doc, target):
                 if held is not None:
                     access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")
@@ -251,8 +253,8 @@ class DocumentWrites(DocumentReads):
         (or None, None) and returns what to write, or None to leave it alone."""
         path = validate_path(path)
 
-        def attempt() -> WriteOutcome | None:
-            existing = self.repo.stored(brain.id, path)
+        def attempt(current: list[Document | None]) -> WriteOutcome | None:
+            existing = current[0]
             live = existing if existing and existing.deleted_at is None else None
             wanted = change(live, self.bytes_of(live) if live else None)
             if wanted is None:

@@ -40,6 +40,7 @@ from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, Metada
 from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import place, relinked
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
@@ -78,11 +79,13 @@ class MemoryService(MemoryReads):
         if m.memory_id is not None:
             self._check_restore(brain, m.type, m.memory_id)
         for _ in range(_RETRIES):
-            duplicate = self._duplicate(brain, m.type, client, digest)
+            # read once an attempt: the duplicate check, then the version the commit takes it at
+            claim = self.claims.text(brain.id, m.type.value, client, digest)
+            duplicate = self._duplicate(brain, claim, digest)
             if duplicate is not None:
                 return Stored(duplicate, deduplicated=True)
             try:
-                return self._store_once(brain, m, text, digest, client)
+                return self._store_once(brain, m, text, digest, client, claim)
             except Conflict:
                 continue  # another writer moved a claim we read: read them again
         raise Conflict("too many concurrent writers of this memory's key, subject or text; retry")
@@ -98,11 +101,13 @@ class MemoryService(MemoryReads):
         if held is not None and held != (brain.id, memory_path(kind, memory_id)):
             raise InvalidInput(f"memory id {excerpt(memory_id)} is already used by another document")
 
-    def _store_once(self, brain: Brain, m: MemoryInput, text: str, digest: str, client: str) -> Stored:
+    def _store_once(
+        self, brain: Brain, m: MemoryInput, text: str, digest: str, client: str, claim: Claim
+    ) -> Stored:
         now = self.clock.now()
         memory_id = m.memory_id or new_id("mem")
         ops: list[Put] = [
-            self.claims.take(self.claims.text(brain.id, m.type.value, client, digest), memory_id),
+            self.claims.take(claim, memory_id),
             self.claims.stamp(brain.id, now, memory_id),
         ]
         # without a stated start a fact is true from now, unless it has already ended (then its
@@ -175,8 +180,7 @@ class MemoryService(MemoryReads):
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
-    def _duplicate(self, brain: Brain, kind: MemoryType, client: str, digest: str) -> Document | None:
-        claim = self.claims.text(brain.id, kind.value, client, digest)
+    def _duplicate(self, brain: Brain, claim: Claim, digest: str) -> Document | None:
         if claim.doc_id is None:
             return None
         doc = self._current(brain, claim.doc_id)

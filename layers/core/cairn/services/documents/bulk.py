@@ -136,8 +136,8 @@ class BulkWrites(DocumentWrites):
         assert entry.path is not None and entry.data is not None and entry.info is not None
         path, data, info = entry.path, entry.data, entry.info
 
-        def attempt(now: list[Document | None]) -> WriteOutcome:
-            current = now[0]
+        def attempt(read: list[Document | None]) -> WriteOutcome:
+            current = read[0]
             ready = staged
             if state_of(current) != state_of(entry.existing):  # written since it was staged
                 ready = self._stage(brain, path, data, info, current)

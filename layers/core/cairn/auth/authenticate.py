@@ -149,11 +149,12 @@ class Authenticator:
         """The principal `credential` stands for now, and what a web UI session signed in with it
         stands for (auth/binding.py), from one look at it; AuthError when the credential is not
         accepted, or is not one a session can stand for."""
-        principal, claims = self._credential(credential.strip())
+        credential = credential.strip()
+        principal, claims = self._credential(credential)
         if principal.via is Via.api_key:
             return principal, Binding(via="api_key", key_id=principal.subject.removeprefix("key:"))
         if principal.via is Via.static_token:
-            return principal, static_binding(credential.strip())
+            return principal, static_binding(credential)
         if claims is not None:
             kid, alg, key_print = self._jwt.signing_key(credential)
             return principal, Binding(via="jwt", claims=claims, kid=kid, alg=alg, key_print=key_print)

@@ -173,3 +173,43 @@ def test_a_reconcile_of_an_erased_document_leaves_no_ghost(
     restarted.documents.settle_pending()
     assert restarted.adapters.chunks.get_chunks(brain.id, doc.id) == []
     assert index_problems(restarted) == []
+
+
+def test_a_superseded_record_retired_before_its_reconcile_leaves_no_chunk(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    """A superseding store hands the index the superseded memory's record as its commit wrote it,
+    unread. Another process retires that memory between the commit and the reconcile: the chunks
+    written from the handed record are stale, finishing the intent finds it moved, and the
+    reconcile reads again and takes them out."""
+    other = process(adapters, tmp_path)
+    old = first.memories.store(
+        brain, MemoryInput(MemoryType.fact, "The boat is painted blue.", key="boat-colour")
+    )
+    assert first.adapters.chunks.get_chunks(brain.id, old.memory.id)
+    paused, resume = threading.Event(), threading.Event()
+
+    def stall() -> None:
+        paused.set()
+        assert resume.wait(30)
+
+    errors: list[BaseException] = []
+
+    def supersede() -> None:
+        try:
+            first.memories.store(
+                brain, MemoryInput(MemoryType.fact, "The boat is painted green.", key="boat-colour")
+            )
+        except BaseException as exc:
+            errors.append(exc)
+
+    with faults.armed("documents.committed", action=stall):
+        writer = threading.Thread(target=supersede)
+        writer.start()
+        assert paused.wait(30)
+    other.documents.delete(brain, old.memory.path)
+    resume.set()
+    writer.join(30)
+    assert not errors
+    assert other.adapters.chunks.get_chunks(brain.id, old.memory.id) == []
+    assert index_problems(other) == []

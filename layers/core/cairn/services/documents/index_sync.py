@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from cairn.auth import access
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Document
+from cairn.services.documents.index_intents import Intent
 from cairn.services.documents.indexing import DocumentIndexer
 from cairn.services.documents.siblings import SiblingContext, keeps_to_itself
 from cairn.services.repositories import Committed, DocumentRepository
@@ -41,18 +42,32 @@ class IndexSync:
         self.siblings = siblings
         self.text_of = text_of
 
-    def reconcile(self, brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
+    def reconcile(
+        self,
+        brain_id: str,
+        doc_id: str,
+        *,
+        context: str | None = None,
+        written: tuple[Intent, Document] | None = None,
+    ) -> bool:
         """Make the document's chunks what its record says, whatever the index holds now (none,
         an older version's, a staged version's), and finish its intent; a record gone or
         soft-deleted leaves no chunk. Safe beside any writer, in this process or another: an
         index write of an older version landing after this one shows as a moved intent or
         record, and the document is reconciled again. False when it kept moving (its intent,
         if any, stays for a later reconcile). `context` is the index-only context the document's
-        chunks carried, for when its siblings no longer record it (a rebuild read it from them)."""
+        chunks carried, for when its siblings no longer record it (a rebuild read it from them).
+        `written`: the intent and record a commit just wrote, taken as read for the first try
+        (finishing that intent fails if a later commit rewrote it, and the next try reads)."""
+        intent: Intent | None
+        doc: Document | None
         with access.as_system():
             for _ in range(_RECONCILE_TRIES):
-                intent = self.repo.intents.get(doc_id)
-                doc = self.repo.stored_by_id(doc_id)
+                if written is not None:
+                    (intent, doc), written = written, None
+                else:
+                    intent = self.repo.intents.get(doc_id)
+                    doc = self.repo.stored_by_id(doc_id)
                 self._index_as_recorded(brain_id, doc_id, doc, context)
                 if intent is not None:
                     if not self.repo.intents.finish([intent]):
@@ -93,8 +108,13 @@ class IndexSync:
         intents; the commit's other documents, and those whose intent moved, are reconciled."""
         done = set(applied)
         moved = self.repo.intents.finish(i for d, i in committed.intents.items() if d in done)
-        for intent in [*moved, *(i for d, i in committed.intents.items() if d not in done)]:
+        for intent in moved:
             self.reconcile(intent.brain_id, intent.doc_id)
+        records = {doc.id: doc for doc in committed.documents}
+        for doc_id, intent in committed.intents.items():
+            if doc_id not in done:  # a record the commit wrote is as good as read: no read again
+                doc = records.get(doc_id)
+                self.reconcile(intent.brain_id, doc_id, written=(intent, doc) if doc is not None else None)
 
     def ensure_indexed(self, doc: Document) -> None:
         """A write that changes nothing still repairs what a crash left: a standing intent, or

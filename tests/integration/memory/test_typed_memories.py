@@ -84,6 +84,21 @@ def test_a_fact_with_a_key_supersedes_the_current_one(container: Container, brai
     assert chunks and not any(c.current for c in chunks)
 
 
+def test_a_fact_moved_by_a_rename_is_still_the_one_its_next_value_supersedes(
+    container: Container, brain: Brain
+) -> None:
+    """The current fact is looked for where a memory of its kind is stored, then by its id."""
+    first = container.memories.store(brain, fact("Acme runs WordPress"))
+    container.documents.rename(brain, first.memory.path, "notes/acme-stack.md")
+    assert container.memories.store(brain, fact("Acme runs WordPress")).deduplicated
+    second = container.memories.store(brain, fact("Acme moved to Next.js 14"))
+
+    assert second.supersedes == first.memory.id
+    moved = container.documents.get(brain, "notes/acme-stack.md")
+    assert moved is not None and moved.memory is not None and moved.memory.superseded_by == second.memory.id
+    assert current(container, brain, MemoryType.fact) == ["Acme moved to Next.js 14"]
+
+
 def test_statuses_supersede_by_subject_and_other_types_never(container: Container, brain: Brain) -> None:
     def status(value: str) -> MemoryInput:
         return MemoryInput(

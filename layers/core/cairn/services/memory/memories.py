@@ -81,7 +81,7 @@ class MemoryService(MemoryReads):
         for _ in range(_RETRIES):
             # read once an attempt: the duplicate check, then the version the commit takes it at
             claim = self.claims.text(brain.id, m.type.value, client, digest)
-            duplicate = self._duplicate(brain, claim, digest)
+            duplicate = self._duplicate(brain, m.type, claim, digest)
             if duplicate is not None:
                 return Stored(duplicate, deduplicated=True)
             try:
@@ -120,7 +120,7 @@ class MemoryService(MemoryReads):
         history: Document | None = None  # the value it ends at, when this memory was true before
         earlier: Document | None = None  # the value it then supersedes (history_line.py)
         if line is not None:
-            old = self._current(brain, line.doc_id) if line.doc_id is not None else None
+            old = self._current(brain, m.type, line.doc_id) if line.doc_id is not None else None
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
                 if m.valid_from is not None:  # else it has ended, its start unknown: it ends at the current
@@ -180,16 +180,20 @@ class MemoryService(MemoryReads):
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
-    def _duplicate(self, brain: Brain, claim: Claim, digest: str) -> Document | None:
+    def _duplicate(self, brain: Brain, kind: MemoryType, claim: Claim, digest: str) -> Document | None:
         if claim.doc_id is None:
             return None
-        doc = self._current(brain, claim.doc_id)
+        doc = self._current(brain, kind, claim.doc_id)
         if doc is None or doc.memory is None or doc.memory.content_hash != digest:
             return None
         return doc
 
-    def _current(self, brain: Brain, memory_id: str) -> Document | None:
-        doc = self.documents.repo.get_by_id(memory_id)
+    def _current(self, brain: Brain, kind: MemoryType, memory_id: str) -> Document | None:
+        """The claimed memory if it is current: read where a memory of its kind is stored (one
+        read), or by its id's pointer if it is not there (moved by a rename, or erased)."""
+        doc = self.documents.repo.get(brain.id, memory_path(kind, memory_id))
+        if doc is None or doc.id != memory_id:
+            doc = self.documents.repo.get_by_id(memory_id)
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None or doc.memory is None:
             return None
         return doc if doc.memory.current else None

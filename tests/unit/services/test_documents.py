@@ -194,3 +194,24 @@ def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_
     assert raced and outcome.document.version == 4
     assert reads == ["notes/a.md"] * 3  # read, read again after the lost commit, read for the retry
     assert docs.read(brain, "notes/a.md") == b"four"
+
+
+def test_a_delete_reads_its_document_once_and_finds_nothing_to_delete_twice(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"one")
+    reads: list[str] = []
+    stored = docs.repo.stored
+
+    def counted(brain_id: str, path: str) -> object:
+        reads.append(path)
+        return stored(brain_id, path)
+
+    monkeypatch.setattr(docs.repo, "stored", counted)
+    docs.delete(brain, "notes/a.md")
+    assert reads == ["notes/a.md"]
+    with pytest.raises(NotFound):
+        docs.delete(brain, "notes/a.md")
+    with pytest.raises(NotFound):
+        docs.delete(brain, "notes/never.md")

@@ -215,7 +215,10 @@ class DocumentRepository:
         return iter(docs) if seen is None else (d for d in docs if seen(d.brain_id, d.owner))
 
     def get(self, brain_id: str, path: str) -> Document | None:
-        doc = self.stored(brain_id, path)
+        return self.seen(self.stored(brain_id, path))
+
+    def seen(self, doc: Document | None) -> Document | None:
+        """A record already read, as `get` would return it: None unless the principal may see it."""
         return next(self._visible([doc]), None) if doc is not None else None
 
     def stored(self, brain_id: str, path: str) -> Document | None:

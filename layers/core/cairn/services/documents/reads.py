@@ -30,10 +30,7 @@ class DocumentReads(DocumentCore):
     """The read side of DocumentService."""
 
     def get(self, brain: Brain, path: str) -> Document:
-        doc = self.repo.get(brain.id, validate_path(path))
-        if doc is None or doc.deleted_at is not None:
-            raise NotFound(f"not found: {excerpt(path)}")
-        return doc
+        return live_at(path, self.repo.get(brain.id, validate_path(path)))
 
     def get_by_id(self, brain: Brain, doc_id: str) -> Document:
         doc = self.repo.get_by_id(doc_id)
@@ -156,3 +153,10 @@ class DocumentReads(DocumentCore):
 
     def _live(self, brain: Brain, prefix: str) -> Iterator[Document]:
         return (doc for doc in self.repo.list(brain.id, prefix) if doc.deleted_at is None)
+
+
+def live_at(path: str, doc: Document | None) -> Document:
+    """The live document read at `path` (as the principal sees it); NotFound when there is none."""
+    if doc is None or doc.deleted_at is not None:
+        raise NotFound(f"not found: {excerpt(path)}")
+    return doc

@@ -22,7 +22,7 @@ from cairn.services.documents.inputs import (
     keep_info,
     lock_key,
 )
-from cairn.services.documents.reads import DocumentReads
+from cairn.services.documents.reads import DocumentReads, live_at
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
 
@@ -121,8 +121,8 @@ class DocumentWrites(DocumentReads):
         job retiring what it folded elsewhere never retires a later write it did not see)."""
         path = validate_path(path)
 
-        def attempt(_current: list[Document | None]) -> tuple[Document, Committed]:
-            doc = self.get(brain, path)
+        def attempt(current: list[Document | None]) -> tuple[Document, Committed]:
+            doc = live_at(path, self.repo.seen(current[0]))
             if expected_version is not None:
                 expect_version(path, doc, expected_version)
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,35 @@ OPERATIONS: dict[str, Operation] = {
         for colour in ("blue", "green")
     ],
 }
+
+
+@contextmanager
+def stalled_after_commit(work: Callable[[], object]) -> Iterator[None]:
+    """Run `work` on a thread of its own, stopped just after its commit (before its index writes)
+    while the block runs; then let it finish, and fail if it raised."""
+    paused, resume = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def stall() -> None:
+        paused.set()
+        assert resume.wait(30)
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:
+            errors.append(exc)
+
+    with faults.armed("documents.committed", action=stall):
+        writer = threading.Thread(target=run)
+        writer.start()
+        assert paused.wait(30)
+    try:
+        yield
+    finally:
+        resume.set()
+        writer.join(30)
+    assert not errors, errors
 
 
 @pytest.mark.parametrize("point", ["documents.committed", "documents.indexed"])
@@ -135,28 +165,10 @@ def test_an_older_write_landing_late_does_not_leave_the_index_behind(
     """Process A commits version 2, stalls before its index writes; process B commits version 3 and
     indexes it; A's index writes then land (older text over newer). A must notice and repair."""
     other = process(adapters, tmp_path)
-    paused, resume = threading.Event(), threading.Event()
-
-    def stall() -> None:
-        paused.set()
-        assert resume.wait(30)
-
-    errors: list[BaseException] = []
-
-    def a() -> None:
-        try:
-            first.documents.write(brain, "notes/old.md", b"# Old\n\nVersion two mentions the walrus.")
-        except BaseException as exc:
-            errors.append(exc)
-
-    with faults.armed("documents.committed", action=stall):
-        writer = threading.Thread(target=a)
-        writer.start()
-        assert paused.wait(30)
-    other.documents.write(brain, "notes/old.md", b"# Old\n\nVersion three mentions the narwhal.")
-    resume.set()
-    writer.join(30)
-    assert not errors
+    with stalled_after_commit(
+        lambda: first.documents.write(brain, "notes/old.md", b"# Old\n\nVersion two mentions the walrus.")
+    ):
+        other.documents.write(brain, "notes/old.md", b"# Old\n\nVersion three mentions the narwhal.")
     assert index_problems(other) == []
     (chunk,) = other.adapters.chunks.get_chunks(brain.id, other.documents.get(brain, "notes/old.md").id)
     assert "narwhal" in chunk.text
@@ -187,29 +199,8 @@ def test_a_superseded_record_retired_before_its_reconcile_leaves_no_chunk(
         brain, MemoryInput(MemoryType.fact, "The boat is painted blue.", key="boat-colour")
     )
     assert first.adapters.chunks.get_chunks(brain.id, old.memory.id)
-    paused, resume = threading.Event(), threading.Event()
-
-    def stall() -> None:
-        paused.set()
-        assert resume.wait(30)
-
-    errors: list[BaseException] = []
-
-    def supersede() -> None:
-        try:
-            first.memories.store(
-                brain, MemoryInput(MemoryType.fact, "The boat is painted green.", key="boat-colour")
-            )
-        except BaseException as exc:
-            errors.append(exc)
-
-    with faults.armed("documents.committed", action=stall):
-        writer = threading.Thread(target=supersede)
-        writer.start()
-        assert paused.wait(30)
-    other.documents.delete(brain, old.memory.path)
-    resume.set()
-    writer.join(30)
-    assert not errors
+    green = MemoryInput(MemoryType.fact, "The boat is painted green.", key="boat-colour")
+    with stalled_after_commit(lambda: first.memories.store(brain, green)):
+        other.documents.delete(brain, old.memory.path)
     assert other.adapters.chunks.get_chunks(brain.id, old.memory.id) == []
     assert index_problems(other) == []

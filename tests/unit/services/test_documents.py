@@ -215,3 +215,22 @@ def test_a_delete_reads_its_document_once_and_finds_nothing_to_delete_twice(
         docs.delete(brain, "notes/a.md")
     with pytest.raises(NotFound):
         docs.delete(brain, "notes/never.md")
+
+
+def test_a_rename_reads_each_of_its_paths_once(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"one")
+    reads: list[str] = []
+    stored = docs.repo.stored
+
+    def counted(brain_id: str, path: str) -> object:
+        reads.append(path)
+        return stored(brain_id, path)
+
+    monkeypatch.setattr(docs.repo, "stored", counted)
+    assert docs.rename(brain, "notes/a.md", "notes/b.md").path == "notes/b.md"
+    assert sorted(reads) == ["notes/a.md", "notes/b.md"]
+    with pytest.raises(NotFound):
+        docs.rename(brain, "notes/a.md", "notes/c.md")

@@ -206,8 +206,7 @@ class DocumentWrites(DocumentReads):
         def attempt(
             current: list[Document | None],
         ) -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
-            doc = self.get(brain, src)
-            target = current[1]
+            doc, target = live_at(src, self.repo.seen(current[0])), current[1]
             for held in (doc, target):
                 if held is not None:
                     access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")

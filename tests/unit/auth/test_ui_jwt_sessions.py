@@ -17,6 +17,7 @@ import pytest
 
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
+from cairn.auth.binding import Binding
 from cairn.auth.errors import AuthError
 from cairn.auth.ui_sessions import SESSIONS_PK, UiSessions
 from cairn.bootstrap.options import auth_options
@@ -174,3 +175,96 @@ def test_a_session_record_this_release_cannot_read_is_no_session(rsa1: SigningKe
     records.put(Item(item.pk, item.sk, {**item.data, "binding": {**item.data["binding"], "claims": no_exp}}))
     with pytest.raises(AuthError):
         ui.principal(session)
+
+
+PERSONAL = {
+    "email": "ada@example.test",
+    "name": "Ada Lovelace",
+    "phone_number": "+44 20 7946 0000",
+    "custom:department": "analytical-engines",
+}
+
+
+class ReadClaims(dict[str, Any]):
+    """Claims that record every name read from them."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> Any:
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.read.add(name)
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self.read.add(str(name))
+        return super().__contains__(name)
+
+
+# Tokens and settings that make the checks and the mapping read each kind of claim.
+VARIANTS: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    ({}, {"nbf": 0, "libs": ["brn_a"]}),
+    ({"jwt_user_groups": True}, {"username": "ada", "cognito:groups": ["documents:read"], "scp": "x"}),
+    ({"jwt_user_groups": True}, {"cognito:username": "ada", "cognito:groups": ["documents:read"]}),
+    ({"jwt_audience": ["client-7"]}, {"aud": None, "token_use": "access", "client_id": "client-7"}),
+    (
+        {"jwt_tenant_claim": "org", "jwt_scope_prefix": "cairn/"},
+        {"org": "globex", "scope": "cairn/brains:admin"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "extra"), VARIANTS)
+def test_a_session_keeps_only_the_claims_it_reads_again_and_acts_as_the_token(
+    rsa1: SigningKey, settings: dict[str, Any], extra: dict[str, Any]
+) -> None:
+    records = MemoryRecordStore()
+    auth = authenticator(records, FakeIssuer(jwks(rsa1)), **settings)
+    ui = UiSessions(records, wall_clock(), auth)
+    token = user_token(rsa1, **PERSONAL, **extra)
+
+    session = ui.start(token)
+
+    assert ui.principal(session) == auth.authenticate(f"Bearer {token}")
+    stored = json.dumps([item.data for item in records.query(SESSIONS_PK, "").items])
+    assert not [value for value in PERSONAL.values() if value in stored]
+    # Every claim the checks and the mapping read of the whole token is one the session kept.
+    (item,) = records.query(SESSIONS_PK, "session#").items
+    binding = Binding.model_validate(item.data["binding"])
+    whole = ReadClaims(jwt.decode(token, options={"verify_signature": False}))
+    assert auth.recall(binding.model_copy(update={"claims": whole})) == ui.principal(session)
+    present = {name for name in whole.read if dict.__contains__(whole, name)}
+    assert "sub" in present and present <= set(binding.claims or {}) <= whole.read
+
+
+def test_a_session_begun_under_another_tenant_claim_ends_rather_than_take_the_default_tenant(
+    rsa1: SigningKey,
+) -> None:
+    records, issuer = MemoryRecordStore(), FakeIssuer(jwks(rsa1))
+    token = user_token(rsa1, org="globex")
+    session = UiSessions(records, wall_clock(), authenticator(records, issuer)).start(token)
+
+    later = authenticator(records, issuer, jwt_tenant_claim="org", jwt_default_tenant="fallback")
+
+    assert later.authenticate(f"Bearer {token}").tenant == "globex"
+    with pytest.raises(AuthError, match="another claim"):
+        UiSessions(records, wall_clock(), later).principal(session)
+
+
+def test_a_session_of_an_earlier_release_with_every_claim_still_acts_as_its_token(rsa1: SigningKey) -> None:
+    records = MemoryRecordStore()
+    auth = authenticator(records, FakeIssuer(jwks(rsa1)))
+    ui = UiSessions(records, wall_clock(), auth)
+    token = user_token(rsa1, **PERSONAL)
+    session = ui.start(token)
+    (item,) = records.query(SESSIONS_PK, "session#").items
+    every = jwt.decode(token, options={"verify_signature": False})
+    earlier = {**item.data["binding"], "claims": every}
+    del earlier["tenant_claim"]
+    records.put(Item(item.pk, item.sk, {**item.data, "binding": earlier}))
+
+    assert ui.principal(session) == auth.authenticate(f"Bearer {token}")

@@ -21,7 +21,7 @@ import httpx
 from cairn.auth.access import LOCAL_OWNER
 from cairn.auth.api_keys import PREFIX as KEY_PREFIX
 from cairn.auth.api_keys import ApiKeyService
-from cairn.auth.binding import Binding, holds_static, static_binding
+from cairn.auth.binding import Binding, holds_static, jwt_claims_kept, static_binding
 from cairn.auth.claims import principal_from_apigw, principal_from_claims
 from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.options import AuthOptions
@@ -157,7 +157,11 @@ class Authenticator:
             return principal, static_binding(credential)
         if claims is not None:
             kid, alg, key_print = self._jwt.signing_key(credential)
-            return principal, Binding(via="jwt", claims=claims, kid=kid, alg=alg, key_print=key_print)
+            tenant_claim = self.options.jwt_tenant_claim
+            kept = jwt_claims_kept(claims, tenant_claim)
+            return principal, Binding(
+                via="jwt", claims=kept, tenant_claim=tenant_claim, kid=kid, alg=alg, key_print=key_print
+            )
         raise AuthError("this credential cannot start a web UI session", INVALID_TOKEN)
 
     def recall(self, binding: Binding) -> Principal:
@@ -181,6 +185,8 @@ class Authenticator:
         )
         if jwt is None or claims is None or kid is None or alg is None or key_print is None:
             raise AuthError("the server no longer takes this session's tokens", INVALID_TOKEN)
+        if binding.tenant_claim not in (None, self.options.jwt_tenant_claim):
+            raise AuthError("the server reads the tenant from another claim now", INVALID_TOKEN)
         jwt.recheck(claims, kid, alg, key_print)
         return self._principal_of(claims)
 

@@ -36,6 +36,7 @@ def test_the_ui_behind_the_api_function(tmp_path: Path) -> None:
 def _cookie(response: dict[str, Any], name: str) -> str:
     found = [c for c in response.get("cookies", []) if c.startswith(f"{name}=")]
     assert found, response
+    assert {"secure", "httponly", "path=/"} <= {part.strip().lower() for part in found[0].split(";")}
     return found[0].split(";")[0].split("=", 1)[1]
 
 
@@ -67,18 +68,23 @@ def test_a_key_signs_in_to_the_ui_on_lambda_and_signing_out_ends_the_session(tmp
         event["cookies"] = cookies
         return h(event, LambdaContext())
 
+    # Over HTTPS every UI cookie is `__Host-` named: a sibling subdomain cannot plant one.
     form = browser("GET", "/ui/sign-in", [])
-    csrf_cookie = f"cairn_csrf={_cookie(form, 'cairn_csrf')}"
+    csrf_cookie = f"__Host-cairn_csrf={_cookie(form, '__Host-cairn_csrf')}"
     signed = browser(
         "POST", "/ui/sign-in", [csrf_cookie], {"credential": key, "csrf": _form_csrf(form), "next": "/ui"}
     )
     assert signed["statusCode"] == 303, body_of(signed)
-    session = _cookie(signed, "cairn_ui")
+    session = _cookie(signed, "__Host-cairn_ui")
     assert session and key not in session
 
-    page = browser("GET", "/ui", [f"cairn_ui={session}"])
+    page = browser("GET", "/ui", [f"__Host-cairn_ui={session}"])
     assert page["statusCode"] == 200 and b"/ui/brains/ops" in body_of(page)
-    out = browser("POST", "/ui/sign-out", [f"cairn_ui={session}"], {"csrf": _form_csrf(page)})
+    # The same session under the unprefixed name (a cookie any sibling host could set) is not read.
+    tossed = browser("GET", "/ui", [f"cairn_ui={session}"])
+    assert tossed["statusCode"] == 303 and tossed["headers"]["location"].startswith("/ui/sign-in")
+    out = browser("POST", "/ui/sign-out", [f"__Host-cairn_ui={session}"], {"csrf": _form_csrf(page)})
     assert out["statusCode"] == 303
-    again = browser("GET", "/ui", [f"cairn_ui={session}"])
+    assert any(c.startswith('__Host-cairn_ui=""') and "secure" in c.lower() for c in out["cookies"])
+    again = browser("GET", "/ui", [f"__Host-cairn_ui={session}"])
     assert again["statusCode"] == 303 and again["headers"]["location"].startswith("/ui/sign-in")

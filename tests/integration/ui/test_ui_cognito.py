@@ -138,8 +138,28 @@ def test_the_sign_in_link_sends_the_browser_to_the_pool_with_pkce_for_the_ui_cal
         c for c in set_cookies(stack.client.get("/ui/sign-in/cognito")) if c.startswith("cairn_ui_signin=")
     ]
     attributes = flow.lower()
-    assert "httponly" in attributes and "samesite=lax" in attributes and "path=/ui/callback" in attributes
+    assert "httponly" in attributes and "samesite=lax" in attributes and "path=/;" in attributes
     assert "max-age=600" in attributes
+
+
+def test_over_https_the_flow_cookie_is_host_only_and_an_unprefixed_one_is_not_read(stack: UiStack) -> None:
+    """A sibling subdomain can set `cairn_ui_signin` for the parent domain, with its own state and
+    verifier, and send the browser to the callback with its own code: the browser would come back
+    signed in as the planter. Over HTTPS the flow cookie is `__Host-` named, which only this host
+    can set, and the unprefixed name is not read."""
+    with TestClient(create_app(stack.container), base_url="https://localhost", follow_redirects=False) as t:
+        (flow,) = [c for c in set_cookies(t.get("/ui/sign-in/cognito")) if "cairn_ui_signin=" in c]
+        assert flow.startswith("__Host-cairn_ui_signin=")
+        assert {"secure", "httponly", "path=/"} <= {part.strip().lower() for part in flow.split(";")}
+        verifier, _ = pkce()
+        planted = f"{'s' * 43}.{verifier}.{base64.urlsafe_b64encode(b'/ui').decode().rstrip('=')}"
+        callback = {"code": "the-planters-code", "state": "s" * 43}
+
+        tossed = t.get("/ui/callback", params=callback, headers={"cookie": f"cairn_ui_signin={planted}"})
+        own = t.get("/ui/callback", params=callback, headers={"cookie": f"__Host-cairn_ui_signin={planted}"})
+
+        assert tossed.status_code == 400 and "could not be matched" in tossed.text
+        assert own.status_code != 400 and "could not be matched" not in own.text  # went on to the pool
 
 
 def test_a_full_sign_in_keeps_the_access_token_and_the_ui_answers_as_that_user(stack: UiStack) -> None:

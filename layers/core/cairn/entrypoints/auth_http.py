@@ -29,7 +29,7 @@ from cairn.auth.rate_limit import RateLimiter
 from cairn.auth.ui_sessions import ENDED, UiSessions
 from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
-from cairn.entrypoints.ui.cookie import session_token
+from cairn.entrypoints.ui.cookie import is_secure, session_token
 from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -77,7 +77,7 @@ class AuthMiddleware:
         ui = is_ui(path)
         remembered = None
         if ui and not authorization:  # the web UI's session cookie stands for the header (ui/session.py)
-            remembered = session_token(headers.get("cookie"))
+            remembered = session_token(headers.get("cookie"), secure=is_secure(scope))
         api_key = path.startswith(ZENGRAM) and not authorization and headers.get("x-api-key")
         if api_key:
             authorization = f"Bearer {api_key}"
@@ -103,7 +103,10 @@ class AuthMiddleware:
         except AuthError as exc:
             if ui and exc.code != UNAVAILABLE:
                 query = scope.get("query_string", b"").decode("latin-1")
-                await sign_in_redirect(path, query, had_cookie=remembered is not None)(scope, receive, send)
+                redirect = sign_in_redirect(
+                    path, query, had_cookie=remembered is not None, secure=is_secure(scope)
+                )
+                await redirect(scope, receive, send)
                 return
             if (api_key or path in self.public_tools) and self.authenticator.open:
                 # zengram's wrapper always sends a key, Mnemosyne's clients a bearer token: on an

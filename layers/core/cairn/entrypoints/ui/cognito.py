@@ -28,7 +28,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from cairn.auth.errors import UNAVAILABLE, AuthError
 from cairn.auth.principal import SCOPES
 from cairn.container import Container
-from cairn.entrypoints.ui.cookie import COOKIE, session_token
+from cairn.entrypoints.ui.cookie import (
+    COOKIE,
+    drop_host_cookie,
+    is_secure,
+    named,
+    session_token,
+    set_host_cookie,
+)
 from cairn.entrypoints.ui.render import PAGE_HEADERS, UiRoute, error_page, page
 from cairn.entrypoints.ui.session import safe_next, signed_in
 
@@ -70,7 +77,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             error=message,
         )
         if not keep_flow:
-            _forget_flow(response)
+            _forget_flow(response, secure=is_secure(request.scope))
         _no_store(response)
         return response
 
@@ -100,21 +107,14 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
         )
         response = RedirectResponse(f"{endpoints.authorize}?{query}", status_code=303)
         flow = ".".join((state, verifier, base64.urlsafe_b64encode(target.encode()).decode().rstrip("=")))
-        response.set_cookie(
-            FLOW_COOKIE,
-            flow,
-            max_age=FLOW_TTL_S,
-            path=CALLBACK,
-            httponly=True,
-            samesite="lax",
-            secure=request.url.scheme == "https",
-        )
+        secure = is_secure(request.scope)
+        set_host_cookie(response, FLOW_COOKIE, flow, secure=secure, max_age=FLOW_TTL_S, samesite="lax")
         # Signing in again ends the browser's session now: the pool sends the browser back with a
         # cross-site navigation, which does not carry the Strict session cookie to the callback.
-        previous = session_token(request.headers.get("cookie"))
+        previous = session_token(request.headers.get("cookie"), secure=secure)
         if previous is not None:
             container.ui_sessions.end(previous)
-            response.delete_cookie(COOKIE, path="/")
+            drop_host_cookie(response, COOKIE, secure=secure)
         _no_store(response)
         return response
 
@@ -129,7 +129,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             return error_page(
                 request, 404, "Signing in with a Cairn account is not configured on this server."
             )
-        flow = _flow(request.cookies.get(FLOW_COOKIE))
+        flow = _flow(request.cookies.get(named(FLOW_COOKIE, is_secure(request.scope))))
         target = flow[2] if flow else "/ui"
         if flow is None or not state or not hmac.compare_digest(flow[0].encode(), state.encode()):
             # not this browser's sign-in coming back (another page can send it here): the one in
@@ -144,8 +144,8 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             )
         if error is not None:
             known = _DENIED.get(error)
-            named = f" ({error})" if _ERROR_CODE.match(error) else ""
-            message = known or f"The sign-in did not complete{named}."
+            said = f" ({error})" if _ERROR_CODE.match(error) else ""
+            message = known or f"The sign-in did not complete{said}."
             return refused(request, 400 if error != "access_denied" else 401, f"{message} Try again.", target)
         if not code or len(code) > 2048:
             return refused(
@@ -184,7 +184,8 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
                 f"({', '.join(SCOPES)}).",
                 target,
             )
-        return _landing(signed_in(request, container.ui_sessions, binding, principal, safe_next(target)))
+        landed = signed_in(request, container.ui_sessions, binding, principal, safe_next(target))
+        return _landing(landed, secure=is_secure(request.scope))
 
     return router
 
@@ -240,7 +241,7 @@ def _token_error(answer: httpx.Response) -> str:
     return f" (HTTP {answer.status_code})"
 
 
-def _landing(redirect: Response) -> Response:
+def _landing(redirect: Response, *, secure: bool) -> Response:
     """The signed-in answer as a page that moves on by itself. The session cookie is SameSite=Strict,
     and a browser does not send it on a redirect that a cross-site navigation (the pool's page
     sending the user back) started; a navigation this page starts is same-site, so it is sent."""
@@ -254,13 +255,13 @@ def _landing(redirect: Response) -> Response:
     for name, value in redirect.raw_headers:
         if name.lower() == b"set-cookie":
             response.raw_headers.append((name, value))
-    _forget_flow(response)
+    _forget_flow(response, secure=secure)
     _no_store(response)
     return response
 
 
-def _forget_flow(response: Response) -> None:
-    response.delete_cookie(FLOW_COOKIE, path=CALLBACK)
+def _forget_flow(response: Response, *, secure: bool) -> None:
+    drop_host_cookie(response, FLOW_COOKIE, secure=secure)
 
 
 def _no_store(response: Response) -> None:

@@ -23,6 +23,7 @@ from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import ADMIN
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
+from cairn.entrypoints.ui.cookie import is_secure, set_host_cookie
 from cairn.entrypoints.ui.csrf import CSRF_COOKIE, csrf_token, needs_csrf_cookie
 
 PAGE_HEADERS: Final = {
@@ -65,9 +66,9 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     )
     response = HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
     if needs_csrf_cookie(request):
-        secure = request.url.scheme == "https"
-        response.set_cookie(
-            CSRF_COOKIE, csrf_token(request), httponly=True, samesite="strict", secure=secure, path="/ui"
+        secure = is_secure(request.scope)
+        set_host_cookie(
+            response, CSRF_COOKIE, csrf_token(request), secure=secure, max_age=None, samesite="strict"
         )
     return response
 

@@ -21,7 +21,14 @@ from cairn.auth.errors import AuthError
 from cairn.auth.principal import Principal
 from cairn.auth.ui_sessions import UiSessions
 from cairn.container import Container
-from cairn.entrypoints.ui.cookie import COOKIE, MAX_CREDENTIAL, session_token
+from cairn.entrypoints.ui.cookie import (
+    COOKIE,
+    MAX_CREDENTIAL,
+    drop_host_cookie,
+    is_secure,
+    session_token,
+    set_host_cookie,
+)
 from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.render import UiRoute, page
 
@@ -41,7 +48,7 @@ def is_open(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in OPEN_PATHS)
 
 
-def sign_in_redirect(path: str, query: str, *, had_cookie: bool) -> Response:
+def sign_in_redirect(path: str, query: str, *, had_cookie: bool, secure: bool) -> Response:
     """Where a UI request without a valid credential goes. A cookie it sent that was refused is
     dropped on the way; none sent (a link followed from another site, which a Strict cookie does
     not go along with) leaves the browser's session as it is."""
@@ -50,7 +57,7 @@ def sign_in_redirect(path: str, query: str, *, had_cookie: bool) -> Response:
         target = path if len(path) <= MAX_NEXT else "/ui"
     response = RedirectResponse(f"/ui/sign-in?next={quote(target, safe='')}", status_code=303)
     if had_cookie:
-        response.delete_cookie(COOKIE, path="/")
+        drop_host_cookie(response, COOKIE, secure=secure)
     return response
 
 
@@ -112,11 +119,12 @@ def session_pages(container: Container) -> APIRouter:
     @router.post("/ui/sign-out")
     def sign_out(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Response:
         check_csrf(request, csrf)
-        token = session_token(request.headers.get("cookie"))
+        secure = is_secure(request.scope)
+        token = session_token(request.headers.get("cookie"), secure=secure)
         if token is not None:
             container.ui_sessions.end(token)
         response = RedirectResponse("/ui/sign-in", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
+        drop_host_cookie(response, COOKIE, secure=secure)
         return response
 
     return router
@@ -134,17 +142,10 @@ def signed_in(
         detail = f"too many sign-ins: retry after {retry} s"
         return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
     session = sessions.begin(binding)
-    previous = session_token(request.headers.get("cookie"))
+    secure = is_secure(request.scope)
+    previous = session_token(request.headers.get("cookie"), secure=secure)
     if previous is not None:
         sessions.end(previous)
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(
-        COOKIE,
-        session,
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-        path="/",
-        max_age=12 * 3600,
-    )
+    set_host_cookie(response, COOKIE, session, secure=secure, max_age=12 * 3600, samesite="strict")
     return response

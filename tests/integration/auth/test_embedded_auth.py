@@ -75,6 +75,21 @@ def test_serve_refuses_to_start_open_beyond_loopback(
     assert code == 2 and "refusing to serve 0.0.0.0 without authentication" in err
 
 
+def test_serve_refuses_a_short_token_beyond_loopback_and_never_prints_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused credential takes from no rate-limit bucket, so a server others can reach needs a
+    token nobody can guess in the requests they may send; on loopback any token will do."""
+    short = "hunter2-but-longer"  # 18 characters
+    code = main(["serve", "--host", "0.0.0.0", "--token", short, "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2 and "shorter than 24 characters" in err and short not in err
+    monkeypatch.setenv("CAIRN_TOKEN", " " + short + " " * 10)  # padding does not count
+    assert main(["serve", "--host", "192.0.2.1", "--data-dir", str(tmp_path / "data")]) == 2
+    assert short not in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()  # refused before anything was made
+
+
 def test_admin_routes_refuse_bad_input_and_change_nothing(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="admin-token")
     admin = {"authorization": "Bearer admin-token"}

@@ -15,9 +15,28 @@ from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from cairn.container import Container
     from cairn.services.memory.schedule import ConsolidationSchedule
 from cairn.entrypoints.cli.common import settings_from
+
+MIN_REACHABLE_TOKEN = 24
+"""The shortest static token `cairn serve` takes beyond loopback: a refused credential takes from
+no rate-limit bucket (docs/AUTH.md), so a short token others can reach could be guessed."""
+
+
+def _weak_token(host: str, token: SecretStr | None) -> str | None:
+    """Why the static token is too weak for a server others can reach; None when it is not."""
+    from cairn.auth.authenticate import is_loopback
+
+    if token is None or is_loopback(host) or len(token.get_secret_value().strip()) >= MIN_REACHABLE_TOKEN:
+        return None
+    return (
+        f"the token is shorter than {MIN_REACHABLE_TOKEN} characters, and failed sign-ins are not "
+        "rate-limited: choose a long random one, such as "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -39,6 +58,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, bind 127.0.0.1, or pass --allow-open",
             file=sys.stderr,
         )
+        return 2
+    weak = _weak_token(settings.host, settings.token)
+    if weak is not None:
+        print(f"error: refusing to serve {settings.host}: {weak}", file=sys.stderr)
         return 2
     listening = listen(settings.host, settings.port)
     if listening is None:

@@ -12,6 +12,7 @@ from cairn.auth.oauth.metadata import SignIn
 from cairn.auth.ui_sessions import UiSessions
 from cairn.options import Options
 from cairn.ports.blobs import BlobStore
+from cairn.ports.change_log import ChangeLog
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.downloads import DownloadSigner
@@ -80,6 +81,7 @@ class Adapters:
     downloads: DownloadSigner | None = None  # reads past 6 MB: S3 only (ports/downloads.py)
     reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
     oauth_clients: OAuthClients | None = None  # a user pool's app clients, for dynamic registration
+    changes: ChangeLog | None = None  # change events the embedded store's processes share
 
 
 @dataclass
@@ -171,4 +173,5 @@ class Container:
             keys=self.keys,
             job_log=self.job_log,
             clock=a.clock,
+            changes=a.changes,
         )

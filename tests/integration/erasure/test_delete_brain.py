@@ -136,9 +136,9 @@ def test_cairn_brains_delete_and_cairn_erase_on_a_data_directory(
     data = tmp_path / "data"
     c = build_container(Settings(data_dir=data))
     brain = c.brains.create("Doomed", slug="doomed")
-    c.ingest.remember(brain, "# Doomed\n\nThe doomedmark note.", path="notes/d.md")
+    c.ingest.remember(brain, "# Doomed\n\nThe doomedmark note.", path="notes/doomedmark.md")
     keep = c.brains.create("Kept", slug="kept")
-    c.thoughts.remember(keep, NewMemory("Erin's erinmark secret is safe.", "erin", "s1", "semantic"))
+    c.thoughts.remember(keep, NewMemory("Erin's erinmark secret is safe.", "erinmark", "s1", "semantic"))
 
     refused = main(["brains", "delete", "doomed", "--data-dir", str(data)])  # no terminal, no --yes
     assert refused == 1 and "without --yes" in capsys.readouterr().err
@@ -146,9 +146,9 @@ def test_cairn_brains_delete_and_cairn_erase_on_a_data_directory(
     assert "deleted brain doomed: 1 documents" in capsys.readouterr().out
     assert main(["brains", "delete", "doomed", "--yes", "--data-dir", str(data)]) == 2
     assert "not_found" in capsys.readouterr().err
-    assert main(["erase", "thoughtmcp_user", "erin", "--yes", "--data-dir", str(data)]) == 0
-    assert "erased thoughtmcp_user 'erin': 1 documents" in capsys.readouterr().out
-    assert main(["erase", "thoughtmcp_user", "erin", "--yes", "--data-dir", str(data)]) == 2
+    assert main(["erase", "thoughtmcp_user", "erinmark", "--yes", "--data-dir", str(data)]) == 0
+    assert "erased thoughtmcp_user 'erinmark': 1 documents" in capsys.readouterr().out
+    assert main(["erase", "thoughtmcp_user", "erinmark", "--yes", "--data-dir", str(data)]) == 2
     assert "erased already" in capsys.readouterr().err
     for path in data.rglob("*"):
         if path.is_file():

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RECORDS, CHUNKS, JOBS, VECTORS = "records.sqlite3", "chunks.sqlite3", "jobs.sqlite3", "vectors"
+CHANGES = "changes.sqlite3"
 RECORDS_ADVICE = (
     "restore it (with its -wal file) from a backup, or `cairn import` archives of its brains "
     "(`cairn export`) into a new data directory"
@@ -41,6 +42,7 @@ JOBS_ADVICE = (
 def local_adapters(settings: Settings) -> Adapters:
     from cairn.adapters.local.durable_dirs import make_directories
     from cairn.adapters.local.file_blobs import FileBlobStore
+    from cairn.adapters.local.sqlite_change_log import SqliteChangeLog
     from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
 
@@ -70,6 +72,7 @@ def local_adapters(settings: Settings) -> Adapters:
         extractor=extractor,
         reflector=reflector,
         reranker=reranker_for(settings),
+        changes=SqliteChangeLog(data / CHANGES),
     )
 
 

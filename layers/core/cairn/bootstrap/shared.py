@@ -103,7 +103,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     settings = settings if settings is not None else Settings()
     a = adapters or adapters_for(settings)
     migrate(a.records)  # what this release changes in data an earlier one stored (services/migrations.py)
-    events = EventBus()
+    events = EventBus(a.changes)
     brain_repo = BrainRepository(a.records)
     doc_repo = DocumentRepository(a.records, IndexIntents(a.records, lambda: a.clock.now().timestamp()))
     rebuilding = RebuildingBrains()  # brains whose index is being rebuilt: their searches wait

@@ -1,20 +1,36 @@
-"""In-process change events per brain (the store protocol's `events` SSE stream).
+"""Change events per brain (the store protocol's `events` SSE stream).
 
 Delivery is at-most-once, in commit order, to every subscriber attached when the event is
 published (Jeffs STORAGE.md "Event ordering"). Publishing is thread-safe: services run in
 worker threads while subscribers are asyncio consumers.
+
+Several processes may share one embedded store (`cairn serve`, `cairn mcp`, the CLI). With a
+ChangeLog (ports/change_log.py) each also appends what it publishes there, and `follow`, which an
+open stream calls every FOLLOW_S, tells this process's subscribers of what the others appended
+since: their changes arrive within about that, in the order they were appended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import secrets
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
+
+from cairn.ports.change_log import ChangeLog, ChangeLogError
 
 ChangeKind = Literal["created", "updated", "deleted", "renamed"]
+FOLLOW_S = 0.5
+"""How often an open stream looks for other processes' changes (at most one look at a time)."""
+FOLLOW_BATCH = 500
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,24 @@ class ChangeEvent:
             body["reason"] = self.reason
         body["when"] = self.when.isoformat().replace("+00:00", "Z")
         return body
+
+    def logged(self) -> str:
+        """The event as the change log keeps it: what `wire` sends, and the owner."""
+        return json.dumps({**self.wire(), "owner": self.owner}, separators=(",", ":"))
+
+    @classmethod
+    def from_log(cls, payload: str) -> ChangeEvent | None:
+        """The event another process logged; None for one this release cannot read."""
+        try:
+            body = json.loads(payload)
+            kind, path, when = body["kind"], body["path"], datetime.fromisoformat(body["when"])
+            extra = {k: body.get(k) for k in ("old_path", "reason", "owner")}
+        except (ValueError, KeyError, TypeError):
+            return None
+        texts = [path, *(v for v in extra.values() if v is not None)]
+        if kind not in get_args(ChangeKind) or not all(isinstance(t, str) for t in texts):
+            return None
+        return cls(kind=kind, path=path, when=when, **extra)
 
 
 class Subscription:
@@ -74,10 +108,21 @@ class Subscription:
 
 
 class EventBus:
-    def __init__(self) -> None:
+    def __init__(self, changes: ChangeLog | None = None) -> None:
+        """`changes`: the log the processes of one embedded store share (None: this process only)."""
         self._lock = threading.Lock()
         self._subs: dict[str, list[Subscription]] = {}
         self._listeners: list[Callable[[str, list[ChangeEvent]], None]] = []
+        self._changes = changes
+        self._origin = secrets.token_hex(8)
+        self._following = threading.Lock()
+        self._read_past: int | None = None  # the log's last entry this bus has looked at
+        self._looked = 0.0
+
+    @property
+    def follows(self) -> bool:
+        """Whether other processes' changes reach this bus (through `follow`)."""
+        return self._changes is not None
 
     def listen(self, listener: Callable[[str, list[ChangeEvent]], None]) -> None:
         """Call `listener(brain_id, events)` in the publishing thread whenever a brain's documents
@@ -117,6 +162,47 @@ class EventBus:
             listeners = list(self._listeners)
         for listener in listeners:
             listener(brain_id, events)
+        self._deliver(subs, events)
+        if self._changes is not None:
+            try:
+                self._changes.append(self._origin, brain_id, [event.logged() for event in events])
+            except ChangeLogError as exc:  # the write stands; only other processes miss its news
+                log.warning("change events not shared with other processes: %s", exc)
+
+    def follow(self) -> None:
+        """Tell this process's subscribers what other processes logged since the last look; with
+        no subscriber, only move past it (a subscriber hears nothing from before it attached).
+        Blocking I/O: call it from a worker thread. A look under FOLLOW_S / 2 after the last, or
+        while another thread looks, is skipped."""
+        if self._changes is None or time.monotonic() - self._looked < FOLLOW_S / 2:
+            return
+        if not self._following.acquire(blocking=False):
+            return
+        try:
+            self._looked = time.monotonic()
+            with self._lock:
+                listening = {brain: list(subs) for brain, subs in self._subs.items() if subs}
+            if self._read_past is None or not listening:
+                self._read_past = self._changes.mark()
+                return
+            while True:
+                entries = self._changes.since(self._read_past, FOLLOW_BATCH)
+                for entry in entries:
+                    self._read_past = entry.seq
+                    subs = listening.get(entry.brain_id)
+                    event = (
+                        ChangeEvent.from_log(entry.payload) if subs and entry.origin != self._origin else None
+                    )
+                    if subs and event is not None:
+                        self._deliver(subs, [event])
+                if len(entries) < FOLLOW_BATCH:
+                    return
+        except ChangeLogError as exc:
+            log.warning("other processes' change events could not be read: %s", exc)
+        finally:
+            self._following.release()
+
+    def _deliver(self, subs: list[Subscription], events: list[ChangeEvent]) -> None:
         for sub in subs:
             for event in events:
                 try:

@@ -1,8 +1,10 @@
 """GET /v1/brains/{brainId}/events: the store's change stream as server-sent events.
 
 Frames: `ready` once attached (the subscription exists before it is sent, so nothing committed
-after it is missed), one `change` per committed mutation, `ping` every `events_ping_s` seconds
-whatever the traffic. Every frame carries an `id:` that increases per stream.
+after it is missed), one `change` per committed mutation (by this process, or, on the embedded
+store, by another process on its data directory within about FOLLOW_S: services/events.py),
+`ping` every `events_ping_s` seconds whatever the traffic. Every frame carries an `id:` that
+increases per stream.
 
 On AWS (`backend = "aws"`) the route answers 405 instead: API Gateway and Mangum buffer a response
 whole, so an endless stream would only end at the integration timeout as a 5xx, and the
@@ -24,7 +26,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
-from cairn.services.events import EventBus
+from cairn.services.events import FOLLOW_S, EventBus
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 NOT_ON_AWS = (
@@ -85,15 +87,20 @@ async def change_stream(
 ) -> AsyncIterator[bytes]:
     """The frames; the stream ends before any frame once `allowed` says the caller may no longer
     read the brain (what the request was authorised for at its start holds no longer)."""
+    await anyio.to_thread.run_sync(bus.follow)  # other processes' news from before it is not its news
     sub = bus.subscribe(brain.id, access.seer(brain), holder=held_by)  # it hears what it may see
     try:
         frame_id = 1
         yield frame(frame_id, "ready", "ok")
         next_ping = time.monotonic() + ping_s
         while True:
-            event = await sub.next(max(0.0, next_ping - time.monotonic()))
+            remaining = max(0.0, next_ping - time.monotonic())
+            event = await sub.next(min(remaining, FOLLOW_S) if bus.follows else remaining)
             if await request.is_disconnected():
                 return
+            if event is None and time.monotonic() < next_ping:
+                await anyio.to_thread.run_sync(bus.follow)  # what other processes committed meanwhile
+                continue
             if not allowed.fresh() and not await anyio.to_thread.run_sync(allowed.check):
                 return
             frame_id += 1

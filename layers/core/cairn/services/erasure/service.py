@@ -30,10 +30,11 @@ from typing import Any
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.principal import ADMIN
-from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
+from cairn.ports.change_log import ChangeLog, ChangeLogError
 from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHolds
@@ -72,6 +73,7 @@ class ErasureService:
     keys: ApiKeyService
     job_log: JobLog
     clock: Clock
+    changes: ChangeLog | None = None
     _running: KeyedLocks = field(default_factory=KeyedLocks, init=False, repr=False)
 
     # -- asking ------------------------------------------------------------------------------------
@@ -334,6 +336,11 @@ class ErasureService:
             for brain_id in brain_ids:
                 self.chunks.scrub(brain_id)
         self.keyspace.scrub()
+        if self.changes is not None:  # the paths in change events other processes have not read
+            try:
+                self.changes.forget(brain_ids)
+            except ChangeLogError as exc:
+                raise CairnError(f"the change log could not be scrubbed ({exc}): try again") from None
 
 
 def _mentioning(value: str, within: set[str]) -> JobHolds:

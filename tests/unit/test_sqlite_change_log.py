@@ -79,6 +79,28 @@ def test_forgetting_brains_leaves_none_of_their_bytes_in_the_files(tmp_path: Pat
         assert b"erinmark" not in file.read_bytes(), file
 
 
+def test_forgetting_while_a_reader_holds_old_pages_fails_and_succeeds_once_it_lets_go(tmp_path: Path) -> None:
+    """An erasure is tried again rather than finished with the brain's bytes still in the WAL."""
+    import sqlite3
+
+    path = tmp_path / "changes.sqlite3"
+    log = SqliteChangeLog(path, busy_s=0.2)
+    log.append("p1", "brn_gone", ['{"path":"people/erinmark.md"}'])
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM changes").fetchone()[0] == 1  # a snapshot held open
+
+    with pytest.raises(ChangeLogError, match="could not be emptied"):
+        log.forget(["brn_gone"])
+    reader.execute("COMMIT")
+    reader.close()
+    log.forget(["brn_gone"])
+
+    assert log.since(0, 10) == []
+    for file in tmp_path.iterdir():
+        assert b"erinmark" not in file.read_bytes(), file
+
+
 def test_entries_older_than_the_keeping_time_go_as_new_ones_come(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,8 +29,11 @@ _SCHEMA = (
 
 
 class SqliteChangeLog:
-    def __init__(self, path: Path, keep_s: float = KEEP_S, clock: Callable[[], float] = time.time) -> None:
-        self.path, self.keep_s, self.clock = path, keep_s, clock
+    def __init__(
+        self, path: Path, keep_s: float = KEEP_S, clock: Callable[[], float] = time.time, busy_s: float = 5.0
+    ) -> None:
+        """`busy_s`: how long a call waits for another process's write or read to let it go."""
+        self.path, self.keep_s, self.clock, self.busy_s = path, keep_s, clock, busy_s
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._inode: int | None = None  # the file the connection has open
@@ -70,7 +73,9 @@ class SqliteChangeLog:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             if conn.execute("PRAGMA freelist_count").fetchone()[0]:
                 conn.execute("VACUUM")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:  # a reader kept the log's pages: the erasure is tried again (services/erasure)
+            raise ChangeLogError(f"change log {self.path.name}: its write-ahead log could not be emptied")
 
     def close(self) -> None:
         with self._lock:
@@ -103,7 +108,7 @@ class SqliteChangeLog:
                 raise ChangeLogError(f"change log {self.path.name}: {exc.strerror or exc}") from None
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # news, not records: no fsync per entry

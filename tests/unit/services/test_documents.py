@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -8,6 +9,7 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidPath, NotFound, PayloadTooLarge
 from cairn.domain.models import Brain
 from cairn.services.documents.inputs import BatchOp, DocumentInput
+from cairn.services.repositories import DocumentRepository
 
 
 def test_write_read_and_version_increments(container: Container, brain: Brain) -> None:
@@ -156,6 +158,22 @@ def test_tags_and_metadata_are_kept(container: Container, brain: Brain) -> None:
     assert out.document.title == "Greeting"
 
 
+def count_path_reads(
+    repo: DocumentRepository, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], Callable[[str, str], object]]:
+    """Every path the repository's `stored` reads from now on (a write's, delete's or rename's
+    reads of its documents), and the counting stand-in put in its place."""
+    reads: list[str] = []
+    stored = repo.stored
+
+    def counted(brain_id: str, path: str) -> object:
+        reads.append(path)
+        return stored(brain_id, path)
+
+    monkeypatch.setattr(repo, "stored", counted)
+    return reads, counted
+
+
 def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_writer(
     container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,14 +183,8 @@ def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_
     docs = container.documents
     docs.write(brain, "notes/a.md", b"one")
     repo = docs.repo
-    reads: list[str] = []
     stored, commit = repo.stored, repo.commit
-
-    def counted(brain_id: str, path: str) -> object:
-        reads.append(path)
-        return stored(brain_id, path)
-
-    monkeypatch.setattr(repo, "stored", counted)
+    reads, counted = count_path_reads(repo, monkeypatch)
     assert docs.write(brain, "notes/a.md", b"two").document.version == 2
     assert reads == ["notes/a.md"]
 
@@ -201,14 +213,7 @@ def test_a_delete_reads_its_document_once_and_finds_nothing_to_delete_twice(
 ) -> None:
     docs = container.documents
     docs.write(brain, "notes/a.md", b"one")
-    reads: list[str] = []
-    stored = docs.repo.stored
-
-    def counted(brain_id: str, path: str) -> object:
-        reads.append(path)
-        return stored(brain_id, path)
-
-    monkeypatch.setattr(docs.repo, "stored", counted)
+    reads, _ = count_path_reads(docs.repo, monkeypatch)
     docs.delete(brain, "notes/a.md")
     assert reads == ["notes/a.md"]
     with pytest.raises(NotFound):
@@ -222,14 +227,7 @@ def test_a_rename_reads_each_of_its_paths_once(
 ) -> None:
     docs = container.documents
     docs.write(brain, "notes/a.md", b"one")
-    reads: list[str] = []
-    stored = docs.repo.stored
-
-    def counted(brain_id: str, path: str) -> object:
-        reads.append(path)
-        return stored(brain_id, path)
-
-    monkeypatch.setattr(docs.repo, "stored", counted)
+    reads, _ = count_path_reads(docs.repo, monkeypatch)
     assert docs.rename(brain, "notes/a.md", "notes/b.md").path == "notes/b.md"
     assert sorted(reads) == ["notes/a.md", "notes/b.md"]
     with pytest.raises(NotFound):

@@ -33,7 +33,7 @@ from cairn.entrypoints.ui.cookie import (
     drop_host_cookie,
     is_secure,
     named,
-    session_token,
+    request_session,
     set_host_cookie,
 )
 from cairn.entrypoints.ui.render import PAGE_HEADERS, UiRoute, error_page, page
@@ -111,7 +111,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
         set_host_cookie(response, FLOW_COOKIE, flow, secure=secure, max_age=FLOW_TTL_S, samesite="lax")
         # Signing in again ends the browser's session now: the pool sends the browser back with a
         # cross-site navigation, which does not carry the Strict session cookie to the callback.
-        previous = session_token(request.headers.get("cookie"), secure=secure)
+        previous = request_session(request)
         if previous is not None:
             container.ui_sessions.end(previous)
             drop_host_cookie(response, COOKIE, secure=secure)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from starlette.requests import cookie_parser
+from starlette.requests import Request, cookie_parser
 from starlette.responses import Response
 
 COOKIE: Final = "cairn_ui"
@@ -53,6 +53,11 @@ def set_host_cookie(
 def drop_host_cookie(response: Response, name: str, *, secure: bool) -> None:
     """Tells the browser to forget the cookie (a `__Host-` one must be dropped as Secure too)."""
     response.delete_cookie(named(name, secure), path="/", secure=secure, httponly=True)
+
+
+def request_session(request: Request) -> str | None:
+    """What the request's UI cookie carries (`session_token` over its Cookie header and scheme)."""
+    return session_token(request.headers.get("cookie"), secure=is_secure(request.scope))
 
 
 def session_token(cookie_header: str | None, *, secure: bool) -> str | None:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from fastapi import Request
 
 from cairn.domain.errors import Forbidden
-from cairn.entrypoints.ui.cookie import is_secure, named, session_token
+from cairn.entrypoints.ui.cookie import is_secure, named, request_session
 
 CSRF_COOKIE: Final = "cairn_csrf"
 SAME_ORIGIN: Final = ("same-origin", "none")  # Sec-Fetch-Site values of our own pages and of the user
@@ -33,7 +33,7 @@ STALE: Final = "the form is stale or came from another site: reload the page and
 
 
 def csrf_token(request: Request) -> str:
-    session = _session(request)
+    session = request_session(request)
     if session is not None:
         return _bound(session)
     token = _token_cookie(request)
@@ -48,22 +48,18 @@ def csrf_token(request: Request) -> str:
 
 def needs_csrf_cookie(request: Request) -> bool:
     """Whether the page must set the token cookie (no session to derive the token from)."""
-    return _session(request) is None and _token_cookie(request) != csrf_token(request)
+    return request_session(request) is None and _token_cookie(request) != csrf_token(request)
 
 
 def check_csrf(request: Request, sent: str | None) -> None:
     if not _same_origin(request):
         raise Forbidden("forms of this UI are accepted from its own pages only")
     expected = csrf_token(request)
-    session = _session(request)
+    session = request_session(request)
     if session is None and _token_cookie(request) != expected:
         raise Forbidden(STALE)
     if not sent or not hmac.compare_digest(expected.encode(), sent.encode()):
         raise Forbidden(STALE)
-
-
-def _session(request: Request) -> str | None:
-    return session_token(request.headers.get("cookie"), secure=is_secure(request.scope))
 
 
 def _token_cookie(request: Request) -> str | None:

@@ -26,7 +26,7 @@ from cairn.entrypoints.ui.cookie import (
     MAX_CREDENTIAL,
     drop_host_cookie,
     is_secure,
-    session_token,
+    request_session,
     set_host_cookie,
 )
 from cairn.entrypoints.ui.csrf import check_csrf
@@ -120,7 +120,7 @@ def session_pages(container: Container) -> APIRouter:
     def sign_out(request: Request, csrf: Annotated[str, Form(max_length=128)] = "") -> Response:
         check_csrf(request, csrf)
         secure = is_secure(request.scope)
-        token = session_token(request.headers.get("cookie"), secure=secure)
+        token = request_session(request)
         if token is not None:
             container.ui_sessions.end(token)
         response = RedirectResponse("/ui/sign-in", status_code=303)
@@ -143,7 +143,7 @@ def signed_in(
         return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
     session = sessions.begin(binding)
     secure = is_secure(request.scope)
-    previous = session_token(request.headers.get("cookie"), secure=secure)
+    previous = request_session(request)
     if previous is not None:
         sessions.end(previous)
     response = RedirectResponse(target, status_code=303)

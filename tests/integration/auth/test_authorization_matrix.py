@@ -6,6 +6,9 @@ Callers: no credentials, an expired token, a token for another audience, another
 a read-only key on writes, a key limited to one brain touching another, and the rightful owner.
 Each route or tool's needed scope is the one it declares (ROUTE_SCOPES, the surface's scopes);
 a route or tool that declares none is refused to the owner too, so the owner column catches it.
+A brain the caller may not even read (another tenant's, or one outside its key's list) is
+`hidden`: the answer must be the one a brain that does not exist gets, word for word but for the
+reference, so that no caller learns which brains exist beyond its reach.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ PUBLIC_ROUTES = {"/healthz", "/.well-known/oauth-protected-resource"}
 ALL = f"{READ} {WRITE} {ADMIN}"
 KEYS_ACTING_AS_THEMSELVES = ("read_only", "other_brain")
 """API keys without brains:admin: on ThoughtMCP they may act only as users of their own subject."""
+MISSING_BRAIN = "brn_01nosuchbrainnosuchbrainno"  # the twin of a hidden brain: one that does not exist
 CALLERS = ("none", "expired", "wrong_audience", "other_tenant", "read_only", "other_brain", "owner")
 
 
@@ -104,7 +108,8 @@ def token(signer: SigningKey, **overrides: Any) -> str:
 
 
 def expected(caller: str, scope: str | None, brain_scoped: bool) -> str:
-    """`unauthorized`, `forbidden` or `allowed` (anything but 401/403: the request got through)."""
+    """`unauthorized`, `forbidden`, `hidden` (answered as a brain that does not exist) or `allowed`
+    (anything else: the request got through)."""
     if caller in ("expired", "wrong_audience"):
         return "unauthorized"  # a credential refused: never taken for no credential at all
     if scope == PUBLIC:
@@ -118,9 +123,11 @@ def expected(caller: str, scope: str | None, brain_scoped: bool) -> str:
     if caller == "read_only":
         return "allowed" if scope == READ else "forbidden"
     if caller == "other_brain":  # read+write on brain B only, aimed at brain A
-        return "forbidden" if scope == ADMIN or brain_scoped else "allowed"
+        if scope == ADMIN:
+            return "forbidden"  # a scope the key lacks, whatever the brain
+        return "hidden" if brain_scoped else "allowed"
     assert caller == "other_tenant"
-    return "forbidden" if brain_scoped else "allowed"
+    return "hidden" if brain_scoped else "allowed"
 
 
 # -- REST ------------------------------------------------------------------------------------------
@@ -144,22 +151,50 @@ def throwaway(world: World) -> str:
         return world.container.brains.create("Throwaway", visibility="tenant").id
 
 
-def rest_request(world: World, method: str, template: str) -> httpx.Request:
+def rest_request(world: World, method: str, template: str, *, missing: bool = False) -> httpx.Request:
+    """The request a cell sends; with `missing`, the same aimed at a brain (and job) that does not
+    exist: what a hidden brain's answer must equal."""
     aimed = throwaway(world) if (method, template) == ("DELETE", "/v1/brains/{brainId}") else world.brain_a
     path = (
-        template.replace("{brainId}", aimed)
+        template.replace("{brainId}", MISSING_BRAIN if missing else aimed)
         .replace("{sessionId}", world.session)
-        .replace("{jobId}", world.job)
+        .replace("{jobId}", MISSING_JOB if missing else world.job)
         .replace("{keyId}", world.key_id)
     )
     params = {"path": "notes/a.md"} if "/documents" in template else {}
     body = json.dumps({"query": "boiler", "content": "x", "name": "n", "scopes": [READ]})
     headers = {"content-type": "application/json"}
-    return httpx.Request(method, f"{world.base}{path}", params=params, content=body, headers=headers)
+    request = httpx.Request(method, f"{world.base}{path}", params=params, content=body, headers=headers)
+    request.extensions["cell"] = (method, template)
+    return request
+
+
+MISSING_JOB = "job_01nosuchjobnosuchjobnosuch"
 
 
 def rest_outcome(status: int) -> str:
     return {401: "unauthorized", 403: "forbidden"}.get(status, "allowed")
+
+
+def unnamed(text: str, *refs: str) -> str:
+    """`text` with the references a request named put as one placeholder."""
+    for ref in refs:
+        text = text.replace(ref, "<ref>")
+    return text
+
+
+def rest_hidden(
+    http: httpx.Client, world: World, caller: str, sent: httpx.Request, got: tuple[int, str]
+) -> bool:
+    """Whether `got` (status, body), the answer to `sent`, is what the same caller gets for a brain
+    (and job) that does not exist."""
+    method, template = sent.extensions["cell"]
+    twin = rest_request(world, method, template, missing=True)
+    twin.headers["authorization"] = f"Bearer {world.tokens[caller]}"
+    answer = http.send(twin)
+    refs = [part for part in sent.url.path.split("/") if part.startswith(("brn_", "job_"))]
+    refs += [MISSING_BRAIN, MISSING_JOB]
+    return got[0] == answer.status_code == 404 and unnamed(got[1], *refs) == unnamed(answer.text, *refs)
 
 
 def test_every_rest_route_for_every_caller(world: World) -> None:
@@ -176,22 +211,26 @@ def test_every_rest_route_for_every_caller(world: World) -> None:
                 scope = ROUTE_SCOPES.get((method, template))
                 want = expected(caller, scope, "{brainId}" in template or "{jobId}" in template)
                 got = rest_outcome(response.status_code)
-                if (
-                    "{jobId}" in template
-                    and want == "forbidden"
-                    and expected(caller, scope, False) == "allowed"
-                ):
-                    # refused for the job's brain alone: a job the caller may not see is no job (404)
-                    want, got = "hidden", "hidden" if response.status_code == 404 else got
-                text = response.read().decode(errors="replace") if got != "allowed" else ""
+                text = (
+                    response.read().decode(errors="replace") if want == "hidden" or got != "allowed" else ""
+                )
                 response.close()
+                if want == "hidden" and rest_hidden(
+                    http, world, caller, request, (response.status_code, text)
+                ):
+                    got = "hidden"
                 if got != want:
                     unexpected.append((caller, method, template, want, response.status_code, text[:160]))
                 if got in ("unauthorized", "forbidden"):
                     assert response.headers["content-type"].startswith("application/problem+json")
                     assert "boiler" not in text  # refusals carry no data
     size = len(routes) * len(CALLERS)
-    print(f"\nREST matrix: {len(routes)} routes x {len(CALLERS)} callers = {size} requests")
+    hidden = sum(
+        expected(c, ROUTE_SCOPES.get(r), "{brainId}" in r[1] or "{jobId}" in r[1]) == "hidden"
+        for c in CALLERS
+        for r in routes
+    )
+    print(f"\nREST matrix: {len(routes)} routes x {len(CALLERS)} callers = {size} requests, {hidden} hidden")
     assert unexpected == []
 
 
@@ -213,7 +252,10 @@ def test_a_private_brain_is_its_owners_alone(world: World) -> None:
     owner = {"authorization": f"Bearer {world.tokens['owner']}"}
     listed = httpx.get(f"{world.base}/v1/brains", headers=reader).json()["items"]
     assert "diary" not in [b["slug"] for b in listed]
-    assert httpx.get(f"{world.base}/v1/brains/diary", headers=reader).status_code == 403
+    hidden = httpx.get(f"{world.base}/v1/brains/diary", headers=reader)
+    missing = httpx.get(f"{world.base}/v1/brains/nosuchdiary", headers=reader)
+    assert hidden.status_code == missing.status_code == 404  # as if there were no such brain
+    assert hidden.json()["detail"] == missing.json()["detail"].replace("nosuchdiary", "diary")
     assert httpx.get(f"{world.base}/v1/brains/diary", headers=owner).status_code == 200
 
 
@@ -278,11 +320,25 @@ def json_rpc_outcome(exc: MCPError) -> str:
     return {"forbidden": "forbidden", "unauthorized": "unauthorized"}.get(str(code), "allowed")
 
 
-async def call_outcome(client: Client, tool: str, args: dict[str, Any]) -> str:
+async def call_outcome(client: Client, tool: str, args: dict[str, Any]) -> tuple[str, str | None]:
+    """The cell's outcome, and the refusal's words when the call failed (None when it did not)."""
     try:
-        return tool_outcome(await client.call_tool(tool, args))
+        result = await client.call_tool(tool, args)
     except MCPError as exc:
-        return json_rpc_outcome(exc)
+        return json_rpc_outcome(exc), f"{exc.error.code} {exc.error.message} {exc.error.data}"
+    return tool_outcome(result), (
+        result.content[0].text if result.content else ""
+    ) if result.is_error else None
+
+
+async def mcp_hidden(client: Client, tool: str, args: dict[str, Any], words: str | None) -> bool:
+    """Whether a failed call's words are, but for the reference, those of the same call aimed at a
+    brain that does not exist."""
+    if words is None:
+        return False
+    _, twin = await call_outcome(client, tool, {**args, "brain": MISSING_BRAIN})
+    refs = (args["brain"], MISSING_BRAIN)
+    return twin is not None and unnamed(words, *refs) == unnamed(twin, *refs)
 
 
 def mcp_client(url: str, credential: str) -> Client:
@@ -302,7 +358,7 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
     owner = world.tokens["owner"]
     assert owner is not None
     unexpected: list[tuple[Any, ...]] = []
-    calls = 0
+    calls = hidden = 0
     for surface in SURFACES:
         url = f"{world.base}{http_path(surface)}"
         server_scopes = _scopes_of(world.container, surface)
@@ -325,10 +381,16 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
                     if client is None:
                         got = await _raw_call(url, credential, tool.name, args)
                     else:
-                        got = await call_outcome(client, tool.name, args)
+                        got, words = await call_outcome(client, tool.name, args)
+                        if want == "hidden" and await mcp_hidden(client, tool.name, args, words):
+                            got = "hidden"
+                    hidden += want == "hidden"
                     if got != want:
                         unexpected.append((surface, caller, tool.name, want, got))
-    print(f"\nMCP matrix: {calls} tool calls ({len(SURFACES)} surfaces x tools x {len(CALLERS)} callers)")
+    print(
+        f"\nMCP matrix: {calls} tool calls ({len(SURFACES)} surfaces x tools x {len(CALLERS)} callers), "
+        f"{hidden} hidden cells"
+    )
     assert unexpected == []
 
 
@@ -405,7 +467,7 @@ def test_mutations_are_audited_with_the_principal_and_refusals_change_nothing(wo
     )
     written = httpx.put(url, params={"path": "notes/b.md"}, content=b"new", headers=owner)
 
-    assert refused.status_code == 403 and written.status_code < 300
+    assert refused.status_code == 404 and written.status_code < 300  # alpha is hidden from globex
     with access.acting_as(Principal("acme", "user-1", frozenset({READ}), Via.jwt), READ):
         assert world.container.documents.read(world.container.brains.get("alpha"), "notes/c.md") == b"kept"
     entries = httpx.get(f"{world.base}/v1/admin/audit", params={"brain": "alpha"}, headers=owner).json()[

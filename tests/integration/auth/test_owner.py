@@ -58,7 +58,7 @@ def test_a_key_naming_a_private_brain_may_use_it_and_others_may_not(
         url = f"{base}/v1/brains/notes"
         allowed = httpx.get(url, headers={"authorization": f"Bearer {named.plaintext}"})
         refused = httpx.get(url, headers={"authorization": f"Bearer {unnamed.plaintext}"})
-    assert allowed.status_code == 200 and refused.status_code == 403
+    assert allowed.status_code == 200 and refused.status_code == 404  # outside its list: as if none
 
 
 def test_patch_changes_visibility_and_owner_and_refuses_bad_input(tmp_path: Path, adapters: Adapters) -> None:
@@ -79,10 +79,10 @@ def test_patch_changes_visibility_and_owner_and_refuses_bad_input(tmp_path: Path
         )
         moved = httpx.patch(url, json={"owner": "alice", "visibility": "private"}, headers=owner)
         gone = httpx.get(url, headers=owner).status_code
-    assert (before, bad.status_code, empty.status_code) == (403, 400, 400)
+    assert (before, bad.status_code, empty.status_code) == (404, 400, 400)  # private: hidden from others
     assert shared.status_code == 200 and shared.json()["visibility"] == "tenant" and after == 200
     assert not_admin.status_code == 403
-    assert moved.json()["owner"] == "alice" and gone == 403
+    assert moved.json()["owner"] == "alice" and gone == 404
     stored = container.brains.repo.by_slug("notes")
     assert stored is not None and (stored.owner, stored.visibility.value) == ("alice", "private")
 

@@ -67,7 +67,10 @@ def test_jwt_claims_give_the_tenant_subject_and_group_scopes(tmp_path: Path) -> 
 
     assert read["statusCode"] == 200
     assert write["statusCode"] == 403 and json_of(write)["code"] == "forbidden"
-    assert other["statusCode"] == 403 and "Team" not in json_of(other)["detail"]
+    # another tenant's brain is answered as none: the same words as a slug nobody holds
+    missing = h(http_event("GET", "/v1/brains/nosuchteam", claims=stranger), LambdaContext())
+    assert other["statusCode"] == missing["statusCode"] == 404 and "Team" not in json_of(other)["detail"]
+    assert json_of(other)["detail"] == json_of(missing)["detail"].replace("nosuchteam", "team")
     listed = json_of(h(http_event("GET", "/v1/brains", claims=stranger), LambdaContext()))["items"]
     assert listed == []  # the brain is dev's, invisible to tenant "other"
 
@@ -97,7 +100,7 @@ def test_iam_callers_are_mapped_to_tenants_and_unmapped_ones_refused(tmp_path: P
     )
 
     assert ours["statusCode"] == 200
-    assert partner["statusCode"] == 403  # another tenant's brain
+    assert partner["statusCode"] == 404  # another tenant's brain: as if there were none
     assert unknown["statusCode"] == 403 and json_of(unknown)["code"] == "forbidden"
 
 

@@ -270,6 +270,13 @@ def check_brain(brain: Brain) -> Brain:
     return brain
 
 
+def hidden(brain: Brain) -> bool:
+    """Whether the current access may not even read `brain`, whatever its scopes: such a brain is
+    answered as one that does not exist (services/brains.py `get`)."""
+    access = _current.get()
+    return access is not None and not may(access.principal, brain, READ)
+
+
 def readable(brains: list[Brain]) -> list[Brain]:
     """The brains the current access may read (all of them for the system)."""
     access = _current.get()

@@ -290,10 +290,12 @@ class BrainService:
 
     def get(self, ref: str) -> Brain:
         """A brain by id or slug; NotFound otherwise (a brain being deleted too), Forbidden when
-        the caller may not use it."""
+        the caller may read it but not use it as asked. A brain the caller may not even read is
+        NotFound, in the same words as one that does not exist, so no answer tells another
+        tenant's or owner's brain from none."""
         brain = self.repo.get(ref) if ref.startswith("brn_") else None
         brain = brain or self.repo.by_slug(ref)
-        if brain is None or brain.deleted_at is not None:
+        if brain is None or brain.deleted_at is not None or access.hidden(brain):
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
 

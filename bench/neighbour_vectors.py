@@ -13,6 +13,15 @@ chunk's own cosine) are untouched. Prints recall@10 / MRR@10 with and without th
 
 LoCoMo neighbours are the turns before and after in the same session; a fixture item's are the
 items stored before and after it (the fixture's order), canonical `memory_search`'s brain.
+
+`--text` says what a LoCoMo neighbour vector embeds (the fixtures always embed title and texts):
+- `speaker` (the default): the turn's title, then `speaker: text` of both turns;
+- `stored`: the turn's title, then both turns' stored text (`date — speaker: text`), which is all
+  a server holds of them;
+- `shared`: both turns' stored text and no title, one embedding per adjacent pair that serves as
+  the "after" vector of the first and the "before" vector of the second (two embeddings a turn);
+- `mixed`: no embedding at all, the unit sum of the turn's stored vector and `--mix` times its
+  neighbour's.
 """
 
 from __future__ import annotations
@@ -41,27 +50,63 @@ Lifts = dict[str, tuple[np.ndarray, np.ndarray]]  # vector file → (rows × 2 �
 
 
 def neighbour_vectors(
-    container: Any, data_dir: Path, brain: Brain, texts: dict[str, tuple[str | None, str | None]]
+    container: Any,
+    data_dir: Path,
+    brain: Brain,
+    texts: dict[str, tuple[str | None, str | None]],
+    mix: float | None = None,
 ) -> Lifts:
-    """For each path: (text with the item before, text with the item after), embedded per chunk row."""
+    """For each path: (text with the item before, text with the item after), embedded per chunk row.
+    With `mix`, the two texts are the neighbours' paths instead, and each vector is the unit sum of
+    the chunk's stored vector and `mix` times the neighbour's first chunk's."""
     with sqlite3.connect(f"file:{data_dir}/chunks.sqlite3?mode=ro", uri=True) as conn:
         epoch = schema.vector_epoch(conn, brain.id)
         rows = conn.execute(
-            "SELECT path, vec_row FROM chunks WHERE brain_id = ? AND active = 1", (brain.id,)
+            "SELECT path, vec_row FROM chunks WHERE brain_id = ? AND active = 1 ORDER BY vec_row",
+            (brain.id,),
         ).fetchall()
     vectors = container.adapters.chunks._vectors.file(brain.id, epoch)  # the prototype reaches in
     size = max(row for _, row in rows) + 1
     matrix = np.zeros((size, 2, container.adapters.embedder.dimension), dtype=np.float32)
     present = np.zeros((size, 2), dtype=bool)
+    if mix is not None:
+        own = vectors.read(np.arange(size))
+        first: dict[str, int] = {}
+        for path, row in rows:
+            first.setdefault(path, row)
+        for path, row in rows:
+            for side, near in enumerate(texts.get(path, (None, None))):
+                if near is not None and near in first:
+                    summed = own[row] + mix * own[first[near]]
+                    matrix[row, side], present[row, side] = summed / np.linalg.norm(summed), True
+        return {str(vectors.path): (matrix, present)}
     wanted, where = [], []
     for path, row in rows:
         for side, text in enumerate(texts.get(path, (None, None))):
             if text is not None:
                 wanted.append(text)
                 where.append((row, side))
-    for (row, side), vector in zip(where, container.adapters.embedder.embed(wanted), strict=True):
-        matrix[row, side], present[row, side] = vector, True
+    distinct = list(dict.fromkeys(wanted))  # `shared`: a pair's text is embedded once for both turns
+    embedded = dict(zip(distinct, container.adapters.embedder.embed(distinct), strict=True))
+    for (row, side), text in zip(where, wanted, strict=True):
+        matrix[row, side], present[row, side] = embedded[text], True
     return {str(vectors.path): (matrix, present)}
+
+
+def turn_texts(turn: Any, before: Any, after: Any, text: str) -> tuple[str | None, str | None]:
+    """A LoCoMo turn's two neighbour texts as `--text` says (paths for `mixed`)."""
+    if text == "mixed":
+        return (before.path if before else None, after.path if after else None)
+    if text == "shared":
+        return (
+            f"{before.content}\n{turn.content}" if before else None,
+            f"{turn.content}\n{after.content}" if after else None,
+        )
+    line = (lambda t: t.content) if text == "stored" else (lambda t: f"{t.speaker}: {t.text}")
+    return (
+        f"{turn.title}\n\n{line(before)}\n{line(turn)}" if before else None,
+        f"{turn.title}\n\n{line(turn)}\n{line(after)}" if after else None,
+    )
 
 
 @contextmanager
@@ -129,7 +174,7 @@ def on_fixture(path: Path, lam: float) -> None:
         print(f"{path.stem}: neighbours x {lam} {scores(run(), relevant)}", flush=True)
 
 
-def on_locomo(path: Path, lam: float) -> None:
+def on_locomo(path: Path, lam: float, text: str = "speaker", mix: float = 1.0) -> None:
     conversations = h.load_conversations(path)
     data = Path(tempfile.mkdtemp(prefix="cairn-neighbours-"))
     container = build_container(Settings(data_dir=data))
@@ -144,15 +189,8 @@ def on_locomo(path: Path, lam: float) -> None:
             session = turn.dia_id.split(":")[0]
             near = [conv.turns[j] if 0 <= j < len(conv.turns) else None for j in (i - 1, i + 1)]
             before, after = (t if t is not None and t.dia_id.split(":")[0] == session else None for t in near)
-            texts[turn.path] = (
-                f"{turn.title}\n\n{before.speaker}: {before.text}\n{turn.speaker}: {turn.text}"
-                if before
-                else None,
-                f"{turn.title}\n\n{turn.speaker}: {turn.text}\n{after.speaker}: {after.text}"
-                if after
-                else None,
-            )
-        lifts.update(neighbour_vectors(container, data, brain, texts))
+            texts[turn.path] = turn_texts(turn, before, after, text)
+        lifts.update(neighbour_vectors(container, data, brain, texts, mix if text == "mixed" else None))
 
     def run(name: str) -> None:
         rec = h.RunRecorder(system=name, data_path=path, top_k=10)
@@ -166,7 +204,7 @@ def on_locomo(path: Path, lam: float) -> None:
 
     run("plain")
     with lifted(lifts, lam):
-        run(f"neighbours x {lam}")
+        run(f"neighbours ({text}) x {lam}")
 
 
 def main() -> int:
@@ -174,13 +212,15 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, default=None)
     parser.add_argument("--fixture", type=Path, action="append", default=[])
     parser.add_argument("--lam", type=float, default=0.5)
+    parser.add_argument("--text", choices=("speaker", "stored", "shared", "mixed"), default="speaker")
+    parser.add_argument("--mix", type=float, default=1.0, help="with --text mixed: the neighbour's weight")
     args = parser.parse_args()
     if args.locomo is None and not args.fixture:
         parser.error("give --locomo and/or --fixture")
     for fixture in args.fixture:
         on_fixture(fixture, args.lam)
     if args.locomo is not None:
-        on_locomo(args.locomo, args.lam)
+        on_locomo(args.locomo, args.lam, args.text, args.mix)
     return 0
 
 

@@ -190,10 +190,10 @@ class EventBus:
                 for entry in entries:
                     self._read_past = entry.seq
                     subs = listening.get(entry.brain_id)
-                    event = (
-                        ChangeEvent.from_log(entry.payload) if subs and entry.origin != self._origin else None
-                    )
-                    if subs and event is not None:
+                    if not subs or entry.origin == self._origin:  # nobody listens, or this bus told it
+                        continue
+                    event = ChangeEvent.from_log(entry.payload)
+                    if event is not None:
                         self._deliver(subs, [event])
                 if len(entries) < FOLLOW_BATCH:
                     return

@@ -61,16 +61,16 @@ def test_a_brain_is_found_by_id_and_by_slug_and_a_taken_slug_or_id_claims_nothin
 ) -> None:
     brains = BrainRepository(records)
     notes = brains.create(a_brain("brn_1", "notes"))
-    assert brains.get("brn_1") == notes and brains.by_slug("notes") == notes
-    assert brains.get("brn_none") is None and brains.by_slug("none") is None
+    assert brains.get("brn_1") == notes and brains.by_slug("notes", "acme") == notes
+    assert brains.get("brn_none") is None and brains.by_slug("none", "acme") is None
 
     with pytest.raises(Conflict):  # the slug is taken: the new brain's record is not written either
         brains.create(a_brain("brn_2", "notes"))
     assert brains.get("brn_2") is None
     with pytest.raises(Conflict):  # the id is taken: the new slug is not claimed either
         brains.create(a_brain("brn_1", "other"))
-    assert brains.by_slug("other") is None
-    assert brains.get("brn_1") == notes and brains.by_slug("notes") == notes
+    assert brains.by_slug("other", "acme") is None
+    assert brains.get("brn_1") == notes and brains.by_slug("notes", "acme") == notes
 
 
 def test_an_update_rewrites_the_brain_and_its_pointer_only_at_the_versions_read(records: RecordStore) -> None:
@@ -78,7 +78,7 @@ def test_an_update_rewrites_the_brain_and_its_pointer_only_at_the_versions_read(
     brains.create(a_brain("brn_1", "notes"))
 
     public = brains.update("brn_1", lambda b: b.model_copy(update={"visibility": Visibility.public}))
-    assert brains.get("brn_1") == public and brains.by_slug("notes") == public
+    assert brains.get("brn_1") == public and brains.by_slug("notes", "acme") == public
 
     def meddled(b: Brain) -> Brain:  # another writer lands between this update's read and its write
         brains.update("brn_1", lambda other: other.model_copy(update={"name": "Theirs"}))
@@ -87,10 +87,10 @@ def test_an_update_rewrites_the_brain_and_its_pointer_only_at_the_versions_read(
     with pytest.raises(Conflict):
         brains.update("brn_1", meddled)
     theirs = brains.get("brn_1")
-    assert theirs is not None and theirs.name == "Theirs" and brains.by_slug("notes") == theirs
+    assert theirs is not None and theirs.name == "Theirs" and brains.by_slug("notes", "acme") == theirs
 
     gone = brains.update("brn_1", lambda b: b.model_copy(update={"deleted_at": T0}), keep_slug=False)
-    assert brains.get("brn_1") == gone and brains.by_slug("notes") == theirs  # the pointer left alone
+    assert brains.get("brn_1") == gone and brains.by_slug("notes", "acme") == theirs  # the pointer left alone
     with pytest.raises(NotFound):
         brains.update("brn_none", lambda b: b)
 
@@ -101,8 +101,8 @@ def test_a_brain_keeps_its_slug_and_never_takes_another_brains(records: RecordSt
     for slug in ("other", "free"):  # the pointer would go stale, or point at the wrong brain
         with pytest.raises(InvalidInput):
             brains.update("brn_1", lambda b, slug=slug: b.model_copy(update={"slug": slug}))
-    assert brains.by_slug("notes") == notes and brains.by_slug("other") == other
-    assert brains.by_slug("free") is None and brains.get("brn_1") == notes
+    assert brains.by_slug("notes", "acme") == notes and brains.by_slug("other", "acme") == other
+    assert brains.by_slug("free", "acme") is None and brains.get("brn_1") == notes
 
 
 def test_brains_page_in_id_order_and_slug_pointers_are_not_brains(records: RecordStore) -> None:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 from cairn.domain.ids import new_id
 from cairn.domain.models import Session
-from cairn.ports.records import Item, RecordStore
+from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.brain_slugs import legacy_slug_key, slug_key
 from cairn.services.erasure.keyspace import BrainKeyspace, brain_prefixes
 from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow
 from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
@@ -76,15 +77,31 @@ def test_deletes_count_only_what_was_there_across_transactions(records: RecordSt
 def test_a_freed_slug_and_every_session_are_reachable_from_the_keyspace(records: RecordStore) -> None:
     keyspace = BrainKeyspace(records)
     brains = BrainRepository(records)
-    brains.create(a_brain("brn_1", "notes"))
+    notes = brains.create(a_brain("brn_1", "notes"))
+    theirs = brains.create(a_brain("brn_9", "notes", tenant="beta"))  # another tenant's, same slug
     sessions = SessionRepository(records)
     for session_id, brain_id in (("ses_1", "brn_1"), ("ses_2", "brn_2")):
         sessions.create(Session(id=session_id, brain_id=brain_id, created_at=T0))
     assert sorted(i.pk for i in keyspace.sessions()) == ["session#ses_1", "session#ses_2"]
 
-    keyspace.free_slug("notes", "brn_1")
-    assert brains.by_slug("notes") is None and brains.get("brn_1") is not None
+    keyspace.free_slug(notes)
+    assert brains.by_slug("notes", "acme") is None and brains.get("brn_1") is not None
+    assert brains.by_slug("notes", "beta") == theirs  # only its own tenant's pointer goes
     brains.create(a_brain("brn_3", "notes"))  # the slug is free for another brain
-    keyspace.free_slug("notes", "brn_1")  # a deletion resumed later leaves the new holder's alone
-    held = brains.by_slug("notes")
+    keyspace.free_slug(notes)  # a deletion resumed later leaves the new holder's alone
+    held = brains.by_slug("notes", "acme")
     assert held is not None and held.id == "brn_3"
+
+
+def test_a_freed_slug_of_an_earlier_release_is_freed_too(records: RecordStore) -> None:
+    brains = BrainRepository(records)
+    notes = brains.create(a_brain("brn_1", "notes"))
+    legacy = records.get(*slug_key("notes", "acme"))
+    assert legacy is not None
+    records.transact(
+        [Delete(*slug_key("notes", "acme")), Put(Item(*legacy_slug_key("notes"), legacy.data), 0)]
+    )
+
+    BrainKeyspace(records).free_slug(notes)
+    assert records.get(*legacy_slug_key("notes")) is None
+    assert brains.create(a_brain("brn_2", "notes")).slug == "notes"  # the slug is free again

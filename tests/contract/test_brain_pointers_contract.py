@@ -19,9 +19,10 @@ from cairn.domain.errors import NoBrain
 from cairn.domain.models import Brain
 from cairn.ports.records import Delete, Item, Page, Put, RecordStore, ScanPage
 from cairn.services import brain_pointers
+from cairn.services.brain_slugs import slug_key
 from cairn.services.brains import BrainService
 from cairn.services.migrations import MARKER, migrate
-from cairn.services.repositories import BRAINS_PK, BrainRepository, brain_key, slug_key
+from cairn.services.repositories import BRAINS_PK, BrainRepository, brain_key
 from tests.fakes.clock import FakeClock
 
 real_ns = ids.time.time_ns
@@ -168,8 +169,8 @@ def test_brains_stored_without_pointers_are_found_after_the_migration(service: B
     old = [make(service, acme, "Old one"), make(service, acme, "Old public", "public")]
     gone = make(service, acme, "Old deleted")
     service.repo.update(gone.id, lambda b: b.model_copy(update={"deleted_at": b.updated_at}))
-    records.delete(*slug_key(gone.slug))  # its slug freed, as a brain deletion leaves it...
-    taken = make(service, admin("beta"), "Old deleted")  # ...and taken by another tenant's brain
+    records.delete(*slug_key(gone.slug, "acme"))  # its slug freed, as a brain deletion leaves it...
+    taken = make(service, acme, "Old deleted")  # ...and taken by another brain of its tenant
     assert taken.slug == gone.slug
     for pk in POINTER_PKS:
         for item in records.query(pk).items:  # as a release that kept no pointers left the store
@@ -180,11 +181,11 @@ def test_brains_stored_without_pointers_are_found_after_the_migration(service: B
     assert "brain-pointers" in migrate(records)
 
     with access.acting_as(acme, READ):
-        assert service.list() == old
+        assert service.list() == [*old, taken]
         assert service.resolve(None) == old[0]
     with access.acting_as(admin("beta"), READ):
-        assert service.list() == [old[1], taken]
-    assert service.repo.by_slug(gone.slug) == taken  # the deleted brain did not take its slug back
+        assert service.list() == [old[1]]
+    assert service.repo.by_slug(gone.slug, "acme") == taken  # the deleted brain did not take its slug back
     assert records.get(*MARKER) is not None
     assert migrate(records) == []
 
@@ -192,12 +193,12 @@ def test_brains_stored_without_pointers_are_found_after_the_migration(service: B
 def test_an_update_of_a_deleted_brain_leaves_its_former_slug_to_its_new_holder(service: BrainService) -> None:
     gone = make(service, None, "Notes")
     service.repo.update(gone.id, lambda b: b.model_copy(update={"deleted_at": b.updated_at}))
-    service.repo.records.delete(*slug_key(gone.slug))
+    service.repo.records.delete(*slug_key(gone.slug, gone.owner_tenant))
     now_holder = make(service, None, "Notes")
 
     service.repo.update(gone.id, lambda b: b.model_copy(update={"name": "(deleted)"}))
 
-    assert service.repo.by_slug("notes") == now_holder
+    assert service.repo.by_slug("notes", "local") == now_holder
     assert service.repo.records.get(*brain_key(gone.id)) is not None
 
 

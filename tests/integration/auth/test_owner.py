@@ -83,7 +83,7 @@ def test_patch_changes_visibility_and_owner_and_refuses_bad_input(tmp_path: Path
     assert shared.status_code == 200 and shared.json()["visibility"] == "tenant" and after == 200
     assert not_admin.status_code == 403
     assert moved.json()["owner"] == "alice" and gone == 404
-    stored = container.brains.repo.by_slug("notes")
+    stored = container.brains.repo.by_slug("notes", "local")
     assert stored is not None and (stored.owner, stored.visibility.value) == ("alice", "private")
 
 

@@ -114,9 +114,16 @@ def test_a_key_is_never_limited_to_another_tenants_brain(live: Live) -> None:
         "POST",
         "/v1/admin/keys",
         who="other_tenant",
-        json={"name": "k", "scopes": ["documents:read"], "brains": ["alpha"]},
+        json={"name": "k", "scopes": ["documents:read"], "brains": [live.sets["A"].brain.id]},
     )
     assert refused.status_code == 403 and refused.json()["code"] == "forbidden"  # not a brain it administers
+    by_slug = live.rest(  # a key's slugs are its own tenant's, and acme has no `alpha`
+        "POST",
+        "/v1/admin/keys",
+        who="other_tenant",
+        json={"name": "k", "scopes": ["documents:read"], "brains": ["alpha"]},
+    )
+    assert by_slug.status_code == 404 and by_slug.json()["code"] == "not_found"
     assert [k["name"] for k in live.rest("GET", "/v1/admin/keys", who="other_tenant").json()["items"]] == [
         "acme"
     ]

@@ -11,8 +11,9 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.entrypoints.cli import main
 from cairn.services.brain_pointers import tenant_pk
+from cairn.services.brain_slugs import slug_key
 from cairn.services.gbrain.collection_state import STATE_KEY
-from cairn.services.repositories import brain_key, slug_key
+from cairn.services.repositories import brain_key
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -220,7 +221,10 @@ def test_chunks_of_a_brain_no_record_names_fail_the_check(
     code, checked, _ = run(capsys, "check", "--data-dir", str(data))
     assert code == 0 and "no brain record names" not in checked
 
-    for key in (brain_key(lost.id), slug_key(lost.slug)):  # the records database lost the brain
+    for key in (
+        brain_key(lost.id),
+        slug_key(lost.slug, lost.owner_tenant),
+    ):  # the records database lost the brain
         container.adapters.records.delete(*key)
     code, checked, _ = run(capsys, "check", "--data-dir", str(data))
 

@@ -43,14 +43,22 @@ def test_a_key_is_never_limited_to_another_tenants_brain(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = str(tmp_path / "data")
-    build_container(Settings(data_dir=Path(data))).brains.create("Team", slug="team", visibility="public")
+    team = build_container(Settings(data_dir=Path(data))).brains.create(
+        "Team", slug="team", visibility="public"
+    )
 
     code, out, err = run(
         capsys, "keys", "create", "--name", "ci", "--tenant", "acme", "--scope", "documents:read",
-        "--brain", "team", "--data-dir", data,
+        "--brain", team.id, "--data-dir", data,
     )  # fmt: skip
 
     assert code == 2 and "validation_error" in err and "belongs to tenant local, not acme" in err
+    assert "store it now" not in out
+    code, out, err = run(  # by slug: a key's slugs are its own tenant's
+        capsys, "keys", "create", "--name", "ci", "--tenant", "acme", "--scope", "documents:read",
+        "--brain", "team", "--data-dir", data,
+    )  # fmt: skip
+    assert code == 2 and "not_found" in err and "tenant 'acme' has no brain 'team'" in err
     assert "store it now" not in out
     code, listed, _ = run(capsys, "keys", "list", "--data-dir", data)
     assert "no API keys" in listed  # nothing was made

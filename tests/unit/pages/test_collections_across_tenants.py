@@ -89,7 +89,7 @@ def test_a_collection_read_but_not_owned_refuses_writes_as_forbidden(c: Containe
 
 def test_a_reader_of_another_tenants_public_brain_logs_no_gap_there(c: Container) -> None:
     search = PageSearch(c.pages, c.search, c.graph, c.gaps)
-    gamma_brain = c.brains.repo.by_slug("default")
+    gamma_brain = c.brains.repo.by_slug("default", "gamma")
     assert gamma_brain is not None
     with access.acting_as(BETA, READ):
         search.query(gamma_brain, "quarterly tax filing for the Lisbon office", limit=5)

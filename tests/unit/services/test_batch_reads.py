@@ -115,5 +115,6 @@ def test_resolving_a_slug_is_one_read() -> None:
         updated_at=now,
     )
     repo.create(brain)
+    Counting.gets = 0
 
-    assert repo.by_slug("team") == brain and Counting.gets == 1
+    assert repo.by_slug("team", "local") == brain and Counting.gets == 1

@@ -1,7 +1,8 @@
 """BrainService.first: the brain a surface's first write makes sits at a slug fixed for the caller,
-so a second first write takes it rather than making another. A slug held by a brain the caller may
-not take (another tenant's or owner's, an unmarked one) moves it to one named for its tenant, then
-to one hashed from its tenant (and owner, for a private brain): fixed too, never a free suffix."""
+so a second first write takes it rather than making another. Slugs are per tenant: another
+tenant's brain at the slug changes nothing. A slug its tenant holds for a brain the caller may not
+take (another owner's, an unmarked one) moves it to one named for its tenant, then to one hashed
+from its tenant (and owner, for a private brain): fixed too, never a free suffix."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_each_tenant_gets_its_own_brain(container: Container) -> None:
     mine = first(container, acme, *ZENGRAM, visibility="tenant")
     theirs = first(container, beta, *ZENGRAM, visibility="tenant")
 
-    assert (mine.slug, theirs.slug) == ("shared-brain", "shared-brain-beta-corp")
+    assert (mine.slug, theirs.slug) == ("shared-brain", "shared-brain")  # slugs are per tenant
     assert (mine.owner_tenant, theirs.owner_tenant) == ("acme", "Beta Corp")
     assert first(container, as_admin("acme", "someone-else"), *ZENGRAM, visibility="tenant").id == mine.id
     assert first(container, beta, *ZENGRAM, visibility="tenant").id == theirs.id
@@ -60,16 +61,18 @@ def test_each_tenant_gets_its_own_brain(container: Container) -> None:
 def test_slugs_held_by_brains_the_caller_may_not_take_move_it_to_a_fixed_hashed_one(
     container: Container,
 ) -> None:
-    squatters = [
-        container.brains.create("Not theirs", slug=slug, visibility="public")
-        for slug in ("shared-brain", "shared-brain-acme")
-    ]
+    elsewhere = container.brains.create("Another tenant's", slug="shared-brain", visibility="public")
+    with access.acting_as(as_admin("acme", "squatter"), WRITE):  # another owner's, of its tenant
+        squatters = [
+            container.brains.create("Not theirs", slug=slug, visibility="private")
+            for slug in ("shared-brain", "shared-brain-acme")
+        ]
     acme = as_admin("acme")
 
     made = first(container, acme, *ZENGRAM, visibility="tenant")
     again = first(container, acme, *ZENGRAM, visibility="tenant")
 
-    assert made.id not in {b.id for b in squatters} and made.owner_tenant == "acme"
+    assert made.id not in {b.id for b in [*squatters, elsewhere]} and made.owner_tenant == "acme"
     assert made.slug.startswith("shared-brain-") and len(made.slug) == len("shared-brain-") + 16
     assert again.id == made.id
 

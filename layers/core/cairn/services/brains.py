@@ -87,7 +87,7 @@ class BrainService:
         except ValueError:
             raise InvalidInput("visibility must be one of private, tenant, public") from None
         tenant, owner = access.creator()
-        chosen = slug or self._free_slug(slugify(name))
+        chosen = slug or self._free_slug(slugify(name), tenant)
         now = self.clock.now()
         brain = Brain(
             id=new_id(BRAIN_ID_PREFIX),
@@ -120,10 +120,11 @@ class BrainService:
         the caller, so that concurrent first writes make one brain and each loser takes the
         winner's (a free-slug suffix would make a second brain that the surface never reads).
 
-        Slugs are global: one held by a brain the caller may not take (another tenant's or owner's,
-        one without `metadata`'s marks) moves it to `<slug>-<tenant>`, then to `<slug>-<hash>` of
-        its tenant (and owner, for a private brain); each fixed, so racing writers meet there.
-        `tenant_first`: a tenant other than the local one starts at `<slug>-<tenant>`."""
+        A slug its tenant holds for a brain the caller may not take (another owner's, one without
+        `metadata`'s marks) moves it to `<slug>-<tenant>`, then to `<slug>-<hash>` of its tenant
+        (and owner, for a private brain); each fixed, so racing writers meet there. `tenant_first`:
+        a tenant other than the local one starts at `<slug>-<tenant>` (where releases that kept
+        slugs global put its first brains)."""
         tenant, owner = access.creator()
         private = (visibility or Visibility.private.value) == Visibility.private.value
         holder = f"{tenant}\n{owner}" if private else tenant
@@ -145,7 +146,7 @@ class BrainService:
             try:
                 return self.create(name, slug=slug, visibility=visibility, metadata=marks)
             except Conflict:
-                held = self.repo.by_slug(slug)
+                held = self.repo.by_slug(slug, access.tenant())
             if held is not None:
                 return held if self._takes(held, marks) else None
         raise Conflict(f"brain slug {slug!r} stayed contended; try again")
@@ -185,6 +186,9 @@ class BrainService:
             raise Forbidden(
                 "only the operator (`cairn brains update --tenant`) may move a brain to another tenant"
             )
+        held = self.repo.by_slug(brain.slug, tenant) if tenant not in (None, brain.owner_tenant) else None
+        if held is not None and held.id != brain.id:
+            raise Conflict(f"tenant {tenant} already has a brain slugged {brain.slug}: nothing was changed")
 
         def change(stored: Brain) -> Brain:
             updates: dict[str, object] = {"updated_at": self.clock.now()}
@@ -204,12 +208,12 @@ class BrainService:
                 continue
         raise Conflict(f"brain {brain.slug} kept changing while being updated; try again")
 
-    def _free_slug(self, base: str) -> str:
-        if self.repo.by_slug(base) is None:
+    def _free_slug(self, base: str, tenant: str) -> str:
+        if self.repo.by_slug(base, tenant) is None:
             return base
         for n in range(2, 1000):
             candidate = f"{base[: MAX_SLUG - len(str(n)) - 1]}-{n}"
-            if self.repo.by_slug(candidate) is None:
+            if self.repo.by_slug(candidate, tenant) is None:
                 return candidate
         raise Conflict(f"no free slug derived from {base!r}")
 
@@ -293,11 +297,42 @@ class BrainService:
         the caller may read it but not use it as asked. A brain the caller may not even read is
         NotFound, in the same words as one that does not exist, so no answer tells another
         tenant's or owner's brain from none."""
-        brain = self.repo.get(ref) if ref.startswith("brn_") else None
-        brain = brain or self.repo.by_slug(ref)
-        if brain is None or brain.deleted_at is not None or access.hidden(brain):
+        brain = self.find(ref)
+        if brain is None:
             raise NotFound(f"brain not found: {excerpt(ref)}")
         return access.check_brain(brain)
+
+    def find(self, ref: str) -> Brain | None:
+        """The live brain `ref` names that the caller may read, or None. A slug names a brain of
+        the caller's tenant first; else the one brain at that slug of another tenant the caller
+        may read (another tenant's public brain; for the operator, any tenant's). When several
+        tenants' brains fit, none is chosen: InvalidInput asks for the id."""
+        if ref.startswith("brn_"):
+            brain = self.repo.get(ref)
+            return brain if brain is not None and self._readable(brain) else None
+        if not is_slug(ref):
+            return None
+        own = self.repo.by_slug(ref, access.tenant())
+        if own is not None and self._readable(own):
+            return own
+        others = [b for b in self.repo.holders(ref) if b.id != getattr(own, "id", None) and self._readable(b)]
+        if len(others) > 1:
+            raise InvalidInput(
+                f"slug {ref} names brains of {len(others)} tenants: name the brain by its id "
+                "(listing the brains shows each one's)"
+            )
+        return others[0] if others else None
+
+    @staticmethod
+    def ref_of(brain: Brain) -> str:
+        """How the caller names `brain`: its slug when it is of the caller's tenant, else its id.
+        A slug names the caller's own brain first, so another tenant's brain is named by what
+        always names it, however the caller's own brains change."""
+        return brain.slug if brain.owner_tenant == access.tenant() else brain.id
+
+    @staticmethod
+    def _readable(brain: Brain) -> bool:
+        return brain.deleted_at is None and not access.hidden(brain)
 
     def still_readable(self, brain_id: str, principal: Principal) -> bool:
         """Whether `principal` may read the brain as it is now (a stream opened earlier asks again
@@ -327,10 +362,19 @@ class BrainService:
 
     def for_key(self, refs: builtins.list[str], tenant: str) -> builtins.list[str]:
         """The ids of the brains an API key of `tenant` is to be limited to, each resolved as the
-        caller may see it; InvalidInput for one of another tenant (a key never reaches past its own)."""
+        caller may see it (a slug as one of `tenant`'s); InvalidInput for one of another tenant (a
+        key never reaches past its own)."""
         ids: builtins.list[str] = []
         for ref in refs:
-            brain = self.get(ref)
+            by_id = ref.startswith("brn_")
+            brain = self.repo.get(ref) if by_id else self.repo.by_slug(ref, tenant) if is_slug(ref) else None
+            if brain is None or not self._readable(brain):
+                if by_id:
+                    raise NotFound(f"brain not found: {excerpt(ref)}")
+                raise NotFound(
+                    f"tenant {excerpt(tenant)} has no brain {excerpt(ref)} (name another tenant's by its id)"
+                )
+            access.check_brain(brain)
             if brain.owner_tenant != tenant:
                 raise InvalidInput(
                     f"brain {brain.slug} belongs to tenant {brain.owner_tenant}, not {tenant}: "
@@ -354,9 +398,10 @@ class BrainService:
         if self.default_brain:
             try:
                 configured = self.get(self.default_brain)
-            except (NotFound, Forbidden):
-                # gone (deleted by its owners), or another tenant's or owner's: each caller's own
-                # default then, so no tenant's deletion stops the others and no answer tells which
+            except (NotFound, Forbidden, InvalidInput):
+                # gone (deleted by its owners), another tenant's or owner's, or only other tenants'
+                # (several): each caller's own default then, so no tenant's deletion stops the
+                # others and no answer tells which
                 configured = None
             if configured is not None and access.defaults([configured]):
                 return configured

@@ -15,6 +15,9 @@ brain has nothing to migrate and gets no record.
 - `brain-pointers`: a principal's brains are found through pointers in its tenant's partition and
   the public one (services/brain_pointers.py), which earlier releases did not write; each live
   brain gets its pointers.
+- `tenant-slugs`: slugs are unique within a tenant, claimed by a pointer per tenant and slug
+  (services/brain_slugs.py); earlier releases kept one pointer per slug for every tenant. Each
+  live brain's pointer moves to its tenant's key.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ MIGRATIONS: dict[str, Callable[[RecordStore, list[Brain]], None]] = {
     "brain-owners": _owners,
     "thoughtmcp-brain": _thought_brains,
     "brain-pointers": _pointers,
+    "tenant-slugs": _pointers,  # mend_pointers moves an earlier release's slug pointers too
 }
 
 

@@ -3,7 +3,7 @@
 | record        | pk                  | sk                    |
 |---------------|---------------------|-----------------------|
 | brain         | `brains`            | `brain#<id>`          |
-| brain by slug | `brains`            | `slug#<slug>`         |
+| brain by slug | `brains`            | `slug#<slug>#<tenant>` (services/brain_slugs.py) |
 | brain pointers| `brains-of#<tenant>`, `brains-public` | `brain#<id>` (services/brain_pointers.py) |
 | document      | `brain#<brain_id>`  | `doc#<path>`          |
 | doc by id     | `docid#<doc_id>`    | `doc`                 |
@@ -26,20 +26,27 @@ from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 from cairn.services.brain_pointers import pointer_keys, pointer_ops
+from cairn.services.brain_slugs import (
+    BRAINS_PK,
+    brain_key,
+    holders,
+    legacy_slug_key,
+    pointed,
+    pointer_data,
+    slug_key,
+    slug_ops,
+)
 from cairn.services.documents.index_intents import IndexIntents, Intent
 
 M = TypeVar("M", bound=BaseModel)
 
-BRAINS_PK = "brains"
-_MEND_BATCH = 100  # brains whose pointers are read at once: at most two each, within MAX_GET_MANY
+_MEND_BATCH = 100  # brains whose pointers are read at once: at most three each, within MAX_GET_MANY
 
 
-def brain_key(brain_id: str) -> tuple[str, str]:
-    return BRAINS_PK, f"brain#{brain_id}"
-
-
-def slug_key(slug: str) -> tuple[str, str]:
-    return BRAINS_PK, f"slug#{slug}"
+def _kept_keys(brain: Brain) -> set[tuple[str, str]]:
+    """The pointers a brain has as it is, its slug's included: none once it is deleted."""
+    keys = pointer_keys(brain)
+    return keys | {slug_key(brain.slug, brain.owner_tenant)} if keys else keys
 
 
 def doc_key(brain_id: str, path: str) -> tuple[str, str]:
@@ -79,15 +86,18 @@ class BrainRepository:
         keeps an access check that is read again only now and then exact for this process."""
 
     def create(self, brain: Brain) -> Brain:
-        """Claim the slug and write the brain in one transaction; Conflict when the slug is taken.
+        """Claim the slug in the brain's tenant and write the brain in one transaction; Conflict
+        when the tenant has a brain at that slug.
 
-        The slug pointer carries a copy of the brain (brains are never rewritten), so resolving a
-        slug is one read: on DynamoDB, one GetItem instead of two on every request."""
-        pointer = {"brain_id": brain.id, "brain": brain.model_dump(mode="json")}
+        The slug pointer carries a copy of the brain (rewritten with it), so resolving a slug is
+        one read: on DynamoDB, one GetItem instead of two on every request."""
+        earlier = pointed(self.records, self.records.get(*legacy_slug_key(brain.slug)))
+        if earlier is not None and earlier.owner_tenant == brain.owner_tenant:
+            raise Conflict(f"brain slug {brain.slug!r} is taken")  # an earlier release's pointer holds it
         self.records.transact(
             [
                 Put(to_item(*brain_key(brain.id), brain), expected_version=0),
-                Put(Item(*slug_key(brain.slug), data=pointer), expected_version=0),
+                Put(Item(*slug_key(brain.slug, brain.owner_tenant), pointer_data(brain)), expected_version=0),
                 *pointer_ops(None, brain),
             ]
         )
@@ -102,10 +112,12 @@ class BrainRepository:
         repoint: bool = False,
     ) -> Brain:
         """Rewrite a brain and its slug pointer together, conditional on both versions; Conflict
-        when a concurrent writer got there first (the caller reads again and retries). Without
-        `keep_slug` the slug pointer is left alone (a deleted brain's slug is free for another).
-        Its tenant and public pointers follow it (brain_pointers.py); with `repoint`, each is
-        written again whether or not it was there (a store an earlier release wrote)."""
+        when a concurrent writer got there first (the caller reads again and retries), or when
+        the brain moves to a tenant that has a brain at its slug. Without `keep_slug` the slug
+        pointer is left alone (a deleted brain's slug is free for another). Its tenant and public
+        pointers follow it (brain_pointers.py); with `repoint`, each is written again whether or
+        not it was there (a store an earlier release wrote), and an earlier release's slug pointer
+        becomes its tenant's (brain_slugs.py)."""
         item = self.records.get(*brain_key(brain_id))
         if item is None:
             raise NotFound(f"brain not found: {brain_id}")
@@ -115,17 +127,8 @@ class BrainRepository:
             raise InvalidInput("a brain's id and slug never change")  # its pointer would go stale
         ops: list[Put | Delete] = [Put(to_item(*brain_key(after.id), after), expected_version=item.version)]
         ops += pointer_ops(before, after, every=repoint)
-        pointer = self.records.get(*slug_key(before.slug)) if keep_slug else None
-        # a deleted brain's slug, once freed, is left alone: it may be another brain's by now
-        holds_slug = pointer.data.get("brain_id") == before.id if pointer else before.deleted_at is None
-        if keep_slug and holds_slug:
-            data = {"brain_id": after.id, "brain": after.model_dump(mode="json")}
-            ops.append(
-                Put(
-                    Item(*slug_key(before.slug), data=data),
-                    expected_version=pointer.version if pointer else 0,
-                )
-            )
+        if keep_slug:
+            ops += slug_ops(self.records, before, after)
         self.records.transact(ops)
         self.changes += 1
         return after
@@ -134,23 +137,23 @@ class BrainRepository:
         item = self.records.get(*brain_key(brain_id))
         return from_item(Brain, item) if item else None
 
-    def by_slug(self, slug: str) -> Brain | None:
-        pointer = self.records.get(*slug_key(slug))
-        if pointer is None:
-            return None
-        if "brain" in pointer.data:
-            return Brain.model_validate(pointer.data["brain"])
-        return self.get(pointer.data["brain_id"])  # a pointer written before it carried the brain
+    def by_slug(self, slug: str, tenant: str) -> Brain | None:
+        """The brain `tenant` has at `slug` (a deleted one too, until its slug is freed)."""
+        return pointed(self.records, self.records.get(*slug_key(slug, tenant)))
+
+    def holders(self, slug: str) -> builtins.list[Brain]:
+        """Every tenant's brain at `slug`, by tenant (the operator's view; callers filter it)."""
+        return holders(self.records, slug)
 
     def mend_pointers(self, *, after: str | None = None) -> builtins.list[Brain]:
-        """Give each live brain (with an id above `after`, when given) the tenant and public
-        pointers it lacks (brain_pointers.py): those of a store an earlier release wrote, and of a
-        brain a process of that release wrote beside this one after the store was migrated. The
-        brains mended."""
+        """Give each live brain (with an id above `after`, when given) the tenant, public and slug
+        pointers it lacks (brain_pointers.py, brain_slugs.py): those of a store an earlier release
+        wrote, and of a brain a process of that release wrote beside this one after the store was
+        migrated. The brains mended."""
         mended: builtins.list[Brain] = []
         while True:
             batch, after = self.page(after=after, limit=_MEND_BATCH)
-            wanted = {b.id: pointer_keys(b) for b in batch}  # none for a deleted brain
+            wanted = {b.id: _kept_keys(b) for b in batch}  # none for a deleted brain
             keys = [key for keys in wanted.values() for key in keys]
             held = self.records.get_many(keys) if keys else {}
             for brain in batch:

@@ -12,6 +12,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.deps import ADMIN, READ, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, page
+from cairn.services.brains import BrainService
 
 PER_PAGE = 50
 
@@ -42,7 +43,7 @@ def brain_pages(deps: UiDeps) -> APIRouter:
         with access.needing(ADMIN):
             brain = container.brains.create(name, slug=slug.strip() or None, visibility=visibility)
         deps.audit("brain.create", brain.id)
-        return RedirectResponse(f"/ui/brains/{brain.slug}", status_code=303)
+        return RedirectResponse(f"/ui/brains/{BrainService.ref_of(brain)}", status_code=303)
 
     @router.get("/ui/brains/{ref}/delete", response_class=HTMLResponse)
     def confirm_delete(request: Request, ref: str) -> HTMLResponse:

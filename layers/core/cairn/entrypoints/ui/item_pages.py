@@ -13,6 +13,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.ui.csrf import check_csrf
 from cairn.entrypoints.ui.deps import READ, WRITE, UiDeps
 from cairn.entrypoints.ui.render import UiRoute, page
+from cairn.services.brains import BrainService
 from cairn.services.explorer.edits import ItemEdits
 from cairn.services.explorer.items import VALIDITIES, ItemFilter, Validity
 from cairn.services.explorer.kinds import ITEM_KINDS, ItemKind, kind_of, type_of
@@ -123,7 +124,7 @@ def item_pages(deps: UiDeps) -> APIRouter:
             doc = deps.details.item(brain, doc_id)
             edits.edit(brain, doc, text.replace("\r\n", "\n"), version=version)
         deps.audit("item.edit", brain.id, doc.path)
-        return RedirectResponse(f"/ui/brains/{brain.slug}/items/{doc_id}", status_code=303)
+        return RedirectResponse(f"/ui/brains/{BrainService.ref_of(brain)}/items/{doc_id}", status_code=303)
 
     @router.get("/ui/brains/{ref}/items/{doc_id}/delete", response_class=HTMLResponse)
     def confirm_delete(request: Request, ref: str, doc_id: str) -> HTMLResponse:
@@ -142,6 +143,6 @@ def item_pages(deps: UiDeps) -> APIRouter:
             doc = deps.details.item(brain, doc_id)
             edits.delete(brain, doc)
         deps.audit("item.delete", brain.id, doc.path)
-        return RedirectResponse(f"/ui/brains/{brain.slug}?deleted=1", status_code=303)
+        return RedirectResponse(f"/ui/brains/{BrainService.ref_of(brain)}?deleted=1", status_code=303)
 
     return router

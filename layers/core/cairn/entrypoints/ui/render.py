@@ -25,6 +25,7 @@ from cairn.domain.errors import CairnError
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
 from cairn.entrypoints.ui.cookie import is_secure, set_host_cookie
 from cairn.entrypoints.ui.csrf import CSRF_COOKIE, csrf_token, needs_csrf_cookie
+from cairn.services.brains import BrainService
 
 PAGE_HEADERS: Final = {
     # Only our own stylesheet and script; no page of Cairn's inside another site's frame.
@@ -51,6 +52,7 @@ def _when(value: datetime | None) -> str:
 
 
 templates.filters["when"] = _when
+templates.filters["ref"] = BrainService.ref_of  # a brain in a link: its slug, or its id when another tenant's
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

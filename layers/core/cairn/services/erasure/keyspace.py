@@ -10,7 +10,9 @@ from contextlib import suppress
 from typing import Final
 
 from cairn.domain.errors import Conflict
+from cairn.domain.models import Brain
 from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
+from cairn.services.brain_slugs import legacy_slug_key, slug_key
 from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
 from cairn.services.gbrain.page_assertions import assertions_pk
 from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
@@ -23,7 +25,7 @@ from cairn.services.memory.entities import entities_pk
 from cairn.services.mnemosyne.collection_records import CollectionRecords, collections_pk
 from cairn.services.mnemosyne.image_refs import image_refs_prefix
 from cairn.services.mnemosyne.item_status import pending_pk
-from cairn.services.repositories import SESSIONS_PREFIX, all_items, doc_id_key, documents_pk, slug_key
+from cairn.services.repositories import SESSIONS_PREFIX, all_items, doc_id_key, documents_pk
 from cairn.services.search.access import access_pk
 from cairn.services.thoughtmcp.rows import thoughts_prefix
 from cairn.services.zengram.runs import consolidation_pk
@@ -79,16 +81,18 @@ class BrainKeyspace:
         """Delete every record under the brain's partitions; returns how many there were."""
         return self.delete(list(self._scan(brain_prefixes(brain_id))))
 
-    def free_slug(self, slug: str, brain_id: str) -> None:
-        """Delete the slug's pointer while it still names `brain_id`: a deletion resumed after the
-        slug went to a new brain leaves that brain's pointer alone."""
-        for _ in range(5):
-            pointer = self.records.get(*slug_key(slug))
-            if pointer is None or pointer.data.get("brain_id") != brain_id:
-                return
-            with suppress(Conflict):  # rewritten meanwhile: read it again
-                self.records.delete(pointer.pk, pointer.sk, expected_version=pointer.version)
-                return
+    def free_slug(self, brain: Brain) -> None:
+        """Delete the brain's slug pointer (its tenant's, and an earlier release's) while it still
+        names the brain: a deletion resumed after the slug went to a new brain leaves that brain's
+        pointer alone."""
+        for key in (slug_key(brain.slug, brain.owner_tenant), legacy_slug_key(brain.slug)):
+            for _ in range(5):
+                pointer = self.records.get(*key)
+                if pointer is None or pointer.data.get("brain_id") != brain.id:
+                    break
+                with suppress(Conflict):  # rewritten meanwhile: read it again
+                    self.records.delete(pointer.pk, pointer.sk, expected_version=pointer.version)
+                    break
 
     def scrub(self) -> None:
         """Leave nothing of deleted records in the store's own files, where it keeps some."""

@@ -313,7 +313,7 @@ class ErasureService:
         counts["records"] += self.keys.forget_brain(brain_id)
         brain = self.brains.repo.get(brain_id)
         if brain is not None:  # its record stays as the mark late writers meet, nameless; its slug is free
-            self.keyspace.free_slug(brain.slug, brain.id)
+            self.keyspace.free_slug(brain)
             self._forget_name(brain)
         return counts
 

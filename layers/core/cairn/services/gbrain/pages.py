@@ -189,14 +189,15 @@ class PageService:
     def namer(self) -> Namer:
         """How gbrain calls each collection of this caller: `default` for the default collection,
         its brain's slug for any other (one lookup, for the operation at hand), its id for another
-        brain slugged `default` (another tenant's public one), which `default` never names here."""
+        brain slugged `default`, which `default` never names here, and for another tenant's brain
+        (services/brains.py `ref_of`)."""
         default = self.default_collection()
         default_id = default.id if default is not None else None
 
         def name(brain: Brain) -> str:
             if brain.id == default_id:
                 return DEFAULT_COLLECTION
-            return brain.id if brain.slug == DEFAULT_COLLECTION else brain.slug
+            return brain.id if brain.slug == DEFAULT_COLLECTION else self.brains.ref_of(brain)
 
         return name
 
@@ -214,15 +215,15 @@ class PageService:
     def _named(self, name: str) -> Brain:
         """The collection `name` means. `default` is always one of the caller's own (the brain
         slugged `default` when it is one the caller may take as its default, else its default
-        brain), the same for reads and writes: slugs are global, and another tenant's public brain
-        slugged `default` must not stand in for the caller's own."""
+        brain), the same for reads and writes: another tenant's public brain slugged `default` must
+        not stand in for the caller's own."""
         by_id = name.startswith("brn_")  # how another brain slugged `default` is named (namer)
         try:
             brain = self.brains.get(name) if is_brain_slug(name) or by_id else None
         except NotFound:
             brain = None
         except Forbidden:
-            held = self.brains.repo.get(name) if by_id else self.brains.repo.by_slug(name)
+            held = self.brains.find(name)
             if name != DEFAULT_COLLECTION and held is not None and access.readable([held]):
                 raise  # one the caller reads but may not change: gbrain's forbidden, not "not found"
             brain = None

@@ -49,7 +49,8 @@ def pointer_data(brain: Brain) -> dict[str, object]:
     return {"brain_id": brain.id, "brain": brain.model_dump(mode="json")}
 
 
-def _names(pointer: Item | None, brain_id: str) -> bool:
+def names(pointer: Item | None, brain_id: str) -> bool:
+    """Whether the slug pointer is there and names that brain."""
     return pointer is not None and pointer.data.get("brain_id") == brain_id
 
 
@@ -85,8 +86,8 @@ def slug_ops(records: RecordStore, before: Brain, after: Brain) -> list[Put | De
     key, moved_to = slug_key(before.slug, before.owner_tenant), slug_key(after.slug, after.owner_tenant)
     pointer = records.get(*key)
     legacy = None if pointer is not None else records.get(*legacy_slug_key(before.slug))
-    held = pointer or (legacy if _names(legacy, before.id) else None)
-    if not (_names(held, before.id) if held is not None else before.deleted_at is None):
+    held = pointer or (legacy if names(legacy, before.id) else None)
+    if not (names(held, before.id) if held is not None else before.deleted_at is None):
         return []
     item = Item(*moved_to, data=pointer_data(after))
     if pointer is not None and key == moved_to:

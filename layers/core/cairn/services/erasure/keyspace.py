@@ -12,7 +12,7 @@ from typing import Final
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
 from cairn.ports.records import MAX_SCAN_PREFIXES, Delete, Item, RecordStore, ScrubbableRecords
-from cairn.services.brain_slugs import legacy_slug_key, slug_key
+from cairn.services.brain_slugs import legacy_slug_key, names, slug_key
 from cairn.services.gbrain.gaps import gap_sequence, gaps_pk
 from cairn.services.gbrain.page_assertions import assertions_pk
 from cairn.services.gbrain.raw_data import raw_prefix, raw_sequence
@@ -88,7 +88,7 @@ class BrainKeyspace:
         for key in (slug_key(brain.slug, brain.owner_tenant), legacy_slug_key(brain.slug)):
             for _ in range(5):
                 pointer = self.records.get(*key)
-                if pointer is None or pointer.data.get("brain_id") != brain.id:
+                if pointer is None or not names(pointer, brain.id):
                     break
                 with suppress(Conflict):  # rewritten meanwhile: read it again
                     self.records.delete(pointer.pk, pointer.sk, expected_version=pointer.version)

@@ -70,12 +70,14 @@ class FakeCluster:
         self._seq = 0
         self._lock = threading.Lock()  # one request at a time, like a single-threaded node
         self._stats: dict[str, tuple[dict[str, list[str]], float]] = {}  # per request
+        self._df: dict[tuple[str, str], int] = {}  # (field, term) -> documents holding it, per request
+        self._tokens: dict[str, list[str]] = {}  # text -> its tokens (callers never change the lists)
 
     # -- transport ------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, params: Mapping[str, Any], raw: bytes | None) -> tuple[int, Any]:
         with self._lock:
-            self._stats = {}
+            self._stats, self._df = {}, {}
             return self._handle(method, path, params, raw)
 
     def _handle(
@@ -323,7 +325,7 @@ class FakeCluster:
                 if not tf:
                     continue
                 matched = True
-                idf = sum(self._idf(index, tokens, term) for term in group)
+                idf = sum(self._idf(index, name, term) for term in group)
                 norm = tf / (tf + 1.2 * (0.25 + 0.75 * len(doc_tokens) / average))
                 score += float(boost or 1.0) * idf * norm
             if matched:
@@ -332,18 +334,31 @@ class FakeCluster:
             return None
         return sum(scores) if kind == "most_fields" else max(scores)
 
-    @staticmethod
-    def _idf(index: FakeIndex, tokens: dict[str, list[str]], term: str) -> float:
-        df = sum(term in doc_tokens for doc_tokens in tokens.values())
+    def _idf(self, index: FakeIndex, name: str, term: str) -> float:
+        if (name, term) not in self._df:  # counted once a request: a search asks for it per document
+            tokens, _ = self._field(index, name)
+            self._df[name, term] = sum(term in doc_tokens for doc_tokens in tokens.values())
+        df = self._df[name, term]
         return math.log(1 + (len(index.docs) - df + 0.5) / (df + 0.5))
+
+    def _words(self, text: str) -> list[str]:
+        """A text's tokens, kept across requests: a search reads every document's field."""
+        if text not in self._tokens:
+            if len(self._tokens) >= _TOKENS_KEPT:
+                self._tokens.clear()
+            self._tokens[text] = words(text)
+        return self._tokens[text]
 
     def _field(self, index: FakeIndex, name: str) -> tuple[dict[str, list[str]], float]:
         """Every document's tokens in one field, and their average count (cached per request)."""
         if name not in self._stats:
-            tokens = {d: words(src.get(name) or "") for d, src in index.docs.items()}
+            tokens = {d: self._words(src.get(name) or "") for d, src in index.docs.items()}
             average = sum(map(len, tokens.values())) / max(len(tokens), 1) or 1.0
             self._stats[name] = (tokens, average)
         return self._stats[name]
+
+
+_TOKENS_KEPT = 100_000
 
 
 class FakeConnection(Connection):
@@ -373,7 +388,9 @@ def _parse(raw: bytes | str | None, ndjson: bool) -> Any:
         return None
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     if ndjson:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        # Lines end at "\n" alone, as OpenSearch reads them: a string may hold U+0085 or U+2028
+        # (opensearch-py writes them as they are), which str.splitlines would also break at.
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
     return json.loads(text) if text else None
 
 

@@ -85,7 +85,7 @@ def valid(schema: dict[str, Any], words: tuple[str, ...] = ()) -> st.SearchStrat
     if isinstance(kind, list):
         return st.one_of([valid({**schema, "type": k}, words) for k in kind])
     if kind == "object":
-        return _object(schema, words, valid)
+        return _object(schema, words)
     if kind == "string":
         return _string(schema, words)
     if kind == "integer":
@@ -112,12 +112,12 @@ def mangled(schema: dict[str, Any], words: tuple[str, ...] = ()) -> st.SearchStr
     )
 
 
-def _object(schema: dict[str, Any], words: tuple[str, ...], each: Any) -> st.SearchStrategy[dict[str, Any]]:
+def _object(schema: dict[str, Any], words: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", ()))
     return st.fixed_dictionaries(
-        {name: each(s, words) for name, s in properties.items() if name in required},
-        optional={name: each(s, words) for name, s in properties.items() if name not in required},
+        {name: valid(s, words) for name, s in properties.items() if name in required},
+        optional={name: valid(s, words) for name, s in properties.items() if name not in required},
     )
 
 

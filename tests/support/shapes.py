@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -74,6 +75,7 @@ def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Itera
         yield embedded(tmp / "data")
 
 
-def process(adapters: Adapters, tmp: Path) -> Container:
-    """A container over the stores, as one process (its own services, locks and caches)."""
-    return build_container(Settings(data_dir=tmp / "data"), adapters)
+def process(adapters: Adapters, tmp: Path, **settings: Any) -> Container:
+    """A container over the stores, as one process (its own services, locks and caches);
+    `settings` as Settings takes them."""
+    return build_container(Settings(data_dir=tmp / "data", **settings), adapters)

@@ -1,6 +1,7 @@
 """Names and ids containing "/" on zengram's HTTP API: the wrapper sends them encoded (`%2F`), the
 server decodes the path before routing, and every route that takes a name or id still finds it.
-A path no route serves answers in zengram's error style, with its x-request-id, like every other
+A line break in a name, id or path is routed as any other character. A path no route serves
+answers in zengram's error style, with its x-request-id, like every other
 zengram error."""
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def test_an_entity_whose_name_holds_a_slash_is_found_with_its_memories(http: htt
         ("PATCH", "/memory/mem%2Fnone", "Memory not found"),
         ("DELETE", "/memory/mem%2Fnone", "Memory not found"),
         ("GET", "/consolidate/job/job%2Fnone", "Job not found or expired"),
+        # A line break in a name or id routes as Express routes it, not to the framework's 404.
+        ("GET", "/entities/no%0Asuch", "Entity not found"),
+        ("PATCH", "/memory/mem%0Anone", "Memory not found"),
+        ("GET", "/consolidate/job/job%0D%0Anone", "Job not found or expired"),
     ],
 )
 def test_a_missing_name_or_id_with_a_slash_is_zengrams_404(
@@ -80,6 +85,7 @@ def test_a_missing_name_or_id_with_a_slash_is_zengrams_404(
         ("GET", "/nothing/here", "Cannot GET /nothing/here"),
         ("PUT", "/memory", "Cannot PUT /memory"),
         ("POST", "/stats", "Cannot POST /stats"),
+        ("GET", "/nothing%0Ahere", "Cannot GET /nothing\nhere"),
     ],
 )
 def test_a_path_no_route_serves_answers_in_zengrams_style(

@@ -8,7 +8,9 @@ entrypoints/auth_http.py); `GET /zengram/health` is open.
 A name or id in the path may contain "/", sent as `%2F` (the wrapper encodes it so). The server
 decodes the path before routing, so those routes take the rest of the path; an entity's route
 reads the undecoded path where the server keeps it (uvicorn does, Mangum does not), so that a
-name ending in "/memories" is told apart from its memories route.
+name ending in "/memories" is told apart from its memories route. Those path parameters take any
+character, a line break too (`text`), as Express's do: Starlette's `path` stops at one, and the
+request would miss every route and get the framework's 404 rather than zengram's.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib.parse import unquote
 
 import anyio
 from fastapi import APIRouter, Request
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.responses import JSONResponse, Response
 
 from cairn.auth import access
@@ -31,6 +34,13 @@ from cairn.services.zengram.reply import Reply, refusal, run
 from cairn.services.zengram.validate import Refused
 
 PREFIX = "/zengram"
+
+
+class _Text(PathConvertor):
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("text", _Text())
 
 
 def answer(reply: Reply, request_id: str) -> Response:
@@ -96,11 +106,11 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def query(request: Request) -> Response:
         return await respond(request, lambda _: api.query(params(request)))
 
-    @router.patch("/memory/{memory_id:path}")
+    @router.patch("/memory/{memory_id:text}")
     async def update(memory_id: str, request: Request) -> Response:
         return await respond(request, lambda body: api.update(memory_id, body), with_body=True)
 
-    @router.delete("/memory/{memory_id:path}")
+    @router.delete("/memory/{memory_id:text}")
     async def delete(memory_id: str, request: Request) -> Response:
         return await respond(request, lambda body: api.delete(memory_id, body), with_body=True)
 
@@ -126,11 +136,11 @@ def zengram_router(api: ZengramApi) -> APIRouter:
             return await respond(request, lambda _: api.entity_memories(name, params(request)))
         return await respond(request, lambda _: api.entity(name))
 
-    @router.get("/entities/{name:path}/memories")
+    @router.get("/entities/{name:text}/memories")
     async def entity_memories(name: str, request: Request) -> Response:
         return await entity_route(request, name, memories=True)
 
-    @router.get("/entities/{name:path}")
+    @router.get("/entities/{name:text}")
     async def entity(name: str, request: Request) -> Response:
         return await entity_route(request, name, memories=False)
 
@@ -142,7 +152,7 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def consolidation_status(request: Request) -> Response:
         return await respond(request, lambda _: api.consolidation_status())
 
-    @router.get("/consolidate/job/{job_id:path}")
+    @router.get("/consolidate/job/{job_id:text}")
     async def consolidation_job(job_id: str, request: Request) -> Response:
         return await respond(request, lambda _: api.consolidation_job(job_id))
 
@@ -162,7 +172,7 @@ def zengram_router(api: ZengramApi) -> APIRouter:
     async def research(request: Request) -> Response:
         return await respond(request, api.research, with_body=True, scope=READ)
 
-    @router.api_route("/{rest:path}", methods=list(_METHODS))
+    @router.api_route("/{rest:text}", methods=list(_METHODS))
     async def unmatched(rest: str, request: Request) -> Response:
         """Any other path or method: Express's 404, in zengram's error body."""
         request_id = request.headers.get("x-request-id") or str(uuid.uuid4())

@@ -1,0 +1,239 @@
+"""The MCP transports fuzzed below the client: JSON-RPC envelopes with any id, method, version and
+params (batches and notifications too) and bodies that are no JSON-RPC at all.
+
+- Over HTTP, with the headers a client sends (accept, content type, protocol version, session id)
+  in every variant, to every surface's path on a live server: the answer is the transport's own, a
+  status under 500 and a JSON body that is a JSON-RPC response or error; nothing is logged as an
+  error, and every endpoint still initializes afterwards.
+- Over stdio (`cairn mcp`, a line each): nothing but JSON-RPC on stdout, a ping sent after each
+  line still answered, no traceback on stderr, and a clean exit when the client leaves.
+
+CAIRN_FUZZ_EXAMPLES sets the examples per path (default 15) for a longer hunt."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cairn.entrypoints.mcp.registry import SURFACES, http_paths
+from tests.integration.mcp.conftest import LiveServer
+from tests.integration.mcp.test_stdio_bad_lines import StdioProcess
+from tests.support.schema_args import NASTY, json_values
+
+EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "15"))
+PATHS = tuple(path for surface in SURFACES for path in http_paths(surface))
+METHODS = (
+    "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
+    "resources/templates/list", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+    "notifications/initialized", "notifications/cancelled", "notifications/progress",
+    "notifications/roots/list_changed", "sampling/createMessage", "", "tools/", "rpc.discover",
+)  # fmt: skip
+VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01", "", "latest")
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+ids = (
+    st.none() | st.integers(-(2**70), 2**70) | st.text(max_size=10) | st.floats(allow_nan=False) | json_values
+)
+
+
+def _params() -> st.SearchStrategy[Any]:
+    call = st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.sampled_from(("memory_search", "brain_search", "remember", "nope", ""))
+            | st.text(max_size=8),
+            "arguments": json_values,
+            "_meta": st.dictionaries(
+                st.sampled_from(("progressToken", "x")), st.integers() | st.text(max_size=5), max_size=2
+            ),
+            "protocolVersion": st.sampled_from(VERSIONS),
+            "capabilities": json_values,
+            "clientInfo": json_values,
+            "cursor": st.sampled_from(NASTY) | st.text(max_size=10),
+            "uri": st.sampled_from(NASTY),
+            "level": st.sampled_from(("debug", "emergency", "loud")),
+        },
+    )
+    return call | json_values
+
+
+def _message() -> st.SearchStrategy[Any]:
+    envelope = st.fixed_dictionaries(
+        {},
+        optional={
+            "jsonrpc": st.sampled_from(("2.0", "1.0", "2", None)) | json_values,
+            "id": ids,
+            "method": st.sampled_from(METHODS) | st.text(max_size=12) | json_values,
+            "params": _params(),
+            "result": json_values,
+            "error": json_values,
+        },
+    )
+    return envelope | st.lists(envelope, max_size=3) | json_values
+
+
+RAW = (b"", b"{", b"\xff\xfe", b"[]", b"[" * 5000, b'{"jsonrpc":"2.0","id":1,"method":"ping"}' * 2, b"\x00")
+
+
+def _body() -> st.SearchStrategy[bytes]:
+    return _message().map(lambda m: json.dumps(m).encode()) | st.sampled_from(RAW)
+
+
+def _headers() -> st.SearchStrategy[dict[str, str]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "accept": st.sampled_from(
+                (
+                    "application/json, text/event-stream",
+                    "application/json",
+                    "text/event-stream",
+                    "*/*",
+                    "text/html",
+                )
+            ),
+            "content-type": st.sampled_from(
+                ("application/json", "application/json; charset=latin-1", "text/plain", "multipart/form-data")
+            ),
+            "mcp-protocol-version": st.sampled_from(VERSIONS),
+            "mcp-session-id": st.sampled_from(("abc", "0" * 200, "a b", "%C3%A9")),
+            "last-event-id": st.sampled_from(("1", "x")),
+        },
+    )
+
+
+class Errors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(f"{record.name}: {record.getMessage()}")
+
+
+@pytest.fixture
+def errors() -> Iterator[Errors]:
+    handler = Errors()
+    loggers = [logging.getLogger(name) for name in ("cairn", "mcp", "uvicorn.error", "starlette")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def _answered(response: httpx.Response) -> None:
+    """A JSON answer is JSON-RPC: a response or error (one, or a list), or an empty batch's nothing."""
+    if not response.content or not response.headers.get("content-type", "").startswith("application/json"):
+        return
+    body = response.json()
+    for message in body if isinstance(body, list) else [body]:
+        assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", body
+        assert ("result" in message) != ("error" in message), body
+
+
+def _client(live: LiveServer) -> httpx.Client:
+    """A connection per request: after a 500 the server closes its connection, and a reused one
+    would fail the next request by chance rather than by what it sent."""
+    return httpx.Client(base_url=live.base, timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
+
+
+def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: Errors) -> None:
+    @settings(
+        max_examples=EXAMPLES * len(paths),
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
+    @given(
+        st.sampled_from(paths),
+        st.sampled_from(("POST",) * 6 + ("GET", "DELETE", "PUT", "OPTIONS")),
+        _body(),
+        _headers(),
+    )
+    def call(path: str, method: str, body: bytes, headers: dict[str, str]) -> None:
+        errors.seen.clear()
+        try:
+            response = client.request(method, path, content=body, headers=headers)
+        except httpx.TransportError as exc:  # the server dropped the connection
+            raise AssertionError(f"{method} {path} {headers} {body!r:.300}: {exc!r}") from exc
+        shown = f"{method} {path} {headers} {body!r:.300}: {response.status_code} {response.text:.300}"
+        assert response.status_code < 500, shown
+        assert not errors.seen, f"{shown}: {errors.seen}"
+        _answered(response)
+
+    call()
+
+
+def test_no_request_breaks_an_endpoint(live: LiveServer, errors: Errors) -> None:
+    with _client(live) as client:
+        _fuzz(client, PATHS, errors)
+        for path in PATHS:  # still serving
+            response = client.post(path, json=INIT, headers={"accept": "application/json, text/event-stream"})
+            assert response.status_code == 200 and "result" in response.json(), path
+
+
+def test_an_endpoint_that_fails_is_caught(
+    live: LiveServer, errors: Errors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(_: bytes) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("cairn.entrypoints.mcp.http.lone_surrogate_error", fail)
+    with (
+        _client(live) as client,
+        pytest.raises(AssertionError, match=": 500 "),
+    ):
+        _fuzz(client, PATHS[:1], errors)
+
+
+def test_no_line_breaks_stdio(tmp_path: Path) -> None:
+    server = StdioProcess(tmp_path / "data")
+    try:
+        server.request(0, "initialize", INIT["params"])
+        assert server.next()["id"] == 0
+        probes = iter(range(10**6, 2 * 10**6))
+
+        @settings(
+            max_examples=EXAMPLES * 4,
+            derandomize=True,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(_body().filter(lambda b: b"\n" not in b and b"\r" not in b))
+        def line(body: bytes) -> None:
+            probe = next(probes)
+            server.send(body)
+            server.request(probe, "ping")
+            while (answer := server.next()).get("id") != probe:  # next() fails on anything but JSON-RPC
+                assert ("result" in answer) != ("error" in answer) or "method" in answer, answer
+            assert answer == {"jsonrpc": "2.0", "id": probe, "result": {}}, body
+
+        line()
+    finally:
+        code = server.close() if server.process.poll() is None else server.process.returncode
+    assert code == 0, server.stderr.decode(errors="replace")[-2000:]
+    assert b"Traceback" not in server.stderr, server.stderr.decode(errors="replace")[-2000:]

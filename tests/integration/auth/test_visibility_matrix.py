@@ -371,7 +371,7 @@ def read_routes(world: World) -> list[tuple[str, str]]:
 
 def _request(world: World, method: str, template: str, data: DataSet) -> tuple[str, dict[str, Any], Any]:
     v = data.values
-    template = re.sub(r"\{(\w+):path\}", r"{\1}", template)  # a route that takes the rest of the path
+    template = re.sub(r"\{(\w+):\w+\}", r"{\1}", template)  # a route that takes the rest of the path
     path = (
         template.replace("{brainId}", v["brain"])
         .replace("{sessionId}", v["session"] or "ses_none")
@@ -380,7 +380,12 @@ def _request(world: World, method: str, template: str, data: DataSet) -> tuple[s
         .replace("{keyId}", "key_none")
         .replace("{memory_id}", v["memory_id"])
         .replace("{name}", v["entity"] or "Nobody")
+        .replace("{ref}", v["brain"])
+        .replace("{doc_id}", v["memory_id"])
+        .replace("{erasureId}", "era_none")
+        .replace("{rest}", v["memory_id"])
     )
+    assert "{" not in path, f"{template}: a path parameter this matrix does not fill"
     params = {"path": v["path"], "q": v["text"], "query": v["text"], "since": SINCE, "brain": v["brain"]}
     body = {"query": v["text"], "topic": v["text"], "top_k": 10}
     return path, params, body if method == "POST" else None

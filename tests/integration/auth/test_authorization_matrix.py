@@ -160,7 +160,9 @@ def rest_request(world: World, method: str, template: str, *, missing: bool = Fa
         .replace("{sessionId}", world.session)
         .replace("{jobId}", MISSING_JOB if missing else world.job)
         .replace("{keyId}", world.key_id)
+        .replace("{erasureId}", "era_01nosucherasurenosucherasure")
     )
+    assert "{" not in path, f"{template}: a path parameter this matrix does not fill"
     params = {"path": "notes/a.md"} if "/documents" in template else {}
     body = json.dumps({"query": "boiler", "content": "x", "name": "n", "scopes": [READ]})
     headers = {"content-type": "application/json"}

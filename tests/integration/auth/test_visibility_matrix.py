@@ -25,7 +25,6 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
-from fastapi.routing import APIRoute
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -38,6 +37,7 @@ from cairn.entrypoints.rest.authz import ROUTE_SCOPES
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
 from tests.integration.auth.test_authorization_matrix import sample
+from tests.support.app_routes import api_routes
 from tests.support.live_world import Live, live
 from tests.support.visibility_world import SETS, USERS, DataSet
 
@@ -343,15 +343,6 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
 # -- REST and zengram's HTTP API --------------------------------------------------------------------
 
 
-def _api_routes(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, APIRoute]]:
-    """Every APIRoute of the app with its full path, through included routers."""
-    for route in routes:
-        if isinstance(route, APIRoute):
-            yield prefix + route.path, route
-        elif hasattr(route, "original_router"):  # FastAPI's included router
-            yield from _api_routes(route.original_router.routes, prefix + route.include_context.prefix)
-
-
 READ_POSTS = {("POST", "/zengram/reflect"), ("POST", "/zengram/research")}
 """zengram's POSTs that only read (its routes declare their scope by method otherwise)."""
 
@@ -360,7 +351,7 @@ def read_routes(world: World) -> list[tuple[str, str]]:
     """(method, path) of every route that only reads: GET everywhere, and POSTs declared
     documents:read (search, ask, recall; zengram's reflect and research)."""
     found = set()
-    for path, route in _api_routes(create_app(world.container).routes):
+    for path, route in api_routes(create_app(world.container).routes):
         if "/events" in path or path.startswith("/.well-known"):
             continue  # a stream that never ends (the store's change events); the public metadata
         for method in route.methods:

@@ -194,7 +194,8 @@ def _fuzz(world: World, routes: tuple[Route, ...], failures: Failures) -> None:
         route = data.draw(st.sampled_from(routes), label="route")
         path = route.path
         if "{}" in path:
-            path = path.replace("{}", quote(data.draw(_strings(words), label="id"), safe=""))
+            named = data.draw(st.sampled_from(words) | _strings(words), label="id")
+            path = path.replace("{}", quote(named, safe=""))
         query = data.draw(_query(words), label="query") if route.query else []
         content = data.draw(_body(words), label="body") if route.body else None
         failures.seen.clear()

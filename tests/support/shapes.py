@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from fastapi.testclient import TestClient
 
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
 from cairn.adapters.aws.opensearch_chunks import OpenSearchChunkIndex
@@ -21,6 +22,7 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
+from cairn.entrypoints.http import create_app
 from tests.contract.aws_storage import (
     BUCKET,
     DYNAMODB_CONFIG,
@@ -73,6 +75,19 @@ def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Itera
             yield aws()
     else:
         yield embedded(tmp / "data")
+
+
+@contextmanager
+def served(
+    shape: str, request: pytest.FixtureRequest, tmp: Path, **settings: Any
+) -> Iterator[tuple[Container, TestClient]]:
+    """A process on the shape's stores and its app in a test client, as a loopback browser or
+    client with no credential reaches `cairn serve`; a server error is answered (500), not raised."""
+    with adapters_for(shape, request, tmp) as adapters:
+        container = process(adapters, tmp, **settings)
+        app = create_app(container)
+        with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+            yield container, client
 
 
 def process(adapters: Adapters, tmp: Path, **settings: Any) -> Container:

@@ -13,23 +13,22 @@ CAIRN_FUZZ_EXAMPLES sets the examples per path (default 15) for a longer hunt.""
 from __future__ import annotations
 
 import json
-import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths
 from tests.integration.mcp.conftest import LiveServer
 from tests.integration.mcp.test_stdio_bad_lines import StdioProcess
+from tests.integration.mcp.test_transport import INIT
+from tests.support.fuzzing import EXAMPLES, ErrorLog, errors_logged, fixed
 from tests.support.schema_args import NASTY, json_values
 
-EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "15"))
 PATHS = tuple(path for surface in SURFACES for path in http_paths(surface))
 METHODS = (
     "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
@@ -38,16 +37,6 @@ METHODS = (
     "notifications/roots/list_changed", "sampling/createMessage", "", "tools/", "rpc.discover",
 )  # fmt: skip
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01", "", "latest")
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 ids = (
     st.none() | st.integers(-(2**70), 2**70) | st.text(max_size=10) | st.floats(allow_nan=False) | json_values
@@ -120,26 +109,10 @@ def _headers() -> st.SearchStrategy[dict[str, str]]:
     )
 
 
-class Errors(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append(f"{record.name}: {record.getMessage()}")
-
-
 @pytest.fixture
-def errors() -> Iterator[Errors]:
-    handler = Errors()
-    loggers = [logging.getLogger(name) for name in ("cairn", "mcp", "uvicorn.error", "starlette")]
-    for logger in loggers:
-        logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        for logger in loggers:
-            logger.removeHandler(handler)
+def errors() -> Iterator[ErrorLog]:
+    with errors_logged("cairn", "mcp", "uvicorn.error", "starlette") as log:
+        yield log
 
 
 def _answered(response: httpx.Response) -> None:
@@ -158,15 +131,8 @@ def _client(live: LiveServer) -> httpx.Client:
     return httpx.Client(base_url=live.base, timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
 
 
-def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: Errors) -> None:
-    @settings(
-        max_examples=EXAMPLES * len(paths),
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-    )
+def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: ErrorLog) -> None:
+    @fixed(EXAMPLES * len(paths))
     @given(
         st.sampled_from(paths),
         st.sampled_from(("POST",) * 6 + ("GET", "DELETE", "PUT", "OPTIONS")),
@@ -187,7 +153,7 @@ def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: Errors) -> None:
     call()
 
 
-def test_no_request_breaks_an_endpoint(live: LiveServer, errors: Errors) -> None:
+def test_no_request_breaks_an_endpoint(live: LiveServer, errors: ErrorLog) -> None:
     with _client(live) as client:
         _fuzz(client, PATHS, errors)
         for path in PATHS:  # still serving
@@ -196,7 +162,7 @@ def test_no_request_breaks_an_endpoint(live: LiveServer, errors: Errors) -> None
 
 
 def test_an_endpoint_that_fails_is_caught(
-    live: LiveServer, errors: Errors, monkeypatch: pytest.MonkeyPatch
+    live: LiveServer, errors: ErrorLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def fail(_: bytes) -> None:
         raise RuntimeError("boom")
@@ -216,13 +182,7 @@ def test_no_line_breaks_stdio(tmp_path: Path) -> None:
         assert server.next()["id"] == 0
         probes = iter(range(10**6, 2 * 10**6))
 
-        @settings(
-            max_examples=EXAMPLES * 4,
-            derandomize=True,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
+        @fixed(EXAMPLES * 4)
         @given(_body().filter(lambda b: b"\n" not in b and b"\r" not in b))
         def line(body: bytes) -> None:
             probe = next(probes)

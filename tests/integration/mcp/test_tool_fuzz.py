@@ -11,8 +11,6 @@ CAIRN_FUZZ_EXAMPLES sets the examples per tool (default 15) for a longer hunt.""
 from __future__ import annotations
 
 import json
-import logging
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -32,10 +30,9 @@ from cairn.auth.authenticate import OPEN
 from cairn.bootstrap import Container
 from cairn.entrypoints.mcp.registry import SURFACES, build_server
 from cairn.services.ingest.inputs import LocalFilePolicy
+from tests.support.fuzzing import EXAMPLES, ErrorLog, errors_logged, fixed
 from tests.support.schema_args import mangled, valid
 from tests.support.shapes import SHAPES, adapters_for, process
-
-EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "15"))
 
 
 @dataclass
@@ -44,17 +41,6 @@ class World:
     files: LocalFilePolicy
     words: tuple[str, ...]
     """Names and ids the seeding made, tried wherever a string goes."""
-
-
-class Crashes(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append(
-            f"{record.getMessage()}: {record.exc_info[1]!r}" if record.exc_info else record.getMessage()
-        )
 
 
 @asynccontextmanager
@@ -124,14 +110,8 @@ def _arguments(tool: Tool, words: tuple[str, ...]) -> st.SearchStrategy[dict[str
     return valid(schema, words) | mangled(schema, words)
 
 
-def _fuzz(portal: BlockingPortal, client: Client, tools: list[Tool], world: World, crashes: Crashes) -> None:
-    @settings(
-        max_examples=EXAMPLES * len(tools),
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+def _fuzz(portal: BlockingPortal, client: Client, tools: list[Tool], world: World, crashes: ErrorLog) -> None:
+    @fixed(EXAMPLES * len(tools))
     @given(st.data())
     def call(data: st.DataObject) -> None:
         tool = data.draw(st.sampled_from(tools), label="tool")
@@ -147,18 +127,13 @@ def _fuzz(portal: BlockingPortal, client: Client, tools: list[Tool], world: Worl
 
 
 @pytest.fixture
-def crashes() -> Iterator[Crashes]:
-    handler = Crashes()
-    logger = logging.getLogger("cairn")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
+def crashes() -> Iterator[ErrorLog]:
+    with errors_logged() as log:
+        yield log
 
 
 @pytest.mark.parametrize("surface", list(SURFACES))
-def test_no_arguments_crash_a_tool(surface: str, world: World, crashes: Crashes) -> None:
+def test_no_arguments_crash_a_tool(surface: str, world: World, crashes: ErrorLog) -> None:
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(connected(world, surface)) as client,
@@ -171,7 +146,7 @@ def test_no_arguments_crash_a_tool(surface: str, world: World, crashes: Crashes)
 
 @pytest.mark.parametrize("world", ["embedded"], indirect=True)
 def test_a_tool_that_crashes_is_caught(
-    world: World, crashes: Crashes, monkeypatch: pytest.MonkeyPatch
+    world: World, crashes: ErrorLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def crash(*_: object, **__: object) -> None:
         raise RuntimeError("boom")

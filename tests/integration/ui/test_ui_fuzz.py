@@ -11,12 +11,9 @@ CAIRN_FUZZ_EXAMPLES sets the examples per route (default 15) for a longer hunt."
 
 from __future__ import annotations
 
-import logging
-import os
 import tempfile
 import typing
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -24,8 +21,7 @@ from urllib.parse import quote
 import pytest
 from annotated_types import Ge, Le, MaxLen, MinLen
 from fastapi.routing import APIRoute
-from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn.auth import access
@@ -34,10 +30,10 @@ from cairn.entrypoints.http import create_app
 from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.container import fake_container
 from tests.support.app_routes import api_routes
+from tests.support.fuzzing import EXAMPLES, ErrorLog, HttpWorld, errors_logged, fixed
 from tests.support.schema_args import COMMON, NASTY
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.shapes import SHAPES, served
 
-EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "15"))
 CSRF_COOKIE = "cairn_csrf"
 SCOPES = ("documents:read", "documents:write", "admin", "nope")
 BODIES = (
@@ -51,16 +47,9 @@ BODIES = (
 field past its bound, JSON, a multipart without a boundary."""
 
 
-@dataclass(frozen=True)
-class World:
-    client: TestClient
-    words: tuple[str, ...]
-
-
 @pytest.fixture(params=SHAPES)
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        container = process(adapters, tmp_path)
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HttpWorld]:
+    with served(request.param, request, tmp_path) as (container, client):
         brain = container.brains.create("Notes", slug="notes")
         with access.as_system():
             note = container.documents.write(brain, "notes/kettle.md", b"# Kettle\nIn the second cupboard.")
@@ -70,19 +59,15 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
             job = container.consolidation.queue(brain)
             key = container.keys.create(name="fuzz", tenant="local", scopes=["documents:read"], brains=None)
         words = (
-            "notes",
+            brain.slug,
             brain.id,
             note.document.id,
             fact.memory.id,
             job.id,
             key.key.id,
-            "lead",
             "notes/kettle.md",
         )
-        with TestClient(
-            create_app(container), base_url="http://localhost", raise_server_exceptions=False
-        ) as client:
-            yield World(client, words)
+        yield HttpWorld(client, words)
 
 
 def _strings(words: tuple[str, ...]) -> st.SearchStrategy[str]:
@@ -128,37 +113,16 @@ def ui_routes() -> list[tuple[str, str, APIRoute]]:
     return sorted(found, key=lambda r: r[:2])
 
 
-class Errors(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append(f"{record.name}: {record.getMessage()}")
-
-
 @pytest.fixture
-def errors() -> Iterator[Errors]:
-    handler = Errors()
-    logger = logging.getLogger("cairn")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
+def errors() -> Iterator[ErrorLog]:
+    with errors_logged() as log:
+        yield log
 
 
-def _fuzz(world: World, routes: list[tuple[str, str, APIRoute]], errors: Errors) -> None:
+def _fuzz(world: HttpWorld, routes: list[tuple[str, str, APIRoute]], errors: ErrorLog) -> None:
     t, words = world.client, world.words
 
-    @settings(
-        max_examples=EXAMPLES * len(routes),
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-    )
+    @fixed(EXAMPLES * len(routes))
     @given(st.data())
     def call(data: st.DataObject) -> None:
         method, template, route = data.draw(st.sampled_from(routes), label="route")
@@ -187,7 +151,7 @@ def _fuzz(world: World, routes: list[tuple[str, str, APIRoute]], errors: Errors)
     call()
 
 
-def test_no_request_breaks_a_page(world: World, errors: Errors) -> None:
+def test_no_request_breaks_a_page(world: HttpWorld, errors: ErrorLog) -> None:
     routes = ui_routes()
     assert len(routes) > 20, routes
     _fuzz(world, routes, errors)
@@ -196,7 +160,9 @@ def test_no_request_breaks_a_page(world: World, errors: Errors) -> None:
 
 
 @pytest.mark.parametrize("world", ["embedded"], indirect=True)
-def test_a_page_that_fails_is_caught(world: World, errors: Errors, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_page_that_fails_is_caught(
+    world: HttpWorld, errors: ErrorLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def fail(*_: object, **__: object) -> None:
         raise RuntimeError("boom")
 

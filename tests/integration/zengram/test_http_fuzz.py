@@ -12,8 +12,6 @@ CAIRN_FUZZ_EXAMPLES sets the examples per route (default 15) for a longer hunt."
 from __future__ import annotations
 
 import json
-import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +20,13 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.entrypoints.http import create_app
+from tests.support.fuzzing import EXAMPLES, ErrorLog, HttpWorld, errors_logged, fixed
 from tests.support.schema_args import COMMON, NASTY, json_values
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.shapes import SHAPES, served
 
-EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "15"))
 Z = "/zengram"
 
 FIELDS = (
@@ -128,38 +125,16 @@ def _query(words: tuple[str, ...]) -> st.SearchStrategy[list[tuple[str, str]]]:
     return st.lists(st.tuples(st.sampled_from(PARAMS) | st.text(max_size=6), _strings(words)), max_size=5)
 
 
-class Failures(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen.append(record.getMessage())
-
-
 @pytest.fixture
-def failures() -> Iterator[Failures]:
-    handler = Failures()
-    logger = logging.getLogger("cairn")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-
-
-@dataclass(frozen=True)
-class World:
-    client: TestClient
-    words: tuple[str, ...]
+def failures() -> Iterator[ErrorLog]:
+    with errors_logged() as log:
+        yield log
 
 
 @pytest.fixture(params=SHAPES)
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        app = create_app(process(adapters, tmp_path, zengram_research_enabled=True))
-        with TestClient(app, base_url="http://localhost") as client:
-            yield World(client, _seed(client))
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HttpWorld]:
+    with served(request.param, request, tmp_path, zengram_research_enabled=True) as (_, client):
+        yield HttpWorld(client, _seed(client))
 
 
 def _seed(client: TestClient) -> tuple[str, ...]:
@@ -179,16 +154,10 @@ def _seed(client: TestClient) -> tuple[str, ...]:
     return (*ids, *names, *([job] if isinstance(job, str) else []), "lead", "acme", "Ada")
 
 
-def _fuzz(world: World, routes: tuple[Route, ...], failures: Failures) -> None:
+def _fuzz(world: HttpWorld, routes: tuple[Route, ...], failures: ErrorLog) -> None:
     words = world.words
 
-    @settings(
-        max_examples=EXAMPLES * len(routes),
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fixed(EXAMPLES * len(routes))
     @given(st.data())
     def call(data: st.DataObject) -> None:
         route = data.draw(st.sampled_from(routes), label="route")
@@ -217,7 +186,7 @@ def _fuzz(world: World, routes: tuple[Route, ...], failures: Failures) -> None:
     call()
 
 
-def test_no_request_breaks_the_api(world: World, failures: Failures) -> None:
+def test_no_request_breaks_the_api(world: HttpWorld, failures: ErrorLog) -> None:
     _fuzz(world, ROUTES, failures)
     assert world.client.get(f"{Z}/health").status_code == 200  # still serving
     stats = world.client.get(f"{Z}/stats")
@@ -226,7 +195,7 @@ def test_no_request_breaks_the_api(world: World, failures: Failures) -> None:
 
 @pytest.mark.parametrize("world", ["embedded"], indirect=True)
 def test_a_route_that_fails_is_caught(
-    world: World, failures: Failures, monkeypatch: pytest.MonkeyPatch
+    world: HttpWorld, failures: ErrorLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def fail(*_: object, **__: object) -> None:
         raise RuntimeError("boom")

@@ -47,6 +47,35 @@ def test_a_static_token_is_required_once_configured(token_server: str) -> None:
     assert httpx.get(f"{token_server}/healthz").status_code == 200  # health needs no credentials
 
 
+@pytest.mark.parametrize("suffix", ["%E4%B8%AD", "%C3%A9", "a%22b%0D%0Ac"])
+def test_a_refused_mcp_path_past_ascii_is_named_percent_encoded(token_server: str, suffix: str) -> None:
+    """The challenge names the path's metadata in a header, which holds no character past Latin-1:
+    the decoded path went in as it was, and the server answered 500."""
+    refused = httpx.post(f"{token_server}/mcp/{suffix}", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+    assert refused.status_code == 401
+    metadata = refused.headers["www-authenticate"].split('resource_metadata="', 1)[1].split('"', 1)[0]
+    assert metadata.endswith(f"/.well-known/oauth-protected-resource/mcp/{suffix}")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": []},
+        {"jsonrpc": "2.0", "id": 1, "method": {"name": "ping"}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": ["get_health"]}},
+    ],
+)
+def test_a_message_of_the_wrong_kinds_to_a_path_with_public_tools_is_refused(
+    token_server: str, message: dict[str, object]
+) -> None:
+    """Mnemosyne's path lets anyone call its health tool, so the body is read to tell such a call;
+    a method or tool name that was a list went into a set lookup and the server answered 500."""
+    refused = httpx.post(f"{token_server}/mcp/mnemosyne", json=message)
+
+    assert refused.status_code == 401 and 'resource_metadata="' in refused.headers["www-authenticate"]
+
+
 def test_an_api_key_authenticates_until_revoked(tmp_path: Path) -> None:
     container = fake_container(tmp_path, token="admin-token")
     created = container.keys.create(name="ci", tenant="local", scopes=["documents:read"])

@@ -303,6 +303,24 @@ def test_every_mcp_path_names_its_metadata_and_the_authorization_server(
     assert challenge == f'Bearer resource_metadata="{BASE}/.well-known/oauth-protected-resource{path}"'
 
 
+def test_a_refused_mcp_path_past_ascii_is_answered_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """API Gateway hands the function the decoded path; named in the challenge as it was, Mangum
+    could not decode the response's header and the invocation failed (a 500 from the gateway)."""
+    h = template_handler(tmp_path, monkeypatch)
+    event = http_event(
+        "POST", "/mcp/%C3%A9", body={"jsonrpc": "2.0", "id": 1, "method": "ping"}, anonymous=True
+    )
+    event["requestContext"]["http"]["path"] = "/mcp/\u00e9"
+
+    refused = h(event, CTX)
+
+    assert refused["statusCode"] == 401
+    challenge = refused["headers"]["www-authenticate"]
+    assert challenge == f'Bearer resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp/%C3%A9"'
+
+
 # The MCP routes are open at the gateway (template.yaml): the function verifies Cognito's tokens
 # itself, against the pool's JWKS (served here on loopback, keys made in the test).
 @pytest.fixture(scope="module")

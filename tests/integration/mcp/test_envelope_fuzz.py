@@ -1,8 +1,9 @@
 """The MCP transports fuzzed below the client: JSON-RPC envelopes with any id, method, version and
 params (batches and notifications too) and bodies that are no JSON-RPC at all.
 
-- Over HTTP, with the headers a client sends (accept, content type, protocol version, session id)
-  in every variant, to every surface's path on a live server: the answer is the transport's own, a
+- Over HTTP, with the headers a client sends (accept, content type, protocol version, session id,
+  credentials) in every variant, to every surface's path and paths beneath it of any characters,
+  on a live server open on loopback and on one that wants a credential: the answer is the transport's own, a
   status under 500 and a JSON body that is a JSON-RPC response or error; nothing is logged as an
   error, and every endpoint still initializes afterwards.
 - Over stdio (`cairn mcp`, a line each): nothing but JSON-RPC on stdout, a ping sent after each
@@ -16,6 +17,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -23,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths
-from tests.integration.mcp.conftest import LiveServer
+from tests.integration.mcp.conftest import LiveServer, start_server
 from tests.integration.mcp.test_stdio_bad_lines import StdioProcess
 from tests.integration.mcp.test_transport import INIT
 from tests.support.fuzzing import EXAMPLES, ErrorLog, errors_logged, fixed
@@ -79,6 +81,7 @@ def _message() -> st.SearchStrategy[Any]:
     return envelope | st.lists(envelope, max_size=3) | json_values
 
 
+TOKEN = "envelope-fuzz-static-token-0123456789"
 RAW = (b"", b"{", b"\xff\xfe", b"[]", b"[" * 5000, b'{"jsonrpc":"2.0","id":1,"method":"ping"}' * 2, b"\x00")
 
 
@@ -105,6 +108,7 @@ def _headers() -> st.SearchStrategy[dict[str, str]]:
             "mcp-protocol-version": st.sampled_from(VERSIONS),
             "mcp-session-id": st.sampled_from(("abc", "0" * 200, "a b", "%C3%A9")),
             "last-event-id": st.sampled_from(("1", "x")),
+            "authorization": st.sampled_from((f"Bearer {TOKEN}", "Bearer wrong", "Basic eA==", "Bearer")),
         },
     )
 
@@ -116,10 +120,17 @@ def errors() -> Iterator[ErrorLog]:
 
 
 def _answered(response: httpx.Response) -> None:
-    """A JSON answer is JSON-RPC: a response or error (one, or a list), or an empty batch's nothing."""
+    """A JSON answer is JSON-RPC: a response or error (one, or a list), or an empty batch's nothing;
+    a refused credential is answered as OAuth answers (RFC 6750: a challenge and an `error`)."""
     if not response.content or not response.headers.get("content-type", "").startswith("application/json"):
         return
     body = response.json()
+    if response.status_code in (401, 403):
+        assert (
+            response.headers.get("www-authenticate", "").startswith("Bearer") or response.status_code == 403
+        )
+        assert isinstance(body.get("error"), str), body
+        return
     for message in body if isinstance(body, list) else [body]:
         assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", body
         assert ("result" in message) != ("error" in message), body
@@ -131,10 +142,18 @@ def _client(live: LiveServer) -> httpx.Client:
     return httpx.Client(base_url=live.base, timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
 
 
+def _paths(paths: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """A surface's path, or one beneath it of any characters (percent-encoded, as a client sends)."""
+    beneath = st.tuples(st.sampled_from(paths), st.text(min_size=1, max_size=12)).map(
+        lambda drawn: drawn[0].rstrip("/") + "/" + quote(drawn[1], safe="")
+    )
+    return st.sampled_from(paths) | beneath
+
+
 def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: ErrorLog) -> None:
     @fixed(EXAMPLES * len(paths))
     @given(
-        st.sampled_from(paths),
+        _paths(paths),
         st.sampled_from(("POST",) * 6 + ("GET", "DELETE", "PUT", "OPTIONS")),
         _body(),
         _headers(),
@@ -153,11 +172,21 @@ def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: ErrorLog) -> Non
     call()
 
 
-def test_no_request_breaks_an_endpoint(live: LiveServer, errors: ErrorLog) -> None:
-    with _client(live) as client:
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[LiveServer]:
+    """A server that wants a credential (its static token)."""
+    yield from start_server(tmp_path, token=TOKEN)
+
+
+@pytest.mark.parametrize("server", ["live", "guarded"])
+def test_no_request_breaks_an_endpoint(server: str, errors: ErrorLog, request: pytest.FixtureRequest) -> None:
+    served: LiveServer = request.getfixturevalue(server)
+    credential = {"authorization": f"Bearer {TOKEN}"} if server == "guarded" else {}
+    with _client(served) as client:
         _fuzz(client, PATHS, errors)
         for path in PATHS:  # still serving
-            response = client.post(path, json=INIT, headers={"accept": "application/json, text/event-stream"})
+            headers = {"accept": "application/json, text/event-stream", **credential}
+            response = client.post(path, json=INIT, headers=headers)
             assert response.status_code == 200 and "result" in response.json(), path
 
 

@@ -16,6 +16,7 @@ import math
 import uuid
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from starlette.responses import JSONResponse, Response
@@ -194,12 +195,13 @@ def _is_public(body: bytes, tools: frozenset[str]) -> bool:
         message = json.loads(body)
     except (ValueError, RecursionError):
         return False
-    if not isinstance(message, dict):
-        return False
-    if message.get("method") in SESSION_METHODS:
+    if not isinstance(message, dict) or not isinstance(method := message.get("method"), str):
+        return False  # a method or name of another JSON kind (a list: unhashable) is no such message
+    if method in SESSION_METHODS:
         return True
     params = message.get("params")
-    return message.get("method") == "tools/call" and isinstance(params, dict) and params.get("name") in tools
+    name = params.get("name") if isinstance(params, dict) else None
+    return method == "tools/call" and isinstance(name, str) and name in tools
 
 
 def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> str:
@@ -213,8 +215,10 @@ def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> s
 
 def metadata_url(base: str, path: str) -> str:
     """The metadata document for the endpoint at `path`: path-suffixed for an MCP endpoint (RFC 9728
-    3.1), the bare document for everything else."""
-    return f"{base}{METADATA_PATH}{path.rstrip('/') if is_mcp(path) else ''}"
+    3.1), the bare document for everything else. The path is the decoded one and goes into a
+    header, so it is percent-encoded again: a header holds no character past Latin-1 (Starlette
+    refuses to encode one) and API Gateway's, through Mangum, none past ASCII."""
+    return f"{base}{METADATA_PATH}{quote(path.rstrip('/'), safe='/') if is_mcp(path) else ''}"
 
 
 def resource_metadata(

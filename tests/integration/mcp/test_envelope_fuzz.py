@@ -196,7 +196,7 @@ def test_an_endpoint_that_fails_is_caught(
     def fail(_: bytes) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("cairn.entrypoints.mcp.http.lone_surrogate_error", fail)
+    monkeypatch.setattr("cairn.entrypoints.mcp.http.message_of", fail)
     with (
         _client(live) as client,
         pytest.raises(AssertionError, match=": 500 "),

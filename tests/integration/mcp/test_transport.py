@@ -93,3 +93,25 @@ async def test_many_sequential_and_concurrent_calls(live: LiveServer) -> None:
         for _ in range(8):
             tg.start_soon(search)
     assert counts == [20] * 8
+
+
+@pytest.mark.parametrize(
+    ("message", "answered_id", "said"),
+    [
+        ({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": []}, 5, "params"),
+        ({"jsonrpc": "2.0", "id": 6, "method": "ping", "params": "x"}, 6, "params"),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None, "a request's id"),
+        ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None, "a request's id"),
+    ],
+)
+def test_a_message_that_is_no_request_is_answered_as_stdio_answers_it(
+    live: LiveServer, message: dict[str, object], answered_id: object, said: str
+) -> None:
+    """-32600 with what is wrong, the request's id where it can be read: not the SDK's -32602 with a
+    validation dump, nor (for a null or list id) a 202 that leaves the client waiting."""
+    response = httpx.post(live.url, json=message, headers=JSON_HEADERS, timeout=10)
+
+    assert response.status_code == 400
+    body = response.json()
+    assert body["id"] == answered_id and body["error"]["code"] == -32600
+    assert body["error"]["message"].startswith("Invalid Request: ") and said in body["error"]["message"]

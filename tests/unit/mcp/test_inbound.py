@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCRequest
@@ -60,6 +61,20 @@ def test_json_that_is_no_message_is_an_invalid_request(raw: bytes, request_id: o
     refused = refusal(raw)
     assert (refused.code, refused.request_id) == (INVALID_REQUEST, request_id)
     assert refused.message.startswith("Invalid Request: ") and said in refused.message
+
+
+@pytest.mark.parametrize("request_id", [None, [1], {"a": 1}, True, 1.5])
+def test_a_request_whose_id_is_of_another_kind_is_an_invalid_request(request_id: object) -> None:
+    """Such a request would read as a notification, and its sender would wait for an answer
+    nobody sends."""
+    refused = refusal(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode())
+    assert (refused.code, refused.request_id) == (INVALID_REQUEST, None)
+    assert refused.message == "Invalid Request: a request's id is a string or an integer"
+
+
+def test_a_notification_and_a_response_keep_their_shapes() -> None:
+    assert message_of(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert message_of(b'{"jsonrpc":"2.0","id":"s-1","result":{}}')
 
 
 def test_a_line_past_the_cap_is_read_past_and_the_next_line_kept() -> None:

@@ -13,14 +13,13 @@ import json
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import PARSE_ERROR
 from starlette.types import Receive, Scope, Send
 
 from cairn.auth.principal import PUBLIC
 from cairn.entrypoints.asgi_body import buffered
 from cairn.entrypoints.host_guard import WILDCARD_BINDS, served_hosts
 from cairn.entrypoints.mcp.kit import SurfaceServer
-from cairn.entrypoints.mcp.kit.inbound import lone_surrogate_error
+from cairn.entrypoints.mcp.kit.inbound import Refused, message_of
 from cairn.entrypoints.mcp.registry import SURFACES, build_server, http_paths
 from cairn.entrypoints.rest.problems import mcp_error
 from cairn.services.ingest.inputs import LocalFilePolicy
@@ -42,10 +41,14 @@ class PerRequestMCP:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, receive = await buffered(receive, self.max_body)
-        lone = lone_surrogate_error(body)  # the SDK's own parser checks the rest (kit/inbound.py)
-        if lone is not None:
-            await mcp_error(400, lone, code=PARSE_ERROR)(scope, receive, send)
-            return
+        if scope.get("method") == "POST":  # checked as stdio checks a line (kit/inbound.py)
+            try:
+                message_of(body)
+            except Refused as refused:
+                await mcp_error(400, refused.message, code=refused.code, request_id=refused.request_id)(
+                    scope, receive, send
+                )
+                return
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
             stateless_http=True,

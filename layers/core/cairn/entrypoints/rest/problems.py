@@ -130,14 +130,16 @@ def mcp_error(
     code: int = -32600,
     data: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
+    request_id: str | int | None = None,
 ) -> JSONResponse:
-    """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, no id
-    (unknown here; clients put back their request's). MCP clients report its message as the failed
-    call's error instead of a bare HTTP status."""
+    """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, with the
+    request's id where it could be read (else none: clients put back their request's). MCP clients
+    report its message as the failed call's error instead of a bare HTTP status."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status, headers=headers)
+    body = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _is_api(request: Request) -> bool:

@@ -4,7 +4,9 @@
 
 A lone surrogate escape is named (the SDK's parser would only say "unexpected end of hex escape");
 text that is not JSON, or nests past the parser's recursion limit, is a parse error (-32700); JSON
-that is not one JSON-RPC 2.0 message is an invalid request (-32600).
+that is not one JSON-RPC 2.0 message is an invalid request (-32600), on both transports: the SDK's
+HTTP transport would answer it -32602 with pydantic's dump, and take a request whose id is null or a
+list for a notification, answered by nobody.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ def message_of(raw: bytes) -> JSONRPCMessage:
         value = pydantic_core.from_json(raw)
     except ValueError as exc:
         raise Refused(PARSE_ERROR, f"Parse error: {exc}", _lenient_id(raw)) from None
+    if isinstance(value, dict) and "method" in value and "id" in value and _request_id(value) is None:
+        # A request whose id is of another kind (null, a list...) would pass as a notification and
+        # never be answered; JSON-RPC calls it an invalid request, and MCP forbids a null id.
+        raise Refused(INVALID_REQUEST, "Invalid Request: a request's id is a string or an integer")
     try:
         return jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError as exc:

@@ -9,10 +9,10 @@ that carries a progress token: JSON-response mode would drop its notifications, 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import JSONRPCMessage, JSONRPCRequest
 from starlette.types import Receive, Scope, Send
 
 from cairn.auth.principal import PUBLIC
@@ -41,9 +41,10 @@ class PerRequestMCP:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, receive = await buffered(receive, self.max_body)
+        message: JSONRPCMessage | None = None
         if scope.get("method") == "POST":  # checked as stdio checks a line (kit/inbound.py)
             try:
-                message_of(body)
+                message = message_of(body)
             except Refused as refused:
                 await mcp_error(400, refused.message, code=refused.code, request_id=refused.request_id)(
                     scope, receive, send
@@ -53,7 +54,7 @@ class PerRequestMCP:
             streamable_http_path=self.path,
             stateless_http=True,
             # JSON-response mode drops progress notifications; a call that asks for them gets SSE.
-            json_response=not _wants_progress(body),
+            json_response=not _wants_progress(message),
             transport_security=self.security,
             max_request_body_size=self.max_body,
         )
@@ -61,21 +62,13 @@ class PerRequestMCP:
             await sub(scope, receive, send)
 
 
-def _wants_progress(body: bytes) -> bool:
-    """True when a JSON-RPC request (or any request of a batch) carries `_meta.progressToken`."""
-    if b"progressToken" not in body:
+def _wants_progress(message: JSONRPCMessage | None) -> bool:
+    """True when the message is a request that carries `_meta.progressToken` (a batch is refused
+    before this is asked)."""
+    if not isinstance(message, JSONRPCRequest) or not message.params:
         return False
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return False
-    requests = payload if isinstance(payload, list) else [payload]
-    for request in requests:
-        params = request.get("params") if isinstance(request, dict) else None
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and meta.get("progressToken") is not None:
-            return True
-    return False
+    meta = message.params.get("_meta")
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
 
 
 def transport_security(

@@ -32,11 +32,13 @@ from mcp_types import CallToolResult
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
+from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp.registry import SURFACES, anonymous_paths, http_path
-from cairn.entrypoints.rest.authz import ROUTE_SCOPES
+from cairn.entrypoints.rest.authz import ROUTE_SCOPES, ScopedRoute
 from tests.fakes.container import fake_container
 from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
+from tests.support.app_routes import api_routes
 from tests.unit.auth.tokens import AUDIENCE, ISSUER, SigningKey, claims, jwks, rsa_key
 
 PUBLIC_ROUTES = {"/healthz", "/.well-known/oauth-protected-resource"}
@@ -457,6 +459,19 @@ def test_an_invalid_token_says_so_and_a_missing_scope_says_which(world: World) -
     )
     assert write.status_code == 403 and write.json()["code"] == "forbidden"
     assert write.headers["www-authenticate"] == f'Bearer error="insufficient_scope", scope="{WRITE}"'
+
+
+def test_a_scope_is_refused_before_the_request_is_read(world: World) -> None:
+    """FastAPI decodes a JSON body before any dependency runs: without ScopedRoute a caller without
+    the scope got 400 for a body it could not send anyway."""
+    reader = {"authorization": f"Bearer {world.tokens['read_only']}", "content-type": "application/json"}
+    for url in (f"{world.base}/v1/brains", f"{world.base}/v1/brains/{world.brain_a}/sessions"):
+        answer = httpx.post(url, content=b"\x00{", headers=reader)
+        assert answer.status_code == 403 and answer.json()["code"] == "forbidden", (url, answer.text)
+    routes = [
+        route for path, route in api_routes(create_app(world.container).routes) if path.startswith("/v1/")
+    ]
+    assert len(routes) > 30 and all(isinstance(route, ScopedRoute) for route in routes)
 
 
 def test_mutations_are_audited_with_the_principal_and_refusals_change_nothing(world: World) -> None:

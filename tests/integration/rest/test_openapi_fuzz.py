@@ -4,55 +4,29 @@ type, header or body that /openapi.json does not declare.
 
 Examples are bounded (MAX_EXAMPLES per operation, fixed seeds) to keep the run near a minute on
 two cores. Generated ids rarely name anything, so half the examples are pointed at a brain,
-document, session, job and key that exist. GET /events is left out: its 200 is an endless SSE
-stream a fuzzer would wait on forever (test_events.py covers it, and its 404 is the brain
-resolver every other route shares).
+document, session, job and key that exist. test_openapi_fuzz_guarded.py fuzzes the same document
+on a server that asks for credentials.
 """
 
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from schemathesis.checks import (
-    content_type_conformance,
-    not_a_server_error,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.entrypoints.http import create_app
-from tests.fakes.container import fake_container
 from tests.integration.rest.live import serve
-
-
-@schemathesis.serializer("application/x-ndjson")
-def _ndjson(ctx: Any, value: Any) -> bytes:
-    """An archive part (POST /v1/archive/import) as the generated value's text, or its JSON."""
-    import json
-
-    return value.encode("utf-8") if isinstance(value, str) else json.dumps(value).encode("utf-8")
-
+from tests.integration.rest.openapi_fuzzing import CHECKS, DOCUMENT, OPERATIONS, fuzz_settings
+from tests.integration.rest.openapi_fuzzing import schema as fuzzed_schema
 
 MAX_EXAMPLES = 150
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-    response_headers_conformance,
-]
 DOC = "memory/global/kept.md"
 requests_made = 0
 
@@ -99,15 +73,7 @@ def live_base(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureR
     assert requests_made > 10 * len(OPERATIONS), "the fuzz made too few requests to mean anything"
 
 
-def _document() -> dict[str, Any]:
-    """The document as the server builds it (collection needs it before any server runs)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return create_app(fake_container(Path(tmp))).openapi()
-
-
-DOCUMENT = _document()
-schema = schemathesis.openapi.from_dict(DOCUMENT).exclude(path_regex=r"/events$")
-OPERATIONS = [(m, p) for p, ops in DOCUMENT["paths"].items() for m in ops if not p.endswith("/events")]
+schema = fuzzed_schema()
 
 
 @schema.hook
@@ -126,13 +92,7 @@ def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
 
 
 @schema.parametrize()
-@settings(
-    max_examples=MAX_EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@fuzz_settings(MAX_EXAMPLES)
 def test_every_operation_answers_as_documented(case: Any, live_base: str) -> None:
     global requests_made
     requests_made += 1

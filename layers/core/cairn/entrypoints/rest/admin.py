@@ -12,6 +12,7 @@ from cairn.auth import access
 from cairn.auth.api_keys import ApiKey
 from cairn.auth.principal import SCOPES
 from cairn.container import Container
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import require_json
 from cairn.entrypoints.rest.paging import NEXT_LINK, announce_next
 from cairn.entrypoints.wire import Timestamp, Wire
@@ -59,7 +60,7 @@ class AuditPage(Wire):
 
 
 def admin_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/admin", tags=["admin"])
+    router = APIRouter(prefix="/v1/admin", tags=["admin"], route_class=ScopedRoute)
     keys = container.keys
 
     @router.post("/keys", status_code=201, dependencies=[Depends(require_json)])

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import read_capped
 
 ARCHIVE_IMPORT = "/v1/archive/import"
@@ -45,7 +46,7 @@ class ImportPartResult(BaseModel):
 
 
 def archive_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/archive", tags=["archive"])
+    router = APIRouter(prefix="/v1/archive", tags=["archive"], route_class=ScopedRoute)
 
     @router.post(
         "/import",

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.events import SSE_HEADERS, frame
 from cairn.entrypoints.rest.openapi import sse_responses
@@ -38,7 +39,7 @@ async def ask_frames(events: AsyncIterator[AskEvent]) -> AsyncIterator[bytes]:
 
 
 def ask_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["ask"])
+    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["ask"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
 
     @router.post(

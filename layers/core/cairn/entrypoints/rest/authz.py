@@ -1,18 +1,22 @@
 """The scope each /v1 route needs, in one table; a route missing from it is refused (fail closed).
 
-Runs as a dependency of every /v1 router, before the route's own parameters are resolved, so an
-unauthorized caller gets 403 even when its request is otherwise malformed. The brain itself is
-checked where it is resolved (BrainService.get, auth/access.py). A route that needs
-documents:write or brains:admin and succeeds is recorded in the audit log.
+Checked twice over. Every /v1 route is a `ScopedRoute`, whose handler checks the scope before
+FastAPI reads and decodes the request, so a caller without it gets 403 even when its request is
+otherwise malformed (FastAPI parses a JSON body before it runs any dependency). `route_guard`, a
+dependency of every /v1 router, then declares the scope for the request's context, where the brain
+itself is checked as it is resolved (BrainService.get, auth/access.py), and records a route that
+needs documents:write or brains:admin and succeeds in the audit log.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from fastapi import Request
+from fastapi.routing import APIRoute
+from starlette.responses import Response
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE
@@ -68,14 +72,37 @@ ROUTE_SCOPES: dict[tuple[str, str], str] = {
 }
 
 
+def route_scope(method: str, template: str) -> tuple[str, str | None]:
+    """The method a route's scope is declared under (HEAD as GET where HEAD declares none) and
+    that scope, None when the table has none."""
+    if method == "HEAD" and ("HEAD", template) not in ROUTE_SCOPES:
+        method = "GET"
+    return method, ROUTE_SCOPES.get((method, template))
+
+
+class ScopedRoute(APIRoute):
+    """A /v1 route: a caller without its scope is refused before anything of the request is read."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler, template = super().get_route_handler(), self.path_format
+
+        async def scoped(request: Request) -> Response:
+            _, needed = route_scope(request.method, template)
+            if needed is not None:
+                access.require(needed)
+            elif access.current() is not None:
+                raise access.InsufficientScope(None)
+            return await handler(request)
+
+        return scoped
+
+
 def route_guard(brains: BrainService, audit: AuditLog) -> Callable[[Request], AsyncIterator[None]]:
     async def guard(request: Request) -> AsyncIterator[None]:
         """Declare the matched route's scope for this request; 403 when the principal lacks it."""
         route = request.scope.get("route")
         template = str(getattr(route, "path_format", None) or getattr(route, "path", ""))
-        head_as_get = request.method == "HEAD" and ("HEAD", template) not in ROUTE_SCOPES
-        method = "GET" if head_as_get else request.method
-        scope = ROUTE_SCOPES.get((method, template))
+        method, scope = route_scope(request.method, template)
         current = access.current()
         if scope is None:
             if current is not None:

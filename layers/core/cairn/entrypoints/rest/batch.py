@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import (
     JSON,
     json_body_doc,
@@ -51,7 +52,7 @@ class BatchBody(BaseModel):
 
 
 def batch_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"])
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     limits = container.options.limits
 

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next
 from cairn.entrypoints.rest.wire import BrainPage
@@ -24,7 +25,7 @@ class CreateBrain(BaseModel):
 
 
 def brains_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains", tags=["brains"])
+    router = APIRouter(prefix="/v1/brains", tags=["brains"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
 
     @router.post("", status_code=201, dependencies=[Depends(require_json)])

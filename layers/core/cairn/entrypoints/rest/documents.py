@@ -18,6 +18,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain
 from cairn.domain.paths import MAX_PATH_LENGTH, validate_path
 from cairn.domain.text import excerpt
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import (
     BINARY,
     JSON,
@@ -64,7 +65,7 @@ class RenameBody(BaseModel):
 
 
 def documents_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"])
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     docs = container.documents
     limit = container.options.limits.max_put_bytes

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import require_json
 from cairn.entrypoints.wire_admin import EraseSubject, ErasureReceipt
 from cairn.services.erasure.service import ErasureService
@@ -16,7 +17,7 @@ ErasureIdParam = Annotated[
 
 
 def erasure_router(erasure: ErasureService) -> APIRouter:
-    router = APIRouter(prefix="/v1/erasures", tags=["admin"])
+    router = APIRouter(prefix="/v1/erasures", tags=["admin"], route_class=ScopedRoute)
 
     @router.post("", dependencies=[Depends(require_json)])
     def erase_subject(body: EraseSubject) -> ErasureReceipt:

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from cairn.auth import access
 from cairn.container import Container
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
@@ -118,7 +119,7 @@ class ProblemResponse(JSONResponse):
 
 
 def events_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["store"])
+    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["store"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     if container.options.http.on_aws:
         refusal = {

@@ -11,6 +11,7 @@ from starlette.types import Message
 from cairn.container import Container
 from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import require_media_type
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire import DocumentRecord, IngestResponse
@@ -55,7 +56,7 @@ _FILE_FORM_DOC: dict[str, Any] = {
 
 
 def ingest_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"])
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     ingest = container.ingest
     file_limit = container.options.limits.max_file_bytes

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
 
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.wire import Timestamp, Wire
 from cairn.services.jobs.visible_jobs import VisibleJobs
 
@@ -26,7 +27,7 @@ class JobRecord(Wire):
 
 
 def jobs_router(jobs: VisibleJobs) -> APIRouter:
-    router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+    router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=ScopedRoute)
 
     @router.get("/{jobId}", response_model_exclude_none=True)
     def get_job(job_id: JobIdParam) -> JobRecord:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire_memory import (
     ExtractMessages,
@@ -34,7 +35,7 @@ class ExtractBody(BaseModel):
 
 
 def memory_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["memory"])
+    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["memory"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
 
     @router.post("/extract", status_code=202, dependencies=[Depends(require_json)])

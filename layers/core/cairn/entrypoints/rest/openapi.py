@@ -79,6 +79,7 @@ EXTRA_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("POST", f"{B}/documents/ingest/url"): (502,),  # fetch_failed
     ("GET", "/v1/admin/audit"): (404,),  # an unknown `brain`
     ("POST", "/v1/admin/keys"): (404,),  # an unknown brain in `brains`
+    ("POST", "/v1/archive/import"): (404,),  # an unknown brain id in `brain`
     ("POST", "/v1/erasures"): (404,),  # nothing of the subject stored, or an unknown brain in `brains`
 }
 

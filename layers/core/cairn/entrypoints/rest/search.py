@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire import SearchResponse
 from cairn.services.search.service import SortMode
@@ -26,7 +27,7 @@ class SearchBody(BaseModel):
 
 
 def search_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["search"])
+    router = APIRouter(prefix="/v1/brains/{brainId}", tags=["search"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
 
     @router.post("/search", dependencies=[Depends(require_json)])

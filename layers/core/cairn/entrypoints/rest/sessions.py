@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.models import Brain, MetadataValue
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.wire_sessions import (
     Role,
@@ -50,7 +51,7 @@ class RecallBody(BaseModel):
 
 
 def sessions_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/sessions", tags=["sessions"])
+    router = APIRouter(prefix="/v1/brains/{brainId}/sessions", tags=["sessions"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     sessions = container.sessions
 

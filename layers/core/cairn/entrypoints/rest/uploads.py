@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cairn.container import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain
+from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.ingest import IngestKind
 from cairn.entrypoints.wire import IngestResponse, Timestamp
@@ -52,7 +53,7 @@ class IngestUploadBody(BaseModel):
 
 
 def uploads_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"])
+    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["ingest"], route_class=ScopedRoute)
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     ingest = container.ingest
 

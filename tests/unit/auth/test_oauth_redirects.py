@@ -17,6 +17,7 @@ LOOPBACK = [
     "http://localhost:6274/oauth/callback/debug",
     "http://[::1]:8080/cb",
     "http://LOCALHOST:9/cb",
+    "http://127.0.0.1:/cb",  # an empty port is the scheme's
     "https://127.0.0.1:8443/cb?x=1",
 ]
 REFUSED = [
@@ -24,6 +25,9 @@ REFUSED = [
     "http://example.com/callback",  # plain http off loopback
     "http://127.0.0.1.evil.example/cb",
     "http://localhost.evil.example:80/cb",
+    "http://[::1].evil.example/cb",  # urlsplit's hostname: ::1; any browser's: no host at all
+    "http://[::1]evil.example/cb",
+    "http://127.0.0.1:80:80/cb",
     "http://127.0.0.1:8080/cb#frag",
     "http://user@127.0.0.1:8080/cb",
     "javascript:alert(1)",

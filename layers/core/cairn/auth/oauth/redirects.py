@@ -9,6 +9,7 @@ MAX_URI_BYTES. A client gets exactly the URIs it registered, because Cognito mat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -17,7 +18,9 @@ from cairn.domain.text import excerpt, has_control
 
 MAX_URIS = 10
 MAX_URI_BYTES = 2048
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LOOPBACK_NETLOC = re.compile(r"(127\.0\.0\.1|localhost|\[::1\])(:[0-9]*)?", re.IGNORECASE)
+"""The whole authority of a loopback redirect. Not urlsplit's `hostname`, which reads the host of
+`http://[::1].evil.example/` as ::1 where a browser or another client's parser reads no such host."""
 HOSTED: dict[str, str] = {
     "https://claude.ai/api/mcp/auth_callback": "claude.ai",
     "https://claude.com/api/mcp/auth_callback": "claude.ai",
@@ -111,7 +114,7 @@ def _steps_out(path: str) -> bool:
 
 
 def _loopback(parts: SplitResult) -> bool:
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
+    return parts.scheme in ("http", "https") and LOOPBACK_NETLOC.fullmatch(parts.netloc) is not None
 
 
 def _check_operator_entry(entry: str, uri: str, prefix: bool) -> None:

@@ -1,6 +1,6 @@
-"""What both schemathesis runs share: the document the server serves (built before any server runs,
+"""What the schemathesis runs share: the document the server serves (built before any server runs,
 as collection needs it), the operations it holds but GET /events, the checks every answer passes,
-and the Hypothesis settings.
+and the embedded container, as `cairn serve` builds it.
 
 GET /events is left out: its 200 is an endless SSE stream a fuzzer would wait on forever
 (test_events.py covers it, and its 404 is the brain resolver every other route shares)."""
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import schemathesis
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import (
     content_type_conformance,
     not_a_server_error,
@@ -22,6 +23,8 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
 
@@ -55,11 +58,15 @@ def schema() -> Any:
     return schemathesis.openapi.from_dict(DOCUMENT).exclude(path_regex=r"/events$")
 
 
-def fuzz_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+@contextmanager
+def embedded(tmp: Path, **settings: Any) -> Iterator[Container]:
+    """A container as `cairn serve` builds it (SQLite, files, the ONNX embedder) under `tmp`,
+    its stores closed when the block ends."""
+    container = build_container(Settings(data_dir=tmp, ingest_root=tmp / "ingest", **settings))
+    try:
+        yield container
+    finally:
+        for adapter in (container.adapters.records, container.adapters.chunks):
+            close = getattr(adapter, "close", None)
+            if close is not None:
+                close()

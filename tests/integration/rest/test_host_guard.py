@@ -54,7 +54,15 @@ def test_another_sites_simple_post_to_zengram_is_refused_and_stores_nothing(loca
 
 
 @pytest.mark.parametrize(
-    "origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example:8080", "file://"]
+    "origin",
+    [
+        "https://evil.example",
+        "null",
+        "http://127.0.0.1.evil.example:8080",
+        "file://",
+        "http://[::1].evil.example",  # urlsplit's hostname: ::1
+        "http://user@localhost:8080",
+    ],
 )
 def test_cross_site_writes_are_refused_on_every_route(local: TestClient, origin: str) -> None:
     brain = local.post("/v1/brains", json={"name": "Home"}).json()["id"]
@@ -94,6 +102,11 @@ def test_a_rebound_name_reads_nothing(local: TestClient, path: str) -> None:
     assert read.status_code == 421
     assert "Secret plans" not in read.text
     assert "Invalid Host header" in read.text
+
+
+@pytest.mark.parametrize("host", ["[::1].evil.example", "[::1]evil:8080", "user@localhost:8080"])
+def test_a_name_only_a_lenient_parser_reads_as_loopback_is_refused(local: TestClient, host: str) -> None:
+    assert local.get("/v1/brains", headers={"Host": host}).status_code == 421
 
 
 def test_mcp_refuses_a_rebound_name_in_the_sdks_own_words(local: TestClient) -> None:

@@ -19,12 +19,12 @@ import httpx
 import pytest
 from hypothesis import strategies as st
 
-from cairn.bootstrap import Container, build_container
-from cairn.config import Settings
+from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
 from tests.integration.rest.live import serve
-from tests.integration.rest.openapi_fuzzing import CHECKS, DOCUMENT, OPERATIONS, fuzz_settings
+from tests.integration.rest.openapi_fuzzing import CHECKS, DOCUMENT, OPERATIONS, embedded
 from tests.integration.rest.openapi_fuzzing import schema as fuzzed_schema
+from tests.support.fuzzing import fixed
 
 MAX_EXAMPLES = 150
 DOC = "memory/global/kept.md"
@@ -53,20 +53,13 @@ KNOWN: dict[str, str] = {}
 @pytest.fixture(scope="module")
 def live_base(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
     global requests_made
-    data = Path(tmp_path_factory.mktemp("fuzz"))
-    container = build_container(Settings(data_dir=data, ingest_root=data / "ingest"))
-    KNOWN.update(_seed(container))
-    requests_made = 0
-    try:
+    with embedded(Path(tmp_path_factory.mktemp("fuzz"))) as container:
+        KNOWN.update(_seed(container))
+        requests_made = 0
         with serve(create_app(container)) as base:
             served = httpx.get(f"{base}/openapi.json", timeout=30).json()
             assert served == DOCUMENT, "the fuzzed document is not the one the server serves"
             yield base
-    finally:
-        for adapter in (container.adapters.records, container.adapters.chunks):
-            close = getattr(adapter, "close", None)
-            if close is not None:
-                close()
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         print(f"\nschemathesis: {requests_made} requests over {len(OPERATIONS)} operations")
@@ -92,7 +85,7 @@ def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
 
 
 @schema.parametrize()
-@fuzz_settings(MAX_EXAMPLES)
+@fixed(MAX_EXAMPLES)
 def test_every_operation_answers_as_documented(case: Any, live_base: str) -> None:
     global requests_made
     requests_made += 1

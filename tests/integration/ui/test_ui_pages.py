@@ -448,6 +448,7 @@ def test_a_planted_token_cookie_does_not_pass_a_signed_in_form(
         {"origin": "http://localhost:9999"},  # another server on this machine: the same site, which
         # the server's Origin rule lets through (REST may be called from a local app): the UI not
         {"origin": "http://evil.localhost"},
+        {"origin": "http://[::1].evil.example"},  # urlsplit reads its host as ::1; no browser does
         {"origin": "null"},
         {"sec-fetch-site": "same-site"},
         {"sec-fetch-site": "cross-site"},

@@ -24,16 +24,12 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.entrypoints.auth_http import ZENGRAM, refusal, zengram_refusal
+from cairn.entrypoints.authority import authority_host, named_host
 from cairn.entrypoints.rest.problems import is_mcp
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def named_host(host: str) -> str:
-    """A bind address as a Host header names it (an IPv6 address in brackets)."""
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def served_hosts(host: str, public_url: str | None = None) -> tuple[str, ...]:
@@ -43,22 +39,11 @@ def served_hosts(host: str, public_url: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.lower() for name in names))
 
 
-def _hostname(authority: str) -> str | None:
-    """The host part of a `Host` header or an Origin's authority, lowercased, IPv6 in brackets."""
-    try:
-        parts = urlsplit(f"//{authority}")
-        name = parts.hostname
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        return None
-    return named_host(name.lower()) if name else None
-
-
 def _origin_host(origin: str) -> str | None:
     scheme, _, authority = origin.partition("://")
     if scheme.lower() not in ("http", "https") or not authority or "/" in authority:
         return None  # "null" (a sandboxed frame, a file), or no origin at all
-    return _hostname(authority)
+    return authority_host(authority)
 
 
 class HostGuard:
@@ -77,7 +62,7 @@ class HostGuard:
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        host = _hostname(headers.get("host", ""))
+        host = authority_host(headers.get("host", ""))
         if self.hosts is not None and host not in self.hosts:
             return _answer(scope, 421, "misdirected_request", "Invalid Host header")
         origin = headers.get("origin")

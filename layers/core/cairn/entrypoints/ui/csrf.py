@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from fastapi import Request
 
 from cairn.domain.errors import Forbidden
+from cairn.entrypoints.authority import authority_host
 from cairn.entrypoints.ui.cookie import is_secure, named, request_session
 
 CSRF_COOKIE: Final = "cairn_csrf"
@@ -95,6 +96,8 @@ def _authority(origin: str) -> str | None:
     except ValueError:
         return None
     if parts.scheme not in ("http", "https", "") or not parts.hostname or parts.path not in ("", "/"):
+        return None
+    if authority_host(parts.netloc) is None:  # more than a host and a port: `[::1].evil.example`
         return None
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return host.lower() + (f":{port}" if port not in (None, 80, 443) else "")

@@ -23,11 +23,10 @@ from urllib.parse import urlsplit
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from cairn.domain.authority import LOOPBACK_HOSTS, authority_host, named_host
 from cairn.entrypoints.auth_http import ZENGRAM, refusal, zengram_refusal
-from cairn.entrypoints.authority import authority_host, named_host
 from cairn.entrypoints.rest.problems import is_mcp
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -9,18 +9,15 @@ MAX_URI_BYTES. A client gets exactly the URIs it registered, because Cognito mat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from cairn.auth.oauth.errors import InvalidRedirect
+from cairn.domain.authority import LOOPBACK_HOSTS, authority_host
 from cairn.domain.text import excerpt, has_control
 
 MAX_URIS = 10
 MAX_URI_BYTES = 2048
-LOOPBACK_NETLOC = re.compile(r"(127\.0\.0\.1|localhost|\[::1\])(:[0-9]*)?", re.IGNORECASE)
-"""The whole authority of a loopback redirect. Not urlsplit's `hostname`, which reads the host of
-`http://[::1].evil.example/` as ::1 where a browser or another client's parser reads no such host."""
 HOSTED: dict[str, str] = {
     "https://claude.ai/api/mcp/auth_callback": "claude.ai",
     "https://claude.com/api/mcp/auth_callback": "claude.ai",
@@ -114,7 +111,9 @@ def _steps_out(path: str) -> bool:
 
 
 def _loopback(parts: SplitResult) -> bool:
-    return parts.scheme in ("http", "https") and LOOPBACK_NETLOC.fullmatch(parts.netloc) is not None
+    """The whole authority read (domain/authority.py), not urlsplit's `hostname`, which reads the host
+    of `http://[::1].evil.example/` as ::1 where a browser or another client's parser reads none."""
+    return parts.scheme in ("http", "https") and authority_host(parts.netloc) in LOOPBACK_HOSTS
 
 
 def _check_operator_entry(entry: str, uri: str, prefix: bool) -> None:

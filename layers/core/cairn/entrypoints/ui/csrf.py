@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
+from cairn.domain.authority import authority_host
 from cairn.domain.errors import Forbidden
-from cairn.entrypoints.authority import authority_host
 from cairn.entrypoints.ui.cookie import is_secure, named, request_session
 
 CSRF_COOKIE: Final = "cairn_csrf"
@@ -95,9 +95,7 @@ def _authority(origin: str) -> str | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https", "") or not parts.hostname or parts.path not in ("", "/"):
+    host = authority_host(parts.netloc)  # None for more than a host and a port: `[::1].evil.example`
+    if parts.scheme not in ("http", "https", "") or host is None or parts.path not in ("", "/"):
         return None
-    if authority_host(parts.netloc) is None:  # more than a host and a port: `[::1].evil.example`
-        return None
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return host.lower() + (f":{port}" if port not in (None, 80, 443) else "")
+    return host + (f":{port}" if port not in (None, 80, 443) else "")

@@ -1,9 +1,12 @@
-"""The host a `Host` header or an Origin names, read strictly: what the DNS-rebinding guard
-(host_guard.py) and the web UI's origin check (ui/csrf.py) compare with the names this server has."""
+"""The host a URL's authority names, read strictly: what the DNS-rebinding guard
+(entrypoints/host_guard.py) and the web UI's origin check (entrypoints/ui/csrf.py) compare with
+the names this server has, and what tells a loopback redirect (auth/oauth/redirects.py)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 def named_host(host: str) -> str:
@@ -12,7 +15,8 @@ def named_host(host: str) -> str:
 
 
 def authority_host(authority: str) -> str | None:
-    """The host part of a `Host` header or an Origin's authority, lowercased, IPv6 in brackets;
+    """The host part of an authority (a `Host` header, an Origin's or a URL's), lowercased, IPv6 in
+    brackets;
     None unless the authority is that host and at most a port (urlsplit reads the host of
     `[::1].evil.example` or `user@localhost` as loopback, which no browser does)."""
     try:

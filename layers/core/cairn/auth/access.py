@@ -96,12 +96,6 @@ def _scoped(scope: str) -> Access | None:
     return replace(access, scope=scope)
 
 
-def require(scope: str) -> None:
-    """InsufficientScope (Unauthenticated for no credential) unless the current principal holds
-    `scope`; nothing when no principal is acting."""
-    _scoped(scope)
-
-
 @contextmanager
 def needing(scope: str) -> Iterator[Access | None]:
     """The current principal, now for an operation that needs `scope` (checked at once)."""

@@ -11,7 +11,7 @@ from cairn.container import Container
 from cairn.entrypoints.rest.admin import admin_router
 from cairn.entrypoints.rest.archive import ARCHIVE_IMPORT, archive_router
 from cairn.entrypoints.rest.ask import ask_router
-from cairn.entrypoints.rest.authz import route_guard
+from cairn.entrypoints.rest.authz import route_audit
 from cairn.entrypoints.rest.batch import batch_router
 from cairn.entrypoints.rest.brains import brains_router
 from cairn.entrypoints.rest.documents import documents_router
@@ -46,7 +46,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
     """Mount every /v1 router, the Problem+JSON error handlers and the OpenAPI corrections on `app`."""
     install_problem_handlers(app)
     install_openapi(app)
-    guard = route_guard(container.brains, container.audit)
+    audited = route_audit(container.brains, container.audit)
     for router in (
         brains_router(container),
         documents_router(container),
@@ -63,7 +63,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
         erasure_router(container.erasure),
         archive_router(container),
     ):
-        app.include_router(router, dependencies=[Depends(guard)])
+        app.include_router(router, dependencies=[Depends(audited)])
     # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.
     app.include_router(zengram_router(container.zengram))
 

@@ -1,11 +1,11 @@
 """The scope each /v1 route needs, in one table; a route missing from it is refused (fail closed).
 
-Checked twice over. Every /v1 route is a `ScopedRoute`, whose handler checks the scope before
-FastAPI reads and decodes the request, so a caller without it gets 403 even when its request is
-otherwise malformed (FastAPI parses a JSON body before it runs any dependency). `route_guard`, a
-dependency of every /v1 router, then declares the scope for the request's context, where the brain
-itself is checked as it is resolved (BrainService.get, auth/access.py), and records a route that
-needs documents:write or brains:admin and succeeds in the audit log.
+Every /v1 route is a `ScopedRoute`, whose handler checks the scope and declares it for the
+request's context before FastAPI reads and decodes the request, so a caller without it gets 403
+even when its request is otherwise malformed (FastAPI parses a JSON body before it runs any
+dependency). The brain itself is checked where it is resolved (BrainService.get,
+auth/access.py). `route_audit`, a dependency of every /v1 router, records a route that needs
+documents:write or brains:admin and succeeds in the audit log.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def route_scope(method: str, template: str) -> tuple[str, str | None]:
 
 
 class ScopedRoute(APIRoute):
-    """A /v1 route: a caller without its scope is refused before anything of the request is read."""
+    """A /v1 route: its scope is checked and declared before anything of the request is read."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler, template = super().get_route_handler(), self.path_format
@@ -89,7 +89,7 @@ class ScopedRoute(APIRoute):
         async def scoped(request: Request) -> Response:
             _, needed = route_scope(request.method, template)
             if needed is not None:
-                access.require(needed)
+                access.set_scope(needed)  # InsufficientScope when the principal lacks it
             elif access.current() is not None:
                 raise access.InsufficientScope(None)
             return await handler(request)
@@ -97,21 +97,16 @@ class ScopedRoute(APIRoute):
         return scoped
 
 
-def route_guard(brains: BrainService, audit: AuditLog) -> Callable[[Request], AsyncIterator[None]]:
-    async def guard(request: Request) -> AsyncIterator[None]:
-        """Declare the matched route's scope for this request; 403 when the principal lacks it."""
+def route_audit(brains: BrainService, audit: AuditLog) -> Callable[[Request], AsyncIterator[None]]:
+    async def audited(request: Request) -> AsyncIterator[None]:
+        """Record the route in the audit log when it needs more than documents:read and succeeds
+        (ScopedRoute has checked and declared its scope)."""
         route = request.scope.get("route")
         template = str(getattr(route, "path_format", None) or getattr(route, "path", ""))
         method, scope = route_scope(request.method, template)
         current = access.current()
-        if scope is None:
-            if current is not None:
-                raise access.InsufficientScope(None)
-            yield
-            return
-        access.set_scope(scope)
         yield
-        if scope != READ and current is not None:
+        if scope not in (None, READ) and current is not None:
             name = getattr(route, "name", None) or "route"
             detail = {"route": f"{method} {template}"}
             try:
@@ -119,7 +114,7 @@ def route_guard(brains: BrainService, audit: AuditLog) -> Callable[[Request], As
             except CairnError:  # the mutation happened; say so loudly rather than fail its response
                 log.exception("audit record failed for %s %s", method, template)
 
-    return guard
+    return audited
 
 
 def _subject(request: Request, brains: BrainService) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Token buckets per principal: a burst, then refusals with the right Retry-After, refilled over time."""
+"""Token buckets per principal: a burst, then refusals with the right Retry-After, refilled over time;
+refused credentials per address."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 import pytest
 
 from cairn.auth.principal import Principal, Via
-from cairn.auth.rate_limit import RateLimiter
+from cairn.auth.rate_limit import FailedSignIns, RateLimiter
 
 
 class FakeTime:
@@ -166,3 +167,32 @@ def test_a_principals_refusal_is_in_whole_seconds_and_its_bucket_is_its_own(time
     assert limiter.refusal_s(Principal("other", "user:alice", frozenset(), Via.jwt)) is None
     time_.now += 0.25
     assert limiter.refusal_s(again) is None
+
+
+def test_empty_for_tells_the_wait_and_takes_nothing(time_: FakeTime) -> None:
+    limiter = RateLimiter(2.0, 2, clock=time_)
+    assert limiter.empty_for("k") is None
+    limiter.take("k")
+    assert limiter.empty_for("k") is None
+    assert limiter.empty_for("k") is None  # asking took nothing
+    limiter.take("k")
+    assert limiter.empty_for("k") == pytest.approx(0.5)
+    time_.now += 0.5
+    assert limiter.empty_for("k") is None
+    assert RateLimiter(0, 1, clock=time_).empty_for("k") is None  # unlimited
+
+
+def test_an_address_is_blocked_after_its_burst_of_refusals_and_freed_at_the_rate(time_: FakeTime) -> None:
+    failures = FailedSignIns(6.0, 3, clock=time_)  # one more refusal every 10 s after three
+    for _ in range(2):
+        failures.refused("10.0.0.1")
+    assert failures.blocked_s("10.0.0.1") is None
+    failures.refused("10.0.0.1")
+    assert failures.blocked_s("10.0.0.1") == 10
+    assert failures.blocked_s("10.0.0.2") is None  # another address is its own
+    time_.now += 9.5
+    assert failures.blocked_s("10.0.0.1") == 1  # whole seconds, at least one
+    time_.now += 0.5
+    assert failures.blocked_s("10.0.0.1") is None
+    failures.refused("10.0.0.1")  # one guess, then blocked again for the full interval
+    assert failures.blocked_s("10.0.0.1") == 10

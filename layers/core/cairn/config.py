@@ -114,6 +114,11 @@ class Settings(BaseSettings):
     """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""
     rate_limit_burst: int = Field(default=100, ge=1)
+    auth_failures_per_min: float = Field(default=10, ge=0)
+    """Refused credentials a client address may send a minute on the embedded server, once it has
+    sent `auth_failure_burst` of them; past that, its credentials are not checked until the
+    minute allows one again (429). 0: unlimited. Only a server that wants credentials counts."""
+    auth_failure_burst: int = Field(default=20, ge=1)
     public_url: str | None = None
     zengram_brain: str | None = None
     thoughtmcp_brain: str | None = None

@@ -35,6 +35,10 @@ class HttpOptions:
     rate_burst: int
     limit_open: bool
     """The open loopback owner is limited too (only when a rate was set explicitly)."""
+    failures_per_min: float | None
+    """Refused credentials per client address a minute, past `failure_burst` (0: unlimited); None:
+    not counted (AWS: API Gateway throttles)."""
+    failure_burst: int
     jwt_issuer: str | None
     jwt_scope_prefix: str | None
     events_ping_s: float

@@ -74,6 +74,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             jwt_jwks_url=issuer_keys.url,
             jwt_audience=[AUDIENCE],
             rate_limit_per_s=0,
+            auth_failures_per_min=0,  # its refused tokens all come from one address (test_failed_sign_ins.py)
         )
         owner = Principal("acme", "user-1", frozenset({READ, WRITE, ADMIN}), Via.jwt)
         with access.acting_as(owner, ADMIN):

@@ -76,6 +76,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             jwt_jwks_url=issuer_keys.url,
             jwt_audience=[AUDIENCE],
             rate_limit_per_s=0,
+            auth_failures_per_min=0,  # else, past 20 refusals, nothing sent is read (test_failed_sign_ins.py)
         )
         with access.acting_as(Principal("acme", "user-1", frozenset({READ, WRITE, ADMIN}), Via.jwt), ADMIN):
             container.brains.create("Alpha", slug="alpha", visibility="tenant")

@@ -33,8 +33,10 @@ DOC = "memory/global/vault.md"
 SECRET = "The vault code is 4471 and only they know it."
 CALLERS = ("limited", "limited", "reader", "none", "bad")  # the limited key has the most to try
 BAD = (TOKEN + "x", "cairn_key_" + "A" * 43, "a.b.c")
-SETTINGS: dict[str, Any] = {"token": TOKEN, "rate_limit_per_s": 0}
-"""What the container is built with: a static token, and no rate limit to end the run early."""
+SETTINGS: dict[str, Any] = {"token": TOKEN, "rate_limit_per_s": 0, "auth_failures_per_min": 0}
+"""What the container is built with: a static token, and no rate limit to end the run early: not
+per caller, nor on the refused credentials of the one address every caller here sends from (that
+one is tested in tests/integration/auth/test_failed_sign_ins.py)."""
 
 
 @dataclass

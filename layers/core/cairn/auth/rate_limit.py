@@ -1,4 +1,5 @@
-"""Per-principal token buckets for the embedded server (API Gateway throttles in AWS).
+"""Per-principal token buckets for the embedded server (API Gateway throttles in AWS), and
+per-address buckets of refused credentials (FailedSignIns).
 
 Each key has a bucket of `burst` tokens that refills continuously at `rate_per_s`; a request
 takes `cost` tokens or is refused with the seconds until it could succeed (the `Retry-After`).
@@ -60,14 +61,19 @@ class RateLimiter:
         if not 0 < cost <= self.burst:
             raise ValueError(f"cost must be in (0, {self.burst}]: a bigger cost could never be allowed")
         with self._lock:
-            now = self._clock()
-            bucket = self._touch(key, now)
-            bucket.tokens = min(self.burst, bucket.tokens + max(0.0, now - bucket.updated) * self.rate)
-            bucket.updated = now
+            bucket = self._refilled(key)
             if bucket.tokens + _EPSILON >= cost:
                 bucket.tokens = max(0.0, bucket.tokens - cost)
                 return None
             return (cost - bucket.tokens) / self.rate
+
+    def empty_for(self, key: str) -> float | None:
+        """None when `key` has a whole token; otherwise seconds until it has one. Takes nothing."""
+        if self.unlimited:
+            return None
+        with self._lock:
+            bucket = self._refilled(key)
+            return None if bucket.tokens + _EPSILON >= 1.0 else (1.0 - bucket.tokens) / self.rate
 
     def refusal_s(self, principal: Principal) -> int | None:
         """A request of `principal` takes from its bucket: None when allowed, otherwise the whole
@@ -81,6 +87,13 @@ class RateLimiter:
         with self._lock:
             return len(self._buckets)
 
+    def _refilled(self, key: str) -> _Bucket:
+        now = self._clock()
+        bucket = self._touch(key, now)
+        bucket.tokens = min(self.burst, bucket.tokens + max(0.0, now - bucket.updated) * self.rate)
+        bucket.updated = now
+        return bucket
+
     def _touch(self, key: str, now: float) -> _Bucket:
         bucket = self._buckets.get(key)
         if bucket is not None:
@@ -90,3 +103,37 @@ class RateLimiter:
         while len(self._buckets) > self.max_keys:
             self._buckets.popitem(last=False)
         return bucket
+
+
+TOO_MANY_REFUSED = "too many refused credentials from this address"
+
+
+class FailedSignIns:
+    """Refused credentials per client address. An address may have `burst` credentials refused,
+    and one more each `60 / per_min` seconds after that; past them, what it sends is not checked
+    at all until its bucket refills (429 with Retry-After), so a guess that would be right is
+    refused too and tells the guesser nothing. What an address sends that is accepted, or no
+    credential at all, takes nothing. Keyed by the address the server sees (behind a proxy,
+    uvicorn's forwarded address from a trusted one)."""
+
+    def __init__(
+        self,
+        per_min: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 10_000,
+    ) -> None:
+        self.per_min = per_min
+        self.burst = burst
+        self._buckets = RateLimiter(per_min / 60.0, burst, clock=clock, max_keys=max_keys)
+
+    def blocked_s(self, address: str) -> int | None:
+        """None when `address` may try a credential; otherwise the whole seconds (at least one)
+        its `Retry-After` says."""
+        wait = self._buckets.empty_for(address)
+        return None if wait is None else max(1, math.ceil(wait))
+
+    def refused(self, address: str) -> None:
+        """A credential `address` sent was refused."""
+        self._buckets.take(address)

@@ -37,6 +37,8 @@ def options_from(settings: Settings) -> Options:
             rate_per_s=None if on_aws else (DEFAULT_RATE_PER_S if rate is None else rate),
             rate_burst=settings.rate_limit_burst,
             limit_open=rate is not None,
+            failures_per_min=None if on_aws else settings.auth_failures_per_min,
+            failure_burst=settings.auth_failure_burst,
             jwt_issuer=settings.jwt_issuer,
             jwt_scope_prefix=settings.jwt_scope_prefix,
             events_ping_s=settings.events_ping_s,

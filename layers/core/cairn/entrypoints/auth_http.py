@@ -26,9 +26,10 @@ from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, UNAVAILABLE, AuthError
 from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
-from cairn.auth.rate_limit import RateLimiter
+from cairn.auth.rate_limit import TOO_MANY_REFUSED, FailedSignIns, RateLimiter
 from cairn.auth.ui_sessions import ENDED, UiSessions
 from cairn.entrypoints.asgi_body import buffered
+from cairn.entrypoints.peer import client_address
 from cairn.entrypoints.rest.problems import is_mcp, mcp_error, problem
 from cairn.entrypoints.ui.cookie import is_secure, session_token
 from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
@@ -47,6 +48,7 @@ class AuthMiddleware:
         limiter: RateLimiter | None,
         public_url: str | None,
         *,
+        failures: FailedSignIns | None = None,
         ui_sessions: UiSessions | None = None,
         limit_open: bool = False,
         scope_prefix: str | None = None,
@@ -54,6 +56,8 @@ class AuthMiddleware:
         open_paths: tuple[str, ...] = (),
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
+        self.failures = failures
+        """Refused credentials per client address (auth/rate_limit.py); None: not counted."""
         self.ui_sessions = ui_sessions
         """The web UI's sessions (auth/ui_sessions.py): its cookie names one; None, no UI sign-in."""
         self.limit_open = limit_open
@@ -93,6 +97,13 @@ class AuthMiddleware:
                     await self.app(scope, receive, send)
                 return
             # anything else is asked to sign in below, as every endpoint does
+        address = client_address(scope)
+        if authorization and self.failures is not None:
+            retry = self.failures.blocked_s(address)
+            if retry is not None:  # not even checked: a right guess gets the same answer
+                detail = f"{TOO_MANY_REFUSED}; retry after {retry} s"
+                await self._too_many(scope, retry, detail)(scope, receive, send)
+                return
         try:
             if remembered is not None:  # off the loop: a session's JWT may need the issuer's keys
                 principal = await anyio.to_thread.run_sync(self._session_principal, remembered)
@@ -102,6 +113,8 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
+            if authorization and exc.code == INVALID_TOKEN and self.failures is not None:
+                self.failures.refused(address)
             if ui and exc.code != UNAVAILABLE:
                 query = scope.get("query_string", b"").decode("latin-1")
                 redirect = sign_in_redirect(
@@ -148,18 +161,26 @@ class AuthMiddleware:
             f"rate limit exceeded: {self.limiter.rate:g} requests/s per caller "
             f"(bursts of {self.limiter.burst}); retry after {retry} s"
         )
-        if is_mcp(scope.get("path", "")):
+        return self._too_many(scope, retry, detail, self.limiter.burst, self.limiter.rate)
+
+    def _too_many(
+        self, scope: Scope, retry: int, detail: str, burst: int | None = None, rate: float | None = None
+    ) -> Response:
+        """429 with Retry-After in the path's style: a JSON-RPC error on /mcp, zengram's body under
+        /zengram/ (its limit and window when it is the per-caller rate), Problem+JSON elsewhere."""
+        path = scope.get("path", "")
+        if is_mcp(path):
             data = {"retry_after_s": retry}
             return mcp_error(429, detail, code=-32000, data=data, headers={"Retry-After": str(retry)})
-        if scope.get("path", "").startswith(ZENGRAM):
-            kind = "read" if scope.get("method") in ("GET", "HEAD") else "write"
-            body = {
-                "error": f"Rate limit exceeded for {kind} requests. Try again in {retry}s.",
-                "limit": self.limiter.burst,
-                "window_seconds": max(1, math.ceil(self.limiter.burst / self.limiter.rate))
-                if self.limiter.rate
-                else 1,
-            }
+        if path.startswith(ZENGRAM):
+            body: dict[str, Any] = {"error": f"{detail[0].upper()}{detail[1:]}."}
+            if burst is not None and rate is not None:
+                kind = "read" if scope.get("method") in ("GET", "HEAD") else "write"
+                body = {
+                    "error": f"Rate limit exceeded for {kind} requests. Try again in {retry}s.",
+                    "limit": burst,
+                    "window_seconds": max(1, math.ceil(burst / rate)) if rate else 1,
+                }
             return zengram_refusal(scope, body, 429, {"Retry-After": str(retry)})
         return refusal(scope, 429, {"Retry-After": str(retry)}, "rate_limited", detail)
 

@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from starlette.types import Scope
 
 from cairn import __version__
-from cairn.auth.rate_limit import RateLimiter
+from cairn.auth.rate_limit import FailedSignIns, RateLimiter
 from cairn.container import Container
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
@@ -78,11 +78,16 @@ def create_app(container: Container) -> FastAPI:
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)
     app.state.rate_limiter = limiter  # a UI sign-in takes from its principal's bucket (ui/session.py)
+    # Guessing credentials: only a server that wants them counts the refused ones, per address.
+    per_min = None if container.authenticator.open else http.failures_per_min
+    failures = FailedSignIns(per_min, http.failure_burst) if per_min else None
+    app.state.failed_sign_ins = failures  # the UI's sign-in form counts in the same buckets
     app.add_middleware(
         AuthMiddleware,
         authenticator=container.authenticator,
         ui_sessions=container.ui_sessions,
         limiter=limiter,
+        failures=failures,
         limit_open=http.limit_open,
         public_url=http.public_url,
         scope_prefix=http.jwt_scope_prefix,

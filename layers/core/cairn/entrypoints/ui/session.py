@@ -19,8 +19,10 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from cairn.auth.binding import Binding
 from cairn.auth.errors import AuthError
 from cairn.auth.principal import Principal
+from cairn.auth.rate_limit import TOO_MANY_REFUSED, FailedSignIns
 from cairn.auth.ui_sessions import UiSessions
 from cairn.container import Container
+from cairn.entrypoints.peer import client_address
 from cairn.entrypoints.ui.cookie import (
     COOKIE,
     MAX_CREDENTIAL,
@@ -100,12 +102,19 @@ def session_pages(container: Container) -> APIRouter:
         next: Annotated[str, Form(max_length=4 * MAX_NEXT)] = "/ui",
     ) -> Response:
         check_csrf(request, csrf)
+        failures: FailedSignIns | None = getattr(request.app.state, "failed_sign_ins", None)
+        address = client_address(request.scope)
+        retry = failures.blocked_s(address) if failures is not None and credential else None
+        if retry is not None:  # not even checked, as in an Authorization header (auth_http.py)
+            detail = f"{TOO_MANY_REFUSED}; retry after {retry} s"
+            return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
         try:
             principal, binding = authenticator.bind(credential)
             if principal.scopes:
                 return signed_in(request, container.ui_sessions, binding, principal, safe_next(next))
         except AuthError:  # not accepted (an empty form among them)
-            pass
+            if failures is not None and credential:
+                failures.refused(address)
         return page(
             request,
             "sign_in.html",

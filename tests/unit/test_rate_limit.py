@@ -9,7 +9,7 @@ import time
 import pytest
 
 from cairn.auth.principal import Principal, Via
-from cairn.auth.rate_limit import FailedSignIns, RateLimiter
+from cairn.auth.rate_limit import FailedSignIns, RateLimiter, sender
 
 
 class FakeTime:
@@ -196,3 +196,22 @@ def test_an_address_is_blocked_after_its_burst_of_refusals_and_freed_at_the_rate
     assert failures.blocked_s("10.0.0.1") is None
     failures.refused("10.0.0.1")  # one guess, then blocked again for the full interval
     assert failures.blocked_s("10.0.0.1") == 10
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "shared"),
+    [
+        ("2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:fffe", True),  # one /64: one subscriber
+        ("2001:db8:1:2::1", "2001:db8:1:3::1", False),
+        ("::ffff:192.0.2.7", "192.0.2.7", True),  # IPv4 written as IPv6
+        ("192.0.2.7", "192.0.2.8", False),
+        ("testclient", "testclient", True),  # not an address: as written
+    ],
+)
+def test_an_ipv6_slash_64_shares_one_bucket(time_: FakeTime, one: str, other: str, shared: bool) -> None:
+    failures = FailedSignIns(1.0, 2, clock=time_)
+    failures.refused(one)
+    failures.refused(one)
+    assert failures.blocked_s(one) is not None
+    assert (failures.blocked_s(other) is not None) is shared
+    assert (sender(one) == sender(other)) is shared

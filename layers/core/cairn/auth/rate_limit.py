@@ -9,6 +9,7 @@ errs towards allowing (a dropped key comes back with a full bucket).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
@@ -114,7 +115,7 @@ class FailedSignIns:
     at all until its bucket refills (429 with Retry-After), so a guess that would be right is
     refused too and tells the guesser nothing. What an address sends that is accepted, or no
     credential at all, takes nothing. Keyed by the address the server sees (behind a proxy,
-    uvicorn's forwarded address from a trusted one)."""
+    uvicorn's forwarded address from a trusted one), an IPv6 one by its network (`sender`)."""
 
     def __init__(
         self,
@@ -131,9 +132,24 @@ class FailedSignIns:
     def blocked_s(self, address: str) -> int | None:
         """None when `address` may try a credential; otherwise the whole seconds (at least one)
         its `Retry-After` says."""
-        wait = self._buckets.empty_for(address)
+        wait = self._buckets.empty_for(sender(address))
         return None if wait is None else max(1, math.ceil(wait))
 
     def refused(self, address: str) -> None:
         """A credential `address` sent was refused."""
-        self._buckets.take(address)
+        self._buckets.take(sender(address))
+
+
+def sender(address: str) -> str:
+    """Whose bucket an address's refusals go to: an IPv4 address its own (also written as IPv6), an
+    IPv6 address its /64 network, which one subscriber is handed whole (else each of its 2^64
+    addresses would bring a fresh budget); anything else, as it is written."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)

@@ -1,11 +1,13 @@
 """Guessing credentials on the embedded server: an address that has had `auth_failure_burst`
 credentials refused has what it sends refused unchecked (429, Retry-After) until its bucket
 refills, a right guess included; in every surface's style, on the UI's sign-in form too. No
-credential, an accepted one, another address and an open server count nothing."""
+credential, an accepted one, an issuer's token refused for its dates or audience (no guess),
+another address and an open server count nothing."""
 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -18,7 +20,9 @@ from mcp.shared.exceptions import MCPError
 
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
+from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
+from tests.unit.auth.tokens import AUDIENCE, ISSUER, SigningKey, claims, jwks, rsa_key
 
 TOKEN = "failed-sign-ins-static-token-0123"
 BURST = 3
@@ -103,6 +107,27 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
     return [exc]
+
+
+def test_an_issuers_token_refused_for_its_dates_is_no_guess_and_a_forged_one_is(tmp_path: Path) -> None:
+    signer = rsa_key("k1")
+    forger = SigningKey(signer.kid, signer.alg, rsa_key("k1").private)  # the same kid, another key
+    now = time.time()
+    with jwks_server(jwks(signer)) as keys:
+        issuer = {"jwt_issuer": ISSUER, "jwt_jwks_url": keys.url, "jwt_audience": [AUDIENCE]}
+        container = fake_container(tmp_path, token=TOKEN, **issuer, **SLOW)
+        with ServerThread(container) as st, httpx.Client() as client:
+            url = f"http://127.0.0.1:{st.port}/v1/brains"
+            expired = signer.sign(claims(now=now - 7200))
+            elsewhere = signer.sign(claims(now=now, aud="https://elsewhere.example.test/mcp"))
+            for token in [expired, elsewhere] * BURST:
+                assert client.get(url, headers=bearer(token)).status_code == 401
+            assert client.get(url, headers=bearer(signer.sign(claims(now=now)))).status_code == 200
+            forged = forger.sign(claims(now=now))
+            assert [client.get(url, headers=bearer(forged)).status_code for _ in range(BURST + 1)] == [
+                *[401] * BURST,
+                429,
+            ]
 
 
 def test_an_open_server_counts_nothing(tmp_path: Path) -> None:

@@ -10,7 +10,17 @@ import pytest
 from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.jwt_verify import JwtVerifier
 from tests.unit.auth.fakes import FakeClock, FakeIssuer
-from tests.unit.auth.tokens import AUDIENCE, ISSUER, NOW, SigningKey, claims, hs256_with, jwks, unsigned
+from tests.unit.auth.tokens import (
+    AUDIENCE,
+    ISSUER,
+    NOW,
+    SigningKey,
+    claims,
+    hs256_with,
+    jwks,
+    rsa_key,
+    unsigned,
+)
 
 
 @pytest.fixture
@@ -213,3 +223,17 @@ def test_client_id_stands_in_only_for_a_missing_aud_on_access_tokens(
 ) -> None:
     error = refused(verifier(issuer), rsa1.sign(cognito_access(**overrides)))
     assert reason in error.reason
+
+
+def test_only_a_refused_token_whose_signature_holds_is_authentic(
+    rsa1: SigningKey, issuer: FakeIssuer
+) -> None:
+    """What a guesser cannot make (the issuer's signature) marks the refusal as no guess
+    (auth/rate_limit.py FailedSignIns): expired, another audience; a forged or malformed one is not."""
+    verify = verifier(issuer)
+    assert refused(verify, rsa1.sign(claims(exp=int(NOW) - 3600))).authentic
+    assert refused(verify, rsa1.sign(claims(aud="https://elsewhere.example.test/mcp"))).authentic
+    forged = SigningKey(rsa1.kid, rsa1.alg, rsa_key("other").private).sign(claims())
+    assert not refused(verify, forged).authentic
+    assert not refused(verify, unsigned(claims(), rsa1.kid)).authentic
+    assert not refused(verify, "not.a.token").authentic

@@ -128,7 +128,11 @@ class Authenticator:
             return principal, None
         if self._jwt is not None and credential.count(".") == 2:
             claims = self._jwt.verify(credential)
-            return self._principal_of(claims), claims
+            try:
+                return self._principal_of(claims), claims
+            except AuthError as refused:  # a verified token this server maps to no principal
+                refused.authentic = True
+                raise
         raise AuthError("the bearer token is not valid for this server", INVALID_TOKEN)
 
     def _principal_of(self, claims: Mapping[str, Any]) -> Principal:

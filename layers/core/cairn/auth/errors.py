@@ -12,10 +12,13 @@ UNAVAILABLE = "auth_unavailable"  # the issuer's JWKS could not be fetched and n
 class AuthError(CairnError):
     """`reason` is safe to show the caller and to log: it never holds the token or a URL's secrets."""
 
-    def __init__(self, reason: str, code: str = INVALID_TOKEN) -> None:
+    def __init__(self, reason: str, code: str = INVALID_TOKEN, *, authentic: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.code = code
+        self.authentic = authentic
+        """The credential was shown to be issued (a JWT whose signature holds: expired, say, or for
+        another audience), so refusing it is no refused guess (auth/rate_limit.py FailedSignIns)."""
 
     def __repr__(self) -> str:
         return f"AuthError({self.reason!r}, code={self.code!r})"

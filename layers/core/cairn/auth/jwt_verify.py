@@ -105,8 +105,12 @@ class JwtVerifier:
             raise AuthError(_reason(error)) from None
         except RecursionError:  # claims nested past what the JSON parser takes
             raise AuthError("the token is malformed") from None
-        self._check_audience(claims)
-        self._check_times(claims)
+        try:
+            self._check_audience(claims)
+            self._check_times(claims)
+        except AuthError as refused:
+            refused.authentic = True  # signed by the issuer: refused, but not guessed
+            raise
         return claims
 
     def signing_key(self, token: str) -> tuple[str, str, str]:

@@ -113,7 +113,8 @@ class AuthMiddleware:
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:
-            if authorization and exc.code == INVALID_TOKEN and self.failures is not None:
+            guessed = exc.code == INVALID_TOKEN and not exc.authentic  # not an expired JWT, say
+            if authorization and guessed and self.failures is not None:
                 self.failures.refused(address)
             if ui and exc.code != UNAVAILABLE:
                 query = scope.get("query_string", b"").decode("latin-1")

@@ -112,8 +112,8 @@ def session_pages(container: Container) -> APIRouter:
             principal, binding = authenticator.bind(credential)
             if principal.scopes:
                 return signed_in(request, container.ui_sessions, binding, principal, safe_next(next))
-        except AuthError:  # not accepted (an empty form among them)
-            if failures is not None and credential:
+        except AuthError as exc:  # not accepted (an empty form among them)
+            if failures is not None and credential and not exc.authentic:
                 failures.refused(address)
         return page(
             request,

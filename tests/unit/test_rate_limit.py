@@ -215,3 +215,35 @@ def test_an_ipv6_slash_64_shares_one_bucket(time_: FakeTime, one: str, other: st
     assert failures.blocked_s(one) is not None
     assert (failures.blocked_s(other) is not None) is shared
     assert (sender(one) == sender(other)) is shared
+
+
+def test_what_is_given_back_returns_but_never_past_the_burst(time_: FakeTime) -> None:
+    limiter = RateLimiter(1.0, 2, clock=time_)
+    limiter.take("k")
+    limiter.take("k")
+    limiter.give_back("k")
+    assert limiter.take("k") is None
+    assert limiter.take("k") is not None
+    for _ in range(5):
+        limiter.give_back("k")
+    assert [limiter.take("k") is None for _ in range(3)] == [True, True, False]
+
+
+def test_attempts_at_once_hold_no_more_places_than_the_burst() -> None:
+    failures = FailedSignIns(0.001, 5)  # all but no refill while the threads run
+    start = threading.Barrier(40)
+    held: list[bool] = []
+
+    def attempt() -> None:
+        start.wait()
+        held.append(failures.attempt("10.0.0.1") is None)
+
+    threads = [threading.Thread(target=attempt) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert held.count(True) == 5
+    failures.returned("10.0.0.1")  # a held place whose credential was accepted
+    assert failures.attempt("10.0.0.1") is None
+    assert failures.attempt("10.0.0.1") is not None

@@ -7,8 +7,11 @@ another address and an open server count nothing."""
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
@@ -161,3 +164,33 @@ def test_the_sign_in_form_counts_in_the_same_buckets(tmp_path: Path) -> None:
         assert "too many refused credentials" in refused.text and TOKEN not in refused.text
         # the form and the Authorization header are one address's guesses
         assert t.get("/v1/brains", headers=bearer(TOKEN)).status_code == 429
+
+
+def test_sign_ins_at_once_get_no_more_checks_than_the_burst(tmp_path: Path) -> None:
+    """The form's sign-ins run on worker threads at once: each holds its place before its
+    credential is looked at, so 40 wrong ones sent together get at most the burst's checks (each
+    check made to take 50 ms, as a JWT's may, so that they overlap)."""
+    container = fake_container(tmp_path, token=TOKEN, **SLOW)
+    bind = container.authenticator.bind
+
+    def slow_bind(credential: str) -> Any:
+        time.sleep(0.05)
+        return bind(credential)
+
+    container.authenticator.bind = slow_bind  # type: ignore[method-assign]
+    with ServerThread(container) as st:
+        base = f"http://127.0.0.1:{st.port}"
+        with httpx.Client(base_url=base) as client:
+            token = _form_token(client.get("/ui/sign-in").text)
+            cookies = dict(client.cookies)
+        start = threading.Barrier(40)
+
+        def sign_in(i: int) -> int:
+            with httpx.Client(base_url=base, cookies=cookies) as own:
+                start.wait()
+                data = {"credential": f"wrong-{i}", "csrf": token, "next": "/ui"}
+                return own.post("/ui/sign-in", data=data).status_code
+
+        with ThreadPoolExecutor(40) as pool:
+            statuses = list(pool.map(sign_in, range(40)))
+    assert statuses.count(401) == BURST and statuses.count(429) == 40 - BURST, statuses

@@ -68,6 +68,14 @@ class RateLimiter:
                 return None
             return (cost - bucket.tokens) / self.rate
 
+    def give_back(self, key: str, cost: float = 1.0) -> None:
+        """Return tokens a take held for what turned out not to count (never past the burst)."""
+        if self.unlimited:
+            return
+        with self._lock:
+            bucket = self._refilled(key)
+            bucket.tokens = min(self.burst, bucket.tokens + cost)
+
     def empty_for(self, key: str) -> float | None:
         """None when `key` has a whole token; otherwise seconds until it has one. Takes nothing."""
         if self.unlimited:
@@ -138,6 +146,18 @@ class FailedSignIns:
     def refused(self, address: str) -> None:
         """A credential `address` sent was refused."""
         self._buckets.take(sender(address))
+
+    def attempt(self, address: str) -> int | None:
+        """Hold one refusal for a credential about to be checked, as `blocked_s` says: None when
+        held (`returned` gives it back if the credential is not refused as a guess), else the
+        Retry-After. For checks that may run at once (threads): each holds its place before it
+        looks, so no number of them at once passes more than the bucket holds."""
+        wait = self._buckets.take(sender(address))
+        return None if wait is None else max(1, math.ceil(wait))
+
+    def returned(self, address: str) -> None:
+        """The credential an `attempt` held a place for was not a refused guess."""
+        self._buckets.give_back(sender(address))
 
 
 def sender(address: str) -> str:

@@ -97,6 +97,10 @@ class AuthMiddleware:
                     await self.app(scope, receive, send)
                 return
             # anything else is asked to sign in below, as every endpoint does
+        # Looked at and counted on the event loop with no await between, so guesses sent at once
+        # pass no more; a JWT-shaped one is checked on a worker thread (only the issuer's key makes
+        # a JWT, and no key or token Cairn makes has dots; a static token chosen with two would be
+        # compared there too).
         address = client_address(scope)
         if authorization and self.failures is not None:
             retry = self.failures.blocked_s(address)

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from cairn.auth.binding import Binding
-from cairn.auth.errors import AuthError
+from cairn.auth.errors import INVALID_TOKEN, AuthError
 from cairn.auth.principal import Principal
 from cairn.auth.rate_limit import TOO_MANY_REFUSED, FailedSignIns
 from cairn.auth.ui_sessions import UiSessions
@@ -103,18 +103,23 @@ def session_pages(container: Container) -> APIRouter:
     ) -> Response:
         check_csrf(request, csrf)
         failures: FailedSignIns | None = getattr(request.app.state, "failed_sign_ins", None)
+        counted = failures if credential else None  # an empty form is no guess
         address = client_address(request.scope)
-        retry = failures.blocked_s(address) if failures is not None and credential else None
+        # Held before the check: sign-ins run on worker threads at once (FailedSignIns.attempt).
+        retry = counted.attempt(address) if counted is not None else None
         if retry is not None:  # not even checked, as in an Authorization header (auth_http.py)
             detail = f"{TOO_MANY_REFUSED}; retry after {retry} s"
             return PlainTextResponse(detail, status_code=429, headers={"Retry-After": str(retry)})
+        guessed = False
         try:
             principal, binding = authenticator.bind(credential)
             if principal.scopes:
                 return signed_in(request, container.ui_sessions, binding, principal, safe_next(next))
         except AuthError as exc:  # not accepted (an empty form among them)
-            if failures is not None and credential and not exc.authentic:
-                failures.refused(address)
+            guessed = exc.code == INVALID_TOKEN and not exc.authentic
+        finally:
+            if counted is not None and not guessed:
+                counted.returned(address)
         return page(
             request,
             "sign_in.html",

@@ -194,3 +194,28 @@ def test_sign_ins_at_once_get_no_more_checks_than_the_burst(tmp_path: Path) -> N
         with ThreadPoolExecutor(40) as pool:
             statuses = list(pool.map(sign_in, range(40)))
     assert statuses.count(401) == BURST and statuses.count(429) == 40 - BURST, statuses
+
+
+def test_tokens_at_once_get_no_more_checks_than_the_burst(tmp_path: Path) -> None:
+    """A bearer token is looked at and its refusal counted with no await between, so 40 wrong
+    ones sent together get at most the burst's checks (each check made to take 20 ms)."""
+    container = fake_container(tmp_path, token=TOKEN, **SLOW)
+    authenticate = container.authenticator.authenticate
+
+    def slow_authenticate(authorization: str | None, event: Any = None) -> Any:
+        time.sleep(0.02)
+        return authenticate(authorization, event)
+
+    container.authenticator.authenticate = slow_authenticate  # type: ignore[method-assign]
+    with ServerThread(container) as st:
+        url = f"http://127.0.0.1:{st.port}/v1/brains"
+        start = threading.Barrier(40)
+
+        def guess(i: int) -> int:
+            with httpx.Client() as own:
+                start.wait()
+                return own.get(url, headers=bearer(f"wrong-{i}"), timeout=30).status_code
+
+        with ThreadPoolExecutor(40) as pool:
+            statuses = list(pool.map(guess, range(40)))
+    assert statuses.count(401) == BURST and statuses.count(429) == 40 - BURST, statuses

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from cairn.auth.principal import Principal, Via
-from cairn.auth.rate_limit import FailedSignIns, RateLimiter, sender
+from cairn.auth.rate_limit import FailedSignIns, RateLimiter, source_key
 
 
 class FakeTime:
@@ -214,7 +214,7 @@ def test_an_ipv6_slash_64_shares_one_bucket(time_: FakeTime, one: str, other: st
     failures.refused(one)
     assert failures.blocked_s(one) is not None
     assert (failures.blocked_s(other) is not None) is shared
-    assert (sender(one) == sender(other)) is shared
+    assert (source_key(one) == source_key(other)) is shared
 
 
 def test_what_is_given_back_returns_but_never_past_the_burst(time_: FakeTime) -> None:

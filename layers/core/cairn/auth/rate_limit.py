@@ -123,7 +123,7 @@ class FailedSignIns:
     at all until its bucket refills (429 with Retry-After), so a guess that would be right is
     refused too and tells the guesser nothing. What an address sends that is accepted, or no
     credential at all, takes nothing. Keyed by the address the server sees (behind a proxy,
-    uvicorn's forwarded address from a trusted one), an IPv6 one by its network (`sender`)."""
+    uvicorn's forwarded address from a trusted one), an IPv6 one by its network (`source_key`)."""
 
     def __init__(
         self,
@@ -140,34 +140,35 @@ class FailedSignIns:
     def blocked_s(self, address: str) -> int | None:
         """None when `address` may try a credential; otherwise the whole seconds (at least one)
         its `Retry-After` says."""
-        wait = self._buckets.empty_for(sender(address))
+        wait = self._buckets.empty_for(source_key(address))
         return None if wait is None else max(1, math.ceil(wait))
 
     def refused(self, address: str) -> None:
         """A credential `address` sent was refused."""
-        self._buckets.take(sender(address))
+        self._buckets.take(source_key(address))
 
     def attempt(self, address: str) -> int | None:
         """Hold one refusal for a credential about to be checked, as `blocked_s` says: None when
         held (`returned` gives it back if the credential is not refused as a guess), else the
         Retry-After. For checks that may run at once (threads): each holds its place before it
         looks, so no number of them at once passes more than the bucket holds."""
-        wait = self._buckets.take(sender(address))
+        wait = self._buckets.take(source_key(address))
         return None if wait is None else max(1, math.ceil(wait))
 
     def returned(self, address: str) -> None:
         """The credential an `attempt` held a place for was not a refused guess."""
-        self._buckets.give_back(sender(address))
+        self._buckets.give_back(source_key(address))
 
 
-def sender(address: str) -> str:
-    """Whose bucket an address's refusals go to: an IPv4 address its own (also written as IPv6), an
+def source_key(source: str) -> str:
+    """Whose count a source address goes to: an IPv4 address its own (also written as IPv6), an
     IPv6 address its /64 network, which one subscriber is handed whole (else each of its 2^64
-    addresses would bring a fresh budget); anything else, as it is written."""
+    addresses would bring a fresh budget); anything else, as it is written. Refused credentials
+    (FailedSignIns) and client registrations (auth/oauth/throttle.py) count by it."""
     try:
-        ip = ipaddress.ip_address(address)
+        ip = ipaddress.ip_address(source)
     except ValueError:
-        return address
+        return source
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             return str(ip.ipv4_mapped)

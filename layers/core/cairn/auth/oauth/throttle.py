@@ -9,13 +9,13 @@ containers as well (registration.py)."""
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import math
 import secrets
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
+from cairn.auth.rate_limit import source_key
 from cairn.domain.errors import Conflict, Unavailable
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
@@ -52,19 +52,6 @@ class RegistrationThrottle:
                 continue  # another registration from the same address counted first: read again
             return None
         return 1
-
-
-def source_key(source: str) -> str:
-    """What a source address counts as: itself, or for IPv6 its /64."""
-    try:
-        address = ipaddress.ip_address(source)
-    except ValueError:
-        return source
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
 
 
 class CapLease:

@@ -116,6 +116,15 @@ def test_words_that_only_hold_a_cue_do_not_count() -> None:
     assert says_change("The retro is postponed to Friday.")
 
 
+def test_hand_overs_and_rising_values_are_changes_and_dates_that_fall_are_not() -> None:
+    assert says_change("From 1 March Tom Okafor takes over the weeknight rota from Sian Holt.")
+    assert says_change("Tom has been taking it over since the spring.")
+    assert says_change("From April the standard consultation rises to £52.")
+    assert says_change("The courier fee goes up to $9 a parcel.")
+    assert not says_change("Her birthday falls on 12 June, and Rose booked 3 tables.")
+    assert not says_change("The consultation room rises above the car park.")  # no number after it
+
+
 @pytest.mark.parametrize(
     "said",
     [

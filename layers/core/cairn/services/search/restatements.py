@@ -15,12 +15,13 @@ A hit moves above an earlier one when all of these hold:
 - it answers the question nearly as well: its cosine with the query is at most `LEEWAY` under the
   earlier hit's;
 - its text says that something changed (`CHANGE`: "instead", "moved", "no longer",
-  "rescheduled", ...). Two notes on one subject that both stay true (an outbound and a return
+  "rescheduled", "takes over", ...). Two notes on one subject that both stay true (an outbound and a return
   flight, 0.90 apart) do not trade places. Words that also open any later message of a
   conversation ("now", "new", "since") are not cues: with them, the later turns of LoCoMo's
   conversations ("a lot's happened since we last chatted") moved above the turn a question asked
   about (MRR@10 0.569 -> 0.513). A value that went up or down counts when its number follows
-  (`VALUE_CHANGE`: "raised the rate to £42", "down from $31"); "we raised funds" does not.
+  (`VALUE_CHANGE`: "raised the rate to £42", "rises to £52", "down from $31"); "we raised funds"
+  does not.
 
 Measured on the three relevance fixtures and LoCoMo dev (docs/RELEVANCE.md, "Newer restatements
 first"). The vectors are read (one batch) only when some hit could move.
@@ -42,18 +43,25 @@ CUES: Final = (
     *("no longer", "not anymore", "not any more", "instead", "changed", "moved", "revised", "updated"),
     *("replaced", "switched", "rescheduled", "postponed", "canceled", "cancelled", "shortened"),
     *("extended", "dropped", "from now on", "superseded", "renamed", "retired", "reverted"),
+    *("replaces", "replacing", "switches", "switching"),
+    # a duty or an owner handed on ("Tom takes over the rota from Sian")
+    *("took over", "takes over", "taken over", "taking over", "took it over", "takes it over"),
+    *("taking it over", "handed over", "hands over", "handing over"),
 )
 CHANGE: Final = re.compile(r"\b(?:" + "|".join(map(re.escape, CUES)) + r")\b", re.IGNORECASE)
 VALUE_CUES: Final = (
     *("raised", "lowered", "increased", "decreased", "reduced", "doubled", "halved", "tripled"),
     *("went up", "went down", "up from", "down from"),
+    *("raises", "lowers", "increases", "decreases", "reduces", "rises", "risen"),
+    *("goes up", "gone up", "going up", "goes down", "gone down", "going down"),
 )
 VALUE_CHANGE: Final = re.compile(
     r"\b(?:" + "|".join(map(re.escape, VALUE_CUES)) + r")\b[^.;!?\n]{0,60}?\d", re.IGNORECASE
 )
 """A value that changed: one of VALUE_CUES with a number after it in its clause ("raised the
 rate to £42", "$27, down from $31"). Without the number they are not cues: "we raised funds",
-"increased energy" (LoCoMo's conversations say both)."""
+"increased energy" (LoCoMo's conversations say both). Words with another common sense that a
+number often follows are left out: "rose" (a name), "falls"/"fell" ("falls on 3 May"), "rising"."""
 
 
 def says_change(text: str) -> bool:

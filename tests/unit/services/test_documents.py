@@ -232,3 +232,46 @@ def test_a_rename_reads_each_of_its_paths_once(
     assert sorted(reads) == ["notes/a.md", "notes/b.md"]
     with pytest.raises(NotFound):
         docs.rename(brain, "notes/a.md", "notes/c.md")
+
+
+def test_a_batch_reads_each_of_its_paths_once_and_goes_again_after_losing_to_another_writer(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch stages over the documents `_again` read (it read every path a second time
+    before). A commit that loses to another process's write of one of its paths is read and made
+    again, over what that writer left."""
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"one")
+    docs.write(brain, "notes/b.md", b"bee")
+    repo = docs.repo
+    stored, commit = repo.stored, repo.commit
+    reads, counted = count_path_reads(repo, monkeypatch)
+    ops = [
+        BatchOp("append", "notes/a.md", b"+two"),
+        BatchOp("delete", "notes/b.md"),
+        BatchOp("write", "notes/c.md", b"sea"),
+    ]
+    assert docs.batch(brain, ops) == 3
+    assert sorted(reads) == ["notes/a.md", "notes/b.md", "notes/c.md"]
+    assert docs.read(brain, "notes/a.md") == b"one+two"
+
+    raced: list[int] = []
+
+    def another_process_first(*args: object, **kwargs: object) -> object:
+        if not raced:
+            raced.append(1)
+            monkeypatch.setattr(repo, "commit", commit)
+            monkeypatch.setattr(repo, "stored", stored)
+            held = stored(brain.id, "notes/a.md")
+            docs._write_locked(brain, "notes/a.md", b"theirs", DocumentInput(), held)
+            monkeypatch.setattr(repo, "stored", counted)
+            monkeypatch.setattr(repo, "commit", another_process_first)
+        return commit(*args, **kwargs)
+
+    reads.clear()
+    monkeypatch.setattr(repo, "commit", another_process_first)
+    mine = [BatchOp("append", "notes/a.md", b"+mine"), BatchOp("write", "notes/d.md", b"d")]
+    assert docs.batch(brain, mine) == 2
+    assert raced
+    assert sorted(reads) == sorted(["notes/a.md", "notes/d.md"] * 3)  # read, compared, read again
+    assert docs.read(brain, "notes/a.md") == b"theirs+mine"

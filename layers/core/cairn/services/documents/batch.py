@@ -45,8 +45,9 @@ class BatchWrites(DocumentWrites):
         paths = _batch_paths(ops)
         recent = RecentVectors()  # a retry after a lost race embeds nothing twice
 
-        def attempt(_current: list[Document | None]) -> tuple[_Batch, Committed | None]:
-            batch = self._stage_batch(brain, ops, paths, reason, recent)
+        def attempt(current: list[Document | None]) -> tuple[_Batch, Committed | None]:
+            before = dict(zip(paths, current, strict=True))
+            batch = self._stage_batch(brain, ops, before, reason, recent)
             return batch, self.repo.commit(batch.commit_ops) if batch.commit_ops else None
 
         with self.locks.hold(lock_key(brain, p) for p in paths):
@@ -73,13 +74,13 @@ class BatchWrites(DocumentWrites):
         self,
         brain: Brain,
         ops: Sequence[BatchOp],
-        paths: Sequence[str],
+        before: Mapping[str, Document | None],
         reason: str | None,
         recent: RecentVectors,
     ) -> _Batch:
-        """The batch replayed over what the paths hold now: the record ops to commit, and the
-        chunks of every written document, embedded together."""
-        before = {p: self.repo.stored(brain.id, p) for p in paths}
+        """The batch replayed over what its paths hold (`before`, as the attempt read them; the
+        commit is conditional on their versions): the record ops to commit, and the chunks of
+        every written document, embedded together."""
         for path, held in before.items():
             if held is not None:
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")

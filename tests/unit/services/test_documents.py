@@ -174,6 +174,31 @@ def count_path_reads(
     return reads, counted
 
 
+def another_process_writes_first(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch, path: str, data: bytes
+) -> list[int]:
+    """Makes the next commit lose to another process's write of `path` (done behind the path
+    lock's back, between the read and the commit; its reads are not counted). Call after
+    `count_path_reads`. The list it returns holds one item once that write happened."""
+    docs = container.documents
+    repo = docs.repo
+    counted, commit = repo.stored, repo.commit
+    raced: list[int] = []
+
+    def first(*args: object, **kwargs: object) -> object:
+        if not raced:
+            raced.append(1)
+            monkeypatch.setattr(repo, "commit", commit)
+            monkeypatch.delattr(repo, "stored")  # the class's own read, uncounted
+            docs._write_locked(brain, path, data, DocumentInput(), repo.stored(brain.id, path))
+            monkeypatch.setattr(repo, "stored", counted)
+            monkeypatch.setattr(repo, "commit", first)
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "commit", first)
+    return raced
+
+
 def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_writer(
     container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,26 +207,12 @@ def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_
     behind the path lock's back, between the read and the commit) is read and made again."""
     docs = container.documents
     docs.write(brain, "notes/a.md", b"one")
-    repo = docs.repo
-    stored, commit = repo.stored, repo.commit
-    reads, counted = count_path_reads(repo, monkeypatch)
+    reads, _ = count_path_reads(docs.repo, monkeypatch)
     assert docs.write(brain, "notes/a.md", b"two").document.version == 2
     assert reads == ["notes/a.md"]
 
-    raced: list[int] = []
-
-    def another_process_first(*args: object, **kwargs: object) -> object:
-        if not raced:
-            raced.append(1)
-            monkeypatch.setattr(repo, "commit", commit)
-            monkeypatch.setattr(repo, "stored", stored)  # the other writer's reads are not counted
-            docs._write_locked(brain, "notes/a.md", b"three", DocumentInput(), stored(brain.id, "notes/a.md"))
-            monkeypatch.setattr(repo, "stored", counted)
-            monkeypatch.setattr(repo, "commit", another_process_first)
-        return commit(*args, **kwargs)
-
+    raced = another_process_writes_first(container, brain, monkeypatch, "notes/a.md", b"three")
     reads.clear()
-    monkeypatch.setattr(repo, "commit", another_process_first)
     outcome = docs.write(brain, "notes/a.md", b"four")
     assert raced and outcome.document.version == 4
     assert reads == ["notes/a.md"] * 3  # read, read again after the lost commit, read for the retry
@@ -243,9 +254,7 @@ def test_a_batch_reads_each_of_its_paths_once_and_goes_again_after_losing_to_ano
     docs = container.documents
     docs.write(brain, "notes/a.md", b"one")
     docs.write(brain, "notes/b.md", b"bee")
-    repo = docs.repo
-    stored, commit = repo.stored, repo.commit
-    reads, counted = count_path_reads(repo, monkeypatch)
+    reads, _ = count_path_reads(docs.repo, monkeypatch)
     ops = [
         BatchOp("append", "notes/a.md", b"+two"),
         BatchOp("delete", "notes/b.md"),
@@ -255,21 +264,8 @@ def test_a_batch_reads_each_of_its_paths_once_and_goes_again_after_losing_to_ano
     assert sorted(reads) == ["notes/a.md", "notes/b.md", "notes/c.md"]
     assert docs.read(brain, "notes/a.md") == b"one+two"
 
-    raced: list[int] = []
-
-    def another_process_first(*args: object, **kwargs: object) -> object:
-        if not raced:
-            raced.append(1)
-            monkeypatch.setattr(repo, "commit", commit)
-            monkeypatch.setattr(repo, "stored", stored)
-            held = stored(brain.id, "notes/a.md")
-            docs._write_locked(brain, "notes/a.md", b"theirs", DocumentInput(), held)
-            monkeypatch.setattr(repo, "stored", counted)
-            monkeypatch.setattr(repo, "commit", another_process_first)
-        return commit(*args, **kwargs)
-
+    raced = another_process_writes_first(container, brain, monkeypatch, "notes/a.md", b"theirs")
     reads.clear()
-    monkeypatch.setattr(repo, "commit", another_process_first)
     mine = [BatchOp("append", "notes/a.md", b"+mine"), BatchOp("write", "notes/d.md", b"d")]
     assert docs.batch(brain, mine) == 2
     assert raced

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.local.onnx_embedder import OnnxEmbedder
+from cairn.adapters.vector_cache import VectorCache
 from cairn.ports.embedder import Embedder, Vectors
 from tests.contract.aws_bedrock import bedrock_embedder
 from tests.fakes.embedder import HashingEmbedder
@@ -28,15 +29,18 @@ def onnx_embedder() -> OnnxEmbedder:
     return OnnxEmbedder()
 
 
-@pytest.fixture(params=["hash", "onnx", "bedrock"])
+@pytest.fixture(params=["hash", "onnx", "bedrock", "onnx, questions kept", "bedrock, questions kept"])
 def embedder(request: pytest.FixtureRequest, onnx_embedder: OnnxEmbedder) -> Iterator[Embedder]:
+    """Each adapter, and each behind the cache the searches embed through (adapters/vector_cache.py),
+    which must answer as the model does, however its texts are split between what it kept and not."""
+    kept = request.param.endswith(", questions kept")
     if request.param == "hash":
         yield HashingEmbedder(384)
-    elif request.param == "onnx":
-        yield onnx_embedder
+    elif request.param.startswith("onnx"):
+        yield VectorCache(onnx_embedder, 4) if kept else onnx_embedder
     else:
         with bedrock_embedder(request) as bedrock:
-            yield bedrock
+            yield VectorCache(bedrock, 4) if kept else bedrock
 
 
 def cosine(a: Vectors, b: Vectors) -> float:

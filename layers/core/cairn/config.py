@@ -168,6 +168,9 @@ class Settings(BaseSettings):
     onnx_workers: int = Field(default=1, ge=1)
     """Texts of one embed() call run at once, each on its own thread (at least one per core when
     `onnx_threads` is 0)."""
+    query_vector_cache: int = Field(default=2048, ge=0)
+    """Texts whose vectors the searches keep, the least recently used leaving first (about 1.5 KB
+    each on the local model, 4 KB on Titan); 0 keeps none (adapters/vector_cache.py)."""
 
     # Ingest
     ingest_root: Path | None = None

@@ -7,6 +7,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from cairn.adapters.vector_cache import VectorCache
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.authenticate import Authenticator
@@ -19,6 +20,7 @@ from cairn.domain.errors import Forbidden
 from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
+from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
 from cairn.ports.records import CommitWatch
 from cairn.services.audit import AuditLog
@@ -151,7 +153,8 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         calibration=_calibration(settings, a.embedder.model_id),
     )
     access = AccessLog(a.records, a.clock)
-    search = SearchService(chunks, a.embedder, doc_repo, tuning, access, a.reranker)
+    questions = _questions(settings, a.embedder)  # what embeds questions; documents get the model
+    search = SearchService(chunks, questions, doc_repo, tuning, access, a.reranker)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
     erased = ErasedSubjects(a.records, a.clock)
@@ -211,7 +214,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         SectorVectors(a.records, a.embedder),
         entities.links,
         chunks,
-        a.embedder,
+        questions,
         a.clock,
         calibration=tuning.calibration,
         commit_mark=commit_mark,
@@ -275,7 +278,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         ),
         metacognition=MetacognitionService(a.generator, clock=a.clock),
         library_search=LibrarySearch(
-            chunks, a.embedder, concepts, documents, a.reranker, calibration=tuning.calibration
+            chunks, questions, concepts, documents, a.reranker, calibration=tuning.calibration
         ),
         assertions=PageAssertions(
             a.records, a.generator, model_pages_per_check=settings.assertion_model_pages_per_check
@@ -344,6 +347,12 @@ def _consolidation_tuning(settings: Settings) -> ConsolidationTuning:
     )
 
 
+def _questions(settings: Settings, embedder: Embedder) -> Embedder:
+    """The embedder of the services that embed questions: the model behind a cache of the latest
+    questions' vectors, unless `query_vector_cache` is 0."""
+    return VectorCache(embedder, settings.query_vector_cache) if settings.query_vector_cache else embedder
+
+
 def _sessions(settings: Settings, a: Adapters, search: SearchService) -> SessionService:
     tuning = RecallTuning(
         window=settings.session_recall_window,
@@ -353,7 +362,7 @@ def _sessions(settings: Settings, a: Adapters, search: SearchService) -> Session
         gate_full=settings.session_gate_full,
         rrf_k=settings.rrf_k,
     )
-    recall = SessionRecall(search, a.embedder, tuning)
+    recall = SessionRecall(search, search.embedder, tuning)
     return SessionService(SessionRepository(a.records), recall, a.clock)
 
 

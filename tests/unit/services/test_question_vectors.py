@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from cairn.adapters.vector_cache import LONGEST, VectorCache
+from cairn.auth import access
+from cairn.auth.principal import READ, Principal, Via
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.ports.embedder import Vectors
@@ -145,3 +147,28 @@ def test_with_no_cache_every_search_embeds_its_question(tmp_path: Path) -> None:
     container.search.search(brain, "when is lunch")
     container.search.search(brain, "when is lunch")
     assert model.calls == [["when is lunch"], ["when is lunch"]]
+
+
+def test_a_kept_question_answers_only_the_caller_that_asked_it() -> None:
+    model = Counting()
+    caller = ["alice"]
+    cache = VectorCache(model, capacity=8, partition=lambda: caller[0])
+    cache.embed(["is the takeover of Globex on"])
+    caller[0] = "mallory"
+    cache.embed(["is the takeover of Globex on"])  # not answered from alice's: no faster either
+    caller[0] = "alice"
+    cache.embed(["is the takeover of Globex on"])
+    assert model.calls == [["is the takeover of Globex on"]] * 2
+
+
+def test_the_searches_keep_questions_per_principal(tmp_path: Path) -> None:
+    model, container = _counted_container(tmp_path, kept=64)
+    questions = container.search.embedder
+    alice = Principal("acme", "alice", frozenset({READ}), Via.jwt)
+    bob = Principal("acme", "bob", frozenset({READ}), Via.jwt)
+    alice_elsewhere = Principal("globex", "alice", frozenset({READ}), Via.api_key)
+    for principal in (alice, alice, bob, alice_elsewhere, bob):
+        with access.acting_as(principal):
+            questions.embed(["what is the layoff plan"])
+    questions.embed(["what is the layoff plan"])  # outside any request: the server's own lookups
+    assert len(model.calls) == 4  # alice, bob, alice of another tenant, the server

@@ -13,15 +13,21 @@ Each text of a call is looked up on its own and the missing ones are embedded in
 model, in their order. That gives the vectors a call without the cache would: the local int8
 model runs one text at a time unless it is batch-invariant (onnx_embedder.py), and Titan embeds
 one text a request. At most `capacity` texts are kept, the least recently used leaving first;
-a text longer than `LONGEST` characters is embedded and not kept (a search question is at most
-4,096). Returned arrays are the caller's own: the kept rows are read-only copies.
+a text longer than `LONGEST` characters is embedded and not kept, so a full cache holds a few MB.
+Returned arrays are the caller's own: the kept rows are read-only copies.
+
+A kept vector answers faster than the model, so a cache shared by all callers would tell one
+caller, by the time its search takes, whether another asked the same words lately (a question
+about a takeover, probed by a user of another tenant). Each text is therefore kept for the caller
+that asked it: `partition()` names the caller (the composition root passes the current
+principal's tenant and subject), and one caller's questions never answer another's.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Final
 
 import numpy as np
@@ -30,16 +36,19 @@ from cairn.ports.embedder import Embedder, Vectors
 
 __all__ = ["LONGEST", "VectorCache"]
 
-LONGEST: Final = 4096
+LONGEST: Final = 1024
 
 
 class VectorCache:
-    def __init__(self, embedder: Embedder, capacity: int) -> None:
+    def __init__(
+        self, embedder: Embedder, capacity: int, partition: Callable[[], Hashable] = lambda: None
+    ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self._embedder = embedder
         self._capacity = capacity
-        self._kept: OrderedDict[str, Vectors] = OrderedDict()
+        self._partition = partition
+        self._kept: OrderedDict[tuple[Hashable, str], Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -52,14 +61,15 @@ class VectorCache:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        caller = self._partition()
         missing: dict[str, list[int]] = {}
         with self._lock:
             for i, text in enumerate(texts):
-                kept = self._kept.get(text)
+                kept = self._kept.get((caller, text))
                 if kept is None:
                     missing.setdefault(text, []).append(i)
                 else:
-                    self._kept.move_to_end(text)
+                    self._kept.move_to_end((caller, text))
                     out[i] = kept
         if not missing:
             return out
@@ -69,13 +79,13 @@ class VectorCache:
             for (text, places), vector in zip(missing.items(), vectors, strict=True):
                 out[places] = vector
                 if len(text) <= LONGEST:
-                    self._keep(text, vector)
+                    self._keep((caller, text), vector)
         return out
 
-    def _keep(self, text: str, vector: Vectors) -> None:
+    def _keep(self, key: tuple[Hashable, str], vector: Vectors) -> None:
         row = np.array(vector, dtype=np.float32)
         row.setflags(write=False)
-        self._kept[text] = row
-        self._kept.move_to_end(text)
+        self._kept[key] = row
+        self._kept.move_to_end(key)
         while len(self._kept) > self._capacity:
             self._kept.popitem(last=False)

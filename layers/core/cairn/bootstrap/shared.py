@@ -349,8 +349,16 @@ def _consolidation_tuning(settings: Settings) -> ConsolidationTuning:
 
 def _questions(settings: Settings, embedder: Embedder) -> Embedder:
     """The embedder of the services that embed questions: the model behind a cache of the latest
-    questions' vectors, unless `query_vector_cache` is 0."""
-    return VectorCache(embedder, settings.query_vector_cache) if settings.query_vector_cache else embedder
+    questions' vectors, each kept for the caller that asked it, unless `query_vector_cache` is 0."""
+    if not settings.query_vector_cache:
+        return embedder
+    return VectorCache(embedder, settings.query_vector_cache, partition=_caller)
+
+
+def _caller() -> tuple[str, str] | None:
+    """Who is asking: the current principal's tenant and subject (None outside a request)."""
+    now = access.current()
+    return (now.principal.tenant, now.principal.subject) if now is not None else None
 
 
 def _sessions(settings: Settings, a: Adapters, search: SearchService) -> SessionService:

@@ -5,57 +5,17 @@ delete, in-place update, event expiry, and concurrent writers racing on one key.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import boto3
 import pytest
 
-from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
-from cairn.adapters.local.sqlite_records import SqliteRecordStore
-from cairn.bootstrap import Container, build_container
-from cairn.config import Settings
+from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
-from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
-from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
 from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
-from tests.fakes.records import MemoryRecordStore
-
-START = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-@pytest.fixture(params=["fake", "sqlite", "dynamodb"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
-    if request.param == "fake":
-        yield MemoryRecordStore()
-    elif request.param == "sqlite":
-        yield SqliteRecordStore(tmp_path / "records.sqlite3")
-    else:
-        with mocked_aws(request):
-            client = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
-            create_table(client, TABLE)
-            yield DynamoRecordStore(client, TABLE)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(START)
-
-
-@pytest.fixture
-def container(store: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
-    adapters = replace(fake_adapters(clock=clock), records=store)
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
-
-
-@pytest.fixture
-def brain(container: Container) -> Brain:
-    return container.brains.create("Team memory")
+from tests.integration.memory.conftest import START
 
 
 def fact(content: str, key: str | None = "acme-stack", **kw: object) -> MemoryInput:

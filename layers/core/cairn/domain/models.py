@@ -92,7 +92,7 @@ class MemoryFacet(Model):
     superseded_at: datetime | None = None
     earlier_ends: list[EarlierEnd] | None = None
     """Each time history stored later moved `valid_to` sooner, the end it had until then, oldest
-    first: what Cairn knew at a moment before it (services/memory/memory_reads.py `_known_at`)."""
+    first: what Cairn knew at a moment before it (services/search/as_of.py `AsOf.holds`)."""
     expired_at: datetime | None = None
     """Soft-expired by consolidation (an event nobody read); kept, no longer current."""
     knowledge_category: str | None = None

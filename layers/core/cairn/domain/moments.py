@@ -24,3 +24,18 @@ def utc_moment(moment: datetime) -> datetime:
     except OverflowError:  # an offset carried it past year 1 or 9999
         return EARLIEST if moment.year == 1 else LATEST
     return min(max(moment, EARLIEST), LATEST)
+
+
+def iso_moment(value: object) -> datetime:
+    """An ISO 8601 instant given as text (a date alone is its midnight; a `Z` suffix and no offset
+    are UTC), in UTC within EARLIEST..LATEST; ValueError for anything else, numbers included."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be an ISO 8601 timestamp")
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 timestamp") from None
+    return utc_moment(moment)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
-from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
-from cairn.domain.moments import EARLIEST
+from cairn.domain.models import Brain, Document, MemoryType
 from cairn.domain.text import excerpt
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
@@ -27,75 +26,9 @@ from cairn.services.memory.memory_model import (
 )
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
+from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
 from cairn.services.search.service import NEAREST, SearchService
-
-_DEEPEST = 3200  # hits a known_at search reads at most, looking for enough that pass
-
-
-def _ms(moment: datetime) -> datetime:
-    """To the millisecond, as the surfaces show times: known_at given as a memory's shown
-    `created_at` finds that memory."""
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-
-
-def _known_from(when: datetime) -> datetime:
-    """The index's bound (exclusive) on creation time for known_at `when`: its whole millisecond."""
-    return _ms(when) + timedelta(milliseconds=1)
-
-
-def _known_at(doc: Document, q: MemoryQuery) -> bool:
-    """Bi-temporal: whether Cairn held the memory at `q.known_at` (recorded by then and, unless
-    history is asked for, not yet superseded then), and, with `q.at_time`, held it true at that
-    time. A memory superseded after `known_at` was then still open-ended: its end came later; one
-    never superseded ends where it was recorded to (its own `valid_to`)."""
-    when = q.known_at
-    assert when is not None
-    if _ms(doc.created_at) > when:
-        return False
-    m = doc.memory
-    if m is None:
-        return True
-    ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
-    if q.at_time is None:
-        return q.include_superseded or not ended_by_then
-    valid_to = _end_then(m, when) if ended_by_then or m.superseded_at is None else None
-    return (m.valid_from is None or m.valid_from <= q.at_time) and (valid_to is None or valid_to > q.at_time)
-
-
-def _end_then(m: MemoryFacet, when: datetime) -> datetime | None:
-    """The memory's end as Cairn held it at `when`: before history stored later moved it sooner."""
-    later = [e for e in m.earlier_ends or [] if _ms(e.at) > when]
-    return later[0].valid_to if later else m.valid_to
-
-
-def _line(doc: Document) -> tuple[str, str] | None:
-    """The fact key or status subject whose values supersede each other, if the memory has one."""
-    m = doc.memory
-    if m is None:
-        return None
-    if m.type is MemoryType.fact and m.key:
-        return ("key", m.key)
-    if m.type is MemoryType.status and m.subject:
-        return ("subject", m.subject)
-    return None
-
-
-def _one_per_line(docs: dict[str, Document]) -> dict[str, Document]:
-    """At one time, one value per fact key or status subject: where the found values' intervals
-    overlap (one stored as history after a later one, each ending where the current one began),
-    the one that began last."""
-    latest: dict[tuple[str, str], tuple[datetime, str]] = {}
-    for doc_id, doc in docs.items():
-        line = _line(doc)
-        if line is None:
-            continue
-        assert doc.memory is not None
-        began = doc.memory.valid_from or EARLIEST
-        if line not in latest or (began, doc_id) > latest[line]:
-            latest[line] = (began, doc_id)
-    chosen = {doc_id for _, doc_id in latest.values()}
-    return {doc_id: doc for doc_id, doc in docs.items() if _line(doc) is None or doc_id in chosen}
 
 
 class MemoryReads:
@@ -154,14 +87,9 @@ class MemoryReads:
             )
             if values
         )
-        current_only = not q.include_superseded and q.at_time is None and q.known_at is None
-        flt = ChunkFilter(
-            brain_ids=(brain.id,),
-            facets=facets,
-            valid_at=q.at_time if q.known_at is None else None,  # with known_at: as then believed
-            current_only=current_only,
-            created_to=_known_from(q.known_at) if q.known_at is not None else None,
-        )
+        as_of = AsOf(q.at_time, q.known_at, q.include_superseded)
+        current_only = not q.include_superseded and not as_of.travels
+        flt = as_of.narrowed(ChunkFilter(brain_ids=(brain.id,), facets=facets, current_only=current_only))
         pool = max(q.limit * 2, 50)
         vector = self.search_service.embedder.embed([query])[0].tolist()
         while True:
@@ -173,15 +101,15 @@ class MemoryReads:
                 for doc_id, doc in docs.items()
                 if doc.deleted_at is None
                 and (not current_only or doc.memory is None or doc.memory.current)
-                and (q.known_at is None or _known_at(doc, q))
+                and as_of.holds(doc)
             }
             # What was current at known_at is judged here, not in the index: when too few of the
             # hits pass, look deeper until enough do or the index holds no more.
-            if q.known_at is None or len(live) >= q.limit or len(hits) < pool or pool >= _DEEPEST:
+            if q.known_at is None or len(live) >= q.limit or len(hits) < pool or pool >= DEEPEST:
                 break
             pool *= 4
         if q.at_time is not None:
-            live = _one_per_line(live)
+            live = one_per_line(live)
         access = self.access_of(brain, list(live))
         now = self.clock.now()
         ranked: list[MemoryHit] = []

@@ -17,6 +17,7 @@ from cairn.ports.embedder import Embedder
 from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
+from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.highlights import highlights
 from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, blend, judge, stored_vectors
 from cairn.services.search.restatements import Said, restated_first
@@ -98,6 +99,7 @@ class SearchService:
         created_from: datetime | None = None,
         created_to: datetime | None = None,
         count_access: bool = True,
+        as_of: AsOf | None = None,
     ) -> SearchResult:
         """Hybrid search; the documents returned as good matches (relevance at least GOOD_MATCH)
         count as read unless `count_access` is off (internal lookups: dedupe, session recall's
@@ -105,22 +107,31 @@ class SearchService:
         this one rule, so no surface's searches lift what another surface ranks by reads.
         Typed memories that are no longer current (superseded, or soft-forgotten) are left out:
         history is asked for where a surface has a way to (zengram's `include_superseded` and
-        `at_time`, ThoughtMCP's `minStrength: 0`), never handed to a plain search."""
+        `at_time`, ThoughtMCP's `minStrength: 0`, REST search's `valid_at` and `known_at`: `as_of`),
+        never handed to a plain search."""
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
         prefixes = tuple(p for p in (scope_prefix(scope), path_prefix) if p)
-        flt = ChunkFilter(
-            brain_ids=(brain.id,),
-            path_prefixes=prefixes,
-            tags=tuple(tags),
-            created_from=created_from,
-            created_to=created_to,
-            current_only=True,
+        as_of = as_of or AsOf()
+        flt = as_of.narrowed(
+            ChunkFilter(
+                brain_ids=(brain.id,),
+                path_prefixes=prefixes,
+                tags=tuple(tags),
+                created_from=created_from,
+                created_to=created_to,
+                current_only=True,
+            )
         )
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         rerank = self.reranker is not None and sort == "relevance"
-        hits = self._retrieve(query, flt, max(wanted, RERANK_POOL) if rerank else wanted)
+        wanted = max(wanted, RERANK_POOL) if rerank else wanted
+        hits = (
+            self._retrieve_as_of(query, flt, wanted, as_of)
+            if as_of.travels
+            else self._retrieve(query, flt, wanted)
+        )
         if rerank:
             hits = self._reranked(query, hits)
         scale = _scale(hits)
@@ -169,6 +180,28 @@ class SearchService:
         vector = self.embedder.embed([query])[0].tolist()
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
         return _best_chunk_per_document(self._rank(hits, vector))[:top_k]
+
+    def _retrieve_as_of(self, query: str, flt: ChunkFilter, top_k: int, as_of: AsOf) -> list[Ranked]:
+        """`_retrieve` for a search back in time: the documents' records judge what the index
+        cannot (as_of.py), looking deeper while too few of the hits pass, and one value a fact key
+        or status subject stays at `valid_at`."""
+        vector = self.embedder.embed([query])[0].tolist()
+        pool = max(self.tuning.candidate_pool, top_k * 3)
+        while True:
+            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
+            ranked = _best_chunk_per_document(self._rank(hits, vector))
+            docs = self.docs.get_many_by_id(r.hit.chunk.document_id for r in ranked)
+            held = {
+                doc_id: doc
+                for doc_id, doc in docs.items()
+                if doc.deleted_at is None and doc.brain_id in flt.brain_ids and as_of.holds(doc)
+            }
+            if len(held) >= top_k or len(hits) < pool or pool >= DEEPEST:
+                break
+            pool *= 4
+        if as_of.valid_at is not None:
+            held = one_per_line(held)
+        return [r for r in ranked if r.hit.chunk.document_id in held][:top_k]
 
     def _restated_first(self, ranked: list[Ranked]) -> list[Ranked]:
         """`ranked` with each newer restatement of a hit moved above it (restatements.py); the

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from cairn.domain.moments import utc_moment
+from cairn.domain.moments import iso_moment
 from cairn.domain.text import is_blank
 
 MEMORY_TYPES = ("event", "fact", "decision", "status")
@@ -46,16 +46,10 @@ def bad(error: str) -> Refused:
 def parse_time(value: Any, name: str) -> datetime:
     """An ISO 8601 timestamp (a `Z` suffix too; naive ones are UTC), in UTC within the bounds
     of domain/moments.py."""
-    if not isinstance(value, str) or not value.strip():
-        raise bad(f"Invalid {name}: must be an ISO 8601 timestamp")
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        moment = datetime.fromisoformat(text)
+        return iso_moment(value)
     except ValueError:
         raise bad(f"Invalid {name}: must be an ISO 8601 timestamp") from None
-    return utc_moment(moment)
 
 
 def memory_body(body: Any, *, allow_markup: bool = False, imported: bool = False) -> dict[str, Any]:

@@ -1,0 +1,115 @@
+"""Time travel on the shared record: what was true at a moment (`valid_at`) and what Cairn knew at
+a moment (`known_at`: recorded by then, and superseded or not as of then), for every search that
+asks — zengram's `at_time`/`known_at` (services/memory/memory_reads.py) and REST search alike.
+
+The index narrows by validity and creation time (ChunkFilter.valid_at, created_to); what was
+current at `known_at` depends on when each memory was superseded and on ends that history stored
+later moved sooner (MemoryFacet.earlier_ends), so it is judged on the records (`holds`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Final
+
+from cairn.domain.models import Document, MemoryFacet, MemoryType
+from cairn.domain.moments import EARLIEST
+from cairn.ports.chunks import ChunkFilter
+
+DEEPEST: Final = 3200
+"""Hits a `known_at` search reads at most, looking deeper for enough that Cairn then held."""
+
+
+def _ms(moment: datetime) -> datetime:
+    """To the millisecond, as the surfaces show times: known_at given as a memory's shown
+    `created_at` finds that memory."""
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """`valid_at`: what was true then (a memory valid then, superseded since or not; a document
+    with no validity always is). `known_at`: what Cairn held then; with `valid_at` as well, what
+    Cairn then held to be true at that other time. `include_superseded`: with `known_at` alone,
+    also what had been superseded by then."""
+
+    valid_at: datetime | None = None
+    known_at: datetime | None = None
+    include_superseded: bool = False
+
+    @property
+    def travels(self) -> bool:
+        return self.valid_at is not None or self.known_at is not None
+
+    def narrowed(self, flt: ChunkFilter) -> ChunkFilter:
+        """`flt` with what the index can judge: validity at `valid_at` (unless `known_at` asks how
+        it was then believed, which the records judge), nothing created after `known_at`, and
+        history admitted."""
+        if not self.travels:
+            return flt
+        created_to = flt.created_to
+        if self.known_at is not None:
+            bound = _ms(self.known_at) + timedelta(milliseconds=1)  # the whole millisecond
+            created_to = bound if created_to is None else min(created_to, bound)
+        return replace(
+            flt,
+            valid_at=self.valid_at if self.known_at is None else None,
+            current_only=False,
+            created_to=created_to,
+        )
+
+    def holds(self, doc: Document) -> bool:
+        """Whether Cairn held `doc` at `known_at` (recorded by then and, unless history is asked
+        for, not yet superseded then) and, with `valid_at`, held it true then. A memory superseded
+        after `known_at` was then still open-ended; one never superseded ends at its own
+        `valid_to`. Without `known_at`, the index's filter already judged it."""
+        when = self.known_at
+        if when is None:
+            return True
+        if _ms(doc.created_at) > when:
+            return False
+        m = doc.memory
+        if m is None:
+            return True
+        ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
+        if self.valid_at is None:
+            return self.include_superseded or not ended_by_then
+        valid_to = _end_then(m, when) if ended_by_then or m.superseded_at is None else None
+        return (m.valid_from is None or m.valid_from <= self.valid_at) and (
+            valid_to is None or valid_to > self.valid_at
+        )
+
+
+def _end_then(m: MemoryFacet, when: datetime) -> datetime | None:
+    """The memory's end as Cairn held it at `when`: before history stored later moved it sooner."""
+    later = [e for e in m.earlier_ends or [] if _ms(e.at) > when]
+    return later[0].valid_to if later else m.valid_to
+
+
+def _line(doc: Document) -> tuple[str, str] | None:
+    """The fact key or status subject whose values supersede each other, if the memory has one."""
+    m = doc.memory
+    if m is None:
+        return None
+    if m.type is MemoryType.fact and m.key:
+        return ("key", m.key)
+    if m.type is MemoryType.status and m.subject:
+        return ("subject", m.subject)
+    return None
+
+
+def one_per_line(docs: dict[str, Document]) -> dict[str, Document]:
+    """At one time, one value per fact key or status subject: where the found values' intervals
+    overlap (one stored as history after a later one, each ending where the current one began),
+    the one that began last. Documents of no line all stay."""
+    latest: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for doc_id, doc in docs.items():
+        line = _line(doc)
+        if line is None:
+            continue
+        assert doc.memory is not None
+        began = doc.memory.valid_from or EARLIEST
+        if line not in latest or (began, doc_id) > latest[line]:
+            latest[line] = (began, doc_id)
+    chosen = {doc_id for _, doc_id in latest.values()}
+    return {doc_id: doc for doc_id, doc in docs.items() if _line(doc) is None or doc_id in chosen}

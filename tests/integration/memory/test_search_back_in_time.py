@@ -1,0 +1,140 @@
+"""Searching the past through the shared search (services/search/as_of.py), on every record store:
+`valid_at` finds what was true then, `known_at` what Cairn held then (recorded by then, superseded
+or not as of then), both together what Cairn then held to be true at that other time; REST
+search's `valid_at` and `known_at` ask it, and refuse what is not a moment."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain, MemoryType
+from cairn.entrypoints.http import create_app
+from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.search.as_of import AsOf
+from tests.fakes.clock import FakeClock
+from tests.integration.memory.conftest import START
+from tests.integration.rest.helpers import assert_problem
+
+QUESTION = "where does the Acme database live"
+CITIES = ("Frankfurt", "Dublin", "Oslo")
+
+
+def _year(year: int, month: int = 1) -> datetime:
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+def _seed(container: Container, brain: Brain, clock: FakeClock) -> None:
+    """Frankfurt valid from 2024 (recorded on day 1), Dublin from 2025 (day 10), Oslo from 2026
+    (day 20), each superseding the last; a note with no validity written on day 0."""
+    clock.current = START
+    container.documents.write(brain, "notes/acme.md", b"# Acme\n\nThe Acme database team meets on Mondays.")
+    for day, year, city in ((1, 2024, "Frankfurt"), (10, 2025, "Dublin"), (20, 2026, "Oslo")):
+        clock.current = START + timedelta(days=day)
+        container.memories.store(
+            brain,
+            MemoryInput(
+                type=MemoryType.fact,
+                key="acme-db",
+                content=f"the Acme database lives in {city}",
+                valid_from=_year(year),
+            ),
+        )
+    clock.current = START + timedelta(days=30)
+
+
+def _named(content: str) -> str:
+    """The city a hit names, or `note` for the note."""
+    return next((c for c in CITIES if c in content), "note")
+
+
+def _found(container: Container, brain: Brain, as_of: AsOf | None = None) -> list[str]:
+    """The cities among the hits, and `note` for the note, in the order found."""
+    hits = container.search.search(brain, QUESTION, as_of=as_of, count_access=False).hits
+    return [_named(h.content) for h in hits]
+
+
+def _cities(found: list[str]) -> list[str]:
+    return [f for f in found if f != "note"]
+
+
+def test_valid_at_finds_what_was_true_then(container: Container, brain: Brain, clock: FakeClock) -> None:
+    _seed(container, brain, clock)
+
+    assert _cities(_found(container, brain)) == ["Oslo"]  # a plain search: what is true now
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2024, 6)))) == ["Frankfurt"]
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2025, 6)))) == ["Dublin"]
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2026, 2)))) == ["Oslo"]
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2023)))) == []  # nothing stated yet
+    assert "note" in _found(container, brain, AsOf(valid_at=_year(2023)))  # no validity: always
+
+
+def test_known_at_finds_what_cairn_held_then(container: Container, brain: Brain, clock: FakeClock) -> None:
+    _seed(container, brain, clock)
+
+    def held(day: float, **kw: datetime) -> list[str]:
+        return _found(container, brain, AsOf(known_at=START + timedelta(days=day), **kw))
+
+    assert held(-1) == []  # nothing recorded yet, the note neither
+    assert held(0.5) == ["note"]
+    assert _cities(held(5)) == ["Frankfurt"]
+    assert _cities(held(15)) == ["Dublin"]  # Frankfurt was superseded on day 10
+    assert _cities(held(25)) == ["Oslo"]
+    # on day 15 Cairn held Dublin true from 2025 with no end, so true in 2026 as well
+    assert _cities(held(15, valid_at=_year(2026, 2))) == ["Dublin"]
+    assert _cities(held(15, valid_at=_year(2024, 6))) == ["Frankfurt"]
+    assert _cities(held(25, valid_at=_year(2026, 2))) == ["Oslo"]
+
+
+def test_known_at_looks_past_many_values_superseded_by_then(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    # Given 130 superseded values, more than a search's first pool, that match the question better
+    for n in range(130):
+        clock.current = START + timedelta(minutes=n)
+        container.memories.store(
+            brain,
+            MemoryInput(type=MemoryType.fact, key="acme-db", content=f"the Acme database lives in rack {n}"),
+        )
+    clock.current = START + timedelta(hours=3)
+    container.memories.store(
+        brain, MemoryInput(type=MemoryType.fact, key="acme-db", content="Acme moved its Postgres to Oslo")
+    )
+    # Then what Cairn held then is found however deep the index ranks it
+    hits = container.search.search(
+        brain, "the Acme database lives in rack", top_k=1, as_of=AsOf(known_at=clock.current)
+    ).hits
+    assert [h.content for h in hits] == ["Acme moved its Postgres to Oslo"]
+
+
+def test_rest_search_asks_the_past(container: Container, brain: Brain, clock: FakeClock) -> None:
+    _seed(container, brain, clock)
+    url = f"/v1/brains/{brain.id}/search"
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+
+        def cities(**body: str) -> list[str]:
+            response = client.post(url, json={"query": QUESTION, **body})
+            assert response.status_code == 200, response.text
+            return _cities([_named(h["content"]) for h in response.json()["hits"]])
+
+        assert cities() == ["Oslo"]
+        assert cities(valid_at="2025-06-01") == ["Dublin"]  # no offset: UTC
+        assert cities(valid_at="2024-12-31T23:30:00-01:00") == ["Dublin"]  # 2025 in UTC
+        assert cities(known_at=(START + timedelta(days=5)).isoformat()) == ["Frankfurt"]
+        day_15 = (START + timedelta(days=15)).isoformat()
+        assert cities(known_at=day_15, valid_at="2026-02-01T00:00:00Z") == ["Dublin"]
+        for bad in ({"valid_at": "yesterday-ish"}, {"known_at": 5}, {"known_at": ""}):
+            assert_problem(client.post(url, json={"query": QUESTION, **bad}), 400, "validation_error")
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_the_past_is_asked_in_the_openapi_document(container: Container) -> None:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        schema = client.get("/openapi.json").json()["components"]["schemas"]["SearchBody"]
+    for name in ("valid_at", "known_at"):
+        field = schema["properties"][name]
+        assert {"type": "string", "format": "date-time"} in field["anyOf"]
+        assert "ISO 8601" in field["description"]

@@ -97,6 +97,11 @@ async def test_an_agent_is_gone_whichever_surface_recorded_it(live: Live) -> Non
     )
     fact = {"type": "fact", "content": "Scout owns the Quillfeather account.", "source_agent": "scout"}
     assert "id" in await live.tool_json("/mcp/zengram", "brain_store", {**fact, "key": "quill-owner"})
+    edited = {"type": "event", "content": "Scout set the vault code to ochre-4417.", "source_agent": "scout"}
+    edited_id = (await live.tool_json("/mcp/zengram", "brain_store", edited))["id"]
+    change = {"memory_id": edited_id, "content": "Scout rotated the vault code."}
+    assert (await live.tool_json("/mcp/zengram", "brain_update", change))["updated"] is True
+    assert live.blobs_holding(b"ochre-4417")  # the first version's bytes are kept while it lives
     other = {"type": "fact", "content": "Pilot owns the Quillfeather ledger.", "source_agent": "pilot"}
     assert "id" in await live.tool_json("/mcp/zengram", "brain_store", other)
 
@@ -104,8 +109,11 @@ async def test_an_agent_is_gone_whichever_surface_recorded_it(live: Live) -> Non
 
     assert response.status_code == 200, response.text
     removed = response.json()["removed"]
-    # each brain: a fact, an agent-scope note and a session with its message; A: one more of each
-    assert removed["documents"] == 5 and removed["sessions"] == 3 and removed["messages"] == 3
+    # each brain: a fact, an agent-scope note and a session with its message; A: one more of each,
+    # and the edited event, whose two versions' bytes both go
+    assert removed["documents"] == 6 and removed["sessions"] == 3 and removed["messages"] == 3
+    assert removed["blobs"] >= 7
+    assert live.blobs_holding(b"ochre-4417") == [] and live.blobs_holding(b"rotated the vault") == []
     for gone in (
         "zebracode",
         "Quillfeather account",

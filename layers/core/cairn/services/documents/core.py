@@ -25,6 +25,7 @@ from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
+from cairn.services.documents.blob_keys import blob_key
 from cairn.services.documents.document_text import document_text, image_captions, title_for
 from cairn.services.documents.index_sync import IndexSync, state_of
 from cairn.services.documents.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
@@ -242,15 +243,16 @@ class DocumentCore:
         else:
             text = document_text(path, info.content_type, data, image_captions(info.metadata))
         now = self.clock.now()
-        blob_key = f"{brain.id}/{digest[:2]}/{digest}"
-        self._keep_blob(blob_key, data, digest)
+        # A deleted document's id stays with it: what is keyed by that id (links, raw data)
+        # must not attach to a new document written at its path.
+        doc_id = live.id if live else (info.doc_id or new_id("doc"))
+        key = blob_key(brain.id, doc_id, digest)
+        self._keep_blob(key, data, digest)
         metadata = dict(info.metadata)
         if info.tags:
             metadata["tags"] = ",".join(info.tags)
         doc = Document(
-            # A deleted document's id stays with it: what is keyed by that id (links, raw data)
-            # must not attach to a new document written at its path.
-            id=live.id if live else (info.doc_id or new_id("doc")),
+            id=doc_id,
             brain_id=brain.id,
             path=path,
             title=info.title or title_for(path, text),
@@ -258,7 +260,7 @@ class DocumentCore:
             source=info.source,
             checksum_sha256=digest,
             byte_size=len(data),
-            blob_key=blob_key,
+            blob_key=key,
             version=existing.version if existing else 0,
             commit_sha=hashlib.sha1(f"{brain.id}:{path}:{digest}:{now.isoformat()}".encode()).hexdigest(),
             metadata=metadata,

@@ -4,6 +4,7 @@ reconciling a document whose index lags its record."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from cairn import faults
 from cairn.auth import access
@@ -14,6 +15,7 @@ from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
+from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.indexing import PreparedChunks
 from cairn.services.documents.inputs import (
     DocumentInput,
@@ -25,6 +27,14 @@ from cairn.services.documents.inputs import (
 from cairn.services.documents.reads import DocumentReads, live_at
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
+
+
+@dataclass(frozen=True)
+class Erased:
+    """A document erased, and how many stored versions of its bytes went with it."""
+
+    document: Document
+    blobs: int
 
 
 class DocumentWrites(DocumentReads):
@@ -164,12 +174,13 @@ class DocumentWrites(DocumentReads):
         also: Sequence[Put | Delete] = (),
         reason: str | None = None,
         keep_blob: bool = False,
-    ) -> Document | None:
+    ) -> Erased | None:
         """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
-        content blob, with `also` in the same transaction. The blob goes too unless `keep_blob`:
-        blobs are content-addressed, so a caller that cannot tell that no other document holds the
-        same bytes keeps it (ThoughtMCP memories store their own id in their bytes, so theirs are
-        never shared). None when there is no such document."""
+        bytes, every version's (blob_keys.py), with `also` in the same transaction. A document
+        stored at the brain's content address (written before each document had a folder) loses
+        its current bytes unless `keep_blob`: a caller that cannot tell that no other document holds
+        the same bytes keeps them (ThoughtMCP memories store their own id in their bytes, so theirs
+        are never shared). None when there is no such document."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
@@ -186,8 +197,13 @@ class DocumentWrites(DocumentReads):
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
             self.sync.settle(committed, [doc.id])
-            if not keep_blob:
+            folder = own_folder(doc)
+            blobs = 0
+            if folder is not None:
+                blobs = self.blobs.delete_prefix(folder)
+            elif not keep_blob:
                 self.blobs.delete(doc.blob_key)
+                blobs = 1
             self._publish(
                 brain,
                 [
@@ -196,7 +212,7 @@ class DocumentWrites(DocumentReads):
                     )
                 ],
             )
-        return doc
+        return Erased(doc, blobs)
 
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)

@@ -72,10 +72,11 @@ class DocumentEraser:
             if doc.source is DocumentSource.extract:  # a transcript: its turns are kept beside it
                 counts["blobs"] += self.blobs.delete_prefix(f"{brain.id}/raw/{doc.id}/")
             shared = doc.blob_key in kept_blobs
-            if self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure") is not None:
+            erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure")
+            if erased is not None:
                 counts["documents"] += 1
                 counts["chunks"] += len(chunk_ids)
-                counts["blobs"] += 0 if shared else 1
+                counts["blobs"] += erased.blobs
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
             faults.reached("erasure.documents")
         counts["records"] += self.memories.forget_records(brain, ids)

@@ -16,7 +16,7 @@ from cairn.entrypoints.http import create_app
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.search.as_of import AsOf
 from tests.fakes.clock import FakeClock
-from tests.integration.memory.conftest import START
+from tests.integration.memory.conftest import START, superseded_line
 from tests.integration.rest.helpers import assert_problem
 
 QUESTION = "where does the Acme database live"
@@ -93,16 +93,7 @@ def test_known_at_looks_past_many_values_superseded_by_then(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:
     # Given 130 superseded values, more than a search's first pool, that match the question better
-    for n in range(130):
-        clock.current = START + timedelta(minutes=n)
-        container.memories.store(
-            brain,
-            MemoryInput(type=MemoryType.fact, key="acme-db", content=f"the Acme database lives in rack {n}"),
-        )
-    clock.current = START + timedelta(hours=3)
-    container.memories.store(
-        brain, MemoryInput(type=MemoryType.fact, key="acme-db", content="Acme moved its Postgres to Oslo")
-    )
+    superseded_line(container, brain, clock, 130, "the Acme database lives in rack")
     # Then what Cairn held then is found however deep the index ranks it
     hits = container.search.search(
         brain, "the Acme database lives in rack", top_k=1, as_of=AsOf(known_at=clock.current)

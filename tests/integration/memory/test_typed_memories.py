@@ -15,7 +15,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from tests.fakes.clock import FakeClock
-from tests.integration.memory.conftest import START
+from tests.integration.memory.conftest import START, superseded_line
 
 
 def fact(content: str, key: str | None = "acme-stack", **kw: object) -> MemoryInput:
@@ -461,14 +461,8 @@ def test_known_at_looks_past_many_superseded_values(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:
     # Given 60 superseded values that match the question better than the current one
-    for n in range(60):
-        clock.current = START + timedelta(minutes=n)
-        container.memories.store(
-            brain, fact(f"the Acme database lives in datacenter number {n}", key="acme-db")
-        )
-    clock.current = START + timedelta(hours=2)
-    last = container.memories.store(brain, fact("Acme moved its Postgres to Oslo", key="acme-db"))
+    last = superseded_line(container, brain, clock, 60, "the Acme database lives in datacenter number")
     q = MemoryQuery(types=("fact",), known_at=clock.current, count_access=False, limit=1)
     # Then what Cairn held at known_at is found however deep the index ranks it
     hits = container.memories.search(brain, "the Acme database lives in datacenter number", q)
-    assert [h.memory.id for h in hits] == [last.memory.id]
+    assert [h.memory.id for h in hits] == [last]

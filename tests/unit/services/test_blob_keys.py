@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from cairn import faults
 from cairn.services.documents.blob_keys import blob_key, own_folder
 from tests.fakes.container import fake_container
 
@@ -43,3 +46,22 @@ def test_a_document_at_the_brains_content_address_has_no_folder_to_take(tmp_path
 
     assert own_folder(doc) is not None and own_folder(legacy) is None  # its bytes may be shared
     assert own_folder(legacy.model_copy(update={"id": "../x"})) is None
+
+
+def test_an_erasure_stopped_once_a_record_went_leaves_no_version_behind(tmp_path: Path) -> None:
+    c = fake_container(tmp_path)
+    brain = c.brains.create("Notes")
+    path = "memory/agent/scout/vault.md"
+    c.documents.write(brain, path, b"# Vault\n\nThe code is ochre-4417.")
+    c.documents.write(brain, path, b"# Vault\n\nThe code was rotated.")
+    items = c.adapters.blobs.items  # type: ignore[attr-defined]
+
+    # When the process dies right after the document's record went (its bytes not yet removed)
+    with faults.armed("documents.committed"), pytest.raises(faults.InjectedFault):
+        c.erasure.erase("agent_scope", "scout")
+    finished = c.erasure.resume()  # as the next start does
+
+    # Then the erasure finishes and no version of the document's bytes is left
+    assert [r.status for r in finished] == ["completed"]
+    assert not c.documents.exists(brain, path)
+    assert [k for k, v in items.items() if b"ochre-4417" in v or b"rotated" in v] == []

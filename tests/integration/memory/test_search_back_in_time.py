@@ -121,6 +121,24 @@ def test_rest_search_asks_the_past(container: Container, brain: Brain, clock: Fa
             assert_problem(client.post(url, json={"query": QUESTION, **bad}), 400, "validation_error")
 
 
+def test_the_ui_searches_the_past(container: Container, brain: Brain, clock: FakeClock) -> None:
+    _seed(container, brain, clock)
+    url = f"/ui/brains/{brain.slug}/search"
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+
+        def shown(**params: str) -> list[str]:
+            page = client.get(url, params={"q": QUESTION, **params})
+            assert page.status_code == 200, page.text
+            return [c for c in CITIES if f"lives in {c}" in page.text]
+
+        assert shown() == ["Oslo"]
+        assert shown(valid_at="2025-06-01") == ["Dublin"]
+        day_25 = (START + timedelta(days=25)).isoformat()
+        assert shown(valid_at="2024-06-01T09:30", known_at=day_25) == ["Frankfurt"]
+        refused = client.get(url, params={"q": QUESTION, "valid_at": "last spring"})
+        assert refused.status_code == 400 and "valid_at must be a date" in refused.text
+
+
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_the_past_is_asked_in_the_openapi_document(container: Container) -> None:
     with TestClient(create_app(container), base_url="http://localhost") as client:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cairn import faults
 from cairn.bootstrap import Container
 from cairn.domain.boolean_query import Term
 from cairn.domain.models import Brain
@@ -88,6 +89,20 @@ def test_new_content_relinks_and_a_hard_forget_leaves_nothing(tmp_path: Path) ->
     assert c.thoughts.links.outgoing(brain.id, str(a["memoryId"])) == []
     blobs = c.adapters.blobs.items  # type: ignore[attr-defined]
     assert not [k for k, v in blobs.items() if b"once more" in v or b"oat milk" in v]  # no version is left
+
+
+def test_a_hard_forget_stopped_once_the_record_went_leaves_no_text(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    made = remember(c, brain, "Alice's locker code is ochre-4417")
+    c.thoughts.update(brain, str(made["memoryId"]), "alice", content="Alice's locker code was rotated")
+
+    # When the process dies right after the memory's record went
+    with faults.armed("documents.committed"), pytest.raises(faults.InjectedFault):
+        c.thoughts.forget(brain, str(made["memoryId"]), "alice")
+
+    # Then neither version's text is left in the blob store
+    blobs = c.adapters.blobs.items  # type: ignore[attr-defined]
+    assert not [k for k, v in blobs.items() if b"ochre-4417" in v or b"rotated" in v]
 
 
 def test_decay_over_time_and_reinforcement_on_recall(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ search's `valid_at` and `known_at` ask it, and refuse what is not a moment."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -101,42 +102,40 @@ def test_known_at_looks_past_many_values_superseded_by_then(
     assert [h.content for h in hits] == ["Acme moved its Postgres to Oslo"]
 
 
-def test_rest_search_asks_the_past(container: Container, brain: Brain, clock: FakeClock) -> None:
+def _rest(client: TestClient, brain: Brain, **moment: str) -> list[str]:
+    response = client.post(f"/v1/brains/{brain.id}/search", json={"query": QUESTION, **moment})
+    assert response.status_code == 200, response.text
+    return _cities([_named(h["content"]) for h in response.json()["hits"]])
+
+
+def _ui(client: TestClient, brain: Brain, **moment: str) -> list[str]:
+    page = client.get(f"/ui/brains/{brain.slug}/search", params={"q": QUESTION, **moment})
+    assert page.status_code == 200, page.text
+    return [c for c in CITIES if f"lives in {c}" in page.text]
+
+
+@pytest.mark.parametrize("ask", [_rest, _ui], ids=["rest", "ui"])
+def test_rest_search_and_the_ui_ask_the_past(
+    container: Container, brain: Brain, clock: FakeClock, ask: Callable[..., list[str]]
+) -> None:
     _seed(container, brain, clock)
-    url = f"/v1/brains/{brain.id}/search"
+    day_5, day_15 = ((START + timedelta(days=d)).isoformat() for d in (5, 15))
     with TestClient(create_app(container), base_url="http://localhost") as client:
+        assert ask(client, brain) == ["Oslo"]
+        assert ask(client, brain, valid_at="2025-06-01") == ["Dublin"]  # no offset: UTC
+        assert ask(client, brain, valid_at="2024-12-31T23:30:00-01:00") == ["Dublin"]  # 2025 in UTC
+        assert ask(client, brain, known_at=day_5) == ["Frankfurt"]
+        assert ask(client, brain, known_at=day_15, valid_at="2026-02-01T00:00:00Z") == ["Dublin"]
 
-        def cities(**body: str) -> list[str]:
-            response = client.post(url, json={"query": QUESTION, **body})
-            assert response.status_code == 200, response.text
-            return _cities([_named(h["content"]) for h in response.json()["hits"]])
 
-        assert cities() == ["Oslo"]
-        assert cities(valid_at="2025-06-01") == ["Dublin"]  # no offset: UTC
-        assert cities(valid_at="2024-12-31T23:30:00-01:00") == ["Dublin"]  # 2025 in UTC
-        assert cities(known_at=(START + timedelta(days=5)).isoformat()) == ["Frankfurt"]
-        day_15 = (START + timedelta(days=15)).isoformat()
-        assert cities(known_at=day_15, valid_at="2026-02-01T00:00:00Z") == ["Dublin"]
+def test_what_is_not_a_moment_is_refused(container: Container, brain: Brain) -> None:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         for bad in ({"valid_at": "yesterday-ish"}, {"known_at": 5}, {"known_at": ""}):
-            assert_problem(client.post(url, json={"query": QUESTION, **bad}), 400, "validation_error")
-
-
-def test_the_ui_searches_the_past(container: Container, brain: Brain, clock: FakeClock) -> None:
-    _seed(container, brain, clock)
-    url = f"/ui/brains/{brain.slug}/search"
-    with TestClient(create_app(container), base_url="http://localhost") as client:
-
-        def shown(**params: str) -> list[str]:
-            page = client.get(url, params={"q": QUESTION, **params})
-            assert page.status_code == 200, page.text
-            return [c for c in CITIES if f"lives in {c}" in page.text]
-
-        assert shown() == ["Oslo"]
-        assert shown(valid_at="2025-06-01") == ["Dublin"]
-        day_25 = (START + timedelta(days=25)).isoformat()
-        assert shown(valid_at="2024-06-01T09:30", known_at=day_25) == ["Frankfurt"]
-        refused = client.get(url, params={"q": QUESTION, "valid_at": "last spring"})
-        assert refused.status_code == 400 and "valid_at must be a date" in refused.text
+            body = {"query": QUESTION, **bad}
+            assert_problem(client.post(f"/v1/brains/{brain.id}/search", json=body), 400, "validation_error")
+        asked = {"q": QUESTION, "valid_at": "last spring"}
+        page = client.get(f"/ui/brains/{brain.slug}/search", params=asked)
+        assert page.status_code == 400 and "valid_at must be a date" in page.text
 
 
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cairn.services.thoughtmcp.models import NewMemory
 from tests.fakes.container import fake_container
+from tests.support.threads import run_together
 
 
 def test_every_concurrent_update_succeeds_and_none_is_lost(tmp_path: Path) -> None:
@@ -35,11 +36,7 @@ def test_every_concurrent_update_succeeds_and_none_is_lost(tmp_path: Path) -> No
         except Exception as exc:  # what a surface would show
             answers.append(exc)
 
-    threads = [threading.Thread(target=update, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_together(update, range(8))
 
     assert all(isinstance(a, dict) and a["memoryId"] == memory_id for a in answers), answers
     assert "thoughts#" not in str(answers) and "expected version" not in str(answers)

@@ -4,7 +4,6 @@ exactly as a full re-index of the final text would (on the in-memory fake and on
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder
 from tests.support.documents import a_document
+from tests.support.threads import run_together
 
 DOC_ID = "doc_rewritten"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -350,11 +350,7 @@ def test_concurrent_appenders_lose_no_line_and_leave_a_full_reindex(tmp_path: Pa
         except BaseException as exc:  # surfaced by the assertion below
             errors.append(exc)
 
-    threads = [threading.Thread(target=appender, args=(w,)) for w in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together(appender, range(4))
     assert errors == []
     final = a.documents.read(brain, "notes/log.md").decode()
     assert sorted(final[len(text) :].splitlines()) == sorted(

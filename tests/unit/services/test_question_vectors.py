@@ -3,7 +3,6 @@ embedded again, the answers are what the model alone gives, and documents are no
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cairn.config import Settings
 from cairn.ports.embedder import Vectors
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder
+from tests.support.threads import run_together
 
 
 class Counting(HashingEmbedder):
@@ -99,11 +99,7 @@ def test_threads_asking_at_once_all_get_the_models_vectors() -> None:
             if not np.array_equal(cache.embed([texts[i]])[0], expected[i]):
                 wrong.append(i)
 
-    threads = [threading.Thread(target=ask, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_together(ask, range(4))
     assert wrong == []
 
 

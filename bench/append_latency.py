@@ -106,7 +106,7 @@ def main() -> int:
     base = f"/v1/brains/{brain.id}/documents"
     rnd = random.Random(11)
     paths: list[str] = []
-    with TestClient(create_app(container)) as client:
+    with TestClient(create_app(container), base_url="http://localhost") as client:
         for size in (int(s) for s in args.sizes.split(",")):
             path = f"notes/doc-{size}.md"
             paths.append(path)
@@ -129,7 +129,7 @@ def main() -> int:
             )
     fresh = build_container(settings)  # a new process's state on the same files
     fresh.adapters.embedder.embed(["load the model first"])
-    with TestClient(create_app(fresh)) as client:
+    with TestClient(create_app(fresh), base_url="http://localhost") as client:
         client.get("/healthz")  # the app's own first-request costs are not the append's
         for path in paths:
             first = timed_append(client, f"{base}/append", path, "- the first line after a restart\n")

@@ -42,7 +42,7 @@ def main() -> None:
         brain = container.brains.create("Big", slug="big")
         seed_documents(container.documents.repo, brain.id, (f"notes/{i:07d}.md" for i in range(args.docs)))
         url = "/v1/brains/big/documents"
-        with TestClient(create_app(container)) as client:
+        with TestClient(create_app(container), base_url="http://localhost") as client:
             seconds: list[float] = []
             listed, cursor = 0, None
             tracemalloc.start()

@@ -74,7 +74,7 @@ def main() -> None:
         started = time.perf_counter()
         seed(container, brain.id, args.items)
         print(f"seeded {args.items} items in {time.perf_counter() - started:.1f} s")
-        with TestClient(create_app(container)) as client:
+        with TestClient(create_app(container), base_url="http://localhost") as client:
             p50, p95, body = timed(client, "/ui/brains/big", args.runs)
             rows = body.count("/ui/brains/big/items/")
             print(f"first page ({rows} rows): p50 {p50:.1f} ms, p95 {p95:.1f} ms")

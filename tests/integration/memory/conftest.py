@@ -1,5 +1,5 @@
-"""The typed-memory tests' world: a container over each record store (the in-memory fake, SQLite,
-DynamoDB under moto) with a clock the test moves, and one brain."""
+"""The world of the typed-memory and stored-bytes tests: a container over each record store (the
+in-memory fake, SQLite, DynamoDB under moto) with a clock the test moves, and one brain."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ from cairn.services.brain_slugs import (
     slug_ops,
 )
 from cairn.services.documents.index_intents import IndexIntents, Intent
+from cairn.services.documents.old_bytes import OldBytesLog
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -199,6 +200,7 @@ class DocumentRepository:
         self.records = records
         self.brains = BrainRepository(records)
         self.intents = intents or IndexIntents(records)
+        self.old_bytes = OldBytesLog(records)
 
     def _seen(self) -> Callable[[str, str | None], bool] | None:
         """The read rule for the current access as (brain id, owner) -> visible; None: the system."""

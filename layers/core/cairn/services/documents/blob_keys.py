@@ -1,16 +1,21 @@
-"""Where a document's bytes are stored: `<brain>/doc/<document id>/<sha256>`, each version under
-its own content address in a folder of the document's own.
+"""Where a document's bytes are stored: `<brain>/doc/<document id>/<token>-<sha256>`, each
+version's under a key of its own (a random token of the write, then the content's address) in a
+folder of the document's own.
 
 Why a folder per document rather than one content address for the brain (`<brain>/<sha[:2]>/<sha>`,
 what documents written before this layout still name): a version's bytes stay after the next
 write (a reader holding the older record still reads them), and a content address shared by any
 document holding the same bytes cannot tell when none does any longer; so erasing a document
 left its earlier versions' text on disk. A folder that is the document's alone goes whole with it
-(`own_folder`). An id that could not name a folder safely keeps the brain's content address."""
+(`own_folder`). The token makes a key once replaced never a later version's, even of the same
+bytes, so the replaced version's bytes can be collected without racing a write that returns to
+them (old_bytes.py). An id that could not name a folder safely keeps the brain's content
+address."""
 
 from __future__ import annotations
 
 import re
+import secrets
 
 from cairn.domain.models import Document
 
@@ -19,7 +24,7 @@ _FOLDER_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 def blob_key(brain_id: str, doc_id: str, digest: str) -> str:
     if _FOLDER_ID.fullmatch(doc_id):
-        return f"{brain_id}/doc/{doc_id}/{digest}"
+        return f"{brain_id}/doc/{doc_id}/{secrets.token_hex(8)}-{digest}"
     return f"{brain_id}/{digest[:2]}/{digest}"
 
 

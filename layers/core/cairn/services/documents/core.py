@@ -25,7 +25,7 @@ from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
-from cairn.services.documents.blob_keys import blob_key
+from cairn.services.documents.blob_keys import blob_key, own_folder
 from cairn.services.documents.document_text import document_text, image_captions, title_for
 from cairn.services.documents.index_sync import IndexSync, state_of
 from cairn.services.documents.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
@@ -282,6 +282,8 @@ class DocumentCore:
             self.repo.put_op(doc, existing.version if existing else 0),
             self.repo.pointer_op(doc, new=existing is None or existing.id != doc.id),
         ]
+        if live is not None and live.blob_key != key and own_folder(live) is not None:
+            ops.append(self.repo.old_bytes.put_op(brain.id, live.id, live.blob_key))  # collected later
         if live is not None:  # written over by what no longer has them (a PUT over a memory's document)
             kept = {_record_of(op) for op in self.companions_of(doc)}
             ops += [op for op in self.companions_of(live) if _record_of(op) not in kept]

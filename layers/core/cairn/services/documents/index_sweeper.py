@@ -5,7 +5,9 @@ CLI); while it runs, this thread settles those older than `grace_s` every `every
 another process sharing the data directory left when it died (a CLI killed mid-ingest). Intents
 younger than the grace belong to writers still at work; settling them would be safe (the
 reconcile protocol allows any number of settlers) but is work they are about to do. On AWS the
-scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py).
+scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py). Each tick also removes
+the bytes of document versions replaced more than a quarter of an hour ago
+(services/documents/old_bytes.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class IndexSweeper:
         settled = self.documents.settle_pending(self.grace_s)
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)
+        self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
         return settled
 
     def start(self) -> None:

@@ -24,6 +24,7 @@ from cairn.services.documents.inputs import (
     keep_info,
     lock_key,
 )
+from cairn.services.documents.old_bytes import GRACE_S
 from cairn.services.documents.reads import DocumentReads, live_at
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
@@ -201,6 +202,7 @@ class DocumentWrites(DocumentReads):
             blobs = 0
             if folder is not None:
                 blobs = self.blobs.delete_prefix(folder)
+                self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
             elif not keep_blob:
                 self.blobs.delete(doc.blob_key)
                 blobs = 1
@@ -290,6 +292,14 @@ class DocumentWrites(DocumentReads):
     def reconcile(self, brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
         """Make the document's chunks what its record says (services/documents/index_sync.py)."""
         return self.sync.reconcile(brain_id, doc_id, context=context)
+
+    def collect_old_bytes(self, older_than_s: float = GRACE_S) -> int:
+        """Remove the bytes of versions replaced at least `older_than_s` ago (old_bytes.py)."""
+
+        def current_keys(doc_ids: list[str]) -> dict[str, str]:
+            return {i: d.blob_key for i, d in self.repo.get_many_by_id(doc_ids).items()}
+
+        return self.repo.old_bytes.collect(self.blobs, current_keys, older_than_s)
 
     def settle_pending(self, older_than_s: float = 0.0) -> int:
         """Reconcile every document whose index intent a stopped writer left standing."""

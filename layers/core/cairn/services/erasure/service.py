@@ -310,6 +310,7 @@ class ErasureService:
             f"uploads/{brain_id}/"
         )
         counts["records"] += self.keyspace.purge(brain_id) - counts["documents"]
+        counts["records"] += self.documents.old_bytes.forget_brain(brain_id)
         counts["records"] += self.keys.forget_brain(brain_id)
         brain = self.brains.repo.get(brain_id)
         if brain is not None:  # its record stays as the mark late writers meet, nameless; its slug is free

@@ -219,6 +219,22 @@ def test_a_write_reads_its_document_once_and_goes_again_after_losing_to_another_
     assert docs.read(brain, "notes/a.md") == b"four"
 
 
+def test_a_commit_that_loses_leaves_none_of_its_bytes(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"one")
+    count_path_reads(docs.repo, monkeypatch)
+    raced = another_process_writes_first(container, brain, monkeypatch, "notes/a.md", b"theirs")
+    docs.write(brain, "notes/a.md", b"mine")  # its first commit loses, the second lands
+
+    stored = docs.repo.stored(brain.id, "notes/a.md")
+    assert raced and stored is not None
+    named = {stored.blob_key} | {str(i.data["key"]) for i in docs.repo.old_bytes.due(older_than_s=-1.0)}
+    held = {k for k in container.adapters.blobs.items if k.startswith(f"{brain.id}/doc/")}  # type: ignore[attr-defined]
+    assert held == named and len(held) == 3  # one, theirs and mine; not mine's lost first attempt
+
+
 def test_a_delete_reads_its_document_once_and_finds_nothing_to_delete_twice(
     container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,7 +41,7 @@ from cairn.services.documents.inputs import (
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.documents.siblings import SiblingContext, folder_of, keeps_to_itself
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
-from cairn.services.repositories import DocumentRepository
+from cairn.services.repositories import Committed, DocumentRepository
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +178,19 @@ class DocumentCore:
         staged = self._stage(brain, path, data, info, existing, force=force)
         return self._commit_staged(brain, path, staged, also)
 
+    def _commit_or_drop(
+        self, staged: Staged, ops: list[Put | Delete], touched: Sequence[tuple[str, str]] = ()
+    ) -> Committed:
+        """`repo.commit`; when its condition fails nothing was written, so the bytes staged for it
+        go too: their key is this write's own (blob_keys.py), named by no record. (Any other
+        failure may have committed, so they stay.)"""
+        try:
+            return self.repo.commit(ops, touched=touched)
+        except RecordConflict:
+            if own_folder(staged.document) is not None:
+                self.blobs.delete(staged.document.blob_key)
+            raise
+
     def _commit_staged(
         self, brain: Brain, path: str, staged: Staged, also: Sequence[Put | Delete] = ()
     ) -> WriteOutcome:
@@ -190,7 +203,7 @@ class DocumentCore:
             return WriteOutcome(staged.document, created=False, changed=False)
         # Images and users' memories neither take nor give a sibling's excerpt (keeps_to_itself).
         if not staged.created or keeps_to_itself(staged.document):
-            committed = self.repo.commit([*staged.ops, *also])
+            committed = self._commit_or_drop(staged, [*staged.ops, *also])
             faults.reached("documents.committed")
             doc = committed.documents[0]
             applied = self.indexer.apply(doc, staged.prepared)
@@ -199,7 +212,8 @@ class DocumentCore:
             return WriteOutcome(doc, created=staged.created, changed=True)
         with self.folder_locks.hold([lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
-            committed = self.repo.commit(
+            committed = self._commit_or_drop(
+                staged,
                 [*staged.ops, *([linked.op] if linked.op else []), *also],
                 touched=[(brain.id, doc_id) for doc_id in linked.fixups],
             )

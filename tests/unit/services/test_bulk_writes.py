@@ -20,6 +20,7 @@ from cairn.services.documents.inputs import BatchOp
 from cairn.services.ingest.inputs import IngestResult, LocalFilePolicy
 from cairn.services.mnemosyne.concepts import CONCEPT
 from tests.fakes.container import fake_container
+from tests.support.stored_bytes import unnamed_bytes
 
 PROSE = (
     "Alice Walker moved the Harbor Service to Kubernetes in March. The GDPR review found that the "
@@ -165,6 +166,26 @@ def test_write_many_reports_a_failing_document_and_writes_the_others(
     assert isinstance(outcomes[0], WriteOutcome) and isinstance(outcomes[2], WriteOutcome)
     assert isinstance(outcomes[1], CairnError)
     assert [d.path for d in container.documents.documents(brain)] == ["a.md", "b.md"]
+
+
+def test_a_bulk_write_staged_before_another_writer_leaves_none_of_its_first_bytes(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.services.documents.inputs import DocumentInput
+
+    docs = container.documents
+    docs.write(brain, "a.md", b"alpha")
+    commit_entry = docs._commit_entry
+
+    def written_meanwhile(*args: Any, **kwargs: Any) -> Any:  # between its staging and its commit
+        docs.write(brain, "a.md", b"theirs")
+        return commit_entry(*args, **kwargs)
+
+    monkeypatch.setattr(docs, "_commit_entry", written_meanwhile)
+    docs.write_many(brain, [("a.md", b"mine", DocumentInput())])
+
+    assert docs.read(brain, "a.md") == b"mine"
+    assert unnamed_bytes(container, brain, ["a.md"]) == set()  # the bytes staged first went
 
 
 def test_batch_ops_embed_their_documents_together_and_stay_atomic(container: Container, brain: Brain) -> None:

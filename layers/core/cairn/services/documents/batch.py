@@ -48,7 +48,9 @@ class BatchWrites(DocumentWrites):
         def attempt(current: list[Document | None]) -> tuple[_Batch, Committed | None]:
             before = dict(zip(paths, current, strict=True))
             batch = self._stage_batch(brain, ops, before, reason, recent)
-            return batch, self.repo.commit(batch.commit_ops) if batch.commit_ops else None
+            if not batch.commit_ops:
+                return batch, None
+            return batch, self._commit_or_drop([d for d, _ in batch.staged], batch.commit_ops)
 
         with self.locks.hold(lock_key(brain, p) for p in paths):
             batch, committed = self._again(brain, paths, attempt)

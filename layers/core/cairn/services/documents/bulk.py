@@ -14,6 +14,7 @@ from cairn.domain.errors import (
 )
 from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
+from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.index_sync import state_of
 from cairn.services.documents.indexing import RecentVectors
 from cairn.services.documents.inputs import (
@@ -141,6 +142,8 @@ class BulkWrites(DocumentWrites):
             ready = staged
             if state_of(current) != state_of(entry.existing):  # written since it was staged
                 ready = self._stage(brain, path, data, info, current)
+                if staged.ops and own_folder(staged.document) is not None:  # its new bytes, never committed
+                    self.blobs.delete(staged.document.blob_key)
             return self._commit_staged(brain, path, ready)
 
         with self.locks.hold([lock_key(brain, path)]):

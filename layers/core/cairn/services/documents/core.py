@@ -179,16 +179,17 @@ class DocumentCore:
         return self._commit_staged(brain, path, staged, also)
 
     def _commit_or_drop(
-        self, staged: Staged, ops: list[Put | Delete], touched: Sequence[tuple[str, str]] = ()
+        self, written: Sequence[Document], ops: list[Put | Delete], touched: Sequence[tuple[str, str]] = ()
     ) -> Committed:
-        """`repo.commit`; when its condition fails nothing was written, so the bytes staged for it
-        go too: their key is this write's own (blob_keys.py), named by no record. (Any other
-        failure may have committed, so they stay.)"""
+        """`repo.commit` of the records of `written` (staged with new bytes); when its condition
+        fails nothing was written, so their bytes go too: each key is its write's own
+        (blob_keys.py), named by no record. (Any other failure may have committed: they stay.)"""
         try:
             return self.repo.commit(ops, touched=touched)
         except RecordConflict:
-            if own_folder(staged.document) is not None:
-                self.blobs.delete(staged.document.blob_key)
+            for doc in written:
+                if own_folder(doc) is not None:
+                    self.blobs.delete(doc.blob_key)
             raise
 
     def _commit_staged(
@@ -203,7 +204,7 @@ class DocumentCore:
             return WriteOutcome(staged.document, created=False, changed=False)
         # Images and users' memories neither take nor give a sibling's excerpt (keeps_to_itself).
         if not staged.created or keeps_to_itself(staged.document):
-            committed = self._commit_or_drop(staged, [*staged.ops, *also])
+            committed = self._commit_or_drop([staged.document], [*staged.ops, *also])
             faults.reached("documents.committed")
             doc = committed.documents[0]
             applied = self.indexer.apply(doc, staged.prepared)
@@ -213,7 +214,7 @@ class DocumentCore:
         with self.folder_locks.hold([lock_key(brain, folder_of(path))]):
             linked = self.siblings.link(staged.document, staged.text, self.clock.now())
             committed = self._commit_or_drop(
-                staged,
+                [staged.document],
                 [*staged.ops, *([linked.op] if linked.op else []), *also],
                 touched=[(brain.id, doc_id) for doc_id in linked.fixups],
             )

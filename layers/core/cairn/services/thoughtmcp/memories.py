@@ -159,11 +159,9 @@ class ThoughtMemories(ThoughtForgetting):
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
         held = self._live(brain, row)
-        doc = self._write(brain, row, text, held=held, embed=changed or metadata is not None)
+        self._write(brain, row, text, held=held, embed=changed or metadata is not None)
         connections = 0
-        if changed:
-            if doc.blob_key != held.blob_key:
-                self.documents.blobs.delete(held.blob_key)  # this memory's alone: its id is in its bytes
+        if changed:  # the replaced text's bytes go after the grace a reader may need (old_bytes.py)
             connections = self._unlink(brain, row.user_id, row.id)
             connections += self._link(brain, self._owned(brain, memory_id, user_id))
         return {

@@ -181,13 +181,17 @@ class DocumentWrites(DocumentReads):
         stored at the brain's content address (written before each document had a folder) loses
         its current bytes unless `keep_blob`: a caller that cannot tell that no other document holds
         the same bytes keeps them (ThoughtMCP memories store their own id in their bytes, so theirs
-        are never shared). None when there is no such document."""
+        are never shared). None when there is no such document. The document's folder goes before
+        its record: killed between the two, the record is still there to erase again, never a record
+        gone with its text left on disk."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
             if doc is None:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
+            folder = own_folder(doc)
+            blobs = self.blobs.delete_prefix(folder) if folder is not None else 0
             gone = [
                 Delete(*doc_key(brain.id, path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
@@ -198,10 +202,7 @@ class DocumentWrites(DocumentReads):
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
             self.sync.settle(committed, [doc.id])
-            folder = own_folder(doc)
-            blobs = 0
             if folder is not None:
-                blobs = self.blobs.delete_prefix(folder)
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
             elif not keep_blob:
                 self.blobs.delete(doc.blob_key)

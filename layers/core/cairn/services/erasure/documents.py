@@ -22,7 +22,6 @@ from cairn import faults
 from cairn.domain.models import Brain, Document, DocumentSource
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
-from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext, digit_runs_key, natural_key
@@ -73,10 +72,6 @@ class DocumentEraser:
             if doc.source is DocumentSource.extract:  # a transcript: its turns are kept beside it
                 counts["blobs"] += self.blobs.delete_prefix(f"{brain.id}/raw/{doc.id}/")
             shared = doc.blob_key in kept_blobs
-            # Its bytes first: killed after its record went, a resumed erasure could no longer find
-            # them; killed before, the record is still there to find and finish.
-            folder = own_folder(doc)
-            counts["blobs"] += self.blobs.delete_prefix(folder) if folder else 0
             erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure")
             if erased is not None:
                 counts["documents"] += 1

@@ -15,7 +15,6 @@ from typing import Final
 
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain, Document
-from cairn.services.documents.blob_keys import own_folder
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import NOT_FOUND_SUGGESTION, ThoughtError
 from cairn.services.thoughtmcp.recall import ThoughtRecall
@@ -45,11 +44,6 @@ class ThoughtForgetting(ThoughtRecall):
             gone = records_of(brain.id, remains.owner, memory_id)
             try:
                 if remains.doc is not None:
-                    # Its bytes before its record, as an erasure does: killed between the two, the
-                    # memory is still there to forget again, never a record gone with its text left.
-                    folder = own_folder(remains.doc)
-                    if folder is not None:
-                        self.documents.blobs.delete_prefix(folder)
                     if self.documents.erase(brain, remains.doc.path, also=gone, reason="forget") is None:
                         continue  # moved meanwhile: look for it again
                 else:

@@ -5,14 +5,14 @@ search's `valid_at` and `known_at` ask it, and refuse what is not a moment."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
 
 from cairn.bootstrap import Container
-from cairn.domain.models import Brain, MemoryType
+from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.search.as_of import AsOf
@@ -100,6 +100,37 @@ def test_known_at_looks_past_many_values_superseded_by_then(
         brain, "the Acme database lives in rack", top_k=1, as_of=AsOf(known_at=clock.current)
     ).hits
     assert [h.content for h in hits] == ["Acme moved its Postgres to Oslo"]
+
+
+def test_a_search_in_the_past_reads_its_hits_records_once(
+    container: Container, brain: Brain, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the values and the note, and the document reads a search makes counted
+    _seed(container, brain, clock)
+    repo = container.search.docs
+    reads = {"by_location": 0, "by_id": 0}
+    by_location, by_id = repo.get_many, repo.get_many_by_id
+
+    def get_many(locations: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Document]:
+        reads["by_location"] += 1
+        return by_location(locations)
+
+    def get_many_by_id(doc_ids: Iterable[str]) -> dict[str, Document]:
+        reads["by_id"] += 1
+        return by_id(doc_ids)
+
+    monkeypatch.setattr(repo, "get_many", get_many)
+    monkeypatch.setattr(repo, "get_many_by_id", get_many_by_id)
+    # When the past is searched
+    past = AsOf(valid_at=_year(2025, 6))
+    hits = container.search.search(brain, QUESTION, as_of=past, count_access=False).hits
+    # Then the records read to judge the hits are the ones they are shaped from (no read by path
+    # besides the one by id makes), and each hit still carries its document's title and metadata
+    assert reads == {"by_location": 1, "by_id": 1}
+    dublin = next(h for h in hits if "Dublin" in h.content)
+    stored = container.documents.get_by_id(brain, dublin.document_id)
+    assert (dublin.path, dublin.title) == (stored.path, stored.title)
+    assert dublin.metadata == stored.metadata
 
 
 def _rest(client: TestClient, brain: Brain, **moment: str) -> list[str]:

@@ -127,11 +127,11 @@ class SearchService:
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         rerank = self.reranker is not None and sort == "relevance"
         wanted = max(wanted, RERANK_POOL) if rerank else wanted
-        hits = (
-            self._retrieve_as_of(query, flt, wanted, as_of)
-            if as_of.travels
-            else self._retrieve(query, flt, wanted)
-        )
+        read: dict[tuple[str, str], Document] = {}
+        if as_of.travels:
+            hits, read = self._retrieve_as_of(query, flt, wanted, as_of)
+        else:
+            hits = self._retrieve(query, flt, wanted)
         if rerank:
             hits = self._reranked(query, hits)
         scale = _scale(hits)
@@ -139,7 +139,8 @@ class SearchService:
         scores = [round(r.basis * scale, 6) for r in ordered]
         if sort == "relevance":
             ordered = self._restated_first(ordered)
-        docs = self.docs.get_many((r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered)  # one batch read
+        where = [(r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered]
+        docs = read if as_of.travels else self.docs.get_many(where)  # one batch read
         shaped = [
             _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, query)
             for r, score in zip(ordered, scores, strict=True)
@@ -181,10 +182,13 @@ class SearchService:
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
         return _best_chunk_per_document(self._rank(hits, vector))[:top_k]
 
-    def _retrieve_as_of(self, query: str, flt: ChunkFilter, top_k: int, as_of: AsOf) -> list[Ranked]:
+    def _retrieve_as_of(
+        self, query: str, flt: ChunkFilter, top_k: int, as_of: AsOf
+    ) -> tuple[list[Ranked], dict[tuple[str, str], Document]]:
         """`_retrieve` for a search back in time: the documents' records judge what the index
         cannot (as_of.py), looking deeper while too few of the hits pass, and one value a fact key
-        or status subject stays at `valid_at`."""
+        or status subject stays at `valid_at`. With the hits, the records read to judge them, by
+        each hit's (brain, path), so shaping them reads nothing again."""
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
         while True:
@@ -201,7 +205,8 @@ class SearchService:
             pool *= 4
         if as_of.valid_at is not None:
             held = one_per_line(held)
-        return [r for r in ranked if r.hit.chunk.document_id in held][:top_k]
+        kept = [r for r in ranked if r.hit.chunk.document_id in held][:top_k]
+        return kept, {(r.hit.chunk.brain_id, r.hit.chunk.path): held[r.hit.chunk.document_id] for r in kept}
 
     def _restated_first(self, ranked: list[Ranked]) -> list[Ranked]:
         """`ranked` with each newer restatement of a hit moved above it (restatements.py); the

@@ -247,13 +247,14 @@ class Canonical(Surface):
 
 
 ZENGRAM_TYPE = {
-    "fact": "fact", "person": "fact", "customer": "fact", "preference": "fact", "howto": "fact",
-    "decision": "decision", "incident": "event",
+    "fact": "fact", "person": "fact", "customer": "fact", "supplier": "fact", "preference": "fact",
+    "howto": "fact", "decision": "decision", "incident": "event",
 }  # fmt: skip
 ZENGRAM_CATEGORY = {"incident": "episodic", "howto": "procedural"}  # else semantic
 ZENGRAM_KNOWLEDGE = {
     "fact": "technical", "howto": "technical", "incident": "technical", "person": "relationship",
-    "customer": "relationship", "decision": "strategy", "preference": "general",
+    "customer": "relationship", "supplier": "relationship", "decision": "strategy",
+    "preference": "general",
 }  # fmt: skip
 
 
@@ -313,7 +314,7 @@ class Zengram(Surface):
 
 GBRAIN_WING = {
     "fact": "facts", "decision": "decisions", "incident": "incidents", "person": "people",
-    "customer": "customers", "preference": "preferences", "howto": "howtos",
+    "customer": "customers", "supplier": "suppliers", "preference": "preferences", "howto": "howtos",
 }  # fmt: skip
 
 

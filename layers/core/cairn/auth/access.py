@@ -257,6 +257,29 @@ def may_erase(brain: Brain) -> bool:
     return may(p, brain, WRITE) and (p.has(ADMIN) or owns)
 
 
+def may_govern(brain: Brain) -> bool:
+    """Whether the current access may change who `brain` belongs to and who else may see it, or
+    delete it: the system; else a principal with brains:admin that may change the brain and is
+    its owner or, for a `tenant` or `public` brain, an admin of its tenant. A key whose list names
+    another subject's private brain may use that brain, not give it away, open it or delete it."""
+    access = _current.get()
+    if access is None:
+        return True
+    p = access.principal
+    if not (p.has(ADMIN) and may(p, brain, WRITE)):
+        return False
+    owns = brain.owner is not None and brain.owner == p.subject
+    return brain.visibility is not Visibility.private or owns
+
+
+def check_govern(brain: Brain) -> Brain:
+    """`brain` when the current access may govern it (`may_govern`); Forbidden otherwise."""
+    if not may_govern(brain):
+        what = "may change its owner or visibility, or delete it"
+        raise Forbidden(f"only the owner of the private brain {brain.slug} {what}")
+    return brain
+
+
 def check_brain(brain: Brain) -> Brain:
     """`brain` when the current access may use it for its scope; Forbidden otherwise."""
     access = _current.get()
@@ -412,4 +435,6 @@ def creator() -> tuple[str, str]:
         return LOCAL_TENANT, LOCAL_OWNER
     if not access.principal.has(ADMIN):
         raise InsufficientScope(ADMIN)
+    if access.principal.brains is not None:  # a new brain is never on the list: nobody could use it
+        raise Forbidden("a credential limited to some brains cannot create a brain")
     return access.principal.tenant, access.principal.subject

@@ -172,7 +172,7 @@ class BrainService:
         the brain (its owner, or its tenant's admins for a `tenant`/`public` brain); moving it to
         another tenant is for the operator only (no principal: the CLI)."""
         with access.needing(ADMIN):
-            brain = self.get(ref)
+            brain = access.check_govern(self.get(ref))
         if visibility is None and owner is None and tenant is None:
             raise InvalidInput("nothing to change: give visibility, owner or tenant")
         try:
@@ -182,6 +182,8 @@ class BrainService:
         for what, value in (("owner", owner), ("tenant", tenant)):
             if value is not None and not PRINCIPAL_NAME.match(value):
                 raise InvalidInput(f"{what} must be 1..128 characters without spaces or control characters")
+            if value is not None:
+                check_shown(what, value)  # shown in listings, as a name is
         if tenant is not None and access.current() is not None:
             raise Forbidden(
                 "only the operator (`cairn brains update --tenant`) may move a brain to another tenant"

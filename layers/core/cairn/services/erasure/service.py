@@ -100,7 +100,7 @@ class ErasureService:
         """Delete a brain and everything it holds (brains:admin on it: its owner, or an admin of its
         tenant for a shared one); the receipt of what went."""
         with access.needing(ADMIN):
-            brain = self.brains.get(ref)
+            brain = access.check_govern(self.brains.get(ref))
         receipt = self._receipt(BRAIN_KIND, brain.id, [brain])
         self.erasures.start(receipt, brain.id)
         self._mark_deleted(brain)  # first: from now on every lookup of it answers NotFound

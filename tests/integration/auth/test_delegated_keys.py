@@ -1,0 +1,96 @@
+"""A key whose list names brains may use them; it does not govern another subject's private brain
+(change its owner or visibility, delete it), and it makes no brain of its own, which its list could
+never name (auth/access.py `may_govern`, `creator`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.auth.access import acting_as
+from cairn.auth.authenticate import OPEN
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain
+from cairn.entrypoints.http import create_app
+from tests.fakes.container import fake_container
+from tests.integration.rest.helpers import assert_problem
+
+TOKEN = "delegated-owner-token"
+OWNER = {"authorization": f"Bearer {TOKEN}"}
+BYTES = {"content-type": "application/octet-stream"}
+ALL_SCOPES = ["documents:read", "documents:write", "brains:admin"]
+
+
+@pytest.fixture
+def container(tmp_path: Path) -> Container:
+    return fake_container(tmp_path, token=TOKEN)
+
+
+@pytest.fixture
+def client(container: Container) -> Iterator[TestClient]:
+    with TestClient(create_app(container), base_url="http://localhost") as c:
+        yield c
+
+
+def _brain(container: Container, slug: str, visibility: str = "private") -> Brain:
+    with acting_as(OPEN):  # the machine's owner, as the static token's holder is
+        return container.brains.create(slug.title(), slug=slug, visibility=visibility)
+
+
+def _key_for(container: Container, brain: Brain) -> dict[str, str]:
+    key = container.keys.create(name="delegate", tenant="local", scopes=ALL_SCOPES, brains=[brain.id])
+    return {"authorization": f"Bearer {key.plaintext}"}
+
+
+def test_a_key_naming_the_owners_private_brain_uses_it_but_does_not_govern_it(
+    container: Container, client: TestClient
+) -> None:
+    # Given the owner's private brain and an admin key limited to it
+    diary = _brain(container, "diary")
+    delegate = _key_for(container, diary)
+    url = f"/v1/brains/{diary.id}"
+    # Then the key reads and writes there
+    note = b"# A\n\nthe delegate wrote this"
+    put = client.put(f"{url}/documents?path=notes/a.md", content=note, headers={**delegate, **BYTES})
+    assert put.status_code == 204, put.text
+    assert client.get(url, headers=delegate).status_code == 200
+    # But it may not open the brain to others, give it away, or delete it
+    assert_problem(client.patch(url, json={"visibility": "public"}, headers=delegate), 403, "forbidden")
+    assert_problem(client.patch(url, json={"owner": "key:delegate"}, headers=delegate), 403, "forbidden")
+    assert_problem(client.delete(url, headers=delegate), 403, "forbidden")
+    # And nothing changed: the owner still holds it, private, with the delegate's note in it
+    held = container.brains.get(diary.id)  # as the operator: the record itself
+    assert (held.visibility.value, held.owner, held.deleted_at) == ("private", "local", None)
+    assert client.get(f"{url}/documents?path=notes/a.md", headers=OWNER).status_code == 200
+    # while its owner may
+    assert client.patch(url, json={"visibility": "tenant"}, headers=OWNER).status_code == 200
+
+
+def test_a_key_naming_a_shared_brain_governs_it_as_its_tenants_admins_do(
+    container: Container, client: TestClient
+) -> None:
+    team = _brain(container, "team", visibility="tenant")
+    delegate = _key_for(container, team)
+    changed = client.patch(f"/v1/brains/{team.id}", json={"visibility": "public"}, headers=delegate)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["visibility"] == "public"
+
+
+def test_a_key_limited_to_some_brains_makes_no_brain(container: Container, client: TestClient) -> None:
+    diary = _brain(container, "diary")
+    delegate = _key_for(container, diary)
+    refused = client.post("/v1/brains", json={"name": "Squatted", "slug": "squatted"}, headers=delegate)
+    assert_problem(refused, 403, "forbidden")
+    # the slug stays free for the tenant
+    made = client.post("/v1/brains", json={"name": "Squatted", "slug": "squatted"}, headers=OWNER)
+    assert made.status_code == 201, made.text
+
+
+def test_an_owner_that_would_display_as_another_is_refused(container: Container, client: TestClient) -> None:
+    diary = _brain(container, "diary")
+    forged = client.patch(f"/v1/brains/{diary.id}", json={"owner": "al\u202eecila"}, headers=OWNER)
+    assert_problem(forged, 400, "validation_error")
+    assert container.brains.get(diary.id).owner == "local"

@@ -75,10 +75,11 @@ ENTITIES = (
 )
 
 DELETE = (
-    "Soft-delete one memory by its id: it leaves searches, briefings and exports of active "
-    "memories, and is kept with when and why it was deleted. Required: memory_id. reason: why, "
-    "kept for the audit. A memory already inactive is left as it is. For wrong, sensitive or "
-    "outdated memories."
+    "Soft-delete one memory by its id: it leaves searches, queries and exports of active "
+    "memories, and is kept with when and why it was deleted (a briefing lists every memory "
+    "stored in its period, deleted ones too). Required: memory_id. reason: why, kept for the "
+    "audit. A memory already inactive is left as it is. For wrong or outdated memories; text "
+    "that must go for good is erased by an admin (erasure of its source agent)."
 )
 
 UPDATE = (

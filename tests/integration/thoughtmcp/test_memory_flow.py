@@ -238,6 +238,18 @@ async def test_one_bad_batch_item_fails_alone_and_bad_flags_change_nothing(live:
         )
         kept = made["created"][0]["memoryId"]
         soft_yes = refused(await t.call_tool("forget", {"memoryId": kept, "userId": "erin", "soft": "yes"}))
+        flags = [
+            refused(
+                await t.call_tool("update_memory", {"memoryId": kept, "userId": "erin", "salience": False})
+            ),
+            refused(
+                await t.call_tool("update_memory", {"memoryId": kept, "userId": "erin", "strength": True})
+            ),
+            refused(await t.call_tool("recall", {"userId": "erin", "limit": True})),
+        ]
+        half_depth = refused(
+            await t.call_tool("breakdown", {"problem": "Plan the office move", "maxDepth": 2.5})
+        )
         empty = refused(await t.call_tool("batch_forget", {"memoryIds": []}))
         left = data(await t.call_tool("recall", {"userId": "erin"}))
     assert (made["successCount"], made["failureCount"]) == (2, 3)
@@ -249,8 +261,20 @@ async def test_one_bad_batch_item_fails_alone_and_bad_flags_change_nothing(live:
     assert "primarySector" in made["failures"][0]["error"] and "content" in made["failures"][2]["error"]
     assert isinstance(made["processingTime"], int)
     assert "soft" in soft_yes["error"] and "memoryIds" in empty["error"]
+    # a number given as true or false is refused, not read as 1 or 0 (and stored)
+    assert [
+        "salience" in flags[0]["error"],
+        "strength" in flags[1]["error"],
+        "limit" in flags[2]["error"],
+    ] == [True] * 3
+    assert "maxDepth must be an integer" in half_depth["error"]
+    assert (
+        made["failures"][1]["error"]
+        == "Invalid memory: each memory must be an object with content and primarySector"
+    )
     assert sorted(m["id"] for m in left["memories"]) == sorted(c["memoryId"] for c in made["created"])
     assert all(m["strength"] > 0 for m in left["memories"])  # the refused forget changed nothing
+    assert all(m["salience"] > 0 for m in left["memories"])  # nor the refused updates
     assert left["memories"][0]["metadata"] | {"keywords": None} == {
         "keywords": None,
         "tags": [],

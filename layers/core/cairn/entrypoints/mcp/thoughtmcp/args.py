@@ -4,7 +4,7 @@ advertised ranges), plus the three batch tools the real server registers.
 Ranges are advertised, not enforced by the schema: like the real server, the tools judge values
 themselves (a limit above 100 is capped, a minStrength outside 0..1 is a `success: false` answer
 with ThoughtMCP's message), so the schema only rejects a value of the wrong JSON type. Booleans are
-strict: `"soft": "yes"` is refused rather than read as true.
+strict: `"soft": "yes"` is refused rather than read as true, and a number is never `true` or `false`.
 
 A batch_remember item is checked on its own (BadItem), so one bad item is a failure in the
 reply's `failures`, not a refusal of the whole batch."""
@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -24,6 +25,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from cairn.entrypoints.mcp.kit import ToolArgs
 
@@ -41,6 +43,16 @@ MODES = (
     "synthetic (holistic), parallel (all modes simultaneously)"
 )
 PREFERRED = "Preferred framework (optional; auto-selected if not specified)"
+
+
+def _not_a_flag(value: Any) -> Any:
+    """A number refuses true and false, which pydantic's lax mode would read as 1 and 0 (and store)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("float_type", "Input should be a valid number")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_not_a_flag)]
 
 
 def ranged(description: str, low: float | None = None, high: float | None = None) -> Any:
@@ -61,7 +73,7 @@ class MemoryMetadata(Open):
     tags: Annotated[list[str] | None, Field(description="Tags for categorization")] = None
     category: Annotated[str | None, Field(description="Category for grouping")] = None
     context: Annotated[str | None, Field(description="Additional context information")] = None
-    importance: Annotated[float | None, ranged("Importance score (0-1, default 0.5)", 0, 1)] = None
+    importance: Annotated[Number | None, ranged("Importance score (0-1, default 0.5)", 0, 1)] = None
 
 
 class MetadataUpdate(Open):
@@ -69,7 +81,7 @@ class MetadataUpdate(Open):
     tags: list[str] | None = None
     category: str | None = None
     context: str | None = None
-    importance: Annotated[float | None, ranged("", 0, 1)] = None
+    importance: Annotated[Number | None, ranged("", 0, 1)] = None
 
 
 class MetadataFilter(Open):
@@ -103,14 +115,14 @@ class Filtered(ToolArgs):
     userId: Annotated[str, Field(description=USER)]
     sectors: Annotated[list[Sector] | None, Field(description=SECTORS_DOC)] = None
     primarySector: Annotated[Sector | None, Field(description="Filter by primary sector")] = None
-    minStrength: Annotated[float | None, ranged("Minimum memory strength (0-1)", 0, 1)] = None
-    minSalience: Annotated[float | None, ranged("Minimum salience score (0-1)", 0, 1)] = None
+    minStrength: Annotated[Number | None, ranged("Minimum memory strength (0-1)", 0, 1)] = None
+    minSalience: Annotated[Number | None, ranged("Minimum salience score (0-1)", 0, 1)] = None
     dateRange: Annotated[DateRange | None, Field(description="Filter by creation date range (ISO 8601)")] = (
         None
     )
     metadata: Annotated[MetadataFilter | None, Field(description="Metadata filters")] = None
-    limit: Annotated[float | None, ranged("Maximum results to return (default 10, max 100)", 1, 100)] = None
-    offset: Annotated[float | None, ranged("Pagination offset (default 0)", 0)] = None
+    limit: Annotated[Number | None, ranged("Maximum results to return (default 10, max 100)", 1, 100)] = None
+    offset: Annotated[Number | None, ranged("Pagination offset (default 0)", 0)] = None
 
 
 class RecallArgs(Filtered):
@@ -118,7 +130,7 @@ class RecallArgs(Filtered):
         None
     )
     minSimilarity: Annotated[
-        float | None, ranged("Minimum vector similarity of a text query (0-1, default 0.5)", 0, 1)
+        Number | None, ranged("Minimum vector similarity of a text query (0-1, default 0.5)", 0, 1)
     ] = None
 
 
@@ -133,8 +145,8 @@ class UpdateArgs(ToolArgs):
     memoryId: Annotated[str, Field(description="Memory ID to update (required)")]
     userId: Annotated[str, Field(description="User ID for ownership verification (required)")]
     content: Annotated[str | None, Field(description="New content (triggers embedding regeneration)")] = None
-    strength: Annotated[float | None, ranged("New strength value (0-1)", 0, 1)] = None
-    salience: Annotated[float | None, ranged("New salience value (0-1)", 0, 1)] = None
+    strength: Annotated[Number | None, ranged("New strength value (0-1)", 0, 1)] = None
+    salience: Annotated[Number | None, ranged("New salience value (0-1)", 0, 1)] = None
     metadata: Annotated[MetadataUpdate | None, Field(description="Metadata updates")] = None
 
 
@@ -175,6 +187,9 @@ class BatchRememberArgs(ToolArgs):
             return handler(value)
         items: list[BatchMemory | BadItem] = []
         for item in value:
+            if not isinstance(item, dict):  # said in the seed's words, not the model's name
+                items.append(BadItem("each memory must be an object with content and primarySector"))
+                continue
             try:
                 items.append(BatchMemory.model_validate(item))
             except ValidationError as exc:
@@ -224,7 +239,7 @@ class AnalyzeArgs(ToolArgs):
 class PonderArgs(ToolArgs):
     problem: Annotated[str, Field(description="Problem to analyze with parallel reasoning (required)")]
     timeout: Annotated[
-        float | None, ranged("Total timeout in milliseconds (default: 30000ms, max: 60000ms)", 1000, 60000)
+        Number | None, ranged("Total timeout in milliseconds (default: 30000ms, max: 60000ms)", 1000, 60000)
     ] = None
     context: Annotated[ReasoningContext | None, Field(description="Additional context (optional)")] = None
     userId: Annotated[
@@ -234,7 +249,9 @@ class PonderArgs(ToolArgs):
 
 class BreakdownArgs(ToolArgs):
     problem: Annotated[str, Field(description="Problem to decompose (required)")]
-    maxDepth: Annotated[float | None, ranged("Maximum decomposition depth (default: 3, max: 5)", 1, 5)] = None
+    maxDepth: Annotated[Number | None, ranged("Maximum decomposition depth (default: 3, max: 5)", 1, 5)] = (
+        None
+    )
     context: Annotated[ReasoningContext | None, Field(description="Additional context (optional)")] = None
     userId: Annotated[
         str | None, Field(description="User whose relevant memories inform the breakdown (optional)")

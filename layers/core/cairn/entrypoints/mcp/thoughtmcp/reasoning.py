@@ -49,7 +49,7 @@ def ponder(deps: SurfaceDeps[ThoughtServices], x: a.PonderArgs) -> CallToolResul
 
 def breakdown(deps: SurfaceDeps[ThoughtServices], x: a.BreakdownArgs) -> CallToolResult:
     r = deps.services.reasoning
-    depth = int(x.maxDepth) if x.maxDepth is not None else 3
+    depth = x.maxDepth if x.maxDepth is not None else 3  # 2.5 is refused there, never cut to 2
     return success(r.breakdown(x.problem, depth, context=_context(x.context), user_id=_user(x.userId)))
 
 

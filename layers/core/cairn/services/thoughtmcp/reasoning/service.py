@@ -266,15 +266,17 @@ class ReasoningService:
     def breakdown(
         self,
         problem: str,
-        max_depth: int = 3,
+        max_depth: float = 3,
         context: ReasoningContext | Mapping[str, Any] | None = None,
         user_id: str | None = None,
     ) -> dict[str, Any]:
         """breakdown: the problem's sub-problems to `max_depth`, dependencies, execution order."""
         start = time.monotonic()
         problem, ctx = _problem(problem), _context(context)
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= MAX_DEPTH:
+        whole = not isinstance(max_depth, bool) and isinstance(max_depth, int | float) and max_depth % 1 == 0
+        if not whole or not 1 <= max_depth <= MAX_DEPTH:
             raise InvalidInput(f"maxDepth must be an integer between 1 and {MAX_DEPTH}")
+        max_depth = int(max_depth)
         found = fetch_memories(self.memories, user_id, problem)
         if self.uses_model:
             task = (

@@ -13,9 +13,12 @@ from fastapi.testclient import TestClient
 
 from cairn.auth import access
 from cairn.container import Container
+from cairn.domain.errors import VersionConflict
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
+from cairn.services.explorer.edits import ItemEdits
 from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.thoughtmcp.models import NewMemory
 from tests.fakes.container import fake_container
 
 TOKEN = "ui-test-static-token-0123456789"
@@ -198,6 +201,36 @@ def test_typed_memory_edit_and_delete_use_the_memory_service(open_ui: tuple[Test
     with access.as_system():
         gone = c.documents.repo.get_by_id(stored.memory.id)
     assert gone is not None and gone.deleted_at is not None
+
+
+def test_an_edit_of_a_memory_changed_since_its_page_was_read_is_refused(
+    open_ui: tuple[TestClient, Container],
+) -> None:
+    """Two edits from pages read at one version: the memory's own writer checks the version again
+    when it commits, so the second is refused, never laid over the first (the race's last step)."""
+    _, c = open_ui
+    edits = ItemEdits(c.documents, c.memories, c.thoughts)
+    brain = c.brains.create("Mem", slug="mem")
+    with access.as_system():
+        decision = c.memories.store(
+            brain, MemoryInput(type=MemoryType.decision, content="We chose Postgres.")
+        ).memory
+        thought = c.thoughts.remember(brain, NewMemory("Ana likes tea", "ana", "s1", "semantic"))["memoryId"]
+        for memory_id, first, second in (
+            (decision.id, "We chose MySQL.", "We chose SQLite."),
+            (thought, "Ana likes coffee", "Ana likes water"),
+        ):
+            shown = c.documents.repo.get_by_id(memory_id)  # what both edit pages read
+            assert shown is not None
+            edits.edit(brain, shown, first, version=shown.version)
+            with pytest.raises(VersionConflict, match="reload"):
+                edits.edit(brain, shown, second, version=shown.version)
+            now = c.documents.repo.get_by_id(memory_id)
+            assert (
+                now is not None
+                and first in c.documents.text_of(now)
+                and second not in c.documents.text_of(now)
+            )
 
 
 def test_signed_out_browser_is_sent_to_sign_in_and_a_key_is_accepted(

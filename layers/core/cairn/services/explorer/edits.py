@@ -29,15 +29,18 @@ class ItemEdits:
         if doc.deleted_at is not None:
             raise InvalidInput("a deleted item cannot be edited")
         if doc.version != version:
-            raise VersionConflict(
-                f"{doc.path} changed since you opened it (version {version}, now {doc.version}): reload it",
-                current_version=doc.version,
-                expected_version=version,
-            )
+            raise _changed(doc, version, doc.version)
+        try:
+            self._write(brain, doc, kind, text, version)
+        except VersionConflict as exc:  # edited meanwhile through some surface: never overwritten
+            raise _changed(doc, version, exc.current_version) from None
+
+    def _write(self, brain: Brain, doc: Document, kind: str, text: str, version: int) -> None:
+        """Each kind's writer checks `version` again when it commits."""
         if kind == "sector memory" and doc.memory is not None and doc.memory.user_id:
-            self.thoughts.update(brain, doc.id, doc.memory.user_id, content=text)
+            self.thoughts.update(brain, doc.id, doc.memory.user_id, content=text, expected_version=version)
         elif kind in ("typed memory", "sector memory"):
-            self.memories.update(brain, doc.id, content=text)
+            self.memories.update(brain, doc.id, content=text, expected_version=version)
         elif doc.content_type in TEXT_TYPES:
 
             def same(live: Document | None) -> DocumentInput:
@@ -47,7 +50,7 @@ class ItemEdits:
                 )
 
             self.documents.write_at_version(
-                brain, doc.path, text.encode(), same, expected_version=doc.version, reason=REASON
+                brain, doc.path, text.encode(), same, expected_version=version, reason=REASON
             )
         else:
             raise InvalidInput(
@@ -62,3 +65,12 @@ class ItemEdits:
             self.memories.delete(brain, doc.id, reason="deleted in the web UI")
         else:
             self.documents.delete(brain, doc.path, reason="deleted in the web UI")
+
+
+def _changed(doc: Document, version: int, now: int | None) -> VersionConflict:
+    found = f"now {now}" if now is not None else "now gone"
+    return VersionConflict(
+        f"{doc.path} changed since you opened it (version {version}, {found}): reload it",
+        current_version=now,
+        expected_version=version,
+    )

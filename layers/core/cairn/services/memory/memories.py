@@ -39,7 +39,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
 from cairn.ports.records import Put
-from cairn.services.documents.inputs import DocumentInput, keep_info
+from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import place, relinked
 from cairn.services.memory.memory_model import (
@@ -207,8 +207,10 @@ class MemoryService(MemoryReads):
         importance: float | None = None,
         knowledge_category: str | None = None,
         metadata: Mapping[str, MetadataValue] | None = None,
+        expected_version: int | None = None,
     ) -> Updated:
-        """Change a memory in place (no new version): new text is scrubbed, re-hashed, re-embedded."""
+        """Change a memory in place (no new version): new text is scrubbed, re-hashed, re-embedded.
+        With `expected_version`, only the version the caller read (VersionConflict otherwise)."""
         if content is None and importance is None and knowledge_category is None and metadata is None:
             raise InvalidInput("nothing to update: give content, importance, knowledge_category or metadata")
         doc = self.get(brain, memory_id)
@@ -217,6 +219,8 @@ class MemoryService(MemoryReads):
         def change(live: Document | None, data: bytes | None) -> tuple[bytes, DocumentInput] | None:
             if live is None or live.memory is None or data is None:
                 raise NotFound(f"memory not found: {excerpt(memory_id)}")
+            if expected_version is not None:
+                expect_version(live.path, live, expected_version)
             facet, text, title = live.memory, data.decode(), live.title
             if content is not None:
                 new_text = checked_text(content)

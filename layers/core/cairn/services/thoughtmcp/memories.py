@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, VersionConflict
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
+from cairn.services.documents.inputs import expect_version
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import (
     auto_keywords,
@@ -106,7 +107,10 @@ class ThoughtMemories(ThoughtForgetting):
         strength: float | None = None,
         salience: float | None = None,
         metadata: Metadata | None = None,
+        expected_version: int | None = None,
     ) -> dict[str, Any]:
+        """Change a memory in place; with `expected_version` (the web UI's edit), only the
+        version of its document the caller read (VersionConflict otherwise)."""
         check_user(user_id, brain)
         if content is None and strength is None and salience is None and metadata is None:
             raise ThoughtError("No fields to update", "Provide content, strength, salience or metadata")
@@ -119,8 +123,12 @@ class ThoughtMemories(ThoughtForgetting):
             check_metadata(metadata)
         for _ in range(WRITE_TRIES):
             try:
-                return self._update_once(brain, memory_id, user_id, content, strength, salience, metadata)
-            except Conflict:
+                return self._update_once(
+                    brain, memory_id, user_id, content, strength, salience, metadata, expected_version
+                )
+            except Conflict as exc:
+                if expected_version is not None and isinstance(exc, VersionConflict):
+                    raise  # changed since the caller read it: applying this on top would lose that
                 if self._moved(brain, memory_id):
                     raise ThoughtError(MOVED, MOVED_SUGGESTION) from None
                 continue  # another update of it landed first: apply this one on top of it
@@ -137,8 +145,11 @@ class ThoughtMemories(ThoughtForgetting):
         strength: float | None,
         salience: float | None,
         metadata: Metadata | None,
+        expected_version: int | None = None,
     ) -> dict[str, Any]:
         row = self._owned(brain, memory_id, user_id)
+        if expected_version is not None:
+            expect_version(row.path, self._live(brain, row), expected_version)
         before = stored_bytes(row.id, self._content(brain, row))
         text = content if content is not None else bytes_content(before)
         if strength is not None:

@@ -72,6 +72,19 @@ def test_a_request_whose_id_is_of_another_kind_is_an_invalid_request(request_id:
     assert refused.message == "Invalid Request: a request's id is a string or an integer"
 
 
+def _call(depth: int) -> bytes:
+    data = "[" * (depth - 1) + "1" + "]" * (depth - 1)  # the arguments object, then depth - 1 lists
+    params = {"name": "t", "arguments": {"d": json.loads(data)}}
+    return json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).encode()
+
+
+def test_arguments_may_nest_as_deep_as_a_request_body_and_no_deeper() -> None:
+    assert isinstance(message_of(_call(64)), JSONRPCRequest)
+    refused = refusal(_call(65))
+    assert (refused.code, refused.request_id) == (PARSE_ERROR, 9)
+    assert refused.message == "Parse error: arguments nested deeper than 64 levels"
+
+
 def test_a_notification_and_a_response_keep_their_shapes() -> None:
     assert message_of(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     assert message_of(b'{"jsonrpc":"2.0","id":"s-1","result":{}}')

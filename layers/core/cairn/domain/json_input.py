@@ -52,6 +52,20 @@ def check(value: Any, what: str = "request body") -> None:
             stack.extend((inner, depth + 1) for inner in node)
 
 
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether parsed JSON nests arrays and objects deeper than `limit` levels (strings unread)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((inner, depth + 1) for inner in children)
+    return False
+
+
 def _unicode(text: str, what: str) -> None:
     found = SURROGATE.search(text)
     if found is not None:

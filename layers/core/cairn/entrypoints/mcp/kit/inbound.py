@@ -3,7 +3,8 @@
 (mcp/stdio_lines.py, which answers a refusal itself: the SDK's stdio reader would drop it unanswered).
 
 A lone surrogate escape is named (the SDK's parser would only say "unexpected end of hex escape");
-text that is not JSON, or nests past the parser's recursion limit, is a parse error (-32700); JSON
+text that is not JSON, or nests deeper than a request body may (json_input.MAX_DEPTH levels of
+arguments), is a parse error (-32700); JSON
 that is not one JSON-RPC 2.0 message is an invalid request (-32600), on both transports: the SDK's
 HTTP transport would answer it -32602 with pydantic's dump, and take a request whose id is null or a
 list for a notification, answered by nobody.
@@ -18,6 +19,10 @@ from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCMessage, RequestId, j
 from pydantic import ValidationError
 
 from cairn.domain import json_input
+
+ARGUMENTS_AT = 2
+"""Levels of a tools/call message above its arguments object (the message, its params): the
+arguments may nest json_input.MAX_DEPTH levels, as a request body of the HTTP APIs may."""
 
 
 class Refused(Exception):
@@ -50,6 +55,11 @@ def message_of(raw: bytes) -> JSONRPCMessage:
         value = pydantic_core.from_json(raw)
     except ValueError as exc:
         raise Refused(PARSE_ERROR, f"Parse error: {exc}", _lenient_id(raw)) from None
+    if json_input.too_deep(value, ARGUMENTS_AT + json_input.MAX_DEPTH):
+        limit = json_input.MAX_DEPTH
+        raise Refused(
+            PARSE_ERROR, f"Parse error: arguments nested deeper than {limit} levels", _request_id(value)
+        )
     if isinstance(value, dict) and "method" in value and "id" in value and _request_id(value) is None:
         # A request whose id is of another kind (null, a list...) would pass as a notification and
         # never be answered; JSON-RPC calls it an invalid request, and MCP forbids a null id.

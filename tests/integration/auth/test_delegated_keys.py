@@ -94,3 +94,16 @@ def test_an_owner_that_would_display_as_another_is_refused(container: Container,
     forged = client.patch(f"/v1/brains/{diary.id}", json={"owner": "al\u202eecila"}, headers=OWNER)
     assert_problem(forged, 400, "validation_error")
     assert container.brains.get(diary.id).owner == "local"
+
+
+def test_the_audit_names_the_brain_and_the_key_a_request_made(client: TestClient) -> None:
+    made = client.post("/v1/brains", json={"name": "Audited", "slug": "audited"}, headers=OWNER)
+    assert made.status_code == 201, made.text
+    body = {"name": "reader", "scopes": ["documents:read"], "brains": [made.json()["id"]]}
+    key = client.post("/v1/admin/keys", json=body, headers=OWNER)
+    assert key.status_code == 201, key.text
+    entries = client.get("/v1/admin/audit", headers=OWNER).json()["items"]
+    by_action = {e["action"]: e for e in entries}
+    assert by_action["rest.create_brain"]["brain_id"] == made.json()["id"]
+    assert by_action["rest.create_key"]["target"] == key.json()["id"]
+    assert key.json()["key"] not in str(entries)  # never the secret

@@ -64,11 +64,12 @@ def admin_router(container: Container) -> APIRouter:
     keys = container.keys
 
     @router.post("/keys", status_code=201, dependencies=[Depends(require_json)])
-    def create_key(body: CreateKey) -> CreatedKeyRecord:
+    def create_key(request: Request, body: CreateKey) -> CreatedKeyRecord:
         """An API key for the caller's tenant; `brains` limits it to those brains. Shown once."""
         tenant = access.tenant()
         brains = container.brains.for_key(body.brains, tenant) if body.brains else None
         created = keys.create(name=body.name, tenant=tenant, scopes=body.scopes, brains=brains)
+        request.state.audit_target = created.key.id  # the audit entry names the key made, never its secret
         return CreatedKeyRecord(**KeyRecord.of(created.key).model_dump(), key=created.plaintext)
 
     @router.get("/keys")

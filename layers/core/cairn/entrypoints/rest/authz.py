@@ -127,5 +127,6 @@ def _subject(request: Request, brains: BrainService) -> dict[str, Any]:
             brain_id = brains.get(str(params["brainId"])).id
         except CairnError:
             brain_id = str(params["brainId"])
-    target = request.query_params.get("path") or params.get("sessionId") or params.get("keyId")
+    made = getattr(request.state, "audit_target", None)  # what the route created (a key's id)
+    target = made or request.query_params.get("path") or params.get("sessionId") or params.get("keyId")
     return {"brain_id": brain_id, "target": str(target) if target else None}

@@ -29,11 +29,11 @@ def brains_router(container: Container) -> APIRouter:
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
 
     @router.post("", status_code=201, dependencies=[Depends(require_json)])
-    def create_brain(body: CreateBrain) -> BrainRecord:
+    def create_brain(request: Request, body: CreateBrain) -> BrainRecord:
         """Create a brain; the slug is derived from the name when omitted."""
-        return BrainRecord.model_validate(
-            container.brains.create(body.name, slug=body.slug, visibility=body.visibility)
-        )
+        brain = container.brains.create(body.name, slug=body.slug, visibility=body.visibility)
+        request.state.brain = brain  # the audit entry names what was made
+        return BrainRecord.model_validate(brain)
 
     @router.get("", responses=NEXT_LINK)
     def list_brains(

@@ -1,6 +1,7 @@
 """A key whose list names brains may use them; it does not govern another subject's private brain
 (change its owner or visibility, delete it), and it makes no brain of its own, which its list could
-never name (auth/access.py `may_govern`, `creator`)."""
+never name (auth/access.py `may_govern`, `creator`). What was made is named in the audit, and no
+brain is named to a caller who gave no credential."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cairn.auth.authenticate import OPEN
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.http import create_app
+from cairn.services.documents.rebuilding import Progress
 from tests.fakes.container import fake_container
 from tests.integration.rest.helpers import assert_problem
 
@@ -107,3 +109,16 @@ def test_the_audit_names_the_brain_and_the_key_a_request_made(client: TestClient
     assert by_action["rest.create_brain"]["brain_id"] == made.json()["id"]
     assert by_action["rest.create_key"]["target"] == key.json()["id"]
     assert key.json()["key"] not in str(entries)  # never the secret
+
+
+def test_healthz_tells_no_stranger_which_brains_are_rebuilding(
+    container: Container, client: TestClient
+) -> None:
+    # Given a brain of a server that asks for credentials, being rebuilt
+    diary = _brain(container, "diary")
+    container.health.rebuilding.mark(diary.id, Progress(total=10, done=3))
+    # Then /healthz, which asks for none, says how far the rebuild has got but not which brain it is
+    health = client.get("/healthz").json()
+    assert health["status"] == "rebuilding"
+    assert [(b["done"], b["total"]) for b in health["rebuilding"]] == [(3, 10)]
+    assert diary.id not in str(health) and "brain_id" not in health["rebuilding"][0]

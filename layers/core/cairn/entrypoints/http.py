@@ -33,13 +33,16 @@ def create_app(container: Container) -> FastAPI:
     def healthz() -> dict[str, Any]:
         """Up; `rebuilding` lists the brains whose index is being checked after a start or
         rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
-        has got."""
+        has got. This route asks for no credential, so it names the brains (`brain_id`) only on a
+        server that is open to its owner anyway: elsewhere it would tell anybody which brains
+        exist."""
         rebuilding = container.health.rebuilding.now()
         if not rebuilding:
             return {"status": "ok", "version": __version__}
+        named = container.authenticator.open
         brains = [
             {
-                "brain_id": brain_id,
+                **({"brain_id": brain_id} if named else {}),
                 "phase": "checking" if p.checking else "rebuilding",
                 "done": p.done,
                 "total": p.total,

@@ -14,9 +14,10 @@ from fastapi.testclient import TestClient
 from cairn.auth.access import acting_as
 from cairn.auth.authenticate import OPEN
 from cairn.bootstrap import Container
-from cairn.domain.models import Brain
+from cairn.domain.models import Brain, MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.services.documents.rebuilding import Progress
+from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.container import fake_container
 from tests.integration.rest.helpers import assert_problem
 
@@ -122,3 +123,29 @@ def test_healthz_tells_no_stranger_which_brains_are_rebuilding(
     assert health["status"] == "rebuilding"
     assert [(b["done"], b["total"]) for b in health["rebuilding"]] == [(3, 10)]
     assert diary.id not in str(health) and "brain_id" not in health["rebuilding"][0]
+
+
+def test_an_erasure_receipt_answers_only_to_who_may_read_every_brain_it_names(
+    container: Container, client: TestClient
+) -> None:
+    # Given the owner's private brain and a tenant brain, each holding a memory of agent-x
+    diary, team = _brain(container, "diary"), _brain(container, "team", visibility="tenant")
+    with acting_as(OPEN):
+        for brain in (diary, team):
+            container.memories.store(
+                brain, MemoryInput(type=MemoryType.fact, content="x", source_agent="agent-x")
+            )
+    admin_key = container.keys.create(name="admin", tenant="local", scopes=ALL_SCOPES)
+    admin = {"authorization": f"Bearer {admin_key.plaintext}"}  # the tenant's admin, not the diary's owner
+
+    def erased_in(brain: Brain) -> str:
+        body = {"kind": "source_agent", "subject": "agent-x", "brains": [brain.id]}
+        done = client.post("/v1/erasures", json=body, headers=OWNER)
+        assert done.status_code == 200, done.text
+        return str(done.json()["id"])
+
+    private, shared = erased_in(diary), erased_in(team)
+    # Then the owner reads both; the tenant's admin only the one whose brain it may read
+    assert client.get(f"/v1/erasures/{private}", headers=OWNER).status_code == 200
+    assert_problem(client.get(f"/v1/erasures/{private}", headers=admin), 404, "not_found")
+    assert client.get(f"/v1/erasures/{shared}", headers=admin).status_code == 200

@@ -29,8 +29,9 @@ def erasure_router(erasure: ErasureService) -> APIRouter:
 
     @router.get("/{erasureId}")
     def get_erasure(erasure_id: ErasureIdParam) -> ErasureReceipt:
-        """An erasure's or a brain deletion's receipt, to admins of the tenant that asked for it;
-        one left running (a restart, a Lambda past its time) is carried to its end first."""
+        """An erasure's or a brain deletion's receipt, to whoever asked for it and to admins of
+        that tenant who may read every brain it names; one left running (a restart, a Lambda past
+        its time) is carried to its end first."""
         return ErasureReceipt.of(erasure.receipt(erasure_id))
 
     return router

@@ -124,22 +124,29 @@ class ErasureService:
         operator's); one still running (its process died: a server restarted, or a Lambda past its
         time) is carried on to its end first, so asking for it finishes it."""
         receipt = self.erasures.get(erasure_id).receipt
-        current = access.current()
-        asked_by = (receipt.by or access.LOCAL_TENANT).partition("/")[0]  # none: the operator, the owner's
-        if current is not None and asked_by != current.principal.tenant:
-            raise NotFound(f"erasure not found: {erasure_id[:64]}")  # another tenant's is not told apart
+        if not self._shown(receipt):
+            raise NotFound(f"erasure not found: {erasure_id[:64]}")  # one beyond reach is not told apart
         return self._finish(erasure_id) if receipt.status == "running" else receipt
 
     def recent(self, limit: int = 20) -> list[Receipt]:
-        """The caller's tenant's latest receipts, newest first, as `receipt` would show each."""
+        """The caller's latest receipts, newest first, as `receipt` would show each."""
+        return [r for r in self.erasures.newest(max(limit * 5, 50)) if self._shown(r)][:limit]
+
+    def _shown(self, receipt: Receipt) -> bool:
+        """Whether the current access may read `receipt`: the system; whoever asked for it; a
+        principal of the tenant that asked (the machine owner's, for the operator's) that may read
+        every brain it covered, since a receipt names its brains and counts what went from them."""
         current = access.current()
-        tenant = current.principal.tenant if current is not None else None
-        mine = [
-            r
-            for r in self.erasures.newest(max(limit * 5, 50))
-            if tenant is None or (r.by or access.LOCAL_TENANT).partition("/")[0] == tenant
-        ]
-        return mine[:limit]
+        if current is None or (receipt.by is not None and receipt.by == access.started_by()):
+            return True
+        if (receipt.by or access.LOCAL_TENANT).partition("/")[0] != current.principal.tenant:
+            return False
+        wanted = list(dict.fromkeys(receipt.brains))
+        found: list[Brain] = []
+        for start in range(0, len(wanted), 100):
+            found += self.brains.repo.get_many(wanted[start : start + 100])
+        # one it may not read, or gone (a deletion's receipt: its asker's to read)
+        return len(found) == len(wanted) and all(b.deleted_at is None and not access.hidden(b) for b in found)
 
     def resume(self) -> list[Receipt]:
         """Finish every erasure and deletion left running (by a process that died)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from cairn.config import Settings
 from cairn.domain.errors import DamagedContent, Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.ports.clock import SystemClock
 from cairn.ports.records import Delete
 from cairn.services.documents.rebuilding import Progress
 from cairn.services.repositories import doc_id_key, doc_key
@@ -262,6 +264,43 @@ def test_a_deleted_chunk_database_is_rebuilt_from_the_records(
     again.repair.repair(found)
     assert index_problems(again) == []
     assert answers(again, brain) == before
+
+
+def test_a_chunk_database_restored_from_before_writes_of_as_many_chunks_is_found_and_rebuilt(
+    on_disk: tuple[Path, Container, Brain, list[list[str]]], tmp_path: Path
+) -> None:
+    """Writes that leave a document as many chunks (new words, a rename) change no count: the
+    index's record of when it last wrote the brain shows which records it may not reflect."""
+    data, first, brain, _ = on_disk
+    first.adapters.chunks.close()  # type: ignore[attr-defined]
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    for path in data.glob("chunks.sqlite3*"):
+        shutil.copy2(path, backup / path.name)
+    shutil.copytree(data / "vectors", backup / "vectors")
+    # Given writes after the backup: new words in one note, another renamed
+    later = build_container(Settings(data_dir=data), replace(embedded(data), clock=SystemClock()))
+    later.documents.write(brain, "notes/0.md", b"# Note 0\n\nThe egret fishes by the sluice at dusk.")
+    later.documents.rename(brain, "notes/5.md", "notes/ferry.md")
+    after = answers(later, brain)
+    later.adapters.chunks.close()  # type: ignore[attr-defined]
+    # When the chunk database and vector files are put back as they were before them
+    for path in data.glob("chunks.sqlite3*"):
+        path.unlink()
+    for path in backup.glob("chunks.sqlite3*"):
+        shutil.copy2(path, data / path.name)
+    shutil.rmtree(data / "vectors")
+    shutil.copytree(backup / "vectors", data / "vectors")
+    # Then the check finds both, though every count agrees, and the rebuild answers as before it
+    again = reopened(data)
+    found = again.repair.compare(brain)
+    stale = {again.documents.repo.get_by_id(i).path for i in found.stale}  # type: ignore[union-attr]
+    assert stale == {"notes/0.md", "notes/ferry.md"}
+    again.repair.repair(found)
+    assert index_problems(again) == []
+    assert answers(again, brain) == after
+    assert again.search.search(brain, "egret sluice").hits[0].path == "notes/0.md"
+    assert reopened(data).repair.compare(brain).sound
 
 
 @pytest.mark.parametrize("ring", ["kept", "aged out"])

@@ -186,6 +186,16 @@ class CompactableChunks(Protocol):
     def warm(self) -> None: ...
 
 
+@runtime_checkable
+class StampedChunks(Protocol):
+    """A ChunkIndex that records when it last wrote each brain, in the transaction of the write
+    (the embedded store, whose database can be restored from a backup or lose its last writes
+    to damage): records written after that are the ones it may not reflect."""
+
+    def last_written(self, brain_id: str) -> datetime | None:
+        """When a write last changed the brain's chunks; None when not known."""
+
+
 ANN_NONE = "none"  # the brain is small enough for exact search: no approximate index
 ANN_OK = "ok"
 ANN_REBUILDING = "rebuilding"  # missing, stale or damaged: exact search until it is built again

@@ -10,7 +10,8 @@ back into the Chunk) and one row each in `chunk_tags` / `chunk_facets` (filtered
 Datetimes are filtered by their epoch milliseconds (`created_ms`, `valid_from_ms`, ...), never
 by ISO text, which would order `...+02:00` against `...Z` wrongly.
 `brain_state.generation` changes in every write transaction touching a brain, so readers can
-cache per-brain row arrays and revalidate them with one indexed lookup. A dropped brain's state
+cache per-brain row arrays and revalidate them with one indexed lookup; `written_ms` says when
+(wall clock), so a check can tell which records were written after the index last was. A dropped brain's state
 row goes with it; `brain_floor` keeps the highest generation and vector epoch a dropped brain
 reached, and a brain created afterwards starts past them, so no instance that cached the old
 brain's rows, index or files (by brain id and generation or epoch) mistakes them for the new one's.
@@ -86,7 +87,8 @@ CREATE TABLE IF NOT EXISTS brain_state (
     seq INTEGER PRIMARY KEY,
     brain_id TEXT NOT NULL UNIQUE,
     generation INTEGER NOT NULL,
-    vec_epoch INTEGER NOT NULL DEFAULT 0
+    vec_epoch INTEGER NOT NULL DEFAULT 0,
+    written_ms INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS brain_floor (
@@ -143,8 +145,11 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE chunks ADD COLUMN {name} {definition}")
     if "valid_from_ms" not in columns:  # the validity range was kept as ISO text only
         _fill_valid_ms(conn)
-    if "vec_epoch" not in {row[1] for row in conn.execute("PRAGMA table_info(brain_state)")}:
+    state_columns = {row[1] for row in conn.execute("PRAGMA table_info(brain_state)")}
+    if "vec_epoch" not in state_columns:
         conn.execute("ALTER TABLE brain_state ADD COLUMN vec_epoch INTEGER NOT NULL DEFAULT 0")
+    if "written_ms" not in state_columns:  # 0: not known (written before it was kept)
+        conn.execute("ALTER TABLE brain_state ADD COLUMN written_ms INTEGER NOT NULL DEFAULT 0")
     conn.execute("DROP INDEX IF EXISTS chunks_brain_rows")  # narrower predecessor of _ROWS_INDEX
     conn.execute(_ROWS_INDEX)
 

@@ -9,6 +9,7 @@ derive its cached BrainRows without reading the brain again.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -114,9 +115,10 @@ class WriteBatch:
                 writer.apply(self.conn)
             elif fts_postings.averages(self.conn, schema.fts_table(seq))[0] > fts_search.SMALL_TABLE:
                 fts_postings.ensure(self.conn, schema.fts_table(seq))  # from every row, this batch's too
+        now_ms = int(time.time() * 1000)
         self.conn.executemany(
-            "UPDATE brain_state SET generation = generation + 1 WHERE brain_id = ?",
-            [(brain_id,) for brain_id in self.deltas],
+            "UPDATE brain_state SET generation = generation + 1, written_ms = ? WHERE brain_id = ?",
+            [(now_ms, brain_id) for brain_id in self.deltas],
         )
         return self.deltas
 

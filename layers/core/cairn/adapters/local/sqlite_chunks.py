@@ -20,6 +20,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -360,6 +361,14 @@ class SqliteChunkIndex:
             self._health.check(brain_id)
             raise vector_health.IndexDamaged() from None
         return {row[0]: matrix[i] for i, row in enumerate(rows)}
+
+    def last_written(self, brain_id: str) -> datetime | None:
+        row = (
+            self._db.get()
+            .execute("SELECT written_ms FROM brain_state WHERE brain_id = ?", (brain_id,))
+            .fetchone()
+        )
+        return datetime.fromtimestamp(row[0] / 1000, UTC) if row is not None and row[0] else None
 
     def held(self, brain_id: str) -> dict[str, int]:
         rows = self._db.get().execute(

@@ -111,6 +111,26 @@ def test_a_truncated_records_database_is_refused_when_a_command_opens_it(
     assert "from a backup" in err
 
 
+@pytest.mark.parametrize("lost", ["emptied", "deleted"])
+def test_a_records_database_lost_under_a_store_is_refused_never_started_empty(
+    data: Path, capsys: pytest.CaptureFixture[str], lost: str
+) -> None:
+    """A crash can leave a file of 0 bytes; opened, it would be a new, empty store over the
+    documents' content, answering every brain as gone and taking new ones at their slugs."""
+    if lost == "emptied":
+        os.truncate(data / "records.sqlite3", 0)
+    else:
+        (data / "records.sqlite3").unlink()
+
+    # a command that makes a store where there is none, as `cairn serve` does
+    code, _, err = run(capsys, "brains", "create", "Notes", "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: damaged_store: records.sqlite3 in {data.resolve()} is damaged")
+    assert ("empty (0 bytes)" if lost == "emptied" else "missing") in err and "from a backup" in err
+    assert not (data / "records.sqlite3").exists() or (data / "records.sqlite3").stat().st_size == 0
+
+
 def test_a_command_that_reads_a_damaged_page_says_so_in_one_line(
     data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,6 +53,7 @@ def local_adapters(settings: Settings) -> Adapters:
     embedder = local_embedder(settings)
     clock = SystemClock()
     extractor, reflector = distillers_for(settings)
+    _refuse_lost_records(data)
     records = _opened(data / RECORDS, SqliteRecordStore, RECORDS_ADVICE)
     jobs = _opened(
         data / JOBS,
@@ -109,6 +110,36 @@ def _refuse_odd_files(path: Path, advice: str) -> None:
         advice = f"remove {odd.name}: SQLite makes it again from the database and its -wal file"
     if odd is not None:
         raise _refusal(path, sqlite_files.described(odd), advice)
+
+
+def _refuse_lost_records(data: Path) -> None:
+    """The records database missing or empty (a file system can leave a file of 0 bytes after a
+    crash) where the store holds documents' content or chunks: refused, never opened as a new,
+    empty store over the old data (which would answer every brain as gone and accept new ones)."""
+    path = data / RECORDS
+    if path.exists() and path.stat().st_size > 0:
+        return
+    holds = _holds_chunks(data / CHUNKS) or next(
+        (p for p in (data / "blobs").rglob("*") if p.is_file()), None
+    )
+    if holds:
+        state = "empty (0 bytes)" if path.exists() else "missing"
+        raise _refusal(path, f"{state}, while {data.resolve()} holds stored content", RECORDS_ADVICE)
+
+
+def _holds_chunks(path: Path) -> bool:
+    """Whether the chunk database holds any brain's chunks (False when it cannot be read: a
+    damaged chunk index is set aside and rebuilt anyway)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            return conn.execute("SELECT 1 FROM brain_state LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 def _opened(path: Path, open_: Callable[[Path], T], advice: str) -> T:

@@ -6,11 +6,13 @@ full disk stopped after its record's commit is not acknowledged, and indexed onc
 
 from __future__ import annotations
 
+import argparse
 import errno
 import gc
 import logging
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,9 +21,12 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.vector_store import VectorFile
 from cairn.bootstrap import build_container
 from cairn.config import Settings
+from cairn.container import Container
 from cairn.domain.errors import StorageFull
 from cairn.entrypoints.cli import main
-from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.entrypoints.cli.check import cmd_check
+from cairn.ports.chunks import ANN_OK, ChunkFilter, ChunkQuery
+from tests.support.shapes import DIM, embedded
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -218,3 +223,35 @@ def test_a_write_the_full_disk_stopped_after_its_commit_is_indexed_once_there_is
     assert found() == []  # not acknowledged, not yet indexed: its intent stands
     assert container.documents.settle_pending() == 1  # what the running server's sweeper does
     assert found() == ["a.md"]
+
+
+def test_check_builds_a_damaged_approximate_index_again_before_it_exits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server builds it in the background; `cairn check` builds it in the foreground and waits
+    for the index's own threads before the process ends (one left building was cut off natively)."""
+    data = tmp_path / "data"
+
+    def opened() -> Container:
+        index = SqliteChunkIndex(
+            data / "chunks.sqlite3", data / "vectors", DIM, ann_min_rows=50, background_maintenance=False
+        )
+        return build_container(Settings(data_dir=data), replace(embedded(data), chunks=index))
+
+    first = opened()
+    brain = first.brains.create("Ann", slug="ann")
+    for i in range(60):
+        first.documents.write(brain, f"notes/{i}.md", f"# Note {i}\n\nline {i} about topic {i % 7}".encode())
+    built = first.adapters.chunks.compact(brain.id)  # type: ignore[attr-defined]
+    assert built is not None and built.indexed_rows == 60
+    first.adapters.chunks.close()  # type: ignore[attr-defined]
+    (graph,) = (data / "vectors").glob("*.faiss")
+    with graph.open("r+b") as fh:
+        head = fh.read(32)
+        fh.seek(0)
+        fh.write(bytes(b ^ 0xA5 for b in head))
+
+    code = cmd_check(opened(), argparse.Namespace(brain=[], dry_run=False, deep=False))
+
+    assert code == 0 and "ANN index rebuilt (60 rows)" in capsys.readouterr().out
+    assert opened().adapters.chunks.check(brain.id).ann == ANN_OK  # type: ignore[attr-defined]

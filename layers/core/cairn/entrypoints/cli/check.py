@@ -86,13 +86,23 @@ def restoring_note(brain: Brain) -> str:
 def cmd_check(container: Container, args: argparse.Namespace) -> int:
     """Exit 0 when every brain checked is sound (after repairs), 1 when something is not (a
     document whose stored content is damaged is never repaired from it)."""
+    try:
+        return _checked(container, args)
+    finally:  # the index's own threads (an approximate index being built) end before the process
+        close = getattr(container.adapters.chunks, "close", None)
+        if callable(close):
+            close()
+
+
+def _checked(container: Container, args: argparse.Namespace) -> int:
     brains = [container.brains.resolve(ref) for ref in args.brain] or container.brains.list()
     left = 0
     for brain in brains:
         check = container.repair.check(brain, repair=not args.dry_run, deep=args.deep)
+        ann = check.ann if args.dry_run else _ann_rebuilt(container, brain.id, check.ann)
         line = (
             f"{describe(check)} ({check.documents} documents, {check.chunks} chunks, "
-            f"{check.vector_rows} vector rows, ANN index {check.ann})"
+            f"{check.vector_rows} vector rows, ANN index {ann})"
         )
         if check.repaired or check.failed:
             line += f": indexed {check.repaired} documents again"
@@ -110,6 +120,18 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
             )
             left += 1
     return 1 if left else 0
+
+
+def _ann_rebuilt(container: Container, brain_id: str, ann: str) -> str:
+    """An approximate index found missing or damaged is built now, in the foreground (a server
+    builds it in the background; exact search serves meanwhile)."""
+    from cairn.ports.chunks import ANN_REBUILDING, CompactableChunks
+
+    chunks = container.adapters.chunks
+    if ann != ANN_REBUILDING or not isinstance(chunks, CompactableChunks):
+        return ann
+    done = chunks.compact(brain_id)
+    return f"rebuilt ({done.indexed_rows} rows)" if done is not None and done.indexed_rows else ann
 
 
 def _brains_lost(container: Container) -> tuple[str, ...]:

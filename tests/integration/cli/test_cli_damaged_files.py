@@ -255,3 +255,20 @@ def test_check_builds_a_damaged_approximate_index_again_before_it_exits(
 
     assert code == 0 and "ANN index rebuilt (60 rows)" in capsys.readouterr().out
     assert opened().adapters.chunks.check(brain.id).ann == ANN_OK  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["vectors", "blobs", "ingest"])
+def test_a_file_where_a_directory_of_the_store_should_be_is_refused_in_one_line(
+    data: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    path = data / name
+    if path.is_dir():
+        for inner in sorted(path.rglob("*"), reverse=True):
+            inner.unlink() if inner.is_file() else inner.rmdir()
+        path.rmdir()
+    path.write_text("not a directory")
+
+    code, _, err = run(capsys, "search", "zebra1", "--data-dir", str(data))
+
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: damaged_store: {name} ({path.resolve()}) is not a directory")

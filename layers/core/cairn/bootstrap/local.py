@@ -47,6 +47,7 @@ def local_adapters(settings: Settings) -> Adapters:
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
 
     data = settings.data_dir
+    _refuse_files_for_directories(data, settings.resolved_ingest_root)
     make_directories(data)
     # HTTP memory_ingest_file reads only below it and names it when refusing: it should exist.
     settings.resolved_ingest_root.mkdir(parents=True, exist_ok=True)
@@ -110,6 +111,22 @@ def _refuse_odd_files(path: Path, advice: str) -> None:
         advice = f"remove {odd.name}: SQLite makes it again from the database and its -wal file"
     if odd is not None:
         raise _refusal(path, sqlite_files.described(odd), advice)
+
+
+DIRECTORY_ADVICE = {
+    "blobs": "it holds the documents' content: restore the directory from a backup",
+    VECTORS: "move the file aside: the search index's vector files are made again from the documents",
+}
+
+
+def _refuse_files_for_directories(data: Path, ingest_root: Path) -> None:
+    """Something other than a directory where the store keeps one: refused in one line naming it
+    (making the directory would fail with a traceback)."""
+    wanted = {data: "the data directory", data / "blobs": "", data / VECTORS: "", ingest_root: ""}
+    for path, what in wanted.items():
+        if (path.exists() or path.is_symlink()) and not path.is_dir():
+            advice = DIRECTORY_ADVICE.get(path.name if path.parent == data else "", "move the file aside")
+            raise DamagedStore(f"{what or path.name} ({path.resolve()}) is not a directory: {advice}")
 
 
 def _refuse_lost_records(data: Path) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
 
 class BlobStore(Protocol):
@@ -23,3 +24,14 @@ class BlobStore(Protocol):
         `prefix` must be non-empty and end with '/' (InvalidInput otherwise): a whole folder
         such as a brain's, never a partial name. A missing folder removes nothing and returns 0.
         """
+
+
+@runtime_checkable
+class FolderedBlobs(Protocol):
+    """A BlobStore that can list the folders under a prefix cheaply (files: one directory read),
+    so bytes no record names, left by a writer killed between storing them and committing its
+    record, can be found and collected (services/documents/orphan_bytes.py)."""
+
+    def folders(self, prefix: str) -> Iterator[tuple[str, float]]:
+        """(name, time of the newest change of anything in it, epoch seconds) of each folder
+        directly under `prefix` (a folder ending with '/'); none when it does not exist."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from cairn.adapters.local.durable_dirs import fsync_directory, make_directories, storage_errors
@@ -121,6 +122,19 @@ class FileBlobStore:
                 _remove_dir_entry(os.path.join(parent, name))
         _remove_dir_entry(str(folder))
         return removed
+
+    def folders(self, prefix: str) -> Iterator[tuple[str, float]]:
+        folder = self._path(validate_prefix(prefix)[:-1])
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                inside = [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(entry.path)]
+                yield entry.name, max([entry.stat(follow_symlinks=False).st_mtime, *inside])
 
     def _path(self, key: str) -> Path:
         validate_key(key)

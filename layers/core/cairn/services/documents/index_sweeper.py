@@ -7,13 +7,16 @@ younger than the grace belong to writers still at work; settling them would be s
 reconcile protocol allows any number of settlers) but is work they are about to do. On AWS the
 scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py). Each tick also removes
 the bytes of document versions replaced more than a quarter of an hour ago
-(services/documents/old_bytes.py).
+(services/documents/old_bytes.py), and once an hour those of writes that stopped before committing
+their records (services/documents/orphan_bytes.py, where the blob store can list its folders).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
+from cairn.services.documents import orphan_bytes
 from cairn.services.documents.service import DocumentService
 from cairn.services.jobs.periodic import Periodic
 
@@ -32,6 +35,7 @@ class IndexSweeper:
         self.documents = documents
         self.every_s = every_s
         self.grace_s = grace_s
+        self._orphans_at: float | None = None
         self._loop = Periodic(
             "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
         )
@@ -41,6 +45,10 @@ class IndexSweeper:
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)
         self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
+        now = time.monotonic()
+        if self._orphans_at is None or now - self._orphans_at >= orphan_bytes.EVERY_S:
+            self._orphans_at = now
+            self.documents.collect_orphan_bytes()  # bytes of writes that never committed (orphan_bytes.py)
         return settled
 
     def start(self) -> None:

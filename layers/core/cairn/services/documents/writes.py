@@ -25,6 +25,8 @@ from cairn.services.documents.inputs import (
     lock_key,
 )
 from cairn.services.documents.old_bytes import GRACE_S
+from cairn.services.documents.orphan_bytes import GRACE_S as ORPHAN_GRACE_S
+from cairn.services.documents.orphan_bytes import collect_orphan_bytes
 from cairn.services.documents.reads import DocumentReads, live_at
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
@@ -301,6 +303,19 @@ class DocumentWrites(DocumentReads):
             return {i: d.blob_key for i, d in self.repo.get_many_by_id(doc_ids).items()}
 
         return self.repo.old_bytes.collect(self.blobs, current_keys, older_than_s)
+
+    def collect_orphan_bytes(self, older_than_s: float = ORPHAN_GRACE_S) -> int:
+        """Remove the bytes of writes that stopped before committing their records, stored at
+        least `older_than_s` ago (orphan_bytes.py); how many documents' folders went."""
+        brain_ids: list[str] = []
+        after: str | None = None
+        while True:
+            brains, after = self.repo.brains.page(after=after, limit=500)
+            brain_ids += [b.id for b in brains if b.deleted_at is None]
+            if after is None:
+                break
+        now = self.clock.now().timestamp()
+        return collect_orphan_bytes(self.blobs, self.repo, brain_ids, now, older_than_s)
 
     def settle_pending(self, older_than_s: float = 0.0) -> int:
         """Reconcile every document whose index intent a stopped writer left standing."""

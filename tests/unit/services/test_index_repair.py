@@ -21,7 +21,7 @@ from cairn.domain.errors import DamagedContent, Unavailable
 from cairn.domain.models import Brain, Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.ports.clock import SystemClock
-from cairn.ports.records import Delete
+from cairn.ports.records import Delete, Put
 from cairn.services.documents.rebuilding import Progress
 from cairn.services.repositories import doc_id_key, doc_key
 from tests.support.index_check import index_problems
@@ -108,7 +108,8 @@ def test_missing_ghost_and_older_chunks_are_found_and_rebuilt(
     repaired = container.repair.repair(deep)
     assert repaired.repaired == 3 and not repaired.failed
     assert index_problems(container) == []
-    assert container.repair.check(brain, deep=True).sound
+    assert container.repair.check(brain, deep=True).unrecorded == ("doc_ghost",)  # no record: reported on
+    assert container.repair.forget_lost(brain.id) == 1 and container.repair.check(brain, deep=True).sound
     assert answers(container, brain) == before
     assert container.repair.check(other).sound  # the other brain was never touched
 
@@ -156,6 +157,27 @@ def test_records_lost_from_under_their_chunks_are_reported_as_lost_not_as_delete
     assert not any(h.document_id == lost.id for h in container.search.search(brain, "lighthouse keeper").hits)
     assert container.adapters.blobs.exists(lost.blob_key)  # its content is kept for a restore
     assert repaired.unrecorded == (lost.id,)  # still said after the repair: the loss is not repaired
+    # and by every later check, though its chunks are gone, until the records are restored
+    later = container.repair.compare(brain)
+    assert later.unrecorded == (lost.id,) and not later.sound and later.ghosts == ()
+    assert container.repair.forget_lost(brain.id) == 1  # or the operator stops it being reported
+    assert container.repair.compare(brain).sound
+
+
+def test_a_lost_document_restored_is_no_longer_reported(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    container, brain, _, _ = world
+    lost = container.documents.get(brain, "notes/2.md")
+    records = container.adapters.records
+    kept = [records.get(*doc_key(brain.id, lost.path)), records.get(*doc_id_key(lost.id))]
+    records.transact([Delete(*doc_key(brain.id, lost.path)), Delete(*doc_id_key(lost.id))])
+    container.repair.check(brain)
+    assert container.repair.compare(brain).unrecorded == (lost.id,)
+    records.transact([Put(item) for item in kept if item is not None])  # the backup put back
+    restored = container.repair.check(brain)  # its chunks indexed again, the note forgotten
+    assert restored.unrecorded == () and container.repair.compare(brain).sound
+    assert container.search.search(brain, "lighthouse keeper").hits[0].document_id == lost.id
 
 
 def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(

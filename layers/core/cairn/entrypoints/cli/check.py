@@ -51,13 +51,13 @@ def start_repairs(container: Container) -> None:
 
 
 def describe(check: BrainCheck) -> str:
+    deleted = [g for g in check.ghosts if g not in check.unrecorded]
     problems = [
         f"{len(check.stale)} documents whose chunks differ from their records" if check.stale else "",
-        f"{len(check.ghosts) - len(check.unrecorded)} deleted documents still indexed"
-        if len(check.ghosts) > len(check.unrecorded)
-        else "",
+        f"{len(deleted)} deleted documents still indexed" if deleted else "",
         f"{len(check.unrecorded)} indexed documents no record names (the records database lost them: "
-        f"restore it from a backup): {_named(check.unrecorded)}"
+        f"restore it from a backup, or `cairn check --forget-lost` to stop reporting them): "
+        f"{_named(check.unrecorded)}"
         if check.unrecorded
         else "",
         f"{check.unsound_chunks} chunks whose vectors are damaged" if check.unsound_chunks else "",
@@ -97,6 +97,7 @@ def cmd_check(container: Container, args: argparse.Namespace) -> int:
 def _checked(container: Container, args: argparse.Namespace) -> int:
     brains = [container.brains.resolve(ref) for ref in args.brain] or container.brains.list()
     left = 0
+    forget = getattr(args, "forget_lost", False) and not args.dry_run
     for brain in brains:
         check = container.repair.check(brain, repair=not args.dry_run, deep=args.deep)
         ann = check.ann if args.dry_run else _ann_rebuilt(container, brain.id, check.ann)
@@ -109,7 +110,10 @@ def _checked(container: Container, args: argparse.Namespace) -> int:
             line += f", {len(check.failed)} could not be" if check.failed else ""
         restoring = restoring_note(brain)
         print(line + restoring)
-        unsound = check.failed or check.damaged or check.unrecorded or restoring
+        if forget and check.unrecorded:  # reported this once more, then no longer
+            forgotten = container.repair.forget_lost(brain.id)
+            print(f"brain {brain.slug}: no longer reporting {forgotten} lost documents")
+        unsound = check.failed or check.damaged or (check.unrecorded and not forget) or restoring
         left += bool(unsound) or (args.dry_run and not check.sound)
     if not args.brain:
         lost = _brains_lost(container)
@@ -151,6 +155,11 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     check.add_argument("brain", nargs="*", help="brain ids or slugs (default: every brain)")
     check.add_argument("--deep", action="store_true", help="also compare every document chunk by chunk")
+    check.add_argument(
+        "--forget-lost",
+        action="store_true",
+        help="stop reporting documents found indexed with no record (the records lost them) after this check",
+    )
     check.add_argument(
         "--dry-run",
         action="store_true",

@@ -37,15 +37,17 @@ from cairn.auth import access
 from cairn.domain.errors import CairnError, DamagedContent
 from cairn.domain.models import Brain, Document
 from cairn.ports.chunks import ANN_NONE, ChunkIndex, StampedChunks, VerifiableChunks
-from cairn.ports.records import Item
+from cairn.ports.records import Delete, Item, Put
 from cairn.services.documents.rebuilding import Progress, RebuildingBrains
 from cairn.services.documents.service import DocumentService
-from cairn.services.repositories import document_of
+from cairn.services.repositories import all_items, document_of, documents_pk
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CHECK_LATER_ABOVE_CHUNKS = 50_000
+LOST = "lost#"
+"""Sort-key prefix, in a brain's documents partition, of a document found indexed with no record."""
 CHECK_FIRST_BUDGET_S = 1.5
 
 
@@ -63,7 +65,7 @@ class BrainCheck:
     stale: tuple[str, ...] = ()  # live documents whose chunks differ from the record
     ghosts: tuple[str, ...] = ()  # documents not live that still have chunks
     damaged: tuple[str, ...] = ()  # paths of live documents whose stored bytes are gone or damaged (deep)
-    unrecorded: tuple[str, ...] = ()  # of the ghosts, those no record names at all (records lost)
+    unrecorded: tuple[str, ...] = ()  # indexed, or taken out of search before, and no record names (lost)
     repaired: int = 0  # documents indexed again
     failed: tuple[str, ...] = ()  # documents that could not be (left for the next check)
 
@@ -124,6 +126,8 @@ class IndexRepair:
             # chunks are gone; chunks no record and no intent names were written for records lost.
             intents = self.documents.repo.intents
             unrecorded = [i for i in ghosts if i not in recorded and intents.get(i) is None]
+            # and those an earlier repair took out of search, until a restore brings their records back
+            unrecorded += [i for i in self._noted_lost(brain.id) if i not in recorded and i not in unrecorded]
         if unrecorded:
             log.error(
                 "brain %s: %d indexed documents have no record at all (%s): the records database "
@@ -160,6 +164,34 @@ class IndexRepair:
         since = last - timedelta(seconds=1)
         return {i: item for i, item in live.items() if _written_at(item) > since}
 
+    def _noted_lost(self, brain_id: str) -> list[str]:
+        """Documents a repair took out of search because no record named them (lost records)."""
+        items = all_items(self.documents.repo.records, documents_pk(brain_id), LOST)
+        return [item.sk.removeprefix(LOST) for item in items]
+
+    def _note_lost(self, found: BrainCheck) -> None:
+        """Record the documents found with chunks and no record, so that they are still reported
+        once their chunks are gone; forget those a restore has brought back."""
+        records, pk = self.documents.repo.records, documents_pk(found.brain_id)
+        noted = set(self._noted_lost(found.brain_id))
+        now = {"at": datetime.now(UTC).isoformat()}
+        ops: list[Put | Delete] = [
+            Put(Item(pk, f"{LOST}{i}", data=now)) for i in found.unrecorded if i not in noted
+        ]
+        ops += [Delete(pk, f"{LOST}{i}") for i in noted if i not in found.unrecorded]
+        for start in range(0, len(ops), 100):
+            records.transact(ops[start : start + 100])
+
+    def forget_lost(self, brain_id: str) -> int:
+        """Stop reporting the documents a repair found lost from the records (the operator has
+        taken note: `cairn check --forget-lost`); how many were noted."""
+        pk, noted = documents_pk(brain_id), self._noted_lost(brain_id)
+        for start in range(0, len(noted), 100):
+            self.documents.repo.records.transact(
+                [Delete(pk, f"{LOST}{i}") for i in noted[start : start + 100]]
+            )
+        return len(noted)
+
     def _differs(self, doc: Document) -> bool:
         plan = self.documents.indexer.plan(doc, self.documents.text_of(doc))  # no embedding
         return bool(plan.changed or plan.removed)
@@ -167,6 +199,7 @@ class IndexRepair:
     def repair(self, found: BrainCheck) -> BrainCheck:
         """Rebuild what `found` says differs; the brain's searches are refused meanwhile. A document
         whose stored bytes are damaged is not rebuilt: they are reported, and its chunks kept."""
+        self._note_lost(found)  # before their chunks go: what `cairn check` reports them by afterwards
         if found.indexed_right:
             return found
         todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context

@@ -167,3 +167,26 @@ def test_a_gzip_archive_cut_mid_stream_is_refused_before_anything_is_written(
     assert code == 2 and out == "" and "the archive cannot be read whole" in err, err
     assert "nothing was imported" in err and "Traceback" not in err
     assert build_container(Settings(data_dir=target)).brains.list() == []
+
+
+def test_a_damaged_document_stops_an_export_unless_it_is_left_out_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "source"
+    source = build_container(Settings(data_dir=data))
+    brain = source.brains.create("Notes", slug="notes")
+    for n in range(3):
+        source.documents.write(brain, f"notes/{n}.md", f"# Note {n}\n\nkept {n}".encode())
+    damaged = source.documents.get(brain, "notes/1.md")
+    (data / "blobs" / damaged.blob_key).write_bytes(b"# Note 1\n\ntruncat")  # damaged on disk
+    archive = tmp_path / "notes.jsonl"
+
+    code, _, err = run(capsys, "export", "notes", "-o", str(archive), "--data-dir", str(data))
+    assert code == 2 and "damaged_content" in err and not archive.exists()  # never a silently short archive
+
+    code, _, err = run(
+        capsys, "export", "notes", "--skip-damaged", "-o", str(archive), "--data-dir", str(data)
+    )
+    assert code == 1 and "left out 1 documents whose stored content is damaged: notes/1.md" in err
+    paths = [json.loads(line).get("path") for line in archive.read_text().splitlines()]
+    assert "notes/0.md" in paths and "notes/2.md" in paths and "notes/1.md" not in paths

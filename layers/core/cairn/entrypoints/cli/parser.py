@@ -140,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write a brain's archive as JSON Lines (backup)")
     export.add_argument("brain", help="brain id or slug")
     export.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout; .gz: gzip")
+    export.add_argument(
+        "--skip-damaged",
+        action="store_true",
+        help="leave out documents whose stored content is damaged (named on stderr; exit 1), not stop",
+    )
     data_dir(export)
     export.set_defaults(func=cmd_export)
 

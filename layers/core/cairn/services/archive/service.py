@@ -21,12 +21,12 @@ imports whole brains.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, DamagedContent, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
@@ -67,6 +67,9 @@ TRANSIENT = (STATE_KEY, NEEDS_FULL_SYNC_KEY)
 """Brain metadata an archive leaves out: the collection's state at export time."""
 
 
+T = TypeVar("T")
+
+
 class BrainArchive:
     def __init__(
         self,
@@ -100,26 +103,38 @@ class BrainArchive:
 
     # -- export -----------------------------------------------------------------------------------
 
-    def export(self, brain: Brain) -> Iterator[dict[str, Any]]:
+    def export(self, brain: Brain, *, damaged: list[str] | None = None) -> Iterator[dict[str, Any]]:
         """The brain's records, streamed (documents are read a page at a time, twice), and the
-        `end` record that counts them."""
+        `end` record that counts them. A document whose stored bytes are damaged stops the export
+        (DamagedContent), unless `damaged` is given: it is then left out and its path added there
+        (`cairn export --skip-damaged`: the rest of a brain saved before it is repaired)."""
         yield dumped(self._header(brain))
         count = 0
-        for record in self._records(brain):
+        for record in self._records(brain, damaged):
             count += 1
             yield record
         yield dumped(EndRecord(records=count))
 
-    def _records(self, brain: Brain) -> Iterator[dict[str, Any]]:
+    def _records(self, brain: Brain, damaged: list[str] | None) -> Iterator[dict[str, Any]]:
+        def readable(doc: Document, read: Callable[[Document], T]) -> T | None:
+            try:
+                return read(doc)
+            except DamagedContent:
+                if damaged is None:
+                    raise
+                damaged.append(doc.path)
+                return None
+
         if self.libraries is not None:
             for col in self.libraries.collections([Library(brain)]):
                 yield dumped(CollectionRecord(name=col.name, description=col.description, folder=col.folder))
         for doc in self._live(brain):
-            if not is_typed_memory(doc):
-                yield dumped(document_record(doc, self.documents.content(doc)))
+            if not is_typed_memory(doc) and (content := readable(doc, self.documents.content)) is not None:
+                yield dumped(document_record(doc, content))
         for doc in self.memories.oldest_first(brain):
-            if doc.deleted_at is None and is_typed_memory(doc):
-                yield dumped(memory_record(doc, self.memories.text(doc)))
+            live = doc.deleted_at is None and is_typed_memory(doc)
+            if live and (text := readable(doc, self.memories.text)) is not None:
+                yield dumped(memory_record(doc, text))
         path_of = PathCache(lambda doc_id: self._path_of(brain, doc_id))
         for doc in self._live(brain):
             for link in self.graph.links.outgoing_numbered(brain.id, doc.id):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
+from cairn.entrypoints.api_docs import SWAGGER_UI
+from tests.integration.mcp.node_clients import CLIENTS
 from tests.support.browser import chromium
 from tests.support.mcp_json import call_tool
 from tests.support.processes import Server, start
@@ -282,3 +285,32 @@ def test_erase_an_agent_with_its_receipt(page: Page) -> None:
     expect(page.locator("main")).not_to_contain_text("bot-7")
     page.goto("/ui/brains/team?kind=typed+memory&validity=any")
     expect(page.locator("#items tbody")).not_to_contain_text("Lyon office budget")
+
+
+def _cdn_from_npm(page: Page, changed: bool = False) -> None:
+    """The CDN's Swagger UI files served from the same version's npm package (no network here);
+    `changed`: each with a byte more, as a tampered CDN would serve them."""
+    dist = CLIENTS / "node_modules" / "swagger-ui-dist"
+    types = {".js": "application/javascript", ".css": "text/css"}
+
+    def serve(route: Route) -> None:
+        name = route.request.url.rsplit("/", 1)[-1]
+        body = (dist / name).read_bytes() + (b"\n" if changed else b"")
+        kind = types[Path(name).suffix]
+        route.fulfill(body=body, headers={"content-type": kind, "access-control-allow-origin": "*"})
+
+    page.route(f"{SWAGGER_UI}/*", serve)
+
+
+def test_the_api_docs_render_from_the_pinned_files_and_a_changed_file_never_runs(page: Page) -> None:
+    _cdn_from_npm(page)
+    page.goto("/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Cairn")
+    expect(page.locator(".opblock-summary-path").first).to_be_visible()  # the operations, from /openapi.json
+
+    tampered = page.context.new_page()
+    _cdn_from_npm(tampered, changed=True)
+    tampered.goto("/docs")
+    tampered.wait_for_load_state("load")
+    assert tampered.evaluate("typeof window.SwaggerUIBundle") == "undefined"  # refused by its digest
+    expect(tampered.locator(".swagger-ui .info")).to_have_count(0)

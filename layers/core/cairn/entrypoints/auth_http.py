@@ -35,7 +35,7 @@ from cairn.entrypoints.ui.cookie import is_secure, session_token
 from cairn.entrypoints.ui.session import is_open, is_ui, sign_in_redirect
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-PUBLIC = ("/healthz", "/openapi.json", "/docs", "/redoc", "/zengram/health")
+PUBLIC = ("/healthz", "/openapi.json", "/docs", "/zengram/health")
 ZENGRAM = "/zengram/"
 """zengram's API: `x-api-key` carries the credential, refusals are `{"error": ...}` bodies."""
 

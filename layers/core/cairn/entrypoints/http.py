@@ -11,6 +11,7 @@ from starlette.types import Scope
 from cairn import __version__
 from cairn.auth.rate_limit import FailedSignIns, RateLimiter
 from cairn.container import Container
+from cairn.entrypoints.api_docs import install_api_docs
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
 from cairn.entrypoints.host_guard import WILDCARD_BINDS, HostGuard, served_hosts
@@ -27,7 +28,10 @@ def create_app(container: Container) -> FastAPI:
         title="Cairn",
         version=__version__,
         description="Memory for AI agents: store, search, recall. MCP at /mcp, REST under /v1.",
+        docs_url=None,  # served by install_api_docs: pinned, with digests and a strict policy
+        redoc_url=None,
     )
+    install_api_docs(app)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, Any]:

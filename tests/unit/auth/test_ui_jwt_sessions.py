@@ -268,3 +268,17 @@ def test_a_session_of_an_earlier_release_with_every_claim_still_acts_as_its_toke
     records.put(Item(item.pk, item.sk, {**item.data, "binding": earlier}))
 
     assert ui.principal(session) == auth.authenticate(f"Bearer {token}")
+
+
+def test_a_session_refused_once_stays_ended_when_the_settings_change_back() -> None:
+    """A token rotated to cut off a stolen cookie, then put back (an old service file), does not
+    bring the session back: the refusal ended it."""
+    records = MemoryRecordStore()
+    session = UiSessions(records, wall_clock(), authenticator(records, None)).start("t" * 32)
+    rotated = authenticator(records, None, token="u" * 32)
+    with pytest.raises(AuthError):
+        UiSessions(records, wall_clock(), rotated).principal(session)
+    back = UiSessions(records, wall_clock(), authenticator(records, None))
+    with pytest.raises(AuthError):
+        back.principal(session)
+    assert [i.sk for i in records.query(SESSIONS_PK, "").items] == []  # nothing of it kept

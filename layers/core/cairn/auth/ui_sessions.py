@@ -24,7 +24,7 @@ from pydantic import AwareDatetime, BaseModel, ValidationError
 
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.binding import Binding
-from cairn.auth.errors import AuthError
+from cairn.auth.errors import UNAVAILABLE, AuthError
 from cairn.auth.principal import Principal
 from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
@@ -78,7 +78,12 @@ class UiSessions:
         session = self._session(token)
         if session is None or self.clock.now() >= session.expires_at:
             raise AuthError(ENDED)
-        return self.authenticator.recall(session.binding)
+        try:
+            return self.authenticator.recall(session.binding)
+        except AuthError as exc:
+            if exc.code != UNAVAILABLE:  # refused for good: a token changed back later brings nothing back
+                self.end(token)
+            raise
 
     def end(self, token: str) -> None:
         """Sign out: the session is deleted (idempotent; a malformed token names none)."""

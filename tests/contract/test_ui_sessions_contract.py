@@ -75,14 +75,19 @@ def test_signing_out_ends_the_session_for_every_copy_and_leaves_others(records: 
     assert len(stored(records)) == 2  # the second session and its expiry record
 
 
-def test_a_static_token_session_follows_the_servers_token_and_tenant(records: RecordStore) -> None:
+def test_a_static_token_session_follows_the_servers_tenant_and_ends_with_its_token(
+    records: RecordStore,
+) -> None:
     clock = FakeClock(start=START)
     token = sessions(records, clock).start(STATIC)
 
-    assert acts_as(sessions(records, clock, "another-static-token-9876543210"), token) is None
-    assert acts_as(sessions(records, clock, None), token) is None
     assert acts_as(sessions(records, clock, STATIC, tenant="acme"), token) == OWNER_OF["acme"]
     assert acts_as(sessions(records, clock), token) == OWNER_OF["local"]
+    assert acts_as(sessions(records, clock, "another-static-token-9876543210"), token) is None
+    assert acts_as(sessions(records, clock), token) is None  # ended: the token put back brings it not back
+    again = sessions(records, clock).start(STATIC)
+    assert acts_as(sessions(records, clock, None), again) is None  # no token at all ends it too
+    assert acts_as(sessions(records, clock), again) is None
 
 
 def test_a_key_session_follows_the_key_and_ends_when_it_is_revoked(records: RecordStore) -> None:

@@ -113,6 +113,21 @@ def test_without_a_said_at_relative_dates_are_left_alone() -> None:
     assert texts(said) == ["Caroline went to a support group yesterday."]
 
 
+@pytest.mark.parametrize(
+    "habit",
+    [
+        "I water the ficus every Tuesday evening.",
+        "We run each Monday morning.",
+        "The bins go out on Sundays.",
+        "I call my mother every other Sunday.",
+    ],
+)
+def test_a_habit_on_a_weekday_is_no_date(habit: str) -> None:
+    assert anchor_dates(habit, SAID.date()) == (habit, 0)
+    once, count = anchor_dates("I watered the ficus on Tuesday.", SAID.date())
+    assert count == 1 and "(on " in once  # one Tuesday still is a date
+
+
 def test_anchor_dates_reports_how_many_phrases_it_anchored() -> None:
     text, count = anchor_dates("We met last week and again yesterday (on 7 May 2023).", SAID.date())
     assert text == "We met last week (the week before 8 May 2023) and again yesterday (on 7 May 2023)."

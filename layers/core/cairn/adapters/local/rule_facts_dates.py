@@ -144,6 +144,7 @@ def _other_day(m: Groups, d: date, future: bool) -> str | None:
     return f"a few days before {fmt_day(d)}"
 
 
+_NOT_HABIT = "(?<![Ee]very )(?<![Ee]ach )(?<![Ee]very other )"
 _RULES: list[tuple[re.Pattern[str], Resolver]] = [
     (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|weekends?|months?|years?)\s+ago\b", re.I), _ago),
     (re.compile(rf"\bin\s+{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\b", re.I), _within),
@@ -154,8 +155,8 @@ _RULES: list[tuple[re.Pattern[str], Resolver]] = [
     (re.compile(r"\btomorrow\b", re.I), _day_offset(1)),
     (re.compile(r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b", re.I), _day_offset(0)),
     (re.compile(r"\bthe\s+other\s+day\b", re.I), _other_day),
-    # A capitalised weekday on its own ("on Friday"), not a plural habit ("on Fridays").
-    (re.compile(rf"\b(?P<which>on\s+)?(?P<wd>{_DAY_NAMES})\b(?!s)"), _weekday),
+    # A capitalised weekday on its own ("on Friday"), not a habit ("on Fridays", "every Friday").
+    (re.compile(rf"{_NOT_HABIT}\b(?P<which>on\s+)?(?P<wd>{_DAY_NAMES})\b(?!s)"), _weekday),
 ]  # fmt: skip
 
 

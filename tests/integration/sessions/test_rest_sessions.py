@@ -119,10 +119,31 @@ def test_bad_messages_are_400_and_write_nothing(
 
 @pytest.mark.parametrize(
     "body",
-    [{"title": ""}, {"title": "t" * 513}, {"actor_id": ""}, {"metadata": {"x": [1]}}, {"status": "open"}],
+    [
+        {"title": ""},
+        {"title": "t" * 513},
+        {"actor_id": ""},
+        {"actor_id": "ev\u0000il"},
+        {"actor_id": "a\u202eb"},
+        {"metadata": {"x": [1]}},
+        {"status": "open"},
+    ],
 )
 def test_bad_sessions_are_400(client: TestClient, brain: Brain, body: dict[str, Any]) -> None:
     assert_problem(client.post(BASE, json=body), 400, "validation_error")
+
+
+@pytest.mark.parametrize("actor_id", ["ev\u0000il", "tab\tbed", "a\u202eb", "x" * 257])
+def test_an_extraction_refuses_the_actor_ids_a_session_refuses(
+    client: TestClient, brain: Brain, actor_id: str
+) -> None:
+    body = {"messages": [{"role": "user", "content": "I moved to Lisbon."}], "actor_id": actor_id}
+    assert_problem(client.post("/v1/brains/notes/extract", json=body), 400, "validation_error")
+    sid = _create(client)["id"]
+    assert_problem(
+        client.post("/v1/brains/notes/extract", json={**body, "session_id": sid}), 400, "validation_error"
+    )
+    assert client.get(f"{BASE}/{sid}").json()["messages"] == []  # nothing appended
 
 
 def test_json_is_required(client: TestClient, brain: Brain) -> None:

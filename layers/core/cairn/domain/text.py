@@ -75,3 +75,17 @@ def tag_words(tags: Sequence[str]) -> str:
     questions asked by category ("What incidents have we had?" of notes tagged `incidents`),
     docs/RELEVANCE.md."""
     return " ".join(word for word in (tag.partition(":")[2] or tag for tag in tags) if word.strip())
+
+
+MAX_ACTOR_ID = 256
+
+
+def check_actor_id(value: str | None) -> str | None:
+    """Who said a conversation's messages (a session's or an extraction's `actor_id`): 1..256
+    characters, shown as a name (its facts' folder, the erasure that names it), so no control or
+    bidirectional characters. None: no actor named."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ACTOR_ID:
+        raise InvalidInput(f"actor_id must be 1..{MAX_ACTOR_ID} characters")
+    return check_shown("actor_id", value)

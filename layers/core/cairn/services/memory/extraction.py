@@ -23,6 +23,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, MemoryType, Message, Session
 from cairn.domain.moments import utc_moment
+from cairn.domain.text import check_actor_id
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.facts import FactDraft, FactExtractor, Utterance
@@ -83,6 +84,7 @@ class ExtractionService:
         """Append `said` to the session, `skip_extract` on all but the last, which queues extraction;
         the messages and the job that extracts them."""
         _check_count(said)
+        check_actor_id(actor_id)
         last = len(said) - 1
         items = [
             NewMessage(
@@ -106,6 +108,7 @@ class ExtractionService:
         """Store the conversation as a transcript document (source `extract`) and queue extraction;
         the document and the job."""
         _check_count(said)
+        check_actor_id(actor_id)
         for s in said:
             if s.role not in ("system", "user", "assistant", "tool") or not s.content:
                 raise InvalidInput("each message needs a role (system, user, assistant, tool) and content")

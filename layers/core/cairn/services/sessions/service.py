@@ -19,7 +19,7 @@ from cairn.domain import json_input
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Message, MessageRole, MetadataValue, Session, SessionStatus
-from cairn.domain.text import check_label, excerpt
+from cairn.domain.text import check_actor_id, check_label, excerpt
 from cairn.ports.clock import Clock
 from cairn.services.repositories import SessionRepository, StoredSession
 from cairn.services.search.service import SearchHit
@@ -28,7 +28,6 @@ from cairn.services.sessions.session_recall import SessionRecall
 MAX_CONTENT = 1_000_000
 MAX_NAME = 128
 MAX_TITLE = 512
-MAX_ACTOR = 256
 MAX_METADATA_KEYS = 64
 MAX_METADATA_KEY = 128
 MAX_METADATA_TEXT = 8192
@@ -70,7 +69,7 @@ class SessionService:
             id=new_id("ses"),
             brain_id=brain.id,
             title=_optional_text("title", title, MAX_TITLE),
-            actor_id=_optional_text("actor_id", actor_id, MAX_ACTOR),
+            actor_id=check_actor_id(actor_id),
             metadata=_metadata(metadata),
             created_at=self.clock.now(),
         )

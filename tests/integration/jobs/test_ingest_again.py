@@ -15,7 +15,7 @@ import pytest
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.domain.errors import NotFound
+from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, JobStatus
 from cairn.services.ingest.inputs import IngestResult
 from tests.fakes.blobs import MemoryBlobStore
@@ -150,3 +150,17 @@ def test_a_retried_upload_while_its_job_is_queued_or_running_is_that_job(
     assert core.documents.read(brain, PATH) == V1
     with pytest.raises(NotFound):
         core.documents.get(brain, "ingest/plan.md")
+
+
+def test_a_text_file_too_long_to_store_is_refused_before_it_is_queued(
+    core: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A markdown file's text is the file's, so one longer than a note may be is said at once
+    (it was acknowledged 202 and its job then always failed)."""
+    monkeypatch.setattr(core.ingest, "max_content_chars", 2_000)
+    with pytest.raises(InvalidInput, match="exceeds 2000 characters"):
+        ingest(core, brain, b"# Long\n\n" + b"word " * 600)
+    assert not [k for k in core.adapters.blobs.items if k.startswith("uploads/")]  # type: ignore[attr-defined]
+    with pytest.raises(NotFound):
+        core.documents.get(brain, PATH)
+    assert ingest(core, brain).status == "queued"  # one within the bound is still queued

@@ -116,6 +116,12 @@ class IngestService:
         path = normalize_user_path(path or f"ingest/{safe_name(name)}")
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
+            if kind in (
+                "markdown",
+                "text",
+                "json",
+            ):  # its text is the file's: too long is said now, not after a 202
+                self._check_chars(extract_text(data, kind, name).text)
             return self._queue(brain, data, name, kind, path, started, upload_key)
         stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
         shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
@@ -168,6 +174,10 @@ class IngestService:
         if self.concepts is not None:
             self.concepts.index_document(brain_id, document_id, text, fresh=fresh)
 
+    def _check_chars(self, text: str) -> None:
+        if len(text) > self.max_content_chars:
+            raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
+
     def extracted(
         self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
     ) -> tuple[bytes, DocumentInput]:
@@ -175,8 +185,7 @@ class IngestService:
         say about them. An image's text names the base name of `path` (else `name`), as
         re-indexing it from its blob will."""
         extracted = extract_text(data, kind, posixpath.basename(path or name))
-        if len(extracted.text) > self.max_content_chars:
-            raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
+        self._check_chars(extracted.text)
         stored = data if kind in ("markdown", "text", "json", "image") else extracted.text.encode("utf-8")
         info = DocumentInput(
             title=extracted.title,

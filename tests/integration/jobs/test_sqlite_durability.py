@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.domain.models import Job, JobStatus
+from cairn.ports.clock import SystemClock
 from cairn.ports.jobs import JobContext
 from tests.fakes.clock import FakeClock
 
@@ -153,4 +155,34 @@ def test_two_runners_on_one_file_run_each_job_once(tmp_path: Path) -> None:
     assert runs == Counter(dict.fromkeys(ids, 1))
     assert {runners[1].status(i).status for i in ids} == {JobStatus.completed}
     for runner in runners:
+        runner.close()
+
+
+def test_a_long_step_keeps_its_lease_so_another_runner_never_takes_it_again(tmp_path: Path) -> None:
+    """A handler that reports no progress for several leases (embedding one big file) still holds
+    its job: its runner renews the lease while it runs, so a second process on the file (`cairn
+    mcp` beside `cairn serve`) does not run it again as if its worker had died."""
+    db, lease = tmp_path / "jobs.sqlite3", 0.5
+    started, release = threading.Event(), threading.Event()
+    runs: Counter[str] = Counter()
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs[job.id] += 1
+        started.set()
+        assert release.wait(30)  # one long step, no progress reported
+        return {"done": True}
+
+    first, second = (SqliteJobRunner(db, SystemClock(), lease_s=lease) for _ in range(2))
+    for runner in (first, second):
+        runner.register("long", handle)
+    job = first.start("long", {})
+    worker = threading.Thread(target=first.run_pending)
+    worker.start()
+    assert started.wait(30)
+    time.sleep(lease * 4)  # four leases' worth
+    assert second.run_pending() == 0  # still held by the live worker
+    release.set()
+    worker.join()
+    assert first.status(job.id).status is JobStatus.completed and runs == Counter({job.id: 1})
+    for runner in (first, second):
         runner.close()

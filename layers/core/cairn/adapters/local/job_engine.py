@@ -15,8 +15,10 @@ import json
 import logging
 import math
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -42,6 +44,10 @@ log = logging.getLogger("cairn.jobs")
 
 MAX_ERROR_CHARS = 500
 MAX_MESSAGE_CHARS = 500
+
+
+HOLD_AT_MOST_S = 6 * 3600.0
+"""How long a running handler's lease is renewed for; past it the job is taken as stuck."""
 
 
 def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
@@ -359,7 +365,8 @@ class JobEngine(StartsJobs):
             self._finish(row, JobStatus.failed, error=error)
             return
         try:
-            result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
+            with self._holding(row):
+                result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
         except LeaseLost:
             log.warning("job %s attempt %d lost its lease; another worker owns it", row.id, row.attempts)
         except REFUSALS as exc:
@@ -371,6 +378,37 @@ class JobEngine(StartsJobs):
             self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
         else:
             self._finish(row, JobStatus.completed, result=result)
+
+    @contextmanager
+    def _holding(self, row: JobRow) -> Iterator[None]:
+        """The attempt's lease renewed every third of it while its handler runs, so a long step
+        that reports no progress (embedding one big file) is not taken again by another worker
+        as if its process had died; for at most HOLD_AT_MOST_S, after which a handler that never
+        returns is taken as stuck."""
+        stop = threading.Event()
+        renewer = threading.Thread(
+            target=self._renew, args=(row, stop), name=f"cairn-job-lease-{row.id}", daemon=True
+        )
+        renewer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            renewer.join()
+
+    def _renew(self, row: JobRow, stop: threading.Event) -> None:
+        until = time.monotonic() + HOLD_AT_MOST_S
+        while not stop.wait(self.lease_s / 3) and time.monotonic() < until:
+            now = self._clock.now()
+            try:
+                held = self._store.update(
+                    row.id, row.attempts, now, {"lease_until": now.timestamp() + self.lease_s}
+                )
+            except Exception:  # the store unreachable a moment: the next beat tries again
+                log.warning("could not renew the lease of job %s", row.id, exc_info=True)
+                continue
+            if not held:  # taken by another worker: the handler's next write says so
+                return
 
     def _finish(
         self,

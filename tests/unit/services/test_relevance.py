@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from cairn.bootstrap import Container
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkHit
 from cairn.services.search.calibration import Fixture, fit
-from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge
+from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, identifiers, judge
 from cairn.services.thoughtmcp.models import SIMILARITY_LINE_SHIFT
 from tests.fakes.container import fake_container
 from tests.fakes.embedder import HashingEmbedder
@@ -95,3 +96,34 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
     cosine = hit.component_scores["vector"]
     assert isinstance(cosine, float)
     assert hit.component_scores["relevance"] == pytest.approx(steep(cosine), abs=1e-6) != EMBEDDED(cosine)
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("What was the root cause of incident INC-20049?", ("20049",)),
+        ("Which room is A4 in?", ("a4",)),
+        ("where is uniqmark0x2092 said", ("uniqmark0x2092",)),
+        ("What did we spend in 2024 on 300 licences?", ()),  # a year and a count name nothing
+        ("How do I reset my password?", ()),
+    ],
+)
+def test_identifiers_are_the_words_that_name_one_thing(query: str, words: tuple[str, ...]) -> None:
+    assert identifiers(query) == words
+
+
+def test_the_note_that_names_the_identifier_comes_first(tmp_path: Path) -> None:
+    """Incident notes written one after another carry each other's excerpt in their keyword context,
+    and read alike to the embedded model: the note that names the incident asked about is first
+    all the same, asked by its bare id or in a question (a near twin led for 8 of 60 questions)."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
+    brain = container.brains.create("Incidents", slug="incidents")
+    causes = ["an expired certificate", "a full disk", "a bad deploy", "a DNS change", "a memory leak"]
+    for i in range(120):
+        iid = f"INC-{20000 + 7 * i}"
+        note = f"# {iid}\n\nIncident {iid} took down the login service; the root cause was {causes[i % 5]}."
+        container.documents.write(brain, f"incidents/{iid}.md", note.encode())
+    for iid in [f"INC-{20000 + 7 * i}" for i in range(0, 120, 4)]:
+        for query in (iid, f"What was the root cause of incident {iid}?"):
+            hits = container.search.search(brain, query, top_k=3, count_access=False).hits
+            assert hits[0].path == f"incidents/{iid}.md", (query, [h.path for h in hits])

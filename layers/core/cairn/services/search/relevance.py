@@ -27,6 +27,7 @@ only the keyword leg found has it computed from its stored vector (one batch rea
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -122,11 +123,39 @@ VECTOR_SHARE: Final = 0.6
 KEYWORD_SHARE: Final = 0.4
 
 
-def blend(judged: Sequence[Judged]) -> list[float]:
+_WORD = re.compile(r"\w+")
+
+
+def identifiers(query: str) -> tuple[str, ...]:
+    """The words of `query` that name one thing exactly: letters and digits mixed (`A4`,
+    `uniqmark0x2092`, `v2`), or five digits and more (`20049` of `INC-20049`; a year, a count, a
+    price is not one). Lower-cased."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    return tuple(
+        sorted(
+            w
+            for w in words
+            if any(ch.isdigit() for ch in w)
+            and ((w.isdigit() and len(w) >= 5) or (not w.isdigit() and any(ch.isalpha() for ch in w)))
+        )
+    )
+
+
+def names_all(chunk: Chunk, words: Sequence[str]) -> bool:
+    """Whether the chunk's own text or title holds every one of `words` as a word (its index-only
+    context, another document's excerpt, does not count)."""
+    own = {w.lower() for w in _WORD.findall(f"{chunk.title}\n{chunk.text}")}
+    return all(w in own for w in words)
+
+
+def blend(judged: Sequence[Judged], exact: Sequence[str] = ()) -> list[float]:
     """For each judged hit: VECTOR_SHARE x its cosine scaled to 0..1 between the candidates' lowest
     and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
     keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
-    search pipeline), the fused score stands in for the keyword leg's."""
+    search pipeline), the fused score stands in for the keyword leg's. A hit whose own text holds
+    every identifier of the query (`exact`: `identifiers`) gains KEYWORD_SHARE more: a near
+    twin's meaning, or another note's excerpt in its keyword context, never outranks the note
+    that names the thing asked about."""
     if not judged:
         return []
     low = min(j.similarity for j in judged)
@@ -138,5 +167,6 @@ def blend(judged: Sequence[Judged]) -> list[float]:
     return [
         VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
         + KEYWORD_SHARE * (k / top if top > 0 else 0.0)
+        + (KEYWORD_SHARE if exact and names_all(j.hit.chunk, exact) else 0.0)
         for j, k in zip(judged, keyword, strict=True)
     ]

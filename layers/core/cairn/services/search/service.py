@@ -19,7 +19,15 @@ from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.highlights import highlights
-from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, blend, judge, stored_vectors
+from cairn.services.search.relevance import (
+    EMBEDDED,
+    GOOD_MATCH,
+    Calibration,
+    blend,
+    identifiers,
+    judge,
+    stored_vectors,
+)
 from cairn.services.search.restatements import Said, restated_first
 
 SortMode = Literal["relevance", "recency", "relevance_then_recency"]
@@ -159,7 +167,7 @@ class SearchService:
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
         hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool, nearest=NEAREST)
-        ranked = self._rank(hits, vector)[:top_k]
+        ranked = self._rank(hits, vector, query)[:top_k]
         scale = _scale(ranked)
         scores = [round(r.basis * scale, 6) for r in ranked]
         return list(zip([r.hit for r in self._restated_first(ranked)], scores, strict=True))
@@ -180,7 +188,7 @@ class SearchService:
         first = min(top_k * 5, pool)
         vector = self.embedder.embed([query])[0].tolist()
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
-        return _best_chunk_per_document(self._rank(hits, vector))[:top_k]
+        return _best_chunk_per_document(self._rank(hits, vector, query))[:top_k]
 
     def _retrieve_as_of(
         self, query: str, flt: ChunkFilter, top_k: int, as_of: AsOf
@@ -193,7 +201,7 @@ class SearchService:
         pool = max(self.tuning.candidate_pool, top_k * 3)
         while True:
             hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
-            ranked = _best_chunk_per_document(self._rank(hits, vector))
+            ranked = _best_chunk_per_document(self._rank(hits, vector, query))
             docs = self.docs.get_many_by_id(r.hit.chunk.document_id for r in ranked)
             held = {
                 doc_id: doc
@@ -241,11 +249,11 @@ class SearchService:
         ]
         return out + [replace(r, weight=0.0) for i, r in enumerate(ranked) if i not in scores]
 
-    def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float]) -> list[Ranked]:
+    def _rank(self, hits: Sequence[ChunkHit], vector: Sequence[float], query: str) -> list[Ranked]:
         judged = judge(self.chunks, hits, vector, self.tuning.calibration)
         ranked = [
             Ranked(j.hit, j.relevance, b, similarity=j.similarity)
-            for j, b in zip(judged, blend(judged), strict=True)
+            for j, b in zip(judged, blend(judged, identifiers(query)), strict=True)
         ]
         ranked.sort(key=lambda r: -r.blend)  # stable: the legs' fusion breaks ties
         return ranked

@@ -9,7 +9,7 @@ from cairn.auth import access
 from cairn.domain.errors import Forbidden
 from cairn.domain.models import Brain
 from cairn.services.brains import BrainService
-from cairn.services.thoughtmcp.checks import check_user, check_user_id
+from cairn.services.thoughtmcp.checks import check_new_user_id, check_user, check_user_id
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.models import Filters
 from cairn.services.thoughtmcp.reasoning.context import RelevantMemory
@@ -29,7 +29,7 @@ def thought_brain(
     ThoughtMCP); None for a read before it exists. With `user_id`, for a call about that user's
     memories: refused (check_user) unless the caller acts for the user there, before anything is made."""
     if user_id is not None:
-        check_user_id(user_id)
+        (check_new_user_id if create else check_user_id)(user_id)
     brain = brains.resolve(ref) if ref else _marked(brains)
     if user_id is not None:
         check_user(user_id, brain)

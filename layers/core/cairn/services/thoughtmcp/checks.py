@@ -10,7 +10,7 @@ from typing import Any
 from cairn.auth import access
 from cairn.domain.models import Brain
 from cairn.domain.stopwords import KEYWORDS as _STOP
-from cairn.domain.text import is_blank
+from cairn.domain.text import BIDI_CONTROLS, has_control, is_blank
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     AUTO_KEYWORDS,
@@ -34,6 +34,18 @@ def check_user_id(user_id: str) -> None:
         raise ThoughtError("userId is required", "Provide the userId the memories belong to")
     if len(user_id) > 256:
         raise ThoughtError("userId must be at most 256 characters", "Use a shorter userId")
+
+
+def check_new_user_id(user_id: str) -> None:
+    """A userId a memory is stored under: also shown as a name (the web UI, an erasure's subject),
+    so no control or bidirectional characters. Reads take any userId, so memories stored before
+    this rule stay readable."""
+    check_user_id(user_id)
+    if has_control(user_id) or any(ch in BIDI_CONTROLS for ch in user_id):
+        raise ThoughtError(
+            "userId must not contain control or bidirectional characters",
+            "Use a userId of printable characters",
+        )
 
 
 def check_user(user_id: str, brain: Brain | None = None) -> None:

@@ -36,6 +36,7 @@ from cairn.services.thoughtmcp.checks import (
     auto_keywords,
     check_content,
     check_metadata,
+    check_new_user_id,
     check_sector,
     check_user,
 )
@@ -57,6 +58,7 @@ class ThoughtMemories(ThoughtForgetting):
     """A user's sector memories: remember, recall, search, update, forget (module docstring)."""
 
     def remember(self, brain: Brain, m: NewMemory) -> dict[str, Any]:
+        check_new_user_id(m.user_id)
         check_user(m.user_id, brain)
         check_content(m.content)
         check_sector(m.sector)

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.http import create_app
-from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from cairn.services.search.as_of import AsOf
 from tests.fakes.clock import FakeClock
 from tests.integration.memory.conftest import START, superseded_line
@@ -88,6 +88,76 @@ def test_known_at_finds_what_cairn_held_then(container: Container, brain: Brain,
     assert _cities(held(15, valid_at=_year(2026, 2))) == ["Dublin"]
     assert _cities(held(15, valid_at=_year(2024, 6))) == ["Frankfurt"]
     assert _cities(held(25, valid_at=_year(2026, 2))) == ["Oslo"]
+
+
+def test_what_cairn_held_then_keeps_the_end_it_then_had(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    """A value stored with its own end, superseded later by one that begins after that end: asked
+    as Cairn held it before the supersession, it still ends at its own end, and is shown so."""
+    clock.current = START
+    first = container.memories.store(
+        brain,
+        MemoryInput(
+            type=MemoryType.fact,
+            key="acme-db",
+            content="the Acme database lives in Frankfurt",
+            valid_from=_year(2024),
+            valid_to=_year(2025),
+        ),
+    ).memory
+    before = START + timedelta(days=5)
+    clock.current = START + timedelta(days=10)
+    container.memories.store(
+        brain,
+        MemoryInput(
+            type=MemoryType.fact,
+            key="acme-db",
+            content="the Acme database lives in Oslo",
+            valid_from=_year(2026),
+        ),
+    )
+    clock.current = START + timedelta(days=30)
+
+    assert _cities(_found(container, brain, AsOf(known_at=before, valid_at=_year(2025, 6)))) == []
+    assert _cities(_found(container, brain, AsOf(known_at=before, valid_at=_year(2024, 6)))) == ["Frankfurt"]
+    hits = container.memories.search(brain, QUESTION, MemoryQuery(known_at=before, count_access=False))
+    shown = next(h.memory.memory for h in hits if h.memory.id == first.id)
+    assert shown is not None
+    assert (shown.valid_to, shown.superseded_by) == (_year(2025), None)
+    # now: superseded, and still ending at its own end
+    now = container.memories.record(brain, first.id).memory
+    assert now is not None and now.superseded_by is not None and now.valid_to == _year(2025)
+
+
+def test_a_value_written_while_a_change_is_scheduled_ends_the_value_before_it(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    """Frankfurt from 2024, Oslo scheduled for 2030, then Dublin with no start (true from now until
+    Oslo begins): Frankfurt ends where Dublin begins, so no two values are true at once, whatever
+    a filter leaves out."""
+    clock.current = datetime(2026, 6, 1, tzinfo=UTC)
+    for city, began, client in (
+        ("Frankfurt", _year(2024), "acme"),
+        ("Oslo", _year(2030), "acme"),
+        ("Dublin", None, "globex"),
+    ):
+        container.memories.store(
+            brain,
+            MemoryInput(
+                type=MemoryType.fact,
+                key="acme-db",
+                content=f"the Acme database lives in {city}",
+                valid_from=began,
+                client_id=client,
+            ),
+        )
+    clock.current = datetime(2026, 7, 1, tzinfo=UTC)
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2027)))) == ["Dublin"]
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2025)))) == ["Frankfurt"]
+    assert _cities(_found(container, brain, AsOf(valid_at=_year(2031)))) == ["Oslo"]
+    acme = MemoryQuery(client_ids=("acme",), at_time=_year(2027), count_access=False)
+    assert [_named(h.text) for h in container.memories.search(brain, QUESTION, acme)] == []
 
 
 def test_known_at_looks_past_many_values_superseded_by_then(

@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
+from cairn.domain.models import Brain, Document, EarlierEnd, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
@@ -123,10 +123,12 @@ class MemoryService(MemoryReads):
             old = self._current(brain, m.type, line.doc_id) if line.doc_id is not None else None
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
-                if m.valid_from is not None:  # else it has ended, its start unknown: it ends at the current
-                    spot = place(self.documents.repo, history, m.valid_from)
+                # placed by its start, stated or now (a change is scheduled ahead); with none it has
+                # ended, its start unknown: it ends at the current value and ends nothing
+                if valid_from is not None:
+                    spot = place(self.documents.repo, history, valid_from)
                     history, earlier = spot.later, spot.earlier
-                    ops += relinked(self.documents.repo, spot, memory_id, m.valid_from, now)
+                    ops += relinked(self.documents.repo, spot, memory_id, valid_from, now)
                 assert history.memory is not None
                 began = history.memory.valid_from
                 if began is not None:
@@ -142,8 +144,15 @@ class MemoryService(MemoryReads):
                 until = successor_from if ends is None else min(ends, successor_from)
                 if old.memory.valid_from is not None:
                     until = max(until, old.memory.valid_from)
+                # the end it had until now is kept beside, so what Cairn knew then does not move
+                kept = [*(old.memory.earlier_ends or []), EarlierEnd(at=now, valid_to=ends)]
                 ended = old.memory.model_copy(
-                    update={"superseded_by": memory_id, "superseded_at": now, "valid_to": until}
+                    update={
+                        "superseded_by": memory_id,
+                        "superseded_at": now,
+                        "valid_to": until,
+                        "earlier_ends": kept,
+                    }
                 )
                 superseded = old.model_copy(update={"memory": ended, "updated_at": now})
                 ops.append(self.documents.repo.put_op(superseded, old.version))

@@ -97,7 +97,7 @@ class MemoryReads:
             best = self._best(hits, vector)
             docs = self.documents.repo.get_many_by_id(best)
             live = {
-                doc_id: doc
+                doc_id: as_of.as_held(doc)
                 for doc_id, doc in docs.items()
                 if doc.deleted_at is None
                 and (not current_only or doc.memory is None or doc.memory.current)

@@ -60,9 +60,8 @@ class AsOf:
 
     def holds(self, doc: Document) -> bool:
         """Whether Cairn held `doc` at `known_at` (recorded by then and, unless history is asked
-        for, not yet superseded then) and, with `valid_at`, held it true then. A memory superseded
-        after `known_at` was then still open-ended; one never superseded ends at its own
-        `valid_to`. Without `known_at`, the index's filter already judged it."""
+        for, not yet superseded then) and, with `valid_at`, held it true then: ending where Cairn
+        then held it to end (`_end_then`). Without `known_at`, the index's filter already judged it."""
         when = self.known_at
         if when is None:
             return True
@@ -74,10 +73,29 @@ class AsOf:
         ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
         if self.valid_at is None:
             return self.include_superseded or not ended_by_then
-        valid_to = _end_then(m, when) if ended_by_then or m.superseded_at is None else None
+        valid_to = _end_then(m, when) if ended_by_then or _end_kept(m) else None
         return (m.valid_from is None or m.valid_from <= self.valid_at) and (
             valid_to is None or valid_to > self.valid_at
         )
+
+
+    def as_held(self, doc: Document) -> Document:
+        """`doc` as Cairn held it at `known_at`: a memory superseded since shows the end it then had
+        and no successor yet, so an answer about then says nothing learnt later."""
+        m, when = doc.memory, self.known_at
+        if when is None or m is None or m.superseded_at is None or _ms(m.superseded_at) <= when:
+            return doc
+        later = {"superseded_by": None, "superseded_at": None}
+        if _end_kept(m):
+            later["valid_to"] = _end_then(m, when)
+        return doc.model_copy(update={"memory": m.model_copy(update=later)})
+
+
+def _end_kept(m: MemoryFacet) -> bool:
+    """Whether the end a memory had before it was superseded is known: never superseded, or
+    superseded by a Cairn that kept it (`earlier_ends` at the supersession). A memory superseded
+    before that is taken to have been open-ended until then, as it was held then."""
+    return m.superseded_at is None or any(e.at == m.superseded_at for e in m.earlier_ends or [])
 
 
 def _end_then(m: MemoryFacet, when: datetime) -> datetime | None:

@@ -204,7 +204,7 @@ class SearchService:
             ranked = _best_chunk_per_document(self._rank(hits, vector, query))
             docs = self.docs.get_many_by_id(r.hit.chunk.document_id for r in ranked)
             held = {
-                doc_id: doc
+                doc_id: as_of.as_held(doc)
                 for doc_id, doc in docs.items()
                 if doc.deleted_at is None and doc.brain_id in flt.brain_ids and as_of.holds(doc)
             }

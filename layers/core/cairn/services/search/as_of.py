@@ -78,14 +78,13 @@ class AsOf:
             valid_to is None or valid_to > self.valid_at
         )
 
-
     def as_held(self, doc: Document) -> Document:
         """`doc` as Cairn held it at `known_at`: a memory superseded since shows the end it then had
         and no successor yet, so an answer about then says nothing learnt later."""
         m, when = doc.memory, self.known_at
         if when is None or m is None or m.superseded_at is None or _ms(m.superseded_at) <= when:
             return doc
-        later = {"superseded_by": None, "superseded_at": None}
+        later: dict[str, datetime | str | None] = {"superseded_by": None, "superseded_at": None}
         if _end_kept(m):
             later["valid_to"] = _end_then(m, when)
         return doc.model_copy(update={"memory": m.model_copy(update=later)})

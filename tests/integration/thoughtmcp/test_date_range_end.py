@@ -16,7 +16,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.boolean_query import parse
 from cairn.domain.models import Brain
-from cairn.services.thoughtmcp.models import Filters, NewMemory, Row
+from cairn.services.thoughtmcp.models import Filters, NewMemory, Row, iso
 from tests.fakes.clock import FakeClock
 from tests.support.shapes import SHAPES, adapters_for, process
 
@@ -76,3 +76,18 @@ def test_a_range_ending_at_a_memory_s_created_at_includes_it_and_nothing_later(
 ) -> None:
     found = READS[read](c, brain, made[1].created_at, made[3].created_at)
     assert found == sorted(r.id for r in made[1:4])
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_the_created_at_shown_finds_its_memory_to_the_millisecond(
+    c: Container, brain: Brain, made: list[Row], read: str
+) -> None:
+    """createdAt is shown to the millisecond, as ThoughtMCP's JavaScript dates are; a range from and
+    to the time shown (what a client's Date gives back) finds the memory, whose stored time has
+    sub-millisecond digits."""
+    row = made[2]
+    shown = iso(row.created_at)  # what wire_memory shows as createdAt
+    assert shown.endswith("Z") and len(shown.split(".")[1]) == 4  # three digits and the Z
+    assert row.created_at.microsecond % 1000 != 0
+    back = datetime.fromisoformat(shown.replace("Z", "+00:00"))
+    assert READS[read](c, brain, back, back) == [row.id]

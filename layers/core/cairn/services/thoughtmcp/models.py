@@ -249,7 +249,13 @@ def wire_memory(found: Recalled, *, with_access: bool = True) -> dict[str, Any]:
 
 
 def iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+    """To the millisecond, as ThoughtMCP's JavaScript dates are shown: a time shown here and given
+    back (`dateRange`) names the same instant (`to_ms`)."""
+    return to_ms(moment).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def to_ms(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def parse_moment(value: str, name: str) -> datetime:

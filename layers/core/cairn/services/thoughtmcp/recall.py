@@ -24,6 +24,7 @@ from cairn.services.thoughtmcp.models import (
     Recalled,
     Row,
     bytes_content,
+    to_ms,
     user_folder,
 )
 from cairn.services.thoughtmcp.sectors import SEMANTIC, VIEWS
@@ -139,7 +140,9 @@ class ThoughtRecall(ThoughtLinks):
             facets=tuple(facets),
             any_tags=groups,
             importance_min=filters.min_salience,
-            created_from=filters.date_from,  # a memory's chunks are never older than its row
+            created_from=to_ms(filters.date_from)
+            if filters.date_from is not None
+            else None,  # chunks: never older than their row
             created_to=filters.date_to + WRITE_SPAN if filters.date_to is not None else None,
             current_only=hidden,  # a soft-forgotten memory is hidden unless minStrength is 0
         )
@@ -156,9 +159,9 @@ class ThoughtRecall(ThoughtLinks):
                 continue
             if f.min_salience is not None and r.salience < f.min_salience:
                 continue
-            if f.date_from is not None and r.created_at < f.date_from:
+            if f.date_from is not None and to_ms(r.created_at) < to_ms(f.date_from):
                 continue
-            if f.date_to is not None and r.created_at > f.date_to:  # inclusive, as ThoughtMCP's
+            if f.date_to is not None and to_ms(r.created_at) > to_ms(f.date_to):  # inclusive, as ThoughtMCP's
                 continue
             if f.keywords and not {k.lower() for k in f.keywords} & {k.lower() for k in r.keywords}:
                 continue

@@ -101,6 +101,11 @@ def test_chit_chat_yields_nothing(text: str) -> None:
         ("I went camping last summer.", "last summer (in summer 2022)."),
         ("I quit my job three months ago.", "three months ago (in February 2023)."),
         ("I can't wait for tomorrow's grand opening!", "tomorrow's (on 9 May 2023) grand opening."),
+        ("I met my new manager the day before yesterday.", "the day before yesterday (on 6 May 2023)."),
+        ("I fly to Lisbon the day after tomorrow.", "the day after tomorrow (on 10 May 2023)."),
+        ("I have my thesis defence a week from today.", "a week from today (on 15 May 2023)."),
+        ("I hand back the keys three days from tomorrow.", "three days from tomorrow (on 12 May 2023)."),
+        ("I'm moving to Oslo two months from now.", "two months from now (in July 2023)."),
     ],
 )
 def test_relative_dates_are_anchored_to_when_they_were_said(text: str, expected: str) -> None:

@@ -126,6 +126,17 @@ def _weekday(m: Groups, d: date, future: bool) -> str | None:
     return f"on {fmt_day(d + timedelta(days=ahead))}"
 
 
+def _from_day(m: Groups, d: date, future: bool) -> str | None:
+    """ "a week from today", "three days from tomorrow": exact for days and weeks."""
+    start = d + timedelta(days=1 if m["from"].lower() == "tomorrow" else 0)
+    n, unit = _count(m), m["unit"].lower().rstrip("s")
+    if n is None:
+        return None
+    if unit in ("day", "week"):
+        return f"on {fmt_day(start + timedelta(days=n * (7 if unit == 'week' else 1)))}"
+    return _within(m, start, future)
+
+
 def _season(m: Groups, d: date, future: bool) -> str | None:
     which, name = m["which"].lower(), m["season"].lower()
     if name == "winter":
@@ -146,6 +157,10 @@ def _other_day(m: Groups, d: date, future: bool) -> str | None:
 
 _NOT_HABIT = "(?<![Ee]very )(?<![Ee]ach )(?<![Ee]very other )"
 _RULES: list[tuple[re.Pattern[str], Resolver]] = [
+    # before the one-word days: "yesterday" ends "the day before yesterday"
+    (re.compile(r"\bthe\s+day\s+before\s+yesterday\b", re.I), _day_offset(-2)),
+    (re.compile(r"\bthe\s+day\s+after\s+tomorrow\b", re.I), _day_offset(2)),
+    (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\s+from\s+(?P<from>today|now|tomorrow)\b", re.I), _from_day),
     (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|weekends?|months?|years?)\s+ago\b", re.I), _ago),
     (re.compile(rf"\bin\s+{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\b", re.I), _within),
     (re.compile(rf"\b(?P<which>last|this|next)\s+{_WEEKDAY}\b", re.I), _weekday),

@@ -262,13 +262,19 @@ def utterance_of(m: Message) -> Utterance:
 
 
 def _said_at(m: Message) -> datetime:
-    """A message may say when it was really said (imported history); else when it was stored."""
+    """A message may say when it was really said (imported history); else when it was stored. At
+    the offset it was said at: "yesterday" is the speaker's yesterday, not UTC's."""
     value = m.metadata.get("said_at")
     if isinstance(value, str):
         try:
-            return utc_moment(datetime.fromisoformat(value))
+            given = datetime.fromisoformat(value)
         except ValueError:
-            pass
+            return m.created_at
+        moment = utc_moment(given)
+        try:
+            return moment.astimezone(given.tzinfo) if given.tzinfo is not None else moment
+        except OverflowError:  # held a day inside the calendar's ends: UTC's day is near enough
+            return moment
     return m.created_at
 
 

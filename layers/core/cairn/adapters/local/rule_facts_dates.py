@@ -155,12 +155,13 @@ def _other_day(m: Groups, d: date, future: bool) -> str | None:
     return f"a few days before {fmt_day(d)}"
 
 
+_FROM = r"(?P<from>today|now|tomorrow)"
 _NOT_HABIT = "(?<![Ee]very )(?<![Ee]ach )(?<![Ee]very other )"
 _RULES: list[tuple[re.Pattern[str], Resolver]] = [
     # before the one-word days: "yesterday" ends "the day before yesterday"
     (re.compile(r"\bthe\s+day\s+before\s+yesterday\b", re.I), _day_offset(-2)),
     (re.compile(r"\bthe\s+day\s+after\s+tomorrow\b", re.I), _day_offset(2)),
-    (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\s+from\s+(?P<from>today|now|tomorrow)\b", re.I), _from_day),
+    (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\s+from\s+{_FROM}\b", re.I), _from_day),
     (re.compile(rf"\b{_COUNT}\s+(?P<unit>days?|weeks?|weekends?|months?|years?)\s+ago\b", re.I), _ago),
     (re.compile(rf"\bin\s+{_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\b", re.I), _within),
     (re.compile(rf"\b(?P<which>last|this|next)\s+{_WEEKDAY}\b", re.I), _weekday),

@@ -73,6 +73,8 @@ def test_metadata_is_stored_with_the_message(container: Container, brain: Brain)
         ({"role": "user", "content": "x", "metadata": {"nested": {"a": 1}}}, "metadata"),
         ({"role": "user", "content": "x", "metadata": {f"k{n}": n for n in range(65)}}, "metadata"),
         ({"role": "user", "content": "x", "metadata": {"": 1}}, "metadata"),
+        # each value within bounds, the whole more than a record keeps beside its other fields
+        ({"role": "user", "content": "x", "metadata": {f"k{n}": "v" * 8192 for n in range(5)}}, "metadata"),
     ],
 )
 def test_bad_messages_are_refused_and_nothing_is_written(
@@ -97,7 +99,13 @@ def test_a_batch_with_one_bad_message_writes_none(container: Container, brain: B
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"title": ""}, {"title": "t" * 513}, {"actor_id": ""}, {"metadata": {"x": [1, 2]}}],
+    [
+        {"title": ""},
+        {"title": "t" * 513},
+        {"actor_id": ""},
+        {"metadata": {"x": [1, 2]}},
+        {"metadata": {f"k{n}": "é" * 8192 for n in range(3)}},  # 49 KB as UTF-8
+    ],
 )
 def test_bad_sessions_are_refused(container: Container, brain: Brain, kwargs: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):

@@ -136,5 +136,7 @@ def storage_error(action: str, exc: ClientError) -> CairnError:
     code = error_code(exc)
     message = str(exc.response.get("Error", {}).get("Message", ""))
     if code == "ValidationException" and "size" in message.lower():
-        return PayloadTooLarge(f"DynamoDB {action} refused an item above {MAX_ITEM_BYTES} bytes")
+        return PayloadTooLarge(
+            f"DynamoDB {action} refused the item as too large (an item holds at most 400 KB)"
+        )
     return CairnError(f"DynamoDB {action} failed ({code})")

@@ -9,6 +9,7 @@ never part of the read shapes the surfaces build.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,9 @@ MAX_TITLE = 512
 MAX_METADATA_KEYS = 64
 MAX_METADATA_KEY = 128
 MAX_METADATA_TEXT = 8192
+MAX_METADATA_BYTES = 32_768
+"""A bag's whole size as JSON: it lives in its session's or message's record, which on DynamoDB
+holds at most 400 KB with everything else the record gains later (a reflection)."""
 MAX_BATCH = 500
 MAX_QUERY = 4096
 MAX_TOP_K = 50
@@ -231,4 +235,7 @@ def _metadata(value: Mapping[str, Any] | None) -> dict[str, MetadataValue]:
         if item is not None and not isinstance(item, str | int | float | bool):
             raise InvalidInput(f"metadata.{key} must be a string, number, boolean or null")
         out[key] = item
+    size = len(json.dumps(out, ensure_ascii=False).encode())
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInput(f"metadata is {size} bytes as JSON; at most {MAX_METADATA_BYTES}")
     return out

@@ -150,3 +150,42 @@ def test_an_incomplete_activation_raises_and_leaves_the_live_chunks(
     assert "retry" in raised.value.message and "secret" not in raised.value.message
     assert calls_to(cluster, "/_delete_by_query") == []  # the old version was not removed
     assert "old" in cluster.indices[INDEX].docs
+
+
+class HeldOnce(FakeCluster):
+    """A cluster whose delete-by-query skips every chunk `rounds` times, as a delete meeting a
+    concurrent update-by-query of the same document reports (version_conflicts) and leaves them."""
+
+    def __init__(self, rounds: int) -> None:
+        super().__init__()
+        self.rounds = rounds
+        self.deletes = 0
+
+    def _handle(
+        self, method: str, path: str, params: Mapping[str, Any], raw: bytes | None
+    ) -> tuple[int, Any]:
+        self.deletes += path.endswith("/_delete_by_query")
+        if path.endswith("/_delete_by_query") and self.rounds > 0:
+            self.rounds -= 1
+            return 200, {"deleted": 0, "version_conflicts": len(self.indices[INDEX].docs), "failures": []}
+        return super()._handle(method, path, params, raw)
+
+
+def test_a_document_delete_meeting_concurrent_updates_runs_again_until_nothing_is_left() -> None:
+    cluster = HeldOnce(rounds=2)
+    index = ready(cluster, refresh="true")
+    index.upsert(
+        [chunk("c0", "x", document_id="d"), chunk("c1", "y", document_id="d")], np.stack([axis(0), axis(1)])
+    )
+    assert index.delete_document("b1", "d") == 2
+    assert cluster.deletes == 3
+    assert cluster.indices[INDEX].docs == {}
+
+
+def test_a_document_delete_that_keeps_meeting_updates_raises_conflict() -> None:
+    cluster = HeldOnce(rounds=opensearch_chunks.DELETE_ROUNDS)
+    index = ready(cluster, refresh="true")
+    index.upsert([chunk("c0", "x", document_id="d")], np.stack([axis(0)]))
+    with pytest.raises(Conflict, match="retry"):
+        index.delete_document("b1", "d")
+    assert "c0" in cluster.indices[INDEX].docs

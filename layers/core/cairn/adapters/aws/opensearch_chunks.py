@@ -107,6 +107,7 @@ HYBRID_RRF = (2, 19)  # hybrid query + score-ranker-processor
 WEIGHTED_RRF = (3, 1)  # ... with per-sub-query weights
 MAX_WINDOW = 10_000  # index.max_result_window: the deepest a leg (k, pagination_depth) may go
 _PAGE = 1_000
+DELETE_ROUNDS = 5  # delete-by-query runs of one document delete at most, while chunks are held by updates
 _HEAVY = ["text", "title", "context"]  # left out of the sources a rewrite reads
 _SET_CONTEXT = "ctx._source.context = params.context"
 _ACTIVATE = "ctx._source.active = true"
@@ -247,17 +248,27 @@ class OpenSearchChunkIndex:
         )
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
+        """Every chunk of the document gone. A chunk a concurrent update-by-query (a sibling's
+        context, an activation) held at that moment is skipped by the delete, not deleted: the
+        delete runs again until none is, else it raises Conflict, so no deleted document stays
+        findable."""
         self.ensure()
         body = {"query": document_query(brain_id, document_id)}
-        params = {"refresh": "true", "conflicts": "proceed"}
-        response = self._call(
-            "document delete",
-            self.client.delete_by_query,
-            index=self.index,
-            body=body,
-            params=params,
+        deleted = 0
+        for _ in range(DELETE_ROUNDS):
+            response = self._call(
+                "document delete",
+                self.client.delete_by_query,
+                index=self.index,
+                body=body,
+                params={"refresh": "true", "conflicts": "proceed"},
+            )
+            deleted += int(response.get("deleted", 0))
+            if not int(response.get("version_conflicts", 0)) and not response.get("failures"):
+                return deleted
+        raise Conflict(
+            f"OpenSearch document delete kept meeting concurrent writes ({DELETE_ROUNDS} rounds): retry it"
         )
-        return int(response.get("deleted", 0))
 
     def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
         _check_size(chunk_ids)

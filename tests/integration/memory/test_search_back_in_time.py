@@ -160,6 +160,27 @@ def test_a_value_written_while_a_change_is_scheduled_ends_the_value_before_it(
     assert [_named(h.text) for h in container.memories.search(brain, QUESTION, acme)] == []
 
 
+def test_text_written_since_is_not_what_cairn_knew_then(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    """A note written again, or a memory whose text an update changed in place, after `known_at`:
+    Cairn then held other text, which it no longer has, so neither answers for then."""
+    clock.current = START
+    container.documents.write(brain, "notes/db.md", b"# DB\n\nThe Acme database lives in Frankfurt.")
+    stored = container.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="the Acme database lives in Dublin")
+    ).memory
+    then = START + timedelta(days=1)
+    clock.current = START + timedelta(days=2)
+    assert sorted(_found(container, brain, AsOf(known_at=then))) == ["Dublin", "Frankfurt"]
+    container.documents.write(brain, "notes/db.md", b"# DB\n\nThe Acme database lives in Oslo.")
+    container.memories.update(brain, stored.id, importance=0.9)  # not its text: still held then
+    assert sorted(_found(container, brain, AsOf(known_at=then))) == ["Dublin"]
+    container.memories.update(brain, stored.id, content="the Acme database lives in Oslo, said Bo")
+    assert _found(container, brain, AsOf(known_at=then)) == []
+    assert _found(container, brain, AsOf(known_at=clock.current)) == ["Oslo", "Oslo"]
+
+
 def test_known_at_looks_past_many_values_superseded_by_then(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

@@ -93,6 +93,9 @@ class MemoryFacet(Model):
     earlier_ends: list[EarlierEnd] | None = None
     """Each time history stored later moved `valid_to` sooner, the end it had until then, oldest
     first: what Cairn knew at a moment before it (services/search/as_of.py `AsOf.holds`)."""
+    text_at: datetime | None = None
+    """When an update last changed the text in place (None: as first written): what Cairn knew
+    before then was other text (`AsOf.holds`)."""
     expired_at: datetime | None = None
     """Soft-expired by consolidation (an event nobody read); kept, no longer current."""
     knowledge_category: str | None = None

@@ -235,7 +235,8 @@ class MemoryService(MemoryReads):
                 new_text = checked_text(content)
                 if new_text != text:
                     text, title = new_text, title_of(new_text)
-                    facet = facet.model_copy(update={"content_hash": content_hash(new_text)})
+                    hashed = {"content_hash": content_hash(new_text), "text_at": self.clock.now()}
+                    facet = facet.model_copy(update=hashed)
                     changed.extend(["content", "content_hash"])
             if importance is not None and importance != facet.importance:
                 facet = facet.model_copy(update={"importance": importance})

@@ -59,17 +59,20 @@ class AsOf:
         )
 
     def holds(self, doc: Document) -> bool:
-        """Whether Cairn held `doc` at `known_at` (recorded by then and, unless history is asked
-        for, not yet superseded then) and, with `valid_at`, held it true then: ending where Cairn
-        then held it to end (`_end_then`). Without `known_at`, the index's filter already judged it."""
+        """Whether Cairn held `doc` at `known_at` (recorded by then, its text unchanged since, and,
+        unless history is asked for, not yet superseded then) and, with `valid_at`, held it true
+        then: ending where Cairn then held it to end (`_end_then`). Without `known_at`, the index's
+        filter already judged it."""
         when = self.known_at
         if when is None:
             return True
         if _ms(doc.created_at) > when:
             return False
         m = doc.memory
-        if m is None:
-            return True
+        if m is None:  # a document written again since held other text (or was elsewhere) then
+            return _ms(doc.updated_at) <= when
+        if m.text_at is not None and _ms(m.text_at) > when:
+            return False  # its text was changed in place since: what Cairn then held is gone
         ended_by_then = m.superseded_at is not None and _ms(m.superseded_at) <= when
         if self.valid_at is None:
             return self.include_superseded or not ended_by_then

@@ -44,6 +44,18 @@ def test_recency_sort_puts_newest_first(container: Container, brain: Brain) -> N
     assert hits[0].path == "other/coffee.md"
 
 
+def test_recency_is_when_a_document_was_last_written(container: Container, brain: Brain) -> None:
+    _seed(container, brain)
+    first = container.search.search(brain, "coffee", sort="recency").hits
+    oldest = first[-1].path
+    content = container.documents.read(brain, oldest)
+    container.documents.write(brain, oldest, content + b"\n\nMore coffee notes.")
+    hits = container.search.search(brain, "coffee", sort="recency").hits
+    assert hits[0].path == oldest  # written last, though created first
+    stamps = [h.updated_at for h in hits]
+    assert stamps == sorted(stamps, reverse=True)
+
+
 def test_relevance_then_recency_keeps_best_match_first(container: Container, brain: Brain) -> None:
     _seed(container, brain)
     container.documents.write(brain, "x/espresso.md", b"espresso espresso espresso")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal
@@ -143,12 +143,14 @@ class SearchService:
         if rerank:
             hits = self._reranked(query, hits)
         scale = _scale(hits)
-        ordered = _order(hits, sort)[:top_k]
+        if sort != "relevance" and not as_of.travels:  # recency is when each was last written
+            read = self.docs.get_many([(r.hit.chunk.brain_id, r.hit.chunk.path) for r in hits])
+        ordered = _order(hits, sort, _written(read))[:top_k]
         scores = [round(r.basis * scale, 6) for r in ordered]
         if sort == "relevance":
             ordered = self._restated_first(ordered)
         where = [(r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered]
-        docs = read if as_of.travels else self.docs.get_many(where)  # one batch read
+        docs = read or self.docs.get_many(where)  # one batch read
         shaped = [
             _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, query)
             for r, score in zip(ordered, scores, strict=True)
@@ -321,13 +323,27 @@ def _best_chunk_per_document(ranked: Sequence[Ranked]) -> list[Ranked]:
     return out
 
 
-def _order(ranked: list[Ranked], sort: SortMode) -> list[Ranked]:
-    """relevance: the blend of both legs. recency: newest matching first. relevance_then_recency:
-    the blend rounded to 3 significant digits, ties broken by recency."""
+def _written(docs: dict[tuple[str, str], Document]) -> Callable[[Ranked], datetime]:
+    """When a hit's document was last written (its record's `updated_at`), else its chunk's time."""
+
+    def when(r: Ranked) -> datetime:
+        doc = docs.get((r.hit.chunk.brain_id, r.hit.chunk.path))
+        return (
+            doc.updated_at
+            if doc is not None and doc.id == r.hit.chunk.document_id
+            else r.hit.chunk.created_at
+        )
+
+    return when
+
+
+def _order(ranked: list[Ranked], sort: SortMode, written: Callable[[Ranked], datetime]) -> list[Ranked]:
+    """relevance: the blend of both legs. recency: the latest written matching first.
+    relevance_then_recency: the blend rounded to 3 significant digits, ties broken by recency."""
     if sort == "recency":
-        return sorted(ranked, key=lambda r: r.hit.chunk.created_at, reverse=True)
+        return sorted(ranked, key=written, reverse=True)
     if sort == "relevance_then_recency":
-        return sorted(ranked, key=lambda r: (float(f"{r.blend:.3g}"), r.hit.chunk.created_at), reverse=True)
+        return sorted(ranked, key=lambda r: (float(f"{r.blend:.3g}"), written(r)), reverse=True)
     if sort == "relevance":
         return ranked
     raise InvalidInput(f"unknown sort {sort!r}")  # the edges' types never let one through

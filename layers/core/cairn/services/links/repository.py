@@ -78,13 +78,13 @@ class NumberedLink:
         return self.valid_until is None
 
     def active_on(self, day: str) -> bool:
-        """Whether the link holds on `day` (`YYYY-MM-DD`), compared as days: it has started
-        (no valid_from, or its day is `day` or earlier) and not ended (no valid_until, or its day
-        is `day` or later). A month counts as its first day."""
+        """Whether the link holds on `day` (`YYYY-MM-DD`) as gbrain decides it, comparing the
+        values as written with SQLite's `date('now')`, as strings: `valid_from <= day` and
+        `valid_until >= day`. So an instant later today has not started (it sorts after the
+        bare day), an instant of today has not ended, and a month (`YYYY-MM`) sorts before every
+        day of it: as a start it holds all month, as an end it has ended on its first day."""
         start, end = self.valid_from, self.valid_until
-        return (start is None or validity_instant(start)[:10] <= day) and (
-            end is None or validity_instant(end)[:10] >= day
-        )
+        return (start is None or start <= day) and (end is None or end >= day)
 
 
 def out_key(brain_id: str, source: str, kind: str, target: str) -> tuple[str, str]:

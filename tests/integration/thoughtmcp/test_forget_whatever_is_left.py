@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cairn.bootstrap import Container
-from cairn.domain.errors import RecordConflict
+from cairn.domain.errors import InvalidInput, RecordConflict
 from cairn.domain.models import Brain
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp.models import Filters, ThoughtError
@@ -150,23 +150,34 @@ def test_a_memory_renamed_then_deleted_elsewhere_takes_its_row_with_it(c: Contai
         c.thoughts.forget(brain, doomed, USER)
 
 
-@pytest.mark.parametrize("then_deleted", [False, True], ids=["overwritten", "overwritten-then-deleted"])
-def test_a_memory_overwritten_elsewhere_takes_its_row_with_it(
-    c: Container, brain: Brain, then_deleted: bool
+@pytest.mark.parametrize("moved", [False, True], ids=["in-its-folder", "renamed-out-of-it"])
+@pytest.mark.parametrize("how", ["write", "append"])
+def test_a_plain_write_over_a_memory_is_refused_and_changes_nothing(
+    c: Container, brain: Brain, moved: bool, how: str
 ) -> None:
+    """A plain document written over a user's memory would keep its text and drop its owner (the
+    whole brain could then read it) and its row: refused, wherever the memory has been moved, and
+    in the user's folder whether a memory is there or not (no answer tells which)."""
     kept = remember(c, brain, "The kettle is descaled every Sunday morning.")
-    doomed = remember(c, brain, "My bank PIN is 4711, keep it safe.")
-    path = path_of(c, doomed)
-    c.documents.write(brain, path, b"# note\n\nreplaced through the store protocol", DocumentInput())
-    if then_deleted:
-        c.documents.delete(brain, path)
-
-    # the write over it was no memory: its row and sector vectors went in the same transaction
-    assert recalled(c, brain) == [kept]
-    assert c.thoughts.get_many(brain, USER, [doomed]) == {}
-    assert c.thoughts.sectors.get(brain.id, USER, [doomed]) == {}
-    with pytest.raises(ThoughtError, match="Memory not found"):
-        c.thoughts.forget(brain, doomed, USER)
-    # what overwrote it is no longer the memory: a forget leaves it to whoever wrote it
-    left = c.documents.repo.stored(brain.id, path)
-    assert left is not None and left.memory is None and (left.deleted_at is not None) == then_deleted
+    private = remember(c, brain, "My bank PIN is 4711, keep it safe.")
+    path = path_of(c, private)
+    if moved:
+        c.documents.rename(brain, path, f"notes/{private}.md")
+        path = f"notes/{private}.md"
+    before = c.documents.repo.get(brain.id, path)
+    write = {
+        "write": lambda: c.documents.write(
+            brain, path, b"# note\n\nreplaced through the store protocol", DocumentInput()
+        ),
+        "append": lambda: c.documents.append(brain, path, b"\nUPDATE: the PIN changed."),
+    }[how]
+    with pytest.raises(InvalidInput, match="ThoughtMCP|typed memory"):
+        write()
+    after = c.documents.repo.get(brain.id, path)
+    assert before is not None and after is not None
+    assert (after.version, after.memory) == (before.version, before.memory)
+    assert sorted(recalled(c, brain)) == sorted([kept, private])
+    if not moved:  # a free name in the user's folder is refused the same way
+        free = path.rsplit("/", 1)[0] + "/mem_nothing_here.md"
+        with pytest.raises(InvalidInput, match="ThoughtMCP user's folder"):
+            c.documents.write(brain, free, b"# note", DocumentInput())

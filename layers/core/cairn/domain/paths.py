@@ -13,6 +13,15 @@ MAX_PATH_LENGTH = 1024
 MAX_PATH_BYTES = 1000
 """What fits in a record key with its prefix on every store (DynamoDB sort keys hold 1,024 bytes)."""
 
+OWNED_FOLDER = re.compile(r"thoughts/u[0-9a-f]{24}/")
+"""A ThoughtMCP user's folder (services/thoughtmcp/models.py `user_folder`): what is written in it
+belongs to that user, so only as a memory of theirs."""
+
+
+def in_owned_folder(path: str) -> bool:
+    return OWNED_FOLDER.match(path) is not None
+
+
 GLOBAL_PREFIX = "memory/global/"
 PROJECT_PREFIX = "memory/project/"
 AGENT_PREFIX = "memory/agent/"

@@ -16,11 +16,13 @@ from cairn.auth import access
 from cairn.domain.errors import (
     Conflict,
     DamagedContent,
+    InvalidInput,
     NotFound,
     RecordConflict,
 )
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
+from cairn.domain.paths import in_owned_folder
 from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
@@ -244,12 +246,28 @@ class DocumentCore:
         the bytes (content-addressed). No ops means the write would change nothing (never when
         `force`: the caller wants a new version). With `defer`, the new vectors are left for
         `_embed_staged` to make (`planned`), so many writes embed together."""
+        if in_owned_folder(path) and (info.memory is None or info.memory.user_id is None):
+            # before anything is read: the answer is the same whether a memory is there or not
+            raise InvalidInput(
+                f"{excerpt(path)} is in a ThoughtMCP user's folder: its memories are written through "
+                "ThoughtMCP (remember, update_memory), not as plain documents"
+            )
         if existing is not None:
             access.check_change(brain, existing.owner, f"the document at {excerpt(path)}")
         if info.memory is not None and info.memory.user_id is not None:
             access.check_change(brain, info.memory.user_id, f"memories of {excerpt(info.memory.user_id)}")
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
+        if (
+            live is not None
+            and live.owner is not None
+            and (info.memory is None or info.memory.user_id != live.owner)
+        ):
+            # a plain write would keep the text and drop its owner: readable by the whole brain
+            raise InvalidInput(
+                f"the document at {excerpt(path)} is a ThoughtMCP user's memory: change it through "
+                "ThoughtMCP (update_memory), or delete it"
+            )
         if not force and live and live.checksum_sha256 == digest and same_info(live, info):
             self._keep_blob(live.blob_key, data, digest)  # writing it again mends damaged bytes
             return Staged(live, self.indexer.nothing(), [], "", created=False)

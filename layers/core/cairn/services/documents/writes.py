@@ -10,8 +10,9 @@ from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import (
     Conflict,
+    InvalidInput,
 )
-from cairn.domain.models import Brain, Document
+from cairn.domain.models import Brain, Document, MemoryType
 from cairn.domain.paths import validate_path
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
@@ -103,11 +104,21 @@ class DocumentWrites(DocumentReads):
         return outcome
 
     def append(self, brain: Brain, path: str, data: bytes, *, reason: str | None = None) -> WriteOutcome:
+        """The bytes added to the end of the document at `path` (made if there is none). Not to a
+        typed memory (a zengram memory, a ThoughtMCP one), whose record holds its text's hash and
+        vectors: its surface's update changes both."""
         path = validate_path(path)
 
         def attempt(current: list[Document | None]) -> WriteOutcome:
             existing = current[0]
             live = existing if existing and existing.deleted_at is None else None
+            if live is not None and typed(live):
+                access.check_change(brain, live.owner, f"the document at {excerpt(path)}")
+                raise InvalidInput(
+                    f"the document at {excerpt(path)} is a typed memory: appending would change its text "
+                    "but not its record; update it through its surface (zengram brain_update or "
+                    "PATCH /memory/{id}, ThoughtMCP update_memory)"
+                )
             base = self.bytes_of(live) if live else b""
             return self._write_locked(brain, path, base + data, keep_info(live), existing)
 
@@ -320,3 +331,9 @@ class DocumentWrites(DocumentReads):
     def settle_pending(self, older_than_s: float = 0.0) -> int:
         """Reconcile every document whose index intent a stopped writer left standing."""
         return self.sync.settle_pending(older_than_s)
+
+
+def typed(doc: Document) -> bool:
+    """A memory with a record beside its text: a zengram type, or a ThoughtMCP user's."""
+    m = doc.memory
+    return m is not None and (m.user_id is not None or m.type is not MemoryType.note)

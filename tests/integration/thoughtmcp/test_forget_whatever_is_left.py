@@ -171,7 +171,7 @@ def test_a_plain_write_over_a_memory_is_refused_and_changes_nothing(
         ),
         "append": lambda: c.documents.append(brain, path, b"\nUPDATE: the PIN changed."),
     }[how]
-    with pytest.raises(InvalidInput, match="ThoughtMCP|typed memory"):
+    with pytest.raises(InvalidInput, match=r"ThoughtMCP|typed memory"):
         write()
     after = c.documents.repo.get(brain.id, path)
     assert before is not None and after is not None

@@ -251,6 +251,35 @@ async def test_a_page_written_where_a_deleted_one_was_starts_without_its_links(l
     assert into_new == [] and from_new == []
 
 
+@pytest.mark.parametrize("written_again", [False, True])
+async def test_the_graph_reaches_nothing_through_a_deleted_page(
+    live: LiveServer, written_again: bool
+) -> None:
+    """alice → bob → acme with bob deleted (and perhaps a new bob written at its slug): alice's
+    graph stops at alice; acme was reached only through the deleted page's links."""
+    await pages(live, "people/alice", "people/bob", "companies/acme")
+    async with gbrain(live) as g:
+        for start, end in (("people/alice", "people/bob"), ("people/bob", "companies/acme")):
+            text(
+                await g.call_tool("brain_link", {"from_slug": start, "to_slug": end, "relationship": "knows"})
+            )
+        whole = body(await g.call_tool("brain_graph", {"slug": "people/alice", "depth": 2}))
+        brain = live.container.brains.get("default")
+        bob = next(d for d in live.container.documents.documents(brain) if d.path.startswith("people/bob"))
+        live.container.documents.delete(brain, bob.path)
+        if written_again:
+            text(await g.call_tool("brain_put", {"slug": "people/bob", "content": "An unrelated new Bob."}))
+        after = body(await g.call_tool("brain_graph", {"slug": "people/alice", "depth": 2}))
+
+    assert [n["slug"] for n in whole["nodes"]] == [
+        "default::people/alice",
+        "default::people/bob",
+        "default::companies/acme",
+    ]
+    assert [n["slug"] for n in after["nodes"]] == ["default::people/alice"]
+    assert after["edges"] == []
+
+
 async def test_links_from_deleted_pages_do_not_count_toward_the_backlinks_limit(live: LiveServer) -> None:
     await pages(live, "people/alice", "people/bob", "companies/acme")
     async with gbrain(live) as g:

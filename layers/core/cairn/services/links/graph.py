@@ -18,7 +18,7 @@ first, and a neighbourhood reads the outgoing links of each node it expands, one
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Final, Literal
@@ -180,10 +180,12 @@ class GraphService:
         node_cap: int = MAX_NODES,
         edge_cap: int = MAX_EDGES,
         at: date | None = None,
+        live: Callable[[list[str]], Collection[str]] | None = None,
     ) -> Neighbourhood:
         """The outbound neighbourhood of `root_doc_id`, breadth first to `depth` hops (at most
-        MAX_DEPTH). Self-links are not followed. The walk stops as soon as one more node or
-        edge would pass its cap."""
+        MAX_DEPTH). Self-links are not followed, nor links to a node `live` leaves out (a page
+        deleted since, one the caller may not see): nothing is reached through it. The walk stops
+        as soon as one more node or edge would pass its cap."""
         day = self._day(temporal, at)
         check_node(root_doc_id)
         if depth < 0:
@@ -199,9 +201,15 @@ class GraphService:
             node, hops = frontier.popleft()
             if hops >= depth:
                 continue  # breadth first: every node left is at least this far
-            for link in self.links.outgoing_numbered(brain.id, node, page=min(edge_cap + 1, MAX_EDGES)):
-                if link.target_id == node or (day is not None and not link.active_on(day)):
-                    continue
+            out = [
+                link
+                for link in self.links.outgoing_numbered(brain.id, node, page=min(edge_cap + 1, MAX_EDGES))
+                if link.target_id != node and (day is None or link.active_on(day))
+            ]
+            if live is not None and out:
+                kept = live([link.target_id for link in out])
+                out = [link for link in out if link.target_id in kept]
+            for link in out:
                 if len(edges) >= edge_cap:
                     return Neighbourhood(nodes, edges)
                 edges.append(link)

@@ -162,7 +162,13 @@ def graph(deps: SurfaceDeps[GbrainServices], x: a.GraphArgs) -> CallToolResult:
     c = deps.services
     temporal = check.temporal(x.temporal)
     brain, root = c.pages.locate(x.slug)
-    hood = c.graph.graph(brain, root.document.id, depth=min(x.depth, MAX_GRAPH_DEPTH), temporal=temporal)
+    hood = c.graph.graph(
+        brain,
+        root.document.id,
+        depth=min(x.depth, MAX_GRAPH_DEPTH),
+        temporal=temporal,
+        live=lambda ids: page_names(c, brain, ids).keys(),
+    )
     names = page_names(c, brain, hood.nodes)
     nodes = [
         {"slug": names[n].canonical, "type": names[n].type, "title": names[n].title}

@@ -112,6 +112,37 @@ def test_revoking_an_unknown_key_is_not_found(keys: ApiKeyService) -> None:
         keys.revoke("../etc")
 
 
+def test_revoking_by_the_key_itself_quotes_none_of_it(keys: ApiKeyService) -> None:
+    made = keys.create(name="pasted", tenant="acme", scopes=["documents:read"])
+    secret = made.plaintext.rsplit("_", 1)[-1]
+    with pytest.raises(NotFound) as refused:
+        keys.revoke(made.plaintext)
+    message = refused.value.message
+    assert "not the key" in message
+    assert not any(secret[i : i + 6] in message for i in range(len(secret) - 5))
+    assert keys.authenticate(made.plaintext) is not None  # nothing revoked
+
+
+def test_the_settings_take_a_key_read_from_a_file_and_refuse_one_that_cannot_be_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    from cairn.config import Settings
+
+    for name in ("CAIRN_TOKEN", "CAIRN_GENERATOR_API_KEY", "CAIRN_RERANKER_API_KEY"):
+        monkeypatch.setenv(name, "sk-proj-SECRETvalue123\r\n")
+        read = Settings()
+        field = name.removeprefix("CAIRN_").lower()
+        assert getattr(read, field).get_secret_value() == "sk-proj-SECRETvalue123"
+        for bad in ("sk-proj-SECRET value", "sk-proj-SECRET\nvalue", "sk-proj-SECRETvalue\u201d"):
+            monkeypatch.setenv(name, bad)
+            with pytest.raises(ValidationError) as refused:
+                Settings()
+            assert "printable ASCII" in str(refused.value) and "SECRET" not in str(refused.value)
+        monkeypatch.delenv(name)
+
+
 def test_revoking_within_a_tenant_does_not_reach_another_tenants_key(keys: ApiKeyService) -> None:
     theirs = keys.create(name="theirs", tenant="beta", scopes=["documents:read"])
     with pytest.raises(NotFound, match="API key not found"):

@@ -31,6 +31,7 @@ PRINTED_BY: dict[str, list[str]] = {
     "common.brain_of": ["search", "ingest"],
     "ingest.cmd_ingest": ["ingest"],
     "remote.RemoteStore.brain": ["ingest"],
+    "remote.RemoteStore.__init__": ["ingest", "import"],
     "brains._create": ["brains create"],
     "erasure.confirmed": ["erase", "brains delete"],
     "serve.cmd_serve": ["serve"],

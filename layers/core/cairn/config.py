@@ -21,6 +21,20 @@ def _blank_is_none(value: object) -> object:
     return None if isinstance(value, str) and not value.strip() else value
 
 
+def _credential(value: object) -> object:
+    """A token or API key (domain/text.py checked_credential); blank is no setting."""
+    from cairn.domain.text import checked_credential
+
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
+    if not isinstance(value, str) or not value.strip():
+        return _blank_is_none(value)
+    return checked_credential(value, "the value")
+
+
+Credential = Annotated[SecretStr | None, BeforeValidator(_credential)]
+
+
 def _uri_list(value: object) -> object:
     """A JSON list, or URIs separated by commas (a deploy template's CommaDelimitedList); blanks dropped."""
     if isinstance(value, str):
@@ -44,7 +58,10 @@ def default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore", populate_by_name=True)
+    # no value in an error: a refused setting may be a secret (a token read with its line break)
+    model_config = SettingsConfigDict(
+        env_prefix="CAIRN_", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+    )
 
     data_dir: Path = Field(default_factory=default_data_dir)
     """Default: the user's data directory (`~/.local/share/cairn` on Linux, `~/Library/Application
@@ -54,7 +71,7 @@ class Settings(BaseSettings):
 
     # Authentication (docs/AUTH.md). With none of token / JWT configured, the embedded server is
     # open, but only on a loopback address unless allow_open says otherwise.
-    token: SecretStr | None = None
+    token: Credential = None
     """A static bearer token (`cairn serve --token`, CAIRN_TOKEN) granting every scope in `token_tenant`."""
     token_tenant: str = "local"
     allow_open: bool = False
@@ -227,7 +244,7 @@ class Settings(BaseSettings):
     OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp, …)."""
     generator_base_url: str = "http://127.0.0.1:11434/v1"
     generator_model: str = "llama3.1"
-    generator_api_key: SecretStr | None = None
+    generator_api_key: Credential = None
     generator_timeout_s: float = 60.0
     generator_max_retries: int = Field(default=3, ge=0)
     generator_backoff_s: float = Field(default=0.5, ge=0.0)
@@ -249,7 +266,7 @@ class Settings(BaseSettings):
     """`http`: a server of the common `/rerank` API at reranker_base_url; `bedrock`: Bedrock's Rerank API."""
     reranker_base_url: str = "http://127.0.0.1:8000/v1"
     reranker_model: str = "BAAI/bge-reranker-v2-m3"
-    reranker_api_key: SecretStr | None = None
+    reranker_api_key: Credential = None
     reranker_timeout_s: float = Field(default=10.0, gt=0)
     reranker_max_retries: int = Field(default=2, ge=0)
     bedrock_rerank_model: str = "amazon.rerank-v1:0"

@@ -203,3 +203,17 @@ def test_parse_json_object_prefers_the_whole_text_and_rejects_non_objects() -> N
     assert parse_json_object('{"a": "```x```"}') == {"a": "```x```"}
     assert parse_json_object("no json here") is None
     assert parse_json_object("[1, 2]") is None
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        httpx.LocalProtocolError("Illegal header value b'Bearer sk-proj-SUPERSECRETkey1234\\n'"),
+        httpx.RemoteProtocolError("peer closed: Bearer sk-proj-SUPERSECRETkey1234"),
+    ],
+)
+def test_a_transport_failure_names_its_kind_never_its_text(exc: httpx.HTTPError) -> None:
+    """httpx quotes the request's header in some of its errors: the API key. The error (shown to
+    whoever asked, kept on a failed job) names the failure's kind only."""
+    error = failure(chat(Server(exc, exc, exc, exc), Sleeps()))
+    assert type(exc).__name__ in error.message and "SUPERSECRET" not in error.message

@@ -22,7 +22,6 @@ from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.auth.revocable import revoke_record
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
-from cairn.domain.text import excerpt
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 
@@ -106,7 +105,12 @@ class ApiKeyService:
         """Revoke a key (idempotent); NotFound for an unknown id, and, with `tenant`, for a key of
         another tenant (which is not told apart from one that does not exist)."""
         sk = f"key#{key_id}" if _looks_like_id(key_id) else None
-        missing = f"API key not found: {excerpt(key_id)}"
+        # only an id is ever quoted: what was given may be the key itself, pasted by mistake
+        missing = (
+            f"API key not found: {key_id}"
+            if sk is not None
+            else "API key not found: give the key's id (key_…, as `cairn keys list` shows it), not the key"
+        )
         if tenant is not None and sk is not None:
             found = self.records.get(KEYS_PK, sk)
             held = ApiKey.model_validate(found.data) if found is not None else None

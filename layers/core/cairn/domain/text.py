@@ -89,3 +89,13 @@ def check_actor_id(value: str | None) -> str | None:
     if not isinstance(value, str) or not 1 <= len(value) <= MAX_ACTOR_ID:
         raise InvalidInput(f"actor_id must be 1..{MAX_ACTOR_ID} characters")
     return check_shown("actor_id", value)
+
+
+def checked_credential(value: str, what: str) -> str:
+    """A token or API key as sent in a header: surrounding whitespace dropped (a key read from a
+    file keeps its newline), then printable ASCII only. Else ValueError naming `what`, never the
+    value: an HTTP client refusing the header would quote it whole in its error."""
+    secret = value.strip()
+    if not secret or any(not "!" <= ch <= "~" for ch in secret):
+        raise ValueError(f"{what} must be printable ASCII with no spaces or line breaks inside")
+    return secret

@@ -87,9 +87,9 @@ class OpenAIChat:
             error = self._error("generation_timeout", f"{where} timed out ({name})", True)
             return Transient(error) if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout) else error
         if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-            what = f"no reply from {where} ({name}: {exc})"
+            what = f"no reply from {where} ({name})"
             return Transient(self._error("generation_failed", what, True))
-        return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
+        return self._error("generation_failed", f"request to {where} failed ({name})", False)
 
     def _refusal(self, response: httpx.Response) -> Exception:
         detail = _server_message(response.content[:_ERROR_BODY_CHARS])

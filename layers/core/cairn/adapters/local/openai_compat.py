@@ -97,9 +97,9 @@ class OpenAICompatGenerator(GroundedGenerator):
         if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
             if streamed:
                 return self._error("generation_failed", f"{where} dropped the connection mid-answer", True)
-            what = f"could not get an answer from {where} ({name}: {exc})"
+            what = f"could not get an answer from {where} ({name})"
             return Transient(self._error("generation_failed", what, True))
-        return self._error("generation_failed", f"request to {where} failed ({name}: {exc})", False)
+        return self._error("generation_failed", f"request to {where} failed ({name})", False)
 
     async def _refusal(self, response: httpx.Response, where: str) -> Exception:
         detail = _server_message(await _read_some(response))

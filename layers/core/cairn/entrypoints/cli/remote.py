@@ -14,7 +14,8 @@ from urllib.parse import quote
 
 import httpx
 
-from cairn.domain.errors import CairnError, NoBrain
+from cairn.domain.errors import CairnError, InvalidInput, NoBrain
+from cairn.domain.text import checked_credential
 from cairn.retry_after import parse_retry_after
 
 RETRYABLE = (429, 503)
@@ -44,6 +45,11 @@ class RemoteStore:
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if token:
+            try:
+                token = checked_credential(token, "the token (--token, CAIRN_TOKEN)")
+            except ValueError as exc:
+                raise InvalidInput(str(exc)) from None
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self.http = client or httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=300.0)
         self.max_wait_s = max_wait_s

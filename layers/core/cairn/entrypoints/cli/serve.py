@@ -11,6 +11,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from cairn import __version__
+from cairn.entrypoints.cli import access_log
 from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
 
@@ -97,6 +98,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             h11_max_incomplete_event_size=64 * 1024,
         )
+        access_log.install()  # after the Config, whose logging set-up would replace it
         uvicorn.Server(config).run(sockets=[listening])
     finally:
         if schedule is not None:

@@ -228,6 +228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return STDOUT_CLOSED
     except Exception as exc:  # a full disk or a damaged database is said in one line, as a CairnError
+        if type(exc).__module__.startswith("httpx"):  # --server: its text may quote a header
+            print(
+                f"error: server_unreachable: the request to --server failed ({type(exc).__name__})",
+                file=sys.stderr,
+            )
+            return 2
         known = storage_failure(exc)
         if known is None:
             raise

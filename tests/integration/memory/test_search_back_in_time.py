@@ -47,6 +47,18 @@ def _seed(container: Container, brain: Brain, clock: FakeClock) -> None:
     clock.current = START + timedelta(days=30)
 
 
+def _city(container: Container, brain: Brain, city: str, began: datetime | None, **more: object) -> Document:
+    """The acme-db fact naming `city`, valid from `began` (and `more`: valid_to, client_id)."""
+    fact = MemoryInput(
+        type=MemoryType.fact,
+        key="acme-db",
+        content=f"the Acme database lives in {city}",
+        valid_from=began,
+        **more,  # type: ignore[arg-type]
+    )
+    return container.memories.store(brain, fact).memory
+
+
 def _named(content: str) -> str:
     """The city a hit names, or `note` for the note."""
     return next((c for c in CITIES if c in content), "note")
@@ -96,27 +108,10 @@ def test_what_cairn_held_then_keeps_the_end_it_then_had(
     """A value stored with its own end, superseded later by one that begins after that end: asked
     as Cairn held it before the supersession, it still ends at its own end, and is shown so."""
     clock.current = START
-    first = container.memories.store(
-        brain,
-        MemoryInput(
-            type=MemoryType.fact,
-            key="acme-db",
-            content="the Acme database lives in Frankfurt",
-            valid_from=_year(2024),
-            valid_to=_year(2025),
-        ),
-    ).memory
+    first = _city(container, brain, "Frankfurt", _year(2024), valid_to=_year(2025))
     before = START + timedelta(days=5)
     clock.current = START + timedelta(days=10)
-    container.memories.store(
-        brain,
-        MemoryInput(
-            type=MemoryType.fact,
-            key="acme-db",
-            content="the Acme database lives in Oslo",
-            valid_from=_year(2026),
-        ),
-    )
+    _city(container, brain, "Oslo", _year(2026))
     clock.current = START + timedelta(days=30)
 
     assert _cities(_found(container, brain, AsOf(known_at=before, valid_at=_year(2025, 6)))) == []
@@ -142,16 +137,7 @@ def test_a_value_written_while_a_change_is_scheduled_ends_the_value_before_it(
         ("Oslo", _year(2030), "acme"),
         ("Dublin", None, "globex"),
     ):
-        container.memories.store(
-            brain,
-            MemoryInput(
-                type=MemoryType.fact,
-                key="acme-db",
-                content=f"the Acme database lives in {city}",
-                valid_from=began,
-                client_id=client,
-            ),
-        )
+        _city(container, brain, city, began, client_id=client)
     clock.current = datetime(2026, 7, 1, tzinfo=UTC)
     assert _cities(_found(container, brain, AsOf(valid_at=_year(2027)))) == ["Dublin"]
     assert _cities(_found(container, brain, AsOf(valid_at=_year(2025)))) == ["Frankfurt"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import boto3
@@ -44,16 +44,23 @@ def _queries() -> Iterator[dict[str, Any]]:
         }
 
 
-def _answers(shimmed: bool) -> list[list[Any]]:
-    """Every page of every query, on a table filled the same way each time."""
-    rng = random.Random(7)
-    answers = []
+@contextmanager
+def _table(shimmed: bool) -> Iterator[Any]:
+    """A client of moto's DynamoDB, with the shims or without, and the table made."""
     with ExitStack() as stack:
         stack.enter_context(mock_aws())
         if shimmed:
             stack.enter_context(serialized_moto())
         client = boto3.client("dynamodb", region_name=REGION)
         create_table(client, TABLE)
+        yield client
+
+
+def _answers(shimmed: bool) -> list[list[Any]]:
+    """Every page of every query, on a table filled the same way each time."""
+    rng = random.Random(7)
+    answers = []
+    with _table(shimmed) as client:
         for pk in PARTITIONS:
             for n in rng.sample(range(60), 25):
                 item = {"pk": {"S": pk}, "sk": {"S": f"item#{n}"}}
@@ -101,12 +108,7 @@ def test_tables_made_under_the_shims_are_encrypted_with_a_working_kms_key(
 def _rewrites(shimmed: bool, size: int) -> list[str]:
     """Put an item of about `size` bytes, then rewrite its big attribute twice: what each answered."""
     outcomes = []
-    with ExitStack() as stack:
-        stack.enter_context(mock_aws())
-        if shimmed:
-            stack.enter_context(serialized_moto())
-        client = boto3.client("dynamodb", region_name=REGION)
-        create_table(client, TABLE)
+    with _table(shimmed) as client:
         key = {"pk": {"S": "p"}, "sk": {"S": "s"}}
         try:
             client.put_item(TableName=TABLE, Item={**key, "d": {"S": "a" * size}})

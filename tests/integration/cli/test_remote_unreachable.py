@@ -21,4 +21,4 @@ def test_a_server_that_cannot_be_reached_is_one_line(
     code = main(["ingest", "--server", "http://127.0.0.1:1", "--token", SECRET, "--brain", "x", str(note)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == "error: server_unreachable: the request to --server failed (ConnectError)\n"
+    assert err == "error: server_unreachable: the request to the server failed (ConnectError)\n"

@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a full disk or a damaged database is said in one line, as a CairnError
         if type(exc).__module__.startswith("httpx"):  # --server: its text may quote a header
             print(
-                f"error: server_unreachable: the request to --server failed ({type(exc).__name__})",
+                f"error: server_unreachable: the request to the server failed ({type(exc).__name__})",
                 file=sys.stderr,
             )
             return 2

@@ -13,13 +13,20 @@ MAX_PATH_LENGTH = 1024
 MAX_PATH_BYTES = 1000
 """What fits in a record key with its prefix on every store (DynamoDB sort keys hold 1,024 bytes)."""
 
-OWNED_FOLDER = re.compile(r"thoughts/u[0-9a-f]{24}/")
-"""A ThoughtMCP user's folder (services/thoughtmcp/models.py `user_folder`): what is written in it
-belongs to that user, so only as a memory of theirs."""
+OWNED_ROOT = "thoughts"
+"""Where ThoughtMCP keeps its users' folders, one per user: what is written in one belongs to that
+user, so only as a memory of theirs."""
+_OWNED_KEY_CHARS = 24
+_OWNED_FOLDER = re.compile(rf"{OWNED_ROOT}/u[0-9a-f]{{{_OWNED_KEY_CHARS}}}/")
+
+
+def owned_folder(user_key: str) -> str:
+    """A user's folder, named by the hex digest of their id (services/thoughtmcp/models.py)."""
+    return f"{OWNED_ROOT}/u{user_key[:_OWNED_KEY_CHARS]}/"
 
 
 def in_owned_folder(path: str) -> bool:
-    return OWNED_FOLDER.match(path) is not None
+    return _OWNED_FOLDER.match(path) is not None
 
 
 GLOBAL_PREFIX = "memory/global/"

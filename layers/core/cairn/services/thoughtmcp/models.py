@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.moments import utc_moment
+from cairn.domain.paths import OWNED_ROOT, owned_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp import thought_scoring as ts
 
@@ -60,7 +61,7 @@ ROWS_TTL_S: Final = 300.0  # a kept user's rows are read afresh at least this of
 AUTO_KEYWORDS: Final = 8
 
 
-FOLDER: Final = "thoughts"
+FOLDER: Final = OWNED_ROOT
 
 
 LINK_KINDS: Final = ("semantic", "temporal", "causal", "analogical")
@@ -193,7 +194,7 @@ def user_key(user_id: str) -> str:
 
 
 def user_folder(user_id: str) -> str:
-    return f"{FOLDER}/u{user_key(user_id)[:24]}/"
+    return owned_folder(user_key(user_id))
 
 
 def memory_path(user_id: str, memory_id: str) -> str:

@@ -162,14 +162,15 @@ def graph(deps: SurfaceDeps[GbrainServices], x: a.GraphArgs) -> CallToolResult:
     c = deps.services
     temporal = check.temporal(x.temporal)
     brain, root = c.pages.locate(x.slug)
+    names = {root.document.id: root}  # each node's page, read once: while walking, then shown
+
+    def live(ids: list[str]) -> set[str]:
+        names.update(page_names(c, brain, [i for i in ids if i not in names]))
+        return {i for i in ids if i in names}
+
     hood = c.graph.graph(
-        brain,
-        root.document.id,
-        depth=min(x.depth, MAX_GRAPH_DEPTH),
-        temporal=temporal,
-        live=lambda ids: page_names(c, brain, ids).keys(),
+        brain, root.document.id, depth=min(x.depth, MAX_GRAPH_DEPTH), temporal=temporal, live=live
     )
-    names = page_names(c, brain, hood.nodes)
     nodes = [
         {"slug": names[n].canonical, "type": names[n].type, "title": names[n].title}
         for n in hood.nodes

@@ -168,6 +168,27 @@ def test_a_bad_setting_is_named_without_its_value(
     assert code == 2 and "set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together" in err
 
 
+@pytest.mark.parametrize("name", ["CAIRN_JWT_AUDIENCE", "CAIRN_IAM_TENANTS", "CAIRN_IAM_SCOPES"])
+def test_a_json_setting_that_is_not_json_is_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv(name, '["hunter2-secret')
+    code, _, err = run(capsys, "brains", "list", "--data-dir", str(tmp_path))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"invalid settings: {name}: not valid JSON" in err and "hunter2" not in err
+
+
+def test_a_data_directory_below_a_file_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    data = tmp_path / "file" / "data"
+    code, _, err = run(capsys, "brains", "create", "x", "--data-dir", str(data))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"the data directory {data} cannot be made: {tmp_path / 'file'} is a file" in err
+    assert (tmp_path / "file").read_text() == "not a directory"
+
+
 def test_ingest_keeps_to_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = str(tmp_path / "data")
     docs, outside = tmp_path / "docs", tmp_path / "private"

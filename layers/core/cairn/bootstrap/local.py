@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from cairn.bootstrap.models import distillers_for, generator_for, local_embedder, reranker_for
 from cairn.config import Settings
 from cairn.container import Adapters
-from cairn.domain.errors import DamagedStore
+from cairn.domain.errors import DamagedStore, InvalidInput
 from cairn.ports.clock import SystemClock
 
 if TYPE_CHECKING:
@@ -127,6 +127,13 @@ def _refuse_files_for_directories(data: Path, ingest_root: Path) -> None:
         if (path.exists() or path.is_symlink()) and not path.is_dir():
             advice = DIRECTORY_ADVICE.get(path.name if path.parent == data else "", "move the file aside")
             raise DamagedStore(f"{what or path.name} ({path.resolve()}) is not a directory: {advice}")
+    for path, what in ((data, "the data directory"), (ingest_root, "the ingest root")):
+        blocking = next((p for p in path.parents if p.exists() or p.is_symlink()), None)
+        if blocking is not None and not blocking.is_dir():
+            raise InvalidInput(
+                f"{what} {path} cannot be made: {blocking} is a file, not a directory; "
+                "choose another data directory (--data-dir or CAIRN_DATA_DIR)"
+            )
 
 
 def _refuse_lost_records(data: Path) -> None:

@@ -4,10 +4,12 @@ composition root that builds them), opening the store, and naming brains."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from cairn.config import Settings
 from cairn.domain.errors import CairnError, InvalidInput, NoBrain
@@ -39,6 +41,13 @@ def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
             for e in exc.errors(include_input=False, include_url=False)
         ]
         raise InvalidInput("invalid settings: " + "; ".join(problems)) from None
+    except SettingsError as exc:  # a list or mapping setting whose value is not JSON
+        field = re.search(r'field "([a-z0-9_]+)"', str(exc))
+        name = f"CAIRN_{field.group(1).upper()}" if field else "a setting"
+        raise InvalidInput(
+            f"invalid settings: {name}: not valid JSON (a list or mapping setting takes JSON, "
+            'e.g. ["a", "b"])'
+        ) from None
 
 
 def open_store(

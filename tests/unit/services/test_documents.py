@@ -285,3 +285,25 @@ def test_a_batch_reads_each_of_its_paths_once_and_goes_again_after_losing_to_ano
     assert sorted(reads) == sorted(["notes/a.md", "notes/d.md"] * 3)  # read, compared, read again
     assert docs.read(brain, "notes/a.md") == b"theirs+mine"
     assert unnamed_bytes(container, brain, [f"notes/{n}.md" for n in "abcd"]) == set()
+
+
+def test_an_append_is_refused_on_a_memory_with_a_record_and_taken_by_an_extracted_fact(
+    container: Container, brain: Brain
+) -> None:
+    from cairn.domain.errors import InvalidInput
+    from cairn.domain.models import MemoryFacet, MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    stored = container.memories.store(
+        brain, MemoryInput(type=MemoryType.fact, content="The staging database is db-stage-1.")
+    )
+    path = stored.memory.path
+    with pytest.raises(InvalidInput, match="typed memory"):
+        container.documents.append(brain, path, b"\nAnd db-stage-2.")
+    assert container.documents.read(brain, path) == b"The staging database is db-stage-1."
+
+    # What extraction writes: a fact's facet, no record holding its text's hash.
+    extracted = DocumentInput(memory=MemoryFacet(type=MemoryType.fact, sector="semantic"))
+    container.documents.write(brain, "memory/agent/x.md", b"Sam prefers tea.", extracted)
+    container.documents.append(brain, "memory/agent/x.md", b" Green, at 80 degrees.")
+    assert container.documents.read(brain, "memory/agent/x.md") == (b"Sam prefers tea. Green, at 80 degrees.")

@@ -12,7 +12,7 @@ from cairn.domain.errors import (
     Conflict,
     InvalidInput,
 )
-from cairn.domain.models import Brain, Document, MemoryType
+from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
@@ -334,6 +334,8 @@ class DocumentWrites(DocumentReads):
 
 
 def typed(doc: Document) -> bool:
-    """A memory with a record beside its text: a zengram type, or a ThoughtMCP user's."""
+    """A memory with a record beside its text: one MemoryService stored (zengram's types, the
+    canonical typed memories: the record keeps its text's hash), or a ThoughtMCP user's. A fact
+    extraction found or an episode a reflection wrote has a facet and no such record."""
     m = doc.memory
-    return m is not None and (m.user_id is not None or m.type is not MemoryType.note)
+    return m is not None and (m.user_id is not None or m.content_hash is not None)

@@ -188,6 +188,39 @@ def test_update_and_delete(client: TestClient) -> None:
     assert again.json() == {"id": made, "already_inactive": True, "message": "Memory was already inactive"}
 
 
+def test_a_note_another_surface_wrote_is_updated_and_deleted_by_the_id_search_shows(
+    client: TestClient, container: Container
+) -> None:
+    from cairn.services.documents.inputs import DocumentInput
+
+    store(client, type="event", content="the zengram brain exists")
+    brain = container.brains.resolve(None)
+    info = DocumentInput(title="Kettle", tags=["kitchen"], metadata={"source": "canonical"})
+    container.documents.write(brain, "memory/global/kettle.md", b"The kettle descales on Fridays.", info)
+    found = client.get(f"{Z}/memory/search", params={"q": "kettle descales"}).json()["results"][0]
+    assert found["type"] == "note"
+
+    weighed = client.patch(f"{Z}/memory/{found['id']}", json={"importance": "critical"})
+    updated = client.patch(f"{Z}/memory/{found['id']}", json={"content": "The kettle descales on Mondays."})
+    doc = container.documents.repo.get_by_id(found["id"])
+    assert weighed.status_code == 400 and "no importance" in weighed.json()["error"]
+    assert updated.status_code == 200 and updated.json()["updated_fields"] == ["text"]
+    assert doc is not None and doc.memory is None and doc.title == "Kettle" and doc.tags == ["kitchen"]
+    assert doc.metadata["source"] == "canonical"
+    assert container.documents.read(brain, "memory/global/kettle.md") == b"The kettle descales on Mondays."
+    again = client.get(f"{Z}/memory/search", params={"q": "kettle descales mondays"}).json()["results"]
+    assert again[0]["id"] == found["id"] and again[0]["content"] == "The kettle descales on Mondays."
+
+    deleted = client.request("DELETE", f"{Z}/memory/{found['id']}", json={"reason": "wrong"})
+    twice = client.request("DELETE", f"{Z}/memory/{found['id']}", json={})
+    assert deleted.status_code == 200 and deleted.json()["deleted"] is True
+    assert twice.json()["already_inactive"] is True
+    after = client.get(f"{Z}/memory/search", params={"q": "kettle descales"}).json()["results"]
+    assert found["id"] not in [r["id"] for r in after]
+    gone = client.patch(f"{Z}/memory/{found['id']}", json={"content": "back"})
+    assert gone.status_code == 404 and gone.json() == {"error": "Memory not found"}
+
+
 def test_briefing_excludes_the_requesting_agent_unless_asked(client: TestClient) -> None:
     store(client, type="event", content="agent a shipped", source_agent="agent-a", importance="high")
     store(client, type="decision", content="agent b chose Postgres", source_agent="agent-b")

@@ -6,7 +6,8 @@ Types and their lifecycles:
 - `fact`: knowledge that changes; a fact with a `key` supersedes the current fact with that key.
 - `decision`: a choice and its reason; append-only, never expires.
 - `status`: the current state of something; a status supersedes the current one of its `subject`.
-- `note`: anything else (what the canonical surface writes).
+- `note`: anything else (what the canonical surface writes). A document with no facet at all (a
+  note another surface wrote) is updated and deleted by its id too (plain_notes.py).
 
 A memory lives at `memories/<type>/<id>.md`; its text is scrubbed of credentials first
 (domain/scrub.py). Three kinds of claim records, written in the same transaction as the memory,
@@ -63,6 +64,7 @@ from cairn.services.memory.memory_ranking import (
     DEFAULT_IMPORTANCE,
 )
 from cairn.services.memory.memory_reads import MemoryReads
+from cairn.services.memory.plain_notes import delete_note, plain_note, update_note
 
 _RETRIES = 64
 
@@ -222,7 +224,21 @@ class MemoryService(MemoryReads):
         With `expected_version`, only the version the caller read (VersionConflict otherwise)."""
         if content is None and importance is None and knowledge_category is None and metadata is None:
             raise InvalidInput("nothing to update: give content, importance, knowledge_category or metadata")
-        doc = self.get(brain, memory_id)
+        try:
+            doc = self.get(brain, memory_id)
+        except NotFound:
+            if (note := plain_note(self.documents, brain, memory_id)) is None:
+                raise
+            return update_note(
+                self.documents,
+                brain,
+                note,
+                content=content,
+                importance=importance,
+                knowledge_category=knowledge_category,
+                metadata=metadata,
+                expected_version=expected_version,
+            )
         changed: list[str] = []
 
         def change(live: Document | None, data: bytes | None) -> tuple[bytes, DocumentInput] | None:
@@ -279,7 +295,12 @@ class MemoryService(MemoryReads):
 
     def delete(self, brain: Brain, memory_id: str, *, reason: str | None = None) -> Deleted:
         """Soft delete; a memory already deleted, superseded or expired is left as it is."""
-        doc = self.record(brain, memory_id)
+        try:
+            doc = self.record(brain, memory_id)
+        except NotFound:
+            if (note := plain_note(self.documents, brain, memory_id)) is None:
+                raise
+            return delete_note(self.documents, brain, note, reason)
         assert doc.memory is not None
         if doc.deleted_at is not None or not doc.memory.current:
             return Deleted(doc, already_inactive=True)

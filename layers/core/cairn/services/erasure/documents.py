@@ -7,7 +7,8 @@ the image references it made (the images' captions are made again), a pending in
 document itself (record, id pointer, chunks, content blob unless another document holds the same
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
 read from them, raw bytes nobody else holds, extraction transcripts' raw bytes, and the context the
-next sibling in a folder was indexed with (an excerpt of its predecessor's text)."""
+next sibling in a folder was indexed with (an excerpt of its predecessor's text). A fact key's or
+status subject's line is joined over its erased values (history_line.closed_over)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class DocumentEraser:
                 counts["blobs"] += erased.blobs
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
             faults.reached("erasure.documents")
+        self.memories.close_lines(brain, doomed)  # records changed, not removed: not counted
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
         counts["records"] += self.assertions.forget(brain.id, ids)

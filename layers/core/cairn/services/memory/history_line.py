@@ -11,6 +11,7 @@ candidate pool hides (memory_reads.py), and the chain the web UI shows is whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -81,3 +82,49 @@ def _before(repo: DocumentRepository, doc: Document) -> Document | None:
     if older is None or older.brain_id != doc.brain_id or older.deleted_at is not None:
         return None
     return older
+
+
+def closed_over(repo: DocumentRepository, erased: Mapping[str, Document], doc: Document) -> list[Put]:
+    """After an erasure, the writes that join the live values before and after the erased `doc`
+    (`erased`: every document the erasure removed, by id), so the chain skips it: the later value
+    now supersedes the earlier one, which is superseded by it. Validity is left as it is: what held
+    while the erased value did is not known any more, so `at_time` finds nothing then. An erased
+    current value leaves its predecessor superseded (its key has no current value, as after a
+    delete); an erased first value leaves its successor superseding nothing."""
+    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES))
+    later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None)
+    if later is None:
+        return []
+    joined_already = later.metadata.get(SUPERSEDES) == (earlier.id if earlier else None) and (
+        earlier is None or earlier.memory is None or earlier.memory.superseded_by == later.id
+    )
+    if joined_already:  # a run of erased values: the first of them joined it
+        return []
+    meta = {k: v for k, v in later.metadata.items() if k != SUPERSEDES}
+    if earlier is not None:
+        meta[SUPERSEDES] = earlier.id
+    ops = [repo.put_op(later.model_copy(update={"metadata": meta}), later.version)]
+    if earlier is not None and earlier.memory is not None:
+        joined = earlier.memory.model_copy(update={"superseded_by": later.id})
+        ops.append(repo.put_op(earlier.model_copy(update={"memory": joined}), earlier.version))
+    return ops
+
+
+def _live_neighbour(
+    repo: DocumentRepository,
+    erased: Mapping[str, Document],
+    doc: Document,
+    step: Callable[[Document], object],
+) -> Document | None:
+    """The first value that is not erased, walking from `doc` by `step` (back or forward)."""
+    at = doc
+    for _ in range(MAX_WALK):
+        named = step(at)
+        if not isinstance(named, str):
+            return None
+        if named not in erased:
+            found = repo.get_by_id(named)
+            live = found is not None and found.brain_id == doc.brain_id and found.memory is not None
+            return found if live else None
+        at = erased[named]
+    return None

@@ -32,7 +32,7 @@ holds the writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
@@ -42,7 +42,7 @@ from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory.claims import Claim
-from cairn.services.memory.history_line import place, relinked
+from cairn.services.memory.history_line import closed_over, place, relinked
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
@@ -337,6 +337,24 @@ class MemoryService(MemoryReads):
             if self.documents.modify(brain, doc.path, expire, reason="expired") is not None:
                 expired += 1
         return expired
+
+    def close_lines(self, brain: Brain, erased: Sequence[Document]) -> int:
+        """Join each erased value's live neighbours in its key's or subject's line (an erasure:
+        the documents are gone); returns how many records changed (history_line.closed_over)."""
+        by_id = {d.id: d for d in erased if d.memory is not None}
+        changed = 0
+        for doc in by_id.values():
+            for _ in range(_RETRIES):
+                ops = closed_over(self.documents.repo, by_id, doc)
+                if not ops:
+                    break
+                try:
+                    self.documents.sync.settle(self.documents.repo.commit(ops), [])
+                except Conflict:
+                    continue  # a neighbour changed since it was read: read them again
+                changed += len(ops)
+                break
+        return changed
 
     def forget_records(self, brain: Brain, doc_ids: set[str]) -> int:
         """Remove the claims (key, subject, text hash) and the by-time entries that name these

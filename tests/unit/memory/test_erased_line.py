@@ -1,0 +1,68 @@
+"""Erasing values from the middle of a fact key's line: the chain joins the live values around
+them, so walking it (history placed later, the web UI's chain) never stops at an erased id, and
+what held while the erased value did stays unknown."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from cairn.auth import access
+from cairn.bootstrap import Container
+from cairn.domain.models import Brain, Document, MemoryType
+from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
+
+
+def year(y: int) -> datetime:
+    return datetime(y, 1, 1, tzinfo=UTC)
+
+
+def fact(container: Container, brain: Brain, text: str, began: int, agent: str) -> str:
+    m = MemoryInput(
+        type=MemoryType.fact, content=text, key="office", source_agent=agent, valid_from=year(began)
+    )
+    return container.memories.store(brain, m).memory.id
+
+
+def record(container: Container, memory_id: str) -> Document:
+    doc = container.documents.repo.get_by_id(memory_id)
+    assert doc is not None and doc.memory is not None
+    return doc
+
+
+def test_the_line_closes_over_erased_values_and_later_history_finds_its_place(
+    container: Container, brain: Brain
+) -> None:
+    first = fact(container, brain, "The office is in Leeds.", 2022, "agent-a")
+    middle = fact(container, brain, "The office is in York.", 2023, "mallory")
+    also = fact(container, brain, "The office is in Hull.", 2024, "mallory")
+    last = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
+    ended_before = record(container, first).memory.valid_to  # type: ignore[union-attr]
+
+    with access.as_system():
+        receipt = container.erasure.erase("source_agent", "mallory")
+    assert receipt.status == "completed"
+
+    assert record(container, last).metadata[SUPERSEDES] == first
+    kept = record(container, first).memory
+    assert kept is not None and kept.superseded_by == last
+    assert kept.valid_to == ended_before == year(2023)  # York's years are not Leeds's now
+    assert container.documents.repo.get_by_id(middle) is None
+    assert container.documents.repo.get_by_id(also) is None
+
+    older = fact(container, brain, "The office is in Hebden Bridge.", 2020, "agent-a")
+    assert record(container, first).metadata[SUPERSEDES] == older  # placed before Leeds
+    placed = record(container, older).memory
+    assert placed is not None and placed.superseded_by == first and placed.valid_to == year(2022)
+
+
+def test_an_erased_first_value_leaves_its_successor_superseding_nothing(
+    container: Container, brain: Brain
+) -> None:
+    fact(container, brain, "The office is in York.", 2023, "mallory")
+    last = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
+
+    with access.as_system():
+        container.erasure.erase("source_agent", "mallory")
+
+    assert SUPERSEDES not in record(container, last).metadata
+    assert record(container, last).memory.current  # type: ignore[union-attr]

@@ -79,3 +79,22 @@ async def test_the_graph_leg_reads_a_bounded_number_of_concepts_and_keeps_the_na
     assert len(set(reads)) <= MAX_QUERY_CONCEPTS
     assert "concept:netherfield park" in reads
     assert found["candidates"] and all("Netherfield Park" in c["text_preview"] for c in found["candidates"])
+
+
+async def test_a_name_edited_out_by_another_surface_no_longer_leads_the_graph_leg_to_it(
+    live: LiveServer,
+) -> None:
+    shelf = stock(live.container)
+    brain = shelf.novels.brain
+    plain = "Pemberley stood in a wide park; the house was large and handsome.\n"
+    path = next(d.path for d in live.container.documents.documents(brain, "") if "chapter-1" in d.path)
+    async with mnemosyne(live) as m:
+        before = body(await m.call_tool("search", {"query": "Netherfield Park", "search_types": ["graph"]}))
+    live.container.documents.write(brain, path, plain.encode())  # another surface's write, no ingest
+    async with mnemosyne(live) as m:
+        gone = body(await m.call_tool("search", {"query": "Netherfield Park", "search_types": ["graph"]}))
+        kept = body(await m.call_tool("search", {"query": "Pemberley", "search_types": ["fulltext"]}))
+
+    assert any("Netherfield" in c["text_preview"] for c in before["candidates"])
+    assert all("Netherfield" in c["text_preview"] for c in gone["candidates"]), gone["candidates"]
+    assert any("Pemberley stood" in c["text_preview"] for c in kept["candidates"])

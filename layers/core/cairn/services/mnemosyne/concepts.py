@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cairn.domain.ids import new_id
-from cairn.domain.models import Chunk, Link
+from cairn.domain.models import Chunk, Link, MetadataValue
 from cairn.domain.plain_text import RUN, plain, runs
 from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
@@ -49,6 +49,8 @@ MAX_QUERY_CONCEPTS: Final = 64
 """The graph leg's concepts per query: one partition read each, per library (a long query's
 n-grams would be thousands; see _query_concepts for which are kept)."""
 MAX_KEY_CHARS: Final = 400
+_NAME_CHARS: Final = 200  # of a name kept on a link (one cut so is taken as still mentioned)
+_MAX_ALIASES: Final = 8  # kept on a link, to tell later whether its chunk still mentions the concept
 _LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
 _WORDS = re.compile(r"[\w'’&-]+")
 
@@ -59,6 +61,14 @@ class ConceptHit:
     brain_id: str
     score: float
     concepts: tuple[str, ...]
+    mentions: tuple[ConceptMention, ...] = ()
+    """The concepts as the links name them (name and aliases): `still_mentions` checks them."""
+
+    def still_mentions(self, text: str) -> bool:
+        """Whether the chunk's text (as read now) mentions one of the concepts that led to it.
+        Links are made on ingest; a chunk written again by another surface keeps its id and its
+        links, so a name edited out of it would still lead here."""
+        return any(len(m.name) >= _NAME_CHARS or _pattern(m).search(text) is not None for m in self.mentions)
 
 
 class ConceptGraph:
@@ -81,7 +91,7 @@ class ConceptGraph:
         ops: list[Put | Delete] = []
         now = self.clock.now()
         for chunk in chunks:
-            wanted = {_node(concept.name): concept.name for concept in concepts.mentioned(chunk.text)}
+            wanted = {_node(concept.name): concept for concept in concepts.mentioned(chunk.text)}
             held = (
                 set()
                 if fresh
@@ -96,7 +106,7 @@ class ConceptGraph:
                     source_id=chunk.id,
                     target_id=node,
                     kind=CONCEPT,
-                    metadata={"name": wanted[node][:200]},
+                    metadata=_link_names(wanted[node]),
                     created_at=now,
                 )
                 ops += self.links.add_ops(link)
@@ -119,6 +129,7 @@ class ConceptGraph:
         candidates = _query_concepts(query, self.query_rules.extract(query))
         scores: dict[tuple[str, str], float] = defaultdict(float)
         matched: dict[tuple[str, str], list[str]] = defaultdict(list)
+        named: dict[tuple[str, str], list[ConceptMention]] = defaultdict(list)
         for brain_id in brain_ids:
             total = max((sizes or {}).get(brain_id, 0), 1)
             for node, words in candidates.items():
@@ -132,11 +143,30 @@ class ConceptGraph:
                 for link in linked:
                     scores[(brain_id, link.source_id)] += words * idf
                     matched[(brain_id, link.source_id)].append(node.removeprefix(NODE_PREFIX))
+                    named[(brain_id, link.source_id)].append(_link_mention(link, node))
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0][1]))[:limit]
         return [
-            ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]))
+            ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]), tuple(named[(brain, chunk)]))
             for (brain, chunk), score in ranked
         ]
+
+
+def _link_names(concept: ConceptMention) -> dict[str, MetadataValue]:
+    """What a link keeps of its concept: its name and aliases, each cut to 200 characters."""
+    kept: dict[str, MetadataValue] = {"name": concept.name[:_NAME_CHARS]}
+    if concept.aliases:
+        kept["aliases"] = "\n".join(a[:_NAME_CHARS] for a in concept.aliases[:_MAX_ALIASES])
+    return kept
+
+
+def _link_mention(link: Link, node: str) -> ConceptMention:
+    """The concept a link was made for, as its metadata names it (the node's key when it names none)."""
+    name = link.metadata.get("name")
+    aliases = link.metadata.get("aliases")
+    return ConceptMention(
+        name if isinstance(name, str) and name else node.removeprefix(NODE_PREFIX),
+        tuple(a for a in aliases.split("\n") if a) if isinstance(aliases, str) else (),
+    )
 
 
 def _node(name: str) -> str:

@@ -226,7 +226,7 @@ class LibrarySearch:
         out: list[Chunk] = []
         for hit in hits:
             chunk = held.get(hit.chunk_id)
-            if chunk is None or not chunk.active:
+            if chunk is None or not chunk.active or not hit.still_mentions(chunk.text):
                 continue
             if chunk_filter.path_prefixes and not chunk.path.startswith(chunk_filter.path_prefixes):
                 continue

@@ -59,6 +59,9 @@ class DocumentEraser:
         kept_blobs = {d.blob_key for d in others}
         entities_before = self.entities.repo.counters(brain.id)[0]
         raw_gone: set[str] = set()
+        # First, while the doomed still stand: an erasure a crash stops resumes over what is left,
+        # and a line joined over values not yet removed is joined over them once they are.
+        self.memories.close_lines(brain, doomed)  # records changed, not removed: not counted
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
             counts["links"] += self.entities.forget(brain, doc.id)
@@ -80,7 +83,6 @@ class DocumentEraser:
                 counts["blobs"] += erased.blobs
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
             faults.reached("erasure.documents")
-        self.memories.close_lines(brain, doomed)  # records changed, not removed: not counted
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
         counts["records"] += self.assertions.forget(brain.id, ids)

@@ -12,6 +12,10 @@ file. An unfiltered search takes its rows from a per-brain cache revalidated by
 
 Erasure: `drop_brain` removes a brain's rows, tables and files (a search whose snapshot predates
 it skips that brain's vector leg); `scrub` wipes what deletes left behind (brain_erasure.py).
+
+Past 500 lines: the class is the whole ChunkIndex port, a wide one; its methods delegate to the
+modules beside it (chunk_reads, chunk_writes, fts_*, vector_*, ann_*), and only the two search legs'
+glue, which reads the class's caches and files, stays here.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@
   the store protocol starts again at the record its new path gets.
 - Page tags are the document's tags (frontmatter lists are dropped by the format).
 - Collection state and the mutation gates: collection_state.py.
+
+Past 500 lines: PageService is gbrain's pages in one class (collections, slug resolution, get,
+list, put, tags, each resolving its collection and gate the same way); paths, parsing, search and
+collection state are already modules of their own.
 """
 
 from __future__ import annotations

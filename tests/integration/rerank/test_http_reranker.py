@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from cairn.adapters.local.http_reranker import HttpReranker
+from cairn.domain.text import holds_secret
 from cairn.ports.reranker import Ranked, RerankError
 from tests.support.loopback import Loopback
 
@@ -250,6 +251,14 @@ def test_refused_credentials_are_rerank_unavailable_at_once(sleeps: list[float])
     assert error.code == "rerank_unavailable" and not error.retryable
     assert "HTTP 401" in error.message and "invalid api key" in error.message
     assert len(fake.seen) == 1
+
+
+def test_a_refusal_echoing_part_of_the_key_says_nothing_of_it(sleeps: list[float]) -> None:
+    key = "rk-live-0123456789abcdef"
+    with serving(Reply(401, {"detail": f"unknown key {key[:12].upper()}...{key[-4:]}"})) as fake:
+        error = failure(fake.base_url, sleeps, api_key=key)
+    assert error.code == "rerank_unavailable" and "HTTP 401" in error.message
+    assert not holds_secret(error.message, [key]) and "unknown key" not in error.message
 
 
 def test_a_server_that_is_not_there_is_rerank_unavailable_after_retries(sleeps: list[float]) -> None:

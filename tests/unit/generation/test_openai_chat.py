@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from cairn.adapters.local.openai_chat import OpenAIChat, parse_json_object
+from cairn.domain.text import holds_secret
 from cairn.ports.generator import GenerationError
 from tests.unit.generation.helpers import SECRET, Server
 
@@ -183,6 +184,8 @@ def test_an_error_object_in_a_200_is_a_generation_failure() -> None:
         httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {SECRET}"}}),
         httpx.Response(500, text=f"upstream rejected Authorization: Bearer {SECRET}"),
         httpx.Response(200, json={"error": {"message": f"bad key {SECRET}"}}),
+        httpx.Response(401, json={"error": {"message": f"Bad key: {SECRET[:10]}****{SECRET[-6:]}"}}),
+        httpx.Response(403, text=f"no such key {SECRET.upper()}"),
         httpx.ConnectError(f"refused while sending Bearer {SECRET}"),
         httpx.ReadTimeout(f"timed out for Bearer {SECRET}"),
     ],
@@ -197,6 +200,7 @@ def test_errors_never_carry_the_api_key(reply: httpx.Response | Exception) -> No
     # nothing chained to it either: an httpx exception would hold the request and its headers
     assert chain == [error]
     assert SECRET not in str(error) and SECRET not in repr(error)
+    assert not holds_secret(str(error), [SECRET]), str(error)  # no part of it, in any case
 
 
 def test_parse_json_object_prefers_the_whole_text_and_rejects_non_objects() -> None:

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from cairn.adapters.grounded import SYSTEM_PROMPT
+from cairn.domain.text import holds_secret
 from cairn.ports.generator import Citation, Delta, Done, Passage
 from tests.unit.generation.helpers import (
     SECRET,
@@ -260,6 +261,8 @@ async def test_no_passages_means_no_request() -> None:
     [
         httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {SECRET}"}}),
         httpx.Response(500, text=f"upstream rejected Authorization: Bearer {SECRET}"),
+        httpx.Response(401, json={"error": {"message": f"Bad key: {SECRET[:10]}****{SECRET[-6:]}"}}),
+        httpx.Response(403, text=f"no such key {SECRET.upper()}"),
         httpx.ConnectError(f"refused while sending Bearer {SECRET}"),
     ],
 )
@@ -275,3 +278,4 @@ async def test_errors_never_carry_the_api_key(reply: httpx.Response | Exception)
     # and its Authorization header) mentions the key
     assert chain == [error]
     assert SECRET not in str(error) and SECRET not in repr(error)
+    assert not holds_secret(str(error), [SECRET]), str(error)  # no part of it, in any case

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cairn.domain.text import holds_secret
 from cairn.ports.reranker import Ranked, RerankError
 
 _WINDOW = 16
@@ -87,6 +88,8 @@ def safe_detail(words: str, inputs: Sequence[str], secrets: Sequence[str] = ()) 
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[redacted]")
+    if holds_secret(text, secrets):  # a part of one, or one in another case: say nothing of it
+        return ""
     text = _QUOTED.sub("'…'", text)[:_DETAIL_CHARS]
     return "" if quotes_input(text, inputs) else text
 

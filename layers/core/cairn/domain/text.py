@@ -91,6 +91,23 @@ def check_actor_id(value: str | None) -> str | None:
     return check_shown("actor_id", value)
 
 
+SECRET_RUN = 8
+"""Characters of a secret in a row that make a text a quote of it (a key's first eight are often
+its kind's prefix, `sk-proj-`, which a masked echo keeps)."""
+
+
+def holds_secret(text: str, secrets: Sequence[str | None]) -> bool:
+    """Whether `text` quotes any SECRET_RUN characters in a row of one of `secrets`, in any case: a
+    server that echoes a key whole, lower-cased, or masked in its middle."""
+    folded = text.casefold()
+    for secret in secrets:
+        key = (secret or "").casefold()
+        runs = {key[i : i + SECRET_RUN] for i in range(max(0, len(key) - SECRET_RUN + 1))} or {key}
+        if key and any(run in folded for run in runs):
+            return True
+    return False
+
+
 def checked_credential(value: str, what: str) -> str:
     """A token or API key as sent in a header: surrounding whitespace dropped (a key read from a
     file keeps its newline), then printable ASCII only. Else ValueError naming `what`, never the

@@ -22,6 +22,7 @@ from cairn.adapters.endpoints import endpoint
 from cairn.adapters.grounded import GroundedGenerator, messages
 from cairn.adapters.local.extractive_markers import MarkerCitations
 from cairn.adapters.retrying import RetryPolicy, Transient
+from cairn.domain.text import holds_secret
 from cairn.ports.generator import Delta, Done, GenerationCode, GenerationError, GenerationEvent, Passage
 from cairn.retry_after import parse_retry_after
 
@@ -102,7 +103,7 @@ class OpenAICompatGenerator(GroundedGenerator):
         return self._error("generation_failed", f"request to {where} failed ({name})", False)
 
     async def _refusal(self, response: httpx.Response, where: str) -> Exception:
-        detail = _server_message(await _read_some(response))
+        detail = _server_message(await _read_some(response), [self._api_key])
         return refusal(response, detail, where, self._error)
 
     async def _events(
@@ -139,7 +140,7 @@ class OpenAICompatGenerator(GroundedGenerator):
         except ValueError:
             raise self._error("bad_response", "the model server sent malformed JSON", False) from None
         if isinstance(obj, dict) and "error" in obj:
-            detail = _server_message(json.dumps(obj).encode())
+            detail = _server_message(json.dumps(obj).encode(), [self._api_key])
             raise self._error("generation_failed", f"the model server reported an error: {detail}", True)
         choices = obj.get("choices") if isinstance(obj, dict) else None
         if not isinstance(choices, list):
@@ -208,8 +209,14 @@ async def _read_some(response: httpx.Response) -> bytes:
     return data[:_ERROR_BODY_BYTES]
 
 
-def _server_message(body: bytes) -> str:
-    """The server's own words about an error: OpenAI's {"error": {"message"}}, else the text."""
+def _server_message(body: bytes, secrets: Sequence[str | None]) -> str:
+    """The server's own words about an error: OpenAI's {"error": {"message"}}, else the text; none
+    when they quote a part of a secret (a 401 echoing the key masked, or lower-cased)."""
+    said = _said(body)
+    return "" if holds_secret(said, secrets) else said
+
+
+def _said(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
         obj = json.loads(text)

@@ -307,3 +307,22 @@ def test_an_append_is_refused_on_a_memory_with_a_record_and_taken_by_an_extracte
     container.documents.write(brain, "memory/agent/x.md", b"Sam prefers tea.", extracted)
     container.documents.append(brain, "memory/agent/x.md", b" Green, at 80 degrees.")
     assert container.documents.read(brain, "memory/agent/x.md") == (b"Sam prefers tea. Green, at 80 degrees.")
+
+
+def test_a_metadata_update_of_a_plain_note_keeps_its_bytes(container: Container, brain: Brain) -> None:
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (4, 4), (200, 30, 30)).save(picture, format="PNG")
+    png = picture.getvalue()
+    written = container.documents.write(
+        brain, "pictures/red.png", png, DocumentInput(content_type="image/png", metadata={"a": "1"})
+    ).document
+
+    updated = container.memories.update(brain, written.id, metadata={"b": "2"})
+
+    assert updated.fields == ["metadata"]
+    assert container.documents.read(brain, "pictures/red.png") == png
+    assert updated.memory.metadata["a"] == "1" and updated.memory.metadata["b"] == "2"

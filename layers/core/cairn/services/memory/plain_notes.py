@@ -58,9 +58,9 @@ def update_note(
             raise NotFound(f"memory not found: {excerpt(note.id)}")
         if expected_version is not None:
             expect_version(live.path, live, expected_version)
-        text = data.decode("utf-8", errors="replace")
-        if content is not None and (new_text := checked_text(content)) != text:
-            text = new_text
+        body = data  # an image's or a PDF's bytes stay as they are when only metadata changes
+        if content is not None and (new_text := checked_text(content)).encode() != data:
+            body = new_text.encode()
             changed.append("content")
         merged = None
         if metadata is not None and any(live.metadata.get(k) != v for k, v in metadata.items()):
@@ -68,7 +68,7 @@ def update_note(
             changed.append("metadata")
         if not changed:
             return None
-        return text.encode(), keep_info(live, metadata=merged)
+        return body, keep_info(live, metadata=merged)
 
     outcome = documents.modify(brain, note.path, change)
     return Updated(note if outcome is None else outcome.document, changed)

@@ -211,6 +211,13 @@ def test_a_note_another_surface_wrote_is_updated_and_deleted_by_the_id_search_sh
     again = client.get(f"{Z}/memory/search", params={"q": "kettle descales mondays"}).json()["results"]
     assert again[0]["id"] == found["id"] and again[0]["content"] == "The kettle descales on Mondays."
 
+    headed = b"# Boiler\n\nThe boiler is serviced in October."
+    container.documents.write(brain, "memory/global/boiler.md", headed)  # a title from its heading
+    boiler = container.documents.repo.get(brain.id, "memory/global/boiler.md")
+    assert boiler is not None and boiler.title == "Boiler"
+    client.patch(f"{Z}/memory/{boiler.id}", json={"content": "# Heat pump\n\nServiced in May."})
+    assert container.documents.repo.get_by_id(boiler.id).title == "Heat pump"  # type: ignore[union-attr]
+
     deleted = client.request("DELETE", f"{Z}/memory/{found['id']}", json={"reason": "wrong"})
     twice = client.request("DELETE", f"{Z}/memory/{found['id']}", json={})
     assert deleted.status_code == 200 and deleted.json()["deleted"] is True

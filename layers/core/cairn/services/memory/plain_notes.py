@@ -2,18 +2,21 @@
 surface's update and delete: zengram's `brain_search` lists them as memories of type `note`, so
 the ids it shows must be ones its update and delete act on.
 
-A note has no importance or knowledge category to change; its text is changed in place (title,
-tags and the metadata not named kept) and only when it is text (a PDF's text is extracted from its
+A note has no importance or knowledge category to change; its text is changed in place (tags,
+the metadata not named and a title of its own kept; a title drawn from its first heading or file
+name is drawn again) and only when it is text (a PDF's text is extracted from its
 file). Access is the repositories' rule, as for any write."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.text import excerpt
+from cairn.services.documents.document_text import title_for
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.memory_model import Deleted, Updated, checked_text
@@ -58,17 +61,19 @@ def update_note(
             raise NotFound(f"memory not found: {excerpt(note.id)}")
         if expected_version is not None:
             expect_version(live.path, live, expected_version)
-        body = data  # an image's or a PDF's bytes stay as they are when only metadata changes
+        body, title = data, live.title  # an image's bytes stay as they are when only metadata changes
         if content is not None and (new_text := checked_text(content)).encode() != data:
             body = new_text.encode()
             changed.append("content")
+            if live.title == title_for(live.path, data.decode("utf-8", "replace")):
+                title = title_for(live.path, new_text)  # a title drawn from the text follows it
         merged = None
         if metadata is not None and any(live.metadata.get(k) != v for k, v in metadata.items()):
             merged = {**live.metadata, **metadata}
             changed.append("metadata")
         if not changed:
             return None
-        return body, keep_info(live, metadata=merged)
+        return body, replace(keep_info(live, metadata=merged), title=title)
 
     outcome = documents.modify(brain, note.path, change)
     return Updated(note if outcome is None else outcome.document, changed)

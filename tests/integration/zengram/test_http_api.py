@@ -297,3 +297,30 @@ def test_instants_at_the_ends_of_time_never_fail_a_later_read(client: TestClient
         assert client.get(f"{Z}/memory/search", params={"q": "Acme", name: moment}).status_code == 200
     assert client.get(f"{Z}/briefing", params={"since": moment}).status_code == 200
     assert client.get(f"{Z}/memory/query", params={"type": "fact", "since": moment}).status_code == 200
+
+
+def test_a_thoughtmcp_users_memory_is_not_changed_through_zengram(
+    client: TestClient, container: Container
+) -> None:
+    from cairn.services.thoughtmcp.models import NewMemory
+    from cairn.services.thoughtmcp.recall import Filters
+
+    brain = container.brains.create("ThoughtMCP", slug="t")
+    made = container.thoughts.remember(
+        brain, NewMemory("The shed key is under the blue pot", "u1", "s", "semantic")
+    )
+    memory_id = str(made["memoryId"])
+    before = container.documents.content(container.documents.repo.get_by_id(memory_id))  # type: ignore[arg-type]
+
+    changed = client.patch(f"{Z}/memory/{memory_id}", json={"content": "The shed key is in the drawer"})
+    weighed = client.patch(f"{Z}/memory/{memory_id}", json={"importance": "critical"})
+
+    assert changed.status_code == 400 and "update_memory" in changed.json()["error"]
+    assert weighed.status_code == 400
+    doc = container.documents.repo.get_by_id(memory_id)
+    assert doc is not None and container.documents.content(doc) == before
+    assert doc.memory is not None and doc.memory.content_hash is None
+    hits, _ = container.thoughts.recall(
+        brain, "u1", text="shed key", filters=Filters(min_strength=0.0), limit=5
+    )
+    assert [h.content for h in hits] == ["The shed key is under the blue pot"]

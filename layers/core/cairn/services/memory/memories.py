@@ -244,6 +244,11 @@ class MemoryService(MemoryReads):
         def change(live: Document | None, data: bytes | None) -> tuple[bytes, DocumentInput] | None:
             if live is None or live.memory is None or data is None:
                 raise NotFound(f"memory not found: {excerpt(memory_id)}")
+            if live.memory.user_id is not None:  # its row, sector vectors and bytes are ThoughtMCP's
+                raise InvalidInput(
+                    f"memory {excerpt(memory_id)} is a ThoughtMCP user's: update it through "
+                    "ThoughtMCP (update_memory)"
+                )
             if expected_version is not None:
                 expect_version(live.path, live, expected_version)
             facet, text, title = live.memory, data.decode(), live.title

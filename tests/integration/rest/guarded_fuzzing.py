@@ -180,7 +180,7 @@ class Guard:
             # a body over the cap is refused before anything reads it, credential or not
             assert status == 401 or _over_the_cap(response), f"{caller} got {status}, not 401"
         elif scope == ADMIN or (scope != READ and caller == "reader"):
-            assert status == 403, f"{caller} got {status} on a route needing {scope}, not 403"
+            assert status == 403 or _over_the_cap(response), f"{caller} got {status}, needing {scope}"
         elif caller == "limited":
             if self._names_theirs(case):
                 assert status >= 400, f"the limited key got {status} on their brain"

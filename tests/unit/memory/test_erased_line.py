@@ -66,3 +66,28 @@ def test_an_erased_first_value_leaves_its_successor_superseding_nothing(
 
     assert SUPERSEDES not in record(container, last).metadata
     assert record(container, last).memory.current  # type: ignore[union-attr]
+
+
+def test_an_erased_current_value_gives_its_line_back_to_the_value_before_it(
+    container: Container, brain: Brain
+) -> None:
+    first = fact(container, brain, "The office is in Leeds.", 2022, "agent-a")
+    fact(container, brain, "The office is in York.", 2023, "mallory")
+    fact(container, brain, "The office is in Hull.", 2024, "mallory")
+
+    with access.as_system():
+        container.erasure.erase("source_agent", "mallory")
+
+    kept = record(container, first).memory
+    assert kept is not None and kept.current and kept.valid_to is None  # open again, as before York
+    # the key's claim is Leeds's: the next value supersedes it, so one value stays current
+    bath = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
+    assert record(container, bath).metadata[SUPERSEDES] == first
+    after = record(container, first).memory
+    assert after is not None and after.superseded_by == bath and after.valid_to == year(2025)
+    current = [
+        d.id
+        for d in container.documents.repo.list(brain.id, "memories/fact/")
+        if d.memory is not None and d.memory.current and d.deleted_at is None
+    ]
+    assert current == [bath]

@@ -8,7 +8,8 @@ document itself (record, id pointer, chunks, content blob unless another documen
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
 read from them, raw bytes nobody else holds, extraction transcripts' raw bytes, and the context the
 next sibling in a folder was indexed with (an excerpt of its predecessor's text). A fact key's or
-status subject's line is joined over its erased values (history_line.closed_over)."""
+status subject's line is joined over its erased values, and an erased current value's predecessor
+is current again (MemoryService.close_lines)."""
 
 from __future__ import annotations
 

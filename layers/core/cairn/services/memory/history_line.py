@@ -89,10 +89,9 @@ def closed_over(repo: DocumentRepository, erased: Mapping[str, Document], doc: D
     (`erased`: every document the erasure removed, by id), so the chain skips it: the later value
     now supersedes the earlier one, which is superseded by it. Validity is left as it is: what held
     while the erased value did is not known any more, so `at_time` finds nothing then. An erased
-    current value leaves its predecessor superseded (its key has no current value, as after a
-    delete); an erased first value leaves its successor superseding nothing."""
-    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES))
-    later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None)
+    first value leaves its successor superseding nothing; an erased current value is
+    `reopened`'s."""
+    earlier, later = neighbours(repo, erased, doc)
     if later is None:
         return []
     joined_already = later.metadata.get(SUPERSEDES) == (earlier.id if earlier else None) and (
@@ -108,6 +107,28 @@ def closed_over(repo: DocumentRepository, erased: Mapping[str, Document], doc: D
         joined = earlier.memory.model_copy(update={"superseded_by": later.id})
         ops.append(repo.put_op(earlier.model_copy(update={"memory": joined}), earlier.version))
     return ops
+
+
+def neighbours(
+    repo: DocumentRepository, erased: Mapping[str, Document], doc: Document
+) -> tuple[Document | None, Document | None]:
+    """The live values before and after `doc` in its line, passing over the erased ones."""
+    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES))
+    later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None)
+    return earlier, later
+
+
+def reopened(value: Document) -> Document:
+    """`value` current again, as it was before the value that superseded it (now erased): no
+    successor, and the end it had then (kept in `earlier_ends` at the supersession; none when a
+    Cairn before 4 December 2026 kept no record of it). Its earlier ends stay, as history."""
+    m = value.memory
+    assert m is not None
+    then = next((e for e in m.earlier_ends or [] if e.at == m.superseded_at), None)
+    current = m.model_copy(
+        update={"superseded_by": None, "superseded_at": None, "valid_to": then.valid_to if then else None}
+    )
+    return value.model_copy(update={"memory": current})
 
 
 def _live_neighbour(

@@ -42,7 +42,7 @@ from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory.claims import Claim
-from cairn.services.memory.history_line import closed_over, place, relinked
+from cairn.services.memory.history_line import closed_over, neighbours, place, relinked, reopened
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
@@ -345,12 +345,13 @@ class MemoryService(MemoryReads):
 
     def close_lines(self, brain: Brain, erased: Sequence[Document]) -> int:
         """Join each erased value's live neighbours in its key's or subject's line (an erasure:
-        the documents are gone); returns how many records changed (history_line.closed_over)."""
+        the documents are going); an erased current value's live predecessor is current again,
+        holding its line's claim. Returns how many records changed (history_line.closed_over)."""
         by_id = {d.id: d for d in erased if d.memory is not None}
         changed = 0
         for doc in by_id.values():
             for _ in range(_RETRIES):
-                ops = closed_over(self.documents.repo, by_id, doc)
+                ops = closed_over(self.documents.repo, by_id, doc) or self._reopen_ops(brain, by_id, doc)
                 if not ops:
                     break
                 try:
@@ -360,6 +361,24 @@ class MemoryService(MemoryReads):
                 changed += len(ops)
                 break
         return changed
+
+    def _reopen_ops(self, brain: Brain, erased: Mapping[str, Document], doc: Document) -> list[Put]:
+        """When `doc` ends its line (it, or the erased values after it, current): its live
+        predecessor current again and its line's claim given to it, each at the version read.
+        Nothing when the claim names a value that stays (one stored meanwhile)."""
+        earlier, later = neighbours(self.documents.repo, erased, doc)
+        m = earlier.memory if earlier is not None else None
+        if earlier is None or m is None or later is not None or earlier.deleted_at is not None:
+            return []
+        if m.superseded_by not in erased or m.expired_at is not None:
+            return []
+        claim = self.claims.line(brain.id, m.type, m.key, m.subject)
+        if claim is None or claim.doc_id not in erased:
+            return []
+        return [
+            self.documents.repo.put_op(reopened(earlier), earlier.version),
+            self.claims.take(claim, earlier.id),
+        ]
 
     def forget_records(self, brain: Brain, doc_ids: set[str]) -> int:
         """Remove the claims (key, subject, text hash) and the by-time entries that name these

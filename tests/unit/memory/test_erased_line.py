@@ -80,6 +80,8 @@ def test_an_erased_current_value_gives_its_line_back_to_the_value_before_it(
 
     kept = record(container, first).memory
     assert kept is not None and kept.current and kept.valid_to is None  # open again, as before York
+    found = {h.document_id for h in container.search.search(brain, "office Leeds", top_k=10).hits}
+    assert first in found  # a plain search (current values only) finds it again
     # the key's claim is Leeds's: the next value supersedes it, so one value stays current
     bath = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
     assert record(container, bath).metadata[SUPERSEDES] == first

@@ -177,7 +177,12 @@ def test_a_plain_write_over_a_memory_is_refused_and_changes_nothing(
     assert before is not None and after is not None
     assert (after.version, after.memory) == (before.version, before.memory)
     assert sorted(recalled(c, brain)) == sorted([kept, private])
-    if not moved:  # a free name in the user's folder is refused the same way
+    if not moved:  # a free name in the user's folder is refused the same way, and moving into it
         free = path.rsplit("/", 1)[0] + "/mem_nothing_here.md"
         with pytest.raises(InvalidInput, match="ThoughtMCP user's folder"):
             c.documents.write(brain, free, b"# note", DocumentInput())
+        c.documents.write(brain, "notes/plain.md", b"# plain", DocumentInput())
+        with pytest.raises(InvalidInput, match="ThoughtMCP user's folder"):
+            c.documents.rename(brain, "notes/plain.md", free)
+        assert c.documents.repo.get(brain.id, free) is None
+        assert c.documents.repo.get(brain.id, "notes/plain.md") is not None

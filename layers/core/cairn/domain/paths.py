@@ -29,6 +29,14 @@ def in_owned_folder(path: str) -> bool:
     return _OWNED_FOLDER.match(path) is not None
 
 
+def owned_folder_refusal(path: str) -> str:
+    """Why a plain document may not be written (or renamed) into a user's folder."""
+    return (
+        f"{excerpt(path)} is in a ThoughtMCP user's folder: its memories are written through "
+        "ThoughtMCP (remember, update_memory), not as plain documents"
+    )
+
+
 GLOBAL_PREFIX = "memory/global/"
 PROJECT_PREFIX = "memory/project/"
 AGENT_PREFIX = "memory/agent/"

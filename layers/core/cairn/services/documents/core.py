@@ -22,7 +22,7 @@ from cairn.domain.errors import (
 )
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
-from cairn.domain.paths import in_owned_folder
+from cairn.domain.paths import in_owned_folder, owned_folder_refusal
 from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
@@ -248,10 +248,7 @@ class DocumentCore:
         `_embed_staged` to make (`planned`), so many writes embed together."""
         if in_owned_folder(path) and (info.memory is None or info.memory.user_id is None):
             # before anything is read: the answer is the same whether a memory is there or not
-            raise InvalidInput(
-                f"{excerpt(path)} is in a ThoughtMCP user's folder: its memories are written through "
-                "ThoughtMCP (remember, update_memory), not as plain documents"
-            )
+            raise InvalidInput(owned_folder_refusal(path))
         if existing is not None:
             access.check_change(brain, existing.owner, f"the document at {excerpt(path)}")
         if info.memory is not None and info.memory.user_id is not None:

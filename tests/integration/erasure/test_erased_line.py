@@ -1,15 +1,31 @@
 """Erasing values from the middle of a fact key's line: the chain joins the live values around
 them, so walking it (history placed later, the web UI's chain) never stops at an erased id, and
-what held while the erased value did stays unknown."""
+what held while the erased value did stays unknown. On the embedded store and the AWS adapters."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
+from tests.support.shapes import SHAPES, adapters_for, process
+
+
+@pytest.fixture(params=SHAPES)
+def container(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
+    with adapters_for(request.param, request, tmp_path) as adapters:
+        yield process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(container: Container) -> Brain:
+    return container.brains.create("Facts", slug="facts")
 
 
 def year(y: int) -> datetime:

@@ -5,9 +5,10 @@ cuts it and the concept graph links it), each query's three legs are run once as
 runs them (vector and full text POOL deep, with their similarities and BM25 scores; the graph
 leg), and then every fusion setting is scored on those same legs:
 
-- the four relevance fixtures (bench/data/relevance/: team memory, a personal assistant, a
-  maintainer's project, a lab), each a `business` library as bench/relevance.py makes it, scored
-  by item (recall@10, MRR@10 over the queries that have answers);
+- the eight relevance fixtures (bench/data/relevance/: team memory, a personal assistant, a
+  maintainer's project, a lab, and the four written blind: freight, clinic, workshop, agency),
+  each a `business` library as bench/relevance.py makes it, scored by item (recall@10, MRR@10
+  over the queries that have answers);
 - with --data, LoCoMo dev as one `journal` library (one item per dialogue session, as in
   bench/mnemosyne_locomo.py), scored by the evidence turns the chunks hold;
 - the generated corpus of each library type (bench/data/profiles/<type>.json, written by
@@ -62,6 +63,10 @@ FIXTURES = {
     "assistant": HERE / "data/relevance/personal_assistant.json",
     "maintainer": HERE / "data/relevance/maintainer_memory.json",
     "lab": HERE / "data/relevance/lab_memory.json",
+    "freight": HERE / "data/relevance/freight_memory.json",
+    "clinic": HERE / "data/relevance/clinic_memory.json",
+    "workshop": HERE / "data/relevance/workshop_memory.json",
+    "agency": HERE / "data/relevance/agency_memory.json",
 }
 PROFILE_CORPORA = HERE / "data/profiles"
 MARKER = re.compile(r"\[(D\d+:\d+)\]")

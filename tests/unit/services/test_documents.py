@@ -326,3 +326,28 @@ def test_a_metadata_update_of_a_plain_note_keeps_its_bytes(container: Container,
     assert updated.fields == ["metadata"]
     assert container.documents.read(brain, "pictures/red.png") == png
     assert updated.memory.metadata["a"] == "1" and updated.memory.metadata["b"] == "2"
+
+
+def test_an_update_tried_again_after_a_lost_commit_names_each_field_once(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    stored = container.memories.store(brain, MemoryInput(type=MemoryType.fact, content="Tea at four."))
+    container.documents.write(brain, "memory/global/coffee.md", b"Coffee at ten.")
+    note = container.documents.repo.get(brain.id, "memory/global/coffee.md")
+    assert note is not None
+    modify = container.documents.modify
+
+    def lost_once(brain: Brain, path: str, change: Callable[..., object], **kw: object) -> object:
+        live = container.documents.repo.get(brain.id, path)
+        change(live, container.documents.content(live))  # the attempt whose commit lost
+        return modify(brain, path, change, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(container.documents, "modify", lost_once)
+    typed = container.memories.update(brain, stored.memory.id, content="Tea at five.", importance=0.9)
+    plain = container.memories.update(brain, note.id, content="Coffee at eleven.")
+
+    assert typed.fields == ["content", "content_hash", "importance"]
+    assert plain.fields == ["content"]

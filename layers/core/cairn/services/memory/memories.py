@@ -251,6 +251,7 @@ class MemoryService(MemoryReads):
                 )
             if expected_version is not None:
                 expect_version(live.path, live, expected_version)
+            changed.clear()  # a commit lost to another process's writer runs this again
             facet, text, title = live.memory, data.decode(), live.title
             if content is not None:
                 new_text = checked_text(content)

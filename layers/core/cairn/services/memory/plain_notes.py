@@ -61,6 +61,7 @@ def update_note(
             raise NotFound(f"memory not found: {excerpt(note.id)}")
         if expected_version is not None:
             expect_version(live.path, live, expected_version)
+        changed.clear()  # a commit lost to another process's writer runs this again
         body, title = data, live.title  # an image's bytes stay as they are when only metadata changes
         if content is not None and (new_text := checked_text(content)).encode() != data:
             body = new_text.encode()

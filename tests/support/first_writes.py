@@ -5,27 +5,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-
 from cairn.bootstrap import Container
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.shapes import fresh_store
 
 T = TypeVar("T")
+
+__all__ = ["RACES", "at_once", "fresh_store", "racing_creates"]
 
 RACES = ("together", "in turn")
 """How the first writes' brain creates meet, once every writer has found no brain: `together`,
 each choosing its slug before any brain is stored; `in turn`, one after the other, each choosing
 its slug when the ones before it have stored theirs."""
-
-
-@pytest.fixture(params=SHAPES, name="c")
-def fresh_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
-    """A fresh store (no brain yet) on each shape."""
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        yield process(adapters, tmp_path)
 
 
 @contextmanager

@@ -94,3 +94,10 @@ def process(adapters: Adapters, tmp: Path, **settings: Any) -> Container:
     """A container over the stores, as one process (its own services, locks and caches);
     `settings` as Settings takes them."""
     return build_container(Settings(data_dir=tmp / "data", **settings), adapters)
+
+
+@pytest.fixture(params=SHAPES, name="c")
+def fresh_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
+    """A fresh store (no brain yet) on each shape, as one process."""
+    with adapters_for(request.param, request, tmp_path) as adapters:
+        yield process(adapters, tmp_path)

@@ -4,9 +4,7 @@ what held while the erased value did stays unknown. On the embedded store and th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -14,98 +12,92 @@ from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.shapes import fresh_store
 
-
-@pytest.fixture(params=SHAPES)
-def container(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        yield process(adapters, tmp_path)
+__all__ = ["fresh_store"]  # the fixture `c`: a fresh store on each shape
 
 
 @pytest.fixture
-def brain(container: Container) -> Brain:
-    return container.brains.create("Facts", slug="facts")
+def brain(c: Container) -> Brain:
+    return c.brains.create("Facts", slug="facts")
 
 
 def year(y: int) -> datetime:
     return datetime(y, 1, 1, tzinfo=UTC)
 
 
-def fact(container: Container, brain: Brain, text: str, began: int, agent: str) -> str:
+def fact(c: Container, brain: Brain, text: str, began: int, agent: str) -> str:
     m = MemoryInput(
         type=MemoryType.fact, content=text, key="office", source_agent=agent, valid_from=year(began)
     )
-    return container.memories.store(brain, m).memory.id
+    return c.memories.store(brain, m).memory.id
 
 
-def record(container: Container, memory_id: str) -> Document:
-    doc = container.documents.repo.get_by_id(memory_id)
+def record(c: Container, memory_id: str) -> Document:
+    doc = c.documents.repo.get_by_id(memory_id)
     assert doc is not None and doc.memory is not None
     return doc
 
 
 def test_the_line_closes_over_erased_values_and_later_history_finds_its_place(
-    container: Container, brain: Brain
+    c: Container, brain: Brain
 ) -> None:
-    first = fact(container, brain, "The office is in Leeds.", 2022, "agent-a")
-    middle = fact(container, brain, "The office is in York.", 2023, "mallory")
-    also = fact(container, brain, "The office is in Hull.", 2024, "mallory")
-    last = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
-    ended_before = record(container, first).memory.valid_to  # type: ignore[union-attr]
+    first = fact(c, brain, "The office is in Leeds.", 2022, "agent-a")
+    middle = fact(c, brain, "The office is in York.", 2023, "mallory")
+    also = fact(c, brain, "The office is in Hull.", 2024, "mallory")
+    last = fact(c, brain, "The office is in Bath.", 2025, "agent-a")
+    ended_before = record(c, first).memory.valid_to  # type: ignore[union-attr]
 
     with access.as_system():
-        receipt = container.erasure.erase("source_agent", "mallory")
+        receipt = c.erasure.erase("source_agent", "mallory")
     assert receipt.status == "completed"
 
-    assert record(container, last).metadata[SUPERSEDES] == first
-    kept = record(container, first).memory
+    assert record(c, last).metadata[SUPERSEDES] == first
+    kept = record(c, first).memory
     assert kept is not None and kept.superseded_by == last
     assert kept.valid_to == ended_before == year(2023)  # York's years are not Leeds's now
-    assert container.documents.repo.get_by_id(middle) is None
-    assert container.documents.repo.get_by_id(also) is None
+    assert c.documents.repo.get_by_id(middle) is None
+    assert c.documents.repo.get_by_id(also) is None
 
-    older = fact(container, brain, "The office is in Hebden Bridge.", 2020, "agent-a")
-    assert record(container, first).metadata[SUPERSEDES] == older  # placed before Leeds
-    placed = record(container, older).memory
+    older = fact(c, brain, "The office is in Hebden Bridge.", 2020, "agent-a")
+    assert record(c, first).metadata[SUPERSEDES] == older  # placed before Leeds
+    placed = record(c, older).memory
     assert placed is not None and placed.superseded_by == first and placed.valid_to == year(2022)
 
 
-def test_an_erased_first_value_leaves_its_successor_superseding_nothing(
-    container: Container, brain: Brain
-) -> None:
-    fact(container, brain, "The office is in York.", 2023, "mallory")
-    last = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
+def test_an_erased_first_value_leaves_its_successor_superseding_nothing(c: Container, brain: Brain) -> None:
+    fact(c, brain, "The office is in York.", 2023, "mallory")
+    last = fact(c, brain, "The office is in Bath.", 2025, "agent-a")
 
     with access.as_system():
-        container.erasure.erase("source_agent", "mallory")
+        c.erasure.erase("source_agent", "mallory")
 
-    assert SUPERSEDES not in record(container, last).metadata
-    assert record(container, last).memory.current  # type: ignore[union-attr]
+    assert SUPERSEDES not in record(c, last).metadata
+    assert record(c, last).memory.current  # type: ignore[union-attr]
 
 
 def test_an_erased_current_value_gives_its_line_back_to_the_value_before_it(
-    container: Container, brain: Brain
+    c: Container, brain: Brain
 ) -> None:
-    first = fact(container, brain, "The office is in Leeds.", 2022, "agent-a")
-    fact(container, brain, "The office is in York.", 2023, "mallory")
-    fact(container, brain, "The office is in Hull.", 2024, "mallory")
+    first = fact(c, brain, "The office is in Leeds.", 2022, "agent-a")
+    fact(c, brain, "The office is in York.", 2023, "mallory")
+    fact(c, brain, "The office is in Hull.", 2024, "mallory")
 
     with access.as_system():
-        container.erasure.erase("source_agent", "mallory")
+        c.erasure.erase("source_agent", "mallory")
 
-    kept = record(container, first).memory
+    kept = record(c, first).memory
     assert kept is not None and kept.current and kept.valid_to is None  # open again, as before York
-    found = {h.document_id for h in container.search.search(brain, "office Leeds", top_k=10).hits}
+    found = {h.document_id for h in c.search.search(brain, "office Leeds", top_k=10).hits}
     assert first in found  # a plain search (current values only) finds it again
     # the key's claim is Leeds's: the next value supersedes it, so one value stays current
-    bath = fact(container, brain, "The office is in Bath.", 2025, "agent-a")
-    assert record(container, bath).metadata[SUPERSEDES] == first
-    after = record(container, first).memory
+    bath = fact(c, brain, "The office is in Bath.", 2025, "agent-a")
+    assert record(c, bath).metadata[SUPERSEDES] == first
+    after = record(c, first).memory
     assert after is not None and after.superseded_by == bath and after.valid_to == year(2025)
     current = [
         d.id
-        for d in container.documents.repo.list(brain.id, "memories/fact/")
+        for d in c.documents.repo.list(brain.id, "memories/fact/")
         if d.memory is not None and d.memory.current and d.deleted_at is None
     ]
     assert current == [bath]

@@ -7,8 +7,7 @@ removed never brings it back: its row goes with its document in one transaction
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,15 +17,11 @@ from cairn.domain.models import Brain
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.thoughtmcp.models import MAX_CATEGORY, MAX_CONTEXT, Metadata, NewMemory, ThoughtError
 from cairn.services.thoughtmcp.recall import Filters
-from tests.support.shapes import SHAPES, adapters_for, process
+from tests.support.shapes import fresh_store
+
+__all__ = ["fresh_store"]  # the fixture `c`: a fresh store on each shape
 
 USER = "u1"
-
-
-@pytest.fixture(params=SHAPES)
-def c(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
-    with adapters_for(request.param, request, tmp_path) as adapters:
-        yield process(adapters, tmp_path)
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ from cairn.domain.errors import InvalidInput, RecordConflict
 from cairn.domain.models import Brain
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp.models import Filters, ThoughtError
-from tests.integration.thoughtmcp.test_removed_elsewhere import USER, brain, c, remember
+from tests.integration.thoughtmcp.test_removed_elsewhere import USER, brain, remember
+from tests.support.shapes import fresh_store
 
 TEXT = "The billing service deploys every Tuesday after the payments regression suite passes"
-__all__ = ["brain", "c"]
+__all__ = ["brain", "fresh_store"]  # fixtures: the brain, and `c`, a fresh store on each shape
 
 
 def linked_pair(c: Container, brain: Brain) -> tuple[str, str]:

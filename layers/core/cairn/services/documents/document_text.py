@@ -10,6 +10,9 @@ from cairn.domain.errors import InvalidInput
 from cairn.ingest.extract import extract_image, extract_text, infer_kind, title_from_markdown
 
 MAX_TITLE = 512
+TEXT_TYPES = ("text/markdown", "text/plain")
+"""Content types whose stored bytes are their text, so new text can be written in their place (a
+PDF's or an image's text comes from its file)."""
 CAPTIONS_KEY = "image_captions"
 """An image document's metadata: the alt texts, titles and captions documents give it, as a JSON
 array of strings (metadata values are scalars), so re-indexing from the blob keeps them."""

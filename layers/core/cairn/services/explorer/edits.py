@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from cairn.domain.errors import InvalidInput, VersionConflict
 from cairn.domain.models import Brain, Document
+from cairn.services.documents.document_text import TEXT_TYPES
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.explorer.kinds import TEXT_TYPES, kind_of
+from cairn.services.explorer.kinds import kind_of
 from cairn.services.memory.memories import MemoryService
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 

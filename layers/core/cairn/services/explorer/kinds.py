@@ -14,10 +14,10 @@ from typing import Final, Literal
 
 from cairn.domain.models import Document
 from cairn.domain.pages import is_slug
+from cairn.services.documents.document_text import TEXT_TYPES
 
 ItemKind = Literal["note", "typed memory", "page", "library item", "sector memory"]
 ITEM_KINDS: Final[tuple[ItemKind, ...]] = ("note", "typed memory", "page", "library item", "sector memory")
-TEXT_TYPES: Final = ("text/markdown", "text/plain")
 
 
 def kind_of(doc: Document) -> ItemKind:

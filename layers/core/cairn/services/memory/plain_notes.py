@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Final
 
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.text import excerpt
-from cairn.services.documents.document_text import title_for
+from cairn.services.documents.document_text import TEXT_TYPES, title_for
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.memory_model import Deleted, Updated, checked_text
-
-TEXT_TYPES: Final = ("text/markdown", "text/plain")
 
 
 def plain_note(documents: DocumentService, brain: Brain, note_id: str) -> Document | None:

@@ -84,20 +84,16 @@ def _before(repo: DocumentRepository, doc: Document) -> Document | None:
     return older
 
 
-def closed_over(repo: DocumentRepository, erased: Mapping[str, Document], doc: Document) -> list[Put]:
-    """After an erasure, the writes that join the live values before and after the erased `doc`
-    (`erased`: every document the erasure removed, by id), so the chain skips it: the later value
-    now supersedes the earlier one, which is superseded by it. Validity is left as it is: what held
-    while the erased value did is not known any more, so `at_time` finds nothing then. An erased
-    first value leaves its successor superseding nothing; an erased current value is
-    `reopened`'s."""
-    earlier, later = neighbours(repo, erased, doc)
-    if later is None:
-        return []
+def closed_over(repo: DocumentRepository, earlier: Document | None, later: Document) -> list[Put]:
+    """After an erasure, the writes that join the live values around erased ones (`neighbours`),
+    so the chain skips them: `later` now supersedes `earlier`, which is superseded by it. Validity
+    is left as it is: what held while the erased values did is not known any more, so `at_time`
+    finds nothing then. With no `earlier` (the first values erased), `later` supersedes nothing.
+    Nothing when they are joined already (a run of erased values: the first of them joined it)."""
     joined_already = later.metadata.get(SUPERSEDES) == (earlier.id if earlier else None) and (
         earlier is None or earlier.memory is None or earlier.memory.superseded_by == later.id
     )
-    if joined_already:  # a run of erased values: the first of them joined it
+    if joined_already:
         return []
     meta = {k: v for k, v in later.metadata.items() if k != SUPERSEDES}
     if earlier is not None:

@@ -352,7 +352,11 @@ class MemoryService(MemoryReads):
         changed = 0
         for doc in by_id.values():
             for _ in range(_RETRIES):
-                ops = closed_over(self.documents.repo, by_id, doc) or self._reopen_ops(brain, by_id, doc)
+                earlier, later = neighbours(self.documents.repo, by_id, doc)
+                if later is not None:
+                    ops = closed_over(self.documents.repo, earlier, later)
+                else:
+                    ops = self._reopen_ops(brain, by_id, earlier)
                 if not ops:
                     break
                 try:
@@ -363,13 +367,14 @@ class MemoryService(MemoryReads):
                 break
         return changed
 
-    def _reopen_ops(self, brain: Brain, erased: Mapping[str, Document], doc: Document) -> list[Put]:
-        """When `doc` ends its line (it, or the erased values after it, current): its live
-        predecessor current again and its line's claim given to it, each at the version read.
+    def _reopen_ops(
+        self, brain: Brain, erased: Mapping[str, Document], earlier: Document | None
+    ) -> list[Put]:
+        """When erased values end a line (the last of them current): the live value before them,
+        `earlier`, current again and its line's claim given to it, each at the version read.
         Nothing when the claim names a value that stays (one stored meanwhile)."""
-        earlier, later = neighbours(self.documents.repo, erased, doc)
         m = earlier.memory if earlier is not None else None
-        if earlier is None or m is None or later is not None or earlier.deleted_at is not None:
+        if earlier is None or m is None or earlier.deleted_at is not None:
             return []
         if m.superseded_by not in erased or m.expired_at is not None:
             return []

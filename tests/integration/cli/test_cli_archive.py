@@ -85,7 +85,10 @@ def test_errors_are_the_clis_and_a_bad_archive_names_its_line(
     header["exported_at"] = "2026-01-01T00:00:00Z"
     bad.write_text(json.dumps(header) + "\n{not json\n")
     code, _, err = run(capsys, "import", str(bad), "--data-dir", str(data))
-    assert code == 2 and "error: restore_incomplete: line 2: not JSON" in err and "restoring" in err
+    assert code == 2 and "error: validation_error: line 2: the record is not valid JSON" in err
+    assert "nothing was imported" in err
+    code, out, _ = run(capsys, "brains", "list", "--data-dir", str(data))
+    assert "notes" in out and "fresh" not in out  # refused whole: not even its brain was made
 
     code, _, err = run(capsys, "import", str(tmp_path / "nowhere.jsonl"), "--data-dir", str(data))
     assert code == 2 and "cannot open" in err

@@ -352,3 +352,19 @@ def test_a_document_changed_before_the_archive_was_made_is_restored_to_the_archi
     assert report.kept == [] and report.written["document"] == 1
     restored = older.documents.get(older.brains.get(SLUG), "notes/plain.md")
     assert older.documents.content(restored).endswith(b"The archived text.\n")
+
+
+def test_restores_of_one_archive_at_once_make_its_brain_once_and_each_link_once(
+    store: Callable[[str], Container],
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    source, records, target = archived(store)
+    with ThreadPoolExecutor(4) as pool:
+        reports = list(pool.map(lambda _: target.archive.import_(None, records, part=True), range(4)))
+
+    assert sum(r.created_brain for r in reports) == 1, [r.errors for r in reports]
+    assert all(r.errors == [] for r in reports), [r.errors for r in reports]
+    assert sum(r.written["link"] for r in reports) == 3
+    brain = target.brains.get(SLUG)
+    assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))

@@ -78,3 +78,18 @@ def test_json_is_ingested_as_searchable_text(container: Container, brain: Brain)
     assert result.document.path == "ingest/inventory.json"
     assert result.document.title == "Inventory"
     assert container.search.search(brain, "lantern").hits[0].path == "ingest/inventory.json"
+
+
+def test_files_whose_names_clean_alike_keep_their_own_documents(container: Container, brain: Brain) -> None:
+    names = ["報告.txt", "議事録.txt", "a|b.txt", "a-b.txt", "...txt", " .txt", "a\u202eb.txt"]
+    results = [
+        container.ingest.ingest_bytes(brain, f"text of file {n}".encode(), name=name, kind="text")
+        for n, name in enumerate(names)
+    ]
+    assert len({r.path for r in results}) == len(names)
+    assert results[0].path == "ingest/報告.txt" and results[3].path == "ingest/a-b.txt"
+    for n, result in enumerate(results):
+        doc = container.documents.get(brain, result.path)
+        assert container.documents.content(doc) == f"text of file {n}".encode()
+    again = container.ingest.ingest_bytes(brain, b"text of file 2", name="a|b.txt", kind="text")
+    assert again.path == results[2].path and again.reused

@@ -144,7 +144,7 @@ def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
 
 def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """One JSON object per line (the archive counts the lines and names the one that is not)."""
-    import json
+    from cairn.domain import json_input
 
     read = iter(lines)
     while True:
@@ -154,23 +154,22 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             return
         except (OSError, EOFError, UnicodeDecodeError) as exc:  # a truncated gzip, not UTF-8, ...
             raise InvalidInput(f"cannot read the archive: {exc}") from None
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            raise InvalidInput(f"not JSON: {exc}") from None
+        record = json_input.loads(text, what="the record")
         if not isinstance(record, dict):
             raise InvalidInput("not a JSON object")
         yield record
 
 
 def whole_archive(name: str) -> int | None:
-    """The archive's lines (the progress's total) once it is known whole: a format-2 archive cut
-    short or miscounted is refused here, before anything is written. None when it cannot be read
-    (the import then says why)."""
+    """The archive's lines (the progress's total) once it is known whole and every line a record
+    (services/archive/service.py `check`): a format-2 archive cut short or miscounted, or one
+    holding a line that is not a record, is refused here, before anything is written. None when
+    it cannot be read (the import then says why)."""
     import gzip
     import zlib
 
     from cairn.services.archive.records import not_whole
+    from cairn.services.archive.service import check
 
     first = last = None
     count = 0
@@ -192,16 +191,21 @@ def whole_archive(name: str) -> int | None:
         problem = not_whole(header.get("format"), end, count)
         if problem is not None:
             raise InvalidInput(f"{name}: {problem}; nothing was imported: import a whole copy")
+    try:
+        with _archive_in(name) as lines:
+            check(_records(lines))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{exc.message}; nothing was imported") from None
     return count
 
 
 def parsed_object(text: str | None) -> dict[str, Any] | None:
     """The JSON object a line holds; None when it holds anything else, or is not JSON."""
-    import json
+    from cairn.domain import json_input
 
     try:
-        value = json.loads(text or "null")
-    except ValueError:
+        value = json_input.loads(text or "null")
+    except InvalidInput:
         return None
     return value if isinstance(value, dict) else None
 

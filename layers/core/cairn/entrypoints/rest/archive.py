@@ -12,7 +12,6 @@ counts the whole archive, not a part, so whether the archive is whole is the sen
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from anyio import to_thread
@@ -20,9 +19,11 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
 from cairn.container import Container
+from cairn.domain import json_input
 from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import read_capped
+from cairn.entrypoints.rest.problems import UnsupportedMediaType
 
 ARCHIVE_IMPORT = "/v1/archive/import"
 ARCHIVE_PART_BYTES = 4 * 1024 * 1024
@@ -65,7 +66,7 @@ def archive_router(container: Container) -> APIRouter:
         brains:admin."""
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media and media not in NDJSON:
-            raise InvalidInput(f"send the archive part as application/x-ndjson, not {media}")
+            raise UnsupportedMediaType(f"send the archive part as application/x-ndjson, not {media}")
         body = await read_capped(request, ARCHIVE_PART_BYTES, what="archive part")
         records = _records(body)
         report = await to_thread.run_sync(lambda: container.archive.import_(brain, records, part=True))
@@ -90,10 +91,7 @@ def _records(body: bytes) -> list[dict[str, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
+        value = json_input.loads(line, what=f"line {number}")
         if not isinstance(value, dict):
             raise InvalidInput(f"line {number}: a record is a JSON object")
         records.append(value)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from cairn.domain.models import (
     Brain,
@@ -24,6 +25,7 @@ from cairn.domain.models import (
     MetadataValue,
     Visibility,
 )
+from cairn.domain.moments import utc_moment
 from cairn.services.gbrain.gaps import KnowledgeGap
 from cairn.services.links.repository import NumberedLink
 from cairn.services.memory.memories import DEFAULT_IMPORTANCE
@@ -40,25 +42,47 @@ FORMATS_READ: Final = (1, 2)
 """The formats this Cairn reads."""
 
 
+Instant = Annotated[datetime, AfterValidator(utc_moment)]
+"""An archived time, in UTC (one written without an offset is taken as UTC): compared with the
+brain's own times, a naive one would fail the restore."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+MAX_BRAIN_METADATA_BYTES: Final = 8192
+"""A brain's own metadata (its library type, description, workspace, marks) is a few small keys:
+an archive's header is held to that, since another tenant lists a public brain's metadata."""
+
+
+def _brain_metadata(value: dict[str, MetadataValue]) -> dict[str, MetadataValue]:
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_BRAIN_METADATA_BYTES:
+        raise ValueError(
+            f"a brain's metadata holds at most {MAX_BRAIN_METADATA_BYTES:,} bytes of JSON, not {size:,}"
+        )
+    return value
+
+
+BrainMetadata = Annotated[dict[str, MetadataValue], AfterValidator(_brain_metadata)]
 
 
 class BrainInfo(_Record):
     slug: str
     name: str
     visibility: Visibility = Visibility.private
-    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    metadata: BrainMetadata = Field(default_factory=dict)
     embedding_model: str | None = None
     embedding_dim: int | None = None
-    created_at: datetime | None = None
+    created_at: Instant | None = None
 
 
 class Header(_Record):
     kind: Literal["cairn-archive"]
     format: Literal[1, 2]
     brain: BrainInfo
-    exported_at: datetime
+    exported_at: Instant
 
 
 class DocumentRecord(_Record):
@@ -75,8 +99,8 @@ class DocumentRecord(_Record):
     memory: MemoryFacet | None = None
     """The facet of a memory-like document that is not a typed memory (an extracted fact, an episode)."""
     id: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    created_at: Instant | None = None
+    updated_at: Instant | None = None
     version: int | None = None
 
     @model_validator(mode="after")
@@ -109,17 +133,17 @@ class MemoryRecord(_Record):
     key: str | None = None
     subject: str | None = None
     status_value: str | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: Instant | None = None
+    valid_to: Instant | None = None
     sector: str | None = None
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
     strength: float | None = None
     salience: float | None = None
     superseded_by: str | None = None
-    expired_at: datetime | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
+    expired_at: Instant | None = None
+    created_at: Instant | None = None
+    updated_at: Instant | None = None
 
 
 class LinkRecord(_Record):
@@ -132,7 +156,7 @@ class LinkRecord(_Record):
     valid_from: str | None = None
     valid_until: str | None = None
     weight: float = 1.0
-    created_at: datetime
+    created_at: Instant
 
 
 class CollectionRecord(_Record):
@@ -149,7 +173,7 @@ class RawRecord(_Record):
     path: str
     source: str
     data: dict[str, Any]
-    stored_at: datetime | None = None
+    stored_at: Instant | None = None
 
 
 class GapRecord(_Record):
@@ -158,8 +182,8 @@ class GapRecord(_Record):
     page: str | None = None
     confidence: float | None = None
     sensitivity: str = "internal"
-    detected_at: datetime
-    resolved_at: datetime | None = None
+    detected_at: Instant
+    resolved_at: Instant | None = None
     resolved_by: str | None = None
 
 

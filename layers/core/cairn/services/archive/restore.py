@@ -4,8 +4,11 @@ memories kept apart, and what stopped it."""
 from __future__ import annotations
 
 import hashlib
+import re
+import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,7 +18,7 @@ from cairn.domain.models import (
     Document,
     MemoryType,
 )
-from cairn.domain.text import excerpt
+from cairn.domain.text import check_label, excerpt
 from cairn.services.archive.records import (
     CollectionRecord,
     DocumentRecord,
@@ -27,7 +30,9 @@ from cairn.services.archive.records import (
     Record,
     memory_input,
 )
+from cairn.services.documents.document_text import MAX_TITLE
 from cairn.services.documents.inputs import DocumentInput, checksum, keep_info
+from cairn.services.ingest.inputs import checked_tags
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
 from cairn.services.memory.memory_model import PREFIX, memory_path
@@ -115,11 +120,11 @@ class Restore:
         repo = self.a.documents.repo
         keep_id = r.id is not None and repo.holder_of(r.id) is None  # a fresh store: ids as they were
         info = DocumentInput(
-            title=r.title,
-            tags=r.tags,
+            title=_title(r.title),
+            tags=checked_tags(r.tags),
             metadata={k: v for k, v in r.metadata.items() if k != "tags"},
             source=r.source,
-            content_type=r.content_type,
+            content_type=_media_type(r.content_type),
             memory=r.memory,
             doc_id=r.id if keep_id else None,
         )
@@ -151,7 +156,13 @@ class Restore:
         held = self.a.documents.repo.stored_by_id(memory_id)
         if held is not None and held.brain_id == self.brain.id:
             return False
-        stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
+        try:
+            stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
+        except CairnError:
+            held = self.a.documents.repo.stored_by_id(memory_id)
+            if held is not None and held.brain_id == self.brain.id:
+                return False  # another restore of this archive stored it meanwhile
+            raise
         if stored.deduplicated:
             return False
         kept = {"strength": r.strength, "salience": r.salience, "expired_at": r.expired_at}
@@ -207,14 +218,29 @@ class Restore:
         return None
 
     def flush_links(self) -> None:
-        """Write the links waiting (their records were checked: a failure here stops the restore)."""
-        if self.pending:
+        """Write the links waiting (their records were checked: a failure here stops the restore).
+        The source's links are read again just before, one restore of a brain at a time in this
+        process, so two restores of one archive at once (a part sent again while the first send
+        still runs) do not both write a link neither found."""
+        if not self.pending:
+            return
+        with _flushing(self.brain.id):
+            there = {
+                (link.kind, link.target_id, link.valid_from, link.valid_until)
+                for link in self.a.graph.links.outgoing_numbered(self.brain.id, self.pending[0].from_doc_id)
+            }
+            fresh = [
+                d
+                for d in self.pending
+                if (d.relationship, d.to_doc_id, d.valid_from, d.valid_until) not in there
+            ]
             try:
-                self.a.graph.add_many(self.brain, self.pending)
+                self.a.graph.add_many(self.brain, fresh)
             except CairnError as exc:
                 raise _WriteFailed(f"writing links: {exc.message}") from exc
-            self.report.written["link"] += len(self.pending)
-            self.pending = []
+        self.report.written["link"] += len(fresh)
+        self.report.unchanged["link"] += len(self.pending) - len(fresh)
+        self.pending = []
 
     def _raw(self, r: RawRecord) -> bool:
         doc_id = self._end(r.path, "raw data's document")
@@ -227,6 +253,9 @@ class Restore:
         return True
 
     def _gap(self, r: GapRecord) -> bool:
+        if not 1 <= len(r.sensitivity) <= MAX_LABEL:
+            raise InvalidInput(f"a gap's sensitivity is 1..{MAX_LABEL} characters")
+        check_label("a gap's sensitivity", r.sensitivity)
         page_id = self._end(r.page, "gap's page") if r.page is not None else None
         _, created = self.a.gaps.restore(
             self.brain,
@@ -239,6 +268,37 @@ class Restore:
             resolved_by=r.resolved_by,
         )
         return created
+
+
+MAX_LABEL = 64
+
+
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;[ -~]*)?")
+
+
+def _title(title: str | None) -> str | None:
+    """A title as every other way in takes it (services/ingest/service.py remember)."""
+    if title is not None and not 1 <= len(title) <= MAX_TITLE:
+        raise InvalidInput(f"a title is 1..{MAX_TITLE} characters")
+    return None if title is None else check_label("a title", title)
+
+
+def _media_type(value: str | None) -> str | None:
+    if value is not None and (len(value) > 255 or MEDIA_TYPE.fullmatch(value) is None):
+        raise InvalidInput(f"content_type {excerpt(value)!r} is not a media type (type/subtype)")
+    return value
+
+
+_LOCKS_GUARD = threading.Lock()
+_LOCKS: dict[str, threading.Lock] = {}
+
+
+@contextmanager
+def _flushing(brain_id: str) -> Iterator[None]:
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(brain_id, threading.Lock())
+    with lock:
+        yield
 
 
 def copied_id(brain: Brain, memory_id: str) -> str:

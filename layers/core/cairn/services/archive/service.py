@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from cairn.domain.errors import CairnError, DamagedContent, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, DamagedContent, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
@@ -187,6 +187,9 @@ class BrainArchive:
         `restoring`; a refused record (an unknown link end, say) is reported in `errors` and the
         restore goes on. `part`: the records are a piece of an archive (each led by its header,
         POST /v1/archive/import), so the `end` record may be missing and counts more than them."""
+        if part:  # a part is in hand: one malformed record refuses it whole, before any is written
+            records = list(records)
+            check(records, part=True)
         stream = iter(records)
         try:
             first = next(stream, None)
@@ -235,13 +238,54 @@ class BrainArchive:
         except NotFound:
             if ref.startswith("brn_"):
                 raise
-        brain = self.brains.create(header.brain.name, slug=ref, visibility=header.brain.visibility.value)
         kept = {k: v for k, v in header.brain.metadata.items() if k not in TRANSIENT}
-        if kept:
-            brain = self.brains.repo.update(
-                brain.id, lambda b: b.model_copy(update={"metadata": {**b.metadata, **kept}})
+        try:
+            brain = self.brains.create(
+                header.brain.name, slug=ref, visibility=header.brain.visibility.value, metadata=kept
             )
+        except Conflict:  # another import of it made it meanwhile: restore into that one
+            try:
+                return self.brains.get(ref), False
+            except NotFound:
+                raise Conflict(f"a brain with slug {ref!r} already exists") from None
         return brain, True
+
+
+def check(records: Iterable[dict[str, Any]], *, part: bool = False) -> int:
+    """Read an archive (or, `part`, a piece of one led by its header) through without writing:
+    InvalidInput naming the first line a restore would stop at (a record that is not one, one
+    after the end record, a format-2 archive cut short); else the number of lines. A record the
+    brain would refuse (an unknown link end, a bad tag) is not looked for: the restore reports it
+    and goes on."""
+    stream = iter(records)
+    try:
+        first = next(stream, None)
+    except InvalidInput as exc:
+        raise InvalidInput(f"line 1: {exc.message}") from None
+    header = _header(first)
+    lines, last = 1, None
+    end: dict[str, Any] | None = None
+    while True:
+        try:
+            raw = next(stream)
+        except StopIteration:
+            break
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {lines + 1}: {exc.message}") from None
+        lines, last = lines + 1, raw
+        try:
+            if end is not None:
+                raise InvalidInput("a record after the archive's end record")
+            if raw.get("kind") == "end" and header.format > 1:
+                end = raw
+                _end(raw)
+            else:
+                _parse(raw)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {lines}: {exc.message}") from None
+    if not part and (problem := not_whole(header.format, last, lines)):
+        raise InvalidInput(problem)
+    return lines
 
 
 def _header(raw: object) -> Header:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,10 @@ MAX_TAGS = 64
 
 
 MAX_TITLE = 512
+
+
+MAX_NAME = 200
+"""The longest file name ingest keeps as it is."""
 
 
 UPLOAD_TTL_S = 15 * 60
@@ -99,10 +104,20 @@ def checked_tags(tags: Sequence[str]) -> list[str]:
 
 
 def safe_name(name: str) -> str:
-    """A file name usable as one path segment: no separators, no leading dots."""
-    base = posixpath.basename(name.replace("\\", "/")).strip()
-    cleaned = re.sub(r"[^A-Za-z0-9._ -]+", "-", base).strip(" .-")
-    return cleaned[:200] or "document"
+    """A file name usable as one path segment: no separators, no leading dots, letters and digits
+    of any script kept. A name that had to change (`a|b.txt`, `...txt`, one over 200 characters)
+    gets a digest of itself before its extension (`a-b-1a2b3c4d.txt`), so two files whose names
+    clean to the same text never land on one path, and the same name always lands on the same."""
+    base = unicodedata.normalize("NFC", posixpath.basename(name.replace("\\", "/")))
+    cleaned = re.sub(r"[^\w.()\[\]+,@&'~ -]+", "-", base).strip(" .-")
+    if not base:
+        return "document"
+    if cleaned == base and len(base) <= MAX_NAME:
+        return base
+    stem, ext = posixpath.splitext(cleaned)
+    stem = stem[: MAX_NAME - 20].rstrip(" .-") or "document"
+    digest = hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{stem}-{digest}{ext[:11]}"
 
 
 def url_path(url: str) -> str:

@@ -130,3 +130,17 @@ def test_records_with_fields_no_other_way_in_accepts_are_refused_one_by_one(
     brain = container.brains.get("restored")
     assert [d.path for d in container.documents.list(brain, recursive=True)] == ["notes/pangolin.md"]
     assert container.pages.state(brain).state == "active"
+
+
+def test_a_memory_whose_id_a_note_of_the_brain_holds_is_refused(
+    client: TestClient, container: Container
+) -> None:
+    brain = container.brains.create("Restored", slug="restored")
+    note = container.documents.write(brain, "notes/kept.md", b"# Kept\n\nThe note's own text.\n").document
+    memory = {"kind": "memory", "id": note.id, "type": "fact", "content": "A fact under the note's id."}
+    answer = send(client, json.dumps(HEADER), json.dumps(memory))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["errors"] == [
+        f"line 2: memory: memory id {note.id!r} is already used by another document"
+    ]
+    assert container.documents.content(container.documents.get(brain, "notes/kept.md")).startswith(b"# Kept")

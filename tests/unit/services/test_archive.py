@@ -144,6 +144,7 @@ def test_a_header_of_a_format_not_read_is_refused_and_nothing_is_written(
 
     for header, message in (
         ({**records[0], "format": 3}, r"archive format 3 is not one this Cairn reads \(formats 1, 2\)"),
+        ({**records[0], "format": True}, r"archive format True is not one this Cairn reads"),
         ({"kind": "zengram-export"}, "not a Cairn archive"),
         ({**records[0], "brain": {"slug": SLUG}}, "line 1: bad header: brain.name"),
     ):

@@ -153,14 +153,12 @@ class Restore:
 
     def _memory(self, r: MemoryRecord) -> bool:
         memory_id = self._memory_id(r.id)
-        held = self.a.documents.repo.stored_by_id(memory_id)
-        if held is not None and held.brain_id == self.brain.id:
+        if self._holds(r, memory_id):
             return False
         try:
             stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
         except CairnError:
-            held = self.a.documents.repo.stored_by_id(memory_id)
-            if held is not None and held.brain_id == self.brain.id:
+            if self._holds(r, memory_id):
                 return False  # another restore of this archive stored it meanwhile
             raise
         if stored.deduplicated:
@@ -175,6 +173,16 @@ class Restore:
                 return data, keep_info(live, memory=live.memory.model_copy(update=kept))
 
             self.a.documents.modify(self.brain, stored.memory.path, keep, reason="restore")
+        return True
+
+    def _holds(self, r: MemoryRecord, memory_id: str) -> bool:
+        """Whether the brain holds this memory already; InvalidInput when the id is another
+        document's of the brain (a note, or a memory of another type)."""
+        held = self.a.documents.repo.stored_by_id(memory_id)
+        if held is None or held.brain_id != self.brain.id:
+            return False
+        if held.path != memory_path(r.type, memory_id):
+            raise InvalidInput(f"memory id {excerpt(memory_id)} is already used by another document")
         return True
 
     def _memory_id(self, memory_id: str) -> str:

@@ -293,7 +293,7 @@ def _header(raw: object) -> Header:
         raise InvalidInput("line 1: the archive is empty: it has no header")
     if not isinstance(raw, dict) or raw.get("kind") != KIND:
         raise InvalidInput(f"line 1: not a Cairn archive: the first record must have kind {KIND!r}")
-    if raw.get("format") not in FORMATS_READ:
+    if isinstance(raw.get("format"), bool) or raw.get("format") not in FORMATS_READ:  # True == 1
         raise InvalidInput(
             f"line 1: archive format {raw.get('format')!r} is not one this Cairn reads "
             f"(formats {', '.join(map(str, FORMATS_READ))})"

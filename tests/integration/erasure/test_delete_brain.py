@@ -153,3 +153,29 @@ def test_cairn_brains_delete_and_cairn_erase_on_a_data_directory(
     for path in data.rglob("*"):
         if path.is_file():
             assert b"doomedmark" not in path.read_bytes() and b"erinmark" not in path.read_bytes(), path
+
+
+def test_a_deletion_cut_off_before_it_marked_the_brain_is_finished_by_the_next_start(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = live.sets["B"]
+    slug, erasure = b.brain.slug, live.container.erasure
+
+    class Killed(BaseException):
+        """The process dying between the erasure's record and the brain's mark."""
+
+    def killed(brain: object) -> None:
+        raise Killed
+
+    with monkeypatch.context() as patched:
+        patched.setattr(erasure, "_mark_deleted", killed)
+        with pytest.raises(Killed):
+            erasure.delete_brain(slug)
+    assert live.rest("GET", f"/v1/brains/{slug}").status_code == 200  # not marked yet
+
+    (receipt,) = erasure.resume()  # as the next start does
+
+    assert receipt.status == "completed" and receipt.brains == [b.brain.id]
+    _gone(live, slug, b.brain.id, b.marker)
+    put = live.rest("PUT", f"/v1/brains/{b.brain.id}/documents", params={"path": "late.md"}, content=b"late")
+    assert put.status_code == 404

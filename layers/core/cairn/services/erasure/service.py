@@ -221,6 +221,8 @@ class ErasureService:
                 continue
             brain = self.brains.repo.get(brain_id)
             if receipt.kind == BRAIN_KIND:
+                if brain is not None and brain.deleted_at is None:  # cut off between start and mark
+                    self._mark_deleted(brain)
                 counts = self._purge(brain_id, sessions.get(brain_id, []))
             elif brain is None or subject is None:
                 counts = Counter()  # the brain went meanwhile: nothing of the subject is left in it

@@ -179,3 +179,25 @@ def test_a_deletion_cut_off_before_it_marked_the_brain_is_finished_by_the_next_s
     _gone(live, slug, b.brain.id, b.marker)
     put = live.rest("PUT", f"/v1/brains/{b.brain.id}/documents", params={"path": "late.md"}, content=b"late")
     assert put.status_code == 404
+
+
+def test_brains_deleted_at_once_are_each_deleted_and_answered(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.support.shapes import served
+
+    with served("embedded", request, tmp_path) as (container, client):
+        slugs = [f"gone-{n}" for n in range(8)]
+        for slug in slugs:
+            brain = container.brains.create(slug.title(), slug=slug)
+            for k in range(5):
+                container.documents.write(brain, f"notes/{k}.md", f"# Note {k}\n\n{'text ' * 300}".encode())
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda slug: client.delete(f"/v1/brains/{slug}"), slugs))
+        assert [a.status_code for a in answers] == [200] * 8, [
+            a.text for a in answers if a.status_code != 200
+        ]
+        assert all(a.json()["status"] == "completed" for a in answers)
+        assert all(client.get(f"/v1/brains/{slug}").status_code == 404 for slug in slugs)

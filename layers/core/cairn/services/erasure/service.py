@@ -22,6 +22,8 @@ keeps, its blobs and its chunks, and last its own record and slug.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from typing import Any
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.principal import ADMIN
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound, Unavailable
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
@@ -53,6 +55,12 @@ from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
+
+
+SCRUB_TRIES = 5
+
+
+_SCRUBBING = threading.Lock()
 DELETED = "[deleted]"  # a deleted brain's name: its record stays, as a mark, and says no more
 PASSES = 5
 """Scans of a brain for the subject at most, each after a pass that found something."""
@@ -230,7 +238,7 @@ class ErasureService:
                 counts = self._erase_in(brain, subject, sessions.get(brain_id, []))
             self.erasures.advance(erasure_id, brain_id, counts)
         self.erasures.unname(erasure_id)
-        self._scrub(receipt.brains)
+        self._scrub(receipt.brains, erasure_id)
         return self.erasures.finish(erasure_id)
 
     def _holds(self, brain: Brain, subject: Subject, sessions: list[list[Item]]) -> bool:
@@ -339,9 +347,24 @@ class ErasureService:
             except Conflict:
                 continue
 
-    def _scrub(self, brain_ids: list[str]) -> None:
+    def _scrub(self, brain_ids: list[str], erasure_id: str) -> None:
         """Leave nothing of what went in the stores' own files (the embedded store's: a dropped
-        brain's text lingers in freed pages and the log until its scrub too)."""
+        brain's text lingers in freed pages and the log until its scrub too). One scrub at a time
+        in this process (two at once keep each other's checkpoint from finishing), tried again
+        while readers hold the log; still held, the erasure stays running and says how to end it."""
+        with _SCRUBBING:
+            for attempt in range(SCRUB_TRIES):
+                try:
+                    return self._scrub_once(brain_ids)
+                except CairnError as exc:
+                    held = exc
+                    time.sleep(0.1 * (attempt + 1))
+        raise Unavailable(
+            f"everything it removes is gone, but the store's files could not be scrubbed yet "
+            f"({held.message}); GET /v1/erasures/{erasure_id} finishes it"
+        )
+
+    def _scrub_once(self, brain_ids: list[str]) -> None:
         if isinstance(self.chunks, ScrubbableChunks):
             for brain_id in brain_ids:
                 self.chunks.scrub(brain_id)

@@ -242,3 +242,25 @@ async def test_stats_counts_what_the_brain_holds(live: LiveServer) -> None:
     assert empty["page_count"] == 0 and empty["active_model"] == live.container.adapters.embedder.model_id
     assert stats["page_count"] == 2 and stats["link_count"] == 1 and stats["gap_count"] == 1
     assert stats["embedding_count"] >= 2 and stats["db_size_bytes"] == len(b"Apples.") + len(b"Bananas.")
+
+
+async def test_a_page_whose_bytes_are_damaged_leaves_the_others_searchable_and_listed(
+    live: LiveServer,
+) -> None:
+    c = live.container
+    async with gbrain(live) as g:
+        for name in ("alice", "bob", "carol"):
+            content = page(name.title(), f"{name.title()} forges anvils in the quarry.")
+            text(await g.call_tool("brain_put", {"slug": f"people/{name}", "content": content}))
+        damaged = c.documents.get(c.brains.get("default"), "people/bob")
+        c.adapters.blobs.delete(damaged.blob_key)
+        found = body(await g.call_tool("brain_search", {"query": "anvils quarry"}))
+        asked = body(await g.call_tool("brain_query", {"query": "who forges anvils"}))
+        listed = body(await g.call_tool("brain_list", {}))
+        read = await refused(g, "brain_get", {"slug": "people/bob"})
+
+    expected = {"default::people/alice", "default::people/carol"}
+    assert {h["slug"] for h in found} == expected
+    assert expected <= {h["slug"] for h in asked} and "default::people/bob" not in {h["slug"] for h in asked}
+    assert {p["slug"] for p in listed} == expected
+    assert "people/bob" in read.message  # reading that page says it is damaged

@@ -27,6 +27,7 @@ collection state are already modules of their own.
 from __future__ import annotations
 
 import builtins
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from cairn.auth.principal import WRITE
 from cairn.domain.errors import (
     CairnError,
     Conflict,
+    DamagedContent,
     Forbidden,
     InvalidInput,
     NoBrain,
@@ -92,6 +94,9 @@ __all__ = [
 ]
 
 TAG_RETRIES = 5
+
+
+log = logging.getLogger(__name__)
 _GBRAIN_IDS = uuid.uuid5(uuid.NAMESPACE_URL, "urn:cairn:gbrain-page")
 
 Namer = Callable[[Brain], str]
@@ -368,6 +373,15 @@ class PageService:
         content = self.documents.content(doc).decode("utf-8", "replace")
         return Page(collection=name, slug=slug, document=doc, text=parse_page(content))
 
+    def _readable(self, name: str, slug: str, doc: Document) -> Page | None:
+        """The page, None when its stored bytes are damaged: a listing or search goes on without
+        it (reading that page says why; `cairn check --deep` names it)."""
+        try:
+            return self._from_document(name, slug, doc)
+        except DamagedContent as exc:
+            log.warning("page %s left out: %s", qualified(name, slug), exc.message)
+            return None
+
     def list(
         self,
         collection: str | None = None,
@@ -390,8 +404,8 @@ class PageService:
         for slug, doc in found:
             if len(pages) >= limit:
                 break
-            page = self._from_document(name, slug, doc)
-            if page_type is None or page.type == page_type:
+            page = self._readable(name, slug, doc)
+            if page is not None and (page_type is None or page.type == page_type):
                 pages.append(page)
         return pages
 
@@ -399,7 +413,8 @@ class PageService:
         """Every page of the collection, in path order."""
         name = self.name_of(brain) if name is None else name
         for slug, doc in unshadowed(self.documents.documents(brain)):
-            yield self._from_document(name, slug, doc)
+            if (page := self._readable(name, slug, doc)) is not None:
+                yield page
 
     def page_count(self, brain: Brain) -> int:
         return len(unshadowed(self.documents.documents(brain)))
@@ -415,11 +430,12 @@ class PageService:
         }
         shadowing = {slug for doc_id, slug in slugs.items() if docs[doc_id].path != slug}
         bare = self.documents.repo.get_many((brain.id, slug) for slug in shadowing) if shadowing else {}
-        return {
-            doc_id: self._from_document(name, slug, docs[doc_id])
+        found = {
+            doc_id: self._readable(name, slug, docs[doc_id])
             for doc_id, slug in slugs.items()
             if docs[doc_id].path == slug or pick(slug, {slug: bare.get((brain.id, slug))}) is None
         }
+        return {doc_id: page for doc_id, page in found.items() if page is not None}
 
     def timeline(self, text: str, limit: int = 20) -> builtins.list[str]:
         return timeline_entries(self.get(text).text)[: min(max(limit, 0), MAX_LIMIT)]

@@ -127,13 +127,28 @@ def test_a_records_database_lost_under_a_store_is_refused_never_started_empty(
     else:
         (data / "records.sqlite3").unlink()
 
-    # a command that makes a store where there is none, as `cairn serve` does
-    code, _, err = run(capsys, "brains", "create", "Notes", "--data-dir", str(data))
+    # a command that makes a store where there is none, as `cairn serve` does; one that only reads
+    for command in (("brains", "create", "Notes"), ("check",)):
+        code, _, err = run(capsys, *command, "--data-dir", str(data))
 
-    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert err.startswith(f"error: damaged_store: records.sqlite3 in {data.resolve()} is damaged")
-    assert ("empty (0 bytes)" if lost == "emptied" else "missing") in err and "from a backup" in err
-    assert not (data / "records.sqlite3").exists() or (data / "records.sqlite3").stat().st_size == 0
+        assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert err.startswith(f"error: damaged_store: records.sqlite3 in {data.resolve()} is damaged")
+        assert ("empty (0 bytes)" if lost == "emptied" else "missing") in err and "from a backup" in err
+        assert not (data / "records.sqlite3").exists() or (data / "records.sqlite3").stat().st_size == 0
+
+
+def test_check_dry_run_reports_a_damaged_search_index_and_moves_nothing(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flip_middle_byte(data / "chunks.sqlite3")
+    before = sorted(p.name for p in data.iterdir())
+
+    code, out, err = run(capsys, "check", "--dry-run", "--data-dir", str(data))
+
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: damaged_store: chunks.sqlite3 in {data.resolve()} is damaged")
+    assert "without --dry-run moves it aside" in err
+    assert sorted(p.name for p in data.iterdir()) == before
 
 
 def test_a_command_that_reads_a_damaged_page_says_so_in_one_line(

@@ -54,7 +54,7 @@ def local_adapters(settings: Settings) -> Adapters:
     embedder = local_embedder(settings)
     clock = SystemClock()
     extractor, reflector = distillers_for(settings)
-    _refuse_lost_records(data)
+    refuse_lost_records(data)
     records = _opened(data / RECORDS, SqliteRecordStore, RECORDS_ADVICE)
     jobs = _opened(
         data / JOBS,
@@ -78,27 +78,34 @@ def local_adapters(settings: Settings) -> Adapters:
     )
 
 
-def check_local_files(settings: Settings, *, pages: bool = True) -> None:
+def check_local_files(settings: Settings, *, pages: bool = True, set_aside: bool = True) -> None:
     """What `cairn check` / `cairn compact` do before opening the store: read every page of its
     databases (`PRAGMA quick_check`). A damaged chunk index is moved aside (to be rebuilt);
     damaged records or jobs raise DamagedStore. `cairn serve` (`pages` False) only refuses what
     is not a file: reading every page of a million-chunk store takes longer than its start may
     (docs/PERFORMANCE.md), so it finds a damaged page when it reads one (a 503 `damaged_store`,
     or at open, where a damaged chunk index is set aside all the same). Other commands only look
-    at what opening shows (local_adapters)."""
+    at what opening shows (local_adapters). Not `set_aside` (`cairn check --dry-run`), a damaged
+    chunk index is refused like the others, and nothing is moved."""
     from cairn.adapters.local import sqlite_files
 
     if settings.backend != "local":
         return
     data = settings.data_dir
+    refuse_lost_records(data)
     for name, advice in ((RECORDS, RECORDS_ADVICE), (JOBS, JOBS_ADVICE)):
         _refuse_odd_files(data / name, advice)
         found = sqlite_files.damage(data / name) if pages else None
         if found is not None:
             raise _refusal(data / name, found, advice)
     found = sqlite_files.damage(data / CHUNKS) if pages else None
+    if found is not None and not set_aside:
+        raise _refusal(data / CHUNKS, found, INDEX_ADVICE)
     if found is not None:
         _set_index_aside(data, found)
+
+
+INDEX_ADVICE = "`cairn check` without --dry-run moves it aside and rebuilds it from the documents"
 
 
 def _refuse_odd_files(path: Path, advice: str) -> None:
@@ -136,7 +143,7 @@ def _refuse_files_for_directories(data: Path, ingest_root: Path) -> None:
             )
 
 
-def _refuse_lost_records(data: Path) -> None:
+def refuse_lost_records(data: Path) -> None:
     """The records database missing or empty (a file system can leave a file of 0 bytes after a
     crash) where the store holds documents' content or chunks: refused, never opened as a new,
     empty store over the old data (which would answer every brain as gone and accept new ones)."""

@@ -51,24 +51,31 @@ def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
 
 
 def open_store(
-    args: argparse.Namespace, *, existing: bool, settled: bool = True, verified: bool = False
+    args: argparse.Namespace,
+    *,
+    existing: bool,
+    settled: bool = True,
+    verified: bool = False,
+    repair: bool = True,
 ) -> Container:
     """The store in the data directory. A command that only reads it (`existing`) refuses a
     directory holding no store instead of creating an empty one there (a mistyped --data-dir).
     What a stopped process left unindexed is indexed first, unless not `settled`. A `verified`
-    store had every page of its databases read first (bootstrap/local.py `check_local_files`)."""
+    store had every page of its databases read first (bootstrap/local.py `check_local_files`);
+    a damaged search index is then set aside to be rebuilt, unless not `repair`."""
     from cairn.bootstrap import build_container
-    from cairn.bootstrap.local import check_local_files
+    from cairn.bootstrap.local import check_local_files, refuse_lost_records
 
     settings = settings_from(args)
     store = settings.data_dir / STORE_FILE
     if existing and settings.backend == "local" and not (store.exists() or store.is_symlink()):
+        refuse_lost_records(settings.data_dir)  # records gone beside stored content: not "no store"
         raise NoStore(
             f"no Cairn store in {settings.data_dir.resolve()}: check --data-dir (or CAIRN_DATA_DIR); "
             "`cairn serve`, `cairn ingest` and `cairn brains create` make one"
         )
     if verified:
-        check_local_files(settings)
+        check_local_files(settings, set_aside=repair)
     container = build_container(settings)
     if settled:
         settle(container)

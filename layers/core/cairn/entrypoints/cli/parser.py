@@ -166,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(check)
     check.set_defaults(
         func=lambda args: cmd_check(
-            open_store(args, existing=True, settled=not args.dry_run, verified=True), args
+            open_store(args, existing=True, settled=not args.dry_run, verified=True, repair=not args.dry_run),
+            args,
         )
     )
 

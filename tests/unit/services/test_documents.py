@@ -292,6 +292,7 @@ def test_an_append_is_refused_on_a_memory_with_a_record_and_taken_by_an_extracte
 ) -> None:
     from cairn.domain.errors import InvalidInput
     from cairn.domain.models import MemoryFacet, MemoryType
+    from cairn.services.documents.inputs import BatchOp
     from cairn.services.memory.memory_model import MemoryInput
 
     stored = container.memories.store(
@@ -300,7 +301,13 @@ def test_an_append_is_refused_on_a_memory_with_a_record_and_taken_by_an_extracte
     path = stored.memory.path
     with pytest.raises(InvalidInput, match="typed memory"):
         container.documents.append(brain, path, b"\nAnd db-stage-2.")
+    with pytest.raises(InvalidInput, match="typed memory"):  # a plain write would drop its record
+        container.documents.write(brain, path, b"The staging database is db-stage-2.")
+    with pytest.raises(InvalidInput, match="typed memory"):
+        container.documents.batch(brain, [BatchOp(type="write", path=path, content=b"db-stage-3")])
     assert container.documents.read(brain, path) == b"The staging database is db-stage-1."
+    kept = container.documents.get(brain, path)
+    assert kept.memory is not None and kept.memory.type is MemoryType.fact and kept.memory.content_hash
 
     # What extraction writes: a fact's facet, no record holding its text's hash.
     extracted = DocumentInput(memory=MemoryFacet(type=MemoryType.fact, sector="semantic"))

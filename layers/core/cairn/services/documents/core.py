@@ -265,6 +265,12 @@ class DocumentCore:
                 f"the document at {excerpt(path)} is a ThoughtMCP user's memory: change it through "
                 "ThoughtMCP (update_memory), or delete it"
             )
+        if live is not None and _recorded(live) and not (info.memory and info.memory.content_hash):
+            # a plain write would keep the text and drop its record: its type, key and line
+            raise InvalidInput(
+                f"the document at {excerpt(path)} is a typed memory: update it through its surface "
+                "(zengram brain_update or PATCH /memory/{id}), or delete it first"
+            )
         if not force and live and live.checksum_sha256 == digest and same_info(live, info):
             self._keep_blob(live.blob_key, data, digest)  # writing it again mends damaged bytes
             return Staged(live, self.indexer.nothing(), [], "", created=False)
@@ -361,3 +367,8 @@ def log_throughput(
 
 def _record_of(op: Put | Delete) -> tuple[str, str]:
     return (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+
+
+def _recorded(doc: Document) -> bool:
+    """A typed memory MemoryService stored: its record keeps its text's hash, its type and line."""
+    return doc.memory is not None and doc.memory.content_hash is not None

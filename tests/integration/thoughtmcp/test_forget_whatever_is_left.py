@@ -12,8 +12,8 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, RecordConflict
 from cairn.domain.models import Brain
-from cairn.services.documents.inputs import DocumentInput
-from cairn.services.thoughtmcp.models import Filters, ThoughtError
+from cairn.services.documents.inputs import BatchOp, DocumentInput
+from cairn.services.thoughtmcp.models import Filters, ThoughtError, user_folder
 from tests.integration.thoughtmcp.test_removed_elsewhere import USER, brain, remember
 from tests.support.shapes import fresh_store
 
@@ -187,3 +187,26 @@ def test_a_plain_write_over_a_memory_is_refused_and_changes_nothing(
             c.documents.rename(brain, "notes/plain.md", free)
         assert c.documents.repo.get(brain.id, free) is None
         assert c.documents.repo.get(brain.id, "notes/plain.md") is not None
+
+
+def test_a_memory_renamed_into_another_users_folder_is_refused_and_back_into_its_own_is_not(
+    c: Container, brain: Brain
+) -> None:
+    private = remember(c, brain, "My bank PIN is 4711, keep it safe.")
+    path = path_of(c, private)
+    theirs = user_folder("someone-else") + f"{private}.md"
+
+    with pytest.raises(InvalidInput, match="another ThoughtMCP user's folder"):
+        c.documents.rename(brain, path, theirs)
+    with pytest.raises(InvalidInput, match="ThoughtMCP user's folder"):
+        c.documents.batch(brain, [BatchOp(type="rename", path=path, to=theirs)])
+    assert c.documents.repo.get(brain.id, theirs) is None and c.documents.repo.get(brain.id, path) is not None
+
+    owned = c.documents.repo.get(brain.id, path)
+    assert owned is not None
+    with pytest.raises(InvalidInput, match="another ThoughtMCP user's folder"):  # a write naming its owner
+        c.documents.write(brain, theirs, b"My bank PIN is 4711.", DocumentInput(memory=owned.memory))
+
+    c.documents.rename(brain, path, f"notes/{private}.md")
+    c.documents.rename(brain, f"notes/{private}.md", path)  # back into its own folder
+    assert recalled(c, brain) == [private]

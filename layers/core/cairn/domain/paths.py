@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import posixpath
 import re
 
@@ -27,6 +28,24 @@ def owned_folder(user_key: str) -> str:
 
 def in_owned_folder(path: str) -> bool:
     return _OWNED_FOLDER.match(path) is not None
+
+
+def others_folder_refusal(path: str) -> str:
+    """Why a user's memory may not be moved (or written) into another user's folder."""
+    return (
+        f"{excerpt(path)} is another ThoughtMCP user's folder: a user's memory stays theirs (rename "
+        "it within its own user's folder, or back into it)"
+    )
+
+
+def user_key(user_id: str) -> str:
+    """What a ThoughtMCP user's folder is named by: a digest of their id, never the id itself."""
+    return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
+
+
+def in_folder_of(path: str, user_id: str) -> bool:
+    """Whether `path` is in the folder of the ThoughtMCP user `user_id`."""
+    return path.startswith(owned_folder(user_key(user_id)))
 
 
 def owned_folder_refusal(path: str) -> str:

@@ -22,7 +22,7 @@ from cairn.domain.errors import (
 )
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
-from cairn.domain.paths import in_owned_folder, owned_folder_refusal
+from cairn.domain.paths import in_folder_of, in_owned_folder, others_folder_refusal, owned_folder_refusal
 from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
@@ -249,6 +249,8 @@ class DocumentCore:
         if in_owned_folder(path) and (info.memory is None or info.memory.user_id is None):
             # before anything is read: the answer is the same whether a memory is there or not
             raise InvalidInput(owned_folder_refusal(path))
+        if in_owned_folder(path) and info.memory and not in_folder_of(path, info.memory.user_id or ""):
+            raise InvalidInput(others_folder_refusal(path))
         if existing is not None:
             access.check_change(brain, existing.owner, f"the document at {excerpt(path)}")
         if info.memory is not None and info.memory.user_id is not None:

@@ -13,7 +13,13 @@ from cairn.domain.errors import (
     InvalidInput,
 )
 from cairn.domain.models import Brain, Document
-from cairn.domain.paths import in_owned_folder, owned_folder_refusal, validate_path
+from cairn.domain.paths import (
+    in_folder_of,
+    in_owned_folder,
+    others_folder_refusal,
+    owned_folder_refusal,
+    validate_path,
+)
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.blob_keys import own_folder
@@ -241,6 +247,8 @@ class DocumentWrites(DocumentReads):
             doc, target = live_at(src, self.repo.seen(current[0])), current[1]
             if in_owned_folder(dst) and (doc.memory is None or doc.memory.user_id is None):
                 raise InvalidInput(owned_folder_refusal(dst))  # as a plain write there is
+            if in_owned_folder(dst) and not in_folder_of(dst, (doc.memory and doc.memory.user_id) or ""):
+                raise InvalidInput(others_folder_refusal(dst))
             for held in (doc, target):
                 if held is not None:
                     access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")

@@ -4,14 +4,13 @@ keys, paths and bytes of a memory."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.moments import utc_moment
-from cairn.domain.paths import OWNED_ROOT, owned_folder
+from cairn.domain.paths import OWNED_ROOT, owned_folder, user_key
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp import thought_scoring as ts
 
@@ -187,10 +186,6 @@ class Recalled:
     content: str
     strength: float
     score: ts.Score
-
-
-def user_key(user_id: str) -> str:
-    return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
 def user_folder(user_id: str) -> str:

@@ -47,6 +47,21 @@ def test_a_static_token_is_required_once_configured(token_server: str) -> None:
     assert httpx.get(f"{token_server}/healthz").status_code == 200  # health needs no credentials
 
 
+def test_forwarded_headers_do_not_name_the_server_in_challenges_or_discovery(token_server: str) -> None:
+    """Any client can send X-Forwarded-Host: it named the server in every challenge and discovery
+    document, unquoted (a cache in front would hand MCP clients an attacker's metadata)."""
+    forged = {"x-forwarded-host": 'evil.example", error="injected', "x-forwarded-proto": "javascript"}
+    refused = httpx.post(
+        f"{token_server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=forged
+    )
+    metadata = httpx.get(f"{token_server}/.well-known/oauth-protected-resource/mcp", headers=forged).json()
+
+    challenge = refused.headers["www-authenticate"]
+    assert refused.status_code == 401 and "evil" not in challenge and "injected" not in challenge
+    assert challenge.startswith(f'Bearer resource_metadata="{token_server}/.well-known/')
+    assert metadata["resource"] == f"{token_server}/mcp"
+
+
 @pytest.mark.parametrize("suffix", ["%E4%B8%AD", "%C3%A9", "a%22b%0D%0Ac"])
 def test_a_refused_mcp_path_past_ascii_is_named_percent_encoded(token_server: str, suffix: str) -> None:
     """The challenge names the path's metadata in a header, which holds no character past Latin-1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -231,12 +232,21 @@ def _is_public(body: bytes, tools: frozenset[str]) -> bool:
 
 
 def base_url(scope: Scope, headers: dict[str, str], public_url: str | None) -> str:
-    """This server's base URL as the client reached it (or as configured)."""
+    """This server's base URL as the client reached it (or as configured: CAIRN_PUBLIC_URL, the
+    way to name it behind a proxy). Only the Host header names it, which the host guard has
+    checked (on AWS, API Gateway's own name); an `X-Forwarded-Host` any client can send would
+    point the discovery documents, the sign-in redirect and every challenge elsewhere. A host or
+    scheme that is not one is not put into a URL or a header."""
     if public_url:
         return public_url.rstrip("/")
     proto = headers.get("x-forwarded-proto") or scope.get("scheme", "http")
-    host = headers.get("x-forwarded-host") or headers.get("host") or "localhost"
+    proto = proto if proto in ("http", "https") else scope.get("scheme", "http")
+    host = headers.get("host") or "localhost"
+    host = host if HOST_TEXT.fullmatch(host) else "localhost"
     return f"{proto}://{host}{scope.get('root_path', '')}".rstrip("/")
+
+
+HOST_TEXT = re.compile(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
 
 def metadata_url(base: str, path: str) -> str:

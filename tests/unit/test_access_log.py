@@ -18,6 +18,17 @@ from cairn.entrypoints.cli.access_log import QueryValues, install, without_value
         ("/v1/brains?api_key=cairn_key_01abc_SECRET&limit=5", "/v1/brains?api_key=…&limit=…"),
         ("/x?flag&y=%2Fsecret", "/x?flag=…&y=…"),
         ("/x?", "/x?"),
+        ("/v1/brains?cairn_key_" + "a" * 26 + "_" + "S" * 43, "/v1/brains?…=…"),  # a key pasted bare
+        ("/v1/brains?api_key;cairn_key_" + "a" * 26 + "_" + "S" * 43, "/v1/brains?…=…"),
+        ("/v1/brains?a-static-token-pasted-with-no-name-at-all", "/v1/brains?…=…"),
+        (
+            "/v1/admin/keys/cairn_key_" + "a" * 26 + "_" + "S" * 43,
+            "/v1/admin/keys/cairn_key_" + "a" * 26 + "_…",
+        ),
+        (
+            "/ui/keys/cairn_key_" + "b" * 26 + "_" + "S" * 43 + "/revoke",
+            "/ui/keys/cairn_key_" + "b" * 26 + "_…/revoke",
+        ),
     ],
 )
 def test_query_values_are_hidden(path: str, logged: str) -> None:

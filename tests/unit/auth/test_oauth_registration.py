@@ -346,3 +346,12 @@ def test_the_app_clients_name_is_one_cognito_takes(name: str | None, expected: s
     assert len(made) <= 128 and all(ch.isalnum() or ch in " +=,.@-_" for ch in made)
     if expected is not None:
         assert made == expected
+
+
+@pytest.mark.parametrize("name", ["ok\x1b[31mRED\x1b[0m", "line\r\nforged", "a\u202eb", "bell\x07"])
+def test_a_client_name_with_control_or_bidi_characters_is_refused(name: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="client_name must not contain"):
+        ClientMetadata(redirect_uris=["http://127.0.0.1:5/cb"], client_name=name)
+    assert ClientMetadata(redirect_uris=["http://127.0.0.1:5/cb"], client_name="Claude Desktop (Ingrid's)")

@@ -21,13 +21,14 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cairn.auth.oauth.errors import InvalidMetadata, InvalidRedirect, TooManyRegistrations
 from cairn.auth.oauth.redirects import RedirectPolicy
 from cairn.auth.oauth.registered import RegisteredClient, RegisteredClients
 from cairn.auth.oauth.throttle import CapLease, RegistrationThrottle
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.text import check_shown
 from cairn.ports.clock import Clock
 from cairn.ports.oauth_clients import ClientRefused, ClientRequest, IssuedClient, OAuthClients
 
@@ -52,6 +53,16 @@ class ClientMetadata(BaseModel):
     response_types: list[str] | None = Field(default=None, max_length=20)
     token_endpoint_auth_method: str | None = Field(default=None, max_length=100)
     scope: str | None = Field(default=None, max_length=4000)
+
+    @field_validator("client_name")
+    @classmethod
+    def _shown(cls, name: str | None) -> str | None:
+        """Shown to operators (`cairn oauth-clients list`) and in the sign-in page: no control or
+        bidirectional characters, which could forge a line of a listing or drive a terminal."""
+        try:
+            return None if name is None else check_shown("client_name", name)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
 
 
 class ClientInformation(BaseModel):

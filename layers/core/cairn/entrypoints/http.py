@@ -18,6 +18,7 @@ from cairn.entrypoints.host_guard import WILDCARD_BINDS, HostGuard, served_hosts
 from cairn.entrypoints.mcp.mount import mount_mcp
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
 from cairn.entrypoints.oauth_http import REGISTRATION_BODY, install_sign_in
+from cairn.entrypoints.public_scheme import PublicScheme
 from cairn.entrypoints.rest import body_limit, install_rest
 from cairn.entrypoints.ui import install_ui
 from cairn.options import Limits
@@ -103,6 +104,8 @@ def create_app(container: Container) -> FastAPI:
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
     app.add_middleware(BodyLimitMiddleware, limit_for=_body_limit(container.options.limits, open_paths))
+    if (http.public_url or "").startswith("https://"):
+        app.add_middleware(PublicScheme)
     if not http.on_aws:  # before anything else: a rebound name or another site's page (host_guard.py)
         hosts = None if http.host in WILDCARD_BINDS else served_hosts(http.host, http.public_url)
         app.add_middleware(HostGuard, hosts=hosts)

@@ -167,8 +167,10 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
         token = _access_token(answer)
         if token is None:
             reason = _token_error(answer)
+            # a 400 refuses the code itself (used already, forged, expired): the caller's; else the service's
+            status = 400 if answer.status_code == 400 else 502
             return refused(
-                request, 502, f"The sign-in service did not issue a token{reason}. Try again.", target
+                request, status, f"The sign-in service did not issue a token{reason}. Try again.", target
             )
         try:
             principal, binding = authenticator.bind(token)

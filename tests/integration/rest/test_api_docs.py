@@ -42,6 +42,9 @@ def test_the_page_loads_only_the_pinned_files_by_digest_and_no_site_frames_it(cl
     assert inline is not None
     allowed = "'sha256-" + base64.b64encode(hashlib.sha256(inline.group(1).encode()).digest()).decode() + "'"
     assert allowed in script_src
+    assert [s for s in script_src if not s.startswith("'")] == [
+        f"{SWAGGER_UI}/swagger-ui-bundle.js"
+    ]  # not the CDN
 
 
 def test_the_digests_are_those_of_the_pinned_versions_files() -> None:

@@ -55,8 +55,9 @@ PAGE: Final = f"""<!doctype html>
 """
 HEADERS: Final = {
     "Content-Security-Policy": (
-        f"default-src 'none'; script-src https://cdn.jsdelivr.net '{_digest(_START)}'; "
-        "style-src https://cdn.jsdelivr.net 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+        # the pinned files themselves, not the CDN: it serves any npm or GitHub package's files
+        f"default-src 'none'; script-src {SWAGGER_UI}/swagger-ui-bundle.js '{_digest(_START)}'; "
+        f"style-src {SWAGGER_UI}/swagger-ui.css 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
         "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Frame-Options": "DENY",

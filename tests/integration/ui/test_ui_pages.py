@@ -305,6 +305,14 @@ def test_erase_asks_for_confirmation_and_gives_a_receipt(open_ui: tuple[TestClie
         "/ui/erase", data={"kind": "source_agent", "subject": "bot-7", "confirm": "bot-8", "csrf": csrf}
     )
     assert r.status_code == 400
+    nobody = {"kind": "source_agent", "subject": "bot-7", "confirm": "bot-7", "brains": " , ,", "csrf": csrf}
+    r = t.post("/ui/erase", data=nobody)  # names no brain: never read as every brain
+    assert r.status_code == 400 and "names no brain" in r.text
+    assert "Bot-7 prefers tabs" in t.get("/ui/brains/agents", params={"validity": "any"}).text
+    unlimited = {"name": "commas-only", "scopes": ["documents:read"], "brains": ",,,", "csrf": csrf}
+    r = t.post("/ui/keys", data=unlimited)  # a key for no brain named: refused, not made for every brain
+    assert r.status_code == 400 and "names no brain" in r.text
+    assert "commas-only" not in t.get("/ui/keys").text
     r = t.post(
         "/ui/erase", data={"kind": "source_agent", "subject": "bot-7", "confirm": "bot-7", "csrf": csrf}
     )

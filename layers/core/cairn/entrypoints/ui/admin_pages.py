@@ -74,7 +74,7 @@ def admin_pages(deps: UiDeps) -> APIRouter:
         check_csrf(request, csrf)
         tenant = access.tenant()
         with access.needing(ADMIN):
-            refs = [b.strip() for b in brains.split(",") if b.strip()]
+            refs = brain_refs(brains)
             limited = container.brains.for_key(refs, tenant) if refs else None
             created = keys.create(name=name, tenant=tenant, scopes=scopes, brains=limited)
             listed = keys.list(tenant)
@@ -109,7 +109,7 @@ def admin_pages(deps: UiDeps) -> APIRouter:
         check_csrf(request, csrf)
         if confirm != subject:
             raise InvalidInput("type the subject again to confirm: nothing was erased")
-        refs = [b.strip() for b in brains.split(",") if b.strip()] or None
+        refs = brain_refs(brains)
         with access.needing(ADMIN):
             receipt = container.erasure.erase(kind, subject, refs)
         return page(
@@ -117,3 +117,14 @@ def admin_pages(deps: UiDeps) -> APIRouter:
         )
 
     return router
+
+
+def brain_refs(field: str) -> list[str] | None:
+    """The brains a form's field names, comma-separated; None when it is left empty (every brain).
+    One that holds only commas and spaces names none: refused, never read as every brain."""
+    if not field.strip():
+        return None
+    refs = [b.strip() for b in field.split(",") if b.strip()]
+    if not refs:
+        raise InvalidInput("brains names no brain: leave it empty for every brain, or name them with commas")
+    return refs

@@ -6,16 +6,12 @@ record of it written, the collection not left `restoring`. Records the brain ref
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from cairn.container import Container
-from cairn.entrypoints.http import create_app
-from tests.fakes.container import fake_container
 
 HEADER = {
     "kind": "cairn-archive",
@@ -24,17 +20,6 @@ HEADER = {
     "exported_at": "2026-01-01T00:00:00Z",
 }
 NOTE = {"kind": "document", "path": "notes/pangolin.md", "content": "# Pangolin\n\nScales of keratin.\n"}
-
-
-@pytest.fixture
-def container(tmp_path: Path) -> Container:
-    return fake_container(tmp_path)
-
-
-@pytest.fixture
-def client(container: Container) -> Iterator[TestClient]:
-    with TestClient(create_app(container), base_url="http://127.0.0.1:8080") as c:
-        yield c
 
 
 def send(client: TestClient, *lines: str, media: str = "application/x-ndjson") -> Any:

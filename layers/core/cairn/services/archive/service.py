@@ -191,11 +191,7 @@ class BrainArchive:
             records = list(records)
             check(records, part=True)
         stream = iter(records)
-        try:
-            first = next(stream, None)
-        except InvalidInput as exc:
-            raise InvalidInput(f"line 1: {exc.message}") from None
-        header = _header(first)
+        header = _leading_header(stream)
         brain, created = self._target(header, into)
         prior = self.pages.state(brain).state
         self.pages.set_state(brain, state="restoring")
@@ -258,11 +254,7 @@ def check(records: Iterable[dict[str, Any]], *, part: bool = False) -> int:
     brain would refuse (an unknown link end, a bad tag) is not looked for: the restore reports it
     and goes on."""
     stream = iter(records)
-    try:
-        first = next(stream, None)
-    except InvalidInput as exc:
-        raise InvalidInput(f"line 1: {exc.message}") from None
-    header = _header(first)
+    header = _leading_header(stream)
     lines, last = 1, None
     end: dict[str, Any] | None = None
     while True:
@@ -286,6 +278,15 @@ def check(records: Iterable[dict[str, Any]], *, part: bool = False) -> int:
     if not part and (problem := not_whole(header.format, last, lines)):
         raise InvalidInput(problem)
     return lines
+
+
+def _leading_header(stream: Iterator[dict[str, Any]]) -> Header:
+    """The archive's first line, its header (a line that cannot be read is line 1's fault)."""
+    try:
+        first = next(stream, None)
+    except InvalidInput as exc:
+        raise InvalidInput(f"line 1: {exc.message}") from None
+    return _header(first)
 
 
 def _header(raw: object) -> Header:

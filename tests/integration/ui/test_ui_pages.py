@@ -553,6 +553,8 @@ def test_a_long_page_still_lets_the_user_sign_in(token_ui: tuple[TestClient, Con
         follow_redirects=False,
     )
     assert too_long.status_code == 303 and too_long.headers["location"] == "/ui"
+    huge = t.post("/ui/sign-in", data={"credential": "x" * 1_000_000, "csrf": _form_token(page.text)})
+    assert huge.status_code == 413  # refused before a credential is read, not buffered to 31 MB
 
 
 def _next_of(html: str) -> str:

@@ -21,6 +21,7 @@ from cairn.entrypoints.oauth_http import REGISTRATION_BODY, install_sign_in
 from cairn.entrypoints.public_scheme import PublicScheme
 from cairn.entrypoints.rest import body_limit, install_rest
 from cairn.entrypoints.ui import install_ui
+from cairn.entrypoints.ui.session import OPEN_PATHS as UI_OPEN_PATHS
 from cairn.options import Limits
 
 
@@ -112,11 +113,19 @@ def create_app(container: Container) -> FastAPI:
     return app
 
 
+UI_FORM_BODY = 64 * 1024
+"""The sign-in form's fields: a pasted key or JWT (a few KB), its form token, where to go next."""
+
+
 def _body_limit(limits: Limits, open_paths: tuple[str, ...]) -> Callable[[Scope], int | None]:
-    """REST's caps, and a small one for what anybody may send without a credential (registration)."""
+    """REST's caps, and a small one for what anybody may send without a credential (registration,
+    the web UI's sign-in and sign-out forms: a key, a form token and where to go next)."""
     rest = body_limit(limits)
 
     def limit(scope: Scope) -> int | None:
-        return REGISTRATION_BODY if scope.get("path") in open_paths else rest(scope)
+        path = scope.get("path")
+        if path in open_paths:
+            return REGISTRATION_BODY
+        return UI_FORM_BODY if path in UI_OPEN_PATHS else rest(scope)
 
     return limit

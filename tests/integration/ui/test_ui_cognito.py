@@ -371,7 +371,11 @@ def test_signing_in_again_with_the_pool_ends_the_browsers_session(stack: UiStack
     first = t.cookies.get("cairn_ui")
     assert first and t.get("/ui").status_code == 200
 
-    leaving = t.get("/ui/sign-in/cognito", params={"next": "/ui"})
+    for site in ("same-site", "cross-site"):  # an <img> on another page: the session stays
+        sent = t.get("/ui/sign-in/cognito", params={"next": "/ui"}, headers={"sec-fetch-site": site})
+        assert sent.status_code == 303 and not any(c.startswith('cairn_ui=""') for c in set_cookies(sent))
+        assert t.get("/ui", headers={"cookie": f"cairn_ui={first}"}).status_code == 200
+    leaving = t.get("/ui/sign-in/cognito", params={"next": "/ui"}, headers={"sec-fetch-site": "same-origin"})
 
     assert leaving.status_code == 303 and any(c.startswith('cairn_ui=""') for c in set_cookies(leaving))
     t.cookies.clear()

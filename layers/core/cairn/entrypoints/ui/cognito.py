@@ -111,8 +111,11 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
         set_host_cookie(response, FLOW_COOKIE, flow, secure=secure, max_age=FLOW_TTL_S, samesite="lax")
         # Signing in again ends the browser's session now: the pool sends the browser back with a
         # cross-site navigation, which does not carry the Strict session cookie to the callback.
+        # Only when the user asked for it here (typed, or this site's own link): an image on a
+        # sibling site's page sends the same GET, and must not sign the user out.
         previous = request_session(request)
-        if previous is not None:
+        asked_here = request.headers.get("sec-fetch-site", "none") in ("none", "same-origin")
+        if previous is not None and asked_here:
             container.ui_sessions.end(previous)
             drop_host_cookie(response, COOKIE, secure=secure)
         _no_store(response)

@@ -43,9 +43,13 @@ def user_key(user_id: str) -> str:
     return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
+def user_folder(user_id: str) -> str:
+    """The folder of the ThoughtMCP user `user_id`."""
+    return owned_folder(user_key(user_id))
+
+
 def in_folder_of(path: str, user_id: str) -> bool:
-    """Whether `path` is in the folder of the ThoughtMCP user `user_id`."""
-    return path.startswith(owned_folder(user_key(user_id)))
+    return path.startswith(user_folder(user_id))
 
 
 def owned_folder_refusal(path: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.moments import utc_moment
-from cairn.domain.paths import OWNED_ROOT, owned_folder, user_key
+from cairn.domain.paths import OWNED_ROOT, user_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.thoughtmcp import thought_scoring as ts
 
@@ -186,10 +186,6 @@ class Recalled:
     content: str
     strength: float
     score: ts.Score
-
-
-def user_folder(user_id: str) -> str:
-    return owned_folder(user_key(user_id))
 
 
 def memory_path(user_id: str, memory_id: str) -> str:

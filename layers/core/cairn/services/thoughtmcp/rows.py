@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from cairn.domain.paths import user_key
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import all_items, delete_partition, get_all
-from cairn.services.thoughtmcp.models import Row, user_key
+from cairn.services.thoughtmcp.models import Row
 
 
 class ThoughtRows:

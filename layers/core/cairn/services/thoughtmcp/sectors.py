@@ -34,11 +34,12 @@ from typing import Final
 
 import numpy as np
 
+from cairn.domain.paths import user_key
 from cairn.ports.embedder import Embedder, Vectors
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import delete_partition, get_all
 from cairn.services.thoughtmcp.metacognition.emotion import detect
-from cairn.services.thoughtmcp.models import Row, user_key
+from cairn.services.thoughtmcp.models import Row
 from cairn.services.thoughtmcp.rows import thoughts_prefix
 
 SEMANTIC: Final = "semantic"

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -30,9 +28,9 @@ from cairn.services.archive.records import (
     Record,
     memory_input,
 )
-from cairn.services.documents.document_text import MAX_TITLE
 from cairn.services.documents.inputs import DocumentInput, checksum, keep_info
-from cairn.services.ingest.inputs import checked_tags
+from cairn.services.documents.locks import KeyedLocks
+from cairn.services.ingest.inputs import checked_tags, checked_title
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
 from cairn.services.memory.memory_model import PREFIX, memory_path
@@ -78,7 +76,8 @@ class Restore:
         self.pending: list[LinkDraft] = []
         self.pending_source: str | None = None
         self.known: set[tuple[str, str, str | None, str | None]] = set()
-        """(kind, target, valid_from, valid_until) of every link from the pending source."""
+        """(kind, target, valid_from, valid_until) of every link from the pending source this
+        restore has met (flush_links leaves out those the brain holds)."""
 
     def record(self, line: int, r: Record) -> None:
         if not isinstance(r, LinkRecord):
@@ -120,7 +119,7 @@ class Restore:
         repo = self.a.documents.repo
         keep_id = r.id is not None and repo.holder_of(r.id) is None  # a fresh store: ids as they were
         info = DocumentInput(
-            title=_title(r.title),
+            title=checked_title(r.title),
             tags=checked_tags(r.tags),
             metadata={k: v for k, v in r.metadata.items() if k != "tags"},
             source=r.source,
@@ -212,10 +211,7 @@ class Restore:
             self.flush_links()
             if source != self.pending_source:
                 self.pending_source = source
-                self.known = {
-                    (link.kind, link.target_id, link.valid_from, link.valid_until)
-                    for link in self.a.graph.links.outgoing_numbered(self.brain.id, source)
-                }
+                self.known = set()  # the brain's own are read once, when they are written
         same = (r.relationship, target, r.valid_from, r.valid_until)
         if same in self.known:
             return False
@@ -232,7 +228,7 @@ class Restore:
         still runs) do not both write a link neither found."""
         if not self.pending:
             return
-        with _flushing(self.brain.id):
+        with _FLUSHING.hold([self.brain.id]):
             there = {
                 (link.kind, link.target_id, link.valid_from, link.valid_until)
                 for link in self.a.graph.links.outgoing_numbered(self.brain.id, self.pending[0].from_doc_id)
@@ -284,29 +280,14 @@ MAX_LABEL = 64
 MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+(?:\s*;[ -~]*)?")
 
 
-def _title(title: str | None) -> str | None:
-    """A title as every other way in takes it (services/ingest/service.py remember)."""
-    if title is not None and not 1 <= len(title) <= MAX_TITLE:
-        raise InvalidInput(f"a title is 1..{MAX_TITLE} characters")
-    return None if title is None else check_label("a title", title)
-
-
 def _media_type(value: str | None) -> str | None:
     if value is not None and (len(value) > 255 or MEDIA_TYPE.fullmatch(value) is None):
         raise InvalidInput(f"content_type {excerpt(value)!r} is not a media type (type/subtype)")
     return value
 
 
-_LOCKS_GUARD = threading.Lock()
-_LOCKS: dict[str, threading.Lock] = {}
-
-
-@contextmanager
-def _flushing(brain_id: str) -> Iterator[None]:
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(brain_id, threading.Lock())
-    with lock:
-        yield
+_FLUSHING = KeyedLocks()
+"""One restore of a brain writes its links at a time in this process (flush_links)."""
 
 
 def copied_id(brain: Brain, memory_id: str) -> str:

@@ -103,6 +103,13 @@ def checked_tags(tags: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(tags))
 
 
+def checked_title(title: str | None) -> str | None:
+    """A title as given, or None: 1..MAX_TITLE characters, no control characters."""
+    if title is not None and not 1 <= len(title) <= MAX_TITLE:
+        raise InvalidInput(f"title must be 1..{MAX_TITLE} characters")
+    return None if title is None else check_label("title", title)
+
+
 def safe_name(name: str) -> str:
     """A file name usable as one path segment: no separators, no leading dots, letters and digits
     of any script kept. A name that had to change (`a|b.txt`, `...txt`, one over 200 characters)

@@ -13,7 +13,7 @@ from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import normalize_user_path
-from cairn.domain.text import check_label, excerpt
+from cairn.domain.text import excerpt
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import LocalFile, read_local_file
@@ -25,11 +25,11 @@ from cairn.services.documents.service import DocumentService
 from cairn.services.ingest.inputs import (
     INGEST_JOB,
     KIND_TYPE,
-    MAX_TITLE,
     UPLOAD_TTL_S,
     IngestResult,
     LocalFilePolicy,
     checked_tags,
+    checked_title,
     note_path,
     safe_name,
     upload_key,
@@ -85,10 +85,7 @@ class IngestService:
             raise InvalidInput("content must not be empty")
         if len(content) > self.max_content_chars:
             raise InvalidInput(f"content exceeds {self.max_content_chars} characters")
-        if title is not None and not 1 <= len(title) <= MAX_TITLE:
-            raise InvalidInput(f"title must be 1..{MAX_TITLE} characters")
-        if title is not None:
-            check_label("title", title)
+        checked_title(title)
         clean_tags = checked_tags(tags or [])
         target = normalize_user_path(path) if path else note_path(title or content)
         info = DocumentInput(title=title, tags=clean_tags, source=source, content_type="text/markdown")

@@ -33,6 +33,7 @@ from cairn.auth import access
 from cairn.auth.principal import ADMIN, PUBLIC, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
+from cairn.entrypoints.mcp.kit.spec import ToolSpec
 from cairn.entrypoints.mcp.registry import SURFACES, anonymous_paths, http_path
 from cairn.entrypoints.rest.authz import ROUTE_SCOPES, ScopedRoute
 from tests.fakes.container import fake_container
@@ -368,7 +369,7 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
     calls = hidden = 0
     for surface in SURFACES:
         url = f"{world.base}{http_path(surface)}"
-        server_scopes = _scopes_of(world.container, surface)
+        specs = _specs_of(world.container, surface)
         tools = await tools_of(url, owner)
         assert tools, surface
         for caller in CALLERS:
@@ -381,7 +382,9 @@ async def test_every_mcp_tool_of_every_surface_for_every_caller(world: World) ->
                     destructive = tool.annotations is not None and tool.annotations.destructive_hint
                     aimed = throwaway(world) if destructive else world.brain_a
                     args = arguments_for(tool.input_schema, aimed)
-                    want = expected(caller, server_scopes.get(tool.name), "brain" in args)
+                    spec = specs.get(tool.name)
+                    needed = spec.needs(spec.args.model_validate(args)) if spec else None
+                    want = expected(caller, needed, "brain" in args)
                     if want == "allowed" and "userId" in args and caller in KEYS_ACTING_AS_THEMSELVES:
                         # ThoughtMCP: a key without brains:admin acts only as its own users
                         want = "forbidden"
@@ -422,12 +425,13 @@ async def _raw_call(url: str, credential: str | None, tool: str, args: dict[str,
     return rest_outcome(response.status_code)
 
 
-def _scopes_of(container: Container, surface: str) -> dict[str, str]:
+def _specs_of(container: Container, surface: str) -> dict[str, ToolSpec[Any]]:
+    """Each tool's declaration: the scope a call with given arguments needs is its `needs`."""
     from cairn.entrypoints.mcp.registry import build_server
     from cairn.services.ingest.inputs import LocalFilePolicy
 
     server = build_server(surface, container, LocalFilePolicy(root=Path("/nonexistent"), max_bytes=1))
-    return dict(server.scopes)
+    return dict(server.specs)
 
 
 # -- the spec's own checks -------------------------------------------------------------------------

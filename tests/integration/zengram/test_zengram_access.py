@@ -6,12 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
+from mcp_types import CallToolResult
 
-from cairn.auth.principal import ADMIN, READ, WRITE
+from cairn.auth import access
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.models import MemoryType
 from cairn.entrypoints.http import create_app
+from cairn.entrypoints.mcp.registry import build_server
+from cairn.services.ingest.inputs import LocalFilePolicy
 from tests.fakes.container import fake_container
 
 Z = "/zengram"
@@ -69,3 +74,37 @@ def test_a_caller_over_its_rate_gets_zengrams_429(tmp_path: Path) -> None:
     assert body["limit"] == 2 and body["window_seconds"] >= 1
     assert int(limited.headers["retry-after"]) >= 1
     assert write.status_code == 429 and "write requests" in write.json()["error"]
+
+
+@pytest.mark.anyio
+async def test_a_read_only_caller_polls_consolidation_over_mcp_and_cannot_run_one(tmp_path: Path) -> None:
+    # Over HTTP a read-only key may GET /consolidate/status and /consolidate/job/{id}; the one MCP
+    # tool doing all three needs write only when it runs a consolidation.
+    container = fake_container(tmp_path, token="owner-token")
+    container.brains.create("Shared", slug="shared", visibility="tenant")
+    server = build_server("zengram", container, LocalFilePolicy(root=tmp_path, max_bytes=1))
+    reader = Principal("local", "key:reader", frozenset({READ}), Via.api_key)
+    writer = Principal("local", "key:writer", frozenset({READ, WRITE}), Via.api_key)
+
+    with access.acting_as(reader):
+        status = await server.call_tool("brain_consolidate", {"action": "status"})
+        missing_job = await server.call_tool("brain_consolidate", {"action": "job", "job_id": "job_none"})
+        runs = ({"action": "run", "sync": True}, {})
+        refused = [await server.call_tool("brain_consolidate", a) for a in runs]
+    with access.acting_as(writer):
+        run = await server.call_tool("brain_consolidate", {"action": "run", "sync": True})
+        await server.call_tool("brain_consolidate", {"action": "status"})
+
+    assert isinstance(status, CallToolResult) and not status.is_error
+    assert isinstance(missing_job, CallToolResult) and missing_job.is_error
+    assert "insufficient_scope" not in _text(missing_job)  # the job is looked for, and not found
+    for answer in refused:
+        assert isinstance(answer, CallToolResult) and answer.is_error
+        assert "insufficient_scope" in _text(answer)
+    assert isinstance(run, CallToolResult) and not run.is_error
+    entries, _ = container.audit.query(tenant="local", limit=100)
+    assert [(e.action, e.subject) for e in entries] == [("mcp.brain_consolidate", "key:writer")]
+
+
+def _text(result: CallToolResult) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)

@@ -295,6 +295,10 @@ def test_a_tool_without_a_scope_cannot_be_declared() -> None:
 def test_a_tool_that_may_change_something_says_what_its_audit_records() -> None:
     with pytest.raises(ValueError, match="audit"):
         ToolSpec(name="t", description="d", args=NoArgs, output=None, scope=WRITE, handler=missing)
+    with pytest.raises(ValueError, match="audit"):  # read by default, but its arguments may ask for write
+        ToolSpec(
+            name="t", description="d", args=NoArgs, output=None, scope=READ, handler=missing, scope_of=repr
+        )
 
 
 def test_a_tool_has_exactly_one_handler() -> None:

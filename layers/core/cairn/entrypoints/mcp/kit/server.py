@@ -4,7 +4,8 @@ tools/list advertises each declaration's cleaned input schema and its output sch
 
 1. an unknown tool -> `unknown_tool`;
 2. the tool's scope is checked (auth/access.py) and held while it runs; a caller without it ->
-   the refusal's code (`forbidden`…);
+   the refusal's code (`forbidden`…); a tool whose arguments choose the scope (`scope_of`) has
+   that scope checked too once they are read;
 3. the raw arguments are validated once, with the declaration's model (after the SDK's pre-parsing
    of JSON-encoded strings, unless the surface refuses them) -> `validation_error` with every
    field's complaint;
@@ -13,7 +14,7 @@ tools/list advertises each declaration's cleaned input schema and its output sch
    (a JSON-RPC error); a full disk or a damaged database -> `storage_full`, `damaged_store`
    (domain/errors.py `storage_failure`); anything else -> `internal_error`, logged with its
    traceback, its text withheld from the caller;
-5. a successful result is checked against the output model (as the SDK does), and, when the tool's
+5. a successful result is checked against the output model (as the SDK does), and, when the call's
    scope is not read, audited from the same validated model; a failing audit is logged and never
    turns that success into an error.
 
@@ -137,8 +138,9 @@ class SurfaceServer(MCPServer[Any]):
             return self.errors.tool_error("validation_error", message)
         except Exception as exc:  # a validator that raises something else: as if the tool raised it
             return self._failed(spec.name, exc)
+        needed = spec.needs(args)
         try:
-            with request_meta.carrying(_meta_of(context)):
+            with access.needing(needed), request_meta.carrying(_meta_of(context)):
                 result = await self._run(spec, args, context)
             converted = metadata.convert_result(result)  # the output model's check, as the SDK does it
         except MCPError:
@@ -147,7 +149,7 @@ class SurfaceServer(MCPServer[Any]):
             return self._failed(spec.name, exc)
         if not isinstance(converted, CallToolResult):
             return converted
-        if spec.scope not in UNAUDITED and not self.refused(converted) and self.audit is not None:
+        if needed not in UNAUDITED and not self.refused(converted) and self.audit is not None:
             self._audit(self.audit, spec, args, converted)
         return converted
 

@@ -85,14 +85,22 @@ class ToolSpec(Generic[ArgsT]):
     destructive: bool = False
     """It removes for good (a brain, a subject's data): tools/list says so (`destructiveHint`), so a
     client can ask its user first."""
+    scope_of: Callable[[ArgsT], str] | None = None
+    """For a tool whose arguments choose between reading and changing (zengram's `brain_consolidate`
+    runs, or reports on, a consolidation): the scope a call with these arguments needs. `scope` is
+    then the least any call needs, checked before the arguments are read."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.scope, str) or not self.scope:
             raise ValueError(f"tool {self.name}: a scope is required")
         if (self.handler is None) == (self.streaming is None):
             raise ValueError(f"tool {self.name}: give exactly one of handler and streaming")
-        if self.scope not in UNAUDITED and self.audit is None:
-            raise ValueError(f"tool {self.name}: a tool needing {self.scope} must say what its audit records")
+        if (self.scope not in UNAUDITED or self.scope_of is not None) and self.audit is None:
+            raise ValueError(f"tool {self.name}: a tool that may change something must say what it audits")
+
+    def needs(self, args: ArgsT) -> str:
+        """The scope a call with these (validated) arguments needs."""
+        return self.scope if self.scope_of is None else self.scope_of(args)
 
 
 def ok_result(text: str, payload: BaseModel) -> CallToolResult:

@@ -272,8 +272,20 @@ def _brain(_: ToolArgs, result: CallToolResult) -> AuditTarget:
     return AuditTarget(brain_id=(result.meta or {}).get(BRAIN_META))
 
 
+def _consolidated(x: a.ConsolidateArgs) -> str:
+    """Reporting on consolidation reads (as `GET /consolidate/status` and `/consolidate/job/{id}`
+    do over HTTP); anything else runs one."""
+    return READ if x.action in ("status", "job") else WRITE
+
+
 def spec(
-    name: str, description: str, args: type[Any], scope: str, handler: Any, audit: Any = None
+    name: str,
+    description: str,
+    args: type[Any],
+    scope: str,
+    handler: Any,
+    audit: Any = None,
+    scope_of: Any = None,
 ) -> ToolSpec[Any]:
     return ToolSpec(
         name=name,
@@ -282,7 +294,8 @@ def spec(
         output=None,
         scope=scope,
         handler=handler,
-        audit=audit or (_brain if scope != READ else None),
+        audit=audit or (_brain if scope != READ or scope_of else None),
+        scope_of=scope_of,
     )
 
 
@@ -292,7 +305,7 @@ ZENGRAM_TOOLS: tuple[ToolSpec[Any], ...] = (
     spec("brain_briefing", d.BRIEFING, a.BriefingArgs, READ, briefing),
     spec("brain_query", d.QUERY, a.QueryArgs, READ, query),
     spec("brain_stats", d.STATS, a.NoArgs, READ, stats),
-    spec("brain_consolidate", d.CONSOLIDATE, a.ConsolidateArgs, WRITE, consolidate),
+    spec("brain_consolidate", d.CONSOLIDATE, a.ConsolidateArgs, READ, consolidate, scope_of=_consolidated),
     spec("brain_entities", d.ENTITIES, a.EntitiesArgs, READ, entities),
     spec("brain_delete", d.DELETE, a.DeleteArgs, WRITE, delete, _memory),
     spec("brain_update", d.UPDATE, a.UpdateArgs, WRITE, update, _memory),

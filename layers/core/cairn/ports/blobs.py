@@ -35,3 +35,7 @@ class FolderedBlobs(Protocol):
     def folders(self, prefix: str) -> Iterator[tuple[str, float]]:
         """(name, time of the newest change of anything in it, epoch seconds) of each folder
         directly under `prefix` (a folder ending with '/'); none when it does not exist."""
+
+    def files(self, prefix: str) -> Iterator[tuple[str, float]]:
+        """(name, time it was stored, epoch seconds) of each key directly under `prefix` (a
+        folder ending with '/'), folders not included; none when it does not exist."""

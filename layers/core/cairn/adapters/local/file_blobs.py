@@ -136,6 +136,18 @@ class FileBlobStore:
                 inside = [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(entry.path)]
                 yield entry.name, max([entry.stat(follow_symlinks=False).st_mtime, *inside])
 
+    def files(self, prefix: str) -> Iterator[tuple[str, float]]:
+        folder = self._path(validate_prefix(prefix)[:-1])
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if entry.name.startswith(TEMP_PREFIX) or not entry.is_file(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                yield entry.name, entry.stat(follow_symlinks=False).st_mtime
+
     def _path(self, key: str) -> Path:
         validate_key(key)
         if any(len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES for seg in key.split("/")):

@@ -28,6 +28,13 @@ def blob_key(brain_id: str, doc_id: str, digest: str) -> str:
     return f"{brain_id}/{digest[:2]}/{digest}"
 
 
+def uploads_folder(brain_id: str) -> str:
+    """Where a brain's uploads wait to be ingested: presigned uploads (`upl_…/<name>`), the bytes
+    of a queued ingest (by their digest) and its working files (`staging/<job>/`). On AWS the
+    bucket's lifecycle expires them; on the embedded store the sweep does (upload_expiry.py)."""
+    return f"uploads/{brain_id}/"
+
+
 def own_folder(doc: Document) -> str | None:
     """The folder that holds every version of `doc`'s bytes and nothing else, or None for a
     document stored at the brain's content address (written before this layout)."""

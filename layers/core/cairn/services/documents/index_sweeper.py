@@ -8,7 +8,8 @@ reconcile protocol allows any number of settlers) but is work they are about to 
 scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py). Each tick also removes
 the bytes of document versions replaced more than a quarter of an hour ago
 (services/documents/old_bytes.py), and once an hour those of writes that stopped before committing
-their records (services/documents/orphan_bytes.py, where the blob store can list its folders).
+their records (services/documents/orphan_bytes.py, where the blob store can list its folders) and
+uploads a week old (services/documents/upload_expiry.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class IndexSweeper:
         if self._orphans_at is None or now - self._orphans_at >= orphan_bytes.EVERY_S:
             self._orphans_at = now
             self.documents.collect_orphan_bytes()  # bytes of writes that never committed (orphan_bytes.py)
+            self.documents.expire_uploads()  # uploads a week old, as S3's lifecycle (upload_expiry.py)
         return settled
 
     def start(self) -> None:

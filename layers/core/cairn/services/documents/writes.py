@@ -35,6 +35,8 @@ from cairn.services.documents.old_bytes import GRACE_S
 from cairn.services.documents.orphan_bytes import GRACE_S as ORPHAN_GRACE_S
 from cairn.services.documents.orphan_bytes import collect_orphan_bytes
 from cairn.services.documents.reads import DocumentReads, live_at
+from cairn.services.documents.upload_expiry import EXPIRY_S as UPLOAD_EXPIRY_S
+from cairn.services.documents.upload_expiry import expire_uploads
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
 
@@ -328,15 +330,23 @@ class DocumentWrites(DocumentReads):
     def collect_orphan_bytes(self, older_than_s: float = ORPHAN_GRACE_S) -> int:
         """Remove the bytes of writes that stopped before committing their records, stored at
         least `older_than_s` ago (orphan_bytes.py); how many documents' folders went."""
+        now = self.clock.now().timestamp()
+        return collect_orphan_bytes(self.blobs, self.repo, self._live_brain_ids(), now, older_than_s)
+
+    def expire_uploads(self, older_than_s: float = UPLOAD_EXPIRY_S) -> int:
+        """Remove uploads stored at least `older_than_s` ago, as the upload bucket's lifecycle
+        does on AWS (upload_expiry.py); how many keys went."""
+        now = self.clock.now().timestamp()
+        return expire_uploads(self.blobs, self._live_brain_ids(), now, older_than_s)
+
+    def _live_brain_ids(self) -> list[str]:
         brain_ids: list[str] = []
         after: str | None = None
         while True:
             brains, after = self.repo.brains.page(after=after, limit=500)
             brain_ids += [b.id for b in brains if b.deleted_at is None]
             if after is None:
-                break
-        now = self.clock.now().timestamp()
-        return collect_orphan_bytes(self.blobs, self.repo, brain_ids, now, older_than_s)
+                return brain_ids
 
     def settle_pending(self, older_than_s: float = 0.0) -> int:
         """Reconcile every document whose index intent a stopped writer left standing."""

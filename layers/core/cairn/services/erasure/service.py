@@ -43,6 +43,7 @@ from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
 from cairn.services.audit import AuditEntry, AuditLog
 from cairn.services.brains import BrainService
+from cairn.services.documents.blob_keys import uploads_folder
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
@@ -324,7 +325,7 @@ class ErasureService:
             counts["messages"] += self.keyspace.delete(items) - 1
         counts["chunks"] += self.chunks.drop_brain(brain_id)
         counts["blobs"] += self.blobs.delete_prefix(f"{brain_id}/") + self.blobs.delete_prefix(
-            f"uploads/{brain_id}/"
+            uploads_folder(brain_id)
         )
         counts["records"] += self.keyspace.purge(brain_id) - counts["documents"]
         counts["records"] += self.documents.old_bytes.forget_brain(brain_id)

@@ -25,6 +25,7 @@ from cairn.ingest.extract import KINDS
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobContext, JobSteps
 from cairn.services.brains import BrainService
+from cairn.services.documents.blob_keys import uploads_folder
 from cairn.services.documents.document_text import title_for
 from cairn.services.documents.indexing import staged_chunk_id
 from cairn.services.documents.inputs import DocumentInput, checksum
@@ -273,7 +274,7 @@ class StagedIngest:
         return self.brains.get(job.brain_id or "")
 
     def _key(self, job: Job, name: str) -> str:
-        return f"uploads/{job.brain_id}/staging/{job.id}/{name}"
+        return f"{uploads_folder(job.brain_id or '')}staging/{job.id}/{name}"
 
 
 def _payload(job: Job) -> QueuedIngest:

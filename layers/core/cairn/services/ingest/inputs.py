@@ -18,6 +18,7 @@ from cairn.domain.models import Brain, Document
 from cairn.domain.paths import GLOBAL_PREFIX
 from cairn.domain.text import check_label, excerpt
 from cairn.ports.uploads import UploadSigner
+from cairn.services.documents.blob_keys import uploads_folder
 
 INGEST_JOB = "ingest"
 
@@ -70,7 +71,7 @@ class LocalFilePolicy:
 
 
 def uploads_prefix(brain: Brain) -> str:
-    return f"uploads/{brain.id}/"
+    return uploads_folder(brain.id)
 
 
 def upload_key(signer: UploadSigner, location: str) -> str:

@@ -347,9 +347,10 @@ class IngestService:
         assert self.jobs is not None
         digest = checksum(data)
         if upload_key is None:
-            upload_key = f"{uploads_prefix(brain)}{digest}"  # one prefix: the bucket expires leftovers
-            if not self.documents.blobs.exists(upload_key):
-                self.documents.blobs.put(upload_key, data)
+            # One prefix: the bucket expires leftovers. Stored again when already there (a retry of
+            # a failed ingest), so its week before expiry starts now (upload_expiry.py).
+            upload_key = f"{uploads_prefix(brain)}{digest}"
+            self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)
         payload = {
             "upload_key": upload_key,

@@ -64,6 +64,7 @@ WEIRD = (
     "/v1/brains/%", "/v1/brains/%zz", "//", "/v1/../ui", "/ui/brains/%0A", "/zengram/%FF",
     "/mcp/\u00e9", "a=%ff&&=&b", "path=%00", "q=" + "x" * 9000, "Bearer ", "Bearer \u00e9",
     "text/plain; charset=utf-99", "cairn_ui=; cairn_csrf=\u00e9", "203.0.113.7, 10.0.0.1",
+    "\ud800", "q=\udfff", "\u00b2", "example.com:\u00b3", "example.com:" + "1" * 5000,
 )  # fmt: skip
 
 PREFIXES = (
@@ -126,6 +127,43 @@ def test_no_event_breaks_the_api_function(api: Handler, errors: ErrorLog) -> Non
     assert api(EVENTS[1], LambdaContext())["statusCode"] == 201  # brain `team`, which events aim at
     _fuzz(api, errors, EXAMPLES * len(EVENTS))
     assert api(EVENTS[0], LambdaContext())["statusCode"] == 200  # still serving
+
+
+LONE = "\ud800"  # JSON's "\\ud800": a string no UTF-8 encoder takes
+
+
+@pytest.mark.parametrize(
+    ("where", "name", "bad"),
+    [
+        (("rawQueryString",), None, "q=" + LONE),
+        (("headers",), "x-note", LONE),
+        (("headers",), "x-" + LONE, "v"),
+        (("body",), None, '{"name": "' + LONE + '"}'),
+        (("cookies",), None, ["a=" + LONE]),
+        (("requestContext", "http", "method"), None, "P" + LONE),
+        (("requestContext", "http", "sourceIp"), None, LONE),
+        (("headers",), "host", "abc.execute-api.us-east-1.amazonaws.com:\u00b2"),  # a digit int() refuses
+        (("headers",), "x-forwarded-port", "\u00b3"),
+        (("headers",), "host", "abc.execute-api.us-east-1.amazonaws.com:" + "1" * 5000),
+    ],
+)
+def test_text_mangum_could_not_encode_or_a_port_it_could_not_read_is_refused(
+    api: Handler, errors: ErrorLog, where: tuple[str, ...], name: str | None, bad: Any
+) -> None:
+    event = copy.deepcopy(EVENTS[1])
+    node = event
+    for key in where[:-1]:
+        node = node[key]
+    if name is None:
+        node[where[-1]] = bad
+    else:
+        node[where[-1]][name] = bad
+
+    response = api(event, LambdaContext())
+
+    assert response["statusCode"] == 400, response
+    assert json.loads(response["body"])["code"] == "validation_error"
+    assert [seen.startswith(REFUSED) for seen in errors.seen] == [True]
 
 
 def test_an_event_that_breaks_it_is_caught(

@@ -21,9 +21,9 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput
@@ -32,11 +32,24 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 log = logging.getLogger("cairn.lambda")
 
 
+def _encodable(text: str) -> str:
+    """Mangum encodes the event's strings as UTF-8: a lone surrogate (JSON's `"\\ud800"`, which a
+    direct Invoke can send) would raise there."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("holds a lone surrogate, which is not text") from None
+    return text
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+
+
 class _Http(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
-    method: str
-    path: str
-    sourceIp: str
+    method: Text
+    path: Text
+    sourceIp: Text
 
 
 class _RequestContext(BaseModel):
@@ -51,10 +64,10 @@ class HttpApiEvent(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
     version: Literal["2.0"]
     requestContext: _RequestContext
-    headers: dict[str, str] = {}
-    cookies: list[str] | None = None
-    rawQueryString: str = ""
-    body: str | None = None
+    headers: dict[Text, Text] = {}
+    cookies: list[Text] | None = None
+    rawQueryString: Text = ""
+    body: Text | None = None
     isBase64Encoded: bool = False
 
 
@@ -75,7 +88,7 @@ def http_event_problem(event: Any) -> str | None:
             return "the event's body is marked base64-encoded but is not base64"
     host = parsed.headers.get("host", "")
     port = host.split(":", 1)[1] if ":" in host else parsed.headers.get("x-forwarded-port", "80")
-    if not port.isdigit():
+    if not (port.isascii() and port.isdigit() and len(port) <= 5):  # "²" is a digit int() refuses
         return "the event's host or x-forwarded-port header names no port"
     return None
 

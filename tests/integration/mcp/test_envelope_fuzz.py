@@ -103,7 +103,13 @@ def _headers() -> st.SearchStrategy[dict[str, str]]:
                 )
             ),
             "content-type": st.sampled_from(
-                ("application/json", "application/json; charset=latin-1", "text/plain", "multipart/form-data")
+                (
+                    "application/json",
+                    "application/json; charset=latin-1",
+                    "APPLICATION/JSON",
+                    "text/plain",
+                    "multipart/form-data",
+                )
             ),
             "mcp-protocol-version": st.sampled_from(VERSIONS),
             "mcp-session-id": st.sampled_from(("abc", "0" * 200, "a b", "%C3%A9")),
@@ -167,6 +173,10 @@ def _fuzz(client: httpx.Client, paths: tuple[str, ...], errors: ErrorLog) -> Non
         shown = f"{method} {path} {headers} {body!r:.300}: {response.status_code} {response.text:.300}"
         assert response.status_code < 500, shown
         assert not errors.seen, f"{shown}: {errors.seen}"
+        if method == "POST" and response.content:  # a refusal too is JSON-RPC, never plain text
+            assert response.headers.get("content-type", "").startswith(
+                ("application/json", "text/event-stream")
+            ), shown
         _answered(response)
 
     call()
@@ -194,10 +204,10 @@ def test_no_request_breaks_an_endpoint(server: str, errors: ErrorLog, request: p
 def test_an_endpoint_that_fails_is_caught(
     live: LiveServer, errors: ErrorLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(_: bytes) -> None:
+    def fail(_: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("cairn.entrypoints.mcp.http.message_of", fail)
+    monkeypatch.setattr("cairn.entrypoints.mcp.http._as_json", fail)  # every POST reaches it
     with (
         _client(live) as client,
         pytest.raises(AssertionError, match=": 500 "),

@@ -3,6 +3,7 @@ loopback clients and the configured host through, and 405 where stateless mode h
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +62,27 @@ def wildcard(tmp_path: Path) -> Iterator[LiveServer]:
 
 def test_a_server_bound_to_every_interface_does_not_check_the_host(wildcard: LiveServer) -> None:
     assert _post(wildcard.url, host="10.1.2.3:8080").status_code == 200
+
+
+def test_a_body_that_says_it_is_not_json_is_refused_as_json_rpc(live: LiveServer) -> None:
+    """The SDK answered a missing or other content type with plain text (and refused the upper-case
+    spelling of application/json, which media types allow)."""
+    for content_type in (None, "text/plain", "application/json-seq", "multipart/form-data"):
+        headers = {
+            "accept": JSON_HEADERS["accept"],
+            **({"content-type": content_type} if content_type else {}),
+        }
+        refused = httpx.post(live.url, content=json.dumps(INIT), headers=headers, timeout=10)
+        assert refused.status_code == 415, content_type
+        assert refused.json()["error"] == {
+            "code": -32600,
+            "message": "Unsupported Media Type: Content-Type must be application/json",
+        }
+    for content_type in ("Application/JSON", "application/json; charset=utf-8"):
+        assert (
+            _post(live.url, **{"content-type": content_type}).json()["result"]["serverInfo"]["name"]
+            == "cairn"
+        )
 
 
 def test_get_and_delete_are_405_in_stateless_mode(live: LiveServer) -> None:

@@ -43,6 +43,11 @@ class PerRequestMCP:
         body, receive = await buffered(receive, self.max_body)
         message: JSONRPCMessage | None = None
         if scope.get("method") == "POST":  # checked as stdio checks a line (kit/inbound.py)
+            json_scope = _as_json(scope)
+            if json_scope is None:
+                await mcp_error(415, UNSUPPORTED)(scope, receive, send)
+                return
+            scope = json_scope
             try:
                 message = message_of(body)
             except Refused as refused:
@@ -60,6 +65,26 @@ class PerRequestMCP:
         )
         async with sub.router.lifespan_context(sub):
             await sub(scope, receive, send)
+
+
+UNSUPPORTED = "Unsupported Media Type: Content-Type must be application/json"
+
+
+def _as_json(scope: Scope) -> Scope | None:
+    """The request with its media type written as the SDK compares it (`application/json`, in
+    lower case: media types are case-insensitive, and the SDK refused `Application/JSON`), or None
+    when it is not JSON (the SDK answered that in plain text, which a client cannot read as the
+    JSON-RPC error every other refusal of this endpoint is)."""
+    headers = list(scope.get("headers", ()))
+    for i, (name, value) in enumerate(headers):
+        if name.lower() != b"content-type":
+            continue
+        media, sep, params = value.partition(b";")
+        if media.strip().lower() != b"application/json":
+            return None
+        headers[i] = (name, b"application/json" + sep + params)
+        return {**scope, "headers": headers}
+    return None
 
 
 def _wants_progress(message: JSONRPCMessage | None) -> bool:

@@ -129,6 +129,15 @@ class DamagedStore(DamagedContent):
     code = "damaged_store"
 
 
+def damaged_record(pk: str, sk: str, why: str) -> DamagedStore:
+    """A record of the store that no longer reads as one (its JSON cut or changed by hand, a
+    DynamoDB item written by something else): refused as damaged, never a crash."""
+    return DamagedStore(
+        f"a record of the store is damaged and cannot be read ({pk[:120]} {sk[:200]}: {why}); "
+        "it was changed outside Cairn: restore the store from a backup"
+    )
+
+
 # SQLite's primary result codes (sqlite3.SQLITE_*), named here so the domain imports no store.
 _SQLITE_READONLY, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 8, 11, 13, 26
 

@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from cairn.auth import access
-from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, damaged_record
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 from cairn.services.brain_pointers import pointer_keys, pointer_ops
@@ -76,7 +76,13 @@ def to_item(pk: str, sk: str, model: BaseModel) -> Item:
 
 
 def from_item(model: type[M], item: Item) -> M:
-    return model.model_validate(item.data)
+    """The model an item holds; DamagedStore when it no longer holds one (changed by hand)."""
+    try:
+        return model.model_validate(item.data)
+    except ValidationError as exc:
+        raise damaged_record(
+            item.pk, item.sk, f"it is not a {model.__name__}: {exc.error_count()} problems"
+        ) from None
 
 
 class BrainRepository:

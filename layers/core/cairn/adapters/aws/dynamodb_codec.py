@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cairn.adapters.local.sqlite_records import check_key, encode_data
-from cairn.domain.errors import CairnError, InvalidInput, PayloadTooLarge
+from cairn.domain.errors import CairnError, InvalidInput, PayloadTooLarge, damaged_record
 from cairn.ports.records import Delete, Item, Put
 
 PK, SK, VERSION, DATA, TTL, LOCK, LOCK_OP = "pk", "sk", "v", "d", "expires_at", "tx", "txi"
@@ -106,11 +106,23 @@ def int_of(raw: dict[str, Any], name: str) -> int | None:
 
 
 def committed(raw: dict[str, Any]) -> Item | None:
-    """The item's committed state, ignoring any lock; None for a placeholder (never written)."""
-    version = int_of(raw, VERSION)
-    if version is None:
-        return None
-    return Item(str(raw[PK]["S"]), str(raw[SK]["S"]), json.loads(str(raw[DATA]["S"])), version)
+    """The item's committed state, ignoring any lock; None for a placeholder (never written).
+    DamagedStore for an item no write of Cairn's could have left (written by something else)."""
+    pk, sk = str((raw.get(PK) or {}).get("S", "?")), str((raw.get(SK) or {}).get("S", "?"))
+    try:
+        version = int_of(raw, VERSION)
+        if version is None:
+            return None
+        text = raw[DATA]["S"]
+    except (KeyError, TypeError, ValueError):
+        raise damaged_record(pk, sk, "its attributes are not those of a record") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        raise damaged_record(pk, sk, "its data is not JSON") from None
+    if not isinstance(data, dict):
+        raise damaged_record(pk, sk, "its data is not a JSON object")
+    return Item(pk, sk, data, version)
 
 
 def version_condition(expected: int | None, values: dict[str, Any], tag: str = "") -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.adapters.local.durable_dirs import storage_errors
-from cairn.domain.errors import CairnError, InvalidInput, RecordConflict
+from cairn.domain.errors import CairnError, InvalidInput, RecordConflict, damaged_record
 from cairn.ports.records import (
     MAX_GET_MANY,
     MAX_PK_BYTES,
@@ -150,6 +150,17 @@ def encode_cursor(prefixes: list[str], pk: str, sk: str) -> str:
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
 
 
+def stored_item(pk: str, sk: str, text: str, version: int) -> Item:
+    """The item a row holds; DamagedStore when its data is not the JSON object a write stored."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise damaged_record(pk, sk, f"its data is not JSON: {type(exc).__name__}") from None
+    if not isinstance(data, dict):
+        raise damaged_record(pk, sk, "its data is not a JSON object")
+    return Item(pk, sk, data, version)
+
+
 def decode_cursor(prefixes: list[str], cursor: str) -> tuple[str, str]:
     """The key an `encode_cursor` cursor of the same scan names; InvalidInput for anything else."""
     try:
@@ -229,7 +240,7 @@ class SqliteRecordStore:
             .execute("SELECT data, version FROM items WHERE pk = ? AND sk = ?", (pk, sk))
             .fetchone()
         )
-        return None if row is None else Item(pk, sk, json.loads(row[0]), row[1])
+        return None if row is None else stored_item(pk, sk, row[0], row[1])
 
     def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
         wanted = validate_keys(keys)
@@ -245,7 +256,7 @@ class SqliteRecordStore:
                 "JOIN items ON items.pk = wanted.pk AND items.sk = wanted.sk"
             )
             for pk, sk, data, version in conn.execute(sql, [part for key in chunk for part in key]):
-                found[(pk, sk)] = Item(pk, sk, json.loads(data), version)
+                found[(pk, sk)] = stored_item(pk, sk, data, version)
         return found
 
     def put(self, item: Item, expected_version: int | None = None) -> Item:
@@ -287,7 +298,7 @@ class SqliteRecordStore:
             sql += " LIMIT ?"
             params.append(limit + 1)  # one extra row tells whether the page was cut
         rows = self._conn().execute(sql, params).fetchall()
-        items = [Item(pk, sk, json.loads(data), version) for sk, data, version in rows]
+        items = [stored_item(pk, sk, data, version) for sk, data, version in rows]
         if limit is not None and len(items) > limit:
             items = items[:limit]
             return Page(items, next_after=items[-1].sk)
@@ -315,7 +326,7 @@ class SqliteRecordStore:
             rows += conn.execute(f"{sql} LIMIT ?", [*args, limit + 1 - len(rows)]).fetchall()
             if len(rows) > limit:  # one extra row tells whether the scan goes on
                 break
-        items = [Item(pk, sk, json.loads(data), version) for pk, sk, data, version in rows[:limit]]
+        items = [stored_item(pk, sk, data, version) for pk, sk, data, version in rows[:limit]]
         if len(rows) > limit:
             return ScanPage(items, encode_cursor(ranges, items[-1].pk, items[-1].sk))
         return ScanPage(items)
@@ -351,7 +362,7 @@ class SqliteRecordStore:
                 "DELETE FROM items WHERE pk = ? AND sk = ?",
                 [key for op, key in zip(ops, keys, strict=True) if isinstance(op, Delete)],
             )
-        return [Item(op.item.pk, op.item.sk, json.loads(text), v) for op, text, v in written]
+        return [stored_item(op.item.pk, op.item.sk, text, v) for op, text, v in written]
 
     # -- maintenance -------------------------------------------------------------------------
 

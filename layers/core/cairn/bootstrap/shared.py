@@ -219,6 +219,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         calibration=tuning.calibration,
         commit_mark=commit_mark,
     )
+    documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
     libraries = LibraryService(
         brains,
         documents,

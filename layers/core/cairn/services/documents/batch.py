@@ -69,6 +69,7 @@ class BatchWrites(DocumentWrites):
             if committed is not None:
                 self.sync.settle(committed, applied)
             self._forget_as_context(brain, removed)
+            self._removed(brain, removed)
             self._publish(brain, events)
         return len(ops)
 

@@ -76,6 +76,7 @@ class DocumentCore:
         over by a version that no longer has them."""
         self.repo = repo
         self.companions_of = companions or (lambda _doc: ())
+        self._removal_hooks: list[Callable[[Brain, Document], None]] = []
         self.blobs = blobs
         self.indexer = indexer
         self.events = events
@@ -93,6 +94,24 @@ class DocumentCore:
         transaction names each record once)."""
         named = {_record_of(op) for op in ops}
         return [*ops, *(op for op in self.companions_of(doc) if _record_of(op) not in named)]
+
+    def when_removed(self, hook: Callable[[Brain, Document], None]) -> None:
+        """Call `hook` after a document's deletion or erasure has committed, for what another
+        service keeps beside it that one transaction cannot take (ThoughtMCP's waypoint links and
+        the statistics of the memories at their other ends: records read and rewritten under
+        their own versions). It runs as the system: the removal itself was checked."""
+        self._removal_hooks.append(hook)
+
+    def _removed(self, brain: Brain, gone: Sequence[Document]) -> None:
+        """The removal hooks of documents whose removal committed. A failing hook is logged: the
+        removal stands, and the caller is told it happened."""
+        with access.as_system():
+            for doc in gone:
+                for hook in self._removal_hooks:
+                    try:
+                        hook(brain, doc)
+                    except Exception:
+                        log.exception("tidying after the removal of document %s failed", doc.id)
 
     def _forget_as_context(self, brain: Brain, gone: Sequence[Document]) -> None:
         """Documents removed from search: the recent siblings indexed with an excerpt of one of them

@@ -177,6 +177,7 @@ class DocumentWrites(DocumentReads):
             faults.reached("documents.indexed")
             self.sync.settle(committed, [doc.id])
             self._forget_as_context(brain, [doc])
+            self._removed(brain, [doc])
             gone = committed.documents[0]
             self._publish(
                 brain,
@@ -223,6 +224,7 @@ class DocumentWrites(DocumentReads):
             self.indexer.remove(doc)
             faults.reached("documents.indexed")
             self.sync.settle(committed, [doc.id])
+            self._removed(brain, [doc])
             if folder is not None:
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
             elif not keep_blob:

@@ -7,7 +7,7 @@ import numpy as np
 
 from cairn.domain.errors import Conflict
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Link
+from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.thoughtmcp import thought_scoring as ts
@@ -75,6 +75,14 @@ class ThoughtLinks(ThoughtStore):
             self._touched(brain.id, a.user_id, a.id, b.id)
             return 2
         return 0
+
+    def unlink_removed(self, brain: Brain, doc: Document) -> None:
+        """A memory's document removed through any surface (REST, a batch, the web UI, another
+        tool: DocumentService.when_removed): its links go, and the other ends' statistics, as a
+        hard forget's do, so no memory keeps the weight of a link to one that is gone."""
+        user_id = doc.memory.user_id if doc.memory is not None else None
+        if user_id is not None:
+            self._unlink(brain, user_id, doc.id)
 
     def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics

@@ -228,6 +228,27 @@ def test_a_note_another_surface_wrote_is_updated_and_deleted_by_the_id_search_sh
     assert gone.status_code == 404 and gone.json() == {"error": "Memory not found"}
 
 
+def test_a_page_updated_through_zengram_keeps_the_front_matter_it_was_not_shown(
+    client: TestClient, container: Container
+) -> None:
+    store(client, type="event", content="the zengram brain exists")
+    brain = container.brains.resolve(None)
+    front = b"---\ntitle: Minerva Project\ntype: project\nowner_team: platform\n---\n"
+    page = front + b"# Minerva\n\nThe zircon rewrite."
+    container.documents.write(brain, "projects/minerva.md", page)  # as gbrain's brain_put stores a page
+    found = client.get(f"{Z}/memory/search", params={"q": "zircon rewrite"}).json()["results"][0]
+    assert found["content"] == "# Minerva\n\nThe zircon rewrite."  # shown without its front matter
+
+    updated = client.patch(f"{Z}/memory/{found['id']}", json={"content": "# Minerva\n\nShipped in May."})
+    kept = container.documents.read(brain, "projects/minerva.md")
+    replaced = client.patch(f"{Z}/memory/{found['id']}", json={"content": "---\ntitle: Minerva\n---\nDone."})
+
+    assert updated.status_code == 200 and replaced.status_code == 200
+    assert kept == front + b"# Minerva\n\nShipped in May."
+    assert container.documents.repo.get_by_id(found["id"]).title == "Minerva"  # type: ignore[union-attr]
+    assert container.documents.read(brain, "projects/minerva.md") == b"---\ntitle: Minerva\n---\nDone."
+
+
 def test_briefing_excludes_the_requesting_agent_unless_asked(client: TestClient) -> None:
     store(client, type="event", content="agent a shipped", source_agent="agent-a", importance="high")
     store(client, type="decision", content="agent b chose Postgres", source_agent="agent-b")

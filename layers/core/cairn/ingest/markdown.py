@@ -49,6 +49,12 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
     return title, text[match.end() :]
 
 
+def front_matter_block(text: str) -> str:
+    """The front matter block `text` begins with, its closing line included ("" when none)."""
+    match = _FRONT_MATTER.match(text)
+    return "" if match is None else text[: match.end()]
+
+
 def iter_lines(text: str) -> Iterator[tuple[int, str, bool]]:
     """(offset, line without its newline, is code) for each line; fence lines count as code."""
     pos = 0

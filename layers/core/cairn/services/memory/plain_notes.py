@@ -3,9 +3,9 @@ surface's update and delete: zengram's `brain_search` lists them as memories of 
 the ids it shows must be ones its update and delete act on.
 
 A note has no importance or knowledge category to change; its text is changed in place (tags,
-the metadata not named and a title of its own kept; a title drawn from its first heading or file
-name is drawn again) and only when it is text (a PDF's text is extracted from its
-file). Access is the repositories' rule, as for any write."""
+the metadata not named, the front matter it began with and a title of its own kept; a title drawn
+from its first heading or file name is drawn again) and only when it is text (a PDF's text is
+extracted from its file). Access is the repositories' rule, as for any write."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dataclasses import replace
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.text import excerpt
+from cairn.ingest.markdown import front_matter_block
 from cairn.services.documents.document_text import TEXT_TYPES, title_for
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.documents.service import DocumentService
@@ -27,6 +28,15 @@ def plain_note(documents: DocumentService, brain: Brain, note_id: str) -> Docume
     if doc is None or doc.brain_id != brain.id or doc.memory is not None:
         return None
     return doc
+
+
+def _with_front_matter(live: Document, data: bytes, text: str) -> str:
+    """`text` as the note's new body, after the front matter block the note began with (a gbrain
+    page's title, type and fields): its reader was shown the text without it, so new text that
+    has none of its own keeps the note's."""
+    if live.content_type != "text/markdown" or front_matter_block(text):
+        return text
+    return front_matter_block(data.decode("utf-8", "replace")) + text
 
 
 def update_note(
@@ -60,7 +70,10 @@ def update_note(
             expect_version(live.path, live, expected_version)
         changed.clear()  # a commit lost to another process's writer runs this again
         body, title = data, live.title  # an image's bytes stay as they are when only metadata changes
-        if content is not None and (new_text := checked_text(content)).encode() != data:
+        if (
+            content is not None
+            and (new_text := _with_front_matter(live, data, checked_text(content))).encode() != data
+        ):
             body = new_text.encode()
             changed.append("content")
             if live.title == title_for(live.path, data.decode("utf-8", "replace")):

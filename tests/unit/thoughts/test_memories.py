@@ -266,3 +266,25 @@ def test_content_that_shows_nothing_is_empty(tmp_path: Path, blank: str) -> None
         remember(c, brain, blank)
     found, total = c.thoughts.recall(brain, "alice", text=None, filters=Filters())
     assert found == [] and total == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "refusal"),
+    [
+        ("tags", "a,b", "metadata.tags must not contain commas"),
+        ("keywords", "x,y", "metadata.keywords must not contain commas"),
+        ("tags", "\x00nul", "metadata.tags must not contain control characters"),
+    ],
+)
+def test_a_tag_or_keyword_the_store_could_not_keep_whole_is_refused(
+    tmp_path: Path, field: str, value: str, refusal: str
+) -> None:
+    # Stored comma-joined, "a,b" came back as two tags, and a restore of the brain refused the memory.
+    c, brain = setup(tmp_path)
+    with pytest.raises(ThoughtError, match=refusal):
+        remember(c, brain, TEXT, **{field: (value,)})
+    kept = remember(c, brain, TEXT, tags=("ops",))
+    with pytest.raises(ThoughtError, match=refusal):
+        c.thoughts.update(brain, str(kept["memoryId"]), "alice", metadata=Metadata(**{field: (value,)}))  # type: ignore[arg-type]
+    found, total = c.thoughts.recall(brain, "alice", text=None, filters=Filters())
+    assert total == 1 and found[0].row.id == kept["memoryId"]

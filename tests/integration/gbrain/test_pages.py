@@ -7,6 +7,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from cairn.services.documents.inputs import DocumentInput
 from tests.integration.gbrain.conftest import body, gbrain, page, refused, text
 from tests.integration.mcp.conftest import LiveServer
 
@@ -167,6 +168,21 @@ async def test_list_timeline_and_tags(live: LiveServer) -> None:
     assert added == ["alpha", "mid", "zeta"] and removed == listed == ["alpha", "zeta"]
     assert (bad_tag.code, bad_tag.message) == (-32602, "invalid tag: allowed characters are [a-z0-9_-]")
     assert "Anvils." in version
+
+
+async def test_a_tag_another_surface_gave_a_page_can_be_removed(live: LiveServer) -> None:
+    # gbrain's own tags are [a-z0-9_-]; the canonical surface and REST take "Green Tea"
+    async with gbrain(live) as g:
+        text(await g.call_tool("brain_put", {"slug": "kitchen/tea", "content": "Sencha."}))
+        brain = live.container.brains.resolve("default")
+        info = DocumentInput(tags=["Green Tea", "drinks"])
+        live.container.documents.write(brain, "kitchen/tea", b"---\ntitle: Tea\n---\nSencha.", info)
+        listed = body(await g.call_tool("brain_tags", {"slug": "kitchen/tea"}))
+        removed = body(await g.call_tool("brain_tags", {"slug": "kitchen/tea", "remove": ["Green Tea"]}))
+        still_refused = await refused(g, "brain_tags", {"slug": "kitchen/tea", "add": ["Green Tea"]})
+
+    assert listed == ["Green Tea", "drinks"] and removed == ["drinks"]
+    assert still_refused.message == "invalid tag: allowed characters are [a-z0-9_-]"
 
 
 async def test_a_restoring_collection_refuses_every_mutation_first(live: LiveServer) -> None:

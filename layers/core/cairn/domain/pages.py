@@ -137,7 +137,9 @@ def qualified(collection: str, slug: str) -> str:
     return f"{collection}{QUALIFIER}{slug}"
 
 
-def validate_tags(tags: Iterable[str]) -> list[str]:
+def validate_tags(tags: Iterable[str], *, removing: bool = False) -> list[str]:
+    """Tags a page may be given; `removing`: tags to take off a page, which may be any it has
+    (another surface may have tagged it "Green Tea"), so their characters are not checked."""
     found = list(tags)
     if len(found) > MAX_TAGS_PER_CALL:
         raise InvalidInput(f"too many tags: at most {MAX_TAGS_PER_CALL} per call")
@@ -146,7 +148,7 @@ def validate_tags(tags: Iterable[str]) -> list[str]:
             raise InvalidInput("invalid tag: must not be empty")
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidInput(f"invalid tag: exceeds maximum length of {MAX_TAG_CHARS} characters")
-        if not _TAG_CHARS.fullmatch(tag):
+        if not removing and not _TAG_CHARS.fullmatch(tag):
             raise InvalidInput("invalid tag: allowed characters are [a-z0-9_-]")
     return found
 

@@ -490,7 +490,7 @@ class PageService:
         early = self._gate_first(lambda: self._resolve_read(raw)[0])
         ref = parse_slug_ref(text)
         validate_tags(add)
-        validate_tags(remove)
+        validate_tags(remove, removing=True)
         brain, slug = (early, ref.slug) if early is not None else self._resolve_read(ref)
         self.guard_mutation(brain)
         name = self.name_of(brain)

@@ -268,6 +268,15 @@ def test_content_that_shows_nothing_is_empty(tmp_path: Path, blank: str) -> None
     assert found == [] and total == 0
 
 
+def test_a_session_id_is_bounded_as_a_user_id_is(tmp_path: Path) -> None:
+    c, brain = setup(tmp_path)
+    with pytest.raises(ThoughtError, match="sessionId must be at most 256 characters"):
+        remember(c, brain, TEXT, session="s" * 257)
+    assert remember(c, brain, TEXT, session="s" * 256)["memoryId"]
+    _, total = c.thoughts.recall(brain, "alice", text=None, filters=Filters())
+    assert total == 1
+
+
 @pytest.mark.parametrize(
     ("field", "value", "refusal"),
     [

@@ -53,6 +53,9 @@ from cairn.services.thoughtmcp.models import (
 )
 from cairn.services.thoughtmcp.sectors import EMBEDDINGS
 
+MAX_SESSION_ID = 256
+"""As a userId's bound (checks.py)."""
+
 
 class ThoughtMemories(ThoughtForgetting):
     """A user's sector memories: remember, recall, search, update, forget (module docstring)."""
@@ -64,6 +67,10 @@ class ThoughtMemories(ThoughtForgetting):
         check_sector(m.sector)
         if not m.session_id.strip():
             raise ThoughtError("sessionId is required", "Provide the session the memory belongs to")
+        if len(m.session_id) > MAX_SESSION_ID:  # kept in every record of the memory, as userId is
+            raise ThoughtError(
+                f"sessionId must be at most {MAX_SESSION_ID} characters", "Use a shorter sessionId"
+            )
         check_metadata(m.metadata)
         now = self.clock.now()
         keywords = list(m.metadata.keywords) if m.metadata.keywords is not None else auto_keywords(m.content)

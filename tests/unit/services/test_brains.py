@@ -109,3 +109,14 @@ def test_the_audit_shows_a_key_limited_to_some_brains_only_their_entries(contain
     with access.acting_as(limited, ADMIN):
         assert targets() == {"a.md"}
     assert targets() == {"a.md", "secret/b-plan.md", None}  # the operator sees all
+
+
+def test_an_empty_update_names_only_what_its_caller_may_give(container: Container) -> None:
+    container.brains.create("Team", slug="team")
+    owner = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset(SCOPES), Via.api_key)
+    with access.acting_as(owner, ADMIN), pytest.raises(InvalidInput) as over_the_wire:
+        container.brains.update("team")
+    with pytest.raises(InvalidInput) as operator:  # the CLI: a tenant too
+        container.brains.update("team")
+    assert over_the_wire.value.message == "nothing to change: give visibility or owner"
+    assert operator.value.message == "nothing to change: give visibility, owner or tenant"

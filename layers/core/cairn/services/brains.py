@@ -174,7 +174,10 @@ class BrainService:
         with access.needing(ADMIN):
             brain = access.check_govern(self.get(ref))
         if visibility is None and owner is None and tenant is None:
-            raise InvalidInput("nothing to change: give visibility, owner or tenant")
+            operator = access.current() is None  # only the CLI may give a tenant
+            raise InvalidInput(
+                f"nothing to change: give visibility{', owner or tenant' if operator else ' or owner'}"
+            )
         try:
             vis = Visibility(visibility) if visibility is not None else None
         except ValueError:

@@ -87,6 +87,14 @@ def test_errors_are_the_clis_and_a_bad_archive_names_its_line(
     code, _, err = run(capsys, "import", str(bad), "--data-dir", str(data))
     assert code == 2 and "error: validation_error: line 2: the record is not valid JSON" in err
     assert "nothing was imported" in err
+
+    # a byte that is not UTF-8 is named on its own line (a text stream failed the first line, and the
+    # import then began and left the brain `restoring`)
+    bad.write_bytes(json.dumps(header).encode() + b'\n{"kind": "document", "text": "caf\xe9"}\n')
+    code, _, err = run(capsys, "import", str(bad), "--data-dir", str(data))
+    assert code == 2 and f"error: validation_error: {bad}: line 2 is not UTF-8 (byte 34 of the line)" in err
+    assert "nothing was imported" in err
+    assert run(capsys, "brains", "list", "--data-dir", str(data))[1].count("fresh") == 0
     code, out, _ = run(capsys, "brains", "list", "--data-dir", str(data))
     assert "notes" in out and "fresh" not in out  # refused whole: not even its brain was made
 

@@ -126,12 +126,22 @@ def _archive_out(name: str | None) -> Iterator[TextIO]:
 
 @contextmanager
 def _archive_in(name: str) -> Iterator[Iterable[str]]:
+    """The archive's lines, each decoded on its own: a byte that is not UTF-8 fails the line it is
+    on (a text stream decodes a whole buffer at once, so it failed the first line)."""
+    import gzip
+
     if name == "-":
-        yield sys.stdin
+        raw = getattr(sys.stdin, "buffer", None)  # none when stdin is already text (replaced)
+        yield sys.stdin if raw is None else _decoded(raw)
         return
     path = Path(name)
-    with _text_file(path, "r", gzipped=path.suffix == ".gz") as f:
-        yield f
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
+        yield _decoded(f)
+
+
+def _decoded(raw: Iterable[bytes]) -> Iterator[str]:
+    for line in raw:
+        yield line.decode("utf-8")
 
 
 def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
@@ -172,10 +182,11 @@ def whole_archive(name: str) -> int | None:
     from cairn.services.archive.service import check
 
     first = last = None
-    count = 0
+    count = read = 0
     try:
         with _archive_in(name) as lines:
             for text in lines:
+                read += 1
                 if text.strip():
                     first = text if first is None else first
                     last, count = text, count + 1
@@ -183,7 +194,11 @@ def whole_archive(name: str) -> int | None:
         raise InvalidInput(
             f"{name}: the archive cannot be read whole ({exc}); nothing was imported"
         ) from None
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{name}: line {read + 1} is not UTF-8 (byte {exc.start + 1} of the line); nothing was imported"
+        ) from None
+    except OSError:
         return None
     header = parsed_object(first)
     if header is not None:

@@ -1,7 +1,9 @@
 """Questions that name an identifier, in process on the embedded store: 300 incident notes that
 read alike, written one after another in one folder (so each carries the previous one's excerpt
-in its keyword context), each asked about by its bare id and in a question. Prints how often the
-asked note comes first (docs/RELEVANCE.md, "A note that names the identifier asked about"):
+in its keyword context), each asked about by its bare id and in a question; the same incidents as
+zengram's typed events (importance drawn at random) asked through its search. Prints how often the
+asked note comes first, and for zengram how often it is in the first ten (docs/RELEVANCE.md, "A
+note that names the identifier asked about"):
 
     python bench/identifiers.py [--data-dir DIR] [--asked 60]
 """
@@ -16,6 +18,8 @@ from pathlib import Path
 
 from cairn.bootstrap import build_container
 from cairn.config import Settings
+from cairn.domain.models import MemoryType
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 
 SYSTEMS = [
     "payment gateway",
@@ -46,15 +50,18 @@ def main() -> int:
     ids = [f"INC-{20000 + 7 * i}" for i in range(args.notes)]
     rng = random.Random(3)
     if reuse:
-        brain = container.brains.get("incidents")
+        brain, events = container.brains.get("incidents"), container.brains.get("incident-events")
     else:
         brain = container.brains.create("Incidents", slug="incidents")
+        events = container.brains.create("Incident events", slug="incident-events")
         for iid in ids:
-            note = (
-                f"# {iid}\n\nIncident {iid} took down the {rng.choice(SYSTEMS)} for {rng.randint(5, 90)} "
+            text = (
+                f"Incident {iid} took down the {rng.choice(SYSTEMS)} for {rng.randint(5, 90)} "
                 f"minutes; the root cause was {rng.choice(CAUSES)}."
             )
-            container.ingest.remember(brain, note, path=f"incidents/{iid}.md")
+            container.ingest.remember(brain, f"# {iid}\n\n{text}", path=f"incidents/{iid}.md")
+            weight = rng.choice([0.5, 0.7, 0.9, 1.0])
+            container.memories.store(events, MemoryInput(MemoryType.event, text, "bench", importance=weight))
     asked = random.Random(7).sample(ids, args.asked)
     for form in ("{}", "What was the root cause of incident {}?"):
         first = sum(
@@ -63,6 +70,15 @@ def main() -> int:
             for i in asked
         )
         print(f"{form.format('<id>')!r}: the asked note first for {first} of {len(asked)}")
+    for form in ("{}", "What was the root cause of incident {}?"):
+        first = ten = 0
+        for i in asked:
+            query = MemoryQuery(limit=10, count_access=False)
+            texts = [h.text for h in container.memories.search(events, form.format(i), query)]
+            first += bool(texts) and f"{i} " in texts[0]
+            ten += any(f"{i} " in t for t in texts)
+        shown = form.format("<id>")
+        print(f"zengram {shown!r}: first for {first}, in the first ten for {ten} of {len(asked)}")
     print(f"data dir: {data}")
     return 0
 

@@ -27,7 +27,7 @@ from cairn.services.memory.memory_model import (
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
-from cairn.services.search.relevance import GOOD_MATCH, Judged, judge
+from cairn.services.search.relevance import GOOD_MATCH, Judged, identifiers, judge, names_all
 from cairn.services.search.service import NEAREST, SearchService
 
 
@@ -130,7 +130,19 @@ class MemoryReads:
                     vector_rank=judged.hit.vector_rank,
                 )
             )
-        ranked.sort(key=lambda h: (-h.effective_score, -read_rank(h.access.count), h.memory.id))
+        # A question naming one thing exactly (INC-20049) is answered first by the memories whose
+        # own text names it, as every search orders them (relevance.py `blend`): near twins
+        # otherwise led on their meaning and importance.
+        exact = identifiers(query)
+        naming = {i for i in live if exact and names_all(best[i].hit.chunk, exact)}
+        ranked.sort(
+            key=lambda h: (
+                h.memory.id not in naming,
+                -h.effective_score,
+                -read_rank(h.access.count),
+                h.memory.id,
+            )
+        )
         ranked = ranked[: q.limit]
         good = [h.memory.id for h in ranked if h.score is not None and h.score >= GOOD_MATCH]
         if q.count_access and self.access is not None and good:

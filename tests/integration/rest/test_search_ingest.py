@@ -42,6 +42,15 @@ def test_search_scope_and_path_prefix_filter(client: TestClient, brain: Brain) -
     assert [h["path"] for h in scoped] == ["memory/project/p/tea.md"]
     prefixed = client.post(SEARCH, json={"query": "tea", "path_prefix": "memory/global/"}).json()["hits"]
     assert [h["path"] for h in prefixed] == ["memory/global/tea.md"]
+    # both narrow: a scope with a folder inside it, or outside it (they were ORed: each widened the other)
+    put(client, "notes", "memory/global/projects/tea.md", b"# Tea plans\nWhite tea.")
+    put(client, "notes", "private/tea.md", b"# Private tea\nPu-erh tea.")
+    both = {"query": "tea", "scope": "global", "path_prefix": "memory/global/projects/"}
+    inside = client.post(SEARCH, json=both).json()["hits"]
+    outside = client.post(SEARCH, json={**both, "path_prefix": "private/"}).json()["hits"]
+    wider = client.post(SEARCH, json={**both, "path_prefix": "memory/"}).json()["hits"]
+    assert [h["path"] for h in inside] == ["memory/global/projects/tea.md"] and outside == []
+    assert sorted(h["path"] for h in wider) == ["memory/global/projects/tea.md", "memory/global/tea.md"]
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,17 @@ def scope_prefix(scope: str | None) -> str | None:
     return SCOPE_PREFIXES[scope]
 
 
+def both_prefixes(scope: str | None, folder: str | None) -> str | None:
+    """The paths that start with both prefixes, as one prefix: the longer when one holds the
+    other, "" when neither is given (everything), None when no path can start with both."""
+    first, second = scope or "", folder or ""
+    if first.startswith(second):
+        return first
+    if second.startswith(first):
+        return second
+    return None
+
+
 def glob_match(pattern: str, name: str) -> bool:
     """Shell-style match of a base name with Go `path.Match` semantics (`*`, `?`, `[...]`).
 

@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain, Document, MetadataValue
-from cairn.domain.paths import scope_prefix
+from cairn.domain.paths import both_prefixes, scope_prefix
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
 from cairn.ports.reranker import Reranker, RerankError
@@ -120,7 +120,10 @@ class SearchService:
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
-        prefixes = tuple(p for p in (scope_prefix(scope), path_prefix) if p)
+        within = both_prefixes(scope_prefix(scope), path_prefix)
+        if within is None:  # a scope and a folder outside it: nothing is in both
+            return SearchResult(query=query, brain_id=brain.id, hits=[], took_ms=0.0)
+        prefixes = (within,) if within else ()
         as_of = as_of or AsOf()
         flt = as_of.narrowed(
             ChunkFilter(

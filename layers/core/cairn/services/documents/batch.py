@@ -18,12 +18,13 @@ from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
-from cairn.services.documents.core import log_throughput
+from cairn.services.documents.core import check_replaceable, log_throughput
 from cairn.services.documents.indexing import PreparedChunks, RecentVectors
 from cairn.services.documents.inputs import (
     BatchOp,
     DocumentInput,
     Staged,
+    keep_info,
     lock_key,
 )
 from cairn.services.documents.writes import DocumentWrites
@@ -87,20 +88,30 @@ class BatchWrites(DocumentWrites):
         for path, held in before.items():
             if held is not None:
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
-        journal, events = self._replay(ops, before, reason)
+        journal, events, carried = self._replay(ops, before, reason)
+        moved_away = {doc.id for doc in carried.values()}
         batch = _Batch(events=events)
         written: list[Staged] = []
         for path, state in journal.items():
             old = before[path]
             live = old if old and old.deleted_at is None else None
+            left = live is not None and live.id in moved_away  # its record went with a rename
             if state is None:
-                if live is not None:
+                if left and live is not None:
+                    batch.commit_ops.append(self.repo.remove_op(live))
+                elif live is not None:
                     now = self.clock.now()
                     gone = live.model_copy(update={"deleted_at": now, "updated_at": now, "chunk_count": 0})
                     batch.commit_ops += self._with_companions(live, [self.repo.put_op(gone, live.version)])
                     batch.removed.append(live)
                 continue
-            next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
+            if path in carried:
+                next_state = self._moved_here(brain, path, state, carried[path], old)
+            elif left and old is not None:  # a new document where one was renamed away from
+                next_state = self._stage(brain, path, state, DocumentInput(), None, defer=True)
+                next_state.ops[0] = self.repo.put_op(next_state.document, old.version)
+            else:
+                next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
             if next_state.ops:
                 batch.commit_ops += next_state.ops
                 written.append(next_state)
@@ -111,11 +122,36 @@ class BatchWrites(DocumentWrites):
         log_throughput(brain, len(ops), batch.staged, time.perf_counter() - started)
         return batch
 
+    def _moved_here(
+        self, brain: Brain, path: str, data: bytes, doc: Document, held: Document | None
+    ) -> Staged:
+        """`doc` renamed to `path` (over `held`, what was there), with `data` as its bytes: the
+        same document, as a single rename keeps it (its id, creation time, title, tags, metadata
+        and memory record), committed in place of `held`'s record."""
+        if held is not None and held.deleted_at is None:
+            check_replaceable(path, held, None)  # what it replaces keeps its record and owner
+        if data != self.bytes_of(doc):
+            check_replaceable(doc.path, doc, None)  # a memory's text changes through its surface only
+        staged = self._stage(
+            brain, path, data, keep_info(doc), doc.model_copy(update={"path": path}), force=True, defer=True
+        )
+        staged.ops[0] = self.repo.put_op(staged.document, held.version if held is not None else 0)
+        return staged
+
     def _replay(
         self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
-    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent]]:
-        """Final state per touched path (bytes, or None = deleted) and one event per op."""
+    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent], dict[str, Document]]:
+        """Final state per touched path (bytes, or None = deleted), one event per op, and the
+        documents renamed to another path than their own, by the path they end at (their record
+        moves there, as a single rename moves it)."""
         journal: dict[str, bytes | None] = {}
+        carrier: dict[str, Document | None] = {}  # whose identity a path's state holds, once an op moved it
+
+        def identity(path: str) -> Document | None:
+            if path in carrier:
+                return carrier[path]
+            doc = before[path]
+            return doc if doc is not None and doc.deleted_at is None else None
 
         def current(path: str) -> bytes | None:
             if path in journal:
@@ -146,6 +182,7 @@ class BatchWrites(DocumentWrites):
                 if not existed:
                     raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
                 journal[op.path] = None
+                carrier[op.path] = None
                 event("deleted", op.path)
             elif op.type == "rename":
                 assert op.to is not None
@@ -154,11 +191,18 @@ class BatchWrites(DocumentWrites):
                     raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
                 journal[op.to] = content
                 if op.to != op.path:
+                    carrier[op.to] = identity(op.path)
                     journal[op.path] = None
+                    carrier[op.path] = None
                 event("renamed", op.to, op.path)
             else:
                 raise InvalidInput(f"op {index}: unknown type {excerpt(op.type)}")
-        return journal, events
+        carried = {
+            p: doc
+            for p, doc in carrier.items()
+            if doc is not None and doc.path != p and journal[p] is not None
+        }
+        return journal, events, carried
 
 
 def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:

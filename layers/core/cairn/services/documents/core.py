@@ -21,7 +21,7 @@ from cairn.domain.errors import (
     RecordConflict,
 )
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Document
+from cairn.domain.models import Brain, Document, MemoryFacet
 from cairn.domain.paths import in_folder_of, in_owned_folder, others_folder_refusal, owned_folder_refusal
 from cairn.domain.text import excerpt
 from cairn.ports.blobs import BlobStore
@@ -276,22 +276,7 @@ class DocumentCore:
             access.check_change(brain, info.memory.user_id, f"memories of {excerpt(info.memory.user_id)}")
         digest = checksum(data)
         live = existing if existing and existing.deleted_at is None else None
-        if (
-            live is not None
-            and live.owner is not None
-            and (info.memory is None or info.memory.user_id != live.owner)
-        ):
-            # a plain write would keep the text and drop its owner: readable by the whole brain
-            raise InvalidInput(
-                f"the document at {excerpt(path)} is a ThoughtMCP user's memory: change it through "
-                "ThoughtMCP (update_memory), or delete it"
-            )
-        if live is not None and _recorded(live) and not (info.memory and info.memory.content_hash):
-            # a plain write would keep the text and drop its record: its type, key and line
-            raise InvalidInput(
-                f"the document at {excerpt(path)} is a typed memory: update it through its surface "
-                "(zengram brain_update or PATCH /memory/{id}), or delete it first"
-            )
+        check_replaceable(path, live, info.memory)
         if not force and live and live.checksum_sha256 == digest and same_info(live, info):
             self._keep_blob(live.blob_key, data, digest)  # writing it again mends damaged bytes
             return Staged(live, self.indexer.nothing(), [], "", created=False)
@@ -388,6 +373,25 @@ def log_throughput(
 
 def _record_of(op: Put | Delete) -> tuple[str, str]:
     return (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+
+
+def check_replaceable(path: str, live: Document | None, memory: MemoryFacet | None) -> None:
+    """Refuse to put what is not the same kind of memory in place of a memory whose record or
+    owner would be lost: a plain write (or a rename onto it) would keep the text and drop them."""
+    if live is None:
+        return
+    if live.owner is not None and (memory is None or memory.user_id != live.owner):
+        # it would lose its owner: readable by the whole brain
+        raise InvalidInput(
+            f"the document at {excerpt(path)} is a ThoughtMCP user's memory: change it through "
+            "ThoughtMCP (update_memory), or delete it"
+        )
+    if _recorded(live) and not (memory and memory.content_hash):
+        # it would lose its record: its type, key and line
+        raise InvalidInput(
+            f"the document at {excerpt(path)} is a typed memory: update it through its surface "
+            "(zengram brain_update or PATCH /memory/{id}), or delete it first"
+        )
 
 
 def _recorded(doc: Document) -> bool:

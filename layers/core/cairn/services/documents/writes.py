@@ -23,6 +23,7 @@ from cairn.domain.paths import (
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.blob_keys import own_folder
+from cairn.services.documents.core import check_replaceable
 from cairn.services.documents.indexing import PreparedChunks
 from cairn.services.documents.inputs import (
     DocumentInput,
@@ -256,6 +257,8 @@ class DocumentWrites(DocumentReads):
             for held in (doc, target):
                 if held is not None:
                     access.check_change(brain, held.owner, f"the document at {excerpt(held.path)}")
+            # what it would replace keeps its record and owner: as a plain write, no rename drops them
+            check_replaceable(dst, target if target and target.deleted_at is None else None, None)
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
             prepared = self.indexer.prepare(moved, self.text_of(moved))  # same text: no embedding
             ops: list[Put | Delete] = [

@@ -1,0 +1,92 @@
+"""A rename keeps the document, one at a time or in a batch, on every shape (fakes, SQLite and
+files, DynamoDB + S3 + the OpenSearch fake): its id, creation time, title, tags, metadata and
+memory record go with it. A batch rename wrote the bytes at the new path as a new document and
+deleted the old one (a typed memory became a plain note), and a single rename replaced a typed
+memory that a write over it is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Brain, MemoryType
+from cairn.services.documents.inputs import BatchOp, DocumentInput
+from cairn.services.memory.memory_model import MemoryInput
+from tests.support.shapes import adapters_for, process
+
+
+@pytest.fixture(params=("fakes", "embedded", "aws"))
+def container(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Container]:
+    with adapters_for(request.param, request, tmp_path) as adapters:
+        yield process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(container: Container) -> Brain:
+    return container.brains.create("Notes", slug="notes")
+
+
+def test_a_batch_rename_keeps_the_document_as_a_single_rename_does(
+    container: Container, brain: Brain
+) -> None:
+    """It wrote the bytes at the new path as a new document (new id, creation time, a title from
+    the path, no tags or metadata) and deleted the old one; a typed memory became a plain note."""
+    docs = container.documents
+    info = DocumentInput(title="My Sailing", tags=["boats"], metadata={"source": "log"})
+    sailing = docs.write(brain, "notes/sail.md", b"Dinghy on Sundays.", info).document
+    swap_a = docs.write(brain, "notes/a.md", b"alpha").document
+    swap_b = docs.write(brain, "notes/b.md", b"bravo").document
+    docs.write(brain, "notes/over.md", b"to be replaced")
+
+    docs.batch(
+        brain,
+        [
+            BatchOp("rename", "notes/sail.md", to="boats/sail.md"),
+            BatchOp("append", "boats/sail.md", b" And Wednesdays."),
+            BatchOp("rename", "notes/a.md", to="notes/tmp.md"),  # a swap through a third path
+            BatchOp("rename", "notes/b.md", to="notes/a.md"),
+            BatchOp("rename", "notes/tmp.md", to="notes/b.md"),
+            BatchOp("write", "notes/sail.md", b"a new note where the old one was"),
+        ],
+    )
+
+    moved = docs.get(brain, "boats/sail.md")
+    assert (moved.id, moved.created_at, moved.title) == (sailing.id, sailing.created_at, "My Sailing")
+    assert (moved.tags, moved.metadata["source"]) == (["boats"], "log")
+    assert docs.read(brain, "boats/sail.md") == b"Dinghy on Sundays. And Wednesdays."
+    assert container.documents.repo.get_by_id(sailing.id).path == "boats/sail.md"  # type: ignore[union-attr]
+    assert docs.get(brain, "notes/a.md").id == swap_b.id and docs.get(brain, "notes/b.md").id == swap_a.id
+    assert docs.read(brain, "notes/a.md") == b"bravo" and not docs.exists(brain, "notes/tmp.md")
+    fresh = docs.get(brain, "notes/sail.md")
+    assert fresh.id not in (sailing.id, swap_a.id, swap_b.id)
+    assert [h.path for h in container.search.search(brain, "dinghy wednesdays", tags=["boats"]).hits] == [
+        "boats/sail.md"
+    ]
+
+
+def test_no_rename_replaces_a_typed_memory(container: Container, brain: Brain) -> None:
+    docs = container.documents
+    memory = container.memories.store(
+        brain, MemoryInput(MemoryType.fact, "Sigma uses SQS.", key="sigma")
+    ).memory
+    docs.write(brain, "tmp/plain.md", b"plain text")
+    for rename in (
+        lambda: docs.rename(brain, "tmp/plain.md", memory.path),
+        lambda: docs.batch(brain, [BatchOp("rename", "tmp/plain.md", to=memory.path)]),
+    ):
+        with pytest.raises(InvalidInput, match="is a typed memory"):
+            rename()
+    assert docs.get(brain, memory.path).id == memory.id and docs.read(brain, "tmp/plain.md") == b"plain text"
+    with pytest.raises(
+        InvalidInput, match="is a typed memory"
+    ):  # moved, its text changes through zengram only
+        docs.batch(
+            brain,
+            [BatchOp("rename", memory.path, to="facts/sigma.md"), BatchOp("append", "facts/sigma.md", b"!")],
+        )
+    docs.batch(brain, [BatchOp("rename", memory.path, to="facts/sigma.md")])  # moved whole, it stays itself
+    assert container.documents.repo.get_by_id(memory.id).path == "facts/sigma.md"  # type: ignore[union-attr]

@@ -49,18 +49,22 @@ def _reference(
     """The listing computed the slow way: every entry, a directory sorting as `name/`."""
     prefix = f"{directory}/" if directory else ""
     entries: dict[str, bool] = {}
+    holds_shown: set[str] = set()  # directories with a document beneath that is not generated
     for path in sorted(live):
         if not path.startswith(prefix):
             continue
         rest = path[len(prefix) :]
         if not recursive and "/" in rest:
-            entries.setdefault(prefix + rest.split("/", 1)[0], True)  # a file of that name wins
+            name = prefix + rest.split("/", 1)[0]
+            entries.setdefault(name, True)  # a file of that name wins
+            if not is_generated(path):
+                holds_shown.add(name)
         else:
             entries[path] = False
     shown = [
         (path, is_dir)
         for path, is_dir in entries.items()
-        if (generated or is_dir or not is_generated(path))
+        if (generated or (path in holds_shown if is_dir else not is_generated(path)))
         and (glob is None or glob_match(glob, posixpath.basename(path)))
     ]
     return sorted(shown, key=lambda e: e[0] + ("/" if e[1] else ""))
@@ -178,6 +182,17 @@ def test_a_file_and_a_directory_of_one_name_list_once() -> None:
 def test_directories_with_only_deleted_documents_are_not_listed() -> None:
     repo, _ = _repo(["gone/a.md", "gone/b.md", "kept/a.md"], deleted=["gone/a.md", "gone/b.md"])
     assert [e.path for e in listing.entries(repo, BRAIN, "", limit=10).items] == ["kept"]
+
+
+def test_a_directory_of_generated_files_only_is_listed_with_them_only() -> None:
+    """As listing it shows nothing, its parent does not show it (it showed an empty directory);
+    one whose first file is generated shows its first other document."""
+    repo, _ = _repo(["f/_summary.md", "g/_summary.md", "g/z.md", "h/_a.md", "h/_b.md", "h/i/j.md"])
+    listed = listing.entries(repo, BRAIN, "", limit=10).items
+    assert [(e.path, e.document.path) for e in listed] == [("g", "g/z.md"), ("h", "h/i/j.md")]
+    assert listing.entries(repo, BRAIN, "f", limit=10).items == []
+    with_generated = listing.entries(repo, BRAIN, "", limit=10, include_generated=True).items
+    assert [e.path for e in with_generated] == ["f", "g", "h"]
 
 
 def _cursor(raw: str) -> str:

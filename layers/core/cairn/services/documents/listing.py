@@ -81,8 +81,12 @@ def entries(
                 entry = _globbed(glob, Entry(doc.path, False, doc))
         else:
             name = prefix + rest.split("/", 1)[0]
+            shown = (
+                doc if include_generated or not is_generated(doc.path) else _first_shown(repo, brain_id, name)
+            )
             scan.skip(name)
-            entry = _globbed(glob, Entry(name, True, doc))
+            # a directory of generated files only lists as nothing, as listing it does
+            entry = _globbed(glob, Entry(name, True, shown)) if shown is not None else None
             if entry is not None and _is_live_file(repo, brain_id, name):
                 entry = None  # a file and a directory of one name: the file is listed
         if entry is None:
@@ -158,6 +162,15 @@ class _Scan:
 
 def _globbed(glob: str | None, entry: Entry) -> Entry | None:
     return entry if glob is None or glob_match(glob, posixpath.basename(entry.path)) else None
+
+
+def _first_shown(repo: DocumentRepository, brain_id: str, directory: str) -> Document | None:
+    """The first live document beneath `directory` that is not generated, if any."""
+    scan = _Scan(repo, brain_id, f"{directory}/", read=FIRST_READ)
+    while (doc := scan.next()) is not None:
+        if not is_generated(doc.path):
+            return doc
+    return None
 
 
 def _is_live_file(repo: DocumentRepository, brain_id: str, path: str) -> bool:

@@ -113,17 +113,22 @@ def test_identifiers_are_the_words_that_name_one_thing(query: str, words: tuple[
     assert identifiers(query) == words
 
 
+def _incident(i: int) -> tuple[str, str]:
+    """The id of the i-th of many incidents that read alike, and its text."""
+    causes = ["an expired certificate", "a full disk", "a bad deploy", "a DNS change", "a memory leak"]
+    iid = f"INC-{20000 + 7 * i}"
+    return iid, f"Incident {iid} took down the login service; the root cause was {causes[i % 5]}."
+
+
 def test_the_note_that_names_the_identifier_comes_first(tmp_path: Path) -> None:
     """Incident notes written one after another carry each other's excerpt in their keyword context,
     and read alike to the embedded model: the note that names the incident asked about is first
     all the same, asked by its bare id or in a question (a near twin led for 8 of 60 questions)."""
     container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
     brain = container.brains.create("Incidents", slug="incidents")
-    causes = ["an expired certificate", "a full disk", "a bad deploy", "a DNS change", "a memory leak"]
     for i in range(120):
-        iid = f"INC-{20000 + 7 * i}"
-        note = f"# {iid}\n\nIncident {iid} took down the login service; the root cause was {causes[i % 5]}."
-        container.documents.write(brain, f"incidents/{iid}.md", note.encode())
+        iid, text = _incident(i)
+        container.documents.write(brain, f"incidents/{iid}.md", f"# {iid}\n\n{text}".encode())
     for iid in [f"INC-{20000 + 7 * i}" for i in range(0, 120, 4)]:
         for query in (iid, f"What was the root cause of incident {iid}?"):
             hits = container.search.search(brain, query, top_k=3, count_access=False).hits
@@ -136,10 +141,8 @@ def test_a_typed_memory_that_names_the_identifier_comes_first_in_zengrams_search
     first, 16 of 60 in the first ten, on 300 of them) until the identifier rule ordered them too."""
     container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
     brain = container.brains.create("Incidents", slug="incidents")
-    causes = ["an expired certificate", "a full disk", "a bad deploy", "a DNS change", "a memory leak"]
     for i in range(60):
-        iid = f"INC-{20000 + 7 * i}"
-        text = f"Incident {iid} took down the login service; the root cause was {causes[i % 5]}."
+        iid, text = _incident(i)
         important = 1.0 if i % 3 == 0 else 0.5  # a twin's importance must not lead either
         container.memories.store(
             brain, MemoryInput(MemoryType.event, text, source_agent="ops", importance=important)

@@ -124,12 +124,7 @@ class FileBlobStore:
         return removed
 
     def folders(self, prefix: str) -> Iterator[tuple[str, float]]:
-        folder = self._path(validate_prefix(prefix)[:-1])
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
+        for entry in self._entries(prefix):
             if not entry.is_dir(follow_symlinks=False):
                 continue
             with contextlib.suppress(FileNotFoundError):  # removed meanwhile
@@ -137,16 +132,18 @@ class FileBlobStore:
                 yield entry.name, max([entry.stat(follow_symlinks=False).st_mtime, *inside])
 
     def files(self, prefix: str) -> Iterator[tuple[str, float]]:
-        folder = self._path(validate_prefix(prefix)[:-1])
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
+        for entry in self._entries(prefix):
             if entry.name.startswith(TEMP_PREFIX) or not entry.is_file(follow_symlinks=False):
                 continue
             with contextlib.suppress(FileNotFoundError):  # removed meanwhile
                 yield entry.name, entry.stat(follow_symlinks=False).st_mtime
+
+    def _entries(self, prefix: str) -> list[os.DirEntry[str]]:
+        """What the folder `prefix` names holds directly; nothing when it does not exist."""
+        try:
+            return list(os.scandir(self._path(validate_prefix(prefix)[:-1])))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
     def _path(self, key: str) -> Path:
         validate_key(key)

@@ -120,3 +120,12 @@ def test_an_empty_update_names_only_what_its_caller_may_give(container: Containe
         container.brains.update("team")
     assert over_the_wire.value.message == "nothing to change: give visibility or owner"
     assert operator.value.message == "nothing to change: give visibility, owner or tenant"
+
+
+@pytest.mark.parametrize("owner", ["key:", "arn:", "key", "arn"])
+def test_an_owner_must_name_a_principal_not_only_a_namespace(container: Container, owner: str) -> None:
+    brain = container.brains.create("Team", slug="team")
+    with pytest.raises(InvalidInput, match="names no principal"):
+        container.brains.update("team", owner=owner)
+    assert container.brains.get("team").owner == brain.owner
+    assert container.brains.update("team", owner="key:k1").owner == "key:k1"

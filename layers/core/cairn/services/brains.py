@@ -187,6 +187,10 @@ class BrainService:
                 raise InvalidInput(f"{what} must be 1..128 characters without spaces or control characters")
             if value is not None:
                 check_shown(what, value)  # shown in listings, as a name is
+        kind, _, name = (owner or "").partition(":")
+        if kind in access.RESERVED_SUBJECTS and not name:
+            # `key:` or `arn` is the namespace of API keys or AWS callers, not one of them: no one acts for it
+            raise InvalidInput(f"owner {owner!r} names no principal: give a subject such as key:<id>")
         if tenant is not None and access.current() is not None:
             raise Forbidden(
                 "only the operator (`cairn brains update --tenant`) may move a brain to another tenant"

@@ -1,9 +1,11 @@
 """Questions that name an identifier, in process on the embedded store: 300 incident notes that
-read alike, written one after another in one folder (so each carries the previous one's excerpt
-in its keyword context), each asked about by its bare id and in a question; the same incidents as
-zengram's typed events (importance drawn at random) asked through its search. Prints how often the
-asked note comes first, and for zengram how often it is in the first ten (docs/RELEVANCE.md, "A
-note that names the identifier asked about"):
+read alike (half name a host that is an identifier too), written one after another in one folder
+(so each carries the previous one's excerpt in its keyword context), each asked about by its bare
+id and in a question; the same incidents as zengram's typed events (importance drawn at random)
+asked through its search; with them, 20 audit notes (and facts) that each list 15 of the ids among
+other words, naming the id without answering anything about it. Prints how often the asked note
+comes first, and for zengram how often it is in the first ten (docs/RELEVANCE.md, "A note that
+names the identifier asked about"):
 
     python bench/identifiers.py [--data-dir DIR] [--asked 60]
 """
@@ -29,6 +31,7 @@ SYSTEMS = [
     "billing database",
     "CDN edge",
 ]
+HOSTS = ["web3", "db2", "edge-7", "node 4"]  # the first two are identifiers too
 CAUSES = [
     "an expired TLS certificate",
     "a full disk",
@@ -56,12 +59,17 @@ def main() -> int:
         events = container.brains.create("Incident events", slug="incident-events")
         for iid in ids:
             text = (
-                f"Incident {iid} took down the {rng.choice(SYSTEMS)} for {rng.randint(5, 90)} "
-                f"minutes; the root cause was {rng.choice(CAUSES)}."
+                f"Incident {iid} took down the {rng.choice(SYSTEMS)} on {rng.choice(HOSTS)} for "
+                f"{rng.randint(5, 90)} minutes; the root cause was {rng.choice(CAUSES)}."
             )
             container.ingest.remember(brain, f"# {iid}\n\n{text}", path=f"incidents/{iid}.md")
             weight = rng.choice([0.5, 0.7, 0.9, 1.0])
             container.memories.store(events, MemoryInput(MemoryType.event, text, "bench", importance=weight))
+        for n, start in enumerate(range(0, len(ids), 15)):
+            listed = ", ".join(ids[start : start + 15])
+            audit = f"Audit export {n} tags: {listed}; reviewed by the platform team in Q{n % 4 + 1}."
+            container.ingest.remember(brain, f"# Audit {n}\n\n{audit}", path=f"audits/{n}.md")
+            container.memories.store(events, MemoryInput(MemoryType.fact, audit, "bench"))
     asked = random.Random(7).sample(ids, args.asked)
     for form in ("{}", "What was the root cause of incident {}?"):
         first = sum(

@@ -107,6 +107,7 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
         ("where is uniqmark0x2092 said", ("uniqmark0x2092",)),
         ("What did we spend in 2024 on 300 licences?", ()),  # a year and a count name nothing
         ("How do I reset my password?", ()),
+        ("Is the K45 saw on ec2 or s3?", ("ec2", "k45", "s3")),
     ],
 )
 def test_identifiers_are_the_words_that_name_one_thing(query: str, words: tuple[str, ...]) -> None:
@@ -151,3 +152,67 @@ def test_a_typed_memory_that_names_the_identifier_comes_first_in_zengrams_search
         for query in (iid, f"What was the root cause of incident {iid}?"):
             hits = container.memories.search(brain, query, MemoryQuery(limit=10, count_access=False))
             assert f"{iid} " in hits[0].text, (query, [h.text[:20] for h in hits[:3]])
+
+
+def test_a_note_that_only_lists_the_identifier_does_not_lead_a_question_about_something_else(
+    tmp_path: Path,
+) -> None:
+    """A question that names an identifier (`ec2`) beside what it asks about: the note that lists
+    the id among unrelated tags is far from it in meaning and keeps its place below the runbook that
+    answers, in memory_search and in zengram's brain_search (it led both at relevance 0.04); a note
+    naming the id that is as near as the runbook is still lifted above it."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
+    notes = container.brains.create("Notes", slug="notes")
+    facts = container.brains.create("Facts", slug="facts")
+    texts = {
+        "runbook": "The payment gateway runbook explains how to restart the payment gateway after an outage.",
+        "tags": "inventory tags: aa1 bb2 v3 k8s s3 ec2 q4 rb7 x1 y2 z3",
+        "moved": "We moved the search cluster to ec2 last spring.",
+        "hosted": "The payment gateway runs on ec2 in us-east-1.",
+    }
+    for name, text in texts.items():
+        container.documents.write(notes, f"notes/{name}.md", text.encode())
+        container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="ops"))
+    query = "restart the payment gateway on ec2"
+    hits = container.search.search(notes, query, top_k=10, count_access=False).hits
+    assert [h.path for h in hits] == [f"notes/{n}.md" for n in ("hosted", "runbook", "moved", "tags")]
+    pair = container.brains.create("Pair", slug="pair")  # the runbook and the tags alone
+    for name in ("runbook", "tags"):
+        container.documents.write(pair, f"notes/{name}.md", texts[name].encode())
+    hits = container.search.search(pair, query, top_k=10, count_access=False).hits
+    assert [h.path for h in hits] == ["notes/runbook.md", "notes/tags.md"]
+    assert hits[0].score > GOOD_MATCH > hits[1].score
+    found = container.memories.search(facts, query, MemoryQuery(limit=10, count_access=False))
+    by_text = {text: name for name, text in texts.items()}
+    assert [by_text[h.text] for h in found] == ["hosted", "runbook", "moved", "tags"]
+
+
+def test_an_audit_list_that_names_the_id_among_many_does_not_lead_the_note_about_it(tmp_path: Path) -> None:
+    """Lists of fifteen incident ids name the one asked about too, and read more like a bare id
+    than the incident's own note: they led zengram's search for 41 of 60 bare ids until a note
+    naming many other ids was lifted less than one naming only those asked about."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
+    notes = container.brains.create("Notes", slug="notes")
+    events = container.brains.create("Events", slug="events")
+    ids = []
+    for i in range(60):
+        iid, text = _incident(i)
+        ids.append(iid)
+        container.documents.write(notes, f"incidents/{iid}.md", f"# {iid}\n\n{text}".encode())
+        container.memories.store(events, MemoryInput(MemoryType.event, text, source_agent="ops"))
+    for n, start in enumerate(range(0, 60, 15)):
+        audit = f"Audit export {n} tags: {', '.join(ids[start : start + 15])}; reviewed by the platform team."
+        container.documents.write(notes, f"audits/{n}.md", audit.encode())
+        container.memories.store(events, MemoryInput(MemoryType.fact, audit, source_agent="ops"))
+    asked = ids[1::3]
+    first = sum(
+        container.search.search(notes, iid, top_k=3, count_access=False).hits[0].path == f"incidents/{iid}.md"
+        for iid in asked
+    )
+    typed_first = sum(
+        container.memories.search(events, iid, MemoryQuery(limit=5, count_access=False))[0].text.startswith(
+            f"Incident {iid} "
+        )
+        for iid in asked
+    )
+    assert (first, typed_first) == (len(asked), len(asked))

@@ -27,7 +27,7 @@ from cairn.services.memory.memory_model import (
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
-from cairn.services.search.relevance import GOOD_MATCH, Judged, identifiers, judge, names_all
+from cairn.services.search.relevance import GOOD_MATCH, Judged, asked, blend, judge, naming
 from cairn.services.search.service import NEAREST, SearchService
 
 
@@ -131,18 +131,22 @@ class MemoryReads:
                 )
             )
         # A question naming one thing exactly (INC-20049) is answered first by the memories whose
-        # own text names it, as every search orders them (relevance.py `blend`): near twins
-        # otherwise led on their meaning and importance.
-        exact = identifiers(query)
-        naming = {i for i in live if exact and names_all(best[i].hit.chunk, exact)}
-        ranked.sort(
-            key=lambda h: (
-                h.memory.id not in naming,
-                -h.effective_score,
-                -read_rank(h.access.count),
-                h.memory.id,
-            )
-        )
+        # own text names it (relevance.py `naming`), ordered among themselves as every search
+        # orders them (the blend, which weighs a note that lists many other ids lower), each
+        # weighted by its importance and confidence: near twins otherwise led on their meaning and
+        # importance, and an audit list of ids on its likeness to a bare id.
+        candidates = [best[i] for i in live]
+        exact = asked(query)
+        lifts = zip(candidates, naming(candidates, exact), blend(candidates, exact), strict=True)
+        lifted = {j.hit.chunk.document_id: blended for j, up, blended in lifts if up}
+
+        def lifted_first(h: MemoryHit) -> tuple[bool, float]:
+            if h.memory.id not in lifted:
+                return True, -h.effective_score
+            importance = h.memory.memory.importance if h.memory.memory else None
+            return False, -lifted[h.memory.id] * effective_score(1.0, h.confidence, importance)
+
+        ranked.sort(key=lambda h: (*lifted_first(h), -read_rank(h.access.count), h.memory.id))
         ranked = ranked[: q.limit]
         good = [h.memory.id for h in ranked if h.score is not None and h.score >= GOOD_MATCH]
         if q.count_access and self.access is not None and good:

@@ -141,21 +141,72 @@ def identifiers(query: str) -> tuple[str, ...]:
     )
 
 
+@dataclass(frozen=True)
+class Asked:
+    """The identifiers a query names, and whether it is bare: as many identifiers as other words
+    (`INC-20049`, `ec2 outage`), so its meaning cannot say how near a note is."""
+
+    words: tuple[str, ...] = ()
+    bare: bool = False
+
+
+def asked(query: str) -> Asked:
+    words = identifiers(query)
+    return Asked(words, 2 * len(words) >= len(_WORD.findall(query)))
+
+
 def names_all(chunk: Chunk, words: Sequence[str]) -> bool:
     """Whether the chunk's own text or title holds every one of `words` as a word (its index-only
     context, another document's excerpt, does not count)."""
-    own = {w.lower() for w in _WORD.findall(f"{chunk.title}\n{chunk.text}")}
+    own = {w.lower() for w in _WORD.findall(_own(chunk))}
     return all(w in own for w in words)
 
 
-def blend(judged: Sequence[Judged], exact: Sequence[str] = ()) -> list[float]:
+def _own(chunk: Chunk) -> str:
+    return f"{chunk.title}\n{chunk.text}"
+
+
+IDENTIFIER_REACH: Final = 0.25
+"""How far a note naming every identifier of the query may lie below the nearest candidate's
+cosine and still be lifted first (`naming`)."""
+
+
+def naming(judged: Sequence[Judged], exact: Asked) -> list[float]:
+    """For each judged hit, how far it is lifted as the note that names the thing asked about; 0
+    when it is not. It is when its own text holds every identifier of the query and, unless the
+    query is bare, its meaning is near the nearest candidate's (within IDENTIFIER_REACH of its
+    cosine): a note that only lists the id among unrelated words, asked a question about something
+    else, lies far below the notes that answer it and keeps its own place. The lift is the share of
+    the note's identifiers of the asked ones' kinds that are asked about: 1 for the incident note
+    that names INC-20049 (and a host, web3, of another kind), 1/15 for an audit list of fifteen
+    incident ids, which names the one asked about too but is not about it."""
+    if not exact.words or not judged:
+        return [0.0] * len(judged)
+    reach = -math.inf if exact.bare else max(j.similarity for j in judged) - IDENTIFIER_REACH
+    near = [j.similarity >= reach and names_all(j.hit.chunk, exact.words) for j in judged]
+    return [_share(j.hit.chunk, exact.words) if up else 0.0 for j, up in zip(judged, near, strict=True)]
+
+
+def _share(chunk: Chunk, exact: Sequence[str]) -> float:
+    """The share of the note's identifiers of the asked ones' kinds that are asked about."""
+    kinds = {_kind(w) for w in exact}
+    alike = [w for w in identifiers(_own(chunk)) if _kind(w) in kinds]
+    return len(exact) / max(len(alike), len(exact))
+
+
+def _kind(word: str) -> str:
+    """An identifier's shape: its runs of letters and of digits (`inc20049` and `inc7` are one kind,
+    `20049` another, `web3` and `db2` a third)."""
+    return re.sub(r"(\D)\1+|(\d)\2+", r"\1\2", re.sub(r"\d", "9", re.sub(r"[^\W\d_]", "a", word)))
+
+
+def blend(judged: Sequence[Judged], exact: Asked = Asked()) -> list[float]:
     """For each judged hit: VECTOR_SHARE x its cosine scaled to 0..1 between the candidates' lowest
     and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
     keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
-    search pipeline), the fused score stands in for the keyword leg's. A hit whose own text holds
-    every identifier of the query (`exact`: `identifiers`) gains KEYWORD_SHARE more: a near
-    twin's meaning, or another note's excerpt in its keyword context, never outranks the note
-    that names the thing asked about."""
+    search pipeline), the fused score stands in for the keyword leg's. A hit that names the thing
+    asked about (`naming`) gains up to KEYWORD_SHARE more: a near twin's meaning, or another
+    note's excerpt in its keyword context, never outranks it."""
     if not judged:
         return []
     low = min(j.similarity for j in judged)
@@ -164,9 +215,10 @@ def blend(judged: Sequence[Judged], exact: Sequence[str] = ()) -> list[float]:
     if all(j.hit.bm25_score is None and j.hit.bm25_rank is None for j in judged):
         keyword = [j.hit.score for j in judged]
     top = max(keyword)
+    lifted = naming(judged, exact)
     return [
         VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
         + KEYWORD_SHARE * (k / top if top > 0 else 0.0)
-        + (KEYWORD_SHARE if exact and names_all(j.hit.chunk, exact) else 0.0)
-        for j, k in zip(judged, keyword, strict=True)
+        + KEYWORD_SHARE * lift
+        for j, k, lift in zip(judged, keyword, lifted, strict=True)
     ]

@@ -23,8 +23,8 @@ from cairn.services.search.relevance import (
     EMBEDDED,
     GOOD_MATCH,
     Calibration,
+    asked,
     blend,
-    identifiers,
     judge,
     stored_vectors,
 )
@@ -188,9 +188,11 @@ class SearchService:
         of its full list: the blend orders the first 5 chunks a document (loading a chunk costs
         ~40 µs), and the whole pool only when that prefix held too few documents, widened by the
         index from the legs it already ran (ChunkQuery.documents; a second search for the wider
-        head was 21 % of queries at 100,000 chunks and most of their p95)."""
+        head was 21 % of queries at 100,000 chunks and most of their p95). A query that names an
+        identifier has the whole pool blended: the note naming it is lifted from wherever the
+        fusion put it (audit lists of ids led a bare id's fusion, its note past the first 15)."""
         pool = max(self.tuning.candidate_pool, top_k * 3)
-        first = min(top_k * 5, pool)
+        first = pool if asked(query).words else min(top_k * 5, pool)
         vector = self.embedder.embed([query])[0].tolist()
         hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
         return _best_chunk_per_document(self._rank(hits, vector, query))[:top_k]
@@ -258,7 +260,7 @@ class SearchService:
         judged = judge(self.chunks, hits, vector, self.tuning.calibration)
         ranked = [
             Ranked(j.hit, j.relevance, b, similarity=j.similarity)
-            for j, b in zip(judged, blend(judged, identifiers(query)), strict=True)
+            for j, b in zip(judged, blend(judged, asked(query)), strict=True)
         ]
         ranked.sort(key=lambda r: -r.blend)  # stable: the legs' fusion breaks ties
         return ranked

@@ -15,7 +15,15 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.ports.chunks import ChunkHit
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from cairn.services.search.calibration import Fixture, fit
-from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, identifiers, judge
+from cairn.services.search.relevance import (
+    EMBEDDED,
+    GOOD_MATCH,
+    Asked,
+    Calibration,
+    asked,
+    identifiers,
+    judge,
+)
 from cairn.services.thoughtmcp.models import SIMILARITY_LINE_SHIFT
 from tests.fakes.container import fake_container
 from tests.fakes.embedder import HashingEmbedder
@@ -112,6 +120,21 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
 )
 def test_identifiers_are_the_words_that_name_one_thing(query: str, words: tuple[str, ...]) -> None:
     assert identifiers(query) == words
+
+
+@pytest.mark.parametrize(
+    ("query", "bare"),
+    [
+        ("INC-20049", True),
+        ("INC-20049 details", True),  # INC is part of the identifier's term
+        ("ec2 outage", True),
+        ("What is INC-20049?", False),
+        ("restart the payment gateway on ec2", False),
+        ("How do I reset my password?", False),  # no identifier: nothing is lifted at all
+    ],
+)
+def test_a_query_is_bare_when_its_identifiers_are_half_its_terms(query: str, bare: bool) -> None:
+    assert asked(query) == Asked(identifiers(query), bare)
 
 
 def _incident(i: int) -> tuple[str, str]:

@@ -143,16 +143,21 @@ def identifiers(query: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Asked:
-    """The identifiers a query names, and whether it is bare: as many identifiers as other words
-    (`INC-20049`, `ec2 outage`), so its meaning cannot say how near a note is."""
+    """The identifiers a query names, and whether it is bare: at least as many terms naming one as
+    other terms (`INC-20049`, `INC-20049 details`, `ec2 outage`), so its meaning cannot say how
+    near a note is."""
 
     words: tuple[str, ...] = ()
     bare: bool = False
 
 
 def asked(query: str) -> Asked:
+    """The identifiers of `query`; bare counts its terms (split at spaces), so the `INC` of
+    `INC-20049` is part of the identifier's term, not another word."""
     words = identifiers(query)
-    return Asked(words, 2 * len(words) >= len(_WORD.findall(query)))
+    terms = query.split()
+    named = sum(bool(identifiers(term)) for term in terms)
+    return Asked(words, bool(words) and 2 * named >= len(terms))
 
 
 def names_all(chunk: Chunk, words: Sequence[str]) -> bool:

@@ -54,7 +54,7 @@ def _failed_ingest(container: Container, brain: Brain) -> Path:
     assert queued.status == "queued" and queued.job_id
     container.jobs.run_pending()
     assert container.jobs.status(queued.job_id).status is JobStatus.failed
-    (upload,) = [p for p in _blob(container, uploads_folder(brain.id)).iterdir() if p.is_file()]
+    (upload,) = _uploads(container, brain)
     return upload
 
 
@@ -84,6 +84,10 @@ def test_uploads_a_week_old_go_and_younger_ones_stay(container: Container) -> No
     assert container.documents.expire_uploads() == 0
 
 
+def _uploads(container: Container, brain: Brain) -> list[Path]:
+    return [p for p in _blob(container, uploads_folder(brain.id)).iterdir() if p.is_file()]
+
+
 def test_asking_again_for_a_failed_ingest_starts_its_week_anew(container: Container) -> None:
     brain = container.brains.create("Scans", slug="scans")
     upload = _failed_ingest(container, brain)
@@ -92,8 +96,64 @@ def test_asking_again_for_a_failed_ingest_starts_its_week_anew(container: Contai
     again = container.ingest.ingest_bytes(brain, NOT_A_PDF, name="scan.pdf", path="scans/scan.pdf")
 
     assert again.status == "queued"
-    assert container.documents.expire_uploads(older_than_s=5 * DAY) == 0  # stored again just now
-    assert upload.read_bytes() == NOT_A_PDF
+    (fresh,) = _uploads(container, brain)  # the retry's own bytes; the failed one's went
+    assert fresh != upload and not upload.exists() and fresh.read_bytes() == NOT_A_PDF
+    assert container.documents.expire_uploads(older_than_s=5 * DAY) == 0  # stored just now
+
+
+def test_a_retry_queued_while_the_sweep_runs_keeps_its_bytes(
+    container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep lists a failed ingest's week-old bytes; before it deletes them, the caller asks
+    again and is answered `queued`. The retry's bytes are its own, so what the sweep listed is not
+    what the retry reads (they were one file, which the sweep removed under the retry)."""
+    brain = container.brains.create("Scans", slug="scans")
+    upload = _failed_ingest(container, brain)
+    _age(upload, upload_expiry.EXPIRY_S + 3600)
+    blobs = container.adapters.blobs
+    listing = blobs.files  # type: ignore[attr-defined]
+    retries: list[str | None] = []
+
+    def files_then_retry(prefix: str) -> list[tuple[str, float]]:
+        listed = list(listing(prefix))
+        if not retries:
+            again = container.ingest.ingest_bytes(brain, NOT_A_PDF, name="scan.pdf", path="scans/scan.pdf")
+            retries.append(again.job_id if again.status == "queued" else None)
+        return listed
+
+    monkeypatch.setattr(blobs, "files", files_then_retry)
+    container.documents.expire_uploads()
+
+    (job_id,) = retries
+    assert job_id is not None
+    assert blobs.get(container.jobs.status(job_id).input["upload_key"]) == NOT_A_PDF
+
+
+def test_the_same_bytes_queued_for_two_paths_are_both_ingested(container: Container) -> None:
+    """Two jobs: the first to finish dropped the bytes both named, and the second failed."""
+    brain = container.brains.create("Team", slug="team")
+    body = b"# Report\n\n" + b"The quarterly numbers are in. " * 40
+    first = container.ingest.ingest_bytes(brain, body, name="report.md", path="team-a/report.md")
+    second = container.ingest.ingest_bytes(brain, body, name="report.md", path="team-b/report.md")
+    assert (first.status, second.status) == ("queued", "queued") and first.job_id != second.job_id
+
+    container.jobs.run_pending()
+
+    for queued in (first, second):
+        assert queued.job_id and container.jobs.status(queued.job_id).status is JobStatus.completed
+    assert container.documents.read(brain, "team-b/report.md") == body
+    assert _uploads(container, brain) == []  # each job dropped its own bytes
+
+
+def test_asking_again_while_queued_keeps_one_copy_of_the_bytes(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    body = b"# Report\n\n" + b"The quarterly numbers are in. " * 40
+    first = container.ingest.ingest_bytes(brain, body, name="report.md", path="team-a/report.md")
+    again = container.ingest.ingest_bytes(brain, body, name="report.md", path="team-a/report.md")
+
+    assert again.job_id == first.job_id and len(_uploads(container, brain)) == 1
+    container.jobs.run_pending()
+    assert container.documents.read(brain, "team-a/report.md") == body and _uploads(container, brain) == []
 
 
 def test_the_index_sweep_expires_uploads_once_an_hour(

@@ -1,10 +1,12 @@
 """Uploads past their time. Everything under a brain's uploads folder (blob_keys.uploads_folder) is
 on its way to being ingested or was left by an ingest that failed: a failed queued ingest keeps its
-bytes so that asking again reuses them, and a presigned upload never ingested stays where the
-caller put it. On AWS the upload bucket's lifecycle rule expires everything under `uploads/` seven
-days after it was stored (template.yaml, `temporary-uploads`); on the embedded store, which has no
-lifecycle, the index sweeper removes what is as old once an hour. An ingest queued again stores
-its bytes again (services/ingest/service.py `_queue`), so the clock starts anew for a retry.
+bytes until it is asked again, and a presigned upload never ingested stays where the caller put
+it. On AWS the upload bucket's lifecycle rule expires everything under `uploads/` seven days after
+it was stored (template.yaml, `temporary-uploads`); on the embedded store, which has no lifecycle,
+the index sweeper removes what is as old once an hour. An ingest queued again stores its bytes
+under a key of its own (services/ingest/service.py `_queue`), so the clock starts anew for a
+retry, and bytes this sweep listed as old are never a retry's. An ingest still queued a week after
+it was asked (a server stopped that long) loses its bytes here as it would on S3, and fails.
 """
 
 from __future__ import annotations

@@ -346,10 +346,12 @@ class IngestService:
         (otherwise they are ingested again, keyed on the version they replace)."""
         assert self.jobs is not None
         digest = checksum(data)
+        stored = upload_key is None
         if upload_key is None:
-            # One prefix: the bucket expires leftovers. Stored again when already there (a retry of
-            # a failed ingest), so its week before expiry starts now (upload_expiry.py).
-            upload_key = f"{uploads_prefix(brain)}{digest}"
+            # One prefix: the bucket expires leftovers. A key of its own for each request: the same
+            # bytes queued for two paths are two jobs, and the first to finish drops its bytes; a
+            # retry's bytes are new to an expiry sweep that listed the failed one's (upload_expiry.py).
+            upload_key = f"{uploads_prefix(brain)}{digest}.{new_id('q')}"
             self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)
         payload = {
@@ -365,9 +367,16 @@ class IngestService:
         if _replaced(job, live):  # deleted or overwritten since: this version's own ingest
             key = f"{key}:{live.id}@{live.version}" if live is not None else f"{key}:none"
             job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
+        earlier: Job | None = None
         if job.status is JobStatus.failed or _replaced(job, live):
             retry = f"{key}:{new_id('r')}"  # asking again is a retry, not a replay of the failure
+            earlier = job
             job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
+        kept = str(job.input.get("upload_key", ""))
+        if stored and kept != upload_key:  # a replay: the job queued before keeps its own bytes
+            self._drop_upload(upload_key)
+        if earlier is not None and str(earlier.input.get("upload_key", "")) not in ("", kept):
+            self._drop_upload(str(earlier.input["upload_key"]))  # kept for a retry, which has its own
         if job.status is JobStatus.completed and live is not None:  # and live holds what it stored
             return IngestResult(
                 document_id=live.id,
@@ -392,6 +401,10 @@ class IngestService:
             status="queued",
             job_id=job.id,
         )
+
+    def _drop_upload(self, key: str) -> None:
+        if self.documents.blobs.exists(key):
+            self.documents.blobs.delete(key)
 
     def run_job(self, job: Job, ctx: JobContext) -> dict[str, Any]:
         """The queued ingest: the same path as a small file, then the upload blob is dropped."""
@@ -429,8 +442,7 @@ class IngestService:
                 "reused": result.reused,
             }
             ctx.checkpoint("ingested", done)
-        if self.documents.blobs.exists(upload_key):
-            self.documents.blobs.delete(upload_key)
+        self._drop_upload(upload_key)
         return dict(done)
 
     def ingest_url(self, brain: Brain, url: str) -> IngestResult:

@@ -11,11 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from cairn.auth import access
+from cairn.auth.principal import READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain, MemoryType
 from cairn.services.documents.inputs import BatchOp, DocumentInput
+from cairn.services.events import ChangeEvent
 from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.thoughtmcp.models import NewMemory
 from tests.support.shapes import adapters_for, process
 
 
@@ -90,3 +94,88 @@ def test_no_rename_replaces_a_typed_memory(container: Container, brain: Brain) -
         )
     docs.batch(brain, [BatchOp("rename", memory.path, to="facts/sigma.md")])  # moved whole, it stays itself
     assert container.documents.repo.get_by_id(memory.id).path == "facts/sigma.md"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [BatchOp("rename", "notes/a.md", to="notes/b.md")],
+        [BatchOp("delete", "notes/b.md"), BatchOp("rename", "notes/a.md", to="notes/b.md")],
+    ],
+    ids=["over", "delete-then-over"],
+)
+def test_a_batch_rename_over_a_document_takes_its_text_out_of_search(
+    container: Container, brain: Brain, ops: list[BatchOp]
+) -> None:
+    """The replaced document's chunks stayed in the index under the new path, no index intent
+    named them, and the index check told the operator to restore the records from a backup."""
+    docs = container.documents
+    docs.write(brain, "notes/a.md", b"Zebras graze on the savanna.")
+    replaced = docs.write(brain, "notes/b.md", b"Penguins huddle in winter.").document
+
+    docs.batch(brain, ops)
+
+    assert docs.read(brain, "notes/b.md") == b"Zebras graze on the savanna."
+    assert docs.indexer.index.get_chunks(brain.id, replaced.id) == []
+    hits = container.search.search(brain, "penguins huddle", count_access=False).hits
+    assert [h.content for h in hits] == ["Zebras graze on the savanna."]
+    assert container.repair.check(brain, repair=False).sound
+
+
+def test_every_event_of_a_batch_names_the_owner_of_the_item_it_moves(
+    container: Container, brain: Brain
+) -> None:
+    """After the first hop a renamed memory's events carried no owner, and another user of the
+    brain was told of a user's ThoughtMCP memory's paths."""
+    memory_id = container.thoughts.remember(
+        brain, NewMemory("The kettle is descaled every Sunday.", "u1", "s", "semantic")
+    )["memoryId"]
+    path = container.documents.repo.get_by_id(memory_id).path  # type: ignore[union-attr]
+    folder = path.rsplit("/", 1)[0]
+    seen: list[ChangeEvent] = []
+    container.events.listen(lambda _brain, events: seen.extend(events))
+
+    container.documents.batch(
+        brain,
+        [
+            BatchOp("rename", path, to=f"{folder}/x.md"),
+            BatchOp("rename", f"{folder}/x.md", to=f"{folder}/y.md"),
+            BatchOp("delete", f"{folder}/y.md"),
+        ],
+    )
+
+    assert [(e.kind, e.owner) for e in seen] == [("renamed", "u1"), ("renamed", "u1"), ("deleted", "u1")]
+    other = Principal(
+        tenant=brain.owner_tenant, subject="u2", scopes=frozenset({READ, WRITE}), via=Via.api_key
+    )
+    with access.acting_as(other):
+        sees = access.seer(brain)
+    assert not any(sees(e.owner) for e in seen)
+
+
+def test_a_batch_append_keeps_what_the_document_says_of_itself(container: Container, brain: Brain) -> None:
+    """As a single append does; a batch append (alone, or between a rename away and back) wrote the
+    document with the title its path gives, no tags and no metadata. A write replaces them, as a
+    single write does."""
+    docs = container.documents
+    info = DocumentInput(title="My Sailing", tags=["boats"], metadata={"source": "log"})
+    for path in ("x/1.md", "x/2.md", "x/3.md"):
+        docs.write(brain, path, b"Dinghy on Sundays.", info)
+
+    docs.batch(brain, [BatchOp("append", "x/1.md", b" And Wednesdays.")])
+    docs.batch(
+        brain,
+        [
+            BatchOp("rename", "x/2.md", to="y/2.md"),
+            BatchOp("append", "y/2.md", b" And Wednesdays."),
+            BatchOp("rename", "y/2.md", to="x/2.md"),
+        ],
+    )
+    docs.batch(brain, [BatchOp("append", "x/3.md", b"!"), BatchOp("write", "x/3.md", b"Rewritten.")])
+
+    for path in ("x/1.md", "x/2.md"):
+        kept = docs.get(brain, path)
+        assert (kept.title, kept.tags, kept.metadata.get("source")) == ("My Sailing", ["boats"], "log")
+        assert docs.read(brain, path) == b"Dinghy on Sundays. And Wednesdays."
+    rewritten = docs.get(brain, "x/3.md")
+    assert (rewritten.tags, rewritten.metadata.get("source")) == ([], None)

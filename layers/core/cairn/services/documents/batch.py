@@ -51,7 +51,7 @@ class BatchWrites(DocumentWrites):
             batch = self._stage_batch(brain, ops, before, reason, recent)
             if not batch.commit_ops:
                 return batch, None
-            return batch, self._commit_or_drop([d for d, _ in batch.staged], batch.commit_ops)
+            return batch, self._commit_or_drop([d for d, _ in batch.staged], batch.commit_ops, batch.touched)
 
         with self.locks.hold(lock_key(brain, p) for p in paths):
             batch, committed = self._again(brain, paths, attempt)
@@ -88,7 +88,7 @@ class BatchWrites(DocumentWrites):
         for path, held in before.items():
             if held is not None:
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
-        journal, events, carried = self._replay(ops, before, reason)
+        journal, events, carried, appended = self._replay(ops, before, reason)
         moved_away = {doc.id for doc in carried.values()}
         batch = _Batch(events=events)
         written: list[Staged] = []
@@ -107,11 +107,15 @@ class BatchWrites(DocumentWrites):
                 continue
             if path in carried:
                 next_state = self._moved_here(brain, path, state, carried[path], old)
+                if live is not None and not left:  # replaced: its record gives way, its chunks go
+                    batch.removed.append(live)
+                    batch.touched.append((brain.id, live.id))
             elif left and old is not None:  # a new document where one was renamed away from
                 next_state = self._stage(brain, path, state, DocumentInput(), None, defer=True)
                 next_state.ops[0] = self.repo.put_op(next_state.document, old.version)
-            else:
-                next_state = self._stage(brain, path, state, DocumentInput(), old, defer=True)
+            else:  # written over (as a single write, it says only what it says), or appended to
+                info = keep_info(live) if path in appended else DocumentInput()
+                next_state = self._stage(brain, path, state, info, old, defer=True)
             if next_state.ops:
                 batch.commit_ops += next_state.ops
                 written.append(next_state)
@@ -140,11 +144,13 @@ class BatchWrites(DocumentWrites):
 
     def _replay(
         self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
-    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent], dict[str, Document]]:
-        """Final state per touched path (bytes, or None = deleted), one event per op, and the
+    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent], dict[str, Document], set[str]]:
+        """Final state per touched path (bytes, or None = deleted), one event per op, the
         documents renamed to another path than their own, by the path they end at (their record
-        moves there, as a single rename moves it)."""
+        moves there, as a single rename moves it), and the paths that end holding their own
+        document only appended to (it keeps its title, tags and metadata, as a single append)."""
         journal: dict[str, bytes | None] = {}
+        rewritten: set[str] = set()  # paths whose bytes a write replaced since their document came
         carrier: dict[str, Document | None] = {}  # whose identity a path's state holds, once an op moved it
 
         def identity(path: str) -> Document | None:
@@ -161,9 +167,8 @@ class BatchWrites(DocumentWrites):
 
         events: builtins.list[ChangeEvent] = []
 
-        def event(kind: ChangeKind, path: str, old_path: str | None = None) -> None:
-            held = before.get(old_path or path)
-            owner = held.owner if held is not None else None
+        def event(kind: ChangeKind, path: str, held: Document | None, old_path: str | None = None) -> None:
+            owner = held.owner if held is not None else None  # whose item it is at this op
             events.append(
                 ChangeEvent(
                     kind=kind, path=path, old_path=old_path, when=self.clock.now(), reason=reason, owner=owner
@@ -172,18 +177,21 @@ class BatchWrites(DocumentWrites):
 
         for index, op in enumerate(ops):
             existed = current(op.path) is not None
+            held = identity(op.path)
             if op.type == "write":
                 journal[op.path] = op.content
-                event("updated" if existed else "created", op.path)
+                rewritten.add(op.path)
+                event("updated" if existed else "created", op.path, held)
             elif op.type == "append":
                 journal[op.path] = (current(op.path) or b"") + op.content
-                event("updated" if existed else "created", op.path)
+                event("updated" if existed else "created", op.path, held)
             elif op.type == "delete":
                 if not existed:
                     raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
                 journal[op.path] = None
                 carrier[op.path] = None
-                event("deleted", op.path)
+                rewritten.discard(op.path)
+                event("deleted", op.path, held)
             elif op.type == "rename":
                 assert op.to is not None
                 content = current(op.path)
@@ -194,7 +202,12 @@ class BatchWrites(DocumentWrites):
                     carrier[op.to] = identity(op.path)
                     journal[op.path] = None
                     carrier[op.path] = None
-                event("renamed", op.to, op.path)
+                    if op.path in rewritten:
+                        rewritten.add(op.to)
+                    else:
+                        rewritten.discard(op.to)
+                    rewritten.discard(op.path)
+                event("renamed", op.to, held, op.path)
             else:
                 raise InvalidInput(f"op {index}: unknown type {excerpt(op.type)}")
         carried = {
@@ -202,7 +215,16 @@ class BatchWrites(DocumentWrites):
             for p, doc in carrier.items()
             if doc is not None and doc.path != p and journal[p] is not None
         }
-        return journal, events, carried
+        appended = {
+            p
+            for p, state in journal.items()
+            if state is not None
+            and p not in rewritten
+            and (own := identity(p)) is not None
+            and (held := before[p]) is not None
+            and own.id == held.id
+        }
+        return journal, events, carried, appended
 
 
 def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
@@ -222,10 +244,12 @@ def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:
 
 @dataclass
 class _Batch:
-    """A batch staged: the record ops to commit, the documents it deletes, the written documents
-    with their prepared chunks, and one event per op."""
+    """A batch staged: the record ops to commit, the documents it deletes or replaces, the written
+    documents with their prepared chunks, and one event per op."""
 
     events: list[ChangeEvent]
     commit_ops: list[Put | Delete] = field(default_factory=list)
     removed: list[Document] = field(default_factory=list)
+    touched: list[tuple[str, str]] = field(default_factory=list)
+    """(brain id, document id) of documents replaced by a rename: no record of theirs is written."""
     staged: list[tuple[Document, PreparedChunks]] = field(default_factory=list)

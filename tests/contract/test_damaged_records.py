@@ -17,8 +17,20 @@ from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.domain.errors import DamagedStore
 from cairn.domain.models import Document
 from cairn.ports.records import Item, RecordStore
-from cairn.services.repositories import from_item
+from cairn.services.brain_slugs import pointed
+from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.gbrain.raw_data import _pk as raw_pk
+from cairn.services.links.repository import _numbered
+from cairn.services.mnemosyne.collection_records import _row as _collection
+from cairn.services.mnemosyne.item_status import _pending
+from cairn.services.repositories import SessionRepository, from_item, session_key
+from cairn.services.search.access import _stored
+from cairn.services.thoughtmcp.rows import row_of
 from tests.contract.aws_storage import dynamodb_records
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_container
+from tests.fakes.records import MemoryRecordStore
 
 PK = "brain#b1"
 Damage = Callable[[str, Any], None]
@@ -84,3 +96,37 @@ def test_a_damaged_record_is_refused_as_damaged_wherever_it_is_read(
 def test_a_record_that_no_longer_holds_its_model_is_damaged() -> None:
     with pytest.raises(DamagedStore, match=re.escape("doc#a.md: it is not a Document")):
         from_item(Document, Item(PK, "doc#a.md", {"path": 7}))
+
+
+@pytest.mark.parametrize(
+    ("what", "decode"),
+    [
+        ("ThoughtMCP memory", lambda item: row_of(item)),
+        ("link", lambda item: _numbered("b1", item)),
+        ("read count", lambda item: _stored(item)),
+        ("slug's brain", lambda item: pointed(MemoryRecordStore(), item)),
+        ("collection", lambda item: _collection(item)),
+        ("pending item", lambda item: _pending("b1", item)),
+    ],
+)
+def test_a_record_decoded_field_by_field_that_lacks_its_fields_is_damaged(
+    what: str, decode: Callable[[Item], object]
+) -> None:
+    """Valid JSON that no longer holds the record (a field gone, one of another kind) crashed with
+    a KeyError as an internal error (500) on ThoughtMCP recall, gbrain backlinks, zengram search,
+    every request naming a brain by slug, and Mnemosyne's collections and item status."""
+    for data in ({"brain": {"id": 7}, "created_at": "not a time"}, {"count": "x", "last": 5}):
+        with pytest.raises(DamagedStore, match=re.escape(f"{PK} doc#x: it is not a {what}")):
+            decode(Item(PK, "doc#x", data))
+
+
+def test_a_session_or_raw_data_record_that_lacks_its_fields_is_damaged() -> None:
+    records = MemoryRecordStore()
+    records.put(Item(*session_key("s1"), {"session": {"id": 1}}))
+    with pytest.raises(DamagedStore, match="it is not a session"):
+        SessionRepository(records).get("s1")
+    brain = fake_container().brains.create("B", slug="b")
+    raw = RawDataService(records, MemoryBlobStore(), FakeClock())
+    records.put(Item(raw_pk(brain.id, "d1"), "src#crm", {"id": 1, "stored_at": "yesterday"}))
+    with pytest.raises(DamagedStore, match="it is not a raw data record"):
+        raw.get(brain, "d1", "crm")

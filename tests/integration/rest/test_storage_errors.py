@@ -5,6 +5,7 @@ the MCP tool error's own code; the disk's error text is not the caller's."""
 from __future__ import annotations
 
 import errno
+import json
 import sqlite3
 from typing import Any, cast
 
@@ -18,6 +19,9 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp.kit import SurfaceDeps, SurfaceServer, ToolArgs, ToolSpec
+from cairn.entrypoints.mcp.thoughtmcp.envelope import ThoughtErrors
+from cairn.ports.records import Item
+from cairn.services.brain_slugs import slug_key
 from cairn.services.ingest.inputs import LocalFilePolicy
 from cairn.services.zengram.api import ZengramApi
 from tests.integration.rest.helpers import assert_problem, docs_url
@@ -100,3 +104,30 @@ async def test_an_mcp_tool_on_a_full_disk_fails_with_storage_full() -> None:
     assert full.is_error and damaged.is_error
     assert cast(TextContent, full.content[0]).text.startswith("storage_full: the server's disk is full")
     assert cast(TextContent, damaged.content[0]).text.startswith("damaged_store: ")
+
+
+def test_a_slug_pointer_that_no_longer_holds_its_brain_is_503_damaged_store(
+    container: Container, brain: Brain
+) -> None:
+    """JSON, but not a brain: every request naming the brain by slug was a 500 internal_error."""
+    pk, sk = slug_key(brain.slug, brain.owner_tenant)
+    held = container.adapters.records.get(pk, sk)
+    assert held is not None
+    container.adapters.records.put(
+        Item(pk, sk, {"brain_id": brain.id, "brain": {"id": brain.id}}), held.version
+    )
+    with TestClient(create_app(container), base_url="http://localhost", raise_server_exceptions=False) as c:
+        response = c.get(docs_url(brain.slug, "/read"), params={"path": "a.md"})
+    body = assert_problem(response, 503, "damaged_store")
+    assert f"{sk}: it is not a slug's brain" in body["detail"] and "Traceback" not in response.text
+
+
+def test_thoughtmcp_tells_a_damaged_store_from_a_memory_not_found() -> None:
+    """Both were `success: false` results without isError; the store's failure now says its code."""
+    errors = ThoughtErrors()
+    for code in ("damaged_store", "storage_full", "unavailable"):
+        result = errors.tool_error(code, "a record of the store is damaged", None)
+        body = json.loads(cast(TextContent, result.content[0]).text)
+        assert result.is_error and (body["success"], body["code"]) == (False, code)
+    missing = errors.tool_error("not_found", "Memory not found", None)
+    assert not missing.is_error and "code" not in json.loads(cast(TextContent, missing.content[0]).text)

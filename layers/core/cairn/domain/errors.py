@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class CairnError(Exception):
@@ -136,6 +138,16 @@ def damaged_record(pk: str, sk: str, why: str) -> DamagedStore:
         f"a record of the store is damaged and cannot be read ({pk[:120]} {sk[:200]}: {why}); "
         "it was changed outside Cairn: restore the store from a backup"
     )
+
+
+@contextmanager
+def reading_record(pk: str, sk: str, what: str) -> Iterator[None]:
+    """Around a record decoded field by field (where a model's validation would cost a hot path):
+    a field gone or of another kind is a damaged record (DamagedStore, 503), not a crash (500)."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # pydantic's ValidationError too
+        raise damaged_record(pk, sk, f"it is not a {what}: {type(exc).__name__}") from None
 
 
 # SQLite's primary result codes (sqlite3.SQLITE_*), named here so the domain imports no store.

@@ -20,6 +20,7 @@ then its old pointer still keeps its tenant from making a second brain at that s
 
 from __future__ import annotations
 
+from cairn.domain.errors import reading_record
 from cairn.domain.models import Brain
 from cairn.ports.records import Delete, Item, Put, RecordStore
 
@@ -58,10 +59,14 @@ def pointed(records: RecordStore, pointer: Item | None) -> Brain | None:
     """The brain a slug pointer names."""
     if pointer is None:
         return None
-    if "brain" in pointer.data:
-        return Brain.model_validate(pointer.data["brain"])
-    held = records.get(*brain_key(pointer.data["brain_id"]))  # a pointer written before it carried the brain
-    return Brain.model_validate(held.data) if held is not None else None
+    with reading_record(pointer.pk, pointer.sk, "slug's brain"):
+        if "brain" in pointer.data:
+            return Brain.model_validate(pointer.data["brain"])
+        held = records.get(*brain_key(pointer.data["brain_id"]))  # a pointer from before it carried the brain
+    if held is None:
+        return None
+    with reading_record(held.pk, held.sk, "brain"):
+        return Brain.model_validate(held.data)
 
 
 def holders(records: RecordStore, slug: str) -> list[Brain]:

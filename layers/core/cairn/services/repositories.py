@@ -22,7 +22,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cairn.auth import access
-from cairn.domain.errors import Conflict, InvalidInput, NotFound, damaged_record
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, damaged_record, reading_record
 from cairn.domain.models import Brain, Document, Message, Session
 from cairn.ports.records import MAX_GET_MANY, MAX_SK_BYTES, Delete, Item, Put, RecordStore
 from cairn.services.brain_pointers import pointer_keys, pointer_ops
@@ -429,11 +429,12 @@ class SessionRepository:
         item = self.records.get(*session_key(session_id))
         if item is None:
             return None
-        return StoredSession(
-            session=Session.model_validate(item.data["session"]),
-            message_count=item.data["message_count"],
-            version=item.version,
-        )
+        with reading_record(item.pk, item.sk, "session"):
+            return StoredSession(
+                session=Session.model_validate(item.data["session"]),
+                message_count=int(item.data["message_count"]),
+                version=item.version,
+            )
 
     def create(self, session: Session) -> None:
         self.records.put(_session_item(session, 0), expected_version=0)

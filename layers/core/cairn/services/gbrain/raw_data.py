@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, reading_record
 from cairn.domain.models import Brain
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
@@ -110,14 +110,15 @@ class RawDataService:
         item = self.records.get(_pk(brain.id, document_id), f"src#{source}")
         if item is None:
             return None
-        row = RawRow(
-            id=int(item.data["id"]),
-            document_id=document_id,
-            source=source,
-            stored_at=datetime.fromisoformat(item.data["stored_at"]),
-            blob_key=str(item.data["blob_key"]),
-        )
-        value: dict[str, Any] = json.loads(self.blobs.get(row.blob_key))
+        with reading_record(item.pk, item.sk, "raw data record"):
+            row = RawRow(
+                id=int(item.data["id"]),
+                document_id=document_id,
+                source=source,
+                stored_at=datetime.fromisoformat(item.data["stored_at"]),
+                blob_key=str(item.data["blob_key"]),
+            )
+            value: dict[str, Any] = json.loads(self.blobs.get(row.blob_key))  # the bytes it names
         return row, value
 
     def sources(self, brain: Brain, document_id: str) -> list[str]:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, reading_record
 from cairn.domain.models import Link
 from cairn.ports.records import Delete, Item, Put, RecordStore
 
@@ -290,7 +290,7 @@ class LinkRepository:
 
     def numbered(self, brain_id: str, link_id: int) -> NumberedLink | None:
         item = self._numbered_item(brain_id, link_id)
-        return None if item is None else _numbered(brain_id, item.data)
+        return None if item is None else _numbered(brain_id, item)
 
     def set_valid_until(self, brain_id: str, link_id: int, valid_until: str) -> NumberedLink | None:
         """Set the link's valid_until (closing it, or moving its end); None when there is no such
@@ -300,7 +300,7 @@ class LinkRepository:
             item = self._numbered_item(brain_id, link_id)
             if item is None:
                 return None
-            link = replace(_numbered(brain_id, item.data), valid_until=valid_until)
+            link = replace(_numbered(brain_id, item), valid_until=valid_until)
             check_interval(link.valid_from, valid_until)
             try:
                 self.records.transact(self._rewrite_ops(link, item.version))
@@ -363,7 +363,7 @@ class LinkRepository:
                     break
                 ops: list[Put | Delete] = []
                 for item in page.items:
-                    link = _numbered(brain_id, item.data)
+                    link = _numbered(brain_id, item)
                     ops.append(Delete(*nout_key(brain_id, link.source_id, link.id)))
                     ops.append(Delete(*nin_key(brain_id, link.target_id, link.id)))
                     ops.append(Delete(*nid_key(brain_id, link.id)))
@@ -395,7 +395,7 @@ class LinkRepository:
         while True:
             page = self.records.query(pk, after=after, limit=page_size, descending=descending)
             for item in page.items:
-                yield _numbered(brain_id, item.data), item.version
+                yield _numbered(brain_id, item), item.version
             if page.next_after is None:
                 return
             after = page.next_after
@@ -421,19 +421,21 @@ def _numbered_data(link: NumberedLink) -> dict[str, Any]:
     }
 
 
-def _numbered(brain_id: str, data: dict[str, Any]) -> NumberedLink:
+def _numbered(brain_id: str, item: Item) -> NumberedLink:
     # Plain construction, no model validation: a graph walk decodes hundreds of these per call.
-    return NumberedLink(
-        id=data["id"],
-        brain_id=brain_id,
-        source_id=data["source_id"],
-        target_id=data["target_id"],
-        kind=data["kind"],
-        created_at=datetime.fromisoformat(data["created_at"]),
-        valid_from=data["valid_from"],
-        valid_until=data["valid_until"],
-        weight=data["weight"],
-    )
+    data = item.data
+    with reading_record(item.pk, item.sk, "link"):
+        return NumberedLink(
+            id=data["id"],
+            brain_id=brain_id,
+            source_id=data["source_id"],
+            target_id=data["target_id"],
+            kind=data["kind"],
+            created_at=datetime.fromisoformat(data["created_at"]),
+            valid_from=data["valid_from"],
+            valid_until=data["valid_until"],
+            weight=data["weight"],
+        )
 
 
 def links_prefix(brain_id: str) -> str:

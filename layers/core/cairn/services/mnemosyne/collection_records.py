@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from cairn.domain.errors import reading_record
 from cairn.ports.records import Item, Put, RecordStore
 from cairn.services.repositories import all_items
 
@@ -93,6 +94,11 @@ def _data(row: CollectionRow) -> dict[str, object]:
 
 
 def _row(item: Item) -> CollectionRow:
+    with reading_record(item.pk, item.sk, "collection"):
+        return _decoded(item)
+
+
+def _decoded(item: Item) -> CollectionRow:
     d = item.data
     return CollectionRow(
         uid=str(d["uid"]),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, reading_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import all_items
@@ -94,6 +94,11 @@ def pending_pk(brain_id: str) -> str:
 
 
 def _pending(brain_id: str, item: Item) -> PendingItem:
+    with reading_record(item.pk, item.sk, "pending item"):
+        return _decoded(brain_id, item)
+
+
+def _decoded(brain_id: str, item: Item) -> PendingItem:
     d = item.data
     return PendingItem(
         brain_id=brain_id,

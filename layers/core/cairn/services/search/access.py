@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, reading_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import get_all
@@ -31,6 +31,14 @@ class Access:
 
 def _key(brain_id: str, doc_id: str) -> tuple[str, str]:
     return access_pk(brain_id), doc_id
+
+
+def _stored(item: Item | None) -> tuple[int, datetime | None]:
+    """A document's stored count and when it was last read (0 and None when none is stored)."""
+    if item is None:
+        return 0, None
+    with reading_record(item.pk, item.sk, "read count"):
+        return int(item.data["count"]), datetime.fromisoformat(item.data["last"])
 
 
 def access_pk(brain_id: str) -> str:
@@ -87,8 +95,9 @@ class AccessLog:
         ops: list[Put | Delete] = []
         for key, (_, (count, last)) in zip(keys, batch, strict=True):
             item = stored.get(key)
-            total = (item.data["count"] if item else 0) + count
-            newest = max(last, datetime.fromisoformat(item.data["last"])) if item else last
+            held, held_last = _stored(item)
+            total = held + count
+            newest = max(last, held_last) if held_last else last
             data = {"count": total, "last": newest.isoformat()}
             ops.append(Put(Item(*key, data=data), expected_version=item.version if item else 0))
         try:
@@ -107,25 +116,26 @@ class AccessLog:
         for doc_id in ids:
             item = items.get(_key(brain_id, doc_id))
             count, last = pending[doc_id]
-            stored_last = datetime.fromisoformat(item.data["last"]) if item else None
+            held, stored_last = _stored(item)
             newest = max((t for t in (last, stored_last) if t is not None), default=None)
-            out[doc_id] = Access((item.data["count"] if item else 0) + count, newest)
+            out[doc_id] = Access(held + count, newest)
         return out
 
     def get(self, brain_id: str, doc_id: str) -> Access:
         item = self.records.get(*_key(brain_id, doc_id))
         with self._lock:
             count, last = self._pending.get((brain_id, doc_id), (0, None))
-        stored_last = datetime.fromisoformat(item.data["last"]) if item else None
+        held, stored_last = _stored(item)
         newest = max((t for t in (last, stored_last) if t is not None), default=None)
-        return Access((item.data["count"] if item else 0) + count, newest)
+        return Access(held + count, newest)
 
     def _add(self, brain_id: str, doc_id: str, count: int, last: datetime) -> None:
         pk, sk = _key(brain_id, doc_id)
         for _ in range(_RETRIES):
             item = self.records.get(pk, sk)
-            total = (item.data["count"] if item else 0) + count
-            newest = max(last, datetime.fromisoformat(item.data["last"])) if item else last
+            held, held_last = _stored(item)
+            total = held + count
+            newest = max(last, held_last) if held_last else last
             data = {"count": total, "last": newest.isoformat()}
             try:
                 self.records.put(Item(pk, sk, data=data), expected_version=item.version if item else 0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from cairn.domain.errors import reading_record
 from cairn.domain.paths import user_key
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import all_items, delete_partition, get_all
@@ -73,6 +74,11 @@ def thoughts_prefix(brain_id: str) -> str:
 
 
 def row_of(item: Item) -> Row:
+    with reading_record(item.pk, item.sk, "ThoughtMCP memory"):
+        return _row_of(item)
+
+
+def _row_of(item: Item) -> Row:
     d = item.data
     created = datetime.fromisoformat(d["created_at"])
     last, reinforced = d.get("last_access"), d.get("reinforced_at")

@@ -6,7 +6,9 @@
   normal result, `{"success": false, "error": …, "suggestion": …}` (remember's length errors add
   `code` and `details`); isError is not set.
 - An exception: isError true with `{"success": false, "error": …}`; Cairn's authorization refusals
-  also name their `code` (forbidden, unauthorized) so a client can tell them apart.
+  and the server's own failures (a damaged store, a full disk, a store unavailable) also name their
+  `code` (forbidden, unauthorized, damaged_store, storage_full, unavailable), so a client can tell
+  them apart from a memory not found.
 - An unknown tool: a JSON-RPC error (`Unknown tool: <name>`), as the real server throws.
 """
 
@@ -23,6 +25,7 @@ from cairn.services.thoughtmcp.models import ThoughtError
 
 SCHEMA_SUGGESTION = "Check input schema for required fields"
 REFUSALS = ("forbidden", "unauthorized")
+SERVER_FAILURES = ("damaged_store", "storage_full", "unavailable")
 _MISSING = re.compile(r"^([\w.\[\]]+): Field required$")
 
 
@@ -70,7 +73,7 @@ class ThoughtErrors:
             return failure(cause.message, cause.suggestion, code=cause.error_code, details=cause.details)
         if code == "validation_error":
             return failure(_parameters(message), SCHEMA_SUGGESTION)
-        if code in REFUSALS:
+        if code in REFUSALS or code in SERVER_FAILURES:
             return text({"success": False, "error": message, "code": code}, error=True)
         if code in ("not_found", "conflict", "no_brain"):
             return failure(message, None)

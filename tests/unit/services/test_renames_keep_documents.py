@@ -15,7 +15,7 @@ from cairn.auth import access
 from cairn.auth.principal import READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
-from cairn.domain.models import Brain, MemoryType
+from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.events import ChangeEvent
 from cairn.services.memory.memory_model import MemoryInput
@@ -179,3 +179,42 @@ def test_a_batch_append_keeps_what_the_document_says_of_itself(container: Contai
         assert docs.read(brain, path) == b"Dinghy on Sundays. And Wednesdays."
     rewritten = docs.get(brain, "x/3.md")
     assert (rewritten.tags, rewritten.metadata.get("source")) == ([], None)
+
+
+def test_a_batch_judges_what_a_path_holds_at_its_op_not_before_the_batch(
+    container: Container, brain: Brain
+) -> None:
+    """A typed memory moved away, or deleted, by an earlier op of the batch no longer stands in the
+    way of what comes to its path, as one op at a time it does not: both were refused as "a typed
+    memory … or delete it first"."""
+    docs = container.documents
+
+    def memory(key: str) -> Document:
+        return container.memories.store(
+            brain, MemoryInput(MemoryType.fact, f"{key} uses SQS.", key=key)
+        ).memory
+
+    moved, deleted, renamed_over = memory("sigma"), memory("tau"), memory("upsilon")
+    docs.write(brain, "notes/p.md", b"plain p")
+    docs.write(brain, "notes/q.md", b"plain q")
+
+    docs.batch(
+        brain,
+        [
+            BatchOp("rename", moved.path, to="facts/sigma.md"),
+            BatchOp("rename", "notes/p.md", to=moved.path),
+            BatchOp("delete", deleted.path),
+            BatchOp("write", deleted.path, b"a plain note where tau was"),
+            BatchOp("delete", renamed_over.path),
+            BatchOp("rename", "notes/q.md", to=renamed_over.path),
+        ],
+    )
+
+    assert docs.get(brain, "facts/sigma.md").id == moved.id and docs.read(brain, moved.path) == b"plain p"
+    for gone, text in ((deleted, b"a plain note where tau was"), (renamed_over, b"plain q")):
+        assert docs.read(brain, gone.path) == text
+        assert docs.get(brain, gone.path).memory is None and docs.repo.get_by_id(gone.id) is None
+    found = container.search.search(brain, "tau upsilon uses SQS", count_access=False).hits
+    assert {h.content for h in found}.isdisjoint({"tau uses SQS.", "upsilon uses SQS."})
+    with pytest.raises(InvalidInput, match="is a typed memory"):  # one still there is not replaced
+        docs.batch(brain, [BatchOp("write", "facts/sigma.md", b"over it")])

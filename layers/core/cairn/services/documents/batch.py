@@ -88,7 +88,7 @@ class BatchWrites(DocumentWrites):
         for path, held in before.items():
             if held is not None:
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
-        journal, events, carried, appended = self._replay(ops, before, reason)
+        journal, events, carried, appended, cleared = self._replay(ops, before, reason)
         moved_away = {doc.id for doc in carried.values()}
         batch = _Batch(events=events)
         written: list[Staged] = []
@@ -105,17 +105,27 @@ class BatchWrites(DocumentWrites):
                     batch.commit_ops += self._with_companions(live, [self.repo.put_op(gone, live.version)])
                     batch.removed.append(live)
                 continue
+            deleted_first = live is not None and not left and path in cleared  # then replaced
             if path in carried:
-                next_state = self._moved_here(brain, path, state, carried[path], old)
+                next_state = self._moved_here(
+                    brain, path, state, carried[path], old, replaces=not (left or deleted_first)
+                )
                 if live is not None and not left:  # replaced: its record gives way, its chunks go
                     batch.removed.append(live)
                     batch.touched.append((brain.id, live.id))
+            elif deleted_first and live is not None:  # a new document where an op deleted one
+                next_state = self._stage(brain, path, state, DocumentInput(), None, defer=True)
+                next_state.ops[0] = self.repo.put_op(next_state.document, live.version)
+                batch.removed.append(live)
+                batch.touched.append((brain.id, live.id))
             elif left and old is not None:  # a new document where one was renamed away from
                 next_state = self._stage(brain, path, state, DocumentInput(), None, defer=True)
                 next_state.ops[0] = self.repo.put_op(next_state.document, old.version)
             else:  # written over (as a single write, it says only what it says), or appended to
                 info = keep_info(live) if path in appended else DocumentInput()
                 next_state = self._stage(brain, path, state, info, old, defer=True)
+            if deleted_first and live is not None and next_state.ops:  # what its deletion takes beside it
+                next_state.ops.extend(self._with_companions(live, next_state.ops)[len(next_state.ops) :])
             if next_state.ops:
                 batch.commit_ops += next_state.ops
                 written.append(next_state)
@@ -127,12 +137,13 @@ class BatchWrites(DocumentWrites):
         return batch
 
     def _moved_here(
-        self, brain: Brain, path: str, data: bytes, doc: Document, held: Document | None
+        self, brain: Brain, path: str, data: bytes, doc: Document, held: Document | None, *, replaces: bool
     ) -> Staged:
         """`doc` renamed to `path` (over `held`, what was there), with `data` as its bytes: the
         same document, as a single rename keeps it (its id, creation time, title, tags, metadata
-        and memory record), committed in place of `held`'s record."""
-        if held is not None and held.deleted_at is None:
+        and memory record), committed in place of `held`'s record. `replaces`: `held` is still
+        there when it lands (neither moved away nor deleted by an op before)."""
+        if replaces and held is not None and held.deleted_at is None:
             check_replaceable(path, held, None)  # what it replaces keeps its record and owner
         if data != self.bytes_of(doc):
             check_replaceable(doc.path, doc, None)  # a memory's text changes through its surface only
@@ -144,13 +155,15 @@ class BatchWrites(DocumentWrites):
 
     def _replay(
         self, ops: Sequence[BatchOp], before: Mapping[str, Document | None], reason: str | None
-    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent], dict[str, Document], set[str]]:
+    ) -> tuple[dict[str, bytes | None], builtins.list[ChangeEvent], dict[str, Document], set[str], set[str]]:
         """Final state per touched path (bytes, or None = deleted), one event per op, the
         documents renamed to another path than their own, by the path they end at (their record
-        moves there, as a single rename moves it), and the paths that end holding their own
-        document only appended to (it keeps its title, tags and metadata, as a single append)."""
+        moves there, as a single rename moves it), the paths that end holding their own
+        document only appended to (it keeps its title, tags and metadata, as a single append), and
+        the paths whose document a delete op removed (what comes there after is a new one)."""
         journal: dict[str, bytes | None] = {}
         rewritten: set[str] = set()  # paths whose bytes a write replaced since their document came
+        cleared: set[str] = set()
         carrier: dict[str, Document | None] = {}  # whose identity a path's state holds, once an op moved it
 
         def identity(path: str) -> Document | None:
@@ -188,6 +201,8 @@ class BatchWrites(DocumentWrites):
             elif op.type == "delete":
                 if not existed:
                     raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
+                if held is not None and held is before[op.path]:
+                    cleared.add(op.path)
                 journal[op.path] = None
                 carrier[op.path] = None
                 rewritten.discard(op.path)
@@ -224,7 +239,7 @@ class BatchWrites(DocumentWrites):
             and (held := before[p]) is not None
             and own.id == held.id
         }
-        return journal, events, carried, appended
+        return journal, events, carried, appended, cleared
 
 
 def _batch_paths(ops: Sequence[BatchOp]) -> list[str]:

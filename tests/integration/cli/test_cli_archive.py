@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -201,3 +204,35 @@ def test_a_damaged_document_stops_an_export_unless_it_is_left_out_by_name(
     assert code == 1 and "left out 1 documents whose stored content is damaged: notes/1.md" in err
     paths = [json.loads(line).get("path") for line in archive.read_text().splitlines()]
     assert "notes/0.md" in paths and "notes/2.md" in paths and "notes/1.md" not in paths
+
+
+def test_an_archive_from_a_named_pipe_is_imported_as_stdin_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cairn import /dev/stdin` (or a FIFO): the whole-archive check read the pipe through, and
+    the import that followed found it empty ("the archive is empty")."""
+    data = tmp_path / "data"
+    fill(build_container(Settings(data_dir=data)))
+    code, exported, _ = run(capsys, "export", SLUG, "--data-dir", str(data))
+    assert code == 0
+    pipe = tmp_path / "archive.pipe"
+    os.mkfifo(pipe)
+
+    done = threading.Event()
+
+    def feed() -> None:
+        with pipe.open("w") as out:
+            out.write(exported)
+        while not done.wait(0.05):  # a second reader, if any, is given an empty pipe
+            with contextlib.suppress(OSError):  # no reader now
+                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        code, out, err = run(capsys, "import", str(pipe), "--brain", "copy", "--data-dir", str(data))
+    finally:
+        done.set()
+        writer.join()
+    assert code == 0, err
+    assert out.startswith(f"imported into brain copy (created): {SUMMARY};")

@@ -66,7 +66,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_remote(args)
     from cairn.entrypoints.cli.progress import shown
 
-    total = None if args.file == "-" else whole_archive(args.file)
+    total = whole_archive(args.file) if _rereadable(args.file) else None
     container = open_store(args, existing=False)
     try:
         with _archive_in(args.file) as lines, shown("importing", "imported", "records", total) as show:
@@ -88,7 +88,7 @@ def _import_remote(args: argparse.Namespace) -> int:
     token = args.token or settings_from(args).token
     secret = token.get_secret_value() if token is not None and not isinstance(token, str) else token
     remote = RemoteStore(args.server, secret)
-    if args.file != "-":
+    if _rereadable(args.file):
         whole_archive(args.file)
     try:
         with _archive_in(args.file) as lines:
@@ -122,6 +122,12 @@ def _archive_out(name: str | None) -> Iterator[TextIO]:
             raise InvalidInput(f"cannot write {name}: {exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _rereadable(name: str) -> bool:
+    """Whether the archive can be read twice (checked whole first): a file, not stdin or a pipe
+    (`/dev/stdin`, a FIFO), which the check would consume; those are imported as `-` is."""
+    return name != "-" and (not Path(name).exists() or Path(name).is_file())
 
 
 @contextmanager

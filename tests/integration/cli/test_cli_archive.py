@@ -158,6 +158,8 @@ def test_an_archive_cut_short_on_stdin_leaves_the_brain_restoring(
     assert "stays `restoring`" in err and "import a whole copy" in err
     container = build_container(Settings(data_dir=data))
     assert container.pages.state(container.brains.get("copy")).state == "restoring"
+    listed = run(capsys, "brains", "list", "--data-dir", str(data))[1]  # what it says agrees with the error
+    assert "[restoring: an archive import stopped part-way; import the whole archive again" in listed
 
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     assert run(capsys, "import", "-", "--brain", "copy", "--data-dir", str(data))[0] == 0

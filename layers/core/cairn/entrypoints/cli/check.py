@@ -80,7 +80,7 @@ def restoring_note(brain: Brain) -> str:
 
     if state_of(brain).state != "restoring":
         return ""
-    return "  [restoring: an archive import stopped part-way; run it again to finish]"
+    return "  [restoring: an archive import stopped part-way; import the whole archive again to finish]"
 
 
 def cmd_check(container: Container, args: argparse.Namespace) -> int:

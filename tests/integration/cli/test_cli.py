@@ -227,7 +227,7 @@ def test_a_brain_an_import_left_restoring_is_named_and_fails_the_check(
 
     lines = {line.split()[1]: line for line in listed.splitlines()}
     assert "restoring" in lines["notes"] and "restoring" not in lines["other"]
-    assert code == 1 and "run it again" in checked
+    assert code == 1 and "import the whole archive again to finish" in checked
 
 
 def test_chunks_of_a_brain_no_record_names_fail_the_check(

@@ -116,6 +116,24 @@ def test_ingest_file_upload(client: TestClient, brain: Brain) -> None:
     assert again["reused"] is True and again["document_id"] == body["document_id"]
 
 
+def test_json_with_an_integer_longer_than_python_reads_is_stored_and_found(
+    client: TestClient, brain: Brain
+) -> None:
+    ledger = b'{"title": "Ledger", "checksum": ' + b"7" * 4301 + b', "owner": "treasury"}'
+    assert put(client, "notes", "data/ledger.json", ledger).status_code == 204
+    appended = client.post(
+        docs_url("notes", "/append"),
+        params={"path": "data/rows.jsonl"},
+        content=b'{"a": 1}\n' + ledger,
+        headers={"content-type": "application/octet-stream"},
+    )
+    assert appended.status_code == 204, appended.text
+    ingested = client.post(docs_url("notes", "/ingest/file"), files={"file": ("big.json", ledger)})
+    assert ingested.status_code == 200, ingested.text
+    found = client.post(SEARCH, json={"query": "treasury ledger", "top_k": 5}).json()["hits"]
+    assert {"data/ledger.json", "ingest/big.json"} <= {hit["path"] for hit in found}
+
+
 def test_ingest_file_as_kind_and_errors(client: TestClient, brain: Brain) -> None:
     url = docs_url("notes", "/ingest/file")
     as_text = client.post(url, files={"file": ("notes.bin", b"plain words")}, data={"as": "text"})

@@ -137,6 +137,13 @@ class TestJson:
         with pytest.raises(InvalidInput, match="invalid JSON"):
             extract_text(b'{"a": ', "json")
 
+    def test_an_integer_too_long_for_python_stays_its_digits(self) -> None:
+        digits = "9" * 5000  # over sys.get_int_max_str_digits(): json.loads raises a bare ValueError
+        out = extract_text(b'{"title": "ledger", "total": ' + digits.encode() + b"}", "json")
+        assert out.text == f"title: ledger\ntotal: {digits}" and out.title == "ledger"
+        lines = extract_text(b'{"a": 1}\n{"b": ' + digits.encode() + b"}\n", "json")
+        assert lines.text == f"a: 1\n\nb: {digits}"
+
     def test_deeply_nested_json_is_rejected_cleanly(self) -> None:
         with pytest.raises(InvalidInput):
             extract_text(b"[" * 100_000 + b"]" * 100_000, "json")

@@ -262,6 +262,25 @@ def test_a_write_that_fails_stops_the_restore_and_a_rerun_finishes_it(
     assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, source.brains.get(SLUG))
 
 
+def test_an_unexpected_failure_is_named_without_its_internals(
+    store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, records, target = archived(store)
+
+    def broken(*_: object) -> None:
+        raise OSError("[Errno 28] No space left on device: '/srv/cairn/secret-path/blobs'")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(target.graph, "add_many", broken)
+        with pytest.raises(RestoreIncomplete) as stopped:
+            target.archive.import_(None, records)
+    message = stopped.value.message
+    assert "an unexpected error (the server log holds its details)" in message
+    assert "secret-path" not in message and "OSError" not in message
+    assert "secret-path" in caplog.text  # the operator still learns what happened
+    assert target.pages.state(target.brains.get(SLUG)).state == "restoring"
+
+
 def test_an_archive_cut_short_at_a_line_stops_the_restore_which_a_whole_copy_finishes(
     store: Callable[[str], Container],
 ) -> None:

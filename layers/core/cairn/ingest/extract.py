@@ -154,9 +154,22 @@ def _decode_text(data: bytes) -> str:
         raise UnsupportedContent("content is neither UTF-8 nor Windows-1252 text") from exc
 
 
+def _integer(literal: str) -> int | str:
+    """An integer literal too long for int() (over sys.get_int_max_str_digits digits) stays its
+    digits: still searchable, where json.loads would raise a plain ValueError."""
+    try:
+        return int(literal)
+    except ValueError:
+        return literal
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_int=_integer)
+
+
 def _json(text: str) -> tuple[str, str | None]:
     try:
-        values: list[Any] = [json.loads(text)]
+        values: list[Any] = [_loads(text)]
     except json.JSONDecodeError as first_error:
         values = _json_lines(text, first_error)
     except RecursionError as exc:
@@ -179,7 +192,7 @@ def _json_lines(text: str, first_error: json.JSONDecodeError) -> list[Any]:
     values = []
     for number, line in enumerate(lines, start=1):
         try:
-            values.append(json.loads(line))
+            values.append(_loads(line))
         except json.JSONDecodeError:
             raise InvalidInput(
                 f"invalid JSON: {first_error.msg} at line {first_error.lineno} "

@@ -4,6 +4,7 @@ memories kept apart, and what stopped it."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from cairn.services.archive.service import BrainArchive
 
 
+log = logging.getLogger(__name__)
+
+
 LINKS_PER_WRITE = 100
 
 
@@ -57,7 +61,12 @@ class _WriteFailed(Exception):
 
 
 def failure_reason(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, _WriteFailed) else f"{type(exc).__name__}: {exc}"
+    """What the caller is told; an unexpected exception's own text (paths, library internals)
+    goes to the server log only."""
+    if isinstance(exc, _WriteFailed):
+        return str(exc)
+    log.error("restore failed on an unexpected error", exc_info=exc)
+    return "an unexpected error (the server log holds its details)"
 
 
 class Restore:

@@ -86,6 +86,24 @@ async def test_bad_extract_input_is_a_tool_error_and_changes_nothing(live: LiveS
     assert live.snapshot() == before and live.container.jobs.run_pending() == 0
 
 
+async def test_a_session_said_only_in_headings_reflects_to_nothing_over_mcp_and_rest(
+    live: LiveServer,
+) -> None:
+    async with Client(live.url) as client:
+        ok(await client.call_tool("memory_create_brain", {"name": "Chat", "slug": "chat"}))
+        sids = [await _session(live, "chat") for _ in range(2)]
+        async with httpx.AsyncClient(base_url=live.base) as http:
+            for sid in sids:
+                said = {"role": "user", "content": "# Weekly planning notes"}
+                assert (
+                    await http.post(f"/v1/brains/chat/sessions/{sid}/messages", json=said)
+                ).status_code == 201
+            rest = await http.post(f"/v1/brains/chat/sessions/{sids[0]}/reflect")
+        payload = ok(await client.call_tool("memory_reflect", {"session_id": sids[1]}))
+    assert rest.status_code == 200, rest.text
+    assert payload["reflection_attempted"] is True and payload.get("reflection") is None
+
+
 async def test_reflect_closes_the_session_and_reports_in_the_seed_shape(live: LiveServer) -> None:
     async with Client(live.url) as client:
         ok(await client.call_tool("memory_create_brain", {"name": "Chat", "slug": "chat"}))

@@ -205,6 +205,20 @@ def test_bare_roles_are_named_the_user_and_the_assistant() -> None:
     assert facts[0].entities == ("Vim",)
 
 
+def test_a_message_led_by_a_heading_still_yields_its_facts() -> None:
+    said = [
+        turn(
+            "1",
+            "Caroline",
+            "# Catch-up\n\nI moved to Berlin last month.\n## Next\nWe decided to adopt a dog.",
+        )
+    ]
+    assert texts(said) == texts(
+        [turn("1", "Caroline", "I moved to Berlin last month. We decided to adopt a dog.")]
+    )
+    assert len(texts(said)) == 2
+
+
 def test_system_and_tool_messages_yield_nothing() -> None:
     said = [
         turn("1", "system", "I am the system. My rules: be helpful to the user.", role="system"),

@@ -56,10 +56,25 @@ def test_the_reflector_is_named_rules() -> None:
         [say(1, "user", "Hi!"), say(2, "assistant", "Hello! How can I help?")],
         [say(1, "system", "You are a coding agent with many tools and a long memory of projects.")],
         [say(1, "tool", "ERROR: build failed with exit code 2 after compiling 31 modules.")],
+        [say(1, "user", "# Weekly planning notes")],  # a heading names a topic; it says nothing
+        [say(1, "assistant", "# Transcript 2026-12-05 13:40 UTC")],
     ],
 )
 def test_a_session_without_substance_has_no_reflection(utterances: list[Utterance]) -> None:
     assert REFLECTOR.reflect("Empty", utterances) is None
+
+
+def test_a_message_led_by_a_heading_is_read_past_its_heading() -> None:
+    draft = REFLECTOR.reflect(
+        None,
+        [
+            say(1, "user", "# Notes\n\nThe deploy to staging failed with a 502 error."),
+            say(2, "assistant", "## Fix\nRestart the gateway service."),
+            say(3, "user", "# Update\nThat worked, thanks!"),
+        ],
+    )
+    assert draft is not None and draft.outcome == "success"
+    assert "502" in draft.summary and "#" not in draft.summary
 
 
 def test_a_problem_reported_then_fixed_is_a_success() -> None:

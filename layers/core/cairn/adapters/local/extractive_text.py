@@ -76,6 +76,11 @@ def sentences(text: str) -> list[Sentence]:
     return out
 
 
+def without_headings(text: str) -> str:
+    """`text` less its markdown heading lines (what `sentences` skips)."""
+    return "\n".join(line for line in text.split("\n") if not _HEADING.match(line))
+
+
 def _split_line(line: str, base: int, out: list[Sentence]) -> None:
     marker = _LIST_MARKER.match(line)
     start = marker.end() if marker else 0

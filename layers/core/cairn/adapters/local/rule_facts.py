@@ -79,7 +79,7 @@ class RuleFactExtractor:
         speaker = voice_of(u)
         listener = talk.listener(speaker)
         out = []
-        for raw in text.split(text.normalise(u.text)):
+        for raw in text.said(u.text):
             sentence = text.strip_lead(raw, talk.vocatives)
             if sentence and not text.is_question(sentence):
                 fact = self.fact(u, sentence, speaker, listener, talk)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cairn.adapters.local.extractive_text import STOPWORDS, sentences
+from cairn.adapters.local.extractive_text import STOPWORDS, sentences, without_headings
 from cairn.adapters.local.rule_facts_dates import MONTH_NAMES
 from cairn.adapters.local.rule_facts_lexicon import ADVERBS, FILLER, INTERJECTIONS, NOT_NAMES, PAST_FORMS
 
@@ -30,6 +30,12 @@ def normalise(text: str) -> str:
 
 def split(text: str) -> list[str]:
     return [s.text for s in sentences(text)]
+
+
+def said(message: str) -> list[str]:
+    """The sentences of one message, its lines folded together (a sentence may wrap) once its
+    heading lines are gone: folded in, a leading `# Notes` would hide the whole message."""
+    return split(normalise(without_headings(message)))
 
 
 def is_question(sentence: str) -> bool:

@@ -105,10 +105,15 @@ class RuleReflector:
         spoken = [u for u in utterances if u.role in ROLES and u.text.strip()]
         facts = self.extractor.extract(spoken)
         with_facts = {i for f in facts for i in f.source_ids}
-        substantive = [u for u in spoken if u.id in with_facts or len(text.substance(u.text)) >= 3]
+        sentences = [text.said(u.text) for u in spoken]
+        substantive = [
+            u
+            for u, own in zip(spoken, sentences, strict=True)
+            if u.id in with_facts or len(text.substance(" ".join(own))) >= 3
+        ]
         if not substantive:
-            return None
-        said = [_Said(u, s) for u in spoken for s in text.split(text.normalise(u.text))]
+            return None  # nothing said but greetings and headings
+        said = [_Said(u, s) for u, own in zip(spoken, sentences, strict=True) for s in own]
         reading = _read(said)
         key = [f for f in facts if f.category in ("decision", "plan")]
         return ReflectionDraft(

@@ -142,7 +142,9 @@ def test_a_7_mb_upload_is_ingested_by_key_through_the_ingest_state_machine(stack
     queued = ingest(stack, key)
     assert queued["status"] == "queued" and queued["job_id"]
     assert queued["path"] == "ingest/report.md"
-    assert stack.store.size(key) == len(data)  # the job reads the upload in place
+    assert stack.store.size(key) is None  # spent: the job reads a copy of its own
+    prefix = key.rsplit("/", 2)[0] + "/"
+    assert stack.store.client.list_objects_v2(Bucket=UPLOAD_BUCKET, Prefix=prefix)["KeyCount"] == 1
     assert hits(stack, "quokka zeppelin harmonica") == []
 
     stack.core.jobs.run_pending()
@@ -153,7 +155,8 @@ def test_a_7_mb_upload_is_ingested_by_key_through_the_ingest_state_machine(stack
     assert hits(stack, "quokka zeppelin harmonica") == ["ingest/report.md"]
     doc = stack.core.documents.get(stack.core.brains.resolve("notes"), "ingest/report.md")
     assert doc.id == queued["document_id"] and doc.byte_size == len(data)
-    assert stack.store.size(key) is None  # dropped once ingested
+    left = stack.store.client.list_objects_v2(Bucket=UPLOAD_BUCKET, Prefix=prefix)
+    assert left["KeyCount"] == 0  # the job's copy too is dropped once ingested
 
 
 def test_the_s3_url_of_an_upload_is_taken_too(stack: Stack) -> None:

@@ -102,11 +102,9 @@ class IngestService:
         path: str | None = None,
         doc_id: str | None = None,
         queue: bool = True,
-        upload_key: str | None = None,
     ) -> IngestResult:
         """Store a file's text as a document at `path` (default `ingest/<file name>`); a file
-        above the queueing threshold is handed to a job instead (`status: "queued"`), which reads
-        it from `upload_key` when the bytes are already a blob there."""
+        above the queueing threshold is handed to a job instead (`status: "queued"`)."""
         started = time.perf_counter()
         self._check_size(len(data))
         kind = kind or infer_kind(name, content_type, data)
@@ -119,7 +117,7 @@ class IngestService:
                 "json",
             ):  # its text is the file's: too long is said now, not after a 202
                 self._check_chars(extract_text(data, kind, name).text)
-            return self._queue(brain, data, name, kind, path, started, upload_key)
+            return self._queue(brain, data, name, kind, path, started)
         stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
         shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
         if shown is not None:
@@ -311,7 +309,9 @@ class IngestService:
         path: str | None = None,
     ) -> IngestResult:
         """Ingest a presigned upload by key (or the store's URL of it): only this brain's, sized
-        (HEAD) before it is read; the object is dropped once ingested (or by the queued job)."""
+        (HEAD) before it is read; the object is dropped once ingested or queued. A queued ingest
+        keeps a copy of its own, as every queued ingest does: the same upload queued for two paths
+        is two jobs, and the first to finish must not take the second's bytes."""
         key = upload_key(signer, key)
         parts = key.split("/")
         # Only presigned keys: the queue's and the staged ingest's blobs share the prefix.
@@ -321,9 +321,8 @@ class IngestService:
             raise NotFound(f"no upload {excerpt(key)} in this brain")
         self._check_size(size)
         data = self.documents.blobs.get(key)
-        result = self.ingest_bytes(brain, data, name=parts[-1], kind=kind, path=path, upload_key=key)
-        if result.status != "queued":
-            self.documents.blobs.delete(key)
+        result = self.ingest_bytes(brain, data, name=parts[-1], kind=kind, path=path)
+        self.documents.blobs.delete(key)
         return result
 
     def _check_size(self, size: int) -> None:
@@ -338,21 +337,18 @@ class IngestService:
         kind: str,
         path: str,
         started: float,
-        upload_key: str | None = None,
     ) -> IngestResult:
-        """Keep the bytes as an upload blob (unless they are one) and queue the ingest. The same
+        """Keep the bytes as an upload blob and queue the ingest. The same
         bytes to the same path return the job already queued for them (idempotency key) and its
         promised id; once that job completed, only while the document still holds what it stored
         (otherwise they are ingested again, keyed on the version they replace)."""
         assert self.jobs is not None
         digest = checksum(data)
-        stored = upload_key is None
-        if upload_key is None:
-            # One prefix: the bucket expires leftovers. A key of its own for each request: the same
-            # bytes queued for two paths are two jobs, and the first to finish drops its bytes; a
-            # retry's bytes are new to an expiry sweep that listed the failed one's (upload_expiry.py).
-            upload_key = f"{uploads_prefix(brain)}{digest}.{new_id('q')}"
-            self.documents.blobs.put(upload_key, data)
+        # One prefix: the bucket expires leftovers. A key of its own for each request: the same
+        # bytes queued for two paths are two jobs, and the first to finish drops its bytes; a
+        # retry's bytes are new to an expiry sweep that listed the failed one's (upload_expiry.py).
+        upload_key = f"{uploads_prefix(brain)}{digest}.{new_id('q')}"
+        self.documents.blobs.put(upload_key, data)
         live = self.documents.repo.get(brain.id, path)
         payload = {
             "upload_key": upload_key,
@@ -373,7 +369,7 @@ class IngestService:
             earlier = job
             job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
         kept = str(job.input.get("upload_key", ""))
-        if stored and kept != upload_key:  # a replay: the job queued before keeps its own bytes
+        if kept != upload_key:  # a replay: the job queued before keeps its own bytes
             self._drop_upload(upload_key)
         if earlier is not None and str(earlier.input.get("upload_key", "")) not in ("", kept):
             self._drop_upload(str(earlier.input["upload_key"]))  # kept for a retry, which has its own

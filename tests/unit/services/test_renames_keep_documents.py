@@ -218,3 +218,27 @@ def test_a_batch_judges_what_a_path_holds_at_its_op_not_before_the_batch(
     assert {h.content for h in found}.isdisjoint({"tau uses SQS.", "upsilon uses SQS."})
     with pytest.raises(InvalidInput, match="is a typed memory"):  # one still there is not replaced
         docs.batch(brain, [BatchOp("write", "facts/sigma.md", b"over it")])
+
+
+@pytest.mark.parametrize("then_write", [True, False])
+def test_a_memory_moved_away_and_deleted_in_one_batch_is_gone_as_one_op_at_a_time(
+    container: Container, brain: Brain, then_write: bool
+) -> None:
+    """[rename P->X, (write P,) delete X] was refused as "a typed memory … delete it first": the
+    delete at X took the memory, which no longer stood at P."""
+    docs = container.documents
+    mem = container.memories.store(brain, MemoryInput(MemoryType.fact, "Sigma uses SQS.", key="sigma")).memory
+    moved = [BatchOp("rename", mem.path, to="facts/x.md"), BatchOp("rename", "facts/x.md", to="facts/y.md")]
+    written = [BatchOp("write", mem.path, b"a plain note where sigma was")] if then_write else []
+
+    docs.batch(brain, [*moved, *written, BatchOp("delete", "facts/y.md")])
+
+    assert docs.repo.get_by_id(mem.id) is None or docs.repo.get_by_id(mem.id).deleted_at is not None
+    assert not docs.exists(brain, "facts/y.md") and not docs.exists(brain, "facts/x.md")
+    if then_write:
+        assert docs.read(brain, mem.path) == b"a plain note where sigma was"
+        assert docs.get(brain, mem.path).memory is None
+    else:
+        assert not docs.exists(brain, mem.path)
+    found = container.search.search(brain, "sigma uses SQS", count_access=False).hits
+    assert "Sigma uses SQS." not in {h.content for h in found}

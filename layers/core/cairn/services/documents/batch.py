@@ -160,7 +160,8 @@ class BatchWrites(DocumentWrites):
         documents renamed to another path than their own, by the path they end at (their record
         moves there, as a single rename moves it), the paths that end holding their own
         document only appended to (it keeps its title, tags and metadata, as a single append), and
-        the paths whose document a delete op removed (what comes there after is a new one)."""
+        the paths whose document a delete op removed, here or where a rename took it (what comes
+        there after is a new one)."""
         journal: dict[str, bytes | None] = {}
         rewritten: set[str] = set()  # paths whose bytes a write replaced since their document came
         cleared: set[str] = set()
@@ -201,8 +202,8 @@ class BatchWrites(DocumentWrites):
             elif op.type == "delete":
                 if not existed:
                     raise NotFound(f"op {index}: not found: {excerpt(op.path)}")
-                if held is not None and held is before[op.path]:
-                    cleared.add(op.path)
+                if held is not None and before.get(held.path) is held:
+                    cleared.add(held.path)  # where its record is, though an op moved it away
                 journal[op.path] = None
                 carrier[op.path] = None
                 rewritten.discard(op.path)

@@ -4,8 +4,10 @@ read alike (half name a host that is an identifier too), written one after anoth
 id and in a question; the same incidents as zengram's typed events (importance drawn at random)
 asked through its search; with them, 20 audit notes (and facts) that each list 15 of the ids among
 other words, naming the id without answering anything about it. Prints how often the asked note
-comes first, and for zengram how often it is in the first ten (docs/RELEVANCE.md, "A note that
-names the identifier asked about"):
+comes first, and for zengram how often it is in the first ten; each id is asked five ways as
+written and three more spelt otherwise (without its hyphen, in full-width characters), and pairs of
+ids in one question, where both notes should come first (docs/RELEVANCE.md, "A note that names
+the identifier asked about"):
 
     python bench/identifiers.py [--data-dir DIR] [--asked 60]
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.domain.models import MemoryType
+from cairn.ports.chunks import ChunkFilter
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 
 SYSTEMS = [
@@ -34,6 +37,22 @@ SYSTEMS = [
     "CDN edge",
 ]
 FORMS = ("{}", "{} details", "What is {}?", "Tell me about {}", "What was the root cause of incident {}?")
+
+
+def _unhyphened(iid: str) -> str:
+    return iid.replace("-", "")
+
+
+def _full_width(iid: str) -> str:
+    return "".join(chr(ord(ch) + 0xFEE0) for ch in iid)  # what a Japanese or Chinese IME types
+
+
+SPELT = [
+    ("{}", _unhyphened),
+    ("What was the root cause of incident {}?", _unhyphened),
+    ("{}", _full_width),
+]
+PAIR = "Compare the root causes of {} and {}"
 HOSTS = ["web3", "db2", "edge-7", "node 4"]  # the first two are identifiers too
 CAUSES = [
     "an expired TLS certificate",
@@ -83,6 +102,24 @@ def main() -> int:
             took.append((time.perf_counter() - started) * 1000)
             first += hits[0].path == f"incidents/{i}.md"
         print(f"{form.format('<id>')!r}: the asked note first for {first} of {len(asked)}")
+    for form, spell in SPELT:
+        first = 0
+        for i in asked:
+            hits = container.search.search(brain, form.format(spell(i)), top_k=10, count_access=False).hits
+            first += hits[0].path == f"incidents/{i}.md"
+        print(f"{form.format(spell('INC-20049'))!r}: the asked note first for {first} of {len(asked)}")
+    for form in FORMS[:1] + FORMS[-1:]:
+        first = 0
+        for i in asked:
+            found = container.search.passages(form.format(i), ChunkFilter(brain_ids=(brain.id,)), 5)
+            first += bool(found) and found[0][0].chunk.path == f"incidents/{i}.md"
+        print(f"ask's passages {form.format('<id>')!r}: the asked note first for {first} of {len(asked)}")
+    pairs = list(zip(asked[::2], asked[1::2], strict=True))
+    both = 0
+    for a, b in pairs:
+        hits = container.search.search(brain, PAIR.format(a, b), top_k=10, count_access=False).hits
+        both += {h.path for h in hits[:2]} == {f"incidents/{a}.md", f"incidents/{b}.md"}
+    print(f"{PAIR.format('<id>', '<id>')!r}: both notes first for {both} of {len(pairs)}")
     took.sort()
     p95 = took[int(0.95 * len(took))]
     print(f"memory_search in process, top 10: p50 {statistics.median(took):.1f} ms, p95 {p95:.1f} ms")
@@ -95,6 +132,19 @@ def main() -> int:
             ten += any(f"{i} " in t for t in texts)
         shown = form.format("<id>")
         print(f"zengram {shown!r}: first for {first}, in the first ten for {ten} of {len(asked)}")
+    for form, spell in SPELT:
+        first = 0
+        for i in asked:
+            query = MemoryQuery(limit=10, count_access=False)
+            texts = [h.text for h in container.memories.search(events, form.format(spell(i)), query)]
+            first += bool(texts) and f"{i} " in texts[0]
+        print(f"zengram {form.format(spell('INC-20049'))!r}: first for {first} of {len(asked)}")
+    both = 0
+    for a, b in pairs:
+        query = MemoryQuery(limit=10, count_access=False)
+        texts = [h.text for h in container.memories.search(events, PAIR.format(a, b), query)][:2]
+        both += any(f"{a} " in t for t in texts) and any(f"{b} " in t for t in texts)
+    print(f"zengram {PAIR.format('<id>', '<id>')!r}: both first for {both} of {len(pairs)}")
     print(f"data dir: {data}")
     return 0
 

@@ -27,7 +27,8 @@ from cairn.services.memory.memory_model import (
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
-from cairn.services.search.relevance import GOOD_MATCH, Judged, asked, blend, judge, naming
+from cairn.services.search.identifiers import ABOUT, asked
+from cairn.services.search.relevance import GOOD_MATCH, Judged, blend, judge, naming
 from cairn.services.search.service import NEAREST, SearchService
 
 
@@ -130,15 +131,16 @@ class MemoryReads:
                     vector_rank=judged.hit.vector_rank,
                 )
             )
-        # A question naming one thing exactly (INC-20049) is answered first by the memories whose
-        # own text names it (relevance.py `naming`), ordered among themselves as every search
-        # orders them (the blend, which weighs a note that lists many other ids lower), each
-        # weighted by its importance and confidence: near twins otherwise led on their meaning and
-        # importance, and an audit list of ids on its likeness to a bare id.
+        # A question naming one thing exactly (INC-20049) is answered first by the memories about
+        # it, whose own text names it among few others of its sort (relevance.py `naming`),
+        # ordered among themselves as every search orders them (the blend), each weighted by its
+        # importance and confidence: near twins otherwise led on their meaning and importance. A
+        # list naming it among many (an audit list, a tag list) keeps its place by relevance: it
+        # led answers three times as relevant while any share lifted it.
         candidates = [best[i] for i in live]
         exact = asked(query)
         lifts = zip(candidates, naming(candidates, exact), blend(candidates, exact), strict=True)
-        lifted = {j.hit.chunk.document_id: blended for j, up, blended in lifts if up}
+        lifted = {j.hit.chunk.document_id: blended for j, up, blended in lifts if up >= ABOUT}
 
         def lifted_first(h: MemoryHit) -> tuple[bool, float]:
             if h.memory.id not in lifted:

@@ -27,7 +27,6 @@ only the keyword leg found has it computed from its stored vector (one batch rea
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -37,6 +36,7 @@ import numpy as np
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkIndex
 from cairn.ports.embedder import Vectors
+from cairn.services.search.identifiers import Asked, note_share
 
 GOOD_MATCH: Final = 0.5
 """A hit at or above this relevance answers the query (the calibration's midpoint)."""
@@ -123,94 +123,44 @@ VECTOR_SHARE: Final = 0.6
 KEYWORD_SHARE: Final = 0.4
 
 
-_WORD = re.compile(r"\w+")
-
-
-def identifiers(query: str) -> tuple[str, ...]:
-    """The words of `query` that name one thing exactly: letters and digits mixed (`A4`,
-    `uniqmark0x2092`, `v2`), or five digits and more (`20049` of `INC-20049`; a year, a count, a
-    price is not one). Lower-cased."""
-    words = {w.lower() for w in _WORD.findall(query)}
-    return tuple(
-        sorted(
-            w
-            for w in words
-            if any(ch.isdigit() for ch in w)
-            and ((w.isdigit() and len(w) >= 5) or (not w.isdigit() and any(ch.isalpha() for ch in w)))
-        )
-    )
-
-
-@dataclass(frozen=True)
-class Asked:
-    """The identifiers a query names, and whether it is bare: at least as many terms naming one as
-    other terms (`INC-20049`, `INC-20049 details`, `ec2 outage`), so its meaning cannot say how
-    near a note is."""
-
-    words: tuple[str, ...] = ()
-    bare: bool = False
-
-
-def asked(query: str) -> Asked:
-    """The identifiers of `query`; bare counts its terms (split at spaces), so the `INC` of
-    `INC-20049` is part of the identifier's term, not another word."""
-    words = identifiers(query)
-    terms = query.split()
-    named = sum(bool(identifiers(term)) for term in terms)
-    return Asked(words, bool(words) and 2 * named >= len(terms))
-
-
-def names_all(chunk: Chunk, words: Sequence[str]) -> bool:
-    """Whether the chunk's own text or title holds every one of `words` as a word (its index-only
-    context, another document's excerpt, does not count)."""
-    own = {w.lower() for w in _WORD.findall(_own(chunk))}
-    return all(w in own for w in words)
-
-
 def _own(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}"
 
 
 IDENTIFIER_REACH: Final = 0.25
-"""How far a note naming every identifier of the query may lie below the nearest candidate's
-cosine and still be lifted first (`naming`)."""
+"""How far a note naming an identifier of the query may lie below the nearest candidate's cosine
+and still be lifted first (`naming`), when the identifier names one thing beyond doubt."""
+
+EVERYDAY_REACH: Final = 0.05
+"""The same for a query whose identifiers are short (ec2, mp4, 3pm, iphone15): words of the
+question as often as the thing it is about, they lift only a note as near as the nearest."""
 
 
 def naming(judged: Sequence[Judged], exact: Asked) -> list[float]:
     """For each judged hit, how far it is lifted as the note that names the thing asked about; 0
-    when it is not. It is when its own text holds every identifier of the query and, unless the
-    query is bare, its meaning is near the nearest candidate's (within IDENTIFIER_REACH of its
-    cosine): a note that only lists the id among unrelated words, asked a question about something
-    else, lies far below the notes that answer it and keeps its own place. The lift is the share of
-    the note's identifiers of the asked ones' kinds that are asked about: 1 for the incident note
-    that names INC-20049 (and a host, web3, of another kind), 1/15 for an audit list of fifteen
-    incident ids, which names the one asked about too but is not about it."""
+    when it is not. It is when its own text or title names an identifier of the query and, unless
+    the query is bare, its meaning is near the nearest candidate's (within IDENTIFIER_REACH of its
+    cosine, EVERYDAY_REACH for short identifiers): a note that only lists the id among unrelated
+    words, asked a question about something else, lies far below the notes that answer it and
+    keeps its own place. The lift is the note's `share` of the asked identifiers: 1 for the
+    incident note that names INC-20049 (and a host, web3, of another sort), 1/15 for an audit list
+    of fifteen incident ids, which names the one asked about too but is not about it."""
     if not exact.words or not judged:
         return [0.0] * len(judged)
-    reach = -math.inf if exact.bare else max(j.similarity for j in judged) - IDENTIFIER_REACH
-    near = [j.similarity >= reach and names_all(j.hit.chunk, exact.words) for j in judged]
-    return [_share(j.hit.chunk, exact.words) if up else 0.0 for j, up in zip(judged, near, strict=True)]
+    near = IDENTIFIER_REACH if exact.strong else EVERYDAY_REACH
+    reach = -math.inf if exact.bare else max(j.similarity for j in judged) - near
+    return [note_share(_own(j.hit.chunk), exact.words) if j.similarity >= reach else 0.0 for j in judged]
 
 
-def _share(chunk: Chunk, exact: Sequence[str]) -> float:
-    """The share of the note's identifiers of the asked ones' kinds that are asked about."""
-    kinds = {_kind(w) for w in exact}
-    alike = [w for w in identifiers(_own(chunk)) if _kind(w) in kinds]
-    return len(exact) / max(len(alike), len(exact))
+NOTHING_ASKED: Final = Asked()
 
 
-def _kind(word: str) -> str:
-    """An identifier's shape: its runs of letters and of digits (`inc20049` and `inc7` are one kind,
-    `20049` another, `web3` and `db2` a third)."""
-    return re.sub(r"(\D)\1+|(\d)\2+", r"\1\2", re.sub(r"\d", "9", re.sub(r"[^\W\d_]", "a", word)))
-
-
-def blend(judged: Sequence[Judged], exact: Asked = Asked()) -> list[float]:
+def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]:
     """For each judged hit: VECTOR_SHARE x its cosine scaled to 0..1 between the candidates' lowest
     and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
     keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
     search pipeline), the fused score stands in for the keyword leg's. A hit that names the thing
-    asked about (`naming`) gains up to KEYWORD_SHARE more: a near twin's meaning, or another
+    asked about (`naming`) gains up to both shares more: a near twin's meaning, or another
     note's excerpt in its keyword context, never outranks it."""
     if not judged:
         return []
@@ -224,6 +174,6 @@ def blend(judged: Sequence[Judged], exact: Asked = Asked()) -> list[float]:
     return [
         VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
         + KEYWORD_SHARE * (k / top if top > 0 else 0.0)
-        + KEYWORD_SHARE * lift
+        + (VECTOR_SHARE + KEYWORD_SHARE) * lift
         for j, k, lift in zip(judged, keyword, lifted, strict=True)
     ]

@@ -19,11 +19,11 @@ from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.highlights import highlights
+from cairn.services.search.identifiers import asked, keyword_text
 from cairn.services.search.relevance import (
     EMBEDDED,
     GOOD_MATCH,
     Calibration,
-    asked,
     blend,
     judge,
     stored_vectors,
@@ -171,7 +171,8 @@ class SearchService:
         what a grounded answer reads."""
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
-        hits = self.chunks_for(query, flt, min(top_k * 3, pool), vector=vector, pool=pool, nearest=NEAREST)
+        first = pool if asked(query).words else min(top_k * 3, pool)  # as _retrieve, for the same reason
+        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST)
         ranked = self._rank(hits, vector, query)[:top_k]
         scale = _scale(ranked)
         scores = [round(r.basis * scale, 6) for r in ranked]
@@ -286,7 +287,7 @@ class SearchService:
         pool = max(pool or t.candidate_pool, top_k)
         return self.chunks.search(
             ChunkQuery(
-                text=query,
+                text=keyword_text(query),
                 vector=vector,
                 filter=flt,
                 top_k=top_k,

@@ -125,33 +125,46 @@ def _only_identifiers(term: str) -> bool:
     return not any(ch.isalnum() for ch in rest)
 
 
-def named_in(own: Iterable[str], exact: Sequence[str]) -> int:
-    """How many of the asked identifiers `exact` the note's identifiers `own` name."""
-    held = list(own)
-    return sum(any(names(a, h) for h in held) for a in exact)
+class Sought:
+    """The asked identifiers, read once for all the notes of a search (a query may name thousands)."""
+
+    def __init__(self, exact: Sequence[str]) -> None:
+        self.ids = frozenset(exact)
+        self.kinds = frozenset(kind(w) for w in exact)
+        self.by_digits: dict[str, set[str]] = {}
+        for word in exact:
+            if (number := digits_of(word)) is not None:
+                self.by_digits.setdefault(number, set()).add(word)
+        self.needles = frozenset(max(re.findall(r"[0-9]+", w), key=len) for w in exact)
+
+    def named_by(self, held: str) -> set[str]:
+        """The asked identifiers a note's identifier `held` names (`names`)."""
+        out = {held} & self.ids
+        if (number := digits_of(held)) is not None and number in self.ids:
+            out.add(number)
+        return out | self.by_digits.get(held, set())
+
+    def share(self, own: Iterable[str]) -> float:
+        """How much a note whose identifiers are `own` is about those asked: the asked ones it
+        names over its identifiers of their sorts (and those naming one): 1 for the incident note
+        that names INC-20049 beside hosts and counts, 1/15 for an audit list of fifteen incident
+        ids. 0 when it names none of them."""
+        named: set[str] = set()
+        alike = 0
+        for held in own:
+            by = self.named_by(held)
+            named |= by
+            alike += bool(by) or kind(held) in self.kinds
+        return len(named) / max(alike, len(named)) if named else 0.0
+
+    def note_share(self, text: str) -> float:
+        """`share` of a note's text; a note without the digits of an asked identifier is not read."""
+        folded = _folded(text)
+        if not any(needle in folded for needle in self.needles):
+            return 0.0
+        return self.share(identifiers(folded))
 
 
-def note_share(text: str, exact: Sequence[str]) -> float:
-    """`share` of a note's text; a note without the digits of an asked identifier is not read."""
-    folded = _folded(text)
-    if not any(needle in folded for needle in _needles(exact)):
-        return 0.0
-    return share(identifiers(folded), exact)
-
-
-def _needles(exact: Sequence[str]) -> list[str]:
-    """What a note naming one of `exact` holds in any spelling: each one's longest run of digits."""
-    return [max(re.findall(r"[0-9]+", w), key=len) for w in exact]
-
-
-def share(own: Sequence[str], exact: Sequence[str]) -> float:
-    """How much a note whose identifiers are `own` is about those asked: the asked ones it names
-    over its identifiers of their sorts (and those naming one): 1 for the incident note that names
-    INC-20049 beside hosts and counts, 1/15 for an audit list of fifteen incident ids. 0 when it
-    names none of them."""
-    named = named_in(own, exact)
-    if not named:
-        return 0.0
-    kinds = {kind(w) for w in exact}
-    alike = [h for h in own if kind(h) in kinds or any(names(a, h) for a in exact)]
-    return named / max(len(alike), named)
+def share(own: Iterable[str], exact: Sequence[str]) -> float:
+    """`Sought.share` for one note."""
+    return Sought(exact).share(own)

@@ -36,7 +36,7 @@ import numpy as np
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkIndex
 from cairn.ports.embedder import Vectors
-from cairn.services.search.identifiers import Asked, note_share
+from cairn.services.search.identifiers import Asked, Sought
 
 GOOD_MATCH: Final = 0.5
 """A hit at or above this relevance answers the query (the calibration's midpoint)."""
@@ -149,7 +149,8 @@ def naming(judged: Sequence[Judged], exact: Asked) -> list[float]:
         return [0.0] * len(judged)
     near = IDENTIFIER_REACH if exact.strong else EVERYDAY_REACH
     reach = -math.inf if exact.bare else max(j.similarity for j in judged) - near
-    return [note_share(_own(j.hit.chunk), exact.words) if j.similarity >= reach else 0.0 for j in judged]
+    sought = Sought(exact.words)
+    return [sought.note_share(_own(j.hit.chunk)) if j.similarity >= reach else 0.0 for j in judged]
 
 
 NOTHING_ASKED: Final = Asked()

@@ -107,6 +107,8 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
         ("INC20049, INC_20049 and ＩＮＣ－２００４９", ("inc20049",)),  # one id however it is spelt
         ("INC-20049の根本原因は何ですか", ("inc20049",)),  # an id inside CJK text is a word of its own
         ("ticket 20049 of PR-1234 in us-east-1", ("20049", "pr1234")),
+        ("What changed in v1.2.3 on python3.11 at 10.0.0.12?", ("10.0.0.12", "python3.11", "v1.2.3")),
+        ("a 4.19% rate, a 3.5 mm jack, version 2.0.", ()),  # amounts are not versions
         ("Which room is A4 in?", ("a4",)),
         ("where is uniqmark0x2092 said", ("uniqmark0x2092",)),
         ("What did we spend in 2024 on 300 licences?", ()),  # a year and a count name nothing
@@ -264,6 +266,27 @@ def test_a_note_that_only_lists_the_identifier_does_not_lead_a_question_about_so
     # zengram embeds a fact as its own text: hosted lies 0.046 below the runbook there, within
     # EVERYDAY_REACH, and is lifted; the tags stay last
     assert set(ranked[:2]) == {"runbook", "hosted"} and ranked[2:] == ["moved", "tags"]
+
+
+def test_a_dotted_version_asked_about_is_its_own_note_not_any_of_its_series(tmp_path: Path) -> None:
+    """`v1.2.3` was read as `v1`: every v1.x.y note named it, and v1.2.0 led."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
+    notes, facts = (
+        container.brains.create("Notes", slug="notes"),
+        container.brains.create("Facts", slug="facts"),
+    )
+    features = ["dark mode", "CSV export", "SSO login", "audit log", "bulk delete", "webhooks", "rate limits"]
+    for i in range(4):
+        for j in range(4):
+            text = f"Release v1.{i}.{j} changelog: added {features[(3 * i + j) % 7]} and fixed minor bugs."
+            container.documents.write(notes, f"releases/v1.{i}.{j}.md", text.encode())
+            container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="ci"))
+    for query in ("What changed in v1.2.3?", "v1.2.3", "v1.3.0 changelog"):
+        version = query.split("v", 1)[1].split()[0].rstrip("?")
+        hits = container.search.search(notes, query, top_k=3, count_access=False).hits
+        assert hits[0].path == f"releases/v{version}.md", (query, [h.path for h in hits])
+        found = container.memories.search(facts, query, MemoryQuery(limit=3, count_access=False))
+        assert found[0].text.startswith(f"Release v{version} "), (query, [h.text[:16] for h in found])
 
 
 EVERYDAY = [

@@ -3,14 +3,14 @@
 Words are runs of ASCII letters and digits in the NFKC form of the text (a full-width ＩＮＣ－２００４９
 is INC-20049), lower-cased; anything else separates them, so an id inside Japanese or Chinese text
 is a word of its own. A letter prefix joined to a number of three digits and more by a hyphen or
-an underscore is one word with it: INC-20049, INC_20049 and INC20049 are all `inc20049`. A word is
-an identifier when it mixes letters and digits, or is five digits and more (a year or a small count
-names nothing).
+an underscore is one word with it: INC-20049, INC_20049 and INC20049 are all `inc20049`; so is a
+dotted version or address (`v1.2.3`, `python3.11`, `10.0.0.12`: a prefix and two numbers, or three
+numbers; `4.19` is an amount). A word is an identifier when it mixes letters and digits, is dotted,
+or is five digits and more (a year or a small count names nothing).
 
 One identifier names another when they are the same word, or when one is the other's digits alone
 (`20049` asked, a note naming INC-20049; or the reverse), never across two prefixes (INC-20049 is
-not PR-20049). Dotted names (v1.2.3, 10.0.0.12) are cut at the dots: `v1` of v1.2.3 is what is
-asked, a known limit (docs/RELEVANCE.md).
+not PR-20049).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 
 _JOINED = re.compile(r"(?<![a-z0-9])([a-z]+)[-_](?=[0-9]{3})")  # INC-20049, not us-east-1 or gpt-4
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[a-z]+[0-9]+(?:\.[0-9]+)+|[0-9]+(?:\.[0-9]+){2,}|[a-z0-9]+")
 _PREFIXED = re.compile(r"([a-z]+)([0-9]{3,})")
 
 STRONG_DIGITS: Final = 3
@@ -43,6 +43,8 @@ def words(text: str) -> list[str]:
 
 
 def is_identifier(word: str) -> bool:
+    if "." in word:
+        return True  # only the dotted alternatives of _WORD hold one
     if word.isdigit():
         return len(word) >= 5
     return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
@@ -54,7 +56,7 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 
 def strong(word: str) -> bool:
-    return re.search(rf"[0-9]{{{STRONG_DIGITS},}}", word) is not None
+    return "." in word or re.search(rf"[0-9]{{{STRONG_DIGITS},}}", word) is not None
 
 
 def digits_of(word: str) -> str | None:
@@ -71,7 +73,10 @@ def names(asked: str, held: str) -> bool:
 def kind(word: str) -> str:
     """What sort of identifier a word is, for telling a note about one from a list of many of its
     sort: a prefixed ticket number keeps its prefix (`inc9`: INC-20049, INC0010023), a number is
-    `9` (20049, a count of 120000), any other mix of letters and digits is `a9` (ec2, s3, web3)."""
+    `9` (20049, a count of 120000), a dotted one its shape (`v9.9.9`), any other mix of letters
+    and digits is `a9` (ec2, s3, web3)."""
+    if "." in word:
+        return re.sub(r"[0-9]+", "9", word)
     if word.isdigit():
         return "9"
     m = _PREFIXED.fullmatch(word)

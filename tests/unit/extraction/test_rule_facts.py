@@ -219,6 +219,20 @@ def test_a_message_led_by_a_heading_still_yields_its_facts() -> None:
     assert len(texts(said)) == 2
 
 
+@pytest.mark.parametrize("breaks", ["\n", "\r", "\r\n", "\u2028"])
+def test_a_heading_is_dropped_at_any_line_break(breaks: str) -> None:
+    said = [turn("1", "Caroline", f"# Catch-up{breaks}I moved to Berlin last month.")]
+    plain = texts([turn("1", "Caroline", "I moved to Berlin last month.")])
+    assert texts(said) == plain and len(plain) == 1
+
+
+def test_a_hash_line_in_a_fenced_code_block_is_a_comment_not_a_heading() -> None:
+    from cairn.adapters.local.extractive_text import without_headings
+
+    code = "```\n# retry twice\nrun()\n```"
+    assert without_headings(f"# Fix\n{code}\n## Done") == code
+
+
 def test_system_and_tool_messages_yield_nothing() -> None:
     said = [
         turn("1", "system", "I am the system. My rules: be helpful to the user.", role="system"),

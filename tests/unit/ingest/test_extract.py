@@ -147,6 +147,8 @@ class TestJson:
     def test_deeply_nested_json_is_rejected_cleanly(self) -> None:
         with pytest.raises(InvalidInput):
             extract_text(b"[" * 100_000 + b"]" * 100_000, "json")
+        with pytest.raises(InvalidInput, match="nested too deeply"):  # in a later JSON Lines record
+            extract_text(b'{"a": 1}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n", "json")
 
 
 class TestHtml:

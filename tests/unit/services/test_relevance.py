@@ -109,6 +109,7 @@ def test_the_settings_calibration_is_what_every_surface_scores_with(
         ("ticket 20049 of PR-1234 in us-east-1", ("20049", "pr1234")),
         ("What changed in v1.2.3 on python3.11 at 10.0.0.12?", ("10.0.0.12", "python3.11", "v1.2.3")),
         ("a 4.19% rate, a 3.5 mm jack, version 2.0.", ()),  # amounts are not versions
+        ("What does report_v2.pdf say? Not my_notes.", ("report_v2",)),
         ("Which room is A4 in?", ("a4",)),
         ("where is uniqmark0x2092 said", ("uniqmark0x2092",)),
         ("What did we spend in 2024 on 300 licences?", ()),  # a year and a count name nothing
@@ -287,6 +288,28 @@ def test_a_dotted_version_asked_about_is_its_own_note_not_any_of_its_series(tmp_
         assert hits[0].path == f"releases/v{version}.md", (query, [h.path for h in hits])
         found = container.memories.search(facts, query, MemoryQuery(limit=3, count_access=False))
         assert found[0].text.startswith(f"Release v{version} "), (query, [h.text[:16] for h in found])
+
+
+def test_the_note_about_an_id_that_names_a_related_one_is_not_put_below_a_mention(tmp_path: Path) -> None:
+    """A root-cause note naming a related incident has half the share of a one-line mention of the
+    id; with the lift in proportion to the share, the mention led both searches."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
+    notes, facts = (
+        container.brains.create("Notes", slug="notes"),
+        container.brains.create("Facts", slug="facts"),
+    )
+    texts = {
+        "rc": "Root cause of INC-20049: an expired DNS TTL on the web3 load balancer, as in INC-19877.",
+        "assign": "INC-20049 was assigned to Bob from the platform team on Monday.",
+        "rc2": "Root cause of INC-19877: an expired DNS TTL on the web1 load balancer.",
+    }
+    for name, text in texts.items():
+        container.documents.write(notes, f"notes/{name}.md", text.encode())
+        container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="t"))
+    query = "What was the root cause of INC-20049?"
+    assert container.search.search(notes, query, top_k=3, count_access=False).hits[0].path == "notes/rc.md"
+    found = container.memories.search(facts, query, MemoryQuery(limit=3, count_access=False))
+    assert found[0].text == texts["rc"]
 
 
 EVERYDAY = [

@@ -193,6 +193,8 @@ def _json_lines(text: str, first_error: json.JSONDecodeError) -> list[Any]:
     for number, line in enumerate(lines, start=1):
         try:
             values.append(_loads(line))
+        except RecursionError as exc:
+            raise InvalidInput(f"JSON is nested too deeply (record {number})") from exc
         except json.JSONDecodeError:
             raise InvalidInput(
                 f"invalid JSON: {first_error.msg} at line {first_error.lineno} "

@@ -21,6 +21,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 # A sentence ends at . ! ? (plus closing quotes/brackets) before whitespace and a likely start.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _HEADING = re.compile(r"\s{0,3}#{1,6}(?:\s|$)")
+_FENCE = re.compile(r"\s{0,3}(?:```|~~~)")
 _LIST_MARKER = re.compile(r"\s*(?:>\s*|[-*+]\s+|\d{1,3}[.)]\s+)+")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _ABBREVIATIONS_TEXT = """mr mrs ms dr prof sr jr st vs etc inc ltd co corp jan feb mar apr jun jul aug
@@ -77,8 +78,16 @@ def sentences(text: str) -> list[Sentence]:
 
 
 def without_headings(text: str) -> str:
-    """`text` less its markdown heading lines (what `sentences` skips)."""
-    return "\n".join(line for line in text.split("\n") if not _HEADING.match(line))
+    """`text` less its markdown heading lines (what `sentences` skips), split at every line break
+    (a lone CR, U+2028 too); a `#` line inside a fenced code block is a comment, kept."""
+    kept: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced or not _HEADING.match(line):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _split_line(line: str, base: int, out: list[Sentence]) -> None:

@@ -5,8 +5,9 @@ is INC-20049), lower-cased; anything else separates them, so an id inside Japane
 is a word of its own. A letter prefix joined to a number of three digits and more by a hyphen or
 an underscore is one word with it: INC-20049, INC_20049 and INC20049 are all `inc20049`; so is a
 dotted version or address (`v1.2.3`, `python3.11`, `10.0.0.12`: a prefix and two numbers, or three
-numbers; `4.19` is an amount). A word is an identifier when it mixes letters and digits, is dotted,
-or is five digits and more (a year or a small count names nothing).
+numbers; `4.19` is an amount), and so is a name joined by underscores (`report_v2` of
+report_v2.pdf). A word is an identifier when it mixes letters and digits, is dotted, or is five
+digits and more (a year or a small count names nothing).
 
 One identifier names another when they are the same word, or when one is the other's digits alone
 (`20049` asked, a note naming INC-20049; or the reverse), never across two prefixes (INC-20049 is
@@ -22,12 +23,17 @@ from dataclasses import dataclass
 from typing import Final
 
 _JOINED = re.compile(r"(?<![a-z0-9])([a-z]+)[-_](?=[0-9]{3})")  # INC-20049, not us-east-1 or gpt-4
-_WORD = re.compile(r"[a-z]+[0-9]+(?:\.[0-9]+)+|[0-9]+(?:\.[0-9]+){2,}|[a-z0-9]+")
+_WORD = re.compile(
+    r"[a-z]+[0-9]+(?:\.[0-9]+)+|[0-9]+(?:\.[0-9]+){2,}"  # v1.2.3, python3.11, 10.0.0.12
+    r"|[a-z0-9]+(?:_[a-z0-9]+)+"  # report_v2, build_2024_q3
+    r"|[a-z0-9]+"
+)
 _PREFIXED = re.compile(r"([a-z]+)([0-9]{3,})")
 
 STRONG_DIGITS: Final = 3
-"""An identifier with a run of this many digits names one thing (INC-20049, uniqmark0x2092); one
-with fewer (ec2, mp4, 3pm, iphone15) may just as well be an everyday word of the question."""
+"""An identifier with a run of this many digits names one thing (INC-20049, uniqmark0x2092), as a
+dotted or underscored one does (v1.2.3, report_v2); one with fewer (ec2, mp4, 3pm, iphone15) may
+just as well be an everyday word of the question."""
 
 ABOUT: Final = 0.5
 """The `share` from which a note is about the identifiers asked, not a list that names them."""
@@ -45,6 +51,8 @@ def words(text: str) -> list[str]:
 def is_identifier(word: str) -> bool:
     if "." in word:
         return True  # only the dotted alternatives of _WORD hold one
+    if "_" in word:
+        return any(ch.isdigit() for ch in word)  # report_v2, not snake_case
     if word.isdigit():
         return len(word) >= 5
     return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
@@ -56,7 +64,7 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 
 def strong(word: str) -> bool:
-    return "." in word or re.search(rf"[0-9]{{{STRONG_DIGITS},}}", word) is not None
+    return "." in word or "_" in word or re.search(rf"[0-9]{{{STRONG_DIGITS},}}", word) is not None
 
 
 def digits_of(word: str) -> str | None:

@@ -36,7 +36,7 @@ import numpy as np
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkHit, ChunkIndex
 from cairn.ports.embedder import Vectors
-from cairn.services.search.identifiers import Asked, Sought
+from cairn.services.search.identifiers import ABOUT, Asked, Sought
 
 GOOD_MATCH: Final = 0.5
 """A hit at or above this relevance answers the query (the calibration's midpoint)."""
@@ -161,8 +161,11 @@ def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]
     and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
     keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
     search pipeline), the fused score stands in for the keyword leg's. A hit that names the thing
-    asked about (`naming`) gains up to both shares more: a near twin's meaning, or another
-    note's excerpt in its keyword context, never outranks it."""
+    asked about (`naming`, a share of ABOUT and more) gains both shares more: a near twin's
+    meaning, or another note's excerpt in its keyword context, never outranks it, and the notes
+    about it are ordered among themselves by the legs alone (a root-cause note that also names a
+    related incident is not put below a one-line mention); a list that names it among many gains
+    KEYWORD_SHARE x its share."""
     if not judged:
         return []
     low = min(j.similarity for j in judged)
@@ -175,6 +178,6 @@ def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]
     return [
         VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
         + KEYWORD_SHARE * (k / top if top > 0 else 0.0)
-        + (VECTOR_SHARE + KEYWORD_SHARE) * lift
+        + (VECTOR_SHARE + KEYWORD_SHARE if lift >= ABOUT else KEYWORD_SHARE * lift)
         for j, k, lift in zip(judged, keyword, lifted, strict=True)
     ]

@@ -231,6 +231,18 @@ def test_a_typed_memory_that_names_the_identifier_comes_first_in_zengrams_search
             assert f"{iid} " in hits[0].text, (query, [h.text[:20] for h in hits[:3]])
 
 
+def _stored_both_ways(tmp_path: Path, texts: dict[str, str]) -> tuple[Container, Brain, Brain]:
+    """The embedded model's container, each text a note `notes/<name>.md` of one brain and a
+    zengram fact of another."""
+    container = build_container(Settings(data_dir=tmp_path / "data"))
+    notes = container.brains.create("Notes", slug="notes")
+    facts = container.brains.create("Facts", slug="facts")
+    for name, text in texts.items():
+        container.documents.write(notes, f"notes/{name}.md", text.encode())
+        container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="ops"))
+    return container, notes, facts
+
+
 def test_a_note_that_only_lists_the_identifier_does_not_lead_a_question_about_something_else(
     tmp_path: Path,
 ) -> None:
@@ -240,18 +252,13 @@ def test_a_note_that_only_lists_the_identifier_does_not_lead_a_question_about_so
     0.04); so does, in memory_search, a note naming the id 0.07 below the runbook (a short id is
     as often a word of the question as the thing it is about: `3pm`, `mp4`, `iPhone15` lifted
     notes that merely mention them above the answers)."""
-    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
-    notes = container.brains.create("Notes", slug="notes")
-    facts = container.brains.create("Facts", slug="facts")
     texts = {
         "runbook": "The payment gateway runbook explains how to restart the payment gateway after an outage.",
         "tags": "inventory tags: aa1 bb2 v3 k8s s3 ec2 q4 rb7 x1 y2 z3",
         "moved": "We moved the search cluster to ec2 last spring.",
         "hosted": "The payment gateway runs on ec2 in us-east-1.",
     }
-    for name, text in texts.items():
-        container.documents.write(notes, f"notes/{name}.md", text.encode())
-        container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="ops"))
+    container, notes, facts = _stored_both_ways(tmp_path, texts)
     query = "restart the payment gateway on ec2"
     hits = container.search.search(notes, query, top_k=10, count_access=False).hits
     assert [h.path for h in hits] == [f"notes/{n}.md" for n in ("runbook", "hosted", "moved", "tags")]
@@ -293,19 +300,12 @@ def test_a_dotted_version_asked_about_is_its_own_note_not_any_of_its_series(tmp_
 def test_the_note_about_an_id_that_names_a_related_one_is_not_put_below_a_mention(tmp_path: Path) -> None:
     """A root-cause note naming a related incident has half the share of a one-line mention of the
     id; with the lift in proportion to the share, the mention led both searches."""
-    container = build_container(Settings(data_dir=tmp_path / "data"))  # the embedded model
-    notes, facts = (
-        container.brains.create("Notes", slug="notes"),
-        container.brains.create("Facts", slug="facts"),
-    )
     texts = {
         "rc": "Root cause of INC-20049: an expired DNS TTL on the web3 load balancer, as in INC-19877.",
         "assign": "INC-20049 was assigned to Bob from the platform team on Monday.",
         "rc2": "Root cause of INC-19877: an expired DNS TTL on the web1 load balancer.",
     }
-    for name, text in texts.items():
-        container.documents.write(notes, f"notes/{name}.md", text.encode())
-        container.memories.store(facts, MemoryInput(MemoryType.fact, text, source_agent="t"))
+    container, notes, facts = _stored_both_ways(tmp_path, texts)
     query = "What was the root cause of INC-20049?"
     assert container.search.search(notes, query, top_k=3, count_access=False).hits[0].path == "notes/rc.md"
     found = container.memories.search(facts, query, MemoryQuery(limit=3, count_access=False))

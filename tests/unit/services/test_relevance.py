@@ -15,7 +15,7 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from cairn.services.search.calibration import Fixture, fit
-from cairn.services.search.identifiers import Asked, asked, identifiers, keyword_text, names, share
+from cairn.services.search.identifiers import Asked, Sought, asked, identifiers, keyword_text
 from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, judge
 from cairn.services.thoughtmcp.models import SIMILARITY_LINE_SHIFT
 from tests.fakes.container import fake_container
@@ -153,7 +153,7 @@ def test_a_cjk_question_naming_an_id_is_not_bare() -> None:
     ],
 )
 def test_an_identifier_names_its_digits_never_another_prefixes(asked_id: str, held: str, named: bool) -> None:
-    assert names(asked_id, held) is named
+    assert Sought((asked_id,)).named_by(held) == ({asked_id} if named else set())
 
 
 @pytest.mark.parametrize(
@@ -172,15 +172,15 @@ def test_the_keyword_leg_reads_a_ticket_number_in_each_spelling_a_note_may_use(q
 
 def test_a_note_is_about_an_id_by_its_share_of_ids_of_that_sort() -> None:
     incident = identifiers("INC-20049: 120000 users hit on web3 and db2; 250000 USD lost. See INC0010023.")
-    assert share(incident, ("inc20049",)) == pytest.approx(1 / 2)  # INC0010023 is of its sort
-    assert share(identifiers("INC-20049 hit 120000 users on web3 and db2."), ("inc20049",)) == 1.0
+    assert Sought(("inc20049",)).share(incident) == pytest.approx(1 / 2)  # INC0010023 is of its sort
+    assert Sought(("inc20049",)).share(identifiers("INC-20049 hit 120000 users on web3 and db2.")) == 1.0
     audit = identifiers(", ".join(f"INC-{20040 + i}" for i in range(15)))
-    assert share(audit, ("inc20049",)) == pytest.approx(1 / 15)
-    assert share(audit, ("inc20049", "inc20050")) == pytest.approx(2 / 15)
-    assert share(identifiers("INC-20050 only"), ("inc20049", "inc20050")) == 1.0  # one of two asked
-    assert share(identifiers("INC-20051 only"), ("inc20049",)) == 0.0
+    assert Sought(("inc20049",)).share(audit) == pytest.approx(1 / 15)
+    assert Sought(("inc20049", "inc20050")).share(audit) == pytest.approx(2 / 15)
+    assert Sought(("inc20049", "inc20050")).share(identifiers("INC-20050 only")) == 1.0  # one of two asked
+    assert Sought(("inc20049",)).share(identifiers("INC-20051 only")) == 0.0
     tags = identifiers("inventory tags: aa1 bb2 v3 k8s s3 ec2 q4 rb7 x1 y2 z3")
-    assert share(tags, ("ec2", "s3")) == pytest.approx(2 / 11)
+    assert Sought(("ec2", "s3")).share(tags) == pytest.approx(2 / 11)
 
 
 def _incident(i: int) -> tuple[str, str]:

@@ -338,10 +338,10 @@ class IngestService:
         path: str,
         started: float,
     ) -> IngestResult:
-        """Keep the bytes as an upload blob and queue the ingest. The same
-        bytes to the same path return the job already queued for them (idempotency key) and its
-        promised id; once that job completed, only while the document still holds what it stored
-        (otherwise they are ingested again, keyed on the version they replace)."""
+        """Keep the bytes as an upload blob and queue the ingest. The same bytes to the same path
+        return the job already queued for them (idempotency key) and its promised id; once that
+        job completed, only while the document still holds what it stored (otherwise they are
+        ingested again, keyed on the version they replace)."""
         assert self.jobs is not None
         digest = checksum(data)
         # One prefix: the bucket expires leftovers. A key of its own for each request: the same

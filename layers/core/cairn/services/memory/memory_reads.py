@@ -139,7 +139,8 @@ class MemoryReads:
         # led answers three times as relevant while any share lifted it.
         candidates = [best[i] for i in live]
         exact = asked(query)
-        lifts = zip(candidates, naming(candidates, exact), blend(candidates, exact), strict=True)
+        ups = naming(candidates, exact)
+        lifts = zip(candidates, ups, blend(candidates, exact, ups), strict=True)
         lifted = {j.hit.chunk.document_id: blended for j, up, blended in lifts if up >= ABOUT}
 
         def lifted_first(h: MemoryHit) -> tuple[bool, float]:

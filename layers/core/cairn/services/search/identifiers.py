@@ -73,11 +73,6 @@ def digits_of(word: str) -> str | None:
     return m.group(2) if m and len(m.group(2)) >= 5 else None
 
 
-def names(asked: str, held: str) -> bool:
-    """Whether the note's identifier `held` names the asked identifier `asked`."""
-    return asked == held or (asked.isdigit() and digits_of(held) == asked) or digits_of(asked) == held
-
-
 def kind(word: str) -> str:
     """What sort of identifier a word is, for telling a note about one from a list of many of its
     sort: a prefixed ticket number keeps its prefix (`inc9`: INC-20049, INC0010023), a number is
@@ -151,7 +146,8 @@ class Sought:
         self.needles = frozenset(max(re.findall(r"[0-9]+", w), key=len) for w in exact)
 
     def named_by(self, held: str) -> set[str]:
-        """The asked identifiers a note's identifier `held` names (`names`)."""
+        """The asked identifiers a note's identifier `held` names: the same word, or one is the
+        other's digits alone (the module's docstring)."""
         out = {held} & self.ids
         if (number := digits_of(held)) is not None and number in self.ids:
             out.add(number)
@@ -176,8 +172,3 @@ class Sought:
         if not any(needle in folded for needle in self.needles):
             return 0.0
         return self.share(identifiers(folded))
-
-
-def share(own: Iterable[str], exact: Sequence[str]) -> float:
-    """`Sought.share` for one note."""
-    return Sought(exact).share(own)

@@ -156,7 +156,9 @@ def naming(judged: Sequence[Judged], exact: Asked) -> list[float]:
 NOTHING_ASKED: Final = Asked()
 
 
-def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]:
+def blend(
+    judged: Sequence[Judged], exact: Asked = NOTHING_ASKED, lifted: Sequence[float] | None = None
+) -> list[float]:
     """For each judged hit: VECTOR_SHARE x its cosine scaled to 0..1 between the candidates' lowest
     and highest, plus KEYWORD_SHARE x its BM25 score over the candidates' highest (0 when the
     keyword leg did not find it). When the index reports no leg scores (OpenSearch fusing in its
@@ -165,7 +167,7 @@ def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]
     meaning, or another note's excerpt in its keyword context, never outranks it, and the notes
     about it are ordered among themselves by the legs alone (a root-cause note that also names a
     related incident is not put below a one-line mention); a list that names it among many gains
-    KEYWORD_SHARE x its share."""
+    KEYWORD_SHARE x its share. `lifted`: `naming(judged, exact)`, when the caller has it."""
     if not judged:
         return []
     low = min(j.similarity for j in judged)
@@ -174,7 +176,8 @@ def blend(judged: Sequence[Judged], exact: Asked = NOTHING_ASKED) -> list[float]
     if all(j.hit.bm25_score is None and j.hit.bm25_rank is None for j in judged):
         keyword = [j.hit.score for j in judged]
     top = max(keyword)
-    lifted = naming(judged, exact)
+    if lifted is None:
+        lifted = naming(judged, exact)
     return [
         VECTOR_SHARE * ((j.similarity - low) / span if span > 0 else 1.0)
         + KEYWORD_SHARE * (k / top if top > 0 else 0.0)

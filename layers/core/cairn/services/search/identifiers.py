@@ -29,6 +29,7 @@ _WORD = re.compile(
     r"|[a-z0-9]+"
 )
 _PREFIXED = re.compile(r"([a-z]+)([0-9]{3,})")
+_SPACED = re.compile(r"(?<![a-z0-9.])([a-z]{1,6}) ([0-9]{5,})(?![a-z0-9]|\.[0-9])")  # INC 20049
 
 STRONG_DIGITS: Final = 3
 """An identifier with a run of this many digits names one thing (INC-20049, uniqmark0x2092), as a
@@ -115,11 +116,13 @@ def keyword_text(query: str) -> str:
     """`query` as the keyword leg reads it: each prefixed ticket number it names also in the
     spellings a note may use, joined (`inc20049`) and as its digits (`20049`, the word a full-text
     index makes of INC-20049), unless the query has them already; a note that writes INC-20049 is
-    then found for INC20049, INC_20049 or ＩＮＣ－２００４９ (the vector leg reads the query as typed)."""
+    then found for INC20049, INC_20049 or ＩＮＣ－２００４９, and one that writes INC20049 for `INC 20049`
+    (a short word before a number of five digits and more; the vector leg reads the query as typed)."""
     typed = set(_WORD.findall(query.lower()))
+    spaced = [prefix + number for prefix, number in _SPACED.findall(_folded(query))]
     extra = [
         form
-        for word in identifiers(query)
+        for word in (*identifiers(query), *spaced)
         if (number := digits_of(word)) is not None
         for form in (word, number)
         if form not in typed

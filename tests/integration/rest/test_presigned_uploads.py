@@ -154,3 +154,20 @@ def test_the_embedded_server_offers_no_presigned_uploads(tmp_path: Path) -> None
         assert_problem(
             client.post(INGEST.format("notes"), json={"key": "uploads/x/upl_1/a.md"}), 404, "not_found"
         )
+
+
+def test_a_queued_ingest_whose_copy_expired_fails_in_words_naming_no_internal_key(
+    tmp_path: Path, store: S3BlobStore
+) -> None:
+    container = s3_container(tmp_path, store, ingest_queue_bytes=1 * MiB)
+    container.brains.create("Notes", slug="notes")
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        key = upload(client, "notes", "big.md", big_markdown(2 * MiB, "wombat lighthouse"))
+        queued = client.post(INGEST.format("notes"), json={"key": key, "path": "docs/big.md"})
+        assert queued.status_code == 202, queued.text
+        for kept in store.client.list_objects_v2(Bucket=store.bucket, Prefix="uploads/")["Contents"]:
+            store.delete(kept["Key"])  # as the expiry sweep does to a job left queued for a week
+        container.jobs.run_pending()
+        job = client.get(f"/v1/jobs/{queued.json()['job_id']}").json()
+    assert job["status"] == "failed"
+    assert "uploaded file is gone" in job["error"] and "uploads/" not in job["error"], job["error"]

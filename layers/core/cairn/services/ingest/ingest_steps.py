@@ -29,7 +29,7 @@ from cairn.services.documents.blob_keys import uploads_folder
 from cairn.services.documents.document_text import title_for
 from cairn.services.documents.indexing import staged_chunk_id
 from cairn.services.documents.inputs import DocumentInput, checksum
-from cairn.services.ingest.service import IngestService
+from cairn.services.ingest.service import UPLOAD_GONE, IngestService
 from cairn.services.mnemosyne.image_items import Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING
 
@@ -80,7 +80,7 @@ class StagedIngest:
         if normalize_user_path(p.path) != p.path:
             raise InvalidInput(f"not a normalized document path: {p.path!r}")
         if not self.blobs.exists(p.upload_key):
-            raise NotFound("the uploaded file is gone (uploads expire); ingest it again")
+            raise NotFound(UPLOAD_GONE)
         if self.ingest.status is not None:
             self.ingest.status.mark(job.brain_id or "", p.document_id, p.path, PROCESSING, job_id=job.id)
         ctx.progress(0.05, f"validated {p.name}")
@@ -90,7 +90,7 @@ class StagedIngest:
         if "extracted" in ctx.checkpoints():
             return {}
         p = _payload(job)
-        data = self.blobs.get(p.upload_key)
+        data = self.ingest.uploaded(p.upload_key)
         stored, info = self.ingest.extracted(data, name=p.name, kind=p.kind, path=p.path)
         images = self.ingest.images
         prepared = images.prepare(self._brain(job), p.path, p.kind, data, info) if images else None

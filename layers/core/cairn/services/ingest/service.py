@@ -40,6 +40,8 @@ from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
+UPLOAD_GONE = "the uploaded file is gone (uploads expire); ingest it again"
+
 
 class IngestService:
     def __init__(
@@ -325,6 +327,14 @@ class IngestService:
         self.documents.blobs.delete(key)
         return result
 
+    def uploaded(self, key: str) -> bytes:
+        """The bytes a queued ingest kept under `key`; NotFound in words a caller can act on (the
+        store's own names the internal key)."""
+        try:
+            return self.documents.blobs.get(key)
+        except NotFound:
+            raise NotFound(UPLOAD_GONE) from None
+
     def _check_size(self, size: int) -> None:
         if size > self.max_file_bytes:
             raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
@@ -417,7 +427,7 @@ class IngestService:
             try:
                 result = self.ingest_bytes(
                     brain,
-                    self.documents.blobs.get(upload_key),
+                    self.uploaded(upload_key),
                     name=str(p["name"]),
                     kind=str(p["kind"]),
                     path=path,

@@ -163,6 +163,30 @@ def test_delete_is_soft_and_idempotent(container: Container, brain: Brain) -> No
         container.memories.delete(brain, "mem_missing")
 
 
+def test_a_superseded_memory_deleted_is_gone_from_history_too(container: Container, brain: Brain) -> None:
+    """Deleting the wrong value a newer one superseded was answered `already_inactive` and left
+    it readable through history, time travel and known_at (the web UI then said it was deleted)."""
+    old = container.memories.store(brain, fact("the Acme database password is tulip-42"))
+    new = container.memories.store(brain, fact("the Acme database lives in Dublin"))
+
+    gone = container.memories.delete(brain, old.memory.id, reason="held a secret")
+
+    assert gone.already_inactive  # zengram's answer for a memory it no longer counts as active
+    assert container.memories.record(brain, old.memory.id).deleted_at is not None
+    assert container.adapters.chunks.get_chunks(brain.id, old.memory.id) == []
+    then = old.memory.created_at
+    for q in (
+        MemoryQuery(types=("fact",), include_superseded=True, count_access=False),
+        MemoryQuery(types=("fact",), at_time=then, count_access=False),
+        MemoryQuery(types=("fact",), known_at=then, count_access=False),
+    ):
+        found = container.memories.search(brain, "Acme database password", q)
+        assert old.memory.id not in [h.memory.id for h in found], q
+    assert container.memories.delete(brain, old.memory.id).already_inactive
+    assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Dublin"]
+    assert container.memories.record(brain, new.memory.id).deleted_at is None
+
+
 def test_unread_medium_and_low_events_expire_after_thirty_days(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

@@ -300,7 +300,9 @@ class MemoryService(MemoryReads):
         return Updated(updated, changed)
 
     def delete(self, brain: Brain, memory_id: str, *, reason: str | None = None) -> Deleted:
-        """Soft delete; a memory already deleted, superseded or expired is left as it is."""
+        """Soft delete. A memory already deleted is left as it is; one superseded or expired is
+        deleted too (its text leaves history and time travel), reported `already_inactive` as
+        zengram's API answers for a memory it no longer counts as active."""
         try:
             doc = self.record(brain, memory_id)
         except NotFound:
@@ -308,10 +310,10 @@ class MemoryService(MemoryReads):
                 raise
             return delete_note(self.documents, brain, note, reason)
         assert doc.memory is not None
-        if doc.deleted_at is not None or not doc.memory.current:
+        if doc.deleted_at is not None:
             return Deleted(doc, already_inactive=True)
         gone = self.documents.retire(brain, doc.path, reason=reason, why=reason or "deleted")
-        return Deleted(gone, already_inactive=False)
+        return Deleted(gone, already_inactive=not doc.memory.current)
 
     def expire_events(
         self, brain: Brain, *, ttl_days: int = EVENT_TTL_DAYS, limit: int = EXPIRE_PER_RUN

@@ -192,6 +192,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         status=item_status,
         concepts=concepts,
         images=images,
+        erased=erased,
     )
     keys = ApiKeyService(a.records, a.clock)
     sign_in = sign_in_for(settings, a)

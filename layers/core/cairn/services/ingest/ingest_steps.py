@@ -81,6 +81,7 @@ class StagedIngest:
             raise InvalidInput(f"not a normalized document path: {p.path!r}")
         if not self.blobs.exists(p.upload_key):
             raise NotFound(UPLOAD_GONE)
+        self.ingest.refuse_if_erased(job, self._brain(job), p.path, p.upload_key)
         if self.ingest.status is not None:
             self.ingest.status.mark(job.brain_id or "", p.document_id, p.path, PROCESSING, job_id=job.id)
         ctx.progress(0.05, f"validated {p.name}")
@@ -162,6 +163,7 @@ class StagedIngest:
             "embedded_count": 0 if chunked["reused"] else int(chunked["count"]),
             "reused": bool(chunked["reused"]),
         }
+        self.ingest.refuse_if_erased(job, brain, p.path, p.upload_key, written=not chunked["reused"])
         ctx.checkpoint("finalized", result)
         if self.ingest.status is not None:
             self.ingest.status.completed(brain.id, p.document_id)
@@ -173,7 +175,8 @@ class StagedIngest:
         """After a failure: drop the staged chunks and working files. If this job already
         committed the document's record, its chunks go live instead (the record counts on them)."""
         p = _payload(job)
-        if self.ingest.status is not None and "finalized" not in checkpoints:
+        erased = self.ingest.scope_erased(job, p.path)
+        if self.ingest.status is not None and "finalized" not in checkpoints and not erased:
             error = job.error or "ingest failed"
             self.ingest.status.mark(
                 job.brain_id or "", p.document_id, p.path, FAILED, job_id=job.id, error=error

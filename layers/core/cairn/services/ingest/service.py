@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, FileTooLarge, Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import normalize_user_path
@@ -22,6 +22,7 @@ from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
 from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome, checksum
 from cairn.services.documents.service import DocumentService
+from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.ingest.inputs import (
     INGEST_JOB,
     KIND_TYPE,
@@ -41,6 +42,7 @@ from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
 UPLOAD_GONE = "the uploaded file is gone (uploads expire); ingest it again"
+ERASED_SCOPE = "the path is in an agent scope erased after this ingest was queued: nothing was stored"
 
 
 class IngestService:
@@ -57,10 +59,12 @@ class IngestService:
         status: ItemStatusLog | None = None,
         concepts: ConceptGraph | None = None,
         images: ImageItems | None = None,
+        erased: ErasedSubjects | None = None,
     ) -> None:
         """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job,
         whose progress `status` records (queued, processing, failed) until it commits. With
-        `images`, images become image items captioned by the documents that show them."""
+        `images`, images become image items captioned by the documents that show them. With
+        `erased`, a job into an agent scope erased after it was queued writes nothing there."""
         self.documents = documents
         self.fetcher = fetcher
         self.max_content_chars = max_content_chars
@@ -71,6 +75,7 @@ class IngestService:
         self.status = status
         self.concepts = concepts
         self.images = images
+        self.erased = erased
 
     def remember(
         self,
@@ -422,6 +427,7 @@ class IngestService:
         if done is None:
             ctx.progress(0.1, f"extracting and indexing {p['name']}")
             doc_id, path = str(p["document_id"]), str(p["path"])
+            self.refuse_if_erased(job, brain, path, upload_key)
             if self.status is not None:
                 self.status.mark(brain.id, doc_id, path, PROCESSING, job_id=job.id)
             try:
@@ -448,8 +454,31 @@ class IngestService:
                 "reused": result.reused,
             }
             ctx.checkpoint("ingested", done)
+        self.refuse_if_erased(job, brain, str(done["path"]), upload_key, written=True)
         self._drop_upload(upload_key)
         return dict(done)
+
+    def refuse_if_erased(
+        self, job: Job, brain: Brain, path: str, upload_key: str, *, written: bool = False
+    ) -> None:
+        """Forbidden when the agent scope holding `path` was erased after `job` was queued: the
+        upload's bytes and the path's ingest status go, and what the job wrote there (`written`)
+        is erased too, since the erasure's scans may be over (services/erasure/erased.py). The
+        error names no path: the erasure has already taken the scope's names out of the jobs."""
+        if not self.scope_erased(job, path):
+            return
+        if written:
+            with access.as_system():
+                self.documents.erase(brain, path, reason="erasure")
+        self._drop_upload(upload_key)
+        if self.status is not None:
+            self.status.completed(brain.id, str(job.input.get("document_id", "")))
+        raise Forbidden(ERASED_SCOPE)
+
+    def scope_erased(self, job: Job, path: str) -> bool:
+        """Whether the agent scope holding `path` was erased after `job` was queued."""
+        since = self.erased.scope_since(path) if self.erased is not None else None
+        return since is not None and since >= job.created_at
 
     def ingest_url(self, brain: Brain, url: str) -> IngestResult:
         fetched = self.fetcher.fetch(url)

@@ -1,0 +1,110 @@
+"""An ingest queued into an agent scope that is erased before it runs, or while it runs: nothing of
+it is left in the scope, the queued bytes go, and the receipt's "completed" holds; on the embedded
+job runner and on the state machine's steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.auth import access
+from cairn.bootstrap import Container
+from cairn.domain.errors import Forbidden
+from cairn.domain.models import Brain, JobStatus
+from cairn.services.ingest.ingest_steps import StagedIngest
+from cairn.services.ingest.service import ERASED_SCOPE
+from tests.fakes.container import fake_container
+from tests.unit.test_staged_ingest import Context, run_steps
+
+PATH = "memory/agent/ghost/plan.md"
+WORD = "velvetmoth"
+
+
+@pytest.fixture
+def container(tmp_path: Path) -> Container:
+    return fake_container(tmp_path, ingest_queue_bytes=16, chunk_target_chars=200)
+
+
+def _queue(container: Container, brain: Brain, path: str = PATH) -> str:
+    body = f"# Plan\n\nThe codeword is {WORD}; keep it to yourself.\n"
+    result = container.ingest.ingest_bytes(brain, body.encode(), name="plan.md", path=path)
+    assert result.status == "queued" and result.job_id
+    return result.job_id
+
+
+def _erase(container: Container, agent: str = "ghost") -> None:
+    """The agent's scope erased; it holds a note (an erasure of a scope holding nothing is 404)."""
+    with access.as_system():
+        brain = container.brains.get("team")
+        container.documents.write(brain, f"memory/agent/{agent}/old.md", b"An older note of the agent.")
+        assert container.erasure.erase("agent_scope", agent).status == "completed"
+
+
+def test_an_ingest_queued_before_its_scopes_erasure_writes_nothing(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    job_id = _queue(container, brain)
+    other = _queue(container, brain, "memory/agent/casper/plan.md")  # another agent's scope
+    _erase(container)
+
+    container.jobs.run_pending()
+
+    failed = container.jobs.status(job_id)
+    assert failed.status is JobStatus.failed and failed.error == ERASED_SCOPE
+    assert container.jobs.status(other).status is JobStatus.completed
+    with access.as_system():
+        container.documents.erase(brain, "memory/agent/casper/plan.md")
+    _nothing_left(container, brain)
+    later = _queue(container, brain)  # queued after the erasure: the agent may write again
+    container.jobs.run_pending()
+    assert container.jobs.status(later).status is JobStatus.completed
+
+
+def test_what_a_running_ingest_wrote_after_the_erasures_scans_is_erased(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    job_id = _queue(container, brain)
+    ingest_bytes = container.ingest.ingest_bytes
+
+    def erased_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        _erase(container)  # the erasure runs whole just before the job's write commits
+        return ingest_bytes(*args, **kwargs)
+
+    container.ingest.ingest_bytes = erased_meanwhile  # type: ignore[method-assign]
+    container.jobs.run_pending()
+
+    assert container.jobs.status(job_id).error == ERASED_SCOPE
+    _nothing_left(container, brain)
+
+
+@pytest.mark.parametrize("erased_before", ["validate", "finalize"])
+def test_the_state_machines_steps_hold_to_the_erasure(container: Container, erased_before: str) -> None:
+    brain = container.brains.create("Team", slug="team")
+    job = container.jobs.status(_queue(container, brain))
+    staged = StagedIngest(container.ingest, container.brains, container.adapters.clock, batch_size=2)
+    ctx = Context()
+    if erased_before == "validate":
+        _erase(container)
+        with pytest.raises(Forbidden):
+            run_steps(staged, job)
+    else:
+        for name in ("validate", "extract", "chunk"):
+            out = staged.steps().steps[name](job, ctx, {})
+        for batch in out["batches"]:
+            staged.index_batch(job, ctx, {"batch": batch})
+        _erase(container)
+        with pytest.raises(Forbidden):
+            staged.finalize(job, ctx, {})
+    failed = job.model_copy(update={"error": ERASED_SCOPE})
+    staged.discard(failed, ctx.checkpoints())  # as the machine's cleanup
+    _nothing_left(container, brain)
+
+
+def _nothing_left(container: Container, brain: Brain) -> None:
+    with access.as_system():
+        assert [d.path for d in container.documents.documents(brain, "memory/")] == []
+    assert container.search.search(brain, WORD, count_access=False).hits == []
+    held = container.adapters.blobs.items  # type: ignore[attr-defined]
+    assert not [k for k, v in held.items() if WORD.encode() in v], "the queued bytes are still held"
+    assert container.ingest.status is not None  # no pending item names the erased scope's path
+    assert [i.path for i in container.ingest.status.pending(brain.id) if i.path == PATH] == []

@@ -68,6 +68,9 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path, capsys: pytest
     with pytest.raises(SystemExit) as bad_type:
         main(["brains", "update", "notes", "--library-type", "poetry", *data])
     assert bad_type.value.code == 2 and "invalid choice: 'poetry'" in capsys.readouterr().err
+    assert run(capsys, "brains", "create", "Diary", "--slug", "diary", *data)[0] == 0
+    journal = run(capsys, "brains", "update", "diary", "--library-type", "journal", *data)
+    assert journal[0] == 0 and journal[1].strip().endswith(", journal library")  # says what it changed
     assert run(capsys, "collections", "create", "notes", "Letters", *data)[0] == 0
     twice = run(capsys, "collections", "create", "notes", "letters", *data)
     nowhere = run(capsys, "collections", "create", "nowhere", "Letters", *data)

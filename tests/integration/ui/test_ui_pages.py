@@ -241,6 +241,9 @@ def test_signed_out_browser_is_sent_to_sign_in_and_a_key_is_accepted(
     assert r.status_code == 303 and r.headers["location"].startswith("/ui/sign-in?next=")
     page = t.get(r.headers["location"])
     assert page.status_code == 200 and 'name="credential"' in page.text
+    assert "<title>Sign in · Cairn</title>" in page.text
+    assert "Sign out" not in page.text and "/ui/keys" not in page.text  # nobody is signed in yet
+    assert "cairn keys create --name" in page.text  # a command that runs as shown
     csrf = t.cookies.get("cairn_csrf")
     bad = t.post(
         "/ui/sign-in", data={"credential": "wrong", "csrf": csrf, "next": "/ui"}, follow_redirects=False
@@ -252,7 +255,7 @@ def test_signed_out_browser_is_sent_to_sign_in_and_a_key_is_accepted(
         follow_redirects=False,
     )
     assert offsite.status_code == 303 and offsite.headers["location"] == "/ui"
-    assert t.get("/ui").status_code == 200
+    assert t.get("/ui").status_code == 200 and "Sign out" in t.get("/ui").text
     assert TOKEN not in t.get("/ui").text  # the credential never comes back in a page
 
 

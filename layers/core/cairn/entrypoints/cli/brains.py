@@ -54,7 +54,9 @@ def cmd_brains(args: argparse.Namespace) -> int:
             brain = container.brains.update(
                 args.brain, visibility=args.visibility, owner=args.owner, tenant=args.tenant
             )
-        print(f"{brain.slug}: {brain.visibility.value}, owner {brain.owner_tenant}/{brain.owner or '*'}")
+        kind = f", {described.library_type} library" if described is not None else ""
+        owner = f"{brain.owner_tenant}/{brain.owner or '*'}"
+        print(f"{brain.slug}: {brain.visibility.value}, owner {owner}{kind}")
         return 0
     brains = container.brains.list()
     for b in brains:

@@ -70,6 +70,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
         response = page(
             request,
             "sign_in.html",
+            title="Sign in",
             status=status,
             next=target,
             cognito=sign_in is not None and client_id is not None,

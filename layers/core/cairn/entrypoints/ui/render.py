@@ -62,7 +62,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
         request=request,
         csrf=csrf_token(request),
         principal=principal,
-        is_admin=principal is None or principal.has(ADMIN),
+        is_admin=principal is not None and principal.has(ADMIN),
         version=__version__,
         **context,
     )

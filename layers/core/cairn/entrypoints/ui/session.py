@@ -88,6 +88,7 @@ def session_pages(container: Container) -> APIRouter:
         return page(
             request,
             "sign_in.html",
+            title="Sign in",
             next=safe_next(next),
             cognito=cognito,
             open_server=authenticator.open,
@@ -123,6 +124,7 @@ def session_pages(container: Container) -> APIRouter:
         return page(
             request,
             "sign_in.html",
+            title="Sign in",
             status=401,
             next=safe_next(next),
             cognito=cognito,

@@ -11,7 +11,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.bootstrap import Container
-from cairn.domain.errors import Forbidden
+from cairn.domain.errors import Forbidden, NotFound
 from cairn.domain.models import Brain, JobStatus
 from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.ingest.service import ERASED_SCOPE
@@ -75,6 +75,35 @@ def test_what_a_running_ingest_wrote_after_the_erasures_scans_is_erased(containe
 
     assert container.jobs.status(job_id).error == ERASED_SCOPE
     _nothing_left(container, brain)
+
+
+def test_a_scope_holding_only_a_queued_ingest_is_erased_and_the_ingest_writes_nothing(
+    container: Container,
+) -> None:
+    """Nothing stored in the scope yet, an ingest queued into it: the erasure is not 404 "nothing
+    stored" (the ingest would then land), and the item status naming the path goes at once."""
+    brain = container.brains.create("Team", slug="team")
+    job_id = _queue(container, brain)
+    with access.as_system():
+        receipt = container.erasure.erase("agent_scope", "ghost")
+    assert receipt.status == "completed" and receipt.removed["records"] >= 1
+    assert container.ingest.status is not None and container.ingest.status.pending(brain.id) == []
+    container.jobs.run_pending()
+    assert container.jobs.status(job_id).error == ERASED_SCOPE
+    _nothing_left(container, brain)
+
+
+def test_any_subject_with_a_slash_names_no_agent_scope(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    with access.as_system():
+        container.documents.write(brain, "memory/agent/alice/notes/x.md", b"Alice's own note.")
+        container.documents.write(brain, "memory/agent/alice/notes/y.md", b"Alice's other note.")
+    _queue(container, brain, "memory/agent/alice/notes/z.md")
+    with access.as_system(), pytest.raises(NotFound):
+        container.erasure.erase("any", "alice/notes")  # not Alice's scope, nor a folder of it
+    container.jobs.run_pending()
+    with access.as_system():
+        assert len(container.documents.documents(brain, "memory/agent/alice/")) == 3
 
 
 @pytest.mark.parametrize("erased_before", ["validate", "finalize"])

@@ -35,9 +35,10 @@ class ErasedSubjects:
         """Before anything of `subject` is removed: its session-actor identity and its agent scope
         are erased from now (`any` erases both)."""
         since = {"since": self.clock.now().isoformat()}
-        for kind in (SubjectKind.session_actor, SubjectKind.agent_scope):
-            if subject.covers(kind) and (kind is not SubjectKind.agent_scope or _one_segment(subject.value)):
-                self.records.put(Item(PK, Subject(kind, subject.value).digest, since))
+        if subject.covers(SubjectKind.session_actor):
+            self.records.put(Item(PK, Subject(SubjectKind.session_actor, subject.value).digest, since))
+        if subject.scope is not None:
+            self.records.put(Item(PK, Subject(SubjectKind.agent_scope, subject.value).digest, since))
 
     def scope_since(self, path: str) -> datetime | None:
         """When the agent scope holding `path` (`memory/agent/<agent>/…`) was last erased (None:
@@ -56,8 +57,3 @@ class ErasedSubjects:
     def _since(self, subject: Subject) -> datetime | None:
         item = self.records.get(PK, subject.digest)
         return datetime.fromisoformat(str(item.data["since"])) if item is not None else None
-
-
-def _one_segment(value: str) -> bool:
-    """Whether `value` can name an agent scope (`any` names one only when it is a path segment)."""
-    return "/" not in value and value not in (".", "..")

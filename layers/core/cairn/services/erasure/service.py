@@ -243,9 +243,18 @@ class ErasureService:
         return self.erasures.finish(erasure_id)
 
     def _holds(self, brain: Brain, subject: Subject, sessions: list[list[Item]]) -> bool:
-        if any(True for _ in _sessions_of(sessions, subject)):
+        if any(True for _ in _sessions_of(sessions, subject)) or self._queued_in_scope(brain, subject):
             return True
         return any(subject.selects(item.data) for item in self.documents.raw(brain.id, subject.prefix))
+
+    def _queued_in_scope(self, brain: Brain, subject: Subject) -> list[str]:
+        """The ids of documents an ingest is queued (or failed) to write in the subject's agent
+        scope: the ingest writes nothing once the scope is erased (erased.py), and its item status
+        names a path of the scope."""
+        scope = subject.scope
+        if scope is None:
+            return []
+        return [p.document_id for p in self.eraser.status.pending(brain.id) if p.path.startswith(scope)]
 
     def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]]) -> Counter[str]:
         """The subject's records in the brain, scanned again after each pass that found some: a
@@ -265,6 +274,9 @@ class ErasureService:
             counts["messages"] += gone - (1 if whole else 0)
             counts["sessions"] += 1 if whole else 0
         counts["jobs"] += self.job_log.forget(brain.id, _mentioning(subject.value, named - {subject.value}))
+        for doc_id in self._queued_in_scope(brain, subject):
+            self.eraser.status.completed(brain.id, doc_id)
+            counts["records"] += 1
         return counts
 
     def _erase_pass(

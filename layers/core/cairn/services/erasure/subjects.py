@@ -67,6 +67,14 @@ class Subject:
             return f"{AGENT_PREFIX}{self.value}/"
         return ""
 
+    @property
+    def scope(self) -> str | None:
+        """The agent scope `memory/agent/<value>/` the subject covers; None when it covers none (or,
+        for `any`, names no single scope: `alice/notes` is not Alice's scope)."""
+        if not self.covers(SubjectKind.agent_scope) or "/" in self.value or self.value in (".", ".."):
+            return None
+        return f"{AGENT_PREFIX}{self.value}/"
+
     def covers(self, kind: SubjectKind) -> bool:
         return self.kind in (kind, SubjectKind.any)
 
@@ -79,7 +87,7 @@ class Subject:
         return (
             (self.covers(SubjectKind.thoughtmcp_user) and memory.get("user_id") == self.value)
             or (self.covers(SubjectKind.source_agent) and memory.get("source_agent") == self.value)
-            or (self.covers(SubjectKind.agent_scope) and path.startswith(f"{AGENT_PREFIX}{self.value}/"))
+            or (self.scope is not None and path.startswith(self.scope))
             or (self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value)
             or (self.covers(SubjectKind.session_actor) and self._derived_in_actor_folder(path))
         )

@@ -292,6 +292,17 @@ def test_tags_are_the_document_tags_and_a_change_is_a_new_version(
         pages.tags("nobody", add=["x"])
 
 
+def test_a_page_holds_at_most_a_thousand_tags(container: Container, pages: PageService, work: Brain) -> None:
+    """100 tags a call, called again and again, grew a page past what a DynamoDB item holds."""
+    pages.put("people/alice", ALICE)
+    for call in range(10):
+        pages.tags("people/alice", add=[f"t{call:02d}-{n:03d}-{'x' * 52}" for n in range(100)])
+    with pytest.raises(InvalidInput, match=r"a page holds at most 1000"):
+        pages.tags("people/alice", add=["one-more"])
+    assert len(container.documents.get(work, "people/alice").tags) == 1000
+    assert pages.tags("people/alice", add=["one-more"], remove=["t00-000-" + "x" * 52]).count("one-more") == 1
+
+
 def test_list_filters_by_wing_and_type_newest_first(pages: PageService, work: Brain) -> None:
     pages.put("people/alice", ALICE)
     pages.put("people/bob", "---\ntype: person\n---\nBob.")

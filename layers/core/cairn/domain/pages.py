@@ -23,6 +23,7 @@ MAX_SLUG_BYTES = 512
 MAX_CONTENT_BYTES = 1_048_576
 MAX_TAG_CHARS = 64
 MAX_TAGS_PER_CALL = 100
+MAX_TAGS_PER_PAGE = 1000  # each kept twice in the page's record: well inside a DynamoDB item
 MAX_LIMIT = 1000
 SUMMARY_CHARS = 200
 DEFAULT_COLLECTION = "default"

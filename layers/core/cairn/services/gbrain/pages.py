@@ -51,6 +51,7 @@ from cairn.domain.pages import (
     GENERAL_WING,
     MAX_CONTENT_BYTES,
     MAX_LIMIT,
+    MAX_TAGS_PER_PAGE,
     AmbiguousSlug,
     PageText,
     SlugRef,
@@ -499,6 +500,8 @@ class PageService:
             wanted = sorted((set(page.document.tags) | set(add)) - set(remove))
             if wanted == page.tags:
                 return wanted
+            if len(wanted) > MAX_TAGS_PER_PAGE:
+                raise InvalidInput(f"too many tags: a page holds at most {MAX_TAGS_PER_PAGE}")
             doc = page.document
             try:
                 self.documents.write_at_version(

@@ -1655,3 +1655,37 @@ def test_set_context_replaces_the_first_chunks_context(index: ChunkIndex) -> Non
     assert search(index, "kingfisher") == ["p0"]
     assert [c.context for c in index.get_chunks("b1", "doc-p")] == ["kingfisher sightings", ""]
     index.set_context("b1", "doc-missing", "ignored")  # no chunks: nothing happens
+
+
+# -- within a cluster's clause limit (OpenSearch counts a token of each ideograph, each field) -----
+
+IDEOGRAPHS = "".join(chr(0x4E00 + 7 * i) for i in range(300))
+
+
+def test_a_long_chinese_query_is_searched(index: ChunkIndex) -> None:
+    """300 ideographs are one word to the embedded index and 300 tokens to OpenSearch: 1,200
+    leaf queries over four fields, which a real cluster refused (500)."""
+    index.upsert(
+        [chunk("a", f"会议记录 {IDEOGRAPHS[:40]}"), chunk("b", "other")], np.stack([axis(0), axis(1)])
+    )
+    index.search(query(IDEOGRAPHS))
+    hits = index.search(query(IDEOGRAPHS, axis(0)))
+    assert hits and hits[0].chunk.id == "a"
+
+
+def test_a_boolean_query_of_long_chinese_words_is_searched(index: ChunkIndex) -> None:
+    text = f"{IDEOGRAPHS[:40]} 会议 {IDEOGRAPHS[40:80]}"
+    index.upsert([chunk("a", text), chunk("b", "other")], np.stack([axis(0), axis(1)]))
+    words = " AND ".join(IDEOGRAPHS[i : i + 40] for i in range(0, 160, 40))
+    assert matching(index, f"{IDEOGRAPHS[:40]} AND {IDEOGRAPHS[40:80]}") == ["a"]
+    index.search(query("", None, boolean=parse(words), top_k=50))  # 4 words of 40: refused before
+
+
+def test_an_owner_filter_over_hundreds_of_brains_is_searched(index: ChunkIndex) -> None:
+    """One subject searching 300 brains (a Mnemosyne search over every library it may read):
+    a clause per brain passed the limit at about 200 brains."""
+    owned = chunk("x", "the heron waded", brain_id="b7", facets={"user_id": "bob"})
+    index.upsert([chunk("a", "the heron waded", brain_id="b7"), owned], np.stack([axis(0), axis(0)]))
+    brains = tuple(f"b{i}" for i in range(300))
+    found = search(index, "heron", brain_ids=brains, owners=tuple((b, "alice") for b in brains))
+    assert found == ["a"]

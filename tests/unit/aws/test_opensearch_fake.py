@@ -12,7 +12,10 @@ they spell; `wait_for_completion=false` answers a task id, the update done), for
 (segments are not modelled: it only answers), mapping reads and updates, search pipelines and
 the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
 per sub-query).
-Analysis is folding + lowercasing, no stemming.
+Analysis is folding + lowercasing, no stemming; as the standard tokenizer, each Han ideograph and
+hiragana character is a token of its own. A query of more than 1,024 leaf queries (filters
+included, as Lucene counts them for indices.query.bool.max_clause_count) is refused with 500
+`too_many_nested_clauses`, as OpenSearch 2.x answers.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +36,8 @@ from cairn.adapters.local.fts_query import words
 from cairn.domain.text import tag_words
 
 Json = dict[str, Any]
+MAX_CLAUSE_COUNT = 1024
+_IDEOGRAPH = re.compile("([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])")
 _SCRIPTS = {  # the painless scripts the chunk index sends, as updates of (params, the source)
     "ctx._source.context = params.context": lambda params, source: {"context": params["context"]},
     "ctx._source.active = true": lambda params, source: {"active": True},
@@ -196,6 +202,9 @@ class FakeCluster:
     def _search(self, index: FakeIndex, body: Json, params: Mapping[str, Any]) -> tuple[int, Any]:
         query = body.get("query", {"match_all": {}})
         size = body.get("size", 10)
+        if (leaves := _leaves(query)) > MAX_CLAUSE_COUNT:
+            reason = f"Query contains too many nested clauses ({leaves}); maxClauseCount is set to 1024"
+            return 500, _error("too_many_nested_clauses", reason)
         if "hybrid" in query:
             pipeline = body.get("search_pipeline") or self.pipelines.get(params.get("search_pipeline", ""))
             if not isinstance(pipeline, dict):
@@ -308,7 +317,7 @@ class FakeCluster:
         match_phrase (type `phrase`: the words adjacent, scored by phrase frequency and the sum of
         the words' IDF, as Lucene's PhraseQuery); fields summed (most_fields) or the best one."""
         kind = spec.get("type", "best_fields")
-        query = words(spec["query"])
+        query = _analyzed(spec["query"])
         scores: list[float] = []
         for entry in spec["fields"]:
             name, _, boost = entry.partition("^")
@@ -346,7 +355,7 @@ class FakeCluster:
         if text not in self._tokens:
             if len(self._tokens) >= _TOKENS_KEPT:
                 self._tokens.clear()
-            self._tokens[text] = words(text)
+            self._tokens[text] = _analyzed(text)
         return self._tokens[text]
 
     def _field(self, index: FakeIndex, name: str) -> tuple[dict[str, list[str]], float]:
@@ -392,6 +401,31 @@ def _parse(raw: bytes | str | None, ndjson: bool) -> Any:
         # (opensearch-py writes them as they are), which str.splitlines would also break at.
         return [json.loads(line) for line in text.split("\n") if line.strip()]
     return json.loads(text) if text else None
+
+
+def _analyzed(text: str) -> list[str]:
+    """The standard analyzer's tokens, as far as the fake models it (the module's docstring)."""
+    return [part for word in words(text) for part in _IDEOGRAPH.split(word) if part]
+
+
+def _leaves(query: Json) -> int:
+    """The leaf queries Lucene counts against max_clause_count: a term (or terms, range, ...) is
+    one, a multi_match one per field and token (a phrase one per field), a bool its clauses' sum
+    and one more when it has only must_not (OpenSearch adds a match_all)."""
+    ((kind, spec),) = query.items()
+    if kind == "bool":
+        parts = [clause for key in ("must", "filter", "should", "must_not") for clause in spec.get(key, [])]
+        alone = not any(spec.get(key) for key in ("must", "filter", "should"))
+        return sum(map(_leaves, parts)) + (1 if alone else 0)
+    if kind == "multi_match":
+        per_field = 1 if spec.get("type") == "phrase" else max(len(_analyzed(spec["query"])), 1)
+        return per_field * len(spec["fields"])
+    if kind == "knn":
+        ((_field, clause),) = spec.items()
+        return 1 + (_leaves(clause["filter"]) if "filter" in clause else 0)
+    if kind == "hybrid":
+        return sum(map(_leaves, spec["queries"]))
+    return 1
 
 
 def _phrase_count(tokens: list[str], phrase: list[str]) -> int:

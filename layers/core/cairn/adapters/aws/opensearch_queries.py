@@ -17,6 +17,7 @@ ranked as the embedded index ranks it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -35,6 +36,31 @@ from cairn.ports.chunks import ChunkFilter
 DEFAULT_FIELD_WEIGHTS = (2.0, 1.0, 0.5)
 TEXT_FIELDS = ["title", TAG_WORDS, "text", "context"]
 SOURCE = {"excludes": [VECTOR_FIELD, TAG_WORDS]}
+
+# A query is refused (500 `too_many_nested_clauses`) past indices.query.bool.max_clause_count
+# (1,024 on 2.x) leaf queries, filters included. The scoring match makes one per token and field:
+# at most 64 tokens over its four fields is 256, leaving room for the filter and a boolean query.
+MAX_SCORED_TOKENS = 64
+# Han ideographs and hiragana: the standard tokenizer (UAX #29) makes a token of each one, where
+# the embedded index's unicode61 keeps a run of them as one word.
+_ONE_EACH = re.compile(r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+
+
+def analyzed(word: str) -> list[str]:
+    """The tokens the standard tokenizer makes of one of Cairn's words (domain/words.py)."""
+    if word.isascii() or not _ONE_EACH.search(word):
+        return [word]
+    return [part for part in re.split(f"({_ONE_EACH.pattern})", word) if part]
+
+
+def scored_text(terms: Sequence[str]) -> str:
+    """The scoring match's text: `terms`, cut at MAX_SCORED_TOKENS tokens as OpenSearch reads them."""
+    tokens: list[str] = []
+    for term in terms:
+        tokens += analyzed(term)
+        if len(tokens) >= MAX_SCORED_TOKENS:
+            return " ".join(tokens[:MAX_SCORED_TOKENS])
+    return " ".join(tokens)
 
 
 def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
@@ -65,14 +91,21 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
     if f.valid_at is not None:
         moment = epoch_ms(f.valid_at)
         clauses += [_absent_or("valid_from", {"lte": moment}), _absent_or("valid_to", {"gt": moment})]
-    clauses.extend(_owners_clause(brain_id, subject) for brain_id, subject in f.owners)
+    by_subject: dict[str | None, list[str]] = {}
+    for brain_id, subject in f.owners:
+        by_subject.setdefault(subject, []).append(brain_id)
+    clauses.extend(_owners_clause(brain_ids, subject) for subject, brain_ids in by_subject.items())
     return clauses
 
 
-def _owners_clause(brain_id: str, subject: str | None) -> Body:
-    """ChunkFilter.owners for one brain: no chunk of it whose owner the subject does not act for."""
+def _owners_clause(brain_ids: Sequence[str], subject: str | None) -> Body:
+    """ChunkFilter.owners for the brains one subject searches (one clause, however many brains:
+    a clause a brain passed max_clause_count at about 200 brains): no chunk of them whose owner
+    the subject does not act for."""
     owner = f"facets.{OWNER_FACET}"
-    hidden: Body = {"filter": [{"term": {"brain_id": brain_id}}, {"exists": {"field": owner}}]}
+    hidden: Body = {
+        "filter": [{"terms": {"brain_id": list(dict.fromkeys(brain_ids))}}, {"exists": {"field": owner}}]
+    }
     if subject is not None:
         hidden["must_not"] = [{"term": {owner: subject}}, {"prefix": {owner: f"{subject}:"}}]
     return {"bool": {"must_not": [{"bool": hidden}]}}
@@ -108,7 +141,7 @@ def bm25_query(
     title, text, context = field_weights
     match = {
         "multi_match": {
-            "query": " ".join(terms),
+            "query": scored_text(terms),
             "fields": [f"title^{title}", f"{TAG_WORDS}^{title}", f"text^{text}", f"context^{context}"],
             "type": "most_fields",
             "operator": "or",
@@ -123,8 +156,9 @@ def bm25_query(
 
 def boolean_clause(node: BoolQuery) -> Body:
     """A (checked) boolean query tree as an OpenSearch query, for a filter context."""
-    if isinstance(node, Term):
-        return {"multi_match": {"query": node.word, "fields": TEXT_FIELDS, "operator": "and"}}
+    if isinstance(node, Term):  # a run of ideographs is one word here: its tokens in order, one leaf
+        kind = {"type": "phrase"} if len(analyzed(node.word)) > 1 else {"operator": "and"}
+        return {"multi_match": {"query": node.word, "fields": TEXT_FIELDS, **kind}}
     if isinstance(node, Phrase):
         return {"multi_match": {"query": " ".join(node.words), "fields": TEXT_FIELDS, "type": "phrase"}}
     if isinstance(node, Or):

@@ -1673,6 +1673,16 @@ def test_a_long_chinese_query_is_searched(index: ChunkIndex) -> None:
     assert hits and hits[0].chunk.id == "a"
 
 
+def test_a_long_word_of_letters_and_katakana_is_searched(index: ChunkIndex) -> None:
+    """`bアcイ…`: one word to the embedded index, a token per letter and katakana to OpenSearch."""
+    word = "".join(f"{chr(0x61 + i % 26)}{chr(0x30A2 + i % 40)}" for i in range(240))
+    index.upsert([chunk("a", f"notes {word[:20]}"), chunk("b", "other")], np.stack([axis(0), axis(1)]))
+    index.search(query(word))
+    hits = index.search(query(word, axis(0)))
+    assert hits and hits[0].chunk.id == "a"
+    index.search(query("", None, boolean=parse(f"{word[:200]} AND {word[200:400]}"), top_k=50))
+
+
 def test_a_boolean_query_of_long_chinese_words_is_searched(index: ChunkIndex) -> None:
     text = f"{IDEOGRAPHS[:40]} 会议 {IDEOGRAPHS[40:80]}"
     index.upsert([chunk("a", text), chunk("b", "other")], np.stack([axis(0), axis(1)]))

@@ -124,6 +124,11 @@ class Container:
     sign_in: SignIn | None = None
     """Cairn as the MCP clients' authorization server (auth/oauth/); None when not configured."""
 
+    def __post_init__(self) -> None:
+        # An ingest that wrote into an agent scope erased meanwhile takes it back as the erasure
+        # would have; the erasure service is made on first use, after the ingest service.
+        self.ingest.take_back = lambda brain, path: self.erasure.take_back(brain, path)
+
     @cached_property
     def archive(self) -> BrainArchive:
         """Whole-brain export and import (services/archive/), over the services above."""

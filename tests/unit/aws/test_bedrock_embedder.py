@@ -15,6 +15,7 @@ from botocore.stub import Stubber
 
 from cairn.adapters.aws.bedrock_embedder import BedrockEmbedder, EmbeddingError
 from cairn.adapters.retrying import RetryPolicy
+from cairn.entrypoints.rest.problems import STATUS_BY_CODE
 from tests.contract.aws_bedrock import ACCESS_KEY, SECRET_KEY, ScriptedBedrock, bedrock_client
 
 MODEL = "amazon.titan-embed-text-v2:0"
@@ -116,7 +117,7 @@ def test_a_bad_vector_is_a_bad_response(client: Any, stubber: Stubber, vector: l
     with pytest.raises(EmbeddingError) as caught:
         embedder(client).embed(["hello"])
     assert caught.value.reason == "bad_response" and not caught.value.retryable
-    assert caught.value.code == "embedding_failed"
+    assert caught.value.code == "bad_gateway" and STATUS_BY_CODE[caught.value.code] == 502
 
 
 def test_a_reply_without_an_embedding_is_a_bad_response(client: Any, stubber: Stubber) -> None:
@@ -159,6 +160,7 @@ def test_throttling_that_lasts_gives_up_as_a_retryable_rate_limit(client: Any, s
         embedder(client, sleeps, max_retries=2).embed(["hello"])
     assert caught.value.reason == "rate_limited" and caught.value.retryable
     assert "Too many requests" in caught.value.message and len(sleeps.seen) == 2
+    assert STATUS_BY_CODE[caught.value.code] == 429  # REST: ask again later, not a bare 500
 
 
 @pytest.mark.parametrize(
@@ -171,6 +173,7 @@ def test_refusals_are_not_retried(client: Any, stubber: Stubber, code: str) -> N
         embedder(client, sleeps).embed(["hello"])
     assert caught.value.reason == "generation_failed" and not caught.value.retryable
     assert code in caught.value.message and sleeps.seen == []
+    assert STATUS_BY_CODE[caught.value.code] == 502
 
 
 def test_errors_carry_no_secrets_input_or_botocore_chain(client: Any, stubber: Stubber) -> None:

@@ -13,9 +13,10 @@ they spell; `wait_for_completion=false` answers a task id, the update done), for
 the hybrid query fused by `score-ranker-processor` (RRF over the sub-queries' positions, weights
 per sub-query).
 Analysis is folding + lowercasing, no stemming; as the standard tokenizer, each Han ideograph and
-hiragana character is a token of its own. A query of more than 1,024 leaf queries (filters
-included, as Lucene counts them for indices.query.bool.max_clause_count) is refused with 500
-`too_many_nested_clauses`, as OpenSearch 2.x answers.
+hiragana character is a token of its own, and a katakana run one apart from the letters beside
+it. A query of more than 1,024 leaf queries (filters included, as Lucene counts them for
+indices.query.bool.max_clause_count) is refused with 500 `too_many_nested_clauses`, as
+OpenSearch 2.x answers.
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
 
@@ -38,6 +39,7 @@ from cairn.domain.text import tag_words
 Json = dict[str, Any]
 MAX_CLAUSE_COUNT = 1024
 _IDEOGRAPH = re.compile("([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])")
+_KATAKANA = re.compile("([\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)")
 _SCRIPTS = {  # the painless scripts the chunk index sends, as updates of (params, the source)
     "ctx._source.context = params.context": lambda params, source: {"context": params["context"]},
     "ctx._source.active = true": lambda params, source: {"active": True},
@@ -405,7 +407,8 @@ def _parse(raw: bytes | str | None, ndjson: bool) -> Any:
 
 def _analyzed(text: str) -> list[str]:
     """The standard analyzer's tokens, as far as the fake models it (the module's docstring)."""
-    return [part for word in words(text) for part in _IDEOGRAPH.split(word) if part]
+    parts = [part for word in words(text) for part in _IDEOGRAPH.split(word) if part]
+    return [piece for part in parts for piece in _KATAKANA.split(part) if piece]
 
 
 def _leaves(query: Json) -> int:

@@ -75,6 +75,37 @@ def test_what_a_running_ingest_wrote_after_the_erasures_scans_is_erased(containe
 
     assert container.jobs.status(job_id).error == ERASED_SCOPE
     _nothing_left(container, brain)
+    with access.as_system():  # erased as the erasure erases: no excerpt left for the next note
+        container.ingest.ingest_bytes = ingest_bytes  # type: ignore[method-assign]
+        later = container.documents.write(brain, "memory/agent/ghost/plan2.md", b"A later plan.")
+    assert all(
+        WORD not in (c.context or "")
+        for c in container.adapters.chunks.get_chunks(brain.id, later.document.id)
+    )
+
+
+def test_an_erasure_in_one_brain_leaves_an_ingest_into_another_alone(container: Container) -> None:
+    """The mark is the erased brains': another brain's (another tenant's) agent of that name
+    writes on."""
+    team = container.brains.create("Team", slug="team")
+    other = container.brains.create("Other", slug="other")
+    job_id = _queue(container, other)
+    with access.as_system():
+        container.documents.write(team, "memory/agent/ghost/old.md", b"An older note of the agent.")
+        assert container.erasure.erase("agent_scope", "ghost", brains=["team"]).status == "completed"
+    container.jobs.run_pending()
+    assert container.jobs.status(job_id).status is JobStatus.completed
+
+
+def test_the_same_file_sent_again_after_the_erasure_is_a_new_ingest(container: Container) -> None:
+    brain = container.brains.create("Team", slug="team")
+    doomed = _queue(container, brain)
+    _erase(container)
+    again = _queue(container, brain)  # the same bytes to the same path, asked after the erasure
+    assert again != doomed
+    container.jobs.run_pending()
+    assert container.jobs.status(doomed).error == ERASED_SCOPE
+    assert container.jobs.status(again).status is JobStatus.completed
 
 
 def test_a_scope_holding_only_a_queued_ingest_is_erased_and_the_ingest_writes_nothing(

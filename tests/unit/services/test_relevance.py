@@ -164,6 +164,7 @@ def test_an_identifier_names_its_digits_never_another_prefixes(asked_id: str, he
         ("ＩＮＣ－２００４９", "ＩＮＣ－２００４９ inc20049 20049"),
         ("ec2 and PR-1234", "ec2 and PR-1234"),  # nothing of them has another spelling
         ("INC 20049", "INC 20049 inc20049"),  # a note may write INC20049, one word to the index
+        ("INC\t 20049", "INC\t 20049 inc20049"),
         ("What broke in INC 20049.", "What broke in INC 20049. inc20049"),
         ("what broke in incident 20049", "what broke in incident 20049"),  # a word, not a prefix
         ("ticket 20049.5 and 2024 v 12345.6", "ticket 20049.5 and 2024 v 12345.6"),  # amounts, not ids

@@ -32,15 +32,22 @@ DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
 MAX_CHARS = 25_000  # half Titan's character limit, to stay under its token limit on dense text
 
 
+# What a caller is told, by why the model failed: throttled is 429 (ask again later), a model
+# that timed out 504, any other failure of the service 502; never a bare 500, as nothing was
+# wrong with Cairn or with what the caller sent.
+_CODE_BY_REASON = {"rate_limited": "rate_limited", "generation_timeout": "timeout"}
+
+
 class EmbeddingError(CairnError):
     """Texts could not be embedded. `reason` is a GenerationCode; `retryable` as in GenerationError."""
 
-    code = "embedding_failed"
+    code = "bad_gateway"
 
     def __init__(self, reason: GenerationCode, message: str, *, retryable: bool) -> None:
         super().__init__(message)
         self.reason = reason
         self.retryable = retryable
+        self.code = _CODE_BY_REASON.get(reason, "bad_gateway")
 
     @classmethod
     def of(cls, failure: Failure) -> EmbeddingError:

@@ -42,15 +42,18 @@ SOURCE = {"excludes": [VECTOR_FIELD, TAG_WORDS]}
 # at most 64 tokens over its four fields is 256, leaving room for the filter and a boolean query.
 MAX_SCORED_TOKENS = 64
 # Han ideographs and hiragana: the standard tokenizer (UAX #29) makes a token of each one, where
-# the embedded index's unicode61 keeps a run of them as one word.
-_ONE_EACH = re.compile(r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+# the embedded index's unicode61 keeps a run of them as one word; a katakana run is a token of its
+# own, apart from letters and digits beside it (`abcカタカナ` is two).
+_ONE_EACH = "[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
+_KATAKANA = "[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+"
+_TOKEN = re.compile(f"{_ONE_EACH}|{_KATAKANA}|(?:(?!{_ONE_EACH}|{_KATAKANA}).)+")
 
 
 def analyzed(word: str) -> list[str]:
     """The tokens the standard tokenizer makes of one of Cairn's words (domain/words.py)."""
-    if word.isascii() or not _ONE_EACH.search(word):
+    if word.isascii():
         return [word]
-    return [part for part in re.split(f"({_ONE_EACH.pattern})", word) if part]
+    return _TOKEN.findall(word)
 
 
 def scored_text(terms: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from cairn.domain.authority import LOOPBACK_HOSTS, authority_host
 from cairn.domain.text import excerpt, has_control
 
 MAX_URIS = 10
-MAX_URI_BYTES = 2048
+MAX_URI_BYTES = 1024  # Cognito holds a callback URL of at most 1,024 characters
 HOSTED: dict[str, str] = {
     "https://claude.ai/api/mcp/auth_callback": "claude.ai",
     "https://claude.com/api/mcp/auth_callback": "claude.ai",

@@ -11,11 +11,12 @@ the work sees it.
 
 | record             | pk       | sk                |
 |--------------------|----------|-------------------|
-| an erased subject  | `erased` | `<subject digest>`|
+| an erased subject  | `erased` | `<brain id>#<subject digest>`|
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from cairn.domain.paths import AGENT_PREFIX
@@ -31,29 +32,35 @@ class ErasedSubjects:
         self.records = records
         self.clock = clock
 
-    def mark(self, subject: Subject) -> None:
-        """Before anything of `subject` is removed: its session-actor identity and its agent scope
-        are erased from now (`any` erases both)."""
+    def mark(self, subject: Subject, brain_ids: Sequence[str]) -> None:
+        """Before anything of `subject` is removed from `brain_ids`: its session-actor identity and
+        its agent scope are erased there from now (`any` erases both); other brains (another
+        tenant's agent of the same name) are not its."""
         since = {"since": self.clock.now().isoformat()}
-        if subject.covers(SubjectKind.session_actor):
-            self.records.put(Item(PK, Subject(SubjectKind.session_actor, subject.value).digest, since))
-        if subject.scope is not None:
-            self.records.put(Item(PK, Subject(SubjectKind.agent_scope, subject.value).digest, since))
+        kinds = [SubjectKind.session_actor] if subject.covers(SubjectKind.session_actor) else []
+        kinds += [SubjectKind.agent_scope] if subject.scope is not None else []
+        for brain_id in brain_ids:
+            for kind in kinds:
+                self.records.put(Item(PK, _key(brain_id, Subject(kind, subject.value)), since))
 
-    def scope_since(self, path: str) -> datetime | None:
-        """When the agent scope holding `path` (`memory/agent/<agent>/…`) was last erased (None:
-        never, or a path in no agent's scope)."""
+    def scope_since(self, brain_id: str, path: str) -> datetime | None:
+        """When the agent scope holding `path` (`memory/agent/<agent>/…`) was last erased in the
+        brain (None: never, or a path in no agent's scope)."""
         if not path.startswith(AGENT_PREFIX) or "/" not in path[len(AGENT_PREFIX) :]:
             return None
         agent = path[len(AGENT_PREFIX) :].split("/", 1)[0]
-        return self._since(Subject(SubjectKind.agent_scope, agent))
+        return self._since(brain_id, Subject(SubjectKind.agent_scope, agent))
 
-    def actor_since(self, actor_id: str | None) -> datetime | None:
-        """When the actor was last erased (None: never)."""
+    def actor_since(self, brain_id: str, actor_id: str | None) -> datetime | None:
+        """When the actor was last erased in the brain (None: never)."""
         if not actor_id:
             return None
-        return self._since(Subject(SubjectKind.session_actor, actor_id))
+        return self._since(brain_id, Subject(SubjectKind.session_actor, actor_id))
 
-    def _since(self, subject: Subject) -> datetime | None:
-        item = self.records.get(PK, subject.digest)
+    def _since(self, brain_id: str, subject: Subject) -> datetime | None:
+        item = self.records.get(PK, _key(brain_id, subject))
         return datetime.fromisoformat(str(item.data["since"])) if item is not None else None
+
+
+def _key(brain_id: str, subject: Subject) -> str:
+    return f"{brain_id}#{subject.digest}"

@@ -101,9 +101,22 @@ class ErasureService:
                     "erase in (never stored, or erased already)"
                 )
         receipt = self._receipt(subject.kind, subject.digest, targets)
-        self.erased.mark(subject)  # before anything goes: work under way checks it (erased.py)
+        self.erased.mark(subject, [b.id for b in targets])  # before anything goes: work under way checks it
         self.erasures.start(receipt, subject.value)
         return self._finish(receipt.id)
+
+    def take_back(self, brain: Brain, path: str) -> None:
+        """Erase the document a job wrote at `path` after its subject's erasure had scanned the
+        brain (services/erasure/erased.py), as the erasure removes one: with its contexts, links,
+        mentions and image references."""
+        with access.as_system():
+            doomed: list[Document] = []
+            others: list[Document] = []
+            for item in self.documents.raw(brain.id):
+                doc = document_of(item)
+                (doomed if doc.path == path else others).append(doc)
+            if doomed:
+                self.eraser.erase(brain, doomed, others)
 
     def delete_brain(self, ref: str) -> Receipt:
         """Delete a brain and everything it holds (brains:admin on it: its owner, or an admin of its

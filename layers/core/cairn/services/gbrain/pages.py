@@ -500,7 +500,7 @@ class PageService:
             wanted = sorted((set(page.document.tags) | set(add)) - set(remove))
             if wanted == page.tags:
                 return wanted
-            if len(wanted) > MAX_TAGS_PER_PAGE:
+            if len(wanted) > MAX_TAGS_PER_PAGE and len(wanted) > len(page.tags):  # growth only
                 raise InvalidInput(f"too many tags: a page holds at most {MAX_TAGS_PER_PAGE}")
             doc = page.document
             try:

@@ -189,7 +189,7 @@ class StagedIngest:
                 self.documents.reconcile(live.brain_id, live.id)  # from its record, staged vectors reused
             else:
                 self.indexer.index.delete_chunks(job.brain_id or "", ids)
-        self._tidy(job, int(chunked["batches"]) if chunked else 0, drop_upload=False)
+        self._tidy(job, int(chunked["batches"]) if chunked else 0, drop_upload=erased)
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -76,6 +76,7 @@ class IngestService:
         self.concepts = concepts
         self.images = images
         self.erased = erased
+        self.take_back: Callable[[Brain, str], None] | None = None  # the erasure's, when composed
 
     def remember(
         self,
@@ -373,6 +374,9 @@ class IngestService:
             "document_id": live.id if live else new_id("doc"),
         }
         key = f"ingest:{brain.id}:{path}:{digest}"
+        erased = self.erased.scope_since(brain.id, path) if self.erased is not None else None
+        if erased is not None:  # a job queued before the scope's erasure is not this one
+            key = f"{key}:{erased.isoformat()}"
         by = access.job_principal()
         job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
         if _replaced(job, live):  # deleted or overwritten since: this version's own ingest
@@ -441,7 +445,11 @@ class IngestService:
                     queue=False,
                 )
             except Exception as exc:
-                if self.status is not None:
+                if self.scope_erased(job, path):  # its scope erased meanwhile: nothing of it is kept
+                    self._drop_upload(upload_key)
+                    if self.status is not None:
+                        self.status.completed(brain.id, doc_id)
+                elif self.status is not None:
                     self.status.mark(brain.id, doc_id, path, FAILED, job_id=job.id, error=failure_text(exc))
                 raise
             done = {
@@ -469,7 +477,10 @@ class IngestService:
             return
         if written:
             with access.as_system():
-                self.documents.erase(brain, path, reason="erasure")
+                if self.take_back is not None:
+                    self.take_back(brain, path)
+                else:
+                    self.documents.erase(brain, path, reason="erasure")
         self._drop_upload(upload_key)
         if self.status is not None:
             self.status.completed(brain.id, str(job.input.get("document_id", "")))
@@ -477,7 +488,7 @@ class IngestService:
 
     def scope_erased(self, job: Job, path: str) -> bool:
         """Whether the agent scope holding `path` was erased after `job` was queued."""
-        since = self.erased.scope_since(path) if self.erased is not None else None
+        since = self.erased.scope_since(job.brain_id or "", path) if self.erased is not None else None
         return since is not None and since >= job.created_at
 
     def ingest_url(self, brain: Brain, url: str) -> IngestResult:

@@ -217,10 +217,10 @@ class ExtractionService:
         counts = {"created": 0, "confirmed": 0, "unchanged": 0, "known": 0}
         paths: list[str] = []
         for i, draft in enumerate(drafts):
-            if self._erased_since(prov, queued):
+            if self._erased_since(brain, prov, queued):
                 return self._stopped(ctx, counts)
             stored = self.facts.store(brain, draft, _with_sources(prov, draft.source_ids))
-            if stored.outcome in ("created", "confirmed") and self._erased_since(prov, queued):
+            if stored.outcome in ("created", "confirmed") and self._erased_since(brain, prov, queued):
                 with access.as_system():  # erased meanwhile: the erasure's scans may be over
                     self.documents.delete(brain, stored.document.path)
                 return self._stopped(ctx, counts)
@@ -236,8 +236,8 @@ class ExtractionService:
         ctx.checkpoint("drafts", [])
         return {"facts": 0, **counts, "paths": [], "extracted_by": self.extractor.name, "erased": True}
 
-    def _erased_since(self, prov: Provenance, queued: datetime) -> bool:
-        erased = self.erased.actor_since(prov.actor_id) if self.erased is not None else None
+    def _erased_since(self, brain: Brain, prov: Provenance, queued: datetime) -> bool:
+        erased = self.erased.actor_since(brain.id, prov.actor_id) if self.erased is not None else None
         return erased is not None and erased >= queued
 
 

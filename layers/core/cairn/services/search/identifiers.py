@@ -29,7 +29,7 @@ _WORD = re.compile(
     r"|[a-z0-9]+"
 )
 _PREFIXED = re.compile(r"([a-z]+)([0-9]{3,})")
-_SPACED = re.compile(r"(?<![a-z0-9.])([a-z]{1,6}) ([0-9]{5,})(?![a-z0-9]|\.[0-9])")  # INC 20049
+_SPACED = re.compile(r"(?<![a-z0-9.])([a-z]{1,6})\s+([0-9]{5,})(?![a-z0-9]|\.[0-9])")  # INC 20049
 
 STRONG_DIGITS: Final = 3
 """An identifier with a run of this many digits names one thing (INC-20049, uniqmark0x2092), as a

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from cairn.bootstrap import Container
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, PayloadTooLarge
 from cairn.domain.models import Job
+from cairn.services.documents.indexing import MAX_CHUNKS
 from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.ingest.inputs import INGEST_JOB
 from tests.fakes.container import fake_container
@@ -81,3 +82,22 @@ def test_a_batch_that_finishes_after_the_job_failed_takes_its_chunks_back(contai
 
     document_id = ctx.saved["chunked"]["document_id"]
     assert container.adapters.chunks.get_chunks(job.brain_id or "", document_id) == []
+
+
+def test_a_text_of_more_chunks_than_a_document_holds_fails_at_the_chunk_step(container: Container) -> None:
+    """Refused before anything is staged or committed (100,000 chunks and more passed the index's
+    activation limit after the record was committed, leaving search on the old version)."""
+    brain = container.brains.create("Docs")
+    sections = "".join(f"## {n}\n\nok\n\n" for n in range(MAX_CHUNKS + 1))
+    result = container.ingest.ingest_bytes(brain, sections.encode(), name="faq.md")
+    assert result.job_id
+    job = container.jobs.status(result.job_id)
+    staged = StagedIngest(container.ingest, container.brains, container.adapters.clock, batch_size=2)
+    ctx = Context()
+    for name in ("validate", "extract"):
+        staged.steps().steps[name](job, ctx, {})
+    with pytest.raises(PayloadTooLarge, match="at most 20000"):
+        staged.steps().steps["chunk"](job, ctx, {})
+    staged.discard(job, ctx.checkpoints())
+    assert container.documents.repo.get(brain.id, "ingest/faq.md") is None
+    assert not [k for k in container.adapters.blobs.items if "/staging/" in k]  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidPath, NotFound, PayloadTooLarge
 from cairn.domain.models import Brain
+from cairn.services.documents.indexing import MAX_CHUNKS
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.repositories import DocumentRepository
 from tests.support.stored_bytes import unnamed_bytes
@@ -148,6 +149,23 @@ def test_batch_limits(container: Container, brain: Brain) -> None:
     with pytest.raises(InvalidPath):
         docs.batch(brain, [BatchOp("write", "ok.md", b"x"), BatchOp("write", "/bad.md", b"x")])
     assert docs.list(brain, recursive=True) == []
+
+
+def test_a_text_of_more_chunks_than_a_document_holds_is_refused_and_changes_nothing(
+    container: Container, brain: Brain
+) -> None:
+    """20,001 tiny sections, one chunk each: 240 KB that the AWS shape could not index (an
+    ingest's state machine past its history, an activation past the index's id limit)."""
+    sections = "".join(f"## {n}\n\nok\n\n" for n in range(MAX_CHUNKS + 1))
+    container.documents.write(brain, "big.md", b"# Small\n\nThe earlier text.")
+    with pytest.raises(PayloadTooLarge, match="at most 20000"):
+        container.documents.write(brain, "big.md", sections.encode())
+    with pytest.raises(PayloadTooLarge):
+        container.documents.batch(brain, [BatchOp("write", "other.md", sections.encode())])
+    assert container.documents.read(brain, "big.md") == b"# Small\n\nThe earlier text."
+    assert [e.path for e in container.documents.list(brain, recursive=True)] == ["big.md"]
+    fewer = "".join(f"## {n}\n\nok\n\n" for n in range(MAX_CHUNKS))
+    assert container.documents.write(brain, "big.md", fewer.encode()).document.chunk_count == MAX_CHUNKS
 
 
 def test_tags_and_metadata_are_kept(container: Container, brain: Brain) -> None:

@@ -193,7 +193,7 @@ class IndexRepair:
         return len(noted)
 
     def _differs(self, doc: Document) -> bool:
-        plan = self.documents.indexer.plan(doc, self.documents.text_of(doc))  # no embedding
+        plan = self.documents.indexer.plan(doc, self.documents.text_of(doc), capped=False)  # no embedding
         return bool(plan.changed or plan.removed)
 
     def repair(self, found: BrainCheck) -> BrainCheck:

@@ -95,7 +95,7 @@ class IndexSync:
         if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
             self.indexer.index.delete_document(brain_id, doc_id)
             return
-        prepared = self.indexer.prepare(doc, self.text_of(doc))
+        prepared = self.indexer.prepare(doc, self.text_of(doc), capped=False)
         if not keeps_to_itself(doc):  # as the write that linked it among its siblings gave it
             context = self.siblings.context_of(doc)
             context = carried if context is None else context

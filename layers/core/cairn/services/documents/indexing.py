@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from cairn.domain.errors import PayloadTooLarge
 from cairn.domain.models import Chunk, Document, MemoryFacet
 from cairn.domain.paths import SCOPE_PREFIXES
 from cairn.ingest.chunking import Chunked, TextSpan, chunk
@@ -34,6 +35,20 @@ from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors
 
 DEFAULT_REMEMBERED_CHARS = 16_000_000
+MAX_CHUNKS = 20_000
+"""The chunks one write may make of a document: prose at its largest (5,000,000 characters) makes
+about 7,000. Text of many tiny sections made 100,000 and more, which the AWS shape cannot take
+(an ingest state machine past 25,000 history events, an activation past the index's id limit)."""
+
+
+def check_chunk_count(count: int) -> None:
+    if count > MAX_CHUNKS:
+        raise PayloadTooLarge(
+            f"the text makes {count} chunks, and a document holds at most {MAX_CHUNKS}: "
+            "split it into several documents or join its short sections"
+        )
+
+
 """Text the indexer keeps the chunking of, over all recently written documents."""
 REMEMBERED_FROM_CHARS = 16_384
 """Shorter texts are not kept: cutting and fingerprinting 16 KiB again takes under a millisecond."""
@@ -153,16 +168,23 @@ class DocumentIndexer:
         self._recent = _Recent(remembered_chars)
         self._profiles = profiles
 
-    def prepare(self, doc: Document, text: str, profile: LibraryProfile | None = None) -> PreparedChunks:
+    def prepare(
+        self, doc: Document, text: str, profile: LibraryProfile | None = None, *, capped: bool = True
+    ) -> PreparedChunks:
         """Chunk `text` and embed what the index does not already hold for `doc`.
 
-        `profile`: the library type's cutting rules (ingest/profiles.py); None: the brain's."""
-        return self.finish([self.plan(doc, text, profile)])[0]
+        `profile`: the library type's cutting rules (ingest/profiles.py); None: the brain's.
+        `capped`: refuse more than MAX_CHUNKS (a write); a document already stored is indexed whole."""
+        return self.finish([self.plan(doc, text, profile, capped=capped)])[0]
 
-    def plan(self, doc: Document, text: str, profile: LibraryProfile | None = None) -> PlannedChunks:
+    def plan(
+        self, doc: Document, text: str, profile: LibraryProfile | None = None, *, capped: bool = True
+    ) -> PlannedChunks:
         """`prepare` up to the embedding: `finish` embeds the texts of many plans together."""
         cut = self._cut(doc, text, profile if profile is not None else self._profile_of(doc))
         spans, prints = cut.chunked.spans, cut.fingerprints
+        if capped:
+            check_chunk_count(len(spans))
         ids = [chunk_id(doc.id, i) for i in range(len(spans))]
         stored = self.index.fingerprints(doc.brain_id, doc.id)
         changed = [i for i, cid in enumerate(ids) if stored.get(cid) != prints[i]]
@@ -226,6 +248,7 @@ class DocumentIndexer:
     def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
         """The document's chunks, each with the text the embedder sees for it."""
         cut = self._cut(doc, text, self._profile_of(doc))
+        check_chunk_count(len(cut.fingerprints))
         return [
             (self._chunk(doc, cut, i), self._embedding_text(cut, i)) for i in range(len(cut.fingerprints))
         ]

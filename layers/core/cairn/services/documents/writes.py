@@ -260,7 +260,9 @@ class DocumentWrites(DocumentReads):
             # what it would replace keeps its record and owner: as a plain write, no rename drops them
             check_replaceable(dst, target if target and target.deleted_at is None else None, None)
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
-            prepared = self.indexer.prepare(moved, self.text_of(moved))  # same text: no embedding
+            prepared = self.indexer.prepare(
+                moved, self.text_of(moved), capped=False
+            )  # same text: no embedding
             ops: list[Put | Delete] = [
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),

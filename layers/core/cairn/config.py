@@ -277,6 +277,9 @@ class Settings(BaseSettings):
     job_max_attempts: int = 3
     ingest_queue_bytes: int = Field(default=8 * MiB, ge=0)
     """File ingests larger than this answer `queued` with a job id and finish in the background."""
+    ingest_queue_chunks: int | None = Field(default=None, ge=1)
+    """A markdown, text or JSON file whose text makes more chunks than this is queued too, however
+    small (AWS: an API call must embed within 29 s, and one-line sections make a chunk each)."""
     ingest_batch_chunks: int = Field(default=32, ge=1, le=1000)
     """Chunks per batch in the ingest state machine's Map (one task embeds and indexes one batch)."""
 

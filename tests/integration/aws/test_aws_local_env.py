@@ -171,6 +171,7 @@ def test_the_emulated_environment_is_settings_the_function_accepts(monkeypatch: 
     assert settings.jwt_issuer == env["CAIRN_JWT_ISSUER"]
     assert len(settings.jwt_audience) == 4  # the pool's app clients, the web UI's among them
     assert settings.ingest_queue_bytes == int(env["CAIRN_INGEST_QUEUE_BYTES"])
+    assert settings.ingest_queue_chunks == int(env["CAIRN_INGEST_QUEUE_CHUNKS"]) == 160
 
 
 def test_the_machine_client_has_the_template_scopes() -> None:

@@ -75,3 +75,23 @@ def test_a_failed_ingest_job_is_retried_by_asking_again(container: Container, br
 def test_the_cli_path_can_refuse_to_queue(container: Container, brain: Brain) -> None:
     result = container.ingest.ingest_bytes(brain, BIG, name="manual.md", queue=False)
     assert result.status == "completed" and result.chunk_count > 0
+
+
+def test_a_small_file_of_many_sections_is_queued_when_chunks_decide(tmp_path: Path) -> None:
+    """Bytes alone let 64 KiB of one-line FAQ entries (1,000 chunks, 1,000 embedding calls) be
+    embedded inside an API call that must end in 29 s on AWS; the chunk count queues it."""
+    container = fake_container(tmp_path, ingest_queue_bytes=64 * 1024, ingest_queue_chunks=160)
+    brain = container.brains.create("FAQ", slug="faq")
+    faq = "".join(f"## Q{n}. Is it open on day {n}?\n\nYes.\n\n" for n in range(200)).encode()
+    prose = ("# Field manual\n\n" + "Rotate the tyres every ten thousand kilometres. " * 300).encode()
+    assert len(faq) < 64 * 1024 and len(prose) < 64 * 1024
+
+    queued = container.ingest.ingest_bytes(brain, faq, name="faq.md")
+    inline = container.ingest.ingest_bytes(brain, prose, name="manual.md")
+
+    assert queued.status == "queued" and queued.job_id
+    assert inline.status == "completed" and 0 < inline.chunk_count <= 160
+    assert container.jobs.run_pending() == 1
+    assert container.documents.get(brain, "ingest/faq.md").chunk_count > 160
+    embedded = fake_container(tmp_path / "embedded", ingest_queue_bytes=64 * 1024)  # no chunk rule
+    assert embedded.ingest.ingest_bytes(embedded.brains.create("F"), faq, name="faq.md").status == "completed"

@@ -189,6 +189,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         jobs=a.jobs,
         brains=brains,
         queue_above_bytes=settings.ingest_queue_bytes,
+        queue_above_chunks=settings.ingest_queue_chunks,
         status=item_status,
         concepts=concepts,
         images=images,

@@ -14,6 +14,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import normalize_user_path
 from cairn.domain.text import excerpt
+from cairn.ingest.chunking import chunk
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import LocalFile, read_local_file
@@ -42,6 +43,7 @@ from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
 
 UPLOAD_GONE = "the uploaded file is gone (uploads expire); ingest it again"
+PLAIN_KINDS = ("markdown", "text", "json")  # kinds whose text is the file's own, read cheaply
 ERASED_SCOPE = "the path is in an agent scope erased after this ingest was queued: nothing was stored"
 
 
@@ -56,6 +58,7 @@ class IngestService:
         jobs: JobRunner | None = None,
         brains: BrainService | None = None,
         queue_above_bytes: int | None = None,
+        queue_above_chunks: int | None = None,
         status: ItemStatusLog | None = None,
         concepts: ConceptGraph | None = None,
         images: ImageItems | None = None,
@@ -72,6 +75,7 @@ class IngestService:
         self.jobs = jobs
         self.brains = brains
         self.queue_above_bytes = queue_above_bytes
+        self.queue_above_chunks = queue_above_chunks
         self.status = status
         self.concepts = concepts
         self.images = images
@@ -119,12 +123,10 @@ class IngestService:
         path = normalize_user_path(path or f"ingest/{safe_name(name)}")
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
-            if kind in (
-                "markdown",
-                "text",
-                "json",
-            ):  # its text is the file's: too long is said now, not after a 202
+            if kind in PLAIN_KINDS:  # its text is the file's: too long is said now, not after a 202
                 self._check_chars(extract_text(data, kind, name).text)
+            return self._queue(brain, data, name, kind, path, started)
+        if queue and self.jobs is not None and self._many_chunks(data, kind, name):
             return self._queue(brain, data, name, kind, path, started)
         stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
         shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
@@ -133,6 +135,16 @@ class IngestService:
         outcome = self.documents.write(brain, path, stored, info, reason="ingest")
         # A queued ingest (or its retry) has committed: its job marks the status.
         return self._written(brain, path, outcome, stored, info, shown, started, completed=not queue)
+
+    def _many_chunks(self, data: bytes, kind: str, name: str) -> bool:
+        """Whether a small plain file's text makes more chunks than `queue_above_chunks` (cut as
+        the default profile cuts; the cut is cheap beside embedding it)."""
+        limit = self.queue_above_chunks
+        if limit is None or kind not in PLAIN_KINDS:
+            return False
+        text = extract_text(data, kind, name).text
+        indexer = self.documents.indexer
+        return len(chunk(text, indexer.target_chars, indexer.overlap_chars).spans) > limit
 
     def _written(
         self,

@@ -7,13 +7,14 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
-from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
+from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput, MemoryQuery
 from tests.fakes.clock import FakeClock
 from tests.integration.memory.conftest import START, superseded_line
 
@@ -185,6 +186,28 @@ def test_a_superseded_memory_deleted_is_gone_from_history_too(container: Contain
     assert container.memories.delete(brain, old.memory.id).already_inactive
     assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Dublin"]
     assert container.memories.record(brain, new.memory.id).deleted_at is None
+
+
+def test_deleting_a_value_inside_a_line_joins_its_neighbours(container: Container, brain: Brain) -> None:
+    """The line stays one line: a value stored later as history is placed among the live ones
+    (it was placed after the deleted one, and two values overlapped)."""
+    ids = [
+        container.memories.store(brain, fact(text, key="on-call", valid_from=_year(2024, month))).memory.id
+        for text, month in (("Alice is on call", 1), ("Bob is on call", 3), ("Carol is on call", 6))
+    ]
+    container.memories.delete(brain, ids[1])
+
+    alice = container.memories.record(brain, ids[0])
+    assert alice.memory is not None and alice.memory.superseded_by == ids[2]
+    assert container.memories.record(brain, ids[2]).metadata.get(SUPERSEDES) == ids[0]
+    xavier = container.memories.store(
+        brain, fact("Xavier is on call", key="on-call", valid_from=_year(2024, 4))
+    )
+    line = [container.memories.record(brain, i) for i in (ids[0], xavier.memory.id, ids[2])]
+    assert [d.memory.superseded_by for d in line[:2] if d.memory] == [xavier.memory.id, ids[2]]
+    ends = [(d.memory.valid_from, d.memory.valid_to) for d in line if d.memory]
+    for (_, end), (start, _) in pairwise(ends):  # no two values overlap
+        assert end is not None and start is not None and end <= start
 
 
 def test_unread_medium_and_low_events_expire_after_thirty_days(

@@ -312,6 +312,8 @@ class MemoryService(MemoryReads):
         assert doc.memory is not None
         if doc.deleted_at is not None:
             return Deleted(doc, already_inactive=True)
+        if doc.memory.superseded_by is not None:  # a value inside its line: its neighbours join over it
+            self.close_lines(brain, [doc])
         gone = self.documents.retire(brain, doc.path, reason=reason, why=reason or "deleted")
         return Deleted(gone, already_inactive=not doc.memory.current)
 

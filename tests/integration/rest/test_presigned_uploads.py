@@ -4,11 +4,13 @@ ingest by key. The S3 blob store is the only signer; the embedded server answers
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx import Response
 
 from cairn.adapters.aws.s3_blobs import S3BlobStore
 from cairn.bootstrap import Container, build_container
@@ -48,6 +50,20 @@ def upload(client: TestClient, brain: str, name: str, data: bytes) -> str:
     return key
 
 
+@contextmanager
+def queued_upload(
+    tmp_path: Path, store: S3BlobStore
+) -> Iterator[tuple[Container, TestClient, str, Response]]:
+    """A 2 MiB markdown upload ingested to docs/big.md above a 1 MiB queueing threshold (202)."""
+    container = s3_container(tmp_path, store, ingest_queue_bytes=1 * MiB)
+    container.brains.create("Notes", slug="notes")
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        key = upload(client, "notes", "big.md", big_markdown(2 * MiB, "wombat lighthouse"))
+        queued = client.post(INGEST.format("notes"), json={"key": key, "path": "docs/big.md"})
+        assert queued.status_code == 202, queued.text
+        yield container, client, key, queued
+
+
 def big_markdown(size: int, phrase: str) -> bytes:
     paragraph = b"Cairn keeps notes for agents; this paragraph pads the upload past the limit.\n\n"
     body = paragraph * (size // len(paragraph))
@@ -80,12 +96,7 @@ def test_above_the_queueing_threshold_the_ingest_is_a_job_which_spends_the_uploa
 ) -> None:
     """The job reads a copy of its own: the upload is spent once queued, so asking again for
     another path is 404 (it was two jobs, and the first to finish dropped the second's bytes)."""
-    container = s3_container(tmp_path, store, ingest_queue_bytes=1 * MiB)
-    container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container), base_url="http://localhost") as client:
-        key = upload(client, "notes", "big.md", big_markdown(2 * MiB, "wombat lighthouse"))
-        queued = client.post(INGEST.format("notes"), json={"key": key, "path": "docs/big.md"})
-        assert queued.status_code == 202, queued.text
+    with queued_upload(tmp_path, store) as (container, client, key, queued):
         assert queued.json()["status"] == "queued"
         assert store.size(key) is None
         again = client.post(INGEST.format("notes"), json={"key": key, "path": "team-b/big.md"})
@@ -159,12 +170,7 @@ def test_the_embedded_server_offers_no_presigned_uploads(tmp_path: Path) -> None
 def test_a_queued_ingest_whose_copy_expired_fails_in_words_naming_no_internal_key(
     tmp_path: Path, store: S3BlobStore
 ) -> None:
-    container = s3_container(tmp_path, store, ingest_queue_bytes=1 * MiB)
-    container.brains.create("Notes", slug="notes")
-    with TestClient(create_app(container), base_url="http://localhost") as client:
-        key = upload(client, "notes", "big.md", big_markdown(2 * MiB, "wombat lighthouse"))
-        queued = client.post(INGEST.format("notes"), json={"key": key, "path": "docs/big.md"})
-        assert queued.status_code == 202, queued.text
+    with queued_upload(tmp_path, store) as (container, client, _key, queued):
         for kept in store.client.list_objects_v2(Bucket=store.bucket, Prefix="uploads/")["Contents"]:
             store.delete(kept["Key"])  # as the expiry sweep does to a job left queued for a week
         container.jobs.run_pending()

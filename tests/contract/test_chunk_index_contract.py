@@ -1699,3 +1699,13 @@ def test_an_owner_filter_over_hundreds_of_brains_is_searched(index: ChunkIndex) 
     brains = tuple(f"b{i}" for i in range(300))
     found = search(index, "heron", brain_ids=brains, owners=tuple((b, "alice") for b in brains))
     assert found == ["a"]
+
+
+def test_an_any_of_tags_filter_of_seventy_thousand_values_is_searched(index: ChunkIndex) -> None:
+    """A ThoughtMCP keyword filter takes any number of words; one `terms` query holds 65,536."""
+    index.upsert(
+        [chunk("a", "the heron waded", tags=["heron"]), chunk("b", "the heron slept", tags=["owl"])],
+        np.stack([axis(0), axis(1)]),
+    )
+    words = [f"k{i}" for i in range(70_000)] + ["heron"]
+    assert search(index, "heron", any_tags=(tuple(words),)) == ["a"]

@@ -16,7 +16,8 @@ Analysis is folding + lowercasing, no stemming; as the standard tokenizer, each 
 hiragana character is a token of its own, and a katakana run one apart from the letters beside
 it. A query of more than 1,024 leaf queries (filters included, as Lucene counts them for
 indices.query.bool.max_clause_count) is refused with 500 `too_many_nested_clauses`, as
-OpenSearch 2.x answers.
+OpenSearch 2.x answers, and a `terms` query of more than 65,536 values with 400
+(index.max_terms_count).
 Other test modules import it; the tests at the end pin the fake's RRF and BM25 behaviour.
 """
 
@@ -38,6 +39,7 @@ from cairn.domain.text import tag_words
 
 Json = dict[str, Any]
 MAX_CLAUSE_COUNT = 1024
+MAX_TERMS_COUNT = 65_536
 _IDEOGRAPH = re.compile("([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])")
 _KATAKANA = re.compile("([\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)")
 _SCRIPTS = {  # the painless scripts the chunk index sends, as updates of (params, the source)
@@ -204,6 +206,10 @@ class FakeCluster:
     def _search(self, index: FakeIndex, body: Json, params: Mapping[str, Any]) -> tuple[int, Any]:
         query = body.get("query", {"match_all": {}})
         size = body.get("size", 10)
+        if (terms := _most_terms(query)) > MAX_TERMS_COUNT:
+            reason = f"The number of terms [{terms}] used in the Terms Query request has exceeded "
+            reason += f"the allowed maximum of [{MAX_TERMS_COUNT}]"
+            return 400, _error("illegal_argument_exception", reason)
         if (leaves := _leaves(query)) > MAX_CLAUSE_COUNT:
             reason = f"Query contains too many nested clauses ({leaves}); maxClauseCount is set to 1024"
             return 500, _error("too_many_nested_clauses", reason)
@@ -409,6 +415,16 @@ def _analyzed(text: str) -> list[str]:
     """The standard analyzer's tokens, as far as the fake models it (the module's docstring)."""
     parts = [part for word in words(text) for part in _IDEOGRAPH.split(word) if part]
     return [piece for part in parts for piece in _KATAKANA.split(part) if piece]
+
+
+def _most_terms(query: Any) -> int:
+    """The most values of any one `terms` query in the tree (index.max_terms_count)."""
+    if isinstance(query, list):
+        return max(map(_most_terms, query), default=0)
+    if not isinstance(query, dict):
+        return 0
+    here = max((len(v) for v in query["terms"].values()), default=0) if "terms" in query else 0
+    return max([here, *(_most_terms(v) for k, v in query.items() if k != "terms")])
 
 
 def _leaves(query: Json) -> int:

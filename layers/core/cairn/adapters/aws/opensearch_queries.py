@@ -69,14 +69,14 @@ def scored_text(terms: Sequence[str]) -> str:
 def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
     """Filter-context clauses (no scoring) for every condition of the filter."""
     f = chunk_filter
-    clauses: list[Body] = [{"terms": {"brain_id": list(dict.fromkeys(f.brain_ids))}}]
+    clauses: list[Body] = [_terms("brain_id", f.brain_ids)]
     if f.active_only:
         clauses.append({"term": {"active": True}})
     if f.path_prefixes and "" not in f.path_prefixes:
         prefixes = [{"prefix": {"path": prefix}} for prefix in dict.fromkeys(f.path_prefixes)]
         clauses.append({"bool": {"should": prefixes, "minimum_should_match": 1}})
     clauses.extend({"term": {"tags": tag}} for tag in dict.fromkeys(f.tags))
-    clauses.extend({"terms": {"tags": list(dict.fromkeys(group))}} for group in f.any_tags)  # any of
+    clauses.extend(_terms("tags", group) for group in f.any_tags)  # any of
     created: dict[str, Any] = {}
     if f.created_from is not None:
         created["gte"] = epoch_ms(f.created_from)
@@ -85,7 +85,7 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
     if created:
         clauses.append({"range": {"created_at": {**created, "format": "epoch_millis"}}})
     if f.document_ids:
-        clauses.append({"terms": {"document_id": list(dict.fromkeys(f.document_ids))}})
+        clauses.append(_terms("document_id", f.document_ids))
     if f.current_only:  # "not superseded": a chunk indexed before the field existed is current
         clauses.append({"bool": {"must_not": [{"term": {"current": False}}]}})
     clauses.extend(_facet_clause(name, values) for name, values in f.facets)
@@ -99,6 +99,25 @@ def filter_clauses(chunk_filter: ChunkFilter) -> list[Body]:
         by_subject.setdefault(subject, []).append(brain_id)
     clauses.extend(_owners_clause(brain_ids, subject) for subject, brain_ids in by_subject.items())
     return clauses
+
+
+# index.max_terms_count: the values one `terms` query may hold (65,536 by default); a longer list
+# (a ThoughtMCP keyword filter of 70,000 words, which the embedded index takes) is several.
+TERMS_PER_CLAUSE = 65_536
+
+
+def _terms(field_name: str, values: Sequence[str]) -> Body:
+    """`field_name` is one of `values`."""
+    unique = list(dict.fromkeys(values))
+    if not unique:
+        return {"terms": {field_name: []}}  # matches nothing
+    parts = [
+        {"terms": {field_name: unique[i : i + TERMS_PER_CLAUSE]}}
+        for i in range(0, len(unique), TERMS_PER_CLAUSE)
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return {"bool": {"should": parts, "minimum_should_match": 1}}
 
 
 def _owners_clause(brain_ids: Sequence[str], subject: str | None) -> Body:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -141,3 +143,48 @@ def test_each_bad_line_is_answered_and_the_next_request_served(stdio: StdioProce
     assert stdio.close() == 0
     assert stdio.lines.empty()
     assert stdio.stderr.count(b"stdio: refused a line") == len(BAD_LINES)
+
+
+def test_ctrl_c_stops_the_server_while_the_client_holds_stdin_open(stdio: StdioProcess) -> None:
+    """The read blocked on stdin kept the interpreter from exiting (anyio's worker threads are
+    waited for at exit): after SIGINT the process ran on for as long as the client kept stdin."""
+    stdio.request(1, "ping")
+    assert stdio.next()["id"] == 1  # served: the next read is blocked on stdin
+    time.sleep(1)
+    stdio.process.send_signal(signal.SIGINT)
+    stdio.process.wait(timeout=20)
+    assert stdio.process.stdin is not None and not stdio.process.stdin.closed  # the client never left
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
+    """Closing its end of our stdout and asking once more: an exit without a traceback (it was a
+    BrokenPipeError ExceptionGroup, exit 1, then a process left waiting on stdin)."""
+    process = subprocess.Popen(
+        [CAIRN, "mcp", "--data-dir", str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "gone", "version": "1"},
+    }
+    process.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
+    )
+    process.stdin.write(b"\n")
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 0
+    process.stdout.close()  # the client stops reading
+    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    process.stdin.flush()
+    try:
+        assert process.wait(timeout=20) == 0  # while the client still holds stdin open
+    finally:
+        process.kill()
+        process.stdin.close()
+    errors = process.stderr.read()
+    assert b"Traceback" not in errors, errors[-500:]

@@ -8,7 +8,7 @@ import errno
 import socket
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cairn import __version__
 from cairn.entrypoints.cli import access_log
@@ -40,8 +40,31 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
     )
 
 
+def _stopping_server() -> type:
+    import uvicorn
+
+    from cairn.entrypoints.stopping import STOPPING
+
+    class StoppingServer(uvicorn.Server):
+        """uvicorn's server, telling endless responses (entrypoints/stopping.py) to end at the
+        exit signal: its graceful shutdown waits for every response in flight."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            STOPPING.set()
+            super().handle_exit(sig, frame)
+
+    return StoppingServer
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from sse_starlette.sse import AppStatus
+
+    # An MCP call that asked for progress is answered over a stream of its own, which ends with
+    # the result (entrypoints/mcp/http.py). sse-starlette would end every open stream at the exit
+    # signal, dropping results whose writes were already saved; uvicorn's graceful shutdown waits
+    # for them as it waits for a JSON answer. (The change stream, /v1/.../events, is not theirs.)
+    AppStatus.disable_automatic_graceful_drain()
 
     from cairn.bootstrap import build_container
     from cairn.bootstrap.local import check_local_files
@@ -99,7 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             h11_max_incomplete_event_size=64 * 1024,
         )
         access_log.install()  # after the Config, whose logging set-up would replace it
-        uvicorn.Server(config).run(sockets=[listening])
+        _stopping_server()(config).run(sockets=[listening])
     finally:
         if schedule is not None:
             schedule.stop()

@@ -19,7 +19,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
-from cairn.entrypoints.mcp.stdio_lines import checked_stdio
+from cairn.entrypoints.mcp.stdio_lines import ClientGone, checked_stdio
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -70,8 +70,11 @@ def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
 async def _serve(server: SurfaceServer, max_line: int) -> None:
     """The SDK's `run_stdio_async`, over a transport that answers the lines it refuses (stdio_lines.py)."""
     lowlevel = server._lowlevel_server
-    async with checked_stdio(max_line) as (read, write):
-        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+    try:
+        async with checked_stdio(max_line) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+    except* ClientGone:
+        log.info("stdio: the client stopped reading our output; stopping")
 
 
 def main(argv: list[str]) -> int:

@@ -14,14 +14,18 @@ only the writer here writes to the client's stdout.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import BinaryIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
@@ -36,6 +40,10 @@ Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObj
 
 class LineTooLong(Exception):
     """A line past the cap, already read past."""
+
+
+class ClientGone(Exception):
+    """The client closed its end of our stdout: the server stops, quietly (stdio.py)."""
 
 
 @asynccontextmanager
@@ -72,7 +80,7 @@ async def _read(
     async with to_server, to_client:
         while True:
             try:
-                line = await anyio.to_thread.run_sync(next_line, source, max_line, abandon_on_cancel=True)
+                line = await _on_daemon_thread(next_line, source, max_line)
             except LineTooLong:
                 await _answer(to_client, Refused(INVALID_REQUEST, f"message exceeds {max_line} bytes"))
                 continue
@@ -91,6 +99,32 @@ async def _read(
                 return  # the server has stopped reading
 
 
+async def _on_daemon_thread(
+    read: Callable[[BinaryIO, int], bytes | None], source: BinaryIO, limit: int
+) -> bytes | None:
+    """`read(source, limit)` on a daemon thread of its own: a read blocked on the client's stdin
+    (which a client may hold open after Ctrl+C) never keeps the process from exiting, as one on
+    anyio's worker threads did (the interpreter waits for them at exit). Cancelled, it is left."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    outcome: list[bytes | BaseException | None] = []
+
+    def run() -> None:
+        try:
+            outcome.append(read(source, limit))
+        except BaseException as exc:  # handed to the awaiting task, raised there
+            outcome.append(exc)
+        with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody awaits this line
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=run, name="cairn-stdin", daemon=True).start()
+    await done.wait()
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 async def _answer(to_client: MemoryObjectSendStream[SessionMessage], refused: Refused) -> None:
     log.warning("stdio: refused a line (id %r): %s", refused.request_id, refused.message)
     error = ErrorData(code=refused.code, message=refused.message)
@@ -105,8 +139,11 @@ async def _write(outgoing: MemoryObjectReceiveStream[SessionMessage], sink: Bina
 
 
 def _send(sink: BinaryIO, data: bytes) -> None:
-    sink.write(data)
-    sink.flush()
+    try:
+        sink.write(data)
+        sink.flush()
+    except BrokenPipeError:  # the client stopped reading: nobody is left to answer
+        raise ClientGone from None
 
 
 @contextmanager

@@ -27,9 +27,11 @@ from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
+from cairn.entrypoints.stopping import STOPPING
 from cairn.services.events import FOLLOW_S, EventBus
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+STOP_CHECK_S = 1.0  # how soon a stream ends once the server is shutting down
 NOT_ON_AWS = (
     "the change stream is not served on AWS: API Gateway buffers responses, so a stream would only "
     "end at its 29 s timeout, and Lambda instances do not share change events; poll the document "
@@ -96,9 +98,9 @@ async def change_stream(
         next_ping = time.monotonic() + ping_s
         while True:
             remaining = max(0.0, next_ping - time.monotonic())
-            event = await sub.next(min(remaining, FOLLOW_S) if bus.follows else remaining)
-            if await request.is_disconnected():
-                return
+            event = await sub.next(min(remaining, FOLLOW_S if bus.follows else STOP_CHECK_S))
+            if await request.is_disconnected() or STOPPING.is_set():
+                return  # the caller left, or the server is shutting down (it waits for this stream)
             if event is None and time.monotonic() < next_ping:
                 await anyio.to_thread.run_sync(bus.follow)  # what other processes committed meanwhile
                 continue

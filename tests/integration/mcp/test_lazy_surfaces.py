@@ -97,3 +97,26 @@ def test_the_api_functions_cold_import_leaves_the_mcp_sdk_out() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_a_client_taking_only_json_gets_the_result_of_a_call_that_asks_for_progress(tmp_path: Path) -> None:
+    """Progress goes over SSE; a client whose Accept names JSON alone was answered 406 for the
+    call with a progress token it got a result for without one."""
+    container = fake_container(tmp_path)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": "memory_create_brain",
+            "arguments": {"name": "Tea"},
+            "_meta": {"progressToken": 1},
+        },
+    }
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        json_only = {**MCP_HEADERS, "accept": "application/json"}
+        answered = client.post("/mcp", content=json.dumps(call), headers=json_only)
+        streamed = client.post("/mcp", content=json.dumps({**call, "id": 4}), headers=MCP_HEADERS)
+    assert answered.status_code == 200 and answered.headers["content-type"].startswith("application/json")
+    assert answered.json()["result"]["structuredContent"]["name"] == "Tea"
+    assert streamed.status_code == 200 and streamed.headers["content-type"].startswith("text/event-stream")

@@ -58,8 +58,10 @@ class PerRequestMCP:
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,
             stateless_http=True,
-            # JSON-response mode drops progress notifications; a call that asks for them gets SSE.
-            json_response=not _wants_progress(message),
+            # JSON-response mode drops progress notifications; a call that asks for them gets SSE,
+            # unless its client takes only JSON (406 before, though the same call without a token
+            # was answered): then the result alone.
+            json_response=not (_wants_progress(message) and _takes_sse(scope)),
             transport_security=self.security,
             max_request_body_size=self.max_body,
         )
@@ -85,6 +87,13 @@ def _as_json(scope: Scope) -> Scope | None:
         headers[i] = (name, b"application/json" + sep + params)
         return {**scope, "headers": headers}
     return None
+
+
+def _takes_sse(scope: Scope) -> bool:
+    """Whether the request's Accept header names text/event-stream (or any type)."""
+    accepted = b",".join(value for name, value in scope.get("headers", ()) if name.lower() == b"accept")
+    types = {part.split(b";")[0].strip().lower() for part in accepted.split(b",")}
+    return bool(types & {b"text/event-stream", b"text/*", b"*/*"})
 
 
 def _wants_progress(message: JSONRPCMessage | None) -> bool:

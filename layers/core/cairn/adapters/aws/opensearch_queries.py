@@ -125,9 +125,7 @@ def _owners_clause(brain_ids: Sequence[str], subject: str | None) -> Body:
     a clause a brain passed max_clause_count at about 200 brains): no chunk of them whose owner
     the subject does not act for."""
     owner = f"facets.{OWNER_FACET}"
-    hidden: Body = {
-        "filter": [{"terms": {"brain_id": list(dict.fromkeys(brain_ids))}}, {"exists": {"field": owner}}]
-    }
+    hidden: Body = {"filter": [_terms("brain_id", brain_ids), {"exists": {"field": owner}}]}
     if subject is not None:
         hidden["must_not"] = [{"term": {owner: subject}}, {"prefix": {owner: f"{subject}:"}}]
     return {"bool": {"must_not": [{"bool": hidden}]}}

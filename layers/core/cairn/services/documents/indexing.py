@@ -35,6 +35,10 @@ from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors
 
 DEFAULT_REMEMBERED_CHARS = 16_000_000
+"""Text the indexer keeps the chunking of, over all recently written documents."""
+REMEMBERED_FROM_CHARS = 16_384
+"""Shorter texts are not kept: cutting and fingerprinting 16 KiB again takes under a millisecond."""
+
 MAX_CHUNKS = 20_000
 """The chunks one write may make of a document: prose at its largest (5,000,000 characters) makes
 about 7,000. Text of many tiny sections made 100,000 and more, which the AWS shape cannot take
@@ -47,11 +51,6 @@ def check_chunk_count(count: int) -> None:
             f"the text makes {count} chunks, and a document holds at most {MAX_CHUNKS}: "
             "split it into several documents or join its short sections"
         )
-
-
-"""Text the indexer keeps the chunking of, over all recently written documents."""
-REMEMBERED_FROM_CHARS = 16_384
-"""Shorter texts are not kept: cutting and fingerprinting 16 KiB again takes under a millisecond."""
 
 
 @dataclass(frozen=True)
@@ -244,6 +243,11 @@ class DocumentIndexer:
                 if recent is not None:
                     recent.put(text, vector)
         return out
+
+    def default_chunk_count(self, text: str) -> int:
+        """How many chunks the default cut makes of `text` (no embedding: a cheap estimate of what
+        indexing it will cost, before a document exists)."""
+        return len(chunk(text, self.target_chars, self.overlap_chars).spans)
 
     def chunks_of(self, doc: Document, text: str) -> list[tuple[Chunk, str]]:
         """The document's chunks, each with the text the embedder sees for it."""

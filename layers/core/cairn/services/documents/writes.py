@@ -260,9 +260,8 @@ class DocumentWrites(DocumentReads):
             # what it would replace keeps its record and owner: as a plain write, no rename drops them
             check_replaceable(dst, target if target and target.deleted_at is None else None, None)
             moved = doc.model_copy(update={"path": dst, "updated_at": self.clock.now()})
-            prepared = self.indexer.prepare(
-                moved, self.text_of(moved), capped=False
-            )  # same text: no embedding
+            # the same text, already indexed: no embedding, and no cap on what is stored
+            prepared = self.indexer.prepare(moved, self.text_of(moved), capped=False)
             ops: list[Put | Delete] = [
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),

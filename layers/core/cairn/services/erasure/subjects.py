@@ -63,9 +63,7 @@ class Subject:
     @property
     def prefix(self) -> str:
         """The document paths every selected document starts with ("" when any path may be)."""
-        if self.kind is SubjectKind.agent_scope:
-            return f"{AGENT_PREFIX}{self.value}/"
-        return ""
+        return (self.scope or "") if self.kind is SubjectKind.agent_scope else ""
 
     @property
     def scope(self) -> str | None:

@@ -14,7 +14,6 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import normalize_user_path
 from cairn.domain.text import excerpt
-from cairn.ingest.chunking import chunk
 from cairn.ingest.extract import extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import LocalFile, read_local_file
@@ -142,9 +141,7 @@ class IngestService:
         limit = self.queue_above_chunks
         if limit is None or kind not in PLAIN_KINDS:
             return False
-        text = extract_text(data, kind, name).text
-        indexer = self.documents.indexer
-        return len(chunk(text, indexer.target_chars, indexer.overlap_chars).spans) > limit
+        return self.documents.indexer.default_chunk_count(extract_text(data, kind, name).text) > limit
 
     def _written(
         self,
@@ -458,9 +455,7 @@ class IngestService:
                 )
             except Exception as exc:
                 if self.scope_erased(job, path):  # its scope erased meanwhile: nothing of it is kept
-                    self._drop_upload(upload_key)
-                    if self.status is not None:
-                        self.status.completed(brain.id, doc_id)
+                    self._forget_queued(brain, job, upload_key)
                 elif self.status is not None:
                     self.status.mark(brain.id, doc_id, path, FAILED, job_id=job.id, error=failure_text(exc))
                 raise
@@ -484,7 +479,8 @@ class IngestService:
         """Forbidden when the agent scope holding `path` was erased after `job` was queued: the
         upload's bytes and the path's ingest status go, and what the job wrote there (`written`)
         is erased too, since the erasure's scans may be over (services/erasure/erased.py). The
-        error names no path: the erasure has already taken the scope's names out of the jobs."""
+        error names no path (the job's own record still does: the erasure forgot finished jobs
+        only, and this one finishes after it)."""
         if not self.scope_erased(job, path):
             return
         if written:
@@ -493,10 +489,14 @@ class IngestService:
                     self.take_back(brain, path)
                 else:
                     self.documents.erase(brain, path, reason="erasure")
+        self._forget_queued(brain, job, upload_key)
+        raise Forbidden(ERASED_SCOPE)
+
+    def _forget_queued(self, brain: Brain, job: Job, upload_key: str) -> None:
+        """A job into an erased scope: its queued bytes and its item status (which names the path) go."""
         self._drop_upload(upload_key)
         if self.status is not None:
             self.status.completed(brain.id, str(job.input.get("document_id", "")))
-        raise Forbidden(ERASED_SCOPE)
 
     def scope_erased(self, job: Job, path: str) -> bool:
         """Whether the agent scope holding `path` was erased after `job` was queued."""

@@ -398,7 +398,7 @@ class ThoughtMcp(Surface):
             out.error = str(answer.get("error"))[:200]
             return out
         for memory in answer["data"]["memories"]:
-            score = memory["score"]["total"] if "score" in memory else memory["rank"]
+            score = memory["score"] if "score" in memory else memory["rank"]
             out.add(memory["id"], self.map(memory["id"], memory["content"]), score)
         return out
 

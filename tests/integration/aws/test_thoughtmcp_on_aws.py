@@ -80,7 +80,7 @@ def test_memory_flows_and_a_hard_forget_on_dynamodb_s3_and_opensearch(stack: Sta
     assert sorted(i["sk"]["S"] for i in sectors) == sorted([a["memoryId"], b["memoryId"]])
     similarity = {
         sector: {
-            m["id"]: m["score"]["similarity"]
+            m["id"]: m["scoreComponents"]["similarity"]
             for m in answer(t("recall", {"userId": user, "text": "how to deploy billing", "sectors": [sector],
                                          "minSimilarity": 0}))["memories"]
         }
@@ -109,4 +109,4 @@ def test_memory_flows_and_a_hard_forget_on_dynamodb_s3_and_opensearch(stack: Sta
     assert stack.core.adapters.chunks.get_chunks(brain_id, b["memoryId"]) == []
     left = answer(t("recall", {"userId": user}))
     assert [m["id"] for m in left["memories"]] == [a["memoryId"]]
-    assert left["memories"][0]["score"]["linkWeight"] == 0.0  # its link to the forgotten one is gone
+    assert left["memories"][0]["scoreComponents"]["linkWeight"] == 0.0  # its link to the forgotten one: gone

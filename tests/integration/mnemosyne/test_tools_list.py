@@ -25,7 +25,10 @@ SEED: dict[str, dict[str, Any]] = {
             "limit": ("integer", 20),
             "rerank": ("boolean", True),
             "include_images": ("boolean", True),
-            "search_types": ([{"items": {"type": "string"}, "type": "array"}, {"type": "null"}], None),
+            "search_types": (
+                [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                ["vector", "fulltext", "graph"],
+            ),
         },
     },
     "get_chunk": {"required": ["chunk_uid"], "properties": {"chunk_uid": ("string", None)}},
@@ -111,7 +114,9 @@ async def test_descriptions_carry_the_seeds_parameters_defaults_and_answers(live
         assert len(description) >= 150, name
         assert [p for p in seed["properties"] if f"`{p}`" not in description] == [], name
         for prop, (_, default) in seed["properties"].items():
-            if default is not None:
+            if isinstance(default, list):  # search_types: "default all three: vector, fulltext, graph"
+                assert f"default all three: {', '.join(default)}" in description, (name, prop)
+            elif default is not None:
                 said = str(default).lower()
                 assert f"default {said}" in description or f"defaults to {said}" in description, (name, prop)
         assert all(word in description for word in ANSWERS[name]), name

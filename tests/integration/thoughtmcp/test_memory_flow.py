@@ -78,8 +78,8 @@ async def test_remember_recall_search_update_forget(live: LiveServer) -> None:
     assert second["salience"] == pytest.approx(0.6)  # "critical"
     top = recalled["memories"][0]
     assert top["id"] == first["memoryId"] and recalled["rankingMethod"] == "similarity"
-    assert set(top["score"]) == {"total", "similarity", "salience", "recency", "linkWeight"}
-    assert recalled["scores"][top["id"]] == top["score"]["total"]
+    assert set(top["scoreComponents"]) == {"total", "similarity", "salience", "recency", "linkWeight"}
+    assert recalled["scores"][top["id"]] == top["score"] == top["scoreComponents"]["total"]  # a number
     assert [m["id"] for m in listed["memories"]] == [second["memoryId"]] and listed[
         "rankingMethod"
     ] == "salience"
@@ -258,7 +258,8 @@ async def test_one_bad_batch_item_fails_alone_and_bad_flags_change_nothing(live:
         "Erin prefers written design docs over meetings",
     ]
     assert [f["index"] for f in made["failures"]] == [1, 2, 3]
-    assert "primarySector" in made["failures"][0]["error"] and "content" in made["failures"][2]["error"]
+    assert made["failures"][0]["error"] == "Invalid memory: Invalid sector"  # the seed's error
+    assert "content" in made["failures"][2]["error"]
     assert isinstance(made["processingTime"], int)
     assert "soft" in soft_yes["error"] and "memoryIds" in empty["error"]
     # a number given as true or false is refused, not read as 1 or 0 (and stored)

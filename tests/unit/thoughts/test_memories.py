@@ -140,7 +140,7 @@ def test_filters_run_inside_the_index_and_validation_messages(tmp_path: Path) ->
         brain, "alice", text="Kubernetes runbook", filters=Filters(sectors=("emotional",)), min_similarity=0.0
     )
     assert {f.row.sector for f in emotional} == {"procedural", "emotional"}
-    with pytest.raises(ThoughtError, match="Invalid memory sector"):
+    with pytest.raises(ThoughtError, match="Invalid sector"):
         c.thoughts.recall(brain, "alice", text=None, filters=Filters(sectors=("bogus",)))
     with pytest.raises(ThoughtError, match="minStrength must be between 0 and 1"):
         c.thoughts.recall(brain, "alice", text=None, filters=Filters(min_strength=2))

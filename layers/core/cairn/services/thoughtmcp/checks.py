@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
 from cairn.auth import access
 from cairn.domain.models import Brain
@@ -14,6 +14,7 @@ from cairn.domain.text import BIDI_CONTROLS, has_control, is_blank
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     AUTO_KEYWORDS,
+    INVALID_SECTOR,
     MAX_CATEGORY,
     MAX_CONTENT,
     MAX_CONTEXT,
@@ -55,7 +56,15 @@ def check_user(user_id: str, brain: Brain | None = None) -> None:
     access.check_acts_for(brain, user_id)
 
 
-def check_content(content: str) -> None:
+REMEMBER_EMPTY: Final = (
+    "Check that all required fields are provided and content is non-empty. "
+    "Ensure primarySector is one of: " + ", ".join(ts.SECTORS)
+)
+
+
+def check_content(content: str, *, empty_suggestion: str = "Provide non-empty content") -> None:
+    """Content within 10..100,000 characters and not blank; remember's blank answer names its
+    other required fields too (`empty_suggestion`), as the seed's remember shows it."""
     size = len(content) if isinstance(content, str) else 0
     if size < MIN_CONTENT:
         raise ThoughtError(
@@ -72,7 +81,7 @@ def check_content(content: str) -> None:
             details=_length_details(size),
         )
     if is_blank(content):
-        raise ThoughtError("Content cannot be empty", "Provide non-empty content")
+        raise ThoughtError("Content cannot be empty", empty_suggestion)
 
 
 def _length_details(size: int) -> dict[str, Any]:
@@ -86,7 +95,7 @@ def _length_details(size: int) -> dict[str, Any]:
 
 def check_sector(sector: str | None) -> None:
     if sector not in ts.SECTORS:
-        raise ThoughtError("Invalid memory sector", SECTOR_SUGGESTION)
+        raise ThoughtError(INVALID_SECTOR, SECTOR_SUGGESTION)
 
 
 def check_metadata(m: Metadata) -> None:

@@ -33,6 +33,7 @@ from cairn.domain.models import Brain, Document
 from cairn.services.documents.inputs import expect_version
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import (
+    REMEMBER_EMPTY,
     auto_keywords,
     check_content,
     check_metadata,
@@ -63,7 +64,7 @@ class ThoughtMemories(ThoughtForgetting):
     def remember(self, brain: Brain, m: NewMemory) -> dict[str, Any]:
         check_new_user_id(m.user_id)
         check_user(m.user_id, brain)
-        check_content(m.content)
+        check_content(m.content, empty_suggestion=REMEMBER_EMPTY)
         check_sector(m.sector)
         if not m.session_id.strip():
             raise ThoughtError("sessionId is required", "Provide the session the memory belongs to")

@@ -94,7 +94,8 @@ NOT_FOUND_SUGGESTION: Final = "Check that memoryId is correct and belongs to the
 DEFAULT_CATEGORY: Final = "general"
 DEFAULT_IMPORTANCE: Final = 0.5
 
-SECTOR_SUGGESTION: Final = "Use one of: " + ", ".join(ts.SECTORS)
+INVALID_SECTOR: Final = "Invalid sector"
+SECTOR_SUGGESTION: Final = "Use: " + ", ".join(ts.SECTORS)
 
 
 @dataclass(frozen=True)

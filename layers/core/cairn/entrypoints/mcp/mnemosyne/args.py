@@ -44,7 +44,8 @@ class SearchArgs(Workspace):
     search_types: Annotated[
         list[str] | None,
         Field(
-            description='Retrieval legs to run, any of "vector", "fulltext", "graph" (default: all three).'
+            description='Retrieval legs to run, any of "vector", "fulltext", "graph" (default: all three).',
+            json_schema_extra={"default": ["vector", "fulltext", "graph"]},  # the seed's; None runs all
         ),
     ] = None
 

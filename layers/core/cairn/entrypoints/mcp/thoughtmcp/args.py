@@ -28,6 +28,7 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from cairn.entrypoints.mcp.kit import ToolArgs
+from cairn.services.thoughtmcp.models import INVALID_SECTOR
 
 Sector = Literal["episodic", "semantic", "procedural", "emotional", "reflective"]
 Mode = Literal["analytical", "creative", "critical", "synthetic", "parallel"]
@@ -42,7 +43,7 @@ MODES = (
     "Reasoning mode: analytical (logical), creative (innovative), critical (skeptical), "
     "synthetic (holistic), parallel (all modes simultaneously)"
 )
-PREFERRED = "Preferred framework (optional; auto-selected if not specified)"
+PREFERRED = "Preferred framework (optional, overrides automatic selection)"
 
 
 def _not_a_flag(value: Any) -> Any:
@@ -55,7 +56,7 @@ def _not_a_flag(value: Any) -> Any:
 Number = Annotated[float, BeforeValidator(_not_a_flag)]
 
 
-def ranged(description: str, low: float | None = None, high: float | None = None) -> Any:
+def ranged(description: str | None, low: float | None = None, high: float | None = None) -> Any:
     extra: dict[str, Any] = {k: v for k, v in (("minimum", low), ("maximum", high)) if v is not None}
     return Field(description=description, json_schema_extra=extra or None)
 
@@ -81,7 +82,7 @@ class MetadataUpdate(Open):
     tags: list[str] | None = None
     category: str | None = None
     context: str | None = None
-    importance: Annotated[Number | None, ranged("", 0, 1)] = None
+    importance: Annotated[Number | None, ranged(None, 0, 1)] = None
 
 
 class MetadataFilter(Open):
@@ -117,9 +118,7 @@ class Filtered(ToolArgs):
     primarySector: Annotated[Sector | None, Field(description="Filter by primary sector")] = None
     minStrength: Annotated[Number | None, ranged("Minimum memory strength (0-1)", 0, 1)] = None
     minSalience: Annotated[Number | None, ranged("Minimum salience score (0-1)", 0, 1)] = None
-    dateRange: Annotated[DateRange | None, Field(description="Filter by creation date range (ISO 8601)")] = (
-        None
-    )
+    dateRange: Annotated[DateRange | None, Field(description="Filter by creation date range")] = None
     metadata: Annotated[MetadataFilter | None, Field(description="Metadata filters")] = None
     limit: Annotated[Number | None, ranged("Maximum results to return (default 10, max 100)", 1, 100)] = None
     offset: Annotated[Number | None, ranged("Pagination offset (default 0)", 0)] = None
@@ -199,6 +198,8 @@ class BatchRememberArgs(ToolArgs):
 
 def _first_problem(exc: ValidationError) -> str:
     error = exc.errors()[0]
+    if error["loc"] == ("primarySector",) and error["type"] == "literal_error":
+        return INVALID_SECTOR  # the seed's error, as remember answers it
     where = ".".join(str(part) for part in error["loc"])
     return f"{where}: {error['msg']}" if where else error["msg"]
 

@@ -30,7 +30,8 @@ RECALL: Final = (
     "{start, end} on creation time (ISO 8601), metadata {keywords, tags (any of them), category}. limit "
     "(default 10, max 100), offset (default 0). Every memory returned is reinforced (strength +0.3). "
     "Returns {memories[{id, content, createdAt, lastAccessed, strength, salience, primarySector, "
-    "metadata, score{total, similarity, salience, recency, linkWeight}, brain (its brain's slug)}], "
+    "metadata, score (the total), scoreComponents{total, similarity, salience, recency, linkWeight}, "
+    "brain (its brain's slug)}], "
     "totalCount, scores{id: total}, rankingMethod: similarity | salience}."
 )
 UPDATE_MEMORY: Final = (

@@ -21,12 +21,15 @@ from typing import Any, NoReturn
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent
 
-from cairn.services.thoughtmcp.models import ThoughtError
+from cairn.services.thoughtmcp.models import INVALID_SECTOR, SECTOR_SUGGESTION, ThoughtError
 
 SCHEMA_SUGGESTION = "Check input schema for required fields"
 REFUSALS = ("forbidden", "unauthorized")
 SERVER_FAILURES = ("damaged_store", "storage_full", "unavailable")
 _MISSING = re.compile(r"^([\w.\[\]]+): Field required$")
+_SECTOR = re.compile(
+    r"^(primarySector|sectors\.\d+|memories\.\d+\.primarySector): Input should be 'episodic'"
+)
 
 
 def text(payload: dict[str, Any], *, error: bool = False) -> CallToolResult:
@@ -72,6 +75,8 @@ class ThoughtErrors:
         if isinstance(cause, ThoughtError):
             return failure(cause.message, cause.suggestion, code=cause.error_code, details=cause.details)
         if code == "validation_error":
+            if all(_SECTOR.match(part.strip()) for part in message.split(";")):
+                return failure(INVALID_SECTOR, SECTOR_SUGGESTION)  # the seed's error for an unknown sector
             return failure(_parameters(message), SCHEMA_SUGGESTION)
         if code in REFUSALS or code in SERVER_FAILURES:
             return text({"success": False, "error": message, "code": code}, error=True)

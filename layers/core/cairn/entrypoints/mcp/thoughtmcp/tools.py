@@ -28,6 +28,7 @@ from cairn.services.thoughtmcp.models import (
     NewMemory,
     Recalled,
     ThoughtError,
+    iso,
     parse_moment,
     wire_memory,
 )
@@ -80,13 +81,22 @@ def _page(x: a.Filtered) -> tuple[int, int]:
 # -- memory tools ---------------------------------------------------------------------------------
 
 
+REMEMBER_COMPONENTS = ["memoryRepository", "embeddingEngine", "graphBuilder"]
+
+
 def remember(deps: SurfaceDeps[ThoughtServices], x: a.RememberArgs) -> CallToolResult:
     c = deps.services
+    started = time.perf_counter()
     brain = brain_of(c, x.userId, create=True)
     assert brain is not None
     memory = NewMemory(x.content, x.userId, x.sessionId, x.primarySector, _metadata(x.metadata) or Metadata())
     data = c.thoughts.remember(brain, memory)
-    return audited(success(data), brain, data["memoryId"])
+    metadata = {
+        "timestamp": iso(c.thoughts.clock.now()),
+        "processingTime": int((time.perf_counter() - started) * 1000),
+        "componentsUsed": REMEMBER_COMPONENTS,
+    }
+    return audited(success(data, metadata), brain, data["memoryId"])
 
 
 def recall(deps: SurfaceDeps[ThoughtServices], x: a.RecallArgs) -> CallToolResult:
@@ -115,11 +125,20 @@ def recall(deps: SurfaceDeps[ThoughtServices], x: a.RecallArgs) -> CallToolResul
 
 
 def _ranked(found: list[Recalled], total: int, brain: Brain | None) -> dict[str, Any]:
-    """Memories by composite score, as recall (and search without text) answer them; each names
-    the brain it came from (`brain`, its slug: Cairn's addition)."""
+    """Memories by composite score, as recall (and search without text) answer them: `score` the
+    total, as the seed shows it; each also names its score's parts (`scoreComponents`, the object
+    ThoughtMCP 0.6.0 sends as `score`) and the brain it came from (`brain`, its slug): Cairn's additions."""
     slug = brain.slug if brain is not None else ""
     return {
-        "memories": [{**wire_memory(f), "score": f.score.wire(), "brain": slug} for f in found],
+        "memories": [
+            {
+                **wire_memory(f),
+                "score": round(f.score.total, 6),
+                "scoreComponents": f.score.wire(),
+                "brain": slug,
+            }
+            for f in found
+        ],
         "totalCount": total,
         "scores": {f.row.id: round(f.score.total, 6) for f in found},
     }

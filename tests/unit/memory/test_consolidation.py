@@ -228,7 +228,7 @@ def test_asking_again_while_a_consolidation_is_pending_returns_it(container: Con
 
 def test_each_starter_gets_its_own_consolidation(container: Container, brain: Brain) -> None:
     system = container.consolidation.queue(brain)
-    owner = Principal("local", "local", frozenset({READ, WRITE}), Via.jwt)
+    owner = Principal("local", "local", frozenset({READ, WRITE}), Via.static_token)
     with access.acting_as(owner, WRITE):
         theirs = container.consolidation.queue(brain)
         assert container.consolidation.queue(brain).id == theirs.id

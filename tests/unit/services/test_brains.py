@@ -113,7 +113,7 @@ def test_the_audit_shows_a_key_limited_to_some_brains_only_their_entries(contain
 
 def test_an_empty_update_names_only_what_its_caller_may_give(container: Container) -> None:
     container.brains.create("Team", slug="team")
-    owner = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset(SCOPES), Via.api_key)
+    owner = Principal(LOCAL_TENANT, LOCAL_OWNER, frozenset(SCOPES), Via.static_token)
     with access.acting_as(owner, ADMIN), pytest.raises(InvalidInput) as over_the_wire:
         container.brains.update("team")
     with pytest.raises(InvalidInput) as operator:  # the CLI: a tenant too

@@ -127,10 +127,20 @@ def may(principal: Principal, brain: Brain, scope: str) -> bool:
     if brain.owner_tenant == principal.tenant and principal.brains is not None:
         return True  # the key names this brain: a grant by whoever could use it (admin or operator)
     if brain.owner_tenant == principal.tenant:
-        return brain.visibility is not Visibility.private or (
-            brain.owner is not None and brain.owner == principal.subject
-        )
+        return brain.visibility is not Visibility.private or owns(principal, brain)
     return brain.visibility is Visibility.public and scope == READ
+
+
+def owns(principal: Principal, brain: Brain) -> bool:
+    """Whether `principal` is `brain`'s owner: its tenant's, with the owner's subject, and of the kind
+    of principal that subject names (`_own_namespace`): a token whose `sub` is an API key's
+    `key:<id>`, an AWS caller's ARN or the machine owner's `local` owns none of their brains."""
+    return (
+        brain.owner is not None
+        and brain.owner_tenant == principal.tenant
+        and brain.owner == principal.subject
+        and _own_namespace(principal)
+    )
 
 
 def acts_for(principal: Principal, tenant: str, owner: str) -> bool:
@@ -174,15 +184,19 @@ def _owners_seen(principal: Principal, tenant: str) -> str | None:
     return principal.subject
 
 
-RESERVED_SUBJECTS: Final = {"key": (Via.api_key, Via.job), "arn": (Via.iam, Via.job)}
+RESERVED_SUBJECTS: Final = {
+    "key": (Via.api_key, Via.job),
+    "arn": (Via.iam, Via.job),
+    "local": (Via.open, Via.static_token, Via.job),
+}
 """Subject namespaces only one kind of principal has (auth/api_keys.py names a key `key:<id>`;
-an AWS caller is its ARN), and the job acting for one."""
+an AWS caller is its ARN; the machine owner is `local`), and the job acting for one."""
 
 
 def _own_namespace(principal: Principal) -> bool:
-    """Whether the principal's subject is of its own kind: a token whose subject is `key`, `arn`
-    or starts with `key:` or `arn:` would otherwise act for API keys' or AWS callers' users (the
-    sub-user rule); such a principal acts for no owner."""
+    """Whether the principal's subject is of its own kind: a token whose subject is `key`, `arn`,
+    `local` or starts with one of them and `:` would otherwise own their brains (`owns`) and act
+    for their users (the sub-user rule); such a principal owns no brain and acts for no owner."""
     root = principal.subject.partition(":")[0]
     kinds = RESERVED_SUBJECTS.get(root)
     return kinds is None or principal.via in kinds
@@ -253,8 +267,7 @@ def may_erase(brain: Brain) -> bool:
     if access is None:
         return True
     p = access.principal
-    owns = brain.owner is not None and brain.owner == p.subject
-    return may(p, brain, WRITE) and (p.has(ADMIN) or owns)
+    return may(p, brain, WRITE) and (p.has(ADMIN) or owns(p, brain))
 
 
 def may_govern(brain: Brain) -> bool:
@@ -268,8 +281,7 @@ def may_govern(brain: Brain) -> bool:
     p = access.principal
     if not (p.has(ADMIN) and may(p, brain, WRITE)):
         return False
-    owns = brain.owner is not None and brain.owner == p.subject
-    return brain.visibility is not Visibility.private or owns
+    return brain.visibility is not Visibility.private or owns(p, brain)
 
 
 def check_govern(brain: Brain) -> Brain:
@@ -382,10 +394,13 @@ def job_principal() -> str | None:
         return None
     p = access.principal
     scopes = [s for s in _JOB_SCOPES if p.has(s)]
-    if p.brains is None and len(scopes) == len(_JOB_SCOPES):
+    own = _own_namespace(p)
+    if p.brains is None and len(scopes) == len(_JOB_SCOPES) and own:
         return f"{p.tenant}/{p.subject}"
     brains = sorted(p.brains) if p.brains is not None else None
     reach = {"tenant": p.tenant, "subject": p.subject, "scopes": scopes, "brains": brains}
+    if not own:  # a token whose subject names another kind: its job owns nothing either
+        reach["via"] = p.via.value
     return json.dumps(reach, separators=(",", ":"))
 
 
@@ -405,7 +420,7 @@ def on_behalf_of(started_by: str | None) -> Iterator[None]:
             str(reach["tenant"]),
             str(reach["subject"]),
             frozenset(s for s in reach.get("scopes", ()) if s in _JOB_SCOPES),
-            Via.job,
+            Via(reach.get("via", Via.job.value)),
             frozenset(brains) if brains is not None else None,
         )
     else:
@@ -437,4 +452,6 @@ def creator() -> tuple[str, str]:
         raise InsufficientScope(ADMIN)
     if access.principal.brains is not None:  # a new brain is never on the list: nobody could use it
         raise Forbidden("a credential limited to some brains cannot create a brain")
+    if not _own_namespace(access.principal):  # it would be another principal's brain
+        raise Forbidden("a credential whose subject names another kind of principal cannot create a brain")
     return access.principal.tenant, access.principal.subject

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cairn.auth import access
@@ -9,6 +11,7 @@ from cairn.auth.api_keys import KEYS_PK, ApiKeyService
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound
 from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_container
 from tests.fakes.records import MemoryRecordStore
 
 
@@ -179,3 +182,23 @@ def test_a_key_limited_to_some_brains_sees_and_revokes_only_keys_limited_to_them
                 keys.revoke(other.id, tenant="acme")
         assert keys.revoke(of_a.id, tenant="acme").revoked_at is not None
     assert {k.id for k in keys.list("acme") if k.revoked_at is None} == {tenant_wide.id, of_b.id}
+
+
+def test_a_key_limited_to_another_members_private_brain_is_hidden_from_other_admins(tmp_path: Path) -> None:
+    container = fake_container(tmp_path)
+    alice = Principal("acme", "alice", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+    bob = Principal("acme", "bob", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+    with access.acting_as(alice, ADMIN):
+        diary = container.brains.create("Diary")  # private: alice's alone
+        shared = container.brains.create("Team", visibility="tenant")
+        secret = container.keys.create(name="diary-bot", tenant="acme", scopes=[READ], brains=[diary.id])
+        team = container.keys.create(name="team-bot", tenant="acme", scopes=[READ], brains=[shared.id])
+        both = container.keys.create(name="both", tenant="acme", scopes=[READ], brains=[shared.id, diary.id])
+        assert {k.id for k in container.keys.list("acme")} >= {secret.key.id, team.key.id, both.key.id}
+    with access.acting_as(bob, ADMIN):
+        seen = {k.id for k in container.keys.list("acme")}
+        for hidden in (secret, both):  # answered as a key that does not exist
+            with pytest.raises(NotFound, match="API key not found"):
+                container.keys.revoke(hidden.key.id, tenant="acme")
+    assert team.key.id in seen and secret.key.id not in seen and both.key.id not in seen
+    assert container.keys.authenticate(secret.plaintext) is not None  # still alice's to revoke

@@ -359,13 +359,20 @@ def key_grant(scopes: Iterable[str], brains: Sequence[str] | None) -> list[str] 
     return list(brains)
 
 
-def may_manage_key(brains: Sequence[str] | None) -> bool:
+def may_manage_key(brains: Sequence[str] | None, lookup: Callable[[str], Brain | None] | None = None) -> bool:
     """Whether the current principal may see and revoke a key of its tenant reaching `brains`
-    (None: every brain): one limited to some brains only keys limited to them."""
+    (None: every brain): one limited to some brains only keys limited to them; any other only
+    keys whose brains it may read (found through `lookup`), so a key limited to another member's
+    private brain tells it nothing of that brain, not even its id."""
     access = _current.get()
-    if access is None or access.principal.brains is None:
+    if access is None:
         return True
-    return brains is not None and all(b in access.principal.brains for b in brains)
+    if access.principal.brains is not None:
+        return brains is not None and all(b in access.principal.brains for b in brains)
+    if brains is None or lookup is None:
+        return True
+    held = (remembered_brain(b, lookup) for b in brains)
+    return all(brain is None or may(access.principal, brain, READ) for brain in held)
 
 
 def unlimited() -> bool:

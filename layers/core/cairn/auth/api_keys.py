@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -22,6 +22,7 @@ from cairn.auth.principal import SCOPES, Principal, Via
 from cairn.auth.revocable import revoke_record
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
+from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 
@@ -55,9 +56,14 @@ class CreatedKey(BaseModel):
 
 
 class ApiKeyService:
-    def __init__(self, records: RecordStore, clock: Clock) -> None:
+    def __init__(
+        self, records: RecordStore, clock: Clock, brains: Callable[[str], Brain | None] | None = None
+    ) -> None:
         self.records = records
         self.clock = clock
+        self.brains = brains
+        """Finds a brain by id: which keys a caller may see depends on the brains they reach
+        (access.may_manage_key); without it, on the brain lists alone (the CLI's system)."""
         self.revocations = 0
         """Keys revoked through this service: what keeps a revocation check (an open stream's)
         exact for this process between its periodic reads."""
@@ -99,7 +105,11 @@ class ApiKeyService:
             if page.next_after is None:
                 break
             after = page.next_after
-        return [k for k in keys if (tenant is None or k.tenant == tenant) and access.may_manage_key(k.brains)]
+        return [
+            k
+            for k in keys
+            if (tenant is None or k.tenant == tenant) and access.may_manage_key(k.brains, self.brains)
+        ]
 
     def revoke(self, key_id: str, *, tenant: str | None = None) -> ApiKey:
         """Revoke a key (idempotent); NotFound for an unknown id, and, with `tenant`, for a key of
@@ -114,7 +124,7 @@ class ApiKeyService:
         if tenant is not None and sk is not None:
             found = self.records.get(KEYS_PK, sk)
             held = ApiKey.model_validate(found.data) if found is not None else None
-            if held is None or held.tenant != tenant or not access.may_manage_key(held.brains):
+            if held is None or held.tenant != tenant or not access.may_manage_key(held.brains, self.brains):
                 raise NotFound(missing)
         revoked = revoke_record(
             self.records,

@@ -195,7 +195,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         images=images,
         erased=erased,
     )
-    keys = ApiKeyService(a.records, a.clock)
+    keys = ApiKeyService(a.records, a.clock, brain_repo.get)
     sign_in = sign_in_for(settings, a)
     authenticator = Authenticator(
         auth_options(settings), keys, known_client=sign_in.registered.knows if sign_in else None

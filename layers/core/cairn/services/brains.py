@@ -188,8 +188,9 @@ class BrainService:
             if value is not None:
                 check_shown(what, value)  # shown in listings, as a name is
         kind, _, name = (owner or "").partition(":")
-        if kind in access.RESERVED_SUBJECTS and not name:
-            # `key:` or `arn` is the namespace of API keys or AWS callers, not one of them: no one acts for it
+        if kind in access.RESERVED_SUBJECTS and not name and owner != access.LOCAL_OWNER:
+            # `key:` or `arn` is the namespace of API keys or AWS callers, not one of them: no one acts for
+            # it; `local` is the machine owner's own subject
             raise InvalidInput(f"owner {owner!r} names no principal: give a subject such as key:<id>")
         if tenant is not None and access.current() is not None:
             raise Forbidden(

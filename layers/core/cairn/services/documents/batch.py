@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cairn import faults
@@ -84,7 +84,10 @@ class BatchWrites(DocumentWrites):
     ) -> _Batch:
         """The batch replayed over what its paths hold (`before`, as the attempt read them; the
         commit is conditional on their versions): the record ops to commit, and the chunks of
-        every written document, embedded together."""
+        every written document, embedded together. A user's memory the caller may not see is
+        taken for no document (a delete of it is not found, a write the folder rule refuses), as a
+        single delete or append answers: the batch tells nobody which memories exist."""
+        before = {p: None if _hidden(held, self.repo.seen) else held for p, held in before.items()}
         for path, held in before.items():
             if held is not None:
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
@@ -269,3 +272,8 @@ class _Batch:
     touched: list[tuple[str, str]] = field(default_factory=list)
     """(brain id, document id) of documents replaced by a rename: no record of theirs is written."""
     staged: list[tuple[Document, PreparedChunks]] = field(default_factory=list)
+
+
+def _hidden(held: Document | None, seen: Callable[[Document | None], Document | None]) -> bool:
+    """An owned document (a ThoughtMCP user's memory) the current caller may not see."""
+    return held is not None and held.owner is not None and seen(held) is None

@@ -117,6 +117,8 @@ class DocumentWrites(DocumentReads):
         typed memory (a zengram memory, a ThoughtMCP one), whose record holds its text's hash and
         vectors: its surface's update changes both."""
         path = validate_path(path)
+        if in_owned_folder(path):  # before anything is read: the same answer, a memory there or not
+            raise InvalidInput(owned_folder_refusal(path))
 
         def attempt(current: list[Document | None]) -> WriteOutcome:
             existing = current[0]

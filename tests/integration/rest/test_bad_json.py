@@ -99,3 +99,27 @@ def test_unmeant_json_is_a_clear_400_in_the_surfaces_style(
         assert answer["error"]["code"] == -32700 and named in answer["error"]["message"]
     assert live.snapshot() == before  # nothing written
     assert json.dumps(answer).count("\\ud8") <= 1  # the bad escape is named, not echoed back as data
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/brains/n/documents/batch-ops", '{"ops": ["delete notes/a.md"]}'),
+        (
+            "/mcp/thoughtmcp",
+            _call("remember", '{"content": "abcdefghijkl", "userId": "u", "sessionId": "s", '
+                  '"primarySector": "semantic", "metadata": "tags"}'),
+        ),
+        ("/mcp/thoughtmcp", _call("recall", '{"userId": "u", "dateRange": "2026"}')),
+    ],
+)  # fmt: skip
+def test_a_value_that_should_be_an_object_is_named_so_not_by_our_class(
+    live: LiveServer, path: str, body: str
+) -> None:
+    before = live.snapshot()
+    response = _post(live, path, body)
+    said = response.text
+
+    assert "should be an object" in said, said
+    assert "instance of" not in said and "Metadata" not in said and "BatchOp" not in said
+    assert live.snapshot() == before

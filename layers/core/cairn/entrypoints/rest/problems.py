@@ -148,7 +148,10 @@ def _is_api(request: Request) -> bool:
 
 
 _FASTAPI_BODY_ERROR = "There was an error parsing the body"
-_MESSAGES = {"string_unicode": "holds a lone surrogate: JSON strings must be valid Unicode"}
+_MESSAGES = {
+    "string_unicode": "holds a lone surrogate: JSON strings must be valid Unicode",
+    "model_type": "Input should be an object",  # not "… or instance of <the model's class name>"
+}
 """Pydantic's messages said again where a caller would not recognise what they meant."""
 
 

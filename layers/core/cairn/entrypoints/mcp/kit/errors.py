@@ -46,5 +46,7 @@ def validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
+        # pydantic's "a valid dictionary or instance of <our class name>" names the code, not the input
+        said = "Input should be an object" if err["type"] == "model_type" else err["msg"]
+        parts.append(f"{where}: {said}")
     return "; ".join(parts)

@@ -9,7 +9,7 @@ result is mapped back to a fixture item id.
 - gbrain: collection `rel-gbrain`, brain_put at slug `<wing>/<id>` (title in frontmatter and heading);
   brain_query and brain_search, score `score`.
 - thoughtmcp: user `relevance-bench`, remember with a sector per kind (tags and kind in metadata);
-  recall with text (`score.total`), search as typed and as an OR of content words (`rank`).
+  recall with text (`score`, the total), search as typed and as an OR of content words (`rank`).
 - mnemosyne: library `rel-mnemosyne` (type business), `cairn ingest --collection`; search within the
   library, score `score`.
 
@@ -365,7 +365,7 @@ class ThoughtMcp(Surface):
     name = "thoughtmcp"
     path = "/mcp/thoughtmcp"
     tools = (
-        Tool("thoughtmcp recall", "score.total (0.6 relevance + 0.2 salience + 0.1 recency + 0.1 links)"),
+        Tool("thoughtmcp recall", "score: the total (0.6 relevance + 0.2 salience + 0.1 recency, 0.1 links)"),
         Tool("thoughtmcp search", "rank (BM25); the query as typed, terms ANDed"),
         Tool("thoughtmcp search OR", "rank (BM25); content words joined by OR"),
     )

@@ -57,3 +57,36 @@ async def test_values_of_the_right_type_are_taken(live: LiveServer) -> None:
 
     assert [h["slug"] for h in found] == ["default::a"]
     assert gaps == [] and timeline == {"slug": "default::a", "entries": []}
+
+
+NULLS = [
+    ("brain_search", {"query": "anvils", "limit": None}),
+    ("brain_query", {"query": "anvils", "limit": None, "depth": None, "collection": None}),
+    ("brain_list", {"limit": None, "wing": None}),
+    ("brain_gaps", {"resolved": None, "limit": None}),
+    ("brain_graph", {"slug": "a", "depth": None, "temporal": None}),
+    ("brain_timeline", {"slug": "a", "limit": None}),
+    ("brain_raw", {"slug": "a", "source": "crm", "data": {"k": 1}, "overwrite": None}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), NULLS, ids=[t for t, _ in NULLS])
+async def test_null_for_an_optional_argument_is_the_argument_omitted(
+    live: LiveServer, tool: str, args: dict[str, Any]
+) -> None:
+    omitted = {k: v for k, v in args.items() if v is not None}
+    async with gbrain(live) as g:
+        text(await g.call_tool("brain_put", {"slug": "a", "content": "Anvils are heavy."}))
+        with_null = await g.call_tool(tool, args)
+        if tool == "brain_raw":  # the same write twice is a duplicate: compare with a fresh source
+            omitted["source"] = "crm2"
+        without = await g.call_tool(tool, omitted)
+
+    assert body(with_null) == body(without) if tool != "brain_raw" else text(with_null) and text(without)
+
+
+async def test_null_for_a_required_argument_is_still_invalid_params(live: LiveServer) -> None:
+    async with gbrain(live) as g:
+        error = await refused(g, "brain_search", {"query": None})
+
+    assert error.code == -32602

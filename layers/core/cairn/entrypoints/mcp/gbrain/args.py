@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from cairn.entrypoints.mcp.kit import ToolArgs
 
@@ -26,9 +26,18 @@ WING = "Only pages whose first slug segment is this (`general` for slugs without
 
 
 class GbrainArgs(ToolArgs):
-    """Strict: no value is converted from another JSON type."""
+    """Strict: no value is converted from another JSON type. `null` for an optional argument is
+    the argument omitted (gbrain's `Option<T>` fields read it as None: the default applies)."""
 
     model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_omitted(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = {name for name, field in cls.model_fields.items() if not field.is_required()}
+        return {k: v for k, v in data.items() if not (v is None and k in optional)}
 
 
 class SlugArgs(GbrainArgs):

@@ -345,3 +345,25 @@ def test_a_thoughtmcp_users_memory_is_not_changed_through_zengram(
         brain, "u1", text="shed key", filters=Filters(min_strength=0.0), limit=5
     )
     assert [h.content for h in hits] == ["The shed key is under the blue pot"]
+
+
+@pytest.mark.parametrize(
+    ("limit", "search_count", "briefing_count"),
+    [("0", 10, 12), ("", 10, 12), ("abc", 10, 12), ("3.9", 3, 3), ("4abc", 4, 4), (" 5", 5, 5), ("-3", 1, 1)],
+)
+def test_a_limit_is_read_as_zengrams_parse_int_or_default(
+    client: TestClient, limit: str, search_count: int, briefing_count: int
+) -> None:
+    for n in range(12):
+        assert (
+            store(client, type="event", content=f"Deploy number {n} of the billing service").status_code
+            == 201
+        )
+    found = client.get(f"{Z}/memory/search", params={"q": "billing deploy", "limit": limit})
+    briefed = client.get(
+        f"{Z}/briefing", params={"since": "2000-01-01T00:00:00Z", "agent": "nobody", "limit": limit}
+    )
+
+    assert found.status_code == briefed.status_code == 200, (found.text, briefed.text)
+    assert found.json()["count"] == search_count  # 0 or unparsable: zengram's default 10
+    assert len(briefed.json()["events"]) == briefing_count  # 0 or unparsable: the default 100 (all 12)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,15 +34,15 @@ def matches(value: str | None, wanted: str | None) -> bool:
     return not wanted or value == wanted
 
 
+_LEADING_INT = re.compile(r"\s*([+-]?\d+)")
+
+
 def bounded_int(raw: str | None, *, default: int, low: int, high: int) -> int:
-    """zengram's parseInt: absent or unparsable -> the default; clamped to low..high."""
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        return default
-    return min(max(value, low), high)
+    """zengram's `parseInt(raw) || default`, clamped to low..high: the number its leading digits
+    spell (`"3.9"` and `"12abc"` are 3 and 12); absent, unparsable or 0 -> the default."""
+    found = _LEADING_INT.match(str(raw)) if raw is not None else None
+    value = int(found.group(1)) if found else 0
+    return min(max(value or default, low), high)
 
 
 _CALL_BRAIN: ContextVar[list[Brain] | None] = ContextVar("zengram_call_brain", default=None)

@@ -210,6 +210,43 @@ def test_deleting_a_value_inside_a_line_joins_its_neighbours(container: Containe
         assert end is not None and start is not None and end <= start
 
 
+def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(
+    container: Container, brain: Brain
+) -> None:
+    """Deleting the current value leaves its key with no current value; the next value stored
+    follows the values before the deleted one (it started a line of its own, and Dublin's value,
+    ending where the deleted one began, overlapped it: `at_time` then found Dublin or Paris by
+    client)."""
+    ids = {
+        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
+                                                   valid_from=_year(year))).memory.id
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    }  # fmt: skip
+    container.memories.delete(brain, ids["Oslo"], reason="wrong")
+    assert current(container, brain, MemoryType.fact) == []  # no current value, as zengram leaves it
+    # a value that began before the last one kept is history, placed in the line: still none
+    lisbon = container.memories.store(
+        brain, fact("the Acme database lives in Lisbon", key="acme-db", valid_from=_year(2024, 6))
+    ).memory
+    assert lisbon.memory is not None and lisbon.memory.superseded_by == ids["Dublin"]
+    assert current(container, brain, MemoryType.fact) == []
+
+    paris = container.memories.store(
+        brain,
+        replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2025, 6)),
+                client_id="globex"),
+    )  # fmt: skip
+
+    assert paris.supersedes == ids["Dublin"]
+    assert paris.memory.metadata.get(SUPERSEDES) == ids["Dublin"]
+    dublin = container.memories.record(brain, ids["Dublin"]).memory
+    assert dublin is not None and (dublin.superseded_by, dublin.valid_to) == (paris.memory.id, _year(2025, 6))
+    assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Paris"]
+    assert _true_then(container, brain, _year(2025, 9)) == ["the Acme database lives in Paris"]
+    acme = MemoryQuery(types=("fact",), client_ids=("acme",), at_time=_year(2025, 9), count_access=False)
+    assert container.memories.search(brain, "where does the Acme database live", acme) == []
+
+
 def test_unread_medium_and_low_events_expire_after_thirty_days(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

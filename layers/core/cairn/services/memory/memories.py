@@ -42,7 +42,14 @@ from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory.claims import Claim
-from cairn.services.memory.history_line import closed_over, neighbours, place, relinked, reopened
+from cairn.services.memory.history_line import (
+    MAX_WALK,
+    closed_over,
+    neighbours,
+    place,
+    relinked,
+    reopened,
+)
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
@@ -123,6 +130,8 @@ class MemoryService(MemoryReads):
         earlier: Document | None = None  # the value it then supersedes (history_line.py)
         if line is not None:
             old = self._current(brain, m.type, line.doc_id) if line.doc_id is not None else None
+            if old is None and line.doc_id is not None:  # its current value was deleted: the line
+                old = self._last_kept(brain, line.doc_id)  # goes on from the value before it
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
                 # placed by its start, stated or now (a change is scheduled ahead); with none it has
@@ -151,7 +160,9 @@ class MemoryService(MemoryReads):
                 ended = old.memory.model_copy(
                     update={
                         "superseded_by": memory_id,
-                        "superseded_at": now,
+                        # one superseded already (by a value deleted since) was no longer current
+                        # from then on: a search of what Cairn knew between still says so
+                        "superseded_at": old.memory.superseded_at or now,
                         "valid_to": until,
                         "earlier_ends": kept,
                     }
@@ -208,6 +219,26 @@ class MemoryService(MemoryReads):
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None or doc.memory is None:
             return None
         return doc if doc.memory.current else None
+
+    def _last_kept(self, brain: Brain, memory_id: str) -> Document | None:
+        """When the value a line's claim names was deleted (a delete leaves its key or subject with
+        no current value), the latest value before it that was not: the one a value stored next
+        follows, so the line stays one chain (it superseded the deleted one, and stays superseded
+        until then). None when the claimed value is not deleted, or no value before it stays."""
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is None:
+            return None  # not deleted: current, or a value its line no longer names
+        for _ in range(MAX_WALK):
+            older = doc.metadata.get(SUPERSEDES)
+            if not isinstance(older, str):
+                return None
+            found = self.documents.repo.get_by_id(older)
+            if found is None or found.brain_id != brain.id or found.memory is None:
+                return None
+            if found.deleted_at is None:
+                return found if found.memory.expired_at is None else None
+            doc = found
+        return None
 
     def update(
         self,

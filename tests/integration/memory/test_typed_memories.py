@@ -5,15 +5,18 @@ delete, in-place update, event expiry, and concurrent writers racing on one key.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import pytest
+from fastapi.testclient import TestClient
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
+from cairn.entrypoints.http import create_app
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput, MemoryQuery
 from tests.fakes.clock import FakeClock
 from tests.integration.memory.conftest import START, superseded_line
@@ -208,6 +211,69 @@ def test_deleting_a_value_inside_a_line_joins_its_neighbours(container: Containe
     ends = [(d.memory.valid_from, d.memory.valid_to) for d in line if d.memory]
     for (_, end), (start, _) in pairwise(ends):  # no two values overlap
         assert end is not None and start is not None and end <= start
+
+
+def _rest_delete(client: TestClient, brain: Brain, path: str) -> None:
+    client.delete(f"/v1/brains/{brain.id}/documents", params={"path": path}).raise_for_status()
+
+
+def _batch_delete(client: TestClient, brain: Brain, path: str) -> None:
+    body = {"reason": "wrong value", "ops": [{"type": "delete", "path": path}]}
+    client.post(f"/v1/brains/{brain.id}/documents/batch-ops", json=body).raise_for_status()
+
+
+@pytest.mark.parametrize("delete", [_rest_delete, _batch_delete], ids=["rest", "batch"])
+def test_deleting_a_value_through_the_store_protocol_joins_its_neighbours(
+    container: Container, brain: Brain, delete: Callable[[TestClient, Brain, str], None]
+) -> None:
+    """REST's document delete and a batch's delete op join the line over the deleted value as
+    zengram's delete does (they left it unjoined: history stored later went after the deleted
+    value, and Paris [2024-06, 2026) overlapped Frankfurt [2024, 2025))."""
+    ids = [
+        container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
+                                             valid_from=_year(year))).memory
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    ]  # fmt: skip
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        delete(client, brain, ids[1].path)
+
+    frankfurt, oslo = (container.memories.record(brain, d.id) for d in (ids[0], ids[2]))
+    assert frankfurt.memory is not None and frankfurt.memory.superseded_by == oslo.id
+    assert oslo.metadata.get(SUPERSEDES) == frankfurt.id
+    paris = container.memories.store(
+        brain,
+        replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2024, 6)),
+                client_id="globex"),
+    ).memory  # fmt: skip
+    line = [container.memories.record(brain, i) for i in (frankfurt.id, paris.id, oslo.id)]
+    assert [d.memory.superseded_by for d in line[:2] if d.memory] == [paris.id, oslo.id]
+    ends = [(d.memory.valid_from, d.memory.valid_to) for d in line if d.memory]
+    for (_, end), (start, _) in pairwise(ends):  # no two values overlap
+        assert end is not None and start is not None and end <= start
+    acme = MemoryQuery(types=("fact",), client_ids=("acme",), at_time=_year(2024, 9), count_access=False)
+    assert container.memories.search(brain, "where does the Acme database live", acme) == []
+
+
+def test_history_is_placed_past_a_deleted_value_its_neighbours_were_not_joined_over(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete joins the line after it commits: one a crash stopped there (or made before deletes
+    joined lines) leaves the deleted value in the chain, and history is placed past it."""
+    ids = [
+        container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
+                                             valid_from=_year(year))).memory.id
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    ]  # fmt: skip
+    monkeypatch.setattr(container.memories, "_join_over", lambda *_a, **_k: 0)  # stopped before joining
+    container.memories.delete(brain, ids[1])
+    monkeypatch.undo()
+    paris = container.memories.store(
+        brain, fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2024, 6))
+    ).memory
+    first = container.memories.record(brain, ids[0]).memory
+    assert first is not None and (first.superseded_by, first.valid_to) == (paris.id, _year(2024, 6))
+    assert paris.metadata.get(SUPERSEDES) == ids[0]
+    assert container.memories.record(brain, ids[2]).metadata.get(SUPERSEDES) == paris.id
 
 
 def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(

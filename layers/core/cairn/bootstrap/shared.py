@@ -166,6 +166,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     entity_repo = EntityRepository(a.records, links)
     entities = EntityService(entity_repo, a.clock, entity_extractor_for(a.generator))  # rules alone offline
     memories = MemoryService(documents, MemoryClaims(a.records), search, a.clock, access, entities=entities)
+    documents.when_retired(memories.join_over_deleted)  # whichever surface deletes a memory
     consolidation = ConsolidationService(
         brains,
         documents,

@@ -71,6 +71,7 @@ class BatchWrites(DocumentWrites):
                 self.sync.settle(committed, applied)
             self._forget_as_context(brain, removed)
             self._removed(brain, removed)
+            self._retired(brain, removed)
             self._publish(brain, events)
         return len(ops)
 

@@ -77,6 +77,7 @@ class DocumentCore:
         self.repo = repo
         self.companions_of = companions or (lambda _doc: ())
         self._removal_hooks: list[Callable[[Brain, Document], None]] = []
+        self._retire_hooks: list[Callable[[Brain, Sequence[Document]], None]] = []
         self.blobs = blobs
         self.indexer = indexer
         self.events = events
@@ -101,6 +102,26 @@ class DocumentCore:
         the statistics of the memories at their other ends: records read and rewritten under
         their own versions). It runs as the system: the removal itself was checked."""
         self._removal_hooks.append(hook)
+
+    def when_retired(self, hook: Callable[[Brain, Sequence[Document]], None]) -> None:
+        """Call `hook` with the documents a soft deletion took (`retire`, whatever surface asked
+        for it, and a batch's deletes), after it committed, as they were before it: what another
+        service keeps in order across documents follows (a fact key's line is joined over a
+        deleted value, MemoryService.join_over_deleted). An erasure does its own before it
+        removes anything (services/erasure/documents.py). It runs as the system."""
+        self._retire_hooks.append(hook)
+
+    def _retired(self, brain: Brain, gone: Sequence[Document]) -> None:
+        """The retire hooks of documents whose soft deletion committed. A failing hook is logged:
+        the deletion stands, and the caller is told it happened."""
+        if not gone:
+            return
+        with access.as_system():
+            for hook in self._retire_hooks:
+                try:
+                    hook(brain, gone)
+                except Exception:
+                    log.exception("tidying after the deletion of %d documents failed", len(gone))
 
     def _removed(self, brain: Brain, gone: Sequence[Document]) -> None:
         """The removal hooks of documents whose removal committed. A failing hook is logged: the

@@ -181,6 +181,7 @@ class DocumentWrites(DocumentReads):
             self.sync.settle(committed, [doc.id])
             self._forget_as_context(brain, [doc])
             self._removed(brain, [doc])
+            self._retired(brain, [doc])
             gone = committed.documents[0]
             self._publish(
                 brain,

@@ -74,14 +74,21 @@ def relinked(
 
 
 def _before(repo: DocumentRepository, doc: Document) -> Document | None:
-    """The live value `doc` superseded, in the same brain, if any."""
-    older_id = doc.metadata.get(SUPERSEDES)
-    if not isinstance(older_id, str):
-        return None
-    older = repo.get_by_id(older_id)
-    if older is None or older.brain_id != doc.brain_id or older.deleted_at is not None:
-        return None
-    return older
+    """The live value `doc` superseded, in the same brain, if any, passing over deleted ones (a
+    delete joins its neighbours after it commits, MemoryService.join_over_deleted: one a crash
+    left unjoined, or deleted before deletes joined them, is passed over the same)."""
+    at = doc
+    for _ in range(MAX_WALK):
+        older_id = at.metadata.get(SUPERSEDES)
+        if not isinstance(older_id, str):
+            return None
+        older = repo.get_by_id(older_id)
+        if older is None or older.brain_id != doc.brain_id or older.memory is None:
+            return None
+        if older.deleted_at is None:
+            return older
+        at = older
+    return None
 
 
 def closed_over(repo: DocumentRepository, earlier: Document | None, later: Document) -> list[Put]:

@@ -343,8 +343,8 @@ class MemoryService(MemoryReads):
         assert doc.memory is not None
         if doc.deleted_at is not None:
             return Deleted(doc, already_inactive=True)
-        if doc.memory.superseded_by is not None:  # a value inside its line: its neighbours join over it
-            self.close_lines(brain, [doc])
+        # a value inside its line: its neighbours join over it once it is gone (join_over_deleted,
+        # which DocumentService.retire calls whatever surface deletes)
         gone = self.documents.retire(brain, doc.path, reason=reason, why=reason or "deleted")
         return Deleted(gone, already_inactive=not doc.memory.current)
 
@@ -383,6 +383,19 @@ class MemoryService(MemoryReads):
         """Join each erased value's live neighbours in its key's or subject's line (an erasure:
         the documents are going); an erased current value's live predecessor is current again,
         holding its line's claim. Returns how many records changed (history_line.closed_over)."""
+        return self._join_over(brain, erased, reopen=True)
+
+    def join_over_deleted(self, brain: Brain, deleted: Sequence[Document]) -> None:
+        """After a soft delete of documents (DocumentService.when_retired: a memory deleted through
+        zengram, MCP or the web UI, a document deleted through REST, a batch's delete): each
+        deleted value inside its key's or subject's line (superseded) has its neighbours joined
+        over it, as an erasure's are. A deleted current value stays its line's last: the key has
+        no current value until the next store goes on from the value before it (`_last_kept`)."""
+        inside = [d for d in deleted if d.memory is not None and d.memory.superseded_by is not None]
+        if inside:
+            self._join_over(brain, inside, reopen=False)
+
+    def _join_over(self, brain: Brain, erased: Sequence[Document], *, reopen: bool) -> int:
         by_id = {d.id: d for d in erased if d.memory is not None}
         changed = 0
         for doc in by_id.values():
@@ -390,8 +403,10 @@ class MemoryService(MemoryReads):
                 earlier, later = neighbours(self.documents.repo, by_id, doc)
                 if later is not None:
                     ops = closed_over(self.documents.repo, earlier, later)
-                else:
+                elif reopen:
                     ops = self._reopen_ops(brain, by_id, earlier)
+                else:
+                    ops = []
                 if not ops:
                     break
                 try:

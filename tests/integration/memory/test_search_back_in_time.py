@@ -146,6 +146,71 @@ def test_a_value_written_while_a_change_is_scheduled_ends_the_value_before_it(
     assert [_named(h.text) for h in container.memories.search(brain, QUESTION, acme)] == []
 
 
+def test_what_cairn_held_then_is_shown_with_the_ends_and_links_it_then_had(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    """Frankfurt from 2024 (day 1), Oslo from 2026 (day 10), then Dublin from 2025 stored as their
+    history (day 20): asked as Cairn held them on day 15, Frankfurt ends in 2026 and Oslo follows
+    it, whatever the line learnt on day 20 (the answer showed Frankfurt ending in 2025 and linked
+    both to Dublin, a value Cairn did not hold yet)."""
+    stored = {}
+    for day, city, year in ((1, "Frankfurt", 2024), (10, "Oslo", 2026), (20, "Dublin", 2025)):
+        clock.current = START + timedelta(days=day)
+        stored[city] = _city(container, brain, city, _year(year))
+    clock.current = START + timedelta(days=30)
+    frankfurt, oslo, dublin = (stored[c].id for c in ("Frankfurt", "Oslo", "Dublin"))
+
+    def shown(day: int, **kw: object) -> dict[str, Document]:
+        q = MemoryQuery(known_at=START + timedelta(days=day), count_access=False, **kw)  # type: ignore[arg-type]
+        return {h.memory.id: h.memory for h in container.memories.search(brain, QUESTION, q)}
+
+    then = shown(15, include_superseded=True)
+    assert sorted(then) == sorted([frankfurt, oslo])
+    held = then[frankfurt].memory
+    assert held is not None and (held.valid_to, held.superseded_by) == (_year(2026), oslo)
+    assert then[oslo].metadata.get("supersedes") == frankfurt
+    held = shown(15, at_time=_year(2025, 6))[frankfurt].memory  # then held true in mid-2025
+    assert held is not None and (held.valid_to, held.superseded_by) == (_year(2026), oslo)
+    now = shown(25, include_superseded=True)  # as the line is now
+    held = now[frankfurt].memory
+    assert held is not None and (held.valid_to, held.superseded_by) == (_year(2025), dublin)
+    assert now[oslo].metadata.get("supersedes") == dublin
+    # REST search shows the records as held then too
+    day_15 = (START + timedelta(days=15)).isoformat()
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        body = {"query": QUESTION, "known_at": day_15}
+        hits = client.post(f"/v1/brains/{brain.id}/search", json=body).json()["hits"]
+    assert [h["metadata"].get("supersedes") for h in hits if "Oslo" in h["content"]] == [frankfurt]
+
+
+def test_a_successor_cairn_did_not_hold_then_is_not_shown(
+    container: Container, brain: Brain, clock: FakeClock
+) -> None:
+    """Dublin superseded by Oslo (day 10), Oslo deleted (day 20), Paris stored after Dublin (day
+    30): as held on day 25, Dublin was superseded (by a value deleted since) and ended in 2026;
+    Paris, stored later, is not shown as its successor."""
+    clock.current = START + timedelta(days=1)
+    dublin = _city(container, brain, "Dublin", _year(2025))
+    clock.current = START + timedelta(days=10)
+    oslo = _city(container, brain, "Oslo", _year(2026))
+    clock.current = START + timedelta(days=20)
+    container.memories.delete(brain, oslo.id)
+    clock.current = START + timedelta(days=30)
+    paris = container.memories.store(
+        brain,
+        MemoryInput(
+            type=MemoryType.fact, key="acme-db", content="Acme moved to Paris", valid_from=_year(2025, 6)
+        ),
+    ).memory
+    q = MemoryQuery(known_at=START + timedelta(days=25), include_superseded=True, count_access=False)
+    hits = {h.memory.id: h.memory for h in container.memories.search(brain, QUESTION, q)}
+    held = hits[dublin.id].memory
+    assert held is not None and (held.valid_to, held.superseded_by) == (_year(2026), None)
+    assert held.superseded_at is not None  # superseded then, by a value deleted since
+    now = container.memories.record(brain, dublin.id).memory
+    assert now is not None and (now.valid_to, now.superseded_by) == (_year(2025, 6), paris.id)
+
+
 def test_text_written_since_is_not_what_cairn_knew_then(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

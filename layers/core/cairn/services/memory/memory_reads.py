@@ -111,6 +111,7 @@ class MemoryReads:
             pool *= 4
         if q.at_time is not None:
             live = one_per_line(live)
+        live = as_of.links_as_held(live, self.documents.repo.get_many_by_id)  # with known_at
         access = self.access_of(brain, list(live))
         now = self.clock.now()
         ranked: list[MemoryHit] = []

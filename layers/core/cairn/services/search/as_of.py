@@ -4,10 +4,12 @@ asks — zengram's `at_time`/`known_at` (services/memory/memory_reads.py) and RE
 
 The index narrows by validity and creation time (ChunkFilter.valid_at, created_to); what was
 current at `known_at` depends on when each memory was superseded and on ends that history stored
-later moved sooner (MemoryFacet.earlier_ends), so it is judged on the records (`holds`)."""
+later moved sooner (MemoryFacet.earlier_ends), so it is judged on the records (`holds`), and each
+record is shown as then held (`as_held`, `links_as_held`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
@@ -15,9 +17,13 @@ from typing import Final
 from cairn.domain.models import Document, MemoryFacet, MemoryType
 from cairn.domain.moments import EARLIEST
 from cairn.ports.chunks import ChunkFilter
+from cairn.services.memory.memory_model import SUPERSEDES
 
 DEEPEST: Final = 3200
 """Hits a `known_at` search reads at most, looking deeper for enough that Cairn then held."""
+
+_MAX_WALK: Final = 256
+"""Values stored since followed at most, from a link to the one it named at `known_at`."""
 
 
 def _ms(moment: datetime) -> datetime:
@@ -83,14 +89,84 @@ class AsOf:
 
     def as_held(self, doc: Document) -> Document:
         """`doc` as Cairn held it at `known_at`: a memory superseded since shows the end it then had
-        and no successor yet, so an answer about then says nothing learnt later."""
+        and no successor yet, and one whose end history stored since moved sooner shows the end it
+        then had (`_end_then`), so an answer about then says nothing learnt later. Its links to
+        the values around it are judged with the others' (`links_as_held`)."""
         m, when = doc.memory, self.known_at
-        if when is None or m is None or m.superseded_at is None or _ms(m.superseded_at) <= when:
+        if when is None or m is None:
             return doc
-        later: dict[str, datetime | str | None] = {"superseded_by": None, "superseded_at": None}
-        if _end_kept(m):
+        later: dict[str, datetime | str | None] = {}
+        if m.superseded_at is not None and _ms(m.superseded_at) > when:
+            later = {"superseded_by": None, "superseded_at": None}
+            if _end_kept(m):
+                later["valid_to"] = _end_then(m, when)
+        elif any(_ms(e.at) > when for e in m.earlier_ends or []):
             later["valid_to"] = _end_then(m, when)
+        if not later:
+            return doc
         return doc.model_copy(update={"memory": m.model_copy(update=later)})
+
+    def links_as_held(
+        self, docs: Mapping[str, Document], read: Callable[[Iterable[str]], Mapping[str, Document]]
+    ) -> dict[str, Document]:
+        """`docs` (as `as_held` shows them, by id) with the links between the values of a line as
+        Cairn held them at `known_at`: a value stored since as history between two values took
+        their places as the earlier one's successor (`superseded_by`) and the later one's
+        predecessor (`metadata.supersedes`); it and any stored since beside it are passed over,
+        back to the value the link then named. Where no such value was held then (the successor
+        then was deleted since, and a value stored later follows its predecessor), the link is
+        left out. `read` reads records by id (the linked values, in one read; a value stored since
+        is followed one read each). A line joined since over a deleted value cannot be told from
+        one that never held it: that link shows the join (no record of the link before it is
+        kept)."""
+        when = self.known_at
+        if when is None:
+            return dict(docs)
+        known: dict[str, Document] = dict(docs)
+        wanted = {link for doc in docs.values() for link in _links(doc) if link not in known}
+        if wanted:
+            known.update(read(wanted))
+
+        def then(link: str, step: Callable[[Document], object]) -> str | None:
+            at = link
+            for _ in range(_MAX_WALK):
+                target = known.get(at)
+                if target is None:
+                    found = read([at])
+                    target = found.get(at)
+                    if target is None:
+                        return at if at == link else None  # not found (erased): as recorded
+                    known[at] = target
+                if _ms(target.created_at) <= when:
+                    return at
+                following = step(target)
+                if not isinstance(following, str):
+                    return None
+                at = following
+            return None
+
+        shown: dict[str, Document] = {}
+        for doc_id, doc in docs.items():
+            m, update = doc.memory, dict[str, object]()
+            if m is not None and m.superseded_by is not None:
+                successor = then(m.superseded_by, lambda d: d.memory.superseded_by if d.memory else None)
+                if successor != m.superseded_by:
+                    update["memory"] = m.model_copy(update={"superseded_by": successor})
+            before = doc.metadata.get(SUPERSEDES)
+            if isinstance(before, str):
+                predecessor = then(before, lambda d: d.metadata.get(SUPERSEDES))
+                if predecessor != before:
+                    meta = {k: v for k, v in doc.metadata.items() if k != SUPERSEDES}
+                    update["metadata"] = meta if predecessor is None else {**meta, SUPERSEDES: predecessor}
+            shown[doc_id] = doc.model_copy(update=update) if update else doc
+        return shown
+
+
+def _links(doc: Document) -> list[str]:
+    """The values a memory's record names around it in its line: its successor, its predecessor."""
+    before = doc.metadata.get(SUPERSEDES)
+    after = doc.memory.superseded_by if doc.memory is not None else None
+    return [link for link in (after, before) if isinstance(link, str)]
 
 
 def _end_kept(m: MemoryFacet) -> bool:

@@ -222,6 +222,8 @@ class SearchService:
         if as_of.valid_at is not None:
             held = one_per_line(held)
         kept = [r for r in ranked if r.hit.chunk.document_id in held][:top_k]
+        held = as_of.links_as_held({r.hit.chunk.document_id: held[r.hit.chunk.document_id] for r in kept},
+                                   self.docs.get_many_by_id)  # fmt: skip
         return kept, {(r.hit.chunk.brain_id, r.hit.chunk.path): held[r.hit.chunk.document_id] for r in kept}
 
     def _restated_first(self, ranked: list[Ranked]) -> list[Ranked]:

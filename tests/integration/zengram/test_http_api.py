@@ -181,7 +181,7 @@ def test_update_and_delete(client: TestClient) -> None:
     again = client.request("DELETE", f"{Z}/memory/{made}", json={})
 
     assert updated.status_code == 200 and updated.json()["updated"] is True
-    assert updated.json()["updated_fields"] == ["text", "content_hash", "importance"]
+    assert updated.json()["updated_fields"] == ["text", "content_hash", "entities", "importance"]
     assert empty.status_code == 400 and empty.json()["error"].startswith("Must provide at least one field")
     assert missing.status_code == 404 and missing.json() == {"error": "Memory not found"}
     assert deleted.json()["deleted"] is True and deleted.json()["deleted_at"].endswith("Z")

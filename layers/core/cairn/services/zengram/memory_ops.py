@@ -246,6 +246,8 @@ class ZengramMemories(ZengramBase):
             raise Refused(404, "Memory not found") from None
         names = {"content": "text"}
         fields = [names.get(f, f) for f in updated.fields]
+        if "content_hash" in fields and "entities" not in fields:  # a memory's new content: its
+            fields.insert(fields.index("content_hash") + 1, "entities")  # entities extracted again
         return Reply(
             200,
             {

@@ -12,7 +12,7 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.services.archive.records import is_typed_memory
 from cairn.services.documents.inputs import DocumentInput, keep_info
-from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 
 SLUG = "notes"
 ALICE = (
@@ -169,3 +169,36 @@ def counts(c: Container, brain: Brain) -> tuple[int, int, int, int]:
     links = sum(1 for d in live for _ in c.graph.links.outgoing_numbered(brain.id, d.id))
     raw = sum(len(c.raw_data.sources(brain, d.id)) for d in live)
     return len(live), links, raw, c.gaps.count(brain)
+
+
+WIFI = "wifi"
+
+
+def wifi_chain(c: Container) -> tuple[Brain, str, str]:
+    """A brain whose fact key `wifi` held WPA2, then WPA3, and WPA3 was deleted: no value of the
+    key is current, WPA2 stays superseded (by the deleted one). Returns the brain and both ids."""
+    brain = c.brains.create("Office", slug=WIFI)
+    old = c.memories.store(brain, MemoryInput(MemoryType.fact, "The office wifi uses WPA2", key=WIFI))
+    new = c.memories.store(brain, MemoryInput(MemoryType.fact, "The office wifi uses WPA3", key=WIFI))
+    c.memories.delete(brain, new.memory.id)
+    return brain, old.memory.id, new.memory.id
+
+
+def wifi_answers(c: Container, brain: Brain, at: list[Any]) -> dict[str, Any]:
+    """What a reader of the key `wifi` is told: its live values with their intervals, the current
+    ones, a plain search, and searches at each time of `at`."""
+    live = [d for d in c.memories.of_type(brain, [MemoryType.fact]) if d.deleted_at is None]
+
+    def found(q: MemoryQuery) -> list[str]:
+        return sorted(c.memories.text(h.memory) for h in c.memories.search(brain, "office wifi", q))
+
+    return {
+        "values": sorted(
+            (c.memories.text(d), d.memory.valid_from, d.memory.valid_to, d.memory.superseded_by is None)
+            for d in live
+            if d.memory is not None
+        ),
+        "current": sorted(c.memories.text(d) for d in live if d.memory is not None and d.memory.current),
+        "found": found(MemoryQuery(count_access=False)),
+        "then": [found(MemoryQuery(count_access=False, at_time=t)) for t in at],
+    }

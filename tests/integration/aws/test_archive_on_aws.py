@@ -7,13 +7,14 @@ by path."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from cairn.domain.models import MemoryType
 from cairn.services.memory.memory_model import MemoryQuery
-from tests.support.archive_scenario import counts, exported, fill, snapshot
+from tests.support.archive_scenario import counts, exported, fill, snapshot, wifi_answers, wifi_chain
 from tests.support.aws_stack import Stack, aws_stack
 
 
@@ -49,3 +50,18 @@ def test_export_and_restore_on_dynamodb_s3_and_opensearch(stack: Stack) -> None:
     again = c.archive.import_("restored", records)
     assert sum(again.written.values()) == 0 and again.errors == []
     assert counts(c, restored) == held
+
+
+def test_a_value_whose_successor_was_deleted_comes_back_superseded(stack: Stack) -> None:
+    c = stack.core
+    brain, old, _ = wifi_chain(c)
+    held = c.memories.record(brain, old).memory
+    assert held is not None and held.valid_from is not None and held.valid_to is not None
+    at = [held.valid_from + (held.valid_to - held.valid_from) / 2, held.valid_to + timedelta(days=1)]
+    before = wifi_answers(c, brain, at)
+    assert before["current"] == [] and before["then"][0] == ["The office wifi uses WPA2"]
+
+    report = stack.process().archive.import_("wifi-copy", exported(c, brain))
+
+    assert report.errors == [] and report.written["memory"] == 1
+    assert wifi_answers(c, c.brains.get("wifi-copy"), at) == before

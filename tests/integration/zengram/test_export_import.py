@@ -295,6 +295,44 @@ def test_a_history_of_values_comes_back_whole_and_true_at_each_time(tmp_path: Pa
         assert then("2026-06-01") == ["the Acme database lives in Oslo"]
 
 
+@pytest.mark.parametrize("out_of_order", [False, True])
+def test_a_value_whose_successor_was_deleted_comes_back_superseded(
+    tmp_path: Path, out_of_order: bool
+) -> None:
+    # Given a key's two values, the later-starting one stored first when out of order, and the
+    # current one then deleted: no value is current, the other stays superseded
+    source, target = fake_container(tmp_path / "a"), fake_container(tmp_path / "b")
+    values = [("2024", "Frankfurt"), ("2026", "Oslo")]
+    with TestClient(create_app(source), base_url="http://localhost") as a:
+        made = {}
+        for year, city in reversed(values) if out_of_order else values:
+            made[city] = store(a, type="fact", content=f"the Acme database lives in {city}", key="acme-db",
+                               valid_from=f"{year}-01-01T00:00:00Z")  # fmt: skip
+            tick(source)
+        a.request("DELETE", f"{Z}/memory/{made['Oslo']['id']}", json={})
+        dump = a.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
+
+    def told(c: TestClient) -> list[Any]:
+        def found(**q: str) -> list[str]:
+            got = c.get(f"{Z}/memory/search", params={"q": "Acme database", "read_only": "true", **q})
+            return sorted(r["content"] for r in got.json()["results"])
+
+        rows = c.get(f"{Z}/export", params={"active_only": "false"}).json()["memories"]
+        values = sorted((m["content"], m["active"], m["valid_from"], m["valid_to"]) for m in rows)
+        return [values, found(), found(at_time="2025-06-01"), found(at_time="2026-06-01")]
+
+    with TestClient(create_app(source), base_url="http://localhost") as a:
+        before = told(a)
+    # When it is restored into a fresh brain
+    with TestClient(create_app(target), base_url="http://localhost") as b:
+        restored = b.post(f"{Z}/export/import", json={"data": dump, **APPROVED}).json()
+        after = told(b)
+    # Then the same value is current (none), and each time has the same answer
+    assert restored == {"imported": 2, "skipped": 0, "errors": 0}
+    assert before[1] == [] and before[2] == ["the Acme database lives in Frankfurt"]
+    assert after == before
+
+
 def test_a_record_the_store_refuses_is_one_error_and_the_rest_still_import(client: TestClient) -> None:
     records = [
         {"content": "first record imported", "type": "fact", "created_at": "2020-01-01T00:00:00Z"},

@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,19 @@ from cairn.entrypoints.mcp.gbrain.services import gbrain_services
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.services.archive.restore import RestoreIncomplete
 from cairn.services.ingest.inputs import LocalFilePolicy
-from cairn.services.memory.memory_model import MemoryQuery
+from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from tests.fakes.container import fake_adapters
-from tests.support.archive_scenario import ASKED, SLUG, counts, exported, fill, snapshot
+from tests.support.archive_scenario import (
+    ASKED,
+    SLUG,
+    WIFI,
+    counts,
+    exported,
+    fill,
+    snapshot,
+    wifi_answers,
+    wifi_chain,
+)
 
 DIM = 64
 
@@ -385,3 +396,38 @@ def test_restores_of_one_archive_at_once_make_its_brain_once_and_each_link_once(
     assert sum(r.written["link"] for r in reports) == 3
     brain = target.brains.get(SLUG)
     assert snapshot(target, brain) == snapshot(source, source.brains.get(SLUG))
+
+
+def test_a_value_whose_successor_was_deleted_comes_back_superseded(
+    store: Callable[[str], Container],
+) -> None:
+    # Given a fact key whose current value was deleted: its earlier value stays superseded
+    source = store("source")
+    brain, old, new = wifi_chain(source)
+    held = source.memories.record(brain, old).memory
+    assert held is not None and held.valid_from is not None and held.valid_to is not None
+    at = [held.valid_from + (held.valid_to - held.valid_from) / 2, held.valid_to + timedelta(days=1)]
+    before = wifi_answers(source, brain, at)
+    assert before["current"] == before["found"] == [] and before["then"] == [
+        ["The office wifi uses WPA2"],
+        [],
+    ]
+    records = exported(source, brain)
+    assert [r["id"] for r in records if r["kind"] == "memory"] == [old]  # the deleted one stays behind
+
+    # When the archive is restored into a fresh store, and again
+    target = store("target")
+    report = target.archive.import_(None, records)
+    again = target.archive.import_(None, records)
+
+    # Then the same value is current (none), with the same end, and each time has the same answer
+    restored = target.brains.get(WIFI)
+    assert report.errors == [] and report.written["memory"] == 1 and again.written["memory"] == 0
+    assert wifi_answers(target, restored, at) == before
+    kept = target.memories.record(restored, old).memory
+    assert kept is not None and kept.superseded_by == new and kept.valid_to == held.valid_to
+    # and a value stored under the key now supersedes nothing
+    later = target.memories.store(
+        restored, MemoryInput(MemoryType.fact, "The office wifi uses WPA3", key=WIFI)
+    )
+    assert later.supersedes is None and later.memory.memory is not None and later.memory.memory.current

@@ -240,8 +240,11 @@ def is_typed_memory(doc: Document) -> bool:
     return doc.memory is not None and doc.path == memory_path(doc.memory.type, doc.id)
 
 
-def memory_input(r: MemoryRecord, memory_id: str | None = None) -> MemoryInput:
-    """What MemoryService.store takes to store the archived memory again, under its id."""
+def memory_input(
+    r: MemoryRecord, memory_id: str | None = None, superseded_by: str | None = None
+) -> MemoryInput:
+    """What MemoryService.store takes to store the archived memory again, under its id (and, when
+    it was superseded, the id its successor gets: `superseded_by`, else the archived one)."""
     return MemoryInput(
         type=r.type,
         content=r.content,
@@ -259,6 +262,7 @@ def memory_input(r: MemoryRecord, memory_id: str | None = None) -> MemoryInput:
         metadata=r.metadata,
         tags=r.tags,
         memory_id=memory_id or r.id,
+        superseded_by=superseded_by or r.superseded_by,
     )
 
 

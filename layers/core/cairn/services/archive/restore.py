@@ -34,7 +34,7 @@ from cairn.services.documents.locks import KeyedLocks
 from cairn.services.ingest.inputs import checked_tags, checked_title
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import check_interval, check_kind, check_validity
-from cairn.services.memory.memory_model import PREFIX, memory_path
+from cairn.services.memory.memory_model import MEMORY_ID, PREFIX, memory_path
 from cairn.services.mnemosyne.libraries import Library
 
 if TYPE_CHECKING:
@@ -163,8 +163,13 @@ class Restore:
         memory_id = self._memory_id(r.id)
         if self._holds(r, memory_id):
             return False
+        successor = None
+        if r.superseded_by is not None:  # it stays superseded, its successor restored or deleted
+            if not MEMORY_ID.match(r.superseded_by):
+                raise InvalidInput(f"superseded_by {excerpt(r.superseded_by)!r} is not a memory id")
+            successor = self._memory_id(r.superseded_by)
         try:
-            stored = self.a.memories.store(self.brain, memory_input(r, memory_id))
+            stored = self.a.memories.store(self.brain, memory_input(r, memory_id, successor))
         except CairnError:
             if self._holds(r, memory_id):
                 return False  # another restore of this archive stored it meanwhile

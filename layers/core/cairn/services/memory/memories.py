@@ -22,9 +22,12 @@ DynamoDB's TransactWriteItems):
 - `memtime#<brain>` items ordered by creation time, so "what happened since T" reads a range.
 
 Superseded memories stay (with `superseded_by`, `superseded_at` and `valid_to`), searchable
-when history is asked for; deletes are soft. A memory that began before the current one of its
-line is history: it takes its place in the line's chain in order of beginning, between the values
-before and after it, and no two values' intervals overlap (history_line.py).
+when history is asked for; deletes are soft. A restore stores a memory that was superseded as it
+was (`MemoryInput.superseded_by`), ending nothing, even when the value that superseded it is gone
+(deleted) or was restored before it; the value restored after it that superseded it records so
+again (its `supersedes`). A memory that began before the current one of its line is history:
+it takes its place in the line's chain in order of beginning, between the values before and after
+it, and no two values' intervals overlap (history_line.py).
 
 The parts: memory_model.py (inputs, outputs, keys), memory_reads.py (the reads); this module
 holds the writes.
@@ -144,8 +147,12 @@ class MemoryService(MemoryReads):
                 began = history.memory.valid_from
                 if began is not None:
                     valid_to = min(valid_to or began, began)
+            elif m.superseded_by is not None and old is not None:
+                old = None  # restored superseded beside the line's current value: it ends nothing
             else:
                 ops.append(self.claims.take(line, memory_id))
+                if old is None and line.doc_id is not None and m.memory_id is not None:
+                    earlier = self._restored_before(brain, line.doc_id, memory_id)
             if old is not None and old.id != memory_id:
                 assert old.memory is not None
                 successor_from = valid_from or now
@@ -181,8 +188,9 @@ class MemoryService(MemoryReads):
             client_id=client,
             valid_from=valid_from,
             valid_to=valid_to,
-            superseded_by=history.id if history is not None else None,
-            superseded_at=now if history is not None else None,
+            # a restored value its line had moved past stays superseded (by one perhaps deleted since)
+            superseded_by=history.id if history is not None else m.superseded_by,
+            superseded_at=now if history is not None or m.superseded_by is not None else None,
             knowledge_category=m.knowledge_category,
             content_hash=digest,
         )
@@ -201,6 +209,15 @@ class MemoryService(MemoryReads):
             link(brain, doc.id, mentions, doc.created_at)
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
+
+    def _restored_before(self, brain: Brain, claimed: str, memory_id: str) -> Document | None:
+        """The value its line's claim names, when that one was restored superseded by the memory
+        `memory_id` being restored now (oldest first): it supersedes that one, as where it was
+        exported (its `supersedes`)."""
+        doc = self.documents.repo.get_by_id(claimed)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None or doc.memory is None:
+            return None
+        return doc if doc.memory.superseded_by == memory_id else None
 
     def _duplicate(self, brain: Brain, kind: MemoryType, claim: Claim, digest: str) -> Document | None:
         if claim.doc_id is None:

@@ -65,6 +65,9 @@ class MemoryInput:
     metadata: Mapping[str, MetadataValue] = field(default_factory=dict)
     tags: Sequence[str] = ()
     memory_id: str | None = None  # keep this id (a restore); else a fresh one
+    superseded_by: str | None = None
+    """A restore of a value its line had already moved past: the id of the value that superseded
+    it (perhaps deleted since). It is stored superseded, ending nothing (MemoryService.store)."""
 
 
 @dataclass(frozen=True)

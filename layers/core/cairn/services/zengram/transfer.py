@@ -7,19 +7,22 @@ a record's own `id` is kept, so a restore gives back the same ids. The HTTP rout
 approval for that (an id overwrites the memory it names); the seed's brain_import, which has no
 approval to give, never overwrites a memory that is still present (`restore_new`). Records are
 stored oldest first, so that of two facts with one key the newer ends current, and a record that
-was deleted is deleted again after it is stored.
+was deleted is deleted again after it is stored. A record exported superseded (`superseded_by`) is
+stored superseded, with its own `valid_to`, whether or not its successor comes back (deleted, or
+stored out of order): what is current, and what was true when, are as they were.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import CairnError, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.memory.memory_model import MEMORY_ID, MemoryInput
 from cairn.services.search.access import Access
 from cairn.services.zengram.consolidation import consolidated_until
 from cairn.services.zengram.shapes import iso, memory_input, payload
@@ -204,7 +207,11 @@ def _input(record: Any) -> MemoryInput:
     memory_id = record.get("id")
     if memory_id is not None and not isinstance(memory_id, str):
         raise bad("id must be a string")
-    return memory_input(body, empty_metadata=False, memory_id=memory_id or None)
+    successor = record.get("superseded_by")
+    if successor is not None and (not isinstance(successor, str) or not MEMORY_ID.match(successor)):
+        raise bad("superseded_by must be a memory id")
+    stored = memory_input(body, empty_metadata=False, memory_id=memory_id or None)
+    return replace(stored, superseded_by=successor or None)
 
 
 def _age(record: Any) -> datetime:

@@ -65,3 +65,24 @@ def test_a_value_whose_successor_was_deleted_comes_back_superseded(stack: Stack)
 
     assert report.errors == [] and report.written["memory"] == 1
     assert wifi_answers(c, c.brains.get("wifi-copy"), at) == before
+
+
+def test_an_older_archive_never_opens_again_a_link_closed_after_it(stack: Stack) -> None:
+    c = stack.core
+    filled = fill(c)
+    stack.process().archive.import_("restored", exported(c, filled.brain))
+    restored = c.brains.get("restored")
+    older = exported(c, restored)
+    alice = c.documents.get(restored, "people/alice")
+    link = next(x for x in c.graph.links.outgoing_numbered(restored.id, alice.id) if x.kind == "works_at")
+    c.graph.close(restored, link.id, "2026-11")
+    before = snapshot(c, restored)
+
+    report = stack.process().archive.import_("restored", older)
+
+    assert report.errors == [] and report.written["link"] == 0 and len(report.kept) == 1
+    assert snapshot(c, restored) == before
+    ends = [
+        x.valid_until for x in c.graph.links.outgoing_numbered(restored.id, alice.id) if x.kind == "works_at"
+    ]
+    assert ends == ["2026-11"]

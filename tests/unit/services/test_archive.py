@@ -431,3 +431,50 @@ def test_a_value_whose_successor_was_deleted_comes_back_superseded(
         restored, MemoryInput(MemoryType.fact, "The office wifi uses WPA3", key=WIFI)
     )
     assert later.supersedes is None and later.memory.memory is not None and later.memory.memory.current
+
+
+def works_at(c: Container, brain_slug: str = SLUG) -> list[tuple[str, str | None, str | None]]:
+    """Alice's works_at links to Anvil: (kind, valid_from, valid_until), in id order."""
+    brain = c.brains.get(brain_slug)
+    alice = c.documents.get(brain, "people/alice")
+    return [
+        (link.kind, link.valid_from, link.valid_until)
+        for link in c.graph.links.outgoing_numbered(brain.id, alice.id)
+        if link.kind == "works_at"
+    ]
+
+
+def close_works_at(c: Container, until: str) -> None:
+    brain = c.brains.get(SLUG)
+    alice = c.documents.get(brain, "people/alice")
+    link = next(x for x in c.graph.links.outgoing_numbered(brain.id, alice.id) if x.kind == "works_at")
+    c.graph.close(brain, link.id, until)
+
+
+def test_an_older_archive_never_opens_again_a_link_closed_after_it(store: Callable[[str], Container]) -> None:
+    c = store("only")
+    filled = fill(c)
+    records = exported(c, filled.brain)
+    close_works_at(c, "2026-11")
+    before = snapshot(c, filled.brain)
+
+    report = c.archive.import_(None, records)
+
+    assert report.errors == [] and report.written["link"] == 0
+    assert works_at(c) == [("works_at", "2024-03", "2026-11")]
+    assert snapshot(c, filled.brain) == before
+    line = next(i + 1 for i, r in enumerate(records) if r.get("relationship") == "works_at")
+    assert report.kept == [f"line {line}: 'people/alice' ('works_at' link to 'companies/anvil')"]
+
+
+def test_a_newer_archive_closes_the_link_it_holds_closed(store: Callable[[str], Container]) -> None:
+    source, target = store("source"), store("target")
+    filled = fill(source)
+    target.archive.import_(None, exported(source, filled.brain))
+    close_works_at(source, "2026-11")
+
+    report = target.archive.import_(None, exported(source, filled.brain))
+
+    assert report.errors == [] and report.kept == [] and report.written["link"] == 1
+    assert works_at(target) == [("works_at", "2024-03", "2026-11")]
+    assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, filled.brain)

@@ -33,7 +33,7 @@ from cairn.services.documents.inputs import DocumentInput, checksum, keep_info
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.ingest.inputs import checked_tags, checked_title
 from cairn.services.links.graph import LinkDraft
-from cairn.services.links.repository import check_interval, check_kind, check_validity
+from cairn.services.links.repository import NumberedLink, check_interval, check_kind, check_validity
 from cairn.services.memory.memory_model import MEMORY_ID, PREFIX, memory_path
 from cairn.services.mnemosyne.libraries import Library
 
@@ -83,6 +83,8 @@ class Restore:
         self.line = 0
         self.doc_ids = PathCache(self._doc_id)
         self.pending: list[LinkDraft] = []
+        self.pending_at: list[tuple[int, str, str]] = []
+        """Each pending link's line and its ends' paths (what a kept one is reported by)."""
         self.pending_source: str | None = None
         self.known: set[tuple[str, str, str | None, str | None]] = set()
         """(kind, target, valid_from, valid_until) of every link from the pending source this
@@ -233,32 +235,52 @@ class Restore:
         self.pending.append(
             LinkDraft(source, target, r.relationship, r.valid_from, r.valid_until, r.weight, r.created_at)
         )
+        self.pending_at.append((self.line, r.source, r.target))
         return None
 
     def flush_links(self) -> None:
         """Write the links waiting (their records were checked: a failure here stops the restore).
         The source's links are read again just before, one restore of a brain at a time in this
         process, so two restores of one archive at once (a part sent again while the first send
-        still runs) do not both write a link neither found."""
+        still runs) do not both write a link neither found.
+
+        A link of the brain with the archived one's kind, target, start and creation time is that
+        link, its end moved since the archive was made: closed since (the archive has it open, or
+        ending otherwise), it is kept as it is and reported; still open where the archive has it
+        closed, it is closed as archived (a link is never opened again)."""
         if not self.pending:
             return
         with _FLUSHING.hold([self.brain.id]):
-            there = {
-                (link.kind, link.target_id, link.valid_from, link.valid_until)
-                for link in self.a.graph.links.outgoing_numbered(self.brain.id, self.pending[0].from_doc_id)
+            held = list(self.a.graph.links.outgoing_numbered(self.brain.id, self.pending[0].from_doc_id))
+            there = {(link.kind, link.target_id, link.valid_from, link.valid_until) for link in held}
+            same: dict[tuple[str, str, str | None, datetime | None], NumberedLink] = {
+                (link.kind, link.target_id, link.valid_from, link.created_at): link for link in held
             }
-            fresh = [
-                d
-                for d in self.pending
-                if (d.relationship, d.to_doc_id, d.valid_from, d.valid_until) not in there
-            ]
+            fresh: list[LinkDraft] = []
+            closed = 0
+            for d, (line, source, target) in zip(self.pending, self.pending_at, strict=True):
+                if (d.relationship, d.to_doc_id, d.valid_from, d.valid_until) in there:
+                    continue
+                link = same.get((d.relationship, d.to_doc_id, d.valid_from, d.created_at))
+                if link is None:
+                    fresh.append(d)
+                elif link.valid_until is None and d.valid_until is not None:
+                    closed += 1
+                    try:
+                        self.a.graph.close(self.brain, link.id, d.valid_until)
+                    except CairnError as exc:
+                        raise _WriteFailed(f"closing a link: {exc.message}") from exc
+                else:
+                    what = f" ({excerpt(d.relationship)} link to {excerpt(target)})"
+                    self.report.kept.append(f"line {line}: {excerpt(source)}{what}")
             try:
                 self.a.graph.add_many(self.brain, fresh)
             except CairnError as exc:
                 raise _WriteFailed(f"writing links: {exc.message}") from exc
-        self.report.written["link"] += len(fresh)
-        self.report.unchanged["link"] += len(self.pending) - len(fresh)
+        self.report.written["link"] += len(fresh) + closed
+        self.report.unchanged["link"] += len(self.pending) - len(fresh) - closed
         self.pending = []
+        self.pending_at = []
 
     def _raw(self, r: RawRecord) -> bool:
         doc_id = self._end(r.path, "raw data's document")

@@ -86,3 +86,17 @@ def test_an_older_archive_never_opens_again_a_link_closed_after_it(stack: Stack)
         x.valid_until for x in c.graph.links.outgoing_numbered(restored.id, alice.id) if x.kind == "works_at"
     ]
     assert ends == ["2026-11"]
+
+
+def test_an_older_archive_never_puts_back_a_tag_removed_after_it(stack: Stack) -> None:
+    c = stack.core
+    filled = fill(c)
+    older = exported(c, filled.brain)
+    c.pages.tags(f"{filled.brain.slug}::people/alice", remove=["lab"])
+    before = snapshot(c, filled.brain)
+
+    report = stack.process().archive.import_(filled.brain.slug, older)
+
+    assert report.errors == [] and report.written["document"] == 0
+    assert [k.split(": ", 1)[1] for k in report.kept] == ["'people/alice'"]
+    assert snapshot(c, filled.brain) == before

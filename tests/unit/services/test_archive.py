@@ -27,6 +27,7 @@ from cairn.entrypoints.mcp.gbrain.args import NoArgs
 from cairn.entrypoints.mcp.gbrain.services import gbrain_services
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.services.archive.restore import RestoreIncomplete
+from cairn.services.documents.inputs import DocumentInput
 from cairn.services.ingest.inputs import LocalFilePolicy
 from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
 from tests.fakes.container import fake_adapters
@@ -478,3 +479,28 @@ def test_a_newer_archive_closes_the_link_it_holds_closed(store: Callable[[str], 
     assert report.errors == [] and report.kept == [] and report.written["link"] == 1
     assert works_at(target) == [("works_at", "2024-03", "2026-11")]
     assert snapshot(target, target.brains.get(SLUG)) == snapshot(source, filled.brain)
+
+
+def test_an_older_archive_never_puts_back_tags_or_a_title_changed_after_it(
+    store: Callable[[str], Container],
+) -> None:
+    c = store("only")
+    filled = fill(c)
+    records = exported(c, filled.brain)
+    c.pages.tags(f"{SLUG}::people/alice", remove=["lab"])
+    plain = c.documents.get(filled.brain, "notes/plain.md")
+    c.documents.write(
+        filled.brain,
+        "notes/plain.md",
+        c.documents.content(plain),
+        DocumentInput(title="Renamed after the backup", tags=["misc"], metadata={"origin": "cli", "rank": 3}),
+    )
+    before = snapshot(c, filled.brain)
+
+    report = c.archive.import_(None, records)
+
+    assert report.errors == [] and report.written["document"] == 0
+    assert sorted(k.split(": ", 1)[1] for k in report.kept) == ["'notes/plain.md'", "'people/alice'"]
+    assert c.pages.get(f"{SLUG}::people/alice").tags == ["founder"]
+    assert c.documents.get(filled.brain, "notes/plain.md").title == "Renamed after the backup"
+    assert snapshot(c, filled.brain) == before

@@ -29,7 +29,7 @@ from cairn.services.archive.records import (
     Record,
     memory_input,
 )
-from cairn.services.documents.inputs import DocumentInput, checksum, keep_info
+from cairn.services.documents.inputs import DocumentInput, checksum, keep_info, same_info
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.ingest.inputs import checked_tags, checked_title
 from cairn.services.links.graph import LinkDraft
@@ -143,7 +143,10 @@ class Restore:
         if most is not None and len(data) > most:
             raise FileTooLarge(f"{excerpt(r.path)} is {len(data):,} bytes; a document holds at most {most:,}")
         live = self._live(r.path)
-        if live is not None and live.checksum_sha256 != checksum(data) and live.updated_at > self.made_at:
+        # changed after the archive was made (its bytes, title, tags, metadata, facet): kept, unless
+        # writing the record would change nothing (a re-run)
+        same = live is not None and live.checksum_sha256 == checksum(data) and same_info(live, info)
+        if live is not None and not same and live.updated_at > self.made_at:
             return self._newer(r.path)
         outcome = self.a.documents.write(self.brain, r.path, data, info, reason="restore")
         doc = outcome.document

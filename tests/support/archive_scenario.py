@@ -202,3 +202,23 @@ def wifi_answers(c: Container, brain: Brain, at: list[Any]) -> dict[str, Any]:
         "found": found(MemoryQuery(count_access=False)),
         "then": [found(MemoryQuery(count_access=False, at_time=t)) for t in at],
     }
+
+
+def recalled_thought(c: Container) -> tuple[Brain, str]:
+    """A brain with a ThoughtMCP memory of alice's set to strength 0.4 and recalled three days
+    later, so its row (strength, last access, access count) has moved past its document's facet."""
+    from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory
+
+    brain = c.brains.create("Thoughts", slug="thoughts")
+    made = c.thoughts.remember(
+        brain, NewMemory("The billing service deploys every Tuesday", "alice", "s1", "episodic", Metadata())
+    )
+    c.thoughts.update(brain, str(made["memoryId"]), "alice", strength=0.4)
+    c.adapters.clock.advance(3 * 86400)  # type: ignore[attr-defined]
+    c.thoughts.recall(brain, "alice", text=None, filters=Filters(min_strength=0.0))
+    return brain, str(made["memoryId"])
+
+
+def thought_row(c: Container, brain: Brain, memory_id: str) -> tuple[float, float, Any, int]:
+    row = c.thoughts.rows.get(brain.id, "alice", [memory_id])[memory_id]
+    return row.strength, row.salience, row.last_access, row.access_count

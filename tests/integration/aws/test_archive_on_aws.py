@@ -14,7 +14,16 @@ import pytest
 
 from cairn.domain.models import MemoryType
 from cairn.services.memory.memory_model import MemoryQuery
-from tests.support.archive_scenario import counts, exported, fill, snapshot, wifi_answers, wifi_chain
+from tests.support.archive_scenario import (
+    counts,
+    exported,
+    fill,
+    recalled_thought,
+    snapshot,
+    thought_row,
+    wifi_answers,
+    wifi_chain,
+)
 from tests.support.aws_stack import Stack, aws_stack
 
 
@@ -100,3 +109,16 @@ def test_an_older_archive_never_puts_back_a_tag_removed_after_it(stack: Stack) -
     assert report.errors == [] and report.written["document"] == 0
     assert [k.split(": ", 1)[1] for k in report.kept] == ["'people/alice'"]
     assert snapshot(c, filled.brain) == before
+
+
+def test_a_thoughtmcp_memory_goes_as_its_row_stands(stack: Stack) -> None:
+    c = stack.core
+    brain, memory_id = recalled_thought(c)
+    row = thought_row(c, brain, memory_id)
+
+    report = stack.process().archive.import_("thoughts-copy", exported(c, brain))
+
+    copy = c.brains.get("thoughts-copy")
+    copied = [d for d in c.documents.repo.list(copy.id) if d.memory is not None and d.memory.user_id]
+    assert report.errors == [] and len(copied) == 1
+    assert thought_row(c, copy, copied[0].id) == row

@@ -38,7 +38,9 @@ from tests.support.archive_scenario import (
     counts,
     exported,
     fill,
+    recalled_thought,
     snapshot,
+    thought_row,
     wifi_answers,
     wifi_chain,
 )
@@ -504,3 +506,19 @@ def test_an_older_archive_never_puts_back_tags_or_a_title_changed_after_it(
     assert c.pages.get(f"{SLUG}::people/alice").tags == ["founder"]
     assert c.documents.get(filled.brain, "notes/plain.md").title == "Renamed after the backup"
     assert snapshot(c, filled.brain) == before
+
+
+def test_a_thoughtmcp_memory_goes_as_its_row_stands(store: Callable[[str], Container]) -> None:
+    source = store("source")
+    brain, memory_id = recalled_thought(source)
+    row = thought_row(source, brain, memory_id)
+    facet = source.documents.repo.get_by_id(memory_id).memory  # type: ignore[union-attr]
+    assert facet is not None and facet.strength == 0.4 != row[0] and facet.access_count == 0 != row[3]
+
+    records = exported(source, brain)
+    target = store("target")
+    report = target.archive.import_(None, records)
+
+    archived = next(r["memory"] for r in records if r.get("id") == memory_id)
+    assert (archived["strength"], archived["access_count"]) == (row[0], row[3])
+    assert report.errors == [] and thought_row(target, target.brains.get("thoughts"), memory_id) == row

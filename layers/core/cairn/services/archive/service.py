@@ -130,7 +130,7 @@ class BrainArchive:
                 yield dumped(CollectionRecord(name=col.name, description=col.description, folder=col.folder))
         for doc in self._live(brain):
             if not is_typed_memory(doc) and (content := readable(doc, self.documents.content)) is not None:
-                yield dumped(document_record(doc, content))
+                yield dumped(document_record(self._as_it_stands(brain, doc), content))
         for doc in self.memories.oldest_first(brain):
             live = doc.deleted_at is None and is_typed_memory(doc)
             if live and (text := readable(doc, self.memories.text)) is not None:
@@ -150,6 +150,23 @@ class BrainArchive:
         for gap in self.gaps.every(brain):
             page = path_of(gap.page_id) if gap.page_id else None
             yield dumped(gap_record(gap, page))
+
+    def _as_it_stands(self, brain: Brain, doc: Document) -> Document:
+        """A ThoughtMCP memory's document with its facet brought up to its row, which every recall
+        changes and its document does not (strength, salience, last access, access count)."""
+        m = doc.memory
+        if self.thoughts is None or m is None or m.user_id is None:
+            return doc
+        row = self.thoughts.rows.get(brain.id, m.user_id, [doc.id]).get(doc.id)
+        if row is None:
+            return doc
+        now = {
+            "strength": row.strength,
+            "salience": row.salience,
+            "last_access": row.last_access,
+            "access_count": row.access_count,
+        }
+        return doc.model_copy(update={"memory": m.model_copy(update=now)})
 
     def _header(self, brain: Brain) -> Header:
         info = BrainInfo(

@@ -122,3 +122,17 @@ def test_a_thoughtmcp_memory_goes_as_its_row_stands(stack: Stack) -> None:
     copied = [d for d in c.documents.repo.list(copy.id) if d.memory is not None and d.memory.user_id]
     assert report.errors == [] and len(copied) == 1
     assert thought_row(c, copy, copied[0].id) == row
+
+
+def test_a_document_whose_id_is_not_an_id_is_refused_and_changes_nothing(stack: Stack) -> None:
+    c = stack.core
+    records = [
+        {**r, "id": "../../x"} if r.get("path") == "notes/plain.md" else r for r in exported(c, fill(c).brain)
+    ]
+
+    report = stack.process().archive.import_("restored", records)
+
+    restored = c.brains.get("restored")
+    assert len(report.errors) == 1 and "document id '../../x' is not an id" in report.errors[0]
+    assert "notes/plain.md" not in {d.path for d in c.documents.repo.list(restored.id)}
+    assert c.documents.repo.stored_by_id("../../x") is None

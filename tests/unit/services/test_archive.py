@@ -233,6 +233,26 @@ def test_records_the_brain_refuses_are_reported_by_line_and_the_rest_restored(
         target.archive.import_(None, counted(unknown))
 
 
+@pytest.mark.parametrize("bad", ["../../x", "", "doc/1", "-lead", "x" * 129, "doc 1"])
+def test_a_document_whose_id_is_not_an_id_is_refused_and_changes_nothing(
+    store: Callable[[str], Container], bad: str
+) -> None:
+    source = store("source")
+    records = exported(source, fill(source).brain)
+    plain = next(i for i, r in enumerate(records) if r.get("path") == "notes/plain.md")
+    records[plain] = {**records[plain], "id": bad}
+    target = store("target")
+
+    report = target.archive.import_(None, records)
+
+    brain = target.brains.get(SLUG)
+    [error] = report.errors
+    assert error.startswith(f"line {plain + 1}: document: document id ") and "is not an id: 1-128" in error
+    assert report.written["document"] == 4
+    assert "notes/plain.md" not in {d.path for d in target.documents.repo.list(brain.id)}
+    assert all(d.id != bad for d in target.documents.repo.list(brain.id))
+
+
 def test_a_document_larger_than_any_other_way_in_stores_is_refused_and_the_rest_restored(
     store: Callable[[str], Container],
 ) -> None:

@@ -127,6 +127,11 @@ class Restore:
         return True
 
     def _document(self, r: DocumentRecord) -> bool:
+        if r.id is not None and not MEMORY_ID.match(r.id):  # it names the chunks, links and items
+            raise InvalidInput(
+                f"document id {excerpt(r.id)} is not an id: 1-128 letters, digits, '_', '.' or '-', "
+                "starting alphanumeric"
+            )
         repo = self.a.documents.repo
         keep_id = r.id is not None and repo.holder_of(r.id) is None  # a fresh store: ids as they were
         info = DocumentInput(

@@ -238,3 +238,22 @@ def test_an_archive_from_a_named_pipe_is_imported_as_stdin_is(
         writer.join()
     assert code == 0, err
     assert out.startswith(f"imported into brain copy (created): {SUMMARY};")
+
+
+def test_an_archive_an_editor_saved_with_a_byte_order_mark_and_blank_lines_is_imported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = build_container(Settings(data_dir=tmp_path / "source"))
+    brain = fill(source).brain
+    archive = tmp_path / "notes.jsonl"
+    assert run(capsys, "export", SLUG, "-o", str(archive), "--data-dir", str(tmp_path / "source"))[0] == 0
+    lines = archive.read_text(encoding="utf-8").splitlines()
+    edited = "\ufeff" + "\n".join([lines[0], "", *lines[1:]]) + "\n\n  \n"
+    archive.write_text(edited, encoding="utf-8")
+
+    code, out, err = run(capsys, "import", str(archive), "--data-dir", str(tmp_path / "target"))
+
+    assert code == 0, err
+    assert out.strip().startswith(f"imported into brain {SLUG} (created): {SUMMARY}")
+    restored = build_container(Settings(data_dir=tmp_path / "target"))
+    assert snapshot(restored, restored.brains.get(SLUG)) == snapshot(source, brain)

@@ -146,8 +146,9 @@ def _archive_in(name: str) -> Iterator[Iterable[str]]:
 
 
 def _decoded(raw: Iterable[bytes]) -> Iterator[str]:
-    for line in raw:
-        yield line.decode("utf-8")
+    """Each line as text; a byte-order mark an editor put before the first is dropped."""
+    for n, line in enumerate(raw):
+        yield line.decode("utf-8-sig" if n == 0 else "utf-8")
 
 
 def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
@@ -159,7 +160,8 @@ def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
 
 
 def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """One JSON object per line (the archive counts the lines and names the one that is not)."""
+    """One JSON object per line (the archive counts the lines and names the one that is not); a
+    blank line (an editor's last newline) holds no record and is passed over, as the count does."""
     from cairn.domain import json_input
 
     read = iter(lines)
@@ -170,6 +172,8 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             return
         except (OSError, EOFError, UnicodeDecodeError) as exc:  # a truncated gzip, not UTF-8, ...
             raise InvalidInput(f"cannot read the archive: {exc}") from None
+        if not text.strip():
+            continue
         record = json_input.loads(text, what="the record")
         if not isinstance(record, dict):
             raise InvalidInput("not a JSON object")

@@ -111,6 +111,25 @@ def test_items_filter_by_kind_and_validity(open_ui: tuple[TestClient, Container]
     assert bad.status_code == 400 and "kind is one of" in bad.text
 
 
+def test_a_deleted_value_is_not_listed_in_its_lines_chain(open_ui: tuple[TestClient, Container]) -> None:
+    t, c = open_ui
+    brain = c.brains.create("Offices", slug="offices")
+    with access.as_system():
+        stored = [
+            c.memories.store(
+                brain, MemoryInput(type=MemoryType.fact, content=f"The office is in {city}.", key="office")
+            )
+            for city in ("Leeds", "Derby", "York", "Hull")
+        ]
+        c.memories.delete(brain, stored[1].memory.id)  # inside the line: joined over
+        c.memories.delete(brain, stored[3].memory.id)  # the current value: the key has none now
+    detail = t.get(f"/ui/brains/offices/items/{stored[0].memory.id}").text
+    chain = re.search(r'<ol class="chain">(.*?)</ol>', detail, re.S)
+
+    assert chain and chain.group(0).index("Leeds") < chain.group(0).index("York")
+    assert "Derby" not in chain.group(0) and "Hull" not in chain.group(0)
+
+
 def test_forms_without_the_csrf_token_change_nothing(open_ui: tuple[TestClient, Container]) -> None:
     t, c = open_ui
     c.brains.create("Keep", slug="keep")

@@ -130,24 +130,30 @@ class ItemDetails:
         detail.incoming = [Edge(k, o, titles.get(o), w, f, u, o in docs) for k, o, w, f, u in raw_in]
 
     def _chain(self, doc: Document) -> list[Version]:
-        """Back through `supersedes` and forward through `superseded_by`, CHAIN_CAP each way."""
+        """Back through `supersedes` and forward through `superseded_by`, CHAIN_CAP each way. A
+        deleted value is passed over, not listed (its text is gone from every answer)."""
         if doc.memory is None and SUPERSEDES not in doc.metadata:
             return []
         before: list[Document] = []
+        seen = {doc.id}
         at = doc
-        while len(before) < CHAIN_CAP and isinstance(older_id := at.metadata.get(SUPERSEDES), str):
+        while len(seen) <= CHAIN_CAP and isinstance(older_id := at.metadata.get(SUPERSEDES), str):
             older = self.repo.get_by_id(older_id)
-            if older is None or older.id in {d.id for d in before}:
+            if older is None or older.id in seen:
                 break
-            before.append(older)
+            seen.add(older.id)
+            if older.deleted_at is None:
+                before.append(older)
             at = older
         after: list[Document] = []
         at = doc
-        while len(after) < CHAIN_CAP and at.memory is not None and at.memory.superseded_by:
+        while len(seen) <= 2 * CHAIN_CAP and at.memory is not None and at.memory.superseded_by:
             newer = self.repo.get_by_id(at.memory.superseded_by)
-            if newer is None or newer.id == doc.id or newer.id in {d.id for d in after}:
+            if newer is None or newer.id in seen:
                 break
-            after.append(newer)
+            seen.add(newer.id)
+            if newer.deleted_at is None:
+                after.append(newer)
             at = newer
         if not before and not after:
             return []

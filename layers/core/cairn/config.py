@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     sent `auth_failure_burst` of them; past that, its credentials are not checked until the
     minute allows one again (429). 0: unlimited. Only a server that wants credentials counts."""
     auth_failure_burst: int = Field(default=20, ge=1)
+    forwarded_allow_ips: str | None = None
+    """`cairn serve` behind a reverse proxy: the addresses (comma-separated; `*` any) whose
+    X-Forwarded-For and X-Forwarded-Proto it believes, so refused credentials are counted by the
+    client's address, not the proxy's. Unset: none, each request is its connection's address
+    (uvicorn would believe any process on loopback, which could then pose as endless addresses)."""
     public_url: str | None = None
     zengram_brain: str | None = None
     thoughtmcp_brain: str | None = None

@@ -219,3 +219,40 @@ def test_tokens_at_once_get_no_more_checks_than_the_burst(tmp_path: Path) -> Non
         with ThreadPoolExecutor(40) as pool:
             statuses = list(pool.map(guess, range(40)))
     assert statuses.count(401) == BURST and statuses.count(429) == 40 - BURST, statuses
+
+
+@pytest.mark.parametrize(("proxies", "locked"), [(None, True), ("127.0.0.1", False)])
+def test_forwarded_addresses_are_believed_only_from_the_proxies_named(
+    tmp_path: Path, proxies: str | None, locked: bool
+) -> None:
+    import uvicorn
+
+    from cairn.config import Settings
+    from cairn.entrypoints.cli.serve import server_config
+
+    container = fake_container(tmp_path, token=TOKEN, **SLOW)
+    settings = Settings(data_dir=tmp_path / "unused", forwarded_allow_ips=proxies)
+    config = server_config(create_app(container), settings, "warning")
+    config.host, config.port, config.lifespan = "127.0.0.1", 0, "off"
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    try:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        with httpx.Client() as client:
+            codes = [
+                client.get(
+                    f"http://127.0.0.1:{port}/v1/brains",
+                    headers={**bearer(f"wrong-{i}"), "x-forwarded-for": f"203.0.113.{i}"},
+                ).status_code
+                for i in range(BURST + 2)
+            ]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+    # a process on loopback posing as a new address each time is still one address, unless the
+    # operator named loopback as its proxy
+    assert codes == ([401] * BURST + [429, 429] if locked else [401] * (BURST + 2))

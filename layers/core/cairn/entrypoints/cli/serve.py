@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
 import threading
@@ -16,8 +17,10 @@ from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
 
 if TYPE_CHECKING:
+    import uvicorn
     from pydantic import SecretStr
 
+    from cairn.config import Settings
     from cairn.container import Container
     from cairn.services.memory.schedule import ConsolidationSchedule
 from cairn.entrypoints.cli.common import settings_from
@@ -57,7 +60,6 @@ def _stopping_server() -> type:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
     from sse_starlette.sse import AppStatus
 
     # An MCP call that asked for progress is answered over a stream of its own, which ends with
@@ -113,14 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if schedule is not None:
         schedule.start()
     try:
-        # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level=args.log_level,
-            h11_max_incomplete_event_size=64 * 1024,
-        )
+        config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
         _stopping_server()(config).run(sockets=[listening])
     finally:
@@ -132,6 +127,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if container.search.access is not None:
             container.search.access.flush()
     return 0
+
+
+def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Config:
+    """uvicorn's settings for `cairn serve`: forwarded headers believed only from the proxies
+    `forwarded_allow_ips` names (uvicorn's default believes loopback)."""
+    import uvicorn
+
+    proxies = settings.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS") or None
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
+        h11_max_incomplete_event_size=64 * 1024,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
+    )
 
 
 def listen(host: str, port: int) -> socket.socket | None:

@@ -17,7 +17,7 @@ from cairn.auth.api_keys import ApiKeyService
 from cairn.bootstrap import Container
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.rest import events
-from cairn.entrypoints.rest.events import RECHECK_S
+from cairn.services.still_allowed import RECHECK_S
 from tests.fakes.container import fake_container
 from tests.integration.rest.live import Frame, SseReader, serve
 

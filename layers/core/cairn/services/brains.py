@@ -344,6 +344,11 @@ class BrainService:
     def _readable(brain: Brain) -> bool:
         return brain.deleted_at is None and not access.hidden(brain)
 
+    @property
+    def changes(self) -> int:
+        """Brains this process rewrote (services/repositories.py BrainRepository.changes)."""
+        return self.repo.changes
+
     def still_readable(self, brain_id: str, principal: Principal) -> bool:
         """Whether `principal` may read the brain as it is now (a stream opened earlier asks again
         before each frame: the brain may have been made private, handed over or deleted since)."""

@@ -29,6 +29,7 @@ from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
 from cairn.entrypoints.stopping import STOPPING
 from cairn.services.events import FOLLOW_S, EventBus
+from cairn.services.still_allowed import StillAllowed
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 STOP_CHECK_S = 1.0  # how soon a stream ends once the server is shutting down
@@ -47,42 +48,6 @@ def frame(frame_id: int, event: str, data: str) -> bytes:
 MAX_STREAMS = 16
 """Change streams one caller may hold open on one server at once: each costs the server a check
 of the caller's access now and then, and a queue."""
-RECHECK_S = 1.0
-"""How long an open stream goes on an access check it read, unless this process revoked a key or
-rewrote a brain since: a revocation by another process (`cairn keys revoke`) ends it within this."""
-
-
-class StillAllowed:
-    """Whether the caller that opened the stream may still read it: its key not revoked since, the
-    brain still readable to it (not made private, handed over or deleted meanwhile). `check` reads
-    that again; `fresh` says, without reading, that the last read still holds: it is under
-    RECHECK_S old and this process has revoked no key and rewritten no brain since (a busy brain's
-    frames would otherwise cost every open stream a read, and a worker thread, each)."""
-
-    def __init__(self, container: Container, brain: Brain) -> None:
-        now = access.current()
-        self.principal = now.principal if now is not None else None
-        self.container, self.brain = container, brain
-        self.last: tuple[float, int, int] | None = None  # when it was read, the counts it was read at
-
-    def _counts(self) -> tuple[int, int]:
-        return self.container.keys.revocations, self.container.brains.repo.changes
-
-    def fresh(self) -> bool:
-        if self.principal is None:
-            return True
-        last = self.last
-        return last is not None and last[1:] == self._counts() and time.monotonic() - last[0] < RECHECK_S
-
-    def check(self) -> bool:
-        if self.principal is None:
-            return True
-        counts = self._counts()
-        keys, brains = self.container.keys, self.container.brains
-        if keys.revoked(self.principal.subject) or not brains.still_readable(self.brain.id, self.principal):
-            return False
-        self.last = (time.monotonic(), *counts)
-        return True
 
 
 async def change_stream(
@@ -163,7 +128,7 @@ def events_router(container: Container) -> APIRouter:
             response.headers["Retry-After"] = "5"
             return response
         ping_s = container.options.http.events_ping_s
-        allowed = StillAllowed(container, brain)
+        allowed = StillAllowed(container.keys, container.brains, brain)
         stream = change_stream(container.events, brain, ping_s, request, allowed, caller)
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 

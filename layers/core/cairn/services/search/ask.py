@@ -19,6 +19,7 @@ from cairn.ports.chunks import ChunkFilter
 from cairn.ports.generator import Citation, Delta, Done, GenerationError, Generator, Passage
 from cairn.services.search.relevance import GOOD_MATCH
 from cairn.services.search.service import SearchService
+from cairn.services.still_allowed import BrainChanges, Revocations, StillAllowed
 
 PREVIEW_CHARS = 512
 MAX_QUERY = 8192
@@ -32,10 +33,24 @@ class AskEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+NO_LONGER_READABLE = (
+    "this credential may no longer read the brain (revoked, or the brain moved): the answer stopped"
+)
+REVOKED = {"code": "forbidden", "message": NO_LONGER_READABLE, "retryable": False}
+
+
 class AskService:
-    def __init__(self, search: SearchService, generator: Generator) -> None:
+    def __init__(
+        self,
+        search: SearchService,
+        generator: Generator,
+        keys: Revocations | None = None,
+        brains: BrainChanges | None = None,
+    ) -> None:
         self.search = search
         self.generator = generator
+        self.keys, self.brains = keys, brains
+        """What tells a streaming answer its caller may no longer read the brain (StillAllowed)."""
 
     @staticmethod
     def check(query: str, top_k: int) -> None:
@@ -46,9 +61,17 @@ class AskService:
         if not 1 <= top_k <= 50:
             raise InvalidInput("top_k must be 1..50")
 
-    async def ask(self, brain: Brain, query: str, *, top_k: int = 8) -> AsyncIterator[AskEvent]:
-        """The answer's events; a failure once they have begun is an `error` event that ends them."""
+    def ask(self, brain: Brain, query: str, *, top_k: int = 8) -> AsyncIterator[AskEvent]:
+        """The answer's events; a failure once they have begun is an `error` event that ends them,
+        as is the caller's losing the right to read the brain (a revoked key) while it streams:
+        who the caller is is taken now, where the request's access is set."""
         self.check(query, top_k)
+        allowed = StillAllowed(self.keys, self.brains, brain) if self.keys and self.brains else None
+        return self._events(brain, query, top_k, allowed)
+
+    async def _events(
+        self, brain: Brain, query: str, top_k: int, allowed: StillAllowed | None
+    ) -> AsyncIterator[AskEvent]:
         try:
             passages = await anyio.to_thread.run_sync(self._retrieve, brain, query, top_k)
         except CairnError as exc:  # the brain's index being rebuilt, say
@@ -70,8 +93,12 @@ class AskService:
                 ]
             },
         )
+        stream = self.generator.stream(query, passages)
         try:
-            async for event in self.generator.stream(query, passages):
+            async for event in stream:
+                if not await _still(allowed):  # the caller's key revoked meanwhile: no more of it
+                    yield AskEvent("error", REVOKED)
+                    return
                 if isinstance(event, Delta):
                     yield AskEvent("answer_delta", {"delta": event.text})
                 elif isinstance(event, Citation):
@@ -82,6 +109,8 @@ class AskService:
             yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": exc.retryable})
         except CairnError as exc:
             yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": False})
+        finally:
+            await _closed(stream)  # the model stops being asked (and paid) for the rest
 
     def _retrieve(self, brain: Brain, query: str, top_k: int) -> list[Passage]:
         """The passages memory_search would rank first, scored on its calibrated scale (0..1, the
@@ -105,3 +134,14 @@ def _citation(event: Citation, brain: Brain) -> dict[str, Any]:
         "answer_end": event.answer_end,
         "quote": event.quote,
     }
+
+
+async def _closed(stream: AsyncIterator[Any]) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()
+
+
+async def _still(allowed: StillAllowed | None) -> bool:
+    """Whether the caller may still read the brain (the last check, or a new one off the loop)."""
+    return allowed is None or allowed.fresh() or await anyio.to_thread.run_sync(allowed.check)

@@ -13,6 +13,7 @@ from itertools import pairwise
 import pytest
 from fastapi.testclient import TestClient
 
+from cairn import faults
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
@@ -274,6 +275,44 @@ def test_history_is_placed_past_a_deleted_value_its_neighbours_were_not_joined_o
     assert first is not None and (first.superseded_by, first.valid_to) == (paris.id, _year(2024, 6))
     assert paris.metadata.get(SUPERSEDES) == ids[0]
     assert container.memories.record(brain, ids[2]).metadata.get(SUPERSEDES) == paris.id
+
+
+def test_a_delete_joins_the_line_as_it_is_after_a_value_stored_while_it_ran(
+    container: Container, brain: Brain
+) -> None:
+    """A value stored between a delete's commit and its line join (another request) is placed past
+    the deleted value, between its neighbours; the join leaves them (it joined them from the records
+    read before the delete, cutting the new value out of the line: Rome stored next overlapped it)."""
+    ids = {
+        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
+                                                   valid_from=_year(year))).memory.id
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    }  # fmt: skip
+    stored: list[str] = []
+
+    def store_paris() -> None:  # what a second request does while the delete runs
+        paris = replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2025, 6)),
+                        client_id="globex")  # fmt: skip
+        stored.append(container.memories.store(brain, paris).memory.id)
+
+    with faults.armed("documents.indexed", action=store_paris):
+        container.memories.delete(brain, ids["Dublin"])
+
+    [paris] = stored
+    frankfurt = container.memories.record(brain, ids["Frankfurt"]).memory
+    assert frankfurt is not None and frankfurt.superseded_by == paris
+    assert container.memories.record(brain, ids["Oslo"]).metadata.get(SUPERSEDES) == paris
+    rome = container.memories.store(
+        brain, fact("the Acme database lives in Rome", key="acme-db", valid_from=_year(2025, 9))
+    ).memory
+    line = [container.memories.record(brain, i) for i in (ids["Frankfurt"], paris, rome.id, ids["Oslo"])]
+    assert [d.memory.superseded_by for d in line[:3] if d.memory] == [paris, rome.id, ids["Oslo"]]
+    ends = [(d.memory.valid_from, d.memory.valid_to) for d in line if d.memory]
+    for (_, end), (start, _) in pairwise(ends):  # no two values overlap
+        assert end is not None and start is not None and end <= start
+    assert _true_then(container, brain, _year(2025, 7)) == ["the Acme database lives in Paris"]
+    globex = MemoryQuery(types=("fact",), client_ids=("globex",), at_time=_year(2025, 10), count_access=False)
+    assert container.memories.search(brain, "where does the Acme database live", globex) == []
 
 
 def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(

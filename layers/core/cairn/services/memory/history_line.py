@@ -11,7 +11,7 @@ candidate pool hides (memory_reads.py), and the chain the web UI shows is whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -91,16 +91,25 @@ def _before(repo: DocumentRepository, doc: Document) -> Document | None:
     return None
 
 
-def closed_over(repo: DocumentRepository, earlier: Document | None, later: Document) -> list[Put]:
-    """After an erasure, the writes that join the live values around erased ones (`neighbours`),
-    so the chain skips them: `later` now supersedes `earlier`, which is superseded by it. Validity
-    is left as it is: what held while the erased values did is not known any more, so `at_time`
-    finds nothing then. With no `earlier` (the first values erased), `later` supersedes nothing.
-    Nothing when they are joined already (a run of erased values: the first of them joined it)."""
+def closed_over(
+    repo: DocumentRepository, earlier: Document | None, later: Document, over: Set[str]
+) -> list[Put]:
+    """After an erasure or a delete, the writes that join the live values around the values `over`
+    (erased or deleted, `neighbours`), so the chain skips them: `later` now supersedes `earlier`,
+    which is superseded by it. Validity is left as it is: what held while the erased values did is
+    not known any more, so `at_time` finds nothing then. With no `earlier` (the first values
+    erased), `later` supersedes nothing. Nothing when they are joined already (a run of erased
+    values: the first of them joined it), or when a neighbour no longer names a value passed over:
+    a value stored since took the gap (placed past the deleted one, between the same neighbours),
+    and joining them would cut it out of the line."""
     joined_already = later.metadata.get(SUPERSEDES) == (earlier.id if earlier else None) and (
         earlier is None or earlier.memory is None or earlier.memory.superseded_by == later.id
     )
     if joined_already:
+        return []
+    if later.metadata.get(SUPERSEDES) not in over or (
+        earlier is not None and earlier.memory is not None and earlier.memory.superseded_by not in over
+    ):
         return []
     meta = {k: v for k, v in later.metadata.items() if k != SUPERSEDES}
     if earlier is not None:
@@ -114,11 +123,14 @@ def closed_over(repo: DocumentRepository, earlier: Document | None, later: Docum
 
 def neighbours(
     repo: DocumentRepository, erased: Mapping[str, Document], doc: Document
-) -> tuple[Document | None, Document | None]:
-    """The live values before and after `doc` in its line, passing over the erased ones."""
-    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES))
-    later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None)
-    return earlier, later
+) -> tuple[Document | None, Document | None, set[str]]:
+    """The live values before and after `doc` in its line, passing over the erased ones, and the
+    ids passed over (`doc`'s among them). The neighbours are read as they are now: a value stored
+    since may have been placed between them (closed_over then leaves them)."""
+    over = {doc.id}
+    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES), over)
+    later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None, over)
+    return earlier, later, over
 
 
 def reopened(value: Document) -> Document:
@@ -139,8 +151,10 @@ def _live_neighbour(
     erased: Mapping[str, Document],
     doc: Document,
     step: Callable[[Document], object],
+    over: set[str],
 ) -> Document | None:
-    """The first value that is not erased, walking from `doc` by `step` (back or forward)."""
+    """The first value that is not erased, walking from `doc` by `step` (back or forward); the ids
+    passed over are added to `over`."""
     at = doc
     for _ in range(MAX_WALK):
         named = step(at)
@@ -150,5 +164,6 @@ def _live_neighbour(
             found = repo.get_by_id(named)
             live = found is not None and found.brain_id == doc.brain_id and found.memory is not None
             return found if live else None
+        over.add(named)
         at = erased[named]
     return None

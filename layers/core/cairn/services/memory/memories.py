@@ -417,9 +417,11 @@ class MemoryService(MemoryReads):
         changed = 0
         for doc in by_id.values():
             for _ in range(_RETRIES):
-                earlier, later = neighbours(self.documents.repo, by_id, doc)
+                # the neighbours as they are now (a value may have been stored between them since
+                # the delete committed), each write conditional on the version read
+                earlier, later, over = neighbours(self.documents.repo, by_id, doc)
                 if later is not None:
-                    ops = closed_over(self.documents.repo, earlier, later)
+                    ops = closed_over(self.documents.repo, earlier, later, over)
                 elif reopen:
                     ops = self._reopen_ops(brain, by_id, earlier)
                 else:

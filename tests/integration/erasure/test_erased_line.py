@@ -101,3 +101,28 @@ def test_an_erased_current_value_gives_its_line_back_to_the_value_before_it(
         if d.memory is not None and d.memory.current and d.deleted_at is None
     ]
     assert current == [bath]
+
+
+def test_an_erased_current_value_reopens_the_value_before_a_deleted_one_left_unjoined(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete joins its line after it commits: one a crash stopped there (or made before deletes
+    joined lines) leaves the deleted value in the chain. Erasing the current value passes over it
+    to the value before, which is current again (the line was left with no current value, and the
+    next value stored started a chain of its own beside Leeds)."""
+    first = fact(c, brain, "The office is in Leeds.", 2022, "agent-a")
+    york = fact(c, brain, "The office is in York.", 2023, "agent-a")
+    fact(c, brain, "The office is in Hull.", 2024, "mallory")
+    monkeypatch.setattr(c.memories, "_join_over", lambda *_a, **_k: 0)  # stopped before joining
+    c.memories.delete(brain, york)
+    monkeypatch.undo()
+
+    with access.as_system():
+        c.erasure.erase("source_agent", "mallory")
+
+    kept = record(c, first).memory
+    assert kept is not None and kept.current and kept.valid_to is None  # open again, as before York
+    bath = fact(c, brain, "The office is in Bath.", 2025, "agent-a")
+    assert record(c, bath).metadata[SUPERSEDES] == first
+    after = record(c, first).memory
+    assert after is not None and after.superseded_by == bath and after.valid_to == year(2025)

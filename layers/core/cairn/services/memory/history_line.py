@@ -124,9 +124,9 @@ def closed_over(
 def neighbours(
     repo: DocumentRepository, erased: Mapping[str, Document], doc: Document
 ) -> tuple[Document | None, Document | None, set[str]]:
-    """The live values before and after `doc` in its line, passing over the erased ones, and the
-    ids passed over (`doc`'s among them). The neighbours are read as they are now: a value stored
-    since may have been placed between them (closed_over then leaves them)."""
+    """The live values before and after `doc` in its line, passing over the erased and the deleted
+    ones, and the ids passed over (`doc`'s among them). The neighbours are read as they are now: a
+    value stored since may have been placed between them (closed_over then leaves them)."""
     over = {doc.id}
     earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES), over)
     later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None, over)
@@ -153,17 +153,23 @@ def _live_neighbour(
     step: Callable[[Document], object],
     over: set[str],
 ) -> Document | None:
-    """The first value that is not erased, walking from `doc` by `step` (back or forward); the ids
-    passed over are added to `over`."""
+    """The first value that is neither erased nor deleted, walking from `doc` by `step` (back or
+    forward); the ids passed over are added to `over`. A deleted value is passed over as `_before`
+    passes it: one a crash left unjoined, or deleted before deletes joined lines."""
     at = doc
     for _ in range(MAX_WALK):
         named = step(at)
         if not isinstance(named, str):
             return None
-        if named not in erased:
-            found = repo.get_by_id(named)
-            live = found is not None and found.brain_id == doc.brain_id and found.memory is not None
-            return found if live else None
+        if named in erased:
+            over.add(named)
+            at = erased[named]
+            continue
+        found = repo.get_by_id(named)
+        if found is None or found.brain_id != doc.brain_id or found.memory is None:
+            return None
+        if found.deleted_at is None:
+            return found
         over.add(named)
-        at = erased[named]
+        at = found
     return None

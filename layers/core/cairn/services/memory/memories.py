@@ -35,7 +35,7 @@ holds the writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
@@ -423,7 +423,7 @@ class MemoryService(MemoryReads):
                 if later is not None:
                     ops = closed_over(self.documents.repo, earlier, later, over)
                 elif reopen:
-                    ops = self._reopen_ops(brain, by_id, earlier)
+                    ops = self._reopen_ops(brain, by_id, earlier, over)
                 else:
                     ops = []
                 if not ops:
@@ -437,15 +437,16 @@ class MemoryService(MemoryReads):
         return changed
 
     def _reopen_ops(
-        self, brain: Brain, erased: Mapping[str, Document], earlier: Document | None
+        self, brain: Brain, erased: Mapping[str, Document], earlier: Document | None, over: Set[str]
     ) -> list[Put]:
         """When erased values end a line (the last of them current): the live value before them,
-        `earlier`, current again and its line's claim given to it, each at the version read.
-        Nothing when the claim names a value that stays (one stored meanwhile)."""
+        `earlier` (passing over deleted values too, `neighbours`), current again and its line's
+        claim given to it, each at the version read. Nothing when the claim names a value that
+        stays (one stored meanwhile), or `earlier` names a successor not passed over."""
         m = earlier.memory if earlier is not None else None
         if earlier is None or m is None or earlier.deleted_at is not None:
             return []
-        if m.superseded_by not in erased or m.expired_at is not None:
+        if m.superseded_by not in over or m.expired_at is not None:
             return []
         claim = self.claims.line(brain.id, m.type, m.key, m.subject)
         if claim is None or claim.doc_id not in erased:

@@ -352,6 +352,45 @@ def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(
     assert container.memories.search(brain, "where does the Acme database live", acme) == []
 
 
+def test_a_value_stored_after_a_restore_goes_on_from_a_line_whose_current_value_was_deleted(
+    container: Container, brain: Brain
+) -> None:
+    """An archive holds no deleted value: a line whose current value (Oslo) was deleted comes back
+    as its kept values, the last (Dublin) superseded by the missing one, and the claim names it.
+    The next value stored goes on from Dublin, as where it was exported (it started a chain of its
+    own: Paris [2025-06, ...) overlapped Dublin [2025, 2026), and `at_time` found either by client)."""
+    frankfurt, dublin, oslo = "mem_frankfurt", "mem_dublin", "mem_oslo"  # Oslo: deleted, not archived
+    for memory_id, year, city, successor in (
+        (frankfurt, 2024, "Frankfurt", dublin),
+        (dublin, 2025, "Dublin", oslo),
+    ):
+        restored = fact(
+            f"the Acme database lives in {city}",
+            key="acme-db",
+            valid_from=_year(year),
+            valid_to=_year(year + 1),
+            memory_id=memory_id,
+            superseded_by=successor,
+        )
+        container.memories.store(brain, restored)
+    assert current(container, brain, MemoryType.fact) == []
+
+    paris = container.memories.store(
+        brain,
+        replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2025, 6)),
+                client_id="globex"),
+    )  # fmt: skip
+
+    assert paris.supersedes == dublin
+    assert paris.memory.metadata.get(SUPERSEDES) == dublin
+    held = container.memories.record(brain, dublin).memory
+    assert held is not None and (held.superseded_by, held.valid_to) == (paris.memory.id, _year(2025, 6))
+    assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Paris"]
+    assert _true_then(container, brain, _year(2025, 9)) == ["the Acme database lives in Paris"]
+    acme = MemoryQuery(types=("fact",), client_ids=("acme",), at_time=_year(2025, 9), count_access=False)
+    assert container.memories.search(brain, "where does the Acme database live", acme) == []
+
+
 def test_unread_medium_and_low_events_expire_after_thirty_days(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

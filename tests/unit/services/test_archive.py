@@ -449,11 +449,14 @@ def test_a_value_whose_successor_was_deleted_comes_back_superseded(
     assert wifi_answers(target, restored, at) == before
     kept = target.memories.record(restored, old).memory
     assert kept is not None and kept.superseded_by == new and kept.valid_to == held.valid_to
-    # and a value stored under the key now supersedes nothing
-    later = target.memories.store(
-        restored, MemoryInput(MemoryType.fact, "The office wifi uses WPA3", key=WIFI)
-    )
-    assert later.supersedes is None and later.memory.memory is not None and later.memory.memory.current
+    # and a value stored under the key now goes on from the line, as where it was exported: it
+    # supersedes the value kept (it started a chain of its own, both open from their starts)
+    for c, b in ((source, brain), (target, restored)):
+        later = c.memories.store(b, MemoryInput(MemoryType.fact, "The office wifi uses WPA3", key=WIFI))
+        assert later.supersedes == old and later.memory.memory is not None and later.memory.memory.current
+        ended = c.memories.record(b, old).memory
+        assert ended is not None and ended.superseded_by == later.memory.id
+        assert ended.valid_to == held.valid_to  # it ended sooner than the new value began
 
 
 def works_at(c: Container, brain_slug: str = SLUG) -> list[tuple[str, str | None, str | None]]:

@@ -134,7 +134,7 @@ class MemoryService(MemoryReads):
         if line is not None:
             old = self._current(brain, m.type, line.doc_id) if line.doc_id is not None else None
             if old is None and line.doc_id is not None:  # its current value was deleted: the line
-                old = self._last_kept(brain, line.doc_id)  # goes on from the value before it
+                old = self._last_kept(brain, line.doc_id, memory_id)  # goes on from the one before
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
                 # placed by its start, stated or now (a change is scheduled ahead); with none it has
@@ -237,14 +237,20 @@ class MemoryService(MemoryReads):
             return None
         return doc if doc.memory.current else None
 
-    def _last_kept(self, brain: Brain, memory_id: str) -> Document | None:
+    def _last_kept(self, brain: Brain, memory_id: str, storing: str) -> Document | None:
         """When the value a line's claim names was deleted (a delete leaves its key or subject with
         no current value), the latest value before it that was not: the one a value stored next
         follows, so the line stays one chain (it superseded the deleted one, and stays superseded
-        until then). None when the claimed value is not deleted, or no value before it stays."""
+        until then). The claimed value itself when it stays but its successor is gone: a restore
+        brings back a value whose successor was deleted superseded, and an archive holds no deleted
+        value, so the claim names it (as where it was exported the claim named the deleted one).
+        None when the claimed value is current, or no value before it stays, or it is superseded
+        by the memory being restored now (`storing`, restored oldest first)."""
         doc = self.documents.repo.get_by_id(memory_id)
-        if doc is None or doc.brain_id != brain.id or doc.deleted_at is None:
-            return None  # not deleted: current, or a value its line no longer names
+        if doc is None or doc.brain_id != brain.id or doc.memory is None:
+            return None
+        if doc.deleted_at is None:
+            return doc if self._successor_gone(brain, doc, storing) else None
         for _ in range(MAX_WALK):
             older = doc.metadata.get(SUPERSEDES)
             if not isinstance(older, str):
@@ -256,6 +262,15 @@ class MemoryService(MemoryReads):
                 return found if found.memory.expired_at is None else None
             doc = found
         return None
+
+    def _successor_gone(self, brain: Brain, doc: Document, storing: str) -> bool:
+        """Whether `doc`, live and superseded, is its line's end: the value that superseded it is
+        deleted, erased, or was never restored (and is not the one being stored now)."""
+        m = doc.memory
+        if m is None or m.superseded_by is None or m.superseded_by == storing or m.expired_at is not None:
+            return False
+        after = self.documents.repo.get_by_id(m.superseded_by)
+        return after is None or after.brain_id != brain.id or after.deleted_at is not None
 
     def update(
         self,

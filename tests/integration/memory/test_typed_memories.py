@@ -650,6 +650,50 @@ def test_a_value_that_ended_already_never_displaces_the_current_one(
     assert _true_then(container, brain, _year(2026)) == ["the Acme database lives in Dublin"]
 
 
+def test_a_value_that_ended_already_takes_its_place_in_the_line_by_its_end(
+    container: Container, brain: Brain
+) -> None:
+    """A value with only a past `valid_to` has no known start: it goes before the first value that
+    began before its end, its end cut at that one's start, beginning where the value before ended;
+    stated starts and other values' ends stay (it was stored [-inf, valid_to), unlinked, and
+    overlapped every value that began before its end: `at_time` found two values, or one by client)."""
+    ids = {
+        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
+                                                   valid_from=_year(year))).memory.id
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    }  # fmt: skip
+    paris = container.memories.store(
+        brain,
+        replace(fact("the Acme database lived in Paris", key="acme-db", valid_to=_year(2024, 6)),
+                client_id="globex"),
+    ).memory  # fmt: skip
+    held = paris.memory
+    assert held is not None and (held.valid_from, held.valid_to) == (None, _year(2024))
+    assert held.superseded_by == ids["Frankfurt"]
+    assert container.memories.record(brain, ids["Frankfurt"]).metadata.get(SUPERSEDES) == paris.id
+    # no room for it between two values whose starts are stated: true at no time, in its place
+    lyon = container.memories.store(
+        brain, fact("the Acme database lived in Lyon", key="acme-db", valid_to=_year(2025, 6))
+    ).memory
+    assert lyon.memory is not None and (lyon.memory.valid_from, lyon.memory.valid_to) == (_year(2025),) * 2
+    assert lyon.memory.superseded_by == ids["Dublin"] and lyon.metadata.get(SUPERSEDES) == ids["Frankfurt"]
+
+    order = [paris.id, ids["Frankfurt"], lyon.id, ids["Dublin"], ids["Oslo"]]
+    line = [container.memories.record(brain, i) for i in order]
+    assert [d.memory.superseded_by for d in line if d.memory] == [*order[1:], None]
+    ends = [(d.memory.valid_from, d.memory.valid_to) for d in line if d.memory]
+    assert ends[1] == (_year(2024), _year(2025))  # Frankfurt's stated start and its end stay
+    for (_, end), (start, _) in pairwise(ends):  # no two values overlap
+        assert end is not None and start is not None and end <= start
+    # one value at each time, and a client filter finds it or nothing
+    for when, city, client in ((_year(2023, 6), "Paris", "globex"), (_year(2024, 3), "Frankfurt", "acme")):
+        assert [t.rsplit(" ", 1)[-1] for t in _true_then(container, brain, when)] == [city]
+        for asked in ("acme", "globex"):
+            q = MemoryQuery(types=("fact",), client_ids=(asked,), at_time=when, count_access=False)
+            hits = container.memories.search(brain, "where does the Acme database live", q)
+            assert [h.memory.id for h in hits] == ([ids.get(city, paris.id)] if asked == client else [])
+
+
 def test_known_at_finds_a_memory_at_the_millisecond_it_shows(
     container: Container, brain: Brain, clock: FakeClock
 ) -> None:

@@ -45,6 +45,42 @@ def place(repo: DocumentRepository, current: Document, began: datetime) -> Place
     return Place(later, None)
 
 
+def place_by_end(
+    repo: DocumentRepository, current: Document, ends: datetime
+) -> tuple[Place, datetime | None]:
+    """Where a value with no start that ended at `ends` (before now) goes, and the start it then
+    has. Values with a stated start keep it: walking back from the current value, the first that
+    began before `ends` (or whose start is unknown) is the one it meets. If that one had ended by
+    `ends` and a value follows it, it goes in the gap after it, beginning where it ended. Otherwise
+    it goes before it, its end cut at that one's start, beginning where the value before that one
+    ended (with none, its start stays unknown); a value met whose start is unknown begins where
+    the new one ends (its `valid_from`, set in the later value's write). So no two values overlap,
+    and a value whose start is unknown moves no stated start nor any other value's end."""
+    later: Document | None = None
+    at = current
+    for _ in range(MAX_WALK):
+        m = at.memory
+        if m is None:
+            break
+        began = m.valid_from
+        if began is None or began < ends:
+            if later is not None and m.valid_to is not None and m.valid_to <= ends:
+                return Place(later, at), m.valid_to  # in the gap after it, before the next one
+            before = _before(repo, at)
+            if began is None:  # its start unknown too: it began where this one ended
+                began = ends
+                at = at.model_copy(update={"memory": m.model_copy(update={"valid_from": ends})})
+            start = None
+            if before is not None and before.memory is not None:
+                start = min(before.memory.valid_to or began, began)
+            return Place(at, before), start
+        earlier = _before(repo, at)
+        if earlier is None:
+            return Place(at, None), None  # every value began at or after its end: it is the first
+        later, at = at, earlier
+    return Place(at, None), None
+
+
 def relinked(
     repo: DocumentRepository, spot: Place, memory_id: str, began: datetime, now: datetime
 ) -> list[Put]:

@@ -50,6 +50,7 @@ from cairn.services.memory.history_line import (
     closed_over,
     neighbours,
     place,
+    place_by_end,
     relinked,
     reopened,
 )
@@ -138,11 +139,15 @@ class MemoryService(MemoryReads):
             if old is not None and old.id != memory_id and _is_history(m, now, old):
                 history, old = old, None
                 # placed by its start, stated or now (a change is scheduled ahead); with none it has
-                # ended, its start unknown: it ends at the current value and ends nothing
+                # ended, its start unknown: placed by its end, starting where the value before ends
                 if valid_from is not None:
                     spot = place(self.documents.repo, history, valid_from)
                     history, earlier = spot.later, spot.earlier
                     ops += relinked(self.documents.repo, spot, memory_id, valid_from, now)
+                elif valid_to is not None:
+                    spot, valid_from = place_by_end(self.documents.repo, history, valid_to)
+                    history, earlier = spot.later, spot.earlier
+                    ops += relinked(self.documents.repo, spot, memory_id, valid_from or valid_to, now)
                 assert history.memory is not None
                 began = history.memory.valid_from
                 if began is not None:

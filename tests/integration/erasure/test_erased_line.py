@@ -126,3 +126,32 @@ def test_an_erased_current_value_reopens_the_value_before_a_deleted_one_left_unj
     assert record(c, bath).metadata[SUPERSEDES] == first
     after = record(c, first).memory
     assert after is not None and after.superseded_by == bath and after.valid_to == year(2025)
+
+
+def test_erasing_a_deleted_current_value_leaves_its_line_with_no_current_value(
+    c: Container, brain: Brain
+) -> None:
+    """A delete of the current value leaves its key with no current value; erasing it later does
+    not make the value before it current again (it did: Leeds came back as true now, though it had
+    ended when Hull began). The next value stored goes on from Leeds, as after the delete."""
+    first = fact(c, brain, "The office is in Leeds.", 2022, "agent-a")
+    hull = fact(c, brain, "The office is in Hull.", 2024, "mallory")
+    c.memories.delete(brain, hull)
+
+    with access.as_system():
+        c.erasure.erase("source_agent", "mallory")
+
+    kept = record(c, first).memory
+    assert kept is not None and not kept.current and kept.valid_to == year(2024)  # ended, as before
+    found = {h.document_id for h in c.search.search(brain, "office Leeds", top_k=10).hits}
+    assert first not in found  # a plain search (current values only) finds nothing of the key
+    bath = fact(c, brain, "The office is in Bath.", 2025, "agent-a")
+    assert record(c, bath).metadata[SUPERSEDES] == first
+    after = record(c, first).memory
+    assert after is not None and after.superseded_by == bath and after.valid_to == year(2024)
+    current = [
+        d.id
+        for d in c.documents.repo.list(brain.id, "memories/fact/")
+        if d.memory is not None and d.memory.current and d.deleted_at is None
+    ]
+    assert current == [bath]

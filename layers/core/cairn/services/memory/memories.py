@@ -419,7 +419,9 @@ class MemoryService(MemoryReads):
     def close_lines(self, brain: Brain, erased: Sequence[Document]) -> int:
         """Join each erased value's live neighbours in its key's or subject's line (an erasure:
         the documents are going); an erased current value's live predecessor is current again,
-        holding its line's claim. Returns how many records changed (history_line.closed_over)."""
+        holding its line's claim (one deleted before the erasure was no longer current: its
+        predecessor takes the claim and stays superseded). Returns how many records changed
+        (history_line.closed_over)."""
         return self._join_over(brain, erased, reopen=True)
 
     def join_over_deleted(self, brain: Brain, deleted: Sequence[Document]) -> None:
@@ -461,7 +463,8 @@ class MemoryService(MemoryReads):
     ) -> list[Put]:
         """When erased values end a line (the last of them current): the live value before them,
         `earlier` (passing over deleted values too, `neighbours`), current again and its line's
-        claim given to it, each at the version read. Nothing when the claim names a value that
+        claim given to it, each at the version read; only the claim when the line's end had been
+        deleted before the erasure. Nothing when the claim names a value that
         stays (one stored meanwhile), or `earlier` names a successor not passed over."""
         m = earlier.memory if earlier is not None else None
         if earlier is None or m is None or earlier.deleted_at is not None:
@@ -469,8 +472,14 @@ class MemoryService(MemoryReads):
         if m.superseded_by not in over or m.expired_at is not None:
             return []
         claim = self.claims.line(brain.id, m.type, m.key, m.subject)
-        if claim is None or claim.doc_id not in erased:
+        end = erased.get(claim.doc_id) if claim is not None and claim.doc_id is not None else None
+        if claim is None or end is None:
             return []
+        if end.deleted_at is not None:
+            # the line's end was deleted before it was erased: no longer current, so nothing is
+            # current again (the key had no current value, and has none); the claim goes to the
+            # value kept, which stays superseded and which the next value goes on from (_last_kept)
+            return [self.claims.take(claim, earlier.id)]
         return [
             self.documents.repo.put_op(reopened(earlier), earlier.version),
             self.claims.take(claim, earlier.id),

@@ -29,13 +29,13 @@ again (its `supersedes`). A memory that began before the current one of its line
 it takes its place in the line's chain in order of beginning, between the values before and after
 it, and no two values' intervals overlap (history_line.py).
 
-The parts: memory_model.py (inputs, outputs, keys), memory_reads.py (the reads); this module
-holds the writes.
+The parts: memory_model.py (inputs, outputs, keys), memory_reads.py (the reads), line_joins.py
+(a line joined over deleted and erased values); this module holds the writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
@@ -47,13 +47,11 @@ from cairn.services.documents.inputs import DocumentInput, expect_version, keep_
 from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import (
     MAX_WALK,
-    closed_over,
-    neighbours,
     place,
     place_by_end,
     relinked,
-    reopened,
 )
+from cairn.services.memory.line_joins import RETRIES, MemoryLineJoins
 from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
@@ -74,13 +72,10 @@ from cairn.services.memory.memory_ranking import (
     DECAYING,
     DEFAULT_IMPORTANCE,
 )
-from cairn.services.memory.memory_reads import MemoryReads
 from cairn.services.memory.plain_notes import delete_note, plain_note, update_note
 
-_RETRIES = 64
 
-
-class MemoryService(MemoryReads):
+class MemoryService(MemoryLineJoins):
     """Typed memories (module docstring): the writes here, the reads in memory_reads.py."""
 
     def store(self, brain: Brain, m: MemoryInput) -> Stored:
@@ -91,7 +86,7 @@ class MemoryService(MemoryReads):
         client = m.client_id or "global"
         if m.memory_id is not None:
             self._check_restore(brain, m.type, m.memory_id)
-        for _ in range(_RETRIES):
+        for _ in range(RETRIES):
             # read once an attempt: the duplicate check, then the version the commit takes it at
             claim = self.claims.text(brain.id, m.type.value, client, digest)
             duplicate = self._duplicate(brain, m.type, claim, digest)
@@ -415,75 +410,6 @@ class MemoryService(MemoryReads):
             if self.documents.modify(brain, doc.path, expire, reason="expired") is not None:
                 expired += 1
         return expired
-
-    def close_lines(self, brain: Brain, erased: Sequence[Document]) -> int:
-        """Join each erased value's live neighbours in its key's or subject's line (an erasure:
-        the documents are going); an erased current value's live predecessor is current again,
-        holding its line's claim (one deleted before the erasure was no longer current: its
-        predecessor takes the claim and stays superseded). Returns how many records changed
-        (history_line.closed_over)."""
-        return self._join_over(brain, erased, reopen=True)
-
-    def join_over_deleted(self, brain: Brain, deleted: Sequence[Document]) -> None:
-        """After a soft delete of documents (DocumentService.when_retired: a memory deleted through
-        zengram, MCP or the web UI, a document deleted through REST, a batch's delete): each
-        deleted value inside its key's or subject's line (superseded) has its neighbours joined
-        over it, as an erasure's are. A deleted current value stays its line's last: the key has
-        no current value until the next store goes on from the value before it (`_last_kept`)."""
-        inside = [d for d in deleted if d.memory is not None and d.memory.superseded_by is not None]
-        if inside:
-            self._join_over(brain, inside, reopen=False)
-
-    def _join_over(self, brain: Brain, erased: Sequence[Document], *, reopen: bool) -> int:
-        by_id = {d.id: d for d in erased if d.memory is not None}
-        changed = 0
-        for doc in by_id.values():
-            for _ in range(_RETRIES):
-                # the neighbours as they are now (a value may have been stored between them since
-                # the delete committed), each write conditional on the version read
-                earlier, later, over = neighbours(self.documents.repo, by_id, doc)
-                if later is not None:
-                    ops = closed_over(self.documents.repo, earlier, later, over)
-                elif reopen:
-                    ops = self._reopen_ops(brain, by_id, earlier, over)
-                else:
-                    ops = []
-                if not ops:
-                    break
-                try:
-                    self.documents.sync.settle(self.documents.repo.commit(ops), [])
-                except Conflict:
-                    continue  # a neighbour changed since it was read: read them again
-                changed += len(ops)
-                break
-        return changed
-
-    def _reopen_ops(
-        self, brain: Brain, erased: Mapping[str, Document], earlier: Document | None, over: Set[str]
-    ) -> list[Put]:
-        """When erased values end a line (the last of them current): the live value before them,
-        `earlier` (passing over deleted values too, `neighbours`), current again and its line's
-        claim given to it, each at the version read; only the claim when the line's end had been
-        deleted before the erasure. Nothing when the claim names a value that
-        stays (one stored meanwhile), or `earlier` names a successor not passed over."""
-        m = earlier.memory if earlier is not None else None
-        if earlier is None or m is None or earlier.deleted_at is not None:
-            return []
-        if m.superseded_by not in over or m.expired_at is not None:
-            return []
-        claim = self.claims.line(brain.id, m.type, m.key, m.subject)
-        end = erased.get(claim.doc_id) if claim is not None and claim.doc_id is not None else None
-        if claim is None or end is None:
-            return []
-        if end.deleted_at is not None:
-            # the line's end was deleted before it was erased: no longer current, so nothing is
-            # current again (the key had no current value, and has none); the claim goes to the
-            # value kept, which stays superseded and which the next value goes on from (_last_kept)
-            return [self.claims.take(claim, earlier.id)]
-        return [
-            self.documents.repo.put_op(reopened(earlier), earlier.version),
-            self.claims.take(claim, earlier.id),
-        ]
 
     def forget_records(self, brain: Brain, doc_ids: set[str]) -> int:
         """Remove the claims (key, subject, text hash) and the by-time entries that name these

@@ -95,12 +95,7 @@ def test_an_erased_current_value_gives_its_line_back_to_the_value_before_it(
     assert record(c, bath).metadata[SUPERSEDES] == first
     after = record(c, first).memory
     assert after is not None and after.superseded_by == bath and after.valid_to == year(2025)
-    current = [
-        d.id
-        for d in c.documents.repo.list(brain.id, "memories/fact/")
-        if d.memory is not None and d.memory.current and d.deleted_at is None
-    ]
-    assert current == [bath]
+    assert _current_facts(c, brain) == [bath]
 
 
 def test_an_erased_current_value_reopens_the_value_before_a_deleted_one_left_unjoined(
@@ -149,9 +144,13 @@ def test_erasing_a_deleted_current_value_leaves_its_line_with_no_current_value(
     assert record(c, bath).metadata[SUPERSEDES] == first
     after = record(c, first).memory
     assert after is not None and after.superseded_by == bath and after.valid_to == year(2024)
-    current = [
+    assert _current_facts(c, brain) == [bath]
+
+
+def _current_facts(c: Container, brain: Brain) -> list[str]:
+    """The ids of the brain's facts that are current and not deleted."""
+    return [
         d.id
         for d in c.documents.repo.list(brain.id, "memories/fact/")
         if d.memory is not None and d.memory.current and d.deleted_at is None
     ]
-    assert current == [bath]

@@ -260,11 +260,7 @@ def test_history_is_placed_past_a_deleted_value_its_neighbours_were_not_joined_o
 ) -> None:
     """A delete joins the line after it commits: one a crash stopped there (or made before deletes
     joined lines) leaves the deleted value in the chain, and history is placed past it."""
-    ids = [
-        container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
-                                             valid_from=_year(year))).memory.id
-        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
-    ]  # fmt: skip
+    ids = list(_acme_line(container, brain).values())
     monkeypatch.setattr(container.memories, "_join_over", lambda *_a, **_k: 0)  # stopped before joining
     container.memories.delete(brain, ids[1])
     monkeypatch.undo()
@@ -283,11 +279,7 @@ def test_a_delete_joins_the_line_as_it_is_after_a_value_stored_while_it_ran(
     """A value stored between a delete's commit and its line join (another request) is placed past
     the deleted value, between its neighbours; the join leaves them (it joined them from the records
     read before the delete, cutting the new value out of the line: Rome stored next overlapped it)."""
-    ids = {
-        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
-                                                   valid_from=_year(year))).memory.id
-        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
-    }  # fmt: skip
+    ids = _acme_line(container, brain)
     stored: list[str] = []
 
     def store_paris() -> None:  # what a second request does while the delete runs
@@ -322,11 +314,7 @@ def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(
     follows the values before the deleted one (it started a line of its own, and Dublin's value,
     ending where the deleted one began, overlapped it: `at_time` then found Dublin or Paris by
     client)."""
-    ids = {
-        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
-                                                   valid_from=_year(year))).memory.id
-        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
-    }  # fmt: skip
+    ids = _acme_line(container, brain)
     container.memories.delete(brain, ids["Oslo"], reason="wrong")
     assert current(container, brain, MemoryType.fact) == []  # no current value, as zengram leaves it
     # a value that began before the last one kept is history, placed in the line: still none
@@ -506,6 +494,16 @@ def _year(year: int, month: int = 1) -> datetime:
     return datetime(year, month, 1, tzinfo=UTC)
 
 
+def _acme_line(container: Container, brain: Brain) -> dict[str, str]:
+    """The Acme database's line, by city: Frankfurt from 2024, Dublin from 2025, Oslo from 2026."""
+    return {
+        city: container.memories.store(
+            brain, fact(f"the Acme database lives in {city}", key="acme-db", valid_from=_year(year))
+        ).memory.id
+        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
+    }
+
+
 def _true_then(container: Container, brain: Brain, when: datetime) -> list[str]:
     hits = container.memories.search(
         brain,
@@ -657,11 +655,7 @@ def test_a_value_that_ended_already_takes_its_place_in_the_line_by_its_end(
     began before its end, its end cut at that one's start, beginning where the value before ended;
     stated starts and other values' ends stay (it was stored [-inf, valid_to), unlinked, and
     overlapped every value that began before its end: `at_time` found two values, or one by client)."""
-    ids = {
-        city: container.memories.store(brain, fact(f"the Acme database lives in {city}", key="acme-db",
-                                                   valid_from=_year(year))).memory.id
-        for year, city in ((2024, "Frankfurt"), (2025, "Dublin"), (2026, "Oslo"))
-    }  # fmt: skip
+    ids = _acme_line(container, brain)
     paris = container.memories.store(
         brain,
         replace(fact("the Acme database lived in Paris", key="acme-db", valid_to=_year(2024, 6)),

@@ -69,6 +69,8 @@ async def test_query_exact_slug_hybrid_expansion_and_automatic_gaps(live: LiveSe
         )
         exact = body(await g.call_tool("brain_query", {"query": "people/alice"}))
         wiki = body(await g.call_tool("brain_query", {"query": "[[people/bob]]"}))
+        spaced = body(await g.call_tool("brain_query", {"query": " [[ people/bob ]] "}))
+        exact_expanded = body(await g.call_tool("brain_query", {"query": "people/alice", "depth": " auto "}))
         hybrid = body(await g.call_tool("brain_query", {"query": "anvils", "limit": 2}))
         expanded = body(await g.call_tool("brain_query", {"query": "anvils", "limit": 2, "depth": "AUTO"}))
         empty = body(await g.call_tool("brain_query", {"query": "   "}))
@@ -86,7 +88,8 @@ async def test_query_exact_slug_hybrid_expansion_and_automatic_gaps(live: LiveSe
             "collection": "default",
         }
     ]
-    assert [h["slug"] for h in wiki] == ["default::people/bob"]
+    assert [h["slug"] for h in wiki] == [h["slug"] for h in spaced] == ["default::people/bob"]
+    assert [h["slug"] for h in exact_expanded] == ["default::people/alice", "default::places/forge"]
     assert {h["slug"] for h in hybrid} == {"default::people/alice", "default::people/bob"}
     assert all(set(h) == {"slug", "title", "summary", "score", "wing", "collection"} for h in hybrid)
     assert expanded[:2] == hybrid and len(expanded) == 3

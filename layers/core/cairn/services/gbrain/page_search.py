@@ -84,8 +84,17 @@ class PageSearch:
             return []
         name = self.pages.name_of(brain)
         exact = self._exact(brain, query, wing, name)
-        if exact is not None:
-            return [PageHit(exact, 1.0)]
+        hits = [PageHit(exact, 1.0)] if exact is not None else self._ranked(brain, query, wing, limit, name)
+        # an exact page is expanded as any hit is (gbrain's progressive retrieval takes whatever the
+        # search found), and is no gap: the page asked for is there (as gbrain's later releases pin)
+        unanswered = len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits)
+        if exact is None and unanswered and access.own_tenant(brain):
+            best = max((h.score for h in hits), default=None)
+            self.gaps.log(brain, query, confidence=best, noticed=True)
+        return self.expand(brain, hits, name=name) if expand else hits
+
+    def _ranked(self, brain: Brain, query: str, wing: str | None, limit: int, name: str) -> list[PageHit]:
+        """The blend of both legs (module docstring), best first."""
         bm25 = self._leg(brain, query, wing, vector=False, pool=max(_POOL, limit * 4))
         similar = dict(list(self._leg(brain, query, wing, vector=True, pool=_POOL).items())[:VECTOR_PAGES])
         top_bm25 = max(bm25.values(), default=0.0)
@@ -101,12 +110,7 @@ class PageSearch:
         scores = {doc_id: score * scale for doc_id, score in scores.items()}
         pages = self.pages.pages_by_id(brain, scores, name)
         hits = [PageHit(pages[i], scores[i]) for i in scores if i in pages]
-        hits = sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
-        unanswered = len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits)
-        if unanswered and access.own_tenant(brain):
-            best = max((h.score for h in hits), default=None)
-            self.gaps.log(brain, query, confidence=best, noticed=True)
-        return self.expand(brain, hits, name=name) if expand else hits
+        return sorted(hits, key=lambda h: (-h.score, h.page.slug))[:limit]
 
     def expand(
         self, brain: Brain, hits: Sequence[PageHit], hops: int = EXPANSION_HOPS, *, name: str | None = None
@@ -154,10 +158,10 @@ class PageSearch:
 
     def _exact(self, brain: Brain, query: str, wing: str | None, name: str) -> Page | None:
         token = query.strip()
+        if token.startswith("[[") and token.endswith("]]"):
+            token = token[2:-2].strip()
         if any(ch.isspace() for ch in token):
             return None
-        if token.startswith("[[") and token.endswith("]]"):
-            token = token[2:-2]
         if not is_slug(token) or (wing and page_wing(token) != wing):
             return None
         return self.pages.find(brain, token, name)

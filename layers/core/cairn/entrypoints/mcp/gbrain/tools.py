@@ -121,7 +121,7 @@ def search(deps: SurfaceDeps[GbrainServices], x: a.SearchArgs) -> CallToolResult
 def query(deps: SurfaceDeps[GbrainServices], x: a.QueryArgs) -> CallToolResult:
     c = deps.services
     brain = c.pages.collection(x.collection)
-    expand = (x.depth or "").lower() == "auto"
+    expand = (x.depth or "").strip().lower() == "auto"
     hits = page_search(c).query(brain, x.query, wing=x.wing, limit=x.limit, expand=expand)
     return as_json([hit_json(h) for h in hits])
 

@@ -100,6 +100,29 @@ def test_remember_validation(client: TestClient, brain: Brain) -> None:
     )
 
 
+def test_remember_takes_tags_as_the_jeffs_wrapper_forwards_them(client: TestClient, brain: Brain) -> None:
+    made = client.post(
+        docs_url("notes"),
+        json={
+            "content": "# Running\nSaturday 10k.",
+            "title": "Running",
+            "metadata": {"tags": "running, health"},
+        },
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["metadata"]["tags"] == "running,health"
+    for body, named in (
+        ({"content": "x", "metadata": {"tags": "a", "colour": "red"}}, "colour"),
+        ({"content": "x", "metadata": {"tags": 3}}, "metadata.tags"),
+        ({"content": "x", "tags": ["a"], "metadata": {"tags": "b"}}, "not both"),
+    ):
+        refused = client.post(docs_url("notes"), json=body)
+        assert_problem(refused, 400, "validation_error")
+        assert named in refused.json()["detail"]
+    listed = client.get(docs_url("notes"), params={"dir": "memory/global"}).json()
+    assert [i["path"] for i in listed["items"]] == [made.json()["path"]]  # the refused stored nothing
+
+
 def test_ingest_file_upload(client: TestClient, brain: Brain) -> None:
     files = {"file": ("readme.md", b"# Readme\nHow to build the thing.", "application/octet-stream")}
     response = client.post(docs_url("notes", "/ingest/file"), files=files)

@@ -1,10 +1,10 @@
 """Remember and ingest routes: the services the memory_remember / memory_ingest_* tools use."""
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Self, get_args
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.datastructures import FormData, UploadFile
 from starlette.types import Message
 
@@ -27,6 +27,26 @@ class RememberBody(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=512)
     tags: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(default=None, max_length=64)
     path: str | None = Field(default=None, min_length=1, max_length=1024)
+    metadata: dict[str, str | int | float | bool | None] | None = Field(
+        default=None,
+        description='As the Jeffs Brain MCP wrapper sends it: `tags` comma-joined (`{"tags": "a,b"}`), '
+        "taken as `tags`; no other key is stored here.",
+    )
+
+    @model_validator(mode="after")
+    def _tags_from_metadata(self) -> Self:
+        extra = sorted(set(self.metadata or {}) - {"tags"})
+        if extra:
+            raise ValueError(f"metadata takes only tags (comma-joined) here, not {', '.join(extra)}")
+        joined = (self.metadata or {}).get("tags")
+        if joined is None:
+            return self
+        if not isinstance(joined, str):
+            raise ValueError("metadata.tags is the tags joined by commas, a string")
+        if self.tags is not None:
+            raise ValueError("give tags or metadata.tags, not both")
+        self.tags = [t.strip() for t in joined.split(",") if t.strip()] or None
+        return self
 
 
 class IngestUrlBody(BaseModel):

@@ -35,7 +35,7 @@ def place(repo: DocumentRepository, current: Document, began: datetime) -> Place
     current value while the one before began after it."""
     later = current
     for _ in range(MAX_WALK):
-        earlier = _before(repo, later)
+        earlier = live_before(repo, later)
         if earlier is None or earlier.memory is None:
             return Place(later, earlier)
         started = earlier.memory.valid_from
@@ -66,7 +66,7 @@ def place_by_end(
         if began is None or began < ends:
             if later is not None and m.valid_to is not None and m.valid_to <= ends:
                 return Place(later, at), m.valid_to  # in the gap after it, before the next one
-            before = _before(repo, at)
+            before = live_before(repo, at)
             if began is None:  # its start unknown too: it began where this one ended
                 began = ends
                 at = at.model_copy(update={"memory": m.model_copy(update={"valid_from": ends})})
@@ -74,7 +74,7 @@ def place_by_end(
             if before is not None and before.memory is not None:
                 start = min(before.memory.valid_to or began, began)
             return Place(at, before), start
-        earlier = _before(repo, at)
+        earlier = live_before(repo, at)
         if earlier is None:
             return Place(at, None), None  # every value began at or after its end: it is the first
         later, at = at, earlier
@@ -109,22 +109,15 @@ def relinked(
     return ops
 
 
-def _before(repo: DocumentRepository, doc: Document) -> Document | None:
+def live_before(repo: DocumentRepository, doc: Document) -> Document | None:
     """The live value `doc` superseded, in the same brain, if any, passing over deleted ones (a
     delete joins its neighbours after it commits, MemoryService.join_over_deleted: one a crash
     left unjoined, or deleted before deletes joined them, is passed over the same)."""
-    at = doc
-    for _ in range(MAX_WALK):
-        older_id = at.metadata.get(SUPERSEDES)
-        if not isinstance(older_id, str):
-            return None
-        older = repo.get_by_id(older_id)
-        if older is None or older.brain_id != doc.brain_id or older.memory is None:
-            return None
-        if older.deleted_at is None:
-            return older
-        at = older
-    return None
+    return _live_neighbour(repo, {}, doc, _supersedes, set())
+
+
+def _supersedes(doc: Document) -> object:
+    return doc.metadata.get(SUPERSEDES)
 
 
 def closed_over(
@@ -164,7 +157,7 @@ def neighbours(
     ones, and the ids passed over (`doc`'s among them). The neighbours are read as they are now: a
     value stored since may have been placed between them (closed_over then leaves them)."""
     over = {doc.id}
-    earlier = _live_neighbour(repo, erased, doc, lambda d: d.metadata.get(SUPERSEDES), over)
+    earlier = _live_neighbour(repo, erased, doc, _supersedes, over)
     later = _live_neighbour(repo, erased, doc, lambda d: d.memory.superseded_by if d.memory else None, over)
     return earlier, later, over
 
@@ -190,8 +183,8 @@ def _live_neighbour(
     over: set[str],
 ) -> Document | None:
     """The first value that is neither erased nor deleted, walking from `doc` by `step` (back or
-    forward); the ids passed over are added to `over`. A deleted value is passed over as `_before`
-    passes it: one a crash left unjoined, or deleted before deletes joined lines."""
+    forward); the ids passed over are added to `over`. A deleted value is passed over: one a crash
+    left unjoined, or deleted before deletes joined lines."""
     at = doc
     for _ in range(MAX_WALK):
         named = step(at)

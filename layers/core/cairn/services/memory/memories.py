@@ -46,7 +46,7 @@ from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import (
-    MAX_WALK,
+    live_before,
     place,
     place_by_end,
     relinked,
@@ -251,17 +251,10 @@ class MemoryService(MemoryLineJoins):
             return None
         if doc.deleted_at is None:
             return doc if self._successor_gone(brain, doc, storing) else None
-        for _ in range(MAX_WALK):
-            older = doc.metadata.get(SUPERSEDES)
-            if not isinstance(older, str):
-                return None
-            found = self.documents.repo.get_by_id(older)
-            if found is None or found.brain_id != brain.id or found.memory is None:
-                return None
-            if found.deleted_at is None:
-                return found if found.memory.expired_at is None else None
-            doc = found
-        return None
+        kept = live_before(self.documents.repo, doc)
+        return (
+            kept if kept is not None and kept.memory is not None and kept.memory.expired_at is None else None
+        )
 
     def _successor_gone(self, brain: Brain, doc: Document, storing: str) -> bool:
         """Whether `doc`, live and superseded, is its line's end: the value that superseded it is

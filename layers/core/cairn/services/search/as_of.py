@@ -17,13 +17,11 @@ from typing import Final
 from cairn.domain.models import Document, MemoryFacet, MemoryType
 from cairn.domain.moments import EARLIEST
 from cairn.ports.chunks import ChunkFilter
+from cairn.services.memory.history_line import MAX_WALK
 from cairn.services.memory.memory_model import SUPERSEDES
 
 DEEPEST: Final = 3200
 """Hits a `known_at` search reads at most, looking deeper for enough that Cairn then held."""
-
-_MAX_WALK: Final = 256
-"""Values stored since followed at most, from a link to the one it named at `known_at`."""
 
 
 def _ms(moment: datetime) -> datetime:
@@ -129,7 +127,7 @@ class AsOf:
 
         def then(link: str, step: Callable[[Document], object]) -> str | None:
             at = link
-            for _ in range(_MAX_WALK):
+            for _ in range(MAX_WALK):  # values stored since, from a link to the one it named then
                 target = known.get(at)
                 if target is None:
                     found = read([at])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from cairn.auth import access
@@ -111,7 +112,6 @@ class MemoryReads:
             pool *= 4
         if q.at_time is not None:
             live = one_per_line(live)
-        live = as_of.links_as_held(live, self.documents.repo.get_many_by_id)  # with known_at
         access = self.access_of(brain, list(live))
         now = self.clock.now()
         ranked: list[MemoryHit] = []
@@ -152,6 +152,11 @@ class MemoryReads:
 
         ranked.sort(key=lambda h: (*lifted_first(h), -read_rank(h.access.count), h.memory.id))
         ranked = ranked[: q.limit]
+        if as_of.known_at is not None:  # the links between values as then held, of the hits handed back
+            shown = as_of.links_as_held(
+                {h.memory.id: h.memory for h in ranked}, self.documents.repo.get_many_by_id
+            )
+            ranked = [replace(h, memory=shown[h.memory.id]) for h in ranked]
         good = [h.memory.id for h in ranked if h.score is not None and h.score >= GOOD_MATCH]
         if q.count_access and self.access is not None and good:
             self.access.saw(brain.id, good)  # a read is a good match handed back, not every hit

@@ -3,6 +3,7 @@ supersede chain with each version's validity, and how often searches returned it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
@@ -134,28 +135,28 @@ class ItemDetails:
         deleted value is passed over, not listed (its text is gone from every answer)."""
         if doc.memory is None and SUPERSEDES not in doc.metadata:
             return []
-        before: list[Document] = []
         seen = {doc.id}
-        at = doc
-        while len(seen) <= CHAIN_CAP and isinstance(older_id := at.metadata.get(SUPERSEDES), str):
-            older = self.repo.get_by_id(older_id)
-            if older is None or older.id in seen:
-                break
-            seen.add(older.id)
-            if older.deleted_at is None:
-                before.append(older)
-            at = older
-        after: list[Document] = []
-        at = doc
-        while len(seen) <= 2 * CHAIN_CAP and at.memory is not None and at.memory.superseded_by:
-            newer = self.repo.get_by_id(at.memory.superseded_by)
-            if newer is None or newer.id in seen:
-                break
-            seen.add(newer.id)
-            if newer.deleted_at is None:
-                after.append(newer)
-            at = newer
+        before = self._walk(doc, lambda d: d.metadata.get(SUPERSEDES), seen)
+        after = self._walk(doc, lambda d: d.memory.superseded_by if d.memory else None, seen)
         if not before and not after:
             return []
         chain = [*reversed(before), doc, *after]
         return [Version(d, d.id == doc.id) for d in chain]
+
+    def _walk(self, doc: Document, step: Callable[[Document], object], seen: set[str]) -> list[Document]:
+        """The values reached from `doc` by `step`, at most CHAIN_CAP, the deleted ones passed over;
+        a value `seen` already (a loop) ends the walk."""
+        found: list[Document] = []
+        at = doc
+        for _ in range(CHAIN_CAP):
+            named = step(at)
+            if not isinstance(named, str):
+                break
+            nxt = self.repo.get_by_id(named)
+            if nxt is None or nxt.id in seen:
+                break
+            seen.add(nxt.id)
+            if nxt.deleted_at is None:
+                found.append(nxt)
+            at = nxt
+        return found

@@ -143,7 +143,7 @@ def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Confi
         # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
         h11_max_incomplete_event_size=64 * 1024,
         proxy_headers=bool(proxies),
-        forwarded_allow_ips=proxies or None,
+        forwarded_allow_ips=proxies,
     )
 
 

@@ -4,8 +4,10 @@ keys, paths and bytes of a memory."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from cairn.domain.errors import CairnError, InvalidInput
@@ -245,6 +247,17 @@ def iso(moment: datetime) -> str:
     """To the millisecond, as ThoughtMCP's JavaScript dates are shown: a time shown here and given
     back (`dateRange`) names the same instant (`to_ms`)."""
     return to_ms(moment).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def reply_metadata(now: datetime, started: float, components: Sequence[str], **extra: Any) -> dict[str, Any]:
+    """A reply's `metadata` (seed 004's MCPResponse): when (UTC, to the millisecond), how long it
+    took in milliseconds since `started` (a time.perf_counter reading), the components used."""
+    return {
+        "timestamp": iso(now.astimezone(UTC)),
+        "processingTime": round((time.perf_counter() - started) * 1000),
+        "componentsUsed": list(components),
+        **extra,
+    }
 
 
 def to_ms(moment: datetime) -> datetime:

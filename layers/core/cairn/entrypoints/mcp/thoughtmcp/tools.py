@@ -28,8 +28,8 @@ from cairn.services.thoughtmcp.models import (
     NewMemory,
     Recalled,
     ThoughtError,
-    iso,
     parse_moment,
+    reply_metadata,
     wire_memory,
 )
 
@@ -91,11 +91,7 @@ def remember(deps: SurfaceDeps[ThoughtServices], x: a.RememberArgs) -> CallToolR
     assert brain is not None
     memory = NewMemory(x.content, x.userId, x.sessionId, x.primarySector, _metadata(x.metadata) or Metadata())
     data = c.thoughts.remember(brain, memory)
-    metadata = {
-        "timestamp": iso(c.thoughts.clock.now()),
-        "processingTime": int((time.perf_counter() - started) * 1000),
-        "componentsUsed": REMEMBER_COMPONENTS,
-    }
+    metadata = reply_metadata(c.thoughts.clock.now(), started, REMEMBER_COMPONENTS)
     return audited(success(data, metadata), brain, data["memoryId"])
 
 

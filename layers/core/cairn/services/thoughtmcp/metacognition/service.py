@@ -46,6 +46,7 @@ from cairn.services.thoughtmcp.metacognition.models import (
 )
 from cairn.services.thoughtmcp.metacognition.signals import read
 from cairn.services.thoughtmcp.metacognition.text import sentences
+from cairn.services.thoughtmcp.models import iso, reply_metadata
 
 TIMEOUT_S: Final = 60.0
 
@@ -77,15 +78,10 @@ class MetacognitionService:
         return None if offline(self.generator) else self.generator.model_id
 
     def _now(self) -> str:
-        return self.clock.now().astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return iso(self.clock.now().astimezone(UTC))
 
     def _metadata(self, started: float, components: Sequence[str], **extra: Any) -> dict[str, Any]:
-        return {
-            "timestamp": self._now(),
-            "processingTime": _ms(started),
-            "componentsUsed": list(components),
-            **extra,
-        }
+        return reply_metadata(self.clock.now(), started, components, **extra)
 
     # --- assess_confidence ----------------------------------------------------------------------
 

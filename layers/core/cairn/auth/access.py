@@ -226,6 +226,13 @@ def check_change(brain: Brain, owner: str | None, what: str) -> None:
         raise Forbidden(f"this credential may not change {what}")
 
 
+def offers_change(brain: Brain, owner: str | None = None) -> bool:
+    """Whether the current access holds the write scope and may change an item of `owner` in `brain`:
+    what a page offers to edit (the change itself is checked again where it is made)."""
+    access = _current.get()
+    return access is None or (access.principal.has(WRITE) and may_change(access.principal, brain, owner))
+
+
 def check_acts_for(brain: Brain | None, owner: str) -> None:
     """Forbidden unless the current access may act for `owner` (a ThoughtMCP userId) in `brain`,
     or, with None, in a brain of its own tenant (one a first write is about to make)."""

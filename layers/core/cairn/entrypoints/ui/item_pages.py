@@ -107,6 +107,7 @@ def item_pages(deps: UiDeps) -> APIRouter:
             kind=kind_of(doc),
             type=type_of(doc),
             title=doc.title or doc.path,
+            may_edit=access.offers_change(brain, doc.owner),
         )
 
     @router.post("/ui/brains/{ref}/items/{doc_id}/edit")
@@ -128,9 +129,10 @@ def item_pages(deps: UiDeps) -> APIRouter:
 
     @router.get("/ui/brains/{ref}/items/{doc_id}/delete", response_class=HTMLResponse)
     def confirm_delete(request: Request, ref: str, doc_id: str) -> HTMLResponse:
-        brain = deps.brain(ref)
-        with access.needing(READ):
+        brain = deps.brain(ref, WRITE)
+        with access.needing(WRITE):
             doc = deps.details.item(brain, doc_id)
+            access.check_change(brain, doc.owner, "this item")
         return page(request, "item_delete.html", brain=brain, doc=doc, kind=kind_of(doc), title="Delete item")
 
     @router.post("/ui/brains/{ref}/items/{doc_id}/delete")

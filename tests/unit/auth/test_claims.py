@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from cairn.auth import access
 from cairn.auth.claims import (
     principal_from_apigw,
     principal_from_claims,
@@ -14,6 +17,7 @@ from cairn.auth.claims import (
 )
 from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, AuthError
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
+from cairn.domain.models import Brain, Visibility
 from tests.events.apigw import http_event
 
 ACCOUNT = "123456789012"
@@ -167,6 +171,26 @@ def test_a_caller_id_prefix_maps_too() -> None:
     identity = iam_identity("arn:aws:sts::999999999999:assumed-role/X/s", account="999999999999")
     principal = principal_from_iam(identity, tenants={"AROAEXAMPLE": "initech"}, scopes={})
     assert (principal.tenant, principal.scopes) == ("initech", frozenset())
+
+
+def brain_owned_by(owner: str) -> Brain:
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    return Brain(
+        id="brn_1", slug="builds", name="Builds", owner_tenant="acme", owner=owner, embedding_model="m",
+        embedding_dim=4, visibility=Visibility.private, created_at=moment, updated_at=moment,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("caller_id", "subject"), [("AIDAEXAMPLE", "aws:AIDAEXAMPLE"), ("", f"aws:{ACCOUNT}")]
+)
+def test_a_caller_without_an_arn_is_named_in_the_aws_namespace(caller_id: str, subject: str) -> None:
+    """Not its bare caller id or account: a token whose `sub` is that string would own its brains."""
+    identity = {**iam_identity("", caller_id=caller_id), "userArn": None}
+    principal = principal_from_iam(identity, tenants=IAM_TENANTS, scopes={})
+    assert (principal.tenant, principal.subject) == ("acme", subject)
+    assert not access.owns(replace(principal, via=Via.jwt), brain_owned_by(subject))
+    assert access.owns(principal, brain_owned_by(subject))
 
 
 def test_an_unmapped_iam_caller_is_forbidden() -> None:

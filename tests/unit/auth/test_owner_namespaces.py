@@ -1,6 +1,6 @@
 """Whose items a principal acts for (auth/access.py): itself and its sub-users (`<subject>:<name>`),
 never another kind of principal's. An identity provider may issue any `sub`; one that is `key`,
-`arn` or `local`, or starts with one of them and `:`, names API keys', AWS callers' or the machine
+`arn`, `aws` or `local`, or starts with one of them and `:`, names API keys', AWS callers' or the machine
 owner's subjects: it acts for none, owns none of their brains, creates none, nor do its jobs."""
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def who(subject: str, via: Via) -> Principal:
         ("local", Via.jwt, "local:bob", False),
         ("local", Via.static_token, "local:bob", True),
         ("keystone", Via.jwt, "keystone:x", True),  # only the whole first segment is reserved
+        ("aws:AIDAEXAMPLE", Via.iam, "aws:AIDAEXAMPLE", True),  # an AWS caller with no ARN
+        ("aws:AIDAEXAMPLE", Via.jwt, "aws:AIDAEXAMPLE", False),
     ],
 )
 def test_a_principal_acts_for_itself_and_its_sub_users_of_its_own_kind(

@@ -187,14 +187,16 @@ def _owners_seen(principal: Principal, tenant: str) -> str | None:
 RESERVED_SUBJECTS: Final = {
     "key": (Via.api_key, Via.job),
     "arn": (Via.iam, Via.job),
+    "aws": (Via.iam, Via.job),
     "local": (Via.open, Via.static_token, Via.job),
 }
 """Subject namespaces only one kind of principal has (auth/api_keys.py names a key `key:<id>`;
-an AWS caller is its ARN; the machine owner is `local`), and the job acting for one."""
+an AWS caller is its ARN, or `aws:` and its caller id or account when it has none; the machine
+owner is `local`), and the job acting for one."""
 
 
 def _own_namespace(principal: Principal) -> bool:
-    """Whether the principal's subject is of its own kind: a token whose subject is `key`, `arn`,
+    """Whether the principal's subject is of its own kind: a token whose subject is `key`, `arn`, `aws`,
     `local` or starts with one of them and `:` would otherwise own their brains (`owns`) and act
     for their users (the sub-user rule); such a principal owns no brain and acts for no owner."""
     root = principal.subject.partition(":")[0]

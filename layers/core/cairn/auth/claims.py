@@ -116,9 +116,11 @@ def principal_from_iam(
     if tenant is None:
         raise AuthError("this AWS caller is not mapped to a tenant", FORBIDDEN)
     granted = _longest_match(scopes, exact, prefixed) or ()
-    subject = next(
-        (v for v in (_role_arn(user_arn), user_arn, caller_id, account) if isinstance(v, str) and v), None
-    )
+    arn = next((v for v in (_role_arn(user_arn), user_arn) if isinstance(v, str) and v), None)
+    bare = next((v for v in (caller_id, account) if isinstance(v, str) and v), None)
+    # A caller id or an account is no ARN: named in the `aws:` namespace only IAM callers have, so a
+    # token whose `sub` happens to equal one owns nothing of theirs (auth/access.py RESERVED_SUBJECTS).
+    subject = arn or (f"aws:{bare}" if bare else None)
     if subject is None:
         raise AuthError("the request's IAM identity is empty", FORBIDDEN)
     return Principal(

@@ -166,3 +166,19 @@ async def test_ingest_url_server_path_returns_the_ingest_response(private_ok: Li
     stored = private_ok.container.documents.read(brain, payload["result"]["path"])
     assert b'"status":"ok"' in stored
     assert payload["result"]["path"] in text(result)
+
+
+async def test_credentials_in_an_ingested_url_are_kept_in_no_audit_entry_or_summary(
+    private_ok: LiveServer,
+) -> None:
+    """The audit log is read by other principals (a tenant's admins): a site's password or token in
+    the URL an agent ingested must not be in it, nor in the summary an agent's transcript keeps."""
+    host = private_ok.base.removeprefix("http://")
+    url = f"http://siteuser:PASSWORD-MARKER@{host}/healthz?api_token=TOKEN-MARKER"
+    result = await _call(private_ok, "memory_ingest_url", {"url": url, "brain": "web"})
+    ok(result)
+    entries, _ = private_ok.container.audit.query(tenant="local", limit=100)
+    [entry] = [e for e in entries if e.action == "mcp.memory_ingest_url"]
+    assert entry.target == f"http://{host}/healthz?…"
+    for marker in ("PASSWORD-MARKER", "TOKEN-MARKER", "siteuser"):
+        assert marker not in str(entry) and marker not in text(result)

@@ -22,6 +22,7 @@ from cairn.entrypoints.mcp.canonical.services import CanonicalServices
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolSpec, ok_result
 from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
+from cairn.ingest.fetch import redact_url
 from cairn.services.search.service import SearchHit, SearchResult
 
 SUMMARY_HITS = 5
@@ -89,7 +90,7 @@ def ingest_url(deps: SurfaceDeps[CanonicalServices], a: IngestUrlArgs) -> CallTo
     c = deps.services
     brain = c.brains.resolve(a.brain)
     result = IngestResponse.of(c.ingest.ingest_url(brain, a.url))
-    return ok_result(_ingest_summary(a.url, result), IngestUrlServer(result=result))
+    return ok_result(_ingest_summary(redact_url(a.url), result), IngestUrlServer(result=result))
 
 
 def create_brain(deps: SurfaceDeps[CanonicalServices], a: CreateBrainArgs) -> CallToolResult:
@@ -154,7 +155,7 @@ MEMORY_INGEST_URL = ToolSpec(
     output=IngestUrlServer,
     scope=WRITE,
     handler=ingest_url,
-    audit=lambda a, _: AuditTarget(brain=a.brain, target=a.url),
+    audit=lambda a, _: AuditTarget(brain=a.brain, target=redact_url(a.url)),  # no credentials kept
 )
 
 MEMORY_CREATE_BRAIN = ToolSpec(

@@ -92,7 +92,8 @@ class MemoryFacet(Model):
     superseded_at: datetime | None = None
     earlier_ends: list[EarlierEnd] | None = None
     """Each time history stored later moved `valid_to` sooner, the end it had until then, oldest
-    first: what Cairn knew at a moment before it (services/search/as_of.py `AsOf.holds`)."""
+    first: what Cairn knew at a moment before it (services/search/as_of.py `AsOf.holds`). At most
+    64 are kept (services/memory/earlier_ends.py)."""
     text_at: datetime | None = None
     """When an update last changed the text in place (None: as first written): what Cairn knew
     before then was other text (`AsOf.holds`)."""

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.domain.models import Document, EarlierEnd
+from cairn.domain.models import Document
 from cairn.ports.records import Put
+from cairn.services.memory import earlier_ends
 from cairn.services.memory.memory_model import SUPERSEDES
 from cairn.services.repositories import DocumentRepository
 
@@ -87,7 +88,8 @@ def relinked(
     """The writes that put `memory_id` in its place, each conditional on the version read: the later
     value now supersedes it, and the earlier one (if any) is superseded by it, ending where it
     begins (never before its own start). When the earlier value was superseded stays as recorded,
-    and the end it had until now is kept beside (`earlier_ends`): what Cairn knew then does not move."""
+    and the end it had until now is kept beside (`earlier_ends`, bounded: earlier_ends.py): what
+    Cairn knew then does not move."""
     ops = [
         repo.put_op(
             spot.later.model_copy(
@@ -102,7 +104,7 @@ def relinked(
         until = began if m.valid_to is None else min(m.valid_to, began)
         if m.valid_from is not None:
             until = max(until, m.valid_from)
-        ends = [*(m.earlier_ends or []), EarlierEnd(at=now, valid_to=m.valid_to)]
+        ends = earlier_ends.beside(m, now, m.superseded_at)
         ended = m.model_copy(update={"superseded_by": memory_id, "valid_to": until, "earlier_ends": ends})
         shortened = earlier.model_copy(update={"memory": ended, "updated_at": now})
         ops.append(repo.put_op(shortened, earlier.version))

@@ -40,10 +40,11 @@ from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Document, EarlierEnd, MemoryFacet, MemoryType, MetadataValue
+from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
 from cairn.ports.records import Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
+from cairn.services.memory import earlier_ends
 from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import (
     live_before,
@@ -162,16 +163,16 @@ class MemoryService(MemoryLineJoins):
                 until = successor_from if ends is None else min(ends, successor_from)
                 if old.memory.valid_from is not None:
                     until = max(until, old.memory.valid_from)
-                # the end it had until now is kept beside, so what Cairn knew then does not move
-                kept = [*(old.memory.earlier_ends or []), EarlierEnd(at=now, valid_to=ends)]
+                # one superseded already (by a value deleted since) was no longer current from
+                # then on: a search of what Cairn knew between still says so
+                superseded_at = old.memory.superseded_at or now
                 ended = old.memory.model_copy(
                     update={
                         "superseded_by": memory_id,
-                        # one superseded already (by a value deleted since) was no longer current
-                        # from then on: a search of what Cairn knew between still says so
-                        "superseded_at": old.memory.superseded_at or now,
+                        "superseded_at": superseded_at,
                         "valid_to": until,
-                        "earlier_ends": kept,
+                        # the end it had until now is kept beside: what Cairn knew then does not move
+                        "earlier_ends": earlier_ends.beside(old.memory, now, superseded_at),
                     }
                 )
                 superseded = old.model_copy(update={"memory": ended, "updated_at": now})

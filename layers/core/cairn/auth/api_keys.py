@@ -71,9 +71,9 @@ class ApiKeyService:
     def create(
         self, *, name: str, tenant: str, scopes: Iterable[str], brains: Sequence[str] | None = None
     ) -> CreatedKey:
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise InvalidInput("a key name is 1..128 letters, digits, spaces or . _ @ : -")
-        if not _NAME.match(tenant):
+        if not _NAME.fullmatch(tenant):
             raise InvalidInput("a tenant is 1..128 letters, digits, spaces or . _ @ : -")
         wanted = list(dict.fromkeys(scopes))
         if not wanted or any(s not in SCOPES for s in wanted):
@@ -176,7 +176,7 @@ class ApiKeyService:
 
     def authenticate(self, presented: str) -> Principal | None:
         """The principal of a live key, or None (unknown, revoked, or not a Cairn key at all)."""
-        match = _KEY.match(presented)
+        match = _KEY.fullmatch(presented)
         key = self._live(match.group(1)) if match is not None else None
         if key is None or not hmac.compare_digest(key.key_sha256, _digest(presented)):
             return None

@@ -76,9 +76,9 @@ class AuditLog:
         detail: Mapping[str, str | int | bool] | None = None,
     ) -> AuditEntry:
         """Append one entry; principal None is the system itself (jobs, the CLI)."""
-        if not _TOKEN.match(action):
+        if not _TOKEN.fullmatch(action):
             raise InvalidInput("an audit action is 1..64 of a-z 0-9 _ . : - (e.g. doc.write)")
-        if not _TOKEN.match(outcome):
+        if not _TOKEN.fullmatch(outcome):
             raise InvalidInput("an audit outcome is 1..64 of a-z 0-9 _ . : - (e.g. ok, denied)")
         if brain_id is not None and not brain_id:
             raise InvalidInput("brain_id must not be empty")
@@ -241,7 +241,7 @@ def _clean_detail(detail: Mapping[str, str | int | bool]) -> dict[str, str | int
         raise InvalidInput(f"audit detail takes at most {MAX_DETAIL_KEYS} keys")
     clean: dict[str, str | int | bool] = {}
     for key, value in detail.items():
-        if not isinstance(key, str) or not _DETAIL_KEY.match(key):
+        if not isinstance(key, str) or not _DETAIL_KEY.fullmatch(key):
             raise InvalidInput(f"bad audit detail key {str(key)[:64]!r}")
         if _SECRET_KEY.search(key):
             raise InvalidInput(f"audit detail must not carry secrets; refused key {key!r}")
@@ -256,6 +256,6 @@ def _decode_cursor(cursor: str) -> str:
         sk = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         sk = ""
-    if not _SK.match(sk):
+    if not _SK.fullmatch(sk):
         raise InvalidInput("bad audit cursor")
     return sk

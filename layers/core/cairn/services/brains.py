@@ -35,13 +35,13 @@ _CURSOR_ID = re.compile(r"^brn_[0-9A-Za-z_-]{1,64}$")
 
 def _decode_cursor(cursor: str) -> str:
     brain_id = decode_cursor(cursor)
-    if brain_id is None or not _CURSOR_ID.match(brain_id):
+    if brain_id is None or not _CURSOR_ID.fullmatch(brain_id):
         raise InvalidInput("cursor is not one this listing handed out: start again without it")
     return brain_id
 
 
 def is_slug(value: str) -> bool:
-    return len(value) <= MAX_SLUG and SLUG_RE.match(value) is not None
+    return len(value) <= MAX_SLUG and SLUG_RE.fullmatch(value) is not None
 
 
 def slugify(name: str) -> str:
@@ -183,7 +183,7 @@ class BrainService:
         except ValueError:
             raise InvalidInput("visibility must be one of private, tenant, public") from None
         for what, value in (("owner", owner), ("tenant", tenant)):
-            if value is not None and not PRINCIPAL_NAME.match(value):
+            if value is not None and not PRINCIPAL_NAME.fullmatch(value):
                 raise InvalidInput(f"{what} must be 1..128 characters without spaces or control characters")
             if value is not None:
                 check_shown(what, value)  # shown in listings, as a name is

@@ -70,7 +70,7 @@ class RegisteredClients:
         return found[1] if found is not None else None
 
     def _read(self, client_id: str) -> tuple[Item, RegisteredClient] | None:
-        item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.match(client_id) else None
+        item = self.records.get(CLIENTS_PK, _sk(client_id)) if _CLIENT_ID.fullmatch(client_id) else None
         return (item, RegisteredClient.model_validate(item.data)) if item is not None else None
 
     def list(self) -> list[RegisteredClient]:
@@ -101,7 +101,7 @@ class RegisteredClients:
         revoked = revoke_record(
             self.records,
             CLIENTS_PK,
-            _sk(client_id) if _CLIENT_ID.match(client_id) else None,
+            _sk(client_id) if _CLIENT_ID.fullmatch(client_id) else None,
             RegisteredClient,
             self.clock,
             missing=f"no registered OAuth client {excerpt(client_id)}",

@@ -148,7 +148,7 @@ def cognito_pages(container: Container, http: httpx.Client | None = None) -> API
             )
         if error is not None:
             known = _DENIED.get(error)
-            said = f" ({error})" if _ERROR_CODE.match(error) else ""
+            said = f" ({error})" if _ERROR_CODE.fullmatch(error) else ""
             message = known or f"The sign-in did not complete{said}."
             return refused(request, 400 if error != "access_denied" else 401, f"{message} Try again.", target)
         if not code or len(code) > 2048:
@@ -242,7 +242,7 @@ def _token_error(answer: httpx.Response) -> str:
     except ValueError:
         body = None
     error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, str) and _ERROR_CODE.match(error):
+    if isinstance(error, str) and _ERROR_CODE.fullmatch(error):
         return f" ({error})"
     return f" (HTTP {answer.status_code})"
 

@@ -127,7 +127,7 @@ class Restore:
         return True
 
     def _document(self, r: DocumentRecord) -> bool:
-        if r.id is not None and not MEMORY_ID.match(r.id):  # it names the chunks, links and items
+        if r.id is not None and not MEMORY_ID.fullmatch(r.id):  # it names the chunks, links and items
             raise InvalidInput(
                 f"document id {excerpt(r.id)} is not an id: 1-128 letters, digits, '_', '.' or '-', "
                 "starting alphanumeric"
@@ -175,7 +175,7 @@ class Restore:
             return False
         successor = None
         if r.superseded_by is not None:  # it stays superseded, its successor restored or deleted
-            if not MEMORY_ID.match(r.superseded_by):
+            if not MEMORY_ID.fullmatch(r.superseded_by):
                 raise InvalidInput(f"superseded_by {excerpt(r.superseded_by)!r} is not a memory id")
             successor = self._memory_id(r.superseded_by)
         try:

@@ -106,7 +106,7 @@ class GapService:
     ) -> tuple[KnowledgeGap, bool]:
         """Log a gap known only by its query's hash (an archive's), keeping its stamps; the gap
         already logged for that hash, unchanged, when there is one (and False)."""
-        if not _DIGEST.match(digest):
+        if not _DIGEST.fullmatch(digest):
             raise InvalidInput("query_hash must be a SHA-256 digest: 64 lowercase hex digits")
         by = resolved_by
 

@@ -102,7 +102,7 @@ class MemoryService(MemoryLineJoins):
     def _check_restore(self, brain: Brain, kind: MemoryType, memory_id: str) -> None:
         """A kept id may overwrite the memory it names (upsert), never another document: one of
         another brain, another type, or not a memory."""
-        if not MEMORY_ID.match(memory_id):
+        if not MEMORY_ID.fullmatch(memory_id):
             raise InvalidInput(
                 "memory id must be 1-128 letters, digits, '_', '.' or '-', starting alphanumeric"
             )

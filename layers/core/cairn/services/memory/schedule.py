@@ -31,7 +31,7 @@ _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|hour|day)s?\s*\)$")
 def window_for(expression: str) -> float:
     """The idempotency window in seconds for an EventBridge schedule expression."""
     text = expression.strip()
-    rate = _RATE.match(text)
+    rate = _RATE.fullmatch(text)
     if rate and int(rate[1]) > 0:
         return int(rate[1]) * _UNITS[rate[2]] / 2
     if text.startswith("cron(") and text.endswith(")"):

@@ -208,7 +208,7 @@ def _input(record: Any) -> MemoryInput:
     if memory_id is not None and not isinstance(memory_id, str):
         raise bad("id must be a string")
     successor = record.get("superseded_by")
-    if successor is not None and (not isinstance(successor, str) or not MEMORY_ID.match(successor)):
+    if successor is not None and (not isinstance(successor, str) or not MEMORY_ID.fullmatch(successor)):
         raise bad("superseded_by must be a memory id")
     stored = memory_input(body, empty_metadata=False, memory_id=memory_id or None)
     return replace(stored, superseded_by=successor or None)

@@ -71,7 +71,7 @@ def memory_body(body: Any, *, allow_markup: bool = False, imported: bool = False
     agent = body.get("source_agent")
     if agent is None or agent == "":
         raise bad("source_agent is required")
-    if not isinstance(agent, str) or not AGENT.match(agent):
+    if not isinstance(agent, str) or not AGENT.fullmatch(agent):
         raise bad("Invalid source_agent: must be 1-64 characters of letters, digits, hyphens or underscores")
     _enum(body, "importance", IMPORTANCES)
     _enum(body, "knowledge_category", KNOWLEDGE_CATEGORIES)

@@ -5,6 +5,9 @@ changing results, and concurrent writers lose nothing."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -335,9 +338,30 @@ def test_warm_reads_the_files_and_opens_the_indexes_and_rows_of_big_brains_only(
     fresh = make(tmp_path)
     fresh.warm()
     vectors = tmp_path / "vectors"
-    assert read == [[vectors / f"{BRAIN}.faiss", tmp_path / "chunks.db", vectors / file_name(BRAIN)]]
+    assert read == [[vectors / f"{BRAIN}.faiss", vectors / file_name(BRAIN)]]  # the database through SQLite
     assert set(fresh._cache) == {BRAIN}
     assert set(fresh._maintenance._anns) == {(BRAIN, 0)}
+    fresh.close()
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads the kernel's lock table (Linux)")
+def test_warm_keeps_the_database_locks_so_another_process_leaves_its_wal_alone(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+    too: another process closing its last connection then believed itself the last user and
+    deleted the -wal and -shm files under the running server (acknowledged writes lost)."""
+    index, _ = loaded(tmp_path)
+    index.compact(BRAIN)
+    index.close()
+    fresh = make(tmp_path)
+    fresh.upsert([chunk(99999)], clustered(np.random.default_rng(1), 1))  # the WAL holds a write
+    fresh.warm()
+    inode = (tmp_path / "chunks.db").stat().st_ino
+    locks = [line.split() for line in Path("/proc/locks").read_text().splitlines()]
+    assert any(lock[4] == str(os.getpid()) and lock[5].endswith(f":{inode}") for lock in locks)
+    other = "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('SELECT 1').fetchall()"
+    subprocess.run([sys.executable, "-c", other, str(tmp_path / "chunks.db")], check=True, timeout=30)
+    assert (tmp_path / "chunks.db-wal").exists()
+    assert fresh.get_chunks(BRAIN, "d99999")
     fresh.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -62,3 +63,18 @@ def test_a_zero_budget_reads_nothing(tmp_path: Path) -> None:
 def test_the_budget_is_half_of_physical_memory() -> None:
     budget = page_cache.memory_budget()
     assert 1 << 20 < budget < 1 << 50  # this machine says (Linux); in bytes, not pages
+
+
+def test_reads_a_database_through_its_connection_oddly_named_tables_and_fts_included(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    conn.execute('CREATE TABLE "odd ""name""" ("a ""b""" BLOB, c TEXT)')
+    conn.execute('INSERT INTO "odd ""name""" VALUES (?, ?)', (b"x" * 100_000, None))
+    conn.execute("CREATE VIRTUAL TABLE notes USING fts5(body)")
+    conn.execute("INSERT INTO notes VALUES ('a note')")
+    read: list[str] = []
+    conn.set_trace_callback(lambda statement: read.append(statement.rpartition(" FROM ")[2]))
+    page_cache.read_database(conn, 4096)
+    assert not [table for table in read if "name" in table or "notes" in table]  # over the budget
+    page_cache.read_database(conn, 1 << 30)
+    assert {'"odd ""name"""', '"notes_data"', '"notes_content"'} <= set(read)
+    conn.close()

@@ -300,9 +300,9 @@ class SqliteChunkIndex:
             keys = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in brain_ids]
         indexes = [(key, path) for key in keys if (path := self._maintenance.index_path(*key)).exists()]
         if indexes:
-            vectors = [self._vectors.file(*key).path for key, _ in indexes]
-            files = [path for _, path in indexes] + [self.db_path] + vectors
-            page_cache.read_through(files, page_cache.memory_budget())
+            files = [path for _, path in indexes] + [self._vectors.file(*key).path for key, _ in indexes]
+            left = page_cache.memory_budget() - page_cache.read_through(files, page_cache.memory_budget())
+            page_cache.read_database(self._db.get(), left)  # never through a descriptor of its own
         for brain_id in brain_ids:
             self._health.ensure_checked([brain_id])
             with self._db.snapshot() as conn:

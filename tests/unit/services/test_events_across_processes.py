@@ -128,3 +128,22 @@ def test_an_entry_this_release_cannot_read_is_skipped(tmp_path: Path, payload: s
         assert [e.path for e in await drained(sub)] == ["good.md"]
 
     asyncio.run(run())
+
+
+def test_a_subscriber_hears_what_is_logged_after_the_log_file_was_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "changes.sqlite3"
+    here = EventBus(SqliteChangeLog(path))
+
+    async def run() -> None:
+        here.follow()
+        sub = here.subscribe("brn_a")
+        EventBus(SqliteChangeLog(path)).publish("brn_a", [change(f"old/{i}.md") for i in range(5)])
+        here.follow()
+        assert len(await drained(sub)) == 5
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)  # another process found it damaged
+        EventBus(SqliteChangeLog(path)).publish("brn_a", [change("new/1.md")])  # its numbers restart at 1
+        here.follow()
+        assert [e.path for e in await drained(sub)] == ["new/1.md"]
+
+    asyncio.run(run())

@@ -195,6 +195,9 @@ class EventBus:
                     event = ChangeEvent.from_log(entry.payload)
                     if event is not None:
                         self._deliver(subs, [event])
+                if not entries and self._changes.mark() < self._read_past:
+                    self._read_past = 0  # a new log file (a damaged one was removed): its numbers began again
+                    continue
                 if len(entries) < FOLLOW_BATCH:
                     return
         except ChangeLogError as exc:

@@ -147,13 +147,22 @@ class Restore:
         most = self.a.max_document_bytes
         if most is not None and len(data) > most:
             raise FileTooLarge(f"{excerpt(r.path)} is {len(data):,} bytes; a document holds at most {most:,}")
-        live = self._live(r.path)
-        # changed after the archive was made (its bytes, title, tags, metadata, facet): kept, unless
-        # writing the record would change nothing (a re-run)
-        same = live is not None and live.checksum_sha256 == checksum(data) and same_info(live, info)
-        if live is not None and not same and live.updated_at > self.made_at:
+
+        def unless_newer(live: Document | None, _: bytes | None) -> tuple[bytes, DocumentInput] | None:
+            # changed after the archive was made (its bytes, title, tags, metadata, facet): kept,
+            # unless writing the record would change nothing (a re-run). Decided in the attempt
+            # that commits, against the version it read: a write another process commits between
+            # the two makes the commit fail and the choice made again on what it left.
+            same = live is not None and live.checksum_sha256 == checksum(data) and same_info(live, info)
+            if live is not None and not same and live.updated_at > self.made_at:
+                return None
+            return data, info
+
+        outcome = self.a.documents.modify(
+            self.brain, r.path, unless_newer, reason="restore", with_bytes=False
+        )
+        if outcome is None:
             return self._newer(r.path)
-        outcome = self.a.documents.write(self.brain, r.path, data, info, reason="restore")
         doc = outcome.document
         if self.a.thoughts is not None and doc.memory is not None and doc.memory.user_id is not None:
             self.a.thoughts.adopt(self.brain, doc)

@@ -7,7 +7,7 @@ document that is not a typed memory: gbrain pages, notes, binaries as base64), `
 `end` record counting the records before it. Format 1 is the same without the `end` record.
 
 A restore writes through the services, so every rule holds as for any writer: documents through
-DocumentService.write (the same bytes at the same path are a no-op), memories through
+DocumentService.modify (the same bytes at the same path are a no-op), memories through
 MemoryService.store with their ids (a memory already in the brain is skipped; being stored
 oldest first, supersede by key or subject rebuilds the same current memory), links with new ids
 from the brain's link sequence (one identical in its ends, kind and validity is skipped), raw

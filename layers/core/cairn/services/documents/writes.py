@@ -300,15 +300,19 @@ class DocumentWrites(DocumentReads):
         change: Callable[[Document | None, bytes | None], tuple[bytes, DocumentInput] | None],
         *,
         reason: str | None = None,
+        with_bytes: bool = True,
     ) -> WriteOutcome | None:
         """Read-modify-write under the path's lock: `change` sees the live document and its bytes
-        (or None, None) and returns what to write, or None to leave it alone."""
+        (or None, None) and returns what to write, or None to leave it alone. It decides in the
+        attempt that commits: a commit that loses to another process's write calls it again with
+        what that write left. `with_bytes` False: it is given None for the bytes (it decides by
+        the record alone, so a document whose bytes are damaged can still be replaced)."""
         path = validate_path(path)
 
         def attempt(current: list[Document | None]) -> WriteOutcome | None:
             existing = current[0]
             live = existing if existing and existing.deleted_at is None else None
-            wanted = change(live, self.bytes_of(live) if live else None)
+            wanted = change(live, self.bytes_of(live) if live and with_bytes else None)
             if wanted is None:
                 return None
             return self._write_locked(brain, path, wanted[0], wanted[1], existing)

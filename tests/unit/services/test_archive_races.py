@@ -5,6 +5,7 @@ writer's change is made at the very moment it would race, on the fakes and on SQ
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,10 @@ import pytest
 from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
-from cairn.bootstrap import Adapters, Container, build_container
+from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
+from cairn.services import repositories
+from cairn.services.repositories import documents_pk
 from tests.fakes.container import fake_adapters
 from tests.support.archive_scenario import exported, fill
 
@@ -23,29 +26,28 @@ DIM = 64
 
 
 @pytest.fixture(params=["fakes", "sqlite"])
-def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Adapters:
-    if request.param == "fakes":
-        return fake_adapters(DIM)
-    return replace(
-        fake_adapters(DIM),
-        records=SqliteRecordStore(tmp_path / "records.sqlite3"),
-        blobs=FileBlobStore(tmp_path / "blobs"),
-        chunks=SqliteChunkIndex(tmp_path / "chunks.sqlite3", tmp_path / "vectors", DIM),
-    )
-
-
-def container(adapters: Adapters, tmp_path: Path) -> Container:
-    return build_container(Settings(data_dir=tmp_path), adapters)
+def process(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Container]]:
+    """A new container over one store each call, as another process on it: its own path locks
+    (on DynamoDB: tests/integration/aws/test_archive_races_on_aws.py)."""
+    adapters = fake_adapters(DIM)
+    if request.param == "sqlite":
+        adapters = replace(
+            adapters,
+            records=SqliteRecordStore(tmp_path / "records.sqlite3"),
+            blobs=FileBlobStore(tmp_path / "blobs"),
+            chunks=SqliteChunkIndex(tmp_path / "chunks.sqlite3", tmp_path / "vectors", DIM),
+        )
+    yield lambda: build_container(Settings(data_dir=tmp_path), adapters)
 
 
 def test_a_write_committed_between_the_restores_check_and_its_write_is_kept(
-    adapters: Adapters, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    process: Callable[[], Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    restoring = container(adapters, tmp_path)
-    serving = container(adapters, tmp_path)  # another process on the same store: its own path locks
+    restoring, serving = process(), process()  # serving: `cairn serve` on the same store
+    clock = restoring.adapters.clock
     brain = fill(restoring).brain
     restoring.documents.write(brain, "notes/plain.md", b"# Plain\n\nOld local text.\n")
-    adapters.clock.advance(60)  # type: ignore[attr-defined]
+    clock.advance(60)  # type: ignore[attr-defined]
     archived = store_text(exported(restoring, brain), "notes/plain.md", "# Plain\n\nThe archived text.\n")
     newer = b"# Plain\n\nNewer work the server acknowledged.\n"
     commit = restoring.documents.repo.commit
@@ -53,7 +55,7 @@ def test_a_write_committed_between_the_restores_check_and_its_write_is_kept(
     def racing(ops: Any, **kw: Any) -> Any:
         if any(getattr(op, "item", None) and "notes/plain.md" in op.item.sk for op in ops):
             monkeypatch.setattr(restoring.documents.repo, "commit", commit)  # once
-            adapters.clock.advance(60)  # type: ignore[attr-defined]
+            clock.advance(60)  # type: ignore[attr-defined]
             serving.documents.write(brain, "notes/plain.md", newer)
         return commit(ops, **kw)
 
@@ -69,3 +71,30 @@ def test_a_write_committed_between_the_restores_check_and_its_write_is_kept(
 def store_text(records: list[dict[str, Any]], path: str, text: str) -> list[dict[str, Any]]:
     """The archive with `path`'s document holding `text` instead."""
     return [{**r, "content": text} if r.get("path") == path else r for r in records]
+
+
+def test_a_document_renamed_while_the_export_pages_through_the_brain_is_held_once(
+    process: Callable[[], Container], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = process()
+    brain = c.brains.create("Paged", slug="paged")
+    ids = {
+        name: c.documents.write(brain, f"notes/{name}.md", f"# {name}\n\nText {name}.\n".encode()).document.id
+        for name in "bcdefg"
+    }
+    monkeypatch.setattr(repositories, "ITEMS_PER_PAGE", 2)
+    records = c.documents.repo.records
+    query = records.query
+
+    def renaming(pk: str, prefix: str = "", **kw: Any) -> Any:
+        page = query(pk, prefix, **kw)
+        if pk == documents_pk(brain.id) and prefix == "doc#":  # the first page read: b and c
+            monkeypatch.setattr(records, "query", query)  # once
+            c.documents.rename(brain, "notes/g.md", "notes/a.md")  # to a page already read
+            c.documents.rename(brain, "notes/c.md", "notes/z.md")  # to a page not read yet
+        return page
+
+    monkeypatch.setattr(records, "query", renaming)
+    exported_ids = [r["id"] for r in exported(c, brain) if r["kind"] == "document"]
+
+    assert sorted(exported_ids) == sorted(ids.values())  # each once, g under its new path too

@@ -59,6 +59,10 @@ def doc_id_key(doc_id: str) -> tuple[str, str]:
 
 
 SESSIONS_PREFIX = "session#"
+
+ITEMS_PER_PAGE = 1000
+"""What all_items reads at once: a listing is no snapshot, a record moved between pages (a document
+renamed) may be met twice or not at all."""
 """What every session's partition starts with (its record and its messages)."""
 
 
@@ -398,7 +402,7 @@ def get_all(records: RecordStore, keys: Sequence[tuple[str, str]]) -> dict[tuple
 def all_items(records: RecordStore, pk: str, prefix: str = "", after: str | None = None) -> Iterator[Item]:
     """Every item of the partition under `prefix` (after `after`), in sort-key order, a page at a time."""
     while True:
-        page = records.query(pk, prefix, after=after, limit=1000)
+        page = records.query(pk, prefix, after=after, limit=ITEMS_PER_PAGE)
         yield from page.items
         if page.next_after is None:
             return

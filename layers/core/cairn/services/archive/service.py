@@ -70,6 +70,10 @@ TRANSIENT = (STATE_KEY, NEEDS_FULL_SYNC_KEY)
 T = TypeVar("T")
 
 
+LISTINGS = 4
+"""How many times an export lists a brain's documents for those a listing passed over (_each_once)."""
+
+
 class BrainArchive:
     def __init__(
         self,
@@ -104,10 +108,11 @@ class BrainArchive:
     # -- export -----------------------------------------------------------------------------------
 
     def export(self, brain: Brain, *, damaged: list[str] | None = None) -> Iterator[dict[str, Any]]:
-        """The brain's records, streamed (documents are read a page at a time, twice), and the
-        `end` record that counts them. A document whose stored bytes are damaged stops the export
-        (DamagedContent), unless `damaged` is given: it is then left out and its path added there
-        (`cairn export --skip-damaged`: the rest of a brain saved before it is repaired)."""
+        """The brain's records, streamed (documents are read a page at a time, twice, each once:
+        _each_once), and the `end` record that counts them. A document whose stored bytes are
+        damaged stops the export (DamagedContent), unless `damaged` is given: it is then left out
+        and its path added there (`cairn export --skip-damaged`: the rest of a brain saved before
+        it is repaired)."""
         yield dumped(self._header(brain))
         count = 0
         for record in self._records(brain, damaged):
@@ -128,7 +133,7 @@ class BrainArchive:
         if self.libraries is not None:
             for col in self.libraries.collections([Library(brain)]):
                 yield dumped(CollectionRecord(name=col.name, description=col.description, folder=col.folder))
-        for doc in self._live(brain):
+        for doc in self._each_once(brain):
             if not is_typed_memory(doc) and (content := readable(doc, self.documents.content)) is not None:
                 yield dumped(document_record(self._as_it_stands(brain, doc), content))
         for doc in self.memories.oldest_first(brain):
@@ -136,7 +141,7 @@ class BrainArchive:
             if live and (text := readable(doc, self.memories.text)) is not None:
                 yield dumped(memory_record(doc, text))
         path_of = PathCache(lambda doc_id: self._path_of(brain, doc_id))
-        for doc in self._live(brain):
+        for doc in self._each_once(brain):
             for link in self.graph.links.outgoing_numbered(brain.id, doc.id):
                 target = path_of(link.target_id)
                 if target is not None:  # a link to a deleted document goes with it
@@ -182,6 +187,23 @@ class BrainArchive:
 
     def _live(self, brain: Brain) -> Iterator[Document]:
         return (doc for doc in self.documents.repo.list(brain.id) if doc.deleted_at is None)
+
+    def _each_once(self, brain: Brain) -> Iterator[Document]:
+        """Every live document of the brain, each once (by id). The listing is read a page at a
+        time with no snapshot, so a document renamed meanwhile from a later page's paths to an
+        earlier one's is passed over, and the other way met twice: the second time is left out,
+        and the brain is listed again for those not met yet until a listing meets none (at most
+        LISTINGS times: a document renamed on every listing may still be missed)."""
+        met: set[str] = set()
+        for _ in range(LISTINGS):
+            fresh = False
+            for doc in self._live(brain):
+                if doc.id not in met:
+                    met.add(doc.id)
+                    fresh = True
+                    yield doc
+            if not fresh:
+                return
 
     def _path_of(self, brain: Brain, doc_id: str) -> str | None:
         doc = self.documents.repo.get_by_id(doc_id)

@@ -23,9 +23,10 @@ from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
-from cairn.services.memory.fact_memory import namespace
+from cairn.services.memory.fact_memory import FACT_KIND, namespace, namespaces
 
 MAX_VALUE = 256
+_DRAWN_FROM_ACTORS = (FACT_KIND, "episode")  # filed in their actor's folder (fact_memory.namespace)
 
 
 class SubjectKind(StrEnum):
@@ -85,19 +86,31 @@ class Subject:
         return (
             (self.covers(SubjectKind.thoughtmcp_user) and memory.get("user_id") == self.value)
             or (self.covers(SubjectKind.source_agent) and memory.get("source_agent") == self.value)
-            or (self.scope is not None and path.startswith(self.scope))
+            or (self.scope is not None and path.startswith(self.scope) and self._in_own_folder(metadata))
             or (self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value)
             or (self.covers(SubjectKind.session_actor) and self._derived_in_actor_folder(path))
         )
 
+    def _in_own_folder(self, metadata: dict[str, Any]) -> bool:
+        """Whether a document in the agent scope is the scope's own: an extracted fact or an
+        episode is only when the scope is its actor's folder (an earlier release filed the facts
+        of `田中` and of an agent named `agent` in one folder; erasing the agent's scope leaves
+        田中's)."""
+        actor = metadata.get("actor_id")
+        if metadata.get("kind") not in _DRAWN_FROM_ACTORS or not isinstance(actor, str) or not actor:
+            return True
+        return namespace(actor) == self.scope
+
     def _derived_in_actor_folder(self, path: str) -> bool:
-        """Consolidation's summary and monthly archives of the actor's fact folder: they quote the
-        facts, and name no actor."""
-        folder = namespace(self.value)
-        if not path.startswith(folder) or "/" in path[len(folder) :]:
-            return False
-        name = path[len(folder) :]
-        return name == "_summary.md" or (name.startswith("_archive-") and name.endswith(".md"))
+        """Consolidation's summary and monthly archives of the actor's fact folders (its own and
+        its legacy one): they quote the facts, and name no actor."""
+        for folder in namespaces(self.value):
+            name = path[len(folder) :] if path.startswith(folder) else "/"
+            if name == "_summary.md" or (
+                name.startswith("_archive-") and name.endswith(".md") and "/" not in name
+            ):
+                return True
+        return False
 
     def selects_session(self, session: dict[str, Any]) -> bool:
         return self.covers(SubjectKind.session_actor) and session.get("actor_id") == self.value

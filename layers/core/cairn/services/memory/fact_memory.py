@@ -87,13 +87,35 @@ def same_fact(new: frozenset[str], old: frozenset[str], min_overlap: float) -> b
 
 
 def namespace(actor_id: str | None) -> str:
+    """The actor's fact folder. A plain-ASCII name keeps its slug (`Alice` → `alice/`); a name the
+    slug loses letters of (`José` → `jos`, `田中` → none, so `agent`) has a digest of the name
+    after it, so it never shares the folder of an agent named `jos` or `agent`, or another
+    such name's."""
     if not actor_id:
         return GLOBAL_PREFIX
-    return f"{AGENT_PREFIX}{_slug(actor_id)}/"
+    slug = _slug(actor_id)
+    if not actor_id.isascii() or not _slug_of(actor_id):
+        slug = f"{slug[:53]}-{hashlib.sha256(actor_id.encode()).hexdigest()[:10]}"
+    return f"{AGENT_PREFIX}{slug}/"
+
+
+def legacy_namespace(actor_id: str | None) -> str:
+    """The folder an earlier release filed the actor's facts under (the bare slug): for a name
+    `namespace` now adds a digest to, its older facts stay there."""
+    return f"{AGENT_PREFIX}{_slug(actor_id)}/" if actor_id else GLOBAL_PREFIX
+
+
+def namespaces(actor_id: str | None) -> tuple[str, ...]:
+    """Every folder holding the actor's facts: its own, then its legacy one if that differs."""
+    return tuple(dict.fromkeys((namespace(actor_id), legacy_namespace(actor_id))))
 
 
 def _slug(actor_id: str) -> str:
-    return (re.sub(r"[^a-z0-9._-]+", "-", actor_id.lower()).strip("-.") or "agent")[:64]
+    return (_slug_of(actor_id) or "agent")[:64]
+
+
+def _slug_of(actor_id: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", actor_id.lower()).strip("-.")
 
 
 def fact_path(ns: str, text: str, actor_id: str | None = None) -> str:
@@ -126,11 +148,7 @@ class FactMemory:
     def store(self, brain: Brain, draft: FactDraft, prov: Provenance) -> StoredFact:
         ns = namespace(prov.actor_id)
         path = fact_path(ns, draft.text, prov.actor_id)
-        twin = (
-            None
-            if self.documents.exists(brain, path)
-            else self._near_duplicate(brain, ns, draft.text, prov.actor_id)
-        )
+        twin = None if self.documents.exists(brain, path) else self._twin(brain, draft.text, prov.actor_id)
         if twin is not None and twin.metadata.get("kind") != FACT_KIND:
             return StoredFact(twin, "known")  # never rewrite someone's own note
         target = twin.path if twin is not None else path
@@ -162,9 +180,28 @@ class FactMemory:
         doc = outcome.document if outcome else self.documents.get(brain, target)
         return StoredFact(doc, state.get("outcome", "unchanged"))
 
-    def _near_duplicate(self, brain: Brain, ns: str, text: str, actor_id: str | None) -> Document | None:
+    def _twin(self, brain: Brain, text: str, actor_id: str | None) -> Document | None:
+        """The note that already says this: in the actor's folder, or one of the actor's own facts
+        an earlier release filed under its legacy folder (another agent's folder now: only
+        the actor's fact notes there count)."""
+        own, *legacy = namespaces(actor_id)
+        for folder in legacy:
+            path = fact_path(folder, text, actor_id)
+            if self.documents.exists(brain, path):
+                old = self.documents.get(brain, path)
+                if old.metadata.get("kind") == FACT_KIND and old.metadata.get("actor_id") == actor_id:
+                    return old
+        for folder in (own, *legacy):
+            if (twin := self._near_duplicate(brain, folder, text, actor_id, notes=folder == own)) is not None:
+                return twin
+        return None
+
+    def _near_duplicate(
+        self, brain: Brain, ns: str, text: str, actor_id: str | None, *, notes: bool = True
+    ) -> Document | None:
         """A note of the folder that already says this; another actor's fact note never does
-        (an erasure of one actor must not find its words in the other's note)."""
+        (an erasure of one actor must not find its words in the other's note), nor, unless
+        `notes`, a note that is not a fact."""
         tokens = fact_tokens(text)
         result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False)
         for hit in result.hits:
@@ -174,7 +211,7 @@ class FactMemory:
                     continue
                 if same_fact(tokens, words, self.dedupe_overlap):
                     return self.documents.get_by_id(brain, hit.document_id)
-            elif tokens and tokens <= words:
+            elif notes and tokens and tokens <= words:
                 return self.documents.get_by_id(brain, hit.document_id)
         return None
 

@@ -123,7 +123,9 @@ class Restore:
         library = Library(self.brain)
         if libraries.collection_named(library, r.name) is not None:
             return False
-        libraries.create_collection(library, r.name, description=r.description, folder=r.folder)
+        libraries.create_collection(
+            library, r.name, description=r.description, folder=r.folder, shared_folder=True
+        )
         return True
 
     def _document(self, r: DocumentRecord) -> bool:

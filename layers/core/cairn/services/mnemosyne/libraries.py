@@ -16,6 +16,7 @@ Collections are stored by collection_records.py.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import posixpath
 import re
 import threading
@@ -220,21 +221,38 @@ class LibraryService:
     # -- collections ---------------------------------------------------------------------------
 
     def create_collection(
-        self, library: Library, name: str, *, description: str = "", folder: str | None = None
+        self,
+        library: Library,
+        name: str,
+        *,
+        description: str = "",
+        folder: str | None = None,
+        shared_folder: bool = False,
     ) -> Collection:
         """A new collection of the library; its items live under `folder` (default
-        `collections/<name as a path segment>`). Conflict when the library has one of that name."""
+        `collections/<name as a path segment>`, with a digest of the name after it when the
+        segment is not the name's own or another collection owns it). Conflict when the library
+        has one of that name, or one owning the folder asked for (`shared_folder`: a restore
+        bringing back two collections an earlier release gave one folder)."""
         name = " ".join(name.split()) if isinstance(name, str) else ""
         if not 1 <= len(name) <= MAX_NAME:
             raise InvalidInput(f"a collection name is 1..{MAX_NAME} characters")
         if len(description) > MAX_DESCRIPTION:
             raise InvalidInput(f"description must be at most {MAX_DESCRIPTION} characters")
+        if self.collection_named(library, name) is not None:
+            raise Conflict(f"library {library.name} already has a collection named {name!r}")
         chosen = normalize_user_path(folder or f"{COLLECTIONS_FOLDER}/{_segment(name)}").rstrip("/")
+        if folder is None and self.collection_records.folder_owner(library.uid, chosen) is not None:
+            chosen = f"{COLLECTIONS_FOLDER}/{_segment(name, digest=True)}"
         row = CollectionRow(new_id("col"), name, description, chosen, self.clock.now())
         try:
-            self.collection_records.create(library.uid, row)
+            self.collection_records.create(library.uid, row, shared_folder=shared_folder)
         except Conflict:
-            raise Conflict(f"library {library.name} already has a collection named {name!r}") from None
+            if self.collection_named(library, name) is not None:
+                raise Conflict(f"library {library.name} already has a collection named {name!r}") from None
+            raise Conflict(
+                f"folder {chosen}/ of library {library.name} belongs to another collection"
+            ) from None
         return _collection(library, row)
 
     def collections(self, libraries: Sequence[Library]) -> list[Collection]:
@@ -404,9 +422,15 @@ def _collection_order(c: Collection) -> tuple[str, str, str, str]:
     return (c.library.name.casefold(), c.library.uid, c.name.casefold(), c.uid)
 
 
-def _segment(name: str) -> str:
+def _segment(name: str, *, digest: bool = False) -> str:
+    """A collection name as one path segment: a plain-ASCII name's slug (`Hydrex series` →
+    `hydrex-series`); a name the slug loses letters of (`Café` → `caf`, `東京` → none), or one
+    whose slug another collection's folder already is (`digest`), gets a digest of the name after
+    it, so two names never share a folder."""
     segment = re.sub(r"[^a-z0-9._-]+", "-", name.casefold()).strip("-.")
-    return segment[:100] or "collection"
+    if digest or not segment or not name.isascii():
+        return f"{segment[:89] or 'collection'}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+    return segment[:100]
 
 
 def _collection(lib: Library, row: CollectionRow) -> Collection:

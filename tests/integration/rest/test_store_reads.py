@@ -50,6 +50,9 @@ def test_stat_file_and_directory(client: TestClient, tree: None) -> None:
     assert body["is_dir"] is False
     assert body["mtime"].endswith("Z")
     assert client.get(docs_url("notes", "/stat"), params={"path": "memory/sub"}).json()["is_dir"] is True
+    # HEAD is the store's `exists`, which follows stat: a folder exists, a missing one does not
+    assert client.head(docs_url("notes"), params={"path": "memory/sub"}).status_code == 200
+    assert client.head(docs_url("notes"), params={"path": "memory/none"}).status_code == 404
 
 
 def test_missing_paths_are_404_not_found(client: TestClient, brain: Brain) -> None:

@@ -14,10 +14,9 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
-from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.domain.paths import MAX_PATH_LENGTH, validate_path
-from cairn.domain.text import excerpt
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import (
     BINARY,
@@ -81,8 +80,7 @@ def documents_router(container: Container) -> APIRouter:
 
     @router.head("", response_class=Response)
     def head_document(brain: BrainArg, path: PathParam) -> Response:
-        if not docs.exists(brain, path):
-            raise NotFound(f"not found: {excerpt(path)}")
+        docs.stat(brain, path)  # a folder exists as stat says it does; NotFound otherwise
         return Response(status_code=200, headers=NO_STORE)
 
     @router.get("/stat")

@@ -4,6 +4,7 @@ audit fed the validated model and never failing a call, and no tool without a sc
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Annotated, Any, cast
 
@@ -199,6 +200,18 @@ async def test_a_returning_policy_gives_tool_errors() -> None:
     assert text(crashed) == "internal_error: internal error in toy_crash"  # its own text stays here
     assert text(shape) == "internal_error: internal error in toy_shape"  # the output model is checked
     assert all(r.is_error and r.structured_content is None for r in (unknown, missing, crashed, shape))
+
+
+@pytest.mark.anyio
+async def test_a_failure_is_logged_by_its_code_not_its_message(caplog: pytest.LogCaptureFixture) -> None:
+    """A message may quote the caller's input (a key pasted as a brain name): the log keeps the code."""
+    with caplog.at_level(logging.INFO, logger="cairn"):
+        async with Client(toy()) as client:
+            missing = await client.call_tool("toy_missing", {})
+
+    assert text(missing) == "no_brain: no brain matches 'x'"
+    logged = [r.getMessage() for r in caplog.records if "toy_missing" in r.getMessage()]
+    assert logged == ["tool toy_missing failed: no_brain"]
 
 
 @pytest.mark.anyio

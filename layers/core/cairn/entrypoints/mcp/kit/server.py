@@ -164,7 +164,8 @@ class SurfaceServer(MCPServer[Any]):
     def _failed(self, name: str, exc: Exception) -> CallToolResult:
         exc = storage_failure(exc) or exc  # a full disk, a damaged database: said, not a crash
         if isinstance(exc, CairnError):
-            log.info("tool %s failed: %s: %s", name, exc.code, exc.message)
+            # the code only: a message may quote what the caller sent, a credential pasted in a field
+            log.info("tool %s failed: %s", name, exc.code)
             return self.errors.tool_error(exc.code, exc.message, exc)
         log.error("tool %s crashed", name, exc_info=exc)
         return self.errors.tool_error("internal_error", f"internal error in {name}")

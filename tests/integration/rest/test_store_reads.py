@@ -9,6 +9,8 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain
 from tests.integration.rest.helpers import assert_problem, docs_url, put
 
+OCTET = {"content-type": "application/octet-stream"}
+
 
 @pytest.fixture
 def tree(client: TestClient, brain: Brain) -> None:
@@ -181,3 +183,19 @@ def test_damaged_stored_bytes_are_refused_clearly_never_served(
     assert client.get(docs_url("notes", "/read"), params={"path": "memory/a.md"}).content.startswith(
         b"the boiler"
     )
+
+
+def test_a_path_percent_encoded_in_another_charset_is_refused_not_folded(
+    client: TestClient, brain: Brain
+) -> None:
+    """Latin-1 é and è (%E9, %E8) are not UTF-8: decoded leniently both were U+FFFD, one document."""
+    for raw in ("e/caf%E9.md", "e/caf%E8.md", "e/%ED%A0%80.md"):
+        url = f"{docs_url('notes')}?path={raw}"
+        assert_problem(client.put(url, content=b"x", headers=OCTET), 400, "validation_error")
+        assert_problem(client.get(f"{docs_url('notes', '/read')}?path={raw}"), 400, "validation_error")
+        assert_problem(client.delete(url), 400, "validation_error")
+    assert (
+        client.put(f"{docs_url('notes')}?path=e/caf%C3%A9.md", content=b"x", headers=OCTET).status_code == 204
+    )
+    assert client.get(docs_url("notes", "/read"), params={"path": "e/café.md"}).content == b"x"
+    assert _paths(client, recursive="true") == [("e/café.md", False)]

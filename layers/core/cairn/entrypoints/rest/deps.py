@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Path, Request
 
 from cairn.container import Container
+from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.entrypoints.rest.body import JSON, require_media_type
 
@@ -29,3 +31,17 @@ def brain_resolver(container: Container) -> Callable[[str, Request], Brain]:
 def require_json(request: Request) -> None:
     """Runs before the body is validated, so a wrong Content-Type is 415, not 400."""
     require_media_type(request, JSON)
+
+
+def utf8_query(request: Request) -> None:
+    """Refuses a query string whose percent-decoded bytes are not UTF-8. Starlette decodes them
+    leniently, each bad byte to U+FFFD, so `caf%E9.md` and `caf%E8.md` (Latin-1 é and è) would name
+    one document, the one a delete of either removes."""
+    for part in request.scope.get("query_string", b"").split(b"&"):
+        try:
+            unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput(
+                "the query string is not UTF-8 once percent-decoded: percent-encode each parameter's "
+                "UTF-8 bytes"
+            ) from None

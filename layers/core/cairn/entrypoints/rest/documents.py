@@ -29,7 +29,7 @@ from cairn.entrypoints.rest.body import (
     read_capped,
     require_media_type,
 )
-from cairn.entrypoints.rest.deps import brain_resolver
+from cairn.entrypoints.rest.deps import brain_resolver, utf8_query
 from cairn.entrypoints.rest.paging import NEXT_LINK, CursorParam, announce_next
 from cairn.entrypoints.rest.wire import DocumentList, FileInfoRecord, FileList
 from cairn.entrypoints.wire import DocumentRecord
@@ -64,7 +64,12 @@ class RenameBody(BaseModel):
 
 
 def documents_router(container: Container) -> APIRouter:
-    router = APIRouter(prefix="/v1/brains/{brainId}/documents", tags=["store"], route_class=ScopedRoute)
+    router = APIRouter(
+        prefix="/v1/brains/{brainId}/documents",
+        tags=["store"],
+        route_class=ScopedRoute,
+        dependencies=[Depends(utf8_query)],
+    )
     BrainArg = Annotated[Brain, Depends(brain_resolver(container))]
     docs = container.documents
     limit = container.options.limits.max_put_bytes

@@ -223,6 +223,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         run_stdio(container, surface=args.surface)
     finally:
+        # first: an MCP client ends its server two seconds after closing stdin (the SDK's wait), and
+        # the reads a session's searches counted are kept only in memory until flushed
+        if container.search.access is not None:
+            container.search.access.flush()
         sweeper.stop()
         container.repair.stop()
         container.jobs.stop_worker()

@@ -16,10 +16,28 @@ from cairn.entrypoints.cli.access_log import QueryValues, install, without_value
         ("/healthz", "/healthz"),
         ("/ui/callback?code=e4cbV-tDEd&state=yd9Em", "/ui/callback?code=…&state=…"),
         ("/v1/brains?api_key=cairn_key_01abc_SECRET&limit=5", "/v1/brains?api_key=…&limit=…"),
-        ("/x?flag&y=%2Fsecret", "/x?flag=…&y=…"),
+        ("/x?flag&y=%2Fsecret", "/x?…=…&y=…"),  # a name without a value may be a token pasted bare
         ("/x?", "/x?"),
         ("/v1/brains?cairn_key_" + "a" * 26 + "_" + "S" * 43, "/v1/brains?…=…"),  # a key pasted bare
-        ("/v1/brains?api_key;cairn_key_" + "a" * 26 + "_" + "S" * 43, "/v1/brains?…=…"),
+        ("/v1/brains?api_key;cairn_key_" + "a" * 26 + "_" + "S" * 43, "/v1/brains?…=…&…=…"),
+        ("/v1/brains?QSTOK7", "/v1/brains?…=…"),
+        ("/v1/brains?a=1;token=X", "/v1/brains?a=…&token=…"),
+        (
+            "/v1/brains/TOKSTATIC_aaaaaaaaaaaaaaaaa1Z/documents",
+            "/v1/brains/…/documents",
+        ),  # a token as a brain
+        ("/v1/brains/eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", "/v1/brains/…"),  # a JWT
+        ("/http%3A//u%3APASSWORD%40example.com/a", "/http%3A//…example.com/a"),
+        ("/v1/brains;token=SECRET", "/v1/brains;…"),
+        ("/v1/brains#token=SECRET", "/v1/brains#…"),
+        (
+            "/v1/brains/brn_01jabcdefghjkmnpqrstvwxyz0/documents",
+            "/v1/brains/brn_01jabcdefghjkmnpqrstvwxyz0/documents",
+        ),
+        (
+            "/v1/brains/team-notes-for-the-platform-group-2024",
+            "/v1/brains/team-notes-for-the-platform-group-2024",
+        ),
         ("/v1/brains?a-static-token-pasted-with-no-name-at-all", "/v1/brains?…=…"),
         (
             "/v1/admin/keys/cairn_key_" + "a" * 26 + "_" + "S" * 43,

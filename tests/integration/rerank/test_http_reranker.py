@@ -7,6 +7,7 @@ next scripted reply (the last one repeats); each test starts and stops its own.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import socket
@@ -259,6 +260,17 @@ def test_a_refusal_echoing_part_of_the_key_says_nothing_of_it(sleeps: list[float
         error = failure(fake.base_url, sleeps, api_key=key)
     assert error.code == "rerank_unavailable" and "HTTP 401" in error.message
     assert not holds_secret(error.message, [key]) and "unknown key" not in error.message
+
+
+def test_a_refusal_echoing_the_urls_user_and_password_says_nothing_of_them(sleeps: list[float]) -> None:
+    """A user and password in the URL go as Basic credentials, which a server may echo."""
+    basic = base64.b64encode(b"ruser:URL-PASSWORD-MARKER").decode()
+    with serving(Reply(401, {"detail": f"Invalid credentials: Basic {basic}"})) as fake:
+        url = fake.base_url.replace("http://", "http://ruser:URL-PASSWORD-MARKER@")
+        error = failure(url, sleeps)
+    assert fake.seen[0].headers["authorization"] == f"Basic {basic}"
+    assert error.code == "rerank_unavailable" and "HTTP 401" in error.message
+    assert basic not in error.message and "URL-PASSWORD-MARKER" not in error.message
 
 
 def test_a_server_that_is_not_there_is_rerank_unavailable_after_retries(sleeps: list[float]) -> None:

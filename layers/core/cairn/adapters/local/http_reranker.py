@@ -56,6 +56,7 @@ class HttpReranker(RemoteReranker):
         self.url, self.server = at.url, at.server
         self.model = model
         self._api_key = api_key
+        self._url_secrets = at.secrets
         self._where = f"the reranker at {self.server}"
         # One pooled client for every call; httpx.Client may be shared by threads.
         self._client = httpx.Client(timeout=at.timeout, headers=self._headers())
@@ -125,7 +126,9 @@ class HttpReranker(RemoteReranker):
 
     def _refusal(self, response: httpx.Response, inputs: Sequence[str]) -> Exception:
         status = response.status_code
-        detail = safe_detail(_server_words(_read_some(response)), inputs, [self._api_key or ""])
+        detail = safe_detail(
+            _server_words(_read_some(response)), inputs, [self._api_key or "", *self._url_secrets]
+        )
         suffix = f": {detail}" if detail else ""
         if status == 429:
             error = self._error(

@@ -51,6 +51,7 @@ class OpenAIChat:
         self.model = model
         self.provider = "openai"
         self._api_key = api_key
+        self._url_secrets = at.secrets
         self.transport = transport
         self._retry = RetryPolicy(max_retries, backoff_s, max_wait_s, sleep or time.sleep)
         self._json_mode = True  # switched off for good once the server says it has no such option
@@ -92,7 +93,7 @@ class OpenAIChat:
         return self._error("generation_failed", f"request to {where} failed ({name})", False)
 
     def _refusal(self, response: httpx.Response) -> Exception:
-        detail = _server_message(response.content[:_ERROR_BODY_CHARS], [self._api_key])
+        detail = _server_message(response.content[:_ERROR_BODY_CHARS], [self._api_key, *self._url_secrets])
         return refusal(response, detail, f"the model server at {self.server}", self._error)
 
     def _reply(self, response: httpx.Response) -> dict[str, Any]:
@@ -100,7 +101,7 @@ class OpenAIChat:
         if completion is None:
             raise self._error("bad_response", "the model server sent malformed JSON", False)
         if isinstance(completion, dict) and "error" in completion:
-            detail = _server_message(json.dumps(completion).encode(), [self._api_key])
+            detail = _server_message(json.dumps(completion).encode(), [self._api_key, *self._url_secrets])
             raise self._error("generation_failed", f"the model server reported an error: {detail}", True)
         choices = completion.get("choices") if isinstance(completion, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None

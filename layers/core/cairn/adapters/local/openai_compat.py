@@ -49,6 +49,7 @@ class OpenAICompatGenerator(GroundedGenerator):
         self.url, self.server, self.timeout = at.url, at.server, at.timeout
         self.model = model
         self._api_key = api_key
+        self._url_secrets = at.secrets
         self.transport = transport
 
     @property
@@ -103,7 +104,7 @@ class OpenAICompatGenerator(GroundedGenerator):
         return self._error("generation_failed", f"request to {where} failed ({name})", False)
 
     async def _refusal(self, response: httpx.Response, where: str) -> Exception:
-        detail = _server_message(await _read_some(response), [self._api_key])
+        detail = _server_message(await _read_some(response), [self._api_key, *self._url_secrets])
         return refusal(response, detail, where, self._error)
 
     async def _events(
@@ -140,7 +141,7 @@ class OpenAICompatGenerator(GroundedGenerator):
         except ValueError:
             raise self._error("bad_response", "the model server sent malformed JSON", False) from None
         if isinstance(obj, dict) and "error" in obj:
-            detail = _server_message(json.dumps(obj).encode(), [self._api_key])
+            detail = _server_message(json.dumps(obj).encode(), [self._api_key, *self._url_secrets])
             raise self._error("generation_failed", f"the model server reported an error: {detail}", True)
         choices = obj.get("choices") if isinstance(obj, dict) else None
         if not isinstance(choices, list):

@@ -39,3 +39,22 @@ def test_a_zengram_source_agent_ending_in_a_newline_is_refused() -> None:
     assert memory_body({**body, "source_agent": "alice"})["source_agent"] == "alice"
     with pytest.raises(Refused):
         memory_body({**body, "source_agent": "alice\n"})
+
+
+def test_names_shown_in_listings_refuse_bidirectional_overrides(tmp_path: Path) -> None:
+    """`Q3 report \u202eexe.fdp` displays as `Q3 report pdf.exe`: refused where it is given as a title,
+    a tag or a zengram name, dropped from a title read from a heading."""
+    from cairn.ingest.markdown import title_from_markdown
+    from cairn.services.ingest.inputs import checked_tags, checked_title
+
+    with pytest.raises(InvalidInput):
+        checked_title("Q3 report \u202eexe.fdp")
+    with pytest.raises(InvalidInput):
+        checked_tags(["fi\u202enance"])
+    body = {"type": "fact", "content": "The build runs nightly.", "source_agent": "ci"}
+    for name in ("key", "client_id", "subject"):
+        with pytest.raises(Refused):
+            memory_body({**body, name: "acme\u202eevil"})
+    with pytest.raises(Refused):
+        memory_body({**body, "client_id": "acme\nInjected: line"})
+    assert title_from_markdown("# Q3 report \u202eexe.fdp\n\nbody") == "Q3 report exe.fdp"

@@ -47,10 +47,8 @@ def is_blank(value: str) -> bool:
 
 
 def check_label(what: str, value: str) -> str:
-    """A title or tag: no control characters."""
-    if has_control(value):
-        raise InvalidInput(f"{what} must not contain control characters")
-    return value
+    """A title or tag: shown in listings as a name is (`check_shown`)."""
+    return check_shown(what, value)
 
 
 def check_shown(what: str, value: str) -> str:

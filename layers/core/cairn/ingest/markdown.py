@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cairn.domain.text import BIDI_CONTROLS
+
 MAX_TITLE_CHARS = 512
 
 _FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
@@ -27,10 +29,11 @@ class Heading:
 
 
 def clean_title(title: str | None) -> str | None:
-    """Collapse whitespace and cap at MAX_TITLE_CHARS; empty titles become None."""
+    """Collapse whitespace, drop bidirectional controls (a title `report \u202eexe.fdp` would show
+    as `report pdf.exe` in listings) and cap at MAX_TITLE_CHARS; empty titles become None."""
     if title is None:
         return None
-    collapsed = " ".join(title.split())
+    collapsed = " ".join("".join(ch for ch in title if ch not in BIDI_CONTROLS).split())
     return collapsed[:MAX_TITLE_CHARS].rstrip() or None
 
 

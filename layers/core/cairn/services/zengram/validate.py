@@ -11,8 +11,9 @@ import re
 from datetime import datetime
 from typing import Any
 
+from cairn.domain.errors import InvalidInput
 from cairn.domain.moments import iso_moment
-from cairn.domain.text import is_blank
+from cairn.domain.text import check_shown, is_blank
 
 MEMORY_TYPES = ("event", "fact", "decision", "status")
 IMPORTANCES = ("critical", "high", "medium", "low")
@@ -22,6 +23,7 @@ MAX_CONTENT = 10_000
 MAX_METADATA_BYTES = 10_240
 MAX_METADATA_DEPTH = 3
 LIMITS = {"client_id": 64, "key": 128, "subject": 256, "status_value": 256}
+NAMES = ("client_id", "key", "subject")
 AGENT = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MARKUP = re.compile(r"</?(?:tool_call|function|arguments?|parameters?|params?|args?)\b", re.I)
 TEXT_FIELDS = (
@@ -84,6 +86,11 @@ def memory_body(body: Any, *, allow_markup: bool = False, imported: bool = False
             raise bad(f"{name} must be a string")
         if len(value) > limit:
             raise bad(f"{name} exceeds maximum length of {limit} characters (got {len(value)})")
+        if name in NAMES:  # shown as names (entities, fact keys): one line, in its own order
+            try:
+                check_shown(name, value)
+            except InvalidInput as exc:
+                raise bad(exc.message) from None
     if "metadata" in body and body["metadata"] is not None:
         metadata_value(body["metadata"])
     start = parse_time(body["valid_from"], "valid_from") if body.get("valid_from") else None

@@ -12,7 +12,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, SCOPES, Principal, Via
-from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.errors import Conflict, Forbidden, NotFound
 from cairn.domain.models import Brain
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.brain_slugs import legacy_slug_key, slug_key
@@ -76,7 +76,7 @@ def test_a_slug_several_other_tenants_hold_asks_for_the_id(brains: BrainService)
     make(brains, GAMMA, "handbook", "private")  # gamma's own private one: not gamma-the-caller's below
 
     with access.acting_as(admin("delta"), READ):
-        with pytest.raises(InvalidInput, match="name the brain by its id"):
+        with pytest.raises(Forbidden, match="name the brain by its id"):
             brains.get("handbook")
         assert [brains.get(b.id) for b in ones] == ones
         assert [brains.ref_of(b) for b in ones] == [b.id for b in ones]
@@ -98,7 +98,7 @@ def test_the_operator_names_the_local_brain_first_then_the_only_one(brains: Brai
     acme = make(brains, ACME, "notes")
     assert get(brains, None, "notes") == acme  # the only brain at that slug, whatever its tenant
     beta = make(brains, BETA, "notes")
-    with pytest.raises(InvalidInput, match="2 tenants"):
+    with pytest.raises(Forbidden, match="2 tenants"):
         get(brains, None, "notes")
     local = make(brains, None, "notes")
     assert get(brains, None, "notes") == local

@@ -316,7 +316,7 @@ class BrainService:
         """The live brain `ref` names that the caller may read, or None. A slug names a brain of
         the caller's tenant first; else the one brain at that slug of another tenant the caller
         may read (another tenant's public brain; for the operator, any tenant's). When several
-        tenants' brains fit, none is chosen: InvalidInput asks for the id."""
+        tenants' brains fit, none is chosen: Forbidden asks for the id."""
         if ref.startswith("brn_"):
             brain = self.repo.get(ref)
             return brain if brain is not None and self._readable(brain) else None
@@ -326,8 +326,8 @@ class BrainService:
         if own is not None and self._readable(own):
             return own
         others = [b for b in self.repo.holders(ref) if b.id != getattr(own, "id", None) and self._readable(b)]
-        if len(others) > 1:
-            raise InvalidInput(
+        if len(others) > 1:  # the store protocol: a tenant that cannot be resolved is 401 or 403, never 400
+            raise Forbidden(
                 f"slug {ref} names brains of {len(others)} tenants: name the brain by its id "
                 "(listing the brains shows each one's)"
             )

@@ -254,7 +254,8 @@ def batch_recall(deps: SurfaceDeps[ThoughtServices], x: a.BatchRecallArgs) -> Ca
         for i in x.memoryIds
         if i in found and (x.includeDeleted or found[i].strength > 0)
     ]
-    missing = [i for i in x.memoryIds if i not in {m["id"] for m in memories}]
+    returned = {m["id"] for m in memories}  # once: per id it made a call quadratic in its list
+    missing = [i for i in x.memoryIds if i not in returned]
     data = {"memories": memories, "foundCount": len(memories), "notFound": missing}
     return success({**data, "processingTime": _elapsed_ms(started)})
 

@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from cairn import __version__
-from cairn.entrypoints.cli import access_log
+from cairn.entrypoints.cli import access_log, process_limits
 from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
 
@@ -67,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # signal, dropping results whose writes were already saved; uvicorn's graceful shutdown waits
     # for them as it waits for a JSON answer. (The change stream, /v1/.../events, is not theirs.)
     AppStatus.disable_automatic_graceful_drain()
+    process_limits.prepare()
 
     from cairn.bootstrap import build_container
     from cairn.bootstrap.local import check_local_files
@@ -212,6 +213,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from cairn.services.documents.index_sweeper import IndexSweeper
 
     require_surface(args.surface)  # fail before opening the store
+    process_limits.prepare()
     settings = settings_from(args)
     container = build_container(settings)
     print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)

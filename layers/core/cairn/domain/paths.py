@@ -201,3 +201,13 @@ def _glob_tokens(pattern: str) -> tuple[GlobToken, ...]:
             tokens.append(ch)
         i += 1
     return tuple(tokens)
+
+
+def named_segment(name: str, slug: str, *, fallback: str, width: int, digest: bool = False) -> str:
+    """`slug` (`name` cut to ASCII letters, digits and `._-`) as a folder of at most `width`
+    characters: kept when it is all of a plain-ASCII name; a name the slug loses letters of
+    (`Café` → `caf`, `田中` → none: `fallback`), or any when `digest`, gets a digest of the name
+    after it, so two names never share the folder."""
+    if digest or not slug or not name.isascii():
+        return f"{slug[: width - 11] or fallback}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+    return slug[:width]

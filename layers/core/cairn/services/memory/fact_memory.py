@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cairn.domain.models import Brain, Document, DocumentSource, MemoryFacet, MetadataValue
-from cairn.domain.paths import AGENT_PREFIX, GLOBAL_PREFIX
+from cairn.domain.paths import AGENT_PREFIX, GLOBAL_PREFIX, named_segment
 from cairn.domain.stopwords import FACT_MATCH as _STOP
 from cairn.ports.facts import FactDraft
 from cairn.services.documents.inputs import DocumentInput, keep_info
@@ -93,10 +93,7 @@ def namespace(actor_id: str | None) -> str:
     such name's."""
     if not actor_id:
         return GLOBAL_PREFIX
-    slug = _slug(actor_id)
-    if not actor_id.isascii() or not _slug_of(actor_id):
-        slug = f"{slug[:53]}-{hashlib.sha256(actor_id.encode()).hexdigest()[:10]}"
-    return f"{AGENT_PREFIX}{slug}/"
+    return f"{AGENT_PREFIX}{named_segment(actor_id, _slug_of(actor_id), fallback='agent', width=64)}/"
 
 
 def legacy_namespace(actor_id: str | None) -> str:

@@ -16,7 +16,6 @@ Collections are stored by collection_records.py.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import posixpath
 import re
 import threading
@@ -32,7 +31,7 @@ from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.libraries import DEFAULT_LIBRARY_TYPE, LIBRARY_TYPES, TYPE_KEY, library_type_of
 from cairn.domain.models import Brain, Chunk, Document
-from cairn.domain.paths import normalize_user_path
+from cairn.domain.paths import named_segment, normalize_user_path
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
@@ -428,9 +427,7 @@ def _segment(name: str, *, digest: bool = False) -> str:
     whose slug another collection's folder already is (`digest`), gets a digest of the name after
     it, so two names never share a folder."""
     segment = re.sub(r"[^a-z0-9._-]+", "-", name.casefold()).strip("-.")
-    if digest or not segment or not name.isascii():
-        return f"{segment[:89] or 'collection'}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
-    return segment[:100]
+    return named_segment(name, segment, fallback="collection", width=100, digest=digest)
 
 
 def _collection(lib: Library, row: CollectionRow) -> Collection:

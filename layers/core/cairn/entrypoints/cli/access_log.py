@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 HIDDEN = "…"
 
@@ -39,13 +39,15 @@ def without_values(path: str) -> str:
     base = "/".join(_segment(s) for s in API_KEY.sub(rf"\g<1>{HIDDEN}", base).split("/")) + tail
     if not mark:
         return base
-    names = [
-        name if "=" in pair and QUERY_NAME.fullmatch(name) and not API_KEY.search(name) else HIDDEN
-        for pair in re.split(r"[&;]", query)
-        if pair
-        for name in [parse_qsl(pair, keep_blank_values=True)[0][0] if "=" in pair else pair]
-    ]
+    names = [_name(pair) for pair in re.split(r"[&;]", query) if pair]
     return f"{base}?" + "&".join(f"{name}={HIDDEN}" for name in names) if names else base + "?"
+
+
+def _name(pair: str) -> str:
+    """A query pair's name as logged: HIDDEN unless it has a value and is shaped like a name."""
+    raw, valued, _ = pair.partition("=")
+    name = unquote_plus(raw)
+    return name if valued and QUERY_NAME.fullmatch(name) and not API_KEY.search(name) else HIDDEN
 
 
 def _segment(segment: str) -> str:

@@ -75,6 +75,26 @@ def tag_words(tags: Sequence[str]) -> str:
     return " ".join(word for word in (tag.partition(":")[2] or tag for tag in tags) if word.strip())
 
 
+QUERY_CHARS = 4096
+"""What a search reads of its query. memory_search refuses a longer one; the surfaces whose tools
+take a query of any length read its first QUERY_CHARS characters: the embedder reads only the
+first few hundred words, and each further word costs the keyword leg, the highlights and the
+answer's scoring time while it can hardly change what ranks first."""
+_LAST_SPACE = re.compile(r"\s+\S*\Z")
+
+
+def query_read(query: str) -> str:
+    """The part of `query` a search reads: all of it up to QUERY_CHARS characters, else its first
+    QUERY_CHARS cut after the last whole word (a query with no space in them is cut there)."""
+    if len(query) <= QUERY_CHARS:
+        return query
+    head = query[:QUERY_CHARS]
+    if query[QUERY_CHARS].isspace():
+        return head
+    tail = _LAST_SPACE.search(head)
+    return head[: tail.start()] if tail is not None and tail.start() > 0 else head
+
+
 MAX_ACTOR_ID = 256
 
 

@@ -28,6 +28,7 @@ from typing import Final
 from cairn.auth import access
 from cairn.domain.models import Brain
 from cairn.domain.pages import GENERAL_WING, MAX_LIMIT, is_slug, page_wing
+from cairn.domain.text import query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.page_paths import slug_of_path
@@ -71,6 +72,7 @@ class PageSearch:
         limit = min(max(limit, 0), MAX_LIMIT)
         if not query.strip() or limit == 0:
             return []
+        query = query_read(query)
         best = self._leg(brain, query, wing, vector=False, pool=max(_POOL, limit * 4))
         pages = self.pages.pages_by_id(brain, best, self.pages.name_of(brain))
         hits = [PageHit(pages[i], best[i]) for i in best if i in pages]
@@ -83,8 +85,9 @@ class PageSearch:
         if not query.strip():
             return []
         name = self.pages.name_of(brain)
-        exact = self._exact(brain, query, wing, name)
-        hits = [PageHit(exact, 1.0)] if exact is not None else self._ranked(brain, query, wing, limit, name)
+        read = query_read(query)  # the gap below is logged under the hash of the query as asked
+        exact = self._exact(brain, read, wing, name)
+        hits = [PageHit(exact, 1.0)] if exact is not None else self._ranked(brain, read, wing, limit, name)
         # an exact page is expanded as any hit is (gbrain's progressive retrieval takes whatever the
         # search found), and is no gap: the page asked for is there (as gbrain's later releases pin)
         unanswered = len(hits) < GAP_MIN_RESULTS or all(h.score < GAP_MIN_SCORE for h in hits)

@@ -12,7 +12,7 @@ from datetime import datetime
 from cairn.auth import access
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
-from cairn.domain.text import excerpt
+from cairn.domain.text import excerpt, query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.services.documents.service import DocumentService
@@ -78,6 +78,7 @@ class MemoryReads:
             raise InvalidInput("query must not be empty")
         if q.limit < 1:
             raise InvalidInput("limit must be at least 1")
+        query = query_read(query)
         facets = tuple(
             (name, values)
             for name, values in (

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType
 from cairn.domain.stopwords import REFLECTION as _STOPWORDS
+from cairn.domain.text import query_read
 from cairn.ports.generator import Answer, Generator, Passage
 from cairn.services.memory.memories import MemoryService
 from cairn.services.memory.memory_model import MemoryQuery
@@ -165,6 +166,7 @@ class MemoryReflection:
     # -- reflect -------------------------------------------------------------------------------
 
     def reflect(self, brain: Brain | None, topic: str, *, client_id: str | None, limit: int) -> Reflection:
+        topic = query_read(topic)
         found = self._recall(brain, topic, client_id, limit)
         if not found:
             return Reflection(topic, client_id, 0, NO_REFLECTION, [], [], [], [NO_REFLECTION_GAP], [], None)
@@ -212,6 +214,7 @@ class MemoryReflection:
     def research(
         self, brain: Brain | None, topic: str, *, client_id: str | None, max_iterations: int
     ) -> Research:
+        topic = query_read(topic)
         gathered: dict[str, Recalled] = {}
         trace: list[dict[str, Any]] = []
         asked: set[str] = set()

@@ -12,6 +12,7 @@ from typing import Final, Literal
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.paths import both_prefixes, scope_prefix
+from cairn.domain.text import query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.ports.embedder import Embedder
 from cairn.ports.reranker import Reranker, RerankError
@@ -120,9 +121,10 @@ class SearchService:
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
+        asked_for, query = query, query_read(query)
         within = both_prefixes(scope_prefix(scope), path_prefix)
         if within is None:  # a scope and a folder outside it: nothing is in both
-            return SearchResult(query=query, brain_id=brain.id, hits=[], took_ms=0.0)
+            return SearchResult(query=asked_for, brain_id=brain.id, hits=[], took_ms=0.0)
         prefixes = (within,) if within else ()
         as_of = as_of or AsOf()
         flt = as_of.narrowed(
@@ -162,13 +164,14 @@ class SearchService:
             good = [h.document_id for r, h in zip(ordered, shaped, strict=True) if r.relevance >= GOOD_MATCH]
             self.note_access(brain.id, good)
         took = (time.perf_counter() - started) * 1000
-        return SearchResult(query=query, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
+        return SearchResult(query=asked_for, brain_id=brain.id, hits=shaped, took_ms=round(took, 3))
 
     def passages(self, query: str, flt: ChunkFilter, top_k: int) -> list[tuple[ChunkHit, float]]:
         """The `top_k` best chunks (several may share a document) in memory_search's order, the
         blend of both legs with newer restatements first, each with its score on memory_search's
         scale (the first scores its calibrated relevance, the others in proportion to their blend):
         what a grounded answer reads."""
+        query = query_read(query)
         vector = self.embedder.embed([query])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
         first = pool if asked(query).words else min(top_k * 3, pool)  # as _retrieve, for the same reason
@@ -284,6 +287,7 @@ class SearchService:
         (default the tuning's, at least `top_k`). With `documents`, `top_k` hits holding fewer
         documents are widened to `pool` (ChunkQuery.documents)."""
         t = self.tuning
+        query = query_read(query)
         if vector is None:
             vector = self.embedder.embed([query])[0].tolist()
         pool = max(pool or t.candidate_pool, top_k)

@@ -10,6 +10,7 @@ from typing import Final
 from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Brain
+from cairn.domain.text import query_read
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import owner_token
 from cairn.services.thoughtmcp import thought_scoring as ts
@@ -58,7 +59,7 @@ class ThoughtRecall(ThoughtLinks):
         offset = max(0, offset)
         now = self.clock.now()
         if text is not None and text.strip():
-            similarities = self._similar(brain, user_id, text, filters)
+            similarities = self._similar(brain, user_id, query_read(text), filters)
             close = {d: s for d, s in similarities.items() if s >= min_similarity}
             if close:
                 rows = self._filtered(self._rows_of(brain.id, user_id, close), filters, now)

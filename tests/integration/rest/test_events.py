@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -217,4 +218,35 @@ def test_a_caller_holds_at_most_max_streams_open(tmp_path: Path, monkeypatch: py
         third = http.get("/v1/brains/notes/events")
         assert third.status_code == 429 and third.headers["retry-after"] == "5"
         assert third.json()["code"] == "rate_limited" and "holds 2 change streams" in third.json()["detail"]
+    assert _wait_for(lambda: _subscribers(container, "notes") == 0)
+
+
+def test_a_burst_of_streams_takes_no_more_than_max_streams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slot is taken when the request is answered, not once its stream starts: with every
+    stream held before its first frame, a burst of six still gets two streams and four 429s
+    (counted before the stream subscribed, 27 to 33 of a burst got through a cap of 16)."""
+    monkeypatch.setattr(events, "MAX_STREAMS", 2)
+    container = _container(tmp_path, ping_s=300)
+    release = threading.Event()
+    follow = container.events.follow
+    monkeypatch.setattr(container.events, "follow", lambda: release.wait(10) and follow())
+    statuses: list[int] = []
+
+    def open_one(http: httpx.Client) -> None:
+        with http.stream("GET", "/v1/brains/notes/events") as stream:
+            statuses.append(stream.status_code)
+            if stream.status_code == 200:
+                assert SseReader(stream.iter_lines()).next().event == "ready"
+
+    with serve(create_app(container)) as base, httpx.Client(base_url=base, timeout=TIMEOUT) as http:
+        burst = [threading.Thread(target=open_one, args=(http,)) for _ in range(6)]
+        for thread in burst:
+            thread.start()
+        assert _wait_for(lambda: statuses.count(429) == 4)
+        release.set()
+        for thread in burst:
+            thread.join(10)
+    assert sorted(statuses) == [200, 200, 429, 429, 429, 429]
     assert _wait_for(lambda: _subscribers(container, "notes") == 0)

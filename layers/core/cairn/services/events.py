@@ -29,6 +29,9 @@ ChangeKind = Literal["created", "updated", "deleted", "renamed"]
 FOLLOW_S = 0.5
 """How often an open stream looks for other processes' changes (at most one look at a time)."""
 FOLLOW_BATCH = 500
+ARM_S = 30.0
+"""How long a reserved subscription counts against its holder before its stream arms it: a
+response that never started streaming (its client left first) releases its slot after this."""
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +85,19 @@ class Subscription:
         self.holder = holder
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[ChangeEvent] = asyncio.Queue(maxsize=10_000)
+        self.armed = True
+        self.reserved_at = time.monotonic()
+
+    def arm(self) -> None:
+        """Hear what is published from now on (a reserved subscription hears nothing before)."""
+        self.armed = True
+
+    def counts(self, now: float) -> bool:
+        """Whether it still holds its holder's slot: armed, or reserved under ARM_S ago."""
+        return self.armed or now - self.reserved_at < ARM_S
 
     def _deliver(self, event: ChangeEvent) -> None:
-        if not self.sees(event.owner):
+        if not self.armed or not self.sees(event.owner):
             return
 
         def put() -> None:
@@ -139,16 +152,33 @@ class EventBus:
         """Attach a subscriber; must be called from the event loop that will consume it. `sees`
         says, by a changed document's owner, whether the subscriber may be told of the change
         (auth/access.py `seer`: the access rule of the request that subscribed); `holder` names
-        who holds it, for `held_by`."""
+        who holds it, for `reserve`'s count."""
         sub = Subscription(self, brain_id, sees, holder)
         with self._lock:
             self._subs.setdefault(brain_id, []).append(sub)
         return sub
 
-    def held_by(self, holder: str) -> int:
-        """How many subscriptions `holder` holds open, on every brain."""
+    def reserve(
+        self, brain_id: str, sees: Callable[[str | None], bool], holder: str, limit: int
+    ) -> Subscription | None:
+        """A subscription that hears nothing until armed, taken only while `holder` holds fewer
+        than `limit`: the count and the taking are one step, so a burst of requests cannot all
+        pass the count before any subscribes. None at the limit."""
+        sub = Subscription(self, brain_id, sees, holder)
+        sub.armed = False
         with self._lock:
-            return sum(1 for subs in self._subs.values() for sub in subs if sub.holder == holder)
+            now = sub.reserved_at
+            for subs in self._subs.values():  # reservations never armed (their client left) lapse
+                subs[:] = [s for s in subs if s.counts(now)]
+            if self._held_by(holder, now) >= limit:
+                return None
+            self._subs.setdefault(brain_id, []).append(sub)
+        return sub
+
+    def _held_by(self, holder: str, now: float) -> int:
+        """How many subscriptions `holder` holds open, on every brain."""
+        held = (sub for subs in self._subs.values() for sub in subs if sub.holder == holder)
+        return sum(1 for sub in held if sub.counts(now))
 
     def _remove(self, sub: Subscription) -> None:
         with self._lock:

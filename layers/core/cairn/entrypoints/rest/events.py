@@ -28,7 +28,7 @@ from cairn.entrypoints.rest.deps import brain_resolver
 from cairn.entrypoints.rest.openapi import sse_responses
 from cairn.entrypoints.rest.problems import PROBLEM_JSON, problem
 from cairn.entrypoints.stopping import STOPPING
-from cairn.services.events import FOLLOW_S, EventBus
+from cairn.services.events import FOLLOW_S, EventBus, Subscription
 from cairn.services.still_allowed import StillAllowed
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -51,13 +51,14 @@ of the caller's access now and then, and a queue."""
 
 
 async def change_stream(
-    bus: EventBus, brain: Brain, ping_s: float, request: Request, allowed: StillAllowed, held_by: str
+    bus: EventBus, sub: Subscription, ping_s: float, request: Request, allowed: StillAllowed
 ) -> AsyncIterator[bytes]:
-    """The frames; the stream ends before any frame once `allowed` says the caller may no longer
-    read the brain (what the request was authorised for at its start holds no longer)."""
-    await anyio.to_thread.run_sync(bus.follow)  # other processes' news from before it is not its news
-    sub = bus.subscribe(brain.id, access.seer(brain), holder=held_by)  # it hears what it may see
+    """The frames of a reserved subscription; the stream ends before any frame once `allowed` says
+    the caller may no longer read the brain (what the request was authorised for at its start
+    holds no longer)."""
     try:
+        await anyio.to_thread.run_sync(bus.follow)  # other processes' news from before it is not its news
+        sub.arm()
         frame_id = 1
         yield frame(frame_id, "ready", "ok")
         next_ping = time.monotonic() + ping_s
@@ -118,7 +119,9 @@ def events_router(container: Container) -> APIRouter:
     async def brain_events(brain: BrainArg, request: Request) -> Response:
         """Server-sent events: ready, change (one per committed mutation), ping."""
         caller = access.started_by() or ""  # who holds the stream: the caller's tenant/subject
-        if container.events.held_by(caller) >= MAX_STREAMS:
+        # it hears what it may see; its slot is taken now, not once the response starts streaming
+        sub = container.events.reserve(brain.id, access.seer(brain), caller, MAX_STREAMS)
+        if sub is None:
             response = problem(
                 429,
                 f"this caller already holds {MAX_STREAMS} change streams open on this server, the most "
@@ -129,7 +132,7 @@ def events_router(container: Container) -> APIRouter:
             return response
         ping_s = container.options.http.events_ping_s
         allowed = StillAllowed(container.keys, container.brains, brain)
-        stream = change_stream(container.events, brain, ping_s, request, allowed, caller)
+        stream = change_stream(container.events, sub, ping_s, request, allowed)
         return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
 
     return router

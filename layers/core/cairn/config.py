@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     """Requests per second per authenticated principal on the embedded server (0: unlimited; unset:
     50). The open loopback owner is limited only when this is set explicitly. Burst below."""
     rate_limit_burst: int = Field(default=100, ge=1)
+    max_in_flight: int | None = Field(default=None, ge=0)
+    """Requests one authenticated principal may have running at once on the embedded server (0:
+    unlimited; unset: 16); past them, 429 with Retry-After. Change streams do not count. The open
+    loopback owner is limited only when this or the rate is set explicitly."""
     auth_failures_per_min: float = Field(default=10, ge=0)
     """Refused credentials a client address may send a minute on the embedded server, once it has
     sent `auth_failure_burst` of them; past that, its credentials are not checked until the

@@ -35,6 +35,10 @@ class HttpOptions:
     rate_burst: int
     limit_open: bool
     """The open loopback owner is limited too (only when a rate was set explicitly)."""
+    max_in_flight: int | None
+    """Requests per principal running at once (0: unlimited); None: not counted (AWS: one a Lambda)."""
+    limit_open_in_flight: bool
+    """The open loopback owner's running requests are counted too (only when set explicitly)."""
     failures_per_min: float | None
     """Refused credentials per client address a minute, past `failure_burst` (0: unlimited); None:
     not counted (AWS: API Gateway throttles)."""

@@ -36,6 +36,12 @@ class Principal:
     def has(self, scope: str) -> bool:
         return scope == PUBLIC or scope in self.scopes
 
+    @property
+    def key(self) -> str:
+        """Who it is for what is counted per caller (its rate, its requests running): tenant and
+        subject."""
+        return f"{self.tenant}\x00{self.subject}"
+
 
 ANONYMOUS = Principal("", "anonymous", frozenset(), Via.anonymous, frozenset())
 """The caller without a credential where one may come in at all (Mnemosyne's endpoint): it may do

@@ -88,7 +88,7 @@ class RateLimiter:
         """A request of `principal` takes from its bucket: None when allowed, otherwise the whole
         seconds (at least one) its `Retry-After` says. Every path a principal's requests take (an
         API call, a web UI sign-in) is counted in the same bucket."""
-        wait = self.take(f"{principal.tenant}\x00{principal.subject}")
+        wait = self.take(principal.key)
         return None if wait is None else max(1, math.ceil(wait))
 
     def __len__(self) -> int:

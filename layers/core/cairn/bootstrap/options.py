@@ -8,6 +8,7 @@ ThoughtMCP use, whether research is on). The Authenticator gets AuthOptions.
 from __future__ import annotations
 
 from cairn.auth.authenticate import open_allowed
+from cairn.auth.in_flight import DEFAULT_MOST
 from cairn.auth.options import AuthOptions
 from cairn.auth.rate_limit import DEFAULT_RATE_PER_S
 from cairn.config import Settings
@@ -19,6 +20,7 @@ DAY_S = 86400.0
 def options_from(settings: Settings) -> Options:
     on_aws = settings.backend == "aws"
     rate = settings.rate_limit_per_s
+    running = settings.max_in_flight
     return Options(
         limits=Limits(
             max_put_bytes=settings.max_put_bytes,
@@ -37,6 +39,8 @@ def options_from(settings: Settings) -> Options:
             rate_per_s=None if on_aws else (DEFAULT_RATE_PER_S if rate is None else rate),
             rate_burst=settings.rate_limit_burst,
             limit_open=rate is not None,
+            max_in_flight=None if on_aws else (DEFAULT_MOST if running is None else running),
+            limit_open_in_flight=rate is not None or running is not None,
             failures_per_min=None if on_aws else settings.auth_failures_per_min,
             failure_burst=settings.auth_failure_burst,
             jwt_issuer=settings.jwt_issuer,

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, UNAVAILABLE, AuthError
+from cairn.auth.in_flight import InFlight
 from cairn.auth.principal import ANONYMOUS, READ, SCOPES, Principal, Via
 from cairn.auth.rate_limit import TOO_MANY_REFUSED, FailedSignIns, RateLimiter
 from cairn.auth.ui_sessions import ENDED, UiSessions
@@ -39,6 +40,13 @@ METADATA_PATH = "/.well-known/oauth-protected-resource"
 PUBLIC = ("/healthz", "/openapi.json", "/docs", "/zengram/health")
 ZENGRAM = "/zengram/"
 """zengram's API: `x-api-key` carries the credential, refusals are `{"error": ...}` bodies."""
+
+
+def _counted(scope: Scope) -> bool:
+    """Whether a request counts as running: not a stream held open to listen (a store's change
+    stream, an MCP session's GET), which holds no worker thread and has a cap of its own."""
+    path = scope.get("path", "")
+    return not (scope.get("method") == "GET" and (is_mcp(path) or path.endswith("/events")))
 
 
 class AuthMiddleware:
@@ -55,8 +63,11 @@ class AuthMiddleware:
         scope_prefix: str | None = None,
         public_tools: Mapping[str, frozenset[str]] | None = None,
         open_paths: tuple[str, ...] = (),
+        in_flight: InFlight | None = None,
     ) -> None:
         self.app, self.authenticator, self.limiter, self.public_url = app, authenticator, limiter, public_url
+        self.in_flight = in_flight
+        """Requests each principal has running (auth/in_flight.py); None: not counted."""
         self.failures = failures
         """Refused credentials per client address (auth/rate_limit.py); None: not counted."""
         self.ui_sessions = ui_sessions
@@ -139,8 +150,18 @@ class AuthMiddleware:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        with access.acting_as(principal):
-            await self.app(scope, receive, send)
+        in_flight = self.in_flight if self.in_flight is not None and _counted(scope) else None
+        if in_flight is None or (principal.via is Via.open and not in_flight.counts_open):
+            with access.acting_as(principal):
+                await self.app(scope, receive, send)
+            return
+        with in_flight.entered(principal) as allowed:
+            if not allowed:
+                detail = f"{in_flight.most} requests of this caller are still running, the most it may have"
+                await self._too_many(scope, 1, f"{detail}; retry after 1 s")(scope, receive, send)
+                return
+            with access.acting_as(principal):
+                await self.app(scope, receive, send)
 
     def _session_principal(self, token: str) -> Principal:
         if self.ui_sessions is None:

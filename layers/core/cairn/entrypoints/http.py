@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from starlette.types import Scope
 
 from cairn import __version__
+from cairn.auth.in_flight import InFlight
 from cairn.auth.rate_limit import FailedSignIns, RateLimiter
 from cairn.container import Container
 from cairn.entrypoints.api_docs import install_api_docs
@@ -36,7 +37,7 @@ def create_app(container: Container) -> FastAPI:
     install_api_docs(app)
 
     @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, Any]:
+    async def healthz() -> dict[str, Any]:  # on the event loop: never waits for a worker thread
         """Up; `rebuilding` lists the brains whose index is being checked after a start or
         rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
         has got. This route asks for no credential, so it names the brains (`brain_id`) only on a
@@ -102,6 +103,9 @@ def create_app(container: Container) -> FastAPI:
         scope_prefix=http.jwt_scope_prefix,
         public_tools=public_tools,
         open_paths=open_paths,
+        in_flight=InFlight(http.max_in_flight, counts_open=http.limit_open_in_flight)
+        if http.max_in_flight
+        else None,
     )
     # Outermost: an oversized body is refused before anything, authentication included, reads it.
     app.add_middleware(BodyLimitMiddleware, limit_for=_body_limit(container.options.limits, open_paths))

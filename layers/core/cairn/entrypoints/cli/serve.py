@@ -135,6 +135,8 @@ def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Confi
     `forwarded_allow_ips` names (uvicorn's default believes loopback)."""
     import uvicorn
 
+    from cairn.entrypoints.cli.request_heads import TimedHeads
+
     proxies = settings.forwarded_allow_ips or os.environ.get("FORWARDED_ALLOW_IPS") or None
     return uvicorn.Config(
         app,
@@ -143,6 +145,7 @@ def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Confi
         log_level=log_level,
         # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
         h11_max_incomplete_event_size=64 * 1024,
+        http=TimedHeads,  # a request's head must come within HEAD_TIMEOUT_S (request_heads.py)
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
     )

@@ -324,20 +324,7 @@ def test_a_value_stored_after_the_current_one_was_deleted_goes_on_from_the_line(
     assert lisbon.memory is not None and lisbon.memory.superseded_by == ids["Dublin"]
     assert current(container, brain, MemoryType.fact) == []
 
-    paris = container.memories.store(
-        brain,
-        replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2025, 6)),
-                client_id="globex"),
-    )  # fmt: skip
-
-    assert paris.supersedes == ids["Dublin"]
-    assert paris.memory.metadata.get(SUPERSEDES) == ids["Dublin"]
-    dublin = container.memories.record(brain, ids["Dublin"]).memory
-    assert dublin is not None and (dublin.superseded_by, dublin.valid_to) == (paris.memory.id, _year(2025, 6))
-    assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Paris"]
-    assert _true_then(container, brain, _year(2025, 9)) == ["the Acme database lives in Paris"]
-    acme = MemoryQuery(types=("fact",), client_ids=("acme",), at_time=_year(2025, 9), count_access=False)
-    assert container.memories.search(brain, "where does the Acme database live", acme) == []
+    _paris_follows(container, brain, ids["Dublin"])
 
 
 def test_a_value_stored_after_a_restore_goes_on_from_a_line_whose_current_value_was_deleted(
@@ -363,15 +350,20 @@ def test_a_value_stored_after_a_restore_goes_on_from_a_line_whose_current_value_
         container.memories.store(brain, restored)
     assert current(container, brain, MemoryType.fact) == []
 
+    _paris_follows(container, brain, dublin)
+
+
+def _paris_follows(container: Container, brain: Brain, last_kept: str) -> None:
+    """Store Paris (from 2025-06, for globex): it supersedes `last_kept`, whose validity ends where
+    Paris begins, and is the one value true in 2025-09, which no acme value is."""
     paris = container.memories.store(
         brain,
         replace(fact("the Acme database lives in Paris", key="acme-db", valid_from=_year(2025, 6)),
                 client_id="globex"),
     )  # fmt: skip
-
-    assert paris.supersedes == dublin
-    assert paris.memory.metadata.get(SUPERSEDES) == dublin
-    held = container.memories.record(brain, dublin).memory
+    assert paris.supersedes == last_kept
+    assert paris.memory.metadata.get(SUPERSEDES) == last_kept
+    held = container.memories.record(brain, last_kept).memory
     assert held is not None and (held.superseded_by, held.valid_to) == (paris.memory.id, _year(2025, 6))
     assert current(container, brain, MemoryType.fact) == ["the Acme database lives in Paris"]
     assert _true_then(container, brain, _year(2025, 9)) == ["the Acme database lives in Paris"]

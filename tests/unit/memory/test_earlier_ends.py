@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cairn.adapters.aws.dynamodb_codec import encode_op
@@ -117,6 +117,15 @@ def _apply(doc: Document, at: datetime, kind: str, pick: int, compact: bool) -> 
 
 @settings(max_examples=300, deadline=None)
 @given(CHANGES)
+@example(  # superseded again, after a reopening, at the moment a clock behind wrote an older entry
+    [
+        (0, "superseded", 1),
+        (1, "superseded", 0),
+        (1000, "superseded", 0),
+        (-2000, "reopened", 0),
+        (1000, "superseded", 0),
+    ]
+)
 def test_dropping_ends_that_repeat_changes_no_answer_of_what_cairn_knew_then(
     changes: list[tuple[int, str, int]],
 ) -> None:

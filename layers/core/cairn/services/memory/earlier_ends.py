@@ -10,8 +10,10 @@ What services/search/as_of.py reads of the list, and history_line.reopened:
 - the end Cairn held at a moment `when` (`_end_then`): the `valid_to` of the first entry, in
   list order, whose `at` (to the millisecond) is after `when`, or the memory's own `valid_to`
   when none is (`as_held`'s end is the same value);
-- the first entry whose `at` is the memory's `superseded_at`: whether the end it had before its
-  supersession is known (`_end_kept`), and that end (`reopened`, after an erasure).
+- the last entry whose `at` is the memory's `superseded_at` (`at_supersession`: the one its
+  supersession appended; an older one can have the same `at` when a clock behind another wrote
+  it before an erasure reopened the value): whether the end it had before its supersession is
+  known (`_end_kept`), and that end (`reopened`, after an erasure).
 
 `kept` drops entries so that both answer as before, for every `when` and whatever is appended
 later: an entry followed by one with the same `valid_to` and an `at` no earlier answers nothing
@@ -47,16 +49,23 @@ def beside(m: MemoryFacet, now: datetime, superseded_at: datetime | None) -> lis
 def kept(ends: Sequence[EarlierEnd], superseded_at: datetime | None) -> list[EarlierEnd]:
     """`ends` (oldest first) with the entries that answer nothing dropped, then, past KEPT, the
     oldest but the first and the one at `superseded_at` (module docstring)."""
-    pinned = next((i for i, e in enumerate(ends) if e.at == superseded_at), None)
+    pinned = at_supersession(ends, superseded_at)
     answering = [
         e for i, e in enumerate(ends) if i == pinned or i + 1 == len(ends) or not _repeated_by(e, ends[i + 1])
     ]
     if len(answering) <= KEPT:
         return answering
-    pinned = next((i for i, e in enumerate(answering) if e.at == superseded_at), None)
+    pinned = at_supersession(answering, superseded_at)
     early = {0} if pinned is None else {0, pinned}
     newest_from = len(answering) - (KEPT - len(early))
     return [e for i, e in enumerate(answering) if i in early or i >= newest_from]
+
+
+def at_supersession(ends: Sequence[EarlierEnd], superseded_at: datetime | None) -> int | None:
+    """The index of the entry the supersession at `superseded_at` appended: the last with that
+    `at` (module docstring); None when there is none."""
+    found = [i for i, e in enumerate(ends) if superseded_at is not None and e.at == superseded_at]
+    return found[-1] if found else None
 
 
 def _repeated_by(end: EarlierEnd, following: EarlierEnd) -> bool:

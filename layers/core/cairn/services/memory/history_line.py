@@ -170,7 +170,9 @@ def reopened(value: Document) -> Document:
     Cairn before 4 December 2026 kept no record of it). Its earlier ends stay, as history."""
     m = value.memory
     assert m is not None
-    then = next((e for e in m.earlier_ends or [] if e.at == m.superseded_at), None)
+    ends = m.earlier_ends or []
+    pinned = earlier_ends.at_supersession(ends, m.superseded_at)
+    then = ends[pinned] if pinned is not None else None
     current = m.model_copy(
         update={"superseded_by": None, "superseded_at": None, "valid_to": then.valid_to if then else None}
     )

@@ -1,12 +1,19 @@
 """How text becomes search words: the rules the full-text legs and boolean queries share.
 
 Words are split the way FTS5's unicode61 tokenizer splits them (runs of letters and digits),
-lowercased and stripped of diacritics; `query_terms` also drops the stopwords (the common
-179-word English list; adapters/local/fts_query.py says why this list).
+lowercased, and Latin letters stripped of their diacritics, as `remove_diacritics 2` and
+OpenSearch's asciifolding strip them; `query_terms` also drops the stopwords (the common 179-word
+English list; adapters/local/fts_query.py says why this list).
+
+Only Latin letters lose their marks, and nothing is decomposed: the indexes keep the letters of
+other scripts whole, so a query folded further matched nothing. Stripping every script's marks
+after a compatibility decomposition made a Korean word its jamo, が か, ё е, ά α and ﬁ fi, none of
+which the embedded index holds.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -19,17 +26,37 @@ WORD = re.compile(r"[^\W_]+")
 
 
 def fold(text: str) -> str:
-    """Lowercase and strip diacritics (unicode61 `remove_diacritics 2` does the same)."""
+    """Lowercase; a Latin letter with diacritics becomes its base letter, and a combining
+    diacritic written apart from its letter goes (module docstring)."""
     lowered = text.lower()
     if lowered.isascii():  # nothing to decompose: most text, and per character the rest is slow
         return lowered
-    decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return "".join(_folded(ch) for ch in lowered)
 
 
 def words(text: str) -> list[str]:
     """Every word of `text`, folded, in order (stopwords kept)."""
     return WORD.findall(fold(text))
+
+
+_DIACRITICS = frozenset(
+    chr(cp)
+    for first, last in ((0x300, 0x304), (0x306, 0x30C), (0x323, 0x328), (0x330, 0x331))
+    for cp in range(first, last + 1)
+) | frozenset("\u030f\u0311\u031b\u032d\u032e")
+"""The combining marks unicode61 drops inside a word (grave, acute, circumflex, tilde, macron,
+breve, dot, diaeresis, ring, caron, cedilla, ogonek, ...); it splits words at the other marks."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _folded(ch: str) -> str:
+    if ch in _DIACRITICS:
+        return ""
+    decomposed = unicodedata.normalize("NFD", ch)
+    base, marks = decomposed[0], decomposed[1:]
+    if marks and unicodedata.name(base, "").startswith("LATIN") and all(map(unicodedata.combining, marks)):
+        return base
+    return ch
 
 
 def query_terms(text: str) -> list[str]:

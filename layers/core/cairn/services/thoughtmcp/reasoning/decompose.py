@@ -19,18 +19,26 @@ children of the root. Ordering words give dependencies between siblings: `then` 
 the piece after it) follows everything of the stage before; `A after B` and `A requires B` put B
 first; a piece that starts with "first" precedes its siblings. Every child depends on its parent
 (the root comes first, as the problem statement frames its parts). A dependency that would close
-a cycle is dropped, so the execution order is always a topological sort (ties in reading order).
+a cycle is never added, so the execution order is always a topological sort (ties in reading order).
+
+The dependencies stay linear in the number of pieces, so a long problem costs time and reply size
+in proportion to its length: more than FULL_STAGE "first" pieces form a chain, each other piece
+waiting for the last one it does not itself lead to (the same order, one edge a piece), and a
+stage of more than FULL_STAGE pieces after a stage of more than FULL_STAGE pieces waits for it
+through its first piece (which waits for each piece of the stage before; the others wait for it).
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
 from cairn.services.thoughtmcp.reasoning.plans import plan_for
-from cairn.services.thoughtmcp.reasoning.text import clean, sentences, shorten, words, wordset
+from cairn.services.thoughtmcp.reasoning.text import clean, sentences, shorten, word_starts, words, wordset
 
 
 class Rel(Enum):
@@ -66,6 +74,7 @@ _ATTACHED: Final = _SUBORDINATE | wordset("so in without which who whose where t
 _LEADING_DETERMINER: Final = wordset("the a an its their our my your this that these those his her")
 _STEP_CUES: Final = re.compile(r"^(?:then|next|after that|afterwards|finally|lastly|subsequently)\b", re.I)
 _FIRST_CUES: Final = re.compile(r"^(?:first(?:ly)?|to begin(?: with)?|start by|begin by)\b", re.I)
+FULL_STAGE: Final = 8  # past this many, "first" pieces chain and a stage links through its first piece
 
 DOMAINS: Final[tuple[tuple[str, frozenset[str]], ...]] = (
     (
@@ -170,13 +179,7 @@ def decompose(
 
     extra = [("goal", g) for g in goals if g.strip()] + [("constraint", c) for c in constraints if c.strip()]
     grow(root, [(origin, " ".join(text.split())) for origin, text in extra])
-    kept: list[Edge] = []
-    after: dict[str, list[str]] = {}
-    for edge in edges:
-        if not _reaches(after, edge.target, edge.source):
-            kept.append(edge)
-            after.setdefault(edge.source, []).append(edge.target)
-    return Tree(nodes, kept)
+    return Tree(nodes, edges)
 
 
 def split(text: str, level: int) -> tuple[int, list[tuple[str, Rel]]]:
@@ -213,17 +216,18 @@ def topological(ids: list[str], edges: list[Edge]) -> list[str]:
         if edge.source in position and edge.target in position:
             waiting[edge.target] += 1
             after[edge.source].append(edge.target)
-    ready = sorted((n for n in ids if waiting[n] == 0), key=position.__getitem__)
+    ready = [(position[n], n) for n in ids if waiting[n] == 0]
+    heapq.heapify(ready)
     out: list[str] = []
     while ready:
-        node = ready.pop(0)
+        _, node = heapq.heappop(ready)
         out.append(node)
         for nxt in after[node]:
             waiting[nxt] -= 1
             if waiting[nxt] == 0:
-                ready.append(nxt)
-        ready.sort(key=position.__getitem__)
-    return out + [n for n in ids if n not in out]
+                heapq.heappush(ready, (position[nxt], nxt))
+    done = set(out)
+    return out + [n for n in ids if n not in done]
 
 
 def _split_at(text: str, level: int) -> list[tuple[str, Rel]]:
@@ -251,19 +255,28 @@ def _cut(
     """`piece` cut at every match of `pattern` whose sides are both acceptable pieces."""
     out: list[tuple[str, Rel]] = []
     start, current_rel = 0, piece_rel
+    # a side is judged by its first two words, looked up rather than read again at each match
+    starts, tokens = word_starts(piece)
     for m in re.finditer(pattern, piece, flags=re.I):
-        left, right = piece[start : m.start()], piece[m.end() :]
+        left = _leading(starts, tokens, start, m.start())
+        right = _leading(starts, tokens, m.end(), len(piece))
         comma = "," in m.group(0) and "and" not in m.group(0)
         if not _acceptable(left, right, clause=clause, plain=plain, comma=comma):
             continue
-        out.append((left, current_rel))
+        out.append((piece[start : m.start()], current_rel))
         start, current_rel = m.end(), rel
     out.append((piece[start:], current_rel))
     return out
 
 
-def _acceptable(left: str, right: str, *, clause: bool, plain: bool, comma: bool) -> bool:
-    lw, rw = words(left), words(right)
+def _leading(starts: list[int], tokens: list[str], begin: int, end: int) -> list[str]:
+    """The first two words starting in [begin, end) (a separator never splits a word)."""
+    i = bisect.bisect_left(starts, begin)
+    return [token for at, token in zip(starts[i : i + 2], tokens[i : i + 2], strict=True) if at < end]
+
+
+def _acceptable(lw: list[str], rw: list[str], *, clause: bool, plain: bool, comma: bool) -> bool:
+    """`lw`, `rw`: the first two words of each side."""
     if not lw or not rw:
         return False
     if not clause:
@@ -277,7 +290,11 @@ def _acceptable(left: str, right: str, *, clause: bool, plain: bool, comma: bool
 
 
 def _sibling_edges(children: list[Node]) -> list[Edge]:
+    """Stage and `after` edges, then "first" edges; none of them closes a cycle: stage edges go
+    forward in reading order and end at stage pieces, an `after` edge goes back one piece from a
+    piece no stage edge ends at, and a "first" edge never targets a piece that leads to its source."""
     edges: list[Edge] = []
+    sizes = _stage_sizes(children)
     previous_stage: list[Node] = []
     stage: list[Node] = []
     for i, child in enumerate(children):
@@ -288,27 +305,60 @@ def _sibling_edges(children: list[Node]) -> list[Edge]:
             continue
         else:
             stage.append(child)
-        edges.extend(Edge(before.id, child.id, "sequential") for before in previous_stage)
+        full = len(previous_stage) <= FULL_STAGE or sizes[stage[0].id] <= FULL_STAGE
+        waits_for = previous_stage if full or child is stage[0] else stage[:1]
+        edges.extend(Edge(before.id, child.id, "sequential") for before in waits_for)
+    return edges + _first_edges(children, edges)
+
+
+def _stage_sizes(children: list[Node]) -> dict[str, int]:
+    """The number of pieces of each stage, by the id of its first piece."""
+    sizes: dict[str, int] = {}
+    start = ""
+    for i, child in enumerate(children):
+        if i == 0 or child.relation is Rel.SEQ:
+            start = child.id
+        if i == 0 or child.relation is not Rel.REV:
+            sizes[start] = sizes.get(start, 0) + 1
+    return sizes
+
+
+def _first_edges(children: list[Node], edges: list[Edge]) -> list[Edge]:
+    """Each "first" piece before every sibling that does not lead to it, in reading order; past
+    FULL_STAGE "first" pieces, each sibling waits for the last of them it does not lead to (the
+    same order, through the edge from each "first" piece to the next)."""
+    firsts = [c for c in children if c.relation is Rel.FIRST]
+    if not firsts:
+        return []
+    reached = _earliest_reached(firsts, edges)
+    by_source: list[list[Edge]] = [[] for _ in firsts]
     for child in children:
-        if child.relation is Rel.FIRST:
-            edges.extend(Edge(child.id, other.id, "prerequisite") for other in children if other is not child)
-    return edges
+        k = reached.get(child.id, len(firsts))  # the "first" pieces before the k-th come before it
+        sources = range(k) if len(firsts) <= FULL_STAGE else range(max(k - 1, 0), k)
+        for source in sources:
+            by_source[source].append(Edge(firsts[source].id, child.id, "prerequisite"))
+    return [edge for group in by_source for edge in group]
+
+
+def _earliest_reached(firsts: list[Node], edges: list[Edge]) -> dict[str, int]:
+    """For each piece that leads to a "first" piece, the index of the earliest one it leads to:
+    one backward walk per "first" piece, stopping at pieces an earlier walk marked."""
+    before: dict[str, list[str]] = {}
+    for edge in edges:
+        before.setdefault(edge.target, []).append(edge.source)
+    mark: dict[str, int] = {}
+    for k, first in enumerate(firsts):
+        todo = [first.id] if first.id not in mark else []
+        mark.setdefault(first.id, k)
+        while todo:
+            for prior in before.get(todo.pop(), ()):
+                if prior not in mark:
+                    mark[prior] = k
+                    todo.append(prior)
+    return mark
 
 
 def _lead_rel(raw: str, rel: Rel) -> Rel:
     """FIRST for a piece that opens with "first" or "start by", else `rel`."""
     lead = re.sub(r"^[\s,;]*(?:and\s+)?", "", raw)
     return Rel.FIRST if _FIRST_CUES.match(lead) else rel
-
-
-def _reaches(after: dict[str, list[str]], start: str, goal: str) -> bool:
-    seen, todo = {start}, [start]
-    while todo:
-        node = todo.pop()
-        if node == goal:
-            return True
-        for nxt in after.get(node, ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False

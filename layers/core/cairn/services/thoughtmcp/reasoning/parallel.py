@@ -4,11 +4,12 @@ Each stream runs in its own thread and gets the same deadline; a stream still ru
 deadline is reported as timed out and left out of the merge (its thread is not waited for). The
 merge, the same for rule and model streams:
 
-- insights: every stream's, de-duplicated (same words, or nine tenths of the shorter one's terms
-  shared), a duplicate adding its stream to `sources`; importance = the stream's weight (critical
-  0.85, analytical and synthetic 0.8, creative 0.7) − 0.05 per earlier insight of that stream
-  + 0.05 per extra source, within 0.3..1; confidence = the best source stream's; evidence = the
-  source streams' reasoning steps sharing most terms with it (two at most, else the first step);
+- insights: every stream's (its first MAX_STREAM_INSIGHTS), de-duplicated (same words, or nine
+  tenths of the shorter one's terms shared), a duplicate adding its stream to `sources`;
+  importance = the stream's weight (critical 0.85, analytical and synthetic 0.8, creative 0.7)
+  − 0.05 per earlier insight of that stream + 0.05 per extra source, within 0.3..1; confidence =
+  the best source stream's; evidence = the source streams' reasoning steps sharing most terms with
+  it (two at most, else the first step);
 - recommendations: up to two per stream, ranked by the stream's confidence (priority 1 first), the
   rationale being that stream's first insights; concerns = the critical stream's risks sharing at
   least 30 % of their terms with it;
@@ -42,11 +43,12 @@ from cairn.services.thoughtmcp.reasoning.models import (
     StreamReport,
 )
 from cairn.services.thoughtmcp.reasoning.rules import STREAMS, StreamOutput
-from cairn.services.thoughtmcp.reasoning.text import overlap, shorten, term_set
+from cairn.services.thoughtmcp.reasoning.text import overlap, shared, shorten, term_set
 
 _WEIGHT: Final = {"analytical": 0.8, "creative": 0.7, "critical": 0.85, "synthetic": 0.8}
 _CONCLUSION_ORDER: Final = ("synthetic", "analytical", "critical", "creative")
 MAX_CONFLICTS: Final = 5
+MAX_STREAM_INSIGHTS: Final = 20  # a stream's insights merged: one per goal would make the merge quadratic
 
 Status = Literal["completed", "timeout", "failed"]
 StreamWork = Callable[[str, float], StreamOutput]
@@ -139,8 +141,10 @@ def merge(runs: Sequence[StreamRun], constraints: Sequence[str], *, detected_at:
 def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
     merged: list[dict[str, object]] = []
     for name, output in done:
-        for i, content in enumerate(output.insights):
-            same = next((m for m in merged if _duplicate(str(m["content"]), content)), None)
+        steps = [term_set(step) for step in output.reasoning]
+        for i, content in enumerate(output.insights[:MAX_STREAM_INSIGHTS]):
+            said = _said(content)
+            same = next((m for m in merged if _duplicate(cast(_Said, m["said"]), said)), None)
             if same is not None:
                 sources = cast(list[str], same["sources"])
                 if name not in sources:
@@ -148,16 +152,17 @@ def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
                     same["importance"] = min(1.0, cast(float, same["importance"]) + 0.05)
                     same["confidence"] = max(cast(float, same["confidence"]), output.confidence)
                     evidence = cast(list[str], same["evidence"])
-                    evidence.extend(e for e in _evidence(content, output) if e not in evidence)
+                    evidence.extend(e for e in _evidence(said, output, steps) if e not in evidence)
                 continue
             importance = max(0.3, _WEIGHT[name] - 0.05 * i)
             merged.append(
                 {
                     "content": content,
+                    "said": said,
                     "sources": [name],
                     "importance": importance,
                     "confidence": output.confidence,
-                    "evidence": _evidence(content, output),
+                    "evidence": _evidence(said, output, steps),
                 }
             )
     out = [
@@ -173,9 +178,14 @@ def _insights(done: list[tuple[str, StreamOutput]]) -> list[MergedInsight]:
     return sorted(out, key=lambda m: -m.importance)  # stable: stream order breaks ties
 
 
-def _evidence(insight: str, output: StreamOutput) -> list[str]:
-    """The stream's reasoning steps that share most terms with one of its insights."""
-    scored = [(overlap(insight, step), i, step) for i, step in enumerate(output.reasoning) if step != insight]
+def _evidence(insight: _Said, output: StreamOutput, steps: list[set[str]]) -> list[str]:
+    """The stream's reasoning steps that share most terms with one of its insights (`steps`: the
+    steps' terms, taken once for all its insights)."""
+    scored = [
+        (shared(insight.terms, terms), i, step)
+        for i, (step, terms) in enumerate(zip(output.reasoning, steps, strict=True))
+        if step != insight.text
+    ]
     related = [step for share, _, step in sorted(scored, key=lambda t: (-t[0], t[1])) if share > 0][:2]
     return related or output.reasoning[:1]
 
@@ -183,12 +193,13 @@ def _evidence(insight: str, output: StreamOutput) -> list[str]:
 def _recommendations(done: list[tuple[str, StreamOutput]]) -> list[Recommendation]:
     risks = dict(done)["critical"].risks if "critical" in dict(done) else []
     found: list[tuple[float, int, str, str, str]] = []
-    seen: list[str] = []
+    seen: list[_Said] = []
     for order, (name, output) in enumerate(done):
         for description in output.recommendations[:2]:
-            if any(_duplicate(s, description) for s in seen):
+            said = _said(description)
+            if any(_duplicate(s, said) for s in seen):
                 continue
-            seen.append(description)
+            seen.append(said)
             reasons = [i for i in output.insights if i != description][:2] or [output.conclusion]
             found.append((output.confidence, order, name, description, _sentences(reasons)))
     found.sort(key=lambda f: (-f[0], f[1]))
@@ -290,7 +301,7 @@ def _conflicts(
 
 
 def _claim(stream: str, claim: str, output: StreamOutput) -> ConflictClaim:
-    steps = _evidence(claim, output)
+    steps = _evidence(_said(claim), output, [term_set(step) for step in output.reasoning])
     return ConflictClaim(
         stream_id=f"{stream}-stream",
         stream_type=cast(StreamName, stream),
@@ -336,10 +347,23 @@ def _resolution(f: _Found) -> Resolution:
     )
 
 
-def _duplicate(a: str, b: str) -> bool:
-    if " ".join(a.lower().split()) == " ".join(b.lower().split()):
+@dataclass(frozen=True)
+class _Said:
+    """A stream's sentence with what `_duplicate` and `_evidence` compare, read once."""
+
+    text: str
+    plain: str  # lower-cased, spaces collapsed
+    terms: set[str]
+
+
+def _said(text: str) -> _Said:
+    return _Said(text, " ".join(text.lower().split()), term_set(text))
+
+
+def _duplicate(a: _Said, b: _Said) -> bool:
+    if a.plain == b.plain:
         return True
-    return min(len(term_set(a)), len(term_set(b))) >= 4 and overlap(a, b) >= 0.9
+    return min(len(a.terms), len(b.terms)) >= 4 and shared(a.terms, b.terms) >= 0.9
 
 
 def _clamp(value: float, *, high: float = 0.95) -> float:

@@ -19,6 +19,7 @@ from cairn.services.thoughtmcp.reasoning.text import (
     ACTION_VERBS,
     EVIDENCE_CUES,
     HEDGES,
+    TermIndex,
     and_list,
     clean,
     content_words,
@@ -31,12 +32,16 @@ from cairn.services.thoughtmcp.reasoning.text import (
     quoted_list,
     sentence_with,
     sentences,
+    shared,
     shorten,
+    term_set,
     unique,
     wordset,
 )
 
 STREAMS: Final = ("analytical", "creative", "critical", "synthetic")
+MAX_STEPS_LISTED: Final = 25  # the steps a synthetic insight names for one goal
+MAX_GOAL_SHOWN: Final = 200  # the characters of a goal a plan step shows
 
 _STEMS: Final[tuple[tuple[str, str], ...]] = (
     (r"how (?:can|do|should|could|would|might|will) (?:we|i|you|one|they)\s+", "how"),
@@ -115,12 +120,13 @@ class Reading:
         candidates = self.steps
         if len(candidates) < 2:
             return self.core
-        aims = " ".join(self.goals) or self.core
+        aims, key = term_set(" ".join(self.goals) or self.core), term_set(" ".join(self.phrases[:3]))
 
         def weight(part: str) -> float:
-            return 2 * overlap(part, aims) + overlap(part, " ".join(self.phrases[:3]))
+            terms = term_set(part)
+            return 2 * shared(terms, aims) + shared(terms, key)
 
-        return max(candidates, key=lambda part: (weight(part), -candidates.index(part)))
+        return max(enumerate(candidates), key=lambda item: (weight(item[1]), -item[0]))[1]
 
     @property
     def metric(self) -> str | None:
@@ -388,17 +394,20 @@ def critical(r: Reading) -> StreamOutput:
 
 def synthetic(r: Reading) -> StreamOutput:
     steps = list(r.steps) if len(r.steps) > 1 else _template_plan(r)
-    served: dict[str, list[int]] = {
-        g: [i for i, s in enumerate(steps, 1) if overlap(s, g) > 0] for g in r.goals
-    }
+    step_terms = [term_set(s) for s in steps]
+    by_step, by_goal = TermIndex(step_terms), TermIndex([term_set(g) for g in r.goals])
+    served = {g: [n + 1 for n in by_step.sharing(term_set(g), MAX_STEPS_LISTED + 1)] for g in r.goals}
+    shown = [g if len(g) <= MAX_GOAL_SHOWN else shorten(g, MAX_GOAL_SHOWN) for g in r.goals]  # in each step
     plan = []
-    for i, step in enumerate(steps, 1):
-        goals = [g for g, numbers in served.items() if i in numbers]
-        plan.append(f"{i}. {step}" + (f" (serves '{goals[0]}')" if goals else ""))
+    for i, (step, terms) in enumerate(zip(steps, step_terms, strict=True), 1):
+        goal = next((shown[k] for k in by_goal.sharing(terms, 1)), "")
+        plan.append(f"{i}. {step}" + (f" (serves '{goal}')" if goal else ""))
     insights: list[str] = []
     for goal, numbers in served.items():
         if numbers:
-            insights.append(f"'{goal}' is served by step {and_list([str(n) for n in numbers])}")
+            listed = [str(n) for n in numbers[:MAX_STEPS_LISTED]]
+            listed += ["later ones"] if len(numbers) > MAX_STEPS_LISTED else []
+            insights.append(f"'{goal}' is served by step {and_list(listed)}")
         else:
             insights.append(f"No step addresses '{goal}' yet: add one")
     if r.constraints:

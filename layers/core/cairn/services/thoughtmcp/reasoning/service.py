@@ -425,8 +425,8 @@ def _rule_breakdown(
     tree: Tree = decompose(
         problem, max_depth=max_depth, goals=tuple(ctx.goals), constraints=tuple(ctx.constraints)
     )
-    by_id = {n.id: n for n in tree.nodes}
     names = {n.id: name_of(n.text) for n in tree.nodes}
+    parts = _part_numbers(tree)
     before: dict[str, list[str]] = {}
     for edge in tree.edges:
         if edge.type != "hierarchical":
@@ -435,16 +435,15 @@ def _rule_breakdown(
     subs: list[SubProblem] = []
     for node in tree.nodes:
         domains[node.id] = domain_of(node.text, domains.get(node.parent or "", "general"))
-        parent = by_id[node.parent] if node.parent else None
-        if parent is None:
+        if node.parent is None:
             details = "The whole problem as stated"
         elif node.origin == "goal":
             details = "A goal from the context: the work is done when this holds"
         elif node.origin == "constraint":
             details = "A constraint from the context: every other part must respect it"
         else:
-            siblings = [c for c in parent.children if c.origin == "problem"]
-            details = f"Part {siblings.index(node) + 1} of {len(siblings)} of '{names[parent.id]}'"
+            number, count = parts[node.id]
+            details = f"Part {number} of {count} of '{names[node.parent]}'"
         if node.id in before:
             details += "; comes after " + ", ".join(f"'{name}'" for name in before[node.id])
         subs.append(
@@ -460,6 +459,15 @@ def _rule_breakdown(
         )
     deps = [Dependency(**{"from": e.source, "to": e.target, "type": e.type}) for e in tree.edges]
     return subs, deps, tree.order
+
+
+def _part_numbers(tree: Tree) -> dict[str, tuple[int, int]]:
+    """Each problem piece's number among its parent's problem pieces, and how many they are."""
+    out: dict[str, tuple[int, int]] = {}
+    for node in tree.nodes:
+        pieces = [c for c in node.children if c.origin == "problem"]
+        out.update((c.id, (i, len(pieces))) for i, c in enumerate(pieces, 1))
+    return out
 
 
 def _used(found: list[RelevantMemory]) -> list[MemoryUsed]:

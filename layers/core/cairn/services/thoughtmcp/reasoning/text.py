@@ -6,9 +6,11 @@ text always reads the same way.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import groupby, islice
 from typing import Final
 
 from cairn.domain.stopwords import REASONING as STOPWORDS
@@ -100,6 +102,12 @@ def words(text: str) -> list[str]:
     return [w.lower().strip("'’-") for w in _WORD.findall(text)]
 
 
+def word_starts(text: str) -> tuple[list[int], list[str]]:
+    """Where each of `words(text)` starts in `text`, and the words."""
+    found = list(_WORD.finditer(text))
+    return [m.start() for m in found], [m.group(0).lower().strip("'’-") for m in found]
+
+
 def content_words(text: str) -> list[str]:
     """Words that carry meaning (not stopwords, not one or two letters), in order, repeated."""
     return [w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()]
@@ -111,10 +119,30 @@ def term_set(text: str) -> set[str]:
 
 def overlap(a: str, b: str) -> float:
     """Share of the smaller text's terms the other holds (0..1)."""
-    ta, tb = term_set(a), term_set(b)
+    return shared(term_set(a), term_set(b))
+
+
+def shared(ta: set[str], tb: set[str]) -> float:
+    """`overlap` of two term sets already taken, for a text compared with many."""
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / min(len(ta), len(tb))
+
+
+class TermIndex:
+    """Which of some texts' term sets share a term with another, found through the terms rather
+    than by comparing it with each."""
+
+    def __init__(self, term_sets: Sequence[set[str]]) -> None:
+        self._using: dict[str, list[int]] = {}
+        for i, terms in enumerate(term_sets):
+            for term in terms:
+                self._using.setdefault(term, []).append(i)
+
+    def sharing(self, terms: set[str], limit: int) -> list[int]:
+        """The first `limit` positions, in order, of the term sets sharing a term with `terms`."""
+        found = heapq.merge(*(self._using[t] for t in terms if t in self._using))
+        return [i for i, _ in islice(groupby(found), limit)]
 
 
 def key_phrases(text: str, limit: int = 5) -> list[str]:
@@ -194,7 +222,8 @@ def clean(piece: str) -> str:
         flags=re.I,
     )
     piece = piece.strip().rstrip(".!?;:,").strip()
-    piece = re.sub(r"(?:[,\s]+(?:which|who)|,\s*that)$", "", piece, flags=re.I)
+    # tried only where a run of commas and spaces starts: tried inside one too, it read the run again
+    piece = re.sub(r"(?:(?<![,\s])[,\s]+(?:which|who)|,\s*that)$", "", piece, flags=re.I)
     return piece[:1].upper() + piece[1:] if piece else piece
 
 
@@ -224,8 +253,10 @@ def _stem(word: str) -> str:
 def unique(items: Sequence[str]) -> tuple[str, ...]:
     """The non-empty items, each once whatever its case, in first-seen order."""
     out: list[str] = []
+    seen: set[str] = set()
     for item in items:
-        if item and item.lower() not in (o.lower() for o in out):
+        if item and item.lower() not in seen:
+            seen.add(item.lower())
             out.append(item)
     return tuple(out)
 

@@ -104,7 +104,7 @@ def run_streams(
     pool.shutdown(wait=False, cancel_futures=True)
     runs: list[StreamRun] = []
     for name, future in futures.items():
-        if not future.done():
+        if not future.done() or future.cancelled():  # cancelled: the budget ran out before it started
             runs.append(StreamRun(name, "timeout", round(budget_s * 1000), error="no result in time"))
             continue
         elapsed = round((finished.get(name, time.monotonic()) - start) * 1000)

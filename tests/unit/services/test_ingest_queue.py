@@ -9,6 +9,8 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, JobStatus
+from cairn.ingest.extract import Extracted, extract_text
+from cairn.services.ingest import service
 from tests.fakes.container import fake_container
 
 BIG = ("# Field manual\n\n" + "Rotate the tyres every ten thousand kilometres. " * 60).encode()
@@ -95,3 +97,18 @@ def test_a_small_file_of_many_sections_is_queued_when_chunks_decide(tmp_path: Pa
     assert container.documents.get(brain, "ingest/faq.md").chunk_count > 160
     embedded = fake_container(tmp_path / "embedded", ingest_queue_bytes=64 * 1024)  # no chunk rule
     assert embedded.ingest.ingest_bytes(embedded.brains.create("F"), faq, name="faq.md").status == "completed"
+
+
+def test_a_plain_file_is_extracted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunk rule and the write read the same text: a JSON file was parsed and rendered twice."""
+    container = fake_container(tmp_path, ingest_queue_bytes=64 * 1024, ingest_queue_chunks=160)
+    brain = container.brains.create("Config", slug="config")
+    calls: list[str] = []
+
+    def counted(data: bytes, kind: str, filename: str = "", **limits: int) -> Extracted:
+        calls.append(kind)
+        return extract_text(data, kind, filename, **limits)
+
+    monkeypatch.setattr(service, "extract_text", counted)
+    result = container.ingest.ingest_bytes(brain, b'{"title": "Ports", "http": 8080}', name="ports.json")
+    assert result.status == "completed" and calls == ["json"]

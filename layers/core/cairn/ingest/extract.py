@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import logging
 import os
 import posixpath
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.domain.errors import InvalidInput, UnsupportedContent
+from cairn.ingest.json_text import json_text
 from cairn.ingest.markdown import clean_title, heading_title, split_front_matter, title_from_markdown
 
 __all__ = ["KINDS", "Extracted", "extract_image", "extract_text", "infer_kind", "title_from_markdown"]
@@ -52,6 +52,8 @@ _MEDIA_TYPES = {
 }
 
 _SNIFF_BYTES = 1024
+MAX_TEXT_CHARS = 50_000_000
+"""The default cap on extracted text; ingest passes its own (`max_content_chars`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +99,13 @@ def _sniff(data: bytes) -> str:
     return "text"
 
 
-def extract_text(data: bytes, kind: str, filename: str = "") -> Extracted:
-    """`filename` (its base name) is part of an image's text; other kinds ignore it."""
+def extract_text(data: bytes, kind: str, filename: str = "", *, max_chars: int = MAX_TEXT_CHARS) -> Extracted:
+    """`filename` (its base name) is part of an image's text; other kinds ignore it. Text over
+    `max_chars` is refused, JSON's as soon as it is rendered that far."""
     if kind not in KINDS:
         raise InvalidInput(f"unknown content kind {kind!r}; expected one of {', '.join(KINDS)}")
     if kind == "image":
-        return extract_image(data, filename)
+        return _within(extract_image(data, filename), max_chars)
     if kind == "pdf":
         text, title = _pdf(data)
     elif kind == "html":
@@ -110,13 +113,20 @@ def extract_text(data: bytes, kind: str, filename: str = "") -> Extracted:
 
         text, title = html_to_text(data)
     elif kind == "json":
-        text, title = _json(_decode_text(data))
+        text, title = json_text(_decode_text(data), max_chars)
     elif kind == "markdown":
         fm_title, text = split_front_matter(_decode_text(data))
         title = fm_title or heading_title(text)
     else:
         text, title = _decode_text(data), None
-    return Extracted(text=text.strip(), title=clean_title(title), content_type=CONTENT_TYPES[kind])
+    extracted = Extracted(text=text.strip(), title=clean_title(title), content_type=CONTENT_TYPES[kind])
+    return _within(extracted, max_chars)
+
+
+def _within(extracted: Extracted, max_chars: int) -> Extracted:
+    if len(extracted.text) > max_chars:
+        raise InvalidInput(f"extracted text exceeds {max_chars} characters")
+    return extracted
 
 
 def extract_image(data: bytes, filename: str, captions: Sequence[str] = ()) -> Extracted:
@@ -152,89 +162,6 @@ def _decode_text(data: bytes) -> str:
         return data.decode("cp1252")
     except UnicodeDecodeError as exc:
         raise UnsupportedContent("content is neither UTF-8 nor Windows-1252 text") from exc
-
-
-def _integer(literal: str) -> int | str:
-    """An integer literal too long for int() (over sys.get_int_max_str_digits digits) stays its
-    digits: still searchable, where json.loads would raise a plain ValueError."""
-    try:
-        return int(literal)
-    except ValueError:
-        return literal
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_int=_integer)
-
-
-def _json(text: str) -> tuple[str, str | None]:
-    try:
-        values: list[Any] = [_loads(text)]
-    except json.JSONDecodeError as first_error:
-        values = _json_lines(text, first_error)
-    except RecursionError as exc:
-        raise InvalidInput("JSON is nested too deeply") from exc
-    try:
-        rendered = "\n\n".join(_render_json(value) for value in values)
-    except RecursionError as exc:
-        raise InvalidInput("JSON is nested too deeply") from exc
-    first = values[0] if values else None
-    title = None
-    if isinstance(first, dict):
-        title = next((first[k] for k in ("title", "name") if isinstance(first.get(k), str)), None)
-    return rendered, title
-
-
-def _json_lines(text: str, first_error: json.JSONDecodeError) -> list[Any]:
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 2:
-        raise InvalidInput(f"invalid JSON: {first_error.msg} at line {first_error.lineno}") from first_error
-    values = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            values.append(_loads(line))
-        except RecursionError as exc:
-            raise InvalidInput(f"JSON is nested too deeply (record {number})") from exc
-        except json.JSONDecodeError:
-            raise InvalidInput(
-                f"invalid JSON: {first_error.msg} at line {first_error.lineno} "
-                f"(and not JSON Lines: record {number} does not parse)"
-            ) from first_error
-    return values
-
-
-def _render_json(value: Any, indent: str = "") -> str:
-    """YAML-like lines (`key: value`, `- item`) so that keys and values are both searchable."""
-    if isinstance(value, dict):
-        if not value:
-            return indent + "{}"
-        lines = []
-        for key, item in value.items():
-            if isinstance(item, dict | list) and item:
-                lines.append(f"{indent}{key}:\n{_render_json(item, indent + '  ')}")
-            else:
-                lines.append(f"{indent}{key}: {_scalar(item)}")
-        return "\n".join(lines)
-    if isinstance(value, list):
-        if not value:
-            return indent + "[]"
-        lines = []
-        for item in value:
-            if isinstance(item, dict | list) and item:
-                nested = _render_json(item, indent + "  ")
-                lines.append(f"{indent}- {nested.lstrip()}")
-            else:
-                lines.append(f"{indent}- {_scalar(item)}")
-        return "\n".join(lines)
-    return indent + _scalar(value)
-
-
-def _scalar(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict | list):
-        return "{}" if isinstance(value, dict) else "[]"
-    return json.dumps(value)
 
 
 def _decrypt_without_password(reader: Any) -> None:

@@ -14,7 +14,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
 from cairn.domain.paths import normalize_user_path
 from cairn.domain.text import excerpt
-from cairn.ingest.extract import extract_text, infer_kind
+from cairn.ingest.extract import Extracted, extract_text, infer_kind
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ingest.files import LocalFile, read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
@@ -120,14 +120,14 @@ class IngestService:
         self._check_size(len(data))
         kind = kind or infer_kind(name, content_type, data)
         path = normalize_user_path(path or f"ingest/{safe_name(name)}")
+        # A plain file's text is read once, here: too long is said now, not after a 202.
+        plain = self._extract(data, kind, name) if kind in PLAIN_KINDS else None
         threshold = self.queue_above_bytes
         if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
-            if kind in PLAIN_KINDS:  # its text is the file's: too long is said now, not after a 202
-                self._check_chars(extract_text(data, kind, name).text)
             return self._queue(brain, data, name, kind, path, started)
-        if queue and self.jobs is not None and self._many_chunks(data, kind, name):
+        if queue and self.jobs is not None and self._many_chunks(plain):
             return self._queue(brain, data, name, kind, path, started)
-        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path)
+        stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path, text=plain)
         shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
         if shown is not None:
             info = shown.info
@@ -135,13 +135,13 @@ class IngestService:
         # A queued ingest (or its retry) has committed: its job marks the status.
         return self._written(brain, path, outcome, stored, info, shown, started, completed=not queue)
 
-    def _many_chunks(self, data: bytes, kind: str, name: str) -> bool:
+    def _many_chunks(self, plain: Extracted | None) -> bool:
         """Whether a small plain file's text makes more chunks than `queue_above_chunks` (cut as
         the default profile cuts; the cut is cheap beside embedding it)."""
         limit = self.queue_above_chunks
-        if limit is None or kind not in PLAIN_KINDS:
+        if limit is None or plain is None:
             return False
-        return self.documents.indexer.default_chunk_count(extract_text(data, kind, name).text) > limit
+        return self.documents.indexer.default_chunk_count(plain.text) > limit
 
     def _written(
         self,
@@ -186,18 +186,23 @@ class IngestService:
         if self.concepts is not None:
             self.concepts.index_document(brain_id, document_id, text, fresh=fresh)
 
-    def _check_chars(self, text: str) -> None:
-        if len(text) > self.max_content_chars:
-            raise InvalidInput(f"extracted text exceeds {self.max_content_chars} characters")
+    def _extract(self, data: bytes, kind: str, filename: str) -> Extracted:
+        return extract_text(data, kind, filename, max_chars=self.max_content_chars)
 
     def extracted(
-        self, data: bytes, *, name: str, kind: str, doc_id: str | None = None, path: str | None = None
+        self,
+        data: bytes,
+        *,
+        name: str,
+        kind: str,
+        doc_id: str | None = None,
+        path: str | None = None,
+        text: Extracted | None = None,
     ) -> tuple[bytes, DocumentInput]:
         """The bytes to store for a file (its text, for PDF and HTML; an image itself) and what to
-        say about them. An image's text names the base name of `path` (else `name`), as
-        re-indexing it from its blob will."""
-        extracted = extract_text(data, kind, posixpath.basename(path or name))
-        self._check_chars(extracted.text)
+        say about them (`text`: the file's, when already extracted). An image's text names the base
+        name of `path` (else `name`), as re-indexing it from its blob will."""
+        extracted = text if text is not None else self._extract(data, kind, posixpath.basename(path or name))
         stored = data if kind in ("markdown", "text", "json", "image") else extracted.text.encode("utf-8")
         info = DocumentInput(
             title=extracted.title,

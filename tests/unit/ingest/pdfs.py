@@ -28,9 +28,66 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    objects.append(_FONT)
     objects.append(f"<< /Title ({_escape(title)}) >>".encode() if title else b"<< >>")
 
+    return _assemble(objects, info_id)
+
+
+def shared_content_pdf(pages: int, lines: list[str], fonts: int = 1) -> bytes:
+    """`pages` pages all drawn by one content stream; page n's /F1 is font n % `fonts` (each font
+    object its own, all Helvetica)."""
+    content = _text_stream(lines)
+    font_ids = [4 + n for n in range(fonts)]
+    page_ids = [4 + fonts + n for n in range(pages)]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{' '.join(f'{pid} 0 R' for pid in page_ids)}] /Count {pages} >>".encode(),
+        content,
+        *[_FONT] * fonts,
+        *[
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+            f"/Resources << /Font << /F1 {font_ids[n % fonts]} 0 R >> >> >>".encode()
+            for n in range(pages)
+        ],
+    ]
+    return _assemble(objects)
+
+
+def form_pdf(draws: int, forms: int = 1, lines: tuple[str, ...] = ("Form words",)) -> bytes:
+    """One page that draws form XObjects /X0, /X1, ... (`forms` of them, each showing `lines`) in
+    turn, `draws` times in all."""
+    names = " ".join(f"/X{n} {5 + n} 0 R" for n in range(forms))
+    page_ops = "\n".join(
+        ["BT /F1 12 Tf 72 760 Td (Page words) Tj ET"] + [f"/X{n % forms} Do" for n in range(draws)]
+    )
+    form = b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        _FONT,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+        b"/Resources << /Font << /F1 3 0 R >> /XObject << %s >> >> >>" % (5 + forms, names.encode()),
+        *[_text_stream(list(lines), form) for _ in range(forms)],
+        _stream(page_ops.encode("latin-1")),
+    ]
+    return _assemble(objects)
+
+
+_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+
+
+def _text_stream(lines: list[str], extra: bytes = b"") -> bytes:
+    ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td", *(f"({_escape(line)}) Tj T*" for line in lines), "ET"]
+    return _stream("\n".join(ops).encode("latin-1"), extra)
+
+
+def _stream(data: bytes, extra: bytes = b"") -> bytes:
+    return b"<< %s/Length %d >>\nstream\n" % (extra, len(data)) + data + b"\nendstream"
+
+
+def _assemble(objects: list[bytes], info_id: int | None = None) -> bytes:
+    """A PDF file of `objects`, numbered from 1 (the catalog first)."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -40,6 +97,7 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for offset in offsets:
         out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\n" % (len(objects) + 1, info_id)
+    info = b" /Info %d 0 R" % info_id if info_id is not None else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, info)
     out += b"startxref\n%d\n%%%%EOF\n" % xref_at
     return bytes(out)

@@ -8,7 +8,7 @@ import pytest
 
 from cairn.domain.errors import InvalidInput, UnsupportedContent
 from cairn.ingest.extract import extract_text, infer_kind, title_from_markdown
-from tests.unit.ingest.pdfs import make_pdf
+from tests.unit.ingest.pdfs import form_pdf, make_pdf, shared_content_pdf
 
 
 class TestInferKind:
@@ -253,3 +253,81 @@ class TestPdf:
     def test_pdf_without_text_is_unsupported(self) -> None:
         with pytest.raises(UnsupportedContent, match="no extractable text"):
             extract_text(make_pdf([[]]), "pdf")
+
+
+@pytest.fixture
+def pages_read(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The pages pypdf is asked to read, in order."""
+    read: list[object] = []
+    extract = pypdf.PageObject.extract_text
+
+    def counted(page: pypdf.PageObject, *args: object, **kwargs: object) -> str:
+        read.append(page)
+        return extract(page, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", counted)
+    return read
+
+
+@pytest.fixture
+def forms_read(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The form XObjects pypdf is asked to read, as each Do draws one."""
+    read: list[object] = []
+    extract = pypdf.PageObject.extract_xform_text
+
+    def counted(page: pypdf.PageObject, xform: object, *args: object, **kwargs: object) -> str:
+        read.append(xform)
+        return extract(page, xform, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_xform_text", counted)
+    return read
+
+
+class TestPdfBounds:
+    """A small PDF could make pypdf parse the same content again and again: 100 pages drawn by one
+    16 KB content stream (600 KB decoded) took 88 s, a page drawing one form 5,000 times ~70 minutes."""
+
+    def test_pages_drawn_by_the_same_content_are_read_once(self, pages_read: list[object]) -> None:
+        out = extract_text(shared_content_pdf(50, ["Shared words"]), "pdf")
+        assert out.text == "\n\n".join(["Shared words"] * 50)
+        assert len(pages_read) == 1
+
+    def test_the_same_content_with_other_fonts_is_read_again(self, pages_read: list[object]) -> None:
+        out = extract_text(shared_content_pdf(6, ["Shared words"], fonts=2), "pdf")
+        assert out.text == "\n\n".join(["Shared words"] * 6)
+        assert len(pages_read) == 2
+
+    def test_a_form_drawn_many_times_is_read_once(self, forms_read: list[object]) -> None:
+        out = extract_text(form_pdf(draws=300, forms=2), "pdf")
+        assert out.text == "\n".join(["Page words"] + ["Form words"] * 300)
+        assert len(forms_read) == 2
+
+    def test_content_past_the_budget_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch, pages_read: list[object]
+    ) -> None:
+        monkeypatch.setattr("cairn.ingest.pdf_text.MAX_CONTENT_BYTES", 4 * 1024)
+        page = [f"Line {n} of a long page of words" for n in range(60)]  # about 2.3 KB of content
+        with pytest.raises(UnsupportedContent, match="more than 4096 bytes of page content"):
+            extract_text(make_pdf([page] * 20), "pdf")
+        assert len(pages_read) == 1  # the second page is refused before pypdf parses it
+
+    def test_forms_past_the_budget_are_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("cairn.ingest.pdf_text.MAX_CONTENT_BYTES", 4 * 1024)
+        lines = tuple(f"Line {n} of a long form of words" for n in range(60))
+        extract_text(form_pdf(draws=40, forms=1, lines=lines), "pdf")  # one form is read once
+        with pytest.raises(UnsupportedContent, match="page content"):
+            extract_text(form_pdf(draws=40, forms=2, lines=lines), "pdf")
+
+    def test_more_pages_than_the_limit_are_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("cairn.ingest.pdf_text.MAX_PAGES", 3)
+        assert extract_text(make_pdf([["one"], ["two"], ["three"]]), "pdf").text == "one\n\ntwo\n\nthree"
+        with pytest.raises(UnsupportedContent, match="more than 3 pages"):
+            extract_text(make_pdf([["one"], ["two"], ["three"], ["four"]]), "pdf")
+
+    def test_text_over_the_limit_is_refused_as_pages_are_read(self, pages_read: list[object]) -> None:
+        pdf = make_pdf([[f"Page {n} words"] for n in range(10)])
+        assert len(extract_text(pdf, "pdf", max_chars=len("Page 0 words") * 10 + 18).text) == 138
+        pages_read.clear()
+        with pytest.raises(InvalidInput, match="extracted text exceeds 30 characters"):
+            extract_text(pdf, "pdf", max_chars=30)
+        assert len(pages_read) == 3

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import io
-import logging
 import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cairn.domain.errors import InvalidInput, UnsupportedContent
 from cairn.ingest.json_text import json_text
 from cairn.ingest.markdown import clean_title, heading_title, split_front_matter, title_from_markdown
+from cairn.ingest.pdf_text import pdf_text
 
 __all__ = ["KINDS", "Extracted", "extract_image", "extract_text", "infer_kind", "title_from_markdown"]
 
@@ -107,7 +105,7 @@ def extract_text(data: bytes, kind: str, filename: str = "", *, max_chars: int =
     if kind == "image":
         return _within(extract_image(data, filename), max_chars)
     if kind == "pdf":
-        text, title = _pdf(data)
+        text, title = pdf_text(data, max_chars)
     elif kind == "html":
         from cairn.ingest.html import html_to_text  # BeautifulSoup costs ~0.15 s of a cold start
 
@@ -162,38 +160,3 @@ def _decode_text(data: bytes) -> str:
         return data.decode("cp1252")
     except UnicodeDecodeError as exc:
         raise UnsupportedContent("content is neither UTF-8 nor Windows-1252 text") from exc
-
-
-def _decrypt_without_password(reader: Any) -> None:
-    """Owner-password-only PDFs open with the empty user password; anything else is refused."""
-    try:
-        opened = reader.decrypt("")
-    except Exception as exc:
-        raise UnsupportedContent("PDF is encrypted; cannot extract text") from exc
-    if not opened:
-        raise UnsupportedContent("PDF is encrypted with a password; cannot extract text")
-
-
-def _pdf(data: bytes) -> tuple[str, str | None]:
-    from pypdf import PdfReader  # imported lazily: only PDF ingest pays for it
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            _decrypt_without_password(reader)
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-        meta_title = reader.metadata.title if reader.metadata is not None else None
-    except UnsupportedContent:
-        raise
-    except Exception as exc:  # pypdf raises many types for malformed files
-        raise UnsupportedContent(
-            f"PDF could not be read ({type(exc).__name__}); the file may be damaged"
-        ) from exc
-    text = "\n\n".join(page for page in pages if page)
-    if not text:
-        raise UnsupportedContent("PDF has no extractable text (it may be scanned images)")
-    title = meta_title if isinstance(meta_title, str) and meta_title.strip() else None
-    if title is None:
-        title = next(line.strip() for line in text.splitlines() if line.strip())
-    return text, title

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cairn.ingest import html as html_module
 from cairn.ingest.extract import extract_text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
@@ -141,3 +143,41 @@ class TestFurniture:
     def test_without_an_h1_a_class_name_cannot_drop_most_of_the_text(self) -> None:
         html = '<body><div class="layout-sidebar"><p>All the words of this page.</p></div></body>'
         assert _text(html) == "All the words of this page."
+
+
+class TestBoundedWork:
+    """Small hostile pages cost time in proportion to their size."""
+
+    def test_a_row_of_many_cells_is_joined_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Each cell joined the row so far to ask whether it had text: 400 KB of <td>x</td> took 8.7 s."""
+        joined = [0]
+
+        class Line:
+            def __init__(self, items: list[str]) -> None:
+                self.items = list(items)
+
+            def append(self, value: str) -> None:
+                self.items.append(value)
+
+            def __iter__(self) -> Iterator[str]:
+                joined[0] += len(self.items)
+                return iter(self.items)
+
+        class Writer(html_module._Writer):
+            @property  # type: ignore[override]
+            def line(self) -> Line:
+                return self._line
+
+            @line.setter
+            def line(self, items: list[str]) -> None:
+                self._line = Line(items)
+
+        monkeypatch.setattr(html_module, "_Writer", Writer)
+        assert _text("<table><tr>" + "<td>cell</td>" * 500 + "</tr></table>") == " | ".join(["cell"] * 500)
+        assert joined[0] < 2 * 500 + 10
+
+    def test_lists_nested_deeper_than_sixteen_levels_are_indented_no_further(self) -> None:
+        """Each level indented every item below it: 90 KB of nested lists gave over 50,000,000 characters."""
+        lines = _text("<ul><li>item" * 20).splitlines()
+        assert [len(line) - len(line.lstrip()) for line in lines] == [2 * n for n in range(17)] + [32] * 3
+        assert {line.strip() for line in lines} == {"- item"}

@@ -56,6 +56,8 @@ _BLOCKS = frozenset(
     }
 )  # fmt: skip
 _CELLS = frozenset({"td", "th"})
+_MAX_LIST_INDENT = 16
+"""Lists nested deeper are indented no further: each level would add to every item below it."""
 _SKIP_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
 _SPACE = re.compile(r"\s+")
 
@@ -66,16 +68,19 @@ class _Writer:
     def __init__(self) -> None:
         self.blocks: list[tuple[str, bool]] = []
         self.line: list[str] = []
+        self.line_has_text = False
         self.prefix = ""
         self.tight = False
         """List items and table rows are written on consecutive lines, not as paragraphs."""
 
     def text(self, value: str) -> None:
         self.line.append(value)
+        self.line_has_text = self.line_has_text or (bool(value) and not value.isspace())
 
     def flush(self) -> None:
         joined = _SPACE.sub(" ", "".join(self.line)).strip()
         self.line = []
+        self.line_has_text = False
         if joined:
             self.blocks.append((self.prefix + joined, self.tight))
         self.prefix = ""
@@ -286,12 +291,12 @@ def _walk(root: Tag, out: _Writer) -> None:
             continue
         if name in _HEADINGS or name in _BLOCKS or name in ("li", "tr"):
             out.flush()
-        if name in _CELLS and "".join(out.line).strip():
+        if name in _CELLS and out.line_has_text:
             out.text(" | ")
         if name in _HEADINGS:
             out.prefix = "#" * _HEADINGS[name] + " "
         elif name == "li":
-            out.prefix = "  " * max(list_depth - 1, 0) + "- "
+            out.prefix = "  " * min(max(list_depth - 1, 0), _MAX_LIST_INDENT) + "- "
             out.tight = True
         elif name == "tr":
             out.tight = True

@@ -8,6 +8,7 @@ import pytest
 
 from cairn.domain.errors import InvalidInput, UnsupportedContent
 from cairn.ingest.extract import extract_text, infer_kind, title_from_markdown
+from cairn.ingest.markdown import atx_headings
 from tests.unit.ingest.pdfs import form_pdf, make_pdf, shared_content_pdf
 
 
@@ -86,6 +87,33 @@ class TestMarkdown:
 
     def test_front_matter_title_wins(self) -> None:
         assert title_from_markdown("---\ntitle: FM\n---\n# H\n") == "FM"
+
+    @pytest.mark.parametrize(
+        ("line", "heading"),
+        [
+            ("## Title ##", (2, "Title")),
+            ("# Title#", (1, "Title#")),
+            ("# Title \t#  ", (1, "Title")),
+            ("# #", (1, "#")),
+            ("#", (1, "")),
+            ("   ###\tdeep # text ###", (3, "deep # text")),
+            ("#Title", None),
+            ("####### seven", None),
+            ("    # code", None),
+        ],
+    )
+    def test_atx_headings_and_their_closing_hashes(self, line: str, heading: tuple[int, str] | None) -> None:
+        found = [(h.level, h.title) for h in atx_headings(line + "\n")]
+        assert found == ([heading] if heading else [])
+
+    @pytest.mark.timeout(10)
+    def test_long_runs_of_spaces_in_titles_do_not_backtrack(self) -> None:
+        """A lazy title before optional closing #s (or trailing blanks) was tried at every end of the
+        line: one heading of 40,000 spaces took 14 s to read, and every markdown write reads them."""
+        spaces = " " * 200_000
+        assert title_from_markdown(f"# a{spaces}b\n") == "a b"
+        assert [h.title for h in atx_headings(f"# a{spaces}b\n" * 3)] == [f"a{spaces}b"] * 3
+        assert title_from_markdown(f"---\ntitle: a{spaces}b\n---\nbody") == "a b"
 
 
 class TestText:

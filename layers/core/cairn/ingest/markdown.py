@@ -11,8 +11,9 @@ from cairn.domain.text import BIDI_CONTROLS
 MAX_TITLE_CHARS = 512
 
 _FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
-_FM_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.+?)[ \t]*$", re.M)
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# Greedy to the line's end (the caller strips it): a lazy title then [ \t]*$ tried every end again.
+_FM_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.+)$", re.M)
+_ATX_OPENING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>]|\d+[.)])(?:[ \t]|$))")
@@ -81,11 +82,23 @@ def atx_headings(text: str) -> list[Heading]:
     """ATX headings (`## Title`) outside fenced code blocks, in order."""
     headings: list[Heading] = []
     for offset, line, is_code in iter_lines(text):
-        match = None if is_code else _ATX.match(line)
-        if match is not None:
-            title = (match.group(2) or "").strip()
-            headings.append(Heading(len(match.group(1)), title, offset, offset + len(line)))
+        atx = None if is_code else _atx(line)
+        if atx is not None:
+            headings.append(Heading(atx[0], atx[1].strip(), offset, offset + len(line)))
     return headings
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line, its closing #s dropped (`## Title ##`), else None.
+    Not one regex: a lazy title before optional closing #s tried every end of the line again."""
+    opening = _ATX_OPENING.match(line)
+    if opening is None:
+        return None
+    title = line[opening.end() :].rstrip(" \t")
+    unclosed = title.rstrip("#")
+    if unclosed != title and unclosed[-1:] in (" ", "\t"):
+        title = unclosed.rstrip(" \t")
+    return len(opening.group(1)), title
 
 
 def title_from_markdown(text: str) -> str | None:
@@ -105,9 +118,9 @@ def heading_title(text: str) -> str | None:
             continue
         if previous is not None and _SETEXT.match(line):
             return clean_title(previous.strip())
-        atx = _ATX.match(line)
-        if atx is not None and (atx.group(2) or "").strip():
-            return clean_title(atx.group(2).strip())
+        atx = _atx(line)
+        if atx is not None and atx[1].strip():
+            return clean_title(atx[1].strip())
         # A setext underline needs a plain paragraph line directly above it.
         plain = (
             bool(line.strip()) and not _SETEXT.match(line) and atx is None and not _NOT_PARAGRAPH.match(line)

@@ -13,10 +13,12 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, Tag
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, ParserRejectedMarkup, Tag
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
+from cairn.domain.errors import UnsupportedContent
 from cairn.ingest.markdown import clean_title
+from cairn.ingest.marked_sections import readable_bytes
 
 _DROP = frozenset(
     {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button",
@@ -124,7 +126,10 @@ def html_to_text(data: bytes) -> tuple[str, str | None]:
 def parse(data: bytes) -> BeautifulSoup:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
-        return BeautifulSoup(data, "html.parser")
+        try:
+            return BeautifulSoup(readable_bytes(data), "html.parser")
+        except ParserRejectedMarkup as exc:  # what readable_bytes could not mend (UTF-16, say)
+            raise UnsupportedContent("HTML could not be parsed; the file may be damaged") from exc
 
 
 def render(root: Tag) -> str:

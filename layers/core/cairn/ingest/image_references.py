@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 from cairn.ingest.image_metadata import clean_text
 from cairn.ingest.markdown import iter_lines
+from cairn.ingest.marked_sections import readable
 
 __all__ = ["ImageReference", "find_image_references"]
 
@@ -235,6 +236,7 @@ class _ImageParser(HTMLParser):
 def _html_images(text: str, *, markdown: bool) -> list[_Found]:
     if "<" not in text:
         return []
+    text = readable(text)  # same length: the offsets found stay the text's
     parser = _ImageParser(text)
     parser.feed(text)
     parser.close()

@@ -1,11 +1,10 @@
 """In-memory ChunkIndex with the embedded index's semantics, for service unit tests.
 
 BM25 (k1 1.2, b 0.75, FTS5's IDF) over the folded words of title, tags (`tag_words`), text and
-context, per brain, without
-stemming (a boolean query keeps the chunks `boolean_query.matches` accepts, ranked by its positive
-terms); cosine similarity for vectors; both legs filtered before their pools are cut (validity
-at millisecond resolution, as the adapters compare it); the same weighted RRF as the SQLite
-adapter.
+context, per brain, without stemming (a boolean query keeps the chunks `boolean_query.matches`
+accepts, ranked by its positive terms and the words its prefixes find); cosine similarity for
+vectors; both legs filtered before their pools are cut (validity at millisecond resolution, as the
+adapters compare it); the same weighted RRF as the SQLite adapter.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_query import words
 from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.vector_store import unit_rows
-from cairn.domain.boolean_query import BoolQuery, matches
+from cairn.domain.boolean_query import BoolQuery, matches, positive_prefixes
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Chunk
 from cairn.domain.text import tag_words
@@ -172,6 +171,10 @@ class MemoryChunkIndex:
         boolean = query.boolean
         terms = leg_terms(query)
         texts = passing if boolean is None else [i for i in passing if _satisfies(boolean, i.chunk)]
+        if boolean is not None and (stems := tuple(positive_prefixes(boolean))) and terms:
+            terms = list(
+                dict.fromkeys([*terms, *sorted(w for i in texts for w in i.terms if w.startswith(stems))])
+            )
         bm25 = _bm25(items, texts, terms, pool) if terms else {}
         similar = _cosine(passing, vector, pool) if vector is not None else {}
         fused = fused_head(

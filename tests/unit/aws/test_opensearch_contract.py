@@ -20,6 +20,7 @@ from cairn.ports.chunks import ChunkIndex
 from tests.contract import test_chunk_index_contract as contract
 from tests.contract.aws_opensearch import expect_rankless_failures
 from tests.contract.test_chunk_index_contract import *  # noqa: F403  (the suite, collected here)
+from tests.contract.test_chunk_query_language_contract import *  # noqa: F403  (its query language cases)
 from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
 
 for _name in dir(contract):

@@ -4,7 +4,8 @@
 `FakeCluster.handle`: requests go through opensearch-py's own URL building and serialisation,
 and `cluster.calls` records what would have gone over the wire. The cluster emulates the subset
 of OpenSearch the chunk index uses, as documented: strict mappings, bulk, count, search with
-bool/term/terms/prefix/range/exists/match_none/multi_match (Lucene-style BM25, fields summed for
+bool/term/terms/prefix (on a text field: any token starting with it)/range/exists/match_none/
+multi_match (Lucene-style BM25, fields summed for
 most_fields, else the best field; operator `and`; type `phrase`), dot paths into flat_object
 fields, knn with an efficient filter (faiss innerproduct scores), ids, bool must_not, sort +
 search_after, msearch, delete/update by query (the index's own painless scripts, as the Python
@@ -296,6 +297,8 @@ class FakeCluster:
             return 1.0 if _same(value, values) else None
         if kind == "terms":
             return 1.0 if any(_same(v, values) for v in value) else None
+        if kind == "prefix" and index.properties.get(fld, {}).get("type") == "text":
+            return 1.0 if any(token.startswith(value) for token in self._words(found or "")) else None
         if kind == "prefix":
             return 1.0 if isinstance(found, str) and found.startswith(value) else None
         if kind == "range":

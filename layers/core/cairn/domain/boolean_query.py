@@ -22,6 +22,8 @@ Every query must be rankable: something it matches must contain one of its posit
 a query or group made only of negations is refused, and so is NOT as an operand of OR (`a OR NOT
 b` would match nearly everything); NOT narrows what the other operands of its group match.
 Every shape this accepts can be written as an FTS5 expression and as an OpenSearch bool query.
+The tree also has a Prefix (a word's beginning: `kube*` finds kubernetes), which this parser
+never makes: the Jeffs Brain query language makes it (domain/jeffs_query.py).
 
 Positions in error messages count characters from 1.
 """
@@ -51,6 +53,11 @@ class Phrase:
 
 
 @dataclass(frozen=True)
+class Prefix:
+    stem: str  # one folded word: matches every word that starts with it (the query language's `kube*`)
+
+
+@dataclass(frozen=True)
 class And:
     items: tuple[BoolQuery, ...]
 
@@ -65,7 +72,7 @@ class Not:
     item: BoolQuery
 
 
-BoolQuery = Term | Phrase | And | Or | Not
+BoolQuery = Term | Phrase | Prefix | And | Or | Not
 
 
 # -- lexing --------------------------------------------------------------------------------------
@@ -288,6 +295,9 @@ def _check_node(node: BoolQuery) -> None:
     elif isinstance(node, Phrase):
         if not node.words or any(words(word) != [word] for word in node.words):
             raise InvalidInput("a phrase must be one or more folded words")
+    elif isinstance(node, Prefix):
+        if words(node.stem) != [node.stem]:
+            raise InvalidInput(f"a prefix must be one folded word, got {node.stem[:40]!r}")
     elif isinstance(node, Not):
         _check_node(node.item)
     elif isinstance(node, Or | And):
@@ -316,10 +326,23 @@ def positive_terms(query: BoolQuery) -> list[str]:
     return list(seen)
 
 
+def positive_prefixes(query: BoolQuery) -> list[str]:
+    """The distinct stems of the prefixes not under NOT, in query order."""
+    return list(dict.fromkeys(_prefixes(query)))
+
+
+def _prefixes(node: BoolQuery) -> list[str]:
+    if isinstance(node, Prefix):
+        return [node.stem]
+    if isinstance(node, Term | Phrase | Not):
+        return []
+    return [stem for item in node.items for stem in _prefixes(item)]
+
+
 def _positives(node: BoolQuery) -> list[Term | Phrase]:
     if isinstance(node, Term | Phrase):
         return [node]
-    if isinstance(node, Not):
+    if isinstance(node, Not | Prefix):
         return []
     return [found for item in node.items for found in _positives(item)]
 
@@ -336,6 +359,8 @@ def _holds(node: BoolQuery, fields: list[list[str]], present: set[str]) -> bool:
         return node.word in present
     if isinstance(node, Phrase):
         return any(_phrase_at(field, node.words) for field in fields)
+    if isinstance(node, Prefix):
+        return any(word.startswith(node.stem) for word in present)
     if isinstance(node, Not):
         return not _holds(node.item, fields, present)
     if isinstance(node, And):

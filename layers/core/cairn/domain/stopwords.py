@@ -102,3 +102,15 @@ CONCEPT_EDGES: Final = _words(
     we were what when where which who whom why with you your
     """
 )
+
+# Dutch function words (articles, pronouns, prepositions, conjunctions, common auxiliaries): with
+# SEARCH, the words a bare-word query in the Jeffs Brain query language drops (domain/jeffs_query.py).
+DUTCH: Final = _words(
+    """
+    aan al alles als alsof altijd andere ben bij daar dan dat de der des deze die dit doch doen door
+    dus een eens en er ge geen geweest haar had heb hebben heeft hem het hier hij hoe hun iemand iets
+    ik in is ja je jij jou jouw kan kon kunnen maar me meer men met mij mijn moet na naar niet niets
+    nog nu of om omdat onder ons ook op over reeds te tegen toch toen tot u uit uw van veel voor want
+    waren was wat we wel werd wezen wie wil worden wordt zal ze zelf zich zij zijn zo zonder zou
+    """
+)

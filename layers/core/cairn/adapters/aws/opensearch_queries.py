@@ -10,8 +10,11 @@ parser: it is reduced to the embedded index's terms (folded words, stopwords dro
 input can never be query syntax. A boolean query (domain/boolean_query.py) is a bool query in
 the BM25 leg's filter, over the same fields: a `multi_match` per term, one of type `phrase` per
 phrase (adjacent within one field), AND as `must` with NOT as `must_not`, OR as `should` with
-minimum_should_match 1; the leg's scoring `multi_match` then holds its positive terms, so it is
-ranked as the embedded index ranks it.
+minimum_should_match 1, a prefix (the query language's `kube*`) as a `prefix` query on each
+field, which OpenSearch does not analyse (the stem is already folded; the index holds stemmed
+tokens, as FTS5's prefix query meets them); the leg's scoring `multi_match` then holds its
+positive terms, so it is ranked as the embedded index ranks it, and a query with prefixes also
+scores each prefix's match (constant, as OpenSearch scores a prefix query).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 from cairn.adapters.aws.opensearch_schema import TAG_WORDS, VECTOR_FIELD, Body, to_source
 from cairn.adapters.local.chunk_schema import epoch_ms
 from cairn.adapters.local.vector_store import Floats
-from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, check
+from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Prefix, Term, check, positive_prefixes
 from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.ports.chunks import ChunkFilter
 
@@ -159,7 +162,7 @@ def bm25_query(
     """The BM25 leg: `terms` scored over the fields; with `boolean`, only the chunks it matches
     (`terms` then being its positive terms)."""
     title, text, context = field_weights
-    match = {
+    match: Body = {
         "multi_match": {
             "query": scored_text(terms),
             "fields": [f"title^{title}", f"{TAG_WORDS}^{title}", f"text^{text}", f"context^{context}"],
@@ -171,7 +174,13 @@ def bm25_query(
     if boolean is not None:
         check(boolean)
         clauses.append(boolean_clause(boolean))
+        if stems := positive_prefixes(boolean):  # a word a prefix finds need not be a term scored
+            match = {"bool": {"should": [match, *map(_prefix_clause, stems)], "minimum_should_match": 1}}
     return {"bool": {"must": [match], "filter": clauses}}
+
+
+def _prefix_clause(stem: str) -> Body:
+    return {"bool": {"should": [{"prefix": {name: stem}} for name in TEXT_FIELDS], "minimum_should_match": 1}}
 
 
 def boolean_clause(node: BoolQuery) -> Body:
@@ -181,6 +190,8 @@ def boolean_clause(node: BoolQuery) -> Body:
         return {"multi_match": {"query": node.word, "fields": TEXT_FIELDS, **kind}}
     if isinstance(node, Phrase):
         return {"multi_match": {"query": " ".join(node.words), "fields": TEXT_FIELDS, "type": "phrase"}}
+    if isinstance(node, Prefix):
+        return _prefix_clause(node.stem)
     if isinstance(node, Or):
         return {"bool": {"should": [boolean_clause(item) for item in node.items], "minimum_should_match": 1}}
     if isinstance(node, And):

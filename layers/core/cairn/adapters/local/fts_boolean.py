@@ -1,7 +1,8 @@
 """The BM25 leg of a boolean query (domain/boolean_query.py) on a brain's FTS5 table.
 
 The query tree becomes an FTS5 expression in which every term and phrase is a quoted string
-(a quote inside one doubled), so no user text is ever FTS5 syntax. FTS5's NOT is binary (`a NOT
+(a quote inside one doubled), so no user text is ever FTS5 syntax; a prefix is its quoted stem
+followed by `*` (FTS5's prefix query, over the stemmed tokens the index holds). FTS5's NOT is binary (`a NOT
 b`: rows matching a but not b), so a group `x AND y AND NOT u AND NOT v` is written
 `("x" AND "y") NOT ("u" OR "v")`; the parser only lets NOT stand inside a group with at least
 one operand that is not negated, so every query it accepts has this form.
@@ -20,18 +21,33 @@ from collections.abc import Sequence
 
 from cairn.adapters.local.fts_query import query_terms
 from cairn.adapters.local.fts_search import ranked_matches
-from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, check, positive_terms
+from cairn.domain.boolean_query import (
+    And,
+    BoolQuery,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    Term,
+    check,
+    positive_prefixes,
+    positive_terms,
+)
 from cairn.ports.chunks import ChunkQuery
 
 
 def leg_terms(query: ChunkQuery) -> list[str]:
-    """The BM25 leg's terms (none when its weight is zero): a boolean query's positive terms,
-    the query checked first, else the words of the query text."""
+    """The BM25 leg's terms (none when its weight is zero): a boolean query's positive terms and
+    its prefixes' stems (so a query of prefixes alone has a leg), the query checked first, else
+    the words of the query text."""
     if query.boolean is not None:
         check(query.boolean)
     if query.bm25_weight <= 0:
         return []
-    return positive_terms(query.boolean) if query.boolean is not None else query_terms(query.text)
+    if query.boolean is None:
+        return query_terms(query.text)
+    terms = positive_terms(query.boolean)
+    return terms + [stem for stem in positive_prefixes(query.boolean) if stem not in terms]
 
 
 def fts5_expression(query: BoolQuery) -> str:
@@ -45,6 +61,8 @@ def _expression(node: BoolQuery) -> str:
         return _quoted(node.word)
     if isinstance(node, Phrase):
         return _quoted(" ".join(node.words))
+    if isinstance(node, Prefix):
+        return _quoted(node.stem) + "*"
     if isinstance(node, Or):
         return "(" + " OR ".join(map(_expression, node.items)) + ")"
     if isinstance(node, And):

@@ -200,7 +200,9 @@ class FactMemory:
         (an erasure of one actor must not find its words in the other's note), nor, unless
         `notes`, a note that is not a fact."""
         tokens = fact_tokens(text)
-        result = self.search.search(brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False)
+        result = self.search.search(
+            brain, text, top_k=DEDUPE_CANDIDATES, path_prefix=ns, count_access=False, language=False
+        )  # a fact's quotes and capital NOT are its words, not the query language
         for hit in result.hits:
             words = fact_tokens(hit.content)
             if hit.metadata.get("kind") == FACT_KIND:

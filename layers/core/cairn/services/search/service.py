@@ -20,7 +20,8 @@ from cairn.services.repositories import DocumentRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.highlights import highlights
-from cairn.services.search.identifiers import asked, keyword_text
+from cairn.services.search.identifiers import asked
+from cairn.services.search.query_language import Reading, plain, read, without_excluded
 from cairn.services.search.relevance import (
     EMBEDDED,
     GOOD_MATCH,
@@ -109,6 +110,7 @@ class SearchService:
         created_to: datetime | None = None,
         count_access: bool = True,
         as_of: AsOf | None = None,
+        language: bool = True,
     ) -> SearchResult:
         """Hybrid search; the documents returned as good matches (relevance at least GOOD_MATCH)
         count as read unless `count_access` is off (internal lookups: dedupe, session recall's
@@ -117,11 +119,14 @@ class SearchService:
         Typed memories that are no longer current (superseded, or soft-forgotten) are left out:
         history is asked for where a surface has a way to (zengram's `include_superseded` and
         `at_time`, ThoughtMCP's `minStrength: 0`, REST search's `valid_at` and `known_at`: `as_of`),
-        never handed to a plain search."""
+        never handed to a plain search. A query in the Jeffs Brain query language (quotes, AND / OR
+        / NOT, `kube*`) is read as its expression unless `language` is off (a lookup by a text
+        that is no one's query: query_language.py)."""
         started = time.perf_counter()
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
         asked_for, query = query, query_read(query)
+        reading = read(query) if language else plain(query)
         within = both_prefixes(scope_prefix(scope), path_prefix)
         if within is None:  # a scope and a folder outside it: nothing is in both
             return SearchResult(query=asked_for, brain_id=brain.id, hits=[], took_ms=0.0)
@@ -140,24 +145,24 @@ class SearchService:
         wanted = top_k if sort == "relevance" else max(top_k * 5, 50)
         rerank = self.reranker is not None and sort == "relevance"
         wanted = max(wanted, RERANK_POOL) if rerank else wanted
-        read: dict[tuple[str, str], Document] = {}
+        read_docs: dict[tuple[str, str], Document] = {}
         if as_of.travels:
-            hits, read = self._retrieve_as_of(query, flt, wanted, as_of)
+            hits, read_docs = self._retrieve_as_of(reading, flt, wanted, as_of)
         else:
-            hits = self._retrieve(query, flt, wanted)
+            hits = self._retrieve(reading, flt, wanted)
         if rerank:
-            hits = self._reranked(query, hits)
+            hits = self._reranked(reading.text, hits)
         scale = _scale(hits)
         if sort != "relevance" and not as_of.travels:  # recency is when each was last written
-            read = self.docs.get_many([(r.hit.chunk.brain_id, r.hit.chunk.path) for r in hits])
-        ordered = _order(hits, sort, _written(read))[:top_k]
+            read_docs = self.docs.get_many([(r.hit.chunk.brain_id, r.hit.chunk.path) for r in hits])
+        ordered = _order(hits, sort, _written(read_docs))[:top_k]
         scores = [round(r.basis * scale, 6) for r in ordered]
         if sort == "relevance":
             ordered = self._restated_first(ordered)
         where = [(r.hit.chunk.brain_id, r.hit.chunk.path) for r in ordered]
-        docs = read or self.docs.get_many(where)  # one batch read
+        docs = read_docs or self.docs.get_many(where)  # one batch read
         shaped = [
-            _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, query)
+            _shape(r, docs.get((r.hit.chunk.brain_id, r.hit.chunk.path)), score, reading.text)
             for r, score in zip(ordered, scores, strict=True)
         ]
         if count_access:
@@ -171,12 +176,14 @@ class SearchService:
         blend of both legs with newer restatements first, each with its score on memory_search's
         scale (the first scores its calibrated relevance, the others in proportion to their blend):
         what a grounded answer reads."""
-        query = query_read(query)
-        vector = self.embedder.embed([query])[0].tolist()
+        reading = read(query_read(query))
+        vector = self.embedder.embed([reading.text])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
-        first = pool if asked(query).words else min(top_k * 3, pool)  # as _retrieve, for the same reason
-        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST)
-        ranked = self._rank(hits, vector, query)[:top_k]
+        first = (
+            pool if asked(reading.text).words else min(top_k * 3, pool)
+        )  # as _retrieve, for the same reason
+        hits = self.chunks_for(reading, flt, first, vector=vector, pool=pool, nearest=NEAREST)
+        ranked = self._rank(hits, vector, reading.text)[:top_k]
         scale = _scale(ranked)
         scores = [round(r.basis * scale, 6) for r in ranked]
         return list(zip([r.hit for r in self._restated_first(ranked)], scores, strict=True))
@@ -186,7 +193,7 @@ class SearchService:
         if self.access is not None and document_ids:
             self.access.saw(brain_id, document_ids)
 
-    def _retrieve(self, query: str, flt: ChunkFilter, top_k: int) -> list[Ranked]:
+    def _retrieve(self, reading: Reading, flt: ChunkFilter, top_k: int) -> list[Ranked]:
         """The best chunk of each of the top `top_k` documents, by the blend of both legs
         (relevance.py). The legs' fusion ranks their whole pools, so its first hits are a prefix
         of its full list: the blend orders the first 5 chunks a document (loading a chunk costs
@@ -196,23 +203,25 @@ class SearchService:
         identifier has the whole pool blended: the note naming it is lifted from wherever the
         fusion put it (audit lists of ids led a bare id's fusion, its note past the first 15)."""
         pool = max(self.tuning.candidate_pool, top_k * 3)
-        first = pool if asked(query).words else min(top_k * 5, pool)
-        vector = self.embedder.embed([query])[0].tolist()
-        hits = self.chunks_for(query, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k)
-        return _best_chunk_per_document(self._rank(hits, vector, query))[:top_k]
+        first = pool if asked(reading.text).words else min(top_k * 5, pool)
+        vector = self.embedder.embed([reading.text])[0].tolist()
+        hits = self.chunks_for(
+            reading, flt, first, vector=vector, pool=pool, nearest=NEAREST, documents=top_k
+        )
+        return _best_chunk_per_document(self._rank(hits, vector, reading.text))[:top_k]
 
     def _retrieve_as_of(
-        self, query: str, flt: ChunkFilter, top_k: int, as_of: AsOf
+        self, reading: Reading, flt: ChunkFilter, top_k: int, as_of: AsOf
     ) -> tuple[list[Ranked], dict[tuple[str, str], Document]]:
         """`_retrieve` for a search back in time: the documents' records judge what the index
         cannot (as_of.py), looking deeper while too few of the hits pass, and one value a fact key
         or status subject stays at `valid_at`. With the hits, the records read to judge them, by
         each hit's (brain, path), so shaping them reads nothing again."""
-        vector = self.embedder.embed([query])[0].tolist()
+        vector = self.embedder.embed([reading.text])[0].tolist()
         pool = max(self.tuning.candidate_pool, top_k * 3)
         while True:
-            hits = self.chunks_for(query, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
-            ranked = _best_chunk_per_document(self._rank(hits, vector, query))
+            hits = self.chunks_for(reading, flt, pool, vector=vector, pool=pool, nearest=NEAREST)
+            ranked = _best_chunk_per_document(self._rank(hits, vector, reading.text))
             docs = self.docs.get_many_by_id(r.hit.chunk.document_id for r in ranked)
             held = {
                 doc_id: as_of.as_held(doc)
@@ -273,7 +282,7 @@ class SearchService:
 
     def chunks_for(
         self,
-        query: str,
+        query: str | Reading,
         flt: ChunkFilter,
         top_k: int,
         *,
@@ -285,18 +294,20 @@ class SearchService:
         """Fused chunk hits for `query` (several may share a document), best first, then the
         vector leg's first `nearest` hits the fusion left out; each leg ranks `pool` candidates
         (default the tuning's, at least `top_k`). With `documents`, `top_k` hits holding fewer
-        documents are widened to `pool` (ChunkQuery.documents)."""
+        documents are widened to `pool` (ChunkQuery.documents). A query is read as the search reads
+        it (query_language.py): with a NOT, the hits are the whole pool but what it excludes."""
         t = self.tuning
-        query = query_read(query)
+        reading = query if isinstance(query, Reading) else read(query_read(query))
         if vector is None:
-            vector = self.embedder.embed([query])[0].tolist()
+            vector = self.embedder.embed([reading.text])[0].tolist()
         pool = max(pool or t.candidate_pool, top_k)
-        return self.chunks.search(
+        hits = self.chunks.search(
             ChunkQuery(
-                text=keyword_text(query),
+                text=reading.keyword,
+                boolean=reading.boolean,
                 vector=vector,
                 filter=flt,
-                top_k=top_k,
+                top_k=pool if reading.excluded is not None else top_k,
                 candidate_pool=pool,
                 rrf_k=t.rrf_k,
                 bm25_weight=t.bm25_weight,
@@ -305,6 +316,7 @@ class SearchService:
                 documents=documents,
             )
         )
+        return without_excluded(self.chunks, reading.excluded, flt, hits)
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,8 @@ class SessionRecall:
         for i, (text, gate) in enumerate(zip(texts, self._gates(query, texts), strict=True)):
             weight = t.context_weight * t.decay**i * gate
             if weight > 0:
-                lists.append((weight, self._hits(brain, f"{query}\n{text}", pool, scope)))
+                # a message's quotes and capital NOTs are its words, not the query language
+                lists.append((weight, self._hits(brain, f"{query}\n{text}", pool, scope, language=False)))
         ranked = sorted(self._fuse(lists, session.id), key=lambda f: f.score, reverse=True)
         echoes = _Echoes(texts if t.demote_echoes else [])
         flagged = [(echoes.match(f.hit.content), f) for f in ranked]
@@ -102,8 +103,12 @@ class SessionRecall:
         span = max(full - floor, 1e-9)
         return [min(1.0, max(0.0, (float(vectors[0] @ v) - floor) / span)) for v in vectors[1:]]
 
-    def _hits(self, brain: Brain, text: str, pool: int, scope: str | None) -> list[SearchHit]:
-        return self.search.search(brain, text, top_k=pool, scope=scope, count_access=False).hits
+    def _hits(
+        self, brain: Brain, text: str, pool: int, scope: str | None, *, language: bool = True
+    ) -> list[SearchHit]:
+        return self.search.search(
+            brain, text, top_k=pool, scope=scope, count_access=False, language=language
+        ).hits
 
     def _fuse(self, lists: list[tuple[float, list[SearchHit]]], session_id: str) -> list[_Fused]:
         k = self.tuning.rrf_k

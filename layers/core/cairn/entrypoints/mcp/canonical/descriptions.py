@@ -25,8 +25,8 @@ HIT_LINES: Final = "the text lists the top 5 hits as `#N score=S path` plus thei
 
 SEARCH: Final = (
     "Search a brain's notes: the best-matching passages, citable by path, document_id and chunk_id. "
-    "`query` (1-4096 characters) is plain text, matched by meaning (its embedding) and by its words "
-    "(stemmed, stop words dropped, OR-ed; no operators). One hit per "
+    "`query` (1-4096 characters) matches by meaning and words (stemmed, OR-ed); "
+    '"phrase", pre*, AND, OR, NOT (caps) narrow words; NOT drops documents. One hit per '
     "document (its best chunk), at most `top_k` (1-100, default 10). `scope`: "
     f"{SCOPES}; `all` or omitted = the whole brain. `sort`: "
     f"`relevance` (default) orders by blend = {VECTOR_SHARE} x cosine scaled 0-1 over the candidates + "

@@ -4,6 +4,7 @@ leg, a prefix finds the words it starts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,13 @@ def test_rest_search_speaks_the_query_language_on_the_embedded_store(
         assert keyword(hits('"new york" OR rsync')) == ["manual/deploy.md", "office/move.md"]
         assert keyword(hits("billing AND cluster")) == ["k8s/steps.md"]
         assert keyword(hits("kube*")) == ["k8s/steps.md"]
+
+
+async def test_zengram_search_reads_a_query_as_plain_words(live: LiveServer) -> None:
+    """zengram's protocol has no query language: a capital NOT or a quote there is a word."""
+    async with Client(f"{live.base}/mcp/zengram") as z:
+        for content in ("Kubernetes runs the billing cluster", "Billing invoices go out monthly"):
+            await z.call_tool("brain_store", {"type": "fact", "content": content})
+        found = await z.call_tool("brain_search", {"query": "billing NOT kubernetes", "format": "full"})
+    texts = [r["text"] for r in json.loads(found.content[0].text)["results"]]  # type: ignore[union-attr]
+    assert "Kubernetes runs the billing cluster" in texts

@@ -294,10 +294,12 @@ class SearchService:
         """Fused chunk hits for `query` (several may share a document), best first, then the
         vector leg's first `nearest` hits the fusion left out; each leg ranks `pool` candidates
         (default the tuning's, at least `top_k`). With `documents`, `top_k` hits holding fewer
-        documents are widened to `pool` (ChunkQuery.documents). A query is read as the search reads
-        it (query_language.py): with a NOT, the hits are the whole pool but what it excludes."""
+        documents are widened to `pool` (ChunkQuery.documents). A Reading in the query language
+        (query_language.py) narrows the keyword leg, and with a NOT the hits are the whole pool but
+        what it excludes; a text is read as a plain question (zengram's search, whose protocol has
+        no query language)."""
         t = self.tuning
-        reading = query if isinstance(query, Reading) else read(query_read(query))
+        reading = query if isinstance(query, Reading) else plain(query_read(query))
         if vector is None:
             vector = self.embedder.embed([reading.text])[0].tolist()
         pool = max(pool or t.candidate_pool, top_k)

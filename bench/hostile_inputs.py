@@ -1,0 +1,107 @@
+"""Print the CPU time Cairn spends on small inputs built to be expensive, in process.
+
+Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): a file any key
+that may write can ingest, or a query any key that may read can send.
+
+    .venv/bin/python bench/hostile_inputs.py [--case json ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+
+def deep_json() -> bytes:
+    """62 KB of JSON: 30,000 numbers in lists nested 900 deep (each indented 1,800 spaces)."""
+    return b"[" * 900 + b",".join([b"0"] * 30_000) + b"]" * 900
+
+
+def table_html() -> bytes:
+    """400 KB of table cells."""
+    return b"<table><tr>" + b"<td>x</td>" * 40_000 + b"</tr></table>"
+
+
+def spaced_heading() -> bytes:
+    """A Markdown heading holding a run of 40,000 spaces."""
+    return b"# a" + b" " * 40_000 + b"b\n\nbody\n"
+
+
+def shared_stream_pdf(pages: int = 100) -> bytes:
+    """`pages` pages drawn by one compressed content stream: ten lines of text among 30,000 path
+    operators (a few KB of file, a parse of ~0.5 MB a page)."""
+    text = b"".join(
+        b"BT /F1 10 Tf 20 %d Td (line %d of the shared page) Tj ET\n" % (800 - i, i) for i in range(10)
+    )
+    content = zlib.compress(text + b"0 0 m 1 1 l S\n" * 30_000)
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>",
+    ]
+    objects += [b"<< /Type /Page /Parent 2 0 R /Contents 3 0 R /Resources 4 0 R >>"] * pages
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def extraction(data: bytes, kind: str) -> Callable[[], str]:
+    def run() -> str:
+        from cairn.domain.errors import CairnError
+        from cairn.ingest.extract import extract_text
+
+        try:
+            return f"{len(extract_text(data, kind, f'file.{kind}').text):,} characters"
+        except CairnError as exc:
+            return f"refused: {exc.message}"
+
+    return run
+
+
+def long_query() -> str:
+    """A search of 3.5 MB of words on the embedded store (read up to 4,096 characters)."""
+    from cairn.bootstrap import build_container
+    from cairn.config import Settings
+
+    with tempfile.TemporaryDirectory() as data:
+        container = build_container(Settings(data_dir=Path(data)))
+        brain = container.brains.create("Notes", slug="notes")
+        container.documents.write(brain, "notes/kettle.md", b"The kettle descales on Fridays.")
+        query = "kettle descales " + " ".join(f"word{i}" for i in range(400_000))
+        started = time.process_time()
+        hits = container.search.search(brain, query).hits
+        took = time.process_time() - started
+    return f"{len(query):,} characters, {len(hits)} hits, the search alone {took:.2f} s"
+
+
+CASES: dict[str, Callable[[], str]] = {
+    "json": extraction(deep_json(), "json"),
+    "html": extraction(table_html(), "html"),
+    "markdown": extraction(spaced_heading(), "markdown"),
+    "pdf": extraction(shared_stream_pdf(), "pdf"),
+    "query": long_query,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", choices=sorted(CASES), action="append")
+    for name in parser.parse_args().case or list(CASES):
+        started = time.process_time()
+        said = CASES[name]()
+        print(f"{name:<9} {time.process_time() - started:6.2f} s CPU  {said}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

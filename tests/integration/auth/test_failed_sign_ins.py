@@ -21,10 +21,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from cairn.config import Settings
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
 from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
+from tests.support.serve_config import served_as_cairn_serve
 from tests.unit.auth.tokens import AUDIENCE, ISSUER, SigningKey, claims, jwks, rsa_key
 
 TOKEN = "failed-sign-ins-static-token-0123"
@@ -225,33 +227,16 @@ def test_tokens_at_once_get_no_more_checks_than_the_burst(tmp_path: Path) -> Non
 def test_forwarded_addresses_are_believed_only_from_the_proxies_named(
     tmp_path: Path, proxies: str | None, locked: bool
 ) -> None:
-    import uvicorn
-
-    from cairn.config import Settings
-    from cairn.entrypoints.cli.serve import server_config
-
     container = fake_container(tmp_path, token=TOKEN, **SLOW)
     settings = Settings(data_dir=tmp_path / "unused", forwarded_allow_ips=proxies)
-    config = server_config(create_app(container), settings, "warning")
-    config.host, config.port, config.lifespan = "127.0.0.1", 0, "off"
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.01)
-    try:
-        port = server.servers[0].sockets[0].getsockname()[1]
-        with httpx.Client() as client:
-            codes = [
-                client.get(
-                    f"http://127.0.0.1:{port}/v1/brains",
-                    headers={**bearer(f"wrong-{i}"), "x-forwarded-for": f"203.0.113.{i}"},
-                ).status_code
-                for i in range(BURST + 2)
-            ]
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with served_as_cairn_serve(create_app(container), settings) as port, httpx.Client() as client:
+        codes = [
+            client.get(
+                f"http://127.0.0.1:{port}/v1/brains",
+                headers={**bearer(f"wrong-{i}"), "x-forwarded-for": f"203.0.113.{i}"},
+            ).status_code
+            for i in range(BURST + 2)
+        ]
 
     # a process on loopback posing as a new address each time is still one address, unless the
     # operator named loopback as its proxy

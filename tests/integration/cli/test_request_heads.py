@@ -6,20 +6,18 @@ however long it takes."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from cairn.config import Settings
 from cairn.entrypoints.cli import request_heads
-from cairn.entrypoints.cli.serve import server_config
 from cairn.entrypoints.http import create_app
 from tests.fakes.container import fake_container
+from tests.support.serve_config import served_as_cairn_serve
 
 HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
@@ -36,18 +34,8 @@ def port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
         return search(*args, **kwargs)
 
     monkeypatch.setattr(container.search, "search", slow)
-    config = server_config(create_app(container), Settings(data_dir=tmp_path / "unused"), "warning")
-    config.host, config.port, config.lifespan = "127.0.0.1", 0, "off"
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.01)
-    try:
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with served_as_cairn_serve(create_app(container), Settings(data_dir=tmp_path / "unused")) as port:
+        yield port
 
 
 def _connect(port: int) -> socket.socket:

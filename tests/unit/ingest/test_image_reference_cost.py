@@ -1,0 +1,49 @@
+"""find_image_references on markup built to be slow: a document with no img tag never reaches
+the HTML parser (Python 3.11.7's is quadratic on some markup: 60 KB of `<a ` took 42 s), and
+HTML comments are blanked by a scan (a lazy regex read from every unclosed `<!--` to the end: 80
+KB of them took 9 s), with what is found unchanged."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cairn.ingest import image_references
+from cairn.ingest.image_references import find_image_references
+
+
+def test_a_document_without_an_img_tag_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    fed: list[str] = []
+    feed = image_references._ImageParser.feed
+    monkeypatch.setattr(
+        image_references._ImageParser, "feed", lambda self, data: fed.append(data) or feed(self, data)
+    )
+
+    assert find_image_references("<a " * 20_000, "notes/a.md") == []
+    assert find_image_references("<imgx src=z.png> <figure>x</figure>", "notes/a.html") == []
+    assert fed == []
+    shown = find_image_references("text <IMG src=x.png> and <img/src=y.png>", "notes/a.md")
+    assert [r.target for r in shown] == ["notes/x.png", "notes/y.png"] and len(fed) == 1
+
+
+@pytest.mark.timeout(10)
+def test_unclosed_comments_cost_a_scan() -> None:
+    text = "<!--" * 50_000 + "\n\n![chart](chart.png)"
+    assert [r.target for r in find_image_references(text, "notes/a.md")] == ["notes/chart.png"]
+
+
+LAZY_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(["<!--", "-->", "<!-->", "-", "<", ">", "x", "\n", " "]), max_size=20).map(
+        "".join
+    )
+)
+def test_comments_are_blanked_as_the_lazy_pattern_blanked_them(text: str) -> None:
+    blanked = LAZY_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    assert image_references._blank_comments(text) == blanked

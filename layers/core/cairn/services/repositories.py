@@ -59,11 +59,11 @@ def doc_id_key(doc_id: str) -> tuple[str, str]:
 
 
 SESSIONS_PREFIX = "session#"
+"""What every session's partition starts with (its record and its messages)."""
 
 ITEMS_PER_PAGE = 1000
 """What all_items reads at once: a listing is no snapshot, a record moved between pages (a document
 renamed) may be met twice or not at all."""
-"""What every session's partition starts with (its record and its messages)."""
 
 
 def session_key(session_id: str) -> tuple[str, str]:

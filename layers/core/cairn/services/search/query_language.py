@@ -45,7 +45,7 @@ class Reading:
 def read(query: str) -> Reading:
     """How a search reads `query` (the module's docstring)."""
     if not jeffs_query.uses_language(query):
-        return Reading(query, keyword_text(query))
+        return plain(query)
     found = jeffs_query.expression(query)
     return Reading(found.spoken or query, "", found.match, found.excluded)
 

@@ -91,6 +91,14 @@ CHANGES = st.lists(
 ENDS = [None, YEAR + timedelta(days=400), YEAR, YEAR - timedelta(days=1), YEAR - timedelta(days=400)]
 
 
+def _ends(m: MemoryFacet, at: datetime, superseded_at: datetime | None, compact: bool) -> list[EarlierEnd]:
+    """The earlier ends after a change at `at`: kept bounded as the service keeps them, or every
+    one appended (as before they were bounded)."""
+    if compact:
+        return earlier_ends.beside(m, at, superseded_at)
+    return [*(m.earlier_ends or []), EarlierEnd(at=at, valid_to=m.valid_to)]
+
+
 def _apply(doc: Document, at: datetime, kind: str, pick: int, compact: bool) -> Document:
     """One change to the memory, as MemoryService.store, history_line.relinked and reopened make
     it; `compact`: its earlier ends kept as they are now, or every one appended (as before)."""
@@ -100,10 +108,7 @@ def _apply(doc: Document, at: datetime, kind: str, pick: int, compact: bool) -> 
         return reopened(doc) if m.superseded_at is not None else doc
     sooner = [e for e in ENDS if m.valid_to is None or (e is not None and e <= m.valid_to)]
     superseded_at = (m.superseded_at or at) if kind == "superseded" else m.superseded_at
-    if compact:
-        ends = earlier_ends.beside(m, at, superseded_at)
-    else:
-        ends = [*(m.earlier_ends or []), EarlierEnd(at=at, valid_to=m.valid_to)]
+    ends = _ends(m, at, superseded_at, compact)
     changed = m.model_copy(
         update={
             "superseded_by": "mem_next",
@@ -166,10 +171,7 @@ def _back_filled(values: int, compact: bool) -> Document:
     for n in range(values + 1):
         at = START + timedelta(seconds=n, microseconds=123_457)
         superseded_at = m.superseded_at or at
-        if compact:
-            ends = earlier_ends.beside(m, at, superseded_at)
-        else:
-            ends = [*(m.earlier_ends or []), EarlierEnd(at=at, valid_to=m.valid_to)]
+        ends = _ends(m, at, superseded_at, compact)
         m = m.model_copy(
             update={
                 "superseded_by": "mem_next",

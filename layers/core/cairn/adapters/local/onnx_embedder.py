@@ -13,6 +13,10 @@ in length-sorted batches of at most `batch_size` texts and `_TOKEN_BUDGET` padde
 Parallel runs: with `workers` above 1, one `embed()` call of several texts runs up to `workers`
 of its runs (texts, or batches) at once, each on its own thread (`session.run` releases the GIL).
 Bulk work (`cairn ingest`) uses one intra-op thread and one worker per core; see `bulk_threads`.
+
+Symbols the vocabulary lacks (emoji, runes: `[UNK]` tokens) get a vector of their own, mixed into
+the model's by their share of the tokens; a text made only of them is not run through the model,
+which gives every such text one vector (unknown_symbols.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +34,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
+from cairn.adapters.local.unknown_symbols import symbol_vector, unknown_symbols, with_symbols
 from cairn.ports.embedder import Vectors
 
 __all__ = ["MODEL_ID", "OnnxEmbedder", "bulk_threads", "default_model_dir"]
@@ -72,6 +78,12 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(int(config["max_length"]))
+        unknown = self._tokenizer.token_to_id("[UNK]")
+        if unknown is None:
+            raise ValueError(f"{folder / 'tokenizer.json'} has no [UNK] token")
+        self._unknown: int = unknown
+        self._lacked: dict[str, bool] = {}
+        self._special = {self._tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]")} - {None}
         self._model_path = folder / "model.onnx"
         self._threads = threads
         self._session_lock = threading.Lock()
@@ -107,15 +119,48 @@ class OnnxEmbedder:
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch(list(texts))
-        batches = self._batches([len(e.ids) for e in encodings])
-        if self._workers == 1 or len(batches) == 1:
+        symbols = [self._symbols(text, encoding) for text, encoding in zip(texts, encodings, strict=True)]
+        read = [i for i, e in enumerate(encodings) if not (symbols[i] and self._unread(e))]
+        batches = self._batches(read, [len(e.ids) for e in encodings])
+        if self._workers == 1 or len(batches) <= 1:
             for batch in batches:
                 out[batch] = self._run([encodings[i] for i in batch])
-            return out
-        runs = self._runs().map(lambda batch: self._run([encodings[i] for i in batch]), batches)
-        for batch, vectors in zip(batches, runs, strict=True):
-            out[batch] = vectors
+        else:
+            runs = self._runs().map(lambda batch: self._run([encodings[i] for i in batch]), batches)
+            for batch, vectors in zip(batches, runs, strict=True):
+                out[batch] = vectors
+        for i, encoding in enumerate(encodings):
+            if not symbols[i]:
+                continue
+            if self._unread(encoding):
+                out[i] = symbol_vector(symbols[i], self._dimension)
+            else:
+                share = encoding.ids.count(self._unknown) / sum(t not in self._special for t in encoding.ids)
+                out[i] = with_symbols(out[i], symbols[i], share)
         return out
+
+    def _symbols(self, text: str, encoding: Encoding) -> Counter[str]:
+        """The characters the vocabulary lacks in the text's `[UNK]` tokens (unknown_symbols.py)."""
+        if self._unknown not in encoding.ids:
+            return Counter()
+        spans = [span for t, span in zip(encoding.ids, encoding.offsets, strict=True) if t == self._unknown]
+        return unknown_symbols(text, spans, self._lacks)
+
+    def _lacks(self, char: str) -> bool:
+        """Whether the vocabulary has no token for `char` as the model reads it (lower-cased,
+        accents stripped), remembered per character."""
+        lacked = self._lacked.get(char)
+        if lacked is None:
+            read = self._tokenizer.normalizer.normalize_str(char) if self._tokenizer.normalizer else char
+            lacked = any(self._tokenizer.token_to_id(c) is None for c in read)
+            if len(self._lacked) < 65_536:
+                self._lacked[char] = lacked
+        return lacked
+
+    def _unread(self, encoding: Encoding) -> bool:
+        """Every token of the text unknown to the vocabulary (or special), and one at least."""
+        ids = encoding.ids
+        return self._unknown in ids and all(i == self._unknown or i in self._special for i in ids)
 
     def _runs(self) -> ThreadPoolExecutor:
         """The worker threads, started on the first call that has several runs to make."""
@@ -125,9 +170,9 @@ class OnnxEmbedder:
                     self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="onnx-run")
         return self._pool
 
-    def _batches(self, lengths: list[int]) -> list[list[int]]:
-        """Indices grouped longest first, so each batch pads to little more than its own texts."""
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    def _batches(self, indices: list[int], lengths: list[int]) -> list[list[int]]:
+        """`indices` grouped longest first, so each batch pads to little more than its own texts."""
+        order = sorted(indices, key=lambda i: -lengths[i])
         batches: list[list[int]] = []
         for i in order:
             current = batches[-1] if batches else None

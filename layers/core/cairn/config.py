@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -19,6 +20,14 @@ def _int_from_env(value: object) -> object:
 def _blank_is_none(value: object) -> object:
     """An empty setting is no setting (a deploy template's empty parameter)."""
     return None if isinstance(value, str) and not value.strip() else value
+
+
+def _has_userinfo(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return bool(parts.username or parts.password)
+    except ValueError:  # not a URL: the adapter that uses it says so
+        return False
 
 
 def _credential(value: object) -> object:
@@ -324,6 +333,21 @@ class Settings(BaseSettings):
             raise ValueError("set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together")
         if self.relevance_slope is not None and self.relevance_slope <= 0:
             raise ValueError("CAIRN_RELEVANCE_SLOPE must be above 0")
+        return self
+
+    @model_validator(mode="after")
+    def _one_credential_per_server(self) -> Settings:
+        """A user and password in a model server's URL go as Basic credentials, in the header the
+        API key's Bearer token goes in: with both set, the key was silently never sent."""
+        for name, url, key in (
+            ("GENERATOR", self.generator_base_url, self.generator_api_key),
+            ("RERANKER", self.reranker_base_url, self.reranker_api_key),
+        ):
+            if key is not None and _has_userinfo(url):
+                raise ValueError(
+                    f"CAIRN_{name}_BASE_URL holds a user and password and CAIRN_{name}_API_KEY is set: "
+                    "a request carries one of them only; keep the one the server wants"
+                )
         return self
 
     @property

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cairn.bootstrap import Container
-from cairn.domain.models import Brain
+from cairn.domain import jeffs_query
+from cairn.domain.models import Brain, Chunk
+from cairn.ports.chunks import ChunkFilter, ChunkHit
+from cairn.services.search import query_language
+from cairn.services.search.query_language import without_excluded
 from cairn.services.search.service import SearchHit
-from tests.support.shapes import adapters_for, process
+from tests.support.shapes import DIM, adapters_for, process
 from tests.support.word_embedder import WordEmbedder
 
 SHIPPING = WordEmbedder({"deploy": (0, 1.0), "rollout": (0, 1.0), "kubernetes": (0, 1.0)}, model_id="ship-64")
@@ -90,3 +96,42 @@ def test_the_vector_leg_reads_the_words_without_operators_or_exclusions(
     assert hits[0].path == "lunch/menu.md"
     assert "manual/deploy.md" not in [h.path for h in hits]
     assert hits[0].highlights == ["Lunch menu for Friday."]
+
+
+@pytest.mark.parametrize("shape", ["fakes", "embedded", "aws"])
+def test_a_long_document_full_of_the_excluded_word_hides_no_other(
+    shape: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a pool of 3 chunks per check; a book holding "kubernetes" in 5 chunks, its candidate
+    # chunk (a glossary) not; and a runbook whose candidate chunk is about rsync and whose second
+    # chunk names kubernetes
+    monkeypatch.setattr(query_language, "EXCLUSION_POOL", 3)
+    with adapters_for(shape, request, tmp_path) as adapters:
+        book = [_chunk("doc_book", n, f"Chapter {n}: pods and kubernetes services.") for n in range(5)]
+        book.append(_chunk("doc_book", 5, "Glossary of terms used in this book."))
+        runbook = [
+            _chunk("doc_runbook", 0, "Deploy the billing service by hand with rsync."),
+            _chunk("doc_runbook", 1, "Later we moved it to Kubernetes."),
+        ]
+        plain = _chunk("doc_plain", 0, "Deploy the invoices service with rsync too.")
+        every = [*book, *runbook, plain]
+        adapters.chunks.upsert(every, np.eye(len(every), DIM, dtype=np.float32))
+        hits = [ChunkHit(c, 1.0) for c in (book[5], runbook[0], plain)]
+        # When the candidates are checked against NOT kubernetes
+        excluded = jeffs_query.expression("x NOT kubernetes").excluded
+        kept = without_excluded(adapters.chunks, excluded, ChunkFilter(brain_ids=("brn_x",)), hits)
+        # Then only the document that never names it is kept
+        assert [h.chunk.document_id for h in kept] == ["doc_plain"]
+
+
+def _chunk(document_id: str, ordinal: int, text: str) -> Chunk:
+    return Chunk(
+        id=f"chk_{document_id.removeprefix('doc_')}_{ordinal}",
+        brain_id="brn_x",
+        document_id=document_id,
+        path=f"{document_id.removeprefix('doc_')}.md",
+        ordinal=ordinal,
+        text=text,
+        end=len(text),
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )

@@ -29,8 +29,9 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkIndex, ChunkQuery
 from cairn.services.search.identifiers import keyword_text
 
 EXCLUSION_POOL: Final = 1_000
-"""Chunks of the candidates' documents one exclusion check reads (each candidate's own chunk is
-also checked in hand, so a document with more matching chunks than this is still caught there)."""
+"""Chunks of the candidates' documents one exclusion check reads. When it comes back full, the
+documents it found are left out and the rest asked again, so one long document holding the
+excluded word in a thousand chunks cannot hide another candidate that holds it once."""
 
 
 @dataclass(frozen=True)
@@ -61,17 +62,22 @@ def without_excluded(
     """The hits whose document holds nothing `excluded` matches, in order."""
     if excluded is None or not hits:
         return list(hits)
-    documents = tuple(dict.fromkeys(h.chunk.document_id for h in hits))
-    check = ChunkQuery(
-        text="",
-        vector=None,
-        filter=replace(flt, document_ids=documents),
-        top_k=EXCLUSION_POOL,
-        candidate_pool=EXCLUSION_POOL,
-        boolean=excluded,
-    )
-    gone = {h.chunk.document_id for h in chunks.search(check)}
-    gone |= {h.chunk.document_id for h in hits if _holds(excluded, h)}
+    gone = {h.chunk.document_id for h in hits if _holds(excluded, h)}
+    left = [d for d in dict.fromkeys(h.chunk.document_id for h in hits) if d not in gone]
+    while left:
+        check = ChunkQuery(
+            text="",
+            vector=None,
+            filter=replace(flt, document_ids=tuple(left)),
+            top_k=EXCLUSION_POOL,
+            candidate_pool=EXCLUSION_POOL,
+            boolean=excluded,
+        )
+        found = chunks.search(check)
+        gone |= {h.chunk.document_id for h in found}
+        if len(found) < EXCLUSION_POOL:  # every chunk that holds it was read
+            break
+        left = [d for d in left if d not in gone]
     return [h for h in hits if h.chunk.document_id not in gone]
 
 

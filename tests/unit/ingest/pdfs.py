@@ -101,3 +101,39 @@ def _assemble(objects: list[bytes], info_id: int | None = None) -> bytes:
     out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, info)
     out += b"startxref\n%d\n%%%%EOF\n" % xref_at
     return bytes(out)
+
+
+def unlisted_objects_pdf(missing: int, misplaced: int = 0, found: int = 0, padding: int = 200_000) -> bytes:
+    """One page whose resources name `missing` objects the file does not hold, `misplaced` the
+    table lists at another object's offset, and `found` whose headers the file holds but the table
+    does not list (each a form showing "Found n"); `padding` bytes of stream make each search of
+    the file cost something."""
+    first_missing, first_misplaced, first_found = 10_000, 20_000, 7
+    names = [f"/M{n} {first_missing + n} 0 R" for n in range(missing)]
+    names += [f"/P{n} {first_misplaced + n} 0 R" for n in range(misplaced)]
+    names += [f"/F{n} {first_found + n} 0 R" for n in range(found)]
+    draws = " ".join(f"/F{n} Do" for n in range(found))
+    form = b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        _FONT,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R "
+        b"/Resources << /Font << /F1 3 0 R >> /XObject << %s >> >> >>" % " ".join(names).encode(),
+        _stream(b"BT /F1 12 Tf 72 760 Td (Page words) Tj ET " + draws.encode()),
+        _stream(b"%" + b"x" * padding),
+    ]
+    listed = _assemble(objects)
+    cut = listed.rindex(b"\nxref\n") + 1
+    body, table = listed[:cut], listed[cut + len(b"xref\n") :]
+    forms = b"".join(
+        b"%d 0 obj\n" % (first_found + n) + _text_stream([f"Found {n}"], form) + b"\nendobj\n"
+        for n in range(found)
+    )
+    xref_at = len(body) + len(forms)
+    entries, trailer = table.split(b"trailer\n")
+    if misplaced:  # each listed at the padding stream's offset, whose header names object 6
+        at = int(entries.splitlines()[-1].split()[0])
+        entries += b"%d %d\n" % (first_misplaced, misplaced) + b"%010d 00000 n \n" % at * misplaced
+    trailer = trailer.rpartition(b"startxref")[0] + b"startxref\n%d\n%%%%EOF\n" % xref_at
+    return body + forms + b"xref\n" + entries + b"trailer\n" + trailer

@@ -4,7 +4,6 @@ drawn, and the content parsed is capped (MAX_CONTENT_BYTES), as are the pages (M
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -25,11 +24,11 @@ _TEXT_OPERATOR = re.compile(rb"T[jJ]|Do|['\"]")
 def pdf_text(data: bytes, max_chars: int) -> tuple[str, str | None]:
     """(text, title); the pages' texts are separated by a blank line. Text over `max_chars` is
     refused as soon as the pages read make it."""
-    from pypdf import PdfReader  # imported lazily: only PDF ingest pays for it
+    from cairn.ingest.pdf_objects import IndexedReader  # imported lazily: only PDF ingest pays for pypdf
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
-        reader = PdfReader(io.BytesIO(data))
+        reader = IndexedReader(data)
         if reader.is_encrypted:
             _decrypt_without_password(reader)
         text = _Reading(max_chars).text(reader.pages)

@@ -340,11 +340,16 @@ def test_worker_runs_started_jobs_in_the_background_and_stops_cleanly(runner: Jo
         job = runner.start("bg", {})
         done = wait_for(lambda: runner.status(job.id), lambda j: j.status is JobStatus.completed)
         assert done.result == {"ok": 1}
-        assert threads == ["cairn-jobs"]
+        assert len(threads) == 1 and threads[0].startswith("cairn-jobs-")
+        assert len(worker_threads()) == runner.workers == 2
     finally:
         runner.stop_worker()
-    assert not any(t.name == "cairn-jobs" for t in threading.enumerate())
+    assert worker_threads() == []
     runner.stop_worker()  # idempotent
+
+
+def worker_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("cairn-jobs-")]
 
 
 def wait_for(read: Callable[[], Job], done: Callable[[Job], bool], timeout_s: float = 10.0) -> Job:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -23,7 +24,7 @@ from tests.fakes.clock import FakeClock
 
 class MemoryJobStore:
     def __init__(self) -> None:
-        self.rows: dict[str, JobRow] = {}  # insertion order is claim order
+        self.rows: dict[str, JobRow] = {}  # insertion order is age: the oldest is claimed first among equals
         self._lock = threading.Lock()
 
     def insert(self, row: JobRow) -> JobRow:
@@ -39,16 +40,30 @@ class MemoryJobStore:
             row = self.rows.get(job_id)
             return None if row is None else copy.deepcopy(row)
 
-    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
+    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
         deadline = now.timestamp()
         with self._lock:
-            for row in self.rows.values():
-                expired = row.status is JobStatus.running and (row.lease_until or 0.0) < deadline
-                if row.status is JobStatus.queued or expired:
-                    row.status, row.attempts = JobStatus.running, row.attempts + 1
-                    row.lease_until, row.updated_at = lease_until, now
-                    return copy.deepcopy(row)
-        return None
+            held = Counter(row.principal for row in self.rows.values() if self._live(row, deadline))
+            claimable = [
+                row
+                for row in self.rows.values()
+                if (row.status is JobStatus.queued or self._expired(row, deadline))
+                and (per_principal is None or held[row.principal] < per_principal)
+            ]
+            if not claimable:
+                return None
+            row = min(claimable, key=lambda r: held[r.principal])  # the first of the least held: the oldest
+            row.status, row.attempts = JobStatus.running, row.attempts + 1
+            row.lease_until, row.updated_at = lease_until, now
+            return copy.deepcopy(row)
+
+    @staticmethod
+    def _live(row: JobRow, deadline: float) -> bool:
+        return row.status is JobStatus.running and row.lease_until is not None and row.lease_until >= deadline
+
+    @staticmethod
+    def _expired(row: JobRow, deadline: float) -> bool:
+        return row.status is JobStatus.running and (row.lease_until or 0.0) < deadline
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         with self._lock:
@@ -78,8 +93,14 @@ class MemoryJobRunner(JobEngine):
         lease_s: float = 60.0,
         max_attempts: int = 3,
         poll_s: float = 1.0,
+        workers: int = 2,
     ) -> None:
         self.store = MemoryJobStore()
         super().__init__(
-            self.store, clock or FakeClock(), lease_s=lease_s, max_attempts=max_attempts, poll_s=poll_s
+            self.store,
+            clock or FakeClock(),
+            lease_s=lease_s,
+            max_attempts=max_attempts,
+            poll_s=poll_s,
+            workers=workers,
         )

@@ -293,6 +293,9 @@ class Settings(BaseSettings):
     # Jobs
     job_lease_s: float = 60.0
     job_max_attempts: int = 3
+    job_workers: int = Field(default=2, ge=1)
+    """Worker threads per embedded job queue; one principal's jobs hold at most `job_workers - 1`
+    of them (at least one), counted over every process on the data directory."""
     ingest_queue_bytes: int = Field(default=8 * MiB, ge=0)
     """File ingests larger than this answer `queued` with a job id and finish in the background."""
     ingest_queue_chunks: int | None = Field(default=None, ge=1)

@@ -244,5 +244,9 @@ def _jobs(
     from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 
     return SqliteJobRunner(
-        data / "jobs.sqlite3", clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
+        data / "jobs.sqlite3",
+        clock,
+        lease_s=settings.job_lease_s,
+        max_attempts=settings.job_max_attempts,
+        workers=settings.job_workers,
     )

@@ -59,7 +59,11 @@ def local_adapters(settings: Settings) -> Adapters:
     jobs = _opened(
         data / JOBS,
         lambda path: SqliteJobRunner(
-            path, clock, lease_s=settings.job_lease_s, max_attempts=settings.job_max_attempts
+            path,
+            clock,
+            lease_s=settings.job_lease_s,
+            max_attempts=settings.job_max_attempts,
+            workers=settings.job_workers,
         ),
         JOBS_ADVICE,
     )

@@ -72,10 +72,10 @@ class JobRunner(Protocol):
         """Run queued jobs in the calling thread until none is left; returns attempts run."""
 
     def start_worker(self) -> None:
-        """Start the background worker (idempotent); start() wakes it."""
+        """Start the background worker threads (idempotent); start() wakes an idle one."""
 
     def stop_worker(self) -> None:
-        """Stop the worker after its current job and wait for it (idempotent)."""
+        """Stop the workers after their current jobs and wait for them (idempotent)."""
 
 
 StepHandler = Callable[[Job, JobContext, dict[str, Any]], dict[str, Any]]

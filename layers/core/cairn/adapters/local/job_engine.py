@@ -140,9 +140,12 @@ class JobStore(Protocol):
 
     def get(self, job_id: str) -> JobRow | None: ...
 
-    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
-        """Atomically take the oldest row that is queued, or running with a lease before `now`:
-        set it running with `lease_until`, attempts + 1, and return it."""
+    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
+        """Atomically take a claimable row (queued, or running with a lease before `now`), set it
+        running with `lease_until`, attempts + 1, and return it. Fair between principals: the
+        row whose principal (the rows without one are one group) has the fewest jobs running
+        under a live lease (`lease_until >= now`, any process's) goes first, the oldest among
+        equals; with `per_principal`, a row whose principal already has that many is not taken."""
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
@@ -265,7 +268,11 @@ class StartsJobs(ABC):
 
 
 class JobEngine(StartsJobs):
-    """JobRunner over a JobStore: register, start, status, run_pending, start/stop_worker."""
+    """JobRunner over a JobStore: register, start, status, run_pending, start/stop_worker.
+
+    `start_worker` runs `workers` threads. Each claims with a cap of `workers - 1` (at least 1)
+    jobs per principal, so one principal's long jobs never hold every worker; `run_pending`, which
+    works in its caller's thread, claims without it."""
 
     def __init__(
         self,
@@ -275,15 +282,18 @@ class JobEngine(StartsJobs):
         lease_s: float = 60.0,
         max_attempts: int = 3,
         poll_s: float = 1.0,
+        workers: int = 2,
     ) -> None:
-        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0:
-            raise ValueError("lease_s and poll_s must be positive, max_attempts at least 1")
+        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0 or workers < 1:
+            raise ValueError("lease_s and poll_s must be positive, max_attempts and workers at least 1")
         self._store, self._clock = store, clock
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
+        self.workers = workers
         self._handlers: dict[str, JobHandler] = {}
-        self._wake = threading.Event()
+        self._wake = threading.Condition()
+        self._started = 0  # jobs this process queued: a worker that saw it change looks again before sleeping
         self._stop = threading.Event()
-        self._worker: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._worker_lock = threading.Lock()
 
     # -- JobRunner ---------------------------------------------------------------------------
@@ -296,7 +306,9 @@ class JobEngine(StartsJobs):
         if stored.kind != row.kind:
             raise Conflict(f"idempotency key already used for a job of kind {stored.kind!r}")
         if stored.id == row.id:
-            self._wake.set()
+            with self._wake:
+                self._started += 1
+                self._wake.notify()
         return stored.to_job()
 
     def status(self, job_id: str) -> Job:
@@ -313,19 +325,25 @@ class JobEngine(StartsJobs):
 
     def start_worker(self) -> None:
         with self._worker_lock:
-            if self._worker is not None and self._worker.is_alive():
+            if any(thread.is_alive() for thread in self._threads):
                 return
             self._stop.clear()
-            self._worker = threading.Thread(target=self._work, name="cairn-jobs", daemon=True)
-            self._worker.start()
+            self._threads = [
+                threading.Thread(target=self._work, name=f"cairn-jobs-{n}", daemon=True)
+                for n in range(1, self.workers + 1)
+            ]
+            for thread in self._threads:
+                thread.start()
 
     def stop_worker(self) -> None:
         with self._worker_lock:
-            worker, self._worker = self._worker, None
-            self._stop.set()
-            self._wake.set()
-        if worker is not None and worker is not threading.current_thread():
-            worker.join()
+            threads, self._threads = self._threads, []
+            with self._wake:
+                self._stop.set()
+                self._wake.notify_all()
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join()
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
         return self._store.forget(job_ids, holds)
@@ -337,19 +355,26 @@ class JobEngine(StartsJobs):
     # -- internals ---------------------------------------------------------------------------
 
     def _work(self) -> None:
+        cap = max(1, self.workers - 1)
         while not self._stop.is_set():
+            with self._wake:
+                seen = self._started
             try:
-                ran = self._run_next()
+                ran = self._run_next(cap)
             except Exception:  # a store error must not kill the worker; the job's lease recovers it
                 log.exception("job worker: claiming or running a job failed")
                 ran = False
             if not ran:
-                self._wake.wait(self.poll_s)  # start() sets it; polling catches other processes
-                self._wake.clear()
+                # A job queued since `seen` may have committed after this claim looked, its notify
+                # gone to no waiter or to another worker: look again rather than sleep. Polling
+                # catches other processes' jobs and expired leases.
+                with self._wake:
+                    if self._started == seen and not self._stop.is_set():
+                        self._wake.wait(self.poll_s)
 
-    def _run_next(self) -> bool:
+    def _run_next(self, per_principal: int | None = None) -> bool:
         now = self._clock.now()
-        row = self._store.claim(now, now.timestamp() + self.lease_s)
+        row = self._store.claim(now, now.timestamp() + self.lease_s, per_principal=per_principal)
         if row is None:
             return False
         self._execute(row)

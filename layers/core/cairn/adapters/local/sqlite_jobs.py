@@ -54,13 +54,21 @@ _JSON_COLUMNS = {"input", "result", "checkpoints"}
 _FINISHED = ", ".join(f"'{status.value}'" for status in FINISHED)  # in SQL
 _UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints", "lease_until"}
 
-# The oldest claimable job: queued, or running under a lease that has run out (its worker died).
+# A claimable job (queued, or running under a lease that has run out: its worker died) of the
+# principal holding the fewest live leases, the oldest among equals (JobStore.claim). `held` counts
+# only the few running rows, through jobs_by_status; NULL principals are one group (GROUP BY, IS).
 _CLAIM = f"""
-UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease_until, updated_at = :at
 WHERE id = (
-    SELECT id FROM jobs
-    WHERE status = 'queued' OR (status = 'running' AND lease_until < ?)
-    ORDER BY rowid LIMIT 1
+    SELECT j.id FROM jobs AS j
+    LEFT JOIN (
+        SELECT principal, COUNT(*) AS n FROM jobs
+        WHERE status = 'running' AND lease_until >= :now
+        GROUP BY principal
+    ) AS held ON held.principal IS j.principal
+    WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_until < :now))
+      AND (:cap IS NULL OR COALESCE(held.n, 0) < :cap)
+    ORDER BY COALESCE(held.n, 0), j.rowid LIMIT 1
 )
 RETURNING {_COLUMNS}
 """
@@ -90,9 +98,15 @@ class SqliteJobStore:
         found = self._db.get().execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return None if found is None else _decode(found)
 
-    def claim(self, now: datetime, lease_until: float) -> JobRow | None:
+    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
+        values = {
+            "lease_until": lease_until,
+            "at": now.isoformat(),
+            "now": now.timestamp(),
+            "cap": per_principal,
+        }
         with self._db.transaction() as conn:
-            rows = conn.execute(_CLAIM, (lease_until, now.isoformat(), now.timestamp())).fetchall()
+            rows = conn.execute(_CLAIM, values).fetchall()
         return _decode(rows[0]) if rows else None
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
@@ -147,9 +161,15 @@ class SqliteJobRunner(JobEngine):
         lease_s: float = 60.0,
         max_attempts: int = 3,
         poll_s: float = 1.0,
+        workers: int = 2,
     ) -> None:
         super().__init__(
-            SqliteJobStore(path), clock, lease_s=lease_s, max_attempts=max_attempts, poll_s=poll_s
+            SqliteJobStore(path),
+            clock,
+            lease_s=lease_s,
+            max_attempts=max_attempts,
+            poll_s=poll_s,
+            workers=workers,
         )
 
 

@@ -81,3 +81,14 @@ def test_jobs_without_a_principal_are_one_group(store: JobStore, clock: FakeCloc
     assert claim(store, clock, per_principal=1) == "c1"  # the principal-less group holds one
     assert claim(store, clock, per_principal=1) is None  # n2, n3 wait for n1; c1 holds carol's
     assert claim(store, clock) == "n2"  # without a cap: the oldest of the least held
+
+
+def test_a_claim_for_one_job_takes_that_one_or_none(store: JobStore, clock: FakeClock) -> None:
+    queue(store, clock, "alice", "a1")
+    b1 = queue(store, clock, "bob", "b1")
+    now = clock.now()
+    row = store.claim(now, now.timestamp() + LEASE_S, job_id=b1)
+    assert row is not None and row.input["name"] == "b1"  # not the oldest: the one asked for
+    assert store.claim(now, now.timestamp() + LEASE_S, job_id=b1) is None  # running: not claimable
+    assert store.claim(now, now.timestamp() + LEASE_S, job_id="job_none") is None
+    assert claim(store, clock) == "a1"  # the other was left queued

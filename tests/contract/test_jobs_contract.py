@@ -418,3 +418,19 @@ def test_a_forgotten_jobs_text_is_left_nowhere_in_the_sqlite_files(tmp_path: Pat
     assert runner.forget([job.id]) == 1
     assert [p.name for p in tmp_path.iterdir() if b"zqx-" in p.read_bytes()] == []
     runner.close()
+
+
+def test_run_one_runs_that_job_only(runner: JobEngine) -> None:
+    ran: list[str] = []
+    runner.register("work", lambda job, ctx: ran.append(job.input["name"]) or {})
+    other = runner.start("work", {"name": "another principal's"}, principal="alice")
+    mine = runner.start("work", {"name": "mine"}, principal="bob")
+    if isinstance(runner, JobEngine):  # the embedded runner: it runs it here, once
+        assert runner.run_one(mine.id) is True and ran == ["mine"]
+        assert runner.status(mine.id).status is JobStatus.completed
+        assert runner.status(other.id).status is JobStatus.queued
+        assert runner.run_one(mine.id) is False  # done: nothing to run
+    else:  # Step Functions runs every job from its start: nothing to run here
+        assert runner.run_one(mine.id) is False
+    runner.run_pending()
+    assert sorted(ran) == ["another principal's", "mine"]

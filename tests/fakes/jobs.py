@@ -40,7 +40,14 @@ class MemoryJobStore:
             row = self.rows.get(job_id)
             return None if row is None else copy.deepcopy(row)
 
-    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
+    def claim(
+        self,
+        now: datetime,
+        lease_until: float,
+        *,
+        per_principal: int | None = None,
+        job_id: str | None = None,
+    ) -> JobRow | None:
         deadline = now.timestamp()
         with self._lock:
             held = Counter(row.principal for row in self.rows.values() if self._live(row, deadline))
@@ -49,6 +56,7 @@ class MemoryJobStore:
                 for row in self.rows.values()
                 if (row.status is JobStatus.queued or self._expired(row, deadline))
                 and (per_principal is None or held[row.principal] < per_principal)
+                and (job_id is None or row.id == job_id)
             ]
             if not claimable:
                 return None

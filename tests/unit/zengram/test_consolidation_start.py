@@ -80,3 +80,18 @@ def test_an_action_it_cannot_do_is_refused_and_starts_nothing(
 
     assert result.is_error and result.content[0].text == error  # type: ignore[union-attr]
     assert deps(container).runs.last(brain.id) is None and container.jobs.run_pending() == 0
+
+
+def test_a_sync_run_no_worker_took_runs_its_own_job_and_no_other(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given another principal's long job queued ahead (no worker in this process)
+    ran: list[str] = []
+    container.jobs.register("long", lambda job, ctx: ran.append("long") or {})
+    other = container.jobs.start("long", {}, principal="someone else")
+    monkeypatch.setattr(consolidation, "PICKUP_S", 0.0)
+    # When a synchronous consolidation waits for its job
+    status, body = consolidation.start(deps(container), brain, sync=True)
+    # Then it ran its own job in the request's thread, and left the other queued for a worker
+    assert status == 200 and body["status"] == "complete"
+    assert ran == [] and container.jobs.status(other.id).status.value == "queued"

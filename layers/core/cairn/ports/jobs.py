@@ -71,6 +71,11 @@ class JobRunner(Protocol):
     def run_pending(self) -> int:
         """Run queued jobs in the calling thread until none is left; returns attempts run."""
 
+    def run_one(self, job_id: str) -> bool:
+        """Run this job now in the calling thread if it is queued and no worker has taken it (a
+        process without workers, or workers busy); False when it is not. Other jobs are left
+        where they are: a request waiting for its own job never runs another principal's."""
+
     def start_worker(self) -> None:
         """Start the background worker threads (idempotent); start() wakes an idle one."""
 

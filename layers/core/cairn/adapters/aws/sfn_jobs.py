@@ -141,6 +141,10 @@ class StepFunctionsJobRunner(StartsJobs):
                 return ran
             time.sleep(self.poll_s)
 
+    def run_one(self, job_id: str) -> bool:
+        """Nothing to run here: Step Functions runs the job from its start."""
+        return False
+
     def start_worker(self) -> None:
         """Nothing to start: Step Functions runs the jobs."""
 

@@ -140,12 +140,20 @@ class JobStore(Protocol):
 
     def get(self, job_id: str) -> JobRow | None: ...
 
-    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
+    def claim(
+        self,
+        now: datetime,
+        lease_until: float,
+        *,
+        per_principal: int | None = None,
+        job_id: str | None = None,
+    ) -> JobRow | None:
         """Atomically take a claimable row (queued, or running with a lease before `now`), set it
         running with `lease_until`, attempts + 1, and return it. Fair between principals: the
         row whose principal (the rows without one are one group) has the fewest jobs running
         under a live lease (`lease_until >= now`, any process's) goes first, the oldest among
-        equals; with `per_principal`, a row whose principal already has that many is not taken."""
+        equals; with `per_principal`, a row whose principal already has that many is not taken;
+        with `job_id`, only that row is."""
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
@@ -322,6 +330,14 @@ class JobEngine(StartsJobs):
         while self._run_next():
             ran += 1
         return ran
+
+    def run_one(self, job_id: str) -> bool:
+        now = self._clock.now()
+        row = self._store.claim(now, now.timestamp() + self.lease_s, job_id=job_id)
+        if row is None:
+            return False
+        self._execute(row)
+        return True
 
     def start_worker(self) -> None:
         with self._worker_lock:

@@ -68,6 +68,7 @@ WHERE id = (
     ) AS held ON held.principal IS j.principal
     WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_until < :now))
       AND (:cap IS NULL OR COALESCE(held.n, 0) < :cap)
+      AND (:id IS NULL OR j.id = :id)
     ORDER BY COALESCE(held.n, 0), j.rowid LIMIT 1
 )
 RETURNING {_COLUMNS}
@@ -98,12 +99,20 @@ class SqliteJobStore:
         found = self._db.get().execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return None if found is None else _decode(found)
 
-    def claim(self, now: datetime, lease_until: float, *, per_principal: int | None = None) -> JobRow | None:
+    def claim(
+        self,
+        now: datetime,
+        lease_until: float,
+        *,
+        per_principal: int | None = None,
+        job_id: str | None = None,
+    ) -> JobRow | None:
         values = {
             "lease_until": lease_until,
             "at": now.isoformat(),
             "now": now.timestamp(),
             "cap": per_principal,
+            "id": job_id,
         }
         with self._db.transaction() as conn:
             rows = conn.execute(_CLAIM, values).fetchall()

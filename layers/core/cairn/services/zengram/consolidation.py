@@ -83,7 +83,7 @@ def start(c: ZengramDeps, brain: Brain, *, sync: bool) -> tuple[int, dict[str, A
         if done.status in (JobStatus.completed, JobStatus.failed) or time.monotonic() - began > wait:
             break
         if done.status is JobStatus.queued and time.monotonic() - began > PICKUP_S:
-            c.jobs.run_pending()  # no worker took it (a server without one): run it here
+            c.jobs.run_one(job.id)  # no worker took it (none, or all busy): run it, and only it, here
         time.sleep(0.05)
     return 200, summary(done, taken)
 

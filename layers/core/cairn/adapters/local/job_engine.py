@@ -332,12 +332,7 @@ class JobEngine(StartsJobs):
         return ran
 
     def run_one(self, job_id: str) -> bool:
-        now = self._clock.now()
-        row = self._store.claim(now, now.timestamp() + self.lease_s, job_id=job_id)
-        if row is None:
-            return False
-        self._execute(row)
-        return True
+        return self._run_next(job_id=job_id)
 
     def start_worker(self) -> None:
         with self._worker_lock:
@@ -388,9 +383,9 @@ class JobEngine(StartsJobs):
                     if self._started == seen and not self._stop.is_set():
                         self._wake.wait(self.poll_s)
 
-    def _run_next(self, per_principal: int | None = None) -> bool:
-        now = self._clock.now()
-        row = self._store.claim(now, now.timestamp() + self.lease_s, per_principal=per_principal)
+    def _run_next(self, per_principal: int | None = None, job_id: str | None = None) -> bool:
+        now, until = self._clock.now(), self._clock.now().timestamp() + self.lease_s
+        row = self._store.claim(now, until, per_principal=per_principal, job_id=job_id)
         if row is None:
             return False
         self._execute(row)

@@ -46,7 +46,7 @@ def test_objects_the_table_misses_cost_no_search_each(
 
 def test_a_file_read_over_and_over_is_refused_as_damaged() -> None:
     data = unlisted_objects_pdf(missing=0, misplaced=300, padding=200_000)  # 60 MB of copies
-    with pytest.raises(UnsupportedContent, match="reads the same bytes over and over"):
+    with pytest.raises(UnsupportedContent, match="reads its own bytes over and over"):
         pdf_text(data, 100_000)
     assert pdf_text(unlisted_objects_pdf(missing=0, misplaced=3, padding=200_000), 100_000)[0] == "Page words"
 

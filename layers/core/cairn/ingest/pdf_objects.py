@@ -53,8 +53,8 @@ class _Stream(io.BytesIO):
         self.left -= len(read)
         if self.left < 0:
             raise UnsupportedContent(
-                "PDF reads the same bytes over and over (objects listed on top of each other); "
-                "the file may be damaged"
+                "PDF could not be read (it reads its own bytes over and over: objects overlap or "
+                "are cut short); the file may be damaged"
             )
         return read
 

@@ -384,8 +384,10 @@ class JobEngine(StartsJobs):
                         self._wake.wait(self.poll_s)
 
     def _run_next(self, per_principal: int | None = None, job_id: str | None = None) -> bool:
-        now, until = self._clock.now(), self._clock.now().timestamp() + self.lease_s
-        row = self._store.claim(now, until, per_principal=per_principal, job_id=job_id)
+        now = self._clock.now()
+        row = self._store.claim(
+            now, now.timestamp() + self.lease_s, per_principal=per_principal, job_id=job_id
+        )
         if row is None:
             return False
         self._execute(row)

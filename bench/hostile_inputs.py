@@ -26,6 +26,35 @@ def table_html() -> bytes:
     return b"<table><tr>" + b"<td>x</td>" * 40_000 + b"</tr></table>"
 
 
+def unclosed_tags(size: int = 60_000) -> bytes:
+    """`size` bytes of `<a `: tags that never close (CPython gh-135462)."""
+    return b"<a " * (size // 3)
+
+
+def ordinary_page() -> bytes:
+    """400 KB of an ordinary article (headings, paragraphs, links, lists, a table, code), for
+    comparison: not hostile."""
+    section = (
+        "<h2>Section {n}</h2><p>The <a href='/kettle/{n}'>kettle</a> descales on <em>Fridays</em>; "
+        "café &amp; bar, <code>make check</code> passes.</p><ul><li>First step</li><li>Second "
+        "<strong>step</strong></li></ul><table><tr><th>Name</th><th>Value</th></tr><tr><td>a</td>"
+        "<td>{n}</td></tr></table><pre>line one\n  line two</pre><p>More text about boilers, "
+        "pumps and the weir below the mill, kept for the test of ordinary pages.</p>\n"
+    )
+    body = "".join(section.format(n=n) for n in range(950))
+    head = "<!doctype html><html><head><meta charset='utf-8'><title>Page</title></head><body><main>"
+    return (head + body + "</main></body></html>").encode()
+
+
+def images(text: str, path: str) -> Callable[[], str]:
+    def run() -> str:
+        from cairn.ingest.image_references import find_image_references
+
+        return f"{len(find_image_references(text, path))} images"
+
+    return run
+
+
 def spaced_heading() -> bytes:
     """A Markdown heading holding a run of 40,000 spaces."""
     return b"# a" + b" " * 40_000 + b"b\n\nbody\n"
@@ -88,6 +117,9 @@ def long_query() -> str:
 CASES: dict[str, Callable[[], str]] = {
     "json": extraction(deep_json(), "json"),
     "html": extraction(table_html(), "html"),
+    "html-tags": extraction(unclosed_tags(), "html"),
+    "md-images": images("<img src=x.png>" + unclosed_tags().decode(), "notes/a.md"),
+    "page": extraction(ordinary_page(), "html"),
     "markdown": extraction(spaced_heading(), "markdown"),
     "pdf": extraction(shared_stream_pdf(), "pdf"),
     "query": long_query,

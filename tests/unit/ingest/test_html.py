@@ -145,8 +145,40 @@ class TestFurniture:
         assert _text(html) == "All the words of this page."
 
 
+class TestParsedByLxml:
+    """lxml reads the page (tests/unit/ingest/test_html_parser_parity.py: the text of ordinary pages
+    is what html.parser gave); where the two differ, the page reads as a browser shows it."""
+
+    def test_html5_elements_after_head_elements_are_content(self) -> None:
+        """libxml2 knows no HTML5 element: without a <body> tag, these stayed in the head."""
+        html = "<title>T</title><style>p {}</style>\n<section><h1>Kept</h1><p>Body.</p></section> tail"
+        assert html_module.html_to_text(html.encode()) == ("# Kept\n\nBody.\n\ntail", "T")
+        assert _text("<meta charset=utf-8><custom-card>Card text.</custom-card>") == "Card text."
+
+    def test_a_title_is_the_title_not_text(self) -> None:
+        assert html_module.html_to_text(b"<title>T</title><p>a</p><title>U</title>") == ("a", "T")
+
+    def test_nul_bytes_are_no_text(self) -> None:
+        page = b'<html><head><meta charset="utf-8"></head><body><p>caf\xc3\xa9 a\x00b</p></body></html>'
+        assert _text(page) == "café ab"
+
+    def test_fallbacks_for_embeds_and_frames_are_not_shown(self) -> None:
+        fallbacks = "<noembed><p>no plugin</p></noembed><noframes><p>no frames</p></noframes>"
+        assert _text(f"<p>a</p>{fallbacks}") == "a"
+
+    def test_text_outside_the_html_element_is_shown(self) -> None:
+        assert _text("before <html><body><p>a</p></body></html> after") == "before\n\na\n\nafter"
+
+
 class TestBoundedWork:
     """Small hostile pages cost time in proportion to their size."""
+
+    @pytest.mark.timeout(10)
+    def test_unclosed_tags_cost_one_parse(self) -> None:
+        """150 KB of `<a `: Python 3.11.7's html.parser (CPython gh-135462) read the rest of the page
+        again at each (60 KB took 30 s, this would take minutes); lxml reads it once. A tag the page
+        never closes is no text, as in a browser."""
+        assert _text("<p>before</p>" + "<a " * 50_000) == "before"
 
     def test_a_row_of_many_cells_is_joined_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Each cell joined the row so far to ask whether it had text: 400 KB of <td>x</td> took 8.7 s."""

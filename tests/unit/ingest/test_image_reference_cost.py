@@ -1,7 +1,7 @@
-"""find_image_references on markup built to be slow: a document with no img tag never reaches
-the HTML parser (Python 3.11.7's is quadratic on some markup: 60 KB of `<a ` took 42 s), and
-HTML comments are blanked by a scan (a lazy regex read from every unclosed `<!--` to the end: 80
-KB of them took 9 s), with what is found unchanged."""
+"""find_image_references on markup built to be slow: a document with no img tag is not parsed,
+one with an img tag is parsed by lxml (Python 3.11.7's html.parser, read before, is quadratic on
+some markup: 60 KB of `<a ` took 42 s), and HTML comments are blanked by a scan (a lazy regex read
+from every unclosed `<!--` to the end: 80 KB of them took 9 s), with what is found unchanged."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from cairn.ingest.image_references import find_image_references
 
 def test_a_document_without_an_img_tag_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     fed: list[str] = []
-    feed = image_references._ImageParser.feed
+    init = image_references._ImageTarget.__init__
     monkeypatch.setattr(
-        image_references._ImageParser, "feed", lambda self, data: fed.append(data) or feed(self, data)
+        image_references._ImageTarget, "__init__", lambda self, text: fed.append(text) or init(self, text)
     )
 
     assert find_image_references("<a " * 20_000, "notes/a.md") == []
@@ -27,6 +27,23 @@ def test_a_document_without_an_img_tag_is_not_parsed(monkeypatch: pytest.MonkeyP
     assert fed == []
     shown = find_image_references("text <IMG src=x.png> and <img/src=y.png>", "notes/a.md")
     assert [r.target for r in shown] == ["notes/x.png", "notes/y.png"] and len(fed) == 1
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("document", ["notes/a.md", "notes/a.html"])
+def test_an_img_tag_before_unclosed_tags_costs_a_parse(document: str) -> None:
+    """150 KB of `<a ` after an img tag: html.parser (gh-135462) would take minutes; lxml, ms."""
+    shown = find_image_references("<img src=x.png>" + "<a " * 50_000, document)
+    assert [r.target for r in shown] == ["notes/x.png"]
+
+
+@pytest.mark.timeout(10)
+def test_a_long_img_tag_ends_at_its_first_unquoted_close() -> None:
+    """The end of an img tag (whether only a caption's line follows it) is found by one pass over its
+    attributes, quoted values skipped."""
+    tag = "<img " + 'a="x>y" b=1 ' * 20_000 + "src=x.png>"
+    shown = find_image_references(tag + "\n\n*The caption*", "notes/a.md")
+    assert [(r.target, r.caption) for r in shown] == [("notes/x.png", "The caption")]
 
 
 @pytest.mark.timeout(10)

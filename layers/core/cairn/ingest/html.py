@@ -13,16 +13,24 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, NavigableString, ParserRejectedMarkup, Tag
+from bs4 import (
+    BeautifulSoup,
+    MarkupResemblesLocatorWarning,
+    NavigableString,
+    ParserRejectedMarkup,
+    Tag,
+    UnicodeDammit,
+    XMLParsedAsHTMLWarning,
+)
 from bs4.element import Comment, Declaration, Doctype, PageElement, ProcessingInstruction
 
 from cairn.domain.errors import UnsupportedContent
 from cairn.ingest.markdown import clean_title
-from cairn.ingest.marked_sections import readable_bytes
+from cairn.ingest.marked_sections import cdata_as_text, readable
 
 _DROP = frozenset(
     {"script", "style", "nav", "footer", "noscript", "template", "svg", "iframe", "head", "form", "button",
-     "menu", "dialog", "select", "textarea", "input"}
+     "menu", "dialog", "select", "textarea", "input", "title", "noembed", "noframes"}
 )  # fmt: skip
 _FURNITURE_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "search", "menu", "menubar", "dialog", "alertdialog",
@@ -58,6 +66,7 @@ _BLOCKS = frozenset(
     }
 )  # fmt: skip
 _CELLS = frozenset({"td", "th"})
+_HEAD_ONLY = frozenset({"title", "meta", "link", "base", "script", "style", "noscript", "template"})
 _MAX_LIST_INDENT = 16
 """Lists nested deeper are indented no further: each level would add to every item below it."""
 _SKIP_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
@@ -124,12 +133,41 @@ def html_to_text(data: bytes) -> tuple[str, str | None]:
 
 
 def parse(data: bytes) -> BeautifulSoup:
+    """The page decoded as BeautifulSoup decodes it (a BOM, else the declared charset, else a guess),
+    then read by lxml: linear in the page, where Python 3.11.7's html.parser is quadratic on some
+    markup (CPython gh-135462: 60 KB of `<a ` took 30 s)."""
+    markup = UnicodeDammit(data, is_html=True).unicode_markup
+    if markup is None:
+        raise UnsupportedContent("HTML could not be decoded; the file may be damaged")
+    markup = markup.replace("\x00", "")  # no text: lxml would make each a U+FFFD
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         try:
-            return BeautifulSoup(readable_bytes(data), "html.parser")
-        except ParserRejectedMarkup as exc:  # what readable_bytes could not mend (UTF-16, say)
+            soup = BeautifulSoup(cdata_as_text(readable(markup)), "lxml")
+        except ParserRejectedMarkup as exc:
             raise UnsupportedContent("HTML could not be parsed; the file may be damaged") from exc
+    _open_misplaced_head(soup)
+    return soup
+
+
+def _open_misplaced_head(soup: BeautifulSoup) -> None:
+    """lxml's parser (libxml2's) knows no HTML5 element: on a page without a `<body>` tag, a
+    `<section>` after a `<style>` stays in the head, with what follows up to an element it knows. A
+    head holding such content loses its name, and so does the body (each becomes a tag rendered as
+    nothing), so that the whole document is the content, as a browser shows it."""
+    head = soup.head
+    if head is None or not any(_misplaced(child) for child in head.contents):
+        return
+    for tag in (head, soup.body):
+        if tag is not None:
+            tag.name = "span"
+
+
+def _misplaced(node: PageElement) -> bool:
+    if isinstance(node, Tag):
+        return node.name not in _HEAD_ONLY
+    return _is_text(node) and not str(node).isspace()
 
 
 def render(root: Tag) -> str:

@@ -4,8 +4,8 @@ Markdown: inline (`![alt](src "title")`) and reference-style (`![alt][ref]`, `![
 with `[ref]: src "title"`) images, raw `<img>` tags among the text, and the common caption
 convention of a wholly emphasised line (`*Figure 3: …*`, `_…_`) directly below a line that shows
 only the image (one blank line between allowed). Fenced code, code spans and HTML comments are
-skipped. HTML (documents named .html, .htm or .xhtml): `<img>` tags, read with the standard library's
-tolerant html.parser, and `<figure>`: its `<figcaption>` text captions every `<img>` inside it.
+skipped. HTML (documents named .html, .htm or .xhtml): `<img>` tags, read with lxml's tolerant HTML
+parser, and `<figure>`: its `<figcaption>` text captions every `<img>` inside it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from cairn.ingest.image_metadata import clean_text
@@ -187,18 +187,18 @@ def _markdown_images(text: str, source: str) -> list[_Found]:
     return found
 
 
-class _ImageParser(HTMLParser):
-    """`<img>` tags with their offsets; `<figcaption>` text goes to the images of its `<figure>`."""
+class _ImageTarget:
+    """lxml parser target: `<img>` tags at the offsets their marks give (`_html_images`);
+    `<figcaption>` text goes to the images of its `<figure>`."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.text = text
         self.found: list[_Found] = []
         self.figures: list[tuple[list[_Found], list[str], list[int]]] = []
         """Open <figure>s: their images, caption text and [open figcaption count]."""
         self.raw_text = 0  # inside <script> or <style>
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
         if tag in ("script", "style"):
             self.raw_text += 1
         elif tag == "figure":
@@ -206,9 +206,9 @@ class _ImageParser(HTMLParser):
         elif tag == "figcaption" and self.figures:
             self.figures[-1][2][0] += 1
         elif tag == "img":
-            self._image(dict(attrs))
+            self._image(attrib)
 
-    def handle_endtag(self, tag: str) -> None:
+    def end(self, tag: str) -> None:
         if tag in ("script", "style"):
             self.raw_text = max(0, self.raw_text - 1)
         elif tag == "figcaption" and self.figures:
@@ -217,24 +217,22 @@ class _ImageParser(HTMLParser):
         elif tag == "figure" and self.figures:
             self._close_figure()
 
-    def handle_data(self, data: str) -> None:
+    def data(self, data: str) -> None:
         if self.figures and self.figures[-1][2][0] and not self.raw_text:
             self.figures[-1][1].append(data)
 
     def close(self) -> None:
-        super().close()
         while self.figures:
             self._close_figure()
 
-    def _image(self, attrs: dict[str, str | None]) -> None:
+    def _image(self, attrs: Mapping[str, str]) -> None:
         srcset = (attrs.get("srcset") or "").strip()
         src = attrs.get("src") or attrs.get("data-src") or (srcset.split()[0] if srcset else "")
-        if not src:
+        mark = attrs.get(_MARK, "")
+        if not src or not mark.isdigit():  # no mark: not a tag of the text (none is known)
             return
-        line, column = self.getpos()
-        start = self.line_starts[line - 1] + column
-        end = start + len(self.get_starttag_text() or "")
-        item = _Found(start, end, src, attrs.get("alt"), attrs.get("title"))
+        start = int(mark)
+        item = _Found(start, _tag_end(self.text, start), src, attrs.get("alt"), attrs.get("title"))
         self.found.append(item)
         if self.figures:
             item.markdown_line = False
@@ -248,22 +246,48 @@ class _ImageParser(HTMLParser):
 
 
 _IMG_TAG = re.compile(r"<img(?![^\t\n\r\f />\x00])", re.I)
-"""An `<img` the parser reads as an img tag (its tag names end at whitespace, `/`, `>` or NUL)."""
+"""An `<img` an HTML parser reads as an img tag (its tag names end at whitespace, `/`, `>` or NUL)."""
+_MARK = "data-cairn-offset"
+"""The attribute each `<img` of the text is given before parsing: its offset in the text. Unquoted,
+so that an `<img` inside a quoted attribute value, a comment or a script stays text."""
+_SPACE = " \t\n\r\f"
+
+
+def _tag_end(text: str, start: int) -> int:
+    """The end of the tag opened at `start`: its first `>` outside a quoted attribute value."""
+    at, close = start, -1
+    while True:
+        if close < at:
+            close = text.find(">", at)
+            if close == -1:
+                return len(text)
+        equals = text.find("=", at, close)
+        if equals == -1:
+            return close + 1
+        at = equals + 1
+        while at < len(text) and text[at] in _SPACE:
+            at += 1
+        if text[at : at + 1] in ("'", '"'):
+            at = text.find(text[at], at + 1) + 1
+            if at == 0:
+                return len(text)
 
 
 def _html_images(text: str, *, markdown: bool) -> list[_Found]:
-    # Only an img tag is found: without one the parser (quadratic on some markup in Python
-    # 3.11.7: 60 KB of `<a ` took 42 s) is not run at all.
+    # Only an img tag is found: without one there is nothing to parse.
     if _IMG_TAG.search(text) is None:
         return []
-    text = readable(text)  # same length: the offsets found stay the text's
-    parser = _ImageParser(text)
-    parser.feed(text)
+    from lxml import etree  # only for a document that shows an img tag
+
+    marked = _IMG_TAG.sub(lambda tag: f"{tag.group()} {_MARK}={tag.start()} ", readable(text))
+    target = _ImageTarget(text)
+    parser = etree.HTMLParser(target=target, recover=True, no_network=True, encoding="utf-8")
+    parser.feed(marked.encode("utf-8", "replace"))  # a lone surrogate is no UTF-8
     parser.close()
     if not markdown:
-        for item in parser.found:
+        for item in target.found:
             item.markdown_line = False
-    return parser.found
+    return target.found
 
 
 def _line_bounds(source: str, start: int, end: int) -> tuple[int, int]:

@@ -1,18 +1,20 @@
-"""Markup Python's HTML parser cannot read, made readable without moving any text.
+"""Marked sections (`<![...`) read as Cairn has always read them, whatever the HTML parser.
 
-`html.parser` (which BeautifulSoup uses here, and image_references.py directly) raises
-AssertionError on `<![` not followed by one of the marked-section keywords it knows (`<![CDATA[`,
-`<![if`, ...): a note saying `x <![ y`, or a page with stray markup, made ingest fail with a 500.
-Such a `<` becomes a space, so offsets into the text stay where they were.
+A stray `<![` (not followed by a marked-section keyword: `<![CDATA[`, `<![if`, ...) is text: a note
+saying `x <![ y` keeps `y`, where an HTML5 parser reads a bogus comment up to the next `>` (and
+Python's html.parser raised AssertionError). Such a `<` becomes a space, so offsets into the text
+stay where they were. A CDATA section's content is text too (`cdata_as_text`), as html.parser gave
+it; an HTML5 parser makes it a comment.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
-_PATTERN = r"<(?=!\[(?!(?:cdata|if|else|endif|temp|ignore|include|rcdata)(?![\w.:-])))"
-_UNREADABLE = re.compile(_PATTERN, re.I)
-_UNREADABLE_BYTES = re.compile(_PATTERN.encode(), re.I)
+_UNREADABLE = re.compile(r"<(?=!\[(?!(?:cdata|if|else|endif|temp|ignore|include|rcdata)(?![\w.:-])))", re.I)
+_CDATA_OPEN = re.compile(r"<!\[cdata\[", re.I)
+_CDATA_CLOSE = re.compile(r"\]\s*\]\s*>")
 
 
 def readable(markup: str) -> str:
@@ -20,6 +22,19 @@ def readable(markup: str) -> str:
     return _UNREADABLE.sub(" ", markup) if "<![" in markup else markup
 
 
-def readable_bytes(markup: bytes) -> bytes:
-    """`readable` for undecoded markup (an ASCII-compatible encoding, as BeautifulSoup detects)."""
-    return _UNREADABLE_BYTES.sub(b" ", markup) if b"<![" in markup else markup
+def cdata_as_text(markup: str) -> str:
+    """Each `<![CDATA[...]]>` replaced by its content, escaped; an unclosed one's `<` escaped."""
+    if "<![" not in markup:
+        return markup
+    parts, copied = [], 0
+    while (opened := _CDATA_OPEN.search(markup, copied)) is not None:
+        closed = _CDATA_CLOSE.search(markup, opened.end())
+        parts.append(markup[copied : opened.start()])
+        if closed is None:  # nor does any later one close
+            parts.append("&lt;")
+            copied = opened.start() + 1
+            break
+        parts.append(html.escape(markup[opened.end() : closed.start()], quote=False))
+        copied = closed.end()
+    parts.append(markup[copied:])
+    return "".join(parts)

@@ -9,6 +9,7 @@ that may write can ingest, or a query any key that may read can send.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 import zlib
@@ -114,6 +115,18 @@ def long_query() -> str:
     return f"{len(query):,} characters, {len(hits)} hits, the search alone {took:.2f} s"
 
 
+def pdf_cases() -> dict[str, Callable[[], str]]:
+    """A 2 MB PDF whose page names 2,000 objects it does not hold, and one whose table lists 1,000
+    numbers at the offset of one 2 MB stream (every one read as a copy of it)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.unit.ingest.pdfs import unlisted_objects_pdf
+
+    return {
+        "pdf-missing": extraction(unlisted_objects_pdf(missing=2_000, padding=2_000_000), "pdf"),
+        "pdf-overlap": extraction(unlisted_objects_pdf(missing=0, misplaced=1_000, padding=2_000_000), "pdf"),
+    }
+
+
 CASES: dict[str, Callable[[], str]] = {
     "json": extraction(deep_json(), "json"),
     "html": extraction(table_html(), "html"),
@@ -122,6 +135,8 @@ CASES: dict[str, Callable[[], str]] = {
     "page": extraction(ordinary_page(), "html"),
     "markdown": extraction(spaced_heading(), "markdown"),
     "pdf": extraction(shared_stream_pdf(), "pdf"),
+    **pdf_cases(),
+    "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
     "query": long_query,
 }
 
@@ -132,7 +147,7 @@ def main() -> None:
     for name in parser.parse_args().case or list(CASES):
         started = time.process_time()
         said = CASES[name]()
-        print(f"{name:<9} {time.process_time() - started:6.2f} s CPU  {said}", flush=True)
+        print(f"{name:<11} {time.process_time() - started:6.2f} s CPU  {said}", flush=True)
 
 
 if __name__ == "__main__":

@@ -64,3 +64,19 @@ LAZY_COMMENT = re.compile(r"<!--.*?-->", re.S)
 def test_comments_are_blanked_as_the_lazy_pattern_blanked_them(text: str) -> None:
     blanked = LAZY_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     assert image_references._blank_comments(text) == blanked
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("image", ["<img src=x.png>", "![a](x.png)"])
+def test_a_line_of_many_images_costs_one_read_of_the_line(image: str) -> None:
+    """Each image's caption check read its whole line: 50,000 images on one line took 290 s."""
+    shown = find_image_references(image * 50_000 + "\n\n*A caption*\n", "notes/a.md")
+    assert len(shown) == 50_000 and {r.caption for r in shown} == {None}  # a gallery row: no caption
+
+
+def test_a_line_of_a_few_images_keeps_the_caption_below_it() -> None:
+    row = "<img src=a.png>" * image_references.CROWDED
+    shown = find_image_references(f"{row}\n\n*Figure 1: the row*\n", "notes/a.md")
+    assert {r.caption for r in shown} == {"Figure 1: the row"}
+    crowded = find_image_references(f"{row}<img src=b.png>\n\n*Figure 1: the row*\n", "notes/a.md")
+    assert {r.caption for r in crowded} == {None}

@@ -10,11 +10,14 @@ parser, and `<figure>`: its `<figcaption>` text captions every `<img>` inside it
 
 from __future__ import annotations
 
+import bisect
 import html
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 from urllib.parse import unquote
 
 from cairn.ingest.image_metadata import clean_text
@@ -86,8 +89,9 @@ def find_image_references(text: str, document_path: str) -> list[ImageReference]
         source = _blank_code(text)
         found = _markdown_images(text, source) + _html_images(source, markdown=True)
         found.sort(key=lambda item: item.start)
-        for item in found:
-            if item.caption is None and item.markdown_line:
+        crowded = _crowded_lines(source, found)
+        for item, line in zip(found, crowded, strict=True):
+            if item.caption is None and item.markdown_line and not line:
                 item.caption = _caption_below(text, source, item)
     references = []
     for item in found:
@@ -288,6 +292,19 @@ def _html_images(text: str, *, markdown: bool) -> list[_Found]:
         for item in target.found:
             item.markdown_line = False
     return target.found
+
+
+CROWDED: Final = 32
+"""A line showing more images than this captions none of them: a gallery row, not a figure (each
+image's check reads its whole line, so 50,000 images on one line took 290 s)."""
+
+
+def _crowded_lines(source: str, found: list[_Found]) -> list[bool]:
+    """For each of `found` (in order), whether its line shows more than CROWDED images."""
+    breaks = [m.start() for m in re.finditer("\n", source)]
+    lines = [bisect.bisect_left(breaks, item.start) for item in found]
+    counts = Counter(lines)
+    return [counts[line] > CROWDED for line in lines]
 
 
 def _line_bounds(source: str, start: int, end: int) -> tuple[int, int]:

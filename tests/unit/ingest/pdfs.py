@@ -74,6 +74,27 @@ def form_pdf(draws: int, forms: int = 1, lines: tuple[str, ...] = ("Form words",
     return _assemble(objects)
 
 
+def figures_pdf(figures: int, figure_bytes: int) -> bytes:
+    """A page of text, then `figures` pages each drawn by a content stream of its own holding only
+    lines drawn (no text), `figure_bytes` long."""
+    line = b"10 10 m 200 200 l S\n"
+    figure = line * (figure_bytes // len(line))
+    page_ids = [4 + 2 * n for n in range(figures + 1)]
+    kids = " ".join(f"{pid} 0 R" for pid in page_ids)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {figures + 1} >>".encode(),
+        _FONT,
+    ]
+    for n in range(figures + 1):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 3 0 R >> >> >>" % (page_ids[n] + 1)
+        )
+        objects.append(_text_stream(["Page words"]) if n == 0 else _stream(figure))
+    return _assemble(objects)
+
+
 _FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
 
 

@@ -9,7 +9,7 @@ import pytest
 from cairn.domain.errors import InvalidInput, UnsupportedContent
 from cairn.ingest.extract import extract_text, infer_kind, title_from_markdown
 from cairn.ingest.markdown import atx_headings
-from tests.unit.ingest.pdfs import form_pdf, make_pdf, shared_content_pdf
+from tests.unit.ingest.pdfs import figures_pdf, form_pdf, make_pdf, shared_content_pdf
 
 
 class TestInferKind:
@@ -345,6 +345,14 @@ class TestPdfBounds:
         extract_text(form_pdf(draws=40, forms=1, lines=lines), "pdf")  # one form is read once
         with pytest.raises(UnsupportedContent, match="page content"):
             extract_text(form_pdf(draws=40, forms=2, lines=lines), "pdf")
+
+    def test_figures_decoded_past_their_budget_are_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Figures show no text, so MAX_CONTENT_BYTES never counts them; pypdf keeps each decoded
+        # stream, and a 60 KB Flate stream of drawing decodes to 60 MB: a page of it held that much.
+        monkeypatch.setattr("cairn.ingest.pdf_text.MAX_DECODED_BYTES", 64 * 1024)
+        assert extract_text(figures_pdf(2, 20 * 1024), "pdf").text == "Page words"
+        with pytest.raises(UnsupportedContent, match="more than 65536 bytes of page content"):
+            extract_text(figures_pdf(5, 20 * 1024), "pdf")
 
     def test_more_pages_than_the_limit_are_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr("cairn.ingest.pdf_text.MAX_PAGES", 3)

@@ -16,6 +16,11 @@ MAX_CONTENT_BYTES = 16 * 1024 * 1024
 """Decoded content parsed for text, pages' and forms'. pypdf parses 0.6-2 MB of it a second, and
 Flate packs a megabyte of operators into a kilobyte; a PDF of 4,000,000 characters of text has
 about this much (3-4 bytes a character)."""
+MAX_DECODED_BYTES = 256 * 1024 * 1024
+"""Content decoded to look for text, figures' included (MAX_CONTENT_BYTES counts only what shows
+text). pypdf keeps each stream it decoded while the file is read, and a 60 KB Flate stream decodes
+to 60 MB of drawing: without this, pages of such figures held 60 MB each (a 25 MB file, 25 GB) and
+took 0.7 s each to scan for text."""
 
 _TEXT_OPERATOR = re.compile(rb"T[jJ]|Do|['\"]")
 """What pypdf looks for before it parses content for text: a figure alone is not parsed."""
@@ -64,6 +69,8 @@ class _Reading:
     def __init__(self, max_chars: int) -> None:
         self.max_chars = max_chars
         self.budget = MAX_CONTENT_BYTES
+        self.decoding = MAX_DECODED_BYTES
+        self.decoded: set[int] = set()
         self.pages: dict[tuple[object, ...], str] = {}
         """A page's text by its content streams and the shape of its resources."""
         self.forms: dict[int, str] = {}
@@ -88,7 +95,7 @@ class _Reading:
         key = (tuple(id(s) for s in streams), self._shape(page.get_inherited("/Resources"), 2))
         if key in self.pages:
             return self.pages[key]
-        self.budget -= _parsed_bytes(streams)
+        self.budget -= self._parsed_bytes(streams)
         self._check_budget()
         # pypdf parses a form XObject again at every Do that draws it (up to 5,000 a page): here,
         # once, its text then shared by every page that draws it.
@@ -102,12 +109,28 @@ class _Reading:
         def form_text(xform: Any, *args: Any, **kwargs: Any) -> str:
             known = self.forms.get(id(xform))
             if known is None:
-                self.budget -= _parsed_bytes([xform])
+                self.budget -= self._parsed_bytes([xform])
                 known = read(xform, *args, **kwargs) if self.budget >= 0 else ""
                 self.forms[id(xform)] = known
             return known
 
         return form_text
+
+    def _parsed_bytes(self, streams: list[Any]) -> int:
+        """The bytes pypdf parses to read these streams' text: none when no operator can show
+        text. Every stream decoded for the first time counts against MAX_DECODED_BYTES."""
+        decoded = []
+        for stream in streams:
+            data = stream.get_data()
+            if id(stream) not in self.decoded:
+                self.decoded.add(id(stream))
+                self.decoding -= len(data)
+                if self.decoding < 0:
+                    raise UnsupportedContent(
+                        f"PDF has more than {MAX_DECODED_BYTES} bytes of page content; cannot extract text"
+                    )
+            decoded.append(data)
+        return sum(map(len, decoded)) if any(_TEXT_OPERATOR.search(data) for data in decoded) else 0
 
     def _check_budget(self) -> None:
         if self.budget < 0:
@@ -140,9 +163,3 @@ def _contents(page: Any) -> list[Any]:
 
 def _resolved(value: Any) -> Any:
     return value.get_object() if value is not None else None
-
-
-def _parsed_bytes(streams: list[Any]) -> int:
-    """The bytes pypdf parses to read these streams' text: none when no operator can show text."""
-    decoded = [stream.get_data() for stream in streams]
-    return sum(map(len, decoded)) if any(_TEXT_OPERATOR.search(data) for data in decoded) else 0

@@ -86,6 +86,25 @@ def shared_stream_pdf(pages: int = 100) -> bytes:
     return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
 
 
+def described_png(values: int = 45_000) -> bytes:
+    """A 1x1 PNG whose XMP packet (an iTXt chunk, 1 MB) gives `values` distinct descriptions."""
+    items = "".join(f"<rdf:li>d{n}</rdf:li>" for n in range(values))
+    xmp = (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"'
+        ' xmlns:dc="http://purl.org/dc/elements/1.1/"><rdf:Description><dc:description><rdf:Alt>'
+        f"{items}</rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta>"
+    ).encode()
+    body = b"XML:com.adobe.xmp\x00\x00\x00\x00\x00" + xmp
+    itxt = len(body).to_bytes(4, "big") + b"iTXt" + body + zlib.crc32(b"iTXt" + body).to_bytes(4, "big")
+    ihdr = b"IHDR" + (1).to_bytes(4, "big") * 2 + b"\x08\x00\x00\x00\x00"
+    idat = b"IDAT" + zlib.compress(b"\x00\x00")
+
+    def chunk(typed: bytes) -> bytes:
+        return (len(typed) - 4).to_bytes(4, "big") + typed + zlib.crc32(typed).to_bytes(4, "big")
+
+    return b"\x89PNG\r\n\x1a\n" + chunk(ihdr) + itxt + chunk(idat) + chunk(b"IEND")
+
+
 def extraction(data: bytes, kind: str) -> Callable[[], str]:
     def run() -> str:
         from cairn.domain.errors import CairnError
@@ -154,6 +173,7 @@ CASES: dict[str, Callable[[], str]] = {
     "markdown": extraction(spaced_heading(), "markdown"),
     "pdf": extraction(shared_stream_pdf(), "pdf"),
     **pdf_cases(),
+    "image-xmp": extraction(described_png(), "image"),
     "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
     "query": long_query,
 }

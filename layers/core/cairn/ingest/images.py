@@ -102,18 +102,22 @@ class _Fields:
 
     def __init__(self) -> None:
         self.values: dict[str, list[str]] = {"title": [], "description": [], "keywords": [], "creator": []}
+        self.folded: dict[str, set[str]] = {field: set() for field in self.values}
+        """Each field's kept values casefolded: one look-up per value, where rebuilding the set for
+        each took 80 s on the 45,000 descriptions of a 1 MB XMP packet."""
         self.sources: list[str] = []
 
     def add(self, candidates: Iterable[Candidate]) -> None:
         for field, source, raw_values in candidates:
-            kept = self.values[field]
+            kept, folded = self.values[field], self.folded[field]
             for raw in raw_values:
                 value = meaningful_text(raw)
-                if value is None or value.casefold() in {v.casefold() for v in kept}:
+                if value is None or value.casefold() in folded:
                     continue
                 if field == "keywords" and len(kept) >= _MAX_KEYWORDS:
                     break
                 kept.append(value)
+                folded.add(value.casefold())
                 if source not in self.sources:
                     self.sources.append(source)
 

@@ -105,6 +105,16 @@ def described_png(values: int = 45_000) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(ihdr) + itxt + chunk(idat) + chunk(b"IEND")
 
 
+def keyword_bomb_png(chunks: int = 256) -> bytes:
+    """A 272 KB PNG: after its image data, `chunks` zTXt Keywords chunks each inflating ~1 KB to
+    1 MiB of commas."""
+    body = b"Keywords\x00\x00" + zlib.compress(b"," * (1 << 20), 9)
+    ztxt = len(body).to_bytes(4, "big") + b"zTXt" + body + zlib.crc32(b"zTXt" + body).to_bytes(4, "big")
+    png = described_png(0)
+    iend = png.rindex(b"IEND") - 4
+    return png[:iend] + ztxt * chunks + png[iend:]
+
+
 def extraction(data: bytes, kind: str) -> Callable[[], str]:
     def run() -> str:
         from cairn.domain.errors import CairnError
@@ -174,6 +184,7 @@ CASES: dict[str, Callable[[], str]] = {
     "pdf": extraction(shared_stream_pdf(), "pdf"),
     **pdf_cases(),
     "image-xmp": extraction(described_png(), "image"),
+    "image-keywords": extraction(keyword_bomb_png(), "image"),
     "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
     "query": long_query,
 }

@@ -12,6 +12,7 @@ import zlib
 import pytest
 from PIL import Image, ImageFile, PngImagePlugin, WebPImagePlugin
 
+from cairn.ingest.image_metadata import walk_png
 from cairn.ingest.images import (
     MAX_FIELD_CHARS,
     ImageFacts,
@@ -134,6 +135,18 @@ class TestPng:
         facts = describe_image(data, "x.png")
         assert facts is not None and facts.description is not None
         assert len(facts.description) == MAX_FIELD_CHARS
+
+    def test_the_text_chunks_give_a_mebibyte_of_text_in_all(self) -> None:
+        commas = zlib.compress(b"," * (1 << 20), 9)  # a million empty keywords in 1 KB
+        bombs = png_chunk(b"zTXt", b"Keywords\x00\x00" + commas) * 8
+        title = png_chunk(b"tEXt", b"Title\x00Harbour")
+        kept = walk_png(insert_before_iend(image_bytes("PNG"), title + bombs + title))
+        assert kept is not None
+        # 8 million values before (256 such chunks: 67 s and 2 GB for a 272 KB file)
+        assert sum(len(values) for _field, _source, values in kept.candidates) == 1 + (1 << 20) - 6
+        assert kept.candidates[0] == ("title", "png:tEXt:Title", ["Harbour"])
+        facts = describe_image(insert_before_iend(image_bytes("PNG"), title + bombs), "x.png")
+        assert facts is not None and facts.title == "Harbour" and facts.keywords == ()
 
 
 class TestJpeg:

@@ -115,6 +115,20 @@ def keyword_bomb_png(chunks: int = 256) -> bytes:
     return png[:iend] + ztxt * chunks + png[iend:]
 
 
+def many_speakers(speakers: int = 1_000) -> str:
+    """Rule-based fact extraction from 24 KB of messages, each from another speaker."""
+    from datetime import datetime
+
+    from cairn.adapters.local.rule_facts import RuleFactExtractor
+    from cairn.ports.facts import Utterance
+
+    said = [
+        Utterance(str(i), f"Speaker{i}", "user", f"I like tea{i}.", datetime(2024, 5, 1))
+        for i in range(speakers)
+    ]
+    return f"{len(RuleFactExtractor().extract(said)):,} facts"
+
+
 def extraction(data: bytes, kind: str) -> Callable[[], str]:
     def run() -> str:
         from cairn.domain.errors import CairnError
@@ -186,6 +200,7 @@ CASES: dict[str, Callable[[], str]] = {
     "image-xmp": extraction(described_png(), "image"),
     "image-keywords": extraction(keyword_bomb_png(), "image"),
     "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
+    "speakers": many_speakers,
     "query": long_query,
 }
 

@@ -288,3 +288,13 @@ def test_a_message_said_at_the_start_of_time_is_still_extracted() -> None:
     said = Utterance("m1", "user", "user", "I moved to Paris 3 days ago.", said_at=datetime(1, 1, 2))
     facts = RuleFactExtractor().extract([said])
     assert any("Paris" in f.text for f in facts)
+
+
+@pytest.mark.timeout(10)  # 52 s for 1,000 speakers, minutes for 3,000: quadratic, past re's cache
+def test_many_speakers_cost_no_pattern_or_pass_per_speaker_per_sentence() -> None:
+    said = [
+        Utterance(str(i), f"Speaker{i}", "user", f"I like tea{i}, Speaker{i + 1}.", datetime(2024, 5, 1))
+        for i in range(3_000)
+    ]
+    facts = RuleFactExtractor().extract(said)
+    assert [f.text for f in facts[:2]] == ["Speaker0 likes tea0.", "Speaker1 likes tea1."]

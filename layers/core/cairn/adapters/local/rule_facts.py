@@ -12,6 +12,7 @@ restored ("Got a puppy" -> "Maria got a puppy"), and relative dates anchored to 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -33,6 +34,15 @@ def voice_of(u: Utterance) -> Voice:
     return Voice(speaker)
 
 
+def _begins_another(word: str, ordered: list[str]) -> bool:
+    """Whether a name of `ordered` (sorted, distinct) other than `word` starts with it: those that
+    do follow it in order (a search, where comparing with every name was quadratic in speakers)."""
+    at = bisect.bisect_left(ordered, word)
+    if at < len(ordered) and ordered[at] == word:
+        at += 1
+    return at < len(ordered) and ordered[at].startswith(word)
+
+
 class _Conversation:
     """Who is talking to whom, and which capitalised words are names, across one call."""
 
@@ -41,15 +51,18 @@ class _Conversation:
         named = [v.name for v in self.voices if not v.role_label]
         self.known = text.capitalised_elsewhere(u.text for u in spoken) | set(named)
         self.speakers = set(named)
-        nicknames = {w for w in self.known for n in named if len(w) >= 3 and n != w and n.startswith(w)}
-        self.vocatives = self.speakers | nicknames
+        ordered = sorted(set(named))
+        nicknames = {w for w in self.known if len(w) >= 3 and _begins_another(w, ordered)}
+        self.vocatives = frozenset(self.speakers | nicknames)
 
     def listener(self, speaker: Voice) -> Voice | None:
         if speaker.role_label:
             other = "the assistant" if speaker.name == "the user" else "the user"
             return Voice(other, role_label=True)
+        if len(self.voices) != 2:  # before the list: one per message was quadratic in speakers
+            return None
         others = [v for v in self.voices if v != speaker and not v.role_label]
-        return others[0] if len(others) == 1 and len(self.voices) == 2 else None
+        return others[0] if len(others) == 1 else None
 
 
 class RuleFactExtractor:
@@ -121,7 +134,8 @@ class RuleFactExtractor:
         low = sentence.lower()
         if low.startswith(REACTION_OPENERS):
             return False  # praise, thanks, wishes: about the moment, not about anyone
-        content = text.substance(sentence, talk.vocatives | {w for n in others for w in n.split()})
+        others_words = {w for n in others for w in n.split()}
+        content = text.substance(sentence, others_words, text.lowered(talk.vocatives))
         anchored = bool(others) or has_date(sentence) or text.has_number(sentence)
         extra = anchored or preference(sentence) or relation(sentence) or planned(sentence)
         if done.singular:

@@ -6,6 +6,7 @@ naming the listener ("Thanks, Mel!"), trailing emoji; its ending becomes a full 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -42,9 +43,25 @@ def is_question(sentence: str) -> bool:
     return sentence.rstrip(" \"')]").endswith("?")
 
 
+@functools.lru_cache(maxsize=8)
+def lowered(names: frozenset[str]) -> frozenset[str]:
+    """The names in lower case: a call lowers its conversation's vocatives once, not per sentence."""
+    return frozenset(n.lower() for n in names)
+
+
+@functools.lru_cache(maxsize=8)
+def _later_vocative(names: frozenset[str]) -> re.Pattern[str] | None:
+    """`, Name` before punctuation or the end, for every name at once (longest first): a pattern
+    per name per sentence, past re's cache of 512, compiled 1,000,000 times for 1,000 speakers."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return re.compile(rf",\s+(?:{alternatives})(?=\s*[!.?,]|\s*$)", re.I)
+
+
 def strip_lead(sentence: str, vocatives: Iterable[str]) -> str:
     """`sentence` without opening interjections or a vocative ("Yeah, Caroline, I went" -> "I went")."""
-    names = {v.lower() for v in vocatives}
+    names = lowered(frozenset(vocatives))
     original = sentence
     while True:
         sentence = _YOU_KNOW.sub("", sentence).lstrip(" ,;:-–—")
@@ -56,8 +73,9 @@ def strip_lead(sentence: str, vocatives: Iterable[str]) -> str:
             sentence = sentence[m.end() :]
             continue
         break
-    for name in names:  # a vocative later on: "..., Mel!" / ", Caroline."
-        sentence = re.sub(rf",\s+{re.escape(name)}(?=\s*[!.?,]|\s*$)", "", sentence, flags=re.I)
+    later = _later_vocative(names)  # a vocative later on: "..., Mel!" / ", Caroline."
+    if later is not None and "," in sentence:
+        sentence = later.sub("", sentence)
     if sentence == original:
         return sentence
     return sentence[:1].upper() + sentence[1:]
@@ -79,13 +97,14 @@ def words(sentence: str) -> list[str]:
     return _WORD.findall(sentence)
 
 
-def substance(sentence: str, ignore: Iterable[str] = ()) -> list[str]:
-    """Content words: not stopwords, not chit-chat, not the names of the people talking."""
-    skip = {n.lower() for n in ignore}
+def substance(sentence: str, ignore: Iterable[str] = (), skip: frozenset[str] = frozenset()) -> list[str]:
+    """Content words: not stopwords, not chit-chat, not the names of the people talking (`ignore`,
+    or `skip` when already lower case)."""
+    ignored = {n.lower() for n in ignore}
     out = []
     for w in words(sentence):
         low = w.lower()
-        if low in STOPWORDS or low in FILLER or low in skip or len(low) < 2:
+        if low in STOPWORDS or low in FILLER or low in ignored or low in skip or len(low) < 2:
             continue
         out.append(low)
     return out

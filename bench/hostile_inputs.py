@@ -158,6 +158,34 @@ def long_query() -> str:
     return f"{len(query):,} characters, {len(hits)} hits, the search alone {took:.2f} s"
 
 
+def archive_links(links: int = 28_000) -> str:
+    """A 4 MB archive part (POST /v1/archive/import) of 28,000 links from one document, each
+    starting at another second, restored into the embedded store."""
+    import json
+    from datetime import datetime, timedelta
+
+    from cairn.bootstrap import build_container
+    from cairn.config import Settings
+
+    head = {"kind": "cairn-archive", "format": 2, "brain": {"slug": "notes", "name": "Notes"}}
+    records: list[dict[str, object]] = [
+        {**head, "exported_at": "2026-01-01T00:00:00Z"},
+        {"kind": "document", "path": "a.md", "content": "a"},
+        {"kind": "document", "path": "b.md", "content": "b"},
+    ]
+    for i in range(links):
+        start = (datetime(2000, 1, 1) + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        link = {"source": "a.md", "target": "b.md", "relationship": "r", "valid_from": start}
+        records.append({"kind": "link", "id": i, **link, "created_at": "2026-01-01T00:00:00Z"})
+    size = sum(len(json.dumps(r, separators=(",", ":"))) + 1 for r in records)
+    with tempfile.TemporaryDirectory() as data:
+        container = build_container(Settings(data_dir=Path(data)))
+        started = time.process_time()
+        report = container.archive.import_(None, records, part=True)
+        took = time.process_time() - started
+    return f"{size:,} bytes, {report.written['link']:,} links, the import alone {took:.2f} s"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -202,6 +230,7 @@ CASES: dict[str, Callable[[], str]] = {
     "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
     "speakers": many_speakers,
     "query": long_query,
+    "archive-links": archive_links,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -89,6 +89,8 @@ class Restore:
         self.known: set[tuple[str, str, str | None, str | None]] = set()
         """(kind, target, valid_from, valid_until) of every link from the pending source this
         restore has met (flush_links leaves out those the brain holds)."""
+        self.held = HeldLinks("")
+        """The brain's links from the source last flushed, as read so far (flush_links)."""
 
     def record(self, line: int, r: Record) -> None:
         if not isinstance(r, LinkRecord):
@@ -259,9 +261,9 @@ class Restore:
 
     def flush_links(self) -> None:
         """Write the links waiting (their records were checked: a failure here stops the restore).
-        The source's links are read again just before, one restore of a brain at a time in this
-        process, so two restores of one archive at once (a part sent again while the first send
-        still runs) do not both write a link neither found.
+        The source's links written since its last flush are read just before (HeldLinks), one
+        restore of a brain at a time in this process, so two restores of one archive at once (a
+        part sent again while the first send still runs) do not both write a link neither found.
 
         A link of the brain with the archived one's kind, target, start and creation time is that
         link, its end moved since the archive was made: closed since (the archive has it open, or
@@ -270,23 +272,24 @@ class Restore:
         if not self.pending:
             return
         with _FLUSHING.hold([self.brain.id]):
-            held = list(self.a.graph.links.outgoing_numbered(self.brain.id, self.pending[0].from_doc_id))
-            there = {(link.kind, link.target_id, link.valid_from, link.valid_until) for link in held}
-            same: dict[tuple[str, str, str | None, datetime | None], NumberedLink] = {
-                (link.kind, link.target_id, link.valid_from, link.created_at): link for link in held
-            }
+            source_id = self.pending[0].from_doc_id
+            if self.held.source != source_id:
+                self.held = HeldLinks(source_id)
+            held = self.held
+            for since in self.a.graph.links.outgoing_numbered(self.brain.id, source_id, after_id=held.last):
+                held.add(since)
             fresh: list[LinkDraft] = []
             closed = 0
             for d, (line, source, target) in zip(self.pending, self.pending_at, strict=True):
-                if (d.relationship, d.to_doc_id, d.valid_from, d.valid_until) in there:
+                if held.there[(d.relationship, d.to_doc_id, d.valid_from, d.valid_until)]:
                     continue
-                link = same.get((d.relationship, d.to_doc_id, d.valid_from, d.created_at))
+                link = held.same.get((d.relationship, d.to_doc_id, d.valid_from, d.created_at))
                 if link is None:
                     fresh.append(d)
                 elif link.valid_until is None and d.valid_until is not None:
                     closed += 1
                     try:
-                        self.a.graph.close(self.brain, link.id, d.valid_until)
+                        held.replace(link, self.a.graph.close(self.brain, link.id, d.valid_until))
                     except CairnError as exc:
                         raise _WriteFailed(f"closing a link: {exc.message}") from exc
                 else:
@@ -339,6 +342,34 @@ def _media_type(value: str | None) -> str | None:
     if value is not None and (len(value) > 255 or MEDIA_TYPE.fullmatch(value) is None):
         raise InvalidInput(f"content_type {excerpt(value)!r} is not a media type (type/subtype)")
     return value
+
+
+class HeldLinks:
+    """The brain's links from one source, as flush_links read them: each flush reads only those
+    written since (a larger id; ids are taken and written under _FLUSHING), not all again, so a
+    source with many links in the archive is read once in all, not once per LINKS_PER_WRITE."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.last = 0
+        """The largest id read."""
+        self.there: Counter[tuple[str, str, str | None, str | None]] = Counter()
+        """(kind, target, valid_from, valid_until) of each link."""
+        self.same: dict[tuple[str, str, str | None, datetime | None], NumberedLink] = {}
+        """Each link by (kind, target, valid_from, created_at); the latest of those alike."""
+
+    def add(self, link: NumberedLink) -> None:
+        self.last = max(self.last, link.id)
+        self.there[(link.kind, link.target_id, link.valid_from, link.valid_until)] += 1
+        self.same[(link.kind, link.target_id, link.valid_from, link.created_at)] = link
+
+    def replace(self, old: NumberedLink, new: NumberedLink) -> None:
+        """`old` closed by this restore: `new`, as it is now."""
+        self.there[(old.kind, old.target_id, old.valid_from, old.valid_until)] -= 1
+        self.there[(new.kind, new.target_id, new.valid_from, new.valid_until)] += 1
+        key = (new.kind, new.target_id, new.valid_from, new.created_at)
+        if self.same[key].id == new.id:
+            self.same[key] = new
 
 
 _FLUSHING = KeyedLocks()

@@ -337,11 +337,19 @@ class LinkRepository:
         raise Conflict("too many concurrent changes of this link; retry")
 
     def outgoing_numbered(
-        self, brain_id: str, source: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
+        self,
+        brain_id: str,
+        source: str,
+        *,
+        descending: bool = False,
+        page: int = _NUMBERED_PAGE,
+        after_id: int | None = None,
     ) -> Iterator[NumberedLink]:
-        """Numbered links from `source` in id order, read `page` at a time from one partition."""
+        """Numbered links from `source` in id order, read `page` at a time from one partition;
+        `after_id`: only those of a larger id (ascending order)."""
         pk = f"{links_prefix(brain_id)}nout#{check_node(source)}"
-        return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page))
+        after = None if after_id is None else f"{after_id:0{_ID_DIGITS}d}"
+        return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page, after))
 
     def incoming_numbered(
         self, brain_id: str, target: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
@@ -389,9 +397,13 @@ class LinkRepository:
         ]
 
     def _numbered_edges(
-        self, pk: str, brain_id: str, descending: bool = False, page_size: int = _NUMBERED_PAGE
+        self,
+        pk: str,
+        brain_id: str,
+        descending: bool = False,
+        page_size: int = _NUMBERED_PAGE,
+        after: str | None = None,
     ) -> Iterator[tuple[NumberedLink, int]]:
-        after: str | None = None
         while True:
             page = self.records.query(pk, after=after, limit=page_size, descending=descending)
             for item in page.items:

@@ -120,7 +120,8 @@ class OnnxEmbedder:
             return out
         encodings = self._tokenizer.encode_batch(list(texts))
         symbols = [self._symbols(text, encoding) for text, encoding in zip(texts, encodings, strict=True)]
-        read = [i for i, e in enumerate(encodings) if not (symbols[i] and self._unread(e))]
+        alone = [bool(symbols[i]) and self._unread(e) for i, e in enumerate(encodings)]  # no model run
+        read = [i for i in range(len(texts)) if not alone[i]]
         batches = self._batches(read, [len(e.ids) for e in encodings])
         if self._workers == 1 or len(batches) <= 1:
             for batch in batches:
@@ -132,7 +133,7 @@ class OnnxEmbedder:
         for i, encoding in enumerate(encodings):
             if not symbols[i]:
                 continue
-            if self._unread(encoding):
+            if alone[i]:
                 out[i] = symbol_vector(symbols[i], self._dimension)
             else:
                 share = encoding.ids.count(self._unknown) / sum(t not in self._special for t in encoding.ids)

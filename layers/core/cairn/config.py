@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
+import httpx
 from pydantic import AliasChoices, BeforeValidator, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -23,10 +23,11 @@ def _blank_is_none(value: object) -> object:
 
 
 def _has_userinfo(url: str) -> bool:
+    """Whether the model adapters' HTTP client (adapters/endpoints.py) would send a user and
+    password from `url`: read by the same parser."""
     try:
-        parts = urlsplit(url)
-        return bool(parts.username or parts.password)
-    except ValueError:  # not a URL: the adapter that uses it says so
+        return bool(httpx.URL(url).userinfo)
+    except httpx.InvalidURL:  # not a URL: the adapter that uses it says so
         return False
 
 

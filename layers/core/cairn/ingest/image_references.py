@@ -296,7 +296,7 @@ def _html_images(text: str, *, markdown: bool) -> list[_Found]:
 
 CROWDED: Final = 32
 """A line showing more images than this captions none of them: a gallery row, not a figure (each
-image's check reads its whole line, so 50,000 images on one line took 290 s)."""
+image's check reads its whole line, so 50,000 images on one line took 295 s)."""
 
 
 def _crowded_lines(source: str, found: list[_Found]) -> list[bool]:

@@ -5,15 +5,18 @@ called it a match, and which symbols a note held counted for nothing."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cairn.adapters.local.onnx_embedder import OnnxEmbedder
+from cairn.adapters.local.onnx_embedder import SYMBOLS_VERSION, OnnxEmbedder
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.domain.models import Brain
+from cairn.domain.models import Brain, Document
+from cairn.services.documents.indexing import chunk_id, embedding_text
 from cairn.services.search.relevance import GOOD_MATCH
 
 ENGLISH = [
@@ -117,3 +120,47 @@ def test_a_long_word_of_known_letters_is_left_to_the_model(model: OnnxEmbedder) 
     together = model.embed([key, f"the key {key}", other])
     for text, row in zip([key, f"the key {key}", other], together, strict=True):
         np.testing.assert_allclose(row, model._run([model._tokenizer.encode(text)])[0], atol=1e-6)
+
+
+def test_only_a_text_holding_symbols_the_vocabulary_lacks_has_a_vector_version(model: OnnxEmbedder) -> None:
+    assert [model.vector_version(t) for t in ["party 🎉🎉", "ᚠᚢᚦ", "Favourite emoji: 🦊"]] == [
+        SYMBOLS_VERSION
+    ] * 3
+    plain = [*ENGLISH, "Café crème, naïve façade", "AVvXsEh" * 20, "", "   ", "日本語のテキスト"]
+    assert [model.vector_version(t) for t in plain] == [""] * len(plain)
+
+
+def as_released_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedder of the release before symbols had vectors: the model's vector for every text."""
+    monkeypatch.setattr(OnnxEmbedder, "_symbols", lambda self, text, encoding: Counter())
+    monkeypatch.setattr(OnnxEmbedder, "vector_version", lambda self, text: "")
+
+
+def test_vectors_stored_before_symbols_had_their_own_are_made_again_by_a_deep_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = {"notes/party.md": "party 🎉🎉", "notes/plain.md": ENGLISH[0], "notes/runes.md": "ᚠᚢᚦ ᚨᚱ"}
+    with monkeypatch.context() as old:
+        as_released_before(old)
+        c = build_container(Settings(data_dir=tmp_path))
+        brain = c.brains.create("upgraded")
+        docs = {path: c.documents.write(brain, path, text.encode()).document for path, text in texts.items()}
+        before = stored_vectors(c, brain, docs)
+    assert relevances(c, brain, "🎉").get("notes/party.md", 0.0) < GOOD_MATCH  # the old [UNK] vector
+
+    found = c.repair.check(brain, deep=True)
+    assert sorted(found.stale) == sorted([docs["notes/party.md"].id, docs["notes/runes.md"].id])
+    assert c.repair.check(brain, deep=True).sound
+    after = stored_vectors(c, brain, docs)
+    fresh = c.adapters.embedder.embed([embedding_text(docs[p].title, "", texts[p]) for p in texts])
+    for path, row in zip(texts, fresh, strict=True):
+        np.testing.assert_allclose(after[path], row, atol=1e-6)
+    np.testing.assert_array_equal(after["notes/plain.md"], before["notes/plain.md"])  # kept as it was
+    assert float(after["notes/party.md"] @ before["notes/party.md"]) < 0.9
+    assert relevances(c, brain, "🎉")["notes/party.md"] > GOOD_MATCH
+
+
+def stored_vectors(c: Container, brain: Brain, docs: dict[str, Document]) -> dict[str, np.ndarray]:
+    ids = {path: chunk_id(doc.id, 0) for path, doc in docs.items()}
+    held = c.adapters.chunks.get_vectors(brain.id, list(ids.values()))
+    return {path: np.asarray(held[cid]) for path, cid in ids.items()}

@@ -40,6 +40,7 @@ from cairn.ports.embedder import Vectors
 __all__ = ["MODEL_ID", "OnnxEmbedder", "bulk_threads", "default_model_dir"]
 
 MODEL_ID = "all-minilm-l6-v2-int8"
+SYMBOLS_VERSION = "symbols-1"  # a text's vector holds its unknown symbols' (unknown_symbols.py)
 _TOKEN_BUDGET = 4096
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -139,6 +140,14 @@ class OnnxEmbedder:
                 share = encoding.ids.count(self._unknown) / sum(t not in self._special for t in encoding.ids)
                 out[i] = with_symbols(out[i], symbols[i], share)
         return out
+
+    def vector_version(self, text: str) -> str:
+        """SYMBOLS_VERSION for a text holding symbols the vocabulary lacks (their vector has been
+        mixed in since then, unknown_symbols.py), else "" (ports/embedder.py VersionedVectors).
+        Most texts cost a set of their characters, looked up in `_lacks`'s memory."""
+        if not any(self._lacks(ch) for ch in set(text) if not ch.isspace()):
+            return ""
+        return SYMBOLS_VERSION if self._symbols(text, self._tokenizer.encode(text)) else ""
 
     def _symbols(self, text: str, encoding: Encoding) -> Counter[str]:
         """The characters the vocabulary lacks in the text's `[UNK]` tokens (unknown_symbols.py)."""

@@ -32,7 +32,7 @@ from cairn.domain.paths import SCOPE_PREFIXES
 from cairn.ingest.chunking import Chunked, TextSpan, chunk
 from cairn.ingest.profiles import LibraryProfile, chunk_for
 from cairn.ports.chunks import ChunkIndex
-from cairn.ports.embedder import Embedder, Vectors
+from cairn.ports.embedder import Embedder, Vectors, VersionedVectors
 
 DEFAULT_REMEMBERED_CHARS = 16_000_000
 """Text the indexer keeps the chunking of, over all recently written documents."""
@@ -275,7 +275,7 @@ class DocumentIndexer:
         prints = list(previous.fingerprints[:kept]) if previous is not None else []
         for ordinal in range(kept, len(chunked.spans)):
             span = chunked.spans[ordinal]
-            embedded = _digest(self.embedder.model_id, embedding_text(doc.title, span.heading, span.text))
+            embedded = self._vector_key(embedding_text(doc.title, span.heading, span.text))
             row = _digest(
                 fields_key, str(ordinal), str(span.start), str(span.end), _title(doc, span), span.text
             )
@@ -294,12 +294,22 @@ class DocumentIndexer:
             self.embedder.model_id, doc.title, json.dumps(fields, sort_keys=True, default=str)
         )
         prints = tuple(
-            f"{_digest(self.embedder.model_id, embedding_text(doc.title, span.heading, span.text))}:"
+            f"{self._vector_key(embedding_text(doc.title, span.heading, span.text))}:"
             f"{_digest(fields_key, str(i), str(span.start), str(span.end), _title(doc, span), span.text)}"
             for i, span in enumerate(spans)
         )
         self._recent.put(doc.id, None, len(text))
         return _Cut(chunked, doc.title, fields, fields_key, prints)
+
+    def _vector_key(self, text: str) -> str:
+        """The fingerprint's first part: the digest of the model and the text its vector is
+        embedded from, and of the vector's version where the embedder has one for the text."""
+        version = self.embedder.vector_version(text) if isinstance(self.embedder, VersionedVectors) else ""
+        return (
+            _digest(self.embedder.model_id, text, version)
+            if version
+            else _digest(self.embedder.model_id, text)
+        )
 
     def _chunk(self, doc: Document, cut: _Cut, ordinal: int) -> Chunk:
         span = cut.chunked.spans[ordinal]

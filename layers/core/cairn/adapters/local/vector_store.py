@@ -100,13 +100,16 @@ class VectorFile:
             moved = move_aside([path])
             log.warning("%s is not a file: moved aside (%s), its vectors rebuilt", path.name, moved[0].name)
         if path.exists():
-            with path.open("r+b") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                # A crash mid-append can leave a partial row; drop it so rows stay aligned.
-                size = fh.seek(0, os.SEEK_END)
-                if size % self._row_bytes:
-                    fh.truncate(size - size % self._row_bytes)
-            self._remap()
+            try:
+                with path.open("r+b") as fh:
+                    fcntl.flock(fh, fcntl.LOCK_EX)
+                    # A crash mid-append can leave a partial row; drop it so rows stay aligned.
+                    size = fh.seek(0, os.SEEK_END)
+                    if size % self._row_bytes:
+                        fh.truncate(size - size % self._row_bytes)
+                self._remap()
+            except FileNotFoundError:  # deleted since (its brain dropped, its epoch compacted away)
+                self._matrix = np.zeros((0, dimension), dtype=np.float32)
 
     @property
     def rows(self) -> int:

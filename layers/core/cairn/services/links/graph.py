@@ -12,13 +12,15 @@ valid_until, or valid_until's day is that day or later). Days compare as dates, 
 first day, which is how a SQLite `valid_from <= date('now')` reads those strings too.
 
 Every read is one partition query per node: backlinks read the document's incoming links newest
-first, and a neighbourhood reads the outgoing links of each node it expands, one hop at a time.
+first, and a neighbourhood reads the outgoing links of each node it expands, one hop at a time. Both
+read a page at a time and stop in the page that meets their limit: a node of 50,000 links, most of
+them closed or to pages deleted since, is read only as far as the links the walk keeps.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Final, Literal
@@ -184,8 +186,9 @@ class GraphService:
     ) -> Neighbourhood:
         """The outbound neighbourhood of `root_doc_id`, breadth first to `depth` hops (at most
         MAX_DEPTH). Self-links are not followed, nor links to a node `live` leaves out (a page
-        deleted since, one the caller may not see): nothing is reached through it. The walk stops
-        as soon as one more node or edge would pass its cap."""
+        deleted since, one the caller may not see): nothing is reached through it. `live` is asked
+        about the targets of one page of links at a time, so it judges each id on its own. The walk
+        stops as soon as one more node or edge would pass its cap, reading no page past it."""
         day = self._day(temporal, at)
         check_node(root_doc_id)
         if depth < 0:
@@ -201,25 +204,43 @@ class GraphService:
             node, hops = frontier.popleft()
             if hops >= depth:
                 continue  # breadth first: every node left is at least this far
-            out = [
-                link
-                for link in self.links.outgoing_numbered(brain.id, node, page=min(edge_cap + 1, MAX_EDGES))
-                if link.target_id != node and (day is None or link.active_on(day))
-            ]
+            if len(edges) >= edge_cap:
+                break  # no edge can be added, and a node only comes with one
+            for out in self._followed(brain, node, day, live, edge_cap - len(edges)):
+                for link in out:
+                    if len(edges) >= edge_cap:
+                        return Neighbourhood(nodes, edges)
+                    edges.append(link)
+                    if link.target_id not in seen:
+                        if len(nodes) >= node_cap:
+                            return Neighbourhood(nodes, edges)
+                        seen.add(link.target_id)
+                        nodes.append(link.target_id)
+                        frontier.append((link.target_id, hops + 1))
+                if len(edges) >= edge_cap:
+                    break  # the next page could only end the walk
+        return Neighbourhood(nodes, edges)
+
+    def _followed(
+        self,
+        brain: Brain,
+        node: str,
+        day: str | None,
+        live: Callable[[list[str]], Collection[str]] | None,
+        room: int,
+    ) -> Iterator[list[NumberedLink]]:
+        """The links the walk may follow from `node`, a page of its outgoing links at a time, so a
+        node of many links, most closed or to pages gone, is read only as far as the walk goes. The
+        first page is a little above the edges still allowed (`room`), so a few links not followed
+        rarely cost a second query; `live` is asked about one page's targets at a time."""
+        for read in self.links.outgoing_numbered_pages(
+            brain.id, node, page=min(room + room // 4 + 1, MAX_EDGES)
+        ):
+            out = [link for link in read if link.target_id != node and (day is None or link.active_on(day))]
             if live is not None and out:
                 kept = live([link.target_id for link in out])
                 out = [link for link in out if link.target_id in kept]
-            for link in out:
-                if len(edges) >= edge_cap:
-                    return Neighbourhood(nodes, edges)
-                edges.append(link)
-                if link.target_id not in seen:
-                    if len(nodes) >= node_cap:
-                        return Neighbourhood(nodes, edges)
-                    seen.add(link.target_id)
-                    nodes.append(link.target_id)
-                    frontier.append((link.target_id, hops + 1))
-        return Neighbourhood(nodes, edges)
+            yield out
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -351,6 +351,16 @@ class LinkRepository:
         after = None if after_id is None else f"{after_id:0{_ID_DIGITS}d}"
         return (link for link, _ in self._numbered_edges(pk, brain_id, descending, page, after))
 
+    def outgoing_numbered_pages(
+        self, brain_id: str, source: str, *, page: int = _NUMBERED_PAGE
+    ) -> Iterator[list[NumberedLink]]:
+        """`outgoing_numbered`, a page as it is read (the first `page` links, then up to
+        _NUMBERED_PAGE): a reader that stops in a page reads none after it, and may judge the
+        links of one page together (the graph walk asks which targets still exist)."""
+        pk = f"{links_prefix(brain_id)}nout#{check_node(source)}"
+        for items in self._numbered_pages(pk, False, page, None):
+            yield [_numbered(brain_id, item) for item in items]
+
     def incoming_numbered(
         self, brain_id: str, target: str, *, descending: bool = False, page: int = _NUMBERED_PAGE
     ) -> Iterator[NumberedLink]:
@@ -404,10 +414,17 @@ class LinkRepository:
         page_size: int = _NUMBERED_PAGE,
         after: str | None = None,
     ) -> Iterator[tuple[NumberedLink, int]]:
+        for items in self._numbered_pages(pk, descending, page_size, after):
+            for item in items:
+                yield _numbered(brain_id, item), item.version
+
+    def _numbered_pages(
+        self, pk: str, descending: bool, page_size: int, after: str | None
+    ) -> Iterator[list[Item]]:
+        """The partition's items a query at a time: `page_size`, then _NUMBERED_PAGE each."""
         while True:
             page = self.records.query(pk, after=after, limit=page_size, descending=descending)
-            for item in page.items:
-                yield _numbered(brain_id, item), item.version
+            yield page.items
             if page.next_after is None:
                 return
             after = page.next_after

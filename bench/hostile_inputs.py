@@ -215,6 +215,16 @@ def graph_dead_links(links: int = 50_000) -> str:
         hood = container.graph.graph(brain, pages[0], live=live)
         took = time.process_time() - started
     return f"{len(hood.edges):,} edges, {asked:,} pages read, the walk alone {took:.2f} s"
+def concept_honorifics(size: int = 5_000_000) -> str:
+    """A 5 MB document of `Mr `: the concept rules read its first 200,000 characters
+    (concepts.MAX_TEXT_CHARS), one run of 66,666 capitalised honorifics."""
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import MAX_TEXT_CHARS
+
+    text = "Mr " * (size // 3)
+    found = ConceptRules(RuleEntityExtractor()).extract(text[:MAX_TEXT_CHARS])
+    return f"{len(text):,} characters, {len(found)} concepts"
 
 
 class Built:
@@ -263,6 +273,7 @@ CASES: dict[str, Callable[[], str]] = {
     "query": long_query,
     "archive-links": archive_links,
     "graph-dead-links": graph_dead_links,
+    "concept-honorifics": concept_honorifics,
 }
 
 

@@ -114,6 +114,7 @@ _OPENERS: Final = frozenset(
         "table",
     ]
 )
+_LEADING: Final = _OPENERS | _HONORIFICS  # dropped from a phrase's start
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|&")
 _CAPITAL = re.compile(r"[A-Z][a-z'’\-]+|[A-Z]{2,}[a-z]*|[A-Z]")
 _ACRONYM = re.compile(r"(?<![\w-])(?=(?:[A-Z0-9-]*[A-Z]){2})[A-Z][A-Z0-9]{1,7}(?:-[A-Z0-9]{1,6})?(?![\w-])")
@@ -157,11 +158,11 @@ def _proper_phrases(text: str) -> list[str]:
     for run in runs:
         opener = _opens_sentence(text, run[0][1])
         words = [w for w, _ in run]
-        while words and (words[0].casefold() in _OPENERS or words[0].casefold() in _HONORIFICS):
-            words = words[1:]
-            opener = False
-        while words and words[0].casefold() in _JOINERS:
-            words = words[1:]
+        # The first word kept is found before the run is cut once: cut a word at a time, a run of
+        # 66,000 `Mr` (200 KB) was copied 66,000 times (13 s).
+        first = _skipped(words, 0, _LEADING)
+        opener = opener and first == 0
+        words = words[_skipped(words, first, _JOINERS) :]
         if not words or len(words) > MAX_WORDS:
             continue
         word = words[0].casefold()
@@ -169,6 +170,13 @@ def _proper_phrases(text: str) -> list[str]:
             continue
         phrases.append(" ".join(words))
     return phrases
+
+
+def _skipped(words: list[str], start: int, skip: frozenset[str]) -> int:
+    """The index of the first of `words` from `start` on that is not in `skip` (case aside)."""
+    while start < len(words) and words[start].casefold() in skip:
+        start += 1
+    return start
 
 
 def _opens_sentence(text: str, start: int) -> bool:

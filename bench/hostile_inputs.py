@@ -227,6 +227,51 @@ def concept_honorifics(size: int = 5_000_000) -> str:
     return f"{len(text):,} characters, {len(found)} concepts"
 
 
+def concept_chunks(size: int = 5_000_000) -> str:
+    """A 5 MB document naming 200 codes in its first lines, then chunks of 2,000 characters each
+    holding a dotless i (not `plain`, domain/plain_text.py): the concept graph links each chunk."""
+    from datetime import UTC, datetime
+
+    from cairn.domain.models import Chunk
+    from cairn.services.links.repository import LinkRepository
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import ConceptGraph
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.chunks import MemoryChunkIndex
+    from tests.fakes.clock import FakeClock
+    from tests.fakes.records import MemoryRecordStore
+
+    head = " ".join(f"Q{i:03d}X" for i in range(200)) + ".\n\n"
+    body = ("plaın words go here and there " * 70)[:2_000]
+    texts = [head, *[body] * ((size - len(head)) // len(body))]
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    chunks = [
+        Chunk(
+            id=f"chk_{n}",
+            brain_id="brn",
+            document_id="doc",
+            path="a.md",
+            ordinal=n,
+            text=t,
+            created_at=moment,
+        )
+        for n, t in enumerate(texts)
+    ]
+    graph = ConceptGraph(
+        LinkRepository(MemoryRecordStore()),
+        ConceptRules(RuleEntityExtractor()),
+        MemoryChunkIndex(8),
+        FakeClock(),
+    )
+    started = time.process_time()
+    links = graph.index("brn", "".join(texts), chunks, fresh=True)
+    took = time.process_time() - started
+    chars = sum(map(len, texts))
+    return f"{chars:,} characters, {len(chunks):,} chunks, {links} links, the linking {took:.2f} s"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -274,6 +319,7 @@ CASES: dict[str, Callable[[], str]] = {
     "archive-links": archive_links,
     "graph-dead-links": graph_dead_links,
     "concept-honorifics": concept_honorifics,
+    "concept-chunks": concept_chunks,
 }
 
 

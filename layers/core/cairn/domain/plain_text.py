@@ -14,6 +14,7 @@ import re
 
 RUN = re.compile(r"\w+")  # a pattern's word characters, `\w`
 _FOLDS_ONTO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+_ASCII_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
 def plain(text: str) -> bool:
@@ -24,3 +25,10 @@ def plain(text: str) -> bool:
 def runs(lowered: str) -> set[str]:
     """The `\\w+` runs of a lower-cased text."""
     return set(RUN.findall(lowered))
+
+
+def folded(text: str) -> str:
+    """`text` with each of the four characters made the ASCII letter it matches (both cases of
+    it, and no other, in a case-insensitive pattern): `plain`, and a pattern of ASCII words matches
+    it wherever it matches `text` (the four are word characters, as their letters are)."""
+    return text.translate(_ASCII_FOLDS)

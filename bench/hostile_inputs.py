@@ -272,6 +272,19 @@ def concept_chunks(size: int = 5_000_000) -> str:
     return f"{chars:,} characters, {len(chunks):,} chunks, {links} links, the linking {took:.2f} s"
 
 
+def thought_keywords(size: int = 100_000) -> str:
+    """The keywords of a ThoughtMCP memory of 100,000 characters (its most) of distinct words, made
+    when it is remembered without keywords (and twice when its text is updated)."""
+    import itertools
+    import string
+
+    from cairn.services.thoughtmcp.checks import auto_keywords
+
+    letters = (string.ascii_lowercase[:20],) * 4
+    text = " ".join("".join(w) for w in itertools.islice(itertools.product(*letters), size // 5))
+    return f"{len(text):,} characters, keywords {', '.join(auto_keywords(text)[:3])}, ..."
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -320,6 +333,7 @@ CASES: dict[str, Callable[[], str]] = {
     "graph-dead-links": graph_dead_links,
     "concept-honorifics": concept_honorifics,
     "concept-chunks": concept_chunks,
+    "thought-keywords": thought_keywords,
 }
 
 

@@ -134,9 +134,10 @@ def check_filters(f: Filters) -> None:
 
 
 def auto_keywords(content: str) -> list[str]:
-    """The content's most frequent words of three letters or more that are not stopwords."""
+    """The content's most frequent words of three letters or more that are not stopwords, the
+    first met first among equals (Counter keeps the order words are first met in; looking each
+    word's first place up in the list of words took 1.5 s for 100,000 characters of distinct
+    words, and grew with the square of them)."""
     words = [w.lower().strip("'-") for w in _WORD.findall(content)]
     counted = Counter(w for w in words if w not in _STOP and len(w) >= 3)
-    return [
-        w for w, _ in sorted(counted.items(), key=lambda kv: (-kv[1], words.index(kv[0])))[:AUTO_KEYWORDS]
-    ]
+    return [w for w, _ in sorted(counted.items(), key=lambda kv: -kv[1])[:AUTO_KEYWORDS]]

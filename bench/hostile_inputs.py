@@ -285,6 +285,42 @@ def thought_keywords(size: int = 100_000) -> str:
     return f"{len(text):,} characters, keywords {', '.join(auto_keywords(text)[:3])}, ..."
 
 
+def thought_hub(links: int = 2_000) -> str:
+    """A ThoughtMCP memory every other memory of its user links to (2,000 of them, each updated
+    after it was stored: re-linked among the newest, to it), forgotten on the embedded store. The
+    hashing embedder of the tests stands in for the model (the links, not the vectors, cost)."""
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import Metadata, NewMemory
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.embedder import HashingEmbedder
+
+    text, same = "The kettle descales on Fridays, always.", Metadata(("kettle",), ("t",), "c")
+    heavier = Metadata(("kettle",), ("t",), "c", importance=1.0)
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        thoughts = container.thoughts
+        brain = thought_brain(container.brains, None, create=True)
+        others = [
+            thoughts.remember(brain, NewMemory(f"Memory {n} of something else", "u", "s", "semantic"))
+            for n in range(links)
+        ]
+        hub = thoughts.remember(brain, NewMemory(text, "u", "s", "semantic", heavier))
+        for other in others:
+            thoughts.update(brain, other["memoryId"], "u", content=f"{text} ", metadata=same)
+        held = len(thoughts.links.outgoing(brain.id, hub["memoryId"]))
+        started, walled = time.process_time(), time.perf_counter()
+        thoughts.forget(brain, hub["memoryId"], "u")
+        took, wall = time.process_time() - started, time.perf_counter() - walled
+    return f"{held:,} links, the forget alone {took:.2f} s CPU, {wall:.2f} s wall"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -334,6 +370,7 @@ CASES: dict[str, Callable[[], str]] = {
     "concept-honorifics": concept_honorifics,
     "concept-chunks": concept_chunks,
     "thought-keywords": thought_keywords,
+    "thought-hub": thought_hub,
 }
 
 

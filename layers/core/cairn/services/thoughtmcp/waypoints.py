@@ -20,6 +20,10 @@ from cairn.services.thoughtmcp.models import (
 )
 from cairn.services.thoughtmcp.store import ThoughtStore
 
+UNLINKS_PER_COMMIT = 19
+"""Links removed in one transaction: four link items and the other end's row each, and the
+memory's own row, within DynamoDB's 100 items."""
+
 
 class ThoughtLinks(ThoughtStore):
     """The waypoint links of ThoughtMemories."""
@@ -86,25 +90,43 @@ class ThoughtLinks(ThoughtStore):
 
     def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics
-        (its own row's too while it has one)."""
+        (its own row's too while it has one); returns links removed. UNLINKS_PER_COMMIT links go
+        in each transaction: with a transaction each, forgetting a memory 4,000 others linked to
+        took 4,000 commits on the embedded store (1.55 s, 15.89 s beside other disk work). A
+        transaction that conflicts (an end read meanwhile) goes again one link at a time, as each
+        did."""
         removed = 0
         for kind in LINK_KINDS:
-            for link in self.links.outgoing(brain.id, memory_id, kind):
-                for _ in range(8):
-                    ends = self._rows(brain.id, user_id, [memory_id, link.target_id])
-                    ops: list[Put | Delete] = [
-                        *self.links.remove_ops(brain.id, memory_id, kind, link.target_id),
-                        *self.links.remove_ops(brain.id, link.target_id, kind, memory_id),
-                    ]
-                    for end in ends.values():  # both directions touched each end (_connect)
-                        end.link_count = max(0, end.link_count - 2)
-                        end.link_sum = max(0.0, end.link_sum - 2 * link.weight) if end.link_count else 0.0
-                        ops.append(self.rows.put_op(brain.id, end, end.version))
-                    try:
-                        self.rows.commit(ops)
-                    except Conflict:
-                        continue
-                    self._touched(brain.id, user_id, memory_id, link.target_id)
-                    removed += 1
-                    break
+            links = self.links.outgoing(brain.id, memory_id, kind)
+            for start in range(0, len(links), UNLINKS_PER_COMMIT):
+                batch = links[start : start + UNLINKS_PER_COMMIT]
+                if len(batch) > 1 and self._unlink_all(brain, user_id, memory_id, kind, batch):
+                    removed += len(batch)
+                    continue
+                for link in batch:
+                    for _ in range(8):
+                        if self._unlink_all(brain, user_id, memory_id, kind, [link]):
+                            removed += 1
+                            break
         return removed
+
+    def _unlink_all(self, brain: Brain, user_id: str, memory_id: str, kind: str, links: list[Link]) -> bool:
+        """Remove these links of one kind (each to another memory) in one transaction, with the
+        statistics of both ends of each, subtracted link by link as one at a time did; False on
+        a Conflict (nothing removed)."""
+        targets = [link.target_id for link in links]
+        ends = self._rows(brain.id, user_id, [memory_id, *targets])
+        ops: list[Put | Delete] = []
+        for link in links:
+            ops += self.links.remove_ops(brain.id, memory_id, kind, link.target_id)
+            ops += self.links.remove_ops(brain.id, link.target_id, kind, memory_id)
+            for end in {r.id: r for r in (ends.get(memory_id), ends.get(link.target_id)) if r}.values():
+                end.link_count = max(0, end.link_count - 2)  # both directions touched each end (_connect)
+                end.link_sum = max(0.0, end.link_sum - 2 * link.weight) if end.link_count else 0.0
+        ops += [self.rows.put_op(brain.id, end, end.version) for end in ends.values()]
+        try:
+            self.rows.commit(ops)
+        except Conflict:
+            return False
+        self._touched(brain.id, user_id, memory_id, *targets)
+        return True

@@ -321,6 +321,36 @@ def thought_hub(links: int = 2_000) -> str:
     return f"{held:,} links, the forget alone {took:.2f} s CPU, {wall:.2f} s wall"
 
 
+def thought_highlight(memories: int = 2) -> str:
+    """A ThoughtMCP full-text search for `x` finding memories of 100,000 characters (their most)
+    of `x `, each hit highlighted as the search tool shows it (the hashing embedder of the tests
+    stands in for the model)."""
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+    from cairn.domain.boolean_query import highlight, parse
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import Filters, NewMemory
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.embedder import HashingEmbedder
+
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        brain = thought_brain(container.brains, None, create=True)
+        for _ in range(memories):
+            container.thoughts.remember(brain, NewMemory("x " * 50_000, "u", "s", "semantic"))
+        started = time.process_time()
+        query = parse("x")
+        hits, _ = container.thoughts.search(brain, "u", query, filters=Filters())
+        shown = [highlight(query, hit.content) for hit, _rank in hits]
+        took = time.process_time() - started
+    return f"{len(shown)} hits of 100,000 characters, the search and highlights {took:.2f} s"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -371,6 +401,7 @@ CASES: dict[str, Callable[[], str]] = {
     "concept-chunks": concept_chunks,
     "thought-keywords": thought_keywords,
     "thought-hub": thought_hub,
+    "thought-highlight": thought_highlight,
 }
 
 

@@ -272,6 +272,43 @@ def concept_chunks(size: int = 5_000_000) -> str:
     return f"{chars:,} characters, {len(chunks):,} chunks, {links} links, the linking {took:.2f} s"
 
 
+def concept_links(size: int = 2_000_000) -> str:
+    """A 2 MB document whose every chunk (2,000 characters) names its 200 codes, linked on the
+    embedded record store: 331,335 links. Its peak resident size is the process's (run it alone)."""
+    import resource
+    from datetime import UTC, datetime
+
+    from cairn.adapters.local.sqlite_records import SqliteRecordStore
+    from cairn.domain.models import Chunk
+    from cairn.services.links.repository import LinkRepository
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import ConceptGraph
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.chunks import MemoryChunkIndex
+    from tests.fakes.clock import FakeClock
+
+    body = (" ".join(f"Q{i:03d}X" for i in range(200)) + ". ")[:2_000]
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    chunks = [
+        Chunk(id=f"chk_{n:06d}", brain_id="brn", document_id="doc", path="a.md", ordinal=n, text=body,
+              created_at=moment)
+        for n in range(size // len(body))
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory() as data:
+        records = SqliteRecordStore(Path(data) / "records.db")
+        rules = ConceptRules(RuleEntityExtractor())
+        graph = ConceptGraph(LinkRepository(records), rules, MemoryChunkIndex(8), FakeClock())
+        walled = time.perf_counter()
+        links = graph.index("brn", body, chunks, fresh=True)
+        wall = time.perf_counter() - walled
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return (
+        f"{len(body) * len(chunks):,} characters, {links:,} links, {wall:.2f} s wall, peak {peak} MB resident"
+    )
+
+
 def thought_keywords(size: int = 100_000) -> str:
     """The keywords of a ThoughtMCP memory of 100,000 characters (its most) of distinct words, made
     when it is remembered without keywords (and twice when its text is updated)."""
@@ -399,6 +436,7 @@ CASES: dict[str, Callable[[], str]] = {
     "graph-dead-links": graph_dead_links,
     "concept-honorifics": concept_honorifics,
     "concept-chunks": concept_chunks,
+    "concept-links": concept_links,
     "thought-keywords": thought_keywords,
     "thought-hub": thought_hub,
     "thought-highlight": thought_highlight,

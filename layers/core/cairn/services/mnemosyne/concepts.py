@@ -52,6 +52,8 @@ MAX_KEY_CHARS: Final = 400
 _NAME_CHARS: Final = 200  # of a name kept on a link (one cut so is taken as still mentioned)
 _MAX_ALIASES: Final = 8  # kept on a link, to tell later whether its chunk still mentions the concept
 _LINKS_PER_COMMIT: Final = 50  # two items each: DynamoDB's 100-item transaction
+_OPS_PER_COMMIT: Final = 2 * _LINKS_PER_COMMIT
+_OPS_HELD: Final = 100 * _OPS_PER_COMMIT  # made before they are written (see ConceptGraph.index)
 _WORDS = re.compile(r"[\w'’&-]+")
 
 
@@ -86,11 +88,19 @@ class ConceptGraph:
 
     def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
         """Link each of a document's chunks to the concepts it mentions; returns links changed.
-        `fresh`: chunks of a document created just now (new ids: no links yet, none to read)."""
+        `fresh`: chunks of a document created just now (new ids: no links yet, none to read).
+        The links are written as they are made, in the transactions they went in when all were
+        made first: a 2 MB document whose 1,665 chunks each name 200 concepts makes 331,335
+        links, and holding their ops took 529 MB."""
         concepts = _Matchers(self.rules.extract(text[:MAX_TEXT_CHARS]))
         ops: list[Put | Delete] = []
+        written = 0
         now = self.clock.now()
         for chunk in chunks:
+            if len(ops) >= _OPS_HELD:
+                whole = len(ops) - len(ops) % _OPS_PER_COMMIT
+                self.links.apply(ops[:whole], per_commit=_OPS_PER_COMMIT)
+                written, ops = written + whole, ops[whole:]
             wanted = {_node(concept.name): concept for concept in concepts.mentioned(chunk.text)}
             held = (
                 set()
@@ -110,8 +120,8 @@ class ConceptGraph:
                     created_at=now,
                 )
                 ops += self.links.add_ops(link)
-        self.links.apply(ops, per_commit=2 * _LINKS_PER_COMMIT)  # a concurrent re-ingest may race
-        return len(ops) // 2
+        self.links.apply(ops, per_commit=_OPS_PER_COMMIT)  # a concurrent re-ingest may race
+        return (written + len(ops)) // 2
 
     def concepts_of(self, brain_id: str, chunk_id: str) -> list[str]:
         return [

@@ -215,6 +215,8 @@ def graph_dead_links(links: int = 50_000) -> str:
         hood = container.graph.graph(brain, pages[0], live=live)
         took = time.process_time() - started
     return f"{len(hood.edges):,} edges, {asked:,} pages read, the walk alone {took:.2f} s"
+
+
 def concept_honorifics(size: int = 5_000_000) -> str:
     """A 5 MB document of `Mr `: the concept rules read its first 200,000 characters
     (concepts.MAX_TEXT_CHARS), one run of 66,666 capitalised honorifics."""

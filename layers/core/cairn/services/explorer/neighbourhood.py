@@ -98,9 +98,9 @@ class Neighbourhoods:
             GraphEdge(ln.source_id, ln.target_id, ln.kind)
             for ln in self.links.incoming(brain.id, node, limit=PER_NODE)
         ]
-        for numbered in (
-            self.links.outgoing_numbered(brain.id, node),
-            self.links.incoming_numbered(brain.id, node),
+        for numbered in (  # a page of what is shown: a hub's numbered links are not all read
+            self.links.outgoing_numbered(brain.id, node, page=PER_NODE),
+            self.links.incoming_numbered(brain.id, node, page=PER_NODE),
         ):
             found += [GraphEdge(n.source_id, n.target_id, n.kind) for n in islice(numbered, PER_NODE)]
         for chunk in self.chunks.get_chunks(brain.id, node)[:CHUNKS_READ]:

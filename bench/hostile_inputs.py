@@ -129,6 +129,18 @@ def many_speakers(speakers: int = 1_000) -> str:
     return f"{len(RuleFactExtractor().extract(said)):,} facts"
 
 
+def fact_abbreviations(size: int = 1_000_000) -> str:
+    """Rule-based fact extraction from one session message of 1 MB (its most) of `Dr. `: to the
+    rules one line of sentence ends that an abbreviation ends none of."""
+    from datetime import datetime
+
+    from cairn.adapters.local.rule_facts import RuleFactExtractor
+    from cairn.ports.facts import Utterance
+
+    said = [Utterance("1", "Alice", "user", "Dr. " * (size // 4), datetime(2024, 5, 1))]
+    return f"{size:,} characters, {len(RuleFactExtractor().extract(said)):,} facts"
+
+
 def extraction(data: bytes, kind: str) -> Callable[[], str]:
     def run() -> str:
         from cairn.domain.errors import CairnError
@@ -433,6 +445,7 @@ CASES: dict[str, Callable[[], str]] = {
     "image-keywords": extraction(keyword_bomb_png(), "image"),
     "md-gallery": images("<img src=x.png>" * 50_000 + "\n\n*A caption*\n", "notes/a.md"),
     "speakers": many_speakers,
+    "fact-abbreviations": fact_abbreviations,
     "query": long_query,
     "archive-links": archive_links,
     "graph-dead-links": graph_dead_links,

@@ -94,13 +94,24 @@ def _split_line(line: str, base: int, out: list[Sentence]) -> None:
     marker = _LIST_MARKER.match(line)
     start = marker.end() if marker else 0
     for m in _BOUNDARY.finditer(line, start):
-        head = line[start : m.start()].rsplit(None, 1)
-        last = head[-1].rstrip(".!?\"')]").lower() if head else ""
+        last = _last_word(line, start, m.start()).rstrip(".!?\"')]").lower()
         if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
             continue  # "Dr. Smith", "J. K. Rowling"
         _emit(line, base, start, m.start(), out)
         start = m.end()
     _emit(line, base, start, len(line), out)
+
+
+def _last_word(line: str, start: int, end: int) -> str:
+    """The last whitespace-delimited word of `line[start:end]` (its `rsplit(None, 1)[-1]`), read
+    backwards from `end`: the slice was copied at each sentence end an abbreviation did not end,
+    and 1 MB of `Dr. ` (one line to the fact rules) made 250,000 copies of up to 1 MB, 35 s."""
+    while end > start and line[end - 1].isspace():
+        end -= 1
+    begin = end
+    while begin > start and not line[begin - 1].isspace():
+        begin -= 1
+    return line[begin:end]
 
 
 def _emit(line: str, base: int, start: int, end: int, out: list[Sentence]) -> None:

@@ -402,6 +402,33 @@ def thought_highlight(memories: int = 2) -> str:
     return f"{len(shown)} hits of 100,000 characters, the search and highlights {took:.2f} s"
 
 
+def gbrain_pages(size: int = 1_000_000) -> str:
+    """gbrain pages of 1 MB (brain_put takes 1 MiB) read as brain_get and brain_check read them: a run
+    of `\\r` before the last letter; a `Key: value` line of a run of spaces; a run of `A-`; and a page
+    of 80,000 `Role: …` lines checked against a second page giving the role another value."""
+    from datetime import datetime
+
+    from cairn.domain.pages import parse_page
+    from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
+
+    said = []
+    for name, text in (
+        ("\\r run", "\r" * size + "x"),
+        ("key-value spaces", "Role: x" + " " * size + "y"),
+        ("A- run", "A-" * (size // 2)),
+    ):
+        started = time.process_time()
+        found = extract(parse_page(text), "Alice")
+        said.append(f"{name} {time.process_time() - started:.2f} s ({len(found)} claims)")
+    at = datetime(2026, 1, 1)
+    roles = parse_page("\n".join(f"Role: v{i}" for i in range(size // 12)))
+    pages = [AssertedPage("a", "Alice", roles, at), AssertedPage("b", "Alice", parse_page("Role: v7"), at)]
+    started = time.process_time()
+    found = contradictions(pages)
+    said.append(f"role lines {time.process_time() - started:.2f} s ({len(found):,} contradictions)")
+    return ", ".join(said)
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -455,6 +482,7 @@ CASES: dict[str, Callable[[], str]] = {
     "thought-keywords": thought_keywords,
     "thought-hub": thought_hub,
     "thought-highlight": thought_highlight,
+    "gbrain-pages": gbrain_pages,
 }
 
 

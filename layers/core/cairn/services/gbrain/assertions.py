@@ -62,6 +62,7 @@ BOOKKEEPING_KEYS = frozenset(
 MAX_VALUE_CHARS = 80
 MAX_VALUE_WORDS = 8
 MIN_VALUE_CHARS = 2
+MAX_TOKEN_CHARS = 200
 PRONOUNS = frozenset({"he", "she", "it", "they", "this", "that", "there", "we", "i", "you", "what", "who"})
 
 _NAME = r"[A-Z][A-Za-z0-9'&-]*(?: [A-Z][A-Za-z0-9'&-]*){0,4}"
@@ -95,8 +96,15 @@ ROLE_SYNONYMS = {
 }
 _KEY_VALUE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<key>[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+){0,3})"
-    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<value>\S.*?)\s*$"
+    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<value>\S.*)"
 )
+"""The value runs to the end of the line (its trailing spaces go with _value). Not `\\S.*?\\s*$`:
+the lazy value tried `\\s*$` at each of its characters, so a line of a value and a run of 1 MB of
+spaces before a last letter took half an hour."""
+_LONG_TOKEN = re.compile(rf"(?<![A-Za-z0-9'&-])[A-Za-z0-9'&-]{{{MAX_TOKEN_CHARS + 1},}}")
+"""A run of the characters of a name's word longer than any name's: the sentence rules tried a
+name at each capital after a `-` or `&` in it, each reading to the run's end (the square of its
+length: 1 MB of `A-` took hours). The rules read the line with such runs blanked."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ def extract(text: PageText, subject: str) -> list[Assertion]:
             if _short(value):
                 found.append(Assertion(subject, _attribute(pair["key"]), value, line.strip()))
                 continue
+        line = _LONG_TOKEN.sub(_blank, line)
         roles = _roles(line)
         found += [assertion for assertion, _ in roles]
         for attribute, pattern in _SENTENCES:
@@ -192,30 +201,45 @@ def contradictions(
             by_key[assertion.key].append((page, assertion))
     found: dict[tuple[str, str, str], Contradiction] = {}
     for claims in by_key.values():
-        for i, (left_page, left) in enumerate(claims):
-            for right_page, right in claims[i + 1 :]:
-                if left_page.slug == right_page.slug or _fold(left.value) == _fold(right.value):
+        # Only claims of two pages can conflict: pairing every two claims of a key first made a
+        # page of 80,000 `Role: …` lines (1 MB) cost 3.2 billion pairs of its own claims. A slug
+        # names one page here (page_assertions.py keys its claims by slug).
+        by_page: dict[str, list[tuple[AssertedPage, Assertion, str]]] = defaultdict(list)
+        for page, assertion in claims:
+            by_page[page.slug].append((page, assertion, _fold(assertion.value)))
+        groups = list(by_page.values())
+        for g, lefts in enumerate(groups):
+            for rights in groups[g + 1 :]:
+                if focus is not None and focus not in (lefts[0][0].slug, rights[0][0].slug):
                     continue
-                if focus is not None and focus not in (left_page.slug, right_page.slug):
-                    continue
-                first, second = sorted([(left_page, left), (right_page, right)], key=lambda c: c[0].slug)
-                values = sorted([left.value, right.value], key=_fold)
-                description = (
-                    f"{first[1].subject} has conflicting {left.attribute} assertions: "
-                    f"{values[0]} vs {values[1]}"
-                )
-                marker = (first[0].slug, second[0].slug, description)
-                found.setdefault(
-                    marker,
-                    Contradiction(
-                        page_slug=first[0].slug,
-                        other_page_slug=second[0].slug,
-                        type=CONFLICT_TYPE,
-                        description=description,
-                        detected_at=max(_utc(first[0].updated_at), _utc(second[0].updated_at)),
-                    ),
-                )
+                for left_page, left, left_value in lefts:
+                    for right_page, right, right_value in rights:
+                        if left_value != right_value:
+                            _conflict(found, (left_page, left), (right_page, right))
     return [found[k] for k in sorted(found)]
+
+
+def _conflict(
+    found: dict[tuple[str, str, str], Contradiction],
+    left: tuple[AssertedPage, Assertion],
+    right: tuple[AssertedPage, Assertion],
+) -> None:
+    """Record the contradiction of two claims of one (subject, attribute) on two pages."""
+    first, second = sorted([left, right], key=lambda c: c[0].slug)
+    values = sorted([left[1].value, right[1].value], key=_fold)
+    description = (
+        f"{first[1].subject} has conflicting {left[1].attribute} assertions: {values[0]} vs {values[1]}"
+    )
+    found.setdefault(
+        (first[0].slug, second[0].slug, description),
+        Contradiction(
+            page_slug=first[0].slug,
+            other_page_slug=second[0].slug,
+            type=CONFLICT_TYPE,
+            description=description,
+            detected_at=max(_utc(first[0].updated_at), _utc(second[0].updated_at)),
+        ),
+    )
 
 
 def _roles(line: str) -> list[tuple[Assertion, tuple[int, int]]]:
@@ -232,6 +256,10 @@ def _roles(line: str) -> list[tuple[Assertion, tuple[int, int]]]:
                 continue
             out.append((Assertion(subject, attribute, value, _value(match[0])), match.span()))
     return out
+
+
+def _blank(run: re.Match[str]) -> str:
+    return "\0" * len(run[0])
 
 
 def _by_rules(page: AssertedPage) -> list[Assertion]:

@@ -1,0 +1,55 @@
+"""gbrain's pages (domain/pages.py, services/gbrain/assertions.py) on input built to be slow: a page
+of at most 1 MiB costs about a pass over its text, with what is read of it unchanged."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from cairn.domain.pages import PageText, parse_page
+from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
+
+
+@pytest.mark.timeout(10)
+def test_a_run_of_carriage_returns_before_the_last_letter_is_read_in_a_pass() -> None:
+    """The compiled truth's trailing newlines were cut by `[\\r\\n]+\\Z`, tried at each character of
+    the run: 40,000 `\\r` then a letter took 3.4 s, 200,000 (this test) about 90 s."""
+    text = parse_page("\r" * 200_000 + "x\r\n\n")
+    assert text.compiled_truth == "\r" * 200_000 + "x"
+
+
+@pytest.mark.timeout(10)
+def test_a_key_value_line_of_many_spaces_is_read_in_a_pass() -> None:
+    """A `Key: value` line's lazy value tried `\\s*$` at each character: a value, 200,000 spaces and
+    a letter took about 90 s."""
+    found = extract(PageText({}, "Role: chief" + " " * 200_000 + "x"), "Alice")
+    assert [(a.attribute, a.value) for a in found] == [("role", "chief x")]  # its spaces folded
+    assert [(a.attribute, a.value) for a in extract(PageText({}, "- **Role**: chief  \r"), "Alice")] == [
+        ("role", "chief")
+    ]
+
+
+@pytest.mark.timeout(10)
+def test_a_long_run_of_hyphenated_capitals_is_read_in_a_pass() -> None:
+    """Each capital after a `-` in one run began a name read to the run's end: 40,000 characters of
+    `A-` took 83 s, 60,000 (this test) about three minutes."""
+    assert extract(PageText({}, "A-" * 30_000 + " is a thing"), "Alice") == []
+    found = extract(PageText({}, "Jean-Luc is a captain. x-Bar works at Acme."), "S")
+    assert [(a.subject, a.attribute, a.value) for a in found] == [
+        ("Jean-Luc", "is_a", "captain"),
+        ("Bar", "works_at", "Acme"),
+    ]
+
+
+@pytest.mark.timeout(10)
+def test_claims_of_one_page_are_not_paired_with_each_other() -> None:
+    """Every two claims of one key were paired, then those of one page skipped: a page of 40,000
+    `Role: …` lines made 800 million pairs (minutes); only claims of two pages are paired."""
+    at = datetime(2026, 1, 1)
+    many = PageText({}, "\n".join(f"Role: v{i}" for i in range(40_000)))
+    pages = [AssertedPage("a", "Alice", many, at), AssertedPage("b", "Alice", PageText({"role": "v7"}), at)]
+    found = contradictions(pages)
+    assert len(found) == 39_999
+    assert found[0].description == "Alice has conflicting role assertions: v0 vs v7"
+    assert contradictions(pages, focus="c") == []

@@ -429,6 +429,31 @@ def gbrain_pages(size: int = 1_000_000) -> str:
     return ", ".join(said)
 
 
+def gbrain_heading(size: int = 900_000) -> str:
+    """brain_put of a gbrain page of one heading line of 900 KB (`## ## …`) on the embedded store
+    (the hashing embedder of the tests stands in for the model), run alone for its peak."""
+    import resource
+
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fakes.embedder import HashingEmbedder
+
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        container.brains.create("Default", slug="default")
+        started = time.process_time()
+        container.pages.put("notes/heading", "## " * (size // 3))
+        took = time.process_time() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return f"{size:,} bytes, the put alone {took:.2f} s, peak {peak} MB resident"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -483,6 +508,7 @@ CASES: dict[str, Callable[[], str]] = {
     "thought-hub": thought_hub,
     "thought-highlight": thought_highlight,
     "gbrain-pages": gbrain_pages,
+    "gbrain-heading": gbrain_heading,
 }
 
 

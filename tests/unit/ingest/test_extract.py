@@ -112,7 +112,7 @@ class TestMarkdown:
         line: one heading of 40,000 spaces took 14 s to read, and every markdown write reads them."""
         spaces = " " * 200_000
         assert title_from_markdown(f"# a{spaces}b\n") == "a b"
-        assert [h.title for h in atx_headings(f"# a{spaces}b\n" * 3)] == [f"a{spaces}b"] * 3
+        assert [h.title for h in atx_headings(f"# a{spaces}b\n" * 3)] == ["a"] * 3  # cut at 512, stripped
         assert title_from_markdown(f"---\ntitle: a{spaces}b\n---\nbody") == "a b"
 
 

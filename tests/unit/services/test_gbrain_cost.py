@@ -1,5 +1,6 @@
-"""gbrain's pages (domain/pages.py, services/gbrain/assertions.py) on input built to be slow: a page
-of at most 1 MiB costs about a pass over its text, with what is read of it unchanged."""
+"""gbrain's pages (domain/pages.py, services/gbrain/assertions.py, the chunks of ingest/markdown.py's
+headings) on input built to be slow: a page of at most 1 MiB costs about a pass over its text, with
+what is read of it unchanged."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from datetime import datetime
 import pytest
 
 from cairn.domain.pages import PageText, parse_page
+from cairn.ingest.chunking import chunk
+from cairn.ingest.markdown import MAX_TITLE_CHARS, atx_headings
 from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
 
 
@@ -53,3 +56,15 @@ def test_claims_of_one_page_are_not_paired_with_each_other() -> None:
     assert len(found) == 39_999
     assert found[0].description == "Alice has conflicting role assertions: v0 vs v7"
     assert contradictions(pages, focus="c") == []
+
+
+@pytest.mark.timeout(10)
+def test_a_page_of_one_long_heading_gives_its_chunks_a_capped_heading() -> None:
+    """Every chunk of a section carries its heading path (its title, digest and embedded text): a
+    brain_put of one heading line of 900 KB (`## ## …`) made 1,300 chunks each carrying the whole
+    line, 23 s and 3.5 GB to write. A heading's title is cut at MAX_TITLE_CHARS, as a document's."""
+    spans = chunk("## " * 300_000).spans
+    assert len(spans) > 1_000
+    assert sum(len(span.heading or "") for span in spans) <= len(spans) * MAX_TITLE_CHARS
+    titles = [h.title for h in atx_headings("# Setup\nText.\n## Install ##\n### " + "x" * 600)]
+    assert titles == ["Setup", "Install", "x" * MAX_TITLE_CHARS]

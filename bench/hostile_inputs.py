@@ -454,6 +454,20 @@ def gbrain_heading(size: int = 900_000) -> str:
     return f"{size:,} bytes, the put alone {took:.2f} s, peak {peak} MB resident"
 
 
+def gbrain_merges(maps: int = 23_000) -> str:
+    """A gbrain page whose 1 MB frontmatter is 23,000 maps each merged into the next
+    (`m2: &m2 {<<: *m1, k2: 2}`), read as brain_get reads it (every read parses the page)."""
+    import resource
+
+    from cairn.domain.pages import parse_page
+
+    chain = "".join(f"m{i}: &m{i} {{<<: *m{i - 1}, k{i}: {i}}}\n" for i in range(1, maps))
+    text = f"---\nm0: &m0 {{a: 1}}\n{chain}---\nbody"
+    page = parse_page(text)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return f"{len(text):,} bytes, {len(page.frontmatter)} frontmatter entries, peak {peak} MB resident"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -509,6 +523,7 @@ CASES: dict[str, Callable[[], str]] = {
     "thought-highlight": thought_highlight,
     "gbrain-pages": gbrain_pages,
     "gbrain-heading": gbrain_heading,
+    "gbrain-merges": gbrain_merges,
 }
 
 

@@ -68,3 +68,14 @@ def test_a_page_of_one_long_heading_gives_its_chunks_a_capped_heading() -> None:
     assert sum(len(span.heading or "") for span in spans) <= len(spans) * MAX_TITLE_CHARS
     titles = [h.title for h in atx_headings("# Setup\nText.\n## Install ##\n### " + "x" * 600)]
     assert titles == ["Setup", "Install", "x" * MAX_TITLE_CHARS]
+
+
+@pytest.mark.timeout(10)
+def test_a_frontmatter_of_maps_merged_into_each_other_is_none() -> None:
+    """Each map merged into the next (`m2: &m2 {<<: *m1, k2: 2}`) copies every key before it: 4,000
+    such maps (154 KB) took 6 s to load, 12,000 (this test) about a minute and gigabytes."""
+    chain = "".join(f"m{i}: &m{i} {{<<: *m{i - 1}, k{i}: {i}}}\n" for i in range(1, 12_000))
+    text = parse_page(f"---\nm0: &m0 {{a: 1}}\ntitle: T\n{chain}---\nbody")
+    assert text.frontmatter == {} and text.compiled_truth == "body"
+    merged = parse_page("---\nbase: &b {role: ceo}\n<<: *b\ntitle: T\n---\nbody")
+    assert merged.frontmatter == {"role": "ceo", "title": "T"}  # a merge at the top still counts

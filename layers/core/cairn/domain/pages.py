@@ -228,7 +228,14 @@ def _simple_frontmatter(source: str) -> dict[str, str] | None:
 
 def _yaml_frontmatter(source: str) -> dict[str, str]:
     try:
-        loaded = yaml.load(source, Loader=_ScalarLoader)  # a SafeLoader: no arbitrary objects
+        loader = _ScalarLoader(source)  # a SafeLoader: no arbitrary objects
+        try:
+            node = loader.get_single_node()
+            if node is None or _merged_pairs(node) > MAX_MERGED_PAIRS:
+                return {}
+            loaded = loader.construct_document(node)  # what yaml.load does after the check
+        finally:
+            loader.dispose()
     except (yaml.YAMLError, ValueError, RecursionError, OverflowError):
         return {}
     if not isinstance(loaded, dict):
@@ -241,6 +248,45 @@ def _yaml_frontmatter(source: str) -> dict[str, str]:
         if name is not None and text is not None:
             out[name] = text
     return out
+
+
+MAX_MERGED_PAIRS = 300_000
+"""More entries than 1 MiB of YAML can write (each takes at least 4 bytes): only merge keys
+(`<<: *anchor`) copying maps into maps pass it, and a frontmatter that does is none at all."""
+
+
+def _merged_pairs(root: yaml.Node) -> int:
+    """The entries of every mapping of the document once its merge keys are expanded, as the
+    loader would build them. Each map merged into the next (`m2: &m2 {<<: *m1, k2: 2}`) copies
+    all the keys before it: 4,000 such maps (154 KB) took 6 s to load, and 1 MiB of them would
+    take minutes and gigabytes (the square of their number)."""
+    sizes: dict[int, int] = {}
+    seen: set[int] = set()  # an anchor may hold itself (`&m {x: *m}`)
+    total = 0
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while pending and total <= MAX_MERGED_PAIRS:
+        node, ready = pending.pop()
+        if id(node) in sizes or (not ready and id(node) in seen):
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            sizes[id(node)] = 0
+            pending += [(child, False) for child in node.value]
+        elif isinstance(node, yaml.MappingNode):
+            merged = [v for k, v in node.value if k.tag == "tag:yaml.org,2002:merge"]
+            sources = [m for v in merged for m in (v.value if isinstance(v, yaml.SequenceNode) else [v])]
+            sources = [m for m in sources if isinstance(m, yaml.MappingNode)]
+            if not ready:
+                pending.append((node, True))
+                pending += [(m, False) for m in sources]
+                pending += [(v, False) for k, v in node.value if k.tag != "tag:yaml.org,2002:merge"]
+                continue
+            size = len(node.value) - len(merged) + sum(sizes.get(id(m), 0) for m in sources)
+            sizes[id(node)] = size
+            total += size
+        else:
+            sizes[id(node)] = 0
+    return total
 
 
 def _lines(text: str) -> list[str]:

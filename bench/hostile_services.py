@@ -1,0 +1,287 @@
+"""The service-level cases of bench/hostile_inputs.py: graph walks, Mnemosyne concepts, ThoughtMCP
+memories and gbrain pages, each built on a fresh embedded store (or in process) and timed alone.
+Run them through `bench/hostile_inputs.py --case NAME`."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _with_test_fakes() -> None:
+    """Make the repository's tests/fakes importable (the hashing embedder, the fake stores)."""
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
+def graph_dead_links(links: int = 50_000) -> str:
+    """A graph walk at brain_graph's default caps from a page of 50,000 links on the embedded store,
+    every tenth to one of ten pages and the others to pages deleted since or closed; the targets of
+    the open links are looked up by id (the batch read brain_graph's page names begin with)."""
+    from cairn.bootstrap import build_container
+    from cairn.config import Settings
+    from cairn.services.links.graph import LinkDraft
+
+    with tempfile.TemporaryDirectory() as data:
+        container = build_container(Settings(data_dir=Path(data)))
+        brain = container.brains.create("Notes", slug="notes")
+        write = container.documents.write
+        pages = [write(brain, f"p{i}.md", b"a page").document.id for i in range(11)]
+        drafts = []
+        for i in range(links):
+            target = pages[1 + i // 10 % 10] if i % 10 == 0 else f"doc_gone_{i}"
+            drafts.append(LinkDraft(pages[0], target, "r", valid_until="2020-01" if i % 10 == 5 else None))
+        container.graph.add_many(brain, drafts)
+        asked = 0
+
+        def live(ids: list[str]) -> set[str]:
+            nonlocal asked
+            asked += len(ids)
+            return set(container.documents.repo.get_many_by_id(ids))
+
+        started = time.process_time()
+        hood = container.graph.graph(brain, pages[0], live=live)
+        took = time.process_time() - started
+    return f"{len(hood.edges):,} edges, {asked:,} pages read, the walk alone {took:.2f} s"
+
+
+def concept_honorifics(size: int = 5_000_000) -> str:
+    """A 5 MB document of `Mr `: the concept rules read its first 200,000 characters
+    (concepts.MAX_TEXT_CHARS), one run of 66,666 capitalised honorifics."""
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import MAX_TEXT_CHARS
+
+    text = "Mr " * (size // 3)
+    found = ConceptRules(RuleEntityExtractor()).extract(text[:MAX_TEXT_CHARS])
+    return f"{len(text):,} characters, {len(found)} concepts"
+
+
+def concept_chunks(size: int = 5_000_000) -> str:
+    """A 5 MB document naming 200 codes in its first lines, then chunks of 2,000 characters each
+    holding a dotless i (not `plain`, domain/plain_text.py): the concept graph links each chunk."""
+    from datetime import UTC, datetime
+
+    from cairn.domain.models import Chunk
+    from cairn.services.links.repository import LinkRepository
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import ConceptGraph
+
+    _with_test_fakes()
+    from tests.fakes.chunks import MemoryChunkIndex
+    from tests.fakes.clock import FakeClock
+    from tests.fakes.records import MemoryRecordStore
+
+    head = " ".join(f"Q{i:03d}X" for i in range(200)) + ".\n\n"
+    body = ("plaın words go here and there " * 70)[:2_000]
+    texts = [head, *[body] * ((size - len(head)) // len(body))]
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    chunks = [
+        Chunk(
+            id=f"chk_{n}",
+            brain_id="brn",
+            document_id="doc",
+            path="a.md",
+            ordinal=n,
+            text=t,
+            created_at=moment,
+        )
+        for n, t in enumerate(texts)
+    ]
+    graph = ConceptGraph(
+        LinkRepository(MemoryRecordStore()),
+        ConceptRules(RuleEntityExtractor()),
+        MemoryChunkIndex(8),
+        FakeClock(),
+    )
+    started = time.process_time()
+    links = graph.index("brn", "".join(texts), chunks, fresh=True)
+    took = time.process_time() - started
+    chars = sum(map(len, texts))
+    return f"{chars:,} characters, {len(chunks):,} chunks, {links} links, the linking {took:.2f} s"
+
+
+def concept_links(size: int = 2_000_000) -> str:
+    """A 2 MB document whose every chunk (2,000 characters) names its 200 codes, linked on the
+    embedded record store: 331,335 links. Its peak resident size is the process's (run it alone)."""
+    import resource
+    from datetime import UTC, datetime
+
+    from cairn.adapters.local.sqlite_records import SqliteRecordStore
+    from cairn.domain.models import Chunk
+    from cairn.services.links.repository import LinkRepository
+    from cairn.services.memory.entity_rules import RuleEntityExtractor
+    from cairn.services.mnemosyne.concept_rules import ConceptRules
+    from cairn.services.mnemosyne.concepts import ConceptGraph
+
+    _with_test_fakes()
+    from tests.fakes.chunks import MemoryChunkIndex
+    from tests.fakes.clock import FakeClock
+
+    body = (" ".join(f"Q{i:03d}X" for i in range(200)) + ". ")[:2_000]
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    chunks = [
+        Chunk(id=f"chk_{n:06d}", brain_id="brn", document_id="doc", path="a.md", ordinal=n, text=body,
+              created_at=moment)
+        for n in range(size // len(body))
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory() as data:
+        records = SqliteRecordStore(Path(data) / "records.db")
+        rules = ConceptRules(RuleEntityExtractor())
+        graph = ConceptGraph(LinkRepository(records), rules, MemoryChunkIndex(8), FakeClock())
+        walled = time.perf_counter()
+        links = graph.index("brn", body, chunks, fresh=True)
+        wall = time.perf_counter() - walled
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return (
+        f"{len(body) * len(chunks):,} characters, {links:,} links, {wall:.2f} s wall, peak {peak} MB resident"
+    )
+
+
+def thought_keywords(size: int = 100_000) -> str:
+    """The keywords of a ThoughtMCP memory of 100,000 characters (its most) of distinct words, made
+    when it is remembered without keywords (and twice when its text is updated)."""
+    import itertools
+    import string
+
+    from cairn.services.thoughtmcp.checks import auto_keywords
+
+    letters = (string.ascii_lowercase[:20],) * 4
+    text = " ".join("".join(w) for w in itertools.islice(itertools.product(*letters), size // 5))
+    return f"{len(text):,} characters, keywords {', '.join(auto_keywords(text)[:3])}, ..."
+
+
+def thought_hub(links: int = 2_000) -> str:
+    """A ThoughtMCP memory every other memory of its user links to (2,000 of them, each updated
+    after it was stored: re-linked among the newest, to it), forgotten on the embedded store. The
+    hashing embedder of the tests stands in for the model (the links, not the vectors, cost)."""
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import Metadata, NewMemory
+
+    _with_test_fakes()
+    from tests.fakes.embedder import HashingEmbedder
+
+    text, same = "The kettle descales on Fridays, always.", Metadata(("kettle",), ("t",), "c")
+    heavier = Metadata(("kettle",), ("t",), "c", importance=1.0)
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        thoughts = container.thoughts
+        brain = thought_brain(container.brains, None, create=True)
+        others = [
+            thoughts.remember(brain, NewMemory(f"Memory {n} of something else", "u", "s", "semantic"))
+            for n in range(links)
+        ]
+        hub = thoughts.remember(brain, NewMemory(text, "u", "s", "semantic", heavier))
+        for other in others:
+            thoughts.update(brain, other["memoryId"], "u", content=f"{text} ", metadata=same)
+        held = len(thoughts.links.outgoing(brain.id, hub["memoryId"]))
+        started, walled = time.process_time(), time.perf_counter()
+        thoughts.forget(brain, hub["memoryId"], "u")
+        took, wall = time.process_time() - started, time.perf_counter() - walled
+    return f"{held:,} links, the forget alone {took:.2f} s CPU, {wall:.2f} s wall"
+
+
+def thought_highlight(memories: int = 2) -> str:
+    """A ThoughtMCP full-text search for `x` finding memories of 100,000 characters (their most)
+    of `x `, each hit highlighted as the search tool shows it (the hashing embedder of the tests
+    stands in for the model)."""
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+    from cairn.domain.boolean_query import highlight, parse
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import Filters, NewMemory
+
+    _with_test_fakes()
+    from tests.fakes.embedder import HashingEmbedder
+
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        brain = thought_brain(container.brains, None, create=True)
+        for _ in range(memories):
+            container.thoughts.remember(brain, NewMemory("x " * 50_000, "u", "s", "semantic"))
+        started = time.process_time()
+        query = parse("x")
+        hits, _ = container.thoughts.search(brain, "u", query, filters=Filters())
+        shown = [highlight(query, hit.content) for hit, _rank in hits]
+        took = time.process_time() - started
+    return f"{len(shown)} hits of 100,000 characters, the search and highlights {took:.2f} s"
+
+
+def gbrain_pages(size: int = 1_000_000) -> str:
+    """gbrain pages of 1 MB (brain_put takes 1 MiB) read as brain_get and brain_check read them: a run
+    of `\\r` before the last letter; a `Key: value` line of a run of spaces; a run of `A-`; and a page
+    of 80,000 `Role: …` lines checked against a second page giving the role another value."""
+    from datetime import datetime
+
+    from cairn.domain.pages import parse_page
+    from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
+
+    said = []
+    for name, text in (
+        ("\\r run", "\r" * size + "x"),
+        ("key-value spaces", "Role: x" + " " * size + "y"),
+        ("A- run", "A-" * (size // 2)),
+    ):
+        started = time.process_time()
+        found = extract(parse_page(text), "Alice")
+        said.append(f"{name} {time.process_time() - started:.2f} s ({len(found)} claims)")
+    at = datetime(2026, 1, 1)
+    roles = parse_page("\n".join(f"Role: v{i}" for i in range(size // 12)))
+    pages = [AssertedPage("a", "Alice", roles, at), AssertedPage("b", "Alice", parse_page("Role: v7"), at)]
+    started = time.process_time()
+    found = contradictions(pages)
+    said.append(f"role lines {time.process_time() - started:.2f} s ({len(found):,} contradictions)")
+    return ", ".join(said)
+
+
+def gbrain_heading(size: int = 900_000) -> str:
+    """brain_put of a gbrain page of one heading line of 900 KB (`## ## …`) on the embedded store
+    (the hashing embedder of the tests stands in for the model), run alone for its peak."""
+    import resource
+
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+
+    _with_test_fakes()
+    from tests.fakes.embedder import HashingEmbedder
+
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        adapters = local_adapters(settings)
+        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+        container = build_container(settings, adapters)
+        container.brains.create("Default", slug="default")
+        started = time.process_time()
+        container.pages.put("notes/heading", "## " * (size // 3))
+        took = time.process_time() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return f"{size:,} bytes, the put alone {took:.2f} s, peak {peak} MB resident"
+
+
+def gbrain_merges(maps: int = 23_000) -> str:
+    """A gbrain page whose 1 MB frontmatter is 23,000 maps each merged into the next
+    (`m2: &m2 {<<: *m1, k2: 2}`), read as brain_get reads it (every read parses the page)."""
+    import resource
+
+    from cairn.domain.pages import parse_page
+
+    chain = "".join(f"m{i}: &m{i} {{<<: *m{i - 1}, k{i}: {i}}}\n" for i in range(1, maps))
+    text = f"---\nm0: &m0 {{a: 1}}\n{chain}---\nbody"
+    page = parse_page(text)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return f"{len(text):,} bytes, {len(page.frontmatter)} frontmatter entries, peak {peak} MB resident"

@@ -10,6 +10,22 @@ import time
 from pathlib import Path
 
 
+def _hashing_store(data: Path):  # type: ignore[no-untyped-def]
+    """A container on the embedded store at `data`, the tests' hashing embedder standing in for the
+    model (the cases time what the store and services do, not embedding)."""
+    from cairn.bootstrap import build_container
+    from cairn.bootstrap.local import local_adapters
+    from cairn.config import Settings
+
+    _with_test_fakes()
+    from tests.fakes.embedder import HashingEmbedder
+
+    settings = Settings(data_dir=data)
+    adapters = local_adapters(settings)
+    adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+    return build_container(settings, adapters)
+
+
 def _with_test_fakes() -> None:
     """Make the repository's tests/fakes importable (the hashing embedder, the fake stores)."""
     root = str(Path(__file__).resolve().parents[1])
@@ -159,22 +175,13 @@ def thought_hub(links: int = 2_000) -> str:
     """A ThoughtMCP memory every other memory of its user links to (2,000 of them, each updated
     after it was stored: re-linked among the newest, to it), forgotten on the embedded store. The
     hashing embedder of the tests stands in for the model (the links, not the vectors, cost)."""
-    from cairn.bootstrap import build_container
-    from cairn.bootstrap.local import local_adapters
-    from cairn.config import Settings
     from cairn.services.thoughtmcp.brain import thought_brain
     from cairn.services.thoughtmcp.models import Metadata, NewMemory
-
-    _with_test_fakes()
-    from tests.fakes.embedder import HashingEmbedder
 
     text, same = "The kettle descales on Fridays, always.", Metadata(("kettle",), ("t",), "c")
     heavier = Metadata(("kettle",), ("t",), "c", importance=1.0)
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(data_dir=Path(data))
-        adapters = local_adapters(settings)
-        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
-        container = build_container(settings, adapters)
+        container = _hashing_store(Path(data))
         thoughts = container.thoughts
         brain = thought_brain(container.brains, None, create=True)
         others = [
@@ -195,21 +202,12 @@ def thought_highlight(memories: int = 2) -> str:
     """A ThoughtMCP full-text search for `x` finding memories of 100,000 characters (their most)
     of `x `, each hit highlighted as the search tool shows it (the hashing embedder of the tests
     stands in for the model)."""
-    from cairn.bootstrap import build_container
-    from cairn.bootstrap.local import local_adapters
-    from cairn.config import Settings
     from cairn.domain.boolean_query import highlight, parse
     from cairn.services.thoughtmcp.brain import thought_brain
     from cairn.services.thoughtmcp.models import Filters, NewMemory
 
-    _with_test_fakes()
-    from tests.fakes.embedder import HashingEmbedder
-
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(data_dir=Path(data))
-        adapters = local_adapters(settings)
-        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
-        container = build_container(settings, adapters)
+        container = _hashing_store(Path(data))
         brain = thought_brain(container.brains, None, create=True)
         for _ in range(memories):
             container.thoughts.remember(brain, NewMemory("x " * 50_000, "u", "s", "semantic"))
@@ -253,18 +251,8 @@ def gbrain_heading(size: int = 900_000) -> str:
     (the hashing embedder of the tests stands in for the model), run alone for its peak."""
     import resource
 
-    from cairn.bootstrap import build_container
-    from cairn.bootstrap.local import local_adapters
-    from cairn.config import Settings
-
-    _with_test_fakes()
-    from tests.fakes.embedder import HashingEmbedder
-
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(data_dir=Path(data))
-        adapters = local_adapters(settings)
-        adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
-        container = build_container(settings, adapters)
+        container = _hashing_store(Path(data))
         container.brains.create("Default", slug="default")
         started = time.process_time()
         container.pages.put("notes/heading", "## " * (size // 3))

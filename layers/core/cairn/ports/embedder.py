@@ -26,8 +26,8 @@ class Embedder(Protocol):
 class VersionedVectors(Protocol):
     """An embedder whose vectors of some texts changed within one model id, because a release
     reads them better (OnnxEmbedder: symbols its vocabulary lacks). The version is part of a
-    chunk's fingerprint, so `cairn check --deep` and any rewrite embed such texts again instead
-    of keeping or lending a vector the model id alone calls the same."""
+    chunk's fingerprint, so `cairn check --deep`, and a write that changes the document, embed
+    such texts again instead of keeping or lending a vector the model id alone calls the same."""
 
     def vector_version(self, text: str) -> str:
         """The version of the text's vector: "" while it is the one the model id first gave."""

@@ -4,7 +4,8 @@ Preparing (chunk, compare with the index, embed) is separate from applying (inde
 writer can prepare before it commits the record and apply right after.
 
 A rewrite is a diff against what the index holds. Every chunk carries a fingerprint: a digest of
-the text its vector is embedded from (and the embedding model), then a digest of everything else
+the text its vector is embedded from (and the embedding model, and the vector's version where
+the embedder names one: ports/embedder.py VersionedVectors), then a digest of everything else
 the chunk holds but its context. Chunks the index already has under the same id and fingerprint
 are left alone; the others are written, with the stored vector of any chunk of the document
 embedded from the same text, or a new one; chunks the text no longer yields are removed. The

@@ -8,9 +8,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
 
 
-def _hashing_store(data: Path):  # type: ignore[no-untyped-def]
+def _hashing_store(data: Path) -> Container:
     """A container on the embedded store at `data`, the tests' hashing embedder standing in for the
     model (the cases time what the store and services do, not embedding)."""
     from cairn.bootstrap import build_container

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ def vanishing_on_open(monkeypatch: pytest.MonkeyPatch, dropping: Path | None = N
     vanished: list[str] = []
     real_open = Path.open
 
-    def open_after_it_vanished(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def open_after_it_vanished(self: Path, *args: Any, **kwargs: Any) -> IO[Any]:
         if self.suffix == ".f32" and args and args[0] == "r+b":
             if dropping is not None:
                 with sqlite3.connect(dropping, isolation_level=None) as conn:
@@ -37,7 +38,7 @@ def vanishing_on_open(monkeypatch: pytest.MonkeyPatch, dropping: Path | None = N
                     conn.execute("COMMIT")
             self.unlink(missing_ok=True)
             vanished.append(self.name)
-        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+        return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", open_after_it_vanished)
     return vanished

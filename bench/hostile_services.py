@@ -277,3 +277,39 @@ def gbrain_merges(maps: int = 23_000) -> str:
     page = parse_page(text)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     return f"{len(text):,} bytes, {len(page.frontmatter)} frontmatter entries, peak {peak} MB resident"
+
+
+def mnemosyne_graph_libraries(libraries: int = 10, codes: int = 64, chunks: int = 1_000) -> str:
+    """A Mnemosyne search naming 64 codes (concepts.MAX_QUERY_CONCEPTS) over ten libraries on the
+    embedded store, each of 1,000 chunks (ten items of 100 sections) each naming 40 of the codes at
+    random: every code is on ~620 chunks of every library, so each of the query's concepts reads a
+    full partition (concepts.MAX_DF links) per library. Timed: one search over all the libraries,
+    and one over the first alone (the hashing embedder of the tests stands in for the model)."""
+    import random
+
+    from cairn.services.mnemosyne.library_search import SearchRequest
+
+    rng = random.Random(7)
+    names = [f"Q{i:03d}X" for i in range(codes)]
+    with tempfile.TemporaryDirectory() as data:
+        container = _hashing_store(Path(data))
+        shelf = []
+        for n in range(libraries):
+            brain = container.brains.create(f"Library {n}", slug=f"library-{n}")
+            shelf.append(container.libraries.describe(brain.id, library_type="business"))
+            for item in range(10):
+                sections = (
+                    f"## Part {s}\n\nThe register lists {' '.join(rng.sample(names, 40))} today."
+                    for s in range(chunks // 10)
+                )
+                text = f"# Item {item}\n\n" + "\n\n".join(sections)
+                container.ingest.ingest_bytes(brain, text.encode(), name=f"i{item}.md", queue=False)
+        held = sum(container.search.chunks.count(lib.uid) for lib in shelf)
+        query = "Which entries list " + " ".join(names) + "?"
+        said = [f"{libraries} libraries of {held // libraries:,} chunks"]
+        for scope in (shelf, shelf[:1]):
+            started = time.process_time()
+            found = container.library_search.search(SearchRequest(query, scope, rerank=False))
+            took = time.process_time() - started
+            said.append(f"{len(scope)} searched {took:.2f} s ({len(found.candidates)} candidates)")
+    return ", ".join(said)

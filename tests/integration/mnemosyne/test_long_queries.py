@@ -25,17 +25,17 @@ def counted_reads(live: LiveServer) -> Iterator[list[str]]:
     """The link partitions the concept graph reads meanwhile (a target each)."""
     links: LinkRepository = live.container.concepts.links
     reads: list[str] = []
-    incoming = links.incoming
+    incoming = links.incoming_metadata
 
     def counting(brain_id: str, target: str, *args: Any, **kwargs: Any) -> Any:
         reads.append(target)
         return incoming(brain_id, target, *args, **kwargs)
 
-    links.incoming = counting  # type: ignore[method-assign]
+    links.incoming_metadata = counting  # type: ignore[method-assign]
     try:
         yield reads
     finally:
-        del links.incoming
+        del links.incoming_metadata
 
 
 async def test_a_token_over_512_bytes_is_searched_and_the_graph_leg_finds_nothing_for_it(

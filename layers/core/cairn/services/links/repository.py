@@ -249,7 +249,21 @@ class LinkRepository:
         """Links to `target` (of one kind, or all kinds in kind order), up to `limit`."""
         return list(self._edges(f"{links_prefix(brain_id)}in#{check_node(target)}", kind, limit, descending))
 
+    def incoming_metadata(self, brain_id: str, target: str, kind: str, *, limit: int) -> dict[str, Any]:
+        """The sources of the links of `kind` to `target`, up to `limit` in source order, each with
+        its link's metadata as stored (a dict unless the record is damaged): no Link model decoded,
+        for a reader of many links that needs these two only (the graph leg reads up to 320,000
+        links a search, and validating them was half its time)."""
+        pk = f"{links_prefix(brain_id)}in#{check_node(target)}"
+        cut = len(check_kind(kind)) + 1
+        return {
+            item.sk[cut:]: item.data.get("metadata", {}) for item in self._edge_items(pk, kind, limit, False)
+        }
+
     def _edges(self, pk: str, kind: str | None, limit: int | None, descending: bool) -> Iterator[Link]:
+        return (Link.model_validate(item.data) for item in self._edge_items(pk, kind, limit, descending))
+
+    def _edge_items(self, pk: str, kind: str | None, limit: int | None, descending: bool) -> Iterator[Item]:
         if limit is not None and limit < 1:
             raise InvalidInput("limit must be at least 1")
         prefix = f"{check_kind(kind)}#" if kind is not None else ""
@@ -258,8 +272,7 @@ class LinkRepository:
         while left is None or left > 0:
             size = _PAGE if left is None else min(left, _PAGE)
             page = self.records.query(pk, prefix, after=after, limit=size, descending=descending)
-            for item in page.items:
-                yield Link.model_validate(item.data)
+            yield from page.items
             if left is not None:
                 left -= len(page.items)
             if page.next_after is None:

@@ -13,9 +13,12 @@ A concept's node is its key cut to 400 characters and to what a link's node may 
 (MAX_NODE_BYTES), when indexed and when looked up alike. Re-ingesting a document changes only the
 links of chunks whose concepts changed. The `graph` search leg reads the query's candidate concepts
 (what the rules find in it, then its word n-grams up to four words: at most MAX_QUERY_CONCEPTS)
-one partition each, and ranks the chunks they lead to by the concepts they share with the query,
-rarer and longer concepts weighing more. Links of chunks that no longer exist are passed over (the
-caller reads the chunks), so a shrunken document needs no sweep.
+one partition each per library, up to MAX_DF links, and ranks the chunks they lead to by the
+concepts they share with the query, rarer and longer concepts weighing more. A search over many
+libraries reads that many times more, so a link is read as its stored record (the chunk id and the
+link's names), no Link model, and names are decoded only for the chunks returned. Links of chunks
+that no longer exist are passed over (the caller reads the chunks), so a shrunken document needs
+no sweep.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
+from cairn.domain.errors import reading_record
 from cairn.domain.ids import new_id
 from cairn.domain.models import Chunk, Link, MetadataValue
 from cairn.domain.plain_text import RUN, folded, plain, runs
@@ -36,7 +40,7 @@ from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
-from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository
+from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository, links_prefix
 from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
 
 CONCEPT: Final = "concept"  # link kind: chunk -> concept
@@ -135,30 +139,50 @@ class ConceptGraph:
         """Chunks reached from the query's concepts, best first. A concept weighs its length in
         words times its inverse chunk frequency in its brain (BM25's idf, `sizes` giving each
         brain's chunk count): a concept nearly every chunk mentions (a diary's author) leads
-        nowhere in particular and weighs next to nothing."""
+        nowhere in particular and weighs next to nothing. A concept's links are read up to
+        MAX_DF, and no further than the first that makes it too common to count (MIN_IDF); only
+        the hits returned have their links' names decoded."""
         candidates = _query_concepts(query, self.query_rules.extract(query))
         scores: dict[tuple[str, str], float] = defaultdict(float)
-        matched: dict[tuple[str, str], list[str]] = defaultdict(list)
-        named: dict[tuple[str, str], list[ConceptMention]] = defaultdict(list)
+        reached: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)  # brain -> (node, links)
         for brain_id in brain_ids:
             total = max((sizes or {}).get(brain_id, 0), 1)
+            most = _most_read(total)
             for node, words in candidates.items():
-                linked = self.links.incoming(brain_id, node, CONCEPT, limit=MAX_DF)
+                linked = self.links.incoming_metadata(brain_id, node, CONCEPT, limit=most)
                 if not linked:
                     continue
-                df = len(linked)
-                idf = math.log(1.0 + max(total - df + 0.5, 0.0) / (df + 0.5))
+                idf = _idf(len(linked), total)
                 if idf < MIN_IDF:
                     continue
-                for link in linked:
-                    scores[(brain_id, link.source_id)] += words * idf
-                    matched[(brain_id, link.source_id)].append(node.removeprefix(NODE_PREFIX))
-                    named[(brain_id, link.source_id)].append(_link_mention(link, node))
+                for source in linked:
+                    scores[(brain_id, source)] += words * idf
+                reached[brain_id].append((node, linked))
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0][1]))[:limit]
-        return [
-            ConceptHit(chunk, brain, score, tuple(matched[(brain, chunk)]), tuple(named[(brain, chunk)]))
-            for (brain, chunk), score in ranked
-        ]
+        hits = []
+        for (brain, chunk), score in ranked:
+            led = [(node, linked[chunk]) for node, linked in reached[brain] if chunk in linked]
+            concepts = tuple(node.removeprefix(NODE_PREFIX) for node, _ in led)
+            mentions = tuple(_link_mention(brain, chunk, node, metadata) for node, metadata in led)
+            hits.append(ConceptHit(chunk, brain, score, concepts, mentions))
+        return hits
+
+
+def _idf(df: int, total: int) -> float:
+    return math.log(1.0 + max(total - df + 0.5, 0.0) / (df + 0.5))
+
+
+def _most_read(total: int) -> int:
+    """How many of a concept's links to read in a brain of `total` chunks: MAX_DF, or one more
+    than the most chunks a concept may be on and still reach MIN_IDF when that is fewer (reading
+    that many tells it is passed over). _idf falls as df grows."""
+    low, high = 1, MAX_DF  # _idf(1, total) >= MIN_IDF for any total >= 1
+    if _idf(high, total) >= MIN_IDF:
+        return MAX_DF
+    while high - low > 1:  # _idf(low) reaches MIN_IDF, _idf(high) does not
+        middle = (low + high) // 2
+        low, high = (middle, high) if _idf(middle, total) >= MIN_IDF else (low, middle)
+    return high
 
 
 def _link_names(concept: ConceptMention) -> dict[str, MetadataValue]:
@@ -169,10 +193,11 @@ def _link_names(concept: ConceptMention) -> dict[str, MetadataValue]:
     return kept
 
 
-def _link_mention(link: Link, node: str) -> ConceptMention:
+def _link_mention(brain_id: str, chunk_id: str, node: str, metadata: Any) -> ConceptMention:
     """The concept a link was made for, as its metadata names it (the node's key when it names none)."""
-    name = link.metadata.get("name")
-    aliases = link.metadata.get("aliases")
+    with reading_record(f"{links_prefix(brain_id)}in#{node}", f"{CONCEPT}#{chunk_id}", "concept link"):
+        name = metadata.get("name")
+        aliases = metadata.get("aliases")
     return ConceptMention(
         name if isinstance(name, str) and name else node.removeprefix(NODE_PREFIX),
         tuple(a for a in aliases.split("\n") if a) if isinstance(aliases, str) else (),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.adapters.local.job_engine import JobRow, JobStore
+from cairn.adapters.local.job_rows import JobRow, JobStore
 from cairn.adapters.local.sqlite_jobs import SqliteJobStore
 from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobStore

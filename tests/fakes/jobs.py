@@ -15,7 +15,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from cairn.adapters.local.job_engine import FINISHED, JobEngine, JobRow, held_by
+from cairn.adapters.local.job_engine import JobEngine
+from cairn.adapters.local.job_rows import FINISHED, JobRow, held_by
 from cairn.domain.models import JobStatus
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHolds

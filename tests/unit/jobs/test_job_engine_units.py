@@ -6,14 +6,8 @@ from typing import Any
 
 import pytest
 
-from cairn.adapters.local.job_engine import (
-    MAX_ERROR_CHARS,
-    JobEngine,
-    check_name,
-    error_text,
-    json_object,
-    plain_json,
-)
+from cairn.adapters.local.job_engine import MAX_ERROR_CHARS, JobEngine, error_text
+from cairn.adapters.local.job_rows import check_name, json_object, plain_json
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Job
 from cairn.ports.jobs import JobContext

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from cairn.adapters.local.job_engine import FINISHED, JobRow, held_by
+from cairn.adapters.local.job_rows import FINISHED, JobRow, held_by
 from cairn.domain.errors import Conflict
 from cairn.domain.models import JobStatus
 from cairn.ports.jobs import JobHolds

@@ -46,14 +46,8 @@ from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, Sf
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
-from cairn.adapters.local.job_engine import (
-    REFUSALS,
-    JobRow,
-    StartsJobs,
-    check_name,
-    error_text,
-    json_object,
-)
+from cairn.adapters.local.job_engine import REFUSALS, StartsJobs, error_text
+from cairn.adapters.local.job_rows import JobRow, check_name, json_object
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock

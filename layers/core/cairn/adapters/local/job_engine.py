@@ -1,6 +1,6 @@
 """The JobRunner semantics shared by the SQLite queue and the in-memory fake.
 
-A `JobStore` holds rows and claims them atomically; `JobEngine` decides everything else
+A `JobStore` (job_rows.py) holds rows and claims them atomically; `JobEngine` decides everything else
 (retries, unknown kinds, fencing, the worker thread), so both runners behave identically.
 
 Fencing: a claim sets the row running and increments `attempts`; every later write by that
@@ -11,7 +11,6 @@ context calls raise LeaseLost, which stops its handler.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -19,10 +18,9 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
+from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object, plain_json
 from cairn.domain.errors import (
     CairnError,
     Conflict,
@@ -35,7 +33,6 @@ from cairn.domain.errors import (
     NotFound,
     PayloadTooLarge,
 )
-from cairn.domain.ids import new_id
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHandler, JobHolds
@@ -60,137 +57,8 @@ def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
     return changes
 
 
-MAX_NAME_CHARS = 200  # kinds, idempotency keys, checkpoint keys
-
-
 class LeaseLost(Conflict):
     """This attempt no longer owns its job (its lease expired and another worker took it)."""
-
-
-@dataclass
-class JobRow:
-    """A job as stored, with the fields only the runner sees."""
-
-    id: str
-    kind: str
-    created_at: datetime
-    updated_at: datetime
-    brain_id: str | None = None
-    principal: str | None = None
-    status: JobStatus = JobStatus.queued
-    progress: float = 0.0
-    message: str | None = None
-    input: dict[str, Any] = field(default_factory=dict)
-    result: dict[str, Any] | None = None
-    error: str | None = None
-    attempts: int = 0
-    idempotency_key: str | None = None
-    checkpoints: dict[str, Any] = field(default_factory=dict)
-    lease_until: float | None = None  # POSIX seconds
-
-    @classmethod
-    def new(
-        cls,
-        kind: str,
-        payload: dict[str, Any],
-        now: datetime,
-        *,
-        brain_id: str | None = None,
-        principal: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> JobRow:
-        """A queued job, its kind, key and payload checked (InvalidInput); every runner starts one so."""
-        check_name("job kind", kind)
-        if idempotency_key is not None:
-            check_name("idempotency_key", idempotency_key)
-        return cls(
-            id=new_id("job"),
-            kind=kind,
-            brain_id=brain_id,
-            principal=principal,
-            input=json_object(payload, "job payload"),
-            idempotency_key=idempotency_key,
-            created_at=now,
-            updated_at=now,
-        )
-
-    def to_job(self) -> Job:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "brain_id": self.brain_id,
-            "principal": self.principal,
-            "status": self.status,
-            "progress": self.progress,
-            "input": self.input,
-            "result": self.result,
-            "error": self.error,
-            "attempts": self.attempts,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
-        if "message" in Job.model_fields:  # the domain model may not carry it yet
-            data["message"] = self.message
-        return Job.model_validate(data)
-
-
-class JobStore(Protocol):
-    def insert(self, row: JobRow) -> JobRow:
-        """Store a new row; when its idempotency key is taken, store nothing and return that row."""
-
-    def get(self, job_id: str) -> JobRow | None: ...
-
-    def claim(
-        self,
-        now: datetime,
-        lease_until: float,
-        *,
-        per_principal: int | None = None,
-        job_id: str | None = None,
-    ) -> JobRow | None:
-        """Atomically take a claimable row (queued, or running with a lease before `now`), set it
-        running with `lease_until`, attempts + 1, and return it. Fair between principals: the
-        row whose principal (the rows without one are one group) has the fewest jobs running
-        under a live lease (`lease_until >= now`, any process's) goes first, the oldest among
-        equals; with `per_principal`, a row whose principal already has that many is not taken;
-        with `job_id`, only that row is."""
-
-    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
-        """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
-
-    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
-        """ForgetsJobs.forget (ports/jobs.py) on the rows."""
-
-    def close(self) -> None: ...
-
-
-FINISHED = (JobStatus.completed, JobStatus.failed)
-
-
-def held_by(row: JobRow) -> dict[str, Any]:
-    """What a job holds that an erasure asks about (ports/jobs.py JobHolds)."""
-    return {"input": row.input, "checkpoints": row.checkpoints, "result": row.result}
-
-
-def plain_json(value: Any, what: str) -> Any:
-    """A deep copy of `value` through JSON; InvalidInput when it is not plain JSON."""
-    try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{what} is not plain JSON: {exc}") from exc
-
-
-def json_object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InvalidInput(f"{what} must be a JSON object")
-    copied: dict[str, Any] = plain_json(value, what)
-    return copied
-
-
-def check_name(what: str, value: object) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_NAME_CHARS:
-        raise InvalidInput(f"{what} must be a non-empty string of at most {MAX_NAME_CHARS} characters")
-    return value
 
 
 REFUSALS: tuple[type[CairnError], ...] = (

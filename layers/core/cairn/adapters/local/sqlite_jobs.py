@@ -16,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn.adapters.local.job_engine import FINISHED, JobEngine, JobRow, held_by
+from cairn.adapters.local.job_engine import JobEngine
+from cairn.adapters.local.job_rows import FINISHED, JobRow, held_by
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.models import JobStatus
 from cairn.ports.clock import Clock

@@ -2,9 +2,10 @@
 
 Adapters: a SQLite queue worked by an in-process thread (embedded), Step Functions (AWS).
 
-Delivery is at least once: a handler may run again after a failure or after the process
-running it died. Jobs are *exactly once in effect* only when handlers make every side effect
-idempotent — the JobContext contract:
+Delivery is at least once: a handler may run again after a failure, after the process
+running it died, or after that process stopped cleanly and handed the job back. Jobs are
+*exactly once in effect* only when handlers make every side effect idempotent — the JobContext
+contract:
 
 - Split the work into named steps. Before a step, look it up in `ctx.checkpoints()`; if it is
   there, skip it (and reuse its recorded value). After the step's side effect is durable, call
@@ -80,7 +81,9 @@ class JobRunner(Protocol):
         """Start the background worker threads (idempotent); start() wakes an idle one."""
 
     def stop_worker(self) -> None:
-        """Stop the workers after their current jobs and wait for them (idempotent)."""
+        """Stop the workers (idempotent): claim nothing more until start_worker, wait a short grace
+        for the handlers running here, then hand their unfinished jobs back to the queue for any
+        worker (another process's included) to take at once."""
 
 
 StepHandler = Callable[[Job, JobContext, dict[str, Any]], dict[str, Any]]

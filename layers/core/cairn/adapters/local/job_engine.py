@@ -7,6 +7,12 @@ Fencing: a claim sets the row running and increments `attempts`; every later wri
 attempt is conditional on `status = running AND attempts = <its attempt>`. When a lease expired
 and another worker re-claimed the job, the stale attempt's writes change nothing and its
 context calls raise LeaseLost, which stops its handler.
+
+Hand-over: a process that stops cleanly waits a short grace for its running handlers, then puts
+each unfinished job back in the queue (`JobStore.release`), so another process takes it at once
+rather than after the lease. The released attempt's writes are fenced as above; it is counted
+in `handed_over`, and the attempts a job is allowed (`max_attempts`) are those that did not end
+so: a job is given up on for dying with its worker, not for its process being stopped.
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ MAX_MESSAGE_CHARS = 500
 HOLD_AT_MOST_S = 6 * 3600.0
 """How long a running handler's lease is renewed for; past it the job is taken as stuck."""
 
+STOP_GRACE_S = 1.0
+"""How long a stopping process waits for its running handlers before handing their jobs back.
+Short: an MCP client ends its stdio server (SIGTERM, which runs no clean-up) two seconds after
+closing its input, and a job still claimed then waits out its lease."""
+
 
 def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
     """The job fields a progress report sets: the fraction clamped to [0, 1], a short message."""
@@ -58,7 +69,8 @@ def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
 
 
 class LeaseLost(Conflict):
-    """This attempt no longer owns its job (its lease expired and another worker took it)."""
+    """This attempt no longer owns its job (its lease expired and another worker took it, or its
+    process, stopping, handed it back)."""
 
 
 REFUSALS: tuple[type[CairnError], ...] = (
@@ -148,7 +160,8 @@ class JobEngine(StartsJobs):
 
     `start_worker` runs `workers` threads. Each claims with a cap of `workers - 1` (at least 1)
     jobs per principal, so one principal's long jobs never hold every worker; `run_pending`, which
-    works in its caller's thread, claims without it."""
+    works in its caller's thread, claims without it. `stop_worker` claims nothing more, waits up to
+    `stop_grace_s` for the attempts running here, and hands the unfinished ones back (see above)."""
 
     def __init__(
         self,
@@ -159,18 +172,25 @@ class JobEngine(StartsJobs):
         max_attempts: int = 3,
         poll_s: float = 1.0,
         workers: int = 2,
+        stop_grace_s: float = STOP_GRACE_S,
     ) -> None:
-        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0 or workers < 1:
-            raise ValueError("lease_s and poll_s must be positive, max_attempts and workers at least 1")
+        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0 or workers < 1 or stop_grace_s < 0:
+            raise ValueError(
+                "lease_s and poll_s must be positive, max_attempts and workers at least 1, "
+                "stop_grace_s not negative"
+            )
         self._store, self._clock = store, clock
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
-        self.workers = workers
+        self.workers, self.stop_grace_s = workers, stop_grace_s
         self._handlers: dict[str, JobHandler] = {}
         self._wake = threading.Condition()
         self._started = 0  # jobs this process queued: a worker that saw it change looks again before sleeping
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._worker_lock = threading.Lock()
+        self._stopping = False  # set by stop_worker until start_worker: no claims meanwhile
+        self._running: dict[tuple[str, int], JobRow] = {}  # the attempts this engine runs
+        self._running_lock = threading.Lock()
 
     # -- JobRunner ---------------------------------------------------------------------------
 
@@ -206,36 +226,52 @@ class JobEngine(StartsJobs):
         with self._worker_lock:
             if any(thread.is_alive() for thread in self._threads):
                 return
-            self._stop.clear()
+            with self._running_lock:
+                self._stopping = False
+            # each start's own event: a thread an earlier stop left finishing a handed-back handler
+            # ends with it rather than joining these
+            self._stop = stop = threading.Event()
             self._threads = [
-                threading.Thread(target=self._work, name=f"cairn-jobs-{n}", daemon=True)
+                threading.Thread(target=self._work, args=(stop,), name=f"cairn-jobs-{n}", daemon=True)
                 for n in range(1, self.workers + 1)
             ]
             for thread in self._threads:
                 thread.start()
 
     def stop_worker(self) -> None:
+        self._halt()
+
+    def _halt(self) -> list[threading.Thread]:
+        """Stop claiming, give the running handlers the grace, hand back what is left; the
+        worker threads stopped, some perhaps still running a handed-back handler."""
         with self._worker_lock:
             threads, self._threads = self._threads, []
+            with self._running_lock:
+                self._stopping = True
             with self._wake:
                 self._stop.set()
                 self._wake.notify_all()
+        deadline = time.monotonic() + self.stop_grace_s
         for thread in threads:
             if thread is not threading.current_thread():
-                thread.join()
+                thread.join(max(0.0, deadline - time.monotonic()))
+        self._hand_back()
+        return threads
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
         return self._store.forget(job_ids, holds)
 
     def close(self) -> None:
-        self.stop_worker()
+        for thread in self._halt():  # a handed-back handler ends at its next write; the store outlives it
+            if thread is not threading.current_thread():
+                thread.join()
         self._store.close()
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _work(self) -> None:
+    def _work(self, stop: threading.Event) -> None:
         cap = max(1, self.workers - 1)
-        while not self._stop.is_set():
+        while not stop.is_set():
             with self._wake:
                 seen = self._started
             try:
@@ -248,39 +284,71 @@ class JobEngine(StartsJobs):
                 # gone to no waiter or to another worker: look again rather than sleep. Polling
                 # catches other processes' jobs and expired leases.
                 with self._wake:
-                    if self._started == seen and not self._stop.is_set():
+                    if self._started == seen and not stop.is_set():
                         self._wake.wait(self.poll_s)
 
     def _run_next(self, per_principal: int | None = None, job_id: str | None = None) -> bool:
+        if self._stopping:
+            return False
         now = self._clock.now()
         row = self._store.claim(
             now, now.timestamp() + self.lease_s, per_principal=per_principal, job_id=job_id
         )
         if row is None:
             return False
-        self._execute(row)
+        key = (row.id, row.attempts)
+        with self._running_lock:
+            stopping = self._stopping
+            if not stopping:
+                self._running[key] = row
+        if stopping:  # the stop began during the claim, after its hand-back had looked or will look
+            self._release(row)
+            return False
+        try:
+            self._execute(row)
+        finally:
+            with self._running_lock:
+                self._running.pop(key, None)
         return True
+
+    def _hand_back(self) -> None:
+        """Release every attempt still running here: the process is stopping."""
+        with self._running_lock:
+            running = list(self._running.values())
+        for row in running:
+            self._release(row)
+
+    def _release(self, row: JobRow) -> None:
+        try:
+            released = self._store.release(row.id, row.attempts, self._clock.now())
+        except Exception:  # the store unreachable: the lease expires instead
+            log.warning("could not hand job %s back; it waits out its lease", row.id, exc_info=True)
+            return
+        if released:
+            log.info("job %s attempt %d handed back: this process is stopping", row.id, row.attempts)
 
     def _execute(self, row: JobRow) -> None:
         handler = self._handlers.get(row.kind)
         if handler is None:
             self._finish(row, JobStatus.failed, error=f"no handler is registered for job kind {row.kind!r}")
             return
-        if row.attempts > self.max_attempts:  # earlier attempts died without finishing
-            error = f"gave up after {row.attempts - 1} attempts: the worker running the job stopped"
+        if row.tries > self.max_attempts:  # earlier attempts died without finishing
+            error = f"gave up after {row.tries - 1} attempts: the worker running the job stopped"
             self._finish(row, JobStatus.failed, error=error)
             return
         try:
             with self._holding(row):
                 result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
         except LeaseLost:
-            log.warning("job %s attempt %d lost its lease; another worker owns it", row.id, row.attempts)
+            log.warning(
+                "job %s attempt %d no longer holds its job (lease lost or handed back)", row.id, row.attempts
+            )
         except REFUSALS as exc:
             log.warning("job %s (%s) failed: %s", row.id, row.kind, error_text(exc))
             self._finish(row, JobStatus.failed, error=error_text(exc))
         except Exception as exc:
             log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=True)
-            retry = row.attempts < self.max_attempts
+            retry = row.tries < self.max_attempts
             self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
         else:
             self._finish(row, JobStatus.completed, result=result)

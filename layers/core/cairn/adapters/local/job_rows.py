@@ -37,6 +37,12 @@ class JobRow:
     idempotency_key: str | None = None
     checkpoints: dict[str, Any] = field(default_factory=dict)
     lease_until: float | None = None  # POSIX seconds
+    handed_over: int = 0  # attempts released by a stopping process (JobStore.release)
+
+    @property
+    def tries(self) -> int:
+        """The attempts that count toward max_attempts: every claim but those handed back."""
+        return self.attempts - self.handed_over
 
     @classmethod
     def new(
@@ -107,6 +113,11 @@ class JobStore(Protocol):
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
+
+    def release(self, job_id: str, attempt: int, now: datetime) -> bool:
+        """If the row is running at `attempt`, put it back in the queue (status queued, no lease,
+        `handed_over` + 1; `attempts` stays, so the next claim fences this attempt out), claimable
+        at once and first among its principal's; False if the attempt no longer holds it."""
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
         """ForgetsJobs.forget (ports/jobs.py) on the rows."""

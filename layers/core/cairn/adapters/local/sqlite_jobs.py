@@ -2,7 +2,8 @@
 
 Jobs survive restarts: a queued job waits in the file; a job whose process died mid-run stays
 `running` until its lease expires, then the next claim (by any runner on the file) takes it
-again. Claims and fenced updates are single `BEGIN IMMEDIATE` transactions in WAL mode, so
+again; one whose process stopped cleanly was put back in the queue (`release`) and is taken at
+once. Claims and fenced updates are single `BEGIN IMMEDIATE` transactions in WAL mode, so
 several threads or processes may work the same file. Semantics live in JobEngine.
 """
 
@@ -16,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn.adapters.local.job_engine import JobEngine
+from cairn.adapters.local.job_engine import STOP_GRACE_S, JobEngine
 from cairn.adapters.local.job_rows import FINISHED, JobRow, held_by
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.models import JobStatus
@@ -42,14 +43,15 @@ CREATE TABLE IF NOT EXISTS jobs (
     checkpoints TEXT NOT NULL DEFAULT '{}',
     lease_until REAL,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    handed_over INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, lease_until);
 """
 
 _COLUMNS = (
     "id, kind, brain_id, principal, status, progress, message, input, result, error, attempts, "
-    "idempotency_key, checkpoints, lease_until, created_at, updated_at"
+    "idempotency_key, checkpoints, lease_until, created_at, updated_at, handed_over"
 )
 _JSON_COLUMNS = {"input", "result", "checkpoints"}
 _FINISHED = ", ".join(f"'{status.value}'" for status in FINISHED)  # in SQL
@@ -75,11 +77,19 @@ WHERE id = (
 RETURNING {_COLUMNS}
 """
 
+_RELEASE = """
+UPDATE jobs SET status = 'queued', lease_until = NULL, handed_over = handed_over + 1, updated_at = ?
+WHERE id = ? AND status = 'running' AND attempts = ?
+"""
+
 
 class SqliteJobStore:
     def __init__(self, path: Path) -> None:
         self._db = ThreadConnections(Path(path))
         self._db.get().executescript(_SCHEMA)
+        with self._db.transaction() as conn:  # a file from before hand-overs were counted
+            if "handed_over" not in {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}:
+                conn.execute("ALTER TABLE jobs ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0")
 
     def insert(self, row: JobRow) -> JobRow:
         values = _encode(row)
@@ -133,6 +143,11 @@ class SqliteJobStore:
             )
         return cur.rowcount == 1
 
+    def release(self, job_id: str, attempt: int, now: datetime) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute(_RELEASE, (now.isoformat(), job_id, attempt))
+        return cur.rowcount == 1
+
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
         """ForgetsJobs.forget: the rows are deleted with secure_delete ON (their cells and overflow
         pages zeroed), then the file is rewritten (VACUUM: each progress report rewrote a row, so
@@ -172,6 +187,7 @@ class SqliteJobRunner(JobEngine):
         max_attempts: int = 3,
         poll_s: float = 1.0,
         workers: int = 2,
+        stop_grace_s: float = STOP_GRACE_S,
     ) -> None:
         super().__init__(
             SqliteJobStore(path),
@@ -180,6 +196,7 @@ class SqliteJobRunner(JobEngine):
             max_attempts=max_attempts,
             poll_s=poll_s,
             workers=workers,
+            stop_grace_s=stop_grace_s,
         )
 
 
@@ -209,12 +226,13 @@ def _encode(row: JobRow) -> tuple[Any, ...]:
         row.lease_until,
         row.created_at.isoformat(),
         row.updated_at.isoformat(),
+        row.handed_over,
     )
 
 
 def _decode(found: Sequence[Any] | sqlite3.Row) -> JobRow:
     (id_, kind, brain_id, principal, status, progress, message, input_, result, error, attempts,
-     key, checkpoints, lease_until, created_at, updated_at) = found  # fmt: skip
+     key, checkpoints, lease_until, created_at, updated_at, handed_over) = found  # fmt: skip
     return JobRow(
         id=id_,
         kind=kind,
@@ -232,4 +250,5 @@ def _decode(found: Sequence[Any] | sqlite3.Row) -> JobRow:
         lease_until=lease_until,
         created_at=datetime.fromisoformat(created_at),
         updated_at=datetime.fromisoformat(updated_at),
+        handed_over=int(handed_over),
     )

@@ -120,11 +120,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log.install()  # after the Config, whose logging set-up would replace it
         _stopping_server()(config).run(sockets=[listening])
     finally:
+        container.jobs.stop_worker()  # first: a job still running is handed back to the queue
         if schedule is not None:
             schedule.stop()
         sweeper.stop()
         container.repair.stop()
-        container.jobs.stop_worker()
         if container.search.access is not None:
             container.search.access.flush()
     return 0
@@ -232,7 +232,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         # the reads a session's searches counted are kept only in memory until flushed
         if container.search.access is not None:
             container.search.access.flush()
+        # then a job still running here is handed back to the queue, within the client's two
+        # seconds, for `cairn serve` or the next session to take at once rather than after its lease
+        container.jobs.stop_worker()
         sweeper.stop()
         container.repair.stop()
-        container.jobs.stop_worker()
     return 0

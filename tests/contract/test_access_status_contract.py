@@ -195,3 +195,21 @@ def test_queuing_a_path_again_forgets_what_another_document_there_left(records: 
 
     status.mark("brn_1", "doc_new", "items/a.md", QUEUED)  # queuing the same document again keeps it
     assert [p.document_id for p in status.pending("brn_1")] == ["doc_b", "doc_new"]
+
+
+def test_a_failure_is_recorded_only_over_its_own_jobs_record(records: RecordStore) -> None:
+    status = ItemStatusLog(records, FakeClock())
+    status.mark("brn_1", "doc_1", "items/a.md", PROCESSING, job_id="job_1")
+    assert status.failed("brn_1", "doc_1", "items/a.md", job_id="job_1", error="boom")
+    failed = status.get("brn_1", "doc_1")
+    assert failed is not None and (failed.status, failed.job_id, failed.error) == (FAILED, "job_1", "boom")
+
+    status.mark("brn_1", "doc_2", "items/b.md", QUEUED, job_id="job_2")
+    status.completed("brn_1", "doc_2")  # another attempt of job_2 completed the item
+    assert not status.failed("brn_1", "doc_2", "items/b.md", job_id="job_2", error="stale")
+    assert status.get("brn_1", "doc_2") is None and records.get(pending_pk("brn_1"), "doc_2") is None
+
+    status.mark("brn_1", "doc_3", "items/c.md", QUEUED, job_id="job_4")  # queued anew by another job
+    assert not status.failed("brn_1", "doc_3", "items/c.md", job_id="job_3", error="stale")
+    queued = status.get("brn_1", "doc_3")
+    assert queued is not None and (queued.status, queued.job_id, queued.error) == (QUEUED, "job_4", None)

@@ -83,6 +83,27 @@ def test_a_failing_ingest_is_failed_with_its_reason_and_a_retry_completes_it(tmp
     assert statuses(c, lib) == {"novel.md": "completed"} and "novel.md" in found(c, lib, "Kitty coughed")
 
 
+def test_an_attempt_failing_after_another_completed_the_item_leaves_it_completed(tmp_path: Path) -> None:
+    """A stale attempt (handed back by a stopping process, or past its lease) still running when
+    another attempt of its job completes the item: its failure does not mark the item failed."""
+    c = fake_container(tmp_path, ingest_queue_bytes=1000)
+    lib = library(c)
+    real = c.ingest.ingest_bytes
+
+    def completed_elsewhere_then_failed(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)  # the other attempt's whole ingest: the document, its record removed
+        raise CairnError("the stale attempt choked")
+
+    c.ingest.ingest_bytes(lib.brain, LONG.encode(), name="novel.md", path="novel.md")
+    c.ingest.ingest_bytes = completed_elsewhere_then_failed  # type: ignore[method-assign]
+    c.jobs.run_pending()
+    c.ingest.ingest_bytes = real  # type: ignore[method-assign]
+
+    assert statuses(c, lib) == {"novel.md": "completed"}
+    assert c.libraries.status.pending(lib.uid) == []
+    assert "novel.md" in found(c, lib, "Kitty coughed")
+
+
 # -- re-ranking ---------------------------------------------------------------------------------
 
 

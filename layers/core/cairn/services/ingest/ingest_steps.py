@@ -31,7 +31,7 @@ from cairn.services.documents.indexing import staged_chunk_id
 from cairn.services.documents.inputs import DocumentInput, checksum
 from cairn.services.ingest.service import UPLOAD_GONE, IngestService
 from cairn.services.mnemosyne.image_items import Prepared
-from cairn.services.mnemosyne.item_status import FAILED, PROCESSING
+from cairn.services.mnemosyne.item_status import PROCESSING
 
 INGEST_JOB_MARK = "ingest_job"  # metadata naming the job that committed a version
 
@@ -178,9 +178,7 @@ class StagedIngest:
         erased = self.ingest.scope_erased(job, p.path)
         if self.ingest.status is not None and "finalized" not in checkpoints and not erased:
             error = job.error or "ingest failed"
-            self.ingest.status.mark(
-                job.brain_id or "", p.document_id, p.path, FAILED, job_id=job.id, error=error
-            )
+            self.ingest.status.failed(job.brain_id or "", p.document_id, p.path, job_id=job.id, error=error)
         chunked = checkpoints.get("chunked")
         if chunked and not chunked["reused"]:
             ids = _staged_ids(job, chunked)

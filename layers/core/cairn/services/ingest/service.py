@@ -39,7 +39,7 @@ from cairn.services.ingest.inputs import (
 )
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
-from cairn.services.mnemosyne.item_status import FAILED, PROCESSING, QUEUED, ItemStatusLog, failure_text
+from cairn.services.mnemosyne.item_status import PROCESSING, QUEUED, ItemStatusLog, failure_text
 
 UPLOAD_GONE = "the uploaded file is gone (uploads expire); ingest it again"
 PLAIN_KINDS = ("markdown", "text", "json")  # kinds whose text is the file's own, read cheaply
@@ -462,7 +462,7 @@ class IngestService:
                 if self.scope_erased(job, path):  # its scope erased meanwhile: nothing of it is kept
                     self._forget_queued(brain, job, upload_key)
                 elif self.status is not None:
-                    self.status.mark(brain.id, doc_id, path, FAILED, job_id=job.id, error=failure_text(exc))
+                    self.status.failed(brain.id, doc_id, path, job_id=job.id, error=failure_text(exc))
                 raise
             done = {
                 "status": "completed",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from cairn.domain.errors import CairnError, reading_record
+from cairn.domain.errors import CairnError, Conflict, reading_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import all_items
@@ -61,14 +61,35 @@ class ItemStatusLog:
             for stale in self.pending(brain_id):
                 if stale.path == path and stale.document_id != document_id:
                     self.records.delete(pending_pk(brain_id), stale.document_id)
-        data = {
+        self.records.put(Item(pending_pk(brain_id), document_id, self._data(path, status, job_id, error)))
+
+    def failed(self, brain_id: str, document_id: str, path: str, *, job_id: str, error: str) -> bool:
+        """Record that job `job_id`'s ingest of `document_id` failed, over the record its queuing
+        made; False, writing nothing, when that record is gone or names another job. An attempt
+        handed back by a stopping process, or whose lease ran out, may still be running when
+        another attempt completes the item (removing its record) or a new ingest queues it: its
+        failure must not bring back an item that is done, nor replace where another job stands."""
+        pk = pending_pk(brain_id)
+        current = self.records.get(pk, document_id)
+        if current is None or current.data.get("job_id") not in (job_id, None):
+            return False
+        try:
+            self.records.put(
+                Item(pk, document_id, self._data(path, FAILED, job_id, error)),
+                expected_version=current.version,
+            )
+        except Conflict:  # completed or queued again since it was read
+            return False
+        return True
+
+    def _data(self, path: str, status: str, job_id: str | None, error: str | None) -> dict[str, object]:
+        return {
             "path": path,
             "status": status,
             "error": error[:MAX_ERROR] if error else None,
             "job_id": job_id,
             "updated_at": self.clock.now().isoformat(),
         }
-        self.records.put(Item(pending_pk(brain_id), document_id, data))
 
     def completed(self, brain_id: str, document_id: str) -> None:
         self.records.delete(pending_pk(brain_id), document_id)

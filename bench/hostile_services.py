@@ -14,19 +14,20 @@ if TYPE_CHECKING:
     from cairn.bootstrap import Container
 
 
-def _hashing_store(data: Path) -> Container:
+def _hashing_store(data: Path, *, symbols: bool = False) -> Container:
     """A container on the embedded store at `data`, the tests' hashing embedder standing in for the
-    model (the cases time what the store and services do, not embedding)."""
+    model (the cases time what the store and services do, not embedding); `symbols`: its later
+    release, which reads symbols and gives their texts a vector version."""
     from cairn.bootstrap import build_container
     from cairn.bootstrap.local import local_adapters
     from cairn.config import Settings
 
     _with_test_fakes()
-    from tests.fakes.embedder import HashingEmbedder
+    from tests.fakes.embedder import HashingEmbedder, SymbolHashingEmbedder
 
     settings = Settings(data_dir=data)
     adapters = local_adapters(settings)
-    adapters.embedder = HashingEmbedder(adapters.embedder.dimension)
+    adapters.embedder = (SymbolHashingEmbedder if symbols else HashingEmbedder)(adapters.embedder.dimension)
     return build_container(settings, adapters)
 
 
@@ -200,6 +201,37 @@ def thought_hub(links: int = 2_000) -> str:
         thoughts.forget(brain, hub["memoryId"], "u")
         took, wall = time.process_time() - started, time.perf_counter() - walled
     return f"{held:,} links, the forget alone {took:.2f} s CPU, {wall:.2f} s wall"
+
+
+def thought_deep_check(memories: int = 5_000, users: int = 10) -> str:
+    """`cairn check --deep` of a ThoughtMCP brain of 5,000 memories of 10 users, one in ten with an
+    emoji, stored by a release that read symbols as nothing and checked by one that reads them: the
+    comparison alone (a dry run), then the repair (their chunks and sector vectors embedded again),
+    each timed, with the process's peak resident memory."""
+    import resource
+
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    with tempfile.TemporaryDirectory() as data:
+        old = _hashing_store(Path(data))
+        brain = thought_brain(old.brains, None, create=True)
+        for n in range(memories):
+            text = f"Memory {n} of the harbour and its ferries" + (" 🦊" if n % 10 == 0 else "")
+            old.thoughts.remember(brain, NewMemory(text, f"user{n % users}", "s", "semantic"))
+        container = _hashing_store(Path(data), symbols=True)
+        said = []
+        for repair in (False, True):
+            started, walled = time.process_time(), time.perf_counter()
+            found = container.repair.check(brain, deep=True, repair=repair)
+            took, wall = time.process_time() - started, time.perf_counter() - walled
+            stale = len(getattr(found, "stale_vectors", ()))
+            said.append(
+                f"{'repair' if repair else 'compare'} {took:.2f} s CPU {wall:.2f} s wall "
+                f"({len(found.stale)} chunked, {stale} sector records stale)"
+            )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return f"{memories:,} memories: " + "; ".join(said) + f"; peak {peak} MB resident"
 
 
 def thought_highlight(memories: int = 2) -> str:

@@ -14,7 +14,7 @@ from cairn.ports.records import RecordStore
 from cairn.services.thoughtmcp.models import Row
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import VIEWS, SectorVectors
-from tests.fakes.embedder import HashingEmbedder
+from tests.fakes.embedder import HashingEmbedder, SymbolHashingEmbedder
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -79,7 +79,7 @@ def test_sector_vectors_commit_with_the_row_are_read_back_by_their_model_and_go_
 ) -> None:
     rows, sectors = ThoughtRows(records), SectorVectors(records, HashingEmbedder(48))
     made = sectors.embed("Alice moved to Porto after the reorg.", row("mem_1"))
-    assert set(made) == set(VIEWS)
+    assert set(made.vectors) == set(VIEWS) and made.version == ""
     rows.commit([rows.put_op("brn_1", row("mem_1"), 0), sectors.put_op("brn_1", "alice", "mem_1", made)])
     with pytest.raises(Conflict):  # the row exists: its sector vectors are not written either
         rows.commit([rows.put_op("brn_1", row("mem_2"), 0), sectors.put_op("brn_1", "alice", "mem_2", made),
@@ -87,7 +87,7 @@ def test_sector_vectors_commit_with_the_row_are_read_back_by_their_model_and_go_
     got = sectors.get("brn_1", "alice", ["mem_1", "mem_2", ""])
     assert list(got) == ["mem_1"]
     for view in VIEWS:  # stored as float16: a cosine within 1e-3 of the one embedded
-        assert float(got["mem_1"][view] @ made[view]) == pytest.approx(1.0, abs=1e-3)
+        assert float(got["mem_1"][view] @ made.vectors[view]) == pytest.approx(1.0, abs=1e-3)
     assert [r.id for r in rows.all("brn_1", "alice")] == ["mem_1"]  # not among the user's rows
     assert sectors.get("brn_1", "bob", ["mem_1"]) == {} and sectors.get("brn_2", "alice", ["mem_1"]) == {}
     assert SectorVectors(records, HashingEmbedder(64)).get("brn_1", "alice", ["mem_1"]) == {}  # another model
@@ -99,3 +99,30 @@ def test_sector_vectors_commit_with_the_row_are_read_back_by_their_model_and_go_
     )
     assert sectors.delete_user("brn_1", "alice") == 1
     assert list(sectors.get("brn_1", "bob", ["mem_4"])) == ["mem_4"]
+
+
+def test_a_sector_record_holds_its_vector_version_and_is_rewritten_only_at_the_version_read(
+    records: RecordStore,
+) -> None:
+    old, new = SectorVectors(records, HashingEmbedder(48)), SectorVectors(records, SymbolHashingEmbedder(48))
+    memory, plain = row("mem_1"), row("mem_2")
+    text = "Alice moved to Porto 🚋 after the reorg."
+    records.transact([old.put_op("brn_1", "alice", "mem_1", old.embed(text, memory)),
+                      old.put_op("brn_1", "alice", "mem_2", old.embed("Alice moved.", plain))])  # fmt: skip
+    held = new.items("brn_1", [("alice", "mem_1"), ("alice", "mem_2"), ("bob", "mem_1")])
+    assert sorted(held) == [("alice", "mem_1"), ("alice", "mem_2")]
+    assert new.version(text, memory) == "symbols-1" and new.version("Alice moved.", plain) == ""
+    assert not new.current(held["alice", "mem_1"], new.version(text, memory))  # an older release's
+    assert new.current(held["alice", "mem_2"], "")  # what the new release would store too
+    assert not SectorVectors(records, HashingEmbedder(64)).current(
+        held["alice", "mem_2"], ""
+    )  # another model
+
+    made = new.embed(text, memory)
+    assert made.version == "symbols-1"
+    first = held["alice", "mem_1"]
+    records.transact([new.put_op("brn_1", "alice", "mem_1", made, expected_version=first.version)])
+    again = new.items("brn_1", [("alice", "mem_1")])["alice", "mem_1"]
+    assert again.data["version"] == "symbols-1" and new.current(again, "symbols-1")
+    with pytest.raises(Conflict):  # written since it was read
+        records.transact([new.put_op("brn_1", "alice", "mem_1", made, expected_version=first.version)])

@@ -16,8 +16,11 @@ from cairn.adapters.local.onnx_embedder import SYMBOLS_VERSION, OnnxEmbedder
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
+from cairn.ports.records import Item
 from cairn.services.documents.indexing import chunk_id, embedding_text
 from cairn.services.search.relevance import GOOD_MATCH
+from cairn.services.thoughtmcp.models import Filters, NewMemory
+from cairn.services.thoughtmcp.sectors import sectors_pk
 
 ENGLISH = [
     "The deploy pipeline runs on GitHub Actions.",
@@ -164,3 +167,43 @@ def stored_vectors(c: Container, brain: Brain, docs: dict[str, Document]) -> dic
     ids = {path: chunk_id(doc.id, 0) for path, doc in docs.items()}
     held = c.adapters.chunks.get_vectors(brain.id, list(ids.values()))
     return {path: np.asarray(held[cid]) for path, cid in ids.items()}
+
+
+def test_thoughtmcp_sector_vectors_stored_before_symbols_had_their_own_are_made_again_by_a_deep_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memories = {"fox": "My favourite animal is the fox 🦊 in the snow", "plain": ENGLISH[2]}
+    with monkeypatch.context() as old:
+        as_released_before(old)
+        c = build_container(Settings(data_dir=tmp_path))
+        brain = c.brains.create("thoughts")
+        ids = {
+            name: str(c.thoughts.remember(brain, NewMemory(text, "alice", "s1", "emotional"))["memoryId"])
+            for name, text in memories.items()
+        }
+    before = {name: sector_record(c, brain, i) for name, i in ids.items()}
+    found_before = by_the_fox(c, brain)
+
+    found = c.repair.check(brain, deep=True)
+    after = {name: sector_record(c, brain, i) for name, i in ids.items()}
+    assert after["fox"].data.get("version") == SYMBOLS_VERSION and after["fox"].data != before["fox"].data
+    assert after["plain"] == before["plain"]
+    found_after = by_the_fox(c, brain)
+    assert next(iter(found_before)) == ids["plain"] and next(iter(found_after)) == ids["fox"]
+    # one symbol among a dozen words moves a vector by its share (about 0.07 of a cosine)
+    assert found_after[ids["fox"]] > max(found_before[ids["fox"]], found_after[ids["plain"]]) + 0.03
+    assert found.stale_vectors == (ids["fox"],) and found.remade == 1
+
+
+def by_the_fox(c: Container, brain: Brain) -> dict[str, float]:
+    """Each memory's similarity to the fox alone by its emotional sector, best recalled first."""
+    recalled, _ = c.thoughts.recall(
+        brain, "alice", text="🦊", filters=Filters(sectors=("emotional",)), reinforce=False
+    )
+    return {r.row.id: r.score.similarity for r in recalled}
+
+
+def sector_record(c: Container, brain: Brain, memory_id: str) -> Item:
+    item = c.adapters.records.get(sectors_pk(brain.id, "alice"), memory_id)
+    assert item is not None
+    return item

@@ -79,6 +79,7 @@ from cairn.services.thoughtmcp.reasoning.service import ReasoningService
 from cairn.services.thoughtmcp.removal import memory_records
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import SectorVectors
+from cairn.services.thoughtmcp.stale_sectors import StaleSectors
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
 from cairn.services.zengram.runs import ConsolidationRuns
@@ -223,6 +224,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         commit_mark=commit_mark,
     )
     documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
+    repair.also_check(StaleSectors(documents, thoughts.rows, thoughts.sectors))
     libraries = LibraryService(
         brains,
         documents,

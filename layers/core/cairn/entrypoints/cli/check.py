@@ -6,9 +6,10 @@ tenant's listing reads (services/brain_pointers.py) gets them. A server (`cairn 
 `cairn mcp`) then compares every brain's index with its records and files
 (services/documents/index_repair.py) and rebuilds what differs in the background, refusing those
 brains' searches (503) until it is done. `cairn check` does the same in the foreground and reports
-brain by brain; `--deep` also compares every document chunk by chunk, `--dry-run` only reports (it
-indexes nothing; vector rows found damaged are still recorded as such by the index, so that no
-search reads them).
+brain by brain; `--deep` also compares every document chunk by chunk and finds the ThoughtMCP
+memories whose sector vectors another model or an older release made (embedding them again),
+`--dry-run` only reports (it indexes and embeds nothing; vector rows found damaged are still
+recorded as such by the index, so that no search reads them).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ def describe(check: BrainCheck) -> str:
         f"(restore them from a backup or write them again): {_named(check.damaged)}"
         if check.damaged
         else "",
+        f"{len(check.stale_vectors)} memories whose sector vectors another model or an older release made"
+        if check.stale_vectors
+        else "",
     ]
     return f"brain {check.slug}: " + ("; ".join(p for p in problems if p) or "sound")
 
@@ -108,6 +112,9 @@ def _checked(container: Container, args: argparse.Namespace) -> int:
         if check.repaired or check.failed:
             line += f": indexed {check.repaired} documents again"
             line += f", {len(check.failed)} could not be" if check.failed else ""
+        if check.remade:
+            line += "; " if check.repaired or check.failed else ": "
+            line += f"embedded the sector vectors of {check.remade} memories again"
         restoring = restoring_note(brain)
         print(line + restoring)
         if forget and check.unrecorded:  # reported this once more, then no longer
@@ -154,7 +161,11 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="compare brains' search indexes with their documents and files; rebuild what differs",
     )
     check.add_argument("brain", nargs="*", help="brain ids or slugs (default: every brain)")
-    check.add_argument("--deep", action="store_true", help="also compare every document chunk by chunk")
+    check.add_argument(
+        "--deep",
+        action="store_true",
+        help="also compare every document chunk by chunk, and ThoughtMCP's sector vectors with the embedder",
+    )
     check.add_argument(
         "--forget-lost",
         action="store_true",

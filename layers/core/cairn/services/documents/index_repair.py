@@ -13,7 +13,11 @@ stored text. Checking a brain compares the two and repairs what differs:
   older backup, or its last writes lost) is also cut again from its text and compared chunk by
   chunk (fingerprints, no embedding), which catches an older version's chunks that happen to be
   as many, or a renamed document's old path; with `deep`, every live document is. A document that
-  differs is reconciled from its record (DocumentService.reconcile).
+  differs is reconciled from its record (DocumentService.reconcile);
+- with `deep`, the vectors other services keep beside the documents (DerivedVectors: ThoughtMCP's
+  sector vectors): those embedding their text now would store differently (another model, or
+  another vector version of the same model) are embedded again. Searches are not refused
+  meanwhile: the older vectors still answer until each is replaced.
 
 While a brain is repaired its searches are refused with Unavailable (503 and Retry-After): the
 index is incomplete, and an answer from it would be silently wrong. Other brains are untouched.
@@ -28,10 +32,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from cairn.auth import access
 from cairn.domain.errors import CairnError, DamagedContent
@@ -68,6 +72,8 @@ class BrainCheck:
     unrecorded: tuple[str, ...] = ()  # indexed, or taken out of search before, and no record names (lost)
     repaired: int = 0  # documents indexed again
     failed: tuple[str, ...] = ()  # documents that could not be (left for the next check)
+    stale_vectors: tuple[str, ...] = ()  # documents whose derived vectors are stale (deep)
+    remade: int = 0  # of those, embedded again
 
     @property
     def indexed_right(self) -> bool:
@@ -75,7 +81,18 @@ class BrainCheck:
 
     @property
     def sound(self) -> bool:
-        return self.indexed_right and not self.damaged and not self.unrecorded
+        return self.indexed_right and not self.damaged and not self.unrecorded and not self.stale_vectors
+
+
+class DerivedVectors(Protocol):
+    """Vectors a service keeps beside a brain's documents, embedded from their text outside the
+    chunk index (ThoughtMCP's sector vectors, services/thoughtmcp/stale_sectors.py)."""
+
+    def stale(self, brain: Brain) -> list[str]:
+        """The documents whose vectors embedding them now would make differently (no embedding)."""
+
+    def remake(self, brain: Brain, ids: Sequence[str]) -> int:
+        """Embed those of these documents' vectors again that are still stale; how many were."""
 
 
 class IndexRepair:
@@ -84,6 +101,7 @@ class IndexRepair:
         self.documents = documents
         self.chunks = chunks
         self.rebuilding = rebuilding
+        self._derived: list[DerivedVectors] = []
         self._lock = threading.Lock()
         self._wanted: set[str] = set()
         self._wake = threading.Condition(self._lock)
@@ -128,6 +146,7 @@ class IndexRepair:
             unrecorded = [i for i in ghosts if i not in recorded and intents.get(i) is None]
             # and those an earlier repair took out of search, until a restore brings their records back
             unrecorded += [i for i in self._noted_lost(brain.id) if i not in recorded and i not in unrecorded]
+            stale_vectors = [i for d in self._derived for i in d.stale(brain)] if deep else []
         if unrecorded:
             log.error(
                 "brain %s: %d indexed documents have no record at all (%s): the records database "
@@ -149,7 +168,12 @@ class IndexRepair:
             ghosts=tuple(ghosts),
             damaged=tuple(damaged.values()),
             unrecorded=tuple(unrecorded),
+            stale_vectors=tuple(dict.fromkeys(stale_vectors)),
         )
+
+    def also_check(self, derived: DerivedVectors) -> None:
+        """Check these vectors too in a deep check, and embed the stale ones again in its repair."""
+        self._derived.append(derived)
 
     def _written_since(self, brain_id: str, live: dict[str, Item]) -> dict[str, Item]:
         """The live documents whose records were written after the index last wrote the brain
@@ -200,6 +224,7 @@ class IndexRepair:
         """Rebuild what `found` says differs; the brain's searches are refused meanwhile. A document
         whose stored bytes are damaged is not rebuilt: they are reported, and its chunks kept."""
         self._note_lost(found)  # before their chunks go: what `cairn check` reports them by afterwards
+        found = self._remade(found)
         if found.indexed_right:
             return found
         todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context
@@ -228,6 +253,26 @@ class IndexRepair:
             found.unsound_chunks,
         )
         return BrainCheck(**{**found.__dict__, "repaired": len(todo) - len(failed), "failed": tuple(failed)})
+
+    def _remade(self, found: BrainCheck) -> BrainCheck:
+        """`found` once the stale derived vectors it names are embedded again (the documents'
+        own chunks answer searches meanwhile, so none is refused)."""
+        if not found.stale_vectors:
+            return found
+        brain = self.documents.repo.brains.get(found.brain_id)
+        if brain is None:
+            return found
+        remade = 0
+        with access.as_system():
+            for derived in self._derived:
+                try:
+                    remade += derived.remake(brain, found.stale_vectors)
+                except CairnError as exc:  # the embedder failed, say: left for the next check
+                    log.warning(
+                        "could not embed derived vectors of brain %s again: %s", found.slug, exc.message
+                    )
+        log.warning("brain %s: the derived vectors of %d documents embedded again", found.slug, remade)
+        return BrainCheck(**{**found.__dict__, "remade": remade})
 
     def check(self, brain: Brain, *, repair: bool = True, deep: bool = False) -> BrainCheck:
         found = self.compare(brain, deep=deep)

@@ -22,20 +22,26 @@ document and row, so a memory acknowledged is searchable by every sector, and re
 The partition starts with the brain's ThoughtMCP prefix, so deleting a brain removes it with the
 rows. Vectors are stored as float16 (a cosine moves by < 1e-3), with the model that made them: a
 memory embedded by another model (the embedder was changed) is searched by its semantic vector
-alone until it is written again, as is one stored before sector embeddings existed.
+alone until it is written again or `cairn check --deep` embeds it again (stale_sectors.py), and
+one stored before sector embeddings existed until it is written again. Where the embedder gives
+some texts' vectors a version (ports/embedder.py VersionedVectors: the embedded model's vectors of
+symbols its vocabulary lacks), the record holds the version of its four texts' vectors too
+(absent: "", what every text had before versions), so a deep check finds the records an older
+release embedded.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
 import numpy as np
 
 from cairn.domain.paths import user_key
-from cairn.ports.embedder import Embedder, Vectors
+from cairn.ports.embedder import Embedder, Vectors, VersionedVectors
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import delete_partition, get_all
 from cairn.services.thoughtmcp.metacognition.emotion import detect
@@ -72,6 +78,21 @@ def _day(at: datetime) -> str:
     return f"{at:%A} {at.day} {at:%B %Y}"
 
 
+@dataclass(frozen=True)
+class Embedded:
+    """A memory's four stored sector vectors and the version of their texts' vectors."""
+
+    vectors: dict[str, Vectors]
+    version: str = ""
+
+
+def texts_version(embedder: Embedder, texts: Sequence[str]) -> str:
+    """The versions the embedder gives these texts' vectors, "" when it gives none (most texts)."""
+    if not isinstance(embedder, VersionedVectors):
+        return ""
+    return ",".join(sorted({v for v in map(embedder.vector_version, texts) if v}))
+
+
 class SectorVectors:
     """The stored sector embeddings of a user's memories (module docstring)."""
 
@@ -79,18 +100,63 @@ class SectorVectors:
         self.records = records
         self.embedder = embedder
 
-    def embed(self, content: str, row: Row) -> dict[str, Vectors]:
-        texts = sector_texts(content, row)
-        vectors = self.embedder.embed([texts[s] for s in VIEWS])
-        return {s: vectors[i] for i, s in enumerate(VIEWS)}
+    def embed(self, content: str, row: Row) -> Embedded:
+        return self.embed_many([(content, row)])[0]
 
-    def put_op(self, brain_id: str, user_id: str, memory_id: str, vectors: Mapping[str, Vectors]) -> Put:
-        data = {
+    def embed_many(self, memories: Sequence[tuple[str, Row]]) -> list[Embedded]:
+        """Each memory's sector vectors, in one call of the embedder."""
+        texts = [[sector_texts(content, row)[s] for s in VIEWS] for content, row in memories]
+        vectors = self.embedder.embed([t for four in texts for t in four])
+        return [
+            Embedded(
+                {s: vectors[n * len(VIEWS) + i] for i, s in enumerate(VIEWS)},
+                texts_version(self.embedder, four),
+            )
+            for n, four in enumerate(texts)
+        ]
+
+    def version(self, content: str, row: Row) -> str:
+        """The version a record of this memory's sector vectors made now holds (no embedding)."""
+        texts = sector_texts(content, row)
+        return texts_version(self.embedder, [texts[s] for s in VIEWS])
+
+    def put_op(
+        self,
+        brain_id: str,
+        user_id: str,
+        memory_id: str,
+        made: Embedded,
+        *,
+        expected_version: int | None = None,
+    ) -> Put:
+        """The op writing the record; `expected_version`: only while it is at that version."""
+        data: dict[str, object] = {
             "model": self.embedder.model_id,
             "dimension": self.embedder.dimension,
-            "vectors": _encoded(np.stack([np.asarray(vectors[s], dtype=np.float32).ravel() for s in VIEWS])),
+            "vectors": _encoded(
+                np.stack([np.asarray(made.vectors[s], dtype=np.float32).ravel() for s in VIEWS])
+            ),
         }
-        return Put(Item(sectors_pk(brain_id, user_id), memory_id, data))
+        if made.version:
+            data["version"] = made.version
+        return Put(Item(sectors_pk(brain_id, user_id), memory_id, data), expected_version)
+
+    def current(self, item: Item, version: str) -> bool:
+        """Whether a stored record is what embedding its memory now would store: the same model,
+        dimension and vector version (`version`, of the memory's texts now), and readable."""
+        d = item.data
+        return (
+            d.get("model") == self.embedder.model_id
+            and d.get("dimension") == self.embedder.dimension
+            and (d.get("version") or "") == version
+            and _decoded(d.get("vectors"), len(VIEWS), self.embedder.dimension) is not None
+        )
+
+    def items(self, brain_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Item]:
+        """The stored records of these (user id, memory id) pairs, undecoded, by that pair."""
+        wanted = {(sectors_pk(brain_id, user), memory_id): (user, memory_id) for user, memory_id in keys}
+        found = get_all(self.records, list(wanted))
+        return {wanted[key]: item for key, item in found.items()}
 
     @staticmethod
     def delete_op(brain_id: str, user_id: str, memory_id: str) -> Delete:

@@ -213,6 +213,34 @@ def archive_links(links: int = 28_000) -> str:
     return f"{size:,} bytes, {report.written['link']:,} links, the import alone {took:.2f} s"
 
 
+def markers_stream(size: int = 200_000, delta: int = 3) -> str:
+    """A model's answer of 200 KB streamed in 3-character deltas through the `[n]` citation tracker
+    of the model-backed generators (extractive_markers.py), each stream timed alone: prose whose
+    markers split across deltas; one sentence without markers or an end; a full stop followed by
+    an unclosed `[` of numbers, by a run of spaces, by a run of markers; a run of full stops."""
+    from cairn.adapters.local.extractive_markers import MarkerCitations
+    from cairn.ports.generator import Passage
+
+    passages = [Passage(f"c{n}", f"d{n}", f"Passage {n} about the kettle.") for n in range(1, 4)]
+    prose = "The kettle descales on Fridays [1]. It costs 3.5 euros.[2][3] Ask [passage 2, 3]!\n"
+    streams = {
+        "prose": prose * (size // len(prose)),
+        "one sentence": "word " * (size // 5),
+        "unclosed [": "It cost 3. [" + "1, " * (size // 3),
+        "spaces": "Done." + " " * size,
+        "markers": "Done." + "[1]" * (size // 3),
+        "full stops": "Done" + "." * size,
+    }
+    said = []
+    for name, text in streams.items():
+        tracker = MarkerCitations(passages)
+        started = time.process_time()
+        cited = sum(len(tracker.feed(text[i : i + delta])) for i in range(0, len(text), delta))
+        cited += len(tracker.finish())
+        said.append(f"{name} {time.process_time() - started:.2f} s ({cited:,} citations)")
+    return ", ".join(said)
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -259,6 +287,7 @@ CASES: dict[str, Callable[[], str]] = {
     "fact-abbreviations": fact_abbreviations,
     "query": long_query,
     "archive-links": archive_links,
+    "markers-stream": markers_stream,
     "graph-dead-links": graph_dead_links,
     "concept-honorifics": concept_honorifics,
     "concept-chunks": concept_chunks,

@@ -3,7 +3,7 @@
 Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): a file any key
 that may write can ingest, or a query any key that may read can send.
 
-    .venv/bin/python bench/hostile_inputs.py [--case json ...]
+    .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from hostile_services import (
@@ -29,6 +30,7 @@ from hostile_services import (
     thought_highlight,
     thought_hub,
     thought_keywords,
+    version_chain,
 )
 
 
@@ -300,13 +302,18 @@ CASES: dict[str, Callable[[], str]] = {
     "gbrain-pages": gbrain_pages,
     "gbrain-heading": gbrain_heading,
     "gbrain-merges": gbrain_merges,
+    "version-chain": version_chain,
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", choices=sorted(CASES), action="append")
-    for name in parser.parse_args().case or list(CASES):
+    parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
+    args = parser.parse_args()
+    if args.versions:
+        CASES["version-chain"] = partial(version_chain, args.versions)
+    for name in args.case or list(CASES):
         case = CASES[name]
         if isinstance(case, Built):
             case.prepare()

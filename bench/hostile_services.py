@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -345,3 +346,55 @@ def mnemosyne_graph_libraries(libraries: int = 10, codes: int = 64, chunks: int 
             took = time.process_time() - started
             said.append(f"{len(scope)} searched {took:.2f} s ({len(found.candidates)} candidates)")
     return ", ".join(said)
+
+
+def version_chain(versions: int = 10_000) -> str:
+    """One fact key written `versions` times on the embedded store, each value superseding the one
+    before (zengram's brain_store with a key; the hashing embedder of the tests stands in for the
+    model), timed as the chain grows: the mean write of the 100 before the 1,000th and of the last
+    100, then, at the end, the current value read through the key's claim and through brain_query
+    (`type=fact&key=`), the item listing's first and last page of the key's values (the web UI's),
+    the current value's detail (its chain), and a search of current values and of all."""
+    from functools import partial
+
+    from cairn.domain.models import MemoryType
+    from cairn.services.explorer.detail import ItemDetails
+    from cairn.services.explorer.items import ItemFilter, ItemListing
+    from cairn.services.memory.memory_model import MemoryInput, MemoryQuery
+
+    def timed(run: Callable[[], object]) -> tuple[float, object]:
+        started = time.perf_counter()
+        out = run()
+        return (time.perf_counter() - started) * 1000, out
+
+    said: list[str] = []
+    with tempfile.TemporaryDirectory() as data:
+        c = _hashing_store(Path(data))
+        brain = c.brains.create("Default", slug="default")
+        writes: list[float] = []
+        for n in range(versions):
+            value = MemoryInput(MemoryType.fact, f"The kettle descales every {n} days.", key="kettle.descale")
+            writes.append(timed(partial(c.memories.store, brain, value))[0])
+        for upto in sorted({min(1_000, versions), versions}):
+            said.append(f"writes {upto - 100:,}-{upto:,} {sum(writes[upto - 100 : upto]) / 100:.1f} ms each")
+        line = c.memories.claims.line(brain.id, MemoryType.fact, "kettle.descale", None)
+        took, current = timed(lambda: c.memories.get(brain, line.doc_id))
+        said.append(f"current by its claim {took:.1f} ms")
+        took, _ = timed(lambda: c.zengram.query({"type": "fact", "key": "kettle.descale"}))
+        said.append(f"brain_query {took:.1f} ms")
+        listing, every = ItemListing(c.documents.repo), ItemFilter(validity="any", prefix="memories/fact/")
+        took, page = timed(lambda: listing.page(brain, every))
+        pages, cursor = 1, page.cursor
+        while cursor:
+            last, page = page, listing.page(brain, every, cursor=cursor)
+            pages, cursor = pages + 1, page.cursor
+        took_last, _ = timed(lambda: listing.page(brain, every, cursor=last.cursor))
+        said.append(f"listing first page {took:.1f} ms, last (page {pages:,}) {took_last:.1f} ms")
+        details = ItemDetails(c.documents.repo, c.documents, c.search.chunks, c.entities.links, None)
+        took, _ = timed(lambda: details.detail(brain, current.id))
+        said.append(f"detail {took:.1f} ms")
+        for everything in (False, True):
+            asked = MemoryQuery(include_superseded=everything, count_access=False)
+            took, hits = timed(partial(c.memories.search, brain, "how often does the kettle descale", asked))
+            said.append(f"search{' with superseded' if everything else ''} {took:.1f} ms ({len(hits)} hits)")
+    return f"{versions:,} versions: " + ", ".join(said)

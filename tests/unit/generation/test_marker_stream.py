@@ -63,6 +63,55 @@ def test_any_split_cites_as_the_whole_text_does(pieces: list[str]) -> None:
         assert answer[start:end] == answer[start:end].strip() != ""
 
 
+class ScanningMarkerCitations:
+    """The tracker MarkerCitations replaced, kept as the oracle of its citations: each piece
+    scanned again from the start of the first sentence not yet released (quadratic, exact)."""
+
+    _TRAILING = re.compile(
+        rf"(?:[ \t]*\[(?:(?:passage|source|doc)\s*)?{extractive_markers._NUMBERS}\])*", re.I
+    )
+    _END = re.compile(r"[.!?…]+[\"')]*(?=\s|\[|\Z)|\n")
+
+    def __init__(self, passages: list[Passage]) -> None:
+        self.cite = MarkerCitations(passages)  # its _cite, over the same answer
+        self.answer, self.cursor = "", 0
+
+    def feed(self, text: str, *, final: bool = False) -> list[Citation]:
+        self.answer += text
+        self.cite.feed(text)
+        out: list[Citation] = []
+        while (found := self._next_sentence(final)) is not None:
+            start, end, self.cursor = found
+            out += self.cite._cite(start, end)
+        return out
+
+    def _next_sentence(self, final: bool) -> tuple[int, int, int] | None:
+        text, i = self.answer, self.cursor
+        if not text[i:].strip():
+            return None
+        for m in self._END.finditer(text, i):
+            if m.group() == "\n":
+                if text[i : m.start()].strip():
+                    return i, m.start(), m.end()
+                continue
+            trailing = self._TRAILING.match(text, m.end())
+            end = trailing.end() if trailing else m.end()
+            rest = text[end:].lstrip(" \t")
+            if not rest or extractive_markers._PARTIAL.match(rest):
+                return (i, len(text), len(text)) if final else None
+            return i, end, end
+        return (i, len(text), len(text)) if final else None
+
+
+@settings(max_examples=1_500, deadline=None)
+@given(split_texts())
+def test_each_piece_cites_what_the_scanning_tracker_cited(pieces: list[str]) -> None:
+    tracker, oracle = MarkerCitations(PASSAGES), ScanningMarkerCitations(PASSAGES)
+    for piece in pieces:
+        assert cited(tracker.feed(piece)) == cited(oracle.feed(piece))
+    assert cited(tracker.finish()) == cited(oracle.feed("", final=True))
+
+
 def test_a_marker_split_across_pieces_cites_its_sentence() -> None:
     found, answer = streamed(["It cost 3.", "5 euros [pas", "sage 2", ", 3", "]. Then [1", "] more"])
     assert [(chunk, answer[start:end]) for chunk, start, end, _ in found] == [

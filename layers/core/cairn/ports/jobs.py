@@ -70,7 +70,9 @@ class JobRunner(Protocol):
         """The job as it is now; raises NotFound."""
 
     def run_pending(self) -> int:
-        """Run queued jobs in the calling thread until none is left; returns attempts run."""
+        """Run queued jobs in the calling thread until none is left; returns attempts run. After
+        stop_worker, and until start_worker, it runs none (returns 0), as run_one returns False:
+        a stopping process claims nothing."""
 
     def run_one(self, job_id: str) -> bool:
         """Run this job now in the calling thread if it is queued and no worker has taken it (a

@@ -237,3 +237,43 @@ def test_a_jobs_file_from_before_hand_overs_opens_and_counts_them(tmp_path: Path
     again = store.get(row.id)
     assert again is not None and (again.status, again.handed_over) == (JobStatus.queued, 1)
     store.close()
+
+
+class Closing(MemoryJobStore):
+    """A store that notes whether a handler of its engine was still running when it was closed."""
+
+    def __init__(self, handler_running: threading.Event) -> None:
+        super().__init__()
+        self.handler_running = handler_running
+        self.closed_under_a_handler: bool | None = None
+
+    def close(self) -> None:
+        self.closed_under_a_handler = self.handler_running.is_set()
+
+
+def test_close_after_a_stop_waits_for_the_handed_back_handler_before_closing_the_store(
+    clock: FakeClock,
+) -> None:
+    running = threading.Event()
+    store = Closing(running)
+    engine = JobEngine(store, clock, poll_s=0.01, stop_grace_s=GRACE_S)
+    handler = Blocked()
+
+    def tracked(job: Job, ctx: JobContext) -> dict[str, Any]:
+        running.set()
+        try:
+            return handler(job, ctx)
+        finally:
+            running.clear()
+
+    engine.register("ingest", tracked)
+    engine.start("ingest", {})
+    stop_while_running(engine, handler)  # handed back; attempt 1 still runs in this process
+    closer = threading.Thread(target=engine.close, daemon=True)
+    closer.start()
+    closer.join(0.2)
+    waited = closer.is_alive()
+    handler.let_go.set()
+    closer.join(WAIT_S)
+    # its finish, a store call, must not meet a closed store (a SQLite connection closed under it)
+    assert store.closed_under_a_handler is False and waited

@@ -187,6 +187,7 @@ class JobEngine(StartsJobs):
         self._started = 0  # jobs this process queued: a worker that saw it change looks again before sleeping
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._halted: list[threading.Thread] = []  # stopped, perhaps still running a handed-back handler
         self._worker_lock = threading.Lock()
         self._stopping = False  # set by stop_worker until start_worker: no claims meanwhile
         self._running: dict[tuple[str, int], JobRow] = {}  # the attempts this engine runs
@@ -241,11 +242,11 @@ class JobEngine(StartsJobs):
     def stop_worker(self) -> None:
         self._halt()
 
-    def _halt(self) -> list[threading.Thread]:
-        """Stop claiming, give the running handlers the grace, hand back what is left; the
-        worker threads stopped, some perhaps still running a handed-back handler."""
+    def _halt(self) -> None:
+        """Stop claiming, give the running handlers the grace, hand back what is left."""
         with self._worker_lock:
             threads, self._threads = self._threads, []
+            self._halted = [thread for thread in (*self._halted, *threads) if thread.is_alive()]
             with self._running_lock:
                 self._stopping = True
             with self._wake:
@@ -256,13 +257,15 @@ class JobEngine(StartsJobs):
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._hand_back()
-        return threads
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
         return self._store.forget(job_ids, holds)
 
     def close(self) -> None:
-        for thread in self._halt():  # a handed-back handler ends at its next write; the store outlives it
+        self._halt()
+        with self._worker_lock:  # those an earlier stop_worker left too
+            halted = list(self._halted)
+        for thread in halted:  # a handed-back handler ends at its next write; the store outlives it
             if thread is not threading.current_thread():
                 thread.join()
         self._store.close()

@@ -54,8 +54,8 @@ HOLD_AT_MOST_S = 6 * 3600.0
 
 STOP_GRACE_S = 1.0
 """How long a stopping process waits for its running handlers before handing their jobs back.
-Short: an MCP client ends its stdio server (SIGTERM, which runs no clean-up) two seconds after
-closing its input, and a job still claimed then waits out its lease."""
+Short: an MCP client sends its stdio server SIGTERM two seconds after closing its input (some at
+once, or SIGKILL soon after), and a job still claimed when the process dies waits out its lease."""
 
 
 def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:

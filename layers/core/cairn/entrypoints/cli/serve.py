@@ -4,11 +4,14 @@ consolidation schedule) and `cairn mcp` (one surface over stdio)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
+import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cairn import __version__
@@ -43,6 +46,9 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
     )
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _stopping_server() -> type:
     import uvicorn
 
@@ -50,11 +56,35 @@ def _stopping_server() -> type:
 
     class StoppingServer(uvicorn.Server):
         """uvicorn's server, telling endless responses (entrypoints/stopping.py) to end at the
-        exit signal: its graceful shutdown waits for every response in flight."""
+        exit signal: its graceful shutdown waits for every response in flight.
+
+        uvicorn re-raises the signal it caught once it has shut down, and SIGTERM's default then
+        ends the process before `cmd_serve`'s clean stop (jobs handed back, read counts flushed);
+        here a signal only asks the server to stop, and SIGHUP too. A second one stops waiting for
+        the calls in flight (uvicorn did so for a second Ctrl+C only)."""
+
+        stopped_by: int | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+            try:
+                yield
+            finally:  # the handlers before: a second SIGTERM during the clean stop ends the process
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             STOPPING.set()
+            if self.stopped_by is None:
+                self.stopped_by = sig
+            again = self.should_exit
             super().handle_exit(sig, frame)
+            if again:
+                self.force_exit = True
 
     return StoppingServer
 
@@ -118,7 +148,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
-        _stopping_server()(config).run(sockets=[listening])
+        server = _stopping_server()(config)
+        server.run(sockets=[listening])
     finally:
         container.jobs.stop_worker()  # first: a job still running is handed back to the queue
         if schedule is not None:
@@ -127,7 +158,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         container.repair.stop()
         if container.search.access is not None:
             container.search.access.flush()
-    return 0
+    return 130 if server.stopped_by == signal.SIGINT else 0  # Ctrl+C: the shell's usual 130
 
 
 def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Config:

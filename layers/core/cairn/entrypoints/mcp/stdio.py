@@ -4,12 +4,18 @@ The server runs as the caller's own process, so memory_ingest_file may read any 
 can (no ingest root), unlike the HTTP server. It sets no principal: its calls run as the system
 itself, on every tenant's brains, and are not audited, as the CLI's (docs/AUTH.md, "Who is calling").
 Each line is checked before the SDK reads it, and a refused one answered (stdio_lines.py).
+
+SIGTERM and SIGHUP end the session as the client closing stdin does (Ctrl+C already did, through
+asyncio's own SIGINT handling), so `cairn mcp`'s clean stop runs: MCP clients send SIGTERM two seconds
+after closing stdin, some at once, and Python's default for it ends the process where it stands.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +33,8 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # How long a result waits for the client's answer to the ping below; a client that never answers
 # pings (the spec says it must) gets its result after this delay, as it would have without the ping.
@@ -70,11 +78,24 @@ def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
 async def _serve(server: SurfaceServer, max_line: int) -> None:
     """The SDK's `run_stdio_async`, over a transport that answers the lines it refuses (stdio_lines.py)."""
     lowlevel = server._lowlevel_server
-    try:
-        async with checked_stdio(max_line) as (read, write):
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
-    except* ClientGone:
-        log.info("stdio: the client stopped reading our output; stopping")
+    async with anyio.create_task_group() as tg:
+        if threading.current_thread() is threading.main_thread():  # only it may take signals
+            tg.start_soon(_stop_at_signal, tg.cancel_scope)
+        try:
+            async with checked_stdio(max_line) as (read, write):
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        except* ClientGone:
+            log.info("stdio: the client stopped reading our output; stopping")
+        tg.cancel_scope.cancel()  # the session ended: stop listening for signals
+
+
+async def _stop_at_signal(session: anyio.CancelScope) -> None:
+    """At the first of STOP_SIGNALS, end the session as stdin closing does. Its handlers are removed
+    first, so a second signal ends the process at once should the clean stop hang."""
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+        signum = await anext(received)
+    log.info("stdio: %s received; stopping", signal.Signals(signum).name)
+    session.cancel()
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,185 @@
+"""`cairn mcp` and `cairn serve` stopped by a signal stop as cleanly as when their input closes: the
+job running there is handed back to the queue (not left claimed until its lease runs out), the reads
+the session's searches counted in memory are written, and the exit status is a normal one.
+
+MCP clients send SIGTERM two seconds after closing a stdio server's input, some at once; Python's
+default for it ended `cairn mcp` where it stood, and uvicorn ended `cairn serve` by raising SIGTERM
+again once it had shut down, before the server's own clean stop."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import pytest
+
+from tests.support.processes import CAIRN, environment, start
+from tests.support.soundness import opened
+
+pytestmark = pytest.mark.integration
+WAIT_S = 60.0
+EXIT_S = 30.0
+QUEUED = {"CAIRN_INGEST_QUEUE_BYTES": "0"}  # every file ingest is a job
+QUESTION = "when is the boiler serviced"
+SEARCHES = 3
+
+
+def long_file(folder: Path) -> Path:
+    """A file whose ingest job is still embedding when the signal comes (tens of seconds here)."""
+    path = folder / "rota.md"
+    sections = (
+        f"## Berth {i}\n\nThe harbour crane rota {i} names who lifts cargo on day {i % 7}."
+        for i in range(20_000)
+    )
+    path.write_text("\n\n".join(sections), encoding="utf-8")
+    return path
+
+
+def job_row(data: Path, job_id: str) -> dict[str, Any]:
+    with closing(sqlite3.connect(data / "jobs.sqlite3")) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute(
+            "SELECT status, attempts, handed_over, lease_until FROM jobs WHERE id = ?", (job_id,)
+        ).fetchone()
+    assert row is not None, job_id
+    return dict(row)
+
+
+def wait_until_running(data: Path, job_id: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while job_row(data, job_id)["status"] != "running":
+        assert time.monotonic() < deadline, f"job {job_id} never started"
+        time.sleep(0.05)
+
+
+def assert_stopped_cleanly(data: Path, job_id: str, path: str) -> None:
+    job = job_row(data, job_id)
+    if job["status"] != "completed":  # it could not have finished in a second, but if it did
+        assert job == {"status": "queued", "attempts": 1, "handed_over": 1, "lease_until": None}, job
+    container = opened(data)
+    brain = container.brains.get("home")
+    doc = container.documents.get(brain, path)
+    assert container.search.access is not None
+    assert container.search.access.get_many(brain.id, [doc.id])[doc.id].count == SEARCHES
+
+
+class Stdio:
+    """`cairn mcp` driven line by line: the client keeps stdin open, as one that signals at once does."""
+
+    def __init__(self, data: Path) -> None:
+        self.process = subprocess.Popen(
+            [CAIRN, "mcp", "--data-dir", str(data)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=environment(extra=QUEUED),
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
+        self.ids = 0
+
+    @staticmethod
+    def _pump(stream: IO[bytes] | None, put: Callable[[bytes], None]) -> None:
+        assert stream is not None
+        for line in stream:
+            put(line)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.ids += 1
+        self.send({"id": self.ids, "method": method, "params": params})
+        while True:
+            answer: dict[str, Any] = json.loads(self.lines.get(timeout=WAIT_S))
+            if answer.get("id") == self.ids:
+                return answer
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        assert not answer["result"].get("isError"), answer
+        structured: dict[str, Any] = answer["result"]["structuredContent"]
+        return structured
+
+
+@pytest.fixture
+def stdio(tmp_path: Path) -> Iterator[Stdio]:
+    server = Stdio(tmp_path / "data")
+    try:
+        client = {"name": "signals", "version": "1"}
+        server.request(
+            "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        )
+        server.send({"method": "notifications/initialized"})
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=EXIT_S)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(stdio: Stdio, tmp_path: Path, sig: int) -> None:
+    data = tmp_path / "data"
+    stdio.tool("memory_create_brain", {"name": "Home", "slug": "home"})
+    path = stdio.tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
+        "path"
+    ]
+    for _ in range(SEARCHES):
+        found = stdio.tool("memory_search", {"query": QUESTION, "brain": "home"})
+        assert path in json.dumps(found)
+    job_id = stdio.tool("memory_ingest_file", {"path": str(long_file(tmp_path)), "brain": "home"})["job_id"]
+    wait_until_running(data, job_id)
+
+    stdio.process.send_signal(sig)
+    code = stdio.process.wait(timeout=EXIT_S)
+    assert_stopped_cleanly(data, job_id, path)
+    assert code == 0
+
+
+def test_sigterm_stops_cairn_serve_after_its_clean_stop(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rota = long_file(tmp_path)
+    server = start(data, extra={**QUEUED, "CAIRN_INGEST_ROOT": str(tmp_path)})
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+    def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        answer = httpx.post(f"{server.base}/mcp", headers=headers, json=call, timeout=WAIT_S).json()
+        assert not answer["result"].get("isError"), answer
+        structured: dict[str, Any] = answer["result"]["structuredContent"]
+        return structured
+
+    try:
+        tool("memory_create_brain", {"name": "Home", "slug": "home"})
+        path = tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
+            "path"
+        ]
+        for _ in range(SEARCHES):
+            assert path in json.dumps(tool("memory_search", {"query": QUESTION, "brain": "home"}))
+        job_id = tool("memory_ingest_file", {"path": str(rota), "brain": "home"})["job_id"]
+        wait_until_running(data, job_id)
+
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=EXIT_S)
+        assert_stopped_cleanly(data, job_id, path)
+        assert code == 0
+    finally:
+        server.kill()

@@ -13,6 +13,7 @@ import queue
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -183,3 +184,42 @@ def test_sigterm_stops_cairn_serve_after_its_clean_stop(tmp_path: Path) -> None:
         assert code == 0
     finally:
         server.kill()
+
+
+ABANDONED_EMBED = """
+import atexit, sys, threading, time
+from cairn.adapters.local.onnx_embedder import OnnxEmbedder
+
+embedder = OnnxEmbedder(threads=1, workers=2)
+runs, run = [], embedder._run
+
+def counted(encodings):
+    runs.append(len(encodings))
+    time.sleep(0.05)  # the run of a long text
+    return run(encodings)
+
+embedder._run = counted
+texts = [f"berth {i}: the crane rota for day {i % 7}" for i in range(int(sys.argv[1]))]
+threading.Thread(target=embedder.embed, args=(texts,), daemon=True).start()
+deadline = time.monotonic() + 60
+while len(runs) < 10 and time.monotonic() < deadline:  # well under way, as a handed-back job's
+    time.sleep(0.01)
+atexit.register(lambda: print(len(runs), flush=True))  # after the interpreter waited for the pool
+"""
+
+
+def test_an_embed_left_running_does_not_hold_the_exit_for_all_its_texts() -> None:
+    """A handed-back job's thread is left embedding when its process exits, and the interpreter
+    runs what the embedder's pool has queued before it exits: all of a large file's texts made a
+    clean stop take most of a minute."""
+    texts = 400
+    done = subprocess.run(
+        [sys.executable, "-c", ABANDONED_EMBED, str(texts)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S * 2,
+        env=environment(),
+        check=False,
+    )
+    ran = int(done.stdout.strip().splitlines()[-1])
+    assert 10 <= ran < texts // 4, (ran, done.stderr[-1000:])

@@ -11,7 +11,8 @@ on CPU a 256-token text alone is as fast per text as in a batch. A batch-invaria
 in length-sorted batches of at most `batch_size` texts and `_TOKEN_BUDGET` padded tokens.
 
 Parallel runs: with `workers` above 1, one `embed()` call of several texts runs up to `workers`
-of its runs (texts, or batches) at once, each on its own thread (`session.run` releases the GIL).
+of its runs (texts, or batches) at once, each on its own thread (`session.run` releases the GIL),
+with no more than two a thread queued behind them (`_pooled`).
 Bulk work (`cairn ingest`) uses one intra-op thread and one worker per core; see `bulk_threads`.
 
 Symbols the vocabulary lacks (emoji, runes: `[UNK]` tokens) get a vector of their own, mixed into
@@ -24,9 +25,9 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -128,8 +129,7 @@ class OnnxEmbedder:
             for batch in batches:
                 out[batch] = self._run([encodings[i] for i in batch])
         else:
-            runs = self._runs().map(lambda batch: self._run([encodings[i] for i in batch]), batches)
-            for batch, vectors in zip(batches, runs, strict=True):
+            for batch, vectors in zip(batches, self._pooled(batches, encodings), strict=True):
                 out[batch] = vectors
         for i, encoding in enumerate(encodings):
             if not symbols[i]:
@@ -179,6 +179,18 @@ class OnnxEmbedder:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="onnx-run")
         return self._pool
+
+    def _pooled(self, batches: list[list[int]], encodings: list[Encoding]) -> Iterator[Vectors]:
+        """Each batch's vectors in order, run on the pool with at most two runs a worker queued:
+        the interpreter's exit runs every queued run first, and a call whose caller a stopping
+        process left behind (a handed-back job's) held the exit for all of its file's texts."""
+        pool, ahead = self._runs(), deque[Future[Vectors]]()
+        for batch in batches:
+            if len(ahead) >= 2 * self._workers:
+                yield ahead.popleft().result()
+            ahead.append(pool.submit(self._run, [encodings[i] for i in batch]))
+        while ahead:
+            yield ahead.popleft().result()
 
     def _batches(self, indices: list[int], lengths: list[int]) -> list[list[int]]:
         """`indices` grouped longest first, so each batch pads to little more than its own texts."""

@@ -3,7 +3,7 @@
 Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): a file any key
 that may write can ingest, or a query any key that may read can send.
 
-    .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N]
+    .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N] [--facts N]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from hostile_services import (
     concept_chunks,
     concept_honorifics,
     concept_links,
+    distinct_facts,
     gbrain_heading,
     gbrain_merges,
     gbrain_pages,
@@ -303,6 +304,7 @@ CASES: dict[str, Callable[[], str]] = {
     "gbrain-heading": gbrain_heading,
     "gbrain-merges": gbrain_merges,
     "version-chain": version_chain,
+    "distinct-facts": distinct_facts,
 }
 
 
@@ -310,9 +312,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
+    parser.add_argument("--facts", type=int, help="distinct-facts: the facts written (10,000)")
     args = parser.parse_args()
     if args.versions:
         CASES["version-chain"] = partial(version_chain, args.versions)
+    if args.facts:
+        CASES["distinct-facts"] = partial(distinct_facts, args.facts)
     for name in args.case or list(CASES):
         case = CASES[name]
         if isinstance(case, Built):

@@ -398,3 +398,29 @@ def version_chain(versions: int = 10_000) -> str:
             took, hits = timed(partial(c.memories.search, brain, "how often does the kettle descale", asked))
             said.append(f"search{' with superseded' if everything else ''} {took:.1f} ms ({len(hits)} hits)")
     return f"{versions:,} versions: " + ", ".join(said)
+
+
+def distinct_facts(facts: int = 10_000) -> str:
+    """`facts` facts of as many keys on the embedded store (the hashing embedder of the tests
+    stands in for the model), then brain_query by one key (one row), all facts (the newest 50), and
+    zengram's export of the active facts (the first 1,000)."""
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    said: list[str] = []
+    with tempfile.TemporaryDirectory() as data:
+        c = _hashing_store(Path(data))
+        brain = c.brains.create("Default", slug="default")
+        for n in range(facts):
+            c.memories.store(
+                brain, MemoryInput(MemoryType.fact, f"Pump {n} runs at {n % 97} bar.", key=f"pump.{n}")
+            )
+        for name, run in (
+            ("brain_query by key", lambda: c.zengram.query({"type": "fact", "key": f"pump.{facts // 2}"})),
+            ("brain_query all", lambda: c.zengram.query({"type": "fact"})),
+            ("export active", lambda: c.zengram.export({"type": "fact"})),
+        ):
+            started = time.perf_counter()
+            run()
+            said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
+    return f"{facts:,} facts: " + ", ".join(said)

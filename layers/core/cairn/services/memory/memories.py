@@ -57,7 +57,6 @@ from cairn.services.memory.memory_model import (
     EVENT_TTL_DAYS,
     EXPIRE_PER_RUN,
     MEMORY_ID,
-    PREFIX,
     SUPERSEDES,
     Deleted,
     MemoryInput,
@@ -382,10 +381,8 @@ class MemoryService(MemoryLineJoins):
         cutoff = now - timedelta(days=ttl_days)
         stale = [
             doc
-            for doc in self.documents.repo.list(brain.id, f"{PREFIX}{MemoryType.event.value}/")
-            if doc.deleted_at is None
-            and doc.memory is not None
-            and doc.memory.current
+            for doc in self.current_of_type(brain, [MemoryType.event])
+            if doc.memory is not None
             and doc.created_at < cutoff
             and (doc.memory.importance if doc.memory.importance is not None else DEFAULT_IMPORTANCE)
             <= DEFAULT_IMPORTANCE

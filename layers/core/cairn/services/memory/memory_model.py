@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Document, MemoryType, MetadataValue
@@ -94,6 +95,18 @@ class MemoryQuery:
     `at_time`, what Cairn then held to be true at that other time)."""
     limit: int = 10
     count_access: bool = True
+
+
+@dataclass(frozen=True)
+class Containing:
+    """A lookup of the memories whose key (facts) or subject (statuses) holds `text`, in any case
+    (zengram's brain_query)."""
+
+    field: Literal["key", "subject"]
+    text: str
+
+    def held_by(self, value: str | None) -> bool:
+        return self.text.lower() in (value or "").lower()
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Document, MemoryType
-from cairn.services.memory.memory_model import MemoryQuery
+from cairn.services.memory.memory_model import Containing, MemoryQuery
 from cairn.services.memory.memory_ranking import (
     IMPORTANCE,
     importance_name,
@@ -174,36 +173,37 @@ class ZengramMemories(ZengramBase):
         limit = bounded_int(q.get("limit"), default=50, low=1, high=500)
         since = parse_time(q["since"], "since") if q.get("since") else None
         brain = self.brain()
+        containing: Containing | None = None
         if kind in ("fact", "facts"):
-            kinds, needle, field = [MemoryType.fact], q.get("key"), "key"
+            kinds = [MemoryType.fact]
+            containing = Containing("key", q["key"]) if q.get("key") else None
         elif kind in ("status", "statuses"):
-            kinds, needle, field = [MemoryType.status], q.get("subject"), "subject"
+            kinds = [MemoryType.status]
+            containing = Containing("subject", q["subject"]) if q.get("subject") else None
         else:
             narrowed = {"event": [MemoryType.event], "decision": [MemoryType.decision]}
-            kinds, needle, field = narrowed.get(kind, [MemoryType.event, MemoryType.decision]), None, ""
-        rows: list[tuple[datetime, dict[str, Any]]] = []
-        for doc in self.c.memories.of_type(brain, kinds):
+            kinds = narrowed.get(kind, [MemoryType.event, MemoryType.decision])
+        found: list[Document] = []
+        for doc in self.c.memories.current_of_type(brain, kinds, containing=containing):
             m = doc.memory
-            if doc.deleted_at is not None or m is None or not m.current:
-                continue
+            assert m is not None
             if not matches(m.source_agent, q.get("source_agent")) or not matches(
                 m.client_id, q.get("client_id")
             ):
                 continue
             if not matches(m.category, q.get("category")):
                 continue
-            if needle and needle.lower() not in (getattr(m, field) or "").lower():
-                continue
             if since is not None and doc.created_at < since:
                 continue
-            rows.append((doc.updated_at, self._row(doc, m.type)))
-        rows.sort(key=lambda r: r[0], reverse=True)
-        results = [row for _, row in rows[:limit]]
+            found.append(doc)
+        found.sort(key=lambda d: d.updated_at, reverse=True)  # stable: ties stay in path order
+        results = [self._row(doc) for doc in found[:limit]]  # texts read for the rows shown only
         return Reply(200, {"type": kind or "events", "count": len(results), "results": results})
 
-    def _row(self, doc: Document, kind: MemoryType) -> dict[str, Any]:
+    def _row(self, doc: Document) -> dict[str, Any]:
         m = doc.memory
         assert m is not None
+        kind = m.type
         text = self.c.memories.text(doc)
         base = {
             "id": doc.id,

@@ -69,11 +69,11 @@ def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]
     client, kind = q.get("client_id") or None, q.get("type") or None
     named = [t for t in MEMORY_TYPES if not kind or t == kind]  # an unknown type exports nothing
     kinds = [MemoryType(t) for t in named]
+    listed = c.memories.current_of_type(brain, kinds) if active_only else c.memories.of_type(brain, kinds)
     matching = [
         doc
-        for doc in c.memories.of_type(brain, kinds)
+        for doc in listed
         if doc.memory is not None
-        and (not active_only or (doc.deleted_at is None and doc.memory.current))
         and (client is None or (doc.memory.client_id or "global") == client)
         and (since is None or doc.created_at >= since)
     ]

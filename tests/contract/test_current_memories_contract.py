@@ -1,0 +1,151 @@
+"""The current memories of a type (MemoryReads.current_of_type, behind zengram's brain_query and
+export) on every record store: the in-memory fake, SQLite and DynamoDB under moto. The answer is
+the listing of every memory of the type kept to the current ones (the oracle below), and the
+records that cannot answer (deleted, superseded, expired, another key) are never decoded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import Brain, Document, MemoryType
+from cairn.ports.records import RecordStore
+from cairn.services.memory.memory_model import MemoryInput
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
+
+KEY = "kettle.descale"
+VALUES = 12
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
+    adapters = replace(fake_adapters(clock=clock), records=records)
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+@pytest.fixture
+def brain(c: Container, clock: FakeClock) -> Brain:
+    """One key written VALUES times, keys that hold it in another case or as a part, other keys, an
+    unkeyed fact, a deleted current value, statuses superseded and not, and an expired event."""
+    brain = c.brains.create("Default", slug="default")
+
+    def fact(text: str, key: str | None, **more: Any) -> str:
+        return c.memories.store(brain, MemoryInput(MemoryType.fact, text, key=key, **more)).memory.id
+
+    event = c.memories.store(brain, MemoryInput(MemoryType.event, "The kettle was descaled.")).memory.id
+    clock.advance(40 * 86_400)
+    assert c.memories.expire_events(brain) == 1, event
+    c.memories.store(brain, MemoryInput(MemoryType.event, "The boiler was serviced."))
+    for n in range(VALUES):
+        fact(f"The kettle descales every {n} days.", KEY, source_agent="a" if n % 2 else "b")
+    fact("The office kettle descales weekly.", "Office.KETTLE.Descale.v2")
+    fact("The shed door sticks.", "shed.door")
+    fact("Nobody keyed this fact about kettles.", None)
+    gone = fact("The garage kettle descales monthly.", "garage.kettle.descale")
+    c.memories.delete(brain, gone)
+    for n in range(3):
+        c.memories.store(
+            brain, MemoryInput(MemoryType.status, f"Deploy {n}", subject="Release Train", status_value=str(n))
+        )
+    c.memories.store(brain, MemoryInput(MemoryType.status, "Green", subject="ci", status_value="ok"))
+    return brain
+
+
+def oracle(c: Container, brain: Brain, kinds: list[MemoryType], field: str, text: str | None) -> list[str]:
+    """Every memory of the types decoded, kept to the current ones (what brain_query read before)."""
+    return [
+        doc.id
+        for doc in c.memories.of_type(brain, kinds)
+        if doc.deleted_at is None
+        and doc.memory is not None
+        and doc.memory.current
+        and (text is None or text.lower() in (getattr(doc.memory, field) or "").lower())
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kinds", "field", "text"),
+    [
+        ([MemoryType.fact], "key", None),
+        ([MemoryType.fact], "key", KEY),
+        ([MemoryType.fact], "key", "KETTLE"),
+        ([MemoryType.fact], "key", "descale.v"),
+        ([MemoryType.fact], "key", "no such key"),
+        ([MemoryType.status], "subject", None),
+        ([MemoryType.status], "subject", "release"),
+        ([MemoryType.event, MemoryType.decision], "key", None),
+    ],
+)
+def test_the_current_memories_are_the_listing_kept_to_the_current_ones(
+    c: Container, brain: Brain, kinds: list[MemoryType], field: Literal["key", "subject"], text: str | None
+) -> None:
+    # imported here: the other tests, of brain_query and export, run on the code before it too
+    from cairn.services.memory.memory_model import Containing
+
+    containing = Containing(field, text) if text is not None else None
+    listed = c.memories.current_of_type(brain, kinds, containing=containing)
+    assert [d.id for d in listed] == oracle(c, brain, kinds, field, text)
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The ids of the documents decoded from their records while the test runs."""
+    ids: list[str] = []
+    real: Callable[..., Document] = Document.model_validate
+
+    def counting(cls: type[Document], obj: Any, **kwargs: Any) -> Document:
+        ids.append(obj.get("id") if isinstance(obj, dict) else None)
+        return real(obj, **kwargs)
+
+    monkeypatch.setattr(Document, "model_validate", classmethod(counting))
+    yield ids
+
+
+def test_brain_query_decodes_only_the_memories_it_answers_with(
+    c: Container, brain: Brain, decoded: list[str]
+) -> None:
+    by_key = c.zengram.query({"type": "fact", "key": KEY}).body
+    answered = [row["id"] for row in by_key["results"]]
+    assert sorted(row["key"] for row in by_key["results"]) == ["Office.KETTLE.Descale.v2", KEY]
+    assert sorted(decoded) == sorted(answered)  # not the 11 superseded values, nor the deleted one
+
+    decoded.clear()
+    by_subject = c.zengram.query({"type": "statuses", "subject": "RELEASE"}).body
+    assert [row["status"] for row in by_subject["results"]] == ["2"]
+    assert decoded == [by_subject["results"][0]["id"]]
+
+
+def test_brain_query_reads_the_text_of_the_rows_it_shows_only(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+    text = c.memories.text
+    monkeypatch.setattr(c.memories, "text", lambda doc: read.append(doc.id) or text(doc))
+    every = c.zengram.query({"type": "fact"}).body
+    assert every["count"] == 4 and sorted(read) == sorted(r["id"] for r in every["results"])
+
+    read.clear()
+    newest = c.zengram.query({"type": "fact", "limit": "2"}).body
+    assert [r["id"] for r in newest["results"]] == [r["id"] for r in every["results"][:2]] == read
+
+
+def test_an_export_of_active_memories_decodes_only_those(
+    c: Container, brain: Brain, decoded: list[str]
+) -> None:
+    active = c.zengram.export({"type": "fact"}).body
+    assert active["total"] == 4 and len(decoded) == 4
+    decoded.clear()
+    everything = c.zengram.export({"type": "fact", "active_only": "false"}).body
+    assert everything["total"] == VALUES + 4 and len(decoded) == VALUES + 4

@@ -117,7 +117,7 @@ class JobStore(Protocol):
     def release(self, job_id: str, attempt: int, now: datetime) -> bool:
         """If the row is running at `attempt`, put it back in the queue (status queued, no lease,
         `handed_over` + 1; `attempts` stays, so the next claim fences this attempt out), claimable
-        at once and first among its principal's; False if the attempt no longer holds it."""
+        at once, in its place by age as when it was queued; False if the attempt no longer holds it."""
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
         """ForgetsJobs.forget (ports/jobs.py) on the rows."""

@@ -151,13 +151,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = _stopping_server()(config)
         server.run(sockets=[listening])
     finally:
-        container.jobs.stop_worker()  # first: a job still running is handed back to the queue
+        # first what is only in memory (the reads searches counted), then a job still running is
+        # handed back to the queue: a second signal during the clean stop ends the process
+        if container.search.access is not None:
+            container.search.access.flush()
+        container.jobs.stop_worker()
         if schedule is not None:
             schedule.stop()
         sweeper.stop()
         container.repair.stop()
-        if container.search.access is not None:
-            container.search.access.flush()
     return 130 if server.stopped_by == signal.SIGINT else 0  # Ctrl+C: the shell's usual 130
 
 

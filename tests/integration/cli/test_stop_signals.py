@@ -223,3 +223,44 @@ def test_an_embed_left_running_does_not_hold_the_exit_for_all_its_texts() -> Non
     )
     ran = int(done.stdout.strip().splitlines()[-1])
     assert 10 <= ran < texts // 4, (ran, done.stderr[-1000:])
+
+
+WITHOUT_POSIX_SIGNALS = """
+import asyncio, signal, sys
+del signal.SIGHUP  # Windows has no SIGHUP ...
+
+def refused(self, sig, callback, *args):
+    raise NotImplementedError  # ... and its event loops take no signal handlers (BaseEventLoop's)
+
+asyncio.unix_events._UnixSelectorEventLoop.add_signal_handler = refused
+from cairn.entrypoints.cli import main
+
+sys.exit(main(["mcp", "--data-dir", sys.argv[1]]))
+"""
+
+
+def test_cairn_mcp_runs_where_posix_signals_do_not_exist(tmp_path: Path) -> None:
+    """On Windows `signal.SIGHUP` is missing and asyncio's loops refuse signal handlers: the stop
+    at a signal is left out there, and the session runs and ends at stdin's close as before."""
+    client = {"name": "windows", "version": "1"}
+    lines = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client},
+        },
+        {"method": "notifications/initialized"},
+        {"id": 2, "method": "tools/list", "params": {}},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_POSIX_SIGNALS, str(tmp_path / "data")],
+        input="".join(json.dumps({"jsonrpc": "2.0", **line}) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        env=environment(),
+        check=False,
+    )
+    answers = {answer.get("id"): answer for answer in map(json.loads, done.stdout.splitlines())}
+    assert "memory_search" in json.dumps(answers.get(2)), done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]

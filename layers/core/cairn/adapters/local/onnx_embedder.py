@@ -183,14 +183,19 @@ class OnnxEmbedder:
     def _pooled(self, batches: list[list[int]], encodings: list[Encoding]) -> Iterator[Vectors]:
         """Each batch's vectors in order, run on the pool with at most two runs a worker queued:
         the interpreter's exit runs every queued run first, and a call whose caller a stopping
-        process left behind (a handed-back job's) held the exit for all of its file's texts."""
+        process left behind (a handed-back job's) held the exit for all of its file's texts.
+        A run that fails, or a caller that stops reading, cancels the runs not yet started."""
         pool, ahead = self._runs(), deque[Future[Vectors]]()
-        for batch in batches:
-            if len(ahead) >= 2 * self._workers:
+        try:
+            for batch in batches:
+                if len(ahead) >= 2 * self._workers:
+                    yield ahead.popleft().result()
+                ahead.append(pool.submit(self._run, [encodings[i] for i in batch]))
+            while ahead:
                 yield ahead.popleft().result()
-            ahead.append(pool.submit(self._run, [encodings[i] for i in batch]))
-        while ahead:
-            yield ahead.popleft().result()
+        finally:
+            for future in ahead:
+                future.cancel()
 
     def _batches(self, indices: list[int], lengths: list[int]) -> list[list[int]]:
         """`indices` grouped longest first, so each batch pads to little more than its own texts."""

@@ -46,7 +46,11 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
     )
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, name)
+)
+"""The signals that stop `cairn serve`: SIGHUP exists on POSIX only, SIGBREAK (Ctrl+Break) on
+Windows only, as uvicorn's own list."""
 
 
 def _stopping_server() -> type:

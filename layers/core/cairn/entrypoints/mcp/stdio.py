@@ -12,6 +12,7 @@ after closing stdin, some at once, and Python's default for it ends the process 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import sys
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""SIGHUP exists on POSIX only."""
 
 # How long a result waits for the client's answer to the ping below; a client that never answers
 # pings (the spec says it must) gets its result after this delay, as it would have without the ping.
@@ -91,8 +95,14 @@ async def _serve(server: SurfaceServer, max_line: int) -> None:
 
 async def _stop_at_signal(session: anyio.CancelScope) -> None:
     """At the first of STOP_SIGNALS, end the session as stdin closing does. Its handlers are removed
-    first, so a second signal ends the process at once should the clean stop hang."""
-    with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+    first, so a second signal ends the process at once should the clean stop hang. Windows' event
+    loops take no signal handlers (and its SIGTERM cannot be caught): the session then ends at
+    stdin's close only, as it did before."""
+    with contextlib.ExitStack() as receiving:
+        try:
+            received = receiving.enter_context(anyio.open_signal_receiver(*STOP_SIGNALS))
+        except NotImplementedError:
+            return
         signum = await anext(received)
     log.info("stdio: %s received; stopping", signal.Signals(signum).name)
     session.cancel()

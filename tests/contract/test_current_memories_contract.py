@@ -149,3 +149,38 @@ def test_an_export_of_active_memories_decodes_only_those(
     decoded.clear()
     everything = c.zengram.export({"type": "fact", "active_only": "false"}).body
     assert everything["total"] == VALUES + 4 and len(decoded) == VALUES + 4
+
+
+DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "superseded_by a number": lambda d: d["memory"].__setitem__("superseded_by", 5),
+    "superseded_by a list": lambda d: d["memory"].__setitem__("superseded_by", ["mem_x"]),
+    "expired_at not a time": lambda d: d["memory"].__setitem__("expired_at", "soon"),
+    "deleted_at not a time": lambda d: d.__setitem__("deleted_at", "yesterday-ish"),
+    "deleted_at a mapping": lambda d: d.__setitem__("deleted_at", {"at": 1}),
+    "deleted_at false": lambda d: d.__setitem__("deleted_at", False),
+    "memory a list": lambda d: d.__setitem__("memory", ["fact"]),
+    "key a number": lambda d: d["memory"].__setitem__("key", 7),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_memory_record_is_refused_as_the_decoded_listing_refuses_it(
+    c: Container, brain: Brain, records: RecordStore, damage: str
+) -> None:
+    """A field of the wrong kind in the current value's record is damaged_store, as decoding every
+    record found it, not a memory silently left out of brain_query and the export."""
+    from cairn.domain.errors import DamagedStore
+
+    current = c.memories.current_of_type(brain, [MemoryType.fact], containing=None)
+    target = next(doc for doc in current if doc.memory is not None and doc.memory.key == KEY)
+    item = next(i for i in c.documents.repo.raw(brain.id, "") if i.data.get("id") == target.id)
+    data = {**item.data, "memory": dict(item.data["memory"])}
+    DAMAGES[damage](data)
+    records.put(replace(item, data=data))
+
+    with pytest.raises(DamagedStore):
+        oracle(c, brain, [MemoryType.fact], "key", KEY)
+    with pytest.raises(DamagedStore):
+        c.zengram.query({"type": "fact", "key": KEY})
+    with pytest.raises(DamagedStore):
+        c.zengram.export({"type": "fact"})

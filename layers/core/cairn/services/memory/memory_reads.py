@@ -246,13 +246,25 @@ def _passed_over(data: dict[str, Any], containing: Containing | None) -> bool:
     """Whether a memory's raw record shows that current_of_type does not want it. A field of
     another kind than the document's is not judged here: decoding it names the damaged record."""
     memory = data.get("memory")
-    if data.get("deleted_at") is not None or memory is None:
+    if _is_time(data.get("deleted_at")) or memory is None:
         return True
     if not isinstance(memory, dict):
         return False
-    if memory.get("superseded_by") is not None or memory.get("expired_at") is not None:
+    if isinstance(memory.get("superseded_by"), str) or _is_time(memory.get("expired_at")):
         return True
     if containing is None:
         return False
     held = memory.get(containing.field)
     return (held is None or isinstance(held, str)) and not containing.held_by(held)
+
+
+def _is_time(value: object) -> bool:
+    """A time as a record stores one (ISO 8601); a value of any other kind, None included, is
+    left to decoding, which reads it or names the record damaged."""
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True

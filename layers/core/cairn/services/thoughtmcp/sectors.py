@@ -146,8 +146,7 @@ class SectorVectors:
         dimension and vector version (`version`, of the memory's texts now), and readable."""
         d = item.data
         return (
-            d.get("model") == self.embedder.model_id
-            and d.get("dimension") == self.embedder.dimension
+            self._by_this_model(d)
             and (d.get("version") or "") == version
             and _decoded(d.get("vectors"), len(VIEWS), self.embedder.dimension) is not None
         )
@@ -169,12 +168,16 @@ class SectorVectors:
         out: dict[str, dict[str, Vectors]] = {}
         for item in items.values():
             d = item.data
-            if d.get("model") != self.embedder.model_id or d.get("dimension") != self.embedder.dimension:
+            if not self._by_this_model(d):
                 continue
             matrix = _decoded(d["vectors"], len(VIEWS), self.embedder.dimension)
             if matrix is not None:
                 out[item.sk] = {s: matrix[i] for i, s in enumerate(VIEWS)}
         return out
+
+    def _by_this_model(self, data: dict[str, object]) -> bool:
+        embedder = self.embedder
+        return data.get("model") == embedder.model_id and data.get("dimension") == embedder.dimension
 
     def delete_user(self, brain_id: str, user_id: str) -> int:
         return delete_partition(self.records, sectors_pk(brain_id, user_id))

@@ -6,6 +6,12 @@ graceful shutdown, which waits for every response in flight, does not wait for e
 
 from __future__ import annotations
 
+import signal
 import threading
 
 STOPPING = threading.Event()
+
+
+def present(*names: str) -> tuple[signal.Signals, ...]:
+    """Those of the named signals this platform has (SIGHUP is POSIX only, SIGBREAK Windows only)."""
+    return tuple(getattr(signal, name) for name in names if hasattr(signal, name))

@@ -18,6 +18,7 @@ from cairn import __version__
 from cairn.entrypoints.cli import access_log, process_limits
 from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
+from cairn.entrypoints.stopping import present
 
 if TYPE_CHECKING:
     import uvicorn
@@ -46,11 +47,8 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
     )
 
 
-STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, name)
-)
-"""The signals that stop `cairn serve`: SIGHUP exists on POSIX only, SIGBREAK (Ctrl+Break) on
-Windows only, as uvicorn's own list."""
+STOP_SIGNALS = present("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+"""The signals that stop `cairn serve` (SIGBREAK is Ctrl+Break), as uvicorn's own list."""
 
 
 def _stopping_server() -> type:

@@ -27,6 +27,7 @@ from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.entrypoints.mcp.stdio_lines import ClientGone, checked_stdio
+from cairn.entrypoints.stopping import present
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -35,10 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""SIGHUP exists on POSIX only."""
+STOP_SIGNALS = present("SIGTERM", "SIGHUP")
 
 # How long a result waits for the client's answer to the ping below; a client that never answers
 # pings (the spec says it must) gets its result after this delay, as it would have without the ping.

@@ -252,15 +252,31 @@ def test_cairn_mcp_runs_where_posix_signals_do_not_exist(tmp_path: Path) -> None
         {"method": "notifications/initialized"},
         {"id": 2, "method": "tools/list", "params": {}},
     ]
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "-c", WITHOUT_POSIX_SIGNALS, str(tmp_path / "data")],
-        input="".join(json.dumps({"jsonrpc": "2.0", **line}) + "\n" for line in lines),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=WAIT_S,
         env=environment(),
-        check=False,
     )
-    answers = {answer.get("id"): answer for answer in map(json.loads, done.stdout.splitlines())}
-    assert "memory_search" in json.dumps(answers.get(2)), done.stderr[-2000:]
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("".join(json.dumps({"jsonrpc": "2.0", **line}) + "\n" for line in lines))
+        process.stdin.flush()
+        answers: dict[Any, Any] = {}
+        while 2 not in answers:  # stdin stays open until the list is answered, as a client keeps it
+            line = process.stdout.readline()
+            if not line:
+                break
+            answer = json.loads(line)
+            answers[answer.get("id")] = answer
+        process.stdin.close()  # then the session ends at stdin's close
+        process.stdin = None  # closed: communicate only reads what is left
+        _, stderr = process.communicate(timeout=WAIT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "memory_search" in json.dumps(answers.get(2)), stderr[-2000:]
+    assert process.returncode == 0, stderr[-2000:]

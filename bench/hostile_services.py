@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
+    from cairn.domain.models import Brain
 
 
 def _hashing_store(data: Path, *, symbols: bool = False) -> Container:
@@ -354,7 +355,8 @@ def version_chain(versions: int = 10_000) -> str:
     model), timed as the chain grows: the mean write of the 100 before the 1,000th and of the last
     100, then, at the end, the current value read through the key's claim and through brain_query
     (`type=fact&key=`), the item listing's first and last page of the key's values (the web UI's),
-    the current value's detail (its chain), and a search of current values and of all."""
+    the current value's detail (its chain), a search of current values and of all, and the counts
+    (`_counted`)."""
     from functools import partial
 
     from cairn.domain.models import MemoryType
@@ -397,13 +399,29 @@ def version_chain(versions: int = 10_000) -> str:
             asked = MemoryQuery(include_superseded=everything, count_access=False)
             took, hits = timed(partial(c.memories.search, brain, "how often does the kettle descale", asked))
             said.append(f"search{' with superseded' if everything else ''} {took:.1f} ms ({len(hits)} hits)")
+        said += _counted(c, brain)
     return f"{versions:,} versions: " + ", ".join(said)
+
+
+def _counted(c: Container, brain: Brain) -> list[str]:
+    """A briefing (compact, whose first call counts every memory record), the count it shows read
+    again uncached, and zengram's stats."""
+    took: list[float] = []
+    for run in (
+        lambda: c.zengram.briefing({"since": "2000-01-01T00:00:00Z"}),
+        lambda: c.memories.count(brain, max_age_s=0),
+        c.zengram.stats,
+    ):
+        started = time.perf_counter()
+        run()
+        took.append((time.perf_counter() - started) * 1000)
+    return [f"briefing {took[0]:.1f} ms, count {took[1]:.1f} ms, stats {took[2]:.1f} ms"]
 
 
 def distinct_facts(facts: int = 10_000) -> str:
     """`facts` facts of as many keys on the embedded store (the hashing embedder of the tests
     stands in for the model), then brain_query by one key (one row), all facts (the newest 50), and
-    zengram's export of the active facts (the first 1,000)."""
+    zengram's export of the active facts (the first 1,000), and the counts (`_counted`)."""
     from cairn.domain.models import MemoryType
     from cairn.services.memory.memory_model import MemoryInput
 
@@ -423,4 +441,5 @@ def distinct_facts(facts: int = 10_000) -> str:
             started = time.perf_counter()
             run()
             said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
+        said += _counted(c, brain)
     return f"{facts:,} facts: " + ", ".join(said)

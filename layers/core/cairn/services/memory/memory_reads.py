@@ -1,5 +1,5 @@
 """Reading typed memories: by id, search (hybrid, filtered by type, validity, client), since a time,
-oldest first, counts, and how often each was read."""
+oldest first, counts (from the records' raw data: memory_glance.py), and how often each was read."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cairn.ports.clock import Clock
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
+from cairn.services.memory.memory_glance import Glance, is_time
 from cairn.services.memory.memory_model import (
     COUNT_MAX_AGE_S,
     COUNTED_TYPES,
@@ -205,9 +206,9 @@ class MemoryReads:
         if cached is not None and now - cached[0] <= max_age_s:
             return cached[1]
         total = chunks = 0
-        for doc in self.of_type(brain, list(COUNTED_TYPES)):
+        for seen in self.glances(brain, list(COUNTED_TYPES)):
             total += 1
-            chunks += doc.chunk_count if doc.deleted_at is None else 0
+            chunks += 0 if seen.deleted else seen.chunk_count
         with self._counted_lock:
             self._counted[key] = (now, (total, chunks))
         return total, chunks
@@ -216,6 +217,13 @@ class MemoryReads:
         """Every stored memory of these types (deleted ones too), in path order."""
         for kind in kinds:
             yield from self.documents.repo.list(brain.id, f"{PREFIX}{kind.value}/")
+
+    def glances(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Glance]:
+        """What `of_type` lists, each record read from its raw data and decoded only when asked
+        (or when a field it reads is of another kind)."""
+        for kind in kinds:
+            for item in self.documents.repo.raw(brain.id, f"{PREFIX}{kind.value}/"):
+                yield Glance.of(item)
 
     def current_of_type(
         self, brain: Brain, kinds: Sequence[MemoryType], *, containing: Containing | None = None
@@ -246,25 +254,13 @@ def _passed_over(data: dict[str, Any], containing: Containing | None) -> bool:
     """Whether a memory's raw record shows that current_of_type does not want it. A field of
     another kind than the document's is not judged here: decoding it names the damaged record."""
     memory = data.get("memory")
-    if _is_time(data.get("deleted_at")) or memory is None:
+    if is_time(data.get("deleted_at")) or memory is None:
         return True
     if not isinstance(memory, dict):
         return False
-    if isinstance(memory.get("superseded_by"), str) or _is_time(memory.get("expired_at")):
+    if isinstance(memory.get("superseded_by"), str) or is_time(memory.get("expired_at")):
         return True
     if containing is None:
         return False
     held = memory.get(containing.field)
     return (held is None or isinstance(held, str)) and not containing.held_by(held)
-
-
-def _is_time(value: object) -> bool:
-    """A time as a record stores one (ISO 8601); a value of any other kind, None included, is
-    left to decoding, which reads it or names the record damaged."""
-    if not isinstance(value, str):
-        return False
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True

@@ -173,34 +173,34 @@ class ZengramBriefing(ZengramBase):
         return out
 
     def _counts(self, brain: Brain) -> dict[str, int]:
-        # At most 30 s old: counting reads every memory record (services/memory/memories.py count).
+        # At most 30 s old: counting reads every memory record (services/memory/memory_reads.py count).
         total, vectors = self.c.memories.count(brain)
         return {"total_memories": total, "vectors_count": vectors}
 
     def stats(self) -> Reply:
         brain = self.brain()
         now = self.c.clock.now()
-        docs = [
-            d
-            for d in self.c.memories.of_type(brain, list(BRIEFED_TYPES))
-            if d.deleted_at is None and d.memory
+        # Counted from the records' raw data; only the newest facts, whose confidence is judged, are decoded.
+        docs = [g for g in self.c.memories.glances(brain, list(BRIEFED_TYPES)) if not g.deleted and g.memory]
+        active = [g for g in docs if g.current]
+        by_type = Counter(g.type for g in docs)
+        newest_facts = [
+            g.document()
+            for g in sorted(
+                (g for g in active if g.type == MemoryType.fact.value),
+                key=lambda g: g.created_at(),
+                reverse=True,
+            )[:100]
         ]
-        active = [d for d in docs if d.memory and d.memory.current]
-        by_type = Counter(d.memory.type.value for d in docs if d.memory)
-        newest_facts = sorted(
-            (d for d in active if d.memory and d.memory.type is MemoryType.fact),
-            key=lambda d: d.created_at,
-            reverse=True,
-        )[:100]
         reads = self.c.memories.access_of(brain, [d.id for d in newest_facts])
         decayed = sum(
             1
             for d in newest_facts
             if effective_confidence(d.memory, d.created_at, reads[d.id].last, now) < 0.5
         )
-        vectors = sum(d.chunk_count for d in docs)  # a memory's chunks are its vectors, as in zengram's store
+        vectors = sum(g.chunk_count for g in docs)  # a memory's chunks are its vectors, as in zengram's store
         settled = consolidated_until(self.c, brain)
-        consolidated = sum(1 for d in docs if settled is not None and d.created_at <= settled)
+        consolidated = 0 if settled is None else sum(1 for g in docs if g.created_at() <= settled)
         return Reply(
             200,
             {

@@ -41,7 +41,7 @@ from cairn.services.documents.inputs import (
     same_info,
 )
 from cairn.services.documents.locks import KeyedLocks
-from cairn.services.documents.siblings import SiblingContext, folder_of, keeps_to_itself
+from cairn.services.documents.siblings import Linked, SiblingContext, folder_of, keeps_to_itself
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.repositories import Committed, DocumentRepository
 
@@ -229,10 +229,13 @@ class DocumentCore:
         try:
             return self.repo.commit(ops, touched=touched)
         except RecordConflict:
-            for doc in written:
-                if own_folder(doc) is not None:
-                    self.blobs.delete(doc.blob_key)
+            self._drop_staged(written)
             raise
+
+    def _drop_staged(self, written: Sequence[Document]) -> None:
+        for doc in written:
+            if own_folder(doc) is not None:
+                self.blobs.delete(doc.blob_key)
 
     def _commit_staged(
         self, brain: Brain, path: str, staged: Staged, also: Sequence[Put | Delete] = ()
@@ -254,12 +257,7 @@ class DocumentCore:
             self.sync.settle(committed, [doc.id] if applied else [])
             return WriteOutcome(doc, created=staged.created, changed=True)
         with self.folder_locks.hold([lock_key(brain, folder_of(path))]):
-            linked = self.siblings.link(staged.document, staged.text, self.clock.now())
-            committed = self._commit_or_drop(
-                [staged.document],
-                [*staged.ops, *([linked.op] if linked.op else []), *also],
-                touched=[(brain.id, doc_id) for doc_id in linked.fixups],
-            )
+            committed, linked = self._commit_linked(brain, path, staged, also)
             faults.reached("documents.committed")
             doc = committed.documents[0]
             applied = self.indexer.apply(doc, staged.prepared.with_context(linked.context))
@@ -270,6 +268,27 @@ class DocumentCore:
             fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
             self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
         return WriteOutcome(doc, created=True, changed=True)
+
+    def _commit_linked(
+        self, brain: Brain, path: str, staged: Staged, also: Sequence[Put | Delete]
+    ) -> tuple[Committed, Linked]:
+        """Commit a created document with its place among its folder's recent siblings. Another
+        process may add a sibling to them between the read and the commit: the commit then fails on
+        them alone, and only the linking is done again (the staged bytes and chunks stand)."""
+        for _ in range(WRITE_TRIES):
+            linked = self.siblings.link(staged.document, staged.text, self.clock.now())
+            try:
+                committed = self.repo.commit(
+                    [*staged.ops, *([linked.op] if linked.op else []), *also],
+                    touched=[(brain.id, doc_id) for doc_id in linked.fixups],
+                )
+                return committed, linked
+            except RecordConflict:
+                if not self.siblings.moved(linked):
+                    self._drop_staged([staged.document])
+                    raise
+        self._drop_staged([staged.document])
+        raise Conflict(f"the recent siblings of {excerpt(path)} kept changing under other writers; try again")
 
     def _stage(
         self,

@@ -76,7 +76,9 @@ class SiblingContext:
     def link(self, doc: Document, text: str, now: datetime) -> Linked:
         """Place a newly created document among its folder's recent siblings.
 
-        Call with the folder's lock held and commit `op` with the document.
+        Call with the folder's lock held and commit `op` with the document. `op` is conditional on
+        the version read here (another process may add its own sibling meanwhile): when the commit
+        fails and `moved` says so, link again and commit again.
         """
         if self.window_s <= 0:
             return Linked(None)
@@ -108,8 +110,16 @@ class SiblingContext:
             }
         )
         entries = entries[-self.remembered :]
-        op = Put(Item(*key, data={"entries": entries}))
+        op = Put(Item(*key, data={"entries": entries}), expected_version=item.version if item else 0)
         return Linked(predecessor["excerpt"] if predecessor else None, fixups, op)
+
+    def moved(self, linked: Linked) -> bool:
+        """Whether the folder's recent siblings changed since `linked` was made from them (a commit
+        of its `op` then fails on them, whatever else it holds)."""
+        if linked.op is None:
+            return False
+        item = self.records.get(linked.op.item.pk, linked.op.item.sk)
+        return (item.version if item else 0) != linked.op.expected_version
 
     def context_of(self, doc: Document) -> str | None:
         """The context `link` gave the document (fix-ups included), as its folder's recent

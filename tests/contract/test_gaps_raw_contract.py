@@ -13,7 +13,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.records import RecordStore
 from cairn.services.gbrain.gaps import GapService, query_hash
-from cairn.services.gbrain.raw_data import RawDataExists, RawDataService
+from cairn.services.gbrain.raw_data import RawDataChanged, RawDataExists, RawDataService
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.clock import FakeClock
 
@@ -90,3 +90,26 @@ def test_raw_data_keeps_one_row_per_source_unless_overwritten(records: RecordSto
     with pytest.raises(InvalidInput, match="source must not be empty"):
         raw.put(BRAIN, "doc_1", " ", {})
     assert raw.remove_all_of(BRAIN, "doc_1") == 2 and raw.sources(BRAIN, "doc_1") == []
+
+
+def test_a_raw_row_written_at_an_expected_version_never_replaces_another_writers(
+    records: RecordStore,
+) -> None:
+    """What a restore writes (services/archive/restore.py): decided on the row it read, so a row
+    stored meanwhile fails the write instead of being replaced."""
+    raw = RawDataService(records, MemoryBlobStore(), FakeClock(NOW))
+    raw.put(BRAIN, "doc_1", "exa", {"v": "first"})
+    with pytest.raises(RawDataChanged):  # it read no row: one was stored meanwhile
+        raw.put(BRAIN, "doc_1", "exa", {"v": "mine"}, overwrite=True, expected_version=0)
+    held = raw.get(BRAIN, "doc_1", "exa")
+    assert held is not None and held[1] == {"v": "first"}
+
+    raw.put(BRAIN, "doc_1", "exa", {"v": "theirs"}, overwrite=True)  # after this writer read `held`
+    with pytest.raises(RawDataChanged):
+        raw.put(BRAIN, "doc_1", "exa", {"v": "mine"}, overwrite=True, expected_version=held[0].version)
+    now = raw.get(BRAIN, "doc_1", "exa")
+    assert now is not None and now[1] == {"v": "theirs"}
+
+    written = raw.put(BRAIN, "doc_1", "exa", {"v": "mine"}, overwrite=True, expected_version=now[0].version)
+    assert raw.get(BRAIN, "doc_1", "exa") == (written, {"v": "mine"})
+    assert written.version > now[0].version

@@ -12,11 +12,13 @@ from cairn.bootstrap import Container
 from tests.support.aws_stack import aws_stack
 from tests.unit.services.test_archive_races import (
     test_a_document_renamed_while_the_export_pages_through_the_brain_is_held_once,
+    test_a_raw_row_stored_between_the_restores_check_and_its_write_is_kept,
     test_a_write_committed_between_the_restores_check_and_its_write_is_kept,
 )
 
 __all__ = [
     "test_a_document_renamed_while_the_export_pages_through_the_brain_is_held_once",
+    "test_a_raw_row_stored_between_the_restores_check_and_its_write_is_kept",
     "test_a_write_committed_between_the_restores_check_and_its_write_is_kept",
 ]
 

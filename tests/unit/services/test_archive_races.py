@@ -68,6 +68,36 @@ def test_a_write_committed_between_the_restores_check_and_its_write_is_kept(
     assert report.errors == []
 
 
+def test_a_raw_row_stored_between_the_restores_check_and_its_write_is_kept(
+    process: Callable[[], Container], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    restoring, serving = process(), process()
+    clock = restoring.adapters.clock
+    brain = fill(restoring).brain
+    archived = exported(restoring, brain)
+    (raw,) = [r for r in archived if r["kind"] == "raw"]
+    page = restoring.documents.get(brain, raw["path"])
+    restoring.raw_data.remove_all_of(brain, page.id)  # the restore finds no row: it writes the archive's
+    newer = {"fetched": "after the archive was made"}
+    raw_data = restoring.archive.raw_data
+    get = raw_data.get
+
+    def racing(*args: Any) -> Any:
+        held = get(*args)
+        if args[2] == raw["source"]:
+            monkeypatch.setattr(raw_data, "get", get)  # once
+            clock.advance(60)  # type: ignore[attr-defined]
+            serving.raw_data.put(brain, page.id, raw["source"], newer, overwrite=True)
+        return held
+
+    monkeypatch.setattr(raw_data, "get", racing)
+    report = restoring.archive.import_(None, archived)
+
+    assert restoring.raw_data.get(brain, page.id, raw["source"])[1] == newer  # type: ignore[index]
+    assert [k.split(": ", 1)[1] for k in report.kept] == [f"'{raw['path']}' ('{raw['source']}' raw data)"]
+    assert report.errors == []
+
+
 def store_text(records: list[dict[str, Any]], path: str, text: str) -> list[dict[str, Any]]:
     """The archive with `path`'s document holding `text` instead."""
     return [{**r, "content": text} if r.get("path") == path else r for r in records]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cairn.domain.errors import CairnError, FileTooLarge, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, FileTooLarge, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
@@ -31,6 +31,7 @@ from cairn.services.archive.records import (
 )
 from cairn.services.documents.inputs import DocumentInput, checksum, keep_info, same_info
 from cairn.services.documents.locks import KeyedLocks
+from cairn.services.gbrain.raw_data import RawDataChanged
 from cairn.services.ingest.inputs import checked_tags, checked_title
 from cairn.services.links.graph import LinkDraft
 from cairn.services.links.repository import NumberedLink, check_interval, check_kind, check_validity
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 
 
 LINKS_PER_WRITE = 100
+
+
+RAW_TRIES = 16  # a raw row another writer keeps storing while the restore decides on it
 
 
 PATHS_CACHED = 4096
@@ -305,14 +309,24 @@ class Restore:
         self.pending_at = []
 
     def _raw(self, r: RawRecord) -> bool:
+        """Decided on the row as read, and written only over that row: one another writer stores
+        between the two fails the write, and the choice is made again on what it left."""
         doc_id = self._end(r.path, "raw data's document")
-        held = self.a.raw_data.get(self.brain, doc_id, r.source)
-        if held is not None and held[1] == r.data:
-            return False
-        if held is not None and held[0].stored_at > self.made_at:
-            return self._newer(r.path, f" ({excerpt(r.source)} raw data)")
-        self.a.raw_data.put(self.brain, doc_id, r.source, r.data, overwrite=True)
-        return True
+        for _ in range(RAW_TRIES):
+            held = self.a.raw_data.get(self.brain, doc_id, r.source)
+            if held is not None and held[1] == r.data:
+                return False
+            if held is not None and held[0].stored_at > self.made_at:
+                return self._newer(r.path, f" ({excerpt(r.source)} raw data)")
+            expected = held[0].version if held is not None else 0
+            try:
+                self.a.raw_data.put(
+                    self.brain, doc_id, r.source, r.data, overwrite=True, expected_version=expected
+                )
+                return True
+            except RawDataChanged:
+                continue
+        raise Conflict(f"the {excerpt(r.source)} raw data of {excerpt(r.path)} kept changing; import again")
 
     def _gap(self, r: GapRecord) -> bool:
         if not 1 <= len(r.sensitivity) <= MAX_LABEL:

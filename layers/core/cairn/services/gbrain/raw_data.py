@@ -4,14 +4,16 @@ one active row per (document, source).
 The JSON lives in the blob store (a row may hold up to 1 MiB, past DynamoDB's 400 KB item limit);
 the record holds the row's integer id, its blob key and when it was stored. Writing a source that
 already has a row needs `overwrite`; the claim is the record's own conditional write, so two
-writers of one (document, source) never both succeed without it.
+writers of one (document, source) never both succeed without it. A caller that decided on the row
+it read (a restore keeping a newer one) writes with `expected_version`: a row written meanwhile
+makes the write fail (RawDataChanged) instead of being overwritten.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +33,10 @@ class RawDataExists(Conflict):
     """A row for this (document, source) exists and overwrite was not asked for."""
 
 
+class RawDataChanged(Conflict):
+    """The row is no longer at the version the writer expected: another writer stored it meanwhile."""
+
+
 @dataclass(frozen=True)
 class RawRow:
     id: int
@@ -38,6 +44,7 @@ class RawRow:
     source: str
     stored_at: datetime
     blob_key: str
+    version: int = 0  # its record's: what a write conditional on this row expects
 
 
 def _pk(brain_id: str, document_id: str) -> str:
@@ -65,8 +72,17 @@ class RawDataService:
         self.sequences = Sequences(records)
 
     def put(
-        self, brain: Brain, document_id: str, source: str, data: Any, *, overwrite: bool = False
+        self,
+        brain: Brain,
+        document_id: str,
+        source: str,
+        data: Any,
+        *,
+        overwrite: bool = False,
+        expected_version: int | None = None,
     ) -> RawRow:
+        """Store the row. With `expected_version` (0: there is none), only over the row at that
+        version (`RawRow.version`), else RawDataChanged and nothing is written."""
         if not isinstance(source, str) or not source.strip():
             raise InvalidInput("source must not be empty")
         if len(source) > MAX_SOURCE:
@@ -81,7 +97,7 @@ class RawDataService:
         if len(body) > MAX_BYTES:
             raise InvalidInput(f"data too large: {len(body)} bytes exceeds maximum of {MAX_BYTES} bytes")
         pk, sk = _pk(brain.id, document_id), f"src#{source}"
-        held = self.records.get(pk, sk)
+        held = self.records.get(pk, sk) if expected_version is None else None
         if held is not None and not overwrite:
             raise RawDataExists(f"raw data for source '{source}' already exists")
         digest = hashlib.sha256(body).hexdigest()
@@ -96,10 +112,18 @@ class RawDataService:
             blob_key=blob_key,
         )
         data_item = {"id": row.id, "blob_key": blob_key, "stored_at": row.stored_at.isoformat()}
+        if expected_version is not None:
+            try:
+                written = self.records.put(Item(pk, sk, data=data_item), expected_version=expected_version)
+            except Conflict:
+                raise RawDataChanged(f"raw data for source '{source}' changed while being written") from None
+            return replace(row, version=written.version)
         for _ in range(OVERWRITE_TRIES):
             try:
-                self.records.put(Item(pk, sk, data=data_item), expected_version=held.version if held else 0)
-                return row
+                written = self.records.put(
+                    Item(pk, sk, data=data_item), expected_version=held.version if held else 0
+                )
+                return replace(row, version=written.version)
             except Conflict:
                 if not overwrite:
                     raise RawDataExists(f"raw data for source '{source}' already exists") from None
@@ -117,6 +141,7 @@ class RawDataService:
                 source=source,
                 stored_at=datetime.fromisoformat(item.data["stored_at"]),
                 blob_key=str(item.data["blob_key"]),
+                version=item.version,
             )
             value: dict[str, Any] = json.loads(self.blobs.get(row.blob_key))  # the bytes it names
         return row, value

@@ -108,7 +108,7 @@ class DocumentWrites(DocumentReads):
                 outcome = self._write_locked(brain, path, data, chosen, existing, also, force=True)
             except Conflict:
                 expect_version(path, self.repo.stored(brain.id, path), expected_version)
-                raise  # the document is as expected: a companion record (`also`, siblings) moved
+                raise  # the document is as expected: an `also` record moved, or the siblings kept moving
             self._publish_write(brain, path, outcome, reason)
         return outcome
 

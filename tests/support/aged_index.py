@@ -1,6 +1,7 @@
-"""Make an embedded chunk database look as a version before tag words wrote it: each tagged row's
-FTS title without its tag words, the term postings rebuilt from those rows, and no record of the
-upgrade (adapters/local/fts_tag_words.py)."""
+"""Make an embedded chunk database look as an earlier version wrote it: each tagged row's FTS title
+without its tag words, the term postings rebuilt from those rows, and no record of the upgrade
+(adapters/local/fts_tag_words.py); or its FTS5 tables made with the tokenizer before symbols
+were separators (adapters/local/fts_retokenize.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import json
 import sqlite3
 from collections.abc import Collection
 from pathlib import Path
+from unittest.mock import patch
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
+from cairn.adapters.local.fts_tokens import Fts5Tokens
 
 
 def strip_tag_words(db: Path, only: Collection[str] | None = None) -> int:
@@ -40,3 +43,33 @@ def strip_tag_words(db: Path, only: Collection[str] | None = None) -> int:
     finally:
         conn.close()
     return changed
+
+
+OLD_TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The brains' tokenizer before it was told to split at symbols (fts_separators.py)."""
+
+
+def with_old_tokenizer(db: Path) -> int:
+    """Make each brain's FTS5 table again with OLD_TOKENIZER, as a version before fts_separators
+    wrote it, and its term postings, where it has them, from that tokenizer's tokens; how many
+    rows the tables hold."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    rows = 0
+    try:
+        conn.execute("BEGIN")
+        for (seq,) in conn.execute("SELECT seq FROM brain_state").fetchall():
+            table = schema.fts_table(seq)
+            conn.execute(
+                f"CREATE VIRTUAL TABLE aged USING fts5(title, text, context, tokenize='{OLD_TOKENIZER}')"
+            )
+            conn.execute(f"INSERT INTO aged (rowid, title, text, context) SELECT rowid, * FROM {table}")
+            rows += conn.execute("SELECT count(*) FROM aged").fetchone()[0]
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE aged RENAME TO {table}")
+            if fts_postings.exists(conn, table):
+                with patch.object(fts_postings, "TOKENS", Fts5Tokens(OLD_TOKENIZER)):
+                    fts_postings.rebuild(conn, table)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return rows

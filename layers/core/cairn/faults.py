@@ -27,6 +27,7 @@ POINTS: dict[str, str] = {
     "erasure.documents": "erasure: some of the subject's documents removed, not all",
     "consolidation.merged": "consolidation: a merged memory written, its sources not retired",
     "index.tag_words": "opening a store written before tag words: some titles appended, not committed",
+    "index.retokenize": "opening a store of an earlier tokenizer: a brain's rows copied, not committed",
 }
 ENV = "CAIRN_FAULTS"
 

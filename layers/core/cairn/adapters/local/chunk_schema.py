@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from cairn.adapters.local.fts_separators import SEPARATORS
 from cairn.domain.models import OWNER_FACET, Chunk
 from cairn.domain.text import tag_words
 from cairn.ports.chunks import ChunkFilter
@@ -98,7 +99,10 @@ CREATE TABLE IF NOT EXISTS brain_floor (
 );
 """
 
-TOKENIZER = "porter unicode61 remove_diacritics 2"
+TOKENIZER = f"porter unicode61 remove_diacritics 2 separators {SEPARATORS}"
+"""Porter stems over unicode61 (case and Latin diacritics folded), told to split at the symbols
+its own Unicode tables are too old to know (fts_separators.py). A brain's table keeps the
+tokenizer it was made with; fts_retokenize.py rebuilds one made with an earlier one."""
 
 
 def fts_table(seq: int) -> str:
@@ -107,9 +111,10 @@ def fts_table(seq: int) -> str:
     return f"chunks_fts_{seq}"
 
 
-def fts_ddl(seq: int) -> str:
+def fts_ddl(seq: int, name: str | None = None) -> str:
+    """The brain's FTS5 table, made under `name` if given (a rebuild's temporary name)."""
     columns = f"title, text, context, tokenize='{TOKENIZER}'"
-    return f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(seq)} USING fts5({columns})"
+    return f"CREATE VIRTUAL TABLE IF NOT EXISTS {name or fts_table(seq)} USING fts5({columns})"
 
 
 COLUMNS = (

@@ -42,11 +42,11 @@ class Postings:
 
 
 class Fts5Tokens:
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: str = TOKENIZER) -> None:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._conn.execute(
-            f"CREATE VIRTUAL TABLE tok USING fts5(title, text, context, content='', tokenize='{TOKENIZER}')"
+            f"CREATE VIRTUAL TABLE tok USING fts5(title, text, context, content='', tokenize='{tokenizer}')"
         )
         self._conn.execute("CREATE VIRTUAL TABLE tok_v USING fts5vocab(tok, 'instance')")
         self._terms: dict[str, tuple[str, ...]] = {}

@@ -36,6 +36,7 @@ from cairn import faults
 from cairn.adapters.local import (
     brain_erasure,
     fts_postings,
+    fts_retokenize,
     fts_search,
     fts_tag_words,
     page_cache,
@@ -100,6 +101,7 @@ class SqliteChunkIndex:
         with self._db.transaction() as conn:  # the writer lock: one process migrates
             schema.migrate(conn)
             fts_tag_words.backfill(conn)
+        fts_retokenize.upgrade(self._db)  # a transaction per brain: each can take seconds
         self._maintenance = VectorMaintenance(
             self._db,
             self._vectors,

@@ -1,0 +1,85 @@
+"""Brains' FTS5 tables made with an earlier tokenizer, rebuilt with today's (chunk_schema.TOKENIZER).
+
+FTS5 fixes a table's tokenizer when the table is made, and its definition in `sqlite_master` says
+which one; a table whose definition is not today's `fts_ddl` is rebuilt when the index opens
+(after the other migrations): its rows are copied into a new table under a temporary name, the
+old one is dropped, the new one takes its name, its term postings are made again from the new
+tokens (fts_postings.py, when it had them) and the brain's generation moves on.
+
+Each brain is rebuilt in a write transaction of its own, which checks again that the table is
+still old: a process killed in the middle commits nothing of that brain (the old table is whole
+and answers as before, and the next open rebuilds it), brains done before it stay done, and a
+second process opening the same file waits for the writer lock and then finds the table current.
+Other processes already serving the file keep reading the old table until the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+
+from cairn import faults
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_postings
+from cairn.adapters.local.sqlite_threads import ThreadConnections
+
+log = logging.getLogger(__name__)
+
+
+def outdated(conn: sqlite3.Connection) -> list[int]:
+    """The seqs of the brains whose FTS5 table was made with another tokenizer."""
+    found = []
+    for (seq,) in conn.execute("SELECT seq FROM brain_state ORDER BY seq").fetchall():
+        if _is_outdated(conn, int(seq)):
+            found.append(int(seq))
+    return found
+
+
+def _is_outdated(conn: sqlite3.Connection, seq: int) -> bool:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (schema.fts_table(seq),)).fetchone()
+    return row is not None and f"tokenize='{schema.TOKENIZER}'" not in row[0]
+
+
+def retokenize(conn: sqlite3.Connection, seq: int) -> int:
+    """Rebuild one brain's FTS5 table with today's tokenizer, in the caller's write transaction;
+    how many rows it holds (0 when it was current already, nothing done)."""
+    if not _is_outdated(conn, seq):
+        return 0
+    table = schema.fts_table(seq)
+    fresh = f"{table}_retokenized"
+    had_postings = fts_postings.exists(conn, table)
+    conn.execute(schema.fts_ddl(seq, fresh))
+    conn.execute(
+        f"INSERT INTO {fresh} (rowid, title, text, context) SELECT rowid, title, text, context FROM {table}"
+    )
+    (rows,) = conn.execute(f"SELECT count(*) FROM {fresh}").fetchone()
+    faults.reached("index.retokenize")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {fresh} RENAME TO {table}")
+    if had_postings:
+        fts_postings.rebuild(conn, table)
+    conn.execute("UPDATE brain_state SET generation = generation + 1 WHERE seq = ?", (seq,))
+    return int(rows)
+
+
+def upgrade(db: ThreadConnections) -> int:
+    """Rebuild every outdated table, a brain per transaction; how many rows were rebuilt."""
+    seqs = outdated(db.get())
+    if not seqs:
+        return 0
+    (chunks,) = db.get().execute("SELECT count(*) FROM chunks").fetchone()
+    # A warning, so that it shows without logging set up: the start waits for it.
+    log.warning(
+        "rebuilding the keyword index of %d brain(s) once, for a tokenizer that splits words from "
+        "emoji and symbols (%d chunks; about 25 s per 100,000; others opening this data directory "
+        "meanwhile wait up to 30 s for each brain)",
+        len(seqs),
+        chunks,
+    )
+    started, total = time.monotonic(), 0
+    for seq in seqs:
+        with db.transaction() as conn:
+            total += retokenize(conn, seq)
+    log.warning("keyword index rebuilt: %d chunks in %.1f s", total, time.monotonic() - started)
+    return total

@@ -9,8 +9,9 @@ tokens (fts_postings.py, when it had them) and the brain's generation moves on.
 Each brain is rebuilt in a write transaction of its own, which checks again that the table is
 still old: a process killed in the middle commits nothing of that brain (the old table is whole
 and answers as before, and the next open rebuilds it), brains done before it stay done, and a
-second process opening the same file waits for the writer lock and then finds the table current.
-Other processes already serving the file keep reading the old table until the commit.
+second process opening the same file waits for the writer lock and then finds the table current
+(it gives up after 30 s, ThreadConnections' busy timeout: about 100,000 chunks a brain). Other
+processes already serving the file keep reading the old table until the commit.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def upgrade(db: ThreadConnections) -> int:
     # A warning, so that it shows without logging set up: the start waits for it.
     log.warning(
         "rebuilding the keyword index of %d brain(s) once, for a tokenizer that splits words from "
-        "emoji and symbols (%d chunks; about 25 s per 100,000; others opening this data directory "
+        "emoji and symbols (%d chunks; about 30 s per 100,000; others opening this data directory "
         "meanwhile wait up to 30 s for each brain)",
         len(seqs),
         chunks,

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,13 +59,19 @@ class Server:
 
 
 def start(
-    data: Path, *, faults: str | None = None, extra: Mapping[str, str] | None = None, wait_s: float = 120.0
+    data: Path,
+    *,
+    faults: str | None = None,
+    extra: Mapping[str, str] | None = None,
+    wait_s: float = 120.0,
+    command: Sequence[str] = (CAIRN,),
 ) -> Server:
-    """`cairn serve` on the directory, answering /healthz (it may still be rebuilding a brain)."""
+    """`cairn serve` on the directory, answering /healthz (it may still be rebuilding a brain);
+    `command` is what takes `serve` and its options (the `cairn` script by default)."""
     port = free_port()
     log = (data.parent / f"serve-{port}.log").open("wb")
     process = subprocess.Popen(
-        [CAIRN, "serve", "--port", str(port), "--data-dir", str(data)],
+        [*command, "serve", "--port", str(port), "--data-dir", str(data)],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=environment(faults, extra),

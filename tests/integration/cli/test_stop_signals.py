@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import signal
 import sqlite3
 import subprocess
@@ -24,7 +25,7 @@ from typing import IO, Any
 import httpx
 import pytest
 
-from tests.support.processes import CAIRN, environment, start
+from tests.support.processes import CAIRN, Server, environment, start
 from tests.support.soundness import opened
 
 pytestmark = pytest.mark.integration
@@ -67,6 +68,10 @@ def assert_stopped_cleanly(data: Path, job_id: str, path: str) -> None:
     job = job_row(data, job_id)
     if job["status"] != "completed":  # it could not have finished in a second, but if it did
         assert job == {"status": "queued", "attempts": 1, "handed_over": 1, "lease_until": None}, job
+    assert_reads_counted(data, path)
+
+
+def assert_reads_counted(data: Path, path: str) -> None:
     container = opened(data)
     brain = container.brains.get("home")
     doc = container.documents.get(brain, path)
@@ -150,32 +155,39 @@ def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(stdio: Stdio, tmp_path: 
     assert code == 0
 
 
+def served_tool(server: Server, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One MCP tool call to `cairn serve`, which must not fail."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    answer = httpx.post(f"{server.base}/mcp", headers=headers, json=call, timeout=WAIT_S).json()
+    assert not answer["result"].get("isError"), answer
+    structured: dict[str, Any] = answer["result"]["structuredContent"]
+    return structured
+
+
+def remember_and_search(server: Server) -> str:
+    """A memory found by SEARCHES searches, whose reads `cairn serve` counts in memory; its path."""
+    served_tool(server, "memory_create_brain", {"name": "Home", "slug": "home"})
+    path: str = served_tool(
+        server, "memory_remember", {"content": "The boiler service is due in March.", "brain": "home"}
+    )["path"]
+    for _ in range(SEARCHES):
+        assert path in json.dumps(served_tool(server, "memory_search", {"query": QUESTION, "brain": "home"}))
+    return path
+
+
 def test_sigterm_stops_cairn_serve_after_its_clean_stop(tmp_path: Path) -> None:
     data = tmp_path / "data"
     rota = long_file(tmp_path)
     server = start(data, extra={**QUEUED, "CAIRN_INGEST_ROOT": str(tmp_path)})
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-
-    def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        call = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        answer = httpx.post(f"{server.base}/mcp", headers=headers, json=call, timeout=WAIT_S).json()
-        assert not answer["result"].get("isError"), answer
-        structured: dict[str, Any] = answer["result"]["structuredContent"]
-        return structured
-
     try:
-        tool("memory_create_brain", {"name": "Home", "slug": "home"})
-        path = tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
-            "path"
-        ]
-        for _ in range(SEARCHES):
-            assert path in json.dumps(tool("memory_search", {"query": QUESTION, "brain": "home"}))
-        job_id = tool("memory_ingest_file", {"path": str(rota), "brain": "home"})["job_id"]
+        path = remember_and_search(server)
+        job_id = served_tool(server, "memory_ingest_file", {"path": str(rota), "brain": "home"})["job_id"]
         wait_until_running(data, job_id)
 
         server.process.send_signal(signal.SIGTERM)
@@ -184,6 +196,69 @@ def test_sigterm_stops_cairn_serve_after_its_clean_stop(tmp_path: Path) -> None:
         assert code == 0
     finally:
         server.kill()
+
+
+SIGNALLED_WHILE_HANDLING = """
+import signal, sys, threading
+from cairn.entrypoints.cli import main
+
+install, depth, nested = signal.signal, 0, 0
+
+
+def again(frame, event, arg):  # each call the handling of a SIGTERM makes meets the next one
+    if event == "call" and depth == 1:
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+
+
+def signalled_while_handling(sig, handler):
+    if sig != signal.SIGTERM or not callable(handler):
+        return install(sig, handler)
+
+    def handling(signum, frame):
+        global depth, nested
+        nested += depth > 0
+        depth += 1
+        outer = sys.gettrace()
+        sys.settrace(again)
+        try:
+            handler(signum, frame)
+        finally:
+            sys.settrace(outer)
+            depth -= 1
+
+    return install(sig, handling)
+
+
+signal.signal = signalled_while_handling
+try:
+    code = main(sys.argv[1:])
+finally:
+    print(f"signals handled inside the handling of another: {nested}", flush=True)
+sys.exit(code)
+"""
+
+
+def test_cairn_serve_stops_when_a_signal_comes_while_the_last_one_is_handled(tmp_path: Path) -> None:
+    """`pkill -f` matching both `timeout` and the `cairn serve` it runs signals the server, and
+    `timeout` passes its own SIGTERM on: two or three within microseconds. A signal handler runs
+    on the main thread between any two steps, its own included, and one that came while the
+    first one's handler was setting the stop flag waited for ever on the lock the flag's `set`
+    held: the server stopped at no later signal either, only at SIGKILL. Here every call the
+    handling of the SIGTERM makes is met by another; the server still stops as after two (at
+    once, not waiting for calls in flight) and still writes the reads its searches counted."""
+    data = tmp_path / "data"
+    server = start(data, command=(sys.executable, "-c", SIGNALLED_WHILE_HANDLING))
+    try:
+        path = remember_and_search(server)
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=EXIT_S)
+    finally:
+        server.kill()
+    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    assert code == 0, log[-2000:]
+    nested = re.search(r"signals handled inside the handling of another: (\d+)", log)
+    assert nested is not None and int(nested[1]) >= 2, log[-2000:]  # the SIGTERMs did meet
+    assert_reads_counted(data, path)
 
 
 ABANDONED_EMBED = """

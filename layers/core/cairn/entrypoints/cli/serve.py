@@ -63,7 +63,10 @@ def _stopping_server() -> type:
         uvicorn re-raises the signal it caught once it has shut down, and SIGTERM's default then
         ends the process before `cmd_serve`'s clean stop (jobs handed back, read counts flushed);
         here a signal only asks the server to stop, and SIGHUP too. A second one stops waiting for
-        the calls in flight (uvicorn did so for a second Ctrl+C only)."""
+        the calls in flight (uvicorn did so for a second Ctrl+C only).
+
+        The second signal may come while the first one's `handle_exit` runs, and runs it again
+        inside itself: nothing here may take a lock (STOPPING's docstring)."""
 
         stopped_by: int | None = None
 

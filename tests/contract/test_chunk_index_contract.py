@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cairn.adapters.local import fts_search
 from cairn.adapters.local.fts_query import match_expression
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.boolean_query import And, BoolQuery, Not, Or, Phrase, Term, parse
@@ -577,6 +578,46 @@ def test_current_only_leaves_out_superseded_chunks(index: ChunkIndex) -> None:
     index.delete_chunks("b1", ["old", "staged-old"])
     assert both_legs(index, current_only=True) == ["now"]
     assert both_legs(index, current_only=True, active_only=False) == ["now", "staged"]
+
+
+@pytest.mark.parametrize("postings", [False, True], ids=["fts5", "postings"])
+def test_a_line_of_values_is_found_current_or_back_in_time_wherever_its_rows_sit(
+    index: ChunkIndex, monkeypatch: pytest.MonkeyPatch, postings: bool
+) -> None:
+    """A key's values as a chain writes them (the older first), between current chunks of other
+    keys, then reordered: an older value restored (written again, current, after the values that
+    superseded it) and the latest one superseded, then the restored one deleted. A current search
+    finds the current values only, and one back in time the value valid then, through either path
+    of the embedded keyword leg (FTS5, and the term postings of a bigger brain: SQLite only)."""
+    if postings:
+        monkeypatch.setattr(fts_search, "SMALL_TABLE", 4)
+    day = timedelta(days=1)
+
+    def value(n: int, current: bool) -> Chunk:
+        return chunk(
+            f"v{n}",
+            "walrus",
+            valid_from=T0 + n * day,
+            valid_to=None if current else T0 + (n + 1) * day,
+            current=current,
+        )
+
+    memories(
+        index,
+        chunk("a0", "walrus"),
+        *(value(n, False) for n in range(8)),
+        value(8, True),
+        chunk("a1", "walrus"),
+    )
+    assert both_legs(index, current_only=True) == ["a0", "a1", "v8"]
+    assert both_legs(index, valid_at=T0 + 5 * day + MS) == ["a0", "a1", "v5"]
+    memories(index, value(8, False), value(3, True))
+    assert both_legs(index, current_only=True) == ["a0", "a1", "v3"]
+    assert both_legs(index, valid_at=T0 + 8 * day + MS) == ["a0", "a1", "v3", "v8"]
+    assert both_legs(index, valid_at=T0 + 8 * day + MS, current_only=True) == ["a0", "a1", "v3"]
+    index.delete_chunks("b1", ["v3", "a1"])
+    assert both_legs(index, current_only=True) == ["a0"]
+    assert len(both_legs(index)) == 9
 
 
 def test_memory_filters_follow_every_write(index: ChunkIndex) -> None:

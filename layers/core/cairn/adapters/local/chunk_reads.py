@@ -10,11 +10,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Literal
 
+import numpy as np
+
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.fts_boolean import boolean_ranked
 from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused
+from cairn.adapters.local.vector_store import Rows
 from cairn.domain.boolean_query import BoolQuery
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkHit
@@ -36,11 +39,16 @@ def bm25_leg(
     for brain_id, (seq, generation) in brains.items():
         rows = rows_of(brain_id, generation)
         condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
+        allowed: Rows | None = None
         if every_row_passes(chunk_filter, rows):
             condition = None  # every row of the brain's table qualifies: skip the join
+        elif rows.generation == generation:
+            # The cached rows are this snapshot's: their mask names the rows the condition can
+            # pass, so rows it cannot (superseded values, other types) are neither read nor scored.
+            allowed = np.sort(rows.rowid_of[rows.allowed(conn, brain_id, chunk_filter)])
         table = schema.fts_table(seq)
         if boolean is not None:
-            ranked += boolean_ranked(conn, table, boolean, weights, condition, pool)
+            ranked += boolean_ranked(conn, table, boolean, weights, condition, pool, allowed)
             continue
         ranked += bm25_ranked(
             conn,
@@ -50,6 +58,7 @@ def bm25_leg(
             condition,
             pool,
             table_rows=rows.live_count,
+            allowed=allowed,
         )
     ranked.sort(key=lambda pair: (-pair[1], pair[0]))
     return dict(ranked[:pool])

@@ -20,7 +20,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from cairn.adapters.local.fts_query import query_terms
-from cairn.adapters.local.fts_search import ranked_matches
+from cairn.adapters.local.fts_search import ranked_matches, within
+from cairn.adapters.local.vector_store import Rows
 from cairn.domain.boolean_query import (
     And,
     BoolQuery,
@@ -84,9 +85,11 @@ def boolean_ranked(
     weights: tuple[float, float, float],
     condition: tuple[str, Sequence[object]] | None,
     pool: int,
+    allowed: Rows | None = None,
 ) -> list[tuple[int, float]]:
     """(chunk rowid, BM25 score where higher is better) of the rows matching the query, best
-    first, at most `pool`; `condition` as in fts_search.bm25_ranked."""
-    return ranked_matches(
-        conn, table, weights, [f"{table} MATCH ?"], [fts5_expression(query)], condition, pool
-    )
+    first, at most `pool`; `condition` and `allowed` as in fts_search.bm25_ranked."""
+    if allowed is not None and not len(allowed):
+        return []
+    where, params = within([f"{table} MATCH ?"], [fts5_expression(query)], table, allowed)
+    return ranked_matches(conn, table, weights, where, params, condition, pool)

@@ -15,6 +15,12 @@ order (phrase by phrase from 0.0; f summed instance by instance), so it equals b
 bit and the ranking (ties by rowid) is the one of ranking every match. With a filter, the best
 rows are checked against it in growing slices until `pool` of them pass.
 
+`allowed`, when the caller knows it (the brain's cached rows at the query's snapshot,
+brain_rows.py), holds every rowid the filter can pass: the postings of other rows are dropped
+before scoring (each phrase's df still counts them, so scores are unchanged), and FTS5 is asked
+only for the rowid span they cover. A current-only search then neither scores nor reads the
+superseded values its words match, nor a type filter the other types' rows.
+
 Query terms that FTS5 makes into other than one token or into a stopword's token, negative
 weights, a count or row length too large for the postings, and small tables (at most
 SMALL_TABLE rows) are ranked by FTS5 over every match instead.
@@ -33,6 +39,7 @@ import numpy as np
 from cairn.adapters.local import fts_postings
 from cairn.adapters.local.fts_query import or_expression
 from cairn.adapters.local.fts_tokens import SATURATED, TOKENS
+from cairn.adapters.local.vector_store import Rows
 
 K1 = 1.2
 B = 0.75
@@ -49,17 +56,18 @@ def bm25_ranked(
     condition: tuple[str, Sequence[object]] | None,
     pool: int,
     table_rows: int | None = None,
+    allowed: Rows | None = None,
 ) -> list[tuple[int, float]]:
     """(chunk rowid, BM25 score where higher is better) of the rows matching any term, best
     first (ties by rowid), at most `pool`: exactly the top of ranking every match.
 
     `condition` is an SQL filter on the chunks table (alias `c`) with its parameters, or None
     when every row of the table may be returned; the top `pool` is taken after filtering.
+    `allowed`: the rowids (ascending) of every row `condition` can pass, or None when unknown.
     """
-    if not terms or pool <= 0:
+    if not terms or pool <= 0 or (allowed is not None and not len(allowed)):
         return []
-    where: list[str] = [f"{table} MATCH ?"]
-    params: list[object] = [or_expression(terms)]
+    where, params = within([f"{table} MATCH ?"], [or_expression(terms)], table, allowed)
     small = table_rows is not None and table_rows <= SMALL_TABLE
     if small or min(weights) < 0 or not fts_postings.exists(conn, table):
         return ranked_matches(conn, table, weights, where, params, condition, pool)
@@ -67,7 +75,7 @@ def bm25_ranked(
     phrases = [t[0] for t in tokens if len(t) == 1]
     if len(phrases) < len(terms) or not fts_postings.skipped(conn, table).isdisjoint(phrases):
         return ranked_matches(conn, table, weights, where, params, condition, pool)
-    scored = _scores(conn, table, phrases, weights)
+    scored = _scores(conn, table, phrases, weights, allowed)
     if scored is None:
         return ranked_matches(conn, table, weights, where, params, condition, pool)
     rows, scores = scored
@@ -78,17 +86,32 @@ def bm25_ranked(
     return [(int(r), float(s)) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
 
 
+def within(
+    where: list[str], params: list[object], table: str, allowed: Rows | None
+) -> tuple[list[str], list[object]]:
+    """The FTS5 query's conditions, bounded to the rowid span of `allowed` when known (FTS5
+    then reads only that span of each term's matches)."""
+    if allowed is None or not len(allowed):
+        return where, params
+    bounds = [f"{table}.rowid >= ?", f"{table}.rowid <= ?"]
+    return [*where, *bounds], [*params, int(allowed[0]), int(allowed[-1])]
+
+
 def _scores(
-    conn: sqlite3.Connection, table: str, phrases: list[str], weights: tuple[float, float, float]
+    conn: sqlite3.Connection,
+    table: str,
+    phrases: list[str],
+    weights: tuple[float, float, float],
+    allowed: Rows | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(rowids ascending, scores) of every row holding a phrase; None when a saturated count or
-    length makes the postings inexact."""
+    """(rowids ascending, scores) of every row holding a phrase (of `allowed` only, when
+    given); None when a saturated count or length makes the postings inexact."""
     rows_total, tokens_total = fts_postings.averages(conn, table)
     if rows_total == 0:
         return np.empty(0, dtype=np.int64), np.empty(0)
     avgdl = float(tokens_total) / float(rows_total)
     postings = fts_postings.names(table)[0]
-    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # rowids, f, D
+    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}  # rowids, f, D, df
     for token in dict.fromkeys(phrases):
         segments = conn.execute(f"SELECT data FROM {postings} WHERE term = ? ORDER BY start", (token,))
         packed = b"".join(data for (data,) in segments)
@@ -97,8 +120,12 @@ def _scores(
         if len(fields) and int(fields[:, 2:].max()) >= SATURATED:
             return None
         rowids = fields[:, 0].astype(np.int64) | (fields[:, 1].astype(np.int64) << 16)
+        df = len(rowids)
+        if allowed is not None:
+            kept = _among(rowids, allowed)
+            fields, rowids = fields[kept], rowids[kept]
         freq = _weighted(fields[:, 2], fields[:, 3], fields[:, 4], weights)
-        found[token] = (rowids, freq, fields[:, 5])
+        found[token] = (rowids, freq, fields[:, 5], df)
     every = np.concatenate([found[p][0] for p in phrases])
     if not len(every):
         return every, np.empty(0)
@@ -122,10 +149,16 @@ def _scores(
         scratch.score[at] = 0.0
 
 
+def _among(rowids: np.ndarray, allowed: Rows) -> np.ndarray:
+    """Which of `rowids` are in `allowed` (ascending)."""
+    at = np.minimum(np.searchsorted(allowed, rowids), len(allowed) - 1)
+    return allowed[at] == rowids
+
+
 def _add_phrases(
     score: np.ndarray,
     phrases: list[str],
-    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]],
     position: Callable[[np.ndarray], np.ndarray],
     rows_total: int,
     avgdl: float,
@@ -135,10 +168,9 @@ def _add_phrases(
     # k1(1 − b + b·D/avgdl) per length D, computed as bm25() computes it
     norm = K1 * ((1 - B) + (B * np.arange(longest + 1, dtype=np.float64)) / avgdl)
     for phrase in phrases:  # phrase by phrase, from 0.0
-        rowids, freq, length = found[phrase]
+        rowids, freq, length, df = found[phrase]
         if not len(rowids):
             continue
-        df = len(rowids)
         idf = math.log((rows_total - df + 0.5) / (df + 0.5))
         idf = idf if idf > 0.0 else 1e-6
         at = position(rowids)

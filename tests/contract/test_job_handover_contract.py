@@ -5,9 +5,12 @@ long one takes it at once, with no lease to wait out (the clock never moves past
 
 from __future__ import annotations
 
+import logging
+import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from cairn.adapters.local.job_rows import JobRow, JobStore
 from cairn.adapters.local.sqlite_jobs import SqliteJobStore
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Job, JobStatus
-from cairn.ports.jobs import JobContext
+from cairn.ports.jobs import JobContext, JobHolds
 from tests.fakes.clock import FakeClock
 from tests.fakes.jobs import MemoryJobStore
 
@@ -233,9 +236,13 @@ def test_a_jobs_file_from_before_hand_overs_opens_and_counts_them(tmp_path: Path
     now = clock.now()
     row = store.claim(now, now.timestamp() + 60)
     assert row is not None and (row.id, row.handed_over) == ("job_old", 0)
-    assert store.release(row.id, row.attempts, clock.now())
+    assert store.release(row.id, row.attempts, clock.now(), 2.5)
     again = store.get(row.id)
-    assert again is not None and (again.status, again.handed_over) == (JobStatus.queued, 1)
+    assert again is not None and (again.status, again.handed_over, again.handed_over_s) == (
+        JobStatus.queued,
+        1,
+        2.5,
+    )
     store.close()
 
 
@@ -277,3 +284,188 @@ def test_close_after_a_stop_waits_for_the_handed_back_handler_before_closing_the
     closer.join(WAIT_S)
     # its finish, a store call, must not meet a closed store (a SQLite connection closed under it)
     assert store.closed_under_a_handler is False and waited
+
+
+class Hangs:
+    """A handler that never ends on its own in any attempt: each waits until let go, writing
+    progress over and over if `writes`, as a stuck or very long job would."""
+
+    def __init__(self, *, writes: bool = False, cut_by: BaseException | None = None) -> None:
+        self.started: queue.Queue[int] = queue.Queue()
+        self.let_go, self.writes, self.cut_by = threading.Event(), writes, cut_by
+        self.threads: list[threading.Thread] = []
+
+    def __call__(self, job: Job, ctx: JobContext) -> dict[str, Any]:
+        self.threads.append(threading.current_thread())
+        self.started.put(job.attempts)
+        while not self.let_go.wait(0.001 if self.writes else WAIT_S):
+            with suppress(Conflict):  # handed back: a handler that goes on regardless
+                ctx.progress(0.5, "still going")
+        if self.cut_by is not None:
+            raise self.cut_by
+        ctx.progress(0.9)
+        return {"by_attempt": job.attempts}
+
+    def wait_started(self) -> int:
+        return self.started.get(timeout=WAIT_S)
+
+    def end(self) -> None:
+        self.let_go.set()
+        for thread in self.threads:
+            thread.join(WAIT_S)
+
+
+def limited(engines: Engines) -> JobEngine:
+    """An engine that allows a job's handed-back attempts an hour of running in all."""
+    engine = engines()
+    engine.max_handed_over_s = 3600.0
+    return engine
+
+
+def test_a_job_handed_over_until_its_attempts_ran_too_long_fails_saying_why(
+    engines: Engines, clock: FakeClock
+) -> None:
+    """Each short process runs the job 25 minutes, then stops: the third hand-over passes the hour
+    allowed, and the job fails at its next claim rather than run in every session for ever."""
+    handler = Hangs()
+    job_id = ""
+    for session in range(1, 4):
+        short = limited(engines)
+        short.register("ingest", handler)
+        job_id = job_id or short.start("ingest", {}).id
+        short.start_worker()
+        assert handler.wait_started() == session
+        clock.advance(25 * 60)
+        short.stop_worker()
+        handed = short.status(job_id)
+        assert (handed.status, handed.attempts) == (JobStatus.queued, session)
+
+    handler.end()
+    long_ = limited(engines)
+    ran: list[int] = []
+    long_.register("ingest", lambda job, ctx: ran.append(job.attempts) or {})
+    assert long_.run_pending() == 1
+    failed = long_.status(job_id)
+    assert (failed.status, failed.attempts, ran) == (JobStatus.failed, 4, [])  # given up at the claim
+    assert failed.error is not None and "handed over 3 times without finishing" in failed.error
+    assert "1 h 15 min" in failed.error
+
+
+def test_short_hand_overs_within_the_limit_leave_the_job_to_finish(
+    engines: Engines, clock: FakeClock
+) -> None:
+    handler = Hangs()
+    job_id = ""
+    for session in range(1, 6):  # five sessions of ten minutes: less than the hour allowed
+        short = limited(engines)
+        short.register("ingest", handler)
+        job_id = job_id or short.start("ingest", {}).id
+        short.start_worker()
+        assert handler.wait_started() == session
+        clock.advance(10 * 60)
+        short.stop_worker()
+    handler.end()
+    long_ = limited(engines)
+    long_.register("ingest", lambda job, ctx: {"by_attempt": job.attempts})
+    assert long_.run_pending() == 1
+    done = long_.status(job_id)
+    assert (done.status, done.result) == (JobStatus.completed, {"by_attempt": 6})
+
+
+def test_a_handed_back_attempt_cut_by_the_exit_ends_quietly(
+    engines: Engines, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At a process's exit the interpreter refuses the embedder's pool new work, and the handed-back
+    ingest's handler fails with that: not the job's failure, so nothing is logged or recorded."""
+    short, long_ = engines(), engines()
+    handler = Hangs(cut_by=RuntimeError("cannot schedule new futures after interpreter shutdown"))
+    short.register("ingest", handler)
+    job = short.start("ingest", {})
+    short.start_worker()
+    handler.wait_started()
+    short.stop_worker()
+    with caplog.at_level(logging.DEBUG, logger="cairn.jobs"):
+        handler.end()
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud == []
+    handed = long_.status(job.id)
+    assert (handed.status, handed.attempts, handed.error, handed.progress) == (JobStatus.queued, 1, None, 0.0)
+
+
+class Watched:
+    """A JobStore that notes any call made after it was closed, and a close while a call was in it."""
+
+    def __init__(self, inner: JobStore) -> None:
+        self.inner, self.inside, self.closed = inner, 0, False
+        self.misuse: list[str] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _call(self, name: str) -> Iterator[None]:
+        with self._lock:
+            if self.closed:
+                self.misuse.append(f"{name} after close")
+            self.inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.inside -= 1
+
+    def insert(self, row: JobRow) -> JobRow:
+        with self._call("insert"):
+            return self.inner.insert(row)
+
+    def get(self, job_id: str) -> JobRow | None:
+        with self._call("get"):
+            return self.inner.get(job_id)
+
+    def claim(self, now: datetime, lease_until: float, **kwargs: Any) -> JobRow | None:
+        with self._call("claim"):
+            return self.inner.claim(now, lease_until, **kwargs)
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        with self._call("update"):
+            return self.inner.update(job_id, attempt, now, changes)
+
+    def release(self, job_id: str, attempt: int, now: datetime, ran_s: float) -> bool:
+        with self._call("release"):
+            return self.inner.release(job_id, attempt, now, ran_s)
+
+    def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
+        with self._call("forget"):
+            return self.inner.forget(job_ids, holds)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.inside:
+                self.misuse.append("closed during a call")
+            self.closed = True
+        self.inner.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_close_gives_up_on_a_handler_that_never_returns_and_closes_no_store_under_it(
+    kind: str, tmp_path: Path, clock: FakeClock
+) -> None:
+    inner: JobStore = MemoryJobStore() if kind == "memory" else SqliteJobStore(tmp_path / "jobs.sqlite3")
+    store = Watched(inner)
+    engine = JobEngine(store, clock, poll_s=0.01, stop_grace_s=GRACE_S)
+    engine.close_wait_s = 0.2
+    handler = Hangs(writes=True)  # its writes go on, refused, before and after the close
+    engine.register("ingest", handler)
+    job = engine.start("ingest", {})
+    engine.start_worker()
+    handler.wait_started()
+    engine.stop_worker()
+    closer = threading.Thread(target=engine.close, daemon=True)
+    closer.start()
+    closer.join(WAIT_S)
+    waited_for_ever = closer.is_alive()
+    handler.end()  # its last writes meet the closed store's gate, not the store
+    closer.join(WAIT_S)
+    assert not waited_for_ever
+    assert store.misuse == [] and not any(thread.is_alive() for thread in handler.threads)
+    after = (SqliteJobStore(tmp_path / "jobs.sqlite3") if kind == "sqlite" else inner).get(job.id)
+    assert after is not None and (after.status, after.handed_over) == (JobStatus.queued, 1)
+    assert after.progress < 0.9  # its last report, after the close, changed nothing

@@ -82,13 +82,14 @@ class MemoryJobStore:
             self.rows[job_id] = replace(row, **copy.deepcopy(changes), updated_at=now)
             return True
 
-    def release(self, job_id: str, attempt: int, now: datetime) -> bool:
+    def release(self, job_id: str, attempt: int, now: datetime, ran_s: float) -> bool:
         with self._lock:
             row = self.rows.get(job_id)
             if row is None or row.status is not JobStatus.running or row.attempts != attempt:
                 return False
             row.status, row.lease_until, row.updated_at = JobStatus.queued, None, now
             row.handed_over += 1
+            row.handed_over_s += max(0.0, ran_s)
             return True
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:

@@ -294,6 +294,10 @@ class Settings(BaseSettings):
     # Jobs
     job_lease_s: float = 60.0
     job_max_attempts: int = 3
+    job_max_handed_over_s: float = Field(default=6 * 3600.0, gt=0)
+    """A job whose attempts were handed back by stopping processes (`cairn mcp` sessions ending,
+    `cairn serve` restarted) after running this long in all fails rather than run again: one longer
+    than every session that takes it up, or a handler that hangs, is given up on."""
     job_workers: int = Field(default=2, ge=1)
     """Worker threads per embedded job queue; one principal's jobs hold at most `job_workers - 1`
     of them (at least one), counted over every process on the data directory."""

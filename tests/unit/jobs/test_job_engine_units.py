@@ -53,7 +53,17 @@ def test_names_must_be_short_non_empty_strings(name: Any) -> None:
         check_name("job kind", name)
 
 
-@pytest.mark.parametrize("kwargs", [{"lease_s": 0}, {"max_attempts": 0}, {"poll_s": -1}, {"workers": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lease_s": 0},
+        {"max_attempts": 0},
+        {"poll_s": -1},
+        {"workers": 0},
+        {"max_handed_over_s": 0},
+        {"close_wait_s": -1},
+    ],
+)
 def test_engine_rejects_nonsense_settings(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         JobEngine(MemoryJobStore(), FakeClock(), **kwargs)  # type: ignore[arg-type]

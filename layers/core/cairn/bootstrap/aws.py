@@ -248,5 +248,6 @@ def _jobs(
         clock,
         lease_s=settings.job_lease_s,
         max_attempts=settings.job_max_attempts,
+        max_handed_over_s=settings.job_max_handed_over_s,
         workers=settings.job_workers,
     )

@@ -63,6 +63,7 @@ def local_adapters(settings: Settings) -> Adapters:
             clock,
             lease_s=settings.job_lease_s,
             max_attempts=settings.job_max_attempts,
+            max_handed_over_s=settings.job_max_handed_over_s,
             workers=settings.job_workers,
         ),
         JOBS_ADVICE,

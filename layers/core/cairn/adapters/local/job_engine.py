@@ -12,7 +12,13 @@ Hand-over: a process that stops cleanly waits a short grace for its running hand
 each unfinished job back in the queue (`JobStore.release`), so another process takes it at once
 rather than after the lease. The released attempt's writes are fenced as above; it is counted
 in `handed_over`, and the attempts a job is allowed (`max_attempts`) are those that did not end
-so: a job is given up on for dying with its worker, not for its process being stopped.
+so: a job is given up on for dying with its worker, not for its process being stopped. Time bounds
+hand-overs: a job whose handed-back attempts ran `max_handed_over_s` in all (`handed_over_s`) fails
+at its next claim. A handed-back attempt ends quietly however it ends (its process's exit may cut
+it short): the job is another attempt's, so it records nothing and logs no failure.
+
+`close()` waits up to `close_wait_s` for the handlers still running, then closes the store once no
+call is inside it (StoreGate); a handler still running finds its later writes refused.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object, plain_json
+from cairn.adapters.local.store_gate import StoreGate
 from cairn.domain.errors import (
     CairnError,
     Conflict,
@@ -56,6 +64,12 @@ STOP_GRACE_S = 1.0
 """How long a stopping process waits for its running handlers before handing their jobs back.
 Short: an MCP client sends its stdio server SIGTERM two seconds after closing its input (some at
 once, or SIGKILL soon after), and a job still claimed when the process dies waits out its lease."""
+
+HANDED_OVER_AT_MOST_S = HOLD_AT_MOST_S
+"""How long a job's handed-back attempts may run in all: as long as one attempt may hold its lease."""
+
+CLOSE_WAIT_S = 10.0
+"""How long `close()` waits for the handlers still running before it closes the store beside them."""
 
 
 def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
@@ -161,7 +175,8 @@ class JobEngine(StartsJobs):
     `start_worker` runs `workers` threads. Each claims with a cap of `workers - 1` (at least 1)
     jobs per principal, so one principal's long jobs never hold every worker; `run_pending`, which
     works in its caller's thread, claims without it. `stop_worker` claims nothing more, waits up to
-    `stop_grace_s` for the attempts running here, and hands the unfinished ones back (see above)."""
+    `stop_grace_s` for the attempts running here, and hands the unfinished ones back (see above).
+    `close` stops so, waits up to `close_wait_s` for every handler still running, then closes the store."""
 
     def __init__(
         self,
@@ -173,15 +188,22 @@ class JobEngine(StartsJobs):
         poll_s: float = 1.0,
         workers: int = 2,
         stop_grace_s: float = STOP_GRACE_S,
+        max_handed_over_s: float = HANDED_OVER_AT_MOST_S,
+        close_wait_s: float = CLOSE_WAIT_S,
     ) -> None:
-        if lease_s <= 0 or max_attempts < 1 or poll_s <= 0 or workers < 1 or stop_grace_s < 0:
+        if (
+            min(lease_s, poll_s, max_handed_over_s) <= 0
+            or min(max_attempts, workers) < 1
+            or min(stop_grace_s, close_wait_s) < 0
+        ):
             raise ValueError(
-                "lease_s and poll_s must be positive, max_attempts and workers at least 1, "
-                "stop_grace_s not negative"
+                "lease_s, poll_s and max_handed_over_s must be positive, max_attempts and workers "
+                "at least 1, stop_grace_s and close_wait_s not negative"
             )
         self._store, self._clock = store, clock
         self.lease_s, self.max_attempts, self.poll_s = lease_s, max_attempts, poll_s
         self.workers, self.stop_grace_s = workers, stop_grace_s
+        self.max_handed_over_s, self.close_wait_s = max_handed_over_s, close_wait_s
         self._handlers: dict[str, JobHandler] = {}
         self._wake = threading.Condition()
         self._started = 0  # jobs this process queued: a worker that saw it change looks again before sleeping
@@ -190,8 +212,10 @@ class JobEngine(StartsJobs):
         self._halted: list[threading.Thread] = []  # stopped, perhaps still running a handed-back handler
         self._worker_lock = threading.Lock()
         self._stopping = False  # set by stop_worker until start_worker: no claims meanwhile
-        self._running: dict[tuple[str, int], JobRow] = {}  # the attempts this engine runs
+        self._running: dict[tuple[str, int], tuple[JobRow, datetime]] = {}  # attempts run here, claimed at
+        self._handed: set[tuple[str, int]] = set()  # those of them handed back
         self._running_lock = threading.Lock()
+        self._gate = StoreGate()  # every store call goes through it, so close() closes none under one
 
     # -- JobRunner ---------------------------------------------------------------------------
 
@@ -199,7 +223,10 @@ class JobEngine(StartsJobs):
         self._handlers[check_name("job kind", kind)] = handler
 
     def _submit(self, row: JobRow) -> Job:
-        stored = self._store.insert(row)
+        with self._gate.open() as is_open:
+            if not is_open:
+                raise RuntimeError("the job runner is closed")
+            stored = self._store.insert(row)
         if stored.kind != row.kind:
             raise Conflict(f"idempotency key already used for a job of kind {stored.kind!r}")
         if stored.id == row.id:
@@ -209,7 +236,10 @@ class JobEngine(StartsJobs):
         return stored.to_job()
 
     def status(self, job_id: str) -> Job:
-        row = self._store.get(job_id) if isinstance(job_id, str) and job_id else None
+        with self._gate.open() as is_open:
+            if not is_open:
+                raise RuntimeError("the job runner is closed")
+            row = self._store.get(job_id) if isinstance(job_id, str) and job_id else None
         if row is None:
             raise NotFound(f"job {job_id!r} not found")
         return row.to_job()
@@ -259,15 +289,29 @@ class JobEngine(StartsJobs):
         self._hand_back()
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
-        return self._store.forget(job_ids, holds)
+        with self._gate.open() as is_open:
+            return self._store.forget(job_ids, holds) if is_open else 0
 
     def close(self) -> None:
+        """Stop, wait up to `close_wait_s` for the handlers still running here (those an earlier
+        stop_worker handed back too), then close the store once no call is inside it."""
         self._halt()
-        with self._worker_lock:  # those an earlier stop_worker left too
+        with self._worker_lock:
             halted = list(self._halted)
-        for thread in halted:  # a handed-back handler ends at its next write; the store outlives it
+        deadline = time.monotonic() + self.close_wait_s
+        for thread in halted:
             if thread is not threading.current_thread():
-                thread.join()
+                thread.join(max(0.0, deadline - time.monotonic()))
+        if not self._gate.close():
+            return
+        left = sum(thread.is_alive() for thread in halted if thread is not threading.current_thread())
+        if left:
+            log.warning(
+                "closing the job queue with %d handler(s) still running after %g s; their jobs were "
+                "handed back, and what they write to the queue now changes nothing",
+                left,
+                self.close_wait_s,
+            )
         self._store.close()
 
     # -- internals ---------------------------------------------------------------------------
@@ -294,41 +338,57 @@ class JobEngine(StartsJobs):
         if self._stopping:
             return False
         now = self._clock.now()
-        row = self._store.claim(
-            now, now.timestamp() + self.lease_s, per_principal=per_principal, job_id=job_id
-        )
+        with self._gate.open() as is_open:
+            row = (
+                self._store.claim(
+                    now, now.timestamp() + self.lease_s, per_principal=per_principal, job_id=job_id
+                )
+                if is_open
+                else None
+            )
         if row is None:
             return False
         key = (row.id, row.attempts)
         with self._running_lock:
             stopping = self._stopping
             if not stopping:
-                self._running[key] = row
+                self._running[key] = (row, now)
         if stopping:  # the stop began during the claim, after its hand-back had looked or will look
-            self._release(row)
+            self._release(row, now)
             return False
         try:
             self._execute(row)
         finally:
             with self._running_lock:
                 self._running.pop(key, None)
+                self._handed.discard(key)
         return True
 
     def _hand_back(self) -> None:
         """Release every attempt still running here: the process is stopping."""
         with self._running_lock:
             running = list(self._running.values())
-        for row in running:
-            self._release(row)
+        for row, claimed_at in running:
+            self._release(row, claimed_at)
 
-    def _release(self, row: JobRow) -> None:
+    def _release(self, row: JobRow, claimed_at: datetime) -> None:
+        key, now = (row.id, row.attempts), self._clock.now()
         try:
-            released = self._store.release(row.id, row.attempts, self._clock.now())
+            # under the lock: an attempt that ends meanwhile learns it was handed back (_handed_back)
+            with self._running_lock, self._gate.open() as is_open:
+                ran_s = (now - claimed_at).total_seconds()
+                released = is_open and self._store.release(row.id, row.attempts, now, ran_s)
+                if released and key in self._running:
+                    self._handed.add(key)
         except Exception:  # the store unreachable: the lease expires instead
             log.warning("could not hand job %s back; it waits out its lease", row.id, exc_info=True)
             return
         if released:
             log.info("job %s attempt %d handed back: this process is stopping", row.id, row.attempts)
+
+    def _handed_back(self, row: JobRow) -> bool:
+        with self._running_lock:
+            return (row.id, row.attempts) in self._handed
 
     def _execute(self, row: JobRow) -> None:
         handler = self._handlers.get(row.kind)
@@ -339,22 +399,42 @@ class JobEngine(StartsJobs):
             error = f"gave up after {row.tries - 1} attempts: the worker running the job stopped"
             self._finish(row, JobStatus.failed, error=error)
             return
+        if row.handed_over_s >= self.max_handed_over_s:
+            self._finish(row, JobStatus.failed, error=self._handed_over_too_long(row))
+            return
         try:
             with self._holding(row):
                 result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
-        except LeaseLost:
+        except Exception as exc:
+            if self._handed_back(row):  # not this attempt's failure: the job is another's to run
+                log.debug("job %s attempt %d, handed back, ended: %s", row.id, row.attempts, error_text(exc))
+                return
+            self._failed(row, exc)
+        else:
+            if self._handed_back(row):  # its result is refused: the job runs again elsewhere
+                log.debug("job %s attempt %d, handed back, ended after all", row.id, row.attempts)
+                return
+            self._finish(row, JobStatus.completed, result=result)
+
+    def _handed_over_too_long(self, row: JobRow) -> str:
+        return (
+            f"gave up after it was handed over {row.handed_over} times without finishing: its attempts "
+            f"ran {_duration(row.handed_over_s)} in all, each stopped by its process "
+            f"(CAIRN_JOB_MAX_HANDED_OVER_S allows {_duration(self.max_handed_over_s)})"
+        )
+
+    def _failed(self, row: JobRow, exc: Exception) -> None:
+        if isinstance(exc, LeaseLost):
             log.warning(
-                "job %s attempt %d no longer holds its job (lease lost or handed back)", row.id, row.attempts
+                "job %s attempt %d no longer holds its job (its lease was lost)", row.id, row.attempts
             )
-        except REFUSALS as exc:
+        elif isinstance(exc, REFUSALS):
             log.warning("job %s (%s) failed: %s", row.id, row.kind, error_text(exc))
             self._finish(row, JobStatus.failed, error=error_text(exc))
-        except Exception as exc:
-            log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=True)
+        else:
+            log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=exc)
             retry = row.tries < self.max_attempts
             self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
-        else:
-            self._finish(row, JobStatus.completed, result=result)
 
     @contextmanager
     def _holding(self, row: JobRow) -> Iterator[None]:
@@ -378,9 +458,7 @@ class JobEngine(StartsJobs):
         while not stop.wait(self.lease_s / 3) and time.monotonic() < until:
             now = self._clock.now()
             try:
-                held = self._store.update(
-                    row.id, row.attempts, now, {"lease_until": now.timestamp() + self.lease_s}
-                )
+                held = self._update(row, now, {"lease_until": now.timestamp() + self.lease_s})
             except Exception:  # the store unreachable a moment: the next beat tries again
                 log.warning("could not renew the lease of job %s", row.id, exc_info=True)
                 continue
@@ -398,13 +476,24 @@ class JobEngine(StartsJobs):
         changes: dict[str, Any] = {"status": status, "error": error, "lease_until": None}
         if status is JobStatus.completed:
             changes.update(result=result, progress=1.0)
-        if not self._store.update(row.id, row.attempts, self._clock.now(), changes):
+        if not self._update(row, self._clock.now(), changes):
             log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
 
     def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
         """A running attempt's progress/checkpoint write; it also renews the lease."""
         now = self._clock.now()
-        if not self._store.update(
-            row.id, row.attempts, now, {**changes, "lease_until": now.timestamp() + self.lease_s}
-        ):
+        if not self._update(row, now, {**changes, "lease_until": now.timestamp() + self.lease_s}):
             raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")
+
+    def _update(self, row: JobRow, now: datetime, changes: dict[str, Any]) -> bool:
+        """The attempt's fenced write: False once it no longer holds its job or the store is closed."""
+        with self._gate.open() as is_open:
+            return is_open and self._store.update(row.id, row.attempts, now, changes)
+
+
+def _duration(seconds: float) -> str:
+    """`45 s`, `12 min`, `6 h 5 min`: a running time for people."""
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min" if minutes else f"{seconds:.0f} s"
+    return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")

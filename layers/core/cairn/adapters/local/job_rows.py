@@ -38,6 +38,7 @@ class JobRow:
     checkpoints: dict[str, Any] = field(default_factory=dict)
     lease_until: float | None = None  # POSIX seconds
     handed_over: int = 0  # attempts released by a stopping process (JobStore.release)
+    handed_over_s: float = 0.0  # how long those attempts ran, in all
 
     @property
     def tries(self) -> int:
@@ -114,10 +115,11 @@ class JobStore(Protocol):
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         """Apply `changes` (JobRow field names) if the row is running at `attempt`; False if not."""
 
-    def release(self, job_id: str, attempt: int, now: datetime) -> bool:
+    def release(self, job_id: str, attempt: int, now: datetime, ran_s: float) -> bool:
         """If the row is running at `attempt`, put it back in the queue (status queued, no lease,
-        `handed_over` + 1; `attempts` stays, so the next claim fences this attempt out), claimable
-        at once, in its place by age as when it was queued; False if the attempt no longer holds it."""
+        `handed_over` + 1, `handed_over_s` + `ran_s`, how long the attempt ran; `attempts` stays,
+        so the next claim fences this attempt out), claimable at once, in its place by age as when
+        it was queued; False if the attempt no longer holds it."""
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
         """ForgetsJobs.forget (ports/jobs.py) on the rows."""

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn.adapters.local.job_engine import STOP_GRACE_S, JobEngine
+from cairn.adapters.local.job_engine import CLOSE_WAIT_S, HANDED_OVER_AT_MOST_S, STOP_GRACE_S, JobEngine
 from cairn.adapters.local.job_rows import FINISHED, JobRow, held_by
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.models import JobStatus
@@ -44,14 +44,16 @@ CREATE TABLE IF NOT EXISTS jobs (
     lease_until REAL,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    handed_over INTEGER NOT NULL DEFAULT 0
+    handed_over INTEGER NOT NULL DEFAULT 0,
+    handed_over_s REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, lease_until);
 """
 
 _COLUMNS = (
     "id, kind, brain_id, principal, status, progress, message, input, result, error, attempts, "
-    "idempotency_key, checkpoints, lease_until, created_at, updated_at, handed_over"
+    "idempotency_key, checkpoints, lease_until, created_at, updated_at, handed_over, "
+    "handed_over_s"
 )
 _JSON_COLUMNS = {"input", "result", "checkpoints"}
 _FINISHED = ", ".join(f"'{status.value}'" for status in FINISHED)  # in SQL
@@ -78,7 +80,8 @@ RETURNING {_COLUMNS}
 """
 
 _RELEASE = """
-UPDATE jobs SET status = 'queued', lease_until = NULL, handed_over = handed_over + 1, updated_at = ?
+UPDATE jobs SET status = 'queued', lease_until = NULL, handed_over = handed_over + 1,
+    handed_over_s = handed_over_s + ?, updated_at = ?
 WHERE id = ? AND status = 'running' AND attempts = ?
 """
 
@@ -87,9 +90,11 @@ class SqliteJobStore:
     def __init__(self, path: Path) -> None:
         self._db = ThreadConnections(Path(path))
         self._db.get().executescript(_SCHEMA)
-        with self._db.transaction() as conn:  # a file from before hand-overs were counted
-            if "handed_over" not in {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}:
-                conn.execute("ALTER TABLE jobs ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0")
+        with self._db.transaction() as conn:  # a file from before hand-overs were counted, or timed
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+            for name, kind in (("handed_over", "INTEGER"), ("handed_over_s", "REAL")):
+                if name not in columns:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind} NOT NULL DEFAULT 0")
 
     def insert(self, row: JobRow) -> JobRow:
         values = _encode(row)
@@ -143,9 +148,9 @@ class SqliteJobStore:
             )
         return cur.rowcount == 1
 
-    def release(self, job_id: str, attempt: int, now: datetime) -> bool:
+    def release(self, job_id: str, attempt: int, now: datetime, ran_s: float) -> bool:
         with self._db.transaction() as conn:
-            cur = conn.execute(_RELEASE, (now.isoformat(), job_id, attempt))
+            cur = conn.execute(_RELEASE, (max(0.0, ran_s), now.isoformat(), job_id, attempt))
         return cur.rowcount == 1
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None) -> int:
@@ -188,6 +193,8 @@ class SqliteJobRunner(JobEngine):
         poll_s: float = 1.0,
         workers: int = 2,
         stop_grace_s: float = STOP_GRACE_S,
+        max_handed_over_s: float = HANDED_OVER_AT_MOST_S,
+        close_wait_s: float = CLOSE_WAIT_S,
     ) -> None:
         super().__init__(
             SqliteJobStore(path),
@@ -197,6 +204,8 @@ class SqliteJobRunner(JobEngine):
             poll_s=poll_s,
             workers=workers,
             stop_grace_s=stop_grace_s,
+            max_handed_over_s=max_handed_over_s,
+            close_wait_s=close_wait_s,
         )
 
 
@@ -227,12 +236,13 @@ def _encode(row: JobRow) -> tuple[Any, ...]:
         row.created_at.isoformat(),
         row.updated_at.isoformat(),
         row.handed_over,
+        row.handed_over_s,
     )
 
 
 def _decode(found: Sequence[Any] | sqlite3.Row) -> JobRow:
     (id_, kind, brain_id, principal, status, progress, message, input_, result, error, attempts,
-     key, checkpoints, lease_until, created_at, updated_at, handed_over) = found  # fmt: skip
+     key, checkpoints, lease_until, created_at, updated_at, handed_over, handed_over_s) = found  # fmt: skip
     return JobRow(
         id=id_,
         kind=kind,
@@ -251,4 +261,5 @@ def _decode(found: Sequence[Any] | sqlite3.Row) -> JobRow:
         created_at=datetime.fromisoformat(created_at),
         updated_at=datetime.fromisoformat(updated_at),
         handed_over=int(handed_over),
+        handed_over_s=float(handed_over_s),
     )

@@ -187,6 +187,10 @@ def _damage(records: RecordStore, doc: Document, change: Callable[[dict[str, Any
         (lambda d: d["memory"].update(user_id=3), True),
         (lambda d: d.update(deleted_at="yesterday"), True),  # text that is no time: not counted as deleted
         (lambda d: d["memory"].update(expired_at="soon"), True),
+        # text datetime.fromisoformat reads as a time and decoding does not
+        (lambda d: d.update(deleted_at="2026-W01-1"), True),
+        (lambda d: d.update(deleted_at="20260101T000000"), True),
+        (lambda d: d["memory"].update(expired_at="2026-01-01T00"), True),
         (lambda d: d.update(created_at="last week"), False),  # read by stats, not by the count
     ],
 )

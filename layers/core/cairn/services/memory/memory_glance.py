@@ -20,13 +20,14 @@ _MOMENT = TypeAdapter(datetime)
 
 
 def is_time(value: object) -> bool:
-    """A time as a record stores one (ISO 8601); a value of any other kind, None included, is
-    left to decoding, which reads it or names the record damaged."""
+    """Text that decoding reads as a time; a value of any other kind, None included, is left to
+    decoding, which reads it or names the record damaged. Read as decoding reads it: text that
+    `datetime.fromisoformat` takes but validation does not ("2026-W01-1") is damage."""
     if not isinstance(value, str):
         return False
     try:
-        datetime.fromisoformat(value)
-    except ValueError:
+        _MOMENT.validate_python(value)
+    except ValidationError:
         return False
     return True
 

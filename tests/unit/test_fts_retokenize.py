@@ -15,6 +15,7 @@ from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.domain.errors import DamagedStore
 from cairn.faults import InjectedFault
 from tests.contract.test_chunk_index_contract import DIM, axis, chunk, search
 from tests.support.aged_index import OLD_TOKENIZER, with_old_tokenizer
@@ -135,3 +136,24 @@ def test_a_second_opener_finds_the_tables_rebuilt_and_rebuilds_nothing(aged: Pat
     finally:
         first.close()
         second.close()
+
+
+def test_a_brain_whose_old_table_is_damaged_keeps_no_other_from_opening(aged: Path) -> None:
+    db = aged / "chunks.db"
+    conn = sqlite3.connect(db)
+    conn.execute(f"DROP TABLE {schema.fts_table(1)}_data")  # b1's table can no longer be read
+    conn.commit()
+    conn.close()
+    index = SqliteChunkIndex(db, aged / "vectors", DIM)
+    try:
+        tables = definitions(db)
+        assert [tables[schema.fts_table(seq)] for seq in (1, 2, 3)] == [
+            OLD_TOKENIZER,
+            schema.TOKENIZER,
+            schema.TOKENIZER,
+        ]
+        assert [sorted(_search(index, brain, "thanks")) for brain in ("b2", "b3")] == [["b2-hug"], ["b3-hug"]]
+        with pytest.raises(DamagedStore):
+            _search(index, "b1", "crane")
+    finally:
+        index.close()

@@ -11,7 +11,9 @@ still old: a process killed in the middle commits nothing of that brain (the old
 and answers as before, and the next open rebuilds it), brains done before it stay done, and a
 second process opening the same file waits for the writer lock and then finds the table current
 (it gives up after 30 s, ThreadConnections' busy timeout: about 100,000 chunks a brain). Other
-processes already serving the file keep reading the old table until the commit.
+processes already serving the file keep reading the old table until the commit. A brain whose
+table is damaged (SQLite cannot read it) is left as it was and the others are rebuilt: its
+searches are refused as damaged, as before, and the next open tries it again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
 from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.domain.errors import DamagedStore
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,12 @@ def upgrade(db: ThreadConnections) -> int:
     )
     started, total = time.monotonic(), 0
     for seq in seqs:
-        with db.transaction() as conn:
-            total += retokenize(conn, seq)
+        try:
+            with db.transaction() as conn:
+                total += retokenize(conn, seq)
+        except DamagedStore as exc:
+            # One brain's damaged table must not keep every command (`cairn check` included) from
+            # opening the data directory: it stays as it was, its searches refused as damaged.
+            log.warning("the keyword table %s is damaged and was not rebuilt: %s", schema.fts_table(seq), exc)
     log.warning("keyword index rebuilt: %d chunks in %.1f s", total, time.monotonic() - started)
     return total

@@ -1,26 +1,33 @@
-"""The brains' tokenizer splits at every symbol, as domain/words.py does (fts_separators.py):
-SQLite's unicode61 knows only the symbols of its own, older, Unicode tables."""
+"""The brains' tokenizer splits at every character that is neither letter nor digit (symbols,
+punctuation, marks, format characters), as domain/words.py does (fts_separators.py): SQLite's
+unicode61 knows only the characters of its own, older, Unicode tables."""
 
 from __future__ import annotations
 
 import sqlite3
 import unicodedata
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from cairn.adapters.local.chunk_schema import TOKENIZER
 from cairn.domain.words import words
 
 
-def _symbols() -> list[str]:
-    """Python's symbols (So, Sk), and the code points still unassigned in the emoji blocks."""
-    return [
-        chr(cp)
-        for cp in range(0x110000)
-        if not 0xD800 <= cp <= 0xDFFF
-        and (
-            unicodedata.category(chr(cp)) in ("So", "Sk")
-            or (0x1F000 <= cp <= 0x1FBFF and unicodedata.category(chr(cp)) == "Cn")
-        )
-    ]
+def _non_words() -> list[str]:
+    """Every code point Python's tables call neither letter nor digit, and the code points still
+    unassigned in the emoji blocks; not private use, nor unassigned elsewhere (fts_separators.py)."""
+    found = []
+    for cp in range(0x110000):
+        category = unicodedata.category(chr(cp))
+        if (
+            category[0] in "LN"
+            or category in ("Cs", "Co")
+            or (category == "Cn" and not 0x1F000 <= cp <= 0x1FBFF)
+        ):
+            continue
+        found.append(chr(cp))
+    return found
 
 
 def tokens_of(texts: list[str], tokenizer: str = TOKENIZER) -> dict[int, list[str]]:
@@ -35,12 +42,15 @@ def tokens_of(texts: list[str], tokenizer: str = TOKENIZER) -> dict[int, list[st
     return found
 
 
-def test_every_symbol_parts_the_letters_around_it() -> None:
-    symbols = _symbols()
-    found = tokens_of([f"ab{ch}cd" for ch in symbols])
-    joined = [f"U+{ord(symbols[doc - 1]):04X}" for doc, terms in found.items() if terms != ["ab", "cd"]]
+def test_every_character_but_a_letter_or_digit_parts_the_letters_around_it() -> None:
+    others = _non_words()
+    texts = [f"ab{ch}cd" for ch in others]
+    found = tokens_of(texts, TOKENIZER.removeprefix("porter "))
+    # the diacritics both fold away join the letters, as "abcd"; every other character parts them
+    joined = [f"U+{ord(others[n]):04X}" for n, text in enumerate(texts) if found.get(n + 1) != words(text)]
     assert joined == []
-    assert len(symbols) > 6_000  # the whole list was looked at
+    assert len(others) > 11_000  # the whole list was looked at
+    assert {unicodedata.category(ch) for ch in others} >= {"Sc", "Po", "Pd", "Cf", "Mn", "So"}
 
 
 def test_the_index_and_the_search_words_split_a_text_alike() -> None:
@@ -53,6 +63,32 @@ def test_the_index_and_the_search_words_split_a_text_alike() -> None:
         "4 °C",
         "naïve café",
         "東京タワー🗼",
+        "5000₽ or 0.1₿",
+        "hello \u2068Dana\u2069 there",
     ]
     plain = tokens_of(texts, TOKENIZER.removeprefix("porter "))  # words are not stemmed
     assert [plain.get(i, []) for i in range(1, len(texts) + 1)] == [words(text) for text in texts]
+
+
+_MIXED = st.sampled_from(
+    [
+        *"abcxyzAZ019",
+        *"éüñçøß",  # Latin letters the indexes fold or keep
+        *"ωдж東タ한",
+        "e\u0301",  # a letter and its acute written apart
+        *"🤗🧠🦀✅❤🏽🇫🇷",
+        "\u200d",  # zero width joiner
+        "\ufe0f",  # variation selector 16
+        "\u20e3",  # combining enclosing keycap
+        "\U000e0067",  # a tag character (subdivision flags)
+        *"₽₿€$™°©±→",
+        *"\u2066\u2068\u2069\u200b",  # bidi isolates, zero width space
+        *" .,-_'\"*^:()[]{}⹝⹀",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MIXED, max_size=40).map("".join))
+def test_random_text_is_split_into_the_same_words_by_the_index_and_the_search_words(text: str) -> None:
+    assert tokens_of([text], TOKENIZER.removeprefix("porter ")).get(1, []) == words(text)

@@ -220,6 +220,8 @@ def test_a_record_with_a_field_of_another_kind_is_refused_as_damaged(
         lambda d: d.update(chunk_count=str(d["chunk_count"] + 2)),
         lambda d: d.update(deleted_at=7),  # seconds since 1970
         lambda d: d["memory"].update(expired_at=5),
+        lambda d: d.update(created_at=d["created_at"][:19]),  # no offset: read as UTC
+        lambda d: d["memory"].update(valid_from="2024-05-01T08:00:00"),
     ],
 )
 def test_a_field_its_decoding_reads_as_another_kind_counts_as_decoded(

@@ -7,13 +7,23 @@ share one model.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 MetadataValue = str | int | float | bool | None
+
+
+def _in_utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+Moment = Annotated[datetime, AfterValidator(_in_utc)]
+"""An instant as a record holds it. Cairn writes every one in UTC with its offset; one without an
+offset (a record edited by hand, or damaged) is read as UTC, so that comparing it with the others
+cannot fail."""
 
 
 class Model(BaseModel):
@@ -37,9 +47,9 @@ class Brain(Model):
     embedding_model: str
     embedding_dim: int
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
-    deleted_at: datetime | None = None
+    created_at: Moment
+    updated_at: Moment
+    deleted_at: Moment | None = None
     """Set when the brain is being deleted: it is gone for every caller while its data is purged
     (services/erasure/service.py)."""
 
@@ -68,8 +78,8 @@ class MemoryType(StrEnum):
 class EarlierEnd(Model):
     """What a memory's end was before a value stored later as history ended it sooner (`at`)."""
 
-    at: datetime
-    valid_to: datetime | None = None
+    at: Moment
+    valid_to: Moment | None = None
 
 
 class MemoryFacet(Model):
@@ -86,24 +96,24 @@ class MemoryFacet(Model):
     salience: float | None = None
     source_agent: str | None = None
     client_id: str | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: Moment | None = None
+    valid_to: Moment | None = None
     superseded_by: str | None = None
-    superseded_at: datetime | None = None
+    superseded_at: Moment | None = None
     earlier_ends: list[EarlierEnd] | None = None
     """Each time history stored later moved `valid_to` sooner, the end it had until then, oldest
     first: what Cairn knew at a moment before it (services/search/as_of.py `AsOf.holds`). At most
     64 are kept (services/memory/earlier_ends.py)."""
-    text_at: datetime | None = None
+    text_at: Moment | None = None
     """When an update last changed the text in place (None: as first written): what Cairn knew
     before then was other text (`AsOf.holds`)."""
-    expired_at: datetime | None = None
+    expired_at: Moment | None = None
     """Soft-expired by consolidation (an event nobody read); kept, no longer current."""
     knowledge_category: str | None = None
     content_hash: str | None = None
     """Of the stored (scrubbed) text: duplicates are found by it within a client and type."""
     access_count: int = 0
-    last_access: datetime | None = None
+    last_access: Moment | None = None
     user_id: str | None = None
     """ThoughtMCP's userId: whose memory it is (services/thoughtmcp/memories.py); only they recall
     it there."""
@@ -137,9 +147,9 @@ class Document(Model):
     status: DocumentStatus = DocumentStatus.completed
     error: str | None = None
     chunk_count: int = 0
-    created_at: datetime
-    updated_at: datetime
-    deleted_at: datetime | None = None
+    created_at: Moment
+    updated_at: Moment
+    deleted_at: Moment | None = None
     deleted_reason: str | None = None
     """Why a soft delete happened when a job did it (`merged`, `pruned`), for the record."""
     replaced_by: str | None = None
@@ -173,8 +183,8 @@ class Chunk(Model):
     type: str | None = None
     scope: str | None = None
     sector: str | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: Moment | None = None
+    valid_to: Moment | None = None
     active: bool = True
     """False while staged (a queued ingest not yet live): never in results."""
     current: bool = True
@@ -182,7 +192,7 @@ class Chunk(Model):
     facets: dict[str, str] = Field(default_factory=dict)
     """Keyword fields of its memory (type, client_id, source_agent, category, ...) to filter on."""
     importance: float | None = None
-    created_at: datetime
+    created_at: Moment
 
     @property
     def owner(self) -> str | None:
@@ -203,10 +213,10 @@ class Link(Model):
     target_id: str
     kind: str
     weight: float = 1.0
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: Moment | None = None
+    valid_to: Moment | None = None
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    created_at: datetime
+    created_at: Moment
 
 
 class Entity(Model):
@@ -221,11 +231,11 @@ class Entity(Model):
     aliases: list[str] = Field(default_factory=list)
     mention_count: int = 0
     """How many memories mention it (each memory counted once)."""
-    first_seen: datetime | None = None
-    last_seen: datetime | None = None
+    first_seen: Moment | None = None
+    last_seen: Moment | None = None
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
+    created_at: Moment
+    updated_at: Moment
 
 
 class SessionStatus(StrEnum):
@@ -252,7 +262,7 @@ class Reflection(Model):
     error_code: str | None = None
     error_message: str | None = None
     reflected_by: str | None = None
-    reflected_at: datetime
+    reflected_at: Moment
 
 
 class Session(Model):
@@ -262,8 +272,8 @@ class Session(Model):
     actor_id: str | None = None
     status: SessionStatus = SessionStatus.open
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    created_at: datetime
-    ended_at: datetime | None = None
+    created_at: Moment
+    ended_at: Moment | None = None
     reflection: Reflection | None = None
     extracted_upto: int = 0
     """How many of the session's messages fact extraction has covered."""
@@ -284,7 +294,7 @@ class Message(Model):
     content: str
     name: str | None = None
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    created_at: datetime
+    created_at: Moment
 
 
 class GapStatus(StrEnum):
@@ -300,8 +310,8 @@ class Gap(Model):
     query: str
     context: str | None = None
     status: GapStatus = GapStatus.open
-    created_at: datetime
-    resolved_at: datetime | None = None
+    created_at: Moment
+    resolved_at: Moment | None = None
 
 
 class RawData(Model):
@@ -314,7 +324,7 @@ class RawData(Model):
     content_type: str
     blob_key: str
     byte_size: int
-    created_at: datetime
+    created_at: Moment
 
 
 class JobStatus(StrEnum):
@@ -336,5 +346,5 @@ class Job(Model):
     result: dict[str, Any] | None = None
     error: str | None = None
     attempts: int = 0
-    created_at: datetime
-    updated_at: datetime
+    created_at: Moment
+    updated_at: Moment

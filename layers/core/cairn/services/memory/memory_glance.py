@@ -10,12 +10,12 @@ from datetime import datetime
 
 from pydantic import TypeAdapter, ValidationError
 
-from cairn.domain.models import Document, MemoryType
+from cairn.domain.models import Document, MemoryType, Moment
 from cairn.ports.records import Item
 from cairn.services.repositories import document_of
 
 _TYPES = frozenset(t.value for t in MemoryType)
-_MOMENT = TypeAdapter(datetime)
+_MOMENT: TypeAdapter[datetime] = TypeAdapter(Moment)
 """A Document's datetime field as its validation reads it, for one field alone."""
 
 

@@ -25,7 +25,9 @@ from typing import IO, Any
 import httpx
 import pytest
 
-from tests.support.processes import CAIRN, Server, environment, start
+from cairn.bootstrap import build_container
+from cairn.config import Settings
+from tests.support.processes import CAIRN, Server, environment, free_port, start
 from tests.support.soundness import opened
 
 pytestmark = pytest.mark.integration
@@ -376,3 +378,182 @@ def test_cairn_mcp_runs_where_posix_signals_do_not_exist(tmp_path: Path) -> None
             process.wait()
     assert "memory_search" in json.dumps(answers.get(2)), stderr[-2000:]
     assert process.returncode == 0, stderr[-2000:]
+
+
+# `cairn` with the arguments after the first two, which name the moment a stop signal is sent to
+# the process by itself and the signal, so the moment is the same on every run.
+SIGNALLED_AT = """
+import os, signal, sqlite3, sys, time
+from cairn.entrypoints.cli import main, serve
+from cairn.services.documents import index_sweeper
+
+moment, sig = sys.argv[1], getattr(signal, sys.argv[2])
+data = sys.argv[sys.argv.index("--data-dir") + 1]
+settle, start_sweeper = serve.settle, index_sweeper.IndexSweeper.start
+
+
+def while_starting(container):  # the store is open, the model loaded, no job claimed yet
+    os.kill(os.getpid(), sig)
+    settle(container)
+
+
+def once_a_job_is_claimed(self):  # the job worker has started and claimed the queued job
+    deadline = time.monotonic() + 60
+    with sqlite3.connect(os.path.join(data, "jobs.sqlite3")) as db:
+        while db.execute("SELECT count(*) FROM jobs WHERE status = 'running'").fetchone()[0] == 0:
+            assert time.monotonic() < deadline, "the queued job was never claimed"
+            time.sleep(0.02)
+    os.kill(os.getpid(), sig)
+    start_sweeper(self)
+
+
+if moment == "starting":
+    serve.settle = while_starting
+else:
+    index_sweeper.IndexSweeper.start = once_a_job_is_claimed
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def signalled_at(tmp_path: Path, command: str, moment: str, sig: signal.Signals) -> subprocess.Popen[bytes]:
+    """`cairn COMMAND` on tmp_path/data, sending itself `sig` at the `moment` SIGNALLED_AT names."""
+    options = ["--port", str(free_port())] if command == "serve" else []
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SIGNALLED_AT,
+            moment,
+            sig.name,
+            command,
+            *options,
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        stdin=subprocess.PIPE,  # kept open: `cairn mcp`'s session ends at the signal, not at stdin's close
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment(extra=QUEUED),
+    )
+
+
+def finished(process: subprocess.Popen[bytes]) -> tuple[int, str]:
+    try:
+        _, stderr = process.communicate(timeout=EXIT_S * 2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_starting_ends_the_process_at_once_as_a_clean_stop(
+    tmp_path: Path, command: str, sig: signal.Signals
+) -> None:
+    """Before the job worker starts nothing can be claimed: the process ends at once, with the
+    status of a clean stop. SIGTERM and SIGHUP had Python's default, which killed it."""
+    code, stderr = finished(signalled_at(tmp_path, command, "starting", sig))
+    assert code == (130 if sig == signal.SIGINT else 0), stderr[-2000:]
+    assert f"{sig.name} while starting" in stderr
+    assert "Traceback" not in stderr, stderr[-2000:]
+
+
+def queued_ingest(data: Path, folder: Path) -> str:
+    """A long file ingest queued on the data directory, for the next process's worker; its id."""
+    container = build_container(Settings(data_dir=data, ingest_queue_bytes=0))  # no worker runs here
+    brain = container.brains.create(name="Home", slug="home")
+    job_id = container.ingest.ingest_bytes(brain, long_file(folder).read_bytes(), name="rota.md").job_id
+    assert job_id is not None
+    return job_id
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_signal_just_after_the_job_worker_claimed_a_job_hands_it_back(tmp_path: Path, command: str) -> None:
+    """Between the job worker's start and the server's (or the stdio session's) taking signals, a
+    SIGTERM killed the process and left the job it had claimed leased, as a crash does: it waited
+    out its lease. The signal is now kept for the server, which stops as soon as it starts."""
+    data = tmp_path / "data"
+    job_id = queued_ingest(data, tmp_path)
+    code, stderr = finished(signalled_at(tmp_path, command, "claimed", signal.SIGTERM))
+    assert code == 0, stderr[-2000:]
+    job = job_row(data, job_id)
+    if job["status"] != "completed":
+        assert job == {"status": "queued", "attempts": 1, "handed_over": 1, "lease_until": None}, job
+
+
+FORCED = """
+import signal, sys, uvicorn
+from cairn.entrypoints.cli import main
+
+handle, sent = uvicorn.Server.handle_exit, []
+
+
+def and_again(self, sig, frame):  # a second signal while the first one is handled
+    handle(self, sig, frame)
+    if not sent:
+        sent.append(sig)
+        signal.raise_signal(sig)
+
+
+uvicorn.Server.handle_exit = and_again
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_forced_stop_of_cairn_serve_logs_one_line_and_no_traceback(tmp_path: Path) -> None:
+    """A second signal stops `cairn serve` without waiting for calls in flight; uvicorn then skips
+    the app's shutdown step, and the lifespan task left waiting for it was cancelled as the loop
+    closed: an ERROR with a CancelledError traceback, for a stop that lost nothing."""
+    data = tmp_path / "data"
+    server = start(data, command=(sys.executable, "-c", FORCED))
+    try:
+        path = remember_and_search(server)
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=EXIT_S)
+    finally:
+        server.kill()
+    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    assert code == 0, log[-2000:]
+    assert log.count("stopping at once (a second signal)") == 1, log[-2000:]
+    assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
+    assert_reads_counted(data, path)
+
+
+CTRL_C_LATE = """
+import atexit, signal, sys, uvicorn
+from cairn.entrypoints.cli import main
+
+if sys.argv[1] == "after-uvicorn":
+    serve = uvicorn.Server.serve
+
+    async def serve_then_ctrl_c(self, sockets=None):  # uvicorn has given its handlers back
+        await serve(self, sockets)
+        signal.raise_signal(signal.SIGINT)
+
+    uvicorn.Server.serve = serve_then_ctrl_c
+else:  # as the interpreter exits: it waits there for a handed-back job's thread
+    atexit.register(signal.raise_signal, signal.SIGINT)
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("moment", ["after-uvicorn", "at-exit"])
+def test_ctrl_c_late_in_the_stop_of_cairn_serve_ends_it_with_130_and_no_traceback(
+    tmp_path: Path, moment: str
+) -> None:
+    """A Ctrl+C after the signal that stopped `cairn serve` went to asyncio's handler just after
+    uvicorn gave the handlers back (the KeyboardInterrupt it raised ended some runs in an abort,
+    "terminate called without an active exception", exit -6), or to Python's default as the
+    interpreter exits (a KeyboardInterrupt traceback, exit 0). It now ends the process at once,
+    with Ctrl+C's status, as a second signal during the clean stop does."""
+    server = start(tmp_path / "data", command=(sys.executable, "-c", CTRL_C_LATE, moment))
+    try:
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=EXIT_S)
+    finally:
+        server.kill()
+    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    assert code == 130, log[-2000:]
+    assert "KeyboardInterrupt" not in log and "Traceback" not in log, log[-2000:]

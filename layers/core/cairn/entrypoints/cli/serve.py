@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import errno
 import os
-import signal
 import socket
 import sys
 import threading
@@ -18,7 +17,7 @@ from cairn import __version__
 from cairn.entrypoints.cli import access_log, process_limits
 from cairn.entrypoints.cli.check import settle, start_repairs
 from cairn.entrypoints.cli.warm_start import warm_up
-from cairn.entrypoints.stopping import present
+from cairn.entrypoints.stop_signals import StopSignals
 
 if TYPE_CHECKING:
     import uvicorn
@@ -47,11 +46,10 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
     )
 
 
-STOP_SIGNALS = present("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
-"""The signals that stop `cairn serve` (SIGBREAK is Ctrl+Break), as uvicorn's own list."""
-
-
 def _stopping_server() -> type:
+    import asyncio
+    import logging
+
     import uvicorn
 
     from cairn.entrypoints.stopping import STOPPING
@@ -60,41 +58,57 @@ def _stopping_server() -> type:
         """uvicorn's server, telling endless responses (entrypoints/stopping.py) to end at the
         exit signal: its graceful shutdown waits for every response in flight.
 
-        uvicorn re-raises the signal it caught once it has shut down, and SIGTERM's default then
-        ends the process before `cmd_serve`'s clean stop (jobs handed back, read counts flushed);
-        here a signal only asks the server to stop, and SIGHUP too. A second one stops waiting for
-        the calls in flight (uvicorn did so for a second Ctrl+C only).
+        uvicorn installs its own signal handlers while it runs and re-raises the signal it caught
+        once it has shut down, and SIGTERM's default then ended the process before `cmd_serve`'s
+        clean stop (jobs handed back, read counts flushed). Here the process's own handler
+        (entrypoints/stop_signals.py) stays, and gives each signal to `handle_exit`, which only
+        asks the server to stop; SIGHUP too. A second one stops waiting for the calls in flight
+        (uvicorn did so for a second Ctrl+C only).
 
         The second signal may come while the first one's `handle_exit` runs, and runs it again
         inside itself: nothing here may take a lock (STOPPING's docstring)."""
 
-        stopped_by: int | None = None
+        def __init__(self, config: uvicorn.Config, stops: StopSignals) -> None:
+            super().__init__(config)
+            self.stops = stops
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
+            with self.stops.routed_to(lambda sig: self.handle_exit(sig, None)):
                 yield
-                return
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
-            try:
-                yield
-            finally:  # the handlers before: a second SIGTERM during the clean stop ends the process
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             STOPPING.set()
-            if self.stopped_by is None:
-                self.stopped_by = sig
             again = self.should_exit
             super().handle_exit(sig, frame)
             if again:
                 self.force_exit = True
 
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().shutdown(sockets)
+            if not self.force_exit:
+                return
+            # uvicorn skips the app's shutdown step when forced, and its lifespan task, left
+            # waiting for that step, is cancelled as the loop closes, which Starlette reports as
+            # a failed shutdown with a CancelledError traceback. The app's step does nothing, so
+            # it is taken here, bounded: a forced stop says one line, and a real failure of the
+            # step is still logged.
+            logging.getLogger("uvicorn.error").warning(
+                "stopping at once (a second signal): calls in flight were not waited for"
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.lifespan.shutdown(), timeout=LIFESPAN_SHUTDOWN_S)
+
     return StoppingServer
 
 
+LIFESPAN_SHUTDOWN_S = 2.0
+"""How long a forced stop waits for the app's shutdown step (it has nothing to do)."""
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    stops = StopSignals("cairn serve")
+    stops.install()  # first: a signal while it starts ends it at once (stop_signals.py)
     from sse_starlette.sse import AppStatus
 
     # An MCP call that asked for progress is answered over a stream of its own, which ends with
@@ -146,6 +160,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     schedule = _schedule(container)
     sweeper = IndexSweeper(container.documents)
+    stops.hold()  # from here a job may be claimed: a signal waits for the server, which stops
     container.jobs.start_worker()
     sweeper.start()
     if schedule is not None:
@@ -153,9 +168,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
-        server = _stopping_server()(config)
-        server.run(sockets=[listening])
+        _stopping_server()(config, stops).run(sockets=[listening])
     finally:
+        stops.stopping()  # the server may have ended without a signal
         # first what is only in memory (the reads searches counted), then a job still running is
         # handed back to the queue: a second signal during the clean stop ends the process
         if container.search.access is not None:
@@ -165,7 +180,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             schedule.stop()
         sweeper.stop()
         container.repair.stop()
-    return 130 if server.stopped_by == signal.SIGINT else 0  # Ctrl+C: the shell's usual 130
+    return stops.exit_code()
 
 
 def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Config:
@@ -243,11 +258,13 @@ def _schedule(container: Container) -> ConsolidationSchedule | None:
     every = container.options.consolidate_every_s
     if every is None:
         return None
-    print(f"consolidating every brain every {every:g} s")
+    print(f"consolidating every brain every {every:g} s", flush=True)
     return ConsolidationSchedule(container.brains, container.consolidation, container.adapters.clock, every)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    stops = StopSignals("cairn mcp")
+    stops.install()  # first: a signal while it starts ends it at once (stop_signals.py)
     from cairn.bootstrap import build_container
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
@@ -261,11 +278,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     settle(container)
     start_repairs(container)
     sweeper = IndexSweeper(container.documents)
+    stops.hold()  # from here a job may be claimed: a signal ends the session as it starts
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     sweeper.start()
     try:
-        run_stdio(container, surface=args.surface)
+        run_stdio(container, surface=args.surface, stops=stops)
     finally:
+        stops.stopping()  # the session may have ended at stdin's close
         # first: an MCP client ends its server two seconds after closing stdin (the SDK's wait), and
         # the reads a session's searches counted are kept only in memory until flushed
         if container.search.access is not None:
@@ -275,4 +294,4 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         container.jobs.stop_worker()
         sweeper.stop()
         container.repair.stop()
-    return 0
+    return stops.exit_code()

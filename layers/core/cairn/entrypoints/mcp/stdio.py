@@ -5,18 +5,18 @@ can (no ingest root), unlike the HTTP server. It sets no principal: its calls ru
 itself, on every tenant's brains, and are not audited, as the CLI's (docs/AUTH.md, "Who is calling").
 Each line is checked before the SDK reads it, and a refused one answered (stdio_lines.py).
 
-SIGTERM and SIGHUP end the session as the client closing stdin does (Ctrl+C already did, through
-asyncio's own SIGINT handling), so `cairn mcp`'s clean stop runs: MCP clients send SIGTERM two seconds
-after closing stdin, some at once, and Python's default for it ends the process where it stands.
+A stop signal (SIGTERM, SIGHUP, Ctrl+C) ends the session as the client closing stdin does, so
+`cairn mcp`'s clean stop runs: MCP clients send SIGTERM two seconds after closing stdin, some at
+once, and Python's default for it ends the process where it stands. The process's own handler
+(entrypoints/stop_signals.py), installed before the store opens, gives the signals to the session.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import logging
 import signal
 import sys
-import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceServer
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.entrypoints.mcp.stdio_lines import ClientGone, checked_stdio
-from cairn.entrypoints.stopping import present
+from cairn.entrypoints.stop_signals import StopSignals
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STOP_SIGNALS = present("SIGTERM", "SIGHUP")
 
 # How long a result waits for the client's answer to the ping below; a client that never answers
 # pings (the spec says it must) gets its result after this delay, as it would have without the ping.
@@ -70,54 +69,51 @@ def _progress_token(params: Mapping[str, Any] | None) -> object:
     return meta.get("progressToken") if isinstance(meta, Mapping) else None
 
 
-def run_stdio(container: Container, surface: str = DEFAULT_SURFACE) -> None:
+def run_stdio(container: Container, surface: str = DEFAULT_SURFACE, stops: StopSignals | None = None) -> None:
+    """Serve the surface over stdin and stdout until stdin closes or a stop signal comes."""
+    if stops is None:
+        stops = StopSignals("cairn mcp")
+        stops.install()
     limits = container.options.limits
     server = build_server(surface, container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
     server.middleware.append(progress_before_result)
-    anyio.run(_serve, server, limits.json_body_limit)
+    anyio.run(_serve, server, limits.json_body_limit, stops)
 
 
-async def _serve(server: SurfaceServer, max_line: int) -> None:
+async def _serve(server: SurfaceServer, max_line: int, stops: StopSignals) -> None:
     """The SDK's `run_stdio_async`, over a transport that answers the lines it refuses (stdio_lines.py)."""
     lowlevel = server._lowlevel_server
+    loop = asyncio.get_running_loop()
     async with anyio.create_task_group() as tg:
-        if threading.current_thread() is threading.main_thread():  # only it may take signals
-            tg.start_soon(_stop_at_signal, tg.cancel_scope)
-        try:
-            async with checked_stdio(max_line) as (read, write):
-                await lowlevel.run(read, write, lowlevel.create_initialization_options())
-        except* ClientGone:
-            log.info("stdio: the client stopped reading our output; stopping")
-        tg.cancel_scope.cancel()  # the session ended: stop listening for signals
 
+        def end(signum: int) -> None:
+            log.info("stdio: %s received; stopping", signal.Signals(signum).name)
+            tg.cancel_scope.cancel()
 
-async def _stop_at_signal(session: anyio.CancelScope) -> None:
-    """At the first of STOP_SIGNALS, end the session as stdin closing does. Its handlers are removed
-    first, so a second signal ends the process at once should the clean stop hang. Windows' event
-    loops take no signal handlers (and its SIGTERM cannot be caught): the session then ends at
-    stdin's close only, as it did before."""
-    with contextlib.ExitStack() as receiving:
-        try:
-            received = receiving.enter_context(anyio.open_signal_receiver(*STOP_SIGNALS))
-        except NotImplementedError:
-            return
-        signum = await anext(received)
-    log.info("stdio: %s received; stopping", signal.Signals(signum).name)
-    session.cancel()
+        # The handler runs between any two steps of this thread, the loop's own included: it only
+        # queues the end, as asyncio's own SIGINT handler does.
+        with stops.routed_to(lambda signum: loop.call_soon_threadsafe(end, signum)):
+            try:
+                async with checked_stdio(max_line) as (read, write):
+                    await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            except* ClientGone:
+                log.info("stdio: the client stopped reading our output; stopping")
 
 
 def main(argv: list[str]) -> int:
     """`python -m cairn.entrypoints.mcp.stdio [surface]`, configured by CAIRN_* environment variables."""
     from cairn.bootstrap import build_container
 
+    stops = StopSignals("cairn mcp")
+    stops.install()
     surface = argv[0] if argv else DEFAULT_SURFACE
     try:
         require_surface(surface)  # before opening any storage
     except CairnError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    run_stdio(build_container(), surface=surface)
-    return 0
+    run_stdio(build_container(), surface=surface, stops=stops)
+    return stops.exit_code()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Each brain is rebuilt in a write transaction of its own, which checks again that
 still old: a process killed in the middle commits nothing of that brain (the old table is whole
 and answers as before, and the next open rebuilds it), brains done before it stay done, and a
 second process opening the same file waits for the writer lock and then finds the table current
-(it gives up after 30 s, ThreadConnections' busy timeout: about 100,000 chunks a brain). Other
+(as long as the rebuild progresses: upgrade_wait.py). Other
 processes already serving the file keep reading the old table until the commit. A brain whose
 table is damaged (SQLite cannot read it) is left as it was and the others are rebuilt: its
 searches are refused as damaged, as before, and the next open tries it again.
@@ -77,7 +77,7 @@ def upgrade(db: ThreadConnections) -> int:
     log.warning(
         "rebuilding the keyword index of %d brain(s) once, for a tokenizer that splits words from "
         "emoji and symbols (%d chunks; about 30 s per 100,000; others opening this data directory "
-        "meanwhile wait up to 30 s for each brain)",
+        "meanwhile wait for it)",
         len(seqs),
         chunks,
     )

@@ -40,7 +40,7 @@ def backfill(conn: sqlite3.Connection, step: int = 5_000) -> int:
     if tagged:  # a warning so that it shows without logging set up: the start waits for it
         log.warning(
             "upgrading the keyword index once: the words of %d chunks' tags (30-40 s per 100,000; "
-            "others opening this data directory meanwhile wait up to 30 s)",
+            "others opening this data directory meanwhile wait for it)",
             tagged,
         )
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -53,6 +53,7 @@ from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.adapters.local.upgrade_wait import OpeningWait
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, InvalidInput
@@ -98,10 +99,12 @@ class SqliteChunkIndex:
         self._db.get().executescript(
             schema.SCHEMA + vector_sums.SCHEMA + vector_health.SCHEMA + fts_tag_words.SCHEMA
         )
-        with self._db.transaction() as conn:  # the writer lock: one process migrates
-            schema.migrate(conn)
-            fts_tag_words.backfill(conn)
-        fts_retokenize.upgrade(self._db)  # a transaction per brain: each can take seconds
+        # Another process upgrading the file is waited for as long as it progresses (upgrade_wait.py).
+        with self._db.opening(OpeningWait(db_path)):
+            with self._db.transaction() as conn:  # the writer lock: one process migrates
+                schema.migrate(conn)
+                fts_tag_words.backfill(conn)
+            fts_retokenize.upgrade(self._db)  # a transaction per brain: each can take seconds
         self._maintenance = VectorMaintenance(
             self._db,
             self._vectors,

@@ -11,10 +11,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn.adapters.local.durable_dirs import storage_errors
+
+if TYPE_CHECKING:
+    from cairn.adapters.local.upgrade_wait import OpeningWait
 
 BUSY_TIMEOUT_S = 30.0
 _SECURE_DELETE = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete reads back
@@ -27,6 +31,7 @@ class ThreadConnections:
         self._local = threading.local()
         self._conns: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
         self._lock = threading.Lock()
+        self._opening: OpeningWait | None = None
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.get().execute("PRAGMA journal_mode=WAL")
 
@@ -50,6 +55,17 @@ class ThreadConnections:
         return conn
 
     @contextmanager
+    def opening(self, wait: OpeningWait) -> Iterator[None]:
+        """Within the block (the opener's migrations and upgrades, before any other thread uses
+        this), each transaction waits for another process's upgrade as long as it progresses,
+        and shows its own progress to such waiters (upgrade_wait.py)."""
+        self._opening = wait
+        try:
+            yield
+        finally:
+            self._opening = None
+
+    @contextmanager
     def transaction(self, *, zero_freed: bool = False) -> Iterator[sqlite3.Connection]:
         """A write transaction holding SQLite's writer lock from the start; with `zero_freed`,
         every page it frees is overwritten with zeros, not only the cells it deletes."""
@@ -58,12 +74,17 @@ class ThreadConnections:
         if zero_freed:
             restore = _SECURE_DELETE[int(conn.execute("PRAGMA secure_delete").fetchone()[0])]
             conn.execute("PRAGMA secure_delete=ON")
+        opening = self._opening
         try:
             with storage_errors():  # a full disk inside (a vector file's append included) or at COMMIT
-                conn.execute("BEGIN IMMEDIATE")
+                if opening is None:
+                    conn.execute("BEGIN IMMEDIATE")
+                else:
+                    opening.begin(conn)
                 try:
-                    yield conn
-                    conn.execute("COMMIT")
+                    with nullcontext() if opening is None else opening.beating(conn):
+                        yield conn
+                        conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:  # a COMMIT that failed on a full disk may have rolled back
                         conn.execute("ROLLBACK")

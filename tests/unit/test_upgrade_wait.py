@@ -1,0 +1,119 @@
+"""A process opening the embedded chunk index while another one upgrades it waits for the upgrade
+as long as it progresses, past SQLite's busy timeout, and then opens; a writer lock held with no
+sign of progress still ends the wait, in a clear error (adapters/local/upgrade_wait.py).
+
+The busy timeout is shortened here (30 s in a release) and the rebuild made longer than it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import sqlite_threads, upgrade_wait
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.domain.errors import Unavailable
+from tests.contract.test_chunk_index_contract import DIM, axis, chunk, search
+from tests.support.aged_index import with_old_tokenizer
+
+PATIENCE_S = 0.1  # the shortened busy timeout
+CHUNKS = 4_000  # a rebuild of several times PATIENCE_S here (0.5 s)
+WORDS = " ".join(f"crane{i % 97} berth{i % 89} cargo{i % 83}" for i in range(100))
+
+
+@pytest.fixture(autouse=True)
+def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", PATIENCE_S)
+    monkeypatch.setattr(upgrade_wait, "BEAT_S", 0.02)
+    monkeypatch.setattr(upgrade_wait, "POLL_S", 0.02)
+
+
+def aged_index(folder: Path) -> Path:
+    """An index of one brain of CHUNKS chunks whose FTS5 table an earlier tokenizer made."""
+    db = folder / "chunks.db"
+    index = SqliteChunkIndex(db, folder / "vectors", DIM)
+    for start in range(0, CHUNKS, 1_000):
+        notes = [
+            chunk(f"c{i}", f"the harbour crane {i} lifts cargo, thanks🤗 crew {WORDS}")
+            for i in range(start, start + 1_000)
+        ]
+        index.upsert(notes, np.stack([axis(i % DIM) for i in range(len(notes))]))
+    index.close()
+    assert with_old_tokenizer(db) == CHUNKS
+    return db
+
+
+def writer_lock_held(db: Path) -> bool:
+    probe = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        probe.close()
+
+
+def test_a_second_opener_waits_for_a_rebuild_longer_than_the_busy_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = aged_index(tmp_path)
+    first: dict[str, object] = {}
+
+    def upgrade() -> None:
+        started = time.monotonic()
+        SqliteChunkIndex(db, tmp_path / "vectors", DIM).close()
+        first["took_s"] = time.monotonic() - started
+
+    upgrading = threading.Thread(target=upgrade)
+    upgrading.start()
+    deadline = time.monotonic() + 30
+    while not writer_lock_held(db) or not upgrading.is_alive():  # the rebuild holds the lock
+        assert upgrading.is_alive() and time.monotonic() < deadline, "the rebuild never took the lock"
+        time.sleep(0.005)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger=upgrade_wait.__name__):
+        index = SqliteChunkIndex(db, tmp_path / "vectors", DIM)
+    waited_s = time.monotonic() - started
+    upgrading.join()
+    try:
+        assert waited_s > PATIENCE_S * 2, (waited_s, first)  # it did wait past the busy timeout
+        assert search(index, "thanks", brain_ids=("b1",))  # found by the word: rebuilt, and open
+        (definition,) = (
+            sqlite3.connect(db)
+            .execute("SELECT sql FROM sqlite_master WHERE name = ?", (schema.fts_table(1),))
+            .fetchone()
+        )
+        assert f"tokenize='{schema.TOKENIZER}'" in definition
+    finally:
+        index.close()
+    said = [r.getMessage() for r in caplog.records if r.name == upgrade_wait.__name__]
+    assert len(said) == 1 and "is upgrading the keyword index" in said[0], said
+    assert not db.with_name("chunks.db.upgrading").exists()
+
+
+def test_a_lock_held_without_progress_ends_the_wait_in_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "chunks.db"
+    SqliteChunkIndex(db, tmp_path / "vectors", DIM).close()
+    mark = db.with_name("chunks.db.upgrading")  # as a process killed while upgrading left it
+    mark.write_text("4242\n", encoding="utf-8")
+    an_hour_ago = time.time() - 3600
+    os.utime(mark, (an_hour_ago, an_hour_ago))
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # held, and nothing beats the mark
+    try:
+        started = time.monotonic()
+        with pytest.raises(Unavailable, match="without showing progress"):
+            SqliteChunkIndex(db, tmp_path / "vectors", DIM)
+        assert time.monotonic() - started < PATIENCE_S + 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -138,7 +138,8 @@ def expected(caller: str, scope: str | None, brain_scoped: bool) -> str:
 
 
 def rest_routes(world: World) -> list[tuple[str, str]]:
-    schema = httpx.get(f"{world.base}/openapi.json").json()
+    # built on its first request: more than httpx's default 5 s on a busy machine
+    schema = httpx.get(f"{world.base}/openapi.json", timeout=60).json()
     return sorted(
         (method.upper(), path)
         for path, operations in schema["paths"].items()

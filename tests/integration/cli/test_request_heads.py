@@ -112,3 +112,20 @@ def test_a_request_that_came_in_time_is_answered_however_long_it_takes(port: int
         sock.sendall(HEALTH)  # and the connection is kept for the next request
         again = _status(sock)
     assert answer == again == b"HTTP/1.1 200 OK"
+
+
+def test_an_idle_connection_outlives_the_clients_own_keep_alive(tmp_path: Path) -> None:
+    """A client's pool gives up an idle connection after a few seconds (httpx's 5 s): the server
+    keeps it longer, so a request never meets the server closing the connection it reuses."""
+    import httpx
+
+    idle = httpx.Limits().keepalive_expiry
+    assert idle is not None
+    container = fake_container(tmp_path)
+    app, settings = create_app(container), Settings(data_dir=tmp_path / "unused")
+    with served_as_cairn_serve(app, settings) as port, _connect(port) as sock:
+        sock.sendall(HEALTH)
+        assert _status(sock) == b"HTTP/1.1 200 OK"
+        assert not _closed_within(sock, idle + 1)
+        sock.sendall(HEALTH)
+        assert _status(sock) == b"HTTP/1.1 200 OK"

@@ -183,6 +183,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return stops.exit_code()
 
 
+KEEP_ALIVE_S = 20
+"""How long an idle connection is kept for the client's next request. Longer than HTTP clients keep
+an idle connection in their pools (httpx 5 s, Node's 4 s), so the client gives it up first: with
+uvicorn's 5 s, a request a client sent on a connection about 5 s idle could meet the server
+closing it, and fail with a read error."""
+
+
 def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Config:
     """uvicorn's settings for `cairn serve`: forwarded headers believed only from the proxies
     `forwarded_allow_ips` names (uvicorn's default believes loopback)."""
@@ -199,6 +206,7 @@ def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Confi
         # A listing's documented dir + glob + cursor fit in a request line only above h11's 16 KiB.
         h11_max_incomplete_event_size=64 * 1024,
         http=TimedHeads,  # a request's head must come within HEAD_TIMEOUT_S (request_heads.py)
+        timeout_keep_alive=KEEP_ALIVE_S,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
     )

@@ -28,6 +28,7 @@ POINTS: dict[str, str] = {
     "consolidation.merged": "consolidation: a merged memory written, its sources not retired",
     "index.tag_words": "opening a store written before tag words: some titles appended, not committed",
     "index.retokenize": "opening a store of an earlier tokenizer: a brain's rows copied, not committed",
+    "index.keywords_rebuilt": "`cairn check`: a damaged keyword table made again and filled, not committed",
 }
 ENV = "CAIRN_FAULTS"
 

@@ -205,12 +205,15 @@ ANN_REBUILDING = "rebuilding"  # missing, stale or damaged: exact search until i
 class FileCheck:
     """What checking the files an index keeps for one brain found: the whole rows its vector file
     holds, how many chunks point at vectors that cannot be read back as written (unsound: the
-    brain's vector search is refused until they are embedded again), and its ANN index's state."""
+    brain's vector search is refused until they are embedded again), its ANN index's state, and
+    why its keyword index cannot be read ("" when it can; its searches are refused as damaged
+    until `rebuild_keywords`)."""
 
     brain_id: str
     vector_rows: int
     unsound_chunks: int
     ann: str
+    keywords: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,15 +228,20 @@ class Discarded:
 
 @runtime_checkable
 class VerifiableChunks(Protocol):
-    """A ChunkIndex that keeps its own derived files (the embedded store's vector files and ANN
-    indexes): they are checked against what the index records, and what is damaged is set aside
-    for the core to rebuild from the records (services/documents/index_repair.py). OpenSearch keeps its own
-    segments' integrity."""
+    """A ChunkIndex that keeps its own derived files (the embedded store's vector files, ANN
+    indexes and keyword tables): they are checked against what the index records, and what is
+    damaged is set aside for the core to rebuild from the records
+    (services/documents/index_repair.py). OpenSearch keeps its own segments' integrity."""
 
-    def check(self, brain_id: str) -> FileCheck: ...
+    def check(self, brain_id: str, *, deep: bool = False) -> FileCheck:
+        """Check the brain's files; with `deep`, its keyword index through and through too."""
 
     def discard_unsound(self, brain_id: str) -> dict[str, Discarded]:
         """Remove the chunks whose vectors are unsound; document id -> what was removed."""
+
+    def rebuild_keywords(self, brain_id: str) -> dict[str, Discarded]:
+        """Make the brain's keyword index again from its chunks' text; document id -> the chunks
+        removed because their text could not be read back either (indexed again by the caller)."""
 
     def on_damage(self, listener: Callable[[str], None]) -> None:
         """Call `listener(brain_id)` whenever the index finds a brain's files damaged in use."""

@@ -24,6 +24,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -35,6 +36,7 @@ import numpy.typing as npt
 from cairn import faults
 from cairn.adapters.local import (
     brain_erasure,
+    fts_health,
     fts_postings,
     fts_retokenize,
     fts_search,
@@ -272,11 +274,22 @@ class SqliteChunkIndex:
 
     # -- the files' health (vector_health.py) -------------------------------------------------
 
-    def check(self, brain_id: str) -> FileCheck:
+    def check(self, brain_id: str, *, deep: bool = False) -> FileCheck:
         """Re-read the brain's vector file against its sums and its chunks; record what is unsound
-        (its vector search answers IndexDamaged until `discard_unsound`), and check its ANN index
-        (a damaged one is set aside: exact search until compaction builds it again)."""
-        return self._health.check(brain_id)
+        (its vector search answers IndexDamaged until `discard_unsound`), check its ANN index
+        (a damaged one is set aside: exact search until compaction builds it again), and whether
+        its keyword index can be read (fts_health.py; with `deep`, FTS5's integrity check too)."""
+        files = self._health.check(brain_id)
+        with self._db.snapshot() as conn:
+            return replace(files, keywords=fts_health.problem(conn, brain_id, deep=deep))
+
+    def rebuild_keywords(self, brain_id: str) -> dict[str, Discarded]:
+        """Make the brain's FTS5 table and term postings again, in one write transaction."""
+        with self._write_lock:
+            with self._db.transaction() as conn:
+                lost = fts_health.rebuild(conn, brain_id)[1]
+            self._cache.pop(brain_id, None)
+        return lost
 
     def on_damage(self, listener: Callable[[str], None]) -> None:
         self._health.listeners.append(listener)

@@ -6,7 +6,8 @@ tenant's listing reads (services/brain_pointers.py) gets them. A server (`cairn 
 `cairn mcp`) then compares every brain's index with its records and files
 (services/documents/index_repair.py) and rebuilds what differs in the background, refusing those
 brains' searches (503) until it is done. `cairn check` does the same in the foreground and reports
-brain by brain; `--deep` also compares every document chunk by chunk and finds the ThoughtMCP
+brain by brain; `--deep` also compares every document chunk by chunk, runs FTS5's own integrity
+check of each brain's keyword index (adapters/local/fts_health.py) and finds the ThoughtMCP
 memories whose sector vectors another model or an older release made (embedding them again),
 `--dry-run` only reports (it indexes and embeds nothing; vector rows found damaged are still
 recorded as such by the index, so that no search reads them).
@@ -54,6 +55,9 @@ def start_repairs(container: Container) -> None:
 def describe(check: BrainCheck) -> str:
     deleted = [g for g in check.ghosts if g not in check.unrecorded]
     problems = [
+        f"the keyword index of brain {check.slug} cannot be read ({check.keywords})"
+        if check.keywords
+        else "",
         f"{len(check.stale)} documents whose chunks differ from their records" if check.stale else "",
         f"{len(deleted)} deleted documents still indexed" if deleted else "",
         f"{len(check.unrecorded)} indexed documents no record names (the records database lost them: "
@@ -109,8 +113,11 @@ def _checked(container: Container, args: argparse.Namespace) -> int:
             f"{describe(check)} ({check.documents} documents, {check.chunks} chunks, "
             f"{check.vector_rows} vector rows, ANN index {ann})"
         )
+        if check.keywords_rebuilt:
+            line += ": made its keyword index again from its chunks' text"
         if check.repaired or check.failed:
-            line += f": indexed {check.repaired} documents again"
+            line += "," if check.keywords_rebuilt else ":"
+            line += f" indexed {check.repaired} documents again"
             line += f", {len(check.failed)} could not be" if check.failed else ""
         if check.remade:
             line += "; " if check.repaired or check.failed else ": "

@@ -6,7 +6,9 @@ stored text. Checking a brain compares the two and repairs what differs:
 - its files, where the index keeps its own (VerifiableChunks, the embedded store): vector rows
   that no longer read back as written are discarded with their chunks and those documents are
   embedded again; a damaged ANN index is set aside by the index itself (exact search until
-  compaction builds it again), which loses nothing;
+  compaction builds it again), which loses nothing; a keyword index SQLite cannot read (its
+  searches refused as damaged) is made again from the chunks' text, and the documents of chunks
+  whose text was lost with it are indexed again;
 - its chunks: per document, the index holds as many active chunks as the record says (`held`),
   and none of a document that is not live (a ghost); a document whose record was written after
   the index last wrote the brain (StampedChunks: the embedded store's database restored from an
@@ -66,6 +68,7 @@ class BrainCheck:
     vector_rows: int = 0
     unsound_chunks: int = 0  # chunks whose vectors did not read back as written
     ann: str = ANN_NONE
+    keywords: str = ""  # why its keyword index cannot be read ("" when it can)
     stale: tuple[str, ...] = ()  # live documents whose chunks differ from the record
     ghosts: tuple[str, ...] = ()  # documents not live that still have chunks
     damaged: tuple[str, ...] = ()  # paths of live documents whose stored bytes are gone or damaged (deep)
@@ -74,10 +77,11 @@ class BrainCheck:
     failed: tuple[str, ...] = ()  # documents that could not be (left for the next check)
     stale_vectors: tuple[str, ...] = ()  # documents whose derived vectors are stale (deep)
     remade: int = 0  # of those, embedded again
+    keywords_rebuilt: bool = False
 
     @property
     def indexed_right(self) -> bool:
-        return not (self.unsound_chunks or self.stale or self.ghosts)
+        return not (self.unsound_chunks or self.keywords or self.stale or self.ghosts)
 
     @property
     def sound(self) -> bool:
@@ -114,7 +118,9 @@ class IndexRepair:
         """Check the brain's files and compare its chunks with its records (read-only, but for
         what the index itself sets aside: an unsound ANN index, unsound rows it stops reading)."""
         with access.as_system():
-            files = self.chunks.check(brain.id) if isinstance(self.chunks, VerifiableChunks) else None
+            files = (
+                self.chunks.check(brain.id, deep=deep) if isinstance(self.chunks, VerifiableChunks) else None
+            )
             held = self.chunks.held(brain.id)
             # Only a record's id, deletion and chunk count are compared: read from the stored
             # fields (decoding 200,000 records as documents took 4 of the 13 s at a million chunks).
@@ -127,6 +133,8 @@ class IndexRepair:
             stale = [i for i, item in live.items() if held.get(i, 0) != (item.data.get("chunk_count") or 0)]
             damaged: dict[str, str] = {}  # id -> path
             suspects = live if deep else self._written_since(brain.id, live)
+            if files is not None and files.keywords:  # their chunks' text cannot be read: after the rebuild
+                suspects = {}
             if suspects:
                 counted = set(stale)
                 for doc_id, item in suspects.items():
@@ -164,6 +172,7 @@ class IndexRepair:
             vector_rows=files.vector_rows if files else 0,
             unsound_chunks=files.unsound_chunks if files else 0,
             ann=files.ann if files else ANN_NONE,
+            keywords=files.keywords if files else "",
             stale=tuple(stale),
             ghosts=tuple(ghosts),
             damaged=tuple(damaged.values()),
@@ -231,8 +240,14 @@ class IndexRepair:
         progress = Progress(total=len(todo) + found.unsound_chunks)
         self.rebuilding.mark(found.brain_id, progress)
         failed: list[str] = []
+        rebuilt = False
         try:
             with access.as_system():
+                if found.keywords and isinstance(self.chunks, VerifiableChunks):
+                    lost = self.chunks.rebuild_keywords(found.brain_id)  # its text lost too: indexed again
+                    todo.update({doc_id: gone.context for doc_id, gone in lost.items()})
+                    todo.update(dict.fromkeys(self._differing_now(found.brain_id, todo)))
+                    rebuilt, progress.total = True, len(todo) + found.unsound_chunks
                 if found.unsound_chunks and isinstance(self.chunks, VerifiableChunks):
                     removed = self.chunks.discard_unsound(found.brain_id)
                     todo.update({doc_id: gone.context for doc_id, gone in removed.items()})
@@ -247,12 +262,23 @@ class IndexRepair:
         finally:
             self.rebuilding.unmark(found.brain_id)
         log.warning(
-            "rebuilt the index of brain %s: %d documents indexed again, %d unsound vectors replaced",
+            "rebuilt the index of brain %s: %s%d documents indexed again, %d unsound vectors replaced",
             found.slug,
+            "its keyword index made again, " if rebuilt else "",
             len(todo) - len(failed),
             found.unsound_chunks,
         )
-        return BrainCheck(**{**found.__dict__, "repaired": len(todo) - len(failed), "failed": tuple(failed)})
+        done = {"repaired": len(todo) - len(failed), "failed": tuple(failed), "keywords_rebuilt": rebuilt}
+        return BrainCheck(**{**found.__dict__, **done})
+
+    def _differing_now(self, brain_id: str, known: dict[str, str | None]) -> list[str]:
+        """The documents a comparison finds differing once the brain's chunks can be read again
+        (the one before the keyword index was rebuilt could not compare them chunk by chunk)."""
+        brain = self.documents.repo.brains.get(brain_id)
+        if brain is None:
+            return []
+        again = self.compare(brain)
+        return [doc_id for doc_id in (*again.stale, *again.ghosts) if doc_id not in known]
 
     def _remade(self, found: BrainCheck) -> BrainCheck:
         """`found` once the stale derived vectors it names are embedded again (the documents'

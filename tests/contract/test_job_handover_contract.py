@@ -106,6 +106,20 @@ def test_a_job_running_when_its_process_stops_is_taken_at_once_by_another(engine
     handler.let_go.set()
 
 
+def test_a_process_knows_a_handler_it_handed_back_is_still_running_until_it_returns(engines: Engines) -> None:
+    """What `cairn serve` and `cairn mcp` ask before they exit (entrypoints/cli/leaving.py)."""
+    short = engines()
+    handler = Blocked()
+    short.register("ingest", handler)
+    short.start("ingest", {"name": "big.pdf"})
+    assert short.running_here() == 0
+    stop_while_running(short, handler)
+    assert short.running_here() == 1
+    handler.let_go.set()
+    handler.first[0].join(WAIT_S)
+    assert short.running_here() == 0
+
+
 def test_the_handed_back_attempts_later_writes_change_nothing(engines: Engines) -> None:
     short, long_ = engines(), engines()
     handler = Blocked()

@@ -50,6 +50,15 @@ def long_file(folder: Path) -> Path:
     return path
 
 
+def wordy_file(folder: Path) -> Path:
+    """A file of long sections: each embedding run of its ingest takes the model a while, so the
+    handler is inside the model most of the time."""
+    path = folder / "log.md"
+    words = " ".join(f"crane{i} lifted cargo{i % 13} at berth{i % 7} before noon" for i in range(40))
+    path.write_text("\n\n".join(f"## Day {i}\n\n{words} day{i}." for i in range(1_500)), encoding="utf-8")
+    return path
+
+
 def job_row(data: Path, job_id: str) -> dict[str, Any]:
     with closing(sqlite3.connect(data / "jobs.sqlite3")) as db:
         db.row_factory = sqlite3.Row
@@ -86,14 +95,14 @@ class Stdio:
     """`cairn mcp` driven line by line: the client keeps stdin open, as one that signals at once does.
     What it logs goes to `log`."""
 
-    def __init__(self, data: Path, log: IO[bytes]) -> None:
+    def __init__(self, data: Path, log: IO[bytes], extra: dict[str, str] | None = None) -> None:
         self.log = log
         self.process = subprocess.Popen(
             [CAIRN, "mcp", "--data-dir", str(data)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
-            env=environment(extra=QUEUED),
+            env=environment(extra={**QUEUED, **(extra or {})}),
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
@@ -130,9 +139,9 @@ class Stdio:
 
 
 @pytest.fixture
-def stdio(tmp_path: Path) -> Iterator[Stdio]:
+def stdio(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Stdio]:
     log = (tmp_path / "stderr.log").open("wb")
-    server = Stdio(tmp_path / "data", log)
+    server = Stdio(tmp_path / "data", log, getattr(request, "param", None))
     try:
         client = {"name": "signals", "version": "1"}
         server.request(
@@ -155,17 +164,7 @@ def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(
     when the process exits, is cut short there (the interpreter refuses its embedder new runs):
     that is no failure of the job, and nothing says it failed."""
     data = tmp_path / "data"
-    stdio.tool("memory_create_brain", {"name": "Home", "slug": "home"})
-    path = stdio.tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
-        "path"
-    ]
-    for _ in range(SEARCHES):
-        found = stdio.tool("memory_search", {"query": QUESTION, "brain": "home"})
-        assert path in json.dumps(found)
-    job_id = stdio.tool("memory_ingest_file", {"path": str(long_file(tmp_path)), "brain": "home"})["job_id"]
-    wait_until_running(data, job_id)
-    time.sleep(EMBEDDING_S)
-
+    job_id, path = embedding(stdio, tmp_path)
     if sig is None:
         assert stdio.process.stdin is not None
         stdio.process.stdin.close()
@@ -176,6 +175,42 @@ def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(
     assert code == 0
     logged = stdio.logged()
     assert "Traceback" not in logged and "failed" not in logged, logged[-3000:]
+
+
+def embedding(stdio: Stdio, tmp_path: Path, file: Path | None = None) -> tuple[str, str]:
+    """A memory found by SEARCHES searches, then an ingest job still embedding: its id, the path."""
+    stdio.tool("memory_create_brain", {"name": "Home", "slug": "home"})
+    path = stdio.tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
+        "path"
+    ]
+    for _ in range(SEARCHES):
+        found = stdio.tool("memory_search", {"query": QUESTION, "brain": "home"})
+        assert path in json.dumps(found)
+    ingested = file or long_file(tmp_path)
+    job_id = stdio.tool("memory_ingest_file", {"path": str(ingested), "brain": "home"})["job_id"]
+    wait_until_running(tmp_path / "data", job_id)
+    time.sleep(EMBEDDING_S)
+    return job_id, path
+
+
+ONE_RUN_AT_A_TIME = {"CAIRN_ONNX_THREADS": "1", "CAIRN_ONNX_WORKERS": "1"}
+
+
+@pytest.mark.parametrize("stdio", [ONE_RUN_AT_A_TIME], indirect=True)
+def test_cairn_mcp_ends_cleanly_while_a_handed_back_ingest_runs_the_model(
+    stdio: Stdio, tmp_path: Path
+) -> None:
+    """With one embedding run at a time, the ingest's handler runs the model on its own (daemon)
+    thread, and is inside it when the process ends: onnxruntime's teardown at exit aborted the
+    process under it (SIGABRT, "terminate called without an active exception")."""
+    job_id, path = embedding(stdio, tmp_path, wordy_file(tmp_path))
+    assert stdio.process.stdin is not None
+    stdio.process.stdin.close()
+    code = stdio.process.wait(timeout=EXIT_S)
+    assert_stopped_cleanly(tmp_path / "data", job_id, path)
+    logged = stdio.logged()
+    assert code == 0, logged[-3000:]
+    assert "terminate called" not in logged and "Traceback" not in logged, logged[-3000:]
 
 
 def served_tool(server: Server, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

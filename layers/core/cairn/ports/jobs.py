@@ -87,6 +87,11 @@ class JobRunner(Protocol):
         for the handlers running here, then hand their unfinished jobs back to the queue for any
         worker (another process's included) to take at once."""
 
+    def running_here(self) -> int:
+        """How many handlers are still running in this process after stop_worker (their jobs
+        handed back): a process ending with some must not run its native libraries' teardown
+        under them (entrypoints/cli/leaving.py)."""
+
 
 StepHandler = Callable[[Job, JobContext, dict[str, Any]], dict[str, Any]]
 """Runs one named step of a job; `item` is the step's input (a Map item on Step Functions, or {})."""

@@ -145,6 +145,10 @@ class StepFunctionsJobRunner(StartsJobs):
     def stop_worker(self) -> None:
         """Nothing to stop."""
 
+    def running_here(self) -> int:
+        """None: Step Functions runs the jobs."""
+        return 0
+
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
         """ForgetsJobs.forget on the job records (Step Functions keeps each execution's input and
         output for its own retention period: docs/AUTH.md)."""

@@ -1,7 +1,8 @@
 """The JobRunner semantics shared by the SQLite queue and the in-memory fake.
 
 A `JobStore` (job_rows.py) holds rows and claims them atomically; `JobEngine` decides everything else
-(retries, unknown kinds, fencing, the worker thread), so both runners behave identically.
+(retries, unknown kinds, fencing, the worker thread), so both runners behave identically. (Over 500
+lines: the claim, run, fencing, hand-over and close of one job are one state machine, read together.)
 
 Fencing: a claim sets the row running and increments `attempts`; every later write by that
 attempt is conditional on `status = running AND attempts = <its attempt>`. When a lease expired
@@ -287,6 +288,10 @@ class JobEngine(StartsJobs):
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
         self._hand_back()
+
+    def running_here(self) -> int:
+        with self._worker_lock:
+            return sum(thread.is_alive() for thread in self._halted)
 
     def forget(self, job_ids: Sequence[str], holds: JobHolds | None = None) -> int:
         with self._gate.open() as is_open:

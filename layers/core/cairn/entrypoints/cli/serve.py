@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from cairn import __version__
 from cairn.entrypoints.cli import access_log, process_limits
 from cairn.entrypoints.cli.check import settle, start_repairs
+from cairn.entrypoints.cli.leaving import leave
 from cairn.entrypoints.cli.warm_start import warm_up
 from cairn.entrypoints.stop_signals import StopSignals
 
@@ -180,6 +181,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             schedule.stop()
         sweeper.stop()
         container.repair.stop()
+    if container.jobs.running_here():  # a handed-back handler may be inside native code
+        leave(stops.exit_code())
     return stops.exit_code()
 
 
@@ -302,4 +305,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         container.jobs.stop_worker()
         sweeper.stop()
         container.repair.stop()
+    if container.jobs.running_here():  # a handed-back handler may be inside native code
+        leave(stops.exit_code())
     return stops.exit_code()

@@ -3,7 +3,7 @@
 Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): a file any key
 that may write can ingest, or a query any key that may read can send.
 
-    .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N] [--facts N]
+    .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N] [--facts N] [--rows N]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from hostile_services import (
     thought_highlight,
     thought_hub,
     thought_keywords,
+    vector_file_check,
     version_chain,
 )
 
@@ -305,6 +306,7 @@ CASES: dict[str, Callable[[], str]] = {
     "gbrain-merges": gbrain_merges,
     "version-chain": version_chain,
     "distinct-facts": distinct_facts,
+    "vector-file-check": vector_file_check,
 }
 
 
@@ -313,7 +315,10 @@ def main() -> None:
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
     parser.add_argument("--facts", type=int, help="distinct-facts: the facts written (10,000)")
+    parser.add_argument("--rows", type=int, help="vector-file-check: the vector file's rows (100,000)")
     args = parser.parse_args()
+    if args.rows:
+        CASES["vector-file-check"] = partial(vector_file_check, args.rows)
     if args.versions:
         CASES["version-chain"] = partial(version_chain, args.versions)
     if args.facts:

@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -357,7 +358,7 @@ def version_chain(versions: int = 10_000) -> str:
     (`type=fact&key=`), the item listing's first and last page of the key's values (the web UI's),
     the current value's detail (its chain), a search of current values and of all, each timed twice
     (the process's first search of the brain also checks its vector file once), and the counts
-    (`_counted`)."""
+    (`_counted`); and the rows of the brain's vector file beside its chunks."""
     from functools import partial
 
     from cairn.domain.models import MemoryType
@@ -380,6 +381,10 @@ def version_chain(versions: int = 10_000) -> str:
             writes.append(timed(partial(c.memories.store, brain, value))[0])
         for upto in sorted({min(1_000, versions), versions}):
             said.append(f"writes {upto - 100:,}-{upto:,} {sum(writes[upto - 100 : upto]) / 100:.1f} ms each")
+        size = sum(path.stat().st_size for path in Path(data, "vectors").glob("*.f32"))
+        rows = size // (4 * c.adapters.embedder.dimension)
+        chunks = c.adapters.chunks.count(brain.id)
+        said.append(f"vector file {rows:,} rows ({size / 1e6:.1f} MB) for {chunks:,} chunks")
         line = c.memories.claims.line(brain.id, MemoryType.fact, "kettle.descale", None)
         took, current = timed(lambda: c.memories.get(brain, line.doc_id))
         said.append(f"current by its claim {took:.1f} ms")
@@ -406,6 +411,65 @@ def version_chain(versions: int = 10_000) -> str:
             )
         said += _counted(c, brain)
     return f"{versions:,} versions: " + ", ".join(said)
+
+
+def vector_file_check(rows: int = 100_000) -> str:
+    """A brain whose vector file holds `rows` rows summed in pieces of 1,024 (as a bulk build leaves
+    it; only the first 1,000 rows have chunks, the check reads every row either way), then, in a
+    new index as the next process opens it: the check a first search or a start makes
+    (`check(reread=False)`, which reads nothing of a file as last verified), a full one (`cairn
+    check`'s: every row read again), and the first search's after the file was written into (read
+    in full, the damage found). Wall time; the file is in the page cache."""
+    import numpy as np
+
+    from cairn.adapters.local import vector_sums
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+    from cairn.domain.models import Chunk
+
+    dim, said = 384, []
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as data:
+
+        def opened() -> SqliteChunkIndex:
+            return SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), dim, background_maintenance=False)
+
+        index = opened()
+        when = datetime(2025, 1, 1, tzinfo=UTC)
+        chunks = [
+            Chunk(
+                id=f"c{i}",
+                brain_id="b1",
+                document_id=f"d{i}",
+                path=f"n/{i}.md",
+                ordinal=0,
+                text="a note",
+                created_at=when,
+            )
+            for i in range(1_000)
+        ]
+        index.upsert(chunks, rng.standard_normal((1_000, dim)).astype(np.float32))
+        file, block = index._vectors.file("b1"), rng.standard_normal((16_384, dim)).astype(np.float32)
+        while (have := file.stored_rows()) < rows:
+            with index._db.transaction() as conn:  # what a bulk build's commits leave
+                vector_sums.extend(conn, "b1", 0, file, int(file.append(block[: rows - have])[-1]) + 1)
+        index.check("b1")  # as the process that wrote it would: its first search checked it
+        index.close()
+        for name, reread in (("a first search's check", False), ("a full check", True)):
+            index = opened()
+            started = time.perf_counter()
+            index.check("b1", reread=reread)
+            said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
+            index.close()
+        with Path(file.path).open("r+b") as fh:
+            fh.seek(500 * 4 * dim)  # a row a chunk points at
+            fh.write(b"\x7f" * 8)
+        index = opened()
+        started = time.perf_counter()
+        found = index.check("b1", reread=False)
+        took = (time.perf_counter() - started) * 1000
+        said.append(f"written into: a first search's check {took:.1f} ms ({found.unsound_chunks} unsound)")
+        index.close()
+    return f"{rows:,} vector rows: " + ", ".join(said)
 
 
 def _counted(c: Container, brain: Brain) -> list[str]:

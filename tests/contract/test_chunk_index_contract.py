@@ -688,6 +688,36 @@ def test_reupsert_replaces_text_vector_and_fields(index: ChunkIndex) -> None:
     assert index.count("b1") == 2
 
 
+def test_a_chunk_written_again_with_its_own_vector_moves_only_its_flags(index: ChunkIndex) -> None:
+    """As a value superseded is written: its text unchanged, the vector the index holds lent back,
+    its flags moved (no longer current, valid until a time, other tags). Every leg and filter sees
+    the new flags and the same vector; a vector that changes still replaces the old one."""
+    first = toward(0, 1, 0.3)
+    index.upsert(
+        [chunk("v", "kettle descales weekly", tags=["t1"]), chunk("w", "other")], np.stack([first, axis(2)])
+    )
+    lent = index.get_vectors("b1", ["v"])["v"]
+    ended = T0 + timedelta(days=3)
+    superseded = chunk("v", "kettle descales weekly", tags=["t2"], current=False, valid_to=ended)
+    index.upsert([superseded], np.asarray(lent, dtype=np.float32)[None, :])
+    assert search(index, "kettle", current_only=True) == []
+    assert "v" not in search(index, "", first, current_only=True)
+    assert search(index, "", first)[0] == "v"
+    assert search(index, "", first, tags=("t2",)) == ["v"] and search(index, "", first, tags=("t1",)) == []
+    assert search(index, "", first, valid_at=ended + timedelta(hours=1)) == ["w"]
+    hit = next(h for h in index.search(query("", first)) if h.chunk.id == "v")
+    assert hit.vector_similarity == pytest.approx(1.0, abs=1e-6) and not hit.chunk.current
+    assert np.allclose(index.get_vectors("b1", ["v"])["v"], first, atol=1e-6)
+    index.upsert(
+        [chunk("v", "kettle descales weekly", tags=["t1"])], np.asarray(lent, dtype=np.float32)[None, :]
+    )
+    assert search(index, "kettle", current_only=True) == ["v"]
+    index.upsert([chunk("v", "kettle descales weekly", tags=["t1"])], axis(3)[None, :])
+    assert search(index, "", axis(3))[0] == "v"
+    assert next(h for h in index.search(query("", first)) if h.chunk.id == "v").vector_similarity < 0.5
+    assert index.count("b1") == 2
+
+
 def test_delete_document_removes_its_chunks_only(index: ChunkIndex) -> None:
     index.upsert(
         [

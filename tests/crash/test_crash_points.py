@@ -17,6 +17,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
+from cairn.ports.chunks import VerifiableChunks
 from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
 from tests.support.processes import Server, batch, cli, put, serving, start
@@ -196,3 +197,36 @@ def test_a_consolidation_killed_after_a_merge_is_finished_after_the_restart(data
     assert "jazz" in live and "two cats" in live  # merged, not lost
     assert index_problems(after) == []
     assert after.repair.compare(brain, deep=True).sound
+
+
+@pytest.mark.parametrize("reached", [4, 5])
+def test_a_supersession_killed_where_its_vectors_are_written(data: Path, reached: int) -> None:
+    """One fact key written again and again: each write indexes the new value (its vector
+    appended) and writes the value it supersedes again, no longer current, on the vector row it
+    already has (adapters/local/kept_vector_rows.py). Killed at the second or the first of them,
+    the restart holds every acknowledged value, each value's chunk current exactly when its
+    record is, and no more vector rows than chunks beside the row a killed append left."""
+    server = start(data, faults=f"chunks.vectors_appended:{reached}")
+    acknowledged: list[str] = []
+    with pytest.raises(httpx.HTTPError):
+        for n in range(20):
+            value = {"content": f"The kettle descales every {n} days.", "type": "fact", "key": "kettle"}
+            answer = httpx.post(
+                f"{server.base}/zengram/memory", json={**value, "source_agent": "x"}, timeout=30
+            )
+            answer.raise_for_status()
+            acknowledged.append(value["content"])
+    assert died(server) and acknowledged
+    after = settled(data)
+    assert index_problems(after) == []
+    for brain in after.brains.list():
+        assert after.repair.compare(brain, deep=True).sound
+        docs = [d for d in after.documents.documents(brain, "memories/") if d.memory is not None]
+        held = {d.id: after.adapters.chunks.get_chunks(brain.id, d.id) for d in docs}
+        assert all(c.current == (d.memory is not None and d.memory.current) for d in docs for c in held[d.id])
+        texts = " ".join(c.text for chunks in held.values() for c in chunks)
+        assert all(text in texts for text in acknowledged)
+        assert sum(c.current for chunks in held.values() for c in chunks) == 1
+        chunks = after.adapters.chunks
+        assert isinstance(chunks, VerifiableChunks)
+        assert chunks.check(brain.id).vector_rows <= after.adapters.chunks.count(brain.id) + 1

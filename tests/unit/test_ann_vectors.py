@@ -163,7 +163,7 @@ def test_compaction_reclaims_dead_rows_and_changes_no_result(tmp_path: Path) -> 
     for n, options in enumerate(({"ann_min_rows": 10**9}, {"exact_max_rows": 10**6})):  # both exact
         directory = tmp_path / str(n)
         index, vectors = loaded(directory, **options)
-        index.upsert([chunk(i) for i in range(0, 200)], vectors[:200])  # 200 dead rows
+        index.upsert([chunk(i) for i in range(0, 200)], -vectors[:200])  # 200 dead rows (vectors changed)
         index.delete_chunks(BRAIN, [f"c{i}" for i in range(200, 300)])  # 100 more
         vector_file = directory / "vectors" / file_name(BRAIN)
         assert vector_file.stat().st_size == 800 * DIM * 4
@@ -181,7 +181,7 @@ def test_compaction_reclaims_dead_rows_and_changes_no_result(tmp_path: Path) -> 
         reopened = make(directory, **options)
         assert [scored(reopened, q) for q in queries] == before
         got = reopened.get_vectors(BRAIN, ["c5", "c450"])
-        assert np.allclose(got["c5"], vectors[5]) and np.allclose(got["c450"], vectors[450])
+        assert np.allclose(got["c5"], -vectors[5]) and np.allclose(got["c450"], vectors[450])
         again = reopened.compact(BRAIN)
         assert again is not None and again.reclaimed == 0 and again.epoch == 1
         reopened.close()

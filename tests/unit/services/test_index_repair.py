@@ -224,10 +224,10 @@ def test_a_big_brain_is_compared_after_the_start_and_refused_until_then(
     started, release = threading.Event(), threading.Event()
     compare = container.repair.compare
 
-    def slow(on: Brain, *, deep: bool = False) -> object:
+    def slow(on: Brain, *, deep: bool = False, reread: bool = True) -> object:
         started.set()
         assert release.wait(30)
-        return compare(on, deep=deep)
+        return compare(on, deep=deep, reread=reread)
 
     container.repair.compare = slow  # type: ignore[method-assign]
     container.repair.start(first, later)

@@ -233,8 +233,10 @@ class VerifiableChunks(Protocol):
     damaged is set aside for the core to rebuild from the records
     (services/documents/index_repair.py). OpenSearch keeps its own segments' integrity."""
 
-    def check(self, brain_id: str, *, deep: bool = False) -> FileCheck:
-        """Check the brain's files; with `deep`, its keyword index through and through too."""
+    def check(self, brain_id: str, *, deep: bool = False, reread: bool = True) -> FileCheck:
+        """Check the brain's files; with `deep`, its keyword index through and through too;
+        `reread` False: files the index knows to be as it last verified them (nothing wrote them
+        since) are not read again."""
 
     def discard_unsound(self, brain_id: str) -> dict[str, Discarded]:
         """Remove the chunks whose vectors are unsound; document id -> what was removed."""

@@ -42,6 +42,7 @@ from cairn.adapters.local import (
     fts_search,
     fts_tag_words,
     page_cache,
+    vector_checkpoint,
     vector_health,
     vector_store,
     vector_sums,
@@ -53,6 +54,7 @@ from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
+from cairn.adapters.local.kept_vector_rows import kept_rows
 from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.upgrade_wait import OpeningWait
@@ -99,7 +101,11 @@ class SqliteChunkIndex:
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows
         self._db.get().executescript(
-            schema.SCHEMA + vector_sums.SCHEMA + vector_health.SCHEMA + fts_tag_words.SCHEMA
+            schema.SCHEMA
+            + vector_sums.SCHEMA
+            + vector_health.SCHEMA
+            + vector_checkpoint.SCHEMA
+            + fts_tag_words.SCHEMA
         )
         # Another process upgrading the file is waited for as long as it progresses (upgrade_wait.py).
         with self._db.opening(OpeningWait(db_path)):
@@ -131,27 +137,34 @@ class SqliteChunkIndex:
             by_brain.setdefault(chunk.brain_id, []).append(index)
         with self._write_lock:
             vec_rows = np.empty(len(chunks), dtype=np.int64)
+            appended: dict[str, tuple[int, list[int]]] = {}  # brain -> (epoch, indexes appended)
             with self._db.transaction() as conn:
                 batch = WriteBatch(conn)
-                epochs = {}
                 for brain_id, indexes in by_brain.items():
                     batch.ensure_brain(brain_id)
                     # Inside the transaction, so compaction cannot renumber the file meanwhile;
                     # a crash before the commit leaves only unreferenced rows behind.
-                    epoch = epochs[brain_id] = schema.vector_epoch(conn, brain_id)
+                    epoch = schema.vector_epoch(conn, brain_id)
                     file = self._vectors.file(brain_id, epoch)
+                    ids = [chunks[i].id for i in indexes]
+                    kept = vec_rows[indexes] = kept_rows(conn, brain_id, epoch, file, ids, matrix[indexes])
+                    fresh = [i for i, row in zip(indexes, kept.tolist(), strict=True) if row < 0]
+                    if not fresh:
+                        continue
                     floor = self._health.floor(conn, brain_id, epoch)
-                    rows = vec_rows[indexes] = file.append(matrix[indexes], floor=floor)
+                    verified = self._health.verified(conn, brain_id, epoch)
+                    rows = vec_rows[fresh] = file.append(matrix[fresh], floor=floor)
                     vector_sums.extend(conn, brain_id, epoch, file, int(rows[-1]) + 1)
+                    self._health.appended(conn, brain_id, epoch, verified)
+                    appended[brain_id] = (epoch, fresh)
                 faults.reached("chunks.vectors_appended")
                 for chunk, vec_row in zip(chunks, vec_rows.tolist(), strict=True):
                     batch.remove("id = ?", (chunk.id,))
                     batch.insert(chunk, vec_row)
                 deltas = batch.finish()
             self._apply(deltas)
-            for brain_id, indexes in by_brain.items():
-                first = int(vec_rows[indexes[0]])
-                self._maintenance.added(brain_id, epochs[brain_id], first, matrix[indexes])
+            for brain_id, (epoch, fresh) in appended.items():
+                self._maintenance.added(brain_id, epoch, int(vec_rows[fresh[0]]), matrix[fresh])
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         with self._write_lock, self._db.transaction() as conn:
@@ -274,12 +287,13 @@ class SqliteChunkIndex:
 
     # -- the files' health (vector_health.py) -------------------------------------------------
 
-    def check(self, brain_id: str, *, deep: bool = False) -> FileCheck:
+    def check(self, brain_id: str, *, deep: bool = False, reread: bool = True) -> FileCheck:
         """Re-read the brain's vector file against its sums and its chunks; record what is unsound
         (its vector search answers IndexDamaged until `discard_unsound`), check its ANN index
         (a damaged one is set aside: exact search until compaction builds it again), and whether
-        its keyword index can be read (fts_health.py; with `deep`, FTS5's integrity check too)."""
-        files = self._health.check(brain_id)
+        its keyword index can be read (fts_health.py; with `deep`, FTS5's integrity check too).
+        `reread` False: a vector file as last verified is not read again (vector_checkpoint.py)."""
+        files = self._health.check(brain_id, reread=reread)
         with self._db.snapshot() as conn:
             return replace(files, keywords=fts_health.problem(conn, brain_id, deep=deep))
 
@@ -311,8 +325,10 @@ class SqliteChunkIndex:
 
     def warm(self) -> None:
         """Read the files of every brain that has an index through the page cache (page_cache.py),
-        then open the index and load the rows of each, so the first searches of a big brain after a
-        start do not pay for them (run in a background thread)."""
+        then check each brain's vector file in full (what a start-up's check passed over when the
+        file was as last verified: a disk changes bytes with no write), open the index and load
+        the rows of each, so the first searches of a big brain after a start do not pay for them
+        (run in a background thread)."""
         brain_ids = self.brain_ids()
         with self._db.snapshot() as conn:
             keys = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in brain_ids]
@@ -322,7 +338,7 @@ class SqliteChunkIndex:
             left = page_cache.memory_budget() - page_cache.read_through(files, page_cache.memory_budget())
             page_cache.read_database(self._db.get(), left)  # never through a descriptor of its own
         for brain_id in brain_ids:
-            self._health.ensure_checked([brain_id])
+            self._health.check(brain_id)  # every row read again, in the background: a disk's own errors
             with self._db.snapshot() as conn:
                 state = schema.brain_state(conn, brain_id)
                 epoch = schema.vector_epoch(conn, brain_id)

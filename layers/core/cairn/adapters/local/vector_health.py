@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import vector_sums
+from cairn.adapters.local import vector_checkpoint, vector_sums
 from cairn.adapters.local.chunk_writes import WriteBatch
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import VectorFile, VectorStore
@@ -77,8 +77,11 @@ class FileHealth:
         self.listeners: list[Callable[[str], None]] = []
         self._checked: set[tuple[str, int]] = set()  # (brain, epoch) this process has checked
 
-    def check(self, brain_id: str) -> FileCheck:
-        found = check(self.db, self.vectors, brain_id, self.write_lock)
+    def check(self, brain_id: str, *, reread: bool = True) -> FileCheck:
+        """`reread` False: a file found as last verified (vector_checkpoint.py) is not read."""
+        found = None if reread else self._as_verified(brain_id)
+        if found is None:
+            found = check(self.db, self.vectors, brain_id, self.write_lock)
         if found is None:
             return FileCheck(brain_id, 0, 0, ANN_NONE)
         self._checked.add((brain_id, found.epoch))
@@ -89,12 +92,39 @@ class FileHealth:
         )
 
     def ensure_checked(self, brain_ids: Sequence[str]) -> None:
-        """Check each brain's files the first time this process reads its vectors."""
+        """Check each brain's files the first time this process reads its vectors: in full only
+        when the file is not as last verified."""
         for brain_id in brain_ids:
             with self.db.snapshot() as conn:
                 epoch = schema.vector_epoch(conn, brain_id)
             if (brain_id, epoch) not in self._checked:
-                self.check(brain_id)
+                self.check(brain_id, reread=False)
+
+    def _as_verified(self, brain_id: str) -> Found | None:
+        """What a check would find, without reading the file, when it is as last verified."""
+        with self.db.snapshot() as conn:
+            if schema.brain_state(conn, brain_id) is None:
+                return None
+            epoch = schema.vector_epoch(conn, brain_id)
+            file = self.vectors.file(brain_id, epoch)
+            if not vector_checkpoint.unchanged(conn, brain_id, epoch, file.path):
+                return None
+            unsound = _unsound_rows(conn, brain_id, epoch) if damaged(conn, brain_id, epoch) else 0
+        return Found(epoch, file.stored_rows(), unsound)
+
+    def verified(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> bool:
+        """Inside a write transaction, before an append: whether the file is as last verified (or
+        there is none yet, nor any sum: the append makes it, all of it summed)."""
+        path = self.vectors.file(brain_id, epoch).path
+        if vector_checkpoint.identity(path) is None and not path.exists():
+            return vector_sums.covered(conn, brain_id, epoch) == 0
+        return vector_checkpoint.unchanged(conn, brain_id, epoch, path)
+
+    def appended(self, conn: sqlite3.Connection, brain_id: str, epoch: int, verified: bool) -> None:
+        """Inside the write transaction of an append whose rows its sums now cover: the file is as
+        verified after it when it was before it."""
+        found = vector_checkpoint.identity(self.vectors.file(brain_id, epoch).path) if verified else None
+        vector_checkpoint.record(conn, brain_id, epoch, found)
 
     def guard(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> None:
         """Refuse the brain's vector leg while it has damage (before anything reads the file)."""
@@ -147,6 +177,7 @@ def check(
         sums = vector_sums.pieces(conn, brain_id, epoch)
         top = conn.execute("SELECT max(vec_row) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()[0]
     file = vectors.file(brain_id, epoch)
+    before = vector_checkpoint.identity(file.path)  # taken first: a write while reading moves it
     found = vector_sums.check_sums(file, sums)
     wanted = max(found.covered_rows, -1 if top is None else int(top) + 1)
     lost = (found.file_rows, wanted) if wanted > found.file_rows else None
@@ -166,6 +197,8 @@ def check(
             "INSERT OR REPLACE INTO vector_damage (brain_id, epoch, low, high) VALUES (?, ?, ?, ?)",
             [(brain_id, epoch, low, high) for low, high in ranges],
         )
+        sound = not ranges and before is not None and vector_checkpoint.identity(file.path) == before
+        vector_checkpoint.record(conn, brain_id, epoch, before if sound else None)
         unsound = _unsound_rows(conn, brain_id, epoch)
     return Found(epoch, file.stored_rows(), unsound)
 
@@ -193,13 +226,18 @@ def discard_unsound(
     if removed:
         batch.remove(_IN_DAMAGE, (brain_id, epoch))
     conn.execute("DELETE FROM vector_damage WHERE brain_id = ?", (brain_id,))
-    vector_sums.rebase(conn, brain_id, epoch, file)
+    found = vector_checkpoint.identity(file.path)
+    vector_sums.rebase(conn, brain_id, epoch, file)  # the sums of what the file holds now
+    if found != vector_checkpoint.identity(file.path):  # written meanwhile: not known to match
+        found = None
+    vector_checkpoint.record(conn, brain_id, epoch, found)
     return removed
 
 
 def forget(conn: sqlite3.Connection, brain_id: str, *, below_epoch: int | None = None) -> None:
     limit = below_epoch if below_epoch is not None else 1 << 62
     conn.execute("DELETE FROM vector_damage WHERE brain_id = ? AND epoch < ?", (brain_id, limit))
+    vector_checkpoint.forget(conn, brain_id, below_epoch=below_epoch)
 
 
 _IN_DAMAGE = (

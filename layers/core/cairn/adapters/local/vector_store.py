@@ -1,7 +1,8 @@
 """Append-only float32 vector files, one per brain and epoch, read through a memory map.
 
-A row is written once and never changed: re-upserting a chunk appends a new row and the old
-one is simply no longer referenced (the chunk table holds each chunk's `vec_row`). Readers use
+A row is written once and never changed: re-upserting a chunk with another vector appends a new
+row and the old one is simply no longer referenced (the chunk table holds each chunk's `vec_row`;
+a chunk written again with the vector its row holds keeps that row: kept_vector_rows.py). Readers use
 the current mapping without locks; appends and remaps are serialised per file. Compaction
 (vector_compaction.py) copies the live rows into the next epoch's file and renumbers them.
 """

@@ -114,12 +114,16 @@ class IndexRepair:
 
     # -- checking -----------------------------------------------------------------------------
 
-    def compare(self, brain: Brain, *, deep: bool = False) -> BrainCheck:
+    def compare(self, brain: Brain, *, deep: bool = False, reread: bool = True) -> BrainCheck:
         """Check the brain's files and compare its chunks with its records (read-only, but for
-        what the index itself sets aside: an unsound ANN index, unsound rows it stops reading)."""
+        what the index itself sets aside: an unsound ANN index, unsound rows it stops reading).
+        `reread` False (a start): files the index knows nothing wrote since it verified them are
+        not read again."""
         with access.as_system():
             files = (
-                self.chunks.check(brain.id, deep=deep) if isinstance(self.chunks, VerifiableChunks) else None
+                self.chunks.check(brain.id, deep=deep, reread=reread)
+                if isinstance(self.chunks, VerifiableChunks)
+                else None
             )
             held = self.chunks.held(brain.id)
             # Only a record's id, deletion and chunk count are compared: read from the stored
@@ -329,7 +333,7 @@ class IndexRepair:
             if big or time.monotonic() - started > budget_s:
                 later.append(brain)
             else:
-                found.append(self.check(brain, repair=False))
+                found.append(self.compare(brain, reread=False))
         return found, later
 
     # -- in the background --------------------------------------------------------------------
@@ -390,7 +394,7 @@ class IndexRepair:
         """Compare a brain refused until now; serve it again if sound, else repair it (refused
         meanwhile). A comparison that fails serves it as it is, as a start without one would."""
         try:
-            found = self.compare(brain)
+            found = self.compare(brain, reread=False)
         except Exception:
             self.rebuilding.unmark(brain.id)
             raise

@@ -94,6 +94,10 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 
 @pytest.fixture
 def store(tmp_path: Path) -> tuple[Path, Brain, Hits]:
+    return made(tmp_path)
+
+
+def made(tmp_path: Path) -> tuple[Path, Brain, Hits]:
     """A brain of 40 notes whose keyword table has term postings (as a brain past 20,000 rows
     has them) and one segment over many pages (as FTS5's merges leave a big brain), closed; and
     its searches' hits."""

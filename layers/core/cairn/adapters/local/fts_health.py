@@ -37,6 +37,9 @@ from cairn.adapters.local.fts_search import SMALL_TABLE
 from cairn.adapters.local.fts_tokens import POSTING, TOKENS
 from cairn.ports.chunks import Discarded
 
+# SQLite's primary result codes for errors of the moment, not of the file's content: busy,
+# locked, out of memory, read-only, interrupted, I/O, full, cannot open, locking protocol.
+TRANSIENT = frozenset({5, 6, 7, 8, 9, 10, 13, 14, 15})
 SAMPLES = 8  # rows read by the cheap probe, spread over the table's rowids
 TERMS = 3  # of each row's tokens, looked up through FTS5 and the postings
 _SHADOWS = ("data", "idx", "content", "docsize", "config")
@@ -54,7 +57,15 @@ def problem(conn: sqlite3.Connection, brain_id: str, *, deep: bool = False) -> s
     try:
         return _probe(conn, table) or (_deep(conn, table) if deep else "")
     except sqlite3.DatabaseError as exc:
+        if transient(exc):  # a lock or the disk, not the index
+            raise
         return str(exc)
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether an error is one of the moment (TRANSIENT), not of what the file holds."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in TRANSIENT
 
 
 def _probe(conn: sqlite3.Connection, table: str) -> str:

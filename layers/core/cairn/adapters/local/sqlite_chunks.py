@@ -36,6 +36,7 @@ import numpy.typing as npt
 from cairn import faults
 from cairn.adapters.local import (
     brain_erasure,
+    fts_damage,
     fts_health,
     fts_postings,
     fts_retokenize,
@@ -123,6 +124,7 @@ class SqliteChunkIndex:
             background=background_maintenance,
         )
         self._health = vector_health.FileHealth(self._db, self._vectors, self._write_lock, self._maintenance)
+        self._keywords = fts_damage.KeywordHealth(self._health.tell)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -138,7 +140,7 @@ class SqliteChunkIndex:
         with self._write_lock:
             vec_rows = np.empty(len(chunks), dtype=np.int64)
             appended: dict[str, tuple[int, list[int]]] = {}  # brain -> (epoch, indexes appended)
-            with self._db.transaction() as conn:
+            with self._keywords.writing(self._db, by_brain), self._db.transaction() as conn:
                 batch = WriteBatch(conn)
                 for brain_id, indexes in by_brain.items():
                     batch.ensure_brain(brain_id)
@@ -167,7 +169,7 @@ class SqliteChunkIndex:
                 self._maintenance.added(brain_id, epoch, int(vec_rows[fresh[0]]), matrix[fresh])
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
-        with self._write_lock, self._db.transaction() as conn:
+        with self._write_lock, self._keywords.writing(self._db, [brain_id]), self._db.transaction() as conn:
             state = schema.brain_state(conn, brain_id)
             if state is None:
                 return
@@ -186,7 +188,7 @@ class SqliteChunkIndex:
                 postings.apply(conn)
 
     def delete_document(self, brain_id: str, document_id: str) -> int:
-        return self._write(lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
+        return self._write(brain_id, lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
 
     def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
         params = (brain_id, document_id, json.dumps(list(chunk_ids)))
@@ -195,11 +197,13 @@ class SqliteChunkIndex:
             batch.activate(f"{_DOCUMENT} AND id IN (SELECT value FROM json_each(?))", params)
             batch.remove(f"{_DOCUMENT} AND id NOT IN (SELECT value FROM json_each(?))", params)
 
-        self._write(work)
+        self._write(brain_id, work)
 
     def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
         condition = "brain_id = ? AND id IN (SELECT value FROM json_each(?))"
-        return self._write(lambda batch: batch.remove(condition, (brain_id, json.dumps(list(chunk_ids)))))
+        return self._write(
+            brain_id, lambda batch: batch.remove(condition, (brain_id, json.dumps(list(chunk_ids))))
+        )
 
     def drop_brain(self, brain_id: str) -> int:
         """Under the brain's compaction lock and the write lock: its files are listed inside the
@@ -233,13 +237,15 @@ class SqliteChunkIndex:
     def _forget(self, brain_id: str) -> None:
         """Let go of everything kept in memory of a dropped brain."""
         self._cache.pop(brain_id, None)
+        self._keywords.forget(brain_id)
         self._maintenance.forget(brain_id)
         self._vectors.forget_brain(brain_id)
 
-    def _write(self, work: Callable[[WriteBatch], T]) -> T:
-        """Run `work` in one write transaction, then bring the cached rows up to date."""
+    def _write(self, brain_id: str, work: Callable[[WriteBatch], T]) -> T:
+        """Run `work` on the brain's rows in one write transaction, then bring the cached rows up
+        to date."""
         with self._write_lock:
-            with self._db.transaction() as conn:
+            with self._keywords.writing(self._db, [brain_id]), self._db.transaction() as conn:
                 batch = WriteBatch(conn)
                 result = work(batch)
                 deltas = batch.finish()
@@ -357,11 +363,12 @@ class SqliteChunkIndex:
             if state is None:
                 return []
             seq = state[0]
-            rows = conn.execute(
-                f"{schema.select(schema.fts_table(seq))} WHERE c.brain_id = ? AND c.document_id = ? "
-                "ORDER BY c.ordinal, c.id",
-                (brain_id, document_id),
-            ).fetchall()
+            with self._keywords.reading(conn, [brain_id]):
+                rows = conn.execute(
+                    f"{schema.select(schema.fts_table(seq))} WHERE c.brain_id = ? AND c.document_id = ? "
+                    "ORDER BY c.ordinal, c.id",
+                    (brain_id, document_id),
+                ).fetchall()
         return [schema.from_row(row) for row in rows]
 
     def get_chunk(self, brain_id: str, chunk_id: str) -> Chunk | None:
@@ -375,7 +382,8 @@ class SqliteChunkIndex:
             state = schema.brain_state(conn, brain_id)
             if state is None:
                 return {}
-            return reads.load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
+            with self._keywords.reading(conn, [brain_id]):
+                return reads.load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
 
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
         rows = self._db.get().execute(
@@ -436,37 +444,50 @@ class SqliteChunkIndex:
             raise vector_health.IndexDamaged() from None
 
     def _search(self, query: ChunkQuery, pool: int, vector: Floats | None) -> list[ChunkHit]:
-        boolean, terms = query.boolean, leg_terms(query)
         with self._db.snapshot() as conn:
             brains = self._known(conn, query.filter.brain_ids)
-            bm25 = (
-                reads.bm25_leg(
-                    conn, self._rows_of(conn), self.bm25_weights, terms, boolean, query.filter, brains, pool
-                )
-                if terms
-                else {}
+            with self._keywords.reading(conn, brains):  # every leg reads the keyword tables
+                return self._searched(conn, query, pool, vector, brains)
+
+    def _searched(
+        self,
+        conn: sqlite3.Connection,
+        query: ChunkQuery,
+        pool: int,
+        vector: Floats | None,
+        brains: dict[str, tuple[int, int]],
+    ) -> list[ChunkHit]:
+        boolean, terms = query.boolean, leg_terms(query)
+        if terms:  # damage that raises nothing (terms silently not found) is found by a probe
+            self._keywords.ensure_sound(conn, brains)
+        bm25 = (
+            reads.bm25_leg(
+                conn, self._rows_of(conn), self.bm25_weights, terms, boolean, query.filter, brains, pool
             )
-            similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
-            # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
-            legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
-            chunks: dict[int, Chunk] = {}
-            asked = query
-            while True:
-                fused = fused_head(
-                    legs, asked.rrf_k, asked.top_k, asked.nearest, names=partial(reads.ids_of, conn)
-                )
-                chunks.update(reads.load_rows(conn, brains, [f.id for f in fused if f.id not in chunks]))
-                unseen = {f.id for f in fused} - chunks.keys()
-                if unseen:
-                    # Rows the cached vector rows know and this snapshot does not (written since it
-                    # began, _brain_rows): fused again without them, as if the legs never had them.
-                    legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
-                    continue
-                hits = [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
-                wider = widened(asked, hits)  # the legs in hand: only the new head's rows are read
-                if wider is None:
-                    return hits
-                asked = wider
+            if terms
+            else {}
+        )
+        similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
+        # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
+        legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
+        chunks: dict[int, Chunk] = {}
+        asked = query
+        while True:
+            fused = fused_head(
+                legs, asked.rrf_k, asked.top_k, asked.nearest, names=partial(reads.ids_of, conn)
+            )
+            chunks.update(reads.load_rows(conn, brains, [f.id for f in fused if f.id not in chunks]))
+            unseen = {f.id for f in fused} - chunks.keys()
+            if unseen:
+                # Rows the cached vector rows know and this snapshot does not (written since it
+                # began, _brain_rows): fused again without them, as if the legs never had them.
+                legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
+                continue
+            hits = [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
+            wider = widened(asked, hits)  # the legs in hand: only the new head's rows are read
+            if wider is None:
+                return hits
+            asked = wider
 
     def close(self) -> None:
         self._maintenance.close()

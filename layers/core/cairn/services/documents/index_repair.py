@@ -26,7 +26,8 @@ index is incomplete, and an answer from it would be silently wrong. Other brains
 `cairn serve` and `cairn mcp` compare every brain when they start and repair in the background
 (`at_start`: small brains before they listen, a big one after, refused until it has been compared);
 the embedded index also reports a brain whose files it finds damaged while serving (its vector
-leg refuses it meanwhile), and that brain is repaired at once. `cairn check` runs the same.
+leg, or its keyword index, refuses it meanwhile), and that brain is repaired at once. `cairn check`
+runs the same.
 """
 
 from __future__ import annotations

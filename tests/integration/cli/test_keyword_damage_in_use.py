@@ -1,0 +1,250 @@
+"""A brain's keyword index damaged under a serving process (adapters/local/fts_damage.py): every
+search of it is refused as `damaged_store` naming the brain (a 503 through REST), never a raw
+SQLite error (a 500), whether the damage was there when the process started or came while it
+served; the damage is reported once to the repairer, which `cairn serve` runs in the background,
+so the brain answers as before without a restart; a rebuild that leaves it damaged starts no other."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.adapters.local import chunk_reads, fts_health
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.container import Container
+from cairn.domain.errors import CairnError, DamagedStore
+from cairn.domain.models import Brain
+from cairn.entrypoints.http import create_app
+from cairn.ports.chunks import ChunkFilter, ChunkQuery, Discarded
+from tests.integration.cli.test_cli_keyword_index import DAMAGE, Hits, T, close, hits, made, opened, sql
+
+ALL_DAMAGE: dict[str, Callable[[Path], None]] = {
+    **DAMAGE,
+    "config dropped": lambda d: sql(d, f"DROP TABLE {T}_config"),
+    "docsize dropped": lambda d: sql(d, f"DROP TABLE {T}_docsize"),
+    "content dropped": lambda d: sql(d, f"DROP TABLE {T}_content"),
+}
+# Damage SQLite raises an error for on the next read (the rest only a probe finds). A connection
+# already open keeps the `_config` version it read, and reads on: changed, it is found at the start.
+RAISING = [
+    "data table dropped",
+    "data rows deleted",
+    "data blobs scribbled",
+    "config version changed",
+    "config dropped",
+    "docsize dropped",
+    "content dropped",
+]
+SEARCHES = ("zebra3 river3", '"eats grass" AND heron2', "grass -zebra5")  # ranked; query language
+
+
+@pytest.fixture
+def kept(tmp_path: Path) -> tuple[Path, Brain, Hits]:
+    return made(tmp_path)
+
+
+def told_of(container: Container) -> list[str]:
+    told: list[str] = []
+    index = container.adapters.chunks
+    assert isinstance(index, SqliteChunkIndex)
+    index.on_damage(told.append)
+    return told
+
+
+def refused(container: Container, brain: Brain) -> None:
+    for query in SEARCHES:
+        with pytest.raises(DamagedStore, match=f"the keyword index of brain {brain.id} cannot be read"):
+            container.search.search(brain, query)
+    with pytest.raises(DamagedStore, match=brain.id):
+        container.search.search(brain, "grass", tags=["notes"])  # tag words are keyword terms too
+    with TestClient(
+        create_app(container), base_url="http://localhost", raise_server_exceptions=False
+    ) as client:
+        answer = client.post(f"/v1/brains/{brain.slug}/search", json={"query": "heron3 meadow"})
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["code"] == "damaged_store" and brain.id in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("damage", list(ALL_DAMAGE))
+def test_a_brain_damaged_before_the_start_is_refused_as_damaged(
+    kept: tuple[Path, Brain, Hits], damage: str
+) -> None:
+    data, brain, _ = kept
+    ALL_DAMAGE[damage](data)
+    container = opened(data)
+    told = told_of(container)
+    refused(container, brain)
+    assert told == [brain.id]  # once, however many searches
+    close(container)
+
+
+@pytest.mark.parametrize("damage", [d for d in RAISING if d != "config version changed"])
+def test_a_brain_damaged_while_serving_is_refused_as_damaged(
+    kept: tuple[Path, Brain, Hits], damage: str
+) -> None:
+    data, brain, before = kept
+    container = opened(data)
+    told = told_of(container)
+    assert hits(container, brain) == before  # probed sound, and searched
+    document = container.search.search(brain, "zebra3 river3").hits[0].document_id
+    ALL_DAMAGE[damage](data)
+    refused(container, brain)
+    try:  # a chunk's text is read through the keyword table: refused where it cannot be read
+        container.adapters.chunks.get_chunks(brain.id, document)
+    except DamagedStore as exc:
+        assert brain.id in exc.message
+    assert told == [brain.id]
+    close(container)
+
+
+@pytest.mark.parametrize("damage", RAISING)
+def test_a_write_to_a_damaged_brain_is_refused_as_damaged(
+    kept: tuple[Path, Brain, Hits], damage: str
+) -> None:
+    """The FTS5 table is written with the chunks: what cannot be read cannot be written either."""
+    data, brain, _ = kept
+    container = opened(data)
+    told = told_of(container)
+    ALL_DAMAGE[damage](data)
+    with pytest.raises(DamagedStore, match=f"the keyword index of brain {brain.id} cannot be read"):
+        container.documents.write(brain, "notes/new.md", b"# New\n\nzebra99 eats grass near river99.\n")
+    assert told == [brain.id]
+    close(container)
+
+
+@pytest.mark.parametrize(
+    ("when", "damage"),
+    [
+        ("before the start", "config version changed"),
+        ("before the start", "idx emptied"),
+        ("before the start", "postings scribbled"),
+        ("while serving", "config dropped"),
+        ("while serving", "data blobs scribbled"),
+        ("while serving", "docsize dropped"),
+    ],
+)
+def test_the_running_server_rebuilds_it_and_the_brain_answers_as_before(
+    kept: tuple[Path, Brain, Hits], damage: str, when: str
+) -> None:
+    data, brain, before = kept
+    if when == "before the start":
+        ALL_DAMAGE[damage](data)
+    container = opened(data)
+    container.repair.start()  # as `cairn serve` runs it, once its start-up comparison is done
+    try:
+        if when == "while serving":
+            assert hits(container, brain) == before
+            ALL_DAMAGE[damage](data)
+        with pytest.raises(DamagedStore):
+            container.search.search(brain, "zebra3 river3")
+        assert _eventually(lambda: hits(container, brain)) == before
+        assert container.repair.compare(brain, deep=True).sound
+    finally:
+        container.repair.stop()
+        close(container)
+
+
+def test_a_rebuild_that_leaves_the_damage_starts_no_other(
+    kept: tuple[Path, Brain, Hits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, brain, _ = kept
+    ALL_DAMAGE["config version changed"](data)
+    container = opened(data)
+    index = container.adapters.chunks
+    assert isinstance(index, SqliteChunkIndex)
+    rebuilds: list[str] = []
+
+    def rebuild_in_vain(brain_id: str) -> dict[str, Discarded]:
+        rebuilds.append(brain_id)
+        return {}
+
+    monkeypatch.setattr(index, "rebuild_keywords", rebuild_in_vain)
+    container.repair.start()
+    try:
+        with pytest.raises(DamagedStore):
+            container.search.search(brain, "grass")
+        _eventually(lambda: rebuilds or None)
+        _eventually(lambda: _searched_damaged(container, brain))  # the repair is over
+        for _ in range(5):
+            with pytest.raises(DamagedStore):
+                container.search.search(brain, "grass")
+        time.sleep(0.5)
+        assert rebuilds == [brain.id]
+    finally:
+        container.repair.stop()
+        close(container)
+
+
+def test_an_error_of_the_moment_or_on_a_sound_brain_is_not_damage(
+    kept: tuple[Path, Brain, Hits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, brain, _ = kept
+    container = opened(data)
+    told = told_of(container)
+    for message, code in (
+        ("database is locked", sqlite3.SQLITE_BUSY),
+        ("SQL logic error", sqlite3.SQLITE_ERROR),
+    ):
+        failure = sqlite3.OperationalError(message)
+        failure.sqlite_errorcode = code  # type: ignore[attr-defined]
+
+        def failing(*args: object, failure: Exception = failure) -> object:
+            raise failure
+
+        monkeypatch.setattr(chunk_reads, "bm25_leg", failing)
+        with pytest.raises(sqlite3.OperationalError, match=message):
+            container.adapters.chunks.search(_query(brain))
+    assert told == []
+    close(container)
+
+
+def test_the_probe_lets_an_error_of_the_moment_through(
+    kept: tuple[Path, Brain, Hits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe that meets a lock reports no damage: it raises what it met."""
+    data, brain, _ = kept
+    locked = sqlite3.OperationalError("database is locked")
+    locked.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+
+    def busy(*args: object) -> str:
+        raise locked
+
+    monkeypatch.setattr(fts_health, "_probe", busy)
+    conn = sqlite3.connect(data / "chunks.sqlite3")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            fts_health.problem(conn, brain.id)
+    finally:
+        conn.close()
+
+
+def _query(brain: Brain) -> ChunkQuery:
+    return ChunkQuery(text="grass", vector=None, filter=ChunkFilter((brain.id,)), top_k=8)
+
+
+def _searched_damaged(container: Container, brain: Brain) -> bool | None:
+    try:
+        container.search.search(brain, "grass")
+    except DamagedStore:
+        return True
+    except CairnError:  # refused as being rebuilt meanwhile
+        return None
+    return None
+
+
+def _eventually(attempt: Callable[[], object], timeout_s: float = 60) -> object:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            found = attempt()
+        except CairnError:  # refused while the brain is rebuilt
+            found = None
+        if found:
+            return found
+        assert time.monotonic() < deadline, "the brain was not rebuilt in time"
+        time.sleep(0.05)

@@ -3,6 +3,7 @@ the open loopback owner only when a rate is set explicitly; and what a limited M
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -47,5 +48,6 @@ async def test_a_limited_mcp_call_fails_naming_the_limit_and_the_delay(tmp_path:
                 for _ in range(3):  # initialize and its notification took two of the three tokens
                     await client.call_tool("memory_list_brains", {})
     message = str(caught.value)
-    assert "0.5 requests/s" in message and "retry after 2 s" in message, message
+    # 2 s when the calls come at once; 1 s when a busy machine spaced them by half a second or more
+    assert "0.5 requests/s" in message and re.search(r"retry after [12] s", message), message
     assert "Server returned an error response" not in message

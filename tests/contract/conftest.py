@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.domain.models import Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.records import RecordStore
 from tests.contract.aws_storage import dynamodb_records, s3_blobs
@@ -80,3 +82,20 @@ BLOB_STORES: dict[str, Callable[[pytest.FixtureRequest], AbstractContextManager[
 def blobs(request: pytest.FixtureRequest) -> Iterator[BlobStore]:
     with BLOB_STORES[request.param](request) as store:
         yield store
+
+
+# -- Documents decoded (the memory read contracts count them) ------------------------------------
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The ids of the documents decoded from their records while the test runs."""
+    ids: list[str] = []
+    real: Callable[..., Document] = Document.model_validate
+
+    def counting(cls: type[Document], obj: Any, **kwargs: Any) -> Document:
+        ids.append(obj.get("id") if isinstance(obj, dict) else None)
+        return real(obj, **kwargs)
+
+    monkeypatch.setattr(Document, "model_validate", classmethod(counting))
+    yield ids

@@ -5,7 +5,7 @@ records that cannot answer (deleted, superseded, expired, another key) are never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +14,7 @@ import pytest
 
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
-from cairn.domain.models import Brain, Document, MemoryType
+from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.clock import FakeClock
@@ -97,20 +97,6 @@ def test_the_current_memories_are_the_listing_kept_to_the_current_ones(
     containing = Containing(field, text) if text is not None else None
     listed = c.memories.current_of_type(brain, kinds, containing=containing)
     assert [d.id for d in listed] == oracle(c, brain, kinds, field, text)
-
-
-@pytest.fixture
-def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The ids of the documents decoded from their records while the test runs."""
-    ids: list[str] = []
-    real: Callable[..., Document] = Document.model_validate
-
-    def counting(cls: type[Document], obj: Any, **kwargs: Any) -> Document:
-        ids.append(obj.get("id") if isinstance(obj, dict) else None)
-        return real(obj, **kwargs)
-
-    monkeypatch.setattr(Document, "model_validate", classmethod(counting))
-    yield ids
 
 
 def test_brain_query_decodes_only_the_memories_it_answers_with(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -135,20 +135,6 @@ def test_counts_and_stats_are_those_of_every_memory_decoded(
     assert counted(c, brain)[0] > expected["total_memories"]  # deleted ones too
     assert c.memories.count(brain, max_age_s=0) == counted(c, brain)
     assert answered(c) == expected
-
-
-@pytest.fixture
-def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The ids of the documents decoded from their records while the test runs."""
-    ids: list[str] = []
-    real: Callable[..., Document] = Document.model_validate
-
-    def counting(cls: type[Document], obj: Any, **kwargs: Any) -> Document:
-        ids.append(obj.get("id") if isinstance(obj, dict) else None)
-        return real(obj, **kwargs)
-
-    monkeypatch.setattr(Document, "model_validate", classmethod(counting))
-    yield ids
 
 
 def test_counting_decodes_no_memory_and_stats_only_the_newest_facts(

@@ -296,6 +296,20 @@ sys.exit(code)
 """
 
 
+def stopped_by_sigterm(tmp_path: Path, script: str) -> tuple[int, str, str]:
+    """`cairn serve` run by `script` (a wrapper sending its own signals), a memory remembered and
+    searched, then one SIGTERM: its exit code, its log and the memory's path."""
+    server = start(tmp_path / "data", command=(sys.executable, "-c", script))
+    try:
+        path = remember_and_search(server)
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=EXIT_S)
+    finally:
+        server.kill()
+    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    return code, log, path
+
+
 def test_cairn_serve_stops_when_a_signal_comes_while_the_last_one_is_handled(tmp_path: Path) -> None:
     """`pkill -f` matching both `timeout` and the `cairn serve` it runs signals the server, and
     `timeout` passes its own SIGTERM on: two or three within microseconds. A signal handler runs
@@ -305,14 +319,7 @@ def test_cairn_serve_stops_when_a_signal_comes_while_the_last_one_is_handled(tmp
     handling of the SIGTERM makes is met by another; the server still stops as after two (at
     once, not waiting for calls in flight) and still writes the reads its searches counted."""
     data = tmp_path / "data"
-    server = start(data, command=(sys.executable, "-c", SIGNALLED_WHILE_HANDLING))
-    try:
-        path = remember_and_search(server)
-        server.process.send_signal(signal.SIGTERM)
-        code = server.process.wait(timeout=EXIT_S)
-    finally:
-        server.kill()
-    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    code, log, path = stopped_by_sigterm(tmp_path, SIGNALLED_WHILE_HANDLING)
     assert code == 0, log[-2000:]
     nested = re.search(r"signals handled inside the handling of another: (\d+)", log)
     assert nested is not None and int(nested[1]) >= 2, log[-2000:]  # the SIGTERMs did meet
@@ -542,14 +549,7 @@ def test_a_forced_stop_of_cairn_serve_logs_one_line_and_no_traceback(tmp_path: P
     the app's shutdown step, and the lifespan task left waiting for it was cancelled as the loop
     closed: an ERROR with a CancelledError traceback, for a stop that lost nothing."""
     data = tmp_path / "data"
-    server = start(data, command=(sys.executable, "-c", FORCED))
-    try:
-        path = remember_and_search(server)
-        server.process.send_signal(signal.SIGTERM)
-        code = server.process.wait(timeout=EXIT_S)
-    finally:
-        server.kill()
-    log = (tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log").read_text(encoding="utf-8")
+    code, log, path = stopped_by_sigterm(tmp_path, FORCED)
     assert code == 0, log[-2000:]
     assert log.count("stopping at once (a second signal)") == 1, log[-2000:]
     assert "Traceback" not in log and "ERROR" not in log, log[-3000:]

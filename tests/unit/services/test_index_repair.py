@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -207,10 +208,56 @@ def test_a_brain_being_rebuilt_refuses_its_searches_and_only_its_own(
         assert container.health.check().status == "degraded"
     finally:
         release.set()
+        _until(lambda: container.repair.rebuilding.now() == {})  # a stop would leave the rest
         container.repair.stop()
-    assert container.repair.rebuilding.now() == {}
     assert answers(container, brain) == before
     assert index_problems(container) == []
+
+
+def test_a_stop_ends_a_repair_after_the_document_it_is_indexing(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    """The process stopping does not wait for (nor leave a thread inside) the rest of a long
+    rebuild: the documents not yet indexed are found stale by the next start's comparison."""
+    container, brain, _, before = world
+    container.adapters.chunks.drop_brain(brain.id)
+    found = container.repair.compare(brain)
+    started, release = threading.Event(), threading.Event()
+    reconcile = container.documents.reconcile
+    indexed: list[str] = []
+
+    def slow(brain_id: str, doc_id: str, *, context: str | None = None) -> bool:
+        started.set()
+        assert release.wait(30)
+        indexed.append(doc_id)
+        return reconcile(brain_id, doc_id, context=context)
+
+    container.documents.reconcile = slow  # type: ignore[method-assign]
+    container.repair.start([found])
+    assert started.wait(30)
+    stopping = threading.Thread(target=container.repair.stop)
+    stopping.start()
+    _until(lambda: container.repair.stopping)
+    release.set()
+    stopping.join(30)
+    assert not stopping.is_alive()
+    assert len(indexed) == 1  # the one under way when the stop came; the others left
+    assert container.repair.rebuilding.now() == {}
+    left = container.repair.compare(brain)
+    assert len(left.stale) == len(NOTES) - 1
+    container.documents.reconcile = reconcile  # type: ignore[method-assign]
+    container.repair.start([left])  # the next start's
+    _until(lambda: container.repair.rebuilding.now() == {})
+    container.repair.stop()
+    assert answers(container, brain) == before
+    assert index_problems(container) == []
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
 
 
 def test_a_big_brain_is_compared_after_the_start_and_refused_until_then(
@@ -241,8 +288,8 @@ def test_a_big_brain_is_compared_after_the_start_and_refused_until_then(
         assert progress.checking
     finally:
         release.set()
+        _until(lambda: container.repair.rebuilding.now() == {})  # compared, found stale, rebuilt
         container.repair.stop()
-    assert container.repair.rebuilding.now() == {}  # compared, found stale, rebuilt, served again
     assert answers(container, brain) == before
     assert index_problems(container) == []
 

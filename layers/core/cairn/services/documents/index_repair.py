@@ -245,7 +245,7 @@ class IndexRepair:
         progress = Progress(total=len(todo) + found.unsound_chunks)
         self.rebuilding.mark(found.brain_id, progress)
         failed: list[str] = []
-        rebuilt = False
+        rebuilt = stopped = False
         try:
             with access.as_system():
                 if found.keywords and isinstance(self.chunks, VerifiableChunks):
@@ -258,6 +258,9 @@ class IndexRepair:
                     todo.update({doc_id: gone.context for doc_id, gone in removed.items()})
                     progress.total = len(todo)
                 for doc_id, context in todo.items():
+                    if self._stop.is_set():  # the process stops: the rest is found stale at the next start
+                        stopped = True
+                        break
                     try:
                         self.documents.reconcile(found.brain_id, doc_id, context=context)
                     except CairnError as exc:  # its blob is gone, say: left for the next check
@@ -266,14 +269,17 @@ class IndexRepair:
                     progress.done += 1
         finally:
             self.rebuilding.unmark(found.brain_id)
+        repaired = progress.done - len(failed)
         log.warning(
-            "rebuilt the index of brain %s: %s%d documents indexed again, %d unsound vectors replaced",
+            "%s the index of brain %s: %s%d documents indexed again, %d unsound vectors replaced%s",
+            "stopped rebuilding" if stopped else "rebuilt",
             found.slug,
             "its keyword index made again, " if rebuilt else "",
-            len(todo) - len(failed),
+            repaired,
             found.unsound_chunks,
+            f" ({len(todo) - progress.done} left for the next start's check)" if stopped else "",
         )
-        done = {"repaired": len(todo) - len(failed), "failed": tuple(failed), "keywords_rebuilt": rebuilt}
+        done = {"repaired": repaired, "failed": tuple(failed), "keywords_rebuilt": rebuilt}
         return BrainCheck(**{**found.__dict__, **done})
 
     def _differing_now(self, brain_id: str, known: dict[str, str | None]) -> list[str]:
@@ -363,6 +369,11 @@ class IndexRepair:
         with self._lock:
             self._wanted.add(brain_id)
             self._wake.notify()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether `stop` was asked: a repair under way ends after the document it is indexing."""
+        return self._stop.is_set()
 
     def stop(self) -> None:
         self._stop.set()

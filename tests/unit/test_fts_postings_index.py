@@ -13,6 +13,7 @@ import pytest
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_search
+from cairn.adapters.local.brain_rows import FilterMasks
 from cairn.adapters.local.chunk_reads import bm25_leg
 from cairn.adapters.local.fts_query import or_expression
 from cairn.adapters.local.fts_search import ranked_matches
@@ -88,7 +89,7 @@ def test_every_write_keeps_the_leg_exact(index: SqliteChunkIndex) -> None:
             DEFAULT_BM25_WEIGHTS,
             terms,
             None,
-            ChunkFilter(brain_ids=("b1", "b2")),
+            FilterMasks(conn, ChunkFilter(brain_ids=("b1", "b2"))),
             brains,  # type: ignore[arg-type]
             10,
         )

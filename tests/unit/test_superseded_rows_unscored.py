@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.local import fts_search
+from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
@@ -77,3 +78,28 @@ def test_a_current_search_does_not_grow_with_the_superseded_values_it_matches(
     assert (few_found, many_found) == (["v100"], ["v1600"])
     # 16 times the superseded values; before, the leg's work grew with them (8 to 10 times)
     assert many_steps < 2 * few_steps, (few_steps, many_steps)
+
+
+def test_both_legs_of_a_search_share_each_brains_filter_mask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mask of the rows a filter passes is made once a brain and search (FilterMasks), though
+    the keyword leg and the vector leg both use it."""
+    index = _chain(tmp_path, 20)
+    made: list[str] = []
+    real = BrainRows.allowed
+
+    def counted(rows: BrainRows, conn: object, brain_id: str, chunk_filter: ChunkFilter) -> object:
+        made.append(brain_id)
+        return real(rows, conn, brain_id, chunk_filter)  # type: ignore[arg-type]
+
+    vector = np.ones(DIM, dtype=np.float32)
+    asked = ChunkQuery("how often does the kettle descale", vector, ChunkFilter(("b1",), current_only=True))
+    try:
+        index.search(asked)  # the brain's rows cached, as for every search after the first
+        monkeypatch.setattr(BrainRows, "allowed", counted)
+        found = [h.chunk.id for h in index.search(asked)]
+    finally:
+        index.close()
+    assert found == ["v20"]
+    assert made == ["b1"]

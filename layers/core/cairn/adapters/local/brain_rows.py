@@ -250,6 +250,22 @@ class BrainRows:
         return mask
 
 
+class FilterMasks:
+    """One search's `BrainRows.allowed` masks, by brain. Its keyword and vector legs both ask for
+    them; each is computed once. Rows other than those a mask was made of (the cache moved on
+    between the legs) get their own."""
+
+    def __init__(self, conn: sqlite3.Connection, chunk_filter: ChunkFilter) -> None:
+        self.conn, self.filter = conn, chunk_filter
+        self._made: dict[str, tuple[BrainRows, Mask]] = {}
+
+    def allowed(self, brain_id: str, rows: BrainRows) -> Mask:
+        made = self._made.get(brain_id)
+        if made is None or made[0] is not rows:
+            made = self._made[brain_id] = (rows, rows.allowed(self.conn, brain_id, self.filter))
+        return made[1]
+
+
 def _restrictions(brain_id: str, f: ChunkFilter) -> list[tuple[str, Sequence[object]]]:
     """One index-only query per restricting filter part, each returning vector rows."""
     out: list[tuple[str, Sequence[object]]] = []

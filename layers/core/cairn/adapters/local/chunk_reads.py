@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local.brain_rows import BrainRows
+from cairn.adapters.local.brain_rows import BrainRows, FilterMasks
 from cairn.adapters.local.fts_boolean import boolean_ranked
 from cairn.adapters.local.fts_search import bm25_ranked
 from cairn.adapters.local.rrf import Fused
@@ -29,13 +29,14 @@ def bm25_leg(
     weights: tuple[float, float, float],
     terms: list[str],
     boolean: BoolQuery | None,
-    chunk_filter: ChunkFilter,
+    masks: FilterMasks,
     brains: dict[str, tuple[int, int]],
     pool: int,
 ) -> dict[int, float]:
     """rowid → BM25 score (higher is better), best first, merged over the brains; with a
     boolean query, of the rows it matches (fts_boolean.py), `terms` being its positive terms."""
     ranked: list[tuple[int, float]] = []
+    chunk_filter = masks.filter
     for brain_id, (seq, generation) in brains.items():
         rows = rows_of(brain_id, generation)
         condition: tuple[str, Sequence[object]] | None = schema.where(chunk_filter, (brain_id,))
@@ -45,7 +46,7 @@ def bm25_leg(
         elif rows.generation == generation:
             # The cached rows are this snapshot's: their mask names the rows the condition can
             # pass, so rows it cannot (superseded values, other types) are neither read nor scored.
-            allowed = np.sort(rows.rowid_of[rows.allowed(conn, brain_id, chunk_filter)])
+            allowed = np.sort(rows.rowid_of[masks.allowed(brain_id, rows)])
         table = schema.fts_table(seq)
         if boolean is not None:
             ranked += boolean_ranked(conn, table, boolean, weights, condition, pool, allowed)

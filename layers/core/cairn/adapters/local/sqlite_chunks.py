@@ -51,7 +51,7 @@ from cairn.adapters.local import (
 from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.ann_index import AnnShrunk
-from cairn.adapters.local.brain_rows import BrainRows
+from cairn.adapters.local.brain_rows import BrainRows, FilterMasks
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
 from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
@@ -63,7 +63,7 @@ from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenan
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck, widened
+from cairn.ports.chunks import ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck, widened
 from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
@@ -460,14 +460,13 @@ class SqliteChunkIndex:
         boolean, terms = query.boolean, leg_terms(query)
         if terms:  # damage that raises nothing (terms silently not found) is found by a probe
             self._keywords.ensure_sound(conn, brains)
+        masks = FilterMasks(conn, query.filter)  # each brain's, once for both legs
         bm25 = (
-            reads.bm25_leg(
-                conn, self._rows_of(conn), self.bm25_weights, terms, boolean, query.filter, brains, pool
-            )
+            reads.bm25_leg(conn, self._rows_of(conn), self.bm25_weights, terms, boolean, masks, brains, pool)
             if terms
             else {}
         )
-        similar = self._vector_leg(conn, vector, query.filter, brains, pool) if vector is not None else {}
+        similar = self._vector_leg(conn, vector, masks, brains, pool) if vector is not None else {}
         # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
         legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
         chunks: dict[int, Chunk] = {}
@@ -499,7 +498,7 @@ class SqliteChunkIndex:
         self,
         conn: sqlite3.Connection,
         vector: Floats,
-        chunk_filter: ChunkFilter,
+        masks: FilterMasks,
         brains: dict[str, tuple[int, int]],
         pool: int,
     ) -> dict[int, float]:
@@ -510,7 +509,7 @@ class SqliteChunkIndex:
             rows = self._brain_rows(conn, brain_id, generation)
             epoch = schema.vector_epoch(conn, brain_id)
             self._health.guard(conn, brain_id, epoch)
-            allowed = rows.allowed(conn, brain_id, chunk_filter)
+            allowed = masks.allowed(brain_id, rows)
             try:
                 vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
                 sims.append(self._vectors.file(brain_id, epoch).similarities(vec_rows, vector))

@@ -116,6 +116,38 @@ def test_progress_left_by_another_archive_of_the_same_name_is_not_resumed(
     assert "refused: 0" in out and "0 document" not in out.split("already there")[0]
 
 
+def test_a_row_the_archive_holds_twice_in_two_parts_is_sent_once_and_reported_as_a_duplicate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, source, filled = _archive(tmp_path)
+    monkeypatch.setattr(archive_remote, "PART_LINES", 4)
+    lines = archive.read_text(encoding="utf-8").splitlines(keepends=True)
+    raw_line = next(n for n, text in enumerate(lines, start=1) if json.loads(text)["kind"] == "raw")
+    other = json.loads(lines[raw_line - 1]) | {"data": {"other": "value"}}
+    end = json.loads(lines[-1])
+    again = [text for text in lines[1:9] if json.loads(text)["kind"] == "document"]  # sent in the first parts
+    lines[-1:] = [
+        *again,
+        json.dumps(other) + "\n",
+        json.dumps(end | {"records": end["records"] + len(again) + 1}) + "\n",
+    ]
+    archive.write_text("".join(lines), encoding="utf-8")
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    target.adapters.clock.advance(60)  # type: ignore[attr-defined]  # restored later than exported
+    with ServerThread(target) as st:
+        code = main(["import", str(archive), "--server", f"http://127.0.0.1:{st.port}", "--token", TOKEN])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    assert out.rstrip().endswith(f"duplicates in the archive: {len(again) + 1}") and "kept newer" not in out
+    assert f"duplicate line {len(lines) - 1}: 'people/alice' ('exa' raw data), as line {raw_line}" in err
+    path = json.loads(again[0])["path"]
+    assert (
+        f"duplicate line {len(lines) - len(again) - 1}: {path!r}, as line {lines.index(again[0]) + 1}:" in err
+    )
+    brain = target.brains.get("notes")
+    assert snapshot(target, brain) == snapshot(source, filled.brain)
+
+
 def test_a_bad_archive_or_a_refusal_is_named_and_changes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -129,3 +129,18 @@ def test_a_memory_whose_id_a_note_of_the_brain_holds_is_refused(
         f"line 2: memory: memory id {note.id!r} is already used by another document"
     ]
     assert container.documents.content(container.documents.get(brain, "notes/kept.md")).startswith(b"# Kept")
+
+
+def test_a_part_holding_a_document_twice_reports_the_second_as_a_duplicate(
+    client: TestClient, container: Container
+) -> None:
+    changed = {**NOTE, "content": "# Pangolin\n\nAnother text.\n"}
+    answer = send(client, json.dumps(HEADER), json.dumps(NOTE), json.dumps(changed))
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["written"] == {"document": 1} and body["kept"] == []
+    assert body["duplicates"] == ["line 3: 'notes/pangolin.md', as line 2"]
+    brain = container.brains.get("restored")
+    assert (
+        container.documents.content(container.documents.get(brain, NOTE["path"])) == NOTE["content"].encode()
+    )

@@ -583,3 +583,45 @@ def test_many_links_from_one_document_are_each_read_once_not_once_per_write(
     again = target.archive.import_(None, records, part=True)
     assert again.unchanged["link"] == 1_000 and again.written["link"] == 0
     assert read == 1_000  # the source's links read once for the whole run
+
+
+def test_a_document_or_raw_row_the_archive_holds_twice_is_reported_as_a_duplicate_not_as_newer(
+    store: Callable[[str], Container],
+) -> None:
+    """A hand-made or concatenated archive holding the same (document, source) row, or the same
+    document, twice: the first line is restored, the second reported as a duplicate of it: not as
+    a row the brain changed after the archive was made, nor counted as already there."""
+    _, records, target = archived(store)
+    target.adapters.clock.advance(60)  # type: ignore[attr-defined]  # restored later than exported
+    raw_at = next(i for i, r in enumerate(records) if r["kind"] == "raw")
+    doc_at = next(i for i, r in enumerate(records) if r.get("path") == "notes/plain.md")
+    raw, doc = records[raw_at], records[doc_at]
+    twice = [
+        *records[: raw_at + 1],
+        {**raw, "data": {"other": "value"}},  # the same row, other data
+        raw,  # the same row, the same data
+        {**doc, "content": "# Plain\n\nAnother text.\n"},
+        *records[raw_at + 1 : -1],
+    ]
+    twice.append({"kind": "end", "records": len(twice) - 1})
+
+    report = target.archive.import_(None, twice)
+
+    first_raw, first_doc = raw_at + 1, doc_at + 1  # lines count from the header's, 1
+    assert report.kept == [] and report.errors == []
+    assert report.duplicates == [
+        f"line {first_raw + 1}: 'people/alice' ('exa' raw data), as line {first_raw}",
+        f"line {first_raw + 2}: 'people/alice' ('exa' raw data), as line {first_raw}",
+        f"line {first_raw + 3}: 'notes/plain.md', as line {first_doc}",
+    ]
+    assert report.written["raw"] == 1 and report.written["document"] == 5
+    assert report.unchanged["raw"] == report.unchanged["document"] == 0
+    brain = target.brains.get(SLUG)
+    alice = target.documents.get(brain, "people/alice")
+    held = target.raw_data.get(brain, alice.id, "exa")
+    assert held is not None and held[1] == raw["data"]  # the first line's
+    assert target.documents.content(target.documents.get(brain, "notes/plain.md")) == doc["content"].encode()
+
+    again = target.archive.import_(None, twice)  # a re-run: the first is there, the rest duplicates
+
+    assert again.unchanged["raw"] == 1 and again.kept == [] and again.duplicates == report.duplicates

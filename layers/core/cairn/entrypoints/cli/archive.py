@@ -75,7 +75,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
     made = " (created)" if report.created_brain else ""
     return say_imported(
-        f"{report.brain.slug}{made}", report.written, report.unchanged, report.errors, report.kept
+        f"{report.brain.slug}{made}",
+        report.written,
+        report.unchanged,
+        report.errors,
+        report.kept,
+        report.duplicates,
     )
 
 
@@ -244,18 +249,26 @@ def _counted(records: Iterable[dict[str, Any]], show: Show) -> Iterator[dict[str
 
 
 def say_imported(
-    into: str, written: Mapping[str, int], unchanged: Mapping[str, int], refused: list[str], kept: list[str]
+    into: str,
+    written: Mapping[str, int],
+    unchanged: Mapping[str, int],
+    refused: list[str],
+    kept: list[str],
+    duplicates: list[str],
 ) -> int:
-    """What an import restored (`cairn import`, local or `--server`): the refused and kept records
-    on stderr, the counts on stdout; the exit code (1 when a record was refused)."""
+    """What an import restored (`cairn import`, local or `--server`): the refused, kept and
+    duplicate records on stderr, the counts on stdout; the exit code (1 when a record was refused)."""
     for line in refused:
         print(f"refused {line}", file=sys.stderr)
     for line in kept:
         print(f"kept {line}: the brain changed it after the archive was made", file=sys.stderr)
+    for line in duplicates:
+        print(f"duplicate {line}: the archive holds it twice; the first was restored", file=sys.stderr)
     newer = f"; kept newer: {len(kept)}" if kept else ""
+    twice = f"; duplicates in the archive: {len(duplicates)}" if duplicates else ""
     print(
         f"imported into brain {into}: {_counts(written)}; already there: {_counts(unchanged)}; "
-        f"refused: {len(refused)}{newer}"
+        f"refused: {len(refused)}{newer}{twice}"
     )
     return 1 if refused else 0
 

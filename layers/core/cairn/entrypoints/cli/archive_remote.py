@@ -10,6 +10,9 @@ of whole lines under PART_BYTES, each led by the archive's header, to POST /v1/a
   It is removed once the whole archive is in. A part the server answered but whose answer was
   lost is sent again and changes nothing.
 
+A document or raw row the archive holds twice is sent once (the first line; the server restores
+only that one within a part too) and reported as a duplicate, whichever parts the two lines fall in.
+
 A line longer than a part (a document of several MB) is sent alone; a server that refuses it as
 too large is named with the line, and the import stops there, resumable.
 """
@@ -28,16 +31,17 @@ from typing import Any
 from urllib.parse import quote
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.text import excerpt
 from cairn.entrypoints.cli.archive import parsed_object, say_imported
 from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
-from cairn.services.archive.records import not_whole
+from cairn.services.archive.records import ArchiveDuplicates, duplicate_line, not_whole
 
 # A part is restored inside one API call, which API Gateway ends at 29 s: archives carry no
 # vectors, so each document is embedded again (on Bedrock, about 8 texts at once at ~0.1 s each).
 # 256 KiB is about 550 embeddings, some 7 s; 3 MiB parts were over a minute.
 PART_BYTES = 256 * 1024
 PART_LINES = 200
-_LINE = re.compile(r"^line (\d+)")
+_LINE = re.compile(r"^line (\d+)|, as line (\d+)$")
 
 
 @dataclass
@@ -94,15 +98,17 @@ def import_remote(
     unchanged: Counter[str] = Counter()
     refused: list[str] = []
     kept: list[str] = []
+    duplicates: list[str] = []
     target = None
     seen = _Tail(read)
-    for first, part in _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done):
+    for first, part in _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done, duplicates=duplicates):
         answer = _send(remote, part, brain, first)
         target = answer["brain"]["slug"]
         written.update(answer["written"])
         unchanged.update(answer["unchanged"])
         refused += [_renumber(error, first) for error in answer["errors"]]
         kept += [_renumber(line, first) for line in answer.get("kept", [])]
+        duplicates += [_renumber(line, first) for line in answer.get("duplicates", [])]
         last = max(first + len(part) - 2, checkpoint.done)
         checkpoint.save(last)
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(answer["written"].items())) or "nothing new"
@@ -114,20 +120,24 @@ def import_remote(
             "which holds an incomplete copy: import a whole copy of the archive"
         )
     checkpoint.finish()
-    return say_imported(f"{target or brain or '?'} on {server}", written, unchanged, refused, kept)
+    into = f"{target or brain or '?'} on {server}"
+    return say_imported(into, written, unchanged, refused, kept, duplicates)
 
 
-def _parts(read: Iterable[str], header: str, *, skip_to: int) -> Iterator[tuple[int, list[str]]]:
-    """(the archive line of the part's first record, [header, records...]) under the size caps."""
+def _parts(
+    read: Iterable[str], header: str, *, skip_to: int, duplicates: list[str]
+) -> Iterator[tuple[int, list[str]]]:
+    """(the archive line of the part's first record, [header, records...]) under the size caps;
+    a record of a document or raw row an earlier line holds (those acknowledged before included)
+    is left out and added to `duplicates`."""
+    met = ArchiveDuplicates()
     part: list[str] = [header]
     size = len(header.encode("utf-8"))
     first = line = 1
     for raw in read:
         line += 1
-        if line <= skip_to:
-            continue
         text = raw.rstrip("\n")
-        if not text.strip():
+        if not text.strip() or _again(met, line, text, duplicates) or line <= skip_to:
             continue
         length = len(text.encode("utf-8")) + 1
         if len(part) > 1 and (size + length > PART_BYTES or len(part) > PART_LINES):
@@ -139,6 +149,22 @@ def _parts(read: Iterable[str], header: str, *, skip_to: int) -> Iterator[tuple[
         size += length
     if len(part) > 1 or first == 1:  # nothing sent yet: the header alone (an empty brain, or checked)
         yield max(first, 2) if len(part) > 1 else line + 1, part
+
+
+def _again(met: ArchiveDuplicates, line: int, text: str, duplicates: list[str]) -> bool:
+    """Whether an earlier line holds the same document or raw row (reported in `duplicates`; a
+    line that is not a record is the server's to refuse)."""
+    record = parsed_object(text) if '"document"' in text or '"raw"' in text else None
+    if record is None:
+        return False
+    path, source = record.get("path"), record.get("source")
+    first = met.earlier(line, record.get("kind"), path, source)
+    if first is None:
+        return False
+    raw = record.get("kind") == "raw"
+    what = f"{excerpt(str(path))}" + (f" ({excerpt(str(source))} raw data)" if raw else "")
+    duplicates.append(duplicate_line(line, what, first))
+    return True
 
 
 class _Tail:
@@ -175,5 +201,11 @@ def _send(remote: RemoteStore, part: list[str], brain: str | None, first: int) -
 
 
 def _renumber(error: str, first: int) -> str:
-    """A refusal's line within the part (the header is its line 1) as the archive's line."""
-    return _LINE.sub(lambda m: f"line {first + int(m.group(1)) - 2}", error, count=1)
+    """A refusal's line within the part (the header is its line 1) as the archive's line (and a
+    duplicate's first line too)."""
+
+    def archive_line(m: re.Match[str]) -> str:
+        at = m.group(1) or m.group(2)
+        return m.group(0).replace(at, str(first + int(at) - 2))
+
+    return _LINE.sub(archive_line, error)

@@ -5,7 +5,9 @@ archive rarely fits one request (a Lambda request carries 6 MB), so `cairn impor
 the header again with each part; a restore is idempotent record by record, so a part sent twice
 changes nothing and an interrupted import resumes by sending the rest. The answer is the part's
 report: the brain, whether this part created it, what it wrote and left alone per record kind, and
-the records the brain refused, their lines counted within the part. The archive's `end` record
+the records the brain refused, the documents and raw rows it kept because it changed them after
+the archive was made, and those the part holds twice (`duplicates`: only the first is restored),
+their lines counted within the part. The archive's `end` record
 counts the whole archive, not a part, so whether the archive is whole is the sender's check
 (`cairn import --server` makes it before it sends anything).
 """
@@ -44,6 +46,9 @@ class ImportPartResult(BaseModel):
     errors: list[str]
     kept: list[str]
     """Documents and raw rows the brain changed after the archive was made: left as they are."""
+    duplicates: list[str] = []
+    """Documents and raw rows an earlier line of the part holds too (`line N: path, as line M`):
+    only the first is restored."""
 
 
 def archive_router(container: Container) -> APIRouter:
@@ -77,6 +82,7 @@ def archive_router(container: Container) -> APIRouter:
             unchanged=dict(report.unchanged),
             errors=list(report.errors),
             kept=list(report.kept),
+            duplicates=list(report.duplicates),
         )
 
     return router

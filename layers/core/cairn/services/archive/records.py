@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -219,6 +220,34 @@ class ImportReport:
     kept: list[str] = field(default_factory=list)
     """Documents and raw rows the brain changed after the archive was made (`line N: path`): the
     brain's are kept, so restoring an older archive never reverts them."""
+    duplicates: list[str] = field(default_factory=list)
+    """Documents and raw rows an earlier line of the same archive holds too (`line N: path, as
+    line M`): only the first is restored (ArchiveDuplicates)."""
+
+
+class ArchiveDuplicates:
+    """The documents (by path) and raw rows (by path and source) met so far in one archive, so a
+    second record of the same one (a hand-made or a concatenated archive) is told apart from a row
+    the brain changed after the archive was made: it is reported as a duplicate and not restored.
+    Held as 16-byte digests with the first one's line, a few dozen bytes a record."""
+
+    def __init__(self) -> None:
+        self.first: dict[bytes, int] = {}
+
+    def earlier(self, line: int, kind: object, path: object, source: object = None) -> int | None:
+        """The line of an earlier record of the same document or raw row; None for the first
+        (remembered as met at `line`) and for every other kind of record."""
+        if kind not in ("document", "raw") or not isinstance(path, str):
+            return None
+        key = json.dumps([kind, path, source if kind == "raw" else None], ensure_ascii=False)
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = self.first.setdefault(digest, line)
+        return None if first == line else first
+
+
+def duplicate_line(line: int, what: str, first: int) -> str:
+    """A duplicate's report line, in the style of `kept`'s."""
+    return f"line {line}: {what}, as line {first}"
 
 
 def not_whole(format_: object, last: object, lines: int) -> str | None:

@@ -19,6 +19,7 @@ from cairn.domain.models import (
 )
 from cairn.domain.text import check_label, excerpt
 from cairn.services.archive.records import (
+    ArchiveDuplicates,
     CollectionRecord,
     DocumentRecord,
     GapRecord,
@@ -27,6 +28,7 @@ from cairn.services.archive.records import (
     MemoryRecord,
     RawRecord,
     Record,
+    duplicate_line,
     memory_input,
 )
 from cairn.services.documents.inputs import DocumentInput, checksum, keep_info, same_info
@@ -95,11 +97,14 @@ class Restore:
         restore has met (flush_links leaves out those the brain holds)."""
         self.held = HeldLinks("")
         """The brain's links from the source last flushed, as read so far (flush_links)."""
+        self.met = ArchiveDuplicates()
 
     def record(self, line: int, r: Record) -> None:
         if not isinstance(r, LinkRecord):
             self.flush_links()
         self.line = line
+        if isinstance(r, (DocumentRecord, RawRecord)) and self._again(line, r):
+            return
         try:
             done = self._apply(r)
         except CairnError as exc:
@@ -107,6 +112,17 @@ class Restore:
             return
         if done is not None:
             (self.report.written if done else self.report.unchanged)[r.kind] += 1
+
+    def _again(self, line: int, r: DocumentRecord | RawRecord) -> bool:
+        """Whether an earlier line of the archive holds the same document or raw row: reported as
+        a duplicate, neither written nor counted (the first was restored, or refused, on its own)."""
+        source = r.source if isinstance(r, RawRecord) else None
+        first = self.met.earlier(line, r.kind, r.path, source)
+        if first is None:
+            return False
+        what = f" ({excerpt(source)} raw data)" if source is not None else ""
+        self.report.duplicates.append(duplicate_line(line, f"{excerpt(r.path)}{what}", first))
+        return True
 
     def _apply(self, r: Record) -> bool | None:
         """True: written; False: already there; None: counted later (a link waiting to be written)."""

@@ -5,13 +5,16 @@ overwritten."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, cast
 
 import pytest
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
-from cairn.ports.records import RecordStore
+from cairn.ports.blobs import BlobStore
+from cairn.ports.records import Item, RecordStore
 from cairn.services.gbrain.gaps import GapService, query_hash
 from cairn.services.gbrain.raw_data import RawDataChanged, RawDataExists, RawDataService
 from tests.fakes.blobs import MemoryBlobStore
@@ -113,3 +116,83 @@ def test_a_raw_row_written_at_an_expected_version_never_replaces_another_writers
     written = raw.put(BRAIN, "doc_1", "exa", {"v": "mine"}, overwrite=True, expected_version=now[0].version)
     assert raw.get(BRAIN, "doc_1", "exa") == (written, {"v": "mine"})
     assert written.version > now[0].version
+
+
+class _Racing:
+    """A record store whose first `put` lets another writer go first (`before`): a write that
+    read no row, or a row, and then loses its conditional put to that writer, deterministically."""
+
+    def __init__(self, records: RecordStore, before: Callable[[], object]) -> None:
+        self.records = records
+        self.before: Callable[[], object] | None = before
+
+    def put(self, item: Item, expected_version: int | None = None) -> Item:
+        if self.before is not None:
+            go, self.before = self.before, None
+            go()
+        return self.records.put(item, expected_version=expected_version)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.records, name)
+
+
+class _Stored:
+    """A blob store that remembers the keys each writer stored."""
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self.blobs = blobs
+        self.keys: list[str] = []
+
+    def put(self, key: str, data: bytes) -> None:
+        self.keys.append(key)
+        self.blobs.put(key, data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.blobs, name)
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "kwargs", "lost"),
+    [
+        ({"v": 1}, {"v": 1}, {}, RawDataExists),  # the very same bytes: the winner's must stay
+        ({"v": 1}, {"v": 2}, {}, RawDataExists),
+        ({"v": 1}, {"v": 1}, {"overwrite": True, "expected_version": 0}, RawDataChanged),  # a restore
+        ({"v": 1}, {"v": 2}, {"overwrite": True, "expected_version": 0}, RawDataChanged),
+    ],
+)
+def test_a_raw_write_that_loses_its_race_leaves_no_bytes_and_the_winners_stay(
+    records: RecordStore,
+    blobs: BlobStore,
+    mine: dict[str, int],
+    theirs: dict[str, int],
+    kwargs: dict[str, Any],
+    lost: type[Exception],
+) -> None:
+    theirs_blobs, my_blobs = _Stored(blobs), _Stored(blobs)
+    other = RawDataService(records, cast(BlobStore, theirs_blobs), FakeClock(NOW))
+    racing = _Racing(records, lambda: other.put(BRAIN, "doc_1", "exa", theirs))
+    raw = RawDataService(cast(RecordStore, racing), cast(BlobStore, my_blobs), FakeClock(NOW))
+
+    with pytest.raises(lost):
+        raw.put(BRAIN, "doc_1", "exa", mine, **kwargs)
+
+    assert len(my_blobs.keys) == 1 and not blobs.exists(my_blobs.keys[0])
+    held = raw.get(BRAIN, "doc_1", "exa")
+    assert held is not None and held[1] == theirs and blobs.exists(held[0].blob_key)
+    assert theirs_blobs.keys == [held[0].blob_key]
+
+
+def test_an_overwrite_that_retries_keeps_only_the_bytes_its_row_names(
+    records: RecordStore, blobs: BlobStore
+) -> None:
+    stored = _Stored(blobs)
+    other = RawDataService(records, blobs, FakeClock(NOW))
+    other.put(BRAIN, "doc_1", "exa", {"v": 0})
+    racing = _Racing(records, lambda: other.put(BRAIN, "doc_1", "exa", {"v": 2}, overwrite=True))
+    raw = RawDataService(cast(RecordStore, racing), cast(BlobStore, stored), FakeClock(NOW))
+
+    written = raw.put(BRAIN, "doc_1", "exa", {"v": 1}, overwrite=True)  # loses once, then wins
+    again = raw.put(BRAIN, "doc_1", "exa", {"v": 1}, overwrite=True)  # the same bytes: named again
+
+    assert stored.keys == [written.blob_key] == [again.blob_key]
+    assert raw.get(BRAIN, "doc_1", "exa") == (again, {"v": 1})

@@ -7,12 +7,22 @@ already has a row needs `overwrite`; the claim is the record's own conditional w
 writers of one (document, source) never both succeed without it. A caller that decided on the row
 it read (a restore keeping a newer one) writes with `expected_version`: a row written meanwhile
 makes the write fail (RawDataChanged) instead of being overwritten.
+
+Each write stores its bytes under a key of its own (`<brain>/raw/<sha[:2]>/<token>-<sha>`): a write
+whose record loses its race (RawDataExists, RawDataChanged, or overwrites that kept changing) then
+removes them, since no row can name a key no other write knows. Rows written before this layout
+name the brain's content address (`<brain>/raw/<sha[:2]>/<sha>`, shared by every row of the same
+bytes), which no write reuses: a write that lost could not tell whether another had come to
+share it meanwhile. An overwrite with the bytes the row already names keeps naming them. The
+bytes of a row an overwrite replaced are not collected (a reader that read the older record may
+still read them); an erasure takes them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -64,6 +74,33 @@ def raw_sequence(brain_id: str) -> str:
 OVERWRITE_TRIES = 16  # concurrent overwrites of one source each read again and retry
 
 
+class _Made:
+    """The bytes one write stores, under a key of its own, stored when a try first needs them."""
+
+    def __init__(self, blobs: BlobStore, folder: str, digest: str, body: bytes) -> None:
+        self.blobs = blobs
+        self.digest = digest
+        self.body = body
+        self.key = f"{folder}{secrets.token_hex(8)}-{digest}"
+        self.stored = False
+
+    def key_for(self, held: Item | None) -> str:
+        """The key the row names: the one the row being overwritten names when it holds these
+        same bytes, else this write's own."""
+        named = str(held.data.get("blob_key", "")) if held is not None else ""
+        if named.endswith(self.digest):
+            return named
+        if not self.stored:
+            self.blobs.put(self.key, self.body)
+            self.stored = True
+        return self.key
+
+    def drop(self) -> None:
+        if self.stored:
+            self.blobs.delete(self.key)
+            self.stored = False
+
+
 class RawDataService:
     def __init__(self, records: RecordStore, blobs: BlobStore, clock: Clock) -> None:
         self.records = records
@@ -101,34 +138,54 @@ class RawDataService:
         if held is not None and not overwrite:
             raise RawDataExists(f"raw data for source '{source}' already exists")
         digest = hashlib.sha256(body).hexdigest()
-        blob_key = f"{brain.id}/raw/{digest[:2]}/{digest}"
-        if not self.blobs.exists(blob_key):
-            self.blobs.put(blob_key, body)
         row = RawRow(
             id=self.sequences.next(raw_sequence(brain.id)),
             document_id=document_id,
             source=source,
             stored_at=self.clock.now(),
-            blob_key=blob_key,
+            blob_key="",
         )
-        data_item = {"id": row.id, "blob_key": blob_key, "stored_at": row.stored_at.isoformat()}
-        if expected_version is not None:
+        made = _Made(self.blobs, f"{brain.id}/raw/{digest[:2]}/", digest, body)
+        try:
+            return self._commit(pk, sk, row, made, held, overwrite=overwrite, expected=expected_version)
+        except Conflict:  # the record store's condition failed: nothing was written
+            made.drop()  # no record names it: its key is this write's own
+            raise
+
+    def _commit(
+        self,
+        pk: str,
+        sk: str,
+        row: RawRow,
+        made: _Made,
+        held: Item | None,
+        *,
+        overwrite: bool,
+        expected: int | None,
+    ) -> RawRow:
+        source = row.source
+        if expected is not None:
             try:
-                written = self.records.put(Item(pk, sk, data=data_item), expected_version=expected_version)
+                return self._put(pk, sk, row, made.key_for(None), expected)
             except Conflict:
                 raise RawDataChanged(f"raw data for source '{source}' changed while being written") from None
-            return replace(row, version=written.version)
         for _ in range(OVERWRITE_TRIES):
             try:
-                written = self.records.put(
-                    Item(pk, sk, data=data_item), expected_version=held.version if held else 0
-                )
-                return replace(row, version=written.version)
+                written = self._put(pk, sk, row, made.key_for(held), held.version if held else 0)
             except Conflict:
                 if not overwrite:
                     raise RawDataExists(f"raw data for source '{source}' already exists") from None
                 held = self.records.get(pk, sk)  # a concurrent overwrite: the last one wins
+                continue
+            if written.blob_key != made.key:
+                made.drop()  # an earlier try's, the row it then met holding other bytes
+            return written
         raise Conflict(f"raw data for source '{source}' kept changing while being written; try again")
+
+    def _put(self, pk: str, sk: str, row: RawRow, blob_key: str, expected: int) -> RawRow:
+        data_item = {"id": row.id, "blob_key": blob_key, "stored_at": row.stored_at.isoformat()}
+        written = self.records.put(Item(pk, sk, data=data_item), expected_version=expected)
+        return replace(row, blob_key=blob_key, version=written.version)
 
     def get(self, brain: Brain, document_id: str, source: str) -> tuple[RawRow, dict[str, Any]] | None:
         item = self.records.get(_pk(brain.id, document_id), f"src#{source}")

@@ -245,6 +245,34 @@ def markers_stream(size: int = 200_000, delta: int = 3) -> str:
     return ", ".join(said)
 
 
+def archive_bomb(size: int = 1 << 30) -> str:
+    """`cairn import` of a 1 MB gzip archive whose second line inflates to `size` bytes (1 GiB)
+    without a newline: the peak memory of the command, run on its own, and what it said."""
+    import gzip
+    import json
+    import os
+    import subprocess
+
+    header = {"kind": "cairn-archive", "format": 2, "brain": {"slug": "bomb", "name": "Bomb"}}
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "bomb.jsonl.gz"
+        with gzip.open(archive, "wb", compresslevel=1) as f:
+            f.write(json.dumps({**header, "exported_at": "2026-01-01T00:00:00Z"}).encode() + b"\n")
+            for _ in range(size >> 20):
+                f.write(b"\0" * (1 << 20))
+        measure = (
+            "import resource, sys\nfrom cairn.entrypoints.cli import main\ncode = main(sys.argv[1:])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, code)"
+        )
+        argv = [sys.executable, "-c", measure, "import", str(archive), "--data-dir", str(Path(tmp) / "data")]
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=os.environ | {"PYTHONPATH": ":".join(sys.path)}
+        )
+        peak, code = [*done.stdout.split(), "?", "?"][:2]
+        said = (done.stderr.strip().splitlines() or [""])[-1][:90]
+        return f"peak {peak} MB, exit {code}, said: {said}"
+
+
 class Built:
     """A case whose input is built only when it is run (one is 720 MB before compression), before
     its time starts."""
@@ -291,6 +319,7 @@ CASES: dict[str, Callable[[], str]] = {
     "fact-abbreviations": fact_abbreviations,
     "query": long_query,
     "archive-links": archive_links,
+    "archive-bomb": archive_bomb,
     "markers-stream": markers_stream,
     "graph-dead-links": graph_dead_links,
     "concept-honorifics": concept_honorifics,

@@ -257,3 +257,38 @@ def test_an_archive_an_editor_saved_with_a_byte_order_mark_and_blank_lines_is_im
     assert out.strip().startswith(f"imported into brain {SLUG} (created): {SUMMARY}")
     restored = build_container(Settings(data_dir=tmp_path / "target"))
     assert snapshot(restored, restored.brains.get(SLUG)) == snapshot(source, brain)
+
+
+def test_a_line_longer_than_any_record_the_store_takes_is_refused_as_it_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gzip bomb whose second line inflates without end: refused once the line passes the
+    longest a record of a document within the file cap takes (records.py `longest_line`), never
+    held whole; from a file before anything is written, from stdin with the restore stopped."""
+    from cairn.services.archive.records import longest_line
+
+    monkeypatch.setenv("CAIRN_MAX_FILE_BYTES", "1000")
+    most = longest_line(1000)
+    header = {"kind": "cairn-archive", "format": 2, "brain": {"slug": "bomb", "name": "Bomb"}}
+    head = json.dumps({**header, "exported_at": "2026-01-01T00:00:00Z"}).encode() + b"\n"
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(head + b"\0" * (most + 1), compresslevel=1))
+    data = tmp_path / "data"
+
+    code, out, err = run(capsys, "import", str(bomb), "--data-dir", str(data))
+    assert code == 2 and out == "", err
+    assert f"{bomb}: line 2: the line is longer than {most:,} bytes" in err and "nothing was imported" in err
+    assert build_container(Settings(data_dir=data)).brains.list() == []
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(gzip.decompress(bomb.read_bytes()))))
+    code, _, err = run(capsys, "import", "-", "--data-dir", str(data))
+    assert code == 2 and f"line 2: the line is longer than {most:,} bytes" in err
+    assert "stays `restoring`" in err and "import a whole copy" in err
+
+    fits = tmp_path / "fits.jsonl"  # a line of just the most is read (and its record judged)
+    record = json.dumps({"kind": "gap", "query_hash": "0" * 64, "detected_at": "2026-01-01T00:00:00Z"})
+    fits.write_text(
+        head.decode() + record + " " * (most - len(record)) + "\n" + '{"kind": "end", "records": 1}\n'
+    )
+    code, out, err = run(capsys, "import", str(fits), "--data-dir", str(data), "--brain", "fits")
+    assert code == 0 and "1 gap" in out, err

@@ -186,3 +186,38 @@ def test_an_archive_cut_short_is_refused_before_a_part_is_sent_and_from_stdin_af
 
         monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines)))
         assert main(["import", "-", "--server", url, "--token", TOKEN]) == 0
+
+
+def test_a_line_longer_than_any_record_is_refused_before_a_part_is_sent_and_from_stdin_after(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.services.archive.records import longest_line
+
+    monkeypatch.setenv("CAIRN_MAX_FILE_BYTES", "1000")
+    most = longest_line(1000)
+    archive, _, _ = _archive(tmp_path)
+    lines = archive.read_text(encoding="utf-8").splitlines(keepends=True)
+    endless = "".join(lines[:4]) + "x" * (most + 1)  # a gzip bomb's line, say
+    bomb = tmp_path / "bomb.jsonl"
+    bomb.write_text(endless, encoding="utf-8")
+    target = fake_container(tmp_path / "server", token=TOKEN)
+    with ServerThread(target) as st:
+        url = f"http://127.0.0.1:{st.port}"
+        code = main(["import", str(bomb), "--server", url, "--token", TOKEN])
+        err = capsys.readouterr().err
+        assert code == 2 and f"line 5: the line is longer than {most:,} bytes" in err
+        assert "nothing was imported" in err and target.brains.list() == []
+
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(endless.encode())))
+        code = main(["import", "-", "--server", url, "--token", TOKEN])
+        err = capsys.readouterr().err
+        assert code == 2 and f"line 5: the line is longer than {most:,} bytes" in err, err
+        assert "nothing was imported" in err and target.brains.list() == []
+
+        monkeypatch.setattr(archive_remote, "PART_LINES", 1)  # the lines before it go first
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(endless.encode())))
+        code = main(["import", "-", "--server", url, "--token", TOKEN])
+        err = capsys.readouterr().err
+        assert code == 2 and f"line 5: the line is longer than {most:,} bytes" in err, err
+        assert "were sent to notes on " in err and "which holds an incomplete copy" in err
+        assert "Traceback" not in err

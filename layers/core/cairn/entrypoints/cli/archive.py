@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 from cairn.domain.errors import InvalidInput
 
@@ -66,10 +66,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_remote(args)
     from cairn.entrypoints.cli.progress import shown
 
-    total = whole_archive(args.file) if _rereadable(args.file) else None
+    most = _longest_line(args)
+    total = whole_archive(args.file, most) if _rereadable(args.file) else None
     container = open_store(args, existing=False)
     try:
-        with _archive_in(args.file) as lines, shown("importing", "imported", "records", total) as show:
+        with _archive_in(args.file, most) as lines, shown("importing", "imported", "records", total) as show:
             report = container.archive.import_(args.brain, _counted(_records(lines), show))
     except OSError as exc:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
@@ -93,15 +94,24 @@ def _import_remote(args: argparse.Namespace) -> int:
     token = args.token or settings_from(args).token
     secret = token.get_secret_value() if token is not None and not isinstance(token, str) else token
     remote = RemoteStore(args.server, secret)
+    most = _longest_line(args)
     if _rereadable(args.file):
-        whole_archive(args.file)
+        whole_archive(args.file, most)
     try:
-        with _archive_in(args.file) as lines:
+        with _archive_in(args.file, most) as lines:
             return import_remote(
                 lines, archive=args.file, server=args.server, brain=args.brain, remote=remote
             )
     except OSError as exc:
         raise InvalidInput(f"cannot open {args.file}: {exc.strerror or exc}") from None
+
+
+def _longest_line(args: argparse.Namespace) -> int:
+    """The longest archive line read: what a document within this store's file cap takes."""
+    from cairn.entrypoints.cli.common import settings_from
+    from cairn.services.archive.records import longest_line
+
+    return longest_line(settings_from(args).max_file_bytes)
 
 
 @contextmanager
@@ -136,24 +146,36 @@ def _rereadable(name: str) -> bool:
 
 
 @contextmanager
-def _archive_in(name: str) -> Iterator[Iterable[str]]:
+def _archive_in(name: str, most: int) -> Iterator[Iterable[str]]:
     """The archive's lines, each decoded on its own: a byte that is not UTF-8 fails the line it is
-    on (a text stream decodes a whole buffer at once, so it failed the first line)."""
+    on (a text stream decodes a whole buffer at once, so it failed the first line). A line longer
+    than `most` bytes fails as it is read, never held whole (records.py `longest_line`)."""
     import gzip
 
     if name == "-":
         raw = getattr(sys.stdin, "buffer", None)  # none when stdin is already text (replaced)
-        yield sys.stdin if raw is None else _decoded(raw)
+        yield _decoded(sys.stdin if raw is None else raw, most)
         return
     path = Path(name)
     with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
-        yield _decoded(f)
+        yield _decoded(f, most)
 
 
-def _decoded(raw: Iterable[bytes]) -> Iterator[str]:
+class _Lines(Protocol):
+    def readline(self, size: int = -1, /) -> bytes | str: ...
+
+
+def _decoded(raw: _Lines, most: int) -> Iterator[str]:
     """Each line as text; a byte-order mark an editor put before the first is dropped."""
-    for n, line in enumerate(raw):
-        yield line.decode("utf-8-sig" if n == 0 else "utf-8")
+    n = 0
+    while line := raw.readline(most + 1):
+        if len(line) > most and line[-1:] not in (b"\n", "\n"):
+            raise InvalidInput(
+                f"the line is longer than {most:,} bytes, more than a record of a document within "
+                "this store's file cap takes (CAIRN_MAX_FILE_BYTES): it is not read"
+            )
+        yield line if isinstance(line, str) else line.decode("utf-8-sig" if n == 0 else "utf-8")
+        n += 1
 
 
 def _text_file(path: Path, mode: str, *, gzipped: bool) -> TextIO:
@@ -185,7 +207,7 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         yield record
 
 
-def whole_archive(name: str) -> int | None:
+def whole_archive(name: str, most: int) -> int | None:
     """The archive's lines (the progress's total) once it is known whole and every line a record
     (services/archive/service.py `check`): a format-2 archive cut short or miscounted, or one
     holding a line that is not a record, is refused here, before anything is written. None when
@@ -199,7 +221,7 @@ def whole_archive(name: str) -> int | None:
     first = last = None
     count = read = 0
     try:
-        with _archive_in(name) as lines:
+        with _archive_in(name, most) as lines:
             for text in lines:
                 read += 1
                 if text.strip():
@@ -213,6 +235,8 @@ def whole_archive(name: str) -> int | None:
         raise InvalidInput(
             f"{name}: line {read + 1} is not UTF-8 (byte {exc.start + 1} of the line); nothing was imported"
         ) from None
+    except InvalidInput as exc:  # a line too long
+        raise InvalidInput(f"{name}: line {read + 1}: {exc.message}; nothing was imported") from None
     except OSError:
         return None
     header = parsed_object(first)
@@ -222,7 +246,7 @@ def whole_archive(name: str) -> int | None:
         if problem is not None:
             raise InvalidInput(f"{name}: {problem}; nothing was imported: import a whole copy")
     try:
-        with _archive_in(name) as lines:
+        with _archive_in(name, most) as lines:
             check(_records(lines))
     except InvalidInput as exc:
         raise InvalidInput(f"{exc.message}; nothing was imported") from None

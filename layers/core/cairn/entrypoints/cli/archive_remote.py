@@ -101,9 +101,12 @@ def import_remote(
     duplicates: list[str] = []
     target = None
     seen = _Tail(read)
-    for first, part in _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done, duplicates=duplicates):
+    for first, part in _unless_unreadable(
+        _parts(seen, header.rstrip("\n"), skip_to=checkpoint.done, duplicates=duplicates), seen
+    ):
         answer = _send(remote, part, brain, first)
         target = answer["brain"]["slug"]
+        seen.into = f"{target} on {server}"
         written.update(answer["written"])
         unchanged.update(answer["unchanged"])
         refused += [_renumber(error, first) for error in answer["errors"]]
@@ -167,16 +170,40 @@ def _again(met: ArchiveDuplicates, line: int, text: str, duplicates: list[str]) 
     return True
 
 
+Parts = Iterator[tuple[int, list[str]]]
+
+
+def _unless_unreadable(parts: Parts, seen: _Tail) -> Parts:
+    """The parts, until a line cannot be read (not UTF-8, longer than any record: a file was
+    checked before anything was sent; stdin only now): said with what the server already holds."""
+    try:
+        yield from parts
+    except (InvalidInput, UnicodeDecodeError) as exc:
+        why = exc.message if isinstance(exc, InvalidInput) else f"not UTF-8 (byte {exc.start + 1})"
+        then = (
+            "nothing was imported"
+            if seen.into is None
+            else f"the lines before it were sent to {seen.into}, which holds an incomplete copy"
+        )
+        where = f"line {seen.lines + 2}"
+        raise InvalidInput(f"{where}: {why}; {then}: import a whole copy of the archive") from None
+
+
 class _Tail:
-    """The archive's lines after the header, passed on, keeping how many were not blank and the last."""
+    """The archive's lines after the header, passed on, keeping how many were read, how many were
+    not blank and the last."""
 
     def __init__(self, read: Iterator[str]) -> None:
         self.read = read
+        self.into: str | None = None
+        """Where the lines sent went (the brain the server answered with); None before any was."""
+        self.lines = 0
         self.count = 0
         self.last: str | None = None
 
     def __iter__(self) -> Iterator[str]:
         for text in self.read:
+            self.lines += 1
             if text.strip():
                 self.count += 1
                 self.last = text

@@ -250,6 +250,15 @@ def duplicate_line(line: int, what: str, first: int) -> str:
     return f"line {line}: {what}, as line {first}"
 
 
+def longest_line(max_document_bytes: int) -> int:
+    """The most bytes one line of an archive takes when no document holds more than
+    `max_document_bytes`: its content as JSON text, each byte at worst a six-character escape
+    (`\\u0001`), and a few megabytes for the record's other fields (a raw row's data is at most
+    one when compact). A longer line is no record this store would restore: an archive reader
+    refuses it before holding it whole (a gzip bomb of one endless line, say)."""
+    return 6 * max_document_bytes + 4 * 1024 * 1024
+
+
 def not_whole(format_: object, last: object, lines: int) -> str | None:
     """Why an archive of `lines` lines (the header's among them) is not whole, given its header's
     format and its last record; None when it is whole, or of a format that cannot tell (1) or that

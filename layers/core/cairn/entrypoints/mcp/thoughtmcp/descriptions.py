@@ -67,9 +67,10 @@ BATCH_REMEMBER: Final = (
     "created[{memoryId, content, ...}], failures, processingTime}."
 )
 BATCH_RECALL: Final = (
-    "Retrieve memories of a user by their IDs, in the order asked. includeDeleted (default false) also "
-    "returns soft-deleted memories. Returns {memories, foundCount, notFound (the IDs not found or not "
-    "the user's), processingTime}."
+    "Retrieve memories of a user by their IDs, in the order asked, each memory once however often its "
+    "ID is given. includeDeleted (default false) also returns soft-deleted memories. Returns {memories, "
+    "foundCount (how many memories), notFound (each ID given that is not found or not the user's), "
+    "processingTime}."
 )
 BATCH_FORGET: Final = (
     "Delete several memories by their IDs (at least one). soft (default false): true sets strength to 0 "

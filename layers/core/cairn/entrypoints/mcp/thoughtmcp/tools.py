@@ -249,12 +249,11 @@ def batch_recall(deps: SurfaceDeps[ThoughtServices], x: a.BatchRecallArgs) -> Ca
     started = time.perf_counter()
     brain = brain_of(c, x.userId)
     found = c.thoughts.get_many(brain, x.userId, x.memoryIds) if brain is not None else {}
-    memories = [
-        wire_memory(found[i])
-        for i in x.memoryIds
-        if i in found and (x.includeDeleted or found[i].strength > 0)
-    ]
-    returned = {m["id"] for m in memories}  # once: per id it made a call quadratic in its list
+    # Each memory once, at the first place it was asked for (ThoughtMCP selects `id = ANY(ids)`);
+    # notFound keeps every id asked for that none answered, repeats included, as ThoughtMCP's does.
+    shown = [i for i in dict.fromkeys(x.memoryIds) if i in found]
+    memories = [wire_memory(found[i]) for i in shown if x.includeDeleted or found[i].strength > 0]
+    returned = {m["id"] for m in memories}
     missing = [i for i in x.memoryIds if i not in returned]
     data = {"memories": memories, "foundCount": len(memories), "notFound": missing}
     return success({**data, "processingTime": _elapsed_ms(started)})

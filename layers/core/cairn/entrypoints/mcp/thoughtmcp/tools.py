@@ -20,6 +20,7 @@ from cairn.entrypoints.mcp.thoughtmcp import descriptions as d
 from cairn.entrypoints.mcp.thoughtmcp.envelope import failure, success
 from cairn.entrypoints.mcp.thoughtmcp.services import ThoughtServices
 from cairn.services.thoughtmcp.brain import thought_brain
+from cairn.services.thoughtmcp.checks import check_filters
 from cairn.services.thoughtmcp.models import (
     MAX_LIMIT,
     NOT_FOUND_SUGGESTION,
@@ -82,6 +83,14 @@ def _page(x: a.Filtered) -> tuple[int, int]:
 
 
 REMEMBER_COMPONENTS = ["memoryRepository", "embeddingEngine", "graphBuilder"]
+# ThoughtMCP's answers to a text of whitespace only (an empty one is no text): recall's embedding
+# model refuses it, search's full-text parser too, each message wrapped by its tool's failure.
+BLANK_RECALL = "Memory search failed: Text cannot be empty or whitespace only"
+BLANK_SEARCH = "Full-text search failed: Query cannot be empty"
+
+
+def _blank(text: str | None) -> bool:
+    return text is not None and text != "" and not text.strip()
 
 
 def remember(deps: SurfaceDeps[ThoughtServices], x: a.RememberArgs) -> CallToolResult:
@@ -102,7 +111,10 @@ def recall(deps: SurfaceDeps[ThoughtServices], x: a.RecallArgs) -> CallToolResul
     limit, offset = _page(x)
     if x.minSimilarity is not None and not 0 <= x.minSimilarity <= 1:
         raise ThoughtError("minSimilarity must be between 0 and 1", "Give minSimilarity in 0..1")
-    with_text = x.text is not None and x.text.strip() != ""
+    if _blank(x.text):
+        check_filters(filters)  # ThoughtMCP checks the filters before it embeds the text
+        raise ThoughtError(BLANK_RECALL, "Give text with words, or leave it out to rank by salience")
+    with_text = bool(x.text)
     if brain is None:
         found: list[Recalled] = []
         total = 0
@@ -145,7 +157,9 @@ def search(deps: SurfaceDeps[ThoughtServices], x: a.SearchArgs) -> CallToolResul
     brain = brain_of(c, x.userId)
     filters = _filters(x)
     limit, offset = _page(x)
-    if x.text is None or not x.text.strip():
+    if _blank(x.text):
+        raise ThoughtError(BLANK_SEARCH, "Give text with words, or leave it out to list memories by salience")
+    if not x.text:
         found, total = (
             c.thoughts.recall(brain, x.userId, text=None, filters=filters, limit=limit, offset=offset)
             if brain is not None

@@ -70,7 +70,7 @@ def test_libraries_search_chunks_and_health_on_dynamodb_s3_and_opensearch(stack:
     assert [x["source"] for x in graph["candidates"]] == ["graph"]
     assert fused["candidates"][0]["item_title"] == "Chapter One"
     assert "Netherfield Park" in chunk["text"] and chunk["library_type"] == "fiction"
-    assert set(health["checks"]) == {"dynamodb", "s3", "opensearch", "embedding"}
+    assert set(health["checks"]) == {"neo4j", "s3", "embedding"}
     assert health["status"] == "ok"
     assert "cairn-jobs" not in json.dumps(health)
 

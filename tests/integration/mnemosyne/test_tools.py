@@ -3,6 +3,8 @@ search with its three legs, filters and fields, get_chunk, get_health, and bad i
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.integration.mcp.conftest import LiveServer
@@ -143,13 +145,42 @@ async def test_bad_input_is_refused_in_the_surfaces_style_and_changes_nothing(li
     assert len(listed["libraries"]) == 2
 
 
-async def test_get_health_names_each_dependency_without_configuration(live: LiveServer) -> None:
+async def test_get_health_names_the_seeds_checks_without_configuration(live: LiveServer) -> None:
     async with mnemosyne(live, credential=None) as m:
         health = body(await m.call_tool("get_health", {}))
 
     assert health["status"] == "ok"
-    assert set(health["checks"]) == {"record_store", "blob_store", "chunk_index", "embedding"}
+    assert set(health["checks"]) == {"neo4j", "s3", "embedding"}
     for check in health["checks"].values():
         assert check["status"] == "ok" and isinstance(check["duration_ms"], float)
     assert health["checks"]["embedding"]["model"] == live.container.adapters.embedder.model_id
     assert str(live.data_dir) not in str(health)
+
+
+class _Broken:
+    """A store or index whose every read fails."""
+
+    def __getattr__(self, name: str) -> Any:
+        def fail(*_: object, **__: object) -> None:
+            raise OSError("unreachable")
+
+        return fail
+
+
+@pytest.mark.parametrize(("broken", "failing"), [("records", "neo4j"), ("chunks", "neo4j"), ("blobs", "s3")])
+async def test_get_health_reports_a_failing_store_under_the_seeds_check(
+    live: LiveServer, monkeypatch: pytest.MonkeyPatch, broken: str, failing: str
+) -> None:
+    """neo4j stands for the record store and the chunk index (what Neo4j holds for Mnemosyne:
+    libraries, items, chunks and their indexes), s3 for the blob store."""
+    monkeypatch.setattr(live.container.health, broken, _Broken())
+    async with mnemosyne(live, credential=None) as m:
+        health = body(await m.call_tool("get_health", {}))
+
+    assert health["status"] == "error"
+    assert {name: c["status"] for name, c in health["checks"].items()} == {
+        "neo4j": "error" if failing == "neo4j" else "ok",
+        "s3": "error" if failing == "s3" else "ok",
+        "embedding": "ok",
+    }
+    assert "unreachable" not in str(health)

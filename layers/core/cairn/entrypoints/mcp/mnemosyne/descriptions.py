@@ -64,7 +64,8 @@ LIST_ITEMS: Final = (
 )
 GET_HEALTH: Final = (
     "Health check for monitoring pollers; no arguments and no credential needed. Returns {status: "
-    "ok|degraded|error, checks: {<dependency>: {status, duration_ms, model (embedding and re-ranker "
-    "checks)}}}: a failing store or index makes the status error, a missing embedding model or "
-    "re-ranker degraded."
+    "ok|degraded|error, checks: {neo4j (the record store and chunk index), s3 (the blob store), "
+    "embedding, and reranker when one is configured: {status, duration_ms, model (embedding and "
+    "re-ranker checks)}}}: a failing store or index makes the status error, a missing embedding "
+    "model or re-ranker degraded."
 )

@@ -21,6 +21,7 @@ from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 from cairn.entrypoints.mcp.mnemosyne import args as a
 from cairn.entrypoints.mcp.mnemosyne import descriptions as d
 from cairn.entrypoints.mcp.mnemosyne.services import MnemosyneServices
+from cairn.services.health import DEGRADED, ERROR, OK, Check
 from cairn.services.mnemosyne.libraries import Collection, Library, LibraryItem
 from cairn.services.mnemosyne.library_search import SEARCH_TYPES, Candidate, SearchRequest, preview
 from cairn.services.search.ask import MAX_QUERY
@@ -200,13 +201,29 @@ def _item(item: LibraryItem) -> dict[str, Any]:
 
 
 def get_health(deps: SurfaceDeps[MnemosyneServices], _: a.NoArgs) -> CallToolResult:
-    health = deps.services.health.check()
-    checks: dict[str, dict[str, Any]] = {}
+    """The seed's checks: `neo4j` for the record store and the chunk index (what Neo4j holds for
+    Mnemosyne: libraries, items, chunks and their indexes), `s3` for the blob store, `embedding`;
+    a configured re-ranker adds its own."""
+    service = deps.services.health
+    health = service.check()
+    records, blobs, chunks = service.names
+    checks: dict[str, dict[str, Any]] = {
+        "neo4j": _joined([health.checks[records], health.checks[chunks]]),
+        "s3": _joined([health.checks[blobs]]),
+    }
     for name, check in health.checks.items():
-        checks[name] = {"status": check.status, "duration_ms": check.duration_ms}
-        if check.model is not None:
-            checks[name]["model"] = check.model
+        if name not in service.names:
+            checks[name] = {"status": check.status, "duration_ms": check.duration_ms}
+            if check.model is not None:
+                checks[name]["model"] = check.model
     return result({"status": health.status, "checks": checks})
+
+
+def _joined(parts: list[Check]) -> dict[str, Any]:
+    """One check standing for several: the worst status, the time they took together."""
+    statuses = {c.status for c in parts}
+    status = ERROR if ERROR in statuses else DEGRADED if DEGRADED in statuses else OK
+    return {"status": status, "duration_ms": round(sum(c.duration_ms for c in parts), 2)}
 
 
 # -- declarations -------------------------------------------------------------------------------

@@ -133,6 +133,17 @@ def test_the_keyword_leg_matches_tags_and_reads_give_title_and_tags_back_unchang
     assert index.get_chunks("b1", "doc-u") == [stocks]  # a title ending in a tag's word keeps it
 
 
+def test_a_tag_with_a_comma_is_one_tag(index: ChunkIndex) -> None:
+    """ThoughtMCP keeps a memory's tag whole, commas and all: filtered on and read back as one."""
+    whole = chunk("a", "The billing deploy ran.", tags=["tag:ops,billing"])
+    parts = chunk("b", "The billing deploy ran again.", tags=["tag:ops", "billing"])
+    index.upsert([whole, parts], np.stack([axis(0), axis(1)]))
+    assert search(index, "deploy", tags=("tag:ops,billing",)) == ["a"]
+    assert search(index, "deploy", tags=("tag:ops",)) == ["b"]
+    assert search(index, "deploy", any_tags=(("tag:ops,billing", "nothing"),)) == ["a"]
+    assert index.get_many("b1", ["a"]) == {"a": whole}
+
+
 def test_vector_search_ranks_by_cosine(index: ChunkIndex) -> None:
     index.upsert(
         [chunk("a", "alpha"), chunk("b", "beta"), chunk("c", "gamma")],

@@ -547,6 +547,25 @@ def test_a_thoughtmcp_memory_goes_as_its_row_stands(store: Callable[[str], Conta
     assert report.errors == [] and thought_row(target, target.brains.get("thoughts"), memory_id) == row
 
 
+def test_a_thoughtmcp_memorys_tag_with_a_comma_is_restored_whole(store: Callable[[str], Container]) -> None:
+    from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory
+
+    source = store("source")
+    brain = source.brains.create("Thoughts", slug="thoughts")
+    memory = NewMemory(
+        "The billing service deploys on Tuesdays", "alice", "s1", "episodic", Metadata(tags=("ops,billing",))
+    )
+    made = source.thoughts.remember(brain, memory)
+    target = store("target")
+    report = target.archive.import_(None, exported(source, brain))
+
+    restored = target.brains.get("thoughts")
+    found, _ = target.thoughts.recall(restored, "alice", text=None, filters=Filters(tags=("ops,billing",)))
+    assert report.errors == [] and [(f.row.id, f.row.tags) for f in found] == [
+        (made["memoryId"], ["ops,billing"])
+    ]
+
+
 def test_many_links_from_one_document_are_each_read_once_not_once_per_write(
     store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -277,23 +277,30 @@ def test_a_session_id_is_bounded_as_a_user_id_is(tmp_path: Path) -> None:
     assert total == 1
 
 
-@pytest.mark.parametrize(
-    ("field", "value", "refusal"),
-    [
-        ("tags", "a,b", "metadata.tags must not contain commas"),
-        ("keywords", "x,y", "metadata.keywords must not contain commas"),
-        ("tags", "\x00nul", "metadata.tags must not contain control characters"),
-    ],
-)
-def test_a_tag_or_keyword_the_store_could_not_keep_whole_is_refused(
-    tmp_path: Path, field: str, value: str, refusal: str
-) -> None:
-    # Stored comma-joined, "a,b" came back as two tags, and a restore of the brain refused the memory.
+def test_a_tag_or_keyword_with_control_characters_is_refused(tmp_path: Path) -> None:
     c, brain = setup(tmp_path)
-    with pytest.raises(ThoughtError, match=refusal):
-        remember(c, brain, TEXT, **{field: (value,)})
+    with pytest.raises(ThoughtError, match=r"metadata\.tags must not contain control characters"):
+        remember(c, brain, TEXT, tags=("\x00nul",))
     kept = remember(c, brain, TEXT, tags=("ops",))
-    with pytest.raises(ThoughtError, match=refusal):
-        c.thoughts.update(brain, str(kept["memoryId"]), "alice", metadata=Metadata(**{field: (value,)}))  # type: ignore[arg-type]
+    with pytest.raises(ThoughtError, match=r"metadata\.tags must not contain control characters"):
+        c.thoughts.update(brain, str(kept["memoryId"]), "alice", metadata=Metadata(tags=("\x00nul",)))
     found, total = c.thoughts.recall(brain, "alice", text=None, filters=Filters())
     assert total == 1 and found[0].row.id == kept["memoryId"]
+
+
+def test_a_tag_or_keyword_with_a_comma_is_kept_whole(tmp_path: Path) -> None:
+    """As ThoughtMCP keeps them (text[] columns): given, shown and filtered on as one value."""
+    c, brain = setup(tmp_path)
+    made = remember(c, brain, TEXT, tags=("ops,billing",), keywords=("deploy, weekly",))
+    other = remember(c, brain, TEXT + " on staging", tags=("ops",))
+    found, _ = c.thoughts.recall(brain, "alice", text=None, filters=Filters(tags=("ops,billing",)))
+    assert [f.row.id for f in found] == [made["memoryId"]]
+    assert (found[0].row.tags, found[0].row.keywords) == (["ops,billing"], ["deploy, weekly"])
+    by_part, _ = c.thoughts.recall(brain, "alice", text=None, filters=Filters(tags=("billing",)))
+    by_keyword, _ = c.thoughts.recall(
+        brain, "alice", text=None, filters=Filters(keywords=("deploy, weekly",))
+    )
+    assert by_part == [] and [f.row.id for f in by_keyword] == [made["memoryId"]]
+    c.thoughts.update(brain, str(other["memoryId"]), "alice", metadata=Metadata(tags=("a,b", "c")))
+    found, _ = c.thoughts.recall(brain, "alice", text=None, filters=Filters(tags=("a,b",)))
+    assert [(f.row.id, f.row.tags) for f in found] == [(other["memoryId"], ["a,b", "c"])]

@@ -92,13 +92,16 @@ def upload_key(signer: UploadSigner, location: str) -> str:
     return key
 
 
-def checked_tags(tags: Sequence[str]) -> list[str]:
+def checked_tags(tags: Sequence[str], *, commas: bool = False) -> list[str]:
+    """Tags as given, repeats dropped. `commas`: a tag may hold one (a document's tags as a brain
+    holds them: ThoughtMCP keeps a memory's tags whole); otherwise one would be refused, since what
+    comes in as a tag list here is shown comma-joined as metadata.tags."""
     if len(tags) > MAX_TAGS:
         raise InvalidInput(f"at most {MAX_TAGS} tags")
     for tag in tags:
         if not 1 <= len(tag) <= MAX_TAG:
             raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
-        if "," in tag:
+        if "," in tag and not commas:
             raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
         check_label("a tag", tag)
     return list(dict.fromkeys(tags))

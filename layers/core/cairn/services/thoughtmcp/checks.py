@@ -112,13 +112,6 @@ def check_metadata(m: Metadata) -> None:
             raise ThoughtError(
                 f"metadata.{name} must be at most 50 non-empty strings of at most 100 characters"
             )
-        # As every other way a tag comes in (services/ingest/inputs.py checked_tags): the memory's
-        # tags and keywords are stored comma-joined, so "a,b" would come back as two, and a
-        # restore of the brain's archive would refuse the memory.
-        if values is not None and any("," in v for v in values):
-            raise ThoughtError(
-                f"metadata.{name} must not contain commas", f"Give each of metadata.{name} separately"
-            )
         if values is not None and any(has_control(v) for v in values):
             raise ThoughtError(f"metadata.{name} must not contain control characters")
 

@@ -55,7 +55,6 @@ SCHEMA_VIOLATIONS: list[tuple[str, dict[str, Any], str]] = [
 CORE_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("memory_remember", {"content": "x", "path": "memory/../../etc/passwd"}, V),
     ("memory_remember", {"content": "x", "path": "memory/global/"}, V),
-    ("memory_remember", {"content": "x", "tags": ["a,b"]}, V),
     ("memory_create_brain", {"name": "   "}, V),
     ("memory_create_brain", {"name": "Taken", "slug": "seeded"}, "conflict"),
     ("memory_ingest_file", {"path": ""}, V),

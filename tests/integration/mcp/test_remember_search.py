@@ -52,6 +52,18 @@ async def test_remember_returns_the_full_document_record_inline(live: LiveServer
     assert stored == b"# Saturday run\n\nI ran 10k in 55 minutes."
 
 
+async def test_a_tag_holding_commas_is_forwarded_comma_joined_as_the_tags_it_joins(live: LiveServer) -> None:
+    """As the Jeffs Brain MCP wrapper forwards tags (metadata.tags, comma-joined) and the store
+    protocol's ingest reads them back: the same document a REST ingest of that metadata writes."""
+    async with Client(live.url) as client:
+        ok(await client.call_tool("memory_create_brain", {"name": "Notes", "slug": "notes"}))
+        args = {"content": "# Run\n\n10k.", "tags": ["running, health", "running", "log,"], "path": "a.md"}
+        record = ok(await client.call_tool("memory_remember", args))
+    stored = live.container.documents.get(live.container.brains.get("notes"), "a.md")
+    assert record["metadata"]["tags"] == "running,health,log"
+    assert stored is not None and stored.tags == ["running", "health", "log"]
+
+
 async def test_remember_at_a_given_path_with_the_seeds_leading_slash(live: LiveServer) -> None:
     async with Client(live.url) as client:
         ok(await client.call_tool("memory_create_brain", {"name": "Notes", "slug": "notes"}))

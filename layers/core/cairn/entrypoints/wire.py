@@ -17,6 +17,18 @@ from cairn.domain.models import MetadataValue
 from cairn.services.ingest.inputs import IngestResult
 
 
+def split_tags(joined: str) -> list[str] | None:
+    """metadata.tags as the Jeffs Brain MCP wrapper forwards tags: joined by commas. Read back as
+    the tags between the commas, trimmed, empty ones dropped (None when none is left)."""
+    return [t.strip() for t in joined.split(",") if t.strip()] or None
+
+
+def forwarded_tags(tags: list[str] | None) -> list[str] | None:
+    """A memory_remember's tags as they reach the store: joined by commas, then read back (a tag
+    holding a comma is the tags it joins)."""
+    return None if tags is None else split_tags(",".join(tags))
+
+
 def rfc3339(value: datetime) -> str:
     """`2026-04-18T08:12:00+00:00`: naive datetimes are taken as UTC."""
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()

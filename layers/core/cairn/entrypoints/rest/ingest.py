@@ -14,7 +14,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import require_media_type
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
-from cairn.entrypoints.wire import DocumentRecord, IngestResponse
+from cairn.entrypoints.wire import DocumentRecord, IngestResponse, split_tags
 
 IngestKind = Literal["markdown", "text", "pdf", "json", "html"]
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file
@@ -45,7 +45,7 @@ class RememberBody(BaseModel):
             raise ValueError("metadata.tags is the tags joined by commas, a string")
         if self.tags is not None:
             raise ValueError("give tags or metadata.tags, not both")
-        self.tags = [t.strip() for t in joined.split(",") if t.strip()] or None
+        self.tags = split_tags(joined)
         return self
 
 

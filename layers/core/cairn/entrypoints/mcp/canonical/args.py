@@ -119,8 +119,8 @@ class RememberArgs(ToolArgs):
         list[Tag] | None,
         Field(
             max_length=64,
-            description="Up to 64 tags of 1-64 characters, without commas; stored comma-joined as "
-            "metadata.tags.",
+            description="Up to 64 tags of 1-64 characters, forwarded comma-joined as metadata.tags "
+            "(a tag holding commas is the tags it joins).",
         ),
     ] = None
     path: Annotated[

@@ -20,7 +20,14 @@ from cairn.entrypoints.mcp.canonical.args import (
 from cairn.entrypoints.mcp.canonical.outputs import IngestUrlServer, RecallOutput
 from cairn.entrypoints.mcp.canonical.services import CanonicalServices
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolSpec, ok_result
-from cairn.entrypoints.wire import BrainList, BrainRecord, DocumentRecord, IngestResponse, SearchResponse
+from cairn.entrypoints.wire import (
+    BrainList,
+    BrainRecord,
+    DocumentRecord,
+    IngestResponse,
+    SearchResponse,
+    forwarded_tags,
+)
 from cairn.entrypoints.wire_sessions import SessionRecallResponse
 from cairn.ingest.fetch import redact_url
 from cairn.services.search.service import SearchHit, SearchResult
@@ -72,7 +79,8 @@ def recall(deps: SurfaceDeps[CanonicalServices], a: RecallArgs) -> CallToolResul
 def remember(deps: SurfaceDeps[CanonicalServices], a: RememberArgs) -> CallToolResult:
     c = deps.services
     brain = c.brains.resolve(a.brain)
-    doc = c.ingest.remember(brain, a.content, title=a.title, tags=a.tags, path=a.path)
+    tags = forwarded_tags(a.tags)
+    doc = c.ingest.remember(brain, a.content, title=a.title, tags=tags, path=a.path)
     return ok_result(f"Remembered {doc.id} at {doc.path}", DocumentRecord.model_validate(doc))
 
 

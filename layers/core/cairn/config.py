@@ -162,9 +162,13 @@ class Settings(BaseSettings):
     """The brain zengram's API and `brain_*` tools serve (id or slug); default: a key's only brain,
     else the default brain, else "Shared Brain", created by the first store."""
     """This server's base URL as clients see it (resource metadata); default: from the request."""
-    zengram_research_enabled: bool = False
+    zengram_research_enabled: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("CAIRN_ZENGRAM_RESEARCH_ENABLED", "RESEARCH_ENABLED"),
+    )
     """Serve zengram's `POST /research` (`brain_research`): a loop of several generator calls,
-    off by default as in zengram; while off it answers 503 `research_disabled`."""
+    off by default as in zengram; while off it answers 503 `research_disabled`, whose message names
+    zengram's own switch, `RESEARCH_ENABLED`, honoured here too."""
 
     default_brain: str | None = Field(
         default=None, validation_alias=AliasChoices("JBMCP_DEFAULT_BRAIN", "CAIRN_DEFAULT_BRAIN")

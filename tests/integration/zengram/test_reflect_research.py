@@ -254,9 +254,21 @@ def test_research_is_off_unless_enabled(tmp_path: Path) -> None:
         response = client.post(f"{Z}/research", json={"topic": "what does acme run?"})
 
     assert response.status_code == 503
-    assert response.json()["error"] == "research_disabled"
-    assert "RESEARCH_ENABLED=true" in response.json()["message"]
-    assert "CAIRN_ZENGRAM_RESEARCH_ENABLED" in response.json()["message"]
+    assert response.json() == {
+        "error": "research_disabled",
+        "message": "POST /research is disabled. Set RESEARCH_ENABLED=true to enable the agentic "
+        "retrieval loop.",
+    }
+
+
+@pytest.mark.parametrize("name", ["RESEARCH_ENABLED", "CAIRN_ZENGRAM_RESEARCH_ENABLED"])
+def test_zengrams_switch_and_cairns_turn_research_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The refusal tells zengram's operator to set RESEARCH_ENABLED: Cairn takes it as zengram does."""
+    for either in ("RESEARCH_ENABLED", "CAIRN_ZENGRAM_RESEARCH_ENABLED"):
+        monkeypatch.delenv(either, raising=False)
+    assert Settings().zengram_research_enabled is False
+    monkeypatch.setenv(name, "true")
+    assert Settings().zengram_research_enabled is True
 
 
 def test_research_offline_follows_the_missing_terms(client: TestClient) -> None:

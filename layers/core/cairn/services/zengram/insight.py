@@ -30,9 +30,9 @@ from cairn.services.zengram.validate import Refused, bad, no_markup_in
 if TYPE_CHECKING:
     from cairn.services.zengram.deps import ZengramDeps
 
+# zengram's words: Cairn honours its RESEARCH_ENABLED (config.py), beside CAIRN_ZENGRAM_RESEARCH_ENABLED.
 RESEARCH_DISABLED = (
-    "POST /research is disabled. Set RESEARCH_ENABLED=true (CAIRN_ZENGRAM_RESEARCH_ENABLED=true on "
-    "Cairn) to enable the agentic retrieval loop."
+    "POST /research is disabled. Set RESEARCH_ENABLED=true to enable the agentic retrieval loop."
 )
 
 

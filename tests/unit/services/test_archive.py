@@ -566,6 +566,31 @@ def test_a_thoughtmcp_memorys_tag_with_a_comma_is_restored_whole(store: Callable
     ]
 
 
+def test_a_thoughtmcp_memory_with_as_many_and_as_long_tags_as_it_takes_is_restored(
+    store: Callable[[str], Container],
+) -> None:
+    from cairn.services.thoughtmcp.models import Filters, Metadata, NewMemory
+
+    source = store("source")
+    brain = source.brains.create("Thoughts", slug="thoughts")
+    tags = tuple(f"{i:02d}" + "t" * 98 for i in range(50))
+    keywords = tuple(f"{i:02d}" + "k" * 98 for i in range(50))
+    memory = NewMemory(
+        "The billing service deploys on Tuesdays",
+        "alice",
+        "s1",
+        "episodic",
+        Metadata(tags=tags, keywords=keywords),
+    )
+    made = source.thoughts.remember(brain, memory)
+    target = store("target")
+    report = target.archive.import_(None, exported(source, brain))
+
+    found, _ = target.thoughts.recall(target.brains.get("thoughts"), "alice", text=None, filters=Filters())
+    assert report.errors == [] and [f.row.id for f in found] == [made["memoryId"]]
+    assert (found[0].row.tags, found[0].row.keywords) == (list(tags), list(keywords))
+
+
 def test_many_links_from_one_document_are_each_read_once_not_once_per_write(
     store: Callable[[str], Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -160,7 +160,7 @@ class Restore:
         keep_id = r.id is not None and repo.holder_of(r.id) is None  # a fresh store: ids as they were
         info = DocumentInput(
             title=checked_title(r.title),
-            tags=checked_tags(r.tags, commas=True),  # as the brain held them
+            tags=checked_tags(r.tags, held=True),  # as the brain held them
             metadata={k: v for k, v in r.metadata.items() if k != "tags"},
             source=r.source,
             content_type=_media_type(r.content_type),

@@ -27,6 +27,8 @@ MAX_TAG = 64
 
 
 MAX_TAGS = 64
+MAX_HELD_TAGS = 128
+MAX_HELD_TAG = 128
 
 
 MAX_TITLE = 512
@@ -92,16 +94,18 @@ def upload_key(signer: UploadSigner, location: str) -> str:
     return key
 
 
-def checked_tags(tags: Sequence[str], *, commas: bool = False) -> list[str]:
-    """Tags as given, repeats dropped. `commas`: a tag may hold one (a document's tags as a brain
-    holds them: ThoughtMCP keeps a memory's tags whole); otherwise one would be refused, since what
-    comes in as a tag list here is shown comma-joined as metadata.tags."""
-    if len(tags) > MAX_TAGS:
-        raise InvalidInput(f"at most {MAX_TAGS} tags")
+def checked_tags(tags: Sequence[str], *, held: bool = False) -> list[str]:
+    """Tags as given, repeats dropped. `held`: a document's tags as a brain holds them (a restore),
+    within what any surface writes: a ThoughtMCP memory keeps up to 50 keywords and 50 tags of 100
+    characters each, commas included, as `kw:…` / `tag:…` tags. Otherwise a tag list coming in here
+    is shown comma-joined as metadata.tags, so a tag holding a comma is refused."""
+    most, longest = (MAX_HELD_TAGS, MAX_HELD_TAG) if held else (MAX_TAGS, MAX_TAG)
+    if len(tags) > most:
+        raise InvalidInput(f"at most {most} tags")
     for tag in tags:
-        if not 1 <= len(tag) <= MAX_TAG:
-            raise InvalidInput(f"each tag must be 1..{MAX_TAG} characters")
-        if "," in tag and not commas:
+        if not 1 <= len(tag) <= longest:
+            raise InvalidInput(f"each tag must be 1..{longest} characters")
+        if "," in tag and not held:
             raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
         check_label("a tag", tag)
     return list(dict.fromkeys(tags))

@@ -34,6 +34,7 @@ from hostile_services import (
     vector_file_check,
     version_chain,
 )
+from hostile_vectors import vector_compaction
 
 
 def deep_json() -> bytes:
@@ -336,6 +337,7 @@ CASES: dict[str, Callable[[], str]] = {
     "version-chain": version_chain,
     "distinct-facts": distinct_facts,
     "vector-file-check": vector_file_check,
+    "vector-compaction": vector_compaction,
 }
 
 
@@ -344,10 +346,13 @@ def main() -> None:
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
     parser.add_argument("--facts", type=int, help="distinct-facts: the facts written (10,000)")
-    parser.add_argument("--rows", type=int, help="vector-file-check: the vector file's rows (100,000)")
+    parser.add_argument(
+        "--rows", type=int, help="vector-file-check, vector-compaction: the vector file's rows (100,000)"
+    )
     args = parser.parse_args()
     if args.rows:
         CASES["vector-file-check"] = partial(vector_file_check, args.rows)
+        CASES["vector-compaction"] = partial(vector_compaction, args.rows)
     if args.versions:
         CASES["version-chain"] = partial(version_chain, args.versions)
     if args.facts:

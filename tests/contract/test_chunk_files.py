@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.vector_compaction import VectorMaintenance
 from cairn.adapters.local.vector_health import IndexDamaged
 from cairn.adapters.local.vector_sums import PIECE_ROWS
 from cairn.domain.errors import Unavailable
@@ -179,6 +180,61 @@ def test_sums_cover_more_than_one_segment(files: tuple[Path, Path]) -> None:
     damage_garbage(PIECE_ROWS + 10)(files[1] / "b1.f32")
     index = opened(files)
     assert index.check("b1").unsound_chunks == 50  # only the second piece's rows
+
+
+def test_compaction_refuses_a_damaged_row_instead_of_copying_it_under_a_fresh_sum(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    """A live row whose bytes changed since they were summed is not carried into the next epoch
+    (where a sum computed from the changed bytes would hide it for good): compaction stops with
+    the old epoch in place and the brain recorded as damaged, and once repaired it compacts."""
+    index = opened(files)
+    index.delete_chunks("b1", ["c0", "c1"])  # dead rows: compaction rewrites the file
+    before = [top(index, written[i]) for i in (3, 40, 59)]
+    index.close()
+    damage_garbage(23)(files[1] / "b1.f32")
+    index = opened(files)
+    told: list[str] = []
+    index.on_damage(told.append)
+    assert index.compact("b1") is None
+    assert told == ["b1"]  # reported as a search or a check would: the server repairs it
+    assert sorted(path.name for path in files[1].glob("b1*.f32")) == ["b1.f32"]  # the old epoch kept
+    with pytest.raises(IndexDamaged):
+        top(index, written[3])
+    damaged = {f"c{i}" for i in range(20, 30)}
+    assert index.check("b1").unsound_chunks == len(damaged)
+    removed = index.discard_unsound("b1")
+    assert {cid for gone in removed.values() for cid in gone.chunk_ids} == damaged
+    positions = list(range(20, 30))
+    index.upsert([chunks(ROWS)[i] for i in positions], written[positions])
+    done = index.compact("b1")
+    assert done is not None and done.epoch == 1 and done.live_rows == ROWS - 2
+    assert index.check("b1").unsound_chunks == 0
+    assert [top(index, written[i]) for i in (3, 40, 59)] == before
+
+
+def test_rows_written_during_a_compaction_are_checked_before_the_switch_carries_them(
+    files: tuple[Path, Path], written: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows written between the copy and the switch are carried over by the switch: one of
+    them damaged meanwhile stops it as well, the old epoch answering as before (but refused)."""
+    index = opened(files)
+    index.delete_chunks("b1", ["c0", "c1"])
+    real = VectorMaintenance._copy
+    late = vectors(5, seed=7)
+
+    def copy_then_write(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        index.upsert([chunk(f"n{i}", f"late heron {i}", document_id=f"n{i}") for i in range(5)], late)
+        damage_garbage(ROWS + 2)(files[1] / "b1.f32")
+
+    monkeypatch.setattr(VectorMaintenance, "_copy", staticmethod(copy_then_write))
+    told: list[str] = []
+    index.on_damage(told.append)
+    assert index.compact("b1") is None
+    assert told == ["b1"]
+    assert sorted(path.name for path in files[1].glob("b1*.f32")) == ["b1.f32"]
+    assert index.check("b1").unsound_chunks == 5  # the late commit's piece
 
 
 ANN_DAMAGE: dict[str, Callable[[Path], None]] = {

@@ -120,6 +120,7 @@ class SqliteChunkIndex:
             self._write_lock,
             self._swapped,
             grown=self._ensure_postings,
+            damaged=lambda brain_id: self._health.check(brain_id),
             ann_min_rows=ann_min_rows,
             background=background_maintenance,
         )

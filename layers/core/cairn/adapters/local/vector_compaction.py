@@ -35,7 +35,8 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import vector_health, vector_sums
 from cairn.adapters.local.ann_index import BrainAnn, build, sum_path, verified
 from cairn.adapters.local.sqlite_threads import ThreadConnections
-from cairn.adapters.local.vector_store import Rows, VectorFile, VectorStore, stem
+from cairn.adapters.local.vector_copy import UnsoundRows, copy_checked
+from cairn.adapters.local.vector_store import Rows, VectorFile, VectorStore, file_name, stem
 from cairn.ports.chunks import ANN_NONE, ANN_OK, ANN_REBUILDING, Compaction
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class VectorMaintenance:
         swapped: Swapped,
         *,
         grown: Callable[[str], None] = lambda brain_id: None,
+        damaged: Callable[[str], object] = lambda brain_id: None,
         ann_min_rows: int = ANN_MIN_ROWS,
         background: bool = True,
     ) -> None:
@@ -68,6 +70,7 @@ class VectorMaintenance:
         self.write_lock = write_lock
         self.swapped = swapped
         self.grown = grown  # the brain's other upkeep at this size (its full-text postings)
+        self.damaged = damaged  # checks the brain's file, recording its damage (vector_health.py)
         self.ann_min_rows = ann_min_rows
         self.background = background
         self._anns: dict[tuple[str, int], BrainAnn] = {}
@@ -246,6 +249,7 @@ class VectorMaintenance:
                 if vector_health.damaged(conn, brain_id, epoch):
                     return None  # its unsound rows are rebuilt first (vector_health.py)
                 live = _referenced(conn, brain_id)
+                sums = vector_sums.pieces(conn, brain_id, epoch)
                 old = self.vectors.file(brain_id, epoch)
                 rows_before = old.stored_rows()  # inside the snapshot: every row it uses is below
             self._drop_leftovers(brain_id, epoch)
@@ -265,7 +269,11 @@ class VectorMaintenance:
                     time.perf_counter() - started,
                 )
             if rewrite:
-                self._copy(old, live, self.vectors.file(brain_id, target))
+                try:
+                    self._copy(old, live, sums, self.vectors.file(brain_id, target))
+                except UnsoundRows as bad:
+                    self._refused(brain_id, target, bad)
+                    return None
                 faults.reached("compaction.copied")
             new_rows = live.size if rewrite else rows_before
             indexed = 0
@@ -282,7 +290,11 @@ class VectorMaintenance:
                 sum_path(index).unlink(missing_ok=True)
             paused = time.perf_counter()
             if rewrite:  # rows written since the snapshot are in both files: counted in both
-                rows_before, rows_after = self._swap(brain_id, epoch, live)
+                try:
+                    rows_before, rows_after = self._swap(brain_id, epoch, live)
+                except UnsoundRows as bad:
+                    self._refused(brain_id, target, bad)
+                    return None
             else:
                 rows_after = rows_before
             faults.reached("compaction.swapped")
@@ -308,9 +320,18 @@ class VectorMaintenance:
             )
 
     @staticmethod
-    def _copy(old: VectorFile, live: Rows, new: VectorFile) -> None:
-        for first in range(0, live.size, _COPY_ROWS):
-            new.append(old.read(live[first : first + _COPY_ROWS]))
+    def _copy(old: VectorFile, rows: Rows, sums: dict[int, tuple[int, int]], new: VectorFile) -> None:
+        copy_checked(old, rows, sums, new, batch_rows=_COPY_ROWS)
+
+    def _refused(self, brain_id: str, target: int, bad: UnsoundRows) -> None:
+        """A row to copy no longer matches its sum: the new epoch's files go, the old one stays,
+        and the brain's file is checked, which records the damage and tells who repairs it."""
+        log.warning("%s: compaction stopped, the brain's current vectors kept", bad)
+        self.vectors.forget(brain_id, target)
+        self.vectors.directory.joinpath(file_name(brain_id, target)).unlink(missing_ok=True)
+        self.index_path(brain_id, target).unlink(missing_ok=True)
+        sum_path(self.index_path(brain_id, target)).unlink(missing_ok=True)
+        self.damaged(brain_id)
 
     def _swap(self, brain_id: str, epoch: int, live: Rows) -> tuple[int, int]:
         """Commit the move of the rows in `live` to rows 0..n-1 of the next epoch, after copying
@@ -326,8 +347,9 @@ class VectorMaintenance:
                 assert state is not None
                 extra = np.setdiff1d(_referenced(conn, brain_id), live, assume_unique=True)
                 rows_before = self.vectors.file(brain_id, epoch).stored_rows()
-                if extra.size:
-                    new.append(self.vectors.file(brain_id, epoch).read(extra))
+                if extra.size:  # checked against the sums as they are now, as the rest was
+                    sums = vector_sums.pieces(conn, brain_id, epoch)
+                    copy_checked(self.vectors.file(brain_id, epoch), extra, sums, new, batch_rows=_COPY_ROWS)
                 sources = np.concatenate([live, extra])
                 moves = np.full(int(sources.max()) + 1 if sources.size else 0, -1, dtype=np.int64)
                 moves[sources] = np.arange(sources.size, dtype=np.int64)

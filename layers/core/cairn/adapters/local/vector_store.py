@@ -187,6 +187,20 @@ class VectorFile:
                 sums.append(crc)
         return sums
 
+    def span(self, first_row: int, rows: int) -> bytes:
+        """The bytes of rows `[first_row, first_row + rows)` as the file holds them now (fewer
+        when it ends before)."""
+        size, fd = self._row_bytes, self._descriptor()
+        parts: list[bytes] = []
+        offset, left = first_row * size, rows * size
+        while left > 0:
+            part = os.pread(fd, left, offset)
+            if not part:
+                break
+            parts.append(part)
+            offset, left = offset + len(part), left - len(part)
+        return b"".join(parts)
+
     def similarities(self, rows: Rows, query: Floats) -> Floats:
         """Dot product of each given row with `query` (cosine when both are unit length)."""
         if rows.size == 0:

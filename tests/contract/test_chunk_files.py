@@ -161,6 +161,45 @@ def test_damage_found_while_serving_tells_the_listeners(
         top(index, written[0])
 
 
+def test_vector_damage_is_reported_once_until_the_brain_is_found_sound_again(
+    files: tuple[Path, Path], written: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every refused search of a damaged brain does not log it again nor ask for another repair;
+    damage found after the brain was repaired (by another process, or by this one) is reported
+    again."""
+
+    def reported() -> int:
+        return sum("is damaged" in r.getMessage() for r in caplog.records if r.name.endswith("vector_health"))
+
+    def refused(times: int) -> None:
+        for _ in range(times):
+            with pytest.raises(IndexDamaged):
+                top(index, written[3])
+
+    def repaired(by: SqliteChunkIndex) -> None:
+        positions = sorted(int(doc[1:]) for doc in by.discard_unsound("b1"))
+        by.upsert([chunks(ROWS)[i] for i in positions], written[positions])
+
+    index = opened(files)
+    told: list[str] = []
+    index.on_damage(told.append)
+    damage_garbage(23)(files[1] / "b1.f32")
+    refused(3)
+    assert index.check("b1").unsound_chunks == 10  # a check finds what was already reported
+    assert (told, reported()) == (["b1"], 1)
+    repaired(opened(files))  # by another process: this one's next search finds the brain sound
+    assert top(index, written[23], 1) == ["c23"]
+    damage_garbage(ROWS + 2)(files[1] / "b1.f32")  # the row c22 was written to again
+    assert index.check("b1").unsound_chunks == 10
+    refused(2)
+    assert (told, reported()) == (["b1", "b1"], 2)
+    repaired(index)
+    damage_garbage(ROWS + 12)(files[1] / "b1.f32")
+    assert index.check("b1").unsound_chunks == 10
+    refused(2)
+    assert (told, reported()) == (["b1", "b1", "b1"], 3)
+
+
 def test_a_sound_brain_checks_sound_and_an_unknown_one_is_none(
     files: tuple[Path, Path], written: np.ndarray
 ) -> None:

@@ -239,6 +239,7 @@ class SqliteChunkIndex:
         """Let go of everything kept in memory of a dropped brain."""
         self._cache.pop(brain_id, None)
         self._keywords.forget(brain_id)
+        self._health.forget(brain_id)
         self._maintenance.forget(brain_id)
         self._vectors.forget_brain(brain_id)
 

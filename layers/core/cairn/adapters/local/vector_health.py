@@ -7,10 +7,16 @@ is not searched by vector (IndexDamaged, a 503 with Retry-After) until `discard_
 the chunks that point into it and the caller embeds their documents again. A file shorter than
 what its chunks point at is padded with zero rows up to that length first, so rows appended later
 never take the numbers of lost ones (a chunk would read another's vector).
+
+A brain found damaged is logged and told to the listeners (who repair it) once, however many of
+its searches are refused meanwhile; again only after it has been found sound in between (its
+damage discarded here, or a search that finds none: repaired by another process), as the keyword
+index's damage is (fts_damage.py).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -35,6 +41,7 @@ CREATE TABLE IF NOT EXISTS vector_damage (
 ) WITHOUT ROWID;
 """
 RETRY_AFTER_S = 10
+log = logging.getLogger(__name__)
 
 
 class Maintenance(Protocol):
@@ -76,6 +83,8 @@ class FileHealth:
         self.maintenance = maintenance
         self.listeners: list[Callable[[str], None]] = []
         self._checked: set[tuple[str, int]] = set()  # (brain, epoch) this process has checked
+        self._told: set[str] = set()  # found damaged and reported, until found sound
+        self._told_lock = threading.Lock()
 
     def check(self, brain_id: str, *, reread: bool = True) -> FileCheck:
         """`reread` False: a file found as last verified (vector_checkpoint.py) is not read."""
@@ -86,7 +95,7 @@ class FileHealth:
             return FileCheck(brain_id, 0, 0, ANN_NONE)
         self._checked.add((brain_id, found.epoch))
         if found.unsound_rows:
-            self.tell(brain_id)
+            self._found_damaged(brain_id)
         return FileCheck(
             brain_id, found.file_rows, found.unsound_rows, self.maintenance.ann_state(brain_id, found.epoch)
         )
@@ -129,8 +138,10 @@ class FileHealth:
     def guard(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> None:
         """Refuse the brain's vector leg while it has damage (before anything reads the file)."""
         if damaged(conn, brain_id, epoch):
-            self.tell(brain_id)
+            self._found_damaged(brain_id)
             raise IndexDamaged()
+        if brain_id in self._told:  # sound again: repaired, maybe by another process
+            self._found_sound(brain_id)
 
     def floor(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> int:
         """Inside a write transaction: the rows the brain's file must hold before an append, what
@@ -143,18 +154,40 @@ class FileHealth:
                 "INSERT OR REPLACE INTO vector_damage (brain_id, epoch, low, high) VALUES (?, ?, ?, ?)",
                 (brain_id, epoch, have, floor),
             )
-            self.tell(brain_id)
+            self._found_damaged(brain_id)
         return floor
 
     def discard(self, conn: sqlite3.Connection, brain_id: str, batch: WriteBatch) -> dict[str, Discarded]:
         if schema.brain_state(conn, brain_id) is None:
             return {}
         file = self.vectors.file(brain_id, schema.vector_epoch(conn, brain_id))
-        return discard_unsound(conn, brain_id, batch, file)
+        removed = discard_unsound(conn, brain_id, batch, file)
+        self._found_sound(brain_id)
+        return removed
+
+    def forget(self, brain_id: str) -> None:
+        self._found_sound(brain_id)
 
     def tell(self, brain_id: str) -> None:
+        """Tell the listeners of damage (the keyword index's too, which says it once itself)."""
         for listener in list(self.listeners):
             listener(brain_id)
+
+    def _found_damaged(self, brain_id: str) -> None:
+        with self._told_lock:
+            first = brain_id not in self._told
+            self._told.add(brain_id)
+        if first:
+            log.warning(
+                "the vector file of brain %s is damaged: its vector searches are refused until it is "
+                "rebuilt (a running server rebuilds it in the background, `cairn check` rebuilds it now)",
+                brain_id,
+            )
+            self.tell(brain_id)
+
+    def _found_sound(self, brain_id: str) -> None:
+        with self._told_lock:
+            self._told.discard(brain_id)
 
 
 def damaged(conn: sqlite3.Connection, brain_id: str, epoch: int) -> bool:

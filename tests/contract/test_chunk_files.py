@@ -19,7 +19,15 @@ from cairn.adapters.local.vector_health import IndexDamaged
 from cairn.adapters.local.vector_sums import PIECE_ROWS
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ANN_NONE, ANN_OK, ANN_REBUILDING, ChunkFilter, ChunkIndex, ChunkQuery
+from cairn.ports.chunks import (
+    ANN_NONE,
+    ANN_OK,
+    ANN_REBUILDING,
+    CheckStopped,
+    ChunkFilter,
+    ChunkIndex,
+    ChunkQuery,
+)
 from tests.contract.test_chunk_index_contract import chunk
 
 DIM = 16
@@ -198,6 +206,26 @@ def test_vector_damage_is_reported_once_until_the_brain_is_found_sound_again(
     assert index.check("b1").unsound_chunks == 10
     refused(2)
     assert (told, reported()) == (["b1", "b1", "b1"], 3)
+
+
+def test_a_check_its_process_stops_records_nothing_as_verified(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    """A check (or the warm-up's) that a stop ends while it reads the file raises CheckStopped
+    and records nothing: the next check reads the whole file and finds what the stopped one did
+    not reach."""
+    index = opened(files)
+    damage_garbage(53)(files[1] / "b1.f32")  # in the last piece
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 2
+
+    with pytest.raises(CheckStopped):
+        index.check("b1", stop=stop)
+    index.warm(stop=lambda: True)  # ends at once, nothing raised
+    assert index.check("b1", reread=False).unsound_chunks == 10
 
 
 def test_a_sound_brain_checks_sound_and_an_unknown_one_is_none(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,9 +33,9 @@ def summed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     read: list[int] = []
     crcs = VectorFile.crcs
 
-    def counted(self: VectorFile, pieces: Sequence[tuple[int, int]]) -> list[int]:
+    def counted(self: VectorFile, pieces: Sequence[tuple[int, int]], **options: Any) -> list[int]:
         read.append(sum(rows for _, rows in pieces))
-        return crcs(self, pieces)
+        return crcs(self, pieces, **options)
 
     monkeypatch.setattr(VectorFile, "crcs", counted)
     yield read

@@ -20,9 +20,9 @@ from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
 from cairn.domain.errors import DamagedContent, Unavailable
 from cairn.domain.models import Brain, Chunk
-from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from cairn.ports.chunks import ChunkFilter, ChunkQuery, Stop
 from cairn.ports.clock import SystemClock
-from cairn.ports.records import Delete, Put
+from cairn.ports.records import Delete, Item, Put
 from cairn.services.documents.rebuilding import Progress
 from cairn.services.repositories import doc_id_key, doc_key
 from tests.support.index_check import index_problems
@@ -253,6 +253,35 @@ def test_a_stop_ends_a_repair_after_the_document_it_is_indexing(
     assert index_problems(container) == []
 
 
+def test_a_stop_ends_a_big_brains_comparison_at_once(
+    world: tuple[Container, Brain, Brain, list[list[str]]],
+) -> None:
+    """Comparing a big brain after the start reads every record of it (about 9 s at a million
+    chunks): a stop of the process ends the comparison there, recording nothing, rather than
+    holding the clean stop until it is done."""
+    container, brain, _, before = world
+    started = threading.Event()
+    raw = container.documents.repo.raw
+
+    def slow(brain_id: str, prefix: str = "") -> Iterator[Item]:
+        for _ in range(1_000):  # the same records over and over: a brain far bigger than it is
+            for item in raw(brain_id, prefix):
+                started.set()
+                time.sleep(0.01)
+                yield item
+
+    container.documents.repo.raw = slow  # type: ignore[method-assign]
+    container.repair.start(unchecked=[brain])
+    assert started.wait(30)
+    began = time.monotonic()
+    container.repair.stop()
+    assert time.monotonic() - began < 5  # a minute of records was left
+    assert container.repair.rebuilding.now() == {}
+    container.documents.repo.raw = raw  # type: ignore[method-assign]
+    assert container.repair.compare(brain).indexed_right
+    assert answers(container, brain) == before
+
+
 def _until(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + 30
     while not condition():
@@ -271,10 +300,10 @@ def test_a_big_brain_is_compared_after_the_start_and_refused_until_then(
     started, release = threading.Event(), threading.Event()
     compare = container.repair.compare
 
-    def slow(on: Brain, *, deep: bool = False, reread: bool = True) -> object:
+    def slow(on: Brain, *, deep: bool = False, reread: bool = True, stop: Stop | None = None) -> object:
         started.set()
         assert release.wait(30)
-        return compare(on, deep=deep, reread=reread)
+        return compare(on, deep=deep, reread=reread, stop=stop)
 
     container.repair.compare = slow  # type: ignore[method-assign]
     container.repair.start(first, later)

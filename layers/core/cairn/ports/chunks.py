@@ -174,6 +174,15 @@ class Compaction:
         return self.rows_before - self.rows_after
 
 
+class CheckStopped(Exception):
+    """A check or comparison ended before it finished, because its process is stopping: nothing
+    it read was recorded (neither a file found as last verified nor damage), and the next start
+    checks the brain again."""
+
+
+Stop = Callable[[], bool]  # whether the process is stopping: long background work ends early
+
+
 @runtime_checkable
 class CompactableChunks(Protocol):
     """A ChunkIndex that keeps its own vector files and index (the embedded store): compacted on
@@ -183,7 +192,7 @@ class CompactableChunks(Protocol):
 
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...
 
-    def warm(self) -> None: ...
+    def warm(self, stop: Stop | None = None) -> None: ...
 
 
 @runtime_checkable
@@ -233,10 +242,12 @@ class VerifiableChunks(Protocol):
     damaged is set aside for the core to rebuild from the records
     (services/documents/index_repair.py). OpenSearch keeps its own segments' integrity."""
 
-    def check(self, brain_id: str, *, deep: bool = False, reread: bool = True) -> FileCheck:
+    def check(
+        self, brain_id: str, *, deep: bool = False, reread: bool = True, stop: Stop | None = None
+    ) -> FileCheck:
         """Check the brain's files; with `deep`, its keyword index through and through too;
         `reread` False: files the index knows to be as it last verified them (nothing wrote them
-        since) are not read again."""
+        since) are not read again. CheckStopped when `stop` says so while it reads them."""
 
     def discard_unsound(self, brain_id: str) -> dict[str, Discarded]:
         """Remove the chunks whose vectors are unsound; document id -> what was removed."""

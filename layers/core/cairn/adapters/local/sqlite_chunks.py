@@ -63,7 +63,16 @@ from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenan
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.models import Chunk
-from cairn.ports.chunks import ChunkHit, ChunkQuery, Compaction, Discarded, FileCheck, widened
+from cairn.ports.chunks import (
+    CheckStopped,
+    ChunkHit,
+    ChunkQuery,
+    Compaction,
+    Discarded,
+    FileCheck,
+    Stop,
+    widened,
+)
 from cairn.ports.embedder import Vectors
 
 # bm25() column weights (title, text, context). On LoCoMo, whose titles only repeat the speaker and
@@ -295,13 +304,16 @@ class SqliteChunkIndex:
 
     # -- the files' health (vector_health.py) -------------------------------------------------
 
-    def check(self, brain_id: str, *, deep: bool = False, reread: bool = True) -> FileCheck:
+    def check(
+        self, brain_id: str, *, deep: bool = False, reread: bool = True, stop: Stop | None = None
+    ) -> FileCheck:
         """Re-read the brain's vector file against its sums and its chunks; record what is unsound
         (its vector search answers IndexDamaged until `discard_unsound`), check its ANN index
         (a damaged one is set aside: exact search until compaction builds it again), and whether
         its keyword index can be read (fts_health.py; with `deep`, FTS5's integrity check too).
-        `reread` False: a vector file as last verified is not read again (vector_checkpoint.py)."""
-        files = self._health.check(brain_id, reread=reread)
+        `reread` False: a vector file as last verified is not read again (vector_checkpoint.py).
+        CheckStopped when `stop` says so while the vector file is read (nothing recorded)."""
+        files = self._health.check(brain_id, reread=reread, stop=stop)
         with self._db.snapshot() as conn:
             return replace(files, keywords=fts_health.problem(conn, brain_id, deep=deep))
 
@@ -331,12 +343,13 @@ class SqliteChunkIndex:
         """Reclaim the brain's dead vector rows and rebuild its ANN index now."""
         return self._maintenance.compact(brain_id, threads=threads)
 
-    def warm(self) -> None:
+    def warm(self, stop: Stop | None = None) -> None:
         """Read the files of every brain that has an index through the page cache (page_cache.py),
         then check each brain's vector file in full (what a start-up's check passed over when the
         file was as last verified: a disk changes bytes with no write), open the index and load
         the rows of each, so the first searches of a big brain after a start do not pay for them
-        (run in a background thread)."""
+        (run in a background thread). Ends early, recording nothing of the brain under way, when
+        `stop` says the process is stopping."""
         brain_ids = self.brain_ids()
         with self._db.snapshot() as conn:
             keys = [(brain_id, schema.vector_epoch(conn, brain_id)) for brain_id in brain_ids]
@@ -346,7 +359,10 @@ class SqliteChunkIndex:
             left = page_cache.memory_budget() - page_cache.read_through(files, page_cache.memory_budget())
             page_cache.read_database(self._db.get(), left)  # never through a descriptor of its own
         for brain_id in brain_ids:
-            self._health.check(brain_id)  # every row read again, in the background: a disk's own errors
+            try:  # every row read again, in the background: a disk's own errors
+                self._health.check(brain_id, stop=stop)
+            except CheckStopped:
+                return
             with self._db.snapshot() as conn:
                 state = schema.brain_state(conn, brain_id)
                 epoch = schema.vector_epoch(conn, brain_id)

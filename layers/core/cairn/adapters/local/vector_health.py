@@ -29,7 +29,7 @@ from cairn.adapters.local.chunk_writes import WriteBatch
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import VectorFile, VectorStore
 from cairn.domain.errors import Unavailable
-from cairn.ports.chunks import ANN_NONE, Discarded, FileCheck
+from cairn.ports.chunks import ANN_NONE, Discarded, FileCheck, Stop
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_damage (
@@ -86,11 +86,12 @@ class FileHealth:
         self._told: set[str] = set()  # found damaged and reported, until found sound
         self._told_lock = threading.Lock()
 
-    def check(self, brain_id: str, *, reread: bool = True) -> FileCheck:
-        """`reread` False: a file found as last verified (vector_checkpoint.py) is not read."""
+    def check(self, brain_id: str, *, reread: bool = True, stop: Stop | None = None) -> FileCheck:
+        """`reread` False: a file found as last verified (vector_checkpoint.py) is not read.
+        CheckStopped when `stop` says so while the file is read: nothing is recorded."""
         found = None if reread else self._as_verified(brain_id)
         if found is None:
-            found = check(self.db, self.vectors, brain_id, self.write_lock)
+            found = check(self.db, self.vectors, brain_id, self.write_lock, stop)
         if found is None:
             return FileCheck(brain_id, 0, 0, ANN_NONE)
         self._checked.add((brain_id, found.epoch))
@@ -198,11 +199,16 @@ def damaged(conn: sqlite3.Connection, brain_id: str, epoch: int) -> bool:
 
 
 def check(
-    db: ThreadConnections, vectors: VectorStore, brain_id: str, write_lock: threading.Lock
+    db: ThreadConnections,
+    vectors: VectorStore,
+    brain_id: str,
+    write_lock: threading.Lock,
+    stop: Stop | None = None,
 ) -> Found | None:
     """Check the brain's vector file; record what is unsound. None for a brain the index does not
     hold. The file is read outside any transaction; a bad segment is recorded only if its sum did
-    not change meanwhile (another process rebased it)."""
+    not change meanwhile (another process rebased it). A read that `stop` ends (CheckStopped)
+    records nothing: the file is not taken as verified, and the next check reads it again."""
     with db.snapshot() as conn:
         if schema.brain_state(conn, brain_id) is None:
             return None
@@ -211,7 +217,7 @@ def check(
         top = conn.execute("SELECT max(vec_row) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()[0]
     file = vectors.file(brain_id, epoch)
     before = vector_checkpoint.identity(file.path)  # taken first: a write while reading moves it
-    found = vector_sums.check_sums(file, sums)
+    found = vector_sums.check_sums(file, sums, stop)
     wanted = max(found.covered_rows, -1 if top is None else int(top) + 1)
     lost = (found.file_rows, wanted) if wanted > found.file_rows else None
     with write_lock, db.transaction() as conn:

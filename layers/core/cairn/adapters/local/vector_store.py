@@ -27,6 +27,7 @@ import numpy.typing as npt
 from cairn.adapters.local.durable_dirs import fsync_directory, make_directories
 from cairn.adapters.local.sqlite_files import move_aside
 from cairn.domain.errors import InvalidInput
+from cairn.ports.chunks import CheckStopped, Stop
 
 log = logging.getLogger(__name__)
 Rows = npt.NDArray[np.int64]
@@ -165,9 +166,9 @@ class VectorFile:
         the file is shorter: the sum then differs)."""
         return self.crcs([(first_row, rows)])[0]
 
-    def crcs(self, pieces: Sequence[tuple[int, int]]) -> list[int]:
+    def crcs(self, pieces: Sequence[tuple[int, int]], *, stop: Stop | None = None) -> list[int]:
         """`crc` of each (first row, rows), the file opened once; 0 for every piece when there is
-        no file."""
+        no file. CheckStopped as soon as `stop` says so (before each piece and block)."""
         size = self._row_bytes
         sums: list[int] = []
         try:
@@ -179,6 +180,8 @@ class VectorFile:
                 fh.seek(first_row * size)
                 crc, left = 0, rows * size
                 while left > 0:
+                    if stop is not None and stop():
+                        raise CheckStopped()
                     block = fh.read(min(_CRC_BLOCK, left))
                     if not block:
                         break

@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from cairn.adapters.local.vector_store import VectorFile
+from cairn.ports.chunks import Stop
 
 PIECE_ROWS = 1024
 
@@ -74,11 +75,12 @@ class SumCheck:
     bad: tuple[tuple[int, int], ...]
 
 
-def check_sums(file: VectorFile, sums: dict[int, tuple[int, int]]) -> SumCheck:
-    """Re-read every piece of the file (`sums`: first row -> (rows, crc)) and compare."""
+def check_sums(file: VectorFile, sums: dict[int, tuple[int, int]], stop: Stop | None = None) -> SumCheck:
+    """Re-read every piece of the file (`sums`: first row -> (rows, crc)) and compare;
+    CheckStopped when `stop` says so meanwhile."""
     file_rows = file.stored_rows()
     ordered = sorted(sums.items())
-    found = file.crcs([(first, rows) for first, (rows, _) in ordered])
+    found = file.crcs([(first, rows) for first, (rows, _) in ordered], stop=stop)
     bad = [
         (first, first + rows)
         for (first, (rows, crc)), now in zip(ordered, found, strict=True)

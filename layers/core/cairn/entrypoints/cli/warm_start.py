@@ -30,7 +30,7 @@ def warm_up(container: Container) -> threading.Thread:
     tasks: list[Callable[[], object]] = [partial(container.adapters.embedder.embed, ["warm up"])]
     chunks = container.adapters.chunks
     if isinstance(chunks, CompactableChunks):
-        tasks.append(chunks.warm)
+        tasks.append(partial(chunks.warm, stop=lambda: container.repair.stopping))  # serve's stop sets it
     return warm_in_background(tasks)
 
 

@@ -228,6 +228,28 @@ def test_a_check_its_process_stops_records_nothing_as_verified(
     assert index.check("b1", reread=False).unsound_chunks == 10
 
 
+def test_damage_only_in_rows_no_chunk_uses_refuses_nothing_and_blocks_no_compaction(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    """Rows left dead by deletes are still in the file until a compaction: damage found only there
+    harms no search, and there is no chunk to discard, so the check takes the file as it is."""
+    index = opened(files)
+    index.delete_chunks("b1", [f"c{i}" for i in range(20, 30)])  # the whole piece of rows 20-29
+    before = [top(index, written[i]) for i in (3, 40, 59)]
+    index.close()
+    damage_garbage(23)(files[1] / "b1.f32")
+    index = opened(files)
+    told: list[str] = []
+    index.on_damage(told.append)
+    assert index.check("b1").unsound_chunks == 0
+    assert [top(index, written[i]) for i in (3, 40, 59)] == before  # not refused
+    assert told == []
+    done = index.compact("b1")
+    assert done is not None and (done.epoch, done.live_rows) == (1, ROWS - 10)
+    assert index.check("b1").unsound_chunks == 0
+    assert [top(index, written[i]) for i in (3, 40, 59)] == before
+
+
 def test_a_sound_brain_checks_sound_and_an_unknown_one_is_none(
     files: tuple[Path, Path], written: np.ndarray
 ) -> None:

@@ -239,6 +239,10 @@ def check(
         sound = not ranges and before is not None and vector_checkpoint.identity(file.path) == before
         vector_checkpoint.record(conn, brain_id, epoch, before if sound else None)
         unsound = _unsound_rows(conn, brain_id, epoch)
+        if not unsound and damaged(conn, brain_id, epoch):
+            # Only rows no chunk uses are damaged (dead rows a compaction has not reclaimed yet):
+            # nothing reads them, and there is no chunk whose discarding would clear them.
+            _take_as_is(conn, brain_id, epoch, file)
     return Found(epoch, file.stored_rows(), unsound)
 
 
@@ -264,13 +268,19 @@ def discard_unsound(
     removed = {doc: Discarded(tuple(chunk_ids), contexts.get(doc)) for doc, chunk_ids in ids.items()}
     if removed:
         batch.remove(_IN_DAMAGE, (brain_id, epoch))
+    _take_as_is(conn, brain_id, epoch, file)
+    return removed
+
+
+def _take_as_is(conn: sqlite3.Connection, brain_id: str, epoch: int, file: VectorFile) -> None:
+    """Inside a write transaction, no chunk pointing at damaged rows any more: forget the damage
+    and take the file as it is now as what its sums describe."""
     conn.execute("DELETE FROM vector_damage WHERE brain_id = ?", (brain_id,))
     found = vector_checkpoint.identity(file.path)
     vector_sums.rebase(conn, brain_id, epoch, file)  # the sums of what the file holds now
     if found != vector_checkpoint.identity(file.path):  # written meanwhile: not known to match
         found = None
     vector_checkpoint.record(conn, brain_id, epoch, found)
-    return removed
 
 
 def forget(conn: sqlite3.Connection, brain_id: str, *, below_epoch: int | None = None) -> None:

@@ -117,6 +117,54 @@ def test_a_write_to_a_damaged_brain_is_refused_as_damaged(
     close(container)
 
 
+@pytest.mark.parametrize("damage", list(ALL_DAMAGE))
+def test_a_write_to_a_brain_found_damaged_stores_nothing(kept: tuple[Path, Brain, Hits], damage: str) -> None:
+    """Refused before its commit: nothing the writer was refused is visible, or left to index."""
+    data, brain, _ = kept
+    ALL_DAMAGE[damage](data)
+    container = opened(data)
+    told = told_of(container)
+    before = container.documents.get(brain, "notes/n3.md")
+    with pytest.raises(DamagedStore, match=brain.id):
+        container.documents.write(brain, "notes/new.md", b"# New\n\nzebra99 eats grass near river99.\n")
+    with pytest.raises(DamagedStore, match=brain.id):
+        container.documents.append(brain, "notes/n3.md", b"\nheron99 came back.\n")
+    assert not container.documents.exists(brain, "notes/new.md")
+    assert "notes/new.md" not in [d.path for d in container.documents.documents(brain, "notes/")]
+    assert container.documents.get(brain, "notes/n3.md") == before
+    assert list(container.documents.repo.intents.pending()) == []
+    assert told == [brain.id]
+    close(container)
+
+
+def test_a_write_refused_after_its_commit_is_indexed_by_the_rebuild(kept: tuple[Path, Brain, Hits]) -> None:
+    """A brain probed sound whose damage the write's own index write meets: its record is stored
+    (refused, as any write whose indexing failed after its commit), and the running server's
+    rebuild indexes it, found by either leg with no write again."""
+    data, brain, _ = kept
+    container = opened(data)
+    container.repair.start()
+    try:
+        assert container.search.search(brain, "zebra3 river3").hits  # probed sound
+        ALL_DAMAGE["data blobs scribbled"](data)
+        with pytest.raises(DamagedStore, match=brain.id):
+            container.documents.write(brain, "notes/new.md", b"# New\n\nokapi77 grazes by lagoon77.\n")
+        written = container.documents.get(brain, "notes/new.md").id
+        for text, vector in (("okapi77 lagoon77", False), ("okapi77 grazes by lagoon77", True)):
+            query = ChunkQuery(
+                text="" if vector else text,
+                vector=container.adapters.embedder.embed([text])[0].tolist() if vector else None,
+                filter=ChunkFilter((brain.id,)),
+                top_k=3,
+            )
+            found = _eventually(lambda q=query: container.adapters.chunks.search(q))
+            assert isinstance(found, list) and found[0].chunk.document_id == written
+        assert list(container.documents.repo.intents.pending()) == []
+    finally:
+        container.repair.stop()
+        close(container)
+
+
 @pytest.mark.parametrize(
     ("when", "damage"),
     [

@@ -404,11 +404,15 @@ class SqliteChunkIndex:
                 return reads.load(conn, {brain_id: state}, list(dict.fromkeys(chunk_ids)))
 
     def fingerprints(self, brain_id: str, document_id: str) -> dict[str, str]:
-        rows = self._db.get().execute(
-            "SELECT id, fingerprint FROM chunks WHERE brain_id = ? AND document_id = ?",
-            (brain_id, document_id),
-        )
-        return dict(rows.fetchall())
+        """Read by every write before its commit: a brain whose keyword index is found damaged
+        refuses the write then, before its record is stored (fts_damage.py)."""
+        with self._db.snapshot() as conn:
+            self._keywords.ensure_sound(conn, [brain_id])
+            rows = conn.execute(
+                "SELECT id, fingerprint FROM chunks WHERE brain_id = ? AND document_id = ?",
+                (brain_id, document_id),
+            )
+            return dict(rows.fetchall())
 
     def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
         if not chunk_ids:

@@ -37,6 +37,13 @@ def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def aged_index(folder: Path) -> Path:
     """An index of one brain of CHUNKS chunks whose FTS5 table an earlier tokenizer made."""
+    db = built_index(folder)
+    assert with_old_tokenizer(db) == CHUNKS
+    return db
+
+
+def built_index(folder: Path) -> Path:
+    """An index of one brain of CHUNKS chunks."""
     db = folder / "chunks.db"
     index = SqliteChunkIndex(db, folder / "vectors", DIM)
     for start in range(0, CHUNKS, 1_000):
@@ -46,7 +53,6 @@ def aged_index(folder: Path) -> Path:
         ]
         index.upsert(notes, np.stack([axis(i % DIM) for i in range(len(notes))]))
     index.close()
-    assert with_old_tokenizer(db) == CHUNKS
     return db
 
 
@@ -96,8 +102,35 @@ def test_a_second_opener_waits_for_a_rebuild_longer_than_the_busy_timeout(
     finally:
         index.close()
     said = [r.getMessage() for r in caplog.records if r.name == upgrade_wait.__name__]
-    assert len(said) == 1 and "is upgrading the keyword index" in said[0], said
+    assert len(said) == 1 and "is upgrading or rebuilding the keyword index" in said[0], said
     assert not db.with_name("chunks.db.upgrading").exists()
+
+
+def test_a_serving_writer_waits_for_another_process_rebuilding_a_brains_keywords(tmp_path: Path) -> None:
+    """`cairn check` rebuilding a damaged brain's keyword index holds the writer lock past the busy
+    timeout: a serving process's write waits for it while it shows progress, then lands."""
+    db = built_index(tmp_path)
+    serving = SqliteChunkIndex(db, tmp_path / "vectors", DIM)
+    checking = SqliteChunkIndex(db, tmp_path / "vectors", DIM)
+    rebuilding = threading.Thread(target=checking.rebuild_keywords, args=("b1",))
+    try:
+        rebuilding.start()
+        deadline = time.monotonic() + 30
+        while not writer_lock_held(db):
+            assert rebuilding.is_alive() and time.monotonic() < deadline, "the rebuild never took the lock"
+            time.sleep(0.005)
+        started = time.monotonic()
+        serving.upsert([chunk("heron", "a grey heron fishing")], np.stack([axis(1)]))
+        waited_s = time.monotonic() - started
+        rebuilding.join()
+        assert waited_s > PATIENCE_S * 2  # past the busy timeout, while the rebuild went on
+        assert search(serving, "heron", brain_ids=("b1",)) == ["heron"]
+        assert search(serving, "thanks", brain_ids=("b1",))  # the rebuilt table, read
+        assert not db.with_name("chunks.db.upgrading").exists()
+    finally:
+        rebuilding.join()
+        serving.close()
+        checking.close()
 
 
 def test_a_lock_held_without_progress_ends_the_wait_in_a_clear_error(tmp_path: Path) -> None:

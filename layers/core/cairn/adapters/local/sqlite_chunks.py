@@ -106,7 +106,8 @@ class SqliteChunkIndex:
         self.dimension = dimension
         self.bm25_weights = bm25_weights
         self._vectors = VectorStore(vectors_dir, dimension)
-        self._db = ThreadConnections(db_path, secure_delete=True)
+        waits = OpeningWait(db_path)
+        self._db = ThreadConnections(db_path, secure_delete=True, waits=waits)
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows
@@ -118,7 +119,7 @@ class SqliteChunkIndex:
             + fts_tag_words.SCHEMA
         )
         # Another process upgrading the file is waited for as long as it progresses (upgrade_wait.py).
-        with self._db.opening(OpeningWait(db_path)):
+        with self._db.opening(waits):
             with self._db.transaction() as conn:  # the writer lock: one process migrates
                 schema.migrate(conn)
                 fts_tag_words.backfill(conn)
@@ -320,7 +321,7 @@ class SqliteChunkIndex:
     def rebuild_keywords(self, brain_id: str) -> dict[str, Discarded]:
         """Make the brain's FTS5 table and term postings again, in one write transaction."""
         with self._write_lock:
-            with self._db.transaction() as conn:
+            with self._db.transaction(long=True) as conn:  # other processes' writers wait for it
                 lost = fts_health.rebuild(conn, brain_id)[1]
             self._cache.pop(brain_id, None)
         return lost

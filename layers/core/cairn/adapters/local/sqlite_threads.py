@@ -25,12 +25,17 @@ _SECURE_DELETE = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete read
 
 
 class ThreadConnections:
-    def __init__(self, db_path: Path, *, secure_delete: bool = False) -> None:
+    def __init__(
+        self, db_path: Path, *, secure_delete: bool = False, waits: OpeningWait | None = None
+    ) -> None:
+        """`waits`: a write transaction whose wait for the writer lock runs out waits on while
+        another process's long transaction shows progress (upgrade_wait.py)."""
         self.db_path = db_path
         self.secure_delete = secure_delete
         self._local = threading.local()
         self._conns: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
         self._lock = threading.Lock()
+        self._waits = waits
         self._opening: OpeningWait | None = None
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.get().execute("PRAGMA journal_mode=WAL")
@@ -66,23 +71,26 @@ class ThreadConnections:
             self._opening = None
 
     @contextmanager
-    def transaction(self, *, zero_freed: bool = False) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, zero_freed: bool = False, long: bool = False) -> Iterator[sqlite3.Connection]:
         """A write transaction holding SQLite's writer lock from the start; with `zero_freed`,
-        every page it frees is overwritten with zeros, not only the cells it deletes."""
+        every page it frees is overwritten with zeros, not only the cells it deletes. `long` (one
+        that may hold the lock past the busy timeout: a brain's keyword rebuild) shows its
+        progress to the other processes waiting for the lock, as an opening's do."""
         conn = self.get()
         restore = None
         if zero_freed:
             restore = _SECURE_DELETE[int(conn.execute("PRAGMA secure_delete").fetchone()[0])]
             conn.execute("PRAGMA secure_delete=ON")
         opening = self._opening
+        beats = opening or (self._waits if long else None)
         try:
             with storage_errors():  # a full disk inside (a vector file's append included) or at COMMIT
                 if opening is None:
-                    conn.execute("BEGIN IMMEDIATE")
+                    self._begin(conn)
                 else:
                     opening.begin(conn)
                 try:
-                    with nullcontext() if opening is None else opening.beating(conn):
+                    with nullcontext() if beats is None else beats.beating(conn):
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -92,6 +100,14 @@ class ThreadConnections:
         finally:
             if restore is not None:
                 conn.execute(f"PRAGMA secure_delete={restore}")
+
+    def _begin(self, conn: sqlite3.Connection) -> None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if self._waits is None or exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                raise
+            self._waits.begin(conn, waited=True)
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

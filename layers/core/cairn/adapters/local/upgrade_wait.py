@@ -1,16 +1,19 @@
-"""How a process opening the chunk database waits for another one's upgrade of it.
+"""How a process waits for another one's long hold of the chunk database's writer lock.
 
-The one-time upgrades of the keyword index at open (fts_tag_words.backfill, fts_retokenize) hold
-SQLite's writer lock for as long as they run: about 30 s per 100,000 chunks. A second process
-opening the same file waits for that lock, and SQLite's busy timeout (30 s) ended its wait with
-"database is locked", a traceback, while the first was still at work.
+The one-time upgrades of the keyword index at open (fts_tag_words.backfill, fts_retokenize), and
+the rebuild of a damaged brain's keyword index (`cairn check`, a server's repair), hold SQLite's
+writer lock for as long as they run: about 30 s per 100,000 chunks. Another process opening the
+same file, or writing to it while it serves, waits for that lock, and SQLite's busy timeout (30 s)
+ended its wait with "database is locked" (a traceback, or a 500) while the first was still at work.
 
-So an opening's transactions (ThreadConnections.opening) show their progress: one that has held
-the lock for BEAT_S beats a mark file beside the database (`chunks.sqlite3.upgrading`: its
-process id, its time the last beat) at most every BEAT_S, from SQLite's progress handler, which
-runs only while its statements run: a process stopped or stuck beats no more. An opener whose
-wait for the lock runs out keeps waiting while the mark is fresh, and says so once; a lock held
-with no fresh mark for BUSY_TIMEOUT_S (the same 30 s) ends in `Unavailable`, a clear error.
+So such transactions (an opening's, ThreadConnections.opening; a `long` one) show their progress:
+one that has held the lock for BEAT_S beats a mark file beside the database
+(`chunks.sqlite3.upgrading`: its process id, its time the last beat) at most every BEAT_S, from
+SQLite's progress handler, which runs only while its statements run: a process stopped or stuck
+beats no more. An opener whose wait for the lock runs out keeps waiting while the mark is fresh,
+and says so once; a lock held with no fresh mark for BUSY_TIMEOUT_S (the same 30 s) ends in
+`Unavailable`, a clear error. A serving process's writer waits the same way once its busy timeout
+has run out: on while the mark is fresh, else `Unavailable` at once.
 The mark is removed when the transaction ends; one a killed process left is stale, and ignored.
 """
 
@@ -49,10 +52,13 @@ class OpeningWait:
         self.mark = db_path.with_name(db_path.name + ".upgrading")
         self._said = False
 
-    def begin(self, conn: sqlite3.Connection) -> None:
-        """BEGIN IMMEDIATE, waiting for the writer lock as long as its holder shows progress."""
+    def begin(self, conn: sqlite3.Connection, *, waited: bool = False) -> None:
+        """BEGIN IMMEDIATE, waiting for the writer lock as long as its holder shows progress.
+        `waited`: the caller's busy timeout has run out already (no more patience without a mark)."""
         patience_s = sqlite_threads.BUSY_TIMEOUT_S
-        deadline = time.monotonic() + patience_s
+        deadline = time.monotonic() + (0 if waited else patience_s)
+        if waited:  # a serving process's writer: said once per wait, not once per process
+            self._said = False
         conn.execute(f"PRAGMA busy_timeout = {int(POLL_S * 1000)}")
         try:
             while True:
@@ -70,9 +76,9 @@ class OpeningWait:
                     raise Unavailable(
                         f"another process has held the writer lock of {self.mark.with_suffix('').name} "
                         f"for over {patience_s:g} s without showing progress: if no other Cairn "
-                        "process is upgrading this data directory, one may be stuck; stop it and "
-                        "start again",
-                        retry_after_s=int(patience_s),
+                        "process is upgrading or rebuilding this data directory's index, one may be "
+                        "stuck; stop it and start again",
+                        retry_after_s=max(1, int(patience_s)),
                     )
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(patience_s * 1000)}")
@@ -126,7 +132,7 @@ class OpeningWait:
         self._said = True
         # A warning, so that it shows without logging set up, as the upgrade's own lines do.
         log.warning(
-            "another process (pid %s) is upgrading the keyword index of this data directory; "
+            "another process (pid %s) is upgrading or rebuilding the keyword index of this data directory; "
             "waiting for it to finish (about 30 s per 100,000 chunks)",
             holder,
         )

@@ -6,6 +6,7 @@ so the brain answers as before without a restart; a rebuild that leaves it damag
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from cairn.adapters.local import chunk_reads, fts_health
+from cairn.adapters.local import chunk_reads, fts_damage, fts_health
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.container import Container
 from cairn.domain.errors import CairnError, DamagedStore
@@ -191,6 +192,33 @@ def test_the_running_server_rebuilds_it_and_the_brain_answers_as_before(
         with pytest.raises(DamagedStore):
             container.search.search(brain, "zebra3 river3")
         assert _eventually(lambda: hits(container, brain)) == before
+        assert container.repair.compare(brain, deep=True).sound
+    finally:
+        container.repair.stop()
+        close(container)
+
+
+@pytest.mark.parametrize("damage", ["idx emptied", "postings scribbled"])
+def test_damage_that_raises_nothing_done_while_serving_is_found_and_rebuilt(
+    kept: tuple[Path, Brain, Hits], damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the brain's first search: found by the probe run again in the background."""
+    monkeypatch.setattr(fts_damage, "REPROBE_S", 0.0)  # 300 s in a release
+    data, brain, before = kept
+    container = opened(data)
+    told = told_of(container)
+    container.repair.start()
+    try:
+        assert hits(container, brain) == before  # probed sound
+        ALL_DAMAGE[damage](data)
+
+        def searched_until_told() -> list[str]:
+            with contextlib.suppress(CairnError):
+                container.search.search(brain, "zebra3 river3")
+            return told
+
+        assert _eventually(searched_until_told, timeout_s=10) == [brain.id]
+        assert _eventually(lambda: hits(container, brain) == before)
         assert container.repair.compare(brain, deep=True).sound
     finally:
         container.repair.stop()

@@ -10,6 +10,9 @@ disk) never are. Damage that raises nothing (`_idx` emptied: terms silently not 
 postings damaged) is found by the same probe, run on the first keyword search of each brain in
 this process (about 45 ms at 100,000 chunks) and on every read of a brain found damaged, so a
 brain rebuilt (by this process's repair or by `cairn check` in another) answers again at once.
+Such damage done while the process serves, after the brain's first search, is found by the same
+probe run again in the background on the brain's first search REPROBE_S after its last: no search
+waits for it, and a brain nobody searches costs nothing.
 
 A damaged brain is reported to the listeners once, when first found; again only after a probe
 has found it sound in between. A rebuild that leaves it damaged therefore starts no other: its
@@ -18,14 +21,23 @@ reads stay refused, naming the brain, until `cairn check` or a restart.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from cairn.adapters.local import fts_health
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.errors import DamagedStore
+
+log = logging.getLogger(__name__)
+
+REPROBE_S = 300.0
+"""A brain probed sound is probed again (in the background) on its first keyword search this long
+after: one probe per searched brain per period, 0.03 % of a core at 100,000 chunks
+(docs/PERFORMANCE.md, "Keyword damage done while serving")."""
 
 
 class KeywordsDamaged(DamagedStore):
@@ -40,17 +52,55 @@ class KeywordsDamaged(DamagedStore):
 class KeywordHealth:
     """Which brains this process has found with a readable keyword index, and which damaged."""
 
-    def __init__(self, tell: Callable[[str], None]) -> None:
+    def __init__(self, tell: Callable[[str], None], db: ThreadConnections) -> None:
         self._tell = tell
+        self._db = db
         self._lock = threading.Lock()
-        self._sound: set[str] = set()  # probed readable, and no read has failed since
+        self._sound: dict[str, float] = {}  # probed readable (when), and no read has failed since
         self._told: set[str] = set()  # found damaged and reported, until a probe finds them sound
+        self._reprobing: dict[str, threading.Thread] = {}
+        self._closed = False
 
     def ensure_sound(self, conn: sqlite3.Connection, brain_ids: Iterable[str]) -> None:
-        """Probe each brain not known sound; KeywordsDamaged for the first found damaged."""
+        """Probe each brain not known sound; KeywordsDamaged for the first found damaged. One
+        probed sound REPROBE_S ago or more is probed again in the background."""
         for brain_id in brain_ids:
-            if brain_id not in self._sound:
+            probed = self._sound.get(brain_id)
+            if probed is None:
                 self._probe(conn, brain_id, None)
+            elif time.monotonic() - probed >= REPROBE_S:
+                self._reprobe_later(brain_id)
+
+    def close(self) -> None:
+        """Before the connections close (one closed under a probe's statement kills the process):
+        no background probe starts after this, and those under way are waited for."""
+        with self._lock:
+            self._closed = True
+            running = list(self._reprobing.values())
+        for thread in running:
+            thread.join()
+
+    def _reprobe_later(self, brain_id: str) -> None:
+        with self._lock:
+            if self._closed or brain_id in self._reprobing:
+                return
+            thread = threading.Thread(
+                target=self._reprobe, args=(brain_id,), name="cairn-keyword-probe", daemon=True
+            )
+            self._reprobing[brain_id] = thread
+            thread.start()
+
+    def _reprobe(self, brain_id: str) -> None:
+        try:
+            with self._db.snapshot() as conn:
+                self._probe(conn, brain_id, None)
+        except KeywordsDamaged:
+            pass  # told; the brain's next read probes it again, and is refused
+        except Exception:  # a lock, the disk, a closed index: the next search after REPROBE_S tries again
+            log.debug("probing the keyword index of brain %s again failed", brain_id, exc_info=True)
+        finally:
+            with self._lock:
+                self._reprobing.pop(brain_id, None)
 
     @contextmanager
     def reading(self, conn: sqlite3.Connection, brain_ids: Iterable[str]) -> Iterator[None]:
@@ -89,17 +139,17 @@ class KeywordHealth:
 
     def forget(self, brain_id: str) -> None:
         with self._lock:
-            self._sound.discard(brain_id)
+            self._sound.pop(brain_id, None)
             self._told.discard(brain_id)
 
     def _probe(self, conn: sqlite3.Connection, brain_id: str, failed: BaseException | None) -> None:
         why = fts_health.problem(conn, brain_id)
         with self._lock:
             if not why:
-                self._sound.add(brain_id)
+                self._sound[brain_id] = time.monotonic()
                 self._told.discard(brain_id)
                 return
-            self._sound.discard(brain_id)
+            self._sound.pop(brain_id, None)
             first = brain_id not in self._told
             self._told.add(brain_id)
         if first:

@@ -135,7 +135,7 @@ class SqliteChunkIndex:
             background=background_maintenance,
         )
         self._health = vector_health.FileHealth(self._db, self._vectors, self._write_lock, self._maintenance)
-        self._keywords = fts_damage.KeywordHealth(self._health.tell)
+        self._keywords = fts_damage.KeywordHealth(self._health.tell, self._db)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -512,6 +512,7 @@ class SqliteChunkIndex:
             asked = wider
 
     def close(self) -> None:
+        self._keywords.close()
         self._maintenance.close()
         self._db.close()
 

@@ -669,3 +669,23 @@ def test_a_document_or_raw_row_the_archive_holds_twice_is_reported_as_a_duplicat
     again = target.archive.import_(None, twice)  # a re-run: the first is there, the rest duplicates
 
     assert again.unchanged["raw"] == 1 and again.kept == [] and again.duplicates == report.duplicates
+
+
+def test_a_document_whose_first_copy_in_the_archive_is_refused_is_restored_from_its_second(
+    store: Callable[[str], Container],
+) -> None:
+    """A joined archive whose first copy of a document cannot be restored (a tag too long)
+    and whose second can: the second is restored, not reported as a duplicate of a refused line."""
+    _, records, target = archived(store)
+    doc_at = next(i for i, r in enumerate(records) if r.get("path") == "notes/plain.md")
+    doc = records[doc_at]
+    damaged = {**doc, "tags": ["x" * 300]}  # longer than any tag a brain holds
+    joined = [*records[:doc_at], damaged, *records[doc_at + 1 : -1], doc]
+    joined.append({"kind": "end", "records": len(joined) - 1})
+
+    report = target.archive.import_(None, joined)
+
+    assert len(report.errors) == 1 and report.errors[0].startswith(f"line {doc_at + 1}: document:")
+    assert report.duplicates == []
+    brain = target.brains.get(SLUG)
+    assert target.documents.content(target.documents.get(brain, "notes/plain.md")) == doc["content"].encode()

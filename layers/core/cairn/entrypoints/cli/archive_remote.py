@@ -12,6 +12,8 @@ of whole lines under PART_BYTES, each led by the archive's header, to POST /v1/a
 
 A document or raw row the archive holds twice is sent once (the first line; the server restores
 only that one within a part too) and reported as a duplicate, whichever parts the two lines fall in.
+The client learns that the server refused a line only after sending its part, so the later copy of
+a refused line is not sent either (a local `cairn import` restores that later copy instead).
 
 A line longer than a part (a document of several MB) is sent alone; a server that refuses it as
 too large is named with the line, and the import stops there, resumable.

@@ -237,12 +237,24 @@ class ArchiveDuplicates:
     def earlier(self, line: int, kind: object, path: object, source: object = None) -> int | None:
         """The line of an earlier record of the same document or raw row; None for the first
         (remembered as met at `line`) and for every other kind of record."""
-        if kind not in ("document", "raw") or not isinstance(path, str):
+        digest = _digest(kind, path, source)
+        if digest is None:
             return None
-        key = json.dumps([kind, path, source if kind == "raw" else None], ensure_ascii=False)
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         first = self.first.setdefault(digest, line)
         return None if first == line else first
+
+    def forget(self, line: int, kind: object, path: object, source: object = None) -> None:
+        """The record met at `line` was refused: a later record of the same one is restored."""
+        digest = _digest(kind, path, source)
+        if digest is not None and self.first.get(digest) == line:
+            del self.first[digest]
+
+
+def _digest(kind: object, path: object, source: object) -> bytes | None:
+    if kind not in ("document", "raw") or not isinstance(path, str):
+        return None
+    key = json.dumps([kind, path, source if kind == "raw" else None], ensure_ascii=False)
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def duplicate_line(line: int, what: str, first: int) -> str:

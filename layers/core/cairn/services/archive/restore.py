@@ -109,13 +109,16 @@ class Restore:
             done = self._apply(r)
         except CairnError as exc:
             self.report.errors.append(f"line {line}: {r.kind}: {exc.message}")
+            if isinstance(r, (DocumentRecord, RawRecord)):
+                self.met.forget(line, r.kind, r.path, r.source if isinstance(r, RawRecord) else None)
             return
         if done is not None:
             (self.report.written if done else self.report.unchanged)[r.kind] += 1
 
     def _again(self, line: int, r: DocumentRecord | RawRecord) -> bool:
         """Whether an earlier line of the archive holds the same document or raw row: reported as
-        a duplicate, neither written nor counted (the first was restored, or refused, on its own)."""
+        a duplicate, neither written nor counted (the first was restored; after a refused first, the
+        next is restored as the first)."""
         source = r.source if isinstance(r, RawRecord) else None
         first = self.met.earlier(line, r.kind, r.path, source)
         if first is None:

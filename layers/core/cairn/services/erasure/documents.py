@@ -21,14 +21,14 @@ from itertools import pairwise
 from typing import Any
 
 from cairn import faults
-from cairn.domain.models import Brain, Document, DocumentSource
+from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext, digit_runs_key, natural_key
 from cairn.services.gbrain.page_assertions import PageAssertions
-from cairn.services.gbrain.raw_data import RawDataService
+from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memories import MemoryService
@@ -71,11 +71,12 @@ class DocumentEraser:
             counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)
             rows, keys = self.raw_data.erase_all_of(brain, doc.id)
             counts["records"] += rows
-            raw_gone |= keys
+            folder = raw_folder(brain.id, doc.id)
+            raw_gone |= {key for key in keys if not key.startswith(folder)}  # an older layout's
             self.images.record(brain, doc.path, Prepared(DocumentInput(), shown={}))
             self.status.completed(brain.id, doc.id)
-            if doc.source is DocumentSource.extract:  # a transcript: its turns are kept beside it
-                counts["blobs"] += self.blobs.delete_prefix(f"{brain.id}/raw/{doc.id}/")
+            # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
+            counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs
             erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure")
             if erased is not None:

@@ -8,14 +8,17 @@ writers of one (document, source) never both succeed without it. A caller that d
 it read (a restore keeping a newer one) writes with `expected_version`: a row written meanwhile
 makes the write fail (RawDataChanged) instead of being overwritten.
 
-Each write stores its bytes under a key of its own (`<brain>/raw/<sha[:2]>/<token>-<sha>`): a write
-whose record loses its race (RawDataExists, RawDataChanged, or overwrites that kept changing) then
-removes them, since no row can name a key no other write knows. Rows written before this layout
-name the brain's content address (`<brain>/raw/<sha[:2]>/<sha>`, shared by every row of the same
-bytes), which no write reuses: a write that lost could not tell whether another had come to
-share it meanwhile. An overwrite with the bytes the row already names keeps naming them. The
-bytes of a row an overwrite replaced are not collected (a reader that read the older record may
-still read them); an erasure takes them.
+Each write stores its bytes under a key of its own in its document's folder
+(`<brain>/raw/<document id>/<token>-<sha>`): a write whose record loses its race (RawDataExists,
+RawDataChanged, or overwrites that kept changing) then removes them, since no row can name a key no
+other write knows. An overwrite with the bytes the row already names keeps naming them. The bytes of
+a row an overwrite replaced are not collected (a reader that read the older record may still read
+them); no record names them then, so an erasure of the document takes its whole folder
+(`raw_folder`). Rows written before this layout name `<brain>/raw/<sha[:2]>/<token>-<sha>` or the
+brain's content address (`<brain>/raw/<sha[:2]>/<sha>`, shared by every row of the same bytes),
+which no write reuses: a write that lost could not tell whether another had come to share it
+meanwhile. An erasure takes those its rows name once no other row does; those of rows an overwrite
+replaced before this layout are named by nothing and stay.
 """
 
 from __future__ import annotations
@@ -55,6 +58,11 @@ class RawRow:
     stored_at: datetime
     blob_key: str
     version: int = 0  # its record's: what a write conditional on this row expects
+
+
+def raw_folder(brain_id: str, document_id: str) -> str:
+    """Where the bytes of a document's raw rows are kept (and an extraction transcript's turns)."""
+    return f"{brain_id}/raw/{document_id}/"
 
 
 def _pk(brain_id: str, document_id: str) -> str:
@@ -145,7 +153,7 @@ class RawDataService:
             stored_at=self.clock.now(),
             blob_key="",
         )
-        made = _Made(self.blobs, f"{brain.id}/raw/{digest[:2]}/", digest, body)
+        made = _Made(self.blobs, raw_folder(brain.id, document_id), digest, body)
         try:
             return self._commit(pk, sk, row, made, held, overwrite=overwrite, expected=expected_version)
         except Conflict:  # the record store's condition failed: nothing was written

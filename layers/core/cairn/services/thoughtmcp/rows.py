@@ -17,7 +17,7 @@ from datetime import datetime
 
 from cairn.domain.errors import reading_record
 from cairn.domain.paths import user_key
-from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.ports.records import MAX_SK_BYTES, Delete, Item, Put, RecordStore
 from cairn.services.repositories import all_items, delete_partition, get_all
 from cairn.services.thoughtmcp.models import Row
 
@@ -27,9 +27,10 @@ class ThoughtRows:
         self.records = records
 
     def get(self, brain_id: str, user_id: str, ids: Sequence[str]) -> dict[str, Row]:
-        """The rows of these memories of the user (one batch read), by memory id."""
+        """The rows of these memories of the user (one batch read), by memory id; an id no row
+        could be keyed by (empty, over a key's bytes) names none."""
         pk = rows_pk(brain_id, user_id)
-        items = get_all(self.records, [(pk, i) for i in dict.fromkeys(ids) if isinstance(i, str) and i])
+        items = get_all(self.records, [(pk, i) for i in dict.fromkeys(ids) if _may_key(i)])
         return {item.sk: row_of(item) for item in items.values()}
 
     def all(self, brain_id: str, user_id: str) -> list[Row]:
@@ -104,3 +105,12 @@ def _row_of(item: Item) -> Row:
         d["path"],
         item.version,
     )
+
+
+def _may_key(memory_id: object) -> bool:
+    if not isinstance(memory_id, str) or not memory_id:
+        return False
+    try:
+        return len(memory_id.encode("utf-8")) <= MAX_SK_BYTES
+    except UnicodeEncodeError:  # a lone surrogate: no stored id holds one
+        return False

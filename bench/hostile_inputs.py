@@ -4,6 +4,7 @@ Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): 
 that may write can ingest, or a query any key that may read can send.
 
     .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N] [--facts N] [--rows N]
+        [--ann-dir DIR]
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from hostile_services import (
     vector_file_check,
     version_chain,
 )
-from hostile_vectors import vector_compaction
+from hostile_vectors import ann_file_check, vector_compaction
 
 
 def deep_json() -> bytes:
@@ -338,6 +339,7 @@ CASES: dict[str, Callable[[], str]] = {
     "distinct-facts": distinct_facts,
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
+    "ann-file-check": ann_file_check,
 }
 
 
@@ -347,9 +349,14 @@ def main() -> None:
     parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
     parser.add_argument("--facts", type=int, help="distinct-facts: the facts written (10,000)")
     parser.add_argument(
-        "--rows", type=int, help="vector-file-check, vector-compaction: the vector file's rows (100,000)"
+        "--rows", type=int, help="vector-file-check, vector-compaction, ann-file-check: the rows (100,000)"
+    )
+    parser.add_argument(
+        "--ann-dir", type=Path, help="ann-file-check: build its index there once, then reuse it"
     )
     args = parser.parse_args()
+    if args.rows or args.ann_dir:
+        CASES["ann-file-check"] = partial(ann_file_check, args.rows or 100_000, keep=args.ann_dir)
     if args.rows:
         CASES["vector-file-check"] = partial(vector_file_check, args.rows)
         CASES["vector-compaction"] = partial(vector_compaction, args.rows)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -74,3 +75,67 @@ def vector_compaction(rows: int = 100_000, rounds: int = 5) -> str:
         f"{statistics.median(copying) * 1000:.0f} ms median, {min(copying) * 1000:.0f} ms min, "
         f"{statistics.median(copying_cpu) * 1000:.0f} ms CPU median"
     )
+
+
+def ann_file_check(rows: int = 100_000, rounds: int = 5, keep: Path | None = None) -> str:
+    """A brain's HNSW index file over `rows` unit vectors (built as compaction builds it, on two
+    threads), then `rounds` times what a new process's first use of it checks (`verified`: the
+    whole file read against its sum unless it is as last verified), the same followed by the
+    index's opening (memory-mapped) and one search of it, and what `cairn check` and
+    `cairn serve`'s warm-up read (the whole file's CRC-32), each with the file evicted from the
+    page cache first (cold) and with it cached (warm). Wall time, median and max. With `keep`, the
+    index is built in that directory once and reused by later runs."""
+    import os
+
+    import numpy as np
+
+    from cairn.adapters.local import ann_index
+
+    def evict(path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+    dim, rng = 384, np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as data:
+        path = Path(keep or data, f"b1-{rows}.faiss")
+        built = 0.0
+        if not path.exists():
+            matrix = rng.standard_normal((rows, dim)).astype(np.float32)
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            started = time.perf_counter()
+            assert ann_index.build(matrix, path, threads=2)
+            built = time.perf_counter() - started
+            del matrix
+        assert ann_index.verified(path)  # as the process that built it would: its first use
+        said = [f"{rows:,} rows, index {path.stat().st_size / 1e6:.1f} MB (built in {built:.0f} s)"]
+        query = rng.standard_normal(dim).astype(np.float32)
+        query /= np.linalg.norm(query)
+        allowed = np.ones(rows, dtype=np.bool_)
+
+        def first_search() -> object:
+            assert ann_index.verified(path)
+            return ann_index.BrainAnn(path, dim).search(query, allowed, 100, 10_000)
+
+        checks: dict[str, Callable[[], object]] = {
+            "first use": lambda: ann_index.verified(path),
+            "first use, the index opened and searched once": first_search,
+            "full read": lambda: ann_index.file_crc(path),
+        }
+        for name, check in checks.items():
+            for cache in ("cold", "warm"):
+                took = []
+                for _ in range(rounds):
+                    if cache == "cold":
+                        evict(path)
+                    else:
+                        check()
+                    started = time.perf_counter()
+                    check()
+                    took.append(time.perf_counter() - started)
+                median, most = statistics.median(took) * 1000, max(took) * 1000
+                said.append(f"{name} {cache} {median:.1f} ms median, {most:.1f} max")
+    return "; ".join(said)

@@ -78,3 +78,38 @@ def test_reads_a_database_through_its_connection_oddly_named_tables_and_fts_incl
     page_cache.read_database(conn, 1 << 30)
     assert {'"odd ""name"""', '"notes_data"', '"notes_content"'} <= set(read)
     conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="asks the page cache without reading (Linux)")
+def test_resident_says_whether_a_file_can_be_read_without_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = written(tmp_path / "index", 3 * page_cache.BLOCK)
+    assert page_cache.read_through([path], 1 << 30) and page_cache.resident(path)
+    assert not page_cache.resident(tmp_path / "missing") and not page_cache.resident(tmp_path)
+    assert not page_cache.resident(written(tmp_path / "empty", 0))
+    asked: list[int] = []
+
+    def on_disk(fd: int, buffers: list[bytearray], offset: int, flags: int) -> int:
+        asked.append(offset)
+        if offset >= path.stat().st_size // 2:
+            raise BlockingIOError
+        return 1
+
+    monkeypatch.setattr(os, "preadv", on_disk)
+    assert not page_cache.resident(path)  # its second half is not in the cache
+    assert asked[0] == 0 and len(asked) > 1
+
+
+def test_a_file_about_to_be_mapped_is_read_in_only_when_not_in_the_page_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[list[Path]] = []
+    monkeypatch.setattr(page_cache, "read_through", lambda paths, budget: read.append(list(paths)) or 0)
+    path = written(tmp_path / "index", 100)
+    monkeypatch.setattr(page_cache, "resident", lambda path, probes=64: False)
+    page_cache.read_in(path)
+    assert read == [[path]]
+    monkeypatch.setattr(page_cache, "resident", lambda path, probes=64: True)
+    page_cache.read_in(path)
+    assert read == [[path]]

@@ -89,3 +89,38 @@ def read_through(paths: Iterable[Path], budget: int) -> int:
     if total:
         log.info("read %d MB of search files in %.1f s", total >> 20, time.perf_counter() - started)
     return total
+
+
+def read_in(path: Path, probes: int = 64) -> None:
+    """Read the file through the page cache unless it is there already (`resident`), while it
+    fits in `memory_budget`: for a file about to be memory-mapped, whose first use would otherwise
+    fault in each page it touches with a read of its own."""
+    if not resident(path, probes):
+        read_through([path], memory_budget())
+
+
+def resident(path: Path, probes: int = 64) -> bool:
+    """Whether the file is in the page cache, judged by `probes` bytes spread over it, each read
+    only if that needs no disk (Linux's RWF_NOWAIT: a page not there is answered at once, its
+    read merely started); False where that cannot be asked (the file is read then, as when it is
+    not in the cache)."""
+    nowait = getattr(os, "RWF_NOWAIT", None)
+    if nowait is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+            return False
+        byte = bytearray(1)
+        last = status.st_size - 1
+        for probe in range(probes):
+            os.preadv(fd, [byte], last * probe // max(probes - 1, 1), nowait)
+    except OSError:  # BlockingIOError: that page is on disk only; or RWF_NOWAIT not supported
+        return False
+    finally:
+        os.close(fd)
+    return True

@@ -21,10 +21,11 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
+from cairn.adapters.local import ann_index, vector_checkpoint, vector_sums
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import vector_checkpoint, vector_sums
 from cairn.adapters.local.chunk_writes import WriteBatch
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import VectorFile, VectorStore
@@ -46,6 +47,10 @@ log = logging.getLogger(__name__)
 
 class Maintenance(Protocol):
     def ann_state(self, brain_id: str, epoch: int) -> str: ...
+
+    def index_path(self, brain_id: str, epoch: int) -> Path: ...
+
+    def forget(self, brain_id: str) -> None: ...
 
 
 class IndexDamaged(Unavailable):
@@ -87,8 +92,9 @@ class FileHealth:
         self._told_lock = threading.Lock()
 
     def check(self, brain_id: str, *, reread: bool = True, stop: Stop | None = None) -> FileCheck:
-        """`reread` False: a file found as last verified (vector_checkpoint.py) is not read.
-        CheckStopped when `stop` says so while the file is read: nothing is recorded."""
+        """`reread` False: a file found as last verified (vector_checkpoint.py) is not read, nor
+        is an ANN index file (ann_index.verified); True reads both in full. CheckStopped when
+        `stop` says so while a file is read: nothing is recorded."""
         found = None if reread else self._as_verified(brain_id)
         if found is None:
             found = check(self.db, self.vectors, brain_id, self.write_lock, stop)
@@ -97,6 +103,9 @@ class FileHealth:
         self._checked.add((brain_id, found.epoch))
         if found.unsound_rows:
             self._found_damaged(brain_id)
+        index = self.maintenance.index_path(brain_id, found.epoch)
+        if reread and index.exists() and not ann_index.verified(index, reread=True, stop=stop):
+            self.maintenance.forget(brain_id)  # its next use reads it, passes it over, rebuilds it
         return FileCheck(
             brain_id, found.file_rows, found.unsound_rows, self.maintenance.ann_state(brain_id, found.epoch)
         )

@@ -307,8 +307,10 @@ class VectorStore:
 
     def files_of(self, brain_id: str) -> dict[Path, int]:
         """Every file of the brain in the directory, whatever its epoch (vectors, ANN indexes and
-        indexes left half-written), with that epoch."""
-        name = re.compile(rf"{re.escape(stem(brain_id))}(?:~(\d+))?\.(?:f32|faiss(?:\.sum)?(?:\.partial)?)")
+        indexes or sums left half-written), with that epoch."""
+        name = re.compile(
+            rf"{re.escape(stem(brain_id))}(?:~(\d+))?\.(?:f32|faiss(?:\.sum)?(?:\.(?:\d+\.)*partial)?)"
+        )
         found: dict[Path, int] = {}
         for path in self.directory.glob(f"{stem(brain_id)}*"):  # a stem holds no glob syntax
             match = name.fullmatch(path.name)

@@ -171,11 +171,13 @@ def test_an_erasure_killed_mid_way_is_finished_after_the_restart(data: Path) -> 
         "erase", "source_agent", "victor", "--yes", "--data-dir", str(data), faults="erasure.documents:2"
     )
     assert killed.returncode == KILLED
-    after = settled(data)  # the restarted server resumes the erasure
-    brain = after.brains.resolve("shore")
-    deadline = time.monotonic() + 60
-    while any(after.documents.exists(brain, path) for path in doomed) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    with serving(data):  # the restarted server resumes the erasure in the background, after it starts
+        watching = opened(data)
+        brain = watching.brains.resolve("shore")
+        deadline = time.monotonic() + 120
+        while any(watching.documents.exists(brain, path) for path in doomed) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    after = settled(data)
     texts = {path: container.documents.read(brain, path).decode() for path in kept}
     assert_sound(after, texts, set(doomed))
 

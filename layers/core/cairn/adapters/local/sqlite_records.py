@@ -18,16 +18,15 @@ import base64
 import binascii
 import hashlib
 import json
-import random
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from cairn.adapters.local import writer_lock
 from cairn.adapters.local.durable_dirs import storage_errors
 from cairn.domain.errors import CairnError, InvalidInput, RecordConflict, damaged_record
 from cairn.ports.records import (
@@ -378,7 +377,12 @@ class SqliteRecordStore:
         conn = self._conn()
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if conn.execute("PRAGMA freelist_count").fetchone()[0]:
-            conn.execute("VACUUM")
+            try:
+                conn.execute("VACUUM")
+            except sqlite3.OperationalError as exc:
+                if not writer_lock.held(exc):
+                    raise
+                raise writer_lock.unavailable(BUSY_TIMEOUT_S, retry_after_s=BUSY_TIMEOUT_S) from exc
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy:
             raise CairnError("the record store is busy: its write-ahead log could not be emptied")
@@ -449,7 +453,7 @@ class SqliteRecordStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
         with storage_errors():  # a full disk, or a log SQLite could open only read-only
-            _begin_immediate(conn)
+            writer_lock.begin_immediate(conn, BEGIN_RETRY_S, retry_after_s=BUSY_TIMEOUT_S)
             try:
                 yield conn
                 counted = conn.execute(
@@ -484,19 +488,3 @@ def _versions(conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> dict
 def _version(conn: sqlite3.Connection, pk: str, sk: str) -> int | None:
     row = conn.execute("SELECT version FROM items WHERE pk = ? AND sk = ?", (pk, sk)).fetchone()
     return None if row is None else int(row[0])
-
-
-def _begin_immediate(conn: sqlite3.Connection) -> None:
-    """Take the write lock, retrying the rare BUSY that SQLite returns without using busy_timeout."""
-    deadline = time.monotonic() + BEGIN_RETRY_S
-    delay = 0.001
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # primary code of an extended one
-            if code not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
-                raise
-        time.sleep(delay * (1 + random.random()))
-        delay = min(delay * 2, 0.1)

@@ -4,6 +4,7 @@ every search answers as before."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,26 @@ def test_compact_refuses_an_unknown_brain_and_a_missing_store(
     assert main(["compact", "--data-dir", str(tmp_path / "empty")]) == 2
     assert "no Cairn store" in capsys.readouterr().err
     assert not (tmp_path / "empty").exists()
+
+
+def test_compact_says_a_brains_damaged_vector_file_refused_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live row whose bytes no longer match their sum stops the compaction before anything is
+    copied under a fresh sum (vector_compaction.py): the command says why and how to repair it,
+    and exits 1, the first time and once the damage is recorded."""
+    data = tmp_path / "data"
+    c = build_container(Settings(data_dir=data))
+    brain = fill(c).brain
+    with sqlite3.connect(data / "chunks.sqlite3") as conn:
+        (row,) = conn.execute("SELECT max(vec_row) FROM chunks WHERE brain_id = ?", (brain.id,)).fetchone()
+    with (data / "vectors" / file_name(brain.id)).open("r+b") as fh:
+        fh.seek(row * 4 * c.adapters.embedder.dimension + 8)
+        fh.write(b"\x7f" * 24)
+    for _ in range(2):
+        assert main(["compact", SLUG, "--data-dir", str(data)]) == 1
+        out = capsys.readouterr().out
+        assert f"{SLUG}: not compacted: the brain's vector file is damaged" in out
+        assert "cairn check" in out and "stopped before it finished" not in out
+    assert (data / "vectors" / file_name(brain.id)).exists()  # the old epoch kept
+    assert not (data / "vectors" / file_name(brain.id, 1)).exists()

@@ -192,6 +192,11 @@ class CompactableChunks(Protocol):
 
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None: ...
 
+    def vectors_damaged(self, brain_id: str) -> bool:
+        """Whether the brain's vector file is recorded damaged: its compaction is refused (None)
+        until the damage is repaired (`cairn check`, a server's repair)."""
+        ...
+
     def warm(self, stop: Stop | None = None) -> None: ...
 
 

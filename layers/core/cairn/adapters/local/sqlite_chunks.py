@@ -344,6 +344,10 @@ class SqliteChunkIndex:
         """Reclaim the brain's dead vector rows and rebuild its ANN index now."""
         return self._maintenance.compact(brain_id, threads=threads)
 
+    def vectors_damaged(self, brain_id: str) -> bool:
+        with self._db.snapshot() as conn:
+            return vector_health.damaged(conn, brain_id, schema.vector_epoch(conn, brain_id))
+
     def warm(self, stop: Stop | None = None) -> None:
         """Read the files of every brain that has an index through the page cache (page_cache.py),
         then check each brain's vector file in full (what a start-up's check passed over when the

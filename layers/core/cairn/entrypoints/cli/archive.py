@@ -48,8 +48,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
     brains = [container.brains.resolve(name) for name in args.brain]
     ids = [brain.id for brain in brains] if brains else chunks.brain_ids()
     names = {brain.id: brain.slug for brain in brains or container.brains.list()}
+    refused = 0
     for brain_id in ids:
         done = chunks.compact(brain_id, threads=args.threads)
+        if done is None and chunks.vectors_damaged(brain_id):
+            refused += 1
+            print(
+                f"{names.get(brain_id, brain_id)}: not compacted: the brain's vector file is damaged; "
+                "run `cairn check` to rebuild what it lost, then compact again"
+            )
+            continue
         if done is None:
             print(f"{names.get(brain_id, brain_id)}: stopped before it finished")
             continue
@@ -58,7 +66,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
             f"reclaimed ({done.rows_before:,} → {done.rows_after:,}), {done.indexed_rows:,} in the index, "
             f"{done.seconds:.1f} s (writes paused {done.writes_paused:.2f} s)"
         )
-    return 0
+    return 1 if refused else 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:

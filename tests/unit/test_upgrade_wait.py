@@ -11,13 +11,14 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import sqlite_threads, upgrade_wait
+from cairn.adapters.local import fts_search, sqlite_threads, upgrade_wait
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.errors import Unavailable
 from tests.contract.test_chunk_index_contract import DIM, axis, chunk, search
@@ -150,3 +151,59 @@ def test_a_lock_held_without_progress_ends_the_wait_in_a_clear_error(tmp_path: P
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def _delete_a_fifth(index: SqliteChunkIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    index.delete_chunks("b1", [f"c{i}" for i in range(0, CHUNKS, 5)])  # dead rows: compaction rewrites
+
+
+def _all_unsound(index: SqliteChunkIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    with sqlite3.connect(index._db.db_path) as conn:
+        conn.execute(
+            "INSERT INTO vector_damage (brain_id, epoch, low, high) VALUES ('b1', 0, 0, ?)", (CHUNKS,)
+        )
+
+
+def _past_small(index: SqliteChunkIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", CHUNKS // 4)  # a big brain lacking its term postings
+
+
+Prepare = Callable[[SqliteChunkIndex, pytest.MonkeyPatch], None]
+# operation -> (what makes it do its work, the operation, its transactions that show progress)
+LONG: dict[str, tuple[Prepare, Callable[[SqliteChunkIndex], object], int]] = {
+    "drop a brain": (lambda index, _: None, lambda index: index.drop_brain("b1"), 1),
+    "term postings made (at a compaction)": (_past_small, lambda index: index.compact("b1"), 1),
+    "discard unsound chunks": (_all_unsound, lambda index: index.discard_unsound("b1"), 1),
+    "compaction's final transaction": (_delete_a_fifth, lambda index: index.compact("b1"), 1),
+    "scrub (its compaction, its purge)": (_delete_a_fifth, lambda index: index.scrub("b1"), 2),
+}
+
+
+@pytest.mark.parametrize("operation", sorted(LONG))
+def test_a_transaction_that_holds_the_lock_for_seconds_on_a_big_brain_shows_its_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str
+) -> None:
+    """Each holds the writer lock for seconds at 100,000 chunks (bench/writer_lock_100k.py), or at
+    a million (compaction's final transaction, dropping a brain): it beats the mark, so that
+    another process's writer waits for it instead of answering unavailable after its busy
+    timeout. Here every transaction long enough to call the progress handler would beat (BEAT_S
+    0); only those marked long do."""
+    prepare, run, transactions = LONG[operation]
+    db = built_index(tmp_path)
+    index = SqliteChunkIndex(db, tmp_path / "vectors", DIM, background_maintenance=False)
+    prepare(index, monkeypatch)
+    monkeypatch.setattr(upgrade_wait, "BEAT_S", 0.0)
+    beat = upgrade_wait.OpeningWait._beat
+    firsts: list[bool] = []
+
+    def counted(self: upgrade_wait.OpeningWait, *, first: bool) -> bool:
+        firsts.append(first)
+        return beat(self, first=first)
+
+    monkeypatch.setattr(upgrade_wait.OpeningWait, "_beat", counted)
+    try:
+        run(index)
+    finally:
+        index.close()
+    assert firsts.count(True) == transactions, firsts
+    assert not db.with_name("chunks.db.upgrading").exists()

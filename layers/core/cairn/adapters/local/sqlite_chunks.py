@@ -221,7 +221,7 @@ class SqliteChunkIndex:
         transaction (no writer can add one then) and deleted after the commit, which is safe as a
         brain created meanwhile starts at later epochs (chunk_schema.py), never at theirs."""
         with self._maintenance.exclusive(brain_id):
-            with self._db.transaction() as conn:
+            with self._db.transaction(long=True) as conn:  # other processes' writers wait for it
                 files = self._vectors.files_of(brain_id)
                 removed = brain_erasure.drop_rows(conn, brain_id, max(files.values(), default=-1))
                 vector_sums.forget(conn, brain_id)
@@ -238,7 +238,7 @@ class SqliteChunkIndex:
         CairnError if the index closed meanwhile or readers kept the WAL busy (retry later)."""
         if self._maintenance.compact(brain_id) is None:
             raise CairnError("the chunk index closed before the brain's vectors were compacted")
-        with self._write_lock, self._db.transaction(zero_freed=True) as conn:
+        with self._write_lock, self._db.transaction(zero_freed=True, long=True) as conn:
             brain_erasure.purge_text(conn, brain_id)
             brain_erasure.wipe_free_pages(conn)
         busy, _, _ = self._db.get().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -300,7 +300,7 @@ class SqliteChunkIndex:
                 or fts_postings.averages(conn, table)[0] <= fts_search.SMALL_TABLE
             ):
                 return
-        with self._write_lock, self._db.transaction() as conn:
+        with self._write_lock, self._db.transaction(long=True) as conn:
             fts_postings.ensure(conn, table)
 
     # -- the files' health (vector_health.py) -------------------------------------------------
@@ -333,7 +333,7 @@ class SqliteChunkIndex:
         """Remove the chunks whose vectors were found unsound; document id -> what was removed
         (the caller indexes those documents again)."""
         with self._write_lock:
-            with self._db.transaction() as conn:
+            with self._db.transaction(long=True) as conn:
                 batch = WriteBatch(conn)
                 removed = self._health.discard(conn, brain_id, batch)
                 deltas = batch.finish()

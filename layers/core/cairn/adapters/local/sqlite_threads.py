@@ -74,7 +74,7 @@ class ThreadConnections:
     def transaction(self, *, zero_freed: bool = False, long: bool = False) -> Iterator[sqlite3.Connection]:
         """A write transaction holding SQLite's writer lock from the start; with `zero_freed`,
         every page it frees is overwritten with zeros, not only the cells it deletes. `long` (one
-        that may hold the lock past the busy timeout: a brain's keyword rebuild) shows its
+        that may hold the lock for seconds on a big brain: bench/writer_lock_100k.py) shows its
         progress to the other processes waiting for the lock, as an opening's do."""
         conn = self.get()
         restore = None

@@ -2,9 +2,12 @@
 
 The one-time upgrades of the keyword index at open (fts_tag_words.backfill, fts_retokenize), and
 the rebuild of a damaged brain's keyword index (`cairn check`, a server's repair), hold SQLite's
-writer lock for as long as they run: about 30 s per 100,000 chunks. Another process opening the
-same file, or writing to it while it serves, waits for that lock, and SQLite's busy timeout (30 s)
-ended its wait with "database is locked" (a traceback, or a 500) while the first was still at work.
+writer lock for as long as they run: about 30 s per 100,000 chunks. So do, for seconds to tens of
+seconds at that size (bench/writer_lock_100k.py), a brain's scrub, the discard of its chunks on
+unsound vector rows, the making of its term postings, and, at a million chunks, compaction's final
+transaction and a brain's drop. Another process opening the same file, or writing to it while it
+serves, waits for that lock, and SQLite's busy timeout (30 s) ended its wait with "database is
+locked" (a traceback, or a 500) while the first was still at work.
 
 So such transactions (an opening's, ThreadConnections.opening; a `long` one) show their progress:
 one that has held the lock for BEAT_S beats a mark file beside the database
@@ -76,8 +79,8 @@ class OpeningWait:
                     raise Unavailable(
                         f"another process has held the writer lock of {self.mark.with_suffix('').name} "
                         f"for over {patience_s:g} s without showing progress: if no other Cairn "
-                        "process is upgrading or rebuilding this data directory's index, one may be "
-                        "stuck; stop it and start again",
+                        "process is upgrading, rebuilding or maintaining this data directory's index, "
+                        "one may be stuck; stop it and start again",
                         retry_after_s=max(1, int(patience_s)),
                     )
         finally:
@@ -132,7 +135,8 @@ class OpeningWait:
         self._said = True
         # A warning, so that it shows without logging set up, as the upgrade's own lines do.
         log.warning(
-            "another process (pid %s) is upgrading or rebuilding the keyword index of this data directory; "
-            "waiting for it to finish (about 30 s per 100,000 chunks)",
+            "another process (pid %s) is upgrading or rebuilding the keyword index of this data directory, "
+            "or scrubbing, repairing, compacting or dropping one of its brains; waiting for it to finish "
+            "(about 30 s per 100,000 chunks)",
             holder,
         )

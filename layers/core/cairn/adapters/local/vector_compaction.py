@@ -5,7 +5,9 @@ Compaction copies the live rows, in order, into the next epoch's file, builds th
 them, then in one write transaction copies the rows written meanwhile, renumbers `vec_row` in
 `chunks`, `chunk_tags` and `chunk_facets` and moves `brain_state.vec_epoch` on. Searches never
 wait: until that commit they read the old epoch, whose files stay mapped by whoever uses them.
-Writers wait only for the final transaction. When no row is dead, only the index is rebuilt.
+Writers wait only for the final transaction (about 1 s at 100,000 live rows; it shows its
+progress to other processes' writers, upgrade_wait.py). When no row is dead, only the index is
+rebuilt.
 
 Compaction runs in the background (one daemon thread, after writes make a brain need it: an
 index is missing at `ann_min_rows` live rows, a fifth of the rows are dead, or more rows are
@@ -340,7 +342,7 @@ class VectorMaintenance:
         their chunks commit), so their difference is what the switch reclaimed."""
         new = self.vectors.file(brain_id, epoch + 1)
         with self.write_lock:
-            with self.db.transaction() as conn:
+            with self.db.transaction(long=True) as conn:  # other processes' writers wait for it
                 if schema.vector_epoch(conn, brain_id) != epoch:
                     raise RuntimeError("the brain was compacted by another process meanwhile")
                 state = schema.brain_state(conn, brain_id)

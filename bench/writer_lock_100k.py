@@ -1,0 +1,158 @@
+"""How long each long write transaction of the embedded ChunkIndex holds SQLite's writer lock.
+
+A writer in another process waits for that lock; past its busy timeout (30 s) it waits on only
+while the holder shows progress (adapters/local/upgrade_wait.py, `transaction(long=True)`). This
+builds one brain of synthetic chunks as bench/chunk_index_100k.py does (or reuses `--store`),
+then, each on a fresh copy of the store, times every write transaction of: rebuilding the
+brain's keyword index, compacting it with a fifth of its chunks deleted (the final transaction),
+scrubbing it after that delete (its compaction, then the purge of its text and free pages),
+discarding its chunks on vector rows found unsound (all of them, and a tenth), dropping it, and
+making its term postings (a brain from before they existed, on its first search). Each line gives
+the longest transaction of the operation, whether it shows progress, and the operation's time.
+
+    .venv/bin/python bench/writer_lock_100k.py                      # 100k chunks
+    .venv/bin/python bench/writer_lock_100k.py --store DIR          # reuse (or keep) the built store
+    .venv/bin/python bench/writer_lock_100k.py --case drop --case scrub   # some operations only
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local import fts_postings
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+from cairn.adapters.local.sqlite_threads import ThreadConnections
+from chunk_index_100k import BRAIN, Corpus, build
+
+HELD: list[tuple[float, bool]] = []  # each transaction's hold of the lock, and whether it was long
+_transaction = ThreadConnections.transaction
+
+
+@contextmanager
+def _timed_transaction(
+    self: ThreadConnections, *, zero_freed: bool = False, long: bool = False
+) -> Iterator[sqlite3.Connection]:
+    with _transaction(self, zero_freed=zero_freed, long=long) as conn:
+        started = time.perf_counter()  # BEGIN IMMEDIATE has taken the lock
+        try:
+            yield conn
+        finally:
+            HELD.append((time.perf_counter() - started, long))
+
+
+def _copy(store: Path, into: Path, dim: int) -> SqliteChunkIndex:
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(store, into)
+    return SqliteChunkIndex(into / "chunks.db", into / "vectors", dim, background_maintenance=False)
+
+
+def _delete_fifth(index: SqliteChunkIndex) -> None:
+    """Every fifth chunk's document (a fifth of the chunks), a thousand chunks a transaction."""
+    with sqlite3.connect(index._db.db_path) as conn:
+        ids = [
+            row[0] for row in conn.execute("SELECT id FROM chunks WHERE brain_id = ? ORDER BY id", (BRAIN,))
+        ]
+    gone = ids[: len(ids) // 5]
+    for start in range(0, len(gone), 1000):
+        index.delete_chunks(BRAIN, gone[start : start + 1000])
+
+
+def _mark_unsound(into: Path, index: SqliteChunkIndex, share: float) -> None:
+    rows = index.count(BRAIN)
+    with sqlite3.connect(into / "chunks.db") as conn:
+        epoch = schema.vector_epoch(conn, BRAIN)
+        conn.execute(
+            "INSERT INTO vector_damage (brain_id, epoch, low, high) VALUES (?, ?, 0, ?)",
+            (BRAIN, epoch, int(rows * share)),
+        )
+
+
+def _without_postings(into: Path) -> None:
+    with sqlite3.connect(into / "chunks.db") as conn:
+        fts_postings.drop(conn, schema.fts_table(conn.execute("SELECT seq FROM brain_state").fetchone()[0]))
+
+
+def measure(
+    label: str,
+    store: Path,
+    into: Path,
+    dim: int,
+    run: Callable[[SqliteChunkIndex], object],
+    prepare: Callable[[SqliteChunkIndex], object] | None = None,
+) -> None:
+    index = _copy(store, into, dim)
+    try:
+        if prepare is not None:
+            prepare(index)
+        HELD.clear()
+        started = time.perf_counter()
+        run(index)
+        spent = time.perf_counter() - started
+        longest = max(HELD, default=(0.0, False))
+        print(
+            f"{label}: lock held {longest[0]:.2f} s at most ({len(HELD)} transactions, "
+            f"{'shows' if longest[1] else 'shows no'} progress); whole {spent:.2f} s",
+            flush=True,
+        )
+    finally:
+        index.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--dim", type=int, default=16)
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--case", action="append", help="only the operations whose name holds this")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        store = args.store or Path(name) / "store"
+        if not (store / "chunks.db").exists():
+            store.mkdir(parents=True, exist_ok=True)
+            index = SqliteChunkIndex(
+                store / "chunks.db", store / "vectors", args.dim, background_maintenance=False
+            )
+            spent = build(index, Corpus(np.random.default_rng(7)), args.chunks, args.dim)
+            print(f"built {args.chunks:,} chunks in {spent:.1f} s", flush=True)
+            index.close()
+        setattr(ThreadConnections, "transaction", _timed_transaction)  # noqa: B010 (timing only)
+        copy = Path(name) / "copy"
+        cases: dict[
+            str, tuple[Callable[[SqliteChunkIndex], object], Callable[[SqliteChunkIndex], object] | None]
+        ] = {
+            "rebuild keywords": (lambda i: i.rebuild_keywords(BRAIN), None),
+            "compaction, a fifth deleted": (lambda i: i.compact(BRAIN), _delete_fifth),
+            "scrub, a fifth deleted": (lambda i: i.scrub(BRAIN), _delete_fifth),
+            "discard unsound, every row": (
+                lambda i: i.discard_unsound(BRAIN),
+                lambda i: _mark_unsound(copy, i, 1.0),
+            ),
+            "discard unsound, a tenth of the rows": (
+                lambda i: i.discard_unsound(BRAIN),
+                lambda i: _mark_unsound(copy, i, 0.1),
+            ),
+            "drop brain": (lambda i: i.drop_brain(BRAIN), None),
+            "term postings made": (lambda i: i._ensure_postings(BRAIN), lambda i: _without_postings(copy)),
+        }
+        for label, (run, prepare) in cases.items():
+            if not args.case or any(word in label for word in args.case):
+                measure(label, store, copy, args.dim, run, prepare)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,10 @@
-"""A write whose record store another process holds locked past SQLite's busy timeout (an import,
-an erasure's scrub, a process stuck mid-transaction) is answered `unavailable`, with Retry-After
-on REST and as an MCP tool error, never a 500 (adapters/local/sqlite_records.py). The waits are
-shortened here (10 s, then 30 s more, in a release)."""
+"""A write whose store another process holds locked past SQLite's busy timeout is answered
+`unavailable`, with Retry-After on REST and as an MCP tool error, never a 500:
+- the chunk index (a `cairn check` rebuilding a big brain's keyword index, stuck;
+  adapters/local/upgrade_wait.py), whose busy timeout is 30 s in a release;
+- the record store (an import, an erasure's scrub, a process stuck mid-transaction;
+  adapters/local/writer_lock.py), which waits 10 s, then 30 s more, in a release.
+The waits are shortened here."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from cairn.adapters.local import sqlite_records
+from cairn.adapters.local import sqlite_records, sqlite_threads, upgrade_wait
 from cairn.container import Container
 from cairn.domain.errors import Unavailable
 from cairn.entrypoints.http import create_app
@@ -27,7 +30,10 @@ MCP_HEADERS = {
 
 
 @pytest.fixture
-def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Container]]:
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Container]]:
+    """A data directory with a brain, and its container, the waits shortened."""
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(upgrade_wait, "POLL_S", 0.02)
     monkeypatch.setattr(sqlite_records, "BUSY_TIMEOUT_S", 0.1)
     monkeypatch.setattr(sqlite_records, "BEGIN_RETRY_S", 0.2)
     data = tmp_path / "data"
@@ -37,9 +43,16 @@ def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     close(container)
 
 
-def held(data: Path) -> sqlite3.Connection:
-    """The record store's writer lock, held by another connection."""
-    holder = sqlite3.connect(data / "records.sqlite3", isolation_level=None)
+@pytest.fixture(params=["chunks.sqlite3", "records.sqlite3"])
+def serving(request: pytest.FixtureRequest, store: tuple[Path, Container]) -> tuple[Path, Container]:
+    """The database whose lock a test holds, and the container."""
+    data, container = store
+    return data / request.param, container
+
+
+def held(database: Path) -> sqlite3.Connection:
+    """The database's writer lock, held by another connection that shows no progress."""
+    holder = sqlite3.connect(database, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     return holder
 
@@ -50,8 +63,8 @@ def release(holder: sqlite3.Connection) -> None:
 
 
 def test_a_rest_write_is_answered_unavailable(serving: tuple[Path, Container]) -> None:
-    data, container = serving
-    holder = held(data)
+    database, container = serving
+    holder = held(database)
     try:
         with TestClient(
             create_app(container), base_url="http://localhost", raise_server_exceptions=False
@@ -70,14 +83,14 @@ def test_a_rest_write_is_answered_unavailable(serving: tuple[Path, Container]) -
 
 
 def test_an_mcp_write_is_answered_unavailable(serving: tuple[Path, Container]) -> None:
-    data, container = serving
+    database, container = serving
     call = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
         "params": {"name": "memory_remember", "arguments": {"content": "heron eats fish", "brain": "notes"}},
     }
-    holder = held(data)
+    holder = held(database)
     try:
         with TestClient(create_app(container), base_url="http://localhost") as client:
             answer = client.post("/mcp", content=json.dumps(call), headers=MCP_HEADERS)
@@ -89,14 +102,15 @@ def test_an_mcp_write_is_answered_unavailable(serving: tuple[Path, Container]) -
     assert json.loads(result["content"][0]["text"])["code"] == "unavailable"
 
 
-def test_a_scrub_meeting_the_lock_is_unavailable(serving: tuple[Path, Container]) -> None:
+def test_a_scrub_meeting_the_record_stores_lock_is_unavailable(store: tuple[Path, Container]) -> None:
     """An erasure's scrub tries again on a CairnError and then says how to finish it."""
-    data, container = serving
+    data, container = store
+    database = data / "records.sqlite3"
     records = container.adapters.records
     assert isinstance(records, sqlite_records.SqliteRecordStore)
     records.put(sqlite_records.Item("a", "b", {"text": "x" * 5000}))
     records.delete("a", "b")  # its overflow pages freed: the scrub must VACUUM
-    holder = held(data)
+    holder = held(database)
     try:
         with pytest.raises(Unavailable):
             records.scrub()

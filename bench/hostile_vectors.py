@@ -85,19 +85,10 @@ def ann_file_check(rows: int = 100_000, rounds: int = 5, keep: Path | None = Non
     `cairn serve`'s warm-up read (the whole file's CRC-32), each with the file evicted from the
     page cache first (cold) and with it cached (warm). Wall time, median and max. With `keep`, the
     index is built in that directory once and reused by later runs."""
-    import os
-
     import numpy as np
 
+    from ann_choice import drop_from_page_cache
     from cairn.adapters.local import ann_index
-
-    def evict(path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
 
     dim, rng = 384, np.random.default_rng(3)
     with tempfile.TemporaryDirectory() as data:
@@ -130,7 +121,7 @@ def ann_file_check(rows: int = 100_000, rounds: int = 5, keep: Path | None = Non
                 took = []
                 for _ in range(rounds):
                     if cache == "cold":
-                        evict(path)
+                        drop_from_page_cache(path)
                     else:
                         check()
                     started = time.perf_counter()

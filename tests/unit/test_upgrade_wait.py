@@ -70,10 +70,17 @@ def writer_lock_held(db: Path) -> bool:
 
 
 def test_a_second_opener_waits_for_a_rebuild_longer_than_the_busy_timeout(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = aged_index(tmp_path)
     first: dict[str, object] = {}
+    beat = upgrade_wait.OpeningWait._beat
+
+    def slow_beat(self: upgrade_wait.OpeningWait, *, first: bool) -> bool:
+        time.sleep(0.05)  # a rebuild several times longer than the busy timeout on any machine
+        return beat(self, first=first)
+
+    monkeypatch.setattr(upgrade_wait.OpeningWait, "_beat", slow_beat)
 
     def upgrade() -> None:
         started = time.monotonic()

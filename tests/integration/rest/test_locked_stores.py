@@ -117,3 +117,45 @@ def test_a_scrub_meeting_the_record_stores_lock_is_unavailable(store: tuple[Path
     finally:
         release(holder)
     records.scrub()
+
+
+def test_searches_answer_while_the_record_store_is_locked_and_their_read_counts_wait(
+    store: tuple[Path, Container],
+) -> None:
+    """A search counts the documents it hands back in the record store, off its own path: with the
+    lock held the searches answer, and the counts their flush could not write are written later."""
+    data, container = store
+    access = container.search.access
+    assert access is not None
+    access.flush_at = 1  # each search's count flushes at once, in the background
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_search", "arguments": {"query": "heron", "brain": "notes"}},
+    }
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        stored = client.put(
+            "/v1/brains/notes/documents",
+            params={"path": "a.md"},
+            content=b"# A\n\nheron eats fish\n",
+            headers={"content-type": "application/octet-stream"},
+        )
+        assert stored.status_code < 300, stored.text
+        holder = held(data / "records.sqlite3")
+        try:
+            rest = client.post("/v1/brains/notes/search", json={"query": "heron"})
+            mcp = client.post("/mcp", content=json.dumps(call), headers=MCP_HEADERS)
+            with pytest.raises(Unavailable):  # after the background flush, the lock still held
+                access.flush()
+        finally:
+            release(holder)
+    assert rest.status_code == 200, rest.text
+    assert not mcp.json()["result"]["isError"], mcp.text
+    handed = [hit["document_id"] for hit in rest.json()["hits"]]
+    handed += [hit["document_id"] for hit in mcp.json()["result"]["structuredContent"]["hits"]]
+    assert handed
+    access.flush()
+    brain = container.brains.get("notes")
+    for doc_id in set(handed):
+        assert access.get(brain.id, doc_id).count == handed.count(doc_id)

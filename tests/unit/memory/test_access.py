@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Sequence
 
+import pytest
+
 from cairn.bootstrap import Container
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, DocumentSource, MemoryFacet, MemoryType
 from cairn.ports.records import Delete, Item, Put
 from cairn.services.documents.inputs import DocumentInput
@@ -67,6 +72,42 @@ def test_a_flush_writes_a_hundred_documents_a_transaction_and_survives_a_lost_ra
     fresh = AccessLog(records, FakeClock())
     assert [fresh.get("b", f"d{i}").count for i in (0, 99, 100, 149, 249)] == [2, 2, 2, 2, 2]
     assert fresh.get("b", "d150").count == 3
+
+
+def test_counts_a_refused_flush_did_not_write_wait_for_the_next_and_it_is_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The record store unavailable (another process holds its writer lock): the batches written
+    stay written, the rest stay pending, and the background flush logs the refusal once."""
+    records = MemoryRecordStore()
+    log = AccessLog(records, FakeClock(), flush_at=10_000)
+    real = records.transact
+    refusing = [2]  # the batch calls refused: the second of this flush
+
+    def transact(ops: Sequence[Put | Delete]) -> list[Item]:
+        refusing[0] -= 1
+        if refusing[0] <= 0:
+            raise Unavailable("the record store is busy")
+        return real(ops)
+
+    records.transact = transact  # type: ignore[method-assign]
+    log.saw("b", [f"d{i}" for i in range(250)])
+    with pytest.raises(Unavailable):
+        log.flush()
+    log.saw("b", ["d0", "d200"])  # seen while the counts wait
+    log.flush_at = 1
+    with caplog.at_level(logging.WARNING, logger="cairn.services.search.access"):
+        for _ in range(2):  # two background flushes, both refused
+            log.saw("b", ["d1"])
+            deadline = time.monotonic() + 10
+            while log._flushing and time.monotonic() < deadline:
+                time.sleep(0.01)
+    assert len([r for r in caplog.records if "read counts" in r.getMessage()]) == 1
+    refusing[0] = 10**9
+    log.flush()
+    counts = AccessLog(records, FakeClock()).get_many("b", [f"d{i}" for i in range(250)])
+    expected = {f"d{i}": 1 for i in range(250)} | {"d0": 2, "d200": 2, "d1": 3}
+    assert {doc_id: seen.count for doc_id, seen in counts.items()} == expected
 
 
 def test_search_counts_what_it_returns_but_dedupe_does_not(container: Container, brain: Brain) -> None:

@@ -3,21 +3,26 @@
 Reads must stay cheap, so `saw` only counts in memory; counts reach the record store in batches
 (`flush`: in a background thread once `flush_at` documents are pending, and before each prune),
 one item per document under `access#<brain>`, each increment a conditional write retried on a
-lost race, so concurrent flushers never lose a count. Counts not yet flushed when the process
-dies are lost: access is a hint for pruning, not an audit trail.
+lost race, so concurrent flushers never lose a count. A flush the store refuses (its writer lock
+held by another process past the wait: unavailable) keeps the counts it did not write pending, for
+the next flush; the background one logs that once, until a flush succeeds again. Counts not yet
+flushed when the process dies are lost: access is a hint for pruning, not an audit trail.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from cairn.domain.errors import Conflict, reading_record
+from cairn.domain.errors import CairnError, Conflict, reading_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import get_all
+
+log = logging.getLogger(__name__)
 
 _RETRIES = 32
 _BATCH = 100  # documents per transaction (DynamoDB takes at most 100 items in one)
@@ -55,6 +60,7 @@ class AccessLog:
         self._lock = threading.Lock()
         self._flushing = False
         self._flush_lock = threading.Lock()
+        self._failing = False  # the last background flush failed, and said so
 
     def saw(self, brain_id: str, doc_ids: Iterable[str]) -> None:
         now = self.clock.now()
@@ -71,6 +77,14 @@ class AccessLog:
     def _flush_in_background(self) -> None:
         try:
             self.flush()
+        except Exception as exc:  # the counts wait for the next flush; the searches answered
+            if not self._failing:
+                self._failing = True
+                log.warning(
+                    "read counts not written yet, kept for the next flush: %s",
+                    exc,
+                    exc_info=not isinstance(exc, CairnError),
+                )
         finally:
             with self._lock:
                 self._flushing = False
@@ -81,12 +95,29 @@ class AccessLog:
         with self._flush_lock:
             with self._lock:
                 pending, self._pending = self._pending, {}
-            items = list(pending.items())
-            for start in range(0, len(items), _BATCH):
-                self._add_batch(items[start : start + _BATCH])
+            left = dict(pending)  # what no write took yet: pending again if a write fails
+            try:
+                items = list(pending.items())
+                for start in range(0, len(items), _BATCH):
+                    self._add_batch(items[start : start + _BATCH], left)
+            except BaseException:
+                self._keep(left)
+                raise
+            self._failing = False
         return len(pending)
 
-    def _add_batch(self, batch: list[tuple[tuple[str, str], tuple[int, datetime]]]) -> None:
+    def _keep(self, counts: dict[tuple[str, str], tuple[int, datetime]]) -> None:
+        """Counts a flush did not write, pending again beside those seen since."""
+        with self._lock:
+            for key, (count, last) in counts.items():
+                held, held_last = self._pending.get(key, (0, last))
+                self._pending[key] = (held + count, max(last, held_last))
+
+    def _add_batch(
+        self,
+        batch: list[tuple[tuple[str, str], tuple[int, datetime]]],
+        left: dict[tuple[str, str], tuple[int, datetime]],
+    ) -> None:
         """The counts of many documents in one conditional transaction (one read, one commit: a
         flush of 256 documents one by one was 512 store calls competing with the searches that
         caused it); a lost race falls back to one document at a time."""
@@ -105,6 +136,10 @@ class AccessLog:
         except Conflict:
             for (brain_id, doc_id), (count, last) in batch:
                 self._add(brain_id, doc_id, count, last)
+                del left[(brain_id, doc_id)]
+        else:
+            for key, _ in batch:
+                del left[key]
 
     def get_many(self, brain_id: str, doc_ids: Iterable[str]) -> dict[str, Access]:
         """`get` for each document, in one batch read (ranking reads every hit's count)."""

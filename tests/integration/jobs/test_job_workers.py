@@ -1,12 +1,18 @@
-"""The embedded queue's worker threads: one principal's long job does not keep another's waiting."""
+"""The embedded queue's worker threads: one principal's long job does not keep another's waiting,
+and a job store locked by another process for a while does not stop them."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from cairn.adapters.local import sqlite_threads
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import SystemClock
@@ -56,3 +62,44 @@ def wait_for_status(runner: SqliteJobRunner, job_id: str, status: JobStatus) -> 
             return False
         time.sleep(0.01)
     return True
+
+
+def test_the_workers_survive_a_locked_job_store_saying_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process holds the job store's writer lock past the busy timeout (shortened here):
+    each claim is refused as unavailable, logged once, and the workers claim again afterwards."""
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", 0.1)
+    path = tmp_path / "jobs.sqlite3"
+    runner = SqliteJobRunner(path, SystemClock(), poll_s=0.02)
+    runner.register("work", lambda job, ctx: {"name": job.input["name"]})
+    refused: list[Exception] = []
+    claim = runner._store.claim
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return claim(*args, **kwargs)
+        except Exception as exc:
+            refused.append(exc)
+            raise
+
+    monkeypatch.setattr(runner._store, "claim", counted)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+            runner.start_worker()
+            deadline = time.monotonic() + WAIT_S
+            while len(refused) < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            holder.execute("ROLLBACK")
+            job = runner.start("work", {"name": "after"})
+            assert wait_for_status(runner, job.id, JobStatus.completed)
+    finally:
+        holder.close()
+        runner.stop_worker()
+        runner.close()
+    assert len(refused) >= 4
+    said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
+    assert len(said) == 1, [r.getMessage() for r in said]
+    assert "refused a claim" in said[0].getMessage() and said[0].exc_info is None

@@ -3,24 +3,30 @@
 - the chunk index (a `cairn check` rebuilding a big brain's keyword index, stuck;
   adapters/local/upgrade_wait.py), whose busy timeout is 30 s in a release;
 - the record store (an import, an erasure's scrub, a process stuck mid-transaction;
-  adapters/local/writer_lock.py), which waits 10 s, then 30 s more, in a release.
-The waits are shortened here."""
+  adapters/local/writer_lock.py), which waits 10 s, then 30 s more, in a release;
+- the job store (a job queued: a consolidation, a big ingest), whose busy timeout is 30 s.
+The waits are shortened here. A search, which only reads, answers whichever is locked."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from cairn.adapters.local import sqlite_records, sqlite_threads, upgrade_wait
+from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
+from cairn.bootstrap import build_container
+from cairn.config import Settings
 from cairn.container import Container
 from cairn.domain.errors import Unavailable
 from cairn.entrypoints.http import create_app
-from tests.integration.cli.test_cli_keyword_index import close, opened
+from tests.integration.cli.test_cli_keyword_index import close
+from tests.support.shapes import embedded
 
 MCP_HEADERS = {
     "accept": "application/json, text/event-stream",
@@ -37,10 +43,13 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pat
     monkeypatch.setattr(sqlite_records, "BUSY_TIMEOUT_S", 0.1)
     monkeypatch.setattr(sqlite_records, "BEGIN_RETRY_S", 0.2)
     data = tmp_path / "data"
-    container = opened(data)
+    adapters = embedded(data)
+    jobs = SqliteJobRunner(data / "jobs.sqlite3", adapters.clock)
+    container = build_container(Settings(data_dir=data), replace(adapters, jobs=jobs))
     container.brains.create("Notes", slug="notes")
     yield data, container
     close(container)
+    jobs.close()
 
 
 @pytest.fixture(params=["chunks.sqlite3", "records.sqlite3"])
@@ -100,6 +109,37 @@ def test_an_mcp_write_is_answered_unavailable(serving: tuple[Path, Container]) -
     result = answer.json()["result"]
     assert result["isError"], result
     assert json.loads(result["content"][0]["text"])["code"] == "unavailable"
+
+
+@pytest.mark.parametrize("surface", ["rest", "mcp"])
+def test_queuing_a_job_is_answered_unavailable(store: tuple[Path, Container], surface: str) -> None:
+    data, container = store
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_consolidate", "arguments": {"brain": "notes"}},
+    }
+    holder = held(data / "jobs.sqlite3")
+    try:
+        with TestClient(
+            create_app(container), base_url="http://localhost", raise_server_exceptions=False
+        ) as client:
+            if surface == "rest":
+                answer = client.post("/v1/brains/notes/consolidate")
+            else:
+                answer = client.post("/mcp", content=json.dumps(call), headers=MCP_HEADERS)
+    finally:
+        release(holder)
+    if surface == "rest":
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["code"] == "unavailable"
+        assert int(answer.headers["retry-after"]) > 0
+    else:
+        result = answer.json()["result"]
+        assert result["isError"], result
+        assert json.loads(result["content"][0]["text"])["code"] == "unavailable"
+    assert container.adapters.jobs.run_pending() == 0  # nothing was queued
 
 
 def test_a_scrub_meeting_the_record_stores_lock_is_unavailable(store: tuple[Path, Container]) -> None:

@@ -47,6 +47,7 @@ from cairn.domain.errors import (
     NoBrain,
     NotFound,
     PayloadTooLarge,
+    Unavailable,
 )
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
@@ -214,6 +215,7 @@ class JobEngine(StartsJobs):
         self._worker_lock = threading.Lock()
         self._stopping = False  # set by stop_worker until start_worker: no claims meanwhile
         self._running: dict[tuple[str, int], tuple[JobRow, datetime]] = {}  # attempts run here, claimed at
+        self._refused = False  # a worker's claim was refused (unavailable): said once, until one works
         self._handed: set[tuple[str, int]] = set()  # those of them handed back
         self._running_lock = threading.Lock()
         self._gate = StoreGate()  # every store call goes through it, so close() closes none under one
@@ -328,6 +330,13 @@ class JobEngine(StartsJobs):
                 seen = self._started
             try:
                 ran = self._run_next(cap)
+                self._refused = False
+            except Unavailable as exc:  # another process holds the store's writer lock: poll again
+                with self._running_lock:  # two workers refused at once: said by one
+                    say, self._refused = not self._refused, True
+                if say:
+                    log.warning("job worker: the job store refused a claim, trying again: %s", exc)
+                ran = False
             except Exception:  # a store error must not kill the worker; the job's lease recovers it
                 log.exception("job worker: claiming or running a job failed")
                 ran = False

@@ -107,7 +107,7 @@ class SqliteChunkIndex:
         self.bm25_weights = bm25_weights
         self._vectors = VectorStore(vectors_dir, dimension)
         waits = OpeningWait(db_path)
-        self._db = ThreadConnections(db_path, secure_delete=True, waits=waits)
+        self._db = ThreadConnections(db_path, secure_delete=True, waits=waits, store="the chunk index")
         self._write_lock = threading.Lock()
         self._cache: dict[str, BrainRows] = {}
         self.exact_max_rows = exact_max_rows

@@ -88,7 +88,7 @@ WHERE id = ? AND status = 'running' AND attempts = ?
 
 class SqliteJobStore:
     def __init__(self, path: Path) -> None:
-        self._db = ThreadConnections(Path(path))
+        self._db = ThreadConnections(Path(path), store="the job store")
         self._db.get().executescript(_SCHEMA)
         with self._db.transaction() as conn:  # a file from before hand-overs were counted, or timed
             columns = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}

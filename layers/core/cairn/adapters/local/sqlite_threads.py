@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cairn.adapters.local import writer_lock
 from cairn.adapters.local.durable_dirs import storage_errors
 
 if TYPE_CHECKING:
@@ -26,11 +28,18 @@ _SECURE_DELETE = ("OFF", "ON", "FAST")  # by the value PRAGMA secure_delete read
 
 class ThreadConnections:
     def __init__(
-        self, db_path: Path, *, secure_delete: bool = False, waits: OpeningWait | None = None
+        self,
+        db_path: Path,
+        *,
+        secure_delete: bool = False,
+        waits: OpeningWait | None = None,
+        store: str = "the database",
     ) -> None:
         """`waits`: a write transaction whose wait for the writer lock runs out waits on while
-        another process's long transaction shows progress (upgrade_wait.py)."""
+        another process's long transaction shows progress (upgrade_wait.py); without it, it is
+        `Unavailable` at once. `store`: what the database is, in that error's message."""
         self.db_path = db_path
+        self.store = store
         self.secure_delete = secure_delete
         self._local = threading.local()
         self._conns: dict[int, tuple[threading.Thread, sqlite3.Connection]] = {}
@@ -102,11 +111,15 @@ class ThreadConnections:
                 conn.execute(f"PRAGMA secure_delete={restore}")
 
     def _begin(self, conn: sqlite3.Connection) -> None:
+        started = time.monotonic()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if self._waits is None or exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+            if not writer_lock.held(exc):
                 raise
+            if self._waits is None or exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                waited = time.monotonic() - started
+                raise writer_lock.unavailable(waited, retry_after_s=BUSY_TIMEOUT_S, store=self.store) from exc
             self._waits.begin(conn, waited=True)
 
     @contextmanager

@@ -3,7 +3,8 @@
 A write waits for the lock SQLite's busy timeout long, then, for a BUSY that SQLite returns
 without waiting (a log being recovered), a while more. A lock held past that (another process's
 long transaction, or one stuck) raised SQLite's raw "database is locked", which the surfaces
-answered as a 500: it is `Unavailable`, a 503 with Retry-After that changed nothing.
+answered as a 500: it is `Unavailable`, a 503 with Retry-After that changed nothing. The job
+store's writes (sqlite_threads.py, no further wait) end the same way.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ def held(exc: sqlite3.OperationalError) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def unavailable(waited_s: float, *, retry_after_s: float) -> Unavailable:
+def unavailable(waited_s: float, *, retry_after_s: float, store: str = "the record store") -> Unavailable:
     return Unavailable(
-        f"the record store was kept busy by another writer for over {waited_s:.0f} s (another "
-        "Cairn process on this data directory: an import, an erasure, or one that is stuck); "
+        f"{store} was kept busy by another writer for over {waited_s:.0f} s (another Cairn "
+        "process on this data directory: an import, an erasure, a worker, or one that is stuck); "
         "nothing was changed: try again",
         retry_after_s=max(1, int(retry_after_s)),
     )

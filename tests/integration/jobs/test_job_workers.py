@@ -103,3 +103,97 @@ def test_the_workers_survive_a_locked_job_store_saying_so_once(
     said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
     assert len(said) == 1, [r.getMessage() for r in said]
     assert "refused a claim" in said[0].getMessage() and said[0].exc_info is None
+
+
+def test_a_job_finishing_while_the_job_store_is_locked_keeps_its_result_saying_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The job store's writer lock is held by another process while a job runs and as it finishes:
+    its lease renewals and its final write are refused, each said once (no traceback), and the final
+    write is tried again until it goes in, so the job is not run a second time after its lease."""
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", 0.05)
+    path = tmp_path / "jobs.sqlite3"
+    runner = SqliteJobRunner(path, SystemClock(), poll_s=0.02, lease_s=0.3, workers=1)
+    runs: list[str] = []
+    running, finish = threading.Event(), threading.Event()
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs.append(job.id)
+        running.set()
+        assert finish.wait(WAIT_S)
+        return {"name": job.input["name"], "run": len(runs)}
+
+    runner.register("work", handle)
+    update = runner._store.update
+    refused: list[dict[str, Any]] = []
+
+    def counted(job_id: str, attempt: int, now: Any, changes: dict[str, Any]) -> bool:
+        try:
+            return update(job_id, attempt, now, changes)
+        except Exception:
+            refused.append(changes)
+            raise
+
+    monkeypatch.setattr(runner._store, "update", counted)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+            job = runner.start("work", {"name": "locked"})
+            runner.start_worker()
+            assert running.wait(WAIT_S)
+            holder.execute("BEGIN IMMEDIATE")
+            deadline = time.monotonic() + WAIT_S
+            while len(refused) < 3 and time.monotonic() < deadline:  # renewals
+                time.sleep(0.01)
+            finish.set()
+            while sum("status" in c for c in refused) < 3 and time.monotonic() < deadline:  # final writes
+                time.sleep(0.01)
+            time.sleep(0.5)  # the lease has run out meanwhile
+            holder.execute("ROLLBACK")
+            assert wait_for_status(runner, job.id, JobStatus.completed)
+            result = runner.status(job.id).result
+    finally:
+        finish.set()
+        holder.close()
+        runner.stop_worker()
+        runner.close()
+    assert runs == [job.id] and result == {"name": "locked", "run": 1}
+    assert sum("status" not in c for c in refused) >= 3 and sum("status" in c for c in refused) >= 3
+    said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
+    assert sorted(("renewing" in r.getMessage(), "finishing" in r.getMessage()) for r in said) == [
+        (False, True),
+        (True, False),
+    ], [r.getMessage() for r in said]
+    assert all(r.exc_info is None for r in said)
+
+
+def test_a_job_handed_back_while_the_job_store_is_locked_says_so_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", 0.05)
+    path = tmp_path / "jobs.sqlite3"
+    runner = SqliteJobRunner(path, SystemClock(), poll_s=0.02, workers=1, stop_grace_s=0.0, close_wait_s=0.0)
+    running, finish = threading.Event(), threading.Event()
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        running.set()
+        assert finish.wait(WAIT_S)
+        return {}
+
+    runner.register("work", handle)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        job = runner.start("work", {})
+        runner.start_worker()
+        assert running.wait(WAIT_S)
+        holder.execute("BEGIN IMMEDIATE")
+        with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+            runner.stop_worker()  # hands the job back: refused
+        holder.execute("ROLLBACK")
+        assert runner.status(job.id).status is JobStatus.running  # it waits out its lease
+    finally:
+        finish.set()
+        holder.close()
+        runner.close()
+    said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
+    assert [r.exc_info for r in said if "hand" in r.getMessage() and job.id in r.getMessage()] == [None]

@@ -217,6 +217,7 @@ class JobEngine(StartsJobs):
         self._running: dict[tuple[str, int], tuple[JobRow, datetime]] = {}  # attempts run here, claimed at
         self._refused = False  # a worker's claim was refused (unavailable): said once, until one works
         self._handed: set[tuple[str, int]] = set()  # those of them handed back
+        self._finishing: set[tuple[str, int]] = set()  # those whose final write waits for the store
         self._running_lock = threading.Lock()
         self._gate = StoreGate()  # every store call goes through it, so close() closes none under one
 
@@ -380,8 +381,8 @@ class JobEngine(StartsJobs):
 
     def _hand_back(self) -> None:
         """Release every attempt still running here: the process is stopping."""
-        with self._running_lock:
-            running = list(self._running.values())
+        with self._running_lock:  # an attempt whose final write waits to be let in is not handed back
+            running = [value for key, value in self._running.items() if key not in self._finishing]
         for row, claimed_at in running:
             self._release(row, claimed_at)
 
@@ -394,6 +395,9 @@ class JobEngine(StartsJobs):
                 released = is_open and self._store.release(row.id, row.attempts, now, ran_s)
                 if released and key in self._running:
                     self._handed.add(key)
+        except Unavailable as exc:  # another process holds the store's writer lock: nothing wrong here
+            log.warning("the job store refused handing job %s back; it waits out its lease: %s", row.id, exc)
+            return
         except Exception:  # the store unreachable: the lease expires instead
             log.warning("could not hand job %s back; it waits out its lease", row.id, exc_info=True)
             return
@@ -469,13 +473,24 @@ class JobEngine(StartsJobs):
 
     def _renew(self, row: JobRow, stop: threading.Event) -> None:
         until = time.monotonic() + HOLD_AT_MOST_S
+        refused = False  # said once while the store refuses, again after a renewal goes through
         while not stop.wait(self.lease_s / 3) and time.monotonic() < until:
             now = self._clock.now()
             try:
                 held = self._update(row, now, {"lease_until": now.timestamp() + self.lease_s})
+            except Unavailable as exc:  # another process holds the store's writer lock a while
+                if not refused:
+                    log.warning(
+                        "the job store refused renewing the lease of job %s, trying again at each beat: %s",
+                        row.id,
+                        exc,
+                    )
+                refused = True
+                continue
             except Exception:  # the store unreachable a moment: the next beat tries again
                 log.warning("could not renew the lease of job %s", row.id, exc_info=True)
                 continue
+            refused = False
             if not held:  # taken by another worker: the handler's next write says so
                 return
 
@@ -487,11 +502,42 @@ class JobEngine(StartsJobs):
         result: dict[str, Any] | None = None,
         error: str | None = None,
     ) -> None:
+        """The attempt's final write. One the store refuses (unavailable: another process holds its
+        writer lock) is tried again every poll_s, so the job's outcome is kept rather than the whole
+        job run again once its lease runs out; until it is written, the attempt no longer holds its
+        job (a claim after the lease took it: fenced), or the store is closed."""
         changes: dict[str, Any] = {"status": status, "error": error, "lease_until": None}
         if status is JobStatus.completed:
             changes.update(result=result, progress=1.0)
-        if not self._update(row, self._clock.now(), changes):
+        key, refused = (row.id, row.attempts), False
+        try:
+            while True:
+                try:
+                    written = self._update(row, self._clock.now(), changes)
+                    break
+                except Unavailable as exc:
+                    if not refused:
+                        with self._running_lock:
+                            self._finishing.add(key)
+                        log.warning(
+                            "the job store refused finishing job %s attempt %d (%s), trying again "
+                            "every %g s: %s",
+                            row.id,
+                            row.attempts,
+                            status.value,
+                            self.poll_s,
+                            exc,
+                        )
+                    refused = True
+                    time.sleep(self.poll_s)
+        finally:
+            if refused:
+                with self._running_lock:
+                    self._finishing.discard(key)
+        if not written:
             log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
+        elif refused:
+            log.info("job %s attempt %d finished: the job store let its final write in", row.id, row.attempts)
 
     def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
         """A running attempt's progress/checkpoint write; it also renews the lease."""

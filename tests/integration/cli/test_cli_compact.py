@@ -3,16 +3,21 @@ every search answers as before."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cairn import faults
+from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.vector_store import file_name
 from cairn.bootstrap import build_container
 from cairn.config import Settings
-from cairn.entrypoints.cli import main
+from cairn.container import Container
+from cairn.entrypoints.cli import archive, main
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from tests.support.archive_scenario import SLUG, fill, snapshot
 
@@ -97,3 +102,29 @@ def test_compact_says_a_brains_damaged_vector_file_refused_it(
         assert "cairn check" in out and "stopped before it finished" not in out
     assert (data / "vectors" / file_name(brain.id)).exists()  # the old epoch kept
     assert not (data / "vectors" / file_name(brain.id, 1)).exists()
+
+
+def test_compact_stopped_by_the_index_shutting_down_says_so_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index shuts down while it builds a brain's ANN index (a stop of the process): the brain
+    is not compacted, which the command says, exiting 1 as for a refused one."""
+    data = tmp_path / "data"
+    c = build_container(Settings(data_dir=data))
+    fill(c)
+    monkeypatch.setitem(SqliteChunkIndex.__init__.__kwdefaults__, "ann_min_rows", 1)  # an index to build
+    opened: list[SqliteChunkIndex] = []
+    open_store = archive.open_store
+
+    def kept(args: argparse.Namespace, **kwargs: Any) -> Container:
+        container = open_store(args, **kwargs)
+        assert isinstance(container.adapters.chunks, SqliteChunkIndex)
+        opened.append(container.adapters.chunks)
+        return container
+
+    monkeypatch.setattr(archive, "open_store", kept)
+    with faults.armed("compaction.copied", action=lambda: opened[0]._maintenance.close()):
+        assert main(["compact", SLUG, "--data-dir", str(data)]) == 1
+    out = capsys.readouterr().out
+    assert f"{SLUG}: not compacted: the search index shut down before it finished" in out, out
+    assert (data / "vectors" / file_name(c.brains.get(SLUG).id)).exists()  # the old epoch kept

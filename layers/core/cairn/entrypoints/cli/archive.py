@@ -48,7 +48,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     brains = [container.brains.resolve(name) for name in args.brain]
     ids = [brain.id for brain in brains] if brains else chunks.brain_ids()
     names = {brain.id: brain.slug for brain in brains or container.brains.list()}
-    refused = 0
+    refused = 0  # brains not compacted: damaged, or the index shut down under it
     for brain_id in ids:
         done = chunks.compact(brain_id, threads=args.threads)
         if done is None and chunks.vectors_damaged(brain_id):
@@ -59,7 +59,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
             )
             continue
         if done is None:
-            print(f"{names.get(brain_id, brain_id)}: stopped before it finished")
+            refused += 1
+            print(
+                f"{names.get(brain_id, brain_id)}: not compacted: the search index shut down before "
+                "it finished; run `cairn compact` again"
+            )
             continue
         print(
             f"{names.get(brain_id, brain_id)}: {done.live_rows:,} live vectors, {done.reclaimed:,} dead rows "

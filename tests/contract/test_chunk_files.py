@@ -17,7 +17,7 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.vector_compaction import VectorMaintenance
 from cairn.adapters.local.vector_health import IndexDamaged
 from cairn.adapters.local.vector_sums import PIECE_ROWS
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import DamagedStore, Unavailable
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import (
     ANN_NONE,
@@ -300,6 +300,23 @@ def test_compaction_refuses_a_damaged_row_instead_of_copying_it_under_a_fresh_su
     assert done is not None and done.epoch == 1 and done.live_rows == ROWS - 2
     assert index.check("b1").unsound_chunks == 0
     assert [top(index, written[i]) for i in (3, 40, 59)] == before
+
+
+def test_a_scrub_that_meets_a_damaged_vector_file_says_so(
+    files: tuple[Path, Path], written: np.ndarray
+) -> None:
+    """An erasure's scrub compacts the brain's vectors, which a damaged row refuses: the scrub says
+    the file is damaged and how to repair it, the first time and once the damage is recorded."""
+    index = opened(files)
+    index.delete_chunks("b1", ["c0", "c1"])  # dead rows: the compaction rewrites the file
+    index.close()
+    damage_garbage(23)(files[1] / "b1.f32")
+    index = opened(files)
+    for _ in range(2):
+        with pytest.raises(DamagedStore, match=r"vector file is damaged.*`cairn check`"):
+            index.scrub("b1")
+    assert sorted(path.name for path in files[1].glob("b1*.f32")) == ["b1.f32"]  # the old epoch kept
+    index.close()
 
 
 def test_rows_written_during_a_compaction_are_checked_before_the_switch_carries_them(

@@ -61,7 +61,7 @@ from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.upgrade_wait import OpeningWait
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
-from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.errors import CairnError, DamagedStore, InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import (
     CheckStopped,
@@ -235,8 +235,14 @@ class SqliteChunkIndex:
         """Compact the brain's vectors however few rows are dead (live rows only in the new file
         and ANN index, the old epoch's files deleted), purge its full-text index and the free
         pages (brain_erasure.py), then truncate the WAL, which holds pages as they were. Raises
+        DamagedStore if the brain's vector file is damaged (compaction copies no damaged row), and
         CairnError if the index closed meanwhile or readers kept the WAL busy (retry later)."""
         if self._maintenance.compact(brain_id) is None:
+            if self.vectors_damaged(brain_id):
+                raise DamagedStore(
+                    "the brain's vector file is damaged, so its vectors could not be compacted: run "
+                    "`cairn check` to rebuild what it lost, then try again"
+                )
             raise CairnError("the chunk index closed before the brain's vectors were compacted")
         with self._write_lock, self._db.transaction(zero_freed=True, long=True) as conn:
             brain_erasure.purge_text(conn, brain_id)

@@ -9,6 +9,7 @@ The waits are shortened here. A search, which only reads, answers whichever is l
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -24,7 +25,9 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.container import Container
 from cairn.domain.errors import Unavailable
+from cairn.domain.models import Document
 from cairn.entrypoints.http import create_app
+from cairn.services.documents.indexing import DocumentIndexer, PreparedChunks
 from tests.integration.cli.test_cli_keyword_index import close
 from tests.support.shapes import embedded
 
@@ -199,3 +202,63 @@ def test_searches_answer_while_the_record_store_is_locked_and_their_read_counts_
     brain = container.brains.get("notes")
     for doc_id in set(handed):
         assert access.get(brain.id, doc_id).count == handed.count(doc_id)
+
+
+@pytest.mark.parametrize("surface", ["rest", "mcp"])
+def test_a_write_whose_record_store_is_locked_after_its_chunks_are_written_is_acknowledged(
+    store: tuple[Path, Container], surface: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process takes the record store's lock between a write's commit and the delete of
+    its index intent: the write is stored and searchable, so it is answered as done (answered
+    unavailable, 'nothing was changed', an append retried would be appended twice), and its
+    intent is left standing for the sweeper."""
+    data, container = store
+    holders: list[sqlite3.Connection] = []
+    real = DocumentIndexer.apply
+
+    def apply_then_lock(indexer: DocumentIndexer, doc: Document, prepared: PreparedChunks) -> bool:
+        applied = real(indexer, doc, prepared)
+        if not holders:
+            holder = sqlite3.connect(data / "records.sqlite3", isolation_level=None, check_same_thread=False)
+            holder.execute("BEGIN IMMEDIATE")
+            holders.append(holder)
+        return applied
+
+    monkeypatch.setattr(DocumentIndexer, "apply", apply_then_lock)
+    line = b"heron eats fish\n"
+    append = {
+        "reason": "r",
+        "message": "m",
+        "author": "a",
+        "email": "a@example.com",
+        "ops": [
+            {"type": "append", "path": "memory/log.md", "content_base64": base64.b64encode(line).decode()}
+        ],
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_remember", "arguments": {"content": line.decode(), "brain": "notes"}},
+    }
+    with TestClient(
+        create_app(container), base_url="http://localhost", raise_server_exceptions=False
+    ) as client:
+        try:
+            if surface == "rest":
+                answer = client.post("/v1/brains/notes/documents/batch-ops", json=append)
+                assert answer.status_code == 200, answer.text
+                assert answer.json() == {"committed": 1}
+            else:
+                answer = client.post("/mcp", content=json.dumps(call), headers=MCP_HEADERS)
+                assert not answer.json()["result"]["isError"], answer.text
+            assert holders, "the lock was taken"
+            hits = client.post("/v1/brains/notes/search", json={"query": "heron"}).json()["hits"]
+        finally:
+            for holder in holders:
+                release(holder)
+    assert len(hits) == 1, hits
+    brain = container.brains.get("notes")
+    doc = container.documents.get_by_id(brain, hits[0]["document_id"])
+    assert container.documents.content(doc).count(line) == 1
+    assert container.documents.settle_pending() == 1  # the intent the lock left, settled

@@ -14,8 +14,10 @@ import pytest
 
 from cairn import faults
 from cairn.bootstrap import Adapters, Container
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, MemoryType
 from cairn.faults import InjectedFault
+from cairn.services.documents.index_intents import Intent
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
@@ -172,6 +174,31 @@ def test_an_older_write_landing_late_does_not_leave_the_index_behind(
     assert index_problems(other) == []
     (chunk,) = other.adapters.chunks.get_chunks(brain.id, other.documents.get(brain, "notes/old.md").id)
     assert "narwhal" in chunk.text
+
+
+def test_an_older_write_whose_intent_the_store_refuses_to_finish_still_does_not_leave_the_index_behind(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, and the record store refuses A's intent delete (another process holds its lock):
+    A's write is stored and answered, not refused, and A still sees that B moved the intent and
+    writes the index from B's record; an intent still standing as A wrote it is left to the sweeper."""
+    other = process(adapters, tmp_path)
+
+    def refused(intents: object) -> list[Intent]:
+        raise Unavailable("the record store was kept busy by another writer", retry_after_s=1)
+
+    monkeypatch.setattr(first.documents.repo.intents, "finish", refused)
+    with stalled_after_commit(
+        lambda: first.documents.write(brain, "notes/old.md", b"# Old\n\nVersion two mentions the walrus.")
+    ):
+        other.documents.write(brain, "notes/old.md", b"# Old\n\nVersion three mentions the narwhal.")
+    assert index_problems(other) == []
+    (chunk,) = other.adapters.chunks.get_chunks(brain.id, other.documents.get(brain, "notes/old.md").id)
+    assert "narwhal" in chunk.text
+    first.documents.write(brain, "notes/new.md", b"# New\n\nThe heron waits by the weir.")
+    assert first.documents.repo.intents.get(first.documents.get(brain, "notes/new.md").id) is not None
+    assert other.documents.settle_pending() >= 1
+    assert index_problems(other) == []
 
 
 def test_a_reconcile_of_an_erased_document_leaves_no_ghost(

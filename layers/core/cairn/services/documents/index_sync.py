@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 
 from cairn.auth import access
-from cairn.domain.errors import CairnError
+from cairn.domain.errors import CairnError, Unavailable
 from cairn.domain.models import Document
 from cairn.services.documents.index_intents import Intent
 from cairn.services.documents.indexing import DocumentIndexer
@@ -70,7 +70,7 @@ class IndexSync:
                     doc = self.repo.stored_by_id(doc_id)
                 self._index_as_recorded(brain_id, doc_id, doc, context)
                 if intent is not None:
-                    if not self.repo.intents.finish([intent]):
+                    if not self._finish([intent]):
                         return True
                 elif state_of(self.repo.stored_by_id(doc_id)) == state_of(doc):
                     return True
@@ -107,7 +107,7 @@ class IndexSync:
         """After a commit and the index writes of the documents in `applied`: finish their
         intents; the commit's other documents, and those whose intent moved, are reconciled."""
         done = set(applied)
-        moved = self.repo.intents.finish(i for d, i in committed.intents.items() if d in done)
+        moved = self._finish([i for d, i in committed.intents.items() if d in done])
         for intent in moved:
             self.reconcile(intent.brain_id, intent.doc_id)
         records = {doc.id: doc for doc in committed.documents}
@@ -115,6 +115,20 @@ class IndexSync:
             if doc_id not in done:  # a record the commit wrote is as good as read: no read again
                 doc = records.get(doc_id)
                 self.reconcile(intent.brain_id, doc_id, written=(intent, doc) if doc is not None else None)
+
+    def _finish(self, intents: list[Intent]) -> list[Intent]:
+        """Finish the intents; returns those that moved. When the record store refuses the delete
+        (its writer lock held by another process: unavailable) after the chunks were written, an
+        intent still standing as written is left to the sweeper, which reconciles its document as
+        its chunks already are: the write committed and is searchable, and is not answered as a
+        failure the caller would repeat (an append twice). One gone or rewritten meanwhile is
+        returned as moved, to be reconciled now, as `finish` does."""
+        try:
+            return self.repo.intents.finish(intents)
+        except Unavailable as exc:
+            log.warning("index intents left for the sweeper: %s", exc.message)
+            standing = {i.doc_id: self.repo.intents.get(i.doc_id) for i in intents}
+            return [i for i in intents if standing[i.doc_id] != i]
 
     def ensure_indexed(self, doc: Document) -> None:
         """A write that changes nothing still repairs what a crash left: a standing intent, or

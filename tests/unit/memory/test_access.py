@@ -14,6 +14,7 @@ from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, DocumentSource, MemoryFacet, MemoryType
 from cairn.ports.records import Delete, Item, Put
 from cairn.services.documents.inputs import DocumentInput
+from cairn.services.search import access
 from cairn.services.search.access import AccessLog
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
@@ -80,7 +81,8 @@ def test_counts_a_refused_flush_did_not_write_wait_for_the_next_and_it_is_said_o
     """The record store unavailable (another process holds its writer lock): the batches written
     stay written, the rest stay pending, and the background flush logs the refusal once."""
     records = MemoryRecordStore()
-    log = AccessLog(records, FakeClock(), flush_at=10_000)
+    clock = FakeClock()
+    log = AccessLog(records, clock, flush_at=10_000)
     real = records.transact
     refusing = [2]  # the batch calls refused: the second of this flush
 
@@ -98,6 +100,7 @@ def test_counts_a_refused_flush_did_not_write_wait_for_the_next_and_it_is_said_o
     log.flush_at = 1
     with caplog.at_level(logging.WARNING, logger="cairn.services.search.access"):
         for _ in range(2):  # two background flushes, both refused
+            clock.advance(access.RETRY_S)
             log.saw("b", ["d1"])
             deadline = time.monotonic() + 10
             while log._flushing and time.monotonic() < deadline:
@@ -108,6 +111,42 @@ def test_counts_a_refused_flush_did_not_write_wait_for_the_next_and_it_is_said_o
     counts = AccessLog(records, FakeClock()).get_many("b", [f"d{i}" for i in range(250)])
     expected = {f"d{i}": 1 for i in range(250)} | {"d0": 2, "d200": 2, "d1": 3}
     assert {doc_id: seen.count for doc_id, seen in counts.items()} == expected
+
+
+def test_a_refused_background_flush_is_not_tried_again_by_every_search() -> None:
+    """A store that refuses at once (DynamoDB throttled past its retries): each search past
+    `flush_at` started a flush sending every pending count again; the next waits `RETRY_S`."""
+    records = MemoryRecordStore()
+    clock = FakeClock()
+    log = AccessLog(records, clock, flush_at=1)
+    real = records.transact
+    tried: list[int] = []
+    refusing = [True]
+
+    def transact(ops: Sequence[Put | Delete]) -> list[Item]:
+        tried.append(len(ops))
+        if refusing[0]:
+            raise Unavailable("throttled")
+        return real(ops)
+
+    records.transact = transact  # type: ignore[method-assign]
+
+    def search(doc_id: str) -> None:
+        log.saw("b", [doc_id])
+        deadline = time.monotonic() + 10
+        while log._flushing and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    for i in range(20):
+        search(f"d{i}")
+    assert len(tried) == 1
+    refusing[0] = False
+    clock.advance(access.RETRY_S)
+    search("d0")
+    assert len(tried) == 2 and tried[-1] == 20
+    assert AccessLog(records, FakeClock()).get("b", "d0").count == 2
+    search("d1")  # written: the next flush starts at once
+    assert len(tried) == 3
 
 
 def test_search_counts_what_it_returns_but_dedupe_does_not(container: Container, brain: Brain) -> None:

@@ -5,7 +5,12 @@ Reads must stay cheap, so `saw` only counts in memory; counts reach the record s
 one item per document under `access#<brain>`, each increment a conditional write retried on a
 lost race, so concurrent flushers never lose a count. A flush the store refuses (its writer lock
 held by another process past the wait: unavailable) keeps the counts it did not write pending, for
-the next flush; the background one logs that once, until a flush succeeds again. Counts not yet
+the next flush; the background one logs that once, until a flush succeeds again, and the next
+background flush waits `RETRY_S` (a store refusing at once, DynamoDB throttled past its retries,
+was sent every pending count again by every search). Pending counts take one entry per distinct
+(brain, document) seen since the last flush that wrote them, however long the store refuses them:
+about 250 bytes each (170 measured beside the document id's string), so 250 MB were a million
+distinct documents read while it refuses. Counts not yet
 flushed when the process dies are lost: access is a hint for pruning, not an audit trail.
 """
 
@@ -15,7 +20,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cairn.domain.errors import CairnError, Conflict, reading_record
 from cairn.ports.clock import Clock
@@ -26,6 +31,7 @@ log = logging.getLogger(__name__)
 
 _RETRIES = 32
 _BATCH = 100  # documents per transaction (DynamoDB takes at most 100 items in one)
+RETRY_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class AccessLog:
         self._flushing = False
         self._flush_lock = threading.Lock()
         self._failing = False  # the last background flush failed, and said so
+        self._retry_at: datetime | None = None  # no background flush before, after a failed one
 
     def saw(self, brain_id: str, doc_ids: Iterable[str]) -> None:
         now = self.clock.now()
@@ -69,6 +76,7 @@ class AccessLog:
                 count, _ = self._pending.get((brain_id, doc_id), (0, now))
                 self._pending[(brain_id, doc_id)] = (count + 1, now)
             start = len(self._pending) >= self.flush_at and not self._flushing
+            start = start and (self._retry_at is None or now >= self._retry_at)
             if start:
                 self._flushing = True
         if start:  # off the request path: the caller is a search waiting to answer
@@ -78,6 +86,7 @@ class AccessLog:
         try:
             self.flush()
         except Exception as exc:  # the counts wait for the next flush; the searches answered
+            self._retry_at = self.clock.now() + timedelta(seconds=RETRY_S)
             if not self._failing:
                 self._failing = True
                 log.warning(
@@ -104,6 +113,7 @@ class AccessLog:
                 self._keep(left)
                 raise
             self._failing = False
+            self._retry_at = None
         return len(pending)
 
     def _keep(self, counts: dict[tuple[str, str], tuple[int, datetime]]) -> None:

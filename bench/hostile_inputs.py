@@ -32,10 +32,9 @@ from hostile_services import (
     thought_highlight,
     thought_hub,
     thought_keywords,
-    vector_file_check,
     version_chain,
 )
-from hostile_vectors import ann_file_check, vector_compaction
+from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 
 
 def deep_json() -> bytes:

@@ -87,7 +87,6 @@ def concept_honorifics(size: int = 5_000_000) -> str:
 def concept_chunks(size: int = 5_000_000) -> str:
     """A 5 MB document naming 200 codes in its first lines, then chunks of 2,000 characters each
     holding a dotless i (not `plain`, domain/plain_text.py): the concept graph links each chunk."""
-    from datetime import UTC, datetime
 
     from cairn.domain.models import Chunk
     from cairn.services.links.repository import LinkRepository
@@ -133,7 +132,6 @@ def concept_links(size: int = 2_000_000) -> str:
     """A 2 MB document whose every chunk (2,000 characters) names its 200 codes, linked on the
     embedded record store: 331,335 links. Its peak resident size is the process's (run it alone)."""
     import resource
-    from datetime import UTC, datetime
 
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
     from cairn.domain.models import Chunk
@@ -262,7 +260,6 @@ def gbrain_pages(size: int = 1_000_000) -> str:
     """gbrain pages of 1 MB (brain_put takes 1 MiB) read as brain_get and brain_check read them: a run
     of `\\r` before the last letter; a `Key: value` line of a run of spaces; a run of `A-`; and a page
     of 80,000 `Role: …` lines checked against a second page giving the role another value."""
-    from datetime import datetime
 
     from cairn.domain.pages import parse_page
     from cairn.services.gbrain.assertions import AssertedPage, contradictions, extract
@@ -411,65 +408,6 @@ def version_chain(versions: int = 10_000) -> str:
             )
         said += _counted(c, brain)
     return f"{versions:,} versions: " + ", ".join(said)
-
-
-def vector_file_check(rows: int = 100_000) -> str:
-    """A brain whose vector file holds `rows` rows summed in pieces of 1,024 (as a bulk build leaves
-    it; only the first 1,000 rows have chunks, the check reads every row either way), then, in a
-    new index as the next process opens it: the check a first search or a start makes
-    (`check(reread=False)`, which reads nothing of a file as last verified), a full one (`cairn
-    check`'s: every row read again), and the first search's after the file was written into (read
-    in full, the damage found). Wall time; the file is in the page cache."""
-    import numpy as np
-
-    from cairn.adapters.local import vector_sums
-    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
-    from cairn.domain.models import Chunk
-
-    dim, said = 384, []
-    rng = np.random.default_rng(3)
-    with tempfile.TemporaryDirectory() as data:
-
-        def opened() -> SqliteChunkIndex:
-            return SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), dim, background_maintenance=False)
-
-        index = opened()
-        when = datetime(2025, 1, 1, tzinfo=UTC)
-        chunks = [
-            Chunk(
-                id=f"c{i}",
-                brain_id="b1",
-                document_id=f"d{i}",
-                path=f"n/{i}.md",
-                ordinal=0,
-                text="a note",
-                created_at=when,
-            )
-            for i in range(1_000)
-        ]
-        index.upsert(chunks, rng.standard_normal((1_000, dim)).astype(np.float32))
-        file, block = index._vectors.file("b1"), rng.standard_normal((16_384, dim)).astype(np.float32)
-        while (have := file.stored_rows()) < rows:
-            with index._db.transaction() as conn:  # what a bulk build's commits leave
-                vector_sums.extend(conn, "b1", 0, file, int(file.append(block[: rows - have])[-1]) + 1)
-        index.check("b1")  # as the process that wrote it would: its first search checked it
-        index.close()
-        for name, reread in (("a first search's check", False), ("a full check", True)):
-            index = opened()
-            started = time.perf_counter()
-            index.check("b1", reread=reread)
-            said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
-            index.close()
-        with Path(file.path).open("r+b") as fh:
-            fh.seek(500 * 4 * dim)  # a row a chunk points at
-            fh.write(b"\x7f" * 8)
-        index = opened()
-        started = time.perf_counter()
-        found = index.check("b1", reread=False)
-        took = (time.perf_counter() - started) * 1000
-        said.append(f"written into: a first search's check {took:.1f} ms ({found.unsound_chunks} unsound)")
-        index.close()
-    return f"{rows:,} vector rows: " + ", ".join(said)
 
 
 def _counted(c: Container, brain: Brain) -> list[str]:

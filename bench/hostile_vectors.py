@@ -6,10 +6,13 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cairn.domain.models import Chunk
 
 
 def vector_compaction(rows: int = 100_000, rounds: int = 5) -> str:
@@ -24,27 +27,14 @@ def vector_compaction(rows: int = 100_000, rounds: int = 5) -> str:
 
     from cairn.adapters.local import chunk_schema, vector_sums
     from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
-    from cairn.domain.models import Chunk
 
-    dim, rng, when = 384, np.random.default_rng(3), datetime(2025, 1, 1, tzinfo=UTC)
+    dim, rng = 384, np.random.default_rng(3)
     with tempfile.TemporaryDirectory() as data:
         index = SqliteChunkIndex(
             Path(data, "c.db"), Path(data, "v"), dim, background_maintenance=False, ann_min_rows=rows + 1
         )
         for first in range(0, rows, 5_000):
-            ids = range(first, min(first + 5_000, rows))
-            chunks = [
-                Chunk(
-                    id=f"c{i}",
-                    brain_id="b1",
-                    document_id=f"d{i}",
-                    path=f"n/{i}.md",
-                    ordinal=0,
-                    text="a note",
-                    created_at=when,
-                )
-                for i in ids
-            ]
+            chunks = plain_chunks(range(first, min(first + 5_000, rows)))
             index.upsert(chunks, rng.standard_normal((len(chunks), dim)).astype(np.float32))
         dead = rng.standard_normal((rows // 10, dim)).astype(np.float32)
         took: list[float] = []
@@ -130,3 +120,68 @@ def ann_file_check(rows: int = 100_000, rounds: int = 5, keep: Path | None = Non
                 median, most = statistics.median(took) * 1000, max(took) * 1000
                 said.append(f"{name} {cache} {median:.1f} ms median, {most:.1f} max")
     return "; ".join(said)
+
+
+def vector_file_check(rows: int = 100_000) -> str:
+    """A brain whose vector file holds `rows` rows summed in pieces of 1,024 (as a bulk build leaves
+    it; only the first 1,000 rows have chunks, the check reads every row either way), then, in a
+    new index as the next process opens it: the check a first search or a start makes
+    (`check(reread=False)`, which reads nothing of a file as last verified), a full one (`cairn
+    check`'s: every row read again), and the first search's after the file was written into (read
+    in full, the damage found). Wall time; the file is in the page cache."""
+    import numpy as np
+
+    from cairn.adapters.local import vector_sums
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+
+    dim, said = 384, []
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as data:
+
+        def opened() -> SqliteChunkIndex:
+            return SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), dim, background_maintenance=False)
+
+        index = opened()
+        chunks = plain_chunks(range(1_000))
+        index.upsert(chunks, rng.standard_normal((1_000, dim)).astype(np.float32))
+        file, block = index._vectors.file("b1"), rng.standard_normal((16_384, dim)).astype(np.float32)
+        while (have := file.stored_rows()) < rows:
+            with index._db.transaction() as conn:  # what a bulk build's commits leave
+                vector_sums.extend(conn, "b1", 0, file, int(file.append(block[: rows - have])[-1]) + 1)
+        index.check("b1")  # as the process that wrote it would: its first search checked it
+        index.close()
+        for name, reread in (("a first search's check", False), ("a full check", True)):
+            index = opened()
+            started = time.perf_counter()
+            index.check("b1", reread=reread)
+            said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
+            index.close()
+        with Path(file.path).open("r+b") as fh:
+            fh.seek(500 * 4 * dim)  # a row a chunk points at
+            fh.write(b"\x7f" * 8)
+        index = opened()
+        started = time.perf_counter()
+        found = index.check("b1", reread=False)
+        took = (time.perf_counter() - started) * 1000
+        said.append(f"written into: a first search's check {took:.1f} ms ({found.unsound_chunks} unsound)")
+        index.close()
+    return f"{rows:,} vector rows: " + ", ".join(said)
+
+
+def plain_chunks(ids: Iterable[int]) -> list[Chunk]:
+    """One chunk "a note" of its own document per id, in brain b1."""
+    from cairn.domain.models import Chunk
+
+    when = datetime(2025, 1, 1, tzinfo=UTC)
+    return [
+        Chunk(
+            id=f"c{i}",
+            brain_id="b1",
+            document_id=f"d{i}",
+            path=f"n/{i}.md",
+            ordinal=0,
+            text="a note",
+            created_at=when,
+        )
+        for i in ids
+    ]

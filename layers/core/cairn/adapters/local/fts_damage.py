@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from cairn.adapters.local import fts_health
+from cairn.adapters.local.damage_notices import DamageNotices
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.domain.errors import DamagedStore
 
@@ -57,7 +58,7 @@ class KeywordHealth:
         self._db = db
         self._lock = threading.Lock()
         self._sound: dict[str, float] = {}  # probed readable (when), and no read has failed since
-        self._told: set[str] = set()  # found damaged and reported, until a probe finds them sound
+        self._told = DamageNotices()  # found damaged and reported, until a probe finds them sound
         self._reprobing: dict[str, threading.Thread] = {}
         self._closed = False
 
@@ -140,18 +141,16 @@ class KeywordHealth:
     def forget(self, brain_id: str) -> None:
         with self._lock:
             self._sound.pop(brain_id, None)
-            self._told.discard(brain_id)
+            self._told.sound(brain_id)
 
     def _probe(self, conn: sqlite3.Connection, brain_id: str, failed: BaseException | None) -> None:
         why = fts_health.problem(conn, brain_id)
         with self._lock:
             if not why:
                 self._sound[brain_id] = time.monotonic()
-                self._told.discard(brain_id)
+                self._told.sound(brain_id)
                 return
             self._sound.pop(brain_id, None)
-            first = brain_id not in self._told
-            self._told.add(brain_id)
-        if first:
+        if self._told.damaged(brain_id):
             self._tell(brain_id)
         raise KeywordsDamaged(brain_id, why) from failed

@@ -27,6 +27,7 @@ from typing import Protocol
 from cairn.adapters.local import ann_index, vector_checkpoint, vector_sums
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local.chunk_writes import WriteBatch
+from cairn.adapters.local.damage_notices import DamageNotices
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_store import VectorFile, VectorStore
 from cairn.domain.errors import Unavailable
@@ -88,8 +89,7 @@ class FileHealth:
         self.maintenance = maintenance
         self.listeners: list[Callable[[str], None]] = []
         self._checked: set[tuple[str, int]] = set()  # (brain, epoch) this process has checked
-        self._told: set[str] = set()  # found damaged and reported, until found sound
-        self._told_lock = threading.Lock()
+        self._told = DamageNotices()
 
     def check(self, brain_id: str, *, reread: bool = True, stop: Stop | None = None) -> FileCheck:
         """`reread` False: a file found as last verified (vector_checkpoint.py) is not read, nor
@@ -151,7 +151,7 @@ class FileHealth:
             self._found_damaged(brain_id)
             raise IndexDamaged()
         if brain_id in self._told:  # sound again: repaired, maybe by another process
-            self._found_sound(brain_id)
+            self._told.sound(brain_id)
 
     def floor(self, conn: sqlite3.Connection, brain_id: str, epoch: int) -> int:
         """Inside a write transaction: the rows the brain's file must hold before an append, what
@@ -172,11 +172,11 @@ class FileHealth:
             return {}
         file = self.vectors.file(brain_id, schema.vector_epoch(conn, brain_id))
         removed = discard_unsound(conn, brain_id, batch, file)
-        self._found_sound(brain_id)
+        self._told.sound(brain_id)
         return removed
 
     def forget(self, brain_id: str) -> None:
-        self._found_sound(brain_id)
+        self._told.sound(brain_id)
 
     def tell(self, brain_id: str) -> None:
         """Tell the listeners of damage (the keyword index's too, which says it once itself)."""
@@ -184,20 +184,13 @@ class FileHealth:
             listener(brain_id)
 
     def _found_damaged(self, brain_id: str) -> None:
-        with self._told_lock:
-            first = brain_id not in self._told
-            self._told.add(brain_id)
-        if first:
+        if self._told.damaged(brain_id):
             log.warning(
                 "the vector file of brain %s is damaged: its vector searches are refused until it is "
                 "rebuilt (a running server rebuilds it in the background, `cairn check` rebuilds it now)",
                 brain_id,
             )
             self.tell(brain_id)
-
-    def _found_sound(self, brain_id: str) -> None:
-        with self._told_lock:
-            self._told.discard(brain_id)
 
 
 def damaged(conn: sqlite3.Connection, brain_id: str, epoch: int) -> bool:

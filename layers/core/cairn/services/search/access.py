@@ -66,8 +66,7 @@ class AccessLog:
         self._lock = threading.Lock()
         self._flushing = False
         self._flush_lock = threading.Lock()
-        self._failing = False  # the last background flush failed, and said so
-        self._retry_at: datetime | None = None  # no background flush before, after a failed one
+        self._retry_at: datetime | None = None  # the last background flush failed (and said so): none before
 
     def saw(self, brain_id: str, doc_ids: Iterable[str]) -> None:
         now = self.clock.now()
@@ -86,9 +85,8 @@ class AccessLog:
         try:
             self.flush()
         except Exception as exc:  # the counts wait for the next flush; the searches answered
-            self._retry_at = self.clock.now() + timedelta(seconds=RETRY_S)
-            if not self._failing:
-                self._failing = True
+            said, self._retry_at = self._retry_at is not None, self.clock.now() + timedelta(seconds=RETRY_S)
+            if not said:
                 log.warning(
                     "read counts not written yet, kept for the next flush: %s",
                     exc,
@@ -112,7 +110,6 @@ class AccessLog:
             except BaseException:
                 self._keep(left)
                 raise
-            self._failing = False
             self._retry_at = None
         return len(pending)
 

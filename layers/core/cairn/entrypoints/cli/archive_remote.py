@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import quote
 
 from cairn.domain.errors import InvalidInput
-from cairn.domain.text import excerpt
 from cairn.entrypoints.cli.archive import parsed_object, say_imported
 from cairn.entrypoints.cli.remote import RemoteError, RemoteStore
 from cairn.services.archive.records import ArchiveDuplicates, duplicate_line, not_whole
@@ -166,9 +165,7 @@ def _again(met: ArchiveDuplicates, line: int, text: str, duplicates: list[str]) 
     first = met.earlier(line, record.get("kind"), path, source)
     if first is None:
         return False
-    raw = record.get("kind") == "raw"
-    what = f"{excerpt(str(path))}" + (f" ({excerpt(str(source))} raw data)" if raw else "")
-    duplicates.append(duplicate_line(line, what, first))
+    duplicates.append(duplicate_line(line, path, source if record.get("kind") == "raw" else None, first))
     return True
 
 

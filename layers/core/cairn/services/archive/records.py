@@ -27,6 +27,7 @@ from cairn.domain.models import (
     Visibility,
 )
 from cairn.domain.moments import utc_moment
+from cairn.domain.text import excerpt
 from cairn.services.gbrain.gaps import KnowledgeGap
 from cairn.services.links.repository import NumberedLink
 from cairn.services.memory.memories import DEFAULT_IMPORTANCE
@@ -257,9 +258,11 @@ def _digest(kind: object, path: object, source: object) -> bytes | None:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def duplicate_line(line: int, what: str, first: int) -> str:
-    """A duplicate's report line, in the style of `kept`'s."""
-    return f"line {line}: {what}, as line {first}"
+def duplicate_line(line: int, path: object, source: object, first: int) -> str:
+    """A duplicate's report line, in the style of `kept`'s: the document's path, and for a raw row
+    (`source` not None) its source."""
+    raw = f" ({excerpt(str(source))} raw data)" if source is not None else ""
+    return f"line {line}: {excerpt(str(path))}{raw}, as line {first}"
 
 
 def longest_line(max_document_bytes: int) -> int:

@@ -123,8 +123,7 @@ class Restore:
         first = self.met.earlier(line, r.kind, r.path, source)
         if first is None:
             return False
-        what = f" ({excerpt(source)} raw data)" if source is not None else ""
-        self.report.duplicates.append(duplicate_line(line, f"{excerpt(r.path)}{what}", first))
+        self.report.duplicates.append(duplicate_line(line, r.path, source, first))
         return True
 
     def _apply(self, r: Record) -> bool | None:

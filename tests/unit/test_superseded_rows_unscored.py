@@ -5,7 +5,6 @@ postings alike. The work is counted as SQLite virtual-machine steps of the searc
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +13,10 @@ import pytest
 from cairn.adapters.local import fts_search
 from cairn.adapters.local.brain_rows import BrainRows
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
-from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
+from tests.unit.test_kept_vector_rows import value
 
 DIM = 8
-T0 = datetime(2025, 3, 1, tzinfo=UTC)
 
 
 def _chain(path: Path, superseded: int) -> SqliteChunkIndex:
@@ -27,19 +25,7 @@ def _chain(path: Path, superseded: int) -> SqliteChunkIndex:
     index = SqliteChunkIndex(path / "chunks.db", path / "vectors", DIM, background_maintenance=False)
     rng = np.random.default_rng(7)
     for start in range(0, superseded + 1, 500):
-        chunks = [
-            Chunk(
-                id=f"v{n}",
-                brain_id="b1",
-                document_id=f"d{n}",
-                path=f"memories/fact/v{n}.md",
-                ordinal=0,
-                text=f"The kettle descales every {n} days.",
-                created_at=T0,
-                current=n == superseded,
-            )
-            for n in range(start, min(superseded + 1, start + 500))
-        ]
+        chunks = [value(n, current=n == superseded) for n in range(start, min(superseded + 1, start + 500))]
         index.upsert(chunks, rng.standard_normal((len(chunks), DIM)).astype(np.float32))
     return index
 

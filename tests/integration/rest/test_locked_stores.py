@@ -262,3 +262,53 @@ def test_a_write_whose_record_store_is_locked_after_its_chunks_are_written_is_ac
     doc = container.documents.get_by_id(brain, hits[0]["document_id"])
     assert container.documents.content(doc).count(line) == 1
     assert container.documents.settle_pending() == 1  # the intent the lock left, settled
+
+
+@pytest.mark.parametrize("surface", ["rest", "mcp"])
+def test_a_write_the_chunk_index_refuses_after_its_commit_says_it_was_stored(
+    store: tuple[Path, Container], surface: str
+) -> None:
+    """The chunk index is locked, so a write commits its record and cannot index it: it is not
+    acknowledged (not searchable yet), but not answered 'nothing was changed: try again' either,
+    which would have an append sent twice. The sweeper indexes it once the lock is gone."""
+    data, container = store
+    line = b"heron eats fish\n"
+    append = {
+        "reason": "r",
+        "message": "m",
+        "author": "a",
+        "email": "a@example.com",
+        "ops": [
+            {"type": "append", "path": "memory/log.md", "content_base64": base64.b64encode(line).decode()}
+        ],
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_remember", "arguments": {"content": line.decode(), "brain": "notes"}},
+    }
+    holder = held(data / "chunks.sqlite3")
+    try:
+        with TestClient(
+            create_app(container), base_url="http://localhost", raise_server_exceptions=False
+        ) as client:
+            if surface == "rest":
+                answer = client.post("/v1/brains/notes/documents/batch-ops", json=append)
+                assert answer.status_code == 503, answer.text
+                error = {"code": answer.json()["code"], "message": answer.json()["detail"]}
+            else:
+                result = client.post("/mcp", content=json.dumps(call), headers=MCP_HEADERS).json()["result"]
+                assert result["isError"], result
+                error = json.loads(result["content"][0]["text"])
+    finally:
+        release(holder)
+    assert error["code"] == "unavailable"
+    assert "was stored" in error["message"] and "nothing was changed" not in error["message"], error
+    brain = container.brains.get("notes")
+    assert container.search.search(brain, "heron").hits == []
+    assert container.documents.settle_pending() == 1
+    hits = container.search.search(brain, "heron").hits
+    assert len(hits) == 1
+    doc = container.documents.get_by_id(brain, hits[0].document_id)
+    assert container.documents.content(doc).count(line) == 1

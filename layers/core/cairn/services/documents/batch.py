@@ -27,6 +27,7 @@ from cairn.services.documents.inputs import (
     keep_info,
     lock_key,
 )
+from cairn.services.documents.stored_first import indexing_after_commit
 from cairn.services.documents.writes import DocumentWrites
 from cairn.services.events import ChangeEvent, ChangeKind
 from cairn.services.repositories import Committed
@@ -59,16 +60,17 @@ class BatchWrites(DocumentWrites):
             faults.reached("batch.committed")
             by_path = {d.path: d for d in committed.documents} if committed else {}
             applied: list[str] = []
-            for doc in removed:
-                self.indexer.remove(doc)
-                applied.append(doc.id)
-            for n, (doc, prepared) in enumerate(staged):
-                if n == len(staged) // 2:
-                    faults.reached("batch.indexed")
-                if self.indexer.apply(by_path.get(doc.path, doc), prepared):
+            with indexing_after_commit(f"the batch of {len(ops)} writes"):
+                for doc in removed:
+                    self.indexer.remove(doc)
                     applied.append(doc.id)
-            if committed is not None:
-                self.sync.settle(committed, applied)
+                for n, (doc, prepared) in enumerate(staged):
+                    if n == len(staged) // 2:
+                        faults.reached("batch.indexed")
+                    if self.indexer.apply(by_path.get(doc.path, doc), prepared):
+                        applied.append(doc.id)
+                if committed is not None:
+                    self.sync.settle(committed, applied)
             self._forget_as_context(brain, removed)
             self._removed(brain, removed)
             self._retired(brain, removed)

@@ -42,6 +42,7 @@ from cairn.services.documents.inputs import (
 )
 from cairn.services.documents.locks import KeyedLocks
 from cairn.services.documents.siblings import Linked, SiblingContext, folder_of, keeps_to_itself
+from cairn.services.documents.stored_first import indexing_after_commit
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
 from cairn.services.repositories import Committed, DocumentRepository
 
@@ -252,21 +253,23 @@ class DocumentCore:
             committed = self._commit_or_drop([staged.document], [*staged.ops, *also])
             faults.reached("documents.committed")
             doc = committed.documents[0]
-            applied = self.indexer.apply(doc, staged.prepared)
-            faults.reached("documents.indexed")
-            self.sync.settle(committed, [doc.id] if applied else [])
+            with indexing_after_commit(f"the document at {excerpt(path)}"):
+                applied = self.indexer.apply(doc, staged.prepared)
+                faults.reached("documents.indexed")
+                self.sync.settle(committed, [doc.id] if applied else [])
             return WriteOutcome(doc, created=staged.created, changed=True)
         with self.folder_locks.hold([lock_key(brain, folder_of(path))]):
             committed, linked = self._commit_linked(brain, path, staged, also)
             faults.reached("documents.committed")
             doc = committed.documents[0]
-            applied = self.indexer.apply(doc, staged.prepared.with_context(linked.context))
-            for doc_id, context in linked.fixups.items():
-                self.indexer.set_context(brain.id, doc_id, context)
-            faults.reached("documents.indexed")
-            rewritten = {d.id for d in committed.documents}  # their records changed: more than a context
-            fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
-            self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
+            with indexing_after_commit(f"the document at {excerpt(path)}"):
+                applied = self.indexer.apply(doc, staged.prepared.with_context(linked.context))
+                for doc_id, context in linked.fixups.items():
+                    self.indexer.set_context(brain.id, doc_id, context)
+                faults.reached("documents.indexed")
+                rewritten = {d.id for d in committed.documents}  # records changed: more than a context
+                fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
+                self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
         return WriteOutcome(doc, created=True, changed=True)
 
     def _commit_linked(

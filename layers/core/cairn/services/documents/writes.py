@@ -36,6 +36,7 @@ from cairn.services.documents.old_bytes import GRACE_S
 from cairn.services.documents.orphan_bytes import GRACE_S as ORPHAN_GRACE_S
 from cairn.services.documents.orphan_bytes import collect_orphan_bytes
 from cairn.services.documents.reads import DocumentReads, live_at
+from cairn.services.documents.stored_first import indexing_after_commit
 from cairn.services.documents.upload_expiry import EXPIRY_S as UPLOAD_EXPIRY_S
 from cairn.services.documents.upload_expiry import expire_uploads
 from cairn.services.events import ChangeEvent
@@ -176,9 +177,10 @@ class DocumentWrites(DocumentReads):
         with self.locks.hold([lock_key(brain, path)]):
             doc, committed = self._again(brain, [path], attempt)
             faults.reached("documents.committed")
-            self.indexer.remove(doc)
-            faults.reached("documents.indexed")
-            self.sync.settle(committed, [doc.id])
+            with indexing_after_commit(f"the deletion of {excerpt(path)}"):
+                self.indexer.remove(doc)
+                faults.reached("documents.indexed")
+                self.sync.settle(committed, [doc.id])
             self._forget_as_context(brain, [doc])
             self._removed(brain, [doc])
             self._retired(brain, [doc])
@@ -225,9 +227,10 @@ class DocumentWrites(DocumentReads):
             ]
             committed = self.repo.commit(self._with_companions(doc, gone), touched=[(brain.id, doc.id)])
             faults.reached("documents.committed")
-            self.indexer.remove(doc)
-            faults.reached("documents.indexed")
-            self.sync.settle(committed, [doc.id])
+            with indexing_after_commit(f"the erasure of {excerpt(path)}"):
+                self.indexer.remove(doc)
+                faults.reached("documents.indexed")
+                self.sync.settle(committed, [doc.id])
             self._removed(brain, [doc])
             if folder is not None:
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
@@ -277,11 +280,12 @@ class DocumentWrites(DocumentReads):
             target, prepared, overwritten, committed = self._again(brain, [src, dst], attempt)
             faults.reached("documents.committed")
             moved = committed.documents[0]
-            if target is not None and target.deleted_at is None:
-                self.indexer.remove(target)
-            applied = self.indexer.apply(moved, prepared)
-            faults.reached("documents.indexed")
-            self.sync.settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
+            with indexing_after_commit(f"the move of {excerpt(src)} to {excerpt(dst)}"):
+                if target is not None and target.deleted_at is None:
+                    self.indexer.remove(target)
+                applied = self.indexer.apply(moved, prepared)
+                faults.reached("documents.indexed")
+                self.sync.settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
             event = ChangeEvent(
                 kind="renamed",
                 path=dst,

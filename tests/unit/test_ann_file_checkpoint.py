@@ -291,3 +291,73 @@ def test_a_sum_left_half_written_goes_with_its_brain(
     index.drop_brain("b1")
     index.close()
     assert sorted(path.name for path in files[1].iterdir() if path.name.startswith("b1")) == []
+
+
+def grown(files: tuple[Path, Path]) -> SqliteChunkIndex:
+    """The brain given ROWS more chunks: its compaction extends the index, replacing its file."""
+    index = opened(files)
+    index.upsert(chunks(2 * ROWS)[ROWS:], vectors(2 * ROWS)[ROWS:])
+    return index
+
+
+def test_a_first_use_between_a_compactions_sum_and_its_index_finds_the_old_index_sound(
+    files: tuple[Path, Path], built: list[list[str]], read: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new sum is renamed into place before the new index: another process's first use
+    in between used to find the old index unlike the sum, pass it over and have it rebuilt."""
+    seen: list[str] = []
+    write_sum = ann_index._write_sum
+
+    def then_another_process(path: Path, built: Path, rows: int) -> tuple[int, int]:
+        written = write_sum(path, built, rows)
+        other = opened(files)
+        seen.append(other.check("b1", reread=False).ann)
+        other.close()
+        return written
+
+    monkeypatch.setattr(ann_index, "_write_sum", then_another_process)
+    index = grown(files)
+    assert index.compact("b1") is not None
+    read.clear()  # the compaction's own reads
+    assert seen == [ANN_OK]
+    assert index.check("b1", reread=False).ann == ANN_OK
+    index.close()
+    index = searched(files)[0]
+    assert (index.check("b1", reread=False).ann, read) == (ANN_OK, [])  # as its builder left it
+    index.close()
+
+
+def test_a_pair_replaced_while_it_was_judged_is_judged_again(
+    files: tuple[Path, Path], built: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first use read the old sum; a compaction then renamed its sum and its index into place
+    before the first use looked at the index: the old sum and the new index, which do not match,
+    are read again before the index is judged."""
+    path = index_file(files)
+    summed = ann_index.sum_path(path)
+    aside = files[1].parent / "aside"
+    aside.mkdir()
+    old = {name: aside / f"old{name}" for name in ("", ".sum")}
+    shutil.copy2(path, old[""])
+    shutil.copy2(summed, old[".sum"])
+    index = grown(files)
+    assert index.compact("b1") is not None
+    index.close()
+    new = {name: aside / f"new{name}" for name in ("", ".sum")}
+    shutil.copy2(path, new[""])
+    shutil.copy2(summed, new[".sum"])
+    old[".sum"].replace(summed)
+    old[""].replace(path)
+    assert ann_index.verified(path)  # the old pair, as it was
+
+    look = ann_index.identity
+
+    def compacted_meanwhile(at: Path) -> tuple[int, int, int, int] | None:
+        if at == path and new[""].exists():
+            new[".sum"].replace(summed)
+            new[""].replace(path)
+        return look(at)
+
+    monkeypatch.setattr(ann_index, "identity", compacted_meanwhile)
+    assert ann_index.verified(path)
+    assert not new[""].exists()

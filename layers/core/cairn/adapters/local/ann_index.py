@@ -205,17 +205,39 @@ def _sum(rows: int, size: int, crc: int, checked: Identity | None = None) -> dic
     return {"rows": rows, "bytes": size, "crc": crc} | ({"checked": list(checked)} if checked else {})
 
 
+class _Entry:
+    """One index's sum as recorded: rows, bytes, CRC-32, and the identity it was last found with."""
+
+    def __init__(self, recorded: dict[str, Any]) -> None:
+        self.rows, self.size, self.crc = int(recorded["rows"]), int(recorded["bytes"]), int(recorded["crc"])
+        self.checked = recorded.get("checked")
+
+    def as_recorded(self) -> dict[str, Any]:
+        return _sum(self.rows, self.size, self.crc) | ({"checked": self.checked} if self.checked else {})
+
+
+def _replaced_entry(summed: Path) -> _Entry | None:
+    """The sum now beside the index about to be replaced, None when there is none to read."""
+    try:
+        return _Entry(json.loads(summed.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):
+        return None
+
+
 def _write_sum(path: Path, built: Path, rows: int) -> tuple[int, int]:
     """Record (rows, bytes, CRC-32) of the index about to replace `path` beside it, and return
-    (bytes, CRC-32). Written and renamed into place before the index is: a crash between the two
-    leaves the old index with the new sum, which no longer matches (rebuilt), never a wrong index
-    taken as sound."""
+    (bytes, CRC-32). Written and renamed into place before the index is, carrying the sum of the
+    index it replaces (`before`): until the index's own rename, and after a crash between the two,
+    the old index is still what a sum beside it says, never a wrong index taken as sound."""
     size, crc = file_crc(built)
-    partial = sum_path(path).with_name(sum_path(path).name + ".partial")
-    partial.write_text(json.dumps(_sum(rows, size, crc)))
+    summed = sum_path(path)
+    replaced = _replaced_entry(summed) if built != path else None
+    content = _sum(rows, size, crc) | ({"before": replaced.as_recorded()} if replaced else {})
+    partial = summed.with_name(summed.name + ".partial")
+    partial.write_text(json.dumps(content))
     with partial.open("rb") as written:
         os.fsync(written.fileno())
-    partial.replace(sum_path(path))
+    partial.replace(summed)
     return size, crc
 
 
@@ -229,30 +251,54 @@ def verified(path: Path, *, adopt: bool = True, reread: bool = False, stop: Stop
     that wrote, cut, replaced or copied the file since moved one of them. `reread` reads it
     whatever its identity (`cairn check`, `cairn serve`'s warm-up: what finds a disk's own
     changes), and one found unsound loses its recorded identity. CheckStopped when `stop` says so
-    while it is read."""
+    while it is read.
+
+    A compaction replaces the sum, then the index: an index that is what the sum it replaced said
+    (`before`) is sound, and a pair found not to match after either was replaced while it was
+    judged is judged once more, so a first use during those renames never takes a sound index for
+    damaged (and has it rebuilt)."""
+    sound, settled = _judged(path, adopt, reread, stop)
+    if not sound and not settled:
+        sound, _ = _judged(path, adopt, reread, stop)
+    return sound
+
+
+def _judged(path: Path, adopt: bool, reread: bool, stop: Stop | None) -> tuple[bool, bool]:
+    """(sound, settled): `settled` False when the sum or the index was replaced while judged."""
     summed = sum_path(path)
     sum_as_read = identity(summed)
     try:
         recorded = json.loads(summed.read_text())
-        rows, size, crc = int(recorded["rows"]), int(recorded["bytes"]), int(recorded["crc"])
-        checked = recorded.get("checked")
+        entry = _Entry(recorded)
+        before = _Entry(recorded["before"]) if "before" in recorded else None
     except FileNotFoundError:
-        return adopt and _adopted(path)
+        return adopt and _adopted(path), True
     except (OSError, ValueError, KeyError, TypeError, OverflowError):  # 1e999 parses as infinity
-        return False
+        return False, True
     found = identity(path)
-    if found is None or rows < 0:
-        return False
-    if not reread and found[1] == size and checked == list(found):
-        return True
+    if found is None or entry.rows < 0:
+        return False, identity(summed) == sum_as_read and identity(path) == found
+    if not reread:
+        for known in (entry, before):
+            if known is not None and found[1] == known.size and known.checked == list(found):
+                return True, True
+    read: tuple[int, int] | None = None
     try:
-        sound = found[1] == size and file_crc(path, stop) == (size, crc)
+        if found[1] == entry.size:
+            read = file_crc(path, stop)
+        sound = read == (entry.size, entry.crc)
+        if not sound and before is not None and found[1] == before.size:
+            read = read or file_crc(path, stop)
+            if read == (before.size, before.crc) and identity(path) == found:
+                return True, True  # the index the summed one replaces (or was to, before a crash)
     except OSError:
-        return False
+        return False, True
+    if not sound and (identity(summed) != sum_as_read or identity(path) != found):
+        return False, False
     now = found if sound and identity(path) == found else None  # written while read: not known
-    if (now is None and checked is not None) or (now is not None and checked != list(now)):
-        _rewrite_sum(summed, sum_as_read, _sum(rows, size, crc, now))
-    return sound
+    if (now is None and entry.checked is not None) or (now is not None and entry.checked != list(now)):
+        _rewrite_sum(summed, sum_as_read, _sum(entry.rows, entry.size, entry.crc, now))
+    return sound, True
 
 
 def _rewrite_sum(summed: Path, as_read: Identity | None, content: dict[str, Any]) -> None:

@@ -361,3 +361,21 @@ def test_a_pair_replaced_while_it_was_judged_is_judged_again(
     monkeypatch.setattr(ann_index, "identity", compacted_meanwhile)
     assert ann_index.verified(path)
     assert not new[""].exists()
+
+
+def test_an_index_passed_over_is_judged_again_once_rewritten_in_place_with_its_mtime_set_back(
+    files: tuple[Path, Path], built: list[list[str]]
+) -> None:
+    """A process passes a damaged index over until its file changes; a repair written into the
+    same inode with its mtime set back changes only its ctime, and used to be passed over still."""
+    path = index_file(files)
+    index = opened(files)
+    written_in_place(path)
+    assert index.check("b1", reread=False).ann == ANN_REBUILDING
+    damaged = path.stat().st_ctime_ns
+    written_in_place(path)  # the same byte flipped back: sound again
+    while path.stat().st_ctime_ns == damaged:  # within the file system's clock tick
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    assert index.check("b1", reread=False).ann == ANN_OK
+    assert [top(index, vectors(ROWS)[i]) for i in PROBES] == built
+    index.close()

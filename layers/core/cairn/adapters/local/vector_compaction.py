@@ -37,6 +37,7 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import vector_health, vector_sums
 from cairn.adapters.local.ann_index import BrainAnn, build, sum_path, verified
 from cairn.adapters.local.sqlite_threads import ThreadConnections
+from cairn.adapters.local.vector_checkpoint import Identity, identity
 from cairn.adapters.local.vector_copy import UnsoundRows, copy_checked
 from cairn.adapters.local.vector_store import Rows, VectorFile, VectorStore, file_name, stem
 from cairn.ports.chunks import ANN_NONE, ANN_OK, ANN_REBUILDING, Compaction
@@ -76,7 +77,9 @@ class VectorMaintenance:
         self.ann_min_rows = ann_min_rows
         self.background = background
         self._anns: dict[tuple[str, int], BrainAnn] = {}
-        self._unsound: dict[tuple[str, int], tuple[int, int, int]] = {}  # index files found damaged
+        # Index files found damaged, by identity: passed over until it moves, which a file rewritten
+        # in place does even with its mtime set back (its ctime).
+        self._unsound: dict[tuple[str, int], Identity] = {}
         self._lock = threading.Lock()
         self._wanted: set[str] = set()
         self._wake = threading.Condition(self._lock)
@@ -94,7 +97,7 @@ class VectorMaintenance:
         if found is not None:
             return found
         path = self.index_path(brain_id, epoch)
-        signature = _signature(path)
+        signature = identity(path)
         if signature is None or self._unsound.get(key) == signature:
             return None
         with self._lock:
@@ -105,7 +108,7 @@ class VectorMaintenance:
                         raise RuntimeError("the index does not match its sum")
                     found = BrainAnn(path, self.vectors.dimension)
                 except (RuntimeError, OSError):  # damaged, half-written, or deleted since
-                    if _signature(path) is not None:
+                    if identity(path) is not None:
                         log.warning("a vector index is damaged: searching exactly until it is rebuilt")
                         self._unsound[key] = signature
                         self._wanted.add(brain_id)
@@ -143,7 +146,7 @@ class VectorMaintenance:
         key = (brain_id, epoch)
         with self._lock:
             self._anns.pop(key, None)
-            signature = _signature(self.index_path(brain_id, epoch))
+            signature = identity(self.index_path(brain_id, epoch))
             if signature is not None:
                 self._unsound[key] = signature
             self._wanted.add(brain_id)
@@ -432,13 +435,3 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
     mine = os.fstat(fd)
     return (mine.st_dev, mine.st_ino) == (found.st_dev, found.st_ino)
-
-
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    """(inode, size, mtime) of a file, None if there is none: a damaged index is passed over until
-    its file changes (compaction replaces it)."""
-    try:
-        found = path.stat()
-    except FileNotFoundError:
-        return None
-    return found.st_ino, found.st_size, found.st_mtime_ns

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, Put, RecordStore
@@ -81,7 +82,7 @@ class GapService:
         search, as gbrain does (page_search.py: never for a reader of another tenant's public brain)."""
         if not noticed:
             access.check_change(brain, None, f"the knowledge gaps of {brain.slug}")
-        if not isinstance(query, str) or not query.strip():
+        if not isinstance(query, str) or js_blank(query):
             raise InvalidInput("query must not be empty")
         if context is not None and len(context) > MAX_CONTEXT:
             raise InvalidInput(f"context exceeds maximum length of {MAX_CONTEXT} characters")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cairn.auth import access
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.domain.pages import GENERAL_WING, MAX_LIMIT, is_slug, page_wing
 from cairn.domain.text import query_read
@@ -70,7 +71,7 @@ class PageSearch:
 
     def keyword(self, brain: Brain, query: str, *, wing: str | None = None, limit: int = 10) -> list[PageHit]:
         limit = min(max(limit, 0), MAX_LIMIT)
-        if not query.strip() or limit == 0:
+        if js_blank(query) or limit == 0:
             return []
         query = query_read(query)
         best = self._leg(brain, query, wing, vector=False, pool=max(_POOL, limit * 4))
@@ -82,7 +83,7 @@ class PageSearch:
         self, brain: Brain, query: str, *, wing: str | None = None, limit: int = 10, expand: bool = False
     ) -> list[PageHit]:
         limit = min(max(limit, 0), MAX_LIMIT)
-        if not query.strip():
+        if js_blank(query):
             return []
         name = self.pages.name_of(brain)
         read = query_read(query)  # the gap below is logged under the hash of the query as asked

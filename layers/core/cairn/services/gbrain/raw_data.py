@@ -32,6 +32,7 @@ from typing import Any
 
 from cairn.auth import access
 from cairn.domain.errors import Conflict, InvalidInput, reading_record
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
@@ -128,7 +129,7 @@ class RawDataService:
     ) -> RawRow:
         """Store the row. With `expected_version` (0: there is none), only over the row at that
         version (`RawRow.version`), else RawDataChanged and nothing is written."""
-        if not isinstance(source, str) or not source.strip():
+        if not isinstance(source, str) or js_blank(source):
             raise InvalidInput("source must not be empty")
         if len(source) > MAX_SOURCE:
             raise InvalidInput(f"source exceeds maximum length of {MAX_SOURCE} characters")

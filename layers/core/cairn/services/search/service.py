@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain, Document, MetadataValue
 from cairn.domain.paths import both_prefixes, scope_prefix
 from cairn.domain.text import query_read
@@ -123,7 +124,7 @@ class SearchService:
         / NOT, `kube*`) is read as its expression unless `language` is off (a lookup by a text
         that is no one's query: query_language.py)."""
         started = time.perf_counter()
-        if not query or not query.strip():
+        if not query or js_blank(query):
             raise InvalidInput("query must not be empty")
         asked_for, query = query, query_read(query)
         reading = read(query) if language else plain(query)

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any, Final
 
 from cairn.auth import access
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.domain.stopwords import KEYWORDS as _STOP
 from cairn.domain.text import BIDI_CONTROLS, has_control, is_blank
@@ -31,7 +32,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 def check_user_id(user_id: str) -> None:
     """A userId is given and at most 256 characters (what the caller may do with it is the access
     rule's: check_user)."""
-    if not isinstance(user_id, str) or not user_id.strip():
+    if not isinstance(user_id, str) or js_blank(user_id):
         raise ThoughtError("userId is required", "Provide the userId the memories belong to")
     if len(user_id) > 256:
         raise ThoughtError("userId must be at most 256 characters", "Use a shorter userId")
@@ -108,7 +109,7 @@ def check_metadata(m: Metadata) -> None:
                 f"Shorten metadata.{name}, or keep the text in content",
             )
     for name, values in (("keywords", m.keywords), ("tags", m.tags)):
-        if values is not None and (len(values) > 50 or any(not v.strip() or len(v) > 100 for v in values)):
+        if values is not None and (len(values) > 50 or any(js_blank(v) or len(v) > 100 for v in values)):
             raise ThoughtError(
                 f"metadata.{name} must be at most 50 non-empty strings of at most 100 characters"
             )

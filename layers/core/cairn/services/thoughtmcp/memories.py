@@ -29,6 +29,7 @@ from typing import Any
 
 from cairn.domain.errors import Conflict, VersionConflict
 from cairn.domain.ids import new_id
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.inputs import expect_version
 from cairn.services.thoughtmcp import thought_scoring as ts
@@ -66,7 +67,7 @@ class ThoughtMemories(ThoughtForgetting):
         check_user(m.user_id, brain)
         check_content(m.content, empty_suggestion=REMEMBER_EMPTY)
         check_sector(m.sector)
-        if not m.session_id.strip():
+        if js_blank(m.session_id):
             raise ThoughtError("sessionId is required", "Provide the session the memory belongs to")
         if len(m.session_id) > MAX_SESSION_ID:  # kept in every record of the memory, as userId is
             raise ThoughtError(

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import NoBrain
+from cairn.domain.js_text import js_blank, js_trim
 from cairn.domain.models import Brain
 from cairn.ports.generator import GenerationError
 from cairn.services.memory.memory_reflection import (
@@ -41,7 +42,7 @@ def reflect(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[st
     limit = min(max(_integer(body.get("limit"), 20, strict=False), 1), 50)
     with _model("LLM returned invalid JSON response"):
         done = _service(c, min_relevance=GOOD_MATCH).reflect(
-            _brain(brain_of), topic.strip(), client_id=client_id, limit=limit
+            _brain(brain_of), js_trim(topic), client_id=client_id, limit=limit
         )
     out: dict[str, Any] = {
         "topic": topic,
@@ -64,7 +65,7 @@ def reflect(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[st
 def research(c: ZengramDeps, brain_of: Callable[[], Brain], body: Any) -> dict[str, Any]:
     if not c.options.zengram_research:
         raise Refused(503, "research_disabled", message=RESEARCH_DISABLED)
-    topic, client_id = _topic(body).strip(), _client(body)
+    topic, client_id = js_trim(_topic(body)), _client(body)
     no_markup_in(body.get("max_iterations"), "max_iterations")
     rounds = min(max(_integer(body.get("max_iterations"), 2, strict=True), 1), 4)
     with _model("LLM returned invalid JSON synthesis"):
@@ -127,7 +128,7 @@ def _topic(body: Any) -> str:
     if not isinstance(body, dict):
         raise bad("Request body must be a JSON object")
     topic = body.get("topic")
-    if not isinstance(topic, str) or not topic.strip():
+    if not isinstance(topic, str) or js_blank(topic):
         raise bad("topic is required (non-empty string)")
     no_markup_in(topic, "topic")
     return topic
@@ -138,7 +139,7 @@ def _client(body: dict[str, Any]) -> str | None:
     if client_id is not None and not isinstance(client_id, str):
         raise bad("client_id must be a string when provided")
     no_markup_in(client_id, "client_id")
-    return client_id.strip() or None if isinstance(client_id, str) else None
+    return js_trim(client_id) or None if isinstance(client_id, str) else None
 
 
 def _integer(value: Any, default: int, *, strict: bool) -> int:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cairn.domain.errors import NotFound
+from cairn.domain.js_text import js_trim
 from cairn.domain.models import Document, MemoryType
 from cairn.services.memory.memory_model import Containing, MemoryQuery
 from cairn.services.memory.memory_ranking import (
@@ -79,7 +80,7 @@ class ZengramMemories(ZengramBase):
         return Reply(201, out)
 
     def search(self, q: Mapping[str, str]) -> Reply:
-        query = (q.get("q") or "").strip()
+        query = js_trim(q.get("q") or "")
         if not query:
             raise bad("Missing required query parameter: q")
         limit = bounded_int(q.get("limit"), default=10, low=1, high=100)

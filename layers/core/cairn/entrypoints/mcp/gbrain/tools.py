@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ, WRITE
 from cairn.domain.errors import CairnError, InvalidInput, NotFound
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.domain.pages import MAX_LIMIT, timeline_entries
 from cairn.entrypoints.mcp.gbrain import args as a
@@ -358,7 +359,7 @@ def gap(deps: SurfaceDeps[GbrainServices], x: a.GapArgs) -> CallToolResult:
     c = deps.services
     if x.slug is not None:
         gate_first(c, x.slug)
-    if not x.query.strip():
+    if js_blank(x.query):
         raise InvalidInput("query must not be empty")
     if x.context is not None and len(x.context) > MAX_CONTEXT:
         raise InvalidInput(f"context exceeds maximum length of {MAX_CONTEXT} characters")
@@ -378,7 +379,7 @@ def gap(deps: SurfaceDeps[GbrainServices], x: a.GapArgs) -> CallToolResult:
 def raw(deps: SurfaceDeps[GbrainServices], x: a.RawArgs) -> CallToolResult:
     c = deps.services
     gate_first(c, x.slug)
-    if not x.source.strip():
+    if js_blank(x.source):
         raise InvalidInput("source must not be empty")
     if len(x.source) > MAX_SOURCE:
         raise InvalidInput(f"source exceeds maximum length of {MAX_SOURCE} characters")

@@ -12,6 +12,7 @@ from cairn.auth.principal import READ, WRITE
 from cairn.domain.boolean_query import highlight, matched_terms
 from cairn.domain.boolean_query import parse as parse_query
 from cairn.domain.errors import CairnError, InvalidInput
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec, audit_meta, declare
 from cairn.entrypoints.mcp.kit.audit import nothing_changed
@@ -90,7 +91,7 @@ BLANK_SEARCH = "Full-text search failed: Query cannot be empty"
 
 
 def _blank(text: str | None) -> bool:
-    return text is not None and text != "" and not text.strip()
+    return text is not None and text != "" and js_blank(text)
 
 
 def remember(deps: SurfaceDeps[ThoughtServices], x: a.RememberArgs) -> CallToolResult:

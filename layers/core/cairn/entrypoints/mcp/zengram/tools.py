@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ, WRITE
+from cairn.domain.js_text import js_blank
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, request_meta
 from cairn.entrypoints.mcp.zengram import args as a
 from cairn.entrypoints.mcp.zengram import descriptions as d
@@ -91,7 +92,7 @@ def _brain_id(api: ZengramApi) -> str | None:
 def store(deps: SurfaceDeps[ZengramServices], x: a.StoreArgs) -> CallToolResult:
     if not x.type:
         return local_error(f'"type" is required (one of: {", ".join(MEMORY_TYPES)})')
-    if not x.content or not x.content.strip():
+    if not x.content or js_blank(x.content):
         return local_error('"content" is required (non-empty string)')
     body = _truthy(
         {
@@ -113,7 +114,7 @@ def store(deps: SurfaceDeps[ZengramServices], x: a.StoreArgs) -> CallToolResult:
 
 
 def search(deps: SurfaceDeps[ZengramServices], x: a.SearchArgs) -> CallToolResult:
-    if not x.query or not x.query.strip():
+    if not x.query or js_blank(x.query):
         return local_error('"query" is required (non-empty string)')
     pairs: list[tuple[str, Any]] = [
         ("q", x.query),
@@ -240,14 +241,14 @@ def import_(deps: SurfaceDeps[ZengramServices], x: a.ImportArgs) -> CallToolResu
 
 
 def reflect(deps: SurfaceDeps[ZengramServices], x: a.ReflectArgs) -> CallToolResult:
-    if not x.topic or not x.topic.strip():
+    if not x.topic or js_blank(x.topic):
         return local_error(TOPIC_REQUIRED)
     body = _given({"topic": x.topic, "client_id": x.client_id, "limit": _number(x.limit)})
     return call(deps, "POST", "/reflect", lambda api: api.reflect(body))
 
 
 def research(deps: SurfaceDeps[ZengramServices], x: a.ResearchArgs) -> CallToolResult:
-    if not x.topic or not x.topic.strip():
+    if not x.topic or js_blank(x.topic):
         return local_error(TOPIC_REQUIRED)
     if x.max_iterations is not None and not float(x.max_iterations).is_integer():
         return local_error('"max_iterations" must be an integer (1-4)')

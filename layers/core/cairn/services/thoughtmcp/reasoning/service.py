@@ -19,6 +19,7 @@ from typing import Any, Final, cast
 from pydantic import ValidationError
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.js_text import js_blank, js_trim
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.generator import Generator, Passage
 from cairn.services.memory.model_calls import failure_reason, offline
@@ -386,10 +387,10 @@ class ReasoningService:
 
 
 def _problem(problem: str) -> str:
-    if not isinstance(problem, str) or not problem.strip():
+    if not isinstance(problem, str) or js_blank(problem):
         raise InvalidInput("problem is required")
     check_texts(problem=problem)
-    return problem.strip()
+    return js_trim(problem)
 
 
 def _context(context: ReasoningContext | Mapping[str, Any] | None) -> ReasoningContext:

@@ -1,0 +1,98 @@
+"""A text is blank on the surfaces whose originals are TypeScript (canonical, zengram, gbrain,
+ThoughtMCP) when JavaScript's `trim()` leaves it empty, not Python's `strip()`: a byte-order mark
+alone is blank there and an information separator (U+001C) is not. Mnemosyne, a Python system,
+keeps Python's reading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.bootstrap import Container
+from cairn.domain.errors import InvalidInput
+from cairn.domain.js_text import js_blank, js_trim
+from cairn.entrypoints.mcp.kit import SurfaceDeps
+from cairn.entrypoints.mcp.mnemosyne import args as mnemosyne_args
+from cairn.entrypoints.mcp.mnemosyne import tools as mnemosyne_tools
+from cairn.entrypoints.mcp.mnemosyne.services import mnemosyne_services
+from cairn.entrypoints.mcp.thoughtmcp import args as thought_args
+from cairn.entrypoints.mcp.thoughtmcp import tools as thought_tools
+from cairn.entrypoints.mcp.thoughtmcp.services import thought_services
+from cairn.entrypoints.mcp.zengram import args as zengram_args
+from cairn.entrypoints.mcp.zengram import tools as zengram_tools
+from cairn.entrypoints.mcp.zengram.services import zengram_services
+from cairn.services.ingest.inputs import LocalFilePolicy
+from tests.fakes.container import fake_container
+
+BOM, SEPARATOR = "\ufeff", "\x1c"
+NO_FILES = LocalFilePolicy(root=None, max_bytes=1)
+
+
+@pytest.fixture
+def container(tmp_path: Path) -> Container:
+    return fake_container(tmp_path)
+
+
+def test_blank_is_what_javascripts_trim_leaves_empty() -> None:
+    assert js_blank(BOM) and js_blank(" \t\u3000\u2028\u00a0" + BOM)
+    assert not js_blank(SEPARATOR) and not js_blank("\x1f") and not js_blank("\x85")
+    assert js_trim(f"{BOM} heron\u2029") == "heron"
+    assert js_trim(f"{SEPARATOR}heron ") == f"{SEPARATOR}heron"
+
+
+def text_of(result: object) -> str:
+    return str(result.content[0].text)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("query", "blank"), [(BOM, True), (SEPARATOR, False)])
+def test_zengram_search(container: Container, query: str, blank: bool) -> None:
+    surface = SurfaceDeps(zengram_services(container), NO_FILES)
+    found = zengram_tools.search(surface, zengram_args.SearchArgs.model_validate({"query": query}))
+    refused = text_of(found) == 'Error: "query" is required (non-empty string)'
+    assert refused == blank
+
+
+@pytest.mark.parametrize(("text", "blank"), [(BOM, True), (SEPARATOR, False)])
+def test_thoughtmcp_recall(container: Container, text: str, blank: bool) -> None:
+    surface = SurfaceDeps(thought_services(container), NO_FILES)
+    recall = thought_args.RecallArgs.model_validate({"userId": "u1", "text": text})
+    try:
+        thought_tools.recall(surface, recall)
+        refused = False
+    except Exception as error:  # ThoughtError, answered in ThoughtMCP's style by its policy
+        refused = thought_tools.BLANK_RECALL in str(error)
+    assert refused == blank
+
+
+@pytest.mark.parametrize(("query", "blank"), [(BOM, True), (SEPARATOR, False)])
+def test_canonical_and_rest_search(container: Container, query: str, blank: bool) -> None:
+    brain = container.brains.create("Notes")
+    try:
+        container.search.search(brain, query)
+        refused = False
+    except InvalidInput as error:
+        refused = "query must not be empty" in str(error)
+    assert refused == blank
+
+
+@pytest.mark.parametrize(("query", "blank"), [(BOM, True), (SEPARATOR, False)])
+def test_gbrain_gap(container: Container, query: str, blank: bool) -> None:
+    brain = container.brains.create("Pages")
+    try:
+        container.gaps.log(brain, query)
+        refused = False
+    except InvalidInput as error:
+        refused = "query must not be empty" in str(error)
+    assert refused == blank
+
+
+@pytest.mark.parametrize(("query", "blank"), [(BOM, False), (SEPARATOR, True)])
+def test_mnemosyne_keeps_pythons_reading(container: Container, query: str, blank: bool) -> None:
+    surface = SurfaceDeps(mnemosyne_services(container), NO_FILES)
+    try:
+        mnemosyne_tools.search(surface, mnemosyne_args.SearchArgs.model_validate({"query": query}))
+        refused = False
+    except InvalidInput as error:
+        refused = "query must not be empty" in str(error)
+    assert refused == blank

@@ -98,8 +98,10 @@ def checked_tags(tags: Sequence[str], *, held: bool = False) -> list[str]:
     """Tags as given, repeats dropped. `held`: a document's tags as a brain holds them (a restore),
     within what any surface writes: a ThoughtMCP memory keeps up to 50 keywords and 50 tags of 100
     characters each, commas included, as `kw:…` / `tag:…` tags. Otherwise a tag list coming in here
-    is shown comma-joined as metadata.tags, so a tag holding a comma is refused."""
+    is shown comma-joined as metadata.tags, so a tag holding a comma is refused. The limit counts
+    distinct tags: canonical memory_remember's comma-joined tags may repeat one many times."""
     most, longest = (MAX_HELD_TAGS, MAX_HELD_TAG) if held else (MAX_TAGS, MAX_TAG)
+    tags = list(dict.fromkeys(tags))
     if len(tags) > most:
         raise InvalidInput(f"at most {most} tags")
     for tag in tags:
@@ -108,7 +110,7 @@ def checked_tags(tags: Sequence[str], *, held: bool = False) -> list[str]:
         if "," in tag and not held:
             raise InvalidInput("tags must not contain commas (they are stored comma-joined)")
         check_label("a tag", tag)
-    return list(dict.fromkeys(tags))
+    return tags
 
 
 def checked_title(title: str | None) -> str | None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from cairn.auth.principal import WRITE, Principal, Via
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.services import audit as audit_module
 from cairn.services.audit import AuditLog
 from tests.fakes.clock import FakeClock
@@ -261,3 +263,30 @@ def test_limits_at_the_edges_are_accepted(log: AuditLog) -> None:
     assert len(log.query(tenant="acme", limit=1)[0]) == 1
     assert len(log.query(tenant="acme", limit=1000)[0]) == 1
     assert log.query(tenant="acme", since=START - timedelta(days=92), until=START)[1] is None
+
+
+def test_an_entry_the_busy_store_refuses_is_kept_and_written_with_the_next(
+    log: AuditLog, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The action it records has happened: the entry is neither raised nor lost. One warning, no
+    traceback; the next entry, once the store takes it, writes the kept one first, with its time."""
+    transact = log.records.transact
+    held = True
+
+    def locked(ops: Any) -> Any:
+        if held:
+            raise Unavailable("the record store is busy (its writer lock is held)")
+        return transact(ops)
+
+    monkeypatch.setattr(log.records, "transact", locked)
+    caplog.set_level(logging.WARNING)
+    kept = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
+    assert [(r.levelno, r.exc_info) for r in caplog.records] == [(logging.WARNING, None)]
+    assert kept.id in caplog.records[0].getMessage()
+    assert log.query(tenant="acme")[0] == []
+    held = False
+    clock.advance(5)
+    later = log.record(ALICE, "doc.delete", brain_id="brn_1", target="memory/global/b.md")
+    assert [e.id for e in log.query(tenant="acme")[0]] == [later.id, kept.id]
+    assert [e.at for e in log.query(brain_id="brn_1")[0]] == [later.at, kept.at]
+    assert len(caplog.records) == 1

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import re
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from datetime import UTC, date, datetime, timedelta
@@ -24,7 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from pydantic import BaseModel
 
 from cairn.auth.principal import Principal
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.domain.ids import new_id
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
@@ -34,6 +37,8 @@ SYSTEM = "system"
 MAX_VALUE_CHARS = 512
 MAX_DETAIL_KEYS = 32
 MAX_LIMIT = 1000
+MAX_KEPT = 10_000
+"""Entries a process keeps while the store refuses them as busy (`Unavailable`), oldest first."""
 MAX_RANGE = timedelta(days=92)
 DEFAULT_RANGE = timedelta(days=7)
 
@@ -60,10 +65,20 @@ class AuditEntry(BaseModel):
     detail: dict[str, str | int | bool] = {}
 
 
+log = logging.getLogger(__name__)
+
+
 class AuditLog:
+    """Entries are recorded after the action they record succeeded, so one the store refuses as
+    busy (its writer lock held past the wait: `Unavailable`) does not undo or fail the action: it
+    is kept, with its own time, and written before the next entry this process records (a warning
+    says so, once per entry)."""
+
     def __init__(self, records: RecordStore, clock: Clock) -> None:
         self.records = records
         self.clock = clock
+        self._kept: deque[tuple[AuditEntry, list[Put]]] = deque()
+        self._kept_lock = threading.Lock()
 
     def record(
         self,
@@ -100,8 +115,38 @@ class AuditLog:
         ops = [Put(Item(_tenant_pk(entry.tenant, day), sk, data), expected_version=0)]
         if brain_id is not None:
             ops.append(Put(Item(_brain_pk(brain_id, day), sk, data), expected_version=0))
-        self.records.transact(ops)
+        if self._write_kept():
+            try:
+                self.records.transact(ops)
+                return entry
+            except Unavailable as busy:
+                reason = str(busy)
+        else:
+            reason = "entries kept before it are still refused"
+        self._keep(entry, ops, reason)
         return entry
+
+    def _keep(self, entry: AuditEntry, ops: list[Put], reason: str) -> None:
+        with self._kept_lock:
+            if len(self._kept) >= MAX_KEPT:
+                lost, _ = self._kept.popleft()
+                log.warning("audit entry %s (%s) dropped: %d kept already", lost.id, lost.action, MAX_KEPT)
+            self._kept.append((entry, ops))
+        log.warning("audit entry %s (%s) kept to be written later: %s", entry.id, entry.action, reason)
+
+    def _write_kept(self) -> bool:
+        """Write the entries kept, oldest first; False when the store still refuses them."""
+        with self._kept_lock:
+            while self._kept:
+                ops = self._kept[0][1]
+                try:
+                    self.records.transact(ops)
+                except Unavailable:
+                    return False
+                except Conflict:  # written after all (its id is its own): nothing to add
+                    pass
+                self._kept.popleft()
+        return True
 
     def query(
         self,

@@ -45,6 +45,7 @@ from cairn.services.ingest.service import IngestService
 from cairn.services.jobs.job_log import JobLog
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
+from cairn.services.links.pending import PendingLinks
 from cairn.services.memory.consolidation import ConsolidationService
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.extraction import ExtractionService
@@ -121,6 +122,8 @@ class Container:
     audit: AuditLog
     repair: IndexRepair
     zengram: ZengramApi
+    pending_links: PendingLinks
+    """Links memories' commits left to be made after them (services/links/pending.py)."""
     sign_in: SignIn | None = None
     """Cairn as the MCP clients' authorization server (auth/oauth/); None when not configured."""
 

@@ -13,11 +13,12 @@ from cairn import faults
 from cairn.bootstrap import Container, build_container
 from cairn.bootstrap.functions import job_tasks
 from cairn.config import Settings
-from cairn.domain.models import JobStatus
+from cairn.domain.models import JobStatus, MemoryType
 from cairn.entrypoints.aws_lambda import jobs_handler
 from cairn.faults import InjectedFault
 from cairn.services.documents.index_sweeper import GRACE_S
 from cairn.services.memory.extraction import Said
+from cairn.services.memory.memory_model import MemoryInput
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock
@@ -124,3 +125,22 @@ def test_the_sweep_action_gives_a_brain_made_mid_deploy_its_pointers(container: 
     with access.acting_as(owner, READ):
         assert [b.id for b in container.brains.list()] == [brain.id]
     assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}
+
+
+def test_the_sweep_action_links_a_memory_whose_writer_stopped_after_its_commit(container: Container) -> None:
+    """A Lambda dies between a typed memory's commit and its entity links: the scheduled sweep (a
+    minute on) indexes it and makes its links (services/links/pending.py)."""
+    brain = container.brains.create("Team", slug="team")
+    memory = MemoryInput(
+        type=MemoryType.event, content="The tide gauge was recalibrated.", client_id="port-trust"
+    )
+    with faults.armed("documents.indexed"), pytest.raises(InjectedFault):
+        container.memories.store(brain, memory)
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}  # too young
+    assert isinstance(container.adapters.clock, FakeClock)
+    container.adapters.clock.advance(GRACE_S + 1)
+
+    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 2, "mended": 0}  # indexed, linked
+    assert container.entities.get(brain, "port-trust").mention_count == 1
+    assert list(container.pending_links.pending()) == []

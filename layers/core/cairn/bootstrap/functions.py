@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.bootstrap.options import schedule_window_s
-from cairn.bootstrap.shared import build_container
+from cairn.bootstrap.shared import build_container, index_sweeper
 from cairn.config import Settings
 from cairn.container import Container
 from cairn.entrypoints.aws_lambda import Handler, JobTasks, api_handler, jobs_handler
@@ -32,7 +32,6 @@ def job_tasks(container: Container, settings: Settings) -> JobTasks:
     """The job task function's work over `container`, which must run jobs on Step Functions."""
     from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
     from cairn.adapters.aws.sfn_tasks import task_handler
-    from cairn.services.documents.index_sweeper import IndexSweeper
     from cairn.services.memory.schedule import ConsolidationSchedule
 
     if not isinstance(container.jobs, StepFunctionsJobRunner):
@@ -57,4 +56,4 @@ def job_tasks(container: Container, settings: Settings) -> JobTasks:
     def mend() -> int:
         return len(container.brains.mend_pointers(made_within_s=MEND_WITHIN_S))
 
-    return JobTasks(task=task, sweep=IndexSweeper(container.documents).tick, schedule=schedule, mend=mend)
+    return JobTasks(task=task, sweep=index_sweeper(container).tick, schedule=schedule, mend=mend)

@@ -27,6 +27,7 @@ from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.index_intents import IndexIntents
 from cairn.services.documents.index_repair import IndexRepair
+from cairn.services.documents.index_sweeper import IndexSweeper
 from cairn.services.documents.indexing import DocumentIndexer
 from cairn.services.documents.rebuilding import RebuildingBrains
 from cairn.services.documents.service import DocumentService
@@ -46,6 +47,7 @@ from cairn.services.ingest.service import IngestService
 from cairn.services.jobs.job_log import JobLog
 from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
+from cairn.services.links.pending import PendingLinks
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
@@ -54,6 +56,7 @@ from cairn.services.memory.entity_llm import entity_extractor_for
 from cairn.services.memory.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.memory.fact_memory import FactMemory
 from cairn.services.memory.memories import MemoryService
+from cairn.services.memory.mention_links import MENTIONS_PENDING
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
 from cairn.services.mnemosyne.collection_records import CollectionRecords
@@ -80,6 +83,7 @@ from cairn.services.thoughtmcp.removal import memory_records
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import SectorVectors
 from cairn.services.thoughtmcp.stale_sectors import StaleSectors
+from cairn.services.thoughtmcp.waypoints import WAYPOINTS
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.deps import ZengramDeps
 from cairn.services.zengram.runs import ConsolidationRuns
@@ -166,7 +170,11 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     links = LinkRepository(a.records)
     entity_repo = EntityRepository(a.records, links)
     entities = EntityService(entity_repo, a.clock, entity_extractor_for(a.generator))  # rules alone offline
-    memories = MemoryService(documents, MemoryClaims(a.records), search, a.clock, access, entities=entities)
+    # links a memory's commit leaves to be made after it, finished by the sweep (services/links/pending.py)
+    pending = PendingLinks(a.records, brain_repo.get, lambda: a.clock.now().timestamp())
+    memories = MemoryService(
+        documents, MemoryClaims(a.records), search, a.clock, access, entities=entities, pending=pending
+    )
     documents.when_retired(memories.join_over_deleted)  # whichever surface deletes a memory
     consolidation = ConsolidationService(
         brains,
@@ -221,8 +229,12 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         questions,
         a.clock,
         calibration=tuning.calibration,
+        pending=pending,
         commit_mark=commit_mark,
     )
+    if memories.mention_links is not None:
+        pending.finish_with(MENTIONS_PENDING, memories.mention_links.finish)
+    pending.finish_with(WAYPOINTS, thoughts.finish_links)
     documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
     repair.also_check(StaleSectors(documents, thoughts.rows, thoughts.sectors))
     libraries = LibraryService(
@@ -307,8 +319,15 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         audit=AuditLog(a.records, a.clock),
         repair=repair,
         zengram=zengram,
+        pending_links=pending,
         sign_in=sign_in,
     )
+
+
+def index_sweeper(container: Container) -> IndexSweeper:
+    """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
+    then the links memories' commits left pending (services/links/pending.py)."""
+    return IndexSweeper(container.documents, settlers=[container.pending_links.settle])
 
 
 def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:

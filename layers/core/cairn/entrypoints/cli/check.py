@@ -1,7 +1,8 @@
 """What a process does to the data it opens before trusting it, and `cairn check`.
 
 Opening: every document a stopped process committed but did not index is indexed (its intent
-settled, services/documents/index_intents.py), and every brain that lacks the pointers its
+settled, services/documents/index_intents.py), every memory whose links it left pending is linked
+(services/links/pending.py), and every brain that lacks the pointers its
 tenant's listing reads (services/brain_pointers.py) gets them. A server (`cairn serve`,
 `cairn mcp`) then compares every brain's index with its records and files
 (services/documents/index_repair.py) and rebuilds what differs in the background, refusing those
@@ -31,6 +32,9 @@ def settle(container: Container) -> None:
     settled = container.documents.settle_pending()
     if settled:
         print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
+    linked = container.pending_links.settle()  # after the intents: a memory's links need it indexed
+    if linked:
+        print(f"linked {linked} memories a stopped process had written but not linked", file=sys.stderr)
     mended = container.brains.mend_pointers()
     if mended:
         print(

@@ -119,11 +119,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     AppStatus.disable_automatic_graceful_drain()
     process_limits.prepare()
 
-    from cairn.bootstrap import build_container
+    from cairn.bootstrap import build_container, index_sweeper
     from cairn.bootstrap.local import check_local_files
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
-    from cairn.services.documents.index_sweeper import IndexSweeper
 
     settings = settings_from(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
@@ -160,7 +159,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     schedule = _schedule(container)
-    sweeper = IndexSweeper(container.documents)
+    sweeper = index_sweeper(container)
     stops.hold()  # from here a job may be claimed: a signal waits for the server, which stops
     container.jobs.start_worker()
     sweeper.start()
@@ -276,10 +275,9 @@ def _schedule(container: Container) -> ConsolidationSchedule | None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     stops = StopSignals("cairn mcp")
     stops.install()  # first: a signal while it starts ends it at once (stop_signals.py)
-    from cairn.bootstrap import build_container
+    from cairn.bootstrap import build_container, index_sweeper
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
-    from cairn.services.documents.index_sweeper import IndexSweeper
 
     require_surface(args.surface)  # fail before opening the store
     process_limits.prepare()
@@ -288,7 +286,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     print(f"cairn mcp ({args.surface}): data in {settings.data_dir.resolve()}", file=sys.stderr)
     settle(container)
     start_repairs(container)
-    sweeper = IndexSweeper(container.documents)
+    sweeper = index_sweeper(container)
     stops.hold()  # from here a job may be claimed: a signal ends the session as it starts
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     sweeper.start()

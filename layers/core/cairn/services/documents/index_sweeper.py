@@ -9,13 +9,16 @@ scheduled rule's `sweep` event does the same (entrypoints/aws_lambda.py). Each t
 the bytes of document versions replaced more than a quarter of an hour ago
 (services/documents/old_bytes.py), and once an hour those of writes that stopped before committing
 their records (services/documents/orphan_bytes.py, where the blob store can list its folders) and
-uploads a week old (services/documents/upload_expiry.py).
+uploads a week old (services/documents/upload_expiry.py). `settlers` settle, after the intents,
+what else a stopped writer leaves for the sweep, with the same grace: the composition root gives
+it the links memories' commits left pending (services/links/pending.py), which it does not know.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 
 from cairn.services.documents import orphan_bytes
 from cairn.services.documents.service import DocumentService
@@ -29,13 +32,19 @@ GRACE_S = 60.0
 
 class IndexSweeper:
     def __init__(
-        self, documents: DocumentService, *, every_s: float = SWEEP_EVERY_S, grace_s: float = GRACE_S
+        self,
+        documents: DocumentService,
+        *,
+        every_s: float = SWEEP_EVERY_S,
+        grace_s: float = GRACE_S,
+        settlers: Sequence[Callable[[float], int]] = (),
     ) -> None:
         if every_s <= 0 or grace_s < 0:
             raise ValueError("every_s must be positive and grace_s not negative")
         self.documents = documents
         self.every_s = every_s
         self.grace_s = grace_s
+        self.settlers = tuple(settlers)
         self._orphans_at: float | None = None
         self._loop = Periodic(
             "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
@@ -45,6 +54,8 @@ class IndexSweeper:
         settled = self.documents.settle_pending(self.grace_s)
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)
+        for settle in self.settlers:  # after the intents: a memory's links need it indexed
+            settled += settle(self.grace_s)
         self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
         now = time.monotonic()
         if self._orphans_at is None or now - self._orphans_at >= orphan_bytes.EVERY_S:

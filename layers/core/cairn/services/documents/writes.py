@@ -305,12 +305,14 @@ class DocumentWrites(DocumentReads):
         *,
         reason: str | None = None,
         with_bytes: bool = True,
+        also: Callable[[], Sequence[Put | Delete]] | None = None,
     ) -> WriteOutcome | None:
         """Read-modify-write under the path's lock: `change` sees the live document and its bytes
         (or None, None) and returns what to write, or None to leave it alone. It decides in the
         attempt that commits: a commit that loses to another process's write calls it again with
         what that write left. `with_bytes` False: it is given None for the bytes (it decides by
-        the record alone, so a document whose bytes are damaged can still be replaced)."""
+        the record alone, so a document whose bytes are damaged can still be replaced). `also`,
+        asked after `change` in each attempt that writes: ops committed in the same transaction."""
         path = validate_path(path)
 
         def attempt(current: list[Document | None]) -> WriteOutcome | None:
@@ -319,7 +321,7 @@ class DocumentWrites(DocumentReads):
             wanted = change(live, self.bytes_of(live) if live and with_bytes else None)
             if wanted is None:
                 return None
-            return self._write_locked(brain, path, wanted[0], wanted[1], existing)
+            return self._write_locked(brain, path, wanted[0], wanted[1], existing, also() if also else ())
 
         with self.locks.hold([lock_key(brain, path)]):
             outcome = self._again(brain, [path], attempt)

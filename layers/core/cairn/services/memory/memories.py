@@ -42,7 +42,7 @@ from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
-from cairn.ports.records import Put
+from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
 from cairn.services.memory import earlier_ends
 from cairn.services.memory.claims import Claim
@@ -91,6 +91,8 @@ class MemoryService(MemoryLineJoins):
             claim = self.claims.text(brain.id, m.type.value, client, digest)
             duplicate = self._duplicate(brain, m.type, claim, digest)
             if duplicate is not None:
+                if self.mention_links is not None:  # its writer may have stopped before linking it
+                    self.mention_links.resent(brain, duplicate)
                 return Stored(duplicate, deduplicated=True)
             try:
                 return self._store_once(brain, m, text, digest, client, claim)
@@ -114,7 +116,7 @@ class MemoryService(MemoryLineJoins):
     ) -> Stored:
         now = self.clock.now()
         memory_id = m.memory_id or new_id("mem")
-        ops: list[Put] = [
+        ops: list[Put | Delete] = [
             self.claims.take(claim, memory_id),
             self.claims.stamp(brain.id, now, memory_id),
         ]
@@ -199,14 +201,18 @@ class MemoryService(MemoryLineJoins):
         info = DocumentInput(
             title=title_of(text), tags=m.tags, metadata=metadata, memory=facet, doc_id=memory_id
         )
+        # its entity links come after the commit, which marks them pending (mention_links.py); a
+        # kept id may be an upsert: the links its old text had go (relink)
+        links = self.mention_links
+        mark = links.mark(brain.id, memory_id, relink=m.memory_id is not None) if links is not None else None
+        if links is not None and mark is not None:
+            ops.append(links.pending.put_op(mark))
         # The superseded memory's record changes in the same commit: its chunks follow it there.
         outcome = self.documents.write(brain, memory_path(m.type, memory_id), text.encode(), info, also=ops)
-        if self.entities is not None:  # after the commit; idempotent, so a retry repairs a crash here
+        if links is not None and mark is not None:
             doc = outcome.document
-            mentions = self.entities.extract(text, client_id=client, source_agent=m.source_agent)
-            # a kept id may be an upsert: drop the links its old text had
-            link = self.entities.relink if m.memory_id else self.entities.record_mentions
-            link(brain, doc.id, mentions, doc.created_at)
+            mentions = links.entities.extract(text, client_id=client, source_agent=m.source_agent)
+            links.link(brain, doc.id, mentions, doc.created_at, mark)
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
@@ -338,7 +344,13 @@ class MemoryService(MemoryLineJoins):
                 memory=facet,
             )
 
-        outcome = self.documents.modify(brain, doc.path, change)
+        links = self.mention_links
+        mark = links.mark(brain.id, doc.id, relink=True) if links is not None else None
+
+        def pending() -> list[Put | Delete]:  # new text: its entity links are remade after the commit
+            return [links.pending.put_op(mark)] if links and mark and "content" in changed else []
+
+        outcome = self.documents.modify(brain, doc.path, change, also=pending)
         if outcome is None:
             return Updated(doc, [])
         updated = outcome.document
@@ -347,12 +359,11 @@ class MemoryService(MemoryLineJoins):
             self.claims.give_text(
                 brain.id, m.type.value, m.client_id or "global", m.content_hash or "", updated.id
             )
-            if self.entities is not None:
-                f = updated.memory
-                found = self.entities.extract(
-                    self.text(updated), client_id=f.client_id, source_agent=f.source_agent
+            if links is not None and mark is not None:
+                found = links.entities.extract(
+                    self.text(updated), client_id=m.client_id, source_agent=m.source_agent
                 )
-                self.entities.relink(brain, updated.id, found, updated.updated_at)
+                links.link(brain, updated.id, found, updated.updated_at, mark)
         return Updated(updated, changed)
 
     def delete(self, brain: Brain, memory_id: str, *, reason: str | None = None) -> Deleted:

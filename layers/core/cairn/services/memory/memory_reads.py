@@ -17,6 +17,7 @@ from cairn.domain.text import excerpt, query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.services.documents.service import DocumentService
+from cairn.services.links.pending import PendingLinks
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memory_glance import Glance, is_time
@@ -29,6 +30,7 @@ from cairn.services.memory.memory_model import (
     MemoryQuery,
 )
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
+from cairn.services.memory.mention_links import MentionLinks
 from cairn.services.repositories import document_of
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
@@ -49,11 +51,18 @@ class MemoryReads:
         access: AccessLog | None = None,
         *,
         entities: EntityService | None = None,
+        pending: PendingLinks | None = None,
     ) -> None:
         self.entities = entities
+        self.mention_links = (
+            MentionLinks(entities, pending, documents)
+            if entities is not None and pending is not None
+            else None
+        )
         self._counted: dict[tuple[str, str | None], tuple[float, tuple[int, int]]] = {}
         self._counted_lock = threading.Lock()
-        """Entity extraction and links at store time (services/memory/entities.py); None: none kept."""
+        """Entity extraction and links at store time (services/memory/entities.py), marked pending
+        in the memory's commit (`pending`: services/memory/mention_links.py); None: none kept."""
         self.documents = documents
         self.claims = claims
         self.search_service = search

@@ -54,6 +54,7 @@ from cairn.services.thoughtmcp.models import (
     stored_bytes,
 )
 from cairn.services.thoughtmcp.sectors import EMBEDDINGS
+from cairn.services.thoughtmcp.waypoints import WAYPOINTS
 
 MAX_SESSION_ID = 256
 """As a userId's bound (checks.py)."""
@@ -98,8 +99,13 @@ class ThoughtMemories(ThoughtForgetting):
             content=m.content if len(m.content) <= ROW_CONTENT_CHARS else None,
             path=memory_path(m.user_id, memory_id),
         )
-        self._write(brain, row, m.content, held=None, embed=True)
-        links = self._link(brain, row)
+        # the links come after the memory's commit, which marks them pending (waypoints.py): a
+        # store refusing them leaves the memory stored, answered as such, and the mark to the sweep
+        mark = self.pending.mark(brain.id, row.id, WAYPOINTS)
+        self._write(brain, row, m.content, held=None, embed=True, also=[self.pending.put_op(mark)])
+        links, whole = self._link(brain, row)
+        if whole:
+            self.pending.done(mark)
         return {
             "memoryId": row.id,
             "embeddingsGenerated": EMBEDDINGS,
@@ -181,11 +187,14 @@ class ThoughtMemories(ThoughtForgetting):
         if content is not None:
             row.content = content if len(content) <= ROW_CONTENT_CHARS else None
         held = self._live(brain, row)
-        self._write(brain, row, text, held=held, embed=changed or metadata is not None)
+        mark = self.pending.mark(brain.id, row.id, WAYPOINTS, relink=True)
+        also = [self.pending.put_op(mark)] if changed else []
+        self._write(brain, row, text, held=held, embed=changed or metadata is not None, also=also)
         connections = 0
         if changed:  # the replaced text's bytes go after the grace a reader may need (old_bytes.py)
-            connections = self._unlink(brain, row.user_id, row.id)
-            connections += self._link(brain, self._owned(brain, memory_id, user_id))
+            connections, whole = self._relink(brain, row.user_id, row.id)
+            if whole:
+                self.pending.done(mark)
         return {
             "memoryId": row.id,
             "embeddingsRegenerated": changed,
@@ -266,17 +275,20 @@ class ThoughtMemories(ThoughtForgetting):
             path=doc.path,
         )
         vectors = self.sectors.embed(text, row)
+        mark = self.pending.mark(brain.id, row.id, WAYPOINTS)
         try:
             self.rows.commit(
                 [
                     self.rows.put_op(brain.id, row, 0),
                     self.sectors.put_op(brain.id, row.user_id, row.id, vectors),
+                    self.pending.put_op(mark),
                 ]
             )
         except Conflict:
             return False
         self._touched(brain.id, row.user_id, row.id)
-        self._link(brain, row)
+        if self._link(brain, row)[1]:
+            self.pending.done(mark)
         return True
 
     def forget_user(self, brain: Brain, user_id: str) -> int:

@@ -18,6 +18,7 @@ from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.events import ChangeEvent
+from cairn.services.links.pending import PendingLinks
 from cairn.services.links.repository import LinkRepository
 from cairn.services.search.relevance import Calibration
 from cairn.services.thoughtmcp.checks import check_user
@@ -53,10 +54,13 @@ class ThoughtStore:
         clock: Clock,
         *,
         calibration: Calibration,
+        pending: PendingLinks,
         commit_mark: Callable[[], int] | None = None,
     ) -> None:
-        """`commit_mark`: the record store's CommitWatch (ports/records.py), where it has one (the
-        embedded store); each user's rows are then kept between calls (see `_all_rows`)."""
+        """`pending`: the marks of waypoint links a memory's commit leaves to be made
+        (services/links/pending.py). `commit_mark`: the record store's CommitWatch
+        (ports/records.py), where it has one (the embedded store); each user's rows are then kept
+        between calls (see `_all_rows`)."""
         self.documents = documents
         self.rows = rows
         self.sectors = sectors
@@ -64,6 +68,7 @@ class ThoughtStore:
         self.embedder = embedder
         self.clock = clock
         self.links = links
+        self.pending = pending
         self.calibration = calibration.lowered(SIMILARITY_LINE_SHIFT)
         self._commit_mark = commit_mark
         self._kept: dict[tuple[str, str], tuple[float, dict[str, Row], set[str], int]] | None = (
@@ -200,6 +205,7 @@ class ThoughtStore:
         held: Document | None,
         embed: bool = False,
         forgotten: datetime | None = None,
+        also: Sequence[Put | Delete] = (),
     ) -> Document:
         """The memory's document and its row, in one transaction: a new document and row (`held`
         None), or both at the versions read (`held`, from `_live`: a document deleted or written
@@ -207,11 +213,12 @@ class ThoughtStore:
         `embed`: its sector embeddings too (new text or metadata they are made of); `forgotten`:
         when it was soft-forgotten (its chunks then hidden from current-only search). A memory at
         strength 0 stays hidden whatever else a write changes, as when it was forgotten; one given
-        a strength again is found again, as ThoughtMCP's minStrength filter would find it."""
+        a strength again is found again, as ThoughtMCP's minStrength filter would find it. `also`
+        commits with them (a mark of the links left to make: services/links/pending.py)."""
         if forgotten is None and row.strength <= 0.0 and held is not None:
             kept = held.memory.expired_at if held.memory is not None else None
             forgotten = kept or self.clock.now()
-        ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if held is None else row.version)]
+        ops: list[Put | Delete] = [self.rows.put_op(brain.id, row, 0 if held is None else row.version), *also]
         if embed:
             vectors = self.sectors.embed(content, row)
             ops.append(self.sectors.put_op(brain.id, row.user_id, row.id, vectors))

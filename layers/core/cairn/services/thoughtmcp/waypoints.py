@@ -1,11 +1,18 @@
 """Waypoint links between a user's memories: made when a memory is stored (its most similar
-memories), weighed by thought_scoring, and removed with the memory."""
+memories), weighed by thought_scoring, and removed with the memory.
+
+The links are written after the memory's own commit, which marks them pending
+(services/links/pending.py, kind WAYPOINTS): a store that refuses them (Unavailable) leaves the
+memory stored with the links made so far, and the mark has the sweep finish them
+(`finish_links`)."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
@@ -20,6 +27,11 @@ from cairn.services.thoughtmcp.models import (
 )
 from cairn.services.thoughtmcp.store import ThoughtStore
 
+log = logging.getLogger(__name__)
+
+WAYPOINTS = "waypoints"
+"""The kind of a memory's pending-links mark (services/links/pending.py)."""
+
 UNLINKS_PER_COMMIT = 19
 """Links removed in one transaction: four link items and the other end's row each, and the
 memory's own row, within DynamoDB's 100 items."""
@@ -28,18 +40,20 @@ memory's own row, within DynamoDB's 100 items."""
 class ThoughtLinks(ThoughtStore):
     """The waypoint links of ThoughtMemories."""
 
-    def _link(self, brain: Brain, row: Row) -> int:
+    def _link(self, brain: Brain, row: Row, *, finishing: bool = False) -> tuple[int, bool]:
         """Link the memory to its most similar recent memories of the same user (at most
-        MAX_CONNECTIONS connections, both ways, weight >= the threshold); returns links made."""
+        MAX_CONNECTIONS connections, both ways, weight >= the threshold); `finishing` what a writer
+        began leaves out those it is linked to already. Returns the links made and whether every
+        one was (False: the store refused one, Unavailable; it keeps those made so far)."""
         others = [r for r in self._newest(brain.id, row.user_id, WAYPOINT_CANDIDATES + 1) if r.id != row.id]
         others = others[:WAYPOINT_CANDIDATES]
         if not others:
-            return 0
+            return 0, True
         ids = [chunk_id(row.id, 0), *(chunk_id(r.id, 0) for r in others)]
         vectors = self.chunks.get_vectors(brain.id, ids)
         mine = vectors.get(ids[0])
         if mine is None:
-            return 0
+            return 0, True
         side = waypoint_side(row)
         scored: list[tuple[float, Row]] = []
         for other in others:
@@ -51,10 +65,55 @@ class ThoughtLinks(ThoughtStore):
             if weight >= ts.WAYPOINT_THRESHOLD:
                 scored.append((weight, other))
         scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+        chosen = scored[:MAX_CONNECTIONS]
+        linked = self._linked_to(brain.id, row.id) if chosen and finishing else set()
         made = 0
-        for weight, other in scored[:MAX_CONNECTIONS]:
-            made += self._connect(brain, row, other, weight, ts.link_type(side, waypoint_side(other)))
-        return made
+        for weight, other in chosen:
+            if other.id in linked:
+                continue
+            try:
+                made += self._connect(brain, row, other, weight, ts.link_type(side, waypoint_side(other)))
+            except Unavailable as exc:
+                log.warning(
+                    "waypoint links of memory %s left for the sweep after %d: %s", row.id, made, exc.message
+                )
+                return made, False
+        return made, True
+
+    def _linked_to(self, brain_id: str, memory_id: str) -> set[str]:
+        return {
+            link.target_id for link in self.links.outgoing(brain_id, memory_id) if link.kind in LINK_KINDS
+        }
+
+    def _relink(self, brain: Brain, user_id: str, memory_id: str) -> tuple[int, bool]:
+        """The memory's text changed: drop its links, then link it as it is now; returns the links
+        removed and made, and whether every change was made (False: the store refused one)."""
+        try:
+            removed = self._unlink(brain, user_id, memory_id)
+        except Unavailable as exc:
+            log.warning("waypoint links of memory %s left for the sweep: %s", memory_id, exc.message)
+            return 0, False
+        row = self._rows(brain.id, user_id, [memory_id]).get(memory_id)
+        if row is None:  # forgotten meanwhile
+            return removed, True
+        made, whole = self._link(brain, row)
+        return removed + made, whole
+
+    def finish_links(self, brain: Brain, memory_id: str, relink: bool) -> bool:
+        """Finish the waypoint links a pending mark names (services/links/pending.py): those the
+        memory would get now; True once made, or when the memory is gone (its mark is dropped)."""
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+            return True
+        user_id = doc.memory.user_id if doc.memory is not None else None
+        if user_id is None:
+            return True
+        if self.documents.repo.intents.get(memory_id) is not None:
+            return False  # its vectors are not indexed yet: the index sweep comes first
+        if relink:
+            return self._relink(brain, user_id, memory_id)[1]
+        row = self._rows(brain.id, user_id, [memory_id]).get(memory_id)
+        return row is None or self._link(brain, row, finishing=True)[1]
 
     def _connect(self, brain: Brain, a: Row, b: Row, weight: float, kind: str) -> int:
         now = self.clock.now()

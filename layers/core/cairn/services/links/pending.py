@@ -1,0 +1,177 @@
+"""Links pending on a memory: what makes a memory's links as sure as the memory itself.
+
+Some memories are linked in transactions after their own commit: ThoughtMCP's waypoint links
+(services/thoughtmcp/waypoints.py) and a typed memory's entity links (services/memory/entities.py:
+up to 50 entities with their aliases, ranks and counters would pass DynamoDB's 100 items in one
+transaction). So the memory's commit also writes a mark, "links of kind K pending on memory X of
+brain B", and the writer deletes it once the links are written. A record store that refuses them
+(another process holding the embedded store's writer lock past the wait, DynamoDB throttled past
+its retries: Unavailable) or a writer that stops between leaves the mark, and whoever finds it
+finishes the links with the finisher of its kind, as index intents are settled
+(services/documents/index_intents.py): the process opening the data, the running server's
+sweeper (for marks older than its grace), the scheduled sweep on AWS. A finisher makes the links
+the memory would get now and is idempotent, so two settlers, or a settler and the writer, may
+finish the same memory; a memory or brain gone by then has its mark dropped.
+
+Each write has a mark of its own (its sort key ends with a token of its own), so a writer deletes
+only what its commit wrote: a later write's mark on the same memory stays until that write's
+links are made. A mark names the brain, the memory and the kind, never any text:
+
+| item         | pk                               | sk                       |
+|--------------|----------------------------------|--------------------------|
+| pending mark | `links_pending#<shard, 00-15>`   | `<memory id>#<token>`    |
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from cairn.auth import access
+from cairn.domain.errors import CairnError, Unavailable
+from cairn.domain.ids import new_id
+from cairn.domain.models import Brain
+from cairn.ports.records import Delete, Item, Put, RecordStore
+
+log = logging.getLogger(__name__)
+
+SHARDS = 16
+"""Marks spread over this many partitions (on DynamoDB a partition takes ~1,000 writes/s)."""
+_PK = "links_pending#"
+_DELETE_AT_ONCE = 100  # deletes per transaction (DynamoDB's one-call limit)
+
+Finisher = Callable[[Brain, str, bool], bool]
+"""(brain, memory id, relink) -> True once the memory's links are made, or there is nothing to
+link (the memory is gone); False leaves its marks for a later settle. `relink`: the links its
+earlier text had go first (an update)."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    brain_id: str
+    memory_id: str
+    kind: str
+    relink: bool
+    token: str
+    at: float  # when it was written, seconds since the epoch
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return _pk(self.memory_id), f"{self.memory_id}#{self.token}"
+
+
+class PendingLinks:
+    def __init__(
+        self,
+        records: RecordStore,
+        brain_of: Callable[[str], Brain | None],
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.records = records
+        self.brain_of = brain_of
+        self.now = now
+        self.finishers: dict[str, Finisher] = {}
+
+    def finish_with(self, kind: str, finisher: Finisher) -> None:
+        """How marks of `kind` are finished (the composition root registers each service's)."""
+        self.finishers[kind] = finisher
+
+    def mark(self, brain_id: str, memory_id: str, kind: str, *, relink: bool = False) -> Mark:
+        return Mark(brain_id, memory_id, kind, relink, new_id("lp"), self.now())
+
+    @staticmethod
+    def put_op(mark: Mark) -> Put:
+        """For the memory's own commit: its links are pending until `done`."""
+        data = {
+            "brain_id": mark.brain_id,
+            "memory_id": mark.memory_id,
+            "kind": mark.kind,
+            "relink": mark.relink,
+            "at": mark.at,
+        }
+        return Put(Item(*mark.key, data), 0)
+
+    def done(self, mark: Mark) -> None:
+        """The links the mark's commit left pending are made: drop it. A store that refuses the
+        delete leaves it for a settle, which finds the links made and changes nothing."""
+        try:
+            self.records.transact([Delete(*mark.key)])
+        except Unavailable as exc:
+            log.warning(
+                "the pending-links mark of memory %s is left for the sweep: %s", mark.memory_id, exc.message
+            )
+
+    def standing(self, memory_id: str, kind: str | None = None) -> list[Mark]:
+        """The marks still standing on one memory (one query)."""
+        page = self.records.query(_pk(memory_id), f"{memory_id}#")
+        return [m for m in map(_mark, page.items) if kind is None or m.kind == kind]
+
+    def finish_now(self, brain: Brain, memory_id: str, kind: str) -> bool:
+        """Finish the memory's links of `kind` if a mark of it still stands (a client sending a
+        memory again whose writer stopped before linking it); True when one did and is finished."""
+        return self._finish([m for m in self.standing(memory_id, kind) if m.brain_id == brain.id])
+
+    def pending(self, older_than_s: float = 0.0) -> Iterator[Mark]:
+        """Every mark left standing, written at least `older_than_s` ago, shard by shard."""
+        cutoff = self.now() - older_than_s
+        for shard in range(SHARDS):
+            after: str | None = None
+            while True:
+                page = self.records.query(f"{_PK}{shard:02d}", after=after, limit=500)
+                yield from (m for m in map(_mark, page.items) if m.at <= cutoff)
+                if page.next_after is None:
+                    break
+                after = page.next_after
+
+    def settle(self, older_than_s: float = 0.0) -> int:
+        """Finish the links of every memory a mark older than `older_than_s` names; returns how
+        many memories were settled. One that fails is logged and left for the next sweep."""
+        groups: dict[tuple[str, str, str], list[Mark]] = {}
+        for mark in list(self.pending(older_than_s)):
+            groups.setdefault((mark.brain_id, mark.memory_id, mark.kind), []).append(mark)
+        settled = sum(self._finish(marks) for marks in groups.values())
+        if settled:
+            log.warning("finished the links of %d memories whose writer stopped before making them", settled)
+        return settled
+
+    def _finish(self, marks: Sequence[Mark]) -> bool:
+        if not marks:
+            return False
+        first = marks[0]
+        try:
+            with access.as_system():
+                brain = self.brain_of(first.brain_id)
+                if brain is not None and brain.deleted_at is None:
+                    finisher = self.finishers.get(first.kind)
+                    if finisher is None:  # a kind this process does not know (a newer release's)
+                        return False
+                    if not finisher(brain, first.memory_id, any(m.relink for m in marks)):
+                        return False
+                # a mark is never rewritten: deleting it by its key deletes only what was read
+                for start in range(0, len(marks), _DELETE_AT_ONCE):
+                    self.records.transact([Delete(*m.key) for m in marks[start : start + _DELETE_AT_ONCE]])
+        except CairnError as exc:
+            log.warning(
+                "could not finish the %s links of memory %s: %s", first.kind, first.memory_id, exc.message
+            )
+            return False
+        return True
+
+
+def _pk(memory_id: str) -> str:
+    return f"{_PK}{zlib.crc32(memory_id.encode('utf-8', 'surrogatepass')) % SHARDS:02d}"
+
+
+def _mark(item: Item) -> Mark:
+    memory_id, _, token = item.sk.rpartition("#")
+    return Mark(
+        brain_id=str(item.data.get("brain_id", "")),
+        memory_id=str(item.data.get("memory_id", memory_id)),
+        kind=str(item.data.get("kind", "")),
+        relink=bool(item.data.get("relink", False)),
+        token=token,
+        at=float(item.data.get("at", 0.0)),
+    )

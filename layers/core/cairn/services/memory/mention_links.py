@@ -1,0 +1,76 @@
+"""A typed memory's entity links (services/memory/entities.py), made after its own commit.
+
+An entity's records move under their own versions, and up to MAX_MENTIONS entities with their
+aliases, ranks and counters would pass DynamoDB's 100 items in one transaction, so the links are
+not in the memory's commit. That commit (a store, or an update that changes the text) marks them
+pending instead (services/links/pending.py, kind MENTIONS_PENDING), and the mark is deleted once
+they are written. A store that refuses them (Unavailable) or a writer that stops between leaves
+the memory stored, answered as stored, and the mark has the sweep finish the links (`finish`), or
+the same memory sent again (a duplicate).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Brain, Document
+from cairn.services.documents.service import DocumentService
+from cairn.services.links.pending import Mark, PendingLinks
+from cairn.services.memory.entities import EntityService, Mention
+
+log = logging.getLogger(__name__)
+
+MENTIONS_PENDING = "mentions"
+"""The kind of a typed memory's pending-links mark."""
+
+
+class MentionLinks:
+    def __init__(self, entities: EntityService, pending: PendingLinks, documents: DocumentService) -> None:
+        self.entities = entities
+        self.pending = pending
+        self.documents = documents
+
+    def mark(self, brain_id: str, memory_id: str, *, relink: bool) -> Mark:
+        """`relink`: the memory may have links from an earlier text (an update, a kept id)."""
+        return self.pending.mark(brain_id, memory_id, MENTIONS_PENDING, relink=relink)
+
+    def link(
+        self, brain: Brain, memory_id: str, mentions: Sequence[Mention], at: datetime, mark: Mark
+    ) -> None:
+        """After the commit that carried `mark`: link the memory, then drop the mark. A refusal
+        leaves the links made so far and the mark, for the sweep."""
+        link = self.entities.relink if mark.relink else self.entities.record_mentions
+        try:
+            link(brain, memory_id, mentions, at)
+        except Unavailable as exc:
+            log.warning("entity links of memory %s left for the sweep: %s", memory_id, exc.message)
+            return
+        self.pending.done(mark)
+
+    def resent(self, brain: Brain, doc: Document) -> None:
+        """The memory sent again (a duplicate): its links, if its writer left them pending."""
+        self.pending.finish_now(brain, doc.id, MENTIONS_PENDING)
+
+    def finish(self, brain: Brain, memory_id: str, relink: bool) -> bool:
+        """The Finisher of MENTIONS_PENDING marks: link the memory as its text is now (relinking
+        drops links to entities it no longer mentions, and adds none twice); a memory deleted or
+        erased meanwhile is not linked."""
+        doc = self._live(brain, memory_id)
+        if doc is None or doc.memory is None:
+            return True
+        f = doc.memory
+        text = self.documents.content(doc).decode("utf-8", errors="replace")
+        mentions = self.entities.extract(text, client_id=f.client_id, source_agent=f.source_agent)
+        self.entities.relink(brain, memory_id, mentions, doc.updated_at if relink else doc.created_at)
+        if self._live(brain, memory_id) is None:  # erased while it was linked: its links go too
+            self.entities.forget(brain, memory_id)
+        return True
+
+    def _live(self, brain: Brain, memory_id: str) -> Document | None:
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+            return None
+        return doc if doc.memory is not None and doc.memory.user_id is None else None

@@ -1,0 +1,272 @@
+"""A memory's links are written after its own commit (ThoughtMCP's waypoint links, the entity
+links of a typed memory), which marks them pending (services/links/pending.py). When the record
+store refuses them (another process holding its writer lock past the wait: Unavailable) or the
+writer stops between, the memory is stored and answered as stored, never as "nothing was
+changed: try again", and the sweep finishes its links: one tick of a running server's sweeper,
+or the next process opening the data. On the fakes, SQLite and DynamoDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn import faults
+from cairn.bootstrap import Adapters, Container, index_sweeper
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Brain, MemoryType
+from cairn.entrypoints.cli.check import settle
+from cairn.faults import InjectedFault
+from cairn.ports.records import Delete, Put, RecordStore
+from cairn.services.documents.index_sweeper import IndexSweeper
+from cairn.services.memory.entities import MENTIONS
+from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.thoughtmcp.models import NewMemory
+from tests.support.shapes import adapters_for, process
+
+SHAPES = ("fakes", "embedded", "aws")
+TEXT = "The lighthouse keeper logged the lamp lit at six and the fog horn tested at seven."
+LATER = "We moved the billing service to PostgreSQL and Redis over the weekend."
+
+
+class Locked:
+    """The record store as another process holding its writer lock leaves it: reads answer,
+    every transaction is refused."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def transact(self, ops: Sequence[Put | Delete]) -> None:
+        raise Unavailable("the record store was kept busy by another writer", retry_after_s=1)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.records, name)
+
+
+@pytest.fixture(params=SHAPES)
+def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
+    with adapters_for(request.param, request, tmp_path) as built:
+        yield built
+
+
+@pytest.fixture
+def c(adapters: Adapters, tmp_path: Path) -> Container:
+    return process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(c: Container) -> Brain:
+    return c.brains.create("Links", slug="links")
+
+
+def sweeper(c: Container) -> IndexSweeper:
+    """The running server's sweeper, as the composition root builds it, with no grace."""
+    built = index_sweeper(c)
+    built.grace_s = 0.0
+    return built
+
+
+def refused(monkeypatch: pytest.MonkeyPatch, c: Container) -> list[int]:
+    """Refuse the commits of ThoughtMCP's links and rows (those after a memory's own commit)."""
+    calls: list[int] = []
+
+    def locked(ops: Sequence[Put | Delete]) -> None:
+        calls.append(len(ops))
+        raise Unavailable("the record store was kept busy by another writer", retry_after_s=1)
+
+    monkeypatch.setattr(c.thoughts.rows, "commit", locked)
+    return calls
+
+
+def waypoints(c: Container, brain: Brain, memory_id: str) -> dict[str, float]:
+    """The memory's waypoint links, target -> weight, checked both ways."""
+    out = {link.target_id: link.weight for link in c.thoughts.links.outgoing(brain.id, memory_id)}
+    back = {link.source_id for link in c.thoughts.links.incoming(brain.id, memory_id)}
+    assert set(out) == back
+    return out
+
+
+def row_stats(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
+    row = c.thoughts._rows(brain.id, "ada", [memory_id])[memory_id]
+    return row.link_count, round(row.link_sum, 6)
+
+
+def counted(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
+    """What a row's statistics should say: two per link, both directions touching each end."""
+    links = waypoints(c, brain, memory_id)
+    return 2 * len(links), round(sum(2 * w for w in links.values()), 6)
+
+
+def remember(c: Container, brain: Brain, text: str) -> dict[str, Any]:
+    return c.thoughts.remember(
+        brain, NewMemory(content=text, user_id="ada", session_id="s1", sector="semantic")
+    )
+
+
+def test_waypoint_links_refused_are_answered_as_stored_and_made_by_one_sweeper_tick(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = remember(c, brain, TEXT)["memoryId"]
+    calls = refused(monkeypatch, c)
+    answer = remember(c, brain, TEXT + " Again.")  # Unavailable raised without the marks
+    monkeypatch.undo()
+
+    assert calls, "the second memory was similar enough to be linked"
+    second = answer["memoryId"]
+    assert answer["linksCreated"] == 0 and waypoints(c, brain, second) == {}
+    assert [m.memory_id for m in c.pending_links.pending()] == [second]
+
+    assert sweeper(c).tick() == 1
+
+    assert set(waypoints(c, brain, second)) == {first}
+    assert row_stats(c, brain, second) == counted(c, brain, second)
+    assert row_stats(c, brain, first) == counted(c, brain, first)
+    assert list(c.pending_links.pending()) == []
+    before = row_stats(c, brain, second)
+    assert c.thoughts.finish_links(brain, second, False)  # a second settler: nothing twice
+    assert row_stats(c, brain, second) == before and set(waypoints(c, brain, second)) == {first}
+
+
+def test_waypoint_links_of_an_update_refused_are_remade_by_the_sweeper(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = remember(c, brain, TEXT)["memoryId"]
+    second = remember(c, brain, TEXT + " Again.")["memoryId"]
+    assert set(waypoints(c, brain, second)) == {first}
+    refused(monkeypatch, c)
+    answer = c.thoughts.update(brain, second, "ada", content=LATER)  # Unavailable without the marks
+    monkeypatch.undo()
+    assert answer["embeddingsRegenerated"] and answer["connectionsUpdated"] == 0
+    assert set(waypoints(c, brain, second)) == {first}  # the old text's link, until the sweep
+
+    sweeper(c).tick()
+
+    assert list(c.pending_links.pending()) == []
+    relinked = waypoints(c, brain, second)
+    fresh = remember(c, brain, LATER)["memoryId"]  # what a memory of the new text gets now
+    assert (first in relinked) == (first in waypoints(c, brain, fresh))
+    assert row_stats(c, brain, second) == counted(c, brain, second)
+    assert row_stats(c, brain, first) == counted(c, brain, first)
+
+
+def test_a_forgotten_memory_s_pending_waypoint_links_are_dropped(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = remember(c, brain, TEXT)["memoryId"]
+    refused(monkeypatch, c)
+    second = remember(c, brain, TEXT + " Again.")["memoryId"]
+    monkeypatch.undo()
+    c.thoughts.forget(brain, second, "ada")  # between its commit and the sweep
+
+    assert sweeper(c).tick() == 1
+    assert list(c.pending_links.pending()) == []
+    assert waypoints(c, brain, first) == {} and row_stats(c, brain, first) == (0, 0.0)
+
+
+def test_a_deleted_brain_s_pending_links_are_dropped(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(c, brain, TEXT)
+    refused(monkeypatch, c)
+    remember(c, brain, TEXT + " Again.")
+    monkeypatch.undo()
+    c.erasure.delete_brain(brain.id)
+
+    sweeper(c).tick()
+    assert list(c.pending_links.pending()) == []
+
+
+def test_entity_links_refused_are_answered_as_stored_and_made_by_one_sweeper_tick(
+    c: Container, brain: Brain
+) -> None:
+    repo = c.entities.repo
+    memory = MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repo, "records", Locked(repo.records))  # taken after the memory's commit
+        stored = c.memories.store(brain, memory)  # Unavailable raised without the marks
+    assert not stored.deduplicated
+    assert c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS) == []
+
+    assert sweeper(c).tick() == 1
+
+    linked = c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS)
+    assert [link.metadata.get("role") for link in linked] == ["about"]
+    assert c.entities.get(brain, "harbour-trust").mention_count == 1
+    assert list(c.pending_links.pending()) == []
+    assert c.memories.store(brain, memory).deduplicated  # finished: nothing more to link
+    assert c.entities.get(brain, "harbour-trust").mention_count == 1
+
+
+def test_entity_links_of_an_update_refused_are_remade_by_the_sweeper(c: Container, brain: Brain) -> None:
+    repo = c.entities.repo
+    stored = c.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repo, "records", Locked(repo.records))
+        updated = c.memories.update(brain, stored.memory.id, content=LATER)  # Unavailable without
+    assert "content" in updated.fields
+
+    sweeper(c).tick()
+
+    wanted = {m.name for m in c.entities.extract(LATER, client_id="harbour-trust")}
+    linked = c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS)
+    names = {link.target_id: c.entities.repo.by_id(brain.id, link.target_id) for link in linked}
+    assert {e.entity.name for e in names.values() if e is not None} == wanted
+    assert len(wanted) > 1 and list(c.pending_links.pending()) == []
+
+
+def test_a_deleted_memory_s_pending_entity_links_are_dropped(c: Container, brain: Brain) -> None:
+    repo = c.entities.repo
+    memory = MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repo, "records", Locked(repo.records))
+        stored = c.memories.store(brain, memory)
+    c.memories.delete(brain, stored.memory.id)
+
+    assert sweeper(c).tick() == 1
+    assert list(c.pending_links.pending()) == []
+    assert c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS) == []
+
+
+def test_links_of_a_writer_stopped_after_its_commit_are_made_by_the_next_process(
+    adapters: Adapters, c: Container, brain: Brain, tmp_path: Path
+) -> None:
+    first = remember(c, brain, TEXT)["memoryId"]
+    typed = MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    with faults.armed("documents.indexed"), pytest.raises(InjectedFault):
+        c.memories.store(brain, typed)  # committed, then stopped: no entity link yet
+    with faults.armed("documents.indexed"), pytest.raises(InjectedFault):
+        remember(c, brain, TEXT + " Again.")  # committed, then stopped: not indexed, not linked
+
+    later = process(adapters, tmp_path)  # the next process opening the data
+    settle(later)
+
+    memory_id = later.memories.store(brain, typed).memory.id
+    linked = later.entities.links.outgoing(brain.id, memory_id, MENTIONS)
+    assert [link.metadata.get("role") for link in linked] == ["about"]
+    assert later.entities.get(brain, "harbour-trust").mention_count == 1
+    assert len(waypoints(later, brain, first)) == 1
+    assert list(later.pending_links.pending()) == []
+
+
+def test_a_resent_memory_whose_writer_stopped_is_linked_at_once(c: Container, brain: Brain) -> None:
+    memory = MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    with faults.armed("documents.indexed"), pytest.raises(InjectedFault):
+        c.memories.store(brain, memory)
+    c.documents.settle_pending()
+
+    again = c.memories.store(brain, memory)
+
+    assert again.deduplicated
+    linked = c.entities.links.outgoing(brain.id, again.memory.id, MENTIONS)
+    assert [link.metadata.get("role") for link in linked] == ["about"]
+    assert list(c.pending_links.pending()) == []
+
+
+def test_marks_are_spread_over_shards_and_hold_no_text(c: Container, brain: Brain) -> None:
+    marks = [c.pending_links.put_op(c.pending_links.mark(brain.id, f"mem{i}", "mentions")) for i in range(64)]
+    assert len({op.item.pk for op in marks}) > 8
+    assert all(set(op.item.data) == {"brain_id", "memory_id", "kind", "relink", "at"} for op in marks)

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from cairn.adapters.local.job_engine import MAX_ERROR_CHARS, JobEngine, error_text
+from cairn.adapters.local.job_engine import JobEngine
+from cairn.adapters.local.job_outcomes import MAX_ERROR_CHARS, error_text
 from cairn.adapters.local.job_rows import check_name, json_object, plain_json
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Job

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from cairn.adapters.aws.sfn_job_records import JobRecords, owned_by
-from cairn.adapters.local.job_engine import MAX_ERROR_CHARS, progress_changes
+from cairn.adapters.local.job_outcomes import MAX_ERROR_CHARS, progress_changes
 from cairn.adapters.local.job_rows import check_name, plain_json
 from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock

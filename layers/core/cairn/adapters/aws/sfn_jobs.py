@@ -16,7 +16,7 @@ Lambda invoked by the state machine) calls `execute` and `fail` through `task_ha
   the result; a handler error is recorded (job back to `queued`) and raised as JobAttemptFailed,
   so the state machine's Retry decides; when retries run out, its Catch calls `fail`. Failures
   that a retry cannot fix (unknown kind, a result that is not a JSON object, a handler's refusal
-  of its input: job_engine.REFUSALS) fail the job at once and return {"status": "failed"}, which
+  of its input: job_outcomes.REFUSALS) fail the job at once and return {"status": "failed"}, which
   the state machine turns into a failed execution.
 - status: the record; while it is queued or running, DescribeExecution reconciles it (an
   execution that ended FAILED, TIMED_OUT or ABORTED without marking the job marks it failed).
@@ -46,8 +46,9 @@ from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, Sf
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
-from cairn.adapters.local.job_engine import REFUSALS, StartsJobs, error_text
+from cairn.adapters.local.job_outcomes import REFUSALS, error_text
 from cairn.adapters.local.job_rows import JobRow, check_name, json_object
+from cairn.adapters.local.starts_jobs import StartsJobs
 from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from cairn.adapters.aws.sfn_jobs import StepFunctionsJobRunner
-from cairn.adapters.local.job_engine import error_text
+from cairn.adapters.local.job_outcomes import error_text
 from cairn.domain.errors import InvalidInput
 
 

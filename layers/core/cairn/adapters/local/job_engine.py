@@ -1,8 +1,7 @@
 """The JobRunner semantics shared by the SQLite queue and the in-memory fake.
 
 A `JobStore` (job_rows.py) holds rows and claims them atomically; `JobEngine` decides everything else
-(retries, unknown kinds, fencing, the worker thread), so both runners behave identically. (Over 500
-lines: the claim, run, fencing, hand-over and close of one job are one state machine, read together.)
+(retries, unknown kinds, fencing, the worker thread), so both runners behave identically.
 
 Fencing: a claim sets the row running and increments `attempts`; every later write by that
 attempt is conditional on `status = running AND attempts = <its attempt>`. When a lease expired
@@ -25,42 +24,22 @@ call is inside it (StoreGate); a handler still running finds its later writes re
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object, plain_json
+from cairn.adapters.local.job_attempt import HOLD_AT_MOST_S, AttemptWrites
+from cairn.adapters.local.job_outcomes import REFUSALS, LeaseLost, duration, error_text
+from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object
+from cairn.adapters.local.starts_jobs import StartsJobs
 from cairn.adapters.local.store_gate import StoreGate
-from cairn.domain.errors import (
-    CairnError,
-    Conflict,
-    DamagedContent,
-    FetchRefused,
-    FileTooLarge,
-    Forbidden,
-    InvalidInput,
-    NoBrain,
-    NotFound,
-    PayloadTooLarge,
-    Unavailable,
-)
+from cairn.domain.errors import Conflict, NotFound, Unavailable
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHandler, JobHolds
 
 log = logging.getLogger("cairn.jobs")
-
-MAX_ERROR_CHARS = 500
-MAX_MESSAGE_CHARS = 500
-
-
-HOLD_AT_MOST_S = 6 * 3600.0
-"""How long a running handler's lease is renewed for; past it the job is taken as stuck."""
 
 STOP_GRACE_S = 1.0
 """How long a stopping process waits for its running handlers before handing their jobs back.
@@ -74,104 +53,7 @@ CLOSE_WAIT_S = 10.0
 """How long `close()` waits for the handlers still running before it closes the store beside them."""
 
 
-def progress_changes(fraction: float, message: str | None) -> dict[str, Any]:
-    """The job fields a progress report sets: the fraction clamped to [0, 1], a short message."""
-    if not isinstance(fraction, int | float) or math.isnan(fraction):
-        raise InvalidInput("progress must be a number")
-    changes: dict[str, Any] = {"progress": min(max(float(fraction), 0.0), 1.0)}
-    if message is not None:
-        changes["message"] = str(message)[:MAX_MESSAGE_CHARS]
-    return changes
-
-
-class LeaseLost(Conflict):
-    """This attempt no longer owns its job (its lease expired and another worker took it, or its
-    process, stopping, handed it back)."""
-
-
-REFUSALS: tuple[type[CairnError], ...] = (
-    InvalidInput,
-    NotFound,
-    Forbidden,
-    NoBrain,
-    FileTooLarge,
-    PayloadTooLarge,
-    FetchRefused,
-    DamagedContent,
-)
-"""What a handler raises when its input cannot be done: another attempt would only fail the same
-way, so the job fails at once, logged in a line (no traceback: nothing is wrong with Cairn)."""
-
-
-def error_text(exc: BaseException) -> str:
-    """One line for callers: a CairnError's message, else `Type: message`; never a traceback."""
-    text = exc.message if isinstance(exc, CairnError) else f"{type(exc).__name__}: {exc}".rstrip(": ")
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:MAX_ERROR_CHARS]
-
-
-class _Context:
-    def __init__(self, engine: JobEngine, row: JobRow) -> None:
-        self._engine, self._row = engine, row
-        self._checkpoints = dict(row.checkpoints)
-
-    def progress(self, fraction: float, message: str | None = None) -> None:
-        changes = progress_changes(fraction, message)
-        self._engine._write(self._row, changes)
-
-    def checkpoint(self, key: str, value: Any = True) -> None:
-        check_name("checkpoint key", key)
-        updated = {**self._checkpoints, key: plain_json(value, f"checkpoint {key!r}")}
-        self._engine._write(self._row, {"checkpoints": updated})
-        self._checkpoints = updated
-
-    def checkpoints(self) -> dict[str, Any]:
-        copied: dict[str, Any] = plain_json(self._checkpoints, "checkpoints")
-        return copied
-
-
-class StartsJobs(ABC):
-    """How every runner starts a job: the row checked and made (JobRow.new), then submitted its way."""
-
-    _clock: Clock
-    _start_listeners: tuple[Callable[[Job], None], ...] = ()  # on_start's, per runner once added
-
-    def start(
-        self,
-        kind: str,
-        payload: dict[str, Any],
-        *,
-        brain_id: str | None = None,
-        principal: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Job:
-        row = JobRow.new(
-            kind,
-            payload,
-            self._clock.now(),
-            brain_id=brain_id,
-            principal=principal,
-            idempotency_key=idempotency_key,
-        )
-        job = self._submit(row)
-        if job.id == row.id:
-            for listener in self._start_listeners:
-                try:
-                    listener(job)
-                except Exception:  # the job is queued; a listing that misses it is not worth failing it
-                    log.exception("a job start listener failed for %s", job.id)
-        return job
-
-    def on_start(self, listener: Callable[[Job], None]) -> None:
-        self._start_listeners = (*self._start_listeners, listener)
-
-    @abstractmethod
-    def _submit(self, row: JobRow) -> Job:
-        """Store and run `row`, or the job its idempotency key already names; Conflict when that
-        job is of another kind."""
-
-
-class JobEngine(StartsJobs):
+class JobEngine(StartsJobs, AttemptWrites):
     """JobRunner over a JobStore: register, start, status, run_pending, start/stop_worker.
 
     `start_worker` runs `workers` threads. Each claims with a cap of `workers - 1` (at least 1)
@@ -422,7 +304,7 @@ class JobEngine(StartsJobs):
             return
         try:
             with self._holding(row):
-                result = json_object(handler(row.to_job(), _Context(self, row)), "job result")
+                result = json_object(handler(row.to_job(), self._context(row)), "job result")
         except Exception as exc:
             if self._handed_back(row):  # not this attempt's failure: the job is another's to run
                 log.debug("job %s attempt %d, handed back, ended: %s", row.id, row.attempts, error_text(exc))
@@ -437,8 +319,8 @@ class JobEngine(StartsJobs):
     def _handed_over_too_long(self, row: JobRow) -> str:
         return (
             f"gave up after it was handed over {row.handed_over} times without finishing: its attempts "
-            f"ran {_duration(row.handed_over_s)} in all, each stopped by its process "
-            f"(CAIRN_JOB_MAX_HANDED_OVER_S allows {_duration(self.max_handed_over_s)})"
+            f"ran {duration(row.handed_over_s)} in all, each stopped by its process "
+            f"(CAIRN_JOB_MAX_HANDED_OVER_S allows {duration(self.max_handed_over_s)})"
         )
 
     def _failed(self, row: JobRow, exc: Exception) -> None:
@@ -453,107 +335,3 @@ class JobEngine(StartsJobs):
             log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=exc)
             retry = row.tries < self.max_attempts
             self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
-
-    @contextmanager
-    def _holding(self, row: JobRow) -> Iterator[None]:
-        """The attempt's lease renewed every third of it while its handler runs, so a long step
-        that reports no progress (embedding one big file) is not taken again by another worker
-        as if its process had died; for at most HOLD_AT_MOST_S, after which a handler that never
-        returns is taken as stuck."""
-        stop = threading.Event()
-        renewer = threading.Thread(
-            target=self._renew, args=(row, stop), name=f"cairn-job-lease-{row.id}", daemon=True
-        )
-        renewer.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            renewer.join()
-
-    def _renew(self, row: JobRow, stop: threading.Event) -> None:
-        until = time.monotonic() + HOLD_AT_MOST_S
-        refused = False  # said once while the store refuses, again after a renewal goes through
-        while not stop.wait(self.lease_s / 3) and time.monotonic() < until:
-            now = self._clock.now()
-            try:
-                held = self._update(row, now, {"lease_until": now.timestamp() + self.lease_s})
-            except Unavailable as exc:  # another process holds the store's writer lock a while
-                if not refused:
-                    log.warning(
-                        "the job store refused renewing the lease of job %s, trying again at each beat: %s",
-                        row.id,
-                        exc,
-                    )
-                refused = True
-                continue
-            except Exception:  # the store unreachable a moment: the next beat tries again
-                log.warning("could not renew the lease of job %s", row.id, exc_info=True)
-                continue
-            refused = False
-            if not held:  # taken by another worker: the handler's next write says so
-                return
-
-    def _finish(
-        self,
-        row: JobRow,
-        status: JobStatus,
-        *,
-        result: dict[str, Any] | None = None,
-        error: str | None = None,
-    ) -> None:
-        """The attempt's final write. One the store refuses (unavailable: another process holds its
-        writer lock) is tried again every poll_s, so the job's outcome is kept rather than the whole
-        job run again once its lease runs out; until it is written, the attempt no longer holds its
-        job (a claim after the lease took it: fenced), or the store is closed."""
-        changes: dict[str, Any] = {"status": status, "error": error, "lease_until": None}
-        if status is JobStatus.completed:
-            changes.update(result=result, progress=1.0)
-        key, refused = (row.id, row.attempts), False
-        try:
-            while True:
-                try:
-                    written = self._update(row, self._clock.now(), changes)
-                    break
-                except Unavailable as exc:
-                    if not refused:
-                        with self._running_lock:
-                            self._finishing.add(key)
-                        log.warning(
-                            "the job store refused finishing job %s attempt %d (%s), trying again "
-                            "every %g s: %s",
-                            row.id,
-                            row.attempts,
-                            status.value,
-                            self.poll_s,
-                            exc,
-                        )
-                    refused = True
-                    time.sleep(self.poll_s)
-        finally:
-            if refused:
-                with self._running_lock:
-                    self._finishing.discard(key)
-        if not written:
-            log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
-        elif refused:
-            log.info("job %s attempt %d finished: the job store let its final write in", row.id, row.attempts)
-
-    def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
-        """A running attempt's progress/checkpoint write; it also renews the lease."""
-        now = self._clock.now()
-        if not self._update(row, now, {**changes, "lease_until": now.timestamp() + self.lease_s}):
-            raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")
-
-    def _update(self, row: JobRow, now: datetime, changes: dict[str, Any]) -> bool:
-        """The attempt's fenced write: False once it no longer holds its job or the store is closed."""
-        with self._gate.open() as is_open:
-            return is_open and self._store.update(row.id, row.attempts, now, changes)
-
-
-def _duration(seconds: float) -> str:
-    """`45 s`, `12 min`, `6 h 5 min`: a running time for people."""
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes} min" if minutes else f"{seconds:.0f} s"
-    return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")

@@ -197,3 +197,50 @@ def test_a_job_handed_back_while_the_job_store_is_locked_says_so_without_a_trace
         runner.close()
     said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
     assert [r.exc_info for r in said if "hand" in r.getMessage() and job.id in r.getMessage()] == [None]
+
+
+def test_a_job_whose_progress_and_checkpoint_meet_a_locked_job_store_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process holds the job store's writer lock while a handler reports progress and
+    records a checkpoint: the report is skipped (said once, no traceback), the checkpoint waits for
+    the store and goes in, and the attempt is neither failed nor run again."""
+    monkeypatch.setattr(sqlite_threads, "BUSY_TIMEOUT_S", 0.05)
+    path = tmp_path / "jobs.sqlite3"
+    runner = SqliteJobRunner(path, SystemClock(), poll_s=0.02, workers=1)
+    runs: list[str] = []
+    running, locked, reported = threading.Event(), threading.Event(), threading.Event()
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs.append(job.id)
+        running.set()
+        assert locked.wait(WAIT_S)
+        ctx.progress(0.5, "half")
+        reported.set()
+        ctx.checkpoint("step", {"n": 1})
+        return {"checkpoints": ctx.checkpoints()}
+
+    runner.register("work", handle)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+            job = runner.start("work", {})
+            runner.start_worker()
+            assert running.wait(WAIT_S)
+            holder.execute("BEGIN IMMEDIATE")
+            locked.set()
+            assert reported.wait(WAIT_S)
+            time.sleep(0.3)  # the checkpoint is refused a few times meanwhile
+            holder.execute("ROLLBACK")
+            assert wait_for_status(runner, job.id, JobStatus.completed)
+            done = runner.status(job.id)
+    finally:
+        locked.set()
+        holder.close()
+        runner.stop_worker()
+        runner.close()
+    assert runs == [job.id] and done.attempts == 1 and done.result == {"checkpoints": {"step": {"n": 1}}}
+    said = [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
+    assert all(r.exc_info is None for r in said), [r.getMessage() for r in said]
+    assert sum("progress" in r.getMessage() for r in said) == 1
+    assert sum("checkpoint 'step'" in r.getMessage() for r in said) == 1

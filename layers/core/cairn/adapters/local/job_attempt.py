@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -32,20 +32,46 @@ HOLD_AT_MOST_S = 6 * 3600.0
 
 
 class AttemptContext:
-    """The JobContext a handler gets: its writes go through the engine's fenced writes."""
+    """The JobContext a handler gets: its writes go through the engine's fenced writes.
+
+    A progress report is advisory: one the job store refuses (unavailable: another process holds
+    its writer lock past the wait) is skipped, said once while the store refuses them, and the
+    handler goes on; the next report, or a lease renewal, writes again.
+
+    A checkpoint is the handler's resume point, so one the store refuses is tried again until it
+    goes in (AttemptWrites._persist), as a final write is. Skipped, a rerun would redo a step whose
+    side effect is already durable; failing the attempt would count the other process's lock
+    against the job's give-up limit (max_attempts) though nothing is wrong with the job, and the
+    failure's own write would be refused the same way. Waiting costs nothing here: while the lock is
+    held no other worker can claim the job or write anything of it either."""
 
     def __init__(self, writes: AttemptWrites, row: JobRow) -> None:
         self._writes, self._row = writes, row
         self._checkpoints = dict(row.checkpoints)
+        self._progress_refused = False  # said once while the store refuses progress reports
 
     def progress(self, fraction: float, message: str | None = None) -> None:
         changes = progress_changes(fraction, message)
-        self._writes._write(self._row, changes)
+        try:
+            self._writes._write(self._row, changes)
+        except Unavailable as exc:
+            if not self._progress_refused:
+                log.warning(
+                    "the job store refused a progress report of job %s attempt %d; the job goes on, "
+                    "its reports skipped while the store refuses them: %s",
+                    self._row.id,
+                    self._row.attempts,
+                    exc,
+                )
+            self._progress_refused = True
+            return
+        self._progress_refused = False
 
     def checkpoint(self, key: str, value: Any = True) -> None:
         check_name("checkpoint key", key)
         updated = {**self._checkpoints, key: plain_json(value, f"checkpoint {key!r}")}
-        self._writes._write(self._row, {"checkpoints": updated})
+        what = f"checkpoint {key!r} of job {self._row.id} attempt {self._row.attempts}"
+        self._writes._write(self._row, {"checkpoints": updated}, keep=what)
         self._checkpoints = updated
 
     def checkpoints(self) -> dict[str, Any]:
@@ -115,48 +141,62 @@ class AttemptWrites:
         result: dict[str, Any] | None = None,
         error: str | None = None,
     ) -> None:
-        """The attempt's final write. One the store refuses (unavailable: another process holds its
-        writer lock) is tried again every poll_s, so the job's outcome is kept rather than the whole
-        job run again once its lease runs out; until it is written, the attempt no longer holds its
-        job (a claim after the lease took it: fenced), or the store is closed."""
+        """The attempt's final write, kept through the store's refusals (_persist): the job's outcome
+        is kept rather than the whole job run again once its lease runs out."""
         changes: dict[str, Any] = {"status": status, "error": error, "lease_until": None}
         if status is JobStatus.completed:
             changes.update(result=result, progress=1.0)
+        what = f"finishing job {row.id} attempt {row.attempts} ({status.value})"
+        if not self._persist(row, lambda _now: changes, what, final=True):
+            log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
+
+    def _write(self, row: JobRow, changes: dict[str, Any], *, keep: str | None = None) -> None:
+        """A running attempt's progress/checkpoint write; it also renews the lease. With `keep` (what
+        it writes, for the log), one the store refuses is tried again until it goes in (_persist)."""
+
+        def renewing(now: datetime) -> dict[str, Any]:
+            return {**changes, "lease_until": now.timestamp() + self.lease_s}
+
+        if keep is not None:
+            written = self._persist(row, renewing, keep, final=False)
+        else:
+            now = self._clock.now()
+            written = self._update(row, now, renewing(now))
+        if not written:
+            raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")
+
+    def _persist(
+        self, row: JobRow, changes: Callable[[datetime], dict[str, Any]], what: str, *, final: bool
+    ) -> bool:
+        """A write the attempt must not lose (a checkpoint, its final write): one the store refuses
+        (unavailable: another process holds its writer lock) is tried again every poll_s, said once,
+        until it is written, the attempt no longer holds its job (a claim after the lease took it:
+        fenced), or the store is closed; False for the last two. While a final write waits, a
+        stopping process does not hand the attempt back (`_finishing`)."""
         key, refused = (row.id, row.attempts), False
         try:
             while True:
+                now = self._clock.now()
                 try:
-                    written = self._update(row, self._clock.now(), changes)
+                    written = self._update(row, now, changes(now))
                     break
                 except Unavailable as exc:
                     if not refused:
-                        with self._running_lock:
-                            self._finishing.add(key)
+                        if final:
+                            with self._running_lock:
+                                self._finishing.add(key)
                         log.warning(
-                            "the job store refused finishing job %s attempt %d (%s), trying again "
-                            "every %g s: %s",
-                            row.id,
-                            row.attempts,
-                            status.value,
-                            self.poll_s,
-                            exc,
+                            "the job store refused %s, trying again every %g s: %s", what, self.poll_s, exc
                         )
                     refused = True
                     time.sleep(self.poll_s)
         finally:
-            if refused:
+            if refused and final:
                 with self._running_lock:
                     self._finishing.discard(key)
-        if not written:
-            log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
-        elif refused:
-            log.info("job %s attempt %d finished: the job store let its final write in", row.id, row.attempts)
-
-    def _write(self, row: JobRow, changes: dict[str, Any]) -> None:
-        """A running attempt's progress/checkpoint write; it also renews the lease."""
-        now = self._clock.now()
-        if not self._update(row, now, {**changes, "lease_until": now.timestamp() + self.lease_s}):
-            raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")
+        if refused and written:
+            log.info("the job store let %s in", what)
+        return written
 
     def _update(self, row: JobRow, now: datetime, changes: dict[str, Any]) -> bool:
         """The attempt's fenced write: False once it no longer holds its job or the store is closed."""

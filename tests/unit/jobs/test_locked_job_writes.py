@@ -1,0 +1,108 @@
+"""An attempt's writes the job store refuses as unavailable (another process holds its writer lock
+past the wait): a progress report is skipped and the job goes on; a checkpoint is tried again until
+it goes in; neither fails the attempt."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from cairn.adapters.local.job_engine import JobEngine
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Job, JobStatus
+from cairn.ports.jobs import JobContext
+from tests.fakes.clock import FakeClock
+from tests.fakes.jobs import MemoryJobStore
+
+Refuse = Callable[[dict[str, Any]], bool]
+
+
+class LockedJobStore(MemoryJobStore):
+    """The fake store, its updates refused as a held writer lock refuses them while `refuse` says so."""
+
+    def __init__(self, refuse: Refuse) -> None:
+        super().__init__()
+        self.refuse = refuse
+        self.refused: list[dict[str, Any]] = []
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        if self.refuse(changes):
+            self.refused.append(changes)
+            raise Unavailable("the job store was kept busy by another writer", retry_after_s=1)
+        return super().update(job_id, attempt, now, changes)
+
+
+def engine_on(store: MemoryJobStore, clock: FakeClock | None = None, **options: Any) -> JobEngine:
+    return JobEngine(store, clock or FakeClock(), poll_s=0.001, **options)
+
+
+def refusing(field: str, times: int) -> Refuse:
+    """Refuse the first `times` updates that write `field`."""
+    seen = [0]
+
+    def refuse(changes: dict[str, Any]) -> bool:
+        if field not in changes:
+            return False
+        seen[0] += 1
+        return seen[0] <= times
+
+    return refuse
+
+
+def job_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "cairn.jobs" and r.levelno >= logging.WARNING]
+
+
+def test_a_refused_progress_report_is_skipped_and_the_job_goes_on_saying_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = LockedJobStore(refusing("progress", times=2))
+    engine = engine_on(store)
+    runs: list[int] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs.append(job.attempts)
+        ctx.progress(0.25, "refused")
+        ctx.progress(0.5, "refused too")
+        ctx.progress(0.75, "written")
+        return {"done": True}
+
+    engine.register("work", handle)
+    job = engine.start("work", {})
+    with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+        engine.run_pending()
+    done = engine.status(job.id)
+    assert (done.status, done.result, done.attempts, runs) == (JobStatus.completed, {"done": True}, 1, [1])
+    assert len(store.refused) == 2 and store.rows[job.id].message == "written"
+    said = job_warnings(caplog)
+    assert len(said) == 1 and "progress" in said[0].getMessage() and said[0].exc_info is None
+
+
+def test_a_refused_checkpoint_is_tried_again_until_it_goes_in_without_failing_the_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = LockedJobStore(refusing("checkpoints", times=3))
+    engine = engine_on(store)
+    runs: list[int] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs.append(job.attempts)
+        if "step" not in ctx.checkpoints():
+            ctx.checkpoint("step", {"stored": 1})
+        return {"seen": ctx.checkpoints()}
+
+    engine.register("work", handle)
+    job = engine.start("work", {})
+    with caplog.at_level(logging.INFO, logger="cairn.jobs"):
+        engine.run_pending()
+    done = engine.status(job.id)
+    assert (done.status, done.attempts, runs) == (JobStatus.completed, 1, [1])
+    assert done.result == {"seen": {"step": {"stored": 1}}}
+    assert store.rows[job.id].checkpoints == {"step": {"stored": 1}} and len(store.refused) == 3
+    said = job_warnings(caplog)
+    assert len(said) == 1 and "checkpoint 'step'" in said[0].getMessage() and said[0].exc_info is None
+    assert any("let checkpoint 'step'" in r.getMessage() for r in caplog.records)

@@ -106,3 +106,59 @@ def test_a_refused_checkpoint_is_tried_again_until_it_goes_in_without_failing_th
     said = job_warnings(caplog)
     assert len(said) == 1 and "checkpoint 'step'" in said[0].getMessage() and said[0].exc_info is None
     assert any("let checkpoint 'step'" in r.getMessage() for r in caplog.records)
+
+
+class StuckJobStore(LockedJobStore):
+    """Its writer lock never released: every write of `field` refused, each refusal a second of the
+    clock (the wait SQLite's busy timeout would spend); past `give_up` refusals it stops the test."""
+
+    def __init__(self, field: str, clock: FakeClock, give_up: int = 200) -> None:
+        super().__init__(lambda changes: field in changes)
+        self.clock, self.give_up = clock, give_up
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        if self.refuse(changes):
+            self.clock.advance(1.0)
+            if len(self.refused) >= self.give_up:
+                raise RuntimeError("still trying: the caller would wait for ever")
+        return super().update(job_id, attempt, now, changes)
+
+
+@pytest.mark.parametrize("run", ["run_pending", "run_one"])
+def test_a_final_write_in_the_callers_thread_gives_up_after_a_lease(
+    run: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    store = StuckJobStore("status", clock)
+    engine = engine_on(store, clock, lease_s=10.0)
+    runs: list[int] = []
+    engine.register("work", lambda job, ctx: runs.append(job.attempts) or {"done": True})
+    job = engine.start("work", {})
+    with caplog.at_level(logging.WARNING, logger="cairn.jobs"), pytest.raises(Unavailable):
+        engine.run_pending() if run == "run_pending" else engine.run_one(job.id)
+    # a lease of refusals, each a second: then the caller is answered, the job left to its lease
+    assert 10 <= len(store.refused) <= 12 and runs == [1]
+    row = store.rows[job.id]
+    assert row.status is JobStatus.running and row.result is None
+    said = [r.getMessage() for r in job_warnings(caplog)]
+    assert any("gave up on finishing" in m for m in said), said
+
+
+def test_a_checkpoint_in_the_callers_thread_gives_up_after_a_lease_writing_no_failure() -> None:
+    clock = FakeClock()
+    store = StuckJobStore("checkpoints", clock)
+    engine = engine_on(store, clock, lease_s=10.0)
+    after: list[str] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        ctx.checkpoint("step")
+        after.append("went on")
+        return {}
+
+    engine.register("work", handle)
+    job = engine.start("work", {})
+    with pytest.raises(Unavailable):
+        engine.run_pending()
+    assert 10 <= len(store.refused) <= 12 and after == []
+    row = store.rows[job.id]  # no failure counted: the next claim resumes it
+    assert (row.status, row.attempts, row.error, row.checkpoints) == (JobStatus.running, 1, None, {})

@@ -72,7 +72,9 @@ class JobRunner(Protocol):
     def run_pending(self) -> int:
         """Run queued jobs in the calling thread until none is left; returns attempts run. After
         stop_worker, and until start_worker, it runs none (returns 0), as run_one returns False:
-        a stopping process claims nothing."""
+        a stopping process claims nothing. Unavailable when the store stays locked by another
+        process: a claim refused, or an attempt's checkpoint or final write refused for a lease
+        (the job then waits out its lease; run_one the same)."""
 
     def run_one(self, job_id: str) -> bool:
         """Run this job now in the calling thread if it is queued and no worker has taken it (a

@@ -31,6 +31,11 @@ HOLD_AT_MOST_S = 6 * 3600.0
 """How long a running handler's lease is renewed for; past it the job is taken as stuck."""
 
 
+class StoreStayedLocked(Unavailable):
+    """An attempt's write the job store refused for as long as the attempt may wait (a caller's
+    thread: a lease): the attempt ends with nothing written, and its job waits out its lease."""
+
+
 class AttemptContext:
     """The JobContext a handler gets: its writes go through the engine's fenced writes.
 
@@ -45,8 +50,8 @@ class AttemptContext:
     failure's own write would be refused the same way. Waiting costs nothing here: while the lock is
     held no other worker can claim the job or write anything of it either."""
 
-    def __init__(self, writes: AttemptWrites, row: JobRow) -> None:
-        self._writes, self._row = writes, row
+    def __init__(self, writes: AttemptWrites, row: JobRow, wait_s: float | None) -> None:
+        self._writes, self._row, self._wait_s = writes, row, wait_s
         self._checkpoints = dict(row.checkpoints)
         self._progress_refused = False  # said once while the store refuses progress reports
 
@@ -71,7 +76,7 @@ class AttemptContext:
         check_name("checkpoint key", key)
         updated = {**self._checkpoints, key: plain_json(value, f"checkpoint {key!r}")}
         what = f"checkpoint {key!r} of job {self._row.id} attempt {self._row.attempts}"
-        self._writes._write(self._row, {"checkpoints": updated}, keep=what)
+        self._writes._write(self._row, {"checkpoints": updated}, keep=what, wait_s=self._wait_s)
         self._checkpoints = updated
 
     def checkpoints(self) -> dict[str, Any]:
@@ -90,8 +95,8 @@ class AttemptWrites:
     _running_lock: threading.Lock
     _finishing: set[tuple[str, int]]  # attempts whose final write waits for the store
 
-    def _context(self, row: JobRow) -> JobContext:
-        return AttemptContext(self, row)
+    def _context(self, row: JobRow, wait_s: float | None) -> JobContext:
+        return AttemptContext(self, row, wait_s)
 
     @contextmanager
     def _holding(self, row: JobRow) -> Iterator[None]:
@@ -140,6 +145,7 @@ class AttemptWrites:
         *,
         result: dict[str, Any] | None = None,
         error: str | None = None,
+        wait_s: float | None = None,
     ) -> None:
         """The attempt's final write, kept through the store's refusals (_persist): the job's outcome
         is kept rather than the whole job run again once its lease runs out."""
@@ -147,10 +153,12 @@ class AttemptWrites:
         if status is JobStatus.completed:
             changes.update(result=result, progress=1.0)
         what = f"finishing job {row.id} attempt {row.attempts} ({status.value})"
-        if not self._persist(row, lambda _now: changes, what, final=True):
+        if not self._persist(row, lambda _now: changes, what, final=True, wait_s=wait_s):
             log.warning("job %s attempt %d finished after losing its lease", row.id, row.attempts)
 
-    def _write(self, row: JobRow, changes: dict[str, Any], *, keep: str | None = None) -> None:
+    def _write(
+        self, row: JobRow, changes: dict[str, Any], *, keep: str | None = None, wait_s: float | None = None
+    ) -> None:
         """A running attempt's progress/checkpoint write; it also renews the lease. With `keep` (what
         it writes, for the log), one the store refuses is tried again until it goes in (_persist)."""
 
@@ -158,7 +166,7 @@ class AttemptWrites:
             return {**changes, "lease_until": now.timestamp() + self.lease_s}
 
         if keep is not None:
-            written = self._persist(row, renewing, keep, final=False)
+            written = self._persist(row, renewing, keep, final=False, wait_s=wait_s)
         else:
             now = self._clock.now()
             written = self._update(row, now, renewing(now))
@@ -166,14 +174,26 @@ class AttemptWrites:
             raise LeaseLost(f"job {row.id} attempt {row.attempts} no longer holds its lease")
 
     def _persist(
-        self, row: JobRow, changes: Callable[[datetime], dict[str, Any]], what: str, *, final: bool
+        self,
+        row: JobRow,
+        changes: Callable[[datetime], dict[str, Any]],
+        what: str,
+        *,
+        final: bool,
+        wait_s: float | None,
     ) -> bool:
         """A write the attempt must not lose (a checkpoint, its final write): one the store refuses
         (unavailable: another process holds its writer lock) is tried again every poll_s, said once,
         until it is written, the attempt no longer holds its job (a claim after the lease took it:
         fenced), or the store is closed; False for the last two. While a final write waits, a
-        stopping process does not hand the attempt back (`_finishing`)."""
-        key, refused = (row.id, row.attempts), False
+        stopping process does not hand the attempt back (`_finishing`).
+
+        With `wait_s` (an attempt run in its caller's thread: run_pending, run_one), for that long
+        at most (by the engine's clock) from the first refusal, then StoreStayedLocked: a lock never
+        released must not hang the caller for ever. A lease is enough: renewals stopped or were
+        refused meanwhile, so the lease has run out and, once the store lets a claim in, the job is
+        claimed again anyway. A worker thread waits on: it could claim nothing meanwhile either."""
+        key, refused, until = (row.id, row.attempts), False, None
         try:
             while True:
                 now = self._clock.now()
@@ -181,6 +201,16 @@ class AttemptWrites:
                     written = self._update(row, now, changes(now))
                     break
                 except Unavailable as exc:
+                    if until is None and wait_s is not None:
+                        until = now.timestamp() + wait_s
+                    elif until is not None and now.timestamp() >= until:
+                        log.warning(
+                            "gave up on %s after %g s: the job store stayed locked; the job runs "
+                            "again once its lease is out and the store lets a claim in",
+                            what,
+                            wait_s,
+                        )
+                        raise StoreStayedLocked(exc.message, retry_after_s=exc.retry_after_s) from exc
                     if not refused:
                         if final:
                             with self._running_lock:

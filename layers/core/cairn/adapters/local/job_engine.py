@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-from cairn.adapters.local.job_attempt import HOLD_AT_MOST_S, AttemptWrites
+from cairn.adapters.local.job_attempt import HOLD_AT_MOST_S, AttemptWrites, StoreStayedLocked
 from cairn.adapters.local.job_outcomes import REFUSALS, LeaseLost, duration, error_text
 from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object
 from cairn.adapters.local.starts_jobs import StartsJobs
@@ -132,12 +132,12 @@ class JobEngine(StartsJobs, AttemptWrites):
 
     def run_pending(self) -> int:
         ran = 0
-        while self._run_next():
+        while self._run_next(wait_s=self.lease_s):
             ran += 1
         return ran
 
     def run_one(self, job_id: str) -> bool:
-        return self._run_next(job_id=job_id)
+        return self._run_next(job_id=job_id, wait_s=self.lease_s)
 
     def start_worker(self) -> None:
         with self._worker_lock:
@@ -231,7 +231,11 @@ class JobEngine(StartsJobs, AttemptWrites):
                     if self._started == seen and not stop.is_set():
                         self._wake.wait(self.poll_s)
 
-    def _run_next(self, per_principal: int | None = None, job_id: str | None = None) -> bool:
+    def _run_next(
+        self, per_principal: int | None = None, job_id: str | None = None, *, wait_s: float | None = None
+    ) -> bool:
+        """Claim a job and run it here. `wait_s`: how long its writes the store refuses are tried
+        again (AttemptWrites._persist): unbounded in a worker, a lease in a caller's thread."""
         if self._stopping:
             return False
         now = self._clock.now()
@@ -254,7 +258,7 @@ class JobEngine(StartsJobs, AttemptWrites):
             self._release(row, now)
             return False
         try:
-            self._execute(row)
+            self._execute(row, wait_s)
         finally:
             with self._running_lock:
                 self._running.pop(key, None)
@@ -290,31 +294,32 @@ class JobEngine(StartsJobs, AttemptWrites):
         with self._running_lock:
             return (row.id, row.attempts) in self._handed
 
-    def _execute(self, row: JobRow) -> None:
+    def _execute(self, row: JobRow, wait_s: float | None) -> None:
         handler = self._handlers.get(row.kind)
         if handler is None:
-            self._finish(row, JobStatus.failed, error=f"no handler is registered for job kind {row.kind!r}")
+            error = f"no handler is registered for job kind {row.kind!r}"
+            self._finish(row, JobStatus.failed, error=error, wait_s=wait_s)
             return
         if row.tries > self.max_attempts:  # earlier attempts died without finishing
             error = f"gave up after {row.tries - 1} attempts: the worker running the job stopped"
-            self._finish(row, JobStatus.failed, error=error)
+            self._finish(row, JobStatus.failed, error=error, wait_s=wait_s)
             return
         if row.handed_over_s >= self.max_handed_over_s:
-            self._finish(row, JobStatus.failed, error=self._handed_over_too_long(row))
+            self._finish(row, JobStatus.failed, error=self._handed_over_too_long(row), wait_s=wait_s)
             return
         try:
             with self._holding(row):
-                result = json_object(handler(row.to_job(), self._context(row)), "job result")
+                result = json_object(handler(row.to_job(), self._context(row, wait_s)), "job result")
         except Exception as exc:
             if self._handed_back(row):  # not this attempt's failure: the job is another's to run
                 log.debug("job %s attempt %d, handed back, ended: %s", row.id, row.attempts, error_text(exc))
                 return
-            self._failed(row, exc)
+            self._failed(row, exc, wait_s)
         else:
             if self._handed_back(row):  # its result is refused: the job runs again elsewhere
                 log.debug("job %s attempt %d, handed back, ended after all", row.id, row.attempts)
                 return
-            self._finish(row, JobStatus.completed, result=result)
+            self._finish(row, JobStatus.completed, result=result, wait_s=wait_s)
 
     def _handed_over_too_long(self, row: JobRow) -> str:
         return (
@@ -323,15 +328,18 @@ class JobEngine(StartsJobs, AttemptWrites):
             f"(CAIRN_JOB_MAX_HANDED_OVER_S allows {duration(self.max_handed_over_s)})"
         )
 
-    def _failed(self, row: JobRow, exc: Exception) -> None:
+    def _failed(self, row: JobRow, exc: Exception, wait_s: float | None) -> None:
+        if isinstance(exc, StoreStayedLocked):  # nothing can be written of it: it waits out its lease
+            raise exc
         if isinstance(exc, LeaseLost):
             log.warning(
                 "job %s attempt %d no longer holds its job (its lease was lost)", row.id, row.attempts
             )
         elif isinstance(exc, REFUSALS):
             log.warning("job %s (%s) failed: %s", row.id, row.kind, error_text(exc))
-            self._finish(row, JobStatus.failed, error=error_text(exc))
+            self._finish(row, JobStatus.failed, error=error_text(exc), wait_s=wait_s)
         else:
             log.warning("job %s (%s) attempt %d failed", row.id, row.kind, row.attempts, exc_info=exc)
             retry = row.tries < self.max_attempts
-            self._finish(row, JobStatus.queued if retry else JobStatus.failed, error=error_text(exc))
+            status = JobStatus.queued if retry else JobStatus.failed
+            self._finish(row, status, error=error_text(exc), wait_s=wait_s)

@@ -64,6 +64,11 @@ class ErasureReceipt(Wire):
     status: Literal["running", "completed"]
     started_at: Timestamp
     finished_at: Timestamp | None = None
+    stalled: str | None = Field(
+        default=None,
+        description="why a running erasure stopped short of its end (a damaged file of the store: "
+        "`cairn check` names it); it resumes when the server next starts or this receipt is asked for",
+    )
 
     @classmethod
     def of(cls, receipt: Receipt) -> ErasureReceipt:

@@ -49,6 +49,11 @@ class Receipt(BaseModel):
     by: str | None = None
     started_at: datetime
     finished_at: datetime | None = None
+    stalled: str | None = Field(
+        default=None,
+        description="why it stopped short of its end (a damaged file of the store: `cairn check` names "
+        "it); it stays running, and resumes when the server next starts or its receipt is asked for",
+    )
 
 
 class Pending(BaseModel):
@@ -108,13 +113,24 @@ class ErasureLog:
 
         return self._update(erasure_id, change)
 
+    def stall(self, erasure_id: str, why: str) -> Pending:
+        """It stopped short of its end for `why`, which the receipt shows until it is finished."""
+
+        def change(pending: Pending) -> Pending | None:
+            if pending.receipt.status == "completed" or pending.receipt.stalled == why:
+                return None
+            pending.receipt.stalled = why
+            return pending
+
+        return self._update(erasure_id, change)
+
     def finish(self, erasure_id: str) -> Receipt:
         """Done: the subject is dropped from the record, the receipt kept."""
 
         def change(pending: Pending) -> Pending | None:
             if pending.receipt.status == "completed":
                 return None
-            finished = {"status": "completed", "finished_at": self.clock.now()}
+            finished = {"status": "completed", "finished_at": self.clock.now(), "stalled": None}
             return Pending(receipt=pending.receipt.model_copy(update=finished), done=pending.done)
 
         return self._update(erasure_id, change).receipt

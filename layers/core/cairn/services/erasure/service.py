@@ -32,7 +32,15 @@ from typing import Any
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
 from cairn.auth.principal import ADMIN
-from cairn.domain.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound, Unavailable
+from cairn.domain.errors import (
+    CairnError,
+    Conflict,
+    DamagedStore,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Unavailable,
+)
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
@@ -171,11 +179,16 @@ class ErasureService:
         return len(found) == len(wanted) and all(b.deleted_at is None and not access.hidden(b) for b in found)
 
     def resume(self) -> list[Receipt]:
-        """Finish every erasure and deletion left running (by a process that died)."""
+        """Finish every erasure and deletion left running (by a process that died). One that cannot
+        end yet (a damaged store file, a lock held) stays running, said in the log, and the others
+        are carried on."""
         done = []
         for pending in list(self.erasures.running()):
             log.info("resuming erasure %s", pending.receipt.id)
-            done.append(self._finish(pending.receipt.id))
+            try:
+                done.append(self._finish(pending.receipt.id))
+            except CairnError as exc:
+                log.warning("erasure %s stays running: %s", pending.receipt.id, exc.message)
         return done
 
     def _targets(self, refs: list[str] | None) -> list[Brain]:
@@ -219,11 +232,22 @@ class ErasureService:
             current = access.current()
             principal = current.principal if current is not None else None
             with access.as_system():
-                receipt = self._run(erasure_id)
+                try:
+                    receipt = self._run(erasure_id)
+                except DamagedStore as exc:
+                    self._stall(erasure_id, exc)
+                    raise
             detail: dict[str, str | int | bool] = {"kind": receipt.kind}
             detail.update({k: v for k, v in receipt.removed.items() if v})
             self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
         return receipt
+
+    def _stall(self, erasure_id: str, damage: DamagedStore) -> None:
+        """Record on the receipt why it stops here, for the operator: only a repair ends it."""
+        try:
+            self.erasures.stall(erasure_id, damage.message)
+        except CairnError as exc:  # the record store is the damaged one
+            log.warning("erasure %s stopped (%s); recording why failed too: %s", erasure_id, damage, exc)
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -377,11 +401,14 @@ class ErasureService:
         """Leave nothing of what went in the stores' own files (the embedded store's: a dropped
         brain's text lingers in freed pages and the log until its scrub too). One scrub at a time
         in this process (two at once keep each other's checkpoint from finishing), tried again
-        while readers hold the log; still held, the erasure stays running and says how to end it."""
+        while readers hold the log; still held, the erasure stays running and says how to end it.
+        A damaged store file is not tried again: only its repair (`cairn check`) helps."""
         with _SCRUBBING:
             for attempt in range(SCRUB_TRIES):
                 try:
                     return self._scrub_once(brain_ids)
+                except DamagedStore:
+                    raise
                 except CairnError as exc:
                     held = exc
                     time.sleep(0.1 * (attempt + 1))

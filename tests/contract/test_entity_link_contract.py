@@ -18,9 +18,9 @@ from cairn.services.memory.entities import (
     EntityRepository,
     EntityService,
     Mention,
-    entity_wire,
 )
 from cairn.services.memory.entity_rules import RuleEntityExtractor
+from cairn.services.memory.entity_wire import entity_wire
 from tests.fakes.clock import FakeClock
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -33,9 +33,9 @@ import hashlib
 import random
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
@@ -43,6 +43,7 @@ from cairn.domain.models import Brain, Entity, Link
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.links.repository import LinkRepository
+from cairn.services.memory.entity_wire import EntityMemories, EntityStats, MemoryLink
 
 ENTITY_TYPES: Final = ("client", "person", "system", "service", "domain", "technology", "workflow", "agent")
 MENTIONS: Final = "mentions"  # link kind: memory -> entity
@@ -69,60 +70,6 @@ class Mention:
 
 class EntityExtractor(Protocol):
     def extract(self, text: str) -> list[Mention]: ...
-
-
-@dataclass(frozen=True)
-class MemoryLink:
-    memory_id: str
-    role: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class EntityMemories:
-    entity: Entity
-    links: list[MemoryLink]
-
-    def wire(self) -> dict[str, Any]:
-        return {
-            "entity": self.entity.name,
-            "entity_type": self.entity.kind,
-            "count": len(self.links),
-            "memory_links": [
-                {"memory_id": ln.memory_id, "role": ln.role, "created_at": _iso(ln.created_at)}
-                for ln in self.links
-            ],
-        }
-
-
-@dataclass(frozen=True)
-class EntityStats:
-    total: int
-    by_type: dict[str, int]
-    top: list[Entity] = field(default_factory=list)
-
-    def wire(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "by_type": dict(self.by_type),
-            "top_mentioned": [
-                {"canonical_name": e.name, "entity_type": e.kind, "mention_count": e.mention_count}
-                for e in self.top
-            ],
-        }
-
-
-def entity_wire(entity: Entity) -> dict[str, Any]:
-    """zengram's entity shape."""
-    return {
-        "id": entity.id,
-        "canonical_name": entity.name,
-        "entity_type": entity.kind,
-        "first_seen": _iso(entity.first_seen),
-        "last_seen": _iso(entity.last_seen),
-        "mention_count": entity.mention_count,
-        "aliases": list(entity.aliases),
-    }
 
 
 def check_type(entity_type: str) -> str:
@@ -391,10 +338,6 @@ def _moved(brain_id: str, before: Entity | None, after: Entity | None) -> list[P
 def _back_off(attempt: int) -> None:
     """A short random pause after a lost race, so racing writers stop meeting in lockstep."""
     time.sleep(random.uniform(0, min(0.02, 0.0005 * 2**attempt)))
-
-
-def _iso(at: datetime | None) -> str | None:
-    return None if at is None else at.isoformat().replace("+00:00", "Z")
 
 
 def _clamp(value: int, low: int, high: int) -> int:

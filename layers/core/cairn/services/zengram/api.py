@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cairn.domain.errors import NotFound
-from cairn.services.memory.entities import ENTITY_TYPES, entity_wire
+from cairn.services.memory.entities import ENTITY_TYPES
+from cairn.services.memory.entity_wire import entity_wire
 from cairn.services.zengram import consolidation, insight, transfer
 from cairn.services.zengram.base import SERVICE, bounded_int
 from cairn.services.zengram.briefing import ZengramBriefing

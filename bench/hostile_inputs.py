@@ -35,6 +35,7 @@ from hostile_services import (
     version_chain,
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
+from memory_writes import thought_remember, typed_store, typed_store_plain
 
 
 def deep_json() -> bytes:
@@ -339,6 +340,9 @@ CASES: dict[str, Callable[[], str]] = {
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
+    "thought-remember": thought_remember,
+    "typed-store": typed_store,
+    "typed-store-plain": typed_store_plain,
 }
 
 

@@ -270,3 +270,41 @@ def test_marks_are_spread_over_shards_and_hold_no_text(c: Container, brain: Brai
     marks = [c.pending_links.put_op(c.pending_links.mark(brain.id, f"mem{i}", "mentions")) for i in range(64)]
     assert len({op.item.pk for op in marks}) > 8
     assert all(set(op.item.data) == {"brain_id", "memory_id", "kind", "relink", "at"} for op in marks)
+
+
+def test_a_mark_is_deleted_with_the_last_link_and_a_memory_with_nothing_to_link_has_none(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark costs a write no transaction of its own: its delete goes with the last link."""
+    first = remember(c, brain, TEXT)["memoryId"]
+    records = c.adapters.records
+    commits: list[list[Put | Delete]] = []
+    transact = records.transact
+
+    def watched(ops: Sequence[Put | Delete]) -> Any:
+        commits.append(list(ops))
+        return transact(ops)
+
+    monkeypatch.setattr(records, "transact", watched)
+    second = remember(c, brain, TEXT + " Again.")["memoryId"]
+    linked = c.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")
+    )
+    plain = c.memories.store(
+        brain, MemoryInput(type=MemoryType.event, content="the kettle was descaled twice")
+    )
+    monkeypatch.undo()
+
+    def marks(ops: list[Put | Delete]) -> list[Put | Delete]:
+        return [
+            op for op in ops if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+        ]
+
+    assert first in waypoints(c, brain, second)
+    assert c.entities.links.outgoing(brain.id, linked.memory.id, MENTIONS)
+    assert not c.entities.links.outgoing(brain.id, plain.memory.id, MENTIONS)
+    deletes = [ops for ops in commits if any(isinstance(op, Delete) for op in marks(ops))]
+    assert len(deletes) == 2 and all(len(ops) > len(marks(ops)) for ops in deletes)
+    puts = [op for ops in commits for op in marks(ops) if isinstance(op, Put)]
+    assert sorted(op.item.sk.partition("#")[0] for op in puts) == sorted([second, linked.memory.id])
+    assert list(c.pending_links.pending()) == []

@@ -4,7 +4,8 @@ Some memories are linked in transactions after their own commit: ThoughtMCP's wa
 (services/thoughtmcp/waypoints.py) and a typed memory's entity links (services/memory/entities.py:
 up to 50 entities with their aliases, ranks and counters would pass DynamoDB's 100 items in one
 transaction). So the memory's commit also writes a mark, "links of kind K pending on memory X of
-brain B", and the writer deletes it once the links are written. A record store that refuses them
+brain B", and the writer deletes it in the transaction of the last link it writes (in one of its
+own only when it writes none). A record store that refuses them
 (another process holding the embedded store's writer lock past the wait, DynamoDB throttled past
 its retries: Unavailable) or a writer that stops between leaves the mark, and whoever finds it
 finishes the links with the finisher of its kind, as index intents are settled
@@ -94,11 +95,18 @@ class PendingLinks:
         }
         return Put(Item(*mark.key, data), 0)
 
+    @staticmethod
+    def delete_op(mark: Mark) -> Delete:
+        """For the transaction of the memory's last link: its links are made with it (no
+        transaction of its own; a mark a settler dropped already is no conflict)."""
+        return Delete(*mark.key)
+
     def done(self, mark: Mark) -> None:
-        """The links the mark's commit left pending are made: drop it. A store that refuses the
-        delete leaves it for a settle, which finds the links made and changes nothing."""
+        """The links the mark's commit left pending are made, and none of their transactions
+        carried its `delete_op`: drop it. A store that refuses the delete leaves it for a settle,
+        which finds the links made and changes nothing."""
         try:
-            self.records.transact([Delete(*mark.key)])
+            self.records.transact([self.delete_op(mark)])
         except Unavailable as exc:
             log.warning(
                 "the pending-links mark of memory %s is left for the sweep: %s", mark.memory_id, exc.message

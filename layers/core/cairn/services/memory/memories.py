@@ -202,17 +202,18 @@ class MemoryService(MemoryLineJoins):
             title=title_of(text), tags=m.tags, metadata=metadata, memory=facet, doc_id=memory_id
         )
         # its entity links come after the commit, which marks them pending (mention_links.py); a
-        # kept id may be an upsert: the links its old text had go (relink)
-        links = self.mention_links
-        mark = links.mark(brain.id, memory_id, relink=m.memory_id is not None) if links is not None else None
-        if links is not None and mark is not None:
-            ops.append(links.pending.put_op(mark))
+        # kept id may be an upsert: the links its old text had go (relink). A new memory that
+        # mentions nothing has none to make: no mark.
+        links, mark, mentions = self.mention_links, None, []
+        if links is not None:
+            mentions = links.entities.extract(text, client_id=client, source_agent=m.source_agent)
+            if mentions or m.memory_id is not None:
+                mark = links.mark(brain.id, memory_id, relink=m.memory_id is not None)
+                ops.append(links.pending.put_op(mark))
         # The superseded memory's record changes in the same commit: its chunks follow it there.
         outcome = self.documents.write(brain, memory_path(m.type, memory_id), text.encode(), info, also=ops)
         if links is not None and mark is not None:
-            doc = outcome.document
-            mentions = links.entities.extract(text, client_id=client, source_agent=m.source_agent)
-            links.link(brain, doc.id, mentions, doc.created_at, mark)
+            links.link(brain, outcome.document.id, mentions, outcome.document.created_at, mark)
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 

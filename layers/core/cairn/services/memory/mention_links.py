@@ -3,10 +3,11 @@
 An entity's records move under their own versions, and up to MAX_MENTIONS entities with their
 aliases, ranks and counters would pass DynamoDB's 100 items in one transaction, so the links are
 not in the memory's commit. That commit (a store, or an update that changes the text) marks them
-pending instead (services/links/pending.py, kind MENTIONS_PENDING), and the mark is deleted once
-they are written. A store that refuses them (Unavailable) or a writer that stops between leaves
-the memory stored, answered as stored, and the mark has the sweep finish the links (`finish`), or
-the same memory sent again (a duplicate).
+pending instead (services/links/pending.py, kind MENTIONS_PENDING), and the mark is deleted with
+the last of them; a new memory that mentions nothing has no mark (nothing to link). A store that
+refuses them (Unavailable) or a writer that stops between leaves the memory stored, answered as
+stored, and the mark has the sweep finish the links (`finish`), or the same memory sent again (a
+duplicate).
 """
 
 from __future__ import annotations
@@ -40,15 +41,13 @@ class MentionLinks:
     def link(
         self, brain: Brain, memory_id: str, mentions: Sequence[Mention], at: datetime, mark: Mark
     ) -> None:
-        """After the commit that carried `mark`: link the memory, then drop the mark. A refusal
-        leaves the links made so far and the mark, for the sweep."""
+        """After the commit that carried `mark`: link the memory, the mark dropped in the last
+        link's transaction. A refusal leaves the links made so far and the mark, for the sweep."""
         link = self.entities.relink if mark.relink else self.entities.record_mentions
         try:
-            link(brain, memory_id, mentions, at)
+            link(brain, memory_id, mentions, at, [self.pending.delete_op(mark)])
         except Unavailable as exc:
             log.warning("entity links of memory %s left for the sweep: %s", memory_id, exc.message)
-            return
-        self.pending.done(mark)
 
     def resent(self, brain: Brain, doc: Document) -> None:
         """The memory sent again (a duplicate): its links, if its writer left them pending."""

@@ -103,9 +103,7 @@ class ThoughtMemories(ThoughtForgetting):
         # store refusing them leaves the memory stored, answered as such, and the mark to the sweep
         mark = self.pending.mark(brain.id, row.id, WAYPOINTS)
         self._write(brain, row, m.content, held=None, embed=True, also=[self.pending.put_op(mark)])
-        links, whole = self._link(brain, row)
-        if whole:
-            self.pending.done(mark)
+        links, _ = self._link(brain, row, mark=mark)
         return {
             "memoryId": row.id,
             "embeddingsGenerated": EMBEDDINGS,
@@ -192,9 +190,7 @@ class ThoughtMemories(ThoughtForgetting):
         self._write(brain, row, text, held=held, embed=changed or metadata is not None, also=also)
         connections = 0
         if changed:  # the replaced text's bytes go after the grace a reader may need (old_bytes.py)
-            connections, whole = self._relink(brain, row.user_id, row.id)
-            if whole:
-                self.pending.done(mark)
+            connections, _ = self._relink(brain, row.user_id, row.id, mark)
         return {
             "memoryId": row.id,
             "embeddingsRegenerated": changed,
@@ -287,8 +283,7 @@ class ThoughtMemories(ThoughtForgetting):
         except Conflict:
             return False
         self._touched(brain.id, row.user_id, row.id)
-        if self._link(brain, row)[1]:
-            self.pending.done(mark)
+        self._link(brain, row, mark=mark)
         return True
 
     def forget_user(self, brain: Brain, user_id: str) -> int:

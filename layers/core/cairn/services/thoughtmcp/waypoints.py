@@ -9,6 +9,7 @@ memory stored with the links made so far, and the mark has the sweep finish them
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.indexing import chunk_id
+from cairn.services.links.pending import Mark
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     LINK_KINDS,
@@ -40,20 +42,46 @@ memory's own row, within DynamoDB's 100 items."""
 class ThoughtLinks(ThoughtStore):
     """The waypoint links of ThoughtMemories."""
 
-    def _link(self, brain: Brain, row: Row, *, finishing: bool = False) -> tuple[int, bool]:
+    def _link(
+        self, brain: Brain, row: Row, *, finishing: bool = False, mark: Mark | None = None
+    ) -> tuple[int, bool]:
         """Link the memory to its most similar recent memories of the same user (at most
         MAX_CONNECTIONS connections, both ways, weight >= the threshold); `finishing` what a writer
         began leaves out those it is linked to already. Returns the links made and whether every
-        one was (False: the store refused one, Unavailable; it keeps those made so far)."""
+        one was (False: the store refused one, Unavailable; it keeps those made so far). `mark`,
+        the pending mark of the writer's commit, goes with the last link's transaction once every
+        link is made (alone when no transaction carried it): a write pays no commit for it."""
+        chosen = self._chosen(brain, row)
+        if chosen and finishing:
+            linked = self._linked_to(brain.id, row.id)
+            chosen = [pair for pair in chosen if pair[1].id not in linked]
+        side, made, carried = waypoint_side(row), 0, False
+        for n, (weight, other) in enumerate(chosen):
+            last = [self.pending.delete_op(mark)] if mark is not None and n == len(chosen) - 1 else []
+            try:
+                got = self._connect(brain, row, other, weight, ts.link_type(side, waypoint_side(other)), last)
+            except Unavailable as exc:
+                log.warning(
+                    "waypoint links of memory %s left for the sweep after %d: %s", row.id, made, exc.message
+                )
+                return made, False
+            made += got
+            carried = bool(last and got)
+        if mark is not None and not carried:
+            self.pending.done(mark)
+        return made, True
+
+    def _chosen(self, brain: Brain, row: Row) -> list[tuple[float, Row]]:
+        """The memories `row` would link to now, with their weights, best first."""
         others = [r for r in self._newest(brain.id, row.user_id, WAYPOINT_CANDIDATES + 1) if r.id != row.id]
         others = others[:WAYPOINT_CANDIDATES]
         if not others:
-            return 0, True
+            return []
         ids = [chunk_id(row.id, 0), *(chunk_id(r.id, 0) for r in others)]
         vectors = self.chunks.get_vectors(brain.id, ids)
         mine = vectors.get(ids[0])
         if mine is None:
-            return 0, True
+            return []
         side = waypoint_side(row)
         scored: list[tuple[float, Row]] = []
         for other in others:
@@ -65,29 +93,19 @@ class ThoughtLinks(ThoughtStore):
             if weight >= ts.WAYPOINT_THRESHOLD:
                 scored.append((weight, other))
         scored.sort(key=lambda pair: (-pair[0], pair[1].id))
-        chosen = scored[:MAX_CONNECTIONS]
-        linked = self._linked_to(brain.id, row.id) if chosen and finishing else set()
-        made = 0
-        for weight, other in chosen:
-            if other.id in linked:
-                continue
-            try:
-                made += self._connect(brain, row, other, weight, ts.link_type(side, waypoint_side(other)))
-            except Unavailable as exc:
-                log.warning(
-                    "waypoint links of memory %s left for the sweep after %d: %s", row.id, made, exc.message
-                )
-                return made, False
-        return made, True
+        return scored[:MAX_CONNECTIONS]
 
     def _linked_to(self, brain_id: str, memory_id: str) -> set[str]:
         return {
             link.target_id for link in self.links.outgoing(brain_id, memory_id) if link.kind in LINK_KINDS
         }
 
-    def _relink(self, brain: Brain, user_id: str, memory_id: str) -> tuple[int, bool]:
+    def _relink(
+        self, brain: Brain, user_id: str, memory_id: str, mark: Mark | None = None
+    ) -> tuple[int, bool]:
         """The memory's text changed: drop its links, then link it as it is now; returns the links
-        removed and made, and whether every change was made (False: the store refused one)."""
+        removed and made, and whether every change was made (False: the store refused one, and
+        `mark` stays). `mark`: as `_link`'s."""
         try:
             removed = self._unlink(brain, user_id, memory_id)
         except Unavailable as exc:
@@ -95,8 +113,10 @@ class ThoughtLinks(ThoughtStore):
             return 0, False
         row = self._rows(brain.id, user_id, [memory_id]).get(memory_id)
         if row is None:  # forgotten meanwhile
+            if mark is not None:
+                self.pending.done(mark)
             return removed, True
-        made, whole = self._link(brain, row)
+        made, whole = self._link(brain, row, mark=mark)
         return removed + made, whole
 
     def finish_links(self, brain: Brain, memory_id: str, relink: bool) -> bool:
@@ -115,7 +135,11 @@ class ThoughtLinks(ThoughtStore):
         row = self._rows(brain.id, user_id, [memory_id]).get(memory_id)
         return row is None or self._link(brain, row, finishing=True)[1]
 
-    def _connect(self, brain: Brain, a: Row, b: Row, weight: float, kind: str) -> int:
+    def _connect(
+        self, brain: Brain, a: Row, b: Row, weight: float, kind: str, also: Sequence[Put | Delete]
+    ) -> int:
+        """Link a and b both ways, `also` in the same transaction; returns links made (0: one
+        of them is gone, or kept moving)."""
         now = self.clock.now()
         weight = round(weight, 6)  # as the links store it, so the statistics add up exactly
         for _ in range(8):
@@ -132,7 +156,7 @@ class ThoughtLinks(ThoughtStore):
                 r.link_count += 2
                 ops.append(self.rows.put_op(brain.id, r, r.version))
             try:
-                self.rows.commit(ops)
+                self.rows.commit([*ops, *also])
             except Conflict:
                 continue  # a row moved (a read reinforced it) or the link exists: read again
             self._touched(brain.id, a.user_id, a.id, b.id)

@@ -1,0 +1,128 @@
+"""What one memory write costs on the embedded store: its transactions and its wall time.
+
+A memory's links are written after its commit, which marks them pending (services/links/pending.py);
+these cases count every record-store transaction a run of writes makes, beside the time, so a step
+added to each write (a mark's own delete was one: 4.03 s for 100 ThoughtMCP memories against 3.56 s
+without marks) shows as a number that does not depend on the disk. The tests' hashing embedder
+stands in for the model. Run them through `bench/hostile_inputs.py --case NAME`, or alone:
+
+    .venv/bin/python bench/memory_writes.py [--case thought-remember ...] [--writes N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hostile_services import _hashing_store
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
+
+SUBJECTS = ("lamp", "fog horn", "tide gauge", "boat hook", "log book", "radio mast")
+
+
+def _counting(c: Container) -> list[int]:
+    """Count the record store's transactions from here on (every repository shares the store)."""
+    records = c.documents.repo.records
+    counted = [0]
+    transact = records.transact
+
+    def counted_transact(ops: Sequence[Any]) -> Any:
+        counted[0] += 1
+        return transact(ops)
+
+    records.transact = counted_transact  # the bench's own probe, for the run
+    return counted
+
+
+def _timed(writes: int, build: Callable[[Container], Callable[[int], Any]], first: int = 1) -> str:
+    """`first` writes to warm up (the store's files made), then `writes` timed and counted."""
+    with tempfile.TemporaryDirectory() as data:
+        c = _hashing_store(Path(data))
+        write = build(c)
+        for n in range(first):
+            write(-1 - n)
+        counted = _counting(c)
+        started = time.perf_counter()
+        for n in range(writes):
+            write(n)
+        wall = time.perf_counter() - started
+        marks = len(list(c.pending_links.pending()))
+    return (
+        f"{writes:,} writes {wall:.2f} s wall ({wall / writes * 1000:.1f} ms each), "
+        f"{counted[0] / writes:.2f} transactions each, {marks} marks left"
+    )
+
+
+def thought_remember(writes: int = 100) -> str:
+    """ThoughtMCP `remember` of one user's memories, alike enough to be linked to each other."""
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = thought_brain(c.brains, None, create=True)
+
+        def write(n: int) -> Any:
+            text = f"The keeper checked the {SUBJECTS[n % 6]} at {n % 24} o'clock, as logged."
+            return c.thoughts.remember(brain, NewMemory(text, "u", "s", "semantic"))
+
+        return write
+
+    return _timed(writes, build)
+
+
+def typed_store(writes: int = 100) -> str:
+    """A zengram store of events about one client (each linked to the client's entity and what
+    the rules find in its text)."""
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = c.brains.create("Default", slug="default")
+
+        def write(n: int) -> Any:
+            text = f"Deployed billing {n} to PostgreSQL after the {SUBJECTS[n % 6]} check."
+            return c.memories.store(brain, MemoryInput(MemoryType.event, text, client_id="harbour-trust"))
+
+        return write
+
+    return _timed(writes, build)
+
+
+def typed_store_plain(writes: int = 100) -> str:
+    """A store of events that mention no entity (no client, nothing the rules find): nothing to link."""
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = c.brains.create("Default", slug="default")
+        return lambda n: c.memories.store(
+            brain, MemoryInput(MemoryType.event, f"the kettle was descaled {n} times over the winter")
+        )
+
+    return _timed(writes, build)
+
+
+CASES: dict[str, Callable[[int], str]] = {
+    "thought-remember": thought_remember,
+    "typed-store": typed_store,
+    "typed-store-plain": typed_store_plain,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", choices=sorted(CASES), action="append")
+    parser.add_argument("--writes", type=int, default=100, help="the writes timed (100)")
+    args = parser.parse_args()
+    for name in args.case or list(CASES):
+        print(f"{name:<18} {CASES[name](args.writes)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

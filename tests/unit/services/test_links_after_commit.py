@@ -308,3 +308,33 @@ def test_a_mark_is_deleted_with_the_last_link_and_a_memory_with_nothing_to_link_
     puts = [op for ops in commits for op in marks(ops) if isinstance(op, Put)]
     assert sorted(op.item.sk.partition("#")[0] for op in puts) == sorted([second, linked.memory.id])
     assert list(c.pending_links.pending()) == []
+
+
+def test_a_memory_erased_while_a_settler_links_it_keeps_no_entity_link(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The erasure drops the memory's entity links before it erases the document: a settler that
+    links it between, still finding it, must not leave links (and counts) to an erased memory."""
+    repo = c.entities.repo
+    memory = MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust", source_agent="scout")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repo, "records", Locked(repo.records))
+        stored = c.memories.store(brain, memory)
+    assert [m.memory_id for m in c.pending_links.pending()] == [stored.memory.id]
+    forget = c.entities.forget
+    settled: list[int] = []
+
+    def forget_then_settle(b: Brain, memory_id: str) -> int:
+        gone = forget(b, memory_id)
+        if not settled:  # the sweep of another process, between the links' removal and the erase
+            settled.append(c.pending_links.settle())
+        return gone
+
+    monkeypatch.setattr(c.entities, "forget", forget_then_settle)
+    c.erasure.erase("source_agent", "scout")
+    monkeypatch.undo()
+
+    assert settled == [1]
+    assert c.documents.repo.get_by_id(stored.memory.id) is None
+    assert c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS) == []
+    assert c.entities.stats(brain).total == 0 and list(c.pending_links.pending()) == []

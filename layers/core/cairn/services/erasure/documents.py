@@ -1,8 +1,9 @@
 """Removing documents for good (an erasure), with every record that names them or was drawn from
 their text: each family of records is removed by the service that keeps it.
 
-For each document: its entity mentions (counts go down; an entity mentioned by nobody else goes),
-its links both ways (keyed: waypoints, concepts of its chunks; numbered: gbrain's), its raw rows,
+For each document: its entity mentions (counts go down; an entity mentioned by nobody else goes;
+again once the document is gone, for those a settler of its pending links made meanwhile), its
+links both ways (keyed: waypoints, concepts of its chunks; numbered: gbrain's), its raw rows,
 the image references it made (the images' captions are made again), a pending ingest, then the
 document itself (record, id pointer, chunks, content blob unless another document holds the same
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
@@ -30,7 +31,7 @@ from cairn.services.documents.siblings import SiblingContext, digit_runs_key, na
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
-from cairn.services.memory.entities import EntityService
+from cairn.services.memory.entities import MENTIONS, EntityService
 from cairn.services.memory.memories import MemoryService
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import ItemStatusLog
@@ -66,7 +67,7 @@ class DocumentEraser:
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
             counts["links"] += self.entities.forget(brain, doc.id)
-            counts["links"] += self.links.remove_all_of(brain.id, doc.id)
+            counts["links"] += self.links.remove_all_of(brain.id, doc.id, but=MENTIONS)
             counts["links"] += self.links.remove_numbered_all_of(brain.id, doc.id)
             counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)
             rows, keys = self.raw_data.erase_all_of(brain, doc.id)
@@ -84,6 +85,10 @@ class DocumentEraser:
                 counts["chunks"] += len(chunk_ids)
                 counts["blobs"] += erased.blobs
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
+            # a settler finishing its pending links (services/memory/mention_links.py) may have
+            # linked it since, seeing it still there: those go now, with their counts; one linking
+            # after this sees it gone and drops them itself
+            counts["links"] += self.entities.forget(brain, doc.id)
             faults.reached("erasure.documents")
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)

@@ -198,24 +198,28 @@ class LinkRepository:
             return False
         return True
 
-    def remove_all_of(self, brain_id: str, node: str) -> int:
-        """Remove every link from or to `node`; returns how many were removed."""
+    def remove_all_of(self, brain_id: str, node: str, *, but: str | None = None) -> int:
+        """Remove every link from or to `node` (`but` those of that kind, which their own service
+        removes with what they counted); returns how many were removed."""
         check_node(node)
         removed = 0
         for direction in ("out", "in"):
+            after: str | None = None
             while True:
                 page = self.records.query(
-                    f"{links_prefix(brain_id)}{direction}#{node}", limit=_LINKS_PER_COMMIT
+                    f"{links_prefix(brain_id)}{direction}#{node}", after=after, limit=_LINKS_PER_COMMIT
                 )
-                if not page.items:
-                    break
+                links = [Link.model_validate(item.data) for item in page.items]
                 ops: list[Put | Delete] = []
-                for item in page.items:
-                    link = Link.model_validate(item.data)
+                for link in (link for link in links if link.kind != but):
                     ops.append(Delete(*out_key(brain_id, link.source_id, link.kind, link.target_id)))
                     ops.append(Delete(*in_key(brain_id, link.source_id, link.kind, link.target_id)))
-                self.records.transact(ops)
-                removed += len(page.items)
+                if ops:
+                    self.records.transact(ops)
+                removed += len(ops) // 2
+                if page.next_after is None:
+                    break
+                after = page.next_after
         return removed
 
     # -- reads -------------------------------------------------------------------------------

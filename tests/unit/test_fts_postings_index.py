@@ -85,7 +85,7 @@ def test_every_write_keeps_the_leg_exact(index: SqliteChunkIndex) -> None:
             assert got == _reference(index, brain, terms, 10), (brain, terms)
         merged = bm25_leg(
             conn,
-            index._rows_of(conn),
+            index._searcher.rows_of(conn),
             DEFAULT_BM25_WEIGHTS,
             terms,
             None,

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cairn.adapters.local.chunk_search import ChunkSearch
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
@@ -59,11 +60,11 @@ def test_rows_the_snapshot_does_not_hold_are_fused_as_if_never_found(
     expected = _search(index)
     assert len(expected) == 6  # top_k 5, then the vector leg's second, which the fusion ranked past them
 
-    leg = SqliteChunkIndex._vector_leg
+    leg = ChunkSearch._vector_leg
 
-    def with_unseen(self: SqliteChunkIndex, *args: object) -> dict[int, float]:
+    def with_unseen(self: ChunkSearch, *args: object) -> dict[int, float]:
         found = leg(self, *args)  # type: ignore[arg-type]
         return {UNSEEN: 1.0, UNSEEN + 1: 0.99, **found}  # first in the vector leg
 
-    monkeypatch.setattr(SqliteChunkIndex, "_vector_leg", with_unseen)
+    monkeypatch.setattr(ChunkSearch, "_vector_leg", with_unseen)
     assert _search(index) == expected

@@ -1,37 +1,27 @@
-"""Embedded ChunkIndex: SQLite FTS5 BM25 + vector search, fused by weighted RRF.
+"""Embedded ChunkIndex: SQLite FTS5 BM25 + vector search, fused by weighted RRF (chunk_search.py).
 
 Chunks live in SQLite (WAL, one connection per thread): filter fields in `chunks` (tags and
 facets also one row each in `chunk_tags` / `chunk_facets`), title and text in the brain's own
 FTS5 table; vectors in one append-only float32 file per brain (vector_store.py), indexed by an
-HNSW graph once the brain is big enough (ann_index.py, vector_compaction.py). Both legs apply
-the whole filter before cutting their candidate pool: BM25 joins the chunks table in SQL, the
-vector leg passes the rows the filter lets through to the graph as a bitmap, or scores them
-exactly when they are few; either way the candidates' cosines are computed exactly from the
-file. An unfiltered search takes its rows from a per-brain cache revalidated by
-`brain_state.generation`, so it runs no SQL for them beyond that lookup.
+HNSW graph once the brain is big enough (ann_index.py, vector_compaction.py). An unfiltered
+search takes its rows from a per-brain cache revalidated by `brain_state.generation`
+(cached_rows.py), so it runs no SQL for them beyond that lookup.
 
 Erasure: `drop_brain` removes a brain's rows, tables and files (a search whose snapshot predates
 it skips that brain's vector leg); `scrub` wipes what deletes left behind (brain_erasure.py).
-
-Past 500 lines: the class is the whole ChunkIndex port, a wide one; its methods delegate to the
-modules beside it (chunk_reads, chunk_writes, fts_*, vector_*, ann_*), and only the two search legs'
-glue, which reads the class's caches and files, stays here.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from cairn import faults
 from cairn.adapters.local import (
@@ -50,17 +40,15 @@ from cairn.adapters.local import (
 )
 from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local.ann_index import AnnShrunk
-from cairn.adapters.local.brain_rows import BrainRows, FilterMasks
+from cairn.adapters.local.cached_rows import CachedRows
+from cairn.adapters.local.chunk_search import ChunkSearch
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
-from cairn.adapters.local.fts_boolean import leg_terms
 from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.adapters.local.kept_vector_rows import kept_rows
-from cairn.adapters.local.rrf import Leg, fused_head
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.upgrade_wait import OpeningWait
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
-from cairn.adapters.local.vector_store import Floats, Rows, VectorStore, unit_rows
+from cairn.adapters.local.vector_store import Rows, VectorStore, unit_rows
 from cairn.domain.errors import CairnError, DamagedStore, InvalidInput
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import (
@@ -71,7 +59,6 @@ from cairn.ports.chunks import (
     Discarded,
     FileCheck,
     Stop,
-    widened,
 )
 from cairn.ports.embedder import Vectors
 
@@ -109,8 +96,7 @@ class SqliteChunkIndex:
         waits = OpeningWait(db_path)
         self._db = ThreadConnections(db_path, secure_delete=True, waits=waits, store="the chunk index")
         self._write_lock = threading.Lock()
-        self._cache: dict[str, BrainRows] = {}
-        self.exact_max_rows = exact_max_rows
+        self._cache = CachedRows()
         self._db.get().executescript(
             schema.SCHEMA
             + vector_sums.SCHEMA
@@ -136,6 +122,27 @@ class SqliteChunkIndex:
         )
         self._health = vector_health.FileHealth(self._db, self._vectors, self._write_lock, self._maintenance)
         self._keywords = fts_damage.KeywordHealth(self._health.tell, self._db)
+        self._searcher = ChunkSearch(
+            self._db,
+            self._vectors,
+            self._cache,
+            self._health,
+            self._keywords,
+            self._maintenance,
+            dimension=dimension,
+            bm25_weights=bm25_weights,
+            exact_max_rows=exact_max_rows,
+            forget=self._forget,
+        )
+
+    @property
+    def exact_max_rows(self) -> int:
+        """At most this many allowed rows of a brain: scored exactly rather than through its graph."""
+        return self._searcher.exact_max_rows
+
+    @exact_max_rows.setter
+    def exact_max_rows(self, value: int) -> None:
+        self._searcher.exact_max_rows = value
 
     # -- writes -------------------------------------------------------------------------
 
@@ -253,7 +260,7 @@ class SqliteChunkIndex:
 
     def _forget(self, brain_id: str) -> None:
         """Let go of everything kept in memory of a dropped brain."""
-        self._cache.pop(brain_id, None)
+        self._cache.forget(brain_id)
         self._keywords.forget(brain_id)
         self._health.forget(brain_id)
         self._maintenance.forget(brain_id)
@@ -274,24 +281,11 @@ class SqliteChunkIndex:
         """After a commit: derive each touched brain's next cached rows from its change."""
         for brain_id, delta in deltas.items():
             self._maintenance.poke(brain_id, delta.epoch)
-            cached = self._cache.get(brain_id)
-            if cached is None or cached.generation > delta.before:
-                continue  # nothing cached, or a reader already loaded the new state
-            if cached.generation == delta.before:
-                added = list(delta.added.values())
-                self._cache[brain_id] = cached.changed(
-                    delta.before + 1, added, delta.removed, delta.activated
-                )
-            else:  # another process wrote in between: load afresh when next needed
-                self._cache.pop(brain_id, None)
+            self._cache.applied(brain_id, delta)
 
     def _swapped(self, brain_id: str, before: int, epoch: int, sources: Rows) -> None:
         """Compaction renumbered the brain's rows: move the cached rows along with them."""
-        cached = self._cache.get(brain_id)
-        if cached is not None and cached.generation == before and (sources < cached.rowid_of.size).all():
-            self._cache[brain_id] = cached.permuted(before + 1, sources)
-        else:
-            self._cache.pop(brain_id, None)
+        self._cache.swapped(brain_id, before, sources)
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a big brain made before term postings existed its postings (writes make them when
@@ -329,7 +323,7 @@ class SqliteChunkIndex:
         with self._write_lock:
             with self._db.transaction(long=True) as conn:  # other processes' writers wait for it
                 lost = fts_health.rebuild(conn, brain_id)[1]
-            self._cache.pop(brain_id, None)
+            self._cache.forget(brain_id)
         return lost
 
     def on_damage(self, listener: Callable[[str], None]) -> None:
@@ -379,7 +373,7 @@ class SqliteChunkIndex:
                 epoch = schema.vector_epoch(conn, brain_id)
                 if state is None or self._maintenance.ann(brain_id, epoch) is None:
                     continue
-                self._brain_rows(conn, brain_id, state[1])
+                self._cache.of(conn, brain_id, state[1])
 
     def brain_ids(self) -> list[str]:
         return [row[0] for row in self._db.get().execute("SELECT brain_id FROM brain_state ORDER BY seq")]
@@ -425,6 +419,9 @@ class SqliteChunkIndex:
             )
             return dict(rows.fetchall())
 
+    def search(self, query: ChunkQuery) -> list[ChunkHit]:
+        return self._searcher.search(query)
+
     def get_vectors(self, brain_id: str, chunk_ids: Sequence[str]) -> dict[str, Vectors]:
         if not chunk_ids:
             return {}
@@ -460,147 +457,7 @@ class SqliteChunkIndex:
         row = self._db.get().execute("SELECT count(*) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()
         return int(row[0])
 
-    def search(self, query: ChunkQuery) -> list[ChunkHit]:
-        if query.rrf_k < 0 or query.bm25_weight < 0 or query.vector_weight < 0:
-            raise InvalidInput("rrf_k and the leg weights must not be negative")
-        if query.top_k <= 0 or not query.filter.brain_ids:
-            return []
-        pool = max(query.candidate_pool, query.top_k)
-        use_vector = query.vector is not None and query.vector_weight > 0
-        vector = vector_store.query_unit(query.vector, self.dimension) if use_vector else None
-        if vector is not None:
-            self._health.ensure_checked(query.filter.brain_ids)
-        try:
-            return self._search(query, pool, vector)
-        except vector_store.VectorFileShrunk as cut:  # the check writes what it finds: after the snapshot
-            self._health.check(cut.brain_id)
-            raise vector_health.IndexDamaged() from None
-
-    def _search(self, query: ChunkQuery, pool: int, vector: Floats | None) -> list[ChunkHit]:
-        with self._db.snapshot() as conn:
-            brains = self._known(conn, query.filter.brain_ids)
-            with self._keywords.reading(conn, brains):  # every leg reads the keyword tables
-                return self._searched(conn, query, pool, vector, brains)
-
-    def _searched(
-        self,
-        conn: sqlite3.Connection,
-        query: ChunkQuery,
-        pool: int,
-        vector: Floats | None,
-        brains: dict[str, tuple[int, int]],
-    ) -> list[ChunkHit]:
-        boolean, terms = query.boolean, leg_terms(query)
-        if terms:  # damage that raises nothing (terms silently not found) is found by a probe
-            self._keywords.ensure_sound(conn, brains)
-        masks = FilterMasks(conn, query.filter)  # each brain's, once for both legs
-        bm25 = (
-            reads.bm25_leg(conn, self._rows_of(conn), self.bm25_weights, terms, boolean, masks, brains, pool)
-            if terms
-            else {}
-        )
-        similar = self._vector_leg(conn, vector, masks, brains, pool) if vector is not None else {}
-        # Fused by rowid, so only the fused head's rows are read (and the ids of rows tied in it).
-        legs = [Leg(list(bm25), query.bm25_weight), Leg(list(similar), query.vector_weight)]
-        chunks: dict[int, Chunk] = {}
-        asked = query
-        while True:
-            fused = fused_head(
-                legs, asked.rrf_k, asked.top_k, asked.nearest, names=partial(reads.ids_of, conn)
-            )
-            chunks.update(reads.load_rows(conn, brains, [f.id for f in fused if f.id not in chunks]))
-            unseen = {f.id for f in fused} - chunks.keys()
-            if unseen:
-                # Rows the cached vector rows know and this snapshot does not (written since it
-                # began, _brain_rows): fused again without them, as if the legs never had them.
-                legs = [Leg([r for r in leg.ids if r not in unseen], leg.weight) for leg in legs]
-                continue
-            hits = [reads.hit(f, chunks[f.id], bm25, similar) for f in fused]
-            wider = widened(asked, hits)  # the legs in hand: only the new head's rows are read
-            if wider is None:
-                return hits
-            asked = wider
-
     def close(self) -> None:
         self._keywords.close()
         self._maintenance.close()
         self._db.close()
-
-    # -- legs ---------------------------------------------------------------------------
-
-    def _vector_leg(
-        self,
-        conn: sqlite3.Connection,
-        vector: Floats,
-        masks: FilterMasks,
-        brains: dict[str, tuple[int, int]],
-        pool: int,
-    ) -> dict[int, float]:
-        """rowid → cosine similarity, best first, over the rows the filter lets through."""
-        sims: list[Floats] = []
-        rowids: list[Rows] = []
-        for brain_id, (_seq, generation) in brains.items():
-            rows = self._brain_rows(conn, brain_id, generation)
-            epoch = schema.vector_epoch(conn, brain_id)
-            self._health.guard(conn, brain_id, epoch)
-            allowed = masks.allowed(brain_id, rows)
-            try:
-                vec_rows = self._candidates(brain_id, epoch, vector, allowed, pool, rows.live_count)
-                sims.append(self._vectors.file(brain_id, epoch).similarities(vec_rows, vector))
-            except FileNotFoundError:  # gone since the snapshot: dropped, or compacted elsewhere
-                continue
-            except (
-                vector_store.VectorFileShrunk
-            ) as cut:  # cut short under us: its check records the loss and a rebuild
-                cut.brain_id = brain_id
-                raise
-            rowids.append(rows.rowid_of[vec_rows])
-        if not rowids:
-            return {}
-        all_sims, all_rowids = np.concatenate(sims), np.concatenate(rowids)
-        top = (
-            np.argpartition(-all_sims, pool - 1)[:pool] if all_sims.size > pool else np.arange(all_sims.size)
-        )
-        top = top[np.lexsort((all_rowids[top], -all_sims[top]))]
-        return dict(zip(all_rowids[top].tolist(), all_sims[top].tolist(), strict=True))
-
-    def _candidates(
-        self, brain_id: str, epoch: int, vector: Floats, allowed: npt.NDArray[np.bool_], pool: int, live: int
-    ) -> Rows:
-        """The vector rows to score exactly: every allowed row when they are few or the brain has
-        no index, else the graph's candidates plus the allowed rows it does not cover yet."""
-        if np.count_nonzero(allowed) <= self.exact_max_rows or live < self._maintenance.ann_min_rows:
-            return np.flatnonzero(allowed)
-        ann = self._maintenance.ann(brain_id, epoch)
-        if ann is None:
-            return np.flatnonzero(allowed)
-        indexed = ann.indexed_rows  # read first: rows indexed meanwhile are merely found twice
-        try:
-            found, exact = ann.search(vector, allowed, pool, self.exact_max_rows)
-        except AnnShrunk:
-            self._maintenance.lost(brain_id, epoch)
-            return np.flatnonzero(allowed)
-        tail = np.flatnonzero(allowed[indexed:]) + indexed
-        return np.unique(np.concatenate([found, exact, tail]))
-
-    def _rows_of(self, conn: sqlite3.Connection) -> Callable[[str, int], BrainRows]:
-        return lambda brain_id, generation: self._brain_rows(conn, brain_id, generation)
-
-    def _brain_rows(self, conn: sqlite3.Connection, brain_id: str, generation: int) -> BrainRows:
-        """The brain's cached rows, unless older than this snapshot's generation (newer ones are fine:
-        chunks the snapshot cannot see are dropped when their ids are looked up in it)."""
-        cached = self._cache.get(brain_id)
-        if cached is not None and cached.generation >= generation:
-            return cached
-        fresh = BrainRows.load(conn, brain_id, generation)
-        current = self._cache.get(brain_id)
-        if current is None or current.generation < generation:
-            self._cache[brain_id] = fresh
-        return fresh
-
-    def _known(self, conn: sqlite3.Connection, brain_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        states = {brain_id: schema.brain_state(conn, brain_id) for brain_id in dict.fromkeys(brain_ids)}
-        for brain_id, state in states.items():
-            if state is None and brain_id in self._cache:  # dropped, maybe by another process
-                self._forget(brain_id)
-        return {brain_id: state for brain_id, state in states.items() if state is not None}

@@ -4,10 +4,14 @@ Builds one brain of synthetic chunks as bench/chunk_index_100k.py does (or reuse
 then times the cheap probe every check runs, the deep check (`cairn check --deep`: FTS5's
 `integrity-check` and the term postings against FTS5's row counts) and, on a copy whose `_data`
 table was dropped, the rebuild that `cairn check` runs; and a process's first keyword search of
-the brain, which runs the cheap probe first (adapters/local/fts_damage.py), against its next.
+the brain, which runs the cheap probe first (adapters/local/fts_damage.py), against its next;
+and the same for a process's first write (its read of the document's fingerprints before its
+commit), in a process that has not checked the brain and in one whose start has (`cairn serve`
+and `cairn mcp` compare every brain first, IndexRepair.at_start).
 
     .venv/bin/python bench/keyword_check_100k.py                  # 100k chunks
     .venv/bin/python bench/keyword_check_100k.py --store DIR      # reuse (or keep) the built store
+    .venv/bin/python bench/keyword_check_100k.py --store DIR --first-only  # first search, first write
 """
 
 from __future__ import annotations
@@ -60,6 +64,29 @@ def first_searches(db: Path, store: Path, dim: int) -> None:
     print(f"first keyword search of a process: {min(first) * 1000:.1f} ms, next: {min(next_) * 1000:.1f} ms")
 
 
+def first_writes(db: Path, store: Path, dim: int) -> None:
+    """A process's first write to the brain reads the document's fingerprints before its commit,
+    which checks the keyword index as a first search does (fts_damage.py): timed against the
+    next write's read, in a newly opened index, and in one that checked the brain first."""
+    for label, start_check in (("no start check", False), ("after a start's check", True)):
+        first, next_ = [], []
+        for _ in range(3):
+            index = SqliteChunkIndex(db, store / "vectors", dim, background_maintenance=False)
+            if start_check:
+                index.check(BRAIN, reread=False)
+            started = time.perf_counter()
+            index.fingerprints(BRAIN, "doc-new")
+            first.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            index.fingerprints(BRAIN, "doc-new")
+            next_.append(time.perf_counter() - started)
+            index.close()
+        print(
+            f"first write of a process ({label}): fingerprints read {min(first) * 1000:.1f} ms, "
+            f"next: {min(next_) * 1000:.1f} ms"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -67,6 +94,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=16)
     parser.add_argument("--store", type=Path)
+    parser.add_argument("--first-only", action="store_true", help="only a process's first search and write")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         store = args.store or Path(name) / "store"
@@ -77,9 +105,17 @@ def main() -> None:
             spent = build(index, Corpus(np.random.default_rng(7)), args.chunks, args.dim)
             print(f"built {args.chunks:,} chunks in {spent:.1f} s")
             index.close()
+        if args.first_only:
+            first_searches(db, store, args.dim)
+            first_writes(db, store, args.dim)
+            return
         conn = sqlite3.connect(db)
         conn.execute("SELECT count(*) FROM chunks").fetchone()  # warm, as a serving process is
         timed("cheap probe (every check)", lambda: fts_health.problem(conn, BRAIN))
+        timed(
+            "cheap probe, a first read or write's (no scan of _content)",
+            lambda: fts_health.problem(conn, BRAIN, whole_content=False),
+        )
         timed("deep check (--deep)", lambda: fts_health.problem(conn, BRAIN, deep=True))
         table = schema.fts_table(conn.execute("SELECT seq FROM brain_state").fetchone()[0])
         timed(
@@ -88,6 +124,7 @@ def main() -> None:
         )
         conn.close()
         first_searches(db, store, args.dim)
+        first_writes(db, store, args.dim)
         damaged = Path(name) / "damaged"
         shutil.copytree(store, damaged)
         with sqlite3.connect(damaged / "chunks.db") as dropped:

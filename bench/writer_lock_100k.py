@@ -7,12 +7,16 @@ then, each on a fresh copy of the store, times every write transaction of: rebui
 brain's keyword index, compacting it with a fifth of its chunks deleted (the final transaction),
 scrubbing it after that delete (its compaction, then the purge of its text and free pages),
 discarding its chunks on vector rows found unsound (all of them, and a tenth), dropping it, and
-making its term postings (a brain from before they existed, on its first search). Each line gives
-the longest transaction of the operation, whether it shows progress, and the operation's time.
+making its term postings (a brain from before they existed, on its first search), and a write of
+one chunk that carries it past the size that has term postings (run it on a store of `--chunks
+20000`, which has none yet). Each line gives the longest transaction of
+the operation, whether it shows progress, its first transaction (the write's own, for a write) and
+the operation's time.
 
     .venv/bin/python bench/writer_lock_100k.py                      # 100k chunks
     .venv/bin/python bench/writer_lock_100k.py --store DIR          # reuse (or keep) the built store
     .venv/bin/python bench/writer_lock_100k.py --case drop --case scrub   # some operations only
+    .venv/bin/python bench/writer_lock_100k.py --chunks 20000 --store DIR20K --case "past the size"
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +40,8 @@ from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_postings
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_threads import ThreadConnections
-from chunk_index_100k import BRAIN, Corpus, build
+from cairn.domain.models import Chunk
+from chunk_index_100k import BRAIN, Corpus, build, unit_vectors
 
 HELD: list[tuple[float, bool]] = []  # each transaction's hold of the lock, and whether it was long
 _transaction = ThreadConnections.transaction
@@ -85,6 +91,21 @@ def _without_postings(into: Path) -> None:
         fts_postings.drop(conn, schema.fts_table(conn.execute("SELECT seq FROM brain_state").fetchone()[0]))
 
 
+def _one_more(index: SqliteChunkIndex) -> None:
+    dim = index.dimension
+    note = Chunk(
+        id="chk_one_more",
+        brain_id=BRAIN,
+        document_id="doc_one_more",
+        path="one/more.md",
+        ordinal=0,
+        text="one more note, the first past the size: the heron waits by the reeds",
+        title="one more",
+        created_at=datetime.now(UTC),
+    )
+    index.upsert([note], unit_vectors(np.random.default_rng(1), 1, dim))
+
+
 def measure(
     label: str,
     store: Path,
@@ -104,7 +125,8 @@ def measure(
         longest = max(HELD, default=(0.0, False))
         print(
             f"{label}: lock held {longest[0]:.2f} s at most ({len(HELD)} transactions, "
-            f"{'shows' if longest[1] else 'shows no'} progress); whole {spent:.2f} s",
+            f"{'shows' if longest[1] else 'shows no'} progress; the first {HELD[0][0]:.2f} s); "
+            f"whole {spent:.2f} s",
             flush=True,
         )
     finally:
@@ -148,6 +170,10 @@ def main() -> None:
             ),
             "drop brain": (lambda i: i.drop_brain(BRAIN), None),
             "term postings made": (lambda i: i._ensure_postings(BRAIN), lambda i: _without_postings(copy)),
+            "a write carrying the brain past the size (its term postings made)": (
+                _one_more,
+                lambda i: _without_postings(copy),
+            ),
         }
         for label, (run, prepare) in cases.items():
             if not args.case or any(word in label for word in args.case):

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import fts_search, sqlite_threads, upgrade_wait
+from cairn.adapters.local import fts_postings, fts_search, sqlite_threads, upgrade_wait
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.errors import Unavailable
 from tests.contract.test_chunk_index_contract import DIM, axis, chunk, search
@@ -175,11 +175,19 @@ def _past_small(index: SqliteChunkIndex, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(fts_search, "SMALL_TABLE", CHUNKS // 4)  # a big brain lacking its term postings
 
 
+def _one_more(index: SqliteChunkIndex) -> None:
+    index.upsert([chunk("one-more", "one more crane at the berth")], np.stack([axis(0)]))
+    table = schema.fts_table(1)
+    assert fts_postings.exists(index._db.get(), table)
+    assert search(index, "one more crane", brain_ids=("b1",))[0] == "one-more"  # through the postings
+
+
 Prepare = Callable[[SqliteChunkIndex, pytest.MonkeyPatch], None]
 # operation -> (what makes it do its work, the operation, its transactions that show progress)
 LONG: dict[str, tuple[Prepare, Callable[[SqliteChunkIndex], object], int]] = {
     "drop a brain": (lambda index, _: None, lambda index: index.drop_brain("b1"), 1),
     "term postings made (at a compaction)": (_past_small, lambda index: index.compact("b1"), 1),
+    "term postings made (by the write that carries the brain past the size)": (_past_small, _one_more, 1),
     "discard unsound chunks": (_all_unsound, lambda index: index.discard_unsound("b1"), 1),
     "compaction's final transaction": (_delete_a_fifth, lambda index: index.compact("b1"), 1),
     "scrub (its compaction, its purge)": (_delete_a_fifth, lambda index: index.scrub("b1"), 2),

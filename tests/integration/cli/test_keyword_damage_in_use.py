@@ -138,6 +138,49 @@ def test_a_write_to_a_brain_found_damaged_stores_nothing(kept: tuple[Path, Brain
     close(container)
 
 
+def test_a_brain_the_start_found_sound_is_not_probed_again_by_its_first_write_or_search(
+    kept: tuple[Path, Brain, Hits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serving process's start compares every brain (IndexRepair.at_start), which probes its
+    keyword index: the brain's first write and search take that finding instead of probing again
+    (about 45-85 ms at 100,000 chunks, bench/keyword_check_100k.py)."""
+    data, brain, _ = kept
+    container = opened(data)
+    (found,), later = container.repair.at_start([brain])
+    assert found.sound and not later
+    probes: list[str] = []
+    probe = fts_health.problem
+
+    def counted(conn: sqlite3.Connection, brain_id: str, **how: bool) -> str:
+        probes.append(brain_id)
+        return probe(conn, brain_id, **how)
+
+    monkeypatch.setattr(fts_health, "problem", counted)
+    container.documents.write(brain, "notes/new.md", b"# New\n\nokapi77 grazes by lagoon77.\n")
+    assert container.search.search(brain, "okapi77 lagoon77").hits[0].path == "notes/new.md"
+    assert probes == []
+    close(container)
+
+
+@pytest.mark.parametrize("damage", ["idx emptied", "postings scribbled", "data blobs scribbled"])
+def test_a_write_to_a_brain_the_start_found_damaged_stores_nothing(
+    kept: tuple[Path, Brain, Hits], damage: str
+) -> None:
+    """The start's finding of damage has the first write probe and be refused before its commit."""
+    data, brain, _ = kept
+    ALL_DAMAGE[damage](data)
+    container = opened(data)
+    told = told_of(container)
+    (found,), _ = container.repair.at_start([brain])
+    assert found.keywords
+    with pytest.raises(DamagedStore, match=brain.id):
+        container.documents.write(brain, "notes/new.md", b"# New\n\nzebra99 eats grass near river99.\n")
+    assert not container.documents.exists(brain, "notes/new.md")
+    assert list(container.documents.repo.intents.pending()) == []
+    assert told == [brain.id]
+    close(container)
+
+
 def test_a_write_refused_after_its_commit_is_indexed_by_the_rebuild(kept: tuple[Path, Brain, Hits]) -> None:
     """A brain probed sound whose damage the write's own index write meets: its record is stored
     (refused, as any write whose indexing failed after its commit), and the running server's

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import fts_postings, fts_search
+from cairn.adapters.local import fts_postings
 from cairn.adapters.local.brain_rows import Added
 from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.domain.models import Chunk
@@ -30,6 +30,10 @@ class Delta:
     added: dict[int, Added] = field(default_factory=dict)  # by chunk rowid
     removed: list[int] = field(default_factory=list)  # vector rows no longer used
     activated: list[int] = field(default_factory=list)  # vector rows (not in `added`) made active
+    # Rows added to a brain without term postings: after the commit the index makes them if the
+    # brain is now past fts_search.SMALL_TABLE rows (read then: FTS5's count of the rows is not
+    # up to date inside the transaction for the table written last).
+    unposted: bool = False
 
 
 class WriteBatch:
@@ -110,11 +114,11 @@ class WriteBatch:
         return len(changed)
 
     def finish(self) -> dict[str, Delta]:
-        for seq, writer in self.postings.items():
+        for writer in self.postings.values():
             if writer is not None:
                 writer.apply(self.conn)
-            elif fts_postings.averages(self.conn, schema.fts_table(seq))[0] > fts_search.SMALL_TABLE:
-                fts_postings.ensure(self.conn, schema.fts_table(seq))  # from every row, this batch's too
+        for delta in self.deltas.values():
+            delta.unposted = bool(delta.added) and self.postings.get(delta.seq, False) is None
         now_ms = int(time.time() * 1000)
         self.conn.executemany(
             "UPDATE brain_state SET generation = generation + 1, written_ms = ? WHERE brain_id = ?",

@@ -8,8 +8,10 @@ error out of a read or a write is taken as damage only when the cheap probe of f
 brain's keyword index unreadable; errors of the moment (a lock, the disk, an interrupt, a full
 disk) never are. Damage that raises nothing (`_idx` emptied: terms silently not found; term
 postings damaged) is found by the same probe, run on the first keyword search of each brain in
-this process (about 45 ms at 100,000 chunks) and on every read of a brain found damaged, so a
-brain rebuilt (by this process's repair or by `cairn check` in another) answers again at once.
+this process (about 45 ms at 100,000 chunks; a brain's first write too, before its commit) and
+on every read of a brain found damaged, so a brain rebuilt (by this process's repair or by `cairn
+check` in another) answers again at once. A check of the brain in this process (`check`, which a
+serving process's start runs on every brain) runs the same probe: its finding counts as one.
 Such damage done while the process serves, after the brain's first search, is found by the same
 probe run again in the background on the brain's first search REPROBE_S after its last: no search
 waits for it, and a brain nobody searches costs nothing.
@@ -68,9 +70,21 @@ class KeywordHealth:
         for brain_id in brain_ids:
             probed = self._sound.get(brain_id)
             if probed is None:
-                self._probe(conn, brain_id, None)
+                self._probe(conn, brain_id, None, whole_content=False)
             elif time.monotonic() - probed >= REPROBE_S:
                 self._reprobe_later(brain_id)
+
+    def checked(self, brain_id: str, why: str) -> None:
+        """A check's probe of the brain (fts_health.problem: `why` it cannot be read, or "") stands
+        for a read's: found sound, the brain's reads and writes take it as probed then, so a
+        serving process, whose start checks every brain, does not probe it again on its first
+        search or write; found damaged, the next read or write probes it (and is refused)."""
+        with self._lock:
+            if why:
+                self._sound.pop(brain_id, None)
+                return
+            self._sound[brain_id] = time.monotonic()
+            self._told.sound(brain_id)
 
     def close(self) -> None:
         """Before the connections close (one closed under a probe's statement kills the process):
@@ -143,8 +157,15 @@ class KeywordHealth:
             self._sound.pop(brain_id, None)
             self._told.sound(brain_id)
 
-    def _probe(self, conn: sqlite3.Connection, brain_id: str, failed: BaseException | None) -> None:
-        why = fts_health.problem(conn, brain_id)
+    def _probe(
+        self,
+        conn: sqlite3.Connection,
+        brain_id: str,
+        failed: BaseException | None,
+        *,
+        whole_content: bool = True,
+    ) -> None:
+        why = fts_health.problem(conn, brain_id, whole_content=whole_content)
         with self._lock:
             if not why:
                 self._sound[brain_id] = time.monotonic()

@@ -185,6 +185,7 @@ class SqliteChunkIndex:
             self._apply(deltas)
             for brain_id, (epoch, fresh) in appended.items():
                 self._maintenance.added(brain_id, epoch, int(vec_rows[fresh[0]]), matrix[fresh])
+        self._grown(deltas)
 
     def set_context(self, brain_id: str, document_id: str, context: str) -> None:
         with self._write_lock, self._keywords.writing(self._db, [brain_id]), self._db.transaction() as conn:
@@ -275,6 +276,7 @@ class SqliteChunkIndex:
                 result = work(batch)
                 deltas = batch.finish()
             self._apply(deltas)
+        self._grown(deltas)
         return result
 
     def _apply(self, deltas: dict[str, Delta]) -> None:
@@ -287,9 +289,19 @@ class SqliteChunkIndex:
         """Compaction renumbered the brain's rows: move the cached rows along with them."""
         self._cache.swapped(brain_id, before, sources)
 
+    def _grown(self, deltas: dict[str, Delta]) -> None:
+        """After a write's commit: make the term postings of each brain it carried past
+        fts_search.SMALL_TABLE rows. In a transaction of their own, which shows its progress to
+        the other processes' writers (seconds at that size, more for a write of many chunks), so
+        the write is stored and searchable (its keyword leg ranked by FTS5, as exact) before."""
+        for brain_id, delta in deltas.items():
+            if delta.unposted:
+                with self._keywords.writing(self._db, [brain_id]):
+                    self._ensure_postings(brain_id)
+
     def _ensure_postings(self, brain_id: str) -> None:
-        """Give a big brain made before term postings existed its postings (writes make them when
-        a brain grows past fts_search.SMALL_TABLE; this catches brains that are already past)."""
+        """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past
+        that size (`_grown`), or one made before term postings existed (the maintenance worker)."""
         with self._db.snapshot() as conn:
             state = schema.brain_state(conn, brain_id)
             if state is None:
@@ -316,7 +328,9 @@ class SqliteChunkIndex:
         CheckStopped when `stop` says so while the vector file is read (nothing recorded)."""
         files = self._health.check(brain_id, reread=reread, stop=stop)
         with self._db.snapshot() as conn:
-            return replace(files, keywords=fts_health.problem(conn, brain_id, deep=deep))
+            keywords = fts_health.problem(conn, brain_id, deep=deep)
+        self._keywords.checked(brain_id, keywords)  # a start's check: the first write need not probe
+        return replace(files, keywords=keywords)
 
     def rebuild_keywords(self, brain_id: str) -> dict[str, Discarded]:
         """Make the brain's FTS5 table and term postings again, in one write transaction."""
@@ -338,6 +352,7 @@ class SqliteChunkIndex:
                 removed = self._health.discard(conn, brain_id, batch)
                 deltas = batch.finish()
             self._apply(deltas)
+        self._grown(deltas)
         return removed
 
     def compact(self, brain_id: str, *, threads: int | None = None) -> Compaction | None:

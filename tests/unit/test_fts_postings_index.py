@@ -139,3 +139,37 @@ def test_postings_are_made_when_a_brain_grows_past_the_small_table_size(
     index.compact("b1")
     assert fts_postings.exists(conn, table)
     index.close()
+
+
+def test_a_postings_build_the_lock_refuses_leaves_the_write_done_and_the_next_write_builds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build after a write's commit is an optimisation of its keyword ranking: a lock another
+    process holds past the wait refuses it, and the write, stored and searchable, still answers
+    done (refused, its caller would be told it could not be indexed)."""
+    from cairn.adapters.local import fts_postings
+    from cairn.domain.errors import Unavailable
+
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
+    index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM)
+    rng = np.random.default_rng(5)
+    chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(90)]
+    vectors = rng.standard_normal((90, DIM)).astype(np.float32)
+    index.upsert(chunks[:40], vectors[:40])
+    real = fts_postings.ensure
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise Unavailable("the chunk index was kept busy by another writer")
+
+    monkeypatch.setattr(fts_postings, "ensure", refused)
+    index.upsert(chunks[40:80], vectors[40:80])  # past the size: the build is refused
+    conn = index._db.get()
+    state = schema.brain_state(conn, "b1")
+    assert state is not None
+    table = schema.fts_table(state[0])
+    assert not fts_postings.exists(conn, table)
+    assert len(index.fingerprints("b1", "d60")) == 1
+    monkeypatch.setattr(fts_postings, "ensure", real)
+    index.upsert(chunks[80:], vectors[80:])
+    assert fts_postings.exists(conn, table)
+    index.close()

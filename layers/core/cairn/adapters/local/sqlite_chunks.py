@@ -14,6 +14,7 @@ it skips that brain's vector leg); `scrub` wipes what deletes left behind (brain
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -49,7 +50,7 @@ from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.upgrade_wait import OpeningWait
 from cairn.adapters.local.vector_compaction import ANN_MIN_ROWS, VectorMaintenance
 from cairn.adapters.local.vector_store import Rows, VectorStore, unit_rows
-from cairn.domain.errors import CairnError, DamagedStore, InvalidInput
+from cairn.domain.errors import CairnError, DamagedStore, InvalidInput, Unavailable
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import (
     CheckStopped,
@@ -72,6 +73,7 @@ DEFAULT_BM25_WEIGHTS = (2.0, 1.0, 0.5)
 # 10.8 ms p95 at 1 % of a million rows, where the filtered graph finds 0.86 of the top 10).
 EXACT_MAX_ROWS = 10_000
 _DOCUMENT = "brain_id = ? AND document_id = ?"
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -296,8 +298,11 @@ class SqliteChunkIndex:
         the write is stored and searchable (its keyword leg ranked by FTS5, as exact) before."""
         for brain_id, delta in deltas.items():
             if delta.unposted:
-                with self._keywords.writing(self._db, [brain_id]):
-                    self._ensure_postings(brain_id)
+                try:
+                    with self._keywords.writing(self._db, [brain_id]):
+                        self._ensure_postings(brain_id)
+                except Unavailable as exc:  # the write is done and found: only its ranking's speed waits
+                    log.warning("term postings of a brain left for its next write: %s", exc.message)
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past

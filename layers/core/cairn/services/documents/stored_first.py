@@ -26,6 +26,8 @@ def indexing_after_commit(what: str) -> Iterator[None]:
     try:
         yield
     except Unavailable as exc:
+        if type(exc) is not Unavailable:  # a full disk (StorageFull) says what it is itself
+            raise
         log.warning("%s was stored, its chunks left for the sweeper: %s", what, exc.message)
         raise Unavailable(
             f"{what} was stored, but the search index is busy (another process holds it), so it is "

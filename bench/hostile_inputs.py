@@ -4,7 +4,7 @@ Each was once far slower than its size (docs/PERFORMANCE.md, "Hostile inputs"): 
 that may write can ingest, or a query any key that may read can send.
 
     .venv/bin/python bench/hostile_inputs.py [--case json ...] [--versions N] [--facts N] [--rows N]
-        [--ann-dir DIR]
+        [--ann-dir DIR] [--keep DIR] [--copies K]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from hostile_services import (
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 from memory_writes import thought_remember, typed_store, typed_store_plain
+from superseded_lookups import superseded_facts
 
 
 def deep_json() -> bytes:
@@ -337,6 +338,7 @@ CASES: dict[str, Callable[[], str]] = {
     "gbrain-merges": gbrain_merges,
     "version-chain": version_chain,
     "distinct-facts": distinct_facts,
+    "superseded-facts": superseded_facts,
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
@@ -350,7 +352,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--versions", type=int, help="version-chain: the values written (10,000)")
-    parser.add_argument("--facts", type=int, help="distinct-facts: the facts written (10,000)")
+    parser.add_argument(
+        "--facts", type=int, help="distinct-facts, superseded-facts: the facts written (10,000; 1,000)"
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="superseded-facts: build its store there once, then reuse it"
+    )
+    parser.add_argument(
+        "--copies", type=int, default=0, help="superseded-facts: its facts copied K times over"
+    )
     parser.add_argument(
         "--rows", type=int, help="vector-file-check, vector-compaction, ann-file-check: the rows (100,000)"
     )
@@ -367,6 +377,10 @@ def main() -> None:
         CASES["version-chain"] = partial(version_chain, args.versions)
     if args.facts:
         CASES["distinct-facts"] = partial(distinct_facts, args.facts)
+    if args.facts or args.keep:
+        CASES["superseded-facts"] = partial(
+            superseded_facts, args.facts or 1_000, keep=args.keep, copies=args.copies
+        )
     for name in args.case or list(CASES):
         case = CASES[name]
         if isinstance(case, Built):

@@ -137,6 +137,99 @@ def test_an_export_of_active_memories_decodes_only_those(
     assert everything["total"] == VALUES + 4 and len(decoded) == VALUES + 4
 
 
+@pytest.fixture
+def records_read(records: RecordStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The document records the store hands out (listings and batch reads) while the test runs."""
+    seen: list[str] = []
+    query, get_many = records.query, records.get_many
+
+    def counted(items: Any) -> None:
+        seen.extend(i.sk for i in items if i.sk.startswith("doc#"))
+
+    def counting_query(*args: Any, **kwargs: Any) -> Any:
+        page = query(*args, **kwargs)
+        counted(page.items)
+        return page
+
+    def counting_get_many(keys: Any) -> Any:
+        found = get_many(keys)
+        counted(found.values())
+        return found
+
+    monkeypatch.setattr(records, "query", counting_query)
+    monkeypatch.setattr(records, "get_many", counting_get_many)
+    return seen
+
+
+def test_brain_query_reads_no_record_of_a_superseded_value(
+    c: Container, brain: Brain, records_read: list[str]
+) -> None:
+    c.memories.current_of_type(brain, [MemoryType.fact])  # the brain's entries are complete already
+    records_read.clear()
+    by_key = c.zengram.query({"type": "fact", "key": KEY}).body
+    assert sorted(row["key"] for row in by_key["results"]) == ["Office.KETTLE.Descale.v2", KEY]
+    # the records of the two current values holding the key, not the 11 values before the kettle's
+    assert sorted(records_read) == sorted(f"doc#memories/fact/{row['id']}.md" for row in by_key["results"])
+
+
+@pytest.mark.parametrize(
+    ("kinds", "field", "text"),
+    [
+        ([MemoryType.fact], "key", None),
+        ([MemoryType.fact], "key", "KETTLE"),
+        ([MemoryType.status], "subject", "release"),
+        ([MemoryType.event, MemoryType.decision], "key", None),
+    ],
+)
+def test_memories_stored_before_the_current_entries_existed_are_listed(
+    c: Container,
+    brain: Brain,
+    records: RecordStore,
+    tmp_path: Path,
+    kinds: list[MemoryType],
+    field: Literal["key", "subject"],
+    text: str | None,
+) -> None:
+    """A brain an earlier release wrote has no entries: its first listing builds them, in this
+    process and in the next (a new container on the same records), and answers as before."""
+    from cairn.services.memory.memory_model import Containing
+    from cairn.services.repositories import all_items, documents_pk
+
+    pk = documents_pk(brain.id)
+    for item in [*all_items(records, pk, "cur#"), *all_items(records, pk, "current-memories")]:
+        records.delete(item.pk, item.sk)
+    expected = oracle(c, brain, kinds, field, text)
+    containing = Containing(field, text) if text is not None else None
+    later = build_container(Settings(data_dir=tmp_path / "later"), replace(c.adapters, records=records))
+    for container in (later, c):
+        listed = container.memories.current_of_type(brain, kinds, containing=containing)
+        assert [d.id for d in listed] == expected
+    stored = c.memories.store(brain, MemoryInput(MemoryType.fact, "The kettle descales daily.", key=KEY))
+    if kinds == [MemoryType.fact] and text is None:
+        expected = [i for i in expected if i != stored.supersedes]
+        listed = later.memories.current_of_type(brain, kinds, containing=containing)
+        assert sorted(d.id for d in listed) == sorted([*expected, stored.memory.id])
+
+
+def test_a_build_cut_short_is_finished_by_the_next_listing(
+    c: Container, brain: Brain, records: RecordStore, tmp_path: Path
+) -> None:
+    """Some entries made and no mark (a process stopped while building): the next process makes
+    the others and lists every current memory."""
+    from cairn.services.repositories import all_items, documents_pk
+
+    pk = documents_pk(brain.id)
+    records.delete(pk, "current-memories")
+    for item in list(all_items(records, pk, "cur#"))[::2]:
+        records.delete(item.pk, item.sk)
+    later = build_container(Settings(data_dir=tmp_path / "later"), replace(c.adapters, records=records))
+    kinds = [MemoryType.fact, MemoryType.status, MemoryType.event]
+    assert [d.id for d in later.memories.current_of_type(brain, kinds)] == oracle(
+        c, brain, kinds, "key", None
+    )
+    assert records.get(pk, "current-memories") is not None
+
+
 DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
     "superseded_by a number": lambda d: d["memory"].__setitem__("superseded_by", 5),
     "superseded_by a list": lambda d: d["memory"].__setitem__("superseded_by", ["mem_x"]),

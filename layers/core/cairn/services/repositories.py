@@ -36,6 +36,7 @@ from cairn.services.brain_slugs import (
     slug_key,
     slug_ops,
 )
+from cairn.services.documents.current_memories import CurrentMemories, entry_ops
 from cairn.services.documents.index_intents import IndexIntents, Intent
 from cairn.services.documents.old_bytes import OldBytesLog
 
@@ -211,6 +212,7 @@ class DocumentRepository:
         self.brains = BrainRepository(records)
         self.intents = intents or IndexIntents(records)
         self.old_bytes = OldBytesLog(records)
+        self.current = CurrentMemories(records)
 
     def _seen(self) -> Callable[[str, str | None], bool] | None:
         """The read rule for the current access as (brain id, owner) -> visible; None: the system."""
@@ -296,6 +298,17 @@ class DocumentRepository:
         seen = self._seen()
         return items if seen is None else (i for i in items if seen(brain_id, record_owner(i.data)))
 
+    def raw_at(self, brain_id: str, paths: Iterable[str]) -> Iterator[Item]:
+        """The document records at these paths (soft-deleted ones too), in the order asked,
+        undecoded; a path with no record is passed over."""
+        seen = self._seen()
+        wanted = builtins.list(paths)
+        for start in range(0, len(wanted), MAX_GET_MANY):
+            keys = [doc_key(brain_id, path) for path in wanted[start : start + MAX_GET_MANY]]
+            found = self.records.get_many(keys)
+            items = (found[key] for key in keys if key in found)
+            yield from items if seen is None else (i for i in items if seen(brain_id, record_owner(i.data)))
+
     def page(
         self, brain_id: str, prefix: str, *, after: str | None, limit: int
     ) -> tuple[builtins.list[Document], str | None]:
@@ -355,7 +368,8 @@ class DocumentRepository:
             for op in ops
             if isinstance(op, Put) and _is_document(op.item)
         ]
-        written = self.records.transact([*ops, *self.intents.put_ops([*refs, *touched])])
+        entries = entry_ops(ops)  # services/documents/current_memories.py
+        written = self.records.transact([*ops, *entries, *self.intents.put_ops([*refs, *touched])])
         docs = [document_of(item) for item in written if _is_document(item)]
         for brain_id in {d.brain_id for d in docs}:
             brain = self.brains.get(brain_id)

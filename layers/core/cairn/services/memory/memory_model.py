@@ -14,12 +14,13 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Document, MemoryType, MetadataValue
 from cairn.domain.scrub import scrub
 from cairn.domain.text import is_blank
+from cairn.services.documents.current_memories import MEMORIES
 from cairn.services.memory.memory_ranking import (
     DEFAULT_IMPORTANCE,
 )
 from cairn.services.search.access import Access
 
-PREFIX = "memories/"
+PREFIX = MEMORIES
 
 
 EVENT_TTL_DAYS = 30

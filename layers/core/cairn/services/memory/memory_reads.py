@@ -11,11 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from cairn.auth import access
-from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.errors import InvalidInput, NotFound, Unavailable
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.domain.text import excerpt, query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
+from cairn.ports.records import Item
 from cairn.services.documents.service import DocumentService
 from cairn.services.links.pending import PendingLinks
 from cairn.services.memory.claims import MemoryClaims
@@ -31,7 +32,7 @@ from cairn.services.memory.memory_model import (
 )
 from cairn.services.memory.memory_ranking import effective_confidence, effective_score, read_rank
 from cairn.services.memory.mention_links import MentionLinks
-from cairn.services.repositories import document_of
+from cairn.services.repositories import document_of, documents_pk
 from cairn.services.search.access import Access, AccessLog
 from cairn.services.search.as_of import DEEPEST, AsOf, one_per_line
 from cairn.services.search.identifiers import ABOUT, asked
@@ -239,10 +240,11 @@ class MemoryReads:
     ) -> Iterator[Document]:
         """The current memories of these types (neither deleted, superseded nor expired), in path
         order; with `containing`, only those whose key or subject holds its text, in any case.
-        Records that cannot answer are passed over from their raw data, undecoded: a key written
-        10,000 times is one current value beside 9,999 superseded ones."""
+        Only the records the brain's current memories name are read (documents/current_memories.py:
+        a key written 10,000 times is one current value beside 9,999 superseded ones), and those
+        that cannot answer are passed over from their raw data, undecoded."""
         for kind in kinds:
-            for item in self.documents.repo.raw(brain.id, f"{PREFIX}{kind.value}/"):
+            for item in self._may_be_current(brain, f"{PREFIX}{kind.value}/", containing):
                 if _passed_over(item.data, containing):
                     continue
                 doc = document_of(item)
@@ -251,6 +253,28 @@ class MemoryReads:
                     continue
                 if containing is None or containing.held_by(getattr(m, containing.field)):
                     yield doc
+
+    def _may_be_current(self, brain: Brain, prefix: str, containing: Containing | None) -> Iterator[Item]:
+        """The records under `prefix` that the brain's current memories name (with `containing`,
+        those whose key or subject may hold its text), in path order; every record under it
+        when the entries cannot be built now (another process holds the store's writer lock)."""
+        repo = self.documents.repo
+        pk = documents_pk(brain.id)
+        if not repo.current.built(pk):
+            try:
+                with access.as_system():  # every memory of the brain, whoever may see it
+                    every = repo.raw(brain.id, PREFIX)
+                    repo.current.build(pk, every, lambda data: not _passed_over(data, None))
+            except Unavailable:
+                return repo.raw(brain.id, prefix)
+
+        def wanted(entry: dict[str, Any]) -> bool:
+            if containing is None or containing.field not in entry:
+                return True
+            held = entry[containing.field]
+            return not ((held is None or isinstance(held, str)) and not containing.held_by(held))
+
+        return repo.raw_at(brain.id, repo.current.paths(pk, prefix, wanted))
 
     def access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
         """How often and when last each memory was read, in one batch read."""

@@ -1,0 +1,111 @@
+"""zengram's lookups of current memories in a brain that also holds many superseded values: `facts`
+fact keys, each written `values` times (each value superseding the one before), through the
+memory service on the embedded store, the tests' hashing embedder standing in for the model.
+Run it through `bench/hostile_inputs.py --case superseded-facts [--facts N] [--keep DIR] [--copies K]`
+(`--copies`: `widen`).
+
+With `keep`, the store is built there once and reused by later runs (the same data timed by two
+releases of the code: the first lookup of a later one may build what it keeps, timed apart)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cairn.ports.records import Delete, Item, Put
+from hostile_services import _hashing_store
+
+if TYPE_CHECKING:
+    from cairn.bootstrap import Container
+    from cairn.domain.models import Brain
+
+
+def widen(c: Container, brain: Brain, copies: int) -> None:
+    """Copy every fact record of `brain` `copies` times over as records (new ids, paths and keys,
+    each copy's chain pointing within itself; no chunks, the texts' bytes shared): a brain of ten
+    times the facts without ten times the writes. Only the lookups of records are timed on it."""
+    try:
+        from cairn.services.documents.current_memories import entry_ops
+    except ImportError:  # the code before it
+
+        def entry_ops(ops: Sequence[Put | Delete]) -> list[Put | Delete]:
+            return []
+
+    from cairn.services.repositories import all_items, doc_id_key, doc_key, documents_pk
+
+    records = c.adapters.records
+    originals = list(all_items(records, documents_pk(brain.id), "doc#memories/fact/"))
+    facts = sum(1 for item in originals if item.data["memory"]["superseded_by"] is None)
+    ops: list[Put | Delete] = []
+    for copy in range(1, copies + 1):
+        for item in originals:
+            data = json.loads(json.dumps(item.data))
+            data["id"] = f"{data['id']}x{copy}"
+            data["path"] = f"memories/fact/{data['id']}.md"
+            m = data["memory"]
+            m["key"] = f"pump.{int(m['key'].split('.')[1]) + facts * copy}"
+            m["superseded_by"] = m["superseded_by"] and f"{m['superseded_by']}x{copy}"
+            put = Put(Item(*doc_key(brain.id, data["path"]), data=data))
+            ops += [
+                put,
+                Put(Item(*doc_id_key(data["id"]), data={"brain_id": brain.id, "path": data["path"]})),
+            ]
+            ops += entry_ops([put])
+            if len(ops) >= 90:
+                records.transact(ops)
+                ops = []
+    if ops:
+        records.transact(ops)
+
+
+def superseded_facts(facts: int = 1_000, values: int = 11, keep: Path | None = None, copies: int = 0) -> str:
+    """Each lookup timed first, then the least of 5: brain_query by one key (one row), brain_query
+    of every fact (the newest 50 rows), zengram's export of the active facts (the first 1,000),
+    the memory count uncached, zengram's stats and a briefing."""
+    import tempfile
+
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+
+    said: list[str] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        data = keep or Path(scratch)
+        built = (data / "built").exists()
+        c = _hashing_store(data)
+        if not built:
+            brain = c.brains.create("Default", slug="default")
+            writes: list[float] = []
+            for round_ in range(values):
+                for n in range(facts):
+                    value = MemoryInput(
+                        MemoryType.fact, f"Pump {n} runs at {round_ * 7 + n % 97} bar.", key=f"pump.{n}"
+                    )
+                    started = time.perf_counter()
+                    c.memories.store(brain, value)
+                    writes.append(time.perf_counter() - started)
+            (data / "built").write_text(f"{facts} {values}\n")
+            said.append(f"built: {len(writes):,} writes, {sum(writes) / len(writes) * 1000:.1f} ms each")
+        brain = c.brains.get("default")
+        if copies and not (data / "widened").exists():
+            widen(c, brain, copies)
+            (data / "widened").write_text(f"{copies}\n")
+        facts *= copies + 1
+        cases: list[tuple[str, Callable[[], object]]] = [
+            ("brain_query by key", lambda: c.zengram.query({"type": "fact", "key": f"pump.{facts // 2}"})),
+            ("brain_query all", lambda: c.zengram.query({"type": "fact"})),
+            ("export active", lambda: c.zengram.export({"type": "fact"})),
+            ("count", lambda: c.memories.count(brain, max_age_s=0)),
+            ("stats", c.zengram.stats),
+            ("briefing", lambda: c.zengram.briefing({"since": "2000-01-01T00:00:00Z"})),
+        ]
+        for name, run in cases:
+            took = []
+            for _ in range(6):
+                started = time.perf_counter()
+                run()
+                took.append((time.perf_counter() - started) * 1000)
+            said.append(f"{name} first {took[0]:.1f} ms, least {min(took[1:]):.1f} ms")
+    return f"{facts:,} facts of {values} values each: " + ", ".join(said)

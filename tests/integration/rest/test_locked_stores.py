@@ -74,6 +74,28 @@ def release(holder: sqlite3.Connection) -> None:
     holder.close()
 
 
+def appended(line: bytes) -> dict[str, object]:
+    """A REST batch appending `line` to one document."""
+    content = base64.b64encode(line).decode()
+    return {
+        "reason": "r",
+        "message": "m",
+        "author": "a",
+        "email": "a@example.com",
+        "ops": [{"type": "append", "path": "memory/log.md", "content_base64": content}],
+    }
+
+
+def remembered(line: bytes) -> dict[str, object]:
+    """An MCP call of memory_remember storing `line`."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_remember", "arguments": {"content": line.decode(), "brain": "notes"}},
+    }
+
+
 def test_a_rest_write_is_answered_unavailable(serving: tuple[Path, Container]) -> None:
     database, container = serving
     holder = held(database)
@@ -226,21 +248,7 @@ def test_a_write_whose_record_store_is_locked_after_its_chunks_are_written_is_ac
 
     monkeypatch.setattr(DocumentIndexer, "apply", apply_then_lock)
     line = b"heron eats fish\n"
-    append = {
-        "reason": "r",
-        "message": "m",
-        "author": "a",
-        "email": "a@example.com",
-        "ops": [
-            {"type": "append", "path": "memory/log.md", "content_base64": base64.b64encode(line).decode()}
-        ],
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "memory_remember", "arguments": {"content": line.decode(), "brain": "notes"}},
-    }
+    append, call = appended(line), remembered(line)
     with TestClient(
         create_app(container), base_url="http://localhost", raise_server_exceptions=False
     ) as client:
@@ -273,21 +281,7 @@ def test_a_write_the_chunk_index_refuses_after_its_commit_says_it_was_stored(
     which would have an append sent twice. The sweeper indexes it once the lock is gone."""
     data, container = store
     line = b"heron eats fish\n"
-    append = {
-        "reason": "r",
-        "message": "m",
-        "author": "a",
-        "email": "a@example.com",
-        "ops": [
-            {"type": "append", "path": "memory/log.md", "content_base64": base64.b64encode(line).decode()}
-        ],
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "memory_remember", "arguments": {"content": line.decode(), "brain": "notes"}},
-    }
+    append, call = appended(line), remembered(line)
     holder = held(data / "chunks.sqlite3")
     try:
         with TestClient(

@@ -19,16 +19,14 @@ An intent names only the brain and the document, never a path or any of its text
 from __future__ import annotations
 
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from cairn.domain.errors import Conflict
 from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.record_shards import every_item, shard_pk
 
-SHARDS = 16
-"""Intents spread over this many partitions (on DynamoDB a partition takes ~1,000 writes/s)."""
-_PK = "reindex#"
+_PK = "reindex#"  # spread over shards (services/record_shards.py)
 _FINISH_AT_ONCE = 100  # conditional deletes per transaction (DynamoDB's one-call limit)
 
 
@@ -41,7 +39,7 @@ class Intent:
 
 
 def intent_key(doc_id: str) -> tuple[str, str]:
-    return f"{_PK}{zlib.crc32(doc_id.encode('utf-8', 'surrogatepass')) % SHARDS:02d}", doc_id
+    return shard_pk(_PK, doc_id), doc_id
 
 
 def is_intent(item: Item) -> bool:
@@ -93,17 +91,7 @@ class IndexIntents:
     def pending(self, older_than_s: float = 0.0) -> Iterator[Intent]:
         """Every intent left standing, written at least `older_than_s` ago, shard by shard."""
         cutoff = self.now() - older_than_s
-        for shard in range(SHARDS):
-            after: str | None = None
-            while True:
-                page = self.records.query(f"{_PK}{shard:02d}", after=after, limit=500)
-                for item in page.items:
-                    intent = _intent(item)
-                    if intent.at <= cutoff:
-                        yield intent
-                if page.next_after is None:
-                    break
-                after = page.next_after
+        return (i for i in map(_intent, every_item(self.records, _PK)) if i.at <= cutoff)
 
 
 def _delete(intent: Intent) -> Delete:

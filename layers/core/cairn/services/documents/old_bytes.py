@@ -15,28 +15,26 @@ from __future__ import annotations
 
 import logging
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 
 from cairn.domain.errors import Conflict, NotFound
 from cairn.ports.blobs import BlobStore
 from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.record_shards import every_item, shard_pk
 
 log = logging.getLogger(__name__)
 
-SHARDS = 16
-"""Records spread over this many partitions, as index intents are (one takes ~1,000 writes/s)."""
 GRACE_S = 900.0
 """How long an earlier version's bytes stay after the write that replaced them."""
-_PK = "oldbytes#"
+_PK = "oldbytes#"  # spread over shards (services/record_shards.py)
 _PAGE = 500
 CurrentKeys = Callable[[list[str]], dict[str, str]]
 """The blob key each of these documents' records names now (documents without one absent)."""
 
 
 def _pk(doc_id: str) -> str:
-    return f"{_PK}{zlib.crc32(doc_id.encode('utf-8', 'surrogatepass')) % SHARDS:02d}"
+    return shard_pk(_PK, doc_id)
 
 
 class OldBytesLog:
@@ -56,17 +54,7 @@ class OldBytesLog:
     def due(self, older_than_s: float = GRACE_S) -> Iterator[Item]:
         """Every record of old bytes written at least `older_than_s` ago."""
         cutoff = self.now() - older_than_s
-        return (i for i in self._all() if float(i.data.get("at", 0.0)) <= cutoff)
-
-    def _all(self) -> Iterator[Item]:
-        for shard in range(SHARDS):
-            after: str | None = None
-            while True:
-                page = self.records.query(f"{_PK}{shard:02d}", after=after, limit=_PAGE)
-                yield from page.items
-                if page.next_after is None:
-                    break
-                after = page.next_after
+        return (i for i in every_item(self.records, _PK) if float(i.data.get("at", 0.0)) <= cutoff)
 
     def collect(self, blobs: BlobStore, current_keys: CurrentKeys, older_than_s: float = GRACE_S) -> int:
         """Remove the old bytes past their grace and their records; returns how many blobs went.
@@ -103,7 +91,7 @@ class OldBytesLog:
 
     def forget_brain(self, brain_id: str) -> int:
         """Delete every record of the brain's old bytes (its blobs went with the brain)."""
-        doomed = [i for i in self._all() if i.data.get("brain_id") == brain_id]
+        doomed = [i for i in every_item(self.records, _PK) if i.data.get("brain_id") == brain_id]
         for start in range(0, len(doomed), 100):
             self.records.transact([Delete(i.pk, i.sk) for i in doomed[start : start + 100]])
         return len(doomed)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -36,12 +35,11 @@ from cairn.domain.errors import CairnError, Unavailable
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain
 from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.record_shards import every_item, shard_pk
 
 log = logging.getLogger(__name__)
 
-SHARDS = 16
-"""Marks spread over this many partitions (on DynamoDB a partition takes ~1,000 writes/s)."""
-_PK = "links_pending#"
+_PK = "links_pending#"  # spread over shards (services/record_shards.py)
 _DELETE_AT_ONCE = 100  # deletes per transaction (DynamoDB's one-call limit)
 
 Finisher = Callable[[Brain, str, bool], bool]
@@ -125,14 +123,7 @@ class PendingLinks:
     def pending(self, older_than_s: float = 0.0) -> Iterator[Mark]:
         """Every mark left standing, written at least `older_than_s` ago, shard by shard."""
         cutoff = self.now() - older_than_s
-        for shard in range(SHARDS):
-            after: str | None = None
-            while True:
-                page = self.records.query(f"{_PK}{shard:02d}", after=after, limit=500)
-                yield from (m for m in map(_mark, page.items) if m.at <= cutoff)
-                if page.next_after is None:
-                    break
-                after = page.next_after
+        return (m for m in map(_mark, every_item(self.records, _PK)) if m.at <= cutoff)
 
     def settle(self, older_than_s: float = 0.0) -> int:
         """Finish the links of every memory a mark older than `older_than_s` names; returns how
@@ -170,7 +161,7 @@ class PendingLinks:
 
 
 def _pk(memory_id: str) -> str:
-    return f"{_PK}{zlib.crc32(memory_id.encode('utf-8', 'surrogatepass')) % SHARDS:02d}"
+    return shard_pk(_PK, memory_id)
 
 
 def _mark(item: Item) -> Mark:

@@ -56,7 +56,7 @@ from cairn.services.memory.entity_llm import entity_extractor_for
 from cairn.services.memory.extraction import EXTRACT_JOB, ExtractionService
 from cairn.services.memory.fact_memory import FactMemory
 from cairn.services.memory.memories import MemoryService
-from cairn.services.memory.mention_links import MENTIONS_PENDING
+from cairn.services.memory.mention_links import MENTIONS_PENDING, MentionLinks
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
 from cairn.services.mnemosyne.collection_records import CollectionRecords
@@ -172,8 +172,15 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     entities = EntityService(entity_repo, a.clock, entity_extractor_for(a.generator))  # rules alone offline
     # links a memory's commit leaves to be made after it, finished by the sweep (services/links/pending.py)
     pending = PendingLinks(a.records, brain_repo.get, lambda: a.clock.now().timestamp())
+    mention_links = MentionLinks(entities, pending, documents)
     memories = MemoryService(
-        documents, MemoryClaims(a.records), search, a.clock, access, entities=entities, pending=pending
+        documents,
+        MemoryClaims(a.records),
+        search,
+        a.clock,
+        access,
+        entities=entities,
+        mention_links=mention_links,
     )
     documents.when_retired(memories.join_over_deleted)  # whichever surface deletes a memory
     consolidation = ConsolidationService(
@@ -232,8 +239,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         pending=pending,
         commit_mark=commit_mark,
     )
-    if memories.mention_links is not None:
-        pending.finish_with(MENTIONS_PENDING, memories.mention_links.finish)
+    pending.finish_with(MENTIONS_PENDING, mention_links.finish)
     pending.finish_with(WAYPOINTS, thoughts.finish_links)
     documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
     repair.also_check(StaleSectors(documents, thoughts.rows, thoughts.sectors))

@@ -18,7 +18,6 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item
 from cairn.services.documents.service import DocumentService
-from cairn.services.links.pending import PendingLinks
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memory_glance import Glance, is_time
@@ -52,18 +51,15 @@ class MemoryReads:
         access: AccessLog | None = None,
         *,
         entities: EntityService | None = None,
-        pending: PendingLinks | None = None,
+        mention_links: MentionLinks | None = None,
     ) -> None:
         self.entities = entities
-        self.mention_links = (
-            MentionLinks(entities, pending, documents)
-            if entities is not None and pending is not None
-            else None
-        )
+        """Entity extraction and links (services/memory/entities.py); None: none kept."""
+        self.mention_links = mention_links
+        """A memory's entity links made at store time, marked pending in its commit
+        (services/memory/mention_links.py); None: none made."""
         self._counted: dict[tuple[str, str | None], tuple[float, tuple[int, int]]] = {}
         self._counted_lock = threading.Lock()
-        """Entity extraction and links at store time (services/memory/entities.py), marked pending
-        in the memory's commit (`pending`: services/memory/mention_links.py); None: none kept."""
         self.documents = documents
         self.claims = claims
         self.search_service = search

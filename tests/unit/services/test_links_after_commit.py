@@ -275,7 +275,8 @@ def test_marks_are_spread_over_shards_and_hold_no_text(c: Container, brain: Brai
 def test_a_mark_is_deleted_with_the_last_link_and_a_memory_with_nothing_to_link_has_none(
     c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The mark costs a write no transaction of its own: its delete goes with the last link."""
+    """A waypoint mark costs no transaction of its own: its delete goes with the last link. An
+    entity mark's goes alone, once the memory's text is found to be the one linked."""
     first = remember(c, brain, TEXT)["memoryId"]
     records = c.adapters.records
     commits: list[list[Put | Delete]] = []
@@ -304,7 +305,11 @@ def test_a_mark_is_deleted_with_the_last_link_and_a_memory_with_nothing_to_link_
     assert c.entities.links.outgoing(brain.id, linked.memory.id, MENTIONS)
     assert not c.entities.links.outgoing(brain.id, plain.memory.id, MENTIONS)
     deletes = [ops for ops in commits if any(isinstance(op, Delete) for op in marks(ops))]
-    assert len(deletes) == 2 and all(len(ops) > len(marks(ops)) for ops in deletes)
+    assert len(deletes) == 2
+    with_links, alone = deletes
+    assert len(with_links) > len(marks(with_links))
+    assert [op.sk.partition("#")[0] for op in marks(with_links) if isinstance(op, Delete)] == [second]
+    assert len(alone) == 1 and isinstance(alone[0], Delete) and alone[0].sk.startswith(f"{linked.memory.id}#")
     puts = [op for ops in commits for op in marks(ops) if isinstance(op, Put)]
     assert sorted(op.item.sk.partition("#")[0] for op in puts) == sorted([second, linked.memory.id])
     assert list(c.pending_links.pending()) == []
@@ -338,3 +343,41 @@ def test_a_memory_erased_while_a_settler_links_it_keeps_no_entity_link(
     assert c.documents.repo.get_by_id(stored.memory.id) is None
     assert c.entities.links.outgoing(brain.id, stored.memory.id, MENTIONS) == []
     assert c.entities.stats(brain).total == 0 and list(c.pending_links.pending()) == []
+
+
+def linked_names(c: Container, brain: Brain, memory_id: str) -> set[str]:
+    linked = c.entities.links.outgoing(brain.id, memory_id, MENTIONS)
+    found = (c.entities.repo.by_id(brain.id, link.target_id) for link in linked)
+    return {e.entity.name for e in found if e is not None}
+
+
+def test_an_update_linking_after_a_later_update_leaves_the_links_of_the_current_text(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two updates of one memory: the first commits, the second commits and links, then the
+    first links the mentions of its own text, now older than the memory's."""
+    newest = "Met with Sarah Chen on acme.com about the Lead Intake workflow, then moved it to Kubernetes."
+    stored = c.memories.store(brain, MemoryInput(type=MemoryType.event, content=TEXT))
+    links = c.memories.mention_links
+    assert links is not None
+    link = links.link
+    overtaken: list[str] = []
+
+    def overtaken_first(*args: Any, **kwargs: Any) -> None:
+        if not overtaken:  # the first update's writer, just before it links: the second one runs whole
+            overtaken.extend(c.memories.update(brain, stored.memory.id, content=newest).fields)
+        link(*args, **kwargs)
+
+    monkeypatch.setattr(links, "link", overtaken_first)
+    c.memories.update(brain, stored.memory.id, content=LATER)
+    monkeypatch.undo()
+
+    wanted = {m.name for m in c.entities.extract(newest)}
+    assert (
+        "content" in overtaken
+        and len(wanted) > 1
+        and wanted.isdisjoint(m.name for m in c.entities.extract(LATER))
+    )
+    assert c.memories.text(c.memories.get(brain, stored.memory.id)) == newest
+    assert linked_names(c, brain, stored.memory.id) == wanted
+    assert list(c.pending_links.pending()) == []

@@ -213,7 +213,7 @@ class MemoryService(MemoryLineJoins):
         # The superseded memory's record changes in the same commit: its chunks follow it there.
         outcome = self.documents.write(brain, memory_path(m.type, memory_id), text.encode(), info, also=ops)
         if links is not None and mark is not None:
-            links.link(brain, outcome.document.id, mentions, outcome.document.created_at, mark)
+            links.link(brain, outcome.document, mentions, outcome.document.created_at, mark)
         replaced = old.id if old is not None and old.id != memory_id else None
         return Stored(outcome.document, deduplicated=False, supersedes=replaced)
 
@@ -364,7 +364,7 @@ class MemoryService(MemoryLineJoins):
                 found = links.entities.extract(
                     self.text(updated), client_id=m.client_id, source_agent=m.source_agent
                 )
-                links.link(brain, updated.id, found, updated.updated_at, mark)
+                links.link(brain, updated, found, updated.updated_at, mark)
         return Updated(updated, changed)
 
     def delete(self, brain: Brain, memory_id: str, *, reason: str | None = None) -> Deleted:

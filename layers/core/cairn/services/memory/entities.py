@@ -55,7 +55,6 @@ TOP_MENTIONED: Final = 10
 _MAX_KEY_BYTES = 600
 _COUNT_WIDTH = 12
 _RETRIES = 64
-Ops = Sequence[Put | Delete]
 
 
 @dataclass(frozen=True)
@@ -179,16 +178,14 @@ class EntityRepository:
     # -- writes ------------------------------------------------------------------------------
 
     def link(
-        self, brain_id: str, memory_id: str, mention: Mention, at: datetime, now: datetime, also: Ops = ()
+        self, brain_id: str, memory_id: str, mention: Mention, at: datetime, now: datetime
     ) -> Entity | None:
-        """Link the memory to the mentioned entity (created when new) and count the mention, with
-        `also`; None when the memory already links to it (only `also` is written)."""
+        """Link the memory to the mentioned entity (created when new) and count the mention;
+        None when the memory already links to it (nothing changes)."""
         for attempt in range(_RETRIES):
             stored = self.find(brain_id, mention.name)
             eid = stored.entity.id if stored else entity_id(brain_id, mention.name)
             if attempt and self.links.get(brain_id, memory_id, MENTIONS, eid) is not None:
-                if also:
-                    self.records.transact(also)
                 return None
             if stored is None:
                 entity, ops = self._create(brain_id, eid, mention, at, now)
@@ -204,7 +201,7 @@ class EntityRepository:
                 created_at=at,
             )
             try:
-                self.records.transact([*ops, *self.links.add_ops(link), *also])
+                self.records.transact([*ops, *self.links.add_ops(link)])
                 return entity
             except Conflict:
                 _back_off(attempt)
@@ -375,36 +372,21 @@ class EntityService:
         return list(out.values())[:MAX_MENTIONS]
 
     def record_mentions(
-        self,
-        brain: Brain,
-        memory_id: str,
-        mentions: Sequence[Mention],
-        at: datetime | None = None,
-        then: Ops = (),
+        self, brain: Brain, memory_id: str, mentions: Sequence[Mention], at: datetime | None = None
     ) -> list[Entity]:
         """Link the memory to every mentioned entity, creating new ones; returns the entities
-        newly linked (a mention the memory already links to changes nothing). `then` is written
-        with the last link (alone when there is none): a pending mark (mention_links.py)."""
+        newly linked (a mention the memory already links to changes nothing)."""
         checked = [checked_mention(m) for m in mentions]
         when, now = at or self.clock.now(), self.clock.now()
-        if not checked and then:
-            self.repo.records.transact(then)
         linked = []
-        for n, mention in enumerate(checked):
-            entity = self.repo.link(
-                brain.id, memory_id, mention, when, now, then if n == len(checked) - 1 else ()
-            )
+        for mention in checked:
+            entity = self.repo.link(brain.id, memory_id, mention, when, now)
             if entity is not None:
                 linked.append(entity)
         return linked
 
     def relink(
-        self,
-        brain: Brain,
-        memory_id: str,
-        mentions: Sequence[Mention],
-        at: datetime | None = None,
-        then: Ops = (),
+        self, brain: Brain, memory_id: str, mentions: Sequence[Mention], at: datetime | None = None
     ) -> list[Entity]:
         """After the memory's text changed: drop its links to entities it no longer mentions
         (and their counts), then record the mentions; returns the entities newly linked."""
@@ -417,7 +399,7 @@ class EntityService:
         for link in self.links.outgoing(brain.id, memory_id, MENTIONS):
             if link.target_id not in wanted:
                 self.repo.unlink(brain.id, memory_id, link.target_id, now)
-        return self.record_mentions(brain, memory_id, checked, at, then)
+        return self.record_mentions(brain, memory_id, checked, at)
 
     def forget(self, brain: Brain, memory_id: str) -> int:
         """Drop every entity link of the memory and the counts they added; returns how many."""

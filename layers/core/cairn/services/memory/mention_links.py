@@ -84,7 +84,7 @@ class MentionLinks:
         Each writer links after its own commit and checks after its links, so the last writer
         to check sees the text left in place."""
         for _ in range(RELINKS):
-            doc = self._live(brain, linked.id)
+            doc = self._live(brain, linked.id, linked.path)
             if doc is None or doc.memory is None or _text_of(doc) == _text_of(linked):
                 return True  # gone meanwhile: its deletion or erasure sees to its links
             self.entities.relink(brain, doc.id, self._mentions(doc), doc.updated_at)
@@ -98,8 +98,12 @@ class MentionLinks:
             text, client_id=doc.memory.client_id, source_agent=doc.memory.source_agent
         )
 
-    def _live(self, brain: Brain, memory_id: str) -> Document | None:
-        doc = self.documents.repo.get_by_id(memory_id)
+    def _live(self, brain: Brain, memory_id: str, path: str | None = None) -> Document | None:
+        """The memory as it is now, if live; read at `path` where it was (one read, not the id's
+        pointer and then the record), by its id when it is no longer there (renamed)."""
+        repo = self.documents.repo
+        doc = repo.stored(brain.id, path) if path is not None else None
+        doc = doc if doc is not None and doc.id == memory_id else repo.get_by_id(memory_id)
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
             return None
         return doc if doc.memory is not None and doc.memory.user_id is None else None

@@ -37,7 +37,7 @@ INGEST_JOB_MARK = "ingest_job"  # metadata naming the job that committed a versi
 
 
 class QueuedIngest(BaseModel):
-    """The ingest job's payload (IngestService._queue)."""
+    """The ingest job's payload (IngestQueue.queue)."""
 
     model_config = ConfigDict(extra="ignore")
     upload_key: str

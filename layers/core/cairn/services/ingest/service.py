@@ -11,7 +11,7 @@ from typing import Any
 from cairn.auth import access
 from cairn.domain.errors import CairnError, FileTooLarge, Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import new_id
-from cairn.domain.models import Brain, Document, DocumentSource, Job, JobStatus
+from cairn.domain.models import Brain, Document, DocumentSource, Job
 from cairn.domain.paths import normalize_user_path
 from cairn.domain.text import excerpt
 from cairn.ingest.extract import Extracted, extract_text, infer_kind
@@ -20,11 +20,10 @@ from cairn.ingest.files import LocalFile, read_local_file
 from cairn.ports.jobs import JobContext, JobRunner
 from cairn.ports.uploads import PresignedUpload, UploadSigner
 from cairn.services.brains import BrainService
-from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome, checksum
+from cairn.services.documents.inputs import DeferredWrite, DocumentInput, WriteOutcome
 from cairn.services.documents.service import DocumentService
 from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.ingest.inputs import (
-    INGEST_JOB,
     KIND_TYPE,
     UPLOAD_TTL_S,
     IngestResult,
@@ -37,9 +36,10 @@ from cairn.services.ingest.inputs import (
     uploads_prefix,
     url_path,
 )
+from cairn.services.ingest.queue import IngestQueue, drop_upload
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
-from cairn.services.mnemosyne.item_status import PROCESSING, QUEUED, ItemStatusLog, failure_text
+from cairn.services.mnemosyne.item_status import PROCESSING, ItemStatusLog, failure_text
 
 UPLOAD_GONE = "the uploaded file is gone (uploads expire); ingest it again"
 PLAIN_KINDS = ("markdown", "text", "json")  # kinds whose text is the file's own, read cheaply
@@ -71,7 +71,11 @@ class IngestService:
         self.fetcher = fetcher
         self.max_content_chars = max_content_chars
         self.max_file_bytes = max_file_bytes
-        self.jobs = jobs
+        self.queued = (
+            IngestQueue(jobs, documents.repo, documents.blobs, status=status, erased=erased)
+            if jobs is not None
+            else None
+        )
         self.brains = brains
         self.queue_above_bytes = queue_above_bytes
         self.queue_above_chunks = queue_above_chunks
@@ -123,10 +127,10 @@ class IngestService:
         # A plain file's text is read once, here: too long is said now, not after a 202.
         plain = self._extract(data, kind, name) if kind in PLAIN_KINDS else None
         threshold = self.queue_above_bytes
-        if queue and self.jobs is not None and threshold is not None and len(data) > threshold:
-            return self._queue(brain, data, name, kind, path, started)
-        if queue and self.jobs is not None and self._many_chunks(plain):
-            return self._queue(brain, data, name, kind, path, started)
+        if queue and self.queued is not None and threshold is not None and len(data) > threshold:
+            return self.queued.queue(brain, data, name, kind, path, started)
+        if queue and self.queued is not None and self._many_chunks(plain):
+            return self.queued.queue(brain, data, name, kind, path, started)
         stored, info = self.extracted(data, name=name, kind=kind, doc_id=doc_id, path=path, text=plain)
         shown = self.images.prepare(brain, path, kind, data, info) if self.images is not None else None
         if shown is not None:
@@ -359,82 +363,6 @@ class IngestService:
         if size > self.max_file_bytes:
             raise FileTooLarge(f"file exceeds {self.max_file_bytes // (1024 * 1024)} MiB")
 
-    def _queue(
-        self,
-        brain: Brain,
-        data: bytes,
-        name: str,
-        kind: str,
-        path: str,
-        started: float,
-    ) -> IngestResult:
-        """Keep the bytes as an upload blob and queue the ingest. The same bytes to the same path
-        return the job already queued for them (idempotency key) and its promised id; once that
-        job completed, only while the document still holds what it stored (otherwise they are
-        ingested again, keyed on the version they replace)."""
-        assert self.jobs is not None
-        digest = checksum(data)
-        # One prefix: the bucket expires leftovers. A key of its own for each request: the same
-        # bytes queued for two paths are two jobs, and the first to finish drops its bytes; a
-        # retry's bytes are new to an expiry sweep that listed the failed one's (upload_expiry.py).
-        upload_key = f"{uploads_prefix(brain)}{digest}.{new_id('q')}"
-        self.documents.blobs.put(upload_key, data)
-        live = self.documents.repo.get(brain.id, path)
-        payload = {
-            "upload_key": upload_key,
-            "name": name,
-            "kind": kind,
-            "path": path,
-            "document_id": live.id if live else new_id("doc"),
-        }
-        key = f"ingest:{brain.id}:{path}:{digest}"
-        erased = self.erased.scope_since(brain.id, path) if self.erased is not None else None
-        if erased is not None:  # a job queued before the scope's erasure is not this one
-            key = f"{key}:{erased.isoformat()}"
-        by = access.job_principal()
-        job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
-        if _replaced(job, live):  # deleted or overwritten since: this version's own ingest
-            key = f"{key}:{live.id}@{live.version}" if live is not None else f"{key}:none"
-            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=key)
-        earlier: Job | None = None
-        if job.status is JobStatus.failed or _replaced(job, live):
-            retry = f"{key}:{new_id('r')}"  # asking again is a retry, not a replay of the failure
-            earlier = job
-            job = self.jobs.start(INGEST_JOB, payload, brain_id=brain.id, principal=by, idempotency_key=retry)
-        kept = str(job.input.get("upload_key", ""))
-        if kept != upload_key:  # a replay: the job queued before keeps its own bytes
-            self._drop_upload(upload_key)
-        if earlier is not None and str(earlier.input.get("upload_key", "")) not in ("", kept):
-            self._drop_upload(str(earlier.input["upload_key"]))  # kept for a retry, which has its own
-        if job.status is JobStatus.completed and live is not None:  # and live holds what it stored
-            return IngestResult(
-                document_id=live.id,
-                path=live.path,
-                hash=digest,
-                chunk_count=live.chunk_count,
-                embedded_count=0,
-                duration_ms=int((time.perf_counter() - started) * 1000),
-                reused=True,
-                job_id=job.id,
-            )
-        if self.status is not None:
-            self.status.mark(brain.id, str(job.input["document_id"]), path, QUEUED, job_id=job.id)
-        return IngestResult(
-            document_id=str(job.input["document_id"]),
-            path=path,
-            hash=digest,
-            chunk_count=0,
-            embedded_count=0,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            reused=False,
-            status="queued",
-            job_id=job.id,
-        )
-
-    def _drop_upload(self, key: str) -> None:
-        if self.documents.blobs.exists(key):
-            self.documents.blobs.delete(key)
-
     def run_job(self, job: Job, ctx: JobContext) -> dict[str, Any]:
         """The queued ingest: the same path as a small file, then the upload blob is dropped."""
         assert self.brains is not None
@@ -475,7 +403,7 @@ class IngestService:
             }
             ctx.checkpoint("ingested", done)
         self.refuse_if_erased(job, brain, str(done["path"]), upload_key, written=True)
-        self._drop_upload(upload_key)
+        drop_upload(self.documents.blobs, upload_key)
         return dict(done)
 
     def refuse_if_erased(
@@ -499,7 +427,7 @@ class IngestService:
 
     def _forget_queued(self, brain: Brain, job: Job, upload_key: str) -> None:
         """A job into an erased scope: its queued bytes and its item status (which names the path) go."""
-        self._drop_upload(upload_key)
+        drop_upload(self.documents.blobs, upload_key)
         if self.status is not None:
             self.status.completed(brain.id, str(job.input.get("document_id", "")))
 
@@ -513,11 +441,3 @@ class IngestService:
         name = posixpath.basename(fetched.final_url.split("?", 1)[0].rstrip("/")) or "index.html"
         path = url_path(fetched.final_url)
         return self.ingest_bytes(brain, fetched.body, name=name, content_type=fetched.content_type, path=path)
-
-
-def _replaced(job: Job, live: Document | None) -> bool:
-    """The job completed, but the document at its path no longer holds the bytes it stored."""
-    if job.status is not JobStatus.completed:
-        return False
-    stored = (job.result or {}).get("hash")
-    return live is None or live.deleted_at is not None or live.checksum_sha256 != stored

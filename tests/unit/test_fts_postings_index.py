@@ -173,3 +173,44 @@ def test_a_postings_build_the_lock_refuses_leaves_the_write_done_and_the_next_wr
     index.upsert(chunks[80:], vectors[80:])
     assert fts_postings.exists(conn, table)
     index.close()
+
+
+def test_the_maintenance_worker_makes_the_postings_of_a_brain_it_keeps_not_the_writes_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A brain as big as the worker indexes gets its term postings from the worker: the write that
+    carried it past the size answers without waiting the seconds they take (7-9 s at 20,000
+    chunks), and its keyword leg is ranked exactly meanwhile."""
+    import threading
+    import time
+
+    from cairn.adapters.local import fts_postings
+
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
+    index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM, ann_min_rows=60)
+    rng = np.random.default_rng(6)
+    chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(80)]
+    vectors = rng.standard_normal((80, DIM)).astype(np.float32)
+    index.upsert(chunks[:40], vectors[:40])
+    real = fts_postings.ensure
+    builders: list[str] = []
+    built = threading.Event()
+
+    def ensure(*args: object, **kwargs: object) -> None:
+        builders.append(threading.current_thread().name)
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        built.set()
+
+    monkeypatch.setattr(fts_postings, "ensure", ensure)
+    index.upsert(chunks[40:80], vectors[40:80])  # past both sizes
+    assert threading.current_thread().name not in builders
+    assert built.wait(30)
+    conn = index._db.get()
+    state = schema.brain_state(conn, "b1")
+    assert state is not None
+    deadline = time.monotonic() + 30  # the worker's transaction commits after `ensure` returns
+    while not fts_postings.exists(conn, schema.fts_table(state[0])):
+        assert time.monotonic() < deadline, "the worker never made the term postings"
+        time.sleep(0.01)
+    assert builders == ["cairn-vector-maintenance"]
+    index.close()

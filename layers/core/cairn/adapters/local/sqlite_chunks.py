@@ -117,7 +117,7 @@ class SqliteChunkIndex:
             self._vectors,
             self._write_lock,
             self._swapped,
-            grown=self._ensure_postings,
+            grown=self._build_postings,
             damaged=lambda brain_id: self._health.check(brain_id),
             ann_min_rows=ann_min_rows,
             background=background_maintenance,
@@ -293,16 +293,21 @@ class SqliteChunkIndex:
 
     def _grown(self, deltas: dict[str, Delta]) -> None:
         """After a write's commit: make the term postings of each brain it carried past
-        fts_search.SMALL_TABLE rows. In a transaction of their own, which shows its progress to
-        the other processes' writers (seconds at that size, more for a write of many chunks), so
-        the write is stored and searchable (its keyword leg ranked by FTS5, as exact) before."""
+        fts_search.SMALL_TABLE rows. The maintenance worker makes them when it keeps the brain
+        (it is as big), so the write's caller does not wait the seconds they take at that size;
+        without a worker, the caller makes them. In a transaction of their own, which shows its
+        progress to the other processes' writers, so the write is stored and searchable (its
+        keyword leg ranked by FTS5, as exact) before."""
         for brain_id, delta in deltas.items():
-            if delta.unposted:
-                try:
-                    with self._keywords.writing(self._db, [brain_id]):
-                        self._ensure_postings(brain_id)
-                except Unavailable as exc:  # the write is done and found: only its ranking's speed waits
-                    log.warning("term postings of a brain left for its next write: %s", exc.message)
+            if delta.unposted and not self._maintenance.poke(brain_id, delta.epoch):
+                self._build_postings(brain_id)
+
+    def _build_postings(self, brain_id: str) -> None:
+        try:
+            with self._keywords.writing(self._db, [brain_id]):
+                self._ensure_postings(brain_id)
+        except Unavailable as exc:  # the write is done and found: only its ranking's speed waits
+            log.warning("term postings of a brain left for its next write: %s", exc.message)
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past

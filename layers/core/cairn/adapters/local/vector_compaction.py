@@ -170,10 +170,11 @@ class VectorMaintenance:
 
     # -- the background worker ------------------------------------------------------------
 
-    def poke(self, brain_id: str, epoch: int) -> None:
-        """Note that the brain changed; the worker starts only for brains big enough to index."""
+    def poke(self, brain_id: str, epoch: int) -> bool:
+        """Note that the brain changed; the worker starts only for brains big enough to index.
+        Whether the worker will maintain it."""
         if not self.background or self.vectors.file(brain_id, epoch).rows < self.ann_min_rows:
-            return
+            return False
         with self._lock:
             self._wanted.add(brain_id)
             if self._worker is None and not self._stop.is_set():
@@ -182,6 +183,7 @@ class VectorMaintenance:
                 )
                 self._worker.start()
             self._wake.notify()
+            return not self._stop.is_set()
 
     def close(self) -> None:
         self._stop.set()

@@ -18,6 +18,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.chunks import VerifiableChunks
+from cairn.services.memory.entities import MENTIONS
 from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
 from tests.support.processes import Server, batch, cli, put, serving, start
@@ -232,3 +233,35 @@ def test_a_supersession_killed_where_its_vectors_are_written(data: Path, reached
         chunks = after.adapters.chunks
         assert isinstance(chunks, VerifiableChunks)
         assert chunks.check(brain.id).vector_rows <= after.adapters.chunks.count(brain.id) + 1
+
+
+def test_a_typed_memory_killed_after_its_commit_gets_its_entity_links_after_the_restart(data: Path) -> None:
+    """A zengram typed memory's entity links are written after its own commit, which marks them
+    pending (services/links/pending.py). Killed between the two, the memory is there once after
+    the restart, linked to the entities it names (its client, its source agent), and no mark is
+    left."""
+    server = start(data, faults="documents.indexed:1")
+    memory = {
+        "content": "The harbour trust moved the pilot boarding ground two miles east in March.",
+        "type": "event",
+        "client_id": "harbour-trust",
+        "source_agent": "scout",
+    }
+    with pytest.raises(httpx.HTTPError):
+        httpx.post(f"{server.base}/zengram/memory", json=memory, timeout=30).raise_for_status()
+    assert died(server)
+    after = settled(data)
+    assert index_problems(after) == []
+    assert list(after.pending_links.pending()) == []
+    stored = [
+        (brain, d)
+        for brain in after.brains.list()
+        for d in after.documents.documents(brain, "memories/")
+        if d.memory is not None
+    ]
+    assert len(stored) == 1
+    brain, doc = stored[0]
+    linked = after.entities.links.outgoing(brain.id, doc.id, MENTIONS)
+    assert sorted(str(link.metadata.get("role")) for link in linked) == ["about", "source"]
+    assert after.entities.get(brain, "harbour-trust").mention_count == 1
+    assert after.entities.get(brain, "scout").mention_count == 1

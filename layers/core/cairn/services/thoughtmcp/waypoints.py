@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 WAYPOINTS = "waypoints"
 """The kind of a memory's pending-links mark (services/links/pending.py)."""
 
+RELINKS = 8
+"""Times a settler relinks a memory whose text changed while it linked, before leaving it to the
+next sweep."""
+
 UNLINKS_PER_COMMIT = 19
 """Links removed in one transaction: four link items and the other end's row each, and the
 memory's own row, within DynamoDB's 100 items."""
@@ -122,18 +126,45 @@ class ThoughtLinks(ThoughtStore):
     def finish_links(self, brain: Brain, memory_id: str, relink: bool) -> bool:
         """Finish the waypoint links a pending mark names (services/links/pending.py): those the
         memory would get now; True once made, or when the memory is gone (its mark is dropped)."""
-        doc = self.documents.repo.get_by_id(memory_id)
-        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+        doc = self._memory_doc(brain, memory_id)
+        if doc is None:
             return True
-        user_id = doc.memory.user_id if doc.memory is not None else None
-        if user_id is None:
-            return True
+        assert doc.memory is not None and doc.memory.user_id is not None
         if self.documents.repo.intents.get(memory_id) is not None:
             return False  # its vectors are not indexed yet: the index sweep comes first
         if relink:
-            return self._relink(brain, user_id, memory_id)[1]
-        row = self._rows(brain.id, user_id, [memory_id]).get(memory_id)
-        return row is None or self._link(brain, row, finishing=True)[1]
+            whole = self._relink(brain, doc.memory.user_id, memory_id)[1]
+        else:
+            row = self._rows(brain.id, doc.memory.user_id, [memory_id]).get(memory_id)
+            whole = row is None or self._link(brain, row, finishing=True)[1]
+        return whole and self._caught_up(brain, doc)
+
+    def _caught_up(self, brain: Brain, linked: Document) -> bool:
+        """Whether the memory's links are those of its text as it is now, `linked` being the
+        version read before its links were chosen. An update committed meanwhile relinks the
+        memory after its commit, but a link this settler chose for the older text may have
+        committed after that update's relink dropped the old ones: the memory is relinked from
+        what it is now, as often as it changes under it up to RELINKS times; False then (the
+        marks stay, for the sweep). An update committing after this read drops the links made
+        here itself."""
+        for _ in range(RELINKS):
+            doc = self._memory_doc(brain, linked.id)
+            if doc is None or doc.checksum_sha256 == linked.checksum_sha256:
+                return True  # gone meanwhile: its removal takes its links
+            assert doc.memory is not None and doc.memory.user_id is not None
+            if self.documents.repo.intents.get(doc.id) is not None:
+                return False  # the new text's vectors are not indexed yet
+            if not self._relink(brain, doc.memory.user_id, doc.id)[1]:
+                return False
+            linked = doc
+        return False
+
+    def _memory_doc(self, brain: Brain, memory_id: str) -> Document | None:
+        """The memory's live document, when it is one of a user's memories of the brain."""
+        doc = self.documents.repo.get_by_id(memory_id)
+        if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None:
+            return None
+        return doc if doc.memory is not None and doc.memory.user_id is not None else None
 
     def _connect(
         self, brain: Brain, a: Row, b: Row, weight: float, kind: str, also: Sequence[Put | Delete]

@@ -1,0 +1,86 @@
+"""A settler finishing a ThoughtMCP memory's waypoint links (services/links/pending.py) while the
+memory changes under it: what it leaves is what the memory's current text links to, each end's
+statistics counting exactly the links left. On the fakes, SQLite and DynamoDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.bootstrap import Adapters, Container
+from cairn.domain.models import Brain
+from cairn.services.thoughtmcp.models import MAX_CONNECTIONS
+from tests.support.shapes import adapters_for, process
+from tests.unit.services.test_links_after_commit import (
+    LATER,
+    SHAPES,
+    TEXT,
+    counted,
+    refused,
+    remember,
+    row_stats,
+    waypoints,
+)
+
+
+@pytest.fixture(params=SHAPES)
+def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
+    with adapters_for(request.param, request, tmp_path) as built:
+        yield built
+
+
+@pytest.fixture
+def c(adapters: Adapters, tmp_path: Path) -> Container:
+    return process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(c: Container) -> Brain:
+    return c.brains.create("Links", slug="links")
+
+
+def chosen_now(c: Container, brain: Brain, memory_id: str) -> set[str]:
+    """What the memory, as it is now, links to when it is linked afresh."""
+    row = c.thoughts._rows(brain.id, "ada", [memory_id])[memory_id]
+    return {other.id for _, other in c.thoughts._chosen(brain, row)}
+
+
+def test_a_settler_linking_an_old_text_while_an_update_relinks_leaves_the_current_text_s_links(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remember whose links were refused is settled past its grace; just before the settler's
+    link commits, an update of the memory commits a new text and relinks it whole. The settler's
+    link, chosen for the old text, must not stay beside the update's."""
+    old_match = remember(c, brain, TEXT)["memoryId"]
+    new_match = remember(c, brain, LATER)["memoryId"]
+    refused(monkeypatch, c)
+    memory = remember(c, brain, TEXT + " Again.")["memoryId"]
+    monkeypatch.undo()
+    assert waypoints(c, brain, memory) == {}
+    assert chosen_now(c, brain, memory) == {old_match}
+
+    connect = c.thoughts._connect
+    updated: list[dict[str, Any]] = []
+    settler = [True]
+
+    def update_first(*args: Any, **kwargs: Any) -> int:
+        if settler:  # the settler, about to commit the old text's link: the update runs whole
+            settler.clear()
+            updated.append(c.thoughts.update(brain, memory, "ada", content=LATER + " Again."))
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(c.thoughts, "_connect", update_first)
+    assert c.pending_links.settle() == 1
+    monkeypatch.undo()
+
+    assert [u["embeddingsRegenerated"] for u in updated] == [True]
+    wanted = chosen_now(c, brain, memory)
+    assert wanted == {new_match}
+    assert set(waypoints(c, brain, memory)) == wanted
+    assert len(waypoints(c, brain, memory)) <= MAX_CONNECTIONS
+    for end in (memory, old_match, new_match):
+        assert row_stats(c, brain, end) == counted(c, brain, end)
+    assert list(c.pending_links.pending()) == []

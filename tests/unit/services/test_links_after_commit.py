@@ -21,6 +21,7 @@ from cairn.entrypoints.cli.check import settle
 from cairn.faults import InjectedFault
 from cairn.ports.records import Delete, Put, RecordStore
 from cairn.services.documents.index_sweeper import IndexSweeper
+from cairn.services.links.pending import Finished
 from cairn.services.memory.entities import MENTIONS
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
@@ -125,7 +126,7 @@ def test_waypoint_links_refused_are_answered_as_stored_and_made_by_one_sweeper_t
     assert row_stats(c, brain, first) == counted(c, brain, first)
     assert list(c.pending_links.pending()) == []
     before = row_stats(c, brain, second)
-    assert c.thoughts.finish_links(brain, second, False)  # a second settler: nothing twice
+    assert c.thoughts.finish_links(brain, second, False) is Finished.LINKED  # a second settler: nothing twice
     assert row_stats(c, brain, second) == before and set(waypoints(c, brain, second)) == {first}
 
 
@@ -163,6 +164,32 @@ def test_a_forgotten_memory_s_pending_waypoint_links_are_dropped(
     assert sweeper(c).tick() == 1
     assert list(c.pending_links.pending()) == []
     assert waypoints(c, brain, first) == {} and row_stats(c, brain, first) == (0, 0.0)
+
+
+def test_cairn_check_tells_the_memories_linked_from_the_marks_only_dropped(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Opening the data: one memory left unlinked is linked; the marks of a memory forgotten
+    since and of one whose brain was deleted since are only dropped, and said so apart."""
+    other = c.brains.create("Gone", slug="gone")
+    remember(c, brain, TEXT)
+    remember(c, other, TEXT)
+    refused(monkeypatch, c)
+    kept = remember(c, brain, TEXT + " Again.")["memoryId"]
+    forgotten = remember(c, brain, TEXT + " Once more.")["memoryId"]
+    remember(c, other, TEXT + " Again.")
+    monkeypatch.undo()
+    c.thoughts.forget(brain, forgotten, "ada")
+    c.erasure.delete_brain(other.id)
+    assert len(list(c.pending_links.pending())) == 3
+    capsys.readouterr()
+
+    settle(c)
+
+    said = capsys.readouterr().err
+    assert "linked 1 memories a stopped process had written but not linked" in said
+    assert "dropped the pending links of 2 memories deleted" in said
+    assert waypoints(c, brain, kept) and list(c.pending_links.pending()) == []
 
 
 def test_a_deleted_brain_s_pending_links_are_dropped(

@@ -32,9 +32,15 @@ def settle(container: Container) -> None:
     settled = container.documents.settle_pending()
     if settled:
         print(f"indexed {settled} documents a stopped process had written but not indexed", file=sys.stderr)
-    linked = container.pending_links.settle()  # after the intents: a memory's links need it indexed
-    if linked:
-        print(f"linked {linked} memories a stopped process had written but not linked", file=sys.stderr)
+    links = container.pending_links.settle_counted()  # after the intents: a memory's links need it indexed
+    if links.linked:
+        print(f"linked {links.linked} memories a stopped process had written but not linked", file=sys.stderr)
+    if links.dropped:
+        print(
+            f"dropped the pending links of {links.dropped} memories deleted (or whose brain was) "
+            "before they were linked",
+            file=sys.stderr,
+        )
     mended = container.brains.mend_pointers()
     if mended:
         print(

@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from cairn.auth import access
 from cairn.domain.errors import CairnError, Unavailable
@@ -42,10 +43,31 @@ log = logging.getLogger(__name__)
 _PK = "links_pending#"  # spread over shards (services/record_shards.py)
 _DELETE_AT_ONCE = 100  # deletes per transaction (DynamoDB's one-call limit)
 
-Finisher = Callable[[Brain, str, bool], bool]
-"""(brain, memory id, relink) -> True once the memory's links are made, or there is nothing to
-link (the memory is gone); False leaves its marks for a later settle. `relink`: the links its
+
+class Finished(Enum):
+    """What a finisher did with a memory's pending links."""
+
+    LINKED = "linked"  # its links are made: the marks go
+    GONE = "gone"  # the memory is gone (deleted, erased): nothing to link, the marks go
+    LATER = "later"  # not now (refused, not indexed yet): the marks stay for a later settle
+
+
+Finisher = Callable[[Brain, str, bool], Finished]
+"""(brain, memory id, relink) -> what became of the memory's links. `relink`: the links its
 earlier text had go first (an update)."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Memories a settle finished: `linked`, and `dropped` (their marks only: the memory or its
+    brain was gone)."""
+
+    linked: int = 0
+    dropped: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.linked + self.dropped
 
 
 @dataclass(frozen=True)
@@ -118,7 +140,8 @@ class PendingLinks:
     def finish_now(self, brain: Brain, memory_id: str, kind: str) -> bool:
         """Finish the memory's links of `kind` if a mark of it still stands (a client sending a
         memory again whose writer stopped before linking it); True when one did and is finished."""
-        return self._finish([m for m in self.standing(memory_id, kind) if m.brain_id == brain.id])
+        marks = [m for m in self.standing(memory_id, kind) if m.brain_id == brain.id]
+        return bool(marks) and self._finish(marks) is not Finished.LATER
 
     def pending(self, older_than_s: float = 0.0) -> Iterator[Mark]:
         """Every mark left standing, written at least `older_than_s` ago, shard by shard."""
@@ -127,28 +150,39 @@ class PendingLinks:
 
     def settle(self, older_than_s: float = 0.0) -> int:
         """Finish the links of every memory a mark older than `older_than_s` names; returns how
-        many memories were settled. One that fails is logged and left for the next sweep."""
+        many memories were settled (linked, or their marks dropped). One that fails is logged and
+        left for the next sweep."""
+        return self.settle_counted(older_than_s).total
+
+    def settle_counted(self, older_than_s: float = 0.0) -> Settled:
+        """`settle`, telling the memories linked from those whose marks were only dropped."""
         groups: dict[tuple[str, str, str], list[Mark]] = {}
         for mark in list(self.pending(older_than_s)):
             groups.setdefault((mark.brain_id, mark.memory_id, mark.kind), []).append(mark)
-        settled = sum(self._finish(marks) for marks in groups.values())
-        if settled:
-            log.warning("finished the links of %d memories whose writer stopped before making them", settled)
+        outcomes = [self._finish(marks) for marks in groups.values()]
+        settled = Settled(outcomes.count(Finished.LINKED), outcomes.count(Finished.GONE))
+        if settled.linked:
+            log.warning(
+                "finished the links of %d memories whose writer stopped before making them", settled.linked
+            )
+        if settled.dropped:
+            log.warning("dropped the pending links of %d memories gone since", settled.dropped)
         return settled
 
-    def _finish(self, marks: Sequence[Mark]) -> bool:
-        if not marks:
-            return False
+    def _finish(self, marks: Sequence[Mark]) -> Finished:
         first = marks[0]
         try:
             with access.as_system():
                 brain = self.brain_of(first.brain_id)
-                if brain is not None and brain.deleted_at is None:
+                if brain is None or brain.deleted_at is not None:
+                    outcome = Finished.GONE
+                else:
                     finisher = self.finishers.get(first.kind)
                     if finisher is None:  # a kind this process does not know (a newer release's)
-                        return False
-                    if not finisher(brain, first.memory_id, any(m.relink for m in marks)):
-                        return False
+                        return Finished.LATER
+                    outcome = finisher(brain, first.memory_id, any(m.relink for m in marks))
+                    if outcome is Finished.LATER:
+                        return outcome
                 # a mark is never rewritten: deleting it by its key deletes only what was read
                 for start in range(0, len(marks), _DELETE_AT_ONCE):
                     self.records.transact([Delete(*m.key) for m in marks[start : start + _DELETE_AT_ONCE]])
@@ -156,8 +190,8 @@ class PendingLinks:
             log.warning(
                 "could not finish the %s links of memory %s: %s", first.kind, first.memory_id, exc.message
             )
-            return False
-        return True
+            return Finished.LATER
+        return outcome
 
 
 def _pk(memory_id: str) -> str:

@@ -20,7 +20,7 @@ from datetime import datetime
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.service import DocumentService
-from cairn.services.links.pending import Mark, PendingLinks
+from cairn.services.links.pending import Finished, Mark, PendingLinks
 from cairn.services.memory.entities import EntityService, Mention
 
 log = logging.getLogger(__name__)
@@ -61,20 +61,20 @@ class MentionLinks:
         """The memory sent again (a duplicate): its links, if its writer left them pending."""
         self.pending.finish_now(brain, doc.id, MENTIONS_PENDING)
 
-    def finish(self, brain: Brain, memory_id: str, relink: bool) -> bool:
+    def finish(self, brain: Brain, memory_id: str, relink: bool) -> Finished:
         """The Finisher of MENTIONS_PENDING marks: link the memory as its text is now (relinking
         drops links to entities it no longer mentions, and adds none twice); a memory deleted or
         erased meanwhile is not linked."""
         doc = self._live(brain, memory_id)
         if doc is None or doc.memory is None:
-            return True
+            return Finished.GONE
         self.entities.relink(
             brain, memory_id, self._mentions(doc), doc.updated_at if relink else doc.created_at
         )
         if self._live(brain, memory_id) is None:  # erased while it was linked: its links go too
             self.entities.forget(brain, memory_id)
-            return True
-        return self._caught_up(brain, doc)
+            return Finished.GONE
+        return Finished.LINKED if self._caught_up(brain, doc) else Finished.LATER
 
     def _caught_up(self, brain: Brain, linked: Document) -> bool:
         """Whether the memory's links are those of its text as it is now, `linked` being the

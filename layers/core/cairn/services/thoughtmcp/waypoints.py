@@ -18,7 +18,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.indexing import chunk_id
-from cairn.services.links.pending import Mark
+from cairn.services.links.pending import Finished, Mark
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     LINK_KINDS,
@@ -123,21 +123,23 @@ class ThoughtLinks(ThoughtStore):
         made, whole = self._link(brain, row, mark=mark)
         return removed + made, whole
 
-    def finish_links(self, brain: Brain, memory_id: str, relink: bool) -> bool:
+    def finish_links(self, brain: Brain, memory_id: str, relink: bool) -> Finished:
         """Finish the waypoint links a pending mark names (services/links/pending.py): those the
-        memory would get now; True once made, or when the memory is gone (its mark is dropped)."""
+        memory would get now; GONE when the memory is (its mark is dropped)."""
         doc = self._memory_doc(brain, memory_id)
         if doc is None:
-            return True
+            return Finished.GONE
         assert doc.memory is not None and doc.memory.user_id is not None
         if self.documents.repo.intents.get(memory_id) is not None:
-            return False  # its vectors are not indexed yet: the index sweep comes first
+            return Finished.LATER  # its vectors are not indexed yet: the index sweep comes first
         if relink:
             whole = self._relink(brain, doc.memory.user_id, memory_id)[1]
         else:
             row = self._rows(brain.id, doc.memory.user_id, [memory_id]).get(memory_id)
-            whole = row is None or self._link(brain, row, finishing=True)[1]
-        return whole and self._caught_up(brain, doc)
+            if row is None:  # forgotten meanwhile
+                return Finished.GONE
+            whole = self._link(brain, row, finishing=True)[1]
+        return Finished.LINKED if whole and self._caught_up(brain, doc) else Finished.LATER
 
     def _caught_up(self, brain: Brain, linked: Document) -> bool:
         """Whether the memory's links are those of its text as it is now, `linked` being the

@@ -166,6 +166,7 @@ class Container:
             images=ImageItems(ImageRefs(a.records), self.documents),
             status=ItemStatusLog(a.records, a.clock),
             access=self.search.access or AccessLog(a.records, a.clock),
+            waypoints=self.thoughts,
         )
         return ErasureService(
             brains=self.brains,

@@ -77,7 +77,7 @@ class DocumentCore:
         over by a version that no longer has them."""
         self.repo = repo
         self.companions_of = companions or (lambda _doc: ())
-        self._removal_hooks: list[Callable[[Brain, Document], None]] = []
+        self._removal_hooks: list[Callable[[Brain, Document], object]] = []
         self._retire_hooks: list[Callable[[Brain, Sequence[Document]], None]] = []
         self.blobs = blobs
         self.indexer = indexer
@@ -97,7 +97,7 @@ class DocumentCore:
         named = {_record_of(op) for op in ops}
         return [*ops, *(op for op in self.companions_of(doc) if _record_of(op) not in named)]
 
-    def when_removed(self, hook: Callable[[Brain, Document], None]) -> None:
+    def when_removed(self, hook: Callable[[Brain, Document], object]) -> None:
         """Call `hook` after a document's deletion or erasure has committed, for what another
         service keeps beside it that one transaction cannot take (ThoughtMCP's waypoint links and
         the statistics of the memories at their other ends: records read and rewritten under

@@ -2,8 +2,10 @@
 their text: each family of records is removed by the service that keeps it.
 
 For each document: its entity mentions (counts go down; an entity mentioned by nobody else goes;
-again once the document is gone, for those a settler of its pending links made meanwhile), its
-links both ways (keyed: waypoints, concepts of its chunks; numbered: gbrain's), its raw rows,
+again once the document is gone, for those a settler of its pending links made meanwhile), a
+ThoughtMCP memory's waypoint links with the statistics of the memories at their other ends (those
+of the same user the erasure does not select keep their rows), its other links both ways (keyed:
+concepts of its chunks; numbered: gbrain's), its raw rows,
 the image references it made (the images' captions are made again), a pending ingest, then the
 document itself (record, id pointer, chunks, content blob unless another document holds the same
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
@@ -36,6 +38,7 @@ from cairn.services.memory.memories import MemoryService
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.search.access import AccessLog
+from cairn.services.thoughtmcp.waypoints import ThoughtLinks
 
 
 @dataclass
@@ -52,6 +55,7 @@ class DocumentEraser:
     images: ImageItems
     status: ItemStatusLog
     access: AccessLog
+    waypoints: ThoughtLinks
 
     def erase(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> Counter[str]:
         """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
@@ -67,6 +71,7 @@ class DocumentEraser:
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
             counts["links"] += self.entities.forget(brain, doc.id)
+            counts["links"] += self.waypoints.unlink_removed(brain, doc)
             counts["links"] += self.links.remove_all_of(brain.id, doc.id, but=MENTIONS)
             counts["links"] += self.links.remove_numbered_all_of(brain.id, doc.id)
             counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)

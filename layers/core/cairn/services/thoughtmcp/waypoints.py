@@ -196,13 +196,14 @@ class ThoughtLinks(ThoughtStore):
             return 2
         return 0
 
-    def unlink_removed(self, brain: Brain, doc: Document) -> None:
+    def unlink_removed(self, brain: Brain, doc: Document) -> int:
         """A memory's document removed through any surface (REST, a batch, the web UI, another
-        tool: DocumentService.when_removed): its links go, and the other ends' statistics, as a
-        hard forget's do, so no memory keeps the weight of a link to one that is gone."""
+        tool: DocumentService.when_removed), or about to be erased (services/erasure/documents.py):
+        its links go, and the other ends' statistics, as a hard forget's do, so no memory keeps the
+        weight of a link to one that is gone; returns the links removed, each direction counted
+        (as an erasure's receipt counts links)."""
         user_id = doc.memory.user_id if doc.memory is not None else None
-        if user_id is not None:
-            self._unlink(brain, user_id, doc.id)
+        return 2 * self._unlink(brain, user_id, doc.id) if user_id is not None else 0
 
     def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics

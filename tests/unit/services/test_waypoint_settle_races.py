@@ -84,3 +84,36 @@ def test_a_settler_linking_an_old_text_while_an_update_relinks_leaves_the_curren
     for end in (memory, old_match, new_match):
         assert row_stats(c, brain, end) == counted(c, brain, end)
     assert list(c.pending_links.pending()) == []
+
+
+def test_an_update_linking_after_a_later_update_leaves_the_current_text_s_links(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two updates of one memory: the first has dropped the old links and is about to commit the
+    link it chose for its text when the second runs whole (commits, relinks to what its text is
+    like). The first's link, for a text no longer the memory's, must not stay beside it."""
+    near_old = remember(c, brain, TEXT)["memoryId"]
+    near_first = remember(c, brain, LATER)["memoryId"]
+    memory = remember(c, brain, TEXT + " Again.")["memoryId"]
+    assert set(waypoints(c, brain, memory)) == {near_old}
+
+    connect = c.thoughts._connect
+    first = [True]
+
+    def second_first(*args: Any, **kwargs: Any) -> int:
+        if first:  # the first update, about to commit its link: the second runs whole
+            first.clear()
+            c.thoughts.update(brain, memory, "ada", content=TEXT + " Once more.")
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(c.thoughts, "_connect", second_first)
+    c.thoughts.update(brain, memory, "ada", content=LATER + " Again.")
+    monkeypatch.undo()
+
+    assert not first
+    wanted = chosen_now(c, brain, memory)
+    assert wanted == {near_old}
+    assert set(waypoints(c, brain, memory)) == wanted
+    for end in (memory, near_old, near_first):
+        assert row_stats(c, brain, end) == counted(c, brain, end)
+    assert list(c.pending_links.pending()) == []

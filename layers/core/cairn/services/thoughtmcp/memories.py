@@ -187,10 +187,12 @@ class ThoughtMemories(ThoughtForgetting):
         held = self._live(brain, row)
         mark = self.pending.mark(brain.id, row.id, WAYPOINTS, relink=True)
         also = [self.pending.put_op(mark)] if changed else []
-        self._write(brain, row, text, held=held, embed=changed or metadata is not None, also=also)
+        written = self._write(brain, row, text, held=held, embed=changed or metadata is not None, also=also)
         connections = 0
         if changed:  # the replaced text's bytes go after the grace a reader may need (old_bytes.py)
-            connections, _ = self._relink(brain, row.user_id, row.id, mark)
+            connections, whole = self._relink(brain, row.user_id, row.id, mark)
+            if whole:  # another update's commit meanwhile may have relinked it before this link
+                self._caught_up(brain, written)
         return {
             "memoryId": row.id,
             "embeddingsRegenerated": changed,

@@ -35,8 +35,8 @@ WAYPOINTS = "waypoints"
 """The kind of a memory's pending-links mark (services/links/pending.py)."""
 
 RELINKS = 8
-"""Times a settler relinks a memory whose text changed while it linked, before leaving it to the
-next sweep."""
+"""Times a settler or an update relinks a memory whose text changed while it linked, before
+leaving it (a settler: to the next sweep)."""
 
 UNLINKS_PER_COMMIT = 19
 """Links removed in one transaction: four link items and the other end's row each, and the
@@ -143,12 +143,12 @@ class ThoughtLinks(ThoughtStore):
 
     def _caught_up(self, brain: Brain, linked: Document) -> bool:
         """Whether the memory's links are those of its text as it is now, `linked` being the
-        version read before its links were chosen. An update committed meanwhile relinks the
-        memory after its commit, but a link this settler chose for the older text may have
-        committed after that update's relink dropped the old ones: the memory is relinked from
-        what it is now, as often as it changes under it up to RELINKS times; False then (the
-        marks stay, for the sweep). An update committing after this read drops the links made
-        here itself."""
+        version read (or written, by an update) before its links were chosen. An update committed
+        meanwhile relinks the memory after its commit, but a link this settler or writer chose
+        for the older text may have committed after that update's relink dropped the old ones:
+        the memory is relinked from what it is now, as often as it changes under it up to
+        RELINKS times; False then (a settler's marks stay, for the sweep). An update committing
+        after this read drops the links made here itself. One read when nothing changed."""
         for _ in range(RELINKS):
             doc = self._memory_doc(brain, linked.id)
             if doc is None or doc.checksum_sha256 == linked.checksum_sha256:

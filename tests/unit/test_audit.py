@@ -12,6 +12,7 @@ from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.services import audit as audit_module
 from cairn.services.audit import AuditLog
+from tests.fakes.audit_spill import MemoryAuditSpill
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
 
@@ -290,3 +291,73 @@ def test_an_entry_the_busy_store_refuses_is_kept_and_written_with_the_next(
     assert [e.id for e in log.query(tenant="acme")[0]] == [later.id, kept.id]
     assert [e.at for e in log.query(brain_id="brn_1")[0]] == [later.at, kept.at]
     assert len(caplog.records) == 1
+
+
+def _refusing(log: AuditLog, monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """The log's store refuses every write as busy while the returned switch's `held` is True."""
+    transact = log.records.transact
+    switch = {"held": True}
+
+    def locked(ops: Any) -> Any:
+        if switch["held"]:
+            raise Unavailable("the record store is busy (its writer lock is held)")
+        return transact(ops)
+
+    monkeypatch.setattr(log.records, "transact", locked)
+    return switch
+
+
+def test_a_stop_writes_what_the_busy_store_refused_once_it_takes_it(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spill = MemoryAuditSpill()
+    log = AuditLog(MemoryRecordStore(), clock, spill)
+    switch = _refusing(log, monkeypatch)
+    kept = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
+    switch["held"] = False
+    assert log.close() == 0
+    assert [e.id for e in log.query(brain_id="brn_1")[0]] == [kept.id]
+    assert [e.id for e in AuditLog(log.records, clock, spill).query(tenant="acme")[0]] == [kept.id]
+
+
+def test_entries_still_refused_at_a_stop_are_found_after_the_next_start(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused at the stop too: they go to the spill, which the next log on the store writes at
+    its start, each entry once, under its tenant and its brain, with its own time."""
+    records, spill = MemoryRecordStore(), MemoryAuditSpill()
+    log = AuditLog(records, clock, spill)
+    _refusing(log, monkeypatch)
+    first = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
+    second = log.record(BOB, "key.create")
+    assert log.close() == 2
+    monkeypatch.undo()
+    clock.advance(60)
+    reopened = AuditLog(records, clock, spill)
+    assert spill.entries == []
+    assert [(e.id, e.at, e.target) for e in reopened.query(brain_id="brn_1")[0]] == [
+        (first.id, first.at, first.target)
+    ]
+    assert [e.id for e in reopened.query(tenant="acme")[0]] == [first.id]
+    assert [e.id for e in reopened.query(tenant="globex")[0]] == [second.id]
+
+
+def test_a_start_on_a_store_still_busy_keeps_the_spill_and_writes_it_later(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the start took from the spill is put back while the store refuses it, so a process
+    killed before its next write loses nothing; a later write takes it, and a second stop adds no
+    second copy to the spill."""
+    records, spill = MemoryRecordStore(), MemoryAuditSpill()
+    log = AuditLog(records, clock, spill)
+    switch = _refusing(log, monkeypatch)
+    kept = log.record(ALICE, "doc.write", brain_id="brn_1")
+    log.close()
+    reopened = AuditLog(records, clock, spill)
+    assert [e["id"] for e in spill.entries] == [kept.id]
+    assert reopened.close() == 1
+    assert [e["id"] for e in spill.entries] == [kept.id]
+    switch["held"] = False
+    later = reopened.record(ALICE, "doc.delete", brain_id="brn_1")
+    assert [e.id for e in reopened.query(brain_id="brn_1")[0]] == [later.id, kept.id]
+    assert AuditLog(records, clock, spill).query(brain_id="brn_1")[0] == reopened.query(brain_id="brn_1")[0]

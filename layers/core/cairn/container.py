@@ -11,6 +11,7 @@ from cairn.auth.authenticate import Authenticator
 from cairn.auth.oauth.metadata import SignIn
 from cairn.auth.ui_sessions import UiSessions
 from cairn.options import Options
+from cairn.ports.audit_spill import AuditSpill
 from cairn.ports.blobs import BlobStore
 from cairn.ports.change_log import ChangeLog
 from cairn.ports.chunks import ChunkIndex
@@ -83,6 +84,7 @@ class Adapters:
     reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
     oauth_clients: OAuthClients | None = None  # a user pool's app clients, for dynamic registration
     changes: ChangeLog | None = None  # change events the embedded store's processes share
+    audit_spill: AuditSpill | None = None  # audit entries a stop could not write: embedded only
 
 
 @dataclass

@@ -27,6 +27,7 @@ T = TypeVar("T")
 
 RECORDS, CHUNKS, JOBS, VECTORS = "records.sqlite3", "chunks.sqlite3", "jobs.sqlite3", "vectors"
 CHANGES = "changes.sqlite3"
+AUDIT_SPILL = "audit-kept.jsonl"
 RECORDS_ADVICE = (
     "restore it (with its -wal file) from a backup, or `cairn import` archives of its brains "
     "(`cairn export`) into a new data directory"
@@ -40,6 +41,7 @@ JOBS_ADVICE = (
 
 
 def local_adapters(settings: Settings) -> Adapters:
+    from cairn.adapters.local.audit_spill import FileAuditSpill
     from cairn.adapters.local.durable_dirs import make_directories
     from cairn.adapters.local.file_blobs import FileBlobStore
     from cairn.adapters.local.sqlite_change_log import SqliteChangeLog
@@ -80,6 +82,7 @@ def local_adapters(settings: Settings) -> Adapters:
         reflector=reflector,
         reranker=reranker_for(settings),
         changes=SqliteChangeLog(data / CHANGES),
+        audit_spill=FileAuditSpill(data / AUDIT_SPILL),
     )
 
 

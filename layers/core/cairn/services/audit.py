@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from cairn.auth.principal import Principal
 from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.domain.ids import new_id
+from cairn.ports.audit_spill import AuditSpill
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
 from cairn.services.documents.listing import encode_cursor
@@ -72,13 +73,61 @@ class AuditLog:
     """Entries are recorded after the action they record succeeded, so one the store refuses as
     busy (its writer lock held past the wait: `Unavailable`) does not undo or fail the action: it
     is kept, with its own time, and written before the next entry this process records (a warning
-    says so, once per entry)."""
+    says so, once per entry).
 
-    def __init__(self, records: RecordStore, clock: Clock) -> None:
+    A process that stops calls `close`: what is still kept goes to the `spill` (durable), then is
+    written if the store takes it. The next AuditLog on the spill takes what it holds at its start
+    and writes it, keeping it (in the spill too) while the store still refuses it. An entry
+    written twice this way is one entry: its second write meets its own key and adds nothing."""
+
+    def __init__(self, records: RecordStore, clock: Clock, spill: AuditSpill | None = None) -> None:
         self.records = records
         self.clock = clock
+        self.spill = spill
         self._kept: deque[tuple[AuditEntry, list[Put]]] = deque()
         self._kept_lock = threading.Lock()
+        self._spilled: set[str] = set()  # ids of the kept entries the spill holds too
+        if spill is not None:
+            self._take_spilled(spill)
+
+    def _take_spilled(self, spill: AuditSpill) -> None:
+        taken: list[AuditEntry] = []
+        for data in spill.take():
+            try:
+                taken.append(AuditEntry.model_validate(data))
+            except ValueError:
+                log.warning("an audit entry a stopped process left is unreadable; skipped")
+        if not taken:
+            return
+        self._kept.extend((entry, _ops(entry)) for entry in taken)
+        if self._write_kept():
+            return
+        with self._kept_lock:
+            left = [entry for entry, _ in self._kept]
+            spill.append([entry.model_dump(mode="json") for entry in left])
+            self._spilled.update(entry.id for entry in left)
+        log.warning("%d audit entries a stopped process left are kept: the store refuses them", len(left))
+
+    def close(self) -> int:
+        """At a process's stop: the entries still kept are made durable in the spill, then
+        written if the store takes them (waiting as any write does, no longer). Returns how many
+        are left unwritten (in the spill, or lost when there is none: a warning says so)."""
+        with self._kept_lock:
+            if not self._kept:
+                return 0
+            if self.spill is not None:
+                fresh = [entry for entry, _ in self._kept if entry.id not in self._spilled]
+                self.spill.append([entry.model_dump(mode="json") for entry in fresh])
+                self._spilled.update(entry.id for entry in fresh)
+        if self._write_kept():
+            return 0
+        with self._kept_lock:
+            left = len(self._kept)
+        if self.spill is None:
+            log.warning("%d audit entries the store refused are lost at this stop", left)
+        else:
+            log.warning("%d audit entries the store refused are kept for the next start", left)
+        return left
 
     def record(
         self,
@@ -109,12 +158,7 @@ class AuditLog:
             outcome=outcome,
             detail=_clean_detail(detail or {}),
         )
-        sk = f"{_stamp(entry.at)}#{entry.id}"
-        data = entry.model_dump(mode="json")
-        day = entry.at.date()
-        ops = [Put(Item(_tenant_pk(entry.tenant, day), sk, data), expected_version=0)]
-        if brain_id is not None:
-            ops.append(Put(Item(_brain_pk(brain_id, day), sk, data), expected_version=0))
+        ops = _ops(entry)
         if self._write_kept():
             try:
                 self.records.transact(ops)
@@ -145,7 +189,9 @@ class AuditLog:
                     return False
                 except Conflict:  # written after all (its id is its own): nothing to add
                     pass
-                self._kept.popleft()
+                except InvalidInput as bad:  # a spilled line edited by hand: never writable
+                    log.warning("audit entry %s dropped: %s", self._kept[0][0].id, bad)
+                self._spilled.discard(self._kept.popleft()[0].id)
         return True
 
     def query(
@@ -258,6 +304,17 @@ class AuditLog:
             if day == first:
                 return
             day, bound = day - timedelta(days=1), None
+
+
+def _ops(entry: AuditEntry) -> list[Put]:
+    """The entry's two copies (one when it names no brain), each written only where none is."""
+    sk = f"{_stamp(entry.at)}#{entry.id}"
+    data = entry.model_dump(mode="json")
+    day = entry.at.date()
+    ops = [Put(Item(_tenant_pk(entry.tenant, day), sk, data), expected_version=0)]
+    if entry.brain_id is not None:
+        ops.append(Put(Item(_brain_pk(entry.brain_id, day), sk, data), expected_version=0))
+    return ops
 
 
 def _tenant_pk(tenant: str, day: date) -> str:

@@ -19,6 +19,7 @@ from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
     from cairn.container import Container
+    from cairn.services.audit import AuditLog
 
 
 STORE_FILE = "records.sqlite3"
@@ -77,9 +78,21 @@ def open_store(
     if verified:
         check_local_files(settings, set_aside=repair)
     container = build_container(settings)
+    _OPENED.append(container.audit)
     if settled:
         settle(container)
     return container
+
+
+_OPENED: list[AuditLog] = []
+"""The audit logs of the stores a command opened, closed as it ends (`close_opened`)."""
+
+
+def close_opened() -> None:
+    """A command's audit entries the busy store refused (an erasure's) are written, or kept for
+    the next start, as the command ends."""
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def brain_of(container: Container, ref: str | None, *, writes: bool = False, create: bool = False) -> Brain:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     pass
 from cairn.entrypoints.cli.archive import cmd_compact, cmd_export, cmd_import
 from cairn.entrypoints.cli.brains import cmd_brains, cmd_collections, cmd_keys, cmd_search
-from cairn.entrypoints.cli.common import open_store, top_k
+from cairn.entrypoints.cli.common import close_opened, open_store, top_k
 from cairn.entrypoints.cli.ingest import cmd_ingest
 from cairn.entrypoints.cli.serve import cmd_mcp, cmd_serve
 
@@ -240,3 +240,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {known.code}: {known.message}", file=sys.stderr)
         return 2
+    finally:
+        close_opened()

@@ -175,6 +175,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # handed back to the queue: a second signal during the clean stop ends the process
         if container.search.access is not None:
             container.search.access.flush()
+        container.audit.close()  # entries a busy store refused: written, or kept for the next start
         container.jobs.stop_worker()
         if schedule is not None:
             schedule.stop()
@@ -298,6 +299,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         # the reads a session's searches counted are kept only in memory until flushed
         if container.search.access is not None:
             container.search.access.flush()
+        container.audit.close()  # entries a busy store refused: written, or kept for the next start
         # then a job still running here is handed back to the queue, within the client's two
         # seconds, for `cairn serve` or the next session to take at once rather than after its lease
         container.jobs.stop_worker()

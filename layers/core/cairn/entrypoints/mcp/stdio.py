@@ -112,7 +112,11 @@ def main(argv: list[str]) -> int:
     except CairnError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    run_stdio(build_container(), surface=surface, stops=stops)
+    container = build_container()
+    try:
+        run_stdio(container, surface=surface, stops=stops)
+    finally:
+        container.audit.close()  # entries a busy store refused: written, or kept for the next start
     return stops.exit_code()
 
 

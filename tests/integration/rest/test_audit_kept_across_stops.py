@@ -1,0 +1,79 @@
+"""Audit entries the record store refused as busy outlive the process that kept them: its stop
+puts them in the data directory's spill (`audit-kept.jsonl`) when the store still refuses them,
+and the next process on the data directory writes them at its start. A spill a power cut left cut
+short is read up to its last whole entry, and the audit still answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.adapters.local import sqlite_records
+from cairn.adapters.local.audit_spill import FileAuditSpill
+from cairn.auth.authenticate import OPEN
+from cairn.bootstrap import build_container
+from cairn.bootstrap.local import AUDIT_SPILL
+from cairn.config import Settings
+from cairn.container import Container
+from cairn.entrypoints.http import create_app
+from cairn.ports.clock import SystemClock
+from tests.integration.rest.test_locked_stores import held, release
+from tests.support.shapes import embedded
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(sqlite_records, "BUSY_TIMEOUT_S", 0.1)
+    monkeypatch.setattr(sqlite_records, "BEGIN_RETRY_S", 0.2)
+    return tmp_path / "data"
+
+
+def opened(data: Path) -> Container:
+    """A process's container on the data directory, the spill where `cairn serve` keeps it."""
+    spill = FileAuditSpill(data / AUDIT_SPILL)
+    adapters = replace(embedded(data), audit_spill=spill, clock=SystemClock())
+    return build_container(Settings(data_dir=data, allow_open=True), adapters)
+
+
+@pytest.fixture
+def kept(data: Path) -> Iterator[list[str]]:
+    """Two entries a process kept while another held the record store's lock, and stopped with
+    the lock still held: the ids of what it kept."""
+    first = opened(data)
+    brain = first.brains.create("Notes", slug="notes")
+    holder = held(data / "records.sqlite3")
+    try:
+        ids = [
+            first.audit.record(OPEN, "rest.put_document", brain_id=brain.id, target="a.md").id,
+            first.audit.record(OPEN, "rest.create_key").id,
+        ]
+        assert first.audit.close() == 2
+    finally:
+        release(holder)
+    yield ids
+
+
+def _audit(container: Container) -> list[str]:
+    """The ids /v1/admin/audit lists, newest first, but those of its own reads."""
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        answer = client.get("/v1/admin/audit")
+    assert answer.status_code == 200, answer.text
+    return [e["id"] for e in answer.json()["items"] if e["action"] != "rest.audit"]
+
+
+def test_what_a_stopped_process_kept_is_written_by_the_next(data: Path, kept: list[str]) -> None:
+    assert (data / AUDIT_SPILL).stat().st_size > 0
+    assert _audit(opened(data)) == kept[::-1]
+    assert (data / AUDIT_SPILL).stat().st_size == 0
+    assert _audit(opened(data)) == kept[::-1]  # written once
+
+
+def test_a_spill_cut_short_is_read_up_to_its_last_whole_entry(data: Path, kept: list[str]) -> None:
+    spill = data / AUDIT_SPILL
+    whole = spill.read_bytes()
+    spill.write_bytes(whole[: whole.rindex(b"\n", 0, len(whole) - 1) + 1] + whole[-40:-20])
+    assert _audit(opened(data)) == kept[:1]

@@ -131,6 +131,16 @@ class DamagedStore(DamagedContent):
     code = "damaged_store"
 
 
+class BrainIndexDamaged(DamagedStore):
+    """One brain's part of the search index cannot be read (on the embedded store, its keyword
+    index): that brain's searches are refused until it is rebuilt, and a search over several
+    brains answers from the others, naming it (services/search/damaged_brains.py)."""
+
+    def __init__(self, message: str, brain_id: str) -> None:
+        super().__init__(message)
+        self.brain_id = brain_id
+
+
 def damaged_record(pk: str, sk: str, why: str) -> DamagedStore:
     """A record of the store that no longer reads as one (its JSON cut or changed by hand, a
     DynamoDB item written by something else): refused as damaged, never a crash."""

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from cairn.adapters.local import fts_health
 from cairn.adapters.local.damage_notices import DamageNotices
 from cairn.adapters.local.sqlite_threads import ThreadConnections
-from cairn.domain.errors import DamagedStore
+from cairn.domain.errors import BrainIndexDamaged, DamagedStore
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +43,13 @@ after: one probe per searched brain per period, 0.03 % of a core at 100,000 chun
 (docs/PERFORMANCE.md, "Keyword damage done while serving")."""
 
 
-class KeywordsDamaged(DamagedStore):
+class KeywordsDamaged(BrainIndexDamaged):
     def __init__(self, brain_id: str, why: str) -> None:
         super().__init__(
             f"the keyword index of brain {brain_id} cannot be read ({why}): a running server "
-            "rebuilds it in the background, `cairn check` rebuilds it now"
+            "rebuilds it in the background, `cairn check` rebuilds it now",
+            brain_id,
         )
-        self.brain_id = brain_id
 
 
 class KeywordHealth:

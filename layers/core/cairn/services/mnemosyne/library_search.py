@@ -50,6 +50,7 @@ from cairn.ports.reranker import Reranker, RerankError
 from cairn.services.documents.service import DocumentService
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.libraries import Collection, Library, item_type_of
+from cairn.services.search.damaged_brains import Unsearched, around_damage
 from cairn.services.search.relevance import GOOD_MATCH, Calibration, cosines
 
 SEARCH_TYPES: Final = ("vector", "fulltext", "graph")
@@ -108,6 +109,8 @@ class SearchOutcome:
     reranker_used: bool
     reranker_model: str | None
     search_types_used: list[str]
+    unsearched: list[Unsearched] = field(default_factory=list)
+    """Libraries left out as their index cannot be read (services/search/damaged_brains.py)."""
 
 
 class LibrarySearch:
@@ -129,7 +132,18 @@ class LibrarySearch:
         self.reranker = reranker
 
     def search(self, request: SearchRequest) -> SearchOutcome:
+        """The search over the request's libraries; one whose index cannot be read is left out
+        and named (`unsearched`) when others are searched, refused when it is the only one."""
         started = time.perf_counter()
+        by_uid = {lib.uid: lib for lib in request.libraries}
+
+        def over(uids: tuple[str, ...]) -> SearchOutcome:
+            return self._search(replace(request, libraries=[by_uid[uid] for uid in uids]), started)
+
+        outcome, unsearched = around_damage(list(by_uid), over)
+        return replace(outcome, unsearched=unsearched) if unsearched else outcome
+
+    def _search(self, request: SearchRequest, started: float) -> SearchOutcome:
         used = [t for t in SEARCH_TYPES if t in request.search_types]
         libraries = {lib.uid: lib for lib in request.libraries}
         if request.collection is not None:

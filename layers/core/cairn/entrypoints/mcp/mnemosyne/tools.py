@@ -75,18 +75,28 @@ def search(deps: SurfaceDeps[MnemosyneServices], x: a.SearchArgs) -> CallToolRes
             include_images=x.include_images,
         )
     )
-    return result(
-        {
-            "query": x.query,
-            "candidates": [_candidate(found) for found in outcome.candidates],
-            "images": [_image(found) for found in outcome.images],
-            "total_candidates": outcome.total_candidates,
-            "search_time_ms": outcome.search_time_ms,
-            "reranker_used": outcome.reranker_used,
-            "reranker_model": outcome.reranker_model,
-            "search_types_used": outcome.search_types_used,
-        }
-    )
+    found = {
+        "query": x.query,
+        "candidates": [_candidate(found) for found in outcome.candidates],
+        "images": [_image(found) for found in outcome.images],
+        "total_candidates": outcome.total_candidates,
+        "search_time_ms": outcome.search_time_ms,
+        "reranker_used": outcome.reranker_used,
+        "reranker_model": outcome.reranker_model,
+        "search_types_used": outcome.search_types_used,
+    }
+    if outcome.unsearched:  # Cairn's addition, only when a library was left out
+        names = {lib.uid: lib.name for lib in libraries}
+        found["unsearched_libraries"] = [
+            {
+                "library_uid": u.brain_id,
+                "library_name": names.get(u.brain_id),
+                "code": u.code,
+                "message": u.message,
+            }
+            for u in outcome.unsearched
+        ]
+    return result(found)
 
 
 def _candidate(found: Candidate) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.services import audit as audit_module
-from cairn.services.audit import AuditLog
+from cairn.services.audit import REDACTED, AuditLog
 from tests.fakes.audit_spill import MemoryAuditSpill
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
@@ -361,3 +361,32 @@ def test_a_start_on_a_store_still_busy_keeps_the_spill_and_writes_it_later(
     later = reopened.record(ALICE, "doc.delete", brain_id="brn_1")
     assert [e.id for e in reopened.query(brain_id="brn_1")[0]] == [later.id, kept.id]
     assert AuditLog(records, clock, spill).query(brain_id="brn_1")[0] == reopened.query(brain_id="brn_1")[0]
+
+
+def test_an_erasure_redacts_the_entries_still_waiting_for_the_busy_store(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry naming an erased path that the store refused waits in this process (and, after a
+    stop, in the spill) where the erasure's scan of the store cannot see it: it is redacted there,
+    so it is written redacted; an entry of another brain is left as it is."""
+    records, spill = MemoryRecordStore(), MemoryAuditSpill()
+    log = AuditLog(records, clock, spill)
+    switch = _refusing(log, monkeypatch)
+    spilled = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/a.md")
+    log.close()  # still refused: in the spill
+    reopened = AuditLog(records, clock, spill)  # takes it back, still refused: kept and spilled
+    kept = reopened.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/b.md")
+    other = reopened.record(ALICE, "doc.write", brain_id="brn_2", target="memory/agent/scout/b.md")
+    erased = {"memory/agent/scout/a.md", "memory/agent/scout/b.md"}
+
+    changed = reopened.redact(
+        tenants=[], brain_ids=["brn_1"], names=lambda e: {"target"} if e.target in erased else set()
+    )
+
+    assert changed == 2
+    assert all(e["target"] == REDACTED for e in spill.entries)
+    switch["held"] = False
+    assert reopened.close() == 0
+    written = {e.id: e.target for e in reopened.query(brain_id="brn_1")[0]}
+    assert written == {spilled.id: REDACTED, kept.id: REDACTED}
+    assert [e.target for e in reopened.query(brain_id="brn_2")[0]] == [other.target]

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -260,29 +261,61 @@ class AuditLog:
         """Rewrite the entries of these tenants and brains that name an erased subject (an
         erasure, the one rewrite an append-only entry gets): `names(entry)` says which of its
         fields (`subject`, `target`) named it; those read REDACTED. Returns how many entries changed
-        (each is kept twice: under its tenant and under its brain)."""
-        prefixes = [f"audit#{t}#" for t in dict.fromkeys(tenants)]
-        prefixes += [f"audit-brain#{b}#" for b in dict.fromkeys(brain_ids)]
-        changed: set[str] = set()
+        (each is kept twice: under its tenant and under its brain). Entries this process keeps
+        while the store refuses them, and those the spill holds, are redacted where they wait."""
+        tenants, brain_ids = set(tenants), set(brain_ids)
+
+        def redacted(entry: AuditEntry) -> AuditEntry | None:
+            fields = names(entry) & {"subject", "target"}
+            if not fields or (entry.tenant not in tenants and entry.brain_id not in brain_ids):
+                return None
+            return entry.model_copy(update=dict.fromkeys(fields, REDACTED))
+
+        changed = self._redact_waiting(redacted)
+        prefixes = [f"audit#{t}#" for t in sorted(tenants)]
+        prefixes += [f"audit-brain#{b}#" for b in sorted(brain_ids)]
         for start in range(0, len(prefixes), MAX_SCAN_PREFIXES):
             cursor: str | None = None
             while True:
                 page = self.records.scan(prefixes[start : start + MAX_SCAN_PREFIXES], cursor=cursor)
                 for item in page.items:
                     entry = AuditEntry.model_validate(item.data)
-                    fields = names(entry) & {"subject", "target"}
-                    if not fields:
+                    blank = redacted(entry)
+                    if blank is None:
                         continue
-                    redacted = entry.model_copy(update=dict.fromkeys(fields, REDACTED))
                     with suppress(Conflict):  # written meanwhile: it is the same entry, redacted again
-                        self.records.put(
-                            Item(item.pk, item.sk, redacted.model_dump(mode="json")), item.version
-                        )
+                        self.records.put(Item(item.pk, item.sk, blank.model_dump(mode="json")), item.version)
                     changed.add(entry.id)
                 if page.cursor is None:
                     break
                 cursor = page.cursor
         return len(changed)
+
+    def _redact_waiting(self, redacted: Callable[[AuditEntry], AuditEntry | None]) -> set[str]:
+        """The kept and spilled entries `redacted` changes, rewritten where they wait; their ids.
+        Under the kept lock, so none is written unredacted meanwhile."""
+        changed: set[str] = set()
+        with self._kept_lock:
+            for n, (entry, _) in enumerate(self._kept):
+                blank = redacted(entry)
+                if blank is not None:
+                    self._kept[n] = (blank, _ops(blank))
+                    changed.add(entry.id)
+            held = self.spill.take() if self.spill is not None else []
+            if not held:
+                return changed
+            rewritten: list[dict[str, Any]] = []
+            for data in held:
+                try:
+                    blank = redacted(AuditEntry.model_validate(data))
+                except ValueError:  # unreadable: the next start skips it
+                    blank = None
+                if blank is not None:
+                    changed.add(blank.id)
+                rewritten.append(blank.model_dump(mode="json") if blank is not None else data)
+            assert self.spill is not None
+            self.spill.append(rewritten)
+        return changed
 
     def _walk(
         self, tenant: str | None, brain_id: str | None, lower: str, upper: str, *, page_size: int

@@ -203,11 +203,12 @@ class ThoughtLinks(ThoughtStore):
         weight of a link to one that is gone; returns the links removed, each direction counted
         (as an erasure's receipt counts links)."""
         user_id = doc.memory.user_id if doc.memory is not None else None
-        return 2 * self._unlink(brain, user_id, doc.id) if user_id is not None else 0
+        return self._unlink(brain, user_id, doc.id) if user_id is not None else 0
 
     def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics
-        (its own row's too while it has one); returns links removed. UNLINKS_PER_COMMIT links go
+        (its own row's too while it has one); returns the links removed, each direction counted
+        (as `linksCreated` counts those made: 2 a connection). UNLINKS_PER_COMMIT links go
         in each transaction: with a transaction each, forgetting a memory 4,000 others linked to
         took 4,000 commits on the embedded store (1.55 s, 15.89 s beside other disk work). A
         transaction that conflicts (an end read meanwhile) goes again one link at a time, as each
@@ -218,12 +219,12 @@ class ThoughtLinks(ThoughtStore):
             for start in range(0, len(links), UNLINKS_PER_COMMIT):
                 batch = links[start : start + UNLINKS_PER_COMMIT]
                 if len(batch) > 1 and self._unlink_all(brain, user_id, memory_id, kind, batch):
-                    removed += len(batch)
+                    removed += 2 * len(batch)
                     continue
                 for link in batch:
                     for _ in range(8):
                         if self._unlink_all(brain, user_id, memory_id, kind, [link]):
-                            removed += 1
+                            removed += 2
                             break
         return removed
 

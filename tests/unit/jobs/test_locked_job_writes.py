@@ -1,6 +1,7 @@
 """An attempt's writes the job store refuses as unavailable (another process holds its writer lock
 past the wait): a progress report is skipped and the job goes on; a checkpoint is tried again until
-it goes in; neither fails the attempt."""
+it goes in; neither fails the attempt. In a caller's thread such a write is given up after a lease
+and made before the engine's next claim."""
 
 from __future__ import annotations
 
@@ -162,3 +163,90 @@ def test_a_checkpoint_in_the_callers_thread_gives_up_after_a_lease_writing_no_fa
     assert 10 <= len(store.refused) <= 12 and after == []
     row = store.rows[job.id]  # no failure counted: the next claim resumes it
     assert (row.status, row.attempts, row.error, row.checkpoints) == (JobStatus.running, 1, None, {})
+
+
+def test_an_outcome_given_up_in_the_callers_thread_is_written_at_the_next_claim_not_run_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The attempt did its work; only its final write met the lock. Once the store lets writes in,
+    the engine's next call writes that outcome before claiming: the job is not run a second time
+    (its lease had run out, so a claim would have taken it) and the attempt counts once."""
+    clock = FakeClock()
+    store = StuckJobStore("status", clock)
+    engine = engine_on(store, clock, lease_s=10.0)
+    runs: list[int] = []
+    engine.register("work", lambda job, ctx: runs.append(job.attempts) or {"done": len(runs)})
+    job = engine.start("work", {})
+    with pytest.raises(Unavailable):
+        engine.run_pending()
+    assert (
+        store.rows[job.id].lease_until is not None
+        and store.rows[job.id].lease_until < clock.now().timestamp()
+    )
+
+    store.refuse = lambda changes: False  # the other process let go of the lock
+    with caplog.at_level(logging.INFO, logger="cairn.jobs"):
+        engine.run_pending()
+    done = engine.status(job.id)
+    assert (done.status, done.result, done.attempts, runs) == (JobStatus.completed, {"done": 1}, 1, [1])
+    assert any("let finishing job" in r.getMessage() for r in caplog.records)
+
+
+class LockedNowAndThen(MemoryJobStore):
+    """A job store another process locks while `locked`: every claim, update and hand-back refused,
+    each refusal a second of the clock (SQLite's busy wait)."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__()
+        self.clock, self.locked = clock, False
+
+    def _refused(self) -> None:
+        if self.locked:
+            self.clock.advance(1.0)
+            raise Unavailable("the job store was kept busy by another writer", retry_after_s=1)
+
+    def claim(self, now: datetime, lease_until: float, **options: Any) -> Any:
+        self._refused()
+        return super().claim(now, lease_until, **options)
+
+    def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
+        self._refused()
+        return super().update(job_id, attempt, now, changes)
+
+    def release(self, job_id: str, attempt: int, now: datetime, ran_s: float) -> bool:
+        self._refused()
+        return super().release(job_id, attempt, now, ran_s)
+
+
+def test_checkpoints_given_up_in_the_callers_thread_do_not_use_up_the_jobs_attempts() -> None:
+    """Each of four steps' checkpoints meets a lock held past a lease, more stalls than the job has
+    attempts (3): each stall's checkpoint is written once the lock goes and the job handed back, so
+    the job resumes after its last step, never fails for the lock, and its one finishing attempt
+    is all that counts."""
+    clock = FakeClock()
+    store = LockedNowAndThen(clock)
+    engine = engine_on(store, clock, lease_s=10.0, max_attempts=3)
+    steps = ("a", "b", "c", "d")
+    ran: list[str] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        for step in steps:
+            if step not in ctx.checkpoints():
+                ran.append(step)
+                store.locked = True  # another process takes the writer lock as the step is recorded
+                ctx.checkpoint(step)
+        return {"steps": sorted(ctx.checkpoints())}
+
+    engine.register("work", handle)
+    job = engine.start("work", {})
+    stalls = 0
+    while engine.status(job.id).status not in (JobStatus.completed, JobStatus.failed) and stalls < 10:
+        try:
+            engine.run_pending()
+        except Unavailable:
+            stalls += 1
+            store.locked = False
+    done, row = engine.status(job.id), store.rows[job.id]
+    assert (done.status, done.error, done.result) == (JobStatus.completed, None, {"steps": list(steps)})
+    assert stalls == len(steps) > engine.max_attempts and ran == list(steps)
+    assert row.tries == 1 and row.handed_over == len(steps)

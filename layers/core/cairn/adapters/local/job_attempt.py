@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,22 @@ HOLD_AT_MOST_S = 6 * 3600.0
 
 class StoreStayedLocked(Unavailable):
     """An attempt's write the job store refused for as long as the attempt may wait (a caller's
-    thread: a lease): the attempt ends with nothing written, and its job waits out its lease."""
+    thread: a lease): the attempt ends with nothing written yet; the engine keeps the write
+    (Unwritten) and makes it before it claims again."""
+
+
+@dataclass(frozen=True)
+class Unwritten:
+    """A write an attempt in a caller's thread gave up on (StoreStayedLocked), kept by the engine:
+    its outcome (`final`), or a checkpoint after which the attempt stopped. The attempt did its
+    work, or stopped only because the store was locked: its write is made at the engine's next
+    claim, so the job is not run again for it nor the stall counted against max_attempts."""
+
+    row: JobRow
+    changes: Callable[[datetime], dict[str, Any]]
+    what: str
+    final: bool
+    claimed_at: datetime
 
 
 class AttemptContext:
@@ -93,7 +109,9 @@ class AttemptWrites:
     lease_s: float
     poll_s: float
     _running_lock: threading.Lock
+    _running: dict[tuple[str, int], tuple[JobRow, datetime]]  # attempts run here, claimed at
     _finishing: set[tuple[str, int]]  # attempts whose final write waits for the store
+    _unwritten: dict[str, Unwritten]  # by job id: writes given up in a caller's thread
 
     def _context(self, row: JobRow, wait_s: float | None) -> JobContext:
         return AttemptContext(self, row, wait_s)
@@ -192,7 +210,8 @@ class AttemptWrites:
         at most (by the engine's clock) from the first refusal, then StoreStayedLocked: a lock never
         released must not hang the caller for ever. A lease is enough: renewals stopped or were
         refused meanwhile, so the lease has run out and, once the store lets a claim in, the job is
-        claimed again anyway. A worker thread waits on: it could claim nothing meanwhile either."""
+        claimed again anyway; the write is kept (Unwritten) and made before this engine claims
+        again (_write_unwritten). A worker thread waits on: it could claim nothing meanwhile either."""
         key, refused, until = (row.id, row.attempts), False, None
         try:
             while True:
@@ -205,11 +224,12 @@ class AttemptWrites:
                         until = now.timestamp() + wait_s
                     elif until is not None and now.timestamp() >= until:
                         log.warning(
-                            "gave up on %s after %g s: the job store stayed locked; the job runs "
-                            "again once its lease is out and the store lets a claim in",
+                            "gave up on %s after %g s: the job store stayed locked; it is written "
+                            "before this process claims a job again",
                             what,
                             wait_s,
                         )
+                        self._keep_unwritten(row, changes, what, final, now)
                         raise StoreStayedLocked(exc.message, retry_after_s=exc.retry_after_s) from exc
                     if not refused:
                         if final:
@@ -227,6 +247,49 @@ class AttemptWrites:
         if refused and written:
             log.info("the job store let %s in", what)
         return written
+
+    def _keep_unwritten(
+        self,
+        row: JobRow,
+        changes: Callable[[datetime], dict[str, Any]],
+        what: str,
+        final: bool,
+        now: datetime,
+    ) -> None:
+        with self._running_lock:
+            claimed_at = self._running.get((row.id, row.attempts), (row, now))[1]
+            self._unwritten[row.id] = Unwritten(row, changes, what, final, claimed_at)
+
+    def _write_unwritten(self) -> None:
+        """Make the writes given up in a caller's thread, each fenced on its attempt: an outcome is
+        written as it would have been; after a checkpoint the job is put back in the queue as a
+        stopping process hands one back (JobStore.release), so the attempt the lock cut short is
+        not counted against max_attempts, and the next claim resumes from that checkpoint. A write
+        fenced out (another process claimed the job after the lease) is dropped: that attempt has
+        the job. Unavailable while the store still refuses: the caller claims nothing meanwhile,
+        so this process never runs again a job whose outcome it holds."""
+        with self._running_lock:
+            waiting = list(self._unwritten.values())
+        for kept in waiting:
+            row, now = kept.row, self._clock.now()
+            with self._gate.open() as is_open:
+                if not is_open:
+                    return
+                written = self._store.update(row.id, row.attempts, now, kept.changes(now))
+                if written and not kept.final:
+                    ran_s = (now - kept.claimed_at).total_seconds()
+                    written = self._store.release(row.id, row.attempts, now, ran_s)
+            with self._running_lock:
+                if self._unwritten.get(row.id) is kept:
+                    del self._unwritten[row.id]
+            if not written:
+                log.warning("%s was not written: another attempt has taken the job", kept.what)
+            elif kept.final:
+                log.info("the job store let %s in", kept.what)
+            else:
+                log.info(
+                    "the job store let %s in; the job is queued again, that attempt not counted", kept.what
+                )
 
     def _update(self, row: JobRow, now: datetime, changes: dict[str, Any]) -> bool:
         """The attempt's fenced write: False once it no longer holds its job or the store is closed."""

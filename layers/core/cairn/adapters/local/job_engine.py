@@ -17,6 +17,11 @@ hand-overs: a job whose handed-back attempts ran `max_handed_over_s` in all (`ha
 at its next claim. A handed-back attempt ends quietly however it ends (its process's exit may cut
 it short): the job is another attempt's, so it records nothing and logs no failure.
 
+A caller's thread (run_pending, run_one) waits a lease at most for a write the store refuses; the
+write it gives up on is kept and made before this engine's next claim (job_attempt.Unwritten): an
+outcome as it was, a checkpoint with the job handed back, so a lock held past a lease neither runs
+a finished job again nor counts against `max_attempts`.
+
 `close()` waits up to `close_wait_s` for the handlers still running, then closes the store once no
 call is inside it (StoreGate); a handler still running finds its later writes refused.
 """
@@ -29,7 +34,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-from cairn.adapters.local.job_attempt import HOLD_AT_MOST_S, AttemptWrites, StoreStayedLocked
+from cairn.adapters.local.job_attempt import HOLD_AT_MOST_S, AttemptWrites, StoreStayedLocked, Unwritten
 from cairn.adapters.local.job_outcomes import REFUSALS, LeaseLost, duration, error_text
 from cairn.adapters.local.job_rows import JobRow, JobStore, check_name, json_object
 from cairn.adapters.local.starts_jobs import StartsJobs
@@ -100,6 +105,7 @@ class JobEngine(StartsJobs, AttemptWrites):
         self._refused = False  # a worker's claim was refused (unavailable): said once, until one works
         self._handed: set[tuple[str, int]] = set()  # those of them handed back
         self._finishing: set[tuple[str, int]] = set()  # those whose final write waits for the store
+        self._unwritten: dict[str, Unwritten] = {}  # writes given up in a caller's thread, by job id
         self._running_lock = threading.Lock()
         self._gate = StoreGate()  # every store call goes through it, so close() closes none under one
 
@@ -192,6 +198,10 @@ class JobEngine(StartsJobs, AttemptWrites):
         for thread in halted:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
+        try:
+            self._write_unwritten()
+        except Exception as exc:  # still locked: those jobs wait out their leases
+            log.warning("closing the job queue with writes it could not make, left to their leases: %s", exc)
         if not self._gate.close():
             return
         left = sum(thread.is_alive() for thread in halted if thread is not threading.current_thread())
@@ -238,6 +248,7 @@ class JobEngine(StartsJobs, AttemptWrites):
         again (AttemptWrites._persist): unbounded in a worker, a lease in a caller's thread."""
         if self._stopping:
             return False
+        self._write_unwritten()
         now = self._clock.now()
         with self._gate.open() as is_open:
             row = (
@@ -325,6 +336,7 @@ class JobEngine(StartsJobs, AttemptWrites):
         return (
             f"gave up after it was handed over {row.handed_over} times without finishing: its attempts "
             f"ran {duration(row.handed_over_s)} in all, each stopped by its process "
+            "or by a job store locked past its lease "
             f"(CAIRN_JOB_MAX_HANDED_OVER_S allows {duration(self.max_handed_over_s)})"
         )
 

@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from cairn.adapters.local.sqlite_records import check_key, encode_data
-from cairn.domain.errors import CairnError, InvalidInput, PayloadTooLarge, damaged_record
+from cairn.domain.errors import CairnError, InvalidInput, PayloadTooLarge, Unavailable, damaged_record
 from cairn.ports.records import Delete, Item, Put
 
 PK, SK, VERSION, DATA, TTL, LOCK, LOCK_OP = "pk", "sk", "v", "d", "expires_at", "tx", "txi"
@@ -143,6 +143,13 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
+THROTTLED = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+"""Codes of a request DynamoDB refused for its rate (after botocore's own retries): nothing is wrong
+with it, so it is Unavailable, which callers may try again, not a failure."""
+
+
 def storage_error(action: str, exc: ClientError) -> CairnError:
     """A domain error for an unexpected DynamoDB failure: the code only, never the request."""
     code = error_code(exc)
@@ -151,4 +158,6 @@ def storage_error(action: str, exc: ClientError) -> CairnError:
         return PayloadTooLarge(
             f"DynamoDB {action} refused the item as too large (an item holds at most 400 KB)"
         )
+    if code in THROTTLED:
+        return Unavailable(f"DynamoDB {action} was throttled ({code}): try again", retry_after_s=1)
     return CairnError(f"DynamoDB {action} failed ({code})")

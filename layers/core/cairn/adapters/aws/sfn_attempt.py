@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
+import time
 from typing import Any
 
 from cairn.adapters.aws.sfn_job_records import JobRecords, owned_by
 from cairn.adapters.local.job_outcomes import MAX_ERROR_CHARS, progress_changes
 from cairn.adapters.local.job_rows import check_name, plain_json
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.ports.clock import Clock
+
+log = logging.getLogger("cairn.jobs.sfn")
+
+REFUSED = (Unavailable, Conflict)
+"""A write the record store refused: throttled (Unavailable), or contended past its own retries (a
+transaction conflict, the job item changed by every try: Conflict). Nothing is wrong with the job."""
+RETRY_AT_MOST_S = 5.0
 
 
 class JobAttemptFailed(Exception):
@@ -31,27 +40,69 @@ class AttemptSuperseded(Conflict):
 
 
 class SfnJobContext:
-    """JobContext backed by the job's records, fenced on the attempt number."""
+    """JobContext backed by the job's records, fenced on the attempt number.
 
-    def __init__(self, records: JobRecords, clock: Clock, job_id: str, attempt: int) -> None:
+    As in the embedded engine (adapters/local/job_attempt.py): a progress report the store refuses
+    is skipped, said once while the store refuses them, and the handler goes on; a checkpoint, the
+    step the job resumes from, is tried again with backoff (from `retry_s`, doubling to 5 s) until
+    it goes in. Failing the attempt for either would have the state machine run the job again, and
+    count the table's throttling against its retries, though nothing is wrong with the job; the
+    task function's own timeout bounds the wait."""
+
+    def __init__(
+        self, records: JobRecords, clock: Clock, job_id: str, attempt: int, *, retry_s: float = 0.1
+    ) -> None:
         self._records, self._clock = records, clock
-        self._job_id, self._attempt = job_id, attempt
+        self._job_id, self._attempt, self._retry_s = job_id, attempt, retry_s
         self._checkpoints = records.checkpoints(job_id)
+        self._progress_refused = False  # said once while the store refuses progress reports
 
     def progress(self, fraction: float, message: str | None = None) -> None:
         changes = progress_changes(fraction, message)
-        written = self._records.update(
-            self._job_id,
-            self._clock.now(),
-            lambda row: changes if owned_by(row, self._attempt) else None,
-        )
+        try:
+            written = self._records.update(
+                self._job_id,
+                self._clock.now(),
+                lambda row: changes if owned_by(row, self._attempt) else None,
+            )
+        except REFUSED as exc:
+            if not self._progress_refused:
+                log.warning(
+                    "the job store refused a progress report of job %s attempt %d; the job goes on, "
+                    "its reports skipped while the store refuses them: %s",
+                    self._job_id,
+                    self._attempt,
+                    exc,
+                )
+            self._progress_refused = True
+            return
+        self._progress_refused = False
         if written is None:
             raise self._superseded()
 
     def checkpoint(self, key: str, value: Any = True) -> None:
         check_name("checkpoint key", key)
         copied = plain_json(value, f"checkpoint {key!r}")
-        if not self._records.checkpoint(self._job_id, self._attempt, key, copied, self._clock.now()):
+        delay, refused, job_id = self._retry_s, False, self._job_id
+        while True:
+            try:
+                written = self._records.checkpoint(job_id, self._attempt, key, copied, self._clock.now())
+                break
+            except REFUSED as exc:
+                if not refused:
+                    log.warning(
+                        "the job store refused checkpoint %r of job %s attempt %d, trying again: %s",
+                        key,
+                        self._job_id,
+                        self._attempt,
+                        exc,
+                    )
+                refused = True
+                time.sleep(delay)
+                delay = min(delay * 2, RETRY_AT_MOST_S)
+        if refused and written:
+            log.info("the job store let checkpoint %r of job %s in", key, self._job_id)
+        if not written:
             raise self._superseded()
         self._checkpoints[key] = copied
 

@@ -12,7 +12,8 @@ Lambda invoked by the state machine) calls `execute` and `fail` through `task_ha
   (sfn_names), and a repeated idempotency key maps to the same job id, so a repeat never starts
   a second execution; it re-sends StartExecution only for a job that never ran (a crash between
   the record and the call), which Step Functions answers idempotently.
-- execute: one attempt. Counts it, runs the handler with a JobContext on the records, records
+- execute: one attempt. Counts it, runs the handler with a JobContext on the records (a progress
+  report the store refuses is skipped, a refused checkpoint tried again: sfn_attempt.py), records
   the result; a handler error is recorded (job back to `queued`) and raised as JobAttemptFailed,
   so the state machine's Retry decides; when retries run out, its Catch calls `fail`. Failures
   that a retry cannot fix (unknown kind, a result that is not a JSON object, a handler's refusal
@@ -73,10 +74,12 @@ class StepFunctionsJobRunner(StartsJobs):
         run_timeout_s: float = 120.0,
         poll_s: float = 0.05,
         start_grace_s: float = 300.0,
+        refused_retry_s: float = 0.1,
     ) -> None:
         self._executions, self._jobs, self._clock = Executions(sfn_client), JobRecords(records), clock
         self._machines, self._default_key = dict(state_machine_arns), default_kind_key
         self.run_timeout_s, self.poll_s, self.start_grace_s = run_timeout_s, poll_s, start_grace_s
+        self.refused_retry_s = refused_retry_s  # the first wait before a refused checkpoint is tried again
         self._handlers: dict[str, JobHandler] = {}
         self._steps: dict[str, JobSteps] = {}
         self._started: dict[str, tuple[str, int]] = {}  # execution ARN -> (job id, attempts before)
@@ -172,7 +175,7 @@ class StepFunctionsJobRunner(StartsJobs):
                 row, JobStatus.failed, error=f"no handler is registered for job kind {row.kind!r}"
             )
         try:
-            returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, row.attempts))
+            returned = handler(row.to_job(), self._context(job_id, row.attempts))
         except REFUSALS as exc:
             log.warning("job %s (%s) failed: %s", job_id, row.kind, error_text(exc))
             return self._finish(row, JobStatus.failed, error=error_text(exc))
@@ -216,7 +219,7 @@ class StepFunctionsJobRunner(StartsJobs):
         if not owned_by(row, attempt):
             raise JobStepRejected(f"job {job_id} attempt {attempt} no longer owns the job")
         try:
-            returned = handler(row.to_job(), SfnJobContext(self._jobs, self._clock, job_id, attempt), item)
+            returned = handler(row.to_job(), self._context(job_id, attempt), item)
             result = json_object(returned, f"step {name!r} result")
         except REFUSALS as exc:
             raise JobStepRejected(error_text(exc)) from None
@@ -244,6 +247,9 @@ class StepFunctionsJobRunner(StartsJobs):
         return _outcome(job_id, stored.row.status, stored.row.error or text)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _context(self, job_id: str, attempt: int) -> SfnJobContext:
+        return SfnJobContext(self._jobs, self._clock, job_id, attempt, retry_s=self.refused_retry_s)
 
     def _unclaimed(self, job_id: str) -> tuple[dict[str, Any], int]:
         """The outcome and attempts of a job no attempt could claim: missing, or already finished

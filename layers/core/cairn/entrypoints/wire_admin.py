@@ -67,7 +67,8 @@ class ErasureReceipt(Wire):
     stalled: str | None = Field(
         default=None,
         description="why a running erasure stopped short of its end (a damaged file of the store: "
-        "`cairn check` names it); it resumes when the server next starts or this receipt is asked for",
+        "`cairn check` names it; or the store's files could not be scrubbed for a reason another try "
+        "at once cannot fix); it resumes when the server next starts or this receipt is asked for",
     )
 
     @classmethod

@@ -52,7 +52,8 @@ class Receipt(BaseModel):
     stalled: str | None = Field(
         default=None,
         description="why it stopped short of its end (a damaged file of the store: `cairn check` names "
-        "it); it stays running, and resumes when the server next starts or its receipt is asked for",
+        "it; or the stores' files could not be scrubbed for a reason trying again at once cannot fix); "
+        "it stays running, and resumes when the server next starts or its receipt is asked for",
     )
 
 

@@ -67,6 +67,16 @@ BRAIN_KIND = "brain"
 
 
 SCRUB_TRIES = 5
+SCRUB_RETRIED = (Unavailable, Conflict)
+"""A scrub's failures that pass: a lock or readers holding the store's log, a store refusing for
+its rate, a race. A plain CairnError is one too: the stores raise it for a log readers kept busy or
+an index closing meanwhile."""
+
+
+class ScrubFailed(CairnError):
+    """The stores' files could not be scrubbed for a reason trying again at once cannot fix (a bug,
+    or a store refusing the request itself): the erasure stays running, the reason on its receipt,
+    and is tried again when the server next starts or its receipt is asked for (after a fix)."""
 
 
 _SCRUBBING = threading.Lock()
@@ -234,7 +244,7 @@ class ErasureService:
             with access.as_system():
                 try:
                     receipt = self._run(erasure_id)
-                except DamagedStore as exc:
+                except (DamagedStore, ScrubFailed) as exc:
                     self._stall(erasure_id, exc)
                     raise
             detail: dict[str, str | int | bool] = {"kind": receipt.kind}
@@ -242,12 +252,12 @@ class ErasureService:
             self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
         return receipt
 
-    def _stall(self, erasure_id: str, damage: DamagedStore) -> None:
-        """Record on the receipt why it stops here, for the operator: only a repair ends it."""
+    def _stall(self, erasure_id: str, why: DamagedStore | ScrubFailed) -> None:
+        """Record on the receipt why it stops here, for the operator: only a repair (or a fix) ends it."""
         try:
-            self.erasures.stall(erasure_id, damage.message)
+            self.erasures.stall(erasure_id, why.message)
         except CairnError as exc:  # the record store is the damaged one
-            log.warning("erasure %s stopped (%s); recording why failed too: %s", erasure_id, damage, exc)
+            log.warning("erasure %s stopped (%s); recording why failed too: %s", erasure_id, why, exc)
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -402,19 +412,37 @@ class ErasureService:
         brain's text lingers in freed pages and the log until its scrub too). One scrub at a time
         in this process (two at once keep each other's checkpoint from finishing), tried again
         while readers hold the log; still held, the erasure stays running and says how to end it.
-        A damaged store file is not tried again: only its repair (`cairn check`) helps."""
+        A damaged store file is not tried again: only its repair (`cairn check`) helps. Nor is any
+        other failure (a bug, a store refusing the request itself: the same call on the same files
+        fails the same way): ScrubFailed, its reason kept on the receipt as damage is."""
         with _SCRUBBING:
             for attempt in range(SCRUB_TRIES):
                 try:
                     return self._scrub_once(brain_ids)
                 except DamagedStore:
                     raise
-                except CairnError as exc:
+                except Exception as exc:
+                    if not (isinstance(exc, SCRUB_RETRIED) or type(exc) is CairnError):
+                        raise self._scrub_failed(erasure_id, exc) from exc
                     held = exc
                     time.sleep(0.1 * (attempt + 1))
         raise Unavailable(
             f"everything it removes is gone, but the store's files could not be scrubbed yet "
             f"({held.message}); GET /v1/erasures/{erasure_id} finishes it"
+        )
+
+    @staticmethod
+    def _scrub_failed(erasure_id: str, exc: Exception) -> ScrubFailed:
+        if isinstance(exc, CairnError):
+            reason = exc.message
+            log.warning("erasure %s: the stores' files could not be scrubbed: %s", erasure_id, reason)
+        else:  # a bug: its traceback is for the log only
+            reason = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+            log.error("erasure %s: the stores' files could not be scrubbed", erasure_id, exc_info=exc)
+        return ScrubFailed(
+            f"everything it removes is gone, but the store's files could not be scrubbed "
+            f"({reason[:300]}); it is tried again when the server next starts or "
+            f"GET /v1/erasures/{erasure_id} is asked"
         )
 
     def _scrub_once(self, brain_ids: list[str]) -> None:

@@ -436,8 +436,8 @@ class ErasureService:
         if isinstance(exc, CairnError):
             reason = exc.message
             log.warning("erasure %s: the stores' files could not be scrubbed: %s", erasure_id, reason)
-        else:  # a bug: its traceback is for the log only
-            reason = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+        else:  # a bug: what it says (which may name internals) and its traceback are for the log only
+            reason = f"an internal error ({type(exc).__name__}) the server's log shows"
             log.error("erasure %s: the stores' files could not be scrubbed", erasure_id, exc_info=exc)
         return ScrubFailed(
             f"everything it removes is gone, but the store's files could not be scrubbed "

@@ -115,3 +115,28 @@ def test_a_checkpoint_whose_transaction_keeps_conflicting_is_tried_again(
         done.error
     )
     assert conflicts == [12] and jobs.waits == []
+
+
+def test_a_refused_outcome_write_goes_in_without_running_the_finished_job_again(
+    jobs: MotoJobs, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The handler is done and its result kept only in the task: the table refusing the write of
+    the job's outcome must not fail the task, whose state machine would run the job again."""
+    refusals = Refusals(jobs.records)
+    runs: list[int] = []
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        runs.append(job.attempts)
+        refusals.arm("UpdateItem", "ThrottlingException", 3)  # the outcome's write, next
+        return {"done": True}
+
+    jobs.runner.register("work", handle)
+    with caplog.at_level(logging.INFO, logger="cairn.jobs.sfn"):
+        job = jobs.runner.start("work", {})
+        jobs.runner.run_pending()
+
+    done = jobs.runner.status(job.id)
+    assert (done.status, done.attempts, runs, done.result) == (JobStatus.completed, 1, [1], {"done": True})
+    assert refusals.refused == {"UpdateItem ThrottlingException": 3} and jobs.waits == []
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1 and "the outcome of job" in said[0]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from cairn.adapters.aws.sfn_job_records import JobRecords, owned_by
 from cairn.adapters.local.job_outcomes import MAX_ERROR_CHARS, progress_changes
@@ -19,6 +20,27 @@ REFUSED = (Unavailable, Conflict)
 """A write the record store refused: throttled (Unavailable), or contended past its own retries (a
 transaction conflict, the job item changed by every try: Conflict). Nothing is wrong with the job."""
 RETRY_AT_MOST_S = 5.0
+T = TypeVar("T")
+
+
+def until_taken(write: Callable[[], T], what: str, retry_s: float) -> T:
+    """`write`, tried again while the store refuses it (REFUSED), waiting `retry_s` first and
+    doubling to RETRY_AT_MOST_S; said once when refused, and once when let in. The task function's
+    own timeout bounds the wait."""
+    delay, refused = retry_s, False
+    while True:
+        try:
+            written = write()
+        except REFUSED as exc:
+            if not refused:
+                log.warning("the job store refused %s, trying again: %s", what, exc)
+            refused = True
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_AT_MOST_S)
+            continue
+        if refused:
+            log.info("the job store let %s in", what)
+        return written
 
 
 class JobAttemptFailed(Exception):
@@ -83,25 +105,11 @@ class SfnJobContext:
     def checkpoint(self, key: str, value: Any = True) -> None:
         check_name("checkpoint key", key)
         copied = plain_json(value, f"checkpoint {key!r}")
-        delay, refused, job_id = self._retry_s, False, self._job_id
-        while True:
-            try:
-                written = self._records.checkpoint(job_id, self._attempt, key, copied, self._clock.now())
-                break
-            except REFUSED as exc:
-                if not refused:
-                    log.warning(
-                        "the job store refused checkpoint %r of job %s attempt %d, trying again: %s",
-                        key,
-                        self._job_id,
-                        self._attempt,
-                        exc,
-                    )
-                refused = True
-                time.sleep(delay)
-                delay = min(delay * 2, RETRY_AT_MOST_S)
-        if refused and written:
-            log.info("the job store let checkpoint %r of job %s in", key, self._job_id)
+        written = until_taken(
+            lambda: self._records.checkpoint(self._job_id, self._attempt, key, copied, self._clock.now()),
+            f"checkpoint {key!r} of job {self._job_id} attempt {self._attempt}",
+            self._retry_s,
+        )
         if not written:
             raise self._superseded()
         self._checkpoints[key] = copied

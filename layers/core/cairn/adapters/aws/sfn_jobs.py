@@ -43,7 +43,13 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from cairn.adapters.aws.sfn_attempt import JobAttemptFailed, JobStepRejected, SfnJobContext, failure_text
+from cairn.adapters.aws.sfn_attempt import (
+    JobAttemptFailed,
+    JobStepRejected,
+    SfnJobContext,
+    failure_text,
+    until_taken,
+)
 from cairn.adapters.aws.sfn_executions import MISSING, Executions, SfnClient
 from cairn.adapters.aws.sfn_job_records import JobRecords, StoredJob, owned_by
 from cairn.adapters.aws.sfn_names import execution_arn, execution_input, execution_name, job_id_for_key
@@ -314,10 +320,12 @@ class StepFunctionsJobRunner(StartsJobs):
         if status is JobStatus.completed:
             changes.update(result=result, progress=1.0)
         attempt = row.attempts
-        written = self._jobs.update(
-            row.id,
-            self._clock.now(),
-            lambda now_row: changes if owned_by(now_row, attempt) else None,
+        written = until_taken(  # refused, the state machine would run the finished job again
+            lambda: self._jobs.update(
+                row.id, self._clock.now(), lambda now_row: changes if owned_by(now_row, attempt) else None
+            ),
+            f"the outcome of job {row.id} attempt {attempt}",
+            self.refused_retry_s,
         )
         if written is None:
             log.warning("job %s attempt %d finished after another attempt took over", row.id, attempt)

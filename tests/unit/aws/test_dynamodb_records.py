@@ -12,11 +12,12 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
 from cairn.adapters.aws.dynamodb_codec import MAX_ITEM_BYTES
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
-from cairn.domain.errors import CairnError, Conflict, InvalidInput, PayloadTooLarge
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, PayloadTooLarge, Unavailable
 from cairn.ports.records import Delete, Item, Put
 from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, dynamodb_records, fake_credentials
 from tests.fakes.records import MemoryRecordStore
@@ -176,3 +177,28 @@ def test_returned_items_are_fresh_copies_of_the_stored_json(store: DynamoRecordS
     got = store.get(PK, "a")
     assert got is not None and got.data == data
     assert json.loads((raw(store, PK, "b") or {})["d"]["S"]) == data
+
+
+def test_a_transaction_the_table_keeps_throttling_is_unavailable_not_a_conflict(
+    store: DynamoRecordStore,
+) -> None:
+    """Cancelled for throttling (a reason ThrottlingError) past the adapter's retries: nothing
+    conflicted, so the caller is told to try again later (503 over REST), and nothing is written."""
+    tries: list[str] = []
+
+    def throttled(model: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        if model.name != "TransactWriteItems":
+            return None
+        tries.append(model.name)
+        error = {
+            "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+            "CancellationReasons": [{"Code": "ThrottlingError"}, {"Code": "None"}],
+        }
+        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com", 400, {}, None), error
+
+    store.client.meta.events.register("before-call.dynamodb.TransactWriteItems", throttled)
+    store._sleep = lambda _: None
+    with pytest.raises(Unavailable, match="kept throttling") as refused:
+        store.transact([Put(Item(PK, "a", {})), Put(Item(PK, "b", {}))])
+    assert refused.value.retry_after_s and len(tries) > 1
+    assert store.get(PK, "a") is None and store.get(PK, "b") is None

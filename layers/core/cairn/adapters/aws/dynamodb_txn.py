@@ -27,11 +27,12 @@ from cairn.adapters.aws.dynamodb_codec import (
     storage_error,
 )
 from cairn.adapters.aws.dynamodb_locks import Locks
-from cairn.domain.errors import Conflict, PayloadTooLarge, RecordConflict
+from cairn.domain.errors import Conflict, PayloadTooLarge, RecordConflict, Unavailable
 
 T = TypeVar("T")
 PARALLEL_CALLS = 8
-RETRY_CODES = {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+THROTTLED_CODES = {"ThrottlingError", "ProvisionedThroughputExceeded"}
+RETRY_CODES = {"TransactionConflict", *THROTTLED_CODES}
 RETRY_ERRORS = {"TransactionConflictException", "TransactionInProgressException"}
 
 
@@ -46,10 +47,14 @@ class Patience:
         self.left = attempts
         self.delay = 0.01
 
-    def again(self, what: str) -> None:
-        """Sleep before the next attempt; Conflict once attempts or time ran out."""
+    def again(self, what: str, *, throttled: bool = False) -> None:
+        """Sleep before the next attempt; once attempts or time ran out, Conflict, or Unavailable
+        when the last try was `throttled` (the table refused it for its rate: nothing conflicted,
+        and a caller may try again later)."""
         self.left -= 1
         if self.left <= 0 or self.now() >= self.deadline:
+            if throttled:
+                raise Unavailable(f"{what}; gave up waiting", retry_after_s=1)
             raise Conflict(f"{what}; gave up waiting")
         self.sleep(min(self.delay * (1 + random.random()), max(self.deadline - self.now(), 0)))
         self.delay = min(self.delay * 2, 0.5)
@@ -85,11 +90,13 @@ def send_transaction(
         cancelled = exc
     reasons = cancelled.response.get("CancellationReasons") or []
     waiting: str | None = None
+    throttled = False
     for op, wanted, reason in zip(ops, expected, reasons, strict=False):
         code = reason.get("Code") or "None"
         raw: dict[str, Any] | None = reason.get("Item")
         if code == "None":
             continue
+        throttled = throttled or code in THROTTLED_CODES
         if code == "ConditionalCheckFailed" and raw is not None and LOCK in raw:
             if not locks.clear(raw):
                 waiting = f"{op.pk!r}/{op.sk!r} is locked by another transaction in progress"
@@ -99,7 +106,10 @@ def send_transaction(
             if "size" in str(reason.get("Message", "")).lower():
                 raise PayloadTooLarge(f"{op.pk!r}/{op.sk!r}: DynamoDB refused the item's size")
             raise storage_error(f"TransactWriteItems ({code})", cancelled)
-    patience.again(waiting or "transaction kept conflicting with concurrent writers")
+    if throttled and waiting is None:
+        patience.again("the table kept throttling the transaction", throttled=True)
+    else:
+        patience.again(waiting or "transaction kept conflicting with concurrent writers")
     return False
 
 

@@ -242,20 +242,35 @@ DAMAGES: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+@pytest.mark.parametrize("written", ["over the record", "by a writer", "before the entries"])
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_memory_record_is_refused_as_the_decoded_listing_refuses_it(
-    c: Container, brain: Brain, records: RecordStore, damage: str
+    c: Container, brain: Brain, records: RecordStore, tmp_path: Path, damage: str, written: str
 ) -> None:
     """A field of the wrong kind in the current value's record is damaged_store, as decoding every
-    record found it, not a memory silently left out of brain_query and the export."""
+    record found it, not a memory silently left out of brain_query and the export: whether the
+    record was changed under its entry, written with the entry op a commit adds (entry_ops), or
+    in a brain whose entries are built after it."""
     from cairn.domain.errors import DamagedStore
+    from cairn.ports.records import Put
+    from cairn.services.documents.current_memories import entry_ops
+    from cairn.services.repositories import all_items, documents_pk
 
     current = c.memories.current_of_type(brain, [MemoryType.fact], containing=None)
     target = next(doc for doc in current if doc.memory is not None and doc.memory.key == KEY)
     item = next(i for i in c.documents.repo.raw(brain.id, "") if i.data.get("id") == target.id)
     data = {**item.data, "memory": dict(item.data["memory"])}
     DAMAGES[damage](data)
-    records.put(replace(item, data=data))
+    put = Put(replace(item, data=data))
+    if written == "by a writer":
+        records.transact([put, *entry_ops([put])])
+    else:
+        records.put(put.item)
+    if written == "before the entries":
+        pk = documents_pk(brain.id)
+        for entry in [*all_items(records, pk, "cur#"), *all_items(records, pk, "current-memories")]:
+            records.delete(entry.pk, entry.sk)
+        c = build_container(Settings(data_dir=tmp_path / "later"), replace(c.adapters, records=records))
 
     with pytest.raises(DamagedStore):
         oracle(c, brain, [MemoryType.fact], "key", KEY)

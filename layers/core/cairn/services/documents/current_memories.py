@@ -5,7 +5,8 @@
 | a memory current at its last write | `brain#<brain>` | `cur#<path>`        | its `key`, `subject`   |
 | the entries are complete        | `brain#<brain>`   | `current-memories`  | {}                      |
 
-A typed memory's document (under `memories/`) that is neither deleted, superseded nor expired has
+A typed memory's document (under `memories/`) that is neither deleted, superseded nor expired (as
+its raw record shows: `may_be_current`, which keeps a damaged record listed, to be named) has
 an entry; every commit writing or removing such a document puts or deletes its entry in the same
 transaction (DocumentRepository.commit, through `entry_ops`). So a listing of current memories
 reads the entries and then only their documents: a key written 10,000 times is one entry, not
@@ -24,6 +25,7 @@ from contextlib import suppress
 from typing import Any
 
 from cairn.domain.errors import Conflict
+from cairn.domain.stored_time import is_time
 from cairn.ports.records import Delete, Item, Put, RecordStore
 
 MEMORIES = "memories/"
@@ -48,7 +50,7 @@ def entry_ops(ops: Sequence[Put | Delete]) -> list[Put | Delete]:
             continue
         key = (pk, _SK + sk.removeprefix(_DOC))
         data = op.item.data if isinstance(op, Put) else None
-        current = data is not None and _current(data)
+        current = data is not None and may_be_current(data)
         entries[key] = Put(Item(*key, data=_entry(data))) if data is not None and current else Delete(*key)
     return list(entries.values())
 
@@ -108,14 +110,19 @@ class CurrentMemories:
                     self.records.transact([put])
 
 
-def _current(data: dict[str, Any]) -> bool:
+def may_be_current(data: dict[str, Any]) -> bool:
+    """Whether a memory document's raw record is one the current memories' listing reads: all but
+    those it shows deleted, superseded, expired or holding no memory. A field of another kind
+    than the document's (a number in `superseded_by`, text that is no time in `deleted_at`)
+    shows nothing: the record keeps its entry, and its reader decodes it and names it damaged,
+    as the listing of every record does (MemoryReads.current_of_type). Writers and builds both
+    judge by this rule."""
     memory = data.get("memory")
-    return (
-        data.get("deleted_at") is None
-        and isinstance(memory, dict)
-        and memory.get("superseded_by") is None
-        and memory.get("expired_at") is None
-    )
+    if is_time(data.get("deleted_at")) or memory is None:
+        return False
+    if not isinstance(memory, dict):
+        return True
+    return not (isinstance(memory.get("superseded_by"), str) or is_time(memory.get("expired_at")))
 
 
 def _entry(data: dict[str, Any]) -> dict[str, Any]:

@@ -8,28 +8,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from cairn.domain.models import Document, MemoryType, Moment
+from cairn.domain.models import Document, MemoryType
+from cairn.domain.stored_time import MOMENT, is_time
 from cairn.ports.records import Item
 from cairn.services.repositories import document_of
 
 _TYPES = frozenset(t.value for t in MemoryType)
-_MOMENT: TypeAdapter[datetime] = TypeAdapter(Moment)
-"""A Document's datetime field as its validation reads it, for one field alone."""
-
-
-def is_time(value: object) -> bool:
-    """Text that decoding reads as a time; a value of any other kind, None included, is left to
-    decoding, which reads it or names the record damaged. Read as decoding reads it: text that
-    `datetime.fromisoformat` takes but validation does not ("2026-W01-1") is damage."""
-    if not isinstance(value, str):
-        return False
-    try:
-        _MOMENT.validate_python(value)
-    except ValidationError:
-        return False
-    return True
 
 
 class Glance:
@@ -109,6 +95,6 @@ class Glance:
         if self._decoded is not None:
             return self._decoded.created_at
         try:
-            return _MOMENT.validate_python(self.item.data["created_at"])
+            return MOMENT.validate_python(self.item.data["created_at"])
         except (KeyError, ValidationError):
             return self.document().created_at

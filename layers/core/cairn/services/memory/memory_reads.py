@@ -17,10 +17,11 @@ from cairn.domain.text import excerpt, query_read
 from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item
+from cairn.services.documents.current_memories import may_be_current
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
-from cairn.services.memory.memory_glance import Glance, is_time
+from cairn.services.memory.memory_glance import Glance
 from cairn.services.memory.memory_model import (
     COUNT_MAX_AGE_S,
     COUNTED_TYPES,
@@ -260,7 +261,7 @@ class MemoryReads:
             try:
                 with access.as_system():  # every memory of the brain, whoever may see it
                     every = repo.raw(brain.id, PREFIX)
-                    repo.current.build(pk, every, lambda data: not _passed_over(data, None))
+                    repo.current.build(pk, every, may_be_current)
             except Unavailable:
                 return repo.raw(brain.id, prefix)
 
@@ -282,14 +283,10 @@ class MemoryReads:
 def _passed_over(data: dict[str, Any], containing: Containing | None) -> bool:
     """Whether a memory's raw record shows that current_of_type does not want it. A field of
     another kind than the document's is not judged here: decoding it names the damaged record."""
-    memory = data.get("memory")
-    if is_time(data.get("deleted_at")) or memory is None:
+    if not may_be_current(data):
         return True
-    if not isinstance(memory, dict):
-        return False
-    if isinstance(memory.get("superseded_by"), str) or is_time(memory.get("expired_at")):
-        return True
-    if containing is None:
+    memory = data["memory"]
+    if containing is None or not isinstance(memory, dict):
         return False
     held = memory.get(containing.field)
     return (held is None or isinstance(held, str)) and not containing.held_by(held)

@@ -25,6 +25,7 @@ from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, 
 from cairn.ports.records import CommitWatch
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
+from cairn.services.documents.current_memories import ENTRIES_BUDGET_S
 from cairn.services.documents.index_intents import IndexIntents
 from cairn.services.documents.index_repair import IndexRepair
 from cairn.services.documents.index_sweeper import IndexSweeper
@@ -68,7 +69,7 @@ from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_profiles import LibraryProfiles
 from cairn.services.mnemosyne.library_search import LibrarySearch
-from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
+from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository, documents_pk
 from cairn.services.search.access import AccessLog
 from cairn.services.search.ask import AskService
 from cairn.services.search.relevance import EMBEDDED, Calibration, calibration_for
@@ -332,8 +333,17 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
 
 def index_sweeper(container: Container) -> IndexSweeper:
     """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
-    then the links memories' commits left pending (services/links/pending.py)."""
-    return IndexSweeper(container.documents, settlers=[container.pending_links.settle])
+    then the links memories' commits left pending (services/links/pending.py); then, for a while,
+    the build of the current memories' entries of brains written before them."""
+
+    def build_entries() -> int:
+        with access.as_system():
+            pks = [documents_pk(brain.id) for brain in container.brains.own()]
+        return container.documents.repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S)
+
+    return IndexSweeper(
+        container.documents, settlers=[container.pending_links.settle], chores=[build_entries]
+    )
 
 
 def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:

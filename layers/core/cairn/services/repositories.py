@@ -291,10 +291,11 @@ class DocumentRepository:
         pk, sk_prefix = doc_key(brain_id, prefix)
         return self._visible(document_of(item) for item in all_items(self.records, pk, sk_prefix))
 
-    def raw(self, brain_id: str, prefix: str = "") -> Iterator[Item]:
-        """The document records (soft-deleted ones too) under `prefix`, in path order, undecoded."""
+    def raw(self, brain_id: str, prefix: str = "", *, after: str | None = None) -> Iterator[Item]:
+        """The document records (soft-deleted ones too) under `prefix` (after the path `after`),
+        in path order, undecoded."""
         pk, sk_prefix = doc_key(brain_id, prefix)
-        items = all_items(self.records, pk, sk_prefix)
+        items = all_items(self.records, pk, sk_prefix, None if after is None else f"doc#{after}")
         seen = self._seen()
         return items if seen is None else (i for i in items if seen(brain_id, record_owner(i.data)))
 

@@ -12,6 +12,9 @@ their records (services/documents/orphan_bytes.py, where the blob store can list
 uploads a week old (services/documents/upload_expiry.py). `settlers` settle, after the intents,
 what else a stopped writer leaves for the sweep, with the same grace: the composition root gives
 it the links memories' commits left pending (services/links/pending.py), which it does not know.
+`chores`, last, carry on for a bounded while work too long for a request: the composition root
+gives it the build of the current memories' entries of brains written before them
+(services/documents/current_memories.py).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class IndexSweeper:
         every_s: float = SWEEP_EVERY_S,
         grace_s: float = GRACE_S,
         settlers: Sequence[Callable[[float], int]] = (),
+        chores: Sequence[Callable[[], object]] = (),
     ) -> None:
         if every_s <= 0 or grace_s < 0:
             raise ValueError("every_s must be positive and grace_s not negative")
@@ -45,6 +49,7 @@ class IndexSweeper:
         self.every_s = every_s
         self.grace_s = grace_s
         self.settlers = tuple(settlers)
+        self.chores = tuple(chores)
         self._orphans_at: float | None = None
         self._loop = Periodic(
             "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
@@ -62,6 +67,8 @@ class IndexSweeper:
             self._orphans_at = now
             self.documents.collect_orphan_bytes()  # bytes of writes that never committed (orphan_bytes.py)
             self.documents.expire_uploads()  # uploads a week old, as S3's lifecycle (upload_expiry.py)
+        for chore in self.chores:
+            chore()
         return settled
 
     def start(self) -> None:

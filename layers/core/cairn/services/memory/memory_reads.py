@@ -3,6 +3,7 @@ oldest first, counts (from the records' raw data: memory_glance.py), and how oft
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -253,17 +254,12 @@ class MemoryReads:
 
     def _may_be_current(self, brain: Brain, prefix: str, containing: Containing | None) -> Iterator[Item]:
         """The records under `prefix` that the brain's current memories name (with `containing`,
-        those whose key or subject may hold its text), in path order; every record under it
-        when the entries cannot be built now (another process holds the store's writer lock)."""
+        those whose key or subject may hold its text), in path order. While the brain's entries
+        are being built (one step here, documents/current_memories.py), those the build has
+        passed and every record after them; every record when the store refuses the step's
+        writes (another process holds the store's writer lock)."""
         repo = self.documents.repo
         pk = documents_pk(brain.id)
-        if not repo.current.built(pk):
-            try:
-                with access.as_system():  # every memory of the brain, whoever may see it
-                    every = repo.raw(brain.id, PREFIX)
-                    repo.current.build(pk, every, may_be_current)
-            except Unavailable:
-                return repo.raw(brain.id, prefix)
 
         def wanted(entry: dict[str, Any]) -> bool:
             if containing is None or containing.field not in entry:
@@ -271,7 +267,19 @@ class MemoryReads:
             held = entry[containing.field]
             return not ((held is None or isinstance(held, str)) and not containing.held_by(held))
 
-        return repo.raw_at(brain.id, repo.current.paths(pk, prefix, wanted))
+        try:
+            built = repo.current.step(pk)
+        except Unavailable:
+            return repo.raw(brain.id, prefix)
+        if built:
+            return repo.raw_at(brain.id, repo.current.paths(pk, prefix, wanted))
+        reached = repo.current.reached(pk)
+        if reached is None or reached < prefix:
+            return repo.raw(brain.id, prefix)
+        passed = repo.raw_at(brain.id, repo.current.paths(pk, prefix, wanted, upto=reached))
+        if not reached.startswith(prefix):  # the build has passed every path under the prefix
+            return passed
+        return itertools.chain(passed, repo.raw(brain.id, prefix, after=reached))
 
     def access_of(self, brain: Brain, doc_ids: list[str]) -> dict[str, Access]:
         """How often and when last each memory was read, in one batch read."""

@@ -35,7 +35,7 @@ from hostile_services import (
     version_chain,
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
-from memory_writes import thought_remember, typed_store, typed_store_plain
+from memory_writes import thought_forget, thought_remember, typed_store, typed_store_plain
 from superseded_lookups import superseded_facts
 
 
@@ -343,6 +343,7 @@ CASES: dict[str, Callable[[], str]] = {
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
     "thought-remember": thought_remember,
+    "thought-forget": thought_forget,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }

@@ -6,7 +6,7 @@ added to each write (a mark's own delete was one: 4.03 s for 100 ThoughtMCP memo
 without marks) shows as a number that does not depend on the disk. The tests' hashing embedder
 stands in for the model. Run them through `bench/hostile_inputs.py --case NAME`, or alone:
 
-    .venv/bin/python bench/memory_writes.py [--case thought-remember ...] [--writes N]
+    .venv/bin/python bench/memory_writes.py [--case thought-remember|thought-forget ...] [--writes N]
 """
 
 from __future__ import annotations
@@ -76,6 +76,28 @@ def thought_remember(writes: int = 100) -> str:
     return _timed(writes, build)
 
 
+def thought_forget(writes: int = 100) -> str:
+    """ThoughtMCP hard `forget` of one user's memories, each linked to those alike (stored first,
+    untimed): the removal's commit, then its links' and the other ends' statistics'."""
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = thought_brain(c.brains, None, create=True)
+        ids = [
+            c.thoughts.remember(
+                brain,
+                NewMemory(
+                    f"The keeper checked the {SUBJECTS[n % 6]} at {n % 24} o'clock.", "u", "s", "semantic"
+                ),
+            )["memoryId"]
+            for n in range(writes + 1)
+        ]
+        return lambda n: c.thoughts.forget(brain, ids[n], "u")
+
+    return _timed(writes, build)
+
+
 def typed_store(writes: int = 100) -> str:
     """A zengram store of events about one client (each linked to the client's entity and what
     the rules find in its text)."""
@@ -110,6 +132,7 @@ def typed_store_plain(writes: int = 100) -> str:
 
 CASES: dict[str, Callable[[int], str]] = {
     "thought-remember": thought_remember,
+    "thought-forget": thought_forget,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }

@@ -80,7 +80,7 @@ from cairn.services.thoughtmcp.brain import ThoughtContext
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
 from cairn.services.thoughtmcp.reasoning.service import ReasoningService
-from cairn.services.thoughtmcp.removal import memory_records
+from cairn.services.thoughtmcp.removal import UNLINKS, MemoryRecords
 from cairn.services.thoughtmcp.rows import ThoughtRows
 from cairn.services.thoughtmcp.sectors import SectorVectors
 from cairn.services.thoughtmcp.stale_sectors import StaleSectors
@@ -130,6 +130,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         overlap_chars=settings.chunk_overlap_chars,
         profiles=LibraryProfiles(brain_repo),
     )
+    # links a memory's commit (or removal) leaves to be made (removed) after it, finished by the
+    # sweep (services/links/pending.py)
+    pending = PendingLinks(a.records, brain_repo.get, lambda: a.clock.now().timestamp())
     documents = DocumentService(
         doc_repo,
         a.blobs,
@@ -140,7 +143,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         max_batch_bytes=settings.max_batch_bytes,
         max_list_items=settings.max_list_items,
         siblings=SiblingContext(a.records, window_s=settings.sibling_context_window_s),
-        companions=memory_records,  # a ThoughtMCP memory's row goes with its document
+        companions=MemoryRecords(pending),  # a ThoughtMCP memory's row goes with its document
     )
     repair = IndexRepair(documents, a.chunks, rebuilding)
     if isinstance(a.chunks, VerifiableChunks):  # files found damaged in use are rebuilt at once
@@ -171,8 +174,6 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     links = LinkRepository(a.records)
     entity_repo = EntityRepository(a.records, links)
     entities = EntityService(entity_repo, a.clock, entity_extractor_for(a.generator))  # rules alone offline
-    # links a memory's commit leaves to be made after it, finished by the sweep (services/links/pending.py)
-    pending = PendingLinks(a.records, brain_repo.get, lambda: a.clock.now().timestamp())
     mention_links = MentionLinks(entities, pending, documents)
     memories = MemoryService(
         documents,
@@ -242,6 +243,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     pending.finish_with(MENTIONS_PENDING, mention_links.finish)
     pending.finish_with(WAYPOINTS, thoughts.finish_links)
+    pending.finish_with(UNLINKS, thoughts.finish_unlinks)
     documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
     repair.also_check(StaleSectors(documents, thoughts.rows, thoughts.sectors))
     libraries = LibraryService(

@@ -15,12 +15,15 @@ the memory would get now and is idempotent, so two settlers, or a settler and th
 finish the same memory; a memory or brain gone by then has its mark dropped.
 
 Each write has a mark of its own (its sort key ends with a token of its own), so a writer deletes
-only what its commit wrote: a later write's mark on the same memory stays until that write's
-links are made. A mark names the brain, the memory and the kind, never any text:
+only what its commit wrote: a later write's mark on the same memory stays until that write's links
+are made. A removal's mark works the other way round (`removal_mark`): the removal's commit writes
+it (ThoughtMCP's, kind UNLINKS: its waypoint links to remove), the unlinking after the commit
+deletes it with its last link, and a finisher removes whatever links are left. A mark names the
+brain, the memory and the kind, never any text:
 
-| item         | pk                               | sk                       |
-|--------------|----------------------------------|--------------------------|
-| pending mark | `links_pending#<shard, 00-15>`   | `<memory id>#<token>`    |
+| item         | pk                               | sk                            |
+|--------------|----------------------------------|-------------------------------|
+| pending mark | `links_pending#<shard, 00-15>`   | `<memory id>#<token or kind>` |
 """
 
 from __future__ import annotations
@@ -102,6 +105,14 @@ class PendingLinks:
 
     def mark(self, brain_id: str, memory_id: str, kind: str, *, relink: bool = False) -> Mark:
         return Mark(brain_id, memory_id, kind, relink, new_id("lp"), self.now())
+
+    def removal_mark(self, brain_id: str, memory_id: str, kind: str) -> Mark:
+        """The mark of what a memory's removal leaves to do after its commit (ThoughtMCP's waypoint
+        links to remove, and the other ends' statistics): keyed by its kind rather than a token,
+        so whatever finishes the removal finds it without a read, and any removal of the memory
+        (a forget of a row its document left behind, an erasure after a delete) writes over it
+        to mean the same."""
+        return Mark(brain_id, memory_id, kind, False, kind, self.now())
 
     @staticmethod
     def put_op(mark: Mark) -> Put:

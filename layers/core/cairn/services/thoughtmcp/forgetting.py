@@ -1,24 +1,29 @@
 """A hard forget: whatever is left of a memory goes, wherever it is.
 
-The memory's document is found by its id, so one renamed through the store protocol is erased
-where it is now. Its row and sector vectors go in the same transaction, whatever version they are
-at: a recall reinforces the row at any moment, and the erase decides, not the row's version. Its
-waypoint links, and the other ends' statistics, go only once that has committed, so a forget that
-fails leaves the memory whole. A row left behind by a document deleted or overwritten through
-another surface (one no longer the memory's) is found in the user's partition and removed too.
-Nothing removed answers "Memory not found", never success."""
+The memory's document is found by its id, so one renamed through the store protocol is erased where
+it is now. Its row and sector vectors go in the same transaction, whatever version they are at: a
+recall reinforces the row at any moment, and the erase decides, not the row's version. Its waypoint
+links, and the other ends' statistics, go only once that has committed, so a forget that fails
+leaves the memory whole; that transaction marks them (removal.py), so a store refusing them
+afterwards (the forget is answered as done) or a process stopping between leaves them to the sweep.
+A row left behind by a document deleted or overwritten through another surface (one no longer the
+memory's) is found in the user's partition and removed too. Nothing removed answers "Memory not
+found", never success."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Final
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.models import Brain, Document
 from cairn.services.thoughtmcp.checks import check_user
 from cairn.services.thoughtmcp.models import NOT_FOUND_SUGGESTION, ThoughtError
 from cairn.services.thoughtmcp.recall import ThoughtRecall
-from cairn.services.thoughtmcp.removal import records_of
+from cairn.services.thoughtmcp.removal import removal_of, unlinks_mark
+
+log = logging.getLogger(__name__)
 
 WRITE_TRIES: Final = 16
 """How often a write of a memory that lost to another writer goes again before it gives up."""
@@ -41,9 +46,9 @@ class ThoughtForgetting(ThoughtRecall):
     def _forget_hard(self, brain: Brain, memory_id: str, user_id: str | None) -> None:
         for _ in range(WRITE_TRIES):
             remains = self._remains(brain, memory_id, user_id)
-            gone = records_of(brain.id, remains.owner, memory_id)
+            gone = removal_of(self.pending, brain.id, remains.owner, memory_id)
             try:
-                if remains.doc is not None:
+                if remains.doc is not None:  # its links go after, with the removal hook's mark
                     if self.documents.erase(brain, remains.doc.path, also=gone, reason="forget") is None:
                         continue  # moved meanwhile: look for it again
                 else:
@@ -51,7 +56,15 @@ class ThoughtForgetting(ThoughtRecall):
             except Conflict:
                 continue  # its document was written meanwhile (another process): look again
             self._touched(brain.id, remains.owner, memory_id)
-            self._unlink(brain, remains.owner, memory_id)
+            # after an erase the removal hook unlinked it: this finds nothing (reads only), unless
+            # the hook was refused, whose mark then stays for the sweep (it finds them gone)
+            mark = unlinks_mark(self.pending, brain.id, memory_id) if remains.doc is None else None
+            try:
+                self._unlink(brain, remains.owner, memory_id, mark)
+            except Unavailable as exc:
+                log.warning(
+                    "the links of forgotten memory %s are left for the sweep: %s", memory_id, exc.message
+                )
             return
         raise ThoughtError("Memory kept changing while it was being forgotten", "Try again", code="CONFLICT")
 

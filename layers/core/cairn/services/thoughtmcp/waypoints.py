@@ -4,7 +4,9 @@ memories), weighed by thought_scoring, and removed with the memory.
 The links are written after the memory's own commit, which marks them pending
 (services/links/pending.py, kind WAYPOINTS): a store that refuses them (Unavailable) leaves the
 memory stored with the links made so far, and the mark has the sweep finish them
-(`finish_links`)."""
+(`finish_links`). They are removed after the commit removing the memory, which marks that too
+(removal.py, kind UNLINKS): a store that refuses them leaves the mark, and the sweep removes what
+is left (`finish_unlinks`)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from cairn.services.thoughtmcp.models import (
     Row,
     waypoint_side,
 )
+from cairn.services.thoughtmcp.removal import unlinks_mark
 from cairn.services.thoughtmcp.store import ThoughtStore
 
 log = logging.getLogger(__name__)
@@ -39,8 +42,8 @@ RELINKS = 8
 leaving it (a settler: to the next sweep)."""
 
 UNLINKS_PER_COMMIT = 19
-"""Links removed in one transaction: four link items and the other end's row each, and the
-memory's own row, within DynamoDB's 100 items."""
+"""Links removed in one transaction: four link items and the other end's row each, the memory's
+own row and its removal's mark, within DynamoDB's 100 items."""
 
 
 class ThoughtLinks(ThoughtStore):
@@ -111,7 +114,7 @@ class ThoughtLinks(ThoughtStore):
         removed and made, and whether every change was made (False: the store refused one, and
         `mark` stays). `mark`: as `_link`'s."""
         try:
-            removed = self._unlink(brain, user_id, memory_id)
+            removed = self._unlink(brain, user_id, memory_id)[0]
         except Unavailable as exc:
             log.warning("waypoint links of memory %s left for the sweep: %s", memory_id, exc.message)
             return 0, False
@@ -201,39 +204,90 @@ class ThoughtLinks(ThoughtStore):
         tool: DocumentService.when_removed), or about to be erased (services/erasure/documents.py):
         its links go, and the other ends' statistics, as a hard forget's do, so no memory keeps the
         weight of a link to one that is gone; returns the links removed, each direction counted
-        (as an erasure's receipt counts links)."""
+        (as an erasure's receipt counts links). The removal's commit marked them (removal.py):
+        the mark goes with the last link, and stays, for the sweep, when the store refuses one
+        (Unavailable, raised)."""
         user_id = doc.memory.user_id if doc.memory is not None else None
-        return self._unlink(brain, user_id, doc.id) if user_id is not None else 0
+        if user_id is None:
+            return 0
+        return self._unlink(brain, user_id, doc.id, unlinks_mark(self.pending, brain.id, doc.id))[0]
 
-    def _unlink(self, brain: Brain, user_id: str, memory_id: str) -> int:
+    def finish_unlinks(self, brain: Brain, memory_id: str, relink: bool) -> Finished:
+        """Finish a removal its unlinking did not (services/links/pending.py, kind UNLINKS): the
+        memory's remaining waypoint links go, with the other ends' statistics. The mark names no
+        user: the other ends are memories of the same user (`_chosen`), whose documents name it.
+        GONE (the mark goes) once no link is left, LATER when a link kept conflicting."""
+        links = [link for kind in LINK_KINDS for link in self.links.outgoing(brain.id, memory_id, kind)]
+        if not links:
+            return Finished.GONE
+        user_id = self._user_of(brain, [memory_id, *(link.target_id for link in links)])
+        whole = self._unlink(brain, user_id, memory_id)[1]
+        return Finished.GONE if whole else Finished.LATER
+
+    def _user_of(self, brain: Brain, memory_ids: Sequence[str]) -> str | None:
+        """The user whose memories these are, from the first document (live or soft-deleted) that
+        names one; None when none is left (every end removed: no row left to correct)."""
+        for memory_id in memory_ids:
+            doc = self.documents.repo.get_by_id(memory_id)
+            if doc is not None and doc.brain_id == brain.id and doc.memory is not None and doc.memory.user_id:
+                return doc.memory.user_id
+        return None
+
+    def _unlink(
+        self, brain: Brain, user_id: str | None, memory_id: str, mark: Mark | None = None
+    ) -> tuple[int, bool]:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics
         (its own row's too while it has one); returns the links removed, each direction counted
-        (as `linksCreated` counts those made: 2 a connection). UNLINKS_PER_COMMIT links go
-        in each transaction: with a transaction each, forgetting a memory 4,000 others linked to
-        took 4,000 commits on the embedded store (1.55 s, 15.89 s beside other disk work). A
-        transaction that conflicts (an end read meanwhile) goes again one link at a time, as each
-        did."""
-        removed = 0
-        for kind in LINK_KINDS:
-            links = self.links.outgoing(brain.id, memory_id, kind)
-            for start in range(0, len(links), UNLINKS_PER_COMMIT):
-                batch = links[start : start + UNLINKS_PER_COMMIT]
-                if len(batch) > 1 and self._unlink_all(brain, user_id, memory_id, kind, batch):
-                    removed += 2 * len(batch)
-                    continue
-                for link in batch:
-                    for _ in range(8):
-                        if self._unlink_all(brain, user_id, memory_id, kind, [link]):
-                            removed += 2
-                            break
-        return removed
+        (as `linksCreated` counts those made: 2 a connection), and whether every one went.
+        UNLINKS_PER_COMMIT links go in each transaction: with a transaction each, forgetting a
+        memory 4,000 others linked to took 4,000 commits on the embedded store (1.55 s, 15.89 s
+        beside other disk work). A transaction that conflicts (an end read meanwhile) goes again
+        one link at a time, as each did. `mark`, the removal's (removal.py), goes with the last
+        link's transaction once every link is gone (alone when there was none); a store that
+        refuses a transaction (Unavailable, raised) leaves it."""
+        batches = [
+            (kind, links[start : start + UNLINKS_PER_COMMIT])
+            for kind in LINK_KINDS
+            for links in [self.links.outgoing(brain.id, memory_id, kind)]
+            for start in range(0, len(links), UNLINKS_PER_COMMIT)
+        ]
+        removed, whole, carried = 0, True, False
+        for n, (kind, batch) in enumerate(batches):
+            last = (
+                [self.pending.delete_op(mark)] if mark is not None and whole and n == len(batches) - 1 else []
+            )
+            if len(batch) > 1 and self._unlink_all(brain, user_id, memory_id, kind, batch, last):
+                removed += 2 * len(batch)
+                carried = bool(last)
+                continue
+            for i, link in enumerate(batch):
+                also = last if i == len(batch) - 1 else []
+                for _ in range(8):
+                    if self._unlink_all(brain, user_id, memory_id, kind, [link], also):
+                        removed += 2
+                        carried = bool(also)
+                        break
+                else:
+                    whole = False  # kept conflicting: left, with the mark, for the sweep
+                    last = also = []
+        if mark is not None and whole and not carried:
+            self.pending.done(mark)
+        return removed, whole
 
-    def _unlink_all(self, brain: Brain, user_id: str, memory_id: str, kind: str, links: list[Link]) -> bool:
+    def _unlink_all(
+        self,
+        brain: Brain,
+        user_id: str | None,
+        memory_id: str,
+        kind: str,
+        links: list[Link],
+        also: Sequence[Put | Delete] = (),
+    ) -> bool:
         """Remove these links of one kind (each to another memory) in one transaction, with the
-        statistics of both ends of each, subtracted link by link as one at a time did; False on
-        a Conflict (nothing removed)."""
+        statistics of both ends of each, subtracted link by link as one at a time did, and `also`;
+        False on a Conflict (nothing removed). No user: no row left to correct."""
         targets = [link.target_id for link in links]
-        ends = self._rows(brain.id, user_id, [memory_id, *targets])
+        ends = self._rows(brain.id, user_id, [memory_id, *targets]) if user_id is not None else {}
         ops: list[Put | Delete] = []
         for link in links:
             ops += self.links.remove_ops(brain.id, memory_id, kind, link.target_id)
@@ -243,8 +297,9 @@ class ThoughtLinks(ThoughtStore):
                 end.link_sum = max(0.0, end.link_sum - 2 * link.weight) if end.link_count else 0.0
         ops += [self.rows.put_op(brain.id, end, end.version) for end in ends.values()]
         try:
-            self.rows.commit(ops)
+            self.rows.commit([*ops, *also])
         except Conflict:
             return False
-        self._touched(brain.id, user_id, memory_id, *targets)
+        if user_id is not None:
+            self._touched(brain.id, user_id, memory_id, *targets)
         return True

@@ -1,0 +1,219 @@
+"""A ThoughtMCP memory's waypoint links, and the statistics of the memories at their other ends,
+are removed after the commit that removes the memory (a hard forget, a delete or erasure of its
+document through another surface, a batch). That commit marks them (kind UNLINKS): a store that
+refuses them afterwards, or a process that stops between, leaves the mark, and the sweep removes
+what is left, so no memory keeps a link to one that is gone, nor its weight. On the fakes, SQLite
+and DynamoDB under moto."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn import faults
+from cairn.bootstrap import Adapters, Container
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Brain
+from cairn.entrypoints.cli.check import settle
+from cairn.faults import InjectedFault
+from cairn.ports.records import Delete, Put
+from cairn.services.documents.inputs import BatchOp
+from cairn.services.links.pending import Finished
+from tests.support.shapes import adapters_for, process
+from tests.unit.services.test_links_after_commit import refused, sweeper
+
+TEXT = "The lighthouse keeper logged the lamp lit at six and the fog horn tested at seven."
+UNLINKS = "unlinks"  # the kind of a removal's mark (services/thoughtmcp/removal.py)
+REMOVALS = ("forget", "erase path", "delete path", "batch delete")
+
+
+@pytest.fixture(params=("fakes", "embedded", "aws"))
+def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
+    with adapters_for(request.param, request, tmp_path) as built:
+        yield built
+
+
+@pytest.fixture
+def c(adapters: Adapters, tmp_path: Path) -> Container:
+    return process(adapters, tmp_path)
+
+
+@pytest.fixture
+def brain(c: Container) -> Brain:
+    return c.brains.create("Thoughts", slug="thoughts")
+
+
+def remember(c: Container, brain: Brain, text: str) -> str:
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    answer = c.thoughts.remember(
+        brain, NewMemory(content=text, user_id="ada", session_id="s1", sector="semantic")
+    )
+    return str(answer["memoryId"])
+
+
+def linked(c: Container, brain: Brain, memory_id: str) -> set[str]:
+    """The memories linked to this one, either way."""
+    out = {link.target_id for link in c.thoughts.links.outgoing(brain.id, memory_id)}
+    return out | {link.source_id for link in c.thoughts.links.incoming(brain.id, memory_id)}
+
+
+def stats(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
+    row = c.thoughts.rows.get(brain.id, "ada", [memory_id])[memory_id]
+    return row.link_count, round(row.link_sum, 6)
+
+
+def counted(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
+    """What the row's statistics must say: two per link, both directions touching each end."""
+    links = c.thoughts.links.outgoing(brain.id, memory_id)
+    return 2 * len(links), round(sum(2 * link.weight for link in links), 6)
+
+
+def remove(c: Container, brain: Brain, memory_id: str, removal: str) -> None:
+    doc = c.documents.repo.get_by_id(memory_id)
+    assert doc is not None
+    if removal == "forget":
+        answer = c.thoughts.forget(brain, memory_id, "ada")
+        assert answer["deletionType"] == "hard"  # answered as done: it is, and the mark finishes it
+    elif removal == "erase path":
+        c.documents.erase(brain, doc.path)
+    elif removal == "delete path":
+        c.documents.delete(brain, doc.path)
+    else:
+        c.documents.batch(brain, [BatchOp("delete", doc.path)])
+
+
+def three(c: Container, brain: Brain) -> tuple[str, str, str]:
+    kept = remember(c, brain, TEXT)
+    gone = remember(c, brain, TEXT + " Again.")
+    third = remember(c, brain, TEXT + " Once more, at dusk.")
+    assert gone in linked(c, brain, kept)
+    return kept, gone, third
+
+
+def assert_unlinked(c: Container, brain: Brain, gone: str, survivors: Sequence[str]) -> None:
+    assert linked(c, brain, gone) == set()
+    for survivor in survivors:
+        assert gone not in linked(c, brain, survivor)
+        assert stats(c, brain, survivor) == counted(c, brain, survivor)
+    assert list(c.pending_links.pending()) == []
+
+
+@pytest.mark.parametrize("removal", REMOVALS)
+def test_links_of_a_removal_whose_unlinking_is_refused_are_removed_by_one_sweeper_tick(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch, removal: str
+) -> None:
+    kept, gone, third = three(c, brain)
+    calls = refused(monkeypatch, c)  # the links' transactions, after the removal's own commit
+    remove(c, brain, gone, removal)
+    monkeypatch.undo()
+
+    assert calls, "the unlinking was tried and refused"
+    assert c.thoughts.rows.get(brain.id, "ada", [gone]) == {}
+    assert gone in linked(c, brain, kept)  # left by the refusal, marked
+    assert [(m.memory_id, m.kind) for m in c.pending_links.pending()] == [(gone, UNLINKS)]
+
+    assert sweeper(c).tick() == 1
+
+    assert_unlinked(c, brain, gone, [kept, third])
+    assert linked(c, brain, kept) == {third}  # the survivors' own link stays
+
+
+def test_links_of_a_removal_whose_process_stopped_after_its_commit_are_removed_by_the_next_process(
+    adapters: Adapters, c: Container, brain: Brain, tmp_path: Path
+) -> None:
+    kept, gone, third = three(c, brain)
+    doc = c.documents.repo.get_by_id(gone)
+    assert doc is not None
+    with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+        c.documents.delete(brain, doc.path)  # committed, then stopped: nothing unlinked
+    assert gone in linked(c, brain, kept)
+
+    later = process(adapters, tmp_path)  # the next process opening the data
+    settle(later)
+
+    assert_unlinked(later, brain, gone, [kept, third])
+
+
+def test_the_mark_goes_with_the_last_link_and_names_no_user(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark is written by the removal's own transaction and deleted by the last unlinking one:
+    no transaction of its own."""
+    kept, gone, third = three(c, brain)
+    records = c.adapters.records
+    commits: list[list[Put | Delete]] = []
+    transact = records.transact
+
+    def watched(ops: Sequence[Put | Delete]) -> Any:
+        commits.append(list(ops))
+        return transact(ops)
+
+    monkeypatch.setattr(records, "transact", watched)
+    c.thoughts.forget(brain, gone, "ada")
+    monkeypatch.undo()
+
+    def marks(ops: list[Put | Delete]) -> list[Put | Delete]:
+        return [
+            op for op in ops if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+        ]
+
+    puts = [(n, op) for n, ops in enumerate(commits) for op in marks(ops) if isinstance(op, Put)]
+    deletes = [(n, op) for n, ops in enumerate(commits) for op in marks(ops) if isinstance(op, Delete)]
+    assert len(puts) == 1 and len(deletes) == 1
+    (put_at, put), (delete_at, delete) = puts[0], deletes[0]
+    assert put_at < delete_at and (put.item.pk, put.item.sk) == (delete.pk, delete.sk)
+    assert put.item.sk.startswith(f"{gone}#")
+    assert "ada" not in repr(put.item)
+    assert len(commits[put_at]) > 1 and len(commits[delete_at]) > 1  # each rides another commit
+    assert_unlinked(c, brain, gone, [kept, third])
+
+
+def test_a_finisher_for_a_memory_whose_links_are_gone_answers_done(c: Container, brain: Brain) -> None:
+    kept, gone, _ = three(c, brain)
+    c.thoughts.forget(brain, gone, "ada")
+    before = stats(c, brain, kept)
+
+    assert c.thoughts.finish_unlinks(brain, gone, False) is Finished.GONE
+    assert c.thoughts.finish_unlinks(brain, "no-such-memory", False) is Finished.GONE
+    assert stats(c, brain, kept) == before
+
+
+def test_a_batch_removing_several_linked_memories_refused_after_its_commit_is_finished_by_the_sweep(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [remember(c, brain, TEXT + f" Entry {n}.") for n in range(5)]
+    kept, doomed = ids[0], ids[1:]
+    paths = [doc.path for doc in (c.documents.repo.get_by_id(i) for i in doomed) if doc is not None]
+    refused(monkeypatch, c)
+    c.documents.batch(brain, [BatchOp("delete", path) for path in paths])
+    monkeypatch.undo()
+    assert sorted(m.memory_id for m in c.pending_links.pending()) == sorted(doomed)
+
+    sweeper(c).tick()
+
+    for gone in doomed:
+        assert_unlinked(c, brain, gone, [kept])
+    assert linked(c, brain, kept) == set() and stats(c, brain, kept) == (0, 0.0)
+
+
+def test_a_forget_refused_while_unlinking_is_answered_as_done(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory is gone once its removal committed: the caller is not told to try again (a
+    retry would answer "Memory not found")."""
+    _, gone, _ = three(c, brain)
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        raise Unavailable("the record store was kept busy by another writer", retry_after_s=1)
+
+    monkeypatch.setattr(c.thoughts, "_unlink_all", locked)
+    answer = c.thoughts.forget(brain, gone, "ada")
+    assert answer == {
+        "memoryId": gone,
+        "deletionType": "hard",
+        "message": "Memory and all related data removed",
+    }

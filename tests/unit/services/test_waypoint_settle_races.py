@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from cairn.bootstrap import Adapters, Container
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain
 from cairn.services.thoughtmcp.models import MAX_CONNECTIONS
 from tests.support.shapes import adapters_for, process
@@ -113,6 +114,54 @@ def test_an_update_linking_after_a_later_update_leaves_the_current_text_s_links(
     assert not first
     wanted = chosen_now(c, brain, memory)
     assert wanted == {near_old}
+    assert set(waypoints(c, brain, memory)) == wanted
+    for end in (memory, near_old, near_first):
+        assert row_stats(c, brain, end) == counted(c, brain, end)
+    assert list(c.pending_links.pending()) == []
+
+
+def test_an_update_whose_corrective_relink_is_refused_leaves_it_marked_for_the_sweep(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, but the store refuses the first update's corrective relink (after its own mark
+    went with its link for the older text, and the second update's with its own): a mark must
+    stand for that link, and the sweep leaves what the current text links to."""
+    near_old = remember(c, brain, TEXT)["memoryId"]
+    near_first = remember(c, brain, LATER)["memoryId"]
+    memory = remember(c, brain, TEXT + " Again.")["memoryId"]
+
+    connect, caught_up = c.thoughts._connect, c.thoughts._caught_up
+    first, checks = [True], [0]
+
+    def second_first(*args: Any, **kwargs: Any) -> int:
+        if first:  # the first update, about to commit its link: the second runs whole
+            first.clear()
+            c.thoughts.update(brain, memory, "ada", content=TEXT + " Once more.")
+        return connect(*args, **kwargs)
+
+    def refused_second_check(*args: Any, **kwargs: Any) -> bool:
+        checks[0] += 1
+        if checks[0] == 1:  # the second update's (nested): nothing changed under it
+            return caught_up(*args, **kwargs)
+        with monkeypatch.context() as m:
+            m.setattr(c.thoughts.rows, "commit", refusing)
+            return caught_up(*args, **kwargs)
+
+    def refusing(ops: Any) -> None:
+        raise Unavailable("the record store was kept busy by another writer", retry_after_s=1)
+
+    monkeypatch.setattr(c.thoughts, "_connect", second_first)
+    monkeypatch.setattr(c.thoughts, "_caught_up", refused_second_check)
+    c.thoughts.update(brain, memory, "ada", content=LATER + " Again.")
+    monkeypatch.undo()
+
+    assert not first and checks[0] == 2
+    assert near_first in waypoints(c, brain, memory)  # the older text's link, left by the refusal
+    assert [m.memory_id for m in c.pending_links.pending()] == [memory]
+
+    c.pending_links.settle()
+
+    wanted = chosen_now(c, brain, memory)
     assert set(waypoints(c, brain, memory)) == wanted
     for end in (memory, near_old, near_first):
         assert row_stats(c, brain, end) == counted(c, brain, end)

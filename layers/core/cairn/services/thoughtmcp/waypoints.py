@@ -151,7 +151,10 @@ class ThoughtLinks(ThoughtStore):
         for the older text may have committed after that update's relink dropped the old ones:
         the memory is relinked from what it is now, as often as it changes under it up to
         RELINKS times; False then (a settler's marks stay, for the sweep). An update committing
-        after this read drops the links made here itself. One read when nothing changed."""
+        after this read drops the links made here itself. One read when nothing changed. Each
+        relink is marked first (one transaction, only when the text changed): the writer's mark
+        went with its last link, and the other update's with its own, so a relink the store
+        refuses here would otherwise leave the older text's link with nothing to mend it."""
         for _ in range(RELINKS):
             doc = self._memory_doc(brain, linked.id)
             if doc is None or doc.checksum_sha256 == linked.checksum_sha256:
@@ -159,7 +162,13 @@ class ThoughtLinks(ThoughtStore):
             assert doc.memory is not None and doc.memory.user_id is not None
             if self.documents.repo.intents.get(doc.id) is not None:
                 return False  # the new text's vectors are not indexed yet
-            if not self._relink(brain, doc.memory.user_id, doc.id)[1]:
+            mark = self.pending.mark(brain.id, doc.id, WAYPOINTS, relink=True)
+            try:
+                self.pending.records.transact([self.pending.put_op(mark)])
+            except Unavailable as exc:
+                log.warning("waypoint links of memory %s left for the sweep: %s", doc.id, exc.message)
+                return False
+            if not self._relink(brain, doc.memory.user_id, doc.id, mark)[1]:
                 return False
             linked = doc
         return False

@@ -217,3 +217,37 @@ def test_a_forget_refused_while_unlinking_is_answered_as_done(
         "deletionType": "hard",
         "message": "Memory and all related data removed",
     }
+
+
+def test_a_batch_removing_memories_with_no_link_deletes_their_marks_in_one_transaction(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memories with no link left have no link transaction to carry their marks: a batch's go
+    together, not one transaction each."""
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    kept = [  # a user each: nothing to link to, so their removal has no link transaction
+        str(c.thoughts.remember(brain, NewMemory(TEXT, f"user{n}", "s1", "semantic"))["memoryId"])
+        for n in range(4)
+    ]
+    assert all(linked(c, brain, i) == set() for i in kept)
+    paths = [doc.path for doc in (c.documents.repo.get_by_id(i) for i in kept) if doc is not None]
+    records = c.adapters.records
+    commits: list[list[Put | Delete]] = []
+    transact = records.transact
+
+    def watched(ops: Sequence[Put | Delete]) -> Any:
+        commits.append(list(ops))
+        return transact(ops)
+
+    monkeypatch.setattr(records, "transact", watched)
+    c.documents.batch(brain, [BatchOp("delete", path) for path in paths])
+    monkeypatch.undo()
+
+    deleting = [
+        ops
+        for ops in commits
+        if any(isinstance(op, Delete) and op.pk.startswith("links_pending#") for op in ops)
+    ]
+    assert len(deleting) == 1 and len(deleting[0]) == len(kept)
+    assert list(c.pending_links.pending()) == []

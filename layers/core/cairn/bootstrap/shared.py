@@ -244,7 +244,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     pending.finish_with(MENTIONS_PENDING, mention_links.finish)
     pending.finish_with(WAYPOINTS, thoughts.finish_links)
     pending.finish_with(UNLINKS, thoughts.finish_unlinks)
-    documents.when_removed(thoughts.unlink_removed)  # links, which the removal's transaction cannot take
+    documents.when_removed(thoughts.unlink_all_removed)  # links, which the removal's transaction cannot take
     repair.also_check(StaleSectors(documents, thoughts.rows, thoughts.sectors))
     libraries = LibraryService(
         brains,

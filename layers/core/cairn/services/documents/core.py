@@ -77,7 +77,7 @@ class DocumentCore:
         over by a version that no longer has them."""
         self.repo = repo
         self.companions_of = companions or (lambda _doc: ())
-        self._removal_hooks: list[Callable[[Brain, Document], object]] = []
+        self._removal_hooks: list[Callable[[Brain, Sequence[Document]], object]] = []
         self._retire_hooks: list[Callable[[Brain, Sequence[Document]], None]] = []
         self.blobs = blobs
         self.indexer = indexer
@@ -97,11 +97,12 @@ class DocumentCore:
         named = {_record_of(op) for op in ops}
         return [*ops, *(op for op in self.companions_of(doc) if _record_of(op) not in named)]
 
-    def when_removed(self, hook: Callable[[Brain, Document], object]) -> None:
-        """Call `hook` after a document's deletion or erasure has committed, for what another
-        service keeps beside it that one transaction cannot take (ThoughtMCP's waypoint links and
-        the statistics of the memories at their other ends: records read and rewritten under
-        their own versions). It runs as the system: the removal itself was checked."""
+    def when_removed(self, hook: Callable[[Brain, Sequence[Document]], object]) -> None:
+        """Call `hook` with the documents a deletion or erasure removed (a batch's together) once
+        it has committed, for what another service keeps beside them that one transaction cannot
+        take (ThoughtMCP's waypoint links and the statistics of the memories at their other ends:
+        records read and rewritten under their own versions). It runs as the system: the removal
+        itself was checked."""
         self._removal_hooks.append(hook)
 
     def when_retired(self, hook: Callable[[Brain, Sequence[Document]], None]) -> None:
@@ -127,13 +128,14 @@ class DocumentCore:
     def _removed(self, brain: Brain, gone: Sequence[Document]) -> None:
         """The removal hooks of documents whose removal committed. A failing hook is logged: the
         removal stands, and the caller is told it happened."""
+        if not gone:
+            return
         with access.as_system():
-            for doc in gone:
-                for hook in self._removal_hooks:
-                    try:
-                        hook(brain, doc)
-                    except Exception:
-                        log.exception("tidying after the removal of document %s failed", doc.id)
+            for hook in self._removal_hooks:
+                try:
+                    hook(brain, gone)
+                except Exception:
+                    log.exception("tidying after the removal of %d documents failed", len(gone))
 
     def _forget_as_context(self, brain: Brain, gone: Sequence[Document]) -> None:
         """Documents removed from search: the recent siblings indexed with an excerpt of one of them

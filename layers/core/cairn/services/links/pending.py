@@ -143,6 +143,15 @@ class PendingLinks:
                 "the pending-links mark of memory %s is left for the sweep: %s", mark.memory_id, exc.message
             )
 
+    def done_all(self, marks: Sequence[Mark]) -> None:
+        """`done` for several marks, _DELETE_AT_ONCE a transaction (a batch's removals)."""
+        for start in range(0, len(marks), _DELETE_AT_ONCE):
+            try:
+                self.records.transact([self.delete_op(m) for m in marks[start : start + _DELETE_AT_ONCE]])
+            except Unavailable as exc:
+                log.warning("%d pending-links marks are left for the sweep: %s", len(marks), exc.message)
+                return
+
     def standing(self, memory_id: str, kind: str | None = None) -> list[Mark]:
         """The marks still standing on one memory (one query)."""
         page = self.records.query(_pk(memory_id), f"{memory_id}#")

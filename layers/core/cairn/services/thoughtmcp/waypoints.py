@@ -221,6 +221,23 @@ class ThoughtLinks(ThoughtStore):
             return 0
         return self._unlink(brain, user_id, doc.id, unlinks_mark(self.pending, brain.id, doc.id))[0]
 
+    def unlink_all_removed(self, brain: Brain, docs: Sequence[Document]) -> int:
+        """`unlink_removed` for the documents one removal took (DocumentService.when_removed: a
+        batch's together): the marks of those with no link left go in one transaction, not one
+        each. One the store refuses is left with its mark, and the rest go on."""
+        removed, unlinked = 0, list[Mark]()
+        for doc in docs:
+            user_id = doc.memory.user_id if doc.memory is not None else None
+            if user_id is None:
+                continue
+            mark = unlinks_mark(self.pending, brain.id, doc.id)
+            try:
+                removed += self._unlink(brain, user_id, doc.id, mark, unlinked)[0]
+            except Unavailable as exc:
+                log.warning("waypoint links of removed memory %s left for the sweep: %s", doc.id, exc.message)
+        self.pending.done_all(unlinked)
+        return removed
+
     def finish_unlinks(self, brain: Brain, memory_id: str, relink: bool) -> Finished:
         """Finish a removal its unlinking did not (services/links/pending.py, kind UNLINKS): the
         memory's remaining waypoint links go, with the other ends' statistics. The mark names no
@@ -243,7 +260,12 @@ class ThoughtLinks(ThoughtStore):
         return None
 
     def _unlink(
-        self, brain: Brain, user_id: str | None, memory_id: str, mark: Mark | None = None
+        self,
+        brain: Brain,
+        user_id: str | None,
+        memory_id: str,
+        mark: Mark | None = None,
+        unlinked: list[Mark] | None = None,
     ) -> tuple[int, bool]:
         """Remove every waypoint link of the user's memory, both ways, and both ends' statistics
         (its own row's too while it has one); returns the links removed, each direction counted
@@ -252,8 +274,9 @@ class ThoughtLinks(ThoughtStore):
         memory 4,000 others linked to took 4,000 commits on the embedded store (1.55 s, 15.89 s
         beside other disk work). A transaction that conflicts (an end read meanwhile) goes again
         one link at a time, as each did. `mark`, the removal's (removal.py), goes with the last
-        link's transaction once every link is gone (alone when there was none); a store that
-        refuses a transaction (Unavailable, raised) leaves it."""
+        link's transaction once every link is gone (alone when there was none, or into
+        `unlinked` for the caller to delete with others'); a store that refuses a transaction
+        (Unavailable, raised) leaves it."""
         batches = [
             (kind, links[start : start + UNLINKS_PER_COMMIT])
             for kind in LINK_KINDS
@@ -280,7 +303,10 @@ class ThoughtLinks(ThoughtStore):
                     whole = False  # kept conflicting: left, with the mark, for the sweep
                     last = also = []
         if mark is not None and whole and not carried:
-            self.pending.done(mark)
+            if unlinked is not None:
+                unlinked.append(mark)
+            else:
+                self.pending.done(mark)
         return removed, whole
 
     def _unlink_all(

@@ -123,7 +123,7 @@ def test_links_of_a_removal_whose_unlinking_is_refused_are_removed_by_one_sweepe
 
 
 def test_links_of_a_removal_whose_process_stopped_after_its_commit_are_removed_by_the_next_process(
-    adapters: Adapters, c: Container, brain: Brain, tmp_path: Path
+    adapters: Adapters, c: Container, brain: Brain, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kept, gone, third = three(c, brain)
     doc = c.documents.repo.get_by_id(gone)
@@ -133,9 +133,13 @@ def test_links_of_a_removal_whose_process_stopped_after_its_commit_are_removed_b
     assert gone in linked(c, brain, kept)
 
     later = process(adapters, tmp_path)  # the next process opening the data
+    capsys.readouterr()
     settle(later)
 
     assert_unlinked(later, brain, gone, [kept, third])
+    said = capsys.readouterr().err
+    assert "removed the links left of 1 memories a stopped process had removed" in said
+    assert "linked" not in said.replace("unlinked", "") and "dropped" not in said
 
 
 def test_the_mark_goes_with_the_last_link_and_names_no_user(

@@ -35,6 +35,12 @@ def settle(container: Container) -> None:
     links = container.pending_links.settle_counted()  # after the intents: a memory's links need it indexed
     if links.linked:
         print(f"linked {links.linked} memories a stopped process had written but not linked", file=sys.stderr)
+    if links.unlinked:
+        print(
+            f"removed the links left of {links.unlinked} memories a stopped process had removed but "
+            "not unlinked",
+            file=sys.stderr,
+        )
     if links.dropped:
         print(
             f"dropped the pending links of {links.dropped} memories deleted (or whose brain was) "

@@ -51,6 +51,7 @@ class Finished(Enum):
     """What a finisher did with a memory's pending links."""
 
     LINKED = "linked"  # its links are made: the marks go
+    UNLINKED = "unlinked"  # the links a removal left are removed: the marks go
     GONE = "gone"  # the memory is gone (deleted, erased): nothing to link, the marks go
     LATER = "later"  # not now (refused, not indexed yet): the marks stay for a later settle
 
@@ -62,15 +63,16 @@ earlier text had go first (an update)."""
 
 @dataclass(frozen=True)
 class Settled:
-    """Memories a settle finished: `linked`, and `dropped` (their marks only: the memory or its
-    brain was gone)."""
+    """Memories a settle finished: `linked`, `unlinked` (removed, their links left behind now
+    removed too), and `dropped` (their marks only: nothing was left to do)."""
 
     linked: int = 0
     dropped: int = 0
+    unlinked: int = 0
 
     @property
     def total(self) -> int:
-        return self.linked + self.dropped
+        return self.linked + self.dropped + self.unlinked
 
 
 @dataclass(frozen=True)
@@ -180,10 +182,16 @@ class PendingLinks:
         for mark in list(self.pending(older_than_s)):
             groups.setdefault((mark.brain_id, mark.memory_id, mark.kind), []).append(mark)
         outcomes = [self._finish(marks) for marks in groups.values()]
-        settled = Settled(outcomes.count(Finished.LINKED), outcomes.count(Finished.GONE))
+        settled = Settled(
+            outcomes.count(Finished.LINKED), outcomes.count(Finished.GONE), outcomes.count(Finished.UNLINKED)
+        )
         if settled.linked:
             log.warning(
                 "finished the links of %d memories whose writer stopped before making them", settled.linked
+            )
+        if settled.unlinked:
+            log.warning(
+                "removed the links left of %d memories removed before they were unlinked", settled.unlinked
             )
         if settled.dropped:
             log.warning("dropped the pending links of %d memories gone since", settled.dropped)

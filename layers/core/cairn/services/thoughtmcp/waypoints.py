@@ -242,13 +242,14 @@ class ThoughtLinks(ThoughtStore):
         """Finish a removal its unlinking did not (services/links/pending.py, kind UNLINKS): the
         memory's remaining waypoint links go, with the other ends' statistics. The mark names no
         user: the other ends are memories of the same user (`_chosen`), whose documents name it.
-        GONE (the mark goes) once no link is left, LATER when a link kept conflicting."""
+        UNLINKED once those left are removed, GONE when none was (the mark only goes), LATER when a
+        link kept conflicting."""
         links = [link for kind in LINK_KINDS for link in self.links.outgoing(brain.id, memory_id, kind)]
         if not links:
             return Finished.GONE
         user_id = self._user_of(brain, [memory_id, *(link.target_id for link in links)])
         whole = self._unlink(brain, user_id, memory_id)[1]
-        return Finished.GONE if whole else Finished.LATER
+        return Finished.UNLINKED if whole else Finished.LATER
 
     def _user_of(self, brain: Brain, memory_ids: Sequence[str]) -> str | None:
         """The user whose memories these are, from the first document (live or soft-deleted) that

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -14,6 +14,9 @@ class MemoryAuditSpill:
     def append(self, entries: Sequence[Mapping[str, Any]]) -> None:
         self.entries.extend(copy.deepcopy(dict(e)) for e in entries)
 
-    def take(self) -> list[dict[str, Any]]:
-        taken, self.entries = self.entries, []
-        return taken
+    def read(self, limit: int) -> list[dict[str, Any]]:
+        return copy.deepcopy(self.entries[:limit])
+
+    def rewrite(self, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        changed = (change(copy.deepcopy(e)) for e in self.entries)
+        self.entries = [e for e in changed if e is not None]

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from cairn.auth.principal import Principal
-from cairn.domain.errors import Conflict, InvalidInput, Unavailable
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, Unavailable
 from cairn.domain.ids import new_id
 from cairn.ports.audit_spill import AuditSpill
 from cairn.ports.clock import Clock
@@ -92,39 +92,67 @@ class AuditLog:
             self._take_spilled(spill)
 
     def _take_spilled(self, spill: AuditSpill) -> None:
-        taken: list[AuditEntry] = []
-        for data in spill.take():
+        """Write what the spill holds, a batch at a time; each batch leaves the spill only once
+        written, so a process killed meanwhile loses none (the next start writes it again: its
+        second write adds nothing). An unusable spill (not a file, unreadable) is said, not raised:
+        the start goes on, the file left as it is."""
+        while True:
             try:
-                taken.append(AuditEntry.model_validate(data))
-            except ValueError:
-                log.warning("an audit entry a stopped process left is unreadable; skipped")
-        if not taken:
+                held = spill.read(MAX_KEPT)
+            except CairnError as exc:
+                log.warning("the audit entries a stopped process left cannot be taken: %s", exc.message)
+                return
+            unreadable: set[str] = set()
+            taken: list[AuditEntry] = []
+            for data in held:
+                try:
+                    taken.append(AuditEntry.model_validate(data))
+                except ValueError:
+                    log.warning("an audit entry a stopped process left is unreadable; skipped")
+                    unreadable.add(data["id"])
+            if unreadable:
+                self._unspill(unreadable)
+            with self._kept_lock:
+                self._kept.extend((entry, _ops(entry)) for entry in taken)
+                self._spilled.update(entry.id for entry in taken)
+            if not self._write_kept():
+                with self._kept_lock:
+                    left = len(self._kept)
+                log.warning("%d audit entries a stopped process left are kept: the store refuses them", left)
+                return
+            if len(held) < MAX_KEPT:
+                return
+
+    def _unspill(self, ids: set[str]) -> None:
+        """Drop these entries from the spill: written (or never writable)."""
+        if self.spill is None or not ids:
             return
-        self._kept.extend((entry, _ops(entry)) for entry in taken)
-        if self._write_kept():
-            return
-        with self._kept_lock:
-            left = [entry for entry, _ in self._kept]
-            spill.append([entry.model_dump(mode="json") for entry in left])
-            self._spilled.update(entry.id for entry in left)
-        log.warning("%d audit entries a stopped process left are kept: the store refuses them", len(left))
+        try:
+            self.spill.rewrite(lambda data: None if data.get("id") in ids else data)
+        except CairnError as exc:  # left in the spill: written again later, which adds nothing
+            log.warning("%d audit entries written stay in the spill too: %s", len(ids), exc.message)
 
     def close(self) -> int:
         """At a process's stop: the entries still kept are made durable in the spill, then
         written if the store takes them (waiting as any write does, no longer). Returns how many
         are left unwritten (in the spill, or lost when there is none: a warning says so)."""
+        durable = self.spill is not None
         with self._kept_lock:
             if not self._kept:
                 return 0
             if self.spill is not None:
                 fresh = [entry for entry, _ in self._kept if entry.id not in self._spilled]
-                self.spill.append([entry.model_dump(mode="json") for entry in fresh])
-                self._spilled.update(entry.id for entry in fresh)
+                try:
+                    self.spill.append([entry.model_dump(mode="json") for entry in fresh])
+                    self._spilled.update(entry.id for entry in fresh)
+                except CairnError as exc:  # still written below if the store takes them
+                    log.warning("audit entries cannot be kept for the next start: %s", exc.message)
+                    durable = False
         if self._write_kept():
             return 0
         with self._kept_lock:
             left = len(self._kept)
-        if self.spill is None:
+        if not durable:
             log.warning("%d audit entries the store refused are lost at this stop", left)
         else:
             log.warning("%d audit entries the store refused are kept for the next start", left)
@@ -180,19 +208,27 @@ class AuditLog:
         log.warning("audit entry %s (%s) kept to be written later: %s", entry.id, entry.action, reason)
 
     def _write_kept(self) -> bool:
-        """Write the entries kept, oldest first; False when the store still refuses them."""
+        """Write the entries kept, oldest first; False when the store still refuses them. Those
+        the spill holds too leave it once written."""
+        written: set[str] = set()
         with self._kept_lock:
-            while self._kept:
-                ops = self._kept[0][1]
-                try:
-                    self.records.transact(ops)
-                except Unavailable:
-                    return False
-                except Conflict:  # written after all (its id is its own): nothing to add
-                    pass
-                except InvalidInput as bad:  # a spilled line edited by hand: never writable
-                    log.warning("audit entry %s dropped: %s", self._kept[0][0].id, bad)
-                self._spilled.discard(self._kept.popleft()[0].id)
+            try:
+                while self._kept:
+                    ops = self._kept[0][1]
+                    try:
+                        self.records.transact(ops)
+                    except Unavailable:
+                        return False
+                    except Conflict:  # written after all (its id is its own): nothing to add
+                        pass
+                    except InvalidInput as bad:  # a spilled line edited by hand: never writable
+                        log.warning("audit entry %s dropped: %s", self._kept[0][0].id, bad)
+                    entry_id = self._kept.popleft()[0].id
+                    if entry_id in self._spilled:
+                        self._spilled.discard(entry_id)
+                        written.add(entry_id)
+            finally:
+                self._unspill(written)
         return True
 
     def query(
@@ -301,20 +337,20 @@ class AuditLog:
                 if blank is not None:
                     self._kept[n] = (blank, _ops(blank))
                     changed.add(entry.id)
-            held = self.spill.take() if self.spill is not None else []
-            if not held:
+            if self.spill is None:
                 return changed
-            rewritten: list[dict[str, Any]] = []
-            for data in held:
+
+            def rewritten(data: dict[str, Any]) -> dict[str, Any]:
                 try:
                     blank = redacted(AuditEntry.model_validate(data))
-                except ValueError:  # unreadable: the next start skips it
-                    blank = None
-                if blank is not None:
-                    changed.add(blank.id)
-                rewritten.append(blank.model_dump(mode="json") if blank is not None else data)
-            assert self.spill is not None
-            self.spill.append(rewritten)
+                except ValueError:  # unreadable: the next start drops it
+                    return data
+                if blank is None:
+                    return data
+                changed.add(blank.id)
+                return blank.model_dump(mode="json")
+
+            self.spill.rewrite(rewritten)
         return changed
 
     def _walk(

@@ -1,25 +1,34 @@
 """The embedded store's AuditSpill: one JSON line per entry in a file beside the databases.
 
-Appends are one write each under an exclusive lock on the file, then fsynced; `take` reads and
-empties the file under the same lock, so two processes on one data directory neither interleave
-lines nor lose one appended while the other takes. A power cut mid-append leaves a last line
-cut short: it is skipped (with a warning), as is any line that is not a JSON object.
+Every call holds an exclusive lock on the file, so two processes on one data directory neither
+interleave lines nor lose one appended while the other rewrites. A rewrite goes to a new file
+renamed over the old one (fsynced first), so a stop midway leaves the old file whole; a process
+that waited for the lock on the old file meanwhile opens the new one. A power cut mid-append leaves
+a last line cut short: it is skipped (with a warning), as is any line that is not a JSON object
+with an id. A spill path that is not a regular file (a directory, a symlink: never followed) or
+that cannot be read is refused as Unavailable, the file left as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import stat
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from cairn.adapters.local.durable_dirs import fsync_directory
+from cairn.domain.errors import Unavailable
 
 log = logging.getLogger(__name__)
+
+MAX_LINE = 1 << 20
+"""Longer than any entry the audit writes (its values are clipped): a longer line is not one."""
 
 
 class FileAuditSpill:
@@ -43,43 +52,84 @@ class FileAuditSpill:
         if created:
             fsync_directory(self.path.parent)
 
-    def take(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
+    def read(self, limit: int) -> list[dict[str, Any]]:
+        if not self.path.exists() and not self.path.is_symlink():
             return []
-        with self._locked() as fd:
-            os.lseek(fd, 0, os.SEEK_SET)
-            chunks: list[bytes] = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            entries = _entries(b"".join(chunks), self.path)
-            os.ftruncate(fd, 0)
-            os.fsync(fd)
+        with self._locked() as fd, os.fdopen(os.dup(fd), "rb") as file:
+            entries: list[dict[str, Any]] = []
+            skipped = 0
+            for entry in _entries(file):
+                if entry is None:
+                    skipped += 1
+                    continue
+                entries.append(entry)
+                if len(entries) == limit:
+                    break
+        _say_skipped(self.path, skipped)
         return entries
+
+    def rewrite(self, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        if not self.path.exists() and not self.path.is_symlink():
+            return
+        fresh = self.path.with_name(self.path.name + ".new")
+        with self._locked() as fd, os.fdopen(os.dup(fd), "rb") as file:
+            skipped = 0
+            with open(fresh, "wb") as out:
+                for entry in _entries(file):
+                    kept = change(entry) if entry is not None else None
+                    skipped += entry is None
+                    if kept is not None:
+                        out.write(json.dumps(kept, separators=(",", ":")).encode() + b"\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(fresh, self.path)  # under the old file's lock: no append goes to it meanwhile
+            fsync_directory(self.path.parent)
+        _say_skipped(self.path, skipped)
 
     @contextmanager
     def _locked(self) -> Iterator[int]:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield fd
-        finally:
-            os.close(fd)  # releases the lock
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+            except OSError as exc:
+                raise _refused(self.path, exc) from exc
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise _refused(self.path, OSError(errno.EINVAL, "not a regular file"))
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:  # else a rewrite replaced the file while this waited: open the new one
+                    yield fd
+                    return
+            finally:
+                os.close(fd)  # releases the lock
 
 
-def _entries(data: bytes, path: Path) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    skipped = 0
-    for line in data.split(b"\n"):
+def _refused(path: Path, exc: OSError) -> Unavailable:
+    reason = exc.strerror or type(exc).__name__
+    return Unavailable(f"{path.name} (the audit entries kept across stops) cannot be used: {reason}")
+
+
+def _entries(file: IO[bytes]) -> Iterator[dict[str, Any] | None]:
+    """Each line's entry, None for a line that is not one (cut short, too long, not an object)."""
+    while line := file.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while (rest := file.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+            continue
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except ValueError:
             entry = None
-        if isinstance(entry, dict):
-            entries.append(entry)
-        else:
-            skipped += 1
+        yield entry if isinstance(entry, dict) and isinstance(entry.get("id"), str) else None
+
+
+def _say_skipped(path: Path, skipped: int) -> None:
     if skipped:
         log.warning("%s: %d audit entries cut short or unreadable were skipped", path, skipped)
-    return entries

@@ -250,3 +250,37 @@ def test_checkpoints_given_up_in_the_callers_thread_do_not_use_up_the_jobs_attem
     assert (done.status, done.error, done.result) == (JobStatus.completed, None, {"steps": list(steps)})
     assert stalls == len(steps) > engine.max_attempts and ran == list(steps)
     assert row.tries == 1 and row.handed_over == len(steps)
+
+
+def _stalled_at_a_checkpoint(clock: FakeClock) -> tuple[LockedNowAndThen, JobEngine, str, float]:
+    """A job whose one step's checkpoint met a lock held past the lease (10 s): the engine keeps
+    the checkpoint. Returns the store, the engine, the job and how long the attempt ran."""
+    store = LockedNowAndThen(clock)
+    engine = engine_on(store, clock, lease_s=10.0)
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        if "a" not in ctx.checkpoints():
+            store.locked = True
+            ctx.checkpoint("a")
+        return {"steps": sorted(ctx.checkpoints())}
+
+    engine.register("work", handle)
+    job = engine.start("work", {})
+    began = clock.now()
+    with pytest.raises(Unavailable):
+        engine.run_pending()
+    return store, engine, job.id, (clock.now() - began).total_seconds()
+
+
+def test_a_stalled_attempt_counts_the_time_it_ran_not_the_wait_until_the_next_claim() -> None:
+    """The hand-over a kept checkpoint makes counts how long the attempt ran (up to its give-up)
+    in handed_over_s, which CAIRN_JOB_MAX_HANDED_OVER_S bounds: the caller's next run_pending may
+    come hours later, and that idle time is no attempt's."""
+    clock = FakeClock()
+    store, engine, job_id, ran_s = _stalled_at_a_checkpoint(clock)
+    clock.advance(3 * 3600)  # the caller runs the queue again three hours on
+    store.locked = False
+    engine.run_pending()
+    row = store.rows[job_id]
+    assert (row.status, row.handed_over) == (JobStatus.completed, 1)
+    assert engine.lease_s <= row.handed_over_s <= ran_s  # its lease of waiting, and what ran before

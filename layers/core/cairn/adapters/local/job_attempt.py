@@ -50,6 +50,7 @@ class Unwritten:
     what: str
     final: bool
     claimed_at: datetime
+    gave_up_at: datetime  # the attempt's end: the wait until the write goes in is no attempt's
 
 
 class AttemptContext:
@@ -258,7 +259,7 @@ class AttemptWrites:
     ) -> None:
         with self._running_lock:
             claimed_at = self._running.get((row.id, row.attempts), (row, now))[1]
-            self._unwritten[row.id] = Unwritten(row, changes, what, final, claimed_at)
+            self._unwritten[row.id] = Unwritten(row, changes, what, final, claimed_at, now)
 
     def _write_unwritten(self) -> None:
         """Make the writes given up in a caller's thread, each fenced on its attempt: an outcome is
@@ -277,7 +278,7 @@ class AttemptWrites:
                     return
                 written = self._store.update(row.id, row.attempts, now, kept.changes(now))
                 if written and not kept.final:
-                    ran_s = (now - kept.claimed_at).total_seconds()
+                    ran_s = max(0.0, (kept.gave_up_at - kept.claimed_at).total_seconds())
                     written = self._store.release(row.id, row.attempts, now, ran_s)
             with self._running_lock:
                 if self._unwritten.get(row.id) is kept:

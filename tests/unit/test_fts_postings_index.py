@@ -214,3 +214,37 @@ def test_the_maintenance_worker_makes_the_postings_of_a_brain_it_keeps_not_the_w
         time.sleep(0.01)
     assert builders == ["cairn-vector-maintenance"]
     index.close()
+
+
+def test_a_damaged_keyword_index_leaves_the_worker_keeping_the_brain_s_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker makes a big brain's term postings before it keeps its vectors: postings it
+    cannot make (its keyword index found damaged, said where searches meet it) only cost the
+    keyword leg's speed, so the brain's vector index is still built, and no traceback logged."""
+    import logging
+    import time
+
+    from cairn.adapters.local import fts_postings
+    from cairn.adapters.local.fts_damage import KeywordsDamaged
+    from cairn.ports.chunks import ANN_OK
+
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
+    index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM, ann_min_rows=60)
+    rng = np.random.default_rng(7)
+    chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(80)]
+    vectors = rng.standard_normal((80, DIM)).astype(np.float32)
+
+    def damaged(*args: object, **kwargs: object) -> None:
+        raise KeywordsDamaged("b1", "database disk image is malformed")
+
+    monkeypatch.setattr(fts_postings, "ensure", damaged)
+    caplog.set_level(logging.WARNING)
+    index.upsert(chunks, vectors)  # past both sizes: the worker's
+    conn = index._db.get()
+    deadline = time.monotonic() + 30
+    while index._maintenance.ann_state("b1", schema.vector_epoch(conn, "b1")) != ANN_OK:
+        assert time.monotonic() < deadline, "the worker never built the brain's vector index"
+        time.sleep(0.02)
+    assert not any(r.exc_info for r in caplog.records)
+    index.close()

@@ -308,6 +308,10 @@ class SqliteChunkIndex:
                 self._ensure_postings(brain_id)
         except Unavailable as exc:  # the write is done and found: only its ranking's speed waits
             log.warning("term postings of a brain left for its next write: %s", exc.message)
+        except (
+            fts_damage.KeywordsDamaged
+        ) as exc:  # recorded, and said where searches meet it; not the write's
+            log.warning("term postings of a brain left until its keyword index is rebuilt: %s", exc.message)
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past

@@ -99,3 +99,18 @@ def test_the_surface_answers_the_hits_and_names_the_library_and_refuses_it_alone
         "damaged_store",
     )
     assert alone["isError"] and f"the keyword index of brain {alpha.uid}" in alone["content"][0]["text"]
+
+
+def test_a_search_of_a_damaged_library_s_collection_is_refused_as_the_library_alone(
+    damaged: tuple[Container, Library, Library],
+) -> None:
+    """A collection narrows the search to its one library, whatever else is in scope: with that
+    library damaged it is a search of it alone, refused, not an empty answer."""
+    from cairn.domain.errors import BrainIndexDamaged
+
+    c, alpha, beta = damaged
+    birds = c.libraries.create_collection(alpha, "Birds", folder="")
+    request = SearchRequest(query="grey heron river", libraries=[alpha, beta], collection=birds, rerank=False)
+    with pytest.raises(BrainIndexDamaged) as refused:
+        c.library_search.search(request)
+    assert refused.value.brain_id == alpha.uid

@@ -136,6 +136,8 @@ class LibrarySearch:
         and named (`unsearched`) when others are searched, refused when it is the only one."""
         started = time.perf_counter()
         by_uid = {lib.uid: lib for lib in request.libraries}
+        if request.collection is not None:  # its library alone: refused when damaged, as one is
+            by_uid = {uid: lib for uid, lib in by_uid.items() if uid == request.collection.library.uid}
 
         def over(uids: tuple[str, ...]) -> SearchOutcome:
             return self._search(replace(request, libraries=[by_uid[uid] for uid in uids]), started)

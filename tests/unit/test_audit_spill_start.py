@@ -124,3 +124,15 @@ def test_an_entry_naming_a_tenant_and_brain_never_seen_is_written_under_them(
     assert [e.id for e in log.query(tenant="nobody-here")[0]] == [stranger["id"]]
     assert [e.id for e in log.query(brain_id="brn_never")[0]] == [stranger["id"]]
     assert spill.read(10) == []  # the unreadable one is dropped with a warning, not kept forever
+
+
+def test_an_erasure_meeting_a_spill_it_cannot_read_is_unavailable_not_an_internal_error(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    """Entries may wait in a spill the erasure cannot read: it must not say they were redacted,
+    and it answers what a retry (once the file is fixed) ends, never a bare OSError (a 500)."""
+    path = tmp_path / "audit-kept.jsonl"
+    path.mkdir()
+    log = AuditLog(MemoryRecordStore(), clock, FileAuditSpill(path))
+    with pytest.raises(Unavailable, match=r"audit-kept\.jsonl"):
+        log.redact(tenants=["acme"], brain_ids=["brn_1"], names=lambda entry: {"target"})

@@ -110,3 +110,14 @@ def test_an_append_waiting_for_a_rewrite_goes_to_the_new_file(
     spill.append([_entry(2)])
     assert spill.path.stat().st_ino != replaced
     assert [e["id"] for e in spill.read(10)] == ["aud_1", "aud_2"]
+
+
+def test_a_rewrite_never_writes_through_a_link_left_at_its_new_file_s_name(tmp_path: Path) -> None:
+    spill = FileAuditSpill(tmp_path / "audit-kept.jsonl")
+    spill.append([_entry(1)])
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not ours\n")
+    (tmp_path / "audit-kept.jsonl.new").symlink_to(elsewhere)
+    spill.rewrite(lambda e: e)
+    assert elsewhere.read_text() == "not ours\n"
+    assert spill.read(10) == [_entry(1)]

@@ -18,7 +18,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,7 +74,13 @@ class FileAuditSpill:
         fresh = self.path.with_name(self.path.name + ".new")
         with self._locked() as fd, os.fdopen(os.dup(fd), "rb") as file:
             skipped = 0
-            with open(fresh, "wb") as out:
+            try:  # never through a link someone left at the new file's name
+                with suppress(FileNotFoundError):
+                    fresh.unlink()
+                made = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except OSError as exc:
+                raise _refused(fresh, exc) from exc
+            with os.fdopen(made, "wb") as out:
                 for entry in _entries(file):
                     kept = change(entry) if entry is not None else None
                     skipped += entry is None

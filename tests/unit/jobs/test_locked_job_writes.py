@@ -284,3 +284,23 @@ def test_a_stalled_attempt_counts_the_time_it_ran_not_the_wait_until_the_next_cl
     row = store.rows[job_id]
     assert (row.status, row.handed_over) == (JobStatus.completed, 1)
     assert engine.lease_s <= row.handed_over_s <= ran_s  # its lease of waiting, and what ran before
+
+
+def test_a_kept_outcome_of_a_job_another_process_then_ran_and_finished_is_dropped() -> None:
+    """After the lease another process claimed the job (attempt 2) and finished it: the outcome
+    this engine kept for attempt 1 is fenced out, never written over attempt 2's."""
+    clock = FakeClock()
+    store = StuckJobStore("status", clock)
+    engine = engine_on(store, clock, lease_s=10.0)
+    engine.register("work", lambda job, ctx: {"by": "first", "attempt": job.attempts})
+    job = engine.start("work", {})
+    with pytest.raises(Unavailable):
+        engine.run_pending()
+
+    store.refuse = lambda changes: False  # the lock went; the other process claims first
+    other = engine_on(store, clock, lease_s=10.0)
+    other.register("work", lambda job, ctx: {"by": "other", "attempt": job.attempts})
+    other.run_pending()
+    engine.run_pending()
+    done = engine.status(job.id)
+    assert (done.status, done.result) == (JobStatus.completed, {"by": "other", "attempt": 2})

@@ -7,7 +7,7 @@ or the next process opening the data. On the fakes, SQLite and DynamoDB."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,11 @@ from cairn.services.links.pending import Finished
 from cairn.services.memory.entities import MENTIONS
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
-from tests.support.shapes import adapters_for, process
+from tests.support.shapes import process
+from tests.support.thought_links import adapters, c
 
-SHAPES = ("fakes", "embedded", "aws")
+__all__ = ["adapters", "c"]  # fixtures
+
 TEXT = "The lighthouse keeper logged the lamp lit at six and the fog horn tested at seven."
 LATER = "We moved the billing service to PostgreSQL and Redis over the weekend."
 
@@ -44,17 +46,6 @@ class Locked:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.records, name)
-
-
-@pytest.fixture(params=SHAPES)
-def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
-    with adapters_for(request.param, request, tmp_path) as built:
-        yield built
-
-
-@pytest.fixture
-def c(adapters: Adapters, tmp_path: Path) -> Container:
-    return process(adapters, tmp_path)
 
 
 @pytest.fixture

@@ -4,20 +4,17 @@ statistics counting exactly the links left. On the fakes, SQLite and DynamoDB.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cairn.bootstrap import Adapters, Container
+from cairn.bootstrap import Container
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain
 from cairn.services.thoughtmcp.models import MAX_CONNECTIONS
-from tests.support.shapes import adapters_for, process
+from tests.support.thought_links import adapters, c
 from tests.unit.services.test_links_after_commit import (
     LATER,
-    SHAPES,
     TEXT,
     counted,
     refused,
@@ -26,16 +23,7 @@ from tests.unit.services.test_links_after_commit import (
     waypoints,
 )
 
-
-@pytest.fixture(params=SHAPES)
-def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
-    with adapters_for(request.param, request, tmp_path) as built:
-        yield built
-
-
-@pytest.fixture
-def c(adapters: Adapters, tmp_path: Path) -> Container:
-    return process(adapters, tmp_path)
+__all__ = ["adapters", "c"]  # fixtures
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ and DynamoDB under moto."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,54 +22,20 @@ from cairn.faults import InjectedFault
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.links.pending import Finished
-from tests.support.shapes import adapters_for, process
+from tests.support.shapes import process
+from tests.support.thought_links import adapters, c, commits_of, counted, linked, remembered, stats
 from tests.unit.services.test_links_after_commit import refused, sweeper
+
+__all__ = ["adapters", "c"]  # fixtures
 
 TEXT = "The lighthouse keeper logged the lamp lit at six and the fog horn tested at seven."
 UNLINKS = "unlinks"  # the kind of a removal's mark (services/thoughtmcp/removal.py)
 REMOVALS = ("forget", "erase path", "delete path", "batch delete")
 
 
-@pytest.fixture(params=("fakes", "embedded", "aws"))
-def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapters]:
-    with adapters_for(request.param, request, tmp_path) as built:
-        yield built
-
-
-@pytest.fixture
-def c(adapters: Adapters, tmp_path: Path) -> Container:
-    return process(adapters, tmp_path)
-
-
 @pytest.fixture
 def brain(c: Container) -> Brain:
     return c.brains.create("Thoughts", slug="thoughts")
-
-
-def remember(c: Container, brain: Brain, text: str) -> str:
-    from cairn.services.thoughtmcp.models import NewMemory
-
-    answer = c.thoughts.remember(
-        brain, NewMemory(content=text, user_id="ada", session_id="s1", sector="semantic")
-    )
-    return str(answer["memoryId"])
-
-
-def linked(c: Container, brain: Brain, memory_id: str) -> set[str]:
-    """The memories linked to this one, either way."""
-    out = {link.target_id for link in c.thoughts.links.outgoing(brain.id, memory_id)}
-    return out | {link.source_id for link in c.thoughts.links.incoming(brain.id, memory_id)}
-
-
-def stats(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
-    row = c.thoughts.rows.get(brain.id, "ada", [memory_id])[memory_id]
-    return row.link_count, round(row.link_sum, 6)
-
-
-def counted(c: Container, brain: Brain, memory_id: str) -> tuple[int, float]:
-    """What the row's statistics must say: two per link, both directions touching each end."""
-    links = c.thoughts.links.outgoing(brain.id, memory_id)
-    return 2 * len(links), round(sum(2 * link.weight for link in links), 6)
 
 
 def remove(c: Container, brain: Brain, memory_id: str, removal: str) -> None:
@@ -87,9 +53,9 @@ def remove(c: Container, brain: Brain, memory_id: str, removal: str) -> None:
 
 
 def three(c: Container, brain: Brain) -> tuple[str, str, str]:
-    kept = remember(c, brain, TEXT)
-    gone = remember(c, brain, TEXT + " Again.")
-    third = remember(c, brain, TEXT + " Once more, at dusk.")
+    kept = remembered(c, brain, TEXT)
+    gone = remembered(c, brain, TEXT + " Again.")
+    third = remembered(c, brain, TEXT + " Once more, at dusk.")
     assert gone in linked(c, brain, kept)
     return kept, gone, third
 
@@ -148,15 +114,7 @@ def test_the_mark_goes_with_the_last_link_and_names_no_user(
     """The mark is written by the removal's own transaction and deleted by the last unlinking one:
     no transaction of its own."""
     kept, gone, third = three(c, brain)
-    records = c.adapters.records
-    commits: list[list[Put | Delete]] = []
-    transact = records.transact
-
-    def watched(ops: Sequence[Put | Delete]) -> Any:
-        commits.append(list(ops))
-        return transact(ops)
-
-    monkeypatch.setattr(records, "transact", watched)
+    commits = commits_of(monkeypatch, c.adapters.records)
     c.thoughts.forget(brain, gone, "ada")
     monkeypatch.undo()
 
@@ -189,7 +147,7 @@ def test_a_finisher_for_a_memory_whose_links_are_gone_answers_done(c: Container,
 def test_a_batch_removing_several_linked_memories_refused_after_its_commit_is_finished_by_the_sweep(
     c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ids = [remember(c, brain, TEXT + f" Entry {n}.") for n in range(5)]
+    ids = [remembered(c, brain, TEXT + f" Entry {n}.") for n in range(5)]
     kept, doomed = ids[0], ids[1:]
     paths = [doc.path for doc in (c.documents.repo.get_by_id(i) for i in doomed) if doc is not None]
     refused(monkeypatch, c)
@@ -236,15 +194,7 @@ def test_a_batch_removing_memories_with_no_link_deletes_their_marks_in_one_trans
     ]
     assert all(linked(c, brain, i) == set() for i in kept)
     paths = [doc.path for doc in (c.documents.repo.get_by_id(i) for i in kept) if doc is not None]
-    records = c.adapters.records
-    commits: list[list[Put | Delete]] = []
-    transact = records.transact
-
-    def watched(ops: Sequence[Put | Delete]) -> Any:
-        commits.append(list(ops))
-        return transact(ops)
-
-    monkeypatch.setattr(records, "transact", watched)
+    commits = commits_of(monkeypatch, c.adapters.records)
     c.documents.batch(brain, [BatchOp("delete", path) for path in paths])
     monkeypatch.undo()
 

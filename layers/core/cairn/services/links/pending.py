@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 
 _PK = "links_pending#"  # spread over shards (services/record_shards.py)
 _DELETE_AT_ONCE = 100  # deletes per transaction (DynamoDB's one-call limit)
+RELINKS = 8
+"""Times a writer or settler links a memory again whose text changed while it linked (an update
+committed meanwhile), before it leaves the memory's mark to the next sweep."""
 
 
 class Finished(Enum):

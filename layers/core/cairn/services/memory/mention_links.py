@@ -20,16 +20,13 @@ from datetime import datetime
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.service import DocumentService
-from cairn.services.links.pending import Finished, Mark, PendingLinks
+from cairn.services.links.pending import RELINKS, Finished, Mark, PendingLinks
 from cairn.services.memory.entities import EntityService, Mention
 
 log = logging.getLogger(__name__)
 
 MENTIONS_PENDING = "mentions"
 """The kind of a typed memory's pending-links mark."""
-
-RELINKS = 8
-"""Times a writer links a memory again whose text changed while it linked, before the sweep is left to."""
 
 
 class MentionLinks:

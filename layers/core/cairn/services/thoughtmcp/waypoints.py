@@ -20,7 +20,7 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.indexing import chunk_id
-from cairn.services.links.pending import Finished, Mark
+from cairn.services.links.pending import RELINKS, Finished, Mark
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (
     LINK_KINDS,
@@ -36,10 +36,6 @@ log = logging.getLogger(__name__)
 
 WAYPOINTS = "waypoints"
 """The kind of a memory's pending-links mark (services/links/pending.py)."""
-
-RELINKS = 8
-"""Times a settler or an update relinks a memory whose text changed while it linked, before
-leaving it (a settler: to the next sweep)."""
 
 UNLINKS_PER_COMMIT = 19
 """Links removed in one transaction: four link items and the other end's row each, the memory's

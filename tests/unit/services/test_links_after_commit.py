@@ -26,7 +26,7 @@ from cairn.services.memory.entities import MENTIONS
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
 from tests.support.shapes import process
-from tests.support.thought_links import adapters, c
+from tests.support.thought_links import adapters, c, commits_of
 
 __all__ = ["adapters", "c"]  # fixtures
 
@@ -296,15 +296,7 @@ def test_a_mark_is_deleted_with_the_last_link_and_a_memory_with_nothing_to_link_
     """A waypoint mark costs no transaction of its own: its delete goes with the last link. An
     entity mark's goes alone, once the memory's text is found to be the one linked."""
     first = remember(c, brain, TEXT)["memoryId"]
-    records = c.adapters.records
-    commits: list[list[Put | Delete]] = []
-    transact = records.transact
-
-    def watched(ops: Sequence[Put | Delete]) -> Any:
-        commits.append(list(ops))
-        return transact(ops)
-
-    monkeypatch.setattr(records, "transact", watched)
+    commits = commits_of(monkeypatch, c.adapters.records)
     second = remember(c, brain, TEXT + " Again.")["memoryId"]
     linked = c.memories.store(
         brain, MemoryInput(type=MemoryType.event, content=TEXT, client_id="harbour-trust")

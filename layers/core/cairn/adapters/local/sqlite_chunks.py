@@ -308,9 +308,8 @@ class SqliteChunkIndex:
                 self._ensure_postings(brain_id)
         except Unavailable as exc:  # the write is done and found: only its ranking's speed waits
             log.warning("term postings of a brain left for its next write: %s", exc.message)
-        except (
-            fts_damage.KeywordsDamaged
-        ) as exc:  # recorded, and said where searches meet it; not the write's
+        except fts_damage.KeywordsDamaged as exc:
+            # recorded, and said where searches meet it; not the write's failure
             log.warning("term postings of a brain left until its keyword index is rebuilt: %s", exc.message)
 
     def _ensure_postings(self, brain_id: str) -> None:

@@ -16,6 +16,7 @@ from cairn.ports.records import Item
 from cairn.services.repositories import document_of
 
 _TYPES = frozenset(t.value for t in MemoryType)
+_NOTE = MemoryType.note.value  # read once: an enum member's value is a slow property
 
 
 class Glance:
@@ -56,7 +57,7 @@ class Glance:
             return cls(
                 item, deleted=deleted is not None, memory=False, current=False, type=None, chunk_count=chunks
             )
-        kind = memory.get("type", MemoryType.note.value)
+        kind = memory.get("type", _NOTE)
         superseded, expired = memory.get("superseded_by"), memory.get("expired_at")
         if (
             not isinstance(kind, str)

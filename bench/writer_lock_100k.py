@@ -10,7 +10,8 @@ discarding its chunks on vector rows found unsound (all of them, and a tenth), d
 making its term postings (a brain from before they existed, on its first search), and a write of
 one chunk that carries it past the size that has term postings (run it on a store of `--chunks
 20000`, which has none yet), without and with the maintenance worker (which then makes them: the
-write's whole time is what its caller waits). Each line gives the longest transaction of
+write's whole time is what its caller waits), and with the worker closing the index a second
+after that write (how long close waits for the worker's build). Each line gives the longest transaction of
 the operation, whether it shows progress, its first transaction (the write's own, for a write) and
 the operation's time.
 
@@ -107,6 +108,20 @@ def _one_more(index: SqliteChunkIndex) -> None:
     index.upsert([note], unit_vectors(np.random.default_rng(1), 1, dim))
 
 
+def _close_mid_build(index: SqliteChunkIndex) -> None:
+    """The write that hands the worker the postings build, then close a second into it: how long
+    close takes, and whether the postings were left for the next start (rolled back) or made."""
+    _one_more(index)
+    time.sleep(1.0)
+    started = time.perf_counter()
+    index.close()
+    spent = time.perf_counter() - started
+    with sqlite3.connect(index.db_path) as conn:
+        table = schema.fts_table(conn.execute("SELECT seq FROM brain_state").fetchone()[0])
+        made = fts_postings.exists(conn, table)
+    print(f"  close took {spent:.2f} s; term postings {'made' if made else 'left for the next start'}")
+
+
 def measure(
     label: str,
     store: Path,
@@ -178,6 +193,10 @@ def main() -> None:
             ),
             "a write carrying the brain past the size, the maintenance worker running": (
                 _one_more,
+                lambda i: _without_postings(copy),
+            ),
+            "close a second after a write carried the brain past the size, the maintenance worker running": (
+                _close_mid_build,
                 lambda i: _without_postings(copy),
             ),
         }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,6 +24,12 @@ from cairn.adapters.local.fts_query import STOPWORDS
 from cairn.adapters.local.fts_tokens import POSTING, TOKENS, Postings, Texts
 
 CAP = 512  # postings per segment at most: a write rewrites at most this many per term
+STEP = 2048  # rowids read per step of a build; a stop is heeded between steps
+
+
+class BuildStopped(Exception):
+    """A build was asked to stop between two steps: its transaction is rolled back, so the table
+    stays without postings (searched through FTS5, exactly) until a later build makes them."""
 
 
 def names(table: str) -> tuple[str, str]:
@@ -174,10 +181,11 @@ def _insert(conn: sqlite3.Connection, postings: str, term: str, records: np.ndar
     )
 
 
-def ensure(conn: sqlite3.Connection, table: str) -> None:
-    """Give an FTS5 table its postings, filled from its rows if it has any."""
+def ensure(conn: sqlite3.Connection, table: str, stop: Callable[[], bool] | None = None) -> None:
+    """Give an FTS5 table its postings, filled from its rows if it has any; BuildStopped when
+    `stop` says so between steps (the caller's transaction must then roll back)."""
     if not exists(conn, table):
-        rebuild(conn, table)
+        rebuild(conn, table, stop=stop)
 
 
 def migrate(conn: sqlite3.Connection) -> None:
@@ -189,8 +197,12 @@ def migrate(conn: sqlite3.Connection) -> None:
             ensure(conn, table)
 
 
-def rebuild(conn: sqlite3.Connection, table: str, step: int = 16_384) -> None:
-    """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time."""
+def rebuild(
+    conn: sqlite3.Connection, table: str, step: int | None = None, stop: Callable[[], bool] | None = None
+) -> None:
+    """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time (STEP);
+    BuildStopped before a step when `stop` says so."""
+    step = step or STEP
     postings, skipped_table = names(table)
     drop(conn, table)
     conn.execute(
@@ -203,6 +215,8 @@ def rebuild(conn: sqlite3.Connection, table: str, step: int = 16_384) -> None:
     top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
     tail: dict[str, np.ndarray] = {}  # each term's postings not yet written (under CAP)
     for low in range(0, int(top or 0) + 1, step):
+        if stop is not None and stop():
+            raise BuildStopped()
         rows = conn.execute(
             f"SELECT rowid, title, text, context FROM {table} WHERE rowid >= ? AND rowid < ?",
             (low, low + step),

@@ -311,6 +311,8 @@ class SqliteChunkIndex:
         except fts_damage.KeywordsDamaged as exc:
             # recorded, and said where searches meet it; not the write's failure
             log.warning("term postings of a brain left until its keyword index is rebuilt: %s", exc.message)
+        except fts_postings.BuildStopped:  # rolled back; its next write or search after a start builds them
+            log.info("term postings of a brain left unmade: the chunk index is closing")
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past
@@ -326,7 +328,7 @@ class SqliteChunkIndex:
             ):
                 return
         with self._write_lock, self._db.transaction(long=True) as conn:
-            fts_postings.ensure(conn, table)
+            fts_postings.ensure(conn, table, stop=self._maintenance.stopping)
 
     # -- the files' health (vector_health.py) -------------------------------------------------
 

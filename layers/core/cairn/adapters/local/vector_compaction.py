@@ -185,6 +185,11 @@ class VectorMaintenance:
             self._wake.notify()
             return not self._stop.is_set()
 
+    def stopping(self) -> bool:
+        """Whether close was asked for: long work (a postings build, a compaction) stops at its
+        next step, leaving what it had not committed to the next write or start."""
+        return self._stop.is_set()
+
     def close(self) -> None:
         self._stop.set()
         with self._lock:
@@ -277,10 +282,12 @@ class VectorMaintenance:
                 )
             if rewrite:
                 try:
-                    self._copy(old, live, sums, self.vectors.file(brain_id, target))
+                    self._copy(old, live, sums, self.vectors.file(brain_id, target), self.stopping)
                 except UnsoundRows as bad:
                     self._refused(brain_id, target, bad)
                     return None
+                if self._stop.is_set():  # closing, the copy perhaps cut short: the next epoch's
+                    return None  # files are leftovers, dropped by the next compaction
                 faults.reached("compaction.copied")
             new_rows = live.size if rewrite else rows_before
             indexed = 0
@@ -295,6 +302,8 @@ class VectorMaintenance:
             else:
                 index.unlink(missing_ok=True)
                 sum_path(index).unlink(missing_ok=True)
+            if rewrite and self._stop.is_set():  # closing: the swap's transaction (seconds at a
+                return None  # million rows) is left to the next compaction, as the copy is
             paused = time.perf_counter()
             if rewrite:  # rows written since the snapshot are in both files: counted in both
                 try:
@@ -327,8 +336,14 @@ class VectorMaintenance:
             )
 
     @staticmethod
-    def _copy(old: VectorFile, rows: Rows, sums: dict[int, tuple[int, int]], new: VectorFile) -> None:
-        copy_checked(old, rows, sums, new, batch_rows=_COPY_ROWS)
+    def _copy(
+        old: VectorFile,
+        rows: Rows,
+        sums: dict[int, tuple[int, int]],
+        new: VectorFile,
+        stop: Callable[[], bool],
+    ) -> None:
+        copy_checked(old, rows, sums, new, batch_rows=_COPY_ROWS, stop=stop)
 
     def _refused(self, brain_id: str, target: int, bad: UnsoundRows) -> None:
         """A row to copy no longer matches its sum: the new epoch's files go, the old one stays,

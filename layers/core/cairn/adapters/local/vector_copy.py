@@ -13,6 +13,7 @@ before the sums, not checked since) are copied as they are: there is nothing to 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,15 +31,24 @@ class UnsoundRows(Exception):
 
 
 def copy_checked(
-    old: VectorFile, rows: Rows, sums: dict[int, tuple[int, int]], new: VectorFile, *, batch_rows: int
-) -> None:
+    old: VectorFile,
+    rows: Rows,
+    sums: dict[int, tuple[int, int]],
+    new: VectorFile,
+    *,
+    batch_rows: int,
+    stop: Callable[[], bool] | None = None,
+) -> bool:
     """Append `rows` of `old` (ascending) to `new`, `batch_rows` at a time, each one's piece
-    checked against `sums` (first row -> (rows, crc)) first; UnsoundRows at the first that fails."""
+    checked against `sums` (first row -> (rows, crc)) first; UnsoundRows at the first that fails.
+    False, the copy left part done, when `stop` says so before a batch."""
     ordered = sorted(sums.items())
     firsts = np.array([first for first, _ in ordered], dtype=np.int64)
     ends = firsts + np.array([count for _, (count, _) in ordered], dtype=np.int64)
     crcs = [crc for _, (_, crc) in ordered]
     for start in range(0, rows.size, batch_rows):
+        if stop is not None and stop():
+            return False
         batch = rows[start : start + batch_rows]
         piece = np.searchsorted(firsts, batch, side="right") - 1
         inside = (piece >= 0) & (batch < ends[np.maximum(piece, 0)])
@@ -53,6 +63,7 @@ def copy_checked(
         if loose.size:
             out[loose] = old.read(batch[loose])
         new.append(out)
+    return True
 
 
 def _runs(firsts: Rows, ends: Rows, needed: Rows) -> list[tuple[int, int]]:

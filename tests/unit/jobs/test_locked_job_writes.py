@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cairn.adapters.local.job_engine import JobEngine
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import NotFound, Unavailable
 from cairn.domain.models import Job, JobStatus
 from cairn.ports.jobs import JobContext
 from tests.fakes.clock import FakeClock
@@ -304,3 +304,39 @@ def test_a_kept_outcome_of_a_job_another_process_then_ran_and_finished_is_droppe
     engine.run_pending()
     done = engine.status(job.id)
     assert (done.status, done.result) == (JobStatus.completed, {"by": "other", "attempt": 2})
+
+
+@pytest.mark.parametrize("then", ["completed", "failed", "running", "forgotten"])
+def test_a_dropped_kept_checkpoint_says_what_became_of_the_job(
+    then: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The checkpoint kept for attempt 1 is fenced out once another process claimed the job after
+    its lease: the warning says what that process did with it, not only that it took it."""
+    clock = FakeClock()
+    store, engine, job_id, _ = _stalled_at_a_checkpoint(clock)
+    store.locked = False
+    clock.advance(engine.lease_s)
+    other = engine_on(store, clock, lease_s=10.0)
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, Any]:
+        if then == "failed":
+            raise NotFound("the document is gone")
+        return {"by": "other"}
+
+    other.register("work", handle)
+    if then == "running":  # the other process's attempt still under way
+        assert store.claim(clock.now(), clock.now().timestamp() + 100, job_id=job_id) is not None
+    else:
+        other.run_one(job_id)
+    if then == "forgotten":  # finished, then forgotten (a retention sweep, an erasure)
+        assert store.forget([job_id], None) == 1
+    with caplog.at_level(logging.WARNING, logger="cairn.jobs"):
+        engine.run_pending()
+    said = [r.getMessage() for r in job_warnings(caplog) if "was not written" in r.getMessage()]
+    expected = {
+        "completed": "the job has since completed (attempt 2)",
+        "failed": "the job has since failed (attempt 2): ",
+        "running": "attempt 2 is running the job",
+        "forgotten": "the job is no longer stored",
+    }[then]
+    assert len(said) == 1 and "checkpoint 'a' of job" in said[0] and expected in said[0], said

@@ -267,8 +267,9 @@ class AttemptWrites:
         stopping process hands one back (JobStore.release), so the attempt the lock cut short is
         not counted against max_attempts, and the next claim resumes from that checkpoint. A write
         fenced out (another process claimed the job after the lease) is dropped: that attempt has
-        the job. Unavailable while the store still refuses: the caller claims nothing meanwhile,
-        so this process never runs again a job whose outcome it holds."""
+        the job, and the warning says what became of it (running, queued, finished, forgotten).
+        Unavailable while the store still refuses: the caller claims nothing meanwhile, so this
+        process never runs again a job whose outcome it holds."""
         with self._running_lock:
             waiting = list(self._unwritten.values())
         for kept in waiting:
@@ -280,11 +281,12 @@ class AttemptWrites:
                 if written and not kept.final:
                     ran_s = max(0.0, (kept.gave_up_at - kept.claimed_at).total_seconds())
                     written = self._store.release(row.id, row.attempts, now, ran_s)
+                current = None if written else self._store.get(row.id)
             with self._running_lock:
                 if self._unwritten.get(row.id) is kept:
                     del self._unwritten[row.id]
             if not written:
-                log.warning("%s was not written: another attempt has taken the job", kept.what)
+                log.warning("%s was not written: %s", kept.what, _since(current, row.attempts))
             elif kept.final:
                 log.info("the job store let %s in", kept.what)
             else:
@@ -296,3 +298,17 @@ class AttemptWrites:
         """The attempt's fenced write: False once it no longer holds its job or the store is closed."""
         with self._gate.open() as is_open:
             return is_open and self._store.update(row.id, row.attempts, now, changes)
+
+
+def _since(current: JobRow | None, attempt: int) -> str:
+    """What became of a job since its attempt `attempt` gave up on a write: why the write was dropped."""
+    if current is None:
+        return "the job is no longer stored (forgotten since)"
+    by = f"attempt {current.attempts}" if current.attempts != attempt else "that attempt"
+    if current.status is JobStatus.completed:
+        return f"the job has since completed ({by})"
+    if current.status is JobStatus.failed:
+        return f"the job has since failed ({by}): {current.error}"
+    if current.status is JobStatus.running:
+        return f"{by} is running the job"
+    return f"the job is queued again after {by}"

@@ -83,3 +83,32 @@ def test_the_sweep_builds_the_entries_of_a_brain_written_before_them(
     index_sweeper(later).tick()
     assert records.get(documents_pk(brain.id), "current-memories") is not None
     assert answers(later, brain) == expected(c, brain)
+
+
+def test_a_stop_asked_during_the_sweep_ends_the_build_at_its_next_step_and_the_next_sweep_finishes_it(
+    c: Container, brain: Brain, records: RecordStore, tmp_path: Path
+) -> None:
+    """The sweep's chore steps the build for up to 20 s; a stop asked meanwhile (the process is
+    stopping: its manager allows 30 s in all) ends it after the step under way, the build left
+    resumable from that step."""
+    later = written_before(c, brain, records, tmp_path)
+    current = later.documents.repo.current
+    current.step_records = 2
+    sweeper = index_sweeper(later)
+    step = current.step
+    steps: list[str] = []
+
+    def counted(pk: str) -> bool:
+        steps.append(pk)
+        if len(steps) == 2:
+            sweeper._loop._stop.set()  # what `stop` sets first
+        return step(pk)
+
+    current.step = counted  # type: ignore[method-assign]
+    sweeper.tick()
+    assert len(steps) == 2  # no step after the stop
+    assert records.get(documents_pk(brain.id), "current-memories") is None
+    sweeper._loop._stop.clear()
+    sweeper.tick()
+    assert len(steps) > 3 and records.get(documents_pk(brain.id), "current-memories") is not None
+    assert answers(later, brain) == expected(c, brain)

@@ -4,6 +4,7 @@ entry point is handed. The one place, with the CLI's argument parsing, that read
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -338,10 +339,10 @@ def index_sweeper(container: Container) -> IndexSweeper:
     then the links memories' commits left pending (services/links/pending.py); then, for a while,
     the build of the current memories' entries of brains written before them."""
 
-    def build_entries() -> int:
+    def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
             pks = [documents_pk(brain.id) for brain in container.brains.own()]
-        return container.documents.repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S)
+        return container.documents.repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
 
     return IndexSweeper(
         container.documents, settlers=[container.pending_links.settle], chores=[build_entries]

@@ -128,17 +128,20 @@ class CurrentMemories:
             self.records.put(moved, progress.version if progress is not None else 0)
         return False
 
-    def carry_on(self, pks: Iterable[str], *, budget_s: float) -> int:
-        """Step the builds of these partitions' entries until every one is complete or `budget_s`
-        has passed (the sweep's share of a build); returns the steps taken."""
+    def carry_on(
+        self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
+    ) -> int:
+        """Step the builds of these partitions' entries until every one is complete, `budget_s`
+        has passed (the sweep's share of a build) or `stop` says the process is stopping; returns
+        the steps taken."""
         ends = time.monotonic() + budget_s
         steps = 0
         for pk in pks:
-            while time.monotonic() < ends:
+            while time.monotonic() < ends and not stop():
                 steps += 1
                 if self.step(pk):
                     break
-            if time.monotonic() >= ends:
+            if time.monotonic() >= ends or stop():
                 break
         return steps
 

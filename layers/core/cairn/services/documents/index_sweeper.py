@@ -14,7 +14,9 @@ what else a stopped writer leaves for the sweep, with the same grace: the compos
 it the links memories' commits left pending (services/links/pending.py), which it does not know.
 `chores`, last, carry on for a bounded while work too long for a request: the composition root
 gives it the build of the current memories' entries of brains written before them
-(services/documents/current_memories.py).
+(services/documents/current_memories.py). A stop asked during a tick ends it at its next step:
+before each settler and chore, and inside a chore (it is given the question), so `stop` does not
+wait out a chore's budget.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class IndexSweeper:
         every_s: float = SWEEP_EVERY_S,
         grace_s: float = GRACE_S,
         settlers: Sequence[Callable[[float], int]] = (),
-        chores: Sequence[Callable[[], object]] = (),
+        chores: Sequence[Callable[[Callable[[], bool]], object]] = (),
     ) -> None:
         if every_s <= 0 or grace_s < 0:
             raise ValueError("every_s must be positive and grace_s not negative")
@@ -59,8 +61,13 @@ class IndexSweeper:
         settled = self.documents.settle_pending(self.grace_s)
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)
+        stopping = self._loop.stopping
         for settle in self.settlers:  # after the intents: a memory's links need it indexed
+            if stopping():
+                return settled
             settled += settle(self.grace_s)
+        if stopping():
+            return settled
         self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
         now = time.monotonic()
         if self._orphans_at is None or now - self._orphans_at >= orphan_bytes.EVERY_S:
@@ -68,7 +75,9 @@ class IndexSweeper:
             self.documents.collect_orphan_bytes()  # bytes of writes that never committed (orphan_bytes.py)
             self.documents.expire_uploads()  # uploads a week old, as S3's lifecycle (upload_expiry.py)
         for chore in self.chores:
-            chore()
+            if stopping():
+                break
+            chore(stopping)
         return settled
 
     def start(self) -> None:

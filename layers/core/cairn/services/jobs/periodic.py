@@ -29,6 +29,11 @@ class Periodic:
         self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
         self._thread.start()
 
+    def stopping(self) -> bool:
+        """Whether `stop` was asked: a tick under way ends at its next step (the process manager
+        kills a process whose stop takes longer than its limit, 30 s by default)."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:

@@ -131,3 +131,40 @@ def test_close_stops_a_compactions_copy_between_batches_and_the_next_compaction_
     assert search(again, "heron 5 reeds", vectors[5])[0] == "c5"
     assert again.get_vectors("b1", ["c7"])["c7"] == pytest.approx(vectors[7] / np.linalg.norm(vectors[7]))
     again.close()
+
+
+def test_no_background_thread_outlives_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunk index's maintenance worker and the job engine's workers and lease renewers are
+    gone once their close returns, after each had work under way."""
+    from cairn.adapters.local.job_engine import JobEngine
+    from cairn.domain.models import Job
+    from cairn.ports.jobs import JobContext
+    from tests.fakes.clock import FakeClock
+    from tests.fakes.jobs import MemoryJobStore
+
+    before = set(threading.enumerate())
+    monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
+    rng = np.random.default_rng(13)
+    index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM, ann_min_rows=60)
+    index.upsert(
+        [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(80)],
+        rng.standard_normal((80, DIM)).astype(np.float32),
+    )
+    engine = JobEngine(MemoryJobStore(), FakeClock(), poll_s=0.01, lease_s=0.3, close_wait_s=5)
+    started = threading.Event()
+
+    def handle(job: Job, ctx: JobContext) -> dict[str, object]:
+        started.set()
+        for _ in range(20):
+            ctx.progress(0.5)
+            time.sleep(0.01)
+        return {}
+
+    engine.register("work", handle)
+    engine.start("work", {})
+    engine.start_worker()
+    assert started.wait(10)
+    index.close()
+    engine.close()
+    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+    assert left == []

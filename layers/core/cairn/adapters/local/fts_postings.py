@@ -24,7 +24,7 @@ from cairn.adapters.local.fts_query import STOPWORDS
 from cairn.adapters.local.fts_tokens import POSTING, TOKENS, Postings, Texts
 
 CAP = 512  # postings per segment at most: a write rewrites at most this many per term
-STEP = 2048  # rowids read per step of a build; a stop is heeded between steps
+STEP = 4096  # rowids read per step of a build; a stop is heeded between steps
 
 
 class BuildStopped(Exception):

@@ -27,16 +27,22 @@ SUBJECTS = ("lamp", "fog horn", "tide gauge", "boat hook", "log book", "radio ma
 
 
 def _counting(c: Container) -> list[int]:
-    """Count the record store's transactions from here on (every repository shares the store)."""
+    """Count the record store's transactions and queries from here on (every repository shares
+    the store)."""
     records = c.documents.repo.records
-    counted = [0]
-    transact = records.transact
+    counted = [0, 0]
+    transact, query = records.transact, records.query
 
     def counted_transact(ops: Sequence[Any]) -> Any:
         counted[0] += 1
         return transact(ops)
 
-    records.transact = counted_transact  # the bench's own probe, for the run
+    def counted_query(*args: Any, **kwargs: Any) -> Any:
+        counted[1] += 1
+        return query(*args, **kwargs)
+
+    records.transact = counted_transact  # the bench's own probes, for the run
+    records.query = counted_query
     return counted
 
 
@@ -55,7 +61,8 @@ def _timed(writes: int, build: Callable[[Container], Callable[[int], Any]], firs
         marks = len(list(c.pending_links.pending()))
     return (
         f"{writes:,} writes {wall:.2f} s wall ({wall / writes * 1000:.1f} ms each), "
-        f"{counted[0] / writes:.2f} transactions each, {marks} marks left"
+        f"{counted[0] / writes:.2f} transactions and {counted[1] / writes:.2f} queries each, "
+        f"{marks} marks left"
     )
 
 

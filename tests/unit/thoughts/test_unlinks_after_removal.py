@@ -205,3 +205,78 @@ def test_a_batch_removing_memories_with_no_link_deletes_their_marks_in_one_trans
     ]
     assert len(deleting) == 1 and len(deleting[0]) == len(kept)
     assert list(c.pending_links.pending()) == []
+
+
+def marks_in(commits: list[list[Put | Delete]]) -> list[Put | Delete]:
+    return [
+        op
+        for ops in commits
+        for op in ops
+        if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+    ]
+
+
+def test_a_forget_of_a_memory_with_no_link_writes_no_mark(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read with no link before its commit, the memory has no links to mark: neither a mark in the
+    removal's transaction nor a transaction to delete it."""
+    alone = remembered(c, brain, TEXT)
+    assert linked(c, brain, alone) == set()
+    commits = commits_of(monkeypatch, c.adapters.records)
+    c.thoughts.forget(brain, alone, "ada")
+    monkeypatch.undo()
+
+    assert marks_in(commits) == []
+    assert c.thoughts.rows.get(brain.id, "ada", [alone]) == {}
+    assert c.documents.repo.get_by_id(alone) is None
+    assert list(c.pending_links.pending()) == []
+
+
+def test_a_forget_reads_each_kind_of_its_links_once(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forget unlinks its memory itself after its erasure, not the erasure's hook and then the
+    forget again."""
+    kept, gone, third = three(c, brain)
+    outgoing = c.thoughts.links.outgoing
+    kinds: list[str | None] = []
+
+    def watched(brain_id: str, source: str, kind: str | None = None, **kw: Any) -> Any:
+        if source == gone:
+            kinds.append(kind)
+        return outgoing(brain_id, source, kind, **kw)
+
+    monkeypatch.setattr(c.thoughts.links, "outgoing", watched)
+    c.thoughts.forget(brain, gone, "ada")
+    monkeypatch.undo()
+
+    assert kinds and all(kinds.count(kind) == 1 for kind in kinds)
+    assert_unlinked(c, brain, gone, [kept, third])
+
+
+def test_a_link_made_between_a_forgets_read_and_its_commit_is_removed_with_the_memory(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forget reads no link, another writer links the memory, then the forget commits: the
+    row's version has moved, so the forget reads again and removes the link, marked as any."""
+    kept, gone, third = three(c, brain)
+    c.thoughts._unlink(brain, "ada", gone)  # no link left: the forget would write no mark
+    assert linked(c, brain, gone) == set()
+    outgoing = c.thoughts.links.outgoing
+    raced: list[int] = []
+
+    def racing(brain_id: str, source: str, kind: str | None = None, **kw: Any) -> Any:
+        found = outgoing(brain_id, source, kind, **kw)
+        if source == gone and not raced:
+            rows = c.thoughts._rows(brain.id, "ada", [gone, kept])
+            raced.append(c.thoughts._connect(brain, rows[gone], rows[kept], 0.5, "semantic", []))
+        return found
+
+    monkeypatch.setattr(c.thoughts.links, "outgoing", racing)
+    c.thoughts.forget(brain, gone, "ada")
+    monkeypatch.undo()
+
+    assert raced == [2]  # linked both ways before the forget's commit
+    assert c.thoughts.rows.get(brain.id, "ada", [gone]) == {}
+    assert_unlinked(c, brain, gone, [kept, third])

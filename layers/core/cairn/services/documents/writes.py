@@ -203,6 +203,7 @@ class DocumentWrites(DocumentReads):
         also: Sequence[Put | Delete] = (),
         reason: str | None = None,
         keep_blob: bool = False,
+        companions: bool = True,
     ) -> Erased | None:
         """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
         bytes, every version's (blob_keys.py), with `also` in the same transaction. A document
@@ -211,7 +212,9 @@ class DocumentWrites(DocumentReads):
         the same bytes keeps them (ThoughtMCP memories store their own id in their bytes, so theirs
         are never shared). None when there is no such document. The document's folder goes before
         its record: killed between the two, the record is still there to erase again, never a record
-        gone with its text left on disk."""
+        gone with its text left on disk. `companions=False`: the caller removes what other services
+        keep beside the document itself, in `also` and after the commit, so neither the companions
+        nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links)."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
@@ -225,13 +228,15 @@ class DocumentWrites(DocumentReads):
                 Delete(*doc_id_key(doc.id)),
                 *also,
             ]
-            committed = self.repo.commit(self._with_companions(doc, gone), touched=[(brain.id, doc.id)])
+            ops = self._with_companions(doc, gone) if companions else gone
+            committed = self.repo.commit(ops, touched=[(brain.id, doc.id)])
             faults.reached("documents.committed")
             with indexing_after_commit(f"the erasure of {excerpt(path)}"):
                 self.indexer.remove(doc)
                 faults.reached("documents.indexed")
                 self.sync.settle(committed, [doc.id])
-            self._removed(brain, [doc])
+            if companions:
+                self._removed(brain, [doc])
             if folder is not None:
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
             elif not keep_blob:

@@ -6,6 +6,8 @@ recall reinforces the row at any moment, and the erase decides, not the row's ve
 links, and the other ends' statistics, go only once that has committed, so a forget that fails
 leaves the memory whole; that transaction marks them (removal.py), so a store refusing them
 afterwards (the forget is answered as done) or a process stopping between leaves them to the sweep.
+A memory read with no link left has nothing to mark: its row goes at the version read instead (a
+link made since moved it: the forget reads again), and nothing is read or written after the commit.
 A row left behind by a document deleted or overwritten through another surface (one no longer the
 memory's) is found in the user's partition and removed too. Nothing removed answers "Memory not
 found", never success."""
@@ -19,7 +21,7 @@ from typing import Final
 from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.models import Brain, Document
 from cairn.services.thoughtmcp.checks import check_user
-from cairn.services.thoughtmcp.models import NOT_FOUND_SUGGESTION, ThoughtError
+from cairn.services.thoughtmcp.models import NOT_FOUND_SUGGESTION, Row, ThoughtError
 from cairn.services.thoughtmcp.recall import ThoughtRecall
 from cairn.services.thoughtmcp.removal import removal_of, unlinks_mark
 
@@ -38,6 +40,7 @@ MOVED_SUGGESTION: Final = "Forget it, then remember its content again"
 class _Remains:
     owner: str
     doc: Document | None  # the memory's document, live (or soft-deleted while its row is left)
+    row: Row | None
 
 
 class ThoughtForgetting(ThoughtRecall):
@@ -46,27 +49,37 @@ class ThoughtForgetting(ThoughtRecall):
     def _forget_hard(self, brain: Brain, memory_id: str, user_id: str | None) -> None:
         for _ in range(WRITE_TRIES):
             remains = self._remains(brain, memory_id, user_id)
-            gone = removal_of(self.pending, brain.id, remains.owner, memory_id)
+            unlinked_at = self._unlinked_at(brain, remains.row)
+            gone = removal_of(self.pending, brain.id, remains.owner, memory_id, unlinked_at=unlinked_at)
             try:
-                if remains.doc is not None:  # its links go after, with the removal hook's mark
-                    if self.documents.erase(brain, remains.doc.path, also=gone, reason="forget") is None:
+                if remains.doc is not None:
+                    erased = self.documents.erase(
+                        brain, remains.doc.path, also=gone, reason="forget", companions=False
+                    )
+                    if erased is None:
                         continue  # moved meanwhile: look for it again
                 else:
                     self.rows.commit(gone)
             except Conflict:
-                continue  # its document was written meanwhile (another process): look again
+                continue  # written or linked meanwhile (another process): look again
             self._touched(brain.id, remains.owner, memory_id)
-            # after an erase the removal hook unlinked it: this finds nothing (reads only), unless
-            # the hook was refused, whose mark then stays for the sweep (it finds them gone)
-            mark = unlinks_mark(self.pending, brain.id, memory_id) if remains.doc is None else None
+            if unlinked_at is not None:
+                return  # no link to remove, and none could be made since
             try:
-                self._unlink(brain, remains.owner, memory_id, mark)
+                self._unlink(brain, remains.owner, memory_id, unlinks_mark(self.pending, brain.id, memory_id))
             except Unavailable as exc:
                 log.warning(
                     "the links of forgotten memory %s are left for the sweep: %s", memory_id, exc.message
                 )
             return
         raise ThoughtError("Memory kept changing while it was being forgotten", "Try again", code="CONFLICT")
+
+    def _unlinked_at(self, brain: Brain, row: Row | None) -> int | None:
+        """The version of the memory's row when it has no link left (one read), else None. Without
+        a row no link can be made, but one an earlier removal left may stand: its mark is kept."""
+        if row is None or self.links.outgoing(brain.id, row.id, limit=1):
+            return None
+        return row.version
 
     def _remains(self, brain: Brain, memory_id: str, user_id: str | None) -> _Remains:
         """What is left of the memory for this caller: its document (found by id) and its row; a
@@ -87,7 +100,7 @@ class ThoughtForgetting(ThoughtRecall):
         mine = doc if facet_user is not None and (live or row is not None) else None
         if mine is None and row is None:
             raise ThoughtError(NOT_FOUND, NOT_FOUND_SUGGESTION)
-        return _Remains(owner, mine)
+        return _Remains(owner, mine, row)
 
     def _moved(self, brain: Brain, memory_id: str) -> bool:
         """The memory's live document is no longer at the path its row names (renamed through the

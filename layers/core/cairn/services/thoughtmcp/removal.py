@@ -33,8 +33,19 @@ class MemoryRecords:
         return removal_of(self.pending, doc.brain_id, user_id, doc.id) if user_id is not None else []
 
 
-def removal_of(pending: PendingLinks, brain_id: str, user_id: str, memory_id: str) -> list[Put | Delete]:
-    """What a memory's removal commits: its records, and the mark that its links are to go."""
+def removal_of(
+    pending: PendingLinks, brain_id: str, user_id: str, memory_id: str, *, unlinked_at: int | None = None
+) -> list[Put | Delete]:
+    """What a memory's removal commits: its records, and the mark that its links are to go.
+    `unlinked_at`: the version of the memory's row, read with no link left (a hard forget reads
+    both before its commit). No mark then, and the row goes only at that version: every link's
+    transaction rewrites both ends' rows (ThoughtLinks._connect), so a link made since fails the
+    commit (Conflict) rather than outliving the memory unmarked."""
+    if unlinked_at is not None:
+        return [
+            Delete(rows_pk(brain_id, user_id), memory_id, expected_version=unlinked_at),
+            Delete(sectors_pk(brain_id, user_id), memory_id),
+        ]
     return [
         *records_of(brain_id, user_id, memory_id),
         pending.put_op(unlinks_mark(pending, brain_id, memory_id)),

@@ -96,3 +96,24 @@ def test_mnemosyne_keeps_pythons_reading(container: Container, query: str, blank
     except InvalidInput as error:
         refused = "query must not be empty" in str(error)
     assert refused == blank
+
+
+@pytest.mark.parametrize(
+    ("text", "blank"), [(BOM, True), (f" {BOM}\u3000", True), (SEPARATOR, False), ("\x85", False)]
+)
+def test_thoughtmcp_recall_ranks_a_blank_text_by_salience(
+    container: Container, text: str, blank: bool
+) -> None:
+    """Recall's service reads the text as its surface does: a text JavaScript's trim() leaves
+    empty is no text (ranked by salience), any other is embedded and compared."""
+    from cairn.services.thoughtmcp import thought_scoring as ts
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import Filters, NewMemory
+
+    brain = thought_brain(container.brains, None, create=True)
+    assert brain is not None
+    container.thoughts.remember(brain, NewMemory("The lamp was lit at six.", "u1", "s1", "semantic"))
+    (found,), _ = container.thoughts.recall(brain, "u1", text=text, filters=Filters(), min_similarity=0.0)
+    s = found.score
+    by_salience = ts.composite(None, s.salience, s.recency, s.link_weight).total
+    assert (s.total == by_salience) == blank

@@ -9,6 +9,7 @@ from typing import Final
 
 from cairn.domain.boolean_query import And, BoolQuery, Term, positive_terms
 from cairn.domain.errors import Conflict
+from cairn.domain.js_text import js_blank
 from cairn.domain.models import Brain
 from cairn.domain.text import query_read
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
@@ -58,7 +59,7 @@ class ThoughtRecall(ThoughtLinks):
         limit = max(1, min(limit, MAX_LIMIT))
         offset = max(0, offset)
         now = self.clock.now()
-        if text is not None and text.strip():
+        if text is not None and not js_blank(text):
             similarities = self._similar(brain, user_id, query_read(text), filters)
             close = {d: s for d, s in similarities.items() if s >= min_similarity}
             if close:

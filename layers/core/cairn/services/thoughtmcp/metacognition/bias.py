@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from cairn.domain.js_text import js_trim
 from cairn.services.thoughtmcp.metacognition.models import (
     BiasLocation,
     BiasType,
@@ -396,7 +397,7 @@ def _quote(text: str) -> str:
 def location(steps: list[str], index: int, context: str | None) -> BiasLocation:
     """Where a bias sits: the sentence, and the caller's context (else the sentences around it)."""
     around = " ".join(steps[max(0, index - 1) : index] + steps[index + 1 : index + 2])
-    return BiasLocation(stepIndex=index, reasoning=steps[index], context=(context or "").strip() or around)
+    return BiasLocation(stepIndex=index, reasoning=steps[index], context=js_trim(context or "") or around)
 
 
 def detect(reasoning: str, *, detected_at: str, context: str | None = None) -> list[DetectedBias]:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from cairn.domain.js_text import js_blank, js_trim
 from cairn.services.thoughtmcp.metacognition import bias, interpretation
 from cairn.services.thoughtmcp.metacognition.models import (
     ConfidenceAssessment,
@@ -76,7 +77,7 @@ def overall(evidence: float, coherence: float, completeness: float, uncertainty:
 
 
 def compute(signals: Signals, evidence: Sequence[str] | None, biases: Sequence[DetectedBias] = ()) -> Scores:
-    provided = [e.strip() for e in evidence or [] if e.strip()]
+    provided = [js_trim(e) for e in evidence or [] if not js_blank(e)]
     if provided:
         source: EvidenceSource = "provided"
         items = provided

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cairn.domain.js_text import js_blank
 from cairn.services.thoughtmcp.metacognition import lexicons
 from cairn.services.thoughtmcp.metacognition.models import (
     Circumplex,
@@ -180,7 +181,7 @@ def detect(
     text: str, *, include_discrete: bool, timestamp: str
 ) -> tuple[Circumplex, DiscreteEmotions | None]:
     """The circumplex reading and (when asked) the discrete emotions of `text`."""
-    if not text.strip():
+    if js_blank(text):
         return Circumplex(valence=0.0, arousal=0.0, dominance=0.0, confidence=0.0, timestamp=timestamp), (
             classified([]) if include_discrete else None
         )

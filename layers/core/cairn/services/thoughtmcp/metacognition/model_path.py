@@ -18,6 +18,7 @@ from typing import Final, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cairn.domain.errors import CairnError
+from cairn.domain.js_text import js_blank
 from cairn.ports.generator import GenerationError, Generator, Passage
 from cairn.services.memory.model_calls import complete, failure_reason, json_object
 from cairn.services.thoughtmcp.metacognition.emotion import intensity_of
@@ -187,7 +188,7 @@ def passages(**texts: str | None) -> list[Passage]:
     return [
         Passage(chunk_id=name, document_id=name, text=text[:MAX_INPUT_CHARS])
         for name, text in texts.items()
-        if text and text.strip()
+        if text and not js_blank(text)
     ]
 
 

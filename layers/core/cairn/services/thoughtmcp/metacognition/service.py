@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC
 from typing import Any, Final
 
+from cairn.domain.js_text import js_blank
 from cairn.ports.clock import Clock, SystemClock
 from cairn.ports.generator import Generator
 from cairn.services.memory.model_calls import offline
@@ -95,7 +96,7 @@ class MetacognitionService:
         """(assessment, evidence source, whether the reasoning was empty). `rule_biases`: what
         bias.detect already found in this reasoning, when the caller has it."""
         started = time.perf_counter()
-        if not reasoning.strip():
+        if js_blank(reasoning):
             result = confidence.empty_assessment(timestamp=self._now())
             return result.model_copy(update={"processingTime": _ms(started)}), "none", True
         signals = read(reasoning)
@@ -118,7 +119,7 @@ class MetacognitionService:
         model: str,
     ) -> ConfidenceAssessment:
         shown = (
-            [e for e in evidence or [] if e.strip()]
+            [e for e in evidence or [] if not js_blank(e)]
             if source == "provided"
             else [e.statement for e in rules.extractedEvidence or []]
         )
@@ -198,7 +199,7 @@ class MetacognitionService:
     def _biases(self, reasoning: str, context: str | None) -> list[DetectedBias]:
         now = self._now()
         model = self._model
-        if model is None or not reasoning.strip():
+        if model is None or js_blank(reasoning):
             return bias.detect(reasoning, detected_at=now, context=context)
         steps = sentences(reasoning)
 
@@ -245,7 +246,7 @@ class MetacognitionService:
         check_texts(reasoning=reasoning, context=context)
         started = time.perf_counter()
         found = self._biases(reasoning, context)
-        model = self._model if reasoning.strip() else None
+        model = None if js_blank(reasoning) else self._model
         report = BiasReport(
             biases=found,
             detectionTime=round(time.perf_counter() - started, 6),
@@ -261,7 +262,7 @@ class MetacognitionService:
     ) -> tuple[Circumplex, DiscreteEmotions | None, str | None]:
         now = self._now()
         model = self._model
-        if model is None or not text.strip():
+        if model is None or js_blank(text):
             circumplex, discrete = emotion.detect(text, include_discrete=include_discrete, timestamp=now)
             return circumplex, discrete, None
         reply = model_path.ask(
@@ -331,7 +332,7 @@ class MetacognitionService:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         check_texts(reasoning=reasoning, context=context)
         started = time.perf_counter()
-        model = self._model if reasoning.strip() else None
+        model = None if js_blank(reasoning) else self._model
         signals = read(reasoning)
         rule_biases: list[DetectedBias] | None = None
         if model is None:

@@ -5,6 +5,7 @@ keeps Python's reading."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,26 @@ def test_thoughtmcp_recall_ranks_a_blank_text_by_salience(
     s = found.score
     by_salience = ts.composite(None, s.salience, s.recency, s.link_weight).total
     assert (s.total == by_salience) == blank
+
+
+@pytest.mark.parametrize(
+    ("query", "blank"), [(BOM, True), (f"\t{BOM}\u3000", True), (SEPARATOR, False), ("\x85", False)]
+)
+def test_zengram_searches_and_reflects_on_any_text_trim_leaves(
+    container: Container, query: str, blank: bool
+) -> None:
+    """The typed memories' search leaves whitespace to its surface: a query zengram reads as text
+    is searched, not refused as empty by Python's reading behind it."""
+    surface = SurfaceDeps(zengram_services(container), NO_FILES)
+    stored = zengram_args.StoreArgs.model_validate({"type": "event", "content": "The lamp was lit at six."})
+    assert not text_of(zengram_tools.store(surface, stored)).startswith("Error:")
+    found = text_of(zengram_tools.search(surface, zengram_args.SearchArgs.model_validate({"query": query})))
+    reflected = text_of(
+        zengram_tools.reflect(surface, zengram_args.ReflectArgs.model_validate({"topic": query}))
+    )
+    if blank:
+        assert found == 'Error: "query" is required (non-empty string)'
+        assert reflected == 'Error: "topic" is required (non-empty string)'
+    else:
+        assert json.loads(found)["query"] == query
+        assert not reflected.startswith("Error:")

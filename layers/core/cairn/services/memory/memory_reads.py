@@ -85,8 +85,10 @@ class MemoryReads:
         return self.documents.content(doc).decode("utf-8", errors="replace")
 
     def search(self, brain: Brain, query: str, q: MemoryQuery) -> list[MemoryHit]:
-        """Hybrid search with every filter inside the index, ranked by effective score."""
-        if not query or not query.strip():
+        """Hybrid search with every filter inside the index, ranked by effective score. Whether a
+        query of whitespace only is empty is its surface's rule, checked there before (zengram's:
+        JavaScript's `trim()`, under which U+001C is text): here only an empty query is refused."""
+        if not query:
             raise InvalidInput("query must not be empty")
         if q.limit < 1:
             raise InvalidInput("limit must be at least 1")

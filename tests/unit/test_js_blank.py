@@ -141,3 +141,25 @@ def test_zengram_searches_and_reflects_on_any_text_trim_leaves(
     else:
         assert json.loads(found)["query"] == query
         assert not reflected.startswith("Error:")
+
+
+@pytest.mark.parametrize(
+    ("around", "trimmed"), [(BOM, True), (f"\u3000{BOM}", True), (SEPARATOR, False), ("\x85", False)]
+)
+def test_gbrain_query_names_a_page_by_its_slug_within_what_trim_removes(
+    container: Container, around: str, trimmed: bool
+) -> None:
+    """brain_query answers the page a query names by its slug (`[[slug]]` too) alone, at score 1,
+    once the whitespace JavaScript's trim() removes is taken off either end."""
+    from cairn.services.gbrain.page_search import PageSearch
+    from tests.integration.gbrain.conftest import page
+
+    container.brains.create("Work", slug="work")
+    container.pages.put("tools/anvils", page("Anvils", "anvil anvil anvil"))
+    container.pages.put("tools/kit", page("Kit", "anvil forge hammer tongs"))
+    search = PageSearch(container.pages, container.search, container.graph, container.gaps)
+    brain = container.pages.write_target()
+    for query in (f"{around}tools/anvils{around}", f"[[{around}tools/anvils{around}]]"):
+        hits = search.query(brain, query, limit=10)
+        exact = [(h.page.slug, h.score) for h in hits] == [("tools/anvils", 1.0)]
+        assert exact == trimmed

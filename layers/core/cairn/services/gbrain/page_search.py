@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from cairn.auth import access
-from cairn.domain.js_text import js_blank
+from cairn.domain.js_text import js_blank, js_trim
 from cairn.domain.models import Brain
 from cairn.domain.pages import GENERAL_WING, MAX_LIMIT, is_slug, page_wing
 from cairn.domain.text import query_read
@@ -161,9 +161,9 @@ class PageSearch:
     # -- internals ---------------------------------------------------------------------------
 
     def _exact(self, brain: Brain, query: str, wing: str | None, name: str) -> Page | None:
-        token = query.strip()
+        token = js_trim(query)
         if token.startswith("[[") and token.endswith("]]"):
-            token = token[2:-2].strip()
+            token = js_trim(token[2:-2])
         if any(ch.isspace() for ch in token):
             return None
         if not is_slug(token) or (wing and page_wing(token) != wing):

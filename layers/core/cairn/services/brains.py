@@ -401,6 +401,9 @@ class BrainService:
     def resolve(self, ref: str | None) -> Brain:
         """The brain a tool call means: the given id/slug, else the default, else the first brain.
         An empty reference is refused rather than taken to mean the default (it is a caller's bug).
+        Empty as Python's strip() reads it: a reference comes from Cairn's own callers (the
+        canonical tools, the CLI, the web UI) or a surface's configured brain (Settings), never
+        from a TypeScript surface's arguments, whose blank rule (domain/js_text.py) its own checks apply.
         A default (configured or first) is always one of the caller's own tenant that it may use
         for the operation at hand: never another tenant's public brain."""
         if ref is not None and not ref.strip():

@@ -34,6 +34,7 @@ from hostile_services import (
     thought_keywords,
     version_chain,
 )
+from hostile_sql import chunk_id_writes, owner_filter_neighbour
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 from memory_writes import thought_forget, thought_remember, typed_store, typed_store_plain
 from superseded_lookups import superseded_facts
@@ -342,6 +343,8 @@ CASES: dict[str, Callable[[], str]] = {
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
+    "chunk-id-writes": chunk_id_writes,
+    "owner-filter-neighbour": owner_filter_neighbour,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "typed-store": typed_store,
@@ -363,7 +366,10 @@ def main() -> None:
         "--copies", type=int, default=0, help="superseded-facts: its facts copied K times over"
     )
     parser.add_argument(
-        "--rows", type=int, help="vector-file-check, vector-compaction, ann-file-check: the rows (100,000)"
+        "--rows",
+        type=int,
+        help="vector-file-check, vector-compaction, ann-file-check, chunk-id-writes, "
+        "owner-filter-neighbour: the rows (100,000)",
     )
     parser.add_argument(
         "--ann-dir", type=Path, help="ann-file-check: build its index there once, then reuse it"
@@ -374,6 +380,8 @@ def main() -> None:
     if args.rows:
         CASES["vector-file-check"] = partial(vector_file_check, args.rows)
         CASES["vector-compaction"] = partial(vector_compaction, args.rows)
+        CASES["chunk-id-writes"] = partial(chunk_id_writes, args.rows)
+        CASES["owner-filter-neighbour"] = partial(owner_filter_neighbour, args.rows)
     if args.versions:
         CASES["version-chain"] = partial(version_chain, args.versions)
     if args.facts:

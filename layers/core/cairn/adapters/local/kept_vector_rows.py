@@ -35,8 +35,11 @@ def kept_rows(
     kept = np.full(len(chunk_ids), -1, dtype=np.int64)
     stored = dict(
         conn.execute(
-            "SELECT id, vec_row FROM chunks WHERE brain_id = ? AND id IN (SELECT value FROM json_each(?))",
-            (brain_id, json.dumps(list(chunk_ids))),
+            # json_each first: each id is sought (given `brain_id = ?` beside `id IN`, SQLite read
+            # every chunk of the brain, 26 ms an upsert at 100,000)
+            "SELECT c.id, c.vec_row FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+            "WHERE c.brain_id = ?",
+            (json.dumps(list(chunk_ids)), brain_id),
         ).fetchall()
     )
     if not stored or vector_health.damaged(conn, brain_id, epoch):

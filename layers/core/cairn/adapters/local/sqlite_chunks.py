@@ -221,9 +221,14 @@ class SqliteChunkIndex:
         self._write(brain_id, work)
 
     def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
-        condition = "brain_id = ? AND id IN (SELECT value FROM json_each(?))"
+        # Each id sought through json_each: given `brain_id = ? AND id IN (...)`, SQLite read every
+        # chunk of the brain.
+        condition = (
+            "rowid IN (SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+            "WHERE c.brain_id = ?)"
+        )
         return self._write(
-            brain_id, lambda batch: batch.remove(condition, (brain_id, json.dumps(list(chunk_ids))))
+            brain_id, lambda batch: batch.remove(condition, (json.dumps(list(chunk_ids)), brain_id))
         )
 
     def drop_brain(self, brain_id: str) -> int:

@@ -1,0 +1,103 @@
+"""The embedded chunk index's SQL cases of bench/hostile_inputs.py: requests on one brain whose
+cost once grew with a big brain's chunks (its own or a neighbour's). Each builds its index in a
+temporary directory (short texts, 8-dimensional vectors: what is timed is SQL, not FTS5 or the
+vector file), then times the request alone. Run them through `bench/hostile_inputs.py --case NAME`."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+    from cairn.domain.models import Chunk
+
+DIM = 8
+
+
+def _chunk(brain_id: str, n: int) -> Chunk:
+    from cairn.domain.models import OWNER_FACET, Chunk
+
+    return Chunk(
+        id=f"{brain_id}-{n}",
+        brain_id=brain_id,
+        document_id=f"doc-{n // 4}",
+        path=f"notes/{n // 4}.md",
+        ordinal=n % 4,
+        text=f"note {n} about the kettle",
+        facets={OWNER_FACET: f"user{n % 20}"},
+        created_at=datetime(2025, 1, 1, tzinfo=UTC),
+    )
+
+
+def _index(data: str, rows: int) -> SqliteChunkIndex:
+    """Brain `big` of `rows` chunks (each owned by one of 20 users), written 5,000 a commit, and
+    brain `small` of one."""
+    import numpy as np
+
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+
+    rng = np.random.default_rng(3)
+    index = SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), DIM, background_maintenance=False)
+    for first in range(0, rows, 5_000):
+        chunks = [_chunk("big", n) for n in range(first, min(first + 5_000, rows))]
+        index.upsert(chunks, rng.standard_normal((len(chunks), DIM)).astype(np.float32))
+    index.upsert([_chunk("small", 0)], rng.standard_normal((1, DIM)).astype(np.float32))
+    return index
+
+
+def _median_ms(run: Callable[[int], object], rounds: int) -> str:
+    took = []
+    for n in range(rounds):
+        started = time.perf_counter()
+        run(n)
+        took.append(time.perf_counter() - started)
+    return f"{statistics.median(took) * 1000:.2f} ms median, {max(took) * 1000:.2f} max"
+
+
+def chunk_id_writes(rows: int = 100_000, rounds: int = 50) -> str:
+    """In brain `big`: `rounds` upserts of one chunk it holds (its vector row looked up by id)
+    and `rounds` removals of one chunk by id. Wall time per write."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as data:
+        index = _index(data, rows)
+        vector = np.ones((1, DIM), dtype=np.float32)
+        rewrite = _median_ms(lambda n: index.upsert([_chunk("big", n)], vector), rounds)
+        remove = _median_ms(lambda n: index.delete_chunks("big", [f"big-{rows - 1 - n}"]), rounds)
+        index.close()
+    return f"{rows:,} chunks: rewrite one {rewrite}; delete one by id {remove}"
+
+
+def owner_filter_neighbour(rows: int = 100_000, rounds: int = 20) -> str:
+    """Brain `small` (one chunk) beside brain `big` (`rows` chunks, each with an owner): `rounds`
+    times a write to `small`, then its first search as a principal who sees only their own
+    memories (ChunkFilter.owners), which reads which rows other owners hold. Wall time of the
+    search."""
+    import numpy as np
+
+    from cairn.ports.chunks import ChunkFilter, ChunkQuery
+
+    with tempfile.TemporaryDirectory() as data:
+        index = _index(data, rows)
+        vector = np.ones(DIM, dtype=np.float32)
+        query = ChunkQuery("kettle", vector, ChunkFilter(("small",), owners=(("small", "user3"),)))
+
+        def search(n: int) -> None:
+            index.upsert([_chunk("small", 1 + n % 2)], vector.reshape(1, DIM))
+            started = time.perf_counter()
+            index.search(query)
+            took.append(time.perf_counter() - started)
+
+        took: list[float] = []
+        _median_ms(search, rounds)
+        index.close()
+    return (
+        f"{rows:,} chunks beside: the first search after a write {statistics.median(took) * 1000:.2f} ms "
+        f"median, {max(took) * 1000:.2f} max"
+    )

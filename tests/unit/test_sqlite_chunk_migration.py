@@ -171,7 +171,7 @@ def test_the_migration_runs_once_and_leaves_the_new_schema(paths: tuple[Path, Pa
         indexes = {row[1] for row in conn.execute("PRAGMA index_list(chunks)")}
         assert "chunks_brain_rows_v2" in indexes and "chunks_brain_rows" not in indexes
         facet_indexes = {row[1] for row in conn.execute("PRAGMA index_list(chunk_facets)")}
-        assert "chunk_facets_value" in facet_indexes
+        assert "chunk_facets_brain" in facet_indexes and "chunk_facets_value" not in facet_indexes
         ms = dict(conn.execute("SELECT id, coalesce(valid_from_ms, valid_to_ms) FROM chunks").fetchall())
         hour = 3_600_000
         assert ms == {

@@ -82,7 +82,6 @@ CREATE TABLE IF NOT EXISTS chunk_facets (
     vec_row INTEGER NOT NULL,
     PRIMARY KEY (chunk_rowid, name)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS chunk_facets_value ON chunk_facets (name, value, brain_id, vec_row);
 
 CREATE TABLE IF NOT EXISTS brain_state (
     seq INTEGER PRIMARY KEY,
@@ -134,6 +133,12 @@ _ADDED_COLUMNS = {
     "valid_from_ms": "INTEGER",
     "valid_to_ms": "INTEGER",
 }
+# A brain's facets by name, then value: the filter on values and the rows other owners hold
+# (BrainRows.allowed) each seek one brain's. Its predecessor, by name and value first, read every
+# brain's owners to answer for one.
+_FACETS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS chunk_facets_brain ON chunk_facets (brain_id, name, value, vec_row)"
+)
 # What BrainRows.load reads for a brain, all of it in the index so the load never visits the table.
 _ROWS_INDEX = (
     "CREATE INDEX IF NOT EXISTS chunks_brain_rows_v2 ON chunks "
@@ -157,6 +162,8 @@ def migrate(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE brain_state ADD COLUMN written_ms INTEGER NOT NULL DEFAULT 0")
     conn.execute("DROP INDEX IF EXISTS chunks_brain_rows")  # narrower predecessor of _ROWS_INDEX
     conn.execute(_ROWS_INDEX)
+    conn.execute("DROP INDEX IF EXISTS chunk_facets_value")
+    conn.execute(_FACETS_INDEX)
 
 
 def _fill_valid_ms(conn: sqlite3.Connection) -> None:

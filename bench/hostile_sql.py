@@ -101,3 +101,31 @@ def owner_filter_neighbour(rows: int = 100_000, rounds: int = 20) -> str:
         f"{rows:,} chunks beside: the first search after a write {statistics.median(took) * 1000:.2f} ms "
         f"median, {max(took) * 1000:.2f} max"
     )
+
+
+def many_brains(rows: int = 30_000, brains: int = 1_000, rounds: int = 20) -> str:
+    """Brain `big` of `rows` chunks (past fts_search.SMALL_TABLE: it has term postings) beside
+    `brains` brains of one chunk: the index's opening, `rounds` keyword searches of `big` and
+    `rounds` one-chunk rewrites in it. Wall time."""
+    import numpy as np
+
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+    from cairn.ports.chunks import ChunkFilter, ChunkQuery
+
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as data:
+        index = _index(data, rows)
+        others = [_chunk(f"b{n}", 0) for n in range(brains)]
+        index.upsert(others, rng.standard_normal((brains, DIM)).astype(np.float32))
+        index.close()
+        started = time.perf_counter()
+        index = SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), DIM, background_maintenance=False)
+        opened = (time.perf_counter() - started) * 1000
+        query = ChunkQuery("kettle note", None, ChunkFilter(("big",)))
+        index.search(query)  # the brain's rows cached and its keyword index probed
+        search = _median_ms(lambda n: index.search(query), rounds)
+        vector = np.ones((1, DIM), dtype=np.float32)
+        rewrite = _median_ms(lambda n: index.upsert([_chunk("big", n)], vector), rounds)
+        index.close()
+    said = f"{rows:,} chunks beside {brains:,} brains: open {opened:.0f} ms"
+    return f"{said}; search {search}; rewrite one {rewrite}"

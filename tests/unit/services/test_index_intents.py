@@ -231,3 +231,27 @@ def test_a_superseded_record_retired_before_its_reconcile_leaves_no_chunk(
         other.documents.delete(brain, old.memory.path)
     assert other.adapters.chunks.get_chunks(brain.id, old.memory.id) == []
     assert index_problems(other) == []
+
+
+def test_a_stop_asked_while_settling_ends_it_before_the_next_document_and_the_next_settle_finishes(
+    adapters: Adapters, first: Container, brain: Brain, tmp_path: Path
+) -> None:
+    """The index sweep settles the intents inside a tick; a process stopping (its manager allows
+    30 s in all) must not wait out a long list of them: those left stand for the next start."""
+    for n in range(4):
+        with faults.armed("documents.committed"), pytest.raises(InjectedFault):
+            first.documents.write(
+                brain, f"kept/{n}.md", f"# Kept {n}\n\nThe tern {n} nests on shingle.".encode()
+            )
+    restarted = process(adapters, tmp_path)
+    asked: list[int] = []
+
+    def stop() -> bool:  # asked before each document: the stop comes after the first
+        asked.append(1)
+        return len(asked) > 1
+
+    assert restarted.documents.settle_pending(stop=stop) == 1
+    assert len(asked) == 2
+    assert index_problems(restarted) != []  # the rest left standing
+    assert restarted.documents.settle_pending() >= 3
+    assert index_problems(restarted) == []

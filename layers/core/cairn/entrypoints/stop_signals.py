@@ -30,6 +30,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
@@ -49,6 +50,7 @@ class StopSignals:
         self.signals = signals
         self.name = name
         self.received: int | None = None  # the first stop signal
+        self.received_at: float | None = None  # its time.monotonic(): the stop's budget runs from it
         self.phase = STARTING
         self._held: list[int] = []
         self._stop: Callable[[int], object] | None = None
@@ -89,6 +91,7 @@ class StopSignals:
         first = self.received is None
         if first:
             self.received = signum
+            self.received_at = time.monotonic()
         phase, stop = self.phase, self._stop
         if phase == STARTING:
             self._say(f"{_name(signum)} while starting: stopping, with nothing to hand back")

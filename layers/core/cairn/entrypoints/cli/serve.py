@@ -10,12 +10,20 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cairn import __version__
 from cairn.entrypoints.cli import access_log, process_limits
 from cairn.entrypoints.cli.check import settle, start_repairs
+from cairn.entrypoints.cli.clean_stop import (
+    CALLS_IN_FLIGHT_S,
+    STOP_WITHIN_S,
+    Stoppable,
+    clean_stop,
+    thread_ends,
+)
 from cairn.entrypoints.cli.leaving import leave
 from cairn.entrypoints.cli.warm_start import warm_up
 from cairn.entrypoints.stop_signals import StopSignals
@@ -72,6 +80,7 @@ def _stopping_server() -> type:
         def __init__(self, config: uvicorn.Config, stops: StopSignals) -> None:
             super().__init__(config)
             self.stops = stops
+            self.calls_left = False  # calls cancelled at the stop may still run in their threads
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -87,6 +96,9 @@ def _stopping_server() -> type:
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             await super().shutdown(sockets)
+            # tasks left: the graceful shutdown ran out of time (or a second signal cut it) and
+            # cancelled them, but a call running in a worker thread goes on there
+            self.calls_left = bool(self.server_state.tasks)
             if not self.force_exit:
                 return
             # uvicorn skips the app's shutdown step when forced, and its lifespan task, left
@@ -147,8 +159,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settle(container)
     start_repairs(container)
     app = create_app(container)
-    threading.Thread(target=container.erasure.resume, daemon=True).start()  # one a crash left running
-    warm_up(container)
+    resumed = threading.Thread(target=container.erasure.resume, daemon=True)  # one a crash left running
+    resumed.start()
+    warming = warm_up(container)
     auth = "none (open)" if open_serving else "required"
     base = f"http://{settings.host}:{settings.port}"
     print(
@@ -165,23 +178,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sweeper.start()
     if schedule is not None:
         schedule.start()
+    background = [
+        Stoppable("the index sweep", sweeper.stop),
+        Stoppable("the index repair", container.repair.stop),
+        *([Stoppable("the consolidation schedule", schedule.stop)] if schedule is not None else []),
+        thread_ends("the warm-up", warming),
+        thread_ends("an erasure resumed", resumed),
+    ]
+    server = None
     try:
         config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
-        _stopping_server()(config, stops).run(sockets=[listening])
+        server = _stopping_server()(config, stops)
+        server.run(sockets=[listening])
     finally:
         stops.stopping()  # the server may have ended without a signal
-        # first what is only in memory (the reads searches counted), then a job still running is
-        # handed back to the queue: a second signal during the clean stop ends the process
-        if container.search.access is not None:
-            container.search.access.flush()
-        container.audit.close()  # entries a busy store refused: written, or kept for the next start
-        container.jobs.stop_worker()
-        if schedule is not None:
-            schedule.stop()
-        sweeper.stop()
-        container.repair.stop()
-    if container.jobs.running_here():  # a handed-back handler may be inside native code
+        # a second signal during the clean stop ends the process (stop_signals.py)
+        deadline = (stops.received_at or time.monotonic()) + STOP_WITHIN_S
+        calls_left = server is None or server.calls_left
+        ended = clean_stop(container, deadline, background, calls_left=calls_left)
+    if not ended:  # something may still run inside native code, or in the stores left open
         leave(stops.exit_code())
     return stops.exit_code()
 
@@ -210,6 +226,7 @@ def server_config(app: Any, settings: Settings, log_level: str) -> uvicorn.Confi
         h11_max_incomplete_event_size=64 * 1024,
         http=TimedHeads,  # a request's head must come within HEAD_TIMEOUT_S (request_heads.py)
         timeout_keep_alive=KEEP_ALIVE_S,
+        timeout_graceful_shutdown=CALLS_IN_FLIGHT_S,  # the rest of the stop's budget (clean_stop.py)
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
     )
@@ -291,20 +308,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     stops.hold()  # from here a job may be claimed: a signal ends the session as it starts
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     sweeper.start()
+    background = [
+        Stoppable("the index sweep", sweeper.stop),
+        Stoppable("the index repair", container.repair.stop),
+    ]
     try:
         run_stdio(container, surface=args.surface, stops=stops)
     finally:
         stops.stopping()  # the session may have ended at stdin's close
-        # first: an MCP client ends its server two seconds after closing stdin (the SDK's wait), and
-        # the reads a session's searches counted are kept only in memory until flushed
-        if container.search.access is not None:
-            container.search.access.flush()
-        container.audit.close()  # entries a busy store refused: written, or kept for the next start
-        # then a job still running here is handed back to the queue, within the client's two
-        # seconds, for `cairn serve` or the next session to take at once rather than after its lease
-        container.jobs.stop_worker()
-        sweeper.stop()
-        container.repair.stop()
-    if container.jobs.running_here():  # a handed-back handler may be inside native code
+        # the reads counted and a job still running handed back within the two seconds an MCP
+        # client waits after closing stdin (the SDK's), for the next process to take at once.
+        # A call the session's end cancelled may still run in its thread: the stores stay open.
+        deadline = (stops.received_at or time.monotonic()) + STOP_WITHIN_S
+        ended = clean_stop(container, deadline, background, calls_left=False, close=False)
+    if not ended:  # a handed-back handler may be inside native code
         leave(stops.exit_code())
     return stops.exit_code()

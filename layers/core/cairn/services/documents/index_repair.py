@@ -388,13 +388,20 @@ class IndexRepair:
         """Whether `stop` was asked: a repair under way ends after the document it is indexing."""
         return self._stop.is_set()
 
-    def stop(self) -> None:
+    def stop(self, within_s: float = 30.0) -> bool:
+        """Ask the repair to stop, and wait up to `within_s` for it to end; whether it has (a
+        repair cut short is finished by the next start's comparison)."""
         self._stop.set()
         with self._lock:
             self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout=within_s)
+        if thread.is_alive():
+            return False
+        self._thread = None
+        return True
 
     def _run(self, later: list[Brain], queued: list[BrainCheck]) -> None:
         for brain in later:

@@ -15,8 +15,9 @@ it the links memories' commits left pending (services/links/pending.py), which i
 `chores`, last, carry on for a bounded while work too long for a request: the composition root
 gives it the build of the current memories' entries of brains written before them
 (services/documents/current_memories.py). A stop asked during a tick ends it at its next step:
-before each settler and chore, and inside a chore (it is given the question), so `stop` does not
-wait out a chore's budget.
+between two documents the intents name, before each settler and chore, and inside them (they
+are given the question), so `stop` does not wait out a long list or a chore's budget: what is
+left stays for the next sweep, or the next start, which settles every standing intent first.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class IndexSweeper:
         *,
         every_s: float = SWEEP_EVERY_S,
         grace_s: float = GRACE_S,
-        settlers: Sequence[Callable[[float], int]] = (),
+        settlers: Sequence[Callable[[float, Callable[[], bool]], int]] = (),
         chores: Sequence[Callable[[Callable[[], bool]], object]] = (),
     ) -> None:
         if every_s <= 0 or grace_s < 0:
@@ -58,14 +59,14 @@ class IndexSweeper:
         )
 
     def tick(self) -> int:
-        settled = self.documents.settle_pending(self.grace_s)
+        stopping = self._loop.stopping
+        settled = self.documents.settle_pending(self.grace_s, stopping)
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)
-        stopping = self._loop.stopping
         for settle in self.settlers:  # after the intents: a memory's links need it indexed
             if stopping():
                 return settled
-            settled += settle(self.grace_s)
+            settled += settle(self.grace_s, stopping)
         if stopping():
             return settled
         self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
@@ -83,5 +84,6 @@ class IndexSweeper:
     def start(self) -> None:
         self._loop.start()
 
-    def stop(self) -> None:
-        self._loop.stop()
+    def stop(self, within_s: float | None = None) -> bool:
+        """Ask the sweep to stop and wait up to `within_s` (None: until it has); whether it has."""
+        return self._loop.stop(within_s)

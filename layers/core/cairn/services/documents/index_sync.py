@@ -77,12 +77,16 @@ class IndexSync:
         log.warning("document %s kept changing while its chunks were reconciled", doc_id)
         return False
 
-    def settle_pending(self, older_than_s: float = 0.0) -> int:
+    def settle_pending(self, older_than_s: float = 0.0, stop: Callable[[], bool] | None = None) -> int:
         """Reconcile every document whose intent is still standing (written at least
         `older_than_s` ago): what a crash left between a commit and its index writes. Returns
-        how many were settled; one that fails is logged and left for the next sweep."""
+        how many were settled; one that fails is logged and left for the next sweep. Once `stop`
+        says so it ends before the next document: the intents left stand for the next sweep or
+        start."""
         settled = 0
         for intent in list(self.repo.intents.pending(older_than_s)):
+            if stop is not None and stop():
+                break
             try:
                 settled += self.reconcile(intent.brain_id, intent.doc_id)
             except CairnError as exc:

@@ -372,9 +372,10 @@ class DocumentWrites(DocumentReads):
             if after is None:
                 return brain_ids
 
-    def settle_pending(self, older_than_s: float = 0.0) -> int:
-        """Reconcile every document whose index intent a stopped writer left standing."""
-        return self.sync.settle_pending(older_than_s)
+    def settle_pending(self, older_than_s: float = 0.0, stop: Callable[[], bool] | None = None) -> int:
+        """Reconcile every document whose index intent a stopped writer left standing (those
+        left when `stop` says so stand for the next settle)."""
+        return self.sync.settle_pending(older_than_s, stop)
 
 
 def typed(doc: Document) -> bool:

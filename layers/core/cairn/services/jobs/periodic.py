@@ -34,11 +34,18 @@ class Periodic:
         kills a process whose stop takes longer than its limit, 30 s by default)."""
         return self._stop.is_set()
 
-    def stop(self) -> None:
+    def stop(self, within_s: float | None = None) -> bool:
+        """Ask the loop to stop, and wait up to `within_s` for the tick under way to end (None:
+        until it has). Whether the thread has ended; a later call waits again."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(within_s)
+        if thread.is_alive():
+            return False
+        self._thread = None
+        return True
 
     def _loop(self) -> None:
         if not self.first_at_once and self._stop.wait(self.every_s):

@@ -173,18 +173,22 @@ class PendingLinks:
         cutoff = self.now() - older_than_s
         return (m for m in map(_mark, every_item(self.records, _PK)) if m.at <= cutoff)
 
-    def settle(self, older_than_s: float = 0.0) -> int:
+    def settle(self, older_than_s: float = 0.0, stop: Callable[[], bool] | None = None) -> int:
         """Finish the links of every memory a mark older than `older_than_s` names; returns how
         many memories were settled (linked, or their marks dropped). One that fails is logged and
-        left for the next sweep."""
-        return self.settle_counted(older_than_s).total
+        left for the next sweep, and so are those left when `stop` says so."""
+        return self.settle_counted(older_than_s, stop).total
 
-    def settle_counted(self, older_than_s: float = 0.0) -> Settled:
+    def settle_counted(self, older_than_s: float = 0.0, stop: Callable[[], bool] | None = None) -> Settled:
         """`settle`, telling the memories linked from those whose marks were only dropped."""
         groups: dict[tuple[str, str, str], list[Mark]] = {}
         for mark in list(self.pending(older_than_s)):
             groups.setdefault((mark.brain_id, mark.memory_id, mark.kind), []).append(mark)
-        outcomes = [self._finish(marks) for marks in groups.values()]
+        outcomes = []
+        for marks in groups.values():
+            if stop is not None and stop():
+                break
+            outcomes.append(self._finish(marks))
         settled = Settled(
             outcomes.count(Finished.LINKED), outcomes.count(Finished.GONE), outcomes.count(Finished.UNLINKED)
         )

@@ -60,13 +60,18 @@ class ConsolidationSchedule:
     def tick(self) -> list[str]:
         """Queue this window's pass for every brain; returns the job ids (existing ones included)."""
         window = int(self.clock.now().timestamp() // self.every_s)
-        return [
-            self.consolidation.queue(brain, idempotency_key=f"consolidate:{brain.id}:{window}").id
-            for brain in self.brains.list()
-        ]
+        queued = []
+        for brain in self.brains.list():
+            if self._loop.stopping():  # the rest are queued by the next start's first tick
+                break
+            queued.append(
+                self.consolidation.queue(brain, idempotency_key=f"consolidate:{brain.id}:{window}").id
+            )
+        return queued
 
     def start(self) -> None:
         self._loop.start()
 
-    def stop(self) -> None:
-        self._loop.stop()
+    def stop(self, within_s: float | None = None) -> bool:
+        """Ask the schedule to stop and wait up to `within_s` (None: until it has); whether it has."""
+        return self._loop.stop(within_s)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
 
 from cairn.auth.api_keys import KEYS_PK, ApiKeyService
 from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.ports.records import RecordStore
 from cairn.services import audit as audit_module
 from cairn.services.audit import REDACTED, AuditEntry, AuditLog
@@ -103,11 +104,10 @@ def test_redaction_rewrites_both_copies_of_what_names_the_subject_and_nothing_ne
     unrelated = log.record(BOB, "key.create", target="key_1")
     neighbour = log.record(NEIGHBOUR, "doc.write", brain_id="brn_10", target="people/alice.md")
 
-    def names(entry: AuditEntry) -> set[str]:
-        named = {"subject"} if entry.subject == "alice" else set()
-        return named | ({"target"} if entry.target == "people/alice.md" else set())
-
-    assert log.redact(tenants=["acme"], brain_ids=["brn_1"], names=names) == 2
+    assert (
+        log.redact(tenants=["acme"], brain_ids=["brn_1"], subjects=["alice"], targets=["people/alice.md"])
+        == 2
+    )
     erased = [
         about_alice.model_copy(update={"target": REDACTED}),
         by_alice.model_copy(update={"subject": REDACTED}),
@@ -115,7 +115,74 @@ def test_redaction_rewrites_both_copies_of_what_names_the_subject_and_nothing_ne
     assert log.query(tenant="acme")[0] == [unrelated, *erased]
     assert log.query(brain_id="brn_1")[0] == erased
     assert log.query(tenant="acme-labs")[0] == [neighbour] and log.query(brain_id="brn_10")[0] == [neighbour]
-    assert log.redact(tenants=["acme"], brain_ids=["brn_1"], names=names) == 0  # nothing names them now
+    assert (
+        log.redact(tenants=["acme"], brain_ids=["brn_1"], subjects=["alice"], targets=["people/alice.md"])
+        == 0
+    )  # nothing names them now
+
+
+class Busy:
+    """A record store shared by two processes' audit logs: the writer's view refuses entries as
+    busy while `held`, and runs `meanwhile` (another process's erasure) just before the first
+    entry it then takes."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+        self.held = True
+        self.meanwhile: Callable[[], object] | None = None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.records, name)
+
+    def transact(self, ops: list[Any]) -> object:
+        if self.held:
+            raise Unavailable("the record store is busy (its writer lock is held)")
+        if self.meanwhile is not None:
+            then, self.meanwhile = self.meanwhile, None
+            then()
+        return self.records.transact(ops)
+
+
+def _kept_by_another(records: RecordStore, clock: FakeClock) -> tuple[AuditLog, Busy, AuditEntry, AuditEntry]:
+    """A writer that kept an entry naming an erased path and one naming another path."""
+    busy = Busy(records)
+    writer = AuditLog(cast(RecordStore, busy), clock)  # the writer process's view of the store
+    named = writer.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    other = writer.record(BOB, "doc.write", brain_id="brn_1", target="notes/b.md")
+    return writer, busy, named, other
+
+
+def test_an_entry_another_process_kept_through_an_erasure_is_written_redacted(records: RecordStore) -> None:
+    """The erasure's scan of the store cannot see an entry another process keeps: the names it
+    erased are marked in the store, and that process redacts the entry as it writes it."""
+    clock = FakeClock(start=START)
+    writer, busy, named, other = _kept_by_another(records, clock)
+    eraser = AuditLog(records, clock)
+    assert (
+        eraser.redact(tenants=["acme"], brain_ids=["brn_1"], subjects=["alice"], targets=["people/alice.md"])
+        == 0
+    )
+    busy.held = False
+    assert writer.close() == 0
+    expected = [other, named.model_copy(update={"target": REDACTED})]
+    assert eraser.query(brain_id="brn_1")[0] == expected
+    assert eraser.query(tenant="acme")[0] == expected
+
+
+def test_an_entry_written_just_after_an_erasure_scanned_the_store_is_redacted_where_it_landed(
+    records: RecordStore,
+) -> None:
+    """The erasure marks and scans between the writer's check of the marks and its write: the
+    writer reads the marks again once written, and redacts the copies it wrote."""
+    clock = FakeClock(start=START)
+    writer, busy, named, other = _kept_by_another(records, clock)
+    eraser = AuditLog(records, clock)
+    busy.held = False
+    busy.meanwhile = lambda: eraser.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["people/alice.md"])
+    assert writer.close() == 0
+    expected = [other, named.model_copy(update={"target": REDACTED})]
+    assert eraser.query(brain_id="brn_1")[0] == expected
+    assert eraser.query(tenant="acme")[0] == expected
 
 
 # -- API keys ------------------------------------------------------------------------------------

@@ -379,13 +379,11 @@ def test_an_erasure_redacts_the_entries_still_waiting_for_the_busy_store(
     other = reopened.record(ALICE, "doc.write", brain_id="brn_2", target="memory/agent/scout/b.md")
     erased = {"memory/agent/scout/a.md", "memory/agent/scout/b.md"}
 
-    changed = reopened.redact(
-        tenants=[], brain_ids=["brn_1"], names=lambda e: {"target"} if e.target in erased else set()
-    )
+    switch["held"] = False  # the erasure's own writes go in; the entries still wait where they were
+    changed = reopened.redact(tenants=[], brain_ids=["brn_1"], targets=erased)
 
     assert changed == 2
     assert all(e["target"] == REDACTED for e in spill.entries)
-    switch["held"] = False
     assert reopened.close() == 0
     written = {e.id: e.target for e in reopened.query(brain_id="brn_1")[0]}
     assert written == {spilled.id: REDACTED, kept.id: REDACTED}

@@ -135,4 +135,4 @@ def test_an_erasure_meeting_a_spill_it_cannot_read_is_unavailable_not_an_interna
     path.mkdir()
     log = AuditLog(MemoryRecordStore(), clock, FileAuditSpill(path))
     with pytest.raises(Unavailable, match=r"audit-kept\.jsonl"):
-        log.redact(tenants=["acme"], brain_ids=["brn_1"], names=lambda entry: {"target"})
+        log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["memory/global/a.md"])

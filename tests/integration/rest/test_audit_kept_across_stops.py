@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from cairn.adapters.local import sqlite_records
 from cairn.adapters.local.audit_spill import FileAuditSpill
+from cairn.auth import access
 from cairn.auth.authenticate import OPEN
 from cairn.bootstrap import build_container
 from cairn.bootstrap.local import AUDIT_SPILL
@@ -21,6 +22,7 @@ from cairn.config import Settings
 from cairn.container import Container
 from cairn.entrypoints.http import create_app
 from cairn.ports.clock import SystemClock
+from cairn.services.audit import REDACTED
 from tests.integration.rest.test_locked_stores import held, release
 from tests.support.shapes import embedded
 
@@ -77,3 +79,35 @@ def test_a_spill_cut_short_is_read_up_to_its_last_whole_entry(data: Path, kept: 
     whole = spill.read_bytes()
     spill.write_bytes(whole[: whole.rindex(b"\n", 0, len(whole) - 1) + 1] + whole[-40:-20])
     assert _audit(opened(data)) == kept[:1]
+
+
+@pytest.mark.parametrize("stop", ["writes", "spills"])
+def test_what_a_process_kept_through_another_s_erasure_is_written_redacted(data: Path, stop: str) -> None:
+    """Process A keeps an entry naming a note of an agent scope (the store busy); process B erases
+    the scope meanwhile, its scan of the store not seeing A's entry. A's stop writes the entry, or
+    puts it in the spill for the next start to write: either way it lands redacted."""
+    path = "memory/agent/scout/a.md"
+    first = opened(data)
+    with access.as_system():
+        brain = first.brains.create("Notes", slug="notes")
+        first.documents.write(brain, path, b"A note of the scout.")
+    holder = held(data / "records.sqlite3")
+    try:
+        kept = first.audit.record(OPEN, "rest.put_document", brain_id=brain.id, target=path)
+    finally:
+        release(holder)
+    eraser = opened(data)
+    with access.as_system():
+        assert eraser.erasure.erase("agent_scope", "scout").status == "completed"
+    if stop == "writes":
+        assert first.audit.close() == 0
+    else:
+        holder = held(data / "records.sqlite3")
+        try:
+            assert first.audit.close() == 1
+        finally:
+            release(holder)
+        assert path in (data / AUDIT_SPILL).read_text()
+        opened(data)  # the next start writes what the spill holds
+    stored = [e for e in eraser.audit.query(brain_id=brain.id)[0] if e.id == kept.id]
+    assert [e.target for e in stored] == [REDACTED]

@@ -33,6 +33,7 @@ from cairn.domain.ids import new_id
 from cairn.ports.audit_spill import AuditSpill
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
+from cairn.services.audit_marks import ErasedNames, Named
 from cairn.services.documents.listing import encode_cursor
 
 SYSTEM = "system"
@@ -88,6 +89,7 @@ class AuditLog:
         self._kept: deque[tuple[AuditEntry, list[Put]]] = deque()
         self._kept_lock = threading.Lock()
         self._spilled: set[str] = set()  # ids of the kept entries the spill holds too
+        self.erased = ErasedNames(records)
         if spill is not None:
             self._take_spilled(spill)
 
@@ -208,13 +210,18 @@ class AuditLog:
         log.warning("audit entry %s (%s) kept to be written later: %s", entry.id, entry.action, reason)
 
     def _write_kept(self) -> bool:
-        """Write the entries kept, oldest first; False when the store still refuses them. Those
-        the spill holds too leave it once written."""
-        written: set[str] = set()
+        """Write the entries kept, oldest first; False when the store still refuses them. Each is
+        checked against the names erased meanwhile before it is written, and again once written
+        (an erasure in another process may have scanned the store in between: audit_marks.py).
+        Those the spill holds too leave it once written and checked."""
+        written: list[AuditEntry] = []
         with self._kept_lock:
+            if not self._kept:
+                return True
             try:
+                self._redact_kept()
                 while self._kept:
-                    ops = self._kept[0][1]
+                    entry, ops = self._kept[0]
                     try:
                         self.records.transact(ops)
                     except Unavailable:
@@ -222,14 +229,54 @@ class AuditLog:
                     except Conflict:  # written after all (its id is its own): nothing to add
                         pass
                     except InvalidInput as bad:  # a spilled line edited by hand: never writable
-                        log.warning("audit entry %s dropped: %s", self._kept[0][0].id, bad)
-                    entry_id = self._kept.popleft()[0].id
-                    if entry_id in self._spilled:
-                        self._spilled.discard(entry_id)
-                        written.add(entry_id)
+                        log.warning("audit entry %s dropped: %s", entry.id, bad)
+                    self._kept.popleft()
+                    written.append(entry)
+            except Unavailable:
+                return False
             finally:
-                self._unspill(written)
+                self._redact_written(written)
         return True
+
+    def _redact_kept(self) -> None:
+        """The kept entries a name erased since they were kept names, redacted where they wait."""
+        entries = [entry for entry, _ in self._kept]
+        for n, fields in enumerate(self.erased.fields([_named(e) for e in entries])):
+            if fields:
+                blank = entries[n].model_copy(update=dict.fromkeys(fields, REDACTED))
+                self._kept[n] = (blank, _ops(blank))
+
+    def _redact_written(self, written: list[AuditEntry]) -> None:
+        """Redact the stored copies of the entries just written that a name erased meanwhile
+        names; then those the spill holds leave it. Not checked (the store refused the reads),
+        they stay in the spill, and the next start checks them again."""
+        spilled = {entry.id for entry in written if entry.id in self._spilled}
+        try:
+            marked = self.erased.fields([_named(e) for e in written]) if written else []
+            for entry, fields in zip(written, marked, strict=True):
+                if fields:
+                    self._redact_stored(entry, fields)
+        except Unavailable as busy:
+            log.warning(
+                "%d audit entries written stay in the spill to be checked again: %s", len(spilled), busy
+            )
+            return
+        self._spilled -= spilled
+        self._unspill(spilled)
+
+    def _redact_stored(self, entry: AuditEntry, fields: set[str]) -> None:
+        """Both stored copies of `entry` with these fields redacted, over whatever else another
+        erasure redacted in them meanwhile."""
+        for op in _ops(entry):
+            for _ in range(16):
+                item = self.records.get(op.item.pk, op.item.sk)
+                if item is None or all(item.data.get(f) == REDACTED for f in fields):
+                    break
+                with suppress(Conflict):  # redacted meanwhile: read it again
+                    self.records.put(
+                        Item(item.pk, item.sk, {**item.data, **dict.fromkeys(fields, REDACTED)}), item.version
+                    )
+                    break
 
     def query(
         self,
@@ -292,17 +339,28 @@ class AuditLog:
         return entries, None
 
     def redact(
-        self, *, tenants: Iterable[str], brain_ids: Iterable[str], names: Callable[[AuditEntry], set[str]]
+        self,
+        *,
+        tenants: Iterable[str],
+        brain_ids: Iterable[str],
+        subjects: Iterable[str] = (),
+        targets: Iterable[str] = (),
     ) -> int:
         """Rewrite the entries of these tenants and brains that name an erased subject (an
-        erasure, the one rewrite an append-only entry gets): `names(entry)` says which of its
-        fields (`subject`, `target`) named it; those read REDACTED. Returns how many entries changed
-        (each is kept twice: under its tenant and under its brain). Entries this process keeps
-        while the store refuses them, and those the spill holds, are redacted where they wait."""
+        erasure, the one rewrite an append-only entry gets): an entry whose subject is one of
+        `subjects` reads REDACTED there, one whose target is one of `targets` there. Returns how
+        many entries changed (each is kept twice: under its tenant and under its brain). Entries
+        this process keeps while the store refuses them, and those the spill holds, are redacted
+        where they wait; the names are marked first (audit_marks.py), so an entry another process
+        writes later is redacted as it is written."""
         tenants, brain_ids = set(tenants), set(brain_ids)
+        subjects, targets = set(subjects), set(targets)
+        self.erased.mark(tenants=tenants, brain_ids=brain_ids, subjects=subjects, targets=targets)
 
         def redacted(entry: AuditEntry) -> AuditEntry | None:
-            fields = names(entry) & {"subject", "target"}
+            fields = ({"subject"} if entry.subject in subjects else set()) | (
+                {"target"} if entry.target in targets else set()
+            )
             if not fields or (entry.tenant not in tenants and entry.brain_id not in brain_ids):
                 return None
             return entry.model_copy(update=dict.fromkeys(fields, REDACTED))
@@ -384,6 +442,10 @@ def _ops(entry: AuditEntry) -> list[Put]:
     if entry.brain_id is not None:
         ops.append(Put(Item(_brain_pk(entry.brain_id, day), sk, data), expected_version=0))
     return ops
+
+
+def _named(entry: AuditEntry) -> Named:
+    return Named(entry.tenant, entry.brain_id, entry.subject, entry.target)
 
 
 def _tenant_pk(tenant: str, day: date) -> str:

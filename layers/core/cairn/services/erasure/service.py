@@ -49,7 +49,7 @@ from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
 from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
-from cairn.services.audit import AuditEntry, AuditLog
+from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.blob_keys import uploads_folder
 from cairn.services.documents.locks import KeyedLocks
@@ -368,11 +368,9 @@ class ErasureService:
         """The audit entries of the brain that name the subject, or one of the documents and
         sessions `named` (every one that went so far)."""
 
-        def names(entry: AuditEntry) -> set[str]:
-            fields = {"subject"} if subject.names(entry.subject) else set()
-            return fields | ({"target"} if entry.target in named else set())
-
-        return self.audit.redact(tenants=[brain.owner_tenant], brain_ids=[brain.id], names=names)
+        return self.audit.redact(
+            tenants=[brain.owner_tenant], brain_ids=[brain.id], subjects=[subject.value], targets=named
+        )
 
     def _purge(self, brain_id: str, sessions: list[list[Item]]) -> Counter[str]:
         """Everything a brain being deleted holds, then the brain itself."""

@@ -119,8 +119,3 @@ class Subject:
         metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
         assert isinstance(metadata, dict)
         return self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value
-
-    def names(self, who: str) -> bool:
-        """Whether an audit entry's subject (who acted) is this subject (a ThoughtMCP user or an
-        agent acting under its own name)."""
-        return who == self.value

@@ -4,6 +4,7 @@ stops the start nor keeps a stop from writing its entries to the store."""
 
 from __future__ import annotations
 
+import errno
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cairn.adapters.local import audit_spill
 from cairn.adapters.local.audit_spill import FileAuditSpill
 from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Unavailable
@@ -136,3 +138,60 @@ def test_an_erasure_meeting_a_spill_it_cannot_read_is_unavailable_not_an_interna
     log = AuditLog(MemoryRecordStore(), clock, FileAuditSpill(path))
     with pytest.raises(Unavailable, match=r"audit-kept\.jsonl"):
         log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["memory/global/a.md"])
+
+
+def _failing_after(first: int) -> Any:
+    """The spill's reading of lines, failing with an I/O error after `first` entries."""
+    whole = audit_spill._entries
+
+    def entries(file: Any) -> Any:
+        for n, entry in enumerate(whole(file)):
+            if n == first:
+                raise OSError(errno.EIO, "Input/output error")
+            yield entry
+
+    return entries
+
+
+def test_an_io_error_reading_the_spill_neither_stops_the_start_nor_loses_an_entry(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spill = FileAuditSpill(tmp_path / "audit-kept.jsonl")
+    records = MemoryRecordStore()
+    stopped = AuditLog(records, clock, spill)
+    with monkeypatch.context() as busy:
+        busy.setattr(records, "transact", _refuse)
+        kept = [stopped.record(ALICE, "doc.write", brain_id="brn_1").id for _ in range(2)]
+        assert stopped.close() == 2
+    before = spill.path.read_bytes()
+    caplog.set_level(logging.WARNING)
+    with monkeypatch.context() as failing:
+        failing.setattr(audit_spill, "_entries", _failing_after(1))
+        log = AuditLog(records, clock, spill)  # the start goes on
+        assert "cannot be taken" in caplog.text and "Input/output error" in caplog.text
+        assert spill.path.read_bytes() == before
+        with pytest.raises(Unavailable, match=r"audit-kept\.jsonl"):  # an erasure's rewrite: retried
+            log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["memory/global/a.md"])
+        assert spill.path.read_bytes() == before
+        assert not spill.path.with_name("audit-kept.jsonl.new").exists()
+    restarted = AuditLog(records, clock, spill)  # the next start takes it all
+    assert sorted(e.id for e in restarted.query(brain_id="brn_1")[0]) == sorted(kept)
+    assert spill.read(10) == []
+
+
+def test_a_disk_failing_as_a_stop_spills_leaves_the_entries_to_the_store(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    records = MemoryRecordStore()
+    log = AuditLog(records, clock, FileAuditSpill(tmp_path / "audit-kept.jsonl"))
+    with monkeypatch.context() as busy:
+        busy.setattr(records, "transact", _refuse)
+        entry = log.record(ALICE, "doc.write", brain_id="brn_1")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(audit_spill.os, "fsync", full)
+        assert log.close() == 0  # the spill refused it, the store took it
+    assert [e.id for e in log.query(brain_id="brn_1")[0]] == [entry.id]

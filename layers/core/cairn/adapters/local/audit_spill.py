@@ -5,8 +5,9 @@ interleave lines nor lose one appended while the other rewrites. A rewrite goes 
 renamed over the old one (fsynced first), so a stop midway leaves the old file whole; a process
 that waited for the lock on the old file meanwhile opens the new one. A power cut mid-append leaves
 a last line cut short: it is skipped (with a warning), as is any line that is not a JSON object
-with an id. A spill path that is not a regular file (a directory, a symlink: never followed) or
-that cannot be read is refused as Unavailable, the file left as it is.
+with an id. A spill path that is not a regular file (a directory, a symlink: never followed), or
+one that cannot be read or written (an I/O error at any point of a call, a full disk) is refused
+as Unavailable, the file left as it is (a rewrite cut short leaves the old file whole).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class FileAuditSpill:
             return
         lines = "".join(json.dumps(dict(e), separators=(",", ":")) + "\n" for e in entries).encode()
         created = not self.path.exists()
-        with self._locked() as fd:
+        with self._locked() as fd, self._failing():
             end = os.lseek(fd, 0, os.SEEK_END)
             if end:  # a line a cut-short append left unended is closed first, never joined
                 os.lseek(fd, end - 1, os.SEEK_SET)
@@ -50,12 +51,13 @@ class FileAuditSpill:
             os.write(fd, lines)
             os.fsync(fd)
         if created:
-            fsync_directory(self.path.parent)
+            with self._failing():
+                fsync_directory(self.path.parent)
 
     def read(self, limit: int) -> list[dict[str, Any]]:
         if not self.path.exists() and not self.path.is_symlink():
             return []
-        with self._locked() as fd, os.fdopen(os.dup(fd), "rb") as file:
+        with self._locked() as fd, self._failing(), os.fdopen(os.dup(fd), "rb") as file:
             entries: list[dict[str, Any]] = []
             skipped = 0
             for entry in _entries(file):
@@ -72,7 +74,7 @@ class FileAuditSpill:
         if not self.path.exists() and not self.path.is_symlink():
             return
         fresh = self.path.with_name(self.path.name + ".new")
-        with self._locked() as fd, os.fdopen(os.dup(fd), "rb") as file:
+        with self._locked() as fd, self._failing(), os.fdopen(os.dup(fd), "rb") as file:
             skipped = 0
             try:  # never through a link someone left at the new file's name
                 with suppress(FileNotFoundError):
@@ -80,17 +82,30 @@ class FileAuditSpill:
                 made = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             except OSError as exc:
                 raise _refused(fresh, exc) from exc
-            with os.fdopen(made, "wb") as out:
-                for entry in _entries(file):
-                    kept = change(entry) if entry is not None else None
-                    skipped += entry is None
-                    if kept is not None:
-                        out.write(json.dumps(kept, separators=(",", ":")).encode() + b"\n")
-                out.flush()
-                os.fsync(out.fileno())
+            try:
+                with os.fdopen(made, "wb") as out:
+                    for entry in _entries(file):
+                        kept = change(entry) if entry is not None else None
+                        skipped += entry is None
+                        if kept is not None:
+                            out.write(json.dumps(kept, separators=(",", ":")).encode() + b"\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+            except BaseException:
+                with suppress(OSError):
+                    fresh.unlink()
+                raise
             os.replace(fresh, self.path)  # under the old file's lock: no append goes to it meanwhile
             fsync_directory(self.path.parent)
         _say_skipped(self.path, skipped)
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """An I/O error meanwhile (a disk failing mid-read, a full disk) as Unavailable."""
+        try:
+            yield
+        except OSError as exc:
+            raise _refused(self.path, exc) from exc
 
     @contextmanager
     def _locked(self) -> Iterator[int]:

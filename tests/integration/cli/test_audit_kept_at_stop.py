@@ -1,0 +1,106 @@
+"""The real entry points call the audit's close at their stop: `cairn serve` at SIGTERM puts an
+entry the busy record store refused in the data directory's spill, and the next process writes it;
+`cairn mcp` (stdio) at the end of its input writes what it kept (here: a spill it could not write
+as it started) once the store takes it. The store is held busy from outside: another connection
+holds SQLite's writer lock, and the processes wait for it a fraction of a second
+(cairn_short_wait.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from cairn.adapters.local.audit_spill import FileAuditSpill
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap.local import AUDIT_SPILL
+from cairn.domain.ids import new_id
+from cairn.ports.clock import SystemClock
+from cairn.services.audit import AuditLog
+from tests.integration.rest.test_locked_stores import held, release
+from tests.support.processes import environment, start
+
+SHORT_WAIT = (sys.executable, "-m", "tests.integration.cli.cairn_short_wait")
+RECORDS = "records.sqlite3"
+
+
+def _audited(base: str) -> list[dict[str, str]]:
+    answer = httpx.get(f"{base}/v1/admin/audit", timeout=60)
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["items"])
+
+
+def test_serve_at_sigterm_spills_what_the_busy_store_refused_and_the_next_start_writes_it(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    server = start(data, command=SHORT_WAIT)
+    try:
+        before = {e["id"] for e in _audited(server.base)}  # its own read is an audited call
+        holder = held(data / RECORDS)
+        try:
+            _audited(server.base)  # answered; its entry is refused as busy and kept
+            server.process.terminate()
+            assert server.process.wait(timeout=60) == 0
+        finally:
+            release(holder)
+    finally:
+        server.stop()
+    spilled = FileAuditSpill(data / AUDIT_SPILL).read(10)
+    assert [e["action"] for e in spilled] == ["rest.audit"]
+    assert spilled[0]["id"] not in before
+
+    server = start(data)
+    try:
+        assert spilled[0]["id"] in {e["id"] for e in _audited(server.base)}
+    finally:
+        server.stop()
+    assert FileAuditSpill(data / AUDIT_SPILL).read(10) == []
+
+
+def test_stdio_at_the_end_of_its_input_writes_what_it_kept(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    subprocess.run(
+        [*SHORT_WAIT, "mcp", "--data-dir", str(data)], input=b"", env=environment(), timeout=120, check=True
+    )
+    entry = {
+        "id": new_id("aud"),
+        "at": datetime.now(UTC).isoformat(),
+        "tenant": "acme",
+        "subject": "alice",
+        "via": "jwt",
+        "action": "rest.put_document",
+        "brain_id": "brn_1",
+        "target": "notes/a.md",
+    }
+    FileAuditSpill(data / AUDIT_SPILL).append([entry])
+    holder = held(data / RECORDS)
+    session = subprocess.Popen(
+        [*SHORT_WAIT, "mcp", "--data-dir", str(data)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(),
+    )
+    assert session.stdin is not None and session.stdout is not None
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+        session.stdin.write(json.dumps(request).encode() + b"\n")
+        session.stdin.flush()
+        assert json.loads(session.stdout.readline())["id"] == 1  # started: the spill taken, refused
+    finally:
+        release(holder)
+    session.stdin.close()
+    assert session.wait(timeout=60) == 0, session.stderr.read().decode() if session.stderr else ""
+    assert FileAuditSpill(data / AUDIT_SPILL).read(10) == []
+    stored = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock()).query(brain_id="brn_1")[0]
+    assert [(e.id, e.target) for e in stored] == [(entry["id"], "notes/a.md")]

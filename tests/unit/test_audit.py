@@ -334,6 +334,7 @@ def test_entries_still_refused_at_a_stop_are_found_after_the_next_start(
     monkeypatch.undo()
     clock.advance(60)
     reopened = AuditLog(records, clock, spill)
+    assert reopened.take_spilled() == 0  # its sweep, or its stop
     assert spill.entries == []
     assert [(e.id, e.at, e.target) for e in reopened.query(brain_id="brn_1")[0]] == [
         (first.id, first.at, first.target)
@@ -354,6 +355,7 @@ def test_a_start_on_a_store_still_busy_keeps_the_spill_and_writes_it_later(
     kept = log.record(ALICE, "doc.write", brain_id="brn_1")
     log.close()
     reopened = AuditLog(records, clock, spill)
+    assert reopened.take_spilled() == 1
     assert [e["id"] for e in spill.entries] == [kept.id]
     assert reopened.close() == 1
     assert [e["id"] for e in spill.entries] == [kept.id]
@@ -374,7 +376,8 @@ def test_an_erasure_redacts_the_entries_still_waiting_for_the_busy_store(
     switch = _refusing(log, monkeypatch)
     spilled = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/a.md")
     log.close()  # still refused: in the spill
-    reopened = AuditLog(records, clock, spill)  # takes it back, still refused: kept and spilled
+    reopened = AuditLog(records, clock, spill)
+    assert reopened.take_spilled() == 1  # takes it back, still refused: kept and spilled
     kept = reopened.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/b.md")
     other = reopened.record(ALICE, "doc.write", brain_id="brn_2", target="memory/agent/scout/b.md")
     erased = {"memory/agent/scout/a.md", "memory/agent/scout/b.md"}

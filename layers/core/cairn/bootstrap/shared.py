@@ -336,8 +336,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
 
 def index_sweeper(container: Container) -> IndexSweeper:
     """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
-    then the links memories' commits left pending (services/links/pending.py); then, for a while,
-    the build of the current memories' entries of brains written before them."""
+    then the links memories' commits left pending (services/links/pending.py); then the audit
+    entries stopped processes left in the spill (services/audit.py); then, for a while, the build
+    of the current memories' entries of brains written before them."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
@@ -345,7 +346,9 @@ def index_sweeper(container: Container) -> IndexSweeper:
         return container.documents.repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
 
     return IndexSweeper(
-        container.documents, settlers=[container.pending_links.settle], chores=[build_entries]
+        container.documents,
+        settlers=[container.pending_links.settle],
+        chores=[container.audit.take_spilled, build_entries],
     )
 
 

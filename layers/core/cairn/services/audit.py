@@ -50,7 +50,6 @@ _DETAIL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _SECRET_KEY = re.compile(r"token|secret|passw|authorization|api_?key|cookie|credential|private_?key", re.I)
 _SK = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z#aud_[0-9a-z]{26}$")
 
-
 REDACTED = "[erased]"
 """What an erased subject's name or target reads as in the audit afterwards."""
 
@@ -78,9 +77,11 @@ class AuditLog:
     says so, once per entry).
 
     A process that stops calls `close`: what is still kept goes to the `spill` (durable), then is
-    written if the store takes it. The next AuditLog on the spill takes what it holds at its start
-    and writes it, keeping it (in the spill too) while the store still refuses it. An entry
-    written twice this way is one entry: its second write meets its own key and adds nothing."""
+    written if the store takes it. A later AuditLog on the spill takes what it holds, never as it
+    is made (a busy store would hold the process's start up for the whole wait): `take_spilled`,
+    which the sweep calls, and `close`, which takes a batch before it writes. What it takes is kept
+    (in the spill too) while the store still refuses it. An entry written twice this way is one
+    entry: its second write meets its own key and adds nothing."""
 
     def __init__(self, records: RecordStore, clock: Clock, spill: AuditSpill | None = None) -> None:
         self.records = records
@@ -89,41 +90,47 @@ class AuditLog:
         self._kept: deque[tuple[AuditEntry, list[Put]]] = deque()
         self._kept_lock = threading.Lock()
         self._spilled: set[str] = set()  # ids of the kept entries the spill holds too
+        self._taking = threading.Lock()
         self.erased = ErasedNames(records)
-        if spill is not None:
-            self._take_spilled(spill)
 
-    def _take_spilled(self, spill: AuditSpill) -> None:
-        """Write what the spill holds, a batch at a time; each batch leaves the spill only once
-        written, so a process killed meanwhile loses none (the next start writes it again: its
-        second write adds nothing). An unusable spill (not a file, unreadable) is said, not raised:
-        the start goes on, the file left as it is."""
-        while True:
+    def take_spilled(self) -> int:
+        """Write what the spill holds, a batch at a time, and what this process keeps; how many stay
+        kept (the store refuses them). A batch leaves the spill only once written, so a process
+        killed meanwhile loses none (the next one writes it again, which adds nothing)."""
+        with self._taking:
+            while True:
+                more = self._read_spilled()
+                if not self._write_kept():
+                    log.warning("%d audit entries are kept: the store refuses them", len(self._kept))
+                    return len(self._kept)
+                if not more:
+                    return 0
+
+    def _read_spilled(self) -> bool:
+        """Keep the next batch the spill holds (but those kept already); whether more may follow.
+        An unusable spill (not a file, unreadable) is said, not raised, the file left as it is."""
+        if self.spill is None:
+            return False
+        try:
+            held = self.spill.read(MAX_KEPT)
+        except CairnError as exc:
+            log.warning("the audit entries a stopped process left cannot be taken: %s", exc.message)
+            return False
+        with self._kept_lock:
+            fresh = [data for data in held if data["id"] not in self._spilled]
+        unreadable: set[str] = set()
+        taken: list[AuditEntry] = []
+        for data in fresh:
             try:
-                held = spill.read(MAX_KEPT)
-            except CairnError as exc:
-                log.warning("the audit entries a stopped process left cannot be taken: %s", exc.message)
-                return
-            unreadable: set[str] = set()
-            taken: list[AuditEntry] = []
-            for data in held:
-                try:
-                    taken.append(AuditEntry.model_validate(data))
-                except ValueError:
-                    log.warning("an audit entry a stopped process left is unreadable; skipped")
-                    unreadable.add(data["id"])
-            if unreadable:
-                self._unspill(unreadable)
-            with self._kept_lock:
-                self._kept.extend((entry, _ops(entry)) for entry in taken)
-                self._spilled.update(entry.id for entry in taken)
-            if not self._write_kept():
-                with self._kept_lock:
-                    left = len(self._kept)
-                log.warning("%d audit entries a stopped process left are kept: the store refuses them", left)
-                return
-            if len(held) < MAX_KEPT:
-                return
+                taken.append(AuditEntry.model_validate(data))
+            except ValueError:
+                log.warning("an audit entry a stopped process left is unreadable; skipped")
+                unreadable.add(data["id"])
+        self._unspill(unreadable)
+        with self._kept_lock:
+            self._kept.extend((entry, _ops(entry)) for entry in taken)
+            self._spilled.update(entry.id for entry in taken)
+        return len(held) == MAX_KEPT and bool(fresh)
 
     def _unspill(self, ids: set[str]) -> None:
         """Drop these entries from the spill: written (or never writable)."""
@@ -137,7 +144,10 @@ class AuditLog:
     def close(self) -> int:
         """At a process's stop: the entries still kept are made durable in the spill, then
         written if the store takes them (waiting as any write does, no longer). Returns how many
-        are left unwritten (in the spill, or lost when there is none: a warning says so)."""
+        are left unwritten (in the spill, or lost when there is none: a warning says so). A batch
+        the spill holds is taken first and written with them, if this process has not taken it."""
+        with self._taking:
+            self._read_spilled()
         durable = self.spill is not None
         with self._kept_lock:
             if not self._kept:
@@ -148,7 +158,7 @@ class AuditLog:
                     self.spill.append([entry.model_dump(mode="json") for entry in fresh])
                     self._spilled.update(entry.id for entry in fresh)
                 except CairnError as exc:  # still written below if the store takes them
-                    log.warning("audit entries cannot be kept for the next start: %s", exc.message)
+                    log.warning("audit entries cannot be kept for a later process: %s", exc.message)
                     durable = False
         if self._write_kept():
             return 0
@@ -157,7 +167,7 @@ class AuditLog:
         if not durable:
             log.warning("%d audit entries the store refused are lost at this stop", left)
         else:
-            log.warning("%d audit entries the store refused are kept for the next start", left)
+            log.warning("%d audit entries the store refused are kept for a later process", left)
         return left
 
     def record(
@@ -211,9 +221,8 @@ class AuditLog:
 
     def _write_kept(self) -> bool:
         """Write the entries kept, oldest first; False when the store still refuses them. Each is
-        checked against the names erased meanwhile before it is written, and again once written
-        (an erasure in another process may have scanned the store in between: audit_marks.py).
-        Those the spill holds too leave it once written and checked."""
+        checked against the names erased before it is written and again once written (another
+        process's erasure may have scanned between: audit_marks.py), and only then leaves the spill."""
         written: list[AuditEntry] = []
         with self._kept_lock:
             if not self._kept:
@@ -247,9 +256,8 @@ class AuditLog:
                 self._kept[n] = (blank, _ops(blank))
 
     def _redact_written(self, written: list[AuditEntry]) -> None:
-        """Redact the stored copies of the entries just written that a name erased meanwhile
-        names; then those the spill holds leave it. Not checked (the store refused the reads),
-        they stay in the spill, and the next start checks them again."""
+        """Redact the stored copies of the entries just written that a name erased names; then they
+        leave the spill. Unchecked (the store refused), they stay in it for the next process."""
         spilled = {entry.id for entry in written if entry.id in self._spilled}
         try:
             marked = self.erased.fields([_named(e) for e in written]) if written else []
@@ -257,9 +265,7 @@ class AuditLog:
                 if fields:
                     self._redact_stored(entry, fields)
         except Unavailable as busy:
-            log.warning(
-                "%d audit entries written stay in the spill to be checked again: %s", len(spilled), busy
-            )
+            log.warning("%d audit entries written stay in the spill, unchecked: %s", len(spilled), busy)
             return
         self._spilled -= spilled
         self._unspill(spilled)
@@ -401,7 +407,7 @@ class AuditLog:
             def rewritten(data: dict[str, Any]) -> dict[str, Any]:
                 try:
                     blank = redacted(AuditEntry.model_validate(data))
-                except ValueError:  # unreadable: the next start drops it
+                except ValueError:  # unreadable: the next take drops it
                     return data
                 if blank is None:
                     return data

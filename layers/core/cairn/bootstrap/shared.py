@@ -348,7 +348,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
     return IndexSweeper(
         container.documents,
         settlers=[container.pending_links.settle],
-        chores=[container.audit.take_spilled, build_entries],
+        chores=[lambda _stop: container.audit.take_spilled(), build_entries],
     )
 
 

@@ -1,7 +1,8 @@
-"""The embedded chunk index's SQL cases of bench/hostile_inputs.py: requests on one brain whose
-cost once grew with a big brain's chunks (its own or a neighbour's). Each builds its index in a
-temporary directory (short texts, 8-dimensional vectors: what is timed is SQL, not FTS5 or the
-vector file), then times the request alone. Run them through `bench/hostile_inputs.py --case NAME`."""
+"""The embedded store's SQL cases of bench/hostile_inputs.py: requests on one brain whose cost once
+grew with a big brain's chunks (its own or a neighbour's), and job claims whose cost once grew with
+the queue. Each builds its index (short texts, 8-dimensional vectors: what is timed is SQL, not
+FTS5 or the vector file) or job file in a temporary directory, then times the request alone. Run
+them through `bench/hostile_inputs.py --case NAME`."""
 
 from __future__ import annotations
 
@@ -129,3 +130,32 @@ def many_brains(rows: int = 30_000, brains: int = 1_000, rounds: int = 20) -> st
         index.close()
     said = f"{rows:,} chunks beside {brains:,} brains: open {opened:.0f} ms"
     return f"{said}; search {search}; rewrite one {rewrite}"
+
+
+def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200) -> str:
+    """A job file of `finished` completed jobs and `queued` waiting ones of 10 principals: `rounds`
+    claims (one job each, the queue drained from its oldest) and `rounds` claims of a named
+    job, the newest. Wall time per claim."""
+    from cairn.adapters.local.job_rows import JobRow
+    from cairn.adapters.local.sqlite_jobs import _COLUMNS, SqliteJobStore, _encode
+    from cairn.domain.models import JobStatus
+
+    now = datetime(2025, 1, 1, tzinfo=UTC)
+    with tempfile.TemporaryDirectory() as data:
+        store = SqliteJobStore(Path(data, "jobs.sqlite3"))
+        rows = [JobRow.new("work", {}, now, principal=f"user{n % 10}") for n in range(finished + queued)]
+        for row in rows[:finished]:
+            row.status = JobStatus.completed
+        with store._db.transaction() as conn:  # one commit: the rows as insert() writes them
+            conn.executemany(
+                f"INSERT INTO jobs ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", map(_encode, rows)
+            )
+        lease = now.timestamp() + 60
+        drain = _median_ms(lambda n: store.claim(now, lease), rounds)
+        named = _median_ms(lambda n: store.claim(now, lease, job_id=rows[-1 - n].id), rounds)
+        steps = [0]  # SQLite virtual-machine steps of one more claim: the SQL's work without the commit
+        store._db.get().set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1) or 0, 1)
+        store.claim(now, lease)
+        store.close()
+    said = f"{queued:,} queued beside {finished:,} finished: claim {drain} ({steps[0]:,} SQLite steps)"
+    return f"{said}; claim a named job {named}"

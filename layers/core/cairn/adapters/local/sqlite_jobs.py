@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     handed_over_s REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, lease_until);
+CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (principal) WHERE status = 'queued';
 """
 
 _COLUMNS = (
@@ -59,24 +60,35 @@ _JSON_COLUMNS = {"input", "result", "checkpoints"}
 _FINISHED = ", ".join(f"'{status.value}'" for status in FINISHED)  # in SQL
 _UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints", "lease_until"}
 
-# A claimable job (queued, or running under a lease that has run out: its worker died) of the
-# principal holding the fewest live leases, the oldest among equals (JobStore.claim). `held` counts
-# only the few running rows, through jobs_by_status; NULL principals are one group (GROUP BY, IS).
-_CLAIM = f"""
-UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease_until, updated_at = :at
-WHERE id = (
-    SELECT j.id FROM jobs AS j
-    LEFT JOIN (
-        SELECT principal, COUNT(*) AS n FROM jobs
-        WHERE status = 'running' AND lease_until >= :now
-        GROUP BY principal
-    ) AS held ON held.principal IS j.principal
-    WHERE (j.status = 'queued' OR (j.status = 'running' AND j.lease_until < :now))
-      AND (:cap IS NULL OR COALESCE(held.n, 0) < :cap)
-      AND (:id IS NULL OR j.id = :id)
-    ORDER BY COALESCE(held.n, 0), j.rowid LIMIT 1
-)
-RETURNING {_COLUMNS}
+# A claim (JobStore.claim) takes, of the claimable jobs (queued, or running under a lease that has
+# run out: its worker died), one of the principal holding the fewest live leases, the oldest
+# (rowid) among equals. Only each principal's oldest claimable job can be that one, so the claim
+# reads those: the running rows (few, through jobs_by_status) and each waiting principal's oldest
+# queued job (a seek in jobs_queued a principal), never the whole queue nor the finished rows.
+# NULL principals are one group. INDEXED BY: without it SQLite reads every queued row through
+# jobs_by_status and sorts them.
+_HELD = """
+SELECT principal, COUNT(*) FROM jobs WHERE status = 'running' AND lease_until >= ? GROUP BY principal
+"""
+_EXPIRED = "SELECT rowid, principal FROM jobs WHERE status = 'running' AND lease_until < ?"
+_NAMED = """
+SELECT rowid, principal FROM jobs
+WHERE id = ? AND (status = 'queued' OR (status = 'running' AND lease_until < ?))
+"""
+_OLDEST_UNNAMED = """
+SELECT rowid, principal FROM jobs WHERE status = 'queued' AND principal IS NULL ORDER BY rowid LIMIT 1
+"""
+_OLDEST_FIRST = """
+SELECT rowid, principal FROM jobs INDEXED BY jobs_queued WHERE status = 'queued' AND principal IS NOT NULL
+ORDER BY principal, rowid LIMIT 1
+"""
+_OLDEST_NEXT = """
+SELECT rowid, principal FROM jobs INDEXED BY jobs_queued WHERE status = 'queued' AND principal > ?
+ORDER BY principal, rowid LIMIT 1
+"""
+_TAKE = f"""
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
+WHERE rowid = ? RETURNING {_COLUMNS}
 """
 
 _RELEASE = """
@@ -123,16 +135,23 @@ class SqliteJobStore:
         per_principal: int | None = None,
         job_id: str | None = None,
     ) -> JobRow | None:
-        values = {
-            "lease_until": lease_until,
-            "at": now.isoformat(),
-            "now": now.timestamp(),
-            "cap": per_principal,
-            "id": job_id,
-        }
+        deadline = now.timestamp()
         with self._db.transaction() as conn:
-            rows = conn.execute(_CLAIM, values).fetchall()
-        return _decode(rows[0]) if rows else None
+            held: dict[str | None, int] = dict(conn.execute(_HELD, (deadline,)).fetchall())
+            heads = (
+                conn.execute(_NAMED, (job_id, deadline)).fetchall()
+                if job_id is not None
+                else [*conn.execute(_EXPIRED, (deadline,)), *_oldest_queued(conn)]
+            )
+            open_ = [
+                (held.get(principal, 0), rowid)
+                for rowid, principal in heads
+                if per_principal is None or held.get(principal, 0) < per_principal
+            ]
+            if not open_:
+                return None
+            found = conn.execute(_TAKE, (lease_until, now.isoformat(), min(open_)[1])).fetchone()
+        return _decode(found)
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         unknown = set(changes) - _UPDATABLE
@@ -207,6 +226,16 @@ class SqliteJobRunner(JobEngine):
             max_handed_over_s=max_handed_over_s,
             close_wait_s=close_wait_s,
         )
+
+
+def _oldest_queued(conn: sqlite3.Connection) -> list[tuple[int, str | None]]:
+    """The oldest queued job of each principal (rowid, principal), one seek a principal."""
+    found: list[tuple[int, str | None]] = conn.execute(_OLDEST_UNNAMED).fetchall()
+    head = conn.execute(_OLDEST_FIRST).fetchone()
+    while head is not None:
+        found.append(head)
+        head = conn.execute(_OLDEST_NEXT, (head[1],)).fetchone()
+    return found
 
 
 def _encode_value(name: str, value: Any) -> Any:

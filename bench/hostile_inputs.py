@@ -34,7 +34,13 @@ from hostile_services import (
     thought_keywords,
     version_chain,
 )
-from hostile_sql import chunk_id_writes, job_backlog, many_brains, owner_filter_neighbour
+from hostile_sql import (
+    chunk_id_writes,
+    compaction_neighbour,
+    job_backlog,
+    many_brains,
+    owner_filter_neighbour,
+)
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 from memory_writes import thought_forget, thought_remember, typed_store, typed_store_plain
 from superseded_lookups import superseded_facts
@@ -347,6 +353,7 @@ CASES: dict[str, Callable[[], str]] = {
     "owner-filter-neighbour": owner_filter_neighbour,
     "many-brains": many_brains,
     "job-backlog": job_backlog,
+    "compaction-neighbour": compaction_neighbour,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "typed-store": typed_store,

@@ -32,6 +32,7 @@ def _chunk(brain_id: str, n: int) -> Chunk:
         ordinal=n % 4,
         text=f"note {n} about the kettle",
         facets={OWNER_FACET: f"user{n % 20}"},
+        tags=[f"topic{n % 50}", "note"],
         created_at=datetime(2025, 1, 1, tzinfo=UTC),
     )
 
@@ -130,6 +131,30 @@ def many_brains(rows: int = 30_000, brains: int = 1_000, rounds: int = 20) -> st
         index.close()
     said = f"{rows:,} chunks beside {brains:,} brains: open {opened:.0f} ms"
     return f"{said}; search {search}; rewrite one {rewrite}"
+
+
+def compaction_neighbour(rows: int = 100_000, rounds: int = 10) -> str:
+    """Brain `small` (one chunk) beside brain `big` (`rows` chunks, two tags each): `rounds`
+    times a rewrite of `small`'s chunk (a dead vector row), then its compaction, whose last
+    transaction renumbers the brain's rows in chunks, tags and facets. Wall time of the compaction."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as data:
+        index = _index(data, rows)
+        rng = np.random.default_rng(5)
+
+        def compact(n: int) -> None:
+            index.upsert([_chunk("small", 0)], rng.standard_normal((1, DIM)).astype(np.float32))
+            started = time.perf_counter()
+            done = index.compact("small")
+            assert done is not None and done.rows_after < done.rows_before
+            took.append(time.perf_counter() - started)
+
+        took: list[float] = []
+        _median_ms(compact, rounds)
+        index.close()
+    median = statistics.median(took) * 1000
+    return f"{rows:,} tagged chunks beside: compact a one-chunk brain {median:.2f} ms median"
 
 
 def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200) -> str:

@@ -40,6 +40,7 @@ from hostile_sql import (
     job_backlog,
     many_brains,
     owner_filter_neighbour,
+    staged_activation,
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 from memory_writes import thought_forget, thought_remember, typed_store, typed_store_plain
@@ -354,6 +355,7 @@ CASES: dict[str, Callable[[], str]] = {
     "many-brains": many_brains,
     "job-backlog": job_backlog,
     "compaction-neighbour": compaction_neighbour,
+    "staged-activation": staged_activation,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "typed-store": typed_store,

@@ -157,6 +157,38 @@ def compaction_neighbour(rows: int = 100_000, rounds: int = 10) -> str:
     return f"{rows:,} tagged chunks beside: compact a one-chunk brain {median:.2f} ms median"
 
 
+def staged_activation(rows: int = 100_000, rounds: int = 20) -> str:
+    """Brain `big` holding `rows` staged (inactive) chunks of an upload in flight: `rounds` times a
+    one-chunk document staged there, then activated (DocumentService's commit of a staged ingest).
+    Wall time of the activation."""
+    import numpy as np
+
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as data:
+        index = SqliteChunkIndex(Path(data, "c.db"), Path(data, "v"), DIM, background_maintenance=False)
+        for first in range(0, rows, 5_000):
+            staged = [
+                _chunk("big", n).model_copy(update={"active": False}) for n in range(first, first + 5_000)
+            ]
+            index.upsert(staged, rng.standard_normal((len(staged), DIM)).astype(np.float32))
+
+        def activate(n: int) -> None:
+            mine = _chunk("big", rows + n).model_copy(update={"active": False, "document_id": f"mine{n}"})
+            index.upsert([mine], rng.standard_normal((1, DIM)).astype(np.float32))
+            started = time.perf_counter()
+            index.activate("big", mine.document_id, [mine.id])
+            took.append(time.perf_counter() - started)
+
+        took: list[float] = []
+        _median_ms(activate, rounds)
+        index.close()
+    return (
+        f"{rows:,} staged chunks beside: activate a document {statistics.median(took) * 1000:.2f} ms median"
+    )
+
+
 def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200) -> str:
     """A job file of `finished` completed jobs and `queued` waiting ones of 10 principals: `rounds`
     claims (one job each, the queue drained from its oldest) and `rounds` claims of a named

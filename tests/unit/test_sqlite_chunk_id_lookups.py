@@ -63,3 +63,33 @@ def test_a_write_by_id_does_not_read_the_whole_brain(
     finally:
         small.close()
         big.close()
+
+
+def test_an_activation_does_not_read_the_brain_s_other_staged_chunks(tmp_path: Path) -> None:
+    """Beside another document's staged (inactive) chunks, 300 or 3,000 of them: an upload in
+    flight, or what a failed ingest left."""
+    indexes = []
+    for size in (300, 3_000):
+        index = _brain(tmp_path / str(size), 10)
+        rng = np.random.default_rng(4)
+        for start in range(0, size, 500):
+            staged = [
+                chunk(f"big{n}", "a page of the big upload", document_id="big", ordinal=n, active=False)
+                for n in range(start, min(size, start + 500))
+            ]
+            index.upsert(staged, rng.standard_normal((len(staged), DIM)).astype(np.float32))
+        mine = [
+            chunk(f"m{n}", "the new kettle note", document_id="mine", ordinal=n, active=False)
+            for n in range(2)
+        ]
+        index.upsert(mine, np.ones((2, DIM), dtype=np.float32))
+        indexes.append(index)
+    try:
+        few, many = (_steps(index, lambda i: i.activate("b1", "mine", ["m0", "m1"])) for index in indexes)
+        assert many <= few * 1.5 + 20, (few, many)
+        for index in indexes:
+            found = index.get_many("b1", ["m0", "m1", "big0"])
+            assert found["m0"].active and found["m1"].active and not found["big0"].active
+    finally:
+        for index in indexes:
+            index.close()

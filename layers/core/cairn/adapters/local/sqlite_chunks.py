@@ -212,10 +212,17 @@ class SqliteChunkIndex:
         return self._write(brain_id, lambda batch: batch.remove(_DOCUMENT, (brain_id, document_id)))
 
     def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
-        params = (brain_id, document_id, json.dumps(list(chunk_ids)))
+        ids = json.dumps(list(chunk_ids))
+        params = (brain_id, document_id, ids)
+        # Each id sought, as in delete_chunks: given `active = 0 AND brain_id = ?`, SQLite read every
+        # staged chunk of the brain, other documents' uploads in flight included.
+        named = (
+            "rowid IN (SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+            "WHERE c.brain_id = ? AND c.document_id = ?)"
+        )
 
         def work(batch: WriteBatch) -> None:
-            batch.activate(f"{_DOCUMENT} AND id IN (SELECT value FROM json_each(?))", params)
+            batch.activate(named, (ids, brain_id, document_id))
             batch.remove(f"{_DOCUMENT} AND id NOT IN (SELECT value FROM json_each(?))", params)
 
         self._write(brain_id, work)

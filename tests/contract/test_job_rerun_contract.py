@@ -243,3 +243,44 @@ def test_an_extraction_whose_drafts_were_lost_asks_again_and_a_reworded_answer_a
 
     assert seen(container, brain) == once
     assert result["unchanged"] == 3 and result["created"] == result["confirmed"] == 0
+
+
+@pytest.mark.parametrize("by", ["deleted", "merged"])
+def test_a_transcript_extraction_run_again_brings_back_no_fact_removed_since(
+    container: Container, brain: Brain, by: str
+) -> None:
+    _, job = container.extraction.submit_transcript(brain, SAID, actor_id="ana")
+    job = container.jobs.status(job.id)
+    first = Context()
+    container.extraction.run(job, first)
+    facts = [d for d in container.documents.documents(brain, "memory/") if d.metadata.get("kind") == "fact"]
+    gone, kept = facts[0], facts[1]
+    if by == "deleted":  # someone deleted a fact the job stored before the job ran again
+        container.documents.delete(brain, gone.path)
+    else:  # or a consolidation folded it into another
+        container.documents.retire(brain, gone.path, why="merged", replaced_by=kept.id)
+    once = seen(container, brain)
+
+    result = container.extraction.run(job, again(first))
+
+    assert seen(container, brain) == once
+    assert result["created"] == result["confirmed"] == 0 and gone.path not in result["paths"]
+
+
+def test_a_session_extraction_cut_short_brings_back_no_fact_deleted_before_it_ran_again(
+    container: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id, job = session_job(container, brain)
+    first = Context()
+    with monkeypatch.context() as m:
+        m.setattr(container.sessions, "update", lambda *a, **k: faults._raise())
+        with pytest.raises(faults.InjectedFault):
+            container.extraction.run(job, first)
+    gone = container.documents.documents(brain, "memory/")[0]
+    container.documents.delete(brain, gone.path)
+    once = seen(container, brain)
+
+    container.extraction.run(job, again(first))
+
+    assert seen(container, brain) == once
+    assert container.sessions.session(brain, session_id).extracted_upto == 3

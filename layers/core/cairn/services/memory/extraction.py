@@ -225,7 +225,7 @@ class ExtractionService:
                     self.documents.delete(brain, stored.document.path)
                 return self._stopped(ctx, counts)
             counts[stored.outcome] += 1
-            if len(paths) < MAX_REPORTED:
+            if len(paths) < MAX_REPORTED and stored.document.deleted_at is None:
                 paths.append(stored.document.path)
             ctx.progress(0.1 + 0.9 * (i + 1) / len(drafts), f"stored {i + 1} of {len(drafts)} facts")
         return {"facts": len(drafts), **counts, "paths": paths, "extracted_by": self.extractor.name}

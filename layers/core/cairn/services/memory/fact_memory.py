@@ -145,7 +145,10 @@ class FactMemory:
     def store(self, brain: Brain, draft: FactDraft, prov: Provenance) -> StoredFact:
         ns = namespace(prov.actor_id)
         path = fact_path(ns, draft.text, prov.actor_id)
-        twin = None if self.documents.exists(brain, path) else self._twin(brain, draft.text, prov.actor_id)
+        live = self.documents.exists(brain, path)
+        if not live and (removed := self._removed(brain, path, prov)) is not None:
+            return StoredFact(removed, "unchanged")
+        twin = None if live else self._twin(brain, draft.text, prov.actor_id)
         if twin is not None and twin.metadata.get("kind") != FACT_KIND:
             return StoredFact(twin, "known")  # never rewrite someone's own note
         target = twin.path if twin is not None else path
@@ -176,6 +179,17 @@ class FactMemory:
         outcome = self.documents.modify(brain, target, change, reason="extract")
         doc = outcome.document if outcome else self.documents.get(brain, target)
         return StoredFact(doc, state.get("outcome", "unchanged"))
+
+    def _removed(self, brain: Brain, path: str, prov: Provenance) -> Document | None:
+        """The note this very origin and these source ids stored at `path`, deleted (or merged)
+        since: a job run again (at least once) must not bring back what was removed after its
+        first run. The note's own provenance, written with it, is the key."""
+        doc = self.documents.repo.get(brain.id, path)
+        if doc is None or doc.deleted_at is None or doc.metadata.get("kind") != FACT_KIND:
+            return None
+        origins = csv_values(doc.metadata.get("origins"))
+        sources = set(csv_values(doc.metadata.get("source_ids")))
+        return doc if prov.origin in origins and set(prov.source_ids) <= sources else None
 
     def _twin(self, brain: Brain, text: str, actor_id: str | None) -> Document | None:
         """The note that already says this: in the actor's folder, or one of the actor's own facts

@@ -7,7 +7,8 @@ fact that says the same thing in other words (same_fact) is *confirmed* instead 
 gains the new origin (session or transcript) and source ids, and `confirmations` counts distinct
 origins (consolidation promotes facts confirmed in several sessions) — and a note someone wrote
 that already contains every word of the fact makes it `known` (nothing is written). Provenance
-lives in flat metadata so every surface can show it.
+lives in flat metadata so every surface can show it, and is the key that makes an extraction job
+run twice store nothing twice: the same origin and sources leave a note as it is, or deleted.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import sqlite3
 
 from cairn.adapters.local import chunk_schema as schema
 from cairn.adapters.local import fts_retokenize
+from tests.support.sqlite_steps import steps
 
 
 def _brains(count: int, old: set[int]) -> sqlite3.Connection:
@@ -23,18 +24,7 @@ def _brains(count: int, old: set[int]) -> sqlite3.Connection:
 
 
 def _steps(conn: sqlite3.Connection) -> tuple[int, list[int]]:
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn.set_progress_handler(tick, 10)
-    try:
-        found = fts_retokenize.outdated(conn)
-    finally:
-        conn.set_progress_handler(None, 10)
-    return counted[0], found
+    return steps(conn, lambda: fts_retokenize.outdated(conn))
 
 
 def test_the_outdated_tables_are_found_in_one_read_of_the_schema() -> None:

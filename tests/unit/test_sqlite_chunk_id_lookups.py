@@ -13,6 +13,7 @@ import pytest
 
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from tests.contract.test_chunk_index_contract import DIM, chunk
+from tests.support.sqlite_steps import steps
 
 
 def _brain(path: Path, size: int) -> SqliteChunkIndex:
@@ -26,19 +27,7 @@ def _brain(path: Path, size: int) -> SqliteChunkIndex:
 
 def _steps(index: SqliteChunkIndex, work: Callable[[SqliteChunkIndex], object]) -> int:
     """The SQLite VM steps (in tens) `work` takes on this thread's connection."""
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn = index._db.get()
-    conn.set_progress_handler(tick, 10)
-    try:
-        work(index)
-    finally:
-        conn.set_progress_handler(None, 10)
-    return counted[0]
+    return steps(index._db.get(), lambda: work(index))[0]
 
 
 def _rewrite(index: SqliteChunkIndex) -> None:

@@ -15,6 +15,7 @@ from cairn.adapters.local import fts_search
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from tests.contract.test_chunk_index_contract import DIM, chunk
+from tests.support.sqlite_steps import steps
 
 
 def _index(path: Path, others: int) -> SqliteChunkIndex:
@@ -39,19 +40,7 @@ def _write(index: SqliteChunkIndex) -> object:
 
 def _steps(index: SqliteChunkIndex, work: Callable[[SqliteChunkIndex], object]) -> tuple[int, object]:
     work(index)  # the brain's rows cached and its keyword index probed, as after a first request
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn = index._db.get()
-    conn.set_progress_handler(tick, 10)
-    try:
-        answer = work(index)
-    finally:
-        conn.set_progress_handler(None, 10)
-    return counted[0], answer
+    return steps(index._db.get(), lambda: work(index))
 
 
 @pytest.mark.parametrize("work", [_search, _write], ids=["search", "upsert"])

@@ -14,6 +14,7 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.models import OWNER_FACET
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from tests.contract.test_chunk_index_contract import DIM, axis, chunk
+from tests.support.sqlite_steps import steps
 
 OWNED = ChunkFilter(("small",), owners=(("small", "ann"),))
 
@@ -36,19 +37,9 @@ def _index(path: Path, neighbour: int) -> SqliteChunkIndex:
 def _search_steps(index: SqliteChunkIndex) -> tuple[int, list[str]]:
     """SQLite VM steps (in tens) of the small brain's first search after its latest write."""
     index.upsert([chunk("other", "unrelated words", brain_id="small")], axis(2).reshape(1, DIM))
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn = index._db.get()
-    conn.set_progress_handler(tick, 10)
-    try:
-        found = [hit.chunk.id for hit in index.search(ChunkQuery("kettle", axis(1), OWNED))]
-    finally:
-        conn.set_progress_handler(None, 10)
-    return counted[0], found
+    return steps(
+        index._db.get(), lambda: [hit.chunk.id for hit in index.search(ChunkQuery("kettle", axis(1), OWNED))]
+    )
 
 
 def test_an_owner_filtered_search_does_not_read_the_neighbours_facets(tmp_path: Path) -> None:

@@ -9,25 +9,16 @@ import pytest
 
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.ports.records import Item, Put
+from tests.support.sqlite_steps import steps
 
 PK = "brain#b"
 
 
 def _steps(store: SqliteRecordStore, after: str | None, descending: bool) -> int:
     """The SQLite virtual machine's steps (in hundreds) one query takes on this thread's connection."""
-    conn = store._conn()
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn.set_progress_handler(tick, 100)
-    try:
-        store.query(PK, "doc#m/", after=after, limit=100, descending=descending)
-    finally:
-        conn.set_progress_handler(None, 100)
-    return counted[0]
+    return steps(
+        store._conn(), lambda: store.query(PK, "doc#m/", after=after, limit=100, descending=descending), 100
+    )[0]
 
 
 @pytest.mark.parametrize("descending", [False, True])

@@ -14,6 +14,7 @@ import pytest
 from cairn.adapters.local.job_rows import JobRow
 from cairn.adapters.local.sqlite_jobs import _COLUMNS, SqliteJobStore, _encode
 from cairn.domain.models import JobStatus
+from tests.support.sqlite_steps import steps
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 LEASE_S = 60.0
@@ -41,19 +42,7 @@ def _claim(store: SqliteJobStore, cap: int | None = None, job_id: str | None = N
 
 def _steps(store: SqliteJobStore, work: Callable[[SqliteJobStore], object]) -> int:
     """The SQLite VM steps (in tens) `work` takes on this thread's connection."""
-    counted = [0]
-
-    def tick() -> int:
-        counted[0] += 1
-        return 0
-
-    conn = store._db.get()
-    conn.set_progress_handler(tick, 10)
-    try:
-        work(store)
-    finally:
-        conn.set_progress_handler(None, 10)
-    return counted[0]
+    return steps(store._db.get(), lambda: work(store))[0]
 
 
 @pytest.mark.parametrize("cap", [None, 1], ids=["uncapped", "capped"])

@@ -280,3 +280,33 @@ def test_a_link_made_between_a_forgets_read_and_its_commit_is_removed_with_the_m
     assert raced == [2]  # linked both ways before the forget's commit
     assert c.thoughts.rows.get(brain.id, "ada", [gone]) == {}
     assert_unlinked(c, brain, gone, [kept, third])
+
+
+def test_a_forget_of_a_memory_a_recall_keeps_reinforcing_removes_it_whole(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recall reinforces the row between each read of the forget and its commit: the delete at
+    the version read fails, and the forget removes the row whatever its version, marked as any,
+    rather than giving up with its bytes gone and its record left."""
+    alone = remembered(c, brain, TEXT)
+    doc = c.documents.repo.get_by_id(alone)
+    assert doc is not None and linked(c, brain, alone) == set()
+    outgoing = c.thoughts.links.outgoing
+    reinforced: list[int] = []
+
+    def recalled(brain_id: str, source: str, kind: str | None = None, **kw: Any) -> Any:
+        found = outgoing(brain_id, source, kind, **kw)
+        row = c.thoughts._rows(brain.id, "ada", [alone]).get(alone)
+        if source == alone and row is not None:
+            c.thoughts.rows.put(brain.id, row, row.version)
+            reinforced.append(row.version)
+        return found
+
+    monkeypatch.setattr(c.thoughts.links, "outgoing", recalled)
+    answer = c.thoughts.forget(brain, alone, "ada")
+    monkeypatch.undo()
+
+    assert answer["deletionType"] == "hard" and reinforced
+    assert c.thoughts.rows.get(brain.id, "ada", [alone]) == {}
+    assert c.documents.repo.get_by_id(alone) is None
+    assert list(c.pending_links.pending()) == []

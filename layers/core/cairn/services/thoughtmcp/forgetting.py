@@ -7,7 +7,8 @@ links, and the other ends' statistics, go only once that has committed, so a for
 leaves the memory whole; that transaction marks them (removal.py), so a store refusing them
 afterwards (the forget is answered as done) or a process stopping between leaves them to the sweep.
 A memory read with no link left has nothing to mark: its row goes at the version read instead (a
-link made since moved it: the forget reads again), and nothing is read or written after the commit.
+link made since moved it: the forget reads again, and marks, as a recall's reinforcement moves it
+too), and nothing is read or written after the commit.
 A row left behind by a document deleted or overwritten through another surface (one no longer the
 memory's) is found in the user's partition and removed too. Nothing removed answers "Memory not
 found", never success."""
@@ -47,9 +48,10 @@ class ThoughtForgetting(ThoughtRecall):
     """The hard forget of ThoughtMemories (module docstring)."""
 
     def _forget_hard(self, brain: Brain, memory_id: str, user_id: str | None) -> None:
+        marking = False
         for _ in range(WRITE_TRIES):
             remains = self._remains(brain, memory_id, user_id)
-            unlinked_at = self._unlinked_at(brain, remains.row)
+            unlinked_at = None if marking else self._unlinked_at(brain, remains.row)
             gone = removal_of(self.pending, brain.id, remains.owner, memory_id, unlinked_at=unlinked_at)
             try:
                 if remains.doc is not None:
@@ -61,7 +63,11 @@ class ThoughtForgetting(ThoughtRecall):
                 else:
                     self.rows.commit(gone)
             except Conflict:
-                continue  # written or linked meanwhile (another process): look again
+                # Written or linked meanwhile (another process): look again, and mark this time: a
+                # recall reinforcing the row fails every delete at a version read, and the erase
+                # took the bytes before its commit.
+                marking = True
+                continue
             self._touched(brain.id, remains.owner, memory_id)
             if unlinked_at is not None:
                 return  # no link to remove, and none could be made since

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,13 +35,29 @@ def _audited(base: str) -> list[dict[str, str]]:
     return list(answer.json()["items"])
 
 
+def _settled(data: Path, base: str) -> set[str]:
+    """The ids of the audit entries stored once every audited read made here has landed (a read's
+    entry is written after its answer: one still on its way when the store is held is kept too)."""
+    reads, tenant = 0, None
+    while tenant is None:
+        reads += 1
+        tenant = next((e["tenant"] for e in _audited(base)), None)
+    log = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock())
+    for _ in range(200):
+        stored = log.query(tenant=tenant, limit=1000)[0]
+        if sum(e.action == "rest.audit" for e in stored) >= reads:
+            return {e.id for e in stored}
+        time.sleep(0.05)
+    raise AssertionError("the server's audited reads never landed")
+
+
 def test_serve_at_sigterm_spills_what_the_busy_store_refused_and_the_next_start_writes_it(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
     server = start(data, command=SHORT_WAIT)
     try:
-        before = {e["id"] for e in _audited(server.base)}  # its own read is an audited call
+        before = _settled(data, server.base)
         holder = held(data / RECORDS)
         try:
             _audited(server.base)  # answered; its entry is refused as busy and kept

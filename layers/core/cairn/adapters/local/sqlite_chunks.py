@@ -73,6 +73,13 @@ DEFAULT_BM25_WEIGHTS = (2.0, 1.0, 0.5)
 # 10.8 ms p95 at 1 % of a million rows, where the filtered graph finds 0.86 of the top 10).
 EXACT_MAX_ROWS = 10_000
 _DOCUMENT = "brain_id = ? AND document_id = ?"
+# The brain's chunks of these ids (the ids' JSON, then the brain id, then what `{}` adds), each
+# id sought: given `brain_id = ? AND id IN (...)`, SQLite read every chunk of the brain (with
+# `active = 0`, every staged one, other uploads in flight included).
+_BY_IDS = (
+    "rowid IN (SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
+    "WHERE c.brain_id = ?{})"
+)
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -214,29 +221,16 @@ class SqliteChunkIndex:
     def activate(self, brain_id: str, document_id: str, chunk_ids: Sequence[str]) -> None:
         ids = json.dumps(list(chunk_ids))
         params = (brain_id, document_id, ids)
-        # Each id sought, as in delete_chunks: given `active = 0 AND brain_id = ?`, SQLite read every
-        # staged chunk of the brain, other documents' uploads in flight included.
-        named = (
-            "rowid IN (SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
-            "WHERE c.brain_id = ? AND c.document_id = ?)"
-        )
 
         def work(batch: WriteBatch) -> None:
-            batch.activate(named, (ids, brain_id, document_id))
+            batch.activate(_BY_IDS.format(" AND c.document_id = ?"), (ids, brain_id, document_id))
             batch.remove(f"{_DOCUMENT} AND id NOT IN (SELECT value FROM json_each(?))", params)
 
         self._write(brain_id, work)
 
     def delete_chunks(self, brain_id: str, chunk_ids: Sequence[str]) -> int:
-        # Each id sought through json_each: given `brain_id = ? AND id IN (...)`, SQLite read every
-        # chunk of the brain.
-        condition = (
-            "rowid IN (SELECT c.rowid FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value "
-            "WHERE c.brain_id = ?)"
-        )
-        return self._write(
-            brain_id, lambda batch: batch.remove(condition, (json.dumps(list(chunk_ids)), brain_id))
-        )
+        ids = json.dumps(list(chunk_ids))
+        return self._write(brain_id, lambda batch: batch.remove(_BY_IDS.format(""), (ids, brain_id)))
 
     def drop_brain(self, brain_id: str) -> int:
         """Under the brain's compaction lock and the write lock: its files are listed inside the

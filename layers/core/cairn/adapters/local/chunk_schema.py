@@ -16,8 +16,8 @@ row goes with it; `brain_floor` keeps the highest generation and vector epoch a 
 reached, and a brain created afterwards starts past them, so no instance that cached the old
 brain's rows, index or files (by brain id and generation or epoch) mistakes them for the new one's.
 Beside each brain's FTS5 table, `{fts}_postings` and `{fts}_skipped` hold the term postings the
-BM25 leg scores (their DDL, upkeep and the migration that fills them for brains written before
-they existed: fts_postings.py, run by SqliteChunkIndex after `migrate`).
+BM25 leg scores (their DDL and upkeep: fts_postings.py; a brain past fts_search.SMALL_TABLE rows
+gets them from the maintenance worker, or from the write that carried it past without one).
 """
 
 from __future__ import annotations

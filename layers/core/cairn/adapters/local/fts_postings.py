@@ -190,15 +190,6 @@ def ensure(conn: sqlite3.Connection, table: str, stop: Callable[[], bool] | None
         rebuild(conn, table, stop=stop)
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Fill the postings of every brain's FTS5 table made before they existed (one pass over
-    each such table, in the caller's write transaction)."""
-    for (seq,) in conn.execute("SELECT seq FROM brain_state").fetchall():
-        table = f"chunks_fts_{int(seq)}"
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None:
-            ensure(conn, table)
-
-
 def rebuild(
     conn: sqlite3.Connection, table: str, step: int | None = None, stop: Callable[[], bool] | None = None
 ) -> None:

@@ -35,6 +35,7 @@ from hostile_services import (
     version_chain,
 )
 from hostile_sql import (
+    brain_count,
     chunk_id_writes,
     compaction_neighbour,
     job_backlog,
@@ -356,6 +357,7 @@ CASES: dict[str, Callable[[], str]] = {
     "job-backlog": job_backlog,
     "compaction-neighbour": compaction_neighbour,
     "staged-activation": staged_activation,
+    "brain-count": brain_count,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "typed-store": typed_store,

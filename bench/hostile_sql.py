@@ -189,6 +189,31 @@ def staged_activation(rows: int = 100_000, rounds: int = 20) -> str:
     )
 
 
+def brain_count(rows: int = 100_000, rounds: int = 50) -> str:
+    """Brain `big` of `rows` chunks: `rounds` counts of its chunks (Mnemosyne's graph leg asks one
+    per library on every search), unchanged and then each after a one-chunk write."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as data:
+        index = _index(data, rows)
+        index.count("big")
+        unchanged = _median_ms(lambda n: index.count("big"), rounds)
+        took: list[float] = []
+
+        def written(n: int) -> None:
+            index.upsert([_chunk("big", rows + n)], np.ones((1, DIM), dtype=np.float32))
+            started = time.perf_counter()
+            index.count("big")
+            took.append(time.perf_counter() - started)
+
+        _median_ms(written, rounds)
+        index.close()
+    return (
+        f"{rows:,} chunks: count unchanged {unchanged}; after a write "
+        f"{statistics.median(took) * 1000:.2f} ms median"
+    )
+
+
 def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200) -> str:
     """A job file of `finished` completed jobs and `queued` waiting ones of 10 principals: `rounds`
     claims (one job each, the queue drained from its oldest) and `rounds` claims of a named

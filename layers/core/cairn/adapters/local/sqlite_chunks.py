@@ -41,6 +41,7 @@ from cairn.adapters.local import (
 )
 from cairn.adapters.local import chunk_reads as reads
 from cairn.adapters.local import chunk_schema as schema
+from cairn.adapters.local.cached_counts import CachedCounts
 from cairn.adapters.local.cached_rows import CachedRows
 from cairn.adapters.local.chunk_search import ChunkSearch
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
@@ -106,6 +107,7 @@ class SqliteChunkIndex:
         self._db = ThreadConnections(db_path, secure_delete=True, waits=waits, store="the chunk index")
         self._write_lock = threading.Lock()
         self._cache = CachedRows()
+        self._counts = CachedCounts()
         self._db.get().executescript(
             schema.SCHEMA
             + vector_sums.SCHEMA
@@ -475,11 +477,8 @@ class SqliteChunkIndex:
         return {row[0]: matrix[i] for i, row in enumerate(rows)}
 
     def last_written(self, brain_id: str) -> datetime | None:
-        row = (
-            self._db.get()
-            .execute("SELECT written_ms FROM brain_state WHERE brain_id = ?", (brain_id,))
-            .fetchone()
-        )
+        conn = self._db.get()
+        row = conn.execute("SELECT written_ms FROM brain_state WHERE brain_id = ?", (brain_id,)).fetchone()
         return datetime.fromtimestamp(row[0] / 1000, UTC) if row is not None and row[0] else None
 
     def held(self, brain_id: str) -> dict[str, int]:
@@ -490,8 +489,8 @@ class SqliteChunkIndex:
         return {document_id: int(n) for document_id, n in rows.fetchall()}
 
     def count(self, brain_id: str) -> int:
-        row = self._db.get().execute("SELECT count(*) FROM chunks WHERE brain_id = ?", (brain_id,)).fetchone()
-        return int(row[0])
+        with self._db.snapshot() as conn:
+            return self._counts.of(conn, brain_id)
 
     def close(self) -> None:
         self._keywords.close()

@@ -163,14 +163,14 @@ def _memories(container: Container, brain: Brain, agent: str, count: int) -> lis
     ]
 
 
-def test_an_erasure_killed_mid_way_is_finished_after_the_restart(data: Path) -> None:
+@pytest.mark.parametrize("point", ["erasure.documents", "documents.bytes_erased"])
+def test_an_erasure_killed_mid_way_is_finished_after_the_restart(data: Path, point: str) -> None:
+    """Killed after its second document, or between the second document's bytes and its record."""
     container = opened(data)
     brain = container.brains.resolve("shore")
     doomed = _memories(container, brain, "victor", 6)
     kept = _memories(container, brain, "wanda", 3)
-    killed = cli(
-        "erase", "source_agent", "victor", "--yes", "--data-dir", str(data), faults="erasure.documents:2"
-    )
+    killed = cli("erase", "source_agent", "victor", "--yes", "--data-dir", str(data), faults=f"{point}:2")
     assert killed.returncode == KILLED
     with serving(data):  # the restarted server resumes the erasure in the background, after it starts
         watching = opened(data)

@@ -11,6 +11,7 @@ from cairn.auth import access
 from cairn.domain.errors import (
     Conflict,
     InvalidInput,
+    RecordConflict,
 )
 from cairn.domain.models import Brain, Document
 from cairn.domain.paths import (
@@ -23,7 +24,8 @@ from cairn.domain.paths import (
 from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.blob_keys import own_folder
-from cairn.services.documents.core import check_replaceable
+from cairn.services.documents.core import WRITE_TRIES, check_replaceable
+from cairn.services.documents.index_sync import state_of
 from cairn.services.documents.indexing import PreparedChunks
 from cairn.services.documents.inputs import (
     DocumentInput,
@@ -212,7 +214,9 @@ class DocumentWrites(DocumentReads):
         the same bytes keeps them (ThoughtMCP memories store their own id in their bytes, so theirs
         are never shared). None when there is no such document. The document's folder goes before
         its record: killed between the two, the record is still there to erase again, never a record
-        gone with its text left on disk. `companions=False`: the caller removes what other services
+        gone with its text left on disk; a commit that loses to another writer of the document goes
+        again at the version found (`_erase_locked`), so an erase never ends with the record left
+        and its bytes gone. `companions=False`: the caller removes what other services
         keep beside the document itself, in `also` and after the commit, so neither the companions
         nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links)."""
         path = validate_path(path)
@@ -221,15 +225,11 @@ class DocumentWrites(DocumentReads):
             if doc is None:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
+            erased = self._erase_locked(brain, doc, also, companions)
+            if erased is None:
+                return None  # erased meanwhile, or another document took its path
+            doc, committed, blobs = erased
             folder = own_folder(doc)
-            blobs = self.blobs.delete_prefix(folder) if folder is not None else 0
-            gone = [
-                Delete(*doc_key(brain.id, path), expected_version=doc.version),
-                Delete(*doc_id_key(doc.id)),
-                *also,
-            ]
-            ops = self._with_companions(doc, gone) if companions else gone
-            committed = self.repo.commit(ops, touched=[(brain.id, doc.id)])
             faults.reached("documents.committed")
             with indexing_after_commit(f"the erasure of {excerpt(path)}"):
                 self.indexer.remove(doc)
@@ -246,11 +246,48 @@ class DocumentWrites(DocumentReads):
                 brain,
                 [
                     ChangeEvent(
-                        kind="deleted", path=path, when=self.clock.now(), reason=reason, owner=doc.owner
+                        kind="deleted", path=doc.path, when=self.clock.now(), reason=reason, owner=doc.owner
                     )
                 ],
             )
         return Erased(doc, blobs)
+
+    def _erase_locked(
+        self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool
+    ) -> tuple[Document, Committed, int] | None:
+        """Remove `doc`'s folder, then commit the removal of its record (with `also`, and its
+        companions when asked): the document as committed, the commit, and how many keys went.
+        A commit that loses to another writer of the document (a metadata update, a recall's
+        reinforcement, a write of new bytes into its folder, a rename, in another process) finds
+        it again by its id and goes again at the version found, its folder first: its bytes are
+        gone already, and the erase was asked of that document, so it finishes. None when the
+        document is no longer there (erased meanwhile, or its path now holds another document: a
+        new one, with a folder and bytes of its own, which the erase leaves alone). A conflict that
+        leaves the document as read (an `also` record moved) is the caller's."""
+        blobs = 0
+        for _ in range(WRITE_TRIES):
+            folder = own_folder(doc)
+            blobs += self.blobs.delete_prefix(folder) if folder is not None else 0
+            faults.reached("documents.bytes_erased")
+            gone = [
+                Delete(*doc_key(brain.id, doc.path), expected_version=doc.version),
+                Delete(*doc_id_key(doc.id)),
+                *also,
+            ]
+            ops = self._with_companions(doc, gone) if companions else gone
+            try:
+                return doc, self.repo.commit(ops, touched=[(brain.id, doc.id)]), blobs
+            except RecordConflict:
+                now = self.repo.stored_by_id(doc.id)
+                if now is not None and now.path == doc.path and state_of(now) == state_of(doc):
+                    raise
+                if now is None:
+                    return None
+                access.check_change(brain, now.owner, f"the document at {excerpt(now.path)}")
+                doc = now
+        raise Conflict(
+            f"{excerpt(doc.path)} kept changing under other writers while it was erased; try again"
+        )
 
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)

@@ -1,0 +1,111 @@
+"""An erase that loses its commit to another writer finishes (services/documents/writes.py
+`_erase_locked`), on every record store. The erase removes the document's folder before its record;
+another process writing the document between the two (its record rewritten, new bytes written into
+its folder, a rename) fails the erase's commit at the version read. The erase reads the document
+again by its id and goes again: nothing of it is left, no record without its bytes. A new document
+another process writes at the path meanwhile (a deleted document's path: a new id, a folder of its
+own) is another document, and it stays whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cairn import faults
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import Brain, Document
+from cairn.ports.records import RecordStore
+from cairn.services.documents.blob_keys import own_folder
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.container import fake_adapters
+
+PATH = "notes/lamp.md"
+TEXT = b"The keeper lit the lamp at six and logged the fog horn tested at seven."
+
+
+@pytest.fixture
+def two(records: RecordStore, tmp_path: Path) -> tuple[Container, Container]:
+    """Two processes over the same stores (each its own services and path locks)."""
+    adapters = replace(fake_adapters(), records=records)
+    settings = Settings(data_dir=tmp_path / "data")
+    return build_container(settings, adapters), build_container(settings, adapters)
+
+
+def stored(c: Container) -> tuple[Brain, Document]:
+    brain = c.brains.create("Shore", slug="shore")
+    c.documents.write(brain, PATH, TEXT)
+    doc = c.documents.repo.stored(brain.id, PATH)
+    assert doc is not None and own_folder(doc) is not None
+    return brain, doc
+
+
+def keys_under(c: Container, folder: str) -> list[str]:
+    blobs = c.adapters.blobs
+    assert isinstance(blobs, MemoryBlobStore)
+    return [key for key in blobs.items if key.startswith(folder)]
+
+
+def assert_gone(c: Container, brain: Brain, doc: Document) -> None:
+    folder = own_folder(doc)
+    assert folder is not None
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    assert [d.id for d in c.documents.repo.list(brain.id)] == []
+    assert keys_under(c, folder) == []
+    assert c.adapters.chunks.get_chunks(brain.id, doc.id) == []
+    assert list(c.documents.repo.intents.pending()) == []
+
+
+def rewritten(other: Container, brain: Brain, doc: Document) -> Callable[[], None]:
+    """Its record written again at its version, bytes untouched (a metadata change)."""
+    changed = doc.model_copy(update={"metadata": {"reviewed": "yes"}})
+    return lambda: other.documents.repo.commit([other.documents.repo.put_op(changed, doc.version)])
+
+
+def renamed(other: Container, brain: Brain, doc: Document) -> Callable[[], None]:
+    """Moved to another path: the commit of a rename that read the bytes before they went."""
+    repo = other.documents.repo
+    moved = doc.model_copy(update={"path": "notes/moved.md"})
+    return lambda: repo.commit([repo.put_op(moved, 0), repo.pointer_op(moved), repo.remove_op(doc)])
+
+
+MEANWHILE: dict[str, Callable[[Container, Brain, Document], Callable[[], None]]] = {
+    "record rewritten": rewritten,
+    "new bytes written": lambda other, brain, _doc: (
+        lambda: other.documents.write(brain, PATH, TEXT + b" Again.")
+    ),
+    "renamed": renamed,
+}
+
+
+@pytest.mark.parametrize("meanwhile", list(MEANWHILE))
+def test_an_erase_whose_commit_loses_to_another_writer_finishes(
+    two: tuple[Container, Container], meanwhile: str
+) -> None:
+    c, other = two
+    brain, doc = stored(c)
+    with faults.armed("documents.bytes_erased", action=MEANWHILE[meanwhile](other, brain, doc)):
+        erased = c.documents.erase(brain, PATH)
+    assert erased is not None and erased.document.id == doc.id
+    # committed where the other writer left it: at its new version, or its new path
+    assert (erased.document.path, erased.document.version) != (doc.path, doc.version)
+    assert_gone(c, brain, doc)
+
+
+def test_a_new_document_written_at_the_path_meanwhile_is_left_whole(two: tuple[Container, Container]) -> None:
+    c, other = two
+    brain, doc = stored(c)
+    c.documents.delete(brain, PATH)  # an erasure erases soft-deleted documents too
+    fresh = b"A new note at the same path, written by another process."
+    with faults.armed("documents.bytes_erased", action=lambda: other.documents.write(brain, PATH, fresh)):
+        erased = c.documents.erase(brain, PATH)
+    assert erased is None  # what it was asked to erase was no longer there
+    new = c.documents.repo.stored(brain.id, PATH)
+    assert new is not None and new.id != doc.id and new.deleted_at is None
+    assert c.documents.read(brain, PATH) == fresh
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    old_folder = own_folder(doc)
+    assert old_folder is not None and keys_under(c, old_folder) == []

@@ -44,7 +44,7 @@ from hostile_sql import (
     staged_activation,
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
-from memory_writes import thought_forget, thought_remember, typed_store, typed_store_plain
+from memory_writes import thought_erase, thought_forget, thought_remember, typed_store, typed_store_plain
 from superseded_lookups import superseded_facts
 
 
@@ -360,6 +360,7 @@ CASES: dict[str, Callable[[], str]] = {
     "brain-count": brain_count,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
+    "thought-erase": thought_erase,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }

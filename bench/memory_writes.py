@@ -6,7 +6,7 @@ added to each write (a mark's own delete was one: 4.03 s for 100 ThoughtMCP memo
 without marks) shows as a number that does not depend on the disk. The tests' hashing embedder
 stands in for the model. Run them through `bench/hostile_inputs.py --case NAME`, or alone:
 
-    .venv/bin/python bench/memory_writes.py [--case thought-remember|thought-forget ...] [--writes N]
+    .venv/bin/python bench/memory_writes.py [--case thought-remember|thought-forget|thought-erase ...] [--writes N]
 """
 
 from __future__ import annotations
@@ -105,6 +105,33 @@ def thought_forget(writes: int = 100) -> str:
     return _timed(writes, build)
 
 
+def thought_erase(writes: int = 100) -> str:
+    """An erasure's removal of ThoughtMCP memories one at a time (services/erasure/documents.py,
+    as a subject's erasure removes each document it selected), every other memory kept: every
+    other one stored about a subject of its own, so not all of them are linked."""
+    from cairn.services.thoughtmcp.brain import thought_brain
+    from cairn.services.thoughtmcp.models import NewMemory
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = thought_brain(c.brains, None, create=True)
+        for n in range(writes + 1):
+            text = (
+                f"The keeper checked the {SUBJECTS[n % 6]} at {n % 24} o'clock."
+                if n % 2
+                else f"Item {n}: zq{n}x wv{n}y kp{n}z."
+            )
+            c.thoughts.remember(brain, NewMemory(text, "u", "s", "semantic"))
+        docs = sorted(c.documents.repo.list(brain.id), key=lambda d: d.path)
+
+        def erase(n: int) -> Any:
+            doomed = docs[n if n >= 0 else writes]
+            return c.erasure.eraser.erase(brain, [doomed], [d for d in docs if d.id != doomed.id])
+
+        return erase
+
+    return _timed(writes, build)
+
+
 def typed_store(writes: int = 100) -> str:
     """A zengram store of events about one client (each linked to the client's entity and what
     the rules find in its text)."""
@@ -140,6 +167,7 @@ def typed_store_plain(writes: int = 100) -> str:
 CASES: dict[str, Callable[[int], str]] = {
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
+    "thought-erase": thought_erase,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }

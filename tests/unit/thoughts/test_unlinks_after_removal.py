@@ -310,3 +310,28 @@ def test_a_forget_of_a_memory_a_recall_keeps_reinforcing_removes_it_whole(
     assert c.thoughts.rows.get(brain.id, "ada", [alone]) == {}
     assert c.documents.repo.get_by_id(alone) is None
     assert list(c.pending_links.pending()) == []
+
+
+def test_an_erasure_of_a_memory_with_no_link_writes_its_mark_once_and_drops_it_once(
+    c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An erasure removes a memory's links before it erases the document, and the erase's commit
+    marks it: the links' removal deletes no mark (there is none yet), so the mark is touched by
+    that commit and by the removal hook's delete, no transaction more."""
+    kept, gone, third = three(c, brain)
+    alone = remembered(c, brain, "Item 7: zq7x wv7y kp7z.")
+    assert linked(c, brain, alone) == set()
+    docs = {d.id: d for d in c.documents.repo.list(brain.id)}
+    mark = c.pending_links.removal_mark(brain.id, alone, UNLINKS).key
+    commits = commits_of(monkeypatch, c.adapters.records)
+
+    c.erasure.eraser.erase(brain, [docs[alone]], [d for i, d in docs.items() if i != alone])
+
+    def key(op: Put | Delete) -> tuple[str, str]:
+        return (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+
+    touching = [[op for op in ops if key(op) == mark] for ops in commits]
+    assert [type(ops[0]).__name__ for ops in touching if ops] == ["Put", "Delete"]
+    assert c.documents.repo.get_by_id(alone) is None and list(c.pending_links.pending()) == []
+    for survivor in (kept, gone, third):
+        assert stats(c, brain, survivor) == counted(c, brain, survivor)

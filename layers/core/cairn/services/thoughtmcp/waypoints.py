@@ -205,17 +205,16 @@ class ThoughtLinks(ThoughtStore):
         return 0
 
     def unlink_removed(self, brain: Brain, doc: Document) -> int:
-        """A memory's document removed through any surface (REST, a batch, the web UI, another
-        tool: DocumentService.when_removed), or about to be erased (services/erasure/documents.py):
-        its links go, and the other ends' statistics, as a hard forget's do, so no memory keeps the
-        weight of a link to one that is gone; returns the links removed, each direction counted
-        (as an erasure's receipt counts links). The removal's commit marked them (removal.py):
-        the mark goes with the last link, and stays, for the sweep, when the store refuses one
-        (Unavailable, raised)."""
+        """A memory's document about to be erased (services/erasure/documents.py): its links go,
+        and the other ends' statistics, as a hard forget's do, so no memory keeps the weight of a
+        link to one that is gone; returns the links removed, each direction counted (as an
+        erasure's receipt counts links). No mark is touched: the erase's own commit marks the
+        memory (removal.py) and its removal hook (`unlink_all_removed`) drops the mark, with any
+        link made between; deleting it here was a transaction for a mark not written yet."""
         user_id = doc.memory.user_id if doc.memory is not None else None
         if user_id is None:
             return 0
-        return self._unlink(brain, user_id, doc.id, unlinks_mark(self.pending, brain.id, doc.id))[0]
+        return self._unlink(brain, user_id, doc.id)[0]
 
     def unlink_all_removed(self, brain: Brain, docs: Sequence[Document]) -> int:
         """`unlink_removed` for the documents one removal took (DocumentService.when_removed: a

@@ -6,7 +6,7 @@ added to each write (a mark's own delete was one: 4.03 s for 100 ThoughtMCP memo
 without marks) shows as a number that does not depend on the disk. The tests' hashing embedder
 stands in for the model. Run them through `bench/hostile_inputs.py --case NAME`, or alone:
 
-    .venv/bin/python bench/memory_writes.py [--case thought-remember|thought-forget|thought-erase ...] [--writes N]
+    .venv/bin/python bench/memory_writes.py [--case thought-erase ...] [--writes N]
 """
 
 from __future__ import annotations

@@ -214,10 +214,29 @@ def brain_count(rows: int = 100_000, rounds: int = 50) -> str:
     )
 
 
+# The queues of job-backlog: the principal of each queued job, oldest first.
+JOB_SHAPES: dict[str, Callable[[int], list[str]]] = {
+    "10 principals": lambda queued: [f"user{n % 10}" for n in range(queued)],
+    "one job a principal": lambda queued: [f"user{n}" for n in range(queued)],
+    "mixed": lambda queued: (
+        [f"big{n % 5}" for n in range(queued // 2)] + [f"user{n}" for n in range(queued - queued // 2)]
+    ),
+}
+
+
 def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200) -> str:
-    """A job file of `finished` completed jobs and `queued` waiting ones of 10 principals: `rounds`
-    claims (one job each, the queue drained from its oldest) and `rounds` claims of a named
-    job, the newest. Wall time per claim."""
+    """A job file of `finished` completed jobs and `queued` waiting ones, in three shapes
+    (JOB_SHAPES): 10 principals; one job a principal; 5 principals holding the older half and one
+    job a principal the newer. In each, `rounds` claims (one job each, the queue drained from its
+    oldest) and `rounds` claims of a named job, the newest. Wall time per claim (mostly the commit's
+    wait on the disk), the drain's CPU time and the SQLite steps of one more claim."""
+    return "\n  ".join(
+        f"{shape}: {_job_claims(principals(queued), finished, rounds)}"
+        for shape, principals in JOB_SHAPES.items()
+    )
+
+
+def _job_claims(principals: list[str], finished: int, rounds: int) -> str:
     from cairn.adapters.local.job_rows import JobRow
     from cairn.adapters.local.sqlite_jobs import _COLUMNS, SqliteJobStore, _encode
     from cairn.domain.models import JobStatus
@@ -225,19 +244,23 @@ def job_backlog(queued: int = 10_000, finished: int = 100_000, rounds: int = 200
     now = datetime(2025, 1, 1, tzinfo=UTC)
     with tempfile.TemporaryDirectory() as data:
         store = SqliteJobStore(Path(data, "jobs.sqlite3"))
-        rows = [JobRow.new("work", {}, now, principal=f"user{n % 10}") for n in range(finished + queued)]
-        for row in rows[:finished]:
+        rows = [JobRow.new("work", {}, now, principal=f"user{n % 10}") for n in range(finished)]
+        for row in rows:
             row.status = JobStatus.completed
+        rows += [JobRow.new("work", {}, now, principal=principal) for principal in principals]
         with store._db.transaction() as conn:  # one commit: the rows as insert() writes them
             conn.executemany(
                 f"INSERT INTO jobs ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", map(_encode, rows)
             )
         lease = now.timestamp() + 60
+        cpu = time.thread_time()
         drain = _median_ms(lambda n: store.claim(now, lease), rounds)
+        cpu = (time.thread_time() - cpu) / rounds * 1000  # without the commit's wait on the disk
         named = _median_ms(lambda n: store.claim(now, lease, job_id=rows[-1 - n].id), rounds)
         steps = [0]  # SQLite virtual-machine steps of one more claim: the SQL's work without the commit
         store._db.get().set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1) or 0, 1)
         store.claim(now, lease)
         store.close()
-    said = f"{queued:,} queued beside {finished:,} finished: claim {drain} ({steps[0]:,} SQLite steps)"
+    said = f"{len(principals):,} queued beside {finished:,} finished: claim {drain}"
+    said += f" ({cpu:.2f} ms CPU mean, {steps[0]:,} SQLite steps)"
     return f"{said}; claim a named job {named}"

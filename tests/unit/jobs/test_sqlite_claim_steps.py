@@ -1,7 +1,9 @@
 """A claim on the embedded job store costs the same beside a backlog of 200 queued jobs (and as
-many finished ones) as beside 2,000: it reads each waiting principal's oldest job, the running
-rows and, for a named job, that row, not every queued or finished row. The work is counted as
-SQLite virtual-machine steps."""
+many finished ones) as beside 2,000, whether a few principals wait with many jobs each, or 200
+(2,000) principals with one each, or both: it reads the running rows, the waiting principals'
+oldest jobs up to the first of a principal running nothing and, for a named job, that row, not
+every queued or finished row nor every waiting principal. The work is counted as SQLite
+virtual-machine steps."""
 
 from __future__ import annotations
 
@@ -69,6 +71,38 @@ def test_a_named_claim_reads_that_job(tmp_path: Path) -> None:
         for store, job_id in ((small, small_id), (big, big_id)):
             row = store.get(job_id)
             assert row is not None and row.status is JobStatus.running and row.attempts == 1
+    finally:
+        small.close()
+        big.close()
+
+
+def _crowd(path: Path, backlog: int, bigs: int) -> SqliteJobStore:
+    """`backlog` finished jobs; then, queued, `backlog` jobs of `bigs` principals and one job each
+    of `backlog` principals; a claim for each big principal (their oldest jobs are the oldest)."""
+    store = SqliteJobStore(path / "jobs.sqlite3")
+    finished = [JobRow.new("work", {}, NOW, principal=f"one{n}") for n in range(backlog)]
+    for row in finished:
+        row.status = JobStatus.completed
+    big = [JobRow.new("work", {}, NOW, principal=f"big{n % bigs}") for n in range(backlog if bigs else 0)]
+    one = [JobRow.new("work", {"n": n}, NOW, principal=f"one{n}") for n in range(backlog)]
+    with store._db.transaction() as conn:
+        rows = map(_encode, [*finished, *big, *one])
+        conn.executemany(f"INSERT INTO jobs ({_COLUMNS}) VALUES ({', '.join('?' * 18)})", rows)
+    for n in range(bigs):
+        claimed = _claim(store)
+        assert claimed is not None and claimed.principal == f"big{n}"
+    return store
+
+
+@pytest.mark.parametrize("bigs", [0, 3], ids=["one-job-a-principal", "and-three-with-many"])
+def test_a_claim_does_not_read_every_waiting_principal(tmp_path: Path, bigs: int) -> None:
+    small, big = _crowd(tmp_path / "small", 200, bigs), _crowd(tmp_path / "big", 2_000, bigs)
+    try:
+        claimed: list[JobRow | None] = []
+        few, many = (_steps(s, lambda s: claimed.append(_claim(s))) for s in (small, big))
+        assert many <= few * 1.5 + 20, (few, many)
+        for row in claimed:  # the big principals hold one each: the oldest of those holding none
+            assert row is not None and row.principal == "one0" and row.input == {"n": 0}
     finally:
         small.close()
         big.close()

@@ -45,10 +45,41 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     handed_over INTEGER NOT NULL DEFAULT 0,
-    handed_over_s REAL NOT NULL DEFAULT 0
+    handed_over_s REAL NOT NULL DEFAULT 0,
+    head INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, lease_until);
 CREATE INDEX IF NOT EXISTS jobs_queued ON jobs (principal) WHERE status = 'queued';
+"""
+
+# A waiting principal's head is its oldest queued job (`head` = 1; the rows without a principal are
+# one principal), so a claim reads the heads oldest first (jobs_heads) instead of one seek a waiting
+# principal. Triggers keep them, whatever process or release writes the file (a job's principal
+# never changes), each with a seek or two in jobs_queued: a job that joins the queue (new, handed
+# back, retried) becomes the head when it is its principal's oldest, taking over from the next one
+# (the former head); a head that leaves (taken, ended, deleted) passes it to the next oldest.
+_OLDEST = """(SELECT rowid FROM jobs INDEXED BY jobs_queued
+WHERE status = 'queued' AND principal IS {row}.principal ORDER BY rowid LIMIT {n})"""
+_JOINS = f"""
+    UPDATE jobs SET head = (rowid = NEW.rowid)
+    WHERE rowid IN {_OLDEST.format(row="NEW", n=2)} AND NEW.rowid = {_OLDEST.format(row="NEW", n=1)};
+"""
+_NEXT_HEAD = f"UPDATE jobs SET head = 1 WHERE rowid = {_OLDEST.format(row='OLD', n=1)} AND head = 0;"
+_HEADS_SCHEMA = (
+    "CREATE INDEX IF NOT EXISTS jobs_heads ON jobs (head) WHERE head = 1",
+    f"""CREATE TRIGGER IF NOT EXISTS jobs_head_queued AFTER INSERT ON jobs WHEN NEW.status = 'queued'
+    BEGIN {_JOINS} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS jobs_head_requeued AFTER UPDATE OF status ON jobs
+    WHEN NEW.status = 'queued' AND OLD.status IS NOT 'queued' BEGIN {_JOINS} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS jobs_head_taken AFTER UPDATE OF status ON jobs
+    WHEN OLD.status = 'queued' AND NEW.status IS NOT 'queued' BEGIN
+    UPDATE jobs SET head = 0 WHERE rowid = NEW.rowid AND head = 1; {_NEXT_HEAD} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS jobs_head_deleted AFTER DELETE ON jobs WHEN OLD.head = 1
+    BEGIN {_NEXT_HEAD} END""",
+)
+_FIRST_HEADS = """
+UPDATE jobs SET head = 1
+WHERE rowid IN (SELECT min(rowid) FROM jobs WHERE status = 'queued' GROUP BY principal)
 """
 
 _COLUMNS = (
@@ -62,11 +93,11 @@ _UPDATABLE = {"status", "progress", "message", "result", "error", "checkpoints",
 
 # A claim (JobStore.claim) takes, of the claimable jobs (queued, or running under a lease that has
 # run out: its worker died), one of the principal holding the fewest live leases, the oldest
-# (rowid) among equals. Only each principal's oldest claimable job can be that one, so the claim
-# reads those: the running rows (few, through jobs_by_status) and each waiting principal's oldest
-# queued job (a seek in jobs_queued a principal), never the whole queue nor the finished rows.
-# NULL principals are one group. INDEXED BY: without it SQLite reads every queued row through
-# jobs_by_status and sorts them.
+# (rowid) among equals. Only each principal's oldest claimable job can be that one: the claim reads
+# the running rows (few, through jobs_by_status) and the heads oldest first, up to the first of a
+# principal holding no live lease (none after it can go first), so at most one head more than the
+# principals holding leases, never the whole queue, the finished rows, nor every waiting principal.
+# NULL principals are one group.
 _HELD = """
 SELECT principal, COUNT(*) FROM jobs WHERE status = 'running' AND lease_until >= ? GROUP BY principal
 """
@@ -75,17 +106,7 @@ _NAMED = """
 SELECT rowid, principal FROM jobs
 WHERE id = ? AND (status = 'queued' OR (status = 'running' AND lease_until < ?))
 """
-_OLDEST_UNNAMED = """
-SELECT rowid, principal FROM jobs WHERE status = 'queued' AND principal IS NULL ORDER BY rowid LIMIT 1
-"""
-_OLDEST_FIRST = """
-SELECT rowid, principal FROM jobs INDEXED BY jobs_queued WHERE status = 'queued' AND principal IS NOT NULL
-ORDER BY principal, rowid LIMIT 1
-"""
-_OLDEST_NEXT = """
-SELECT rowid, principal FROM jobs INDEXED BY jobs_queued WHERE status = 'queued' AND principal > ?
-ORDER BY principal, rowid LIMIT 1
-"""
+_HEADS = "SELECT rowid, principal FROM jobs INDEXED BY jobs_heads WHERE head = 1 ORDER BY rowid"
 _TAKE = f"""
 UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
 WHERE rowid = ? RETURNING {_COLUMNS}
@@ -107,6 +128,11 @@ class SqliteJobStore:
             for name, kind in (("handed_over", "INTEGER"), ("handed_over_s", "REAL")):
                 if name not in columns:
                     conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind} NOT NULL DEFAULT 0")
+            if "head" not in columns:  # a file from before the heads were kept
+                conn.execute("ALTER TABLE jobs ADD COLUMN head INTEGER NOT NULL DEFAULT 0")
+                conn.execute(_FIRST_HEADS)
+            for statement in _HEADS_SCHEMA:
+                conn.execute(statement)
 
     def insert(self, row: JobRow) -> JobRow:
         values = _encode(row)
@@ -141,7 +167,7 @@ class SqliteJobStore:
             heads = (
                 conn.execute(_NAMED, (job_id, deadline)).fetchall()
                 if job_id is not None
-                else [*conn.execute(_EXPIRED, (deadline,)), *_oldest_queued(conn)]
+                else [*conn.execute(_EXPIRED, (deadline,)), *_heads(conn, held)]
             )
             open_ = [
                 (held.get(principal, 0), rowid)
@@ -228,13 +254,17 @@ class SqliteJobRunner(JobEngine):
         )
 
 
-def _oldest_queued(conn: sqlite3.Connection) -> list[tuple[int, str | None]]:
-    """The oldest queued job of each principal (rowid, principal), one seek a principal."""
-    found: list[tuple[int, str | None]] = conn.execute(_OLDEST_UNNAMED).fetchall()
-    head = conn.execute(_OLDEST_FIRST).fetchone()
-    while head is not None:
-        found.append(head)
-        head = conn.execute(_OLDEST_NEXT, (head[1],)).fetchone()
+def _heads(conn: sqlite3.Connection, held: dict[str | None, int]) -> list[tuple[int, str | None]]:
+    """The heads (rowid, principal), oldest first, up to the first of a principal not in `held`."""
+    found: list[tuple[int, str | None]] = []
+    cursor = conn.execute(_HEADS)
+    try:
+        for rowid, principal in cursor:
+            found.append((rowid, principal))
+            if principal not in held:
+                break
+    finally:
+        cursor.close()
     return found
 
 

@@ -135,3 +135,49 @@ def superseded_facts(facts: int = 1_000, values: int = 11, keep: Path | None = N
                 took.append((time.perf_counter() - started) * 1000)
             said.append(f"{name} first {took[0]:.1f} ms, least {min(took[1:]):.1f} ms")
     return f"{facts:,} facts of {values} values each: " + ", ".join(said)
+
+
+def memory_counts(facts: int = 1_000, keep: Path | None = None, copies: int = 0) -> str:
+    """The memory count (briefings' totals) of the superseded-facts store, built there first when
+    `keep` holds none: by reading every record (the kept counts set aside), the build of the kept
+    counts, then from them; and a fact's store with them built (the counts read and written in
+    its commit)."""
+    import tempfile
+    from unittest.mock import patch
+
+    from cairn.domain.models import MemoryType
+    from cairn.services.memory.memory_model import MemoryInput
+    from cairn.services.repositories import documents_pk
+
+    with tempfile.TemporaryDirectory() as scratch:
+        data = keep or Path(scratch)
+        if not (data / "built").exists() or (copies and not (data / "widened").exists()):
+            superseded_facts(facts, keep=data, copies=copies)
+        c = _hashing_store(data)
+        brain = c.brains.get("default")
+        assert brain is not None
+        pk, counts = documents_pk(brain.id), c.documents.repo.counts
+        c.documents.repo.records.delete(pk, "memory-counts")  # as a store written before them
+        with patch.object(counts, "step", return_value=False):  # the count reads every record, builds nothing
+            started = time.perf_counter()
+            total, _ = c.memories.count(brain, max_age_s=0)
+            took_ms = (time.perf_counter() - started) * 1000
+            said = [f"{total:,} memories: count reading every record {took_ms:.0f} ms"]
+        started = time.perf_counter()
+        taken = counts.carry_on([pk], budget_s=600)
+        said.append(f"build {taken} steps {(time.perf_counter() - started) * 1000:.0f} ms")
+        took = []
+        for _ in range(6):
+            started = time.perf_counter()
+            assert c.memories.count(brain, max_age_s=0)[0] == total
+            took.append((time.perf_counter() - started) * 1000)
+        said.append(f"count kept first {took[0]:.2f} ms, least {min(took[1:]):.2f} ms")
+        stores = []
+        for n in range(50):
+            started = time.perf_counter()
+            c.memories.store(
+                brain, MemoryInput(MemoryType.fact, f"Counted pump {n} at 3 bar.", key=f"pump.{n}")
+            )
+            stores.append((time.perf_counter() - started) * 1000)
+        said.append(f"store a fact {sorted(stores)[25]:.1f} ms (median)")
+        return ", ".join(said)

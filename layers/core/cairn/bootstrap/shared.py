@@ -31,6 +31,7 @@ from cairn.services.documents.index_intents import IndexIntents
 from cairn.services.documents.index_repair import IndexRepair
 from cairn.services.documents.index_sweeper import IndexSweeper
 from cairn.services.documents.indexing import DocumentIndexer
+from cairn.services.documents.memory_counts import COUNTS_BUDGET_S
 from cairn.services.documents.rebuilding import RebuildingBrains
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext
@@ -337,13 +338,15 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
 def index_sweeper(container: Container) -> IndexSweeper:
     """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
     then the links memories' commits left pending (services/links/pending.py); then the audit
-    entries stopped processes left in the spill (services/audit.py); then, for a while, the build
-    of the current memories' entries of brains written before them."""
+    entries stopped processes left in the spill (services/audit.py); then, for a while, the builds
+    of the current memories' entries and the memory counts of brains written before them."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
             pks = [documents_pk(brain.id) for brain in container.brains.own()]
-        return container.documents.repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
+        repo = container.documents.repo
+        steps = repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
+        return steps + repo.counts.carry_on(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
 
     return IndexSweeper(
         container.documents,

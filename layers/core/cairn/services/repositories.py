@@ -38,6 +38,7 @@ from cairn.services.brain_slugs import (
 )
 from cairn.services.documents.current_memories import CurrentMemories, entry_ops
 from cairn.services.documents.index_intents import IndexIntents, Intent
+from cairn.services.documents.memory_counts import MemoryCounts
 from cairn.services.documents.old_bytes import OldBytesLog
 
 M = TypeVar("M", bound=BaseModel)
@@ -213,6 +214,7 @@ class DocumentRepository:
         self.intents = intents or IndexIntents(records)
         self.old_bytes = OldBytesLog(records)
         self.current = CurrentMemories(records)
+        self.counts = MemoryCounts(records)
 
     def _seen(self) -> Callable[[str, str | None], bool] | None:
         """The read rule for the current access as (brain id, owner) -> visible; None: the system."""
@@ -370,7 +372,7 @@ class DocumentRepository:
             if isinstance(op, Put) and _is_document(op.item)
         ]
         entries = entry_ops(ops)  # services/documents/current_memories.py
-        written = self.records.transact([*ops, *entries, *self.intents.put_ops([*refs, *touched])])
+        written = self.counts.transact([*ops, *entries, *self.intents.put_ops([*refs, *touched])])
         docs = [document_of(item) for item in written if _is_document(item)]
         for brain_id in {d.brain_id for d in docs}:
             brain = self.brains.get(brain_id)

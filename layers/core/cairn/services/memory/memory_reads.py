@@ -19,6 +19,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item
 from cairn.services.documents.current_memories import may_be_current
+from cairn.services.documents.memory_counts import DAMAGED, Bucket, owner_of
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
@@ -207,8 +208,14 @@ class MemoryReads:
 
     def count(self, brain: Brain, *, max_age_s: float = COUNT_MAX_AGE_S) -> tuple[int, int]:
         """How many memories the brain holds (deleted ones too) and how many chunks the live ones
-        have, as the caller may see them, counted at most `max_age_s` ago: counting reads every
-        record, and briefings show the totals on each call."""
+        have, as the caller may see them: from the brain's kept counts once built
+        (documents/memory_counts.py), else counted from every record at most `max_age_s` ago
+        (briefings show the totals on each call)."""
+        kept = self.kept_counts(brain)
+        if kept is not None:
+            counted = {t.value for t in COUNTED_TYPES}
+            in_types = [(b, held) for b, held in kept if b.folder in counted]
+            return sum(h[0] for _, h in in_types), sum(h[1] for b, h in in_types if not b.deleted)
         now = time.monotonic()
         key = (brain.id, access.view_of(brain))
         with self._counted_lock:
@@ -222,6 +229,30 @@ class MemoryReads:
         with self._counted_lock:
             self._counted[key] = (now, (total, chunks))
         return total, chunks
+
+    def kept_counts(self, brain: Brain) -> list[tuple[Bucket, list[int]]] | None:
+        """The brain's kept counts the caller may see, bucket by bucket ([records, chunks]); None
+        while they are being built (one step is taken here) or when a record they count is one
+        a count must decode (damaged, or a value validation would convert)."""
+        counts, pk = self.documents.repo.counts, documents_pk(brain.id)
+        try:
+            owners = counts.read(pk)
+            if owners is None and counts.step(pk):
+                owners = counts.read(pk)
+        except Unavailable:  # the store refused the step's write (another process holds its writer lock)
+            return None
+        if owners is None:
+            return None
+        sees = access.seer(brain)  # the read rule, by owner
+        seen = [
+            (name, held)
+            for owner, buckets in owners.items()
+            if sees(owner_of(owner))
+            for name, held in buckets.items()
+        ]
+        if any(name == DAMAGED for name, _ in seen):
+            return None
+        return [(Bucket(name), held) for name, held in seen]
 
     def of_type(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Document]:
         """Every stored memory of these types (deleted ones too), in path order."""

@@ -1,0 +1,258 @@
+"""How many typed memories a brain holds, kept by every commit that writes or removes one.
+
+| record                       | pk              | sk              | data                          |
+|------------------------------|-----------------|-----------------|-------------------------------|
+| a brain's memory counts      | `brain#<brain>` | `memory-counts` | `owners`, `after` or `built`  |
+
+`owners` maps each owner (`-` for none, `=<owner>` for one) to buckets: a memory document's
+folder under `memories/`, whether it is deleted, whether it holds a memory and is current, and its
+type (`bucket`), each bucket's [records, chunks]. A record whose raw data a count could not read
+without decoding (a field of another kind than the document's) is counted in the `damaged` bucket
+instead: a reader meeting one counts the old way, which names the record damaged.
+
+Every commit writing or removing a document under `memories/` reads the counts, then the records
+it replaces, and writes the counts at the version read in the same transaction
+(DocumentRepository.commit, through `MemoryCounts.ops`). So the counts of a brain move with each of
+its memory writes, in any process, and a crash leaves both or neither; two commits in one brain
+meet on the counts' version, the loser counting again (`MemoryCounts.transact`).
+
+A brain written before the counts has none: they are built in steps of `step_records` memory
+records in path order (`step`; a count takes one, the sweep takes more), `after` naming the last
+record passed. A commit adds its changes only for the paths the build has passed, and writes the
+counts all the same, so a step that read a record a commit then changed loses on the version and
+is taken again. Until `built`, counts are made by reading every record, as before."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from cairn import faults
+from cairn.domain.errors import Conflict
+from cairn.domain.stored_time import is_time
+from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
+
+_DOC = "doc#"
+_MEMORIES = "memories/"
+_SK = "memory-counts"
+DAMAGED = "damaged"
+STEP_RECORDS = 2_000
+"""The memory records one step of a build reads."""
+COUNTS_BUDGET_S = 10.0
+"""How long a sweep tick builds counts."""
+COMMIT_TRIES = 32
+"""How often a commit counts again after losing only on the counts' version to another commit."""
+_TYPES = frozenset({"event", "fact", "decision", "status", "note"})
+
+
+def bucket(folder: str, data: dict[str, Any]) -> str:
+    """A memory document's bucket from its raw record, read as memory_glance.Glance reads it."""
+    deleted, chunks, memory = data.get("deleted_at"), data.get("chunk_count", 0), data.get("memory")
+    if not (
+        (deleted is None or is_time(deleted)) and type(chunks) is int and isinstance(memory, dict | None)
+    ):
+        return DAMAGED
+    state = "deleted" if deleted is not None else "live"
+    if memory is None:
+        return f"{folder}|{state}|none|"
+    kind = memory.get("type", "note")
+    superseded, expired = memory.get("superseded_by"), memory.get("expired_at")
+    if (
+        not isinstance(kind, str)
+        or kind not in _TYPES
+        or not isinstance(superseded, str | None)
+        or not (expired is None or is_time(expired))
+        or not isinstance(memory.get("user_id"), str | None)
+    ):
+        return DAMAGED
+    current = "current" if superseded is None and expired is None else "past"
+    return f"{folder}|{state}|{current}|{kind}"
+
+
+class Bucket:
+    """A bucket's parts: its folder, whether deleted, whether current, its memory's type."""
+
+    __slots__ = ("current", "deleted", "folder", "memory", "type")
+
+    def __init__(self, name: str) -> None:
+        self.folder, state, current, self.type = name.split("|")
+        self.deleted = state == "deleted"
+        self.memory = current != "none"
+        self.current = current == "current"
+
+
+def _owner(data: dict[str, Any]) -> str:
+    memory = data.get("memory")
+    owner = memory.get("user_id") if isinstance(memory, dict) else None
+    return f"={owner}" if isinstance(owner, str) else "-"
+
+
+def _folder(sk: str) -> str:
+    return sk.removeprefix(_DOC + _MEMORIES).partition("/")[0]
+
+
+def _is_memory(pk: str, sk: str) -> bool:
+    return pk.startswith("brain#") and sk.startswith(_DOC + _MEMORIES)
+
+
+def _add(owners: dict[str, Any], sk: str, data: dict[str, Any], sign: int) -> None:
+    buckets = owners.setdefault(_owner(data), {})
+    name = bucket(_folder(sk), data)
+    chunks = data.get("chunk_count", 0)
+    held = buckets.get(name, [0, 0])
+    held = [held[0] + sign, held[1] + sign * (chunks if type(chunks) is int else 0)]
+    if held == [0, 0]:
+        buckets.pop(name, None)
+    else:
+        buckets[name] = held
+
+
+def owner_of(key: str) -> str | None:
+    """The owner an owner key of the counts stands for (None: the unowned records)."""
+    return None if key == "-" else key[1:]
+
+
+class MemoryCounts:
+    def __init__(self, records: RecordStore, *, step_records: int = STEP_RECORDS) -> None:
+        self.records = records
+        self.step_records = step_records
+
+    def ops(self, ops: Sequence[Put | Delete]) -> list[Put]:
+        """The puts of the counts of every brain whose memory documents `ops` write or remove,
+        moved by what each replaces; none when they touch no memory document. The counts are
+        read before the records replaced, so a commit of these puts at the versions read means
+        no other commit changed those records since."""
+        touched: dict[tuple[str, str], Put | Delete] = {}
+        for op in ops:
+            pk, sk = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
+            if _is_memory(pk, sk):
+                touched[(pk, sk)] = op
+        if not touched:
+            return []
+        pks = sorted({pk for pk, _ in touched})
+        counts = self.records.get_many([(pk, _SK) for pk in pks])
+        keys = list(touched)
+        before: dict[tuple[str, str], Item] = {}
+        for start in range(0, len(keys), MAX_GET_MANY):
+            before.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
+        faults.reached("counts.read")
+        puts: list[Put] = []
+        for pk in pks:
+            held = counts.get((pk, _SK))
+            data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
+            built, after = data.get("built") is True, data.get("after")
+            for (op_pk, sk), op in touched.items():
+                if op_pk != pk or not (built or (isinstance(after, str) and sk <= after)):
+                    continue
+                old = before.get((pk, sk))
+                if old is not None:
+                    _add(data["owners"], sk, old.data, -1)
+                if isinstance(op, Put):
+                    _add(data["owners"], sk, op.item.data, 1)
+            puts.append(Put(Item(pk, _SK, data=data), held.version if held is not None else 0))
+        return puts
+
+    def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
+        """`RecordStore.transact` with the memory counts of the brains `ops` touch moved in the
+        same transaction (their puts not returned); counted again when it lost on the counts'
+        version alone."""
+        for _ in range(COMMIT_TRIES):
+            counts = self.ops(ops)
+            try:
+                written = self.records.transact([*ops, *counts])
+            except Conflict:
+                if not counts or not self.conditions_hold(ops):
+                    raise
+                continue
+            return written[: len(written) - len(counts)]
+        raise Conflict("too many concurrent writers of this brain's memories; retry")
+
+    def conditions_hold(self, ops: Sequence[Put | Delete]) -> bool:
+        """Whether every condition of `ops` holds now: a commit that lost while they do lost on
+        the counts' version alone, and counts again."""
+        wanted: dict[tuple[str, str], int] = {}
+        for op in ops:
+            key, expected = (
+                ((op.item.pk, op.item.sk), op.expected_version)
+                if isinstance(op, Put)
+                else ((op.pk, op.sk), op.expected_version)
+            )
+            if expected is not None:
+                wanted[key] = expected
+        keys = list(wanted)
+        found: dict[tuple[str, str], Item] = {}
+        for start in range(0, len(keys), MAX_GET_MANY):
+            found.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
+        return all(
+            (found[key].version if key in found else 0) == expected for key, expected in wanted.items()
+        )
+
+    def read(self, pk: str) -> dict[str, Any] | None:
+        """The brain's built counts (owner -> bucket -> [records, chunks]); None until built."""
+        held = self.records.get(pk, _SK)
+        if held is None or held.data.get("built") is not True:
+            return None
+        owners: dict[str, Any] = held.data["owners"]
+        return owners
+
+    def step(self, pk: str) -> bool:
+        """Carry the build of `pk`'s counts over the next `step_records` memory records; True
+        once they are built. A step that loses to a commit (or another step) is not kept."""
+        held = self.records.get(pk, _SK)
+        data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
+        if data.get("built") is True:
+            return True
+        after = data.get("after")
+        start = after if isinstance(after, str) and after.startswith(_DOC + _MEMORIES) else None
+        page = self.records.query(pk, _DOC + _MEMORIES, after=start, limit=self.step_records)
+        for item in page.items:
+            _add(data["owners"], item.sk, item.data, 1)
+        faults.reached("counts.step")
+        if page.next_after is None or not page.items:
+            data.pop("after", None)
+            data["built"] = True
+        else:
+            data["after"] = page.items[-1].sk
+        try:
+            self.records.put(Item(pk, _SK, data=data), held.version if held is not None else 0)
+        except Conflict:
+            return False
+        return data.get("built") is True
+
+    def carry_on(
+        self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
+    ) -> int:
+        """Step the builds of these partitions' counts until each is built, `budget_s` has passed
+        or `stop` says the process is stopping; returns the steps taken."""
+        ends = time.monotonic() + budget_s
+        steps = 0
+        for pk in pks:
+            while time.monotonic() < ends and not stop():
+                steps += 1
+                if self.step(pk):
+                    break
+            if time.monotonic() >= ends or stop():
+                break
+        return steps
+
+    def recount(self, pk: str) -> dict[str, Any]:
+        """The counts every memory record of `pk` gives now (what the kept ones must equal)."""
+        owners: dict[str, Any] = {}
+        after: str | None = None
+        while True:
+            page = self.records.query(pk, _DOC + _MEMORIES, after=after, limit=1000)
+            for item in page.items:
+                _add(owners, item.sk, item.data, 1)
+            if page.next_after is None:
+                return {owner: buckets for owner, buckets in owners.items() if buckets}
+            after = page.next_after
+
+
+def _copy(data: dict[str, Any]) -> dict[str, Any]:
+    owners = data.get("owners")
+    copied = {
+        owner: {name: list(held) for name, held in buckets.items()}
+        for owner, buckets in (owners.items() if isinstance(owners, dict) else ())
+    }
+    return {**data, "owners": copied}

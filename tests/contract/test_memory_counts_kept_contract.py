@@ -1,0 +1,175 @@
+"""The memory counts each commit keeps (services/documents/memory_counts.py) on every record store:
+after random stores, supersessions, updates, deletes, erasures, expiries and consolidations through
+the services, with their build stepping in between, from threads at once, and with a commit or a
+step failing part way, the kept counts are what a recount of every record gives, and
+MemoryReads.count answers what every memory decoded gives."""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn import faults
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import Brain, MemoryType
+from cairn.ports.records import RecordStore
+from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
+from cairn.services.repositories import documents_pk
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
+
+DAY = 86_400
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
+    adapters = replace(fake_adapters(clock=clock), records=records)
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+def decoded_count(c: Container, brain: Brain) -> tuple[int, int]:
+    docs = list(c.memories.of_type(brain, list(COUNTED_TYPES)))
+    return len(docs), sum(d.chunk_count for d in docs if d.deleted_at is None)
+
+
+def assert_kept(c: Container, brain: Brain) -> None:
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    while not counts.step(pk):
+        pass
+    kept = counts.read(pk)
+    assert kept is not None
+    assert {owner: buckets for owner, buckets in kept.items() if buckets} == counts.recount(pk)
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
+
+
+def random_writes(c: Container, clock: FakeClock, brain: Brain, rng: random.Random, writes: int) -> None:
+    """Stores on a few keys and subjects (supersessions), updates, soft deletes, erasures, notes
+    written as plain documents under memories/, event expiry and a consolidation run; one step of
+    the counts' build (when unbuilt) after each."""
+    ids: list[tuple[str, MemoryType]] = []
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    for n in range(writes):
+        roll = rng.random()
+        if roll < 0.5 or not ids:
+            kind = rng.choice([MemoryType.fact, MemoryType.status, MemoryType.event, MemoryType.decision])
+            more: dict[str, Any] = {}
+            if kind is MemoryType.fact and rng.random() < 0.7:
+                more["key"] = f"pump.{rng.randrange(3)}"
+            if kind is MemoryType.status:
+                more["subject"] = f"line {rng.randrange(2)}"
+                more["status_value"] = str(n)
+            text = (
+                f"Memory {n}: pump {rng.randrange(50)} at {rng.randrange(9)} bar, {'x ' * rng.randrange(400)}"
+            )
+            ids.append((c.memories.store(brain, MemoryInput(kind, text, **more)).memory.id, kind))
+        elif roll < 0.6:
+            memory_id, _ = rng.choice(ids)
+            doc = c.documents.repo.get_by_id(memory_id)
+            if doc is not None and doc.deleted_at is None:
+                c.memories.update(brain, memory_id, content=f"Changed {n}: {'y ' * rng.randrange(600)}")
+        elif roll < 0.75:
+            memory_id, _ = rng.choice(ids)
+            doc = c.documents.repo.get_by_id(memory_id)
+            if doc is not None and doc.deleted_at is None:
+                c.memories.delete(brain, memory_id)
+        elif roll < 0.82:
+            memory_id, _ = rng.choice(ids)
+            doc = c.documents.repo.get_by_id(memory_id)
+            if doc is not None:
+                c.documents.erase(brain, doc.path)
+        elif roll < 0.88:
+            c.documents.write(brain, f"memories/fact/plain-{n}.md", f"A plain note {n}".encode())
+        elif roll < 0.94:
+            c.memories.expire_events(brain)
+        else:
+            assert c.zengram.consolidate({"action": "run", "sync": "true"}).status == 200
+        counts.step(pk)
+        clock.advance(rng.choice([3_600, DAY, 40 * DAY]))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kept_counts_are_a_recount_after_random_writes(c: Container, clock: FakeClock, seed: int) -> None:
+    brain = c.brains.create("Default", slug="default")
+    assert c.memories.count(brain, max_age_s=0) == (0, 0)  # an empty brain's counts are built at once
+    random_writes(c, clock, brain, random.Random(seed), 40)
+    assert_kept(c, brain)
+    assert c.memories.count(brain, max_age_s=0)[0] > 0
+
+
+def test_a_brain_written_before_the_counts_has_them_built_beside_writers(
+    c: Container, clock: FakeClock
+) -> None:
+    brain = c.brains.create("Default", slug="default")
+    rng = random.Random(7)
+    random_writes(c, clock, brain, rng, 20)
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    c.documents.repo.records.delete(pk, "memory-counts")  # as a release before the counts left it
+    counts.step_records = 3  # each step passes a few records, writes land before and after it
+    assert counts.read(pk) is None
+    random_writes(c, clock, brain, rng, 25)
+    assert_kept(c, brain)
+
+
+def test_concurrent_writers_leave_the_counts_right(c: Container, clock: FakeClock) -> None:
+    brain = c.brains.create("Default", slug="default")
+    random_writes(c, clock, brain, random.Random(3), 6)
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    c.documents.repo.records.delete(pk, "memory-counts")
+    counts.step_records = 2
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            for n in range(6):
+                stored = c.memories.store(
+                    brain, MemoryInput(MemoryType.fact, f"Writer {w} fact {n}", key=f"k{w % 2}")
+                ).memory
+                if n % 3 == 2:
+                    c.memories.delete(brain, stored.id)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def builder() -> None:
+        try:
+            for _ in range(40):
+                if counts.step(pk):
+                    return
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    threads.append(threading.Thread(target=builder))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert_kept(c, brain)
+
+
+def test_a_commit_or_a_step_failing_part_way_leaves_the_counts_right(c: Container, clock: FakeClock) -> None:
+    brain = c.brains.create("Default", slug="default")
+    random_writes(c, clock, brain, random.Random(5), 8)
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    with faults.armed("counts.read"), pytest.raises(faults.InjectedFault):
+        c.memories.store(brain, MemoryInput(MemoryType.event, "Stored with its counts read, not committed"))
+    with faults.armed("documents.committed"), pytest.raises(faults.InjectedFault):
+        c.memories.store(brain, MemoryInput(MemoryType.event, "Committed, not indexed"))
+    assert_kept(c, brain)
+    c.documents.repo.records.delete(pk, "memory-counts")
+    counts.step_records = 3
+    with faults.armed("counts.step"), pytest.raises(faults.InjectedFault):
+        counts.step(pk)
+    c.memories.store(brain, MemoryInput(MemoryType.decision, "Stored while the build is under way"))
+    assert_kept(c, brain)

@@ -131,19 +131,8 @@ class CurrentMemories:
     def carry_on(
         self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
     ) -> int:
-        """Step the builds of these partitions' entries until every one is complete, `budget_s`
-        has passed (the sweep's share of a build) or `stop` says the process is stopping; returns
-        the steps taken."""
-        ends = time.monotonic() + budget_s
-        steps = 0
-        for pk in pks:
-            while time.monotonic() < ends and not stop():
-                steps += 1
-                if self.step(pk):
-                    break
-            if time.monotonic() >= ends or stop():
-                break
-        return steps
+        """Step the builds of these partitions' entries (`stepped`)."""
+        return stepped(self.step, pks, budget_s=budget_s, stop=stop)
 
     def _create_entries(self, pk: str, items: Sequence[Item]) -> None:
         """An entry for each of these memory records that may be current, unless one is there (a
@@ -188,3 +177,21 @@ def _entry(data: dict[str, Any]) -> dict[str, Any]:
     (damaged: its reader decodes it and names it)."""
     memory = data.get("memory")
     return {field: memory.get(field) for field in ENTRY_FIELDS} if isinstance(memory, dict) else {}
+
+
+def stepped(
+    step: Callable[[str], bool], pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool]
+) -> int:
+    """Take `step`s of each partition's build until it answers that the build is complete,
+    `budget_s` has passed (the sweep's share of a build) or `stop` says the process is stopping;
+    the steps taken."""
+    ends = time.monotonic() + budget_s
+    steps = 0
+    for pk in pks:
+        while time.monotonic() < ends and not stop():
+            steps += 1
+            if step(pk):
+                break
+        if time.monotonic() >= ends or stop():
+            break
+    return steps

@@ -24,14 +24,14 @@ is taken again. Until `built`, counts are made by reading every record, as befor
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from cairn import faults
 from cairn.domain.errors import Conflict
-from cairn.domain.stored_time import is_time
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
+from cairn.services.documents.current_memories import stepped
+from cairn.services.documents.raw_memory import read_raw
 
 _DOC = "doc#"
 _MEMORIES = "memories/"
@@ -43,31 +43,17 @@ COUNTS_BUDGET_S = 10.0
 """How long a sweep tick builds counts."""
 COMMIT_TRIES = 32
 """How often a commit counts again after losing only on the counts' version to another commit."""
-_TYPES = frozenset({"event", "fact", "decision", "status", "note"})
 
 
 def bucket(folder: str, data: dict[str, Any]) -> str:
-    """A memory document's bucket from its raw record, read as memory_glance.Glance reads it."""
-    deleted, chunks, memory = data.get("deleted_at"), data.get("chunk_count", 0), data.get("memory")
-    if not (
-        (deleted is None or is_time(deleted)) and type(chunks) is int and isinstance(memory, dict | None)
-    ):
+    """A memory document's bucket from its raw record (documents/raw_memory.py)."""
+    raw = read_raw(data)
+    if raw is None:
         return DAMAGED
-    state = "deleted" if deleted is not None else "live"
-    if memory is None:
+    state = "deleted" if raw.deleted else "live"
+    if not raw.memory:
         return f"{folder}|{state}|none|"
-    kind = memory.get("type", "note")
-    superseded, expired = memory.get("superseded_by"), memory.get("expired_at")
-    if (
-        not isinstance(kind, str)
-        or kind not in _TYPES
-        or not isinstance(superseded, str | None)
-        or not (expired is None or is_time(expired))
-        or not isinstance(memory.get("user_id"), str | None)
-    ):
-        return DAMAGED
-    current = "current" if superseded is None and expired is None else "past"
-    return f"{folder}|{state}|{current}|{kind}"
+    return f"{folder}|{state}|{'current' if raw.current else 'past'}|{raw.type}"
 
 
 class Bucket:
@@ -223,18 +209,8 @@ class MemoryCounts:
     def carry_on(
         self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
     ) -> int:
-        """Step the builds of these partitions' counts until each is built, `budget_s` has passed
-        or `stop` says the process is stopping; returns the steps taken."""
-        ends = time.monotonic() + budget_s
-        steps = 0
-        for pk in pks:
-            while time.monotonic() < ends and not stop():
-                steps += 1
-                if self.step(pk):
-                    break
-            if time.monotonic() >= ends or stop():
-                break
-        return steps
+        """Step the builds of these partitions' counts (current_memories.stepped)."""
+        return stepped(self.step, pks, budget_s=budget_s, stop=stop)
 
     def recount(self, pk: str) -> dict[str, Any]:
         """The counts every memory record of `pk` gives now (what the kept ones must equal)."""

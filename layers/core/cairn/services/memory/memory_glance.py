@@ -10,13 +10,11 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
-from cairn.domain.models import Document, MemoryType
-from cairn.domain.stored_time import MOMENT, is_time
+from cairn.domain.models import Document
+from cairn.domain.stored_time import MOMENT
 from cairn.ports.records import Item
+from cairn.services.documents.raw_memory import read_raw
 from cairn.services.repositories import document_of
-
-_TYPES = frozenset(t.value for t in MemoryType)
-_NOTE = MemoryType.note.value  # read once: an enum member's value is a slow property
 
 
 class Glance:
@@ -48,29 +46,11 @@ class Glance:
 
     @classmethod
     def of(cls, item: Item) -> Glance:
-        data = item.data
-        deleted, chunks, memory = data.get("deleted_at"), data.get("chunk_count", 0), data.get("memory")
-        sound = deleted is None or is_time(deleted)
-        if not (sound and type(chunks) is int and isinstance(memory, dict | None)):
+        raw = read_raw(item.data)
+        if raw is None:
             return cls.decoded(item)
-        if memory is None:
-            return cls(
-                item, deleted=deleted is not None, memory=False, current=False, type=None, chunk_count=chunks
-            )
-        kind = memory.get("type", _NOTE)
-        superseded, expired = memory.get("superseded_by"), memory.get("expired_at")
-        if (
-            not isinstance(kind, str)
-            or kind not in _TYPES
-            or not isinstance(superseded, str | None)
-            or not (expired is None or is_time(expired))
-            or not isinstance(memory.get("user_id"), str | None)
-        ):
-            return cls.decoded(item)
-        current = superseded is None and expired is None
-        return cls(
-            item, deleted=deleted is not None, memory=True, current=current, type=kind, chunk_count=chunks
-        )
+        deleted, memory, current, kind, chunks = raw
+        return cls(item, deleted=deleted, memory=memory, current=current, type=kind, chunk_count=chunks)
 
     @classmethod
     def decoded(cls, item: Item) -> Glance:

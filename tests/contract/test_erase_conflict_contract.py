@@ -20,6 +20,7 @@ from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import RecordStore
 from cairn.services.documents.blob_keys import own_folder
+from cairn.services.documents.inputs import DocumentInput
 from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.container import fake_adapters
 
@@ -109,3 +110,25 @@ def test_a_new_document_written_at_the_path_meanwhile_is_left_whole(two: tuple[C
     assert c.documents.repo.stored_by_id(doc.id) is None
     old_folder = own_folder(doc)
     assert old_folder is not None and keys_under(c, old_folder) == []
+
+
+def test_an_id_taken_in_another_brain_meanwhile_is_not_followed(two: tuple[Container, Container]) -> None:
+    """Erased by another process meanwhile, its id free again, then given to a document of another
+    brain (an archive restored with its ids, a memory written with its own): that is another
+    brain's document, which the erase neither checks against its own brain's rules nor touches."""
+    c, other = two
+    brain, doc = stored(c)
+    elsewhere = other.brains.create("Harbour", slug="harbour")
+    kept = b"The harbour's own note, which took the freed id."
+
+    def meanwhile() -> None:
+        assert other.documents.erase(brain, PATH) is not None
+        other.documents.write(elsewhere, "notes/quay.md", kept, DocumentInput(doc_id=doc.id))
+
+    with faults.armed("documents.bytes_erased", action=meanwhile):
+        erased = c.documents.erase(brain, PATH)
+    assert erased is None  # what it was asked to erase was erased by the other process
+    taken = c.documents.repo.stored_by_id(doc.id)
+    assert taken is not None and taken.brain_id == elsewhere.id
+    assert c.documents.read(elsewhere, "notes/quay.md") == kept
+    assert c.adapters.chunks.get_chunks(elsewhere.id, doc.id) != []

@@ -262,7 +262,8 @@ class DocumentWrites(DocumentReads):
         it again by its id and goes again at the version found, its folder first: its bytes are
         gone already, and the erase was asked of that document, so it finishes. None when the
         document is no longer there (erased meanwhile, or its path now holds another document: a
-        new one, with a folder and bytes of its own, which the erase leaves alone). A conflict that
+        new one, with a folder and bytes of its own, which the erase leaves alone; or its id, freed
+        by an erasure meanwhile, now names another brain's document). A conflict that
         leaves the document as read (an `also` record moved) is the caller's."""
         blobs = 0
         for _ in range(WRITE_TRIES):
@@ -281,8 +282,8 @@ class DocumentWrites(DocumentReads):
                 now = self.repo.stored_by_id(doc.id)
                 if now is not None and now.path == doc.path and state_of(now) == state_of(doc):
                     raise
-                if now is None:
-                    return None
+                if now is None or now.brain_id != brain.id:
+                    return None  # an id erased meanwhile may be given again, in any brain
                 access.check_change(brain, now.owner, f"the document at {excerpt(now.path)}")
                 doc = now
         raise Conflict(

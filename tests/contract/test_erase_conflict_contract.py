@@ -51,10 +51,15 @@ def keys_under(c: Container, folder: str) -> list[str]:
 
 
 def assert_gone(c: Container, brain: Brain, doc: Document) -> None:
+    assert_gone_but(c, brain, doc)
+
+
+def assert_gone_but(c: Container, brain: Brain, doc: Document, *kept: Document) -> None:
+    """Nothing left of `doc`; the brain's other documents are `kept`."""
     folder = own_folder(doc)
     assert folder is not None
     assert c.documents.repo.stored_by_id(doc.id) is None
-    assert [d.id for d in c.documents.repo.list(brain.id)] == []
+    assert sorted(d.id for d in c.documents.repo.list(brain.id)) == sorted(d.id for d in kept)
     assert keys_under(c, folder) == []
     assert c.adapters.chunks.get_chunks(brain.id, doc.id) == []
     assert list(c.documents.repo.intents.pending()) == []
@@ -132,3 +137,27 @@ def test_an_id_taken_in_another_brain_meanwhile_is_not_followed(two: tuple[Conta
     assert taken is not None and taken.brain_id == elsewhere.id
     assert c.documents.read(elsewhere, "notes/quay.md") == kept
     assert c.adapters.chunks.get_chunks(elsewhere.id, doc.id) != []
+
+
+def test_an_erasure_erases_what_it_read_though_another_document_moved_to_its_path(
+    two: tuple[Container, Container],
+) -> None:
+    """Between an erasure's scan and its erase, another process moves the doomed document away and
+    another document into its path: the doomed one is erased where it is now, the other stays."""
+    c, other = two
+    brain, doomed = stored(c)
+    kept_text = b"A note the erasure did not select, moved in by another process."
+    c.documents.write(brain, "notes/kept.md", kept_text)
+    kept = c.documents.repo.stored(brain.id, "notes/kept.md")
+    assert kept is not None
+    other.documents.rename(brain, PATH, "notes/away.md")
+    other.documents.rename(brain, "notes/kept.md", PATH)
+
+    counts = c.erasure.eraser.erase(brain, [doomed], [kept])
+
+    assert counts["documents"] == 1
+    assert_gone_but(c, brain, doomed, kept)
+    assert c.documents.read(brain, PATH) == kept_text
+    moved = c.documents.repo.stored(brain.id, PATH)
+    assert moved is not None and moved.id == kept.id
+    assert c.adapters.chunks.get_chunks(brain.id, kept.id) != []

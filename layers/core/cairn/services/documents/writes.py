@@ -206,6 +206,7 @@ class DocumentWrites(DocumentReads):
         reason: str | None = None,
         keep_blob: bool = False,
         companions: bool = True,
+        doc_id: str | None = None,
     ) -> Erased | None:
         """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
         bytes, every version's (blob_keys.py), with `also` in the same transaction. A document
@@ -218,11 +219,15 @@ class DocumentWrites(DocumentReads):
         again at the version found (`_erase_locked`), so an erase never ends with the record left
         and its bytes gone. `companions=False`: the caller removes what other services
         keep beside the document itself, in `also` and after the commit, so neither the companions
-        nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links)."""
+        nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links).
+        `doc_id`: the document the caller read at `path`, erased wherever it is in the brain now; a
+        document another writer moved to `path` meanwhile is another's, which stays whole."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
-            if doc is None:
+            if doc_id is not None and (doc is None or doc.id != doc_id):
+                doc = self.repo.stored_by_id(doc_id)  # moved meanwhile
+            if doc is None or doc.brain_id != brain.id:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
             erased = self._erase_locked(brain, doc, also, companions)

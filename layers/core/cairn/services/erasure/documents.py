@@ -84,7 +84,7 @@ class DocumentEraser:
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
             counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs
-            erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure")
+            erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id)
             if erased is not None:
                 counts["documents"] += 1
                 counts["chunks"] += len(chunk_ids)

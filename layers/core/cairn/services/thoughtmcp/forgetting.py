@@ -56,7 +56,12 @@ class ThoughtForgetting(ThoughtRecall):
             try:
                 if remains.doc is not None:
                     erased = self.documents.erase(
-                        brain, remains.doc.path, also=gone, reason="forget", companions=False
+                        brain,
+                        remains.doc.path,
+                        also=gone,
+                        reason="forget",
+                        companions=False,
+                        doc_id=remains.doc.id,
                     )
                     if erased is None:
                         continue  # moved meanwhile: look for it again

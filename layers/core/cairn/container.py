@@ -36,6 +36,7 @@ from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
+from cairn.services.erasure.settling import DeletionsSettling
 from cairn.services.events import EventBus
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.page_assertions import PageAssertions
@@ -180,6 +181,7 @@ class Container:
             blobs=a.blobs,
             audit=self.audit,
             erasures=ErasureLog(a.records, a.clock),
+            settling=DeletionsSettling(a.records, a.clock),
             erased=ErasedSubjects(a.records, a.clock),
             keys=self.keys,
             job_log=self.job_log,

@@ -338,8 +338,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
 def index_sweeper(container: Container) -> IndexSweeper:
     """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
     then the links memories' commits left pending (services/links/pending.py); then the audit
-    entries stopped processes left in the spill (services/audit.py); then, for a while, the builds
-    of the current memories' entries and the memory counts of brains written before them."""
+    entries stopped processes left in the spill (services/audit.py); then the later looks of brain
+    deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
+    current memories' entries and the memory counts of brains written before them."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
@@ -351,7 +352,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
     return IndexSweeper(
         container.documents,
         settlers=[container.pending_links.settle],
-        chores=[lambda _stop: container.audit.take_spilled(), build_entries],
+        chores=[lambda _stop: container.audit.take_spilled(), container.erasure.settle, build_entries],
     )
 
 

@@ -13,7 +13,8 @@ uploads a week old (services/documents/upload_expiry.py). `settlers` settle, aft
 what else a stopped writer leaves for the sweep, with the same grace: the composition root gives
 it the links memories' commits left pending (services/links/pending.py), which it does not know.
 `chores`, last, carry on for a bounded while work too long for a request: the composition root
-gives it the build of the current memories' entries of brains written before them
+gives it the later looks of brain deletions still settling (services/erasure/settling.py) and
+the build of the current memories' entries of brains written before them
 (services/documents/current_memories.py). A stop asked during a tick ends it at its next step:
 between two documents the intents name, before each settler and chore, and inside them (they
 are given the question), so `stop` does not wait out a long list or a chore's budget: what is

@@ -5,7 +5,7 @@ only composes those names, and is the erasure's only user of the record store.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import suppress
 from typing import Final
 
@@ -77,9 +77,11 @@ class BrainKeyspace:
         self.delete(pointers)
         return documents
 
-    def purge(self, brain_id: str) -> int:
-        """Delete every record under the brain's partitions; returns how many there were."""
-        return self.delete(list(self._scan(brain_prefixes(brain_id))))
+    def purge(self, brain_id: str, keep: Collection[tuple[str, str]] = ()) -> int:
+        """Delete every record under the brain's partitions but those `keep` names; returns how
+        many there were."""
+        items = self._scan(brain_prefixes(brain_id))
+        return self.delete([i for i in items if (i.pk, i.sk) not in keep])
 
     def free_slug(self, brain: Brain) -> None:
         """Delete the brain's slug pointer (its tenant's, and an earlier release's) while it still

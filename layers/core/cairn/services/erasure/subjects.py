@@ -17,13 +17,17 @@ Selection reads stored records as they are (not decoded), so it runs over a whol
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
+from cairn.ports.jobs import JobHolds
+from cairn.ports.records import Item
 from cairn.services.memory.fact_memory import FACT_KIND, namespace, namespaces
+from cairn.services.repositories import SESSIONS_PREFIX
 
 MAX_VALUE = 256
 _DRAWN_FROM_ACTORS = (FACT_KIND, "episode")  # filed in their actor's folder (fact_memory.namespace)
@@ -119,3 +123,31 @@ class Subject:
         metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
         assert isinstance(metadata, dict)
         return self.covers(SubjectKind.session_actor) and metadata.get("actor_id") == self.value
+
+
+def mentioning(value: str, within: set[str]) -> JobHolds:
+    """Whether what a job holds names the subject (a text that is its value) or holds one of the
+    ids and paths of what went (a source id such as `<document id>#3` holds its document's)."""
+
+    def holds(node: Any) -> bool:
+        if isinstance(node, dict):
+            return any(holds(k) or holds(v) for k, v in node.items())
+        if isinstance(node, list):
+            return any(holds(v) for v in node)
+        return isinstance(node, str) and (node == value or any(w in node for w in within))
+
+    return holds
+
+
+def sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple[str, bool, list[Item]]]:
+    """(session id, whether the whole session goes, the items that go) of the subject's among a
+    brain's sessions: an actor's own sessions whole, and its messages in the others."""
+    for items in sessions:
+        head = next(i for i in items if i.sk == "session")
+        session_id = head.pk.removeprefix(SESSIONS_PREFIX)
+        if subject.selects_session(head.data["session"]):
+            yield session_id, True, items
+            continue
+        mine = [i for i in items if i.sk.startswith("msg#") and subject.selects_message(i.data)]
+        if mine:
+            yield session_id, False, mine

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from cairn.domain.errors import NotFound
-from cairn.domain.models import Brain, Job
+from cairn.domain.models import Brain, Job, JobStatus
 from cairn.ports.jobs import ForgetsJobs, JobHolds, JobRunner
 from cairn.ports.records import Item, RecordStore
 
@@ -48,6 +48,27 @@ class JobLog:
             ids += [str(item.data["id"]) for item in page.items]
             if page.next_after is None:
                 return self.runner.forget(ids, holds)
+            after = page.next_after
+
+    def unfinished(self, brain_id: str) -> list[tuple[str, str]]:
+        """The keys of the brain's pointers to jobs its runner holds and has not finished (queued
+        or running): a brain's deletion keeps them until those jobs end, then forgets them. None
+        on a runner that cannot forget (nothing would ever forget them)."""
+        if not isinstance(self.runner, ForgetsJobs):
+            return []
+        keys: list[tuple[str, str]] = []
+        after: str | None = None
+        while True:
+            page = self.records.query(jobs_pk(brain_id), "job#", after=after)
+            for item in page.items:
+                try:
+                    job = self.runner.status(str(item.data["id"]))
+                except NotFound:  # forgotten already
+                    continue
+                if job.status in (JobStatus.queued, JobStatus.running):
+                    keys.append((item.pk, item.sk))
+            if page.next_after is None:
+                return keys
             after = page.next_after
 
     def recent(self, brain: Brain, limit: int = 20) -> list[Job]:

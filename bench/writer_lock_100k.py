@@ -11,14 +11,17 @@ making its term postings (a brain from before they existed, on its first search)
 one chunk that carries it past the size that has term postings (run it on a store of `--chunks
 20000`, which has none yet), without and with the maintenance worker (which then makes them: the
 write's whole time is what its caller waits), and with the worker closing the index a second
-after that write (how long close waits for the worker's build). Each line gives the longest transaction of
-the operation, whether it shows progress, its first transaction (the write's own, for a write) and
-the operation's time.
+after that write (how long close waits for the worker's build), and with the worker's build closed a
+second into it CLOSES times (opened again each time) then let finish, against one never closed
+(the rows it tokenized and its CPU in all: a build goes on from where a close stopped it). Each
+line gives the longest transaction of the operation, whether it shows progress, its first
+transaction (the write's own, for a write) and the operation's time.
 
     .venv/bin/python bench/writer_lock_100k.py                      # 100k chunks
     .venv/bin/python bench/writer_lock_100k.py --store DIR          # reuse (or keep) the built store
     .venv/bin/python bench/writer_lock_100k.py --case drop --case scrub   # some operations only
     .venv/bin/python bench/writer_lock_100k.py --chunks 20000 --store DIR20K --case "past the size"
+    .venv/bin/python bench/writer_lock_100k.py --chunks 20000 --store DIR20K --case "postings build"
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -122,6 +126,79 @@ def _close_mid_build(index: SqliteChunkIndex) -> None:
     print(f"  close took {spent:.2f} s; term postings {'made' if made else 'left for the next start'}")
 
 
+class _CountedRows:
+    """Stands in for fts_postings.TOKENS: counts the rows a postings build (or write) tokenizes."""
+
+    def __init__(self, real: object) -> None:
+        self.real, self.rows = real, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+    def postings(self, rows: list[object], *args: object) -> object:
+        self.rows += len(rows)
+        return self.real.postings(rows, *args)  # type: ignore[attr-defined]
+
+
+def _timed_build(index: SqliteChunkIndex, cpu: list[float]) -> threading.Event:
+    """The worker's postings build of `index` timed (its thread's CPU added to `cpu`); set once it
+    returns."""
+    build, done = index._build_postings, threading.Event()
+
+    def timed(brain_id: str) -> None:
+        started = time.thread_time()
+        try:
+            build(brain_id)
+        finally:
+            cpu.append(time.thread_time() - started)
+            done.set()
+
+    index._maintenance.grown = timed
+    return done
+
+
+CLOSES = 3  # how often the "closed ... times" case closes the index a second into the build
+
+
+def _closed_times(closes: int) -> Callable[[SqliteChunkIndex], object]:
+    """The write that hands the worker the postings build, the index closed a second into the
+    build `closes` times (opened again each time, as a stdio server is for each session, the
+    worker woken as a search wakes it), then left to finish it: the rows tokenized and the CPU
+    time of the build's thread, in all. closes=0 is the build never closed."""
+
+    def run(index: SqliteChunkIndex) -> None:
+        counted = _CountedRows(fts_postings.TOKENS)
+        setattr(fts_postings, "TOKENS", counted)  # noqa: B010 (counting only)
+        cpu: list[float] = []
+        try:
+            for attempt in range(closes + 1):
+                if attempt:
+                    index = SqliteChunkIndex(index.db_path, index.db_path.parent / "vectors", index.dimension)
+                done = _timed_build(index, cpu)
+                if attempt:
+                    with index._db.snapshot() as conn:
+                        index._maintenance.poke(BRAIN, schema.vector_epoch(conn, BRAIN))
+                else:
+                    _one_more(index)
+                if attempt < closes:
+                    time.sleep(1.0)
+                else:
+                    done.wait(600)
+                index.close()
+                done.wait(60)
+            with sqlite3.connect(index.db_path) as conn:
+                table = schema.fts_table(conn.execute("SELECT seq FROM brain_state").fetchone()[0])
+                made = fts_postings.exists(conn, table)
+        finally:
+            setattr(fts_postings, "TOKENS", counted.real)  # noqa: B010
+        print(
+            f"  closed {closes} times: {counted.rows:,} rows tokenized, {sum(cpu):.2f} s of the build's CPU "
+            f"({len(cpu)} runs); term postings {'made' if made else 'NOT made'}"
+        )
+
+    return run
+
+
 def measure(
     label: str,
     store: Path,
@@ -200,6 +277,14 @@ def main() -> None:
             ),
             "close a second after a write carried the brain past the size, the maintenance worker running": (
                 _close_mid_build,
+                lambda i: _without_postings(copy),
+            ),
+            "a postings build never closed, the maintenance worker running": (
+                _closed_times(0),
+                lambda i: _without_postings(copy),
+            ),
+            f"a postings build closed {CLOSES} times, then let finish, the maintenance worker running": (
+                _closed_times(CLOSES),
                 lambda i: _without_postings(copy),
             ),
         }

@@ -147,7 +147,7 @@ def test_a_postings_build_the_lock_refuses_leaves_the_write_done_and_the_next_wr
     """The build after a write's commit is an optimisation of its keyword ranking: a lock another
     process holds past the wait refuses it, and the write, stored and searchable, still answers
     done (refused, its caller would be told it could not be indexed)."""
-    from cairn.adapters.local import fts_postings
+    from cairn.adapters.local import fts_postings, fts_postings_build
     from cairn.domain.errors import Unavailable
 
     monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
@@ -156,12 +156,12 @@ def test_a_postings_build_the_lock_refuses_leaves_the_write_done_and_the_next_wr
     chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(90)]
     vectors = rng.standard_normal((90, DIM)).astype(np.float32)
     index.upsert(chunks[:40], vectors[:40])
-    real = fts_postings.ensure
+    real = fts_postings_build.step
 
     def refused(*args: object, **kwargs: object) -> None:
         raise Unavailable("the chunk index was kept busy by another writer")
 
-    monkeypatch.setattr(fts_postings, "ensure", refused)
+    monkeypatch.setattr(fts_postings_build, "step", refused)
     index.upsert(chunks[40:80], vectors[40:80])  # past the size: the build is refused
     conn = index._db.get()
     state = schema.brain_state(conn, "b1")
@@ -169,7 +169,7 @@ def test_a_postings_build_the_lock_refuses_leaves_the_write_done_and_the_next_wr
     table = schema.fts_table(state[0])
     assert not fts_postings.exists(conn, table)
     assert len(index.fingerprints("b1", "d60")) == 1
-    monkeypatch.setattr(fts_postings, "ensure", real)
+    monkeypatch.setattr(fts_postings_build, "step", real)
     index.upsert(chunks[80:], vectors[80:])
     assert fts_postings.exists(conn, table)
     index.close()
@@ -184,7 +184,7 @@ def test_the_maintenance_worker_makes_the_postings_of_a_brain_it_keeps_not_the_w
     import threading
     import time
 
-    from cairn.adapters.local import fts_postings
+    from cairn.adapters.local import fts_postings, fts_postings_build
 
     monkeypatch.setattr(fts_search, "SMALL_TABLE", 50)
     index = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM, ann_min_rows=60)
@@ -192,27 +192,29 @@ def test_the_maintenance_worker_makes_the_postings_of_a_brain_it_keeps_not_the_w
     chunks = [chunk(f"c{n}", _text(rng, 30), document_id=f"d{n}") for n in range(80)]
     vectors = rng.standard_normal((80, DIM)).astype(np.float32)
     index.upsert(chunks[:40], vectors[:40])
-    real = fts_postings.ensure
-    builders: list[str] = []
+    real = fts_postings_build.step
+    builders: set[str] = set()
     built = threading.Event()
 
-    def ensure(*args: object, **kwargs: object) -> None:
-        builders.append(threading.current_thread().name)
-        real(*args, **kwargs)  # type: ignore[arg-type]
-        built.set()
+    def step(*args: object, **kwargs: object) -> bool:
+        builders.add(threading.current_thread().name)
+        whole = real(*args, **kwargs)  # type: ignore[arg-type]
+        if whole:
+            built.set()
+        return whole
 
-    monkeypatch.setattr(fts_postings, "ensure", ensure)
+    monkeypatch.setattr(fts_postings_build, "step", step)
     index.upsert(chunks[40:80], vectors[40:80])  # past both sizes
     assert threading.current_thread().name not in builders
     assert built.wait(30)
     conn = index._db.get()
     state = schema.brain_state(conn, "b1")
     assert state is not None
-    deadline = time.monotonic() + 30  # the worker's transaction commits after `ensure` returns
+    deadline = time.monotonic() + 30  # the worker's last step commits after `step` returns
     while not fts_postings.exists(conn, schema.fts_table(state[0])):
         assert time.monotonic() < deadline, "the worker never made the term postings"
         time.sleep(0.01)
-    assert builders == ["cairn-vector-maintenance"]
+    assert builders == {"cairn-vector-maintenance"}
     index.close()
 
 
@@ -225,7 +227,7 @@ def test_a_damaged_keyword_index_leaves_the_worker_keeping_the_brain_s_vectors(
     import logging
     import time
 
-    from cairn.adapters.local import fts_postings
+    from cairn.adapters.local import fts_postings_build
     from cairn.adapters.local.fts_damage import KeywordsDamaged
     from cairn.ports.chunks import ANN_OK
 
@@ -238,7 +240,7 @@ def test_a_damaged_keyword_index_leaves_the_worker_keeping_the_brain_s_vectors(
     def damaged(*args: object, **kwargs: object) -> None:
         raise KeywordsDamaged("b1", "database disk image is malformed")
 
-    monkeypatch.setattr(fts_postings, "ensure", damaged)
+    monkeypatch.setattr(fts_postings_build, "step", damaged)
     caplog.set_level(logging.WARNING)
     index.upsert(chunks, vectors)  # past both sizes: the worker's
     conn = index._db.get()

@@ -1,6 +1,7 @@
 """Closing the embedded chunk index while its maintenance worker is in long work: the work stops
 at its next step (close does not wait for the rest, which at a million chunks is minutes), the
-store is left as it was before the work began, and the next write or start does the work."""
+store is left sound (a postings build keeps the steps it committed, unused until it is whole; a
+compaction nothing), and the next write or start does the rest."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_close_stops_the_workers_postings_build_at_its_next_step_and_the_next_wr
 
     again = SqliteChunkIndex(tmp_path / "chunks.db", tmp_path / "vectors", DIM, ann_min_rows=60)
     conn = again._db.get()
-    assert not fts_postings.exists(conn, _table(again))  # rolled back, not half made
+    assert not fts_postings.exists(conn, _table(again))  # part made: not used until whole
     assert search(again, "kingfisher") == ["late"]  # ranked by FTS5 meanwhile
     again.upsert(chunks[ROWS:], vectors[ROWS:])
     deadline = time.monotonic() + 30

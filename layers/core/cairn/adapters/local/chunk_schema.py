@@ -17,7 +17,8 @@ reached, and a brain created afterwards starts past them, so no instance that ca
 brain's rows, index or files (by brain id and generation or epoch) mistakes them for the new one's.
 Beside each brain's FTS5 table, `{fts}_postings` and `{fts}_skipped` hold the term postings the
 BM25 leg scores (their DDL and upkeep: fts_postings.py; a brain past fts_search.SMALL_TABLE rows
-gets them from the maintenance worker, or from the write that carried it past without one).
+gets them from the maintenance worker, or from the write that carried it past without one, built
+in steps that resume, in `{fts}_partial` and `{fts}_building` while under way: fts_postings_build.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import fts_postings
+from cairn.adapters.local import fts_postings_build
 from cairn.adapters.local.brain_rows import Added
 from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.domain.models import Chunk
@@ -41,7 +41,8 @@ class WriteBatch:
         self.conn = conn
         self.deltas: dict[str, Delta] = {}
         # By brain seq: FTS changes for its term postings, None while the brain has none (they
-        # are made once it holds more rows than the BM25 leg ranks through FTS5 alone).
+        # are made once it holds more rows than the BM25 leg ranks through FTS5 alone), or those
+        # of a build under way (fts_postings_build.py).
         self.postings: dict[int, PostingsWriter | None] = {}
 
     def ensure_brain(self, brain_id: str) -> None:
@@ -61,7 +62,7 @@ class WriteBatch:
             f"INSERT INTO {schema.fts_table(delta.seq)} (rowid, title, text, context) VALUES (?, ?, ?, ?)",
             (rowid, title := schema.fts_title(chunk), chunk.text, chunk.context),
         )
-        postings = self._postings(delta.seq)
+        postings = self._postings(delta)
         if postings is not None:
             postings.insert(rowid, (title, chunk.text, chunk.context))
         self.conn.executemany(
@@ -82,7 +83,7 @@ class WriteBatch:
         for rowid, brain_id, vec_row in removed:
             delta = self._delta(brain_id)
             table = schema.fts_table(delta.seq)
-            postings = self._postings(delta.seq)
+            postings = self._postings(delta)
             old = None
             if postings is not None:
                 old = self.conn.execute(
@@ -114,23 +115,30 @@ class WriteBatch:
         return len(changed)
 
     def finish(self) -> dict[str, Delta]:
-        for writer in self.postings.values():
+        building: list[Delta] = []  # brains whose postings a build under way has in part
+        for delta in self.deltas.values():
+            writer = self._postings(delta)
             if writer is not None:
                 writer.apply(self.conn)
-        for delta in self.deltas.values():
-            delta.unposted = bool(delta.added) and self.postings.get(delta.seq, False) is None
+            if writer is not None and writer.below is not None:
+                building.append(delta)
+            # a build under way reads the rows past its progress: woken like a brain without postings
+            delta.unposted = bool(delta.added) and (writer is None or writer.below is not None)
         now_ms = int(time.time() * 1000)
         self.conn.executemany(
             "UPDATE brain_state SET generation = generation + 1, written_ms = ? WHERE brain_id = ?",
             [(now_ms, brain_id) for brain_id in self.deltas],
         )
+        for delta in building:
+            fts_postings_build.in_step(self.conn, schema.fts_table(delta.seq), delta.before)
         return self.deltas
 
-    def _postings(self, seq: int) -> PostingsWriter | None:
-        if seq not in self.postings:
-            table = schema.fts_table(seq)
-            self.postings[seq] = PostingsWriter(table) if fts_postings.exists(self.conn, table) else None
-        return self.postings[seq]
+    def _postings(self, delta: Delta) -> PostingsWriter | None:
+        """The brain's term postings this write keeps in step (fts_postings_build.writer)."""
+        if delta.seq not in self.postings:
+            table = schema.fts_table(delta.seq)
+            self.postings[delta.seq] = fts_postings_build.writer(self.conn, table, delta.before)
+        return self.postings[delta.seq]
 
     def _delta(self, brain_id: str) -> Delta:
         if brain_id not in self.deltas:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
 
 import numpy as np
 
@@ -24,22 +23,42 @@ from cairn.adapters.local.fts_query import STOPWORDS
 from cairn.adapters.local.fts_tokens import POSTING, TOKENS, Postings, Texts
 
 CAP = 512  # postings per segment at most: a write rewrites at most this many per term
-STEP = 4096  # rowids read per step of a build; a stop is heeded between steps
+STEP = 4096  # rows read per step of a build; a stop is heeded between steps
 
 
 class BuildStopped(Exception):
-    """A build was asked to stop between two steps: its transaction is rolled back, so the table
-    stays without postings (searched through FTS5, exactly) until a later build makes them."""
+    """A build was asked to stop between two steps: the steps it committed are kept, and the next
+    build goes on from there (fts_postings_build.py); the table is searched through FTS5, exactly,
+    until the postings are whole."""
 
 
 def names(table: str) -> tuple[str, str]:
     return f"{table}_postings", f"{table}_skipped"
 
 
+def partial_names(table: str) -> tuple[str, str]:
+    """The tables of a build under way (fts_postings_build.py): its postings so far, where it stands."""
+    return f"{table}_partial", f"{table}_building"
+
+
 def drop(conn: sqlite3.Connection, table: str) -> None:
-    """Drop the postings of an FTS5 table (its brain is being dropped)."""
-    for name in names(table):
+    """Drop the postings of an FTS5 table, whole or part built (its brain is being dropped, or
+    they are made again)."""
+    for name in (*names(table), *partial_names(table)):
         conn.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def create(conn: sqlite3.Connection, postings: str) -> None:
+    conn.execute(
+        f"CREATE TABLE {postings} (term TEXT NOT NULL, start INTEGER NOT NULL, n INTEGER NOT NULL, "
+        "data BLOB NOT NULL, PRIMARY KEY (term, start)) WITHOUT ROWID"
+    )
+
+
+def stop_tokens() -> frozenset[str]:
+    """The tokens that get no postings: the stopwords' (`{fts}_skipped` keeps them as the postings
+    were made)."""
+    return frozenset(token for word in STOPWORDS for token in TOKENS.of_term(word))
 
 
 def exists(conn: sqlite3.Connection, table: str) -> bool:
@@ -77,10 +96,22 @@ def averages(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
 
 
 class PostingsWriter:
-    """The changes one write transaction makes to one brain's FTS5 table, applied at its end."""
+    """The changes one write transaction makes to one brain's FTS5 table, applied at its end. For
+    a build under way (`below` set), to its postings so far (`into`), made leaving out `skip`:
+    only rows below `below` have postings there yet; the build reads the others later."""
 
-    def __init__(self, table: str) -> None:
+    def __init__(
+        self,
+        table: str,
+        *,
+        into: str | None = None,
+        skip: frozenset[str] | None = None,
+        below: int | None = None,
+    ) -> None:
         self.table = table
+        self.into = into or names(table)[0]
+        self.skip = skip
+        self.below = below
         self.added: dict[int, Texts] = {}
         self.removed: dict[int, Texts] = {}  # rows indexed before this transaction: old texts
 
@@ -97,20 +128,24 @@ class PostingsWriter:
         self.added[rowid] = new
 
     def apply(self, conn: sqlite3.Connection) -> None:
-        if not self.added and not self.removed:
+        removed, added = sorted(self.removed.items()), sorted(self.added.items())
+        if self.below is not None:
+            removed = [row for row in removed if row[0] < self.below]
+            added = [row for row in added if row[0] < self.below]
+        if not added and not removed:
             return
-        skip = skipped(conn, self.table)
-        gone = TOKENS.postings(sorted(self.removed.items()), skip).by_term()
-        new = TOKENS.postings(sorted(self.added.items()), skip)
+        skip = self.skip if self.skip is not None else skipped(conn, self.table)
+        gone = TOKENS.postings(removed, skip).by_term()
+        new = TOKENS.postings(added, skip)
         for term, records in gone.items():  # removals first: a rewritten row's old postings go
-            _merge(conn, self.table, term, records["rowid"].astype(np.int64), records[:0])
-        _append(conn, self.table, new)
+            _merge(conn, self.into, term, records["rowid"].astype(np.int64), records[:0])
+        append(conn, self.into, new)
 
 
-def _append(conn: sqlite3.Connection, table: str, new: Postings) -> None:
-    """Add new rows' postings. Rows usually come after every row a term already has: their
-    bytes then extend the term's last segment (split at CAP) without decoding anything."""
-    postings = names(table)[0]
+def append(conn: sqlite3.Connection, postings: str, new: Postings) -> None:
+    """Add new rows' postings to the table `postings`. Rows usually come after every row a term
+    already has: their bytes then extend the term's last segment (split at CAP) without decoding
+    anything."""
     last = {
         term: (start, n, data)
         for term, start, n, data in conn.execute(
@@ -132,7 +167,7 @@ def _append(conn: sqlite3.Connection, table: str, new: Postings) -> None:
             rows += _segments(term, tail[2] + fresh, tail[0])
         else:  # a row below the term's last one (a reused rowid): merge in order
             records = new.records[starts[i] : starts[i + 1]]
-            _merge(conn, table, term, np.empty(0, dtype=np.int64), records)
+            _merge(conn, postings, term, np.empty(0, dtype=np.int64), records)
     conn.executemany(f"INSERT OR REPLACE INTO {postings} (term, start, n, data) VALUES (?, ?, ?, ?)", rows)
 
 
@@ -152,9 +187,8 @@ def _segments(term: str, data: bytes, first: int | None) -> list[tuple[str, int,
     return out
 
 
-def _merge(conn: sqlite3.Connection, table: str, term: str, purge: np.ndarray, fresh: np.ndarray) -> None:
-    """Rewrite the term's segments that hold or will hold these rows."""
-    postings = names(table)[0]
+def _merge(conn: sqlite3.Connection, postings: str, term: str, purge: np.ndarray, fresh: np.ndarray) -> None:
+    """Rewrite the term's segments (in the table `postings`) that hold or will hold these rows."""
     touched = np.concatenate([purge, fresh["rowid"].astype(np.int64)])
     low, high = int(touched.min()), int(touched.max())
     loaded = conn.execute(
@@ -183,33 +217,31 @@ def _insert(conn: sqlite3.Connection, postings: str, term: str, records: np.ndar
     )
 
 
-def ensure(conn: sqlite3.Connection, table: str, stop: Callable[[], bool] | None = None) -> None:
-    """Give an FTS5 table its postings, filled from its rows if it has any; BuildStopped when
-    `stop` says so between steps (the caller's transaction must then roll back)."""
+def ensure(conn: sqlite3.Connection, table: str) -> None:
+    """Give an FTS5 table its postings, filled from its rows, in the caller's transaction."""
     if not exists(conn, table):
-        rebuild(conn, table, stop=stop)
+        rebuild(conn, table)
 
 
-def rebuild(
-    conn: sqlite3.Connection, table: str, step: int | None = None, stop: Callable[[], bool] | None = None
-) -> None:
-    """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time (STEP);
-    BuildStopped before a step when `stop` says so."""
-    step = step or STEP
-    postings, skipped_table = names(table)
-    drop(conn, table)
-    conn.execute(
-        f"CREATE TABLE {postings} (term TEXT NOT NULL, start INTEGER NOT NULL, n INTEGER NOT NULL, "
-        "data BLOB NOT NULL, PRIMARY KEY (term, start)) WITHOUT ROWID"
-    )
+def make_skipped(conn: sqlite3.Connection, table: str, skip: frozenset[str]) -> None:
+    """The table of the tokens left out, whose presence says the postings are whole (`exists`)."""
+    skipped_table = names(table)[1]
     conn.execute(f"CREATE TABLE {skipped_table} (term TEXT PRIMARY KEY) WITHOUT ROWID")
-    skip = frozenset(token for word in STOPWORDS for token in TOKENS.of_term(word))
     conn.executemany(f"INSERT INTO {skipped_table} (term) VALUES (?)", [(t,) for t in sorted(skip)])
+
+
+def rebuild(conn: sqlite3.Connection, table: str, step: int | None = None) -> None:
+    """(Re)make the postings of an FTS5 table from its rows, `step` rowids at a time (STEP), in
+    the caller's transaction (a build in steps of their own: fts_postings_build.py)."""
+    step = step or STEP
+    postings = names(table)[0]
+    drop(conn, table)
+    create(conn, postings)
+    skip = stop_tokens()
+    make_skipped(conn, table, skip)
     top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
     tail: dict[str, np.ndarray] = {}  # each term's postings not yet written (under CAP)
     for low in range(0, int(top or 0) + 1, step):
-        if stop is not None and stop():
-            raise BuildStopped()
         rows = conn.execute(
             f"SELECT rowid, title, text, context FROM {table} WHERE rowid >= ? AND rowid < ?",
             (low, low + step),

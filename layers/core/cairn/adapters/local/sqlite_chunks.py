@@ -30,6 +30,7 @@ from cairn.adapters.local import (
     fts_damage,
     fts_health,
     fts_postings,
+    fts_postings_build,
     fts_retokenize,
     fts_search,
     fts_tag_words,
@@ -45,7 +46,6 @@ from cairn.adapters.local.cached_counts import CachedCounts
 from cairn.adapters.local.cached_rows import CachedRows
 from cairn.adapters.local.chunk_search import ChunkSearch
 from cairn.adapters.local.chunk_writes import Delta, WriteBatch
-from cairn.adapters.local.fts_postings import PostingsWriter
 from cairn.adapters.local.kept_vector_rows import kept_rows
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.upgrade_wait import OpeningWait
@@ -209,7 +209,7 @@ class SqliteChunkIndex:
                 "ON f.rowid = c.rowid WHERE c.brain_id = ? AND c.document_id = ? AND c.ordinal = 0",
                 (brain_id, document_id),
             ).fetchall()
-            postings = PostingsWriter(table) if fts_postings.exists(conn, table) else None
+            postings = fts_postings_build.writer(conn, table, state[1])  # no generation moves here
             for rowid, title, text, old in rows:
                 conn.execute(f"UPDATE {table} SET context = ? WHERE rowid = ?", (context, rowid))
                 if postings is not None:
@@ -319,8 +319,8 @@ class SqliteChunkIndex:
         except fts_damage.KeywordsDamaged as exc:
             # recorded, and said where searches meet it; not the write's failure
             log.warning("term postings of a brain left until its keyword index is rebuilt: %s", exc.message)
-        except fts_postings.BuildStopped:  # rolled back; its next write or search after a start builds them
-            log.info("term postings of a brain left unmade: the chunk index is closing")
+        except fts_postings.BuildStopped:  # its next write or search after a start goes on with them
+            log.info("term postings of a brain left part made: the chunk index is closing")
 
     def _ensure_postings(self, brain_id: str) -> None:
         """Give a brain past fts_search.SMALL_TABLE rows its term postings: one a write carried past
@@ -335,8 +335,7 @@ class SqliteChunkIndex:
                 or fts_postings.averages(conn, table)[0] <= fts_search.SMALL_TABLE
             ):
                 return
-        with self._write_lock, self._db.transaction(long=True) as conn:
-            fts_postings.ensure(conn, table, stop=self._maintenance.stopping)
+        fts_postings_build.build(self._db, self._write_lock, brain_id, stop=self._maintenance.stopping)
 
     # -- the files' health (vector_health.py) -------------------------------------------------
 

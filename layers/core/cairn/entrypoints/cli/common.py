@@ -4,6 +4,7 @@ composition root that builds them), opening the store, and naming brains."""
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -19,9 +20,9 @@ from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
     from cairn.container import Container
-    from cairn.services.audit import AuditLog
 
 
+log = logging.getLogger("cairn.cli")
 STORE_FILE = "records.sqlite3"
 
 
@@ -78,21 +79,42 @@ def open_store(
     if verified:
         check_local_files(settings, set_aside=repair)
     container = build_container(settings)
-    _OPENED.append(container.audit)
+    opened(container)
     if settled:
         settle(container)
     return container
 
 
-_OPENED: list[AuditLog] = []
-"""The audit logs of the stores a command opened, closed as it ends (`close_opened`)."""
+_OPENED: list[Container] = []
+"""The stores a command opened, closed as it ends (`close_opened`)."""
+
+
+def opened(container: Container) -> Container:
+    """A container a one-off command opened: closed as the command ends."""
+    _OPENED.append(container)
+    return container
 
 
 def close_opened() -> None:
-    """A command's audit entries the busy store refused (an erasure's) are written, or kept for
-    the next start, as the command ends."""
+    """As a one-off command ends, whether it failed or not: the read counts its searches kept in
+    memory written, its audit entries the busy store refused (an erasure's) written or kept for
+    the next start, then its stores closed (bootstrap/closing.py): the chunk index's maintenance
+    worker stopped at its next step, and each SQLite file's write-ahead log checkpointed into it.
+    Nothing else runs in them by then: such a command runs no job worker or sweep, and its own
+    work ran on its thread (an interrupted write was rolled back as the interruption left it)."""
+    from cairn.bootstrap.closing import close_stores
+
     while _OPENED:
-        _OPENED.pop().close()
+        container = _OPENED.pop()
+        try:
+            if container.search.access is not None:
+                container.search.access.flush()
+        except CairnError as exc:  # a busy store: the counts are lost, the stores still closed
+            log.warning("the read counts could not be written as the command ended: %s", exc.message)
+        except Exception:
+            log.exception("the read counts could not be written as the command ended")
+        container.audit.close()
+        close_stores(container)
 
 
 def brain_of(container: Container, ref: str | None, *, writes: bool = False, create: bool = False) -> Brain:

@@ -17,7 +17,7 @@ from cairn.entrypoints.cli.check import settle
 
 if TYPE_CHECKING:
     from cairn.container import Container
-from cairn.entrypoints.cli.common import brain_of, say_brain, settings_from
+from cairn.entrypoints.cli.common import brain_of, opened, say_brain, settings_from
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[Path, str]]:
@@ -64,7 +64,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from cairn.bootstrap.models import for_bulk
     from cairn.services.ingest.inputs import IngestResult, LocalFilePolicy
 
-    container = build_container(for_bulk(settings_from(args)))
+    container = opened(build_container(for_bulk(settings_from(args))))
     settle(container)
     try:
         brain = brain_of(container, args.brain, writes=True, create=args.create)

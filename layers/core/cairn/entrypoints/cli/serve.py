@@ -294,6 +294,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     stops = StopSignals("cairn mcp")
     stops.install()  # first: a signal while it starts ends it at once (stop_signals.py)
     from cairn.bootstrap import build_container, index_sweeper
+    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
 
@@ -308,19 +309,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     stops.hold()  # from here a job may be claimed: a signal ends the session as it starts
     container.jobs.start_worker()  # extraction and queued ingests run while the session lasts
     sweeper.start()
+    calls = CallsInFlight()
     background = [
         Stoppable("the index sweep", sweeper.stop),
         Stoppable("the index repair", container.repair.stop),
+        Stoppable("the calls the session's end cut short", calls.wait),
     ]
     try:
-        run_stdio(container, surface=args.surface, stops=stops)
+        run_stdio(container, surface=args.surface, stops=stops, calls=calls)
     finally:
         stops.stopping()  # the session may have ended at stdin's close
         # the reads counted and a job still running handed back within the two seconds an MCP
-        # client waits after closing stdin (the SDK's), for the next process to take at once.
-        # A call the session's end cancelled may still run in its thread: the stores stay open.
+        # client waits after closing stdin (the SDK's), for the next process to take at once;
+        # the calls still running waited for, and the stores closed once nothing runs in them
         deadline = (stops.received_at or time.monotonic()) + STOP_WITHIN_S
-        ended = clean_stop(container, deadline, background, calls_left=False, close=False)
-    if not ended:  # a handed-back handler may be inside native code
+        ended = clean_stop(container, deadline, background, calls_left=False)
+    if not ended:  # a call or a handed-back handler may be inside native code, the stores open
         leave(stops.exit_code())
     return stops.exit_code()

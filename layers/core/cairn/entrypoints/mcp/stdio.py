@@ -25,6 +25,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceServer
+from cairn.entrypoints.mcp.kit.calls import CallsInFlight
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.entrypoints.mcp.stdio_lines import ClientGone, checked_stdio
 from cairn.entrypoints.stop_signals import StopSignals
@@ -69,14 +70,14 @@ def _progress_token(params: Mapping[str, Any] | None) -> object:
     return meta.get("progressToken") if isinstance(meta, Mapping) else None
 
 
-def run_stdio(container: Container, surface: str = DEFAULT_SURFACE, stops: StopSignals | None = None) -> None:
-    """Serve the surface over stdin and stdout until stdin closes or a stop signal comes."""
-    if stops is None:
-        stops = StopSignals("cairn mcp")
-        stops.install()
+def run_stdio(container: Container, *, surface: str, stops: StopSignals, calls: CallsInFlight) -> None:
+    """Serve the surface over stdin and stdout until stdin closes or a stop signal comes. The
+    calls the session's end cancels are not waited for: their handlers' threads, still running,
+    are counted in `calls`, for the caller's stop to wait for before it closes the stores."""
     limits = container.options.limits
     server = build_server(surface, container, LocalFilePolicy(root=None, max_bytes=limits.max_file_bytes))
     server.middleware.append(progress_before_result)
+    server.calls = calls
     anyio.run(_serve, server, limits.json_body_limit, stops)
 
 
@@ -101,23 +102,17 @@ async def _serve(server: SurfaceServer, max_line: int, stops: StopSignals) -> No
 
 
 def main(argv: list[str]) -> int:
-    """`python -m cairn.entrypoints.mcp.stdio [surface]`, configured by CAIRN_* environment variables."""
-    from cairn.bootstrap import build_container
+    """`python -m cairn.entrypoints.mcp.stdio [surface]`, configured by CAIRN_* environment
+    variables: `cairn mcp --surface SURFACE`, its clean stop included."""
+    from cairn.entrypoints.cli import main as cairn
 
-    stops = StopSignals("cairn mcp")
-    stops.install()
     surface = argv[0] if argv else DEFAULT_SURFACE
     try:
-        require_surface(surface)  # before opening any storage
+        require_surface(surface)  # said as before, rather than as the command's refused choice
     except CairnError as exc:
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    container = build_container()
-    try:
-        run_stdio(container, surface=surface, stops=stops)
-    finally:
-        container.audit.close()  # entries a busy store refused: written, or kept for the next start
-    return stops.exit_code()
+    return cairn(["mcp", "--surface", surface])
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from cairn.auth import access
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.entrypoints.mcp.kit import request_meta
 from cairn.entrypoints.mcp.kit.audit import CallAudit
+from cairn.entrypoints.mcp.kit.calls import CallsInFlight
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
 from cairn.entrypoints.mcp.kit.schema import clean_schema
 from cairn.entrypoints.mcp.kit.spec import UNAUDITED, SurfaceDeps, ToolArgs, ToolSpec
@@ -105,6 +106,9 @@ class SurfaceServer(MCPServer[Any]):
         self.audit = audit
         self.decode_json_strings = decode_json_strings
         self.refused = refused
+        # Set (stdio): a sync handler's thread is counted there and left to run when its call is
+        # cancelled, instead of the call waiting for it (calls.py).
+        self.calls: CallsInFlight | None = None
 
     @property
     def scopes(self) -> dict[str, str]:
@@ -155,7 +159,16 @@ class SurfaceServer(MCPServer[Any]):
 
     async def _run(self, spec: ToolSpec[Any], args: ToolArgs, context: Context[Any, Any] | None) -> Any:
         if spec.handler is not None:
-            return await anyio.to_thread.run_sync(functools.partial(spec.handler, self.deps, args))
+            run = functools.partial(spec.handler, self.deps, args)
+            calls = self.calls
+            if calls is None:
+                return await anyio.to_thread.run_sync(run)
+
+            def counted() -> Any:
+                with calls.running():
+                    return run()
+
+            return await anyio.to_thread.run_sync(counted, abandon_on_cancel=True)
         assert spec.streaming is not None
         if context is None:  # called directly rather than through tools/call
             context = Context(mcp_server=self, subscriptions=self._subscriptions)

@@ -1,0 +1,401 @@
+"""`cairn mcp` (the stdio server an agent client starts for a session and stops by closing its
+input, then SIGTERM) stops within the budget `cairn serve` has, whatever runs: a call the
+session's end cut short, a long sweep, a running job, a second SIGTERM during the clean stop. It
+waits for what runs within that budget and then closes its stores (no -wal file left), and the
+next start finds every acknowledged write and finishes what the stop left.
+
+The process runs through WRAPPED, which holds chosen fault points (cairn/faults.py) for a while,
+and can shorten the budget and make the index sweep tick at once, so each case takes seconds."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from cairn import faults
+from cairn.adapters.local import fts_health
+from cairn.auth import access
+from cairn.bootstrap.closing import close_stores
+from cairn.entrypoints.cli.check import settle
+from cairn.entrypoints.cli.clean_stop import STOP_WITHIN_S
+from cairn.services.repositories import document_of
+from tests.support.processes import environment
+from tests.support.soundness import assert_sound, opened
+
+pytestmark = pytest.mark.integration
+WAIT_S = 60.0
+QUEUED = {"CAIRN_INGEST_QUEUE_BYTES": "0"}  # every file ingest is a job
+
+# `cairn ARGS...` after three arguments: the stop's budget in seconds (`-`: as shipped); the
+# fault points held, `POINT=SECONDS[@N]` (from the N-th time it is reached on), comma-separated;
+# knobs, comma-separated (`-`: none): `sweep` has the index sweep tick every 0.2 s, settle intents
+# at once and reach the point `reconcile` before each document it settles; `small` makes a brain
+# of 20 chunks one with term postings and a maintenance worker, built 8 rows a step, the point
+# `postings.step` reached before each step. A held point is said on stderr.
+WRAPPED = """
+import os, sys, time
+from cairn import faults
+from cairn.adapters.local import fts_health
+from cairn.entrypoints.cli import main, serve
+from cairn.services.documents import index_sweeper, index_sync
+
+budget, held, knobs = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+if budget != "-":
+    serve.STOP_WITHIN_S = float(budget)
+points = {}
+for spec in filter(None, held.split(",")):
+    point, _, rest = spec.partition("=")
+    seconds, _, first = rest.partition("@")
+    points[point] = [float(seconds), int(first or 1), 0]
+reached = faults.reached
+
+
+def holding(point):
+    found = points.get(point)
+    if found is not None:
+        found[2] += 1
+        if found[2] >= found[1]:
+            os.write(2, f"held {point}\\n".encode())
+            time.sleep(found[0])
+    reached(point)
+
+
+faults.reached = holding
+if "sweep" in knobs:
+    made, reconcile = index_sweeper.IndexSweeper.__init__, index_sync.IndexSync.reconcile
+
+    def at_once(self, documents, **options):
+        made(self, documents, **{**options, "every_s": 0.2, "grace_s": 0.0})
+
+    def held_reconcile(self, *args, **kwargs):
+        holding("reconcile")
+        return reconcile(self, *args, **kwargs)
+
+    index_sweeper.IndexSweeper.__init__ = at_once
+    index_sync.IndexSync.reconcile = held_reconcile
+if "small" in knobs:
+    import threading
+    from cairn.adapters.local import fts_postings, fts_search
+    from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
+
+    fts_search.SMALL_TABLE = 20
+    fts_postings.STEP = 8
+    SqliteChunkIndex.__init__.__kwdefaults__["ann_min_rows"] = 20
+    tokens = fts_postings.TOKENS
+
+    class HeldSteps:
+        def __getattr__(self, name):
+            return getattr(tokens, name)
+
+        def postings(self, *args):
+            if threading.current_thread().name == "cairn-vector-maintenance":
+                holding("postings.step")
+            return tokens.postings(*args)
+
+    fts_postings.TOKENS = HeldSteps()
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+class Session:
+    """A wrapped `cairn mcp` driven line by line, stdin kept open until `end`; stderr to a file."""
+
+    def __init__(
+        self,
+        data: Path,
+        log: Path,
+        *,
+        budget: str = "-",
+        held: str = "",
+        knobs: str = "-",
+        queued: bool = False,
+    ) -> None:
+        self.log = log
+        command = [sys.executable, "-c", WRAPPED, budget, held, knobs, "mcp", "--data-dir", str(data)]
+        with log.open("ab") as err:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=environment(extra=QUEUED if queued else None),
+            )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.process.stdout,), daemon=True).start()
+        self.ids = 0
+        client = {"name": "bounded", "version": "1"}
+        self.request(
+            "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        )
+        self.send({"method": "notifications/initialized"})
+
+    def _pump(self, stream: IO[bytes] | None) -> None:
+        assert stream is not None
+        for line in stream:
+            self.lines.put(line)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any], *, answered: bool = True) -> dict[str, Any]:
+        self.ids += 1
+        self.send({"id": self.ids, "method": method, "params": params})
+        while answered:
+            answer: dict[str, Any] = json.loads(self.lines.get(timeout=WAIT_S))
+            if answer.get("id") == self.ids:
+                return answer
+        return {}
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        assert not answer["result"].get("isError"), answer
+        structured: dict[str, Any] = answer["result"]["structuredContent"]
+        return structured
+
+    def logged(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_for(self, line: str, times: int = 1) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while self.logged().count(line) < times:
+            assert self.process.poll() is None, self.logged()[-3000:]
+            assert time.monotonic() < deadline, f"never logged {line!r}: {self.logged()[-3000:]}"
+            time.sleep(0.05)
+
+    def end(self, how: str) -> float:
+        """End the session (`eof`: stdin closed; else that signal's name); seconds until it exits."""
+        ended = time.monotonic()
+        if how == "eof":
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        else:
+            self.process.send_signal(getattr(signal, how))
+        self.process.wait(timeout=STOP_WITHIN_S * 3)
+        return time.monotonic() - ended
+
+
+@contextmanager
+def session(tmp_path: Path, **options: Any) -> Iterator[Session]:
+    started = Session(tmp_path / "data", tmp_path / "stderr.log", **options)
+    try:
+        yield started
+    finally:
+        if started.process.poll() is None:
+            started.process.kill()
+            started.process.wait(timeout=WAIT_S)
+
+
+def left_open(data: Path) -> list[str]:
+    """SQLite removes a file's write-ahead log as its last connection closes."""
+    return sorted(p.name for p in data.iterdir() if p.name.endswith("-wal"))
+
+
+def remembered(server: Session, text: str) -> dict[str, str]:
+    """An acknowledged memory of the brain `shore`: its path -> its text."""
+    path: str = server.tool("memory_remember", {"content": text, "brain": "shore"})["path"]
+    return {path: text}
+
+
+def next_start(data: Path, acknowledged: dict[str, str]) -> set[str]:
+    """The next start, which settles what stopped writers left first: every acknowledged write
+    there and the index sound; the brain's live paths."""
+    restarted = opened(data)
+    settle(restarted)
+    assert_sound(restarted, acknowledged)
+    brain = restarted.brains.resolve("shore")
+    with access.as_system():
+        docs = [document_of(item) for item in restarted.documents.repo.raw(brain.id)]
+    close_stores(restarted)
+    return {doc.path for doc in docs if doc.deleted_at is None}
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGTERM"])
+def test_the_stop_waits_for_a_call_the_sessions_end_cut_short_then_closes_the_stores(
+    tmp_path: Path, how: str
+) -> None:
+    """A call still running when the session ends (its write held two seconds after its commit)
+    is waited for, within the budget, and the stores are closed once it has ended."""
+    data = tmp_path / "data"
+    with session(tmp_path, held="documents.committed=2@2") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
+        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
+        server.wait_for("held documents.committed")
+        took = server.end(how)
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    assert left_open(data) == [], server.logged()[-3000:]
+    assert len(next_start(data, kept)) == 2  # the call cut short had ended: its memory is kept
+
+
+def test_a_call_running_past_the_budget_is_left_and_the_next_start_finishes_its_write(
+    tmp_path: Path,
+) -> None:
+    """The session's end waited for every call it cancelled, however long it ran: here its write
+    is held a minute after its commit, under a budget of three seconds. The stop now leaves the
+    call at the budget's end (the stores open under it), and the next start indexes its write."""
+    data = tmp_path / "data"
+    budget = 3.0
+    with session(tmp_path, budget=str(budget), held="documents.committed=60@2") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
+        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
+        server.wait_for("held documents.committed")
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert budget - 0.5 < took < budget + 2.0, took
+    assert "left to the next start" in server.logged()
+    assert len(next_start(data, kept)) == 2  # committed before it was held: indexed by the next start
+
+
+def test_a_sigterm_during_a_long_sweep_ends_it_at_its_next_document(tmp_path: Path) -> None:
+    """Documents a stopped writer committed and left unindexed, settled by the sweep one at a
+    time (each held a second): SIGTERM ends the sweep after the document it settles, the stores
+    are closed, and the next start settles the rest."""
+    data = tmp_path / "data"
+    with session(tmp_path, held="reconcile=1", knobs="sweep") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        writer = opened(data)  # another process, stopped after each commit
+        brain = writer.brains.resolve("shore")
+        left = [f"notes/left{n}.md" for n in range(6)]
+        for path in left:
+            with faults.armed("documents.committed"), pytest.raises(faults.InjectedFault):
+                writer.documents.write(brain, path, f"# Left {path}\n\nThe dunlin flock turns.".encode())
+        close_stores(writer)  # that process is gone
+        server.wait_for("held reconcile")
+        took = server.end("SIGTERM")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < 5.0, took  # the document settled then, not the five after it
+    assert server.logged().count("held reconcile") < len(left)
+    assert left_open(data) == [], server.logged()[-3000:]
+    assert set(left) <= next_start(data, kept)
+
+
+def job_row(data: Path, job_id: str) -> dict[str, Any]:
+    with closing(sqlite3.connect(data / "jobs.sqlite3")) as db:
+        db.row_factory = sqlite3.Row
+        row = db.execute("SELECT status, handed_over FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    assert row is not None, job_id
+    return dict(row)
+
+
+def test_a_sigterm_during_a_running_job_hands_it_back_and_the_next_start_finishes_it(
+    tmp_path: Path,
+) -> None:
+    """An ingest job whose document write is held three seconds after its commit: SIGTERM hands
+    the job back after the worker's grace (one second) and the process leaves (its handler, still
+    running, keeps the stores open: the next process takes the job at once, and SQLite recovers
+    the files); the next session settles the write and runs the job to its end."""
+    data = tmp_path / "data"
+    rota = tmp_path / "rota.md"
+    rota.write_text(
+        "\n\n".join(f"## Berth {i}\n\nThe crane rota {i} lifts cargo on day {i % 7}." for i in range(300)),
+        encoding="utf-8",
+    )
+    with session(tmp_path, held="documents.committed=3@2", queued=True) as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        job_id = server.tool("memory_ingest_file", {"path": str(rota), "brain": "shore"})["job_id"]
+        server.wait_for("held documents.committed")
+        took = server.end("SIGTERM")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    assert job_row(data, job_id) == {"status": "queued", "handed_over": 1}
+
+    with session(tmp_path, queued=True) as again:  # the next session takes the job at once
+        deadline = time.monotonic() + WAIT_S
+        while job_row(data, job_id)["status"] != "completed":
+            assert time.monotonic() < deadline, job_row(data, job_id)
+            time.sleep(0.1)
+        again.end("eof")
+    assert again.process.returncode == 0
+    assert "rota.md" in " ".join(next_start(data, kept))
+
+
+def test_a_second_sigterm_during_the_clean_stop_ends_the_process_at_once(tmp_path: Path) -> None:
+    """The stop waits for a call the first SIGTERM cut short (its write held after its commit);
+    a second SIGTERM ends the process at once. It used to reach the session, still waiting for
+    the call, and change nothing. The next start indexes the call's committed write."""
+    data = tmp_path / "data"
+    with session(tmp_path, held="documents.committed=60@2") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
+        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
+        server.wait_for("held documents.committed")
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(1.0)  # the clean stop is waiting for the call
+        took = server.end("SIGTERM")
+    assert server.process.returncode == 128 + signal.SIGTERM, server.logged()[-3000:]
+    assert took < 2.0, took
+    assert "SIGTERM during the clean stop: stopping at once" in server.logged()
+    assert len(next_start(data, kept)) == 2
+
+
+def postings_build(data: Path) -> tuple[bool, int | None]:
+    """Whether the brain's term postings are whole, and where a build under way stands."""
+    with closing(sqlite3.connect(data / "chunks.sqlite3")) as db:
+        seq = db.execute("SELECT seq FROM brain_state").fetchone()[0]
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        whole = f"chunks_fts_{seq}_skipped" in tables
+        building = f"chunks_fts_{seq}_building"
+        at = db.execute(f"SELECT next FROM {building}").fetchone()[0] if building in tables else None
+    return whole, at
+
+
+def test_a_session_ending_during_a_postings_build_keeps_its_steps_for_the_next(tmp_path: Path) -> None:
+    """A brain past the size that has term postings (here 20 chunks), its build stepped by the
+    maintenance worker (8 rows a step, each held): the session's end stops the build at its next
+    step and closes the stores. The worker was a daemon thread left to the exit, inside the build's
+    one transaction: the -wal files stayed, and the next session built from the first row again.
+    Now the next session goes on from where the build stopped."""
+    data = tmp_path / "data"
+    rota = tmp_path / "rota.md"
+    rota.write_text(
+        "\n\n".join(f"## Berth {i}\n\nThe crane rota {i} lifts cargo on day {i % 7}." for i in range(120)),
+        encoding="utf-8",
+    )
+    with session(tmp_path, held="postings.step=0.3", knobs="small") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        ingested = server.tool("memory_ingest_file", {"path": str(rota), "brain": "shore"})
+        server.wait_for("held postings.step", times=2)
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    assert left_open(data) == [], server.logged()[-3000:]
+    first = server.logged().count("held postings.step")
+    whole, at = postings_build(data)
+    assert not whole and at is not None and at > 0, (whole, at)
+
+    (tmp_path / "stderr.log").write_text("")
+    with session(tmp_path, held="postings.step=0", knobs="small") as again:
+        kept = remembered(again, "The godwit feeds on the mudflat at low tide.")  # wakes the worker
+        deadline = time.monotonic() + WAIT_S
+        while not postings_build(data)[0]:
+            assert time.monotonic() < deadline, again.logged()[-3000:]
+            time.sleep(0.1)
+        again.end("eof")
+    assert again.process.returncode == 0, again.logged()[-3000:]
+    steps = -(-(ingested["chunk_count"] + 1) // 8)  # a build of every row, 8 a step
+    assert again.logged().count("held postings.step") <= steps - first + 1
+    next_start(data, kept)
+    with closing(sqlite3.connect(data / "chunks.sqlite3")) as db:  # every term's rows as FTS5's
+        brain_id = db.execute("SELECT brain_id FROM brain_state").fetchone()[0]
+        assert fts_health.problem(db, brain_id, deep=True) == ""

@@ -43,7 +43,8 @@ QUEUED = {"CAIRN_INGEST_QUEUE_BYTES": "0"}  # every file ingest is a job
 # knobs, comma-separated (`-`: none): `sweep` has the index sweep tick every 0.2 s, settle intents
 # at once and reach the point `reconcile` before each document it settles; `small` makes a brain
 # of 20 chunks one with term postings and a maintenance worker, built 8 rows a step, the point
-# `postings.step` reached before each step. A held point is said on stderr.
+# `postings.step` reached before each step; `reads` has a search reach `access.saw` before it
+# counts the reads of its hits. A held point is said on stderr.
 WRAPPED = """
 import os, sys, time
 from cairn import faults
@@ -85,6 +86,16 @@ if "sweep" in knobs:
 
     index_sweeper.IndexSweeper.__init__ = at_once
     index_sync.IndexSync.reconcile = held_reconcile
+if "reads" in knobs:
+    from cairn.services.search.access import AccessLog
+
+    saw = AccessLog.saw
+
+    def held_saw(self, *args):
+        holding("access.saw")
+        return saw(self, *args)
+
+    AccessLog.saw = held_saw
 if "small" in knobs:
     import threading
     from cairn.adapters.local import fts_postings, fts_search
@@ -241,6 +252,29 @@ def test_the_stop_waits_for_a_call_the_sessions_end_cut_short_then_closes_the_st
     assert took < STOP_WITHIN_S, took
     assert left_open(data) == [], server.logged()[-3000:]
     assert len(next_start(data, kept)) == 2  # the call cut short had ended: its memory is kept
+
+
+def test_the_reads_a_search_the_sessions_end_cut_short_counted_are_written(tmp_path: Path) -> None:
+    """A search still running when the session ends (held two seconds before it counts the reads
+    of its hits) is waited for; the stop had written the read counts before that wait, and those
+    the search counted after it were lost with the process. They are written before the close."""
+    data = tmp_path / "data"
+    with session(tmp_path, held="access.saw=2", knobs="reads") as server:
+        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+        args = {"query": "where does the godwit feed", "brain": "shore"}
+        server.request("tools/call", {"name": "memory_search", "arguments": args}, answered=False)
+        server.wait_for("held access.saw")
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    assert server.logged().count("held access.saw") == 1
+    restarted = opened(data)
+    brain = restarted.brains.resolve("shore")
+    doc = restarted.documents.get(brain, next(iter(kept)))
+    assert restarted.search.access is not None
+    assert restarted.search.access.get_many(brain.id, [doc.id])[doc.id].count == 1
+    close_stores(restarted)
 
 
 def test_a_call_running_past_the_budget_is_left_and_the_next_start_finishes_its_write(

@@ -13,12 +13,13 @@ sweep did not reach (a start settles every standing one first), the brains the r
 reach (compared again), jobs not handed back (run again after their lease), audit entries kept in
 the spill.
 
-Once nothing runs in the stores (no call in flight, no job handler, no background thread), they
-are closed (bootstrap/closing.py): the chunk index's maintenance worker is stopped at its next
-step instead of killed at the exit, and each SQLite file's write-ahead log is checkpointed. When
-something still runs, the process leaves without closing them (entrypoints/cli/leaving.py): a
-SQLite connection closed under a statement can crash the process, and SQLite recovers the files
-at the next open as after any crash, with nothing acknowledged lost.
+Once nothing runs in the stores (no call in flight, no job handler, no background thread), the
+reads counted since are written (a stdio session's calls its end cut short are among the work
+waited for) and the stores are closed (bootstrap/closing.py): the chunk index's maintenance worker
+is stopped at its next step instead of killed at the exit, and each SQLite file's write-ahead log
+is checkpointed. When something still runs, the process leaves without closing them
+(entrypoints/cli/leaving.py): a SQLite connection closed under a statement can crash the process,
+and SQLite recovers the files at the next open as after any crash, with nothing acknowledged lost.
 """
 
 from __future__ import annotations
@@ -109,11 +110,7 @@ def _steps(
 
     for work in background:
         work.stop(0.0)
-    try:
-        if container.search.access is not None:
-            container.search.access.flush()
-    except Exception:  # the counts are lost; the rest of the stop must still run
-        log.exception("the read counts could not be written at the stop")
+    _write_counts(container)
     container.audit.close()  # entries a busy store refused: written, or kept for the next start
     container.jobs.stop_worker()
     running = [work.name for work in background if not work.stop(left())]
@@ -122,5 +119,14 @@ def _steps(
     if running or calls_left or container.jobs.running_here():
         return
     if close:
+        _write_counts(container)  # those of the calls waited for (a stdio session's, cut short)
         close_stores(container)
     ended.append(True)
+
+
+def _write_counts(container: Container) -> None:
+    try:
+        if container.search.access is not None:
+            container.search.access.flush()
+    except Exception:  # the counts are lost; the rest of the stop must still run
+        log.exception("the read counts could not be written at the stop")

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from cairn.bootstrap.closing import close_stores
+from cairn.bootstrap.closing import close_stores, write_read_counts
 
 if TYPE_CHECKING:
     from cairn.container import Container
@@ -110,7 +110,7 @@ def _steps(
 
     for work in background:
         work.stop(0.0)
-    _write_counts(container)
+    write_read_counts(container, "at the stop")
     container.audit.close()  # entries a busy store refused: written, or kept for the next start
     container.jobs.stop_worker()
     running = [work.name for work in background if not work.stop(left())]
@@ -119,14 +119,6 @@ def _steps(
     if running or calls_left or container.jobs.running_here():
         return
     if close:
-        _write_counts(container)  # those of the calls waited for (a stdio session's, cut short)
+        write_read_counts(container, "at the stop")  # those of the calls waited for (stdio's, cut short)
         close_stores(container)
     ended.append(True)
-
-
-def _write_counts(container: Container) -> None:
-    try:
-        if container.search.access is not None:
-            container.search.access.flush()
-    except Exception:  # the counts are lost; the rest of the stop must still run
-        log.exception("the read counts could not be written at the stop")

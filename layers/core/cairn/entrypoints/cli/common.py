@@ -4,7 +4,6 @@ composition root that builds them), opening the store, and naming brains."""
 from __future__ import annotations
 
 import argparse
-import logging
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from cairn.container import Container
 
 
-log = logging.getLogger("cairn.cli")
 STORE_FILE = "records.sqlite3"
 
 
@@ -102,17 +100,11 @@ def close_opened() -> None:
     worker stopped at its next step, and each SQLite file's write-ahead log checkpointed into it.
     Nothing else runs in them by then: such a command runs no job worker or sweep, and its own
     work ran on its thread (an interrupted write was rolled back as the interruption left it)."""
-    from cairn.bootstrap.closing import close_stores
+    from cairn.bootstrap.closing import close_stores, write_read_counts
 
     while _OPENED:
         container = _OPENED.pop()
-        try:
-            if container.search.access is not None:
-                container.search.access.flush()
-        except CairnError as exc:  # a busy store: the counts are lost, the stores still closed
-            log.warning("the read counts could not be written as the command ended: %s", exc.message)
-        except Exception:
-            log.exception("the read counts could not be written as the command ended")
+        write_read_counts(container, "as the command ended")
         container.audit.close()
         close_stores(container)
 

@@ -212,3 +212,62 @@ def test_a_change_the_build_was_not_kept_in_step_with_starts_it_over(
     _assert_as_from_zero(again)
     assert search(again, "kingfisher")[0] == "c0"
     again.close()
+
+
+def test_a_compaction_between_steps_keeps_the_build_in_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tokens: _Counted
+) -> None:
+    """Compaction moves the brain's generation on but renumbers only the rows' vectors: the
+    build goes on from where it stood (its step left, say, when the writer lock was busy)."""
+    from cairn.adapters.local import fts_postings_build
+
+    index = _filled(tmp_path, monkeypatch, np.random.default_rng(24))
+    _stopped_after(index, 3, tokens)
+    index.delete_chunks("b1", [f"c{n}" for n in range(5, 200, 4)])  # below and above
+    index._maintenance._stop.clear()
+    monkeypatch.setattr(index._maintenance, "grown", lambda brain_id: None)  # the compaction alone
+    assert index.compact("b1") is not None
+    _assert_kept_in_step(index)
+    conn = index._db.get()
+    table = _table(conn)
+    progress = fts_postings_build.progress(conn, table)
+    assert progress is not None
+    (left,) = conn.execute(f"SELECT count(*) FROM {table} WHERE rowid >= ?", (progress.next,)).fetchone()
+    tokens.rows = 0
+    index._build_postings("b1")
+    assert tokens.rows == left  # the rows past its progress only, not every row again
+    _assert_as_from_zero(index)
+    index.close()
+
+
+@pytest.mark.parametrize("damage", ["dropped", "torn", "unreadable progress"])
+def test_a_damaged_build_under_way_is_damage_the_keyword_rebuild_repairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tokens: _Counted, damage: str
+) -> None:
+    """Every write of the brain keeps a build's partial postings in step: damaged, they would
+    fail each such write as an internal error while the brain's probe found it sound."""
+    from cairn.adapters.local.fts_damage import KeywordsDamaged
+
+    rng = np.random.default_rng(25)
+    index = _filled(tmp_path, monkeypatch, rng)
+    _stopped_after(index, 3, tokens)
+    index.close()
+    with sqlite3.connect(tmp_path / "chunks.db") as db:
+        partial, building = fts_postings.partial_names(_table(db))
+        if damage == "dropped":
+            db.execute(f"DROP TABLE {partial}")
+        elif damage == "torn":
+            db.execute(
+                f"UPDATE {partial} SET data = substr(data, 2) WHERE term = (SELECT min(term) FROM {partial})"
+            )
+        else:
+            db.execute(f"UPDATE {building} SET skipped = 'not json'")
+    again = _open(tmp_path)
+    assert fts_health.problem(again._db.get(), "b1") != ""
+    vector = rng.standard_normal((1, DIM)).astype(np.float32)
+    with pytest.raises(KeywordsDamaged):  # refused as damaged_store, not an internal error
+        again.upsert([chunk("c1", _text(rng, 20), document_id="d1")], vector)
+    again.rebuild_keywords("b1")
+    again.upsert([chunk("c1", _text(rng, 20), document_id="d1")], vector)
+    _assert_as_from_zero(again)
+    again.close()

@@ -32,7 +32,7 @@ import numpy as np
 
 from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import fts_postings
+from cairn.adapters.local import fts_postings, fts_postings_build
 from cairn.adapters.local.fts_search import SMALL_TABLE
 from cairn.adapters.local.fts_tokens import POSTING, TOKENS
 from cairn.ports.chunks import Discarded
@@ -63,7 +63,7 @@ def problem(
     try:
         if whole_content:
             conn.execute(f"SELECT min(id), max(id) FROM {table}_content").fetchone()  # a scan
-        return _probe(conn, table) or (_deep(conn, table) if deep else "")
+        return _probe(conn, table, state[1]) or (_deep(conn, table) if deep else "")
     except sqlite3.DatabaseError as exc:
         if transient(exc):  # a lock or the disk, not the index
             raise
@@ -76,7 +76,7 @@ def transient(exc: BaseException) -> bool:
     return isinstance(code, int) and (code & 0xFF) in TRANSIENT
 
 
-def _probe(conn: sqlite3.Connection, table: str) -> str:
+def _probe(conn: sqlite3.Connection, table: str, generation: int) -> str:
     conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH 'cairnprobe' LIMIT 1").fetchall()
     postings = fts_postings.exists(conn, table)
     if postings != _exists(conn, fts_postings.names(table)[0]):
@@ -89,6 +89,8 @@ def _probe(conn: sqlite3.Connection, table: str) -> str:
         ).fetchone()
         if torn is not None:
             return "its term postings are damaged"
+    if not postings and (unsound := _partial_problem(conn, table, generation)):
+        return unsound
     skip = fts_postings.skipped(conn, table) if postings else frozenset()
     for rowid in _sample(conn, table):
         row = conn.execute(f"SELECT title, text, context FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
@@ -108,6 +110,29 @@ def _probe(conn: sqlite3.Connection, table: str) -> str:
         for term in terms if postings else []:
             if term not in skip and not _posted(conn, table, term, rowid, mine[term]):
                 return f"the term postings do not hold row {rowid}"
+    return ""
+
+
+def _partial_problem(conn: sqlite3.Connection, table: str, generation: int) -> str:
+    """A postings build under way (fts_postings_build.py) whose tables every write of the brain
+    keeps in step: unreadable or torn, they would fail each such write, or end in the postings."""
+    try:
+        found = fts_postings_build.progress(conn, table)
+    except ValueError:
+        return "the term postings being built are damaged"
+    if found is None:
+        return ""
+    if found.generation != generation:
+        return ""  # out of step: the next step of the build discards them, no write reads them
+    partial = fts_postings.partial_names(table)[0]
+    size = POSTING.itemsize
+    if (
+        not _exists(conn, partial)
+        or conn.execute(
+            f"SELECT 1 FROM {partial} WHERE length(data) != n * {size} OR n < 1 LIMIT 1"
+        ).fetchone()
+    ):
+        return "the term postings being built are damaged"
     return ""
 
 

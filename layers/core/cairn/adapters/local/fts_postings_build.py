@@ -14,7 +14,9 @@ A write meanwhile keeps the partial postings in step for its rows below `next` (
 the others as they are then) and moves the recorded generation on with the brain's (`in_step`).
 A change to the brain's rows by anything that does not (a process of an earlier release, an
 upgrade rewriting the titles) leaves the two generations apart, and the next step starts the
-build over. Either way the postings made are those a build from the first row makes.
+build over. Compaction, which moves the generation on but renumbers only the rows' vectors,
+keeps it in step (`text_untouched`). Either way the postings made are those a build from the
+first row makes.
 """
 
 from __future__ import annotations
@@ -72,6 +74,13 @@ def in_step(conn: sqlite3.Connection, table: str, before: int) -> None:
     on from `before`: the build stays in step with it."""
     building = fts_postings.partial_names(table)[1]
     conn.execute(f"UPDATE {building} SET generation = ? WHERE generation = ?", (before + 1, before))
+
+
+def text_untouched(conn: sqlite3.Connection, table: str, before: int) -> None:
+    """After a change that moved the brain's generation on from `before` without touching its
+    rows' text (compaction renumbers their vectors only): a build in step stays in step."""
+    if progress(conn, table) is not None:
+        in_step(conn, table, before)
 
 
 def step(conn: sqlite3.Connection, table: str, generation: int) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from cairn import faults
 from cairn.adapters.local import chunk_schema as schema
-from cairn.adapters.local import vector_health, vector_sums
+from cairn.adapters.local import fts_postings_build, vector_health, vector_sums
 from cairn.adapters.local.ann_index import BrainAnn, build, sum_path, verified
 from cairn.adapters.local.sqlite_threads import ThreadConnections
 from cairn.adapters.local.vector_checkpoint import Identity, identity
@@ -392,6 +392,7 @@ class VectorMaintenance:
                     "UPDATE brain_state SET vec_epoch = ?, generation = generation + 1 WHERE brain_id = ?",
                     (epoch + 1, brain_id),
                 )
+                fts_postings_build.text_untouched(conn, schema.fts_table(state[0]), state[1])
                 vector_sums.forget(conn, brain_id, below_epoch=epoch + 1)
                 vector_health.forget(conn, brain_id, below_epoch=epoch + 1)
                 vector_sums.extend(conn, brain_id, epoch + 1, new, int(sources.size))

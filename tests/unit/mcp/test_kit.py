@@ -374,3 +374,60 @@ async def test_the_policy_gets_the_cores_error_for_its_details() -> None:
 
     assert isinstance(policy.causes[0], NoBrain) and str(policy.causes[0]) == "no brain matches 'x'"
     assert policy.causes[1] is None  # a crash's own error stays in the log, never with the policy
+
+
+# -- a call the session's end cuts short (stdio: SurfaceServer.calls) -----------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("failure", "level"), [(RuntimeError("disk gone"), "ERROR"), (NoBrain("x"), "WARNING")]
+)
+async def test_a_call_cut_short_that_then_fails_in_its_thread_is_logged(
+    caplog: pytest.LogCaptureFixture, failure: Exception, level: str
+) -> None:
+    """Its thread runs on after the cancel; no caller is left to answer its failure: the log says it."""
+    import threading
+
+    import anyio
+
+    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
+
+    started, release = threading.Event(), threading.Event()
+
+    def held(_: SurfaceDeps, __: NoArgs) -> CallToolResult:
+        started.set()
+        release.wait(10)
+        raise failure
+
+    spec = ToolSpec(name="toy_held", description="Held.", args=NoArgs, output=None, scope=READ, handler=held)
+    server = toy()
+    server.calls = CallsInFlight()
+    caplog.set_level(logging.INFO, logger="cairn.mcp")
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server._run, spec, NoArgs(), None)
+            await anyio.to_thread.run_sync(started.wait, 10)
+            scope.cancel()  # the session's end
+    release.set()
+    assert server.calls.wait(10)
+    [record] = [r for r in caplog.records if "toy_held" in r.getMessage()]
+    assert record.levelname == level and "cut its call short" in record.getMessage()
+    assert record.getMessage().endswith("short" if level == "ERROR" else ": no_brain")  # the code only
+
+
+@pytest.mark.anyio
+async def test_a_call_that_fails_while_its_caller_waits_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
+
+    server = toy()
+    server.calls = CallsInFlight()
+    caplog.set_level(logging.INFO, logger="cairn.mcp")
+    async with Client(server) as client:
+        crashed = await client.call_tool("toy_crash", {})
+    assert text(crashed) == "internal_error: internal error in toy_crash"
+    assert [r.getMessage() for r in caplog.records if "toy_crash" in r.getMessage()] == [
+        "tool toy_crash crashed"
+    ]

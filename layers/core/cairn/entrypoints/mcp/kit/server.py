@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -164,11 +165,22 @@ class SurfaceServer(MCPServer[Any]):
             if calls is None:
                 return await anyio.to_thread.run_sync(run)
 
+            cut_short = threading.Event()
+
             def counted() -> Any:
                 with calls.running():
-                    return run()
+                    try:
+                        return run()
+                    except Exception as exc:
+                        if cut_short.is_set():  # no caller is left to answer: only the log tells
+                            _failed_after_cut(spec.name, exc)
+                        raise
 
-            return await anyio.to_thread.run_sync(counted, abandon_on_cancel=True)
+            try:
+                return await anyio.to_thread.run_sync(counted, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                cut_short.set()
+                raise
         assert spec.streaming is not None
         if context is None:  # called directly rather than through tools/call
             context = Context(mcp_server=self, subscriptions=self._subscriptions)
@@ -189,6 +201,15 @@ class SurfaceServer(MCPServer[Any]):
             sink.record(spec, args, result)
         except Exception:
             log.exception("audit of tool %s failed", spec.name)
+
+
+def _failed_after_cut(name: str, exc: Exception) -> None:
+    """A call the session's end cut short whose handler, run on in its thread, then failed."""
+    exc = storage_failure(exc) or exc
+    if isinstance(exc, CairnError):  # the code only, as for an answered call (`_failed`)
+        log.warning("tool %s failed after the session's end cut its call short: %s", name, exc.code)
+    else:
+        log.error("tool %s crashed after the session's end cut its call short", name, exc_info=exc)
 
 
 def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:

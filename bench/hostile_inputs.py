@@ -45,7 +45,7 @@ from hostile_sql import (
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
 from memory_writes import thought_erase, thought_forget, thought_remember, typed_store, typed_store_plain
-from superseded_lookups import memory_counts, superseded_facts
+from superseded_lookups import memory_counts, superseded_facts, zengram_stats
 
 
 def deep_json() -> bytes:
@@ -349,6 +349,7 @@ CASES: dict[str, Callable[[], str]] = {
     "distinct-facts": distinct_facts,
     "superseded-facts": superseded_facts,
     "memory-counts": memory_counts,
+    "zengram-stats": zengram_stats,
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
@@ -374,13 +375,19 @@ def main() -> None:
     parser.add_argument(
         "--facts",
         type=int,
-        help="distinct-facts, superseded-facts, memory-counts: the facts written (10,000; 1,000)",
+        help="distinct-facts, superseded-facts, memory-counts, zengram-stats: the facts written "
+        "(10,000; 1,000)",
     )
     parser.add_argument(
-        "--keep", type=Path, help="superseded-facts, memory-counts: build its store there once, then reuse it"
+        "--keep",
+        type=Path,
+        help="superseded-facts, memory-counts, zengram-stats: build its store there once, then reuse it",
     )
     parser.add_argument(
-        "--copies", type=int, default=0, help="superseded-facts, memory-counts: its facts copied K times over"
+        "--copies",
+        type=int,
+        default=0,
+        help="superseded-facts, memory-counts, zengram-stats: its facts copied K times over",
     )
     parser.add_argument(
         "--rows",
@@ -409,6 +416,9 @@ def main() -> None:
         )
         CASES["memory-counts"] = partial(
             memory_counts, args.facts or 1_000, keep=args.keep, copies=args.copies
+        )
+        CASES["zengram-stats"] = partial(
+            zengram_stats, args.facts or 1_000, keep=args.keep, copies=args.copies
         )
     for name in args.case or list(CASES):
         case = CASES[name]

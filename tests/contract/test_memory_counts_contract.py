@@ -12,8 +12,10 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
@@ -24,8 +26,9 @@ from cairn.domain.models import Brain, Document, MemoryType
 from cairn.ports.records import Item, RecordStore
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.memory.memory_ranking import effective_confidence
-from cairn.services.repositories import doc_key
+from cairn.services.repositories import doc_key, documents_pk
 from cairn.services.zengram.base import BRIEFED_TYPES
+from cairn.services.zengram.briefing import ZengramBriefing
 from cairn.services.zengram.consolidation import consolidated_until
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -219,3 +222,100 @@ def test_a_field_its_decoding_reads_as_another_kind_counts_as_decoded(
     _damage(records, kept, change)
     assert c.memories.count(brain, max_age_s=0) == counted(c, brain)
     assert answered(c) == stats(c, brain, clock)
+
+
+def _kept_only() -> Any:
+    """stats answering from the kept counts and entries alone: reading every record fails."""
+    return patch.object(ZengramBriefing, "_counted", side_effect=AssertionError("read every record"))
+
+
+def mixed_times(c: Container, clock: FakeClock, brain: Brain, seed: int) -> None:
+    """Memories whose creation times are not in the order of their writes: restores (kept ids)
+    with the clock set years back and a year ahead, upserts of restored ids, facts made at one
+    same instant across folders (ties at the newest facts' bound), deletions, a supersession of a
+    restored value, and a consolidation run between."""
+    rng = random.Random(seed)
+    now = clock.current
+    kinds = []
+    for n in range(12):
+        clock.current = now + timedelta(days=rng.choice([-3_000, -400, -1, 0, 365, 2_000]))
+        kinds.append(rng.choice([MemoryType.fact, MemoryType.event, MemoryType.decision]))
+        more: dict[str, Any] = {"key": f"pump.{rng.randrange(4)}"} if kinds[-1] is MemoryType.fact else {}
+        c.memories.store(
+            brain, MemoryInput(kinds[-1], f"Restored {n} of {seed}", memory_id=f"r{seed}-{n}", **more)
+        )
+    clock.current = now + timedelta(days=30)
+    clock.tick = timedelta(0)  # one instant for all of these
+    ids = [
+        c.memories.store(brain, MemoryInput(kind, f"Same instant {n} of {seed}")).memory.id
+        for n, kind in enumerate([MemoryType.fact] * 60 + [MemoryType.event] * 5)
+    ]
+    clock.tick = timedelta(milliseconds=1)
+    clock.advance(3_600)
+    for memory_id in rng.sample(ids, 6):
+        c.memories.delete(brain, memory_id)
+    assert c.zengram.consolidate({"action": "run", "sync": "true"}).status == 200
+    clock.current = now - timedelta(days=50)  # after the run, created before its cut
+    for n in range(50):
+        c.memories.store(brain, MemoryInput(MemoryType.fact, f"Late {n} of {seed}"))
+    c.memories.store(brain, MemoryInput(kinds[1], f"Upserted again {seed}", memory_id=f"r{seed}-1"))
+    clock.current = now + timedelta(days=60)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_stats_from_the_kept_entries_are_those_of_every_memory_decoded(
+    c: Container, clock: FakeClock, seed: int
+) -> None:
+    brain = generated(c, clock, seed, writes=30)
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    counts.times_step = 7
+    mixed_times(c, clock, brain, seed)
+    expected = stats(c, brain, clock)
+    assert expected["consolidated"] > 0 and expected["decayed_below_50pct"] > 0
+    assert answered(c) == expected  # the counts built, the entries one step in: every record read
+    assert not counts.times_built(pk)
+    c.memories.store(brain, MemoryInput(MemoryType.fact, "Written while the entries are built"))
+    c.memories.delete(brain, f"r{seed}-2")
+    while not counts.step_times(pk):
+        pass
+    expected = stats(c, brain, clock)
+    with _kept_only():
+        assert answered(c) == expected
+    mixed_times(c, clock, brain, seed + 10)  # the entries kept by the writers from now on
+    expected = stats(c, brain, clock)
+    with _kept_only():
+        assert answered(c) == expected
+
+
+def test_stats_reads_the_newest_entries_not_every_record(
+    c: Container, records: RecordStore, clock: FakeClock
+) -> None:
+    brain = c.brains.create("Default", slug="default")
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    read: list[int] = []
+    wrapped = records.query
+
+    def query(*args: Any, **kwargs: Any) -> Any:
+        page = wrapped(*args, **kwargs)
+        read.append(len(page.items))
+        return page
+
+    def stats_reads() -> int:
+        c.memories.count(brain, max_age_s=0)
+        while not counts.step_times(pk):  # as the sweep builds them
+            pass
+        expected = stats(c, brain, clock)
+        read.clear()
+        with patch.object(records, "query", side_effect=query):
+            assert answered(c) == expected
+        return sum(read)
+
+    reads, written = [], 0
+    for size in (130, 260):
+        for n in range(written, size):
+            c.memories.store(brain, MemoryInput(MemoryType.fact, f"Fact {n}: pump {n} at 3 bar."))
+            if n == size - 20:  # the last ones unconsolidated
+                assert c.zengram.consolidate({"action": "run", "sync": "true"}).status == 200
+        written = size
+        reads.append(stats_reads())
+    assert reads[0] == reads[1] <= 130  # as many at twice the memories: the newest 100 facts' entries

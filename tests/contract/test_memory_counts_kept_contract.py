@@ -1,8 +1,8 @@
 """The memory counts each commit keeps (services/documents/memory_counts.py) on every record store:
 after random stores, supersessions, updates, deletes, erasures, expiries and consolidations through
 the services, with their build stepping in between, from threads at once, and with a commit or a
-step failing part way, the kept counts are what a recount of every record gives, and
-MemoryReads.count answers what every memory decoded gives."""
+step failing part way, the kept counts and creation-time entries are what a recount of every
+record gives, and MemoryReads.count answers what every memory decoded gives."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
+from cairn.services.documents import memory_times
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.repositories import documents_pk
 from tests.fakes.clock import FakeClock
@@ -50,6 +51,10 @@ def assert_kept(c: Container, brain: Brain) -> None:
     kept = counts.read(pk)
     assert kept is not None
     assert {owner: buckets for owner, buckets in kept.items() if buckets} == counts.recount(pk)
+    while not counts.step_times(pk):
+        pass
+    entries = c.documents.repo.records.query(pk, memory_times.PREFIX).items
+    assert [(e.sk, e.data) for e in entries] == [(e.sk, e.data) for e in counts.recount_times(pk)]
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
 
 
@@ -95,6 +100,7 @@ def random_writes(c: Container, clock: FakeClock, brain: Brain, rng: random.Rand
         else:
             assert c.zengram.consolidate({"action": "run", "sync": "true"}).status == 200
         counts.step(pk)
+        counts.step_times(pk)
         clock.advance(rng.choice([3_600, DAY, 40 * DAY]))
 
 
@@ -115,7 +121,9 @@ def test_a_brain_written_before_the_counts_has_them_built_beside_writers(
     random_writes(c, clock, brain, rng, 20)
     counts, pk = c.documents.repo.counts, documents_pk(brain.id)
     c.documents.repo.records.delete(pk, "memory-counts")  # as a release before the counts left it
-    counts.step_records = 3  # each step passes a few records, writes land before and after it
+    counts.step_records = counts.times_step = (
+        3  # each step passes a few records, writes land before and after it
+    )
     assert counts.read(pk) is None
     random_writes(c, clock, brain, rng, 25)
     assert_kept(c, brain)
@@ -126,7 +134,7 @@ def test_concurrent_writers_leave_the_counts_right(c: Container, clock: FakeCloc
     random_writes(c, clock, brain, random.Random(3), 6)
     counts, pk = c.documents.repo.counts, documents_pk(brain.id)
     c.documents.repo.records.delete(pk, "memory-counts")
-    counts.step_records = 2
+    counts.step_records = counts.times_step = 2
     errors: list[BaseException] = []
 
     def writer(w: int) -> None:
@@ -142,8 +150,8 @@ def test_concurrent_writers_leave_the_counts_right(c: Container, clock: FakeCloc
 
     def builder() -> None:
         try:
-            for _ in range(40):
-                if counts.step(pk):
+            for _ in range(80):
+                if counts.step(pk) and counts.step_times(pk):
                     return
         except BaseException as exc:
             errors.append(exc)
@@ -168,8 +176,10 @@ def test_a_commit_or_a_step_failing_part_way_leaves_the_counts_right(c: Containe
         c.memories.store(brain, MemoryInput(MemoryType.event, "Committed, not indexed"))
     assert_kept(c, brain)
     c.documents.repo.records.delete(pk, "memory-counts")
-    counts.step_records = 3
+    counts.step_records = counts.times_step = 3
     with faults.armed("counts.step"), pytest.raises(faults.InjectedFault):
         counts.step(pk)
+    with faults.armed("counts.times_step"), pytest.raises(faults.InjectedFault):
+        counts.step_times(pk)
     c.memories.store(brain, MemoryInput(MemoryType.decision, "Stored while the build is under way"))
     assert_kept(c, brain)

@@ -28,6 +28,7 @@ POINTS: dict[str, str] = {
     "erasure.documents": "erasure: some of the subject's documents removed, not all",
     "counts.read": "a memory commit: the counts and the records it replaces read, nothing committed",
     "counts.step": "a build of a brain's memory counts: a step's records counted, the counts not written",
+    "counts.times_step": "a build of a brain's creation-time entries: a step's entries made, none written",
     "consolidation.merged": "consolidation: a merged memory written, its sources not retired",
     "index.tag_words": "opening a store written before tag words: some titles appended, not committed",
     "index.retokenize": "opening a store of an earlier tokenizer: a brain's rows copied, not committed",

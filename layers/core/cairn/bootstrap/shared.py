@@ -340,14 +340,16 @@ def index_sweeper(container: Container) -> IndexSweeper:
     then the links memories' commits left pending (services/links/pending.py); then the audit
     entries stopped processes left in the spill (services/audit.py); then the later looks of brain
     deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
-    current memories' entries and the memory counts of brains written before them."""
+    current memories' entries, the memory counts and their creation-time entries of brains written
+    before them."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
             pks = [documents_pk(brain.id) for brain in container.brains.own()]
         repo = container.documents.repo
         steps = repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
-        return steps + repo.counts.carry_on(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
+        steps += repo.counts.carry_on(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
+        return steps + repo.counts.carry_on_times(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
 
     return IndexSweeper(
         container.documents,

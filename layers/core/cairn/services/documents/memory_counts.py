@@ -24,12 +24,13 @@ is taken again. Until `built`, counts are made by reading every record, as befor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from cairn import faults
 from cairn.domain.errors import Conflict
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
+from cairn.services.documents import memory_times
 from cairn.services.documents.current_memories import stepped
 from cairn.services.documents.raw_memory import read_raw
 
@@ -41,6 +42,9 @@ STEP_RECORDS = 2_000
 """The memory records one step of a build reads."""
 COUNTS_BUDGET_S = 10.0
 """How long a sweep tick builds counts."""
+TIMES_STEP = 99
+"""The memory records one step of the creation-time entries' build reads: its entries and the
+counts' record are one transaction, within DynamoDB's 100 items."""
 COMMIT_TRIES = 32
 """How often a commit counts again after losing only on the counts' version to another commit."""
 
@@ -100,15 +104,19 @@ def owner_of(key: str) -> str | None:
 
 
 class MemoryCounts:
-    def __init__(self, records: RecordStore, *, step_records: int = STEP_RECORDS) -> None:
+    def __init__(
+        self, records: RecordStore, *, step_records: int = STEP_RECORDS, times_step: int = TIMES_STEP
+    ) -> None:
         self.records = records
         self.step_records = step_records
+        self.times_step = times_step
 
-    def ops(self, ops: Sequence[Put | Delete]) -> list[Put]:
+    def ops(self, ops: Sequence[Put | Delete]) -> list[Put | Delete]:
         """The puts of the counts of every brain whose memory documents `ops` write or remove,
-        moved by what each replaces; none when they touch no memory document. The counts are
-        read before the records replaced, so a commit of these puts at the versions read means
-        no other commit changed those records since."""
+        moved by what each replaces, each after the ops of the creation-time entries those
+        records change (memory_times.py); none when they touch no memory document. The counts
+        are read before the records replaced, so a commit of these puts at the versions read
+        means no other commit changed those records since."""
         touched: dict[tuple[str, str], Put | Delete] = {}
         for op in ops:
             pk, sk = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
@@ -123,26 +131,29 @@ class MemoryCounts:
         for start in range(0, len(keys), MAX_GET_MANY):
             before.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
         faults.reached("counts.read")
-        puts: list[Put] = []
+        puts: list[Put | Delete] = []
         for pk in pks:
             held = counts.get((pk, _SK))
             data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
-            built, after = data.get("built") is True, data.get("after")
             for (op_pk, sk), op in touched.items():
-                if op_pk != pk or not (built or (isinstance(after, str) and sk <= after)):
+                if op_pk != pk:
                     continue
                 old = before.get((pk, sk))
-                if old is not None:
-                    _add(data["owners"], sk, old.data, -1)
-                if isinstance(op, Put):
-                    _add(data["owners"], sk, op.item.data, 1)
+                new = op.item.data if isinstance(op, Put) else None
+                if _passed(data.get("built"), data.get("after"), sk):
+                    if old is not None:
+                        _add(data["owners"], sk, old.data, -1)
+                    if new is not None:
+                        _add(data["owners"], sk, new, 1)
+                if _passed(data.get("times"), _times_after(data), sk):
+                    puts += _entry_ops(pk, sk, old, new)
             puts.append(Put(Item(pk, _SK, data=data), held.version if held is not None else 0))
         return puts
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
-        """`RecordStore.transact` with the memory counts of the brains `ops` touch moved in the
-        same transaction (their puts not returned); counted again when it lost on the counts'
-        version alone."""
+        """`RecordStore.transact` with the memory counts of the brains `ops` touch, and their
+        memories' creation-time entries, moved in the same transaction (their puts not
+        returned); counted again when it lost on the counts' version alone."""
         for _ in range(COMMIT_TRIES):
             counts = self.ops(ops)
             try:
@@ -151,7 +162,7 @@ class MemoryCounts:
                 if not counts or not self.conditions_hold(ops):
                     raise
                 continue
-            return written[: len(written) - len(counts)]
+            return written[: len(written) - sum(isinstance(op, Put) for op in counts)]
         raise Conflict("too many concurrent writers of this brain's memories; retry")
 
     def conditions_hold(self, ops: Sequence[Put | Delete]) -> bool:
@@ -212,6 +223,75 @@ class MemoryCounts:
         """Step the builds of these partitions' counts (current_memories.stepped)."""
         return stepped(self.step, pks, budget_s=budget_s, stop=stop)
 
+    def times_built(self, pk: str) -> bool:
+        """Whether every live memory record of `pk` has its creation-time entry (memory_times.py)."""
+        held = self.records.get(pk, _SK)
+        return held is not None and held.data.get("times") is True
+
+    def step_times(self, pk: str) -> bool:
+        """Carry the build of `pk`'s creation-time entries over the next `times_step` memory
+        records, the entries and the build's progress written with the counts' record at the
+        version read, so a step that read a record a commit changed since is not kept; True once
+        they are built. A build starting without progress (the counts' record lost) first
+        removes the entries left, `times_step` at a time."""
+        held = self.records.get(pk, _SK)
+        data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
+        times = data.get("times")
+        if times is True:
+            return True
+        ops: list[Put | Delete] = []
+        if not isinstance(times, dict):
+            left = self.records.query(pk, memory_times.PREFIX, limit=self.times_step)
+            ops = [Delete(pk, item.sk) for item in left.items]
+            times = None if ops else {}
+        if times is not None:
+            after = times.get("after")
+            start = after if isinstance(after, str) and after.startswith(_DOC + _MEMORIES) else None
+            page = self.records.query(pk, _DOC + _MEMORIES, after=start, limit=self.times_step)
+            for item in page.items:
+                entry = memory_times.entry_of(pk, item.sk, item.data)
+                if entry is not None:
+                    ops.append(Put(entry))
+            done = page.next_after is None or not page.items
+            times = True if done else {"after": page.items[-1].sk}
+        faults.reached("counts.times_step")
+        if times is not None:
+            data["times"] = times
+        try:
+            self.records.transact([*ops, Put(Item(pk, _SK, data=data), held.version if held else 0)])
+        except Conflict:
+            return False
+        return times is True
+
+    def carry_on_times(
+        self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
+    ) -> int:
+        """Step the builds of these partitions' creation-time entries (current_memories.stepped)."""
+        return stepped(self.step_times, pks, budget_s=budget_s, stop=stop)
+
+    def newest(self, pk: str, *, page: int = 128) -> Iterator[Item]:
+        """`pk`'s creation-time entries, newest first (those to be read instead first of all),
+        in pages from `page` entries on, each twice the one before up to MAX_GET_MANY."""
+        after: str | None = None
+        while True:
+            found = self.records.query(pk, memory_times.PREFIX, after=after, limit=page, descending=True)
+            yield from found.items
+            if found.next_after is None:
+                return
+            after, page = found.next_after, min(page * 2, MAX_GET_MANY)
+
+    def recount_times(self, pk: str) -> list[Item]:
+        """The creation-time entries every memory record of `pk` gives now (what the kept ones
+        must equal), in key order."""
+        entries = []
+        after: str | None = None
+        while True:
+            page = self.records.query(pk, _DOC + _MEMORIES, after=after, limit=1000)
+            entries += [e for i in page.items if (e := memory_times.entry_of(pk, i.sk, i.data))]
+            if page.next_after is None:
+                return sorted(entries, key=lambda e: e.sk)
+            after = page.next_after
+
     def recount(self, pk: str) -> dict[str, Any]:
         """The counts every memory record of `pk` gives now (what the kept ones must equal)."""
         owners: dict[str, Any] = {}
@@ -223,6 +303,28 @@ class MemoryCounts:
             if page.next_after is None:
                 return {owner: buckets for owner, buckets in owners.items() if buckets}
             after = page.next_after
+
+
+def _passed(state: Any, after: Any, sk: str) -> bool:
+    """Whether a build (the counts', the entries') has passed the record at `sk`."""
+    return state is True or (isinstance(after, str) and sk <= after)
+
+
+def _times_after(data: dict[str, Any]) -> Any:
+    times = data.get("times")
+    return times.get("after") if isinstance(times, dict) else None
+
+
+def _entry_ops(pk: str, sk: str, old: Item | None, new: dict[str, Any] | None) -> list[Put | Delete]:
+    """The entry ops of a memory record replaced: its old entry gone, its new one put."""
+    was = memory_times.entry_of(pk, sk, old.data) if old is not None else None
+    now = memory_times.entry_of(pk, sk, new) if new is not None else None
+    ops: list[Put | Delete] = []
+    if was is not None and (now is None or now.sk != was.sk):
+        ops.append(Delete(pk, was.sk))
+    if now is not None:
+        ops.append(Put(now))
+    return ops
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

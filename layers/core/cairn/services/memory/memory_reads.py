@@ -20,6 +20,7 @@ from cairn.ports.clock import Clock
 from cairn.ports.records import Item
 from cairn.services.documents.current_memories import may_be_current
 from cairn.services.documents.memory_counts import DAMAGED, Bucket, owner_of
+from cairn.services.documents.memory_times import Made, made
 from cairn.services.documents.service import DocumentService
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
@@ -253,6 +254,19 @@ class MemoryReads:
         if any(name == DAMAGED for name, _ in seen):
             return None
         return [(Bucket(name), held) for name, held in seen]
+
+    def kept_times(self, brain: Brain) -> Iterator[Made] | None:
+        """The brain's live memories the caller may see by creation time, newest first, from
+        their kept entries (documents/memory_times.py; those to be read instead first of all);
+        None while the entries are being built (one step is taken here)."""
+        counts, pk = self.documents.repo.counts, documents_pk(brain.id)
+        try:
+            if not counts.times_built(pk) and not counts.step_times(pk):
+                return None
+        except Unavailable:  # the store refused the step's write (another process holds its writer lock)
+            return None
+        sees = access.seer(brain)
+        return (m for m in map(made, counts.newest(pk)) if sees(owner_of(m.owner)))
 
     def of_type(self, brain: Brain, kinds: Sequence[MemoryType]) -> Iterator[Document]:
         """Every stored memory of these types (deleted ones too), in path order."""

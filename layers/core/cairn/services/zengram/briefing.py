@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from cairn.domain.models import Brain, Document, MemoryType
@@ -14,6 +15,7 @@ from cairn.services.memory.memory_ranking import (
 )
 from cairn.services.zengram.base import BRIEFED_TYPES, DEFAULT_AGENT, ZengramBase, bounded_int
 from cairn.services.zengram.consolidation import consolidated_until
+from cairn.services.zengram.kept_stats import NEWEST_FACTS, Counted, counted
 from cairn.services.zengram.memory_ops import RANK
 from cairn.services.zengram.reply import Reply
 from cairn.services.zengram.shapes import (
@@ -180,36 +182,25 @@ class ZengramBriefing(ZengramBase):
     def stats(self) -> Reply:
         brain = self.brain()
         now = self.c.clock.now()
-        # Counted from the records' raw data; only the newest facts, whose confidence is judged, are decoded.
-        docs = [g for g in self.c.memories.glances(brain, list(BRIEFED_TYPES)) if not g.deleted and g.memory]
-        active = [g for g in docs if g.current]
-        by_type = Counter(g.type for g in docs)
-        newest_facts = [
-            g.document()
-            for g in sorted(
-                (g for g in active if g.type == MemoryType.fact.value),
-                key=lambda g: g.created_at(),
-                reverse=True,
-            )[:100]
-        ]
+        settled = consolidated_until(self.c, brain)
+        found = counted(self.c.memories, brain, settled) or self._counted(brain, settled)
+        newest_facts = found.newest_facts
         reads = self.c.memories.access_of(brain, [d.id for d in newest_facts])
         decayed = sum(
             1
             for d in newest_facts
             if effective_confidence(d.memory, d.created_at, reads[d.id].last, now) < 0.5
         )
-        vectors = sum(g.chunk_count for g in docs)  # a memory's chunks are its vectors, as in zengram's store
-        settled = consolidated_until(self.c, brain)
-        consolidated = 0 if settled is None else sum(1 for g in docs if g.created_at() <= settled)
+        vectors = found.chunks  # a memory's chunks are its vectors, as in zengram's store
         return Reply(
             200,
             {
-                "total_memories": len(docs),
+                "total_memories": found.total,
                 "vectors_count": vectors,
-                "active": len(active),
-                "superseded": len(docs) - len(active),
-                "consolidated": consolidated,
-                "by_type": {t.value: by_type[t.value] for t in BRIEFED_TYPES},
+                "active": found.active,
+                "superseded": found.total - found.active,
+                "consolidated": found.consolidated,
+                "by_type": {t.value: found.by_type[t.value] for t in BRIEFED_TYPES},
                 "decayed_below_50pct": decayed,
                 "decay_config": {"factor": DECAY_FACTOR, "affected_types": ["fact", "status"]},
                 "entities": self.c.entities.stats(brain).wire(),
@@ -219,4 +210,26 @@ class ZengramBriefing(ZengramBase):
                     "keyword_index_count": vectors,
                 },
             },
+        )
+
+    def _counted(self, brain: Brain, settled: datetime | None) -> Counted:
+        """Stats' counts from every memory record read (while the kept counts or entries cannot
+        answer: kept_stats.py); only the newest current facts are decoded."""
+        docs = [g for g in self.c.memories.glances(brain, list(BRIEFED_TYPES)) if not g.deleted and g.memory]
+        active = [g for g in docs if g.current]
+        newest_facts = [
+            g.document()
+            for g in sorted(
+                (g for g in active if g.type == MemoryType.fact.value),
+                key=lambda g: g.created_at(),
+                reverse=True,
+            )[:NEWEST_FACTS]
+        ]
+        return Counted(
+            total=len(docs),
+            chunks=sum(g.chunk_count for g in docs),
+            active=len(active),
+            by_type=Counter(g.type for g in docs if g.type is not None),
+            consolidated=0 if settled is None else sum(1 for g in docs if g.created_at() <= settled),
+            newest_facts=newest_facts,
         )

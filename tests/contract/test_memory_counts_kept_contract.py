@@ -22,6 +22,7 @@ from cairn.ports.records import RecordStore
 from cairn.services.documents import memory_times
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.repositories import documents_pk
+from tests.contract.test_memory_counts_contract import answered, stats
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 
@@ -183,3 +184,32 @@ def test_a_commit_or_a_step_failing_part_way_leaves_the_counts_right(c: Containe
         counts.step_times(pk)
     c.memories.store(brain, MemoryInput(MemoryType.decision, "Stored while the build is under way"))
     assert_kept(c, brain)
+
+
+def test_counts_that_outgrow_a_record_leave_memory_writes_and_counts_working(
+    c: Container, clock: FakeClock
+) -> None:
+    """Writers choose the folders (and owners) the counts keep a bucket for: notes in 420 folders
+    of 975 characters each would make the counts record larger than a DynamoDB item holds (400
+    KB). Every commit still lands, the count and zengram's stats still answer what every record
+    gives (no creation-time entry is kept or built past that), and so does a build of those counts
+    in a brain written before them."""
+    brain = c.brains.create("Default", slug="default")
+    pk = documents_pk(brain.id)
+    assert c.memories.count(brain, max_age_s=0) == (0, 0)  # built, so every note below is counted
+    assert answered(c) == stats(c, brain, clock)  # the creation-time entries built too
+    for n in range(420):
+        c.documents.write(brain, f"memories/{n:04d}{'f' * 971}/note.md", f"A note in folder {n}".encode())
+    stored = c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar", key="pump"))
+    c.memories.store(brain, MemoryInput(MemoryType.event, "The pump was serviced"))
+    c.memories.delete(brain, stored.memory.id)
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain) == (2, 1)
+    for _ in range(8):  # each asks for a step of the entries. build (99 records a step)
+        assert answered(c) == stats(c, brain, clock)
+    c.memories.store(brain, MemoryInput(MemoryType.fact, "The valve is shut", key="valve"))
+    assert answered(c) == stats(c, brain, clock)
+
+    c.documents.repo.records.delete(pk, "memory-counts")  # as a release before the counts left it
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
+    c.memories.store(brain, MemoryInput(MemoryType.decision, "Replace the pump seal"))
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain) == (4, 3)

@@ -20,10 +20,18 @@ A brain written before the counts has none: they are built in steps of `step_rec
 records in path order (`step`; a count takes one, the sweep takes more), `after` naming the last
 record passed. A commit adds its changes only for the paths the build has passed, and writes the
 counts all the same, so a step that read a record a commit then changed loses on the version and
-is taken again. Until `built`, counts are made by reading every record, as before."""
+is taken again. Until `built`, counts are made by reading every record, as before.
+
+The record holds a bucket per folder and per owner, and both are the writers' to choose (a folder
+under `memories/` of up to 985 characters, a ThoughtMCP userId of up to 256): kept whole, it would
+outgrow what one record may hold (DynamoDB refuses an item over 400 KB, and with it every memory
+commit of the brain). A commit or step that would make it larger than `MAX_BYTES` writes it
+`over` instead, with no counts: from then on commits leave it alone and counts are made by
+reading every record, as before the counts."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -45,6 +53,9 @@ COUNTS_BUDGET_S = 10.0
 TIMES_STEP = 99
 """The memory records one step of the creation-time entries' build reads: its entries and the
 counts' record are one transaction, within DynamoDB's 100 items."""
+MAX_BYTES = 256_000
+"""The most the counts' data may take encoded (DynamoDB's items hold 400 KB): past it, `over`."""
+OVER = "over"
 COMMIT_TRIES = 32
 """How often a commit counts again after losing only on the counts' version to another commit."""
 
@@ -134,6 +145,8 @@ class MemoryCounts:
         puts: list[Put | Delete] = []
         for pk in pks:
             held = counts.get((pk, _SK))
+            if held is not None and held.data.get(OVER) is True:
+                continue  # nothing kept: counts read every record
             data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
             for (op_pk, sk), op in touched.items():
                 if op_pk != pk:
@@ -147,7 +160,7 @@ class MemoryCounts:
                         _add(data["owners"], sk, new, 1)
                 if _passed(data.get("times"), _times_after(data), sk):
                     puts += _entry_ops(pk, sk, old, new)
-            puts.append(Put(Item(pk, _SK, data=data), held.version if held is not None else 0))
+            puts.append(Put(Item(pk, _SK, data=_bounded(data)), held.version if held is not None else 0))
         return puts
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
@@ -198,7 +211,7 @@ class MemoryCounts:
         once they are built. A step that loses to a commit (or another step) is not kept."""
         held = self.records.get(pk, _SK)
         data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
-        if data.get("built") is True:
+        if data.get("built") is True or data.get(OVER) is True:
             return True
         after = data.get("after")
         start = after if isinstance(after, str) and after.startswith(_DOC + _MEMORIES) else None
@@ -211,11 +224,12 @@ class MemoryCounts:
             data["built"] = True
         else:
             data["after"] = page.items[-1].sk
+        data = _bounded(data)
         try:
             self.records.put(Item(pk, _SK, data=data), held.version if held is not None else 0)
         except Conflict:
             return False
-        return data.get("built") is True
+        return data.get("built") is True or data.get(OVER) is True
 
     def carry_on(
         self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
@@ -226,18 +240,19 @@ class MemoryCounts:
     def times_built(self, pk: str) -> bool:
         """Whether every live memory record of `pk` has its creation-time entry (memory_times.py)."""
         held = self.records.get(pk, _SK)
-        return held is not None and held.data.get("times") is True
+        return held is not None and held.data.get("times") is True and held.data.get(OVER) is not True
 
     def step_times(self, pk: str) -> bool:
         """Carry the build of `pk`'s creation-time entries over the next `times_step` memory
         records, the entries and the build's progress written with the counts' record at the
         version read, so a step that read a record a commit changed since is not kept; True once
         they are built. A build starting without progress (the counts' record lost) first
-        removes the entries left, `times_step` at a time."""
+        removes the entries left, `times_step` at a time. Counts grown `over` keep no entries
+        either (commits leave both alone): nothing to build."""
         held = self.records.get(pk, _SK)
         data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
         times = data.get("times")
-        if times is True:
+        if times is True or data.get(OVER) is True:
             return True
         ops: list[Put | Delete] = []
         if not isinstance(times, dict):
@@ -325,6 +340,13 @@ def _entry_ops(pk: str, sk: str, old: Item | None, new: dict[str, Any] | None) -
     if now is not None:
         ops.append(Put(now))
     return ops
+
+
+def _bounded(data: dict[str, Any]) -> dict[str, Any]:
+    """The counts to write, or the mark that they grew past what one record may hold."""
+    if len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()) > MAX_BYTES:
+        return {OVER: True}
+    return data
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from unittest import mock
 
 if TYPE_CHECKING:
     from cairn.bootstrap import Container
@@ -450,3 +451,25 @@ def distinct_facts(facts: int = 10_000) -> str:
             said.append(f"{name} {(time.perf_counter() - started) * 1000:.1f} ms")
         said += _counted(c, brain)
     return f"{facts:,} facts: " + ", ".join(said)
+
+
+def settling_looks(brains: int = 1_000, deletions: int = 100) -> str:
+    """One sweep's looks at `deletions` brain deletions settling at once beside the rest of
+    `brains` brains (one in ten holding a note) on the embedded store: the time of
+    `ErasureService.settle` and the record store's scans it made (on DynamoDB each reads the whole
+    table)."""
+    with tempfile.TemporaryDirectory() as data:
+        c = _hashing_store(Path(data))
+        made = [c.brains.create(f"Brain {n}", slug=f"brain-{n}") for n in range(brains)]
+        for n, brain in enumerate(made):
+            if n % 10 == 0:
+                c.documents.write(brain, "notes/ledger.md", f"Ledger {n} is in the blue cabinet.".encode())
+        for brain in made[:deletions]:
+            c.erasure.delete_brain(brain.id)
+        records = c.erasure.keyspace.records
+        with mock.patch.object(records, "scan", wraps=records.scan) as scans:
+            started = time.perf_counter()
+            c.erasure.settle()
+            took = (time.perf_counter() - started) * 1000
+    said = f"settle {took:.0f} ms, {scans.call_count} scans"
+    return f"{deletions} deletions settling beside {brains:,} brains: {said}"

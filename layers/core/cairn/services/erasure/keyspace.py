@@ -5,7 +5,7 @@ only composes those names, and is the erasure's only user of the record store.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import suppress
 from typing import Final
 
@@ -77,11 +77,26 @@ class BrainKeyspace:
         self.delete(pointers)
         return documents
 
-    def purge(self, brain_id: str, keep: Collection[tuple[str, str]] = ()) -> int:
-        """Delete every record under the brain's partitions but those `keep` names; returns how
-        many there were."""
-        items = self._scan(brain_prefixes(brain_id))
+    def purge(
+        self, brain_id: str, keep: Collection[tuple[str, str]] = (), held: Iterable[Item] | None = None
+    ) -> int:
+        """Delete every record under the brain's partitions but those `keep` names (of `held`,
+        what `held_by` found of it, when given); returns how many there were."""
+        items = self._scan(brain_prefixes(brain_id)) if held is None else held
         return self.delete([i for i in items if (i.pk, i.sk) not in keep])
+
+    def held_by(self, brain_ids: Sequence[str]) -> dict[str, list[Item]]:
+        """Every record under these brains' partitions, by brain, in one scan a MAX_SCAN_PREFIXES
+        prefixes rather than one a brain: on DynamoDB each scan reads the whole table."""
+        brain_of = {prefix: brain_id for brain_id in brain_ids for prefix in brain_prefixes(brain_id)}
+        found: dict[str, list[Item]] = {brain_id: [] for brain_id in brain_ids}
+        prefixes = list(brain_of)
+        for start in range(0, len(prefixes), MAX_SCAN_PREFIXES):
+            group = prefixes[start : start + MAX_SCAN_PREFIXES]
+            for item in self._scan(group):
+                prefix = next(p for p in group if item.pk.startswith(p))
+                found[brain_of[prefix]].append(item)
+        return found
 
     def free_slug(self, brain: Brain) -> None:
         """Delete the brain's slug pointer (its tenant's, and an earlier release's) while it still

@@ -29,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
@@ -57,7 +58,7 @@ from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
-from cairn.services.erasure.settling import DeletionsSettling
+from cairn.services.erasure.settling import DeletionsSettling, Settling
 from cairn.services.erasure.subjects import Subject, SubjectKind, mentioning, sessions_of
 from cairn.services.jobs.job_log import JobLog
 from cairn.services.repositories import DocumentRepository, document_of
@@ -375,8 +376,10 @@ class ErasureService:
             tenants=[brain.owner_tenant], brain_ids=[brain.id], subjects=[subject.value], targets=named
         )
 
-    def _purge(self, brain_id: str, sessions: list[list[Item]]) -> Counter[str]:
-        """Everything a brain being deleted holds, then the brain itself."""
+    def _purge(
+        self, brain_id: str, sessions: list[list[Item]], held: list[Item] | None = None
+    ) -> Counter[str]:
+        """Everything a brain being deleted holds (its records `held`, if read), then the brain itself."""
         counts: Counter[str] = Counter()
         counts["jobs"] += self.job_log.forget(brain_id)  # first: the brain's job log is purged below
         counts["documents"] += self.keyspace.drop_pointers(brain_id)
@@ -388,7 +391,7 @@ class ErasureService:
             uploads_folder(brain_id)
         )
         running = set(self.job_log.unfinished(brain_id))  # forgotten by a later look, once ended
-        counts["records"] += self.keyspace.purge(brain_id, keep=running) - counts["documents"]
+        counts["records"] += self.keyspace.purge(brain_id, keep=running, held=held) - counts["documents"]
         counts["records"] += self.documents.old_bytes.forget_brain(brain_id)
         counts["records"] += self.keys.forget_brain(brain_id)
         brain = self.brains.repo.get(brain_id)
@@ -405,26 +408,33 @@ class ErasureService:
         if not standing:
             return 0
         removed = 0
+        now = self.clock.now()  # before the records are read: a last look reads what came after
         with access.as_system():
             sessions = self._sessions_by_brain(None)
+            held = self.keyspace.held_by([deletion.brain_id for deletion in standing])
             for deletion in standing:
                 if stop():
                     break
-                last = self.clock.now() >= deletion.until
-                counts = self._purge(deletion.brain_id, sessions.get(deletion.brain_id, []))
-                found = sum(counts.values())
-                if found:
-                    log.warning(
-                        "deleted brain %s: removed %d items work under way wrote after its deletion",
-                        deletion.brain_id,
-                        found,
-                    )
-                    with _SCRUBBING:
-                        self._scrub_once([deletion.brain_id])  # failing: the record stays, for the next look
-                    removed += found
-                if last and not self.job_log.unfinished(deletion.brain_id):
-                    self.settling.settled(deletion.brain_id)
+                try:
+                    removed += self._look(deletion, sessions.get(deletion.brain_id, []), held, now)
+                except CairnError as exc:  # this brain's look only: its record stays, the next sweep looks
+                    log.warning("deleted brain %s: its look failed: %s", deletion.brain_id, exc)
         return removed
+
+    def _look(
+        self, deletion: Settling, sessions: list[list[Item]], held: dict[str, list[Item]], now: datetime
+    ) -> int:
+        """One look at a deletion settling, its records read (`held`) after `now`; what it removed."""
+        brain_id = deletion.brain_id
+        counts = self._purge(brain_id, sessions, held[brain_id])
+        found = sum(counts.values())
+        if found:
+            log.warning("deleted brain %s: removed %d items written after its deletion", brain_id, found)
+            with _SCRUBBING:
+                self._scrub_once([brain_id])  # failing: the record stays, for the next look
+        if now >= deletion.until and not self.job_log.unfinished(brain_id):
+            self.settling.settled(brain_id)
+        return found
 
     def _forget_name(self, brain: Brain) -> None:
         if brain.name == DELETED and not brain.metadata:

@@ -296,7 +296,9 @@ def test_a_store_and_a_search_read_what_they_already_read_no_more(
     assert len([k for k in gets if k.endswith(f"/{new_id}.md")]) == 2
     assert len([k for k in gets if k.endswith(f"/{old_id}.md")]) == 1
     assert not [k for k in gets if k.startswith("reindex#") or k.startswith(f"docid#{old_id}")], gets
-    assert len(sent) <= 19 and len(gets) <= 9, sent  # the links check and the mark's own delete: 2 more
+    # the links check and the mark's own delete: 2 more; the memory counts' read and, after it, the
+    # records the commit replaces (services/documents/memory_counts.py): 2 more
+    assert len(sent) <= 21 and len(gets) <= 9, sent
     sent.clear()
     status, answer = z(stack, "GET", "/memory/search", q="which day do deploys run")
     assert status == 200 and answer["results"][0]["id"] == new_id

@@ -18,7 +18,9 @@ from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import Brain, MemoryType
 from cairn.entrypoints.http import create_app
+from cairn.ports.records import Item
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput, MemoryQuery
+from cairn.services.repositories import documents_pk
 from tests.fakes.clock import FakeClock
 from tests.integration.memory.conftest import START, superseded_line
 
@@ -472,14 +474,21 @@ def test_the_consolidation_job_expires_stale_events(
     assert record.memory is not None and record.memory.expired_at is not None
 
 
-def test_the_memory_count_is_cached_for_at_most_its_max_age(container: Container, brain: Brain) -> None:
+def test_the_memory_count_is_kept_fresh_and_a_full_count_cached_for_at_most_its_max_age(
+    container: Container, brain: Brain
+) -> None:
     container.memories.store(brain, MemoryInput(type=MemoryType.event, content="one"))
     assert container.memories.count(brain)[0] == 1
     container.memories.store(brain, MemoryInput(type=MemoryType.event, content="two"))
+    assert container.memories.count(brain) == (2, 2)  # the kept counts: each short memory one chunk
 
-    assert container.memories.count(brain)[0] == 1  # within 30 s: the cached total
+    # counts grown past a record (services/documents/memory_counts.py): every record is read
+    container.documents.repo.records.put(Item(documents_pk(brain.id), "memory-counts", data={"over": True}))
+    assert container.memories.count(brain) == (2, 2)
+    container.memories.store(brain, MemoryInput(type=MemoryType.event, content="three"))
+    assert container.memories.count(brain)[0] == 2  # within 30 s: the cached total
     total, chunks = container.memories.count(brain, max_age_s=0)
-    assert total == 2 and chunks == 2  # each short memory is one chunk
+    assert total == 3 and chunks == 3
 
 
 def _year(year: int, month: int = 1) -> datetime:

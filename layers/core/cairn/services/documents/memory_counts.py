@@ -137,7 +137,8 @@ class MemoryCounts:
             return []
         pks = sorted({pk for pk, _ in touched})
         counts = self.records.get_many([(pk, _SK) for pk in pks])
-        keys = list(touched)
+        # a put of a record that must not exist yet replaces none (if one is there, the commit fails)
+        keys = [key for key, op in touched.items() if not (isinstance(op, Put) and op.expected_version == 0)]
         before: dict[tuple[str, str], Item] = {}
         for start in range(0, len(keys), MAX_GET_MANY):
             before.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))

@@ -137,6 +137,16 @@ def superseded_facts(facts: int = 1_000, values: int = 11, keep: Path | None = N
     return f"{facts:,} facts of {values} values each: " + ", ".join(said)
 
 
+def _superseded_store(data: Path, facts: int, copies: int) -> tuple[Container, Brain]:
+    """The superseded-facts store at `data` (built there first when it holds none) and its brain."""
+    if not (data / "built").exists() or (copies and not (data / "widened").exists()):
+        superseded_facts(facts, keep=data, copies=copies)
+    c = _hashing_store(data)
+    brain = c.brains.get("default")
+    assert brain is not None
+    return c, brain
+
+
 def memory_counts(facts: int = 1_000, keep: Path | None = None, copies: int = 0) -> str:
     """The memory count (briefings' totals) of the superseded-facts store, built there first when
     `keep` holds none: by reading every record (the kept counts set aside), the build of the kept
@@ -150,12 +160,7 @@ def memory_counts(facts: int = 1_000, keep: Path | None = None, copies: int = 0)
     from cairn.services.repositories import documents_pk
 
     with tempfile.TemporaryDirectory() as scratch:
-        data = keep or Path(scratch)
-        if not (data / "built").exists() or (copies and not (data / "widened").exists()):
-            superseded_facts(facts, keep=data, copies=copies)
-        c = _hashing_store(data)
-        brain = c.brains.get("default")
-        assert brain is not None
+        c, brain = _superseded_store(keep or Path(scratch), facts, copies)
         pk, counts = documents_pk(brain.id), c.documents.repo.counts
         c.documents.repo.records.delete(pk, "memory-counts")  # as a store written before them
         with patch.object(counts, "step", return_value=False):  # the count reads every record, builds nothing
@@ -193,12 +198,7 @@ def zengram_stats(facts: int = 1_000, keep: Path | None = None, copies: int = 0)
     from cairn.services.repositories import documents_pk
 
     with tempfile.TemporaryDirectory() as scratch:
-        data = keep or Path(scratch)
-        if not (data / "built").exists() or (copies and not (data / "widened").exists()):
-            superseded_facts(facts, keep=data, copies=copies)
-        c = _hashing_store(data)
-        brain = c.brains.get("default")
-        assert brain is not None
+        c, brain = _superseded_store(keep or Path(scratch), facts, copies)
         pk, counts = documents_pk(brain.id), c.documents.repo.counts
         counts.carry_on([pk], budget_s=600)
 

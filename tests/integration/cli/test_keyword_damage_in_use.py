@@ -203,7 +203,8 @@ def test_a_write_refused_after_its_commit_is_indexed_by_the_rebuild(kept: tuple[
             )
             found = _eventually(lambda q=query: container.adapters.chunks.search(q))
             assert isinstance(found, list) and found[0].chunk.document_id == written
-        assert list(container.documents.repo.intents.pending()) == []
+        # its intent is settled after its chunks are searchable (the rebuild's reconcile)
+        assert _eventually(lambda: list(container.documents.repo.intents.pending()) == [])
     finally:
         container.repair.stop()
         close(container)

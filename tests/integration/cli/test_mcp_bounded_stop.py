@@ -221,6 +221,17 @@ def remembered(server: Session, text: str) -> dict[str, str]:
     return {path: text}
 
 
+def call_held_after_its_commit(server: Session) -> dict[str, str]:
+    """Brain `shore` made and one memory acknowledged (returned as `remembered` gives it), then a
+    second remembered in a call left running, held at the fault point after its commit."""
+    server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+    kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+    args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
+    server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
+    server.wait_for("held documents.committed")
+    return kept
+
+
 def next_start(data: Path, acknowledged: dict[str, str]) -> set[str]:
     """The next start, which settles what stopped writers left first: every acknowledged write
     there and the index sound; the brain's live paths."""
@@ -242,11 +253,7 @@ def test_the_stop_waits_for_a_call_the_sessions_end_cut_short_then_closes_the_st
     is waited for, within the budget, and the stores are closed once it has ended."""
     data = tmp_path / "data"
     with session(tmp_path, held="documents.committed=2@2") as server:
-        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
-        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
-        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
-        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
-        server.wait_for("held documents.committed")
+        kept = call_held_after_its_commit(server)
         took = server.end(how)
     assert server.process.returncode == 0, server.logged()[-3000:]
     assert took < STOP_WITHIN_S, took
@@ -286,11 +293,7 @@ def test_a_call_running_past_the_budget_is_left_and_the_next_start_finishes_its_
     data = tmp_path / "data"
     budget = 3.0
     with session(tmp_path, budget=str(budget), held="documents.committed=60@2") as server:
-        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
-        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
-        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
-        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
-        server.wait_for("held documents.committed")
+        kept = call_held_after_its_commit(server)
         took = server.end("eof")
     assert server.process.returncode == 0, server.logged()[-3000:]
     assert budget - 0.5 < took < budget + 2.0, took
@@ -369,11 +372,7 @@ def test_a_second_sigterm_during_the_clean_stop_ends_the_process_at_once(tmp_pat
     the call, and change nothing. The next start indexes the call's committed write."""
     data = tmp_path / "data"
     with session(tmp_path, held="documents.committed=60@2") as server:
-        server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
-        kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
-        args = {"content": "The curlew probes the sand for worms.", "brain": "shore"}
-        server.request("tools/call", {"name": "memory_remember", "arguments": args}, answered=False)
-        server.wait_for("held documents.committed")
+        kept = call_held_after_its_commit(server)
         server.process.send_signal(signal.SIGTERM)
         time.sleep(1.0)  # the clean stop is waiting for the call
         took = server.end("SIGTERM")

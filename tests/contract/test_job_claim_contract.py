@@ -92,3 +92,22 @@ def test_a_claim_for_one_job_takes_that_one_or_none(store: JobStore, clock: Fake
     assert store.claim(now, now.timestamp() + LEASE_S, job_id=b1) is None  # running: not claimable
     assert store.claim(now, now.timestamp() + LEASE_S, job_id="job_none") is None
     assert claim(store, clock) == "a1"  # the other was left queued
+
+
+def test_a_running_job_with_no_lease_time_is_not_claimable_and_holds_no_share(
+    store: JobStore, clock: FakeClock
+) -> None:
+    a1 = queue(store, clock, "alice", "a1")
+    now = clock.now()
+    running = store.claim(now, now.timestamp() + LEASE_S)
+    assert running is not None and running.id == a1
+    assert store.update(a1, running.attempts, now, {"lease_until": None})
+    queue(store, clock, "alice", "a2")
+
+    clock.advance(LEASE_S + 1)  # long past any lease it had
+    now = clock.now()
+    assert store.claim(now, now.timestamp() + LEASE_S, job_id=a1) is None  # no lease has run out
+    assert claim(store, clock, per_principal=1) == "a2"  # and it counts as no live lease of alice's
+    assert claim(store, clock) is None
+    left = store.get(a1)
+    assert left is not None and left.attempts == 1 and left.lease_until is None

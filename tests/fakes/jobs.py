@@ -72,7 +72,8 @@ class MemoryJobStore:
 
     @staticmethod
     def _expired(row: JobRow, deadline: float) -> bool:
-        return row.status is JobStatus.running and (row.lease_until or 0.0) < deadline
+        """As SQLite reads `lease_until < ?`: a running row with no lease time has none to run out."""
+        return row.status is JobStatus.running and row.lease_until is not None and row.lease_until < deadline
 
     def update(self, job_id: str, attempt: int, now: datetime, changes: dict[str, Any]) -> bool:
         with self._lock:

@@ -12,7 +12,7 @@ import pytest
 
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
-from cairn.domain.js_text import js_blank, js_trim
+from cairn.domain.js_text import js_blank, js_squash, js_trim
 from cairn.entrypoints.mcp.kit import SurfaceDeps
 from cairn.entrypoints.mcp.mnemosyne import args as mnemosyne_args
 from cairn.entrypoints.mcp.mnemosyne import tools as mnemosyne_tools
@@ -40,6 +40,7 @@ def test_blank_is_what_javascripts_trim_leaves_empty() -> None:
     assert not js_blank(SEPARATOR) and not js_blank("\x1f") and not js_blank("\x85")
     assert js_trim(f"{BOM} heron\u2029") == "heron"
     assert js_trim(f"{SEPARATOR}heron ") == f"{SEPARATOR}heron"
+    assert js_squash(f"{BOM} grey\t\u3000{BOM}heron\x85{SEPARATOR} ") == f"grey heron\x85{SEPARATOR}"
 
 
 def text_of(result: object) -> str:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
+from cairn.domain.js_text import js_blank, js_squash
 from cairn.services.thoughtmcp.reasoning.plans import plan_for
 from cairn.services.thoughtmcp.reasoning.text import clean, sentences, shorten, word_starts, words, wordset
 
@@ -177,8 +178,9 @@ def decompose(
         for child in node.children:
             grow(child, [])
 
-    extra = [("goal", g) for g in goals if g.strip()] + [("constraint", c) for c in constraints if c.strip()]
-    grow(root, [(origin, " ".join(text.split())) for origin, text in extra])
+    extra = [("goal", g) for g in goals if not js_blank(g)]
+    extra += [("constraint", c) for c in constraints if not js_blank(c)]
+    grow(root, [(origin, js_squash(text)) for origin, text in extra])
     return Tree(nodes, edges)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from cairn.domain.js_text import js_blank, js_trim
 from cairn.services.thoughtmcp.reasoning.decompose import decompose
 from cairn.services.thoughtmcp.reasoning.text import (
     ABSOLUTES,
@@ -183,8 +184,8 @@ def read(
     prerequisites = tuple(
         (by_id[e.source], by_id[e.target]) for e in tree.edges if e.source in by_id and e.target in by_id
     )
-    stated_goals = [g.strip() for g in goals if g.strip()]
-    stated_constraints = [c.strip() for c in constraints if c.strip()]
+    stated_goals = [js_trim(g) for g in goals if not js_blank(g)]
+    stated_constraints = [js_trim(c) for c in constraints if not js_blank(c)]
     found_goals = [clean(m.group(1)) for m in _GOAL_CUES.finditer(text)]
     found_constraints = [clean(m.group(0)) for m in _CONSTRAINT_CUES.finditer(text)]
     told = [s for s in sentences(background or "")] + [s for m in memories for s in sentences(m)]

@@ -80,6 +80,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import signal
 import socket
 import sys
@@ -128,7 +129,8 @@ from aws_local_template import LocalStack, Template  # noqa: E402
 
 
 def create_resources(endpoint: str | None, env: dict[str, str]) -> None:
-    """The bucket and table of template.yaml, on the moto server (None: boto3's own endpoints)."""
+    """The bucket, table and store secret of template.yaml, on the moto server (None: boto3's own
+    endpoints)."""
     kw: dict[str, Any] = {"endpoint_url": endpoint, "region_name": env["CAIRN_AWS_REGION"]}
     boto3.client("s3", **kw).create_bucket(Bucket=env["CAIRN_BUCKET"])
     table = decode_str((ROOT / "template.yaml").read_text())[0]["Resources"]["RecordTable"]["Properties"]
@@ -139,6 +141,8 @@ def create_resources(endpoint: str | None, env: dict[str, str]) -> None:
         AttributeDefinitions=[dict(a) for a in table["AttributeDefinitions"]],
         KeySchema=[dict(k) for k in table["KeySchema"]],
     )
+    secret = secrets.token_urlsafe(48)  # as the template's generated StoreSecret: made here, never shown
+    boto3.client("secretsmanager", **kw).create_secret(Name=env["CAIRN_STORE_SECRET_ID"], SecretString=secret)
     ttl = table["TimeToLiveSpecification"]
     dynamodb.update_time_to_live(
         TableName=env["CAIRN_TABLE"],
@@ -362,6 +366,7 @@ LOCAL_STAND_INS = frozenset(
         "CAIRN_AWS_REGION",
         "CAIRN_BUCKET",
         "CAIRN_TABLE",
+        "CAIRN_STORE_SECRET_ID",
         "CAIRN_OPENSEARCH_URL",
         "CAIRN_EMBEDDER",
         "CAIRN_GENERATOR",
@@ -369,9 +374,10 @@ LOCAL_STAND_INS = frozenset(
         "CAIRN_DATA_DIR",
     }
 )
-"""What infra/local/env.json decides even where the template says otherwise: moto's bucket and
-table, no OpenSearch or Step Functions (the embedded fallbacks), the extractive generator (moto
-answers no Converse), the data directory. Every other variable the template sets is the template's."""
+"""What infra/local/env.json decides even where the template says otherwise: moto's bucket, table
+and store secret, no OpenSearch or Step Functions (the embedded fallbacks), the extractive generator
+(moto answers no Converse), the data directory. Every other variable the template sets is the
+template's."""
 
 
 def main() -> int:

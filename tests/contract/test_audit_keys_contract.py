@@ -25,6 +25,7 @@ from cairn.ports.records import RecordStore
 from cairn.services import audit as audit_module
 from cairn.services.audit import REDACTED, AuditEntry, AuditLog
 from tests.fakes.clock import FakeClock
+from tests.fakes.store_secret import SECRET
 
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 ALICE = Principal("acme", "alice", frozenset({WRITE}), Via.jwt)
@@ -48,7 +49,7 @@ def all_pages(log: AuditLog, limit: int, **query: str) -> list[list[AuditEntry]]
 
 def test_entries_page_newest_first_across_days_and_past_other_tenants(records: RecordStore) -> None:
     clock = FakeClock(start=START)
-    log = AuditLog(records, clock)
+    log = AuditLog(records, clock, secret=SECRET)
     mine: list[AuditEntry] = []
     for i in range(7):
         mine.append(log.record(ALICE, "doc.write", brain_id="brn_1", target=f"p{i}", detail={"i": i}))
@@ -69,7 +70,7 @@ def test_entries_page_newest_first_across_days_and_past_other_tenants(records: R
 def test_a_window_across_midnight_is_inclusive_to_the_microsecond(records: RecordStore) -> None:
     midnight = datetime(2026, 3, 11, tzinfo=UTC)
     clock = FakeClock(start=midnight - timedelta(milliseconds=2))
-    log = AuditLog(records, clock)
+    log = AuditLog(records, clock, secret=SECRET)
     before = log.record(ALICE, "doc.write", brain_id="brn_1")
     after = log.record(ALICE, "doc.write", brain_id="brn_1")
     assert (before.at, after.at) == (midnight - timedelta(milliseconds=1), midnight)
@@ -86,7 +87,9 @@ def test_a_window_across_midnight_is_inclusive_to_the_microsecond(records: Recor
 def test_an_entry_whose_key_is_taken_writes_neither_copy(
     records: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = AuditLog(records, FakeClock(start=START, tick=timedelta(0)))  # the clock stands still
+    log = AuditLog(
+        records, FakeClock(start=START, tick=timedelta(0)), secret=SECRET
+    )  # the clock stands still
     monkeypatch.setattr(audit_module, "new_id", lambda prefix: f"{prefix}_{'0' * 26}")  # ids repeat
     first = log.record(ALICE, "doc.write", target="first")  # under the tenant only
 
@@ -98,7 +101,7 @@ def test_an_entry_whose_key_is_taken_writes_neither_copy(
 def test_redaction_rewrites_both_copies_of_what_names_the_subject_and_nothing_next_door(
     records: RecordStore,
 ) -> None:
-    log = AuditLog(records, FakeClock(start=START))
+    log = AuditLog(records, FakeClock(start=START), secret=SECRET)
     by_alice = log.record(ALICE, "doc.write", brain_id="brn_1", target="notes/a.md")
     about_alice = log.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
     unrelated = log.record(BOB, "key.create", target="key_1")
@@ -146,7 +149,7 @@ class Busy:
 def _kept_by_another(records: RecordStore, clock: FakeClock) -> tuple[AuditLog, Busy, AuditEntry, AuditEntry]:
     """A writer that kept an entry naming an erased path and one naming another path."""
     busy = Busy(records)
-    writer = AuditLog(cast(RecordStore, busy), clock)  # the writer process's view of the store
+    writer = AuditLog(cast(RecordStore, busy), clock, secret=SECRET)  # the writer process's view of the store
     named = writer.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
     other = writer.record(BOB, "doc.write", brain_id="brn_1", target="notes/b.md")
     return writer, busy, named, other
@@ -157,7 +160,7 @@ def test_an_entry_another_process_kept_through_an_erasure_is_written_redacted(re
     erased are marked in the store, and that process redacts the entry as it writes it."""
     clock = FakeClock(start=START)
     writer, busy, named, other = _kept_by_another(records, clock)
-    eraser = AuditLog(records, clock)
+    eraser = AuditLog(records, clock, secret=SECRET)
     assert (
         eraser.redact(tenants=["acme"], brain_ids=["brn_1"], subjects=["alice"], targets=["people/alice.md"])
         == 0
@@ -176,7 +179,7 @@ def test_an_entry_written_just_after_an_erasure_scanned_the_store_is_redacted_wh
     writer reads the marks again once written, and redacts the copies it wrote."""
     clock = FakeClock(start=START)
     writer, busy, named, other = _kept_by_another(records, clock)
-    eraser = AuditLog(records, clock)
+    eraser = AuditLog(records, clock, secret=SECRET)
     busy.held = False
     busy.meanwhile = lambda: eraser.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["people/alice.md"])
     assert writer.close() == 0

@@ -18,6 +18,7 @@ from tests.fakes.clock import FakeClock
 from tests.fakes.embedder import HashingEmbedder
 from tests.fakes.jobs import MemoryJobRunner
 from tests.fakes.records import MemoryRecordStore
+from tests.fakes.store_secret import FakeStoreSecret
 
 
 def fake_adapters(
@@ -47,6 +48,7 @@ def fake_adapters(
         jobs=MemoryJobRunner(clock),
         extractor=extractor,
         reflector=reflector,
+        store_secret=FakeStoreSecret(),
     )
 
 

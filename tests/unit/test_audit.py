@@ -15,6 +15,7 @@ from cairn.services.audit import REDACTED, AuditLog
 from tests.fakes.audit_spill import MemoryAuditSpill
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
+from tests.fakes.store_secret import SECRET
 
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 ALICE = Principal("acme", "alice", frozenset({WRITE}), Via.jwt)
@@ -28,7 +29,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def log(clock: FakeClock) -> AuditLog:
-    return AuditLog(MemoryRecordStore(), clock)
+    return AuditLog(MemoryRecordStore(), clock, secret=SECRET)
 
 
 def test_an_entry_records_who_did_what_to_which_brain_and_when(log: AuditLog, clock: FakeClock) -> None:
@@ -184,7 +185,7 @@ def test_recording_never_modifies_an_existing_item(log: AuditLog) -> None:
 
 
 def test_two_entries_in_the_same_millisecond_are_both_kept() -> None:
-    log = AuditLog(MemoryRecordStore(), FakeClock(start=START, tick=timedelta(0)))
+    log = AuditLog(MemoryRecordStore(), FakeClock(start=START, tick=timedelta(0)), secret=SECRET)
 
     first = log.record(ALICE, "doc.write", brain_id="brn_1")
     second = log.record(ALICE, "doc.write", brain_id="brn_1")
@@ -196,7 +197,7 @@ def test_two_entries_in_the_same_millisecond_are_both_kept() -> None:
 
 def test_a_colliding_key_is_refused_not_overwritten(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given ids that repeat and a clock that stands still, so two entries get the same key
-    log = AuditLog(MemoryRecordStore(), FakeClock(start=START, tick=timedelta(0)))
+    log = AuditLog(MemoryRecordStore(), FakeClock(start=START, tick=timedelta(0)), secret=SECRET)
     monkeypatch.setattr(audit_module, "new_id", lambda prefix: f"{prefix}_{'0' * 26}")
     first = log.record(ALICE, "doc.write", brain_id="brn_1", target="first")
 
@@ -311,13 +312,15 @@ def test_a_stop_writes_what_the_busy_store_refused_once_it_takes_it(
     clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spill = MemoryAuditSpill()
-    log = AuditLog(MemoryRecordStore(), clock, spill)
+    log = AuditLog(MemoryRecordStore(), clock, spill, secret=SECRET)
     switch = _refusing(log, monkeypatch)
     kept = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
     switch["held"] = False
     assert log.close() == 0
     assert [e.id for e in log.query(brain_id="brn_1")[0]] == [kept.id]
-    assert [e.id for e in AuditLog(log.records, clock, spill).query(tenant="acme")[0]] == [kept.id]
+    assert [e.id for e in AuditLog(log.records, clock, spill, secret=SECRET).query(tenant="acme")[0]] == [
+        kept.id
+    ]
 
 
 def test_entries_still_refused_at_a_stop_are_found_after_the_next_start(
@@ -326,14 +329,14 @@ def test_entries_still_refused_at_a_stop_are_found_after_the_next_start(
     """Refused at the stop too: they go to the spill, which the next log on the store writes at
     its start, each entry once, under its tenant and its brain, with its own time."""
     records, spill = MemoryRecordStore(), MemoryAuditSpill()
-    log = AuditLog(records, clock, spill)
+    log = AuditLog(records, clock, spill, secret=SECRET)
     _refusing(log, monkeypatch)
     first = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
     second = log.record(BOB, "key.create")
     assert log.close() == 2
     monkeypatch.undo()
     clock.advance(60)
-    reopened = AuditLog(records, clock, spill)
+    reopened = AuditLog(records, clock, spill, secret=SECRET)
     assert reopened.take_spilled() == 0  # its sweep, or its stop
     assert spill.entries == []
     assert [(e.id, e.at, e.target) for e in reopened.query(brain_id="brn_1")[0]] == [
@@ -350,11 +353,11 @@ def test_a_start_on_a_store_still_busy_keeps_the_spill_and_writes_it_later(
     killed before its next write loses nothing; a later write takes it, and a second stop adds no
     second copy to the spill."""
     records, spill = MemoryRecordStore(), MemoryAuditSpill()
-    log = AuditLog(records, clock, spill)
+    log = AuditLog(records, clock, spill, secret=SECRET)
     switch = _refusing(log, monkeypatch)
     kept = log.record(ALICE, "doc.write", brain_id="brn_1")
     log.close()
-    reopened = AuditLog(records, clock, spill)
+    reopened = AuditLog(records, clock, spill, secret=SECRET)
     assert reopened.take_spilled() == 1
     assert [e["id"] for e in spill.entries] == [kept.id]
     assert reopened.close() == 1
@@ -362,7 +365,10 @@ def test_a_start_on_a_store_still_busy_keeps_the_spill_and_writes_it_later(
     switch["held"] = False
     later = reopened.record(ALICE, "doc.delete", brain_id="brn_1")
     assert [e.id for e in reopened.query(brain_id="brn_1")[0]] == [later.id, kept.id]
-    assert AuditLog(records, clock, spill).query(brain_id="brn_1")[0] == reopened.query(brain_id="brn_1")[0]
+    assert (
+        AuditLog(records, clock, spill, secret=SECRET).query(brain_id="brn_1")[0]
+        == reopened.query(brain_id="brn_1")[0]
+    )
 
 
 def test_an_erasure_redacts_the_entries_still_waiting_for_the_busy_store(
@@ -372,11 +378,11 @@ def test_an_erasure_redacts_the_entries_still_waiting_for_the_busy_store(
     stop, in the spill) where the erasure's scan of the store cannot see it: it is redacted there,
     so it is written redacted; an entry of another brain is left as it is."""
     records, spill = MemoryRecordStore(), MemoryAuditSpill()
-    log = AuditLog(records, clock, spill)
+    log = AuditLog(records, clock, spill, secret=SECRET)
     switch = _refusing(log, monkeypatch)
     spilled = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/a.md")
     log.close()  # still refused: in the spill
-    reopened = AuditLog(records, clock, spill)
+    reopened = AuditLog(records, clock, spill, secret=SECRET)
     assert reopened.take_spilled() == 1  # takes it back, still refused: kept and spilled
     kept = reopened.record(ALICE, "doc.write", brain_id="brn_1", target="memory/agent/scout/b.md")
     other = reopened.record(ALICE, "doc.write", brain_id="brn_2", target="memory/agent/scout/b.md")

@@ -10,11 +10,12 @@ from cairn.domain.errors import InvalidInput
 from cairn.services.audit import AuditLog
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
+from tests.fakes.store_secret import SECRET
 
 
 @pytest.fixture
 def log() -> AuditLog:
-    return AuditLog(MemoryRecordStore(), FakeClock(start=datetime(2026, 3, 10, tzinfo=UTC)))
+    return AuditLog(MemoryRecordStore(), FakeClock(start=datetime(2026, 3, 10, tzinfo=UTC)), secret=SECRET)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from cairn.services.audit import AuditLog
 from tests.fakes.audit_spill import MemoryAuditSpill
 from tests.fakes.clock import FakeClock
 from tests.fakes.records import MemoryRecordStore
+from tests.fakes.store_secret import SECRET
 
 ALICE = Principal("acme", "alice", frozenset({WRITE}), Via.jwt)
 
@@ -38,7 +39,7 @@ def _spilled(
     records: MemoryRecordStore, clock: FakeClock, spill: Any, monkeypatch: pytest.MonkeyPatch
 ) -> str:
     """One entry a busy store refused, left in the spill by a stop."""
-    log = AuditLog(records, clock, spill)
+    log = AuditLog(records, clock, spill, secret=SECRET)
     with monkeypatch.context() as busy:
         busy.setattr(records, "transact", _refuse)
         entry = log.record(ALICE, "doc.write", brain_id="brn_1", target="memory/global/a.md")
@@ -63,9 +64,11 @@ def test_a_start_killed_before_it_wrote_the_spill_loses_nothing(
 
     with monkeypatch.context() as dying, pytest.raises(Killed):
         dying.setattr(records, "transact", killed)
-        AuditLog(records, clock, spill).take_spilled()  # read the spill, killed before its write went in
+        AuditLog(
+            records, clock, spill, secret=SECRET
+        ).take_spilled()  # read the spill, killed before its write went in
 
-    restarted = AuditLog(records, clock, spill)
+    restarted = AuditLog(records, clock, spill, secret=SECRET)
     restarted.take_spilled()
     assert [e.id for e in restarted.query(brain_id="brn_1")[0]] == [kept]
     assert spill.read(10) == []  # written: it leaves the spill
@@ -77,7 +80,7 @@ def test_a_spill_larger_than_a_process_keeps_is_written_whole_at_the_start(
     monkeypatch.setattr(audit_module, "MAX_KEPT", 3)
     records, spill = MemoryRecordStore(), MemoryAuditSpill()
     ids = [_spilled(records, clock, spill, monkeypatch) for _ in range(7)]
-    restarted = AuditLog(records, clock, spill)
+    restarted = AuditLog(records, clock, spill, secret=SECRET)
     assert restarted.take_spilled() == 0
     assert sorted(e.id for e in restarted.query(brain_id="brn_1", limit=100)[0]) == sorted(ids)
     assert spill.entries == []
@@ -99,7 +102,7 @@ def test_a_spill_that_cannot_be_used_neither_stops_the_start_nor_loses_a_stop_s_
         path.symlink_to(tmp_path / "elsewhere")
     records = MemoryRecordStore()
     caplog.set_level(logging.WARNING)
-    log = AuditLog(records, clock, FileAuditSpill(path))
+    log = AuditLog(records, clock, FileAuditSpill(path), secret=SECRET)
     assert log.take_spilled() == 0  # the sweep goes on
     assert "cannot be taken" in caplog.text
     with monkeypatch.context() as busy:
@@ -125,7 +128,7 @@ def test_an_entry_naming_a_tenant_and_brain_never_seen_is_written_under_them(
         "brain_id": "brn_never",
     }
     spill.append([stranger, {"id": "aud_bad", "at": "not a time"}])
-    log = AuditLog(MemoryRecordStore(), clock, spill)
+    log = AuditLog(MemoryRecordStore(), clock, spill, secret=SECRET)
     log.take_spilled()
     assert [e.id for e in log.query(tenant="nobody-here")[0]] == [stranger["id"]]
     assert [e.id for e in log.query(brain_id="brn_never")[0]] == [stranger["id"]]
@@ -139,7 +142,7 @@ def test_an_erasure_meeting_a_spill_it_cannot_read_is_unavailable_not_an_interna
     and it answers what a retry (once the file is fixed) ends, never a bare OSError (a 500)."""
     path = tmp_path / "audit-kept.jsonl"
     path.mkdir()
-    log = AuditLog(MemoryRecordStore(), clock, FileAuditSpill(path))
+    log = AuditLog(MemoryRecordStore(), clock, FileAuditSpill(path), secret=SECRET)
     with pytest.raises(Unavailable, match=r"audit-kept\.jsonl"):
         log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["memory/global/a.md"])
 
@@ -162,7 +165,7 @@ def test_an_io_error_reading_the_spill_neither_stops_the_start_nor_loses_an_entr
 ) -> None:
     spill = FileAuditSpill(tmp_path / "audit-kept.jsonl")
     records = MemoryRecordStore()
-    stopped = AuditLog(records, clock, spill)
+    stopped = AuditLog(records, clock, spill, secret=SECRET)
     with monkeypatch.context() as busy:
         busy.setattr(records, "transact", _refuse)
         kept = [stopped.record(ALICE, "doc.write", brain_id="brn_1").id for _ in range(2)]
@@ -171,7 +174,7 @@ def test_an_io_error_reading_the_spill_neither_stops_the_start_nor_loses_an_entr
     caplog.set_level(logging.WARNING)
     with monkeypatch.context() as failing:
         failing.setattr(audit_spill, "_entries", _failing_after(1))
-        log = AuditLog(records, clock, spill)
+        log = AuditLog(records, clock, spill, secret=SECRET)
         assert log.take_spilled() == 0  # the sweep goes on
         assert "cannot be taken" in caplog.text and "Input/output error" in caplog.text
         assert spill.path.read_bytes() == before
@@ -179,7 +182,7 @@ def test_an_io_error_reading_the_spill_neither_stops_the_start_nor_loses_an_entr
             log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=["memory/global/a.md"])
         assert spill.path.read_bytes() == before
         assert not spill.path.with_name("audit-kept.jsonl.new").exists()
-    restarted = AuditLog(records, clock, spill)
+    restarted = AuditLog(records, clock, spill, secret=SECRET)
     restarted.take_spilled()  # the next sweep takes it all
     assert sorted(e.id for e in restarted.query(brain_id="brn_1")[0]) == sorted(kept)
     assert spill.read(10) == []
@@ -189,7 +192,7 @@ def test_a_disk_failing_as_a_stop_spills_leaves_the_entries_to_the_store(
     clock: FakeClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     records = MemoryRecordStore()
-    log = AuditLog(records, clock, FileAuditSpill(tmp_path / "audit-kept.jsonl"))
+    log = AuditLog(records, clock, FileAuditSpill(tmp_path / "audit-kept.jsonl"), secret=SECRET)
     with monkeypatch.context() as busy:
         busy.setattr(records, "transact", _refuse)
         entry = log.record(ALICE, "doc.write", brain_id="brn_1")
@@ -220,7 +223,7 @@ def test_a_start_on_a_busy_store_leaves_the_spill_to_its_sweep(
 
     with monkeypatch.context() as busy:
         busy.setattr(records, "transact", refused)
-        log = AuditLog(records, clock, spill)
+        log = AuditLog(records, clock, spill, secret=SECRET)
         assert tried == []
         assert log.take_spilled() == 1 and tried
     assert [e["id"] for e in spill.read(10)] == [kept]

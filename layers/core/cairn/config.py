@@ -186,6 +186,10 @@ class Settings(BaseSettings):
     start without the bucket, table, OpenSearch URL and state machines."""
     bucket: str | None = None
     table: str | None = None
+    store_secret_id: str | None = None
+    """The Secrets Manager secret (ARN or name) the AWS stack's processes share (template.yaml's
+    StoreSecret): what the audit's erasure marks are keyed with. The embedded store keeps its own in
+    the data directory (`store-secret.key`)."""
     opensearch_url: str | None = None
     opensearch_auth: Literal["sigv4", "none"] = "sigv4"
     opensearch_index_prefix: str = "cairn-chunks"

@@ -25,6 +25,7 @@ from cairn.ports.oauth_clients import OAuthClients
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.ports.reranker import Reranker
+from cairn.ports.store_secret import StoreSecret
 from cairn.ports.uploads import UploadSigner
 from cairn.services.archive.service import BrainArchive
 from cairn.services.audit import AuditLog
@@ -80,6 +81,7 @@ class Adapters:
     jobs: JobRunner
     extractor: FactExtractor
     reflector: Reflector
+    store_secret: StoreSecret  # the secret the store's processes share (ports/store_secret.py)
     uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
     downloads: DownloadSigner | None = None  # reads past 6 MB: S3 only (ports/downloads.py)
     reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)

@@ -22,6 +22,7 @@ from cairn.bootstrap.local import AUDIT_SPILL
 from cairn.domain.ids import new_id
 from cairn.ports.clock import SystemClock
 from cairn.services.audit import AuditLog
+from tests.fakes.store_secret import SECRET
 from tests.integration.rest.test_locked_stores import held, release
 from tests.support.processes import environment, start
 
@@ -42,7 +43,7 @@ def _settled(data: Path, base: str) -> set[str]:
     while tenant is None:
         reads += 1
         tenant = next((e["tenant"] for e in _audited(base)), None)
-    log = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock())
+    log = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock(), secret=SECRET)
     for _ in range(200):
         stored = log.query(tenant=tenant, limit=1000)[0]
         if sum(e.action == "rest.audit" for e in stored) >= reads:
@@ -74,7 +75,9 @@ def test_serve_at_sigterm_spills_what_the_busy_store_refused_and_the_next_start_
     server = start(data)  # its start leaves the spill to its sweep, or its stop
     server.stop()
     assert FileAuditSpill(data / AUDIT_SPILL).read(10) == []
-    stored = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock()).query(tenant=spilled[0]["tenant"])[0]
+    stored = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock(), secret=SECRET).query(
+        tenant=spilled[0]["tenant"]
+    )[0]
     assert spilled[0]["id"] in {e.id for e in stored}
 
 
@@ -118,5 +121,7 @@ def test_stdio_at_the_end_of_its_input_writes_what_it_kept(tmp_path: Path) -> No
     session.stdin.close()
     assert session.wait(timeout=60) == 0, session.stderr.read().decode() if session.stderr else ""
     assert FileAuditSpill(data / AUDIT_SPILL).read(10) == []
-    stored = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock()).query(brain_id="brn_1")[0]
+    stored = AuditLog(SqliteRecordStore(data / RECORDS), SystemClock(), secret=SECRET).query(
+        brain_id="brn_1"
+    )[0]
     assert [(e.id, e.target) for e in stored] == [(entry["id"], "notes/a.md")]

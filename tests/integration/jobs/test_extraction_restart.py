@@ -11,6 +11,7 @@ from cairn.adapters.local.rule_facts import RuleFactExtractor
 from cairn.adapters.local.rule_reflect import RuleReflector
 from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.adapters.local.store_secret import FileStoreSecret
 from cairn.bootstrap import Adapters, Container, build_container
 from cairn.config import Settings
 from cairn.services.memory.extraction import Said
@@ -31,6 +32,7 @@ def boot(data: Path) -> Container:
         jobs=SqliteJobRunner(data / "jobs.sqlite3", clock),
         extractor=RuleFactExtractor(),
         reflector=RuleReflector(),
+        store_secret=FileStoreSecret(data / "store-secret.key"),
     )
     return build_container(Settings(data_dir=data), adapters)
 

@@ -22,6 +22,7 @@ COMPLETE = {
     "bucket": "cairn-dev-documentbucket",
     "table": "cairn-dev-RecordTable",
     "opensearch_url": "https://search-cairn-dev.us-east-1.es.amazonaws.com",
+    "store_secret_id": "arn:aws:secretsmanager:us-east-1:123456789012:secret:StoreSecret-AbCdEf",
     "state_machine_arns": {
         "job": ARN.format("jobs"),
         "ingest": ARN.format("ingest"),
@@ -48,6 +49,7 @@ def test_a_complete_configuration_passes() -> None:
         ({"table": ""}, "CAIRN_TABLE"),
         ({"opensearch_url": ""}, "CAIRN_OPENSEARCH_URL"),  # OpenSearchMode=existing, no endpoint
         ({"opensearch_url": "  "}, "CAIRN_OPENSEARCH_URL"),
+        ({"store_secret_id": ""}, "CAIRN_STORE_SECRET_ID"),
         ({"state_machine_arns": {}}, "CAIRN_STATE_MACHINE_ARNS (job, ingest, consolidate)"),
         (
             {"state_machine_arns": {"job": ARN.format("jobs")}},
@@ -71,7 +73,8 @@ def test_every_missing_setting_is_named_at_once(tmp_path: Path) -> None:
     with pytest.raises(IncompleteAwsSettings) as refused:
         build_container(bare)
     message = str(refused.value)
-    for env in ("CAIRN_BUCKET", "CAIRN_TABLE", "CAIRN_OPENSEARCH_URL", "CAIRN_STATE_MACHINE_ARNS"):
+    named = ("CAIRN_BUCKET", "CAIRN_TABLE", "CAIRN_OPENSEARCH_URL", "CAIRN_STORE_SECRET_ID")
+    for env in (*named, "CAIRN_STATE_MACHINE_ARNS"):
         assert env in message
 
 

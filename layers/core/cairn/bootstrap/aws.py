@@ -26,6 +26,7 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
+from cairn.ports.store_secret import StoreSecret
 
 JOB_MACHINES = ("job", "ingest", "consolidate")
 """The job kinds with a state machine of their own: ingest and consolidate run one state per step,
@@ -44,6 +45,7 @@ def missing_aws_settings(settings: Settings) -> list[str]:
             ("CAIRN_BUCKET", settings.bucket),
             ("CAIRN_TABLE", settings.table),
             ("CAIRN_OPENSEARCH_URL", settings.opensearch_url),
+            ("CAIRN_STORE_SECRET_ID", settings.store_secret_id),
         )
         if not (value and value.strip())
     ]
@@ -152,6 +154,7 @@ def aws_adapters(settings: Settings) -> Adapters:
         jobs=_jobs(settings, clients, records, clock, data),
         extractor=extractor,
         reflector=reflector,
+        store_secret=_store_secret(settings, clients, data),
         uploads=blobs if isinstance(blobs, S3BlobStore) else None,
         downloads=blobs if isinstance(blobs, S3BlobStore) else None,
         reranker=reranker_for(settings, bedrock_client_factory=clients),
@@ -166,6 +169,16 @@ def _records(settings: Settings, clients: AwsClients, data: Path) -> RecordStore
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
 
     return SqliteRecordStore(data / "records.sqlite3")
+
+
+def _store_secret(settings: Settings, clients: AwsClients, data: Path) -> StoreSecret:
+    if settings.store_secret_id:
+        from cairn.adapters.aws.secrets_manager_secret import SecretsManagerSecret
+
+        return SecretsManagerSecret(clients("secretsmanager"), settings.store_secret_id)
+    from cairn.adapters.local.store_secret import FileStoreSecret
+
+    return FileStoreSecret(data / "store-secret.key")
 
 
 def _blobs(settings: Settings, clients: AwsClients, data: Path) -> BlobStore:

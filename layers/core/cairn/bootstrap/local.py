@@ -28,6 +28,7 @@ T = TypeVar("T")
 RECORDS, CHUNKS, JOBS, VECTORS = "records.sqlite3", "chunks.sqlite3", "jobs.sqlite3", "vectors"
 CHANGES = "changes.sqlite3"
 AUDIT_SPILL = "audit-kept.jsonl"
+STORE_SECRET = "store-secret.key"
 RECORDS_ADVICE = (
     "restore it (with its -wal file) from a backup, or `cairn import` archives of its brains "
     "(`cairn export`) into a new data directory"
@@ -47,6 +48,7 @@ def local_adapters(settings: Settings) -> Adapters:
     from cairn.adapters.local.sqlite_change_log import SqliteChangeLog
     from cairn.adapters.local.sqlite_jobs import SqliteJobRunner
     from cairn.adapters.local.sqlite_records import SqliteRecordStore
+    from cairn.adapters.local.store_secret import FileStoreSecret
 
     data = settings.data_dir
     _refuse_files_for_directories(data, settings.resolved_ingest_root)
@@ -80,6 +82,7 @@ def local_adapters(settings: Settings) -> Adapters:
         jobs=jobs,
         extractor=extractor,
         reflector=reflector,
+        store_secret=FileStoreSecret(data / STORE_SECRET),
         reranker=reranker_for(settings),
         changes=SqliteChangeLog(data / CHANGES),
         audit_spill=FileAuditSpill(data / AUDIT_SPILL),

@@ -327,7 +327,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         keys=keys,
         authenticator=authenticator,
         ui_sessions=UiSessions(a.records, a.clock, authenticator),
-        audit=AuditLog(a.records, a.clock, a.audit_spill),
+        audit=AuditLog(a.records, a.clock, a.audit_spill, secret=a.store_secret),
         repair=repair,
         zengram=zengram,
         pending_links=pending,
@@ -354,7 +354,13 @@ def index_sweeper(container: Container) -> IndexSweeper:
     return IndexSweeper(
         container.documents,
         settlers=[container.pending_links.settle],
-        chores=[lambda _stop: container.audit.take_spilled(), container.erasure.settle, build_entries],
+        chores=[
+            lambda _stop: container.audit.take_spilled(),
+            container.audit.erased.expire,
+            container.audit.erased.adopt_unkeyed,
+            container.erasure.settle,
+            build_entries,
+        ],
     )
 
 

@@ -33,7 +33,8 @@ from cairn.domain.ids import new_id
 from cairn.ports.audit_spill import AuditSpill
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
-from cairn.services.audit_marks import ErasedNames, Named
+from cairn.ports.store_secret import StoreSecret
+from cairn.services.audit_marks import ErasedNames
 from cairn.services.documents.listing import encode_cursor
 
 SYSTEM = "system"
@@ -83,7 +84,9 @@ class AuditLog:
     (in the spill too) while the store still refuses it. An entry written twice this way is one
     entry: its second write meets its own key and adds nothing."""
 
-    def __init__(self, records: RecordStore, clock: Clock, spill: AuditSpill | None = None) -> None:
+    def __init__(
+        self, records: RecordStore, clock: Clock, spill: AuditSpill | None = None, *, secret: StoreSecret
+    ) -> None:
         self.records = records
         self.clock = clock
         self.spill = spill
@@ -91,7 +94,7 @@ class AuditLog:
         self._kept_lock = threading.Lock()
         self._spilled: set[str] = set()  # ids of the kept entries the spill holds too
         self._taking = threading.Lock()
-        self.erased = ErasedNames(records)
+        self.erased = ErasedNames(records, clock, secret)
 
     def take_spilled(self) -> int:
         """Write what the spill holds, a batch at a time, and what this process keeps; how many stay
@@ -250,7 +253,7 @@ class AuditLog:
     def _redact_kept(self) -> None:
         """The kept entries a name erased since they were kept names, redacted where they wait."""
         entries = [entry for entry, _ in self._kept]
-        for n, fields in enumerate(self.erased.fields([_named(e) for e in entries])):
+        for n, fields in enumerate(self.erased.fields(entries)):
             if fields:
                 blank = entries[n].model_copy(update=dict.fromkeys(fields, REDACTED))
                 self._kept[n] = (blank, _ops(blank))
@@ -260,7 +263,7 @@ class AuditLog:
         leave the spill. Unchecked (the store refused), they stay in it for the next process."""
         spilled = {entry.id for entry in written if entry.id in self._spilled}
         try:
-            marked = self.erased.fields([_named(e) for e in written]) if written else []
+            marked = self.erased.fields(written)
             for entry, fields in zip(written, marked, strict=True):
                 if fields:
                     self._redact_stored(entry, fields)
@@ -448,10 +451,6 @@ def _ops(entry: AuditEntry) -> list[Put]:
     if entry.brain_id is not None:
         ops.append(Put(Item(_brain_pk(entry.brain_id, day), sk, data), expected_version=0))
     return ops
-
-
-def _named(entry: AuditEntry) -> Named:
-    return Named(entry.tenant, entry.brain_id, entry.subject, entry.target)
 
 
 def _tenant_pk(tenant: str, day: date) -> str:

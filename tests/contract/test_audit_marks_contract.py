@@ -1,0 +1,141 @@
+"""The audit's erasure marks (services/audit_marks.py) on every record store: keyed with the store's
+secret, so a mark is no dictionary-reversible digest of the name it stands for; removed by the
+index sweep once past their lifetime (and kept within it), an entry that waited through an erasure
+whose marks are gone written with its names redacted; and the plain SHA-256 marks an earlier
+release wrote still honoured, given a lifetime once by the sweep, and then removed too."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+import pytest
+
+from cairn.auth.principal import WRITE, Principal, Via
+from cairn.domain.errors import Unavailable
+from cairn.ports.records import Item, RecordStore
+from cairn.services.audit import REDACTED, AuditEntry, AuditLog
+from cairn.services.audit_marks import LIFETIME
+from tests.contract.test_audit_keys_contract import Busy
+from tests.fakes.clock import FakeClock
+from tests.fakes.store_secret import SECRET, FakeStoreSecret
+
+START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+BOB = Principal("acme", "bob", frozenset({WRITE}), Via.api_key)
+DAY = 86_400.0
+
+
+def marks(records: RecordStore) -> dict[tuple[str, str], Item]:
+    found: dict[tuple[str, str], Item] = {}
+    cursor: str | None = None
+    while True:
+        page = records.scan(["audit-erased"], cursor=cursor)
+        found.update({(item.pk, item.sk): item for item in page.items})
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+def erase(log: AuditLog, target: str) -> None:
+    log.redact(tenants=["acme"], brain_ids=["brn_1"], targets=[target])
+
+
+def kept(clock: FakeClock, records: RecordStore, target: str) -> tuple[AuditLog, Busy, AuditEntry]:
+    """Another process that keeps an entry naming `target` (the store refuses it as busy)."""
+    busy = Busy(records)
+    writer = AuditLog(busy, clock, secret=SECRET)  # type: ignore[arg-type]
+    return writer, busy, writer.record(BOB, "doc.write", brain_id="brn_1", target=target)
+
+
+def written(log: AuditLog, entry: AuditEntry) -> AuditEntry:
+    (stored,) = [e for e in log.query(brain_id="brn_1", since=START)[0] if e.id == entry.id]
+    return stored
+
+
+def test_a_mark_is_keyed_no_digest_of_the_name_and_unreadable_without_the_secret(
+    records: RecordStore,
+) -> None:
+    clock = FakeClock(start=START)
+    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")
+
+    made = marks(records)
+    plain = hashlib.sha256(b"people/alice.md").hexdigest()
+    assert [sk for pk, sk in made if pk.startswith("audit-erased#")] == ["target#b#brn_1", "target#t#acme"]
+    assert not any(plain in pk or plain in sk for pk, sk in made)
+    assert not any("alice" in str(item) for item in made.values())
+
+    stranger = AuditLog(records, clock, secret=FakeStoreSecret(b"another store's secret, 32 bytes!!"))
+    entry = stranger.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    assert stranger.erased.fields([entry]) == [set()]  # the marks mean nothing without the secret
+    assert AuditLog(records, clock, secret=SECRET).erased.fields([entry]) == [{"target"}]
+
+
+def test_an_erasure_without_its_secret_is_unavailable_and_changes_nothing(records: RecordStore) -> None:
+    clock = FakeClock(start=START)
+    secret = FakeStoreSecret()
+    log = AuditLog(records, clock, secret=secret)
+    entry = log.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    secret.refusing = True
+    with pytest.raises(Unavailable, match="secret"):
+        erase(log, "people/alice.md")
+    assert marks(records) == {} and written(log, entry) == entry
+
+
+def test_a_mark_past_its_lifetime_is_removed_by_the_sweep_and_one_within_it_is_kept(
+    records: RecordStore,
+) -> None:
+    clock = FakeClock(start=START)
+    eraser = AuditLog(records, clock, secret=SECRET)
+    early_writer, early_busy, early = kept(clock, records, "people/ann.md")  # waits through both erasures
+    erase(eraser, "people/ann.md")
+    clock.advance(20 * DAY)
+    writer, busy, later = kept(clock, records, "people/ann.md")  # after ann's erasure
+    clock.advance(1)
+    erase(eraser, "people/bea.md")
+    clock.advance(LIFETIME.total_seconds() - 15 * DAY)  # ann's marks are 5 days past it, bea's 15 within
+
+    assert eraser.erased.expire() == 2
+    left = {sk for pk, sk in marks(records) if pk.startswith("audit-erased#")}
+    assert left == {"target#b#brn_1", "target#t#acme"} and len(marks(records)) == 2 + 2  # bea's and expiries
+    assert eraser.erased.expire() == 0
+    bea = eraser.record(BOB, "doc.write", brain_id="brn_1", target="people/bea.md")
+    assert eraser.erased.fields([bea]) == [{"target"}]  # still marked
+
+    busy.held = early_busy.held = False
+    assert writer.close() == 0 and early_writer.close() == 0
+    assert written(eraser, later).target == "people/ann.md"  # after the erasure its marks stood for
+    assert (written(eraser, early).subject, written(eraser, early).target) == (REDACTED, REDACTED)
+
+
+def test_a_mark_is_kept_for_its_lifetime_from_the_erasures_last_pass(records: RecordStore) -> None:
+    clock = FakeClock(start=START)
+    eraser = AuditLog(records, clock, secret=SECRET)
+    erase(eraser, "people/ann.md")
+    clock.advance(25 * DAY)
+    erase(eraser, "people/ann.md")  # erased again: the marks live on from here
+    clock.advance(10 * DAY)
+    assert eraser.erased.expire() == 0
+    entry = eraser.record(BOB, "doc.write", brain_id="brn_1", target="people/ann.md")
+    assert eraser.erased.fields([entry]) == [{"target"}]
+    clock.advance(LIFETIME.total_seconds() - 10 * DAY)
+    assert eraser.erased.expire() == 2 and marks(records) == {}
+
+
+def test_unkeyed_marks_of_an_earlier_release_are_honoured_then_given_a_lifetime(records: RecordStore) -> None:
+    clock = FakeClock(start=START)
+    plain = hashlib.sha256(b"people/ann.md").hexdigest()
+    records.put(Item(f"audit-erased#{plain}", "target#b#brn_1", {}))  # as an earlier release wrote it
+    writer, busy, entry = kept(clock, records, "people/ann.md")
+    busy.held = False
+    assert writer.close() == 0
+    sweeper = AuditLog(records, clock, secret=SECRET).erased
+    assert written(writer, entry).target == REDACTED
+
+    assert sweeper.expire() == 0 and sweeper.adopt_unkeyed() == 1
+    assert sweeper.adopt_unkeyed() == 0  # once per store
+    assert AuditLog(records, clock, secret=SECRET).erased.adopt_unkeyed() == 0
+    clock.advance(LIFETIME.total_seconds() - DAY)
+    assert sweeper.expire() == 0 and f"audit-erased#{plain}" in {pk for pk, _ in marks(records)}
+    clock.advance(2 * DAY)
+    assert sweeper.expire() == 1
+    assert not any(pk.startswith("audit-erased#") for pk, _ in marks(records))

@@ -121,3 +121,32 @@ def test_the_index_sweep_removes_erasure_marks_past_their_lifetime(tmp_path: Pat
     clock.advance(LIFETIME.total_seconds() + 1)
     sweeper.tick()
     assert marked() == 0
+
+
+def test_a_busy_store_leaves_the_marks_to_the_next_sweep_and_the_other_chores_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    container = fake_container(tmp_path)
+    clock = container.adapters.clock
+    assert isinstance(clock, FakeClock)
+    container.audit.redact(tenants=["local"], brain_ids=[], subjects=["ann"])
+    clock.advance(LIFETIME.total_seconds() + 1)
+    records = container.adapters.records
+    ran: list[str] = []
+    sweeper = index_sweeper(container)
+    sweeper.chores = (*sweeper.chores, lambda _stop: ran.append("last chore"))
+
+    query = records.query
+
+    def busy(pk: str, *args: object, **kwargs: object) -> object:
+        if pk == "audit-erased-expiry":  # busy as the sweep reaches the marks
+            raise Unavailable("the record store is busy (its writer lock is held)")
+        return query(pk, *args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as held:
+        held.setattr(records, "query", busy)
+        sweeper.tick()
+    assert ran == ["last chore"] and "wait for the next sweep" in caplog.text
+    assert len(records.scan(["audit-erased"]).items) == 2
+    sweeper.tick()
+    assert len(records.scan(["audit-erased"]).items) == 0

@@ -356,8 +356,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
         settlers=[container.pending_links.settle],
         chores=[
             lambda _stop: container.audit.take_spilled(),
-            container.audit.erased.expire,
-            container.audit.erased.adopt_unkeyed,
+            container.audit.erased.sweep,
             container.erasure.settle,
             build_entries,
         ],

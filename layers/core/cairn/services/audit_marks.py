@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,10 +41,12 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput, Unavailable
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
 from cairn.ports.store_secret import StoreSecret
+
+log = logging.getLogger(__name__)
 
 LIFETIME = timedelta(days=30)
 """How long a mark is kept after its erasure's last pass."""
@@ -142,6 +145,15 @@ class ErasedNames:
             }
             for entry, keys in zip(entries, wanted, strict=True)
         ]
+
+    def sweep(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """The index sweep's chore: `expire`, then `adopt_unkeyed`; how many marks went or were
+        given a lifetime. A store that refuses meanwhile (busy) is said, and the next sweep goes on."""
+        try:
+            return self.expire(stop) + (0 if stop() else self.adopt_unkeyed(stop))
+        except Unavailable as busy:
+            log.warning("the audit's erasure marks wait for the next sweep: %s", busy)
+            return 0
 
     def expire(self, stop: Callable[[], bool] = lambda: False) -> int:
         """Remove the marks past their lifetime (the index sweep's chore); how many went. What the

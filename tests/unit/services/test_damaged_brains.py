@@ -4,6 +4,7 @@ they were met; a search whose every brain is damaged is refused as one of them a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pytest
@@ -26,9 +27,12 @@ def searching(damaged: set[str]) -> tuple[list[tuple[str, ...]], Callable[[tuple
     return calls, run
 
 
-def test_the_damaged_brains_are_left_out_and_named() -> None:
+def test_the_damaged_brains_are_left_out_and_named(caplog: pytest.LogCaptureFixture) -> None:
     calls, run = searching({"b", "d"})
-    hits, unsearched = around_damage(["a", "b", "c", "d", "a"], run)
+    with caplog.at_level(logging.WARNING, "cairn.services.search.damaged_brains"):
+        hits, unsearched = around_damage(["a", "b", "c", "d", "a"], run)
+    told = [r.getMessage() for r in caplog.records if r.name == "cairn.services.search.damaged_brains"]
+    assert [("out brain b" in t, "out brain d" in t) for t in told] == [(True, False), (False, True)]
     assert hits == ["hit in a", "hit in c"]
     assert [(u.brain_id, u.code) for u in unsearched] == [("b", "damaged_store"), ("d", "damaged_store")]
     assert "brain d cannot be read" in unsearched[1].message

@@ -3,10 +3,11 @@ embedded store, its keyword index; every leg of a search reads it there, so the 
 vector-only hits either). The search answers from the other brains and names the one left out,
 with the refusal a search of it alone gets; a search of one brain, or whose every brain is
 damaged, is refused as before. Nothing is lost silently: the caller reads which brain was not
-searched, and why, beside the hits."""
+searched, and why, beside the hits, and the log says it too (one warning per brain left out)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -14,6 +15,7 @@ from typing import TypeVar
 from cairn.domain.errors import BrainIndexDamaged
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,5 +41,11 @@ def around_damage(
             rest = tuple(brain_id for brain_id in left if brain_id != damaged.brain_id)
             if len(rest) == len(left) or not rest:
                 raise
+            log.warning(
+                "a search over %d brains left out brain %s: its index is damaged (%s); the others answered",
+                len(left),
+                damaged.brain_id,
+                damaged.code,
+            )
             unsearched.append(Unsearched(damaged.brain_id, damaged.code, damaged.message))
             left = rest

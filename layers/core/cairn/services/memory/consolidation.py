@@ -41,6 +41,7 @@ from cairn.ports.jobs import JobContext, JobRunner, JobSteps, StepHandler
 from cairn.services.brains import BrainService
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
+from cairn.services.documents.unreadable import read_or_skip
 from cairn.services.memory.consolidation_notes import (
     Note,
     archive_entry,
@@ -175,7 +176,9 @@ class ConsolidationService:
         for doc in self.documents.documents(brain, MEMORY_PREFIX):
             if posixpath.basename(doc.path).startswith("_") or doc.byte_size > self.tuning.max_note_bytes:
                 continue
-            out.append(Note(doc, self.documents.content(doc).decode("utf-8", "replace")))
+            data = read_or_skip(doc, self.documents.content)  # a damaged note: not consolidated
+            if data is not None:
+                out.append(Note(doc, data.decode("utf-8", "replace")))
         return out
 
     def merge(self, brain: Brain, report: Progress) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from cairn.services.documents.current_memories import may_be_current
 from cairn.services.documents.memory_counts import DAMAGED, Bucket, owner_of
 from cairn.services.documents.memory_times import Made, made
 from cairn.services.documents.service import DocumentService
+from cairn.services.documents.unreadable import Unreadable, read_or_skip
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.entities import EntityService
 from cairn.services.memory.memory_glance import Glance
@@ -85,6 +86,11 @@ class MemoryReads:
 
     def text(self, doc: Document) -> str:
         return self.documents.content(doc).decode("utf-8", errors="replace")
+
+    def text_or_none(self, doc: Document, skipped: list[Unreadable] | None = None) -> str | None:
+        """The memory's text for an answer about many: None when its stored content is damaged
+        (logged, and added to `skipped`: services/documents/unreadable.py)."""
+        return read_or_skip(doc, self.text, skipped)
 
     def search(self, brain: Brain, query: str, q: MemoryQuery) -> list[MemoryHit]:
         """Hybrid search with every filter inside the index, ranked by effective score. Whether a

@@ -317,7 +317,8 @@ class MemoryReflection:
         if self.min_relevance is not None:
             floor = self.min_relevance
             hits = [h for h in hits if h.score is not None and h.score >= floor]
-        return [Recalled(h.memory, self.memories.text(h.memory)) for h in hits]
+        texts = [self.memories.text_or_none(h.memory) for h in hits]  # a damaged one: None, skipped
+        return [Recalled(h.memory, text) for h, text in zip(hits, texts, strict=True) if text is not None]
 
     def _complete(self, question: str, passages: Sequence[Passage]) -> Answer:
         return complete(self.generator, question, passages)

@@ -14,6 +14,7 @@ from cairn.domain.models import Brain
 from cairn.domain.text import query_read
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.services.documents.indexing import owner_token
+from cairn.services.documents.unreadable import read_or_skip
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.checks import check_filters, check_user
 from cairn.services.thoughtmcp.models import (
@@ -180,10 +181,16 @@ class ThoughtRecall(ThoughtLinks):
         return Recalled(row, row.content or "", strength, score)
 
     def _with_content(self, brain: Brain, page: list[Recalled]) -> list[Recalled]:
+        """The page with each long memory's text read from the blob store; one whose stored
+        content is damaged is left out (services/documents/unreadable.py)."""
         out = []
         for found in page:
             if found.row.content is None:  # a long memory: its text is in the blob store only
-                text = bytes_content(self.documents.read(brain, found.row.path))
+                text = read_or_skip(
+                    found.row, lambda row: bytes_content(self.documents.read(brain, row.path))
+                )
+                if text is None:
+                    continue
                 found = Recalled(found.row, text, found.strength, found.score)
             out.append(found)
         return out
@@ -247,8 +254,8 @@ class ThoughtRecall(ThoughtLinks):
             ((self._recalled(r, None, now), ranks[r.id]) for r in rows), key=lambda p: (-p[1], p[0].row.id)
         )
         page = found[max(0, offset) : max(0, offset) + limit]
-        contents = self._with_content(brain, [f for f, _ in page])
-        return list(zip(contents, [rank for _, rank in page], strict=True)), len(found)
+        contents = {f.row.id: f for f in self._with_content(brain, [f for f, _ in page])}  # damaged: left out
+        return [(contents[f.row.id], rank) for f, rank in page if f.row.id in contents], len(found)
 
     def get_many(self, brain: Brain, user_id: str, memory_ids: Sequence[str]) -> dict[str, Recalled]:
         check_user(user_id, brain)

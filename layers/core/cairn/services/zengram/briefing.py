@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.domain.models import Brain, Document, MemoryType
+from cairn.services.documents.unreadable import Unreadable
 from cairn.services.memory.memory_ranking import (
     DECAY_FACTOR,
     effective_confidence,
@@ -22,6 +23,7 @@ from cairn.services.zengram.shapes import (
     iso,
     summary_line,
     truncated,
+    unreadable,
 )
 from cairn.services.zengram.validate import (
     Refused,
@@ -56,7 +58,8 @@ class ZengramBriefing(ZengramBase):
             docs = [d for d in docs if d.memory is None or d.memory.source_agent != agent]
         docs = [d for d in docs if d.memory is not None][:limit]
         now = self.c.clock.now()
-        entries = [(d, self.c.memories.text(d)) for d in docs]
+        skipped: list[Unreadable] = []
+        entries = [(d, t) for d in docs if (t := self.c.memories.text_or_none(d, skipped)) is not None]
         by_type = Counter(d.memory.type.value for d, _ in entries if d.memory)
         summary = {
             "total_entries": len(entries),
@@ -159,6 +162,7 @@ class ZengramBriefing(ZengramBase):
                 for d, t in entries
             ]
             out["brain_stats"] = self._counts(brain)
+        out.update(unreadable(skipped))
         return Reply(200, out)
 
     def _mentioned(self, brain: Brain, memory_ids: list[str]) -> list[dict[str, Any]]:

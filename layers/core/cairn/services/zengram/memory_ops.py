@@ -9,6 +9,7 @@ from typing import Any
 from cairn.domain.errors import NotFound
 from cairn.domain.js_text import js_trim
 from cairn.domain.models import Document, MemoryType
+from cairn.services.documents.unreadable import Unreadable
 from cairn.services.memory.memory_model import Containing, MemoryQuery
 from cairn.services.memory.memory_ranking import (
     IMPORTANCE,
@@ -26,6 +27,7 @@ from cairn.services.zengram.shapes import (
     payload,
     summary_line,
     truncated,
+    unreadable,
 )
 from cairn.services.zengram.validate import (
     Refused,
@@ -141,7 +143,10 @@ class ZengramMemories(ZengramBase):
                     }
                 )
             else:
-                whole = payload(doc, self.c.memories.text(doc), hit.access, settled)
+                full_text = self.c.memories.text_or_none(doc)
+                if full_text is None:  # its bytes are damaged: the hit is skipped, not the search
+                    continue
+                whole = payload(doc, full_text, hit.access, settled)
                 text = whole.pop("content")
                 sources = [
                     leg for leg, rank in (("vector", hit.vector_rank), ("keyword", hit.bm25_rank)) if rank
@@ -198,14 +203,20 @@ class ZengramMemories(ZengramBase):
                 continue
             found.append(doc)
         found.sort(key=lambda d: d.updated_at, reverse=True)  # stable: ties stay in path order
-        results = [self._row(doc) for doc in found[:limit]]  # texts read for the rows shown only
-        return Reply(200, {"type": kind or "events", "count": len(results), "results": results})
+        skipped: list[Unreadable] = []
+        rows = [self._row(doc, skipped) for doc in found[:limit]]  # texts read for the rows shown only
+        results = [row for row in rows if row is not None]
+        return Reply(
+            200, {"type": kind or "events", "count": len(results), "results": results, **unreadable(skipped)}
+        )
 
-    def _row(self, doc: Document) -> dict[str, Any]:
+    def _row(self, doc: Document, skipped: list[Unreadable]) -> dict[str, Any] | None:
         m = doc.memory
         assert m is not None
         kind = m.type
-        text = self.c.memories.text(doc)
+        text = self.c.memories.text_or_none(doc, skipped)
+        if text is None:
+            return None
         base = {
             "id": doc.id,
             "source_agent": m.source_agent,

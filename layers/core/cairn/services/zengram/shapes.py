@@ -8,6 +8,7 @@ from typing import Any
 
 from cairn.domain.models import Document, MemoryFacet, MemoryType
 from cairn.domain.moments import utc_moment
+from cairn.services.documents.unreadable import Unreadable
 from cairn.services.memory.memory_model import SUPERSEDES, MemoryInput
 from cairn.services.memory.memory_ranking import IMPORTANCE, importance_name
 from cairn.services.search.access import Access
@@ -80,6 +81,12 @@ def payload(
         "metadata": user_metadata(doc),
         "content_hash": m.content_hash,
     }
+
+
+def unreadable(skipped: list[Unreadable]) -> dict[str, Any]:
+    """A listing's `unreadable` field (Cairn's addition, present only when one was left out): the
+    memories whose stored content is damaged, by id, path and code; the rest answered as ever."""
+    return {"unreadable": [u.shown() for u in skipped]} if skipped else {}
 
 
 def truncated(text: str, chars: int = 200) -> str:

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.domain.errors import CairnError, NotFound
 from cairn.domain.models import Brain, Document, MemoryType
+from cairn.services.documents.unreadable import Unreadable
 from cairn.services.memory.memory_model import MEMORY_ID, MemoryInput
 from cairn.services.search.access import Access
 from cairn.services.zengram.consolidation import consolidated_until
-from cairn.services.zengram.shapes import iso, memory_input, payload
+from cairn.services.zengram.shapes import iso, memory_input, payload, unreadable
 from cairn.services.zengram.validate import (
     MEMORY_TYPES,
     Refused,
@@ -82,8 +83,10 @@ def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]
     access = c.access.get_many(brain.id, [d.id for d in page]) if c.access else {}
     names: dict[str, dict[str, str] | None] = {}
     settled = consolidated_until(c, brain)
+    skipped: list[Unreadable] = []
+    rows = [_row(c, brain, doc, access.get(doc.id), names, settled, skipped) for doc in page]
     return {
-        "memories": [_row(c, brain, doc, access.get(doc.id), names, settled) for doc in page],
+        "memories": [row for row in rows if row is not None],
         "total": len(matching),
         "limit": limit,
         "offset": offset,
@@ -95,6 +98,7 @@ def export(c: ZengramDeps, brain: Brain, q: Mapping[str, str]) -> dict[str, Any]
             "since": q.get("since") or None,
             "active_only": active_only,
         },
+        **unreadable(skipped),
     }
 
 
@@ -105,8 +109,12 @@ def _row(
     seen: Access | None,
     names: dict[str, dict[str, str] | None],
     settled: datetime | None,
-) -> dict[str, Any]:
-    whole = payload(doc, c.memories.text(doc), seen, settled)
+    skipped: list[Unreadable],
+) -> dict[str, Any] | None:
+    text = c.memories.text_or_none(doc, skipped)
+    if text is None:  # damaged: left out of the export, named in its `unreadable`
+        return None
+    whole = payload(doc, text, seen, settled)
     whole.pop("expired_at", None)
     entities = []
     for link in c.entities.links.outgoing(brain.id, doc.id):

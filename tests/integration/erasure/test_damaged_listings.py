@@ -274,6 +274,8 @@ async def every_other_surface_lists_and_searches_around_the_damaged_item(w: Worl
         found = ids_in(said["data"]["memories"])
         assert w.damaged["thought"].id not in found, (tool, said)
         assert found == thoughts, (tool, said)
+        if tool == "batch_recall":  # named among those not answered
+            assert said["data"]["notFound"] == [w.damaged["thought"].id], said
     bad = {"memoryId": w.damaged["thought"].id, "userId": USER, "salience": 0.9}
     err, said = await w.tool("/mcp/thoughtmcp", "update_memory", bad)  # that one memory alone
     assert said["success"] is False and ("missing" in said["error"] or "damaged" in said["error"]), said

@@ -9,18 +9,16 @@ again once it had shut down, before the server's own clean stop."""
 from __future__ import annotations
 
 import json
-import queue
 import re
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -29,6 +27,7 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from tests.support.processes import CAIRN, Server, environment, free_port, start
 from tests.support.soundness import opened
+from tests.support.stopping import StdioSession
 
 pytestmark = pytest.mark.integration
 WAIT_S = 60.0
@@ -91,74 +90,22 @@ def assert_reads_counted(data: Path, path: str) -> None:
     assert container.search.access.get_many(brain.id, [doc.id])[doc.id].count == SEARCHES
 
 
-class Stdio:
-    """`cairn mcp` driven line by line: the client keeps stdin open, as one that signals at once does.
-    What it logs goes to `log`."""
-
-    def __init__(self, data: Path, log: IO[bytes], extra: dict[str, str] | None = None) -> None:
-        self.log = log
-        self.process = subprocess.Popen(
-            [CAIRN, "mcp", "--data-dir", str(data)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=environment(extra={**QUEUED, **(extra or {})}),
-        )
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
-        self.ids = 0
-
-    @staticmethod
-    def _pump(stream: IO[bytes] | None, put: Callable[[bytes], None]) -> None:
-        assert stream is not None
-        for line in stream:
-            put(line)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.ids += 1
-        self.send({"id": self.ids, "method": method, "params": params})
-        while True:
-            answer: dict[str, Any] = json.loads(self.lines.get(timeout=WAIT_S))
-            if answer.get("id") == self.ids:
-                return answer
-
-    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        answer = self.request("tools/call", {"name": name, "arguments": arguments})
-        assert not answer["result"].get("isError"), answer
-        structured: dict[str, Any] = answer["result"]["structuredContent"]
-        return structured
-
-    def logged(self) -> str:
-        self.log.flush()
-        return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
-
-
 @pytest.fixture
-def stdio(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Stdio]:
-    log = (tmp_path / "stderr.log").open("wb")
-    server = Stdio(tmp_path / "data", log, getattr(request, "param", None))
+def stdio(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[StdioSession]:
+    """`cairn mcp` driven line by line: the client keeps stdin open, as one that signals at once
+    does. What it logs goes to stderr.log."""
+    env = environment(extra={**QUEUED, **(getattr(request, "param", None) or {})})
+    command = [CAIRN, "mcp", "--data-dir", str(tmp_path / "data")]
+    server = StdioSession(command, tmp_path / "stderr.log", env, client="signals")
     try:
-        client = {"name": "signals", "version": "1"}
-        server.request(
-            "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
-        )
-        server.send({"method": "notifications/initialized"})
         yield server
     finally:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait(timeout=EXIT_S)
-        log.close()
+        server.kill()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, None])
 def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(
-    stdio: Stdio, tmp_path: Path, sig: int | None
+    stdio: StdioSession, tmp_path: Path, sig: int | None
 ) -> None:
     """None: the client closes stdin, as most end a session. The handed-back ingest, still embedding
     when the process exits, is cut short there (the interpreter refuses its embedder new runs):
@@ -177,7 +124,7 @@ def test_a_signal_stops_cairn_mcp_as_closing_stdin_does(
     assert "Traceback" not in logged and "failed" not in logged, logged[-3000:]
 
 
-def embedding(stdio: Stdio, tmp_path: Path, file: Path | None = None) -> tuple[str, str]:
+def embedding(stdio: StdioSession, tmp_path: Path, file: Path | None = None) -> tuple[str, str]:
     """A memory found by SEARCHES searches, then an ingest job still embedding: its id, the path."""
     stdio.tool("memory_create_brain", {"name": "Home", "slug": "home"})
     path = stdio.tool("memory_remember", {"content": "The boiler service is due in March.", "brain": "home"})[
@@ -198,7 +145,7 @@ ONE_RUN_AT_A_TIME = {"CAIRN_ONNX_THREADS": "1", "CAIRN_ONNX_WORKERS": "1"}
 
 @pytest.mark.parametrize("stdio", [ONE_RUN_AT_A_TIME], indirect=True)
 def test_cairn_mcp_ends_cleanly_while_a_handed_back_ingest_runs_the_model(
-    stdio: Stdio, tmp_path: Path
+    stdio: StdioSession, tmp_path: Path
 ) -> None:
     """With one embedding run at a time, the ingest's handler runs the model on its own (daemon)
     thread, and is inside it when the process ends: onnxruntime's teardown at exit aborted the

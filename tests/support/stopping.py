@@ -25,7 +25,9 @@ WAIT_S = 60.0
 # at once and reach the point `reconcile` before each document it settles; `small` makes a brain
 # of 20 chunks one with term postings and a maintenance worker, built 8 rows a step, the point
 # `postings.step` reached before each step; `reads` has a search reach `access.saw` before it
-# counts the reads of its hits. A held point is said on stderr.
+# counts the reads of its hits; `asks` has memory_ask's retrieval (in a worker thread) reach
+# `ask.retrieve` first; `audit-busy` has the record store refuse every audit
+# entry as busy, as another process's long write would. A held point is said on stderr.
 WRAPPED = """
 import os, sys, time
 from cairn import faults
@@ -97,6 +99,38 @@ if "small" in knobs:
             return tokens.postings(*args)
 
     fts_postings.TOKENS = HeldSteps()
+if "asks" in knobs:
+    from cairn.services.search.ask import AskService
+
+    retrieve = AskService._retrieve
+
+    def held_retrieve(self, *args):
+        holding("ask.retrieve")
+        return retrieve(self, *args)
+
+    AskService._retrieve = held_retrieve
+if "audit-busy" in knobs:
+    from cairn.domain.errors import Unavailable
+    from cairn.services import audit
+
+    made_log = audit.AuditLog.__init__
+
+    class Busy:
+        def __init__(self, records):
+            self.records = records
+
+        def __getattr__(self, name):
+            return getattr(self.records, name)
+
+        def transact(self, ops):
+            if any(op.item.pk.startswith(("audit#", "audit-brain#")) for op in ops):  # entries only
+                raise Unavailable("the record store was kept busy (audit-busy)")
+            return self.records.transact(ops)
+
+    def busy_log(self, records, *args, **kwargs):
+        made_log(self, Busy(records), *args, **kwargs)
+
+    audit.AuditLog.__init__ = busy_log
 sys.exit(main(sys.argv[4:]))
 """
 

@@ -10,6 +10,7 @@ so each case takes seconds."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import time
@@ -43,10 +44,13 @@ def session(
     held: str = "",
     knobs: str = "-",
     queued: bool = False,
+    surface: str | None = None,
 ) -> Iterator[StdioSession]:
     """A wrapped `cairn mcp` on `tmp_path`/data (WRAPPED's budget, held points and knobs), its
     stderr in `tmp_path`/stderr.log; killed at the end if it still runs."""
     command = [*wrapped(budget, held, knobs), "mcp", "--data-dir", str(tmp_path / "data")]
+    if surface is not None:
+        command += ["--surface", surface]
     env = environment(extra=QUEUED if queued else None)
     started = StdioSession(command, tmp_path / "stderr.log", env, client="bounded")
     try:
@@ -277,3 +281,74 @@ def test_a_session_ending_during_a_postings_build_keeps_its_steps_for_the_next(t
     with closing(sqlite3.connect(data / "chunks.sqlite3")) as db:  # every term's rows as FTS5's
         brain_id = db.execute("SELECT brain_id FROM brain_state").fetchone()[0]
         assert fts_health.problem(db, brain_id, deep=True) == ""
+
+
+def asked_and_held(server: StdioSession) -> dict[str, str]:
+    """Brain `shore` with one memory (returned as `remembered` gives it), then memory_ask left
+    running, its retrieval held in its worker thread."""
+    server.tool("memory_create_brain", {"name": "Shore", "slug": "shore"})
+    kept = remembered(server, "The godwit feeds on the mudflat at low tide.")
+    args = {"query": "where does the godwit feed", "brain": "shore"}
+    server.request("tools/call", {"name": "memory_ask", "arguments": args}, answered=False)
+    server.wait_for("held ask.retrieve")
+    return kept
+
+
+def test_an_ask_the_sessions_end_cut_short_is_left_at_the_budgets_end(tmp_path: Path) -> None:
+    """memory_ask streams on the session's loop and retrieves in a worker thread. The session's
+    end waited for that thread, outside the stop's budget (a retrieval held 20 s kept the process
+    20 s, under a budget of three); now it is counted as a sync call's thread is, and left at the
+    budget's end."""
+    data = tmp_path / "data"
+    budget = 3.0
+    with session(tmp_path, budget=str(budget), held="ask.retrieve=20", knobs="asks") as server:
+        kept = asked_and_held(server)
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert budget - 0.5 < took < budget + 2.0, took
+    assert "left to the next start" in server.logged()
+    assert len(next_start(data, kept)) == 1
+
+
+def test_an_ask_the_sessions_end_cut_short_is_waited_for_then_the_stores_closed(tmp_path: Path) -> None:
+    """Its retrieval, held two seconds, is waited for within the budget; the stores are closed
+    once it has ended, not under it."""
+    data = tmp_path / "data"
+    with session(tmp_path, held="ask.retrieve=2", knobs="asks") as server:
+        kept = asked_and_held(server)
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    assert left_open(data) == [], server.logged()[-3000:]
+    assert "Traceback" not in server.logged() and "still running" not in server.logged()
+    assert len(next_start(data, kept)) == 1
+
+
+def test_an_erasure_the_sessions_end_cut_short_keeps_its_audit_entry_when_the_store_is_busy(
+    tmp_path: Path,
+) -> None:
+    """Over stdio only an erasure is audited (its own `erasure` entry, recorded as it ends). One the
+    session's end cut short ends while the stop waits for it; the record store refuses its entry
+    as busy, and the stop had put what it kept in the spill before that wait: the entry, kept in
+    memory, was lost with the process. The stop now spills it after the wait, for the next
+    process to write."""
+    facts = [
+        {"type": "fact", "content": f"Scout logged tide {n} at the pier.", "source_agent": "scout"}
+        for n in range(2)
+    ]
+    with session(tmp_path, surface="zengram") as writer:
+        for fact in facts:  # zengram answers in text only
+            stored = writer.request("tools/call", {"name": "brain_store", "arguments": fact})
+            assert not stored["result"].get("isError"), stored
+        assert writer.end("eof") < STOP_WITHIN_S
+    (tmp_path / "stderr.log").write_text("")
+    with session(tmp_path, held="erasure.documents=2", knobs="audit-busy", surface="admin") as server:
+        args = {"kind": "source_agent", "subject": "scout"}
+        server.request("tools/call", {"name": "admin_erase_subject", "arguments": args}, answered=False)
+        server.wait_for("held erasure.documents")
+        took = server.end("eof")
+    assert server.process.returncode == 0, server.logged()[-3000:]
+    assert took < STOP_WITHIN_S, took
+    spill = tmp_path / "data" / "audit-kept.jsonl"
+    kept = [json.loads(line) for line in spill.read_text().splitlines()] if spill.exists() else []
+    assert [(e["action"], e["tenant"]) for e in kept] == [("erasure", "system")], server.logged()[-3000:]

@@ -391,7 +391,7 @@ async def test_a_call_cut_short_that_then_fails_in_its_thread_is_logged(
 
     import anyio
 
-    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
+    from cairn.off_loop import CallsInFlight
 
     started, release = threading.Event(), threading.Event()
 
@@ -420,7 +420,7 @@ async def test_a_call_cut_short_that_then_fails_in_its_thread_is_logged(
 async def test_a_call_that_fails_while_its_caller_waits_is_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
+    from cairn.off_loop import CallsInFlight
 
     server = toy()
     server.calls = CallsInFlight()
@@ -431,3 +431,52 @@ async def test_a_call_that_fails_while_its_caller_waits_is_logged_once(
     assert [r.getMessage() for r in caplog.records if "toy_crash" in r.getMessage()] == [
         "tool toy_crash crashed"
     ]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("outcome", "audited"), [("ok", True), ("refused", False)])
+async def test_a_write_cut_short_that_then_ends_in_its_thread_is_audited_as_it_ended(
+    outcome: str, audited: bool
+) -> None:
+    """No caller is left to take its answer, so the thread settles it: a success is audited (as its
+    principal, with its validated arguments), a refusal is not, as for an answered call."""
+    import threading
+
+    import anyio
+
+    from cairn.off_loop import CallsInFlight
+
+    started, release = threading.Event(), threading.Event()
+
+    def held(deps: SurfaceDeps, a: EchoArgs) -> CallToolResult:
+        started.set()
+        release.wait(10)
+        return echo(deps, a) if outcome == "ok" else TextErrors().tool_error("conflict", "no")
+
+    spec = ToolSpec(
+        name="toy_held", description="Held.", args=EchoArgs, output=Echoed, scope=WRITE, handler=held,
+        audit=ECHO.audit,
+    )  # fmt: skip
+    audit, principals = Recorded(), []
+
+    def record(spec: ToolSpec[Any], args: ToolArgs, result: CallToolResult) -> None:
+        current = access.current()
+        principals.append(current.principal.subject if current is not None else None)
+        Recorded.record(audit, spec, args, result)
+
+    audit.record = record  # type: ignore[method-assign]
+    server = SurfaceServer("toy", version="1", tools=(spec,), deps=DEPS, errors=TextErrors(), audit=audit)
+    server.calls = CallsInFlight()
+    writer = Principal(tenant="t", subject="alice", scopes=frozenset({WRITE}), via=Via.api_key)
+    with access.acting_as(writer), anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.call_tool, "toy_held", {"text": "late", "brain": "notes"})
+            await anyio.to_thread.run_sync(started.wait, 10)
+            scope.cancel()  # the session's end, or the server's stop
+    assert audit.calls == []  # the caller is gone; the handler still runs
+    release.set()
+    assert server.calls.wait(10)  # counted until its answer is settled
+    assert [(name, cast(EchoArgs, args).text) for name, args, _ in audit.calls] == (
+        [("toy_held", "late")] if audited else []
+    )
+    assert principals == (["alice"] if audited else [])

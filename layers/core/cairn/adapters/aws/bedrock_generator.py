@@ -21,8 +21,8 @@ from functools import partial
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
+from cairn import off_loop
 from cairn.adapters.aws.bedrock_errors import TRANSPORT_ERRORS, BedrockRuntime, Failure, describe
 from cairn.adapters.grounded import GroundedGenerator, messages
 from cairn.adapters.local.extractive_markers import MarkerCitations
@@ -66,7 +66,7 @@ class BedrockGenerator(GroundedGenerator):
         failure: Failure | None = None
         stream: Any = None
         try:
-            response = await anyio.to_thread.run_sync(partial(self._client.converse_stream, **request))
+            response = await off_loop.run_sync(partial(self._client.converse_stream, **request))
             stream = response["stream"]
             async with aclosing(self._events(iter(stream), citations)) as events:
                 async for event in events:
@@ -83,7 +83,7 @@ class BedrockGenerator(GroundedGenerator):
         self, stream: Iterator[dict[str, Any]], citations: MarkerCitations
     ) -> AsyncGenerator[GenerationEvent, None]:
         stop: str | None = None
-        while (event := await anyio.to_thread.run_sync(next, stream, None)) is not None:
+        while (event := await off_loop.run_sync(next, stream, None)) is not None:
             if not isinstance(event, dict):
                 raise self._bad("an event that is not an object")
             if "contentBlockDelta" in event:

@@ -13,8 +13,8 @@ import re
 from collections.abc import AsyncIterator, Sequence
 
 import anyio.lowlevel
-import anyio.to_thread
 
+from cairn import off_loop
 from cairn.adapters.local.extractive_select import MIN_RELATIVE, MIN_SIMILARITY, Pick, Similarity, select
 from cairn.ports.embedder import Embedder
 from cairn.ports.generator import Answer, Citation, Delta, Done, GenerationEvent, Passage, collect
@@ -81,7 +81,7 @@ class ExtractiveGenerator:
         if self.embedder is None:
             picks = self._select(question, passages)
         else:  # the embedder blocks: off the event loop
-            picks = await anyio.to_thread.run_sync(self._select, question, passages)
+            picks = await off_loop.run_sync(self._select, question, passages)
         if not picks:
             yield Delta(NO_MEMORY)
             yield Done(NO_MEMORY, MODEL)

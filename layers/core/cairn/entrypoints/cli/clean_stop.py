@@ -14,8 +14,9 @@ reach (compared again), jobs not handed back (run again after their lease), audi
 the spill.
 
 Once nothing runs in the stores (no call in flight, no job handler, no background thread), the
-reads counted since are written (a stdio session's calls its end cut short are among the work
-waited for) and the stores are closed (bootstrap/closing.py): the chunk index's maintenance worker
+reads counted since are written (the MCP calls a stdio session's end or the server's shutdown
+cut short are among the work waited for, their audit entries kept by then spilled too) and the
+stores are closed (bootstrap/closing.py): the chunk index's maintenance worker
 is stopped at its next step instead of killed at the exit, and each SQLite file's write-ahead log
 is checkpointed. When something still runs, the process leaves without closing them
 (entrypoints/cli/leaving.py): a SQLite connection closed under a statement can crash the process,
@@ -114,6 +115,9 @@ def _steps(
     container.audit.close()  # entries a busy store refused: written, or kept for the next start
     container.jobs.stop_worker()
     running = [work.name for work in background if not work.stop(left())]
+    # what the work waited for recorded meanwhile (a cut-short call's erasure) and the busy store
+    # refused: the close above had been and gone, so it was lost with the process
+    container.audit.close()
     if running:
         log.warning("stopping with %s still running: left to the next start", ", ".join(running))
     if running or calls_left or container.jobs.running_here():

@@ -294,9 +294,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     stops = StopSignals("cairn mcp")
     stops.install()  # first: a signal while it starts ends it at once (stop_signals.py)
     from cairn.bootstrap import build_container, index_sweeper
-    from cairn.entrypoints.mcp.kit.calls import CallsInFlight
     from cairn.entrypoints.mcp.registry import require_surface
     from cairn.entrypoints.mcp.stdio import run_stdio
+    from cairn.off_loop import CallsInFlight
 
     require_surface(args.surface)  # fail before opening the store
     process_limits.prepare()

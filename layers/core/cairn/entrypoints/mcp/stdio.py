@@ -25,10 +25,10 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.mcp.kit import SurfaceServer
-from cairn.entrypoints.mcp.kit.calls import CallsInFlight
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, build_server, require_surface
 from cairn.entrypoints.mcp.stdio_lines import ClientGone, checked_stdio
 from cairn.entrypoints.stop_signals import StopSignals
+from cairn.off_loop import CallsInFlight
 from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:

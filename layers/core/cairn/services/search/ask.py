@@ -11,8 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio.to_thread
-
+from cairn import off_loop
 from cairn.domain.errors import CairnError, InvalidInput, Unavailable
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter
@@ -73,7 +72,7 @@ class AskService:
         self, brain: Brain, query: str, top_k: int, allowed: StillAllowed | None
     ) -> AsyncIterator[AskEvent]:
         try:
-            passages = await anyio.to_thread.run_sync(self._retrieve, brain, query, top_k)
+            passages = await off_loop.run_sync(self._retrieve, brain, query, top_k)
         except CairnError as exc:  # the brain's index being rebuilt, say
             retryable = isinstance(exc, Unavailable)
             yield AskEvent("error", {"code": exc.code, "message": exc.message, "retryable": retryable})
@@ -144,4 +143,4 @@ async def _closed(stream: AsyncIterator[Any]) -> None:
 
 async def _still(allowed: StillAllowed | None) -> bool:
     """Whether the caller may still read the brain (the last check, or a new one off the loop)."""
-    return allowed is None or allowed.fresh() or await anyio.to_thread.run_sync(allowed.check)
+    return allowed is None or allowed.fresh() or await off_loop.run_sync(allowed.check)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver.context import Context
 from mcp_types import CallToolResult, TextContent
 
+from cairn import off_loop
 from cairn.auth.principal import READ
 from cairn.entrypoints.mcp.canonical import descriptions
 from cairn.entrypoints.mcp.canonical.args import AskArgs
@@ -26,7 +26,7 @@ from cairn.entrypoints.mcp.kit import SurfaceDeps, ToolSpec
 
 async def ask(deps: SurfaceDeps[CanonicalServices], a: AskArgs, ctx: Context[Any, Any]) -> CallToolResult:
     container = deps.services
-    brain = await anyio.to_thread.run_sync(container.brains.resolve, a.brain)
+    brain = await off_loop.run_sync(container.brains.resolve, a.brain)
     retrieved: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
     answer = ""

@@ -16,7 +16,10 @@ tools/list advertises each declaration's cleaned input schema and its output sch
    traceback, its text withheld from the caller;
 5. a successful result is checked against the output model (as the SDK does), and, when the call's
    scope is not read, audited from the same validated model; a failing audit is logged and never
-   turns that success into an error.
+   turns that success into an error;
+6. with `calls` set (`cairn serve`, `cairn mcp`), a call cancelled while its handler runs leaves
+   the handler's thread running, counted for the process's stop (cairn/off_loop.py), and the
+   thread settles the outcome as 4-5 would have: logged, checked, audited.
 
 Every failure goes through the surface's ErrorPolicy (errors.py).
 """
@@ -25,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,10 +44,10 @@ from cairn.auth import access
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.entrypoints.mcp.kit import request_meta
 from cairn.entrypoints.mcp.kit.audit import CallAudit
-from cairn.entrypoints.mcp.kit.calls import CallsInFlight
 from cairn.entrypoints.mcp.kit.errors import ErrorPolicy, validation_message
 from cairn.entrypoints.mcp.kit.schema import clean_schema
 from cairn.entrypoints.mcp.kit.spec import UNAUDITED, SurfaceDeps, ToolArgs, ToolSpec
+from cairn.off_loop import CallsInFlight, counted_by, run_counted
 
 log = logging.getLogger("cairn.mcp")
 
@@ -107,8 +109,8 @@ class SurfaceServer(MCPServer[Any]):
         self.audit = audit
         self.decode_json_strings = decode_json_strings
         self.refused = refused
-        # Set (stdio): a sync handler's thread is counted there and left to run when its call is
-        # cancelled, instead of the call waiting for it (calls.py).
+        # Set (`cairn mcp`, `cairn serve`): a handler's thread is counted there and left to run
+        # when its call is cancelled, instead of the call waiting for it (cairn/off_loop.py).
         self.calls: CallsInFlight | None = None
 
     @property
@@ -146,7 +148,7 @@ class SurfaceServer(MCPServer[Any]):
         needed = spec.needs(args)
         try:
             with access.needing(needed), request_meta.carrying(_meta_of(context)):
-                result = await self._run(spec, args, context)
+                result = await self._run(spec, args, context, needed)
             converted = metadata.convert_result(result)  # the output model's check, as the SDK does it
         except MCPError:
             raise
@@ -158,33 +160,52 @@ class SurfaceServer(MCPServer[Any]):
             self._audit(self.audit, spec, args, converted)
         return converted
 
-    async def _run(self, spec: ToolSpec[Any], args: ToolArgs, context: Context[Any, Any] | None) -> Any:
+    async def _run(
+        self,
+        spec: ToolSpec[Any],
+        args: ToolArgs,
+        context: Context[Any, Any] | None,
+        needed: str | None = None,
+    ) -> Any:
+        calls = self.calls
         if spec.handler is not None:
             run = functools.partial(spec.handler, self.deps, args)
-            calls = self.calls
             if calls is None:
                 return await anyio.to_thread.run_sync(run)
-
-            cut_short = threading.Event()
-
-            def counted() -> Any:
-                with calls.running():
-                    try:
-                        return run()
-                    except Exception as exc:
-                        if cut_short.is_set():  # no caller is left to answer: only the log tells
-                            _failed_after_cut(spec.name, exc)
-                        raise
-
-            try:
-                return await anyio.to_thread.run_sync(counted, abandon_on_cancel=True)
-            except anyio.get_cancelled_exc_class():
-                cut_short.set()
-                raise
+            after_cut = functools.partial(self._after_cut, spec, args, needed or spec.scope)
+            return await run_counted(calls, run, after_cut)
         assert spec.streaming is not None
         if context is None:  # called directly rather than through tools/call
             context = Context(mcp_server=self, subscriptions=self._subscriptions)
-        return await spec.streaming(self.deps, args, context)
+        with counted_by(calls):  # its steps off the loop, counted as a sync handler's run (off_loop.py)
+            return await spec.streaming(self.deps, args, context)
+
+    def _after_cut(
+        self,
+        spec: ToolSpec[Any],
+        args: ToolArgs,
+        needed: str,
+        result: Any,
+        failure: Exception | None,
+    ) -> None:
+        """A call its session's end (stdio) or the server's stop (HTTP) cut short, whose handler
+        ran on in its thread and has now ended: no caller is left to answer, so what `_call` does
+        with an answer is done here, as the call really ended. A failure is logged (the error's
+        code, or a crash's traceback); a success is checked against the output model and, when
+        its scope is not read, audited, as an answered call is."""
+        if failure is not None:
+            _failed_after_cut(spec.name, failure)
+            return
+        try:
+            converted = self._fn_metadata[spec.name].convert_result(result)
+        except Exception as exc:
+            _failed_after_cut(spec.name, exc)
+            return
+        log.info("tool %s ended after its call was cut short", spec.name)
+        if not isinstance(converted, CallToolResult) or needed in UNAUDITED or self.refused(converted):
+            return
+        if self.audit is not None:
+            self._audit(self.audit, spec, args, converted)
 
     def _failed(self, name: str, exc: Exception) -> CallToolResult:
         exc = storage_failure(exc) or exc  # a full disk, a damaged database: said, not a crash
@@ -204,12 +225,12 @@ class SurfaceServer(MCPServer[Any]):
 
 
 def _failed_after_cut(name: str, exc: Exception) -> None:
-    """A call the session's end cut short whose handler, run on in its thread, then failed."""
+    """A call cut short whose handler, run on in its thread, then failed."""
     exc = storage_failure(exc) or exc
     if isinstance(exc, CairnError):  # the code only, as for an answered call (`_failed`)
-        log.warning("tool %s failed after the session's end cut its call short: %s", name, exc.code)
+        log.warning("tool %s failed after the stop cut its call short: %s", name, exc.code)
     else:
-        log.error("tool %s crashed after the session's end cut its call short", name, exc_info=exc)
+        log.error("tool %s crashed after the stop cut its call short", name, exc_info=exc)
 
 
 def _listed(spec: ToolSpec[Any], nullable: bool = False) -> Tool:

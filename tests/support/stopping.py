@@ -26,7 +26,8 @@ WAIT_S = 60.0
 # of 20 chunks one with term postings and a maintenance worker, built 8 rows a step, the point
 # `postings.step` reached before each step; `reads` has a search reach `access.saw` before it
 # counts the reads of its hits; `asks` has memory_ask's retrieval (in a worker thread) reach
-# `ask.retrieve` first; `audit-busy` has the record store refuse every audit
+# `ask.retrieve` first; `graceful` gives `cairn serve`'s calls in flight one second, not
+# fifteen, before its shutdown cancels them; `audit-busy` has the record store refuse every audit
 # entry as busy, as another process's long write would. A held point is said on stderr.
 WRAPPED = """
 import os, sys, time
@@ -109,6 +110,8 @@ if "asks" in knobs:
         return retrieve(self, *args)
 
     AskService._retrieve = held_retrieve
+if "graceful" in knobs:
+    serve.CALLS_IN_FLIGHT_S = 1
 if "audit-busy" in knobs:
     from cairn.domain.errors import Unavailable
     from cairn.services import audit

@@ -23,10 +23,13 @@ from cairn.entrypoints.public_scheme import PublicScheme
 from cairn.entrypoints.rest import body_limit, install_rest
 from cairn.entrypoints.ui import install_ui
 from cairn.entrypoints.ui.session import OPEN_PATHS as UI_OPEN_PATHS
+from cairn.off_loop import CallsInFlight
 from cairn.options import Limits
 
 
-def create_app(container: Container) -> FastAPI:
+def create_app(container: Container, calls: CallsInFlight | None = None) -> FastAPI:
+    """`calls`: where the MCP surfaces count their calls' threads, for `cairn serve`'s stop to
+    wait for those its shutdown cut short (cairn/off_loop.py); None (Lambda): not counted."""
     app = FastAPI(
         title="Cairn",
         version=__version__,
@@ -84,7 +87,7 @@ def create_app(container: Container) -> FastAPI:
     open_paths = install_sign_in(app, sign_in, http.public_url) if sign_in is not None else ()
     install_rest(app, container)
     install_ui(app, container)
-    public_tools = mount_mcp(app, container)
+    public_tools = mount_mcp(app, container, calls)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)
     app.state.rate_limiter = limiter  # a UI sign-in takes from its principal's bucket (ui/session.py)

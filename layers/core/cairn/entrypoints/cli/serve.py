@@ -135,6 +135,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.bootstrap.local import check_local_files
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
+    from cairn.off_loop import CallsInFlight
 
     settings = settings_from(
         args, host=args.host, port=args.port, token=args.token, allow_open=args.allow_open or None
@@ -158,7 +159,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     container = build_container(settings)
     settle(container)
     start_repairs(container)
-    app = create_app(container)
+    calls = CallsInFlight()  # the MCP calls' threads, which the shutdown's cancel leaves running
+    app = create_app(container, calls)
     resumed = threading.Thread(target=container.erasure.resume, daemon=True)  # one a crash left running
     resumed.start()
     warming = warm_up(container)
@@ -184,6 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         *([Stoppable("the consolidation schedule", schedule.stop)] if schedule is not None else []),
         thread_ends("the warm-up", warming),
         thread_ends("an erasure resumed", resumed),
+        Stoppable("the MCP calls the shutdown cut short", calls.wait),
     ]
     server = None
     try:

@@ -26,6 +26,7 @@ from cairn.services.ingest.inputs import LocalFilePolicy
 
 if TYPE_CHECKING:
     from cairn.container import Container
+    from cairn.off_loop import CallsInFlight
 
 
 class PerRequestMCP:
@@ -125,16 +126,20 @@ def transport_security(
     )
 
 
-def surface_endpoints(surface: str, container: Container) -> dict[str, PerRequestMCP]:
+def surface_endpoints(
+    surface: str, container: Container, calls: CallsInFlight | None = None
+) -> dict[str, PerRequestMCP]:
     """The surface's MCP server, built, as an endpoint per path it is served at; memory_ingest_file
     reads only below the ingest root. Refuses a server whose tools callers without a credential may
     call differ from the registry's declaration (`public_tools`), which the authentication
-    middleware is given before any server is built (mcp/mount.py)."""
+    middleware is given before any server is built (mcp/mount.py). `calls`: where its calls'
+    threads are counted (cairn/off_loop.py), for `cairn serve`'s stop."""
     http, limits = container.options.http, container.options.limits
     files = LocalFilePolicy(root=http.ingest_root, max_bytes=limits.max_file_bytes)
     security = transport_security(http.host, behind_gateway=http.on_aws, public_url=http.public_url)
     max_body = limits.json_body_limit  # the largest note, however escaped (config.py)
     server = build_server(surface, container, files)
+    server.calls = calls
     public = frozenset(name for name, scope in server.scopes.items() if scope == PUBLIC)
     declared = SURFACES[surface]
     if public != (frozenset(declared.public_tools) if declared.anonymous else public):

@@ -21,20 +21,21 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from cairn.container import Container
+    from cairn.off_loop import CallsInFlight
 
 
 class SurfaceEndpoints:
     """One surface's endpoints (a path each), built on first use."""
 
-    def __init__(self, surface: str, container: Container) -> None:
-        self.surface, self.container = surface, container
+    def __init__(self, surface: str, container: Container, calls: CallsInFlight | None = None) -> None:
+        self.surface, self.container, self.calls = surface, container, calls
         self._built: dict[str, ASGIApp] | None = None
 
     def at(self, path: str) -> ASGIApp:
         if self._built is None:
             from cairn.entrypoints.mcp.http import surface_endpoints
 
-            self._built = dict(surface_endpoints(self.surface, self.container))
+            self._built = dict(surface_endpoints(self.surface, self.container, self.calls))
         return self._built[path]
 
 
@@ -48,14 +49,16 @@ class LazyEndpoint:
         await self.endpoints.at(self.path)(scope, receive, send)
 
 
-def mount_mcp(app: FastAPI, container: Container) -> dict[str, frozenset[str]]:
+def mount_mcp(
+    app: FastAPI, container: Container, calls: CallsInFlight | None = None
+) -> dict[str, frozenset[str]]:
     """Route POST on every surface's paths; build every surface now unless behind API Gateway.
     Returns, for each path of a surface that lets callers without a credential in (the registry's
     `anonymous`), the tools they may call there: those declared `public`."""
     lazy = container.options.http.on_aws
     routes: list[Route] = []
     for surface in SURFACES:
-        endpoints = SurfaceEndpoints(surface, container)
+        endpoints = SurfaceEndpoints(surface, container, calls)
         for path in http_paths(surface):
             endpoint: ASGIApp = LazyEndpoint(endpoints, path) if lazy else endpoints.at(path)
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,

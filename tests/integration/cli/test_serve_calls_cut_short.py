@@ -1,0 +1,119 @@
+"""`cairn serve`'s MCP calls still running when its graceful shutdown runs out of time: uvicorn
+cancels them, but a handler's worker thread (a sync tool's, memory_ask's retrieval) runs on. The
+stop waits for those threads within its budget, and a call that then ends is settled as an
+answered one is: its audit entry written.
+
+The server runs through WRAPPED (tests/support/stopping.py): fault points held, and one second
+for the calls in flight instead of fifteen."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cairn.auth.authenticate import OPEN
+from cairn.bootstrap.closing import close_stores
+from cairn.entrypoints.cli.clean_stop import STOP_WITHIN_S
+from tests.support.processes import Server, start
+from tests.support.soundness import opened
+from tests.support.stopping import WAIT_S, wrapped
+
+pytestmark = pytest.mark.integration
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def call(server: Server, name: str, arguments: dict[str, Any]) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return httpx.post(f"{server.base}/mcp", headers=HEADERS, json=body, timeout=WAIT_S)
+
+
+def left_running(server: Server, name: str, arguments: dict[str, Any]) -> None:
+    """The call sent on a thread of its own; whatever answers it (nothing, once the server stops)."""
+
+    def send() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            call(server, name, arguments)
+
+    threading.Thread(target=send, daemon=True).start()
+
+
+def wait_for(log: Path, line: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while line not in log.read_text(errors="replace"):
+        assert time.monotonic() < deadline, f"never logged {line!r}: {log.read_text()[-3000:]}"
+        time.sleep(0.05)
+
+
+def stopped(server: Server) -> float:
+    """SIGTERM; the seconds until it exited, with status 0."""
+    sent = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=STOP_WITHIN_S * 2) == 0
+    return time.monotonic() - sent
+
+
+def served(tmp_path: Path, held: str, knobs: str) -> tuple[Server, Path]:
+    """Wrapped `cairn serve` (open, on loopback: its callers are the owner, audited) with brain
+    `shore` and one memory; its log."""
+    data = tmp_path / "data"
+    data.mkdir()
+    server = start(data, command=wrapped("-", held, knobs))
+    log = data.parent / f"serve-{server.base.rsplit(':', 1)[1]}.log"
+    for name, args in [
+        ("memory_create_brain", {"name": "Shore", "slug": "shore"}),
+        ("memory_remember", {"content": "The godwit feeds on the mudflat at low tide.", "brain": "shore"}),
+    ]:
+        answer = call(server, name, args).json()
+        assert not answer["result"].get("isError"), answer
+    return server, log
+
+
+def remembered_audited(data: Path) -> int:
+    """How many memory_remember calls the audit holds (the owner's, over MCP)."""
+    container = opened(data)
+    entries, _ = container.audit.query(tenant=OPEN.tenant, limit=100)
+    close_stores(container)
+    return sum(entry.action == "mcp.memory_remember" for entry in entries)
+
+
+def test_a_write_the_shutdown_cut_short_is_audited_once_its_thread_ends(tmp_path: Path) -> None:
+    """The second memory_remember is held four seconds after its commit; the shutdown cancels it
+    after one. Its thread went on uncounted, and the stop, not waiting for it, left the process
+    before it ended: its write committed and acknowledged to nobody, but never audited."""
+    server, log = served(tmp_path, held="documents.committed=4@2", knobs="graceful")
+    try:
+        left_running(server, "memory_remember", {"content": "The curlew probes the sand.", "brain": "shore"})
+        wait_for(log, "held documents.committed")
+        took = stopped(server)
+    finally:
+        server.kill()
+    assert took < STOP_WITHIN_S, took
+    assert "crashed" not in log.read_text()
+    assert remembered_audited(tmp_path / "data") == 2
+
+
+def test_an_ask_the_shutdown_cut_short_is_waited_for_within_the_budget(tmp_path: Path) -> None:
+    """memory_ask's retrieval (a worker thread) held five seconds; the shutdown cancels the call
+    after one. The retrieval ran on uncounted, and the stop left the process under it at once;
+    now the stop waits for it."""
+    server, log = served(tmp_path, held="ask.retrieve=5", knobs="graceful,asks")
+    try:
+        left_running(server, "memory_ask", {"query": "where does the godwit feed", "brain": "shore"})
+        wait_for(log, "held ask.retrieve")
+        took = stopped(server)
+    finally:
+        server.kill()
+    assert 3.5 < took < STOP_WITHIN_S, took
+    assert "still running" not in log.read_text()  # the stop's warning of what it leaves

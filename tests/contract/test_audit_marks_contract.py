@@ -139,3 +139,22 @@ def test_unkeyed_marks_of_an_earlier_release_are_honoured_then_given_a_lifetime(
     clock.advance(2 * DAY)
     assert sweeper.expire() == 1
     assert not any(pk.startswith("audit-erased#") for pk, _ in marks(records))
+
+
+def test_a_plain_mark_written_after_the_adoption_gets_a_lifetime_at_the_next_daily_pass(
+    records: RecordStore,
+) -> None:
+    clock = FakeClock(start=START)
+    sweeper = AuditLog(records, clock, secret=SECRET).erased
+    assert sweeper.sweep() == 0  # the pass after the upgrade: nothing of an earlier release
+    plain = hashlib.sha256(b"people/ann.md").hexdigest()
+    straggler = (f"audit-erased#{plain}", "target#b#brn_1")  # by a process of that release still running
+    records.put(Item(*straggler, {}))
+    clock.advance(DAY / 2)
+    assert sweeper.sweep() == 0 and AuditLog(records, clock, secret=SECRET).erased.sweep() == 0
+
+    clock.advance(DAY / 2 + 1)
+    assert AuditLog(records, clock, secret=SECRET).erased.sweep() == 1
+    assert "until" in marks(records)[straggler].data
+    clock.advance(LIFETIME.total_seconds() + 1)
+    assert sweeper.sweep() == 1 and straggler not in marks(records)

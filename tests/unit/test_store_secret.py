@@ -19,6 +19,8 @@ from cairn.adapters.local.store_secret import FileStoreSecret
 from cairn.bootstrap.shared import index_sweeper
 from cairn.domain.errors import Unavailable
 from cairn.services.audit_marks import LIFETIME
+from cairn.services.erasure.erased import LIFETIME as ERASED_LIFETIME
+from cairn.services.erasure.subjects import Subject
 from tests.contract.aws_storage import REGION, fake_credentials
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_container
@@ -119,6 +121,25 @@ def test_the_index_sweep_removes_erasure_marks_past_their_lifetime(tmp_path: Pat
     sweeper.tick()
     assert marked() == 2
     clock.advance(LIFETIME.total_seconds() + 1)
+    sweeper.tick()
+    assert marked() == 0
+
+
+def test_the_index_sweep_removes_erased_subjects_marks_past_their_lifetime(tmp_path: Path) -> None:
+    container = fake_container(tmp_path)
+    clock = container.adapters.clock
+    assert isinstance(clock, FakeClock)
+    container.erasure.erased.mark(Subject.of("session_actor", "ann"), ["brn_1"])
+    sweeper = index_sweeper(container)
+
+    def marked() -> int:
+        records = container.adapters.records
+        return len(records.query("erased").items) + len(records.query("erased-expiry").items)
+
+    assert marked() == 2  # the mark and its expiry
+    sweeper.tick()
+    assert marked() == 2
+    clock.advance(ERASED_LIFETIME.total_seconds() + 1)
     sweeper.tick()
     assert marked() == 0
 

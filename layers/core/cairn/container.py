@@ -184,7 +184,7 @@ class Container:
             audit=self.audit,
             erasures=ErasureLog(a.records, a.clock),
             settling=DeletionsSettling(a.records, a.clock),
-            erased=ErasedSubjects(a.records, a.clock),
+            erased=ErasedSubjects(a.records, a.clock, a.store_secret),
             keys=self.keys,
             job_log=self.job_log,
             clock=a.clock,

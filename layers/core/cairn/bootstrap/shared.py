@@ -168,7 +168,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     search = SearchService(chunks, questions, doc_repo, tuning, access, a.reranker)
     sessions = _sessions(settings, a, search)
     facts = FactMemory(documents, search, dedupe_overlap=settings.fact_dedupe_overlap)
-    erased = ErasedSubjects(a.records, a.clock)
+    erased = ErasedSubjects(a.records, a.clock, a.store_secret)
     extraction = ExtractionService(
         brains, sessions, documents, facts, a.extractor, a.jobs, a.blobs, a.clock, erased=erased
     )
@@ -338,7 +338,8 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
 def index_sweeper(container: Container) -> IndexSweeper:
     """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
     then the links memories' commits left pending (services/links/pending.py); then the audit
-    entries stopped processes left in the spill (services/audit.py); then the later looks of brain
+    entries stopped processes left in the spill (services/audit.py); then the expiry and adoption of
+    the audit's and the erased subjects' marks (services/mark_lifetimes.py); then the later looks of brain
     deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
     current memories' entries, the memory counts and their creation-time entries of brains written
     before them."""
@@ -357,6 +358,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
         chores=[
             lambda _stop: container.audit.take_spilled(),
             container.audit.erased.sweep,
+            container.erasure.erased.sweep,
             container.erasure.settle,
             build_entries,
         ],

@@ -4,63 +4,171 @@ writes something drawn from a person.
 An extraction job queued before an actor's erasure may hold drafts of that actor's facts (its
 checkpoint) and store them after the erasure has scanned the brain; an ingest queued before an
 agent scope's erasure may write into that scope after it. An erasure therefore marks its
-subject (a digest, never the name) before it removes anything; such work asks `since` after each
-write and takes back what it wrote when the mark is newer than the work. Either the write came
-before the mark, and the erasure's scans, which follow it, find it; or the mark came first, and
-the work sees it.
+subject before it removes anything; such work asks `since` after each write and takes back what it
+wrote when the mark is newer than the work. Either the write came before the mark, and the
+erasure's scans, which follow it, find it; or the mark came first, and the work sees it.
 
-| record             | pk       | sk                |
-|--------------------|----------|-------------------|
-| an erased subject  | `erased` | `<brain id>#<subject digest>`|
+| record                          | pk               | sk                             | data           |
+|---------------------------------|------------------|--------------------------------|----------------|
+| an erased subject               | `erased`         | `<brain id>#<digest>`          | since, until   |
+| a mark's expiry                 | `erased-expiry`  | `<until>#<brain id>#<digest>`  | mark pk, sk    |
+| the latest erasure of marks gone| `meta`           | `erased-subjects-forgotten`    | `since`        |
+| unkeyed marks adopted so far    | `meta`           | `erased-subjects-adopted`      | cursor, done, at |
+
+The digest is an HMAC-SHA256 of the subject's kind and value under a key derived from the store's
+secret (services/keyed_digests.py), so a reader of the store without it cannot tell whose data was
+erased by trying likely names. An earlier release wrote the first 16 hex digits of the plain
+SHA-256 and kept them forever: those are still read (the later of both marks counts), never written.
+
+Only work queued before an erasure needs its mark, and such work may wait long (a stopped server's
+queue), so no lifetime bounds it by itself. A mark lives LIFETIME from its erasure; before the index
+sweep removes it, it records the latest erasure whose mark goes (`since` under `meta`), and from
+then on any work queued before that moment is taken for erased work, in every brain (`actor_since`
+and `scope_since` answer it when no mark is later): it writes nothing drawn from a person. So a
+mark is kept only as long as no work could bring the subject's data back without meeting it, and
+work that waited past it loses at most what it would have written, never brings back what went.
+The earlier release's marks get LIFETIME from the sweep that adopts them (services/mark_lifetimes.py,
+the audit's marks' machinery, made again daily for a process of that release still running).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+import hashlib
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
 
+from cairn.domain.errors import Conflict
 from cairn.domain.paths import AGENT_PREFIX
 from cairn.ports.clock import Clock
-from cairn.ports.records import Item, RecordStore
+from cairn.ports.records import Delete, Item, Put, RecordStore, ScanPage
+from cairn.ports.store_secret import StoreSecret
 from cairn.services.erasure.subjects import Subject, SubjectKind
+from cairn.services.keyed_digests import derived_key, keyed_digest
+from cairn.services.mark_lifetimes import MARKS_PER_WRITE, Family, MarkLifetimes
 
 PK = "erased"
+LIFETIME = timedelta(days=30)
+"""How long a subject's mark is kept after its erasure."""
+_EXPIRY_PK = "erased-expiry"
+_FORGOTTEN = ("meta", "erased-subjects-forgotten")
+_ADOPTED_SK = "erased-subjects-adopted"
+_PURPOSE = b"cairn erased subjects"
 
 
 class ErasedSubjects:
-    def __init__(self, records: RecordStore, clock: Clock) -> None:
+    def __init__(self, records: RecordStore, clock: Clock, secret: StoreSecret) -> None:
         self.records = records
         self.clock = clock
+        self.secret = secret
+        self.lifetimes = MarkLifetimes(
+            records,
+            clock,
+            Family(
+                name="erased subjects' marks",
+                expiry_pk=_EXPIRY_PK,
+                adopted_sk=_ADOPTED_SK,
+                lifetime=LIFETIME,
+                listing=_listing,
+                tag=lambda _pk, sk: sk,
+                before_removing=self._removing,
+            ),
+        )
 
     def mark(self, subject: Subject, brain_ids: Sequence[str]) -> None:
         """Before anything of `subject` is removed from `brain_ids`: its session-actor identity and
         its agent scope are erased there from now (`any` erases both); other brains (another
-        tenant's agent of the same name) are not its."""
+        tenant's agent of the same name) are not its. Unavailable (and nothing marked) without
+        the store's secret."""
+        key = derived_key(self.secret, _PURPOSE)
         since = {"since": self.clock.now().isoformat()}
+        until = self.lifetimes.until()
         kinds = [SubjectKind.session_actor] if subject.covers(SubjectKind.session_actor) else []
         kinds += [SubjectKind.agent_scope] if subject.scope is not None else []
-        for brain_id in brain_ids:
-            for kind in kinds:
-                self.records.put(Item(PK, _key(brain_id, Subject(kind, subject.value)), since))
+        marks = [
+            Item(PK, _keyed(key, brain_id, Subject(kind, subject.value)), since)
+            for brain_id in brain_ids
+            for kind in kinds
+        ]
+        for start in range(0, len(marks), MARKS_PER_WRITE):
+            ops: list[Put | Delete] = []
+            for item in marks[start : start + MARKS_PER_WRITE]:
+                ops += self.lifetimes.puts(item, until)
+            self.records.transact(ops)
 
     def scope_since(self, brain_id: str, path: str) -> datetime | None:
         """When the agent scope holding `path` (`memory/agent/<agent>/…`) was last erased in the
-        brain (None: never, or a path in no agent's scope)."""
+        brain (None: never, or a path in no agent's scope); at least when the latest erasure whose
+        mark is gone ran."""
         if not path.startswith(AGENT_PREFIX) or "/" not in path[len(AGENT_PREFIX) :]:
             return None
         agent = path[len(AGENT_PREFIX) :].split("/", 1)[0]
         return self._since(brain_id, Subject(SubjectKind.agent_scope, agent))
 
     def actor_since(self, brain_id: str, actor_id: str | None) -> datetime | None:
-        """When the actor was last erased in the brain (None: never)."""
+        """When the actor was last erased in the brain (None: never); at least when the latest
+        erasure whose mark is gone ran."""
         if not actor_id:
             return None
         return self._since(brain_id, Subject(SubjectKind.session_actor, actor_id))
 
+    def sweep(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """The index sweep's chore: marks past their lifetime go, an earlier release's get one."""
+        return self.lifetimes.sweep(stop)
+
     def _since(self, brain_id: str, subject: Subject) -> datetime | None:
-        item = self.records.get(PK, _key(brain_id, subject))
-        return datetime.fromisoformat(str(item.data["since"])) if item is not None else None
+        keys = [
+            (PK, _keyed(derived_key(self.secret, _PURPOSE), brain_id, subject)),
+            (PK, f"{brain_id}#{_unkeyed(subject)}"),
+            _FORGOTTEN,
+        ]
+        found = self.records.get_many(keys)
+        times = [t for t in (_moment(item.data.get("since")) for item in found.values()) if t is not None]
+        return max(times) if times else None
+
+    def _removing(self, gone: list[Item]) -> None:
+        """Before marks go: the latest erasure they stand for, so work queued before it stays stopped."""
+        times = [t for t in (_moment(mark.data.get("since")) for mark in gone) if t is not None]
+        if not times:
+            return
+        latest = max(times)
+        for _ in range(8):
+            held = self.records.get(*_FORGOTTEN)
+            before = _moment(held.data.get("since")) if held is not None else None
+            if before is not None and before >= latest:
+                return
+            with suppress(Conflict):
+                self.records.put(
+                    Item(*_FORGOTTEN, {"since": latest.isoformat()}), held.version if held else 0
+                )
+                return
+        raise Conflict("the erased subjects' forgotten erasures kept changing; the next sweep tries again")
 
 
-def _key(brain_id: str, subject: Subject) -> str:
-    return f"{brain_id}#{subject.digest}"
+def _keyed(key: bytes, brain_id: str, subject: Subject) -> str:
+    return f"{brain_id}#{keyed_digest(key, _named(subject))}"
+
+
+def _unkeyed(subject: Subject) -> str:
+    """An earlier release's digest of the subject (read, never written)."""
+    return hashlib.sha256(_named(subject).encode()).hexdigest()[:16]
+
+
+def _named(subject: Subject) -> str:
+    return f"{subject.kind}\x00{subject.value}"
+
+
+def _moment(value: object) -> datetime | None:
+    """A mark's `since` (UTC when it names no offset); None for anything but a time."""
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _listing(records: RecordStore, cursor: str | None) -> ScanPage:
+    page = records.query(PK, after=cursor, limit=1000)
+    return ScanPage(page.items, page.next_after)

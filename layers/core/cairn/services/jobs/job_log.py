@@ -52,8 +52,8 @@ class JobLog:
 
     def unfinished(self, brain_id: str) -> list[tuple[str, str]]:
         """The keys of the brain's pointers to jobs its runner holds and has not finished (queued
-        or running): a brain's deletion keeps them until those jobs end, then forgets them. None
-        on a runner that cannot forget (nothing would ever forget them)."""
+        or running): a brain's deletion keeps them until those jobs end, then forgets them. Empty
+        on a runner that cannot forget: nothing would ever forget them, so none is kept."""
         if not isinstance(self.runner, ForgetsJobs):
             return []
         keys: list[tuple[str, str]] = []

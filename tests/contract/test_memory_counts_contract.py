@@ -319,3 +319,30 @@ def test_stats_reads_the_newest_entries_not_every_record(
         written = size
         reads.append(stats_reads())
     assert reads[0] == reads[1] <= 130  # as many at twice the memories: the newest 100 facts' entries
+
+
+def test_stats_reads_the_counts_record_once(c: Container, records: RecordStore, clock: FakeClock) -> None:
+    """The counts' record tells both whether the counts are built and whether the creation-time
+    entries are: a stats call reads it once (on DynamoDB a second read was one GetItem more)."""
+    brain = c.brains.create("Default", slug="default")
+    for n in range(5):
+        c.memories.store(brain, MemoryInput(MemoryType.fact, f"Fact {n}: pump {n} at 3 bar."))
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    while not counts.step(pk) or not counts.step_times(pk):  # as the sweep builds them
+        pass
+    expected = stats(c, brain, clock)
+    keys: list[tuple[str, str]] = []
+    get, get_many = records.get, records.get_many
+
+    def spy_get(pk: str, sk: str) -> Any:
+        keys.append((pk, sk))
+        return get(pk, sk)
+
+    def spy_get_many(wanted: Any) -> Any:
+        wanted = list(wanted)
+        keys.extend(wanted)
+        return get_many(wanted)
+
+    with patch.object(records, "get", side_effect=spy_get), patch.object(records, "get_many", spy_get_many):
+        assert answered(c) == expected
+    assert keys.count((pk, "memory-counts")) == 1, keys

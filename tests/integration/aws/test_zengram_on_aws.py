@@ -304,3 +304,28 @@ def test_a_store_and_a_search_read_what_they_already_read_no_more(
     assert status == 200 and answer["results"][0]["id"] == new_id
     assert not [k for op, k in sent if op == "GetItem" and k.startswith("brains ")], sent
     assert len(sent) <= 6, sent
+
+
+def test_a_stats_call_reads_the_memory_counts_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """zengram's stats on DynamoDB: the counts' record says whether the counts and the creation-time
+    entries are built, so one GetItem of it serves both (services/zengram/kept_stats.py)."""
+    import botocore.client
+
+    for n in range(3):
+        stored(stack, type="fact", content=f"Pump {n} runs at {n + 2} bar.", key=f"pump-{n}")
+    z(stack, "GET", "/stats")  # the first builds what a new brain's stats read
+    sent: list[tuple[str, str]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def spy(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if client.meta.service_model.service_name == "dynamodb":
+            key = params.get("Key") or {}
+            sent.append((operation, f"{key.get('pk', {}).get('S', '')} {key.get('sk', {}).get('S', '')}"))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", spy)
+    status, answer = z(stack, "GET", "/stats")
+    assert status == 200 and answer["total_memories"] == 3
+    counts = [key for op, key in sent if op == "GetItem" and key.endswith(" memory-counts")]
+    print(f"stats: {len(sent)} DynamoDB requests, {len([1 for op, _ in sent if op == 'GetItem'])} GetItem")
+    assert len(counts) == 1, sent

@@ -199,13 +199,15 @@ class MemoryCounts:
             (found[key].version if key in found else 0) == expected for key, expected in wanted.items()
         )
 
+    def held(self, pk: str) -> dict[str, Any] | None:
+        """The counts' record as stored (None: there is none), for `built_owners` and
+        `times_done` to read both from one read."""
+        held = self.records.get(pk, _SK)
+        return None if held is None else held.data
+
     def read(self, pk: str) -> dict[str, Any] | None:
         """The brain's built counts (owner -> bucket -> [records, chunks]); None until built."""
-        held = self.records.get(pk, _SK)
-        if held is None or held.data.get("built") is not True:
-            return None
-        owners: dict[str, Any] = held.data["owners"]
-        return owners
+        return built_owners(self.held(pk))
 
     def step(self, pk: str) -> bool:
         """Carry the build of `pk`'s counts over the next `step_records` memory records; True
@@ -240,8 +242,7 @@ class MemoryCounts:
 
     def times_built(self, pk: str) -> bool:
         """Whether every live memory record of `pk` has its creation-time entry (memory_times.py)."""
-        held = self.records.get(pk, _SK)
-        return held is not None and held.data.get("times") is True and held.data.get(OVER) is not True
+        return times_done(self.held(pk))
 
     def step_times(self, pk: str) -> bool:
         """Carry the build of `pk`'s creation-time entries over the next `times_step` memory
@@ -319,6 +320,20 @@ class MemoryCounts:
             if page.next_after is None:
                 return {owner: buckets for owner, buckets in owners.items() if buckets}
             after = page.next_after
+
+
+def built_owners(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The built counts a counts' record holds (owner -> bucket -> [records, chunks]); None
+    until built, and once `over`."""
+    if data is None or data.get("built") is not True:
+        return None
+    owners: dict[str, Any] = data["owners"]
+    return owners
+
+
+def times_done(data: dict[str, Any] | None) -> bool:
+    """Whether a counts' record says every live memory record has its creation-time entry."""
+    return data is not None and data.get("times") is True and data.get(OVER) is not True
 
 
 def _passed(state: Any, after: Any, sk: str) -> bool:

@@ -19,7 +19,7 @@ from cairn.ports.chunks import ChunkFilter, ChunkHit
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item
 from cairn.services.documents.current_memories import may_be_current
-from cairn.services.documents.memory_counts import DAMAGED, Bucket, owner_of
+from cairn.services.documents.memory_counts import DAMAGED, Bucket, built_owners, owner_of, times_done
 from cairn.services.documents.memory_times import Made, made
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.unreadable import Unreadable, read_or_skip
@@ -241,14 +241,29 @@ class MemoryReads:
         """The brain's kept counts the caller may see, bucket by bucket ([records, chunks]); None
         while they are being built (one step is taken here) or when a record they count is one
         a count must decode (damaged, or a value validation would convert)."""
+        found = self._kept_counts(brain)
+        return None if found is None else found[0]
+
+    def kept(self, brain: Brain) -> tuple[list[tuple[Bucket, list[int]]], Iterator[Made] | None] | None:
+        """`kept_counts` and `kept_times` from one read of the counts' record (zengram's stats asks
+        for both); None as `kept_counts`."""
+        found = self._kept_counts(brain)
+        if found is None:
+            return None
+        buckets, held = found
+        return buckets, self.kept_times(brain, held=held)
+
+    def _kept_counts(self, brain: Brain) -> tuple[list[tuple[Bucket, list[int]]], dict[str, Any]] | None:
         counts, pk = self.documents.repo.counts, documents_pk(brain.id)
         try:
-            owners = counts.read(pk)
+            held = counts.held(pk)
+            owners = built_owners(held)
             if owners is None and counts.step(pk):
-                owners = counts.read(pk)
+                held = counts.held(pk)
+                owners = built_owners(held)
         except Unavailable:  # the store refused the step's write (another process holds its writer lock)
             return None
-        if owners is None:
+        if owners is None or held is None:
             return None
         sees = access.seer(brain)  # the read rule, by owner
         seen = [
@@ -259,15 +274,17 @@ class MemoryReads:
         ]
         if any(name == DAMAGED for name, _ in seen):
             return None
-        return [(Bucket(name), held) for name, held in seen]
+        return [(Bucket(name), counted) for name, counted in seen], held
 
-    def kept_times(self, brain: Brain) -> Iterator[Made] | None:
+    def kept_times(self, brain: Brain, *, held: dict[str, Any] | None = None) -> Iterator[Made] | None:
         """The brain's live memories the caller may see by creation time, newest first, from
         their kept entries (documents/memory_times.py; those to be read instead first of all);
-        None while the entries are being built (one step is taken here)."""
+        None while the entries are being built (one step is taken here). `held`: the counts'
+        record the caller has just read (None: it is read here)."""
         counts, pk = self.documents.repo.counts, documents_pk(brain.id)
         try:
-            if not counts.times_built(pk) and not counts.step_times(pk):
+            built = times_done(held) if held is not None else counts.times_built(pk)
+            if not built and not counts.step_times(pk):
                 return None
         except Unavailable:  # the store refused the step's write (another process holds its writer lock)
             return None

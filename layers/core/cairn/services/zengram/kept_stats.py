@@ -40,9 +40,10 @@ class Counted:
 def counted(memories: MemoryReads, brain: Brain, settled: datetime | None) -> Counted | None:
     """Stats' counts from the kept counts and entries; None when they cannot answer (being built,
     damaged, an entry its record no longer matches)."""
-    kept = memories.kept_counts(brain)
-    if kept is None:
+    both = memories.kept(brain)  # the counts' record read once for the counts and the entries
+    if both is None:
         return None
+    kept, times = both
     live = [(b, held) for b, held in kept if b.folder in _FOLDERS and not b.deleted and b.memory]
     total = sum(held[0] for _, held in live)
     by_type: Counter[str] = Counter()
@@ -51,7 +52,6 @@ def counted(memories: MemoryReads, brain: Brain, settled: datetime | None) -> Co
     cut = moment(settled) if settled is not None else None
     if settled is not None and cut is None:
         return None
-    times = memories.kept_times(brain)
     if times is None:
         return None
     found = _newest(times, cut)

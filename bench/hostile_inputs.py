@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from counts_over import counts_over
 from hostile_services import (
     concept_chunks,
     concept_honorifics,
@@ -352,6 +353,7 @@ CASES: dict[str, Callable[[], str]] = {
     "superseded-facts": superseded_facts,
     "memory-counts": memory_counts,
     "zengram-stats": zengram_stats,
+    "counts-over": counts_over,
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,
@@ -377,8 +379,8 @@ def main() -> None:
     parser.add_argument(
         "--facts",
         type=int,
-        help="distinct-facts, superseded-facts, memory-counts, zengram-stats: the facts written "
-        "(10,000; 1,000)",
+        help="distinct-facts, superseded-facts, memory-counts, zengram-stats, counts-over: the facts "
+        "written (10,000; 1,000; counts-over 2,000)",
     )
     parser.add_argument(
         "--keep",
@@ -389,7 +391,7 @@ def main() -> None:
         "--copies",
         type=int,
         default=0,
-        help="superseded-facts, memory-counts, zengram-stats: its facts copied K times over",
+        help="superseded-facts, memory-counts, zengram-stats, counts-over: its facts copied K times over",
     )
     parser.add_argument(
         "--rows",
@@ -422,6 +424,8 @@ def main() -> None:
         CASES["zengram-stats"] = partial(
             zengram_stats, args.facts or 1_000, keep=args.keep, copies=args.copies
         )
+    if args.facts or args.copies:
+        CASES["counts-over"] = partial(counts_over, args.facts or 2_000, copies=args.copies)
     for name in args.case or list(CASES):
         case = CASES[name]
         if isinstance(case, Built):

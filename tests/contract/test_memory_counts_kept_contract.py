@@ -11,17 +11,19 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
 from cairn import faults
-from cairn.bootstrap import Container, build_container
+from cairn.bootstrap import Container, build_container, index_sweeper
 from cairn.config import Settings
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.documents import memory_times
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.repositories import documents_pk
+from cairn.services.zengram.briefing import ZengramBriefing
 from tests.contract.test_memory_counts_contract import answered, stats
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
@@ -213,3 +215,40 @@ def test_counts_that_outgrow_a_record_leave_memory_writes_and_counts_working(
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
     c.memories.store(brain, MemoryInput(MemoryType.decision, "Replace the pump seal"))
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain) == (4, 3)
+
+
+def test_counts_over_are_counted_again_by_the_sweep_once_they_fit(c: Container, clock: FakeClock) -> None:
+    """Counts marked `over` go back to kept counts once the folders that blew them up are gone:
+    the sweep counts them again an hour after the mark (not sooner), and a recount that still
+    does not fit is marked `over` anew, to be tried an hour later."""
+    brain = c.brains.create("Default", slug="default")
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    sweep = index_sweeper(c)
+    assert c.memories.count(brain, max_age_s=0) == (0, 0)  # built
+    paths = [f"memories/{n:04d}{'f' * 971}/note.md" for n in range(420)]
+    for n, path in enumerate(paths):
+        c.documents.write(brain, path, f"A note in folder {n}".encode())
+    c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar", key="pump"))
+    assert counts.held(pk) == {"over": True, "at": pytest.approx(clock.now().timestamp(), abs=5)}
+
+    clock.advance(3_000)
+    sweep.tick()  # not an hour yet: left alone
+    assert counts.held(pk) is not None and counts.held(pk)["over"] is True
+    clock.advance(700)
+    sweep.tick()  # an hour: counted again, and they still do not fit
+    marked = counts.held(pk)
+    assert marked == {"over": True, "at": pytest.approx(clock.now().timestamp(), abs=5)}
+
+    for path in paths[:-5]:  # the long folders go, erased (five are left, which fit)
+        c.documents.erase(brain, path)
+    clock.advance(1_000)
+    sweep.tick()
+    assert counts.held(pk) == marked  # no sooner than an hour after the last try
+    clock.advance(2_700)
+    sweep.tick()
+    assert counts.read(pk) is not None and counts.times_built(pk)
+    assert_kept(c, brain)
+    c.memories.store(brain, MemoryInput(MemoryType.fact, "The valve is shut", key="valve"))
+    with patch.object(ZengramBriefing, "_counted", side_effect=AssertionError("read every record")):
+        assert answered(c) == stats(c, brain, clock)  # from the kept counts and entries again
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)

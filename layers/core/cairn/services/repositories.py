@@ -214,7 +214,7 @@ class DocumentRepository:
         self.intents = intents or IndexIntents(records)
         self.old_bytes = OldBytesLog(records)
         self.current = CurrentMemories(records)
-        self.counts = MemoryCounts(records)
+        self.counts = MemoryCounts(records, now=self.intents.now)  # the store's clock, as the intents'
 
     def _seen(self) -> Callable[[str, str | None], bool] | None:
         """The read rule for the current access as (brain id, owner) -> visible; None: the system."""

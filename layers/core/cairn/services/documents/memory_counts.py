@@ -26,12 +26,17 @@ The record holds a bucket per folder and per owner, and both are the writers' to
 under `memories/` of up to 985 characters, a ThoughtMCP userId of up to 256): kept whole, it would
 outgrow what one record may hold (DynamoDB refuses an item over 400 KB, and with it every memory
 commit of the brain). A commit or step that would make it larger than `MAX_BYTES` writes it
-`over` instead, with no counts: from then on commits leave it alone and counts are made by
-reading every record, as before the counts."""
+`over` instead, with no counts but when (`at`): from then on commits leave it alone and counts are
+made by reading every record, as before the counts. The folders and owners that blew it up may go
+(deleted, erased), so the sweep's build (`carry_on`) counts an `over` brain again from its first
+record once `RETRY_OVER_S` has passed since its mark: the build's first step replaces the mark (at
+the version read), and the brain has kept counts again once a build ends within `MAX_BYTES`, or is
+marked `over` anew (the next try an hour later)."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -56,6 +61,8 @@ counts' record are one transaction, within DynamoDB's 100 items."""
 MAX_BYTES = 256_000
 """The most the counts' data may take encoded (DynamoDB's items hold 400 KB): past it, `over`."""
 OVER = "over"
+RETRY_OVER_S = 3600.0
+"""How long counts marked `over` stay so before the sweep's build counts them again."""
 COMMIT_TRIES = 32
 """How often a commit counts again after losing only on the counts' version to another commit."""
 
@@ -116,9 +123,15 @@ def owner_of(key: str) -> str | None:
 
 class MemoryCounts:
     def __init__(
-        self, records: RecordStore, *, step_records: int = STEP_RECORDS, times_step: int = TIMES_STEP
+        self,
+        records: RecordStore,
+        *,
+        step_records: int = STEP_RECORDS,
+        times_step: int = TIMES_STEP,
+        now: Callable[[], float] = time.time,
     ) -> None:
         self.records = records
+        self.now = now
         self.step_records = step_records
         self.times_step = times_step
 
@@ -161,7 +174,7 @@ class MemoryCounts:
                         _add(data["owners"], sk, new, 1)
                 if _passed(data.get("times"), _times_after(data), sk):
                     puts += _entry_ops(pk, sk, old, new)
-            puts.append(Put(Item(pk, _SK, data=_bounded(data)), held.version if held is not None else 0))
+            puts.append(Put(Item(pk, _SK, data=self._bounded(data)), held.version if held is not None else 0))
         return puts
 
     def transact(self, ops: Sequence[Put | Delete]) -> list[Item]:
@@ -209,12 +222,16 @@ class MemoryCounts:
         """The brain's built counts (owner -> bucket -> [records, chunks]); None until built."""
         return built_owners(self.held(pk))
 
-    def step(self, pk: str) -> bool:
+    def step(self, pk: str, *, retry_over: bool = False) -> bool:
         """Carry the build of `pk`'s counts over the next `step_records` memory records; True
-        once they are built. A step that loses to a commit (or another step) is not kept."""
+        once they are built (or `over`). A step that loses to a commit (or another step) is not
+        kept. With `retry_over` (the sweep's), counts marked `over` `RETRY_OVER_S` ago or more
+        are counted again from the first record, this step the build's first."""
         held = self.records.get(pk, _SK)
         data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
-        if data.get("built") is True or data.get(OVER) is True:
+        if data.get(OVER) is True and retry_over and self.over_due(data):
+            data = {"owners": {}}  # commits count beside this build as beside any other
+        elif data.get("built") is True or data.get(OVER) is True:
             return True
         after = data.get("after")
         start = after if isinstance(after, str) and after.startswith(_DOC + _MEMORIES) else None
@@ -227,7 +244,7 @@ class MemoryCounts:
             data["built"] = True
         else:
             data["after"] = page.items[-1].sk
-        data = _bounded(data)
+        data = self._bounded(data)
         try:
             self.records.put(Item(pk, _SK, data=data), held.version if held is not None else 0)
         except Conflict:
@@ -237,8 +254,21 @@ class MemoryCounts:
     def carry_on(
         self, pks: Iterable[str], *, budget_s: float, stop: Callable[[], bool] = lambda: False
     ) -> int:
-        """Step the builds of these partitions' counts (current_memories.stepped)."""
-        return stepped(self.step, pks, budget_s=budget_s, stop=stop)
+        """Step the builds of these partitions' counts (current_memories.stepped), counting those
+        `over` for an hour or more again."""
+        return stepped(lambda pk: self.step(pk, retry_over=True), pks, budget_s=budget_s, stop=stop)
+
+    def over_due(self, data: dict[str, Any]) -> bool:
+        """Whether counts marked `over` are due to be counted again (a mark with no time is one
+        an earlier release wrote: due at once)."""
+        at = data.get("at")
+        return not isinstance(at, int | float) or self.now() - at >= RETRY_OVER_S
+
+    def _bounded(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The counts to write, or the mark that they grew past what one record may hold, and when."""
+        if len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()) > MAX_BYTES:
+            return {OVER: True, "at": self.now()}
+        return data
 
     def times_built(self, pk: str) -> bool:
         """Whether every live memory record of `pk` has its creation-time entry (memory_times.py)."""
@@ -356,13 +386,6 @@ def _entry_ops(pk: str, sk: str, old: Item | None, new: dict[str, Any] | None) -
     if now is not None:
         ops.append(Put(now))
     return ops
-
-
-def _bounded(data: dict[str, Any]) -> dict[str, Any]:
-    """The counts to write, or the mark that they grew past what one record may hold."""
-    if len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()) > MAX_BYTES:
-        return {OVER: True}
-    return data
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -90,5 +90,8 @@ class LambdaContext:
     log_group_name = "/aws/lambda/cairn-api-test"
     log_stream_name = "2026/11/22/[$LATEST]abcdef"
 
+    def __init__(self, remaining_ms: int = 29_000) -> None:
+        self.remaining_ms = remaining_ms  # an API request's 29 s by default; a job task's up to 900 s
+
     def get_remaining_time_in_millis(self) -> int:
-        return 29_000
+        return self.remaining_ms

@@ -27,6 +27,9 @@ from tests.support.index_check import index_problems
 from tests.support.moto_lambda import route_lambda
 from tests.support.sfn_runner import TASK_FUNCTION, moto_job_runner
 
+TASK_CTX = LambdaContext(900_000)
+"""A job task invocation's context with its whole 900 s ahead."""
+
 
 @pytest.fixture
 def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Container]:
@@ -95,12 +98,12 @@ def test_the_sweep_action_indexes_what_a_stopped_writer_committed(container: Con
         container.documents.write(brain, "notes/tide.md", b"# Tide\n\nHigh water at Porto is 14:05.")
     handler = jobs_handler(lambda: job_tasks(container, Settings()))
     too_young = {"settled": 0, "mended": 0}  # the intent is too young to be abandoned
-    assert handler({"action": "sweep"}, LambdaContext()) == too_young
+    assert handler({"action": "sweep"}, TASK_CTX) == too_young
     assert container.search.search(brain, "high water Porto").hits == []
     assert isinstance(container.adapters.clock, FakeClock)
     container.adapters.clock.advance(GRACE_S + 1)
 
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 1, "mended": 0}
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 1, "mended": 0}
     assert container.search.search(brain, "high water Porto").hits[0].path == "notes/tide.md"
     assert index_problems(container) == []
 
@@ -120,11 +123,11 @@ def test_the_sweep_action_gives_a_brain_made_mid_deploy_its_pointers(container: 
         assert container.brains.list() == []
     handler = jobs_handler(lambda: job_tasks(container, Settings()))
 
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 1}
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 1}
 
     with access.acting_as(owner, READ):
         assert [b.id for b in container.brains.list()] == [brain.id]
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 0}
 
 
 def test_the_sweep_action_links_a_memory_whose_writer_stopped_after_its_commit(container: Container) -> None:
@@ -137,10 +140,66 @@ def test_the_sweep_action_links_a_memory_whose_writer_stopped_after_its_commit(c
     with faults.armed("documents.indexed"), pytest.raises(InjectedFault):
         container.memories.store(brain, memory)
     handler = jobs_handler(lambda: job_tasks(container, Settings()))
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}  # too young
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 0}  # too young
     assert isinstance(container.adapters.clock, FakeClock)
     container.adapters.clock.advance(GRACE_S + 1)
 
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 2, "mended": 0}  # indexed, linked
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 2, "mended": 0}  # indexed, linked
     assert container.entities.get(brain, "port-trust").mention_count == 1
     assert list(container.pending_links.pending()) == []
+
+
+class RunningOut(LambdaContext):
+    """A job task invocation's context whose time left falls by `per_step_s` with each step of the
+    memory counts' build (as if each took that long)."""
+
+    def __init__(self, per_step_s: float, left_s: float = 900.0) -> None:
+        super().__init__()
+        self.left_s = left_s
+        self.per_step_s = per_step_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.left_s * 1000)
+
+
+def test_the_sweep_action_stops_before_the_invocation_ends_and_the_next_resumes(
+    container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's chores take no more than the invocation has: with each build step of a brain's
+    memory counts taking 50 s, the sweep stops starting steps with less than 60 s left, answers
+    in time (cut short, the pointers' mend left for the next), and the next sweep carries the build
+    on from where it stopped to its end."""
+    from cairn.entrypoints.aws_lambda import SWEEP_MARGIN_S
+    from cairn.services.repositories import documents_pk
+
+    brain = container.brains.create("Team", slug="team")
+    for n in range(100):
+        container.documents.write(brain, f"memories/fact/{n:03d}.md", f"Pump {n} runs at 3 bar.".encode())
+    counts, pk = container.documents.repo.counts, documents_pk(brain.id)
+    container.adapters.records.delete(pk, "memory-counts")  # as a brain written before the counts
+    monkeypatch.setattr(counts, "step_records", 5)  # 20 steps to build
+    context = RunningOut(per_step_s=50)
+    step = counts.step
+    steps: list[str | None] = []
+
+    def timed_step(pk: str, **kwargs: object) -> bool:
+        context.left_s -= context.per_step_s
+        done = step(pk, **kwargs)  # type: ignore[arg-type]
+        held = counts.held(pk) or {}
+        steps.append(held.get("after"))
+        return done
+
+    monkeypatch.setattr(counts, "step", timed_step)
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
+
+    answer = handler({"action": "sweep"}, context)
+    assert answer == {"settled": 0, "mended": 0, "cut_short": True}
+    assert 0 <= context.left_s < SWEEP_MARGIN_S  # stopped in time, after the step that crossed the margin
+    assert len(steps) == 17 and counts.read(pk) is None  # 850 s of steps: the build not done
+    stopped_at = steps[-1]
+    assert stopped_at == "doc#memories/fact/084.md"
+
+    steps.clear()
+    assert handler({"action": "sweep"}, RunningOut(per_step_s=0)) == {"settled": 0, "mended": 0}
+    assert len(steps) == 3  # the 15 records left, from the one after where it stopped
+    assert counts.read(pk) == counts.recount(pk) and counts.times_built(pk)

@@ -110,10 +110,10 @@ def test_a_task_event_that_is_not_an_object_is_invalid_input(event: Any) -> None
         ran.append(e)
         return {}
 
-    tasks = JobTasks(task=task, sweep=lambda: 0, schedule=dict, mend=lambda: 0)
+    tasks = JobTasks(task=task, sweep=lambda _stop: 0, schedule=dict, mend=lambda: 0)
     handler = jobs_handler(lambda: tasks)
 
     with pytest.raises(InvalidInput, match="not a job task event"):
         handler(event, LambdaContext())
     assert ran == []
-    assert handler({"action": "sweep"}, LambdaContext()) == {"settled": 0, "mended": 0}
+    assert handler({"action": "sweep"}, LambdaContext(900_000)) == {"settled": 0, "mended": 0}

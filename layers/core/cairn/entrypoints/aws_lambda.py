@@ -169,13 +169,28 @@ class JobTasks:
 
     task: Handler
     """Step Functions' `execute` / `fail` for one job."""
-    sweep: Callable[[], int]
-    """Index the documents whose writer stopped between its commit and its index writes."""
+    sweep: Callable[[Callable[[], bool]], int]
+    """Index the documents whose writer stopped between its commit and its index writes, then the
+    sweep's other chores (bootstrap/shared.py `index_sweeper`), each ending at its next step once
+    the question it is given says the invocation's time is running out."""
     schedule: Callable[[], dict[str, Any]]
     """Queue a consolidation of every brain for this window."""
     mend: Callable[[], int]
     """Give the brains made in the last hour the pointers they lack (run with each sweep): one
     the previous release's code made while a deploy switched over has none (docs/DEPLOY.md)."""
+
+
+SWEEP_MARGIN_S = 60.0
+"""How long before the invocation's limit (900 s) the sweep starts no more work: what a step under
+way (a build step, a deletion's look) and the reply take. What is left, the next sweep does."""
+
+
+def time_running_out(context: Any, margin_s: float = SWEEP_MARGIN_S) -> Callable[[], bool]:
+    """Whether the invocation has less than `margin_s` left (never, for a context that cannot say)."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if not callable(remaining):
+        return lambda: False
+    return lambda: float(remaining()) < margin_s * 1000
 
 
 def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
@@ -190,7 +205,11 @@ def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
         if not isinstance(event, dict):
             raise InvalidInput(f"not a job task event: a JSON object expected, not {type(event).__name__}")
         if event.get("action") == "sweep":
-            return {"settled": tasks.sweep(), "mended": tasks.mend()}
+            running_out = time_running_out(context)
+            settled = tasks.sweep(running_out)
+            if running_out():  # the mend is work too: the next sweep, five minutes on, does it
+                return {"settled": settled, "mended": 0, "cut_short": True}
+            return {"settled": settled, "mended": tasks.mend()}
         if event.get("action") == "schedule":
             return tasks.schedule()
         return tasks.task(event, context)

@@ -19,6 +19,8 @@ the build of the current memories' entries of brains written before them
 between two documents the intents name, before each settler and chore, and inside them (they
 are given the question), so `stop` does not wait out a long list or a chore's budget: what is
 left stays for the next sweep, or the next start, which settles every standing intent first.
+The AWS sweep asks the same question of its invocation's time left (entrypoints/aws_lambda.py
+`time_running_out`), so its chores end before the function's 900 s do.
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ class IndexSweeper:
             "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
         )
 
-    def tick(self) -> int:
-        stopping = self._loop.stopping
+    def tick(self, stop: Callable[[], bool] | None = None) -> int:
+        """One sweep; `stop` (the AWS sweep's: its invocation's time running out) ends it at its
+        next step as a stop of the process does."""
+        stopping = self._loop.stopping if stop is None else (lambda: self._loop.stopping() or stop())
         settled = self.documents.settle_pending(self.grace_s, stopping)
         if settled:
             log.warning("settled %d documents whose writer stopped before indexing them", settled)

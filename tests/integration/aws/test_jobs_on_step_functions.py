@@ -203,3 +203,32 @@ def test_the_sweep_action_stops_before_the_invocation_ends_and_the_next_resumes(
     assert handler({"action": "sweep"}, RunningOut(per_step_s=0)) == {"settled": 0, "mended": 0}
     assert len(steps) == 3  # the 15 records left, from the one after where it stopped
     assert counts.read(pk) == counts.recount(pk) and counts.times_built(pk)
+
+
+def test_the_sweep_action_says_what_it_left_to_do(container: Container) -> None:
+    """Counts `over` (the hourly recount not due) are said in the sweep's answer, which the function
+    logs; once the recount is due and fits, nothing is left to say."""
+    from cairn.ports.records import Item
+    from cairn.services.documents.memory_counts import RETRY_OVER_S
+    from cairn.services.repositories import documents_pk
+
+    brain = container.brains.create("Team", slug="team")
+    container.documents.write(brain, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+    now = container.documents.repo.counts.now()
+    container.adapters.records.put(Item(documents_pk(brain.id), "memory-counts", {"over": True, "at": now}))
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
+
+    assert handler({"action": "sweep"}, TASK_CTX) == {
+        "settled": 0,
+        "mended": 0,
+        "maintenance": {
+            "counts_over": 1,
+            "counts_building": 0,
+            "entries_building": 0,
+            "deletions_settling": 0,
+            "brains": {"counts_over": [brain.id]},
+        },
+    }
+    assert isinstance(container.adapters.clock, FakeClock)
+    container.adapters.clock.advance(RETRY_OVER_S)
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 0}

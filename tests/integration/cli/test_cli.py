@@ -269,3 +269,35 @@ def test_opening_the_store_lists_a_brain_an_older_process_wrote_again(
 
     assert code == 0 and "listed for their tenants again: notes" in err
     assert build_container(Settings(data_dir=data)).adapters.records.get(*pointer) is not None
+
+
+def test_check_says_what_the_sweep_still_has_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Memory counts `over` or being built and deletions settling are said, not counted as faults."""
+    from cairn.ports.records import Item
+    from cairn.services.repositories import documents_pk
+
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data))
+    over = container.brains.create("Over", slug="over")
+    old = container.brains.create("Old", slug="old")
+    container.brains.create("Empty", slug="empty")
+    for brain in (over, old):
+        container.documents.write(brain, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+    records = container.adapters.records
+    records.put(Item(documents_pk(over.id), "memory-counts", {"over": True, "at": 0.0}))
+    records.delete(documents_pk(old.id), "memory-counts")  # as a brain written before the counts
+    gone = container.brains.create("Gone", slug="gone")
+    container.erasure.delete_brain(gone.id)
+
+    code, checked, _ = run(capsys, "check", "--data-dir", str(data))
+
+    assert code == 0
+    assert "brain over: its memory counts grew past what one record holds (over)" in checked
+    assert "brain old: its memory counts are being built by the sweep" in checked
+    assert f"deleted brain {gone.id}: settling until" in checked
+    assert "brain empty: its memory" not in checked
+    code, checked, _ = run(capsys, "check", "old", "--data-dir", str(data))
+    assert code == 0 and "brain old: its memory counts are being built" in checked
+    assert "brain over:" not in checked and "settling" not in checked

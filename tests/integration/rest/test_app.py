@@ -44,6 +44,34 @@ def test_healthz(client: TestClient) -> None:
     assert response.json()["status"] == "ok"
 
 
+def test_healthz_says_what_the_last_sweep_left_to_do(
+    container: Container, client: TestClient, brain: Brain
+) -> None:
+    """Memory counts `over` and deletions settling, as the last sweep found them (no store is read
+    by /healthz); the status stays ok, and an open server (this one) names the brains."""
+    from cairn.bootstrap import index_sweeper
+    from cairn.ports.records import Item
+    from cairn.services.repositories import documents_pk
+
+    container.documents.write(brain, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+    container.adapters.records.put(Item(documents_pk(brain.id), "memory-counts", {"over": True, "at": 0.0}))
+    gone = container.brains.create("Gone", slug="gone")
+    container.erasure.delete_brain(gone.id)
+    assert "maintenance" not in client.get("/healthz").json()  # no sweep yet
+    sweep = index_sweeper(container)
+    container.documents.repo.counts.now = lambda: 60.0  # the retry not due: the mark stays
+    sweep.tick()
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok"
+    assert body["maintenance"] == {
+        "counts_over": 1,
+        "counts_building": 0,
+        "entries_building": 0,
+        "deletions_settling": 1,
+        "brains": {"counts_over": [brain.id], "deletions_settling": [gone.id]},
+    }
+
+
 def test_unknown_route_and_method_are_problems(client: TestClient, brain: Brain) -> None:
     assert_problem(client.get("/v1/nothing-here"), 404, "not_found")
     response = client.patch(docs_url("notes"), params={"path": "a.md"})

@@ -56,4 +56,10 @@ def job_tasks(container: Container, settings: Settings) -> JobTasks:
     def mend() -> int:
         return len(container.brains.mend_pointers(made_within_s=MEND_WITHIN_S))
 
-    return JobTasks(task=task, sweep=index_sweeper(container).tick, schedule=schedule, mend=mend)
+    def maintenance() -> dict[str, Any]:
+        kept = container.health.maintenance.last() if container.health.maintenance is not None else None
+        return {} if kept is None or kept.quiet else kept.summary(named=True)  # the function's own log
+
+    return JobTasks(
+        task=task, sweep=index_sweeper(container).tick, schedule=schedule, mend=mend, maintenance=maintenance
+    )

@@ -37,6 +37,7 @@ from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext
 from cairn.services.documents.visible_chunks import VisibleChunks
 from cairn.services.erasure.erased import ErasedSubjects
+from cairn.services.erasure.settling import DeletionsSettling
 from cairn.services.events import EventBus
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.page_assertions import PageAssertions
@@ -52,6 +53,7 @@ from cairn.services.jobs.visible_jobs import VisibleJobs
 from cairn.services.links.graph import GraphService
 from cairn.services.links.pending import PendingLinks
 from cairn.services.links.repository import LinkRepository
+from cairn.services.maintenance import BrainMaintenance
 from cairn.services.memory.claims import MemoryClaims
 from cairn.services.memory.consolidation import CONSOLIDATE_JOB, ConsolidationService, ConsolidationTuning
 from cairn.services.memory.entities import EntityRepository, EntityService
@@ -300,6 +302,9 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             a.reranker,
             on_aws=settings.backend == "aws",
             rebuilding=rebuilding,
+            maintenance=BrainMaintenance(
+                a.records, DeletionsSettling(a.records, a.clock), _brain_ids(brains)
+            ),
         ),
         thoughts=thoughts,
         reasoning=ReasoningService(
@@ -342,7 +347,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
     the audit's and the erased subjects' marks (services/mark_lifetimes.py); then the later looks of brain
     deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
     current memories' entries, the memory counts and their creation-time entries of brains written
-    before them."""
+    before them; last, what is left of that (services/maintenance.py)."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
@@ -351,6 +356,11 @@ def index_sweeper(container: Container) -> IndexSweeper:
         steps = repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
         steps += repo.counts.carry_on(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
         return steps + repo.counts.carry_on_times(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
+
+    def report(stop: Callable[[], bool]) -> None:
+        maintenance = container.health.maintenance
+        if maintenance is not None and not stop():
+            maintenance.report()  # for /healthz and the AWS sweep's answer (services/maintenance.py)
 
     return IndexSweeper(
         container.documents,
@@ -361,8 +371,17 @@ def index_sweeper(container: Container) -> IndexSweeper:
             container.erasure.erased.sweep,
             container.erasure.settle,
             build_entries,
+            report,
         ],
     )
+
+
+def _brain_ids(brains: BrainService) -> Callable[[], list[str]]:
+    def ids() -> list[str]:
+        with access.as_system():
+            return [brain.id for brain in brains.own()]
+
+    return ids
 
 
 def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:

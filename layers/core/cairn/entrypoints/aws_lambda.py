@@ -178,6 +178,9 @@ class JobTasks:
     mend: Callable[[], int]
     """Give the brains made in the last hour the pointers they lack (run with each sweep): one
     the previous release's code made while a deploy switched over has none (docs/DEPLOY.md)."""
+    maintenance: Callable[[], dict[str, Any]] = dict
+    """What the sweep found left to do for brains (services/maintenance.py), said in its answer
+    when there is any: memory counts `over` or being built, deletions still settling."""
 
 
 SWEEP_MARGIN_S = 60.0
@@ -207,9 +210,11 @@ def jobs_handler(make_tasks: Callable[[], JobTasks]) -> Handler:
         if event.get("action") == "sweep":
             running_out = time_running_out(context)
             settled = tasks.sweep(running_out)
+            left = tasks.maintenance()
+            said = {"maintenance": left} if left else {}
             if running_out():  # the mend is work too: the next sweep, five minutes on, does it
-                return {"settled": settled, "mended": 0, "cut_short": True}
-            return {"settled": settled, "mended": tasks.mend()}
+                return {"settled": settled, "mended": 0, "cut_short": True, **said}
+            return {"settled": settled, "mended": tasks.mend(), **said}
         if event.get("action") == "schedule":
             return tasks.schedule()
         return tasks.task(event, context)

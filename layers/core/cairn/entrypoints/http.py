@@ -45,11 +45,16 @@ def create_app(container: Container, calls: CallsInFlight | None = None) -> Fast
         rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
         has got. This route asks for no credential, so it names the brains (`brain_id`) only on a
         server that is open to its owner anyway: elsewhere it would tell anybody which brains
-        exist."""
+        exist. `maintenance`, when there is any, is what this process's last sweep found left to
+        do for brains (services/maintenance.py): how many brains' memory counts are `over` or
+        being built, whose creation-time entries are being built, whose deletions are still
+        settling (and which, on an open server); it changes no status."""
         rebuilding = container.health.rebuilding.now()
-        if not rebuilding:
-            return {"status": "ok", "version": __version__}
         named = container.authenticator.open
+        kept = container.health.maintenance.last() if container.health.maintenance is not None else None
+        maintenance = {} if kept is None or kept.quiet else {"maintenance": kept.summary(named=named)}
+        if not rebuilding:
+            return {"status": "ok", "version": __version__, **maintenance}
         brains = [
             {
                 **({"brain_id": brain_id} if named else {}),
@@ -60,7 +65,7 @@ def create_app(container: Container, calls: CallsInFlight | None = None) -> Fast
             }
             for brain_id, p in sorted(rebuilding.items())
         ]
-        return {"status": "rebuilding", "version": __version__, "rebuilding": brains}
+        return {"status": "rebuilding", "version": __version__, "rebuilding": brains, **maintenance}
 
     http = container.options.http
     sign_in = container.sign_in

@@ -5,6 +5,8 @@ OpenSearch on AWS) each answer one cheap read; the embedding model is checked fo
 configured (a model id and a dimension) without a paid call; a configured re-ranker likewise.
 A failing store or index is critical (`error`); a missing embedding model or re-ranker is not
 (`degraded`), nor is a brain whose index is being rebuilt (`degraded`, with the brain's progress).
+What the sweep still has to do for brains (memory counts `over` or being built, deletions
+settling: services/maintenance.py) is reported as its last tick found it, and changes no status.
 Each check reports its status and how long it took, and nothing else: no endpoint,
 table, bucket or error text is ever part of the answer (the failure is logged).
 """
@@ -23,6 +25,7 @@ from cairn.ports.embedder import Embedder
 from cairn.ports.records import RecordStore
 from cairn.ports.reranker import Reranker
 from cairn.services.documents.rebuilding import Progress, RebuildingBrains
+from cairn.services.maintenance import BrainMaintenance, Maintenance
 
 OK: Final = "ok"
 DEGRADED: Final = "degraded"
@@ -45,6 +48,8 @@ class Health:
     checks: dict[str, Check] = field(default_factory=dict)
     rebuilding: dict[str, Progress] = field(default_factory=dict)
     """Brain id -> the rebuild of its index under way (its searches answer 503 meanwhile)."""
+    maintenance: Maintenance | None = None
+    """What the sweep still had to do at its last tick (services/maintenance.py); None before it."""
 
 
 class HealthService:
@@ -58,6 +63,7 @@ class HealthService:
         *,
         on_aws: bool,
         rebuilding: RebuildingBrains | None = None,
+        maintenance: BrainMaintenance | None = None,
     ) -> None:
         self.records = records
         self.blobs = blobs
@@ -65,6 +71,7 @@ class HealthService:
         self.embedder = embedder
         self.reranker = reranker
         self.rebuilding = rebuilding or RebuildingBrains()
+        self.maintenance = maintenance
         local = ("record_store", "blob_store", "chunk_index")
         self.names = ("dynamodb", "s3", "opensearch") if on_aws else local
 
@@ -84,7 +91,8 @@ class HealthService:
         rebuilding = self.rebuilding.now()
         statuses = {c.status for c in checks.values()} | ({DEGRADED} if rebuilding else set())
         overall = ERROR if ERROR in statuses else DEGRADED if DEGRADED in statuses else OK
-        return Health(overall, checks, rebuilding)
+        maintenance = self.maintenance.last() if self.maintenance is not None else None
+        return Health(overall, checks, rebuilding, maintenance)
 
     def _embedder_configured(self) -> None:
         if not self.embedder.model_id or self.embedder.dimension < 1:

@@ -11,7 +11,9 @@ brain by brain; `--deep` also compares every document chunk by chunk, runs FTS5'
 check of each brain's keyword index (adapters/local/fts_health.py) and finds the ThoughtMCP
 memories whose sector vectors another model or an older release made (embedding them again),
 `--dry-run` only reports (it indexes and embeds nothing; vector rows found damaged are still
-recorded as such by the index, so that no search reads them).
+recorded as such by the index, so that no search reads them). It also says what the sweep still
+has to do (services/maintenance.py: memory counts `over` or being built, deletions settling),
+which is not a fault.
 """
 
 from __future__ import annotations
@@ -145,6 +147,7 @@ def _checked(container: Container, args: argparse.Namespace) -> int:
             print(f"brain {brain.slug}: no longer reporting {forgotten} lost documents")
         unsound = check.failed or check.damaged or (check.unrecorded and not forget) or restoring
         left += bool(unsound) or (args.dry_run and not check.sound)
+    _say_maintenance(container, brains, deletions=not args.brain)
     if not args.brain:
         lost = _brains_lost(container)
         if lost:
@@ -154,6 +157,36 @@ def _checked(container: Container, args: argparse.Namespace) -> int:
             )
             left += 1
     return 1 if left else 0
+
+
+def _say_maintenance(container: Container, brains: list[Brain], *, deletions: bool) -> None:
+    """What the sweep still has to do for these brains (services/maintenance.py), and with
+    `deletions` for every brain deletion settling: said, never counted as unsound."""
+    maintenance = container.health.maintenance
+    if maintenance is None:
+        return
+    found = maintenance.report([b.id for b in brains], deletions=deletions)
+    slugs = {b.id: b.slug for b in brains}
+    for brain_id in found.counts_over:
+        print(
+            f"brain {slugs[brain_id]}: its memory counts grew past what one record holds (over): counts "
+            "and zengram's stats read every memory record; the sweep counts them again hourly"
+        )
+    for brain_id in found.counts_building:
+        print(
+            f"brain {slugs[brain_id]}: its memory counts are being built by the sweep "
+            "(counts read every memory record)"
+        )
+    for brain_id in found.times_building:
+        print(
+            f"brain {slugs[brain_id]}: its memories' creation-time entries are being built by the sweep "
+            "(zengram's stats reads every memory record)"
+        )
+    for deletion in found.settling:
+        print(
+            f"deleted brain {deletion.brain_id}: settling until {deletion.until.isoformat()} (each sweep "
+            "purges what work under way wrote after its deletion)"
+        )
 
 
 def _ann_rebuilt(container: Container, brain_id: str, ann: str) -> str:

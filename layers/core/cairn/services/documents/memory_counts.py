@@ -49,7 +49,8 @@ from cairn.services.documents.raw_memory import read_raw
 
 _DOC = "doc#"
 _MEMORIES = "memories/"
-_SK = "memory-counts"
+COUNTS_SK = "memory-counts"
+_SK = COUNTS_SK
 DAMAGED = "damaged"
 STEP_RECORDS = 2_000
 """The memory records one step of a build reads."""

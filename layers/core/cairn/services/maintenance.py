@@ -1,0 +1,109 @@
+"""What the sweep still has to do for brains, reported by `cairn check`, /healthz and the AWS sweep.
+
+A brain's memory counts (services/documents/memory_counts.py) are kept, being built (a brain
+written before them: counts read every record meanwhile), or `over` (grown past what one record
+holds: counts read every record until the sweep's hourly recount fits); its creation-time entries
+(memory_times.py) are built or being built (zengram's stats reads every record meanwhile); a
+deleted brain may still be settling (services/erasure/settling.py: the sweep purges it again until
+15 minutes after its purge). Reading it costs one batch read of the counts' records a 100 brains,
+one read of the first memory of each brain without counts (none: nothing to build) and one read of
+the deletions settling. The latest report is kept (`last`) for /healthz, which
+reads no store: the sweep makes one at the end of each tick."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from cairn.ports.records import MAX_GET_MANY, RecordStore
+from cairn.services.documents.memory_counts import COUNTS_SK, OVER, times_done
+from cairn.services.erasure.settling import DeletionsSettling, Settling
+from cairn.services.repositories import documents_pk
+
+MEMORY_DOCS = "doc#memories/"
+
+
+@dataclass(frozen=True)
+class Maintenance:
+    counts_over: tuple[str, ...] = ()
+    """Brains whose memory counts grew `over` (counted from every record; the sweep retries hourly)."""
+    counts_building: tuple[str, ...] = ()
+    """Brains whose memory counts are being built."""
+    times_building: tuple[str, ...] = ()
+    """Brains whose counts are kept and whose creation-time entries are being built."""
+    settling: tuple[Settling, ...] = ()
+    """Brain deletions the sweep still looks at."""
+    at: float = 0.0
+    """When it was read (time.monotonic)."""
+
+    @property
+    def quiet(self) -> bool:
+        return not (self.counts_over or self.counts_building or self.times_building or self.settling)
+
+    def summary(self, *, named: bool) -> dict[str, object]:
+        """How many brains are in each state; with `named`, which (their ids)."""
+        groups = {
+            "counts_over": self.counts_over,
+            "counts_building": self.counts_building,
+            "entries_building": self.times_building,
+            "deletions_settling": tuple(s.brain_id for s in self.settling),
+        }
+        said: dict[str, object] = {name: len(ids) for name, ids in groups.items()}
+        if named:
+            said["brains"] = {name: list(ids) for name, ids in groups.items() if ids}
+        return said
+
+
+class BrainMaintenance:
+    def __init__(
+        self, records: RecordStore, settling: DeletionsSettling, brain_ids: Callable[[], Sequence[str]]
+    ) -> None:
+        self.records = records
+        self.settling = settling
+        self.brain_ids = brain_ids
+        self._last: Maintenance | None = None
+        self._lock = threading.Lock()
+
+    def report(self, brain_ids: Iterable[str] | None = None, *, deletions: bool = True) -> Maintenance:
+        """The state of these brains (every live brain when None) and, with `deletions`, of every
+        deletion settling; kept as `last` when it covers every brain."""
+        every = brain_ids is None
+        ids = list(self.brain_ids() if brain_ids is None else brain_ids)
+        keys = [(documents_pk(i), COUNTS_SK) for i in ids]
+        held = {}
+        for start in range(0, len(keys), MAX_GET_MANY):
+            held.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
+        over, building, times = [], [], []
+        for brain_id, key in zip(ids, keys, strict=True):
+            item = held.get(key)
+            data = item.data if item is not None else None
+            if data is not None and data.get(OVER) is True:
+                over.append(brain_id)
+            elif data is None and not self._memories(brain_id):
+                continue  # nothing to count: its first memory's commit writes its counts
+            elif data is None or data.get("built") is not True:
+                building.append(brain_id)
+            elif not times_done(data):
+                times.append(brain_id)
+        found = Maintenance(
+            tuple(over),
+            tuple(building),
+            tuple(times),
+            tuple(self.settling.standing()) if deletions else (),
+            time.monotonic(),
+        )
+        if every and deletions:
+            with self._lock:
+                self._last = found
+        return found
+
+    def _memories(self, brain_id: str) -> bool:
+        """Whether the brain holds a memory document (one is read)."""
+        return bool(self.records.query(documents_pk(brain_id), MEMORY_DOCS, limit=1).items)
+
+    def last(self) -> Maintenance | None:
+        """The latest report of every brain (None before the first); no store is read."""
+        with self._lock:
+            return self._last

@@ -1,0 +1,93 @@
+"""What the sweep still has to do for brains (services/maintenance.py), read on every record store
+(the fake, SQLite, DynamoDB under moto): memory counts `over`, counts being built, creation-time
+entries being built, deletions settling; a brain with nothing to count or all built says nothing,
+and the sweep's tick keeps the report /healthz reads."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cairn.bootstrap import Container, build_container, index_sweeper
+from cairn.config import Settings
+from cairn.domain.models import Brain, MemoryType
+from cairn.ports.records import Item, RecordStore
+from cairn.services.erasure.settling import SETTLE_S
+from cairn.services.maintenance import BrainMaintenance
+from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.repositories import documents_pk
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
+    adapters = replace(fake_adapters(clock=clock), records=records)
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
+
+
+def with_memories(c: Container, slug: str) -> Brain:
+    brain = c.brains.create(slug.title(), slug=slug)
+    for n in range(3):
+        c.memories.store(brain, MemoryInput(MemoryType.fact, f"Pump {n} runs at 3 bar.", key=f"pump.{n}"))
+    return brain
+
+
+def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clock: FakeClock) -> None:
+    counts = c.documents.repo.counts
+    built = with_memories(c, "built")
+    c.memories.count(built, max_age_s=0)
+    while not counts.step_times(documents_pk(built.id)):
+        pass
+    c.brains.create("Empty", slug="empty")  # nothing to count: no counts record, nothing to build
+    old = with_memories(c, "old")
+    c.adapters.records.delete(documents_pk(old.id), "memory-counts")  # as a brain written before them
+    times = with_memories(c, "times")
+    pk = documents_pk(times.id)
+    c.adapters.records.delete(pk, "memory-counts")
+    while not counts.step(pk):  # the counts built, not yet the entries
+        pass
+    over = with_memories(c, "over")
+    held = c.adapters.records.get(documents_pk(over.id), "memory-counts")
+    assert held is not None
+    c.adapters.records.put(Item(held.pk, held.sk, {"over": True, "at": 0.0}), held.version)
+    gone = with_memories(c, "gone")
+    c.erasure.delete_brain(gone.id)
+    maintenance = c.health.maintenance
+    assert isinstance(maintenance, BrainMaintenance) and maintenance.last() is None
+
+    found = maintenance.report()
+    assert found.counts_over == (over.id,)
+    assert found.counts_building == (old.id,)
+    assert found.times_building == (times.id,)
+    assert [s.brain_id for s in found.settling] == [gone.id]
+    assert maintenance.last() == found
+    assert found.summary(named=False) == {
+        "counts_over": 1,
+        "counts_building": 1,
+        "entries_building": 1,
+        "deletions_settling": 1,
+    }
+    assert found.summary(named=True)["brains"] == {
+        "counts_over": [over.id],
+        "counts_building": [old.id],
+        "entries_building": [times.id],
+        "deletions_settling": [gone.id],
+    }
+    one = maintenance.report([old.id], deletions=False)  # `cairn check NAME`: that brain only
+    assert one.counts_building == (old.id,) and not one.settling and maintenance.last() == found
+
+    clock.advance(SETTLE_S + 1)
+    index_sweeper(c).tick()  # builds what it can, settles the deletion, retries the over mark: reports
+    after = maintenance.last()
+    assert after is not None and after != found
+    assert not after.counts_building and not after.times_building and not after.settling
+    assert not after.counts_over  # its three memories fit: counted again, and their entries built
+    assert after.quiet

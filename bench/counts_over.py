@@ -70,3 +70,49 @@ def counts_over(facts: int = 2_000, copies: int = 0) -> str:
         ms = (time.perf_counter() - started) * 1000
         said.append(f"then the entries' build: {steps} steps, {ms:.0f} ms")
         return ", ".join(said)
+
+
+def sweep_report(brains: int = 1_000) -> str:
+    """What the sweep reads, at the end of each tick, to say what it still has to do for brains
+    (services/maintenance.py): `brains` brains on the embedded store, their counts built as the
+    sweep builds them, but one in ten holding a note under memories/ and no counts (as written
+    before them); the report timed, least of 5 after the first, and the record-store reads counted."""
+    from unittest.mock import patch
+
+    from cairn.services.repositories import documents_pk
+
+    with tempfile.TemporaryDirectory() as scratch:
+        c = _hashing_store(Path(scratch))
+        made = [c.brains.create(f"Brain {n}", slug=f"b{n}") for n in range(brains)]
+        for n, brain in enumerate(made):
+            if n % 10 in (0, 1):
+                c.documents.write(brain, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+            c.documents.repo.counts.carry_on([documents_pk(brain.id)], budget_s=60)  # as the sweep does
+            if n % 10 == 1:
+                c.documents.repo.records.delete(documents_pk(brain.id), "memory-counts")
+        maintenance = c.health.maintenance
+        assert maintenance is not None
+        records = c.documents.repo.records
+        calls: list[str] = []
+        wrapped = {name: getattr(records, name) for name in ("get", "get_many", "query", "scan")}
+
+        def counted(name: str):  # type: ignore[no-untyped-def]
+            def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+                calls.append(name)
+                return wrapped[name](*args, **kwargs)
+
+            return call
+
+        took = []
+        for _ in range(6):
+            calls.clear()
+            started = time.perf_counter()
+            with patch.multiple(records, **{name: counted(name) for name in wrapped}):
+                found = maintenance.report()
+            took.append((time.perf_counter() - started) * 1000)
+        assert len(found.counts_building) == brains // 10
+        reads = {name: calls.count(name) for name in wrapped if calls.count(name)}
+        return (
+            f"{brains:,} brains: report first {took[0]:.0f} ms, least {min(took[1:]):.0f} ms; "
+            f"record-store calls {reads} (the brains' listing included)"
+        )

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from counts_over import counts_over
+from counts_over import counts_over, sweep_report
 from hostile_services import (
     concept_chunks,
     concept_honorifics,
@@ -354,6 +354,7 @@ CASES: dict[str, Callable[[], str]] = {
     "memory-counts": memory_counts,
     "zengram-stats": zengram_stats,
     "counts-over": counts_over,
+    "sweep-report": sweep_report,
     "vector-file-check": vector_file_check,
     "vector-compaction": vector_compaction,
     "ann-file-check": ann_file_check,

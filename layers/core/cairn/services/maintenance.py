@@ -5,7 +5,7 @@ written before them: counts read every record meanwhile), or `over` (grown past 
 holds: counts read every record until the sweep's hourly recount fits); its creation-time entries
 (memory_times.py) are built or being built (zengram's stats reads every record meanwhile); a
 deleted brain may still be settling (services/erasure/settling.py: the sweep purges it again until
-15 minutes after its purge). Reading it costs one batch read of the counts' records a 100 brains,
+15 minutes after its purge). Reading it costs one batch read of the counts' records a 1,000 brains,
 one read of the first memory of each brain without counts (none: nothing to build) and one read of
 the deletions settling. The latest report is kept (`last`) for /healthz, which
 reads no store: the sweep makes one at the end of each tick."""

@@ -15,7 +15,9 @@ it the links memories' commits left pending (services/links/pending.py), which i
 `chores`, last, carry on for a bounded while work too long for a request: the composition root
 gives it the later looks of brain deletions still settling (services/erasure/settling.py) and
 the build of the current memories' entries of brains written before them
-(services/documents/current_memories.py). A stop asked during a tick ends it at its next step:
+(services/documents/current_memories.py). A chore failing with a Cairn error (a store busy, a
+conflict lost again and again) is said and left for the next sweep; the chores after it still run.
+A stop asked during a tick ends it at its next step:
 between two documents the intents name, before each settler and chore, and inside them (they
 are given the question), so `stop` does not wait out a long list or a chore's budget: what is
 left stays for the next sweep, or the next start, which settles every standing intent first.
@@ -29,6 +31,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
+from cairn.domain.errors import CairnError
 from cairn.services.documents import orphan_bytes
 from cairn.services.documents.service import DocumentService
 from cairn.services.jobs.periodic import Periodic
@@ -83,7 +86,10 @@ class IndexSweeper:
         for chore in self.chores:
             if stopping():
                 break
-            chore(stopping)
+            try:
+                chore(stopping)
+            except CairnError as exc:  # a store busy, a conflict lost again and again: this chore's alone
+                log.warning("a sweep chore (%s) is left for the next sweep: %s", _name(chore), exc)
         return settled
 
     def start(self) -> None:
@@ -92,3 +98,7 @@ class IndexSweeper:
     def stop(self, within_s: float | None = None) -> bool:
         """Ask the sweep to stop and wait up to `within_s` (None: until it has); whether it has."""
         return self._loop.stop(within_s)
+
+
+def _name(chore: Callable[..., object]) -> str:
+    return str(getattr(chore, "__qualname__", type(chore).__name__))

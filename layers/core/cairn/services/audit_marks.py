@@ -139,6 +139,11 @@ class ErasedNames:
                 ops += self.lifetimes.puts(Item(pk, sk, {}), until)
             self.records.transact(ops)
 
+    def usable(self) -> None:
+        """Raise Unavailable when no mark can be made now (the store's secret cannot be had): an
+        erasure asks first, so that it refuses before anything of the subject goes."""
+        self._key()
+
     def fields(self, entries: Sequence[Named]) -> list[set[str]]:
         """For each entry, the fields a mark says to redact (empty: none); both, for an entry timed
         before an erasure whose marks are gone."""

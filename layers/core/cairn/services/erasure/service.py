@@ -121,6 +121,7 @@ class ErasureService:
                     f"nothing of {subject.kind} {value[:64]!r} is stored in the brains this caller may "
                     "erase in (never stored, or erased already)"
                 )
+        self.audit.erased.usable()  # its audit marks keyed, or nothing goes (no receipt to resume)
         receipt = self._receipt(subject.kind, subject.digest, targets)
         self.erased.mark(subject, [b.id for b in targets])  # before anything goes: work under way checks it
         self.erasures.start(receipt, subject.value)

@@ -1,0 +1,50 @@
+"""An erasure whose audit marks cannot be keyed (the store's secret unavailable: a missing or
+damaged key file, Secrets Manager refusing) is refused before anything goes: no receipt, the
+subject's memory rows, documents and audit entries as they were; asked again once the secret is
+back, it runs whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.auth import access
+from cairn.domain.errors import Unavailable
+from cairn.services.thoughtmcp.brain import BRAIN_MARK
+from cairn.services.thoughtmcp.models import NewMemory
+from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.container import fake_container
+from tests.fakes.records import MemoryRecordStore
+from tests.fakes.store_secret import FakeStoreSecret
+
+
+def test_an_erasure_without_the_secret_is_refused_before_anything_goes(tmp_path: Path) -> None:
+    c = fake_container(tmp_path)
+    secret = c.adapters.store_secret
+    assert isinstance(secret, FakeStoreSecret)
+    with access.as_system():
+        brain = c.brains.create("Team", slug="team", metadata={BRAIN_MARK: True})
+        made = c.thoughts.remember(
+            brain,
+            NewMemory(
+                content="The vault code is on the wall.", user_id="xavier", session_id="s1", sector="semantic"
+            ),
+        )
+        memory_id = made["memoryId"]
+        records, blobs = c.adapters.records, c.adapters.blobs
+        assert isinstance(records, MemoryRecordStore) and isinstance(blobs, MemoryBlobStore)
+        before = (dict(records.rows), dict(blobs.items))
+        secret.refusing = True
+
+        with pytest.raises(Unavailable, match="secret"):
+            c.erasure.erase("thoughtmcp_user", "xavier")
+
+        assert (records.rows, blobs.items) == before  # no receipt, mark, row or byte changed
+        assert c.erasure.recent() == []  # so nothing is left running, to resume half done
+
+        secret.refusing = False
+        receipt = c.erasure.erase("thoughtmcp_user", "xavier")
+
+    assert receipt.status == "completed" and receipt.removed["memory_rows"] == 1
+    assert c.thoughts.rows.get(brain.id, "xavier", [memory_id]) == {}

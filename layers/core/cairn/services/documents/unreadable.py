@@ -4,7 +4,11 @@ about many: a listing, an export, a search's hits. `read_or_skip` reads one docu
 such an answer; a damaged one gives None, is logged as a warning naming its id (never its
 content), and is added to the answer's `Unreadable` list, so that a surface whose
 shape has a place for it can say which were left out. A read of that document alone still
-answers damaged_content (DocumentCore.bytes_of)."""
+answers damaged_content (DocumentCore.bytes_of).
+
+A document removed with its bytes (an erasure, a hard forget) between the answer's read of its
+record and the read of its bytes is left out too, as if the answer had come a moment later: it is
+not damaged, so it is neither logged nor named."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from cairn.domain.errors import DamagedContent, DamagedStore
+from cairn.domain.errors import DamagedContent, DamagedStore, NotFound
 
 log = logging.getLogger("cairn.documents.unreadable")
 
@@ -46,11 +50,13 @@ class Unreadable:
 
 def read_or_skip(doc: N, read: Callable[[N], T], skipped: list[Unreadable] | None = None) -> T | None:
     """`read(doc)`, or None when the document's stored content is damaged (then logged and added
-    to `skipped`)."""
+    to `skipped`) or the document was removed meanwhile."""
     try:
         return read(doc)
     except DamagedStore:  # a file of the store itself: not this one document's
         raise
+    except NotFound:  # removed meanwhile, bytes and all
+        return None
     except DamagedContent:
         log.warning("document %s: its stored content is damaged; left out of the answer", doc.id)
         if skipped is not None:

@@ -39,6 +39,7 @@ from cairn.domain.errors import (
     CairnError,
     Conflict,
     DamagedContent,
+    DamagedStore,
     Forbidden,
     InvalidInput,
     NoBrain,
@@ -376,11 +377,16 @@ class PageService:
 
     def _readable(self, name: str, slug: str, doc: Document) -> Page | None:
         """The page, None when its stored bytes are damaged: a listing or search goes on without
-        it (reading that page says why; `cairn check --deep` names it)."""
+        it (reading that page says why; `cairn check --deep` names it). None too for a page erased
+        meanwhile, bytes and all; a damaged file of the store itself still fails the answer."""
         try:
             return self._from_document(name, slug, doc)
+        except DamagedStore:
+            raise
         except DamagedContent as exc:
             log.warning("page %s left out: %s", qualified(name, slug), exc.message)
+            return None
+        except NotFound:
             return None
 
     def list(

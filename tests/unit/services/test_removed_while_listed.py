@@ -109,3 +109,23 @@ def test_gbrain_lists_leave_out_a_page_erased_as_they_read_it(c: Container) -> N
 
     assert blobs.meanwhile is None
     assert [p.document.id for p in listed] == [made[2].document.id, made[0].document.id]
+
+
+def test_a_damaged_memory_does_not_count_against_a_querys_limit(c: Container) -> None:
+    """GET /memory/query has no offset: the newest `limit` readable memories, the damaged one named
+    beside them, not one fewer."""
+    with access.as_system():
+        ids = [
+            c.zengram.store({"type": "event", "content": f"Deploy {i} done", "source_agent": "ops"}).body[
+                "id"
+            ]
+            for i in range(5)
+        ]
+        newest = c.documents.repo.get_by_id(ids[-1])
+        assert newest is not None
+        c.documents.blobs.delete(newest.blob_key)
+        answer = c.zengram.query({"type": "event", "limit": "3"})
+
+    assert answer.status == 200
+    assert [row["id"] for row in answer.body["results"]] == ids[-2:-5:-1] and answer.body["count"] == 3
+    assert [u["id"] for u in answer.body["unreadable"]] == [newest.id]

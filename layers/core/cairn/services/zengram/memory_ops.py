@@ -204,8 +204,12 @@ class ZengramMemories(ZengramBase):
             found.append(doc)
         found.sort(key=lambda d: d.updated_at, reverse=True)  # stable: ties stay in path order
         skipped: list[Unreadable] = []
-        rows = [self._row(doc, skipped) for doc in found[:limit]]  # texts read for the rows shown only
-        results = [row for row in rows if row is not None]
+        results: list[dict[str, Any]] = []
+        for doc in found:  # texts read for the rows shown only; a damaged one takes no place of them
+            if len(results) == limit:
+                break
+            if (row := self._row(doc, skipped)) is not None:
+                results.append(row)
         return Reply(
             200, {"type": kind or "events", "count": len(results), "results": results, **unreadable(skipped)}
         )

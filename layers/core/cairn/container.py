@@ -32,8 +32,10 @@ from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.index_repair import IndexRepair
 from cairn.services.documents.service import DocumentService
+from cairn.services.documents.writes import ERASES
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
+from cairn.services.erasure.interrupted import InterruptedErases
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
@@ -136,6 +138,14 @@ class Container:
         # An ingest that wrote into an agent scope erased meanwhile takes it back as the erasure
         # would have; the erasure service is made on first use, after the ingest service.
         self.ingest.take_back = lambda brain, path: self.erasure.take_back(brain, path)
+        # An erase a stopped process left half-way is finished by the sweep with the erasure's own
+        # document eraser (services/erasure/interrupted.py).
+        self.pending_links.finish_with(
+            ERASES,
+            lambda brain, doc_id, relink: InterruptedErases(
+                self.erasure.eraser, self.erasure.erasures
+            ).finish(brain, doc_id, relink),
+        )
 
     @cached_property
     def archive(self) -> BrainArchive:

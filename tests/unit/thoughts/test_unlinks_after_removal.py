@@ -112,25 +112,37 @@ def test_the_mark_goes_with_the_last_link_and_names_no_user(
     c: Container, brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The mark is written by the removal's own transaction and deleted by the last unlinking one:
-    no transaction of its own."""
+    no transaction of its own. The erase's mark (before its bytes go) is the forget's one
+    transaction more, and the erase's commit deletes it."""
     kept, gone, third = three(c, brain)
     commits = commits_of(monkeypatch, c.adapters.records)
     c.thoughts.forget(brain, gone, "ada")
     monkeypatch.undo()
 
-    def marks(ops: list[Put | Delete]) -> list[Put | Delete]:
+    def marks(ops: list[Put | Delete], kind: str) -> list[Put | Delete]:
         return [
-            op for op in ops if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+            op
+            for op in ops
+            if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+            and (op.item.sk if isinstance(op, Put) else op.sk).endswith(f"#{kind}")
         ]
 
-    puts = [(n, op) for n, ops in enumerate(commits) for op in marks(ops) if isinstance(op, Put)]
-    deletes = [(n, op) for n, ops in enumerate(commits) for op in marks(ops) if isinstance(op, Delete)]
-    assert len(puts) == 1 and len(deletes) == 1
-    (put_at, put), (delete_at, delete) = puts[0], deletes[0]
+    def puts_and_deletes(kind: str) -> tuple[tuple[int, Put], tuple[int, Delete]]:
+        puts = [(n, op) for n, ops in enumerate(commits) for op in marks(ops, kind) if isinstance(op, Put)]
+        deletes = [
+            (n, op) for n, ops in enumerate(commits) for op in marks(ops, kind) if isinstance(op, Delete)
+        ]
+        assert len(puts) == 1 and len(deletes) == 1
+        return puts[0], deletes[0]
+
+    (put_at, put), (delete_at, delete) = puts_and_deletes("unlinks")
     assert put_at < delete_at and (put.item.pk, put.item.sk) == (delete.pk, delete.sk)
     assert put.item.sk.startswith(f"{gone}#")
     assert "ada" not in repr(put.item)
     assert len(commits[put_at]) > 1 and len(commits[delete_at]) > 1  # each rides another commit
+    (erasing_at, erasing), (erased_at, _) = puts_and_deletes("erases")
+    assert len(commits[erasing_at]) == 1 and erased_at == put_at  # deleted by the erase's commit
+    assert "ada" not in repr(erasing.item)
     assert_unlinked(c, brain, gone, [kept, third])
 
 
@@ -207,12 +219,14 @@ def test_a_batch_removing_memories_with_no_link_deletes_their_marks_in_one_trans
     assert list(c.pending_links.pending()) == []
 
 
-def marks_in(commits: list[list[Put | Delete]]) -> list[Put | Delete]:
+def marks_in(commits: list[list[Put | Delete]], *, erasing: bool = False) -> list[Put | Delete]:
+    """The pending-links marks the commits wrote or deleted: of links, or (`erasing`) the erase's."""
     return [
         op
         for ops in commits
         for op in ops
         if (op.item.pk if isinstance(op, Put) else op.pk).startswith("links_pending#")
+        and (op.item.sk if isinstance(op, Put) else op.sk).endswith("#erases") == erasing
     ]
 
 
@@ -228,6 +242,7 @@ def test_a_forget_of_a_memory_with_no_link_writes_no_mark(
     monkeypatch.undo()
 
     assert marks_in(commits) == []
+    assert [type(op) for op in marks_in(commits, erasing=True)] == [Put, Delete]  # the erase under way
     assert c.thoughts.rows.get(brain.id, "ada", [alone]) == {}
     assert c.documents.repo.get_by_id(alone) is None
     assert list(c.pending_links.pending()) == []

@@ -148,6 +148,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         max_list_items=settings.max_list_items,
         siblings=SiblingContext(a.records, window_s=settings.sibling_context_window_s),
         companions=MemoryRecords(pending),  # a ThoughtMCP memory's row goes with its document
+        erasing=pending,  # an erase under way is marked, for the sweep to finish one stopped half-way
     )
     repair = IndexRepair(documents, a.chunks, rebuilding)
     if isinstance(a.chunks, VerifiableChunks):  # files found damaged in use are rebuilt at once

@@ -43,6 +43,12 @@ def settle(container: Container) -> None:
             "not unlinked",
             file=sys.stderr,
         )
+    if links.erased:
+        print(
+            f"finished erasing {links.erased} documents a stopped process had left half-erased (their "
+            "bytes gone, their records not)",
+            file=sys.stderr,
+        )
     if links.dropped:
         print(
             f"dropped the pending links of {links.dropped} memories deleted (or whose brain was) "

@@ -44,6 +44,7 @@ from cairn.services.documents.locks import KeyedLocks
 from cairn.services.documents.siblings import Linked, SiblingContext, folder_of, keeps_to_itself
 from cairn.services.documents.stored_first import indexing_after_commit
 from cairn.services.events import ChangeEvent, ChangeKind, EventBus
+from cairn.services.links.pending import PendingLinks
 from cairn.services.repositories import Committed, DocumentRepository
 
 log = logging.getLogger(__name__)
@@ -71,11 +72,14 @@ class DocumentCore:
         max_list_items: int = 10_000,
         siblings: SiblingContext | None = None,
         companions: Callable[[Document], Sequence[Put | Delete]] | None = None,
+        erasing: PendingLinks | None = None,
     ) -> None:
         """`companions`: the records another service keeps beside a document, removed in the same
         transaction whenever the document is deleted or erased (ThoughtMCP's rows), or written
-        over by a version that no longer has them."""
+        over by a version that no longer has them. `erasing`: where an erase marks that it is
+        under way (writes.py ERASES), for the sweep to finish one a process stopped half-way."""
         self.repo = repo
+        self.erasing = erasing
         self.companions_of = companions or (lambda _doc: ())
         self._removal_hooks: list[Callable[[Brain, Sequence[Document]], object]] = []
         self._retire_hooks: list[Callable[[Brain, Sequence[Document]], None]] = []

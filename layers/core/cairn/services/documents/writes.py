@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from cairn import faults
 from cairn.auth import access
@@ -44,13 +45,21 @@ from cairn.services.documents.upload_expiry import expire_uploads
 from cairn.services.events import ChangeEvent
 from cairn.services.repositories import Committed, doc_id_key, doc_key
 
+ERASES: Final = "erases"
+"""The pending-links kind (services/links/pending.py) of an erase under way: written before the
+document's folder goes, deleted by the commit that removes its record, so a process killed between
+the two leaves it for the sweep, which finishes the erase (ErasureService.finish_erase)."""
+
 
 @dataclass(frozen=True)
 class Erased:
-    """A document erased, and how many stored versions of its bytes went with it."""
+    """A document erased: how many stored versions of its bytes went with it, and the ids of the
+    chunks it had when its removal committed (those of the version erased, read before they went).
+    `document` None: the erase removed its bytes, then found it erased meanwhile by another."""
 
-    document: Document
+    document: Document | None
     blobs: int
+    chunks: tuple[str, ...] = ()
 
 
 class DocumentWrites(DocumentReads):
@@ -230,13 +239,15 @@ class DocumentWrites(DocumentReads):
             if doc is None or doc.brain_id != brain.id:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
-            erased = self._erase_locked(brain, doc, also, companions)
-            if erased is None:
-                return None  # erased meanwhile, or another document took its path
-            doc, committed, blobs = erased
+            found, committed, blobs = self._erase_locked(brain, doc, also, companions)
+            if found is None or committed is None:
+                # erased meanwhile, or another document took its path: what bytes it took first count
+                return Erased(None, blobs) if blobs else None
+            doc = found
             folder = own_folder(doc)
             faults.reached("documents.committed")
             with indexing_after_commit(f"the erasure of {excerpt(path)}"):
+                chunks = tuple(self.indexer.index.fingerprints(brain.id, doc.id))
                 self.indexer.remove(doc)
                 faults.reached("documents.indexed")
                 self.sync.settle(committed, [doc.id])
@@ -255,13 +266,14 @@ class DocumentWrites(DocumentReads):
                     )
                 ],
             )
-        return Erased(doc, blobs)
+        return Erased(doc, blobs, chunks)
 
     def _erase_locked(
         self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool
-    ) -> tuple[Document, Committed, int] | None:
+    ) -> tuple[Document | None, Committed | None, int]:
         """Remove `doc`'s folder, then commit the removal of its record (with `also`, and its
         companions when asked): the document as committed, the commit, and how many keys went.
+        Before the folder goes, a mark (ERASES) says the erase is under way; the commit deletes it.
         A commit that loses to another writer of the document (a metadata update, a recall's
         reinforcement, a write of new bytes into its folder, a rename, in another process) finds
         it again by its id and goes again at the version found, its folder first: its bytes are
@@ -271,13 +283,19 @@ class DocumentWrites(DocumentReads):
         by an erasure meanwhile, now names another brain's document). A conflict that
         leaves the document as read (an `also` record moved) is the caller's."""
         blobs = 0
+        mark = self._erasing(brain, doc)
+        marked = False
         for _ in range(WRITE_TRIES):
             folder = own_folder(doc)
+            if folder is not None and mark is not None and not marked:
+                self.repo.records.transact([mark])  # once: a try again finds it standing
+                marked = True
             blobs += self.blobs.delete_prefix(folder) if folder is not None else 0
             faults.reached("documents.bytes_erased")
             gone = [
                 Delete(*doc_key(brain.id, doc.path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
+                *(self._erasing_done(brain, doc) if marked else []),
                 *also,
             ]
             ops = self._with_companions(doc, gone) if companions else gone
@@ -288,12 +306,25 @@ class DocumentWrites(DocumentReads):
                 if now is not None and now.path == doc.path and state_of(now) == state_of(doc):
                     raise
                 if now is None or now.brain_id != brain.id:
-                    return None  # an id erased meanwhile may be given again, in any brain
+                    return None, None, blobs  # an id erased meanwhile may be given again, in any brain
                 access.check_change(brain, now.owner, f"the document at {excerpt(now.path)}")
                 doc = now
         raise Conflict(
             f"{excerpt(doc.path)} kept changing under other writers while it was erased; try again"
         )
+
+    def _erasing(self, brain: Brain, doc: Document) -> Put | None:
+        """The write of the mark that `doc`'s erase is under way (written over one an earlier,
+        interrupted erase of it left); None without the pending-links store."""
+        if self.erasing is None:
+            return None
+        return Put(self.erasing.put_op(self.erasing.removal_mark(brain.id, doc.id, ERASES)).item)
+
+    def _erasing_done(self, brain: Brain, doc: Document) -> list[Delete]:
+        """For the erase's commit: the mark goes with the record (no transaction of its own)."""
+        if self.erasing is None:
+            return []
+        return [self.erasing.delete_op(self.erasing.removal_mark(brain.id, doc.id, ERASES))]
 
     def rename(self, brain: Brain, src: str, dst: str, *, reason: str | None = None) -> Document:
         src, dst = validate_path(src), validate_path(dst)

@@ -86,9 +86,15 @@ class DocumentEraser:
             shared = doc.blob_key in kept_blobs
             erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id)
             if erased is not None:
+                counts["blobs"] += erased.blobs  # those it took first when another erased it meanwhile too
+            if erased is not None and erased.document is not None:
                 counts["documents"] += 1
-                counts["chunks"] += len(chunk_ids)
-                counts["blobs"] += erased.blobs
+                # what the erase removed: a writer that replaced the text since the read above linked
+                # its chunks (those read too, their links removed above) again
+                counts["chunks"] += len(erased.chunks)
+                written = (erased.document.path, erased.document.version) != (doc.path, doc.version)
+                again = set(erased.chunks) - (set() if written else set(chunk_ids))
+                counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in sorted(again))
             kept_blobs.add(doc.blob_key)  # gone now, or kept: another doomed copy of it counts nothing
             # a settler finishing its pending links (services/memory/mention_links.py) may have
             # linked it since, seeing it still there: those go now, with their counts; one linking

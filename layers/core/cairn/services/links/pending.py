@@ -18,8 +18,10 @@ Each write has a mark of its own (its sort key ends with a token of its own), so
 only what its commit wrote: a later write's mark on the same memory stays until that write's links
 are made. A removal's mark works the other way round (`removal_mark`): the removal's commit writes
 it (ThoughtMCP's, kind UNLINKS: its waypoint links to remove), the unlinking after the commit
-deletes it with its last link, and a finisher removes whatever links are left. A mark names the
-brain, the memory and the kind, never any text:
+deletes it with its last link, and a finisher removes whatever links are left. An erase marks
+itself so too (kind `erases`, services/documents/writes.py), written before the document's bytes
+go and deleted by the commit removing its record; its finisher completes the erase
+(services/erasure/interrupted.py). A mark names the brain, the memory and the kind, never any text:
 
 | item         | pk                               | sk                            |
 |--------------|----------------------------------|-------------------------------|
@@ -56,6 +58,7 @@ class Finished(Enum):
     LINKED = "linked"  # its links are made: the marks go
     UNLINKED = "unlinked"  # the links a removal left are removed: the marks go
     GONE = "gone"  # the memory is gone (deleted, erased): nothing to link, the marks go
+    ERASED = "erased"  # an erase a process stopped half-way is finished: the marks go
     LATER = "later"  # not now (refused, not indexed yet): the marks stay for a later settle
 
 
@@ -67,15 +70,17 @@ earlier text had go first (an update)."""
 @dataclass(frozen=True)
 class Settled:
     """Memories a settle finished: `linked`, `unlinked` (removed, their links left behind now
-    removed too), and `dropped` (their marks only: nothing was left to do)."""
+    removed too), `erased` (documents whose erase a stopped process left half-way, finished), and
+    `dropped` (their marks only: nothing was left to do)."""
 
     linked: int = 0
     dropped: int = 0
     unlinked: int = 0
+    erased: int = 0
 
     @property
     def total(self) -> int:
-        return self.linked + self.dropped + self.unlinked
+        return self.linked + self.dropped + self.unlinked + self.erased
 
 
 @dataclass(frozen=True)
@@ -190,7 +195,10 @@ class PendingLinks:
                 break
             outcomes.append(self._finish(marks))
         settled = Settled(
-            outcomes.count(Finished.LINKED), outcomes.count(Finished.GONE), outcomes.count(Finished.UNLINKED)
+            outcomes.count(Finished.LINKED),
+            outcomes.count(Finished.GONE),
+            outcomes.count(Finished.UNLINKED),
+            outcomes.count(Finished.ERASED),
         )
         if settled.linked:
             log.warning(
@@ -199,6 +207,10 @@ class PendingLinks:
         if settled.unlinked:
             log.warning(
                 "removed the links left of %d memories removed before they were unlinked", settled.unlinked
+            )
+        if settled.erased:
+            log.warning(
+                "finished the erasure of %d documents a stopped process left half-erased", settled.erased
             )
         if settled.dropped:
             log.warning("dropped the pending links of %d memories gone since", settled.dropped)

@@ -63,8 +63,8 @@ class ThoughtForgetting(ThoughtRecall):
                         companions=False,
                         doc_id=remains.doc.id,
                     )
-                    if erased is None:
-                        continue  # moved meanwhile: look for it again
+                    if erased is None or erased.document is None:
+                        continue  # moved meanwhile, or erased by another: look for it again
                 else:
                     self.rows.commit(gone)
             except Conflict:

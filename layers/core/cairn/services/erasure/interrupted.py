@@ -1,0 +1,61 @@
+"""Erases a process stopped half-way, finished by the sweep.
+
+`DocumentService.erase` removes a document's folder before its record, so a process killed between
+the two leaves a record whose bytes are gone (its reads answer `damaged_content`). Before the
+folder goes the erase writes a pending-links mark of kind ERASES (services/documents/writes.py;
+one transaction), and the commit that removes the record deletes it; a mark left standing is
+finished as the other pending marks are (services/links/pending.py: the sweep, `cairn check`),
+by `InterruptedErases.finish`:
+
+- the document is gone, or its id now names another brain's: the mark only goes;
+- a subject's erasure of its brain is still running: left to it (its resume erases the document
+  and counts it on its receipt, which is written once, when the erasure ends);
+- its bytes read back whole: it was written again since, and the sweep leaves it as it is;
+- otherwise the erasure's own document eraser (documents.py) finishes it: its links, entity
+  mentions, raw rows and the records that name it, then record, id pointer, chunks and companions.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from dataclasses import dataclass
+
+from cairn.domain.errors import DamagedContent
+from cairn.domain.models import Brain, Document
+from cairn.services.erasure.documents import DocumentEraser
+from cairn.services.erasure.log import ErasureLog
+from cairn.services.links.pending import Finished
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class InterruptedErases:
+    eraser: DocumentEraser
+    erasures: ErasureLog
+
+    def finish(self, brain: Brain, doc_id: str, _relink: bool = False) -> Finished:
+        """The finisher of an ERASES mark (module docstring); run as the system."""
+        doc = self.eraser.documents.repo.get_by_id(doc_id)
+        if doc is None or doc.brain_id != brain.id:
+            return Finished.GONE
+        if any(brain.id in p.receipt.brains and brain.id not in p.done for p in self.erasures.running()):
+            return Finished.LATER
+        if self._whole(doc):
+            return Finished.GONE
+        folder = posixpath.dirname(doc.path)
+        neighbours = self.eraser.documents.repo.list(brain.id, f"{folder}/" if folder else "")
+        counts = self.eraser.erase(brain, [doc], [d for d in neighbours if d.id != doc.id])
+        if not counts["documents"]:
+            return Finished.GONE  # erased meanwhile by another
+        log.warning("finished the erasure of document %s, which a stopped process left half-erased", doc.id)
+        return Finished.ERASED
+
+    def _whole(self, doc: Document) -> bool:
+        """Whether the document's bytes read back as its record says (written again since)."""
+        try:
+            self.eraser.documents.bytes_of(doc)
+        except DamagedContent:
+            return False
+        return True

@@ -25,10 +25,12 @@ from cairn.entrypoints.cli.check import settle
 from cairn.ports.records import RecordStore
 from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.writes import ERASES
+from cairn.services.erasure.interrupted import WRITERS_S
 from cairn.services.thoughtmcp.brain import thought_brain
 from cairn.services.thoughtmcp.models import NewMemory
 from cairn.services.thoughtmcp.rows import rows_pk
 from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 
 PATH = "notes/lamp.md"
@@ -64,6 +66,13 @@ def concept_links(c: Container, brain: Brain) -> int:
 
 def erase_marks(c: Container) -> list[str]:
     return [m.memory_id for m in c.pending_links.pending() if m.kind == ERASES]
+
+
+def a_minute_later(c: Container) -> None:
+    """Past the time an erase's mark is its writer's (the stopped process's erase, here)."""
+    clock = c.adapters.clock
+    assert isinstance(clock, FakeClock)
+    clock.advance(WRITERS_S + 1)
 
 
 def assert_erased(c: Container, brain: Brain, doc: Document) -> None:
@@ -107,6 +116,8 @@ def test_an_erase_stopped_between_its_bytes_and_its_record_is_finished_by_one_se
     assert c.documents.repo.stored_by_id(doc.id) is not None  # half-erased: its record, no bytes
     assert erase_marks(c) == [doc.id]
 
+    assert other.pending_links.settle_counted().total == 0  # its writer's for a minute
+    a_minute_later(c)
     settled = other.pending_links.settle_counted()  # another process's sweep
 
     assert settled.erased == 1
@@ -123,6 +134,7 @@ def test_the_next_process_opening_the_data_finishes_it_and_says_so(
     with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
         c.documents.erase(brain, PATH)
     capsys.readouterr()
+    a_minute_later(c)
 
     settle(other)  # what `cairn serve`, `cairn mcp` and the CLI do on opening the data
 
@@ -137,6 +149,7 @@ def test_a_document_written_again_since_is_left_whole(two: tuple[Container, Cont
     with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
         c.documents.erase(brain, PATH)
     other.documents.write(brain, PATH, LONG)  # written again whole before any sweep came
+    a_minute_later(c)
 
     settled = other.pending_links.settle_counted()
 
@@ -160,6 +173,7 @@ def test_a_forget_stopped_half_way_loses_its_row_too(two: tuple[Container, Conta
     with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
         c.thoughts.forget(brain, memory_id, "u")
     assert c.adapters.records.get(rows_pk(brain.id, "u"), memory_id) is not None
+    a_minute_later(c)
 
     assert other.pending_links.settle_counted().erased == 1
 
@@ -180,6 +194,7 @@ def test_a_subject_erasure_still_running_finishes_its_own_document_once(
     with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
         c.erasure.erase("thoughtmcp_user", "victor")
     assert len(erase_marks(c)) == 1
+    a_minute_later(c)
 
     assert other.pending_links.settle_counted().total == 0  # left to the erasure
     assert len(erase_marks(c)) == 1
@@ -189,3 +204,23 @@ def test_a_subject_erasure_still_running_finishes_its_own_document_once(
     assert erase_marks(c) == []
     assert list(other.documents.repo.list(brain.id)) == []
     assert list(c.adapters.records.query(rows_pk(brain.id, "victor")).items) == []
+
+
+def test_a_settle_beside_an_erase_under_way_leaves_it_to_its_writer(two: tuple[Container, Container]) -> None:
+    """Another process settling every mark (`cairn check`, one opening the data) while the erase is
+    between its bytes and its record: neither erases the document from under it nor drops its mark."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = linked(c, brain, SHORT)
+    seen: list[int] = []
+
+    def settling() -> None:
+        assert erase_marks(c) == [doc.id]
+        seen.append(other.pending_links.settle_counted(0.0).total)
+        assert c.documents.repo.stored_by_id(doc.id) is not None and erase_marks(c) == [doc.id]
+
+    with faults.armed("documents.bytes_erased", action=settling):
+        erased = c.documents.erase(brain, PATH)
+    assert seen == [0]
+    assert erased is not None and erased.document is not None and erased.document.id == doc.id
+    assert c.documents.repo.stored_by_id(doc.id) is None and erase_marks(c) == []

@@ -35,7 +35,7 @@ from cairn.services.documents.service import DocumentService
 from cairn.services.documents.writes import ERASES
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
-from cairn.services.erasure.interrupted import InterruptedErases
+from cairn.services.erasure.interrupted import WRITERS_S, InterruptedErases
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
@@ -145,6 +145,7 @@ class Container:
             lambda brain, doc_id, relink: InterruptedErases(
                 self.erasure.eraser, self.erasure.erasures
             ).finish(brain, doc_id, relink),
+            writers_s=WRITERS_S,
         )
 
     @cached_property

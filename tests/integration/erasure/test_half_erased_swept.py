@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from cairn.bootstrap import build_container
 from cairn.config import Settings
 from cairn.services.documents.index_sweeper import IndexSweeper
 from cairn.services.documents.writes import ERASES
+from cairn.services.erasure.interrupted import WRITERS_S
 from cairn.services.thoughtmcp.brain import thought_brain
 from cairn.services.thoughtmcp.rows import rows_pk
 
@@ -42,7 +44,8 @@ def test_a_forget_killed_between_its_bytes_and_its_record_is_finished_by_one_swe
     assert c.documents.repo.get_by_id(memory_id) is not None  # half-erased: its record, no bytes
     assert [m.memory_id for m in c.pending_links.pending() if m.kind == ERASES] == [memory_id]
 
-    IndexSweeper(c.documents, grace_s=0, settlers=[c.pending_links.settle]).tick()
+    c.pending_links.now = lambda: time.time() + WRITERS_S  # the sweep a minute later
+    IndexSweeper(c.documents, settlers=[c.pending_links.settle]).tick()
 
     assert c.documents.repo.get_by_id(memory_id) is None
     assert c.adapters.chunks.get_chunks(brain.id, memory_id) == []

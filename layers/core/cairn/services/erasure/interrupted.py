@@ -5,7 +5,7 @@ the two leaves a record whose bytes are gone (its reads answer `damaged_content`
 folder goes the erase writes a pending-links mark of kind ERASES (services/documents/writes.py;
 one transaction), and the commit that removes the record deletes it; a mark left standing is
 finished as the other pending marks are (services/links/pending.py: the sweep, `cairn check`),
-by `InterruptedErases.finish`:
+by `InterruptedErases.finish`, once a minute old (WRITERS_S):
 
 - the document is gone, or its id now names another brain's: the mark only goes;
 - a subject's erasure of its brain is still running: left to it (its resume erases the document
@@ -28,6 +28,12 @@ from cairn.services.erasure.log import ErasureLog
 from cairn.services.links.pending import Finished
 
 log = logging.getLogger(__name__)
+
+WRITERS_S = 60.0
+"""How long an erase's mark is left to the erase that wrote it, even by a settle asked to take
+every mark (`cairn check`, a process opening the data): an erase under way in another process,
+its bytes not yet removed, would have its mark dropped, or, removed, its document erased from
+under it. An erase takes well under a second; the running server's sweep grace is the same."""
 
 
 @dataclass

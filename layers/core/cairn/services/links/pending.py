@@ -108,10 +108,14 @@ class PendingLinks:
         self.brain_of = brain_of
         self.now = now
         self.finishers: dict[str, Finisher] = {}
+        self.writers_s: dict[str, float] = {}
 
-    def finish_with(self, kind: str, finisher: Finisher) -> None:
-        """How marks of `kind` are finished (the composition root registers each service's)."""
+    def finish_with(self, kind: str, finisher: Finisher, *, writers_s: float = 0.0) -> None:
+        """How marks of `kind` are finished (the composition root registers each service's).
+        `writers_s`: a mark younger than that is its writer's still, whatever grace a settle gives
+        (an erase's: a settler beside it would take its document from under it)."""
         self.finishers[kind] = finisher
+        self.writers_s[kind] = writers_s
 
     def mark(self, brain_id: str, memory_id: str, kind: str, *, relink: bool = False) -> Mark:
         return Mark(brain_id, memory_id, kind, relink, new_id("lp"), self.now())
@@ -187,7 +191,10 @@ class PendingLinks:
     def settle_counted(self, older_than_s: float = 0.0, stop: Callable[[], bool] | None = None) -> Settled:
         """`settle`, telling the memories linked from those whose marks were only dropped."""
         groups: dict[tuple[str, str, str], list[Mark]] = {}
+        now = self.now()
         for mark in list(self.pending(older_than_s)):
+            if mark.at > now - self.writers_s.get(mark.kind, 0.0):
+                continue  # its writer's still
             groups.setdefault((mark.brain_id, mark.memory_id, mark.kind), []).append(mark)
         outcomes = []
         for marks in groups.values():

@@ -19,6 +19,9 @@ from cairn.faults import InjectedFault
 from cairn.services.documents.index_sweeper import GRACE_S
 from cairn.services.memory.extraction import Said
 from cairn.services.memory.memory_model import MemoryInput
+from cairn.services.thoughtmcp.brain import thought_brain
+from cairn.services.thoughtmcp.models import NewMemory
+from cairn.services.thoughtmcp.rows import rows_pk
 from tests.contract.aws_storage import fake_credentials
 from tests.events.apigw import LambdaContext
 from tests.fakes.clock import FakeClock
@@ -232,3 +235,26 @@ def test_the_sweep_action_says_what_it_left_to_do(container: Container) -> None:
     assert isinstance(container.adapters.clock, FakeClock)
     container.adapters.clock.advance(RETRY_OVER_S)
     assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 0}
+
+
+def test_the_sweep_action_finishes_a_forget_stopped_between_its_bytes_and_its_record(
+    container: Container,
+) -> None:
+    """A Lambda dies in a hard forget after its memory's bytes went and before its record did: the
+    scheduled sweep (a minute on) finishes the erase (services/erasure/interrupted.py)."""
+    brain = thought_brain(container.brains, None, create=True)
+    said = NewMemory("The keeper logged the fog at six.", "u", "s", "semantic")
+    memory_id = container.thoughts.remember(brain, said)["memoryId"]
+    with faults.armed("documents.bytes_erased"), pytest.raises(InjectedFault):
+        container.thoughts.forget(brain, memory_id, "u")
+    handler = jobs_handler(lambda: job_tasks(container, Settings()))
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 0, "mended": 0}  # too young
+    assert container.documents.repo.get_by_id(memory_id) is not None
+    assert isinstance(container.adapters.clock, FakeClock)
+    container.adapters.clock.advance(GRACE_S + 1)
+
+    assert handler({"action": "sweep"}, TASK_CTX) == {"settled": 1, "mended": 0}
+    assert container.documents.repo.get_by_id(memory_id) is None
+    assert container.adapters.chunks.get_chunks(brain.id, memory_id) == []
+    assert container.adapters.records.get(rows_pk(brain.id, "u"), memory_id) is None
+    assert list(container.pending_links.pending()) == []

@@ -222,9 +222,11 @@ class DocumentWrites(DocumentReads):
         stored at the brain's content address (written before each document had a folder) loses
         its current bytes unless `keep_blob`: a caller that cannot tell that no other document holds
         the same bytes keeps them (ThoughtMCP memories store their own id in their bytes, so theirs
-        are never shared). None when there is no such document. The document's folder goes before
-        its record: killed between the two, the record is still there to erase again, never a record
-        gone with its text left on disk; a commit that loses to another writer of the document goes
+        are never shared). None when there is no such document (an Erased without one when the
+        erase removed its bytes, then found it erased by another). The document's folder goes
+        before its record: killed between the two, the record is still there to erase again (the
+        sweep does, from the ERASES mark written before), never a record gone with its text left
+        on disk; a commit that loses to another writer of the document goes
         again at the version found (`_erase_locked`), so an erase never ends with the record left
         and its bytes gone. `companions=False`: the caller removes what other services
         keep beside the document itself, in `also` and after the commit, so neither the companions

@@ -48,7 +48,7 @@ from cairn.services.repositories import Committed, doc_id_key, doc_key
 ERASES: Final = "erases"
 """The pending-links kind (services/links/pending.py) of an erase under way: written before the
 document's folder goes, deleted by the commit that removes its record, so a process killed between
-the two leaves it for the sweep, which finishes the erase (ErasureService.finish_erase)."""
+the two leaves it for the sweep, which finishes the erase (services/erasure/interrupted.py)."""
 
 
 @dataclass(frozen=True)

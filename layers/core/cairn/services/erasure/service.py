@@ -2,8 +2,7 @@
 
 Both are asked by a principal, checked once, recorded (services/erasure/log.py), then run as the
 system, brain by brain: a brain finished is recorded as done, so one stopped by a crash or kill -9
-resumes where it stopped (`resume`, run when the server starts). Every step is idempotent: what is
-gone is simply not found again.
+resumes where it stopped (`resume`, run when the server starts). Every step is idempotent.
 
 An erasure, in each brain: the audit entries that name the subject or one of its documents are
 redacted first (they are found by what is about to go), then its documents go with every record

@@ -7,7 +7,9 @@ release wrote still honoured, given a lifetime once by the sweep, and then remov
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, cast
 
 import pytest
 
@@ -15,7 +17,8 @@ from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Unavailable
 from cairn.ports.records import Item, RecordStore
 from cairn.services.audit import REDACTED, AuditEntry, AuditLog
-from cairn.services.audit_marks import LIFETIME
+from cairn.services.audit_marks import LIFETIME, SKEW
+from cairn.services.keyed_digests import keyed_digest
 from tests.contract.test_audit_keys_contract import Busy
 from tests.fakes.clock import FakeClock
 from tests.fakes.store_secret import SECRET, FakeStoreSecret
@@ -23,6 +26,7 @@ from tests.fakes.store_secret import SECRET, FakeStoreSecret
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 BOB = Principal("acme", "bob", frozenset({WRITE}), Via.api_key)
 DAY = 86_400.0
+OTHER = FakeStoreSecret(b"another store's secret, 32 bytes!!")
 
 
 def marks(records: RecordStore) -> dict[tuple[str, str], Item]:
@@ -64,10 +68,39 @@ def test_a_mark_is_keyed_no_digest_of_the_name_and_unreadable_without_the_secret
     assert not any(plain in pk or plain in sk for pk, sk in made)
     assert not any("alice" in str(item) for item in made.values())
 
-    stranger = AuditLog(records, clock, secret=FakeStoreSecret(b"another store's secret, 32 bytes!!"))
+    stranger = AuditLog(records, clock, secret=OTHER)
     entry = stranger.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
-    assert stranger.erased.fields([entry]) == [set()]  # the marks mean nothing without the secret
     assert AuditLog(records, clock, secret=SECRET).erased.fields([entry]) == [{"target"}]
+    theirs = f"audit-erased#{keyed_digest(stranger.erased._key(), 'people/alice.md')}"
+    assert not any(pk == theirs for pk, _ in made)  # the marks mean nothing without the secret
+
+
+def test_a_process_with_another_secret_writes_what_waited_redacted_and_says_so(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A data directory restored without its store-secret.key makes a new one: the marks made under
+    the old one cannot be read with it, so an entry that waited through their erasure is written
+    with its names redacted; the marks made from then on are keyed with the new one."""
+    clock = FakeClock(start=START)
+    busy = Busy(records)
+    restored = AuditLog(busy, clock, secret=OTHER)  # type: ignore[arg-type]
+    waited = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    clock.advance(1)
+    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")  # under the lost secret
+    clock.advance(60)
+    busy.held = False
+
+    assert restored.close() == 0
+    assert (written(restored, waited).subject, written(restored, waited).target) == (REDACTED, REDACTED)
+    warned = [r.getMessage() for r in caplog.records if "not the one" in r.getMessage()]
+    assert warned and not any(OTHER.secret.decode() in m or SECRET.secret.decode() in m for m in warned)
+
+    clock.advance(SKEW.total_seconds() + 60)
+    erase(restored, "people/bea.md")  # marked under the new secret, and read with it
+    entry = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/bea.md")
+    assert restored.erased.fields([entry]) == [{"target"}]
+    fresh = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/carl.md")
+    assert restored.erased.fields([fresh]) == [set()]  # later entries are not redacted wholesale
 
 
 def test_an_erasure_without_its_secret_is_unavailable_and_changes_nothing(records: RecordStore) -> None:
@@ -158,3 +191,42 @@ def test_a_plain_mark_written_after_the_adoption_gets_a_lifetime_at_the_next_dai
     assert "until" in marks(records)[straggler].data
     clock.advance(LIFETIME.total_seconds() + 1)
     assert sweeper.sweep() == 1 and straggler not in marks(records)
+
+
+class SweptMeanwhile(Busy):
+    """The writer's view of the store: the index sweep of another process runs just after the
+    writer first reads what the sweeps forgot; every audit entry the writer writes is noted."""
+
+    def __init__(self, records: RecordStore, sweep: Callable[[], object]) -> None:
+        super().__init__(records)
+        self.sweep: Callable[[], object] | None = sweep
+        self.landed: list[dict[str, Any]] = []
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        item = self.records.get(pk, sk)
+        if (pk, sk) == ("meta", "audit-marks-forgotten") and self.sweep is not None:
+            then, self.sweep = self.sweep, None
+            then()
+        return item
+
+    def transact(self, ops: list[Any]) -> object:
+        done = super().transact(ops)
+        self.landed += [op.item.data for op in ops if "target" in op.item.data]
+        return done
+
+
+def test_an_entry_never_lands_unredacted_while_the_sweep_removes_its_marks(records: RecordStore) -> None:
+    """The marks are read before what the sweep forgot, which it records before they go: an entry
+    that waited through its erasure is redacted as it is first written, however the two interleave."""
+    clock = FakeClock(start=START)
+    sweeper = AuditLog(records, clock, secret=SECRET)
+    view = SweptMeanwhile(records, lambda: sweeper.erased.expire())
+    writer = AuditLog(cast(RecordStore, view), clock, secret=SECRET)
+    entry = writer.record(BOB, "doc.write", brain_id="brn_1", target="people/ann.md")
+    erase(sweeper, "people/ann.md")
+    clock.advance(LIFETIME.total_seconds() + DAY)
+    view.held = False
+
+    assert writer.close() == 0
+    assert view.sweep is None and not any(pk.startswith("audit-erased#") for pk, _ in marks(records))
+    assert [d["target"] for d in view.landed if d["id"] == entry.id] == [REDACTED, REDACTED]

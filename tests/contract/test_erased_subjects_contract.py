@@ -14,13 +14,15 @@ import pytest
 
 from cairn.domain.errors import Unavailable
 from cairn.ports.records import Item, RecordStore
-from cairn.services.erasure.erased import LIFETIME, ErasedSubjects
+from cairn.services.erasure.erased import LIFETIME, ErasedSubjects, _keyed
 from cairn.services.erasure.subjects import Subject
+from cairn.services.keyed_digests import derived_key
 from tests.fakes.clock import FakeClock
 from tests.fakes.store_secret import SECRET, FakeStoreSecret
 
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAY = 86_400.0
+OTHER = FakeStoreSecret(b"another store's secret, 32 bytes!!")
 
 
 def stored(records: RecordStore) -> dict[tuple[str, str], Item]:
@@ -51,8 +53,41 @@ def test_a_mark_is_keyed_no_digest_of_the_subject_and_meaningless_without_the_se
     assert same.actor_since("brn_1", "alice") == START
     assert same.scope_since("brn_1", "memory/agent/alice/notes.md") == START
     assert same.actor_since("brn_2", "alice") is None and same.actor_since("brn_1", "bob") is None
-    stranger = ErasedSubjects(records, clock, FakeStoreSecret(b"another store's secret, 32 bytes!!"))
-    assert stranger.actor_since("brn_1", "alice") is None
+    theirs = _keyed(
+        derived_key(OTHER, b"cairn erased subjects"), "brn_1", Subject.of("session_actor", "alice")
+    )
+    assert theirs not in marks  # the marks mean nothing without the secret
+
+
+def test_work_queued_before_an_erasure_under_another_secret_stays_stopped_and_says_so(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A data directory restored without its store-secret.key makes a new one, under which the
+    marks made before cannot be read: work queued before then (an extraction job holding an
+    erased actor's drafts, an ingest into an erased agent's scope) is answered as erased all the
+    same, in any brain, with a warning that names no secret; marks made from then on are read
+    with the new secret, and work queued after the change is not stopped wholesale."""
+    clock = FakeClock(start=START, tick=timedelta(0))
+    queued = START
+    clock.advance(60)
+    ErasedSubjects(records, clock, SECRET).mark(Subject.of("any", "alice"), ["brn_1"])  # the lost secret
+    clock.advance(60)
+    changed = clock.now()
+    restored = ErasedSubjects(records, clock, OTHER)
+
+    assert (since := restored.actor_since("brn_1", "alice")) is not None and since > queued
+    assert (since := restored.scope_since("brn_1", "memory/agent/alice/a.md")) is not None and since > queued
+    assert restored.actor_since("brn_9", "carl") == changed  # any work queued before the change
+    warned = [r.getMessage() for r in caplog.records if "not the one" in r.getMessage()]
+    assert len(warned) == 1 and not any(
+        OTHER.secret.decode() in m or SECRET.secret.decode() in m for m in warned
+    )
+
+    clock.advance(60)
+    restored.mark(Subject.of("session_actor", "bea"), ["brn_1"])
+    assert restored.actor_since("brn_1", "bea") == clock.now()  # keyed with the new secret, read with it
+    assert restored.actor_since("brn_1", "dan") == changed  # queued after it: not stopped
+    assert len([r for r in caplog.records if "not the one" in r.getMessage()]) == 1  # once
 
 
 def test_a_mark_without_its_secret_is_unavailable_and_changes_nothing(records: RecordStore) -> None:

@@ -13,11 +13,15 @@ the writer sees it.
 | a mark's expiry               | `audit-erased-expiry`   | `<until>#<digest>#<mark sk>` | mark pk, sk      |
 | latest erasure of marks gone  | `meta`                  | `audit-marks-forgotten`      | `erased_at`      |
 | unkeyed marks adopted so far  | `meta`                  | `audit-marks-adopted`        | cursor, done, at |
+| which key makes the marks     | `meta`                  | `audit-marks-key`            | `check`          |
 
 `<field>` is the entry's field the name is redacted from (`subject`, `target`). The digest is an
 HMAC-SHA256 of the name under a key derived from the store's secret (ports/store_secret.py), so a
 mark reveals nothing, not even to a dictionary of likely names, without that secret. Marks written
 by earlier releases hold the plain SHA-256 of the name: they are still read, never written.
+A process keyed with another secret than the marks' cannot read them: the store's check of the key
+(services/keyed_digests.py, `KeyCheck`) makes it forget the erasures until then (`erased_at`, as
+below), so entries waiting from before are written with their subject and target redacted.
 
 A mark lives LIFETIME from its erasure's last pass, then the index sweep removes it (`expire`;
 the unkeyed marks get a lifetime from the sweep that adopts them, `adopt_unkeyed`: a resumable Scan
@@ -43,7 +47,7 @@ from cairn.domain.errors import Conflict
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
-from cairn.services.keyed_digests import derived_key, keyed_digest
+from cairn.services.keyed_digests import KeyCheck, derived_key, keyed_digest
 from cairn.services.mark_lifetimes import (
     ADOPT_BUDGET_S,
     MARKS_PER_WRITE,
@@ -62,6 +66,7 @@ _PREFIX = "audit-erased#"
 _EXPIRY_PK = "audit-erased-expiry"
 _FORGOTTEN = ("meta", "audit-marks-forgotten")
 _ADOPTED = ("meta", "audit-marks-adopted")
+_CHECK_SK = "audit-marks-key"
 
 
 class Named(Protocol):
@@ -84,6 +89,7 @@ class ErasedNames:
         self.records = records
         self.clock = clock
         self.secret = secret
+        self.check = KeyCheck(records, _CHECK_SK, "audit's erasure marks", self._forget_until_now)
         self.lifetimes = MarkLifetimes(
             records,
             clock,
@@ -117,6 +123,7 @@ class ErasedNames:
         if not names or not scopes:
             return
         key = self._key()
+        self.check.confirm(key)
         until = self.lifetimes.until()
         fresh_enough = stamp(self.clock.now() + LIFETIME - REFRESH)
         keys = sorted(
@@ -150,13 +157,16 @@ class ErasedNames:
         if not entries:
             return []
         key = self._key()
-        forgotten = self.records.get(*_FORGOTTEN)
-        erased_at = moment(forgotten.data.get("erased_at")) if forgotten is not None else None
         wanted = [_keys(key, entry) for entry in entries]
         found: set[tuple[str, str]] = set()
         flat = [k for keys in wanted for k, _ in keys]
         for start in range(0, len(flat), MAX_GET_MANY):
             found.update(self.records.get_many(flat[start : start + MAX_GET_MANY]))
+        # Read after the marks: the sweep, and a process keyed otherwise, record what they forget
+        # before the marks go (or turn unreadable), so a mark not found above is forgotten by now.
+        self.check.confirm(key)
+        forgotten = self.records.get(*_FORGOTTEN)
+        erased_at = moment(forgotten.data.get("erased_at")) if forgotten is not None else None
         return [
             {
                 field
@@ -188,9 +198,14 @@ class ErasedNames:
     def _forget(self, until: str) -> None:
         """Record that the erasures a mark expiring at `until` stands for may no longer be checked."""
         at = moment(until)
-        if at is None:
-            return
-        erased_at = stamp(at - LIFETIME + REFRESH)
+        if at is not None:
+            self._forget_since(stamp(at - LIFETIME + REFRESH))
+
+    def _forget_until_now(self) -> None:
+        self._forget_since(stamp(self.clock.now()))
+
+    def _forget_since(self, erased_at: str) -> None:
+        """Record that the erasures until `erased_at` may no longer be checked."""
         for _ in range(8):
             held = self.records.get(*_FORGOTTEN)
             if held is not None and str(held.data.get("erased_at", "")) >= erased_at:

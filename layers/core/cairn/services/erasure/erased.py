@@ -14,11 +14,15 @@ erasure's scans, which follow it, find it; or the mark came first, and the work 
 | a mark's expiry                 | `erased-expiry`  | `<until>#<brain id>#<digest>`  | mark pk, sk    |
 | the latest erasure of marks gone| `meta`           | `erased-subjects-forgotten`    | `since`        |
 | unkeyed marks adopted so far    | `meta`           | `erased-subjects-adopted`      | cursor, done, at |
+| which key makes the marks       | `meta`           | `erased-subjects-key`          | `check`        |
 
 The digest is an HMAC-SHA256 of the subject's kind and value under a key derived from the store's
 secret (services/keyed_digests.py), so a reader of the store without it cannot tell whose data was
 erased by trying likely names. An earlier release wrote the first 16 hex digits of the plain
 SHA-256 and kept them forever: those are still read (the later of both marks counts), never written.
+A process keyed with another secret than the marks' cannot read them: the store's check of the key
+(services/keyed_digests.py, `KeyCheck`, read with the marks) makes it forget the erasures until
+then, as the sweep does below, so work queued before that moment writes nothing drawn from a person.
 
 Only work queued before an erasure needs its mark, and such work may wait long (a stopped server's
 queue), so no lifetime bounds it by itself. A mark lives LIFETIME from its erasure; before the index
@@ -44,7 +48,7 @@ from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
 from cairn.services.erasure.subjects import Subject, SubjectKind
-from cairn.services.keyed_digests import derived_key, keyed_digest
+from cairn.services.keyed_digests import KeyCheck, derived_key, keyed_digest
 from cairn.services.mark_lifetimes import MARKS_PER_WRITE, Family, MarkLifetimes
 
 PK = "erased"
@@ -53,6 +57,7 @@ LIFETIME = timedelta(days=30)
 _EXPIRY_PK = "erased-expiry"
 _FORGOTTEN = ("meta", "erased-subjects-forgotten")
 _ADOPTED_SK = "erased-subjects-adopted"
+_CHECK_SK = "erased-subjects-key"
 _PURPOSE = b"cairn erased subjects"
 
 
@@ -61,6 +66,7 @@ class ErasedSubjects:
         self.records = records
         self.clock = clock
         self.secret = secret
+        self.check = KeyCheck(records, _CHECK_SK, "erased subjects' marks", self._forget_until_now)
         self.lifetimes = MarkLifetimes(
             records,
             clock,
@@ -81,6 +87,7 @@ class ErasedSubjects:
         tenant's agent of the same name) are not its. Unavailable (and nothing marked) without
         the store's secret."""
         key = derived_key(self.secret, _PURPOSE)
+        self.check.confirm(key)
         since = {"since": self.clock.now().isoformat()}
         until = self.lifetimes.until()
         kinds = [SubjectKind.session_actor] if subject.covers(SubjectKind.session_actor) else []
@@ -117,12 +124,13 @@ class ErasedSubjects:
         return self.lifetimes.sweep(stop)
 
     def _since(self, brain_id: str, subject: Subject) -> datetime | None:
-        keys = [
-            (PK, _keyed(derived_key(self.secret, _PURPOSE), brain_id, subject)),
-            (PK, f"{brain_id}#{_unkeyed(subject)}"),
-            _FORGOTTEN,
-        ]
-        found = self.records.get_many(keys)
+        key = derived_key(self.secret, _PURPOSE)
+        keys = [(PK, _keyed(key, brain_id, subject)), (PK, f"{brain_id}#{_unkeyed(subject)}"), _FORGOTTEN]
+        found = self.records.get_many([*keys, self.check.key])
+        if self.check.confirm(key, found.pop(self.check.key, None), read=False):
+            found = {k: v for k, v in found.items() if k != _FORGOTTEN}
+            if (forgotten := self.records.get(*_FORGOTTEN)) is not None:
+                found[_FORGOTTEN] = forgotten
         times = [t for t in (_moment(item.data.get("since")) for item in found.values()) if t is not None]
         return max(times) if times else None
 
@@ -131,7 +139,13 @@ class ErasedSubjects:
         times = [t for t in (_moment(mark.data.get("since")) for mark in gone) if t is not None]
         if not times:
             return
-        latest = max(times)
+        self._forget_since(max(times))
+
+    def _forget_until_now(self) -> None:
+        self._forget_since(self.clock.now())
+
+    def _forget_since(self, latest: datetime) -> None:
+        """Record that work queued before `latest` is to be taken for erased work."""
         for _ in range(8):
             held = self.records.get(*_FORGOTTEN)
             before = _moment(held.data.get("since")) if held is not None else None

@@ -230,3 +230,26 @@ def test_an_entry_never_lands_unredacted_while_the_sweep_removes_its_marks(recor
     assert writer.close() == 0
     assert view.sweep is None and not any(pk.startswith("audit-erased#") for pk, _ in marks(records))
     assert [d["target"] for d in view.landed if d["id"] == entry.id] == [REDACTED, REDACTED]
+
+
+def test_without_the_secret_only_the_waiting_entries_wait_and_new_ones_are_written(
+    records: RecordStore,
+) -> None:
+    """A waiting entry cannot be checked against the marks without the store's secret (a damaged
+    key file), so it waits; the entries recorded meanwhile, which a store that takes them needs no
+    mark to write (an erasure finds them), are written as ever, not kept behind it until the
+    process drops them."""
+    clock = FakeClock(start=START)
+    secret = FakeStoreSecret()
+    busy = Busy(records)
+    log = AuditLog(busy, clock, secret=secret)  # type: ignore[arg-type]
+    waiting = log.record(BOB, "doc.write", brain_id="brn_1", target="people/ann.md")
+    busy.held, secret.refusing = False, True
+
+    later = [log.record(BOB, "doc.write", brain_id="brn_1", target=f"notes/{i}.md") for i in range(3)]
+
+    assert [written(log, e) for e in later] == later
+    assert [e.id for e, _ in log._kept] == [waiting.id]
+    secret.refusing = False
+    log.record(BOB, "doc.write", brain_id="brn_1", target="notes/last.md")
+    assert not log._kept and written(log, waiting) == waiting

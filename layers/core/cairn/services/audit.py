@@ -36,6 +36,7 @@ from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
 from cairn.ports.store_secret import StoreSecret
 from cairn.services.audit_marks import ErasedNames
 from cairn.services.documents.listing import encode_cursor
+from cairn.services.keyed_digests import NoSecret
 
 SYSTEM = "system"
 MAX_VALUE_CHARS = 512
@@ -103,8 +104,8 @@ class AuditLog:
         with self._taking:
             while True:
                 more = self._read_spilled()
-                if not self._write_kept():
-                    log.warning("%d audit entries are kept: the store refuses them", len(self._kept))
+                if (refused := self._write_kept()) is not None:
+                    log.warning("%d audit entries are kept: %s", len(self._kept), refused)
                     return len(self._kept)
                 if not more:
                     return 0
@@ -163,7 +164,7 @@ class AuditLog:
                 except CairnError as exc:  # still written below if the store takes them
                     log.warning("audit entries cannot be kept for a later process: %s", exc.message)
                     durable = False
-        if self._write_kept():
+        if self._write_kept() is None:
             return 0
         with self._kept_lock:
             left = len(self._kept)
@@ -203,14 +204,14 @@ class AuditLog:
             detail=_clean_detail(detail or {}),
         )
         ops = _ops(entry)
-        if self._write_kept():
+        reason = "entries kept before it are still refused"
+        refused = self._write_kept()  # entries waiting for the secret alone hold no fresh one back
+        if refused is None or isinstance(refused, NoSecret):
             try:
                 self.records.transact(ops)
                 return entry
             except Unavailable as busy:
                 reason = str(busy)
-        else:
-            reason = "entries kept before it are still refused"
         self._keep(entry, ops, reason)
         return entry
 
@@ -222,33 +223,33 @@ class AuditLog:
             self._kept.append((entry, ops))
         log.warning("audit entry %s (%s) kept to be written later: %s", entry.id, entry.action, reason)
 
-    def _write_kept(self) -> bool:
-        """Write the entries kept, oldest first; False when the store still refuses them. Each is
-        checked against the names erased before it is written and again once written (another
-        process's erasure may have scanned between: audit_marks.py), and only then leaves the spill."""
+    def _write_kept(self) -> Unavailable | None:
+        """Write the entries kept, oldest first; what refused them, if one did (the store, busy; NoSecret).
+        Each is checked against the names erased before it is written and again once written (another
+        process's erasure may have scanned between: audit_marks.py); only then it leaves the spill."""
         written: list[AuditEntry] = []
         with self._kept_lock:
             if not self._kept:
-                return True
+                return None
             try:
                 self._redact_kept()
                 while self._kept:
                     entry, ops = self._kept[0]
                     try:
                         self.records.transact(ops)
-                    except Unavailable:
-                        return False
+                    except Unavailable as busy:
+                        return busy
                     except Conflict:  # written after all (its id is its own): nothing to add
                         pass
                     except InvalidInput as bad:  # a spilled line edited by hand: never writable
                         log.warning("audit entry %s dropped: %s", entry.id, bad)
                     self._kept.popleft()
                     written.append(entry)
-            except Unavailable:
-                return False
+            except Unavailable as refused:
+                return refused
             finally:
                 self._redact_written(written)
-        return True
+        return None
 
     def _redact_kept(self) -> None:
         """The kept entries a name erased since they were kept names, redacted where they wait."""

@@ -31,9 +31,17 @@ from cairn.ports.store_secret import StoreSecret
 log = logging.getLogger(__name__)
 
 
+class NoSecret(Unavailable):
+    """The store's secret cannot be had (missing, damaged, refused): no mark can be made or read."""
+
+
 def derived_key(secret: StoreSecret, purpose: bytes) -> bytes:
-    """The key of `purpose`'s digests (Unavailable when the secret cannot be had)."""
-    return hmac.new(secret.read(), purpose, hashlib.sha256).digest()
+    """The key of `purpose`'s digests (NoSecret when the secret cannot be had)."""
+    try:
+        raw = secret.read()
+    except Unavailable as exc:
+        raise NoSecret(exc.message) from None
+    return hmac.new(raw, purpose, hashlib.sha256).digest()
 
 
 def keyed_digest(key: bytes, value: str) -> str:

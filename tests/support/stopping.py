@@ -138,6 +138,12 @@ sys.exit(main(sys.argv[4:]))
 """
 
 
+def left_open(data: Path) -> list[str]:
+    """The data directory's write-ahead logs: SQLite removes a file's as its last connection
+    closes, so a stop that closed the stores leaves none."""
+    return sorted(p.name for p in data.iterdir() if p.name.endswith("-wal"))
+
+
 def wrapped(budget: str = "-", held: str = "", knobs: str = "-") -> list[str]:
     """The command that runs `cairn` through WRAPPED; its arguments follow."""
     return [sys.executable, "-c", WRAPPED, budget, held, knobs]

@@ -131,10 +131,10 @@ def counted_by(calls: CallsInFlight | None) -> Iterator[None]:
         _counted_by.reset(token)
 
 
-async def run_sync(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a worker thread: counted and left to run at a cancel inside `counted_by`;
-    waited for, as anyio does, elsewhere."""
+async def run_sync(fn: Callable[..., T], *args: Any, after_cut: AfterCut | None = None) -> T:
+    """`fn(*args)` in a worker thread: counted and left to run at a cancel inside `counted_by`
+    (`after_cut` settling it then, as `run_counted`'s); waited for, as anyio does, elsewhere."""
     calls = _counted_by.get()
     if calls is None:
         return await anyio.to_thread.run_sync(fn, *args)
-    return await run_counted(calls, functools.partial(fn, *args))
+    return await run_counted(calls, functools.partial(fn, *args), after_cut)

@@ -17,6 +17,7 @@ from cairn.entrypoints.cli.clean_stop import STOP_WITHIN_S
 from tests.support.index_check import index_problems
 from tests.support.processes import put, start
 from tests.support.soundness import opened
+from tests.support.stopping import left_open
 
 pytestmark = pytest.mark.integration
 MANAGER_S = 30.0  # systemd's TimeoutStopSec and uvicorn's default: SIGKILL after it
@@ -81,6 +82,4 @@ def test_a_stop_closes_the_stores_it_opened(tmp_path: Path) -> None:
     finally:
         server.kill() if server.alive() else None
     assert server.process.returncode == 0
-    # SQLite checkpoints and removes a file's write-ahead log as its last connection closes
-    left = sorted(p.name for p in data.iterdir() if p.name.endswith("-wal"))
-    assert left == [], left
+    assert left_open(data) == []  # every store closed

@@ -30,7 +30,7 @@ from cairn.entrypoints.cli.clean_stop import STOP_WITHIN_S
 from cairn.services.repositories import document_of
 from tests.support.processes import environment
 from tests.support.soundness import assert_sound, opened
-from tests.support.stopping import WAIT_S, StdioSession, wrapped
+from tests.support.stopping import WAIT_S, StdioSession, left_open, wrapped
 
 pytestmark = pytest.mark.integration
 QUEUED = {"CAIRN_INGEST_QUEUE_BYTES": "0"}  # every file ingest is a job
@@ -57,11 +57,6 @@ def session(
         yield started
     finally:
         started.kill()
-
-
-def left_open(data: Path) -> list[str]:
-    """SQLite removes a file's write-ahead log as its last connection closes."""
-    return sorted(p.name for p in data.iterdir() if p.name.endswith("-wal"))
 
 
 def remembered(server: StdioSession, text: str) -> dict[str, str]:

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import anyio
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from cairn import off_loop
 from cairn.auth import access
 from cairn.auth.authenticate import Authenticator
 from cairn.auth.errors import FORBIDDEN, INVALID_TOKEN, UNAVAILABLE, AuthError
@@ -122,10 +122,10 @@ class AuthMiddleware:
                 return
         try:
             if remembered is not None:  # off the loop: a session's JWT may need the issuer's keys
-                principal = await anyio.to_thread.run_sync(self._session_principal, remembered)
+                principal = await off_loop.run_sync(self._session_principal, remembered)
             elif self.authenticator.may_wait(authorization):  # off the loop: a JWKS fetch can take seconds
                 authenticate = self.authenticator.authenticate
-                principal = await anyio.to_thread.run_sync(authenticate, authorization, event)
+                principal = await off_loop.run_sync(authenticate, authorization, event)
             else:
                 principal = self.authenticator.authenticate(authorization, event)
         except AuthError as exc:

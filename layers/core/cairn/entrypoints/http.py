@@ -15,6 +15,7 @@ from cairn.container import Container
 from cairn.entrypoints.api_docs import install_api_docs
 from cairn.entrypoints.auth_http import METADATA_PATH, AuthMiddleware, base_url, resource_metadata
 from cairn.entrypoints.body_limit import BodyLimitMiddleware
+from cairn.entrypoints.counted_calls import CountedCalls
 from cairn.entrypoints.host_guard import WILDCARD_BINDS, HostGuard, served_hosts
 from cairn.entrypoints.mcp.mount import mount_mcp
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES, http_path, http_paths
@@ -28,8 +29,9 @@ from cairn.options import Limits
 
 
 def create_app(container: Container, calls: CallsInFlight | None = None) -> FastAPI:
-    """`calls`: where the MCP surfaces count their calls' threads, for `cairn serve`'s stop to
-    wait for those its shutdown cut short (cairn/off_loop.py); None (Lambda): not counted."""
+    """`calls`: where every HTTP call (MCP, REST, the web UI) counts its worker threads, for
+    `cairn serve`'s stop to wait for those its shutdown cut short (cairn/off_loop.py,
+    entrypoints/counted_calls.py); None (Lambda): not counted."""
     app = FastAPI(
         title="Cairn",
         version=__version__,
@@ -122,6 +124,8 @@ def create_app(container: Container, calls: CallsInFlight | None = None) -> Fast
     if not http.on_aws:  # before anything else: a rebound name or another site's page (host_guard.py)
         hosts = None if http.host in WILDCARD_BINDS else served_hosts(http.host, http.public_url)
         app.add_middleware(HostGuard, hosts=hosts)
+    if calls is not None:  # around everything: authentication's lookups off the loop are counted too
+        app.add_middleware(CountedCalls, calls=calls)
     return app
 
 

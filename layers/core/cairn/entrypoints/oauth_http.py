@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from fastapi import FastAPI, Request
 from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response
 
+from cairn import off_loop
 from cairn.auth.oauth.errors import RegistrationRefused
 from cairn.auth.oauth.metadata import (
     AS_METADATA_PATH,
@@ -67,7 +67,7 @@ def _register(registration: ClientRegistration) -> Callable[[Request], Any]:
             return _error(400, "invalid_client_metadata", _described(exc))
         source = request.client.host if request.client else "unknown"
         try:
-            info = await anyio.to_thread.run_sync(registration.register, metadata, source)
+            info = await off_loop.run_sync(registration.register, metadata, source)
         except RegistrationRefused as refused:
             retry = refused.retry_after_s
             extra = {"Retry-After": str(retry)} if retry else {}

@@ -73,16 +73,15 @@ def clean_stop(
     deadline: float,
     background: Sequence[Stoppable],
     *,
-    calls_left: bool,
     close: bool = True,
 ) -> bool:
     """Stop within `deadline` (time.monotonic()), closing the stores when `close` and nothing
     runs in them; whether everything ended (else the process must `leave`: a thread may be inside
-    native code). `calls_left`: calls may still run (a graceful shutdown that ran out of time)."""
+    native code)."""
     ended: list[bool] = []
     stopping = threading.Thread(
         target=_steps,
-        args=(container, deadline, background, calls_left, close, ended),
+        args=(container, deadline, background, close, ended),
         name="cairn-stop",
         daemon=True,
     )
@@ -102,7 +101,6 @@ def _steps(
     container: Container,
     deadline: float,
     background: Sequence[Stoppable],
-    calls_left: bool,
     close: bool,
     ended: list[bool],
 ) -> None:
@@ -120,7 +118,7 @@ def _steps(
     container.audit.close()
     if running:
         log.warning("stopping with %s still running: left to the next start", ", ".join(running))
-    if running or calls_left or container.jobs.running_here():
+    if running or container.jobs.running_here():
         return
     if close:
         write_read_counts(container, "at the stop")  # those of the calls waited for (stdio's, cut short)

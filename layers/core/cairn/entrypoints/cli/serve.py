@@ -4,8 +4,10 @@ consolidation schedule) and `cairn mcp` (one surface over stdio)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import errno
+import logging
 import os
 import socket
 import sys
@@ -56,9 +58,6 @@ def _weak_token(host: str, token: SecretStr | None) -> str | None:
 
 
 def _stopping_server() -> type:
-    import asyncio
-    import logging
-
     import uvicorn
 
     from cairn.entrypoints.stopping import STOPPING
@@ -80,7 +79,6 @@ def _stopping_server() -> type:
         def __init__(self, config: uvicorn.Config, stops: StopSignals) -> None:
             super().__init__(config)
             self.stops = stops
-            self.calls_left = False  # calls cancelled at the stop may still run in their threads
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -96,9 +94,6 @@ def _stopping_server() -> type:
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             await super().shutdown(sockets)
-            # tasks left: the graceful shutdown ran out of time (or a second signal cut it) and
-            # cancelled them, but a call running in a worker thread goes on there
-            self.calls_left = bool(self.server_state.tasks)
             if not self.force_exit:
                 return
             # uvicorn skips the app's shutdown step when forced, and its lifespan task, left
@@ -113,6 +108,23 @@ def _stopping_server() -> type:
                 await asyncio.wait_for(self.lifespan.shutdown(), timeout=LIFESPAN_SHUTDOWN_S)
 
     return StoppingServer
+
+
+class CancelledAtStop(logging.Filter):
+    """uvicorn logs each request its graceful shutdown cancelled as "Exception in ASGI
+    application", an error with the CancelledError's traceback. A cancel at the stop is expected,
+    and CountedCalls has said it, in one warning naming the route (entrypoints/counted_calls.py)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        failure = record.exc_info[1] if record.exc_info else None
+        cancelled = isinstance(failure, asyncio.CancelledError)
+        return not (cancelled and str(record.msg).startswith("Exception in ASGI application"))
+
+
+def quiet_cancels() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, CancelledAtStop) for f in logger.filters):
+        logger.addFilter(CancelledAtStop())
 
 
 LIFESPAN_SHUTDOWN_S = 2.0
@@ -159,7 +171,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     container = build_container(settings)
     settle(container)
     start_repairs(container)
-    calls = CallsInFlight()  # the MCP calls' threads, which the shutdown's cancel leaves running
+    calls = CallsInFlight()  # the HTTP calls' threads, which the shutdown's cancel leaves running
     app = create_app(container, calls)
     resumed = threading.Thread(target=container.erasure.resume, daemon=True)  # one a crash left running
     resumed.start()
@@ -186,20 +198,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         *([Stoppable("the consolidation schedule", schedule.stop)] if schedule is not None else []),
         thread_ends("the warm-up", warming),
         thread_ends("an erasure resumed", resumed),
-        Stoppable("the MCP calls the shutdown cut short", calls.wait),
+        Stoppable("the calls the shutdown cut short", calls.wait),
     ]
-    server = None
     try:
         config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
+        quiet_cancels()
         server = _stopping_server()(config, stops)
         server.run(sockets=[listening])
     finally:
         stops.stopping()  # the server may have ended without a signal
         # a second signal during the clean stop ends the process (stop_signals.py)
         deadline = (stops.received_at or time.monotonic()) + STOP_WITHIN_S
-        calls_left = server is None or server.calls_left
-        ended = clean_stop(container, deadline, background, calls_left=calls_left)
+        ended = clean_stop(container, deadline, background)
     if not ended:  # something may still run inside native code, or in the stores left open
         leave(stops.exit_code())
     return stops.exit_code()
@@ -326,7 +337,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         # client waits after closing stdin (the SDK's), for the next process to take at once;
         # the calls still running waited for, and the stores closed once nothing runs in them
         deadline = (stops.received_at or time.monotonic()) + STOP_WITHIN_S
-        ended = clean_stop(container, deadline, background, calls_left=False)
+        ended = clean_stop(container, deadline, background)
     if not ended:  # a call or a handed-back handler may be inside native code, the stores open
         leave(stops.exit_code())
     return stops.exit_code()

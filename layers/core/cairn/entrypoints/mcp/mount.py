@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from cairn.entrypoints.counted_calls import Named
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths, public_tools
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ def mount_mcp(
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
             # and an idle stream would hold a Lambda invocation open; nor one to end (DELETE). The
             # spec allows the 405 (with `Allow: POST`) the router gives both.
+            if calls is not None:  # named for `cairn serve`'s stop (entrypoints/counted_calls.py)
+                endpoint = Named(endpoint, f"POST {path}")
             routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
     # First: the router tries its routes in order, and matching a tool call past every REST route
     # took 0.15 ms of each call (docs/PERFORMANCE.md). No other route shares these paths.

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from anyio import to_thread
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
 from cairn.container import Container
 from cairn.domain import json_input
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.counted_calls import step
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import read_capped
 from cairn.entrypoints.rest.problems import UnsupportedMediaType
@@ -74,7 +74,7 @@ def archive_router(container: Container) -> APIRouter:
             raise UnsupportedMediaType(f"send the archive part as application/x-ndjson, not {media}")
         body = await read_capped(request, ARCHIVE_PART_BYTES, what="archive part")
         records = _records(body)
-        report = await to_thread.run_sync(lambda: container.archive.import_(brain, records, part=True))
+        report = await step(lambda: container.archive.import_(brain, records, part=True))
         return ImportPartResult(
             brain=ImportedBrain(id=report.brain.id, slug=report.brain.slug),
             created_brain=report.created_brain,

@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from fastapi import Request
-from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from cairn.auth import access
 from cairn.auth.principal import ADMIN, READ, WRITE
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain
+from cairn.entrypoints.counted_calls import CountedRoute, settle_with
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 
@@ -80,7 +80,7 @@ def route_scope(method: str, template: str) -> tuple[str, str | None]:
     return method, ROUTE_SCOPES.get((method, template))
 
 
-class ScopedRoute(APIRoute):
+class ScopedRoute(CountedRoute):
     """A /v1 route: its scope is checked and declared before anything of the request is read."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -105,14 +105,21 @@ def route_audit(brains: BrainService, audit: AuditLog) -> Callable[[Request], As
         template = str(getattr(route, "path_format", None) or getattr(route, "path", ""))
         method, scope = route_scope(request.method, template)
         current = access.current()
-        yield
-        if scope not in (None, READ) and current is not None:
+        if scope in (None, READ) or current is None:
+            yield
+            return
+
+        def record() -> None:
             name = getattr(route, "name", None) or "route"
             detail = {"route": f"{method} {template}"}
             try:
                 audit.record(current.principal, f"rest.{name}", detail=detail, **_subject(request, brains))
             except CairnError:  # the mutation happened; say so loudly rather than fail its response
                 log.exception("audit record failed for %s %s", method, template)
+
+        settle_with(record)  # done by the route's work itself when the stop cut the call short
+        yield
+        record()
 
     return audited
 

@@ -8,13 +8,13 @@ import base64
 import binascii
 from typing import Annotated, Any, Literal
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
 from cairn.domain.models import Brain
+from cairn.entrypoints.counted_calls import step
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import (
     JSON,
@@ -64,9 +64,7 @@ def batch_router(container: Container) -> APIRouter:
         _check_op_count(raw, limits.max_batch_ops)
         body = parse_model(BatchBody, raw)
         ops = decode_ops(body.ops, limits.max_batch_bytes)
-        committed = await to_thread.run_sync(
-            lambda: container.documents.batch(brain, ops, reason=body.reason)
-        )
+        committed = await step(lambda: container.documents.batch(brain, ops, reason=body.reason))
         return BatchResult(committed=committed)
 
     return router

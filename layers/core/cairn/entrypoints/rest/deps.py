@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 from urllib.parse import unquote_to_bytes
 
@@ -11,12 +11,13 @@ from fastapi import Path, Request
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
+from cairn.entrypoints.counted_calls import off_thread
 from cairn.entrypoints.rest.body import JSON, require_media_type
 
 BrainIdParam = Annotated[str, Path(alias="brainId", description="Brain id (brn_...) or slug")]
 
 
-def brain_resolver(container: Container) -> Callable[[str, Request], Brain]:
+def brain_resolver(container: Container) -> Callable[[str, Request], Awaitable[Brain]]:
     """`{brainId}` accepts an id or a slug everywhere; unknown brains are 404 not_found. The brain
     is kept on the request for the audit record (rest/authz.py)."""
 
@@ -25,7 +26,7 @@ def brain_resolver(container: Container) -> Callable[[str, Request], Brain]:
         request.state.brain = resolved
         return resolved
 
-    return brain
+    return off_thread(brain, settles=False)  # counted (entrypoints/counted_calls.py)
 
 
 def require_json(request: Request) -> None:

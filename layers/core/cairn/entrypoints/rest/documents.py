@@ -8,7 +8,6 @@ of its bytes, which a Lambda response could not carry (docs/AWS.md, "Reads past 
 
 from typing import Annotated, Any
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +16,7 @@ from cairn.container import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.domain.paths import MAX_PATH_LENGTH, validate_path
+from cairn.entrypoints.counted_calls import step
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import (
     BINARY,
@@ -137,13 +137,13 @@ def documents_router(container: Container) -> APIRouter:
     @router.put("", status_code=204, response_class=Response, openapi_extra=octet_body_doc(limit))
     async def put_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
         data = await _raw_body(request, path, limit)
-        await to_thread.run_sync(lambda: docs.write(brain, path, data))
+        await step(lambda: docs.write(brain, path, data))
         return Response(status_code=204)
 
     @router.post("/append", status_code=204, response_class=Response, openapi_extra=octet_body_doc(limit))
     async def append_document(brain: BrainArg, path: PathParam, request: Request) -> Response:
         data = await _raw_body(request, path, limit)
-        await to_thread.run_sync(lambda: docs.append(brain, path, data))
+        await step(lambda: docs.append(brain, path, data))
         return Response(status_code=204)
 
     @router.delete("", status_code=204, response_class=Response)
@@ -172,7 +172,7 @@ def documents_router(container: Container) -> APIRouter:
     async def rename_document(brain: BrainArg, request: Request) -> Response:
         require_media_type(request, JSON)
         body = parse_model(RenameBody, parse_json(await read_capped(request, RENAME_BODY_LIMIT)))
-        await to_thread.run_sync(lambda: docs.rename(brain, body.from_, body.to))
+        await step(lambda: docs.rename(brain, body.from_, body.to))
         return Response(status_code=204)
 
     return router

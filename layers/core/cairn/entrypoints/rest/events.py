@@ -16,10 +16,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-import anyio
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from cairn import off_loop
 from cairn.auth import access
 from cairn.container import Container
 from cairn.domain.models import Brain
@@ -57,7 +57,7 @@ async def change_stream(
     the caller may no longer read the brain (what the request was authorised for at its start
     holds no longer)."""
     try:
-        await anyio.to_thread.run_sync(bus.follow)  # other processes' news from before it is not its news
+        await off_loop.run_sync(bus.follow)  # other processes' news from before it is not its news
         sub.arm()
         frame_id = 1
         yield frame(frame_id, "ready", "ok")
@@ -68,9 +68,9 @@ async def change_stream(
             if await request.is_disconnected() or STOPPING.is_set():
                 return  # the caller left, or the server is shutting down (it waits for this stream)
             if event is None and time.monotonic() < next_ping:
-                await anyio.to_thread.run_sync(bus.follow)  # what other processes committed meanwhile
+                await off_loop.run_sync(bus.follow)  # what other processes committed meanwhile
                 continue
-            if not allowed.fresh() and not await anyio.to_thread.run_sync(allowed.check):
+            if not allowed.fresh() and not await off_loop.run_sync(allowed.check):
                 return
             frame_id += 1
             if event is not None:

@@ -2,7 +2,6 @@
 
 from typing import Annotated, Any, Literal, Self, get_args
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.datastructures import FormData, UploadFile
@@ -11,6 +10,7 @@ from starlette.types import Message
 from cairn.container import Container
 from cairn.domain.errors import FileTooLarge, InvalidInput
 from cairn.domain.models import Brain
+from cairn.entrypoints.counted_calls import step
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.body import require_media_type
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
@@ -104,7 +104,7 @@ def ingest_router(container: Container) -> APIRouter:
         finally:
             await form.close()
         name = upload.filename or "upload"
-        result = await to_thread.run_sync(
+        result = await step(
             lambda: ingest.ingest_bytes(
                 brain, data, name=name, kind=kind, content_type=upload.content_type, path=path
             )

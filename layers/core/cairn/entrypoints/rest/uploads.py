@@ -4,13 +4,13 @@ has no such limit: POST …/ingest/file takes the whole 25 MiB)."""
 
 from typing import Annotated
 
-from anyio import to_thread
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.container import Container
 from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain
+from cairn.entrypoints.counted_calls import step
 from cairn.entrypoints.rest.authz import ScopedRoute
 from cairn.entrypoints.rest.deps import brain_resolver, require_json
 from cairn.entrypoints.rest.ingest import IngestKind
@@ -82,7 +82,7 @@ def uploads_router(container: Container) -> APIRouter:
         for …/ingest/file); the object is removed once ingested. A file above the queueing
         threshold answers 202 `queued` with the `job_id` that finishes it."""
         uploads = signer()
-        result = await to_thread.run_sync(
+        result = await step(
             lambda: ingest.ingest_upload(brain, uploads, body.key, kind=body.as_, path=body.path)
         )
         if result.status == "queued":

@@ -13,7 +13,6 @@ from typing import Any, Final
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
-from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException
 
@@ -22,6 +21,7 @@ from cairn.auth import access
 from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import ADMIN
 from cairn.domain.errors import CairnError
+from cairn.entrypoints.counted_calls import CountedRoute
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
 from cairn.entrypoints.ui.cookie import is_secure, set_host_cookie
 from cairn.entrypoints.ui.csrf import CSRF_COOKIE, csrf_token, needs_csrf_cookie
@@ -86,7 +86,7 @@ page offers to edit can pass: a CJK character is 9 bytes encoded). The body cap 
 FORM_TYPES: Final = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
-class UiRoute(APIRoute):
+class UiRoute(CountedRoute):
     """Every UI route: its CairnErrors, bad parameters and unreadable forms answer as pages, in the
     error's status."""
 

@@ -201,7 +201,7 @@ class SurfaceServer(MCPServer[Any]):
         except Exception as exc:
             _failed_after_cut(spec.name, exc)
             return
-        log.info("tool %s ended after its call was cut short", spec.name)
+        log.warning("tool %s ended after the stop cut its call short", spec.name)
         if not isinstance(converted, CallToolResult) or needed in UNAUDITED or self.refused(converted):
             return
         if self.audit is not None:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-import anyio
 from fastapi import APIRouter, Request
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.responses import JSONResponse, Response
@@ -29,6 +28,7 @@ from cairn.auth import access
 from cairn.auth.principal import READ, WRITE
 from cairn.domain import json_input
 from cairn.domain.errors import InvalidInput, storage_failure
+from cairn.entrypoints.counted_calls import CountedRoute, step
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.reply import Reply, refusal, run
 from cairn.services.zengram.validate import Refused
@@ -60,7 +60,7 @@ async def _json(request: Request) -> Any:
 
 
 def zengram_router(api: ZengramApi) -> APIRouter:
-    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+    router = APIRouter(prefix=PREFIX, include_in_schema=False, route_class=CountedRoute)
 
     async def respond(
         request: Request, op: Callable[[Any], Reply], *, with_body: bool = False, scope: str | None = None
@@ -84,7 +84,7 @@ def zengram_router(api: ZengramApi) -> APIRouter:
                         raise
                     raise known from exc
 
-        reply = await anyio.to_thread.run_sync(lambda: run(scoped))
+        reply = await step(lambda: run(scoped))
         return answer(reply, request_id)
 
     def params(request: Request) -> dict[str, str]:

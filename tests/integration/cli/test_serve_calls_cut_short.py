@@ -9,6 +9,7 @@ for the calls in flight instead of fifteen."""
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import threading
 import time
@@ -169,3 +170,20 @@ def test_a_rest_write_the_shutdown_cut_short_is_waited_for_audited_and_the_store
     assert f"WARNING cairn.calls: {route} was cut short by the stop" in logged, logged[-3000:]
     assert f"WARNING cairn.calls: {route} ended after the stop cut its call short" in logged
     assert "still running" not in logged
+
+
+def test_a_rest_write_cut_short_whose_entry_the_busy_store_refuses_is_spilled(tmp_path: Path) -> None:
+    """The same PUT, with the record store refusing every audit entry as busy: the entry its
+    thread records once the write ends is kept, and the stop, which waited for it, spills it."""
+    server, log = served(tmp_path, held="documents.committed=4@2", knobs="graceful,audit-busy")
+    try:
+        left_running(lambda: put(server.base, "shore", "notes/curlew.md", "The curlew probes the sand."))
+        wait_for(log, "held documents.committed")
+        took = stopped(server)
+    finally:
+        server.kill()
+    assert took < STOP_WITHIN_S, took
+    spill = tmp_path / "data" / "audit-kept.jsonl"
+    kept = [json.loads(line)["action"] for line in spill.read_text().splitlines()] if spill.exists() else []
+    assert "rest.put_document" in kept, (kept, log.read_text()[-3000:])
+    assert left_open(tmp_path / "data") == []

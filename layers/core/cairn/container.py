@@ -183,6 +183,7 @@ class Container:
             status=ItemStatusLog(a.records, a.clock),
             access=self.search.access or AccessLog(a.records, a.clock),
             waypoints=self.thoughts,
+            concepts=self.concepts,
         )
         return ErasureService(
             brains=self.brains,

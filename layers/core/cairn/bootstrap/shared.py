@@ -202,8 +202,13 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     item_status = ItemStatusLog(a.records, a.clock)
     concepts = ConceptGraph(
-        LinkRepository(a.records), ConceptRules(entity_extractor_for(a.generator)), chunks, a.clock
+        LinkRepository(a.records),
+        ConceptRules(entity_extractor_for(a.generator)),
+        chunks,
+        a.clock,
+        documents=doc_repo,
     )
+    documents.when_removed(concepts.unlink_removed)  # their links name chunks of every earlier version
     images = ImageItems(ImageRefs(a.records), documents, brains.repo.get)
     ingest = IngestService(
         documents,

@@ -5,7 +5,7 @@ For each document: its entity mentions (counts go down; an entity mentioned by n
 again once the document is gone, for those a settler of its pending links made meanwhile), a
 ThoughtMCP memory's waypoint links with the statistics of the memories at their other ends (those
 of the same user the erasure does not select keep their rows), its other links both ways (keyed:
-concepts of its chunks; numbered: gbrain's), its raw rows,
+concepts of its chunks, those of chunks an earlier version had too; numbered: gbrain's), its raw rows,
 the image references it made (the images' captions are made again), a pending ingest, then the
 document itself (record, id pointer, chunks, content blob unless another document holds the same
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
@@ -35,6 +35,7 @@ from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.entities import MENTIONS, EntityService
 from cairn.services.memory.memories import MemoryService
+from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.search.access import AccessLog
@@ -56,6 +57,7 @@ class DocumentEraser:
     status: ItemStatusLog
     access: AccessLog
     waypoints: ThoughtLinks
+    concepts: ConceptGraph
 
     def erase(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> Counter[str]:
         """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
@@ -75,6 +77,9 @@ class DocumentEraser:
             counts["links"] += self.links.remove_all_of(brain.id, doc.id, but=MENTIONS)
             counts["links"] += self.links.remove_numbered_all_of(brain.id, doc.id)
             counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)
+            # and those of chunks an earlier, longer version had (their names are its text's); its
+            # reach stays for the erase's removal hook (ConceptGraph.unlink_removed), run after it
+            counts["links"] += self.concepts.unlink_document(brain.id, doc.id, done=chunk_ids, standing=True)
             rows, keys = self.raw_data.erase_all_of(brain, doc.id)
             counts["records"] += rows
             folder = raw_folder(brain.id, doc.id)

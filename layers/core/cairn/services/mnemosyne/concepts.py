@@ -17,8 +17,12 @@ one partition each per library, up to MAX_DF links, and ranks the chunks they le
 concepts they share with the query, rarer and longer concepts weighing more. A search over many
 libraries reads that many times more, so a link is read as its stored record (the chunk id and the
 link's names), no Link model, and names are decoded only for the chunks returned. Links of chunks
-that no longer exist are passed over (the caller reads the chunks), so a shrunken document needs
-no sweep.
+that no longer exist are passed over (the caller reads the chunks).
+
+Links carry names taken from the text, so they go with it: a document's linked reach
+(concept_reach.py) bounds the chunk ids its links may name, and an ingest that leaves it fewer
+chunks removes the links of the ones it dropped; a deletion or an erasure removes them all
+(`unlink_removed`, `unlink_document`), and a linker that raced one takes its own back.
 """
 
 from __future__ import annotations
@@ -28,20 +32,22 @@ import itertools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from cairn.domain.errors import reading_record
 from cairn.domain.ids import new_id
-from cairn.domain.models import Chunk, Link, MetadataValue
+from cairn.domain.models import Brain, Chunk, Document, Link, MetadataValue
 from cairn.domain.plain_text import RUN, folded, plain, runs
 from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
 from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository, links_prefix
+from cairn.services.mnemosyne.concept_reach import ConceptReach
 from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
+from cairn.services.repositories import DocumentRepository
 
 CONCEPT: Final = "concept"  # link kind: chunk -> concept
 NODE_PREFIX: Final = "concept:"
@@ -78,17 +84,57 @@ class ConceptHit:
 
 
 class ConceptGraph:
-    def __init__(self, links: LinkRepository, rules: ConceptRules, chunks: ChunkIndex, clock: Clock) -> None:
+    def __init__(
+        self,
+        links: LinkRepository,
+        rules: ConceptRules,
+        chunks: ChunkIndex,
+        clock: Clock,
+        *,
+        documents: DocumentRepository | None = None,
+    ) -> None:
+        """`documents`: where `index_document` reads a document again after linking it (without
+        it, links made as an erasure or a rewrite commits are not taken back)."""
         self.links = links
         self.rules = rules
         self.chunks = chunks
         self.query_rules = ConceptRules()  # no model per query: the rules alone
         self.clock = clock
+        self.documents = documents
+        self.reach = ConceptReach(links.records, links, CONCEPT)
 
     def index_document(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> int:
-        """`index` over the document's live chunks (after an ingest committed them)."""
+        """`index` over the document's live chunks (after an ingest committed them); returns links
+        changed. Its linked reach is raised first, and the links of chunks an earlier, longer
+        version had go (concept_reach.py). Then its record is read again: an erasure or a rewrite
+        that committed meanwhile (in another process) may have removed its links before these were
+        made, so those of chunks it no longer has are taken back here."""
         live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
-        return self.index(brain_id, text, live, fresh=fresh)
+        upto = max((c.ordinal + 1 for c in live), default=0)
+        was = self.reach.extend(brain_id, document_id, upto, fresh=fresh)
+        changed = self.index(brain_id, text, live, fresh=fresh)
+        changed += self.reach.trim(brain_id, document_id, upto, was.upto)
+        if self.documents is None:
+            return changed
+        doc = self.documents.stored_by_id(document_id)
+        if doc is None or doc.brain_id != brain_id:  # its remover may have read the reach before
+            taken = self.reach.trim(brain_id, document_id, 0, upto)
+            return changed + taken + self.reach.forget(brain_id, document_id)
+        return changed + self.reach.trim(brain_id, document_id, doc.chunk_count, upto)
+
+    def unlink_document(
+        self, brain_id: str, document_id: str, *, done: Collection[str] = (), standing: bool = False
+    ) -> int:
+        """Remove the links of every chunk the document may ever have had linked (but `done`, chunk
+        ids whose links the caller removed), and its reach unless the document is still `standing`
+        (an erasure before it removes the document); returns links removed."""
+        return self.reach.forget(brain_id, document_id, done=done, keep=standing)
+
+    def unlink_removed(self, brain: Brain, gone: Sequence[Document]) -> None:
+        """`unlink_document` for the documents a deletion or erasure removed
+        (DocumentService.when_removed): a linker that linked one as it went is caught here."""
+        for doc in gone:
+            self.unlink_document(brain.id, doc.id)
 
     def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
         """Link each of a document's chunks to the concepts it mentions; returns links changed.

@@ -1,0 +1,195 @@
+"""Nothing drawn from an erased document outlives its erasure, on every record store: the concept
+links of chunks an earlier, longer version had go with it, a rewrite that leaves a document fewer
+chunks drops the links of those it dropped, and a linker racing the erasure (another process's)
+takes back what it linked (services/mnemosyne/concept_reach.py).
+
+Each test reads every record the store holds afterwards and looks for the document's words."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn import faults
+from cairn.auth import access
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
+from cairn.domain.models import Brain, Document
+from cairn.ports.records import RecordStore
+from cairn.services.mnemosyne.concept_reach import reach_key
+from tests.fakes.container import fake_adapters
+
+AGENT = "ada"
+PATH = f"memory/agent/{AGENT}/harbour.md"
+NAMES = [
+    ("Quellmire", "Vantorra"),
+    ("Brisendal", "Ostravek"),
+    ("Calluvar", "Dremmoch"),
+    ("Fenwarrow", "Glimmerath"),
+    ("Hallowick", "Istrabeth"),
+    ("Jorunvale", "Kestrimor"),
+    ("Lumbervay", "Morthwane"),
+    ("Nettlecombe", "Orravine"),
+    ("Pellinsk", "Quarrowby"),
+    ("Rathmoral", "Sulvendor"),
+]
+WORDS = [word.lower() for pair in NAMES for word in pair]
+
+
+def part(n: int) -> str:
+    first, second = NAMES[n]
+    return f"## Part {n}\n\n" + f"The {first} Ferry Company moved its ledger to {second} Harbour. " * 8
+
+
+def text_of(parts: int) -> bytes:
+    return "\n\n".join(part(n) for n in range(parts)).encode()
+
+
+@pytest.fixture
+def two(records: RecordStore, tmp_path: Path) -> tuple[Container, Container]:
+    """Two processes over the same stores (each its own services and path locks)."""
+    adapters = replace(fake_adapters(), records=records)
+    settings = Settings(data_dir=tmp_path / "data")
+    return build_container(settings, adapters), build_container(settings, adapters)
+
+
+def written(c: Container, brain: Brain, parts: int, *, link: bool = True) -> Document:
+    """The note written with that many parts (a chunk each), its concept links made as an ingest
+    makes them unless not `link` (written through another surface)."""
+    c.documents.write(brain, PATH, text_of(parts))
+    doc = c.documents.repo.stored(brain.id, PATH)
+    assert doc is not None and doc.chunk_count == parts
+    if link:
+        c.concepts.index_document(brain.id, doc.id, text_of(parts).decode())
+    return doc
+
+
+def words_kept(records: RecordStore) -> set[str]:
+    """The document's words that any record of the store still holds (every partition read)."""
+    found: set[str] = set()
+    prefixes = [chr(c) for c in range(32, 127)]
+    cursor: str | None = None
+    while True:
+        page = records.scan(prefixes, cursor=cursor)
+        for item in page.items:
+            held = json.dumps([item.pk, item.sk, item.data]).lower()
+            found.update(word for word in WORDS if word in held)
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+def words_of(parts: range) -> set[str]:
+    return {word.lower() for n in parts for word in NAMES[n]}
+
+
+def erase(c: Container, brain: Brain) -> None:
+    with access.as_system():
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.removed["documents"] == 1
+
+
+def test_the_links_of_every_version_are_in_the_store_before_the_erasure(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    written(c, brain, 10)
+    assert words_kept(c.adapters.records) == words_of(range(10))  # the concept links hold them
+
+
+def test_a_rewrite_to_fewer_chunks_drops_the_links_of_the_chunks_it_dropped(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10)
+    written(c, brain, 3)
+    assert words_kept(c.adapters.records) == words_of(range(3))
+    reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 3}
+
+
+def test_an_erasure_removes_the_links_of_the_chunks_an_earlier_version_had(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10)
+    written(c, brain, 3, link=False)  # through another surface: no linker ran, chunks 3..9 keep theirs
+    assert words_kept(c.adapters.records) == words_of(range(10))
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+def test_links_made_as_the_erasure_removes_the_document_go_with_it(
+    two: tuple[Container, Container],
+) -> None:
+    """Another process links the document between the erasure's removal of its links and of its
+    record (its bytes gone, its record still there): the erase's removal takes those too."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10, link=False)
+
+    def linked_meanwhile() -> None:
+        assert other.concepts.index_document(brain.id, doc.id, text_of(10).decode()) > 0
+
+    with faults.armed("documents.bytes_erased", action=linked_meanwhile):
+        erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+
+
+class _ErasingFirst:
+    """Concept rules that run `first` once, before they find the text's concepts: the linker has
+    read the document's chunks, `first` (an erasure, a rewrite) then commits, and the linker links
+    after."""
+
+    def __init__(self, rules: Any, first: Callable[[], object]) -> None:
+        self.rules, self.first = rules, first
+
+    def extract(self, text: str) -> Any:
+        first, self.first = self.first, lambda: None
+        first()
+        return self.rules.extract(text)
+
+
+def test_a_linker_that_read_the_chunks_before_the_erasure_takes_its_links_back(
+    two: tuple[Container, Container],
+) -> None:
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10, link=False)
+    other.concepts.rules = _ErasingFirst(other.concepts.rules, lambda: erase(c, brain))
+    other.concepts.index_document(brain.id, doc.id, text_of(10).decode())
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+def test_a_linker_of_a_longer_version_takes_back_the_links_of_chunks_a_rewrite_dropped_meanwhile(
+    two: tuple[Container, Container],
+) -> None:
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10, link=False)
+    other.concepts.rules = _ErasingFirst(other.concepts.rules, lambda: written(c, brain, 3))
+    other.concepts.index_document(brain.id, doc.id, text_of(10).decode())
+    assert words_kept(c.adapters.records) == words_of(range(3))
+
+
+def test_a_deletion_removes_the_links_of_every_chunk_the_document_had(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10)
+    written(c, brain, 3, link=False)
+    c.documents.delete(brain, PATH)
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None

@@ -46,7 +46,16 @@ from hostile_sql import (
     staged_activation,
 )
 from hostile_vectors import ann_file_check, vector_compaction, vector_file_check
-from memory_writes import thought_erase, thought_forget, thought_remember, typed_store, typed_store_plain
+from memory_writes import (
+    doc_erase,
+    doc_ingest,
+    doc_rewrite,
+    thought_erase,
+    thought_forget,
+    thought_remember,
+    typed_store,
+    typed_store_plain,
+)
 from superseded_lookups import memory_counts, superseded_facts, zengram_stats
 
 
@@ -368,6 +377,9 @@ CASES: dict[str, Callable[[], str]] = {
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "thought-erase": thought_erase,
+    "doc-ingest": doc_ingest,
+    "doc-rewrite": doc_rewrite,
+    "doc-erase": doc_erase,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }

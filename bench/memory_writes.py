@@ -30,19 +30,48 @@ def _counting(c: Container) -> list[int]:
     """Count the record store's transactions and queries from here on (every repository shares
     the store)."""
     records = c.documents.repo.records
-    counted = [0, 0]
-    transact, query = records.transact, records.query
+    counted = [0, 0, 0]
+    transact, query, get, put, delete = (
+        records.transact,
+        records.query,
+        records.get,
+        records.put,
+        records.delete,
+    )
+
+    inside = [0]  # a put or delete the store makes a transaction of counts once
 
     def counted_transact(ops: Sequence[Any]) -> Any:
-        counted[0] += 1
+        counted[0] += 0 if inside[0] else 1
         return transact(ops)
 
     def counted_query(*args: Any, **kwargs: Any) -> Any:
         counted[1] += 1
         return query(*args, **kwargs)
 
+    def counted_get(*args: Any, **kwargs: Any) -> Any:
+        counted[2] += 1
+        return get(*args, **kwargs)
+
+    def one_item(write: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        counted[0] += 1  # a write of one item is a transaction of its own
+        inside[0] += 1
+        try:
+            return write(*args, **kwargs)
+        finally:
+            inside[0] -= 1
+
+    def counted_put(*args: Any, **kwargs: Any) -> Any:
+        return one_item(put, *args, **kwargs)
+
+    def counted_delete(*args: Any, **kwargs: Any) -> Any:
+        return one_item(delete, *args, **kwargs)
+
     records.transact = counted_transact  # the bench's own probes, for the run
     records.query = counted_query
+    records.get = counted_get
+    records.put = counted_put
+    records.delete = counted_delete
     return counted
 
 
@@ -61,7 +90,8 @@ def _timed(writes: int, build: Callable[[Container], Callable[[int], Any]], firs
         marks = len(list(c.pending_links.pending()))
     return (
         f"{writes:,} writes {wall:.2f} s wall ({wall / writes * 1000:.1f} ms each), "
-        f"{counted[0] / writes:.2f} transactions and {counted[1] / writes:.2f} queries each, "
+        f"{counted[0] / writes:.2f} transactions, {counted[1] / writes:.2f} queries and "
+        f"{counted[2] / writes:.2f} gets each, "
         f"{marks} marks left"
     )
 
@@ -164,7 +194,86 @@ def typed_store_plain(writes: int = 100) -> str:
     return _timed(writes, build)
 
 
+def _note(n: int, parts: int) -> bytes:
+    """Note `n` of `parts` parts (a chunk each), each part naming two concepts of its own."""
+
+    def name(k: int) -> str:
+        letters = ""
+        while True:
+            k, d = divmod(k, 26)
+            letters += chr(97 + d)
+            if not k:
+                return "V" + letters + "mere"
+
+    return "\n\n".join(
+        f"## Part {i}\n\n"
+        + f"The {name(20 * n + i)} Ferry Company sailed to {name(20 * n + 10 + i)} Harbour. " * 8
+        for i in range(parts)
+    ).encode()
+
+
+def _ingested(c: Container, writes: int) -> tuple[Any, list[Any]]:
+    """`writes` + 1 notes of ten parts, ingested (their chunks linked to their concepts), untimed."""
+    brain = c.brains.create("Default", slug="default")
+    for n in range(writes + 1):
+        c.ingest.ingest_bytes(brain, _note(n, 10), name=f"{n}.md", path=f"notes/{n}.md", queue=False)
+    return brain, sorted(c.documents.repo.list(brain.id), key=lambda d: int(d.path[6:-3]))
+
+
+def doc_ingest(writes: int = 100) -> str:
+    """An ingest of a new note of ten parts (a chunk each), its chunks linked to their concepts."""
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain = c.brains.create("Default", slug="default")
+        return lambda n: c.ingest.ingest_bytes(
+            brain, _note(n + 1, 10), name=f"{n + 1}.md", path=f"notes/{n + 1}.md", queue=False
+        )
+
+    return _timed(writes, build)
+
+
+def doc_rewrite(writes: int = 100) -> str:
+    """An ingest rewriting a note of ten parts (a chunk each) to its first three: its chunks' concept
+    links compared with the text's, and those of the seven chunks it dropped removed
+    (services/mnemosyne/concept_reach.py)."""
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain, _ = _ingested(c, writes)
+
+        def write(n: int) -> Any:
+            n = n if n >= 0 else writes
+            return c.ingest.ingest_bytes(
+                brain, _note(n, 3), name=f"{n}.md", path=f"notes/{n}.md", queue=False
+            )
+
+        return write
+
+    return _timed(writes, build)
+
+
+def doc_erase(writes: int = 100) -> str:
+    """An erasure's removal of ingested notes one at a time (services/erasure/documents.py), each
+    written again with three of its ten parts through another surface (no linker ran): the links
+    of all ten chunks go."""
+
+    def build(c: Container) -> Callable[[int], Any]:
+        brain, docs = _ingested(c, writes)
+        for n, doc in enumerate(docs):
+            c.documents.write(brain, doc.path, _note(n, 3))
+
+        def erase(n: int) -> Any:
+            doomed = docs[n if n >= 0 else writes]
+            return c.erasure.eraser.erase(brain, [doomed], [d for d in docs if d.id != doomed.id])
+
+        return erase
+
+    return _timed(writes, build)
+
+
 CASES: dict[str, Callable[[int], str]] = {
+    "doc-ingest": doc_ingest,
+    "doc-rewrite": doc_rewrite,
+    "doc-erase": doc_erase,
     "thought-remember": thought_remember,
     "thought-forget": thought_forget,
     "thought-erase": thought_erase,

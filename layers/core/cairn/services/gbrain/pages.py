@@ -27,7 +27,6 @@ collection state are already modules of their own.
 from __future__ import annotations
 
 import builtins
-import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -38,8 +37,6 @@ from cairn.auth.principal import WRITE
 from cairn.domain.errors import (
     CairnError,
     Conflict,
-    DamagedContent,
-    DamagedStore,
     Forbidden,
     InvalidInput,
     NoBrain,
@@ -74,6 +71,7 @@ from cairn.services.brains import is_slug as is_brain_slug
 from cairn.services.documents.document_text import MAX_TITLE
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.documents.service import DocumentService
+from cairn.services.documents.unreadable import read_or_skip
 from cairn.services.gbrain import collection_state as gates
 from cairn.services.gbrain.collection_state import (
     NEEDS_FULL_SYNC_KEY,
@@ -98,7 +96,6 @@ __all__ = [
 TAG_RETRIES = 5
 
 
-log = logging.getLogger(__name__)
 _GBRAIN_IDS = uuid.uuid5(uuid.NAMESPACE_URL, "urn:cairn:gbrain-page")
 
 Namer = Callable[[Brain], str]
@@ -376,18 +373,9 @@ class PageService:
         return Page(collection=name, slug=slug, document=doc, text=parse_page(content))
 
     def _readable(self, name: str, slug: str, doc: Document) -> Page | None:
-        """The page, None when its stored bytes are damaged: a listing or search goes on without
-        it (reading that page says why; `cairn check --deep` names it). None too for a page erased
-        meanwhile, bytes and all; a damaged file of the store itself still fails the answer."""
-        try:
-            return self._from_document(name, slug, doc)
-        except DamagedStore:
-            raise
-        except DamagedContent as exc:
-            log.warning("page %s left out: %s", qualified(name, slug), exc.message)
-            return None
-        except NotFound:
-            return None
+        """The page, None when its stored bytes are damaged or it was erased meanwhile: a listing or
+        search goes on without it (services/documents/unreadable.py; reading that page says why)."""
+        return read_or_skip(doc, lambda d: self._from_document(name, slug, d))
 
     def list(
         self,

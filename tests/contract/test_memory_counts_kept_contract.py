@@ -252,3 +252,37 @@ def test_counts_over_are_counted_again_by_the_sweep_once_they_fit(c: Container, 
     with patch.object(ZengramBriefing, "_counted", side_effect=AssertionError("read every record")):
         assert answered(c) == stats(c, brain, clock)  # from the kept counts and entries again
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
+
+
+@pytest.mark.parametrize("timed", [True, False], ids=["marked-an-hour-ago", "marked-by-an-earlier-release"])
+def test_a_retry_of_counts_over_keeps_what_writers_do_meanwhile(
+    c: Container, clock: FakeClock, timed: bool
+) -> None:
+    """A commit while the sweep's retry counts an `over` brain again (its first step between its
+    read of the records and its write) is in the counts the retry builds: they end equal to a
+    recount of every record once the writers are done."""
+    brain = c.brains.create("Default", slug="default")
+    counts, pk = c.documents.repo.counts, documents_pk(brain.id)
+    stored = [
+        c.memories.store(brain, MemoryInput(MemoryType.fact, f"Pump {n} runs at {n} bar")) for n in range(6)
+    ]
+    records = c.documents.repo.records
+    held = records.get(pk, "memory-counts")
+    assert held is not None
+    mark: dict[str, Any] = {"over": True, "at": clock.now().timestamp() - 3_700} if timed else {"over": True}
+    records.put(replace(held, data=mark), held.version)  # as a commit that outgrew the record left it
+    counts.step_records = 4  # the retry's first step passes the first four records
+
+    def meanwhile() -> None:  # a writer between the step's read and its write
+        for memory in stored:  # the first four among them, in the step's page
+            c.memories.delete(brain, memory.memory.id)
+        c.memories.store(brain, MemoryInput(MemoryType.decision, "Replace the pump seal"))
+
+    with faults.armed("counts.step", action=meanwhile):
+        counts.carry_on([pk], budget_s=60)
+    while not counts.step(pk):
+        pass
+    kept = counts.read(pk)
+    assert kept is not None
+    assert {owner: buckets for owner, buckets in kept.items() if buckets} == counts.recount(pk)
+    assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)

@@ -29,15 +29,18 @@ commit of the brain). A commit or step that would make it larger than `MAX_BYTES
 `over` instead, with no counts but when (`at`): from then on commits leave it alone and counts are
 made by reading every record, as before the counts. The folders and owners that blew it up may go
 (deleted, erased), so the sweep's build (`carry_on`) counts an `over` brain again from its first
-record once `RETRY_OVER_S` has passed since its mark: the build's first step replaces the mark (at
-the version read), and the brain has kept counts again once a build ends within `MAX_BYTES`, or is
-marked `over` anew (the next try an hour later)."""
+record once `RETRY_OVER_S` has passed since its mark: the retry's first step only replaces the
+mark by an empty build (at the version read; commits leave a mark's version alone, so a step
+counting beside them could not tell a record changed under it), which commits write again, and
+the brain has kept counts again once that build ends within `MAX_BYTES`, or is marked `over` anew
+(the next try an hour later)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from typing import Any
 
 from cairn import faults
@@ -227,12 +230,17 @@ class MemoryCounts:
         """Carry the build of `pk`'s counts over the next `step_records` memory records; True
         once they are built (or `over`). A step that loses to a commit (or another step) is not
         kept. With `retry_over` (the sweep's), counts marked `over` `RETRY_OVER_S` ago or more
-        are counted again from the first record, this step the build's first."""
+        are counted again from the first record: this step replaces the mark by an empty build."""
         held = self.records.get(pk, _SK)
         data: dict[str, Any] = {"owners": {}} if held is None else _copy(held.data)
         if data.get(OVER) is True and retry_over and self.over_due(data):
-            data = {"owners": {}}  # commits count beside this build as beside any other
-        elif data.get("built") is True or data.get(OVER) is True:
+            # Commits leave an `over` mark alone, its version too: a step counting beside them
+            # would keep a record's count from before a commit changed it. The mark is replaced
+            # first, by a build from the start, which commits write again (its version moving).
+            with suppress(Conflict):
+                self.records.put(Item(pk, _SK, data={"owners": {}}), held.version if held else 0)
+            return False
+        if data.get("built") is True or data.get(OVER) is True:
             return True
         after = data.get("after")
         start = after if isinstance(after, str) and after.startswith(_DOC + _MEMORIES) else None

@@ -12,6 +12,7 @@ import pytest
 
 from cairn.bootstrap import Container, build_container, index_sweeper
 from cairn.config import Settings
+from cairn.domain.errors import DamagedStore
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import Item, RecordStore
 from cairn.services.erasure.settling import SETTLE_S
@@ -91,3 +92,20 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
     assert not after.counts_building and not after.times_building and not after.settling
     assert not after.counts_over  # its three memories fit: counted again, and their entries built
     assert after.quiet
+
+
+@pytest.mark.parametrize("since", [None, "yesterday", "2026-01-01T00:00:00", 17])
+def test_a_damaged_deletion_record_is_damage_not_a_crash(c: Container, since: object) -> None:
+    """A settling record whose `since` is not what a deletion wrote (changed outside Cairn) makes
+    the report and the deletions' looks fail as damage (DamagedStore: `cairn check` says it and
+    exits 2, the sweep logs it and runs its later chores), never a KeyError or TypeError."""
+    brain = with_memories(c, "old")
+    c.adapters.records.delete(documents_pk(brain.id), "memory-counts")  # to build
+    c.adapters.records.put(Item("settling", "brn_gone", {} if since is None else {"since": since}))
+    maintenance = c.health.maintenance
+    assert maintenance is not None
+    with pytest.raises(DamagedStore, match="settling brn_gone"):
+        maintenance.report()
+    assert maintenance.report([brain.id], deletions=False).counts_building == (brain.id,)
+    index_sweeper(c).tick()  # the deletions' looks fail as damage: the build still runs
+    assert c.documents.repo.counts.read(documents_pk(brain.id)) is not None

@@ -22,7 +22,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, damaged_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import all_items
@@ -55,8 +55,17 @@ class DeletionsSettling:
             self.records.put(Item(PK, brain_id, {"since": self.clock.now().isoformat()}), expected_version=0)
 
     def standing(self) -> Iterator[Settling]:
+        """The deletions settling; DamagedStore at a record whose `since` is not the time a
+        deletion wrote (changed outside Cairn): said as damage, never a crash of the sweep."""
         for item in all_items(self.records, PK):
-            yield Settling(item.sk, datetime.fromisoformat(str(item.data["since"])))
+            since = item.data.get("since")
+            try:
+                when = datetime.fromisoformat(since) if isinstance(since, str) else None
+            except ValueError:
+                when = None
+            if when is None or when.tzinfo is None:
+                raise damaged_record(item.pk, item.sk, "its `since` is not an ISO 8601 time with a zone")
+            yield Settling(item.sk, when)
 
     def settled(self, brain_id: str) -> None:
         self.records.delete(PK, brain_id)

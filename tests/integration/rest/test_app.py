@@ -72,6 +72,36 @@ def test_healthz_says_what_the_last_sweep_left_to_do(
     }
 
 
+def test_healthz_names_only_the_open_owners_brains(
+    container: Container, client: TestClient, brain: Brain
+) -> None:
+    """An open server answers a caller without a credential as its owner (tenant `local`): the
+    brains of another tenant (a token's, an API key's, a JWT's, beside the open owner) are
+    counted in /healthz's maintenance but never named, live or being deleted."""
+    from cairn.auth.access import acting_as
+    from cairn.auth.principal import SCOPES, Principal, Via
+    from cairn.bootstrap import index_sweeper
+    from cairn.ports.records import Item
+    from cairn.services.repositories import documents_pk
+
+    acme = Principal("acme", "local", frozenset(SCOPES), Via.static_token)
+    with acting_as(acme):
+        theirs = container.brains.create("Acme plans", slug="acme-plans")
+        gone = container.brains.create("Acme gone", slug="acme-gone")
+    for each in (brain, theirs):
+        container.documents.write(each, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+        container.adapters.records.put(
+            Item(documents_pk(each.id), "memory-counts", {"over": True, "at": 0.0})
+        )
+    container.erasure.delete_brain(gone.id)
+    container.documents.repo.counts.now = lambda: 60.0  # the retry not due: the marks stay
+    index_sweeper(container).tick()
+    said = client.get("/healthz").json()["maintenance"]
+    assert said["counts_over"] == 2 and said["deletions_settling"] == 1
+    assert said["brains"] == {"counts_over": [brain.id]}
+    assert theirs.id not in str(said) and gone.id not in str(said)
+
+
 def test_unknown_route_and_method_are_problems(client: TestClient, brain: Brain) -> None:
     assert_problem(client.get("/v1/nothing-here"), 404, "not_found")
     response = client.patch(docs_url("notes"), params={"path": "a.md"})

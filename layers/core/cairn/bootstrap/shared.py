@@ -18,12 +18,12 @@ from cairn.bootstrap.sign_in import oauth_clients_for, sign_in_for
 from cairn.config import Settings
 from cairn.container import Adapters, Container
 from cairn.domain.errors import Forbidden
-from cairn.domain.models import Job
+from cairn.domain.models import Brain, Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
 from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
-from cairn.ports.records import CommitWatch
+from cairn.ports.records import MAX_GET_MANY, CommitWatch
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
 from cairn.services.documents.current_memories import ENTRIES_BUDGET_S
@@ -309,7 +309,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             on_aws=settings.backend == "aws",
             rebuilding=rebuilding,
             maintenance=BrainMaintenance(
-                a.records, DeletionsSettling(a.records, a.clock), _brain_ids(brains)
+                a.records, DeletionsSettling(a.records, a.clock), _every_brain(brains.repo)
             ),
         ),
         thoughts=thoughts,
@@ -382,12 +382,19 @@ def index_sweeper(container: Container) -> IndexSweeper:
     )
 
 
-def _brain_ids(brains: BrainService) -> Callable[[], list[str]]:
-    def ids() -> list[str]:
-        with access.as_system():
-            return [brain.id for brain in brains.own()]
+def _every_brain(repo: BrainRepository) -> Callable[[], list[Brain]]:
+    """Every brain's record, live and deleted, in id order (the maintenance report's listing)."""
 
-    return ids
+    def every() -> list[Brain]:
+        found: list[Brain] = []
+        after: str | None = None
+        while True:
+            page, after = repo.page(after=after, limit=MAX_GET_MANY)
+            found += page
+            if after is None:
+                return found
+
+    return every
 
 
 def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:

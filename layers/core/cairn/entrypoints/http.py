@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from starlette.types import Scope
 
 from cairn import __version__
+from cairn.auth.authenticate import OPEN
 from cairn.auth.in_flight import InFlight
 from cairn.auth.rate_limit import FailedSignIns, RateLimiter
 from cairn.container import Container
@@ -50,11 +51,13 @@ def create_app(container: Container, calls: CallsInFlight | None = None) -> Fast
         exist. `maintenance`, when there is any, is what this process's last sweep found left to
         do for brains (services/maintenance.py): how many brains' memory counts are `over` or
         being built, whose creation-time entries are being built, whose deletions are still
-        settling (and which, on an open server); it changes no status."""
+        settling (and which of its owner's, on an open server); it changes no status."""
         rebuilding = container.health.rebuilding.now()
         named = container.authenticator.open
         kept = container.health.maintenance.last() if container.health.maintenance is not None else None
-        maintenance = {} if kept is None or kept.quiet else {"maintenance": kept.summary(named=named)}
+        # the open server's caller is its owner: another tenant's brains (a token's, a key's) go unnamed
+        said = None if kept is None or kept.quiet else kept.summary(named=named, tenant=OPEN.tenant)
+        maintenance = {} if said is None else {"maintenance": said}
         if not rebuilding:
             return {"status": "ok", "version": __version__, **maintenance}
         brains = [

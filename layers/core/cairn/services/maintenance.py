@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from cairn.domain.models import Brain
 from cairn.ports.records import MAX_GET_MANY, RecordStore
 from cairn.services.documents.memory_counts import COUNTS_SK, OVER, times_done
 from cairn.services.erasure.settling import DeletionsSettling, Settling
@@ -37,13 +38,16 @@ class Maintenance:
     """Brain deletions the sweep still looks at."""
     at: float = 0.0
     """When it was read (time.monotonic)."""
+    tenants: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Brain id -> its owner tenant, for the brains listed (live and deleted)."""
 
     @property
     def quiet(self) -> bool:
         return not (self.counts_over or self.counts_building or self.times_building or self.settling)
 
-    def summary(self, *, named: bool) -> dict[str, object]:
-        """How many brains are in each state; with `named`, which (their ids)."""
+    def summary(self, *, named: bool, tenant: str | None = None) -> dict[str, object]:
+        """How many brains are in each state; with `named`, which (their ids): with `tenant`, only
+        that tenant's (an open server's caller is its owner, not the other tenants' principals)."""
         groups = {
             "counts_over": self.counts_over,
             "counts_building": self.counts_building,
@@ -52,17 +56,22 @@ class Maintenance:
         }
         said: dict[str, object] = {name: len(ids) for name, ids in groups.items()}
         if named:
-            said["brains"] = {name: list(ids) for name, ids in groups.items() if ids}
+            seen = {
+                name: [i for i in ids if tenant is None or self.tenants.get(i) == tenant]
+                for name, ids in groups.items()
+            }
+            said["brains"] = {name: ids for name, ids in seen.items() if ids}
         return said
 
 
 class BrainMaintenance:
     def __init__(
-        self, records: RecordStore, settling: DeletionsSettling, brain_ids: Callable[[], Sequence[str]]
+        self, records: RecordStore, settling: DeletionsSettling, brains: Callable[[], Sequence[Brain]]
     ) -> None:
+        """`brains`: every brain's record, live and deleted (their tenants say whose they are)."""
         self.records = records
         self.settling = settling
-        self.brain_ids = brain_ids
+        self.brains = brains
         self._last: Maintenance | None = None
         self._lock = threading.Lock()
 
@@ -70,7 +79,9 @@ class BrainMaintenance:
         """The state of these brains (every live brain when None) and, with `deletions`, of every
         deletion settling; kept as `last` when it covers every brain."""
         every = brain_ids is None
-        ids = list(self.brain_ids() if brain_ids is None else brain_ids)
+        listed = self.brains() if brain_ids is None else ()
+        tenants = {b.id: b.owner_tenant for b in listed}
+        ids = [b.id for b in listed if b.deleted_at is None] if brain_ids is None else list(brain_ids)
         keys = [(documents_pk(i), COUNTS_SK) for i in ids]
         held = {}
         for start in range(0, len(keys), MAX_GET_MANY):
@@ -93,6 +104,7 @@ class BrainMaintenance:
             tuple(times),
             tuple(self.settling.standing()) if deletions else (),
             time.monotonic(),
+            tenants,
         )
         if every and deletions:
             with self._lock:

@@ -59,3 +59,26 @@ def test_a_hard_erase_and_a_brains_deletion_leave_no_record_of_old_bytes(
     assert erased is not None and erased.blobs == 2 and len(_old_records(container)) == 1
     container.erasure.delete_brain(brain.id)
     assert _old_records(container) == []
+
+
+def test_a_sweep_told_to_stop_leaves_the_rest_of_a_backlog(container: Container, brain: Brain) -> None:
+    """The AWS sweep's invocation running out (its stop question) ends the old bytes' removal
+    before its next 100: a backlog is worked through over several sweeps, not past 900 s."""
+    repo = container.documents.repo
+    doc = container.documents.write(brain, PATH, VERSIONS[0]).document
+    repo.records.transact([repo.old_bytes.put_op(brain.id, doc.id, f"{doc.id}/gone-{n}") for n in range(90)])
+    repo.records.transact([repo.old_bytes.put_op(brain.id, doc.id, f"{doc.id}/old-{n}") for n in range(90)])
+    repo.old_bytes.now = lambda: 1e12  # every record past its grace
+    deleted: list[str] = []
+    blobs = container.adapters.blobs
+    delete = blobs.delete
+
+    def counted(key: str) -> None:  # the time each removal takes
+        deleted.append(key)
+        delete(key)
+
+    blobs.delete = counted  # type: ignore[method-assign]
+    IndexSweeper(container.documents).tick(lambda: bool(deleted))  # runs out during the first 100
+    assert len(deleted) == 100 and len(_old_records(container)) == 80
+    IndexSweeper(container.documents).tick()  # the next sweep takes the rest
+    assert len(deleted) == 180 and _old_records(container) == []

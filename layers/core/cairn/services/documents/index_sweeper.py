@@ -77,7 +77,8 @@ class IndexSweeper:
             settled += settle(self.grace_s, stopping)
         if stopping():
             return settled
-        self.documents.collect_old_bytes()  # replaced versions' bytes past their grace (old_bytes.py)
+        # replaced versions' bytes past their grace (old_bytes.py), a backlog until the stop
+        self.documents.collect_old_bytes(stop=stopping)
         now = time.monotonic()
         if self._orphans_at is None or now - self._orphans_at >= orphan_bytes.EVERY_S:
             self._orphans_at = now

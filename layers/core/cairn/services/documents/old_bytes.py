@@ -56,13 +56,22 @@ class OldBytesLog:
         cutoff = self.now() - older_than_s
         return (i for i in every_item(self.records, _PK) if float(i.data.get("at", 0.0)) <= cutoff)
 
-    def collect(self, blobs: BlobStore, current_keys: CurrentKeys, older_than_s: float = GRACE_S) -> int:
+    def collect(
+        self,
+        blobs: BlobStore,
+        current_keys: CurrentKeys,
+        older_than_s: float = GRACE_S,
+        stop: Callable[[], bool] = lambda: False,
+    ) -> int:
         """Remove the old bytes past their grace and their records; returns how many blobs went.
         `current_keys` gives the blob key each of these documents' records names now: one a
-        record names is kept (its record only goes)."""
+        record names is kept (its record only goes). `stop` ends it before its next 100 (the
+        rest stays for the next sweep): a backlog must not outlast the AWS sweep's invocation."""
         removed = 0
         due = list(self.due(older_than_s))
         for start in range(0, len(due), 100):
+            if stop():
+                break
             batch = due[start : start + 100]
             named = current_keys([str(i.data.get("doc_id", "")) for i in batch])
             for item in batch:

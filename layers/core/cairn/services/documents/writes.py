@@ -419,13 +419,15 @@ class DocumentWrites(DocumentReads):
         """Make the document's chunks what its record says (services/documents/index_sync.py)."""
         return self.sync.reconcile(brain_id, doc_id, context=context)
 
-    def collect_old_bytes(self, older_than_s: float = GRACE_S) -> int:
-        """Remove the bytes of versions replaced at least `older_than_s` ago (old_bytes.py)."""
+    def collect_old_bytes(
+        self, older_than_s: float = GRACE_S, stop: Callable[[], bool] = lambda: False
+    ) -> int:
+        """Remove the bytes of versions replaced at least `older_than_s` ago (old_bytes.py), until `stop`."""
 
         def current_keys(doc_ids: list[str]) -> dict[str, str]:
             return {i: d.blob_key for i, d in self.repo.get_many_by_id(doc_ids).items()}
 
-        return self.repo.old_bytes.collect(self.blobs, current_keys, older_than_s)
+        return self.repo.old_bytes.collect(self.blobs, current_keys, older_than_s, stop)
 
     def collect_orphan_bytes(self, older_than_s: float = ORPHAN_GRACE_S) -> int:
         """Remove the bytes of writes that stopped before committing their records, stored at

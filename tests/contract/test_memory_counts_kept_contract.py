@@ -286,3 +286,30 @@ def test_a_retry_of_counts_over_keeps_what_writers_do_meanwhile(
     assert kept is not None
     assert {owner: buckets for owner, buckets in kept.items() if buckets} == counts.recount(pk)
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain)
+
+
+def test_the_sweep_reads_the_counts_of_many_brains_in_one_batch(c: Container) -> None:
+    """The sweep's counts builds read which brains still need them in one batch read, not a read
+    of each brain's counts each tick (on DynamoDB, thousands of brains' reads outlast the
+    builds' budget, and the brains listed after them were never reached); what they need is
+    still built."""
+    brains = [c.brains.create(f"Brain {n}", slug=f"b{n}") for n in range(30)]
+    for brain in brains:
+        c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar"))
+    sweep = index_sweeper(c)
+    sweep.tick()  # every brain's counts and entries built
+    old = brains[-1]
+    c.documents.repo.records.delete(documents_pk(old.id), "memory-counts")  # as written before them
+    records = c.documents.repo.records
+    read: list[str] = []
+    get = records.get
+
+    def counted(pk: str, sk: str) -> Any:
+        if sk == "memory-counts":
+            read.append(pk)
+        return get(pk, sk)
+
+    with patch.object(records, "get", side_effect=counted):
+        sweep.tick()
+    assert read == [documents_pk(old.id)] * len(read) and len(read) <= 4  # the one to build only
+    assert_kept(c, old)

@@ -360,8 +360,9 @@ def index_sweeper(container: Container) -> IndexSweeper:
             pks = [documents_pk(brain.id) for brain in container.brains.own()]
         repo = container.documents.repo
         steps = repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
-        steps += repo.counts.carry_on(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
-        return steps + repo.counts.carry_on_times(pks, budget_s=COUNTS_BUDGET_S, stop=stop)
+        counts, times = repo.counts.unfinished(pks)  # one batch read, not a read of each brain
+        steps += repo.counts.carry_on(counts, budget_s=COUNTS_BUDGET_S, stop=stop)
+        return steps + repo.counts.carry_on_times(times, budget_s=COUNTS_BUDGET_S, stop=stop)
 
     def report(stop: Callable[[], bool]) -> None:
         maintenance = container.health.maintenance

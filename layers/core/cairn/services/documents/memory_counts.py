@@ -267,6 +267,31 @@ class MemoryCounts:
         `over` for an hour or more again."""
         return stepped(lambda pk: self.step(pk, retry_over=True), pks, budget_s=budget_s, stop=stop)
 
+    def unfinished(self, pks: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Of these partitions, those whose counts' build the sweep has to step (no counts yet,
+        being built, or `over` and due again) and those whose creation-time entries it has to:
+        one batch read of their counts' records a MAX_GET_MANY, where stepping each would read
+        each (on DynamoDB, 10,000 brains' reads outlast the sweep's budget, leaving the later
+        brains' builds unreached every tick)."""
+        held: dict[tuple[str, str], Item] = {}
+        keys = [(pk, _SK) for pk in pks]
+        for start in range(0, len(keys), MAX_GET_MANY):
+            held.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
+        counts, times = [], []
+        for pk in pks:
+            item = held.get((pk, _SK))
+            data = item.data if item is not None else None
+            if data is not None and data.get(OVER) is True:
+                if self.over_due(data):  # counted again, then its entries built, once it fits
+                    counts.append(pk)
+                    times.append(pk)
+                continue
+            if data is None or data.get("built") is not True:
+                counts.append(pk)
+            if not times_done(data):
+                times.append(pk)
+        return counts, times
+
     def over_due(self, data: dict[str, Any]) -> bool:
         """Whether counts marked `over` are due to be counted again (a mark with no time is one
         an earlier release wrote: due at once)."""

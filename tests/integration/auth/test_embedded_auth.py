@@ -158,3 +158,17 @@ def test_admin_routes_refuse_bad_input_and_change_nothing(tmp_path: Path) -> Non
     assert no_scopes.status_code == 400 and unknown_brain.status_code == 404
     assert backwards.status_code == 400 and unknown_key.status_code == 404
     assert container.keys.list() == []
+
+
+def test_serve_says_allow_open_beside_a_token_serves_callers_without_one_as_the_owner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--allow-open forces open serving even beside a credential (the AWS emulation's mode): a
+    forgotten CAIRN_ALLOW_OPEN must not pass unnoticed once a token is set."""
+    short = "hunter2-but-longer"  # refused after the warning, so nothing starts
+    argv = ["serve", "--host", "0.0.0.0", "--token", short, "--allow-open", "--data-dir", str(tmp_path / "d")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--allow-open" in err and "served as the owner" in err and short not in err
+    assert main(["serve", "--host", "0.0.0.0", "--token", short, "--data-dir", str(tmp_path / "d")]) == 2
+    assert "served as the owner" not in capsys.readouterr().err

@@ -160,6 +160,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if settings.allow_open and (settings.token is not None or settings.jwt_issuer is not None):
+        print(
+            "warning: --allow-open (CAIRN_ALLOW_OPEN) beside a token or JWT issuer: a request without "
+            "a credential is served as the owner; drop --allow-open to require credentials",
+            file=sys.stderr,
+        )
     weak = _weak_token(settings.host, settings.token)
     if weak is not None:
         print(f"error: refusing to serve {settings.host}: {weak}", file=sys.stderr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,15 @@ import pytest
 
 from cairn.adapters.local.file_blobs import FileBlobStore
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap import Container, build_container
+from cairn.config import Settings
 from cairn.domain.models import Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.records import RecordStore
 from tests.contract.aws_storage import dynamodb_records, s3_blobs
 from tests.fakes.blobs import MemoryBlobStore
+from tests.fakes.clock import FakeClock
+from tests.fakes.container import fake_adapters
 from tests.fakes.records import MemoryRecordStore
 
 
@@ -99,3 +104,18 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     monkeypatch.setattr(Document, "model_validate", classmethod(counting))
     yield ids
+
+
+# A whole container over each record store, on a clock the test moves (the suites of what the
+# services keep in the records: memory counts, current memories, the sweep's maintenance report).
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
+    adapters = replace(fake_adapters(clock=clock), records=records)
+    return build_container(Settings(data_dir=tmp_path / "data"), adapters)

@@ -18,21 +18,9 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
 
 KEY = "kettle.descale"
 VALUES = 12
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
-    adapters = replace(fake_adapters(clock=clock), records=records)
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 @pytest.fixture

@@ -5,33 +5,17 @@ and the sweep's tick keeps the report /healthz reads."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
-
 import pytest
 
-from cairn.bootstrap import Container, build_container, index_sweeper
-from cairn.config import Settings
+from cairn.bootstrap import Container, index_sweeper
 from cairn.domain.errors import DamagedStore
 from cairn.domain.models import Brain, MemoryType
-from cairn.ports.records import Item, RecordStore
+from cairn.ports.records import Item
 from cairn.services.erasure.settling import SETTLE_S
 from cairn.services.maintenance import BrainMaintenance
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.repositories import documents_pk
 from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
-    adapters = replace(fake_adapters(clock=clock), records=records)
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 def with_memories(c: Container, slug: str) -> Brain:

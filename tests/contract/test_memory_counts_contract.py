@@ -11,16 +11,13 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 import pytest
 
-from cairn.bootstrap import Container, build_container
-from cairn.config import Settings
+from cairn.bootstrap import Container
 from cairn.domain.errors import DamagedStore
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.ports.records import Item, RecordStore
@@ -31,20 +28,8 @@ from cairn.services.zengram.base import BRIEFED_TYPES
 from cairn.services.zengram.briefing import ZengramBriefing
 from cairn.services.zengram.consolidation import consolidated_until
 from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
 
 DAY = 86_400
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
-    adapters = replace(fake_adapters(clock=clock), records=records)
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 def generated(c: Container, clock: FakeClock, seed: int, writes: int = 45) -> Brain:

@@ -9,37 +9,22 @@ from __future__ import annotations
 import random
 import threading
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 import pytest
 
 from cairn import faults
-from cairn.bootstrap import Container, build_container, index_sweeper
-from cairn.config import Settings
+from cairn.bootstrap import Container, index_sweeper
 from cairn.domain.models import Brain, MemoryType
-from cairn.ports.records import RecordStore
 from cairn.services.documents import memory_times
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.repositories import documents_pk
 from cairn.services.zengram.briefing import ZengramBriefing
 from tests.contract.test_memory_counts_contract import answered, stats
 from tests.fakes.clock import FakeClock
-from tests.fakes.container import fake_adapters
 
 DAY = 86_400
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def c(records: RecordStore, clock: FakeClock, tmp_path: Path) -> Container:
-    adapters = replace(fake_adapters(clock=clock), records=records)
-    return build_container(Settings(data_dir=tmp_path / "data"), adapters)
 
 
 def decoded_count(c: Container, brain: Brain) -> tuple[int, int]:

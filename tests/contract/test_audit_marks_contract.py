@@ -253,3 +253,43 @@ def test_without_the_secret_only_the_waiting_entries_wait_and_new_ones_are_writt
     secret.refusing = False
     log.record(BOB, "doc.write", brain_id="brn_1", target="notes/last.md")
     assert not log._kept and written(log, waiting) == waiting
+
+
+@pytest.mark.parametrize("damaged", [{"check": 7}, {"checksum": "x"}, {}])
+def test_a_damaged_key_check_is_no_check_of_this_key(
+    records: RecordStore, damaged: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A key check of the wrong type or with no `check` is not taken for this process's key: the
+    erasures until then are forgotten (an entry of before is written redacted), it warns, and the
+    check is made anew, with no error."""
+    clock = FakeClock(start=START)
+    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")
+    records.put(Item("meta", "audit-marks-key", damaged), records.get("meta", "audit-marks-key").version)
+    reader = AuditLog(records, clock, secret=SECRET)
+    entry = reader.record(BOB, "doc.write", brain_id="brn_1", target="people/zoe.md")
+    clock.advance(60)
+
+    assert reader.erased.fields([entry]) == [{"subject", "target"}]
+    assert any("not the one" in r.getMessage() for r in caplog.records)
+    assert isinstance(records.get("meta", "audit-marks-key").data["check"], str)
+
+
+@pytest.mark.parametrize("damaged", ["zzz", "9", 99, None])
+def test_a_damaged_record_of_what_was_forgotten_is_written_over_by_a_process_keyed_otherwise(
+    records: RecordStore, damaged: object
+) -> None:
+    """The record of the erasures no longer checkable, damaged (not a time), is no later time than
+    any: a process keyed otherwise records its forgetting over it, so an entry that waited through
+    an erasure under the other key is written redacted, not with its names."""
+    clock = FakeClock(start=START)
+    busy = Busy(records)
+    restored = AuditLog(busy, clock, secret=OTHER)  # type: ignore[arg-type]
+    waited = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    clock.advance(1)
+    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")  # under the lost secret
+    records.put(Item("meta", "audit-marks-forgotten", {"erased_at": damaged}), 0)
+    clock.advance(60)
+    busy.held = False
+
+    assert restored.close() == 0
+    assert (written(restored, waited).subject, written(restored, waited).target) == (REDACTED, REDACTED)

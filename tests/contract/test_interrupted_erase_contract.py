@@ -224,3 +224,26 @@ def test_a_settle_beside_an_erase_under_way_leaves_it_to_its_writer(two: tuple[C
     assert seen == [0]
     assert erased is not None and erased.document is not None and erased.document.id == doc.id
     assert c.documents.repo.stored_by_id(doc.id) is None and erase_marks(c) == []
+
+
+@pytest.mark.parametrize("at", ["yesterday", None, [1.0], "nan"])
+def test_a_mark_whose_time_is_damaged_is_settled_as_an_old_one(
+    two: tuple[Container, Container], at: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mark whose `at` is no time (a damaged record) neither stops the settle of every mark (the
+    process opening the data, the sweep) nor stands forever: it is finished as an old one."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = linked(c, brain, SHORT)
+    with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
+        c.documents.erase(brain, PATH)
+    (mark,) = [m for m in c.pending_links.pending() if m.kind == ERASES]
+    held = c.adapters.records.get(*mark.key)
+    assert held is not None
+    c.adapters.records.put(replace(held, data={**held.data, "at": at}), held.version)
+    capsys.readouterr()
+
+    settle(other)  # what a process opening the data does
+
+    assert "finished erasing 1 documents" in capsys.readouterr().err
+    assert_erased(c, brain, doc)

@@ -31,6 +31,7 @@ go and deleted by the commit removing its record; its finisher completes the era
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -260,5 +261,19 @@ def _mark(item: Item) -> Mark:
         kind=str(item.data.get("kind", "")),
         relink=bool(item.data.get("relink", False)),
         token=token,
-        at=float(item.data.get("at", 0.0)),
+        at=_written_at(item),
     )
+
+
+def _written_at(item: Item) -> float:
+    """A mark's time; 0 (as old as any, so the next settle finishes it) for a damaged one, which
+    must not stop every settle of every mark (the sweep, a process opening the data)."""
+    value = item.data.get("at", 0.0)
+    try:
+        at = float(value)
+    except (TypeError, ValueError):
+        at = math.nan
+    if math.isfinite(at) and not isinstance(value, bool):
+        return at
+    log.warning("the pending-links mark %s has no time it was written: it is settled as an old one", item.sk)
+    return 0.0

@@ -247,3 +247,35 @@ def test_a_mark_whose_time_is_damaged_is_settled_as_an_old_one(
 
     assert "finished erasing 1 documents" in capsys.readouterr().err
     assert_erased(c, brain, doc)
+
+
+def test_a_settle_of_many_interrupted_erases_reads_the_erasure_log_once(
+    two: tuple[Container, Container], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The erasure log keeps every receipt: the finisher asks which erasures still run once for a
+    settle of many marks, not once a mark (each read was the whole log)."""
+    c, other = two
+    brain = thought_brain(c.brains, None, create=True)
+    c.thoughts.remember(brain, NewMemory("The keeper logged the fog at six.", "victor", "s", "semantic"))
+    c.erasure.erase("thoughtmcp_user", "victor")  # a finished erasure on record
+    docs = []
+    for i in range(4):
+        c.documents.write(brain, f"notes/n{i}.md", f"note {i} of the lamp".encode())
+        docs.append(c.documents.repo.stored(brain.id, f"notes/n{i}.md"))
+        with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
+            c.documents.erase(brain, f"notes/n{i}.md")
+    a_minute_later(c)
+    records = other.adapters.records
+    asked: list[str] = []
+    query = records.query
+
+    def counted(pk: str, *args: object, **kwargs: object) -> object:
+        asked.append(pk)
+        return query(pk, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(records, "query", counted)
+    assert other.pending_links.settle_counted().erased == 4
+
+    assert asked.count("erasures") == 1
+    for doc in docs:
+        assert doc is not None and c.documents.repo.stored_by_id(doc.id) is None

@@ -35,7 +35,7 @@ from cairn.services.documents.service import DocumentService
 from cairn.services.documents.writes import ERASES
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
-from cairn.services.erasure.interrupted import WRITERS_S, InterruptedErases
+from cairn.services.erasure.interrupted import WRITERS_S, InterruptedErases, RunningErasures
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog
 from cairn.services.erasure.service import ErasureService
@@ -140,11 +140,12 @@ class Container:
         self.ingest.take_back = lambda brain, path: self.erasure.take_back(brain, path)
         # An erase a stopped process left half-way is finished by the sweep with the erasure's own
         # document eraser (services/erasure/interrupted.py).
+        running = RunningErasures(lambda: self.erasure.erasures, self.pending_links.now)
         self.pending_links.finish_with(
             ERASES,
-            lambda brain, doc_id, relink: InterruptedErases(
-                self.erasure.eraser, self.erasure.erasures
-            ).finish(brain, doc_id, relink),
+            lambda brain, doc_id, relink: InterruptedErases(self.erasure.eraser, running).finish(
+                brain, doc_id, relink
+            ),
             writers_s=WRITERS_S,
         )
 

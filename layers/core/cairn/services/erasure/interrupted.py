@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from cairn.domain.errors import DamagedContent
 from cairn.domain.models import Brain, Document
@@ -36,17 +37,41 @@ its bytes not yet removed, would have its mark dropped, or, removed, its documen
 under it. An erase takes well under a second; the running server's sweep grace is the same."""
 
 
+FRESH_S = 5.0
+"""How long one read of the erasures running serves the finisher (the erasure log keeps every
+receipt, so a read per mark made a storm of marks cost the whole log each). Well under WRITERS_S:
+an erasure's record is written before its first erase, so the erasure that left any mark old
+enough to finish was on record when the erasures running were last read."""
+
+
+@dataclass
+class RunningErasures:
+    """The brains a subject's erasure or a brain deletion is still running in, read again once
+    FRESH_S old (by `now`, the clock the marks' ages are read with); one per process."""
+
+    erasures: Callable[[], ErasureLog]
+    now: Callable[[], float]
+    _read: tuple[float, frozenset[str]] | None = field(default=None, repr=False)
+
+    def brains(self) -> frozenset[str]:
+        now = self.now()
+        if self._read is None or not 0 <= now - self._read[0] < FRESH_S:
+            running = self.erasures().running()
+            self._read = (now, frozenset(b for p in running for b in p.receipt.brains if b not in p.done))
+        return self._read[1]
+
+
 @dataclass
 class InterruptedErases:
     eraser: DocumentEraser
-    erasures: ErasureLog
+    running: RunningErasures
 
     def finish(self, brain: Brain, doc_id: str, _relink: bool = False) -> Finished:
         """The finisher of an ERASES mark (module docstring); run as the system."""
         doc = self.eraser.documents.repo.get_by_id(doc_id)
         if doc is None or doc.brain_id != brain.id:
             return Finished.GONE
-        if any(brain.id in p.receipt.brains and brain.id not in p.done for p in self.erasures.running()):
+        if brain.id in self.running.brains():
             return Finished.LATER
         if self._whole(doc):
             return Finished.GONE

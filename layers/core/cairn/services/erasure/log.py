@@ -160,6 +160,9 @@ class ErasureLog:
     def running(self) -> Iterator[Pending]:
         """Erasures started and not finished (by this process or one that died)."""
         for item in all_items(self.records, PK):
+            receipt = item.data.get("receipt")
+            if isinstance(receipt, dict) and receipt.get("status") == "completed":
+                continue  # the log keeps every receipt: a finished one is not parsed
             pending = Pending.model_validate(item.data)
             if pending.receipt.status == "running":
                 yield pending

@@ -249,11 +249,12 @@ def test_a_mark_whose_time_is_damaged_is_settled_as_an_old_one(
     assert_erased(c, brain, doc)
 
 
-def test_a_settle_of_many_interrupted_erases_reads_the_erasure_log_once(
+def test_a_settle_of_many_interrupted_erases_reads_the_erasure_log_once_and_scans_nothing(
     two: tuple[Container, Container], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The erasure log keeps every receipt: the finisher asks which erasures still run once for a
-    settle of many marks, not once a mark (each read was the whole log)."""
+    settle of many marks, not once a mark (each read was the whole log); and the eraser scans the
+    brain's raw rows only for an older layout's raw bytes, which these documents have none of."""
     c, other = two
     brain = thought_brain(c.brains, None, create=True)
     c.thoughts.remember(brain, NewMemory("The keeper logged the fog at six.", "victor", "s", "semantic"))
@@ -267,15 +268,22 @@ def test_a_settle_of_many_interrupted_erases_reads_the_erasure_log_once(
     a_minute_later(c)
     records = other.adapters.records
     asked: list[str] = []
-    query = records.query
+    scanned: list[object] = []
+    query, scan = records.query, records.scan
 
     def counted(pk: str, *args: object, **kwargs: object) -> object:
         asked.append(pk)
         return query(pk, *args, **kwargs)  # type: ignore[arg-type]
 
+    def scanning(prefixes: object, **kwargs: object) -> object:
+        scanned.append(prefixes)
+        return scan(prefixes, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(records, "query", counted)
+    monkeypatch.setattr(records, "scan", scanning)
     assert other.pending_links.settle_counted().erased == 4
 
     assert asked.count("erasures") == 1
+    assert scanned == []  # no Scan (the whole table on DynamoDB) for raw rows' bytes it holds none of
     for doc in docs:
         assert doc is not None and c.documents.repo.stored_by_id(doc.id) is None

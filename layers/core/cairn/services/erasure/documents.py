@@ -109,7 +109,8 @@ class DocumentEraser:
         counts["records"] += self.memories.forget_records(brain, ids)
         counts["records"] += self.access.forget(brain.id, ids)
         counts["records"] += self.assertions.forget(brain.id, ids)
-        still_held = self.raw_data.blob_keys(brain)
+        # a Scan of the brain's raw rows (the whole table on DynamoDB): only for an older layout's keys
+        still_held = self.raw_data.blob_keys(brain) if raw_gone else set()
         for key in raw_gone - still_held:
             self.blobs.delete(key)
             counts["blobs"] += 1

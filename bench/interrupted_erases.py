@@ -1,9 +1,10 @@
 """A sweep's settle of many erases stopped half-way (services/erasure/interrupted.py) beside a long
 erasure log: `--marks` documents each left with its bytes gone and its record standing, and
-`--receipts` finished erasures on record (the log keeps every receipt). Prints the settle's time
+`--receipts` finished erasures on record (the log keeps every receipt), `--others` documents
+kept whole in the same folder. Prints the settle's time
 and its record-store calls, by kind, and the erasure-log items it read (fake adapters, in memory):
 
-    python bench/interrupted_erases.py [--marks 100] [--receipts 2000]
+    python bench/interrupted_erases.py [--marks 100] [--receipts 2000] [--others 0]
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--marks", type=int, default=100)
     parser.add_argument("--receipts", type=int, default=2000)
+    parser.add_argument("--others", type=int, default=0, help="documents left whole in the same folder")
     args = parser.parse_args()
 
     from cairn import faults
@@ -50,6 +52,8 @@ def main() -> int:
                 started_at=datetime.now(UTC),
             )
             records.put(Item(PK, receipt.id, Pending(receipt=receipt).model_dump(mode="json")), 0)
+        for i in range(args.others):
+            c.documents.write(brain, f"notes/kept{i:05d}.md", f"kept note {i}".encode())
         for i in range(args.marks):
             c.documents.write(brain, f"notes/n{i:05d}.md", f"note {i} of the lamp".encode())
             try:

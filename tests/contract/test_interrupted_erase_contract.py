@@ -287,3 +287,44 @@ def test_a_settle_of_many_interrupted_erases_reads_the_erasure_log_once_and_scan
     assert scanned == []  # no Scan (the whole table on DynamoDB) for raw rows' bytes it holds none of
     for doc in docs:
         assert doc is not None and c.documents.repo.stored_by_id(doc.id) is None
+
+
+def test_an_erase_slow_before_its_bytes_then_stopped_is_still_finished(
+    two: tuple[Container, Container],
+) -> None:
+    """An erase still under way a minute after its mark, its bytes not removed yet (a slow store),
+    that then stops between its bytes and its record: a settle that came meanwhile found the bytes
+    whole at the version the erase read, which is no rewrite, and must not have dropped its mark."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = linked(c, brain, SHORT)
+
+    def slow() -> None:
+        a_minute_later(c)
+        other.pending_links.settle_counted()  # another process's sweep, a minute into the erase
+
+    with (
+        faults.armed("documents.erase_marked", action=slow),
+        faults.armed("documents.bytes_erased"),
+        pytest.raises(faults.InjectedFault),
+    ):
+        c.documents.erase(brain, PATH)
+    a_minute_later(c)
+    other.pending_links.settle_counted()
+
+    assert_erased(c, brain, doc)
+
+
+def test_an_erase_stopped_before_its_bytes_is_finished(two: tuple[Container, Container]) -> None:
+    """Stopped after its mark, before its bytes went: the document is whole at the version the erase
+    read, not written again, so the settle finishes the erase it was asked for."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = linked(c, brain, SHORT)
+    with faults.armed("documents.erase_marked"), pytest.raises(faults.InjectedFault):
+        c.documents.erase(brain, PATH)
+    assert c.documents.read(brain, PATH) == SHORT
+    a_minute_later(c)
+
+    assert other.pending_links.settle_counted().erased == 1
+    assert_erased(c, brain, doc)

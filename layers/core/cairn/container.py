@@ -143,9 +143,9 @@ class Container:
         running = RunningErasures(lambda: self.erasure.erasures, self.pending_links.now)
         self.pending_links.finish_with(
             ERASES,
-            lambda brain, doc_id, relink: InterruptedErases(self.erasure.eraser, running).finish(
-                brain, doc_id, relink
-            ),
+            lambda brain, doc_id, relink: InterruptedErases(
+                self.erasure.eraser, running, self.pending_links
+            ).finish(brain, doc_id, relink),
             writers_s=WRITERS_S,
         )
 

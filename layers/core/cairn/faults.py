@@ -18,6 +18,7 @@ from contextlib import contextmanager
 POINTS: dict[str, str] = {
     "documents.committed": "a document write: records and intent committed, no chunk written yet",
     "documents.indexed": "a document write: chunks written, its intent not finished yet",
+    "documents.erase_marked": "an erasure: its mark under way written, the document's bytes not removed",
     "documents.bytes_erased": "an erasure: the document's bytes removed, its record not yet",
     "batch.committed": "batch-ops: every record committed, no chunk written yet",
     "batch.indexed": "batch-ops: half the documents' chunks written",

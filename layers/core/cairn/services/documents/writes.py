@@ -4,7 +4,7 @@ reconciling a document whose index lags its record."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from cairn import faults
@@ -292,6 +292,7 @@ class DocumentWrites(DocumentReads):
             if folder is not None and mark is not None and not marked:
                 self.repo.records.transact([mark])  # once: a try again finds it standing
                 marked = True
+                faults.reached("documents.erase_marked")
             blobs += self.blobs.delete_prefix(folder) if folder is not None else 0
             faults.reached("documents.bytes_erased")
             gone = [
@@ -317,10 +318,13 @@ class DocumentWrites(DocumentReads):
 
     def _erasing(self, brain: Brain, doc: Document) -> Put | None:
         """The write of the mark that `doc`'s erase is under way (written over one an earlier,
-        interrupted erase of it left); None without the pending-links store."""
+        interrupted erase of it left), with the version the erase read (its finisher tells a
+        document written again since from one whose bytes the erase had not removed yet); None
+        without the pending-links store."""
         if self.erasing is None:
             return None
-        return Put(self.erasing.put_op(self.erasing.removal_mark(brain.id, doc.id, ERASES)).item)
+        item = self.erasing.put_op(self.erasing.removal_mark(brain.id, doc.id, ERASES)).item
+        return Put(replace(item, data={**item.data, "version": doc.version}))
 
     def _erasing_done(self, brain: Brain, doc: Document) -> list[Delete]:
         """For the erase's commit: the mark goes with the record (no transaction of its own)."""

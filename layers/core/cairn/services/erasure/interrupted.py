@@ -10,8 +10,11 @@ by `InterruptedErases.finish`, once a minute old (WRITERS_S):
 - the document is gone, or its id now names another brain's: the mark only goes;
 - a subject's erasure of its brain is still running: left to it (its resume erases the document
   and counts it on its receipt, which is written once, when the erasure ends);
-- its bytes read back whole: it was written again since, and the sweep leaves it as it is;
-- otherwise the erasure's own document eraser (documents.py) finishes it: its links, entity
+- its bytes read back whole at another version than the one the erase read (the mark holds it):
+  it was written again since, and the sweep leaves it as it is;
+- otherwise (its bytes gone, or whole at the version read: the erase stopped before they went, or
+  is still under way a minute on, and a dropped mark would leave it half-erased should it stop
+  after them) the erasure's own document eraser (documents.py) finishes it: its links, entity
   mentions, raw rows and the records that name it, then record, id pointer, chunks and companions.
 """
 
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field
 
 from cairn.domain.errors import DamagedContent
 from cairn.domain.models import Brain, Document
+from cairn.services.documents.writes import ERASES
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.log import ErasureLog
-from cairn.services.links.pending import Finished
+from cairn.services.links.pending import Finished, PendingLinks
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,7 @@ class RunningErasures:
 class InterruptedErases:
     eraser: DocumentEraser
     running: RunningErasures
+    marks: PendingLinks
 
     def finish(self, brain: Brain, doc_id: str, _relink: bool = False) -> Finished:
         """The finisher of an ERASES mark (module docstring); run as the system."""
@@ -73,7 +78,7 @@ class InterruptedErases:
             return Finished.GONE
         if brain.id in self.running.brains():
             return Finished.LATER
-        if self._whole(doc):
+        if self._whole(doc) and not self._as_read(doc):
             return Finished.GONE
         folder = posixpath.dirname(doc.path)
         neighbours = self.eraser.documents.repo.list(brain.id, f"{folder}/" if folder else "")
@@ -82,6 +87,12 @@ class InterruptedErases:
             return Finished.GONE  # erased meanwhile by another
         log.warning("finished the erasure of document %s, which a stopped process left half-erased", doc.id)
         return Finished.ERASED
+
+    def _as_read(self, doc: Document) -> bool:
+        """Whether the document is at the version its erase read (its mark says; an earlier
+        release's mark, which does not, counts as written since)."""
+        held = self.marks.removal_data(doc.id, ERASES)
+        return held is not None and held.get("version") == doc.version
 
     def _whole(self, doc: Document) -> bool:
         """Whether the document's bytes read back as its record says (written again since)."""

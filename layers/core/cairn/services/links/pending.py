@@ -172,6 +172,11 @@ class PendingLinks:
         page = self.records.query(_pk(memory_id), f"{memory_id}#")
         return [m for m in map(_mark, page.items) if kind is None or m.kind == kind]
 
+    def removal_data(self, memory_id: str, kind: str) -> dict[str, object] | None:
+        """What the removal mark of `kind` standing on the memory holds (None: none stands); one read."""
+        item = self.records.get(*self.removal_mark("", memory_id, kind).key)
+        return dict(item.data) if item is not None else None
+
     def finish_now(self, brain: Brain, memory_id: str, kind: str) -> bool:
         """Finish the memory's links of `kind` if a mark of it still stands (a client sending a
         memory again whose writer stopped before linking it); True when one did and is finished."""

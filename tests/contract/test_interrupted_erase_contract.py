@@ -22,7 +22,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.entrypoints.cli.check import settle
-from cairn.ports.records import RecordStore
+from cairn.ports.records import Item, RecordStore
 from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.writes import ERASES
 from cairn.services.erasure.interrupted import WRITERS_S
@@ -328,3 +328,26 @@ def test_an_erase_stopped_before_its_bytes_is_finished(two: tuple[Container, Con
 
     assert other.pending_links.settle_counted().erased == 1
     assert_erased(c, brain, doc)
+
+
+def test_a_damaged_erasure_record_stops_neither_the_settle_nor_the_resume(
+    two: tuple[Container, Container], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The finisher asks which erasures still run: an erasure record that is no erasure (damaged)
+    is left as it is and said in the log, and the process opening the data still finishes the
+    erase (before, its settle raised and the process did not start)."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = linked(c, brain, SHORT)
+    with faults.armed("documents.bytes_erased"), pytest.raises(faults.InjectedFault):
+        c.documents.erase(brain, PATH)
+    c.adapters.records.put(Item("erasures", "era_damaged", {"receipt": {"status": "running", "id": 5}}), 0)
+    a_minute_later(c)
+    capsys.readouterr()
+
+    settle(other)
+
+    assert "finished erasing 1 documents" in capsys.readouterr().err
+    assert_erased(c, brain, doc)
+    assert other.erasure.resume() == []
+    assert c.adapters.records.get("erasures", "era_damaged") is not None  # left for an operator

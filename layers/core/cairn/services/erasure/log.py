@@ -13,17 +13,20 @@ of an erasure says that it happened and by whom, never whose data it was.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from cairn.domain.errors import Conflict, NotFound
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import all_items
+
+log = logging.getLogger(__name__)
 
 PK = "erasures"
 REMOVED_KINDS = (
@@ -163,7 +166,11 @@ class ErasureLog:
             receipt = item.data.get("receipt")
             if isinstance(receipt, dict) and receipt.get("status") == "completed":
                 continue  # the log keeps every receipt: a finished one is not parsed
-            pending = Pending.model_validate(item.data)
+            try:
+                pending = Pending.model_validate(item.data)
+            except ValidationError:
+                log.warning("erasure record %s is damaged: it is left as it is, not resumed", item.sk[:64])
+                continue
             if pending.receipt.status == "running":
                 yield pending
 

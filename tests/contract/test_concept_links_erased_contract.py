@@ -21,6 +21,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import RecordStore
+from cairn.services.erasure.log import Receipt
 from cairn.services.mnemosyne.concept_reach import reach_key
 from tests.fakes.container import fake_adapters
 
@@ -88,10 +89,11 @@ def words_of(parts: range) -> set[str]:
     return {word.lower() for n in parts for word in NAMES[n]}
 
 
-def erase(c: Container, brain: Brain) -> None:
+def erase(c: Container, brain: Brain) -> Receipt:
     with access.as_system():
         receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
     assert receipt.removed["documents"] == 1
+    return receipt
 
 
 def test_the_links_of_every_version_are_in_the_store_before_the_erasure(
@@ -143,6 +145,25 @@ def test_links_made_as_the_erasure_removes_the_document_go_with_it(
     with faults.armed("documents.bytes_erased", action=linked_meanwhile):
         erase(c, brain)
     assert words_kept(c.adapters.records) == set()
+
+
+def test_the_receipt_counts_the_links_the_erase_removed_after_a_linker_raced_it(
+    two: tuple[Container, Container],
+) -> None:
+    """The links another process made as the erase went are removed by its removal hook, after
+    the commit: the receipt counts them with the rest."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10, link=False)
+    made: list[int] = []
+
+    def linked_meanwhile() -> None:
+        made.append(other.concepts.index_document(brain.id, doc.id, text_of(10).decode()))
+
+    with faults.armed("documents.bytes_erased", action=linked_meanwhile):
+        receipt = erase(c, brain)
+    assert made[0] > 0 and words_kept(c.adapters.records) == set()
+    assert receipt.removed["links"] == made[0]
 
 
 class _ErasingFirst:

@@ -129,17 +129,23 @@ class DocumentCore:
                 except Exception:
                     log.exception("tidying after the deletion of %d documents failed", len(gone))
 
-    def _removed(self, brain: Brain, gone: Sequence[Document]) -> None:
-        """The removal hooks of documents whose removal committed. A failing hook is logged: the
-        removal stands, and the caller is told it happened."""
+    def _removed(self, brain: Brain, gone: Sequence[Document]) -> int:
+        """The removal hooks of documents whose removal committed; returns the links they removed
+        (those a hook answers with a count of), for an erasure's receipt. A failing hook is logged:
+        the removal stands, and the caller is told it happened."""
         if not gone:
-            return
+            return 0
+        removed = 0
         with access.as_system():
             for hook in self._removal_hooks:
                 try:
-                    hook(brain, gone)
+                    done = hook(brain, gone)
                 except Exception:
                     log.exception("tidying after the removal of %d documents failed", len(gone))
+                    continue
+                if isinstance(done, int) and not isinstance(done, bool):
+                    removed += done
+        return removed
 
     def _forget_as_context(self, brain: Brain, gone: Sequence[Document]) -> None:
         """Documents removed from search: the recent siblings indexed with an excerpt of one of them

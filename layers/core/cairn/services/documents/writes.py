@@ -55,11 +55,13 @@ the two leaves it for the sweep, which finishes the erase (services/erasure/inte
 class Erased:
     """A document erased: how many stored versions of its bytes went with it, and the ids of the
     chunks it had when its removal committed (those of the version erased, read before they went).
-    `document` None: the erase removed its bytes, then found it erased meanwhile by another."""
+    `document` None: the erase removed its bytes, then found it erased meanwhile by another.
+    `links`: those its removal hooks removed after the commit (a linker's that raced it)."""
 
     document: Document | None
     blobs: int
     chunks: tuple[str, ...] = ()
+    links: int = 0
 
 
 class DocumentWrites(DocumentReads):
@@ -253,8 +255,7 @@ class DocumentWrites(DocumentReads):
                 self.indexer.remove(doc)
                 faults.reached("documents.indexed")
                 self.sync.settle(committed, [doc.id])
-            if companions:
-                self._removed(brain, [doc])
+            links = self._removed(brain, [doc]) if companions else 0
             if folder is not None:
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
             elif not keep_blob:
@@ -268,7 +269,7 @@ class DocumentWrites(DocumentReads):
                     )
                 ],
             )
-        return Erased(doc, blobs, chunks)
+        return Erased(doc, blobs, chunks, links)
 
     def _erase_locked(
         self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool

@@ -92,6 +92,7 @@ class DocumentEraser:
             erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id)
             if erased is not None:
                 counts["blobs"] += erased.blobs  # those it took first when another erased it meanwhile too
+                counts["links"] += erased.links  # its removal hooks': a linker's that raced the erase
             if erased is not None and erased.document is not None:
                 counts["documents"] += 1
                 # what the erase removed: a writer that replaced the text since the read above linked

@@ -130,11 +130,11 @@ class ConceptGraph:
         (an erasure before it removes the document); returns links removed."""
         return self.reach.forget(brain_id, document_id, done=done, keep=standing)
 
-    def unlink_removed(self, brain: Brain, gone: Sequence[Document]) -> None:
+    def unlink_removed(self, brain: Brain, gone: Sequence[Document]) -> int:
         """`unlink_document` for the documents a deletion or erasure removed
-        (DocumentService.when_removed): a linker that linked one as it went is caught here."""
-        for doc in gone:
-            self.unlink_document(brain.id, doc.id)
+        (DocumentService.when_removed): a linker that linked one as it went is caught here;
+        returns links removed (an erasure's receipt counts them)."""
+        return sum(self.unlink_document(brain.id, doc.id) for doc in gone)
 
     def index(self, brain_id: str, text: str, chunks: Sequence[Chunk], *, fresh: bool = False) -> int:
         """Link each of a document's chunks to the concepts it mentions; returns links changed.

@@ -65,6 +65,7 @@ from cairn.services.memory.mention_links import MENTIONS_PENDING, MentionLinks
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
 from cairn.services.mnemosyne.collection_records import CollectionRecords
+from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep
 from cairn.services.mnemosyne.concept_rules import ConceptRules
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
@@ -353,7 +354,9 @@ def index_sweeper(container: Container) -> IndexSweeper:
     the audit's and the erased subjects' marks (services/mark_lifetimes.py); then the later looks of brain
     deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
     current memories' entries, the memory counts and their creation-time entries of brains written
-    before them; last, what is left of that (services/maintenance.py)."""
+    before them; then, for a while, the pass over the concept links earlier releases left without
+    a reach (services/mnemosyne/concept_reach_sweep.py); last, what is left of that
+    (services/maintenance.py)."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
@@ -363,6 +366,17 @@ def index_sweeper(container: Container) -> IndexSweeper:
         counts, times = repo.counts.unfinished(pks)  # one batch read, not a read of each brain
         steps += repo.counts.carry_on(counts, budget_s=COUNTS_BUDGET_S, stop=stop)
         return steps + repo.counts.carry_on_times(times, budget_s=COUNTS_BUDGET_S, stop=stop)
+
+    reach = ReachSweep(
+        container.adapters.records,
+        container.concepts.reach,
+        container.documents.repo,
+        container.adapters.clock,
+    )
+
+    def sweep_reach(stop: Callable[[], bool]) -> int:
+        with access.as_system():
+            return reach.carry_on(container.brains.own, stop=stop)
 
     def report(stop: Callable[[], bool]) -> None:
         maintenance = container.health.maintenance
@@ -378,6 +392,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
             container.erasure.erased.sweep,
             container.erasure.settle,
             build_entries,
+            sweep_reach,
             report,
         ],
     )

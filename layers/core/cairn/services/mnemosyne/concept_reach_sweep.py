@@ -1,0 +1,172 @@
+"""The concept links earlier releases left without a reach: one pass over each brain, in steps.
+
+Releases before concept_reach.py linked chunks with no reach record, so an erasure or a deletion
+removed the links of the chunks its document had then, and a document that shrank kept the links of
+the chunks it dropped (their concept names taken from its text) past its erasure; the links of a
+document such a release erased stayed for good. This pass, a chore of the sweep (services/documents/
+index_sweeper.py), reads every brain's chunk-link partitions (`links#<brain>#out#chk_…`) once:
+
+- a document still stored (live or soft-deleted) gets its reach raised to the highest chunk
+  ordinal linked, so its next rewrite trims the links past its chunks and an erasure or deletion
+  removes them all. They are not removed here: a rewrite committing as the pass reads the document
+  has its linker make links of those ordinals again, which the pass cannot tell from the old ones
+  (a keyed link added again keeps the first), and would remove;
+- a document no longer stored has every link the reach names removed, and the reach with it. The
+  reach is raised before the document is read, as a linker does (concepts.py), so an erasure or
+  deletion whose removal read the reach before it was raised has already removed the record, and
+  the read finds the document gone.
+
+Chunk-link partitions cannot be listed without a scan, which on DynamoDB reads the whole table: a
+step is one page of one scan over the prefixes of up to MAX_SCAN_PREFIXES brains at once (as the
+settling looks do, services/erasure/keyspace.py), and the pass's progress is one record:
+
+| record                 | pk                            | sk        | data                            |
+|------------------------|-------------------------------|-----------|---------------------------------|
+| the pass               | `concept-reach-pass`          | `pass`    | `started`, `brains`, `cursor`   |
+| a brain's pass is done | `links#<brain_id>#reach-done` | `concept` | `at`                            |
+
+`brains` and `cursor` are the scan under way; `finished` says no brain needs the pass any more.
+A step that loses the progress record's version to another process's step is not kept (its work
+is done again, which changes nothing). A brain made after the pass started (with a margin for an
+earlier release's processes still running) was linked by this release only: it is not scanned, and
+once the margin has passed with every brain done the pass is `finished` (a sweep reads one record).
+A brain's mark sits under its links prefix, so deleting the brain takes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.models import Brain
+from cairn.ports.clock import Clock
+from cairn.ports.records import MAX_SCAN_PREFIXES, Item, RecordStore
+from cairn.services.documents.current_memories import stepped
+from cairn.services.documents.indexing import document_of_chunk
+from cairn.services.links.repository import links_prefix
+from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_key
+from cairn.services.repositories import DocumentRepository, get_all
+
+PASS_KEY: Final = ("concept-reach-pass", "pass")
+STEP_ITEMS: Final = 500
+"""The link items one step's scan page holds at most."""
+BUDGET_S: Final = 10.0
+"""How long a sweep tick carries the pass on."""
+LATE_S: Final = 3600.0
+"""Brains made this long after the pass started are still scanned: an earlier release's process
+may still be running then."""
+
+
+def done_key(brain_id: str) -> tuple[str, str]:
+    return f"{links_prefix(brain_id)}reach-done", "concept"
+
+
+def _chunk_prefix(brain_id: str) -> str:
+    return f"{links_prefix(brain_id)}out#chk_"
+
+
+class ReachSweep:
+    """The pass (module docstring) over the brains the sweep names."""
+
+    def __init__(
+        self,
+        records: RecordStore,
+        reach: ConceptReach,
+        documents: DocumentRepository,
+        clock: Clock,
+        *,
+        step_items: int = STEP_ITEMS,
+    ) -> None:
+        self.records = records
+        self.reach = reach
+        self.documents = documents
+        self.clock = clock
+        self.step_items = step_items
+
+    def carry_on(
+        self, brains: Callable[[], Sequence[Brain]], *, budget_s: float = BUDGET_S, stop: Callable[[], bool]
+    ) -> int:
+        """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop`
+        says the process is stopping (current_memories.stepped); the steps taken. `brains` is
+        asked only when a step starts on the next brains."""
+        return stepped(lambda _: self.step(brains), ["pass"], budget_s=budget_s, stop=stop)
+
+    def step(self, brains: Callable[[], Sequence[Brain]]) -> bool:
+        """One page of the scan under way, or the start of the next brains' scan; True once no brain
+        is left to scan."""
+        held = self.records.get(*PASS_KEY)
+        state: dict[str, Any] = dict(held.data) if held is not None else {"started": self._now()}
+        if state.get("finished") is True:
+            return True
+        group = state.get("brains")
+        if not isinstance(group, list) or not group:
+            group = self._next(brains(), str(state["started"]))
+            if not group:
+                late = self.clock.now() - datetime.fromisoformat(str(state["started"]))
+                if held is None or late.total_seconds() >= LATE_S:
+                    # past LATE_S no brain needs the pass again: later sweeps read this record alone
+                    self._save(
+                        {**state, "finished": late.total_seconds() >= LATE_S}, held.version if held else 0
+                    )
+                return True
+            state.update(brains=group, cursor=None)
+        cursor = state.get("cursor")
+        prefixes = [_chunk_prefix(brain_id) for brain_id in group]
+        try:
+            page = self.records.scan(
+                prefixes, cursor=cursor if isinstance(cursor, str) else None, limit=self.step_items
+            )
+        except InvalidInput:  # a cursor this store cannot read (another store's): the scan again
+            page = self.records.scan(prefixes, limit=self.step_items)
+        self._settle(page.items)
+        if page.cursor is None:
+            for brain_id in group:
+                self.records.put(Item(*done_key(brain_id), {"at": self._now()}))
+            state = {"started": state["started"]}
+        else:
+            state["cursor"] = page.cursor
+        self._save(state, held.version if held is not None else 0)
+        return False
+
+    def _next(self, brains: Iterable[Brain], started: str) -> list[str]:
+        """The next brains to scan: made before the pass started (and LATE_S), not done yet."""
+        until = datetime.fromisoformat(started) + timedelta(seconds=LATE_S)
+        ids = [b.id for b in brains if b.created_at <= until]
+        done = get_all(self.records, [done_key(brain_id) for brain_id in ids])
+        return [brain_id for brain_id in ids if done_key(brain_id) not in done][:MAX_SCAN_PREFIXES]
+
+    def _settle(self, items: Sequence[Item]) -> None:
+        """Raise the reach of each document these link items name to the highest ordinal linked, then
+        remove every link of those no longer stored (module docstring)."""
+        upto: dict[tuple[str, str], int] = {}
+        for item in items:
+            brain_id, found, chunk = item.pk.removeprefix("links#").partition("#out#")
+            doc_id = document_of_chunk(chunk)
+            if not found or doc_id is None or not item.sk.startswith(f"{self.reach.kind}#"):
+                continue
+            ordinal = int(chunk.rsplit("_", 1)[1])
+            upto[(brain_id, doc_id)] = max(upto.get((brain_id, doc_id), 0), ordinal + 1)
+        if not upto:
+            return
+        known = get_all(self.records, [reach_key(*key) for key in upto])
+        for (brain_id, doc_id), top in upto.items():
+            held = known.get(reach_key(brain_id, doc_id))
+            if held is None or not isinstance(held.data.get("upto"), int) or held.data["upto"] < top:
+                self.reach.extend(brain_id, doc_id, top)
+        stored = self.documents.get_many_by_id({doc_id for _, doc_id in upto})
+        for brain_id, doc_id in upto:
+            doc = stored.get(doc_id)
+            if doc is None or doc.brain_id != brain_id:
+                self.reach.forget(brain_id, doc_id)
+
+    def _save(self, state: dict[str, Any], version: int) -> bool:
+        try:
+            self.records.put(Item(*PASS_KEY, state), version)
+        except Conflict:
+            return False
+        return True
+
+    def _now(self) -> str:
+        return self.clock.now().isoformat()

@@ -1,0 +1,189 @@
+"""The pass over the concept links earlier releases left without a reach, on every record store
+(services/mnemosyne/concept_reach_sweep.py): a document that shrank under such a release is erased
+whole after it, the links such a release's erasure left go, the pass stops at its budget or a stop
+and resumes where it was, runs once per brain, and an erasure or a linker racing it leaves nothing.
+
+The earlier release's state is made by removing the reach records this release writes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cairn.auth import access
+from cairn.bootstrap import Container
+from cairn.bootstrap.shared import index_sweeper
+from cairn.domain.models import Brain, Document
+from cairn.services.mnemosyne.concept_reach import reach_key
+from cairn.services.mnemosyne.concept_reach_sweep import LATE_S, PASS_KEY, ReachSweep, done_key
+from tests.contract.test_concept_links_erased_contract import (
+    erase,
+    text_of,
+    two,  # noqa: F401  (the fixture)
+    words_kept,
+    words_of,
+    written,
+)
+
+
+class _Racing:
+    """`inner` with `racer` run once right after its first call of `method` returns: the pass has read
+    what it asked for (its links, the documents), the racer (an erasure, a linker) then commits, and
+    the pass goes on after."""
+
+    def __init__(self, inner: Any, method: str, racer: Callable[[], object]) -> None:
+        self.inner, self.method, self.racer = inner, method, racer
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.inner, name)
+        if name != self.method:
+            return found
+
+        def called(*args: Any, **kwargs: Any) -> Any:
+            answer = found(*args, **kwargs)
+            self.calls += 1
+            racer, self.racer = self.racer, lambda: None
+            racer()
+            return answer
+
+        return called
+
+
+def sweep_of(
+    c: Container, records: Any = None, *, documents: Any = None, step_items: int = 500
+) -> ReachSweep:
+    return ReachSweep(
+        records or c.adapters.records,
+        c.concepts.reach,
+        documents or c.documents.repo,
+        c.adapters.clock,
+        step_items=step_items,
+    )
+
+
+def run_out(c: Container, sweep: ReachSweep) -> int:
+    """Steps until the pass is done; how many."""
+    with access.as_system():
+        for steps in range(1, 200):
+            if sweep.step(c.brains.own):
+                return steps
+    raise AssertionError("the pass never ends")
+
+
+def shrunk_before(c: Container, brain: Brain, path_parts: int = 10) -> Document:
+    """A document an earlier release wrote with `path_parts` chunks, linked, then rewrote to 3
+    without linking: links on chunks 0..9, no reach."""
+    doc = written(c, brain, path_parts)
+    written(c, brain, 3, link=False)
+    c.adapters.records.delete(*reach_key(brain.id, doc.id))
+    return doc
+
+
+def test_a_document_that_shrank_under_an_earlier_release_is_erased_whole_after_the_pass(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    index_sweeper(c).tick()  # the sweep's chore
+    reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    assert words_kept(c.adapters.records) == words_of(range(10))  # a live document's links stay
+    assert c.adapters.records.get(*done_key(brain.id)) is not None
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+
+
+def test_the_links_an_earlier_release_left_of_a_document_it_erased_go(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == words_of(range(3, 10))  # what that erasure left
+    run_out(c, sweep_of(c))
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+def test_the_pass_stops_at_its_budget_and_at_a_stop_and_resumes_where_it_was(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    brains = [c.brains.create(f"Shore {n}", slug=f"shore-{n}") for n in range(2)]
+    docs = [shrunk_before(c, brain, 5) for brain in brains]
+    for brain in brains:
+        erase(c, brain)  # chunks 3 and 4's links left, as an earlier release's erasure left them
+    sweep = sweep_of(c, step_items=1)
+    with access.as_system():
+        assert sweep.carry_on(c.brains.own, budget_s=0.0, stop=lambda: False) == 0
+        assert c.adapters.records.get(*PASS_KEY) is None
+        asked = iter(range(100))
+        assert sweep.carry_on(c.brains.own, budget_s=60.0, stop=lambda: next(asked) >= 3) == 3
+    held = c.adapters.records.get(*PASS_KEY)
+    assert held is not None and sorted(held.data["brains"]) == sorted(b.id for b in brains)
+    assert held.data["cursor"] is not None  # where the next tick goes on
+    assert all(c.adapters.records.get(*done_key(b.id)) is None for b in brains)
+    assert set() < words_kept(c.adapters.records) <= words_of(range(3, 5))  # not all done yet
+    counted = _Racing(c.adapters.records, "scan", lambda: None)
+    with access.as_system():
+        started = time.monotonic()
+        steps = sweep_of(c, counted, step_items=1).carry_on(c.brains.own, budget_s=60.0, stop=lambda: False)
+    assert time.monotonic() - started < 60.0 and steps > 1
+    assert words_kept(c.adapters.records) == set()
+    assert all(
+        c.adapters.records.get(*reach_key(b.id, d.id)) is None for b, d in zip(brains, docs, strict=True)
+    )
+    assert all(c.adapters.records.get(*done_key(b.id)) is not None for b in brains)
+    scans = counted.calls
+    assert run_out(c, sweep_of(c, counted)) == 1 and counted.calls == scans  # once per brain
+    assert "finished" not in c.adapters.records.get(*PASS_KEY).data  # type: ignore[union-attr]
+    c.adapters.clock.advance(LATE_S)  # type: ignore[attr-defined]
+    assert run_out(c, sweep_of(c, counted)) == 1  # no brain made since needs it: finished
+
+    def unasked() -> list[Brain]:
+        raise AssertionError("a finished pass lists no brain")
+
+    with access.as_system():
+        assert sweep_of(c, counted).step(unasked) is True and counted.calls == scans
+
+
+def test_an_erasure_racing_the_pass_leaves_no_link(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    """The erasure commits as the pass reads the documents its links name, one in the scan's first
+    page (standing then): the pass raised the reach before it read, so the erasure's removal,
+    reading the reach after, removes every link it names; one before finds it gone."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    racing = _Racing(c.documents.repo, "get_many_by_id", lambda: erase(c, brain))
+    run_out(c, sweep_of(c, documents=racing))
+    assert racing.calls >= 1
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+def test_a_linker_racing_the_pass_keeps_the_reach_over_every_link(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    """The rewrite's linker makes the reach (3) after the pass read the links of chunks 0..9: the pass
+    raises it over them all, and the erasure after removes them."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+
+    def linked() -> None:
+        other.concepts.index_document(brain.id, doc.id, text_of(3).decode())
+        reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+        assert reach is not None and reach.data == {"upto": 3}
+
+    run_out(c, sweep_of(c, _Racing(c.adapters.records, "scan", linked)))
+    reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()

@@ -28,12 +28,12 @@ from tests.contract.test_concept_links_erased_contract import (
 
 
 class _Racing:
-    """`inner` with `racer` run once right after its first call of `method` returns: the pass has read
-    what it asked for (its links, the documents), the racer (an erasure, a linker) then commits, and
-    the pass goes on after."""
+    """`inner` with `racer` run once right after its `nth` call of `method` returns: the pass has read
+    what it asked for (its links, the documents, the reaches), the racer (an erasure, a linker) then
+    commits, and the pass goes on after."""
 
-    def __init__(self, inner: Any, method: str, racer: Callable[[], object]) -> None:
-        self.inner, self.method, self.racer = inner, method, racer
+    def __init__(self, inner: Any, method: str, racer: Callable[[], object], nth: int = 1) -> None:
+        self.inner, self.method, self.racer, self.nth = inner, method, racer, nth
         self.calls = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -44,8 +44,8 @@ class _Racing:
         def called(*args: Any, **kwargs: Any) -> Any:
             answer = found(*args, **kwargs)
             self.calls += 1
-            racer, self.racer = self.racer, lambda: None
-            racer()
+            if self.calls == self.nth:
+                self.racer()
             return answer
 
         return called
@@ -183,6 +183,29 @@ def test_a_linker_racing_the_pass_keeps_the_reach_over_every_link(
         assert reach is not None and reach.data == {"upto": 3}
 
     run_out(c, sweep_of(c, _Racing(c.adapters.records, "scan", linked)))
+    reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+
+
+def test_a_linker_making_the_reach_as_the_pass_makes_it_is_raised_over(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    """The pass read no reach for the document (its second batch read: the first is the brains'
+    marks), then the rewrite's linker made one (3): the pass's batch of new reaches loses, and each
+    is raised one at a time, over every link it read."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    racing = _Racing(
+        c.adapters.records,
+        "get_many",
+        lambda: other.concepts.index_document(brain.id, doc.id, text_of(3).decode()),
+        nth=2,
+    )
+    run_out(c, sweep_of(c, racing))
+    assert racing.calls >= 2
     reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
     assert reach is not None and reach.data == {"upto": 10}
     erase(c, brain)

@@ -42,7 +42,7 @@ from typing import Any, Final
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
-from cairn.ports.records import MAX_SCAN_PREFIXES, Item, RecordStore
+from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
 from cairn.services.documents.current_memories import stepped
 from cairn.services.documents.indexing import document_of_chunk
 from cairn.services.links.repository import links_prefix
@@ -54,6 +54,7 @@ STEP_ITEMS: Final = 500
 """The link items one step's scan page holds at most."""
 BUDGET_S: Final = 10.0
 """How long a sweep tick carries the pass on."""
+_BATCH: Final = 100  # reach records made in one transaction (DynamoDB's 100 items)
 LATE_S: Final = 3600.0
 """Brains made this long after the pass started are still scanned: an earlier release's process
 may still be running then."""
@@ -150,16 +151,32 @@ class ReachSweep:
             upto[(brain_id, doc_id)] = max(upto.get((brain_id, doc_id), 0), ordinal + 1)
         if not upto:
             return
-        known = get_all(self.records, [reach_key(*key) for key in upto])
-        for (brain_id, doc_id), top in upto.items():
-            held = known.get(reach_key(brain_id, doc_id))
-            if held is None or not isinstance(held.data.get("upto"), int) or held.data["upto"] < top:
-                self.reach.extend(brain_id, doc_id, top)
+        self._raise(upto)
         stored = self.documents.get_many_by_id({doc_id for _, doc_id in upto})
         for brain_id, doc_id in upto:
             doc = stored.get(doc_id)
             if doc is None or doc.brain_id != brain_id:
                 self.reach.forget(brain_id, doc_id)
+
+    def _raise(self, upto: dict[tuple[str, str], int]) -> None:
+        """Each document's reach raised to at least `upto`'s: those with none made in transactions of
+        _BATCH (each must not exist yet: one a linker made meanwhile sends its batch one at a time),
+        the rest one at a time (ConceptReach.extend)."""
+        known = get_all(self.records, [reach_key(*key) for key in upto])
+        missing: list[tuple[str, str]] = []
+        for key, top in upto.items():
+            held = known.get(reach_key(*key))
+            if held is None:
+                missing.append(key)
+            elif not isinstance(held.data.get("upto"), int) or held.data["upto"] < top:
+                self.reach.extend(*key, top)
+        for start in range(0, len(missing), _BATCH):
+            batch = missing[start : start + _BATCH]
+            try:
+                self.records.transact([Put(Item(*reach_key(*key), {"upto": upto[key]}), 0) for key in batch])
+            except Conflict:
+                for key in batch:
+                    self.reach.extend(*key, upto[key])
 
     def _save(self, state: dict[str, Any], version: int) -> bool:
         try:

@@ -50,6 +50,7 @@ from memory_writes import (
     doc_erase,
     doc_ingest,
     doc_rewrite,
+    reach_pass,
     thought_erase,
     thought_forget,
     thought_remember,
@@ -380,6 +381,7 @@ CASES: dict[str, Callable[[], str]] = {
     "doc-ingest": doc_ingest,
     "doc-rewrite": doc_rewrite,
     "doc-erase": doc_erase,
+    "reach-pass": reach_pass,
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }
@@ -415,7 +417,10 @@ def main() -> None:
     parser.add_argument(
         "--ann-dir", type=Path, help="ann-file-check: build its index there once, then reuse it"
     )
+    parser.add_argument("--documents", type=int, help="reach-pass: the brain's documents (10,000)")
     args = parser.parse_args()
+    if args.documents:
+        CASES["reach-pass"] = partial(reach_pass, args.documents)
     if args.rows or args.ann_dir:
         CASES["ann-file-check"] = partial(ann_file_check, args.rows or 100_000, keep=args.ann_dir)
     if args.rows:

@@ -270,6 +270,76 @@ def doc_erase(writes: int = 100) -> str:
     return _timed(writes, build)
 
 
+def reach_pass(documents: int = 10_000) -> str:
+    """The pass over concept links an earlier release left without a reach (services/mnemosyne/
+    concept_reach_sweep.py) on one brain of `documents` documents of one chunk each, linked as that
+    release linked them (no reach) on five chunk ordinals, as a document that shrank from five
+    parts; a tenth of them erased by that release (their records gone, their links left). Timed: the
+    pass from its first step to its last, in the sweep's 10 s budgets; counted: its scan pages,
+    transactions, queries and gets."""
+    from cairn.domain.models import Chunk
+    from cairn.services.documents.indexing import chunk_id
+    from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep, done_key
+
+    def items(records: Any, prefix: str) -> int:
+        found, cursor = 0, None
+        while True:
+            page = records.scan([prefix], cursor=cursor)
+            found, cursor = found + len(page.items), page.cursor
+            if cursor is None:
+                return found
+
+    with tempfile.TemporaryDirectory() as data:
+        c = _hashing_store(Path(data))
+        records = c.documents.repo.records
+        brain = c.brains.create("Default", slug="default")
+        live = documents - documents // 10
+        for n in range(live):
+            c.documents.write(brain, f"notes/{n}.md", f"Note {n}.".encode())
+        docs = [d.id for d in c.documents.repo.list(brain.id)]
+        docs += [f"doc_{n:026d}" for n in range(documents - live)]  # erased: their records gone
+        links, now = 0, c.adapters.clock.now()
+        for n, doc_id in enumerate(docs):
+            text = _note(n, 5).decode()
+            parts = text.split("\n\n")[1::2]  # each part's sentences, under its heading
+            chunks = [
+                Chunk(
+                    id=chunk_id(doc_id, k),
+                    brain_id=brain.id,
+                    document_id=doc_id,
+                    path="",
+                    ordinal=k,
+                    text=t,
+                    created_at=now,
+                )
+                for k, t in enumerate(parts)
+            ]
+            links += c.concepts.index(brain.id, text, chunks, fresh=True)
+        counted = _counting(c)
+        scans, scan = [0], records.scan
+
+        def counted_scan(*args: Any, **kwargs: Any) -> Any:
+            scans[0] += 1
+            return scan(*args, **kwargs)
+
+        records.scan = counted_scan
+        sweep = ReachSweep(records, c.concepts.reach, c.documents.repo, c.adapters.clock)
+        started = time.perf_counter()
+        ticks = 0
+        while records.get(*done_key(brain.id)) is None:
+            ticks += 1
+            sweep.carry_on(c.brains.own, stop=lambda: False)
+        wall = time.perf_counter() - started
+        records.scan = scan
+        reaches = items(records, f"links#{brain.id}#reach#")
+        kept = items(records, f"links#{brain.id}#out#chk_")
+    return (
+        f"{documents:,} documents, {links:,} links: {wall:.2f} s wall in {ticks} sweep ticks, "
+        f"{scans[0]} scan pages, {counted[0]:,} transactions, {counted[1]:,} queries, "
+        f"{counted[2]:,} gets; after: {reaches:,} reaches, {kept:,} links"
+    )
+
+
 CASES: dict[str, Callable[[int], str]] = {
     "doc-ingest": doc_ingest,
     "doc-rewrite": doc_rewrite,
@@ -280,15 +350,18 @@ CASES: dict[str, Callable[[int], str]] = {
     "typed-store": typed_store,
     "typed-store-plain": typed_store_plain,
 }
+PASSES: dict[str, Callable[[int], str]] = {"reach-pass": reach_pass}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", choices=sorted(CASES), action="append")
+    parser.add_argument("--case", choices=sorted({*CASES, *PASSES}), action="append")
     parser.add_argument("--writes", type=int, default=100, help="the writes timed (100)")
+    parser.add_argument("--documents", type=int, default=10_000, help="the reach pass's brain (10,000)")
     args = parser.parse_args()
     for name in args.case or list(CASES):
-        print(f"{name:<18} {CASES[name](args.writes)}", flush=True)
+        run = f"{PASSES[name](args.documents)}" if name in PASSES else CASES[name](args.writes)
+        print(f"{name:<18} {run}", flush=True)
 
 
 if __name__ == "__main__":

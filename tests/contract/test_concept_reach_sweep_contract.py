@@ -15,6 +15,7 @@ from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.bootstrap.shared import index_sweeper
 from cairn.domain.models import Brain, Document
+from cairn.ports.records import Item
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import LATE_S, PASS_KEY, ReachSweep, done_key
 from tests.contract.test_concept_links_erased_contract import (
@@ -206,6 +207,20 @@ def test_a_linker_making_the_reach_as_the_pass_makes_it_is_raised_over(
     )
     run_out(c, sweep_of(c, racing))
     assert racing.calls >= 2
+    reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+
+
+def test_a_damaged_reach_is_replaced_by_what_the_pass_reads(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    c.adapters.records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))
+    run_out(c, sweep_of(c))
     reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
     assert reach is not None and reach.data == {"upto": 10}
     erase(c, brain)

@@ -36,6 +36,7 @@ A brain's mark sits under its links prefix, so deleting the brain takes it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -161,14 +162,22 @@ class ReachSweep:
     def _raise(self, upto: dict[tuple[str, str], int]) -> None:
         """Each document's reach raised to at least `upto`'s: those with none made in transactions of
         _BATCH (each must not exist yet: one a linker made meanwhile sends its batch one at a time),
-        the rest one at a time (ConceptReach.extend)."""
+        the rest one at a time (ConceptReach.extend). A damaged one (its `upto` not a count) is
+        replaced: the pass reads every link of the brain, so the reach it leaves covers them all,
+        where a damaged one would hold the pass (and the document's linker and erasure) up."""
         known = get_all(self.records, [reach_key(*key) for key in upto])
         missing: list[tuple[str, str]] = []
         for key, top in upto.items():
             held = known.get(reach_key(*key))
             if held is None:
                 missing.append(key)
-            elif not isinstance(held.data.get("upto"), int) or held.data["upto"] < top:
+                continue
+            upto_held = held.data.get("upto")
+            if type(upto_held) is not int or upto_held < 0:  # damaged: what the pass reads replaces it
+                with suppress(Conflict):  # a linker's write meanwhile: extend reads it
+                    self.records.put(Item(*reach_key(*key), {"upto": top}), held.version)
+                    continue
+            if type(upto_held) is not int or upto_held < top:
                 self.reach.extend(*key, top)
         for start in range(0, len(missing), _BATCH):
             batch = missing[start : start + _BATCH]

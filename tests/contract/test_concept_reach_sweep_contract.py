@@ -225,3 +225,20 @@ def test_a_damaged_reach_is_replaced_by_what_the_pass_reads(
     assert reach is not None and reach.data == {"upto": 10}
     erase(c, brain)
     assert words_kept(c.adapters.records) == set()
+
+
+def test_a_brain_deleted_as_the_pass_scans_it_is_left_no_record(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    kept, gone = (c.brains.create(f"Shore {n}", slug=f"shore-{n}") for n in range(2))
+    for brain in (kept, gone):
+        shrunk_before(c, brain)
+
+    def deleted() -> None:
+        with access.as_system():
+            c.erasure.delete_brain(gone.slug)
+
+    run_out(c, sweep_of(c, _Racing(c.adapters.records, "scan", deleted)))
+    assert c.adapters.records.get(*done_key(kept.id)) is not None
+    assert c.adapters.records.scan([f"links#{gone.id}#"]).items == []

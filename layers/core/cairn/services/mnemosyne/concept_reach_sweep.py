@@ -124,7 +124,8 @@ class ReachSweep:
             page = self.records.scan(prefixes, limit=self.step_items)
         self._settle(page.items)
         if page.cursor is None:
-            for brain_id in group:
+            live = {brain.id for brain in brains()}  # a brain deleted meanwhile keeps no mark
+            for brain_id in (b for b in group if b in live):
                 self.records.put(Item(*done_key(brain_id), {"at": self._now()}))
             state = {"started": state["started"]}
         else:

@@ -242,3 +242,18 @@ def test_a_brain_deleted_as_the_pass_scans_it_is_left_no_record(
     run_out(c, sweep_of(c, _Racing(c.adapters.records, "scan", deleted)))
     assert c.adapters.records.get(*done_key(kept.id)) is not None
     assert c.adapters.records.scan([f"links#{gone.id}#"]).items == []
+
+
+def test_a_damaged_pass_record_starts_the_pass_again(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    for damaged in ({"started": "soon"}, {"started": "2026-01-01T00:00:00"}, {"brains": 3}, {}):
+        c.adapters.records.put(Item(*PASS_KEY, {"started": c.adapters.clock.now().isoformat(), **damaged}))
+        run_out(c, sweep_of(c))
+        reach = c.adapters.records.get(*reach_key(brain.id, doc.id))
+        assert reach is not None and reach.data == {"upto": 10}
+        assert c.adapters.records.get(*done_key(brain.id)) is not None
+        c.adapters.records.delete(*done_key(brain.id))

@@ -69,6 +69,25 @@ def _chunk_prefix(brain_id: str) -> str:
     return f"{links_prefix(brain_id)}out#chk_"
 
 
+def _sound(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The pass's record as written, or None when it is not (a damaged record starts it again)."""
+    started, group, cursor = data.get("started"), data.get("brains"), data.get("cursor")
+    try:
+        if not isinstance(started, str) or datetime.fromisoformat(started).tzinfo is None:
+            return None
+    except ValueError:
+        return None
+    if group is not None and not (
+        isinstance(group, list)
+        and len(group) <= MAX_SCAN_PREFIXES
+        and all(isinstance(b, str) and b and "#" not in b for b in group)
+    ):
+        return None
+    if cursor is not None and not isinstance(cursor, str):
+        return None
+    return dict(data)
+
+
 class ReachSweep:
     """The pass (module docstring) over the brains the sweep names."""
 
@@ -99,7 +118,8 @@ class ReachSweep:
         """One page of the scan under way, or the start of the next brains' scan; True once no brain
         is left to scan."""
         held = self.records.get(*PASS_KEY)
-        state: dict[str, Any] = dict(held.data) if held is not None else {"started": self._now()}
+        state = _sound(held.data) if held is not None else None
+        state = state or {"started": self._now()}  # none yet, or damaged: done brains stay done
         if state.get("finished") is True:
             return True
         group = state.get("brains")

@@ -32,9 +32,9 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     built: list[str] = []
     real = mcp_http.surface_endpoints
 
-    def counted(surface: str, container: Any) -> Any:
+    def counted(surface: str, container: Any, calls: Any = None) -> Any:
         built.append(surface)
-        return real(surface, container)
+        return real(surface, container, calls)
 
     monkeypatch.setattr(mcp_http, "surface_endpoints", counted)
     return built

@@ -62,6 +62,23 @@ def current_chunks(stack: Stack, memory_id: str) -> list[bool]:
     return [c.current for c in stack.core.adapters.chunks.get_chunks(stack.brain().id, memory_id)]
 
 
+def dynamodb_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every DynamoDB request sent from now on, as (operation, "pk sk" of its key, blank for none)."""
+    import botocore.client
+
+    sent: list[tuple[str, str]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def spy(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if client.meta.service_model.service_name == "dynamodb":
+            key = params.get("Key") or {}
+            sent.append((operation, f"{key.get('pk', {}).get('S', '')} {key.get('sk', {}).get('S', '')}"))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", spy)
+    return sent
+
+
 def test_store_supersedes_deduplicates_and_refuses_bad_input_without_writing(stack: Stack) -> None:
     status, first = store(
         stack, type="fact", content="Acme runs WordPress", key="acme-stack", client_id="acme"
@@ -277,19 +294,8 @@ def test_a_store_and_a_search_read_what_they_already_read_no_more(
     the index what it wrote of it: no second read of its record, none of its index intent), and
     the brain a search chose from its tenant's listing is not read again to check its hits. The
     totals are a budget: a change that adds reads to these paths shows here."""
-    import botocore.client
-
     old_id = stored(stack, type="fact", content="Deploys run on Fridays.", key="deploy-day")
-    sent: list[tuple[str, str]] = []
-    real = botocore.client.BaseClient._make_api_call
-
-    def spy(client: Any, operation: str, params: dict[str, Any]) -> Any:
-        if client.meta.service_model.service_name == "dynamodb":
-            key = params.get("Key") or {}
-            sent.append((operation, f"{key.get('pk', {}).get('S', '')} {key.get('sk', {}).get('S', '')}"))
-        return real(client, operation, params)
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", spy)
+    sent = dynamodb_requests(monkeypatch)
     new_id = stored(stack, type="fact", content="Deploys run on Thursdays.", key="deploy-day")
     gets = [key for op, key in sent if op == "GetItem"]
     assert len([k for k in gets if " hash#" in k]) == 1
@@ -309,21 +315,10 @@ def test_a_store_and_a_search_read_what_they_already_read_no_more(
 def test_a_stats_call_reads_the_memory_counts_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     """zengram's stats on DynamoDB: the counts' record says whether the counts and the creation-time
     entries are built, so one GetItem of it serves both (services/zengram/kept_stats.py)."""
-    import botocore.client
-
     for n in range(3):
         stored(stack, type="fact", content=f"Pump {n} runs at {n + 2} bar.", key=f"pump-{n}")
     z(stack, "GET", "/stats")  # the first builds what a new brain's stats read
-    sent: list[tuple[str, str]] = []
-    real = botocore.client.BaseClient._make_api_call
-
-    def spy(client: Any, operation: str, params: dict[str, Any]) -> Any:
-        if client.meta.service_model.service_name == "dynamodb":
-            key = params.get("Key") or {}
-            sent.append((operation, f"{key.get('pk', {}).get('S', '')} {key.get('sk', {}).get('S', '')}"))
-        return real(client, operation, params)
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", spy)
+    sent = dynamodb_requests(monkeypatch)
     status, answer = z(stack, "GET", "/stats")
     assert status == 200 and answer["total_memories"] == 3
     counts = [key for op, key in sent if op == "GetItem" and key.endswith(" memory-counts")]

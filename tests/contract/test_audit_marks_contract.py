@@ -75,6 +75,23 @@ def test_a_mark_is_keyed_no_digest_of_the_name_and_unreadable_without_the_secret
     assert not any(pk == theirs for pk, _ in made)  # the marks mean nothing without the secret
 
 
+def waited_through_an_erasure_under_another_secret(
+    records: RecordStore, clock: FakeClock, meanwhile: Callable[[], object] = lambda: None
+) -> tuple[AuditLog, AuditEntry]:
+    """A process keyed with OTHER (a data directory restored without its key) keeps an entry naming
+    people/alice.md while the store is busy; that name is erased under SECRET (`meanwhile` runs
+    next); a minute later the store takes writes again. The process and its waiting entry."""
+    busy = Busy(records)
+    restored = AuditLog(busy, clock, secret=OTHER)  # type: ignore[arg-type]
+    waited = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
+    clock.advance(1)
+    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")  # under the lost secret
+    meanwhile()
+    clock.advance(60)
+    busy.held = False
+    return restored, waited
+
+
 def test_a_process_with_another_secret_writes_what_waited_redacted_and_says_so(
     records: RecordStore, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -82,13 +99,7 @@ def test_a_process_with_another_secret_writes_what_waited_redacted_and_says_so(
     the old one cannot be read with it, so an entry that waited through their erasure is written
     with its names redacted; the marks made from then on are keyed with the new one."""
     clock = FakeClock(start=START)
-    busy = Busy(records)
-    restored = AuditLog(busy, clock, secret=OTHER)  # type: ignore[arg-type]
-    waited = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
-    clock.advance(1)
-    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")  # under the lost secret
-    clock.advance(60)
-    busy.held = False
+    restored, waited = waited_through_an_erasure_under_another_secret(records, clock)
 
     assert restored.close() == 0
     assert (written(restored, waited).subject, written(restored, waited).target) == (REDACTED, REDACTED)
@@ -282,14 +293,9 @@ def test_a_damaged_record_of_what_was_forgotten_is_written_over_by_a_process_key
     any: a process keyed otherwise records its forgetting over it, so an entry that waited through
     an erasure under the other key is written redacted, not with its names."""
     clock = FakeClock(start=START)
-    busy = Busy(records)
-    restored = AuditLog(busy, clock, secret=OTHER)  # type: ignore[arg-type]
-    waited = restored.record(BOB, "doc.write", brain_id="brn_1", target="people/alice.md")
-    clock.advance(1)
-    erase(AuditLog(records, clock, secret=SECRET), "people/alice.md")  # under the lost secret
-    records.put(Item("meta", "audit-marks-forgotten", {"erased_at": damaged}), 0)
-    clock.advance(60)
-    busy.held = False
+    restored, waited = waited_through_an_erasure_under_another_secret(
+        records, clock, lambda: records.put(Item("meta", "audit-marks-forgotten", {"erased_at": damaged}), 0)
+    )
 
     assert restored.close() == 0
     assert (written(restored, waited).subject, written(restored, waited).target) == (REDACTED, REDACTED)

@@ -14,9 +14,9 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import Containing, MemoryInput
 from cairn.services.repositories import all_items, documents_pk
-from tests.contract.test_current_memories_contract import KEY, brain, c, clock, oracle
+from tests.contract.test_current_memories_contract import KEY, brain, oracle
 
-__all__ = ["brain", "c", "clock"]
+__all__ = ["brain"]
 
 KINDS = [MemoryType.fact, MemoryType.status, MemoryType.event]
 

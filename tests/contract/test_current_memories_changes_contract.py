@@ -8,9 +8,9 @@ from __future__ import annotations
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, MemoryType
 from cairn.services.repositories import all_items, documents_pk
-from tests.contract.test_current_memories_contract import KEY, brain, c, clock, oracle
+from tests.contract.test_current_memories_contract import KEY, brain, oracle
 
-__all__ = ["brain", "c", "clock"]
+__all__ = ["brain"]
 
 
 def listed(c: Container, brain: Brain) -> list[str]:

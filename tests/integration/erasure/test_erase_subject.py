@@ -202,7 +202,9 @@ async def test_asking_for_an_erasure_left_running_finishes_it(live: Live) -> Non
     c = live.container
     y = live.sets["Y"]
     subject = Subject.of("thoughtmcp_user", USERS["Y"])
-    receipt = c.erasure._receipt(subject.kind, subject.digest, [y.brain])  # as a process that then died
+    receipt = c.erasure._receipt(
+        subject.kind, subject.digest(c.erasure.erased.secret), [y.brain]
+    )  # as a process that then died
     c.erasure.erasures.start(receipt, subject.value)
     stranger = live.rest("GET", f"/v1/erasures/{receipt.id}", who="other_tenant")
     assert stranger.status_code == 404  # another tenant's erasure is not told apart from none

@@ -121,7 +121,7 @@ class ErasureService:
                     "erase in (never stored, or erased already)"
                 )
         self.audit.erased.usable()  # its audit marks keyed, or nothing goes (no receipt to resume)
-        receipt = self._receipt(subject.kind, subject.digest, targets)
+        receipt = self._receipt(subject.kind, subject.digest(self.erased.secret), targets)
         self.erased.mark(subject, [b.id for b in targets])  # before anything goes: work under way checks it
         self.erasures.start(receipt, subject.value)
         return self._finish(receipt.id)

@@ -16,7 +16,6 @@ Selection reads stored records as they are (not decoded), so it runs over a whol
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,10 +25,13 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
 from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
+from cairn.ports.store_secret import StoreSecret
+from cairn.services.keyed_digests import derived_key, keyed_digest
 from cairn.services.memory.fact_memory import FACT_KIND, namespace, namespaces
 from cairn.services.repositories import SESSIONS_PREFIX
 
 MAX_VALUE = 256
+_RECEIPTS = b"the subjects of erasure receipts"
 _DRAWN_FROM_ACTORS = (FACT_KIND, "episode")  # filed in their actor's folder (fact_memory.namespace)
 
 
@@ -60,10 +62,12 @@ class Subject:
             raise InvalidInput("an agent scope is one path segment (the agent's slug)")
         return cls(chosen, value)
 
-    @property
-    def digest(self) -> str:
-        """What an erasure keeps of the subject once it is done: a digest, never the value."""
-        return hashlib.sha256(f"{self.kind}\x00{self.value}".encode()).hexdigest()[:16]
+    def digest(self, secret: StoreSecret) -> str:
+        """What an erasure's receipt keeps of the subject once it is done: never the value, and a
+        digest keyed with the store's secret (services/keyed_digests.py), so a reader of the store
+        without it cannot test likely names against a receipt (earlier releases' receipts keep an
+        unkeyed one). NoSecret when the secret cannot be had."""
+        return keyed_digest(derived_key(secret, _RECEIPTS), f"{self.kind}\x00{self.value}")[:16]
 
     @property
     def prefix(self) -> str:

@@ -17,7 +17,9 @@ from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
+from cairn.domain.models import Document, MemoryType
 from cairn.services import repositories
+from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.repositories import documents_pk
 from tests.fakes.container import fake_adapters
 from tests.support.archive_scenario import exported, fill
@@ -128,3 +130,27 @@ def test_a_document_renamed_while_the_export_pages_through_the_brain_is_held_onc
     exported_ids = [r["id"] for r in exported(c, brain) if r["kind"] == "document"]
 
     assert sorted(exported_ids) == sorted(ids.values())  # each once, g under its new path too
+
+
+def test_a_document_or_memory_erased_while_the_export_reads_it_is_left_out_not_the_export_failed(
+    process: Callable[[], Container], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exporting, serving = process(), process()
+    brain = exporting.brains.create("Erased meanwhile", slug="erased")
+    for name in "abc":
+        exporting.documents.write(brain, f"notes/{name}.md", f"# {name}\n\nText {name}.\n".encode())
+    fact = exporting.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar", key="pump"))
+    content, text = exporting.documents.content, exporting.memories.text
+
+    def erasing_first(read: Callable[[Document], Any], doc: Document) -> Any:
+        if doc.path == "notes/b.md" or doc.id == fact.memory.id:  # listed, then erased before its read
+            serving.documents.erase(brain, doc.path)
+        return read(doc)
+
+    monkeypatch.setattr(exporting.documents, "content", lambda doc: erasing_first(content, doc))
+    monkeypatch.setattr(exporting.memories, "text", lambda doc: erasing_first(text, doc))
+    records = exported(exporting, brain)
+
+    assert sorted(r["path"] for r in records if r["kind"] == "document") == ["notes/a.md", "notes/c.md"]
+    assert not [r for r in records if r["kind"] == "memory"]
+    assert records[-1] == {"kind": "end", "records": len(records) - 2}

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from cairn.domain.errors import CairnError, Conflict, DamagedContent, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, DamagedContent, DamagedStore, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
@@ -112,7 +112,8 @@ class BrainArchive:
         _each_once), and the `end` record that counts them. A document whose stored bytes are
         damaged stops the export (DamagedContent), unless `damaged` is given: it is then left out
         and its path added there (`cairn export --skip-damaged`: the rest of a brain saved before
-        it is repaired)."""
+        it is repaired). One erased or forgotten between its listing and its read is left out, as
+        an export begun a moment later would."""
         yield dumped(self._header(brain))
         count = 0
         for record in self._records(brain, damaged):
@@ -124,6 +125,10 @@ class BrainArchive:
         def readable(doc: Document, read: Callable[[Document], T]) -> T | None:
             try:
                 return read(doc)
+            except DamagedStore:  # a file of the store itself, not this document's: no skipping it
+                raise
+            except NotFound:  # erased or forgotten while the export ran: as if it had come later
+                return None
             except DamagedContent:
                 if damaged is None:
                     raise

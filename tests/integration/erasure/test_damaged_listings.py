@@ -278,7 +278,8 @@ async def every_other_surface_lists_and_searches_around_the_damaged_item(w: Worl
             assert said["data"]["notFound"] == [w.damaged["thought"].id], said
     bad = {"memoryId": w.damaged["thought"].id, "userId": USER, "salience": 0.9}
     err, said = await w.tool("/mcp/thoughtmcp", "update_memory", bad)  # that one memory alone
-    assert said["success"] is False and ("missing" in said["error"] or "damaged" in said["error"]), said
+    assert err and said["success"] is False and said["code"] == "damaged_content", said
+    assert "missing" in said["error"] or "damaged" in said["error"], said
 
 
 def the_web_ui_lists_around_the_damaged_item(w: World) -> None:

@@ -6,9 +6,9 @@
   normal result, `{"success": false, "error": …, "suggestion": …}` (remember's length errors add
   `code` and `details`); isError is not set.
 - An exception: isError true with `{"success": false, "error": …}`; Cairn's authorization refusals
-  and the server's own failures (a damaged store, a full disk, a store unavailable) also name their
-  `code` (forbidden, unauthorized, damaged_store, storage_full, unavailable), so a client can tell
-  them apart from a memory not found.
+  and the server's own failures (a damaged store, a memory's damaged bytes, a full disk, a store
+  unavailable) also name their `code` (forbidden, unauthorized, damaged_store, damaged_content,
+  storage_full, unavailable), so a client can tell them apart from a memory not found.
 - An unknown tool: a JSON-RPC error (`Unknown tool: <name>`), as the real server throws.
 """
 
@@ -25,7 +25,7 @@ from cairn.services.thoughtmcp.models import INVALID_SECTOR, SECTOR_SUGGESTION, 
 
 SCHEMA_SUGGESTION = "Check input schema for required fields"
 REFUSALS = ("forbidden", "unauthorized")
-SERVER_FAILURES = ("damaged_store", "storage_full", "unavailable")
+SERVER_FAILURES = ("damaged_store", "damaged_content", "storage_full", "unavailable")
 _MISSING = re.compile(r"^([\w.\[\]]+): Field required$")
 _SECTOR = re.compile(
     r"^(primarySector|sectors\.\d+|memories\.\d+\.primarySector): Input should be 'episodic'"

@@ -5,6 +5,7 @@ And the index sweep removes the audit's erasure marks past their lifetime with i
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import threading
@@ -32,6 +33,22 @@ def test_the_key_file_is_made_once_private_and_read_by_every_process(tmp_path: P
     assert len(first) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert FileStoreSecret(path).read() == first
     assert [p.name for p in tmp_path.iterdir()] == ["store-secret.key"]  # no file left from its making
+
+
+def test_a_key_file_others_may_read_is_used_with_a_warning_that_never_shows_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "store-secret.key"
+    made = FileStoreSecret(path).read()
+    with caplog.at_level(logging.WARNING, logger="cairn.adapters.local.store_secret"):
+        assert FileStoreSecret(path).read() == made
+        assert not caplog.records  # private: nothing said
+        path.chmod(0o644)  # as a restore under a loose umask leaves it
+        assert FileStoreSecret(path).read() == made
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path} (the store's secret) may be read by other users of this machine (mode 644): chmod 600 it"
+    ]
+    assert made.hex() not in caplog.text
 
 
 def test_processes_making_the_key_at_once_agree_on_one(tmp_path: Path) -> None:

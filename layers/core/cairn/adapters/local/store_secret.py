@@ -3,10 +3,13 @@ directory (mode 0600), made by the first process that needs it. It is made whole
 own and linked into place, so two processes making it at once agree on the one that got there
 first, and none reads it half-written. A key file that is not a regular file of 64 hex digits is
 refused as Unavailable and left as it is: made again, it would no longer match what was derived
-from it (restore it from the backup the data directory came with)."""
+from it (restore it from the backup the data directory came with). One that other users of the
+machine may read (a data directory restored under a loose umask) is used, with a warning naming its
+mode, never its bytes: whoever reads it can test names against the erasure marks it keys."""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import stat
@@ -18,6 +21,8 @@ from cairn.adapters.local.durable_dirs import fsync_directory
 from cairn.domain.errors import Unavailable
 
 SECRET_BYTES = 32
+
+log = logging.getLogger(__name__)
 
 
 class FileStoreSecret:
@@ -57,8 +62,16 @@ class FileStoreSecret:
         except OSError as exc:
             raise self._refused(exc.strerror or type(exc).__name__) from exc
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
                 raise self._refused("not a regular file")
+            if mode & 0o077:
+                log.warning(
+                    "%s (the store's secret) may be read by other users of this machine (mode %03o): "
+                    "chmod 600 it",
+                    self.path,
+                    stat.S_IMODE(mode),
+                )
             text = os.read(fd, 4 * SECRET_BYTES)
         except OSError as exc:
             raise self._refused(exc.strerror or type(exc).__name__) from exc

@@ -14,6 +14,9 @@ table to find them, which made each query as slow as the table was large
 (tests/unit/aws/test_moto_shims.py checks that both answers are the same). And moto's KMS makes
 one RSA key per key spec, not one per test: each test's table made a default encryption key with a
 new 2048-bit RSA key (a tenth of a second, hundreds of tables a run) that nothing here uses.
+moto also listed a response class's methods (inspect.getmembers) on every request to find the
+action's handler: a sixth of a GetItem's time; the list is kept per class, as a class's methods
+do not change.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import boto3
 import pytest
 from botocore.config import Config
 from moto import mock_aws
+from moto.core import responses as moto_responses
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.exceptions import ItemSizeTooLarge
@@ -114,6 +118,8 @@ def one_private_key(key_spec: str) -> Any:
 
 
 _MOTO_PRIVATE_KEY = kms_models.generate_private_key
+_METHOD_NAMES = functools.cache(moto_responses.method_names_from_class)
+"""moto's list of a response class's methods, made once per class."""
 
 
 def _attribute_bytes(value: Any) -> int:
@@ -148,6 +154,7 @@ def serialized_moto() -> Iterator[None]:
         mock.patch.object(dynamodb_models, "copy", snapshots),
         mock.patch.object(Table, "query", partition_query),
         mock.patch.object(kms_models, "generate_private_key", one_private_key),
+        mock.patch.object(moto_responses, "method_names_from_class", _METHOD_NAMES),
         mock.patch.object(dynamo_type.LimitedSizeDict, "__setitem__", item_size_after_write),
     ):
         yield
@@ -155,7 +162,14 @@ def serialized_moto() -> Iterator[None]:
 
 @contextmanager
 def mocked_aws(request: pytest.FixtureRequest) -> Iterator[None]:
-    fake_credentials(request.getfixturevalue("monkeypatch"))
+    with moto_with(request.getfixturevalue("monkeypatch")):
+        yield
+
+
+@contextmanager
+def moto_with(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """mocked_aws with the caller's monkeypatch (a fixture wider than one test has its own)."""
+    fake_credentials(monkeypatch)
     with mock_aws(), serialized_moto():
         yield
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from cairn.ports.records import MAX_SCAN_PREFIXES, Item
 from tests.contract.aws_storage import BUCKET
 from tests.integration.auth.jwks_server import jwks_server
 from tests.integration.mcp.conftest import ServerThread
-from tests.support.shapes import SHAPES, adapters_for
+from tests.support.shapes import SHAPES, adapters_with
 from tests.support.visibility_world import USERS, DataSet, build
 from tests.unit.auth.tokens import AUDIENCE, ISSUER, claims, jwks, rsa_key
 
@@ -144,8 +145,15 @@ class Live:
 
 @pytest.fixture(params=SHAPES)
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
+    with live_world(request.param, tmp_path, request.getfixturevalue("monkeypatch")) as world:
+        yield world
+
+
+@contextmanager
+def live_world(shape: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    """The live world on `shape` under `tmp_path`, served until the block ends."""
     signer = rsa_key("k1")
-    with jwks_server(jwks(signer)) as issuer_keys, adapters_for(request.param, request, tmp_path) as adapters:
+    with jwks_server(jwks(signer)) as issuer_keys, adapters_with(shape, monkeypatch, tmp_path) as adapters:
         (tmp_path / "ingest-root").mkdir()
         settings = Settings(
             data_dir=tmp_path / "data",
@@ -169,4 +177,4 @@ def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
             "user_x": signer.sign(claims(now=now, sub=USERS["X"], tenant="local", scope=f"{READ} {WRITE}")),
         }
         with ServerThread(c) as st:
-            yield Live(f"http://127.0.0.1:{st.port}", c, sets, credentials, request.param, tmp_path / "data")
+            yield Live(f"http://127.0.0.1:{st.port}", c, sets, credentials, shape, tmp_path / "data")

@@ -32,6 +32,7 @@ from tests.contract.aws_storage import (
     create_bucket,
     create_table,
     mocked_aws,
+    moto_with,
 )
 from tests.fakes.container import fake_adapters
 from tests.unit.aws.test_opensearch_fake import FakeCluster, fake_client
@@ -68,10 +69,23 @@ def aws() -> Adapters:
 def adapters_for(shape: str, request: pytest.FixtureRequest, tmp: Path) -> Iterator[Adapters]:
     """`fakes` (every port in memory), `embedded` (SQLite and files under `tmp`) or `aws` (moto
     and the OpenSearch fake)."""
+    if shape == "aws":
+        with mocked_aws(request):
+            yield aws()
+    else:
+        with adapters_with(shape, None, tmp) as adapters:
+            yield adapters
+
+
+@contextmanager
+def adapters_with(shape: str, monkeypatch: pytest.MonkeyPatch | None, tmp: Path) -> Iterator[Adapters]:
+    """adapters_for with the caller's monkeypatch, which `aws` needs (for a fixture wider than one
+    test, which has no function-scoped one)."""
     if shape == "fakes":
         yield fake_adapters(64)
     elif shape == "aws":
-        with mocked_aws(request):
+        assert monkeypatch is not None, "the aws shape needs a monkeypatch"
+        with moto_with(monkeypatch):
             yield aws()
     else:
         yield embedded(tmp / "data")

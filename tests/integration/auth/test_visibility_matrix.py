@@ -14,6 +14,7 @@ anything else gets a value its schema accepts; a tool added later is covered as 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -38,11 +39,11 @@ from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.thoughtmcp.models import NewMemory
 from tests.integration.auth.test_authorization_matrix import sample
 from tests.support.app_routes import api_routes
-from tests.support.live_world import Live, live
+from tests.support.live_world import Live, live_world
+from tests.support.shapes import SHAPES
 from tests.support.visibility_world import SETS, USERS, DataSet
 
 pytestmark = pytest.mark.integration
-__all__ = ["live"]
 PRINCIPALS = ("owner", "key_a", "read_only", "other_tenant", "user_x", "anonymous")
 VISIBLE = {
     "owner": {"A", "B", "X", "Y"},
@@ -82,9 +83,16 @@ World = Live
 """The live visibility world (tests/support/live_world.py); the anonymous caller sends no credential."""
 
 
-@pytest.fixture
-def world(live: Live) -> Live:
-    return live
+@pytest.fixture(scope="module", params=SHAPES)
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """One world per shape for both matrices: building it on moto cost each test ~10 s. Each test
+    compares only its own runs, and each growth adds new items (grow), so the second test starts
+    from a larger world and still sees its own growth."""
+    with (
+        pytest.MonkeyPatch.context() as monkeypatch,
+        live_world(request.param, tmp_path_factory.mktemp("world"), monkeypatch) as world,
+    ):
+        yield world
 
 
 def credential_of(world: World, principal: str) -> str | None:
@@ -157,10 +165,15 @@ def blind_to(grown: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in PRINCIPALS if p not in ("owner", "anonymous") and not VISIBLE[p] & set(grown))
 
 
+_GROWN = itertools.count()
+"""Numbers for grown items, new in every growth of the module's shared world."""
+
+
 def grow(world: World, grown: tuple[str, ...]) -> None:
-    """More of each grown set: for a brain, notes, facts and pages; for a user, memories."""
+    """More of each grown set, never an item already there: for a brain, notes, facts and pages;
+    for a user, memories."""
     c = world.container
-    for n in range(3):
+    for n in itertools.islice(_GROWN, 3):
         for name in grown:
             data = world.sets[name]
             brain, m, p = data.brain, data.marker, data.probe
@@ -265,9 +278,14 @@ class Matrix:
 # -- MCP -------------------------------------------------------------------------------------------
 
 
-def _client(url: str, credential: str) -> Client:
-    http = httpx2.AsyncClient(headers={"authorization": f"Bearer {credential}"}, timeout=60)
+def _client(url: str, http: httpx2.AsyncClient) -> Client:
     return Client(streamable_http_client(url, http_client=http))
+
+
+def _http(credential: str) -> httpx2.AsyncClient:
+    """A principal's HTTP client, shared by its sessions (the transport leaves it open): each new
+    one builds an SSL context, tens of ms of CPU, which 54 sessions paid."""
+    return httpx2.AsyncClient(headers={"authorization": f"Bearer {credential}"}, timeout=60)
 
 
 async def _answer(client: Client, tool: str, args: dict[str, Any]) -> str:
@@ -287,8 +305,7 @@ def _anonymous(http: httpx.Client, url: str, tool: str, args: dict[str, Any]) ->
     return http.post(url, json=body, headers=headers).text
 
 
-async def _read_tools(world: World, url: str) -> list[Any]:
-    owner = world.credentials["owner"]
+async def _read_tools(world: World, url: str, owner: httpx2.AsyncClient) -> list[Any]:
     async with _client(url, owner) as client:
         tools = (await client.list_tools()).tools
     return [t for t in tools if _scope(world, url, t.name) in (READ, PUBLIC)]
@@ -313,16 +330,14 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
     _SCOPES.clear()
     matrix = Matrix(world)
     urls = {surface: f"{world.base}{http_path(surface)}" for surface in SURFACES}
-    read_tools = {surface: await _read_tools(world, url) for surface, url in urls.items()}
-    assert all(read_tools.values()), read_tools
 
     async def run(principals: tuple[str, ...], anonymous: httpx.Client) -> None:
         # One session per surface and principal: opening one (initialize, and the client's own
         # tools/list for the output schemas) cost as much as the calls it then made.
         for surface, url in urls.items():
             for principal in principals:
-                credential = credential_of(world, principal)
-                client = _client(url, credential) if credential else None
+                http = clients.get(principal)
+                client = _client(url, http) if http is not None else None
                 async with client if client is not None else nullcontext():
                     for tool in read_tools[surface]:
                         for name in SETS:
@@ -334,9 +349,17 @@ async def test_no_mcp_read_tool_shows_a_principal_what_it_may_not_see(world: Wor
                                 )
                                 matrix.cell((surface, tool.name, principal, name, json.dumps(args)), answer)
 
-    with httpx.Client(timeout=60) as anonymous:
-        for principals in matrix.runs():
-            await run(principals, anonymous)
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {
+            p: await stack.enter_async_context(_http(credential))
+            for p in PRINCIPALS
+            if (credential := credential_of(world, p)) is not None
+        }
+        read_tools = {surface: await _read_tools(world, u, clients["owner"]) for surface, u in urls.items()}
+        assert all(read_tools.values()), read_tools
+        with httpx.Client(timeout=60) as anonymous:
+            for principals in matrix.runs():
+                await run(principals, anonymous)
     matrix.verdict("MCP", minimum=1000)
 
 

@@ -14,6 +14,9 @@ table to find them, which made each query as slow as the table was large
 (tests/unit/aws/test_moto_shims.py checks that both answers are the same). And moto's KMS makes
 one RSA key per key spec, not one per test: each test's table made a default encryption key with a
 new 2048-bit RSA key (a tenth of a second, hundreds of tables a run) that nothing here uses.
+A TransactWriteItems is undone, when one of its writes fails, by putting back a copy of each item it
+names (they are distinct, as DynamoDB requires) rather than a copy of the whole table: the world of
+the visibility matrices took 37 ms a transaction on moto, growing with the table.
 moto also listed a response class's methods (inspect.getmembers) on every request to find the
 action's handler: a sixth of a GetItem's time; the list is kept per class, as a class's methods
 do not change.
@@ -38,6 +41,7 @@ from moto.core.botocore_stubber import BotocoreStubber
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.exceptions import ItemSizeTooLarge
 from moto.dynamodb.models import dynamo_type
+from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 from moto.kms import models as kms_models
 
@@ -80,17 +84,55 @@ def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class _SnapshotOnce:
-    """Stands in for the `copy` module in moto's DynamoDB backend: one copy of a table per request."""
+    """Stands in for the `copy` module in moto's DynamoDB backend: one copy of a table per request,
+    none while `live` (a transaction undone item by item: _items_undone)."""
 
     def __init__(self) -> None:
         self.tables: dict[int, Table] = {}
+        self.live = False
 
     def deepcopy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
         if not isinstance(value, Table):
             return copy.deepcopy(value, memo)
+        if self.live:
+            return value
         if id(value) not in self.tables:
             self.tables[id(value)] = copy.deepcopy(value)
         return self.tables[id(value)]
+
+
+_Before = tuple[Table, DynamoType, DynamoType | None, Any]
+
+
+def _items_before(backend: Any, transact_items: list[dict[str, Any]]) -> list[_Before] | None:
+    """A copy of each item a TransactWriteItems names, as it is before (None for an absent one);
+    None when one table has a stream (moto's copy of the table keeps its records too). An entry
+    whose key cannot be read is left out: moto refuses it before writing anything."""
+    before: list[_Before] = []
+    for entry in transact_items:
+        try:
+            op_type, op = next(iter(entry.items()))
+            table = backend.tables[op["TableName"]]
+            attrs = op["Item"] if op_type == "Put" else op["Key"]
+            hash_key = DynamoType(attrs[table.hash_key_attr])
+            range_key = DynamoType(attrs[table.range_key_attr]) if table.range_key_attr else None
+            held = table.get_item(hash_key, range_key)
+        except Exception:  # moto answers it with its own error
+            continue
+        if table.stream_shard is not None:
+            return None
+        before.append((table, hash_key, range_key, copy.deepcopy(held)))
+    return before
+
+
+def _put_back(before: list[_Before]) -> None:
+    for table, hash_key, range_key, held in reversed(before):
+        if held is None:
+            table.delete_item(hash_key, range_key)
+        elif range_key is not None:
+            table.items[hash_key][range_key] = held
+        else:
+            table.items[hash_key] = held
 
 
 def partition_query(table: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
@@ -118,6 +160,7 @@ def one_private_key(key_spec: str) -> Any:
 
 
 _MOTO_PRIVATE_KEY = kms_models.generate_private_key
+_MOTO_TRANSACT = dynamodb_models.DynamoDBBackend.transact_write_items
 _METHOD_NAMES = functools.cache(moto_responses.method_names_from_class)
 """moto's list of a response class's methods, made once per class."""
 
@@ -149,9 +192,23 @@ def serialized_moto() -> Iterator[None]:
             snapshots.tables.clear()
             return original(self, request)
 
+    def transact_write_items(backend: Any, transact_items: list[dict[str, Any]]) -> None:
+        before = _items_before(backend, transact_items)
+        if before is None:
+            return _MOTO_TRANSACT(backend, transact_items)
+        snapshots.live = True
+        try:
+            return _MOTO_TRANSACT(backend, transact_items)
+        except Exception:
+            _put_back(before)
+            raise
+        finally:
+            snapshots.live = False
+
     with (
         mock.patch.object(BotocoreStubber, "process_request", process_request),
         mock.patch.object(dynamodb_models, "copy", snapshots),
+        mock.patch.object(dynamodb_models.DynamoDBBackend, "transact_write_items", transact_write_items),
         mock.patch.object(Table, "query", partition_query),
         mock.patch.object(kms_models, "generate_private_key", one_private_key),
         mock.patch.object(moto_responses, "method_names_from_class", _METHOD_NAMES),

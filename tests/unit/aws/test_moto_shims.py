@@ -138,3 +138,60 @@ def test_an_item_is_sized_as_it_will_be_after_the_write(monkeypatch: pytest.Monk
     assert _rewrites(False, 250_000) == ["put", "ValidationException", "ValidationException"]
     assert _rewrites(True, 250_000) == ["put", "rewritten", "rewritten"]
     assert _rewrites(True, 420_000) == ["ValidationException", "ValidationException", "ValidationException"]
+
+
+def _transactions(shimmed: bool) -> list[Any]:
+    """The table's items after each of three TransactWriteItems: one cancelled by its last
+    condition after a put, an update and a delete (all undone), one cancelled by naming an item
+    twice, and one that succeeds."""
+    writes: list[dict[str, Any]] = [
+        {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "a"}, "sk": {"S": "new"}, "n": {"N": "1"}}}},
+        {
+            "Update": {
+                "TableName": TABLE,
+                "Key": {"pk": {"S": "a"}, "sk": {"S": "old"}},
+                "UpdateExpression": "SET n = :n",
+                "ExpressionAttributeValues": {":n": {"N": "9"}},
+            }
+        },
+        {"Delete": {"TableName": TABLE, "Key": {"pk": {"S": "b"}, "sk": {"S": "gone"}}}},
+    ]
+    refused = {
+        "ConditionCheck": {
+            "TableName": TABLE,
+            "Key": {"pk": {"S": "b"}, "sk": {"S": "kept"}},
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+    again = {"Delete": {"TableName": TABLE, "Key": {"pk": {"S": "a"}, "sk": {"S": "new"}}}}
+    states = []
+    with _table(shimmed) as client:
+        for pk, sk in (("a", "old"), ("b", "gone"), ("b", "kept")):
+            client.put_item(TableName=TABLE, Item={"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": "0"}})
+        for items in ([*writes, refused], [*writes, again], writes):
+            try:
+                client.transact_write_items(TransactItems=items)
+                outcome = "written"
+            except client.exceptions.ClientError as exc:
+                outcome = exc.response["Error"]["Code"]
+            scanned = client.scan(TableName=TABLE)["Items"]
+            states.append((outcome, sorted(scanned, key=lambda i: (i["pk"]["S"], i["sk"]["S"]))))
+    return states
+
+
+def test_a_cancelled_transaction_leaves_the_table_as_moto_leaves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shim undoes a cancelled TransactWriteItems item by item, not from a copy of the table."""
+    fake_credentials(monkeypatch)
+    plain, shimmed = _transactions(shimmed=False), _transactions(shimmed=True)
+    first = [
+        {"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": "0"}}
+        for pk, sk in (("a", "old"), ("b", "gone"), ("b", "kept"))
+    ]
+    assert [outcome for outcome, _ in plain] == [
+        "TransactionCanceledException",
+        "ValidationException",
+        "written",
+    ]
+    assert plain[0][1] == plain[1][1] == first
+    assert len(plain[2][1]) == 3 and plain[2][1] != first
+    assert shimmed == plain

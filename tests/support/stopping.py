@@ -27,8 +27,10 @@ WAIT_S = 60.0
 # `postings.step` reached before each step; `reads` has a search reach `access.saw` before it
 # counts the reads of its hits; `asks` has memory_ask's retrieval (in a worker thread) reach
 # `ask.retrieve` first; `graceful` gives `cairn serve`'s calls in flight one second, not
-# fifteen, before its shutdown cancels them; `audit-busy` has the record store refuse every audit
-# entry as busy, as another process's long write would. A held point is said on stderr.
+# fifteen, before its shutdown cancels them; `in-scale` gives them the share of the stop's budget
+# they have as shipped (CALLS_IN_FLIGHT_S of STOP_WITHIN_S), for a budget scaled down;
+# `audit-busy` has the record store refuse every audit entry as busy, as another process's long
+# write would. A held point is said on stderr.
 WRAPPED = """
 import os, sys, time
 from cairn import faults
@@ -112,6 +114,10 @@ if "asks" in knobs:
     AskService._retrieve = held_retrieve
 if "graceful" in knobs:
     serve.CALLS_IN_FLIGHT_S = 1
+if "in-scale" in knobs:
+    from cairn.entrypoints.cli import clean_stop
+
+    serve.CALLS_IN_FLIGHT_S = serve.CALLS_IN_FLIGHT_S * serve.STOP_WITHIN_S / clean_stop.STOP_WITHIN_S
 if "audit-busy" in knobs:
     from cairn.domain.errors import Unavailable
     from cairn.services import audit

@@ -7,6 +7,7 @@ test_many_processes.py races more writers over the same paths."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from cairn.bootstrap import build_container
+from cairn.bootstrap.closing import close_stores
 from cairn.config import Settings
 from tests.support.index_check import index_problems
 from tests.support.processes import cli, put, serving
@@ -24,26 +26,22 @@ ROUNDS = 40
 
 def test_cli_commands_beside_a_live_server_lose_nothing_and_see_each_others_writes(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    assert cli("brains", "create", "Shared", "--data-dir", str(data)).returncode == 0
-    assert cli("brains", "create", "Source", "--data-dir", str(tmp_path / "source")).returncode == 0
     folder = tmp_path / "notes"
     folder.mkdir()
     for n in range(12):
         (folder / f"n{n}.md").write_text(f"# Field note {n}\n\nThe dunlin flock wheels, clibanarius{n}.")
     (tmp_path / "archive.md").write_text("# Archived\n\nThe godwit probes the mud, marker limosa.")
-    assert (
-        cli(
-            "ingest",
-            str(tmp_path / "archive.md"),
-            "--brain",
-            "source",
-            "--data-dir",
-            str(tmp_path / "source"),
-        ).returncode
-        == 0
-    )
     archive = tmp_path / "source.jsonl"
-    assert cli("export", "source", "-o", str(archive), "--data-dir", str(tmp_path / "source")).returncode == 0
+    # Made in this process: the CLI's own brains create, ingest and export are not what is tested
+    # here (test_cli.py and test_cli_archive.py run them), what it does beside the server is.
+    made = build_container(Settings(data_dir=data))
+    made.brains.create("Shared")
+    close_stores(made)
+    source = build_container(Settings(data_dir=tmp_path / "source"))
+    brain = source.brains.create("Source")
+    source.documents.write(brain, "ingest/archive.md", (tmp_path / "archive.md").read_bytes())
+    archive.write_text("".join(json.dumps(record) + "\n" for record in source.archive.export(brain)))
+    close_stores(source)
 
     served: dict[str, str] = {}
     errors: list[BaseException] = []

@@ -72,6 +72,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import gc
 import hashlib
 import importlib.util
 import io
@@ -473,4 +474,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is stopped and the ports released: the interpreter's exit need not walk the
+    # 300,000 objects moto and the function made (it took 4-5 s of each stop here, 0.4 s frozen).
+    gc.freeze()
+    sys.exit(code)

@@ -90,7 +90,10 @@ def test_a_missing_dependency_is_named_with_the_install_command(tmp_path: Path) 
 
 
 def _free(port: int) -> bool:
+    """Whether a restart could listen there: as aws_local's own sockets, with SO_REUSEADDR, which
+    the closed connections moto's server ended itself (TIME_WAIT for a minute) do not block."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -137,12 +137,12 @@ def test_a_stack_whose_jobs_do_not_run_fails_the_queued_ingest(tmp_path: Path) -
     """Break the job worker (a stack whose state machines never run): the ingest stays queued, the
     step says so, the searches that need it are skipped and the brain is still cleaned up."""
     with aws_local(tmp_path, "--require-auth", "--no-job-worker") as broken:
-        args = ("--sigv4", "--ingest-bytes", queued_bytes(), "--job-timeout", "3")
+        args = ("--sigv4", "--ingest-bytes", queued_bytes(), "--job-timeout", "1")
         done = run_smoke(broken.base, *args, env=SIGNER | MACHINE, timeout=180)
         steps = smoke_steps(done.stdout)
         left = brains_of_the_signer(broken)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert steps["queued ingest"][0] == "FAILED" and "still queued after 3 s" in steps["queued ingest"][1]
+    assert steps["queued ingest"][0] == "FAILED" and "still queued after 1 s" in steps["queued ingest"][1]
     assert steps["search /mcp/gbrain"] == ("skipped", "skipped (queued ingest failed)")
     assert steps["store + search /mcp/thoughtmcp"][0] == "ok"
     assert steps["clean up"][0] == "ok"

@@ -6,6 +6,7 @@ layers/core/requirements.txt installs (with their own dependencies)."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -61,10 +62,22 @@ def module_imports(module: str, seen: set[str] | None = None) -> set[str]:
     if module in seen:
         return set()
     seen.add(module)
+    inside, own = _imported_by(module)
+    outside = set(own)  # the cached set stays as parsed
+    for name in inside:
+        outside |= module_imports(name, seen)
+    return outside
+
+
+@functools.cache
+def _imported_by(module: str) -> tuple[tuple[str, ...], set[str]]:
+    """The cairn modules `module`'s source imports at module level, and the other top-level names
+    (each file parsed once a run: every test walks most of cairn from cairn.bootstrap.aws)."""
     base = PACKAGE / module.replace(".", "/")
     source = base.with_suffix(".py") if base.with_suffix(".py").exists() else base / "__init__.py"
     if not source.exists():
-        return set()
+        return (), set()
+    inside: list[str] = []
     outside: set[str] = set()
     for node in ast.parse(source.read_text()).body:  # module level: lazy imports are a choice made later
         names = []
@@ -74,10 +87,10 @@ def module_imports(module: str, seen: set[str] | None = None) -> set[str]:
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
         for name in names:
             if name.split(".")[0] == "cairn":
-                outside |= module_imports(name, seen)
+                inside.append(name)
             elif name != "__future__":
                 outside.add(name.split(".")[0])
-    return outside
+    return tuple(inside), outside
 
 
 def missing_from_layer(module: str) -> set[str]:

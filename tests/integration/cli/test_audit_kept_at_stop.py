@@ -18,7 +18,10 @@ import httpx
 
 from cairn.adapters.local.audit_spill import FileAuditSpill
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
+from cairn.bootstrap import build_container
+from cairn.bootstrap.closing import close_stores
 from cairn.bootstrap.local import AUDIT_SPILL
+from cairn.config import Settings
 from cairn.domain.ids import new_id
 from cairn.ports.clock import SystemClock
 from cairn.services.audit import AuditLog
@@ -83,9 +86,7 @@ def test_serve_at_sigterm_spills_what_the_busy_store_refused_and_the_next_start_
 
 def test_stdio_at_the_end_of_its_input_writes_what_it_kept(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    subprocess.run(
-        [*SHORT_WAIT, "mcp", "--data-dir", str(data)], input=b"", env=environment(), timeout=120, check=True
-    )
+    close_stores(build_container(Settings(data_dir=data)))  # the store made: set-up, not under test
     entry = {
         "id": new_id("aud"),
         "at": datetime.now(UTC).isoformat(),

@@ -15,6 +15,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from cairn.bootstrap import build_container
+from cairn.bootstrap.closing import close_stores
+from cairn.config import Settings
 from tests.integration.rest.live import Frame, SseReader
 from tests.support.processes import CAIRN, cli, environment, put, serving
 
@@ -34,7 +37,9 @@ async def remember_over_stdio(data: Path, path: str) -> None:
 
 def test_a_stream_tells_of_writes_by_cairn_mcp_and_the_cli_and_its_own_once(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    assert cli("brains", "create", "Shared", "--data-dir", str(data)).returncode == 0
+    made = build_container(Settings(data_dir=data))  # set-up, not under test
+    made.brains.create("Shared")
+    close_stores(made)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "kestrels.md").write_text("# Kestrels\n\nA kestrel hovers over the verge.\n")

@@ -4,6 +4,8 @@ a closed pipe, progress without a terminal, and what `cairn serve` says it serve
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,6 +18,7 @@ from cairn.entrypoints.mcp.registry import SURFACES
 from tests.support.processes import CAIRN, cli, environment, serving
 
 pytestmark = pytest.mark.integration
+PIPE_BYTES = 4096  # the smallest pipe Linux makes (a page)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -93,29 +96,36 @@ def test_a_missing_brain_hint_names_create_only_where_the_command_has_it(
 
 def test_export_into_a_pipe_closed_early_stops_quietly_with_141(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
-    folder = notes(tmp_path / "notes", 40, size=3000)  # an archive well past a pipe's 64 KiB
+    # A pipe of one page, not 64 KiB, so an archive of a few notes is well past what it holds: the
+    # export is still writing when the reader is gone, as a big brain's is into any pipe.
+    folder = notes(tmp_path / "notes", 5, size=3000)
     assert cli("ingest", str(folder), "--brain", "notes", "--create", "--data-dir", data).returncode == 0
+    reading, writing = os.pipe()
+    assert fcntl.fcntl(writing, fcntl.F_SETPIPE_SZ, PIPE_BYTES) == PIPE_BYTES
 
     export = subprocess.Popen(
         [CAIRN, "export", "notes", "--data-dir", data],
-        stdout=subprocess.PIPE,
+        stdout=writing,
         stderr=subprocess.PIPE,
         env=environment(),
     )
-    assert export.stdout is not None and export.stderr is not None
-    head = subprocess.run(["head", "-c", "100"], stdin=export.stdout, capture_output=True, check=True)
-    export.stdout.close()  # only head held the reading end: it is gone now
+    os.close(writing)
+    assert export.stderr is not None
+    head = subprocess.run(["head", "-c", "100"], stdin=reading, capture_output=True, check=True)
+    os.close(reading)  # only head held the reading end: it is gone now
     errors = export.stderr.read().decode()
     code = export.wait(timeout=120)
 
     assert head.stdout.startswith(b'{"kind": "cairn-archive"')
     assert code == 141, errors
     assert "Traceback" not in errors and "BrokenPipe" not in errors and "exported" not in errors
+    assert sum(p.stat().st_size for p in folder.iterdir()) > 3 * PIPE_BYTES
 
 
 def test_ingest_and_import_print_progress_lines_without_a_terminal(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
-    folder = notes(tmp_path / "notes", 30)
+    count = 12  # a line a tenth of the total: ten or so, as of 30
+    folder = notes(tmp_path / "notes", count)
 
     ingested = cli("ingest", str(folder), "--brain", "notes", "--create", "--data-dir", data)
     archive = tmp_path / "notes.jsonl"
@@ -124,11 +134,13 @@ def test_ingest_and_import_print_progress_lines_without_a_terminal(tmp_path: Pat
 
     assert ingested.returncode == 0 and imported.returncode == 0, (ingested.stderr, imported.stderr)
     for done, verb, unit, total in (
-        (ingested, "ingested", "files", 30),
-        (imported, "imported", "records", 32),  # the header, 30 documents, the end record
+        (ingested, "ingested", "files", count),
+        (imported, "imported", "records", count + 2),  # the header, the documents, the end record
     ):
         assert "\r" not in done.stderr and "\x1b[" not in done.stderr  # no bar, no terminal codes
         lines = re.findall(rf"^{verb} (\d+)/{total} {unit}\b.*$", done.stderr, re.MULTILINE)
         assert len(lines) >= 3, done.stderr
         assert [int(n) for n in lines] == sorted(int(n) for n in lines) and lines[-1] == str(total)
-    assert re.search(r"^ingested \d+/30 files, \d+ chunks, [\d.]+ chunks/s$", ingested.stderr, re.MULTILINE)
+    assert re.search(
+        rf"^ingested \d+/{count} files, \d+ chunks, [\d.]+ chunks/s$", ingested.stderr, re.MULTILINE
+    )

@@ -1,5 +1,7 @@
 """`cairn serve` at SIGTERM: a call in flight is answered, over SSE too (an MCP call that asked for
-progress), and an open change stream ends, so the server exits at once instead of waiting on it."""
+progress), and an open change stream ends, so the server exits at once instead of waiting on it.
+The server runs through WRAPPED (tests/support/stopping.py), which holds the call's write three
+seconds after its commit: in flight when the signal comes, however fast the machine."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from typing import Any
 import httpx
 
 from tests.support.processes import start
+from tests.support.stopping import wrapped
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
 def test_sigterm_answers_the_calls_in_flight_and_ends_the_change_stream(tmp_path: Path) -> None:
-    server = start(tmp_path / "data")
+    server = start(tmp_path / "data", command=wrapped("-", "documents.committed=3"))
+    log = tmp_path / f"serve-{server.base.rsplit(':', 1)[1]}.log"
     try:
         assert (
             httpx.post(f"{server.base}/v1/brains", json={"name": "Notes", "slug": "notes"}).status_code == 201
@@ -28,10 +32,10 @@ def test_sigterm_answers_the_calls_in_flight_and_ends_the_change_stream(tmp_path
             with httpx.stream("GET", f"{server.base}/v1/brains/notes/events", timeout=60) as stream:
                 seen["events"] = [line for line in stream.iter_lines() if line.startswith("event:")]
 
-        def remember() -> None:  # a large note: still being embedded when the signal comes
+        def remember() -> None:  # held after its commit: still running when the signal comes
             params = {
                 "name": "memory_remember",
-                "arguments": {"brain": "notes", "content": "harbour crane rota " * 120_000},
+                "arguments": {"brain": "notes", "content": "harbour crane rota " * 100},
                 "_meta": {"progressToken": "p1"},
             }
             call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
@@ -40,7 +44,10 @@ def test_sigterm_answers_the_calls_in_flight_and_ends_the_change_stream(tmp_path
         threads = [threading.Thread(target=listen), threading.Thread(target=remember)]
         for thread in threads:
             thread.start()
-        time.sleep(1.5)
+        deadline = time.monotonic() + 60
+        while "held documents.committed" not in log.read_text(errors="replace"):
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.05)
         started = time.monotonic()
         server.process.terminate()
         server.process.wait(timeout=60)

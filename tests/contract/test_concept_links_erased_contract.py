@@ -21,6 +21,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import RecordStore
+from cairn.services.documents.inputs import BatchOp
 from cairn.services.erasure.log import Receipt
 from cairn.services.mnemosyne.concept_reach import reach_key
 from tests.fakes.container import fake_adapters
@@ -214,3 +215,48 @@ def test_a_deletion_removes_the_links_of_every_chunk_the_document_had(
     c.documents.delete(brain, PATH)
     assert words_kept(c.adapters.records) == set()
     assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+def moved(c: Container, brain: Brain, src: str, dst: str, how: str) -> None:
+    """A rename, alone or as a batch's op."""
+    if how == "rename":
+        c.documents.rename(brain, src, dst)
+    else:
+        c.documents.batch(brain, [BatchOp("rename", src, to=dst)])
+
+
+@pytest.mark.parametrize("how", ["rename", "batch"])
+def test_a_rename_over_a_document_removes_the_links_of_the_one_it_replaced(
+    two: tuple[Container, Container], how: str
+) -> None:
+    """The document a rename replaces is gone (its record, its chunks): its links and its reach go
+    with it, as a deletion's do."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 10)
+    c.documents.write(brain, "notes/other.md", b"# Other\n\nNothing of the harbour here.")
+    moved(c, brain, "notes/other.md", PATH, how)
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    assert words_kept(c.adapters.records) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None
+
+
+@pytest.mark.parametrize("how", ["rename", "batch"])
+def test_an_erasure_after_a_rename_leaves_no_excerpt_in_the_folder_it_left(
+    two: tuple[Container, Container], how: str
+) -> None:
+    """A document written after another in a folder is indexed with an excerpt of it: once that
+    one moves into the erased scope, the erasure looks in its new folder only, so the move takes
+    it out of the old folder's recent siblings, and the excerpt out of the sibling indexed with it."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    c.documents.write(brain, "notes/harbour.md", text_of(3))
+    c.documents.write(brain, "notes/later.md", b"# Later\n\nThe answer, in other words.")
+    later = c.documents.repo.stored(brain.id, "notes/later.md")
+    assert later is not None
+    assert "quellmire" in c.adapters.chunks.get_chunks(brain.id, later.id)[0].context.lower()
+    moved(c, brain, "notes/harbour.md", PATH, how)
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+    held = " ".join(ch.context + ch.text for ch in c.adapters.chunks.get_chunks(brain.id, later.id))
+    assert not {word for word in WORDS if word in held.lower()}

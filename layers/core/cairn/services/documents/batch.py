@@ -71,7 +71,7 @@ class BatchWrites(DocumentWrites):
                         applied.append(doc.id)
                 if committed is not None:
                     self.sync.settle(committed, applied)
-            self._forget_as_context(brain, removed)
+            self._forget_as_context(brain, [*removed, *batch.left])
             self._removed(brain, removed)
             self._retired(brain, removed)
             self._publish(brain, events)
@@ -96,7 +96,7 @@ class BatchWrites(DocumentWrites):
                 access.check_change(brain, held.owner, f"the document at {excerpt(path)}")
         journal, events, carried, appended, cleared = self._replay(ops, before, reason)
         moved_away = {doc.id for doc in carried.values()}
-        batch = _Batch(events=events)
+        batch = _Batch(events=events, left=list(carried.values()))
         written: list[Staged] = []
         for path, state in journal.items():
             old = before[path]
@@ -275,6 +275,8 @@ class _Batch:
     touched: list[tuple[str, str]] = field(default_factory=list)
     """(brain id, document id) of documents replaced by a rename: no record of theirs is written."""
     staged: list[tuple[Document, PreparedChunks]] = field(default_factory=list)
+    left: list[Document] = field(default_factory=list)
+    """The documents renamed, at the paths they left (an erasure looks in their new folders)."""
 
 
 def _hidden(held: Document | None, seen: Callable[[Document | None], Document | None]) -> bool:

@@ -340,7 +340,7 @@ class DocumentWrites(DocumentReads):
 
         def attempt(
             current: list[Document | None],
-        ) -> tuple[Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
+        ) -> tuple[Document, Document | None, PreparedChunks, list[tuple[str, str]], Committed]:
             doc, target = live_at(src, self.repo.seen(current[0])), current[1]
             if in_owned_folder(dst) and (doc.memory is None or doc.memory.user_id is None):
                 raise InvalidInput(owned_folder_refusal(dst))  # as a plain write there is
@@ -360,10 +360,10 @@ class DocumentWrites(DocumentReads):
                 self.repo.remove_op(doc),
             ]
             overwritten = [(brain.id, target.id)] if target is not None else []
-            return target, prepared, overwritten, self.repo.commit(ops, touched=overwritten)
+            return doc, target, prepared, overwritten, self.repo.commit(ops, touched=overwritten)
 
         with self.locks.hold([lock_key(brain, src), lock_key(brain, dst)]):
-            target, prepared, overwritten, committed = self._again(brain, [src, dst], attempt)
+            doc, target, prepared, overwritten, committed = self._again(brain, [src, dst], attempt)
             faults.reached("documents.committed")
             moved = committed.documents[0]
             with indexing_after_commit(f"the move of {excerpt(src)} to {excerpt(dst)}"):
@@ -372,6 +372,10 @@ class DocumentWrites(DocumentReads):
                 applied = self.indexer.apply(moved, prepared)
                 faults.reached("documents.indexed")
                 self.sync.settle(committed, [*([moved.id] if applied else []), *(d for _, d in overwritten)])
+            replaced = [target] if target is not None and target.deleted_at is None else []
+            # an erasure looks for the excerpts of a document in its folder: not in the one it left
+            self._forget_as_context(brain, [doc, *replaced])
+            self._removed(brain, replaced)  # gone, as a deleted one (a batch's rename says the same)
             event = ChangeEvent(
                 kind="renamed",
                 path=dst,

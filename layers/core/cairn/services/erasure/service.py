@@ -58,14 +58,13 @@ from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.settling import DeletionsSettling, Settling
-from cairn.services.erasure.subjects import Subject, SubjectKind, mentioning, sessions_of
+from cairn.services.erasure.subjects import Subject, SubjectKind, mentioning, sessions_of, unnamed
 from cairn.services.jobs.job_log import JobLog
 from cairn.services.repositories import DocumentRepository, document_of
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
-
 
 SCRUB_TRIES = 5
 SCRUB_RETRIED = (Unavailable, Conflict)
@@ -239,23 +238,24 @@ class ErasureService:
         One run at a time in this process (a resume at start and a request for the receipt may
         both come for it): the second waits and finds it done."""
         with self._running.hold([erasure_id]):
-            receipt = self.erasures.get(erasure_id).receipt
-            if receipt.status == "completed":
-                return receipt
+            pending = self.erasures.get(erasure_id)
+            if pending.receipt.status == "completed":
+                return pending.receipt
             current = access.current()
             principal = current.principal if current is not None else None
             with access.as_system():
                 try:
                     receipt = self._run(erasure_id)
-                except (DamagedStore, ScrubFailed) as exc:
-                    self._stall(erasure_id, exc)
+                except CairnError as exc:  # what it says leaves the subject out (subjects.unnamed)
+                    if isinstance(unnamed(exc, pending.subject), DamagedStore | ScrubFailed):
+                        self._stall(erasure_id, exc)
                     raise
             detail: dict[str, str | int | bool] = {"kind": receipt.kind}
             detail.update({k: v for k, v in receipt.removed.items() if v})
             self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
         return receipt
 
-    def _stall(self, erasure_id: str, why: DamagedStore | ScrubFailed) -> None:
+    def _stall(self, erasure_id: str, why: CairnError) -> None:
         """Record on the receipt why it stops here, for the operator: only a repair (or a fix) ends it."""
         try:
             self.erasures.stall(erasure_id, why.message)

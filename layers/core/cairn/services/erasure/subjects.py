@@ -16,12 +16,13 @@ Selection reads stored records as they are (not decoded), so it runs over a whol
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
 from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
@@ -31,6 +32,7 @@ from cairn.services.memory.fact_memory import FACT_KIND, namespace, namespaces
 from cairn.services.repositories import SESSIONS_PREFIX
 
 MAX_VALUE = 256
+UNNAMED = "[erased]"  # as the audit's redacted fields say
 _RECEIPTS = b"the subjects of erasure receipts"
 _DRAWN_FROM_ACTORS = (FACT_KIND, "episode")  # filed in their actor's folder (fact_memory.namespace)
 
@@ -155,3 +157,14 @@ def sessions_of(sessions: list[list[Item]], subject: Subject) -> Iterator[tuple[
         mine = [i for i in items if i.sk.startswith("msg#") and subject.selects_message(i.data)]
         if mine:
             yield session_id, False, mine
+
+
+def unnamed(error: CairnError, value: str | None) -> CairnError:
+    """`error`, what it says made again without the subject's `value` (UNNAMED where it stands as a
+    word of its own, case aside): an erasure's error may quote a key that names a path of the
+    subject's (a damaged record's), and it is answered, logged and kept on the receipt."""
+    if value:
+        bounded = rf"(?<![^\W_]){re.escape(value)}(?![^\W_])"
+        error.message = re.sub(bounded, UNNAMED, error.message, flags=re.IGNORECASE)
+        error.args = (error.message,)
+    return error

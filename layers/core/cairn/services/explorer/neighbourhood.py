@@ -1,8 +1,9 @@
 """The graph of links around an item, a few hops deep, in both directions: gbrain's numbered links,
 entity mentions, ThoughtMCP waypoints and every other typed link the core keeps, and Mnemosyne's
 concepts (linked from a document's chunks: shown as document -> concept, and a concept leads to the
-documents whose chunks mention it). A node the caller may not see (a document hidden by the access
-rule) is left out with its edges."""
+documents whose chunks mention it; a link whose chunk's text no longer names its concept, edited
+through another surface than ingest, is passed over, as the search's graph leg passes it over). A
+node the caller may not see (a document hidden by the access rule) is left out with its edges."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkIndex
 from cairn.services.memory.entities import EntityRepository
-from cairn.services.mnemosyne.concepts import CONCEPT, NODE_PREFIX
+from cairn.services.mnemosyne.concepts import CONCEPT, NODE_PREFIX, mention_of, still_mentioned
 from cairn.services.repositories import DocumentRepository
 
 MAX_HOPS: Final = 3
@@ -105,14 +106,19 @@ class Neighbourhoods:
             found += [GraphEdge(n.source_id, n.target_id, n.kind) for n in islice(numbered, PER_NODE)]
         for chunk in self.chunks.get_chunks(brain.id, node)[:CHUNKS_READ]:
             for ln in self.links.outgoing(brain.id, chunk.id, CONCEPT, limit=PER_NODE):
-                found.append(GraphEdge(node, ln.target_id, CONCEPT))
+                if still_mentioned(chunk.text, mention_of(ln)):  # not a name edited out since
+                    found.append(GraphEdge(node, ln.target_id, CONCEPT))
         return found
 
     def _concept_edges(self, brain: Brain, concept: str) -> list[GraphEdge]:
-        """The documents whose chunks mention the concept (each once)."""
+        """The documents whose chunks mention the concept (each once), as their text reads now."""
         mentions = self.links.incoming(brain.id, concept, CONCEPT, limit=PER_NODE)
         chunks = self.chunks.get_many(brain.id, [ln.source_id for ln in mentions])
-        docs = dict.fromkeys(c.document_id for c in chunks.values())
+        docs = dict.fromkeys(
+            chunks[ln.source_id].document_id
+            for ln in mentions
+            if ln.source_id in chunks and still_mentioned(chunks[ln.source_id].text, mention_of(ln))
+        )
         return [GraphEdge(doc_id, concept, CONCEPT) for doc_id in docs]
 
     def _node(self, brain: Brain, node_id: str, hops: int) -> Node | None:

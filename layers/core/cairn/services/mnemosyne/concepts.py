@@ -80,7 +80,7 @@ class ConceptHit:
         """Whether the chunk's text (as read now) mentions one of the concepts that led to it.
         Links are made on ingest; a chunk written again by another surface keeps its id and its
         links, so a name edited out of it would still lead here."""
-        return any(len(m.name) >= _NAME_CHARS or _pattern(m).search(text) is not None for m in self.mentions)
+        return any(still_mentioned(text, m) for m in self.mentions)
 
 
 class ConceptGraph:
@@ -237,6 +237,17 @@ def _link_names(concept: ConceptMention) -> dict[str, MetadataValue]:
     if concept.aliases:
         kept["aliases"] = "\n".join(a[:_NAME_CHARS] for a in concept.aliases[:_MAX_ALIASES])
     return kept
+
+
+def still_mentioned(text: str, mention: ConceptMention) -> bool:
+    """Whether a chunk's text, as read now, mentions the concept a link of it names (`mention_of`):
+    a chunk another surface wrote again keeps its links until its next ingest."""
+    return len(mention.name) >= _NAME_CHARS or _pattern(mention).search(text) is not None
+
+
+def mention_of(link: Link) -> ConceptMention:
+    """The concept a chunk's link was made for, as the link names it."""
+    return _link_mention(link.brain_id, link.source_id, link.target_id, link.metadata)
 
 
 def _link_mention(brain_id: str, chunk_id: str, node: str, metadata: Any) -> ConceptMention:

@@ -19,6 +19,7 @@ from cairn.ports.records import Item
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import LATE_S, PASS_KEY, ReachSweep, done_key
 from tests.contract.test_concept_links_erased_contract import (
+    PATH,
     erase,
     text_of,
     two,  # noqa: F401  (the fixture)
@@ -257,3 +258,25 @@ def test_a_damaged_pass_record_starts_the_pass_again(
         assert reach is not None and reach.data == {"upto": 10}
         assert c.adapters.records.get(*done_key(brain.id)) is not None
         c.adapters.records.delete(*done_key(brain.id))
+
+
+def test_a_damaged_document_record_is_taken_for_stored_and_holds_no_brain_up(
+    two: tuple[Container, Container],  # noqa: F811
+) -> None:
+    """A document whose record no longer reads keeps its links (bounded by the reach the pass
+    gives it); the pass goes on over the other documents and brains and ends, where every step
+    failed on it and no brain was ever done."""
+    c, _ = two
+    damaged_in, other = (c.brains.create(f"Shore {n}", slug=f"shore-{n}") for n in range(2))
+    damaged = shrunk_before(c, damaged_in)
+    erased_before = shrunk_before(c, other)
+    erase(c, other)  # an earlier release's erasure: chunks 3..9's links left
+    held = c.adapters.records.get(f"brain#{damaged_in.id}", f"doc#{PATH}")
+    assert held is not None
+    c.adapters.records.put(Item(held.pk, held.sk, {"path": 5}), held.version)
+    run_out(c, sweep_of(c))
+    assert all(c.adapters.records.get(*done_key(b.id)) is not None for b in (damaged_in, other))
+    reach = c.adapters.records.get(*reach_key(damaged_in.id, damaged.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    assert c.adapters.records.scan([f"links#{other.id}#out#"]).items == []
+    assert c.adapters.records.get(*reach_key(other.id, erased_before.id)) is None

@@ -14,7 +14,8 @@ index_sweeper.py), reads every brain's chunk-link partitions (`links#<brain>#out
 - a document no longer stored has every link the reach names removed, and the reach with it. The
   reach is raised before the document is read, as a linker does (concepts.py), so an erasure or
   deletion whose removal read the reach before it was raised has already removed the record, and
-  the read finds the document gone.
+  the read finds the document gone;
+- a document whose record no longer reads (damaged) is taken for stored: its links stay.
 
 Chunk-link partitions cannot be listed without a scan, which on DynamoDB reads the whole table: a
 step is one page of one scan over the prefixes of up to MAX_SCAN_PREFIXES brains at once (as the
@@ -35,12 +36,13 @@ A brain's mark sits under its links prefix, so deleting the brain takes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import logging
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, DamagedStore, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
@@ -49,6 +51,8 @@ from cairn.services.documents.indexing import document_of_chunk
 from cairn.services.links.repository import links_prefix
 from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_key
 from cairn.services.repositories import DocumentRepository, get_all
+
+log = logging.getLogger(__name__)
 
 PASS_KEY: Final = ("concept-reach-pass", "pass")
 STEP_ITEMS: Final = 500
@@ -174,11 +178,35 @@ class ReachSweep:
         if not upto:
             return
         self._raise(upto)
-        stored = self.documents.get_many_by_id({doc_id for _, doc_id in upto})
-        for brain_id, doc_id in upto:
-            doc = stored.get(doc_id)
-            if doc is None or doc.brain_id != brain_id:
-                self.reach.forget(brain_id, doc_id)
+        stored = self._stored(upto)
+        for key in upto:
+            if key not in stored:
+                self.reach.forget(*key)
+
+    def _stored(self, keys: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (brain, document) are still stored, in two batch reads. One whose record
+        no longer reads is taken for stored (its links stay, bounded by the reach just raised),
+        where it failed every step on this page and held the pass up for good."""
+        ids = {doc_id for _, doc_id in keys}
+        damaged: set[str] = set()
+        try:
+            found = self.documents.get_many_by_id(ids)
+        except DamagedStore:
+            found = {}
+            for doc_id in ids:
+                try:
+                    doc = self.documents.stored_by_id(doc_id)
+                except DamagedStore:
+                    log.warning("concept reach pass: document %s is damaged; its links are kept", doc_id)
+                    damaged.add(doc_id)
+                    continue
+                if doc is not None:
+                    found[doc_id] = doc
+        return {
+            (brain_id, doc_id)
+            for brain_id, doc_id in keys
+            if doc_id in damaged or (doc_id in found and found[doc_id].brain_id == brain_id)
+        }
 
     def _raise(self, upto: dict[tuple[str, str], int]) -> None:
         """Each document's reach raised to at least `upto`'s: those with none made in transactions of

@@ -250,7 +250,8 @@ class DocumentWrites(DocumentReads):
             doc = found
             folder = own_folder(doc)
             faults.reached("documents.committed")
-            with indexing_after_commit(f"the erasure of {excerpt(path)}"):
+            # by its id: the path may name whom an erasure removes, and this is logged
+            with indexing_after_commit(f"the erasure of document {doc.id}"):
                 chunks = tuple(self.indexer.index.fingerprints(brain.id, doc.id))
                 self.indexer.remove(doc)
                 faults.reached("documents.indexed")

@@ -11,6 +11,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.bootstrap import Container
+from cairn.bootstrap.shared import index_sweeper
 from cairn.domain.errors import Forbidden, NotFound
 from cairn.domain.models import Brain, JobStatus
 from cairn.services.ingest.ingest_steps import StagedIngest
@@ -168,3 +169,19 @@ def _nothing_left(container: Container, brain: Brain) -> None:
     assert not [k for k, v in held.items() if WORD.encode() in v], "the queued bytes are still held"
     assert container.ingest.status is not None  # no pending item names the erased scope's path
     assert [i.path for i in container.ingest.status.pending(brain.id) if i.path == PATH] == []
+
+
+def test_the_refused_jobs_record_goes_at_the_next_sweep(container: Container) -> None:
+    """The job finishes after the erasure forgot the brain's finished jobs, and its input names the
+    erased scope's path: the sweep after it forgets it (another agent's job is kept)."""
+    brain = container.brains.create("Team", slug="team")
+    job_id = _queue(container, brain)
+    other = _queue(container, brain, "memory/agent/casper/plan.md")
+    _erase(container)
+    container.jobs.run_pending()
+    assert container.jobs.status(job_id).input["path"] == PATH  # refused, held until the sweep
+    index_sweeper(container).tick()
+    with pytest.raises(NotFound):
+        container.jobs.status(job_id)
+    assert container.jobs.status(other).status is JobStatus.completed
+    assert container.job_log.forget_marked() == 0  # its mark went with it

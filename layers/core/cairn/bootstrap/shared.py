@@ -211,6 +211,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     )
     documents.when_removed(concepts.unlink_removed)  # their links name chunks of every earlier version
     images = ImageItems(ImageRefs(a.records), documents, brains.repo.get)
+    job_log = JobLog(a.records, a.jobs)
     ingest = IngestService(
         documents,
         fetcher,
@@ -224,6 +225,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         concepts=concepts,
         images=images,
         erased=erased,
+        job_log=job_log,
     )
     keys = ApiKeyService(a.records, a.clock, brain_repo.get)
     sign_in = sign_in_for(settings, a)
@@ -271,7 +273,6 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
     events.listen(images.follow)
     options = options_from(settings)
     job_status = VisibleJobs(a.jobs, brains)
-    job_log = JobLog(a.records, a.jobs)
     if isinstance(a.jobs, AnnouncesStarts):
         a.jobs.on_start(job_log.started)
     zengram = ZengramApi(
@@ -352,11 +353,12 @@ def index_sweeper(container: Container) -> IndexSweeper:
     then the links memories' commits left pending (services/links/pending.py); then the audit
     entries stopped processes left in the spill (services/audit.py); then the expiry and adoption of
     the audit's and the erased subjects' marks (services/mark_lifetimes.py); then the later looks of brain
-    deletions still settling (services/erasure/settling.py); then, for a while, the builds of the
-    current memories' entries, the memory counts and their creation-time entries of brains written
-    before them; then, for a while, the pass over the concept links earlier releases left without
-    a reach (services/mnemosyne/concept_reach_sweep.py); last, what is left of that
-    (services/maintenance.py)."""
+    deletions still settling (services/erasure/settling.py); then the jobs marked to be forgotten
+    once finished (services/jobs/job_log.py: an ingest refused for an erased scope); then, for a
+    while, the builds of the current memories' entries, the memory counts and their creation-time
+    entries of brains written before them; then, for a while, the pass over the concept links
+    earlier releases left without a reach (services/mnemosyne/concept_reach_sweep.py); last, what
+    is left of that (services/maintenance.py)."""
 
     def build_entries(stop: Callable[[], bool]) -> int:
         with access.as_system():
@@ -391,6 +393,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
             container.audit.erased.sweep,
             container.erasure.erased.sweep,
             container.erasure.settle,
+            container.job_log.forget_marked,
             build_entries,
             sweep_reach,
             report,

@@ -37,6 +37,7 @@ from cairn.services.ingest.inputs import (
     url_path,
 )
 from cairn.services.ingest.queue import IngestQueue, drop_upload
+from cairn.services.jobs.job_log import JobLog
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import PROCESSING, ItemStatusLog, failure_text
@@ -62,11 +63,13 @@ class IngestService:
         concepts: ConceptGraph | None = None,
         images: ImageItems | None = None,
         erased: ErasedSubjects | None = None,
+        job_log: JobLog | None = None,
     ) -> None:
         """With `jobs` (and `brains`), files above `queue_above_bytes` are ingested by a job,
         whose progress `status` records (queued, processing, failed) until it commits. With
         `images`, images become image items captioned by the documents that show them. With
-        `erased`, a job into an agent scope erased after it was queued writes nothing there."""
+        `erased`, a job into an agent scope erased after it was queued writes nothing there (and,
+        with `job_log`, the sweep forgets the job once it has failed)."""
         self.documents = documents
         self.fetcher = fetcher
         self.max_content_chars = max_content_chars
@@ -83,6 +86,7 @@ class IngestService:
         self.concepts = concepts
         self.images = images
         self.erased = erased
+        self.job_log = job_log
         self.take_back: Callable[[Brain, str], None] | None = None  # the erasure's, when composed
 
     def remember(
@@ -412,8 +416,8 @@ class IngestService:
         """Forbidden when the agent scope holding `path` was erased after `job` was queued: the
         upload's bytes and the path's ingest status go, and what the job wrote there (`written`)
         is erased too, since the erasure's scans may be over (services/erasure/erased.py). The
-        error names no path (the job's own record still does: the erasure forgot finished jobs
-        only, and this one finishes after it)."""
+        error names no path; the job's own record still does (the erasure forgot finished jobs
+        only, and this one finishes after it), so the sweep forgets it once it has failed."""
         if not self.scope_erased(job, path):
             return
         if written:
@@ -423,6 +427,8 @@ class IngestService:
                 else:
                     self.documents.erase(brain, path, reason="erasure")
         self._forget_queued(brain, job, upload_key)
+        if self.job_log is not None:  # its record names the path: it goes once it has failed
+            self.job_log.forget_once_finished(job)
         raise Forbidden(ERASED_SCOPE)
 
     def _forget_queued(self, brain: Brain, job: Job, upload_key: str) -> None:

@@ -5,10 +5,14 @@ runner's start announcement, ports/jobs.py AnnouncesStarts), and reads each list
 from the runner, so progress shown is the runner's own.
 
     pk = "jobs#<brain id>", sk = "job#<13-digit inverted start ms>#<job id>"
+
+A job to forget once it has finished (`forget_once_finished`) is marked under
+pk = "jobs-to-forget", sk = "<job id>", until the sweep forgets it (`forget_marked`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from cairn.domain.errors import NotFound
@@ -17,6 +21,7 @@ from cairn.ports.jobs import ForgetsJobs, JobHolds, JobRunner
 from cairn.ports.records import Item, RecordStore
 
 NEVER: Final = 10**13
+_TO_FORGET: Final = "jobs-to-forget"
 
 
 def jobs_pk(brain_id: str) -> str:
@@ -49,6 +54,36 @@ class JobLog:
             if page.next_after is None:
                 return self.runner.forget(ids, holds)
             after = page.next_after
+
+    def forget_once_finished(self, job: Job) -> None:
+        """Have the sweep forget `job` once its runner has finished it: a job that refuses to write
+        into an agent scope erased after it was queued finishes after the erasure forgot the
+        brain's finished jobs, and its input names the scope's path."""
+        self.records.put(Item(_TO_FORGET, job.id, {}))
+
+    def forget_marked(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Forget the marked jobs that have finished (a chore of the sweep), each mark once its job
+        is gone; returns how many were forgotten. One still queued or running keeps its mark."""
+        forgotten = 0
+        after: str | None = None
+        while not stop():
+            page = self.records.query(_TO_FORGET, "", after=after)
+            for item in page.items:
+                try:
+                    job: Job | None = self.runner.status(item.sk)
+                except NotFound:
+                    job = None
+                if job is not None and job.status in (JobStatus.queued, JobStatus.running):
+                    continue
+                if job is not None and isinstance(self.runner, ForgetsJobs):
+                    if not self.runner.forget([item.sk]):
+                        continue  # changed as it was read: the next sweep
+                    forgotten += 1
+                self.records.delete(item.pk, item.sk)
+            if page.next_after is None:
+                break
+            after = page.next_after
+        return forgotten
 
     def unfinished(self, brain_id: str) -> list[tuple[str, str]]:
         """The keys of the brain's pointers to jobs its runner holds and has not finished (queued

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from cairn.auth import access
-from cairn.bootstrap import Container
+from cairn.bootstrap import Container, build_container
 from cairn.bootstrap.shared import index_sweeper
+from cairn.config import Settings
 from cairn.domain.errors import Forbidden, NotFound
 from cairn.domain.models import Brain, JobStatus
 from cairn.services.ingest.ingest_steps import StagedIngest
@@ -185,3 +186,23 @@ def test_the_refused_jobs_record_goes_at_the_next_sweep(container: Container) ->
         container.jobs.status(job_id)
     assert container.jobs.status(other).status is JobStatus.completed
     assert container.job_log.forget_marked() == 0  # its mark went with it
+
+
+def test_what_a_running_ingest_wrote_leaves_nothing_in_the_embedded_stores_files(tmp_path: Path) -> None:
+    """The take-back scrubs the stores' files as the erasure does (freed pages and write-ahead logs
+    held the text the job wrote), on the embedded store."""
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data, ingest_queue_bytes=16))
+    brain = container.brains.create("Team", slug="team")
+    job_id = _queue(container, brain)
+    ingest_bytes = container.ingest.ingest_bytes
+
+    def erased_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        _erase(container)  # the erasure runs whole just before the job's write commits
+        return ingest_bytes(*args, **kwargs)
+
+    container.ingest.ingest_bytes = erased_meanwhile  # type: ignore[method-assign]
+    container.jobs.run_pending()
+    assert container.jobs.status(job_id).error == ERASED_SCOPE
+    held = [p.name for p in data.rglob("*") if p.is_file() and "blobs" not in p.parts]
+    assert held and not [p for p in data.rglob("*") if p.is_file() and WORD.encode() in p.read_bytes()]

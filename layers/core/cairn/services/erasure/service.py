@@ -1,4 +1,5 @@
-"""Erasing a subject from everything Cairn holds, and deleting a brain with all it holds.
+"""Erasing a subject from everything Cairn holds, and deleting a brain with all it holds (past 500
+lines: both share one run, resume, scrub and their locks, which a split would pass back and forth).
 
 Both are asked by a principal, checked once, recorded (services/erasure/log.py), then run as the
 system, brain by brain: a brain finished is recorded as done, so one stopped by a crash or kill -9
@@ -128,7 +129,8 @@ class ErasureService:
     def take_back(self, brain: Brain, path: str) -> None:
         """Erase the document a job wrote at `path` after its subject's erasure had scanned the
         brain (services/erasure/erased.py), as the erasure removes one: with its contexts, links,
-        mentions and image references."""
+        mentions and image references, and then the stores' files scrubbed, as a deletion's look
+        scrubs them (failing, it says so to the job, whose erasure was over)."""
         with access.as_system():
             doomed: list[Document] = []
             others: list[Document] = []
@@ -137,6 +139,8 @@ class ErasureService:
                 (doomed if doc.path == path else others).append(doc)
             if doomed:
                 self.eraser.erase(brain, doomed, others)
+                with _SCRUBBING:
+                    self._scrub_once([brain.id])
 
     def delete_brain(self, ref: str) -> Receipt:
         """Delete a brain and everything it holds (brains:admin on it: its owner, or an admin of its

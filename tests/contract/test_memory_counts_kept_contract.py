@@ -15,9 +15,10 @@ from unittest.mock import patch
 import pytest
 
 from cairn import faults
+from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
 from cairn.bootstrap import Container, index_sweeper
 from cairn.domain.models import Brain, MemoryType
-from cairn.services.documents import memory_times
+from cairn.services.documents import memory_counts, memory_times
 from cairn.services.memory.memory_model import COUNTED_TYPES, MemoryInput
 from cairn.services.repositories import documents_pk
 from cairn.services.zengram.briefing import ZengramBriefing
@@ -25,6 +26,19 @@ from tests.contract.test_memory_counts_contract import answered, stats
 from tests.fakes.clock import FakeClock
 
 DAY = 86_400
+SMALL_BOUND = 12_000
+"""The counts' bound (memory_counts.MAX_BYTES, 256,000) in the tests that need counts `over` and
+not its value: 21 folders of 975 characters pass it, where the real one takes 420 (each a commit,
+some 0.1 s on DynamoDB under moto)."""
+
+
+def folders_past_the_bound(monkeypatch: pytest.MonkeyPatch, *, real: bool = False) -> int:
+    """How many folders of 975 characters make the counts `over`: 420 at the real bound (past a
+    DynamoDB item's 400 KB too, were there no bound), 21 once the bound is set to SMALL_BOUND."""
+    if real:
+        return 420
+    monkeypatch.setattr(memory_counts, "MAX_BYTES", SMALL_BOUND)
+    return 21
 
 
 def decoded_count(c: Container, brain: Brain) -> tuple[int, int]:
@@ -174,18 +188,22 @@ def test_a_commit_or_a_step_failing_part_way_leaves_the_counts_right(c: Containe
 
 
 def test_counts_that_outgrow_a_record_leave_memory_writes_and_counts_working(
-    c: Container, clock: FakeClock
+    c: Container, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Writers choose the folders (and owners) the counts keep a bucket for: notes in 420 folders
     of 975 characters each would make the counts record larger than a DynamoDB item holds (400
     KB). Every commit still lands, the count and zengram's stats still answer what every record
     gives (no creation-time entry is kept or built past that), and so does a build of those counts
-    in a brain written before them."""
+    in a brain written before them. At the real bound on DynamoDB, which refuses such an item (the
+    other stores take any size: there the bound is SMALL_BOUND, and 21 folders)."""
+    folders = folders_past_the_bound(
+        monkeypatch, real=isinstance(c.documents.repo.records, DynamoRecordStore)
+    )
     brain = c.brains.create("Default", slug="default")
     pk = documents_pk(brain.id)
     assert c.memories.count(brain, max_age_s=0) == (0, 0)  # built, so every note below is counted
     assert answered(c) == stats(c, brain, clock)  # the creation-time entries built too
-    for n in range(420):
+    for n in range(folders):
         c.documents.write(brain, f"memories/{n:04d}{'f' * 971}/note.md", f"A note in folder {n}".encode())
     stored = c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar", key="pump"))
     c.memories.store(brain, MemoryInput(MemoryType.event, "The pump was serviced"))
@@ -202,15 +220,18 @@ def test_counts_that_outgrow_a_record_leave_memory_writes_and_counts_working(
     assert c.memories.count(brain, max_age_s=0) == decoded_count(c, brain) == (4, 3)
 
 
-def test_counts_over_are_counted_again_by_the_sweep_once_they_fit(c: Container, clock: FakeClock) -> None:
+def test_counts_over_are_counted_again_by_the_sweep_once_they_fit(
+    c: Container, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Counts marked `over` go back to kept counts once the folders that blew them up are gone:
     the sweep counts them again an hour after the mark (not sooner), and a recount that still
     does not fit is marked `over` anew, to be tried an hour later."""
+    folders = folders_past_the_bound(monkeypatch)
     brain = c.brains.create("Default", slug="default")
     counts, pk = c.documents.repo.counts, documents_pk(brain.id)
     sweep = index_sweeper(c)
     assert c.memories.count(brain, max_age_s=0) == (0, 0)  # built
-    paths = [f"memories/{n:04d}{'f' * 971}/note.md" for n in range(420)]
+    paths = [f"memories/{n:04d}{'f' * 971}/note.md" for n in range(folders)]
     for n, path in enumerate(paths):
         c.documents.write(brain, path, f"A note in folder {n}".encode())
     c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump runs at 4 bar", key="pump"))

@@ -223,7 +223,7 @@ class DynamoRecordStore:
             pinned = [
                 replace(o, expected=current[(o.pk, o.sk)]) if (o.pk, o.sk) in current else o for o in ops
             ]
-            requests = [writes.direct_write(self.table, o) for o in pinned]
+            requests = [writes.transact_write(self.table, o) for o in pinned]
             expected = [o.expected for o in ops]
             if send_transaction(self.client, requests, ops, expected, self._locks, patience):
                 return [o.written((o.expected or 0) + 1) for o in pinned if o.text is not None]

@@ -65,20 +65,11 @@ def test_an_ingest_queued_before_its_scopes_erasure_writes_nothing(container: Co
 
 def test_what_a_running_ingest_wrote_after_the_erasures_scans_is_erased(container: Container) -> None:
     brain = container.brains.create("Team", slug="team")
-    job_id = _queue(container, brain)
-    ingest_bytes = container.ingest.ingest_bytes
-
-    def erased_meanwhile(*args: Any, **kwargs: Any) -> Any:
-        _erase(container)  # the erasure runs whole just before the job's write commits
-        return ingest_bytes(*args, **kwargs)
-
-    container.ingest.ingest_bytes = erased_meanwhile  # type: ignore[method-assign]
-    container.jobs.run_pending()
+    job_id = _run_erased_meanwhile(container, brain)
 
     assert container.jobs.status(job_id).error == ERASED_SCOPE
     _nothing_left(container, brain)
     with access.as_system():  # erased as the erasure erases: no excerpt left for the next note
-        container.ingest.ingest_bytes = ingest_bytes  # type: ignore[method-assign]
         later = container.documents.write(brain, "memory/agent/ghost/plan2.md", b"A later plan.")
     assert all(
         WORD not in (c.context or "")
@@ -194,15 +185,25 @@ def test_what_a_running_ingest_wrote_leaves_nothing_in_the_embedded_stores_files
     data = tmp_path / "data"
     container = build_container(Settings(data_dir=data, ingest_queue_bytes=16))
     brain = container.brains.create("Team", slug="team")
+    job_id = _run_erased_meanwhile(container, brain)
+    assert container.jobs.status(job_id).error == ERASED_SCOPE
+    held = [p.name for p in data.rglob("*") if p.is_file() and "blobs" not in p.parts]
+    assert held and not [p for p in data.rglob("*") if p.is_file() and WORD.encode() in p.read_bytes()]
+
+
+def _run_erased_meanwhile(container: Container, brain: Brain) -> str:
+    """Queue an ingest into the agent scope and run it, the erasure running whole just before the
+    job's write commits (and the ingest as it was after); the job's id."""
     job_id = _queue(container, brain)
     ingest_bytes = container.ingest.ingest_bytes
 
     def erased_meanwhile(*args: Any, **kwargs: Any) -> Any:
-        _erase(container)  # the erasure runs whole just before the job's write commits
+        _erase(container)
         return ingest_bytes(*args, **kwargs)
 
     container.ingest.ingest_bytes = erased_meanwhile  # type: ignore[method-assign]
-    container.jobs.run_pending()
-    assert container.jobs.status(job_id).error == ERASED_SCOPE
-    held = [p.name for p in data.rglob("*") if p.is_file() and "blobs" not in p.parts]
-    assert held and not [p for p in data.rglob("*") if p.is_file() and WORD.encode() in p.read_bytes()]
+    try:
+        container.jobs.run_pending()
+    finally:
+        container.ingest.ingest_bytes = ingest_bytes  # type: ignore[method-assign]
+    return job_id

@@ -18,15 +18,31 @@ from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import MemoryInput
 from tests.fakes.clock import FakeClock
+from tests.support import world_copies
 
 KEY = "kettle.descale"
 VALUES = 12
+
+# The brain's world, built through the services once per kind of record store (this module's and
+# the build suite's tests all start from it), then copied below the ports into each test's stores.
+BUILT: dict[type, tuple[Brain, world_copies.WorldCopy]] = {}
 
 
 @pytest.fixture
 def brain(c: Container, clock: FakeClock) -> Brain:
     """One key written VALUES times, keys that hold it in another case or as a part, other keys, an
     unkeyed fact, a deleted current value, statuses superseded and not, and an expired event."""
+    kind = type(c.adapters.records)
+    if kind in BUILT:
+        brain, world = BUILT[kind]
+        world_copies.put_back(world, c, clock)
+        return brain.model_copy(deep=True)
+    brain = build_brain(c, clock)
+    BUILT[kind] = (brain, world_copies.take(c, clock))
+    return brain
+
+
+def build_brain(c: Container, clock: FakeClock) -> Brain:
     brain = c.brains.create("Default", slug="default")
 
     def fact(text: str, key: str | None, **more: Any) -> str:

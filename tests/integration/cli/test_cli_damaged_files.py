@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import errno
-import gc
 import logging
 import os
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from cairn.entrypoints.cli import main
 from cairn.entrypoints.cli.check import cmd_check
 from cairn.ports.chunks import ANN_OK, ChunkFilter, ChunkQuery
 from tests.support.shapes import DIM, embedded
+from tests.support.store_copies import closed, copied
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -35,24 +34,22 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.fixture
-def data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 notes ingested into brain `b` by `cairn ingest`, once a module: each test damages a copy."""
+    docs = tmp_path_factory.mktemp("docs")
     for n in range(40):
         (docs / f"n{n}.md").write_text(f"# Note {n}\n\nzebra{n} eats grass near river{n}.\n")
-    data = tmp_path / "data"
-    assert run(capsys, "ingest", str(docs), "--brain", "b", "--create", "--data-dir", str(data))[0] == 0
-    # The command ran in this process: its store's connections close when collected. Closed now,
-    # as a `cairn` process's are when it exits, so the checkpoint below removes each -wal file
-    # and the next command opens the database file alone (a connection left open keeps the -wal,
-    # and SQLite then takes the database's size from it instead of checking the file's).
-    gc.collect()
-    for db in ("chunks", "records", "jobs"):  # every page in the database file itself
-        conn = sqlite3.connect(data / f"{db}.sqlite3")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
-    return data
+    data = tmp_path_factory.mktemp("ingested") / "data"
+    assert main(["ingest", str(docs), "--brain", "b", "--create", "--data-dir", str(data)]) == 0
+    # The command ran in this process: its connections are closed as a `cairn` process's are
+    # when it exits, so the next command opens each database file alone.
+    return closed(data)
+
+
+@pytest.fixture
+def data(ingested: Path, tmp_path: Path) -> Path:
+    return copied(ingested, tmp_path / "data")
 
 
 def flip_middle_byte(path: Path) -> None:

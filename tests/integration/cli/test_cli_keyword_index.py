@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import io
+import os
 import random
 import sqlite3
 from collections.abc import Callable
@@ -26,11 +28,13 @@ from cairn.config import Settings
 from cairn.container import Container
 from cairn.domain.errors import DamagedStore
 from cairn.domain.models import Brain
+from cairn.entrypoints.cli import main
 from cairn.entrypoints.cli.check import cmd_check
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from tests.support.index_check import index_problems
 from tests.support.processes import cli
 from tests.support.shapes import DIM, embedded
+from tests.support.store_copies import closed, copied
 
 QUERIES = ("zebra3 river3", "grass", "heron7", "river12 zebra20 meadow", "Note 5")
 Hits = list[list[tuple[str, float]]]
@@ -92,9 +96,17 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Brain, Hits]:
+    data, brain, before = made(tmp_path_factory.mktemp("made"))
+    return closed(data), brain, before
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> tuple[Path, Brain, Hits]:
-    return made(tmp_path)
+def store(made_once: tuple[Path, Brain, Hits], tmp_path: Path) -> tuple[Path, Brain, Hits]:
+    """`made`, copied for the test from the module's one."""
+    data, brain, before = made_once
+    return copied(data, tmp_path / "data"), brain, copy.deepcopy(before)
 
 
 def made(tmp_path: Path) -> tuple[Path, Brain, Hits]:
@@ -231,14 +243,19 @@ def _report(container: Container, *, dry_run: bool) -> str:
     return out.getvalue()
 
 
-def test_the_cairn_check_command_reports_and_rebuilds_it(tmp_path: Path) -> None:
+def test_the_cairn_check_command_reports_and_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     for n in range(12):
         (docs / f"n{n}.md").write_text(f"# Note {n}\n\nzebra{n} eats grass near river{n}.\n")
     data = tmp_path / "data"
-    made = cli("ingest", str(docs), "--brain", "kw", "--create", "--data-dir", str(data))
-    assert made.returncode == 0, made.stderr
+    for name in [name for name in os.environ if name.startswith("CAIRN_")]:  # as `cli` runs it
+        monkeypatch.delenv(name)
+    # the set-up's ingest in this process, its store closed as the process's would be at its exit
+    assert main(["ingest", str(docs), "--brain", "kw", "--create", "--data-dir", str(data)]) == 0
+    closed(data)
     container = build_container(Settings(data_dir=data))
     brain = container.brains.resolve("kw")
     before = hits(container, brain, vector=False)

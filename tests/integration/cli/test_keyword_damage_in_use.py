@@ -7,6 +7,7 @@ so the brain answers as before without a restart; a rebuild that leaves it damag
 from __future__ import annotations
 
 import contextlib
+import copy
 import sqlite3
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.http import create_app
 from cairn.ports.chunks import ChunkFilter, ChunkQuery, Discarded
 from tests.integration.cli.test_cli_keyword_index import DAMAGE, Hits, T, close, hits, made, opened, sql
+from tests.support.store_copies import closed, copied
 
 ALL_DAMAGE: dict[str, Callable[[Path], None]] = {
     **DAMAGE,
@@ -44,9 +46,17 @@ RAISING = [
 SEARCHES = ("zebra3 river3", '"eats grass" AND heron2', "grass -zebra5")  # ranked; query language
 
 
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Brain, Hits]:
+    data, brain, before = made(tmp_path_factory.mktemp("made"))
+    return closed(data), brain, before
+
+
 @pytest.fixture
-def kept(tmp_path: Path) -> tuple[Path, Brain, Hits]:
-    return made(tmp_path)
+def kept(made_once: tuple[Path, Brain, Hits], tmp_path: Path) -> tuple[Path, Brain, Hits]:
+    """`made`, copied for the test from the module's one."""
+    data, brain, before = made_once
+    return copied(data, tmp_path / "data"), brain, copy.deepcopy(before)
 
 
 def told_of(container: Container) -> list[str]:

@@ -69,16 +69,18 @@ def sql(data: Path, *statements: str) -> None:
         conn.close()
 
 
-def scribble(data: Path, table: str, column: str = "block", key: str = "id") -> None:
-    """Random bytes written over each blob of a table (seeded: the same damage each run)."""
+def scribble(data: Path, table: str, column: str = "block", keys: tuple[str, ...] = ("id",)) -> None:
+    """Random bytes written over each blob of a table (seeded: the same damage each run), each row
+    found by its key's columns (its primary key: one row's update reads no other row)."""
     rng = random.Random(7)
     conn = sqlite3.connect(data / "chunks.sqlite3")
     try:
-        for row_key, blob in conn.execute(f"SELECT {key}, {column} FROM {table}").fetchall():
+        where = " AND ".join(f"{key} = ?" for key in keys)
+        for *row_key, blob in conn.execute(f"SELECT {', '.join(keys)}, {column} FROM {table}").fetchall():
             damaged = bytearray(blob)
             for _ in range(max(1, len(damaged) // 4)):
                 damaged[rng.randrange(len(damaged))] = rng.randrange(256)
-            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?", (bytes(damaged), row_key))
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {where}", (bytes(damaged), *row_key))
         conn.commit()
     finally:
         conn.close()
@@ -91,7 +93,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "data blobs scribbled": lambda d: scribble(d, f"{T}_data"),
     "idx emptied": lambda d: sql(d, f"DELETE FROM {T}_idx"),
     "config version changed": lambda d: sql(d, f"UPDATE {T}_config SET v = 5 WHERE k = 'version'"),
-    "postings scribbled": lambda d: scribble(d, f"{T}_postings", "data", "term || '/' || start"),
+    "postings scribbled": lambda d: scribble(d, f"{T}_postings", "data", ("term", "start")),
     "postings' stopwords dropped": lambda d: sql(d, f"DROP TABLE {T}_skipped"),
 }
 

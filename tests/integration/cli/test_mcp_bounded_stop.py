@@ -187,7 +187,7 @@ def test_a_sigterm_during_a_running_job_hands_it_back_and_the_next_start_finishe
     data = tmp_path / "data"
     rota = tmp_path / "rota.md"
     rota.write_text(
-        "\n\n".join(f"## Berth {i}\n\nThe crane rota {i} lifts cargo on day {i % 7}." for i in range(300)),
+        "\n\n".join(f"## Berth {i}\n\nThe crane rota {i} lifts cargo on day {i % 7}." for i in range(30)),
         encoding="utf-8",
     )
     with session(tmp_path, held="documents.committed=3@2", queued=True) as server:

@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import boto3
 import pytest
 
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
@@ -18,7 +17,7 @@ from cairn.config import Settings
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.records import RecordStore
 from cairn.services.memory.memory_model import MemoryInput
-from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, mocked_aws
+from tests.contract.aws_storage import DYNAMODB_CONFIG, TABLE, client, create_table, mocked_aws
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.fakes.records import MemoryRecordStore
@@ -34,9 +33,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStor
         yield SqliteRecordStore(tmp_path / "records.sqlite3")
     else:
         with mocked_aws(request):
-            client = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
-            create_table(client, TABLE)
-            yield DynamoRecordStore(client, TABLE)
+            dynamodb = client("dynamodb", DYNAMODB_CONFIG)
+            create_table(dynamodb, TABLE)
+            yield DynamoRecordStore(dynamodb, TABLE)
 
 
 @pytest.fixture

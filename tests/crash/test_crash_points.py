@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
 from cairn.bootstrap import Container
+from cairn.bootstrap.closing import close_stores
 from cairn.domain.models import Brain, MemoryType
 from cairn.ports.chunks import VerifiableChunks
+from cairn.services.documents.inputs import BatchOp
 from cairn.services.memory.entities import MENTIONS
 from cairn.services.memory.memory_model import MemoryInput
 from tests.support.index_check import index_problems
@@ -36,25 +39,29 @@ def died(server: Server, wait_s: float = 120) -> bool:
     return server.process.poll() == KILLED
 
 
-def settled(data: Path, *, extra: dict[str, str] | None = None, until: str | None = None) -> Container:
+def settled(
+    data: Path, *, extra: dict[str, str] | None = None, until: Callable[[Server], bool] | None = None
+) -> Container:
     """Restart on the data (the server settles, compares and rebuilds), wait until it is done (and
-    `until` says a job finished), stop it, and open the data in this process."""
+    `until` says what it resumes is finished), stop it, and open the data in this process."""
     with serving(data, extra=extra) as server:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             health = httpx.get(f"{server.base}/healthz", timeout=10).json()
-            jobs_done = until is None or _job_done(server, until)
-            if health["status"] == "ok" and jobs_done:
+            if health["status"] == "ok" and (until is None or until(server)):
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
         else:
             raise AssertionError(f"the restarted server never settled: {health}")
     return opened(data)
 
 
-def _job_done(server: Server, job_id: str) -> bool:
-    job = httpx.get(f"{server.base}/v1/jobs/{job_id}", timeout=10).json()
-    return job.get("status") == "completed"
+def _job_done(job_id: str) -> Callable[[Server], bool]:
+    def done(server: Server) -> bool:
+        job = httpx.get(f"{server.base}/v1/jobs/{job_id}", timeout=10).json()
+        return job.get("status") == "completed"
+
+    return done
 
 
 WRITE_POINTS = ["documents.committed", "documents.indexed", "chunks.vectors_appended"]
@@ -134,15 +141,17 @@ def test_a_queued_ingest_killed_in_its_job_is_finished_after_the_restart(data: P
     assert answer.status_code == 202, answer.text
     job_id = answer.json()["job_id"]
     assert died(server)
-    container = settled(data, extra=QUICK_JOBS, until=job_id)
+    container = settled(data, extra=QUICK_JOBS, until=_job_done(job_id))
     assert_sound(container, {"notes/long.md": body.decode()})
 
 
 @pytest.mark.parametrize("point", ["compaction.copied", "compaction.swapped"])
 def test_a_compaction_killed_at_each_point(data: Path, point: str) -> None:
-    with serving(data) as server:  # rewrites leave dead vector rows for compaction to reclaim
-        written = {f"notes/{n}.md": note(n, 2) for n in range(10)}
-        assert batch(server.base, "shore", written).status_code == 200
+    container = opened(data)  # rewrites leave dead vector rows for compaction to reclaim
+    written = {f"notes/{n}.md": note(n, 2) for n in range(10)}
+    ops = [BatchOp("write", path, text.encode()) for path, text in written.items()]
+    container.documents.batch(container.brains.resolve("shore"), ops)
+    close_stores(container)
     killed = cli("compact", "--data-dir", str(data), faults=point)
     assert killed.returncode == KILLED
     assert_sound(settled(data), written)
@@ -172,13 +181,14 @@ def test_an_erasure_killed_mid_way_is_finished_after_the_restart(data: Path, poi
     kept = _memories(container, brain, "wanda", 3)
     killed = cli("erase", "source_agent", "victor", "--yes", "--data-dir", str(data), faults=f"{point}:2")
     assert killed.returncode == KILLED
-    with serving(data):  # the restarted server resumes the erasure in the background, after it starts
-        watching = opened(data)
-        brain = watching.brains.resolve("shore")
-        deadline = time.monotonic() + 120
-        while any(watching.documents.exists(brain, path) for path in doomed) and time.monotonic() < deadline:
-            time.sleep(0.2)
-    after = settled(data)
+    watching: list[Container] = []
+
+    def erased(server: Server) -> bool:  # the restarted server resumes it in the background
+        if not watching:
+            watching.append(opened(data))
+        return not any(watching[0].documents.exists(brain, path) for path in doomed)
+
+    after = settled(data, until=erased)
     texts = {path: container.documents.read(brain, path).decode() for path in kept}
     assert_sound(after, texts, set(doomed))
 
@@ -192,7 +202,7 @@ def test_a_consolidation_killed_after_a_merge_is_finished_after_the_restart(data
     answer = httpx.post(f"{server.base}/v1/brains/shore/consolidate", timeout=30)
     assert answer.status_code == 202, answer.text
     assert died(server)
-    after = settled(data, extra=QUICK_JOBS, until=answer.json()["job_id"])
+    after = settled(data, extra=QUICK_JOBS, until=_job_done(answer.json()["job_id"]))
     brain = after.brains.resolve("shore")
     live = " ".join(
         after.documents.read(brain, d.path).decode() for d in after.documents.documents(brain, "memory/")

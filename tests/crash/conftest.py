@@ -7,18 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import batch, cli, serving
-from tests.support.soundness import note
+from cairn.bootstrap.closing import close_stores
+from cairn.services.documents.inputs import BatchOp
+from tests.support.soundness import note, opened
 
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data directory with a brain `shore` holding ten notes, written by a process that exited:
-    made once per module (two processes and an embedding model to start), copied for each test."""
+    """A data directory with a brain `shore` holding ten notes, written in this process and its
+    stores closed (the set-up no test checks; a server for it took two process starts): made once
+    per module, copied for each test."""
     data = tmp_path_factory.mktemp("seeded") / "data"
-    assert cli("brains", "create", "Shore", "--data-dir", str(data)).returncode == 0
-    with serving(data) as server:
-        assert batch(server.base, "shore", {f"notes/{n}.md": note(n) for n in range(10)}).status_code == 200
+    data.mkdir()
+    container = opened(data)
+    brain = container.brains.create("Shore")
+    container.documents.batch(brain, [BatchOp("write", f"notes/{n}.md", note(n).encode()) for n in range(10)])
+    close_stores(container)
     return data
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from cairn.auth.principal import PUBLIC, READ
 from cairn.entrypoints.mcp.registry import SURFACES, http_path
-from tests.integration.auth.test_visibility_matrix import _answer, _client, _scope, aimed
+from tests.integration.auth.test_visibility_matrix import _answer, _client, _http, _scope, aimed
 from tests.support.live_world import Live, live
 from tests.support.visibility_world import DataSet
 
@@ -62,16 +62,18 @@ async def test_no_write_tool_lets_another_tenant_change_a_public_brain(live: Liv
     assert public.brain.visibility == "public"
     before = _state(live, public)
     called = 0
-    for surface in SURFACES:
-        url = f"{live.base}{http_path(surface)}"
-        async with _client(url, live.credentials["owner"]) as owner:
-            tools = (await owner.list_tools()).tools
-        writes = [t for t in tools if _scope(live, url, t.name) not in (READ, PUBLIC)]
-        async with _client(url, live.credentials["other_tenant"]) as stranger:
-            for tool in writes:
-                for args in _aimed(tool.input_schema, public):
-                    await _answer(stranger, tool.name, args)
-                    called += 1
+    owner_http, stranger_http = _http(live.credentials["owner"]), _http(live.credentials["other_tenant"])
+    async with owner_http, stranger_http:
+        for surface in SURFACES:
+            url = f"{live.base}{http_path(surface)}"
+            async with _client(url, owner_http) as owner:
+                tools = (await owner.list_tools()).tools
+            writes = [t for t in tools if _scope(live, url, t.name) not in (READ, PUBLIC)]
+            async with _client(url, stranger_http) as stranger:
+                for tool in writes:
+                    for args in _aimed(tool.input_schema, public):
+                        await _answer(stranger, tool.name, args)
+                        called += 1
     after = _state(live, public)
     changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
     assert called > 30

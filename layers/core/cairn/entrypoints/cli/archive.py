@@ -21,17 +21,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     import json
     from collections import Counter
 
+    from cairn.services.documents.unreadable import Unreadable
+
     container = open_store(args, existing=True)
     brain = container.brains.resolve(args.brain)
     counts: Counter[str] = Counter()
-    damaged: list[str] | None = [] if args.skip_damaged else None
+    damaged: list[Unreadable] | None = [] if args.skip_damaged else None
     with _archive_out(args.output) as out:
         for record in container.archive.export(brain, damaged=damaged):
             counts[record["kind"]] += 1
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     print(f"exported brain {brain.slug}: {_counts(counts)}", file=sys.stderr)
     if damaged:
-        shown = ", ".join(damaged[:20]) + (", …" if len(damaged) > 20 else "")
+        shown = ", ".join(doc.path for doc in damaged[:20]) + (", …" if len(damaged) > 20 else "")
         print(f"left out {len(damaged)} documents whose stored content is damaged: {shown}", file=sys.stderr)
         return 1
     return 0

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from cairn.domain.errors import CairnError, Conflict, DamagedContent, DamagedStore, InvalidInput, NotFound
+from cairn.domain.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.domain.models import (
     Brain,
     Document,
@@ -55,6 +55,7 @@ from cairn.services.archive.records import (
 from cairn.services.archive.restore import PathCache, Restore, RestoreIncomplete, failure_reason
 from cairn.services.brains import BrainService
 from cairn.services.documents.service import DocumentService
+from cairn.services.documents.unreadable import Unreadable, read_or_skip
 from cairn.services.gbrain.gaps import GapService
 from cairn.services.gbrain.pages import NEEDS_FULL_SYNC_KEY, STATE_KEY, PageService
 from cairn.services.gbrain.raw_data import RawDataService
@@ -107,11 +108,11 @@ class BrainArchive:
 
     # -- export -----------------------------------------------------------------------------------
 
-    def export(self, brain: Brain, *, damaged: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    def export(self, brain: Brain, *, damaged: list[Unreadable] | None = None) -> Iterator[dict[str, Any]]:
         """The brain's records, streamed (documents are read a page at a time, twice, each once:
         _each_once), and the `end` record that counts them. A document whose stored bytes are
         damaged stops the export (DamagedContent), unless `damaged` is given: it is then left out
-        and its path added there (`cairn export --skip-damaged`: the rest of a brain saved before
+        and added there (`cairn export --skip-damaged`: the rest of a brain saved before
         it is repaired). One erased or forgotten between its listing and its read is left out, as
         an export begun a moment later would."""
         yield dumped(self._header(brain))
@@ -121,19 +122,9 @@ class BrainArchive:
             yield record
         yield dumped(EndRecord(records=count))
 
-    def _records(self, brain: Brain, damaged: list[str] | None) -> Iterator[dict[str, Any]]:
+    def _records(self, brain: Brain, damaged: list[Unreadable] | None) -> Iterator[dict[str, Any]]:
         def readable(doc: Document, read: Callable[[Document], T]) -> T | None:
-            try:
-                return read(doc)
-            except DamagedStore:  # a file of the store itself, not this document's: no skipping it
-                raise
-            except NotFound:  # erased or forgotten while the export ran: as if it had come later
-                return None
-            except DamagedContent:
-                if damaged is None:
-                    raise
-                damaged.append(doc.path)
-                return None
+            return read_or_skip(doc, read, damaged, or_raise=damaged is None)
 
         if self.libraries is not None:
             for col in self.libraries.collections([Library(brain)]):

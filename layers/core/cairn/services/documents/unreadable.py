@@ -48,9 +48,12 @@ class Unreadable:
         return {"id": self.id, "path": self.path, "code": self.code}
 
 
-def read_or_skip(doc: N, read: Callable[[N], T], skipped: list[Unreadable] | None = None) -> T | None:
+def read_or_skip(
+    doc: N, read: Callable[[N], T], skipped: list[Unreadable] | None = None, *, or_raise: bool = False
+) -> T | None:
     """`read(doc)`, or None when the document's stored content is damaged (then logged and added
-    to `skipped`) or the document was removed meanwhile."""
+    to `skipped`) or the document was removed meanwhile. With `or_raise`, a damaged document
+    raises DamagedContent instead of being left out (an export that was not told to skip)."""
     try:
         return read(doc)
     except DamagedStore:  # a file of the store itself: not this one document's
@@ -58,6 +61,8 @@ def read_or_skip(doc: N, read: Callable[[N], T], skipped: list[Unreadable] | Non
     except NotFound:  # removed meanwhile, bytes and all
         return None
     except DamagedContent:
+        if or_raise:
+            raise
         log.warning("document %s: its stored content is damaged; left out of the answer", doc.id)
         if skipped is not None:
             skipped.append(Unreadable(doc.id, doc.path))

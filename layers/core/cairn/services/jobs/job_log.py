@@ -19,6 +19,7 @@ from cairn.domain.errors import NotFound
 from cairn.domain.models import Brain, Job, JobStatus
 from cairn.ports.jobs import ForgetsJobs, JobHolds, JobRunner
 from cairn.ports.records import Item, RecordStore
+from cairn.services.repositories import all_items
 
 NEVER: Final = 10**13
 _TO_FORGET: Final = "jobs-to-forget"
@@ -46,14 +47,8 @@ class JobLog:
         over a job its runner no longer knows). A runner that cannot forget forgets nothing."""
         if not isinstance(self.runner, ForgetsJobs):
             return 0
-        ids: list[str] = []
-        after: str | None = None
-        while True:
-            page = self.records.query(jobs_pk(brain_id), "job#", after=after)
-            ids += [str(item.data["id"]) for item in page.items]
-            if page.next_after is None:
-                return self.runner.forget(ids, holds)
-            after = page.next_after
+        ids = [str(item.data["id"]) for item in all_items(self.records, jobs_pk(brain_id), "job#")]
+        return self.runner.forget(ids, holds)
 
     def forget_once_finished(self, job: Job) -> None:
         """Have the sweep forget `job` once its runner has finished it: a job that refuses to write
@@ -65,24 +60,20 @@ class JobLog:
         """Forget the marked jobs that have finished (a chore of the sweep), each mark once its job
         is gone; returns how many were forgotten. One still queued or running keeps its mark."""
         forgotten = 0
-        after: str | None = None
-        while not stop():
-            page = self.records.query(_TO_FORGET, "", after=after)
-            for item in page.items:
-                try:
-                    job: Job | None = self.runner.status(item.sk)
-                except NotFound:
-                    job = None
-                if job is not None and job.status in (JobStatus.queued, JobStatus.running):
-                    continue
-                if job is not None and isinstance(self.runner, ForgetsJobs):
-                    if not self.runner.forget([item.sk]):
-                        continue  # changed as it was read: the next sweep
-                    forgotten += 1
-                self.records.delete(item.pk, item.sk)
-            if page.next_after is None:
+        for item in all_items(self.records, _TO_FORGET):
+            if stop():
                 break
-            after = page.next_after
+            try:
+                job: Job | None = self.runner.status(item.sk)
+            except NotFound:
+                job = None
+            if job is not None and job.status in (JobStatus.queued, JobStatus.running):
+                continue
+            if job is not None and isinstance(self.runner, ForgetsJobs):
+                if not self.runner.forget([item.sk]):
+                    continue  # changed as it was read: the next sweep
+                forgotten += 1
+            self.records.delete(item.pk, item.sk)
         return forgotten
 
     def unfinished(self, brain_id: str) -> list[tuple[str, str]]:
@@ -92,19 +83,14 @@ class JobLog:
         if not isinstance(self.runner, ForgetsJobs):
             return []
         keys: list[tuple[str, str]] = []
-        after: str | None = None
-        while True:
-            page = self.records.query(jobs_pk(brain_id), "job#", after=after)
-            for item in page.items:
-                try:
-                    job = self.runner.status(str(item.data["id"]))
-                except NotFound:  # forgotten already
-                    continue
-                if job.status in (JobStatus.queued, JobStatus.running):
-                    keys.append((item.pk, item.sk))
-            if page.next_after is None:
-                return keys
-            after = page.next_after
+        for item in all_items(self.records, jobs_pk(brain_id), "job#"):
+            try:
+                job = self.runner.status(str(item.data["id"]))
+            except NotFound:  # forgotten already
+                continue
+            if job.status in (JobStatus.queued, JobStatus.running):
+                keys.append((item.pk, item.sk))
+        return keys
 
     def recent(self, brain: Brain, limit: int = 20) -> list[Job]:
         """The brain's latest jobs as their runner reports them now (the caller may read the brain)."""

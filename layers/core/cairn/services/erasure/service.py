@@ -58,6 +58,7 @@ from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
+from cairn.services.erasure.scrub_failures import SCRUB_TRIES, ScrubFailed, passes, scrub_failed
 from cairn.services.erasure.settling import DeletionsSettling, Settling
 from cairn.services.erasure.subjects import Subject, SubjectKind, mentioning, sessions_of, unnamed
 from cairn.services.jobs.job_log import JobLog
@@ -66,19 +67,6 @@ from cairn.services.thoughtmcp.memories import ThoughtMemories
 
 log = logging.getLogger(__name__)
 BRAIN_KIND = "brain"
-
-SCRUB_TRIES = 5
-SCRUB_RETRIED = (Unavailable, Conflict)
-"""A scrub's failures that pass: a lock or readers holding the store's log, a store refusing for
-its rate, a race. A plain CairnError is one too: the stores raise it for a log readers kept busy or
-an index closing meanwhile."""
-
-
-class ScrubFailed(CairnError):
-    """The stores' files could not be scrubbed for a reason trying again at once cannot fix (a bug,
-    or a store refusing the request itself): the erasure stays running, the reason on its receipt,
-    and is tried again when the server next starts or its receipt is asked for (after a fix)."""
-
 
 _SCRUBBING = threading.Lock()
 DELETED = "[deleted]"  # a deleted brain's name: its record stays, as a mark, and says no more
@@ -139,8 +127,7 @@ class ErasureService:
                 (doomed if doc.path == path else others).append(doc)
             if doomed:
                 self.eraser.erase(brain, doomed, others)
-                with _SCRUBBING:
-                    self._scrub_once([brain.id])
+                self._scrub_now([brain.id])
 
     def delete_brain(self, ref: str) -> Receipt:
         """Delete a brain and everything it holds (brains:admin on it: its owner, or an admin of its
@@ -434,8 +421,7 @@ class ErasureService:
         found = sum(counts.values())
         if found:
             log.warning("deleted brain %s: removed %d items written after its deletion", brain_id, found)
-            with _SCRUBBING:
-                self._scrub_once([brain_id])  # failing: the record stays, for the next look
+            self._scrub_now([brain_id])  # failing: the record stays, for the next look
         if now >= deletion.until and not self.job_log.unfinished(brain_id):
             self.settling.settled(brain_id)
         return found
@@ -469,8 +455,8 @@ class ErasureService:
                 except DamagedStore:
                     raise
                 except Exception as exc:
-                    if not (isinstance(exc, SCRUB_RETRIED) or type(exc) is CairnError):
-                        raise self._scrub_failed(erasure_id, exc) from exc
+                    if not passes(exc):
+                        raise scrub_failed(erasure_id, exc) from exc
                     held = exc
                     time.sleep(0.1 * (attempt + 1))
         raise Unavailable(
@@ -478,19 +464,10 @@ class ErasureService:
             f"({held.message}); GET /v1/erasures/{erasure_id} finishes it"
         )
 
-    @staticmethod
-    def _scrub_failed(erasure_id: str, exc: Exception) -> ScrubFailed:
-        if isinstance(exc, CairnError):
-            reason = exc.message
-            log.warning("erasure %s: the stores' files could not be scrubbed: %s", erasure_id, reason)
-        else:  # a bug: what it says (which may name internals) and its traceback are for the log only
-            reason = f"an internal error ({type(exc).__name__}) the server's log shows"
-            log.error("erasure %s: the stores' files could not be scrubbed", erasure_id, exc_info=exc)
-        return ScrubFailed(
-            f"everything it removes is gone, but the store's files could not be scrubbed "
-            f"({reason[:300]}); it is tried again when the server next starts or "
-            f"GET /v1/erasures/{erasure_id} is asked"
-        )
+    def _scrub_now(self, brain_ids: list[str]) -> None:
+        """One scrub, after any other of this process (`_scrub`), its failure the caller's."""
+        with _SCRUBBING:
+            self._scrub_once(brain_ids)
 
     def _scrub_once(self, brain_ids: list[str]) -> None:
         if isinstance(self.chunks, ScrubbableChunks):

@@ -24,6 +24,7 @@ from itertools import pairwise
 from typing import Any
 
 from cairn import faults
+from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
@@ -59,10 +60,17 @@ class DocumentEraser:
     waypoints: ThoughtLinks
     concepts: ConceptGraph
 
-    def erase(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> Counter[str]:
+    def erase(
+        self,
+        brain: Brain,
+        doomed: Sequence[Document],
+        others: Sequence[Document],
+        counts: Counter[str] | None = None,
+    ) -> Counter[str]:
         """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
-        brain's other documents, whose bytes, raw rows and contexts must survive."""
-        counts: Counter[str] = Counter()
+        brain's other documents, whose bytes, raw rows and contexts must survive. What went is
+        added to `counts` as it goes (returned), so a caller stopped by a failure still has it."""
+        counts = Counter() if counts is None else counts
         ids = {d.id for d in doomed}
         kept_blobs = {d.blob_key for d in others}
         entities_before = self.entities.repo.counters(brain.id)[0]
@@ -89,7 +97,13 @@ class DocumentEraser:
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
             counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs
-            erased = self.documents.erase(brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id)
+            try:
+                erased = self.documents.erase(
+                    brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id
+                )
+            except Exception:
+                self._count_if_committed(doc, chunk_ids, counts)
+                raise
             if erased is not None:
                 counts["blobs"] += erased.blobs  # those it took first when another erased it meanwhile too
                 counts["links"] += erased.links  # its removal hooks': a linker's that raced the erase
@@ -118,6 +132,16 @@ class DocumentEraser:
         counts["entities"] += max(0, entities_before - self.entities.repo.counters(brain.id)[0])
         counts["records"] += self._clear_contexts(brain, doomed, others)
         return counts
+
+    def _count_if_committed(self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str]) -> None:
+        """An erase that failed once its removal committed (the index busy: its intent has the
+        sweeper remove the chunks left) removed the document: counted, as a resume finds it gone."""
+        try:
+            gone = self.documents.repo.stored_by_id(doc.id) is None
+        except CairnError:  # the failure raised is the erase's own
+            return
+        if gone:
+            counts.update(documents=1, chunks=len(chunk_ids))
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one lose that context;

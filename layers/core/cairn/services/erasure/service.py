@@ -1,5 +1,5 @@
-"""Erasing a subject from everything Cairn holds, and deleting a brain with all it holds (past 500
-lines: both share one run, resume, scrub and their locks, which a split would pass back and forth).
+"""Erasing a subject from everything Cairn holds, and deleting a brain with all it holds (one
+module: both share one run, resume, scrub and their locks, which a split would pass back and forth).
 
 Both are asked by a principal, checked once, recorded (services/erasure/log.py), then run as the
 system, brain by brain: a brain finished is recorded as done, so one stopped by a crash or kill -9
@@ -270,19 +270,30 @@ class ErasureService:
             if brain_id in pending.done:
                 continue
             brain = self.brains.repo.get(brain_id)
-            if receipt.kind == BRAIN_KIND:
-                if brain is not None and brain.deleted_at is None:  # cut off between start and mark
-                    self._mark_deleted(brain)
-                self.settling.start(brain_id)  # after the mark: its looks cover what was under way
-                counts = self._purge(brain_id, sessions.get(brain_id, []))
-            elif brain is None or subject is None:
-                counts = Counter()  # the brain went meanwhile: nothing of the subject is left in it
-            else:
-                counts = self._erase_in(brain, subject, sessions.get(brain_id, []))
+            counts: Counter[str] = Counter()
+            try:
+                if receipt.kind == BRAIN_KIND:
+                    if brain is not None and brain.deleted_at is None:  # cut off between start and mark
+                        self._mark_deleted(brain)
+                    self.settling.start(brain_id)  # after the mark: its looks cover what was under way
+                    counts = self._purge(brain_id, sessions.get(brain_id, []))
+                elif brain is not None and subject is not None:  # else the brain went meanwhile
+                    self._erase_in(brain, subject, sessions.get(brain_id, []), counts)
+            except BaseException:
+                self._count_stopped(erasure_id, counts)
+                raise
             self.erasures.advance(erasure_id, brain_id, counts)
         self.erasures.unname(erasure_id)
         self._scrub(receipt.brains, erasure_id)
         return self.erasures.finish(erasure_id)
+
+    def _count_stopped(self, erasure_id: str, counts: Counter[str]) -> None:
+        """What an attempt stopped by a failure removed, on the receipt: the resume finds it gone."""
+        try:
+            if +counts:
+                self.erasures.add(erasure_id, counts)
+        except CairnError as exc:  # the record store failing too: the attempt's own failure is raised
+            log.warning("erasure %s: what it removed before it stopped is not counted: %s", erasure_id, exc)
 
     def _holds(self, brain: Brain, subject: Subject, sessions: list[list[Item]]) -> bool:
         if any(True for _ in sessions_of(sessions, subject)) or self._queued_in_scope(brain, subject):
@@ -298,11 +309,11 @@ class ErasureService:
             return []
         return [p.document_id for p in self.eraser.status.pending(brain.id) if p.path.startswith(scope)]
 
-    def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]]) -> Counter[str]:
+    def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]], counts: Counter[str]) -> None:
         """The subject's records in the brain, scanned again after each pass that found some: a
         write that committed while a pass ran (a memory stored after its scan) goes in the next.
-        What is written after the last pass, which found nothing, came after the erasure."""
-        counts: Counter[str] = Counter()
+        What is written after the last pass, which found nothing, came after the erasure. What
+        went is added to `counts` as it goes."""
         named = {subject.value}  # and every document and session that goes
         sessions = list(sessions_of(held, subject))
         for _ in range(PASSES):
@@ -319,7 +330,6 @@ class ErasureService:
         for doc_id in self._queued_in_scope(brain, subject):
             self.eraser.status.completed(brain.id, doc_id)
             counts["records"] += 1
-        return counts
 
     def _erase_pass(
         self,
@@ -342,7 +352,7 @@ class ErasureService:
         if redacted:
             counts["audit_entries"] += redacted
         if doomed:
-            counts += self.eraser.erase(brain, doomed, others)
+            self.eraser.erase(brain, doomed, others, counts)
 
     def _sessions_by_brain(self, subject: Subject | None) -> dict[str, list[list[Item]]]:
         """Every session's items (its record and its messages), by brain, in one scan; none when

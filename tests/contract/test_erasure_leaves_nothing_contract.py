@@ -12,7 +12,10 @@ from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain
-from tests.contract.test_concept_links_erased_contract import PATH, text_of
+from cairn.ports.records import Item
+from cairn.services.mnemosyne.concept_reach import reach_key
+from cairn.services.mnemosyne.concept_reach_sweep import done_key
+from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of
 
 AGENT = "ada"
 CODEWORD = "zephyrquill"
@@ -36,6 +39,30 @@ def contexts_holding(c: Container, brain: Brain, word: str) -> list[str]:
 def found_by(c: Container, brain: Brain, query: str) -> list[str]:
     with access.as_system():
         return [hit.path for hit in c.search.search(brain, query, count_access=False).hits]
+
+
+def test_a_damaged_reach_on_a_brain_the_pass_is_done_with_does_not_stop_the_erasure(
+    c: Container, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The pass will not mend the record (the brain is done): the erasure takes the links of every
+    chunk of the document as its reach, says so in the log, and goes on."""
+    brain = shore(c)
+    with access.as_system():
+        c.documents.write(brain, PATH, text_of(10))
+        doc = c.documents.repo.stored(brain.id, PATH)
+        assert doc is not None
+        c.concepts.index_document(brain.id, doc.id, text_of(10).decode())
+        c.documents.write(brain, PATH, text_of(3))  # no linker: chunks 3..9 keep their links
+        records = c.adapters.records
+        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
+        records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))  # damaged
+        assert words_kept(records) == words_of(range(10))
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.status == "completed" and receipt.removed["documents"] == 1
+    assert receipt.removed["links"] >= 10
+    assert words_kept(records) == set()  # the links of every ordinal, the earlier version's included
+    assert records.get(*reach_key(brain.id, doc.id)) is None
+    assert f"the concept reach of document {doc.id} is damaged" in caplog.text
 
 
 @pytest.mark.parametrize("at", [1, 2], ids=["first", "second"])

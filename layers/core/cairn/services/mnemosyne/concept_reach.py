@@ -15,20 +15,28 @@ Removing a document's links is then one read of it and one query a chunk ordinal
 links of chunks 0..N-1), never a scan; the record goes last, at the version read, so a linker
 that raised it meanwhile makes the removal read it again. It sits under the brain's links prefix,
 so deleting a brain takes it.
+
+A damaged record (its `upto` not a count; the reach pass, concept_reach_sweep.py, replaces those
+of a brain it has not done yet) does not stop a removal: it takes the widest reach, one past the
+highest ordinal any of the document's chunks is linked from, found by a scan of those chunks'
+link partitions (on DynamoDB a table Scan, for this case only), logs it, and replaces the record
+(or drops it with the document).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
-from cairn.domain.errors import Conflict, reading_record
+from cairn.domain.errors import Conflict, DamagedStore, reading_record
 from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.links.repository import LinkRepository, in_key, links_prefix, out_key
 
+log = logging.getLogger(__name__)
 _SK: Final = "concept"
 _RETRIES: Final = 16
 _OPS_PER_COMMIT: Final = 100  # two items a link: DynamoDB's 100-item transaction
@@ -42,6 +50,7 @@ def reach_key(brain_id: str, document_id: str) -> tuple[str, str]:
 class Reach:
     upto: int
     version: int  # 0: no record
+    damaged: bool = False  # the record does not read: `upto` is the widest reach, from the links
 
 
 class ConceptReach:
@@ -102,13 +111,52 @@ class ConceptReach:
         after linking counts on whoever removes it reading the record after that."""
         removed = 0
         for _ in range(_RETRIES):
-            was = self.read(brain_id, document_id)
+            was = self._held(brain_id, document_id)
             if not was.version:
                 return removed
             removed += self._unlink(brain_id, document_id, range(was.upto), done)
+            if keep and was.damaged:  # mended: the removal once the document is gone reads it
+                with suppress(Conflict):  # a linker's write meanwhile replaced it
+                    self.records.put(Item(*reach_key(brain_id, document_id), {"upto": was.upto}), was.version)
             if keep or self._drop(brain_id, document_id, was.version):
                 return removed
         raise Conflict("too many concurrent links of this document; retry")
+
+    def _held(self, brain_id: str, document_id: str) -> Reach:
+        """`read`, or for a damaged record the widest reach (module docstring) at its version."""
+        try:
+            return self.read(brain_id, document_id)
+        except DamagedStore:
+            item = self.records.get(*reach_key(brain_id, document_id))
+            if item is None:
+                return Reach(0, 0)  # removed meanwhile
+        upto = self._linked_upto(brain_id, document_id)
+        log.warning(
+            "the concept reach of document %s is damaged: the links of its chunks 0..%d, all that a "
+            "scan finds, are taken for it",
+            document_id,
+            upto - 1,
+        )
+        return Reach(upto, item.version, damaged=True)
+
+    def _linked_upto(self, brain_id: str, document_id: str) -> int:
+        """One past the highest ordinal of the document's chunks holding a link of `kind` (a scan)."""
+        prefix = f"{links_prefix(brain_id)}out#{chunk_id(document_id, 0).removesuffix('0')}"
+        upto, cursor = 0, None
+        while True:
+            page = self.records.scan([prefix], cursor=cursor)
+            for item in page.items:
+                source = item.pk.removeprefix(f"{links_prefix(brain_id)}out#")
+                ordinal = source.rsplit("_", 1)[-1]
+                if (
+                    item.sk.startswith(f"{self.kind}#")
+                    and ordinal.isdigit()
+                    and source == chunk_id(document_id, int(ordinal))
+                ):
+                    upto = max(upto, int(ordinal) + 1)
+            if page.cursor is None:
+                return upto
+            cursor = page.cursor
 
     def _drop(self, brain_id: str, document_id: str, version: int) -> bool:
         try:

@@ -12,10 +12,13 @@ from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain
+from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.ports.records import Item
+from cairn.services.documents.inputs import BatchOp
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
 from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of
+from tests.fakes.clock import FakeClock
 
 AGENT = "ada"
 CODEWORD = "zephyrquill"
@@ -36,9 +39,77 @@ def contexts_holding(c: Container, brain: Brain, word: str) -> list[str]:
     return found
 
 
-def found_by(c: Container, brain: Brain, query: str) -> list[str]:
+def found_by(c: Container, brain: Brain, word: str) -> list[str]:
+    """The paths whose chunks the keyword leg finds for `word` (their context included)."""
+    query = ChunkQuery(text=word, vector=None, filter=ChunkFilter(brain_ids=(brain.id,)))
+    return sorted({hit.chunk.path for hit in c.adapters.chunks.search(query)})
+
+
+def brain_records(c: Container, brain: Brain) -> list[Item]:
+    """Every record of the brain's documents partition (rings and records of paths left included)."""
+    items: list[Item] = []
+    cursor: str | None = None
+    while True:
+        page = c.adapters.records.scan([f"brain#{brain.id}"], cursor=cursor)
+        items += page.items
+        if page.cursor is None:
+            return items
+        cursor = page.cursor
+
+
+@pytest.mark.parametrize("how", ["rename", "batch", "rename-stopped"])
+def test_a_sibling_context_taken_in_a_folder_the_document_left_goes_with_its_erasure(
+    c: Container, clock: FakeClock, how: str
+) -> None:
+    """notes/2.md was indexed with an excerpt of notes/1.md; the ring of notes/ forgot them both
+    (the window passed) before notes/1.md moved into the agent's scope, so the move could not
+    clear that context, and the erasure of the scope must find it in notes/ itself. Or the move
+    stopped after its commit, before the ring of notes/ forgot notes/1.md and its excerpt."""
+    brain = shore(c)
     with access.as_system():
-        return [hit.path for hit in c.search.search(brain, query, count_access=False).hits]
+        c.documents.write(brain, "notes/1.md", f"The {CODEWORD} lantern sits by the harbour gate.".encode())
+        lantern = c.documents.repo.stored(brain.id, "notes/1.md")
+        assert lantern is not None
+        c.documents.write(brain, "notes/2.md", b"It was lit at dusk by the keeper.")
+        assert contexts_holding(c, brain, CODEWORD) == ["notes/2.md"]
+        if how != "rename-stopped":
+            clock.advance(3600)  # past the siblings' window: the next write drops both from the ring
+        c.documents.write(brain, "notes/9.md", b"An unrelated note on tides.")
+        target = f"memory/agent/{AGENT}/lantern.md"
+        if how == "batch":
+            c.documents.batch(brain, [BatchOp(type="rename", path="notes/1.md", to=target)])
+        elif how == "rename":
+            c.documents.rename(brain, "notes/1.md", target)
+        else:
+            with faults.armed("documents.indexed"), pytest.raises(faults.InjectedFault):
+                c.documents.rename(brain, "notes/1.md", target)
+        assert found_by(c, brain, CODEWORD) == [target, "notes/2.md"]  # notes/2.md by the excerpt
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.removed["documents"] == 1
+    assert contexts_holding(c, brain, CODEWORD) == []
+    assert found_by(c, brain, CODEWORD) == []
+    # nor does any record name it: the rings, nor its record of the paths it left
+    named = [
+        i.sk for i in brain_records(c, brain) if lantern.id in repr(i) or CODEWORD in repr(i.data).lower()
+    ]
+    assert named == []
+
+
+def test_the_record_of_the_paths_a_document_left_goes_with_an_erasure_once_the_document_is_gone(
+    c: Container,
+) -> None:
+    """A document moved within the agent's scope, deleted, and a new one written where it was: its
+    record of the paths it left names the scope, and no document holds it any more."""
+    brain = shore(c)
+    scope = f"memory/agent/{AGENT}"
+    with access.as_system():
+        c.documents.write(brain, f"{scope}/draft.md", b"A first draft.")
+        c.documents.rename(brain, f"{scope}/draft.md", f"{scope}/final.md")
+        c.documents.delete(brain, f"{scope}/final.md")
+        c.documents.write(brain, f"{scope}/final.md", b"Another text, a document of its own.")
+        assert [i.sk for i in brain_records(c, brain) if "draft" in repr(i.data)] != []
+        c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert [i.sk for i in brain_records(c, brain) if scope in repr(i)] == []
 
 
 def test_a_damaged_reach_on_a_brain_the_pass_is_done_with_does_not_stop_the_erasure(

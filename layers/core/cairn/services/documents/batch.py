@@ -135,6 +135,9 @@ class BatchWrites(DocumentWrites):
             if next_state.ops:
                 batch.commit_ops += next_state.ops
                 written.append(next_state)
+        for path, doc in carried.items():  # the paths they left, for their erasure (siblings.py)
+            if journal.get(path) is not None and (paths_left := self.siblings.left_op(doc)) is not None:
+                batch.commit_ops.append(paths_left)
         started = time.perf_counter()
         for ready in self._embed_staged(written, recent):
             prepared = ready.prepared.with_context(None) if ready.created else ready.prepared

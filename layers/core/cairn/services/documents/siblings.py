@@ -12,24 +12,39 @@ still link each document to the right one: when a document lands between a sibli
 sibling's current predecessor, the sibling's context is repointed (a fix-up). Only siblings
 written within `window_s` count: a burst of writing, not unrelated notes days apart. The
 excerpt never appears in returned content. Measured on LoCoMo dev in docs/PERFORMANCE.md.
+
+A document that moves leaves its folder's ring (writes.py `rename`, batch.py), and the siblings
+the ring still names lose its excerpt; those the ring forgot keep it, in a folder the document is
+no longer in. So the move's commit also records the paths the document has left, one record a
+document, which its erasure reads to find those siblings (services/erasure/documents.py) and its
+erase's commit removes:
+
+| item               | pk                 | sk                        | data                        |
+|--------------------|--------------------|---------------------------|-----------------------------|
+| the paths it left  | `brain#<brain_id>` | `siblings-left#<doc id>`  | `{"paths": [...]}` (last 64) |
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from cairn.domain.errors import Conflict
 from cairn.domain.models import Document
-from cairn.ports.records import Item, Put, RecordStore
-from cairn.services.repositories import documents_pk
+from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.services.repositories import all_items, documents_pk
 
 _WORDS = re.compile(r"([^\W_]+)")  # runs of letters and digits; the rest separates them
 _NUMBERED = re.compile(r"([^\W\d_]*)(\d+)")  # `10`, `turn10`, `D10`: a word with a count
 
+
+LEFT_KEPT = 64
+"""The paths a document's record of those it left keeps, the last ones (a record stays small)."""
+_LEFT = "siblings-left#"
 
 NaturalKey = tuple[tuple[int, str, int], ...]
 _RUNS = re.compile(r"(\d+)")
@@ -137,20 +152,23 @@ class SiblingContext:
         predecessor = next((e for e in entries if e["path"] == mine["after"]), None)
         return str(predecessor["excerpt"]) if predecessor is not None else None
 
-    def forget(self, brain_id: str, paths: set[str]) -> set[str]:
+    def forget(self, brain_id: str, paths: set[str], left: Collection[tuple[str, str]] = ()) -> set[str]:
         """Take these documents out of their folders' recent siblings (an erasure: the ring keeps an
-        excerpt of each); returns the ids of the siblings whose indexed context was one of them."""
+        excerpt of each); returns the ids of the siblings whose indexed context was one of them.
+        `left`: (path, document id) of paths the documents lived at before (`paths_left`): their
+        entries there go (another document's at that path stays), and the contexts taken there."""
         cleared: set[str] = set()
-        for folder in {folder_of(p) for p in paths}:
+        named = paths | {path for path, _ in left}
+        for folder in {folder_of(p) for p in named}:
             key = _folder_key(brain_id, folder)
             for _ in range(16):
                 item = self.records.get(*key)
                 if item is None:
                     break
                 entries = item.data["entries"]
-                kept = [e for e in entries if e["path"] not in paths]
+                kept = [e for e in entries if e["path"] not in paths and (e["path"], e["doc_id"]) not in left]
                 for entry in kept:
-                    if entry.get("after") in paths:
+                    if entry.get("after") in named:
                         cleared.add(entry["doc_id"])
                         entry["after"] = None
                 try:
@@ -164,6 +182,39 @@ class SiblingContext:
             else:  # the erasure fails, and is resumed, rather than leave an excerpt behind
                 raise Conflict(f"the recent siblings of {folder!r} kept changing; try again")
         return cleared
+
+    def left_op(self, doc: Document) -> Put | None:
+        """For the commit of `doc`'s move away from its path: its record of the paths it has left,
+        this one added (module docstring); None for a document that gives no sibling an excerpt."""
+        if keeps_to_itself(doc):
+            return None
+        key = left_key(doc.brain_id, doc.id)
+        item = self.records.get(*key)
+        paths = [p for p in _paths_of(item) if p != doc.path] + [doc.path]
+        # unconditional: a move of the same document in another process loses on its record
+        return Put(Item(*key, data={"paths": paths[-LEFT_KEPT:]}))
+
+    def paths_left(self, brain_id: str) -> dict[str, list[str]]:
+        """The paths each document of the brain has moved away from, by its id (one query)."""
+        found = all_items(self.records, documents_pk(brain_id), _LEFT)
+        return {item.sk.removeprefix(_LEFT): _paths_of(item) for item in found}
+
+    def forget_left(self, brain_id: str, doc_ids: Iterable[str]) -> int:
+        """Drop these documents' records of the paths they left; returns how many."""
+        ops = [Delete(*left_key(brain_id, doc_id)) for doc_id in doc_ids]
+        for start in range(0, len(ops), 100):  # DynamoDB's 100-item transaction
+            self.records.transact(list(ops[start : start + 100]))
+        return len(ops)
+
+
+def left_key(brain_id: str, doc_id: str) -> tuple[str, str]:
+    return documents_pk(brain_id), f"{_LEFT}{doc_id}"
+
+
+def _paths_of(item: Item | None) -> list[str]:
+    """The paths a record of those left holds (none from one damaged: the rest of it is read)."""
+    paths = item.data.get("paths") if item is not None else None
+    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
 
 
 def keeps_to_itself(doc: Document) -> bool:

@@ -39,6 +39,7 @@ from cairn.services.documents.old_bytes import GRACE_S
 from cairn.services.documents.orphan_bytes import GRACE_S as ORPHAN_GRACE_S
 from cairn.services.documents.orphan_bytes import collect_orphan_bytes
 from cairn.services.documents.reads import DocumentReads, live_at
+from cairn.services.documents.siblings import left_key
 from cairn.services.documents.stored_first import indexing_after_commit
 from cairn.services.documents.upload_expiry import EXPIRY_S as UPLOAD_EXPIRY_S
 from cairn.services.documents.upload_expiry import expire_uploads
@@ -300,6 +301,7 @@ class DocumentWrites(DocumentReads):
             gone = [
                 Delete(*doc_key(brain.id, doc.path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
+                Delete(*left_key(brain.id, doc.id)),  # the paths it left, if it moved
                 *(self._erasing_done(brain, doc) if marked else []),
                 *also,
             ]
@@ -359,6 +361,7 @@ class DocumentWrites(DocumentReads):
                 self.repo.put_op(moved, target.version if target else 0),
                 self.repo.pointer_op(moved),
                 self.repo.remove_op(doc),
+                *filter(None, [self.siblings.left_op(doc)]),  # for its erasure (siblings.py)
             ]
             overwritten = [(brain.id, target.id)] if target is not None else []
             return doc, target, prepared, overwritten, self.repo.commit(ops, touched=overwritten)

@@ -10,9 +10,10 @@ the image references it made (the images' captions are made again), a pending in
 document itself (record, id pointer, chunks, content blob unless another document holds the same
 bytes). For the brain at once: memory claims and by-time entries, read counts, the model's claims
 read from them, raw bytes nobody else holds, extraction transcripts' raw bytes, and the context the
-next sibling in a folder was indexed with (an excerpt of its predecessor's text). A fact key's or
-status subject's line is joined over its erased values, and an erased current value's predecessor
-is current again (MemoryService.close_lines)."""
+next sibling in a folder was indexed with (an excerpt of its predecessor's text), in the folder each
+document is in and in each it moved out of (first: a resume no longer finds the documents gone). A
+fact key's or status subject's line is joined over its erased values, and an erased current value's
+predecessor is current again (MemoryService.close_lines)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ class DocumentEraser:
         # First, while the doomed still stand: an erasure a crash stops resumes over what is left,
         # and a line joined over values not yet removed is joined over them once they are.
         self.memories.close_lines(brain, doomed)  # records changed, not removed: not counted
+        # and the excerpts siblings took of them, which a resume could not find once they are gone
+        counts["records"] += self._clear_contexts(brain, doomed, others)
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
             counts["links"] += self.entities.forget(brain, doc.id)
@@ -130,7 +133,6 @@ class DocumentEraser:
             self.blobs.delete(key)
             counts["blobs"] += 1
         counts["entities"] += max(0, entities_before - self.entities.repo.counters(brain.id)[0])
-        counts["records"] += self._clear_contexts(brain, doomed, others)
         return counts
 
     def _count_if_committed(self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str]) -> None:
@@ -145,22 +147,35 @@ class DocumentEraser:
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one lose that context;
-        returns how many changed. Those its folder's ring of recent siblings still names are exact
+        returns how many changed. Those its folders' rings of recent siblings still name are exact
         (`forget`); for the rest, the document after each doomed one in its folder, in natural order
         and in the order names had before ids compared as text (`digit_runs_key`: contexts linked
-        then), whichever it was (services/documents/siblings.py)."""
+        then), whichever it was (services/documents/siblings.py). Its folder, and each one it moved
+        out of (the record of the paths it left: siblings.py; records of documents no longer
+        stored go too)."""
         paths = {d.path for d in doomed}
-        cleared = self.siblings.forget(brain.id, paths)
-        groups: dict[tuple[str, bool], list[tuple[tuple[Any, ...], str, bool]]] = {}
-        for doc in [*doomed, *others]:
+        ids = {d.id for d in doomed}
+        left = self.siblings.paths_left(brain.id)
+        was_at = {(path, doc_id) for doc_id in ids for path in left.get(doc_id, [])}
+        cleared = self.siblings.forget(brain.id, paths, was_at)
+        groups: dict[tuple[str, bool], list[tuple[tuple[Any, ...], bool, str]]] = {}
+        placed = [(d.path, d) for d in [*doomed, *others]] + [
+            (path, d) for d in doomed for path in left.get(d.id, [])
+        ]
+        for path, doc in placed:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")
-            if doc.path in paths or (doc.deleted_at is None and takes_context):
-                folder, doomed_too = posixpath.dirname(doc.path), doc.path in paths
-                groups.setdefault((folder, True), []).append((natural_key(doc.path), doc.id, doomed_too))
-                groups.setdefault((folder, False), []).append((digit_runs_key(doc.path), doc.id, doomed_too))
+            if doc.id in ids or (doc.deleted_at is None and takes_context):
+                folder, doomed_too = posixpath.dirname(path), doc.id in ids
+                # a doomed one after another at the same path (one it left): the next path follows it
+                groups.setdefault((folder, True), []).append((natural_key(path), doomed_too, doc.id))
+                groups.setdefault((folder, False), []).append((digit_runs_key(path), doomed_too, doc.id))
         for entries in groups.values():
             entries.sort()
-            for (_, _, was_doomed), (_, following, follows_doomed) in pairwise(entries):
+            for (_, was_doomed, _), (_, follows_doomed, following) in pairwise(entries):
                 if was_doomed and not follows_doomed:
                     cleared.add(following)
-        return self.documents.clear_contexts(brain.id, cleared - {d.id for d in doomed})
+        stored = {d.id for d in others} | ids
+        gone = set(left) - stored
+        gone -= set(self.documents.repo.get_many_by_id(gone)) if gone else set()  # made meanwhile
+        self.siblings.forget_left(brain.id, gone)  # of a document gone: the paths it names
+        return self.documents.clear_contexts(brain.id, cleared - ids)

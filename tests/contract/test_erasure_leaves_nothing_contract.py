@@ -17,6 +17,7 @@ from cairn.ports.records import Item
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
+from cairn.services.repositories import doc_key, to_item
 from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of
 from tests.fakes.clock import FakeClock
 
@@ -156,3 +157,28 @@ def test_an_erasure_resumed_after_the_index_was_busy_counts_what_its_first_attem
     assert receipt.status == "completed"
     assert receipt.removed["documents"] == 2 and receipt.removed["chunks"] == 5
     assert c.documents.repo.stored(brain.id, PATH) is None
+
+
+def test_the_bytes_of_a_document_at_the_brains_content_address_go_though_the_index_was_busy(
+    c: Container,
+) -> None:
+    """A document written before each had a folder keeps its bytes at the brain's content address:
+    they go before its record, so the index refusing after the commit cannot leave them behind."""
+    brain = shore(c)
+    blobs = c.adapters.blobs
+    with access.as_system():
+        doc = c.documents.write(brain, PATH, b"# Vault\n\nThe code is ochre-4417.").document
+        shared = f"{brain.id}/{doc.checksum_sha256[:2]}/{doc.checksum_sha256}"
+        blobs.put(shared, blobs.get(doc.blob_key))
+        blobs.delete_prefix(f"{brain.id}/doc/{doc.id}/")
+        legacy = doc.model_copy(update={"blob_key": shared})
+        c.adapters.records.put(to_item(*doc_key(brain.id, PATH), legacy), doc.version)
+
+        def busy() -> None:
+            raise Unavailable("the search index is held by another process")
+
+        with faults.armed("documents.indexed", action=busy), pytest.raises(Unavailable):
+            c.erasure.erase("agent_scope", AGENT, [brain.slug])
+        (receipt,) = c.erasure.resume()
+    assert receipt.removed["documents"] == 1 and receipt.removed["blobs"] == 1
+    assert not blobs.exists(shared)

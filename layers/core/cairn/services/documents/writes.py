@@ -244,7 +244,7 @@ class DocumentWrites(DocumentReads):
             if doc is None or doc.brain_id != brain.id:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
-            found, committed, blobs = self._erase_locked(brain, doc, also, companions)
+            found, committed, blobs = self._erase_locked(brain, doc, also, companions, keep_blob)
             if found is None or committed is None:
                 # erased meanwhile, or another document took its path: what bytes it took first count
                 return Erased(None, blobs) if blobs else None
@@ -260,9 +260,6 @@ class DocumentWrites(DocumentReads):
             links = self._removed(brain, [doc]) if companions else 0
             if folder is not None:
                 self.repo.old_bytes.forget([doc.id])  # what they named went with the folder
-            elif not keep_blob:
-                self.blobs.delete(doc.blob_key)
-                blobs = 1
             self._publish(
                 brain,
                 [
@@ -274,10 +271,11 @@ class DocumentWrites(DocumentReads):
         return Erased(doc, blobs, chunks, links)
 
     def _erase_locked(
-        self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool
+        self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool, keep_blob: bool
     ) -> tuple[Document | None, Committed | None, int]:
-        """Remove `doc`'s folder, then commit the removal of its record (with `also`, and its
-        companions when asked): the document as committed, the commit, and how many keys went.
+        """Remove `doc`'s folder (or its bytes at the brain's content address, unless `keep_blob`),
+        then commit the removal of its record (with `also`, and its companions when asked): the
+        document as committed, the commit, and how many keys went.
         Before the folder goes, a mark (ERASES) says the erase is under way; the commit deletes it.
         A commit that loses to another writer of the document (a metadata update, a recall's
         reinforcement, a write of new bytes into its folder, a rename, in another process) finds
@@ -288,6 +286,7 @@ class DocumentWrites(DocumentReads):
         by an erasure meanwhile, now names another brain's document). A conflict that
         leaves the document as read (an `also` record moved) is the caller's."""
         blobs = 0
+        shared_gone: set[str] = set()
         mark = self._erasing(brain, doc)
         marked = False
         for _ in range(WRITE_TRIES):
@@ -296,7 +295,14 @@ class DocumentWrites(DocumentReads):
                 self.repo.records.transact([mark])  # once: a try again finds it standing
                 marked = True
                 faults.reached("documents.erase_marked")
-            blobs += self.blobs.delete_prefix(folder) if folder is not None else 0
+            if folder is not None:
+                blobs += self.blobs.delete_prefix(folder)
+            elif not keep_blob and doc.blob_key not in shared_gone:
+                # before the record too: the index refusing after the commit (or a kill) stops the
+                # erase there, and its resume no longer finds the document whose bytes these are
+                self.blobs.delete(doc.blob_key)
+                shared_gone.add(doc.blob_key)
+                blobs += 1
             faults.reached("documents.bytes_erased")
             gone = [
                 Delete(*doc_key(brain.id, doc.path), expected_version=doc.version),

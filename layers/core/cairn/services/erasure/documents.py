@@ -29,6 +29,7 @@ from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
+from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext, digit_runs_key, natural_key
@@ -105,7 +106,7 @@ class DocumentEraser:
                     brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id
                 )
             except Exception:
-                self._count_if_committed(doc, chunk_ids, counts)
+                self._count_if_committed(doc, chunk_ids, counts, shared=shared)
                 raise
             if erased is not None:
                 counts["blobs"] += erased.blobs  # those it took first when another erased it meanwhile too
@@ -135,15 +136,19 @@ class DocumentEraser:
         counts["entities"] += max(0, entities_before - self.entities.repo.counters(brain.id)[0])
         return counts
 
-    def _count_if_committed(self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str]) -> None:
+    def _count_if_committed(
+        self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str], *, shared: bool
+    ) -> None:
         """An erase that failed once its removal committed (the index busy: its intent has the
-        sweeper remove the chunks left) removed the document: counted, as a resume finds it gone."""
+        sweeper remove the chunks left) removed the document: counted, as a resume finds it gone,
+        with its bytes at the brain's content address, which go before the record unless shared."""
         try:
             gone = self.documents.repo.stored_by_id(doc.id) is None
         except CairnError:  # the failure raised is the erase's own
             return
         if gone:
-            counts.update(documents=1, chunks=len(chunk_ids))
+            at_content_address = own_folder(doc) is None and not shared
+            counts.update(documents=1, chunks=len(chunk_ids), blobs=1 if at_content_address else 0)
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one lose that context;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cairn.auth import access
-from cairn.auth.principal import READ, Principal, Via
+from cairn.auth.principal import ADMIN, READ, WRITE, Principal, Via
 from cairn.bootstrap import Container
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Brain
@@ -67,3 +67,36 @@ def test_cursors_not_handed_out_are_refused(container: Container, cursor: str) -
 def test_page_sizes_out_of_range_are_refused(container: Container, limit: int) -> None:
     with pytest.raises(InvalidInput, match="limit"):
         container.brains.page(limit=limit)
+
+
+def test_a_request_reads_its_brains_once_and_what_it_writes_again(
+    container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within one request (one access), the pointer partitions are read once however often the
+    caller's brains are listed; a brain the request makes or changes is listed as it is now."""
+    records = container.adapters.records
+    queried: list[str] = []
+    query = records.query
+
+    def counted(pk: str, *args: object, **kwargs: object) -> object:
+        queried.append(pk)
+        return query(pk, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(records, "query", counted)
+    first = container.brains.create("First", visibility="tenant")
+    admin = Principal("local", "alice", frozenset({READ, WRITE, ADMIN}), Via.jwt)
+    with access.acting_as(admin, READ):
+        assert [b.slug for b in container.brains.list()] == ["first"]
+        assert [b.slug for b in container.brains.own()] == ["first"]
+        assert container.brains.page(limit=1) == ([first], None)
+        read = len(queried)
+        assert container.brains.resolve(None) == first
+        assert len(queried) == read  # no partition read again
+        second = container.brains.create("Second")
+        assert [b.slug for b in container.brains.list()] == ["first", "second"]
+        container.brains.update(second.slug, owner="bob")  # alice's no more: private to bob
+        assert [b.slug for b in container.brains.list()] == ["first"]
+    with access.acting_as(admin, READ):  # the next request reads them again
+        read = len(queried)
+        assert [b.slug for b in container.brains.list()] == ["first"]
+        assert len(queried) > read

@@ -54,6 +54,10 @@ class Access:
     brains: dict[str, Brain | None] = field(default_factory=dict, compare=False, repr=False)
     """Brains this request has looked up, by id (repositories check an item's brain through it, so a
     request reads each brain's record once)."""
+    listings: dict[str, tuple[str, ...]] | None = field(default_factory=dict, compare=False, repr=False)
+    """The brain ids of each pointer partition this request read to its end (services/brain_pointers.py),
+    so a call that lists the caller's brains more than once reads them once; None: not kept (a job,
+    which may run long)."""
 
 
 _current: ContextVar[Access | None] = ContextVar("cairn_access", default=None)
@@ -64,8 +68,10 @@ def current() -> Access | None:
 
 
 @contextmanager
-def acting_as(principal: Principal, scope: str | None = None) -> Iterator[Access]:
-    entered = Access(principal, scope)
+def acting_as(principal: Principal, scope: str | None = None, *, lists_once: bool = True) -> Iterator[Access]:
+    """Act as `principal` until the block ends: one request or call (`lists_once`: what it listed
+    of its brains is kept until then, not read again)."""
+    entered = Access(principal, scope, listings={} if lists_once else None)
     token = _current.set(entered)
     try:
         yield entered
@@ -269,6 +275,16 @@ def remember(brains: Iterable[Brain]) -> None:
             access.brains.setdefault(brain.id, brain if brain.deleted_at is None else None)
 
 
+def rewritten(brain_id: str) -> None:
+    """This request wrote the brain `brain_id` (made, changed, deleted): what it remembered of the
+    brain and of the listings that may name it is read again when next asked."""
+    access = _current.get()
+    if access is not None:
+        access.brains.pop(brain_id, None)
+        if access.listings is not None:
+            access.listings.clear()
+
+
 def may_erase(brain: Brain) -> bool:
     """Whether the current access may erase a subject in `brain` or delete it: the system, or a
     principal that may change the brain and is its owner or holds brains:admin."""
@@ -442,7 +458,7 @@ def on_behalf_of(started_by: str | None) -> Iterator[None]:
     else:
         tenant, _, subject = started_by.partition("/")
         principal = Principal(tenant, subject, frozenset(_JOB_SCOPES), Via.job)
-    with acting_as(principal, WRITE):
+    with acting_as(principal, WRITE, lists_once=False):
         yield
 
 

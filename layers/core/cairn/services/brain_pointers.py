@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 
+from cairn.auth import access
 from cairn.domain.models import Brain, Visibility
 from cairn.ports.records import Delete, Item, Put, RecordStore
 
@@ -62,6 +63,24 @@ def ids_in(records: RecordStore, pk: str, after: str | None) -> Iterator[str]:
         if page.next_after is None:
             return
         cursor = page.next_after
+
+
+def ids_listed(records: RecordStore, pk: str, after: str | None) -> Iterator[str]:
+    """`ids_in`, read at most once a request: a partition this request has read to its end is
+    answered from what it read (auth/access.py `Access.listings`), and a read to its end is kept
+    for the rest of the request. Never longer: the next request reads again, so a brain made,
+    shared or unshared since is listed as it is now."""
+    current = access.current()
+    kept = current.listings if current is not None else None
+    if kept is not None and pk in kept:
+        yield from (i for i in kept[pk] if after is None or i > after)
+        return
+    seen: list[str] = []
+    for brain_id in ids_in(records, pk, after):
+        seen.append(brain_id)
+        yield brain_id
+    if kept is not None and after is None:
+        kept[pk] = tuple(seen)
 
 
 def merged(*streams: Iterable[str]) -> Iterator[str]:

@@ -285,12 +285,12 @@ class BrainService:
             if p.brains is not None:
                 ids: Iterator[str] = iter(sorted(i for i in p.brains if after is None or i > after))
             else:
-                streams = [pointers.ids_in(self.repo.records, pointers.tenant_pk(p.tenant), after)]
+                streams = [pointers.ids_listed(self.repo.records, pointers.tenant_pk(p.tenant), after)]
                 if public:
-                    streams.append(pointers.ids_in(self.repo.records, pointers.PUBLIC_PK, after))
+                    streams.append(pointers.ids_listed(self.repo.records, pointers.PUBLIC_PK, after))
                 ids = pointers.merged(*streams)
         elif tenant is not None:
-            ids = pointers.ids_in(self.repo.records, pointers.tenant_pk(tenant), after)
+            ids = pointers.ids_listed(self.repo.records, pointers.tenant_pk(tenant), after)
         else:
             while True:
                 batch, after = self.repo.page(after=after, limit=size)
@@ -298,9 +298,18 @@ class BrainService:
                 if after is None:
                     return
         while chunk := list(itertools.islice(ids, size)):
-            batch = self.repo.get_many(chunk)
-            access.remember(batch)
-            yield batch
+            yield self._brains_of(chunk)
+
+    def _brains_of(self, ids: builtins.list[str]) -> builtins.list[Brain]:
+        """The brains of these ids that exist, in the order given: as this request first read
+        them (auth/access.py `remembered_brain`; one being deleted left out), the others read now."""
+        current = access.current()
+        known = current.brains if current is not None else {}
+        missing = [i for i in ids if i not in known]
+        read = {b.id: b for b in self.repo.get_many(missing)} if missing else {}
+        access.remember(read.values())
+        found = [known[i] if i in known else read.get(i) for i in ids]
+        return [b for b in found if b is not None]
 
     def get(self, ref: str) -> Brain:
         """A brain by id or slug; NotFound otherwise (a brain being deleted too), Forbidden when

@@ -107,13 +107,12 @@ class BrainRepository:
         earlier = pointed(self.records, self.records.get(*legacy_slug_key(brain.slug)))
         if earlier is not None and earlier.owner_tenant == brain.owner_tenant:
             raise Conflict(f"brain slug {brain.slug!r} is taken")  # an earlier release's pointer holds it
-        self.records.transact(
-            [
-                Put(to_item(*brain_key(brain.id), brain), expected_version=0),
-                Put(Item(*slug_key(brain.slug, brain.owner_tenant), pointer_data(brain)), expected_version=0),
-                *pointer_ops(None, brain),
-            ]
-        )
+        slug = Item(*slug_key(brain.slug, brain.owner_tenant), pointer_data(brain))
+        made = [Put(to_item(*brain_key(brain.id), brain), 0), Put(slug, 0), *pointer_ops(None, brain)]
+        try:
+            self.records.transact(made)
+        finally:  # made, or lost to a brain made meanwhile: the request's listings are out of date
+            access.rewritten(brain.id)
         return brain
 
     def update(
@@ -144,6 +143,7 @@ class BrainRepository:
             ops += slug_ops(self.records, before, after)
         self.records.transact(ops)
         self.changes += 1
+        access.rewritten(after.id)
         return after
 
     def get(self, brain_id: str) -> Brain | None:

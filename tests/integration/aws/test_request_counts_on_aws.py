@@ -1,7 +1,8 @@
 """DynamoDB requests per call on the AWS stack (the API function over moto), counted with a botocore
 event hook on the table's client: an MCP tool call reads its API key once and each of its brain
 pointer partitions at most once, and the next call reads both again (a revoked key, a brain made
-or unshared between two calls, is answered as it is now)."""
+or unshared between two calls, is answered as it is now); a superseding memory store reads its
+folder's recent siblings once and finishes its index intents in one transaction after its chunks."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 from cairn.auth.principal import READ
-from cairn.domain.models import Visibility
+from cairn.domain.models import MemoryType, Visibility
+from cairn.ports.chunks import ChunkFilter
+from cairn.services.memory.memory_model import MemoryInput
 from tests.events.apigw import body_of, http_event
 from tests.support.aws_stack import CTX, MCP_HEADERS, Stack, aws_stack
 
@@ -40,6 +43,8 @@ class Requests:
         name = model.name
         if name == "GetItem" and params["Key"]["pk"]["S"] == "apikeys":
             name = "key"
+        elif name == "GetItem" and params["Key"]["sk"]["S"].startswith("siblings#"):
+            name = "siblings"
         elif name == "Query":
             pk = str(params["ExpressionAttributeValues"][":pk"]["S"])
             if pk.startswith("brains-of#") or pk == "brains-public":
@@ -115,3 +120,19 @@ def test_the_next_call_sees_a_brain_made_unshared_or_a_key_revoked_since(stack: 
     (key,) = [k for k in core.keys.list() if k.name == "reader"]
     core.keys.revoke(key.id)
     assert post(stack, reader, "/mcp", "memory_list_brains", {})["statusCode"] == 401
+
+
+def test_a_superseding_store_reads_its_siblings_once_and_finishes_its_intents_at_once(stack: Stack) -> None:
+    core = stack.core
+    brain = core.brains.create("Team memory")
+    for n in range(2):
+        core.memories.store(brain, MemoryInput(type=MemoryType.fact, key="acme-db", content=f"in rack {n}"))
+    requests = Requests(stack)
+    stored = core.memories.store(brain, MemoryInput(type=MemoryType.fact, key="acme-db", content="in rack 2"))
+    assert stored.supersedes is not None  # it replaced rack 1: two documents' records and chunks changed
+    assert requests.seen["siblings"] == 1, requests.seen  # linked, then the superseded one indexed
+    assert requests.seen["TransactWriteItems"] == 2, requests.seen  # the commit, then both intents
+    assert sum(requests.seen.values()) <= 11, requests.seen
+    assert list(core.documents.repo.intents.pending()) == []  # both finished, once both were indexed
+    current = core.search.passages("rack", ChunkFilter(brain_ids=(brain.id,), current_only=True), 10)
+    assert {hit.chunk.document_id for hit, _ in current} == {stored.memory.id}  # searchable as written

@@ -281,7 +281,8 @@ class DocumentCore:
                 faults.reached("documents.indexed")
                 rewritten = {d.id for d in committed.documents}  # records changed: more than a context
                 fixed = [doc_id for doc_id in linked.fixups if doc_id not in rewritten]
-                self.sync.settle(committed, [*([doc.id] if applied else []), *fixed])
+                ring = linked.op.item if linked.op is not None else None
+                self.sync.settle(committed, [*([doc.id] if applied else []), *fixed], ring)
         return WriteOutcome(doc, created=True, changed=True)
 
     def _commit_linked(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from cairn.auth import access
 from cairn.domain.errors import CairnError, Unavailable
 from cairn.domain.models import Document
+from cairn.ports.records import Item
 from cairn.services.documents.index_intents import Intent
 from cairn.services.documents.indexing import DocumentIndexer
 from cairn.services.documents.siblings import SiblingContext, keeps_to_itself
@@ -48,7 +49,6 @@ class IndexSync:
         doc_id: str,
         *,
         context: str | None = None,
-        written: tuple[Intent, Document] | None = None,
     ) -> bool:
         """Make the document's chunks what its record says, whatever the index holds now (none,
         an older version's, a staged version's), and finish its intent; a record gone or
@@ -56,18 +56,11 @@ class IndexSync:
         index write of an older version landing after this one shows as a moved intent or
         record, and the document is reconciled again. False when it kept moving (its intent,
         if any, stays for a later reconcile). `context` is the index-only context the document's
-        chunks carried, for when its siblings no longer record it (a rebuild read it from them).
-        `written`: the intent and record a commit just wrote, taken as read for the first try
-        (finishing that intent fails if a later commit rewrote it, and the next try reads)."""
-        intent: Intent | None
-        doc: Document | None
+        chunks carried, for when its siblings no longer record it (a rebuild read it from them)."""
         with access.as_system():
             for _ in range(_RECONCILE_TRIES):
-                if written is not None:
-                    (intent, doc), written = written, None
-                else:
-                    intent = self.repo.intents.get(doc_id)
-                    doc = self.repo.stored_by_id(doc_id)
+                intent = self.repo.intents.get(doc_id)
+                doc = self.repo.stored_by_id(doc_id)
                 self._index_as_recorded(brain_id, doc_id, doc, context)
                 if intent is not None:
                     if not self._finish([intent]):
@@ -94,31 +87,49 @@ class IndexSync:
         return settled
 
     def _index_as_recorded(
-        self, brain_id: str, doc_id: str, doc: Document | None, carried: str | None = None
+        self,
+        brain_id: str,
+        doc_id: str,
+        doc: Document | None,
+        carried: str | None = None,
+        ring: Item | None = None,
     ) -> None:
         if doc is None or doc.deleted_at is not None or doc.brain_id != brain_id:
             self.indexer.index.delete_document(brain_id, doc_id)
             return
         prepared = self.indexer.prepare(doc, self.text_of(doc), capped=False)
         if not keeps_to_itself(doc):  # as the write that linked it among its siblings gave it
-            context = self.siblings.context_of(doc)
+            context = self.siblings.context_of(doc, ring)
             context = carried if context is None else context
             if context is not None:
                 prepared = prepared.with_context(context or None)
         self.indexer.apply(doc, prepared)
 
-    def settle(self, committed: Committed, applied: Iterable[str]) -> None:
-        """After a commit and the index writes of the documents in `applied`: finish their
-        intents; the commit's other documents, and those whose intent moved, are reconciled."""
+    def settle(self, committed: Committed, applied: Iterable[str], ring: Item | None = None) -> None:
+        """After a commit and the index writes of the documents in `applied`: index the commit's
+        other documents as it wrote them (a record it wrote is as good as read), then finish every
+        one of these intents at once (one transaction, not one a document); a document whose
+        intent moved meanwhile, or whose record the commit did not write, is reconciled from a
+        fresh read. `ring`: the folder's recent siblings as the commit wrote them (their record
+        read again otherwise); a later commit that changed them under a document moved its intent.
+        Every intent stands until the chunks of its document are written, so a crash in between
+        leaves them to the sweeper, as before."""
         done = set(applied)
-        moved = self._finish([i for d, i in committed.intents.items() if d in done])
-        for intent in moved:
-            self.reconcile(intent.brain_id, intent.doc_id)
+        finishing = [i for d, i in committed.intents.items() if d in done]
         records = {doc.id: doc for doc in committed.documents}
-        for doc_id, intent in committed.intents.items():
-            if doc_id not in done:  # a record the commit wrote is as good as read: no read again
+        unread: list[Intent] = []
+        with access.as_system():
+            for doc_id, intent in committed.intents.items():
                 doc = records.get(doc_id)
-                self.reconcile(intent.brain_id, doc_id, written=(intent, doc) if doc is not None else None)
+                if doc_id in done:
+                    continue
+                if doc is None:
+                    unread.append(intent)
+                    continue
+                self._index_as_recorded(intent.brain_id, doc_id, doc, ring=ring)
+                finishing.append(intent)
+        for intent in [*self._finish(finishing), *unread]:
+            self.reconcile(intent.brain_id, intent.doc_id)
 
     def _finish(self, intents: list[Intent]) -> list[Intent]:
         """Finish the intents; returns those that moved. When the record store refuses the delete

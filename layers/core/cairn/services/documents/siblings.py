@@ -136,13 +136,15 @@ class SiblingContext:
         item = self.records.get(linked.op.item.pk, linked.op.item.sk)
         return (item.version if item else 0) != linked.op.expected_version
 
-    def context_of(self, doc: Document) -> str | None:
+    def context_of(self, doc: Document, ring: Item | None = None) -> str | None:
         """The context `link` gave the document (fix-ups included), as its folder's recent
         siblings still record it: "" for none, None when they no longer tell (it left the ring,
-        or its predecessor did). For a reconcile that finds the document's chunks missing."""
+        or its predecessor did). For a reconcile that finds the document's chunks missing.
+        `ring`: their record as a commit just wrote it, taken for the folder's instead of a read."""
         if self.window_s <= 0:
             return None
-        item = self.records.get(*_ring_key(doc.brain_id, doc.path))
+        key = _ring_key(doc.brain_id, doc.path)
+        item = ring if ring is not None and (ring.pk, ring.sk) == key else self.records.get(*key)
         entries: list[dict[str, Any]] = item.data["entries"] if item else []
         mine = next((e for e in entries if e["doc_id"] == doc.id and e["path"] == doc.path), None)
         if mine is None:

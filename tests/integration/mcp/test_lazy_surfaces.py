@@ -1,6 +1,7 @@
-"""Behind API Gateway an MCP surface is built, and the MCP SDK imported, on its first call
-(entrypoints/mcp/mount.py): the API function's cold import leaves the SDK out, and a REST or health
-request never loads it. The tools a caller without a credential may call are declared in the
+"""An MCP surface is built, and the MCP SDK imported, on its first call (entrypoints/mcp/mount.py),
+behind API Gateway and in `cairn serve` alike: the API function's cold import leaves the SDK out, a
+REST or health request never loads it, concurrent first calls build once, and a failed build is a
+503 the next call recovers from. The tools a caller without a credential may call are declared in the
 registry, so authentication knows them before anything is built; each surface's server agrees."""
 
 from __future__ import annotations
@@ -9,9 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -28,21 +34,29 @@ MCP_HEADERS = {
 }
 
 
-def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def spy(monkeypatch: pytest.MonkeyPatch, before: Callable[[], object] = lambda: None) -> list[str]:
+    """The surfaces built, in order; `before` runs at the start of each build (it may raise)."""
     built: list[str] = []
     real = mcp_http.surface_endpoints
 
     def counted(surface: str, container: Any, calls: Any = None) -> Any:
         built.append(surface)
+        before()
         return real(surface, container, calls)
 
     monkeypatch.setattr(mcp_http, "surface_endpoints", counted)
     return built
 
 
+TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+
+
 def tools_list(client: TestClient, path: str) -> Any:
-    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    return client.post(path, content=json.dumps(rpc), headers=MCP_HEADERS)
+    return client.post(path, content=TOOLS_LIST, headers=MCP_HEADERS)
+
+
+async def async_tools_list(client: httpx.AsyncClient, path: str) -> httpx.Response:
+    return await client.post(path, content=TOOLS_LIST, headers=MCP_HEADERS)
 
 
 def test_behind_the_gateway_a_surface_is_built_on_its_first_call_only(
@@ -64,12 +78,78 @@ def test_behind_the_gateway_a_surface_is_built_on_its_first_call_only(
     assert built == ["canonical", "zengram"]  # each once, when first called
 
 
-def test_the_embedded_server_builds_every_surface_up_front(
+def test_the_embedded_server_builds_a_surface_on_its_first_call_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = spy(monkeypatch)
-    create_app(fake_container(tmp_path))
-    assert sorted(built) == sorted(SURFACES)
+    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/v1/brains").status_code == 200
+        assert built == []  # `cairn serve` starts without building any
+        listed = [tools_list(client, path) for path in ("/mcp/gbrain", "/mcp/gbrain", "/mcp/mnemosyne/")]
+        assert tools_list(client, "/mcp/mnemosyne").status_code == 200  # the same surface's other path
+    assert [answer.status_code for answer in listed] == [200, 200, 200]
+    assert built == ["gbrain", "mnemosyne"]
+
+
+@pytest.mark.anyio
+async def test_concurrent_first_calls_build_the_surface_once_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build runs in a worker thread under a lock: calls that arrive while it runs wait for it
+    and use what it built, and /healthz answers meanwhile."""
+    started, release = threading.Event(), threading.Event()
+    built = spy(monkeypatch, before=lambda: (started.set(), release.wait(10)))
+    app = create_app(fake_container(tmp_path))
+    async with (
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client,
+        anyio.create_task_group() as tasks,
+    ):
+        answers: list[httpx.Response] = []
+
+        async def call() -> None:
+            answers.append(await async_tools_list(client, "/mcp/thoughtmcp"))
+
+        for _ in range(4):
+            tasks.start_soon(call)
+        try:
+            assert await anyio.to_thread.run_sync(started.wait, 10)
+            health = await client.get("/healthz")  # the loop is free while the build waits
+        finally:
+            release.set()
+        assert health.status_code == 200
+    assert [a.status_code for a in answers] == [200] * 4
+    assert all(a.json()["result"]["tools"] for a in answers)
+    assert built == ["thoughtmcp"]
+
+
+def test_a_surface_that_fails_to_build_answers_503_and_is_built_again_on_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = "token=hunter2-s3cret"
+    failures = [RuntimeError(f"the model server refused {secret}")]
+
+    def fail_once() -> None:
+        if failures:
+            raise failures.pop()
+
+    built = spy(monkeypatch, before=fail_once)
+    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
+        refused = tools_list(client, "/mcp/zengram")
+        health = client.get("/healthz")
+        again = tools_list(client, "/mcp/zengram")
+        other = tools_list(client, "/mcp/admin")
+
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    error = refused.json()["error"]
+    assert refused.json()["jsonrpc"] == "2.0" and error["code"] == -32000
+    assert error["message"] == "the zengram MCP surface could not be started; try again shortly"
+    assert secret not in refused.text
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert again.status_code == other.status_code == 200
+    assert {t["name"] for t in again.json()["result"]["tools"]}
+    assert built == ["zengram", "zengram", "admin"]  # the failed build kept nothing
+    assert "the zengram MCP surface could not be built" in caplog.text
 
 
 def test_the_registrys_public_tools_are_each_surfaces_own(tmp_path: Path) -> None:

@@ -1,22 +1,30 @@
-"""Every MCP surface of the registry routed on the HTTP app (POST on each of its paths).
+"""Every MCP surface of the registry routed on the HTTP app (POST on each of its paths), each built
+on its first call.
 
-Behind API Gateway the app is built on a function's first invocation, and most invocations of a
-warm function serve one kind of request: a surface is built, and the MCP SDK imported (a third of
-the API function's cold import, docs/PERFORMANCE.md), when it is first called, so a REST, zengram
-or health request never pays for it. The embedded server builds every surface when the app is made,
-as before: a long-running process pays once, up front. Either way the tools callers without a
-credential may call are the registry's declaration (`public_tools`), checked when a surface is built.
+A surface is built, and the MCP SDK imported, when one of its paths is first called: behind API
+Gateway most invocations of a warm function serve one kind of request, and `cairn serve`'s start
+paid 1.7 s of CPU for seven servers a session may never call (docs/PERFORMANCE.md, "Surfaces built
+on first use"). So a REST, zengram or health request never loads the SDK, and `/healthz` answers
+as soon as the store is open. The build runs in a worker thread, never on the event loop (health
+and the other calls go on meanwhile), under a lock: concurrent first calls build it once. A build
+that fails is logged and answered 503 as a JSON-RPC error, its text withheld, and nothing is kept:
+the next call builds again. The tools callers without a credential may call are the registry's
+declaration (`public_tools`), checked when a surface is built.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cairn.entrypoints.counted_calls import Named
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths, public_tools
+from cairn.entrypoints.rest.problems import mcp_error
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -24,44 +32,78 @@ if TYPE_CHECKING:
     from cairn.container import Container
     from cairn.off_loop import CallsInFlight
 
+_log = logging.getLogger(__name__)
+
+RETRY_BUILD_S = 1
+"""The Retry-After of a call whose surface could not be built: the next call builds it again."""
+
 
 class SurfaceEndpoints:
-    """One surface's endpoints (a path each), built on first use."""
+    """One surface's endpoints (a path each), built once, on first use."""
 
     def __init__(self, surface: str, container: Container, calls: CallsInFlight | None = None) -> None:
         self.surface, self.container, self.calls = surface, container, calls
         self._built: dict[str, ASGIApp] | None = None
+        self._lock = threading.Lock()
 
     def at(self, path: str) -> ASGIApp:
-        if self._built is None:
-            from cairn.entrypoints.mcp.http import surface_endpoints
+        """The endpoint at `path`, building the surface if no call has yet (blocking: call it off the
+        event loop). Raises what the build raised; a later call tries again."""
+        built = self._built
+        if built is None:
+            with self._lock:
+                if self._built is None:  # another call may have built it while this one waited
+                    from cairn.entrypoints.mcp.http import surface_endpoints
 
-            self._built = dict(surface_endpoints(self.surface, self.container, self.calls))
-        return self._built[path]
+                    self._built = dict(surface_endpoints(self.surface, self.container, self.calls))
+                built = self._built
+        return built[path]
+
+    @property
+    def built(self) -> bool:
+        return self._built is not None
 
 
 class LazyEndpoint:
-    """The ASGI endpoint of one path: its surface's, built on the path's first request."""
+    """The ASGI endpoint of one path: its surface's, built on the surface's first request."""
 
     def __init__(self, endpoints: SurfaceEndpoints, path: str) -> None:
         self.endpoints, self.path = endpoints, path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.endpoints.at(self.path)(scope, receive, send)
+        endpoints = self.endpoints
+        try:
+            if endpoints.built:
+                endpoint = endpoints.at(self.path)
+            else:  # imports and servers: ~0.3 s, the first ~1 s (the SDK), kept off the event loop
+                endpoint = await anyio.to_thread.run_sync(endpoints.at, self.path)
+        except Exception:
+            _log.exception(
+                "the %s MCP surface could not be built; the next call tries again", endpoints.surface
+            )
+            refusal = mcp_error(
+                503,
+                f"the {endpoints.surface} MCP surface could not be started; try again shortly",
+                code=-32000,
+                data={"retry_after_s": RETRY_BUILD_S},
+                headers={"Retry-After": str(RETRY_BUILD_S)},
+            )
+            await refusal(scope, receive, send)
+            return
+        await endpoint(scope, receive, send)
 
 
 def mount_mcp(
     app: FastAPI, container: Container, calls: CallsInFlight | None = None
 ) -> dict[str, frozenset[str]]:
-    """Route POST on every surface's paths; build every surface now unless behind API Gateway.
-    Returns, for each path of a surface that lets callers without a credential in (the registry's
-    `anonymous`), the tools they may call there: those declared `public`."""
-    lazy = container.options.http.on_aws
+    """Route POST on every surface's paths, each surface built on its first call. Returns, for each
+    path of a surface that lets callers without a credential in (the registry's `anonymous`), the
+    tools they may call there: those declared `public`."""
     routes: list[Route] = []
     for surface in SURFACES:
         endpoints = SurfaceEndpoints(surface, container, calls)
         for path in http_paths(surface):
-            endpoint: ASGIApp = LazyEndpoint(endpoints, path) if lazy else endpoints.at(path)
+            endpoint: ASGIApp = LazyEndpoint(endpoints, path)
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
             # and an idle stream would hold a Lambda invocation open; nor one to end (DELETE). The
             # spec allows the 405 (with `Allow: POST`) the router gives both.

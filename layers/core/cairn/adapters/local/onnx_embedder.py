@@ -18,6 +18,10 @@ Bulk work (`cairn ingest`) uses one intra-op thread and one worker per core; see
 Symbols the vocabulary lacks (emoji, runes: `[UNK]` tokens) get a vector of their own, mixed into
 the model's by their share of the tokens; a text made only of them is not run through the model,
 which gives every such text one vector (unknown_symbols.py).
+
+Loading: onnxruntime and tokenizers are imported, and the tokenizer read (~70-150 ms together), on
+the first text asked about; the model session on the first run. A command that opens the store and
+never embeds (`cairn brains list`, `cairn keys`, an export) pays for neither.
 """
 
 from __future__ import annotations
@@ -28,15 +32,19 @@ import threading
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
-from tokenizers import Encoding, Tokenizer
 
 from cairn.adapters.local.unknown_symbols import symbol_vector, unknown_symbols, with_symbols
 from cairn.ports.embedder import Vectors
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from tokenizers import Encoding, Tokenizer
 
 __all__ = ["MODEL_ID", "OnnxEmbedder", "bulk_threads", "default_model_dir"]
 
@@ -61,6 +69,27 @@ def default_model_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "models" / "all-minilm-l6-v2"
 
 
+@dataclass(frozen=True)
+class _Vocabulary:
+    tokenizer: Tokenizer
+    """Configured once when read and only read afterwards, so one Tokenizer is safe to share."""
+    unknown: int
+    special: frozenset[int]
+
+
+def _read_vocabulary(path: Path, max_length: int) -> _Vocabulary:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length)
+    unknown = tokenizer.token_to_id("[UNK]")
+    if unknown is None:
+        raise ValueError(f"{path} has no [UNK] token")
+    special = frozenset(i for t in ("[CLS]", "[SEP]", "[PAD]") if (i := tokenizer.token_to_id(t)) is not None)
+    return _Vocabulary(tokenizer, unknown, special)
+
+
 class OnnxEmbedder:
     def __init__(
         self, model_dir: Path | None = None, threads: int = 0, batch_size: int = 32, workers: int = 1
@@ -76,16 +105,10 @@ class OnnxEmbedder:
         self._dimension = int(config["dimension"])
         batch_invariant = bool(config.get("quantization", {}).get("batch_invariant", False))
         self._batch_size = batch_size if batch_invariant else 1
-        # Configured once here and only read afterwards, so one Tokenizer is safe to share.
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(int(config["max_length"]))
-        unknown = self._tokenizer.token_to_id("[UNK]")
-        if unknown is None:
-            raise ValueError(f"{folder / 'tokenizer.json'} has no [UNK] token")
-        self._unknown: int = unknown
+        self._tokenizer_path = folder / "tokenizer.json"
+        self._max_length = int(config["max_length"])
+        self._vocabulary: _Vocabulary | None = None
         self._lacked: dict[str, bool] = {}
-        self._special = {self._tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]")} - {None}
         self._model_path = folder / "model.onnx"
         self._threads = threads
         self._session_lock = threading.Lock()
@@ -94,11 +117,30 @@ class OnnxEmbedder:
         self._pool: ThreadPoolExecutor | None = None
 
     @property
+    def _words(self) -> _Vocabulary:
+        """Read on first use (the module's docstring)."""
+        if self._vocabulary is None:
+            with self._session_lock:
+                if self._vocabulary is None:
+                    self._vocabulary = _read_vocabulary(self._tokenizer_path, self._max_length)
+        return self._vocabulary
+
+    @property
+    def _tokenizer(self) -> Tokenizer:
+        return self._words.tokenizer
+
+    @property
+    def _unknown(self) -> int:
+        return self._words.unknown
+
+    @property
     def _session(self) -> ort.InferenceSession:
         """Loaded on first use (~0.2-0.4 s), so a server answers health checks before it is warm."""
         if self._loaded is None:
             with self._session_lock:
                 if self._loaded is None:
+                    import onnxruntime as ort
+
                     options = ort.SessionOptions()
                     options.intra_op_num_threads = self._threads
                     options.log_severity_level = 3
@@ -120,7 +162,8 @@ class OnnxEmbedder:
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch(list(texts))
+        words = self._words
+        encodings = words.tokenizer.encode_batch(list(texts))
         symbols = [self._symbols(text, encoding) for text, encoding in zip(texts, encodings, strict=True)]
         alone = [bool(symbols[i]) and self._unread(e) for i, e in enumerate(encodings)]  # no model run
         read = [i for i in range(len(texts)) if not alone[i]]
@@ -137,7 +180,7 @@ class OnnxEmbedder:
             if alone[i]:
                 out[i] = symbol_vector(symbols[i], self._dimension)
             else:
-                share = encoding.ids.count(self._unknown) / sum(t not in self._special for t in encoding.ids)
+                share = encoding.ids.count(words.unknown) / sum(t not in words.special for t in encoding.ids)
                 out[i] = with_symbols(out[i], symbols[i], share)
         return out
 
@@ -169,8 +212,8 @@ class OnnxEmbedder:
 
     def _unread(self, encoding: Encoding) -> bool:
         """Every token of the text unknown to the vocabulary (or special), and one at least."""
-        ids = encoding.ids
-        return self._unknown in ids and all(i == self._unknown or i in self._special for i in ids)
+        ids, words = encoding.ids, self._words
+        return words.unknown in ids and all(i == words.unknown or i in words.special for i in ids)
 
     def _runs(self) -> ThreadPoolExecutor:
         """The worker threads, started on the first call that has several runs to make."""

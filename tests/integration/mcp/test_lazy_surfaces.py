@@ -82,14 +82,16 @@ def test_the_embedded_server_builds_a_surface_on_its_first_call_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = spy(monkeypatch)
-    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
+    frozen: list[str] = []  # `cairn serve` freezes what each build made (warm_start.freeze_built)
+    app = create_app(fake_container(tmp_path), surface_built=lambda: frozen.append(built[-1]))
+    with TestClient(app, base_url="http://localhost") as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/v1/brains").status_code == 200
         assert built == []  # `cairn serve` starts without building any
         listed = [tools_list(client, path) for path in ("/mcp/gbrain", "/mcp/gbrain", "/mcp/mnemosyne/")]
         assert tools_list(client, "/mcp/mnemosyne").status_code == 200  # the same surface's other path
     assert [answer.status_code for answer in listed] == [200, 200, 200]
-    assert built == ["gbrain", "mnemosyne"]
+    assert built == frozen == ["gbrain", "mnemosyne"]
 
 
 @pytest.mark.anyio
@@ -134,7 +136,9 @@ def test_a_surface_that_fails_to_build_answers_503_and_is_built_again_on_the_nex
             raise failures.pop()
 
     built = spy(monkeypatch, before=fail_once)
-    with TestClient(create_app(fake_container(tmp_path)), base_url="http://localhost") as client:
+    frozen: list[str] = []
+    app = create_app(fake_container(tmp_path), surface_built=lambda: frozen.append(built[-1]))
+    with TestClient(app, base_url="http://localhost") as client:
         refused = tools_list(client, "/mcp/zengram")
         health = client.get("/healthz")
         again = tools_list(client, "/mcp/zengram")
@@ -149,6 +153,7 @@ def test_a_surface_that_fails_to_build_answers_503_and_is_built_again_on_the_nex
     assert again.status_code == other.status_code == 200
     assert {t["name"] for t in again.json()["result"]["tools"]}
     assert built == ["zengram", "zengram", "admin"]  # the failed build kept nothing
+    assert frozen == ["zengram", "admin"]  # nothing frozen after the failure
     assert "the zengram MCP surface could not be built" in caplog.text
 
 

@@ -29,10 +29,13 @@ from cairn.off_loop import CallsInFlight
 from cairn.options import Limits
 
 
-def create_app(container: Container, calls: CallsInFlight | None = None) -> FastAPI:
+def create_app(
+    container: Container, calls: CallsInFlight | None = None, surface_built: Callable[[], None] | None = None
+) -> FastAPI:
     """`calls`: where every HTTP call (MCP, REST, the web UI) counts its worker threads, for
     `cairn serve`'s stop to wait for those its shutdown cut short (cairn/off_loop.py,
-    entrypoints/counted_calls.py); None (Lambda): not counted."""
+    entrypoints/counted_calls.py); None (Lambda): not counted. `surface_built`: run after an MCP
+    surface is built, on its first call (mcp/mount.py)."""
     app = FastAPI(
         title="Cairn",
         version=__version__,
@@ -97,7 +100,7 @@ def create_app(container: Container, calls: CallsInFlight | None = None) -> Fast
     open_paths = install_sign_in(app, sign_in, http.public_url) if sign_in is not None else ()
     install_rest(app, container)
     install_ui(app, container)
-    public_tools = mount_mcp(app, container, calls)
+    public_tools = mount_mcp(app, container, calls, surface_built)
     # Per-principal rate limits on the embedded server; API Gateway throttles on AWS (template.yaml).
     limiter = None if http.rate_per_s is None else RateLimiter(http.rate_per_s, http.rate_burst)
     app.state.rate_limiter = limiter  # a UI sign-in takes from its principal's bucket (ui/session.py)

@@ -27,7 +27,7 @@ from cairn.entrypoints.cli.clean_stop import (
     thread_ends,
 )
 from cairn.entrypoints.cli.leaving import leave
-from cairn.entrypoints.cli.warm_start import warm_up
+from cairn.entrypoints.cli.warm_start import freeze_built, warm_up
 from cairn.entrypoints.stop_signals import StopSignals
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settle(container)
     start_repairs(container)
     calls = CallsInFlight()  # the HTTP calls' threads, which the shutdown's cancel leaves running
-    app = create_app(container, calls)
+    app = create_app(container, calls, surface_built=freeze_built)
     resumed = threading.Thread(target=container.erasure.resume, daemon=True)  # one a crash left running
     resumed.start()
     warming = warm_up(container)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -41,8 +42,15 @@ RETRY_BUILD_S = 1
 class SurfaceEndpoints:
     """One surface's endpoints (a path each), built once, on first use."""
 
-    def __init__(self, surface: str, container: Container, calls: CallsInFlight | None = None) -> None:
+    def __init__(
+        self,
+        surface: str,
+        container: Container,
+        calls: CallsInFlight | None = None,
+        built: Callable[[], None] | None = None,
+    ) -> None:
         self.surface, self.container, self.calls = surface, container, calls
+        self.after_build = built
         self._built: dict[str, ASGIApp] | None = None
         self._lock = threading.Lock()
 
@@ -56,6 +64,8 @@ class SurfaceEndpoints:
                     from cairn.entrypoints.mcp.http import surface_endpoints
 
                     self._built = dict(surface_endpoints(self.surface, self.container, self.calls))
+                    if self.after_build is not None:
+                        self.after_build()
                 built = self._built
         return built[path]
 
@@ -94,14 +104,18 @@ class LazyEndpoint:
 
 
 def mount_mcp(
-    app: FastAPI, container: Container, calls: CallsInFlight | None = None
+    app: FastAPI,
+    container: Container,
+    calls: CallsInFlight | None = None,
+    built: Callable[[], None] | None = None,
 ) -> dict[str, frozenset[str]]:
-    """Route POST on every surface's paths, each surface built on its first call. Returns, for each
+    """Route POST on every surface's paths, each surface built on its first call, then `built` run
+    (`cairn serve` freezes what the build made: entrypoints/cli/warm_start.py). Returns, for each
     path of a surface that lets callers without a credential in (the registry's `anonymous`), the
     tools they may call there: those declared `public`."""
     routes: list[Route] = []
     for surface in SURFACES:
-        endpoints = SurfaceEndpoints(surface, container, calls)
+        endpoints = SurfaceEndpoints(surface, container, calls, built)
         for path in http_paths(surface):
             endpoint: ASGIApp = LazyEndpoint(endpoints, path)
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,

@@ -1,7 +1,8 @@
 """Nothing drawn from an erased document outlives its erasure, on every record store: the concept
-links of chunks an earlier, longer version had go with it, a rewrite that leaves a document fewer
-chunks drops the links of those it dropped, and a linker racing the erasure (another process's)
-takes back what it linked (services/mnemosyne/concept_reach.py).
+links of chunks an earlier, longer version had go with it (those an earlier release's rewrite to
+fewer chunks left), a rewrite that leaves a document fewer chunks drops the links of those it
+dropped (test_concept_links_rewritten_contract.py: through every path), and a linker racing the
+erasure (another process's) takes back what it linked (services/mnemosyne/concept_reach.py).
 
 Each test reads every record the store holds afterwards and looks for the document's words."""
 
@@ -21,6 +22,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import RecordStore
+from cairn.services.documents.dropped_chunks import DroppedChunks
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.erasure.log import Receipt
 from cairn.services.mnemosyne.concept_reach import reach_key
@@ -60,10 +62,18 @@ def two(records: RecordStore, tmp_path: Path) -> tuple[Container, Container]:
     return build_container(settings, adapters), build_container(settings, adapters)
 
 
-def written(c: Container, brain: Brain, parts: int, *, link: bool = True) -> Document:
+def written(c: Container, brain: Brain, parts: int, *, link: bool = True, earlier: bool = False) -> Document:
     """The note written with that many parts (a chunk each), its concept links made as an ingest
-    makes them unless not `link` (written through another surface)."""
-    c.documents.write(brain, PATH, text_of(parts))
+    makes them unless not `link` (written through another surface). `earlier`: written as a release
+    before every rewrite dropped the links of the chunks it dropped wrote it (those links stay)."""
+    if earlier:
+        held, c.documents.indexer.dropped = c.documents.indexer.dropped, DroppedChunks()
+        try:
+            c.documents.write(brain, PATH, text_of(parts))
+        finally:
+            c.documents.indexer.dropped = held
+    else:
+        c.documents.write(brain, PATH, text_of(parts))
     doc = c.documents.repo.stored(brain.id, PATH)
     assert doc is not None and doc.chunk_count == parts
     if link:
@@ -124,7 +134,7 @@ def test_an_erasure_removes_the_links_of_the_chunks_an_earlier_version_had(
     c, _ = two
     brain = c.brains.create("Shore", slug="shore")
     doc = written(c, brain, 10)
-    written(c, brain, 3, link=False)  # through another surface: no linker ran, chunks 3..9 keep theirs
+    written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
     assert words_kept(c.adapters.records) == words_of(range(10))
     erase(c, brain)
     assert words_kept(c.adapters.records) == set()
@@ -211,7 +221,7 @@ def test_a_deletion_removes_the_links_of_every_chunk_the_document_had(
     c, _ = two
     brain = c.brains.create("Shore", slug="shore")
     doc = written(c, brain, 10)
-    written(c, brain, 3, link=False)
+    written(c, brain, 3, link=False, earlier=True)
     c.documents.delete(brain, PATH)
     assert words_kept(c.adapters.records) == set()
     assert c.adapters.records.get(*reach_key(brain.id, doc.id)) is None

@@ -78,7 +78,7 @@ def shrunk_before(c: Container, brain: Brain, path_parts: int = 10) -> Document:
     """A document an earlier release wrote with `path_parts` chunks, linked, then rewrote to 3
     without linking: links on chunks 0..9, no reach."""
     doc = written(c, brain, path_parts)
-    written(c, brain, 3, link=False)
+    written(c, brain, 3, link=False, earlier=True)
     c.adapters.records.delete(*reach_key(brain.id, doc.id))
     return doc
 

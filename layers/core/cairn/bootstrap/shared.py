@@ -210,6 +210,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         documents=doc_repo,
     )
     documents.when_removed(concepts.unlink_removed)  # their links name chunks of every earlier version
+    documents.when_shortened(concepts.unlink_dropped)  # any path's rewrite to fewer chunks: their links go
     images = ImageItems(ImageRefs(a.records), documents, brains.repo.get)
     job_log = JobLog(a.records, a.jobs)
     ingest = IngestService(

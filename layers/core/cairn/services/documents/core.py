@@ -109,6 +109,13 @@ class DocumentCore:
         itself was checked."""
         self._removal_hooks.append(hook)
 
+    def when_shortened(self, hook: Callable[[str, str, int], object]) -> None:
+        """Call `hook(brain id, document id, chunks kept)` whenever a write, through any path,
+        leaves a document fewer chunks than its index held (dropped_chunks.py): for records keyed
+        by the dropped chunks' ids (Mnemosyne's concept links). It runs as the system, after the
+        chunks went; a failing hook is logged and the write stands."""
+        self.indexer.dropped.add(hook)
+
     def when_retired(self, hook: Callable[[Brain, Sequence[Document]], None]) -> None:
         """Call `hook` with the documents a soft deletion took (`retire`, whatever surface asked
         for it, and a batch's deletes), after it committed, as they were before it: what another

@@ -34,6 +34,7 @@ from cairn.ingest.chunking import Chunked, TextSpan, chunk
 from cairn.ingest.profiles import LibraryProfile, chunk_for
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors, VersionedVectors
+from cairn.services.documents.dropped_chunks import DroppedChunks
 
 DEFAULT_REMEMBERED_CHARS = 16_000_000
 """Text the indexer keeps the chunking of, over all recently written documents."""
@@ -167,6 +168,7 @@ class DocumentIndexer:
         self.overlap_chars = overlap_chars
         self._recent = _Recent(remembered_chars)
         self._profiles = profiles
+        self.dropped = DroppedChunks()  # told whenever `apply` leaves a document fewer chunks
 
     def prepare(
         self, doc: Document, text: str, profile: LibraryProfile | None = None, *, capped: bool = True
@@ -347,6 +349,7 @@ class DocumentIndexer:
                 return False
             if context and prepared.staged:
                 self.index.set_context(doc.brain_id, doc.id, context)
+            self.dropped.tell(doc, len(prepared.staged))  # the live version's count is not known here
             return True
         chunks = prepared.chunks
         if chunks and chunks[0].ordinal == 0:  # read before the write replaces it
@@ -361,6 +364,7 @@ class DocumentIndexer:
             self.index.upsert(chunks, prepared.vectors)
         if prepared.removed:
             self.index.delete_chunks(doc.brain_id, prepared.removed)
+            self.dropped.tell(doc, prepared.count)
         return True
 
     def context_of(self, doc: Document) -> str | None:

@@ -20,8 +20,10 @@ link's names), no Link model, and names are decoded only for the chunks returned
 that no longer exist are passed over (the caller reads the chunks).
 
 Links carry names taken from the text, so they go with it: a document's linked reach
-(concept_reach.py) bounds the chunk ids its links may name, and an ingest that leaves it fewer
-chunks removes the links of the ones it dropped; a deletion or an erasure removes them all
+(concept_reach.py) bounds the chunk ids its links may name, and a rewrite through any path that
+leaves it fewer chunks (an ingest, a REST PUT, a gbrain page, a memory's update, a restore)
+removes the links of the ones it dropped (`unlink_dropped`, which every path's index writes call);
+a deletion or an erasure removes them all
 (`unlink_removed`, `unlink_document`), and a linker that raced one takes its own back.
 """
 
@@ -121,6 +123,14 @@ class ConceptGraph:
             taken = self.reach.trim(brain_id, document_id, 0, upto)
             return changed + taken + self.reach.forget(brain_id, document_id)
         return changed + self.reach.trim(brain_id, document_id, doc.chunk_count, upto)
+
+    def unlink_dropped(self, brain_id: str, document_id: str, kept: int) -> int:
+        """A rewrite through any path left the document `kept` chunks (DocumentIndexer.dropped):
+        the links of its chunks from there up to its reach go, and the reach is lowered to `kept`;
+        returns links removed. A linker of the longer version in another process takes back what
+        it links after this (index_document reads the record again)."""
+        was = self.reach.read(brain_id, document_id)
+        return self.reach.trim(brain_id, document_id, kept, was.upto)
 
     def unlink_document(
         self, brain_id: str, document_id: str, *, done: Collection[str] = (), standing: bool = False

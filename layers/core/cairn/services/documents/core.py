@@ -14,6 +14,7 @@ from typing import TypeVar
 from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import (
+    CairnError,
     Conflict,
     DamagedContent,
     InvalidInput,
@@ -28,6 +29,7 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.blob_keys import blob_key, own_folder
+from cairn.services.documents.damaged_marks import DamagedMarks
 from cairn.services.documents.document_text import document_text, image_captions, title_for
 from cairn.services.documents.index_sync import IndexSync, state_of
 from cairn.services.documents.indexing import DocumentIndexer, PlannedChunks, PreparedChunks, RecentVectors
@@ -80,6 +82,7 @@ class DocumentCore:
         under way (writes.py ERASES), for the sweep to finish one a process stopped half-way."""
         self.repo = repo
         self.erasing = erasing
+        self.damaged = DamagedMarks(repo.records)  # what reads found damaged, for counts of records
         self.companions_of = companions or (lambda _doc: ())
         self._removal_hooks: list[Callable[[Brain, Sequence[Document]], object]] = []
         self._retire_hooks: list[Callable[[Brain, Sequence[Document]], None]] = []
@@ -198,17 +201,50 @@ class DocumentCore:
             now = self.repo.get_by_id(doc.id)
             if now is None or now.version != doc.version or now.blob_key != doc.blob_key:
                 raise
+            self._noted(doc)
             raise DamagedContent(
                 f"the stored content of {excerpt(doc.path)} is missing: restore it from a backup or "
                 "write the document again (`cairn check --deep` lists every damaged document)"
             ) from None
         if doc.blob_key.endswith(doc.checksum_sha256) and checksum(data) != doc.checksum_sha256:
+            self._noted(doc)
             raise DamagedContent(
                 f"the stored content of {excerpt(doc.path)} is damaged (it no longer matches its "
                 "checksum): restore it from a backup or write the document again (`cairn check "
                 "--deep` lists every damaged document)"
             )
         return data
+
+    def _noted(self, doc: Document) -> None:
+        """Mark the document found damaged (damaged_marks.py); a store refusing the mark leaves the
+        answer as it was: the document is still damaged, and the next read marks it."""
+        try:
+            self.damaged.note(doc)
+        except CairnError as exc:
+            log.warning("document %s found damaged, not marked: %s", doc.id, exc.message)
+
+    def damaged_now(self, brain_id: str) -> list[Document]:
+        """The brain's live documents a read found damaged that are damaged still: each marked
+        one's bytes read again; the marks of those gone, written since or sound again are dropped."""
+        marks = self.damaged.marked(brain_id)
+        if not marks:
+            return []
+        docs = self.repo.get_many_by_id([m.doc_id for m in marks])
+        found = []
+        for mark in marks:
+            doc = docs.get(mark.doc_id)
+            if doc is None or doc.brain_id != brain_id or doc.blob_key != mark.blob_key or doc.deleted_at:
+                self.damaged.drop(brain_id, mark)  # gone, deleted or written since
+                continue
+            try:
+                self.bytes_of(doc)
+            except DamagedContent:
+                found.append(doc)
+                continue
+            except NotFound:  # removed meanwhile
+                continue
+            self.damaged.drop(brain_id, mark)
+        return found
 
     def _again(self, brain: Brain, paths: Sequence[str], attempt: Callable[[list[Document | None]], T]) -> T:
         """`attempt` (given the stored documents at `paths`, read here, and committing against

@@ -16,7 +16,7 @@ from cairn.services.memory.memory_ranking import (
 )
 from cairn.services.zengram.base import BRIEFED_TYPES, DEFAULT_AGENT, ZengramBase, bounded_int
 from cairn.services.zengram.consolidation import consolidated_until
-from cairn.services.zengram.kept_stats import NEWEST_FACTS, Counted, counted
+from cairn.services.zengram.kept_stats import NEWEST_FACTS, Counted, counted, without
 from cairn.services.zengram.memory_ops import RANK
 from cairn.services.zengram.reply import Reply
 from cairn.services.zengram.shapes import (
@@ -188,6 +188,8 @@ class ZengramBriefing(ZengramBase):
         now = self.c.clock.now()
         settled = consolidated_until(self.c, brain)
         found = counted(self.c.memories, brain, settled) or self._counted(brain, settled)
+        # left out as query, briefing and export leave them out
+        found = without(found, self.c.memories.documents.damaged_now(brain.id), settled)
         newest_facts = found.newest_facts
         reads = self.c.memories.access_of(brain, [d.id for d in newest_facts])
         decayed = sum(

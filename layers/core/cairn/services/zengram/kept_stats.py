@@ -2,18 +2,21 @@
 entries (services/documents/memory_counts.py, memory_times.py) down to the last consolidation's
 cut and past the newest 100 current facts; only those facts' records are read. The answers are
 those of every record read (briefing.py `ZengramBriefing.stats`), which answers instead while
-the counts or entries are being built, or when one the caller sees is of a damaged record."""
+the counts or entries are being built, or when one the caller sees is of a damaged record. Either
+way the memories a read found damaged and still are (services/documents/damaged_marks.py) are
+taken out, as zengram's query, briefing and export leave them out (`without`)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.documents.memory_times import Made, moment
 from cairn.services.memory.memory_glance import Glance
+from cairn.services.memory.memory_model import PREFIX
 from cairn.services.memory.memory_reads import MemoryReads
 from cairn.services.zengram.base import BRIEFED_TYPES
 
@@ -111,3 +114,34 @@ def _read(memories: MemoryReads, brain: Brain, facts: list[Made]) -> list[Docume
             return None
         docs.append(seen.document())
     return docs
+
+
+def without(found: Counted, damaged: Sequence[Document], settled: datetime | None) -> Counted:
+    """The counts with the damaged documents among the memories they count taken out (a damaged
+    one of the newest facts too: the confidence is judged of those left)."""
+    gone = [d for d in damaged if _counted_memory(d)]
+    if not gone:
+        return found
+    ids = {d.id for d in gone}
+    by_type = found.by_type.copy()
+    by_type.subtract(d.memory.type.value for d in gone if d.memory is not None)
+    return Counted(
+        total=found.total - len(gone),
+        chunks=found.chunks - sum(d.chunk_count for d in gone),
+        active=found.active - sum(1 for d in gone if d.memory is not None and d.memory.current),
+        by_type=by_type,
+        consolidated=found.consolidated
+        - (0 if settled is None else sum(1 for d in gone if d.created_at <= settled)),
+        newest_facts=[d for d in found.newest_facts if d.id not in ids],
+    )
+
+
+def _counted_memory(doc: Document) -> bool:
+    """Whether stats counts the document: a live memory in the folder of a type it counts."""
+    m = doc.memory
+    return (
+        doc.deleted_at is None
+        and m is not None
+        and m.type.value in _FOLDERS
+        and doc.path.startswith(f"{PREFIX}{m.type.value}/")
+    )

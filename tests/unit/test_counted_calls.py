@@ -8,13 +8,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Any, cast
 
 import httpx
 import pytest
 from fastapi import APIRouter, Depends, FastAPI
 
+from cairn.auth import access
+from cairn.auth.principal import READ, WRITE, Principal, Via
 from cairn.domain.errors import NotFound
+from cairn.domain.models import Brain
 from cairn.entrypoints.counted_calls import CountedCalls, CountedRoute, settle_with
+from cairn.entrypoints.rest.authz import ScopedRoute, route_audit
 from cairn.off_loop import CallsInFlight
 
 ROUTE = "POST /notes/{name}"
@@ -23,7 +28,7 @@ ROUTE = "POST /notes/{name}"
 class World:
     """An app whose one route is sync and held until released, failing when told to."""
 
-    def __init__(self, failure: Exception | None = None) -> None:
+    def __init__(self, failure: Exception | None = None, *, counted: bool = True) -> None:
         self.calls = CallsInFlight()
         self.started, self.release = threading.Event(), threading.Event()
         self.settled: list[str] = []
@@ -42,7 +47,8 @@ class World:
 
         self.app = FastAPI()
         self.app.include_router(router)
-        self.app.add_middleware(CountedCalls, calls=self.calls)
+        if counted:  # else as on Lambda and in tests: no CountedCalls
+            self.app.add_middleware(CountedCalls, calls=self.calls)
 
     async def cut(self) -> None:
         """The request sent, then its task cancelled natively once the route runs."""
@@ -94,5 +100,99 @@ def test_a_request_not_cut_short_is_answered_and_settled_by_its_route_alone() ->
 
     response = asyncio.run(send())
     assert response.status_code == 200 and response.json() == {"wrote": "godwit"}
-    assert world.settled == []  # the settle is only for a cut: the route's own audit records it
+    assert world.settled == ["audited"]  # once, by the route's work as it returned
     assert world.calls.wait(0)
+
+
+async def answered_then_cut(app: Any, method: str, path: str) -> list[dict[str, Any]]:
+    """The request run to its answer, whose sending the stop's cancel (or a client gone) then cuts:
+    the route's work returned and its answer is going out. Returns what was sent before."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        raise asyncio.CancelledError  # the answer's head going out
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"path=notes/a.md",
+        "root_path": "",
+        "headers": [(b"host", b"cairn.test")],
+        "client": ("127.0.0.1", 1),
+        "server": ("cairn.test", 80),
+    }
+    with pytest.raises(asyncio.CancelledError):
+        await app(scope, receive, send)
+    return sent
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["counted", "uncounted"])
+def test_a_route_that_returned_is_settled_though_its_answer_is_cut(counted: bool) -> None:
+    """A cancel landing after the route's work returned, as its answer goes out, came after the
+    settle: the write it acknowledges has its audit entry (before, the entry was written after the
+    answer was sent, and such a cancel skipped it)."""
+    world = World(counted=counted)
+    world.release.set()
+    sent = asyncio.run(answered_then_cut(world.app, "POST", "/notes/godwit"))
+    assert sent and sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
+    assert world.settled == ["audited"]
+
+
+class _Audit:
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str | None]] = []
+
+    def record(self, principal: Principal | None, action: str, **fields: Any) -> None:
+        self.entries.append((action, fields.get("target")))
+
+
+class _NoBrains:
+    def get(self, ref: str) -> Brain:
+        raise NotFound(f"no brain {ref}")
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+def test_a_rest_write_answered_then_cut_keeps_its_audit_entry(sync: bool) -> None:
+    """rest/authz.py's audit of a /v1 write, with its answer cut as it goes out: one entry, as for a
+    write answered whole (sync routes in their worker thread, async ones on the loop)."""
+    audit = _Audit()
+    router = APIRouter(
+        route_class=ScopedRoute,
+        dependencies=[Depends(route_audit(cast(Any, _NoBrains()), cast(Any, audit)))],
+    )
+    wrote: list[str] = []
+
+    if sync:
+
+        @router.put("/v1/brains/{brainId}/documents", name="put_document")
+        def put(brainId: str, path: str) -> dict[str, str]:
+            wrote.append(path)
+            return {"path": path}
+
+    else:
+
+        @router.put("/v1/brains/{brainId}/documents", name="put_document")
+        async def put_async(brainId: str, path: str) -> dict[str, str]:
+            wrote.append(path)
+            return {"path": path}
+
+    app = FastAPI()
+    app.include_router(router)
+    writer = Principal("t1", "ada", frozenset({WRITE, READ}), Via.static_token)
+
+    async def cut() -> None:
+        with access.acting_as(writer):
+            await answered_then_cut(app, "PUT", "/v1/brains/notes/documents")
+
+    asyncio.run(cut())
+    assert wrote == ["notes/a.md"]
+    assert audit.entries == [("rest.put_document", "notes/a.md")]

@@ -8,8 +8,10 @@ route's store write) is not cancelled with it. `CountedCalls`, the app's outermo
 that read the stores, `step` for an async route's work), is counted in `calls` from its dispatch
 to its end and left to run at the cancel, and the stop waits for `calls` before it closes the
 stores. A route's work that ends after its call was cut short is settled in its thread while it
-still counts: said in one warning, and, when it succeeded, what its route would have done once
-answered is done (`settle_with`: the /v1 audit entry, rest/authz.py). The cancel itself is one
+still counts: said in one warning, and, when it succeeded, what its route does once its work
+succeeded is done (`settle_with`: the /v1 audit entry, rest/authz.py). A call not cut short does
+that as its route's work returns, before its answer is made and sent: a cancel landing after
+(a client gone, the stop) cannot leave an acknowledged write without its audit entry. The cancel itself is one
 warning naming the route; uvicorn's traceback for it is left out (entrypoints/cli/serve.py).
 
 Without `calls` (Lambda, tests) nothing is counted: the steps run as FastAPI and anyio run them.
@@ -21,6 +23,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -44,7 +47,16 @@ class _Call:
 
     def __init__(self) -> None:
         self.route: str | None = None  # "PUT /v1/brains/{brainId}/documents", once routed
-        self.settle: Callable[[], None] | None = None  # what its route does once answered
+        self.settle: Callable[[], None] | None = None  # what its route does once its work succeeded
+        self._lock = threading.Lock()
+
+    def settled(self) -> None:
+        """Run `settle` once, whichever side gets here first: the route's work as it succeeds,
+        or its thread after the stop cut the call short."""
+        with self._lock:
+            settle, self.settle = self.settle, None
+        if settle is not None:
+            settle()
 
 
 _call: ContextVar[_Call | None] = ContextVar("cairn_http_call", default=None)
@@ -95,11 +107,43 @@ class Named:
 
 
 def settle_with(settle: Callable[[], None]) -> None:
-    """What the current request's route does once answered (its audit entry), for its work to do
-    in its thread when the stop cut the call short and the work then succeeded."""
+    """What the current request's route does once its work succeeded (its audit entry): done by
+    the work itself as it returns, before the answer is made and sent (`_answering`), so that no
+    cancel after it (a client gone, the stop) can leave an acknowledged write unaudited; done in
+    its thread when the stop cut the call short and the work then succeeded."""
     call = _call.get()
     if call is not None:
         call.settle = settle
+
+
+def _settled() -> None:
+    call = _call.get()
+    if call is not None:
+        call.settled()
+
+
+def _answering(fn: Callable[..., T]) -> Callable[..., T]:
+    """A sync endpoint that settles its call as it returns (in its worker thread)."""
+
+    @functools.wraps(fn)
+    def answering(*args: Any, **kwargs: Any) -> T:
+        result = fn(*args, **kwargs)
+        _settled()
+        return result
+
+    return answering
+
+
+def _answering_async(fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """An async endpoint that settles its call as it returns: nothing awaited in between."""
+
+    @functools.wraps(fn)
+    async def answering(*args: Any, **kwargs: Any) -> T:
+        result = await fn(*args, **kwargs)
+        _settled()
+        return result
+
+    return answering
 
 
 def _after_cut() -> AfterCut:
@@ -117,8 +161,8 @@ def _ended(call: _Call | None, result: Any, failure: Exception | None) -> None:
             log.error("%s crashed after the stop cut its call short", route, exc_info=failure)
         return
     log.warning("%s ended after the stop cut its call short", route)
-    if call is not None and call.settle is not None:
-        call.settle()
+    if call is not None:
+        call.settled()
 
 
 async def step(fn: Callable[[], T]) -> T:
@@ -148,14 +192,22 @@ class CountedRoute(APIRoute):
             or inspect.isgeneratorfunction(endpoint)
             or inspect.isasyncgenfunction(endpoint)
         ):
-            endpoint = off_thread(endpoint)
+            endpoint = off_thread(_answering(endpoint))
+        elif inspect.iscoroutinefunction(endpoint):
+            endpoint = _answering_async(endpoint)
         super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler, template = super().get_route_handler(), self.path_format
 
         async def named(request: Request) -> Response:
-            _name(f"{request.method} {template}")
-            return await handler(request)
+            # a call to settle even where no CountedCalls counts it (Lambda, tests)
+            token = _call.set(_Call()) if _call.get() is None else None
+            try:
+                _name(f"{request.method} {template}")
+                return await handler(request)
+            finally:
+                if token is not None:
+                    _call.reset(token)
 
         return named

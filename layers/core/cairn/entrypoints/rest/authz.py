@@ -5,12 +5,14 @@ request's context before FastAPI reads and decodes the request, so a caller with
 even when its request is otherwise malformed (FastAPI parses a JSON body before it runs any
 dependency). The brain itself is checked where it is resolved (BrainService.get,
 auth/access.py). `route_audit`, a dependency of every /v1 router, records a route that needs
-documents:write or brains:admin and succeeds in the audit log.
+documents:write or brains:admin and succeeds in the audit log, as its work returns and before its
+answer is sent (entrypoints/counted_calls.py `settle_with`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
@@ -109,7 +111,11 @@ def route_audit(brains: BrainService, audit: AuditLog) -> Callable[[Request], As
             yield
             return
 
+        once = threading.Lock()
+
         def record() -> None:
+            if not once.acquire(blocking=False):  # recorded already
+                return
             name = getattr(route, "name", None) or "route"
             detail = {"route": f"{method} {template}"}
             try:
@@ -117,9 +123,11 @@ def route_audit(brains: BrainService, audit: AuditLog) -> Callable[[Request], As
             except CairnError:  # the mutation happened; say so loudly rather than fail its response
                 log.exception("audit record failed for %s %s", method, template)
 
-        settle_with(record)  # done by the route's work itself when the stop cut the call short
+        # Done by the route's work itself as it succeeds, before its answer goes out (a cancel then
+        # cannot lose it), or, the stop having cut the call short, when that work ends.
+        settle_with(record)
         yield
-        record()
+        record()  # a route whose work settled nothing (a stream's): once it answered
 
     return audited
 

@@ -94,5 +94,7 @@ def test_the_mark_of_bytes_written_over_goes(c: Container) -> None:
     with pytest.raises(DamagedContent):
         c.documents.read(brain, "notes/a.md")
     assert [d.id for d in c.documents.damaged_now(brain.id)] == [doc.id]
+    mark = c.adapters.records.get(documents_pk(brain.id), f"{MARK}{doc.id}")
+    assert mark is not None and mark.data == {"version": doc.version}  # no key: it holds the digest
     c.documents.write(brain, "notes/a.md", b"# A\n\nThe ledger moved again.")
     assert c.documents.damaged_now(brain.id) == [] and marks(c, brain) == []

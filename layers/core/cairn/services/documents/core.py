@@ -233,7 +233,7 @@ class DocumentCore:
         found = []
         for mark in marks:
             doc = docs.get(mark.doc_id)
-            if doc is None or doc.brain_id != brain_id or doc.blob_key != mark.blob_key or doc.deleted_at:
+            if doc is None or doc.brain_id != brain_id or doc.version != mark.found_at or doc.deleted_at:
                 self.damaged.drop(brain_id, mark)  # gone, deleted or written since
                 continue
             try:

@@ -2,18 +2,19 @@
 bytes (zengram's stats), so that they leave out what the answers reading them leave out
 (unreadable.py `read_or_skip`: zengram's query, briefing and export).
 
-| item         | pk                  | sk                  | data                   |
-|--------------|---------------------|---------------------|------------------------|
-| damaged mark | `brain#<brain_id>`  | `damaged#<doc id>`  | `{"blob_key": <key>}`  |
+| item         | pk                  | sk                  | data                          |
+|--------------|---------------------|---------------------|-------------------------------|
+| damaged mark | `brain#<brain_id>`  | `damaged#<doc id>`  | `{"version": <record's>}`     |
 
 DocumentCore.bytes_of writes one whenever it finds a document's bytes gone or damaged (any
 surface's read, `cairn check --deep`); `DocumentCore.damaged_now` reads a brain's marks, reads each
-marked document's bytes again, and drops the marks that no longer hold: the document gone, written
-since (its new bytes have another key), or its bytes sound again (written again with the same
-bytes). A mark holds ids and a storage key, no text; it sits in the brain's partition, so deleting
-the brain takes it. Counting every record's bytes instead would read every blob of the brain
-(110,000 of them on the largest measured brain): a document damaged that no read has met yet is
-still counted, until one does.
+marked document's bytes again, and drops the marks that no longer hold: the document gone or
+deleted, written since (its record at another version), or its bytes sound again (written again
+with the same bytes, or restored). A mark holds an id and a version, nothing of the text (not its
+storage key, which holds its digest: an erased document's mark, dropped at the next look, must not
+keep even that); it sits in the brain's partition, so deleting the brain takes it. Counting every
+record's bytes instead would read every blob of the brain (110,000 on the largest measured brain):
+a document damaged that no read has met yet is still counted, until one does.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ MARK: Final = "damaged#"
 @dataclass(frozen=True)
 class Mark:
     doc_id: str
-    blob_key: str
-    version: int
+    found_at: int  # the document's version found damaged
+    version: int  # the mark's own
 
 
 class DamagedMarks:
@@ -42,15 +43,15 @@ class DamagedMarks:
         self.records = records
 
     def note(self, doc: Document) -> None:
-        """Mark the document's bytes as found damaged (once: a mark of the same key stands)."""
+        """Mark the document's bytes as found damaged (once: a mark of the same version stands)."""
         key = (documents_pk(doc.brain_id), f"{MARK}{doc.id}")
         held = self.records.get(*key)
-        if held is None or held.data.get("blob_key") != doc.blob_key:
-            self.records.put(Item(*key, {"blob_key": doc.blob_key}))
+        if held is None or held.data.get("version") != doc.version:
+            self.records.put(Item(*key, {"version": doc.version}))
 
     def marked(self, brain_id: str) -> list[Mark]:
         return [
-            Mark(item.sk.removeprefix(MARK), str(item.data.get("blob_key", "")), item.version)
+            Mark(item.sk.removeprefix(MARK), _version(item.data.get("version")), item.version)
             for item in all_items(self.records, documents_pk(brain_id), MARK)
         ]
 
@@ -58,3 +59,8 @@ class DamagedMarks:
         """Remove a mark that no longer holds, unless a read marked it again meanwhile."""
         with suppress(Conflict):
             self.records.delete(documents_pk(brain_id), f"{MARK}{mark.doc_id}", expected_version=mark.version)
+
+
+def _version(value: object) -> int:
+    """A mark's version, -1 (matching no document) when a damaged mark holds none: dropped."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from fastapi.testclient import TestClient
 
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
+from cairn.entrypoints.http import create_app
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.memory.memory_model import MemoryInput
@@ -76,6 +78,7 @@ def _note(c: Container, brain: Brain) -> str:
 
 
 SHORT = text_of(3).encode()
+OCTETS = {"content-type": "application/octet-stream"}
 
 
 def _put(c: Container, brain: Brain, _: str) -> None:
@@ -98,7 +101,17 @@ def _gbrain(c: Container, brain: Brain, doc_id: str) -> None:
     c.pages.put(f"{brain.slug}::notes/harbour", text_of(3), expected_version=_version(c, doc_id))
 
 
+def _rest_put(c: Container, brain: Brain, _: str) -> None:
+    """The route itself: PUT /v1/brains/{b}/documents (open on loopback, as the embedded server)."""
+    with TestClient(create_app(c), base_url="http://localhost") as client:
+        answer = client.put(
+            f"/v1/brains/{brain.slug}/documents", params={"path": PATH}, content=SHORT, headers=OCTETS
+        )
+    assert answer.status_code == 204, answer.text
+
+
 REWRITES: dict[str, Callable[[Container, Brain, str], None]] = {
+    "rest": _rest_put,
     "put": _put,
     "batch": _batch,
     "bulk": _bulk,

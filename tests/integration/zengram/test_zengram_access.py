@@ -108,3 +108,36 @@ async def test_a_read_only_caller_polls_consolidation_over_mcp_and_cannot_run_on
 
 def _text(result: CallToolResult) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_writes_through_zengrams_api_are_audited_and_reads_are_not(tmp_path: Path) -> None:
+    """zengram's published MCP wrapper writes through this API: its writes must leave the audit
+    entries a /v1 route or an MCP tool leaves, naming the caller, the brain and the memory."""
+    container = fake_container(tmp_path, token="owner-token")
+    shared = container.brains.create("Shared", slug="shared", visibility="tenant")
+    credential = key(container, "wrapper")
+    headers = {"x-api-key": credential}
+    with TestClient(create_app(container), base_url="http://localhost") as client:
+        made = store(client, credential, "the billing service moved to PostgreSQL")
+        assert made.status_code == 201
+        memory_id = made.json()["id"]
+        assert client.get(f"{Z}/memory/search", params={"q": "billing"}, headers=headers).status_code == 200
+        assert client.get(f"{Z}/stats", headers=headers).status_code == 200
+        patched = client.patch(f"{Z}/memory/{memory_id}", json={"importance": "high"}, headers=headers)
+        assert patched.status_code == 200
+        refused = client.patch(f"{Z}/memory/no-such-id", json={"importance": "high"}, headers=headers)
+        assert refused.status_code == 404
+        gone = client.request("DELETE", f"{Z}/memory/{memory_id}", json={"reason": "moved"}, headers=headers)
+        assert gone.status_code == 200
+
+    entries, _ = container.audit.query(tenant="local", limit=100)
+    zengram = [(e.action, e.brain_id, e.target) for e in entries if e.action.startswith("zengram.")]
+    assert sorted(zengram) == sorted(
+        [
+            ("zengram.store", shared.id, memory_id),
+            ("zengram.update", shared.id, memory_id),
+            ("zengram.delete", shared.id, memory_id),
+        ]
+    )  # the search, the stats and the refused update left none
+    callers = {(e.tenant, e.via) for e in entries if e.action.startswith("zengram.")}
+    assert callers == {("local", Via.api_key.value)}

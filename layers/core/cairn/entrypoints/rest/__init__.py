@@ -65,7 +65,7 @@ def install_rest(app: FastAPI, container: Container) -> None:
     ):
         app.include_router(router, dependencies=[Depends(audited)])
     # zengram's API checks its own scopes per route (rest/zengram/routes.py) and answers its own errors.
-    app.include_router(zengram_router(container.zengram))
+    app.include_router(zengram_router(container.zengram, container.audit))
 
 
 def body_limit(limits: Limits) -> Callable[[Scope], int | None]:

@@ -3,7 +3,9 @@
 Every answer is JSON with an `x-request-id` header (the caller's, or a fresh one); errors are
 `{"error": "..."}` with zengram's statuses, a route that does not exist included. Callers
 authenticate with `x-api-key` (a Cairn API key, or any other Cairn credential;
-entrypoints/auth_http.py); `GET /zengram/health` is open.
+entrypoints/auth_http.py); `GET /zengram/health` is open. A write that succeeds is recorded in the
+audit log as `zengram.<route>` (brain, memory id), as the /v1 routes and the MCP tools are, in the
+worker thread that did it, before its answer goes out.
 
 A name or id in the path may contain "/", sent as `%2F` (the wrapper encodes it so). The server
 decodes the path before routing, so those routes take the rest of the path; an entity's route
@@ -15,6 +17,7 @@ request would miss every route and get the framework's 404 rather than zengram's
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -27,13 +30,16 @@ from starlette.responses import JSONResponse, Response
 from cairn.auth import access
 from cairn.auth.principal import READ, WRITE
 from cairn.domain import json_input
-from cairn.domain.errors import InvalidInput, storage_failure
+from cairn.domain.errors import CairnError, InvalidInput, NoBrain, storage_failure
 from cairn.entrypoints.counted_calls import CountedRoute, step
+from cairn.services.audit import AuditLog
 from cairn.services.zengram.api import ZengramApi
 from cairn.services.zengram.reply import Reply, refusal, run
 from cairn.services.zengram.validate import Refused
 
 PREFIX = "/zengram"
+
+log = logging.getLogger("cairn.audit")
 
 
 class _Text(PathConvertor):
@@ -59,14 +65,39 @@ async def _json(request: Request) -> Any:
         raise Refused(400, "Invalid JSON body" if "not valid JSON" in exc.message else exc.message) from None
 
 
-def zengram_router(api: ZengramApi) -> APIRouter:
+def zengram_router(api: ZengramApi, audit: AuditLog) -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False, route_class=CountedRoute)
+
+    def audited(request: Request, reply: Reply) -> None:
+        """Record a write that succeeded (the caller's principal, its brain, the memory it named
+        or made); a brain no longer resolvable, or the log refusing, leaves the write answered."""
+        current = access.current()
+        if current is None or not 200 <= reply.status < 300:
+            return
+        route = request.scope.get("route")
+        name = str(getattr(route, "name", None) or "route")
+        made = reply.body.get("id") if request.method == "POST" else None
+        target = request.path_params.get("memory_id") or made
+        try:
+            brain_id = api.brain().id
+            audit.record(
+                current.principal,
+                f"zengram.{name}",
+                brain_id=brain_id,
+                target=str(target) if target else None,
+                detail={"route": f"{request.method} {getattr(route, 'path', '')}"},
+            )
+        except NoBrain:
+            log.info("audit of zengram %s skipped: no brain", name)
+        except CairnError:  # the write happened; say so loudly rather than fail its answer
+            log.exception("audit record failed for zengram %s", name)
 
     async def respond(
         request: Request, op: Callable[[Any], Reply], *, with_body: bool = False, scope: str | None = None
     ) -> Response:
         """Run `op` with the scope it needs: by its method (reads documents:read, writes
-        documents:write) unless given; reflect and research are POSTs that only read."""
+        documents:write) unless given; reflect and research are POSTs that only read. A write
+        that succeeds is audited before its answer is made."""
         request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
         try:
             body = await _json(request) if with_body else None
@@ -84,7 +115,14 @@ def zengram_router(api: ZengramApi) -> APIRouter:
                         raise
                     raise known from exc
 
-        reply = await step(lambda: run(scoped))
+        def done() -> Reply:
+            with api.one_call():  # the brain the write used is the one its entry names
+                reply = run(scoped)
+                if scope != READ:
+                    audited(request, reply)
+            return reply
+
+        reply = await step(done)
         return answer(reply, request_id)
 
     def params(request: Request) -> dict[str, str]:

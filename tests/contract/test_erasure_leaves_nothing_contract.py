@@ -18,7 +18,7 @@ from cairn.services.documents.inputs import BatchOp
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
 from cairn.services.repositories import doc_key, to_item
-from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of
+from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of, written
 from tests.fakes.clock import FakeClock
 
 AGENT = "ada"
@@ -120,11 +120,8 @@ def test_a_damaged_reach_on_a_brain_the_pass_is_done_with_does_not_stop_the_eras
     chunk of the document as its reach, says so in the log, and goes on."""
     brain = shore(c)
     with access.as_system():
-        c.documents.write(brain, PATH, text_of(10))
-        doc = c.documents.repo.stored(brain.id, PATH)
-        assert doc is not None
-        c.concepts.index_document(brain.id, doc.id, text_of(10).decode())
-        c.documents.write(brain, PATH, text_of(3))  # no linker: chunks 3..9 keep their links
+        doc = written(c, brain, 10)
+        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
         records = c.adapters.records
         records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
         records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))  # damaged

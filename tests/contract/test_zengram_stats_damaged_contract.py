@@ -98,3 +98,19 @@ def test_the_mark_of_bytes_written_over_goes(c: Container) -> None:
     assert mark is not None and mark.data == {"version": doc.version}  # no key: it holds the digest
     c.documents.write(brain, "notes/a.md", b"# A\n\nThe ledger moved again.")
     assert c.documents.damaged_now(brain.id) == [] and marks(c, brain) == []
+
+
+def test_the_mark_of_a_document_erased_goes_with_it(c: Container) -> None:
+    """An erasure removes every record naming the document: its damaged mark too, at once, not at
+    the brain's next stats (which may never come)."""
+    brain = c.brains.create("Shore", slug="shore")
+    doc = c.documents.write(brain, "memory/agent/ada/a.md", b"# A\n\nAda keeps the ledger.").document
+    kept = c.documents.write(brain, "notes/b.md", b"# B\n\nThe ledger moved.").document
+    for damaged in (doc, kept):
+        c.adapters.blobs.delete(damaged.blob_key)
+        with pytest.raises(DamagedContent):
+            c.documents.read(brain, damaged.path)
+    assert sorted(marks(c, brain)) == sorted(f"{MARK}{d.id}" for d in (doc, kept))
+    receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
+    assert receipt.removed["documents"] == 1
+    assert marks(c, brain) == [f"{MARK}{kept.id}"]  # the other document's stays

@@ -11,10 +11,11 @@ surface's read, `cairn check --deep`); `DocumentCore.damaged_now` reads a brain'
 marked document's bytes again, and drops the marks that no longer hold: the document gone or
 deleted, written since (its record at another version), or its bytes sound again (written again
 with the same bytes, or restored). A mark holds an id and a version, nothing of the text (not its
-storage key, which holds its digest: an erased document's mark, dropped at the next look, must not
-keep even that); it sits in the brain's partition, so deleting the brain takes it. Counting every
-record's bytes instead would read every blob of the brain (110,000 on the largest measured brain):
-a document damaged that no read has met yet is still counted, until one does.
+storage key, which holds its digest); it sits in the brain's partition, so deleting the brain takes
+it, and a document's erase (an erasure's, ThoughtMCP's forget) removes it in the commit that
+removes the record (writes.py): an erased document's id does not wait in it for the next stats.
+Counting every record's bytes instead would read every blob of the brain (110,000 on the largest
+measured brain): a document damaged that no read has met yet is still counted, until one does.
 """
 
 from __future__ import annotations
@@ -38,13 +39,17 @@ class Mark:
     version: int  # the mark's own
 
 
+def mark_key(brain_id: str, doc_id: str) -> tuple[str, str]:
+    return documents_pk(brain_id), f"{MARK}{doc_id}"
+
+
 class DamagedMarks:
     def __init__(self, records: RecordStore) -> None:
         self.records = records
 
     def note(self, doc: Document) -> None:
         """Mark the document's bytes as found damaged (once: a mark of the same version stands)."""
-        key = (documents_pk(doc.brain_id), f"{MARK}{doc.id}")
+        key = mark_key(doc.brain_id, doc.id)
         held = self.records.get(*key)
         if held is None or held.data.get("version") != doc.version:
             self.records.put(Item(*key, {"version": doc.version}))
@@ -58,7 +63,7 @@ class DamagedMarks:
     def drop(self, brain_id: str, mark: Mark) -> None:
         """Remove a mark that no longer holds, unless a read marked it again meanwhile."""
         with suppress(Conflict):
-            self.records.delete(documents_pk(brain_id), f"{MARK}{mark.doc_id}", expected_version=mark.version)
+            self.records.delete(*mark_key(brain_id, mark.doc_id), expected_version=mark.version)
 
 
 def _version(value: object) -> int:

@@ -26,6 +26,7 @@ from cairn.domain.text import excerpt
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.core import WRITE_TRIES, check_replaceable
+from cairn.services.documents.damaged_marks import mark_key
 from cairn.services.documents.index_sync import state_of
 from cairn.services.documents.indexing import PreparedChunks
 from cairn.services.documents.inputs import (
@@ -308,6 +309,7 @@ class DocumentWrites(DocumentReads):
                 Delete(*doc_key(brain.id, doc.path), expected_version=doc.version),
                 Delete(*doc_id_key(doc.id)),
                 Delete(*left_key(brain.id, doc.id)),  # the paths it left, if it moved
+                Delete(*mark_key(brain.id, doc.id)),  # a read found it damaged (damaged_marks.py)
                 *(self._erasing_done(brain, doc) if marked else []),
                 *also,
             ]

@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp import http as mcp_http
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths, public_tools
+from cairn.off_loop import CallsInFlight
 from tests.fakes.container import fake_container
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -123,6 +124,42 @@ async def test_concurrent_first_calls_build_the_surface_once_off_the_event_loop(
     assert [a.status_code for a in answers] == [200] * 4
     assert all(a.json()["result"]["tools"] for a in answers)
     assert built == ["thoughtmcp"]
+
+
+@pytest.mark.anyio
+async def test_a_stop_that_cuts_a_first_call_short_leaves_its_build_counted_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cairn serve`'s stop cancels a call still running past its graceful budget: a first call
+    waiting for its surface's build ends at the cancel, as every call's work off the loop does, and
+    the build is counted in the calls the stop waits for within its budget (it waited for the whole
+    build, shielded from the cancel, past the stop's 25 s)."""
+    started, release, cancelled_first = threading.Event(), threading.Event(), threading.Event()
+    spy(monkeypatch, before=lambda: (started.set(), release.wait(10)))
+    timer = threading.Timer(5, release.set)  # without the fix the cancel waits for this
+    calls = CallsInFlight()
+    app = create_app(fake_container(tmp_path), calls)
+    timer.start()
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost"
+        ) as client:
+            async with anyio.create_task_group() as tasks:
+
+                async def call() -> None:
+                    await async_tools_list(client, "/mcp/gbrain")
+
+                tasks.start_soon(call)
+                assert await anyio.to_thread.run_sync(started.wait, 10)
+                tasks.cancel_scope.cancel()  # as uvicorn cancels the calls left at the stop
+            if not release.is_set():
+                cancelled_first.set()
+        assert cancelled_first.is_set(), "the cancel waited for the build"
+        assert not calls.wait(0.05)  # the build still runs, counted for the stop
+    finally:
+        release.set()
+        timer.cancel()
+    assert calls.wait(10)
 
 
 def test_a_surface_that_fails_to_build_answers_503_and_is_built_again_on_the_next_call(

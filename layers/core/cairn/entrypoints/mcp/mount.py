@@ -6,7 +6,9 @@ Gateway most invocations of a warm function serve one kind of request, and `cair
 paid 1.7 s of CPU for seven servers a session may never call (docs/PERFORMANCE.md, "Surfaces built
 on first use"). So a REST, zengram or health request never loads the SDK, and `/healthz` answers
 as soon as the store is open. The build runs in a worker thread, never on the event loop (health
-and the other calls go on meanwhile), under a lock: concurrent first calls build it once. A build
+and the other calls go on meanwhile), under a lock: concurrent first calls build it once. In
+`cairn serve` that thread is counted as every call's work off the loop is: the stop's cancel ends
+a first call still waiting for it, and the stop waits for the build within its budget. A build
 that fails is logged and answered 503 as a JSON-RPC error, its text withheld, and nothing is kept:
 the next call builds again. The tools callers without a credential may call are the registry's
 declaration (`public_tools`), checked when a surface is built.
@@ -19,10 +21,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from cairn import off_loop
 from cairn.entrypoints.counted_calls import Named
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths, public_tools
 from cairn.entrypoints.rest.problems import mcp_error
@@ -85,8 +87,9 @@ class LazyEndpoint:
         try:
             if endpoints.built:
                 endpoint = endpoints.at(self.path)
-            else:  # imports and servers: ~0.3 s, the first ~1 s (the SDK), kept off the event loop
-                endpoint = await anyio.to_thread.run_sync(endpoints.at, self.path)
+            else:  # imports and servers: ~0.3 s, the first ~1 s (the SDK), kept off the event loop;
+                # counted for `cairn serve`'s stop, whose cancel leaves it running (cairn/off_loop.py)
+                endpoint = await off_loop.run_sync(endpoints.at, self.path)
         except Exception:
             _log.exception(
                 "the %s MCP surface could not be built; the next call tries again", endpoints.surface

@@ -359,7 +359,8 @@ def defaults(brains: list[Brain]) -> list[Brain]:
 
 def own_tenant(brain: Brain) -> bool:
     """Whether `brain` belongs to the current principal's tenant (always, for the system): a
-    reader of another tenant's public brain leaves nothing in it, not even what a read notes."""
+    reader of another tenant's public brain leaves nothing of itself in it, not even what a read
+    notes (a damaged-content mark holds the brain's state, not its reader's: damaged_marks.py)."""
     access = _current.get()
     return access is None or brain.owner_tenant == access.principal.tenant
 

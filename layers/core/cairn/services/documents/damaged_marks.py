@@ -14,6 +14,9 @@ with the same bytes, or restored). A mark holds an id and a version, nothing of 
 storage key, which holds its digest); it sits in the brain's partition, so deleting the brain takes
 it, and a document's erase (an erasure's, ThoughtMCP's forget) removes it in the commit that
 removes the record (writes.py): an erased document's id does not wait in it for the next stats.
+Any reader writes it, a read-only key or another tenant's reader of a public brain too: unlike
+what a search notes (gbrain's log of a query, access.own_tenant), a mark holds nothing of its
+reader, only what the brain's own record and bytes show, once per damaged version.
 Counting every record's bytes instead would read every blob of the brain (110,000 on the largest
 measured brain): a document damaged that no read has met yet is still counted, until one does.
 """

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 
 from cairn.entrypoints.http import create_app
 from cairn.entrypoints.mcp import http as mcp_http
+from cairn.entrypoints.mcp.mount import LazyEndpoint
 from cairn.entrypoints.mcp.registry import SURFACES, http_paths, public_tools
 from cairn.off_loop import CallsInFlight
 from tests.fakes.container import fake_container
@@ -192,6 +193,74 @@ def test_a_surface_that_fails_to_build_answers_503_and_is_built_again_on_the_nex
     assert built == ["zengram", "zengram", "admin"]  # the failed build kept nothing
     assert frozen == ["zengram", "admin"]  # nothing frozen after the failure
     assert "the zengram MCP surface could not be built" in caplog.text
+
+
+class CountedLock:
+    """A surface's build lock that counts the calls that came to it."""
+
+    def __init__(self) -> None:
+        self.lock, self.arrived = threading.Lock(), 0
+
+    def __enter__(self) -> None:
+        self.arrived += 1
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+@pytest.mark.anyio
+async def test_calls_that_waited_for_a_build_that_failed_share_its_503_and_the_next_call_builds_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that fails fails for the calls that queued behind it too: each of them built again
+    in turn (a second each), holding a worker thread meanwhile, so a broken surface under load took
+    the server's threads for as many seconds as calls came."""
+    started, release = threading.Event(), threading.Event()
+    failing = [True]
+
+    def fail_after_release() -> None:
+        started.set()
+        release.wait(10)
+        if failing[0]:
+            raise RuntimeError("the surface is broken")
+
+    built = spy(monkeypatch, before=fail_after_release)
+    app = create_app(fake_container(tmp_path))
+    lock = CountedLock()
+    (endpoints,) = {
+        endpoint.endpoints
+        for r in app.router.routes
+        if isinstance(endpoint := getattr(r, "endpoint", None), LazyEndpoint)
+        and endpoint.path == "/mcp/zengram"
+    }
+    endpoints._lock = lock  # type: ignore[assignment]
+    async with (
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as client,
+        anyio.create_task_group() as tasks,
+    ):
+        answers: list[httpx.Response] = []
+
+        async def call() -> None:
+            answers.append(await async_tools_list(client, "/mcp/zengram"))
+
+        for _ in range(4):
+            tasks.start_soon(call)
+        try:
+            assert await anyio.to_thread.run_sync(started.wait, 10)
+            with anyio.fail_after(10):
+                while lock.arrived < 4:  # the other three wait for the build
+                    await anyio.sleep(0.01)
+        finally:
+            release.set()
+    assert [a.status_code for a in answers] == [503] * 4
+    assert built == ["zengram"]  # one build, its failure the answer of every call that waited for it
+    failing[0] = False
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://localhost"
+    ) as client:
+        again = await async_tools_list(client, "/mcp/zengram")
+    assert again.status_code == 200 and built == ["zengram", "zengram"]
 
 
 def test_the_registrys_public_tools_are_each_surfaces_own(tmp_path: Path) -> None:

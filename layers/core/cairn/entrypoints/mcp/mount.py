@@ -9,9 +9,10 @@ as soon as the store is open. The build runs in a worker thread, never on the ev
 and the other calls go on meanwhile), under a lock: concurrent first calls build it once. In
 `cairn serve` that thread is counted as every call's work off the loop is: the stop's cancel ends
 a first call still waiting for it, and the stop waits for the build within its budget. A build
-that fails is logged and answered 503 as a JSON-RPC error, its text withheld, and nothing is kept:
-the next call builds again. The tools callers without a credential may call are the registry's
-declaration (`public_tools`), checked when a surface is built.
+that fails is logged and answered 503 as a JSON-RPC error, its text withheld, to its call and to
+those that waited for it (they do not build again one after the other, each holding a worker
+thread), and nothing is kept: the next call builds again. The tools callers without a credential
+may call are the registry's declaration (`public_tools`), checked when a surface is built.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ RETRY_BUILD_S = 1
 """The Retry-After of a call whose surface could not be built: the next call builds it again."""
 
 
+class BuildFailed(RuntimeError):
+    """The build a call waited for failed (logged by the call that ran it)."""
+
+    def __init__(self, surface: str) -> None:
+        super().__init__(f"the {surface} MCP surface's build failed while this call waited for it")
+
+
 class SurfaceEndpoints:
     """One surface's endpoints (a path each), built once, on first use."""
 
@@ -55,21 +63,35 @@ class SurfaceEndpoints:
         self.after_build = built
         self._built: dict[str, ASGIApp] | None = None
         self._lock = threading.Lock()
+        self._failures = 0  # builds that failed
 
     def at(self, path: str) -> ASGIApp:
         """The endpoint at `path`, building the surface if no call has yet (blocking: call it off the
-        event loop). Raises what the build raised; a later call tries again."""
+        event loop). Raises what the build raised, and BuildFailed for the calls that waited for a
+        build that failed (they do not build again in turn, each holding a worker thread); a call
+        that comes later builds again."""
         built = self._built
         if built is None:
+            failures = self._failures
             with self._lock:
                 if self._built is None:  # another call may have built it while this one waited
-                    from cairn.entrypoints.mcp.http import surface_endpoints
-
-                    self._built = dict(surface_endpoints(self.surface, self.container, self.calls))
-                    if self.after_build is not None:
-                        self.after_build()
+                    if self._failures != failures:
+                        raise BuildFailed(self.surface)
+                    self._built = self._build()
                 built = self._built
         return built[path]
+
+    def _build(self) -> dict[str, ASGIApp]:
+        from cairn.entrypoints.mcp.http import surface_endpoints
+
+        try:
+            built: dict[str, ASGIApp] = dict(surface_endpoints(self.surface, self.container, self.calls))
+        except BaseException:
+            self._failures += 1
+            raise
+        if self.after_build is not None:
+            self.after_build()
+        return built
 
     @property
     def built(self) -> bool:
@@ -90,10 +112,11 @@ class LazyEndpoint:
             else:  # imports and servers: ~0.3 s, the first ~1 s (the SDK), kept off the event loop;
                 # counted for `cairn serve`'s stop, whose cancel leaves it running (cairn/off_loop.py)
                 endpoint = await off_loop.run_sync(endpoints.at, self.path)
-        except Exception:
-            _log.exception(
-                "the %s MCP surface could not be built; the next call tries again", endpoints.surface
-            )
+        except Exception as exc:
+            if not isinstance(exc, BuildFailed):  # logged once, by the call that ran the build
+                _log.exception(
+                    "the %s MCP surface could not be built; the next call tries again", endpoints.surface
+                )
             refusal = mcp_error(
                 503,
                 f"the {endpoints.surface} MCP surface could not be started; try again shortly",

@@ -100,3 +100,15 @@ def test_a_request_reads_its_brains_once_and_what_it_writes_again(
         read = len(queried)
         assert [b.slug for b in container.brains.list()] == ["first"]
         assert len(queried) > read
+
+
+def test_a_job_lists_its_brains_as_they_are_now(container: Container) -> None:
+    """A job keeps no listing (it may run long, `on_behalf_of`): a brain made private to another
+    owner while it runs is not listed to it again, though it read the brain before."""
+    shared = container.brains.create("Shared", visibility="tenant")
+    container.brains.create("Kept", visibility="tenant")
+    with access.on_behalf_of("local/alice"):
+        assert [b.slug for b in container.brains.list()] == ["shared", "kept"]
+        with access.as_system():  # another request, meanwhile
+            container.brains.update(shared.slug, visibility="private")  # local's, not alice's
+        assert [b.slug for b in container.brains.list()] == ["kept"]

@@ -302,9 +302,10 @@ class BrainService:
 
     def _brains_of(self, ids: builtins.list[str]) -> builtins.list[Brain]:
         """The brains of these ids that exist, in the order given: as this request first read
-        them (auth/access.py `remembered_brain`; one being deleted left out), the others read now."""
+        them (auth/access.py `remembered_brain`; one being deleted left out), the others read now.
+        A job keeps no listing (it may run long): it reads every brain it lists as it is now."""
         current = access.current()
-        known = current.brains if current is not None else {}
+        known = current.brains if current is not None and current.listings is not None else {}
         missing = [i for i in ids if i not in known]
         read = {b.id: b for b in self.repo.get_many(missing)} if missing else {}
         access.remember(read.values())

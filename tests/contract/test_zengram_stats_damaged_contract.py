@@ -5,18 +5,21 @@ again and its mark goes. Stats itself reads no memory's bytes but those a read m
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 from unittest.mock import patch
 
 import pytest
 
+from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.bootstrap import Container
-from cairn.domain.errors import DamagedContent
+from cairn.domain.errors import DamagedContent, DamagedStore
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.services.documents.damaged_marks import MARK
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.repositories import documents_pk
 from cairn.services.zengram.kept_stats import counted
+from tests.fakes.records import MemoryRecordStore
 
 FIELDS = ("total_memories", "vectors_count", "active", "superseded", "by_type")
 
@@ -114,3 +117,36 @@ def test_the_mark_of_a_document_erased_goes_with_it(c: Container) -> None:
     receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
     assert receipt.removed["documents"] == 1
     assert marks(c, brain) == [f"{MARK}{kept.id}"]  # the other document's stays
+
+
+@pytest.mark.parametrize("damage", ["not JSON", "not an object"])
+def test_a_damaged_mark_is_dropped_not_a_refusal_of_stats(
+    c: Container, request: pytest.FixtureRequest, damage: str
+) -> None:
+    """A mark is Cairn's own note of what a read met, made again by the next read: one changed
+    outside Cairn is dropped (and said in the log), where it refused the brain's stats for good
+    (503 damaged_store, "restore the store from a backup")."""
+    records = c.adapters.records
+    if isinstance(records, MemoryRecordStore):
+        pytest.skip("the in-memory store holds no raw rows to damage")
+    brain, facts = brain_of(c)
+    pk, sk = documents_pk(brain.id), f"{MARK}{facts[0].id}"
+    raw = "{cut sho" if damage == "not JSON" else "[1, 2]"
+
+    def damaged() -> None:
+        if isinstance(records, SqliteRecordStore):
+            with sqlite3.connect(request.getfixturevalue("tmp_path") / "records.db") as conn:
+                conn.execute("INSERT OR REPLACE INTO items VALUES (?, ?, ?, 1)", (pk, sk, raw))
+        else:
+            item = {"pk": {"S": pk}, "sk": {"S": sk}, "v": {"N": "1"}, "d": {"S": raw}}
+            records.client.put_item(TableName=records.table, Item=item)  # type: ignore[attr-defined]
+        with pytest.raises(DamagedStore):  # as any other record is refused when damaged
+            records.get(pk, sk)
+
+    damaged()
+    assert stats(c)["total_memories"] == 5
+    assert records.get(pk, sk) is None
+    damaged()
+    c.adapters.blobs.delete(facts[0].blob_key)  # a read that meets the damage writes over it
+    c.zengram.export({})
+    assert stats(c)["total_memories"] == 4 and marks(c, brain) == [sk]

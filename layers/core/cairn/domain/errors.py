@@ -141,12 +141,22 @@ class BrainIndexDamaged(DamagedStore):
         self.brain_id = brain_id
 
 
-def damaged_record(pk: str, sk: str, why: str) -> DamagedStore:
+class DamagedRecord(DamagedStore):
+    """One record of the store no longer reads as one; `key` is its (pk, sk), for the few records
+    Cairn may drop and make again (services/documents/damaged_marks.py)."""
+
+    def __init__(self, message: str, key: tuple[str, str]) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def damaged_record(pk: str, sk: str, why: str) -> DamagedRecord:
     """A record of the store that no longer reads as one (its JSON cut or changed by hand, a
     DynamoDB item written by something else): refused as damaged, never a crash."""
-    return DamagedStore(
+    return DamagedRecord(
         f"a record of the store is damaged and cannot be read ({pk[:120]} {sk[:200]}: {why}); "
-        "it was changed outside Cairn: restore the store from a backup"
+        "it was changed outside Cairn: restore the store from a backup",
+        (pk, sk),
     )
 
 

@@ -23,16 +23,21 @@ measured brain): a document damaged that no read has met yet is still counted, u
 
 from __future__ import annotations
 
+import logging
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, DamagedRecord
 from cairn.domain.models import Document
 from cairn.ports.records import Item, RecordStore
 from cairn.services.repositories import all_items, documents_pk
 
 MARK: Final = "damaged#"
+MAX_DROPPED: Final = 100
+"""Damaged marks one look drops before it gives up (and answers damaged_store)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,15 +58,30 @@ class DamagedMarks:
     def note(self, doc: Document) -> None:
         """Mark the document's bytes as found damaged (once: a mark of the same version stands)."""
         key = mark_key(doc.brain_id, doc.id)
-        held = self.records.get(*key)
+        try:
+            held = self.records.get(*key)
+        except DamagedRecord:  # changed outside Cairn (`marked`): written over
+            held = None
         if held is None or held.data.get("version") != doc.version:
             self.records.put(Item(*key, {"version": doc.version}))
 
     def marked(self, brain_id: str) -> list[Mark]:
-        return [
-            Mark(item.sk.removeprefix(MARK), _version(item.data.get("version")), item.version)
-            for item in all_items(self.records, documents_pk(brain_id), MARK)
-        ]
+        """The brain's marks. One changed outside Cairn (its data no longer JSON) is dropped, said
+        in the log: it is only a note that the next read meeting the damage writes again, and kept,
+        it refused the brain's stats for good (damaged_store)."""
+        pk = documents_pk(brain_id)
+        for dropped in range(MAX_DROPPED + 1):
+            try:
+                return [
+                    Mark(item.sk.removeprefix(MARK), _version(item.data.get("version")), item.version)
+                    for item in all_items(self.records, pk, MARK)
+                ]
+            except DamagedRecord as exc:
+                if dropped == MAX_DROPPED or exc.key[0] != pk or not exc.key[1].startswith(MARK):
+                    raise
+                log.warning("brain %s: a damaged-content mark no longer reads as one; dropped", brain_id)
+                self.records.delete(*exc.key)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def drop(self, brain_id: str, mark: Mark) -> None:
         """Remove a mark that no longer holds, unless a read marked it again meanwhile."""

@@ -14,7 +14,7 @@ import jwt
 import pytest
 from cfnlint.decode import decode_str
 
-from cairn.entrypoints.cli.smoke import INGEST_BYTES
+from cairn.entrypoints.cli.parser import SMOKE_INGEST_BYTES as INGEST_BYTES
 from tests.integration.aws.aws_local_run import (
     ACCESS_KEY,
     MACHINE_ID,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cairn.entrypoints.cli import main
-from cairn.entrypoints.cli.parser import build_parser
+from cairn.entrypoints.cli.parser import Runs, build_parser
 
 SNAPSHOT = Path(__file__).parents[2] / "snapshots" / "cli_help.json"
 REFUSED = (
@@ -66,12 +66,18 @@ NO_STORE = (
 )
 
 
-def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    yield path
+def parsers(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
-                yield from commands(child, (*path, name))
+                yield from parsers(child, (*path, name))
+
+
+def commands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, ...]]:
+    return (path for path, _ in parsers(parser))
 
 
 def said(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> dict[str, object]:
@@ -121,3 +127,12 @@ def test_help_version_and_refusals_say_what_they_said(
         a["code"] == 2 and str(a["err"]).startswith("usage: cairn")
         for a in (seen[" ".join(("cairn", *r))] for r in REFUSED)
     )
+
+
+def test_every_command_names_a_function_that_exists() -> None:
+    """A command's module is imported only when it runs: a misnamed one would fail only then."""
+    named = {path[0]: p.get_default("func") for path, p in parsers(build_parser()) if len(path) == 1}
+    assert len(named) == 15
+    for command, runs in named.items():
+        assert isinstance(runs, Runs), command
+        assert callable(runs.function()), command

@@ -5,26 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from cairn.domain.errors import InvalidInput
-
-
-def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    calibrate = sub.add_parser(
-        "calibrate",
-        help="fit the embedding model's relevance calibration on labelled questions",
-        description="Embed a fixture's items and questions with the configured embedder (the embedded "
-        "model, or Bedrock with CAIRN_EMBEDDER=bedrock and AWS credentials) and fit where a question's "
-        "best cosine means 'answered'. The fixture is JSON: "
-        '{"items": [{"id", "text", "title"?}], "queries": [{"text", "relevant": [item ids]}]}, '
-        "with at least 5 questions that have answers and 5 that have none.",
-    )
-    calibrate.add_argument("--fixture", type=Path, required=True, help="the labelled questions (JSON)")
-    calibrate.add_argument("--json", action="store_true", help="print the fit as JSON")
-    return calibrate
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

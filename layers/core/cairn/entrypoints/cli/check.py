@@ -115,6 +115,15 @@ def restoring_note(brain: Brain) -> str:
     return "  [restoring: an archive import stopped part-way; import the whole archive again to finish]"
 
 
+def run_check(args: argparse.Namespace) -> int:
+    """`cairn check`, on the store in the data directory read through first (every page of its
+    databases); `--dry-run` settles and repairs nothing."""
+    from cairn.entrypoints.cli.common import open_store  # it imports this module
+
+    repair = not args.dry_run
+    return cmd_check(open_store(args, existing=True, settled=repair, verified=True, repair=repair), args)
+
+
 def cmd_check(container: Container, args: argparse.Namespace) -> int:
     """Exit 0 when every brain checked is sound (after repairs), 1 when something is not (a
     document whose stored content is damaged is never repaired from it)."""
@@ -215,27 +224,3 @@ def _brains_lost(container: Container) -> tuple[str, ...]:
     if not isinstance(chunks, CompactableChunks):
         return ()  # OpenSearch: its brains are found by query, per brain
     return tuple(i for i in chunks.brain_ids() if container.brains.repo.get(i) is None)
-
-
-def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    check = sub.add_parser(
-        "check",
-        help="compare brains' search indexes with their documents and files; rebuild what differs",
-    )
-    check.add_argument("brain", nargs="*", help="brain ids or slugs (default: every brain)")
-    check.add_argument(
-        "--deep",
-        action="store_true",
-        help="also compare every document chunk by chunk, and ThoughtMCP's sector vectors with the embedder",
-    )
-    check.add_argument(
-        "--forget-lost",
-        action="store_true",
-        help="stop reporting documents found indexed with no record (the records lost them) after this check",
-    )
-    check.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="report only: index and embed nothing (damage found is still recorded, so no search reads it)",
-    )
-    return check

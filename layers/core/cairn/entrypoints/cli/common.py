@@ -15,6 +15,7 @@ from cairn.config import Settings
 from cairn.domain.errors import CairnError, InvalidInput, NoBrain
 from cairn.domain.models import Brain
 from cairn.entrypoints.cli.check import settle
+from cairn.entrypoints.cli.opened import opened
 from cairn.services.brains import is_slug
 
 if TYPE_CHECKING:
@@ -83,32 +84,6 @@ def open_store(
     return container
 
 
-_OPENED: list[Container] = []
-"""The stores a command opened, closed as it ends (`close_opened`)."""
-
-
-def opened(container: Container) -> Container:
-    """A container a one-off command opened: closed as the command ends."""
-    _OPENED.append(container)
-    return container
-
-
-def close_opened() -> None:
-    """As a one-off command ends, whether it failed or not: the read counts its searches kept in
-    memory written, its audit entries the busy store refused (an erasure's) written or kept for
-    the next start, then its stores closed (bootstrap/closing.py): the chunk index's maintenance
-    worker stopped at its next step, and each SQLite file's write-ahead log checkpointed into it.
-    Nothing else runs in them by then: such a command runs no job worker or sweep, and its own
-    work ran on its thread (an interrupted write was rolled back as the interruption left it)."""
-    from cairn.bootstrap.closing import close_stores, write_read_counts
-
-    while _OPENED:
-        container = _OPENED.pop()
-        write_read_counts(container, "as the command ended")
-        container.audit.close()
-        close_stores(container)
-
-
 def brain_of(container: Container, ref: str | None, *, writes: bool = False, create: bool = False) -> Brain:
     """The brain a command acts on, said on stderr: `ref` (created when `create`), else the
     default or first brain, else, for a command that `writes`, a new `default` brain."""
@@ -129,13 +104,3 @@ def brain_of(container: Container, ref: str | None, *, writes: bool = False, cre
 
 def say_brain(ref: str | None, slug: str) -> None:
     print(f"brain: {slug}" + ("" if ref else " (no --brain given: the default brain)"), file=sys.stderr)
-
-
-def top_k(value: str) -> int:
-    try:
-        top_k = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
-    if not 1 <= top_k <= 100:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 100, not {top_k}")
-    return top_k

@@ -7,8 +7,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from cairn.services.erasure.subjects import SubjectKind
-
 if TYPE_CHECKING:
     from cairn.container import Container
     from cairn.services.erasure.log import Receipt
@@ -37,6 +35,13 @@ def delete_brain(container: Container, ref: str, *, yes: bool) -> int:
     return 0
 
 
+def run_erase(args: argparse.Namespace) -> int:
+    """`cairn erase`, on the store in the data directory."""
+    from cairn.entrypoints.cli.common import open_store
+
+    return cmd_erase(open_store(args, existing=True), args)
+
+
 def cmd_erase(container: Container, args: argparse.Namespace) -> int:
     for resumed in container.erasure.resume():
         show(resumed, "finished an erasure left running")
@@ -50,14 +55,3 @@ def cmd_erase(container: Container, args: argparse.Namespace) -> int:
 def show(receipt: Receipt, headline: str) -> None:
     counted = ", ".join(f"{n} {kind}" for kind, n in receipt.removed.items() if n) or "nothing"
     print(f"{headline}: {counted} (receipt {receipt.id}, {len(receipt.brains)} brain(s))")
-
-
-def add_erase_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    erase = sub.add_parser(
-        "erase", help="erase a ThoughtMCP user, agent or session actor from everything Cairn holds"
-    )
-    erase.add_argument("kind", choices=[k.value for k in SubjectKind], help="what SUBJECT names")
-    erase.add_argument("subject", help="the userId, agent or actor")
-    erase.add_argument("--brain", action="append", default=None, help="only this brain, id or slug (repeat)")
-    erase.add_argument("--yes", action="store_true", help="do not ask to confirm")
-    return erase

@@ -17,7 +17,8 @@ from cairn.entrypoints.cli.check import settle
 
 if TYPE_CHECKING:
     from cairn.container import Container
-from cairn.entrypoints.cli.common import brain_of, opened, say_brain, settings_from
+from cairn.entrypoints.cli.common import brain_of, say_brain, settings_from
+from cairn.entrypoints.cli.opened import opened
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[Path, str]]:

@@ -5,7 +5,6 @@ and to cut off a client. Run where the server's settings are (the pool's, for a 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from cairn.domain.errors import InvalidInput
 from cairn.entrypoints.cli.common import open_store
@@ -44,18 +43,3 @@ def cmd_oauth_clients(args: argparse.Namespace) -> int:
     revoked = sign_in.registration.revoke(args.client_id)
     print(f"{revoked.client_id} revoked: its app client is deleted and its tokens are refused")
     return 0
-
-
-def add_oauth_clients_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    data_dir: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    clients = sub.add_parser("oauth-clients", help="list and revoke the OAuth clients registration made")
-    clients_sub = clients.add_subparsers(dest="clients_command", required=True)
-    listing = clients_sub.add_parser("list", help="the registered clients (active ones; --all for every one)")
-    listing.add_argument("--all", action="store_true", help="revoked clients too")
-    revoke = clients_sub.add_parser("revoke", help="delete a client's app client and refuse its tokens")
-    revoke.add_argument("client_id")
-    for p in (listing, revoke):
-        data_dir(p)
-    clients.set_defaults(func=cmd_oauth_clients)

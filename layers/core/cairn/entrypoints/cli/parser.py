@@ -1,32 +1,59 @@
-"""The `cairn` command's arguments and its entry point: each subcommand's parser names the
-function that runs it."""
+"""The `cairn` command's arguments and its entry point. Each subcommand's parser names the function
+that runs it (`Runs`, `module:function` in this package); that module is imported only when the
+command runs, so a command loads what it uses and `cairn --help` none of them (1.1 s of imports
+before, docs/PERFORMANCE.md "What a `cairn` command imports"). So this module imports nothing
+that opens a store or serves: keep it that way (tests/integration/cli/test_cli_imports.py)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.domain.libraries import LIBRARY_TYPES
-from cairn.entrypoints.cli.calibrate import add_calibrate_parser, cmd_calibrate
-from cairn.entrypoints.cli.check import add_check_parser, cmd_check
-from cairn.entrypoints.cli.erasure import add_erase_parser, cmd_erase
-from cairn.entrypoints.cli.oauth_clients import add_oauth_clients_parser
-from cairn.entrypoints.cli.smoke import add_smoke_parser
+from cairn.domain.subjects import SubjectKind
+from cairn.entrypoints.cli.opened import close_opened
+from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
 
-if TYPE_CHECKING:
-    pass
-from cairn.entrypoints.cli.archive import cmd_compact, cmd_export, cmd_import
-from cairn.entrypoints.cli.brains import cmd_brains, cmd_collections, cmd_keys, cmd_search
-from cairn.entrypoints.cli.common import close_opened, open_store, top_k
-from cairn.entrypoints.cli.ingest import cmd_ingest
-from cairn.entrypoints.cli.serve import cmd_mcp, cmd_serve
+SMOKE_CLIENT_ID_ENV = "CAIRN_SMOKE_CLIENT_ID"
+SMOKE_CLIENT_SECRET_ENV = "CAIRN_SMOKE_CLIENT_SECRET"
+SMOKE_INGEST_BYTES = 320 * 1024
+"""Above template.yaml's IngestQueueBytes default (a test holds it there), so `cairn smoke`'s
+ingest is queued."""
+
+
+@dataclass(frozen=True)
+class Runs:
+    """A command's function, named `module:function` in this package and imported when it runs."""
+
+    target: str
+
+    def function(self) -> Callable[[argparse.Namespace], int]:
+        module, name = self.target.split(":")
+        function: Callable[[argparse.Namespace], int] = getattr(
+            import_module(f"cairn.entrypoints.cli.{module}"), name
+        )
+        return function
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        return self.function()(args)
+
+
+def top_k(value: str) -> int:
+    try:
+        top_k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if not 1 <= top_k <= 100:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100, not {top_k}")
+    return top_k
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,14 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     data_dir(serve)
-    serve.set_defaults(func=cmd_serve)
-
-    from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
+    serve.set_defaults(func=Runs("serve:cmd_serve"))
 
     mcp = sub.add_parser("mcp", help="serve MCP over stdio")
     mcp.add_argument("--surface", default=DEFAULT_SURFACE, choices=list(SURFACES))
     data_dir(mcp)
-    mcp.set_defaults(func=cmd_mcp)
+    mcp.set_defaults(func=Runs("serve:cmd_mcp"))
 
     ingest = sub.add_parser("ingest", help="ingest files and directories (recursively)")
     ingest.add_argument("paths", nargs="+")
@@ -78,14 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--token", default=None, help="bearer token for --server (default CAIRN_TOKEN)")
     data_dir(ingest)
-    ingest.set_defaults(func=cmd_ingest)
+    ingest.set_defaults(func=Runs("ingest:cmd_ingest"))
 
     search = sub.add_parser("search", help="search a brain")
     search.add_argument("query")
     search.add_argument("--brain", default=None)
     search.add_argument("--top-k", type=top_k, default=10, metavar="1..100")
     data_dir(search)
-    search.set_defaults(func=cmd_search)
+    search.set_defaults(func=Runs("brains:cmd_search"))
 
     brains = sub.add_parser("brains", help="list, create and update brains (default: list)")
     data_dir(brains)
@@ -117,11 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     deletion.add_argument("--yes", action="store_true", help="do not ask to confirm")
     for p in (listing, new_brain, update, deletion):
         data_dir(p, default=argparse.SUPPRESS)  # `cairn brains --data-dir D list` keeps D
-    brains.set_defaults(func=cmd_brains)
+    brains.set_defaults(func=Runs("brains:cmd_brains"))
 
-    erase = add_erase_parser(sub)
+    erase = sub.add_parser(
+        "erase", help="erase a ThoughtMCP user, agent or session actor from everything Cairn holds"
+    )
+    erase.add_argument("kind", choices=[k.value for k in SubjectKind], help="what SUBJECT names")
+    erase.add_argument("subject", help="the userId, agent or actor")
+    erase.add_argument("--brain", action="append", default=None, help="only this brain, id or slug (repeat)")
+    erase.add_argument("--yes", action="store_true", help="do not ask to confirm")
     data_dir(erase)
-    erase.set_defaults(func=lambda args: cmd_erase(open_store(args, existing=True), args))
+    erase.set_defaults(func=Runs("erasure:run_erase"))
 
     collections = sub.add_parser("collections", help="list and create collections of a library")
     data_dir(collections)
@@ -135,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     col_new.add_argument("--folder", default=None, help="where its items live (default collections/<name>)")
     for p in (col_list, col_new):
         data_dir(p, default=argparse.SUPPRESS)  # `cairn collections --data-dir D list` keeps D
-    collections.set_defaults(func=cmd_collections, collections_command="list", brain=None)
+    collections.set_defaults(func=Runs("brains:cmd_collections"), collections_command="list", brain=None)
 
     export = sub.add_parser("export", help="write a brain's archive as JSON Lines (backup)")
     export.add_argument("brain", help="brain id or slug")
@@ -146,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out documents whose stored content is damaged (named on stderr; exit 1), not stop",
     )
     data_dir(export)
-    export.set_defaults(func=cmd_export)
+    export.set_defaults(func=Runs("archive:cmd_export"))
 
     compact = sub.add_parser(
         "compact", help="reclaim dead vector rows and rebuild the vector index of brains (default: all)"
@@ -156,20 +187,44 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads", type=int, default=None, help="index build threads (default: every core)"
     )
     data_dir(compact)
-    compact.set_defaults(func=cmd_compact)
+    compact.set_defaults(func=Runs("archive:cmd_compact"))
 
-    calibrate = add_calibrate_parser(sub)
-    data_dir(calibrate)
-    calibrate.set_defaults(func=cmd_calibrate)
-
-    check = add_check_parser(sub)
-    data_dir(check)
-    check.set_defaults(
-        func=lambda args: cmd_check(
-            open_store(args, existing=True, settled=not args.dry_run, verified=True, repair=not args.dry_run),
-            args,
-        )
+    calibrate = sub.add_parser(
+        "calibrate",
+        help="fit the embedding model's relevance calibration on labelled questions",
+        description="Embed a fixture's items and questions with the configured embedder (the embedded "
+        "model, or Bedrock with CAIRN_EMBEDDER=bedrock and AWS credentials) and fit where a question's "
+        "best cosine means 'answered'. The fixture is JSON: "
+        '{"items": [{"id", "text", "title"?}], "queries": [{"text", "relevant": [item ids]}]}, '
+        "with at least 5 questions that have answers and 5 that have none.",
     )
+    calibrate.add_argument("--fixture", type=Path, required=True, help="the labelled questions (JSON)")
+    calibrate.add_argument("--json", action="store_true", help="print the fit as JSON")
+    data_dir(calibrate)
+    calibrate.set_defaults(func=Runs("calibrate:cmd_calibrate"))
+
+    check = sub.add_parser(
+        "check",
+        help="compare brains' search indexes with their documents and files; rebuild what differs",
+    )
+    check.add_argument("brain", nargs="*", help="brain ids or slugs (default: every brain)")
+    check.add_argument(
+        "--deep",
+        action="store_true",
+        help="also compare every document chunk by chunk, and ThoughtMCP's sector vectors with the embedder",
+    )
+    check.add_argument(
+        "--forget-lost",
+        action="store_true",
+        help="stop reporting documents found indexed with no record (the records lost them) after this check",
+    )
+    check.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="report only: index and embed nothing (damage found is still recorded, so no search reads it)",
+    )
+    data_dir(check)
+    check.set_defaults(func=Runs("check:run_check"))
 
     restore = sub.add_parser("import", help="restore a brain from an archive `cairn export` wrote")
     restore.add_argument("file", metavar="FILE", help="the archive; - for stdin; .gz: gzip")
@@ -184,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     restore.add_argument("--token", default=None, help="bearer token for --server (default CAIRN_TOKEN)")
     data_dir(restore)
-    restore.set_defaults(func=cmd_import)
+    restore.set_defaults(func=Runs("archive:cmd_import"))
 
     keys = sub.add_parser("keys", help="create, list and revoke API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -201,10 +256,71 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("key_id")
     for p in (create, key_listing, revoke):
         data_dir(p)
-    keys.set_defaults(func=cmd_keys)
-    add_oauth_clients_parser(sub, data_dir)
-    add_smoke_parser(sub)
+    keys.set_defaults(func=Runs("brains:cmd_keys"))
+
+    clients = sub.add_parser("oauth-clients", help="list and revoke the OAuth clients registration made")
+    clients_sub = clients.add_subparsers(dest="clients_command", required=True)
+    client_list = clients_sub.add_parser(
+        "list", help="the registered clients (active ones; --all for every one)"
+    )
+    client_list.add_argument("--all", action="store_true", help="revoked clients too")
+    client_revoke = clients_sub.add_parser(
+        "revoke", help="delete a client's app client and refuse its tokens"
+    )
+    client_revoke.add_argument("client_id")
+    for p in (client_list, client_revoke):
+        data_dir(p)
+    clients.set_defaults(func=Runs("oauth_clients:cmd_oauth_clients"))
+    _add_smoke_parser(sub)
     return parser
+
+
+def _add_smoke_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    smoke = sub.add_parser(
+        "smoke",
+        help="check a deployed stack end to end (health, sign-in discovery, tokens, SigV4, ingest, search)",
+        description="Run the post-deploy smoke test against URL, the stack's API base (the McpUrl or "
+        "ApiUrl output works too). Exits 1 naming each failed step. docs/SMOKE.md says what each "
+        "step checks and what to look at when one fails.",
+    )
+    smoke.add_argument(
+        "url", help="the API's base URL, e.g. https://abc123.execute-api.us-east-1.amazonaws.com"
+    )
+    smoke.add_argument(
+        "--client-id",
+        default=os.environ.get(SMOKE_CLIENT_ID_ENV),
+        help=f"machine client (${SMOKE_CLIENT_ID_ENV})",
+    )
+    smoke.add_argument(
+        "--client-secret",
+        default=os.environ.get(SMOKE_CLIENT_SECRET_ENV),
+        help=f"its secret (default ${SMOKE_CLIENT_SECRET_ENV}: prefer it, a command line is visible "
+        "to others)",
+    )
+    smoke.add_argument(
+        "--token-url", default=None, help="token endpoint (default: discovered from the metadata)"
+    )
+    smoke.add_argument(
+        "--scope", default=None, help="scopes to ask for, space-separated (default: the client's)"
+    )
+    smoke.add_argument(
+        "--sigv4",
+        action="store_true",
+        help="make the brain with a SigV4-signed call (AWS credentials from the environment)",
+    )
+    smoke.add_argument(
+        "--iam-url", default=None, help="the IAM API's base URL for --sigv4 (IamApiUrl; default URL)"
+    )
+    smoke.add_argument("--region", default=None, help="SigV4 region (default: from the URL, else AWS_REGION)")
+    smoke.add_argument(
+        "--ingest-bytes",
+        type=int,
+        default=SMOKE_INGEST_BYTES,
+        help="size of the queued file; above the stack's IngestQueueBytes",
+    )
+    smoke.add_argument("--job-timeout", type=float, default=600.0, help="seconds to wait for the ingest job")
+    smoke.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP request")
+    smoke.set_defaults(func=Runs("smoke:cmd_smoke"))
 
 
 STDOUT_CLOSED = 141

@@ -41,15 +41,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote, urlsplit
 
+from cairn.entrypoints.cli.parser import SMOKE_CLIENT_ID_ENV, SMOKE_CLIENT_SECRET_ENV
 from cairn.entrypoints.mcp.registry import SURFACES
 
 if TYPE_CHECKING:
     import httpx2
 
-CLIENT_ID_ENV = "CAIRN_SMOKE_CLIENT_ID"
-CLIENT_SECRET_ENV = "CAIRN_SMOKE_CLIENT_SECRET"
-INGEST_BYTES = 320 * 1024
-"""Above template.yaml's IngestQueueBytes default (a test holds it there), so the ingest is queued."""
 PROBE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -69,54 +66,8 @@ class Skipped(Exception):
     """The step did not run; the message says why."""
 
 
-def add_smoke_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    smoke = sub.add_parser(
-        "smoke",
-        help="check a deployed stack end to end (health, sign-in discovery, tokens, SigV4, ingest, search)",
-        description="Run the post-deploy smoke test against URL, the stack's API base (the McpUrl or "
-        "ApiUrl output works too). Exits 1 naming each failed step. docs/SMOKE.md says what each "
-        "step checks and what to look at when one fails.",
-    )
-    smoke.add_argument(
-        "url", help="the API's base URL, e.g. https://abc123.execute-api.us-east-1.amazonaws.com"
-    )
-    smoke.add_argument(
-        "--client-id", default=os.environ.get(CLIENT_ID_ENV), help=f"machine client (${CLIENT_ID_ENV})"
-    )
-    smoke.add_argument(
-        "--client-secret",
-        default=os.environ.get(CLIENT_SECRET_ENV),
-        help=f"its secret (default ${CLIENT_SECRET_ENV}: prefer it, a command line is visible to others)",
-    )
-    smoke.add_argument(
-        "--token-url", default=None, help="token endpoint (default: discovered from the metadata)"
-    )
-    smoke.add_argument(
-        "--scope", default=None, help="scopes to ask for, space-separated (default: the client's)"
-    )
-    smoke.add_argument(
-        "--sigv4",
-        action="store_true",
-        help="make the brain with a SigV4-signed call (AWS credentials from the environment)",
-    )
-    smoke.add_argument(
-        "--iam-url", default=None, help="the IAM API's base URL for --sigv4 (IamApiUrl; default URL)"
-    )
-    smoke.add_argument("--region", default=None, help="SigV4 region (default: from the URL, else AWS_REGION)")
-    smoke.add_argument(
-        "--ingest-bytes",
-        type=int,
-        default=INGEST_BYTES,
-        help="size of the queued file; above the stack's IngestQueueBytes",
-    )
-    smoke.add_argument("--job-timeout", type=float, default=600.0, help="seconds to wait for the ingest job")
-    smoke.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP request")
-    smoke.set_defaults(func=cmd_smoke)
-    return smoke
-
-
 def cmd_smoke(args: argparse.Namespace) -> int:
-    import asyncio  # here, as httpx2 is where used: every `cairn` command loads this module
+    import asyncio  # here, as httpx2 is where used
 
     return asyncio.run(Smoke(args).run())
 
@@ -361,7 +312,8 @@ class Smoke:
         client_id, secret = self.args.client_id, self.args.client_secret
         if not client_id or not secret:
             raise Skipped(
-                f"no client credentials given: --client-id or ${CLIENT_ID_ENV}, ${CLIENT_SECRET_ENV}"
+                "no client credentials given: --client-id or "
+                f"${SMOKE_CLIENT_ID_ENV}, ${SMOKE_CLIENT_SECRET_ENV}"
             )
         url = self.args.token_url or await self.discover_token_url()
         form = {"grant_type": "client_credentials"} | ({"scope": self.args.scope} if self.args.scope else {})

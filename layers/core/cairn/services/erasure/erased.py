@@ -44,10 +44,11 @@ from datetime import UTC, datetime, timedelta
 
 from cairn.domain.errors import Conflict
 from cairn.domain.paths import AGENT_PREFIX
+from cairn.domain.subjects import SubjectKind
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
-from cairn.services.erasure.subjects import Subject, SubjectKind
+from cairn.services.erasure.subjects import Subject
 from cairn.services.keyed_digests import KeyCheck, derived_key, keyed_digest
 from cairn.services.mark_lifetimes import MARKS_PER_WRITE, Family, MarkLifetimes
 

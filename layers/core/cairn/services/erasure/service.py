@@ -45,6 +45,7 @@ from cairn.domain.errors import (
 )
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document
+from cairn.domain.subjects import SubjectKind
 from cairn.ports.blobs import BlobStore
 from cairn.ports.change_log import ChangeLog, ChangeLogError
 from cairn.ports.chunks import ChunkIndex, ScrubbableChunks
@@ -60,7 +61,7 @@ from cairn.services.erasure.keyspace import BrainKeyspace
 from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
 from cairn.services.erasure.scrub_failures import SCRUB_TRIES, ScrubFailed, passes, scrub_failed
 from cairn.services.erasure.settling import DeletionsSettling, Settling
-from cairn.services.erasure.subjects import Subject, SubjectKind, mentioning, sessions_of, unnamed
+from cairn.services.erasure.subjects import Subject, mentioning, sessions_of, unnamed
 from cairn.services.jobs.job_log import JobLog
 from cairn.services.repositories import DocumentRepository, document_of
 from cairn.services.thoughtmcp.memories import ThoughtMemories

@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from cairn.domain.errors import CairnError, InvalidInput
 from cairn.domain.paths import AGENT_PREFIX
+from cairn.domain.subjects import SubjectKind
 from cairn.ports.jobs import JobHolds
 from cairn.ports.records import Item
 from cairn.ports.store_secret import StoreSecret
@@ -35,14 +35,6 @@ MAX_VALUE = 256
 UNNAMED = "[erased]"  # as the audit's redacted fields say
 _RECEIPTS = b"the subjects of erasure receipts"
 _DRAWN_FROM_ACTORS = (FACT_KIND, "episode")  # filed in their actor's folder (fact_memory.namespace)
-
-
-class SubjectKind(StrEnum):
-    thoughtmcp_user = "thoughtmcp_user"
-    source_agent = "source_agent"
-    agent_scope = "agent_scope"
-    session_actor = "session_actor"
-    any = "any"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.http import create_app
+from cairn.ports.records import Item
+from cairn.services.documents.dropped_chunks import DroppedChunks
 from cairn.services.documents.indexing import chunk_id
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.memory.memory_model import MemoryInput
@@ -164,3 +166,52 @@ def test_a_rewrite_that_keeps_every_chunk_reads_no_reach(c: Container) -> None:
     c.concepts.reach.read = lambda b, d: reads.append(d) or real(b, d)  # type: ignore[method-assign]
     c.documents.write(brain, PATH, text_of(8).replace("Harbour", "Quay").encode())
     assert reads == [] and linked(c, doc) == list(range(8))
+
+
+def _damage_reach(c: Container, doc: Document) -> None:
+    c.adapters.records.put(Item(*reach_key(doc.brain_id, doc.id), {"upto": "eight"}))
+
+
+def test_a_damaged_reach_does_not_stop_the_document_being_linked_again(
+    c: Container, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ingest's linker over a document whose reach record is damaged links it all the same and
+    mends the record; before, it raised DamagedStore on every later ingest of the document."""
+    brain = c.brains.create("Shore", slug="shore")
+    doc = link(c, _note(c, brain))
+    _damage_reach(c, doc)
+    link(c, doc.id)
+    assert reach(c, doc) == 8
+    assert f"the concept reach of document {doc.id} is damaged" in caplog.text
+    assert "Quellmire" not in caplog.text  # the document's id, none of its text
+
+
+def test_a_linker_over_a_damaged_reach_takes_back_the_links_past_the_chunks_the_document_has(
+    c: Container,
+) -> None:
+    """Links of an earlier, longer version (left by a rewrite whose tidying did not run) under a
+    damaged reach: the linker takes the widest reach the links give and trims it to the document."""
+    brain = c.brains.create("Shore", slug="shore")
+    doc = link(c, _note(c, brain))
+    held, c.documents.indexer.dropped = c.documents.indexer.dropped, DroppedChunks()
+    try:
+        c.documents.write(brain, PATH, SHORT)  # nothing told: chunks 3..7 keep their links
+    finally:
+        c.documents.indexer.dropped = held
+    assert linked(c, doc) == list(range(8))
+    _damage_reach(c, doc)
+    now = c.documents.repo.stored_by_id(doc.id)
+    assert now is not None
+    c.concepts.index_document(brain.id, doc.id, c.documents.text_of(now))
+    shortened(c, doc)
+
+
+@pytest.mark.parametrize("how", ["put", "batch"])
+def test_a_rewrite_to_fewer_chunks_over_a_damaged_reach_drops_the_dropped_chunks_links(
+    c: Container, how: str
+) -> None:
+    brain = c.brains.create("Shore", slug="shore")
+    doc = link(c, _note(c, brain))
+    _damage_reach(c, doc)
+    REWRITES[how](c, brain, doc.id)
+    shortened(c, doc)

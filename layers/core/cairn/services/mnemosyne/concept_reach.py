@@ -17,10 +17,12 @@ that raised it meanwhile makes the removal read it again. It sits under the brai
 so deleting a brain takes it.
 
 A damaged record (its `upto` not a count; the reach pass, concept_reach_sweep.py, replaces those
-of a brain it has not done yet) does not stop a removal: it takes the widest reach, one past the
-highest ordinal any of the document's chunks is linked from, found by a scan of those chunks'
-link partitions (on DynamoDB a table Scan, for this case only), logs it, and replaces the record
-(or drops it with the document).
+of a brain it has not done yet) stops neither a removal nor a linker: each takes the widest reach,
+one past the highest ordinal any of the document's chunks is linked from, found by a scan of those
+chunks' link partitions (on DynamoDB a table Scan, for this case only), logs the document's id, and
+replaces the record (or drops it with the document). A linker (`extend`) writes that reach, at
+least its own, before it links, and its `trim` lowers it to the chunks the document has; a
+rewrite's `trim` of a damaged record removes the links past what it keeps up to that reach.
 """
 
 from __future__ import annotations
@@ -77,12 +79,14 @@ class ConceptReach:
         is written without reading it first."""
         known = Reach(0, 0) if fresh else None
         for _ in range(_RETRIES):
-            was = known or self.read(brain_id, document_id)
+            was = known or self.held(brain_id, document_id)
             known = None
-            if was.version and was.upto >= upto:
+            if was.version and not was.damaged and was.upto >= upto:
                 return was
-            try:
-                self.records.put(Item(*reach_key(brain_id, document_id), {"upto": upto}), was.version)
+            try:  # a damaged record is mended to the widest reach, which `trim` lowers after linking
+                self.records.put(
+                    Item(*reach_key(brain_id, document_id), {"upto": max(upto, was.upto)}), was.version
+                )
                 return was
             except Conflict:
                 continue  # another linker's raise: read it again
@@ -94,8 +98,10 @@ class ConceptReach:
         if upto <= keep:
             return 0
         removed = self._unlink(brain_id, document_id, range(keep, upto), ())
-        was = self.read(brain_id, document_id)
-        if was.version and was.upto == upto:
+        was = self.held(brain_id, document_id)
+        if was.damaged and was.upto > upto:  # the links past `upto` the scan found go too
+            removed += self._unlink(brain_id, document_id, range(upto, was.upto), ())
+        if was.version and (was.upto == upto or was.damaged):
             # raised meanwhile (Conflict): a record too high only costs an erasure a few empty reads
             with suppress(Conflict):
                 self.records.put(Item(*reach_key(brain_id, document_id), {"upto": keep}), was.version)
@@ -111,7 +117,7 @@ class ConceptReach:
         after linking counts on whoever removes it reading the record after that."""
         removed = 0
         for _ in range(_RETRIES):
-            was = self._held(brain_id, document_id)
+            was = self.held(brain_id, document_id)
             if not was.version:
                 return removed
             removed += self._unlink(brain_id, document_id, range(was.upto), done)
@@ -122,7 +128,7 @@ class ConceptReach:
                 return removed
         raise Conflict("too many concurrent links of this document; retry")
 
-    def _held(self, brain_id: str, document_id: str) -> Reach:
+    def held(self, brain_id: str, document_id: str) -> Reach:
         """`read`, or for a damaged record the widest reach (module docstring) at its version."""
         try:
             return self.read(brain_id, document_id)

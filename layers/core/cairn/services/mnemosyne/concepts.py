@@ -129,7 +129,7 @@ class ConceptGraph:
         the links of its chunks from there up to its reach go, and the reach is lowered to `kept`;
         returns links removed. A linker of the longer version in another process takes back what
         it links after this (index_document reads the record again)."""
-        was = self.reach.read(brain_id, document_id)
+        was = self.reach.held(brain_id, document_id)  # a damaged one: the widest reach, mended
         return self.reach.trim(brain_id, document_id, kept, was.upto)
 
     def unlink_document(

@@ -14,6 +14,7 @@ from cairn.domain.errors import Unavailable
 from cairn.domain.models import Brain
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.ports.records import Item
+from cairn.services.documents import siblings
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
@@ -179,3 +180,37 @@ def test_the_bytes_of_a_document_at_the_brains_content_address_go_though_the_ind
         (receipt,) = c.erasure.resume()
     assert receipt.removed["documents"] == 1 and receipt.removed["blobs"] == 1
     assert not blobs.exists(shared)
+
+
+@pytest.mark.parametrize("kept", ["folders", "everywhere"])
+def test_a_document_moved_more_often_than_its_record_keeps_paths_leaves_no_excerpt_where_it_first_was(
+    c: Container, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, kept: str
+) -> None:
+    """notes/2.md took an excerpt of notes/1.md, which then moved LEFT_KEPT times more: its record
+    keeps the folder of that first path, not the path. Or (its folders kept low) more folders than
+    the record keeps: it says `everywhere`, and every document's context goes."""
+    brain = shore(c)
+    if kept == "everywhere":
+        monkeypatch.setattr(siblings, "LEFT_KEPT", 2)
+        monkeypatch.setattr(siblings, "FOLDERS_KEPT", 1)
+    with access.as_system():
+        c.documents.write(brain, "notes/1.md", f"The {CODEWORD} lantern sits by the harbour gate.".encode())
+        c.documents.write(brain, "notes/2.md", b"It was lit at dusk by the keeper.")
+        c.documents.write(brain, "other/1.md", b"The tide tables for the spring.")
+        c.documents.write(brain, "other/2.md", b"Printed by the harbour office.")
+        assert contexts_holding(c, brain, CODEWORD) == ["notes/2.md"]
+        assert contexts_holding(c, brain, "tide") == ["other/2.md"]
+        clock.advance(3600)  # past the siblings' window: the next write drops both from the ring
+        c.documents.write(brain, "notes/9.md", b"An unrelated note on tides.")
+        path = "notes/1.md"
+        for n in range(siblings.LEFT_KEPT + 1):
+            c.documents.rename(brain, path, f"trail/{n}/lantern.md")
+            path = f"trail/{n}/lantern.md"
+        c.documents.rename(brain, path, f"memory/agent/{AGENT}/lantern.md")
+        assert found_by(c, brain, CODEWORD) == [f"memory/agent/{AGENT}/lantern.md", "notes/2.md"]
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.removed["documents"] == 1
+    assert contexts_holding(c, brain, CODEWORD) == []
+    assert found_by(c, brain, CODEWORD) == []
+    # a folder it never was in keeps its contexts, unless the record could no longer tell
+    assert contexts_holding(c, brain, "tide") == (["other/2.md"] if kept == "folders" else [])

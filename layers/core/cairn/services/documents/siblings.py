@@ -19,9 +19,16 @@ no longer in. So the move's commit also records the paths the document has left,
 document, which its erasure reads to find those siblings (services/erasure/documents.py) and its
 erase's commit removes:
 
-| item               | pk                 | sk                        | data                        |
-|--------------------|--------------------|---------------------------|-----------------------------|
-| the paths it left  | `brain#<brain_id>` | `siblings-left#<doc id>`  | `{"paths": [...]}` (last 64) |
+| item              | pk                 | sk                       | data                                 |
+|-------------------|--------------------|--------------------------|--------------------------------------|
+| the paths it left | `brain#<brain_id>` | `siblings-left#<doc id>` | `{"paths": [...], "folders": [...]}` |
+
+`paths` are the last 64 distinct paths it left, each its place in a folder (the sibling after it in
+natural order took its excerpt). An older path leaves `paths` for `folders`, the folders it was in,
+whose places there are no longer known: its erasure clears the context of every document in them
+(the excerpts others took there are lost with it, never the erased one's). Past 128 such folders
+the record says `everywhere` instead, and the erasure clears every document's context in the
+brain. So a record stays under 200 KB however often its document moves.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ _NUMBERED = re.compile(r"([^\W\d_]*)(\d+)")  # `10`, `turn10`, `D10`: a word wit
 
 LEFT_KEPT = 64
 """The paths a document's record of those it left keeps, the last ones (a record stays small)."""
+FOLDERS_KEPT = 128
+"""The folders of older paths it keeps (their places unknown); past them: `everywhere`."""
 _LEFT = "siblings-left#"
 
 NaturalKey = tuple[tuple[int, str, int], ...]
@@ -154,23 +163,38 @@ class SiblingContext:
         predecessor = next((e for e in entries if e["path"] == mine["after"]), None)
         return str(predecessor["excerpt"]) if predecessor is not None else None
 
-    def forget(self, brain_id: str, paths: set[str], left: Collection[tuple[str, str]] = ()) -> set[str]:
+    def forget(
+        self,
+        brain_id: str,
+        paths: set[str],
+        left: Collection[tuple[str, str]] = (),
+        left_in: Collection[tuple[str, str]] = (),
+    ) -> set[str]:
         """Take these documents out of their folders' recent siblings (an erasure: the ring keeps an
         excerpt of each); returns the ids of the siblings whose indexed context was one of them.
         `left`: (path, document id) of paths the documents lived at before (`paths_left`): their
-        entries there go (another document's at that path stays), and the contexts taken there."""
+        entries there go (another document's at that path stays), and the contexts taken there.
+        `left_in`: (folder, document id) of folders they lived in at places no longer known: any
+        entry of theirs there goes, and the contexts taken of it."""
         cleared: set[str] = set()
         named = paths | {path for path, _ in left}
-        for folder in {folder_of(p) for p in named}:
+        for folder in {folder_of(p) for p in named} | {folder for folder, _ in left_in}:
             key = _folder_key(brain_id, folder)
             for _ in range(16):
                 item = self.records.get(*key)
                 if item is None:
                     break
                 entries = item.data["entries"]
-                kept = [e for e in entries if e["path"] not in paths and (e["path"], e["doc_id"]) not in left]
+                theirs = {e["path"] for e in entries if (folder, e["doc_id"]) in left_in}
+                kept = [
+                    e
+                    for e in entries
+                    if e["path"] not in paths
+                    and (e["path"], e["doc_id"]) not in left
+                    and e["path"] not in theirs
+                ]
                 for entry in kept:
-                    if entry.get("after") in named:
+                    if entry.get("after") in named or entry.get("after") in theirs:
                         cleared.add(entry["doc_id"])
                         entry["after"] = None
                 try:
@@ -191,15 +215,22 @@ class SiblingContext:
         if keeps_to_itself(doc):
             return None
         key = left_key(doc.brain_id, doc.id)
-        item = self.records.get(*key)
-        paths = [p for p in _paths_of(item) if p != doc.path] + [doc.path]
+        held = _left_of(self.records.get(*key))
+        paths = [p for p in held.paths if p != doc.path] + [doc.path]
+        older, paths = paths[:-LEFT_KEPT], paths[-LEFT_KEPT:]
+        folders = list(dict.fromkeys([*held.folders, *(folder_of(p) for p in older)]))
+        data: dict[str, Any] = {"paths": paths}
+        if held.everywhere or len(folders) > FOLDERS_KEPT:
+            data["everywhere"] = True
+        elif folders:
+            data["folders"] = folders
         # unconditional: a move of the same document in another process loses on its record
-        return Put(Item(*key, data={"paths": paths[-LEFT_KEPT:]}))
+        return Put(Item(*key, data=data))
 
-    def paths_left(self, brain_id: str) -> dict[str, list[str]]:
-        """The paths each document of the brain has moved away from, by its id (one query)."""
+    def paths_left(self, brain_id: str) -> dict[str, Left]:
+        """Where each document of the brain lived before it moved, by its id (one query)."""
         found = all_items(self.records, documents_pk(brain_id), _LEFT)
-        return {item.sk.removeprefix(_LEFT): _paths_of(item) for item in found}
+        return {item.sk.removeprefix(_LEFT): _left_of(item) for item in found}
 
     def forget_left(self, brain_id: str, doc_ids: Iterable[str]) -> int:
         """Drop these documents' records of the paths they left; returns how many."""
@@ -213,10 +244,29 @@ def left_key(brain_id: str, doc_id: str) -> tuple[str, str]:
     return documents_pk(brain_id), f"{_LEFT}{doc_id}"
 
 
-def _paths_of(item: Item | None) -> list[str]:
-    """The paths a record of those left holds (none from one damaged: the rest of it is read)."""
-    paths = item.data.get("paths") if item is not None else None
-    return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+@dataclass(frozen=True)
+class Left:
+    """Where a document lived before it moved (module docstring): `paths` exactly, `folders` those
+    of older paths (places unknown), `everywhere` when more folders than those were left."""
+
+    paths: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    everywhere: bool = False
+
+
+def _left_of(item: Item | None) -> Left:
+    """What a record of the paths left holds (a damaged field reads as none; the rest is read)."""
+    if item is None:
+        return Left()
+    return Left(
+        _strings(item.data.get("paths")),
+        _strings(item.data.get("folders")),
+        item.data.get("everywhere") is True,
+    )
+
+
+def _strings(values: object) -> tuple[str, ...]:
+    return tuple(v for v in values if isinstance(v, str)) if isinstance(values, list) else ()
 
 
 def keeps_to_itself(doc: Document) -> bool:

@@ -32,7 +32,13 @@ from cairn.ports.chunks import ChunkIndex
 from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
-from cairn.services.documents.siblings import SiblingContext, digit_runs_key, natural_key
+from cairn.services.documents.siblings import (
+    Left,
+    SiblingContext,
+    digit_runs_key,
+    folder_of,
+    natural_key,
+)
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
@@ -157,15 +163,26 @@ class DocumentEraser:
         and in the order names had before ids compared as text (`digit_runs_key`: contexts linked
         then), whichever it was (services/documents/siblings.py). Its folder, and each one it moved
         out of (the record of the paths it left: siblings.py; records of documents no longer
-        stored go too)."""
+        stored go too). In a folder it left at a place the record no longer holds, every document
+        there loses its context."""
         paths = {d.path for d in doomed}
         ids = {d.id for d in doomed}
         left = self.siblings.paths_left(brain.id)
-        was_at = {(path, doc_id) for doc_id in ids for path in left.get(doc_id, [])}
-        cleared = self.siblings.forget(brain.id, paths, was_at)
+        held = {doc_id: left.get(doc_id, Left()) for doc_id in ids}
+        was_at = {(path, doc_id) for doc_id in ids for path in held[doc_id].paths}
+        # folders it was in at places no longer known: whoever is there may hold its excerpt
+        every_folder = {folder_of(d.path) for d in [*doomed, *others]}
+        was_in = {
+            (folder, doc_id)
+            for doc_id, where in held.items()
+            for folder in (every_folder if where.everywhere else where.folders)
+        }
+        cleared = self.siblings.forget(brain.id, paths, was_at, was_in)
+        unplaced = {folder for folder, _ in was_in}
+        cleared |= {d.id for d in others if folder_of(d.path) in unplaced}
         groups: dict[tuple[str, bool], list[tuple[tuple[Any, ...], bool, str]]] = {}
         placed = [(d.path, d) for d in [*doomed, *others]] + [
-            (path, d) for d in doomed for path in left.get(d.id, [])
+            (path, d) for d in doomed for path in held[d.id].paths
         ]
         for path, doc in placed:
             takes_context = doc.owner is None and not doc.content_type.startswith("image/")

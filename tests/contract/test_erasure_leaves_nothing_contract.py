@@ -214,3 +214,24 @@ def test_a_document_moved_more_often_than_its_record_keeps_paths_leaves_no_excer
     assert found_by(c, brain, CODEWORD) == []
     # a folder it never was in keeps its contexts, unless the record could no longer tell
     assert contexts_holding(c, brain, "tide") == (["other/2.md"] if kept == "folders" else [])
+
+
+@pytest.mark.parametrize("point", ["erasure.documents", "documents.committed"])
+def test_an_erasure_killed_half_way_counts_what_the_killed_attempt_removed(
+    c: Container, monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    """The process dies at the second document: after its erase finished, or right after its commit
+    (nothing of the attempt's own failure handling runs, as under kill -9). The resume counts the
+    three documents, their chunks and bytes: the attempt's counts rode its erase commits."""
+    brain = shore(c)
+    with access.as_system():
+        for n in range(3):
+            c.documents.write(brain, f"memory/agent/{AGENT}/{n}.md", f"Note {n} of the agent.".encode())
+        monkeypatch.setattr(c.erasure, "_count_stopped", lambda *_: None)  # killed: nothing more runs
+        with faults.armed(point, at=2), pytest.raises(faults.InjectedFault):
+            c.erasure.erase("agent_scope", AGENT, [brain.slug])
+        monkeypatch.undo()
+        (receipt,) = c.erasure.resume()
+    assert receipt.status == "completed"
+    assert (receipt.removed["documents"], receipt.removed["chunks"], receipt.removed["blobs"]) == (3, 3, 3)
+    assert c.adapters.records.query("erasure-progress", "").items == []  # dropped as the brain finished

@@ -1,6 +1,7 @@
 """The erasure log (services/erasure/log.py) on every record store: one record per erasure or brain
 deletion under `erasures`, written before anything is removed and read back whole, started once,
-each brain's counts added exactly once however many finish it at the same time, the subject's name
+each brain's counts added exactly once however many finish it at the same time, from what a
+killed attempt kept of them (its progress record, dropped as the brain is counted), the subject's name
 dropped before the record is finished, and the unfinished ones listed (in id order) for a resume."""
 
 from __future__ import annotations
@@ -13,8 +14,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from cairn.domain.errors import Conflict, NotFound
-from cairn.ports.records import RecordStore
-from cairn.services.erasure.log import PK, REMOVED_KINDS, ErasureLog, Receipt, empty_counts
+from cairn.ports.records import Item, RecordStore
+from cairn.services.erasure.log import (
+    PK,
+    PROGRESS_PK,
+    REMOVED_KINDS,
+    ErasureLog,
+    Receipt,
+    empty_counts,
+    progress_key,
+)
 from tests.fakes.clock import FakeClock
 
 SUBJECT = "alice@example.com"
@@ -53,23 +62,37 @@ def test_an_erasure_is_read_back_whole_and_started_only_once(records: RecordStor
         log.advance("era_none", "brn_1", Counter(documents=1))
 
 
-def test_each_brain_is_counted_once_and_other_work_adds_up(records: RecordStore) -> None:
+def test_each_brain_is_counted_once_from_the_progress_kept_and_its_progress_goes_with_it(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
     clock = FakeClock()
     log = ErasureLog(records, clock)
     log.start(receipt("era_1", clock), SUBJECT)
 
-    log.advance("era_1", "brn_1", Counter(documents=2, chunks=5))
+    first = log.progress("era_1", "brn_1")
+    assert first.counts == Counter()
+    first.counts.update(documents=2, chunks=5)
+    first.save()
+    resumed = log.progress("era_1", "brn_1")  # a resume after the process was killed
+    assert resumed.counts == Counter(documents=2, chunks=5)
+    log.advance("era_1", "brn_1", resumed.counts)
     again = log.advance("era_1", "brn_1", Counter(documents=2, chunks=5))  # a resume re-reporting it
     assert again.receipt.removed["documents"] == 2 and again.done == ["brn_1"]
-    log.add("era_1", Counter(audit_entries=3))
-    log.add("era_1", Counter(audit_entries=1, not_a_kind=7))  # only the kinds a receipt counts
-    log.advance("era_1", "brn_2", Counter(documents=1, blobs=4))
+    assert records.get(*progress_key("era_1", "brn_1")) is None  # dropped as the brain was counted
+
+    held = {"removed": {"documents": 1, "blobs": 4, "not_a_kind": 7, "chunks": "five"}}
+    records.put(Item(*progress_key("era_1", "brn_2"), held))  # only the kinds a receipt counts
+    log.advance("era_1", "brn_2", log.progress("era_1", "brn_2").counts)
+    records.put(Item(*progress_key("era_1", "brn_3"), {"removed": "damaged"}))
+    assert log.progress("era_1", "brn_3").counts == Counter()  # counted afresh, said in the log
+    assert "its progress in brain brn_3 is damaged" in caplog.text
 
     got = log.get("era_1")
     assert got.done == ["brn_1", "brn_2"]
-    counted = {"documents": 3, "chunks": 5, "blobs": 4, "audit_entries": 4}
+    counted = {"documents": 3, "chunks": 5, "blobs": 4}
     assert got.receipt.removed == {**empty_counts(), **counted}
     assert got.receipt.status == "running" and got.subject == SUBJECT
+    assert [i.sk for i in records.query(PROGRESS_PK, "").items] == ["era_1#brn_3"]
 
 
 def test_brains_finished_at_the_same_time_are_each_counted_exactly_once(records: RecordStore) -> None:

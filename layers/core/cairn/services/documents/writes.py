@@ -220,6 +220,7 @@ class DocumentWrites(DocumentReads):
         keep_blob: bool = False,
         companions: bool = True,
         doc_id: str | None = None,
+        tally: Callable[[int], Sequence[Put]] | None = None,
     ) -> Erased | None:
         """Remove a document entirely, not softly: its record, its id pointer, its chunks and its
         bytes, every version's (blob_keys.py), with `also` in the same transaction. A document
@@ -236,7 +237,9 @@ class DocumentWrites(DocumentReads):
         keep beside the document itself, in `also` and after the commit, so neither the companions
         nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links).
         `doc_id`: the document the caller read at `path`, erased wherever it is in the brain now; a
-        document another writer moved to `path` meanwhile is another's, which stays whole."""
+        document another writer moved to `path` meanwhile is another's, which stays whole.
+        `tally`: writes for the commit, given the keys the erase removed before it (unconditional:
+        an erasure's record of what it removed so far)."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)
@@ -245,7 +248,7 @@ class DocumentWrites(DocumentReads):
             if doc is None or doc.brain_id != brain.id:
                 return None
             access.check_change(brain, doc.owner, f"the document at {excerpt(path)}")
-            found, committed, blobs = self._erase_locked(brain, doc, also, companions, keep_blob)
+            found, committed, blobs = self._erase_locked(brain, doc, also, companions, keep_blob, tally)
             if found is None or committed is None:
                 # erased meanwhile, or another document took its path: what bytes it took first count
                 return Erased(None, blobs) if blobs else None
@@ -272,7 +275,13 @@ class DocumentWrites(DocumentReads):
         return Erased(doc, blobs, chunks, links)
 
     def _erase_locked(
-        self, brain: Brain, doc: Document, also: Sequence[Put | Delete], companions: bool, keep_blob: bool
+        self,
+        brain: Brain,
+        doc: Document,
+        also: Sequence[Put | Delete],
+        companions: bool,
+        keep_blob: bool,
+        tally: Callable[[int], Sequence[Put]] | None = None,
     ) -> tuple[Document | None, Committed | None, int]:
         """Remove `doc`'s folder (or its bytes at the brain's content address, unless `keep_blob`),
         then commit the removal of its record (with `also`, and its companions when asked): the
@@ -312,6 +321,7 @@ class DocumentWrites(DocumentReads):
                 Delete(*mark_key(brain.id, doc.id)),  # a read found it damaged (damaged_marks.py)
                 *(self._erasing_done(brain, doc) if marked else []),
                 *also,
+                *(tally(blobs) if tally is not None else []),
             ]
             ops = self._with_companions(doc, gone) if companions else gone
             try:

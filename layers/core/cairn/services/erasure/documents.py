@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -29,6 +30,7 @@ from cairn.domain.errors import CairnError
 from cairn.domain.models import Brain, Document
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
+from cairn.ports.records import Put
 from cairn.services.documents.blob_keys import own_folder
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
@@ -49,6 +51,12 @@ from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.search.access import AccessLog
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
+
+
+def _as_committed(progress: Callable[[Counter[str]], Put], chunks: int, blobs: int) -> list[Put]:
+    """The progress write for an erase's commit: the document, its chunks as read, and the `blobs`
+    it removed before (what the erase finds otherwise is counted after it, in the next one)."""
+    return [progress(Counter(documents=1, chunks=chunks, blobs=blobs))]
 
 
 @dataclass
@@ -74,10 +82,15 @@ class DocumentEraser:
         doomed: Sequence[Document],
         others: Sequence[Document],
         counts: Counter[str] | None = None,
+        *,
+        progress: Callable[[Counter[str]], Put] | None = None,
     ) -> Counter[str]:
         """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
         brain's other documents, whose bytes, raw rows and contexts must survive. What went is
-        added to `counts` as it goes (returned), so a caller stopped by a failure still has it."""
+        added to `counts` as it goes (returned), so a caller stopped by a failure still has it.
+        `progress`: the write of the counts as they will stand once a document's erase commits
+        (given what it removes besides), which rides that commit (an erasure's record of them:
+        log.py), so a process killed after it loses none of them."""
         counts = Counter() if counts is None else counts
         ids = {d.id for d in doomed}
         kept_blobs = {d.blob_key for d in others}
@@ -107,9 +120,12 @@ class DocumentEraser:
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
             counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs
+            tally = None
+            if progress is not None:
+                tally = partial(_as_committed, progress, len(chunk_ids))
             try:
                 erased = self.documents.erase(
-                    brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id
+                    brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id, tally=tally
                 )
             except Exception:
                 self._count_if_committed(doc, chunk_ids, counts, shared=shared)

@@ -1,14 +1,21 @@
 """Erasures and brain deletions as records: what was asked, by whom, how far it got, and the receipt.
 
-| record                   | pk          | sk              |
-|--------------------------|-------------|-----------------|
-| an erasure or a deletion | `erasures`  | `<erasure id>`  |
+| record                                    | pk                  | sk                          |
+|-------------------------------------------|---------------------|-----------------------------|
+| an erasure or a deletion                  | `erasures`          | `<erasure id>`              |
+| what it removed so far in a brain it runs | `erasure-progress`  | `<erasure id>#<brain id>`   |
 
 The record is written before anything is removed and updated as each brain is finished, so an
 erasure stopped half-way (a crash, kill -9) is found and finished when a store is next opened
 (services/erasure/service.py `resume`). While it runs the record holds what it must find (the
 subject, the brain); once it is done only a digest of the subject stays, with the counts: the audit
 of an erasure says that it happened and by whom, never whose data it was.
+
+The counts of a brain not finished yet are kept beside it (`Progress`): written in each document's
+erase commit (no write of their own) and once after each step that removes many at a time (memory
+rows, audit entries, sessions, a pass's records), so a resume after a kill starts from them and the
+receipt counts what every attempt removed. The brain's advance drops them in the same transaction.
+A kill loses only what the document it was erasing lost before its commit (its links, raw rows).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -23,12 +31,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 from cairn.domain.errors import Conflict, NotFound
 from cairn.ports.clock import Clock
-from cairn.ports.records import Item, RecordStore
+from cairn.ports.records import Delete, Item, Put, RecordStore
 from cairn.services.repositories import all_items
 
 log = logging.getLogger(__name__)
 
 PK = "erasures"
+PROGRESS_PK = "erasure-progress"
 REMOVED_KINDS = (
     "documents", "chunks", "blobs", "links", "entities", "memory_rows", "sessions", "messages",
     "records", "audit_entries", "jobs",
@@ -86,7 +95,8 @@ class ErasureLog:
         return Pending.model_validate(item.data)
 
     def advance(self, erasure_id: str, brain_id: str, removed: Counter[str]) -> Pending:
-        """One brain finished with these counts (idempotent: a brain is counted once)."""
+        """One brain finished with these counts (idempotent: a brain is counted once); its
+        progress record goes in the same write."""
 
         def change(pending: Pending) -> Pending | None:
             if brain_id in pending.done:
@@ -95,16 +105,26 @@ class ErasureLog:
             pending.done.append(brain_id)
             return pending
 
-        return self._update(erasure_id, change)
+        return self._update(erasure_id, change, also=[Delete(*progress_key(erasure_id, brain_id))])
 
-    def add(self, erasure_id: str, removed: Counter[str]) -> Pending:
-        """Counts of work that belongs to no one brain (audit redaction)."""
+    def progress(self, erasure_id: str, brain_id: str) -> Progress:
+        """What the attempts before this one removed in the brain (none: a fresh start), to go on from."""
+        item = self.records.get(*progress_key(erasure_id, brain_id))
+        held = item.data.get("removed") if item is not None else None
+        if item is not None and not isinstance(held, dict):
+            log.warning(
+                "erasure %s: its progress in brain %s is damaged; counting afresh", erasure_id, brain_id
+            )
+        counts: Counter[str] = Counter()
+        if isinstance(held, dict):
+            counts.update({k: v for k, v in held.items() if k in REMOVED_KINDS and type(v) is int and v > 0})
+        return Progress(self, erasure_id, brain_id, counts, Counter(counts))
 
-        def change(pending: Pending) -> Pending:
-            _count(pending, removed)
-            return pending
-
-        return self._update(erasure_id, change)
+    def progress_op(self, erasure_id: str, brain_id: str, removed: Counter[str]) -> Put:
+        """The write of a brain's counts so far: unconditional (a resume in another process at the
+        same time may count a document twice or miss one, never fail a commit)."""
+        data = {"removed": {k: removed[k] for k in REMOVED_KINDS if removed[k] > 0}}
+        return Put(Item(*progress_key(erasure_id, brain_id), data))
 
     def unname(self, erasure_id: str) -> Pending:
         """Every brain is done: the subject leaves the record before the stores' files are
@@ -139,8 +159,10 @@ class ErasureLog:
 
         return self._update(erasure_id, change).receipt
 
-    def _update(self, erasure_id: str, change: Callable[[Pending], Pending | None]) -> Pending:
-        """Read, change and write the record conditionally, again on a lost race."""
+    def _update(
+        self, erasure_id: str, change: Callable[[Pending], Pending | None], also: list[Delete] | None = None
+    ) -> Pending:
+        """Read, change and write the record conditionally (with `also`), again on a lost race."""
         for _ in range(16):
             item = self.records.get(PK, erasure_id)
             if item is None:
@@ -148,8 +170,12 @@ class ErasureLog:
             changed = change(Pending.model_validate(item.data))
             if changed is None:
                 return Pending.model_validate(item.data)
+            written = Item(PK, erasure_id, changed.model_dump(mode="json"))
             try:
-                self.records.put(Item(PK, erasure_id, changed.model_dump(mode="json")), item.version)
+                if also:
+                    self.records.transact([Put(written, item.version), *also])
+                else:
+                    self.records.put(written, item.version)
                 return changed
             except Conflict:
                 continue
@@ -173,6 +199,32 @@ class ErasureLog:
                 continue
             if pending.receipt.status == "running":
                 yield pending
+
+
+@dataclass
+class Progress:
+    """An erasure's counts in one brain as it runs (`counts`, added to as things go), and the
+    writes that keep them (module docstring)."""
+
+    log: ErasureLog
+    erasure_id: str
+    brain_id: str
+    counts: Counter[str]
+    _saved: Counter[str] = field(default_factory=Counter, repr=False)
+
+    def op(self, coming: Counter[str]) -> Put:
+        """For a commit that removes `coming` besides: the counts as they stand once it has."""
+        return self.log.progress_op(self.erasure_id, self.brain_id, self.counts + coming)
+
+    def save(self, *, always: bool = False) -> None:
+        """Write the counts so far, unless they are those last written here."""
+        if always or +self.counts != self._saved:
+            self.log.records.put(self.op(Counter()).item)
+            self._saved = +self.counts
+
+
+def progress_key(erasure_id: str, brain_id: str) -> tuple[str, str]:
+    return PROGRESS_PK, f"{erasure_id}#{brain_id}"
 
 
 def empty_counts() -> dict[str, int]:

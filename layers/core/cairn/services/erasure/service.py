@@ -58,7 +58,7 @@ from cairn.services.documents.locks import KeyedLocks
 from cairn.services.erasure.documents import DocumentEraser
 from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.keyspace import BrainKeyspace
-from cairn.services.erasure.log import ErasureLog, Receipt, empty_counts
+from cairn.services.erasure.log import ErasureLog, Progress, Receipt, empty_counts
 from cairn.services.erasure.scrub_failures import SCRUB_TRIES, ScrubFailed, passes, scrub_failed
 from cairn.services.erasure.settling import DeletionsSettling, Settling
 from cairn.services.erasure.subjects import Subject, mentioning, sessions_of, unnamed
@@ -271,28 +271,27 @@ class ErasureService:
             if brain_id in pending.done:
                 continue
             brain = self.brains.repo.get(brain_id)
-            counts: Counter[str] = Counter()
+            progress = self.erasures.progress(erasure_id, brain_id)  # what a killed attempt removed here
             try:
                 if receipt.kind == BRAIN_KIND:
                     if brain is not None and brain.deleted_at is None:  # cut off between start and mark
                         self._mark_deleted(brain)
                     self.settling.start(brain_id)  # after the mark: its looks cover what was under way
-                    counts = self._purge(brain_id, sessions.get(brain_id, []))
+                    progress.counts.update(self._purge(brain_id, sessions.get(brain_id, [])))
                 elif brain is not None and subject is not None:  # else the brain went meanwhile
-                    self._erase_in(brain, subject, sessions.get(brain_id, []), counts)
+                    self._erase_in(brain, subject, sessions.get(brain_id, []), progress)
             except BaseException:
-                self._count_stopped(erasure_id, counts)
+                self._count_stopped(erasure_id, progress)
                 raise
-            self.erasures.advance(erasure_id, brain_id, counts)
+            self.erasures.advance(erasure_id, brain_id, progress.counts)
         self.erasures.unname(erasure_id)
         self._scrub(receipt.brains, erasure_id)
         return self.erasures.finish(erasure_id)
 
-    def _count_stopped(self, erasure_id: str, counts: Counter[str]) -> None:
-        """What an attempt stopped by a failure removed, on the receipt: the resume finds it gone."""
+    def _count_stopped(self, erasure_id: str, progress: Progress) -> None:
+        """What an attempt stopped by a failure removed, kept for its resume, which finds it gone."""
         try:
-            if +counts:
-                self.erasures.add(erasure_id, counts)
+            progress.save(always=True)
         except CairnError as exc:  # the record store failing too: the attempt's own failure is raised
             log.warning("erasure %s: what it removed before it stopped is not counted: %s", erasure_id, exc)
 
@@ -310,16 +309,18 @@ class ErasureService:
             return []
         return [p.document_id for p in self.eraser.status.pending(brain.id) if p.path.startswith(scope)]
 
-    def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]], counts: Counter[str]) -> None:
+    def _erase_in(self, brain: Brain, subject: Subject, held: list[list[Item]], progress: Progress) -> None:
         """The subject's records in the brain, scanned again after each pass that found some: a
         write that committed while a pass ran (a memory stored after its scan) goes in the next.
         What is written after the last pass, which found nothing, came after the erasure. What
-        went is added to `counts` as it goes."""
+        went is added to `progress` as it goes, and kept (log.py)."""
+        counts = progress.counts
         named = {subject.value}  # and every document and session that goes
         sessions = list(sessions_of(held, subject))
         for _ in range(PASSES):
             before = sum(counts.values())
-            self._erase_pass(brain, subject, sessions, counts, named)
+            self._erase_pass(brain, subject, sessions, progress, named)
+            progress.save()  # the pass's records removed after its last document's commit
             if sum(counts.values()) == before:
                 break
             sessions = []  # the sessions held were scanned once, before the erasure began
@@ -327,6 +328,7 @@ class ErasureService:
             gone = self.keyspace.delete(items)
             counts["messages"] += gone - (1 if whole else 0)
             counts["sessions"] += 1 if whole else 0
+        progress.save()
         counts["jobs"] += self.job_log.forget(brain.id, mentioning(subject.value, named - {subject.value}))
         for doc_id in self._queued_in_scope(brain, subject):
             self.eraser.status.completed(brain.id, doc_id)
@@ -337,9 +339,10 @@ class ErasureService:
         brain: Brain,
         subject: Subject,
         sessions: list[tuple[str, bool, list[Item]]],
-        counts: Counter[str],
+        progress: Progress,
         named: set[str],
     ) -> None:
+        counts = progress.counts
         if subject.covers(SubjectKind.thoughtmcp_user):
             # Rows first: a ThoughtMCP write that read one before finds it gone and writes nothing,
             # and a memory stored after the scan below keeps its row with its document.
@@ -352,8 +355,9 @@ class ErasureService:
         redacted = self._redact(brain, subject, named)
         if redacted:
             counts["audit_entries"] += redacted
+        progress.save()  # the memory rows and audit entries, before the documents' own commits
         if doomed:
-            self.eraser.erase(brain, doomed, others, counts)
+            self.eraser.erase(brain, doomed, others, counts, progress=progress.op)
 
     def _sessions_by_brain(self, subject: Subject | None) -> dict[str, list[list[Item]]]:
         """Every session's items (its record and its messages), by brain, in one scan; none when

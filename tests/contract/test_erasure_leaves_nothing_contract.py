@@ -182,13 +182,15 @@ def test_the_bytes_of_a_document_at_the_brains_content_address_go_though_the_ind
     assert not blobs.exists(shared)
 
 
-@pytest.mark.parametrize("kept", ["folders", "everywhere"])
+@pytest.mark.parametrize("kept", ["folders", "stopped", "everywhere"])
 def test_a_document_moved_more_often_than_its_record_keeps_paths_leaves_no_excerpt_where_it_first_was(
     c: Container, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, kept: str
 ) -> None:
     """notes/2.md took an excerpt of notes/1.md, which then moved LEFT_KEPT times more: its record
-    keeps the folder of that first path, not the path. Or (its folders kept low) more folders than
-    the record keeps: it says `everywhere`, and every document's context goes."""
+    keeps the folder of that first path, not the path. `stopped`: the first move stopped after its
+    commit, so the ring of notes/ still holds its entry (with an excerpt of it). Or (its folders
+    kept low) more folders than the record keeps: it says `everywhere`, and every document's
+    context goes."""
     brain = shore(c)
     if kept == "everywhere":
         monkeypatch.setattr(siblings, "LEFT_KEPT", 2)
@@ -200,11 +202,18 @@ def test_a_document_moved_more_often_than_its_record_keeps_paths_leaves_no_excer
         c.documents.write(brain, "other/2.md", b"Printed by the harbour office.")
         assert contexts_holding(c, brain, CODEWORD) == ["notes/2.md"]
         assert contexts_holding(c, brain, "tide") == ["other/2.md"]
-        clock.advance(3600)  # past the siblings' window: the next write drops both from the ring
+        lantern = c.documents.repo.stored(brain.id, "notes/1.md")
+        assert lantern is not None
+        if kept != "stopped":
+            clock.advance(3600)  # past the siblings' window: the next write drops both from the ring
         c.documents.write(brain, "notes/9.md", b"An unrelated note on tides.")
         path = "notes/1.md"
         for n in range(siblings.LEFT_KEPT + 1):
-            c.documents.rename(brain, path, f"trail/{n}/lantern.md")
+            if n == 0 and kept == "stopped":
+                with faults.armed("documents.indexed"), pytest.raises(faults.InjectedFault):
+                    c.documents.rename(brain, path, f"trail/{n}/lantern.md")
+            else:
+                c.documents.rename(brain, path, f"trail/{n}/lantern.md")
             path = f"trail/{n}/lantern.md"
         c.documents.rename(brain, path, f"memory/agent/{AGENT}/lantern.md")
         assert found_by(c, brain, CODEWORD) == [f"memory/agent/{AGENT}/lantern.md", "notes/2.md"]
@@ -213,7 +222,11 @@ def test_a_document_moved_more_often_than_its_record_keeps_paths_leaves_no_excer
     assert contexts_holding(c, brain, CODEWORD) == []
     assert found_by(c, brain, CODEWORD) == []
     # a folder it never was in keeps its contexts, unless the record could no longer tell
-    assert contexts_holding(c, brain, "tide") == (["other/2.md"] if kept == "folders" else [])
+    assert contexts_holding(c, brain, "tide") == ([] if kept == "everywhere" else ["other/2.md"])
+    named = [
+        i.sk for i in brain_records(c, brain) if lantern.id in repr(i) or CODEWORD in repr(i.data).lower()
+    ]
+    assert named == []  # nor does a ring of recent siblings, nor its record of where it was
 
 
 @pytest.mark.parametrize("point", ["erasure.documents", "documents.committed"])

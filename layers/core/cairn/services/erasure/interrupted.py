@@ -9,7 +9,7 @@ by `InterruptedErases.finish`, once a minute old (WRITERS_S):
 
 - the document is gone, or its id now names another brain's: the mark only goes;
 - a subject's erasure of its brain is still running: left to it (its resume erases the document
-  and counts it on its receipt, which is written once, when the erasure ends);
+  and counts it on its receipt, which goes on from the counts the stopped attempt kept: log.py);
 - its bytes read back whole at another version than the one the erase read (the mark holds it):
   it was written again since, and the sweep leaves it as it is;
 - otherwise (its bytes gone, or whole at the version read: the erase stopped before they went, or

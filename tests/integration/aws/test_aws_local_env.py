@@ -93,12 +93,26 @@ def _imported_by(module: str) -> tuple[tuple[str, ...], set[str]]:
     return tuple(inside), outside
 
 
+def imported_when_used(module: str) -> set[str]:
+    """Top-level names of the non-cairn modules `module`'s own functions import when first used (the
+    ONNX embedder loads onnxruntime on its first text): the layer must ship those too."""
+    base = PACKAGE / module.replace(".", "/")
+    source = base.with_suffix(".py") if base.with_suffix(".py").exists() else base / "__init__.py"
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names - {"cairn", "__future__"}
+
+
 def missing_from_layer(module: str) -> set[str]:
     shipped = layer_distributions()
     providers = metadata.packages_distributions()
     return {
         name
-        for name in module_imports(module)
+        for name in module_imports(module) | imported_when_used(module)
         if name not in sys.stdlib_module_names
         and not any(_name(dist) in shipped for dist in providers.get(name, ()))
     }

@@ -22,17 +22,8 @@ from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.thoughtmcp.brain import thought_brain
 from cairn.services.thoughtmcp.models import NewMemory
+from tests.contract.test_concept_links_erased_contract import NAMES
 
-NAMES = [
-    ("Quellmire", "Vantorra"),
-    ("Brisendal", "Ostravek"),
-    ("Calluvar", "Dremmoch"),
-    ("Fenwarrow", "Glimmerath"),
-    ("Hallowick", "Istrabeth"),
-    ("Jorunvale", "Kestrimor"),
-    ("Lumbervay", "Morthwane"),
-    ("Nettlecombe", "Orravine"),
-]
 PATH = "notes/harbour.md"
 
 

@@ -14,7 +14,6 @@ index. Writes count the record store's transactions, a put or delete of one item
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -48,7 +47,7 @@ def _sqlite() -> Iterator[Container]:
 @contextmanager
 def _moto() -> Iterator[Container]:
     import boto3
-    from moto import mock_aws
+    import pytest
     from tests.contract.aws_storage import (
         BUCKET,
         DYNAMODB_CONFIG,
@@ -56,17 +55,14 @@ def _moto() -> Iterator[Container]:
         TABLE,
         create_bucket,
         create_table,
-        serialized_moto,
+        moto_with,
     )
     from tests.fakes.container import fake_adapters
 
     from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
     from cairn.adapters.aws.s3_blobs import S3BlobStore
 
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        os.environ[name] = "testing"
-    os.environ["AWS_DEFAULT_REGION"] = REGION
-    with mock_aws(), serialized_moto(), tempfile.TemporaryDirectory() as tmp:
+    with pytest.MonkeyPatch.context() as env, moto_with(env), tempfile.TemporaryDirectory() as tmp:
         dynamodb = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
         create_table(dynamodb, TABLE)
         s3 = boto3.client("s3", region_name=REGION)

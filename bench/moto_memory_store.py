@@ -7,7 +7,6 @@ DynamoDB requests per store, by operation and by TransactWriteItems entry kind.
 from __future__ import annotations
 
 import collections
-import os
 import sys
 import tempfile
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-from moto import mock_aws
+import pytest
 
 from cairn.adapters.aws.dynamodb_records import DynamoRecordStore
 from cairn.bootstrap import build_container
@@ -26,7 +25,7 @@ from cairn.domain.models import MemoryType
 from cairn.services.memory.memory_model import MemoryInput
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, serialized_moto
+from tests.contract.aws_storage import DYNAMODB_CONFIG, REGION, TABLE, create_table, moto_with
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.integration.memory.conftest import START
@@ -35,10 +34,7 @@ LAST = 10  # the stores measured, after the others filled the table
 
 
 def main(stores: int) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        os.environ[name] = "testing"
-    os.environ["AWS_DEFAULT_REGION"] = REGION
-    with mock_aws(), serialized_moto(), tempfile.TemporaryDirectory() as tmp:
+    with pytest.MonkeyPatch.context() as env, moto_with(env), tempfile.TemporaryDirectory() as tmp:
         client = boto3.client("dynamodb", region_name=REGION, config=DYNAMODB_CONFIG)
         create_table(client, TABLE)
         calls: collections.Counter[str] = collections.Counter()

@@ -13,7 +13,7 @@ from typing import Any
 
 from cairn.auth import access
 from cairn.bootstrap import Container
-from cairn.bootstrap.shared import index_sweeper
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import Item
 from cairn.services.mnemosyne.concept_reach import reach_key

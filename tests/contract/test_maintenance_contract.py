@@ -93,3 +93,29 @@ def test_a_damaged_deletion_record_is_damage_not_a_crash(c: Container, since: ob
     assert maintenance.report([brain.id], deletions=False).counts_building == (brain.id,)
     index_sweeper(c).tick()  # the deletions' looks fail as damage: the build still runs
     assert c.documents.repo.counts.read(documents_pk(brain.id)) is not None
+
+
+def test_a_tick_lists_the_brains_once(c: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entries' build, the concept-reach pass and the report share one listing of every brain a
+    tick (a page read of the brains' partition each 100), and the next tick lists them again."""
+    first = with_memories(c, "first")
+    c.adapters.records.delete(documents_pk(first.id), "memory-counts")  # its counts to build
+    with_memories(c, "second")
+    repo = c.brains.repo
+    listed = []
+    page = repo.page
+
+    def counted(*, after: str | None, limit: int) -> tuple[list[Brain], str | None]:
+        listed.append(after)
+        return page(after=after, limit=limit)
+
+    monkeypatch.setattr(repo, "page", counted)
+    sweep = index_sweeper(c)
+    sweep.tick()
+    assert listed == [None]
+    third = c.brains.create("Third", slug="third")  # the next tick's listing is its own
+    sweep.tick()
+    assert listed == [None, None]
+    maintenance = c.health.maintenance
+    assert maintenance is not None and (last := maintenance.last()) is not None
+    assert third.id in last.tenants

@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from cairn.adapters.aws.secrets_manager_secret import SecretsManagerSecret
 from cairn.adapters.local.store_secret import FileStoreSecret
-from cairn.bootstrap.shared import index_sweeper
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.domain.errors import Unavailable
 from cairn.services.audit_marks import LIFETIME
 from cairn.services.erasure.erased import LIFETIME as ERASED_LIFETIME

@@ -18,7 +18,7 @@ from cairn.auth import access
 from cairn.auth.authenticate import OPEN
 from cairn.bootstrap import build_container
 from cairn.bootstrap.local import AUDIT_SPILL
-from cairn.bootstrap.shared import index_sweeper
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.config import Settings
 from cairn.container import Container
 from cairn.entrypoints.http import create_app

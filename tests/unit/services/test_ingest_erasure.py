@@ -11,7 +11,7 @@ import pytest
 
 from cairn.auth import access
 from cairn.bootstrap import Container, build_container
-from cairn.bootstrap.shared import index_sweeper
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.config import Settings
 from cairn.domain.errors import Forbidden, NotFound
 from cairn.domain.models import Brain, JobStatus

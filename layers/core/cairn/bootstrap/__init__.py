@@ -2,7 +2,8 @@
 adapters. `shared` wires services and hands out options; `local` and `aws` build each backend's
 adapters; `models` the model adapters either backend uses; `functions` the Lambda handlers."""
 
-from cairn.bootstrap.shared import build_container, index_sweeper
+from cairn.bootstrap.shared import build_container
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.container import Adapters, Container
 from cairn.options import Options
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.bootstrap.options import schedule_window_s
-from cairn.bootstrap.shared import build_container, index_sweeper
+from cairn.bootstrap.shared import build_container
+from cairn.bootstrap.sweep import index_sweeper
 from cairn.config import Settings
 from cairn.container import Container
 from cairn.entrypoints.aws_lambda import Handler, JobTasks, api_handler, jobs_handler

@@ -4,7 +4,6 @@ entry point is handed. The one place, with the CLI's argument parsing, that read
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -15,23 +14,21 @@ from cairn.auth.authenticate import Authenticator
 from cairn.auth.ui_sessions import UiSessions
 from cairn.bootstrap.options import auth_options, options_from
 from cairn.bootstrap.sign_in import oauth_clients_for, sign_in_for
+from cairn.bootstrap.sweep import every_brain
 from cairn.config import Settings
 from cairn.container import Adapters, Container
 from cairn.domain.errors import Forbidden
-from cairn.domain.models import Brain, Job
+from cairn.domain.models import Job
 from cairn.ingest.fetch import SafeFetcher
 from cairn.ports.chunks import VerifiableChunks
 from cairn.ports.embedder import Embedder
 from cairn.ports.jobs import AnnouncesStarts, JobContext, JobHandler, JobSteps, StepHandler, SteppedJobRunner
-from cairn.ports.records import MAX_GET_MANY, CommitWatch
+from cairn.ports.records import CommitWatch
 from cairn.services.audit import AuditLog
 from cairn.services.brains import BrainService
-from cairn.services.documents.current_memories import ENTRIES_BUDGET_S
 from cairn.services.documents.index_intents import IndexIntents
 from cairn.services.documents.index_repair import IndexRepair
-from cairn.services.documents.index_sweeper import IndexSweeper
 from cairn.services.documents.indexing import DocumentIndexer
-from cairn.services.documents.memory_counts import COUNTS_BUDGET_S
 from cairn.services.documents.rebuilding import RebuildingBrains
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import SiblingContext
@@ -65,7 +62,6 @@ from cairn.services.memory.mention_links import MENTIONS_PENDING, MentionLinks
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
 from cairn.services.mnemosyne.collection_records import CollectionRecords
-from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep
 from cairn.services.mnemosyne.concept_rules import ConceptRules
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
@@ -74,7 +70,7 @@ from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_profiles import LibraryProfiles
 from cairn.services.mnemosyne.library_search import LibrarySearch
-from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository, documents_pk
+from cairn.services.repositories import BrainRepository, DocumentRepository, SessionRepository
 from cairn.services.search.access import AccessLog
 from cairn.services.search.ask import AskService
 from cairn.services.search.relevance import EMBEDDED, Calibration, calibration_for
@@ -312,7 +308,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             on_aws=settings.backend == "aws",
             rebuilding=rebuilding,
             maintenance=BrainMaintenance(
-                a.records, DeletionsSettling(a.records, a.clock), _every_brain(brains.repo)
+                a.records, DeletionsSettling(a.records, a.clock), every_brain(brains.repo)
             ),
         ),
         thoughts=thoughts,
@@ -347,74 +343,6 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
         pending_links=pending,
         sign_in=sign_in,
     )
-
-
-def index_sweeper(container: Container) -> IndexSweeper:
-    """The sweep of what stopped writers left (services/documents/index_sweeper.py): index intents,
-    then the links memories' commits left pending (services/links/pending.py); then the audit
-    entries stopped processes left in the spill (services/audit.py); then the expiry and adoption of
-    the audit's and the erased subjects' marks (services/mark_lifetimes.py); then the later looks of brain
-    deletions still settling (services/erasure/settling.py); then the jobs marked to be forgotten
-    once finished (services/jobs/job_log.py: an ingest refused for an erased scope); then, for a
-    while, the builds of the current memories' entries, the memory counts and their creation-time
-    entries of brains written before them; then, for a while, the pass over the concept links
-    earlier releases left without a reach (services/mnemosyne/concept_reach_sweep.py); last, what
-    is left of that (services/maintenance.py)."""
-
-    def build_entries(stop: Callable[[], bool]) -> int:
-        with access.as_system():
-            pks = [documents_pk(brain.id) for brain in container.brains.own()]
-        repo = container.documents.repo
-        steps = repo.current.carry_on(pks, budget_s=ENTRIES_BUDGET_S, stop=stop)
-        counts, times = repo.counts.unfinished(pks)  # one batch read, not a read of each brain
-        steps += repo.counts.carry_on(counts, budget_s=COUNTS_BUDGET_S, stop=stop)
-        return steps + repo.counts.carry_on_times(times, budget_s=COUNTS_BUDGET_S, stop=stop)
-
-    reach = ReachSweep(
-        container.adapters.records,
-        container.concepts.reach,
-        container.documents.repo,
-        container.adapters.clock,
-    )
-
-    def sweep_reach(stop: Callable[[], bool]) -> int:
-        with access.as_system():
-            return reach.carry_on(container.brains.own, stop=stop)
-
-    def report(stop: Callable[[], bool]) -> None:
-        maintenance = container.health.maintenance
-        if maintenance is not None and not stop():
-            maintenance.report()  # for /healthz and the AWS sweep's answer (services/maintenance.py)
-
-    return IndexSweeper(
-        container.documents,
-        settlers=[container.pending_links.settle],
-        chores=[
-            lambda _stop: container.audit.take_spilled(),
-            container.audit.erased.sweep,
-            container.erasure.erased.sweep,
-            container.erasure.settle,
-            container.job_log.forget_marked,
-            build_entries,
-            sweep_reach,
-            report,
-        ],
-    )
-
-
-def _every_brain(repo: BrainRepository) -> Callable[[], list[Brain]]:
-    """Every brain's record, live and deleted, in id order (the maintenance report's listing)."""
-
-    def every() -> list[Brain]:
-        found: list[Brain] = []
-        after: str | None = None
-        while True:
-            page, after = repo.page(after=after, limit=MAX_GET_MANY)
-            found += page
-            if after is None:
-                return found
-
-    return every
 
 
 def as_starter(handler: JobHandler, keys: ApiKeyService) -> JobHandler:

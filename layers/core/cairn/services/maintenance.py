@@ -75,11 +75,21 @@ class BrainMaintenance:
         self._last: Maintenance | None = None
         self._lock = threading.Lock()
 
-    def report(self, brain_ids: Iterable[str] | None = None, *, deletions: bool = True) -> Maintenance:
+    def report(
+        self,
+        brain_ids: Iterable[str] | None = None,
+        *,
+        deletions: bool = True,
+        listed: Sequence[Brain] | None = None,
+    ) -> Maintenance:
         """The state of these brains (every live brain when None) and, with `deletions`, of every
-        deletion settling; kept as `last` when it covers every brain."""
+        deletion settling; kept as `last` when it covers every brain. `listed`: every brain's
+        record as the caller (the sweep's tick) already listed them, instead of listing them again."""
         every = brain_ids is None
-        listed = self.brains() if brain_ids is None else ()
+        if brain_ids is not None:
+            listed = ()
+        elif listed is None:
+            listed = self.brains()
         tenants = {b.id: b.owner_tenant for b in listed}
         ids = [b.id for b in listed if b.deleted_at is None] if brain_ids is None else list(brain_ids)
         keys = [(documents_pk(i), COUNTS_SK) for i in ids]

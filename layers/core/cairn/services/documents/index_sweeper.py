@@ -51,7 +51,9 @@ class IndexSweeper:
         grace_s: float = GRACE_S,
         settlers: Sequence[Callable[[float, Callable[[], bool]], int]] = (),
         chores: Sequence[Callable[[Callable[[], bool]], object]] = (),
+        ended: Callable[[], None] = lambda: None,
     ) -> None:
+        """`ended`: run when a tick's chores end, however they do (what they shared is dropped)."""
         if every_s <= 0 or grace_s < 0:
             raise ValueError("every_s must be positive and grace_s not negative")
         self.documents = documents
@@ -59,6 +61,7 @@ class IndexSweeper:
         self.grace_s = grace_s
         self.settlers = tuple(settlers)
         self.chores = tuple(chores)
+        self.ended = ended
         self._orphans_at: float | None = None
         self._loop = Periodic(
             "cairn-index-sweeper", every_s, self.tick, first_at_once=False, failure="the index sweep failed"
@@ -84,13 +87,16 @@ class IndexSweeper:
             self._orphans_at = now
             self.documents.collect_orphan_bytes()  # bytes of writes that never committed (orphan_bytes.py)
             self.documents.expire_uploads()  # uploads a week old, as S3's lifecycle (upload_expiry.py)
-        for chore in self.chores:
-            if stopping():
-                break
-            try:
-                chore(stopping)
-            except CairnError as exc:  # a store busy, a conflict lost again and again: this chore's alone
-                log.warning("a sweep chore (%s) is left for the next sweep: %s", _name(chore), exc)
+        try:
+            for chore in self.chores:
+                if stopping():
+                    break
+                try:
+                    chore(stopping)
+                except CairnError as exc:  # a store busy, a conflict lost again and again: this chore's alone
+                    log.warning("a sweep chore (%s) is left for the next sweep: %s", _name(chore), exc)
+        finally:
+            self.ended()
         return settled
 
     def start(self) -> None:

@@ -115,7 +115,7 @@ class ReachSweep:
     ) -> int:
         """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop`
         says the process is stopping (current_memories.stepped); the steps taken. `brains` is
-        asked only when a step starts on the next brains."""
+        asked only when a step starts on the next brains (the sweep's listing of its tick)."""
         return stepped(lambda _: self.step(brains), ["pass"], budget_s=budget_s, stop=stop)
 
     def step(self, brains: Callable[[], Sequence[Brain]]) -> bool:
@@ -148,7 +148,8 @@ class ReachSweep:
             page = self.records.scan(prefixes, limit=self.step_items)
         self._settle(page.items)
         if page.cursor is None:
-            live = {brain.id for brain in brains()}  # a brain deleted meanwhile keeps no mark
+            # a brain deleted meanwhile keeps no mark: its record read now, not a listing's
+            live = {b.id for b in self.documents.brains.get_many(group) if b.deleted_at is None}
             for brain_id in (b for b in group if b in live):
                 self.records.put(Item(*done_key(brain_id), {"at": self._now()}))
             state = {"started": state["started"]}

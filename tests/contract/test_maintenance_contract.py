@@ -59,12 +59,15 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
         "counts_building": 1,
         "entries_building": 1,
         "deletions_settling": 1,
+        "concept_reach_to_do": 5,  # no pass yet: every live brain is to scan
+        "concept_reach_done": 0,
     }
     assert found.summary(named=True)["brains"] == {
         "counts_over": [over.id],
         "counts_building": [old.id],
         "entries_building": [times.id],
         "deletions_settling": [gone.id],
+        "concept_reach_to_do": [b.id for b in c.brains.own()],
     }
     one = maintenance.report([old.id], deletions=False)  # `cairn check NAME`: that brain only
     assert one.counts_building == (old.id,) and not one.settling and maintenance.last() == found
@@ -75,6 +78,7 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
     assert after is not None and after != found
     assert not after.counts_building and not after.times_building and not after.settling
     assert not after.counts_over  # its three memories fit: counted again, and their entries built
+    assert not after.reach_to_do and after.reach_done == 5  # the tick's pass scanned them
     assert after.quiet
 
 
@@ -119,3 +123,28 @@ def test_a_tick_lists_the_brains_once(c: Container, monkeypatch: pytest.MonkeyPa
     maintenance = c.health.maintenance
     assert maintenance is not None and (last := maintenance.last()) is not None
     assert third.id in last.tenants
+
+
+def test_the_report_says_how_far_the_concept_reach_pass_is(c: Container, clock: FakeClock) -> None:
+    """Brains to scan and done, from the pass's marks; none to scan once it has finished, and a
+    brain deleted is neither."""
+    from cairn.services.mnemosyne import concept_reach_sweep as sweep
+
+    brains = [c.brains.create(f"B{n}", slug=f"b{n}") for n in range(3)]
+    maintenance = c.health.maintenance
+    assert maintenance is not None
+    reach = sweep.ReachSweep(c.adapters.records, c.concepts.reach, c.documents.repo, clock)
+    reach.step(lambda: brains[:1])  # the first brain's scan (it holds no links: one page)
+    reach.step(lambda: brains[:1])
+    found = maintenance.report()
+    assert (found.reach_to_do, found.reach_done) == ((brains[1].id, brains[2].id), 1)
+    assert not found.quiet
+    said = found.summary(named=True)
+    assert (said["concept_reach_to_do"], said["concept_reach_done"]) == (2, 1)
+    assert said["brains"] == {"concept_reach_to_do": [brains[1].id, brains[2].id]}
+    c.erasure.delete_brain(brains[2].id)
+    clock.advance(sweep.LATE_S + 1)
+    while not reach.step(c.brains.own):  # the rest scanned, then the pass finished
+        pass
+    found = maintenance.report(deletions=False)
+    assert (found.reach_to_do, found.reach_done) == ((), 2)

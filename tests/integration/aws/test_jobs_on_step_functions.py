@@ -229,6 +229,8 @@ def test_the_sweep_action_says_what_it_left_to_do(container: Container) -> None:
             "counts_building": 0,
             "entries_building": 0,
             "deletions_settling": 0,
+            "concept_reach_to_do": 0,
+            "concept_reach_done": 1,
             "brains": {"counts_over": [brain.id]},
         },
     }

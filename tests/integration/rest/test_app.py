@@ -68,6 +68,8 @@ def test_healthz_says_what_the_last_sweep_left_to_do(
         "counts_building": 0,
         "entries_building": 0,
         "deletions_settling": 1,
+        "concept_reach_to_do": 0,  # the tick's pass scanned the one live brain
+        "concept_reach_done": 1,
         "brains": {"counts_over": [brain.id], "deletions_settling": [gone.id]},
     }
 

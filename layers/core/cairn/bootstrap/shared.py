@@ -62,6 +62,7 @@ from cairn.services.memory.mention_links import MENTIONS_PENDING, MentionLinks
 from cairn.services.memory.reflection import ReflectionService
 from cairn.services.migrations import migrate
 from cairn.services.mnemosyne.collection_records import CollectionRecords
+from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep
 from cairn.services.mnemosyne.concept_rules import ConceptRules
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
@@ -308,7 +309,10 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
             on_aws=settings.backend == "aws",
             rebuilding=rebuilding,
             maintenance=BrainMaintenance(
-                a.records, DeletionsSettling(a.records, a.clock), every_brain(brains.repo)
+                a.records,
+                DeletionsSettling(a.records, a.clock),
+                every_brain(brains.repo),
+                ReachSweep(a.records, concepts.reach, doc_repo, a.clock).left,
             ),
         ),
         thoughts=thoughts,

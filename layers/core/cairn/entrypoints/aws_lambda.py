@@ -180,7 +180,8 @@ class JobTasks:
     the previous release's code made while a deploy switched over has none (docs/DEPLOY.md)."""
     maintenance: Callable[[], dict[str, Any]] = dict
     """What the sweep found left to do for brains (services/maintenance.py), said in its answer
-    when there is any: memory counts `over` or being built, deletions still settling."""
+    when there is any: memory counts `over` or being built, deletions still settling, brains the
+    concept-reach pass has still to scan."""
 
 
 SWEEP_MARGIN_S = 60.0

@@ -54,7 +54,8 @@ def create_app(
         exist. `maintenance`, when there is any, is what this process's last sweep found left to
         do for brains (services/maintenance.py): how many brains' memory counts are `over` or
         being built, whose creation-time entries are being built, whose deletions are still
-        settling (and which of its owner's, on an open server); it changes no status."""
+        settling, which the concept-reach pass has still to scan and how many it has done (and
+        which of its owner's, on an open server); it changes no status."""
         rebuilding = container.health.rebuilding.now()
         named = container.authenticator.open
         kept = container.health.maintenance.last() if container.health.maintenance is not None else None

@@ -5,7 +5,9 @@ written before them: counts read every record meanwhile), or `over` (grown past 
 holds: counts read every record until the sweep's hourly recount fits); its creation-time entries
 (memory_times.py) are built or being built (zengram's stats reads every record meanwhile); a
 deleted brain may still be settling (services/erasure/settling.py: the sweep purges it again until
-15 minutes after its purge). Reading it costs one batch read of the counts' records a 1,000 brains,
+15 minutes after its purge); the concept-reach pass (services/mnemosyne/concept_reach_sweep.py) has
+live brains still to scan and others done (one read once it has finished, else a batch read of its
+marks a 100 brains). Reading it costs one batch read of the counts' records a 1,000 brains,
 one read of the first memory of each brain without counts (none: nothing to build) and one read of
 the deletions settling. The latest report is kept (`last`) for /healthz, which
 reads no store: the sweep makes one at the end of each tick."""
@@ -36,6 +38,10 @@ class Maintenance:
     """Brains whose counts are kept and whose creation-time entries are being built."""
     settling: tuple[Settling, ...] = ()
     """Brain deletions the sweep still looks at."""
+    reach_to_do: tuple[str, ...] = ()
+    """Live brains the concept-reach pass (services/mnemosyne/concept_reach_sweep.py) has still to scan."""
+    reach_done: int = 0
+    """Live brains it need not scan any more (scanned, or made by this release only)."""
     at: float = 0.0
     """When it was read (time.monotonic)."""
     tenants: Mapping[str, str] = field(default_factory=dict, hash=False)
@@ -43,7 +49,8 @@ class Maintenance:
 
     @property
     def quiet(self) -> bool:
-        return not (self.counts_over or self.counts_building or self.times_building or self.settling)
+        work = (self.counts_over, self.counts_building, self.times_building, self.settling, self.reach_to_do)
+        return not any(work)
 
     def summary(self, *, named: bool, tenant: str | None = None) -> dict[str, object]:
         """How many brains are in each state; with `named`, which (their ids): with `tenant`, only
@@ -53,8 +60,10 @@ class Maintenance:
             "counts_building": self.counts_building,
             "entries_building": self.times_building,
             "deletions_settling": tuple(s.brain_id for s in self.settling),
+            "concept_reach_to_do": self.reach_to_do,
         }
         said: dict[str, object] = {name: len(ids) for name, ids in groups.items()}
+        said["concept_reach_done"] = self.reach_done
         if named:
             seen = {
                 name: [i for i in ids if tenant is None or self.tenants.get(i) == tenant]
@@ -66,12 +75,18 @@ class Maintenance:
 
 class BrainMaintenance:
     def __init__(
-        self, records: RecordStore, settling: DeletionsSettling, brains: Callable[[], Sequence[Brain]]
+        self,
+        records: RecordStore,
+        settling: DeletionsSettling,
+        brains: Callable[[], Sequence[Brain]],
+        reach_left: Callable[[Sequence[Brain]], Sequence[str]] = lambda _: (),
     ) -> None:
-        """`brains`: every brain's record, live and deleted (their tenants say whose they are)."""
+        """`brains`: every brain's record, live and deleted (their tenants say whose they are);
+        `reach_left`: which of the live brains given the concept-reach pass has still to scan."""
         self.records = records
         self.settling = settling
         self.brains = brains
+        self.reach_left = reach_left
         self._last: Maintenance | None = None
         self._lock = threading.Lock()
 
@@ -91,7 +106,9 @@ class BrainMaintenance:
         elif listed is None:
             listed = self.brains()
         tenants = {b.id: b.owner_tenant for b in listed}
-        ids = [b.id for b in listed if b.deleted_at is None] if brain_ids is None else list(brain_ids)
+        live = [b for b in listed if b.deleted_at is None]
+        ids = [b.id for b in live] if brain_ids is None else list(brain_ids)
+        reach = tuple(self.reach_left(live)) if every else ()  # `cairn check NAME` leaves the pass out
         keys = [(documents_pk(i), COUNTS_SK) for i in ids]
         held = {}
         for start in range(0, len(keys), MAX_GET_MANY):
@@ -113,6 +130,8 @@ class BrainMaintenance:
             tuple(building),
             tuple(times),
             tuple(self.settling.standing()) if deletions else (),
+            reach,
+            len(live) - len(reach),
             time.monotonic(),
             tenants,
         )

@@ -158,6 +158,20 @@ class ReachSweep:
         self._save(state, held.version if held is not None else 0)
         return False
 
+    def left(self, brains: Sequence[Brain]) -> list[str]:
+        """Which of these live brains the pass has still to scan (the maintenance report's): none
+        once it is `finished` (one read), else those `_next` would take, the scan under way's
+        included (a batch read of their marks each 100 brains)."""
+        held = self.records.get(*PASS_KEY)
+        state = _sound(held.data) if held is not None else None
+        if state is not None and state.get("finished") is True:
+            return []
+        started = str(state["started"]) if state is not None else self._now()
+        until = datetime.fromisoformat(started) + timedelta(seconds=LATE_S)
+        ids = [b.id for b in brains if b.deleted_at is None and b.created_at <= until]
+        done = get_all(self.records, [done_key(brain_id) for brain_id in ids])
+        return [brain_id for brain_id in ids if done_key(brain_id) not in done]
+
     def _next(self, brains: Iterable[Brain], started: str) -> list[str]:
         """The next brains to scan: made before the pass started (and LATE_S), not done yet."""
         until = datetime.fromisoformat(started) + timedelta(seconds=LATE_S)

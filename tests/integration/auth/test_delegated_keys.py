@@ -125,6 +125,26 @@ def test_healthz_tells_no_stranger_which_brains_are_rebuilding(
     assert diary.id not in str(health) and "brain_id" not in health["rebuilding"][0]
 
 
+def test_healthz_counts_the_sweeps_work_but_names_no_brain_to_anybody(
+    container: Container, client: TestClient
+) -> None:
+    """On a server that asks for credentials /healthz's maintenance is counts alone, to a caller
+    without a credential and to the owner sending its token alike (the route reads none)."""
+    from cairn.bootstrap import index_sweeper
+    from cairn.ports.records import Item
+    from cairn.services.repositories import documents_pk
+
+    diary = _brain(container, "diary")
+    container.documents.write(diary, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+    container.adapters.records.put(Item(documents_pk(diary.id), "memory-counts", {"over": True, "at": 0.0}))
+    container.documents.repo.counts.now = lambda: 60.0  # the retry not due: the mark stays
+    index_sweeper(container).tick()
+    for headers in ({}, OWNER):
+        health = client.get("/healthz", headers=headers).json()
+        assert health["maintenance"]["counts_over"] == 1
+        assert "brains" not in health["maintenance"] and diary.id not in str(health)
+
+
 def test_an_erasure_receipt_answers_only_to_who_may_read_every_brain_it_names(
     container: Container, client: TestClient
 ) -> None:

@@ -104,6 +104,32 @@ def test_healthz_names_only_the_open_owners_brains(
     assert theirs.id not in str(said) and gone.id not in str(said)
 
 
+def test_healthz_names_only_the_open_owners_rebuilds(
+    container: Container, client: TestClient, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an open server a rebuild of another tenant's brain is listed, with its progress, but not
+    named; the owner's (tenant `local`) is; a rebuild whose tenant is not known is not named."""
+    from cairn.auth.access import acting_as
+    from cairn.auth.principal import SCOPES, Principal, Via
+    from cairn.services.documents.index_repair import IndexRepair
+    from cairn.services.documents.rebuilding import Progress
+
+    with acting_as(Principal("acme", "local", frozenset(SCOPES), Via.static_token)):
+        theirs = container.brains.create("Acme plans", slug="acme-plans")
+    repair = container.repair
+    assert isinstance(repair, IndexRepair)
+    monkeypatch.setattr(repair, "_attempt", lambda *_: None)  # the comparisons held: the marks stay
+    repair.start(unchecked=[brain, theirs])  # each marked `checking`, as a start marks a big brain
+    container.health.rebuilding.mark("brn_unknown", Progress(total=4))
+    try:
+        said = client.get("/healthz").json()
+    finally:
+        repair.stop()
+    assert said["status"] == "rebuilding"
+    assert [b.get("brain_id") for b in said["rebuilding"]] == [brain.id, None, None]
+    assert theirs.id not in str(said) and "brn_unknown" not in str(said)
+
+
 def test_unknown_route_and_method_are_problems(client: TestClient, brain: Brain) -> None:
     assert_problem(client.get("/v1/nothing-here"), 404, "not_found")
     response = client.patch(docs_url("notes"), params={"path": "a.md"})

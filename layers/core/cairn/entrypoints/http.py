@@ -49,13 +49,15 @@ def create_app(
     async def healthz() -> dict[str, Any]:  # on the event loop: never waits for a worker thread
         """Up; `rebuilding` lists the brains whose index is being checked after a start or
         rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
-        has got. This route asks for no credential, so it names the brains (`brain_id`) only on a
-        server that is open to its owner anyway: elsewhere it would tell anybody which brains
-        exist. `maintenance`, when there is any, is what this process's last sweep found left to
-        do for brains (services/maintenance.py): how many brains' memory counts are `over` or
-        being built, whose creation-time entries are being built, whose deletions are still
-        settling, which the concept-reach pass has still to scan and how many it has done (and
-        which of its owner's, on an open server); it changes no status."""
+        has got. This route asks for no credential (and reads none it is sent), so it names a
+        brain (`brain_id`) only on a server open to its owner, and only the owner's (tenant
+        `local`): another tenant's (a token's, a key's, a JWT's) rebuild is listed unnamed, and on
+        a server that asks for credentials, or on AWS, no brain is named to anybody.
+        `maintenance`, when there is any, is what this process's last sweep found left to do for
+        brains (services/maintenance.py): how many brains' memory counts are `over` or being
+        built, whose creation-time entries are being built, whose deletions are still settling,
+        which the concept-reach pass has still to scan and how many it has done (and which of its
+        owner's, on an open server); it changes no status."""
         rebuilding = container.health.rebuilding.now()
         named = container.authenticator.open
         kept = container.health.maintenance.last() if container.health.maintenance is not None else None
@@ -66,7 +68,8 @@ def create_app(
             return {"status": "ok", "version": __version__, **maintenance}
         brains = [
             {
-                **({"brain_id": brain_id} if named else {}),
+                # the open server's caller is its owner: another tenant's rebuild is counted, not named
+                **({"brain_id": brain_id} if named and p.tenant == OPEN.tenant else {}),
                 "phase": "checking" if p.checking else "rebuilding",
                 "done": p.done,
                 "total": p.total,

@@ -79,6 +79,7 @@ class BrainCheck:
     stale_vectors: tuple[str, ...] = ()  # documents whose derived vectors are stale (deep)
     remade: int = 0  # of those, embedded again
     keywords_rebuilt: bool = False
+    tenant: str | None = None  # the brain's owner tenant: whose /healthz may name its rebuild
 
     @property
     def indexed_right(self) -> bool:
@@ -191,6 +192,7 @@ class IndexRepair:
             damaged=tuple(damaged.values()),
             unrecorded=tuple(unrecorded),
             stale_vectors=tuple(dict.fromkeys(stale_vectors)),
+            tenant=brain.owner_tenant,
         )
 
     def also_check(self, derived: DerivedVectors) -> None:
@@ -250,7 +252,7 @@ class IndexRepair:
         if found.indexed_right:
             return found
         todo: dict[str, str | None] = dict.fromkeys([*found.stale, *found.ghosts])  # -> context
-        progress = Progress(total=len(todo) + found.unsound_chunks)
+        progress = Progress(total=len(todo) + found.unsound_chunks, tenant=found.tenant)
         self.rebuilding.mark(found.brain_id, progress)
         failed: list[str] = []
         rebuilt = stopped = False
@@ -365,12 +367,11 @@ class IndexRepair:
         to them."""
         later = list(unchecked)
         for brain in later:
-            self.rebuilding.mark(brain.id, Progress(0, checking=True))
+            self.rebuilding.mark(brain.id, Progress(0, checking=True, tenant=brain.owner_tenant))
         queued = [found for found in pending if not found.indexed_right]
         for found in queued:
-            self.rebuilding.mark(
-                found.brain_id, Progress(len(found.stale) + len(found.ghosts) + found.unsound_chunks)
-            )
+            total = len(found.stale) + len(found.ghosts) + found.unsound_chunks
+            self.rebuilding.mark(found.brain_id, Progress(total, tenant=found.tenant))
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._run, args=(later, queued), name="cairn-index-repair", daemon=True

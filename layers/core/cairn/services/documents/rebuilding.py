@@ -25,6 +25,8 @@ class Progress:
     done: int = 0
     started: float = field(default_factory=time.monotonic)
     checking: bool = False
+    tenant: str | None = None
+    """The brain's owner tenant (None: not known), for /healthz to name only the caller's brains."""
 
     def retry_after_s(self) -> int:
         if self.checking:

@@ -5,6 +5,8 @@ and the sweep's tick keeps the report /healthz reads."""
 
 from __future__ import annotations
 
+from unittest.mock import ANY
+
 import pytest
 
 from cairn.bootstrap import Container, index_sweeper
@@ -61,6 +63,7 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
         "deletions_settling": 1,
         "concept_reach_to_do": 5,  # no pass yet: every live brain is to scan
         "concept_reach_done": 0,
+        "swept_at": ANY,  # the fake clock moves on each read: the tick's time
     }
     assert found.summary(named=True)["brains"] == {
         "counts_over": [over.id],
@@ -148,3 +151,35 @@ def test_the_report_says_how_far_the_concept_reach_pass_is(c: Container, clock: 
         pass
     found = maintenance.report(deletions=False)
     assert (found.reach_to_do, found.reach_done) == ((), 2)
+
+
+def test_a_shared_report_is_read_by_a_process_that_runs_no_sweep(c: Container, clock: FakeClock) -> None:
+    """Where `shared` (AWS), each report of every brain is kept in one record, counts and time; a
+    process that made none reads it (at most once a READ_EVERY_S); a damaged one is left out."""
+    from cairn.services import maintenance as module
+    from cairn.services.erasure.settling import DeletionsSettling
+
+    records = c.adapters.records
+    made = c.health.maintenance
+    assert made is not None
+
+    def process(*, shared: bool) -> BrainMaintenance:
+        settling = DeletionsSettling(records, clock)
+        return BrainMaintenance(records, settling, made.brains, made.reach_left, clock=clock, shared=shared)
+
+    sweep, api, local = process(shared=True), process(shared=True), process(shared=False)
+    assert api.last() is None
+    with_memories(c, "one")
+    found = sweep.report()
+    assert local.last() is None  # not shared: no record is read
+    assert api.last() is None  # the None read is kept for READ_EVERY_S
+    api._read = None
+    read = api.last()
+    assert read is not None and read.swept_at == found.swept_at and not read.quiet
+    assert read.summary(named=True) == found.summary(named=False)  # counts alone, never ids
+    assert read.summary(named=False)["concept_reach_to_do"] == 1
+    held = records.get(*module.REPORT_KEY)
+    assert held is not None
+    records.put(Item(*module.REPORT_KEY, {**held.data, "counts": {"counts_over": -1}}), held.version)
+    api._read = None
+    assert api.last() is None  # damaged: left out, no crash

@@ -97,3 +97,51 @@ def test_each_invocation_emits_metrics_and_never_logs_the_event(
     names = [m["Name"] for e in emf for m in e["_aws"]["CloudWatchMetrics"][0]["Metrics"]]
     assert names.count("Invocations") == 2  # (ColdStart: once per process, whichever test is first)
     assert secret not in out
+
+
+def test_healthz_shows_the_scheduled_sweeps_last_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API function runs no sweep: its /healthz reads the report the job task function's sweep
+    kept in its record, counts and when it was made, naming no brain."""
+    from datetime import datetime
+
+    from cairn.bootstrap import build_container, index_sweeper
+    from cairn.config import Settings
+    from cairn.ports.records import Item
+    from cairn.services import maintenance
+    from cairn.services.repositories import documents_pk
+    from tests.fakes.container import fake_adapters
+
+    monkeypatch.setattr(maintenance, "READ_EVERY_S", 0.0, raising=False)  # each /healthz reads it again
+    settings = Settings(data_dir=tmp_path / "data", backend="aws")
+    adapters = fake_adapters()
+    sweeper = build_container(settings, adapters)  # the job task function's, on the same stores
+    h = api_handler(lambda: build_container(settings, adapters))
+    assert "maintenance" not in json_of(h(http_event("GET", "/healthz"), LambdaContext()))
+
+    brain = sweeper.brains.create("Team", slug="team")
+    sweeper.documents.write(brain, "memories/fact/pump.md", b"The pump runs at 4 bar.")
+    adapters.records.put(Item(documents_pk(brain.id), "memory-counts", {"over": True, "at": 0.0}))
+    sweeper.documents.repo.counts.now = lambda: 60.0  # the retry not due: the mark stays
+    index_sweeper(sweeper).tick()
+    health = json_of(h(http_event("GET", "/healthz"), LambdaContext()))
+    assert "maintenance" in health, health  # the API container ran no sweep of its own
+    kept = sweeper.health.maintenance.last() if sweeper.health.maintenance else None
+    assert kept is not None and kept.swept_at is not None
+    assert health["status"] == "ok"
+    assert health["maintenance"] == {
+        "counts_over": 1,
+        "counts_building": 0,
+        "entries_building": 0,
+        "deletions_settling": 0,
+        "concept_reach_to_do": 0,
+        "concept_reach_done": 1,
+        "swept_at": kept.swept_at,
+    }
+    assert datetime.fromisoformat(health["maintenance"]["swept_at"]).tzinfo is not None
+    assert brain.id not in str(health)
+
+    adapters.records.put(Item("maintenance", "last", {"swept_at": 7, "counts": {"counts_over": "x"}}))
+    damaged = h(http_event("GET", "/healthz"), LambdaContext())  # left out, never a 500
+    assert damaged["statusCode"] == 200 and "maintenance" not in json_of(damaged)

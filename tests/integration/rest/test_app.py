@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import ANY
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -71,6 +73,7 @@ def test_healthz_says_what_the_last_sweep_left_to_do(
         "concept_reach_to_do": 0,  # the tick's pass scanned the one live brain
         "concept_reach_done": 1,
         "brains": {"counts_over": [brain.id], "deletions_settling": [gone.id]},
+        "swept_at": ANY,  # the fake clock moves on each read: the tick's time
     }
 
 

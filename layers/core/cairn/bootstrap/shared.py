@@ -313,6 +313,8 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
                 DeletionsSettling(a.records, a.clock),
                 every_brain(brains.repo),
                 ReachSweep(a.records, concepts.reach, doc_repo, a.clock).left,
+                clock=a.clock,
+                shared=settings.backend == "aws",  # the API function runs no sweep: it reads the record
             ),
         ),
         thoughts=thoughts,

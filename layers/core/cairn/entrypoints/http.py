@@ -46,7 +46,7 @@ def create_app(
     install_api_docs(app)
 
     @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict[str, Any]:  # on the event loop: never waits for a worker thread
+    async def healthz() -> dict[str, Any]:  # on the loop, no worker thread (on AWS one read, each 30 s)
         """Up; `rebuilding` lists the brains whose index is being checked after a start or
         rebuilt (their searches answer 503 with Retry-After until it is done) with how far each
         has got. This route asks for no credential (and reads none it is sent), so it names a
@@ -54,10 +54,12 @@ def create_app(
         `local`): another tenant's (a token's, a key's, a JWT's) rebuild is listed unnamed, and on
         a server that asks for credentials, or on AWS, no brain is named to anybody.
         `maintenance`, when there is any, is what this process's last sweep found left to do for
-        brains (services/maintenance.py): how many brains' memory counts are `over` or being
-        built, whose creation-time entries are being built, whose deletions are still settling,
-        which the concept-reach pass has still to scan and how many it has done (and which of its
-        owner's, on an open server); it changes no status."""
+        brains, or on AWS (no sweep in the API function) what the scheduled sweep's last report
+        kept in its record says, one store read at most every 30 s (services/maintenance.py), with
+        `swept_at`: how many brains' memory counts are `over` or being built, whose creation-time
+        entries are being built, whose deletions are still settling, which the concept-reach pass
+        has still to scan and how many it has done (and which of its owner's, on an open server);
+        it changes no status."""
         rebuilding = container.health.rebuilding.now()
         named = container.authenticator.open
         kept = container.health.maintenance.last() if container.health.maintenance is not None else None

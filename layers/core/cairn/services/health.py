@@ -6,7 +6,8 @@ configured (a model id and a dimension) without a paid call; a configured re-ran
 A failing store or index is critical (`error`); a missing embedding model or re-ranker is not
 (`degraded`), nor is a brain whose index is being rebuilt (`degraded`, with the brain's progress).
 What the sweep still has to do for brains (memory counts `over` or being built, deletions
-settling: services/maintenance.py) is reported as its last tick found it, and changes no status.
+settling: services/maintenance.py) is reported as its last tick found it (on AWS, as the scheduled
+sweep's last report kept in its record says), and changes no status.
 Each check reports its status and how long it took, and nothing else: no endpoint,
 table, bucket or error text is ever part of the answer (the failure is logged).
 """

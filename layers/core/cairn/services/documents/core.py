@@ -412,7 +412,8 @@ class DocumentCore:
         )
         planned: PlannedChunks | None = None
         if info.staged_chunks is not None:
-            prepared = self.indexer.staged(info.staged_chunks)
+            replaced = live.chunk_count if live else None if existing else 0  # deleted: not known
+            prepared = self.indexer.staged(info.staged_chunks, replaced)
         elif defer:
             planned = self.indexer.plan(doc, text)
             prepared = replace(self.indexer.nothing(), count=planned.count)

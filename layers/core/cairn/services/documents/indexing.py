@@ -64,6 +64,7 @@ class PreparedChunks:
     removed: tuple[str, ...] = ()  # ids of indexed chunks the document no longer has
     staged: tuple[str, ...] | None = None
     """Instead of `chunks`: the ids of chunks already in the index, inactive (a staged ingest)."""
+    replaced: int | None = None  # staged: the live version's chunk count (None: not known)
     context: str | None = None
     explicit_context: bool = False
     """Whether the first chunk gets `context`; otherwise it keeps the one it has in the index."""
@@ -335,8 +336,10 @@ class DocumentIndexer:
     def nothing(self) -> PreparedChunks:
         return PreparedChunks([], np.zeros((0, self.embedder.dimension), np.float32))
 
-    def staged(self, chunk_ids: Sequence[str]) -> PreparedChunks:
-        return replace(self.nothing(), staged=tuple(chunk_ids), count=len(chunk_ids))
+    def staged(self, chunk_ids: Sequence[str], replaced: int | None = None) -> PreparedChunks:
+        """`replaced`: the chunk count of the version the staged one replaces, from its record (0:
+        none), so an activation that drops none tells no hook (each would read what it keeps)."""
+        return replace(self.nothing(), staged=tuple(chunk_ids), count=len(chunk_ids), replaced=replaced)
 
     def apply(self, doc: Document, prepared: PreparedChunks) -> bool:
         """Write what `prepare` found changed; the first chunk keeps its indexed context unless
@@ -349,7 +352,8 @@ class DocumentIndexer:
                 return False
             if context and prepared.staged:
                 self.index.set_context(doc.brain_id, doc.id, context)
-            self.dropped.tell(doc, len(prepared.staged))  # the live version's count is not known here
+            if prepared.replaced is None or prepared.replaced > len(prepared.staged):
+                self.dropped.tell(doc, len(prepared.staged))
             return True
         chunks = prepared.chunks
         if chunks and chunks[0].ordinal == 0:  # read before the write replaces it

@@ -8,12 +8,15 @@ as many of another agent beside them, in one brain, then times `erase("agent_sco
 `POST /v1/erasures` runs), the scrub of the store's files included on SQLite. `sqlite`: the real
 embedded store (SQLite records and chunk index, files), the tests' hashing embedder for the model;
 `moto`: DynamoDB records and S3 blobs under moto (the contract suites' set-up), the fake chunk
-index. Writes count the record store's transactions, a put or delete of one item being one.
+index. Writes count the record store's transactions, a put or delete of one item being one; on
+`moto` the DynamoDB and S3 requests the erasure sends are counted too (a botocore event hook on
+each client), a document erased, by operation.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
 import sys
 import tempfile
@@ -102,19 +105,35 @@ def _count_writes(c: Container) -> list[int]:
     return counted
 
 
-def round_once(store: str, documents: int) -> tuple[float, int, dict[str, int]]:
+def _count_requests(c: Container) -> collections.Counter[str]:
+    """The AWS requests sent from here on, "<service> <operation>" (none on the embedded store)."""
+    sent: collections.Counter[str] = collections.Counter()
+
+    def count(model: Any, **_: Any) -> None:
+        sent[f"{model.service_model.service_name} {model.name}"] += 1
+
+    for client in (
+        getattr(c.documents.repo.records, "client", None),
+        getattr(c.documents.blobs, "client", None),
+    ):
+        if client is not None:
+            client.meta.events.register("provide-client-params", count)
+    return sent
+
+
+def round_once(store: str, documents: int) -> tuple[float, int, dict[str, int], collections.Counter[str]]:
     with STORES[store]() as c, access.as_system():
         brain = c.brains.create("Shore", slug="shore")
         for n in range(documents):
             for agent in ("ada", "bo"):
                 text = f"# Note {n}\n\n{agent.title()}'s note {n}: the harbour lamp code is {1000 + n}."
                 c.documents.write(brain, f"memory/agent/{agent}/{n}.md", text.encode())
-        writes = _count_writes(c)
+        writes, sent = _count_writes(c), _count_requests(c)
         started = time.perf_counter()
         receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
         took = time.perf_counter() - started
         assert receipt.removed["documents"] == documents, receipt.removed
-        return took, writes[0], {k: v for k, v in receipt.removed.items() if v}
+        return took, writes[0], {k: v for k, v in receipt.removed.items() if v}, sent
 
 
 def main() -> None:
@@ -125,12 +144,17 @@ def main() -> None:
     args = parser.parse_args()
     for store in args.store or sorted(STORES):
         rounds = [round_once(store, args.documents) for _ in range(args.rounds)]
-        times = [t for t, _, _ in rounds]
+        times = [t for t, _, _, _ in rounds]
         print(
             f"{store}: {args.documents} documents, median {statistics.median(times):.2f} s, "
             f"best {min(times):.2f} s, {rounds[0][1]} record-store writes; removed {rounds[0][2]}",
             flush=True,
         )
+        sent = rounds[0][3]
+        for service in sorted({name.split()[0] for name in sent}):
+            mine = {name.split()[1]: n for name, n in sent.items() if name.startswith(f"{service} ")}
+            each = ", ".join(f"{op} {n / args.documents:.2f}" for op, n in sorted(mine.items()))
+            print(f"  {service}: {sum(mine.values()) / args.documents:.2f} requests a document ({each})")
 
 
 if __name__ == "__main__":

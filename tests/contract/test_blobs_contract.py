@@ -151,6 +151,25 @@ def test_s3_delete_prefix_pages_through_listings_and_batches(
         assert sorted(o["Key"] for o in listed) == ["blobs/brn_10/doc", "blobs/brn_1x"]
 
 
+def test_s3_delete_prefix_counts_live_objects_from_its_one_version_listing(
+    request: pytest.FixtureRequest,
+) -> None:
+    """The objects counted are those whose latest version is not a delete marker, read off the
+    ListObjectVersions it deletes from: no ListObjectsV2 besides (an erasure's request a folder)."""
+    with s3_blobs(request) as store:
+        for key, data in [("brn_1/a", b"1"), ("brn_1/a", b"2"), ("brn_1/b", b"3"), ("brn_1/c", b"4")]:
+            store.put(key, data)
+        store.client.delete_object(Bucket=store.bucket, Key="blobs/brn_1/c")  # a delete marker latest
+        sent: list[str] = []
+        store.client.meta.events.register(
+            "provide-client-params.s3", lambda model, **_: sent.append(model.name)
+        )
+        assert store.delete_prefix("brn_1/") == 2
+        assert sorted(sent) == ["DeleteObjects", "ListObjectVersions"]
+        left = store.client.list_object_versions(Bucket=store.bucket, Prefix="blobs/brn_1/")
+        assert not left.get("Versions") and not left.get("DeleteMarkers")
+
+
 # -- file adapter specifics ----------------------------------------------------------------------
 
 

@@ -16,9 +16,12 @@ from cairn.ports.chunks import ChunkFilter, ChunkQuery
 from cairn.ports.records import Item
 from cairn.services.documents import siblings
 from cairn.services.documents.inputs import BatchOp
+from cairn.services.gbrain.page_assertions import assertions_pk
 from cairn.services.mnemosyne.concept_reach import reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
+from cairn.services.mnemosyne.item_status import PROCESSING, pending_pk
 from cairn.services.repositories import doc_key, to_item
+from cairn.services.search.access import access_pk
 from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of, written
 from tests.fakes.clock import FakeClock
 
@@ -248,3 +251,34 @@ def test_an_erasure_killed_half_way_counts_what_the_killed_attempt_removed(
     assert receipt.status == "completed"
     assert (receipt.removed["documents"], receipt.removed["chunks"], receipt.removed["blobs"]) == (3, 3, 3)
     assert c.adapters.records.query("erasure-progress", "").items == []  # dropped as the brain finished
+
+
+def test_the_read_counts_claims_and_pending_items_of_the_erased_go_and_no_others(c: Container) -> None:
+    """Each is read for the doomed documents at once, and only those held are deleted (a delete
+    of every document's cost a request apiece): the doomed ones' go, another agent's stay."""
+    brain = shore(c)
+    with access.as_system():
+        notes = [(f"memory/agent/{AGENT}/{n}.md", f"# Note {n}\n\nAda {n}.".encode()) for n in range(3)]
+        ada = [c.documents.write(brain, path, text).document for path, text in notes]
+        bo = c.documents.write(brain, "memory/agent/bo/0.md", b"# Note\n\nBo's.").document
+    eraser = c.erasure.eraser
+    eraser.access.saw(brain.id, [ada[0].id, bo.id])
+    eraser.access.flush()
+    for doc in (ada[1], bo):
+        c.adapters.records.put(Item(assertions_pk(brain.id), doc.id, {"claims": []}))
+    for doc in (ada[2], bo):
+        eraser.status.mark(brain.id, doc.id, doc.path, PROCESSING, job_id="job_1")
+
+    with access.as_system():
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+
+    assert receipt.status == "completed" and receipt.removed["documents"] == 3
+    held = {
+        kind: {sk for pk, sk in keys if c.adapters.records.get(pk, sk) is not None}
+        for kind, keys in {
+            "access": [(access_pk(brain.id), d.id) for d in [*ada, bo]],
+            "claims": [(assertions_pk(brain.id), d.id) for d in [*ada, bo]],
+            "pending": [(pending_pk(brain.id), d.id) for d in [*ada, bo]],
+        }.items()
+    }
+    assert held == {"access": {bo.id}, "claims": {bo.id}, "pending": {bo.id}}

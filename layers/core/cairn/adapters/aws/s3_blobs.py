@@ -59,9 +59,10 @@ class S3BlobStore:
         versions = [v for v in self._versions(object_key) if v["Key"] == object_key]
         self._delete_batch(versions)
 
-    def _versions(self, prefix: str) -> list[dict[str, str]]:
+    def _versions(self, prefix: str, live: set[str] | None = None) -> list[dict[str, str]]:
         """Every version and delete marker under `prefix` as {Key, VersionId} (an unversioned
-        bucket's objects have the version "null")."""
+        bucket's objects have the version "null"); `live` gets the keys whose latest version is an
+        object, not a delete marker (what ListObjectsV2 lists)."""
         request: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix, "MaxKeys": DELETE_BATCH}
         found: list[dict[str, str]] = []
         while True:
@@ -71,6 +72,8 @@ class S3BlobStore:
                 raise _error("ListObjectVersions", exc) from exc
             for entry in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]:
                 found.append({"Key": entry["Key"], "VersionId": entry["VersionId"]})
+            if live is not None:
+                live.update(v["Key"] for v in page.get("Versions", []) if v.get("IsLatest"))
             if not page.get("IsTruncated"):
                 return found
             request["KeyMarker"] = page["NextKeyMarker"]
@@ -90,13 +93,8 @@ class S3BlobStore:
         """Every object of the folder, for good as `delete`: each version and delete marker, a
         DeleteObjects per thousand. Returns how many objects there were (not versions)."""
         folder = self._key(validate_prefix(prefix)[:-1]) + "/"
-        versions = self._versions(folder)
-        live: set[str] = set()
-        try:
-            pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=folder)
-            live = {obj["Key"] for page in pages for obj in page.get("Contents", [])}
-        except ClientError as exc:
-            raise _error("ListObjectsV2", exc) from exc
+        live: set[str] = set()  # from the same listing: a ListObjectsV2 besides cost a request
+        versions = self._versions(folder, live)
         for start in range(0, len(versions), DELETE_BATCH):
             self._delete_batch(versions[start : start + DELETE_BATCH])
         return len(live)

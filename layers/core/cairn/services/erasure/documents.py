@@ -101,6 +101,9 @@ class DocumentEraser:
         self.memories.close_lines(brain, doomed)  # records changed, not removed: not counted
         # and the excerpts siblings took of them, which a resume could not find once they are gone
         counts["records"] += self._clear_contexts(brain, doomed, others)
+        # read at once: a delete of each document's, held or not, cost a request a document; one an
+        # ingest marks after this is its own to finish (completed, or forgotten in an erased scope)
+        pending = self.status.held(brain.id, ids)
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
             counts["links"] += self.entities.forget(brain, doc.id)
@@ -116,7 +119,8 @@ class DocumentEraser:
             folder = raw_folder(brain.id, doc.id)
             raw_gone |= {key for key in keys if not key.startswith(folder)}  # an older layout's
             self.images.record(brain, doc.path, Prepared(DocumentInput(), shown={}))
-            self.status.completed(brain.id, doc.id)
+            if doc.id in pending:
+                self.status.completed(brain.id, doc.id)
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
             counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs

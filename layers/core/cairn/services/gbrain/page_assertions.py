@@ -28,6 +28,7 @@ from cairn.ports.records import Item, RecordStore
 from cairn.services.gbrain import assertions
 from cairn.services.gbrain.assertions import AssertedPage, Assertion, Contradiction
 from cairn.services.memory.model_calls import complete, failure_reason, json_list, offline
+from cairn.services.repositories import get_all
 
 MODEL_EVIDENCE: Final = "model"
 MAX_PAGE_CHARS: Final = 12_000
@@ -60,7 +61,8 @@ class PageAssertions:
 
     def forget(self, brain_id: str, doc_ids: set[str]) -> int:
         """Drop the model's claims read from these documents (an erasure); how many there were."""
-        return sum(self.records.delete(assertions_pk(brain_id), doc_id) for doc_id in doc_ids)
+        held = get_all(self.records, [(assertions_pk(brain_id), doc_id) for doc_id in sorted(doc_ids)])
+        return sum(self.records.delete(pk, sk) for pk, sk in held)  # only those held: read in batches
 
     @property
     def uses_model(self) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -219,11 +220,9 @@ class RawDataService:
     def erase_all_of(self, brain: Brain, document_id: str) -> tuple[int, set[str]]:
         """Remove the document's raw rows (an erasure): how many, and the keys of their bytes,
         which the caller removes once no other row holds them (they are content-addressed)."""
-        keys = {
-            str(item.data["blob_key"])
-            for item in self.records.query(_pk(brain.id, document_id), "src#").items
-        }
-        return self.remove_all_of(brain, document_id), keys
+        items = self.records.query(_pk(brain.id, document_id), "src#").items  # one read for both
+        keys = {str(item.data["blob_key"]) for item in items}
+        return self._remove(items), keys
 
     def blob_keys(self, brain: Brain) -> set[str]:
         """The keys of the bytes every raw row of the brain holds (a scan: for erasures only)."""
@@ -237,7 +236,7 @@ class RawDataService:
             cursor = page.cursor
 
     def remove_all_of(self, brain: Brain, document_id: str) -> int:
-        gone = 0
-        for item in self.records.query(_pk(brain.id, document_id), "src#").items:
-            gone += self.records.delete(item.pk, item.sk)
-        return gone
+        return self._remove(self.records.query(_pk(brain.id, document_id), "src#").items)
+
+    def _remove(self, items: Sequence[Item]) -> int:
+        return sum(self.records.delete(item.pk, item.sk) for item in items)

@@ -13,6 +13,7 @@ stays `failed` with the error, until a retry queues it again or the item is inge
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -20,7 +21,7 @@ from typing import Final
 from cairn.domain.errors import CairnError, Conflict, reading_record
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, RecordStore
-from cairn.services.repositories import all_items
+from cairn.services.repositories import all_items, get_all
 
 QUEUED: Final = "queued"
 PROCESSING: Final = "processing"
@@ -93,6 +94,11 @@ class ItemStatusLog:
 
     def completed(self, brain_id: str, document_id: str) -> None:
         self.records.delete(pending_pk(brain_id), document_id)
+
+    def held(self, brain_id: str, document_ids: Iterable[str]) -> set[str]:
+        """Those of the documents with an item, read in batches (an erasure deletes only those)."""
+        keys = [(pending_pk(brain_id), doc_id) for doc_id in dict.fromkeys(document_ids)]
+        return {sk for _, sk in get_all(self.records, keys)}
 
     def get(self, brain_id: str, document_id: str) -> PendingItem | None:
         item = self.records.get(pending_pk(brain_id), document_id)

@@ -193,4 +193,6 @@ class AccessLog:
             with self._lock:
                 for doc_id in ids:
                     self._pending.pop((brain_id, doc_id), None)
-            return sum(self.records.delete(*_key(brain_id, doc_id)) for doc_id in ids)
+            # read in batches first: a delete of each, held or not, cost an erasure a request a document
+            held = get_all(self.records, [_key(brain_id, doc_id) for doc_id in ids])
+            return sum(self.records.delete(pk, sk) for pk, sk in held)

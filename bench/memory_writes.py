@@ -278,7 +278,7 @@ def reach_pass(documents: int = 10_000) -> str:
     pass from its first step to its last, in the sweep's 10 s budgets; counted: its scan pages,
     transactions, queries and gets."""
     from cairn.domain.models import Chunk
-    from cairn.services.documents.indexing import chunk_id
+    from cairn.services.documents.chunk_ids import chunk_id
     from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep, done_key
 
     def items(records: Any, prefix: str) -> int:

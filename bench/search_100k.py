@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.adapters.local.sqlite_records import SqliteRecordStore
 from cairn.domain.models import Brain, Chunk, Document
-from cairn.services.documents.indexing import chunk_id
+from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.repositories import BrainRepository, DocumentRepository
 from chunk_index_100k import Corpus, unit_vectors
 

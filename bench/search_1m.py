@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cairn.adapters.local.sqlite_chunks import SqliteChunkIndex
 from cairn.domain.models import Chunk
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.services.documents.indexing import chunk_id
+from cairn.services.documents.chunk_ids import chunk_id
 from chunk_index_100k import Corpus
 from search_100k import CHUNKS_PER_DOC, DIM, build, document_of, free_port, measure, serve_ready
 

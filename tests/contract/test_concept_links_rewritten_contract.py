@@ -15,8 +15,8 @@ from cairn.bootstrap import Container
 from cairn.domain.models import Brain, Document, MemoryType
 from cairn.entrypoints.http import create_app
 from cairn.ports.records import Item
+from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.documents.dropped_chunks import DroppedChunks
-from cairn.services.documents.indexing import chunk_id
 from cairn.services.documents.inputs import BatchOp, DocumentInput
 from cairn.services.memory.memory_model import MemoryInput
 from cairn.services.mnemosyne.concept_reach import reach_key

@@ -17,7 +17,8 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import Item
-from cairn.services.documents.indexing import chunk_id, embedding_text
+from cairn.services.documents.chunk_ids import chunk_id
+from cairn.services.documents.indexing import embedding_text
 from cairn.services.search.relevance import GOOD_MATCH
 from cairn.services.thoughtmcp.models import Filters, NewMemory
 from cairn.services.thoughtmcp.sectors import sectors_pk
@@ -189,7 +190,10 @@ def test_thoughtmcp_sector_vectors_stored_before_symbols_had_their_own_are_made_
     assert after["fox"].data.get("version") == SYMBOLS_VERSION and after["fox"].data != before["fox"].data
     assert after["plain"] == before["plain"]
     found_after = by_the_fox(c, brain)
-    assert next(iter(found_before)) == ids["plain"] and next(iter(found_after)) == ids["fox"]
+    # before, the fox is told from an unrelated memory no better than the int8 model's noise between
+    # CPUs (which of the two came first differed between Intel and AMD machines); after, it leads
+    assert found_before[ids["fox"]] < found_before[ids["plain"]] + 0.03
+    assert next(iter(found_after)) == ids["fox"]
     # one symbol among a dozen words moves a vector by its share (about 0.07 of a cosine)
     assert found_after[ids["fox"]] > max(found_before[ids["fox"]], found_after[ids["plain"]]) + 0.03
     assert found.stale_vectors == (ids["fox"],) and found.remade == 1

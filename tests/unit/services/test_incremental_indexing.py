@@ -22,7 +22,8 @@ from cairn.ingest.chunking import Chunked
 from cairn.ports.chunks import ChunkFilter, ChunkHit, ChunkQuery
 from cairn.ports.embedder import Vectors
 from cairn.services.documents import indexing
-from cairn.services.documents.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer, chunk_id
+from cairn.services.documents.chunk_ids import chunk_id, parse_chunk_id, staged_chunk_id
+from cairn.services.documents.indexing import REMEMBERED_FROM_CHARS, DocumentIndexer
 from cairn.services.documents.inputs import BatchOp, DocumentInput, keep_info
 from tests.fakes.chunks import MemoryChunkIndex
 from tests.fakes.container import fake_adapters
@@ -296,6 +297,10 @@ def test_context_stays_with_a_rewritten_first_chunk(tmp_path: Path) -> None:
     assert context() == "Alice: how is the marathon training going?"
 
 
+def staged_ids(container: Container, doc: Document) -> list[str]:
+    return [c.id for c in container.adapters.chunks.get_chunks(doc.brain_id, doc.id)]
+
+
 def test_an_append_after_a_staged_ingest_reuses_its_vectors(tmp_path: Path) -> None:
     from tests.unit.test_staged_ingest import queued, run_steps
 
@@ -309,11 +314,13 @@ def test_an_append_after_a_staged_ingest_reuses_its_vectors(tmp_path: Path) -> N
     brain = container.brains.get(job.brain_id or "")
     doc = container.documents.record_by_id(brain, result["document_id"])
     embedder.taken()
-    # When a line is appended to the staged version / Then its chunks move to the live ids, and
-    # only the chunks whose text changed are embedded
+    (stage,) = {ref.stage for ref in map(parse_chunk_id, staged_ids(container, doc)) if ref}
+    assert stage  # the activated version's chunks keep their staged ids
+    # When a line is appended to the staged version / Then its chunks keep the staged ids (what is
+    # keyed by them stays theirs), and only the chunks whose text changed are embedded
     container.documents.append(brain, doc.path, b"\nRadiator valve 6 is new.\n")
     chunks = container.adapters.chunks.get_chunks(brain.id, doc.id)
-    assert [c.id for c in chunks] == [chunk_id(doc.id, i) for i in range(len(chunks))]
+    assert [c.id for c in chunks] == [staged_chunk_id(doc.id, stage, i) for i in range(len(chunks))]
     assert all(c.active for c in chunks)
     assert embedder.taken() <= 2
 

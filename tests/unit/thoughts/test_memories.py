@@ -14,7 +14,7 @@ from cairn import faults
 from cairn.bootstrap import Container
 from cairn.domain.boolean_query import Term
 from cairn.domain.models import Brain
-from cairn.services.documents.indexing import chunk_id
+from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.search.relevance import EMBEDDED
 from cairn.services.thoughtmcp.models import (
     SIMILARITY_LINE_SHIFT,

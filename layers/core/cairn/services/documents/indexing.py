@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -34,6 +33,7 @@ from cairn.ingest.chunking import Chunked, TextSpan, chunk
 from cairn.ingest.profiles import LibraryProfile, chunk_for
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.embedder import Embedder, Vectors, VersionedVectors
+from cairn.services.documents.chunk_ids import LIVE, chunk_id_of, kept_stage
 from cairn.services.documents.dropped_chunks import DroppedChunks
 
 DEFAULT_REMEMBERED_CHARS = 16_000_000
@@ -84,31 +84,6 @@ class PlannedChunks:
     missing: list[tuple[int, str]]  # ordinal -> text to embed
     count: int = 0
     removed: tuple[str, ...] = ()
-
-
-def chunk_id(document_id: str, ordinal: int) -> str:
-    """Deterministic per (document, ordinal), so re-indexing overwrites instead of duplicating."""
-    return f"chk_{document_id.removeprefix('doc_')}_{ordinal}"
-
-
-_LIVE_CHUNK_ID = re.compile(r"chk_([0-9a-z]+(?:_[0-9a-z]+)?)_(\d+)")
-
-
-def document_of_chunk(chunk: str) -> str | None:
-    """The id of the document a live chunk id belongs to (chunk_id's inverse): `chk_<ulid>_3` is
-    a chunk of `doc_<ulid>`, `chk_mem_<ulid>_0` one of the memory `mem_<ulid>`; None for any other
-    string."""
-    match = _LIVE_CHUNK_ID.fullmatch(chunk)
-    if match is None:
-        return None
-    inner = match.group(1)
-    return inner if "_" in inner else f"doc_{inner}"
-
-
-def staged_chunk_id(document_id: str, stage: str, ordinal: int) -> str:
-    """A chunk of a version being indexed in the background: apart from the live chunk ids, so the
-    live version stays searchable until the staged one is activated."""
-    return f"chk_{document_id.removeprefix('doc_')}~{stage}_{ordinal}"
 
 
 def scope_of(path: str) -> str | None:
@@ -188,14 +163,15 @@ class DocumentIndexer:
         spans, prints = cut.chunked.spans, cut.fingerprints
         if capped:
             check_chunk_count(len(spans))
-        ids = [chunk_id(doc.id, i) for i in range(len(spans))]
         stored = self.index.fingerprints(doc.brain_id, doc.id)
+        stage = kept_stage(doc.id, stored)
+        ids = [chunk_id_of(doc.id, stage, i) for i in range(len(spans))]
         changed = [i for i, cid in enumerate(ids) if stored.get(cid) != prints[i]]
         wanted = set(ids)
         removed = tuple(cid for cid in stored if cid not in wanted)
         reused = self._reused_vectors(doc, cut, changed, stored)
         missing = [(i, self._embedding_text(cut, i)) for i in changed if i not in reused]
-        chunks = [self._chunk(doc, cut, i) for i in changed]
+        chunks = [self._chunk(doc, cut, i, stage) for i in changed]
         return PlannedChunks(chunks, changed, reused, missing, count=len(spans), removed=removed)
 
     def finish(
@@ -315,10 +291,10 @@ class DocumentIndexer:
             else _digest(self.embedder.model_id, text)
         )
 
-    def _chunk(self, doc: Document, cut: _Cut, ordinal: int) -> Chunk:
+    def _chunk(self, doc: Document, cut: _Cut, ordinal: int, stage: str = LIVE) -> Chunk:
         span = cut.chunked.spans[ordinal]
         return Chunk(
-            id=chunk_id(doc.id, ordinal),
+            id=chunk_id_of(doc.id, stage, ordinal),
             ordinal=ordinal,
             text=span.text,
             start=span.start,

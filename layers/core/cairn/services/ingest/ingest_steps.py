@@ -26,8 +26,8 @@ from cairn.ports.clock import Clock
 from cairn.ports.jobs import JobContext, JobSteps
 from cairn.services.brains import BrainService
 from cairn.services.documents.blob_keys import uploads_folder
+from cairn.services.documents.chunk_ids import staged_chunk_id
 from cairn.services.documents.document_text import title_for
-from cairn.services.documents.indexing import staged_chunk_id
 from cairn.services.documents.inputs import DocumentInput, checksum
 from cairn.services.ingest.service import UPLOAD_GONE, IngestService
 from cairn.services.mnemosyne.image_items import Prepared

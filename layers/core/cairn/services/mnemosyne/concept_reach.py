@@ -1,25 +1,36 @@
-"""How far a document's concept links may reach: the chunk ordinals that may hold them.
+"""How far a document's concept links may reach: the chunk ordinals, and the chunk id families,
+that may hold them.
 
-A document's chunks are linked to their concepts by their ids (`chk_<doc>_<ordinal>`, services/
-documents/indexing.py), one partition each, so nothing else finds every link a document ever had:
-a rewrite that leaves it fewer chunks removes the chunks, not their links, and an erasure reading
-the chunks that exist would leave the links of the older, longer version, which carry the concept
-names taken from its text. So each linked document keeps one record, raised before its chunks are
-linked, of how many ordinals may hold links:
+A document's chunks are linked to their concepts by their ids, one partition each, so nothing
+else finds every link a document ever had: a rewrite that leaves it fewer chunks removes the
+chunks, not their links, and an erasure reading the chunks that exist would leave the links of
+the older, longer version, which carry the concept names taken from its text. A chunk's id is
+`chk_<doc>_<ordinal>`, or `chk_<doc>~<stage>_<ordinal>` for a version a queued ingest indexed in
+the background, which keeps that id once activated (services/documents/chunk_ids.py). So each
+linked document keeps one record, raised before its chunks are linked, of how many ordinals may
+hold links and which stages' ids besides the live ones:
 
-| item          | pk                                 | sk        | data           |
-|---------------|------------------------------------|-----------|----------------|
-| linked reach  | `links#<brain_id>#reach#<doc id>`  | `concept` | `{"upto": N}`  |
+| item          | pk                                 | sk        | data                                |
+|---------------|------------------------------------|-----------|-------------------------------------|
+| linked reach  | `links#<brain_id>#reach#<doc id>`  | `concept` | `{"upto": N, "stages": ["<stage>"]}` |
 
-Removing a document's links is then one read of it and one query a chunk ordinal below N (the
-links of chunks 0..N-1), never a scan; the record goes last, at the version read, so a linker
-that raised it meanwhile makes the removal read it again. It sits under the brain's links prefix,
-so deleting a brain takes it.
+(`stages` is left out when there is none.) Removing a document's links is then one read of it and
+one query a chunk id below N of each family (the live one and each stage), never a scan; the
+record goes last, at the version read, so a linker that raised it meanwhile makes the removal read
+it again. It sits under the brain's links prefix, so deleting a brain takes it.
 
-A damaged record (its `upto` not a count; the reach pass, concept_reach_sweep.py, replaces those
-of a brain it has not done yet) stops neither a removal nor a linker: each takes the widest reach,
-one past the highest ordinal any of the document's chunks is linked from, found by a scan of those
-chunks' link partitions (on DynamoDB a table Scan, for this case only), logs the document's id, and
+Once a document's chunks carry one family's ids, the links of the others name chunks that are
+gone: the linker of that family (`retire`) removes them, then takes their stages off the record
+at the version it read; a linker of a stage, once it has linked, checks its stage is still on the
+record and writes it again (`confirm`), so a retire that read the record before takes the links
+it just made too, and one that wrote after it finds them; a stage no longer on the record has the
+linker take its own links back.
+
+A damaged record (its `upto` not a count, its `stages` not stages; the reach pass,
+concept_reach_sweep.py, replaces those of a brain it has not done yet) stops neither a removal nor
+a linker: each takes the widest reach, one past the highest ordinal any of the document's chunks
+of any family is linked from, and every family linked, found by a scan of the document's chunk
+link partitions (on DynamoDB a table Scan, for this case only), logs the document's id, and
 replaces the record (or drops it with the document). A linker (`extend`) writes that reach, at
 least its own, before it links, and its `trim` lowers it to the chunks the document has; a
 rewrite's `trim` of a damaged record removes the links past what it keeps up to that reach.
@@ -28,14 +39,14 @@ rewrite's `trim` of a damaged record removes the links past what it keeps up to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from cairn.domain.errors import Conflict, DamagedStore, reading_record
 from cairn.ports.records import Delete, Item, Put, RecordStore
-from cairn.services.documents.indexing import chunk_id
+from cairn.services.documents.chunk_ids import LIVE, STAGE, chunk_id, chunk_id_of, parse_chunk_id
 from cairn.services.links.repository import LinkRepository, in_key, links_prefix, out_key
 
 log = logging.getLogger(__name__)
@@ -48,11 +59,22 @@ def reach_key(brain_id: str, document_id: str) -> tuple[str, str]:
     return f"{links_prefix(brain_id)}reach#{document_id}", _SK
 
 
+def reach_data(upto: int, stages: Iterable[str] = ()) -> dict[str, Any]:
+    """A reach record's data (module docstring)."""
+    named = sorted(set(stages) - {LIVE})
+    return {"upto": upto, "stages": named} if named else {"upto": upto}
+
+
 @dataclass(frozen=True)
 class Reach:
     upto: int
     version: int  # 0: no record
     damaged: bool = False  # the record does not read: `upto` is the widest reach, from the links
+    stages: tuple[str, ...] = ()  # the stages whose chunk ids may hold links, besides the live ones
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return (LIVE, *self.stages)
 
 
 class ConceptReach:
@@ -68,44 +90,101 @@ class ConceptReach:
         if item is None:
             return Reach(0, 0)
         with reading_record(item.pk, item.sk, "concept reach"):
-            upto = item.data["upto"]
+            upto, stages = item.data["upto"], item.data.get("stages", [])
             if not isinstance(upto, int) or upto < 0:
                 raise ValueError("upto is not a count")
-        return Reach(upto, item.version)
+            if not isinstance(stages, list) or not all(
+                isinstance(s, str) and STAGE.fullmatch(s) for s in stages
+            ):
+                raise ValueError("stages are not stages")
+        return Reach(upto, item.version, stages=tuple(stages))
 
-    def extend(self, brain_id: str, document_id: str, upto: int, *, fresh: bool = False) -> Reach:
-        """Raise the record to at least `upto` before chunks below it are linked; returns it as it
-        was (Reach(0, 0) when there was none). `fresh`: a document created just now, whose record
-        is written without reading it first."""
+    def extend(
+        self, brain_id: str, document_id: str, upto: int, *, fresh: bool = False, stages: Collection[str] = ()
+    ) -> Reach:
+        """Raise the record to at least `upto`, naming `stages` too, before chunks below it of those
+        stages (or live ones) are linked; returns it as it was (Reach(0, 0) when there was none).
+        `fresh`: a document created just now, whose record is written without reading it first."""
         known = Reach(0, 0) if fresh else None
         for _ in range(_RETRIES):
             was = known or self.held(brain_id, document_id)
             known = None
-            if was.version and not was.damaged and was.upto >= upto:
+            more = set(stages) - set(was.families)
+            if was.version and not was.damaged and was.upto >= upto and not more:
                 return was
             try:  # a damaged record is mended to the widest reach, which `trim` lowers after linking
-                self.records.put(
-                    Item(*reach_key(brain_id, document_id), {"upto": max(upto, was.upto)}), was.version
-                )
+                data = reach_data(max(upto, was.upto), (*was.stages, *more))
+                self.records.put(Item(*reach_key(brain_id, document_id), data), was.version)
                 return was
             except Conflict:
                 continue  # another linker's raise: read it again
         raise Conflict("too many concurrent links of this document; retry")
 
-    def trim(self, brain_id: str, document_id: str, keep: int, upto: int) -> int:
-        """Remove the links of the document's chunks `keep`..`upto`-1 (those a rewrite dropped) and
-        lower the record to `keep` when no linker raised it meanwhile; returns links removed."""
+    def trim(
+        self, brain_id: str, document_id: str, keep: int, upto: int, *, stages: Collection[str] = ()
+    ) -> int:
+        """Remove the links of the document's chunks `keep`..`upto`-1 (those a rewrite dropped) of
+        every family the record names and `stages`, and lower the record to `keep` when no linker
+        raised it meanwhile; returns links removed."""
         if upto <= keep:
             return 0
-        removed = self._unlink(brain_id, document_id, range(keep, upto), ())
         was = self.held(brain_id, document_id)
+        families = _distinct((*was.families, *stages))
+        removed = self._unlink(brain_id, document_id, families, range(keep, upto), ())
         if was.damaged and was.upto > upto:  # the links past `upto` the scan found go too
-            removed += self._unlink(brain_id, document_id, range(upto, was.upto), ())
+            removed += self._unlink(brain_id, document_id, families, range(upto, was.upto), ())
         if was.version and (was.upto == upto or was.damaged):
             # raised meanwhile (Conflict): a record too high only costs an erasure a few empty reads
             with suppress(Conflict):
-                self.records.put(Item(*reach_key(brain_id, document_id), {"upto": keep}), was.version)
+                self.records.put(
+                    Item(*reach_key(brain_id, document_id), reach_data(keep, was.stages)), was.version
+                )
         return removed
+
+    def retire(self, brain_id: str, document_id: str, current: Collection[str]) -> int:
+        """The document's chunks carry only the ids of the `current` stages (LIVE for live ids):
+        remove the links of every other family the record names, then take those stages off it
+        (module docstring); returns links removed."""
+        removed = 0
+        for _ in range(_RETRIES):
+            was = self.held(brain_id, document_id)
+            gone = [family for family in was.families if family not in current]
+            if not gone or not was.version:
+                return removed
+            removed += self._unlink(brain_id, document_id, gone, range(was.upto), ())
+            kept = [stage for stage in was.stages if stage in current]
+            if not set(was.stages) - set(kept):
+                return removed  # only live ids were retired: the record names no stage to take off
+            try:
+                self.records.put(
+                    Item(*reach_key(brain_id, document_id), reach_data(was.upto, kept)), was.version
+                )
+                return removed
+            except Conflict:
+                continue  # a linker wrote it meanwhile: its links may be made, read and remove again
+        raise Conflict("too many concurrent links of this document; retry")
+
+    def confirm(self, brain_id: str, document_id: str, stage: str) -> bool:
+        """After a linker of `stage` linked: True when the record still names it, written again
+        so a retire that read it before removes the links just made; False when a retire took it
+        off (or the record went with the document): the linker takes its links back."""
+        for _ in range(_RETRIES):
+            was = self.held(brain_id, document_id)
+            if not was.version or stage not in was.stages:
+                return False
+            try:
+                self.records.put(
+                    Item(*reach_key(brain_id, document_id), reach_data(was.upto, was.stages)), was.version
+                )
+                return True
+            except Conflict:
+                continue
+        raise Conflict("too many concurrent links of this document; retry")
+
+    def take_back(self, brain_id: str, document_id: str, stages: Collection[str], upto: int) -> int:
+        """Remove the links of these stages' chunks below `upto` (a linker's, whose stages a retire
+        took off the record as it linked), and no other; returns links removed."""
+        return self._unlink(brain_id, document_id, stages, range(upto), ())
 
     def forget(
         self, brain_id: str, document_id: str, *, done: Collection[str] = (), keep: bool = False
@@ -120,10 +199,13 @@ class ConceptReach:
             was = self.held(brain_id, document_id)
             if not was.version:
                 return removed
-            removed += self._unlink(brain_id, document_id, range(was.upto), done)
+            removed += self._unlink(brain_id, document_id, was.families, range(was.upto), done)
             if keep and was.damaged:  # mended: the removal once the document is gone reads it
                 with suppress(Conflict):  # a linker's write meanwhile replaced it
-                    self.records.put(Item(*reach_key(brain_id, document_id), {"upto": was.upto}), was.version)
+                    self.records.put(
+                        Item(*reach_key(brain_id, document_id), reach_data(was.upto, was.stages)),
+                        was.version,
+                    )
             if keep or self._drop(brain_id, document_id, was.version):
                 return removed
         raise Conflict("too many concurrent links of this document; retry")
@@ -136,32 +218,31 @@ class ConceptReach:
             item = self.records.get(*reach_key(brain_id, document_id))
             if item is None:
                 return Reach(0, 0)  # removed meanwhile
-        upto = self._linked_upto(brain_id, document_id)
+        upto, stages = self._linked(brain_id, document_id)
         log.warning(
-            "the concept reach of document %s is damaged: the links of its chunks 0..%d, all that a "
-            "scan finds, are taken for it",
+            "the concept reach of document %s is damaged: the links of its chunks 0..%d (%d stages), "
+            "all that a scan finds, are taken for it",
             document_id,
             upto - 1,
+            len(stages),
         )
-        return Reach(upto, item.version, damaged=True)
+        return Reach(upto, item.version, damaged=True, stages=stages)
 
-    def _linked_upto(self, brain_id: str, document_id: str) -> int:
-        """One past the highest ordinal of the document's chunks holding a link of `kind` (a scan)."""
-        prefix = f"{links_prefix(brain_id)}out#{chunk_id(document_id, 0).removesuffix('0')}"
-        upto, cursor = 0, None
+    def _linked(self, brain_id: str, document_id: str) -> tuple[int, tuple[str, ...]]:
+        """One past the highest ordinal of the document's chunks holding a link of `kind`, and the
+        stages of those chunks' ids (a scan)."""
+        out = f"{links_prefix(brain_id)}out#"
+        prefix = f"{out}{chunk_id(document_id, 0).removesuffix('_0')}"
+        upto, stages, cursor = 0, set[str](), None
         while True:
             page = self.records.scan([prefix], cursor=cursor)
             for item in page.items:
-                source = item.pk.removeprefix(f"{links_prefix(brain_id)}out#")
-                ordinal = source.rsplit("_", 1)[-1]
-                if (
-                    item.sk.startswith(f"{self.kind}#")
-                    and ordinal.isdigit()
-                    and source == chunk_id(document_id, int(ordinal))
-                ):
-                    upto = max(upto, int(ordinal) + 1)
+                ref = parse_chunk_id(item.pk.removeprefix(out))
+                if item.sk.startswith(f"{self.kind}#") and ref is not None and ref.document_id == document_id:
+                    upto = max(upto, ref.ordinal + 1)
+                    stages.add(ref.stage)
             if page.cursor is None:
-                return upto
+                return upto, tuple(sorted(stages - {LIVE}))
             cursor = page.cursor
 
     def _drop(self, brain_id: str, document_id: str, version: int) -> bool:
@@ -171,12 +252,19 @@ class ConceptReach:
             return False
         return True
 
-    def _unlink(self, brain_id: str, document_id: str, ordinals: range, done: Collection[str]) -> int:
-        """Remove the links of `kind` from the chunks of these ordinals (but `done`): one query a
-        chunk, the links of several in one transaction."""
+    def _unlink(
+        self,
+        brain_id: str,
+        document_id: str,
+        families: Collection[str],
+        ordinals: range,
+        done: Collection[str],
+    ) -> int:
+        """Remove the links of `kind` from the chunks of these families and ordinals (but `done`):
+        one query a chunk, the links of several in one transaction."""
         ops: list[Put | Delete] = []
         removed = 0
-        for source in (chunk_id(document_id, n) for n in ordinals):
+        for source in (chunk_id_of(document_id, family, n) for family in families for n in ordinals):
             if source in done:
                 continue
             for link in self.links.outgoing(brain_id, source, self.kind):
@@ -188,3 +276,7 @@ class ConceptReach:
         if ops:
             self.records.transact(ops)
         return removed + len(ops) // 2
+
+
+def _distinct(families: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(families))

@@ -46,8 +46,8 @@ from cairn.domain.errors import Conflict, DamagedStore, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
+from cairn.services.documents.chunk_ids import document_of_chunk
 from cairn.services.documents.current_memories import stepped
-from cairn.services.documents.indexing import document_of_chunk
 from cairn.services.links.repository import links_prefix
 from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_key
 from cairn.services.repositories import DocumentRepository, get_all

@@ -46,6 +46,7 @@ from cairn.domain.stopwords import CONCEPT_EDGES as _STOP
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
+from cairn.services.documents.chunk_ids import LIVE, parse_chunk_id
 from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository, links_prefix
 from cairn.services.mnemosyne.concept_reach import ConceptReach
 from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
@@ -107,30 +108,46 @@ class ConceptGraph:
 
     def index_document(self, brain_id: str, document_id: str, text: str, *, fresh: bool = False) -> int:
         """`index` over the document's live chunks (after an ingest committed them); returns links
-        changed. Its linked reach is raised first, and the links of chunks an earlier, longer
-        version had go (concept_reach.py). Then its record is read again: an erasure or a rewrite
-        that committed meanwhile (in another process) may have removed its links before these were
-        made, so those of chunks it no longer has are taken back here."""
+        changed. Its linked reach is raised first, naming the stage of the chunks' ids, and the
+        links of chunks an earlier, longer version had go, and those of chunk ids of another stage
+        (concept_reach.py). Then its record is read again: an erasure or a rewrite that committed
+        meanwhile (in another process) may have removed its links before these were made, so those
+        of chunks it no longer has are taken back here."""
         live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
+        current = {ref.stage if ref else LIVE for ref in (parse_chunk_id(c.id) for c in live)} or {LIVE}
+        stages = sorted(current - {LIVE})
         upto = max((c.ordinal + 1 for c in live), default=0)
-        was = self.reach.extend(brain_id, document_id, upto, fresh=fresh)
+        was = self.reach.extend(brain_id, document_id, upto, fresh=fresh, stages=stages)
         changed = self.index(brain_id, text, live, fresh=fresh)
-        changed += self.reach.trim(brain_id, document_id, upto, was.upto)
+        changed += self.reach.trim(brain_id, document_id, upto, was.upto, stages=stages)
+        if stages and not all(self.reach.confirm(brain_id, document_id, stage) for stage in stages):
+            # a linker of a later version retired these ids' links as they were made: take them back
+            return changed + self.reach.take_back(brain_id, document_id, stages, upto)
+        # the ids of another version (a queued ingest's, or the live ones it replaced) hold links
+        if was.version and (set(was.stages) - current or not current & {LIVE, *was.stages}):
+            changed += self.reach.retire(brain_id, document_id, current)
         if self.documents is None:
             return changed
         doc = self.documents.stored_by_id(document_id)
         if doc is None or doc.brain_id != brain_id:  # its remover may have read the reach before
-            taken = self.reach.trim(brain_id, document_id, 0, upto)
+            taken = self.reach.trim(brain_id, document_id, 0, upto, stages=stages)
             return changed + taken + self.reach.forget(brain_id, document_id)
-        return changed + self.reach.trim(brain_id, document_id, doc.chunk_count, upto)
+        return changed + self.reach.trim(brain_id, document_id, doc.chunk_count, upto, stages=stages)
 
     def unlink_dropped(self, brain_id: str, document_id: str, kept: int) -> int:
         """A rewrite through any path left the document `kept` chunks (DocumentIndexer.dropped):
         the links of its chunks from there up to its reach go, and the reach is lowered to `kept`;
-        returns links removed. A linker of the longer version in another process takes back what
-        it links after this (index_document reads the record again)."""
+        returns links removed. Where the reach names stages, the chunks are read: the links of the
+        families they no longer carry go whole. A linker of the longer version in another process
+        takes back what it links after this (index_document reads the record again)."""
         was = self.reach.held(brain_id, document_id)  # a damaged one: the widest reach, mended
-        return self.reach.trim(brain_id, document_id, kept, was.upto)
+        removed = self.reach.trim(brain_id, document_id, kept, was.upto)
+        if was.stages:  # the write may have given it live ids (chunk_ids.kept_stage)
+            chunks = self.chunks.get_chunks(brain_id, document_id)
+            current = {ref.stage if ref else LIVE for ref in (parse_chunk_id(c.id) for c in chunks)}
+            if set(was.stages) - current:
+                removed += self.reach.retire(brain_id, document_id, current or {LIVE})
+        return removed
 
     def unlink_document(
         self, brain_id: str, document_id: str, *, done: Collection[str] = (), standing: bool = False

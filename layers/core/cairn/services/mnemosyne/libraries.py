@@ -35,7 +35,7 @@ from cairn.domain.paths import named_segment, normalize_user_path
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock
 from cairn.services.brains import BrainService
-from cairn.services.documents.indexing import document_of_chunk
+from cairn.services.documents.chunk_ids import document_of_chunk
 from cairn.services.documents.service import DocumentService
 from cairn.services.events import ChangeEvent
 from cairn.services.mnemosyne.collection_records import CollectionRecords, CollectionRow

@@ -19,7 +19,7 @@ from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, Link
 from cairn.ports.records import Delete, Put
-from cairn.services.documents.indexing import chunk_id
+from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.links.pending import RELINKS, Finished, Mark
 from cairn.services.thoughtmcp import thought_scoring as ts
 from cairn.services.thoughtmcp.models import (

@@ -30,6 +30,7 @@ from tests.contract.test_concept_links_erased_contract import (
     words_of,
     written,
 )
+from tests.contract.test_concept_reach_sweep_contract import run_out, sweep_of
 from tests.fakes.container import fake_adapters
 from tests.unit.test_staged_ingest import Context, run_steps
 
@@ -268,3 +269,46 @@ def test_a_linker_of_a_replaced_stage_takes_back_what_it_linked_after_the_next_s
     (second,) = stages_of(c, doc)
     assert words_kept(c.adapters.records) == words_of(range(4))
     assert reach_of(c, doc) == {"upto": 4, "stages": [second]}
+
+
+def as_an_earlier_release_left_it(c: Container, brain: Brain) -> tuple[Document, str, str]:
+    """Two queued ingests of the note under a release whose reach named no stages: the first
+    stage's links stayed when the second replaced it, and the reach names neither."""
+    doc = queued(c, brain, 4)
+    (first,) = stages_of(c, doc)
+    unretired(c)
+    queued(c, brain, 5)
+    (second,) = stages_of(c, doc)
+    held = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert held is not None and (linked_from(c, doc, first), linked_from(c, doc, second)) == (4, 5)
+    c.adapters.records.put(Item(*reach_key(brain.id, doc.id), {"upto": 5}), held.version)
+    return doc, first, second
+
+
+def test_the_pass_names_the_stages_an_earlier_release_linked_so_the_erasure_reaches_them(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc, first, second = as_an_earlier_release_left_it(c, brain)
+    run_out(c, sweep_of(c))
+    assert reach_of(c, doc) == {"upto": 5, "stages": sorted([first, second])}
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
+
+
+def test_the_pass_removes_the_staged_links_an_earlier_release_left_of_a_document_it_erased(
+    two: tuple[Container, Container],
+) -> None:
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc, first, _ = as_an_earlier_release_left_it(c, brain)
+    erase(c, brain)
+    assert linked_from(c, doc, first) == 4  # what that erasure left
+    # the first pass, which knew only live ids, was done with the brain and finished
+    now = c.adapters.clock.now().isoformat()
+    c.adapters.records.put(Item("concept-reach-pass", "pass", {"started": now, "finished": True}))
+    c.adapters.records.put(Item(f"links#{brain.id}#reach-done", "concept", {"at": now}))
+    run_out(c, sweep_of(c))
+    assert words_kept(c.adapters.records) == set()
+    assert reach_of(c, doc) is None

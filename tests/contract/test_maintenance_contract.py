@@ -74,6 +74,9 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
     }
     one = maintenance.report([old.id], deletions=False)  # `cairn check NAME`: that brain only
     assert one.counts_building == (old.id,) and not one.settling and maintenance.last() == found
+    assert (one.reach_to_do, one.reach_done) == ((), 0)  # no brain record given: the pass not said
+    named = maintenance.report([old.id], deletions=False, named=[old])  # as `cairn check` gives them
+    assert (named.reach_to_do, named.reach_done) == ((old.id,), 0) and maintenance.last() == found
 
     clock.advance(SETTLE_S + 1)
     index_sweeper(c).tick()  # builds what it can, settles the deletion, retries the over mark: reports

@@ -298,6 +298,9 @@ def test_check_says_what_the_sweep_still_has_to_do(
     assert "brain old: its memory counts are being built by the sweep" in checked
     assert f"deleted brain {gone.id}: settling until" in checked
     assert "brain empty: its memory" not in checked
+    reach = "the sweep's concept-reach pass has not scanned it yet"
+    assert all(f"brain {slug}: {reach}" in checked for slug in ("over", "old", "empty"))  # no sweep yet
     code, checked, _ = run(capsys, "check", "old", "--data-dir", str(data))
     assert code == 0 and "brain old: its memory counts are being built" in checked
-    assert "brain over:" not in checked and "settling" not in checked
+    assert f"brain old: {reach}" in checked
+    assert "brain over:" not in checked and "brain empty:" not in checked and "settling" not in checked

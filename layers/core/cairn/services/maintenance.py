@@ -141,10 +141,12 @@ class BrainMaintenance:
         *,
         deletions: bool = True,
         listed: Sequence[Brain] | None = None,
+        named: Sequence[Brain] = (),
     ) -> Maintenance:
         """The state of these brains (every live brain when None) and, with `deletions`, of every
         deletion settling; kept as `last` when it covers every brain. `listed`: every brain's
-        record as the caller (the sweep's tick) already listed them, instead of listing them again."""
+        record as the caller (the sweep's tick) already listed them, instead of listing them again.
+        `named`: the records of the brains given, whose concept-reach pass is said too."""
         every = brain_ids is None
         if brain_ids is not None:
             listed = ()
@@ -153,7 +155,8 @@ class BrainMaintenance:
         tenants = {b.id: b.owner_tenant for b in listed}
         live = [b for b in listed if b.deleted_at is None]
         ids = [b.id for b in live] if brain_ids is None else list(brain_ids)
-        reach = tuple(self.reach_left(live)) if every else ()  # `cairn check NAME` leaves the pass out
+        asked = live if every else [b for b in named if b.deleted_at is None]
+        reach = tuple(self.reach_left(asked))
         keys = [(documents_pk(i), COUNTS_SK) for i in ids]
         held = {}
         for start in range(0, len(keys), MAX_GET_MANY):
@@ -176,7 +179,7 @@ class BrainMaintenance:
             tuple(times),
             tuple(self.settling.standing()) if deletions else (),
             reach,
-            len(live) - len(reach),
+            len(asked) - len(reach),
             time.monotonic(),
             tenants,
             self.clock.now().isoformat() if every and deletions else None,

@@ -180,7 +180,7 @@ def _say_maintenance(container: Container, brains: list[Brain], *, deletions: bo
     maintenance = container.health.maintenance
     if maintenance is None:
         return
-    found = maintenance.report([b.id for b in brains], deletions=deletions)
+    found = maintenance.report([b.id for b in brains], deletions=deletions, named=brains)
     slugs = {b.id: b.slug for b in brains}
     for brain_id in found.counts_over:
         print(
@@ -196,6 +196,11 @@ def _say_maintenance(container: Container, brains: list[Brain], *, deletions: bo
         print(
             f"brain {slugs[brain_id]}: its memories' creation-time entries are being built by the sweep "
             "(zengram's stats reads every memory record)"
+        )
+    for brain_id in found.reach_to_do:
+        print(
+            f"brain {slugs[brain_id]}: the sweep's concept-reach pass has not scanned it yet (concept links "
+            "an earlier release left of documents it erased stay until it has)"
         )
     for deletion in found.settling:
         print(

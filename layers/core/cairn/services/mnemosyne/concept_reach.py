@@ -77,6 +77,17 @@ class Reach:
         return (LIVE, *self.stages)
 
 
+def reach_of(item: Item) -> Reach:
+    """A reach record read (DamagedStore when it does not read)."""
+    with reading_record(item.pk, item.sk, "concept reach"):
+        upto, stages = item.data["upto"], item.data.get("stages", [])
+        if not isinstance(upto, int) or upto < 0:
+            raise ValueError("upto is not a count")
+        if not isinstance(stages, list) or not all(isinstance(s, str) and STAGE.fullmatch(s) for s in stages):
+            raise ValueError("stages are not stages")
+    return Reach(upto, item.version, stages=tuple(stages))
+
+
 class ConceptReach:
     """The linked-reach records (module docstring), and the removal of links they bound."""
 
@@ -87,17 +98,7 @@ class ConceptReach:
 
     def read(self, brain_id: str, document_id: str) -> Reach:
         item = self.records.get(*reach_key(brain_id, document_id))
-        if item is None:
-            return Reach(0, 0)
-        with reading_record(item.pk, item.sk, "concept reach"):
-            upto, stages = item.data["upto"], item.data.get("stages", [])
-            if not isinstance(upto, int) or upto < 0:
-                raise ValueError("upto is not a count")
-            if not isinstance(stages, list) or not all(
-                isinstance(s, str) and STAGE.fullmatch(s) for s in stages
-            ):
-                raise ValueError("stages are not stages")
-        return Reach(upto, item.version, stages=tuple(stages))
+        return Reach(0, 0) if item is None else reach_of(item)
 
     def extend(
         self, brain_id: str, document_id: str, upto: int, *, fresh: bool = False, stages: Collection[str] = ()

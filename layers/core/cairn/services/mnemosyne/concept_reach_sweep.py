@@ -7,10 +7,11 @@ document such a release erased stayed for good. This pass, a chore of the sweep 
 index_sweeper.py), reads every brain's chunk-link partitions (`links#<brain>#out#chk_…`) once:
 
 - a document still stored (live or soft-deleted) gets its reach raised to the highest chunk
-  ordinal linked, so its next rewrite trims the links past its chunks and an erasure or deletion
-  removes them all. They are not removed here: a rewrite committing as the pass reads the document
-  has its linker make links of those ordinals again, which the pass cannot tell from the old ones
-  (a keyed link added again keeps the first), and would remove;
+  ordinal linked, naming the stages of the queued ingests' chunk ids linked (chunk_ids.py), so its
+  next rewrite trims the links past its chunks and an erasure or deletion removes them all. They
+  are not removed here: a rewrite committing as the pass reads the document has its linker make
+  links of those ordinals again, which the pass cannot tell from the old ones (a keyed link added
+  again keeps the first), and would remove;
 - a document no longer stored has every link the reach names removed, and the reach with it. The
   reach is raised before the document is read, as a linker does (concepts.py), so an erasure or
   deletion whose removal read the reach before it was raised has already removed the record, and
@@ -21,10 +22,14 @@ Chunk-link partitions cannot be listed without a scan, which on DynamoDB reads t
 step is one page of one scan over the prefixes of up to MAX_SCAN_PREFIXES brains at once (as the
 settling looks do, services/erasure/keyspace.py), and the pass's progress is one record:
 
-| record                 | pk                            | sk        | data                            |
-|------------------------|-------------------------------|-----------|---------------------------------|
-| the pass               | `concept-reach-pass`          | `pass`    | `started`, `brains`, `cursor`   |
-| a brain's pass is done | `links#<brain_id>#reach-done` | `concept` | `at`                            |
+| record                 | pk                            | sk          | data                          |
+|------------------------|-------------------------------|-------------|-------------------------------|
+| the pass               | `concept-reach-pass`          | `pass-2`    | `started`, `brains`, `cursor` |
+| a brain's pass is done | `links#<brain_id>#reach-done` | `concept-2` | `at`                          |
+
+This is the second pass (`-2`): the first (`pass`, `concept`) knew only live chunk ids, and the
+erasures and re-ingests of a release whose reach named no stages left the links of queued ingests'
+chunks, which this one finds; the first's records stay, unread (a brain's goes with the brain).
 
 `brains` and `cursor` are the scan under way; `finished` says no brain needs the pass any more.
 A step that loses the progress record's version to another process's step is not kept (its work
@@ -37,7 +42,8 @@ A brain's mark sits under its links prefix, so deleting the brain takes it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -46,15 +52,15 @@ from cairn.domain.errors import Conflict, DamagedStore, InvalidInput
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
-from cairn.services.documents.chunk_ids import document_of_chunk
+from cairn.services.documents.chunk_ids import parse_chunk_id
 from cairn.services.documents.current_memories import stepped
 from cairn.services.links.repository import links_prefix
-from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_key
+from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_data, reach_key, reach_of
 from cairn.services.repositories import DocumentRepository, get_all
 
 log = logging.getLogger(__name__)
 
-PASS_KEY: Final = ("concept-reach-pass", "pass")
+PASS_KEY: Final = ("concept-reach-pass", "pass-2")
 STEP_ITEMS: Final = 500
 """The link items one step's scan page holds at most."""
 BUDGET_S: Final = 10.0
@@ -66,7 +72,7 @@ may still be running then."""
 
 
 def done_key(brain_id: str) -> tuple[str, str]:
-    return f"{links_prefix(brain_id)}reach-done", "concept"
+    return f"{links_prefix(brain_id)}reach-done", "concept-2"
 
 
 def _chunk_prefix(brain_id: str) -> str:
@@ -180,19 +186,22 @@ class ReachSweep:
         return [brain_id for brain_id in ids if done_key(brain_id) not in done][:MAX_SCAN_PREFIXES]
 
     def _settle(self, items: Sequence[Item]) -> None:
-        """Raise the reach of each document these link items name to the highest ordinal linked, then
-        remove every link of those no longer stored (module docstring)."""
+        """Raise the reach of each document these link items name to the highest ordinal linked,
+        naming the stages of the chunk ids linked, then remove every link of those no longer stored
+        (module docstring)."""
         upto: dict[tuple[str, str], int] = {}
+        stages: dict[tuple[str, str], set[str]] = defaultdict(set)
         for item in items:
             brain_id, found, chunk = item.pk.removeprefix("links#").partition("#out#")
-            doc_id = document_of_chunk(chunk)
-            if not found or doc_id is None or not item.sk.startswith(f"{self.reach.kind}#"):
+            ref = parse_chunk_id(chunk)
+            if not found or ref is None or not item.sk.startswith(f"{self.reach.kind}#"):
                 continue
-            ordinal = int(chunk.rsplit("_", 1)[1])
-            upto[(brain_id, doc_id)] = max(upto.get((brain_id, doc_id), 0), ordinal + 1)
+            key = (brain_id, ref.document_id)
+            upto[key] = max(upto.get(key, 0), ref.ordinal + 1)
+            stages[key].add(ref.stage)
         if not upto:
             return
-        self._raise(upto)
+        self._raise(upto, stages)
         stored = self._stored(upto)
         for key in upto:
             if key not in stored:
@@ -223,7 +232,7 @@ class ReachSweep:
             if doc_id in damaged or (doc_id in found and found[doc_id].brain_id == brain_id)
         }
 
-    def _raise(self, upto: dict[tuple[str, str], int]) -> None:
+    def _raise(self, upto: dict[tuple[str, str], int], stages: Mapping[tuple[str, str], set[str]]) -> None:
         """Each document's reach raised to at least `upto`'s: those with none made in transactions of
         _BATCH (each must not exist yet: one a linker made meanwhile sends its batch one at a time),
         the rest one at a time (ConceptReach.extend). A damaged one (its `upto` not a count) is
@@ -236,20 +245,25 @@ class ReachSweep:
             if held is None:
                 missing.append(key)
                 continue
-            upto_held = held.data.get("upto")
-            if type(upto_held) is not int or upto_held < 0:  # damaged: what the pass reads replaces it
+            try:
+                was = reach_of(held)
+            except DamagedStore:  # what the pass reads replaces it
                 with suppress(Conflict):  # a linker's write meanwhile: extend reads it
-                    self.records.put(Item(*reach_key(*key), {"upto": top}), held.version)
+                    self.records.put(Item(*reach_key(*key), reach_data(top, stages[key])), held.version)
                     continue
-            if type(upto_held) is not int or upto_held < top:
-                self.reach.extend(*key, top)
+            else:
+                if was.upto >= top and stages[key] <= set(was.families):
+                    continue
+            self.reach.extend(*key, top, stages=stages[key])
         for start in range(0, len(missing), _BATCH):
             batch = missing[start : start + _BATCH]
             try:
-                self.records.transact([Put(Item(*reach_key(*key), {"upto": upto[key]}), 0) for key in batch])
+                self.records.transact(
+                    [Put(Item(*reach_key(*key), reach_data(upto[key], stages[key])), 0) for key in batch]
+                )
             except Conflict:
                 for key in batch:
-                    self.reach.extend(*key, upto[key])
+                    self.reach.extend(*key, upto[key], stages=stages[key])
 
     def _save(self, state: dict[str, Any], version: int) -> bool:
         try:

@@ -9,7 +9,7 @@ Each test reads every record the store holds afterwards and looks for the docume
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -81,10 +81,11 @@ def written(c: Container, brain: Brain, parts: int, *, link: bool = True, earlie
     return doc
 
 
-def words_kept(records: RecordStore) -> set[str]:
-    """The document's words that any record of the store still holds (every partition read)."""
+def words_kept(records: RecordStore, prefixes: Sequence[str] = ()) -> set[str]:
+    """The document's words that any record of the store still holds (every partition read, or
+    those of `prefixes`)."""
     found: set[str] = set()
-    prefixes = [chr(c) for c in range(32, 127)]
+    prefixes = prefixes or [chr(c) for c in range(32, 127)]
     cursor: str | None = None
     while True:
         page = records.scan(prefixes, cursor=cursor)

@@ -6,7 +6,6 @@ replaced or removed; the graph leg still finds the staged chunks by their links.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.mnemosyne.concept_reach import reach_key
 from tests.contract.test_concept_links_erased_contract import (
     PATH,
-    WORDS,
     _ErasingFirst,
     erase,
     text_of,
@@ -56,6 +54,14 @@ def queued(c: Container, brain: Brain, parts: int) -> Document:
     return doc
 
 
+def queued_note(c: Container, parts: int) -> tuple[Brain, Document, str]:
+    """A brain holding the note ingested through the queue, and the stage of its chunks' ids."""
+    brain = c.brains.create("Shore", slug="shore")
+    doc = queued(c, brain, parts)
+    (stage,) = stages_of(c, doc)
+    return brain, doc, stage
+
+
 def stages_of(c: Container, doc: Document) -> set[str]:
     refs = [parse_chunk_id(chunk.id) for chunk in c.adapters.chunks.get_chunks(doc.brain_id, doc.id)]
     return {ref.stage for ref in refs if ref is not None}
@@ -64,16 +70,7 @@ def stages_of(c: Container, doc: Document) -> set[str]:
 def linked_words(c: Container) -> set[str]:
     """The document's words that any link holds (its words' other records left out: the excerpt a
     sibling keeps of its current text)."""
-    found: set[str] = set()
-    cursor: str | None = None
-    while True:
-        page = c.adapters.records.scan(["links#"], cursor=cursor)
-        for item in page.items:
-            held = json.dumps([item.pk, item.sk, item.data]).lower()
-            found.update(word for word in WORDS if word in held)
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    return words_kept(c.adapters.records, ["links#"])
 
 
 def linked_from(c: Container, doc: Document, stage: str) -> int:
@@ -92,9 +89,7 @@ def test_a_queued_ingest_links_its_staged_chunks_and_names_their_stage(
     two: tuple[Container, Container],
 ) -> None:
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 10)
-    (stage,) = stages_of(c, doc)
+    brain, doc, stage = queued_note(c, 10)
     assert stage  # staged ids, not live ones
     assert words_kept(c.adapters.records) == words_of(range(10))
     assert reach_of(c, doc) == {"upto": 10, "stages": [stage]}
@@ -112,9 +107,7 @@ def test_an_erasure_removes_the_links_of_every_stage_a_queued_ingest_left(
     two: tuple[Container, Container],
 ) -> None:
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 10)
-    (first,) = stages_of(c, doc)
+    brain, doc, first = queued_note(c, 10)
     unretired(c)
     queued(c, brain, 4)
     assert first not in stages_of(c, doc) and linked_from(c, doc, first) == 4  # chunks 4..9 trimmed
@@ -139,9 +132,7 @@ def test_a_rewrite_of_a_queued_ingest_keeps_its_ids_and_drops_the_links_of_the_c
     """A write in the foreground keeps the ids the document's chunks carry (chunk_ids.kept_stage):
     the chunks it kept keep their links, as a live version's do, those it dropped lose theirs."""
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 10)
-    (stage,) = stages_of(c, doc)
+    brain, doc, stage = queued_note(c, 10)
     c.documents.write(brain, PATH, text_of(3))
     assert stages_of(c, doc) == {stage}
     assert linked_words(c) == words_of(range(3))
@@ -154,9 +145,7 @@ def test_a_renamed_queued_ingest_keeps_its_links_and_is_found_by_them(
     two: tuple[Container, Container],
 ) -> None:
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 4)
-    (stage,) = stages_of(c, doc)
+    brain, doc, stage = queued_note(c, 4)
     c.documents.rename(brain, PATH, MOVED)
     assert stages_of(c, doc) == {stage}
     assert linked_words(c) == words_of(range(4))
@@ -195,9 +184,7 @@ def test_a_write_beside_a_queued_ingest_under_way_gives_live_ids_and_drops_every
 
 def test_mnemosyne_reads_a_chunk_of_a_queued_ingest_by_its_id(two: tuple[Container, Container]) -> None:
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 4)
-    (stage,) = stages_of(c, doc)
+    brain, doc, stage = queued_note(c, 4)
     library = c.libraries.describe(brain.id, library_type="nonfiction")
     found = c.libraries.get_chunk(staged_chunk_id(doc.id, stage, 2), [c.libraries.library(library.uid)])
     assert found.document.id == doc.id and "Calluvar" in found.chunk.text
@@ -225,9 +212,7 @@ def test_a_damaged_reach_of_a_queued_ingest_does_not_keep_its_links_from_the_era
     two: tuple[Container, Container],
 ) -> None:
     c, _ = two
-    brain = c.brains.create("Shore", slug="shore")
-    doc = queued(c, brain, 10)
-    (first,) = stages_of(c, doc)
+    brain, doc, first = queued_note(c, 10)
     unretired(c)
     queued(c, brain, 4)
     assert linked_from(c, doc, first) == 4

@@ -187,6 +187,35 @@ def test_a_commit_or_a_step_failing_part_way_leaves_the_counts_right(c: Containe
     assert_kept(c, brain)
 
 
+def test_a_superseded_fact_changed_after_its_writer_read_it_fails_the_commit_which_retries(
+    c: Container,
+) -> None:
+    """The counts take the superseded fact as its writer read it (memory_counts.Replacing): deleted
+    between that read and the counts', it fails the commit's condition, and the store tries again
+    on what it finds then (the value before the deleted one, which the line goes on from)."""
+    brain = c.brains.create("Default", slug="default")
+    first = c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump is in hall 1", key="pump")).memory
+    second = c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump is in hall 2", key="pump")).memory
+    counts = c.documents.repo.counts
+    counted = counts.ops
+    deleted: list[str] = []
+
+    def deleting_first(ops: Any) -> Any:
+        if not deleted:  # the store's first commit, before it reads the counts
+            deleted.append(second.id)
+            c.memories.delete(brain, second.id)
+        return counted(ops)
+
+    with patch.object(counts, "ops", deleting_first):
+        stored = c.memories.store(brain, MemoryInput(MemoryType.fact, "The pump is in hall 3", key="pump"))
+    assert deleted
+    assert stored.supersedes == first.id  # not the deleted one its first commit superseded
+    gone = c.documents.repo.get_by_id(second.id)
+    assert gone is not None and gone.deleted_at is not None and gone.memory is not None
+    assert gone.memory.superseded_by is None  # left as its delete left it
+    assert_kept(c, brain)
+
+
 def test_counts_that_outgrow_a_record_leave_memory_writes_and_counts_working(
     c: Container, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

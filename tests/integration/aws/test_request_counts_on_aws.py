@@ -2,7 +2,8 @@
 event hook on the table's client: an MCP tool call reads its API key once and each of its brain
 pointer partitions at most once, and the next call reads both again (a revoked key, a brain made
 or unshared between two calls, is answered as it is now); a superseding memory store reads its
-folder's recent siblings once and finishes its index intents in one transaction after its chunks."""
+folder's recent siblings and the fact it supersedes once, and finishes its index intents in one
+transaction after its chunks."""
 
 from __future__ import annotations
 
@@ -132,7 +133,28 @@ def test_a_superseding_store_reads_its_siblings_once_and_finishes_its_intents_at
     assert stored.supersedes is not None  # it replaced rack 1: two documents' records and chunks changed
     assert requests.seen["siblings"] == 1, requests.seen  # linked, then the superseded one indexed
     assert requests.seen["TransactWriteItems"] == 2, requests.seen  # the commit, then both intents
-    assert sum(requests.seen.values()) <= 11, requests.seen
+    assert sum(requests.seen.values()) <= 10, requests.seen
     assert list(core.documents.repo.intents.pending()) == []  # both finished, once both were indexed
     current = core.search.passages("rack", ChunkFilter(brain_ids=(brain.id,), current_only=True), 10)
     assert {hit.chunk.document_id for hit, _ in current} == {stored.memory.id}  # searchable as written
+
+
+def test_a_superseding_store_reads_the_fact_it_supersedes_once(stack: Stack) -> None:
+    """Read to find it current, then taken as read by the commit's counts (memory_counts.Replacing)."""
+    core = stack.core
+    brain = core.brains.create("Team memory")
+    first = core.memories.store(brain, MemoryInput(type=MemoryType.fact, key="acme-db", content="in rack 0"))
+    reads: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def count(params: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.name == "GetItem":
+            reads[(params["Key"]["pk"]["S"], params["Key"]["sk"]["S"])] += 1
+        elif model.name == "BatchGetItem":
+            for wanted in params["RequestItems"].values():
+                reads.update((k["pk"]["S"], k["sk"]["S"]) for k in wanted["Keys"])
+
+    client = stack.jobs.records.client  # type: ignore[attr-defined]
+    client.meta.events.register("provide-client-params.dynamodb", count)
+    stored = core.memories.store(brain, MemoryInput(type=MemoryType.fact, key="acme-db", content="in rack 1"))
+    assert stored.supersedes == first.memory.id
+    assert reads[(f"brain#{brain.id}", f"doc#{first.memory.path}")] == 1, reads

@@ -12,7 +12,9 @@ instead: a reader meeting one counts the old way, which names the record damaged
 
 Every commit writing or removing a document under `memories/` reads the counts, then the records
 it replaces, and writes the counts at the version read in the same transaction
-(DocumentRepository.commit, through `MemoryCounts.ops`). So the counts of a brain move with each of
+(DocumentRepository.commit, through `MemoryCounts.ops`). A record its writer read already and puts
+at the version read (a superseded memory: `Replacing`) is taken as read, not read again: the put's
+condition fails the commit if it changed since. So the counts of a brain move with each of
 its memory writes, in any process, and a crash leaves both or neither; two commits in one brain
 meet on the counts' version, the loser counting again (`MemoryCounts.transact`).
 
@@ -41,6 +43,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 from cairn import faults
@@ -80,6 +83,29 @@ def bucket(folder: str, data: dict[str, Any]) -> str:
     if not raw.memory:
         return f"{folder}|{state}|none|"
     return f"{folder}|{state}|{'current' if raw.current else 'past'}|{raw.type}"
+
+
+@dataclass(frozen=True)
+class Replacing(Put):
+    """A put conditional on the version of the record it replaces, carrying that record as its
+    writer read it: `MemoryCounts.ops` takes it from here instead of reading it again. Taken only
+    while it is the record the put expects (same key, same version), so a record changed since
+    that read still fails the commit's condition, as one read again would."""
+
+    replaced: Item | None = None
+
+
+def replacing(put: Put, replaced: Item | None) -> Put:
+    """`put`, carrying the record it replaces as read (None: nothing known, the counts read it)."""
+    return put if replaced is None else Replacing(put.item, put.expected_version, replaced)
+
+
+def _known(key: tuple[str, str], op: Put | Delete) -> Item | None:
+    """The record a `Replacing` put carries, when it is the one the put's condition names."""
+    if not isinstance(op, Replacing) or op.replaced is None:
+        return None
+    held = op.replaced
+    return held if (held.pk, held.sk) == key and held.version == op.expected_version else None
 
 
 class Bucket:
@@ -144,7 +170,8 @@ class MemoryCounts:
         moved by what each replaces, each after the ops of the creation-time entries those
         records change (memory_times.py); none when they touch no memory document. The counts
         are read before the records replaced, so a commit of these puts at the versions read
-        means no other commit changed those records since."""
+        means no other commit changed those records since (a record a `Replacing` put carries was
+        read before the counts, and its put's condition says it is unchanged since)."""
         touched: dict[tuple[str, str], Put | Delete] = {}
         for op in ops:
             pk, sk = (op.item.pk, op.item.sk) if isinstance(op, Put) else (op.pk, op.sk)
@@ -156,7 +183,8 @@ class MemoryCounts:
         counts = self.records.get_many([(pk, _SK) for pk in pks])
         # a put of a record that must not exist yet replaces none (if one is there, the commit fails)
         keys = [key for key, op in touched.items() if not (isinstance(op, Put) and op.expected_version == 0)]
-        before: dict[tuple[str, str], Item] = {}
+        before = {key: held for key in keys if (held := _known(key, touched[key])) is not None}
+        keys = [key for key in keys if key not in before]
         for start in range(0, len(keys), MAX_GET_MANY):
             before.update(self.records.get_many(keys[start : start + MAX_GET_MANY]))
         faults.reached("counts.read")

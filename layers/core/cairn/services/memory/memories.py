@@ -42,8 +42,9 @@ from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.ids import new_id
 from cairn.domain.models import Brain, Document, MemoryFacet, MemoryType, MetadataValue
 from cairn.domain.text import excerpt
-from cairn.ports.records import Delete, Put
+from cairn.ports.records import Delete, Item, Put
 from cairn.services.documents.inputs import DocumentInput, expect_version, keep_info
+from cairn.services.documents.memory_counts import replacing
 from cairn.services.memory import earlier_ends
 from cairn.services.memory.claims import Claim
 from cairn.services.memory.history_line import (
@@ -73,6 +74,7 @@ from cairn.services.memory.memory_ranking import (
     DEFAULT_IMPORTANCE,
 )
 from cairn.services.memory.plain_notes import delete_note, plain_note, update_note
+from cairn.services.repositories import doc_key, document_of
 
 
 class MemoryService(MemoryLineJoins):
@@ -127,10 +129,12 @@ class MemoryService(MemoryLineJoins):
         valid_to = m.valid_to
         line = self.claims.line(brain.id, m.type, m.key, m.subject)
         old: Document | None = None
+        read: Item | None = None  # `old`'s record as read at its path: the commit's counts take it
         history: Document | None = None  # the value it ends at, when this memory was true before
         earlier: Document | None = None  # the value it then supersedes (history_line.py)
         if line is not None:
-            old = self._current(brain, m.type, line.doc_id) if line.doc_id is not None else None
+            if line.doc_id is not None:
+                old, read = self._current_read(brain, m.type, line.doc_id)
             if old is None and line.doc_id is not None:  # its current value was deleted: the line
                 old = self._last_kept(brain, line.doc_id, memory_id)  # goes on from the one before
             if old is not None and old.id != memory_id and _is_history(m, now, old):
@@ -177,7 +181,7 @@ class MemoryService(MemoryLineJoins):
                     }
                 )
                 superseded = old.model_copy(update={"memory": ended, "updated_at": now})
-                ops.append(self.documents.repo.put_op(superseded, old.version))
+                ops.append(replacing(self.documents.repo.put_op(superseded, old.version), read))
         facet = MemoryFacet(
             type=m.type,
             key=m.key if m.type is MemoryType.fact else None,
@@ -235,14 +239,23 @@ class MemoryService(MemoryLineJoins):
         return doc
 
     def _current(self, brain: Brain, kind: MemoryType, memory_id: str) -> Document | None:
+        return self._current_read(brain, kind, memory_id)[0]
+
+    def _current_read(
+        self, brain: Brain, kind: MemoryType, memory_id: str
+    ) -> tuple[Document | None, Item | None]:
         """The claimed memory if it is current: read where a memory of its kind is stored (one
-        read), or by its id's pointer if it is not there (moved by a rename, or erased)."""
-        doc = self.documents.repo.get(brain.id, memory_path(kind, memory_id))
+        read), or by its id's pointer if it is not there (moved by a rename, or erased); and its
+        record as read at its path (None when found by its pointer), which a commit superseding it
+        passes on to its counts (memory_counts.Replacing) instead of reading it again."""
+        repo = self.documents.repo
+        item = repo.records.get(*doc_key(brain.id, memory_path(kind, memory_id)))
+        doc = repo.seen(document_of(item)) if item is not None else None  # what repo.get answers
         if doc is None or doc.id != memory_id:
-            doc = self.documents.repo.get_by_id(memory_id)
+            item, doc = None, repo.get_by_id(memory_id)
         if doc is None or doc.brain_id != brain.id or doc.deleted_at is not None or doc.memory is None:
-            return None
-        return doc if doc.memory.current else None
+            return None, None
+        return (doc, item) if doc.memory.current else (None, None)
 
     def _last_kept(self, brain: Brain, memory_id: str, storing: str) -> Document | None:
         """When the value a line's claim names was deleted (a delete leaves its key or subject with

@@ -20,6 +20,7 @@ from cairn.services.search.relevance import EMBEDDED, GOOD_MATCH, Calibration, j
 from cairn.services.thoughtmcp.models import SIMILARITY_LINE_SHIFT
 from tests.fakes.container import fake_container
 from tests.fakes.embedder import HashingEmbedder
+from tests.support.cpu import exact_int8_sums
 
 
 def test_the_curve_is_monotone_and_crosses_the_line_at_its_midpoint() -> None:
@@ -282,7 +283,11 @@ def test_a_note_that_only_lists_the_identifier_does_not_lead_a_question_about_so
     container, notes, facts = _stored_both_ways(tmp_path, texts)
     query = "restart the payment gateway on ec2"
     hits = container.search.search(notes, query, top_k=10, count_access=False).hits
-    assert [h.path for h in hits] == [f"notes/{n}.md" for n in ("runbook", "hosted", "moved", "tags")]
+    first = ("runbook", "hosted") if exact_int8_sums() else {"runbook", "hosted"}
+    # without VNNI the hosted note lies within EVERYDAY_REACH of the runbook, and may be lifted
+    # over it (tests/support/cpu.py); the note only listing the id stays last on every CPU
+    paths = [h.path.removeprefix("notes/").removesuffix(".md") for h in hits]
+    assert type(first)(paths[:2]) == first and paths[2:] == ["moved", "tags"], paths
     pair = container.brains.create("Pair", slug="pair")  # the runbook and the tags alone
     for name in ("runbook", "tags"):
         container.documents.write(pair, f"notes/{name}.md", texts[name].encode())

@@ -19,12 +19,13 @@ one query a chunk id below N of each family (the live one and each stage), never
 record goes last, at the version read, so a linker that raised it meanwhile makes the removal read
 it again. It sits under the brain's links prefix, so deleting a brain takes it.
 
-Once a document's chunks carry one family's ids, the links of the others name chunks that are
-gone: the linker of that family (`retire`) removes them, then takes their stages off the record
-at the version it read; a linker of a stage, once it has linked, checks its stage is still on the
-record and writes it again (`confirm`), so a retire that read the record before takes the links
-it just made too, and one that wrote after it finds them; a stage no longer on the record has the
-linker take its own links back.
+Once a document's chunks carry one family's ids, the links of the others name chunks that are gone:
+the linker of that family (`retire`, given the families the chunks carry as read after it linked,
+so a linker whose version was replaced meanwhile retires its own) removes them, then takes their
+stages off the record at the version it read; a linker of a stage, once it has linked, checks its
+stage is still on the record and writes it again (`confirm`), so a retire that read the record
+before takes the links it just made too, and one that wrote after it finds them; a stage no longer
+on the record has the linker take its own links back.
 
 A damaged record (its `upto` not a count, its `stages` not stages; the reach pass,
 concept_reach_sweep.py, replaces those of a brain it has not done yet) stops neither a removal nor

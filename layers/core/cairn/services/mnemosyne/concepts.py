@@ -110,11 +110,12 @@ class ConceptGraph:
         """`index` over the document's live chunks (after an ingest committed them); returns links
         changed. Its linked reach is raised first, naming the stage of the chunks' ids, and the
         links of chunks an earlier, longer version had go, and those of chunk ids of another stage
-        (concept_reach.py). Then its record is read again: an erasure or a rewrite that committed
-        meanwhile (in another process) may have removed its links before these were made, so those
-        of chunks it no longer has are taken back here."""
+        than the chunks carry when read again after linking (concept_reach.py). Then its record is
+        read again: an erasure or a rewrite that committed meanwhile (in another process) may have
+        removed its links before these were made, so those of chunks it no longer has are taken
+        back here."""
         live = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
-        current = {ref.stage if ref else LIVE for ref in (parse_chunk_id(c.id) for c in live)} or {LIVE}
+        current = _families(live)
         stages = sorted(current - {LIVE})
         upto = max((c.ordinal + 1 for c in live), default=0)
         was = self.reach.extend(brain_id, document_id, upto, fresh=fresh, stages=stages)
@@ -123,9 +124,12 @@ class ConceptGraph:
         if stages and not all(self.reach.confirm(brain_id, document_id, stage) for stage in stages):
             # a linker of a later version retired these ids' links as they were made: take them back
             return changed + self.reach.take_back(brain_id, document_id, stages, upto)
-        # the ids of another version (a queued ingest's, or the live ones it replaced) hold links
+        # The ids of another version (a queued ingest's, or the live ones it replaced) hold links.
+        # What the document's chunks carry is read again: a linker whose version was replaced as it
+        # linked (its ids gone) retires its own links, never those of the version that replaced it.
         if was.version and (set(was.stages) - current or not current & {LIVE, *was.stages}):
-            changed += self.reach.retire(brain_id, document_id, current)
+            now = [c for c in self.chunks.get_chunks(brain_id, document_id) if c.active]
+            changed += self.reach.retire(brain_id, document_id, _families(now))
         if self.documents is None:
             return changed
         doc = self.documents.stored_by_id(document_id)
@@ -239,6 +243,11 @@ class ConceptGraph:
             mentions = tuple(_link_mention(brain, chunk, node, metadata) for node, metadata in led)
             hits.append(ConceptHit(chunk, brain, score, concepts, mentions))
         return hits
+
+
+def _families(chunks: Sequence[Chunk]) -> set[str]:
+    """The stages of the chunks' ids (LIVE for live ids, and for no chunk)."""
+    return {ref.stage if ref else LIVE for ref in (parse_chunk_id(c.id) for c in chunks)} or {LIVE}
 
 
 def _idf(df: int, total: int) -> float:

@@ -14,6 +14,7 @@ import pytest
 from cairn.bootstrap import Container
 from cairn.domain.errors import DamagedStore, Forbidden
 from cairn.domain.models import Brain, Document
+from cairn.ports.records import Item
 from cairn.services.documents.chunk_ids import LIVE, parse_chunk_id, staged_chunk_id
 from cairn.services.ingest.ingest_steps import StagedIngest
 from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_key, reach_of
@@ -208,6 +209,48 @@ def test_a_retire_killed_between_its_removal_and_its_record_write_leaves_covered
     other.concepts.index_document(brain.id, doc.id, text_of(4).decode())
     assert uncovered(c, brain) == []
     assert (linked_from(c, doc, second), linked_from(c, doc, first)) == (4, 0)
+
+
+DAMAGED = [
+    {"upto": 4, "stages": "notalist"},
+    {"upto": 4, "stages": ["NOT A STAGE"]},
+    {"upto": -1},
+    {"upto": True},  # a JSON boolean is a Python int
+]
+
+
+@pytest.mark.parametrize("data", DAMAGED, ids=lambda d: repr(d))
+@pytest.mark.parametrize("then", ["erase", "delete", "rewrite", "ingest"])
+def test_a_damaged_reach_of_two_stages_keeps_no_link_from_what_comes_next(
+    two: tuple[Container, Container],  # noqa: F811
+    data: dict[str, object],
+    then: str,
+) -> None:
+    """Two queued versions' links (the first's not retired: a killed linker), then the reach record
+    damaged: an erasure or deletion leaves no link, a rewrite or the next ingest only covered links of
+    the chunks the document keeps."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = queued(c, brain, 10)
+    real, c.concepts.reach.retire = c.concepts.reach.retire, lambda *_a, **_k: 0  # type: ignore[method-assign]
+    queued(c, brain, 4)
+    c.concepts.reach.retire = real  # type: ignore[method-assign]
+    held = c.adapters.records.get(*reach_key(brain.id, doc.id))
+    assert held is not None
+    c.adapters.records.put(Item(*reach_key(brain.id, doc.id), data), held.version)
+    if then == "erase":
+        erase(c, brain)
+    elif then == "delete":
+        c.documents.delete(brain, PATH)
+    elif then == "rewrite":
+        c.documents.write(brain, PATH, text_of(2))
+        assert uncovered(c, brain) == [] and words_kept(c.adapters.records, ["links#"]) <= words_of(range(2))
+        erase(c, brain)
+    else:
+        queued(other, brain, 3)
+        assert uncovered(c, brain) == [] and words_kept(c.adapters.records, ["links#"]) == words_of(range(3))
+        erase(c, brain)
+    assert words_kept(c.adapters.records) == set()
 
 
 @pytest.mark.parametrize("point", ["extend", "confirm", "retire", "take_back"])

@@ -82,7 +82,7 @@ def reach_of(item: Item) -> Reach:
     """A reach record read (DamagedStore when it does not read)."""
     with reading_record(item.pk, item.sk, "concept reach"):
         upto, stages = item.data["upto"], item.data.get("stages", [])
-        if not isinstance(upto, int) or upto < 0:
+        if not isinstance(upto, int) or isinstance(upto, bool) or upto < 0:  # True would read as 1
             raise ValueError("upto is not a count")
         if not isinstance(stages, list) or not all(isinstance(s, str) and STAGE.fullmatch(s) for s in stages):
             raise ValueError("stages are not stages")

@@ -27,11 +27,13 @@ from tests.contract.test_concept_links_erased_contract import (
     written,
 )
 from tests.contract.test_concept_links_staged_contract import (
+    as_an_earlier_release_left_it,
     linked_from,
     queued,
     stages_of,
     two,  # noqa: F401 (the fixture)
 )
+from tests.contract.test_concept_reach_sweep_contract import run_out, sweep_of
 from tests.unit.test_staged_ingest import Context, run_steps
 
 
@@ -319,3 +321,40 @@ def test_a_queued_ingest_whose_batches_ran_in_any_order_links_every_chunk_once(
     assert uncovered(c, brain) == [] and reach_of_doc(c, doc) == (stage,)
     assert (linked_from(c, doc, stage), linked_from(c, doc, LIVE)) == (10, 0)
     assert words_kept(c.adapters.records, ["links#"]) == words_of(range(10))
+
+
+@pytest.mark.parametrize("point", ["extend", "forget", "_unlink"])
+def test_a_pass_killed_in_the_middle_of_a_page_leaves_covered_links_and_finishes_when_run_again(
+    two: tuple[Container, Container],  # noqa: F811
+    point: str,
+) -> None:
+    """An earlier release left two stages' links of an erased document and of a standing one with
+    no stage named; the reach pass is killed as it raises a reach, as it removes the links of the
+    erased one, or half-way through that removal; run again (its progress not saved), it finishes:
+    the standing document's links covered, the erased one's gone."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    gone, _, _ = as_an_earlier_release_left_it(c, brain)
+    erase(c, brain)
+    standing, _, _ = as_an_earlier_release_left_it(c, brain)
+    now = c.adapters.clock.now().isoformat()
+    c.adapters.records.put(Item("concept-reach-pass", "pass", {"started": now, "finished": True}))
+    c.adapters.records.put(Item(f"links#{brain.id}#reach-done", "concept", {"at": now}))
+    sweep = sweep_of(c, step_items=7)
+    killed_at(c.concepts.reach, point)
+    with pytest.raises(Killed):
+        run_out(c, sweep)
+    del c.concepts.reach.__dict__[point]  # the process started again
+    run_out(c, sweep)
+    assert uncovered(c, brain) == []
+    assert stages_of_links(c, gone) == set()
+    assert c.adapters.records.get(*reach_key(brain.id, gone.id)) is None
+    erase(c, brain)
+    assert words_kept(c.adapters.records) == set() and standing.id != gone.id
+
+
+def stages_of_links(c: Container, doc: Document) -> set[str]:
+    """The stages of the document's chunk ids holding links."""
+    page = c.adapters.records.scan([f"links#{doc.brain_id}#out#chk_"])
+    refs = [parse_chunk_id(item.pk.partition("#out#")[2]) for item in page.items]
+    return {ref.stage for ref in refs if ref is not None and ref.document_id == doc.id}

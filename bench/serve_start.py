@@ -1,16 +1,20 @@
 """`cairn serve`'s start on an empty store: time to the first `/healthz` 200, then each MCP surface's
-first call.
+first call after a short idle.
 
-    .venv/bin/python bench/serve_start.py [--runs 5] [--importtime] [--python OTHER/.venv/bin/python]
+    .venv/bin/python bench/serve_start.py [--runs 5] [--idle 2] [--importtime] \
+        [--python OTHER/.venv/bin/python]
 
 Each run starts a new `cairn serve` on 127.0.0.1 (a free port, a new data directory) and polls
 `/healthz` every 20 ms: it prints the wall clock from the process's start to the first 200 and the
-process's CPU time (user + system, from /proc) at that moment. Then it sends `tools/list` to each
-surface's path in the registry's order, one after another, and times each, then a second
-`tools/list` on `/mcp`: a surface built on its first use pays for its build (the first one for the
-MCP SDK's import too) in that call. `--importtime`: one more run under `python -X importtime`,
-whose import total and heaviest top-level packages up to `/healthz` are printed. `--python`: another
-checkout's interpreter (its `cairn` is the one started), to compare two versions under the same load.
+process's CPU time (user + system, from /proc) at that moment. Then, `--idle` seconds later (2 by
+default; 0: at once), it sends `tools/list` to each surface's path in the registry's order, one
+after another, and times each, then a second `tools/list` on `/mcp`: a surface not yet built pays
+for its build (the first one for the MCP SDK's import too) in that call, or for the rest of the
+background build under way (entrypoints/mcp/warm_surfaces.py). `--importtime`: one more run under
+`python -X importtime`, whose import total and heaviest top-level packages up to `/healthz` are
+printed. `--python`: another checkout's interpreter (its `cairn` is the one started), to compare two
+versions under the same load. Under PYTHONDONTWRITEBYTECODE=1 a checkout whose environment was never
+compiled (`python -m compileall`) compiles every module at each start: ~1.5 s more CPU to `/healthz`.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ def tools_list(base: str, path: str) -> float:
     return (time.perf_counter() - t) * 1000
 
 
-def one_run(python: str, importtime: bool) -> dict[str, Any]:
+def one_run(python: str, importtime: bool, idle_s: float = 0.0) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data, tempfile.TemporaryFile("w+") as err:
@@ -85,6 +89,7 @@ def one_run(python: str, importtime: bool) -> dict[str, Any]:
                 err.seek(0)
                 row["imports"] = err.read()
                 return row
+            time.sleep(idle_s)
             for path in SURFACE_PATHS:
                 row[path] = tools_list(base, path)
             row["/mcp again"] = tools_list(base, "/mcp")
@@ -99,10 +104,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--idle", type=float, default=2.0, help="seconds from /healthz to the MCP calls")
     parser.add_argument("--importtime", action="store_true")
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     args = parser.parse_args()
-    rows = [one_run(args.python, importtime=False) for _ in range(args.runs)]
+    rows = [one_run(args.python, importtime=False, idle_s=args.idle) for _ in range(args.runs)]
     for i, row in enumerate(rows, 1):
         print(f"run {i}: healthz {row['healthz_s']:.2f} s (CPU {row['cpu_s']:.2f} s)")
     for key in ("healthz_s", "cpu_s"):
@@ -110,7 +116,7 @@ def main() -> None:
         print(
             f"{key}: median {statistics.median(values):.2f}, best {min(values):.2f}, worst {max(values):.2f}"
         )
-    print("first tools/list per surface, ms (median / best / worst of the runs):")
+    print(f"first tools/list per surface, {args.idle:g} s after /healthz, ms (median / best / worst):")
     for path in (*SURFACE_PATHS, "/mcp again"):
         values = [r[path] for r in rows]
         print(f"  {path:<16} {statistics.median(values):7.1f} {min(values):7.1f} {max(values):7.1f}")

@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     Support/cairn` on macOS, `%LOCALAPPDATA%\\cairn` on Windows), whatever the current directory."""
     host: str = "127.0.0.1"
     port: int = 8080
+    warm_surfaces: bool = True
+    """`cairn serve` builds every MCP surface in the background once it answers, so a surface's
+    first call does not pay for its build (entrypoints/mcp/warm_surfaces.py); false: each is built
+    on its first call, and a server never called over MCP never loads the MCP SDK."""
 
     # Authentication (docs/AUTH.md). With none of token / JWT configured, the embedded server is
     # open, but only on a loopback address unless allow_open says otherwise.

@@ -69,3 +69,5 @@ class Options:
     surfaces: SurfaceOptions
     consolidate_every_s: float | None
     """`cairn serve` queues a consolidation of every brain this often; None: never."""
+    warm_surfaces: bool = True
+    """`cairn serve` builds the MCP surfaces in the background once it answers (mcp/warm_surfaces.py)."""

@@ -57,6 +57,7 @@ def options_from(settings: Settings) -> Options:
             on_aws=on_aws,
         ),
         consolidate_every_s=settings.consolidate_every_s,
+        warm_surfaces=settings.warm_surfaces,
     )
 
 

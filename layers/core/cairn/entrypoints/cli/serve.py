@@ -13,7 +13,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cairn import __version__
@@ -76,9 +76,16 @@ def _stopping_server() -> type:
         The second signal may come while the first one's `handle_exit` runs, and runs it again
         inside itself: nothing here may take a lock (STOPPING's docstring)."""
 
-        def __init__(self, config: uvicorn.Config, stops: StopSignals) -> None:
+        def __init__(
+            self, config: uvicorn.Config, stops: StopSignals, serving: Callable[[], None] = lambda: None
+        ) -> None:
             super().__init__(config)
-            self.stops = stops
+            self.stops, self.serving = stops, serving
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:  # it answers from here (the surfaces' warm-up)
+                self.serving()
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -147,6 +154,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from cairn.bootstrap.local import check_local_files
     from cairn.bootstrap.options import auth_options
     from cairn.entrypoints.http import create_app
+    from cairn.entrypoints.mcp.mount import mounted_surfaces
+    from cairn.entrypoints.mcp.warm_surfaces import SurfaceWarmUp
     from cairn.off_loop import CallsInFlight
 
     settings = settings_from(
@@ -182,6 +191,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     resumed = threading.Thread(target=container.erasure.resume, daemon=True)  # one a crash left running
     resumed.start()
     warming = warm_up(container)
+    surfaces = SurfaceWarmUp(mounted_surfaces(app) if container.options.warm_surfaces else ())
     auth = "none (open)" if open_serving else "required"
     base = f"http://{settings.host}:{settings.port}"
     print(
@@ -203,6 +213,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         Stoppable("the index repair", container.repair.stop),
         *([Stoppable("the consolidation schedule", schedule.stop)] if schedule is not None else []),
         thread_ends("the warm-up", warming),
+        Stoppable("the MCP surfaces' warm-up", surfaces.stop),
         thread_ends("an erasure resumed", resumed),
         Stoppable("the calls the shutdown cut short", calls.wait),
     ]
@@ -210,7 +221,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config = server_config(app, settings, args.log_level)
         access_log.install()  # after the Config, whose logging set-up would replace it
         quiet_cancels()
-        server = _stopping_server()(config, stops)
+        server = _stopping_server()(config, stops, surfaces.start)
         server.run(sockets=[listening])
     finally:
         stops.stopping()  # the server may have ended without a signal

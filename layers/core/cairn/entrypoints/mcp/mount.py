@@ -11,7 +11,9 @@ and the other calls go on meanwhile), under a lock: concurrent first calls build
 a first call still waiting for it, and the stop waits for the build within its budget. A build
 that fails is logged and answered 503 as a JSON-RPC error, its text withheld, to its call and to
 those that waited for it (they do not build again one after the other, each holding a worker
-thread), and nothing is kept: the next call builds again. The tools callers without a credential
+thread), and nothing is kept: the next call builds again. Once `cairn serve` answers, it builds
+every surface in the background through the same lock (mcp/warm_surfaces.py), so a first call
+usually finds its surface built, or waits for the build under way. The tools callers without a credential
 may call are the registry's declaration (`public_tools`), checked when a surface is built.
 """
 
@@ -67,7 +69,12 @@ class SurfaceEndpoints:
 
     def at(self, path: str) -> ASGIApp:
         """The endpoint at `path`, building the surface if no call has yet (blocking: call it off the
-        event loop). Raises what the build raised, and BuildFailed for the calls that waited for a
+        event loop). Raises what `ensure` raises."""
+        return self.ensure()[path]
+
+    def ensure(self) -> dict[str, ASGIApp]:
+        """The surface's endpoints, built now if neither a call nor the warm-up has built them
+        (blocking). Raises what the build raised, and BuildFailed for the callers that waited for a
         build that failed (they do not build again in turn, each holding a worker thread); a call
         that comes later builds again."""
         built = self._built
@@ -79,7 +86,7 @@ class SurfaceEndpoints:
                         raise BuildFailed(self.surface)
                     self._built = self._build()
                 built = self._built
-        return built[path]
+        return built
 
     def _build(self) -> dict[str, ASGIApp]:
         from cairn.entrypoints.mcp.http import surface_endpoints
@@ -135,13 +142,16 @@ def mount_mcp(
     calls: CallsInFlight | None = None,
     built: Callable[[], None] | None = None,
 ) -> dict[str, frozenset[str]]:
-    """Route POST on every surface's paths, each surface built on its first call, then `built` run
-    (`cairn serve` freezes what the build made: entrypoints/cli/warm_start.py). Returns, for each
+    """Route POST on every surface's paths, each surface built on its first call (or by `cairn
+    serve`'s warm-up, whichever comes first), then `built` run (`cairn serve` freezes what the build
+    made: entrypoints/cli/warm_start.py). Returns, for each
     path of a surface that lets callers without a credential in (the registry's `anonymous`), the
     tools they may call there: those declared `public`."""
     routes: list[Route] = []
+    surfaces: list[SurfaceEndpoints] = []
     for surface in SURFACES:
         endpoints = SurfaceEndpoints(surface, container, calls, built)
+        surfaces.append(endpoints)
         for path in http_paths(surface):
             endpoint: ASGIApp = LazyEndpoint(endpoints, path)
             # POST only. Stateless, there is no session a standalone SSE stream (GET) could serve,
@@ -153,4 +163,12 @@ def mount_mcp(
     # First: the router tries its routes in order, and matching a tool call past every REST route
     # took 0.15 ms of each call (docs/PERFORMANCE.md). No other route shares these paths.
     app.router.routes[:0] = routes
+    app.state.mcp_surfaces = tuple(surfaces)
     return public_tools()
+
+
+def mounted_surfaces(app: FastAPI) -> tuple[SurfaceEndpoints, ...]:
+    """The surfaces `mount_mcp` routed on `app`, in the registry's order (the canonical one first),
+    for `cairn serve` to build in the background once it serves (mcp/warm_surfaces.py)."""
+    surfaces: tuple[SurfaceEndpoints, ...] = app.state.mcp_surfaces
+    return surfaces

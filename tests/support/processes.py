@@ -67,14 +67,18 @@ def start(
     command: Sequence[str] = (CAIRN,),
 ) -> Server:
     """`cairn serve` on the directory, answering /healthz (it may still be rebuilding a brain);
-    `command` is what takes `serve` and its options (the `cairn` script by default)."""
+    `command` is what takes `serve` and its options (the `cairn` script by default). Its MCP
+    surfaces are built on their first calls only, not in the background as by default: these tests
+    start many servers and call MCP on few, and the background build cost the crash suite 14-18 s
+    of CPU (docs/PERFORMANCE.md, "Surfaces built once the server answers"); `extra` may set
+    CAIRN_WARM_SURFACES back."""
     port = free_port()
     log = (data.parent / f"serve-{port}.log").open("wb")
     process = subprocess.Popen(
         [*command, "serve", "--port", str(port), "--data-dir", str(data)],
         stdout=log,
         stderr=subprocess.STDOUT,
-        env=environment(faults, extra),
+        env=environment(faults, {"CAIRN_WARM_SURFACES": "false", **(extra or {})}),
     )
     server = Server(process, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + wait_s

@@ -10,6 +10,7 @@ from cairn.bootstrap.shared import build_container
 from cairn.bootstrap.sweep import index_sweeper
 from cairn.config import Settings
 from cairn.container import Container
+from cairn.entrypoints import log_scrub
 from cairn.entrypoints.aws_lambda import Handler, JobTasks, api_handler, jobs_handler
 
 MEND_WITHIN_S = 3600.0
@@ -18,10 +19,13 @@ switch-over, when the previous release's code may still make one, takes minutes.
 
 
 def api_function(settings: Settings | None = None) -> Handler:
+    log_scrub.install()  # no credential reaches the function's log (entrypoints/log_scrub.py)
     return api_handler(lambda: build_container(settings))
 
 
 def jobs_function(settings: Settings | None = None) -> Handler:
+    log_scrub.install()
+
     def make() -> JobTasks:
         resolved = settings if settings is not None else Settings()
         return job_tasks(build_container(resolved), resolved)

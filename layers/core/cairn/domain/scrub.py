@@ -1,4 +1,5 @@
-"""Credentials taken out of text before it is stored as a memory.
+"""Credentials taken out of text before it is stored as a memory, and out of every log line a
+serving process writes (entrypoints/log_scrub.py).
 
 Agents paste logs, configs and commands into memories; a stored secret would be searchable by
 every reader of the brain and copied into exports. Each kind of credential is replaced by a

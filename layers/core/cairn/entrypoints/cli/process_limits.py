@@ -1,4 +1,5 @@
-"""What a long-running Cairn process sets up before it serves: plain logging and its descriptor limit.
+"""What a long-running Cairn process sets up before it serves: plain logging, scrubbed of credentials
+(entrypoints/log_scrub.py), and its descriptor limit.
 
 The MCP SDK gives the root logger rich's handler when nothing else has, and that handler imports
 `rich.traceback` the first time it logs an exception: with every descriptor taken (connections held
@@ -13,10 +14,13 @@ import contextlib
 import logging
 import sys
 
+from cairn.entrypoints import log_scrub
+
 FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 def prepare() -> None:
+    log_scrub.install()  # no credential reaches the log (entrypoints/log_scrub.py)
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)

@@ -1,0 +1,121 @@
+"""Credentials never reach the log of a serving process (entrypoints/log_scrub.py): its messages
+and its exceptions' tracebacks are scrubbed as each record is made, whatever formats them."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from cairn.entrypoints import log_scrub
+from cairn.entrypoints.cli import process_limits
+
+DSN = "postgres://cairn:hunter2-very-secret@db.internal:5432/brains"
+KEY = "cairn_" + "k" * 32
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The factory installed for this test only (the process's own is put back after)."""
+    made = logging.getLogRecordFactory()
+    monkeypatch.setattr(log_scrub, "_installed", False)
+    log_scrub.install()
+    yield
+    logging.setLogRecordFactory(made)
+
+
+def written(logger: logging.Logger, formatter: logging.Formatter, emit: object) -> str:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        emit()  # type: ignore[operator]
+    finally:
+        logger.removeHandler(handler)
+    return stream.getvalue()
+
+
+class _JsonFormatter(logging.Formatter):
+    """A formatter that formats `exc_info` itself and ignores `exc_text` (as JSON loggers do)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        trace = self.formatException(record.exc_info) if record.exc_info else None
+        return json.dumps({"message": record.getMessage(), "exception": trace})
+
+
+def test_a_message_naming_a_credential_is_written_without_it(installed: None) -> None:
+    logger = logging.getLogger("cairn.test.scrub.message")
+    out = written(
+        logger, logging.Formatter("%(message)s"), lambda: logger.warning("no pool at %s (%s)", DSN, KEY)
+    )
+    assert "hunter2" not in out and KEY not in out
+    assert "[CONNECTION_STRING_REDACTED]" in out and "[API_KEY_REDACTED]" in out
+
+
+@pytest.mark.parametrize("formatter", [logging.Formatter("%(message)s"), _JsonFormatter()])
+def test_a_traceback_naming_a_credential_is_written_without_it_by_any_formatter(
+    installed: None, formatter: logging.Formatter
+) -> None:
+    logger = logging.getLogger("cairn.test.scrub.trace")
+
+    def failing() -> None:
+        try:
+            raise ConnectionError(f"could not connect to {DSN}")
+        except ConnectionError:
+            logger.exception("the store could not be opened")
+
+    out = written(logger, formatter, failing)
+    assert "hunter2" not in out and "[CONNECTION_STRING_REDACTED]" in out
+    assert "the store could not be opened" in out and "ConnectionError" in out and "Traceback" in out
+
+
+def test_a_clean_record_keeps_its_arguments_and_its_exception(installed: None) -> None:
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("cairn.test.scrub.clean")
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        try:
+            raise ValueError("upto is not a count")
+        except ValueError:
+            logger.exception("document %s: %d chunks", "doc_1", 3)
+    finally:
+        logger.removeHandler(handler)
+    (record,) = records
+    assert record.args == ("doc_1", 3) and record.getMessage() == "document doc_1: 3 chunks"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], ValueError)
+
+
+def test_install_wraps_the_factory_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = logging.getLogRecordFactory()
+    monkeypatch.setattr(log_scrub, "_installed", False)
+    try:
+        log_scrub.install()
+        wrapped = logging.getLogRecordFactory()
+        log_scrub.install()
+        assert wrapped is not made and logging.getLogRecordFactory() is wrapped
+    finally:
+        logging.setLogRecordFactory(made)
+
+
+def test_a_serving_process_and_each_function_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cairn.bootstrap import functions
+
+    calls: list[str] = []
+    monkeypatch.setattr(log_scrub, "install", lambda: calls.append("installed"))
+    monkeypatch.setattr(functions, "api_handler", lambda make: make)
+    monkeypatch.setattr(functions, "jobs_handler", lambda make: make)
+    process_limits.prepare()
+    functions.api_function()
+    functions.jobs_function()
+    assert calls == ["installed"] * 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -27,14 +27,14 @@ def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     logging.setLogRecordFactory(made)
 
 
-def written(logger: logging.Logger, formatter: logging.Formatter, emit: object) -> str:
+def written(logger: logging.Logger, formatter: logging.Formatter, emit: Callable[[], object]) -> str:
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        emit()  # type: ignore[operator]
+        emit()
     finally:
         logger.removeHandler(handler)
     return stream.getvalue()

@@ -147,10 +147,9 @@ class ConceptGraph:
         was = self.reach.held(brain_id, document_id)  # a damaged one: the widest reach, mended
         removed = self.reach.trim(brain_id, document_id, kept, was.upto)
         if was.stages:  # the write may have given it live ids (chunk_ids.kept_stage)
-            chunks = self.chunks.get_chunks(brain_id, document_id)
-            current = {ref.stage if ref else LIVE for ref in (parse_chunk_id(c.id) for c in chunks)}
+            current = _families(self.chunks.get_chunks(brain_id, document_id))  # inactive ones too
             if set(was.stages) - current:
-                removed += self.reach.retire(brain_id, document_id, current or {LIVE})
+                removed += self.reach.retire(brain_id, document_id, current)
         return removed
 
     def unlink_document(

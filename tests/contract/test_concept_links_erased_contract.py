@@ -22,6 +22,7 @@ from cairn.bootstrap import Container, build_container
 from cairn.config import Settings
 from cairn.domain.models import Brain, Document
 from cairn.ports.records import RecordStore
+from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.documents.dropped_chunks import DroppedChunks
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.erasure.log import Receipt
@@ -176,6 +177,39 @@ def test_the_receipt_counts_the_links_the_erase_removed_after_a_linker_raced_it(
         receipt = erase(c, brain)
     assert made[0] > 0 and words_kept(c.adapters.records) == set()
     assert receipt.removed["links"] == made[0]
+
+
+def test_a_reach_raised_between_the_erasures_read_and_its_commit_has_its_links_removed_before_it(
+    two: tuple[Container, Container],
+) -> None:
+    """The erasure reads every document's concept reach once, before it goes through them, and
+    its commit checks the reach it removed the links of is still the record's: a stale linker of a
+    longer version raising it between (another process's) fails the commit, whose next try reads the
+    reach again and removes those links too. So a kill right after the commit, before its removal
+    hook, leaves none of them."""
+    c, other = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = written(c, brain, 5)
+    written(c, brain, 3, link=False, earlier=True)  # chunks 3 and 4 keep their links: reach 5
+    first = c.adapters.chunks.get_chunks(brain.id, doc.id)[0]
+    longer = [
+        first.model_copy(update={"id": chunk_id(doc.id, n), "ordinal": n, "text": part(n)})
+        for n in range(5, 10)
+    ]
+
+    def linked_meanwhile() -> None:
+        other.concepts.reach.extend(brain.id, doc.id, 10)
+        assert other.concepts.index(brain.id, text_of(10).decode(), longer) > 0
+
+    with (
+        faults.armed("documents.bytes_erased", action=linked_meanwhile),
+        faults.armed("documents.committed"),
+        access.as_system(),
+        pytest.raises(faults.InjectedFault),
+    ):
+        c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert c.documents.repo.stored_by_id(doc.id) is None
+    assert words_kept(c.adapters.records) == set()
 
 
 class _ErasingFirst:

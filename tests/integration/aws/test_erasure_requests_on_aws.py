@@ -82,3 +82,25 @@ def test_an_erasure_reads_each_document_s_raw_rows_once_and_deletes_only_what_is
     assert sent["ListObjectVersions"] == 2 * ERASED and sent["ListObjectsV2"] == 0
     # none of them had a read count, a model's claims or a pending ingest: nothing deleted there
     assert sent["DeleteItem access"] == sent["DeleteItem assertions"] == sent["DeleteItem pending"] == 0
+
+
+def test_an_erasure_reads_each_document_s_concept_reach_and_mentions_once_before_its_commit(
+    c: Container,
+) -> None:
+    """The doomed documents' concept reach is read at once (a BatchGetItem), and a document's
+    mention links with its other outgoing links: the reads left are the removal hook's of the reach,
+    after the commit, and six link partitions a document (its links and numbered links out and in,
+    its one chunk's out and in) besides the mentions read again after the commit."""
+    with access.as_system():
+        brain = c.brains.create("Shore", slug="shore")
+        for n in range(ERASED):
+            for agent in ("ada", "bo"):
+                c.documents.write(
+                    brain, f"memory/agent/{agent}/{n}.md", f"# {agent} {n}\n\nNote {n}.".encode()
+                )
+        sent = _sent(c)
+        receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
+
+    assert receipt.removed["documents"] == ERASED
+    assert sent["GetItem links"] == ERASED
+    assert sent["Query links"] == (6 + 1) * ERASED

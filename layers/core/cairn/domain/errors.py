@@ -50,6 +50,16 @@ class RecordConflict(Conflict):
         return self.detail
 
 
+class AlsoMoved(RecordConflict):
+    """An erase's commit lost to a record its caller named beside the document (`also`), the
+    document itself as read: `blobs` of its keys went before it, which the caller's next try no
+    longer finds (its count of them)."""
+
+    def __init__(self, detail: str, blobs: int) -> None:
+        super().__init__(detail)
+        self.blobs = blobs
+
+
 class VersionConflict(Conflict):
     """A write that expected one version of a document found another.
 

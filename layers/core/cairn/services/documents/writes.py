@@ -10,6 +10,7 @@ from typing import Final
 from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import (
+    AlsoMoved,
     Conflict,
     InvalidInput,
     RecordConflict,
@@ -326,10 +327,10 @@ class DocumentWrites(DocumentReads):
             ops = self._with_companions(doc, gone) if companions else gone
             try:
                 return doc, self.repo.commit(ops, touched=[(brain.id, doc.id)]), blobs
-            except RecordConflict:
+            except RecordConflict as exc:
                 now = self.repo.stored_by_id(doc.id)
                 if now is not None and now.path == doc.path and state_of(now) == state_of(doc):
-                    raise
+                    raise AlsoMoved(str(exc), blobs) from exc
                 if now is None or now.brain_id != brain.id:
                     return None, None, blobs  # an id erased meanwhile may be given again, in any brain
                 access.check_change(brain, now.owner, f"the document at {excerpt(now.path)}")

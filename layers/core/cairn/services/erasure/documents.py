@@ -26,8 +26,8 @@ from itertools import pairwise
 from typing import Any
 
 from cairn import faults
-from cairn.domain.errors import CairnError
-from cairn.domain.models import Brain, Document
+from cairn.domain.errors import AlsoMoved, CairnError, Conflict
+from cairn.domain.models import Brain, Document, Link
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.records import Put
@@ -41,22 +41,29 @@ from cairn.services.documents.siblings import (
     folder_of,
     natural_key,
 )
+from cairn.services.documents.writes import Erased
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
 from cairn.services.memory.entities import MENTIONS, EntityService
 from cairn.services.memory.memories import MemoryService
+from cairn.services.mnemosyne.concept_reach import Reach
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems, Prepared
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.search.access import AccessLog
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
 
+_TRIES = 16  # an erase's commits lost to linkers raising the document's concept reach
 
-def _as_committed(progress: Callable[[Counter[str]], Put], chunks: int, blobs: int) -> list[Put]:
+
+def _as_committed(
+    progress: Callable[[Counter[str]], Put], chunks: int, earlier: int, blobs: int
+) -> list[Put]:
     """The progress write for an erase's commit: the document, its chunks as read, and the `blobs`
-    it removed before (what the erase finds otherwise is counted after it, in the next one)."""
-    return [progress(Counter(documents=1, chunks=chunks, blobs=blobs))]
+    it removed before, `earlier` tries' too (what the erase finds otherwise is counted after it,
+    in the next one)."""
+    return [progress(Counter(documents=1, chunks=chunks, blobs=earlier + blobs))]
 
 
 @dataclass
@@ -104,16 +111,22 @@ class DocumentEraser:
         # read at once: a delete of each document's, held or not, cost a request a document; one an
         # ingest marks after this is its own to finish (completed, or forgotten in an erased scope)
         pending = self.status.held(brain.id, ids)
+        # each document's concept reach, read at once; its erase's commit checks it is still so
+        reaches = self.concepts.reach.read_many(brain.id, ids)
         for doc in doomed:
             chunk_ids = [c.id for c in self.chunks.get_chunks(brain.id, doc.id)]
-            counts["links"] += self.entities.forget(brain, doc.id)
             counts["links"] += self.waypoints.unlink_removed(brain, doc)
-            counts["links"] += self.links.remove_all_of(brain.id, doc.id, but=MENTIONS)
+            mentions: list[Link] = []  # read with its other links, removed with their counts
+            counts["links"] += self.links.remove_all_of(brain.id, doc.id, but=MENTIONS, kept=mentions)
+            counts["links"] += self.entities.forget(brain, doc.id, read=mentions)
             counts["links"] += self.links.remove_numbered_all_of(brain.id, doc.id)
             counts["links"] += sum(self.links.remove_all_of(brain.id, chunk) for chunk in chunk_ids)
             # and those of chunks an earlier, longer version had (their names are its text's); its
             # reach stays for the erase's removal hook (ConceptGraph.unlink_removed), run after it
-            counts["links"] += self.concepts.unlink_document(brain.id, doc.id, done=chunk_ids, standing=True)
+            reach = reaches.get(doc.id)
+            counts["links"] += self.concepts.unlink_document(
+                brain.id, doc.id, done=chunk_ids, standing=True, known=reach
+            )
             rows, keys = self.raw_data.erase_all_of(brain, doc.id)
             counts["records"] += rows
             folder = raw_folder(brain.id, doc.id)
@@ -124,16 +137,10 @@ class DocumentEraser:
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns
             counts["blobs"] += self.blobs.delete_prefix(folder)
             shared = doc.blob_key in kept_blobs
-            tally = None
-            if progress is not None:
-                tally = partial(_as_committed, progress, len(chunk_ids))
-            try:
-                erased = self.documents.erase(
-                    brain, doc.path, keep_blob=shared, reason="erasure", doc_id=doc.id, tally=tally
-                )
-            except Exception:
-                self._count_if_committed(doc, chunk_ids, counts, shared=shared)
-                raise
+            erased, before = self._erase(
+                brain, doc, chunk_ids, reach, counts, shared=shared, progress=progress
+            )
+            counts["blobs"] += before  # those tries that lost to a linker took
             if erased is not None:
                 counts["blobs"] += erased.blobs  # those it took first when another erased it meanwhile too
                 counts["links"] += erased.links  # its removal hooks': a linker's that raced the erase
@@ -161,6 +168,44 @@ class DocumentEraser:
             counts["blobs"] += 1
         counts["entities"] += max(0, entities_before - self.entities.repo.counters(brain.id)[0])
         return counts
+
+    def _erase(
+        self,
+        brain: Brain,
+        doc: Document,
+        chunk_ids: Sequence[str],
+        reach: Reach | None,
+        counts: Counter[str],
+        *,
+        shared: bool,
+        progress: Callable[[Counter[str]], Put] | None,
+    ) -> tuple[Erased | None, int]:
+        """The document's erase, whose commit checks its concept reach is as `reach` (the links it
+        reaches were removed above): a linker that raised it since fails the commit, and its links
+        are removed again from the reach read now before the next try. Returns what the erase
+        removed and the bytes earlier tries took."""
+        before = 0
+        for _ in range(_TRIES):
+            tally = None
+            if progress is not None:
+                tally = partial(_as_committed, progress, len(chunk_ids), before)
+            also = self.concepts.reach.still(brain.id, doc.id, reach) if reach is not None else []
+            try:
+                erased = self.documents.erase(
+                    brain, doc.path, also=also, keep_blob=shared, reason="erasure", doc_id=doc.id, tally=tally
+                )
+                return erased, before
+            except AlsoMoved as exc:
+                before += exc.blobs
+                reach = self.concepts.reach.held(brain.id, doc.id)  # a damaged one: the widest, mended
+                counts["links"] += self.concepts.unlink_document(
+                    brain.id, doc.id, done=chunk_ids, standing=True, known=reach
+                )
+            except Exception:
+                counts["blobs"] += before
+                self._count_if_committed(doc, chunk_ids, counts, shared=shared)
+                raise
+        raise Conflict("too many concurrent links of this document; retry")
 
     def _count_if_committed(
         self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str], *, shared: bool

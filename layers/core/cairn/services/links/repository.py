@@ -198,9 +198,12 @@ class LinkRepository:
             return False
         return True
 
-    def remove_all_of(self, brain_id: str, node: str, *, but: str | None = None) -> int:
+    def remove_all_of(
+        self, brain_id: str, node: str, *, but: str | None = None, kept: list[Link] | None = None
+    ) -> int:
         """Remove every link from or to `node` (`but` those of that kind, which their own service
-        removes with what they counted); returns how many were removed."""
+        removes with what they counted: those from `node` are added to `kept`, read with the rest);
+        returns how many were removed."""
         check_node(node)
         removed = 0
         for direction in ("out", "in"):
@@ -210,6 +213,8 @@ class LinkRepository:
                     f"{links_prefix(brain_id)}{direction}#{node}", after=after, limit=_LINKS_PER_COMMIT
                 )
                 links = [Link.model_validate(item.data) for item in page.items]
+                if kept is not None and direction == "out":
+                    kept += (link for link in links if link.kind == but)
                 ops: list[Put | Delete] = []
                 for link in (link for link in links if link.kind != but):
                     ops.append(Delete(*out_key(brain_id, link.source_id, link.kind, link.target_id)))

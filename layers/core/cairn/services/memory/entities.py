@@ -401,13 +401,12 @@ class EntityService:
                 self.repo.unlink(brain.id, memory_id, link.target_id, now)
         return self.record_mentions(brain, memory_id, checked, at)
 
-    def forget(self, brain: Brain, memory_id: str) -> int:
-        """Drop every entity link of the memory and the counts they added; returns how many."""
+    def forget(self, brain: Brain, memory_id: str, *, read: Sequence[Link] | None = None) -> int:
+        """Drop every entity link of the memory and the counts they added; returns how many.
+        `read`: its links of kind MENTIONS as the caller read them just now (no read of its own)."""
         now = self.clock.now()
-        return sum(
-            self.repo.unlink(brain.id, memory_id, link.target_id, now)
-            for link in self.links.outgoing(brain.id, memory_id, MENTIONS)
-        )
+        links = self.links.outgoing(brain.id, memory_id, MENTIONS) if read is None else read
+        return sum(self.repo.unlink(brain.id, memory_id, link.target_id, now) for link in links)
 
     def list(
         self, brain: Brain, *, entity_type: str | None = None, limit: int = LIST_LIMIT, offset: int = 0

@@ -17,7 +17,10 @@ hold links and which stages' ids besides the live ones:
 (`stages` is left out when there is none.) Removing a document's links is then one read of it and
 one query a chunk id below N of each family (the live one and each stage), never a scan; the
 record goes last, at the version read, so a linker that raised it meanwhile makes the removal read
-it again. It sits under the brain's links prefix, so deleting a brain takes it.
+it again. An erasure reads its documents' records at once (`read_many`) and removes their links
+while they stand; each erase's commit writes the record again at the version read (`still`), so
+one raised since fails that commit, whose next try reads it again. It sits under the brain's
+links prefix, so deleting a brain takes it.
 
 Once a document's chunks carry one family's ids, the links of the others name chunks that are gone:
 the linker of that family (`retire`, given the families the chunks carry as read after it linked,
@@ -46,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from cairn.domain.errors import Conflict, DamagedStore, reading_record
-from cairn.ports.records import Delete, Item, Put, RecordStore
+from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
 from cairn.services.documents.chunk_ids import LIVE, STAGE, chunk_id, chunk_id_of, parse_chunk_id
 from cairn.services.links.repository import LinkRepository, in_key, links_prefix, out_key
 
@@ -100,6 +103,29 @@ class ConceptReach:
     def read(self, brain_id: str, document_id: str) -> Reach:
         item = self.records.get(*reach_key(brain_id, document_id))
         return Reach(0, 0) if item is None else reach_of(item)
+
+    def read_many(self, brain_id: str, document_ids: Collection[str]) -> dict[str, Reach]:
+        """`read` of each document (one BatchGetItem a hundred on DynamoDB); a damaged record is
+        left out, for `held` to read and mend."""
+        ids = sorted(document_ids)
+        found: dict[str, Reach] = {}
+        for start in range(0, len(ids), MAX_GET_MANY):
+            part = ids[start : start + MAX_GET_MANY]
+            items = self.records.get_many([reach_key(brain_id, doc_id) for doc_id in part])
+            for doc_id in part:
+                item = items.get(reach_key(brain_id, doc_id))
+                with suppress(DamagedStore):
+                    found[doc_id] = Reach(0, 0) if item is None else reach_of(item)
+        return found
+
+    def still(self, brain_id: str, document_id: str, was: Reach) -> list[Put]:
+        """For a commit that counts on the record being as `was` read it (a removal of the links
+        it reaches went before): the record written again at that version, so a linker that raised
+        it meanwhile fails the commit. Nothing for no record (a linker raises it after the removal
+        commits, and takes its own links back) or a damaged one (`held` took the widest reach)."""
+        if not was.version or was.damaged:
+            return []
+        return [Put(Item(*reach_key(brain_id, document_id), reach_data(was.upto, was.stages)), was.version)]
 
     def extend(
         self, brain_id: str, document_id: str, upto: int, *, fresh: bool = False, stages: Collection[str] = ()
@@ -189,16 +215,23 @@ class ConceptReach:
         return self._unlink(brain_id, document_id, stages, range(upto), ())
 
     def forget(
-        self, brain_id: str, document_id: str, *, done: Collection[str] = (), keep: bool = False
+        self,
+        brain_id: str,
+        document_id: str,
+        *,
+        done: Collection[str] = (),
+        keep: bool = False,
+        known: Reach | None = None,
     ) -> int:
         """Remove every link of the document's chunks the record reaches (but `done`: chunk ids
         whose links the caller removed already), then the record unless `keep`; returns links
         removed. A linker raising the record meanwhile makes it read again. The record is only
         dropped once the document is gone (`keep` while it stands): a linker that saw it standing
-        after linking counts on whoever removes it reading the record after that."""
+        after linking counts on whoever removes it reading the record after that. `known`: the
+        record as the caller read it (`read_many`), taken instead of reading it first."""
         removed = 0
         for _ in range(_RETRIES):
-            was = self.held(brain_id, document_id)
+            was, known = known or self.held(brain_id, document_id), None
             if not was.version:
                 return removed
             removed += self._unlink(brain_id, document_id, was.families, range(was.upto), done)

@@ -48,7 +48,7 @@ from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Put
 from cairn.services.documents.chunk_ids import LIVE, parse_chunk_id
 from cairn.services.links.repository import MAX_NODE_BYTES, LinkRepository, links_prefix
-from cairn.services.mnemosyne.concept_reach import ConceptReach
+from cairn.services.mnemosyne.concept_reach import ConceptReach, Reach
 from cairn.services.mnemosyne.concept_rules import ConceptMention, ConceptRules, concept_key
 from cairn.services.repositories import DocumentRepository
 
@@ -153,12 +153,19 @@ class ConceptGraph:
         return removed
 
     def unlink_document(
-        self, brain_id: str, document_id: str, *, done: Collection[str] = (), standing: bool = False
+        self,
+        brain_id: str,
+        document_id: str,
+        *,
+        done: Collection[str] = (),
+        standing: bool = False,
+        known: Reach | None = None,
     ) -> int:
         """Remove the links of every chunk the document may ever have had linked (but `done`, chunk
         ids whose links the caller removed), and its reach unless the document is still `standing`
-        (an erasure before it removes the document); returns links removed."""
-        return self.reach.forget(brain_id, document_id, done=done, keep=standing)
+        (an erasure before it removes the document); returns links removed. `known`: its reach as
+        the caller read it (ConceptReach.read_many)."""
+        return self.reach.forget(brain_id, document_id, done=done, keep=standing, known=known)
 
     def unlink_removed(self, brain: Brain, gone: Sequence[Document]) -> int:
         """`unlink_document` for the documents a deletion or erasure removed

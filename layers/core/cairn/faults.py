@@ -24,6 +24,7 @@ POINTS: dict[str, str] = {
     "batch.indexed": "batch-ops: half the documents' chunks written",
     "chunks.vectors_appended": "embedded index: vectors appended to the file, chunk rows not committed",
     "ingest.staged": "queued ingest: a batch of chunks upserted inactive, the record not committed",
+    "ingest.written": "an ingest: its document committed, the image references it shows not recorded",
     "compaction.copied": "compaction: live rows copied to the next epoch's file, not swapped in",
     "compaction.swapped": "compaction: rows renumbered and committed, old files not deleted",
     "erasure.documents": "erasure: some of the subject's documents removed, not all",

@@ -152,6 +152,7 @@ class StagedIngest:
             text = self.blobs.get(self._key(job, "text")).decode("utf-8", "replace")
             self.ingest.link_concepts(brain.id, doc.id, text)
             shown = done["extracted"].get("shown")
+            faults.reached("ingest.written")
             if shown is not None and self.ingest.images is not None:  # the images this document shows
                 self.ingest.images.record(brain, p.path, Prepared(DocumentInput(), shown))
         result = {

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cairn import faults
 from cairn.auth import access
 from cairn.domain.errors import CairnError, FileTooLarge, Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import new_id
@@ -166,6 +167,7 @@ class IngestService:
         """What follows an ingest's write: the image record, the completed status, the concept
         links of a changed version, and the result."""
         doc = outcome.document
+        faults.reached("ingest.written")
         if shown is not None and self.images is not None:
             self.images.record(brain, path, shown)
         if self.status is not None and completed:

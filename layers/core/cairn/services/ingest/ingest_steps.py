@@ -154,7 +154,7 @@ class StagedIngest:
             shown = done["extracted"].get("shown")
             faults.reached("ingest.written")
             if shown is not None and self.ingest.images is not None:  # the images this document shows
-                self.ingest.images.record(brain, p.path, Prepared(DocumentInput(), shown))
+                self.ingest.images.record(brain, p.path, Prepared(DocumentInput(), shown), written=doc)
         result = {
             "status": "completed",
             "document_id": doc.id,

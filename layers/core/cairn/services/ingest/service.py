@@ -169,7 +169,7 @@ class IngestService:
         doc = outcome.document
         faults.reached("ingest.written")
         if shown is not None and self.images is not None:
-            self.images.record(brain, path, shown)
+            self.images.record(brain, path, shown, written=doc)
         if self.status is not None and completed:
             self.status.completed(brain.id, doc.id)
         if outcome.changed:

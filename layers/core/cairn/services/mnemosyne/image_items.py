@@ -10,7 +10,9 @@ metadata (`image_captions`), so re-indexing from its blob gives the same text.
 The references are recorded both ways by image_refs.py. External images (http(s), data:, …) are
 not recorded. A document deleted, written over by anything but an ingest, or renamed, changes what
 it shows (`follow`, on the brain's change events): its references go, or move with it, and the
-images among them are re-indexed, so no caption outlives the text that gave it.
+images among them are re-indexed, so no caption outlives the text that gave it. An ingest records
+after its commit, so one of those can come between (its `follow` finding nothing yet): `record`
+reads the document back after recording and takes its references back unless it stands as written.
 """
 
 from __future__ import annotations
@@ -114,14 +116,27 @@ class ImageItems:
         metadata = {**info.metadata, IMAGE_COUNT_KEY: len(shown)}
         return Prepared(replace(info, metadata=metadata), shown)
 
-    def record(self, brain: Brain, path: str, prepared: Prepared) -> None:
-        """After the document at `path` is written: its references replace the ones it made
-        before, and every image item whose references changed is re-indexed with its captions."""
+    def record(self, brain: Brain, path: str, prepared: Prepared, written: Document | None = None) -> None:
+        """After the document at `path` is written (`written`, as its write committed it): its
+        references replace the ones it made before, and every image item whose references changed
+        is re-indexed with its captions. References recorded for a document no longer standing as
+        written are taken back: a delete or erasure committed since may have had its `follow` run
+        before they were recorded, and an erased document's captions would stay in them."""
         if prepared.shown is None:
             return
         changed = self.refs.replace(brain.id, path, prepared.shown)
+        if prepared.shown and not self._stands(brain.id, path, written):
+            changed |= self.refs.replace(brain.id, path, {})
         for target in sorted(changed):
             self.refresh(brain, target)
+
+    def _stands(self, brain_id: str, path: str, written: Document | None) -> bool:
+        """Whether the document at `path` is live, and is `written` at its version (read after the
+        references were recorded: a change committed later has its `follow` find them)."""
+        doc = self.documents.repo.get(brain_id, path)
+        if doc is None or doc.deleted_at is not None:
+            return False
+        return written is None or (doc.id, doc.version) == (written.id, written.version)
 
     def captions(self, brain_id: str, image_path: str) -> list[str]:
         """The distinct alt texts, captions and titles live documents give the image, in document

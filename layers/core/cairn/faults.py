@@ -4,7 +4,10 @@
 Disarmed unless asked for: `CAIRN_FAULTS=point[:n][,point[:n]...]` in a process's environment
 kills it the n-th time (default the first) it reaches that point; a test in the same process arms
 a point with `armed(...)`. A disarmed point costs one truth test of an empty dict. POINTS lists
-every point and where it sits; tests/crash/ reaches each of them.
+every point and where it sits. tests/crash/ kills a real process at the embedded server's; the
+rest are raised in process (`armed`): the AWS queued ingest's `ingest.staged` under moto's Step
+Functions (tests/integration/aws/test_stepped_machines.py), and `ingest.written`,
+`documents.erase_marked` and the `counts.*` points by contract suites on every record store.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from cairn import faults
 from cairn.adapters.aws.sfn_idempotency import IDEMPOTENCY_PARTITION
 from cairn.bootstrap import Container, build_container
 from cairn.bootstrap.functions import job_tasks
@@ -24,6 +25,7 @@ from tests.fakes.blobs import MemoryBlobStore
 from tests.fakes.clock import FakeClock
 from tests.fakes.container import fake_adapters
 from tests.fakes.embedder import HashingEmbedder
+from tests.support.index_check import index_problems
 from tests.support.moto_lambda import Invocation, route_lambda
 from tests.support.sfn_runner import TASK_FUNCTION, MotoJobs, moto_job_runner
 
@@ -248,3 +250,32 @@ def test_a_consolidation_step_that_keeps_failing_is_retried_then_caught(
     assert [e["status"] for e in execution["executions"]] == ["FAILED"]
     assert failed.result is None
     assert "merge" in stack.jobs.runner._jobs.checkpoints(job.id)  # done steps stay done
+
+
+def test_a_batch_stopped_after_its_chunks_are_staged_is_run_again_and_leaves_one_copy(stack: Stack) -> None:
+    """The index task stopped right after it upserted its batch inactive (`ingest.staged`: the
+    Lambda timed out or died there) is retried; its redo writes the same ids, so the document is
+    whole, each chunk once, and no staged chunk or staging blob is left."""
+    brain = stack.core.brains.create("Docs", slug="docs")
+    stopped: list[str] = []
+
+    def stop() -> None:
+        stopped.append("ingest.staged")
+        raise faults.InjectedFault("the task stopped here")
+
+    with faults.armed("ingest.staged", at=2, action=stop):
+        job_id = queue(stack, brain, manual(6))
+        stack.core.jobs.run_pending()
+    assert stopped  # the point was reached: a test of a point never reached proves nothing
+
+    job = stack.core.jobs.status(job_id)
+    assert job.status is JobStatus.completed, job.error
+    index_calls = [c for c in stack.calls if c.event.get("step") == "index"]
+    assert len(index_calls) == 4  # three batches, one of them twice
+    doc = stack.core.documents.get(brain, "ingest/manual.md")
+    chunks = stack.core.adapters.chunks.get_chunks(brain.id, doc.id)
+    assert len(chunks) == len({c.ordinal for c in chunks}) == len({c.id for c in chunks})
+    assert sorted(c.ordinal for c in chunks) == list(range(len(chunks)))
+    assert index_problems(stack.core) == []
+    assert found(stack, brain, "radiator valve 5") == ["ingest/manual.md"]
+    assert staging_keys(stack) == []

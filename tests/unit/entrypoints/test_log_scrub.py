@@ -1,5 +1,6 @@
 """Credentials never reach the log of a serving process (entrypoints/log_scrub.py): its messages
-and its exceptions' tracebacks are scrubbed as each record is made, whatever formats them."""
+and its exceptions' tracebacks are scrubbed as each record is made, whatever formats them, and so
+is a handler's report of a record it failed to write."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cairn.entrypoints.cli import process_limits
 
 DSN = "postgres://cairn:hunter2-very-secret@db.internal:5432/brains"
 KEY = "cairn_" + "k" * 32
+DASHED = "cairn_key_" + "0" * 26 + "_TSU8ciHIGZedY60IQJ3DU5NiPlxUgV8Zz9-Yy8_Xx7w"  # as api_keys.py makes them
 
 
 @pytest.fixture
@@ -22,6 +24,7 @@ def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The factory installed for this test only (the process's own is put back after)."""
     made = logging.getLogRecordFactory()
     monkeypatch.setattr(log_scrub, "_installed", False)
+    monkeypatch.setattr(logging.Handler, "handleError", logging.Handler.handleError)
     log_scrub.install()
     yield
     logging.setLogRecordFactory(made)
@@ -74,6 +77,40 @@ def test_a_traceback_naming_a_credential_is_written_without_it_by_any_formatter(
     assert "the store could not be opened" in out and "ConnectionError" in out and "Traceback" in out
 
 
+def test_an_access_line_naming_a_key_keeps_its_arguments_for_uvicorn_s_formatter(
+    installed: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uvicorn.logging import AccessFormatter
+
+    logger = logging.getLogger("cairn.test.scrub.access")
+    formatter = AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
+    path = f"/v1/brains?key={DASHED}"
+    out = written(
+        logger,
+        formatter,
+        lambda: logger.warning('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", path, "1.1", 401),
+    )
+    assert out == '127.0.0.1:5 - "GET /v1/brains?key=[API_KEY_REDACTED] HTTP/1.1" 401 Unauthorized\n'
+    assert "Logging error" not in capsys.readouterr().err
+
+
+def test_a_handler_s_report_of_a_record_it_could_not_write_names_no_credential(
+    installed: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logger = logging.getLogger("cairn.test.scrub.failed")
+
+    def failing() -> None:
+        try:
+            raise ConnectionError(f"could not connect to {DSN}")
+        except ConnectionError:  # the report prints the exception being handled, and the arguments
+            logger.warning("%d keys", DASHED)
+
+    written(logger, logging.Formatter("%(message)s"), failing)
+    err = capsys.readouterr().err
+    assert "--- Logging error ---" in err and "TypeError" in err and "ConnectionError" in err
+    assert "hunter2" not in err and "Yy8_Xx7w" not in err and DASHED[:30] not in err
+
+
 def test_a_clean_record_keeps_its_arguments_and_its_exception(installed: None) -> None:
     records: list[logging.LogRecord] = []
 
@@ -99,6 +136,7 @@ def test_a_clean_record_keeps_its_arguments_and_its_exception(installed: None) -
 def test_install_wraps_the_factory_once(monkeypatch: pytest.MonkeyPatch) -> None:
     made = logging.getLogRecordFactory()
     monkeypatch.setattr(log_scrub, "_installed", False)
+    monkeypatch.setattr(logging.Handler, "handleError", logging.Handler.handleError)
     try:
         log_scrub.install()
         wrapped = logging.getLogRecordFactory()

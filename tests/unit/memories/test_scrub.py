@@ -34,6 +34,11 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
             "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
             "[API_KEY_REDACTED]",
         ),
+        (  # a Cairn key's secret may hold `-`: none of it stays
+            "key cairn_key_01m999frr80vtshm17aqf9qc1b_TSU8ciHIGZedY60IQJ3DU5NiPlxUgV8Zz9-Yy8_Xx7w, in",
+            "-Yy8_Xx7w",
+            "[API_KEY_REDACTED]",
+        ),
         ('config: password="correct-horse-battery"', "correct-horse-battery", "[SECRET_REDACTED]"),
         ("API_KEY=zq81lmn0pp23xx91 set", "zq81lmn0pp23xx91", "[SECRET_REDACTED]"),
         (

@@ -32,7 +32,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}|cairn_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_-]{35})"
+            r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
+            # a Cairn key's secret is base64url: its `-` may come anywhere in it
+            r"|cairn_[A-Za-z0-9_]{20,}[A-Za-z0-9_-]*)"
         ),
         "[API_KEY_REDACTED]",
     ),

@@ -4,16 +4,24 @@ Most log lines name ids and counts, but an exception's text is whatever the libr
 it put there: a connection string with its password, an API key in a URL, a token echoed back.
 So a long-running process (`cairn serve`, `cairn mcp`, each Lambda function) makes its log records
 through one factory that runs the message and any exception's traceback through domain/scrub.py's
-rules once, as the record is made: a message holding a credential is replaced by its scrubbed
-text, and a traceback holding one joins the message, scrubbed, in place of the exception, so every
-handler and formatter writes only that. Records below a logger's level are never made, so the cost
-falls on lines written only.
+rules once, as the record is made: a message holding a credential keeps its format with each
+argument scrubbed where that takes the credential out (a formatter may take the arguments apart:
+uvicorn's access formatter unpacks five), else is replaced by its scrubbed text; a traceback
+holding one joins the message, scrubbed, in place of the exception, so every handler and formatter
+writes only that. Records below a logger's level are never made, so the cost falls on lines
+written only.
+
+A handler that fails to write a record reports it on stderr itself (logging.Handler.handleError):
+the traceback of the exception being handled then, whose text may hold what a request sent, and
+the record's raw arguments. That report is scrubbed too.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
+import traceback
 from typing import Any
 
 from cairn.domain.scrub import scrub
@@ -34,6 +42,7 @@ def install() -> None:
             return scrubbed(made(*args, **kwargs))
 
         logging.setLogRecordFactory(factory)
+        logging.Handler.handleError = _report_failure  # type: ignore[method-assign,assignment]
         _installed = True
 
 
@@ -45,7 +54,8 @@ def scrubbed(record: logging.LogRecord) -> logging.LogRecord:
         return record
     clean = scrub(message)
     if clean != message:
-        record.msg, record.args = clean, ()
+        args = _scrubbed_args(record)
+        record.msg, record.args = (record.msg, args) if args is not None else (clean, ())
     if record.exc_info and record.exc_info[1] is not None:
         text = logging.Formatter().formatException(record.exc_info)
         if (cleaned := scrub(text)) != text:  # the traceback goes in the message, which every
@@ -53,3 +63,34 @@ def scrubbed(record: logging.LogRecord) -> logging.LogRecord:
             record.msg, record.args = f"{clean}\n{cleaned}", ()
             record.exc_info, record.exc_text = None, None
     return record
+
+
+def _scrubbed_args(record: logging.LogRecord) -> tuple[object, ...] | None:
+    """`record`'s arguments, each scrubbed, if the message they make then holds no credential."""
+    if not isinstance(record.args, tuple) or not record.args:
+        return None
+    args = tuple(scrub(arg) if isinstance(arg, str) else arg for arg in record.args)
+    try:
+        made = str(record.msg) % args
+    except Exception:  # a scrubbed argument no longer fits its place (`%d`)
+        return None
+    return args if scrub(made) == made else None
+
+
+def _report_failure(handler: logging.Handler, record: logging.LogRecord) -> None:
+    """logging.Handler.handleError's report of a record its handler could not write, scrubbed."""
+    if not (logging.raiseExceptions and sys.stderr):
+        return
+    kind, error, trace = sys.exc_info()
+    try:
+        try:
+            said = f"Message: {record.msg!r}\nArguments: {record.args}\n"
+        except Exception:
+            said = "the message and arguments could not be printed\n"
+        report = "".join(traceback.format_exception(kind, error, trace))
+        where = f"Logged from file {record.filename}, line {record.lineno}\n"
+        sys.stderr.write(scrub(f"--- Logging error ---\n{report}{where}{said}"))
+    except OSError:
+        pass
+    finally:
+        del kind, error, trace

@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -25,6 +28,8 @@ def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     made = logging.getLogRecordFactory()
     monkeypatch.setattr(log_scrub, "_installed", False)
     monkeypatch.setattr(logging.Handler, "handleError", logging.Handler.handleError)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
     log_scrub.install()
     yield
     logging.setLogRecordFactory(made)
@@ -111,6 +116,29 @@ def test_a_handler_s_report_of_a_record_it_could_not_write_names_no_credential(
     assert "hunter2" not in err and "Yy8_Xx7w" not in err and DASHED[:30] not in err
 
 
+UNCAUGHT = """
+import threading
+from cairn.entrypoints.cli import process_limits
+process_limits.prepare()
+ENDPOINT = "http://awsuser:AwsEndpointPw77@127.0.0.1:9/"
+
+def sweep():
+    raise ConnectionError(f'Could not connect to the endpoint URL: "{ENDPOINT}"')
+
+thread = threading.Thread(target=sweep, name="sweep")
+thread.start()
+thread.join()
+raise ConnectionError(f'Could not connect to the endpoint URL: "{ENDPOINT}"')
+"""
+
+
+def test_an_exception_nothing_caught_is_printed_without_its_credentials() -> None:
+    ended = subprocess.run([sys.executable, "-c", UNCAUGHT], capture_output=True, text=True, timeout=60)
+    assert ended.returncode == 1 and "AwsEndpointPw77" not in ended.stderr
+    assert "Exception in thread sweep:" in ended.stderr and "Traceback" in ended.stderr
+    assert ended.stderr.count('"http://[CREDENTIALS_REDACTED]@127.0.0.1:9/"') == 2
+
+
 def test_a_clean_record_keeps_its_arguments_and_its_exception(installed: None) -> None:
     records: list[logging.LogRecord] = []
 
@@ -137,6 +165,8 @@ def test_install_wraps_the_factory_once(monkeypatch: pytest.MonkeyPatch) -> None
     made = logging.getLogRecordFactory()
     monkeypatch.setattr(log_scrub, "_installed", False)
     monkeypatch.setattr(logging.Handler, "handleError", logging.Handler.handleError)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
     try:
         log_scrub.install()
         wrapped = logging.getLogRecordFactory()

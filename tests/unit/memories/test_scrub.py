@@ -25,6 +25,11 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
             "[CONNECTION_STRING_REDACTED]",
         ),
         (
+            "endpoint http://awsuser:AwsEndpointPw77@127.0.0.1:9/ refused",
+            "AwsEndpointPw77",
+            "http://[CREDENTIALS_REDACTED]@127.0.0.1:9/",
+        ),
+        (
             "use sk-proj-abcdefghijklmnopqrstuvwx123 for it",
             "sk-proj-abcdefghijklmnopqrstuvwx123",
             "[API_KEY_REDACTED]",
@@ -56,3 +61,5 @@ def test_each_kind_of_credential_becomes_its_marker(text: str, secret: str, mark
 def test_plain_prose_is_left_alone() -> None:
     text = "Acme migrated to Next.js 14 in March 2026; the password policy needs 12 characters."
     assert scrub(text) == text
+    urls = "see http://example.com:8080/a@b, clone ssh://git@example.com:22/repo, mail ops@example.com"
+    assert scrub(urls) == urls

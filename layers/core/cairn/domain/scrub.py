@@ -24,6 +24,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "[CONNECTION_STRING_REDACTED]",
     ),
+    (  # any other URL's user and password (an endpoint setting's, quoted by the error reaching it)
+        re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s:/@]+:[^\s@/]+@", re.I),
+        r"\1[CREDENTIALS_REDACTED]@",
+    ),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[AWS_KEY_REDACTED]"),
     (
         re.compile(r"(?i)\b(aws_secret_access_key\s*[=:]\s*)[\"']?[A-Za-z0-9/+=]{40}[\"']?"),

@@ -13,15 +13,19 @@ written only.
 
 A handler that fails to write a record reports it on stderr itself (logging.Handler.handleError):
 the traceback of the exception being handled then, whose text may hold what a request sent, and
-the record's raw arguments. That report is scrubbed too.
+the record's raw arguments. That report is scrubbed too, and so is Python's own print of an
+exception nothing caught, in the main thread (a store that cannot be reached as `cairn serve`
+starts: botocore quotes its endpoint's URL) or in any other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
 import traceback
+from types import TracebackType
 from typing import Any
 
 from cairn.domain.scrub import scrub
@@ -31,7 +35,8 @@ _installed = False
 
 
 def install() -> None:
-    """Make every later log record of this process through `scrubbed` (once; later calls do nothing)."""
+    """Make every later log record of this process through `scrubbed`, and scrub the reports of a
+    record a handler could not write and of an exception nothing caught (once; later calls do nothing)."""
     global _installed
     with _lock:
         if _installed:
@@ -43,6 +48,8 @@ def install() -> None:
 
         logging.setLogRecordFactory(factory)
         logging.Handler.handleError = _report_failure  # type: ignore[method-assign,assignment]
+        sys.excepthook = _uncaught
+        threading.excepthook = _uncaught_in_thread
         _installed = True
 
 
@@ -94,3 +101,19 @@ def _report_failure(handler: logging.Handler, record: logging.LogRecord) -> None
         pass
     finally:
         del kind, error, trace
+
+
+def _uncaught(kind: type[BaseException], error: BaseException | None, trace: TracebackType | None) -> None:
+    """sys.excepthook's print of an exception nothing caught, scrubbed."""
+    with contextlib.suppress(OSError, AttributeError):  # no stderr left to write to
+        sys.stderr.write(scrub("".join(traceback.format_exception(kind, error, trace))))
+
+
+def _uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    """threading.excepthook's print of an exception that ended a thread, scrubbed."""
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else threading.get_ident()
+    with contextlib.suppress(OSError, AttributeError):
+        sys.stderr.write(f"Exception in thread {name}:\n")
+    _uncaught(args.exc_type, args.exc_value, args.exc_traceback)

@@ -11,11 +11,12 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from cairn.entrypoints import log_scrub
-from cairn.entrypoints.cli import process_limits
+from cairn.entrypoints.cli import parser, process_limits
 
 DSN = "postgres://cairn:hunter2-very-secret@db.internal:5432/brains"
 KEY = "cairn_" + "k" * 32
@@ -118,7 +119,7 @@ def test_a_handler_s_report_of_a_record_it_could_not_write_names_no_credential(
 
 UNCAUGHT = """
 import threading
-from cairn.entrypoints.cli import process_limits
+from cairn.entrypoints.cli import parser, process_limits
 process_limits.prepare()
 ENDPOINT = "http://awsuser:AwsEndpointPw77@127.0.0.1:9/"
 
@@ -176,14 +177,18 @@ def test_install_wraps_the_factory_once(monkeypatch: pytest.MonkeyPatch) -> None
         logging.setLogRecordFactory(made)
 
 
-def test_a_serving_process_and_each_function_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_command_a_serving_process_and_each_function_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from cairn.bootstrap import functions
 
     calls: list[str] = []
     monkeypatch.setattr(log_scrub, "install", lambda: calls.append("installed"))
     monkeypatch.setattr(functions, "api_handler", lambda make: make)
     monkeypatch.setattr(functions, "jobs_handler", lambda make: make)
+    monkeypatch.delenv("CAIRN_BACKEND", raising=False)
+    assert parser.main(["keys", "list", "--data-dir", str(tmp_path)]) == 2  # a one-off command (no store)
     process_limits.prepare()
     functions.api_function()
     functions.jobs_function()
-    assert calls == ["installed"] * 3
+    assert calls == ["installed"] * 4

@@ -19,6 +19,7 @@ from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.domain.libraries import LIBRARY_TYPES
 from cairn.domain.subjects import SubjectKind
+from cairn.entrypoints import log_scrub
 from cairn.entrypoints.cli.opened import close_opened
 from cairn.entrypoints.mcp.registry import DEFAULT_SURFACE, SURFACES
 
@@ -329,6 +330,7 @@ shell reports for a tool a closed pipe ends, so `set -o pipefail` scripts see it
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    log_scrub.install()  # every command's log and uncaught traceback too (a store's URL may hold a password)
     args = build_parser().parse_args(argv)
     try:
         code = int(args.func(args))

@@ -31,6 +31,13 @@ def test_error_text_of_an_empty_message_is_the_type_name() -> None:
     assert error_text(RuntimeError("   ")) == "RuntimeError"
 
 
+def test_error_text_names_no_credential_the_error_quoted() -> None:
+    failed = ConnectionError('Could not connect to the endpoint URL: "http://aws:EndpointPw77@10.0.0.1/"')
+    assert error_text(failed) == (
+        'ConnectionError: Could not connect to the endpoint URL: "http://[CREDENTIALS_REDACTED]@10.0.0.1/"'
+    )
+
+
 def test_error_text_is_truncated() -> None:
     assert len(error_text(ValueError("x" * 10_000))) == MAX_ERROR_CHARS
 

@@ -19,6 +19,7 @@ from cairn.domain.errors import (
     NotFound,
     PayloadTooLarge,
 )
+from cairn.domain.scrub import scrub
 
 MAX_ERROR_CHARS = 500
 MAX_MESSAGE_CHARS = 500
@@ -54,10 +55,12 @@ way, so the job fails at once, logged in a line (no traceback: nothing is wrong 
 
 
 def error_text(exc: BaseException) -> str:
-    """One line for callers: a CairnError's message, else `Type: message`; never a traceback."""
+    """One line for callers: a CairnError's message, else `Type: message`; never a traceback, nor
+    a credential the library that raised it quoted (a store's endpoint URL with its password): the
+    job's record keeps it, its pollers read it, and Step Functions' history holds it."""
     text = exc.message if isinstance(exc, CairnError) else f"{type(exc).__name__}: {exc}".rstrip(": ")
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:MAX_ERROR_CHARS]
+    return scrub(first)[:MAX_ERROR_CHARS]
 
 
 def duration(seconds: float) -> str:

@@ -117,6 +117,40 @@ def test_a_handler_s_report_of_a_record_it_could_not_write_names_no_credential(
     assert "hunter2" not in err and "Yy8_Xx7w" not in err and DASHED[:30] not in err
 
 
+def test_botocore_s_debug_lines_name_no_session_token(installed: None) -> None:
+    import boto3
+    from botocore.awsrequest import AWSResponse
+
+    token = "IQoJb3JpZ2luX2VjEXAMPLE/SessionToken+abcdefghijklmnop=="
+    client = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url="http://dynamodb.invalid",
+        aws_access_key_id="ASIAIOSFODNN7EXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY1",
+        aws_session_token=token,
+    )
+    # answered once signed and logged, as the table would: no connection is made
+    answer = AWSResponse("http://dynamodb.invalid", 200, {}, None)
+    answer._content = b"{}"
+    client.meta.events.register("before-send.dynamodb.GetItem", lambda **_: answer)
+    logger = logging.getLogger("botocore")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        out = written(
+            logger,
+            logging.Formatter("%(message)s"),
+            lambda: client.get_item(TableName="t", Key={"pk": {"S": "x"}}),
+        )
+    finally:
+        logger.setLevel(level)
+        logger.propagate = True
+    assert "x-amz-security-token:[AWS_SECRET_REDACTED]" in out  # the canonical request it signs
+    assert "'X-Amz-Security-Token': b'[AWS_SECRET_REDACTED]'" in out  # the request it sends
+    assert "IQoJb3JpZ2luX2VjEXAMPLE" not in out and "wJalr" not in out
+
+
 UNCAUGHT = """
 import threading
 from cairn.entrypoints.cli import parser, process_limits

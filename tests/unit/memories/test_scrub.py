@@ -30,6 +30,11 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
             "http://[CREDENTIALS_REDACTED]@127.0.0.1:9/",
         ),
         (
+            "get https://b.s3.amazonaws.com/k?X-Amz-Expires=900&X-Amz-Signature=8445c1d5a7a84cd83ca3e171",
+            "8445c1d5a7a84cd83ca3e171",
+            "X-Amz-Signature=[AWS_SECRET_REDACTED]",
+        ),
+        (
             "use sk-proj-abcdefghijklmnopqrstuvwx123 for it",
             "sk-proj-abcdefghijklmnopqrstuvwx123",
             "[API_KEY_REDACTED]",
@@ -61,5 +66,6 @@ def test_each_kind_of_credential_becomes_its_marker(text: str, secret: str, mark
 def test_plain_prose_is_left_alone() -> None:
     text = "Acme migrated to Next.js 14 in March 2026; the password policy needs 12 characters."
     assert scrub(text) == text
+    assert scrub("the x-amz-security-token header carries it") == "the x-amz-security-token header carries it"
     urls = "see http://example.com:8080/a@b, clone ssh://git@example.com:22/repo, mail ops@example.com"
     assert scrub(urls) == urls

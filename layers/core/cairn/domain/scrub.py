@@ -33,6 +33,12 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"(?i)\b(aws_secret_access_key\s*[=:]\s*)[\"']?[A-Za-z0-9/+=]{40}[\"']?"),
         r"\1[AWS_SECRET_REDACTED]",
     ),
+    (  # a session token (botocore's debug lines sign and send it) and a presigned URL's signature
+        re.compile(
+            r"(?i)\b(x-amz-(?:security-token|signature)[\"']?\s*[:=]\s*b?[\"']?)[A-Za-z0-9/+=%_-]{16,}"
+        ),
+        r"\1[AWS_SECRET_REDACTED]",
+    ),
     (
         re.compile(
             r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"

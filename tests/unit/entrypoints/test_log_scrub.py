@@ -151,6 +151,37 @@ def test_botocore_s_debug_lines_name_no_session_token(installed: None) -> None:
     assert "IQoJb3JpZ2luX2VjEXAMPLE" not in out and "wJalr" not in out
 
 
+def test_botocore_s_debug_lines_name_no_secret_an_answer_holds(installed: None) -> None:
+    import boto3
+    from moto import mock_aws
+
+    logger = logging.getLogger("botocore")
+    level = logger.level
+    with mock_aws():
+        secrets = boto3.client("secretsmanager", region_name="us-east-1")
+        secrets.create_secret(Name="store", SecretString="5f0c9d2e8a7b4c1d9e3f6a2b8c4d7e1f")
+        pools = boto3.client("cognito-idp", region_name="us-east-1")
+        pool = pools.create_user_pool(PoolName="cairn")["UserPool"]["Id"]
+        made: dict[str, str] = {}
+
+        def calls() -> None:  # the store's secret read, an app client made for a registration
+            secrets.get_secret_value(SecretId="store")
+            made.update(
+                pools.create_user_pool_client(UserPoolId=pool, ClientName="c", GenerateSecret=True)[
+                    "UserPoolClient"
+                ]
+            )
+
+        logger.setLevel(logging.DEBUG)
+        try:
+            out = written(logger, logging.Formatter("%(message)s"), calls)
+        finally:
+            logger.setLevel(level)
+            logger.propagate = True
+    assert '"SecretString": [SECRET_REDACTED]' in out and '"ClientSecret": [SECRET_REDACTED]' in out
+    assert "5f0c9d2e8a7b4c1d9e3f6a2b8c4d7e1f" not in out and made["ClientSecret"] not in out
+
+
 UNCAUGHT = """
 import threading
 from cairn.entrypoints.cli import parser, process_limits

@@ -52,6 +52,13 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
         ('config: password="correct-horse-battery"', "correct-horse-battery", "[SECRET_REDACTED]"),
         ("API_KEY=zq81lmn0pp23xx91 set", "zq81lmn0pp23xx91", "[SECRET_REDACTED]"),
         (
+            '{"ClientSecret": "1b4011d2f87e4059", "ClientName": "c"}',
+            "1b4011d2f87e4059",
+            '"ClientSecret": [SECRET_REDACTED]',
+        ),
+        ("{'password': 'correct-horse-battery'}", "correct-horse-battery", "'password': [SECRET_REDACTED]"),
+        ("client_secret=q81lmn0pp23xx91z&x=1", "q81lmn0pp23xx91z", "client_secret=[SECRET_REDACTED]"),
+        (
             "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY----- after",
             "MIIEpAIBAAKCAQEA",
             "[PRIVATE_KEY_REDACTED]",

@@ -50,8 +50,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(
-            r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|pwd)"
-            r"\s*[=:]\s*)[\"']?[^\s\"',;]{8,}[\"']?"
+            r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token"
+            r"|client[_-]?secret|secret[_-]?(?:string|binary)|secret|password|passwd|pwd)"
+            # a JSON or Python field too (`"ClientSecret": "…"`: botocore's debug lines print bodies)
+            r"[\"']?\s*[=:]\s*b?)[\"']?[^\s\"',;]{8,}[\"']?"
         ),
         r"\1[SECRET_REDACTED]",
     ),

@@ -96,7 +96,7 @@ def test_an_access_line_naming_a_key_keeps_its_arguments_for_uvicorn_s_formatter
         formatter,
         lambda: logger.warning('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", path, "1.1", 401),
     )
-    assert out == '127.0.0.1:5 - "GET /v1/brains?key=[API_KEY_REDACTED] HTTP/1.1" 401 Unauthorized\n'
+    assert out == '127.0.0.1:5 - "GET /v1/brains?key=[SECRET_REDACTED] HTTP/1.1" 401 Unauthorized\n'
     assert "Logging error" not in capsys.readouterr().err
 
 
@@ -180,6 +180,23 @@ def test_botocore_s_debug_lines_name_no_secret_an_answer_holds(installed: None) 
             logger.propagate = True
     assert '"SecretString": [SECRET_REDACTED]' in out and '"ClientSecret": [SECRET_REDACTED]' in out
     assert "5f0c9d2e8a7b4c1d9e3f6a2b8c4d7e1f" not in out and made["ClientSecret"] not in out
+
+
+def test_httpx_s_request_line_names_no_credential_its_url_holds(installed: None) -> None:
+    import httpx
+
+    client = httpx.Client(transport=httpx.MockTransport(lambda _: httpx.Response(200, json={"keys": []})))
+    logger = logging.getLogger("httpx")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    url = "https://alice:s3cretPw99@issuer.example.test/jwks.json?token=T0k3n&kid=a"
+    try:
+        out = written(logger, logging.Formatter("%(message)s"), lambda: client.get(url))
+    finally:
+        logger.setLevel(level)
+        logger.propagate = True
+    assert "https://[CREDENTIALS_REDACTED]@issuer.example.test/jwks.json?token=[SECRET_REDACTED]&kid=a" in out
+    assert "s3cretPw99" not in out and "T0k3n" not in out
 
 
 UNCAUGHT = """

@@ -35,6 +35,11 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
             "X-Amz-Signature=[AWS_SECRET_REDACTED]",
         ),
         (
+            "fetch https://h.example/feed.xml?token=T0k3n&page=2",
+            "T0k3n",
+            "feed.xml?token=[SECRET_REDACTED]&page=2",
+        ),
+        (
             "use sk-proj-abcdefghijklmnopqrstuvwx123 for it",
             "sk-proj-abcdefghijklmnopqrstuvwx123",
             "[API_KEY_REDACTED]",
@@ -73,6 +78,9 @@ def test_each_kind_of_credential_becomes_its_marker(text: str, secret: str, mark
 def test_plain_prose_is_left_alone() -> None:
     text = "Acme migrated to Next.js 14 in March 2026; the password policy needs 12 characters."
     assert scrub(text) == text
+    assert scrub("key=value pairs, token=5, https://example.com/?q=token") == (
+        "key=value pairs, token=5, https://example.com/?q=token"
+    )
     assert scrub("the x-amz-security-token header carries it") == "the x-amz-security-token header carries it"
     urls = "see http://example.com:8080/a@b, clone ssh://git@example.com:22/repo, mail ops@example.com"
     assert scrub(urls) == urls

@@ -28,6 +28,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s:/@]+:[^\s@/]+@", re.I),
         r"\1[CREDENTIALS_REDACTED]@",
     ),
+    (  # a key in a URL's query, of any length (httpx's INFO line quotes each request's URL)
+        re.compile(r"(?i)([?&](?:key|token|api-?key|sig|signature)=)[^&\s\"'#<>]+"),
+        r"\1[SECRET_REDACTED]",
+    ),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "[AWS_KEY_REDACTED]"),
     (
         re.compile(r"(?i)\b(aws_secret_access_key\s*[=:]\s*)[\"']?[A-Za-z0-9/+=]{40}[\"']?"),

@@ -40,6 +40,11 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MX0.c2lnbmF0dXJlLXNpZ25h
             "feed.xml?token=[SECRET_REDACTED]&page=2",
         ),
         (
+            "curl -H 'Authorization: Bearer 8f3kQ2x9LmN0pR7sT1vW' https://api.example",
+            "8f3kQ2x9LmN0pR7sT1vW",
+            "Bearer [TOKEN_REDACTED]'",
+        ),
+        (
             "use sk-proj-abcdefghijklmnopqrstuvwx123 for it",
             "sk-proj-abcdefghijklmnopqrstuvwx123",
             "[API_KEY_REDACTED]",
@@ -78,6 +83,7 @@ def test_each_kind_of_credential_becomes_its_marker(text: str, secret: str, mark
 def test_plain_prose_is_left_alone() -> None:
     text = "Acme migrated to Next.js 14 in March 2026; the password policy needs 12 characters."
     assert scrub(text) == text
+    assert scrub("the bearer of unquestionable news") == "the bearer of unquestionable news"
     assert scrub("key=value pairs, token=5, https://example.com/?q=token") == (
         "key=value pairs, token=5, https://example.com/?q=token"
     )

@@ -28,6 +28,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s:/@]+:[^\s@/]+@", re.I),
         r"\1[CREDENTIALS_REDACTED]@",
     ),
+    (  # an Authorization header's token (`curl -H 'Authorization: Bearer …'` pasted, a headers dict)
+        re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z0-9._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*"),
+        r"\1[TOKEN_REDACTED]",
+    ),
     (  # a key in a URL's query, of any length (httpx's INFO line quotes each request's URL)
         re.compile(r"(?i)([?&](?:key|token|api-?key|sig|signature)=)[^&\s\"'#<>]+"),
         r"\1[SECRET_REDACTED]",

@@ -26,7 +26,7 @@ DOMAIN = "https://cairn-dev-123456789012.auth.us-east-1.amazoncognito.com"
 POOL_ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_AbCdEf123"
 
 
-def sign_in(registration: bool) -> SignIn:
+def sign_in(registration: bool, **more: Any) -> SignIn:
     settings = Settings(
         data_dir=Path("/nonexistent-cairn"),
         jwt_issuer=POOL_ISSUER,
@@ -36,6 +36,7 @@ def sign_in(registration: bool) -> SignIn:
         cognito_user_pool_id="us-east-1_AbCdEf123",
         oauth_registration=registration,
         jwt_user_groups=True,
+        **more,
     )
     adapters = fake_adapters()
     if registration:
@@ -65,6 +66,12 @@ def test_the_document_names_cognitos_endpoints_pkce_and_cairns_registration() ->
         "cairn/brains:admin",
     ]
     assert "offline_access" not in document["scopes_supported"]  # Cognito would refuse it
+
+
+def test_the_document_names_no_credential_of_a_configured_jwks_url() -> None:
+    jwks_url = "https://alice:s3cret@issuer.example.test/pool/.well-known/jwks.json?api_key=k3y"
+    document = server_metadata("https://api.example.test", sign_in(registration=False, jwt_jwks_url=jwks_url))
+    assert document["jwks_uri"] == "https://issuer.example.test/pool/.well-known/jwks.json"
 
 
 def test_the_openid_form_adds_what_oidc_discovery_requires() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.auth.jwks import redact
 from cairn.auth.oauth.registered import RegisteredClients
 from cairn.auth.oauth.registration import AUTH_METHODS, GRANTS, ClientRegistration
 
@@ -35,14 +36,16 @@ class SignInEndpoints:
 
     @classmethod
     def cognito(cls, domain: str, jwks: str, scopes: Sequence[str]) -> SignInEndpoints:
-        """`domain`: the user pool's sign-in domain (`https://<prefix>.auth.<region>.amazoncognito.com`)."""
+        """`domain`: the user pool's sign-in domain (`https://<prefix>.auth.<region>.amazoncognito.com`);
+        `jwks` is published without the user, password or query it may be configured with (the
+        document is public, and a JWKS fetched with credentials is none of its readers' business)."""
         base = domain.rstrip("/")
         return cls(
             authorize=f"{base}/oauth2/authorize",
             token=f"{base}/oauth2/token",
             revoke=f"{base}/oauth2/revoke",
             userinfo=f"{base}/oauth2/userInfo",
-            jwks=jwks,
+            jwks=redact(jwks),
             scopes=tuple(scopes),
         )
 

@@ -1,5 +1,5 @@
-"""Credentials taken out of text before it is stored as a memory, and out of every log line a
-serving process writes (entrypoints/log_scrub.py).
+"""Credentials taken out of text before it is stored as a memory, out of every log line a Cairn
+process writes (entrypoints/log_scrub.py) and out of a failed job's error (job_outcomes.py).
 
 Agents paste logs, configs and commands into memories; a stored secret would be searchable by
 every reader of the brain and copied into exports. Each kind of credential is replaced by a

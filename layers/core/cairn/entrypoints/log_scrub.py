@@ -1,15 +1,15 @@
-"""Credentials taken out of every log line a serving Cairn process writes.
+"""Credentials taken out of every log line a Cairn process writes.
 
-Most log lines name ids and counts, but an exception's text is whatever the library that raised
-it put there: a connection string with its password, an API key in a URL, a token echoed back.
-So a long-running process (`cairn serve`, `cairn mcp`, each Lambda function) makes its log records
-through one factory that runs the message and any exception's traceback through domain/scrub.py's
-rules once, as the record is made: a message holding a credential keeps its format with each
-argument scrubbed where that takes the credential out (a formatter may take the arguments apart:
-uvicorn's access formatter unpacks five), else is replaced by its scrubbed text; a traceback
-holding one joins the message, scrubbed, in place of the exception, so every handler and formatter
-writes only that. Records below a logger's level are never made, so the cost falls on lines
-written only.
+Most log lines name ids and counts, but an exception's text is whatever the library that raised it
+put there: a connection string with its password, an API key in a URL, a token echoed back. So
+every `cairn` command (`cairn serve`, `cairn mcp`, the one-off ones) and each Lambda function makes
+its log records through one factory that runs the message and any exception's traceback through
+domain/scrub.py's rules once, as the record is made: a message holding a credential keeps its
+format with each argument scrubbed where that takes the credential out (a formatter may take the
+arguments apart: uvicorn's access formatter unpacks five), else is replaced by its scrubbed text; a
+traceback holding one joins the message, scrubbed, in place of the exception, so every handler and
+formatter writes only that. Records below a logger's level are never made, so the cost falls on
+lines written only.
 
 A handler that fails to write a record reports it on stderr itself (logging.Handler.handleError):
 the traceback of the exception being handled then, whose text may hold what a request sent, and

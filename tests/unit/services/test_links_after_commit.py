@@ -16,7 +16,7 @@ import pytest
 from cairn import faults
 from cairn.bootstrap import Adapters, Container, index_sweeper
 from cairn.domain.errors import Unavailable
-from cairn.domain.models import Brain, MemoryType
+from cairn.domain.models import Brain, Link, MemoryType
 from cairn.entrypoints.cli.check import settle
 from cairn.faults import InjectedFault
 from cairn.ports.records import Delete, Put, RecordStore
@@ -339,8 +339,8 @@ def test_a_memory_erased_while_a_settler_links_it_keeps_no_entity_link(
     forget = c.entities.forget
     settled: list[int] = []
 
-    def forget_then_settle(b: Brain, memory_id: str) -> int:
-        gone = forget(b, memory_id)
+    def forget_then_settle(b: Brain, memory_id: str, *, read: Sequence[Link] | None = None) -> int:
+        gone = forget(b, memory_id, read=read)
         if not settled:  # the sweep of another process, between the links' removal and the erase
             settled.append(c.pending_links.settle())
         return gone

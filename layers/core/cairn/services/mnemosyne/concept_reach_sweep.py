@@ -18,9 +18,9 @@ index_sweeper.py), reads every brain's chunk-link partitions (`links#<brain>#out
   the read finds the document gone;
 - a document whose record no longer reads (damaged) is taken for stored: its links stay.
 
-Chunk-link partitions cannot be listed without a scan, which on DynamoDB reads the whole table: a
-step is one page of one scan over the prefixes of up to MAX_SCAN_PREFIXES brains at once (as the
-settling looks do, services/erasure/keyspace.py), and the pass's progress is one record:
+Chunk-link partitions cannot be listed without a scan: the pass is a BrainScanPass
+(services/brain_scan_pass.py: one page of one scan of up to MAX_SCAN_PREFIXES brains a step, a
+mark each brain done, `finished` once no brain needs it), and its progress is one record:
 
 | record                 | pk                            | sk          | data                          |
 |------------------------|-------------------------------|-------------|-------------------------------|
@@ -30,12 +30,6 @@ settling looks do, services/erasure/keyspace.py), and the pass's progress is one
 This is the second pass (`-2`): the first (`pass`, `concept`) knew only live chunk ids, and the
 erasures and re-ingests of a release whose reach named no stages left the links of queued ingests'
 chunks, which this one finds; the first's records stay, unread (a brain's goes with the brain).
-
-`brains` and `cursor` are the scan under way; `finished` says no brain needs the pass any more.
-A step that loses the progress record's version to another process's step is not kept (its work
-is done again, which changes nothing). A brain made after the pass started (with a margin for an
-earlier release's processes still running) was linked by this release only: it is not scanned, and
-once the margin has passed with every brain done the pass is `finished` (a sweep reads one record).
 A brain's mark sits under its links prefix, so deleting the brain takes it.
 """
 
@@ -43,17 +37,17 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import suppress
-from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 
-from cairn.domain.errors import Conflict, DamagedStore, InvalidInput
+from cairn.domain.errors import Conflict, DamagedStore
 from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
-from cairn.ports.records import MAX_SCAN_PREFIXES, Item, Put, RecordStore
+from cairn.ports.records import Item, Put, RecordStore
+from cairn.services.brain_scan_pass import LATE_S as LATE_S  # the pass's margin, named here too
+from cairn.services.brain_scan_pass import BrainScanPass
 from cairn.services.documents.chunk_ids import parse_chunk_id
-from cairn.services.documents.current_memories import stepped
 from cairn.services.links.repository import links_prefix
 from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_data, reach_key, reach_of
 from cairn.services.repositories import DocumentRepository, get_all
@@ -66,9 +60,6 @@ STEP_ITEMS: Final = 500
 BUDGET_S: Final = 10.0
 """How long a sweep tick carries the pass on."""
 _BATCH: Final = 100  # reach records made in one transaction (DynamoDB's 100 items)
-LATE_S: Final = 3600.0
-"""Brains made this long after the pass started are still scanned: an earlier release's process
-may still be running then."""
 
 
 def done_key(brain_id: str) -> tuple[str, str]:
@@ -77,25 +68,6 @@ def done_key(brain_id: str) -> tuple[str, str]:
 
 def _chunk_prefix(brain_id: str) -> str:
     return f"{links_prefix(brain_id)}out#chk_"
-
-
-def _sound(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The pass's record as written, or None when it is not (a damaged record starts it again)."""
-    started, group, cursor = data.get("started"), data.get("brains"), data.get("cursor")
-    try:
-        if not isinstance(started, str) or datetime.fromisoformat(started).tzinfo is None:
-            return None
-    except ValueError:
-        return None
-    if group is not None and not (
-        isinstance(group, list)
-        and len(group) <= MAX_SCAN_PREFIXES
-        and all(isinstance(b, str) and b and "#" not in b for b in group)
-    ):
-        return None
-    if cursor is not None and not isinstance(cursor, str):
-        return None
-    return dict(data)
 
 
 class ReachSweep:
@@ -114,76 +86,32 @@ class ReachSweep:
         self.reach = reach
         self.documents = documents
         self.clock = clock
-        self.step_items = step_items
+        self.scan = BrainScanPass(
+            records,
+            documents.brains,
+            clock,
+            pass_key=PASS_KEY,
+            done_key=done_key,
+            prefix=_chunk_prefix,
+            settle=self._settle,
+            step_items=step_items,
+        )
 
     def carry_on(
         self, brains: Callable[[], Sequence[Brain]], *, budget_s: float = BUDGET_S, stop: Callable[[], bool]
     ) -> int:
         """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop`
-        says the process is stopping (current_memories.stepped); the steps taken. `brains` is
-        asked only when a step starts on the next brains (the sweep's listing of its tick)."""
-        return stepped(lambda _: self.step(brains), ["pass"], budget_s=budget_s, stop=stop)
+        says the process is stopping (BrainScanPass.carry_on); the steps taken."""
+        return self.scan.carry_on(brains, budget_s=budget_s, stop=stop)
 
     def step(self, brains: Callable[[], Sequence[Brain]]) -> bool:
         """One page of the scan under way, or the start of the next brains' scan; True once no brain
         is left to scan."""
-        held = self.records.get(*PASS_KEY)
-        state = _sound(held.data) if held is not None else None
-        state = state or {"started": self._now()}  # none yet, or damaged: done brains stay done
-        if state.get("finished") is True:
-            return True
-        group = state.get("brains")
-        if not isinstance(group, list) or not group:
-            group = self._next(brains(), str(state["started"]))
-            if not group:
-                late = self.clock.now() - datetime.fromisoformat(str(state["started"]))
-                if held is None or late.total_seconds() >= LATE_S:
-                    # past LATE_S no brain needs the pass again: later sweeps read this record alone
-                    self._save(
-                        {**state, "finished": late.total_seconds() >= LATE_S}, held.version if held else 0
-                    )
-                return True
-            state.update(brains=group, cursor=None)
-        cursor = state.get("cursor")
-        prefixes = [_chunk_prefix(brain_id) for brain_id in group]
-        try:
-            page = self.records.scan(
-                prefixes, cursor=cursor if isinstance(cursor, str) else None, limit=self.step_items
-            )
-        except InvalidInput:  # a cursor this store cannot read (another store's): the scan again
-            page = self.records.scan(prefixes, limit=self.step_items)
-        self._settle(page.items)
-        if page.cursor is None:
-            # a brain deleted meanwhile keeps no mark: its record read now, not a listing's
-            live = {b.id for b in self.documents.brains.get_many(group) if b.deleted_at is None}
-            for brain_id in (b for b in group if b in live):
-                self.records.put(Item(*done_key(brain_id), {"at": self._now()}))
-            state = {"started": state["started"]}
-        else:
-            state["cursor"] = page.cursor
-        self._save(state, held.version if held is not None else 0)
-        return False
+        return self.scan.step(brains)
 
     def left(self, brains: Sequence[Brain]) -> list[str]:
-        """Which of these live brains the pass has still to scan (the maintenance report's): none
-        once it is `finished` (one read), else those `_next` would take, the scan under way's
-        included (a batch read of their marks each 100 brains)."""
-        held = self.records.get(*PASS_KEY)
-        state = _sound(held.data) if held is not None else None
-        if state is not None and state.get("finished") is True:
-            return []
-        started = str(state["started"]) if state is not None else self._now()
-        until = datetime.fromisoformat(started) + timedelta(seconds=LATE_S)
-        ids = [b.id for b in brains if b.deleted_at is None and b.created_at <= until]
-        done = get_all(self.records, [done_key(brain_id) for brain_id in ids])
-        return [brain_id for brain_id in ids if done_key(brain_id) not in done]
-
-    def _next(self, brains: Iterable[Brain], started: str) -> list[str]:
-        """The next brains to scan: made before the pass started (and LATE_S), not done yet."""
-        until = datetime.fromisoformat(started) + timedelta(seconds=LATE_S)
-        ids = [b.id for b in brains if b.created_at <= until]
-        done = get_all(self.records, [done_key(brain_id) for brain_id in ids])
-        return [brain_id for brain_id in ids if done_key(brain_id) not in done][:MAX_SCAN_PREFIXES]
+        """Which of these live brains the pass has still to scan (the maintenance report's)."""
+        return self.scan.left(brains)
 
     def _settle(self, items: Sequence[Item]) -> None:
         """Raise the reach of each document these link items name to the highest ordinal linked,
@@ -264,13 +192,3 @@ class ReachSweep:
             except Conflict:
                 for key in batch:
                     self.reach.extend(*key, upto[key], stages=stages[key])
-
-    def _save(self, state: dict[str, Any], version: int) -> bool:
-        try:
-            self.records.put(Item(*PASS_KEY, state), version)
-        except Conflict:
-            return False
-        return True
-
-    def _now(self) -> str:
-        return self.clock.now().isoformat()

@@ -63,6 +63,8 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
         "deletions_settling": 1,
         "concept_reach_to_do": 5,  # no pass yet: every live brain is to scan
         "concept_reach_done": 0,
+        "image_refs_to_do": 5,  # and of the image-reference pass
+        "image_refs_done": 0,
         "swept_at": ANY,  # the fake clock moves on each read: the tick's time
     }
     assert found.summary(named=True)["brains"] == {
@@ -71,6 +73,7 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
         "entries_building": [times.id],
         "deletions_settling": [gone.id],
         "concept_reach_to_do": [b.id for b in c.brains.own()],
+        "image_refs_to_do": [b.id for b in c.brains.own()],
     }
     one = maintenance.report([old.id], deletions=False)  # `cairn check NAME`: that brain only
     assert one.counts_building == (old.id,) and not one.settling and maintenance.last() == found
@@ -85,6 +88,7 @@ def test_the_report_names_each_brain_the_sweep_still_works_for(c: Container, clo
     assert not after.counts_building and not after.times_building and not after.settling
     assert not after.counts_over  # its three memories fit: counted again, and their entries built
     assert not after.reach_to_do and after.reach_done == 5  # the tick's pass scanned them
+    assert not after.image_refs_to_do and after.image_refs_done == 5
     assert after.quiet
 
 
@@ -147,7 +151,7 @@ def test_the_report_says_how_far_the_concept_reach_pass_is(c: Container, clock: 
     assert not found.quiet
     said = found.summary(named=True)
     assert (said["concept_reach_to_do"], said["concept_reach_done"]) == (2, 1)
-    assert said["brains"] == {"concept_reach_to_do": [brains[1].id, brains[2].id]}
+    assert said["brains"]["concept_reach_to_do"] == [brains[1].id, brains[2].id]  # type: ignore[index]
     c.erasure.delete_brain(brains[2].id)
     clock.advance(sweep.LATE_S + 1)
     while not reach.step(c.brains.own):  # the rest scanned, then the pass finished

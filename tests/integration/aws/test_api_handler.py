@@ -137,6 +137,8 @@ def test_healthz_shows_the_scheduled_sweeps_last_report(
         "deletions_settling": 0,
         "concept_reach_to_do": 0,
         "concept_reach_done": 1,
+        "image_refs_to_do": 0,
+        "image_refs_done": 1,
         "swept_at": kept.swept_at,
     }
     assert datetime.fromisoformat(health["maintenance"]["swept_at"]).tzinfo is not None

@@ -232,6 +232,8 @@ def test_the_sweep_action_says_what_it_left_to_do(container: Container) -> None:
             "deletions_settling": 0,
             "concept_reach_to_do": 0,
             "concept_reach_done": 1,
+            "image_refs_to_do": 0,
+            "image_refs_done": 1,
             "brains": {"counts_over": [brain.id]},
             "swept_at": ANY,  # the fake clock moves on each read: the tick's time
         },

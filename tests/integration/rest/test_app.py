@@ -72,6 +72,8 @@ def test_healthz_says_what_the_last_sweep_left_to_do(
         "deletions_settling": 1,
         "concept_reach_to_do": 0,  # the tick's pass scanned the one live brain
         "concept_reach_done": 1,
+        "image_refs_to_do": 0,  # and the image-reference pass
+        "image_refs_done": 1,
         "brains": {"counts_over": [brain.id], "deletions_settling": [gone.id]},
         "swept_at": ANY,  # the fake clock moves on each read: the tick's time
     }

@@ -67,6 +67,7 @@ from cairn.services.mnemosyne.concept_rules import ConceptRules
 from cairn.services.mnemosyne.concepts import ConceptGraph
 from cairn.services.mnemosyne.image_items import ImageItems
 from cairn.services.mnemosyne.image_refs import ImageRefs
+from cairn.services.mnemosyne.image_refs_sweep import ImageRefsSweep
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.mnemosyne.libraries import LibraryService
 from cairn.services.mnemosyne.library_profiles import LibraryProfiles
@@ -313,6 +314,7 @@ def build_container(settings: Settings | None = None, adapters: Adapters | None 
                 DeletionsSettling(a.records, a.clock),
                 every_brain(brains.repo),
                 ReachSweep(a.records, concepts.reach, doc_repo, a.clock).left,
+                ImageRefsSweep(a.records, images, brains.repo, a.clock).left,
                 clock=a.clock,
                 shared=settings.backend == "aws",  # the API function runs no sweep: it reads the record
             ),

@@ -13,6 +13,7 @@ from cairn.services.documents.current_memories import ENTRIES_BUDGET_S
 from cairn.services.documents.index_sweeper import IndexSweeper
 from cairn.services.documents.memory_counts import COUNTS_BUDGET_S
 from cairn.services.mnemosyne.concept_reach_sweep import ReachSweep
+from cairn.services.mnemosyne.image_refs_sweep import ImageRefsSweep
 from cairn.services.repositories import BrainRepository, documents_pk
 
 
@@ -60,8 +61,10 @@ def index_sweeper(container: Container) -> IndexSweeper:
     once finished (services/jobs/job_log.py: an ingest refused for an erased scope); then, for a
     while, the builds of the current memories' entries, the memory counts and their creation-time
     entries of brains written before them; then, for a while, the pass over the concept links
-    earlier releases left without a reach (services/mnemosyne/concept_reach_sweep.py); last, what
-    is left of that (services/maintenance.py). The last three list the brains once a tick."""
+    earlier releases left without a reach (services/mnemosyne/concept_reach_sweep.py), and the pass
+    over the image references earlier releases left of documents gone (services/mnemosyne/
+    image_refs_sweep.py); last, what is left of that (services/maintenance.py). The last four list
+    the brains once a tick."""
     brains = TickBrains(every_brain(container.brains.repo))
 
     def build_entries(stop: Callable[[], bool]) -> int:
@@ -83,6 +86,19 @@ def index_sweeper(container: Container) -> IndexSweeper:
         with access.as_system():
             return reach.carry_on(brains.live, stop=stop)
 
+    images = container.ingest.images
+    refs = (
+        ImageRefsSweep(container.adapters.records, images, container.brains.repo, container.adapters.clock)
+        if images is not None
+        else None
+    )
+
+    def sweep_image_refs(stop: Callable[[], bool]) -> int:
+        if refs is None:
+            return 0
+        with access.as_system():
+            return refs.carry_on(brains.live, stop=stop)
+
     def report(stop: Callable[[], bool]) -> None:
         maintenance = container.health.maintenance
         if maintenance is not None and not stop():
@@ -100,6 +116,7 @@ def index_sweeper(container: Container) -> IndexSweeper:
             container.job_log.forget_marked,
             build_entries,
             sweep_reach,
+            sweep_image_refs,
             report,
         ],
         ended=brains.forget,

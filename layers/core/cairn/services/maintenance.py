@@ -7,10 +7,11 @@ holds: counts read every record until the sweep's hourly recount fits); its crea
 deleted brain may still be settling (services/erasure/settling.py: the sweep purges it again until
 15 minutes after its purge); the concept-reach pass (services/mnemosyne/concept_reach_sweep.py) has
 live brains still to scan and others done (one read once it has finished, else a batch read of its
-marks a 100 brains). Reading it costs one batch read of the counts' records a 1,000 brains,
-one read of the first memory of each brain without counts (none: nothing to build) and one read of
-the deletions settling. The latest report is kept (`last`) for /healthz, which
-reads no store: the sweep makes one at the end of each tick.
+marks a 100 brains), and so has the image-reference pass (services/mnemosyne/image_refs_sweep.py).
+Reading it costs one batch read of the counts' records a 1,000 brains, one read of the first
+memory of each brain without counts (none: nothing to build) and one read of the deletions
+settling. The latest report is kept (`last`) for /healthz, which reads no store: the sweep makes
+one at the end of each tick.
 
 Where the sweep runs in another process (AWS: the job task function's scheduled sweep; the API
 function runs none), `shared` keeps each report of every brain in one record too, counts and
@@ -49,9 +50,11 @@ GROUPS: Final = (
     "entries_building",
     "deletions_settling",
     "concept_reach_to_do",
+    "image_refs_to_do",
 )
-"""The states a report counts brains in (summary's names); `concept_reach_done` besides."""
-COUNTED: Final = (*GROUPS, "concept_reach_done")
+"""The states a report counts brains in (summary's names); `concept_reach_done` and
+`image_refs_done` besides."""
+COUNTED: Final = (*GROUPS, "concept_reach_done", "image_refs_done")
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +81,23 @@ class Maintenance:
     """When it was made (ISO time), where the report says it (a sweep's of every brain)."""
     counted: Mapping[str, int] | None = field(default=None, hash=False)
     """A report read back from its record: the counts alone (no brain ids)."""
+    image_refs_to_do: tuple[str, ...] = ()
+    """Live brains the image-reference pass (services/mnemosyne/image_refs_sweep.py) has still to scan."""
+    image_refs_done: int = 0
+    """Live brains it need not scan any more (scanned, or made by this release only)."""
 
     @property
     def quiet(self) -> bool:
         if self.counted is not None:
             return not any(self.counted.get(name) for name in GROUPS)
-        work = (self.counts_over, self.counts_building, self.times_building, self.settling, self.reach_to_do)
+        work = (
+            self.counts_over,
+            self.counts_building,
+            self.times_building,
+            self.settling,
+            self.reach_to_do,
+            self.image_refs_to_do,
+        )
         return not any(work)
 
     def summary(self, *, named: bool, tenant: str | None = None) -> dict[str, object]:
@@ -99,9 +113,11 @@ class Maintenance:
             "entries_building": self.times_building,
             "deletions_settling": tuple(s.brain_id for s in self.settling),
             "concept_reach_to_do": self.reach_to_do,
+            "image_refs_to_do": self.image_refs_to_do,
         }
         said: dict[str, object] = {name: len(ids) for name, ids in groups.items()}
         said["concept_reach_done"] = self.reach_done
+        said["image_refs_done"] = self.image_refs_done
         if named:
             seen = {
                 name: [i for i in ids if tenant is None or self.tenants.get(i) == tenant]
@@ -118,17 +134,20 @@ class BrainMaintenance:
         settling: DeletionsSettling,
         brains: Callable[[], Sequence[Brain]],
         reach_left: Callable[[Sequence[Brain]], Sequence[str]] = lambda _: (),
+        image_refs_left: Callable[[Sequence[Brain]], Sequence[str]] = lambda _: (),
         *,
         clock: Clock,
         shared: bool = False,
     ) -> None:
         """`brains`: every brain's record, live and deleted (their tenants say whose they are);
         `reach_left`: which of the live brains given the concept-reach pass has still to scan;
+        `image_refs_left`: the same of the image-reference pass;
         `shared`: each report of every brain kept in its record too, read where none was made."""
         self.records = records
         self.settling = settling
         self.brains = brains
         self.reach_left = reach_left
+        self.image_refs_left = image_refs_left
         self.clock = clock
         self.shared = shared
         self._last: Maintenance | None = None
@@ -146,7 +165,8 @@ class BrainMaintenance:
         """The state of these brains (every live brain when None) and, with `deletions`, of every
         deletion settling; kept as `last` when it covers every brain. `listed`: every brain's
         record as the caller (the sweep's tick) already listed them, instead of listing them again.
-        `named`: the records of the brains given, whose concept-reach pass is said too."""
+        `named`: the records of the brains given, whose concept-reach and image-reference passes are
+        said too."""
         every = brain_ids is None
         if brain_ids is not None:
             listed = ()
@@ -157,6 +177,7 @@ class BrainMaintenance:
         ids = [b.id for b in live] if brain_ids is None else list(brain_ids)
         asked = live if every else [b for b in named if b.deleted_at is None]
         reach = tuple(self.reach_left(asked))
+        image_refs = tuple(self.image_refs_left(asked))
         keys = [(documents_pk(i), COUNTS_SK) for i in ids]
         held = {}
         for start in range(0, len(keys), MAX_GET_MANY):
@@ -183,6 +204,8 @@ class BrainMaintenance:
             time.monotonic(),
             tenants,
             self.clock.now().isoformat() if every and deletions else None,
+            image_refs_to_do=image_refs,
+            image_refs_done=len(asked) - len(image_refs),
         )
         if every and deletions:
             with self._lock:

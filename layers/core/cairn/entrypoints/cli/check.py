@@ -202,6 +202,11 @@ def _say_maintenance(container: Container, brains: list[Brain], *, deletions: bo
             f"brain {slugs[brain_id]}: the sweep's concept-reach pass has not scanned it yet (concept links "
             "an earlier release left of documents it erased stay until it has)"
         )
+    for brain_id in found.image_refs_to_do:
+        print(
+            f"brain {slugs[brain_id]}: the sweep's image-reference pass has not scanned it yet (image "
+            "references an earlier release left of documents deleted or erased stay until it has)"
+        )
     for deletion in found.settling:
         print(
             f"deleted brain {deletion.brain_id}: settling until {deletion.until.isoformat()} (each sweep "

@@ -30,19 +30,19 @@ class ImageRefs:
 
     def made_by(self, brain_id: str, document_path: str) -> dict[str, dict[str, str | None]]:
         """The images the document at `document_path` shows, as last recorded."""
-        return {item.sk: dict(item.data) for item in self._items(_by_document(brain_id, document_path))}
+        return {item.sk: dict(item.data) for item in self._items(by_document(brain_id, document_path))}
 
     def of_image(self, brain_id: str, image_path: str) -> list[tuple[str, dict[str, str | None]]]:
         """The documents showing `image_path`, in path order (at most MAX_RECORDED), with what
         each says about it."""
-        items = self.records.query(_by_image(brain_id, image_path), limit=MAX_RECORDED).items
+        items = self.records.query(by_image(brain_id, image_path), limit=MAX_RECORDED).items
         return [(item.sk, dict(item.data)) for item in items]
 
     def replace(self, brain_id: str, document_path: str, shown: Shown) -> set[str]:
         """Make `shown` (at most MAX_RECORDED of it) what the document shows, both ways; returns
         the images whose references changed."""
         wanted = dict(list(shown.items())[:MAX_RECORDED])
-        by_document = _by_document(brain_id, document_path)
+        own = by_document(brain_id, document_path)
         before = self.made_by(brain_id, document_path)
         ops: list[Put | Delete] = []
         changed: set[str] = set()
@@ -50,12 +50,12 @@ class ImageRefs:
             if before.get(target) != data:
                 changed.add(target)
                 ops += [
-                    Put(Item(_by_image(brain_id, target), document_path, dict(data))),
-                    Put(Item(by_document, target, dict(data))),
+                    Put(Item(by_image(brain_id, target), document_path, dict(data))),
+                    Put(Item(own, target, dict(data))),
                 ]
         for target in before.keys() - wanted.keys():
             changed.add(target)
-            ops += [Delete(_by_image(brain_id, target), document_path), Delete(by_document, target)]
+            ops += [Delete(by_image(brain_id, target), document_path), Delete(own, target)]
         for start in range(0, len(ops), _OPS_PER_TRANSACTION):
             self.records.transact(ops[start : start + _OPS_PER_TRANSACTION])
         return changed
@@ -75,9 +75,9 @@ def image_refs_prefix(brain_id: str) -> str:
     return f"imgref#{brain_id}#"
 
 
-def _by_image(brain_id: str, image_path: str) -> str:
+def by_image(brain_id: str, image_path: str) -> str:
     return f"{image_refs_prefix(brain_id)}to#{image_path}"
 
 
-def _by_document(brain_id: str, document_path: str) -> str:
+def by_document(brain_id: str, document_path: str) -> str:
     return f"{image_refs_prefix(brain_id)}from#{document_path}"

@@ -30,6 +30,8 @@ from cairn.ports.records import MAX_SCAN_PREFIXES, Item, RecordStore
 from cairn.services.documents.current_memories import stepped
 from cairn.services.repositories import BrainRepository, get_all
 
+BUDGET_S: Final = 10.0
+"""How long a sweep tick carries a pass on."""
 LATE_S: Final = 3600.0
 """Brains made this long after the pass started are still scanned: an earlier release's process
 may still be running then."""
@@ -83,7 +85,7 @@ class BrainScanPass:
         self.step_items = step_items
 
     def carry_on(
-        self, brains: Callable[[], Sequence[Brain]], *, budget_s: float, stop: Callable[[], bool]
+        self, brains: Callable[[], Sequence[Brain]], *, budget_s: float = BUDGET_S, stop: Callable[[], bool]
     ) -> int:
         """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop`
         says the process is stopping (current_memories.stepped); the steps taken. `brains` is

@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from typing import Final
 
 from cairn.domain.errors import Conflict, DamagedStore
-from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import Item, Put, RecordStore
 from cairn.services.brain_scan_pass import LATE_S as LATE_S  # the pass's margin, named here too
@@ -57,8 +56,6 @@ log = logging.getLogger(__name__)
 PASS_KEY: Final = ("concept-reach-pass", "pass-2")
 STEP_ITEMS: Final = 500
 """The link items one step's scan page holds at most."""
-BUDGET_S: Final = 10.0
-"""How long a sweep tick carries the pass on."""
 _BATCH: Final = 100  # reach records made in one transaction (DynamoDB's 100 items)
 
 
@@ -70,7 +67,7 @@ def _chunk_prefix(brain_id: str) -> str:
     return f"{links_prefix(brain_id)}out#chk_"
 
 
-class ReachSweep:
+class ReachSweep(BrainScanPass):
     """The pass (module docstring) over the brains the sweep names."""
 
     def __init__(
@@ -82,11 +79,9 @@ class ReachSweep:
         *,
         step_items: int = STEP_ITEMS,
     ) -> None:
-        self.records = records
         self.reach = reach
         self.documents = documents
-        self.clock = clock
-        self.scan = BrainScanPass(
+        super().__init__(
             records,
             documents.brains,
             clock,
@@ -96,22 +91,6 @@ class ReachSweep:
             settle=self._settle,
             step_items=step_items,
         )
-
-    def carry_on(
-        self, brains: Callable[[], Sequence[Brain]], *, budget_s: float = BUDGET_S, stop: Callable[[], bool]
-    ) -> int:
-        """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop`
-        says the process is stopping (BrainScanPass.carry_on); the steps taken."""
-        return self.scan.carry_on(brains, budget_s=budget_s, stop=stop)
-
-    def step(self, brains: Callable[[], Sequence[Brain]]) -> bool:
-        """One page of the scan under way, or the start of the next brains' scan; True once no brain
-        is left to scan."""
-        return self.scan.step(brains)
-
-    def left(self, brains: Sequence[Brain]) -> list[str]:
-        """Which of these live brains the pass has still to scan (the maintenance report's)."""
-        return self.scan.left(brains)
 
     def _settle(self, items: Sequence[Item]) -> None:
         """Raise the reach of each document these link items name to the highest ordinal linked,

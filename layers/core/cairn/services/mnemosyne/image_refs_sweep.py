@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import suppress
 from typing import Final
 
 from cairn.domain.errors import Conflict, DamagedStore
-from cairn.domain.models import Brain
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, RecordStore
 from cairn.services.brain_scan_pass import BrainScanPass
@@ -48,8 +47,6 @@ log = logging.getLogger(__name__)
 PASS_KEY: Final = ("image-refs-pass", "pass")
 STEP_ITEMS: Final = 200
 """The references one step's scan page holds at most: each removed may re-index an image."""
-BUDGET_S: Final = 10.0
-"""How long a sweep tick carries the pass on."""
 _PAIRS: Final = 25  # references removed in one transaction: two deletes each, within DynamoDB's 100
 
 
@@ -61,7 +58,7 @@ def _from_prefix(brain_id: str) -> str:
     return f"{image_refs_prefix(brain_id)}from#"
 
 
-class ImageRefsSweep:
+class ImageRefsSweep(BrainScanPass):
     """The pass (module docstring) over the brains the sweep names."""
 
     def __init__(
@@ -73,10 +70,8 @@ class ImageRefsSweep:
         *,
         step_items: int = STEP_ITEMS,
     ) -> None:
-        self.records = records
         self.images = images
-        self.brains = brains
-        self.scan = BrainScanPass(
+        super().__init__(
             records,
             brains,
             clock,
@@ -86,22 +81,6 @@ class ImageRefsSweep:
             settle=self._settle,
             step_items=step_items,
         )
-
-    def carry_on(
-        self, brains: Callable[[], Sequence[Brain]], *, budget_s: float = BUDGET_S, stop: Callable[[], bool]
-    ) -> int:
-        """Steps of the pass until it is done for every brain, `budget_s` has passed or `stop` says
-        the process is stopping (BrainScanPass.carry_on); the steps taken."""
-        return self.scan.carry_on(brains, budget_s=budget_s, stop=stop)
-
-    def step(self, brains: Callable[[], Sequence[Brain]]) -> bool:
-        """One page of the scan under way, or the start of the next brains' scan; True once no brain
-        is left to scan."""
-        return self.scan.step(brains)
-
-    def left(self, brains: Sequence[Brain]) -> list[str]:
-        """Which of these live brains the pass has still to scan (the maintenance report's)."""
-        return self.scan.left(brains)
 
     def _settle(self, items: Sequence[Item]) -> None:
         """Remove the references these by-document items hold of documents no longer standing, then

@@ -17,6 +17,7 @@ from typing import Any
 from cairn.bootstrap.models import distillers_for, generator_for, local_embedder, reranker_for
 from cairn.config import Settings
 from cairn.container import Adapters
+from cairn.domain.errors import InvalidInput
 from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.clock import Clock, SystemClock
@@ -33,8 +34,9 @@ JOB_MACHINES = ("job", "ingest", "consolidate")
 so they cannot fall back to the generic machine."""
 
 
-class IncompleteAwsSettings(ValueError):
-    """`backend = "aws"` without a resource it needs (the message names the settings)."""
+class IncompleteAwsSettings(InvalidInput):
+    """`backend = "aws"` without a resource it needs (the message names the settings): a command
+    says it in one line, as any other invalid setting."""
 
 
 def missing_aws_settings(settings: Settings) -> list[str]:

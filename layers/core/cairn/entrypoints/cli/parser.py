@@ -18,6 +18,7 @@ from cairn import __version__
 from cairn.auth.principal import SCOPES as KEY_SCOPES
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.domain.libraries import LIBRARY_TYPES
+from cairn.domain.scrub import scrub
 from cairn.domain.subjects import SubjectKind
 from cairn.entrypoints import log_scrub
 from cairn.entrypoints.cli.opened import close_opened
@@ -352,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"error: server_unreachable: the request to the server failed ({type(exc).__name__})",
                 file=sys.stderr,
             )
+            return 2
+        if type(exc).__module__.startswith(("botocore", "boto3")):  # the AWS backend's store
+            print(f"error: aws_unavailable: {scrub(str(exc))[:500]} ({type(exc).__name__})", file=sys.stderr)
             return 2
         known = storage_failure(exc)
         if known is None:

@@ -117,6 +117,20 @@ def test_serve_refuses_to_start_open_beyond_loopback(
     code = main(["serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "data")])
     err = capsys.readouterr().err
     assert code == 2 and "refusing to serve 0.0.0.0 without authentication" in err
+    assert "bind 127.0.0.1" in err
+
+
+def test_serve_on_the_aws_backend_refuses_to_start_open_on_loopback_too_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loopback implies no open serving of a store shared beyond this machine, so binding
+    127.0.0.1 (which it is) is not offered as the way out."""
+    monkeypatch.setenv("CAIRN_BACKEND", "aws")
+    code = main(["serve", "--host", "127.0.0.1", "--data-dir", str(tmp_path / "data")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "refusing to serve the AWS backend's store without authentication" in err
+    assert "bind 127.0.0.1" not in err and "--allow-open" in err
 
 
 def test_serve_refuses_a_short_token_beyond_loopback_and_never_prints_it(

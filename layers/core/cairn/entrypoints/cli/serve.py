@@ -163,9 +163,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     open_serving = auth_options(settings).open
     if not open_serving and settings.token is None and settings.jwt_issuer is None:
+        # on the AWS backend loopback implies nothing: its store is shared beyond this machine
+        where = "the AWS backend's store" if settings.backend == "aws" else settings.host
+        bind = "" if settings.backend == "aws" else "bind 127.0.0.1, "
         print(
-            f"error: refusing to serve {settings.host} without authentication: give --token "
-            "(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, bind 127.0.0.1, or pass --allow-open",
+            f"error: refusing to serve {where} without authentication: give --token "
+            f"(or CAIRN_TOKEN), configure CAIRN_JWT_ISSUER, {bind}or pass --allow-open",
             file=sys.stderr,
         )
         return 2

@@ -65,7 +65,8 @@ def _sent(c: Container) -> collections.Counter[str]:
     return sent
 
 
-def test_an_erasure_reads_each_document_s_raw_rows_once_and_deletes_only_what_is_held(c: Container) -> None:
+def _erased_ada(c: Container) -> collections.Counter[str]:
+    """The requests an erasure of agent `ada`'s ERASED notes sent (`bo` has as many, kept)."""
     with access.as_system():
         brain = c.brains.create("Shore", slug="shore")
         for n in range(ERASED):
@@ -75,8 +76,12 @@ def test_an_erasure_reads_each_document_s_raw_rows_once_and_deletes_only_what_is
                 )
         sent = _sent(c)
         receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
-
     assert receipt.removed["documents"] == ERASED
+    return sent
+
+
+def test_an_erasure_reads_each_document_s_raw_rows_once_and_deletes_only_what_is_held(c: Container) -> None:
+    sent = _erased_ada(c)
     # one listing of the raw rows a document (their keys and their deletion), one of its folder
     assert sent["Query raw"] == ERASED
     assert sent["ListObjectVersions"] == 2 * ERASED and sent["ListObjectsV2"] == 0
@@ -91,16 +96,6 @@ def test_an_erasure_reads_each_document_s_concept_reach_and_mentions_once_before
     mention links with its other outgoing links: the reads left are the removal hook's of the reach,
     after the commit, and six link partitions a document (its links and numbered links out and in,
     its one chunk's out and in) besides the mentions read again after the commit."""
-    with access.as_system():
-        brain = c.brains.create("Shore", slug="shore")
-        for n in range(ERASED):
-            for agent in ("ada", "bo"):
-                c.documents.write(
-                    brain, f"memory/agent/{agent}/{n}.md", f"# {agent} {n}\n\nNote {n}.".encode()
-                )
-        sent = _sent(c)
-        receipt = c.erasure.erase("agent_scope", "ada", [brain.slug])
-
-    assert receipt.removed["documents"] == ERASED
+    sent = _erased_ada(c)
     assert sent["GetItem links"] == ERASED
     assert sent["Query links"] == (6 + 1) * ERASED

@@ -356,6 +356,18 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _jwt_audience_named(self) -> Settings:
+        """A token is taken only for an audience this server names (auth/jwt_verify.py): with an
+        issuer and none, every start failed with a traceback."""
+        named = bool(self.jwt_audience) and all(a.strip() for a in self.jwt_audience)
+        if self.jwt_issuer and self.jwt_issuer.strip() and not named:
+            raise ValueError(
+                "CAIRN_JWT_ISSUER is set and CAIRN_JWT_AUDIENCE names no audience (or a blank one): "
+                'give this server\'s identifiers as a JSON list, e.g. ["https://cairn.example.com/mcp"]'
+            )
+        return self
+
+    @model_validator(mode="after")
     def _one_credential_per_server(self) -> Settings:
         """A user and password in a model server's URL go as Basic credentials, in the header the
         API key's Bearer token goes in: with both set, the key was silently never sent."""

@@ -168,6 +168,19 @@ def test_a_bad_setting_is_named_without_its_value(
     assert code == 2 and "set CAIRN_RELEVANCE_MIDPOINT and CAIRN_RELEVANCE_SLOPE together" in err
 
 
+@pytest.mark.parametrize("audience", [None, "[]", '[" "]'])
+def test_a_jwt_issuer_without_an_audience_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, audience: str | None
+) -> None:
+    """Every token would be refused (auth/jwt_verify.py), and the start failed with a traceback."""
+    monkeypatch.setenv("CAIRN_JWT_ISSUER", "https://issuer.example.com")
+    if audience is not None:
+        monkeypatch.setenv("CAIRN_JWT_AUDIENCE", audience)
+    code, _, err = run(capsys, "serve", "--port", "1", "--data-dir", str(tmp_path))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "CAIRN_JWT_ISSUER is set and CAIRN_JWT_AUDIENCE names no audience" in err
+
+
 @pytest.mark.parametrize("name", ["CAIRN_JWT_AUDIENCE", "CAIRN_IAM_TENANTS", "CAIRN_IAM_SCOPES"])
 def test_a_json_setting_that_is_not_json_is_named_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str

@@ -89,7 +89,7 @@ def test_without_registration_the_document_names_no_registration_endpoint() -> N
 
 
 def test_sign_in_needs_both_the_issuer_and_the_sign_in_domain() -> None:
-    base: dict[str, Any] = {"data_dir": Path("/nonexistent-cairn")}
+    base: dict[str, Any] = {"data_dir": Path("/nonexistent-cairn"), "jwt_audience": ["static"]}
     assert sign_in_for(Settings(**base, jwt_issuer=POOL_ISSUER), fake_adapters()) is None
     assert sign_in_for(Settings(**base, cognito_domain=DOMAIN), fake_adapters()) is None
     assert sign_in_for(Settings(**base, jwt_issuer=POOL_ISSUER, cognito_domain=""), fake_adapters()) is None
@@ -115,6 +115,7 @@ def test_an_unsafe_operator_redirect_stops_the_start() -> None:
     settings = Settings(
         data_dir=Path("/nonexistent-cairn"),
         jwt_issuer=POOL_ISSUER,
+        jwt_audience=["static"],
         cognito_domain=DOMAIN,
         cognito_user_pool_id="us-east-1_AbCdEf123",
         oauth_allowed_redirects=["https://example.com*"],
@@ -157,6 +158,7 @@ def test_registration_without_user_groups_stops_the_start() -> None:
     settings = Settings(
         data_dir=Path("/nonexistent-cairn"),
         jwt_issuer=POOL_ISSUER,
+        jwt_audience=["static"],
         cognito_domain=DOMAIN,
         cognito_user_pool_id="us-east-1_AbCdEf123",
     )

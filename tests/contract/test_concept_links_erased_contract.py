@@ -8,7 +8,6 @@ Each test reads every record the store holds afterwards and looks for the docume
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from cairn.services.documents.inputs import BatchOp
 from cairn.services.erasure.log import Receipt
 from cairn.services.mnemosyne.concept_reach import reach_key
 from tests.fakes.container import fake_adapters
+from tests.support.store_words import words_held
 
 AGENT = "ada"
 PATH = f"memory/agent/{AGENT}/harbour.md"
@@ -85,17 +85,7 @@ def written(c: Container, brain: Brain, parts: int, *, link: bool = True, earlie
 def words_kept(records: RecordStore, prefixes: Sequence[str] = ()) -> set[str]:
     """The document's words that any record of the store still holds (every partition read, or
     those of `prefixes`)."""
-    found: set[str] = set()
-    prefixes = prefixes or [chr(c) for c in range(32, 127)]
-    cursor: str | None = None
-    while True:
-        page = records.scan(prefixes, cursor=cursor)
-        for item in page.items:
-            held = json.dumps([item.pk, item.sk, item.data]).lower()
-            found.update(word for word in WORDS if word in held)
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    return words_held(records, WORDS, prefixes)
 
 
 def words_of(parts: range) -> set[str]:

@@ -29,6 +29,7 @@ from cairn.services.documents.inputs import DocumentInput
 from cairn.services.mnemosyne.image_items import Prepared
 from cairn.services.mnemosyne.image_refs import image_refs_prefix
 from tests.fakes.container import fake_adapters
+from tests.support.store_words import words_held
 
 AGENT = "ada"
 REPORT = f"memory/agent/{AGENT}/report.md"
@@ -81,16 +82,7 @@ def deleted(c: Container, brain: Brain) -> Callable[[], None]:
 
 def words_kept(records: RecordStore) -> set[str]:
     """The captions' words any record of the store still holds (every partition read)."""
-    found: set[str] = set()
-    cursor: str | None = None
-    while True:
-        page = records.scan([chr(c) for c in range(32, 127)], cursor=cursor)
-        for item in page.items:
-            held = json.dumps([item.pk, item.sk, item.data]).lower()
-            found.update(word for word in WORDS if word in held)
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    return words_held(records, WORDS)
 
 
 def refs_kept(records: RecordStore, brain: Brain) -> list[tuple[str, str]]:

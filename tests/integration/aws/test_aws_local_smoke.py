@@ -101,12 +101,16 @@ def dead_port() -> int:
 
 
 def test_a_dead_token_endpoint_fails_the_token_step_by_name(stack: AwsLocal) -> None:
-    dead = f"http://127.0.0.1:{dead_port()}/oauth2/token"
+    """Named without the password a token URL was given with (nor anything else of the run)."""
+    port = dead_port()
+    dead = f"http://smoke:pw-not-for-the-screen@127.0.0.1:{port}/oauth2/token"
     done = run_smoke(stack.base, "--token-url", dead, env=MACHINE, timeout=120)
     steps = smoke_steps(done.stdout)
     assert done.returncode == 1, done.stdout + done.stderr
     assert steps["machine token"][0] == "FAILED"
-    assert f"POST {dead}: ConnectError" in steps["machine token"][1]
+    shown = f"http://[CREDENTIALS_REDACTED]@127.0.0.1:{port}/oauth2/token"
+    assert f"POST {shown}: ConnectError" in steps["machine token"][1]
+    assert "pw-not-for-the-screen" not in done.stdout + done.stderr
     for path in SURFACE_PATHS:  # what needs no token still ran, and passed
         assert steps[f"401 + metadata {path}"][0] == "ok"
     for name in (

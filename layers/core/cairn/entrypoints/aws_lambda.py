@@ -10,7 +10,9 @@ functions also trace with Powertools' Tracer (a no-op outside Lambda), the API f
 Lambda's active tracing alone. Events are never logged: they carry bearer tokens and memory
 contents. An API event Mangum could not read (not HTTP API payload 2.0, or mistyped) is answered
 with a 400 Problem+JSON and one log line, and a task event that is not an object raises
-InvalidInput, as task_handler refuses other invalid input: never a traceback from inside.
+InvalidInput, as task_handler refuses other invalid input: never a traceback from inside. An
+exception leaving either function has its text scrubbed of credentials first (the runtime prints
+it, and Step Functions keeps it in the execution's history).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from cairn.container import Container
 from cairn.domain.errors import InvalidInput
+from cairn.entrypoints.log_scrub import scrubbed_error
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 log = logging.getLogger("cairn.lambda")
@@ -130,7 +133,13 @@ def observed(handler: Handler, *, traced: bool = False) -> Handler:
                 pass
         with single_metric("Invocations", MetricUnit.Count, 1, namespace="Cairn", default_dimensions=service):
             pass
-        return handler(event, context)
+        try:
+            return handler(event, context)
+        except Exception as exc:
+            clean = scrubbed_error(exc)
+            if clean is exc:
+                raise
+            raise clean.with_traceback(exc.__traceback__) from None
 
     if not traced:
         return handle

@@ -15,7 +15,10 @@ A handler that fails to write a record reports it on stderr itself (logging.Hand
 the traceback of the exception being handled then, whose text may hold what a request sent, and
 the record's raw arguments. That report is scrubbed too, and so is Python's own print of an
 exception nothing caught, in the main thread (a store that cannot be reached as `cairn serve`
-starts: botocore quotes its endpoint's URL) or in any other.
+starts: botocore quotes its endpoint's URL) or in any other. An exception leaving a Lambda handler
+is printed by the Lambda runtime, outside logging, and handed to Step Functions as the task's
+error: `scrubbed_error` gives the handler one whose text holds no credential, of the same name
+(what the state machines' Retry and Catch match).
 """
 
 from __future__ import annotations
@@ -82,6 +85,24 @@ def _scrubbed_args(record: logging.LogRecord) -> tuple[object, ...] | None:
     except Exception:  # a scrubbed argument no longer fits its place (`%d`)
         return None
     return args if scrub(made) == made else None
+
+
+def scrubbed_error(error: Exception) -> Exception:
+    """`error` if its text holds no credential; else `error` with its arguments scrubbed, when that
+    takes the credential out of its text, or a new exception of the same name holding its scrubbed
+    text (an OSError's text, say, is made from its attributes, not its arguments)."""
+    text = str(error)
+    clean = scrub(text)
+    if clean == text:
+        return error
+    with contextlib.suppress(Exception):
+        error.args = tuple(scrub(arg) if isinstance(arg, str) else arg for arg in error.args)
+        if scrub(made := str(error)) == made:
+            return error
+    kind = type(error)
+    names = {"__module__": kind.__module__, "__qualname__": kind.__qualname__}
+    same_name = type(kind.__name__, (Exception,), names)
+    return same_name(clean)
 
 
 def _report_failure(handler: logging.Handler, record: logging.LogRecord) -> None:

@@ -41,6 +41,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote, urlsplit
 
+from cairn.domain.scrub import scrub
 from cairn.entrypoints.cli.parser import SMOKE_CLIENT_ID_ENV, SMOKE_CLIENT_SECRET_ENV
 from cairn.entrypoints.mcp.registry import SURFACES
 
@@ -78,7 +79,9 @@ def api_base(url: str) -> str:
 
 
 class Report:
-    """Step lines: the result of each as it finishes; on a terminal, the running one first."""
+    """Step lines: the result of each as it finishes; on a terminal, the running one first. Every
+    line is scrubbed of credentials: a URL given with its user and password, a token URL's query,
+    an answer's excerpt echoing a token."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -88,7 +91,7 @@ class Report:
 
     def running(self, name: str, note: str = "") -> None:
         if self.tty:
-            self.out.write(f"\r\x1b[2K  ...     {name}  {note}".rstrip())
+            self.out.write(scrub(f"\r\x1b[2K  ...     {name}  {note}".rstrip()))
             self.out.flush()
 
     def done(self, name: str, status: str, detail: str, took: float | None = None) -> None:
@@ -97,7 +100,7 @@ class Report:
         label = {"ok": "ok", "skipped": "skipped", "failed": "FAILED"}[status]
         seconds = f"{took:6.1f} s" if took is not None else " " * 8
         line = f"  {label:<8}{name:<40}{seconds}  {detail}".rstrip()
-        self.out.write(("\r\x1b[2K" if self.tty else "") + line + "\n")
+        self.line(("\r\x1b[2K" if self.tty else "") + line)
         self.out.flush()
 
     def summary(self) -> int:
@@ -106,9 +109,12 @@ class Report:
         line = f"smoke: {passed} passed, {skipped} skipped, {failed} failed"
         if count["failed"]:
             line += ": " + "; ".join(count["failed"])
-        self.out.write(line + "\n")
-        self.out.flush()
+        self.line(line)
         return 1 if count["failed"] else 0
+
+    def line(self, text: str) -> None:
+        self.out.write(scrub(text) + "\n")
+        self.out.flush()
 
 
 def sigv4_auth(region: str) -> httpx2.Auth:
@@ -164,7 +170,7 @@ class Smoke:
     # -- running ---------------------------------------------------------------------------------
 
     async def run(self) -> int:
-        self.report.out.write(f"cairn smoke {self.base} (run {self.run_id})\n")
+        self.report.line(f"cairn smoke {self.base} (run {self.run_id})")
         brain = "SigV4 memory_create_brain" if self.args.sigv4 else "create the smoke brain (machine token)"
         try:
             await self.step("healthz", self.healthz)

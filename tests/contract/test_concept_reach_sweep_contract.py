@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.bootstrap.sweep import index_sweeper
@@ -27,6 +29,7 @@ from tests.contract.test_concept_links_erased_contract import (
     words_of,
     written,
 )
+from tests.support.read_budget import read_budget
 
 
 class _Racing:
@@ -226,6 +229,30 @@ def test_a_damaged_reach_is_replaced_by_what_the_pass_reads(
     assert reach is not None and reach.data == {"upto": 10}
     erase(c, brain)
     assert words_kept(c.adapters.records) == set()
+
+
+@pytest.mark.parametrize(
+    "upto", [10**12, -5, 2.5, "1000000000000"], ids=["huge", "negative", "float", "digits"]
+)
+def test_an_absurd_reach_of_a_document_gone_is_replaced_and_its_links_go_in_bounded_reads(
+    two: tuple[Container, Container],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    upto: object,
+) -> None:
+    """A reach changed outside Cairn to a count no document reaches (past MAX_REACH), of a document
+    an earlier release erased: the pass replaces it with what it reads, as a damaged one, and
+    removes those links, where it queried each of 10**12 chunk ids."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    erase(c, brain)  # that release's erasure left the links of chunks 3..9
+    records = c.adapters.records
+    records.put(Item(*reach_key(brain.id, doc.id), {"upto": upto}))
+    with read_budget(monkeypatch, records, 1_000) as reads:
+        run_out(c, sweep_of(c))
+    assert reads.count < 1_000
+    assert words_kept(records) == set()
+    assert records.get(*reach_key(brain.id, doc.id)) is None
 
 
 def test_a_brain_deleted_as_the_pass_scans_it_is_left_no_record(

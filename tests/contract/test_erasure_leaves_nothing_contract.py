@@ -24,6 +24,7 @@ from cairn.services.repositories import doc_key, to_item
 from cairn.services.search.access import access_pk
 from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of, written
 from tests.fakes.clock import FakeClock
+from tests.support.read_budget import read_budget
 
 AGENT = "ada"
 CODEWORD = "zephyrquill"
@@ -136,6 +137,32 @@ def test_a_damaged_reach_on_a_brain_the_pass_is_done_with_does_not_stop_the_eras
     assert words_kept(records) == set()  # the links of every ordinal, the earlier version's included
     assert records.get(*reach_key(brain.id, doc.id)) is None
     assert f"the concept reach of document {doc.id} is damaged" in caplog.text
+
+
+ABSURD_UPTO = {"huge": 10**12, "negative": -5, "float": 2.5, "digits": "1000000000000"}
+
+
+@pytest.mark.parametrize("upto", list(ABSURD_UPTO.values()), ids=list(ABSURD_UPTO))
+def test_a_reach_changed_outside_cairn_to_an_absurd_count_is_taken_for_damaged_by_the_erasure(
+    c: Container, monkeypatch: pytest.MonkeyPatch, upto: object
+) -> None:
+    """An `upto` no document's chunks can reach (past MAX_REACH) is damaged like one that is not a
+    count: the erasure takes the widest reach from the links, and reads the store a bounded number
+    of times where it queried each of 10**12 chunk ids."""
+    brain = shore(c)
+    with access.as_system():
+        doc = written(c, brain, 10)
+        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
+        records = c.adapters.records
+        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
+        records.put(Item(*reach_key(brain.id, doc.id), {"upto": upto}))
+        with read_budget(monkeypatch, records, 2_000) as reads:
+            receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.status == "completed" and receipt.removed["documents"] == 1
+    assert receipt.removed["links"] >= 10
+    assert words_kept(records) == set()  # the links of every ordinal, the earlier version's included
+    assert records.get(*reach_key(brain.id, doc.id)) is None
+    assert reads.count < 2_000
 
 
 @pytest.mark.parametrize("at", [1, 2], ids=["first", "second"])

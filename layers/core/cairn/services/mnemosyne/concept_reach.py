@@ -30,7 +30,7 @@ stage is still on the record and writes it again (`confirm`), so a retire that r
 before takes the links it just made too, and one that wrote after it finds them; a stage no longer
 on the record has the linker take its own links back.
 
-A damaged record (its `upto` not a count, its `stages` not stages; the reach pass,
+A damaged record (its `upto` not a count or past MAX_REACH, its `stages` not stages; the reach pass,
 concept_reach_sweep.py, replaces those of a brain it has not done yet) stops neither a removal nor
 a linker: each takes the widest reach, one past the highest ordinal any of the document's chunks
 of any family is linked from, and every family linked, found by a scan of the document's chunk
@@ -51,12 +51,17 @@ from typing import Any, Final
 from cairn.domain.errors import Conflict, DamagedStore, reading_record
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
 from cairn.services.documents.chunk_ids import LIVE, STAGE, chunk_id, chunk_id_of, parse_chunk_id
+from cairn.services.documents.indexing import MAX_CHUNKS
 from cairn.services.links.repository import LinkRepository, in_key, links_prefix, out_key
 
 log = logging.getLogger(__name__)
 _SK: Final = "concept"
 _RETRIES: Final = 16
 _OPS_PER_COMMIT: Final = 100  # two items a link: DynamoDB's 100-item transaction
+MAX_REACH: Final = 5 * MAX_CHUNKS
+"""The highest `upto` a record reads as: a write makes at most MAX_CHUNKS chunks, and texts of
+many tiny sections stored before that cap made up to about 100,000. One higher (changed outside
+Cairn) is damaged, taken from the links instead of querying each chunk id below it."""
 
 
 def reach_key(brain_id: str, document_id: str) -> tuple[str, str]:
@@ -87,6 +92,8 @@ def reach_of(item: Item) -> Reach:
         upto, stages = item.data["upto"], item.data.get("stages", [])
         if not isinstance(upto, int) or isinstance(upto, bool) or upto < 0:  # True would read as 1
             raise ValueError("upto is not a count")
+        if upto > MAX_REACH:  # a removal would query each chunk id below it
+            raise ValueError(f"upto is past {MAX_REACH}, more than a document's chunks reach")
         if not isinstance(stages, list) or not all(isinstance(s, str) and STAGE.fullmatch(s) for s in stages):
             raise ValueError("stages are not stages")
     return Reach(upto, item.version, stages=tuple(stages))

@@ -59,7 +59,7 @@ def test_an_erasure_is_read_back_whole_and_started_only_once(records: RecordStor
         log.start(asked.model_copy(update={"kind": "brain"}), "someone else")
     assert log.get("era_1").subject == SUBJECT
     with pytest.raises(NotFound):
-        log.advance("era_none", "brn_1", Counter(documents=1))
+        log.advance("era_none", "brn_1", log.progress("era_none", "brn_1"))
 
 
 def test_each_brain_is_counted_once_from_the_progress_kept_and_its_progress_goes_with_it(
@@ -75,14 +75,16 @@ def test_each_brain_is_counted_once_from_the_progress_kept_and_its_progress_goes
     first.save()
     resumed = log.progress("era_1", "brn_1")  # a resume after the process was killed
     assert resumed.counts == Counter(documents=2, chunks=5)
-    log.advance("era_1", "brn_1", resumed.counts)
-    again = log.advance("era_1", "brn_1", Counter(documents=2, chunks=5))  # a resume re-reporting it
+    log.advance("era_1", "brn_1", resumed)
+    again = log.advance("era_1", "brn_1", resumed)  # a resume re-reporting it
     assert again.receipt.removed["documents"] == 2 and again.done == ["brn_1"]
+    late = log.progress("era_1", "brn_1")  # one that starts once the brain is done finds nothing
+    assert late.counts == Counter() and log.advance("era_1", "brn_1", late) == again
     assert records.get(*progress_key("era_1", "brn_1")) is None  # dropped as the brain was counted
 
     held = {"removed": {"documents": 1, "blobs": 4, "not_a_kind": 7, "chunks": "five"}}
     records.put(Item(*progress_key("era_1", "brn_2"), held))  # only the kinds a receipt counts
-    log.advance("era_1", "brn_2", log.progress("era_1", "brn_2").counts)
+    log.advance("era_1", "brn_2", log.progress("era_1", "brn_2"))
     records.put(Item(*progress_key("era_1", "brn_3"), {"removed": "damaged"}))
     assert log.progress("era_1", "brn_3").counts == Counter()  # counted afresh, said in the log
     assert "its progress in brain brn_3 is damaged" in caplog.text
@@ -104,15 +106,88 @@ def test_brains_finished_at_the_same_time_are_each_counted_exactly_once(records:
     start = threading.Barrier(len(reports))
 
     def report(brain_id: str) -> None:
+        elsewhere = ErasureLog(records, clock)
+        progress = elsewhere.progress("era_1", brain_id)
         start.wait()
-        ErasureLog(records, clock).advance("era_1", brain_id, Counter(documents=1, records=10))
+        elsewhere.advance("era_1", brain_id, progress)
 
+    for brain_id in brains:  # what each brain's attempts kept before they were killed
+        progress = log.progress("era_1", brain_id)
+        progress.counts.update(documents=1, records=10)
+        progress.save()
     with ThreadPoolExecutor(len(reports)) as pool:
         for future in [pool.submit(report, b) for b in reports]:
             future.result()
     got = log.get("era_1")
     assert sorted(got.done) == list(brains)
     assert got.receipt.removed["documents"] == 3 and got.receipt.removed["records"] == 30
+    assert records.query(PROGRESS_PK, "").items == []
+
+
+def test_two_resumes_of_a_brain_at_once_each_have_what_they_removed_counted_once(
+    records: RecordStore,
+) -> None:
+    """Both read the brain's progress before either wrote it: each write adds to what the other
+    wrote (a document's commit too), and the brain counted by one, what the other removed after is
+    added to the receipt when it finishes the brain."""
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock), SUBJECT)
+    kept = log.progress("era_1", "brn_1")
+    kept.counts.update(documents=1, chunks=1)
+    kept.save()  # a killed attempt's
+
+    one, other = log.progress("era_1", "brn_1"), ErasureLog(records, clock).progress("era_1", "brn_1")
+    one.counts.update(audit_entries=2)
+    one.save()
+    other.counts.update(memory_rows=3)
+    other.save()  # it read the record before `one` wrote it
+    with pytest.raises(Conflict):  # a document's erase commit it rides loses: `other` wrote since
+        records.transact([one.op(Counter(documents=1, chunks=4, blobs=1))])
+    one.refresh()  # the erase reads the record again, and its next try commits
+    records.transact([one.op(Counter(documents=1, chunks=4, blobs=1))])
+    one.landed()
+    one.counts.update(documents=1, chunks=4, blobs=1)
+    stale = other.op(Counter(documents=1, chunks=2))
+    with pytest.raises(Conflict):  # its document's commit loses: the erase reads the record again
+        records.transact([stale])
+    other.refresh()
+    records.transact([other.op(Counter(documents=1, chunks=2))])
+    other.landed()
+    other.counts.update(documents=1, chunks=2, links=5)
+    log.advance("era_1", "brn_1", other)  # `other` finishes the brain first
+    one.counts.update(links=7)  # `one` removed more meanwhile
+    log.advance("era_1", "brn_1", one)
+    log.advance("era_1", "brn_1", other)  # again: nothing more
+
+    got = log.get("era_1")
+    assert got.done == ["brn_1"]
+    counted = {"documents": 3, "chunks": 7, "blobs": 1, "links": 12, "memory_rows": 3, "audit_entries": 2}
+    assert got.receipt.removed == {**empty_counts(), **counted}
+    assert records.query(PROGRESS_PK, "").items == []
+
+
+def test_many_resumes_saving_at_once_lose_no_count(records: RecordStore) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock, ("brn_1",)), SUBJECT)
+    resumes, steps = 4, 10
+    start = threading.Barrier(resumes)
+
+    def resume() -> None:
+        elsewhere = ErasureLog(records, clock)
+        progress = elsewhere.progress("era_1", "brn_1")
+        start.wait()
+        for _ in range(steps):
+            progress.counts.update(records=1)
+            progress.save()
+        elsewhere.advance("era_1", "brn_1", progress)
+
+    with ThreadPoolExecutor(resumes) as pool:
+        for future in [pool.submit(resume) for _ in range(resumes)]:
+            future.result()
+    assert log.get("era_1").receipt.removed["records"] == resumes * steps
+    assert records.query(PROGRESS_PK, "").items == []
 
 
 def test_the_subject_leaves_the_record_before_it_is_finished_and_the_receipt_stays(
@@ -121,7 +196,9 @@ def test_the_subject_leaves_the_record_before_it_is_finished_and_the_receipt_sta
     clock = FakeClock()
     log = ErasureLog(records, clock)
     log.start(receipt("era_1", clock), SUBJECT)
-    log.advance("era_1", "brn_1", Counter(documents=1))
+    progress = log.progress("era_1", "brn_1")
+    progress.counts.update(documents=1)
+    log.advance("era_1", "brn_1", progress)
 
     unnamed = log.unname("era_1")
     assert unnamed.subject is None and unnamed.receipt.status == "running" and unnamed.done == ["brn_1"]

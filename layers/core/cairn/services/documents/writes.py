@@ -239,8 +239,9 @@ class DocumentWrites(DocumentReads):
         nor the removal hooks run (ThoughtMCP's forget, which knows whether its memory has links).
         `doc_id`: the document the caller read at `path`, erased wherever it is in the brain now; a
         document another writer moved to `path` meanwhile is another's, which stays whole.
-        `tally`: writes for the commit, given the keys the erase removed before it (unconditional:
-        an erasure's record of what it removed so far)."""
+        `tally`: writes for the commit, given the keys the erase removed before it (an erasure's
+        record of what it removed so far, at the version it read: one moved is the caller's, as
+        an `also` record's)."""
         path = validate_path(path)
         with self.locks.hold([lock_key(brain, path)]):
             doc = self.repo.stored(brain.id, path)

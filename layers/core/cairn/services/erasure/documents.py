@@ -42,6 +42,7 @@ from cairn.services.documents.siblings import (
     natural_key,
 )
 from cairn.services.documents.writes import Erased
+from cairn.services.erasure.log import Progress
 from cairn.services.gbrain.page_assertions import PageAssertions
 from cairn.services.gbrain.raw_data import RawDataService, raw_folder
 from cairn.services.links.repository import LinkRepository
@@ -90,14 +91,14 @@ class DocumentEraser:
         others: Sequence[Document],
         counts: Counter[str] | None = None,
         *,
-        progress: Callable[[Counter[str]], Put] | None = None,
+        progress: Progress | None = None,
     ) -> Counter[str]:
         """Remove `doomed` (documents of `brain`, live or soft-deleted) for good; `others` are the
         brain's other documents, whose bytes, raw rows and contexts must survive. What went is
         added to `counts` as it goes (returned), so a caller stopped by a failure still has it.
-        `progress`: the write of the counts as they will stand once a document's erase commits
-        (given what it removes besides), which rides that commit (an erasure's record of them:
-        log.py), so a process killed after it loses none of them."""
+        `progress`: the erasure's record of its counts (log.py), written as they will stand once
+        a document's erase commits (given what it removes besides) in that commit, so a process
+        killed after it loses none of them."""
         counts = Counter() if counts is None else counts
         ids = {d.id for d in doomed}
         kept_blobs = {d.blob_key for d in others}
@@ -178,7 +179,7 @@ class DocumentEraser:
         counts: Counter[str],
         *,
         shared: bool,
-        progress: Callable[[Counter[str]], Put] | None,
+        progress: Progress | None,
     ) -> tuple[Erased | None, int]:
         """The document's erase, whose commit checks its concept reach is as `reach` (the links it
         reaches were removed above): a linker that raised it since fails the commit, and its links
@@ -188,38 +189,45 @@ class DocumentEraser:
         for _ in range(_TRIES):
             tally = None
             if progress is not None:
-                tally = partial(_as_committed, progress, len(chunk_ids), before)
+                tally = partial(_as_committed, progress.op, len(chunk_ids), before)
             also = self.concepts.reach.still(brain.id, doc.id, reach) if reach is not None else []
             try:
                 erased = self.documents.erase(
                     brain, doc.path, also=also, keep_blob=shared, reason="erasure", doc_id=doc.id, tally=tally
                 )
+                if progress is not None and erased is not None and erased.document is not None:
+                    progress.landed()
                 return erased, before
             except AlsoMoved as exc:
                 before += exc.blobs
+                if progress is not None:  # the loser may be its record: another resume's write
+                    progress.refresh()
                 reach = self.concepts.reach.held(brain.id, doc.id)  # a damaged one: the widest, mended
                 counts["links"] += self.concepts.unlink_document(
                     brain.id, doc.id, done=chunk_ids, standing=True, known=reach
                 )
             except Exception:
                 counts["blobs"] += before
-                self._count_if_committed(doc, chunk_ids, counts, shared=shared)
+                if self._count_if_committed(doc, chunk_ids, counts, shared=shared) and progress is not None:
+                    progress.landed()
                 raise
         raise Conflict("too many concurrent links of this document; retry")
 
     def _count_if_committed(
         self, doc: Document, chunk_ids: Sequence[str], counts: Counter[str], *, shared: bool
-    ) -> None:
+    ) -> bool:
         """An erase that failed once its removal committed (the index busy: its intent has the
         sweeper remove the chunks left) removed the document: counted, as a resume finds it gone,
-        with its bytes at the brain's content address, which go before the record unless shared."""
+        with its bytes at the brain's content address, which go before the record unless shared.
+        True when it did (its commit wrote the erasure's progress too)."""
         try:
             gone = self.documents.repo.stored_by_id(doc.id) is None
         except CairnError:  # the failure raised is the erase's own
-            return
+            return False
         if gone:
             at_content_address = own_folder(doc) is None and not shared
             counts.update(documents=1, chunks=len(chunk_ids), blobs=1 if at_content_address else 0)
+        return gone
 
     def _clear_contexts(self, brain: Brain, doomed: Sequence[Document], others: Sequence[Document]) -> int:
         """The documents that were indexed with an excerpt of a doomed one lose that context;

@@ -14,8 +14,16 @@ of an erasure says that it happened and by whom, never whose data it was.
 The counts of a brain not finished yet are kept beside it (`Progress`): written in each document's
 erase commit (no write of their own) and once after each step that removes many at a time (memory
 rows, audit entries, sessions, a pass's records), so a resume after a kill starts from them and the
-receipt counts what every attempt removed. The brain's advance drops them in the same transaction.
-A kill loses only what the document it was erasing lost before its commit (its links, raw rows).
+receipt counts what every attempt removed. The brain's advance adds them to the receipt and drops
+them in the same transaction. A kill loses only what the document it was erasing lost before its
+commit (its links, raw rows).
+
+Two processes may resume the same erasure at once (a retried Step Functions task and a `cairn`
+resume, two Lambda retries): each write of the counts is conditional on the version of the record
+last read or written, and adds what this attempt removed since its last write to what the record
+holds, so one never overwrites the other's (a write that loses reads the record again; a document's
+commit that loses is tried again). A brain one of them finished first has what the other removed
+after that added to the receipt when the other finishes it: the receipt counts each removal once.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ log = logging.getLogger(__name__)
 
 PK = "erasures"
 PROGRESS_PK = "erasure-progress"
+_TRIES = 16  # writes of a record lost to another process's
 REMOVED_KINDS = (
     "documents", "chunks", "blobs", "links", "entities", "memory_rows", "sessions", "messages",
     "records", "audit_entries", "jobs",
@@ -94,37 +103,46 @@ class ErasureLog:
             raise NotFound(f"erasure not found: {erasure_id[:64]}")
         return Pending.model_validate(item.data)
 
-    def advance(self, erasure_id: str, brain_id: str, removed: Counter[str]) -> Pending:
-        """One brain finished with these counts (idempotent: a brain is counted once); its
-        progress record goes in the same write."""
-
-        def change(pending: Pending) -> Pending | None:
-            if brain_id in pending.done:
-                return None
-            _count(pending, removed)
-            pending.done.append(brain_id)
+    def advance(self, erasure_id: str, brain_id: str, progress: Progress) -> Pending:
+        """The brain finished: what its progress record holds (this attempt's counts written to it
+        first) is added to the receipt and the record dropped, in one write, and the brain is done.
+        Done already (another process resuming the same erasure finished it first), what the record
+        holds is still added: only what was written to it after that other process took it."""
+        progress.save()
+        key = progress_key(erasure_id, brain_id)
+        for _ in range(_TRIES):
+            held = self.records.get(*key)
+            item = self.records.get(PK, erasure_id)
+            if item is None:
+                raise NotFound(f"erasure not found: {erasure_id[:64]}")
+            pending = Pending.model_validate(item.data)
+            if held is None and brain_id in pending.done:
+                return pending
+            _count(pending, _counts_held(held, erasure_id, brain_id))
+            if brain_id not in pending.done:
+                pending.done.append(brain_id)
+            written = Put(Item(PK, erasure_id, pending.model_dump(mode="json")), item.version)
+            try:
+                self.records.transact([written, *([Delete(*key, held.version)] if held else [])])
+            except Conflict:
+                continue  # the record, or the brain's progress, written meanwhile: read both again
+            progress.taken()
             return pending
-
-        return self._update(erasure_id, change, also=[Delete(*progress_key(erasure_id, brain_id))])
+        raise Conflict(f"erasure {erasure_id} kept changing while being recorded")
 
     def progress(self, erasure_id: str, brain_id: str) -> Progress:
         """What the attempts before this one removed in the brain (none: a fresh start), to go on from."""
-        item = self.records.get(*progress_key(erasure_id, brain_id))
-        held = item.data.get("removed") if item is not None else None
-        if item is not None and not isinstance(held, dict):
-            log.warning(
-                "erasure %s: its progress in brain %s is damaged; counting afresh", erasure_id, brain_id
-            )
-        counts: Counter[str] = Counter()
-        if isinstance(held, dict):
-            counts.update({k: v for k, v in held.items() if k in REMOVED_KINDS and type(v) is int and v > 0})
-        return Progress(self, erasure_id, brain_id, counts, Counter(counts))
+        held = self.records.get(*progress_key(erasure_id, brain_id))
+        counts = _counts_held(held, erasure_id, brain_id)
+        version = held.version if held is not None else 0
+        return Progress(
+            self, erasure_id, brain_id, Counter(counts), Counter(counts), version, Counter(counts)
+        )
 
-    def progress_op(self, erasure_id: str, brain_id: str, removed: Counter[str]) -> Put:
-        """The write of a brain's counts so far: unconditional (a resume in another process at the
-        same time may count a document twice or miss one, never fail a commit)."""
+    def progress_op(self, erasure_id: str, brain_id: str, removed: Counter[str], version: int) -> Put:
+        """The write of a brain's counts so far, at the record's `version` (0: there is none)."""
         data = {"removed": {k: removed[k] for k in REMOVED_KINDS if removed[k] > 0}}
-        return Put(Item(*progress_key(erasure_id, brain_id), data))
+        return Put(Item(*progress_key(erasure_id, brain_id), data), version)
 
     def unname(self, erasure_id: str) -> Pending:
         """Every brain is done: the subject leaves the record before the stores' files are
@@ -163,7 +181,7 @@ class ErasureLog:
         self, erasure_id: str, change: Callable[[Pending], Pending | None], also: list[Delete] | None = None
     ) -> Pending:
         """Read, change and write the record conditionally (with `also`), again on a lost race."""
-        for _ in range(16):
+        for _ in range(_TRIES):
             item = self.records.get(PK, erasure_id)
             if item is None:
                 raise NotFound(f"erasure not found: {erasure_id[:64]}")
@@ -203,28 +221,91 @@ class ErasureLog:
 
 @dataclass
 class Progress:
-    """An erasure's counts in one brain as it runs (`counts`, added to as things go), and the
-    writes that keep them (module docstring)."""
+    """An erasure's counts in one brain as it runs (`counts`: what its record held when this attempt
+    read it, added to as things go), and the writes that keep them (module docstring). Each write
+    is conditional on the record's version as last read or written here, and holds the record's
+    counts plus what this attempt removed since it last wrote: another process resuming the same
+    erasure at the same time adds to the record too, so neither's counts are lost or counted twice;
+    a write that loses reads the record again and goes again (a document's commit: its next try)."""
 
     log: ErasureLog
     erasure_id: str
     brain_id: str
     counts: Counter[str]
+    _stored: Counter[str] = field(default_factory=Counter, repr=False)
+    """The record's counts at `_version` (0: no record)."""
+    _version: int = 0
     _saved: Counter[str] = field(default_factory=Counter, repr=False)
+    """The part of `counts` the record holds."""
+    _pending: tuple[Counter[str], Counter[str]] | None = field(default=None, repr=False)
+    """The counts an `op` writes, and `_saved` once it has landed."""
 
     def op(self, coming: Counter[str]) -> Put:
-        """For a commit that removes `coming` besides: the counts as they stand once it has."""
-        return self.log.progress_op(self.erasure_id, self.brain_id, self.counts + coming)
+        """For a commit that removes `coming` besides: the record as it stands once it has (the
+        commit fails if another process wrote it meanwhile: `refresh`, then try again). `landed`
+        once the commit is done."""
+        total = self._total(coming)
+        self._pending = (total, self.counts + coming)
+        return self.log.progress_op(self.erasure_id, self.brain_id, total, self._version)
 
-    def save(self, *, always: bool = False) -> None:
-        """Write the counts so far, unless they are those last written here."""
-        if always or +self.counts != self._saved:
-            self.log.records.put(self.op(Counter()).item)
-            self._saved = +self.counts
+    def landed(self) -> None:
+        """The commit of the last `op` is done."""
+        if self._pending is not None:
+            self._stored, self._saved = self._pending
+            self._version += 1
+            self._pending = None
+
+    def refresh(self) -> None:
+        """Read the record again (a commit with the last `op` lost to another process's write)."""
+        held = self.log.records.get(*progress_key(self.erasure_id, self.brain_id))
+        self._stored = _counts_held(held, self.erasure_id, self.brain_id)
+        self._version = held.version if held is not None else 0
+        self._pending = None
+
+    def save(self) -> None:
+        """Write what this attempt removed since it last wrote, if anything, added to the record."""
+        for _ in range(_TRIES):
+            if not any(self._unsaved().values()):
+                return
+            put = self.op(Counter())
+            try:
+                self.log.records.put(put.item, put.expected_version)
+            except Conflict:
+                self.refresh()
+                continue
+            self.landed()
+            return
+        raise Conflict(f"erasure {self.erasure_id}: its progress kept changing while being recorded")
+
+    def taken(self) -> None:
+        """The record was added to the receipt and dropped (`ErasureLog.advance`)."""
+        self._stored, self._version, self._saved, self._pending = Counter(), 0, Counter(self.counts), None
+
+    def _unsaved(self) -> Counter[str]:
+        unsaved = Counter(self.counts)
+        unsaved.subtract(self._saved)  # may go below 0: an erase's commit counted chunks as read
+        return unsaved
+
+    def _total(self, coming: Counter[str]) -> Counter[str]:
+        total = Counter(self._stored)
+        total.update(self._unsaved())
+        total.update(coming)
+        return +total
 
 
 def progress_key(erasure_id: str, brain_id: str) -> tuple[str, str]:
     return PROGRESS_PK, f"{erasure_id}#{brain_id}"
+
+
+def _counts_held(item: Item | None, erasure_id: str, brain_id: str) -> Counter[str]:
+    """The counts a progress record holds (none for no record, or a damaged one: said in the log)."""
+    held = item.data.get("removed") if item is not None else None
+    if item is not None and not isinstance(held, dict):
+        log.warning("erasure %s: its progress in brain %s is damaged; counting afresh", erasure_id, brain_id)
+    counts: Counter[str] = Counter()
+    if isinstance(held, dict):
+        counts.update({k: v for k, v in held.items() if k in REMOVED_KINDS and type(v) is int and v > 0})
+    return counts
 
 
 def empty_counts() -> dict[str, int]:

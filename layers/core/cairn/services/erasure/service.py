@@ -283,7 +283,7 @@ class ErasureService:
             except BaseException:
                 self._count_stopped(erasure_id, progress)
                 raise
-            self.erasures.advance(erasure_id, brain_id, progress.counts)
+            self.erasures.advance(erasure_id, brain_id, progress)
         self.erasures.unname(erasure_id)
         self._scrub(receipt.brains, erasure_id)
         return self.erasures.finish(erasure_id)
@@ -291,7 +291,7 @@ class ErasureService:
     def _count_stopped(self, erasure_id: str, progress: Progress) -> None:
         """What an attempt stopped by a failure removed, kept for its resume, which finds it gone."""
         try:
-            progress.save(always=True)
+            progress.save()
         except CairnError as exc:  # the record store failing too: the attempt's own failure is raised
             log.warning("erasure %s: what it removed before it stopped is not counted: %s", erasure_id, exc)
 
@@ -357,7 +357,7 @@ class ErasureService:
             counts["audit_entries"] += redacted
         progress.save()  # the memory rows and audit entries, before the documents' own commits
         if doomed:
-            self.eraser.erase(brain, doomed, others, counts, progress=progress.op)
+            self.eraser.erase(brain, doomed, others, counts, progress=progress)
 
     def _sessions_by_brain(self, subject: Subject | None) -> dict[str, list[list[Item]]]:
         """Every session's items (its record and its messages), by brain, in one scan; none when

@@ -16,7 +16,7 @@ from cairn.domain.errors import Unavailable
 from cairn.ports.records import Item, RecordStore
 from cairn.services.erasure.erased import LIFETIME, ErasedSubjects, _keyed
 from cairn.services.erasure.subjects import Subject
-from cairn.services.keyed_digests import derived_key
+from cairn.services.keyed_digests import family_keys
 from tests.fakes.clock import FakeClock
 from tests.fakes.store_secret import SECRET, FakeStoreSecret
 
@@ -54,7 +54,7 @@ def test_a_mark_is_keyed_no_digest_of_the_subject_and_meaningless_without_the_se
     assert same.scope_since("brn_1", "memory/agent/alice/notes.md") == START
     assert same.actor_since("brn_2", "alice") is None and same.actor_since("brn_1", "bob") is None
     theirs = _keyed(
-        derived_key(OTHER, b"cairn erased subjects"), "brn_1", Subject.of("session_actor", "alice")
+        family_keys(OTHER, b"cairn erased subjects").current, "brn_1", Subject.of("session_actor", "alice")
     )
     assert theirs not in marks  # the marks mean nothing without the secret
 

@@ -99,11 +99,12 @@ def test_the_secrets_manager_secret_is_read_once(monkeypatch: pytest.MonkeyPatch
         arn = client.create_secret(Name="cairn-store-dev", SecretString="s" * 64)["ARN"]
         calls: list[str] = []
         client.meta.events.register(
-            "before-call.secrets-manager.GetSecretValue", lambda **kw: calls.append("get")
+            "before-parameter-build.secrets-manager.GetSecretValue",
+            lambda params, **kw: calls.append(params.get("VersionStage")),
         )
         secret = SecretsManagerSecret(client, arn)
         assert secret.read() == b"s" * 64 and secret.read() == b"s" * 64
-        assert calls == ["get"]
+        assert calls == ["AWSCURRENT", "AWSPREVIOUS"]  # a single value: a rotation's previous one too
 
 
 @pytest.mark.parametrize("case", ["missing", "short", "unset"])

@@ -25,7 +25,7 @@ from cairn.ports.oauth_clients import OAuthClients
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
 from cairn.ports.reranker import Reranker
-from cairn.ports.store_secret import StoreSecret
+from cairn.ports.store_secret import RotatableSecret
 from cairn.ports.uploads import UploadSigner
 from cairn.services.archive.service import BrainArchive
 from cairn.services.audit import AuditLog
@@ -65,6 +65,7 @@ from cairn.services.mnemosyne.library_search import LibrarySearch
 from cairn.services.search.access import AccessLog
 from cairn.services.search.ask import AskService
 from cairn.services.search.service import SearchService
+from cairn.services.secret_rotation import SecretRotation
 from cairn.services.sessions.service import SessionService
 from cairn.services.thoughtmcp.memories import ThoughtMemories
 from cairn.services.thoughtmcp.metacognition import MetacognitionService
@@ -83,7 +84,7 @@ class Adapters:
     jobs: JobRunner
     extractor: FactExtractor
     reflector: Reflector
-    store_secret: StoreSecret  # the secret the store's processes share (ports/store_secret.py)
+    store_secret: RotatableSecret  # the secret the store's processes share (ports/store_secret.py)
     uploads: UploadSigner | None = None  # presigned uploads: S3 only (ports/uploads.py)
     downloads: DownloadSigner | None = None  # reads past 6 MB: S3 only (ports/downloads.py)
     reranker: Reranker | None = None  # none unless configured (docs/RERANKING.md)
@@ -165,6 +166,11 @@ class Container:
             self.libraries,
             max_document_bytes=self.options.limits.max_file_bytes,
         )
+
+    @cached_property
+    def secret_rotation(self) -> SecretRotation:
+        """`cairn secret`: rotating the store's secret (services/secret_rotation.py)."""
+        return SecretRotation(self.adapters.store_secret, [self.audit.erased, self.erasure.erased])
 
     @cached_property
     def erasure(self) -> ErasureService:

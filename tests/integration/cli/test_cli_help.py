@@ -49,6 +49,7 @@ REFUSED = (
     ("keys", "create", "--name", "a", "--tenant", "t", "--scope", "everything"),
     ("oauth-clients",),
     ("oauth-clients", "revoke"),
+    ("secret", "drop-previous", "--bogus"),
     ("smoke",),
     ("smoke", "https://x.example", "--ingest-bytes", "big"),
 )
@@ -63,6 +64,7 @@ NO_STORE = (
     ("check",),
     ("erase", "any", "someone", "--yes"),
     ("oauth-clients", "list"),
+    ("secret",),
 )
 
 
@@ -132,7 +134,7 @@ def test_help_version_and_refusals_say_what_they_said(
 def test_every_command_names_a_function_that_exists() -> None:
     """A command's module is imported only when it runs: a misnamed one would fail only then."""
     named = {path[0]: p.get_default("func") for path, p in parsers(build_parser()) if len(path) == 1}
-    assert len(named) == 15
+    assert len(named) == 16
     for command, runs in named.items():
         assert isinstance(runs, Runs), command
         assert callable(runs.function()), command

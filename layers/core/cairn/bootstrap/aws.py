@@ -27,7 +27,7 @@ from cairn.ports.generator import Generator
 from cairn.ports.jobs import JobRunner
 from cairn.ports.records import RecordStore
 from cairn.ports.reflection import Reflector
-from cairn.ports.store_secret import StoreSecret
+from cairn.ports.store_secret import RotatableSecret
 
 JOB_MACHINES = ("job", "ingest", "consolidate")
 """The job kinds with a state machine of their own: ingest and consolidate run one state per step,
@@ -173,7 +173,7 @@ def _records(settings: Settings, clients: AwsClients, data: Path) -> RecordStore
     return SqliteRecordStore(data / "records.sqlite3")
 
 
-def _store_secret(settings: Settings, clients: AwsClients, data: Path) -> StoreSecret:
+def _store_secret(settings: Settings, clients: AwsClients, data: Path) -> RotatableSecret:
     if settings.store_secret_id:
         from cairn.adapters.aws.secrets_manager_secret import SecretsManagerSecret
 

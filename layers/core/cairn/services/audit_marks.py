@@ -8,20 +8,23 @@ the writer sees it.
 
 | record                        | pk                      | sk                           | data             |
 |-------------------------------|-------------------------|------------------------------|------------------|
-| a name erased in a tenant     | `audit-erased#<digest>` | `<field>#t#<tenant>`         | `until`          |
-| a name erased in a brain      | `audit-erased#<digest>` | `<field>#b#<brain id>`       | `until`          |
+| a name erased in a tenant     | `audit-erased#<digest>` | `<field>#t#<tenant>`         | `until`, `key`   |
+| a name erased in a brain      | `audit-erased#<digest>` | `<field>#b#<brain id>`       | `until`, `key`   |
 | a mark's expiry               | `audit-erased-expiry`   | `<until>#<digest>#<mark sk>` | mark pk, sk      |
 | latest erasure of marks gone  | `meta`                  | `audit-marks-forgotten`      | `erased_at`      |
 | unkeyed marks adopted so far  | `meta`                  | `audit-marks-adopted`        | cursor, done, at |
-| which key makes the marks     | `meta`                  | `audit-marks-key`            | `check`          |
+| which keys make the marks     | `meta`                  | `audit-marks-key`            | `check`, `held`  |
 
 `<field>` is the entry's field the name is redacted from (`subject`, `target`). The digest is an
 HMAC-SHA256 of the name under a key derived from the store's secret (ports/store_secret.py), so a
 mark reveals nothing, not even to a dictionary of likely names, without that secret. Marks written
 by earlier releases hold the plain SHA-256 of the name: they are still read, never written.
-A process keyed with another secret than the marks' cannot read them: the store's check of the key
-(services/keyed_digests.py, `KeyCheck`) makes it forget the erasures until then (`erased_at`, as
-below), so entries waiting from before are written with their subject and target redacted.
+A mark is labelled with the id of the secret's key it was made under (`key`), looked for under
+every key the secret's ring holds, and re-keyed to the current key when found under a previous one
+(services/keyed_digests.py), so a rotated secret loses no erasure. A process lacking a key the marks
+may be under cannot read them: the store's check of the keys (`KeyCheck`) makes it forget the
+erasures until then (`erased_at`, as below), so entries waiting from before are written with their
+subject and target redacted.
 
 A mark lives LIFETIME from its erasure's last pass, then the index sweep removes it (`expire`;
 the unkeyed marks get a lifetime from the sweep that adopts them, `adopt_unkeyed`: a resumable Scan
@@ -43,15 +46,16 @@ from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
-from cairn.services.keyed_digests import KeyCheck, derived_key, keyed_digest
+from cairn.services.keyed_digests import FamilyKey, FamilyKeys, KeyCheck
 from cairn.services.mark_lifetimes import (
     ADOPT_BUDGET_S,
     MARKS_PER_WRITE,
     Family,
+    HeldUnder,
     MarkLifetimes,
     moment,
     stamp,
@@ -67,6 +71,7 @@ _EXPIRY_PK = "audit-erased-expiry"
 _FORGOTTEN = ("meta", "audit-marks-forgotten")
 _ADOPTED = ("meta", "audit-marks-adopted")
 _CHECK_SK = "audit-marks-key"
+_PURPOSE = b"cairn audit erasure marks"
 
 
 class Named(Protocol):
@@ -89,7 +94,9 @@ class ErasedNames:
         self.records = records
         self.clock = clock
         self.secret = secret
-        self.check = KeyCheck(records, _CHECK_SK, "audit's erasure marks", self._forget_until_now)
+        self.check = KeyCheck(
+            records, _CHECK_SK, "audit's erasure marks", self._forget_until_now, secret, _PURPOSE
+        )
         self.lifetimes = MarkLifetimes(
             records,
             clock,
@@ -122,16 +129,12 @@ class ErasedNames:
         ]
         if not names or not scopes:
             return
-        key = self._key()
-        self.check.confirm(key)
+        ring, _ = self.check.confirm(self.check.keys())
+        key = ring.current
         until = self.lifetimes.until()
         fresh_enough = stamp(self.clock.now() + LIFETIME - REFRESH)
         keys = sorted(
-            {
-                (_PREFIX + keyed_digest(key, name), f"{field}#{scope}")
-                for field, name in names
-                for scope in scopes
-            }
+            {(_PREFIX + key.digest(name), f"{field}#{scope}") for field, name in names for scope in scopes}
         )
         fresh: list[tuple[str, str]] = []
         for start in range(0, len(keys), MAX_GET_MANY):
@@ -143,38 +146,70 @@ class ErasedNames:
         for start in range(0, len(fresh), MARKS_PER_WRITE):
             ops: list[Put | Delete] = []
             for pk, sk in fresh[start : start + MARKS_PER_WRITE]:
-                ops += self.lifetimes.puts(Item(pk, sk, {}), until)
+                ops += self.lifetimes.puts(Item(pk, sk, {"key": key.id}), until)
             self.records.transact(ops)
 
     def usable(self) -> None:
         """Raise Unavailable when no mark can be made now (the store's secret cannot be had): an
         erasure asks first, so that it refuses before anything of the subject goes."""
-        self._key()
+        self.check.keys()
 
     def fields(self, entries: Sequence[Named]) -> list[set[str]]:
         """For each entry, the fields a mark says to redact (empty: none); both, for an entry timed
         before an erasure whose marks are gone."""
         if not entries:
             return []
-        key = self._key()
-        wanted = [_keys(key, entry) for entry in entries]
-        found: set[tuple[str, str]] = set()
-        flat = [k for keys in wanted for k, _ in keys]
-        for start in range(0, len(flat), MAX_GET_MANY):
-            found.update(self.records.get_many(flat[start : start + MAX_GET_MANY]))
-        # Read after the marks: the sweep, and a process keyed otherwise, record what they forget
-        # before the marks go (or turn unreadable), so a mark not found above is forgotten by now.
-        self.check.confirm(key)
+        keys = self.check.keys()
+        for _ in range(3):
+            wanted = [_keys(keys, entry) for entry in entries]
+            flat = list(dict.fromkeys(k for ks in wanted for k, _, _ in ks))
+            found: dict[tuple[str, str], Item] = {}
+            for start in range(0, len(flat), MAX_GET_MANY):
+                found.update(self.records.get_many(flat[start : start + MAX_GET_MANY]))
+            # Read after the marks: the sweep, and a process keyed otherwise, record what they forget
+            # before the marks go (or turn unreadable), so a mark not found above is forgotten by now;
+            # a rotation elsewhere is seen here too (and the marks looked for again under its keys).
+            confirmed, _ = self.check.confirm(keys)
+            if confirmed is keys:
+                break
+            keys = confirmed
+        else:
+            raise Unavailable("the audit's erasure marks' key check kept changing; try again")
+        self._rekey(found, wanted, keys)
         forgotten = self.records.get(*_FORGOTTEN)
         erased_at = moment(forgotten.data.get("erased_at")) if forgotten is not None else None
         return [
             {
                 field
-                for k, field in keys
+                for k, field, _ in keys_
                 if k in found or (erased_at is not None and entry.at < erased_at + SKEW)
             }
-            for entry, keys in zip(entries, wanted, strict=True)
+            for entry, keys_ in zip(entries, wanted, strict=True)
         ]
+
+    def held_under_previous_keys(self) -> HeldUnder:
+        """The marks still under another key than the ring's current one (services/secret_rotation.py)."""
+        return self.lifetimes.held_under(self.check.keys().current.id)
+
+    def _rekey(
+        self,
+        found: dict[tuple[str, str], Item],
+        wanted: list[list[tuple[tuple[str, str], str, FamilyKey | None]]],
+        keys: FamilyKeys,
+    ) -> None:
+        """Move the marks found under a previous key to the current one; one the store refuses now
+        is moved at its next lookup."""
+        moved: set[tuple[str, str]] = set()
+        for keys_ in wanted:
+            for at, _, key in keys_:
+                if key is None or key is keys.current or at not in found or at in moved:
+                    continue
+                moved.add(at)
+                to = _current_of(keys_, at, keys.current)
+                ops = self.lifetimes.rekeyed(found[at], *to, keys.current.id, found.get(to))
+                if ops:
+                    with suppress(Conflict, Unavailable):
+                        self.records.transact(ops)
 
     def sweep(self, stop: Callable[[], bool] = lambda: False) -> int:
         """The index sweep's chore: `expire`, then `adopt_unkeyed` (services/mark_lifetimes.py)."""
@@ -216,21 +251,30 @@ class ErasedNames:
                 return
         raise Conflict("the audit's forgotten erasures kept changing; the next sweep tries again")
 
-    def _key(self) -> bytes:
-        return derived_key(self.secret, b"cairn audit erasure marks")
-
 
 def _listing(records: RecordStore, cursor: str | None) -> ScanPage:
     return records.scan([_PREFIX], cursor=cursor)
 
 
-def _keys(key: bytes, entry: Named) -> list[tuple[tuple[str, str], str]]:
-    """Each mark that would redact a field of `entry`, keyed and unkeyed (an earlier release's)."""
+def _keys(keys: FamilyKeys, entry: Named) -> list[tuple[tuple[str, str], str, FamilyKey | None]]:
+    """Each mark that would redact a field of `entry`, with the key it is under: under each key of
+    the ring, and unkeyed (an earlier release's: None)."""
     scopes = [f"t#{entry.tenant}"] + ([f"b#{entry.brain_id}"] if entry.brain_id is not None else [])
     return [
-        ((_PREFIX + digest, f"{field}#{scope}"), field)
+        ((_PREFIX + digest, f"{field}#{scope}"), field, key)
         for field, name in (("subject", entry.subject), ("target", entry.target))
         if name is not None
-        for digest in (keyed_digest(key, name), hashlib.sha256(name.encode()).hexdigest())
+        for digest, key in [
+            *((k.digest(name), k) for k in keys.all),
+            (hashlib.sha256(name.encode()).hexdigest(), None),
+        ]
         for scope in scopes
     ]
+
+
+def _current_of(
+    keys_: list[tuple[tuple[str, str], str, FamilyKey | None]], at: tuple[str, str], current: FamilyKey
+) -> tuple[str, str]:
+    """Where the mark at `at` (under a previous key) is under the current key: an entry names one
+    value per field, so its field and scope (the sort key) tell the name."""
+    return next(k for k, _, key in keys_ if k[1] == at[1] and key is current)

@@ -15,6 +15,12 @@ of the family's listing, its cursor recorded so that a sweep carries on where th
 A pass that reached the end is made again ADOPT_AGAIN after it ended: a process of the earlier
 release still running during a rolling deploy may write such marks after a pass went by them.
 A pass writes only what it adopts, so one that finds none costs the listing's reads alone.
+
+A mark keyed with the store's secret is labelled with the id of the key it was made under (`key`;
+`-` for an earlier release's unkeyed mark, adopted; none for a keyed mark an earlier release made).
+`rekeyed` moves a mark found under a previous key to the current one (services/keyed_digests.py);
+`held_under` counts the marks still under another key than the current one, so the operator knows
+when a previous key may go (services/secret_rotation.py).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ ADOPT_AGAIN = timedelta(days=1)
 ADOPT_BUDGET_S = 20.0
 MARKS_PER_WRITE = 50  # two items each: a transaction's 100 (DynamoDB's bound)
 _DUE_PER_STEP = 50
+UNKEYED = "-"
+"""The `key` label of an earlier release's unkeyed mark: it depends on no key of the secret."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,19 @@ class Family:
     """What follows `<until>#` in the expiry sort key of the mark (pk, sk): unique in the family."""
     before_removing: Callable[[list[Item]], None] = lambda gone: None
     """Told the marks about to be removed, so that it may record what they stood for."""
+
+
+@dataclass(frozen=True)
+class HeldUnder:
+    """The family's marks under another key than the current one (`held_under`)."""
+
+    previous: int  # labelled with a key that is not the current one
+    unlabelled: int  # made by an earlier release, under whichever key was current then
+    last_until: str | None  # when the last of them expires (None: there are none)
+
+    @property
+    def count(self) -> int:
+        return self.previous + self.unlabelled
 
 
 class MarkLifetimes:
@@ -82,6 +103,46 @@ class MarkLifetimes:
                 )
             ),
         ]
+
+    def rekeyed(self, old: Item, pk: str, sk: str, key: str, current: Item | None) -> list[Put | Delete]:
+        """The operations that move `old`, a mark found under a previous key, to (pk, sk) under the
+        current key `key`: kept whole (its times, its expiry) in one transaction that fails when
+        either changed meanwhile. When `current`, the mark already under the current key, holds
+        times at least as late, `old` only goes; when it holds earlier ones, nothing is done (both
+        match until `old` expires)."""
+        times = [f for f in ("until", "since") if f in old.data]
+        until = str(old.data.get("until", ""))
+        gone: list[Put | Delete] = [
+            Delete(old.pk, old.sk, old.version),
+            Delete(self.family.expiry_pk, f"{until}#{self.family.tag(old.pk, old.sk)}"),
+        ]
+        if current is not None:
+            later = all(str(current.data.get(f, "")) >= str(old.data[f]) for f in times)
+            return gone if later else []
+        if not until:
+            return []
+        return [*self.puts(Item(pk, sk, {**old.data, "key": key}), until, 0), *gone]
+
+    def held_under(self, current: str) -> HeldUnder:
+        """Count the marks not under the key `current` (one pass of the family's listing)."""
+        previous = unlabelled = 0
+        last: str | None = None
+        cursor: str | None = None
+        while True:
+            page = self.family.listing(self.records, cursor)
+            for item in page.items:
+                label = item.data.get("key")
+                if label in (current, UNKEYED) or "until" not in item.data:
+                    continue  # an unkeyed mark not yet adopted depends on no key either
+                if label is None:
+                    unlabelled += 1
+                else:
+                    previous += 1
+                until = str(item.data["until"])
+                last = until if last is None or until > last else last
+            if page.cursor is None:
+                return HeldUnder(previous, unlabelled, last)
+            cursor = page.cursor
 
     def sweep(self, stop: Callable[[], bool] = lambda: False) -> int:
         """The index sweep's chore: `expire`, then `adopt`; how many marks went or were given a
@@ -158,7 +219,8 @@ class MarkLifetimes:
             for start in range(0, len(unkeyed), MARKS_PER_WRITE):
                 ops: list[Put | Delete] = []
                 for item in unkeyed[start : start + MARKS_PER_WRITE]:
-                    ops += self.puts(item, until, item.version)
+                    labelled = Item(item.pk, item.sk, {**item.data, "key": UNKEYED}, item.version)
+                    ops += self.puts(labelled, until, item.version)
                 try:
                     self.records.transact(ops)
                 except Conflict:  # written meanwhile: the next sweep reads this page again

@@ -260,6 +260,28 @@ def build_parser() -> argparse.ArgumentParser:
         data_dir(p)
     keys.set_defaults(func=Runs("brains:cmd_keys"))
 
+    secret = sub.add_parser(
+        "secret", help="the store's secret: its keys' ids, rotating it, dropping its previous keys"
+    )
+    secret_sub = secret.add_subparsers(dest="secret_command")
+    secret_status = secret_sub.add_parser(
+        "status", help="the keys' ids, and the erasure marks still under a previous key (the default)"
+    )
+    secret_rotate = secret_sub.add_parser(
+        "rotate", help="a new current key; the current one kept as previous"
+    )
+    secret_drop = secret_sub.add_parser(
+        "drop-previous", help="remove the previous keys (refused while erasure marks are under them)"
+    )
+    secret_drop.add_argument(
+        "--force",
+        action="store_true",
+        help="drop them anyway: the erasures until now are then taken as no longer checkable",
+    )
+    for p in (secret, secret_status, secret_rotate, secret_drop):
+        data_dir(p, default=argparse.SUPPRESS if p is not secret else None)
+    secret.set_defaults(func=Runs("secret:run_secret"), secret_command=None, force=False)
+
     clients = sub.add_parser("oauth-clients", help="list and revoke the OAuth clients registration made")
     clients_sub = clients.add_subparsers(dest="clients_command", required=True)
     client_list = clients_sub.add_parser(

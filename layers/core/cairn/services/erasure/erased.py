@@ -10,19 +10,22 @@ erasure's scans, which follow it, find it; or the mark came first, and the work 
 
 | record                          | pk               | sk                             | data           |
 |---------------------------------|------------------|--------------------------------|----------------|
-| an erased subject               | `erased`         | `<brain id>#<digest>`          | since, until   |
+| an erased subject               | `erased`         | `<brain id>#<digest>`          | since, until, key |
 | a mark's expiry                 | `erased-expiry`  | `<until>#<brain id>#<digest>`  | mark pk, sk    |
 | the latest erasure of marks gone| `meta`           | `erased-subjects-forgotten`    | `since`        |
 | unkeyed marks adopted so far    | `meta`           | `erased-subjects-adopted`      | cursor, done, at |
-| which key makes the marks       | `meta`           | `erased-subjects-key`          | `check`        |
+| which keys make the marks       | `meta`           | `erased-subjects-key`          | `check`, `held` |
 
 The digest is an HMAC-SHA256 of the subject's kind and value under a key derived from the store's
 secret (services/keyed_digests.py), so a reader of the store without it cannot tell whose data was
 erased by trying likely names. An earlier release wrote the first 16 hex digits of the plain
 SHA-256 and kept them forever: those are still read (the later of both marks counts), never written.
-A process keyed with another secret than the marks' cannot read them: the store's check of the key
-(services/keyed_digests.py, `KeyCheck`, read with the marks) makes it forget the erasures until
-then, as the sweep does below, so work queued before that moment writes nothing drawn from a person.
+A mark is labelled with the id of the secret's key it was made under (`key`), looked for under
+every key the secret's ring holds, and re-keyed to the current key when found under a previous one
+(services/keyed_digests.py), so a rotated secret loses no erasure. A process lacking a key the marks
+may be under cannot read them: the store's check of the keys (`KeyCheck`, read with the marks) makes
+it forget the erasures until then, as the sweep does below, so work queued before that moment writes
+nothing drawn from a person.
 
 Only work queued before an erasure needs its mark, and such work may wait long (a stopped server's
 queue), so no lifetime bounds it by itself. A mark lives LIFETIME from its erasure; before the index
@@ -42,15 +45,15 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 
-from cairn.domain.errors import Conflict
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.paths import AGENT_PREFIX
 from cairn.domain.subjects import SubjectKind
 from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
 from cairn.services.erasure.subjects import Subject
-from cairn.services.keyed_digests import KeyCheck, derived_key, keyed_digest
-from cairn.services.mark_lifetimes import MARKS_PER_WRITE, Family, MarkLifetimes
+from cairn.services.keyed_digests import FamilyKey, FamilyKeys, KeyCheck
+from cairn.services.mark_lifetimes import MARKS_PER_WRITE, Family, HeldUnder, MarkLifetimes
 
 PK = "erased"
 LIFETIME = timedelta(days=30)
@@ -67,7 +70,9 @@ class ErasedSubjects:
         self.records = records
         self.clock = clock
         self.secret = secret
-        self.check = KeyCheck(records, _CHECK_SK, "erased subjects' marks", self._forget_until_now)
+        self.check = KeyCheck(
+            records, _CHECK_SK, "erased subjects' marks", self._forget_until_now, secret, _PURPOSE
+        )
         self.lifetimes = MarkLifetimes(
             records,
             clock,
@@ -87,14 +92,13 @@ class ErasedSubjects:
         its agent scope are erased there from now (`any` erases both); other brains (another
         tenant's agent of the same name) are not its. Unavailable (and nothing marked) without
         the store's secret."""
-        key = derived_key(self.secret, _PURPOSE)
-        self.check.confirm(key)
-        since = {"since": self.clock.now().isoformat()}
+        keys, _ = self.check.confirm(self.check.keys())
+        since = {"since": self.clock.now().isoformat(), "key": keys.current.id}
         until = self.lifetimes.until()
         kinds = [SubjectKind.session_actor] if subject.covers(SubjectKind.session_actor) else []
         kinds += [SubjectKind.agent_scope] if subject.scope is not None else []
         marks = [
-            Item(PK, _keyed(key, brain_id, Subject(kind, subject.value)), since)
+            Item(PK, _keyed(keys.current, brain_id, Subject(kind, subject.value)), since)
             for brain_id in brain_ids
             for kind in kinds
         ]
@@ -125,15 +129,42 @@ class ErasedSubjects:
         return self.lifetimes.sweep(stop)
 
     def _since(self, brain_id: str, subject: Subject) -> datetime | None:
-        key = derived_key(self.secret, _PURPOSE)
-        keys = [(PK, _keyed(key, brain_id, subject)), (PK, f"{brain_id}#{_unkeyed(subject)}"), _FORGOTTEN]
-        found = self.records.get_many([*keys, self.check.key])
-        if self.check.confirm(key, found.pop(self.check.key, None), read=False):
+        keys = self.check.keys()
+        for _ in range(3):
+            keyed = {(PK, _keyed(k, brain_id, subject)): k for k in keys.all}
+            wanted = [*keyed, (PK, f"{brain_id}#{_unkeyed(subject)}"), _FORGOTTEN]
+            found = self.records.get_many([*wanted, self.check.key])
+            confirmed, other = self.check.confirm(keys, found.pop(self.check.key, None), read=False)
+            if confirmed is keys:
+                break
+            keys = confirmed  # rotated elsewhere: look again under the keys the ring holds now
+        else:
+            raise Unavailable("the erased subjects' key check kept changing; try again")
+        if other:
             found = {k: v for k, v in found.items() if k != _FORGOTTEN}
             if (forgotten := self.records.get(*_FORGOTTEN)) is not None:
                 found[_FORGOTTEN] = forgotten
+        self._rekey(found, keyed, keys)
         times = [t for t in (_moment(item.data.get("since")) for item in found.values()) if t is not None]
         return max(times) if times else None
+
+    def held_under_previous_keys(self) -> HeldUnder:
+        """The marks still under another key than the ring's current one (services/secret_rotation.py)."""
+        return self.lifetimes.held_under(self.check.keys().current.id)
+
+    def _rekey(
+        self, found: dict[tuple[str, str], Item], keyed: dict[tuple[str, str], FamilyKey], keys: FamilyKeys
+    ) -> None:
+        """Move the marks found under a previous key to the current one; one the store refuses now
+        is moved at its next lookup."""
+        current = next(k for k, key in keyed.items() if key is keys.current)
+        for at, key in keyed.items():
+            if key is keys.current or at not in found:
+                continue
+            ops = self.lifetimes.rekeyed(found[at], *current, keys.current.id, found.get(current))
+            if ops:
+                with suppress(Conflict, Unavailable):
+                    self.records.transact(ops)
 
     def _removing(self, gone: list[Item]) -> None:
         """Before marks go: the latest erasure they stand for, so work queued before it stays stopped."""
@@ -160,8 +191,8 @@ class ErasedSubjects:
         raise Conflict("the erased subjects' forgotten erasures kept changing; the next sweep tries again")
 
 
-def _keyed(key: bytes, brain_id: str, subject: Subject) -> str:
-    return f"{brain_id}#{keyed_digest(key, _named(subject))}"
+def _keyed(key: FamilyKey, brain_id: str, subject: Subject) -> str:
+    return f"{brain_id}#{key.digest(_named(subject))}"
 
 
 def _unkeyed(subject: Subject) -> str:

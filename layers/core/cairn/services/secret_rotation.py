@@ -1,0 +1,99 @@
+"""Rotating the store's secret (`cairn secret`): what a rotation keeps, and when a previous key may go.
+
+`rotate` makes a new current key where the secret is kept (the old one kept among the previous keys:
+ports/store_secret.py), then makes each family's key check name it, so every process of the store
+reads its ring again at its next check (services/keyed_digests.py). From then on marks are made
+under the new key, matched under every key the ring holds, and re-keyed to the new one when a lookup
+finds them under an old one. A digest cannot be re-keyed without what it digests, which the store
+never keeps, so the marks no lookup meets stay under their key until their family's lifetime ends
+(30 days after their erasure's last pass); `status` counts them. Once none is left, `drop_previous`
+says so in each family's check and then removes the previous keys from the secret, and nothing is
+forgotten. Dropped while marks are left (`force`), the families forget the erasures until now, as
+when a mark expires: work queued before then writes nothing drawn from a person, and audit entries
+waiting from before are written redacted; nothing erased comes back.
+
+A kill at any point leaves every mark checkable: the new ring is written whole before any check
+names it (a process that reads it before the checks do is the first to see the rotation and makes
+them its own), and each re-keying is one transaction; a drop narrows the checks before the secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from cairn.domain.errors import Conflict
+from cairn.ports.store_secret import RotatableSecret
+from cairn.services.keyed_digests import KeyCheck
+from cairn.services.mark_lifetimes import HeldUnder
+
+
+class MarkFamily(Protocol):
+    @property
+    def check(self) -> KeyCheck: ...
+
+    def held_under_previous_keys(self) -> HeldUnder: ...
+
+
+@dataclass(frozen=True)
+class FamilyStatus:
+    name: str
+    held: HeldUnder
+
+
+@dataclass(frozen=True)
+class RotationStatus:
+    current: str  # the current key's id
+    previous: tuple[str, ...]
+    families: tuple[FamilyStatus, ...]
+
+    @property
+    def held(self) -> int:
+        """Marks under another key than the current one, in every family."""
+        return sum(f.held.count for f in self.families)
+
+    @property
+    def last_until(self) -> str | None:
+        """When the last of them expires."""
+        return max((f.held.last_until for f in self.families if f.held.last_until), default=None)
+
+
+class SecretRotation:
+    def __init__(self, secret: RotatableSecret, families: Sequence[MarkFamily]) -> None:
+        self.secret = secret
+        self.families = families
+
+    def status(self) -> RotationStatus:
+        ring = self.secret.ring(fresh=True)
+        return RotationStatus(
+            ring.current.id,
+            tuple(k.id for k in ring.previous),
+            tuple(FamilyStatus(f.check.family, f.held_under_previous_keys()) for f in self.families),
+        )
+
+    def rotate(self) -> RotationStatus:
+        self.secret.rotate()
+        for family in self.families:
+            family.check.confirm(family.check.keys(fresh=True))
+        return self.status()
+
+    def drop_previous(self, *, force: bool = False) -> RotationStatus:
+        """Remove the previous keys; Conflict, and nothing changed, while marks are still under
+        them, unless `force` (the erasures until now then forgotten: the module's docstring)."""
+        status = self.status()
+        if not status.previous:
+            return status
+        if status.held and not force:
+            raise Conflict(
+                f"{status.held} erasure marks are still under a previous key of the store's secret "
+                f"(the last expires at {status.last_until}); dropping it now would make every erasure "
+                "until now uncheckable (work queued before it refused, waiting audit entries redacted): "
+                "wait, or drop it with --force"
+            )
+        for family, held in zip(self.families, status.families, strict=True):
+            if held.held.count:
+                family.check.forget()
+            family.check.narrow(family.check.keys(fresh=True))
+        self.secret.drop_previous()
+        return self.status()

@@ -38,6 +38,8 @@ POINTS: dict[str, str] = {
     "index.tag_words": "opening a store written before tag words: some titles appended, not committed",
     "index.retokenize": "opening a store of an earlier tokenizer: a brain's rows copied, not committed",
     "index.keywords_rebuilt": "`cairn check`: a damaged keyword table made again and filled, not committed",
+    "secret.ring_made": "`cairn secret rotate`, key file: the new ring written and fsynced, not renamed",
+    "secret.rotated": "`cairn secret rotate`: the new ring written where it is kept, no key check names it",
 }
 ENV = "CAIRN_FAULTS"
 

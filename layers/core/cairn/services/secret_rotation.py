@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cairn import faults
 from cairn.domain.errors import Conflict
 from cairn.ports.store_secret import RotatableSecret
 from cairn.services.keyed_digests import KeyCheck
@@ -74,6 +75,7 @@ class SecretRotation:
 
     def rotate(self) -> RotationStatus:
         self.secret.rotate()
+        faults.reached("secret.rotated")
         for family in self.families:
             family.check.confirm(family.check.keys(fresh=True))
         return self.status()

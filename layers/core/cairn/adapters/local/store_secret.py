@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from cairn import faults
 from cairn.adapters.local.durable_dirs import fsync_directory
 from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.key_rings import KeyRing, SecretKey, parse_ring, render_ring
@@ -81,6 +82,7 @@ class FileStoreSecret:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            faults.reached("secret.ring_made")
             os.replace(made, self.path)
             fsync_directory(self.path.parent)
         except OSError as exc:

@@ -5,7 +5,8 @@ linked into place, so two processes making it at once agree on the one that got 
 none reads it half-written. `cairn secret rotate` rewrites it as the JSON ring, the old key kept as
 a previous one, in a file of its own fsynced and renamed over it (under a lock, so two rotations do
 not lose a key): a process killed at any point leaves the old file or the new one, each a ring that
-holds every key marks were made under. A key file that is neither is refused as Unavailable and left
+holds every key marks were made under (and the copy it was writing, which the next rotation
+removes). A key file that is neither is refused as Unavailable and left
 as it is: made again, it would no longer match what was derived from it (restore it from the backup
 the data directory came with). One that other users of the machine may read (a data directory
 restored under a loose umask) is used, with a warning naming its mode, never its bytes: whoever
@@ -67,11 +68,21 @@ class FileStoreSecret:
             raise self._refused(exc.strerror or type(exc).__name__) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._remove_leftovers()
             with self._lock:
                 self._ring = None
             yield self.ring(fresh=True)
         finally:
             os.close(fd)  # releases the lock
+
+    def _remove_leftovers(self) -> None:
+        """The copies of a ring (or of a first key) that a process killed before renaming (or
+        linking) it left beside the key file: they hold keys, so they go once their maker is gone."""
+        for left in self.path.parent.glob(f"{self.path.name}.*.*"):
+            pid = left.name[len(self.path.name) + 1 :].split(".", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+                with suppress(OSError):
+                    left.unlink()
 
     def _write(self, ring: KeyRing) -> KeyRing:
         made = self.path.with_name(f"{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
@@ -141,6 +152,16 @@ class FileStoreSecret:
 
     def _refused(self, reason: str) -> Unavailable:
         return Unavailable(f"{self.path.name} (the store's secret) cannot be used: {reason}")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: running
+        return True
+    return True
 
 
 def _key_of(text: str) -> bytes:

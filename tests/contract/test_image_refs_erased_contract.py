@@ -5,8 +5,9 @@ An ingest records the image references a document shows after its write commits,
 the erase's commit could check. So the erasure (or a plain delete) can run to its end, its
 `follow` included, between the ingest's commit and its record (the fault point `ingest.written`):
 the references recorded then name a document that is gone, and hold its alt text and caption. The
-recorder reads the document back after recording and takes them back when it no longer stands as
-written. Each test reads every record the store holds afterwards and looks for the caption's words."""
+recorder reads the document before writing and back after, and removes them when it no longer
+stands as written. Each test reads every record the store holds afterwards and looks for the
+caption's words (test_image_refs_races_contract.py: two ingests racing)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from cairn.domain.models import Brain
 from cairn.ports.records import RecordStore
 from cairn.services.documents.inputs import DocumentInput
 from cairn.services.mnemosyne.image_items import Prepared
-from cairn.services.mnemosyne.image_refs import image_refs_prefix
+from cairn.services.mnemosyne.image_refs import by_document, by_image, image_refs_prefix
 from tests.fakes.container import fake_adapters
 from tests.support.store_words import words_held
 
@@ -163,7 +164,7 @@ def test_references_recorded_as_the_erase_commits_are_removed_by_its_follow(c: C
 
     def recorded_meanwhile() -> None:
         images.record(brain, REPORT, late, written=doc)
-        assert len(refs_kept(c.adapters.records, brain)) == 2
+        assert len(refs_kept(c.adapters.records, brain)) == 3  # both ways, and their mark
 
     with faults.armed("documents.bytes_erased", action=recorded_meanwhile):
         erased(c, brain)()
@@ -199,4 +200,11 @@ def test_references_of_a_document_standing_as_written_are_kept(c: Container) -> 
         ingest(c, brain, REPORT, SECRET)
     assert reached == [True]
     assert captions(c, brain) == ["Figure 1: secret merger with Globex"]
-    assert len(refs_kept(c.adapters.records, brain)) == 2  # by image and by document
+    kept = refs_kept(c.adapters.records, brain)
+    assert len(kept) == 3  # by image, by document, and the mark of whose they are (image_refs.py)
+    assert (by_document(brain.id, REPORT), IMAGE) in kept and (by_image(brain.id, IMAGE), REPORT) in kept
+    images = c.ingest.images
+    assert images is not None
+    with access.as_system():
+        doc = c.documents.get(brain, REPORT)
+    assert images.refs.held(brain.id, REPORT).owner == (doc.id, doc.version)

@@ -20,7 +20,7 @@ from cairn.domain.models import Brain
 from cairn.entrypoints.cli.check import _say_maintenance
 from cairn.ports.records import Item, RecordStore
 from cairn.services.mnemosyne.image_items import ImageItems
-from cairn.services.mnemosyne.image_refs import by_document, by_image, image_refs_prefix
+from cairn.services.mnemosyne.image_refs import MARK_SK, by_document, by_image, image_refs_prefix
 from cairn.services.mnemosyne.image_refs_sweep import PASS_KEY, ImageRefsSweep, done_key
 from cairn.services.repositories import doc_key
 from tests.contract.test_image_refs_erased_contract import (
@@ -62,9 +62,16 @@ def run_out(c: Container, sweep: ImageRefsSweep) -> int:
 
 
 def refs_kept(records: RecordStore, brain: Brain) -> list[tuple[str, str]]:
-    """The brain's image references, both ways (not the pass's mark beside them)."""
+    """The brain's image references, both ways (not the pass's mark beside them, nor the marks of
+    whose they are)."""
     page = records.scan([f"{image_refs_prefix(brain.id)}to#", f"{image_refs_prefix(brain.id)}from#"])
-    return [(item.pk, item.sk) for item in page.items]
+    return [(item.pk, item.sk) for item in page.items if item.sk != MARK_SK]
+
+
+def marks_kept(records: RecordStore, brain: Brain) -> list[str]:
+    """The document paths whose references have a mark (image_refs.py)."""
+    page = records.scan([f"{image_refs_prefix(brain.id)}from#"])
+    return sorted(item.pk.partition("#from#")[2] for item in page.items if item.sk == MARK_SK)
 
 
 def left_over(c: Container, brain: Brain, path: str, alt: str) -> None:
@@ -107,6 +114,7 @@ def test_a_deleted_or_erased_document_s_references_go_and_a_standing_one_s_stay(
     left_over(c, brain, ERASED, "Figure 2: the Quillmarsh plan")  # a document erased: no record
     assert captions(c, brain) == ["Figure 1: secret merger with Globex", "A heron at dawn"]
     assert len(refs_kept(c.adapters.records, brain)) == 6
+    assert marks_kept(c.adapters.records, brain) == sorted([KEPT, REPORT])
 
     run_out(c, sweep_of(c))
 
@@ -114,6 +122,7 @@ def test_a_deleted_or_erased_document_s_references_go_and_a_standing_one_s_stay(
         (by_document(brain.id, KEPT), IMAGE),
         (by_image(brain.id, IMAGE), KEPT),
     ]
+    assert marks_kept(c.adapters.records, brain) == [KEPT]  # the deleted document's went with them
     assert captions(c, brain) == ["A heron at dawn"]  # the image re-indexed
     assert "globex" not in image_text(c, brain) and "heron" in image_text(c, brain)
     assert words_kept(c.adapters.records) == set()

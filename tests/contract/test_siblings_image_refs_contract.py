@@ -8,7 +8,8 @@ without losing a concurrent forget's change.
 
 The image references documents make (services/mnemosyne/image_refs.py) are recorded by image and
 by document: `replace` keeps both directions in step and says which images changed, an image lists
-the documents that show it in path order, and one brain's references are never another's.
+the documents that show it in path order, one brain's references are never another's, and every
+write is conditional on the mark of whose they are, as read.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from cairn.domain.errors import Conflict
 from cairn.domain.models import Document
 from cairn.ports.records import RecordStore
 from cairn.services.documents.siblings import SiblingContext
-from cairn.services.mnemosyne.image_refs import ImageRefs, image_refs_prefix
+from cairn.services.mnemosyne.image_refs import Held, ImageRefs, image_refs_prefix
 from cairn.services.repositories import documents_pk
 from tests.support.documents import a_document
 
@@ -212,3 +216,46 @@ def test_a_replace_of_many_images_writes_every_one_and_an_empty_one_removes_ever
     assert sorted((i.pk.removeprefix(prefix), i.sk) for i in left) == [
         ("from#notes/keep.md", "img/00.png"), ("to#img/00.png", "notes/keep.md"),
     ]  # fmt: skip
+
+
+def test_a_replace_is_marked_for_its_owner_and_refused_on_a_stale_read(records: RecordStore) -> None:
+    """The mark beside a document's references names the version they were recorded for; a write
+    from references read before another writer's is refused whole (Conflict) and writes nothing,
+    and the last reference removed takes the mark."""
+    refs = ImageRefs(records)
+    many = {f"img/{n:02d}.png": shown(f"image {n}") for n in range(40)}  # two transactions
+    assert refs.replace("brn_1", "notes/a.md", many, ("doc_a", 3)) == set(many)
+    first = refs.held("brn_1", "notes/a.md")
+    assert (first.shown, first.owner) == (many, ("doc_a", 3)) and first.mark > 0
+
+    assert refs.replace("brn_1", "notes/a.md", many, ("doc_a", 4), first) == set()  # the mark alone moves
+    second = refs.held("brn_1", "notes/a.md")
+    assert (second.shown, second.owner) == (many, ("doc_a", 4)) and second.mark > first.mark
+
+    late = {"img/99.png": shown("late")}
+    for stale, owner in ((late, ("doc_a", 3)), (many, ("doc_a", 5)), ({}, None)):
+        with pytest.raises(Conflict):
+            refs.replace("brn_1", "notes/a.md", stale, owner, first)
+        assert refs.held("brn_1", "notes/a.md") == second  # nothing written
+
+    changed: set[str] = set()
+    assert refs.replace("brn_1", "notes/a.md", {}, None, second, changed) == set(many) == changed
+    assert refs.held("brn_1", "notes/a.md") == Held()
+    assert records.scan([image_refs_prefix("brn_1")]).items == []  # no mark left either
+
+
+def test_a_removal_of_unmarked_references_is_conditional_too(records: RecordStore) -> None:
+    """References an earlier release recorded have no mark: their removal puts one first (failing
+    if a writer marked them since it read) and deletes it with the last of them."""
+    refs = ImageRefs(records)
+    refs.replace("brn_1", "notes/a.md", {"img/x.png": shown("old")})  # None: recorded with no mark
+    read = refs.held("brn_1", "notes/a.md")
+    assert (read.owner, read.mark) == (None, 0) and read.shown == {"img/x.png": shown("old")}
+    refs.replace("brn_1", "notes/a.md", {"img/x.png": shown("old")}, ("doc_a", 1), read)  # a writer since
+
+    with pytest.raises(Conflict):
+        refs.replace("brn_1", "notes/a.md", {}, None, read)
+    assert refs.held("brn_1", "notes/a.md").owner == ("doc_a", 1)
+
+    refs.replace("brn_1", "notes/a.md", {}, None)
+    assert records.scan([image_refs_prefix("brn_1")]).items == []

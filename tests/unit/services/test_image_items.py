@@ -15,6 +15,7 @@ from cairn.domain.errors import NotFound, UnsupportedContent
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.inputs import BatchOp, lock_key
 from cairn.services.mnemosyne.image_items import MAX_CAPTION_CHARS, MAX_CAPTIONS
+from cairn.services.mnemosyne.image_refs import MARK_SK
 from tests.fakes.container import fake_container
 
 IMAGE = "ingest/img/heron.jpg"
@@ -142,7 +143,7 @@ def test_html_figures_and_counts_of_distinct_local_images(container: Container, 
     targets = [
         i.sk for i in container.adapters.records.query(f"imgref#{brain.id}#from#ingest/birds.html").items
     ]
-    assert targets == [IMAGE, "logo.png"]
+    assert targets == [MARK_SK, IMAGE, "logo.png"]  # the mark first: whose references they are
 
 
 def test_a_document_that_is_not_an_image_is_not_touched(container: Container, brain: Brain) -> None:

@@ -32,7 +32,6 @@ from cairn.ports.blobs import BlobStore
 from cairn.ports.chunks import ChunkIndex
 from cairn.ports.records import Put
 from cairn.services.documents.blob_keys import own_folder
-from cairn.services.documents.inputs import DocumentInput
 from cairn.services.documents.service import DocumentService
 from cairn.services.documents.siblings import (
     Left,
@@ -50,7 +49,7 @@ from cairn.services.memory.entities import MENTIONS, EntityService
 from cairn.services.memory.memories import MemoryService
 from cairn.services.mnemosyne.concept_reach import Reach
 from cairn.services.mnemosyne.concepts import ConceptGraph
-from cairn.services.mnemosyne.image_items import ImageItems, Prepared
+from cairn.services.mnemosyne.image_items import ImageItems
 from cairn.services.mnemosyne.item_status import ItemStatusLog
 from cairn.services.search.access import AccessLog
 from cairn.services.thoughtmcp.waypoints import ThoughtLinks
@@ -132,7 +131,7 @@ class DocumentEraser:
             counts["records"] += rows
             folder = raw_folder(brain.id, doc.id)
             raw_gone |= {key for key in keys if not key.startswith(folder)}  # an older layout's
-            self.images.record(brain, doc.path, Prepared(DocumentInput(), shown={}))
+            self.images.forget(brain, doc.path)
             if doc.id in pending:
                 self.status.completed(brain.id, doc.id)
             # its raw rows' bytes, those of rows overwritten too, and a transcript's turns

@@ -10,9 +10,17 @@ metadata (`image_captions`), so re-indexing from its blob gives the same text.
 The references are recorded both ways by image_refs.py. External images (http(s), data:, …) are
 not recorded. A document deleted, written over by anything but an ingest, or renamed, changes what
 it shows (`follow`, on the brain's change events): its references go, or move with it, and the
-images among them are re-indexed, so no caption outlives the text that gave it. An ingest records
-after its commit, so one of those can come between (its `follow` finding nothing yet): `record`
-reads the document back after recording and takes its references back unless it stands as written.
+images among them are re-indexed, so no caption outlives the text that gave it.
+
+An ingest records after its commit, outside the path lock, so a delete, an erasure, a write over it
+or another ingest of the path can come between, or record meanwhile. Every writer of a document's
+references (`_settle`) reads them with their mark (whose they are: a document id and version), then
+the document, and decides: an ingest whose document stands as it wrote it records what it shows,
+for that version; references the standing document's ingest recorded are left alone; anything else
+is removed. The write is conditional on the mark as read (image_refs.py), so a writer that lost a
+race reads again and decides again; an ingest reads its document back after writing, and decides
+again unless it still stands as written (a writer that found nothing to remove wrote nothing to
+race on). So the last writer decides on what the store holds after every earlier one.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from cairn.auth import access
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Brain, Document
 from cairn.domain.paths import validate_path
 from cairn.ingest.image_metadata import clean_text
@@ -33,7 +41,7 @@ from cairn.services.documents.document_text import CAPTIONS_KEY, document_text
 from cairn.services.documents.inputs import DocumentInput, keep_info
 from cairn.services.documents.service import DocumentService
 from cairn.services.events import ChangeEvent
-from cairn.services.mnemosyne.image_refs import ImageRefs
+from cairn.services.mnemosyne.image_refs import ImageRefs, Owner, Shown
 
 log = logging.getLogger(__name__)
 IMAGE_COUNT_KEY: Final = "image_count"
@@ -45,6 +53,8 @@ _FIELDS: Final = ("alt", "caption", "title")
 REFRESH_REASON: Final = "image references"
 _OWN_WRITES: Final = ("ingest", REFRESH_REASON)
 """An ingest records the references of what it wrote; a refresh writes an image, which makes none."""
+_TRIES: Final = 5
+"""Reads and decisions on one document's references, each after another writer changed them."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +105,9 @@ class ImageItems:
         brain = self.brains(brain_id)
         if brain is None:
             return
-        changed = self.refs.replace(brain_id, source, {})
+        changed = self._settle(brain_id, source, {})
         if target is not None:
-            changed |= self.refs.replace(brain_id, target, made)
+            changed |= self._settle(brain_id, target, made, adopt=True)
         for image in sorted(changed):
             self.refresh(brain, image)
 
@@ -116,27 +126,71 @@ class ImageItems:
         metadata = {**info.metadata, IMAGE_COUNT_KEY: len(shown)}
         return Prepared(replace(info, metadata=metadata), shown)
 
-    def record(self, brain: Brain, path: str, prepared: Prepared, written: Document | None = None) -> None:
+    def record(self, brain: Brain, path: str, prepared: Prepared, written: Document) -> None:
         """After the document at `path` is written (`written`, as its write committed it): its
         references replace the ones it made before, and every image item whose references changed
-        is re-indexed with its captions. References recorded for a document no longer standing as
-        written are taken back: a delete or erasure committed since may have had its `follow` run
-        before they were recorded, and an erased document's captions would stay in them."""
+        is re-indexed with its captions. Nothing is recorded for a document no longer standing as
+        written (deleted, erased, written over or ingested again since): what it made goes, unless
+        the ingest of the document standing has recorded its own (module docstring)."""
         if prepared.shown is None:
             return
-        changed = self.refs.replace(brain.id, path, prepared.shown)
-        if prepared.shown and not self._stands(brain.id, path, written):
-            changed |= self.refs.replace(brain.id, path, {})
+        for target in sorted(self._settle(brain.id, path, prepared.shown, written)):
+            self.refresh(brain, target)
+
+    def forget(self, brain: Brain, path: str) -> None:
+        """Remove the references the document at `path` made, whatever stands there (an erasure's,
+        before its commit: a record landing after is removed by its `follow`), and re-index the
+        images among them."""
+        changed: set[str] = set()
+        for _ in range(_TRIES):
+            try:
+                self.refs.replace(brain.id, path, {}, None, changed=changed)
+                break
+            except Conflict:
+                continue
         for target in sorted(changed):
             self.refresh(brain, target)
 
-    def _stands(self, brain_id: str, path: str, written: Document | None) -> bool:
-        """Whether the document at `path` is live, and is `written` at its version (read after the
-        references were recorded: a change committed later has its `follow` find them)."""
+    def _settle(
+        self, brain_id: str, path: str, shown: Shown, written: Document | None = None, *, adopt: bool = False
+    ) -> set[str]:
+        """Make the references of `path` what the document standing there shows: `shown` when it
+        is `written` at its version (or, with `adopt`, whatever stands there unless its ingest has
+        recorded: a rename's target), else left as they are when recorded for it, else none.
+        Returns the images whose references changed."""
+        changed: set[str] = set()
+        for _ in range(_TRIES):
+            held = self.refs.held(brain_id, path)
+            if not (shown or held.shown or held.mark):
+                return changed
+            if written is not None and shown and not (held.shown or held.mark):
+                standing: Owner | None = written.id, written.version  # none to keep: read back below
+            else:
+                standing = self._standing(brain_id, path)
+            owner: Owner | None = None
+            if standing is not None and (written is not None and standing == (written.id, written.version)):
+                owner = standing
+            elif standing is not None and held.owner == standing:
+                return changed  # recorded by the standing document's own ingest
+            elif standing is not None and adopt:
+                owner = standing
+            adopt = False  # only as first read: a change since has its own writer
+            want = shown if owner is not None else {}
+            try:
+                self.refs.replace(brain_id, path, want, owner if want else None, held, changed)
+            except Conflict:
+                continue  # another writer changed them since they were read
+            if not want or self._standing(brain_id, path) == owner:
+                return changed
+        log.warning("the image references of a document were changed under every try; left as they are")
+        return changed
+
+    def _standing(self, brain_id: str, path: str) -> Owner | None:
+        """The live document at `path`, as (id, version); None when there is none."""
         doc = self.documents.repo.get(brain_id, path)
         if doc is None or doc.deleted_at is not None:
-            return False
-        return written is None or (doc.id, doc.version) == (written.id, written.version)
+            return None
+        return doc.id, doc.version
 
     def captions(self, brain_id: str, image_path: str) -> list[str]:
         """The distinct alt texts, captions and titles live documents give the image, in document

@@ -14,6 +14,9 @@ references by document (`imgref#<brain>#from#<document path>`) once, then the do
   document is read after its references were, so one written since is found standing;
 - one whose record no longer reads (damaged) is taken for standing: its references stay.
 
+The mark beside a document's references (image_refs.py: whose they are) goes with them, conditional
+on its version as read; it names no image, so it re-indexes none.
+
 Then every image item whose references went is re-indexed with its captions (ImageItems.refresh).
 The pass is a BrainScanPass (services/brain_scan_pass.py: one page of one scan of up to
 MAX_SCAN_PREFIXES brains a step, a mark each brain done, `finished` once no brain needs it):
@@ -39,7 +42,7 @@ from cairn.ports.clock import Clock
 from cairn.ports.records import Delete, Item, RecordStore
 from cairn.services.brain_scan_pass import BrainScanPass
 from cairn.services.mnemosyne.image_items import ImageItems
-from cairn.services.mnemosyne.image_refs import by_document, by_image, image_refs_prefix
+from cairn.services.mnemosyne.image_refs import MARK_SK, by_document, by_image, image_refs_prefix
 from cairn.services.repositories import BrainRepository, doc_key, document_of, get_all
 
 log = logging.getLogger(__name__)
@@ -100,7 +103,8 @@ class ImageRefsSweep(BrainScanPass):
             except Conflict:  # one re-recorded meanwhile: the others one at a time, that one kept
                 batch = [(brain_id, item) for brain_id, item in batch if self._removed(item)]
             for brain_id, item in batch:
-                removed[brain_id].add(item.sk)
+                if item.sk != MARK_SK:
+                    removed[brain_id].add(item.sk)
         self._refresh(removed)
 
     def _gone(self, keys: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -152,6 +156,8 @@ def _referrer(item: Item) -> tuple[str, str] | None:
 
 
 def _removal(item: Item) -> list[Delete]:
-    """A by-document reference as read, and its by-image twin."""
+    """A by-document reference as read, and its by-image twin (a mark: itself)."""
+    if item.sk == MARK_SK:
+        return [Delete(item.pk, item.sk, item.version)]
     brain_id, path = _referrer(item) or ("", "")
     return [Delete(item.pk, item.sk, item.version), Delete(by_image(brain_id, item.sk), path)]

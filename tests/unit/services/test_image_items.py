@@ -15,7 +15,7 @@ from cairn.domain.errors import NotFound, UnsupportedContent
 from cairn.domain.models import Brain, Document
 from cairn.services.documents.inputs import BatchOp, lock_key
 from cairn.services.mnemosyne.image_items import MAX_CAPTION_CHARS, MAX_CAPTIONS
-from cairn.services.mnemosyne.image_refs import MARK_SK
+from cairn.services.mnemosyne.image_refs import MARK_SK, Held
 from tests.fakes.container import fake_container
 
 IMAGE = "ingest/img/heron.jpg"
@@ -208,7 +208,9 @@ def test_a_renamed_document_still_captions_the_image_from_its_new_path(
 
     assert captions(container, brain) == ["Figure 1: secret merger with Globex"]
     images = container.ingest.images
-    assert images is not None and images.refs.made_by(brain.id, "ingest/report.md") == {}
+    assert images is not None and images.refs.held(brain.id, "ingest/report.md") == Held()  # no mark left
+    moved = container.documents.get(brain, "archive/report.md")
+    assert images.refs.held(brain.id, "archive/report.md").owner == (moved.id, moved.version)
     container.documents.delete(brain, "archive/report.md")
     assert captions(container, brain) == []
 

@@ -190,6 +190,73 @@ def test_many_resumes_saving_at_once_lose_no_count(records: RecordStore) -> None
     assert records.query(PROGRESS_PK, "").items == []
 
 
+def test_finishing_adds_what_another_attempt_saved_after_the_brain_was_done(records: RecordStore) -> None:
+    """`other` finishes the brain; `one`, which began before, saves what it removed since, then the
+    erasure is finished: the receipt holds `one`'s counts and no progress record is left, and
+    `one`'s own advance later adds nothing more."""
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock, ("brn_1",)), SUBJECT)
+    one, other = log.progress("era_1", "brn_1"), ErasureLog(records, clock).progress("era_1", "brn_1")
+    other.counts.update(documents=2)
+    log.advance("era_1", "brn_1", other)
+    one.counts.update(blobs=3)
+    one.save()
+    finished = log.finish("era_1")
+    assert finished.status == "completed" and finished.removed["blobs"] == 3
+    assert records.query(PROGRESS_PK, "").items == []
+    one.counts.update(links=4)  # and it removed more before it got to its advance
+    assert log.advance("era_1", "brn_1", one).receipt.removed == {
+        **empty_counts(),
+        "documents": 2,
+        "blobs": 3,
+        "links": 4,
+    }
+    assert log.finish("era_1").removed["blobs"] == 3
+
+
+def test_a_progress_record_left_once_the_erasure_finished_is_folded_into_the_receipt(
+    records: RecordStore,
+) -> None:
+    """An attempt killed between its last save and its advance, after another finished the
+    erasure: `left_over` names the erasure and `fold` adds the counts once; a running erasure's
+    brain not done keeps its record (its attempt advances it)."""
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    log.start(receipt("era_1", clock, ("brn_1",)), SUBJECT)
+    log.start(receipt("era_2", clock, ("brn_1", "brn_2")), SUBJECT)
+    late, other = log.progress("era_1", "brn_1"), log.progress("era_1", "brn_1")
+    log.advance("era_1", "brn_1", other)
+    log.finish("era_1")
+    late.counts.update(chunks=5)
+    late.save()  # killed here, before its advance
+    running = log.progress("era_2", "brn_2")
+    running.counts.update(chunks=1)
+    running.save()
+    assert list(log.left_over()) == ["era_1"]
+    assert log.fold("era_1").receipt.removed["chunks"] == 5
+    assert log.fold("era_1").receipt.removed["chunks"] == 5  # once
+    assert list(log.left_over()) == []
+    assert log.fold("era_2").receipt.removed["chunks"] == 0
+    assert [i.sk for i in records.query(PROGRESS_PK, "").items] == ["era_2#brn_2"]
+
+
+def test_finishing_with_more_progress_records_left_than_one_write_holds_adds_them_all(
+    records: RecordStore,
+) -> None:
+    clock = FakeClock()
+    log = ErasureLog(records, clock)
+    brains = tuple(f"brn_{n:03d}" for n in range(70))
+    log.start(receipt("era_1", clock, brains), SUBJECT)
+    for brain_id in brains:
+        late, other = log.progress("era_1", brain_id), log.progress("era_1", brain_id)
+        log.advance("era_1", brain_id, other)
+        late.counts.update(records=1)
+        late.save()
+    assert log.finish("era_1").removed["records"] == 70
+    assert records.query(PROGRESS_PK, "").items == []
+
+
 def test_the_subject_leaves_the_record_before_it_is_finished_and_the_receipt_stays(
     records: RecordStore,
 ) -> None:

@@ -6,10 +6,19 @@ Layout (one item per entry and index, each written with expected_version=0, neve
 |-----------------|---------------------------------------|-----------------------------------|
 | entry by tenant | `audit#<tenant>#<yyyy-mm-dd>`         | `<yyyy-mm-ddThh:mm:ss.ffffff>Z#<id>` |
 | entry by brain  | `audit-brain#<brain_id>#<yyyy-mm-dd>` | the same                          |
+| recorded once   | `audit-once`                          | `<action>#<target>`               |
 
 Day partitions keep each partition small and let a query walk a time window with one Query per
 day and no scans. Queries return entries **newest first**; the cursor is the sort key of the
 last entry returned, so the next page resumes strictly before it.
+
+An action of ONCE_PER_TARGET (an erasure's, whose target is its id) is recorded once per target:
+its entry is written with a mark of it, in one transaction that fails if the mark is there, so two
+processes finishing the same erasure at once (or one resuming it after a kill that came after its
+entry) write one entry between them. The mark holds nothing else, and stays.
+
+One module past 500 lines: writing an entry, the entries kept while the store refuses them and
+their redaction share the kept queue and its lock, which a split would pass back and forth.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from cairn.services.documents.listing import encode_cursor
 from cairn.services.keyed_digests import NoSecret
 
 SYSTEM = "system"
+ONCE_PK = "audit-once"
 MAX_VALUE_CHARS = 512
 MAX_DETAIL_KEYS = 32
 MAX_LIMIT = 1000
@@ -51,6 +61,9 @@ _TOKEN = re.compile(r"^[a-z][a-z0-9_.:-]{0,63}$")  # actions ("document.write") 
 _DETAIL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _SECRET_KEY = re.compile(r"token|secret|passw|authorization|api_?key|cookie|credential|private_?key", re.I)
 _SK = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z#aud_[0-9a-z]{26}$")
+
+ONCE_PER_TARGET = frozenset({"erasure"})
+"""Actions recorded once per target (module docstring)."""
 
 REDACTED = "[erased]"
 """What an erased subject's name or target reads as in the audit afterwards."""
@@ -210,10 +223,20 @@ class AuditLog:
             try:
                 self.records.transact(ops)
                 return entry
+            except Conflict:
+                if not self._recorded_once(entry):
+                    raise
+                log.info("the %s entry of %s was recorded already", entry.action, entry.target)
+                return entry
             except Unavailable as busy:
                 reason = str(busy)
         self._keep(entry, ops, reason)
         return entry
+
+    def _recorded_once(self, entry: AuditEntry) -> bool:
+        """Whether an entry of this action and target is recorded already (ONCE_PER_TARGET)."""
+        key = _once_key(entry)
+        return key is not None and self.records.get(*key) is not None
 
     def _keep(self, entry: AuditEntry, ops: list[Put], reason: str) -> None:
         with self._kept_lock:
@@ -239,7 +262,9 @@ class AuditLog:
                         self.records.transact(ops)
                     except Unavailable as busy:
                         return busy
-                    except Conflict:  # written after all (its id is its own): nothing to add
+                    except (
+                        Conflict
+                    ):  # written after all (its id is its own), or one per target: nothing to add
                         pass
                     except InvalidInput as bad:  # a spilled line edited by hand: never writable
                         log.warning("audit entry %s dropped: %s", entry.id, bad)
@@ -444,14 +469,23 @@ class AuditLog:
 
 
 def _ops(entry: AuditEntry) -> list[Put]:
-    """The entry's two copies (one when it names no brain), each written only where none is."""
+    """The entry's two copies (one when it names no brain), each written only where none is, and
+    for an action recorded once per target its mark, written only where none is."""
     sk = f"{_stamp(entry.at)}#{entry.id}"
     data = entry.model_dump(mode="json")
     day = entry.at.date()
     ops = [Put(Item(_tenant_pk(entry.tenant, day), sk, data), expected_version=0)]
     if entry.brain_id is not None:
         ops.append(Put(Item(_brain_pk(entry.brain_id, day), sk, data), expected_version=0))
+    if (once := _once_key(entry)) is not None:
+        ops.append(Put(Item(*once, {"at": data["at"]}), expected_version=0))
     return ops
+
+
+def _once_key(entry: AuditEntry) -> tuple[str, str] | None:
+    if entry.action in ONCE_PER_TARGET and entry.target is not None:
+        return ONCE_PK, f"{entry.action}#{entry.target}"
+    return None
 
 
 def _tenant_pk(tenant: str, day: date) -> str:

@@ -24,6 +24,15 @@ last read or written, and adds what this attempt removed since its last write to
 holds, so one never overwrites the other's (a write that loses reads the record again; a document's
 commit that loses is tried again). A brain one of them finished first has what the other removed
 after that added to the receipt when the other finishes it: the receipt counts each removal once.
+
+Finishing the erasure adds what progress records of it are left to the receipt in the write that
+marks it finished, so it is finished with none left. One written after that (an attempt that
+began before another finished it, still removing; or one killed between its last save and its
+`advance`, which no resume would pick up) is added by whatever reads the receipt next (`fold`: GET
+/v1/erasures/{id}, the list of receipts) or by the next resume (`left_over`). So the receipt of a
+finished erasure may still grow while an attempt that began before it finished runs on, and the
+answer of the attempt that finished it may be smaller than what a later GET reads: never larger
+than what was removed, and GET reads every count written.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ log = logging.getLogger(__name__)
 PK = "erasures"
 PROGRESS_PK = "erasure-progress"
 _TRIES = 16  # writes of a record lost to another process's
+_FOLDED = 64  # progress records added to a receipt in one transaction (DynamoDB's 100 items)
 REMOVED_KINDS = (
     "documents", "chunks", "blobs", "links", "entities", "memory_rows", "sessions", "messages",
     "records", "audit_entries", "jobs",
@@ -167,15 +177,66 @@ class ErasureLog:
         return self._update(erasure_id, change)
 
     def finish(self, erasure_id: str) -> Receipt:
-        """Done: the subject is dropped from the record, the receipt kept."""
+        """Done: what progress records of it are left (another attempt's, saved after it finished a
+        brain) is added to the receipt and they go, in the same write as the status, so it is
+        finished with no progress record left; the subject is dropped from the record, the receipt
+        kept. Finished already: `fold`."""
+        return self._fold(erasure_id, finishing=True).receipt
 
-        def change(pending: Pending) -> Pending | None:
-            if pending.receipt.status == "completed":
-                return None
-            finished = {"status": "completed", "finished_at": self.clock.now(), "stalled": None}
-            return Pending(receipt=pending.receipt.model_copy(update=finished), done=pending.done)
+    def fold(self, erasure_id: str) -> Pending:
+        """The erasure with what progress records of its brains done are left added to its
+        receipt, and they dropped: an attempt that began before another finished the brain (or the
+        erasure) and removed more since, or one killed between its last save and its `advance`
+        (module docstring)."""
+        return self._fold(erasure_id, finishing=False)
 
-        return self._update(erasure_id, change).receipt
+    def with_progress(self) -> set[str]:
+        """The erasures some progress record of is kept (one read of them all: few, kept while
+        their brain runs)."""
+        return {held.sk.rpartition("#")[0] for held in all_items(self.records, PROGRESS_PK)}
+
+    def left_over(self) -> Iterator[str]:
+        """The finished erasures some progress record of is left (`fold` adds them)."""
+        for erasure_id in sorted(self.with_progress()):
+            item = self.records.get(PK, erasure_id)
+            receipt = item.data.get("receipt") if item is not None else None
+            if isinstance(receipt, dict) and receipt.get("status") == "completed":
+                yield erasure_id
+
+    def _fold(self, erasure_id: str, *, finishing: bool) -> Pending:
+        """Add the progress records of its brains done to the receipt and drop them (_FOLDED at a
+        time), with the last of them marking it finished when `finishing`; each write conditional
+        on every version read."""
+        lost = 0
+        while lost < _TRIES:
+            item = self.records.get(PK, erasure_id)
+            if item is None:
+                raise NotFound(f"erasure not found: {erasure_id[:64]}")
+            pending = Pending.model_validate(item.data)
+            completed = pending.receipt.status == "completed"
+            left = [
+                held
+                for held in all_items(self.records, PROGRESS_PK, f"{erasure_id}#")
+                if held.sk.removeprefix(f"{erasure_id}#") in pending.done
+            ]
+            if not left and (completed or not finishing):
+                return pending
+            folded = left[:_FOLDED]
+            for held in folded:
+                _count(pending, _counts_held(held, erasure_id, held.sk.removeprefix(f"{erasure_id}#")))
+            last = len(left) <= _FOLDED
+            if finishing and not completed and last:
+                finished = {"status": "completed", "finished_at": self.clock.now(), "stalled": None}
+                pending = Pending(receipt=pending.receipt.model_copy(update=finished), done=pending.done)
+            written = Put(Item(PK, erasure_id, pending.model_dump(mode="json")), item.version)
+            try:
+                self.records.transact([written, *(Delete(held.pk, held.sk, held.version) for held in folded)])
+            except Conflict:
+                lost += 1
+                continue  # the record, or a progress record, written meanwhile: read them again
+            if last:
+                return pending
+        raise Conflict(f"erasure {erasure_id} kept changing while being recorded")
 
     def _update(
         self, erasure_id: str, change: Callable[[Pending], Pending | None], also: list[Delete] | None = None

@@ -33,7 +33,7 @@ from datetime import datetime
 
 from cairn.auth import access
 from cairn.auth.api_keys import ApiKeyService
-from cairn.auth.principal import ADMIN
+from cairn.auth.principal import ADMIN, Principal
 from cairn.domain.errors import (
     CairnError,
     Conflict,
@@ -160,11 +160,17 @@ class ErasureService:
         receipt = self.erasures.get(erasure_id).receipt
         if not self._shown(receipt):
             raise NotFound(f"erasure not found: {erasure_id[:64]}")  # one beyond reach is not told apart
-        return self._finish(erasure_id) if receipt.status == "running" else receipt
+        if receipt.status == "running":
+            return self._finish(erasure_id)
+        with access.as_system():  # counts another attempt wrote after it finished (log.py)
+            return self.erasures.fold(erasure_id).receipt
 
     def recent(self, limit: int = 20) -> list[Receipt]:
         """The caller's latest receipts, newest first, as `receipt` would show each."""
-        return [r for r in self.erasures.newest(max(limit * 5, 50)) if self._shown(r)][:limit]
+        shown = [r for r in self.erasures.newest(max(limit * 5, 50)) if self._shown(r)][:limit]
+        with access.as_system():  # counts another attempt wrote after it finished (log.py)
+            late = self.erasures.with_progress()
+            return [self.erasures.fold(r.id).receipt if r.id in late else r for r in shown]
 
     def _shown(self, receipt: Receipt) -> bool:
         """Whether the current access may read `receipt`: the system; whoever asked for it; a
@@ -187,6 +193,14 @@ class ErasureService:
         end yet (a damaged store file, a lock held) stays running, said in the log, and the others
         are carried on."""
         done = []
+        with access.as_system():
+            for erasure_id in list(self.erasures.left_over()):  # counts written after it finished
+                try:
+                    self.erasures.fold(erasure_id)
+                except CairnError as exc:
+                    log.warning(
+                        "erasure %s: counts written after it finished stay apart: %s", erasure_id, exc
+                    )
         for pending in list(self.erasures.running()):
             log.info("resuming erasure %s", pending.receipt.id)
             try:
@@ -237,15 +251,19 @@ class ErasureService:
             principal = current.principal if current is not None else None
             with access.as_system():
                 try:
-                    receipt = self._run(erasure_id)
+                    return self._run(erasure_id, lambda done: self._audit(principal, done))
                 except CairnError as exc:  # what it says leaves the subject out (subjects.unnamed)
                     if isinstance(unnamed(exc, pending.subject), DamagedStore | ScrubFailed):
                         self._stall(erasure_id, exc)
                     raise
-            detail: dict[str, str | int | bool] = {"kind": receipt.kind}
-            detail.update({k: v for k, v in receipt.removed.items() if v})
-            self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
-        return receipt
+
+    def _audit(self, principal: Principal | None, receipt: Receipt) -> None:
+        """The erasure's entry, before it is marked finished: recorded once whichever process
+        writes it (services/audit.py ONCE_PER_TARGET), so two finishing it at once, or a resume
+        after a kill between entry and finish, add none."""
+        detail: dict[str, str | int | bool] = {"kind": receipt.kind}
+        detail.update({k: v for k, v in receipt.removed.items() if v})
+        self.audit.record(principal, "erasure", target=receipt.id, detail=detail)
 
     def _stall(self, erasure_id: str, why: CairnError) -> None:
         """Record on the receipt why it stops here, for the operator: only a repair (or a fix) ends it."""
@@ -256,7 +274,7 @@ class ErasureService:
 
     # -- running -----------------------------------------------------------------------------------
 
-    def _run(self, erasure_id: str) -> Receipt:
+    def _run(self, erasure_id: str, audit: Callable[[Receipt], None]) -> Receipt:
         pending = self.erasures.get(erasure_id)
         receipt = pending.receipt
         if receipt.status == "completed":
@@ -286,6 +304,7 @@ class ErasureService:
             self.erasures.advance(erasure_id, brain_id, progress)
         self.erasures.unname(erasure_id)
         self._scrub(receipt.brains, erasure_id)
+        audit(self.erasures.fold(erasure_id).receipt)  # its counts as finishing leaves them
         return self.erasures.finish(erasure_id)
 
     def _count_stopped(self, erasure_id: str, progress: Progress) -> None:

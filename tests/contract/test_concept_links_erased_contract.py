@@ -25,6 +25,7 @@ from cairn.services.documents.chunk_ids import chunk_id
 from cairn.services.documents.dropped_chunks import DroppedChunks
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.erasure.log import Receipt
+from cairn.services.links.repository import LinkRepository
 from cairn.services.mnemosyne.concept_reach import reach_key
 from tests.fakes.container import fake_adapters
 from tests.support.store_words import words_held
@@ -80,6 +81,15 @@ def written(c: Container, brain: Brain, parts: int, *, link: bool = True, earlie
     if link:
         c.concepts.index_document(brain.id, doc.id, text_of(parts).decode())
     return doc
+
+
+def strayed(c: Container, brain: Brain, doc: Document, ordinal: int, *, like: int = 9) -> None:
+    """The concept links of the document's chunk `like` copied to a chunk id of `ordinal`, as a
+    store changed outside Cairn holds them (`chk_<doc>_999999999999`)."""
+    links = LinkRepository(c.adapters.records)
+    kind = c.concepts.reach.kind
+    for link in list(links.outgoing(brain.id, chunk_id(doc.id, like), kind)):
+        links.add(link.model_copy(update={"source_id": chunk_id(doc.id, ordinal)}))
 
 
 def words_kept(records: RecordStore, prefixes: Sequence[str] = ()) -> set[str]:

@@ -23,6 +23,7 @@ from cairn.services.mnemosyne.concept_reach_sweep import LATE_S, PASS_KEY, Reach
 from tests.contract.test_concept_links_erased_contract import (
     PATH,
     erase,
+    strayed,
     text_of,
     two,  # noqa: F401  (the fixture)
     words_kept,
@@ -253,6 +254,38 @@ def test_an_absurd_reach_of_a_document_gone_is_replaced_and_its_links_go_in_boun
     assert reads.count < 1_000
     assert words_kept(records) == set()
     assert records.get(*reach_key(brain.id, doc.id)) is None
+
+
+@pytest.mark.parametrize("erased", [True, False], ids=["document_gone", "document_stored"])
+def test_a_link_of_a_chunk_id_with_an_absurd_ordinal_is_removed_by_the_pass_in_bounded_reads(
+    two: tuple[Container, Container],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    erased: bool,
+) -> None:
+    """A concept link whose chunk id was changed outside Cairn to ordinal 10**12: the pass raised
+    the document's reach to it (read as damaged, its widest reach that same ordinal), then queried
+    each chunk id below it to remove the links of a document gone. It removes that link and
+    leaves it out of the reach: a stored document's reach covers its other links, for its erasure."""
+    c, _ = two
+    brain = c.brains.create("Shore", slug="shore")
+    doc = shrunk_before(c, brain)
+    strayed(c, brain, doc, 10**12)
+    if erased:
+        erase(c, brain)  # that release's erasure left the links of chunks 3..9, and the stray one
+    records = c.adapters.records
+    with read_budget(monkeypatch, records, 1_000) as reads:
+        run_out(c, sweep_of(c))
+    assert reads.count < 1_000
+    assert [i.pk for i in records.scan([f"links#{brain.id}#out#"]).items if "999" in i.pk] == []
+    if erased:
+        assert words_kept(records) == set()
+        assert records.get(*reach_key(brain.id, doc.id)) is None
+        return
+    reach = records.get(*reach_key(brain.id, doc.id))
+    assert reach is not None and reach.data == {"upto": 10}
+    with read_budget(monkeypatch, records, 2_000):
+        erase(c, brain)
+    assert words_kept(records) == set()
 
 
 def test_a_brain_deleted_as_the_pass_scans_it_is_left_no_record(

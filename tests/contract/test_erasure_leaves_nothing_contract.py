@@ -17,12 +17,19 @@ from cairn.ports.records import Item
 from cairn.services.documents import siblings
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.gbrain.page_assertions import assertions_pk
-from cairn.services.mnemosyne.concept_reach import reach_key
+from cairn.services.mnemosyne.concept_reach import MAX_REACH, reach_key
 from cairn.services.mnemosyne.concept_reach_sweep import done_key
 from cairn.services.mnemosyne.item_status import PROCESSING, pending_pk
 from cairn.services.repositories import doc_key, to_item
 from cairn.services.search.access import access_pk
-from tests.contract.test_concept_links_erased_contract import PATH, text_of, words_kept, words_of, written
+from tests.contract.test_concept_links_erased_contract import (
+    PATH,
+    strayed,
+    text_of,
+    words_kept,
+    words_of,
+    written,
+)
 from tests.fakes.clock import FakeClock
 from tests.support.read_budget import read_budget
 
@@ -162,6 +169,30 @@ def test_a_reach_changed_outside_cairn_to_an_absurd_count_is_taken_for_damaged_b
     assert receipt.removed["links"] >= 10
     assert words_kept(records) == set()  # the links of every ordinal, the earlier version's included
     assert records.get(*reach_key(brain.id, doc.id)) is None
+    assert reads.count < 2_000
+
+
+@pytest.mark.parametrize("ordinal", [10**12, MAX_REACH], ids=["huge", "just_past"])
+def test_a_link_of_a_chunk_id_with_an_absurd_ordinal_is_removed_in_bounded_reads(
+    c: Container, monkeypatch: pytest.MonkeyPatch, ordinal: int
+) -> None:
+    """A concept link whose chunk id was changed outside Cairn to an ordinal no document reaches
+    (`chk_<doc>_999999999999`), of a document whose reach is damaged: the widest reach taken from
+    the links was that ordinal, and the erasure queried each chunk id below it. The scan removes
+    such a link where it finds it, and the reach is taken from the others."""
+    brain = shore(c)
+    with access.as_system():
+        doc = written(c, brain, 10)
+        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
+        strayed(c, brain, doc, ordinal)
+        records = c.adapters.records
+        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
+        records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))  # damaged
+        with read_budget(monkeypatch, records, 2_000) as reads:
+            receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    assert receipt.status == "completed" and receipt.removed["links"] >= 11
+    assert words_kept(records) == set()  # the stray link's concept names too
+    assert records.scan([f"links#{brain.id}#out#", f"links#{brain.id}#in#"]).items == []
     assert reads.count < 2_000
 
 

@@ -38,6 +38,12 @@ link partitions (on DynamoDB a table Scan, for this case only), logs the documen
 replaces the record (or drops it with the document). A linker (`extend`) writes that reach, at
 least its own, before it links, and its `trim` lowers it to the chunks the document has; a
 rewrite's `trim` of a damaged record removes the links past what it keeps up to that reach.
+
+A link whose chunk id holds an ordinal no document's chunks reach (MAX_REACH or more: changed
+outside Cairn, `chk_<doc>_999999999999`) is damaged too: it would make that widest reach, and each
+removal's queries, unbounded. The scan that finds one removes it there and then (`held` counts it
+on the reach it returns, for the removal that asked), as the reach pass does (`remove_strays`),
+and leaves it out of the reach.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from typing import Any, Final
 
 from cairn.domain.errors import Conflict, DamagedStore, reading_record
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore
-from cairn.services.documents.chunk_ids import LIVE, STAGE, chunk_id, chunk_id_of, parse_chunk_id
+from cairn.services.documents.chunk_ids import LIVE, STAGE, ChunkRef, chunk_id, chunk_id_of, parse_chunk_id
 from cairn.services.documents.indexing import MAX_CHUNKS
 from cairn.services.links.repository import LinkRepository, in_key, links_prefix, out_key
 
@@ -62,6 +68,11 @@ MAX_REACH: Final = 5 * MAX_CHUNKS
 """The highest `upto` a record reads as: a write makes at most MAX_CHUNKS chunks, and texts of
 many tiny sections stored before that cap made up to about 100,000. One higher (changed outside
 Cairn) is damaged, taken from the links instead of querying each chunk id below it."""
+
+
+def stray(ref: ChunkRef) -> bool:
+    """A chunk id no document's chunks reach (module docstring): its links are removed where found."""
+    return ref.ordinal >= MAX_REACH
 
 
 def reach_key(brain_id: str, document_id: str) -> tuple[str, str]:
@@ -80,6 +91,7 @@ class Reach:
     version: int  # 0: no record
     damaged: bool = False  # the record does not read: `upto` is the widest reach, from the links
     stages: tuple[str, ...] = ()  # the stages whose chunk ids may hold links, besides the live ones
+    unlinked: int = 0  # links of stray chunk ids the read of a damaged one removed (module docstring)
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -165,7 +177,7 @@ class ConceptReach:
             return 0
         was = self.held(brain_id, document_id)
         families = _distinct((*was.families, *stages))
-        removed = self._unlink(brain_id, document_id, families, range(keep, upto), ())
+        removed = was.unlinked + self._unlink(brain_id, document_id, families, range(keep, upto), ())
         if was.damaged and was.upto > upto:  # the links past `upto` the scan found go too
             removed += self._unlink(brain_id, document_id, families, range(upto, was.upto), ())
         if was.version and (was.upto == upto or was.damaged):
@@ -184,6 +196,7 @@ class ConceptReach:
         for _ in range(_RETRIES):
             was = self.held(brain_id, document_id)
             gone = [family for family in was.families if family not in current]
+            removed += was.unlinked
             if not gone or not was.version:
                 return removed
             removed += self._unlink(brain_id, document_id, gone, range(was.upto), ())
@@ -241,7 +254,7 @@ class ConceptReach:
             was, known = known or self.held(brain_id, document_id), None
             if not was.version:
                 return removed
-            removed += self._unlink(brain_id, document_id, was.families, range(was.upto), done)
+            removed += was.unlinked + self._unlink(brain_id, document_id, was.families, range(was.upto), done)
             if keep and was.damaged:  # mended: the removal once the document is gone reads it
                 with suppress(Conflict):  # a linker's write meanwhile replaced it
                     self.records.put(
@@ -260,7 +273,7 @@ class ConceptReach:
             item = self.records.get(*reach_key(brain_id, document_id))
             if item is None:
                 return Reach(0, 0)  # removed meanwhile
-        upto, stages = self._linked(brain_id, document_id)
+        upto, stages, unlinked = self._linked(brain_id, document_id)
         log.warning(
             "the concept reach of document %s is damaged: the links of its chunks 0..%d (%d stages), "
             "all that a scan finds, are taken for it",
@@ -268,24 +281,44 @@ class ConceptReach:
             upto - 1,
             len(stages),
         )
-        return Reach(upto, item.version, damaged=True, stages=stages)
+        return Reach(upto, item.version, damaged=True, stages=stages, unlinked=unlinked)
 
-    def _linked(self, brain_id: str, document_id: str) -> tuple[int, tuple[str, ...]]:
-        """One past the highest ordinal of the document's chunks holding a link of `kind`, and the
-        stages of those chunks' ids (a scan)."""
+    def _linked(self, brain_id: str, document_id: str) -> tuple[int, tuple[str, ...], int]:
+        """One past the highest ordinal of the document's chunks holding a link of `kind`, the
+        stages of those chunks' ids (a scan), and the links of stray chunk ids it removed."""
         out = f"{links_prefix(brain_id)}out#"
         prefix = f"{out}{chunk_id(document_id, 0).removesuffix('_0')}"
-        upto, stages, cursor = 0, set[str](), None
+        upto, stages, strays, cursor = 0, set[str](), list[Item](), None
         while True:
             page = self.records.scan([prefix], cursor=cursor)
             for item in page.items:
                 ref = parse_chunk_id(item.pk.removeprefix(out))
                 if item.sk.startswith(f"{self.kind}#") and ref is not None and ref.document_id == document_id:
+                    if stray(ref):
+                        strays.append(item)
+                        continue
                     upto = max(upto, ref.ordinal + 1)
                     stages.add(ref.stage)
             if page.cursor is None:
-                return upto, tuple(sorted(stages - {LIVE}))
+                return upto, tuple(sorted(stages - {LIVE})), self.remove_strays(strays)
             cursor = page.cursor
+
+    def remove_strays(self, items: Iterable[Item]) -> int:
+        """Remove the links of `kind` these outgoing link items (of stray chunk ids: `stray`) hold,
+        both their items; returns how many."""
+        ops: list[Put | Delete] = []
+        for item in items:
+            brain_id, found, source = item.pk.removeprefix("links#").partition("#out#")
+            kind, _, target = item.sk.partition("#")
+            if not found or kind != self.kind:
+                continue
+            log.warning(
+                "a concept link of chunk %s is removed: no document's chunks reach its ordinal", source[:80]
+            )
+            ops += [Delete(item.pk, item.sk), Delete(*in_key(brain_id, source, kind, target))]
+        for start in range(0, len(ops), _OPS_PER_COMMIT):
+            self.records.transact(ops[start : start + _OPS_PER_COMMIT])
+        return len(ops) // 2
 
     def _drop(self, brain_id: str, document_id: str, version: int) -> bool:
         try:

@@ -16,7 +16,9 @@ index_sweeper.py), reads every brain's chunk-link partitions (`links#<brain>#out
   reach is raised before the document is read, as a linker does (concepts.py), so an erasure or
   deletion whose removal read the reach before it was raised has already removed the record, and
   the read finds the document gone;
-- a document whose record no longer reads (damaged) is taken for stored: its links stay.
+- a document whose record no longer reads (damaged) is taken for stored: its links stay;
+- a link of a chunk id whose ordinal no document's chunks reach (changed outside Cairn: MAX_REACH
+  or more) is removed, and left out of the reach, which it would make unbounded.
 
 Chunk-link partitions cannot be listed without a scan: the pass is a BrainScanPass
 (services/brain_scan_pass.py: one page of one scan of up to MAX_SCAN_PREFIXES brains a step, a
@@ -48,7 +50,7 @@ from cairn.services.brain_scan_pass import LATE_S as LATE_S  # the pass's margin
 from cairn.services.brain_scan_pass import BrainScanPass
 from cairn.services.documents.chunk_ids import parse_chunk_id
 from cairn.services.links.repository import links_prefix
-from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_data, reach_key, reach_of
+from cairn.services.mnemosyne.concept_reach import ConceptReach, reach_data, reach_key, reach_of, stray
 from cairn.services.repositories import DocumentRepository, get_all
 
 log = logging.getLogger(__name__)
@@ -98,14 +100,19 @@ class ReachSweep(BrainScanPass):
         (module docstring)."""
         upto: dict[tuple[str, str], int] = {}
         stages: dict[tuple[str, str], set[str]] = defaultdict(set)
+        strays: list[Item] = []
         for item in items:
             brain_id, found, chunk = item.pk.removeprefix("links#").partition("#out#")
             ref = parse_chunk_id(chunk)
             if not found or ref is None or not item.sk.startswith(f"{self.reach.kind}#"):
                 continue
+            if stray(ref):  # no reach covers it: removed here (concept_reach.py)
+                strays.append(item)
+                continue
             key = (brain_id, ref.document_id)
             upto[key] = max(upto.get(key, 0), ref.ordinal + 1)
             stages[key].add(ref.stage)
+        self.reach.remove_strays(strays)
         if not upto:
             return
         self._raise(upto, stages)

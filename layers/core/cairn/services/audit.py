@@ -262,9 +262,7 @@ class AuditLog:
                         self.records.transact(ops)
                     except Unavailable as busy:
                         return busy
-                    except (
-                        Conflict
-                    ):  # written after all (its id is its own), or one per target: nothing to add
+                    except Conflict:  # written after all (its id is its own, or its target's mark)
                         pass
                     except InvalidInput as bad:  # a spilled line edited by hand: never writable
                         log.warning("audit entry %s dropped: %s", entry.id, bad)

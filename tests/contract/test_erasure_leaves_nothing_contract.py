@@ -11,9 +11,9 @@ from cairn import faults
 from cairn.auth import access
 from cairn.bootstrap import Container
 from cairn.domain.errors import Unavailable
-from cairn.domain.models import Brain
+from cairn.domain.models import Brain, Document
 from cairn.ports.chunks import ChunkFilter, ChunkQuery
-from cairn.ports.records import Item
+from cairn.ports.records import Item, RecordStore
 from cairn.services.documents import siblings
 from cairn.services.documents.inputs import BatchOp
 from cairn.services.gbrain.page_assertions import assertions_pk
@@ -125,18 +125,26 @@ def test_the_record_of_the_paths_a_document_left_goes_with_an_erasure_once_the_d
     assert [i.sk for i in brain_records(c, brain) if scope in repr(i)] == []
 
 
+def reach_not_mended(c: Container, upto: object) -> tuple[Brain, Document, RecordStore]:
+    """A document of 10 linked chunks (3..9 also linked from an earlier version's), its concept
+    reach record holding `upto`, on a brain the reach pass is done with (nothing mends it)."""
+    brain = shore(c)
+    records = c.adapters.records
+    with access.as_system():
+        doc = written(c, brain, 10)
+        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
+        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))
+        records.put(Item(*reach_key(brain.id, doc.id), {"upto": upto}))
+    return brain, doc, records
+
+
 def test_a_damaged_reach_on_a_brain_the_pass_is_done_with_does_not_stop_the_erasure(
     c: Container, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The pass will not mend the record (the brain is done): the erasure takes the links of every
     chunk of the document as its reach, says so in the log, and goes on."""
-    brain = shore(c)
+    brain, doc, records = reach_not_mended(c, "ten")  # damaged
     with access.as_system():
-        doc = written(c, brain, 10)
-        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
-        records = c.adapters.records
-        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
-        records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))  # damaged
         assert words_kept(records) == words_of(range(10))
         receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
     assert receipt.status == "completed" and receipt.removed["documents"] == 1
@@ -156,15 +164,9 @@ def test_a_reach_changed_outside_cairn_to_an_absurd_count_is_taken_for_damaged_b
     """An `upto` no document's chunks can reach (past MAX_REACH) is damaged like one that is not a
     count: the erasure takes the widest reach from the links, and reads the store a bounded number
     of times where it queried each of 10**12 chunk ids."""
-    brain = shore(c)
-    with access.as_system():
-        doc = written(c, brain, 10)
-        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
-        records = c.adapters.records
-        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
-        records.put(Item(*reach_key(brain.id, doc.id), {"upto": upto}))
-        with read_budget(monkeypatch, records, 2_000) as reads:
-            receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
+    brain, doc, records = reach_not_mended(c, upto)
+    with access.as_system(), read_budget(monkeypatch, records, 2_000) as reads:
+        receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
     assert receipt.status == "completed" and receipt.removed["documents"] == 1
     assert receipt.removed["links"] >= 10
     assert words_kept(records) == set()  # the links of every ordinal, the earlier version's included
@@ -180,14 +182,9 @@ def test_a_link_of_a_chunk_id_with_an_absurd_ordinal_is_removed_in_bounded_reads
     (`chk_<doc>_999999999999`), of a document whose reach is damaged: the widest reach taken from
     the links was that ordinal, and the erasure queried each chunk id below it. The scan removes
     such a link where it finds it, and the reach is taken from the others."""
-    brain = shore(c)
+    brain, doc, records = reach_not_mended(c, "ten")  # damaged
     with access.as_system():
-        doc = written(c, brain, 10)
-        written(c, brain, 3, link=False, earlier=True)  # chunks 3..9 keep their links
         strayed(c, brain, doc, ordinal)
-        records = c.adapters.records
-        records.put(Item(*done_key(brain.id), {"at": c.adapters.clock.now().isoformat()}))  # nothing mends it
-        records.put(Item(*reach_key(brain.id, doc.id), {"upto": "ten"}))  # damaged
         with read_budget(monkeypatch, records, 2_000) as reads:
             receipt = c.erasure.erase("agent_scope", AGENT, [brain.slug])
     assert receipt.status == "completed" and receipt.removed["links"] >= 11

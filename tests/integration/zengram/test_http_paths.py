@@ -85,7 +85,7 @@ def test_a_missing_name_or_id_with_a_slash_is_zengrams_404(
         ("GET", "/nothing/here", "Cannot GET /nothing/here"),
         ("PUT", "/memory", "Cannot PUT /memory"),
         ("POST", "/stats", "Cannot POST /stats"),
-        ("GET", "/nothing%0Ahere", "Cannot GET /nothing\nhere"),
+        ("GET", "/nothing%0Ahere", "Cannot GET /nothing\\x0ahere"),  # a line break quoted as its escape
     ],
 )
 def test_a_path_no_route_serves_answers_in_zengrams_style(

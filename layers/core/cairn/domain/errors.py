@@ -6,17 +6,19 @@ import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from cairn.domain.echo import MESSAGE_CHARS, safe_echo
+
 
 class CairnError(Exception):
     """Base class. `code` is the machine-readable identifier surfaces expose."""
 
     code = "internal_error"
-    max_message = 1000
-    """A message built from a caller's input never grows with it (quote with domain/text.excerpt)."""
+    max_message = MESSAGE_CHARS
+    """A message built from a caller's input never grows with it (quote with domain/text.excerpt),
+    and says it as domain/echo.py does: no credential, control character or lone surrogate."""
 
     def __init__(self, message: str) -> None:
-        if len(message) > self.max_message:
-            message = message[: self.max_message] + "…"
+        message = safe_echo(message, self.max_message)
         super().__init__(message)
         self.message = message
 

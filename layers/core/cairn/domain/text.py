@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.scrub import scrub
 
 EXCERPT_CHARS = 64
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -19,11 +20,14 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """`value` quoted for an error message: at most `limit` characters, marked when cut."""
+    """`value` quoted for an error message: at most `limit` characters, marked when cut; a credential
+    in it is scrubbed before it is cut, so no part of one is quoted."""
     text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
+    size = len(text)
+    text = scrub(text[: 4 * limit])  # past that, cut away whatever it holds
+    if size <= limit and len(text) <= limit:
         return repr(text)
-    return f"{text[:limit]!r}… ({len(text)} characters)"
+    return f"{text[:limit]!r}… ({size} characters)"
 
 
 def has_control(value: str) -> bool:

@@ -52,9 +52,10 @@ class PerRequestMCP:
             try:
                 message = message_of(body)
             except Refused as refused:
-                await mcp_error(400, refused.message, code=refused.code, request_id=refused.request_id)(
-                    scope, receive, send
+                said = mcp_error(
+                    refused.status, refused.message, code=refused.code, request_id=refused.request_id
                 )
+                await said(scope, receive, send)
                 return
         sub = self.server.streamable_http_app(
             streamable_http_path=self.path,

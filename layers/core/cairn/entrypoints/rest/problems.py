@@ -33,6 +33,7 @@ from starlette.routing import Match
 
 from cairn.auth.access import InsufficientScope
 from cairn.domain import json_input
+from cairn.domain.echo import safe_echo
 from cairn.domain.errors import (
     CairnError,
     DamagedStore,
@@ -99,7 +100,7 @@ class UnsupportedMediaType(CairnError):
 
 
 def problem(status: int, detail: str, code: str | None, **extra: Any) -> JSONResponse:
-    body: dict[str, Any] = {"status": status, "title": _title(status), "detail": detail}
+    body: dict[str, Any] = {"status": status, "title": _title(status), "detail": safe_echo(detail)}
     if code is not None:
         body["code"] = code
     body.update(extra)
@@ -135,7 +136,7 @@ def mcp_error(
     """A refusal on an MCP endpoint, shaped as the MCP SDK shapes its own: a JSON-RPC error, with the
     request's id where it could be read (else none: clients put back their request's). MCP clients
     report its message as the failed call's error instead of a bare HTTP status."""
-    error: dict[str, Any] = {"code": code, "message": message}
+    error: dict[str, Any] = {"code": code, "message": safe_echo(message)}
     if data is not None:
         error["data"] = data
     body = {"jsonrpc": "2.0", "id": request_id, "error": error}
@@ -165,14 +166,21 @@ async def _why_not_json(request: Request) -> str:
     return _FASTAPI_BODY_ERROR
 
 
+VALIDATION_ITEMS = 20
+"""The most `{loc, msg}` items an answer lists: a body of a million unknown fields is refused in a
+short answer, not one that names each."""
+_LOC_CHARS = 100
+
+
 def validation_detail(errors: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
-    """A one-line summary plus `{loc, msg}` items; submitted values are never echoed."""
+    """A one-line summary plus `{loc, msg}` items; submitted values are never echoed, and the names
+    a caller chose (an unknown field's) are quoted as domain/echo.py says."""
     items = [
         {
-            "loc": [str(p) for p in e.get("loc", ())],
-            "msg": _MESSAGES.get(e.get("type"), str(e.get("msg", "invalid"))),
+            "loc": [safe_echo(str(p), _LOC_CHARS) for p in e.get("loc", ())],
+            "msg": safe_echo(_MESSAGES.get(e.get("type"), str(e.get("msg", "invalid")))),
         }
-        for e in errors
+        for e in errors[:VALIDATION_ITEMS]
     ]
     summary = "; ".join(f"{'.'.join(i['loc']) or 'request'}: {i['msg']}" for i in items[:5])
     return summary or "invalid request", items

@@ -20,6 +20,7 @@ from cairn import __version__
 from cairn.auth import access
 from cairn.auth.access import InsufficientScope
 from cairn.auth.principal import ADMIN
+from cairn.domain.echo import safe_echo
 from cairn.domain.errors import CairnError
 from cairn.entrypoints.counted_calls import CountedRoute
 from cairn.entrypoints.rest.problems import STATUS_BY_CODE
@@ -76,7 +77,8 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
 
 
 def error_page(request: Request, status: int, message: str) -> HTMLResponse:
-    return page(request, "error.html", status=status, status_code=status, message=message)
+    """An error page; its message may quote the caller's input, said as domain/echo.py says it."""
+    return page(request, "error.html", status=status, status_code=status, message=safe_echo(message))
 
 
 FORM_FIELD_BYTES: Final = 64 * 1024 * 1024

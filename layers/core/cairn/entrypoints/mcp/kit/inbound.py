@@ -15,10 +15,19 @@ from __future__ import annotations
 import json
 
 import pydantic_core
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCMessage, RequestId, jsonrpc_message_adapter
+from mcp_types import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    RequestId,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
 from cairn.domain import json_input
+from cairn.domain.echo import safe_echo
 
 ARGUMENTS_AT = 2
 """Levels of a tools/call message above its arguments object (the message, its params): the
@@ -27,13 +36,22 @@ arguments may nest json_input.MAX_DEPTH levels, as a request body of the HTTP AP
 
 class Refused(Exception):
     """A message answered with a JSON-RPC error: its code, message and the request's id (None when
-    it cannot be told)."""
+    it cannot be told); over HTTP, in `status`."""
 
-    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+    def __init__(
+        self, code: int, message: str, request_id: RequestId | None = None, *, status: int = 400
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.status = status
+
+
+METHOD_CHARS = 100
+"""The longest method name the SDK is left to answer: its "Method not found" quotes the name whole
+(in `data`), so a longer one, or one domain/echo.py would not quote as it is (a control character,
+a credential), is answered here, as the SDK answers, without the quote."""
 
 
 def lone_surrogate_error(raw: bytes) -> str | None:
@@ -65,9 +83,12 @@ def message_of(raw: bytes) -> JSONRPCMessage:
         # never be answered; JSON-RPC calls it an invalid request, and MCP forbids a null id.
         raise Refused(INVALID_REQUEST, "Invalid Request: a request's id is a string or an integer")
     try:
-        return jsonrpc_message_adapter.validate_python(value, by_name=False)
+        message = jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError as exc:
         raise Refused(INVALID_REQUEST, _invalid(value, exc), _request_id(value)) from None
+    if isinstance(message, JSONRPCRequest) and safe_echo(message.method, METHOD_CHARS) != message.method:
+        raise Refused(METHOD_NOT_FOUND, "Method not found", message.id, status=200)
+    return message
 
 
 def _lenient_id(raw: bytes) -> RequestId | None:

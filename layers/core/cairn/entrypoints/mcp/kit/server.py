@@ -21,7 +21,8 @@ tools/list advertises each declaration's cleaned input schema and its output sch
    the handler's thread running, counted for the process's stop (cairn/off_loop.py), and the
    thread settles the outcome as 4-5 would have: logged, checked, audited.
 
-Every failure goes through the surface's ErrorPolicy (errors.py).
+Every failure goes through the surface's ErrorPolicy (errors.py), its message made safe to quote
+first (domain/echo.py: bounded, no credential, control characters escaped).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from cairn.auth import access
+from cairn.domain.echo import safe_echo
 from cairn.domain.errors import CairnError, storage_failure
 from cairn.entrypoints.mcp.kit import request_meta
 from cairn.entrypoints.mcp.kit.audit import CallAudit
@@ -123,12 +125,12 @@ class SurfaceServer(MCPServer[Any]):
     ) -> CallToolResult | InputRequiredResult:
         spec = self.specs.get(name)
         if spec is None:
-            return self.errors.tool_error("unknown_tool", f"unknown tool: {name}")
+            return self._error("unknown_tool", f"unknown tool: {name}")
         try:
             with access.needing(spec.scope):
                 return await self._call(spec, arguments, context)
         except CairnError as exc:  # refused before the tool ran
-            return self.errors.tool_error(exc.code, exc.message, exc)
+            return self._error(exc.code, exc.message, exc)
 
     async def _call(
         self, spec: ToolSpec[Any], arguments: dict[str, Any], context: Context[Any, Any] | None
@@ -140,9 +142,9 @@ class SurfaceServer(MCPServer[Any]):
         except MCPError:
             raise
         except ValidationError as exc:
-            message = validation_message(exc)
+            message = safe_echo(validation_message(exc))
             log.info("tool %s rejected arguments: %s", spec.name, message)
-            return self.errors.tool_error("validation_error", message)
+            return self._error("validation_error", message)
         except Exception as exc:  # a validator that raises something else: as if the tool raised it
             return self._failed(spec.name, exc)
         needed = spec.needs(args)
@@ -207,14 +209,19 @@ class SurfaceServer(MCPServer[Any]):
         if self.audit is not None:
             self._audit(self.audit, spec, args, converted)
 
+    def _error(self, code: str, message: str, cause: BaseException | None = None) -> CallToolResult:
+        """The surface's answer to a failed call, its message said as domain/echo.py says it
+        (a message may quote the caller's tool name, field names or values)."""
+        return self.errors.tool_error(code, safe_echo(message), cause)
+
     def _failed(self, name: str, exc: Exception) -> CallToolResult:
         exc = storage_failure(exc) or exc  # a full disk, a damaged database: said, not a crash
         if isinstance(exc, CairnError):
             # the code only: a message may quote what the caller sent, a credential pasted in a field
             log.info("tool %s failed: %s", name, exc.code)
-            return self.errors.tool_error(exc.code, exc.message, exc)
+            return self._error(exc.code, exc.message, exc)
         log.error("tool %s crashed", name, exc_info=exc)
-        return self.errors.tool_error("internal_error", f"internal error in {name}")
+        return self._error("internal_error", f"internal error in {name}")
 
     @staticmethod
     def _audit(sink: CallAudit, spec: ToolSpec[Any], args: ToolArgs, result: CallToolResult) -> None:

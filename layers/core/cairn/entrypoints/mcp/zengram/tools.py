@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote_plus, urlencode
 
 from mcp_types import CallToolResult, TextContent
 
 from cairn.auth.principal import READ, WRITE
+from cairn.domain.echo import safe_echo
 from cairn.domain.js_text import js_blank
+from cairn.domain.scrub import scrub
 from cairn.entrypoints.mcp.kit import AuditTarget, SurfaceDeps, ToolArgs, ToolSpec, request_meta
 from cairn.entrypoints.mcp.zengram import args as a
 from cairn.entrypoints.mcp.zengram import descriptions as d
@@ -79,7 +81,16 @@ def call(
     if 200 <= reply.status < 300:
         return text(json.dumps(reply.body, indent=2, ensure_ascii=False), brain=brain)
     raw = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False)
-    return text(f"Error: API {method} {path}: {reply.status} {raw}", error=True, brain=brain)
+    # the path's query and the body's error quote the caller's arguments (domain/echo.py)
+    said = safe_echo(f"Error: API {method} {_said(path)}: {reply.status} {raw}")
+    return text(said, error=True, brain=brain)
+
+
+def _said(path: str) -> str:
+    """`path` as the error quotes it: percent-encoded as sent, unless that hides a credential from
+    the scrub (`Bearer%20cairn_…`, a URL's `user%3Apassword%40`): then decoded, so it is scrubbed."""
+    plain = unquote_plus(path)
+    return path if scrub(plain) == plain else plain
 
 
 def _brain_id(api: ZengramApi) -> str | None:

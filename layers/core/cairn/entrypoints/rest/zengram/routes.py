@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from cairn.auth import access
 from cairn.auth.principal import READ, WRITE
 from cairn.domain import json_input
+from cairn.domain.echo import safe_echo
 from cairn.domain.errors import CairnError, InvalidInput, NoBrain, storage_failure
 from cairn.entrypoints.counted_calls import CountedRoute, step
 from cairn.services.audit import AuditLog
@@ -50,9 +51,10 @@ register_url_convertor("text", _Text())
 
 
 def answer(reply: Reply, request_id: str) -> Response:
-    return JSONResponse(
-        reply.body, status_code=reply.status, headers={**reply.headers, "x-request-id": request_id}
-    )
+    body = reply.body
+    if reply.status >= 400 and isinstance(body, dict) and isinstance(body.get("error"), str):
+        body = {**body, "error": safe_echo(body["error"])}  # it may quote the caller's input
+    return JSONResponse(body, status_code=reply.status, headers={**reply.headers, "x-request-id": request_id})
 
 
 async def _json(request: Request) -> Any:

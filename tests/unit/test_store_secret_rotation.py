@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -21,6 +24,15 @@ from cairn.domain.errors import Unavailable
 from tests.contract.aws_storage import REGION, fake_credentials
 
 LEGACY = "ab" * 32
+
+
+@contextmanager
+def secret_made(monkeypatch: pytest.MonkeyPatch, value: str) -> Iterator[tuple[Any, str]]:
+    """Secrets Manager under moto, holding a secret `cairn-store-dev` of `value`: its client and ARN."""
+    fake_credentials(monkeypatch)
+    with mock_aws():
+        client = boto3.client("secretsmanager", region_name=REGION)
+        yield client, client.create_secret(Name="cairn-store-dev", SecretString=value)["ARN"]
 
 
 def test_an_earlier_releases_key_file_is_read_as_a_ring_and_rotated_keeping_it(tmp_path: Path) -> None:
@@ -96,10 +108,7 @@ def test_a_damaged_ring_is_refused_and_never_quoted(tmp_path: Path, damage: str)
 def test_the_secrets_manager_secret_rotates_as_a_json_ring_keeping_its_single_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake_credentials(monkeypatch)
-    with mock_aws():
-        client = boto3.client("secretsmanager", region_name=REGION)
-        arn = client.create_secret(Name="cairn-store-dev", SecretString="s" * 64)["ARN"]
+    with secret_made(monkeypatch, "s" * 64) as (client, arn):
         secret = SecretsManagerSecret(client, arn)
         legacy = secret.ring()
         assert legacy.current.value == b"s" * 64 and legacy.previous == ()
@@ -120,10 +129,7 @@ def test_the_secrets_manager_secret_rotates_as_a_json_ring_keeping_its_single_va
 def test_a_single_value_rotated_by_secrets_manager_keeps_the_previous_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake_credentials(monkeypatch)
-    with mock_aws():
-        client = boto3.client("secretsmanager", region_name=REGION)
-        arn = client.create_secret(Name="cairn-store-dev", SecretString="s" * 64)["ARN"]
+    with secret_made(monkeypatch, "s" * 64) as (client, arn):
         stale = SecretsManagerSecret(client, arn)
         before = stale.ring()
         client.put_secret_value(SecretId=arn, SecretString="t" * 64)  # `aws secretsmanager put-secret-value`
@@ -137,10 +143,7 @@ def test_a_single_value_rotated_by_secrets_manager_keeps_the_previous_one(
 def test_a_damaged_secrets_manager_ring_is_unavailable_and_never_shown(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    fake_credentials(monkeypatch)
-    with mock_aws():
-        client = boto3.client("secretsmanager", region_name=REGION)
-        arn = client.create_secret(Name="cairn-store-dev", SecretString=value)["ARN"]
+    with secret_made(monkeypatch, value) as (client, arn):
         with pytest.raises(Unavailable, match="cairn-store-dev") as refused:
             SecretsManagerSecret(client, arn).ring()
         assert "s" * 64 not in str(refused.value)

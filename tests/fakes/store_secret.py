@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import Conflict, Unavailable
 from cairn.domain.key_rings import KeyRing, SecretKey
 
 
@@ -59,7 +59,9 @@ class FakeStoreSecret:
         self.kept.ring = self.ring(fresh=True).rotated(new)
         return self.ring(fresh=True)
 
-    def drop_previous(self) -> KeyRing:
+    def drop_previous(self, current: str | None = None) -> KeyRing:
+        if current is not None and self.ring(fresh=True).current.id != current:
+            raise Conflict("the store's secret was rotated meanwhile")
         self.kept.ring = KeyRing(self.ring(fresh=True).current)
         return self.ring(fresh=True)
 

@@ -20,7 +20,7 @@ from moto import mock_aws
 
 from cairn.adapters.aws.secrets_manager_secret import SecretsManagerSecret
 from cairn.adapters.local.store_secret import FileStoreSecret
-from cairn.domain.errors import Unavailable
+from cairn.domain.errors import Conflict, Unavailable
 from tests.contract.aws_storage import REGION, fake_credentials
 
 LEGACY = "ab" * 32
@@ -54,7 +54,10 @@ def test_an_earlier_releases_key_file_is_read_as_a_ring_and_rotated_keeping_it(t
 
     again = FileStoreSecret(path).rotate()
     assert again.previous == (rotated.current, rotated.previous[0])
-    assert FileStoreSecret(path).drop_previous().keys == (again.current,)
+    with pytest.raises(Conflict, match="rotated meanwhile"):  # counted against the ring before
+        FileStoreSecret(path).drop_previous(rotated.current.id)
+    assert FileStoreSecret(path).ring() == again
+    assert FileStoreSecret(path).drop_previous(again.current.id).keys == (again.current,)
     assert FileStoreSecret(path).ring().keys == (again.current,)
 
 
@@ -121,7 +124,9 @@ def test_the_secrets_manager_secret_rotates_as_a_json_ring_keeping_its_single_va
         previous = client.get_secret_value(SecretId=arn, VersionStage="AWSPREVIOUS")["SecretString"]
         assert previous == "s" * 64
 
-        assert SecretsManagerSecret(client, arn).drop_previous().keys == (rotated.current,)
+        with pytest.raises(Conflict, match="rotated meanwhile"):
+            SecretsManagerSecret(client, arn).drop_previous(legacy.current.id)
+        assert SecretsManagerSecret(client, arn).drop_previous(rotated.current.id).keys == (rotated.current,)
         # the ring is the current version alone: the version before it (AWSPREVIOUS) adds nothing
         assert SecretsManagerSecret(client, arn).ring().keys == (rotated.current,)
 

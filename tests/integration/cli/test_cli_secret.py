@@ -66,3 +66,21 @@ def test_check_says_when_marks_are_still_under_a_previous_key(
     assert run(capsys, "secret", "rotate", "--data-dir", str(data))[0] == 0
     code, out, _ = run(capsys, "check", "--data-dir", str(data))
     assert code == 0 and "not yet safe to drop the previous keys: 1 marks" in out
+
+
+def test_marks_under_a_key_dropped_by_force_are_listed_apart_and_hold_back_no_drop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    container = build_container(Settings(data_dir=data))
+    brain = container.brains.create("Team", slug="team")
+    container.erasure.erased.mark(Subject.of("session_actor", "alice"), [brain.id])
+    assert run(capsys, "secret", "rotate", "--data-dir", str(data))[0] == 0
+    assert run(capsys, "secret", "drop-previous", "--force", "--data-dir", str(data))[0] == 0
+
+    assert run(capsys, "secret", "rotate", "--data-dir", str(data))[0] == 0
+    code, out, _ = run(capsys, "secret", "--data-dir", str(data))
+    assert code == 0 and "1 under a key the secret no longer holds" in out
+    assert "safe to drop the previous keys" in out and "not yet" not in out
+    code, out, _ = run(capsys, "secret", "drop-previous", "--data-dir", str(data))
+    assert code == 0 and "previous keys: none" in out

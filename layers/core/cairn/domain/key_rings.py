@@ -24,6 +24,10 @@ from cairn.domain.errors import InvalidInput
 MIN_KEY_BYTES = 32
 MAX_PREVIOUS = 8
 """Previous keys a ring holds at most: each costs every check one more lookup."""
+ROTATED_MEANWHILE = (
+    "the store's secret was rotated meanwhile (another `cairn secret rotate`): no key dropped; "
+    "see `cairn secret` again"
+)
 
 
 @dataclass(frozen=True)

@@ -25,5 +25,6 @@ class RotatableSecret(StoreSecret, Protocol):
     def rotate(self) -> KeyRing:
         """A new random current key; the current one kept first among the previous keys."""
 
-    def drop_previous(self) -> KeyRing:
-        """The ring with its current key alone."""
+    def drop_previous(self, current: str) -> KeyRing:
+        """The ring with its current key alone, when that key's id is `current`; Conflict, and
+        nothing changed, when it is not (rotated since the caller counted the marks)."""

@@ -47,6 +47,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from cairn.domain.errors import Conflict, Unavailable
+from cairn.domain.key_rings import KeyRing
 from cairn.ports.clock import Clock
 from cairn.ports.records import MAX_GET_MANY, Delete, Item, Put, RecordStore, ScanPage
 from cairn.ports.store_secret import StoreSecret
@@ -187,9 +188,9 @@ class ErasedNames:
             for entry, keys_ in zip(entries, wanted, strict=True)
         ]
 
-    def held_under_previous_keys(self) -> HeldUnder:
-        """The marks still under another key than the ring's current one (services/secret_rotation.py)."""
-        return self.lifetimes.held_under(self.check.keys().current.id)
+    def held_under_previous_keys(self, ring: KeyRing) -> HeldUnder:
+        """The marks still under a previous key of `ring` (services/secret_rotation.py)."""
+        return self.lifetimes.held_under(ring.current.id, {k.id for k in ring.previous})
 
     def _rekey(
         self,

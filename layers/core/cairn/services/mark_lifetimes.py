@@ -19,8 +19,10 @@ A pass writes only what it adopts, so one that finds none costs the listing's re
 A mark keyed with the store's secret is labelled with the id of the key it was made under (`key`;
 `-` for an earlier release's unkeyed mark, adopted; none for a keyed mark an earlier release made).
 `rekeyed` moves a mark found under a previous key to the current one (services/keyed_digests.py);
-`held_under` counts the marks still under another key than the current one, so the operator knows
-when a previous key may go (services/secret_rotation.py).
+`held_under` counts the marks still under a previous key of the ring, so the operator knows when a
+previous key may go (services/secret_rotation.py), apart from those under a key the ring no longer
+holds (dropped by force, or a secret replaced): no lookup can read them, the erasures they stand for
+were forgotten when their key went, and dropping another key cannot lose them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -69,9 +71,10 @@ class Family:
 class HeldUnder:
     """The family's marks under another key than the current one (`held_under`)."""
 
-    previous: int  # labelled with a key that is not the current one
+    previous: int  # labelled with a previous key of the ring
     unlabelled: int  # made by an earlier release, under whichever key was current then
     last_until: str | None  # when the last of them expires (None: there are none)
+    lost: int = 0  # labelled with a key the ring no longer holds: unreadable, not counted
 
     @property
     def count(self) -> int:
@@ -123,9 +126,10 @@ class MarkLifetimes:
             return []
         return [*self.puts(Item(pk, sk, {**old.data, "key": key}), until, 0), *gone]
 
-    def held_under(self, current: str) -> HeldUnder:
-        """Count the marks not under the key `current` (one pass of the family's listing)."""
-        previous = unlabelled = 0
+    def held_under(self, current: str, previous_keys: Collection[str]) -> HeldUnder:
+        """Count the marks under one of `previous_keys`, or made before marks were labelled, and
+        apart those under a key neither `current` nor previous (one pass of the family's listing)."""
+        previous = unlabelled = lost = 0
         last: str | None = None
         cursor: str | None = None
         while True:
@@ -134,14 +138,17 @@ class MarkLifetimes:
                 label = item.data.get("key")
                 if label in (current, UNKEYED) or "until" not in item.data:
                     continue  # an unkeyed mark not yet adopted depends on no key either
-                if label is None:
+                if not isinstance(label, str):  # none, or damaged: whichever key, counted
                     unlabelled += 1
-                else:
+                elif label in previous_keys:
                     previous += 1
+                else:
+                    lost += 1
+                    continue
                 until = str(item.data["until"])
                 last = until if last is None or until > last else last
             if page.cursor is None:
-                return HeldUnder(previous, unlabelled, last)
+                return HeldUnder(previous, unlabelled, last, lost)
             cursor = page.cursor
 
     def sweep(self, stop: Callable[[], bool] = lambda: False) -> int:

@@ -6,11 +6,17 @@ reads its ring again at its next check (services/keyed_digests.py). From then on
 under the new key, matched under every key the ring holds, and re-keyed to the new one when a lookup
 finds them under an old one. A digest cannot be re-keyed without what it digests, which the store
 never keeps, so the marks no lookup meets stay under their key until their family's lifetime ends
-(30 days after their erasure's last pass); `status` counts them. Once none is left, `drop_previous`
-says so in each family's check and then removes the previous keys from the secret, and nothing is
-forgotten. Dropped while marks are left (`force`), the families forget the erasures until now, as
-when a mark expires: work queued before then writes nothing drawn from a person, and audit entries
-waiting from before are written redacted; nothing erased comes back.
+(30 days after their erasure's last pass); `status` counts them. Marks under a key the ring no
+longer holds (dropped by force, a secret replaced) are counted apart, as lost: no lookup reads them,
+the erasures they stand for were forgotten when their key went, and they hold back no drop. Once no
+mark is left under a previous key, `drop_previous` says so in each family's check and then removes
+the previous keys from the secret, and nothing is forgotten. It first makes each check its own (so a
+key the checks name that the ring has lost is forgotten then, not hidden by the narrowed check),
+and drops nothing when the ring it counted against was rotated meanwhile (another `rotate`: its
+marks would be under a key the count never saw). Dropped while marks are left (`force`), the
+families forget the erasures until now, as when a mark expires: work queued before then writes
+nothing drawn from a person, and audit entries waiting from before are written redacted; nothing
+erased comes back.
 
 A kill at any point leaves every mark checkable: the new ring is written whole before any check
 names it (a process that reads it before the checks do is the first to see the rotation and makes
@@ -25,6 +31,7 @@ from typing import Protocol
 
 from cairn import faults
 from cairn.domain.errors import Conflict
+from cairn.domain.key_rings import ROTATED_MEANWHILE, KeyRing
 from cairn.ports.store_secret import RotatableSecret
 from cairn.services.keyed_digests import KeyCheck
 from cairn.services.mark_lifetimes import HeldUnder
@@ -34,7 +41,7 @@ class MarkFamily(Protocol):
     @property
     def check(self) -> KeyCheck: ...
 
-    def held_under_previous_keys(self) -> HeldUnder: ...
+    def held_under_previous_keys(self, ring: KeyRing) -> HeldUnder: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ class SecretRotation:
         return RotationStatus(
             ring.current.id,
             tuple(k.id for k in ring.previous),
-            tuple(FamilyStatus(f.check.family, f.held_under_previous_keys()) for f in self.families),
+            tuple(FamilyStatus(f.check.family, f.held_under_previous_keys(ring)) for f in self.families),
         )
 
     def rotate(self) -> RotationStatus:
@@ -82,7 +89,10 @@ class SecretRotation:
 
     def drop_previous(self, *, force: bool = False) -> RotationStatus:
         """Remove the previous keys; Conflict, and nothing changed, while marks are still under
-        them, unless `force` (the erasures until now then forgotten: the module's docstring)."""
+        them, unless `force` (the erasures until now then forgotten: the module's docstring).
+        Conflict too, and nothing dropped, when the secret was rotated meanwhile."""
+        for family in self.families:  # a key the checks name that the ring lost: forgotten first
+            family.check.confirm(family.check.keys(fresh=True))
         status = self.status()
         if not status.previous:
             return status
@@ -94,8 +104,11 @@ class SecretRotation:
                 "wait, or drop it with --force"
             )
         for family, held in zip(self.families, status.families, strict=True):
+            keys = family.check.keys(fresh=True)
+            if keys.current.id != status.current:  # the count was of another ring: its keys stay
+                raise Conflict(ROTATED_MEANWHILE)
             if held.held.count:
                 family.check.forget()
-            family.check.narrow(family.check.keys(fresh=True))
-        self.secret.drop_previous()
+            family.check.narrow(keys)
+        self.secret.drop_previous(status.current)
         return self.status()

@@ -20,8 +20,15 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from cairn.domain.errors import InvalidInput, Unavailable
-from cairn.domain.key_rings import MIN_KEY_BYTES, KeyRing, SecretKey, parse_ring, render_ring
+from cairn.domain.errors import Conflict, InvalidInput, Unavailable
+from cairn.domain.key_rings import (
+    MIN_KEY_BYTES,
+    ROTATED_MEANWHILE,
+    KeyRing,
+    SecretKey,
+    parse_ring,
+    render_ring,
+)
 
 MIN_BYTES = MIN_KEY_BYTES
 
@@ -47,8 +54,10 @@ class SecretsManagerSecret:
         ring = self.ring(fresh=True)
         return self._put(ring.rotated(SecretKey(secrets.token_hex(MIN_BYTES).encode())))
 
-    def drop_previous(self) -> KeyRing:
+    def drop_previous(self, current: str) -> KeyRing:
         ring = self.ring(fresh=True)
+        if ring.current.id != current:
+            raise Conflict(ROTATED_MEANWHILE)
         return self._put(KeyRing(ring.current)) if ring.previous else ring
 
     def _put(self, ring: KeyRing) -> KeyRing:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from cairn import faults
 from cairn.adapters.local.durable_dirs import fsync_directory
-from cairn.domain.errors import InvalidInput, Unavailable
-from cairn.domain.key_rings import KeyRing, SecretKey, parse_ring, render_ring
+from cairn.domain.errors import Conflict, InvalidInput, Unavailable
+from cairn.domain.key_rings import ROTATED_MEANWHILE, KeyRing, SecretKey, parse_ring, render_ring
 
 SECRET_BYTES = 32
 MAX_FILE_BYTES = 16 * 1024
@@ -55,8 +55,10 @@ class FileStoreSecret:
         with self._rewriting() as ring:
             return self._write(ring.rotated(SecretKey(secrets.token_bytes(SECRET_BYTES))))
 
-    def drop_previous(self) -> KeyRing:
+    def drop_previous(self, current: str) -> KeyRing:
         with self._rewriting() as ring:
+            if ring.current.id != current:
+                raise Conflict(ROTATED_MEANWHILE)
             return self._write(KeyRing(ring.current)) if ring.previous else ring
 
     @contextmanager

@@ -43,6 +43,12 @@ def show(status: RotationStatus) -> None:
                 f"{family.name}: {held.count} under another key ({held.previous} under a previous key, "
                 f"{held.unlabelled} made before keys were recorded), the last expiring at {held.last_until}"
             )
+        if held.lost:
+            print(
+                f"{family.name}: {held.lost} under a key the secret no longer holds (dropped with --force, "
+                "or the secret replaced): unreadable, the erasures until then already taken as no longer "
+                "checkable; they expire with their lifetime and hold back no drop"
+            )
     if not status.previous:
         return
     if status.held:

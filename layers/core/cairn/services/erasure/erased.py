@@ -46,6 +46,7 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 
 from cairn.domain.errors import Conflict, Unavailable
+from cairn.domain.key_rings import KeyRing
 from cairn.domain.paths import AGENT_PREFIX
 from cairn.domain.subjects import SubjectKind
 from cairn.ports.clock import Clock
@@ -148,9 +149,9 @@ class ErasedSubjects:
         times = [t for t in (_moment(item.data.get("since")) for item in found.values()) if t is not None]
         return max(times) if times else None
 
-    def held_under_previous_keys(self) -> HeldUnder:
-        """The marks still under another key than the ring's current one (services/secret_rotation.py)."""
-        return self.lifetimes.held_under(self.check.keys().current.id)
+    def held_under_previous_keys(self, ring: KeyRing) -> HeldUnder:
+        """The marks still under a previous key of `ring` (services/secret_rotation.py)."""
+        return self.lifetimes.held_under(ring.current.id, {k.id for k in ring.previous})
 
     def _rekey(
         self, found: dict[tuple[str, str], Item], keyed: dict[tuple[str, str], FamilyKey], keys: FamilyKeys

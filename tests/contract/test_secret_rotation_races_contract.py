@@ -1,0 +1,134 @@
+"""Rotating the store's secret (services/secret_rotation.py) against what an operator meets later:
+marks left under a key already dropped by force (unreadable, already forgotten) do not hold back
+the next rotation's drop, and a drop that a second `cairn secret rotate` overtook drops nothing the
+new ring's marks are under."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cairn.domain.errors import Conflict
+from cairn.domain.key_rings import KeyRing, SecretKey
+from cairn.ports.records import RecordStore
+from cairn.services.audit import AuditLog
+from cairn.services.erasure.erased import ErasedSubjects
+from cairn.services.erasure.subjects import Subject
+from cairn.services.keyed_digests import KeyCheck
+from cairn.services.mark_lifetimes import HeldUnder
+from cairn.services.secret_rotation import MarkFamily, SecretRotation
+from tests.fakes.clock import FakeClock
+from tests.fakes.store_secret import FakeStoreSecret
+
+START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+ALICE = Subject.of("session_actor", "alice")
+BEA = Subject.of("session_actor", "bea")
+
+
+def rotation(records: RecordStore, clock: FakeClock, secret: FakeStoreSecret) -> SecretRotation:
+    audit = AuditLog(records, clock, secret=secret)
+    return SecretRotation(secret, [audit.erased, ErasedSubjects(records, clock, secret)])
+
+
+def forgotten(records: RecordStore) -> list[object]:
+    found = [records.get("meta", sk) for sk in ("erased-subjects-forgotten", "audit-marks-forgotten")]
+    return [item.data if item is not None else None for item in found]
+
+
+def test_marks_under_a_key_dropped_by_force_do_not_hold_back_the_next_drop(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    ErasedSubjects(records, clock, kept.shared()).mark(ALICE, ["brn_1"])
+    operator = rotation(records, clock, kept.shared())
+    operator.rotate()
+    clock.advance(60)
+    operator.drop_previous(force=True)  # the key leaked: gone now, the erasures until now forgotten
+    after_force = forgotten(records)
+
+    status = operator.status()
+    # alice's mark is under a key no ring holds: not "under a previous key", and nothing to wait for
+    assert status.previous == () and status.held == 0
+    assert [f.held.lost for f in status.families] == [0, 1]
+
+    clock.advance(60)
+    erased = ErasedSubjects(records, clock, kept.shared())
+    erased.mark(BEA, ["brn_1"])
+    assert operator.rotate().held == 1  # bea's, under the key just made previous
+    assert erased.actor_since("brn_1", "bea") == START + timedelta(seconds=120)  # re-keyed
+    assert operator.status().held == 0
+    assert operator.drop_previous().previous == ()  # no --force, nothing more forgotten
+    assert forgotten(records) == after_force
+    assert ErasedSubjects(records, clock, kept.shared()).actor_since("brn_1", "bea") == START + timedelta(
+        seconds=120
+    )
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_drop_counts_marks_under_a_key_the_checks_still_name_as_held_once_forgotten(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ring lost a key the checks name (rotated twice by hand, `AWSPREVIOUS` removed): a drop
+    without --force may go on, but the erasures until then are forgotten first, as the next process
+    would, never left for the narrowed check to hide."""
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    ErasedSubjects(records, clock, kept.shared()).mark(ALICE, ["brn_1"])
+    operator = rotation(records, clock, kept.shared())
+    operator.rotate()  # checks: the new key, the old one held
+    kept.kept.ring = KeyRing(kept.kept.ring.current).rotated(SecretKey(b"a third key, 32 bytes at least"))
+    # the ring now holds a third key and the second, not the first that alice's mark is under
+
+    clock.advance(60)
+    operator.drop_previous()
+    alone = ErasedSubjects(records, clock, kept.shared())
+    assert alone.actor_since("brn_1", "alice") == START + timedelta(seconds=60)  # forgotten: stopped
+    assert forgotten(records)[0] is not None
+
+
+class RotatedMeanwhile:
+    """A family whose count is overtaken by another operator's `cairn secret rotate`."""
+
+    def __init__(self, family: MarkFamily, rotate: SecretRotation) -> None:
+        self.family = family
+        self.other = rotate
+        self.done = False
+
+    @property
+    def check(self) -> KeyCheck:
+        return self.family.check
+
+    def held_under_previous_keys(self, *ring: KeyRing) -> HeldUnder:
+        held = self.family.held_under_previous_keys(*ring)
+        if not self.done:
+            self.done = True
+            self.other.rotate()
+        return held
+
+
+def test_a_drop_overtaken_by_a_rotation_drops_no_key_the_marks_are_under(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    first = rotation(records, clock, kept.shared())
+    first.rotate()
+    clock.advance(60)
+    ErasedSubjects(records, clock, kept.shared()).mark(BEA, ["brn_1"])  # under the new key
+
+    audit = AuditLog(records, clock, secret=kept.shared())
+    erased = ErasedSubjects(records, clock, kept.shared())
+    dropping = SecretRotation(
+        kept.shared(), [audit.erased, RotatedMeanwhile(erased, rotation(records, clock, kept.shared()))]
+    )
+    with pytest.raises(Conflict, match="rotated meanwhile"):
+        dropping.drop_previous()
+    assert len(kept.kept.ring.previous) == 2  # nothing dropped
+
+    clock.advance(60)
+    reader = ErasedSubjects(records, clock, kept.shared())
+    assert reader.actor_since("brn_1", "bea") == START + timedelta(seconds=60)
+    assert reader.actor_since("brn_1", "carl") is None and forgotten(records) == [None, None]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -5,10 +5,14 @@ new ring's marks are under."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
 
+from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Conflict
 from cairn.domain.key_rings import KeyRing, SecretKey
 from cairn.ports.records import RecordStore
@@ -22,6 +26,7 @@ from tests.fakes.clock import FakeClock
 from tests.fakes.store_secret import FakeStoreSecret
 
 START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+BOB = Principal("acme", "bob", frozenset({WRITE}), Via.api_key)
 ALICE = Subject.of("session_actor", "alice")
 BEA = Subject.of("session_actor", "bea")
 
@@ -130,5 +135,141 @@ def test_a_drop_overtaken_by_a_rotation_drops_no_key_the_marks_are_under(
     clock.advance(60)
     reader = ErasedSubjects(records, clock, kept.shared())
     assert reader.actor_since("brn_1", "bea") == START + timedelta(seconds=60)
+    assert reader.actor_since("brn_1", "carl") is None and forgotten(records) == [None, None]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+class Meanwhile:
+    """One process's view of the store: `then` (another process's work) runs just before its next
+    transaction, after it checked the keys its marks are made under."""
+
+    def __init__(self, records: RecordStore, then: Callable[[], object]) -> None:
+        self.records = records
+        self.then: Callable[[], object] | None = then
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.records, name)
+
+    def transact(self, ops: list[Any]) -> object:
+        if self.then is not None:
+            then, self.then = self.then, None
+            then()
+        return self.records.transact(ops)
+
+
+def rotated_and_dropped(
+    records: RecordStore, clock: FakeClock, kept: FakeStoreSecret
+) -> Callable[[], object]:
+    """`cairn secret rotate && cairn secret drop-previous`, at once: no mark is under the old key yet."""
+
+    def run() -> None:
+        operator = rotation(records, clock, kept.shared())
+        operator.rotate()
+        operator.drop_previous()
+
+    return run
+
+
+def test_an_erasure_marked_while_the_secret_is_rotated_and_dropped_is_not_lost(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    erasing = ErasedSubjects(records, clock, kept.shared())
+    erasing.actor_since("brn_1", "bea")  # this process read the ring (and the check) before
+    erasing.records = cast(RecordStore, Meanwhile(records, rotated_and_dropped(records, clock, kept)))
+    erasing.mark(ALICE, ["brn_1"])
+
+    clock.advance(60)
+    reader = ErasedSubjects(records, clock, kept.shared())
+    assert reader.actor_since("brn_1", "alice") == START
+    assert reader.actor_since("brn_1", "carl") is None and forgotten(records) == [None, None]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_an_audit_mark_made_while_the_secret_is_rotated_and_dropped_is_not_lost(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    erasing = AuditLog(records, clock, secret=kept.shared())
+    erasing.erased.usable()  # this process read the ring before
+    erasing.erased.check.confirm(erasing.erased.check.keys())
+    erasing.erased.records = cast(RecordStore, Meanwhile(records, rotated_and_dropped(records, clock, kept)))
+    erasing.erased.mark(tenants=["acme"], brain_ids=[], subjects=[], targets=["people/alice.md"])
+
+    clock.advance(60)
+    reader = AuditLog(records, clock, secret=kept.shared())
+    late = reader.record(BOB, "doc.write", target="people/alice.md")
+    assert reader.erased.fields([late]) == [{"target"}]
+    assert forgotten(records) == [None, None]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+class Gate:
+    """A process's view of the store whose next transaction waits until `go` (it checked the keys
+    its marks are made under before then, and says so with `arrived`)."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+        self.arrived = threading.Event()
+        self.go = threading.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.records, name)
+
+    def transact(self, ops: list[Any]) -> object:
+        if not self.go.is_set():
+            self.arrived.set()
+            assert self.go.wait(10)
+        return self.records.transact(ops)
+
+
+class CountedThen:
+    """A family whose count is followed by `then` (another process's work), before the drop goes on."""
+
+    def __init__(self, family: MarkFamily, then: Callable[[], object]) -> None:
+        self.family = family
+        self.then = then
+
+    @property
+    def check(self) -> KeyCheck:
+        return self.family.check
+
+    def held_under_previous_keys(self, *ring: KeyRing) -> HeldUnder:
+        held = self.family.held_under_previous_keys(*ring)
+        then, self.then = self.then, lambda: None
+        then()
+        return held
+
+
+def test_a_mark_made_between_the_drops_count_and_its_narrowing_holds_the_key_back(
+    records: RecordStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    erasing = ErasedSubjects(records, clock, kept.shared())
+    gate = Gate(records)
+    erasing.records = cast(RecordStore, gate)
+    marking = threading.Thread(target=erasing.mark, args=(ALICE, ["brn_1"]))
+    marking.start()
+    assert gate.arrived.wait(10)  # the erasure checked the keys: the old one, alone
+    rotation(records, clock, kept.shared()).rotate()
+
+    def mark_now() -> None:
+        gate.go.set()
+        marking.join(10)
+
+    audit = AuditLog(records, clock, secret=kept.shared())
+    dropping = SecretRotation(
+        kept.shared(), [audit.erased, CountedThen(ErasedSubjects(records, clock, kept.shared()), mark_now)]
+    )
+    with pytest.raises(Conflict, match="still under a previous key"):
+        dropping.drop_previous()  # counted none, but alice's mark came before the check was narrowed
+    assert not marking.is_alive() and len(kept.kept.ring.previous) == 1
+
+    clock.advance(60)
+    reader = ErasedSubjects(records, clock, kept.shared())
+    assert reader.actor_since("brn_1", "alice") == START
     assert reader.actor_since("brn_1", "carl") is None and forgotten(records) == [None, None]
     assert not [r for r in caplog.records if r.levelname == "WARNING"]

@@ -130,8 +130,15 @@ class ErasedNames:
         ]
         if not names or not scopes:
             return
-        ring, _ = self.check.confirm(self.check.keys())
-        key = ring.current
+        keys = self.check.keys()
+        for _ in range(3):
+            keys, _ = self.check.confirm(keys)
+            self._mark(keys.current, names, scopes)
+            if self.check.names(keys.current):  # else dropped since the check: made again
+                return
+        raise Unavailable("the audit's erasure marks' key check kept changing; try again")
+
+    def _mark(self, key: FamilyKey, names: list[tuple[str, str]], scopes: list[str]) -> None:
         until = self.lifetimes.until()
         fresh_enough = stamp(self.clock.now() + LIFETIME - REFRESH)
         keys = sorted(

@@ -21,9 +21,11 @@ process does not hold makes it read its ring again (a rotation elsewhere); one i
 previous keys is a rotation it is the first to see, and it makes the check its own. A process that
 still lacks a key the marks may be under cannot read them: it records, as the family does when its
 marks expire, that every erasure until now can no longer be checked (`forget`), logs a warning that
-names no secret, and makes the check its own. The check is per family because what a family
-forgets, and how, is its own (services/audit_marks.py, services/erasure/erased.py); a process keyed
-otherwise forgets for each family as it first uses it.
+names no secret, and makes the check its own. A process that made marks reads the check again after
+them: a drop of the previous keys may have narrowed it since (services/secret_rotation.py), and
+marks under a key it no longer names are made again under the current one. The check is per family
+because what a family forgets, and how, is its own (services/audit_marks.py,
+services/erasure/erased.py); a process keyed otherwise forgets for each family as it first uses it.
 """
 
 from __future__ import annotations
@@ -160,15 +162,28 @@ class KeyCheck:
                 return keys, forgot
         raise Unavailable(f"the {self.family}' key check kept changing; try again")
 
+    def names(self, key: FamilyKey) -> bool:
+        """Whether the store's check still names `key` (current or held): asked after marks were
+        made under it, as a drop of the previous keys narrows the checks before it counts the marks
+        left (services/secret_rotation.py), so marks made under a key no longer named are made
+        again under the current one."""
+        held = self.records.get(*self.key)
+        if held is None:
+            return False
+        stored = _stored_checks(held)
+        return key.check in stored[0] or key.check in stored[1]
+
     def narrow(self, keys: FamilyKeys) -> None:
         """Say that no mark is under a previous key any more (they were re-keyed or expired), so
         that a ring without them reads the family without forgetting anything."""
+        self.name(FamilyKeys(keys.current))
+
+    def name(self, keys: FamilyKeys) -> None:
+        """Make the store's check name `keys`, whatever it named."""
         for _ in range(8):
             held = self.records.get(*self.key)
             with suppress(Conflict):
-                self.records.put(
-                    Item(*self.key, _check_of(FamilyKeys(keys.current))), held.version if held else 0
-                )
+                self.records.put(Item(*self.key, _check_of(keys)), held.version if held else 0)
                 return
         raise Unavailable(f"the {self.family}' key check kept changing; try again")
 

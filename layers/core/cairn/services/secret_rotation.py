@@ -18,9 +18,16 @@ families forget the erasures until now, as when a mark expires: work queued befo
 nothing drawn from a person, and audit entries waiting from before are written redacted; nothing
 erased comes back.
 
+A drop narrows the checks, then counts the marks again before it drops the keys: an erasure that
+checked the keys before the narrowing may have marked under a previous key since the first count
+(this count sees it, and the drop is given up, the checks naming every key again, or forgets it with
+`force`), and one that marks after the narrowing reads the check again after its write and marks
+again under the current key (`KeyCheck.names`).
+
 A kill at any point leaves every mark checkable: the new ring is written whole before any check
 names it (a process that reads it before the checks do is the first to see the rotation and makes
-them its own), and each re-keying is one transaction; a drop narrows the checks before the secret.
+them its own), and each re-keying is one transaction; a drop narrows the checks before the secret
+(killed between, the ring still holds the keys the marks are under).
 """
 
 from __future__ import annotations
@@ -97,18 +104,35 @@ class SecretRotation:
         if not status.previous:
             return status
         if status.held and not force:
-            raise Conflict(
-                f"{status.held} erasure marks are still under a previous key of the store's secret "
-                f"(the last expires at {status.last_until}); dropping it now would make every erasure "
-                "until now uncheckable (work queued before it refused, waiting audit entries redacted): "
-                "wait, or drop it with --force"
-            )
-        for family, held in zip(self.families, status.families, strict=True):
+            raise _still_held(status)
+        for family in self.families:
             keys = family.check.keys(fresh=True)
             if keys.current.id != status.current:  # the count was of another ring: its keys stay
+                self._name_the_ring()
                 raise Conflict(ROTATED_MEANWHILE)
+            family.check.narrow(keys)
+        # Counted again: a process that checked the keys before they were narrowed may have made a
+        # mark under a previous key since the count (one that checks after makes it again).
+        again = self.status()
+        if again.current != status.current or (again.held and not force):
+            self._name_the_ring()
+            raise Conflict(ROTATED_MEANWHILE) if again.current != status.current else _still_held(again)
+        for family, held in zip(self.families, again.families, strict=True):
             if held.held.count:
                 family.check.forget()
-            family.check.narrow(keys)
         self.secret.drop_previous(status.current)
         return self.status()
+
+    def _name_the_ring(self) -> None:
+        """Make each check name every key of the ring again (a drop given up)."""
+        for family in self.families:
+            family.check.name(family.check.keys(fresh=True))
+
+
+def _still_held(status: RotationStatus) -> Conflict:
+    return Conflict(
+        f"{status.held} erasure marks are still under a previous key of the store's secret "
+        f"(the last expires at {status.last_until}); dropping it now would make every erasure "
+        "until now uncheckable (work queued before it refused, waiting audit entries redacted): "
+        "wait, or drop it with --force"
+    )

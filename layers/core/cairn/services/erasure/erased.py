@@ -93,13 +93,21 @@ class ErasedSubjects:
         its agent scope are erased there from now (`any` erases both); other brains (another
         tenant's agent of the same name) are not its. Unavailable (and nothing marked) without
         the store's secret."""
-        keys, _ = self.check.confirm(self.check.keys())
-        since = {"since": self.clock.now().isoformat(), "key": keys.current.id}
+        keys = self.check.keys()
+        for _ in range(3):
+            keys, _ = self.check.confirm(keys)
+            self._mark(keys.current, subject, brain_ids)
+            if self.check.names(keys.current):  # else dropped since the check: made again
+                return
+        raise Unavailable("the erased subjects' key check kept changing; try again")
+
+    def _mark(self, key: FamilyKey, subject: Subject, brain_ids: Sequence[str]) -> None:
+        since = {"since": self.clock.now().isoformat(), "key": key.id}
         until = self.lifetimes.until()
         kinds = [SubjectKind.session_actor] if subject.covers(SubjectKind.session_actor) else []
         kinds += [SubjectKind.agent_scope] if subject.scope is not None else []
         marks = [
-            Item(PK, _keyed(keys.current, brain_id, Subject(kind, subject.value)), since)
+            Item(PK, _keyed(key, brain_id, Subject(kind, subject.value)), since)
             for brain_id in brain_ids
             for kind in kinds
         ]

@@ -15,7 +15,7 @@ import pytest
 from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Conflict
 from cairn.domain.key_rings import KeyRing, SecretKey
-from cairn.ports.records import RecordStore
+from cairn.ports.records import Item, RecordStore
 from cairn.services.audit import AuditLog
 from cairn.services.erasure.erased import ErasedSubjects
 from cairn.services.erasure.subjects import Subject
@@ -273,3 +273,16 @@ def test_a_mark_made_between_the_drops_count_and_its_narrowing_holds_the_key_bac
     assert reader.actor_since("brn_1", "alice") == START
     assert reader.actor_since("brn_1", "carl") is None and forgotten(records) == [None, None]
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_mark_whose_key_label_is_damaged_is_counted_as_held(records: RecordStore) -> None:
+    clock = FakeClock(start=START, tick=timedelta(0))
+    kept = FakeStoreSecret()
+    operator = rotation(records, clock, kept.shared())
+    operator.rotate()
+    records.put(
+        Item("erased", "brn_1#damaged", {"since": "x", "until": "2026-04-09T12:00:00Z", "key": ["x"]})
+    )
+    assert operator.status().held == 1  # whichever key it is under: not dropped unasked
+    with pytest.raises(Conflict, match="still under a previous key"):
+        operator.drop_previous()

@@ -45,7 +45,8 @@ def show(status: RotationStatus) -> None:
             )
         if held.lost:
             print(
-                f"{family.name}: {held.lost} under a key the secret no longer holds (dropped with --force, "
+                f"{family.name}: {held.lost} under a key the secret no longer holds (dropped with "
+                "`cairn secret drop-previous --force`, "
                 "or the secret replaced): unreadable, the erasures until then already taken as no longer "
                 "checkable; they expire with their lifetime and hold back no drop"
             )

@@ -130,13 +130,9 @@ class ErasedNames:
         ]
         if not names or not scopes:
             return
-        keys = self.check.keys()
-        for _ in range(3):
-            keys, _ = self.check.confirm(keys)
-            self._mark(keys.current, names, scopes)
-            if self.check.names(keys.current):  # else dropped since the check: made again
-                return
-        raise Unavailable("the audit's erasure marks' key check kept changing; try again")
+        self.check.mark_under_current(
+            lambda key: self._mark(key, names, scopes), "the audit's erasure marks'"
+        )
 
     def _mark(self, key: FamilyKey, names: list[tuple[str, str]], scopes: list[str]) -> None:
         until = self.lifetimes.until()

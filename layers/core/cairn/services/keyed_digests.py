@@ -173,6 +173,18 @@ class KeyCheck:
         stored = _stored_checks(held)
         return key.check in stored[0] or key.check in stored[1]
 
+    def mark_under_current(self, write: Callable[[FamilyKey], None], what: str) -> None:
+        """`write` the family's marks under the current key as confirmed, again under the current
+        one if the check no longer names that key afterwards (a drop narrowed it meanwhile: `names`);
+        Unavailable, naming `what`, if it kept changing."""
+        keys = self.keys()
+        for _ in range(3):
+            keys, _ = self.confirm(keys)
+            write(keys.current)
+            if self.names(keys.current):
+                return
+        raise Unavailable(f"{what} key check kept changing; try again")
+
     def narrow(self, keys: FamilyKeys) -> None:
         """Say that no mark is under a previous key any more (they were re-keyed or expired), so
         that a ring without them reads the family without forgetting anything."""

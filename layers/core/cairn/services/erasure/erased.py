@@ -93,13 +93,7 @@ class ErasedSubjects:
         its agent scope are erased there from now (`any` erases both); other brains (another
         tenant's agent of the same name) are not its. Unavailable (and nothing marked) without
         the store's secret."""
-        keys = self.check.keys()
-        for _ in range(3):
-            keys, _ = self.check.confirm(keys)
-            self._mark(keys.current, subject, brain_ids)
-            if self.check.names(keys.current):  # else dropped since the check: made again
-                return
-        raise Unavailable("the erased subjects' key check kept changing; try again")
+        self.check.mark_under_current(lambda key: self._mark(key, subject, brain_ids), "the erased subjects'")
 
     def _mark(self, key: FamilyKey, subject: Subject, brain_ids: Sequence[str]) -> None:
         since = {"since": self.clock.now().isoformat(), "key": key.id}

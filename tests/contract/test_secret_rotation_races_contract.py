@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, cast
 
 import pytest
 
-from cairn.auth.principal import WRITE, Principal, Via
 from cairn.domain.errors import Conflict
 from cairn.domain.key_rings import KeyRing, SecretKey
 from cairn.ports.records import Item, RecordStore
@@ -22,18 +21,11 @@ from cairn.services.erasure.subjects import Subject
 from cairn.services.keyed_digests import KeyCheck
 from cairn.services.mark_lifetimes import HeldUnder
 from cairn.services.secret_rotation import MarkFamily, SecretRotation
+from tests.contract.test_secret_rotation_contract import ALICE, BOB, START, rotation
 from tests.fakes.clock import FakeClock
 from tests.fakes.store_secret import FakeStoreSecret
 
-START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-BOB = Principal("acme", "bob", frozenset({WRITE}), Via.api_key)
-ALICE = Subject.of("session_actor", "alice")
 BEA = Subject.of("session_actor", "bea")
-
-
-def rotation(records: RecordStore, clock: FakeClock, secret: FakeStoreSecret) -> SecretRotation:
-    audit = AuditLog(records, clock, secret=secret)
-    return SecretRotation(secret, [audit.erased, ErasedSubjects(records, clock, secret)])
 
 
 def forgotten(records: RecordStore) -> list[object]:
